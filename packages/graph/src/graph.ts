@@ -1,0 +1,197 @@
+import { MultiDirectedGraph } from "graphology";
+import { hasCycle, topologicalSort } from "graphology-dag";
+import { formatDims, type SymShape } from "./dims.js";
+import { GraphValidationError, show } from "./errors.js";
+import { inferShape, makeContext, normalizeAttrs } from "./op-def.js";
+import type { OpRegistry } from "./registry.js";
+
+/** A graph input (fed on every run) or weight (bound once per session). */
+export interface ValueDecl {
+  readonly name: string;
+  readonly shape: SymShape;
+}
+
+export interface NodeSpec {
+  readonly name: string;
+  readonly kind: string;
+  /** Input slot name → the value feeding it (a graph input, a weight or another node). */
+  readonly inputs: Readonly<Record<string, string>>;
+  readonly attrs?: Readonly<Record<string, unknown>>;
+}
+
+export interface GraphNode extends NodeSpec {
+  readonly attrs: Readonly<Record<string, unknown>>;
+  /** The inferred output shape (symbolic dims stay names). */
+  readonly shape: SymShape;
+}
+
+export interface GraphParts {
+  readonly inputs: readonly ValueDecl[];
+  readonly weights: readonly ValueDecl[];
+  readonly nodes: readonly NodeSpec[];
+  readonly outputs: readonly string[];
+}
+
+type Role = "input" | "weight" | "node";
+interface StoredAttrs {
+  role: Role;
+  shape: SymShape;
+}
+
+/**
+ * A validated, immutable op graph. Every node's attributes are normalised and its shape inferred; names are unique
+ * across inputs, weights and nodes; there are no cycles or dangling edges. Stored in a graphology multigraph (one edge
+ * per input slot, so a node may take the same value twice).
+ */
+export class OpGraph {
+  readonly registry: OpRegistry;
+  readonly inputs: readonly ValueDecl[];
+  readonly weights: readonly ValueDecl[];
+  /** Nodes in topological order (a stable order: declaration order where dependencies allow). */
+  readonly nodes: readonly GraphNode[];
+  readonly outputs: readonly string[];
+  readonly #store = new MultiDirectedGraph<StoredAttrs, { slot: string }>();
+  readonly #byName = new Map<string, GraphNode>();
+
+  private constructor(registry: OpRegistry, parts: GraphParts) {
+    this.registry = registry;
+    this.inputs = Object.freeze(parts.inputs.map((v) => Object.freeze({ name: v.name, shape: Object.freeze([...v.shape]) })));
+    this.weights = Object.freeze(parts.weights.map((v) => Object.freeze({ name: v.name, shape: Object.freeze([...v.shape]) })));
+    for (const v of [...this.inputs, ...this.weights]) {
+      const role: Role = this.inputs.includes(v) ? "input" : "weight";
+      this.#addName(v.name, role, v.shape);
+    }
+    for (const n of parts.nodes) this.#addName(n.name, "node", []);
+    for (const n of parts.nodes) {
+      for (const [slot, src] of Object.entries(n.inputs)) {
+        if (!this.#store.hasNode(src)) {
+          throw new GraphValidationError(`${n.name}.${slot}`, "input refers to no value in the graph", "a graph input, weight or node name", show(src), "dangling-edge");
+        }
+        this.#store.addDirectedEdge(src, n.name, { slot });
+      }
+    }
+    if (hasCycle(this.#store)) {
+      throw new GraphValidationError("graph", "the graph has a cycle", "an acyclic graph", findCycle(this.#store, parts.nodes).join(" → "), "cycle");
+    }
+    const specs = new Map(parts.nodes.map((n) => [n.name, n] as const));
+    const nodes: GraphNode[] = [];
+    for (const name of topologicalSort(this.#store)) {
+      const spec = specs.get(name);
+      if (!spec) continue;
+      const node = this.#infer(spec);
+      this.#store.mergeNodeAttributes(name, { shape: node.shape });
+      this.#byName.set(name, node);
+      nodes.push(node);
+    }
+    this.nodes = Object.freeze(nodes);
+    if (parts.outputs.length === 0) throw new GraphValidationError("graph.outputs", "a graph needs at least one output", "a node name", "none");
+    for (const out of parts.outputs) {
+      if (!this.#byName.has(out)) throw new GraphValidationError("graph.outputs", "output is not a node", "a node name", show(out));
+    }
+    this.outputs = Object.freeze([...parts.outputs]);
+  }
+
+  /** Validates the parts and builds the graph; throws GraphValidationError naming the node or field at fault. */
+  static create(registry: OpRegistry, parts: GraphParts): OpGraph {
+    return new OpGraph(registry, parts);
+  }
+
+  #addName(name: string, role: Role, shape: SymShape): void {
+    if (typeof name !== "string" || name.length === 0) throw new GraphValidationError("graph", "invalid name", "a non-empty string", show(name));
+    if (this.#store.hasNode(name)) {
+      throw new GraphValidationError(name, "duplicate name", "names unique across inputs, weights and nodes", `a second ${role} named ${show(name)}`, "duplicate-name");
+    }
+    this.#store.addNode(name, { role, shape });
+  }
+
+  #infer(spec: NodeSpec): GraphNode {
+    const def = this.registry.get(spec.kind, spec.name);
+    const ctx = makeContext(spec.name);
+    const declared = new Set(def.inputs.map((i) => i.name));
+    for (const slot of Object.keys(spec.inputs)) {
+      if (!declared.has(slot)) ctx.fail(slot, `unknown input for op ${def.kind}`, [...declared].join(", "), show(slot));
+    }
+    const shapes = def.inputs.map((i) => {
+      const src = spec.inputs[i.name];
+      if (src === undefined) {
+        if (!i.optional) ctx.fail(i.name, `missing input of op ${def.kind}`, "a value name");
+        return undefined;
+      }
+      return this.shapeOf(src);
+    });
+    const attrs = Object.freeze(normalizeAttrs(def, spec.attrs ?? {}, ctx));
+    const shape = Object.freeze([...inferShape(def, shapes, attrs, ctx)]);
+    return Object.freeze({ name: spec.name, kind: spec.kind, inputs: Object.freeze({ ...spec.inputs }), attrs, shape });
+  }
+
+  has(name: string): boolean {
+    return this.#store.hasNode(name);
+  }
+
+  /** The node with this name; an error naming it if there is none. */
+  node(name: string): GraphNode {
+    const n = this.#byName.get(name);
+    if (!n) throw new GraphValidationError(name, "no such node", `one of ${[...this.#byName.keys()].join(", ")}`, show(name));
+    return n;
+  }
+
+  /** "input", "weight" or "node". */
+  roleOf(name: string): Role {
+    if (!this.#store.hasNode(name)) throw new GraphValidationError(name, "no such value in the graph");
+    return this.#store.getNodeAttribute(name, "role");
+  }
+
+  shapeOf(name: string): SymShape {
+    if (!this.#store.hasNode(name)) throw new GraphValidationError(name, "no such value in the graph");
+    return this.#store.getNodeAttribute(name, "shape");
+  }
+
+  /** Nodes that read this value, with the slot they read it into. */
+  consumers(name: string): { node: string; slot: string }[] {
+    return this.#store.mapOutEdges(name, (_e, a, _s, target) => ({ node: target, slot: a.slot }));
+  }
+
+  /** The parts this graph was made of (normalised attributes), e.g. to derive an edited graph. */
+  parts(): GraphParts {
+    return {
+      inputs: this.inputs,
+      weights: this.weights,
+      nodes: this.nodes.map(({ name, kind, inputs, attrs }) => ({ name, kind, inputs, attrs })),
+      outputs: this.outputs,
+    };
+  }
+
+  /** A one-line-per-node summary: `name = kind(inputs) [shape]`. */
+  toString(): string {
+    const lines = [
+      ...this.inputs.map((v) => `input  ${v.name} ${formatDims(v.shape)}`),
+      ...this.weights.map((v) => `weight ${v.name} ${formatDims(v.shape)}`),
+      ...this.nodes.map((n) => `${n.name} = ${n.kind}(${Object.values(n.inputs).join(", ")}) ${formatDims(n.shape)}`),
+      `outputs ${this.outputs.join(", ")}`,
+    ];
+    return lines.join("\n");
+  }
+}
+
+/** One cycle, for the error message: depth-first search from each node until a back edge. */
+function findCycle(g: MultiDirectedGraph, nodes: readonly NodeSpec[]): string[] {
+  const state = new Map<string, 1 | 2>();
+  const stack: string[] = [];
+  let found: string[] = [];
+  const visit = (n: string): boolean => {
+    state.set(n, 1);
+    stack.push(n);
+    for (const next of g.outNeighbors(n)) {
+      if (state.get(next) === 1) {
+        found = [...stack.slice(stack.indexOf(next)), next];
+        return true;
+      }
+      if (!state.has(next) && visit(next)) return true;
+    }
+    stack.pop();
+    state.set(n, 2);
+    return false;
+  };
+  for (const n of nodes) if (!state.has(n.name) && visit(n.name)) break;
+  return found;
+}

@@ -1,0 +1,145 @@
+// An op kind is declared once, as data: its inputs, its attributes and its shape rule. Executors import these
+// declarations (for the attribute types) and register kernels by the op's `kind`; they never redefine them.
+import type { Dim, SymShape } from "./dims.js";
+import { formatDims } from "./dims.js";
+import { GraphValidationError, show } from "./errors.js";
+
+export interface OpInput {
+  readonly name: string;
+  readonly optional?: boolean;
+  /** Required rank, checked before the shape rule runs. */
+  readonly rank?: number;
+  readonly doc?: string;
+}
+
+export type AttrType = "number" | "integer" | "boolean" | "string" | "dims" | "integers";
+
+export interface AttrSpec {
+  readonly type: AttrType;
+  /** Used when the attribute is absent. Absent without a default and not `nullable` is an error. */
+  readonly default?: unknown;
+  /** `null` is a valid value (meaning "off"). */
+  readonly nullable?: boolean;
+  /** For strings: the allowed values. */
+  readonly oneOf?: readonly string[];
+  /** Inclusive bounds for numbers. */
+  readonly min?: number;
+  readonly max?: number;
+  readonly doc?: string;
+}
+
+/** What shape rules and attribute checks receive: the node's name, and a way to fail that names it. */
+export interface OpContext {
+  readonly node: string;
+  /** Throws a GraphValidationError naming `node.field`. */
+  fail(field: string, what: string, expected?: string, got?: string): never;
+}
+
+export interface OpDef<A extends object = Record<string, unknown>> {
+  /** The op's name, e.g. "softmax". Lowercase with dashes by convention. */
+  readonly kind: string;
+  readonly doc: string;
+  readonly inputs: readonly OpInput[];
+  readonly attrs: { readonly [K in keyof A]-?: AttrSpec };
+  /** Cross-field attribute rules, after each attribute passed its own spec. */
+  readonly checkAttrs?: (attrs: A, ctx: OpContext) => void;
+  /** The output shape; inputs are in declaration order, `undefined` for an absent optional input. */
+  readonly inferShape: (inputs: readonly (SymShape | undefined)[], attrs: A, ctx: OpContext) => SymShape;
+  /** True for ops whose output can be a view of input 0 (reshape, transpose, slice). */
+  readonly view?: boolean;
+}
+
+/** Declares an op kind, checking the declaration itself. Use it for ops of your own. */
+export function defineOp<A extends object>(def: OpDef<A>): OpDef<A> {
+  if (!/^[a-z][a-z0-9-]*(\.[a-z0-9-]+)*$/i.test(def.kind)) {
+    throw new GraphValidationError("defineOp", "invalid op kind", "letters, digits and dashes", show(def.kind));
+  }
+  const names = new Set<string>();
+  for (const input of def.inputs) {
+    if (names.has(input.name)) throw new GraphValidationError(`op ${def.kind}`, `input "${input.name}" declared twice`);
+    names.add(input.name);
+  }
+  if (def.inputs.length === 0) throw new GraphValidationError(`op ${def.kind}`, "declares no inputs", "at least one input");
+  return Object.freeze(def);
+}
+
+export function makeContext(node: string): OpContext {
+  return {
+    node,
+    fail(field, what, expected, got): never {
+      throw new GraphValidationError(field ? `${node}.${field}` : node, what, expected, got);
+    },
+  };
+}
+
+/** Applies defaults and checks every attribute against its spec; unknown attributes are an error. */
+export function normalizeAttrs(def: AnyOpDef, raw: Readonly<Record<string, unknown>>, ctx: OpContext): Record<string, unknown> {
+  const specs = def.attrs as Record<string, AttrSpec>;
+  for (const key of Object.keys(raw)) {
+    if (!(key in specs)) {
+      ctx.fail(key, `unknown attribute for op ${def.kind}`, Object.keys(specs).join(", ") || "no attributes", show(key));
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(specs)) {
+    let v = raw[key];
+    if (v === undefined) v = spec.default;
+    if (v === undefined && !spec.nullable) ctx.fail(key, "missing attribute", spec.type);
+    if (v === undefined || v === null) {
+      if (!spec.nullable) ctx.fail(key, "attribute may not be null", spec.type, "null");
+      out[key] = null;
+      continue;
+    }
+    checkAttr(key, spec, v, ctx);
+    out[key] = Array.isArray(v) ? [...v] : v;
+  }
+  def.checkAttrs?.(out as never, ctx);
+  return out;
+}
+
+function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): void {
+  const bad = (expected: string): never => ctx.fail(key, "invalid attribute", expected, show(v));
+  switch (spec.type) {
+    case "number":
+      if (typeof v !== "number" || !Number.isFinite(v)) bad("a finite number");
+      break;
+    case "integer":
+      if (!Number.isSafeInteger(v)) bad("an integer");
+      break;
+    case "boolean":
+      if (typeof v !== "boolean") bad("true or false");
+      break;
+    case "string":
+      if (typeof v !== "string") bad("a string");
+      if (spec.oneOf && !spec.oneOf.includes(v as string)) bad(`one of ${spec.oneOf.join(", ")}`);
+      break;
+    case "dims":
+      if (!Array.isArray(v) || !v.every((d) => typeof d === "string" || Number.isSafeInteger(d))) bad("an array of dims (integers or names)");
+      break;
+    case "integers":
+      if (!Array.isArray(v) || !v.every((d) => Number.isSafeInteger(d))) bad("an array of integers");
+      break;
+  }
+  if (typeof v === "number") {
+    if (spec.min !== undefined && v < spec.min) bad(`>= ${spec.min}`);
+    if (spec.max !== undefined && v > spec.max) bad(`<= ${spec.max}`);
+  }
+}
+
+/** Checks input ranks declared on the op, then runs its shape rule. */
+export function inferShape(def: AnyOpDef, shapes: readonly (SymShape | undefined)[], attrs: object, ctx: OpContext): SymShape {
+  def.inputs.forEach((spec, i) => {
+    const s = shapes[i];
+    if (s && spec.rank !== undefined && s.length !== spec.rank) {
+      ctx.fail(spec.name, `input must have rank ${spec.rank}`, `rank ${spec.rank}`, `${formatDims(s)} (rank ${s.length})`);
+    }
+  });
+  const out = def.inferShape(shapes, attrs, ctx);
+  if (!Array.isArray(out) || !out.every((d: Dim) => typeof d === "string" || (Number.isSafeInteger(d) && d >= 0))) {
+    ctx.fail("", `shape rule of op ${def.kind} returned an invalid shape`, "an array of dims", show(out));
+  }
+  return out;
+}
+
+/** An op of any attribute type: what registries and lists hold. `any` is deliberate: attrs types differ per op. */
+export type AnyOpDef = OpDef<any>;

@@ -1,0 +1,26 @@
+import { defineOp } from "../op-def.js";
+
+export interface DropoutAttrs {
+  /** Probability of zeroing an element, in [0, 1). */
+  readonly rate: number;
+  /** Seed of the counter-based generator: the same seed gives the same mask on every executor. */
+  readonly seed: number;
+  /** false (eval) = identity. */
+  readonly training: boolean;
+}
+
+/** Identity in eval mode; in training, zeroes elements by a counter-based generator and scales the rest by 1/(1-rate). */
+export const dropoutOp = defineOp<DropoutAttrs>({
+  kind: "dropout",
+  doc: "Identity in eval; in training a counter-based mask (pure function of seed and element index), kept × 1/(1-rate).",
+  inputs: [{ name: "x" }],
+  attrs: {
+    rate: { type: "number", default: 0, min: 0, max: 1 },
+    seed: { type: "integer", default: 0, min: 0, max: 0xffffffff },
+    training: { type: "boolean", default: false },
+  },
+  checkAttrs: (a, ctx) => {
+    if (a.rate >= 1) ctx.fail("rate", "dropout rate must be below 1", "0 <= rate < 1", String(a.rate));
+  },
+  inferShape: ([x]) => x!,
+});

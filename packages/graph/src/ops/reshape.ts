@@ -1,0 +1,20 @@
+import { formatDims, sameSize, type Dim } from "../dims.js";
+import { defineOp } from "../op-def.js";
+
+export interface ReshapeAttrs {
+  /** The new shape; names refer to symbolic dims (e.g. ["B", "T", 2, 4]). */
+  readonly shape: readonly Dim[];
+}
+
+/** A view with a new shape and the same element count (split or merge heads); copied only if the layout forbids a view. */
+export const reshapeOp = defineOp<ReshapeAttrs>({
+  kind: "reshape",
+  doc: "View with a new shape of the same element count (split/merge heads); copies only when the layout forbids a view.",
+  inputs: [{ name: "x" }],
+  attrs: { shape: { type: "dims", doc: "target shape; names are symbolic dims" } },
+  view: true,
+  inferShape: ([x], { shape }, ctx) => {
+    if (!sameSize(x!, shape)) ctx.fail("shape", "element count must stay the same", `a shape with the size of ${formatDims(x!)}`, formatDims(shape));
+    return shape;
+  },
+});

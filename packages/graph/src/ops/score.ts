@@ -1,0 +1,25 @@
+import { defineOp } from "../op-def.js";
+import { expectDim, expectHeadGroups } from "./shape-checks.js";
+
+export interface ScoreAttrs {}
+
+/**
+ * Raw attention scores Q·Kᵀ per batch and head, before scale and mask. q [B, H, L, D], k [B, Hkv, S, D] → [B, H, L, S].
+ * Key head h / (H / Hkv) serves query head h (grouped-query attention), indexed, never materialised.
+ */
+export const scoreOp = defineOp<ScoreAttrs>({
+  kind: "score",
+  doc: "Q·Kᵀ per batch and head (before scale and mask); key heads are shared by H/Hkv consecutive query heads.",
+  inputs: [
+    { name: "q", rank: 4, doc: "[B, H, L, D]" },
+    { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
+  ],
+  attrs: {},
+  inferShape: ([q, k], _attrs, ctx) => {
+    const [b, h, l, d] = q!;
+    expectDim(ctx, "k", "batch of keys must match queries", b!, k![0]!, k);
+    expectHeadGroups(ctx, "k", h!, k![1]!);
+    expectDim(ctx, "k", "head dim of keys must match queries", d!, k![3]!, k);
+    return [b!, h!, l!, k![2]!];
+  },
+});

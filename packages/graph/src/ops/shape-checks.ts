@@ -1,0 +1,16 @@
+import { formatDims, sameDim, type Dim, type SymShape } from "../dims.js";
+import type { OpContext } from "../op-def.js";
+
+/** Fails naming `field` unless the two dims can be equal. */
+export function expectDim(ctx: OpContext, field: string, what: string, expected: Dim, got: Dim, shape?: SymShape): void {
+  if (!sameDim(expected, got)) {
+    ctx.fail(field, what, String(expected), shape ? `${got} in ${formatDims(shape)}` : String(got));
+  }
+}
+
+/** Heads H must be a multiple of key/value heads Hkv (grouped-query attention). Unknown dims pass until bound. */
+export function expectHeadGroups(ctx: OpContext, field: string, h: Dim, hkv: Dim): void {
+  if (typeof h === "number" && typeof hkv === "number" && (hkv === 0 || h % hkv !== 0)) {
+    ctx.fail(field, "query heads must be a multiple of key/value heads", `a divisor of H=${h}`, `Hkv=${hkv}`);
+  }
+}

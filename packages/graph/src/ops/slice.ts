@@ -1,0 +1,31 @@
+import { defineOp } from "../op-def.js";
+
+export interface SliceAttrs {
+  readonly axis: number;
+  readonly start: number;
+  readonly size: number;
+}
+
+/**
+ * A view of `size` entries of one axis from `start` (torch.narrow). Not one of the nine attention nodes: it is what
+ * splits one fused QKV projection into queries, keys and values without a copy.
+ */
+export const sliceOp = defineOp<SliceAttrs>({
+  kind: "slice",
+  doc: "View of `size` entries along `axis` from `start` (torch.narrow); splits a fused QKV projection.",
+  inputs: [{ name: "x" }],
+  attrs: {
+    axis: { type: "integer", doc: "axis to narrow; negative counts from the end" },
+    start: { type: "integer", min: 0 },
+    size: { type: "integer", min: 0 },
+  },
+  view: true,
+  inferShape: ([x], { axis, start, size }, ctx) => {
+    const r = x!.length;
+    const a = axis < 0 ? axis + r : axis;
+    if (a < 0 || a >= r) ctx.fail("axis", "axis out of range", `-${r}..${r - 1}`, String(axis));
+    const d = x![a]!;
+    if (typeof d === "number" && start + size > d) ctx.fail("size", "slice runs past the axis", `start + size <= ${d}`, `${start} + ${size}`);
+    return x!.map((v, i) => (i === a ? size : v));
+  },
+});

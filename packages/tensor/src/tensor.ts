@@ -1,0 +1,290 @@
+import { ShapeError } from "./errors.js";
+import { checkShape, contiguousStrides, formatShape, sizeOf, type Shape } from "./shape.js";
+import { formatTensor } from "./format.js";
+
+/** A nested array of numbers, as PyTorch's `tensor([[...]])` takes it. */
+export type NestedArray = number | readonly NestedArray[];
+
+/**
+ * A float32 tensor: a view (shape, strides, offset) onto a Float32Array that may be shared with other views.
+ * `reshape`, `transpose` and `permute` return views without copying where the layout allows it; `contiguous()` copies
+ * only when the view is not already row-major and dense.
+ */
+export class Tensor {
+  readonly data: Float32Array;
+  readonly shape: Shape;
+  /** Strides in elements, one per dim. */
+  readonly strides: readonly number[];
+  /** Index into `data` of element [0, 0, ...]. */
+  readonly offset: number;
+
+  constructor(data: Float32Array, shape: Shape, strides?: readonly number[], offset = 0) {
+    checkShape("tensor", shape);
+    const st = strides ?? contiguousStrides(shape);
+    if (st.length !== shape.length) {
+      throw new ShapeError("tensor", "strides do not match the shape's rank", `${shape.length} strides`, `${st.length}`);
+    }
+    if (sizeOf(shape) > 0) {
+      let last = offset;
+      for (let i = 0; i < shape.length; i++) last += (shape[i]! - 1) * st[i]!;
+      if (offset < 0 || last >= data.length || last < 0) {
+        throw new ShapeError(
+          "tensor",
+          "view reaches outside its buffer",
+          `indices within [0, ${data.length})`,
+          `shape ${formatShape(shape)}, strides ${formatShape(st)}, offset ${offset}`,
+        );
+      }
+    }
+    this.data = data;
+    this.shape = Object.freeze([...shape]);
+    this.strides = Object.freeze([...st]);
+    this.offset = offset;
+  }
+
+  /** A new dense tensor holding a float32 copy of `values` (row-major). */
+  static from(values: ArrayLike<number>, shape: Shape): Tensor {
+    checkShape("Tensor.from", shape);
+    if (values.length !== sizeOf(shape)) {
+      throw new ShapeError("Tensor.from", "value count does not match the shape", `${sizeOf(shape)} values for ${formatShape(shape)}`, `${values.length}`);
+    }
+    return new Tensor(Float32Array.from(values), shape);
+  }
+
+  static zeros(shape: Shape): Tensor {
+    checkShape("Tensor.zeros", shape);
+    return new Tensor(new Float32Array(sizeOf(shape)), shape);
+  }
+
+  /** From nested arrays, like `torch.tensor([[1, 2], [3, 4]])`. Ragged input is a ShapeError. */
+  static fromNested(nested: NestedArray): Tensor {
+    const shape: number[] = [];
+    for (let level: NestedArray = nested; Array.isArray(level); level = (level as readonly NestedArray[])[0] ?? 0) {
+      shape.push((level as readonly NestedArray[]).length);
+    }
+    const flat: number[] = [];
+    const walk = (v: NestedArray, depth: number): void => {
+      if (depth === shape.length) {
+        if (typeof v !== "number") throw new ShapeError("Tensor.fromNested", "ragged nesting", "a number", "an array");
+        flat.push(v);
+        return;
+      }
+      if (!Array.isArray(v) || v.length !== shape[depth]) {
+        throw new ShapeError("Tensor.fromNested", `ragged nesting at depth ${depth}`, `${shape[depth]} items`, Array.isArray(v) ? `${v.length}` : "a number");
+      }
+      for (const item of v as readonly NestedArray[]) walk(item, depth + 1);
+    };
+    walk(nested, 0);
+    return Tensor.from(flat, shape);
+  }
+
+  get size(): number {
+    return sizeOf(this.shape);
+  }
+
+  get rank(): number {
+    return this.shape.length;
+  }
+
+  /** True when the elements are dense and row-major from `offset` (size-1 dims may have any stride). */
+  isContiguous(): boolean {
+    let expected = 1;
+    for (let i = this.shape.length - 1; i >= 0; i--) {
+      const d = this.shape[i]!;
+      if (d !== 1 && this.strides[i] !== expected) return false;
+      expected *= d;
+    }
+    return true;
+  }
+
+  /** This tensor if it is contiguous, otherwise a dense row-major copy. */
+  contiguous(): Tensor {
+    return this.isContiguous() ? this : this.clone();
+  }
+
+  /** A dense copy that shares nothing with this tensor. */
+  clone(): Tensor {
+    const out = new Float32Array(this.size);
+    this.copyInto(out);
+    return new Tensor(out, this.shape);
+  }
+
+  /** Writes the elements in row-major order into `out` starting at `at`. */
+  copyInto(out: Float32Array, at = 0): void {
+    const n = this.size;
+    if (n === 0) return;
+    if (this.isContiguous()) {
+      out.set(this.data.subarray(this.offset, this.offset + n), at);
+      return;
+    }
+    const rank = this.rank;
+    const shape = this.shape;
+    const strides = this.strides;
+    const idx = new Array<number>(rank).fill(0);
+    const inner = rank - 1;
+    const innerLen = shape[inner]!;
+    const innerStride = strides[inner]!;
+    const src = this.data;
+    let base = this.offset;
+    for (let o = at; o < at + n; ) {
+      for (let k = 0, p = base; k < innerLen; k++, p += innerStride) out[o++] = src[p]!;
+      // advance the outer index like an odometer
+      for (let d = inner - 1; d >= 0; d--) {
+        idx[d]!++;
+        base += strides[d]!;
+        if (idx[d]! < shape[d]!) break;
+        base -= idx[d]! * strides[d]!;
+        idx[d] = 0;
+      }
+    }
+  }
+
+  /**
+   * A tensor with the same elements in a new shape. A view when the layout allows it (always for contiguous input),
+   * otherwise a copy, like `torch.reshape`. One dim may be -1 (inferred).
+   */
+  reshape(shape: Shape): Tensor {
+    const target = inferDim(shape, this.size);
+    const strides = viewStrides(this.shape, this.strides, target);
+    if (strides) return new Tensor(this.data, target, strides, this.offset);
+    return new Tensor(this.clone().data, target);
+  }
+
+  /** Like `reshape` but never copies: a ShapeError when the layout does not allow a view (like `torch.view`). */
+  view(shape: Shape): Tensor {
+    const target = inferDim(shape, this.size);
+    const strides = viewStrides(this.shape, this.strides, target);
+    if (!strides) {
+      throw new ShapeError("view", "this layout cannot be viewed with the new shape; use reshape() or contiguous()", formatShape(target), `strides ${formatShape(this.strides)}`);
+    }
+    return new Tensor(this.data, target, strides, this.offset);
+  }
+
+  /** Permutes the dims (a view). `perm[i]` is the source dim of output dim i. */
+  permute(perm: readonly number[]): Tensor {
+    checkPerm(perm, this.rank);
+    return new Tensor(this.data, perm.map((p) => this.shape[p]!), perm.map((p) => this.strides[p]!), this.offset);
+  }
+
+  /** Swaps two dims (a view), like `torch.transpose(dim0, dim1)`. Negative dims count from the end. */
+  transpose(dim0: number, dim1: number): Tensor {
+    const a = normDim(dim0, this.rank);
+    const b = normDim(dim1, this.rank);
+    const perm = [...this.shape.keys()];
+    perm[a] = b;
+    perm[b] = a;
+    return this.permute(perm);
+  }
+
+  /** The element at a multi-index. */
+  get(...index: number[]): number {
+    if (index.length !== this.rank) {
+      throw new ShapeError("Tensor.get", "index rank does not match", `${this.rank} indices`, `${index.length}`);
+    }
+    let p = this.offset;
+    for (let i = 0; i < index.length; i++) {
+      const j = index[i]!;
+      if (!Number.isInteger(j) || j < 0 || j >= this.shape[i]!) {
+        throw new ShapeError("Tensor.get", `index ${i} out of range`, `0..${this.shape[i]! - 1}`, `${j}`);
+      }
+      p += j * this.strides[i]!;
+    }
+    return this.data[p]!;
+  }
+
+  /** The elements in row-major order, as a fresh Float32Array. */
+  toFloat32Array(): Float32Array {
+    const out = new Float32Array(this.size);
+    this.copyInto(out);
+    return out;
+  }
+
+  /** The elements in row-major order, as plain numbers. */
+  toArray(): number[] {
+    return Array.from(this.toFloat32Array());
+  }
+
+  toNested(): NestedArray {
+    const flat = this.toFloat32Array();
+    const build = (depth: number, start: number): NestedArray => {
+      if (depth === this.rank) return flat[start]!;
+      const step = sizeOf(this.shape.slice(depth + 1));
+      return Array.from({ length: this.shape[depth]! }, (_, i) => build(depth + 1, start + i * step));
+    };
+    return build(0, 0);
+  }
+
+  /** PyTorch-style text: `tensor([[0.1000, 0.2000], ...])`. */
+  toString(): string {
+    return formatTensor(this.shape, this.toFloat32Array());
+  }
+}
+
+function normDim(dim: number, rank: number): number {
+  const d = dim < 0 ? dim + rank : dim;
+  if (!Number.isInteger(d) || d < 0 || d >= rank) {
+    throw new ShapeError("transpose", "dim out of range", `-${rank}..${rank - 1}`, `${dim}`);
+  }
+  return d;
+}
+
+function checkPerm(perm: readonly number[], rank: number): void {
+  const seen = new Set(perm);
+  if (perm.length !== rank || seen.size !== rank || perm.some((p) => !Number.isInteger(p) || p < 0 || p >= rank)) {
+    throw new ShapeError("permute", "not a permutation of the dims", `a permutation of 0..${rank - 1}`, formatShape(perm));
+  }
+}
+
+function inferDim(shape: Shape, size: number): number[] {
+  const free = shape.filter((d) => d === -1).length;
+  if (free > 1) throw new ShapeError("reshape", "at most one dim may be -1", undefined, formatShape(shape));
+  const known = shape.reduce((a, d) => (d === -1 ? a : a * d), 1);
+  const out = shape.map((d) => (d === -1 ? (known === 0 ? 0 : size / known) : d));
+  checkShape("reshape", out.map((d) => (Number.isInteger(d) ? d : -1)));
+  if (sizeOf(out) !== size) {
+    throw new ShapeError("reshape", "element count must stay the same", `${size} elements`, `${formatShape(shape)} (${sizeOf(out)})`);
+  }
+  return out;
+}
+
+/**
+ * Strides that present (shape, strides) as `target` without copying, or undefined when impossible. Dims are grouped
+ * into runs that are dense among themselves; each target dim must fall inside one run (the rule torch.view uses).
+ */
+function viewStrides(shape: Shape, strides: readonly number[], target: Shape): number[] | undefined {
+  if (sizeOf(target) === 0) return contiguousStrides(target);
+  const src = shape.map((d, i) => [d, strides[i]!] as const).filter(([d]) => d !== 1);
+  const out = new Array<number>(target.length);
+  let si = src.length - 1;
+  let ti = target.length - 1;
+  while (ti >= 0) {
+    // Collect one source run (dims that are dense relative to each other), from the innermost outwards.
+    if (si < 0) {
+      // Remaining target dims must all be 1.
+      if (target[ti] !== 1) return undefined;
+      out[ti--] = 1;
+      continue;
+    }
+    let runSize = src[si]![0];
+    const runStride = src[si]![1];
+    let sj = si - 1;
+    while (sj >= 0 && src[sj]![1] === src[sj + 1]![1] * src[sj + 1]![0]) {
+      runSize *= src[sj]![0];
+      sj--;
+    }
+    // Spread the run over target dims from the inside.
+    let acc = 1;
+    while (ti >= 0 && acc < runSize) {
+      const d = target[ti]!;
+      out[ti] = runStride * acc;
+      acc *= d;
+      ti--;
+    }
+    if (acc !== runSize) return undefined;
+    while (ti >= 0 && target[ti] === 1 && sj < 0) out[ti--] = 1;
+    si = sj;
+  }
+  return si < 0 ? out : undefined;
+}
+
+export { formatShape };

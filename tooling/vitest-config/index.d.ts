@@ -1,0 +1,2 @@
+import type { UserWorkspaceConfig } from "vitest/config";
+export declare function packageConfig(extra?: UserWorkspaceConfig): UserWorkspaceConfig;
