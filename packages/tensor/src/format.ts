@@ -1,56 +1,140 @@
 // Printing that reads like PyTorch's `print(tensor)`, so the demo output can be laid beside the worked examples.
-// Follows torch/_tensor_str.py in spirit: one number format for the whole tensor (integers as "1.", fixed with 4
-// decimals, or scientific when the range is wide), right-aligned columns, and summarised with "..." past 1000 elements.
-import type { Shape } from "./shape.js";
+// Follows torch/_tensor_str.py with its default print options (precision 4, threshold 1000, edgeitems 3,
+// linewidth 80): one number format for the whole tensor, chosen from its nonzero finite values only (integers as
+// "1.", fixed with 4 decimals, or scientific when the range is wide), every cell padded to that format's width,
+// rows wrapped at 80 columns, and summarised with "..." past 1000 elements.
+import { ShapeError } from "./errors.js";
+import { contiguousStrides, formatShape, sizeOf, type Shape } from "./shape.js";
 
+const PRECISION = 4;
 const THRESHOLD = 1000;
 const EDGE_ITEMS = 3;
+const LINE_WIDTH = 80;
 const PREFIX = "tensor(";
 
+/** PyTorch's `str(tensor)` for a float32 tensor of this shape whose row-major elements are `values`. */
 export function formatTensor(shape: Shape, values: Float32Array): string {
-  const summarize = values.length > THRESHOLD;
-  const fmt = chooseFormat(values);
-  const width = Math.max(1, ...sample(values).map((v) => fmt(v).length));
-  const cell = (v: number): string => fmt(v).padStart(width);
-  if (shape.length === 0) return `${PREFIX}${fmt(values[0] ?? 0)})`;
-  const strides = shape.map((_, i) => shape.slice(i + 1).reduce((a, d) => a * d, 1));
-  const block = (depth: number, start: number): string => {
-    const n = shape[depth]!;
-    const items = summarize && n > 2 * EDGE_ITEMS ? [...range(0, EDGE_ITEMS), -1, ...range(n - EDGE_ITEMS, n)] : range(0, n);
-    if (depth === shape.length - 1) {
-      return `[${items.map((i) => (i < 0 ? "..." : cell(values[start + i]!))).join(", ")}]`;
+  const size = sizeOf(shape);
+  if (values.length !== size) {
+    throw new ShapeError("formatTensor", "value count does not match the shape", `${size} values for ${formatShape(shape)}`, `${values.length}`);
+  }
+  // torch prints the size of an empty tensor unless it is 1-D: tensor([]) but tensor([], size=(0, 3)).
+  if (size === 0) return shape.length === 1 ? `${PREFIX}[])` : `${PREFIX}[], size=(${shape.join(", ")}))`;
+  const summarize = size > THRESHOLD;
+  const strides = contiguousStrides(shape);
+  // Which indices of a dim of length n are printed; -1 stands for the "..." between the edges.
+  const items = (n: number): number[] =>
+    summarize && n > 2 * EDGE_ITEMS ? [...range(0, EDGE_ITEMS), -1, ...range(n - EDGE_ITEMS, n)] : range(0, n);
+
+  // Like torch, the number format is chosen from the elements that are printed, not from the whole tensor.
+  const shown: number[] = [];
+  const collect = (depth: number, start: number): void => {
+    if (depth === shape.length) {
+      shown.push(values[start]!);
+      return;
     }
-    const indent = " ".repeat(PREFIX.length + depth + 1);
-    const gap = ",\n" + "\n".repeat(shape.length - depth - 2) + indent;
-    return `[${items.map((i) => (i < 0 ? "..." : block(depth + 1, start + i * strides[depth]!))).join(gap)}]`;
+    for (const i of items(shape[depth]!)) if (i >= 0) collect(depth + 1, start + i * strides[depth]!);
   };
-  return `${PREFIX}${block(0, 0)})`;
+  collect(0, 0);
+  const fmt = makeFormatter(shown);
+
+  const vector = (start: number, n: number, indent: number): string => {
+    const perLine = Math.max(1, Math.floor((LINE_WIDTH - indent) / (fmt.width + 2)));
+    const cells = items(n).map((i) => (i < 0 ? " ..." : fmt.format(values[start + i]!)));
+    const lines: string[] = [];
+    for (let i = 0; i < cells.length; i += perLine) lines.push(cells.slice(i, i + perLine).join(", "));
+    return `[${lines.join(",\n" + " ".repeat(indent + 1))}]`;
+  };
+  const block = (depth: number, start: number, indent: number): string => {
+    const dim = shape.length - depth;
+    if (dim === 1) return vector(start, shape[depth]!, indent);
+    const slices = items(shape[depth]!).map((i) => (i < 0 ? "..." : block(depth + 1, start + i * strides[depth]!, indent + 1)));
+    // A 3-D tensor puts one blank line between its matrices, a 4-D one two, and so on.
+    return `[${slices.join("," + "\n".repeat(dim - 1) + " ".repeat(indent + 1))}]`;
+  };
+  return shape.length === 0 ? `${PREFIX}${fmt.format(values[0]!)})` : `${PREFIX}${block(0, 0, PREFIX.length)})`;
+}
+
+interface Formatter {
+  readonly width: number;
+  format(v: number): string;
+}
+
+/** torch's `_Formatter`: the mode and width come from the nonzero finite values; nan and inf never widen a column. */
+function makeFormatter(values: readonly number[]): Formatter {
+  const nonzero = values.filter((v) => Number.isFinite(v) && v !== 0);
+  let intMode = true;
+  let sciMode = false;
+  let width = 1;
+  if (nonzero.length > 0) {
+    const abs = nonzero.map(Math.abs);
+    const min = Math.min(...abs);
+    const max = Math.max(...abs);
+    intMode = nonzero.every((v) => v === Math.ceil(v));
+    sciMode = max / min > 1000 || max > 1e8 || (!intMode && min < 1e-4);
+    for (const v of nonzero) width = Math.max(width, finite(v, intMode, sciMode).length);
+  }
+  return {
+    width,
+    format: (v) => (Number.isFinite(v) ? finite(v, intMode, sciMode) : Number.isNaN(v) ? "nan" : v > 0 ? "inf" : "-inf").padStart(width),
+  };
+}
+
+function finite(v: number, intMode: boolean, sciMode: boolean): string {
+  if (sciMode) return scientific(v);
+  return intMode ? `${fixed(v, 0)}.` : fixed(v, PRECISION);
+}
+
+/** Python's `f"{v:.{digits}f}"`: exact value, rounded half to even, "-" kept on negative zero. */
+function fixed(v: number, digits: number): string {
+  const s = scaled(v, digits).toString().padStart(digits + 1, "0");
+  const body = digits === 0 ? s : `${s.slice(0, -digits)}.${s.slice(-digits)}`;
+  return sign(v) + body;
+}
+
+/** Python's `f"{v:.4e}"`: 1.0000e-05, 1.2346e+05 (at least two exponent digits). */
+function scientific(v: number): string {
+  if (v === 0) return `${sign(v)}0.${"0".repeat(PRECISION)}e+00`;
+  let e = Math.floor(Math.log10(Math.abs(v)));
+  let n = scaled(v, PRECISION - e);
+  // log10 can be off by one near powers of ten, and rounding can carry into a new digit: settle the exponent.
+  const lo = 10n ** BigInt(PRECISION);
+  for (let tries = 0; tries < 4 && (n < lo || n >= lo * 10n); tries++) {
+    e += n < lo ? -1 : 1;
+    n = scaled(v, PRECISION - e);
+  }
+  const m = n.toString();
+  const exp = `${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  return `${sign(v)}${m[0]}.${m.slice(1)}e${exp}`;
+}
+
+function sign(v: number): string {
+  return v < 0 || Object.is(v, -0) ? "-" : "";
+}
+
+/**
+ * |v| · 10^p rounded half to even, exactly. A double is m · 2^e, so its decimal expansion is finite; JS's toFixed and
+ * toExponential round ties away from zero (0.03125 → "0.0313") where Python, and so torch, prints "0.0312".
+ */
+function scaled(v: number, p: number): bigint {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(v));
+  const bits = view.getBigUint64(0);
+  const biased = Number(bits >> 52n);
+  const frac = bits & ((1n << 52n) - 1n);
+  const mant = biased === 0 ? frac : frac | (1n << 52n);
+  const e2 = (biased === 0 ? 1 : biased) - 1075;
+  // |v| = mant · 2^e2 = digits · 10^e10
+  const digits = e2 >= 0 ? mant << BigInt(e2) : mant * 5n ** BigInt(-e2);
+  const e10 = e2 >= 0 ? 0 : e2;
+  const t = e10 + p;
+  if (t >= 0) return digits * 10n ** BigInt(t);
+  const div = 10n ** BigInt(-t);
+  const q = digits / div;
+  const r2 = (digits % div) * 2n;
+  return r2 > div || (r2 === div && q % 2n === 1n) ? q + 1n : q;
 }
 
 function range(a: number, b: number): number[] {
   return Array.from({ length: Math.max(0, b - a) }, (_, i) => a + i);
-}
-
-function sample(values: Float32Array): number[] {
-  return values.length > THRESHOLD ? [...values.subarray(0, 500), ...values.subarray(values.length - 500)] : [...values];
-}
-
-function chooseFormat(values: Float32Array): (v: number) => string {
-  const finite = sample(values).filter((v) => Number.isFinite(v));
-  const special = (v: number): string | undefined => (Number.isNaN(v) ? "nan" : v === Infinity ? "inf" : v === -Infinity ? "-inf" : undefined);
-  if (finite.length > 0 && finite.every((v) => Number.isInteger(v)) && Math.max(...finite.map(Math.abs)) < 1e8) {
-    return (v) => special(v) ?? `${v}.`;
-  }
-  const abs = finite.map(Math.abs).filter((v) => v > 0);
-  const max = abs.length ? Math.max(...abs) : 0;
-  const min = abs.length ? Math.min(...abs) : 0;
-  const sci = max >= 1e8 || (abs.length > 0 && (min < 1e-4 || max / min > 1000));
-  return sci ? (v) => special(v) ?? sciFormat(v) : (v) => special(v) ?? (v === 0 ? "0.0000" : v.toFixed(4));
-}
-
-// torch prints 1.2346e+05 (two-digit exponent at least); JS toExponential gives 1.2346e+5.
-function sciFormat(v: number): string {
-  const [m, e] = v.toExponential(4).split("e") as [string, string];
-  const sign = e.startsWith("-") ? "-" : "+";
-  return `${m}e${sign}${e.replace(/^[-+]/, "").padStart(2, "0")}`;
 }

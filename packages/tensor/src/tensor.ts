@@ -24,10 +24,19 @@ export class Tensor {
     if (st.length !== shape.length) {
       throw new ShapeError("tensor", "strides do not match the shape's rank", `${shape.length} strides`, `${st.length}`);
     }
+    if (!st.every((s) => Number.isSafeInteger(s)) || !Number.isSafeInteger(offset)) {
+      throw new ShapeError("tensor", "strides and offset must be integers", "integers", `strides ${formatShape(st)}, offset ${offset}`);
+    }
     if (sizeOf(shape) > 0) {
+      // The lowest and highest element the view reaches (strides may be negative).
+      let first = offset;
       let last = offset;
-      for (let i = 0; i < shape.length; i++) last += (shape[i]! - 1) * st[i]!;
-      if (offset < 0 || last >= data.length || last < 0) {
+      for (let i = 0; i < shape.length; i++) {
+        const reach = (shape[i]! - 1) * st[i]!;
+        if (reach < 0) first += reach;
+        else last += reach;
+      }
+      if (first < 0 || last >= data.length) {
         throw new ShapeError(
           "tensor",
           "view reaches outside its buffer",
@@ -112,6 +121,9 @@ export class Tensor {
   /** Writes the elements in row-major order into `out` starting at `at`. */
   copyInto(out: Float32Array, at = 0): void {
     const n = this.size;
+    if (!Number.isSafeInteger(at) || at < 0 || at + n > out.length) {
+      throw new ShapeError("copyInto", "the elements do not fit in the output", `${n} elements from index ${at} within ${out.length}`, `index ${at}`);
+    }
     if (n === 0) return;
     if (this.isContiguous()) {
       out.set(this.data.subarray(this.offset, this.offset + n), at);
@@ -238,11 +250,12 @@ function checkPerm(perm: readonly number[], rank: number): void {
 function inferDim(shape: Shape, size: number): number[] {
   const free = shape.filter((d) => d === -1).length;
   if (free > 1) throw new ShapeError("reshape", "at most one dim may be -1", undefined, formatShape(shape));
+  checkShape("reshape", shape.map((d) => (d === -1 ? 0 : d)));
   const known = shape.reduce((a, d) => (d === -1 ? a : a * d), 1);
   const out = shape.map((d) => (d === -1 ? (known === 0 ? 0 : size / known) : d));
-  checkShape("reshape", out.map((d) => (Number.isInteger(d) ? d : -1)));
-  if (sizeOf(out) !== size) {
-    throw new ShapeError("reshape", "element count must stay the same", `${size} elements`, `${formatShape(shape)} (${sizeOf(out)})`);
+  if (!out.every((d) => Number.isInteger(d)) || sizeOf(out) !== size) {
+    const got = free ? `${formatShape(shape)} (no whole size for -1)` : `${formatShape(shape)} (${sizeOf(out)} elements)`;
+    throw new ShapeError("reshape", "element count must stay the same", `${size} elements`, got);
   }
   return out;
 }

@@ -1,0 +1,20 @@
+// Executors by the names the CLI accepts. An executor that is not built yet is a loud "unsupported", not a fallback.
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import type { Executor } from "@attngraph/graph";
+import { UnsupportedError } from "@attngraph/tensor";
+import { UsageError } from "./io.js";
+
+const factories: Record<string, () => Executor> = {
+  cpu: () => createCpuExecutor(),
+};
+const planned = ["wasm", "webgpu"];
+
+/** Executors for a comma-separated list of names, in preference order. */
+export function executorsFor(list: string): Executor[] {
+  return list.split(",").map((name) => {
+    const make = factories[name.trim()];
+    if (make) return make();
+    if (planned.includes(name)) throw new UnsupportedError(`executor ${name} (not built yet; available: ${Object.keys(factories).join(", ")})`);
+    throw new UsageError(`unknown executor "${name}"; available: ${Object.keys(factories).join(", ")}`);
+  });
+}

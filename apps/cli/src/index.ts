@@ -1,0 +1,2 @@
+export { main } from "./main.js";
+export type { IO } from "./io.js";

@@ -1,0 +1,85 @@
+// The golden suite runs here through the same entry point users call (`attngraph conformance <dir>`), over the copy of
+// the cases kept in @attngraph/testkit, so the project's tests never reach outside the repo.
+import { goldenDir } from "@attngraph/testkit";
+import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { main } from "./main.js";
+
+async function cli(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out, err };
+}
+
+const caseCount = readdirSync(goldenDir).filter((f) => f.endsWith(".json")).length;
+
+describe("attngraph conformance", () => {
+  for (const flags of [[], ["--tap", "all"], ["--fused-qkv"]]) {
+    it(`passes every golden case on cpu ${flags.join(" ")}`, async () => {
+      const { code, out } = await cli("conformance", goldenDir, "--executor", "cpu", ...flags);
+      expect(out.filter((l) => l.startsWith("FAIL"))).toEqual([]);
+      expect(out.at(-1)).toBe(`${caseCount} passed, 0 failed`);
+      expect(code).toBe(0);
+    });
+  }
+
+  it("reports a malformed case by file and field as a failed case, and exits 1", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "attngraph-cases-"));
+    copyFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), join(dir, "a-good.json"));
+    writeFileSync(join(dir, "b-broken.json"), JSON.stringify({ name: "broken", source: "x", config: { dIn: 8, dOut: 8, numHeads: 3 } }));
+    writeFileSync(join(dir, "c-garbage.json"), "{ not json");
+    const { code, out } = await cli("conformance", dir);
+    expect(out[0]).toMatch(/^PASS t1-causal/);
+    expect(out[1]).toMatch(/^FAIL b-broken .*b-broken\.json: \$\.config\.dOut/);
+    expect(out[2]).toMatch(/^FAIL c-garbage .*c-garbage\.json/);
+    expect(out.at(-1)).toBe("1 passed, 2 failed");
+    expect(code).toBe(1);
+  });
+
+  it("a wrong number fails the case, naming the tensor and the worst element", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "attngraph-cases-"));
+    const c = JSON.parse((await import("node:fs")).readFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), "utf8"));
+    c.expected.output.data[3] += 0.01;
+    writeFileSync(join(dir, "tampered.json"), JSON.stringify(c));
+    const { code, out } = await cli("conformance", dir);
+    expect(out[0]).toMatch(/^FAIL t1-causal-b2-d8-h2 {2}output: 1 of 16 off, worst at 3/);
+    expect(out.at(-1)).toBe("0 passed, 1 failed");
+    expect(code).toBe(1);
+  });
+
+  it("refuses unknown and unbuilt executors with a clear message", async () => {
+    expect(await cli("conformance", goldenDir, "--executor", "tpu")).toMatchObject({ code: 2, err: [expect.stringMatching(/unknown executor "tpu"/)] });
+    expect(await cli("conformance", goldenDir, "--executor", "wasm")).toMatchObject({ code: 1, err: [expect.stringMatching(/unsupported: executor wasm/)] });
+    expect((await cli("conformance")).code).toBe(2);
+  });
+});
+
+describe("attngraph run", () => {
+  it("prints the tapped tensors of one case in PyTorch's format", async () => {
+    const { code, out } = await cli("run", join(goldenDir, "seed-002-mha-outproj-eval.json"), "--tap", "weights");
+    expect(code).toBe(0);
+    const text = out.join("\n");
+    expect(text).toContain("weights [1, 2, 3, 3]");
+    expect(text).toMatch(/tensor\(\[\[\[\[1\.0000(e\+00)?, 0\.0000(e\+00)?, 0\.0000(e\+00)?\],/);
+  });
+
+  it("names an unknown tap", async () => {
+    const { code, err } = await cli("run", join(goldenDir, "seed-002-mha-outproj-eval.json"), "--tap", "wieghts");
+    expect(code).toBe(1);
+    expect(err[0]).toMatch(/tap wieghts: no node of this name/);
+  });
+});
+
+describe("attngraph demo", () => {
+  it("prints the plan and every intermediate tensor, and matches PyTorch", async () => {
+    const { code, out } = await cli("demo");
+    const text = out.join("\n");
+    for (const n of ["queries", "keys", "values", "scores", "weights", "context", "output"]) expect(text).toMatch(new RegExp(`^${n} \\[`, "m"));
+    expect(text).toContain("plan: 16 steps on cpu");
+    expect(text).toContain("output matches PyTorch (float64 reference, tolerance 0.0001): yes");
+    expect(code).toBe(0);
+  });
+});

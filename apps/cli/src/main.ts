@@ -1,0 +1,61 @@
+import { AttnGraphError } from "@attngraph/tensor";
+import { parseArgs } from "node:util";
+import { conformance, conformanceHelp } from "./commands/conformance.js";
+import { demo } from "./commands/demo.js";
+import { run, runHelp } from "./commands/run.js";
+import { processIO, UsageError, type IO } from "./io.js";
+
+const help = `usage: attngraph <command> [options]
+
+  demo                         causal multi-head attention of the worked examples, every intermediate tensor printed
+  run <case.json>              run one golden case, print tapped tensors
+  conformance <dir>            run every golden case in <dir>, "N passed, N failed"
+
+${conformanceHelp}
+
+${runHelp}
+
+Common options: --executor <name>[,<name>...]  executors in preference order (default: cpu)`;
+
+/** Runs the CLI and returns the exit status. Errors become one readable line, never a stack trace. */
+export async function main(argv: readonly string[], io: IO = processIO): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        executor: { type: "string", default: "cpu" },
+        tap: { type: "string", multiple: true, default: [] },
+        "fused-qkv": { type: "boolean", default: false },
+        explain: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+    const [command, ...rest] = positionals;
+    if (values.help || !command) {
+      io.out(help);
+      return command || values.help ? 0 : 2;
+    }
+    const common = { positionals: rest, executor: values.executor, tap: values.tap, fusedQkv: values["fused-qkv"], explain: values.explain };
+    switch (command) {
+      case "demo":
+        return await demo(common, io);
+      case "conformance":
+        return await conformance(common, io);
+      case "run":
+        return await run(common, io);
+      default:
+        throw new UsageError(`unknown command "${command}"\n${help}`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError || (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
+      io.err(`attngraph: ${e.message}`);
+      return 2;
+    }
+    if (AttnGraphError.isInstance(e)) {
+      io.err(`attngraph: ${e.name}: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,121 @@
+// Attention as a graph: every builder here composes only graph nodes (no kernels, no math). Node names follow the
+// standard set so taps and golden cases line up: queries, keys, values, scores, weights, context, output.
+//
+// Shape legend: B batch, H heads, Hkv key/value heads, L query length (dim "T"), S key length ("T" for self-attention,
+// "S" for cross-attention), D head dim, E = H·D model dim, Ekv = Hkv·D.
+import { GraphBuilder, type OpGraph, type OpRegistry, type Ref } from "@attngraph/graph";
+import { effectiveScale, headDim, normalizeConfig, ConfigError, type AttentionConfig, type AttentionConfigInput } from "./config.js";
+
+export interface AttentionOptions {
+  /**
+   * One projection with weight W_qkv [E + 2·Ekv, dIn], then three slices (views), instead of three projections. With
+   * cross-attention, queries keep their own projection and keys/values share one, W_kv [2·Ekv, dIn].
+   */
+  readonly fusedQkv?: boolean;
+  /** Adds the input `keyPaddingMask` [B, S] (1 = padded key, ignored). */
+  readonly keyPaddingMask?: boolean;
+  /** Dropout in training mode (with config.dropout > 0); eval (identity) by default. */
+  readonly training?: boolean;
+  /** Seed of the dropout mask. */
+  readonly seed?: number;
+  /** Nests node and weight names: "blocks.0.attn" gives "blocks.0.attn.weights". */
+  readonly prefix?: string;
+  /** A registry with user-declared ops, for graphs that mix them in. */
+  readonly registry?: OpRegistry;
+}
+
+/** The refs of the standard nodes added by `addAttention`. */
+export interface AttentionRefs {
+  readonly queries: Ref;
+  readonly keys: Ref;
+  readonly values: Ref;
+  readonly scores: Ref;
+  readonly weights: Ref;
+  readonly context: Ref;
+  readonly output: Ref;
+}
+
+/**
+ * Adds one attention block to a builder, reading queries from `x` [B, T, dIn] and keys/values from `kv` (= x unless
+ * cross). Weight names are the golden cases' (W_query, W_key, W_value, b_*, out_proj, out_bias), prefixed.
+ */
+export function addAttention(b: GraphBuilder, x: Ref, configInput: AttentionConfigInput | AttentionConfig, options: AttentionOptions & { kv?: Ref; keyPaddingMaskRef?: Ref } = {}): AttentionRefs {
+  const c = normalizeConfig(configInput);
+  const H = c.numHeads;
+  const Hkv = c.numKvHeads;
+  const D = headDim(c);
+  const E = c.dOut;
+  const Ekv = Hkv * D;
+  const p = options.prefix ? `${options.prefix}.` : "";
+  const name = (n: string) => p + n;
+  const w = (n: string, shape: readonly number[]) => b.weight(p + n, shape);
+  const xShape = b.shapeOf(x);
+  if (xShape.length !== 3) throw new ConfigError("dIn", "queries input must be [B, T, dIn]", "rank 3", `rank ${xShape.length}`);
+  const L = xShape[1]!;
+  if (c.cross && !options.kv) throw new ConfigError("cross", "cross-attention needs a key/value input `kv`", "an input kv [B, S, dIn]", "none");
+  const kv = c.cross ? options.kv! : x;
+  const S = b.shapeOf(kv)[1]!;
+  const batch = xShape[0]!;
+
+  const proj = (n: string, src: Ref, wn: string, bn: string, rows: number) =>
+    b.add("projection", name(n), { x: src, weight: w(wn, [rows, c.dIn]), bias: c.qkvBias ? w(bn, [rows]) : undefined });
+  let queries: Ref, keys: Ref, values: Ref;
+  if (options.fusedQkv && !c.cross) {
+    // One matmul for all three; the slices are views of its output.
+    const qkv = proj("qkv", x, "W_qkv", "b_qkv", E + 2 * Ekv); // [B, L, E + 2·Ekv]
+    queries = b.add("slice", name("queries"), { x: qkv }, { axis: -1, start: 0, size: E }); // [B, L, E]
+    keys = b.add("slice", name("keys"), { x: qkv }, { axis: -1, start: E, size: Ekv }); // [B, S, Ekv]
+    values = b.add("slice", name("values"), { x: qkv }, { axis: -1, start: E + Ekv, size: Ekv }); // [B, S, Ekv]
+  } else if (options.fusedQkv) {
+    // Cross-attention: queries read x, keys and values read kv, so only K and V can share a matmul.
+    queries = proj("queries", x, "W_query", "b_query", E); // [B, L, E]
+    const kvp = proj("kv.proj", kv, "W_kv", "b_kv", 2 * Ekv); // [B, S, 2·Ekv]
+    keys = b.add("slice", name("keys"), { x: kvp }, { axis: -1, start: 0, size: Ekv }); // [B, S, Ekv]
+    values = b.add("slice", name("values"), { x: kvp }, { axis: -1, start: Ekv, size: Ekv }); // [B, S, Ekv]
+  } else {
+    queries = proj("queries", x, "W_query", "b_query", E); // [B, L, E]
+    keys = proj("keys", kv, "W_key", "b_key", Ekv); // [B, S, Ekv]
+    values = proj("values", kv, "W_value", "b_value", Ekv); // [B, S, Ekv]
+  }
+
+  // Split heads: [B, L, E] → [B, L, H, D] → [B, H, L, D] (both views).
+  const heads = (src: Ref, n: string, len: string | number, h: number) =>
+    b.add("transpose", name(`${n}.heads`), { x: b.add("reshape", name(`${n}.split`), { x: src }, { shape: [batch, len, h, D] }) }, { perm: [0, 2, 1, 3] });
+  const qh = heads(queries, "q", L, H); // [B, H, L, D]
+  const kh = heads(keys, "k", S, Hkv); // [B, Hkv, S, D]
+  const vh = heads(values, "v", S, Hkv); // [B, Hkv, S, D]
+
+  const scores = b.add("score", name("scores"), { q: qh, k: kh }); // [B, H, L, S], before scale and mask
+  const padding = options.keyPaddingMaskRef;
+  const masked =
+    c.causal || padding
+      ? b.add("mask", name("masked"), { scores, keyPaddingMask: padding }, { causal: c.causal, window: c.window })
+      : scores; // [B, H, L, S], masked entries −∞
+  const dropout = c.dropout > 0;
+  const probs = b.add("softmax", name(dropout ? "probs" : "weights"), { x: masked }, { scale: effectiveScale(c) }); // [B, H, L, S]
+  const weights = dropout
+    ? b.add("dropout", name("weights"), { x: probs }, { rate: c.dropout, seed: options.seed ?? 0, training: options.training ?? false })
+    : probs;
+  const ctxHeads = b.add("weighted-sum", name("context.heads"), { weights, v: vh }); // [B, H, L, D]
+  const merged = b.add("transpose", name("context.merge"), { x: ctxHeads }, { perm: [0, 2, 1, 3] }); // [B, L, H, D]
+  const context = b.add("reshape", name("context"), { x: merged }, { shape: [batch, L, E] }); // [B, L, E]
+  const output = c.outProj
+    ? b.add("out-proj", name("output"), { x: context, weight: w("out_proj", [E, E]), bias: c.outBias ? w("out_bias", [E]) : undefined })
+    : context;
+  return { queries, keys, values, scores, weights, context, output };
+}
+
+/**
+ * A whole attention graph for `config` (the golden cases' config object): inputs `x` [B, T, dIn], plus `kv` [B, S, dIn]
+ * when cross and `keyPaddingMask` [B, S] when asked; one output (`output`, or `context` without an output projection).
+ */
+export function buildAttention(config: AttentionConfigInput | AttentionConfig, options: AttentionOptions = {}): OpGraph {
+  const c = normalizeConfig(config);
+  const b = new GraphBuilder(options.registry ? { registry: options.registry } : {});
+  const x = b.input("x", ["B", "T", c.dIn]);
+  const S = c.cross ? "S" : "T";
+  const kv = c.cross ? b.input("kv", ["B", S, c.dIn]) : undefined;
+  const pad = options.keyPaddingMask ? b.input("keyPaddingMask", ["B", S]) : undefined;
+  const refs = addAttention(b, x, c, { ...options, ...(kv ? { kv } : {}), ...(pad ? { keyPaddingMaskRef: pad } : {}) });
+  return b.output(refs.output).build();
+}

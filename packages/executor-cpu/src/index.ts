@@ -1,0 +1,13 @@
+export { CpuExecutor, type CpuKernel } from "./executor.js";
+export { createCpuExecutor, registerCpuKernels, cpuKernels, type CpuKernelList, type CreateCpuExecutorOptions } from "./register-kernels.js";
+export type { StridedView } from "./kernels/strided.js";
+export { projectionImpl, projectionKernel } from "./kernels/projection.js";
+export { outProjImpl, outProjKernel } from "./kernels/out-proj.js";
+export { reshapeImpl, reshapeKernel } from "./kernels/reshape.js";
+export { transposeImpl, transposeKernel } from "./kernels/transpose.js";
+export { sliceImpl, sliceKernel } from "./kernels/slice.js";
+export { scoreImpl, scoreKernel } from "./kernels/score.js";
+export { maskImpl, maskKernel, findInvalidPadding } from "./kernels/mask.js";
+export { softmaxImpl, softmaxKernel } from "./kernels/softmax.js";
+export { dropoutImpl, dropoutKernel, dropoutBits, dropoutKeep, dropoutThreshold, fmix32 } from "./kernels/dropout.js";
+export { weightedSumImpl, weightedSumKernel } from "./kernels/weighted-sum.js";

@@ -1,0 +1,77 @@
+// What every kernel adapter needs between a KernelCall and its pure Impl: fetch inputs by slot, check ranks and dims,
+// and report bad attributes, each error naming `<node>.<field>`. Kernels never crash on bad calls: a call may come from
+// a user dispatching by hand, not only from a validated graph.
+import { AttnGraphError, ShapeError, Tensor, describe, formatShape } from "@attngraph/tensor";
+import type { KernelCall } from "@attngraph/graph";
+import type { StridedView } from "./strided.js";
+
+export type Call = KernelCall<Tensor>;
+
+/** The input in `slot` (declared as `name`); missing → an "input" error naming node and slot. */
+export function requireInput(call: Call, slot: number, name: string): Tensor {
+  const v = optionalInput(call, slot, name);
+  if (v === undefined) {
+    const subject = `${call.node}.${name}`;
+    throw new AttnGraphError("input", describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a tensor", "undefined"), {
+      subject,
+      expected: "a tensor",
+      got: "undefined",
+    });
+  }
+  return v;
+}
+
+/** The input in `slot`, or undefined when absent; something that is not a tensor is an "input" error. */
+export function optionalInput(call: Call, slot: number, name: string): Tensor | undefined {
+  const v: unknown = call.inputs[slot];
+  if (v === undefined || v === null) return undefined;
+  const t = v as Tensor;
+  if (typeof v !== "object" || !(t.data instanceof Float32Array) || !Array.isArray(t.shape) || !Array.isArray(t.strides) || typeof t.offset !== "number") {
+    const subject = `${call.node}.${name}`;
+    throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a tensor`, "a Tensor", typeof v), {
+      subject,
+      expected: "a Tensor",
+      got: typeof v,
+    });
+  }
+  return t;
+}
+
+/** Rank check; `legend` is the expected shape in the shape legend, e.g. "[B, H, L, D]". */
+export function expectRank(call: Call, name: string, t: Tensor, rank: number, legend: string): void {
+  if (t.rank !== rank) throw new ShapeError(`${call.node}.${name}`, `op ${call.kind} needs rank ${rank}`, legend, formatShape(t.shape));
+}
+
+/** One dim must equal another: `what` says which ("head dim D of k must match q"). */
+export function expectDim(call: Call, name: string, what: string, expected: number, got: number, t: Tensor): void {
+  if (expected !== got) throw new ShapeError(`${call.node}.${name}`, what, String(expected), `${got} in ${formatShape(t.shape)}`);
+}
+
+/** Grouped-query attention: H query heads share Hkv key/value heads, so Hkv must divide H. */
+export function expectHeadGroups(call: Call, name: string, h: number, hkv: number, t: Tensor): void {
+  if (hkv === 0 ? h !== 0 : h % hkv !== 0) {
+    throw new ShapeError(`${call.node}.${name}`, "query heads H must be a multiple of key/value heads Hkv", `a divisor of H=${h}`, `Hkv=${hkv} in ${formatShape(t.shape)}`);
+  }
+}
+
+/** An "attr" error naming `<node>.<field>`. */
+export function attrError(call: Call, field: string, expected: string, value: unknown): AttnGraphError {
+  const subject = `${call.node}.${field}`;
+  const got = showValue(value);
+  return new AttnGraphError("attr", describe(subject, `invalid attribute of op ${call.kind}`, expected, got), { subject, expected, got });
+}
+
+/** Wraps a view an Impl computed (reshape/transpose/slice) as a Tensor sharing the input's buffer. */
+export function toTensor(view: StridedView): Tensor {
+  return view instanceof Tensor ? view : new Tensor(view.data, view.shape, view.strides, view.offset);
+}
+
+function showValue(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined) return String(v);
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}

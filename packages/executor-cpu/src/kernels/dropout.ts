@@ -1,0 +1,69 @@
+// dropout with a counter-based generator: whether element i is kept is a pure function of (seed, i), so the WebAssembly
+// and WGSL executors reproduce the CPU mask bit for bit, in any order and in parallel. The spec is in the README;
+// change nothing here without changing it there and in every executor.
+import { Tensor } from "@attngraph/tensor";
+import type { DropoutAttrs } from "@attngraph/graph";
+import type { CpuKernel } from "../executor.js";
+import { attrError, requireInput } from "./adapter.js";
+import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
+
+/** MurmurHash3's 32-bit finaliser: a bijection on uint32 that mixes every input bit into every output bit. */
+export function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** The uint32 random bits of element `i` (row-major index in the output; taken mod 2³²) under `seed` (a uint32). */
+export function dropoutBits(seed: number, i: number): number {
+  return fmix32((fmix32(seed) ^ Math.imul(i, 0x9e3779b9)) >>> 0);
+}
+
+/** Elements whose bits are below this uint32 are dropped: floor(rate · 2³²), clamped to 2³² − 1. */
+export function dropoutThreshold(rate: number): number {
+  return Math.min(Math.floor(rate * 2 ** 32), 2 ** 32 - 1);
+}
+
+/** Whether element `i` survives dropout at `rate` under `seed`. */
+export function dropoutKeep(seed: number, i: number, rate: number): boolean {
+  return dropoutBits(seed, i) >= dropoutThreshold(rate);
+}
+
+/**
+ * Training-mode dropout: element i (row-major) is kept as fround(x · fround(1 / (1 − rate))) when
+ * `dropoutKeep(seed, i, rate)`, else 0. The product of two float32 values is exact in float64, so the single fround
+ * equals a float32 multiply on any executor.
+ * @param x [...], any strides
+ * @returns same shape, row-major
+ */
+export function dropoutImpl(x: StridedView, rate: number, seed: number): Float32Array {
+  const rows = rowOffsets(x);
+  const { length: n, stride: xs } = lastAxis(x);
+  const xd = x.data;
+  const out = new Float32Array(rows.length * n);
+  const mixedSeed = fmix32(seed); // hoisted: dropoutBits(seed, i) without re-mixing the seed per element
+  const threshold = dropoutThreshold(rate);
+  const keptScale = Math.fround(1 / (1 - rate));
+  let i = 0;
+  for (let r = 0; r < rows.length; r++) {
+    for (let j = 0, p = rows[r]!; j < n; j++, p += xs, i++) {
+      const bits = fmix32((mixedSeed ^ Math.imul(i, 0x9e3779b9)) >>> 0);
+      out[i] = bits >= threshold ? xd[p]! * keptScale : 0;
+    }
+  }
+  return out;
+}
+
+/** Input: x; attrs { rate, seed, training } → same shape. Eval mode or rate 0 returns x itself (identity). */
+export const dropoutKernel: CpuKernel = (call) => {
+  const x = requireInput(call, 0, "x");
+  const { rate, seed, training } = call.attrs as Partial<DropoutAttrs>;
+  if (typeof training !== "boolean") throw attrError(call, "training", "true or false", training);
+  if (typeof rate !== "number" || !(rate >= 0 && rate < 1)) throw attrError(call, "rate", "a number with 0 <= rate < 1", rate);
+  if (!Number.isInteger(seed) || seed! < 0 || seed! > 0xffffffff) throw attrError(call, "seed", "an integer in 0..2^32-1", seed);
+  if (!training || rate === 0) return x;
+  return new Tensor(dropoutImpl(x, rate, seed!), x.shape);
+};

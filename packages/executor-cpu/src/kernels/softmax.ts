@@ -1,0 +1,52 @@
+// softmax: softmax(scale · x) over the last axis, the step that turns masked scores into attention weights.
+import { Tensor } from "@attngraph/tensor";
+import type { SoftmaxAttrs } from "@attngraph/graph";
+import type { CpuKernel } from "../executor.js";
+import { attrError, requireInput } from "./adapter.js";
+import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
+
+/**
+ * softmax(scale · x) over the last axis, in float64, stored as float32.
+ * - Stable: the row max of the scaled unmasked entries is subtracted before exp, so scores of 1000 do not overflow.
+ * - An entry equal to −∞ is masked: its weight is exactly 0 whatever the scale (0 · −∞ would be NaN).
+ * - A row with every entry −∞ (every key masked) gives all zeros, never NaN.
+ * - NaN propagates: a NaN anywhere in a row makes that whole row NaN, as in PyTorch; so does +∞ (∞ − ∞).
+ * @param x [..., S], any strides
+ * @returns [..., S], row-major
+ */
+export function softmaxImpl(x: StridedView, scale: number): Float32Array {
+  const rows = rowOffsets(x);
+  const { length: n, stride: xs } = lastAxis(x);
+  const xd = x.data;
+  const out = new Float32Array(rows.length * n);
+  const e = new Float64Array(n); // one row of exponentials, kept in float64 until normalised
+  for (let r = 0; r < rows.length; r++) {
+    const base = rows[r]!;
+    let max = -Infinity;
+    for (let j = 0, p = base; j < n; j++, p += xs) {
+      const v = xd[p]!;
+      // `>` skips NaN here on purpose: the NaN still reaches exp below and poisons the sum, so the row becomes NaN.
+      if (v !== -Infinity && scale * v > max) max = scale * v;
+    }
+    let sum = 0;
+    for (let j = 0, p = base; j < n; j++, p += xs) {
+      const v = xd[p]!;
+      const ej = v === -Infinity ? 0 : Math.exp(scale * v - max);
+      e[j] = ej;
+      sum += ej;
+    }
+    // sum is 0 only when every entry is masked: write zeros. A NaN sum is not 0, so NaN flows through 1 / sum.
+    const inv = sum === 0 ? 0 : 1 / sum;
+    const o = r * n;
+    for (let j = 0; j < n; j++) out[o + j] = e[j]! * inv;
+  }
+  return out;
+}
+
+/** Input: x [..., S] (scores [B, H, L, S] in attention); attrs { scale } → same shape. */
+export const softmaxKernel: CpuKernel = (call) => {
+  const x = requireInput(call, 0, "x");
+  const { scale } = call.attrs as Partial<SoftmaxAttrs>;
+  if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
+  return new Tensor(softmaxImpl(x, scale), x.shape);
+};

@@ -1,0 +1,45 @@
+// What the pure `…Impl` functions read: a strided view onto a Float32Array. A Tensor is one structurally, but the
+// Impl functions depend only on these four fields, so another host (a worker, a test) can call them on plain arrays.
+import type { Shape } from "@attngraph/tensor";
+
+export interface StridedView {
+  readonly data: Float32Array;
+  readonly shape: Shape;
+  /** In elements, one per dim; any layout (transposed, sliced, broadcast with stride 0). */
+  readonly strides: readonly number[];
+  /** Index into `data` of element [0, 0, ...]. */
+  readonly offset: number;
+}
+
+/**
+ * The `data` index of the first element of every row (a row = the last axis), in row-major order of the leading axes.
+ * Kernels that work row by row (projection, softmax, dropout) walk these once instead of running an odometer in their
+ * inner loop. A rank-0 view is one row of one element.
+ */
+export function rowOffsets(view: StridedView): Float64Array {
+  const { shape, strides } = view;
+  const lead = Math.max(0, shape.length - 1);
+  let rows = 1;
+  for (let d = 0; d < lead; d++) rows *= shape[d]!;
+  const out = new Float64Array(rows);
+  const idx = new Array<number>(lead).fill(0);
+  let base = view.offset;
+  for (let r = 0; r < rows; r++) {
+    out[r] = base;
+    // Advance the leading multi-index like an odometer, keeping `base` in step.
+    for (let d = lead - 1; d >= 0; d--) {
+      idx[d]!++;
+      base += strides[d]!;
+      if (idx[d]! < shape[d]!) break;
+      base -= idx[d]! * strides[d]!;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+/** Length and stride of the last axis (1 and 0 for a rank-0 view, so it reads as a single row of one element). */
+export function lastAxis(view: StridedView): { readonly length: number; readonly stride: number } {
+  const r = view.shape.length;
+  return r === 0 ? { length: 1, stride: 0 } : { length: view.shape[r - 1]!, stride: view.strides[r - 1]! };
+}

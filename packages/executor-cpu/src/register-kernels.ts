@@ -1,0 +1,46 @@
+// The built-in CPU kernels, in one explicit list (tfjs's register_all_kernels.ts). Nothing registers on import: the
+// user calls `createCpuExecutor()` or `registerCpuKernels()`, and a modular build can pass a shorter list so the
+// bundler drops the kernels it never names.
+import { CpuExecutor, type CpuKernel } from "./executor.js";
+import { dropoutKernel } from "./kernels/dropout.js";
+import { maskKernel } from "./kernels/mask.js";
+import { outProjKernel } from "./kernels/out-proj.js";
+import { projectionKernel } from "./kernels/projection.js";
+import { reshapeKernel } from "./kernels/reshape.js";
+import { scoreKernel } from "./kernels/score.js";
+import { sliceKernel } from "./kernels/slice.js";
+import { softmaxKernel } from "./kernels/softmax.js";
+import { transposeKernel } from "./kernels/transpose.js";
+import { weightedSumKernel } from "./kernels/weighted-sum.js";
+
+export type CpuKernelList = ReadonlyArray<readonly [kind: string, kernel: CpuKernel]>;
+
+/** One kernel per built-in op kind of @attngraph/graph, in the registry's order. */
+export const cpuKernels: CpuKernelList = Object.freeze([
+  ["projection", projectionKernel],
+  ["reshape", reshapeKernel],
+  ["transpose", transposeKernel],
+  ["slice", sliceKernel],
+  ["score", scoreKernel],
+  ["mask", maskKernel],
+  ["softmax", softmaxKernel],
+  ["dropout", dropoutKernel],
+  ["weighted-sum", weightedSumKernel],
+  ["out-proj", outProjKernel],
+] as const);
+
+/** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */
+export function registerCpuKernels(executor: CpuExecutor, kernels: CpuKernelList = cpuKernels): CpuExecutor {
+  for (const [kind, kernel] of kernels) executor.registerKernel(kind, kernel);
+  return executor;
+}
+
+export interface CreateCpuExecutorOptions {
+  /** The kernels to register; default: every built-in kernel (`cpuKernels`). */
+  readonly kernels?: CpuKernelList;
+}
+
+/** A CPU executor with the built-in kernels (or `options.kernels`) registered. */
+export function createCpuExecutor(options: CreateCpuExecutorOptions = {}): CpuExecutor {
+  return registerCpuKernels(new CpuExecutor(), options.kernels ?? cpuKernels);
+}

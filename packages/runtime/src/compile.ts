@@ -1,0 +1,36 @@
+import { GraphValidationError, type OpGraph } from "@attngraph/graph";
+import { lower, type LowerOptions } from "@attngraph/scheduler";
+import { formatShape, type Tensor } from "@attngraph/tensor";
+import { Session } from "./session.js";
+
+export interface CompileOptions extends LowerOptions {
+  /** Every weight the graph declares, by name; bound for the session's lifetime. */
+  readonly weights?: Readonly<Record<string, Tensor>>;
+}
+
+/**
+ * Lowers the graph for the given executors, checks the weights against the graph's declarations, initialises the
+ * executors the plan uses, and returns a session ready to run.
+ *
+ * ```ts
+ * const session = await compile(graph, { executors: [createCpuExecutor()], weights });
+ * const { output } = await session.run({ x });
+ * ```
+ */
+export async function compile(graph: OpGraph, options: CompileOptions): Promise<Session> {
+  const plan = lower(graph, options);
+  const weights = options.weights ?? {};
+  const declared = new Map(graph.weights.map((w) => [w.name, w.shape] as const));
+  for (const name of Object.keys(weights)) {
+    if (!declared.has(name)) throw new GraphValidationError(`weight ${name}`, "the graph declares no such weight", [...declared.keys()].join(", ") || "no weights", name);
+  }
+  for (const [name, shape] of declared) {
+    const t = weights[name];
+    if (!t) throw new GraphValidationError(`weight ${name}`, "missing weight", `a tensor of shape [${shape.join(", ")}]`, "nothing");
+    const ok = t.shape.length === shape.length && shape.every((d, i) => typeof d === "string" || d === t.shape[i]);
+    if (!ok) throw new GraphValidationError(`weight ${name}`, "wrong shape", `[${shape.join(", ")}]`, formatShape(t.shape));
+  }
+  const used = new Set(plan.steps.map((s) => s.placement.executor));
+  for (const name of used) await plan.executors.get(name)!.init?.();
+  return new Session(plan, weights);
+}

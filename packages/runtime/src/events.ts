@@ -1,0 +1,26 @@
+import type { Shape, Tensor } from "@attngraph/tensor";
+
+/** Everything a session reports, on `session.events$`. Times are `performance.now()` milliseconds. */
+export type SessionEvent =
+  | { readonly type: "run-start"; readonly runId: number; readonly time: number }
+  | { readonly type: "node-start"; readonly runId: number; readonly node: string; readonly kind: string; readonly executor: string; readonly time: number }
+  | {
+      readonly type: "node-end";
+      readonly runId: number;
+      readonly node: string;
+      readonly kind: string;
+      readonly executor: string;
+      readonly shape: Shape;
+      /** Wall time of the dispatch (for async executors: until its result was ready). */
+      readonly ms: number;
+    }
+  | { readonly type: "run-end"; readonly runId: number; readonly ms: number }
+  | { readonly type: "run-error"; readonly runId: number; readonly node: string | undefined; readonly error: unknown }
+  | { readonly type: "run-cancelled"; readonly runId: number; readonly node: string | undefined };
+
+/** One watched tensor of one run, as a tap delivers it. The tensor is a copy the subscriber owns. */
+export interface TapEvent {
+  readonly runId: number;
+  readonly node: string;
+  readonly tensor: Tensor;
+}

@@ -1,0 +1,210 @@
+import { attentionWeights, buildAttention } from "@attngraph/attention";
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { GraphBuilder, GraphValidationError, defineOp, createOpRegistry } from "@attngraph/graph";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { config as rxConfig, firstValueFrom, take, toArray } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { compile } from "./compile.js";
+import { AbortError, RunError } from "./errors.js";
+import type { SessionEvent, TapEvent } from "./events.js";
+
+// A seeded generator so every run of this file sees the same numbers.
+function rand(seed: number) {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
+}
+function randomTensor(shape: number[], seed: number): Tensor {
+  const r = rand(seed);
+  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, r), shape);
+}
+
+const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
+function rawWeights() {
+  return {
+    W_query: randomTensor([8, 8], 1),
+    W_key: randomTensor([8, 8], 2),
+    W_value: randomTensor([8, 8], 3),
+    out_proj: randomTensor([8, 8], 4),
+    out_bias: randomTensor([8], 5),
+  };
+}
+async function session() {
+  return compile(buildAttention(config), { executors: [createCpuExecutor()], weights: attentionWeights(config, rawWeights()) });
+}
+
+describe("Session.run", () => {
+  it("returns the outputs, owned by the caller", async () => {
+    const s = await session();
+    const x = randomTensor([2, 5, 8], 9);
+    const a = await s.run({ x });
+    const b = await s.run({ x });
+    expect(a.output!.shape).toEqual([2, 5, 8]);
+    expect(a.output!.data).not.toBe(b.output!.data);
+    expect(a.output!.toArray()).toEqual(b.output!.toArray());
+    a.output!.data.fill(0);
+    expect((await s.run({ x })).output!.toArray()).toEqual(b.output!.toArray());
+  });
+
+  it("rejects bad inputs before running, naming the input, and stays usable", async () => {
+    const s = await session();
+    await expect(s.run({ x: randomTensor([2, 5, 7], 1) })).rejects.toThrow(/input x: wrong size of dim 2/);
+    await expect(s.run({})).rejects.toThrow(/input x: missing input/);
+    await expect(s.run({ x: randomTensor([2, 5, 8], 1), y: randomTensor([1], 1) })).rejects.toThrow(/input y: unknown input/);
+    await expect(s.run({ x: [1, 2, 3] as never })).rejects.toThrow(/input x: not a tensor/);
+    expect((await s.run({ x: randomTensor([1, 3, 8], 1) })).output!.shape).toEqual([1, 3, 8]);
+  });
+
+  it("runs concurrent runs independently", async () => {
+    const s = await session();
+    const xs = [1, 2, 3, 4].map((i) => randomTensor([1, i + 2, 8], 10 + i));
+    const alone = [];
+    for (const x of xs) alone.push((await s.run({ x })).output!.toArray());
+    const together = await Promise.all(xs.map((x) => s.run({ x }, { signal: new AbortController().signal })));
+    expect(together.map((r) => r.output!.toArray())).toEqual(alone);
+  });
+});
+
+describe("Session.tap", () => {
+  it("delivers each watched node's tensor once per run, tagged with the run id", async () => {
+    const s = await session();
+    const got: TapEvent[] = [];
+    const sub = s.tap(["weights", "scores"]).subscribe((e) => got.push(e));
+    await s.run({ x: randomTensor([1, 4, 8], 1) });
+    await s.run({ x: randomTensor([1, 4, 8], 2) });
+    sub.unsubscribe();
+    await s.run({ x: randomTensor([1, 4, 8], 3) });
+    expect(got.map((e) => `${e.runId}:${e.node}`)).toEqual(["1:scores", "1:weights", "2:scores", "2:weights"]);
+    const w = got[1]!.tensor;
+    expect(w.shape).toEqual([1, 2, 4, 4]);
+    expect(w.get(0, 0, 0, 1)).toBe(0); // causal: query 0 does not see key 1
+    for (let i = 0; i < 4; i++) expect([0, 1, 2, 3].reduce((a, j) => a + w.get(0, 1, i, j), 0)).toBeCloseTo(1, 6);
+  });
+
+  it("gives each subscriber its own copy, equal to what an untapped run computes", async () => {
+    const s = await session();
+    const x = randomTensor([2, 3, 8], 4);
+    const untapped = await s.run({ x });
+    const a = firstValueFrom(s.tap("output"));
+    const b = firstValueFrom(s.tap((n) => n === "output"));
+    const tapped = await s.run({ x });
+    const [ea, eb] = await Promise.all([a, b]);
+    expect(ea.tensor.data).not.toBe(eb.tensor.data);
+    expect(ea.tensor.toArray()).toEqual(untapped.output!.toArray());
+    expect(tapped.output!.toArray()).toEqual(untapped.output!.toArray());
+  });
+
+  it("taps views as their logical values (a transposed view reads like its contiguous copy)", async () => {
+    const s = await session();
+    const x = randomTensor([1, 3, 8], 5);
+    const [split, heads] = await Promise.all([firstValueFrom(s.tap("q.split")), firstValueFrom(s.tap("q.heads")), s.run({ x })]);
+    expect(heads.tensor.shape).toEqual([1, 2, 3, 4]);
+    expect(heads.tensor.get(0, 1, 2, 3)).toBe(split.tensor.get(0, 2, 1, 3));
+  });
+
+  it("refuses a tap of a node that does not exist, listing the ones that do", async () => {
+    const s = await session();
+    expect(() => s.tap("wieghts")).toThrow(GraphValidationError);
+    expect(() => s.tap(["weights", "nope"])).toThrow(/tap nope: no node of this name, expected one of queries, keys/);
+  });
+
+  it("a subscriber that throws does not fail the run or starve others; rxjs reports the throw", async () => {
+    const s = await session();
+    const seen: string[] = [];
+    const reported: unknown[] = [];
+    rxConfig.onUnhandledError = (e) => reported.push(e);
+    try {
+      s.tap("weights").subscribe(() => {
+        throw new Error("subscriber bug");
+      });
+      s.tap("weights").subscribe((e) => seen.push(e.node));
+      const out = await s.run({ x: randomTensor([1, 2, 8], 1) });
+      await new Promise((r) => setTimeout(r, 5));
+      expect(out.output).toBeDefined();
+      expect(seen).toEqual(["weights"]);
+      expect(reported.map((e) => (e as Error).message)).toEqual(["subscriber bug"]);
+    } finally {
+      rxConfig.onUnhandledError = null;
+    }
+  });
+});
+
+describe("Session.events$", () => {
+  it("emits run start/end and node start/end with executor and timing, in order", async () => {
+    const s = await session();
+    const all = firstValueFrom(s.events$.pipe(take(2 + 2 * s.plan.steps.length), toArray()));
+    await s.run({ x: randomTensor([1, 3, 8], 1) });
+    const events = await all;
+    expect(events[0]!.type).toBe("run-start");
+    expect(events.at(-1)).toMatchObject({ type: "run-end", runId: 1 });
+    const ends = events.filter((e): e is Extract<SessionEvent, { type: "node-end" }> => e.type === "node-end");
+    expect(ends.map((e) => e.node)).toEqual(s.plan.steps.map((st) => st.node));
+    expect(ends.every((e) => e.executor === "cpu" && e.ms >= 0)).toBe(true);
+    expect(ends.find((e) => e.node === "scores")!.shape).toEqual([1, 2, 3, 3]);
+  });
+
+  it("a failing kernel rejects with a RunError naming the node, emits run-error, and the next run works", async () => {
+    const registry = createOpRegistry([defineOp({ kind: "boom", doc: "fails on negative sums", inputs: [{ name: "x" }], attrs: {}, inferShape: ([x]) => x! })]);
+    const b = new GraphBuilder({ registry });
+    const x = b.input("x", ["N"]);
+    const graph = b.output(b.add("boom", "explode", { x })).build();
+    const cpu = createCpuExecutor();
+    cpu.registerKernel("boom", ({ inputs }: { inputs: readonly (Tensor | undefined)[] }) => {
+      if (inputs[0]!.toArray().reduce((a, v) => a + v, 0) < 0) throw new Error("negative sum");
+      return inputs[0]!;
+    });
+    const s = await compile(graph, { executors: [cpu] });
+    const events: SessionEvent[] = [];
+    s.events$.subscribe((e) => events.push(e));
+    const err = await s.run({ x: Tensor.from([-1, -2], [2]) }).catch((e) => e);
+    expect(err).toBeInstanceOf(RunError);
+    expect(err.message).toMatch(/node explode \(op boom on cpu\) failed: negative sum/);
+    expect(AttnGraphError.isInstance(err) && err.subject).toBe("explode");
+    expect(events.at(-1)).toMatchObject({ type: "run-error", node: "explode" });
+    expect((await s.run({ x: Tensor.from([1, 2], [2]) })).explode!.toArray()).toEqual([1, 2]);
+  });
+});
+
+describe("cancellation", () => {
+  it("an already aborted signal rejects at once with an AbortError and a run-cancelled event", async () => {
+    const s = await session();
+    const events: SessionEvent[] = [];
+    s.events$.subscribe((e) => events.push(e));
+    const ac = new AbortController();
+    ac.abort();
+    await expect(s.run({ x: randomTensor([1, 3, 8], 1) }, { signal: ac.signal })).rejects.toBeInstanceOf(AbortError);
+    expect(events.map((e) => e.type)).toEqual(["run-start", "run-cancelled"]);
+  });
+
+  it("aborting mid-run stops between steps; the next run is correct", async () => {
+    const s = await session();
+    const x = randomTensor([1, 4, 8], 2);
+    const expected = (await s.run({ x })).output!.toArray();
+    const ac = new AbortController();
+    const sub = s.events$.subscribe((e) => e.type === "node-end" && e.node === "scores" && ac.abort());
+    const err = await s.run({ x }, { signal: ac.signal }).catch((e) => e);
+    sub.unsubscribe();
+    expect(err).toBeInstanceOf(AbortError);
+    expect(err.name).toBe("AbortError");
+    expect(err.message).toMatch(/aborted before node masked/);
+    expect((await s.run({ x })).output!.toArray()).toEqual(expected);
+  });
+});
+
+describe("compile", () => {
+  it("checks weights against the graph: missing, unknown, wrong shape", async () => {
+    const graph = buildAttention(config);
+    const w = attentionWeights(config, rawWeights());
+    const executors = [createCpuExecutor()];
+    const { W_key: _, ...missing } = w;
+    await expect(compile(graph, { executors, weights: missing })).rejects.toThrow(/weight W_key: missing weight, expected a tensor of shape \[8, 8\]/);
+    await expect(compile(graph, { executors, weights: { ...w, extra: Tensor.zeros([1]) } })).rejects.toThrow(/weight extra: the graph declares no such weight/);
+    await expect(compile(graph, { executors, weights: { ...w, W_key: Tensor.zeros([8, 7]) } })).rejects.toThrow(/weight W_key: wrong shape, expected \[8, 8\], got \[8, 7\]/);
+  });
+
+  it("a node no executor supports fails at compile time, not mid-run", async () => {
+    const registry = createOpRegistry([defineOp({ kind: "softcap", doc: "tanh(s/c)·c", inputs: [{ name: "x" }], attrs: {}, inferShape: ([x]) => x! })]);
+    const b = new GraphBuilder({ registry });
+    const graph = b.output(b.add("softcap", "capped", { x: b.input("x", [2]) })).build();
+    await expect(compile(graph, { executors: [createCpuExecutor()] })).rejects.toThrow(/^unsupported: op softcap on executor cpu/);
+  });
+});

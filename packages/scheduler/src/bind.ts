@@ -1,0 +1,69 @@
+import { formatDims, inferShape, isConcrete, makeContext, type SymShape } from "@attngraph/graph";
+import { AttnGraphError, describe, formatShape, type Shape } from "@attngraph/tensor";
+import type { Plan } from "./plan.js";
+
+/** A run's inputs do not fit the graph's declared inputs (missing, unknown, wrong rank, inconsistent dims). */
+export class InputError extends AttnGraphError {
+  constructor(subject: string, what: string, expected?: string, got?: string) {
+    super("input", describe(subject, what, expected, got), {
+      subject,
+      ...(expected === undefined ? {} : { expected }),
+      ...(got === undefined ? {} : { got }),
+    });
+    this.name = "InputError";
+  }
+}
+
+/**
+ * Binds the symbolic dims of the graph inputs to a run's real shapes and re-runs every node's shape rule on concrete
+ * shapes. What could not be checked at build time (a symbol against a number) is checked here, naming the input or node.
+ * Returns the concrete shape of every value.
+ */
+export function resolveShapes(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>): Map<string, Shape> {
+  const bindings = new Map<string, { size: number; from: string }>();
+  const shapes = new Map<string, Shape>();
+  const declared = new Set(plan.inputs.map((i) => i.name));
+  for (const name of Object.keys(inputShapes)) {
+    if (!declared.has(name)) throw new InputError(`input ${name}`, "unknown input", [...declared].join(", ") || "no inputs", name);
+  }
+  const bind = (kind: "input" | "weight", name: string, decl: SymShape, actual: Shape | undefined) => {
+    if (actual === undefined) throw new InputError(`${kind} ${name}`, `missing ${kind}`, `a tensor of shape ${formatDims(decl)}`, "nothing");
+    if (actual.length !== decl.length) {
+      throw new InputError(`${kind} ${name}`, "wrong rank", `${formatDims(decl)} (rank ${decl.length})`, `${formatShape(actual)} (rank ${actual.length})`);
+    }
+    decl.forEach((d, i) => {
+      const got = actual[i]!;
+      if (typeof d === "number") {
+        if (d !== got) throw new InputError(`${kind} ${name}`, `wrong size of dim ${i}`, `${formatDims(decl)}`, formatShape(actual));
+        return;
+      }
+      const prev = bindings.get(d);
+      if (prev && prev.size !== got) {
+        throw new InputError(`${kind} ${name}`, `dim ${i} (${d}) disagrees with ${prev.from}`, `${d}=${prev.size}`, `${d}=${got} in ${formatShape(actual)}`);
+      }
+      if (!prev) bindings.set(d, { size: got, from: `${kind} ${name}` });
+    });
+    shapes.set(name, actual);
+  };
+  for (const v of plan.weights) bind("weight", v.name, v.shape, weightShapes[v.name]);
+  for (const v of plan.inputs) bind("input", v.name, v.shape, inputShapes[v.name]);
+
+  for (const step of plan.steps) {
+    const def = plan.graph.registry.get(step.kind, step.node);
+    const ctx = makeContext(step.node);
+    const concreteAttrs = step.kind === "reshape" ? { ...step.attrs, shape: bindAll(step.attrs.shape as SymShape, bindings, step.node) } : step.attrs;
+    const out = inferShape(def, step.inputs.map((v) => (v === undefined ? undefined : shapes.get(v))), concreteAttrs, ctx);
+    if (!isConcrete(out)) throw new InputError(step.node, "shape has an unbound dim", "concrete dims", formatDims(out));
+    shapes.set(step.node, out);
+  }
+  return shapes;
+}
+
+function bindAll(shape: SymShape, bindings: ReadonlyMap<string, { size: number }>, node: string): number[] {
+  return shape.map((d) => {
+    if (typeof d === "number") return d;
+    const b = bindings.get(d);
+    if (!b) throw new InputError(`${node}.shape`, `dim ${d} is bound by no input`, "a dim name used by a graph input", d);
+    return b.size;
+  });
+}

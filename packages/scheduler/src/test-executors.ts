@@ -1,0 +1,17 @@
+// Executors for scheduler tests: they answer `supports` from a list and never run anything.
+import type { Executor } from "@attngraph/graph";
+
+export function fakeExecutor(name: string, supported: readonly string[] | "all", refuse: Record<string, string> = {}): Executor {
+  return {
+    specVersion: 1,
+    name,
+    supports: (kind) =>
+      refuse[kind] ? { ok: false, reason: refuse[kind] } : supported === "all" || supported.includes(kind) ? { ok: true } : { ok: false, reason: `no kernel for op ${kind}` },
+    registerKernel: () => {},
+    upload: (t) => t,
+    download: (v) => v as never,
+    dispatch: () => {
+      throw new Error("fake executor: not for running");
+    },
+  };
+}

@@ -1,0 +1,58 @@
+// The conformance runner behind `attngraph conformance <dir> --executor <name>`: every *.json case in a folder, one
+// line per case, and a closing "N passed, N failed". A case file that cannot be read is a failed case, never a crash.
+import type { Executor } from "@attngraph/graph";
+import { listCases, loadCase } from "./golden/load.js";
+import { runCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
+
+export interface ConformanceOptions extends Omit<RunCaseOptions, "executors"> {
+  /** Makes the executors for one case (fresh per case, so one case's failure cannot leak into the next). */
+  readonly executors: () => readonly Executor[] | Promise<readonly Executor[]>;
+  /** Called after each case, e.g. to print its line as soon as it is known. */
+  readonly onResult?: (r: CaseResult) => void;
+}
+
+export interface ConformanceSummary {
+  readonly results: readonly CaseResult[];
+  readonly passed: number;
+  readonly failed: number;
+}
+
+export async function runConformance(dir: string, options: ConformanceOptions): Promise<ConformanceSummary> {
+  const results: CaseResult[] = [];
+  for (const file of listCases(dir)) {
+    let r: CaseResult;
+    try {
+      const c = loadCase(file);
+      r = await runCase(c, { ...options, executors: await options.executors() });
+    } catch (e) {
+      r = { file, name: file.split("/").pop()!.replace(/\.json$/, ""), ok: false, checks: [], error: e instanceof Error ? e.message : String(e) };
+    }
+    results.push(r);
+    options.onResult?.(r);
+  }
+  const passed = results.filter((r) => r.ok).length;
+  return { results, passed, failed: results.length - passed };
+}
+
+/** One line: `PASS name  (worst: weights 1.2e-07)` or `FAIL name  output: 3 of 48 off, worst |got-v| ...`. */
+export function formatResult(r: CaseResult): string {
+  const status = r.ok ? "PASS" : "FAIL";
+  if (r.error) return `${status} ${r.name}  ${r.error}`;
+  const worst = [...r.checks].sort((a, b) => (b.worst?.error ?? Infinity) - (a.worst?.error ?? Infinity))[0];
+  const failing = r.checks.filter((k) => !k.ok);
+  if (r.ok) return `${status} ${r.name}  (${r.checks.length} tensors, worst: ${worst ? `${worst.name} ${fmt(worst.worst?.error ?? 0)}` : "none"})`;
+  const details = failing.map((k) =>
+    k.problem
+      ? `${k.name}: ${k.problem}`
+      : `${k.name}: ${k.failures} of ${k.size} off, worst at ${k.worst!.index}: got ${k.worst!.got}, expected ${k.worst!.expected} (|diff| ${fmt(k.worst!.error)})`,
+  );
+  return `${status} ${r.name}  ${details.join("; ")}`;
+}
+
+export function formatSummary(s: ConformanceSummary): string {
+  return `${s.passed} passed, ${s.failed} failed`;
+}
+
+function fmt(x: number): string {
+  return Number.isFinite(x) ? x.toExponential(2) : String(x);
+}

@@ -1,0 +1,77 @@
+// A golden case (shared/golden/FORMAT.md) parsed from untrusted JSON. Every field is checked, and every failure is a
+// CaseFormatError naming the file and the JSON path, so a conformance run over a folder of cases points at the exact
+// broken number instead of crashing with a TypeError.
+import { AttnGraphError, Tensor, type Tolerance } from "@attngraph/tensor";
+import { normalizeConfig, type AttentionConfig } from "@attngraph/attention";
+import { checkCaseShapes } from "./case-shapes.js";
+import { JsonChecker, pathKey, type JsonObject, type JsonTensor } from "./json-check.js";
+
+export interface GoldenCase {
+  /** The file the case came from, as the caller named it. */
+  readonly file: string;
+  readonly name: string;
+  /** Where the numbers come from ("torch 1.13.1, float64"). */
+  readonly source: string;
+  /** Normalized: every key present. */
+  readonly config: AttentionConfig;
+  /** W_query, W_key, W_value, b_query, b_key, b_value, out_proj, out_bias (nn.Linear layout [out, in]). */
+  readonly weights: Record<string, Tensor>;
+  /** x [B, T, dIn]; kv [B, Tkv, dIn] when cross; keyPaddingMask [B, Tkv] (1 = padded key). */
+  readonly inputs: Record<string, Tensor>;
+  /** Any of queries, keys, values, scores, weights, context, output; compare the ones present. */
+  readonly expected: Record<string, Tensor>;
+  /** A value v passes when |got - v| <= abs + rel·|v|. */
+  readonly tolerance: Tolerance;
+}
+
+/** Checks a parsed JSON value against the golden format; throws CaseFormatError naming `file` and the field. */
+export function parseCase(json: unknown, file: string): GoldenCase {
+  const c = new JsonChecker(file);
+  const root = c.object(json, "$");
+  const name = c.string(c.field(root, "name", "$"), "$.name");
+  const source = c.string(c.field(root, "source", "$"), "$.source");
+  const config = parseConfig(c, c.field(root, "config", "$"));
+  const weights = tensorMap(c, root, "weights");
+  const inputs = tensorMap(c, root, "inputs");
+  const expected = tensorMap(c, root, "expected");
+  const tol = c.object(c.field(root, "tolerance", "$"), "$.tolerance");
+  const tolerance = {
+    abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0),
+    rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0),
+  };
+  checkCaseShapes(c, config, weights, inputs, expected);
+  return { file, name, source, config, weights: toTensors(weights), inputs: toTensors(inputs), expected: toTensors(expected), tolerance };
+}
+
+function parseConfig(c: JsonChecker, raw: unknown): AttentionConfig {
+  const obj = c.object(raw, "$.config");
+  let config: AttentionConfig;
+  try {
+    config = normalizeConfig(obj);
+  } catch (e) {
+    if (!AttnGraphError.isInstance(e) || e.code !== "config") c.fail("$.config", "invalid config", undefined, String(e), e);
+    // ConfigError names `config.<key>`; restate it as a JSON path and keep the original as the cause.
+    const key = e.subject?.replace(/^config\.?/, "") ?? "";
+    const tail = `${e.expected === undefined ? "" : `, expected ${e.expected}`}${e.got === undefined ? "" : `, got ${e.got}`}`;
+    let what = e.message.replace(/^[^:]*: /, "");
+    if (tail && what.endsWith(tail)) what = what.slice(0, -tail.length);
+    c.fail(key ? `$.config${pathKey(key)}` : "$.config", what, e.expected, e.got, e);
+  }
+  // The reference and the runners compute inference only; a case with dropout could not be reproduced.
+  if (config.dropout !== 0) c.fail("$.config.dropout", "golden cases are inference", "0", String(config.dropout));
+  return config;
+}
+
+function tensorMap(c: JsonChecker, root: JsonObject, key: string): Record<string, JsonTensor> {
+  const path = `$${pathKey(key)}`;
+  const obj = c.object(c.field(root, key, "$"), path);
+  const out: Record<string, JsonTensor> = {};
+  for (const [name, v] of Object.entries(obj)) out[name] = c.tensor(v, `${path}${pathKey(name)}`);
+  return out;
+}
+
+function toTensors(map: Readonly<Record<string, JsonTensor>>): Record<string, Tensor> {
+  const out: Record<string, Tensor> = {};
+  for (const [name, t] of Object.entries(map)) out[name] = Tensor.from(t.data, t.shape);
+  return out;
+}

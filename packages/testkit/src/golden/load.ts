@@ -1,0 +1,56 @@
+// Reading golden cases from disk (Node only: this file uses node:fs). Parsing and checking live in case.ts.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseCase, type GoldenCase } from "./case.js";
+import { CaseFormatError } from "./errors.js";
+
+/**
+ * Absolute path of this package's `golden/` folder. Found by walking up to the folder holding package.json, so it is
+ * the same from src/golden/load.ts (tests, source condition) and dist/golden/load.js (published build).
+ */
+export const goldenDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden");
+
+/** Reads and parses one case; an unreadable file or invalid JSON is a CaseFormatError naming the file. */
+export function loadCase(path: string): GoldenCase {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new CaseFormatError(path, undefined, "cannot read the file", "a readable JSON file", errorText(e), e);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new CaseFormatError(path, undefined, "invalid JSON", "a JSON document", errorText(e), e);
+  }
+  return parseCase(json, path);
+}
+
+/** The `*.json` files of a folder, sorted by name, as paths joined onto `dir`. A missing folder is an error. */
+export function listCases(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    throw new CaseFormatError(dir, undefined, "cannot list the case folder", "a readable directory", errorText(e), e);
+  }
+  return names
+    .filter((n) => n.endsWith(".json"))
+    .sort()
+    .map((n) => join(dir, n));
+}
+
+function packageRoot(from: string): string {
+  for (let dir = dirname(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) throw new CaseFormatError(from, undefined, "no package.json above the testkit module", "a package root", "none");
+  }
+}
+
+/** The error's own message, cut short and with control characters escaped: parse errors quote the file's bytes. */
+function errorText(e: unknown): string {
+  const s = (e instanceof Error ? e.message : String(e)).replace(/[\u0000-\u001f\u007f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return s.length > 160 ? `${s.slice(0, 157)}...` : s;
+}

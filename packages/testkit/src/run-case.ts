@@ -1,0 +1,71 @@
+// Runs one golden case through the same path a user takes: build the attention graph from the case's config, compile
+// it for the given executors, tap the standard nodes, run, and compare every expected tensor with the case's tolerance.
+import { attentionWeights, buildAttention } from "@attngraph/attention";
+import type { Executor } from "@attngraph/graph";
+import { compile } from "@attngraph/runtime";
+import { AttnGraphError, compare, type Mismatch, type Tensor } from "@attngraph/tensor";
+import type { GoldenCase } from "./golden/case.js";
+
+export interface TensorCheck {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly failures: number;
+  readonly size: number;
+  readonly worst: Mismatch | undefined;
+  /** Set when the tensor could not be compared at all (wrong shape, no such node). */
+  readonly problem?: string;
+}
+
+export interface CaseResult {
+  readonly file: string;
+  readonly name: string;
+  readonly ok: boolean;
+  readonly checks: readonly TensorCheck[];
+  /** Why the case failed without a comparison (unsupported feature, a build or run error). */
+  readonly error?: string;
+}
+
+export interface RunCaseOptions {
+  /** Executors in preference order (fresh per case or shared: runs never share state). */
+  readonly executors: readonly Executor[];
+  /** Build with one fused QKV projection instead of three. */
+  readonly fusedQkv?: boolean;
+  /** Also tap every node of the graph (not only the expected ones): all taps on, same numbers expected. */
+  readonly tapAll?: boolean;
+}
+
+/** Maps an expected tensor's name to the node that produces it: `output` is the graph's output (context without out_proj). */
+function nodeFor(name: string, outputs: readonly string[]): string {
+  return name === "output" ? outputs[0]! : name;
+}
+
+export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<CaseResult> {
+  const base = { file: c.file, name: c.name };
+  try {
+    const fusedQkv = options.fusedQkv ?? false;
+    const graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv });
+    const session = await compile(graph, { executors: options.executors, weights: attentionWeights(c.config, c.weights, { fusedQkv }) });
+    const expectedNames = Object.keys(c.expected);
+    const missing = expectedNames.filter((n) => !graph.has(nodeFor(n, graph.outputs)));
+    if (missing.length) return { ...base, ok: false, checks: [], error: `expected tensor(s) with no node in the graph: ${missing.join(", ")}` };
+    const wanted = new Set(expectedNames.map((n) => nodeFor(n, graph.outputs)));
+    const got = new Map<string, Tensor>();
+    const sub = session.tap(options.tapAll ? () => true : (n) => wanted.has(n)).subscribe((e) => got.set(e.node, e.tensor));
+    try {
+      await session.run(c.inputs);
+    } finally {
+      sub.unsubscribe();
+      await session.dispose();
+    }
+    const checks = expectedNames.map((n): TensorCheck => {
+      const exp = c.expected[n]!;
+      const t = got.get(nodeFor(n, graph.outputs));
+      if (!t) return { name: n, ok: false, failures: exp.size, size: exp.size, worst: undefined, problem: "no tensor was delivered" };
+      const r = compare(t, exp, c.tolerance);
+      return { name: n, ok: r.ok, failures: r.failures, size: exp.size, worst: r.worst, ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}) };
+    });
+    return { ...base, ok: checks.every((k) => k.ok), checks };
+  } catch (e) {
+    return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
+  }
+}
