@@ -6,8 +6,10 @@ import { defineProject, mergeConfig } from "vitest/config";
 export function packageConfig(extra = {}) {
   return mergeConfig(
     defineProject({
-      // Resolve workspace packages to their TypeScript source, so a test never runs against a stale dist/.
+      // Resolve workspace packages to their TypeScript source, so a test never runs against a stale dist/. Tests run in
+      // vitest's node (SSR) environment, which takes its conditions from `ssr.resolve`, not `resolve`.
       resolve: { conditions: ["@attngraph/source"] },
+      ssr: { resolve: { conditions: ["@attngraph/source"] } },
       test: { include: ["src/**/*.test.ts"], testTimeout: 20_000 },
     }),
     extra,

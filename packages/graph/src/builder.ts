@@ -32,7 +32,10 @@ export class GraphBuilder {
     this.#prefix = options.prefix ? `${options.prefix}.` : "";
   }
 
-  /** Starts from an existing graph's parts, to derive an edited graph. */
+  /**
+   * Starts from an existing graph's inputs, weights and nodes, to derive an edited graph. Its outputs are not carried
+   * over (there is no way to take one back): name the derived graph's outputs with `output()`.
+   */
   static from(graph: OpGraph): GraphBuilder {
     const b = new GraphBuilder({ registry: graph.registry });
     const parts = graph.parts();
@@ -69,7 +72,9 @@ export class GraphBuilder {
   #addSpec(spec: NodeSpec): Ref {
     const def = this.registry.get(spec.kind, spec.name);
     const ctx = makeContext(spec.name);
-    if (this.#shapes.has(spec.name)) ctx.fail("", "duplicate name", "names unique across inputs, weights and nodes", show(spec.name));
+    if (this.#shapes.has(spec.name)) {
+      throw new GraphValidationError(spec.name, "duplicate name", "names unique across inputs, weights and nodes", show(spec.name), "duplicate-name");
+    }
     const declared = new Set(def.inputs.map((i) => i.name));
     for (const slot of Object.keys(spec.inputs)) {
       if (!declared.has(slot)) ctx.fail(slot, `unknown input for op ${def.kind}`, [...declared].join(", "), show(slot));
@@ -81,7 +86,9 @@ export class GraphBuilder {
         return undefined;
       }
       const s = this.#shapes.get(ref);
-      if (!s) ctx.fail(i.name, "input refers to no value in the graph", "a graph input, weight or node name", show(ref));
+      if (!s) {
+        throw new GraphValidationError(`${spec.name}.${i.name}`, "input refers to no value in the graph", "a graph input, weight or node name", show(ref), "dangling-edge");
+      }
       return s;
     });
     const attrs = normalizeAttrs(def, spec.attrs ?? {}, ctx);

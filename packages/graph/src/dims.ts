@@ -6,9 +6,12 @@
 export type Dim = number | string;
 export type SymShape = readonly Dim[];
 
-/** False only when both dims are known and differ. */
+/**
+ * False only when both dims are known and differ. Two different names ("L" and "S") may still be bound to the same
+ * size, so they pass here and are checked when bound.
+ */
 export function sameDim(a: Dim, b: Dim): boolean {
-  return typeof a === "number" && typeof b === "number" ? a === b : typeof a === typeof b ? a === b : true;
+  return typeof a === "number" && typeof b === "number" ? a === b : true;
 }
 
 export function formatDims(shape: SymShape): string {

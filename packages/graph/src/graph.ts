@@ -1,9 +1,9 @@
 import { MultiDirectedGraph } from "graphology";
-import { hasCycle, topologicalSort } from "graphology-dag";
 import { formatDims, type SymShape } from "./dims.js";
 import { GraphValidationError, show } from "./errors.js";
 import { inferShape, makeContext, normalizeAttrs } from "./op-def.js";
 import type { OpRegistry } from "./registry.js";
+import { findCycle, stableTopologicalOrder } from "./topo.js";
 
 /** A graph input (fed on every run) or weight (bound once per session). */
 export interface ValueDecl {
@@ -70,17 +70,18 @@ export class OpGraph {
         this.#store.addDirectedEdge(src, n.name, { slot });
       }
     }
-    if (hasCycle(this.#store)) {
-      throw new GraphValidationError("graph", "the graph has a cycle", "an acyclic graph", findCycle(this.#store, parts.nodes).join(" → "), "cycle");
+    const index = new Map(parts.nodes.map((n, i) => [n.name, i] as const));
+    const deps = parts.nodes.map((n) => Object.values(n.inputs).flatMap((src) => index.get(src) ?? []));
+    const order = stableTopologicalOrder(deps);
+    if (!order) {
+      const cycle = findCycle(deps).map((i) => parts.nodes[i]!.name);
+      throw new GraphValidationError("graph", "the graph has a cycle", "an acyclic graph", cycle.join(" → "), "cycle");
     }
-    const specs = new Map(parts.nodes.map((n) => [n.name, n] as const));
     const nodes: GraphNode[] = [];
-    for (const name of topologicalSort(this.#store)) {
-      const spec = specs.get(name);
-      if (!spec) continue;
-      const node = this.#infer(spec);
-      this.#store.mergeNodeAttributes(name, { shape: node.shape });
-      this.#byName.set(name, node);
+    for (const i of order) {
+      const node = this.#infer(parts.nodes[i]!);
+      this.#store.mergeNodeAttributes(node.name, { shape: node.shape });
+      this.#byName.set(node.name, node);
       nodes.push(node);
     }
     this.nodes = Object.freeze(nodes);
@@ -119,7 +120,9 @@ export class OpGraph {
       }
       return this.shapeOf(src);
     });
-    const attrs = Object.freeze(normalizeAttrs(def, spec.attrs ?? {}, ctx));
+    const normalized = normalizeAttrs(def, spec.attrs ?? {}, ctx);
+    for (const [k, v] of Object.entries(normalized)) if (Array.isArray(v)) normalized[k] = Object.freeze([...v]);
+    const attrs = Object.freeze(normalized);
     const shape = Object.freeze([...inferShape(def, shapes, attrs, ctx)]);
     return Object.freeze({ name: spec.name, kind: spec.kind, inputs: Object.freeze({ ...spec.inputs }), attrs, shape });
   }
@@ -171,27 +174,4 @@ export class OpGraph {
     ];
     return lines.join("\n");
   }
-}
-
-/** One cycle, for the error message: depth-first search from each node until a back edge. */
-function findCycle(g: MultiDirectedGraph, nodes: readonly NodeSpec[]): string[] {
-  const state = new Map<string, 1 | 2>();
-  const stack: string[] = [];
-  let found: string[] = [];
-  const visit = (n: string): boolean => {
-    state.set(n, 1);
-    stack.push(n);
-    for (const next of g.outNeighbors(n)) {
-      if (state.get(next) === 1) {
-        found = [...stack.slice(stack.indexOf(next)), next];
-        return true;
-      }
-      if (!state.has(next) && visit(next)) return true;
-    }
-    stack.pop();
-    state.set(n, 2);
-    return false;
-  };
-  for (const n of nodes) if (!state.has(n.name) && visit(n.name)) break;
-  return found;
 }

@@ -1,5 +1,8 @@
-// The serialized form of a graph. `version` changes whenever the meaning of a field changes; a reader refuses versions
-// it does not know rather than guessing. Field order is fixed, so toJSON(fromJSON(x)) is byte-identical for canonical x.
+// The serialized form of a graph. `version` changes whenever the meaning of a field changes (a field added, removed or
+// read differently); a reader refuses versions it does not know rather than guessing, and refuses fields it does not
+// know, so a misspelt "attr" is an error instead of a node silently built with default attributes. Field order is
+// fixed, so toJSON(fromJSON(x)) is byte-identical for canonical x.
+import { AttnGraphError } from "@attngraph/tensor";
 import type { Dim } from "./dims.js";
 import { GraphFormatError, show } from "./errors.js";
 import { OpGraph, type NodeSpec, type ValueDecl } from "./graph.js";
@@ -22,51 +25,83 @@ export interface GraphJSON {
   readonly outputs: readonly string[];
 }
 
+/** The graph as plain data (fresh objects: changing them never changes the graph). */
 export function toJSON(graph: OpGraph): GraphJSON {
   return {
     format: GRAPH_FORMAT,
     version: GRAPH_FORMAT_VERSION,
     inputs: graph.inputs.map((v) => ({ name: v.name, shape: [...v.shape] })),
     weights: graph.weights.map((v) => ({ name: v.name, shape: [...v.shape] })),
-    nodes: graph.nodes.map((n) => ({ name: n.name, kind: n.kind, inputs: { ...n.inputs }, attrs: { ...n.attrs } })),
+    nodes: graph.nodes.map((n) => ({
+      name: n.name,
+      kind: n.kind,
+      inputs: { ...n.inputs },
+      attrs: Object.fromEntries(Object.entries(n.attrs).map(([k, v]) => [k, Array.isArray(v) ? [...v] : v])),
+    })),
     outputs: [...graph.outputs],
   };
 }
 
-/** Reads a graph from its JSON form (object or string). Errors name the JSON path of the field at fault. */
+/**
+ * Reads a graph from its JSON form (object or string). A document that does not follow the format is a
+ * GraphFormatError naming the JSON path of the field at fault (`$.nodes[2].kind`); a well-formed graph that is wrong
+ * as a graph (a cycle, a bad shape) is a GraphValidationError naming the node. Nothing else escapes.
+ */
 export function fromJSON(json: unknown, registry: OpRegistry = createOpRegistry()): OpGraph {
+  try {
+    return read(json, registry);
+  } catch (e) {
+    if (AttnGraphError.isInstance(e)) throw e;
+    // Whatever slipped past the checks (a stack overflow on pathological input, say) still names the document.
+    throw new GraphFormatError("$", "could not read the graph", "a graph document", e instanceof Error ? `${e.name}: ${e.message}` : show(e), e);
+  }
+}
+
+function read(json: unknown, registry: OpRegistry): OpGraph {
   let doc = json;
   if (typeof json === "string") {
     try {
       doc = JSON.parse(json);
     } catch (e) {
-      throw new GraphFormatError("$", "not valid JSON", "a graph document", (e as Error).message);
+      const msg = (e as Error).message;
+      throw new GraphFormatError("$", "not valid JSON", "a graph document", msg.length > 120 ? `${msg.slice(0, 117)}...` : msg);
     }
   }
-  const root = obj(doc, "$");
+  const root = obj(doc, "$", ["format", "version", "inputs", "weights", "nodes", "outputs"]);
   if (root.format !== GRAPH_FORMAT) throw new GraphFormatError("$.format", "not an attngraph graph", show(GRAPH_FORMAT), show(root.format));
   if (root.version !== GRAPH_FORMAT_VERSION) {
     throw new GraphFormatError("$.version", "unknown format version", String(GRAPH_FORMAT_VERSION), show(root.version));
   }
   const decls = (key: "inputs" | "weights"): ValueDecl[] =>
     arr(root[key], `$.${key}`).map((v, i) => {
-      const o = obj(v, `$.${key}[${i}]`);
+      const o = obj(v, `$.${key}[${i}]`, ["name", "shape"]);
       return { name: str(o.name, `$.${key}[${i}].name`), shape: dims(o.shape, `$.${key}[${i}].shape`) };
     });
+  const inputs = decls("inputs");
+  const weights = decls("weights");
   const nodes: NodeSpec[] = arr(root.nodes, "$.nodes").map((v, i) => {
     const p = `$.nodes[${i}]`;
-    const o = obj(v, p);
-    const inputs = obj(o.inputs, `${p}.inputs`);
-    for (const [slot, src] of Object.entries(inputs)) str(src, `${p}.inputs.${slot}`);
-    return { name: str(o.name, `${p}.name`), kind: str(o.kind, `${p}.kind`), inputs: inputs as Record<string, string>, attrs: obj(o.attrs ?? {}, `${p}.attrs`) };
+    const o = obj(v, p, ["name", "kind", "inputs", "attrs"]);
+    const name = str(o.name, `${p}.name`);
+    const kind = str(o.kind, `${p}.kind`);
+    const slots = obj(o.inputs, `${p}.inputs`);
+    for (const [slot, src] of Object.entries(slots)) str(src, `${p}.inputs.${slot}`);
+    return { name, kind, inputs: slots as Record<string, string>, attrs: obj(o.attrs ?? {}, `${p}.attrs`) };
   });
   const outputs = arr(root.outputs, "$.outputs").map((v, i) => str(v, `$.outputs[${i}]`));
-  return OpGraph.create(registry, { inputs: decls("inputs"), weights: decls("weights"), nodes, outputs });
+  return OpGraph.create(registry, { inputs, weights, nodes, outputs });
 }
 
-function obj(v: unknown, path: string): Record<string, unknown> {
+/** An object; with `keys`, one with no other fields. */
+function obj(v: unknown, path: string, keys?: readonly string[]): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new GraphFormatError(path, "wrong type", "an object", show(v));
-  return v as Record<string, unknown>;
+  const o = v as Record<string, unknown>;
+  if (keys) {
+    for (const k of Object.keys(o)) {
+      if (!keys.includes(k)) throw new GraphFormatError(`${path}.${k}`, "unknown field", `one of ${keys.join(", ")}`, show(k));
+    }
+  }
+  return o;
 }
 function arr(v: unknown, path: string): unknown[] {
   if (!Array.isArray(v)) throw new GraphFormatError(path, "wrong type", "an array", show(v));

@@ -2,6 +2,7 @@
 // declarations (for the attribute types) and register kernels by the op's `kind`; they never redefine them.
 import type { Dim, SymShape } from "./dims.js";
 import { formatDims } from "./dims.js";
+import { AttnGraphError } from "@attngraph/tensor";
 import { GraphValidationError, show } from "./errors.js";
 
 export interface OpInput {
@@ -60,6 +61,7 @@ export function defineOp<A extends object>(def: OpDef<A>): OpDef<A> {
     names.add(input.name);
   }
   if (def.inputs.length === 0) throw new GraphValidationError(`op ${def.kind}`, "declares no inputs", "at least one input");
+  if (typeof def.inferShape !== "function") throw new GraphValidationError(`op ${def.kind}`, "declares no shape rule", "an inferShape function", show(def.inferShape));
   return Object.freeze(def);
 }
 
@@ -76,7 +78,8 @@ export function makeContext(node: string): OpContext {
 export function normalizeAttrs(def: AnyOpDef, raw: Readonly<Record<string, unknown>>, ctx: OpContext): Record<string, unknown> {
   const specs = def.attrs as Record<string, AttrSpec>;
   for (const key of Object.keys(raw)) {
-    if (!(key in specs)) {
+    // own keys only: "toString" or "constructor" must not pass as attributes through Object.prototype
+    if (!Object.hasOwn(specs, key)) {
       ctx.fail(key, `unknown attribute for op ${def.kind}`, Object.keys(specs).join(", ") || "no attributes", show(key));
     }
   }
@@ -93,8 +96,23 @@ export function normalizeAttrs(def: AnyOpDef, raw: Readonly<Record<string, unkno
     checkAttr(key, spec, v, ctx);
     out[key] = Array.isArray(v) ? [...v] : v;
   }
-  def.checkAttrs?.(out as never, ctx);
+  if (def.checkAttrs) userRule(def, "attribute check", ctx, () => def.checkAttrs!(out as never, ctx));
   return out;
+}
+
+/**
+ * Runs an op author's rule. A GraphValidationError (from `ctx.fail`) or any other AttnGraphError passes through; any
+ * other exception (a TypeError from a rule that indexed a missing input, a plain `throw new Error`) becomes a
+ * GraphValidationError naming the node, with the original as `cause`, so a user's bug never surfaces unnamed.
+ */
+function userRule<T>(def: AnyOpDef, rule: string, ctx: OpContext, run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (AttnGraphError.isInstance(e)) throw e;
+    const message = e instanceof Error ? e.message : show(e);
+    throw new GraphValidationError(ctx.node, `${rule} of op ${def.kind} threw: ${message}`, undefined, undefined, "validation", e);
+  }
 }
 
 function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): void {
@@ -114,7 +132,7 @@ function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): voi
       if (spec.oneOf && !spec.oneOf.includes(v as string)) bad(`one of ${spec.oneOf.join(", ")}`);
       break;
     case "dims":
-      if (!Array.isArray(v) || !v.every((d) => typeof d === "string" || Number.isSafeInteger(d))) bad("an array of dims (integers or names)");
+      if (!Array.isArray(v) || !v.every((d) => (typeof d === "string" && d.length > 0) || Number.isSafeInteger(d))) bad("an array of dims (integers or names)");
       break;
     case "integers":
       if (!Array.isArray(v) || !v.every((d) => Number.isSafeInteger(d))) bad("an array of integers");
@@ -134,11 +152,11 @@ export function inferShape(def: AnyOpDef, shapes: readonly (SymShape | undefined
       ctx.fail(spec.name, `input must have rank ${spec.rank}`, `rank ${spec.rank}`, `${formatDims(s)} (rank ${s.length})`);
     }
   });
-  const out = def.inferShape(shapes, attrs, ctx);
-  if (!Array.isArray(out) || !out.every((d: Dim) => typeof d === "string" || (Number.isSafeInteger(d) && d >= 0))) {
-    ctx.fail("", `shape rule of op ${def.kind} returned an invalid shape`, "an array of dims", show(out));
+  const out: unknown = userRule(def, "shape rule", ctx, () => def.inferShape(shapes, attrs, ctx));
+  if (!Array.isArray(out) || !out.every((d: unknown) => (typeof d === "string" && d.length > 0) || (Number.isSafeInteger(d) && (d as number) >= 0))) {
+    ctx.fail("", `shape rule of op ${def.kind} returned an invalid shape`, "an array of non-negative integers or dim names", show(out));
   }
-  return out;
+  return out as Dim[];
 }
 
 /** An op of any attribute type: what registries and lists hold. `any` is deliberate: attrs types differ per op. */

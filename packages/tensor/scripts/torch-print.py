@@ -1,5 +1,7 @@
 # Regenerates src/format.torch.json: what PyTorch's str(tensor) prints for each case (float32, default print options).
-# Run: python3 scripts/torch-print.py > src/format.torch.json   (torch 1.13.1 made the committed file)
+# Run: python3 scripts/torch-print.py > src/format.torch.json
+# The committed file was made with Debian 12's python3-torch 1.13.1 (apt-get install python3-torch; it reports
+# 1.13.0a0).
 import json, math
 import torch
 
@@ -47,10 +49,19 @@ cases = [
     ("matrix rows wrap", [2, 12], vals(24, lambda i: (i - 12) * 1.25)),
     ("summarised vector", [2000], vals(2000, float)),
     ("summarised matrix", [40, 40], vals(1600, lambda i: i * 0.37 % 1 - 0.5)),
-    ("summarised 3-D", [20, 20, 20], vals(8000, lambda i: i * 0.013)),
+    ("summarised 3-D", [11, 10, 10], vals(1100, lambda i: i * 0.013)),
     ("summarised format ignores hidden values", [1001], vals(1001, lambda i: 1e6 if i == 500 else 0.5 + i % 3)),
     ("summarised short last dim", [500, 3], vals(1500, lambda i: i % 7 - 3.0)),
     ("wide values wrap", [12], vals(12, lambda i: 123.456 * (i + 1) * (-1) ** i)),
+    ("column vector", [5, 1], [0.5, -1.25, 3.0, 0.0, 2.0]),
+    ("scalar negative", [], [-2.5]),
+    ("scalar negative zero", [], [-0.0]),
+    ("one wide row", [1, 1001], vals(1001, lambda i: i * 0.001)),
+    ("long rows summarised", [101, 11], vals(1111, lambda i: (i % 17) * 0.25 - 2.0)),
+    ("nan in a summarised tensor", [1200], vals(1200, lambda i: math.nan if i == 1 else i * 0.5)),
+    ("float32 max and min", [2], [3.4028234663852886e38, 1.401298464324817e-45]),
+    ("rounding carries into the exponent", [2], [9.99996e-5, 1.0]),
+    ("rounding carries in fixed", [2], [9.99996, 0.5]),
 ]
 out = []
 for name, shape, values in cases:
@@ -58,4 +69,6 @@ for name, shape, values in cases:
     out.append({"name": name, "shape": shape, "values": [enc(v) for v in values], "torch": str(t)})
 for name, shape in [("empty 1-D", [0]), ("empty 2-D", [0, 3]), ("empty 2x0", [2, 0])]:
     out.append({"name": name, "shape": shape, "values": [], "torch": str(torch.zeros(shape))})
-print(json.dumps({"torch": torch.__version__, "cases": out}, indent=1))
+# One case per line: readable diffs without one line per number.
+lines = ",\n  ".join(json.dumps(c, separators=(",", ":")) for c in out)
+print('{"torch":%s,"cases":[\n  %s\n]}' % (json.dumps(torch.__version__), lines))

@@ -21,7 +21,10 @@ export interface Comparison {
   readonly ok: boolean;
   /** Mismatched elements under the tolerance. */
   readonly failures: number;
-  /** The element with the largest absolute error (a NaN against a number counts as the worst). */
+  /**
+   * The mismatched element with the largest absolute error (a NaN against a number, or a wrong infinity, counts as
+   * the worst); with no mismatch, the element with the largest error. Undefined for no elements or a shape mismatch.
+   */
   readonly worst: Mismatch | undefined;
   readonly shapeMismatch?: string;
 }
@@ -46,24 +49,33 @@ export function compare(
   }
   let failures = 0;
   let worst: Mismatch | undefined;
+  let worstBad = false;
   for (let i = 0; i < a.length; i++) {
     const g = a[i]!;
     const e = b[i]!;
     let err: number;
     let bad: boolean;
     if (Number.isNaN(g) || Number.isNaN(e)) {
-      bad = !(options.equalNan && Number.isNaN(g) && Number.isNaN(e));
+      bad = !(options.equalNan === true && Number.isNaN(g) && Number.isNaN(e));
       err = bad ? Infinity : 0;
     } else if (g === e) {
       bad = false;
       err = 0;
+    } else if (!Number.isFinite(g) || !Number.isFinite(e)) {
+      // An infinity matches only the same infinity: without this, Infinity <= abs + rel * Infinity would let 1 match
+      // Infinity, and -Infinity match Infinity.
+      bad = true;
+      err = Infinity;
     } else {
       err = Math.abs(g - e);
       bad = !(err <= tol.abs + tol.rel * Math.abs(e));
     }
     if (bad) failures++;
-    if (worst === undefined || err > worst.error || (bad && worst.error === err && failures === 1)) {
+    // The worst element is a failing one whenever there is any (the largest error among them, the first on a tie);
+    // with no failure it is the element closest to failing in absolute terms.
+    if (worst === undefined || (bad && !worstBad) || (bad === worstBad && err > worst.error)) {
       worst = { index: i, got: g, expected: e, error: err };
+      worstBad = bad;
     }
   }
   return { ok: failures === 0, failures, worst };

@@ -1,4 +1,4 @@
-import { formatResult, formatSummary, runConformance } from "@attngraph/testkit";
+import { formatResult, formatSummary, runConformance } from "../conformance/runner.js";
 import { executorsFor } from "../executors.js";
 import { UsageError, type IO } from "../io.js";
 

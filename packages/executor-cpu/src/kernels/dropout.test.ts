@@ -32,6 +32,7 @@ describe("dropout generator", () => {
     expect([0, 1, 2, 3].map((i) => dropoutBits(42, i))).toEqual([3118121311, 1867726200, 3231533055, 1591899333]);
     // Seed 0 maps index 0 to bits 0 (fmix32(0) = 0): element 0 is always dropped under seed 0. Part of the spec.
     expect([0, 1, 2, 3].map((i) => dropoutBits(0, i))).toEqual([0, 2462723854, 1020716019, 454327756]);
+    expect([0, 1, 2, 3].map((i) => dropoutBits(0xffffffff, i))).toEqual([3807975093, 2159115811, 1733375546, 3755613047]);
   });
 
   it("uses threshold floor(rate · 2³²)", () => {

@@ -52,7 +52,7 @@ export function findInvalidPadding(keyPaddingMask: StridedView): number {
   for (let b = 0; b < nb; b++) {
     for (let j = 0, p = keyPaddingMask.offset + b * ps0; j < ns; j++, p += ps1) {
       const v = pd[p]!;
-      if (v > 1) return b * ns + j;
+      if (v !== 0 && v !== 1) return b * ns + j;
     }
   }
   return -1;

@@ -14,6 +14,10 @@ export const reshapeOp = defineOp<ReshapeAttrs>({
   attrs: { shape: { type: "dims", doc: "target shape; names are symbolic dims" } },
   view: true,
   inferShape: ([x], { shape }, ctx) => {
+    // No -1 here: with symbolic dims the inferred size is not always a whole dim, so the target is spelled out.
+    if (!shape.every((d) => typeof d === "string" || d >= 0)) {
+      ctx.fail("shape", "dims must be non-negative integers or dim names", "e.g. [\"B\", \"T\", 2, 4]", formatDims(shape));
+    }
     if (!sameSize(x!, shape)) ctx.fail("shape", "element count must stay the same", `a shape with the size of ${formatDims(x!)}`, formatDims(shape));
     return shape;
   },

@@ -14,16 +14,16 @@ export const attrs = {
   slice: (axis: number, start: number, size: number): SliceAttrs => ({ axis, start, size }),
 };
 
-/** Valid attributes for each built-in op kind, for asking `supports`. */
-export const sampleAttrs: Readonly<Record<string, object>> = {
+/** Valid attributes for each built-in op kind, for asking `supports` (spread: supports takes a plain record). */
+export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
   projection: attrs.none(),
-  reshape: attrs.reshape([2, 3]),
-  transpose: attrs.transpose([1, 0]),
-  slice: attrs.slice(0, 0, 1),
+  reshape: { ...attrs.reshape([2, 3]) },
+  transpose: { ...attrs.transpose([1, 0]) },
+  slice: { ...attrs.slice(0, 0, 1) },
   score: attrs.none(),
-  mask: attrs.mask({ causal: true }),
-  softmax: attrs.softmax(0.5),
-  dropout: attrs.dropout({ rate: 0.1, seed: 1, training: true }),
+  mask: { ...attrs.mask({ causal: true }) },
+  softmax: { ...attrs.softmax(0.5) },
+  dropout: { ...attrs.dropout({ rate: 0.1, seed: 1, training: true }) },
   "weighted-sum": attrs.none(),
   "out-proj": attrs.none(),
 };

@@ -1,7 +1,7 @@
 // The conformance runner behind `attngraph conformance <dir> --executor <name>`: every *.json case in a folder, one
 // line per case, and a closing "N passed, N failed". A case file that cannot be read is a failed case, never a crash.
 import type { Executor } from "@attngraph/graph";
-import { listCases, loadCase } from "./golden/load.js";
+import { listCases, loadCase } from "@attngraph/testkit";
 import { runCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
 
 export interface ConformanceOptions extends Omit<RunCaseOptions, "executors"> {

@@ -4,7 +4,7 @@ import { attentionWeights, buildAttention } from "@attngraph/attention";
 import type { Executor } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { AttnGraphError, compare, type Mismatch, type Tensor } from "@attngraph/tensor";
-import type { GoldenCase } from "./golden/case.js";
+import type { GoldenCase } from "@attngraph/testkit";
 
 export interface TensorCheck {
   readonly name: string;

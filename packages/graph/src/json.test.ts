@@ -1,0 +1,273 @@
+import { describe, expect, it } from "vitest";
+import { formatError, standardAttention, validationError } from "../test/helpers.js";
+import { GraphBuilder } from "./builder.js";
+import { fromJSON, GRAPH_FORMAT, GRAPH_FORMAT_VERSION, toJSON, type GraphJSON } from "./json.js";
+import { defineOp } from "./op-def.js";
+import { createOpRegistry } from "./registry.js";
+
+/** A small valid document to break in one place at a time. */
+function doc(): any {
+  return {
+    format: "attngraph.graph",
+    version: 1,
+    inputs: [{ name: "x", shape: ["B", "T", 8] }],
+    weights: [{ name: "W", shape: [8, 8] }],
+    nodes: [
+      { name: "q", kind: "projection", inputs: { x: "x", weight: "W" }, attrs: {} },
+      { name: "s", kind: "softmax", inputs: { x: "q" }, attrs: { scale: 0.5 } },
+    ],
+    outputs: ["s"],
+  };
+}
+
+describe("toJSON / fromJSON", () => {
+  it("round-trips the standard attention graph exactly", () => {
+    const { graph } = standardAttention();
+    const once = JSON.stringify(toJSON(graph));
+    expect(JSON.stringify(toJSON(fromJSON(toJSON(graph))))).toBe(once);
+    expect(JSON.stringify(toJSON(fromJSON(once)))).toBe(once);
+    const back = fromJSON(once);
+    expect(back.nodes.map((n) => [n.name, n.shape])).toEqual(graph.nodes.map((n) => [n.name, n.shape]));
+  });
+
+  it("writes a fixed field order, the format and the version", () => {
+    const j = toJSON(fromJSON(doc()));
+    expect(Object.keys(j)).toEqual(["format", "version", "inputs", "weights", "nodes", "outputs"]);
+    expect(j.format).toBe(GRAPH_FORMAT);
+    expect(j.version).toBe(GRAPH_FORMAT_VERSION);
+    expect(Object.keys(j.nodes[0]!)).toEqual(["name", "kind", "inputs", "attrs"]);
+    expect(j.nodes[0]!.attrs).toEqual({});
+    expect(j.nodes[1]!.attrs).toEqual({ scale: 0.5 });
+  });
+
+  it("writes normalised attributes, defaults and nulls included, so a reader needs no defaults", () => {
+    const b = new GraphBuilder();
+    b.input("s", ["B", 2, "T", "T"]);
+    const m = b.add("mask", "m", { scores: "s" });
+    expect(toJSON(b.output(m).build()).nodes[0]!.attrs).toEqual({ causal: false, window: null, alignment: "top-left" });
+  });
+
+  it("round-trips a user op with the registry that declares it", () => {
+    const softcap = defineOp<{ cap: number }>({
+      kind: "softcap",
+      doc: "cap · tanh(x / cap)",
+      inputs: [{ name: "x" }],
+      attrs: { cap: { type: "number" } },
+      inferShape: ([x]) => x!,
+    });
+    const registry = createOpRegistry([softcap]);
+    const b = new GraphBuilder({ registry });
+    b.input("x", [2, 3]);
+    const g = b.output(b.add("softcap", "c", { x: "x" }, { cap: 30 })).build();
+    const text = JSON.stringify(toJSON(g));
+    expect(JSON.stringify(toJSON(fromJSON(text, registry)))).toBe(text);
+    expect(validationError(() => fromJSON(text)).code).toBe("unknown-op");
+  });
+
+  it("hands out copies: changing the JSON never changes the graph", () => {
+    const { graph } = standardAttention();
+    const j = toJSON(graph) as any;
+    j.nodes[1].attrs.shape.push(99);
+    j.nodes[0].inputs.x = "other";
+    j.inputs[0].shape[0] = 1;
+    expect(graph.node("queries.split").attrs.shape).toEqual(["B", "T", 2, 4]);
+    expect(graph.node("queries").inputs.x).toBe("x");
+    expect(graph.inputs[0]!.shape).toEqual(["B", "T", 8]);
+    expect(Object.isFrozen(graph.node("queries.split").attrs.shape)).toBe(true);
+  });
+
+  it("accepts a node without attrs", () => {
+    const d = doc();
+    delete d.nodes[0].attrs;
+    expect(fromJSON(d).node("q").attrs).toEqual({});
+  });
+});
+
+describe("fromJSON: format errors name the JSON path", () => {
+  it("an unknown format version names $.version", () => {
+    for (const version of [2, 0, "1", null]) {
+      const d = doc();
+      d.version = version;
+      const e = formatError(() => fromJSON(d));
+      expect(e.subject).toBe("$.version");
+      expect(e.code).toBe("format");
+      expect(e.expected).toBe("1");
+    }
+    const d = doc();
+    delete d.version;
+    expect(formatError(() => fromJSON(d)).got).toBe("undefined");
+  });
+
+  it("a document of another format names $.format", () => {
+    const d = doc();
+    d.format = "onnx";
+    expect(formatError(() => fromJSON(d)).subject).toBe("$.format");
+  });
+
+  it("wrong types name the path of the field", () => {
+    const cases: [(d: any) => void, string][] = [
+      [(d) => (d.inputs = {}), "$.inputs"],
+      [(d) => (d.weights = null), "$.weights"],
+      [(d) => (d.inputs[0] = "x"), "$.inputs[0]"],
+      [(d) => (d.inputs[0].name = 3), "$.inputs[0].name"],
+      [(d) => (d.inputs[0].name = ""), "$.inputs[0].name"],
+      [(d) => (d.inputs[0].shape = "B,T,8"), "$.inputs[0].shape"],
+      [(d) => (d.inputs[0].shape[1] = -2), "$.inputs[0].shape[1]"],
+      [(d) => (d.weights[0].shape[0] = 1.5), "$.weights[0].shape[0]"],
+      [(d) => (d.weights[0].shape[0] = true), "$.weights[0].shape[0]"],
+      [(d) => (d.nodes = "q"), "$.nodes"],
+      [(d) => (d.nodes[1] = []), "$.nodes[1]"],
+      [(d) => (d.nodes[1].kind = 7), "$.nodes[1].kind"],
+      [(d) => delete d.nodes[1].name, "$.nodes[1].name"],
+      [(d) => (d.nodes[0].inputs = ["x", "W"]), "$.nodes[0].inputs"],
+      [(d) => (d.nodes[0].inputs.weight = 1), "$.nodes[0].inputs.weight"],
+      [(d) => (d.nodes[1].attrs = [0.5]), "$.nodes[1].attrs"],
+      [(d) => (d.outputs = "s"), "$.outputs"],
+      [(d) => (d.outputs[0] = null), "$.outputs[0]"],
+    ];
+    for (const [spoil, path] of cases) {
+      const d = doc();
+      spoil(d);
+      const e = formatError(() => fromJSON(d));
+      expect(e.subject, path).toBe(path);
+      expect(e.message.startsWith(`${path}: `)).toBe(true);
+      expect(e.expected).toBeDefined();
+      expect(e.got).toBeDefined();
+    }
+  });
+
+  it("an unknown field is an error, not silently ignored", () => {
+    const d = doc();
+    d.nodes[1].attr = { scale: 2 }; // misspelt: would otherwise build softmax with scale 1
+    delete d.nodes[1].attrs;
+    const e = formatError(() => fromJSON(d));
+    expect(e.subject).toBe("$.nodes[1].attr");
+    expect(e.message).toContain("unknown field");
+    const top = doc();
+    top.extra = 1;
+    expect(formatError(() => fromJSON(top)).subject).toBe("$.extra");
+    const decl = doc();
+    decl.inputs[0].dtype = "float32";
+    expect(formatError(() => fromJSON(decl)).subject).toBe("$.inputs[0].dtype");
+  });
+
+  it("a document that is not an object", () => {
+    for (const v of [null, 3, [], "\"graph\"", undefined]) expect(formatError(() => fromJSON(v)).subject).toBe("$");
+  });
+
+  it("an invalid JSON string", () => {
+    const e = formatError(() => fromJSON('{"format": "attngraph.graph", '));
+    expect(e.subject).toBe("$");
+    expect(e.message).toContain("not valid JSON");
+  });
+
+  it("10 MB of garbage is a GraphFormatError, never a raw crash, and the message stays short", () => {
+    const buf = new Uint8Array(10_000_000);
+    let seed = 1;
+    for (let i = 0; i < buf.length; i++) {
+      seed = (seed * 48271) % 2147483647;
+      buf[i] = 32 + (seed % 95); // printable ASCII
+    }
+    const bytes = new TextDecoder("latin1").decode(buf);
+    const garbage = [
+      bytes,
+      "{" + bytes,
+      "[".repeat(1_000_000) + "]".repeat(1_000_000), // valid JSON, nested a million deep
+      "[".repeat(1_000_000), // truncated nesting
+      '{"a":'.repeat(2_000_000),
+      JSON.stringify(bytes), // one valid 10 MB string
+      JSON.stringify({ format: bytes }),
+      JSON.stringify({ ...doc(), inputs: Array.from({ length: 200_000 }, (_, i) => ({ name: `x${i}`, shape: [bytes.slice(i, i + 40), -1] })) }),
+      "\u0000".repeat(10_000_000),
+    ];
+    for (const g of garbage) {
+      const e = formatError(() => fromJSON(g));
+      expect(e.message.length).toBeLessThan(400);
+    }
+  });
+
+  it("deep nesting inside a well-formed document is reported, not a stack overflow", () => {
+    const deep = "[".repeat(1_000_000) + "]".repeat(1_000_000);
+    const text = `{"format":"attngraph.graph","version":1,"inputs":[{"name":"x","shape":[${deep}]}],"weights":[],"nodes":[],"outputs":[]}`;
+    expect(formatError(() => fromJSON(text)).subject).toBe("$.inputs[0].shape[0]");
+    const inAttrs = `{"format":"attngraph.graph","version":1,"inputs":[{"name":"x","shape":[2]}],"weights":[],"nodes":[{"name":"s","kind":"softmax","inputs":{"x":"x"},"attrs":{"scale":${deep}}}],"outputs":["s"]}`;
+    const e = validationError(() => fromJSON(inAttrs));
+    expect(e.subject).toBe("s.scale");
+    expect(e.message.length).toBeLessThan(400);
+  });
+});
+
+describe("fromJSON: graph errors name the node", () => {
+  it("a cycle (code cycle) lists the cycle path", () => {
+    const d = doc();
+    d.nodes = [
+      { name: "a", kind: "softmax", inputs: { x: "c" }, attrs: {} },
+      { name: "b", kind: "softmax", inputs: { x: "a" }, attrs: {} },
+      { name: "c", kind: "softmax", inputs: { x: "b" }, attrs: {} },
+      { name: "d", kind: "softmax", inputs: { x: "x" }, attrs: {} },
+    ];
+    d.outputs = ["d"];
+    const e = validationError(() => fromJSON(d));
+    expect(e.code).toBe("cycle");
+    expect(e.got).toBe("a → b → c → a");
+    expect(e.message).toContain("a → b → c → a");
+  });
+
+  it("a node reading itself is a cycle", () => {
+    const d = doc();
+    d.nodes[1].inputs.x = "s";
+    const e = validationError(() => fromJSON(d));
+    expect(e.code).toBe("cycle");
+    expect(e.got).toBe("s → s");
+  });
+
+  it("a dangling edge (code dangling-edge) names node.slot", () => {
+    const d = doc();
+    d.nodes[1].inputs.x = "missing";
+    const e = validationError(() => fromJSON(d));
+    expect(e.code).toBe("dangling-edge");
+    expect(e.subject).toBe("s.x");
+    expect(e.got).toBe('"missing"');
+  });
+
+  it("an unknown op kind, unknown slot, bad attribute, duplicate name", () => {
+    let d = doc();
+    d.nodes[1].kind = "sofmax";
+    expect(validationError(() => fromJSON(d)).code).toBe("unknown-op");
+    d = doc();
+    d.nodes[1].inputs.y = "x";
+    expect(validationError(() => fromJSON(d)).subject).toBe("s.y");
+    d = doc();
+    d.nodes[1].attrs.scale = "big";
+    expect(validationError(() => fromJSON(d)).subject).toBe("s.scale");
+    d = doc();
+    d.nodes[1].attrs.__proto__ = 1;
+    d = JSON.parse(JSON.stringify(doc()).replace('"scale":0.5', '"scale":0.5,"__proto__":{"x":1}'));
+    expect(validationError(() => fromJSON(d)).subject).toBe("s.__proto__");
+    d = doc();
+    d.nodes[1].name = "W";
+    expect(validationError(() => fromJSON(d)).code).toBe("duplicate-name");
+    d = doc();
+    d.weights.push({ name: "x", shape: [1] });
+    expect(validationError(() => fromJSON(d)).code).toBe("duplicate-name");
+  });
+
+  it("a bad shape names the node and field", () => {
+    const d = doc();
+    d.weights[0].shape = [8, 7];
+    const e = validationError(() => fromJSON(d));
+    expect(e.subject).toBe("q.weight");
+  });
+
+  it("orders nodes topologically even when the JSON lists them out of order", () => {
+    const { graph } = standardAttention();
+    const j = toJSON(graph);
+    const reversed: GraphJSON = { ...j, nodes: [...j.nodes].reverse() };
+    const g = fromJSON(reversed);
+    const pos = new Map(g.nodes.map((n, i) => [n.name, i]));
+    for (const n of g.nodes) {
+      for (const src of Object.values(n.inputs)) if (pos.has(src)) expect(pos.get(src)!).toBeLessThan(pos.get(n.name)!);
+    }
+    expect(g.nodes.map((n) => n.shape)).toEqual(g.nodes.map((n) => graph.node(n.name).shape));
+  });
+});

@@ -1,0 +1,52 @@
+// Shared by the graph package's tests (kept out of src/ so it is neither built nor collected as a test file).
+import { AttnGraphError } from "@attngraph/tensor";
+import { expect } from "vitest";
+import { GraphBuilder, type Ref } from "../src/builder.js";
+import { GraphFormatError, GraphValidationError } from "../src/errors.js";
+import type { OpGraph } from "../src/graph.js";
+
+/** Standard causal multi-head attention, E = 8, H = 2 heads of D = 4, with the project's node names. */
+export function standardAttention(b = new GraphBuilder()): { b: GraphBuilder; graph: OpGraph } {
+  const x = b.input("x", ["B", "T", 8]);
+  const heads = (name: string, w: string): Ref => {
+    const p = b.add("projection", name, { x, weight: b.weight(w, [8, 8]) }); // [B, T, E]
+    const split = b.add("reshape", `${name}.split`, { x: p }, { shape: ["B", "T", 2, 4] }); // [B, L, H, D]
+    return b.add("transpose", `${name}.heads`, { x: split }, { perm: [0, 2, 1, 3] }); // [B, H, L, D]
+  };
+  const q = heads("queries", "W_query");
+  const k = heads("keys", "W_key");
+  const v = heads("values", "W_value");
+  const scores = b.add("score", "scores", { q, k }); // [B, H, L, S]
+  const masked = b.add("mask", "masked", { scores }, { causal: true });
+  const probs = b.add("softmax", "softmax", { x: masked }, { scale: 0.5 });
+  const weights = b.add("dropout", "weights", { x: probs }, { rate: 0.1, seed: 7 });
+  const ctx = b.add("weighted-sum", "context.heads", { weights, v }); // [B, H, L, D]
+  const merged = b.add("transpose", "context.merge", { x: ctx }, { perm: [0, 2, 1, 3] }); // [B, L, H, D]
+  const context = b.add("reshape", "context", { x: merged }, { shape: ["B", "T", 8] }); // [B, L, E]
+  const out = b.add("out-proj", "output", { x: context, weight: b.weight("W_out", [8, 8]), bias: b.weight("b_out", [8]) });
+  return { b, graph: b.output(out).build() };
+}
+
+/** Runs fn and returns the GraphValidationError it throws (failing the test when it throws nothing or something else). */
+export function validationError(fn: () => unknown): GraphValidationError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(GraphValidationError);
+    expect(AttnGraphError.isInstance(e)).toBe(true);
+    return e as GraphValidationError;
+  }
+  throw new Error("expected a GraphValidationError, nothing was thrown");
+}
+
+/** Runs fn and returns the GraphFormatError it throws. */
+export function formatError(fn: () => unknown): GraphFormatError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(GraphFormatError);
+    expect(AttnGraphError.isInstance(e)).toBe(true);
+    return e as GraphFormatError;
+  }
+  throw new Error("expected a GraphFormatError, nothing was thrown");
+}
