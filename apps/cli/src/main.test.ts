@@ -17,7 +17,7 @@ async function cli(...argv: string[]) {
 const caseCount = readdirSync(goldenDir).filter((f) => f.endsWith(".json")).length;
 
 describe("attngraph conformance", () => {
-  for (const flags of [[], ["--tap", "all"], ["--fused-qkv"]]) {
+  for (const flags of [[], ["--tap", "all"], ["--tap", "none"], ["--fused-qkv"]]) {
     it(`passes every golden case on cpu ${flags.join(" ")}`, async () => {
       const { code, out } = await cli("conformance", goldenDir, "--executor", "cpu", ...flags);
       expect(out.filter((l) => l.startsWith("FAIL"))).toEqual([]);
@@ -79,6 +79,7 @@ describe("attngraph demo", () => {
     const text = out.join("\n");
     for (const n of ["queries", "keys", "values", "scores", "weights", "context", "output"]) expect(text).toMatch(new RegExp(`^${n} \\[`, "m"));
     expect(text).toContain("plan: 16 steps on cpu");
+    expect(text).toContain("(untapped, the same graph runs in 13 steps: fused scores + masked + weights + context.heads → attention)");
     expect(text).toContain("output matches PyTorch (float64 reference, tolerance 0.0001): yes");
     expect(code).toBe(0);
   });

@@ -1,6 +1,7 @@
 import { GraphBuilder, toJSON, fromJSON } from "@attngraph/graph";
 import { describe, expect, it } from "vitest";
 import { addAttention, buildAttention } from "./build.js";
+import { ConfigError } from "./config.js";
 import { causalAttention, fusedQkvAttention, multiHeadAttention, selfAttention } from "./variants.js";
 
 const standard = ["queries", "keys", "values", "scores", "weights", "context", "output"];
@@ -101,5 +102,70 @@ describe("buildAttention", () => {
     const b = new GraphBuilder();
     const x = b.input("x", ["B", "T", 8]);
     expect(() => addAttention(b, x, { dIn: 8, dOut: 8, numHeads: 2, cross: true })).toThrow(/config.cross: cross-attention needs a key\/value input `kv`/);
+  });
+});
+
+describe("position encodings", () => {
+  const mha = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
+
+  it("rope: q.rope and k.rope after the split heads feed the score; the softmax keeps the scale", () => {
+    const g = buildAttention({ dIn: 16, dOut: 16, numHeads: 4, numKvHeads: 2, causal: true }, { position: { kind: "rope", rotaryDim: 2, positionOffset: 3 } });
+    expect(g.node("q.rope")).toMatchObject({ kind: "rope", inputs: { x: "q.heads" }, attrs: { base: 10000, rotaryDim: 2, positionOffset: 3 } });
+    expect(g.node("k.rope")).toMatchObject({ kind: "rope", inputs: { x: "k.heads" } });
+    expect(g.shapeOf("q.rope")).toEqual(["B", 4, "T", 4]);
+    expect(g.shapeOf("k.rope")).toEqual(["B", 2, "T", 4]); // Hkv heads: keys are rotated before they are shared
+    expect(g.node("scores")).toMatchObject({ kind: "score", inputs: { q: "q.rope", k: "k.rope" } });
+    expect(g.node("weights").attrs).toEqual({ scale: 0.5 });
+    expect(g.has("v.rope")).toBe(false);
+  });
+
+  it("alibi: scores.alibi between the raw scores and the mask takes the scale; the softmax gets scale 1", () => {
+    const g = buildAttention(mha, { position: { kind: "alibi" } });
+    expect(g.node("scores")).toMatchObject({ kind: "score", inputs: { q: "q.heads", k: "k.heads" } });
+    expect(g.node("scores.alibi")).toMatchObject({ kind: "alibi", inputs: { scores: "scores" }, attrs: { slopes: null, scale: 0.5, alignment: "top-left" } });
+    expect(g.node("masked").inputs).toEqual({ scores: "scores.alibi" });
+    expect(g.node("weights").attrs).toEqual({ scale: 1 });
+  });
+
+  it("alibi without a mask feeds the softmax directly, with given slopes and a configured scale", () => {
+    const g = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, scale: 0.3 }, { position: { kind: "alibi", slopes: [0.5, 0.25] } });
+    expect(g.has("masked")).toBe(false);
+    expect(g.node("scores.alibi").attrs).toEqual({ slopes: [0.5, 0.25], scale: 0.3, alignment: "top-left" });
+    expect(g.node("weights")).toMatchObject({ inputs: { x: "scores.alibi" }, attrs: { scale: 1 } });
+  });
+
+  it("nests the position nodes under a prefix and round-trips through JSON", () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", ["B", "T", 8]);
+    const y = addAttention(b, x, mha, { prefix: "blocks.0.attn", position: { kind: "rope" } }).output;
+    const z = addAttention(b, y, mha, { prefix: "blocks.1.attn", position: { kind: "alibi", slopes: [1, 0.5] } }).output;
+    const g = b.output(z).build();
+    expect(g.node("blocks.0.attn.q.rope").inputs.x).toBe("blocks.0.attn.q.heads");
+    expect(g.node("blocks.1.attn.masked").inputs.scores).toBe("blocks.1.attn.scores.alibi");
+    expect(JSON.stringify(toJSON(fromJSON(JSON.stringify(toJSON(g)))))).toBe(JSON.stringify(toJSON(g)));
+  });
+
+  it("rejects bad position options with a ConfigError naming the key", () => {
+    const bad = (position: unknown) => () => buildAttention(mha, { position: position as never });
+    expect(bad({ kind: "sinusoidal" })).toThrow(/config.position.kind: unknown position encoding/);
+    expect(bad(null)).toThrow(/config.position: invalid position encoding/);
+    expect(bad({ kind: "alibi", slopes: [0.5] })).toThrow(/config.position.slopes: ALiBi needs one slope per query head, expected 2 slopes, got 1/);
+    expect(bad({ kind: "alibi", slopes: [0.5, NaN] })).toThrow(/config.position.slopes: invalid ALiBi slopes/);
+    expect(bad({ kind: "alibi", base: 10 })).toThrow(/config.position.base: unknown key for alibi/);
+    expect(bad({ kind: "rope", slopes: [1, 1] })).toThrow(/config.position.slopes: unknown key for rope/);
+    expect(bad({ kind: "rope", base: 0 })).toThrow(/config.position.base: invalid RoPE base/);
+    expect(bad({ kind: "rope", rotaryDim: 3 })).toThrow(/config.position.rotaryDim: invalid rotaryDim, expected an even integer in \[2, 4\]/);
+    expect(bad({ kind: "rope", rotaryDim: 6 })).toThrow(/config.position.rotaryDim/);
+    expect(bad({ kind: "rope", positionOffset: -1 })).toThrow(/config.position.positionOffset: invalid positionOffset/);
+    expect(bad({ kind: "rope", positionOffset: 0.5 })).toThrow(/config.position.positionOffset/);
+    expect(() => buildAttention({ dIn: 6, dOut: 6, numHeads: 2 }, { position: { kind: "rope" } })).toThrow(/config.position.rotaryDim: RoPE over the whole head dim needs an even D/);
+    expect(buildAttention({ dIn: 6, dOut: 6, numHeads: 2 }, { position: { kind: "rope", rotaryDim: 2 } }).shapeOf("q.rope")).toEqual(["B", 2, "T", 3]);
+    try {
+      bad({ kind: "rope", base: -1 })();
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as ConfigError).subject).toBe("config.position.base");
+    }
   });
 });

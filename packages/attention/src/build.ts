@@ -5,6 +5,7 @@
 // "S" for cross-attention), D head dim, E = H·D model dim, Ekv = Hkv·D.
 import { GraphBuilder, type OpGraph, type OpRegistry, type Ref } from "@attngraph/graph";
 import { effectiveScale, headDim, normalizeConfig, ConfigError, type AttentionConfig, type AttentionConfigInput } from "./config.js";
+import { positionAttrs, type PositionEncoding } from "./position.js";
 
 export interface AttentionOptions {
   /**
@@ -22,6 +23,12 @@ export interface AttentionOptions {
   readonly prefix?: string;
   /** A registry with user-declared ops, for graphs that mix them in. */
   readonly registry?: OpRegistry;
+  /**
+   * A position encoding. RoPE: nodes `q.rope` and `k.rope` after `q.heads`/`k.heads` feed the score. ALiBi: a node
+   * `scores.alibi` between `scores` and the mask (or the softmax) applies the score scale and the bias, and the softmax
+   * scale becomes 1. `scores` stays the raw Q·Kᵀ (of the rotated heads with RoPE).
+   */
+  readonly position?: PositionEncoding;
 }
 
 /** The refs of the standard nodes added by `addAttention`. */
@@ -56,6 +63,7 @@ export function addAttention(b: GraphBuilder, x: Ref, configInput: AttentionConf
   const kv = c.cross ? options.kv! : x;
   const S = b.shapeOf(kv)[1]!;
   const batch = xShape[0]!;
+  const position = options.position === undefined ? undefined : positionAttrs(options.position, H, D);
 
   const proj = (n: string, src: Ref, wn: string, bn: string, rows: number) =>
     b.add("projection", name(n), { x: src, weight: w(wn, [rows, c.dIn]), bias: c.qkvBias ? w(bn, [rows]) : undefined });
@@ -81,18 +89,26 @@ export function addAttention(b: GraphBuilder, x: Ref, configInput: AttentionConf
   // Split heads: [B, L, E] → [B, L, H, D] → [B, H, L, D] (both views).
   const heads = (src: Ref, n: string, len: string | number, h: number) =>
     b.add("transpose", name(`${n}.heads`), { x: b.add("reshape", name(`${n}.split`), { x: src }, { shape: [batch, len, h, D] }) }, { perm: [0, 2, 1, 3] });
-  const qh = heads(queries, "q", L, H); // [B, H, L, D]
-  const kh = heads(keys, "k", S, Hkv); // [B, Hkv, S, D]
+  let qh = heads(queries, "q", L, H); // [B, H, L, D]
+  let kh = heads(keys, "k", S, Hkv); // [B, Hkv, S, D]
+  if (position?.kind === "rope") {
+    qh = b.add("rope", name("q.rope"), { x: qh }, { ...position.attrs }); // [B, H, L, D]
+    kh = b.add("rope", name("k.rope"), { x: kh }, { ...position.attrs }); // [B, Hkv, S, D]
+  }
   const vh = heads(values, "v", S, Hkv); // [B, Hkv, S, D]
 
   const scores = b.add("score", name("scores"), { q: qh, k: kh }); // [B, H, L, S], before scale and mask
+  // ALiBi's bias is added after the scaling, softmax(q·kᵀ/√D + m·(j − i)), so its node takes the scale and the
+  // softmax gets 1 (a softmax scale would scale the bias too).
+  const alibi = position?.kind === "alibi";
+  const biased = alibi ? b.add("alibi", name("scores.alibi"), { scores }, { ...position.attrs, scale: effectiveScale(c) }) : scores; // [B, H, L, S]
   const padding = options.keyPaddingMaskRef;
   const masked =
     c.causal || padding
-      ? b.add("mask", name("masked"), { scores, keyPaddingMask: padding }, { causal: c.causal, window: c.window })
-      : scores; // [B, H, L, S], masked entries −∞
+      ? b.add("mask", name("masked"), { scores: biased, keyPaddingMask: padding }, { causal: c.causal, window: c.window })
+      : biased; // [B, H, L, S], masked entries −∞
   const dropout = c.dropout > 0;
-  const probs = b.add("softmax", name(dropout ? "probs" : "weights"), { x: masked }, { scale: effectiveScale(c) }); // [B, H, L, S]
+  const probs = b.add("softmax", name(dropout ? "probs" : "weights"), { x: masked }, { scale: alibi ? 1 : effectiveScale(c) }); // [B, H, L, S]
   const weights = dropout
     ? b.add("dropout", name("weights"), { x: probs }, { rate: c.dropout, seed: options.seed ?? 0, training: options.training ?? false })
     : probs;

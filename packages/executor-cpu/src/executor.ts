@@ -1,7 +1,9 @@
-// The CPU executor: values are host Tensors, kernels are plain TypeScript functions. It is the readable reference the
-// other executors are checked against, so it favours clarity and exact error messages over speed.
+// The CPU executor: values are host Tensors, kernels are plain TypeScript functions. It is the reference the other
+// executors are checked against, and the fallback everywhere, so its kernels are both exact about errors and fast (the
+// speed lives in kernels/matmul.ts and the fused kernels/attention.ts; this file only dispatches).
 import { AttnGraphError, UnsupportedError, describe, formatShape, sameShape, type Tensor } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
+import { CpuArena } from "./arena.js";
 
 /**
  * A CPU kernel: reads `call.inputs` (never mutating them) and returns a tensor of shape `call.outShape`, either new or a
@@ -55,6 +57,11 @@ export class CpuExecutor implements Executor<Tensor> {
 
   download(value: Tensor): Tensor {
     return value;
+  }
+
+  /** Planned destinations live in one Float32Array per arena (see the scheduler's buffer planner). */
+  createArena(elements: number): CpuArena {
+    return new CpuArena(elements);
   }
 
   dispatch(call: KernelCall<Tensor>): Tensor {

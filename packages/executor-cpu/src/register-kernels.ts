@@ -2,11 +2,14 @@
 // user calls `createCpuExecutor()` or `registerCpuKernels()`, and a modular build can pass a shorter list so the
 // bundler drops the kernels it never names.
 import { CpuExecutor, type CpuKernel } from "./executor.js";
+import { alibiKernel } from "./kernels/alibi.js";
+import { attentionKernel } from "./kernels/attention.js";
 import { dropoutKernel } from "./kernels/dropout.js";
 import { maskKernel } from "./kernels/mask.js";
 import { outProjKernel } from "./kernels/out-proj.js";
 import { projectionKernel } from "./kernels/projection.js";
 import { reshapeKernel } from "./kernels/reshape.js";
+import { ropeKernel } from "./kernels/rope.js";
 import { scoreKernel } from "./kernels/score.js";
 import { sliceKernel } from "./kernels/slice.js";
 import { softmaxKernel } from "./kernels/softmax.js";
@@ -21,12 +24,15 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["reshape", reshapeKernel],
   ["transpose", transposeKernel],
   ["slice", sliceKernel],
+  ["rope", ropeKernel],
   ["score", scoreKernel],
+  ["alibi", alibiKernel],
   ["mask", maskKernel],
   ["softmax", softmaxKernel],
   ["dropout", dropoutKernel],
   ["weighted-sum", weightedSumKernel],
   ["out-proj", outProjKernel],
+  ["attention", attentionKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

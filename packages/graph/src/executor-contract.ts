@@ -9,6 +9,7 @@
 //   before any run ("unsupported: op X on executor Y"), never mid-run.
 // - Kernels are registered explicitly by the user (a list the user calls), never as an import side effect. A second
 //   kernel for the same op on the same executor is an error.
+// - A call may carry `out`, a planned destination buffer; using it is optional, returning it when used.
 // - `dispatch` may throw; the runtime turns that into a failed run naming the node, and the session stays usable.
 import type { Shape, Tensor } from "@attngraph/tensor";
 
@@ -22,6 +23,26 @@ export interface KernelCall<V> {
   /** In the op's declared input order; `undefined` for an absent optional input. */
   readonly inputs: readonly (V | undefined)[];
   readonly outShape: Shape;
+  /**
+   * Optional destination planned by the scheduler's buffer planner: dense, row-major, of `outShape`, holding garbage.
+   * A compute kernel may write its result there and return it (saving an allocation). `out` may be the memory of the
+   * input the op declares as `inPlace` (mask, softmax, dropout), so such kernels must read each element before writing
+   * it; it never aliases any other input. Kernels that ignore it allocate as usual. View ops never get one.
+   */
+  readonly out?: V;
+}
+
+/**
+ * A block of executor memory the runtime lays planned values into (see the scheduler's buffer planner). One arena
+ * serves one run at a time; the runtime pools them, so memory does not grow across runs.
+ */
+export interface Arena<V> {
+  /** A dense row-major value of `shape` starting `offset` elements into the arena. */
+  view(offset: number, shape: Shape): V;
+  /** Whether `value`'s memory lies in this arena. */
+  holds(value: V): boolean;
+  /** Copies `src` into `dst` (same shape) and returns `dst`. */
+  copy(src: V, dst: V): V;
 }
 
 export interface Executor<V = unknown> {
@@ -37,5 +58,7 @@ export interface Executor<V = unknown> {
   upload(tensor: Tensor): V | Promise<V>;
   download(value: V): Tensor | Promise<Tensor>;
   dispatch(call: KernelCall<V>): V | Promise<V>;
+  /** Optional: memory for planned destinations (`KernelCall.out`), `elements` float32 values. */
+  createArena?(elements: number): Arena<V>;
   dispose?(): void | Promise<void>;
 }

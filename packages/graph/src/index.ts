@@ -5,5 +5,5 @@ export { defineOp, normalizeAttrs, inferShape, makeContext, type OpDef, type Any
 export { fromJSON, toJSON, GRAPH_FORMAT, GRAPH_FORMAT_VERSION, type GraphJSON } from "./json.js";
 export { sameDim, sameSize, formatDims, isConcrete, bindDims, type Dim, type SymShape } from "./dims.js";
 export { GraphValidationError, GraphFormatError } from "./errors.js";
-export type { Executor, KernelCall, Support } from "./executor-contract.js";
+export type { Arena, Executor, KernelCall, Support } from "./executor-contract.js";
 export * from "./ops/index.js";

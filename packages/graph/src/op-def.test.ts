@@ -138,6 +138,19 @@ describe("normalizeAttrs and inferShape", () => {
     expect(normalizeAttrs(softmaxOp, {}, ctx)).toEqual({ scale: 1 });
   });
 
+  it('checks "numbers" attributes: an array of finite numbers, copied', () => {
+    const alibi = builtinOps.find((o) => o.kind === "alibi")!;
+    const slopes = [0.5, 0.25];
+    const out = normalizeAttrs(alibi, { slopes }, ctx);
+    expect(out).toEqual({ slopes: [0.5, 0.25], scale: 1, alignment: "top-left" });
+    expect(out.slopes).not.toBe(slopes);
+    expect(normalizeAttrs(alibi, {}, ctx).slopes).toBeNull();
+    for (const bad of [[0.5, Infinity], [0.5, NaN], ["0.5"], 0.5]) {
+      const e = validationError(() => normalizeAttrs(alibi, { slopes: bad }, ctx));
+      expect([e.subject, e.expected]).toEqual(["n.slopes", "an array of finite numbers"]);
+    }
+  });
+
   it("checks declared input ranks before the rule runs", () => {
     const e = validationError(() => inferShape(builtinOps.find((o) => o.kind === "score")!, [["B", 2, 3], ["B", 2, 3, 4]], {}, ctx));
     expect(e.subject).toBe("n.q");
@@ -152,7 +165,7 @@ describe("normalizeAttrs and inferShape", () => {
 describe("OpRegistry", () => {
   it("holds the built-in op kinds from one explicit list", () => {
     expect(createOpRegistry().kinds()).toEqual([
-      "projection", "reshape", "transpose", "slice", "score", "mask", "softmax", "dropout", "weighted-sum", "out-proj",
+      "projection", "reshape", "transpose", "slice", "rope", "score", "alibi", "mask", "softmax", "dropout", "weighted-sum", "out-proj", "attention",
     ]);
     expect(new OpRegistry().kinds()).toEqual([]);
   });

@@ -13,7 +13,7 @@ export interface OpInput {
   readonly doc?: string;
 }
 
-export type AttrType = "number" | "integer" | "boolean" | "string" | "dims" | "integers";
+export type AttrType = "number" | "integer" | "boolean" | "string" | "dims" | "integers" | "numbers";
 
 export interface AttrSpec {
   readonly type: AttrType;
@@ -48,6 +48,11 @@ export interface OpDef<A extends object = Record<string, unknown>> {
   readonly inferShape: (inputs: readonly (SymShape | undefined)[], attrs: A, ctx: OpContext) => SymShape;
   /** True for ops whose output can be a view of input 0 (reshape, transpose, slice). */
   readonly view?: boolean;
+  /**
+   * The index of an input whose memory the output may take over when nothing reads that input afterwards (elementwise
+   * and row-wise ops: mask, softmax, dropout). Its kernels must give the same result when `out` aliases that input.
+   */
+  readonly inPlace?: number;
 }
 
 /** Declares an op kind, checking the declaration itself. Use it for ops of your own. */
@@ -136,6 +141,9 @@ function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): voi
       break;
     case "integers":
       if (!Array.isArray(v) || !v.every((d) => Number.isSafeInteger(d))) bad("an array of integers");
+      break;
+    case "numbers":
+      if (!Array.isArray(v) || !v.every((d) => typeof d === "number" && Number.isFinite(d))) bad("an array of finite numbers");
       break;
   }
   if (typeof v === "number") {

@@ -18,7 +18,7 @@ export interface CompileOptions extends LowerOptions {
  * ```
  */
 export async function compile(graph: OpGraph, options: CompileOptions): Promise<Session> {
-  const plan = lower(graph, options);
+  const plan = lower(graph, options); // the untapped plan: every placement error surfaces here, before any run
   const weights = options.weights ?? {};
   const declared = new Map(graph.weights.map((w) => [w.name, w.shape] as const));
   for (const name of Object.keys(weights)) {
@@ -30,7 +30,7 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
     const ok = t.shape.length === shape.length && shape.every((d, i) => typeof d === "string" || d === t.shape[i]);
     if (!ok) throw new GraphValidationError(`weight ${name}`, "wrong shape", `[${shape.join(", ")}]`, formatShape(t.shape));
   }
-  const used = new Set(plan.steps.map((s) => s.placement.executor));
-  for (const name of used) await plan.executors.get(name)!.init?.();
-  return new Session(plan, weights);
+  // Any plan (one per set of taps) may use any executor, so initialise them all before the first run.
+  for (const ex of options.executors) await ex.init?.();
+  return new Session(graph, options, weights);
 }

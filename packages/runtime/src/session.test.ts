@@ -139,7 +139,7 @@ describe("Session.events$", () => {
     const ends = events.filter((e): e is Extract<SessionEvent, { type: "node-end" }> => e.type === "node-end");
     expect(ends.map((e) => e.node)).toEqual(s.plan.steps.map((st) => st.node));
     expect(ends.every((e) => e.executor === "cpu" && e.ms >= 0)).toBe(true);
-    expect(ends.find((e) => e.node === "scores")!.shape).toEqual([1, 2, 3, 3]);
+    expect(ends.find((e) => e.node === "context.heads")!.shape).toEqual([1, 2, 3, 4]);
   });
 
   it("a failing kernel rejects with a RunError naming the node, emits run-error, and the next run works", async () => {
@@ -180,13 +180,25 @@ describe("cancellation", () => {
     const x = randomTensor([1, 4, 8], 2);
     const expected = (await s.run({ x })).output!.toArray();
     const ac = new AbortController();
-    const sub = s.events$.subscribe((e) => e.type === "node-end" && e.node === "scores" && ac.abort());
+    const sub = s.events$.subscribe((e) => e.type === "node-end" && e.node === "queries" && ac.abort());
     const err = await s.run({ x }, { signal: ac.signal }).catch((e) => e);
     sub.unsubscribe();
     expect(err).toBeInstanceOf(AbortError);
     expect(err.name).toBe("AbortError");
-    expect(err.message).toMatch(/aborted before node masked/);
+    expect(err.message).toMatch(/aborted before node keys/);
     expect((await s.run({ x })).output!.toArray()).toEqual(expected);
+  });
+});
+
+describe("dispose", () => {
+  it("completes events$ and every tap, and refuses further runs", async () => {
+    const s = await session();
+    const done: string[] = [];
+    s.events$.subscribe({ complete: () => done.push("events") });
+    s.tap("weights").subscribe({ complete: () => done.push("tap") });
+    await s.dispose();
+    expect(done.sort()).toEqual(["events", "tap"]);
+    await expect(s.run({ x: randomTensor([1, 2, 8], 1) })).rejects.toThrow(/session is disposed/);
   });
 });
 

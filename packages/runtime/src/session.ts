@@ -1,9 +1,10 @@
-import { GraphValidationError, type Executor } from "@attngraph/graph";
-import { explain, resolveShapes, type Plan } from "@attngraph/scheduler";
-import { formatShape, type Shape, type Tensor } from "@attngraph/tensor";
+import { GraphValidationError, type Arena, type Executor, type OpGraph } from "@attngraph/graph";
+import { explain, lower, type BufferPlan, type LowerOptions, type Plan } from "@attngraph/scheduler";
+import type { Shape, Tensor } from "@attngraph/tensor";
 import { Observable, Subject } from "rxjs";
 import { AbortError, RunError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
+import { acquireArenas, PreparedCache } from "./prepared.js";
 import { TapRegistry, type TapSelector } from "./taps.js";
 import { yieldToEventLoop } from "./yield.js";
 
@@ -15,18 +16,36 @@ export interface RunOptions {
 /** A value of one run, on the executor that holds it. */
 type Held = { readonly executor: string; readonly value: unknown };
 
+/** Everything one run needs, decided before its first step. */
+interface RunContext {
+  readonly runId: number;
+  /** The plan for this run's set of watched nodes. */
+  readonly plan: Plan;
+  readonly shapes: ReadonlyMap<string, Shape>;
+  readonly memory: BufferPlan;
+  /** This run's arenas (from the pool), by executor. */
+  readonly arenas: ReadonlyMap<string, Arena<unknown>>;
+  readonly inputs: Readonly<Record<string, Tensor>>;
+  /** Watched node → its subscribers, snapshotted before the run. */
+  readonly watched: ReadonlyMap<string, readonly { next(e: TapEvent): void }[]>;
+  readonly signal: AbortSignal | undefined;
+  readonly t0: number;
+}
+
 /**
  * Runs a lowered plan. Only the session runs things and only it emits events. Runs are independent: each has its own
  * values, so concurrent runs never share scratch state. Weights are uploaded once per executor and reused.
  */
 export class Session {
-  readonly plan: Plan;
+  readonly graph: OpGraph;
+  readonly #options: LowerOptions;
   readonly #weights: Readonly<Record<string, Tensor>>;
   readonly #weightShapes: Record<string, Shape>;
   readonly #uploadedWeights = new Map<string, Promise<unknown>>();
   readonly #events = new Subject<SessionEvent>();
   readonly #taps = new TapRegistry();
-  readonly #shapeCache = new Map<string, Map<string, Shape>>();
+  readonly #plans = new Map<string, Plan>();
+  readonly #prepared = new PreparedCache();
   readonly #nodeNames: readonly string[];
   #runs = 0;
   #disposed = false;
@@ -34,12 +53,31 @@ export class Session {
   /** Run and node start/end with executor and timing, errors and cancellations. Costs nothing while unobserved. */
   readonly events$: Observable<SessionEvent>;
 
-  constructor(plan: Plan, weights: Readonly<Record<string, Tensor>>) {
-    this.plan = plan;
+  constructor(graph: OpGraph, options: LowerOptions, weights: Readonly<Record<string, Tensor>>) {
+    this.graph = graph;
+    this.#options = options;
     this.#weights = weights;
     this.#weightShapes = Object.fromEntries(Object.entries(weights).map(([k, t]) => [k, t.shape]));
-    this.#nodeNames = plan.steps.map((s) => s.node);
+    this.#nodeNames = graph.nodes.map((n) => n.name);
     this.events$ = this.#events.asObservable();
+    this.#planFor(new Set());
+  }
+
+  /** The plan a run with no taps executes (fused where possible). Runs with taps use a plan that keeps them. */
+  get plan(): Plan {
+    return this.#planFor(new Set());
+  }
+
+  /** Taps decide lowering: one plan per set of watched nodes, made on first use and kept. */
+  #planFor(watched: ReadonlySet<string>): Plan {
+    const key = [...watched].sort().join("\u0000");
+    let plan = this.#plans.get(key);
+    if (!plan) {
+      plan = lower(this.graph, { ...this.#options, watched });
+      if (this.#plans.size >= 64) this.#plans.clear();
+      this.#plans.set(key, plan);
+    }
+    return plan;
   }
 
   /**
@@ -63,9 +101,19 @@ export class Session {
     return (node) => set.has(node);
   }
 
-  /** The plan as text (see `explain` in @attngraph/scheduler). */
-  explain(): string {
-    return explain(this.plan);
+  /**
+   * The plan as text (see `explain` in @attngraph/scheduler): by default the untapped plan; with `watched`, the plan a
+   * run watching those nodes executes. With `inputs` (the shapes of a run's inputs) it also prints the planned peak
+   * memory against the sum of all intermediates.
+   */
+  explain(options: { readonly inputs?: Readonly<Record<string, Shape>>; readonly watched?: Iterable<string> } = {}): string {
+    const plan = this.#planFor(new Set(options.watched ?? []));
+    return explain(plan, options.inputs ? this.#prepared.get(plan, options.inputs, this.#weightShapes).memory : undefined);
+  }
+
+  /** The buffer plan of an untapped run with inputs of these shapes. */
+  memoryPlan(inputShapes: Readonly<Record<string, Shape>>): BufferPlan {
+    return this.#prepared.get(this.plan, inputShapes, this.#weightShapes).memory;
   }
 
   /**
@@ -83,63 +131,81 @@ export class Session {
     const signal = options.signal;
     try {
       if (signal?.aborted) throw new AbortError(runId, undefined, signal.reason);
-      const shapes = this.#shapes(inputs);
       const watched = this.#taps.snapshot(this.#nodeNames);
-      const values = new Map<string, Held>();
-      const onExecutor = new Map<string, unknown>(); // `${executor}\u0000${value}` → value uploaded there
-      const valueOn = async (name: string, executor: Executor): Promise<unknown> => {
-        const held = values.get(name);
-        if (held?.executor === executor.name) return held.value;
-        const key = `${executor.name}\u0000${name}`;
-        if (onExecutor.has(key)) return onExecutor.get(key);
-        let host: Tensor;
-        if (held) host = await this.plan.executors.get(held.executor)!.download(held.value);
-        else if (name in inputs) host = inputs[name]!;
-        else return this.#weightOn(name, executor);
-        const v = await executor.upload(host);
-        onExecutor.set(key, v);
-        return v;
-      };
-
-      for (const step of this.plan.steps) {
-        current = step.node;
-        if (signal) {
-          await yieldToEventLoop();
-          if (signal.aborted) throw new AbortError(runId, step.node, signal.reason);
-        }
-        const executor = this.plan.executors.get(step.placement.executor)!;
-        const args = await Promise.all(step.inputs.map((v) => (v === undefined ? undefined : valueOn(v, executor))));
-        const outShape = shapes.get(step.node)!;
-        const start = performance.now();
-        if (events.observed) emit({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
-        let out: unknown;
-        try {
-          out = await executor.dispatch({ kind: step.kind, node: step.node, attrs: step.attrs, inputs: args, outShape });
-        } catch (e) {
-          throw new RunError(runId, step.node, step.kind, executor.name, e);
-        }
-        values.set(step.node, { executor: executor.name, value: out });
-        if (events.observed) {
-          emit({ type: "node-end", runId, node: step.node, kind: step.kind, executor: executor.name, shape: outShape, ms: performance.now() - start });
-        }
-        const subs = watched.get(step.node);
-        if (subs) await this.#deliver(runId, step.node, executor, out, subs);
+      const plan = this.#planFor(new Set(watched.keys()));
+      const prepared = this.#prepared.get(plan, this.#inputShapes(inputs), this.#weightShapes);
+      const arenas = acquireArenas(prepared, plan.executors);
+      try {
+        return await this.#execute({ runId, plan, shapes: prepared.shapes, memory: prepared.memory, arenas, inputs, watched, signal, t0 }, (node) => (current = node));
+      } finally {
+        prepared.pool.push(arenas);
       }
-
-      current = undefined;
-      const result: Record<string, Tensor> = {};
-      for (const name of this.plan.outputs) {
-        const held = values.get(name)!;
-        // A copy: an output may be a view of an input or weight, and the caller must own what it gets.
-        result[name] = (await this.plan.executors.get(held.executor)!.download(held.value)).clone();
-      }
-      if (events.observed) emit({ type: "run-end", runId, ms: performance.now() - t0 });
-      return result;
     } catch (e) {
       if (e instanceof AbortError) emit({ type: "run-cancelled", runId, node: current });
       else emit({ type: "run-error", runId, node: current, error: e });
       throw e;
     }
+  }
+
+  async #execute(run: RunContext, setCurrent: (node: string | undefined) => void): Promise<Record<string, Tensor>> {
+    const { runId, plan, shapes, memory, arenas, inputs, watched, signal, t0 } = run;
+    const events = this.#events;
+    const values = new Map<string, Held>();
+    const onExecutor = new Map<string, unknown>(); // `${executor}\u0000${value}` → value uploaded there
+    const valueOn = async (name: string, executor: Executor): Promise<unknown> => {
+      const held = values.get(name);
+      if (held?.executor === executor.name) return held.value;
+      const key = `${executor.name}\u0000${name}`;
+      if (onExecutor.has(key)) return onExecutor.get(key);
+      let host: Tensor;
+      if (held) host = await plan.executors.get(held.executor)!.download(held.value);
+      else if (name in inputs) host = inputs[name]!;
+      else return this.#weightOn(name, executor);
+      const v = await executor.upload(host);
+      onExecutor.set(key, v);
+      return v;
+    };
+
+    for (const step of plan.steps) {
+      setCurrent(step.node);
+      if (signal) {
+        await yieldToEventLoop();
+        if (signal.aborted) throw new AbortError(runId, step.node, signal.reason);
+      }
+      const executor = plan.executors.get(step.placement.executor)!;
+      const args = await Promise.all(step.inputs.map((v) => (v === undefined ? undefined : valueOn(v, executor))));
+      const outShape = shapes.get(step.node)!;
+      const slot = memory.offsets.get(step.node);
+      const arena = slot ? arenas.get(slot.executor) : undefined;
+      const out = slot && arena ? arena.view(slot.offset, outShape) : undefined;
+      const start = performance.now();
+      if (events.observed) events.next({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
+      let value: unknown;
+      try {
+        value = await executor.dispatch({ kind: step.kind, node: step.node, attrs: step.attrs, inputs: args, outShape, ...(out === undefined ? {} : { out }) });
+        // A kernel that ignored its destination and returned another planned value (an identity returning its input)
+        // would alias memory the plan reuses: move it into its own slot.
+        if (out !== undefined && value !== out && arena!.holds(value)) value = arena!.copy(value, out);
+      } catch (e) {
+        throw new RunError(runId, step.node, step.kind, executor.name, e);
+      }
+      values.set(step.node, { executor: executor.name, value });
+      if (events.observed) {
+        events.next({ type: "node-end", runId, node: step.node, kind: step.kind, executor: executor.name, shape: outShape, ms: performance.now() - start });
+      }
+      const subs = watched.get(step.node);
+      if (subs) await this.#deliver(runId, step.node, executor, value, subs);
+    }
+
+    setCurrent(undefined);
+    const result: Record<string, Tensor> = {};
+    for (const name of plan.outputs) {
+      const held = values.get(name)!;
+      // A copy: an output may live in a pooled arena or be a view of an input or weight; the caller must own it.
+      result[name] = (await plan.executors.get(held.executor)!.download(held.value)).clone();
+    }
+    if (events.observed) events.next({ type: "run-end", runId, ms: performance.now() - t0 });
+    return result;
   }
 
   async #deliver(runId: number, node: string, executor: Executor, value: unknown, subs: readonly { next(e: TapEvent): void }[]): Promise<void> {
@@ -149,7 +215,7 @@ export class Session {
     for (const s of subs) s.next({ runId, node, tensor: subs.length > 1 ? tensor.clone() : tensor });
   }
 
-  #shapes(inputs: Readonly<Record<string, Tensor>>): Map<string, Shape> {
+  #inputShapes(inputs: Readonly<Record<string, Tensor>>): Record<string, Shape> {
     const inputShapes: Record<string, Shape> = {};
     for (const [k, t] of Object.entries(inputs)) {
       if (!t || typeof t !== "object" || !("shape" in t)) {
@@ -157,14 +223,7 @@ export class Session {
       }
       inputShapes[k] = t.shape;
     }
-    const key = Object.keys(inputShapes).sort().map((k) => `${k}:${formatShape(inputShapes[k]!)}`).join(";");
-    let shapes = this.#shapeCache.get(key);
-    if (!shapes) {
-      shapes = resolveShapes(this.plan, inputShapes, this.#weightShapes);
-      if (this.#shapeCache.size > 64) this.#shapeCache.clear();
-      this.#shapeCache.set(key, shapes);
-    }
-    return shapes;
+    return inputShapes;
   }
 
   #weightOn(name: string, executor: Executor): Promise<unknown> {
@@ -177,10 +236,11 @@ export class Session {
     return v;
   }
 
-  /** Completes the event stream and releases executor resources the session holds. */
+  /** Completes the event stream and every tap, and lets go of the session's plans and arenas. */
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
+    this.#taps.completeAll();
     this.#events.complete();
   }
 }

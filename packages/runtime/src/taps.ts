@@ -22,6 +22,12 @@ export class TapRegistry {
     return () => this.#watchers.delete(w);
   }
 
+  /** Completes every tap (the session is going away). */
+  completeAll(): void {
+    for (const w of this.#watchers) w.subscriber.complete();
+    this.#watchers.clear();
+  }
+
   get size(): number {
     return this.#watchers.size;
   }

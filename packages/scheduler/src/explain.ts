@@ -1,12 +1,16 @@
 import { formatDims } from "@attngraph/graph";
+import type { BufferPlan } from "./buffers.js";
 import type { Plan } from "./plan.js";
 
-/** The plan as text: one row per step with its op, executor, layout and shape, then placements that need a word. */
-export function explain(plan: Plan): string {
+/**
+ * The plan as text: the passes and what each changed, one row per step with its op, executor, layout and shape, then
+ * placements that need a word. With a buffer plan (shapes known), the planned peak against the unplanned sum.
+ */
+export function explain(plan: Plan, memory?: BufferPlan): string {
   const rows = plan.steps.map((s, i) => [
     String(i + 1),
     s.node,
-    s.kind,
+    s.fused ? `${s.kind} (fused)` : s.kind,
     s.placement.executor,
     s.layout,
     formatDims(s.shape),
@@ -20,22 +24,25 @@ export function explain(plan: Plan): string {
     `plan: ${plan.steps.length} steps on ${used.join(", ") || "no executor"} (executors in preference order: ${[...plan.executors.keys()].join(", ")})`,
     ...plan.inputs.map((v) => `input   ${v.name} ${formatDims(v.shape)}`),
     ...plan.weights.map((v) => `weight  ${v.name} ${formatDims(v.shape)}`),
+    ...(plan.watched.size ? [`watched ${[...plan.watched].join(", ")}`] : []),
     "",
     line(header),
     ...rows.map(line),
     "",
     `outputs: ${plan.outputs.join(", ")}`,
+    ...plan.passes.map((p) => `pass ${p.pass}: ${p.summary}`),
   ];
-  const views = plan.steps.filter((s) => s.layout === "view").length;
-  const copies = plan.steps.filter((s) => s.layout === "copy");
-  out.push(`layout: ${views} view step(s) without a copy${copies.length ? `; copies at ${copies.map((s) => `${s.node} (${s.layoutNote})`).join(", ")}` : ""}`);
-  const notable = plan.steps.filter((s) => s.placement.how === "fallback" || s.placement.how === "override");
-  for (const s of notable) {
-    out.push(
-      s.placement.how === "override"
-        ? `placement: ${s.node} → ${s.placement.executor} (placed by the user)`
-        : `placement: ${s.node} → ${s.placement.executor} (${s.placement.skipped.join("; ")})`,
-    );
+  for (const s of plan.steps) {
+    if (s.placement.how === "override") out.push(`placement: ${s.node} → ${s.placement.executor} (placed by the user)`);
+    if (s.placement.how === "fallback") out.push(`placement: ${s.node} → ${s.placement.executor} (${s.placement.skipped.join("; ")})`);
+  }
+  if (memory) {
+    const pct = memory.unplannedBytes ? ((100 * memory.peakBytes) / memory.unplannedBytes).toFixed(1) : "0";
+    out.push(`memory: ${bytes(memory.peakBytes)} planned peak (arena) vs ${bytes(memory.unplannedBytes)} for all intermediates unplanned (${pct}%)`);
   }
   return out.join("\n");
+}
+
+function bytes(n: number): string {
+  return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
 }

@@ -1,4 +1,5 @@
 export { lower, type LowerOptions } from "./lower.js";
 export { explain } from "./explain.js";
 export { resolveShapes, InputError } from "./bind.js";
-export type { Plan, PlanStep, Placement, Layout } from "./plan.js";
+export { planBuffers, type BufferPlan } from "./buffers.js";
+export type { Plan, PlanStep, Placement, Layout, PassReport } from "./plan.js";

@@ -1,53 +1,82 @@
 import { GraphValidationError, type Executor, type OpGraph } from "@attngraph/graph";
 import { AttnGraphError } from "@attngraph/tensor";
-import { planLayout } from "./layout.js";
-import { placeNode } from "./placement.js";
-import type { Plan, PlanStep } from "./plan.js";
+import { eliminateDeadNodes } from "./passes/dead-nodes.js";
+import { draftSteps } from "./passes/draft.js";
+import { fuseAttention } from "./passes/fusion.js";
+import { placeNode } from "./passes/placement.js";
+import { planViews } from "./passes/views.js";
+import type { PassReport, Plan, PlanStep } from "./plan.js";
 
 export interface LowerOptions {
   /** Executors in order of preference. Each node goes to the first that supports it, unless placed explicitly. */
   readonly executors: readonly Executor[];
   /** Node name → executor name, for nodes that must run on a given executor. */
   readonly placement?: Readonly<Record<string, string>>;
+  /** Nodes that taps watch: kept, materialised and never fused away. */
+  readonly watched?: Iterable<string>;
+  /** Turn fusion off (every node runs as its own step), e.g. to compare fused and unfused numbers. */
+  readonly fusion?: boolean;
 }
 
 /**
- * Lowers a graph to a plan: topological order (the graph's own), each node's inputs in its op's declared order, a
- * placement per node, and views planned where the layout allows. Everything that can be wrong about executors is
- * reported here, before any run.
+ * Lowers a graph to a plan. The passes run in this order, each a module of its own that reports what it changed:
+ * dead-node elimination, fusion, placement, view elision. Everything that can be wrong about executors is reported
+ * here, before any run.
  */
 export function lower(graph: OpGraph, options: LowerOptions): Plan {
-  const { executors } = options;
-  if (executors.length === 0) throw new GraphValidationError("executors", "no executor given", "at least one executor", "none");
-  const byName = new Map<string, Executor>();
-  for (const ex of executors) {
-    if (ex.specVersion !== 1) {
-      throw new AttnGraphError("executor", `executor ${ex.name}: unsupported contract version`, { subject: ex.name, expected: "1", got: String(ex.specVersion) });
-    }
-    if (byName.has(ex.name)) throw new GraphValidationError("executors", "two executors share a name", "unique names", ex.name);
-    byName.set(ex.name, ex);
-  }
+  const executors = checkExecutors(options.executors);
   const overrides = options.placement ?? {};
   for (const name of Object.keys(overrides)) {
     if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`placement.${name}`, "placement names no node of the graph", "a node name", name);
   }
+  const watched = new Set(options.watched ?? []);
+  for (const name of watched) if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`tap ${name}`, "no node of this name");
 
-  const executorOf = new Map<string, string>();
-  const contiguous = new Map<string, boolean>();
-  const steps: PlanStep[] = [];
-  for (const node of graph.nodes) {
-    const def = graph.registry.get(node.kind, node.name);
-    const inputs = def.inputs.map((i) => node.inputs[i.name]);
-    const first = inputs[0];
-    const placement = placeNode(node, executors, overrides[node.name], first === undefined ? undefined : executorOf.get(first), def.view === true);
-    const layout = planLayout(node, graph, contiguous);
-    executorOf.set(node.name, placement.executor);
-    contiguous.set(node.name, layout.contiguous);
-    steps.push({ node: node.name, kind: node.kind, attrs: node.attrs, inputs, shape: node.shape, placement, layout: layout.layout, layoutNote: layout.note });
+  const passes: PassReport[] = [];
+  const dead = eliminateDeadNodes(draftSteps(graph), graph.outputs, watched);
+  passes.push(dead.report);
+  let drafts = dead.steps;
+  if (options.fusion !== false) {
+    const fused = fuseAttention(drafts, { outputs: graph.outputs, watched, executors, overrides });
+    passes.push(fused.report);
+    drafts = fused.steps;
+  } else {
+    passes.push({ pass: "fusion", summary: "off (fusion: false)" });
   }
 
+  const executorOf = new Map<string, string>();
+  const placements = drafts.map((d) => {
+    const first = d.inputs[0];
+    const isView = d.fused === undefined && graph.registry.get(d.kind, d.node).view === true;
+    const p = placeNode(d, executors, overrides[d.node], first === undefined ? undefined : executorOf.get(first), isView);
+    executorOf.set(d.node, p.executor);
+    return p;
+  });
+  const moved = drafts.filter((_, i) => placements[i]!.how === "fallback" || placements[i]!.how === "override").length;
+  passes.push({ pass: "placement", summary: `${[...new Set(placements.map((p) => p.executor))].join(", ")}${moved ? `; ${moved} node(s) placed by fallback or by the user (below)` : ""}` });
+  const views = planViews(drafts, graph);
+  passes.push(views.report);
+
+  const steps: PlanStep[] = drafts.map((d, i) => {
+    const l = views.layouts.get(d.node)!;
+    return { ...d, placement: placements[i]!, layout: l.layout, layoutNote: l.note };
+  });
   const lastUse = new Map<string, number>();
   steps.forEach((s, i) => s.inputs.forEach((v) => v !== undefined && lastUse.set(v, i)));
   for (const out of graph.outputs) lastUse.set(out, steps.length);
-  return { graph, steps, executors: byName, inputs: graph.inputs, weights: graph.weights, outputs: graph.outputs, lastUse };
+  const byName = new Map(executors.map((e) => [e.name, e] as const));
+  return { graph, steps, executors: byName, inputs: graph.inputs, weights: graph.weights, outputs: graph.outputs, watched, lastUse, passes };
+}
+
+function checkExecutors(executors: readonly Executor[]): readonly Executor[] {
+  if (executors.length === 0) throw new GraphValidationError("executors", "no executor given", "at least one executor", "none");
+  const seen = new Set<string>();
+  for (const ex of executors) {
+    if (ex.specVersion !== 1) {
+      throw new AttnGraphError("executor", `executor ${ex.name}: unsupported contract version`, { subject: ex.name, expected: "1", got: String(ex.specVersion) });
+    }
+    if (seen.has(ex.name)) throw new GraphValidationError("executors", "two executors share a name", "unique names", ex.name);
+    seen.add(ex.name);
+  }
+  return executors;
 }

@@ -14,6 +14,7 @@ export interface Placement {
 
 /** One lowered step: a node, its inputs in the op's declared order, and where and how it runs. */
 export interface PlanStep {
+  /** The value this step produces (a graph node's name; a fused step takes the name of the chain's last node). */
   readonly node: string;
   readonly kind: string;
   readonly attrs: Readonly<Record<string, unknown>>;
@@ -24,9 +25,17 @@ export interface PlanStep {
   readonly layout: Layout;
   /** Why the layout is what it is, for explain(). */
   readonly layoutNote: string;
+  /** For a fused step: the graph nodes it stands for, in order. */
+  readonly fused?: readonly string[];
 }
 
-/** A graph lowered for a set of executors. Immutable; a Session runs it. */
+/** What one lowering pass did, in words, for explain(). */
+export interface PassReport {
+  readonly pass: string;
+  readonly summary: string;
+}
+
+/** A graph lowered for a set of executors and a set of watched nodes. Immutable; a Session runs it. */
 export interface Plan {
   readonly graph: OpGraph;
   readonly steps: readonly PlanStep[];
@@ -35,6 +44,9 @@ export interface Plan {
   readonly inputs: readonly ValueDecl[];
   readonly weights: readonly ValueDecl[];
   readonly outputs: readonly string[];
+  /** The nodes taps asked for when this plan was made: each is produced by a step of its own, never fused away. */
+  readonly watched: ReadonlySet<string>;
   /** For each value, the index of the last step that reads it (outputs: steps.length), so it can be released after. */
   readonly lastUse: ReadonlyMap<string, number>;
+  readonly passes: readonly PassReport[];
 }

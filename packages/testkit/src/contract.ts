@@ -17,6 +17,7 @@ import { dropoutChecks } from "./contract/dropout-checks.js";
 import { Harness } from "./contract/harness.js";
 import { linearChecks } from "./contract/linear-checks.js";
 import { maskChecks } from "./contract/mask-checks.js";
+import { positionChecks } from "./contract/position-checks.js";
 import { softmaxChecks } from "./contract/softmax-checks.js";
 
 export type ExecutorFactory = () => Executor<any> | Promise<Executor<any>>;
@@ -57,6 +58,7 @@ export function describeExecutorContract(name: string, make: ExecutorFactory): v
     describe("mask", () => maskChecks(ctx));
     describe("softmax", () => softmaxChecks(ctx));
     describe("dropout", () => dropoutChecks(ctx));
+    describe("position encodings: alibi and rope", () => positionChecks(ctx));
     describe("attention composed from dispatch calls", () => attentionChecks(ctx));
   });
 }

@@ -1,5 +1,7 @@
 export { parseCase, type GoldenCase } from "./golden/case.js";
 export { loadCase, listCases, goldenDir } from "./golden/load.js";
 export { CaseFormatError } from "./golden/errors.js";
-export { referenceAttention, type ReferenceName, type TensorLike } from "./reference/attention64.js";
+export { referenceAttention, type Position64, type ReferenceName, type TensorLike } from "./reference/attention64.js";
+export { alibi64, alibiSlopes64, type Alibi64 } from "./reference/alibi64.js";
+export { rope64, type Rope64 } from "./reference/rope64.js";
 export { referenceDropout, referenceDropoutBits, referenceDropoutKeep } from "./reference/dropout64.js";

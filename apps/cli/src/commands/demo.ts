@@ -16,11 +16,15 @@ export async function demo(args: { executor: string }, io: IO): Promise<number> 
 
   io.out("attngraph demo: causal multi-head attention (d_in=6, d_out=6, num_heads=2, output projection with bias)");
   io.out(`weights and input from the worked example (${c.name}); executor: ${args.executor}\n`);
-  io.out(session.explain());
+  // Every node is tapped, so the plan keeps every node as its own step; untapped, the middle would fuse.
+  const all = graph.nodes.map((n) => n.name);
+  io.out(session.explain({ watched: all, inputs: { x: c.inputs.x!.shape } }));
+  const fusion = session.plan.passes.find((p) => p.pass === "fusion");
+  if (fusion) io.out(`(untapped, the same graph runs in ${session.plan.steps.length} steps: ${fusion.summary})`);
 
   const tensors: { node: string; tensor: Tensor }[] = [];
   const timings: SessionEvent[] = [];
-  const taps = session.tap(() => true).subscribe((e) => tensors.push(e));
+  const taps = session.tap(all).subscribe((e) => tensors.push(e));
   const events = session.events$.subscribe((e) => e.type === "node-end" && timings.push(e));
   const { [graph.outputs[0]!]: output } = await session.run(c.inputs);
   taps.unsubscribe();

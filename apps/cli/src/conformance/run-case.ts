@@ -30,8 +30,11 @@ export interface RunCaseOptions {
   readonly executors: readonly Executor[];
   /** Build with one fused QKV projection instead of three. */
   readonly fusedQkv?: boolean;
-  /** Also tap every node of the graph (not only the expected ones): all taps on, same numbers expected. */
-  readonly tapAll?: boolean;
+  /**
+   * What to tap. "expected" (default): the nodes the case has expected tensors for. "all": every node (same numbers
+   * expected). "none": nothing, so the scheduler may fuse the middle away; only the outputs are compared.
+   */
+  readonly tap?: "expected" | "all" | "none";
 }
 
 /** Maps an expected tensor's name to the node that produces it: `output` is the graph's output (context without out_proj). */
@@ -45,16 +48,19 @@ export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<C
     const fusedQkv = options.fusedQkv ?? false;
     const graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv });
     const session = await compile(graph, { executors: options.executors, weights: attentionWeights(c.config, c.weights, { fusedQkv }) });
-    const expectedNames = Object.keys(c.expected);
+    const mode = options.tap ?? "expected";
+    const outputNames = new Set(graph.outputs);
+    const expectedNames = Object.keys(c.expected).filter((n) => mode !== "none" || outputNames.has(nodeFor(n, graph.outputs)));
     const missing = expectedNames.filter((n) => !graph.has(nodeFor(n, graph.outputs)));
     if (missing.length) return { ...base, ok: false, checks: [], error: `expected tensor(s) with no node in the graph: ${missing.join(", ")}` };
     const wanted = new Set(expectedNames.map((n) => nodeFor(n, graph.outputs)));
     const got = new Map<string, Tensor>();
-    const sub = session.tap(options.tapAll ? () => true : (n) => wanted.has(n)).subscribe((e) => got.set(e.node, e.tensor));
+    const sub = mode === "none" ? undefined : session.tap(mode === "all" ? () => true : (n) => wanted.has(n)).subscribe((e) => got.set(e.node, e.tensor));
     try {
-      await session.run(c.inputs);
+      const outputs = await session.run(c.inputs);
+      if (mode === "none") for (const [n, t] of Object.entries(outputs)) got.set(n, t);
     } finally {
-      sub.unsubscribe();
+      sub?.unsubscribe();
       await session.dispose();
     }
     const checks = expectedNames.map((n): TensorCheck => {

@@ -64,6 +64,28 @@ export const recipes: readonly Recipe[] = [
     config: { dIn: 8, dOut: 8, numHeads: 2, dropout: 0.1 },
     options: { training: true, seed: 42 },
   },
+  {
+    title: "ALiBi (attention with linear biases)",
+    about:
+      "A node `scores.alibi` between the raw `scores` and the mask adds slope_h · (j − i) to the scaled scores (Press et al.). " +
+      "Slopes default to the paper's `get_slopes(H)` (2^(−8(h+1)/H) when H is a power of two); pass `slopes` for your own, one per query head. " +
+      "ALiBi's bias is added after the scaling, softmax(q·kᵀ/√D + m·(j − i)), so the alibi node applies the score scale and the softmax runs with scale 1 " +
+      "(a softmax scale would shrink the slopes too). `scores` stays the raw Q·Kᵀ; `masked` (scaled, biased, masked) is where TransformerLens hooks `hook_attn_scores`.",
+    call: `multiHeadAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { position: { kind: "alibi" } })`,
+    config: { dIn: 8, dOut: 8, numHeads: 2, causal: true },
+    options: { position: { kind: "alibi" } },
+  },
+  {
+    title: "Rotary position embedding (RoPE)",
+    about:
+      "Nodes `q.rope` and `k.rope` rotate the split query and key heads before the score, so ⟨q_m, k_n⟩ depends only on m − n. " +
+      "Split-half convention of GPT-NeoX, Llama and Hugging Face's `rotate_half`: dim i turns with dim i + r/2 by θ = p · base^(−2i/r), " +
+      "not GPT-J's interleaved pairs (2i, 2i + 1); weights from a GPT-J-style checkpoint need their Q/K rows permuted first. " +
+      "Options: `base` (10000), `rotaryDim` (even, ≤ D; dims past it pass through, as in GPT-NeoX's partial rotary), `positionOffset` (position of token 0, e.g. the cache length).",
+    call: `multiHeadAttention({ dIn: 16, dOut: 16, numHeads: 2, causal: true }, { position: { kind: "rope", rotaryDim: 4 } })`,
+    config: { dIn: 16, dOut: 16, numHeads: 2, causal: true },
+    options: { position: { kind: "rope", rotaryDim: 4 } },
+  },
 ];
 
 export function renderCookbook(): string {

@@ -8,7 +8,7 @@ const docsDir = join(dirname(fileURLToPath(import.meta.url)), "../../../../docs"
 
 describe("generated docs", () => {
   for (const [file, render] of Object.entries(generatedDocs)) {
-    it(`docs/${file} is up to date (run \`pnpm docs\` to regenerate)`, () => {
+    it(`docs/${file} is up to date (run \`pnpm gen:docs\` to regenerate)`, () => {
       expect(readFileSync(join(docsDir, file), "utf8")).toBe(render());
     });
   }

@@ -1,10 +1,9 @@
 // dropout with a counter-based generator: whether element i is kept is a pure function of (seed, i), so the WebAssembly
 // and WGSL executors reproduce the CPU mask bit for bit, in any order and in parallel. The spec is in the README;
 // change nothing here without changing it there and in every executor.
-import { Tensor } from "@attngraph/tensor";
 import type { DropoutAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { attrError, requireInput } from "./adapter.js";
+import { attrError, outData, requireInput, result, type Call } from "./adapter.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
 
 /** MurmurHash3's 32-bit finaliser: a bijection on uint32 that mixes every input bit into every output bit. */
@@ -19,7 +18,15 @@ export function fmix32(h: number): number {
 
 /** The uint32 random bits of element `i` (row-major index in the output; taken mod 2³²) under `seed` (a uint32). */
 export function dropoutBits(seed: number, i: number): number {
-  return fmix32((fmix32(seed) ^ Math.imul(i, 0x9e3779b9)) >>> 0);
+  return mixedBits(fmix32(seed), i);
+}
+
+/**
+ * `dropoutBits` with the seed already mixed (`fmix32(seed)`), for loops that hoist it. The fused attention kernel uses
+ * this too, with i = the element's index in the [B, H, L, S] weights, so it drops exactly what the dropout kernel drops.
+ */
+export function mixedBits(mixedSeed: number, i: number): number {
+  return fmix32((mixedSeed ^ Math.imul(i, 0x9e3779b9)) >>> 0);
 }
 
 /** Elements whose bits are below this uint32 are dropped: floor(rate · 2³²), clamped to 2³² − 1. */
@@ -37,33 +44,61 @@ export function dropoutKeep(seed: number, i: number, rate: number): boolean {
  * `dropoutKeep(seed, i, rate)`, else 0. The product of two float32 values is exact in float64, so the single fround
  * equals a float32 multiply on any executor.
  * @param x [...], any strides
- * @returns same shape, row-major
+ * @param out where to write the result row-major; default: a new array
+ * @returns same shape, row-major (`out` when given)
  */
-export function dropoutImpl(x: StridedView, rate: number, seed: number): Float32Array {
+export function dropoutImpl(x: StridedView, rate: number, seed: number, out?: Float32Array): Float32Array {
   const rows = rowOffsets(x);
   const { length: n, stride: xs } = lastAxis(x);
   const xd = x.data;
-  const out = new Float32Array(rows.length * n);
+  const y = out ?? new Float32Array(rows.length * n);
   const mixedSeed = fmix32(seed); // hoisted: dropoutBits(seed, i) without re-mixing the seed per element
   const threshold = dropoutThreshold(rate);
   const keptScale = Math.fround(1 / (1 - rate));
   let i = 0;
   for (let r = 0; r < rows.length; r++) {
     for (let j = 0, p = rows[r]!; j < n; j++, p += xs, i++) {
-      const bits = fmix32((mixedSeed ^ Math.imul(i, 0x9e3779b9)) >>> 0);
-      out[i] = bits >= threshold ? xd[p]! * keptScale : 0;
+      y[i] = mixedBits(mixedSeed, i) >= threshold ? xd[p]! * keptScale : 0;
     }
   }
-  return out;
+  return y;
 }
 
-/** Input: x; attrs { rate, seed, training } → same shape. Eval mode or rate 0 returns x itself (identity). */
+/**
+ * Input: x; attrs { rate, seed, training } → same shape. Eval mode or rate 0 is the identity: x itself, or a copy of x in
+ * `call.out` when the planner gave one (the planner may hand x's buffer to a later node once this one has run).
+ */
 export const dropoutKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
-  const { rate, seed, training } = call.attrs as Partial<DropoutAttrs>;
-  if (typeof training !== "boolean") throw attrError(call, "training", "true or false", training);
-  if (typeof rate !== "number" || !(rate >= 0 && rate < 1)) throw attrError(call, "rate", "a number with 0 <= rate < 1", rate);
-  if (!Number.isInteger(seed) || seed! < 0 || seed! > 0xffffffff) throw attrError(call, "seed", "an integer in 0..2^32-1", seed);
-  if (!training || rate === 0) return x;
-  return new Tensor(dropoutImpl(x, rate, seed!), x.shape);
+  const { rate, seed, training } = checkDropoutAttrs(call);
+  const out = outData(call, x.shape);
+  if (!training || rate === 0) {
+    if (out === undefined) return x;
+    x.copyInto(out);
+    return call.out!;
+  }
+  return result(call, dropoutImpl(x, rate, seed, out), x.shape);
 };
+
+/** Where a call keeps its dropout attributes: dropout's own names, or the fused attention's. */
+export interface DropoutFields {
+  readonly rate: string;
+  readonly seed: string;
+  readonly training: string;
+}
+
+const DROPOUT_FIELDS: DropoutFields = { rate: "rate", seed: "seed", training: "training" };
+
+/**
+ * Dropout attributes of a call, each checked and named by its field in errors. With `defaults`, an absent attribute
+ * takes its default (the fused attention's dropout is optional); without, absent is an error.
+ */
+export function checkDropoutAttrs(call: Call, fields: DropoutFields = DROPOUT_FIELDS, defaults?: DropoutAttrs): DropoutAttrs {
+  const rate = call.attrs[fields.rate] ?? defaults?.rate;
+  const seed = call.attrs[fields.seed] ?? defaults?.seed;
+  const training = call.attrs[fields.training] ?? defaults?.training;
+  if (typeof training !== "boolean") throw attrError(call, fields.training, "true or false", training);
+  if (typeof rate !== "number" || !(rate >= 0 && rate < 1)) throw attrError(call, fields.rate, "a number with 0 <= rate < 1", rate);
+  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw attrError(call, fields.seed, "an integer in 0..2^32-1", seed);
+  return { rate, seed, training };
+}

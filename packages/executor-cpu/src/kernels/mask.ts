@@ -1,10 +1,33 @@
 // mask: hide scores by setting them to −∞ (causal with an alignment, sliding window, key padding; composed by "or").
 // Softmax then gives hidden keys a weight of exactly 0.
-import { AttnGraphError, Tensor, describe } from "@attngraph/tensor";
+import { AttnGraphError, describe, type Tensor } from "@attngraph/tensor";
 import type { MaskAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { attrError, expectDim, expectRank, optionalInput, requireInput } from "./adapter.js";
+import { attrError, expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import type { StridedView } from "./strided.js";
+
+// The mask rule, shared with the fused attention kernel so both hide exactly the same keys. By position, query i sees
+// keys lo < j <= hi; a padded key is hidden on top of that.
+
+/** The alignment offset: 0 for "top-left", S − L for "bottom-right" (query i is then aligned with key i + S − L). */
+export function maskOffset(alignment: MaskAttrs["alignment"], nl: number, ns: number): number {
+  return alignment === "bottom-right" ? ns - nl : 0;
+}
+
+/** The last key query i sees by position (hi): i + off under causal, else the last key S − 1. */
+export function lastVisibleKey(i: number, off: number, causal: boolean, ns: number): number {
+  return causal ? i + off : ns - 1;
+}
+
+/** The last key the sliding window hides for query i (lo: keys j <= lo are hidden), or -1 without a window (win = 0). */
+export function lastWindowedKey(i: number, off: number, win: number): number {
+  return win > 0 ? i + off - win : -1;
+}
+
+/** The window size to pass to `lastWindowedKey`: 0 (none) unless causal with a window. */
+export function windowOf(attrs: Pick<MaskAttrs, "causal" | "window">): number {
+  return attrs.causal && attrs.window !== null ? attrs.window : 0;
+}
 
 /**
  * Copies scores, writing −∞ where a mask hides the key. With off = 0 ("top-left") or S − L ("bottom-right"), query i
@@ -12,36 +35,38 @@ import type { StridedView } from "./strided.js";
  * is hidden for every query. Padding values must already be checked to be 0 or 1 (`findInvalidPadding`).
  * @param scores [B, H, L, S], any strides
  * @param keyPaddingMask [B, S] of 0/1 (1 = padded key), any strides, or undefined
- * @returns [B, H, L, S], row-major
+ * @param out where to write [B, H, L, S] row-major; default: a new array
+ * @returns [B, H, L, S], row-major (`out` when given)
  */
-export function maskImpl(scores: StridedView, keyPaddingMask: StridedView | undefined, attrs: MaskAttrs): Float32Array {
+export function maskImpl(scores: StridedView, keyPaddingMask: StridedView | undefined, attrs: MaskAttrs, out?: Float32Array): Float32Array {
   const [nb, nh, nl, ns] = scores.shape as readonly number[] as [number, number, number, number];
   const [ss0, ss1, ss2, ss3] = scores.strides as [number, number, number, number];
-  const off = attrs.alignment === "bottom-right" ? ns - nl : 0;
+  const off = maskOffset(attrs.alignment, nl, ns);
   const causal = attrs.causal;
-  const win = causal && attrs.window !== null ? attrs.window : 0; // 0 = no window
+  const win = windowOf(attrs);
   const sd = scores.data;
   const pd = keyPaddingMask?.data;
   const ps0 = keyPaddingMask?.strides[0] ?? 0;
   const ps1 = keyPaddingMask?.strides[1] ?? 0;
-  const out = new Float32Array(nb * nh * nl * ns);
+  const y = out ?? new Float32Array(nb * nh * nl * ns);
   let o = 0;
   for (let b = 0; b < nb; b++) {
     const pBase = (keyPaddingMask?.offset ?? 0) + b * ps0;
     for (let h = 0; h < nh; h++) {
       for (let i = 0; i < nl; i++) {
-        // Visible keys by position: lo < j <= hi.
-        const hi = causal ? i + off : ns - 1;
-        const lo = win > 0 ? i + off - win : -1;
+        // Visible by position: first <= j < end; everything else in the row is −∞.
+        const first = Math.max(0, lastWindowedKey(i, off, win) + 1);
+        const end = Math.max(first, Math.min(ns, lastVisibleKey(i, off, causal, ns) + 1));
         const sRow = scores.offset + b * ss0 + h * ss1 + i * ss2;
-        for (let j = 0; j < ns; j++) {
-          const hidden = j > hi || j <= lo || (pd !== undefined && pd[pBase + j * ps1] === 1);
-          out[o++] = hidden ? -Infinity : sd[sRow + j * ss3]!;
-        }
+        let j = 0;
+        for (; j < first; j++) y[o++] = -Infinity;
+        if (pd === undefined) for (let p = sRow + j * ss3; j < end; j++, p += ss3) y[o++] = sd[p]!;
+        else for (let p = sRow + j * ss3; j < end; j++, p += ss3) y[o++] = pd[pBase + j * ps1] === 1 ? -Infinity : sd[p]!;
+        for (; j < ns; j++) y[o++] = -Infinity;
       }
     }
   }
-  return out;
+  return y;
 }
 
 /** The row-major index of the first padding value that is not exactly 0 or 1 (NaN included), or -1 when all are. */
@@ -58,33 +83,38 @@ export function findInvalidPadding(keyPaddingMask: StridedView): number {
   return -1;
 }
 
+/**
+ * Checks a key padding mask [B, S] against batch `nb` (of the input named `batchOf`) and key length `ns`, and that every value is exactly 0 or 1,
+ * before anything is written: a 2 or a NaN is a caller's bug, never silently "not padded". Used by mask and attention.
+ */
+export function checkKeyPadding(call: Call, pad: Tensor, nb: number, ns: number, batchOf: string): void {
+  expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
+  expectDim(call, "keyPaddingMask", `batch B of the padding mask must match the ${batchOf}`, nb, pad.shape[0]!, pad);
+  expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", ns, pad.shape[1]!, pad);
+  const bad = findInvalidPadding(pad);
+  if (bad >= 0) {
+    const subject = `${call.node}.keyPaddingMask`;
+    const got = `${pad.toFloat32Array()[bad]} at [${Math.floor(bad / ns)}, ${bad % ns}]`;
+    throw new AttnGraphError("input", describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got), {
+      subject,
+      expected: "0 or 1",
+      got,
+    });
+  }
+}
+
 /** Inputs: scores [B, H, L, S], optional keyPaddingMask [B, S] → [B, H, L, S]; attrs { causal, window, alignment }. */
 export const maskKernel: CpuKernel = (call) => {
   const scores = requireInput(call, 0, "scores");
   const pad = optionalInput(call, 1, "keyPaddingMask");
-  const attrs = checkAttrs(call);
+  const attrs = checkMaskAttrs(call);
   expectRank(call, "scores", scores, 4, "[B, H, L, S]");
-  if (pad !== undefined) {
-    expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
-    expectDim(call, "keyPaddingMask", "batch B of the padding mask must match the scores", scores.shape[0]!, pad.shape[0]!, pad);
-    expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", scores.shape[3]!, pad.shape[1]!, pad);
-    // Checked in full before anything is written: a 2 or a NaN is a caller's bug, never silently "not padded".
-    const bad = findInvalidPadding(pad);
-    if (bad >= 0) {
-      const ns = pad.shape[1]!;
-      const subject = `${call.node}.keyPaddingMask`;
-      const got = `${pad.toFloat32Array()[bad]} at [${Math.floor(bad / ns)}, ${bad % ns}]`;
-      throw new AttnGraphError("input", describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got), {
-        subject,
-        expected: "0 or 1",
-        got,
-      });
-    }
-  }
-  return new Tensor(maskImpl(scores, pad, attrs), scores.shape);
+  if (pad !== undefined) checkKeyPadding(call, pad, scores.shape[0]!, scores.shape[3]!, "scores");
+  return result(call, maskImpl(scores, pad, attrs, outData(call, scores.shape)), scores.shape);
 };
 
-function checkAttrs(call: Parameters<CpuKernel>[0]): MaskAttrs {
+/** The mask attributes { causal, window, alignment } of a call (mask or attention), each checked; absent window = null. */
+export function checkMaskAttrs(call: Call): MaskAttrs {
   const { causal, alignment } = call.attrs as Partial<MaskAttrs>;
   const window = (call.attrs as Partial<MaskAttrs>).window ?? null; // absent = no window, as normalizeAttrs does
   if (typeof causal !== "boolean") throw attrError(call, "causal", "true or false", causal);

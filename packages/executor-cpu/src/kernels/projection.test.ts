@@ -39,6 +39,15 @@ describe("projection kernel", () => {
     expect(run(mid, w, b).toArray()).toEqual([8, -7, 8, -2.5]);
   });
 
+  it("gathers an x whose leading axes do not collapse into one row stride ([L, B, E] seen through a permute)", () => {
+    const xb = Tensor.from(Array.from({ length: 2 * 5 * 3 }, (_, i) => Math.cos(i)), [2, 5, 3]); // [B, L, E]
+    const xl = xb.permute([1, 0, 2]); // [L, B, E]: rows are not evenly spaced
+    const got = run(xl, w, b);
+    const want = run(xl.contiguous(), w, b);
+    expect(got.shape).toEqual([5, 2, 2]);
+    expect(got.toArray()).toEqual(want.toArray());
+  });
+
   it("accumulates in float64 before the single float32 rounding", () => {
     // 1e8 + 1 − 1e8: float32 accumulation loses the 1, float64 keeps it.
     const y = projectionImpl(Tensor.from([1e8, 1, -1e8], [3]), Tensor.from([1, 1, 1], [1, 3]), undefined);

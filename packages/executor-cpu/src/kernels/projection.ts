@@ -1,41 +1,43 @@
 // projection: y = x · Wᵀ + b over the last axis (nn.Linear layout). out-proj reuses this file's Impl and adapter.
-import { ShapeError, Tensor, formatShape } from "@attngraph/tensor";
+import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { CpuKernel } from "../executor.js";
-import { expectDim, expectRank, optionalInput, requireInput } from "./adapter.js";
-import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
+import { expectDim, expectRank, optionalInput, outData, requireInput, result } from "./adapter.js";
+import { matmul, type MatOperand } from "./matmul.js";
+import { lastAxis, leadingStride, rowOffsets, type StridedView } from "./strided.js";
 
 /**
- * y = x · Wᵀ + b, accumulated in float64 (JS numbers) and stored as float32. Reads every input through its strides,
- * so a transposed or sliced x (e.g. one third of a fused QKV projection) or a transposed weight needs no copy.
- * Shapes are not checked here (the adapter does).
+ * y = x · Wᵀ + b through the blocked matmul core: float64 accumulation in k order, the bias added last, stored as
+ * float32 (the same numbers as a plain dot-product loop). Reads every input through its strides, so a transposed or
+ * sliced x (e.g. one third of a fused QKV projection) or a transposed weight needs no copy; only an x whose leading
+ * axes do not collapse into one row stride is gathered first. Shapes are not checked here (the adapter does).
  * @param x [..., In], any strides
  * @param weight [Out, In], any strides
  * @param bias [Out], or undefined
- * @returns [..., Out], row-major
+ * @param out where to write [..., Out] row-major (rows · Out elements); default: a new array
+ * @returns [..., Out], row-major (`out` when given)
  */
-export function projectionImpl(x: StridedView, weight: StridedView, bias: StridedView | undefined): Float32Array {
-  const rows = rowOffsets(x);
+export function projectionImpl(x: StridedView, weight: StridedView, bias: StridedView | undefined, out?: Float32Array): Float32Array {
   const { length: nIn, stride: xs } = lastAxis(x);
+  let rows = 1;
+  for (let d = 0; d < x.shape.length - 1; d++) rows *= x.shape[d]!;
   const nOut = weight.shape[0]!;
-  const ws0 = weight.strides[0]!;
-  const ws1 = weight.strides[1]!;
-  const xd = x.data;
-  const wd = weight.data;
-  const bd = bias?.data;
-  const bo = bias?.offset ?? 0;
-  const bs = bias?.strides[0] ?? 0;
-  const out = new Float32Array(rows.length * nOut);
-  for (let r = 0; r < rows.length; r++) {
-    const xb = rows[r]!;
-    const ob = r * nOut;
-    for (let o = 0; o < nOut; o++) {
-      let acc = 0;
-      for (let i = 0, xp = xb, wp = weight.offset + o * ws0; i < nIn; i++, xp += xs, wp += ws1) acc += xd[xp]! * wd[wp]!;
-      if (bd !== undefined) acc += bd[bo + o * bs]!;
-      out[ob + o] = acc;
-    }
-  }
-  return out;
+  const y = out ?? new Float32Array(rows * nOut);
+  const a = rowsOperand(x, rows, nIn, xs);
+  // W is [Out, In]; the product needs Wᵀ [In, Out], which is W with its strides swapped.
+  const w: MatOperand = { data: weight.data, offset: weight.offset, rowStride: weight.strides[1]!, colStride: weight.strides[0]! };
+  const b = bias === undefined ? undefined : { data: bias.data, offset: bias.offset, stride: bias.strides[0]! };
+  matmul(rows, nOut, nIn, a, w, y, 0, nOut, b);
+  return y;
+}
+
+/** x [..., In] as a [rows, In] operand: a view when the leading axes collapse, else a dense copy of the rows. */
+function rowsOperand(x: StridedView, rows: number, nIn: number, xs: number): MatOperand {
+  const rs = leadingStride(x);
+  if (rs !== undefined) return { data: x.data, offset: x.offset, rowStride: rs, colStride: xs };
+  const starts = rowOffsets(x);
+  const dense = new Float32Array(rows * nIn);
+  for (let r = 0, o = 0; r < rows; r++) for (let i = 0, p = starts[r]!; i < nIn; i++, p += xs) dense[o++] = x.data[p]!;
+  return { data: dense, offset: 0, rowStride: nIn, colStride: 1 };
 }
 
 /** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. Also serves out-proj. */
@@ -52,5 +54,6 @@ export const projectionKernel: CpuKernel = (call) => {
     expectRank(call, "bias", b, 1, "[Out]");
     expectDim(call, "bias", "bias length must equal the weight's rows Out", nOut, b.shape[0]!, b);
   }
-  return new Tensor(projectionImpl(x, w, b), [...x.shape.slice(0, -1), nOut]);
+  const shape = [...x.shape.slice(0, -1), nOut];
+  return result(call, projectionImpl(x, w, b, outData(call, shape)), shape);
 };

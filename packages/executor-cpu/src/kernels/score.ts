@@ -1,45 +1,36 @@
 // score: raw Q·Kᵀ per batch and head, before scale and mask (the `scores` tap point). q and k are usually transposed
-// views ([B, L, H, D] permuted to [B, H, L, D]); they are read through their strides, never copied.
-import { Tensor } from "@attngraph/tensor";
+// views ([B, L, H, D] permuted to [B, H, L, D]); the matmul core packs them into its reused scratch panels, no tensor copy.
 import type { CpuKernel } from "../executor.js";
-import { expectDim, expectHeadGroups, expectRank, requireInput } from "./adapter.js";
+import { expectDim, expectHeadGroups, expectRank, outData, requireInput, result } from "./adapter.js";
+import { matmul } from "./matmul.js";
 import type { StridedView } from "./strided.js";
 
 /**
- * scores[b, h, l, s] = Σ_d q[b, h, l, d] · k[b, h / (H / Hkv), s, d], float64 accumulation, not scaled.
- * Grouped-query attention indexes the shared key head instead of materialising repeated keys.
- * Shapes are not checked here (the adapter does).
+ * scores[b, h, l, s] = Σ_d q[b, h, l, d] · k[b, h / (H / Hkv), s, d], float64 accumulation, not scaled: one blocked
+ * matmul per batch and head, Kᵀ being k with its strides swapped. Grouped-query attention indexes the shared key head
+ * instead of materialising repeated keys. Shapes are not checked here (the adapter does).
  * @param q [B, H, L, D], any strides
  * @param k [B, Hkv, S, D], any strides; Hkv divides H
- * @returns [B, H, L, S], row-major
+ * @param out where to write [B, H, L, S] row-major; default: a new array
+ * @returns [B, H, L, S], row-major (`out` when given)
  */
-export function scoreImpl(q: StridedView, k: StridedView): Float32Array {
+export function scoreImpl(q: StridedView, k: StridedView, out?: Float32Array): Float32Array {
   const [nb, nh, nl, nd] = q.shape as readonly number[] as [number, number, number, number];
   const nhkv = k.shape[1]!;
   const ns = k.shape[2]!;
   const [qs0, qs1, qs2, qs3] = q.strides as [number, number, number, number];
   const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
   const group = nhkv === 0 ? 1 : nh / nhkv; // query heads per key head
-  const qd = q.data;
-  const kd = k.data;
-  const out = new Float32Array(nb * nh * nl * ns);
-  let o = 0;
+  const y = out ?? new Float32Array(nb * nh * nl * ns);
   for (let b = 0; b < nb; b++) {
     for (let h = 0; h < nh; h++) {
       const kh = Math.floor(h / group);
-      const qBase = q.offset + b * qs0 + h * qs1;
-      const kBase = k.offset + b * ks0 + kh * ks1;
-      for (let l = 0; l < nl; l++) {
-        const qRow = qBase + l * qs2;
-        for (let s = 0; s < ns; s++) {
-          let acc = 0;
-          for (let d = 0, qp = qRow, kp = kBase + s * ks2; d < nd; d++, qp += qs3, kp += ks3) acc += qd[qp]! * kd[kp]!;
-          out[o++] = acc;
-        }
-      }
+      const qh = { data: q.data, offset: q.offset + b * qs0 + h * qs1, rowStride: qs2, colStride: qs3 }; // [L, D]
+      const kt = { data: k.data, offset: k.offset + b * ks0 + kh * ks1, rowStride: ks3, colStride: ks2 }; // Kᵀ [D, S]
+      matmul(nl, ns, nd, qh, kt, y, (b * nh + h) * nl * ns, ns);
     }
   }
-  return out;
+  return y;
 }
 
 /** Inputs: q [B, H, L, D], k [B, Hkv, S, D] → [B, H, L, S]. */
@@ -52,5 +43,6 @@ export const scoreKernel: CpuKernel = (call) => {
   expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
   expectHeadGroups(call, "k", nh, k.shape[1]!, k);
   expectDim(call, "k", "head dim D of keys must match the queries", nd, k.shape[3]!, k);
-  return new Tensor(scoreImpl(q, k), [nb, nh, nl, k.shape[2]!]);
+  const shape = [nb, nh, nl, k.shape[2]!];
+  return result(call, scoreImpl(q, k, outData(call, shape)), shape);
 };

@@ -1,9 +1,11 @@
 // softmax: softmax(scale · x) over the last axis, the step that turns masked scores into attention weights.
-import { Tensor } from "@attngraph/tensor";
 import type { SoftmaxAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { attrError, requireInput } from "./adapter.js";
+import { attrError, outData, requireInput, result } from "./adapter.js";
+import { ensure64 } from "./matmul.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
+
+let rowScratch: Float64Array = new Float64Array(0); // one row of exponentials; reused, kernels are synchronous
 
 /**
  * softmax(scale · x) over the last axis, in float64, stored as float32.
@@ -12,14 +14,15 @@ import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
  * - A row with every entry −∞ (every key masked) gives all zeros, never NaN.
  * - NaN propagates: a NaN anywhere in a row makes that whole row NaN, as in PyTorch; so does +∞ (∞ − ∞).
  * @param x [..., S], any strides
- * @returns [..., S], row-major
+ * @param out where to write [..., S] row-major; default: a new array
+ * @returns [..., S], row-major (`out` when given)
  */
-export function softmaxImpl(x: StridedView, scale: number): Float32Array {
+export function softmaxImpl(x: StridedView, scale: number, out?: Float32Array): Float32Array {
   const rows = rowOffsets(x);
   const { length: n, stride: xs } = lastAxis(x);
   const xd = x.data;
-  const out = new Float32Array(rows.length * n);
-  const e = new Float64Array(n); // one row of exponentials, kept in float64 until normalised
+  const y = out ?? new Float32Array(rows.length * n);
+  const e = (rowScratch = ensure64(rowScratch, n)); // the row's exponentials, kept in float64 until normalised
   for (let r = 0; r < rows.length; r++) {
     const base = rows[r]!;
     let max = -Infinity;
@@ -38,15 +41,21 @@ export function softmaxImpl(x: StridedView, scale: number): Float32Array {
     // sum is 0 only when every entry is masked: write zeros. A NaN sum is not 0, so NaN flows through 1 / sum.
     const inv = sum === 0 ? 0 : 1 / sum;
     const o = r * n;
-    for (let j = 0; j < n; j++) out[o + j] = e[j]! * inv;
+    for (let j = 0; j < n; j++) y[o + j] = e[j]! * inv;
   }
-  return out;
+  return y;
 }
 
 /** Input: x [..., S] (scores [B, H, L, S] in attention); attrs { scale } → same shape. */
 export const softmaxKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
+  const scale = checkScale(call);
+  return result(call, softmaxImpl(x, scale, outData(call, x.shape)), x.shape);
+};
+
+/** The `scale` attribute of a call (softmax or attention): a finite number. */
+export function checkScale(call: Parameters<CpuKernel>[0]): number {
   const { scale } = call.attrs as Partial<SoftmaxAttrs>;
   if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
-  return new Tensor(softmaxImpl(x, scale), x.shape);
-};
+  return scale;
+}

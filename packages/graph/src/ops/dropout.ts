@@ -22,5 +22,6 @@ export const dropoutOp = defineOp<DropoutAttrs>({
   checkAttrs: (a, ctx) => {
     if (a.rate >= 1) ctx.fail("rate", "dropout rate must be below 1", "0 <= rate < 1", String(a.rate));
   },
+  inPlace: 0,
   inferShape: ([x]) => x!,
 });

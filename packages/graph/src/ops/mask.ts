@@ -32,6 +32,7 @@ export const maskOp = defineOp<MaskAttrs>({
   checkAttrs: (a, ctx) => {
     if (a.window !== null && !a.causal) ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
   },
+  inPlace: 0,
   inferShape: ([scores, pad], _attrs, ctx) => {
     if (pad) {
       expectDim(ctx, "keyPaddingMask", "batch of the padding mask must match the scores", scores![0]!, pad[0]!, pad);

@@ -60,6 +60,34 @@ describe("built-in shape rules", () => {
     expect(validationError(() => b.add("dropout", "d2", { x: "s" }, { seed: 2 ** 32 })).subject).toBe("d2.seed");
   });
 
+  it("alibi keeps [B, H, L, S]; given slopes must be one per head when H is known", () => {
+    const b = builder({ s: ["B", 3, "T", "S"], sym: ["B", "H", "T", "S"], flat: [2, 7] });
+    expect(b.shapeOf(b.add("alibi", "a", { scores: "s" }, { slopes: [0.5, 0.25, 0.125], scale: 0.5 }))).toEqual(["B", 3, "T", "S"]);
+    expect(b.shapeOf(b.add("alibi", "a0", { scores: "s" }))).toEqual(["B", 3, "T", "S"]); // null = the paper's slopes
+    const e = validationError(() => b.add("alibi", "a2", { scores: "s" }, { slopes: [0.5, 0.25] }));
+    expect([e.subject, e.expected, e.got]).toEqual(["a2.slopes", "3 slopes", "2"]);
+    // A symbolic H passes until the runtime binds it.
+    expect(b.shapeOf(b.add("alibi", "a3", { scores: "sym" }, { slopes: [0.5] }))).toEqual(["B", "H", "T", "S"]);
+    expect(validationError(() => b.add("alibi", "a4", { scores: "flat" })).subject).toBe("a4.scores");
+    expect(validationError(() => b.add("alibi", "a5", { scores: "s" }, { alignment: "center" })).subject).toBe("a5.alignment");
+  });
+
+  it("rope keeps [B, H, L, D]; D even, rotaryDim even and <= D when known", () => {
+    const b = builder({ x: ["B", 2, "T", 8], odd: ["B", 2, "T", 7], sym: ["B", 2, "T", "D"] });
+    expect(b.shapeOf(b.add("rope", "r", { x: "x" }))).toEqual(["B", 2, "T", 8]);
+    expect(b.add("rope", "r1", { x: "odd" }, { rotaryDim: 4, positionOffset: 3 })).toBe("r1"); // an odd D with an even rotaryDim is fine
+    let e = validationError(() => b.add("rope", "r2", { x: "odd" }));
+    expect([e.subject, e.got]).toEqual(["r2.x", "D=7"]);
+    e = validationError(() => b.add("rope", "r3", { x: "x" }, { rotaryDim: 10 }));
+    expect([e.subject, e.expected, e.got]).toEqual(["r3.rotaryDim", "<= 8", "10"]);
+    expect(validationError(() => b.add("rope", "r4", { x: "x" }, { rotaryDim: 3 })).subject).toBe("r4.rotaryDim");
+    expect(validationError(() => b.add("rope", "r5", { x: "x" }, { base: 0 })).subject).toBe("r5.base");
+    expect(validationError(() => b.add("rope", "r6", { x: "x" }, { positionOffset: -1 })).subject).toBe("r6.positionOffset");
+    expect(validationError(() => b.add("rope", "r7", { x: "x" }, { positionOffset: 1.5 })).subject).toBe("r7.positionOffset");
+    expect(b.shapeOf(b.add("rope", "r8", { x: "sym" }, { rotaryDim: 64 }))).toEqual(["B", 2, "T", "D"]);
+    expect(b.output("r").build().node("r").attrs).toEqual({ base: 10000, rotaryDim: null, positionOffset: 0 });
+  });
+
   it("transpose permutes; reshape keeps the element count", () => {
     const b = builder({ x: ["B", "T", 2, 4] });
     expect(b.shapeOf(b.add("transpose", "t", { x: "x" }, { perm: [0, 2, 1, 3] }))).toEqual(["B", 2, "T", 4]);

@@ -14,6 +14,7 @@ export const softmaxOp = defineOp<SoftmaxAttrs>({
   doc: "softmax(scale · x) over the last axis, stable; a fully masked row gives zeros.",
   inputs: [{ name: "x", doc: "[..., S]" }],
   attrs: { scale: { type: "number", default: 1 } },
+  inPlace: 0,
   inferShape: ([x], _attrs, ctx) => {
     if (x!.length < 1) ctx.fail("x", "softmax needs at least one axis", "rank >= 1", "a scalar");
     return x!;

@@ -1,7 +1,7 @@
 // Normalized attributes, as the runtime passes them to `dispatch`: every attribute present, defaults filled in. The
 // types come from the op declarations in @attngraph/graph, so an attribute added there breaks this file's build
 // instead of silently going untested.
-import type { DropoutAttrs, MaskAttrs, ReshapeAttrs, SliceAttrs, SoftmaxAttrs, TransposeAttrs } from "@attngraph/graph";
+import type { AlibiAttrs, DropoutAttrs, MaskAttrs, ReshapeAttrs, RopeAttrs, SliceAttrs, SoftmaxAttrs, TransposeAttrs } from "@attngraph/graph";
 
 export const attrs = {
   /** projection, score, weighted-sum and out-proj have no attributes. */
@@ -12,6 +12,8 @@ export const attrs = {
   reshape: (shape: readonly number[]): ReshapeAttrs => ({ shape }),
   transpose: (perm: readonly number[]): TransposeAttrs => ({ perm }),
   slice: (axis: number, start: number, size: number): SliceAttrs => ({ axis, start, size }),
+  alibi: (a: Partial<AlibiAttrs> = {}): AlibiAttrs => ({ slopes: null, scale: 1, alignment: "top-left", ...a }),
+  rope: (a: Partial<RopeAttrs> = {}): RopeAttrs => ({ base: 10000, rotaryDim: null, positionOffset: 0, ...a }),
 };
 
 /** Valid attributes for each built-in op kind, for asking `supports` (spread: supports takes a plain record). */
@@ -20,7 +22,9 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   reshape: { ...attrs.reshape([2, 3]) },
   transpose: { ...attrs.transpose([1, 0]) },
   slice: { ...attrs.slice(0, 0, 1) },
+  rope: { ...attrs.rope({ rotaryDim: 4, positionOffset: 3 }) },
   score: attrs.none(),
+  alibi: { ...attrs.alibi({ scale: 0.5 }) },
   mask: { ...attrs.mask({ causal: true }) },
   softmax: { ...attrs.softmax(0.5) },
   dropout: { ...attrs.dropout({ rate: 0.1, seed: 1, training: true }) },

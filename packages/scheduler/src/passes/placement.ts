@@ -1,6 +1,7 @@
-import { GraphValidationError, type Executor, type GraphNode } from "@attngraph/graph";
+import { GraphValidationError, type Executor } from "@attngraph/graph";
 import { UnsupportedError } from "@attngraph/tensor";
-import type { Placement } from "./plan.js";
+import type { Placement } from "../plan.js";
+import type { DraftStep } from "./draft.js";
 
 /**
  * Picks the executor of one node. A user override must be supported, else it is an error (never silently moved). Without
@@ -8,7 +9,7 @@ import type { Placement } from "./plan.js";
  * otherwise the first executor in preference order that supports the op, recording why earlier ones were skipped.
  */
 export function placeNode(
-  node: GraphNode,
+  node: Pick<DraftStep, "node" | "kind" | "attrs">,
   executors: readonly Executor[],
   override: string | undefined,
   inputExecutor: string | undefined,
@@ -17,10 +18,10 @@ export function placeNode(
   if (override !== undefined) {
     const ex = executors.find((e) => e.name === override);
     if (!ex) {
-      throw new GraphValidationError(`placement.${node.name}`, "no executor with this name", executors.map((e) => e.name).join(", "), override);
+      throw new GraphValidationError(`placement.${node.node}`, "no executor with this name", executors.map((e) => e.name).join(", "), override);
     }
     const s = ex.supports(node.kind, node.attrs);
-    if (!s.ok) throw new UnsupportedError(`op ${node.kind} on executor ${ex.name} (${s.reason}), placed there for node ${node.name}`, { subject: node.name });
+    if (!s.ok) throw new UnsupportedError(`op ${node.kind} on executor ${ex.name} (${s.reason}), placed there for node ${node.node}`, { subject: node.node });
     return { executor: ex.name, how: "override", skipped: [] };
   }
   if (isView && inputExecutor !== undefined) {
@@ -34,7 +35,7 @@ export function placeNode(
     skipped.push(`${ex.name}: ${s.reason}`);
   }
   throw new UnsupportedError(
-    `op ${node.kind} on executor ${executors.map((e) => e.name).join(", ")} (node ${node.name}: ${skipped.join("; ")})`,
-    { subject: node.name },
+    `op ${node.kind} on executor ${executors.map((e) => e.name).join(", ")} (node ${node.node}: ${skipped.join("; ")})`,
+    { subject: node.node },
   );
 }

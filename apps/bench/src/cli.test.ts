@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { parseCli, UsageError } from "./cli.js";
+import { DEFAULT_SHAPES, parseShape, shapeLabel } from "./shapes.js";
+
+describe("parseCli", () => {
+  it("has the documented defaults", () => {
+    const o = parseCli([]);
+    expect(o).toEqual({ impls: undefined, shapes: DEFAULT_SHAPES, threads: 1, json: "bench-results.json", runs: 10, warmup: 2, budgetS: 10, help: false });
+    expect(o.shapes.map(shapeLabel)).toEqual(["2,6,8,2", "4,128,256,8", "1,128,768,12", "1,512,768,12", "1,1024,768,12"]);
+  });
+
+  it("reads a comma list of impls, repeated --shape, and the numeric flags", () => {
+    const o = parseCli(["--impl", "cpu, tfjs-cpu", "--impl", "ort-node,cpu", "--shape", "1,128,768,12", "--shape", "2,6,8,2", "--threads", "2", "--runs", "12", "--warmup", "0", "--budget", "2.5", "--json", "out.json"]);
+    expect(o.impls).toEqual(["cpu", "tfjs-cpu", "ort-node"]);
+    expect(o.shapes).toEqual([{ b: 1, t: 128, d: 768, h: 12 }, { b: 2, t: 6, d: 8, h: 2 }]);
+    expect([o.threads, o.runs, o.warmup, o.budgetS, o.json]).toEqual([2, 12, 0, 2.5, "out.json"]);
+  });
+
+  it("rejects what it does not understand with a UsageError", () => {
+    for (const argv of [
+      ["--shape", "1,128,768"],
+      ["--shape", "1,128,768,0"],
+      ["--shape", "1,128,770,12"],
+      ["--threads", "0"],
+      ["--runs", "0"],
+      ["--runs", "ten"],
+      ["--warmup", "-1"],
+      ["--budget", "0"],
+      ["--impl", ","],
+      ["--frobnicate"],
+      ["positional"],
+    ]) {
+      expect(() => parseCli(argv), argv.join(" ")).toThrow(UsageError);
+    }
+  });
+
+  it("-h asks for help", () => {
+    expect(parseCli(["-h"]).help).toBe(true);
+  });
+});
+
+describe("parseShape", () => {
+  it("says which rule a shape breaks", () => {
+    expect(parseShape(" 4, 128,256 ,8")).toEqual({ b: 4, t: 128, d: 256, h: 8 });
+    expect(() => parseShape("1,2,9,2")).toThrow(/divisible by heads/);
+    expect(() => parseShape("1,2,3")).toThrow(/four positive integers/);
+  });
+});

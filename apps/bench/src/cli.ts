@@ -1,0 +1,87 @@
+// Command-line arguments of `pnpm bench`. Parsing only: which implementations exist is main's business.
+import { parseArgs } from "node:util";
+import { DEFAULT_SHAPES, parseShape, type BenchShape } from "./shapes.js";
+
+export interface BenchOptions {
+  /** Implementation names in the order given; undefined = every known one. */
+  readonly impls: readonly string[] | undefined;
+  readonly shapes: readonly BenchShape[];
+  readonly threads: number;
+  /** Where the JSON results go. */
+  readonly json: string;
+  readonly runs: number;
+  readonly warmup: number;
+  /** Per-row time budget for the timed runs, seconds (see measure.ts). */
+  readonly budgetS: number;
+  readonly help: boolean;
+}
+
+/** A bad command line: main prints it with the usage and exits 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export const USAGE = `usage: pnpm bench [options]
+
+One causal multi-head attention forward with out_proj (float32) per shape, on every attngraph executor and on the
+peers (tfjs-cpu, tfjs-wasm, ort-web, ort-node), same weights and input for all, outputs checked against each other.
+
+  --impl a,b,...     implementations to run (default: all), e.g. --impl cpu,tfjs-cpu
+  --shape b,T,d,h    a shape to run (repeatable; default: 2,6,8,2  4,128,256,8  1,128,768,12  1,512,768,12  1,1024,768,12)
+  --threads N        threads for implementations that can use them (default 1)
+  --runs N           timed runs per row (default 10), after warm-up
+  --warmup N         warm-up runs per row (default 2; rows faster than that keep warming up for 0.5 s; 0: none)
+  --budget S         seconds of timed runs per row (default 10): a row whose runs take longer stops early, but never
+                     before 3 runs; the table says how many runs each median is over
+  --json FILE        results file (default bench-results.json)
+  -h, --help         this text`;
+
+function positiveInt(flag: string, text: string, min: number): number {
+  if (!/^[0-9]+$/.test(text) || Number(text) < min) throw new UsageError(`--${flag} "${text}": expected an integer >= ${min}`);
+  return Number(text);
+}
+
+/** Parses the arguments after `node main.js`. Throws UsageError on anything it does not understand. */
+export function parseCli(argv: readonly string[]): BenchOptions {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: false,
+      strict: true,
+      options: {
+        impl: { type: "string", multiple: true },
+        shape: { type: "string", multiple: true },
+        threads: { type: "string" },
+        json: { type: "string" },
+        runs: { type: "string" },
+        warmup: { type: "string" },
+        budget: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const v = parsed.values;
+  const impls = v.impl?.flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
+  if (v.impl && impls!.length === 0) throw new UsageError("--impl: expected a comma-separated list of names");
+  let shapes: BenchShape[];
+  try {
+    shapes = v.shape ? v.shape.map(parseShape) : [...DEFAULT_SHAPES];
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const budget = v.budget ?? "10";
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(budget) || Number(budget) <= 0) throw new UsageError(`--budget "${budget}": expected a number of seconds > 0`);
+  return {
+    impls: impls ? [...new Set(impls)] : undefined,
+    shapes,
+    threads: positiveInt("threads", v.threads ?? "1", 1),
+    json: v.json ?? "bench-results.json",
+    runs: positiveInt("runs", v.runs ?? "10", 1),
+    warmup: positiveInt("warmup", v.warmup ?? "2", 0),
+    budgetS: Number(budget),
+    help: v.help ?? false,
+  };
+}

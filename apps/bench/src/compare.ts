@@ -1,0 +1,41 @@
+// Output checks: the difference between two outputs, relative to the second one's largest magnitude. run.ts compares
+// every output with every other one, and reports the max |Δ| against the first implementation's output.
+
+/** Relative tolerance: max |out − ref| / max |ref| above this marks the row as a mismatch. */
+export const RELATIVE_TOLERANCE = 1e-3;
+
+export interface Diff {
+  /** max |out − ref| over all elements (Infinity for a NaN, or for outputs of different lengths). */
+  readonly maxAbsDiff: number;
+  /** maxAbsDiff / max |ref|. */
+  readonly relDiff: number;
+  readonly ok: boolean;
+}
+
+export function diff(out: Float32Array, ref: Float32Array, tolerance = RELATIVE_TOLERANCE): Diff {
+  if (out.length !== ref.length) return { maxAbsDiff: Infinity, relDiff: Infinity, ok: false };
+  let maxAbsDiff = 0;
+  let scale = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const e = Math.abs(out[i]! - ref[i]!);
+    if (!(e <= maxAbsDiff)) maxAbsDiff = Number.isNaN(e) ? Infinity : e; // NaN never compares, so it lands here
+    const r = Math.abs(ref[i]!);
+    if (r > scale) scale = r;
+  }
+  const relDiff = maxAbsDiff === 0 ? 0 : maxAbsDiff / (scale > 0 ? scale : Number.MIN_VALUE);
+  return { maxAbsDiff, relDiff, ok: relDiff <= tolerance };
+}
+
+/** The pair of outputs that differ most (relative to the second of the pair), or undefined with fewer than two. */
+export function worstPair(outputs: ReadonlyMap<string, Float32Array>): { a: string; b: string; diff: Diff } | undefined {
+  const names = [...outputs.keys()];
+  let worst: { a: string; b: string; diff: Diff } | undefined;
+  for (let i = 0; i < names.length; i++) {
+    for (let j = 0; j < names.length; j++) {
+      if (i === j) continue;
+      const d = diff(outputs.get(names[i]!)!, outputs.get(names[j]!)!);
+      if (!worst || d.relDiff > worst.diff.relDiff) worst = { a: names[i]!, b: names[j]!, diff: d };
+    }
+  }
+  return worst;
+}

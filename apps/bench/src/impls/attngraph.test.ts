@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { makeProblem } from "../problem.js";
+import { maxAbsDiff, referenceAttention } from "../test-reference.js";
+import { attngraphExecutors, attngraphImpl } from "./attngraph.js";
+
+describe("attngraph impls", () => {
+  it("has one per executor, and the cpu one computes the benchmark's attention", async () => {
+    expect(Object.keys(attngraphExecutors)).toContain("cpu");
+    const p = makeProblem({ b: 2, t: 6, d: 8, h: 2 });
+    const runner = await attngraphImpl("cpu").setup(p, { threads: 1 });
+    const out = await runner.run();
+    expect(out).toHaveLength(2 * 6 * 8);
+    expect(maxAbsDiff(out, referenceAttention(p))).toBeLessThan(1e-6);
+    expect(runner.threads).toBe(1);
+    await runner.dispose();
+  });
+
+  it("subscribes events$ and taps every node when asked, and unsubscribes", async () => {
+    const p = makeProblem({ b: 1, t: 4, d: 8, h: 2 });
+    const runner = await attngraphImpl("cpu").setup(p, { threads: 1 });
+    const plain = await runner.run();
+    expect(runner.observed()).toBe(0);
+    let seen = 0;
+    for (const mode of ["events$", "tap-all"] as const) {
+      const unsubscribe = runner.streams![mode]();
+      // Observing may change the plan (a tapped node is not fused away), so equal up to rounding, not bit for bit.
+      expect(maxAbsDiff(await runner.run(), plain)).toBeLessThan(1e-6);
+      expect(runner.observed()).toBeGreaterThan(seen + 2); // run-start, node events or one tensor per node, run-end
+      seen = runner.observed();
+      unsubscribe();
+      await runner.run();
+      expect(runner.observed()).toBe(seen);
+    }
+    await runner.dispose();
+  });
+
+  it("reports the session's planned peak for the run's input shapes", async () => {
+    const p = makeProblem({ b: 1, t: 16, d: 8, h: 2 }, 1);
+    const runner = await attngraphImpl("cpu").setup(p, { threads: 1 });
+    // Fused causal MHA at B1 T16 E8: q, k, v and the context heads are alive together (4 × 16 × 8 float32).
+    expect(runner.plannedPeakBytes).toBe(4 * 16 * 8 * 4);
+    await runner.dispose();
+  });
+
+  it("refuses an executor it does not know", () => {
+    expect(() => attngraphImpl("webgpu-not-yet")).toThrow(/no attngraph executor/);
+  });
+});

@@ -1,0 +1,83 @@
+// attngraph executors, run the way a user runs attention: multiHeadAttention → compile → session.run.
+import { attentionWeights, multiHeadAttention, type AttentionConfigInput } from "@attngraph/attention";
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import type { Executor } from "@attngraph/graph";
+import { compile, type Session } from "@attngraph/runtime";
+import { Tensor } from "@attngraph/tensor";
+import type { Problem } from "../problem.js";
+import type { Impl, Runner, SetupOptions } from "./types.js";
+
+/**
+ * The attngraph executors the harness benchmarks, by the name on the command line. To add one, add a line, e.g.
+ * `wasm: async () => (await import("@attngraph/executor-wasm")).createWasmExecutor()`, plus the dependency and a
+ * tsconfig reference in apps/bench. `threads` is passed through for executors that can use it.
+ */
+export const attngraphExecutors: Readonly<Record<string, (options: SetupOptions) => Executor | Promise<Executor>>> = {
+  cpu: () => createCpuExecutor(),
+};
+
+/** Threads each executor actually uses (the CPU executor is single-threaded TypeScript). */
+const executorThreads: Readonly<Record<string, (asked: number) => number>> = {
+  cpu: () => 1,
+};
+
+/** The attention config of the benchmark: causal, d_in = d_out = d, out_proj with bias, no Q/K/V bias. */
+export function benchConfig(p: Problem): AttentionConfigInput {
+  const { d, h } = p.shape;
+  return { dIn: d, dOut: d, numHeads: h, causal: true, qkvBias: false, outProj: true, outBias: true };
+}
+
+/** Peak planned bytes of the untapped run: the session's buffer plan (arena) for the run's input shapes. */
+export function plannedPeakBytes(session: Pick<Session, "memoryPlan">, inputShapes: Readonly<Record<string, readonly number[]>>): number {
+  return session.memoryPlan(inputShapes).peakBytes;
+}
+
+/** An attngraph runner also counts what its stream subscribers received (events, tapped tensors). */
+export interface AttngraphRunner extends Runner {
+  readonly observed: () => number;
+}
+
+export interface AttngraphImpl extends Impl {
+  setup(p: Problem, options: SetupOptions): Promise<AttngraphRunner>;
+}
+
+export function attngraphImpl(name: string): AttngraphImpl {
+  const make = attngraphExecutors[name];
+  if (!make) throw new Error(`no attngraph executor "${name}"`);
+  return {
+    name,
+    family: "attngraph",
+    async setup(p: Problem, options: SetupOptions): Promise<AttngraphRunner> {
+      const { b, t, d } = p.shape;
+      const config = benchConfig(p);
+      const graph = multiHeadAttention(config);
+      const m = (data: Float32Array) => ({ shape: [d, d], data });
+      const weights = attentionWeights(config, { W_query: m(p.wq), W_key: m(p.wk), W_value: m(p.wv), out_proj: m(p.wo), out_bias: { shape: [d], data: p.bo } });
+      const session = await compile(graph, { executors: [await make(options)], weights });
+      const x = new Tensor(p.x, [b, t, d]);
+      const outName = graph.outputs[0]!;
+      let seen = 0; // what the subscribers do: count, so the stream cannot be optimised away
+      return {
+        threads: executorThreads[name]?.(options.threads) ?? 1,
+        ...(options.threads > 1 && (executorThreads[name]?.(options.threads) ?? 1) === 1 ? { note: "single-threaded" } : {}),
+        async run() {
+          const out = (await session.run({ x }))[outName]!.contiguous();
+          return out.data.subarray(out.offset, out.offset + out.size);
+        },
+        streams: {
+          "events$": () => {
+            const s = session.events$.subscribe(() => void seen++);
+            return () => s.unsubscribe();
+          },
+          "tap-all": () => {
+            const s = session.tap(() => true).subscribe((e) => void (seen += e.tensor.size > 0 ? 1 : 0));
+            return () => s.unsubscribe();
+          },
+        },
+        plannedPeakBytes: plannedPeakBytes(session, { x: x.shape }),
+        observed: () => seen,
+        dispose: () => session.dispose(),
+      };
+    },
+  };
+}

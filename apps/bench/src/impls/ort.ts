@@ -1,0 +1,64 @@
+// onnxruntime peers: onnxruntime-web on its wasm execution provider, and onnxruntime-node (native, CPU EP), both
+// running the ONNX model of the same attention (../onnx/attention-model.ts). onnxruntime-web bundles its own copy of
+// onnxruntime-common, so the two keep separate `env`s in one process.
+import { buildAttentionModel, ONNX_INPUT, ONNX_OUTPUT } from "../onnx/attention-model.js";
+import type { Problem } from "../problem.js";
+import type { Impl, Runner, SetupOptions } from "./types.js";
+
+/** What both packages' InferenceSession and Tensor look like, as far as the harness uses them. */
+interface OrtLike {
+  readonly Tensor: new (type: "float32", data: Float32Array, dims: readonly number[]) => unknown;
+  readonly InferenceSession: {
+    create(model: Uint8Array, options: Record<string, unknown>): Promise<{
+      run(feeds: Record<string, unknown>): Promise<Record<string, { readonly data: unknown }>>;
+      release(): Promise<void>;
+    }>;
+  };
+}
+
+async function ortRunner(ort: OrtLike, p: Problem, sessionOptions: Record<string, unknown>, threads: number): Promise<Runner> {
+  const session = await ort.InferenceSession.create(buildAttentionModel(p), sessionOptions);
+  const { b, t, d } = p.shape;
+  const x = new ort.Tensor("float32", p.x, [b, t, d]);
+  return {
+    threads,
+    async run() {
+      const out = await session.run({ [ONNX_INPUT]: x });
+      const data = out[ONNX_OUTPUT]?.data;
+      if (!(data instanceof Float32Array)) throw new Error(`output ${ONNX_OUTPUT} is not float32 data on the CPU`);
+      return data;
+    },
+    dispose: () => session.release(),
+  };
+}
+
+export const ortWebImpl: Impl = {
+  name: "ort-web",
+  family: "peer",
+  async setup(p: Problem, options: SetupOptions): Promise<Runner> {
+    const ort = await import("onnxruntime-web");
+    // Read when the wasm module starts (the first session); later sessions in this process run with the same count.
+    // Without it, onnxruntime-web picks min(4, cores / 2) threads.
+    ort.env.wasm.numThreads = options.threads;
+    ort.env.logLevel = "error";
+    const opts = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
+    return ortRunner(ort as unknown as OrtLike, p, opts, ort.env.wasm.numThreads ?? options.threads);
+  },
+};
+
+export const ortNodeImpl: Impl = {
+  name: "ort-node",
+  family: "peer",
+  async setup(p: Problem, options: SetupOptions): Promise<Runner> {
+    const ort = await import("onnxruntime-node");
+    const opts = {
+      executionProviders: ["cpu"],
+      graphOptimizationLevel: "all",
+      intraOpNumThreads: options.threads,
+      interOpNumThreads: 1,
+      executionMode: "sequential",
+      logSeverityLevel: 3,
+    };
+    return ortRunner(ort as unknown as OrtLike, p, opts, options.threads);
+  },
+};

@@ -1,0 +1,37 @@
+// What the harness needs from an implementation: set up once per shape (outside the timed region), then run.
+import type { Problem } from "../problem.js";
+
+export interface SetupOptions {
+  /** Threads asked for on the command line; an implementation that cannot use them runs with what it can. */
+  readonly threads: number;
+}
+
+/** An implementation set up for one problem. */
+export interface Runner {
+  /** Threads it actually runs with. */
+  readonly threads: number;
+  /** Anything the table should say about how this implementation runs (e.g. "threads unsupported in Node"). */
+  readonly note?: string;
+  /** One forward on the problem's input, output [b, T, d] read back to the host (the read-back is timed too). */
+  run(): Promise<Float32Array>;
+  /**
+   * attngraph only: ways to observe a run, for the event-stream overhead. Each subscribes and returns the
+   * unsubscribe function.
+   */
+  readonly streams?: Readonly<Record<StreamMode, () => () => void>>;
+  /** attngraph only: peak planned bytes when the session's plan exposes them; undefined = "n/a". */
+  readonly plannedPeakBytes?: number | undefined;
+  dispose(): Promise<void>;
+}
+
+/** How an attngraph run is observed: `events$` subscribed, or every node tapped (`session.tap(() => true)`). */
+export type StreamMode = "events$" | "tap-all";
+
+export interface Impl {
+  /** The name on the command line and in the results ("cpu", "tfjs-wasm", …). */
+  readonly name: string;
+  /** attngraph executors get the event-stream and planned-memory columns; peers get ratio columns. */
+  readonly family: "attngraph" | "peer";
+  /** Loads what it needs (peers: a dynamic import, so a missing or broken package is one "unavailable" row) and sets up. */
+  setup(problem: Problem, options: SetupOptions): Promise<Runner>;
+}

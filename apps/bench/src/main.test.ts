@@ -1,0 +1,108 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Impl } from "./impls/types.js";
+import { attngraphImpl } from "./impls/attngraph.js";
+import { main, type IO } from "./main.js";
+
+function capture(): IO & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
+}
+
+/** A peer that returns a fixed output, or throws on setup. */
+function fakePeer(name: string, output: (n: number) => Float32Array | Error): Impl {
+  return {
+    name,
+    family: "peer",
+    async setup(p) {
+      const out = output(p.x.length);
+      if (out instanceof Error) throw out;
+      return { threads: 1, run: async () => out, dispose: async () => undefined };
+    },
+  };
+}
+
+const quick = ["--shape", "2,6,8,2", "--runs", "3", "--warmup", "0"];
+
+describe("main", () => {
+  it("runs the cpu executor, prints the table and writes rows {impl, b, t, d, h, threads, medianMs}", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const io = capture();
+    expect(await main([...quick, "--json", json], io, [attngraphImpl("cpu")])).toBe(0);
+    const text = io.stdout.join("\n");
+    expect(text).toMatch(/^cpu\s+1\s+3\s/m);
+    expect(text).toContain("event-stream overhead");
+    const r = JSON.parse(readFileSync(json, "utf8"));
+    expect(r.rows).toHaveLength(1);
+    expect(r.rows[0]).toMatchObject({ impl: "cpu", b: 2, t: 6, d: 8, h: 2, threads: 1, runs: 3, status: "ok" });
+    expect(r.rows[0].medianMs).toBeGreaterThan(0);
+    expect(r.streamOverhead.map((o: { mode: string }) => o.mode)).toEqual(["none", "events$", "tap-all"]);
+  });
+
+  it("reports a peer that fails to load as unavailable and carries on", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const io = capture();
+    const broken = fakePeer("broken", () => new Error("Cannot find module 'nope'"));
+    expect(await main([...quick, "--json", json], io, [attngraphImpl("cpu"), broken])).toBe(0);
+    expect(io.stdout.join("\n")).toMatch(/^broken\s+unavailable: Cannot find module 'nope'$/m);
+    expect(JSON.parse(readFileSync(json, "utf8")).rows[1]).toMatchObject({ impl: "broken", status: "unavailable", medianMs: null });
+  });
+
+  it("marks the output that differs from the others by more than 1e-3 relative, and exits 1", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const io = capture();
+    const cpu = attngraphImpl("cpu");
+    const alsoRight: Impl = { ...cpu, name: "also-right", family: "peer" };
+    const slightlyOff: Impl = { name: "slightly-off", family: "peer", setup: async (p, o) => {
+      const r = await cpu.setup(p, o);
+      return { ...r, run: async () => (await r.run()).map((v, i) => (i === 0 ? v + 1e-4 : v)) };
+    } };
+    const wrong = fakePeer("wrong", (n) => new Float32Array(n).fill(0.25));
+    expect(await main([...quick, "--json", json], io, [wrong, cpu, alsoRight, slightlyOff])).toBe(1);
+    const text = io.stdout.join("\n");
+    expect(text).toMatch(/^wrong .*MISMATCH/m);
+    for (const ok of ["cpu", "also-right", "slightly-off"]) expect(text).not.toMatch(new RegExp(`^${ok} .*MISMATCH`, "m"));
+    const rows = JSON.parse(readFileSync(json, "utf8")).rows;
+    expect(rows.map((r: { status: string }) => r.status)).toEqual(["mismatch", "ok", "ok", "ok"]);
+    expect(rows[2]).toMatchObject({ impl: "also-right", reference: "wrong", disagreesWith: ["wrong"] });
+    expect(rows[3].maxAbsDiff).toBeGreaterThan(0.1);
+  });
+
+  it("marks both outputs when there are only two and they differ", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const wrong = fakePeer("wrong", (n) => new Float32Array(n).fill(0.25));
+    expect(await main([...quick, "--json", json], capture(), [attngraphImpl("cpu"), wrong])).toBe(1);
+    expect(JSON.parse(readFileSync(json, "utf8")).rows.map((r: { status: string }) => r.status)).toEqual(["mismatch", "mismatch"]);
+  });
+
+  it("exits 1 when observing an attngraph run changes its output", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const cpu = attngraphImpl("cpu");
+    const leaky: Impl = { name: "leaky", family: "attngraph", setup: async (p, o) => {
+      const r = await cpu.setup(p, o);
+      let tapped = false;
+      return {
+        ...r,
+        run: async () => (tapped ? (await r.run()).map((v) => v * 2) : r.run()),
+        streams: { "events$": () => () => undefined, "tap-all": () => ((tapped = true), () => void (tapped = false)) },
+      };
+    } };
+    const io = capture();
+    expect(await main([...quick, "--json", json], io, [leaky])).toBe(1);
+    const overhead = JSON.parse(readFileSync(json, "utf8")).streamOverhead;
+    expect(overhead.map((o: { outputOk: boolean }) => o.outputOk)).toEqual([true, true, false]);
+    expect(io.stdout.join("\n")).toContain("observing the run changed its output: leaky at 2,6,8,2 with tap-all");
+  });
+
+  it("exits 2 on a bad command line or an unknown impl, and 0 with the usage for --help", async () => {
+    const io = capture();
+    expect(await main(["--shape", "1,2"], io, [])).toBe(2);
+    expect(await main(["--impl", "cpu,nope"], io, [attngraphImpl("cpu")])).toBe(2);
+    expect(io.stderr.join("\n")).toContain('--impl: unknown "nope"; known: cpu');
+    expect(await main(["--help"], io, [])).toBe(0);
+    expect(io.stdout.join("\n")).toContain("usage: pnpm bench");
+  });
+});

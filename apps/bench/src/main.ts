@@ -1,0 +1,49 @@
+// `pnpm bench`: parse the command line, run, print the report, write the JSON. Progress goes to stderr, the report to
+// stdout. Exit status: 0, 1 on an output mismatch or a failed attngraph executor, 2 on a bad command line.
+import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseCli, USAGE, UsageError } from "./cli.js";
+import { allImpls } from "./impls/index.js";
+import type { Impl } from "./impls/types.js";
+import { exitStatus, formatReport } from "./report.js";
+import { runBench } from "./run.js";
+
+export interface IO {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const processIO: IO = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+export async function main(argv: readonly string[], io: IO = processIO, impls: readonly Impl[] = allImpls()): Promise<number> {
+  let options;
+  try {
+    options = parseCli(argv);
+    if (options.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    const known = impls.map((i) => i.name);
+    const unknown = options.impls?.filter((n) => !known.includes(n)) ?? [];
+    if (unknown.length) throw new UsageError(`--impl: unknown ${unknown.map((n) => `"${n}"`).join(", ")}; known: ${known.join(", ")}`);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    io.err(`bench: ${e.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const selected = options.impls ? options.impls.map((n) => impls.find((i) => i.name === n)!) : impls;
+  const results = await runBench(options, selected, (line) => io.err(`  ${line}`));
+  io.out(formatReport(results));
+  const path = resolve(options.json);
+  writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
+  io.out(`\nwrote ${path}`);
+  return exitStatus(results);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await main(process.argv.slice(2));
+}

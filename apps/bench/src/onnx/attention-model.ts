@@ -1,0 +1,62 @@
+// The ONNX model of the benchmark's attention, built in JS: the same causal multi-head attention with out_proj (bias)
+// that attngraph's multiHeadAttention builds, on a fixed shape, with the problem's weights as initializers.
+//
+//   x [b, T, d] ─MatMul W_qᵀ→ q ─Reshape [0,0,H,D]→ Transpose (0,2,1,3) → qh [b, H, T, D]
+//               ─MatMul W_kᵀ→ k ─Reshape─────────→ Transpose (0,2,3,1) → khT [b, H, D, T]
+//               ─MatMul W_vᵀ→ v ─Reshape─────────→ Transpose (0,2,1,3) → vh [b, H, T, D]
+//   scores = MatMul(qh, khT) · scale + causal_mask [T, T] (0 / −∞) → Softmax(axis −1) → MatMul vh → [b, H, T, D]
+//   → Transpose (0,2,1,3) → Reshape [0,0,d] → MatMul W_oᵀ → Add b_o → y [b, T, d]
+//
+// Plain opset-17 ops only (no com.microsoft contrib ops), so onnxruntime's optimizer decides what to fuse.
+import { causalMask, transpose2d, type Problem } from "../problem.js";
+import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node } from "./proto.js";
+
+/** Input and output names of the model. */
+export const ONNX_INPUT = "x";
+export const ONNX_OUTPUT = "y";
+
+/** The model's bytes for this problem (weights included). */
+export function buildAttentionModel(p: Problem): Uint8Array {
+  const { b, t, d, h } = p.shape;
+  const D = d / h;
+  const split = (src: string, name: string, perm: number[]) => [
+    node("Reshape", `${name}.split`, [src, "heads_shape"], [`${name}.split`]),
+    node("Transpose", `${name}.heads`, [`${name}.split`], [`${name}.heads`], { perm }),
+  ];
+  const nodes = [
+    node("MatMul", "queries", [ONNX_INPUT, "W_query_T"], ["queries"]),
+    node("MatMul", "keys", [ONNX_INPUT, "W_key_T"], ["keys"]),
+    node("MatMul", "values", [ONNX_INPUT, "W_value_T"], ["values"]),
+    ...split("queries", "q", [0, 2, 1, 3]), // [b, H, T, D]
+    ...split("keys", "kT", [0, 2, 3, 1]), // [b, H, D, T]
+    ...split("values", "v", [0, 2, 1, 3]), // [b, H, T, D]
+    node("MatMul", "scores", ["q.heads", "kT.heads"], ["scores"]), // [b, H, T, T]
+    node("Mul", "scaled", ["scores", "scale"], ["scaled"]),
+    node("Add", "masked", ["scaled", "causal_mask"], ["masked"]),
+    node("Softmax", "weights", ["masked"], ["weights"], { axis: -1 }),
+    node("MatMul", "context.heads", ["weights", "v.heads"], ["context.heads"]), // [b, H, T, D]
+    node("Transpose", "context.merge", ["context.heads"], ["context.merge"], { perm: [0, 2, 1, 3] }), // [b, T, H, D]
+    node("Reshape", "context", ["context.merge", "model_shape"], ["context"]), // [b, T, d]
+    node("MatMul", "output.matmul", ["context", "out_proj_T"], ["output.matmul"]),
+    node("Add", "output", ["output.matmul", "out_bias"], [ONNX_OUTPUT]),
+  ];
+  const initializers = [
+    floatTensor("W_query_T", [d, d], transpose2d(p.wq, d, d)),
+    floatTensor("W_key_T", [d, d], transpose2d(p.wk, d, d)),
+    floatTensor("W_value_T", [d, d], transpose2d(p.wv, d, d)),
+    floatTensor("out_proj_T", [d, d], transpose2d(p.wo, d, d)),
+    floatTensor("out_bias", [d], p.bo),
+    floatTensor("scale", [], Float32Array.of(p.scale)),
+    floatTensor("causal_mask", [t, t], causalMask(t)),
+    int64Tensor("heads_shape", [0, 0, h, D]), // 0 = keep that dim (b, T)
+    int64Tensor("model_shape", [0, 0, d]),
+  ];
+  return encodeModel({
+    graphName: "causal_mha",
+    nodes,
+    initializers,
+    inputs: [floatValueInfo(ONNX_INPUT, [b, t, d])],
+    outputs: [floatValueInfo(ONNX_OUTPUT, [b, t, d])],
+    docString: `causal multi-head attention with out_proj, b=${b} T=${t} d=${d} heads=${h}`,
+  });
+}

@@ -1,0 +1,95 @@
+// The part of ONNX's onnx.proto (https://github.com/onnx/onnx/blob/main/onnx/onnx.proto, proto2) that the attention
+// model needs: messages and field numbers copied from it, every other field left out. Fields left out are simply
+// absent from the bytes we write, which is valid protobuf for every reader. protobufjs parses this text at run time.
+export const ONNX_SUBSET_PROTO = `
+syntax = "proto2";
+package onnx;
+
+message AttributeProto {
+  enum AttributeType {
+    UNDEFINED = 0;
+    FLOAT = 1;
+    INT = 2;
+    STRING = 3;
+    TENSOR = 4;
+    FLOATS = 6;
+    INTS = 7;
+  }
+  optional string name = 1;
+  optional AttributeType type = 20;
+  optional float f = 2;
+  optional int64 i = 3;
+  optional bytes s = 4;
+  optional TensorProto t = 5;
+  repeated float floats = 7;
+  repeated int64 ints = 8;
+}
+
+message ValueInfoProto {
+  optional string name = 1;
+  optional TypeProto type = 2;
+}
+
+message NodeProto {
+  repeated string input = 1;
+  repeated string output = 2;
+  optional string name = 3;
+  optional string op_type = 4;
+  optional string domain = 7;
+  repeated AttributeProto attribute = 5;
+}
+
+message ModelProto {
+  optional int64 ir_version = 1;
+  repeated OperatorSetIdProto opset_import = 8;
+  optional string producer_name = 2;
+  optional string producer_version = 3;
+  optional string doc_string = 6;
+  optional GraphProto graph = 7;
+}
+
+message GraphProto {
+  repeated NodeProto node = 1;
+  optional string name = 2;
+  repeated TensorProto initializer = 5;
+  repeated ValueInfoProto input = 11;
+  repeated ValueInfoProto output = 12;
+}
+
+message TensorProto {
+  enum DataType {
+    UNDEFINED = 0;
+    FLOAT = 1;
+    INT64 = 7;
+  }
+  repeated int64 dims = 1;
+  optional int32 data_type = 2;
+  optional string name = 8;
+  optional bytes raw_data = 9;
+}
+
+message TensorShapeProto {
+  message Dimension {
+    oneof value {
+      int64 dim_value = 1;
+      string dim_param = 2;
+    }
+  }
+  repeated Dimension dim = 1;
+}
+
+message TypeProto {
+  message Tensor {
+    optional int32 elem_type = 1;
+    optional TensorShapeProto shape = 2;
+  }
+  oneof value {
+    Tensor tensor_type = 1;
+  }
+}
+
+message OperatorSetIdProto {
+  optional string domain = 1;
+  optional int64 version = 2;
+}
+`;

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { alignTable, exitStatus, fmtBytes, fmtDiff, fmtFlops, fmtGflops, fmtMs, fmtRatio, formatReport } from "./report.js";
+import type { BenchResults, ResultRow } from "./results.js";
+
+const meta: BenchResults["meta"] = {
+  date: "2026-11-22T00:00:00.000Z", node: "v20.20.2", cpu: "Test CPU", cores: 2, threads: 1, runs: 10, warmup: 2, budgetS: 10,
+  minRuns: 3, tolerance: 1e-3, flops: "causal",
+};
+const shape = { b: 1, t: 128, d: 768, h: 12, flops: 629_145_600 };
+const row = (impl: string, family: "attngraph" | "peer", medianMs: number, extra: Partial<ResultRow> = {}): ResultRow => ({
+  impl, family, ...shape, threads: 1, medianMs, minMs: medianMs, runs: 10, samplesMs: [], warmupRuns: 2, budgetLimited: false,
+  gflops: shape.flops / (medianMs * 1e6), status: "ok", reference: "cpu", maxAbsDiff: 1e-7, relDiff: 2e-7, ...extra,
+});
+
+function results(rows: ResultRow[]): BenchResults {
+  return {
+    meta,
+    rows,
+    streamOverhead: [
+      { impl: "cpu", b: 1, t: 128, d: 768, h: 12, threads: 1, mode: "none", medianMs: 200, runs: 10, overheadPct: 0, maxAbsDiff: 0, outputOk: true },
+      { impl: "cpu", b: 1, t: 128, d: 768, h: 12, threads: 1, mode: "events$", medianMs: 202, runs: 10, overheadPct: 1, maxAbsDiff: 0, outputOk: true },
+      { impl: "cpu", b: 1, t: 128, d: 768, h: 12, threads: 1, mode: "tap-all", medianMs: 250, runs: 10, overheadPct: 25, maxAbsDiff: 1e-8, outputOk: true },
+    ],
+    checks: [{ b: 1, t: 128, d: 768, h: 12, reference: "cpu", compared: rows.filter((r) => r.medianMs !== null).map((r) => r.impl), worstPair: { a: "cpu", b: "ort-node", maxAbsDiff: 3e-7, relDiff: 5e-7 } }],
+  };
+}
+
+describe("number formats", () => {
+  it("formats times, ratios, rates, differences, FLOPs and bytes", () => {
+    expect([fmtMs(0.0714), fmtMs(6.876), fmtMs(56.81), fmtMs(387.93), fmtMs(24510.4)]).toEqual(["0.071", "6.88", "56.81", "387.9", "24510"]);
+    expect([fmtRatio(0.0049), fmtRatio(0.42), fmtRatio(12.34), fmtRatio(205.4)]).toEqual(["0.0049", "0.42", "12.3", "205"]);
+    expect([fmtGflops(91.46), fmtGflops(0.83), fmtGflops(0.0243)]).toEqual(["91.5", "0.83", "0.024"]);
+    expect([fmtDiff(0), fmtDiff(3.04e-7), fmtDiff(Infinity)]).toEqual(["0", "3.0e-7", "Infinity"]);
+    expect([fmtFlops(7300), fmtFlops(629_145_600), fmtFlops(5.6e9)]).toEqual(["7.30 kFLOP", "629 MFLOP", "5.60 GFLOP"]);
+    expect([fmtBytes(undefined), fmtBytes(null), fmtBytes(3 * 2 ** 20)]).toEqual(["n/a", "n/a", "3.0 MiB"]);
+  });
+
+  it("aligns columns, left then right, and lets a one-cell row span", () => {
+    expect(alignTable([["a", "10"], ["bbb", "2"], ["a long spanning row"]])).toBe("a    10\nbbb   2\na long spanning row");
+  });
+});
+
+describe("formatReport", () => {
+  it("prints ms, GFLOP/s, the check, n/a for planned memory, and the time ratio to each peer", () => {
+    const text = formatReport(results([row("cpu", "attngraph", 200, { maxAbsDiff: 0, relDiff: 0, plannedPeakBytes: null }), row("tfjs-wasm", "peer", 40), row("ort-node", "peer", 8)]));
+    const line = (impl: string) => text.split("\n").find((l) => l.startsWith(`${impl} `))!.split(/\s+/);
+    expect(text).toContain("shape b=1 T=128 d=768 heads=12 (629 MFLOP per forward)");
+    expect(text).toMatch(/impl\s+threads\s+runs\s+median ms\s+GFLOP\/s\s+max\|Δ\| vs cpu\s+check\s+peak planned\s+t\/tfjs-wasm\s+t\/ort-node/);
+    expect(line("cpu")).toEqual(["cpu", "1", "10", "200.0", "3.15", "—", "ref", "n/a", "5.00", "25.0"]);
+    expect(line("ort-node")).toEqual(["ort-node", "1", "10", "8.00", "78.6", "1.0e-7", "ok", "—", "0.20", "1.00"]);
+    expect(text).toContain("largest difference cpu vs ort-node: max|Δ| 3.0e-7 (relative 5.0e-7)");
+    expect(text).toMatch(/cpu\s+1,128,768,12\s+200\.0 \(10\)\s+202\.0 \(10\) \+1\.0%\s+250\.0 \(10\) \+25\.0%/);
+    expect(text).not.toMatch(/MISMATCH|\*/);
+  });
+
+  it("marks the reference row itself when it is the one that disagrees", () => {
+    const text = formatReport(results([row("cpu", "attngraph", 200, { status: "mismatch", maxAbsDiff: 0, relDiff: 0 }), row("ort-node", "peer", 8)]));
+    expect(text).toMatch(/^cpu .* MISMATCH /m);
+  });
+
+  it("shows planned bytes when the plan has them", () => {
+    const text = formatReport(results([row("cpu", "attngraph", 200, { plannedPeakBytes: 5 * 2 ** 20 })]));
+    expect(text).toMatch(/cpu .* 5\.0 MiB/);
+  });
+
+  it("marks mismatches, budget-limited rows and unavailable peers", () => {
+    const rs = [
+      row("cpu", "attngraph", 200, { runs: 3, budgetLimited: true }),
+      row("tfjs-cpu", "peer", 900, { status: "mismatch", maxAbsDiff: 0.5, relDiff: 0.1, disagreesWith: ["cpu", "ort-node"] }),
+      row("ort-web", "peer", 0, { medianMs: null, gflops: null, runs: 0, status: "unavailable", reason: "Cannot find package 'onnxruntime-web'" }),
+    ];
+    const text = formatReport(results(rs));
+    expect(text).toMatch(/^cpu\s+1\s+3\*/m);
+    expect(text).toMatch(/^tfjs-cpu .*MISMATCH/m);
+    expect(text).toMatch(/^ort-web\s+unavailable: Cannot find package 'onnxruntime-web'$/m);
+    expect(text).toContain("* fewer than 10 timed runs");
+    expect(text).toContain("MISMATCH: an output that differs by more than 0.001 relative from more than half of the others");
+    expect(text).toContain("  tfjs-cpu at 1,128,768,12: differs from cpu, ort-node");
+    expect(text).not.toContain("t/ort-web");
+  });
+});
+
+describe("a run whose output changes when observed", () => {
+  it("is marked in the overhead table and fails the exit status", () => {
+    const r = results([row("cpu", "attngraph", 200)]);
+    const changed = { ...r, streamOverhead: r.streamOverhead.map((o) => (o.mode === "tap-all" ? { ...o, maxAbsDiff: 0.5, outputOk: false } : o)) };
+    expect(formatReport(changed)).toMatch(/250\.0 \(10\) \+25\.0% MISMATCH/);
+    expect(formatReport(changed)).toContain("MISMATCH: observing the run changed its output: cpu at 1,128,768,12 with tap-all (max|Δ| 5.0e-1)");
+    expect(exitStatus(r)).toBe(0);
+    expect(exitStatus(changed)).toBe(1);
+  });
+});
+
+describe("exitStatus", () => {
+  it("is 1 on a mismatch or a failed attngraph executor, not for an unavailable peer", () => {
+    expect(exitStatus(results([row("cpu", "attngraph", 1)]))).toBe(0);
+    expect(exitStatus(results([row("cpu", "attngraph", 1), row("ort-web", "peer", 1, { medianMs: null, status: "unavailable" })]))).toBe(0);
+    expect(exitStatus(results([row("cpu", "attngraph", 1), row("tfjs-cpu", "peer", 1, { status: "mismatch" })]))).toBe(1);
+    expect(exitStatus(results([row("cpu", "attngraph", 1, { medianMs: null, status: "failed" })]))).toBe(1);
+  });
+});

@@ -1,0 +1,91 @@
+// The records the harness produces: one row per implementation and shape, plus the event-stream overhead of the
+// attngraph executors. bench-results.json is { meta, rows, streamOverhead, checks } with these shapes.
+import type { StreamMode } from "./impls/types.js";
+
+export type RowStatus = "ok" | "mismatch" | "unavailable" | "failed";
+
+export interface ResultRow {
+  readonly impl: string;
+  readonly family: "attngraph" | "peer";
+  readonly b: number;
+  readonly t: number;
+  readonly d: number;
+  readonly h: number;
+  readonly threads: number;
+  /** null when the row did not run (status unavailable or failed). */
+  readonly medianMs: number | null;
+  readonly minMs: number | null;
+  /** Timed runs the median is over. */
+  readonly runs: number;
+  /** Every timed run, ms, in order. */
+  readonly samplesMs: readonly number[];
+  readonly warmupRuns: number;
+  /** True when the per-row time budget stopped the timed runs before --runs. */
+  readonly budgetLimited: boolean;
+  /** FLOPs of one forward (causal count, see flops.ts) and the rate at the median. */
+  readonly flops: number;
+  readonly gflops: number | null;
+  readonly status: RowStatus;
+  /** For unavailable and failed rows. */
+  readonly reason?: string;
+  /** The implementation whose output this row was checked against (itself for the reference row). */
+  readonly reference?: string;
+  readonly maxAbsDiff?: number;
+  readonly relDiff?: number;
+  /**
+   * The other implementations whose output differs from this one's by more than the tolerance. The row is a mismatch
+   * when that is more than half of them.
+   */
+  readonly disagreesWith?: readonly string[];
+  /** attngraph only: peak planned bytes from the session's plan; null when the plan does not expose them. */
+  readonly plannedPeakBytes?: number | null;
+  readonly note?: string;
+}
+
+export interface OverheadRow {
+  readonly impl: string;
+  readonly b: number;
+  readonly t: number;
+  readonly d: number;
+  readonly h: number;
+  readonly threads: number;
+  /** "none": no subscriber; the three modes are timed interleaved, run by run (so "none" is not the main row's number). */
+  readonly mode: "none" | StreamMode;
+  readonly medianMs: number;
+  readonly runs: number;
+  /** (medianMs − none's medianMs) / none's medianMs · 100. */
+  readonly overheadPct: number;
+  /** The output of this mode's last run against the row's output: max |Δ|, and whether within the tolerance. */
+  readonly maxAbsDiff: number;
+  readonly outputOk: boolean;
+}
+
+/** Per shape: which outputs were compared, against which reference, and the pair that differs most. */
+export interface OutputCheck {
+  readonly b: number;
+  readonly t: number;
+  readonly d: number;
+  readonly h: number;
+  readonly reference: string | null;
+  readonly compared: readonly string[];
+  readonly worstPair: { readonly a: string; readonly b: string; readonly maxAbsDiff: number; readonly relDiff: number } | null;
+}
+
+export interface BenchResults {
+  readonly meta: {
+    readonly date: string;
+    readonly node: string;
+    readonly cpu: string;
+    readonly cores: number;
+    readonly threads: number;
+    readonly runs: number;
+    readonly warmup: number;
+    readonly budgetS: number;
+    readonly minRuns: number;
+    readonly tolerance: number;
+    readonly flops: string;
+  };
+  readonly rows: readonly ResultRow[];
+  readonly streamOverhead: readonly OverheadRow[];
+  readonly checks: readonly OutputCheck[];
+}

@@ -1,0 +1,65 @@
+// alibi: the score scale plus ALiBi's linear bias, m_h · (j − i), in one pass over the scores. The scale lives here
+// (not in the softmax) because ALiBi adds its bias after scaling: softmax(q·kᵀ/√D + m·(j − i)).
+import { Tensor } from "@attngraph/tensor";
+import type { AlibiAttrs } from "@attngraph/graph";
+import type { CpuKernel } from "../executor.js";
+import { attrError, expectRank, requireInput } from "./adapter.js";
+import type { StridedView } from "./strided.js";
+
+/**
+ * The ALiBi paper's slopes for H heads, in closed form: with n the largest power of two <= H, head h < n gets
+ * 2^(−8(h+1)/n) and head n + k gets 2^(−4(2k+1)/n) (every other slope of the 2n sequence, from its first).
+ */
+export function alibiSlopes(h: number): number[] {
+  const n = 2 ** Math.floor(Math.log2(h));
+  return Array.from({ length: h }, (_, i) => (i < n ? 2 ** ((-8 * (i + 1)) / n) : 2 ** ((-4 * (2 * (i - n) + 1)) / n)));
+}
+
+/**
+ * scale · scores + slopes[h] · (j − (i + off)), with off = 0 ("top-left") or S − L ("bottom-right"); computed in
+ * float64, stored as float32. −∞ stays −∞ whatever the scale (0 · −∞ would be NaN); NaN propagates.
+ * @param scores [B, H, L, S], any strides
+ * @param slopes H numbers, one per head (already checked)
+ * @returns [B, H, L, S], row-major
+ */
+export function alibiImpl(scores: StridedView, slopes: readonly number[], scale: number, alignment: AlibiAttrs["alignment"]): Float32Array {
+  const [nb, nh, nl, ns] = scores.shape as readonly number[] as [number, number, number, number];
+  const [s0, s1, s2, s3] = scores.strides as [number, number, number, number];
+  const off = alignment === "bottom-right" ? ns - nl : 0;
+  const sd = scores.data;
+  const out = new Float32Array(nb * nh * nl * ns);
+  let o = 0;
+  for (let b = 0; b < nb; b++) {
+    for (let h = 0; h < nh; h++) {
+      const m = slopes[h]!;
+      for (let i = 0; i < nl; i++) {
+        const row = scores.offset + b * s0 + h * s1 + i * s2;
+        const pos = i + off; // the query's key position
+        for (let j = 0; j < ns; j++) {
+          const v = sd[row + j * s3]!;
+          out[o++] = v === -Infinity ? -Infinity : scale * v + m * (j - pos);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Input: scores [B, H, L, S]; attrs { slopes, scale, alignment } → [B, H, L, S]. */
+export const alibiKernel: CpuKernel = (call) => {
+  const scores = requireInput(call, 0, "scores");
+  expectRank(call, "scores", scores, 4, "[B, H, L, S]");
+  const { scale, alignment } = call.attrs as Partial<AlibiAttrs>;
+  const given = (call.attrs as Partial<AlibiAttrs>).slopes ?? null; // absent = the paper's slopes, as normalizeAttrs does
+  const h = scores.shape[1]!;
+  if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
+  if (alignment !== "top-left" && alignment !== "bottom-right") throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
+  if (given !== null) {
+    // The graph checks this when H is known at build time; a symbolic H, or a hand-made call, is caught here.
+    if (!Array.isArray(given) || !given.every((m) => typeof m === "number" && Number.isFinite(m))) {
+      throw attrError(call, "slopes", "null or an array of finite numbers", given);
+    }
+    if (given.length !== h) throw attrError(call, "slopes", `${h} slopes (one per head H)`, given);
+  }
+  return new Tensor(alibiImpl(scores, given ?? alibiSlopes(h), scale, alignment), scores.shape);
+};

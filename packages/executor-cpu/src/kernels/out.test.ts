@@ -1,0 +1,89 @@
+// Every compute kernel honours `call.out`, the buffer planner's destination: it writes there, returns that very tensor,
+// never reads its garbage, and touches nothing else of the buffer (planned values share one arena).
+import { describe, expect, it } from "vitest";
+import { AttnGraphError, ShapeError, Tensor, type Shape } from "@attngraph/tensor";
+import { createCpuExecutor } from "../register-kernels.js";
+
+const ex = createCpuExecutor();
+
+const values = (shape: Shape, seed: number) => {
+  const n = shape.reduce((a, b) => a * b, 1);
+  return Tensor.from(Array.from({ length: n }, (_, i) => Math.sin(seed * 3.7 + i * 1.1)), shape);
+};
+
+const [B, H, L, S, D, E] = [2, 2, 3, 5, 4, 8];
+const q = values([B, L, H, D], 1).permute([0, 2, 1, 3]); // [B, H, L, D], strided
+const k = values([B, S, H, D], 2).permute([0, 2, 1, 3]);
+const v = values([B, S, H, D], 3).permute([0, 2, 1, 3]);
+const scores = values([B, H, L, S], 4);
+const pad = Tensor.from([0, 0, 0, 1, 0, 1, 0, 0, 0, 0], [B, S]);
+
+interface Step {
+  readonly kind: string;
+  readonly inputs: (Tensor | undefined)[];
+  readonly attrs: Record<string, unknown>;
+  readonly outShape: Shape;
+}
+
+const steps: Step[] = [
+  { kind: "projection", inputs: [values([B, L, E], 5), values([6, E], 6), values([6], 7)], attrs: {}, outShape: [B, L, 6] },
+  { kind: "out-proj", inputs: [values([B, L, E], 8), values([E, E], 9), undefined], attrs: {}, outShape: [B, L, E] },
+  { kind: "score", inputs: [q, k], attrs: {}, outShape: [B, H, L, S] },
+  { kind: "mask", inputs: [scores, pad], attrs: { causal: true, window: 2, alignment: "bottom-right" }, outShape: [B, H, L, S] },
+  { kind: "softmax", inputs: [scores], attrs: { scale: 0.5 }, outShape: [B, H, L, S] },
+  { kind: "dropout", inputs: [scores], attrs: { rate: 0.3, seed: 9, training: true }, outShape: [B, H, L, S] },
+  { kind: "dropout", inputs: [scores], attrs: { rate: 0.3, seed: 9, training: false }, outShape: [B, H, L, S] },
+  { kind: "weighted-sum", inputs: [values([B, H, L, S], 10), v], attrs: {}, outShape: [B, H, L, D] },
+  {
+    kind: "attention",
+    inputs: [q, k, v, pad],
+    attrs: { causal: true, window: null, alignment: "top-left", scale: 0.5, dropoutRate: 0.2, dropoutSeed: 3, training: true },
+    outShape: [B, H, L, D],
+  },
+];
+
+const label = (s: Step) => `${s.kind}${s.kind === "dropout" ? (s.attrs.training ? " (training)" : " (eval)") : ""}`;
+
+describe("call.out", () => {
+  it.each(steps.map((s) => [label(s), s] as const))("%s writes into out inside a larger arena and returns it", (_, step) => {
+    const want = ex.dispatch({ kind: step.kind, node: "n", attrs: step.attrs, inputs: step.inputs, outShape: step.outShape });
+    const size = step.outShape.reduce((a, b) => a * b, 1);
+    const arena = new Float32Array(size + 10).fill(NaN); // garbage everywhere, 7 spare elements before, 3 after
+    const out = new Tensor(arena, step.outShape, undefined, 7);
+    const got = ex.dispatch({ kind: step.kind, node: "n", attrs: step.attrs, inputs: step.inputs, outShape: step.outShape, out });
+    expect(got).toBe(out);
+    expect(got.toArray()).toEqual(want.toArray());
+    for (const i of [0, 1, 2, 3, 4, 5, 6, size + 7, size + 8, size + 9]) expect(arena[i]).toBeNaN();
+  });
+
+  // The planner may give mask, softmax and dropout their input's own memory as `out` (their OpDefs declare inPlace: 0).
+  it.each(steps.filter((s) => ["mask", "softmax", "dropout"].includes(s.kind)).map((s) => [label(s), s] as const))(
+    "%s gives the same result in place (out is its input's memory)",
+    (_, step) => {
+      const want = ex.dispatch({ kind: step.kind, node: "n", attrs: step.attrs, inputs: step.inputs, outShape: step.outShape });
+      const x = step.inputs[0]!.clone();
+      const got = ex.dispatch({ kind: step.kind, node: "n", attrs: step.attrs, inputs: [x, ...step.inputs.slice(1)], outShape: step.outShape, out: x });
+      expect(got).toBe(x);
+      expect(got.toArray()).toEqual(want.toArray());
+    },
+  );
+
+  it("a planned output of the wrong shape is a ShapeError naming <node>.out", () => {
+    const out = Tensor.zeros([B, H, L, S + 1]);
+    const call = { kind: "score", node: "scores", attrs: {}, inputs: [q, k], outShape: [B, H, L, S] as Shape, out };
+    expect(() => ex.dispatch(call)).toThrow(ShapeError);
+    expect(() => ex.dispatch(call)).toThrow(/^scores\.out: /);
+  });
+
+  it("a planned output that is a strided view is an input error naming <node>.out", () => {
+    const out = Tensor.zeros([B, H, S, L]).permute([0, 1, 3, 2]); // [B, H, L, S], not row-major
+    let err: unknown;
+    try {
+      ex.dispatch({ kind: "softmax", node: "weights", attrs: { scale: 1 }, inputs: [scores], outShape: [B, H, L, S], out });
+    } catch (e) {
+      err = e;
+    }
+    expect(AttnGraphError.isInstance(err)).toBe(true);
+    expect(err).toMatchObject({ code: "input", subject: "weights.out" });
+  });
+});

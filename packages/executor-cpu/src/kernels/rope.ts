@@ -1,0 +1,69 @@
+// rope: rotary position embedding on queries or keys after the heads are split, split-half convention (GPT-NeoX,
+// Llama, Hugging Face `rotate_half`): dim i turns with dim i + r/2. GPT-J's interleaved pairs (2i, 2i + 1) differ.
+import { ShapeError, Tensor, formatShape } from "@attngraph/tensor";
+import type { RopeAttrs } from "@attngraph/graph";
+import type { CpuKernel } from "../executor.js";
+import { attrError, expectRank, requireInput } from "./adapter.js";
+import type { StridedView } from "./strided.js";
+
+/**
+ * For p = positionOffset + l and i < r/2: θ = p · base^(−2i/r), and the pair (x[i], x[i + r/2]) is rotated by θ;
+ * dims r..D−1 are copied. Angles, cos and sin in float64 (float32 angles lose the low bits at large positions).
+ * @param x [B, H, L, D], any strides
+ * @param r rotated dims, even and <= D (already checked)
+ * @returns [B, H, L, D], row-major
+ */
+export function ropeImpl(x: StridedView, base: number, r: number, positionOffset: number): Float32Array {
+  const [nb, nh, nl, nd] = x.shape as readonly number[] as [number, number, number, number];
+  const [s0, s1, s2, s3] = x.strides as [number, number, number, number];
+  const half = r / 2;
+  const invFreq = Float64Array.from({ length: half }, (_, i) => base ** ((-2 * i) / r));
+  // cos/sin per (position, frequency), shared by every batch and head.
+  const cos = new Float64Array(nl * half);
+  const sin = new Float64Array(nl * half);
+  for (let l = 0; l < nl; l++) {
+    for (let i = 0; i < half; i++) {
+      const theta = (positionOffset + l) * invFreq[i]!;
+      cos[l * half + i] = Math.cos(theta);
+      sin[l * half + i] = Math.sin(theta);
+    }
+  }
+  const xd = x.data;
+  const out = new Float32Array(nb * nh * nl * nd);
+  for (let b = 0; b < nb; b++) {
+    for (let h = 0; h < nh; h++) {
+      for (let l = 0; l < nl; l++) {
+        const row = x.offset + b * s0 + h * s1 + l * s2;
+        const o = ((b * nh + h) * nl + l) * nd;
+        for (let i = 0; i < half; i++) {
+          const x1 = xd[row + i * s3]!;
+          const x2 = xd[row + (i + half) * s3]!;
+          const c = cos[l * half + i]!;
+          const s = sin[l * half + i]!;
+          out[o + i] = x1 * c - x2 * s;
+          out[o + i + half] = x2 * c + x1 * s;
+        }
+        for (let d = r; d < nd; d++) out[o + d] = xd[row + d * s3]!;
+      }
+    }
+  }
+  return out;
+}
+
+/** Input: x [B, H, L, D]; attrs { base, rotaryDim, positionOffset } → [B, H, L, D]. */
+export const ropeKernel: CpuKernel = (call) => {
+  const x = requireInput(call, 0, "x");
+  expectRank(call, "x", x, 4, "[B, H, L, D]");
+  const { base, positionOffset } = call.attrs as Partial<RopeAttrs>;
+  const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null; // absent = all of D, as normalizeAttrs does
+  const d = x.shape[3]!;
+  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
+  if (!Number.isSafeInteger(positionOffset) || positionOffset! < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
+  if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) {
+    throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
+  }
+  // The graph checks these when D is known at build time; a symbolic D, or a hand-made call, is caught here.
+  if (rotaryDim !== null && rotaryDim > d) throw attrError(call, "rotaryDim", `<= the head dim D=${d}`, rotaryDim);
+  if (rotaryDim === null && d % 2 !== 0) throw new ShapeError(`${call.node}.x`, "RoPE over the whole head dim needs an even D", "an even D", `D=${d} in ${formatShape(x.shape)}`);
+  return new Tensor(ropeImpl(x, base, rotaryDim ?? d, positionOffset!), x.shape);
+};

@@ -1,0 +1,42 @@
+import { defineOp } from "../op-def.js";
+
+export interface AlibiAttrs {
+  /**
+   * One slope m_h per head H. null = the standard slopes of the ALiBi paper for H heads (its `get_slopes`): for H a
+   * power of two, m_h = 2^(−8(h+1)/H); otherwise, with n the largest power of two below H, the first n heads get
+   * 2^(−8(h+1)/n) and the other H − n heads every other slope of the 2n sequence from its first, 2^(−4(2k+1)/n).
+   */
+  readonly slopes: readonly number[] | null;
+  /** The score scale (1/sqrt(D) in standard attention), applied here because the bias must not be scaled. */
+  readonly scale: number;
+  /**
+   * Query position when L != S, as in mask: "top-left" puts query i at key position i, "bottom-right" at i + S − L
+   * (the last query is the last key, as in decoding with a cache).
+   */
+  readonly alignment: "top-left" | "bottom-right";
+}
+
+/**
+ * ALiBi (Press et al., "Train Short, Test Long"): scale · scores + m_h · (j − i_pos), with i_pos the query's key
+ * position after alignment. The scale is applied here, not by the softmax, because ALiBi's bias is added after the
+ * scaling, softmax(q·kᵀ/√D + m·(j − i)): a softmax scale would shrink the slopes by √D too. A graph using it gives its
+ * softmax scale 1. An entry of −∞ (a masked score) stays −∞. scores [B, H, L, S] → [B, H, L, S].
+ */
+export const alibiOp = defineOp<AlibiAttrs>({
+  kind: "alibi",
+  doc: "ALiBi: scale · scores + slope_h · (j − i), the bias added after scaling (softmax scale 1); −inf stays −inf.",
+  inputs: [{ name: "scores", rank: 4, doc: "[B, H, L, S]" }],
+  attrs: {
+    slopes: { type: "numbers", nullable: true, doc: "one per head H; null = the paper's slopes for H heads" },
+    scale: { type: "number", default: 1, doc: "the score scale, e.g. 1/sqrt(D)" },
+    alignment: { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] },
+  },
+  inferShape: ([scores], { slopes }, ctx) => {
+    const h = scores![1]!;
+    // A symbolic H passes here; the runtime re-runs this rule on concrete shapes, and the kernels check too.
+    if (slopes !== null && typeof h === "number" && slopes.length !== h) {
+      ctx.fail("slopes", "ALiBi needs one slope per head H", `${h} slopes`, `${slopes.length}`);
+    }
+    return scores!;
+  },
+});

@@ -1,0 +1,42 @@
+// What a plan needs per binding of input shapes: every value's concrete shape, the buffer plan, and a pool of arenas
+// (one set per run in flight), so memory is allocated once per shape and reused by every later run.
+import type { Arena, Executor } from "@attngraph/graph";
+import { planBuffers, resolveShapes, type BufferPlan, type Plan } from "@attngraph/scheduler";
+import { formatShape, type Shape } from "@attngraph/tensor";
+
+export interface Prepared {
+  readonly shapes: Map<string, Shape>;
+  readonly memory: BufferPlan;
+  /** Free arena sets (executor name → arena); a run takes one and gives it back. */
+  readonly pool: Map<string, Arena<unknown>>[];
+}
+
+const MAX_BINDINGS = 32;
+
+export class PreparedCache {
+  readonly #byPlan = new WeakMap<Plan, Map<string, Prepared>>();
+
+  get(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>): Prepared {
+    let byKey = this.#byPlan.get(plan);
+    if (!byKey) this.#byPlan.set(plan, (byKey = new Map()));
+    const key = Object.keys(inputShapes).sort().map((k) => `${k}:${formatShape(inputShapes[k]!)}`).join(";");
+    let p = byKey.get(key);
+    if (!p) {
+      const shapes = resolveShapes(plan, inputShapes, weightShapes);
+      const memory = planBuffers(plan, shapes, (name) => typeof plan.executors.get(name)?.createArena === "function");
+      // Bounded: a stream of ever-new shapes must not keep every arena alive.
+      if (byKey.size >= MAX_BINDINGS) byKey.delete(byKey.keys().next().value!);
+      byKey.set(key, (p = { shapes, memory, pool: [] }));
+    }
+    return p;
+  }
+}
+
+/** Takes a free arena set from the pool or makes one. */
+export function acquireArenas(p: Prepared, executors: ReadonlyMap<string, Executor>): Map<string, Arena<unknown>> {
+  const free = p.pool.pop();
+  if (free) return free;
+  const set = new Map<string, Arena<unknown>>();
+  for (const [name, elements] of p.memory.arenaElements) set.set(name, executors.get(name)!.createArena!(elements) as Arena<unknown>);
+  return set;
+}
