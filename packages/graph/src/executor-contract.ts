@@ -10,6 +10,7 @@
 // - Kernels are registered explicitly by the user (a list the user calls), never as an import side effect. A second
 //   kernel for the same op on the same executor is an error.
 // - A call may carry `out`, a planned destination buffer; using it is optional, returning it when used.
+// - Memory an executor allocates is its own; `release` tells it when the runtime no longer needs a value.
 // - `dispatch` may throw; the runtime turns that into a failed run naming the node, and the session stays usable.
 import type { Shape, Tensor } from "@attngraph/tensor";
 
@@ -43,6 +44,8 @@ export interface Arena<V> {
   holds(value: V): boolean;
   /** Copies `src` into `dst` (same shape) and returns `dst`. */
   copy(src: V, dst: V): V;
+  /** Frees the arena's memory; called when the session is disposed. */
+  dispose?(): void;
 }
 
 export interface Executor<V = unknown> {
@@ -60,5 +63,11 @@ export interface Executor<V = unknown> {
   dispatch(call: KernelCall<V>): V | Promise<V>;
   /** Optional: memory for planned destinations (`KernelCall.out`), `elements` float32 values. */
   createArena?(elements: number): Arena<V>;
+  /**
+   * Optional: the runtime is done with a value it got from `upload` or `dispatch` (at the end of each run, and for
+   * weights when the session is disposed). Views share their source's memory, so an executor that frees memory counts
+   * references. Values inside an arena are the arena's and must be ignored here.
+   */
+  release?(value: V): void;
   dispose?(): void | Promise<void>;
 }

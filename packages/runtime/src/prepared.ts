@@ -15,6 +15,14 @@ const MAX_BINDINGS = 32;
 
 export class PreparedCache {
   readonly #byPlan = new WeakMap<Plan, Map<string, Prepared>>();
+  /** Every binding made, so dispose() can free their arenas. */
+  readonly #all = new Set<Prepared>();
+
+  /** Frees every pooled arena (the session is going away). */
+  dispose(): void {
+    for (const p of this.#all) for (const set of p.pool.splice(0)) for (const arena of set.values()) arena.dispose?.();
+    this.#all.clear();
+  }
 
   get(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>): Prepared {
     let byKey = this.#byPlan.get(plan);
@@ -25,8 +33,15 @@ export class PreparedCache {
       const shapes = resolveShapes(plan, inputShapes, weightShapes);
       const memory = planBuffers(plan, shapes, (name) => typeof plan.executors.get(name)?.createArena === "function");
       // Bounded: a stream of ever-new shapes must not keep every arena alive.
-      if (byKey.size >= MAX_BINDINGS) byKey.delete(byKey.keys().next().value!);
+      if (byKey.size >= MAX_BINDINGS) {
+        const oldest = byKey.keys().next().value!;
+        const gone = byKey.get(oldest)!;
+        for (const set of gone.pool.splice(0)) for (const arena of set.values()) arena.dispose?.();
+        this.#all.delete(gone);
+        byKey.delete(oldest);
+      }
       byKey.set(key, (p = { shapes, memory, pool: [] }));
+      this.#all.add(p);
     }
     return p;
   }

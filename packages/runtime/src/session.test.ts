@@ -220,3 +220,30 @@ describe("compile", () => {
     await expect(compile(graph, { executors: [createCpuExecutor()] })).rejects.toThrow(/^unsupported: op softcap on executor cpu/);
   });
 });
+
+describe("releasing executor memory", () => {
+  it("gives back every value of a run (uploads and step results) at its end, and weights at dispose", async () => {
+    const cpu = createCpuExecutor();
+    const released: Tensor[] = [];
+    const executor = {
+      specVersion: 1 as const,
+      name: "tracked",
+      supports: (k: string, a: Readonly<Record<string, unknown>>) => cpu.supports(k, a),
+      registerKernel: () => {},
+      upload: (t: Tensor) => cpu.upload(t),
+      download: (t: Tensor) => cpu.download(t),
+      dispatch: (c: Parameters<typeof cpu.dispatch>[0]) => cpu.dispatch(c),
+      release: (t: Tensor) => void released.push(t),
+    };
+    const s = await compile(buildAttention(config), { executors: [executor], weights: attentionWeights(config, rawWeights()) });
+    const x = randomTensor([1, 3, 8], 1);
+    await s.run({ x });
+    expect(released).toContain(x); // the upload of x
+    expect(released.length).toBe(1 + s.plan.steps.length);
+    released.length = 0;
+    await expect(s.run({ x: randomTensor([1, 3, 7], 1) })).rejects.toThrow();
+    expect(released.length).toBe(0); // rejected before anything was uploaded
+    await s.dispose();
+    expect(released.length).toBe(5); // W_query, W_key, W_value, out_proj, out_bias
+  });
+});

@@ -148,21 +148,32 @@ export class Session {
   }
 
   async #execute(run: RunContext, setCurrent: (node: string | undefined) => void): Promise<Record<string, Tensor>> {
+    const { plan } = run;
+    const values = new Map<string, Held>();
+    const onExecutor = new Map<string, Held>(); // `${executor}\u0000${value}` → value uploaded there
+    try {
+      return await this.#steps(run, values, onExecutor, setCurrent);
+    } finally {
+      // Everything this run got from an executor goes back to it (outputs and taps were copied out already).
+      for (const held of [...values.values(), ...onExecutor.values()]) plan.executors.get(held.executor)!.release?.(held.value);
+    }
+  }
+
+  async #steps(run: RunContext, values: Map<string, Held>, onExecutor: Map<string, Held>, setCurrent: (node: string | undefined) => void): Promise<Record<string, Tensor>> {
     const { runId, plan, shapes, memory, arenas, inputs, watched, signal, t0 } = run;
     const events = this.#events;
-    const values = new Map<string, Held>();
-    const onExecutor = new Map<string, unknown>(); // `${executor}\u0000${value}` → value uploaded there
     const valueOn = async (name: string, executor: Executor): Promise<unknown> => {
       const held = values.get(name);
       if (held?.executor === executor.name) return held.value;
       const key = `${executor.name}\u0000${name}`;
-      if (onExecutor.has(key)) return onExecutor.get(key);
+      const uploaded = onExecutor.get(key);
+      if (uploaded) return uploaded.value;
       let host: Tensor;
       if (held) host = await plan.executors.get(held.executor)!.download(held.value);
       else if (name in inputs) host = inputs[name]!;
       else return this.#weightOn(name, executor);
       const v = await executor.upload(host);
-      onExecutor.set(key, v);
+      onExecutor.set(key, { executor: executor.name, value: v });
       return v;
     };
 
@@ -242,5 +253,11 @@ export class Session {
     this.#disposed = true;
     this.#taps.completeAll();
     this.#events.complete();
+    for (const [key, v] of this.#uploadedWeights) {
+      const executor = this.#options.executors.find((e) => key.startsWith(`${e.name}\u0000`));
+      executor?.release?.(await v);
+    }
+    this.#uploadedWeights.clear();
+    this.#prepared.dispose();
   }
 }
