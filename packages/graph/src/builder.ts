@@ -1,7 +1,7 @@
 import type { SymShape } from "./dims.js";
 import { GraphValidationError, show } from "./errors.js";
 import { OpGraph, type GraphParts, type NodeSpec, type ValueDecl } from "./graph.js";
-import { inferShape, makeContext, normalizeAttrs } from "./op-def.js";
+import { inferNode } from "./infer-node.js";
 import { createOpRegistry, type OpRegistry } from "./registry.js";
 
 /** A reference to a value in the graph under construction: its name. */
@@ -70,29 +70,11 @@ export class GraphBuilder {
   }
 
   #addSpec(spec: NodeSpec): Ref {
-    const def = this.registry.get(spec.kind, spec.name);
-    const ctx = makeContext(spec.name);
     if (this.#shapes.has(spec.name)) {
       throw new GraphValidationError(spec.name, "duplicate name", "names unique across inputs, weights and nodes", show(spec.name), "duplicate-name");
     }
-    const declared = new Set(def.inputs.map((i) => i.name));
-    for (const slot of Object.keys(spec.inputs)) {
-      if (!declared.has(slot)) ctx.fail(slot, `unknown input for op ${def.kind}`, [...declared].join(", "), show(slot));
-    }
-    const shapes = def.inputs.map((i) => {
-      const ref = spec.inputs[i.name];
-      if (ref === undefined) {
-        if (!i.optional) ctx.fail(i.name, `missing input of op ${def.kind}`, "a value");
-        return undefined;
-      }
-      const s = this.#shapes.get(ref);
-      if (!s) {
-        throw new GraphValidationError(`${spec.name}.${i.name}`, "input refers to no value in the graph", "a graph input, weight or node name", show(ref), "dangling-edge");
-      }
-      return s;
-    });
-    const attrs = normalizeAttrs(def, spec.attrs ?? {}, ctx);
-    this.#shapes.set(spec.name, inferShape(def, shapes, attrs, ctx));
+    const { attrs, shape } = inferNode(this.registry, spec, (ref) => this.#shapes.get(ref));
+    this.#shapes.set(spec.name, shape);
     this.#nodes.push({ ...spec, attrs });
     return spec.name;
   }

@@ -1,7 +1,7 @@
 import { MultiDirectedGraph } from "graphology";
 import { formatDims, type SymShape } from "./dims.js";
 import { GraphValidationError, show } from "./errors.js";
-import { inferShape, makeContext, normalizeAttrs } from "./op-def.js";
+import { inferNode } from "./infer-node.js";
 import type { OpRegistry } from "./registry.js";
 import { findCycle, stableTopologicalOrder } from "./topo.js";
 
@@ -106,25 +106,9 @@ export class OpGraph {
   }
 
   #infer(spec: NodeSpec): GraphNode {
-    const def = this.registry.get(spec.kind, spec.name);
-    const ctx = makeContext(spec.name);
-    const declared = new Set(def.inputs.map((i) => i.name));
-    for (const slot of Object.keys(spec.inputs)) {
-      if (!declared.has(slot)) ctx.fail(slot, `unknown input for op ${def.kind}`, [...declared].join(", "), show(slot));
-    }
-    const shapes = def.inputs.map((i) => {
-      const src = spec.inputs[i.name];
-      if (src === undefined) {
-        if (!i.optional) ctx.fail(i.name, `missing input of op ${def.kind}`, "a value name");
-        return undefined;
-      }
-      return this.shapeOf(src);
-    });
-    const normalized = normalizeAttrs(def, spec.attrs ?? {}, ctx);
+    const { attrs: normalized, shape } = inferNode(this.registry, spec, (v) => (this.#store.hasNode(v) ? this.shapeOf(v) : undefined));
     for (const [k, v] of Object.entries(normalized)) if (Array.isArray(v)) normalized[k] = Object.freeze([...v]);
-    const attrs = Object.freeze(normalized);
-    const shape = Object.freeze([...inferShape(def, shapes, attrs, ctx)]);
-    return Object.freeze({ name: spec.name, kind: spec.kind, inputs: Object.freeze({ ...spec.inputs }), attrs, shape });
+    return Object.freeze({ name: spec.name, kind: spec.kind, inputs: Object.freeze({ ...spec.inputs }), attrs: Object.freeze(normalized), shape: Object.freeze([...shape]) });
   }
 
   has(name: string): boolean {

@@ -1,0 +1,44 @@
+import type { SymShape } from "./dims.js";
+import { GraphValidationError, show } from "./errors.js";
+import { inferShape, makeContext, normalizeAttrs } from "./op-def.js";
+import type { OpRegistry } from "./registry.js";
+
+/** A node as written (by a builder or in JSON): op kind, input slots → value names, raw attributes. */
+export interface NodeInput {
+  readonly name: string;
+  readonly kind: string;
+  readonly inputs: Readonly<Record<string, string>>;
+  readonly attrs?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Checks one node against its op's declaration and infers its shape: known op kind, only declared input slots, every
+ * required slot filled with an existing value, attributes normalised, shape rule run. The one place both the
+ * GraphBuilder (node by node) and OpGraph (whole graphs, e.g. from JSON) check nodes.
+ */
+export function inferNode(
+  registry: OpRegistry,
+  node: NodeInput,
+  shapeOf: (value: string) => SymShape | undefined,
+): { attrs: Record<string, unknown>; shape: SymShape } {
+  const def = registry.get(node.kind, node.name);
+  const ctx = makeContext(node.name);
+  const declared = new Set(def.inputs.map((i) => i.name));
+  for (const slot of Object.keys(node.inputs)) {
+    if (!declared.has(slot)) ctx.fail(slot, `unknown input for op ${def.kind}`, [...declared].join(", "), show(slot));
+  }
+  const shapes = def.inputs.map((i) => {
+    const ref = node.inputs[i.name];
+    if (ref === undefined) {
+      if (!i.optional) ctx.fail(i.name, `missing input of op ${def.kind}`, "a value name");
+      return undefined;
+    }
+    const s = shapeOf(ref);
+    if (!s) {
+      throw new GraphValidationError(`${node.name}.${i.name}`, "input refers to no value in the graph", "a graph input, weight or node name", show(ref), "dangling-edge");
+    }
+    return s;
+  });
+  const attrs = normalizeAttrs(def, node.attrs ?? {}, ctx);
+  return { attrs, shape: inferShape(def, shapes, attrs, ctx) };
+}
