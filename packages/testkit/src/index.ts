@@ -5,3 +5,4 @@ export { referenceAttention, type Position64, type ReferenceName, type TensorLik
 export { alibi64, alibiSlopes64, type Alibi64 } from "./reference/alibi64.js";
 export { rope64, type Rope64 } from "./reference/rope64.js";
 export { referenceDropout, referenceDropoutBits, referenceDropoutKeep } from "./reference/dropout64.js";
+export { linear64, splitHeads64, mergeHeads64, kvHead, score64, mask64, softmax64, weightedSum64, type HeadDims, type Mask64, type Tensor64 } from "./reference/ops64.js";
