@@ -1,13 +1,19 @@
 // Executors by the names the CLI accepts. An executor that is not built yet is a loud "unsupported", not a fallback.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { createWasmExecutor } from "@attngraph/executor-wasm";
+import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import type { Executor } from "@attngraph/graph";
 import { UnsupportedError } from "@attngraph/tensor";
 import { UsageError } from "./io.js";
 
 const factories: Record<string, () => Executor> = {
   cpu: () => createCpuExecutor(),
+  // Needs async init (loading its module): compile() initialises every executor it is given.
+  wasm: () => createWasmExecutor(),
+  // Requests its device in init() (navigator.gpu, or the webgpu package in Node); "webgpu: no adapter" fails compile.
+  webgpu: () => createWebGpuExecutor(),
 };
-const planned = ["wasm", "webgpu"];
+const planned: string[] = [];
 
 /** Executors for a comma-separated list of names, in preference order. */
 export function executorsFor(list: string): Executor[] {

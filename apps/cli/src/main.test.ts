@@ -52,8 +52,13 @@ describe("attngraph conformance", () => {
 
   it("refuses unknown and unbuilt executors with a clear message", async () => {
     expect(await cli("conformance", goldenDir, "--executor", "tpu")).toMatchObject({ code: 2, err: [expect.stringMatching(/unknown executor "tpu"/)] });
-    expect(await cli("conformance", goldenDir, "--executor", "wasm")).toMatchObject({ code: 1, err: [expect.stringMatching(/unsupported: executor wasm/)] });
     expect((await cli("conformance")).code).toBe(2);
+  });
+
+  it("runs every golden case on the wasm executor (initialised by compile)", async () => {
+    const { code, out } = await cli("conformance", goldenDir, "--executor", "wasm");
+    expect(out.at(-1)).toMatch(/^\d+ passed, 0 failed$/);
+    expect(code).toBe(0);
   });
 });
 

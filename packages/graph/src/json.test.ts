@@ -271,3 +271,14 @@ describe("fromJSON: graph errors name the node", () => {
     expect(g.nodes.map((n) => n.shape)).toEqual(g.nodes.map((n) => graph.node(n.name).shape));
   });
 });
+
+describe("hostile documents", () => {
+  it("an unknown op kind of 10 kB is shown shortened: the message stays short (found by the reliability fuzz)", () => {
+    const d = doc();
+    d.nodes[1].kind = "x".repeat(10_000);
+    const e = validationError(() => fromJSON(d));
+    expect(e.code).toBe("unknown-op");
+    expect(e.message.length).toBeLessThan(400);
+    expect(e.message).toMatch(/^s: unknown op kind "x{70,80}\.\.\./);
+  });
+});

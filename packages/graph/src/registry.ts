@@ -1,4 +1,4 @@
-import { GraphValidationError } from "./errors.js";
+import { GraphValidationError, show } from "./errors.js";
 import type { AnyOpDef, OpDef } from "./op-def.js";
 import { builtinOps } from "./ops/index.js";
 
@@ -34,7 +34,8 @@ export class OpRegistry {
   get(kind: string, node = "graph"): AnyOpDef {
     const op = this.#ops.get(kind);
     if (!op) {
-      throw new GraphValidationError(node, `unknown op kind "${kind}"`, `one of ${[...this.#ops.keys()].join(", ")}`, kind, "unknown-op");
+      // show(): the kind may come from an untrusted document; a 10 kB kind must not make a 20 kB message.
+      throw new GraphValidationError(node, `unknown op kind ${show(kind)}`, `one of ${[...this.#ops.keys()].join(", ")}`, show(kind), "unknown-op");
     }
     return op;
   }

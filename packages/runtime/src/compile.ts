@@ -2,10 +2,19 @@ import { GraphValidationError, type OpGraph } from "@attngraph/graph";
 import { lower, type LowerOptions } from "@attngraph/scheduler";
 import { formatShape, type Tensor } from "@attngraph/tensor";
 import { Session } from "./session.js";
+import type { TapPolicy } from "./taps.js";
 
 export interface CompileOptions extends LowerOptions {
   /** Every weight the graph declares, by name; bound for the session's lifetime. */
   readonly weights?: Readonly<Record<string, Tensor>>;
+  /**
+   * The most bytes one run may plan for any single intermediate value and for each executor's arena (default 4 GiB;
+   * `Infinity` for no limit). A run whose input shapes need more rejects with a MemoryLimitError naming the node,
+   * before anything is allocated.
+   */
+  readonly maxArenaBytes?: number;
+  /** How tapped tensors reach subscribers (default `{ delivery: "settle", buffer: 1024 }`; see TapPolicy). */
+  readonly taps?: Partial<TapPolicy>;
 }
 
 /**
@@ -18,6 +27,16 @@ export interface CompileOptions extends LowerOptions {
  * ```
  */
 export async function compile(graph: OpGraph, options: CompileOptions): Promise<Session> {
+  const { maxArenaBytes, taps } = options;
+  if (maxArenaBytes !== undefined && !(typeof maxArenaBytes === "number" && maxArenaBytes > 0)) {
+    throw new GraphValidationError("compile.maxArenaBytes", "invalid memory limit", "a number of bytes > 0 (or Infinity)", String(maxArenaBytes));
+  }
+  if (taps?.delivery !== undefined && taps.delivery !== "settle" && taps.delivery !== "detached") {
+    throw new GraphValidationError("compile.taps.delivery", "unknown tap delivery", '"settle" or "detached"', String(taps.delivery));
+  }
+  if (taps?.buffer !== undefined && !(Number.isSafeInteger(taps.buffer) && taps.buffer >= 1)) {
+    throw new GraphValidationError("compile.taps.buffer", "invalid tap buffer", "an integer >= 1", String(taps.buffer));
+  }
   const plan = lower(graph, options); // the untapped plan: every placement error surfaces here, before any run
   const weights = options.weights ?? {};
   const declared = new Map(graph.weights.map((w) => [w.name, w.shape] as const));
@@ -32,5 +51,8 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
   }
   // Any plan (one per set of taps) may use any executor, so initialise them all before the first run.
   for (const ex of options.executors) await ex.init?.();
-  return new Session(graph, options, weights);
+  return new Session(graph, options, weights, {
+    ...(maxArenaBytes === undefined ? {} : { maxArenaBytes }),
+    ...(taps === undefined ? {} : { taps }),
+  });
 }

@@ -23,3 +23,32 @@ export class RunError extends AttnGraphError {
     this.executor = executor;
   }
 }
+
+/**
+ * A run's shapes need more memory than the session allows (`compile(..., { maxArenaBytes })`). Raised while planning,
+ * before anything is allocated; `subject` names the node (or the executor's arena) and the message gives the bytes.
+ */
+export class MemoryLimitError extends AttnGraphError {
+  readonly bytes: number;
+  readonly limit: number;
+  constructor(runId: number, subject: string, what: string, bytes: number, limit: number) {
+    super("memory-limit", `run ${runId}: ${subject}: ${what} needs ${formatBytes(bytes)} (${bytes} bytes), over the limit of ${formatBytes(limit)} (maxArenaBytes ${limit})`, {
+      subject,
+      expected: `<= ${limit} bytes`,
+      got: `${bytes} bytes`,
+    });
+    this.name = "MemoryLimitError";
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+}
+
+function formatBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${i === 0 ? n : n.toFixed(1)} ${units[i]}`;
+}

@@ -16,7 +16,17 @@ export type SessionEvent =
     }
   | { readonly type: "run-end"; readonly runId: number; readonly ms: number }
   | { readonly type: "run-error"; readonly runId: number; readonly node: string | undefined; readonly error: unknown }
-  | { readonly type: "run-cancelled"; readonly runId: number; readonly node: string | undefined };
+  | { readonly type: "run-cancelled"; readonly runId: number; readonly node: string | undefined }
+  | {
+      /**
+       * A tap subscriber fell more than `tapBuffer` events behind and lost its oldest pending event (of run `runId`,
+       * node `node`). `dropped` counts every event that subscriber has lost so far.
+       */
+      readonly type: "tap-dropped";
+      readonly runId: number;
+      readonly node: string;
+      readonly dropped: number;
+    };
 
 /** One watched tensor of one run, as a tap delivers it. The tensor is a copy the subscriber owns. */
 export interface TapEvent {

@@ -2,13 +2,16 @@
 // (one set per run in flight), so memory is allocated once per shape and reused by every later run.
 import type { Arena, Executor } from "@attngraph/graph";
 import { planBuffers, resolveShapes, type BufferPlan, type Plan } from "@attngraph/scheduler";
-import { formatShape, type Shape } from "@attngraph/tensor";
+import { formatShape, sizeOf, type Shape } from "@attngraph/tensor";
+import { MemoryLimitError } from "./errors.js";
 
 export interface Prepared {
   readonly shapes: Map<string, Shape>;
   readonly memory: BufferPlan;
   /** Free arena sets (executor name → arena); a run takes one and gives it back. */
   readonly pool: Map<string, Arena<unknown>>[];
+  /** The memory limit this binding was last checked against (checkMemory), so the check runs once per binding. */
+  checkedLimit?: number;
 }
 
 const MAX_BINDINGS = 32;
@@ -54,4 +57,28 @@ export function acquireArenas(p: Prepared, executors: ReadonlyMap<string, Execut
   const set = new Map<string, Arena<unknown>>();
   for (const [name, elements] of p.memory.arenaElements) set.set(name, executors.get(name)!.createArena!(elements) as Arena<unknown>);
   return set;
+}
+
+/** The default of `compile(..., { maxArenaBytes })`: 4 GiB, past what a browser tab or a WebGPU buffer can hold. */
+export const DEFAULT_MAX_ARENA_BYTES = 4 * 1024 ** 3;
+
+/**
+ * Refuses a binding whose memory would pass `limit` bytes, before any of it is allocated: any one value a step computes
+ * or copies (views cost nothing), and each executor's planned arena. Names the largest value at fault.
+ */
+export function checkMemory(runId: number, plan: Plan, p: Prepared, limit: number): void {
+  if (p.checkedLimit === limit) return;
+  let largest: { node: string; bytes: number } | undefined;
+  for (const step of plan.steps) {
+    if (step.layout === "view") continue;
+    const bytes = sizeOf(p.shapes.get(step.node) ?? []) * 4;
+    if (bytes > limit) throw new MemoryLimitError(runId, `node ${step.node}`, `its output ${formatShape(p.shapes.get(step.node)!)} (float32)`, bytes, limit);
+    if (!largest || bytes > largest.bytes) largest = { node: step.node, bytes };
+  }
+  for (const [executor, elements] of p.memory.arenaElements) {
+    if (elements * 4 > limit) {
+      throw new MemoryLimitError(runId, `arena on ${executor}`, `the planned arena (largest value: node ${largest?.node ?? "?"})`, elements * 4, limit);
+    }
+  }
+  p.checkedLimit = limit;
 }

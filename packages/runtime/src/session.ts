@@ -4,13 +4,19 @@ import type { Shape, Tensor } from "@attngraph/tensor";
 import { Observable, Subject } from "rxjs";
 import { AbortError, RunError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
-import { acquireArenas, PreparedCache } from "./prepared.js";
-import { TapRegistry, type TapSelector } from "./taps.js";
+import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache } from "./prepared.js";
+import { DEFAULT_TAP_POLICY, TapRegistry, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
 import { yieldToEventLoop } from "./yield.js";
 
 export interface RunOptions {
   /** Aborting rejects the run with an AbortError between steps and emits a run-cancelled event. */
   readonly signal?: AbortSignal;
+}
+
+/** What a session does beyond lowering: memory limit and tap delivery (see CompileOptions). */
+export interface SessionOptions {
+  readonly maxArenaBytes?: number;
+  readonly taps?: Partial<TapPolicy>;
 }
 
 /** A value of one run, on the executor that holds it. */
@@ -27,7 +33,7 @@ interface RunContext {
   readonly arenas: ReadonlyMap<string, Arena<unknown>>;
   readonly inputs: Readonly<Record<string, Tensor>>;
   /** Watched node → its subscribers, snapshotted before the run. */
-  readonly watched: ReadonlyMap<string, readonly { next(e: TapEvent): void }[]>;
+  readonly watched: ReadonlyMap<string, readonly Watcher[]>;
   readonly signal: AbortSignal | undefined;
   readonly t0: number;
 }
@@ -47,15 +53,19 @@ export class Session {
   readonly #plans = new Map<string, Plan>();
   readonly #prepared = new PreparedCache();
   readonly #nodeNames: readonly string[];
+  readonly #maxArenaBytes: number;
+  readonly #tapPolicy: TapPolicy;
   #runs = 0;
   #disposed = false;
 
   /** Run and node start/end with executor and timing, errors and cancellations. Costs nothing while unobserved. */
   readonly events$: Observable<SessionEvent>;
 
-  constructor(graph: OpGraph, options: LowerOptions, weights: Readonly<Record<string, Tensor>>) {
+  constructor(graph: OpGraph, options: LowerOptions, weights: Readonly<Record<string, Tensor>>, sessionOptions: SessionOptions = {}) {
     this.graph = graph;
     this.#options = options;
+    this.#maxArenaBytes = sessionOptions.maxArenaBytes ?? DEFAULT_MAX_ARENA_BYTES;
+    this.#tapPolicy = { ...DEFAULT_TAP_POLICY, ...sessionOptions.taps };
     this.#weights = weights;
     this.#weightShapes = Object.fromEntries(Object.entries(weights).map(([k, t]) => [k, t.shape]));
     this.#nodeNames = graph.nodes.map((n) => n.name);
@@ -129,18 +139,26 @@ export class Session {
     if (events.observed) emit({ type: "run-start", runId, time: t0 });
     let current: string | undefined;
     const signal = options.signal;
+    let watched: Map<string, Watcher[]> | undefined;
     try {
       if (signal?.aborted) throw new AbortError(runId, undefined, signal.reason);
-      const watched = this.#taps.snapshot(this.#nodeNames);
+      watched = this.#taps.snapshot(this.#nodeNames);
       const plan = this.#planFor(new Set(watched.keys()));
       const prepared = this.#prepared.get(plan, this.#inputShapes(inputs), this.#weightShapes);
+      checkMemory(runId, plan, prepared, this.#maxArenaBytes); // before the arenas below are allocated
       const arenas = acquireArenas(prepared, plan.executors);
+      let result: Record<string, Tensor>;
       try {
-        return await this.#execute({ runId, plan, shapes: prepared.shapes, memory: prepared.memory, arenas, inputs, watched, signal, t0 }, (node) => (current = node));
+        result = await this.#execute({ runId, plan, shapes: prepared.shapes, memory: prepared.memory, arenas, inputs, watched, signal, t0 }, (node) => (current = node));
       } finally {
         prepared.pool.push(arenas);
       }
+      const ms = performance.now() - t0;
+      this.#settleTaps(watched);
+      if (events.observed) emit({ type: "run-end", runId, ms });
+      return result;
     } catch (e) {
+      if (watched) this.#settleTaps(watched);
       if (e instanceof AbortError) emit({ type: "run-cancelled", runId, node: current });
       else emit({ type: "run-error", runId, node: current, error: e });
       throw e;
@@ -205,7 +223,7 @@ export class Session {
         events.next({ type: "node-end", runId, node: step.node, kind: step.kind, executor: executor.name, shape: outShape, ms: performance.now() - start });
       }
       const subs = watched.get(step.node);
-      if (subs) await this.#deliver(runId, step.node, executor, value, subs);
+      if (subs) await this.#enqueue(runId, step.node, executor, value, subs);
     }
 
     setCurrent(undefined);
@@ -215,15 +233,29 @@ export class Session {
       // A copy: an output may live in a pooled arena or be a view of an input or weight; the caller must own it.
       result[name] = (await plan.executors.get(held.executor)!.download(held.value)).clone();
     }
-    if (events.observed) events.next({ type: "run-end", runId, ms: performance.now() - t0 });
     return result;
   }
 
-  async #deliver(runId: number, node: string, executor: Executor, value: unknown, subs: readonly { next(e: TapEvent): void }[]): Promise<void> {
+  /**
+   * Copies a watched tensor onto each subscriber's queue (the copy must be made now: the value may live in an arena the
+   * next step reuses). No subscriber code runs here; see TapPolicy for when the queues drain.
+   */
+  async #enqueue(runId: number, node: string, executor: Executor, value: unknown, subs: readonly Watcher[]): Promise<void> {
     const tensor = (await executor.download(value)).clone();
-    // A subscriber that throws does not fail the run or starve the others: rxjs catches the throw inside the
-    // subscriber and reports it through its `config.onUnhandledError` channel (by default rethrown asynchronously).
-    for (const s of subs) s.next({ runId, node, tensor: subs.length > 1 ? tensor.clone() : tensor });
+    subs.forEach((w, i) => {
+      const lost = w.push({ runId, node, tensor: i === 0 ? tensor : tensor.clone() }, this.#tapPolicy);
+      if (lost && this.#events.observed) this.#events.next({ type: "tap-dropped", runId: lost.runId, node: lost.node, dropped: w.dropped });
+    });
+  }
+
+  /**
+   * "settle" delivery: hands every pending event of this run's subscribers over before the run settles. A subscriber
+   * that throws does not fail the run or starve the others: rxjs catches the throw inside the subscriber and reports it
+   * through its `config.onUnhandledError` channel (by default rethrown asynchronously).
+   */
+  #settleTaps(watched: ReadonlyMap<string, readonly Watcher[]>): void {
+    if (this.#tapPolicy.delivery !== "settle" || watched.size === 0) return;
+    for (const w of new Set([...watched.values()].flat())) w.flush();
   }
 
   #inputShapes(inputs: Readonly<Record<string, Tensor>>): Record<string, Shape> {

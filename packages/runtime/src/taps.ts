@@ -1,12 +1,96 @@
-import type { Subscriber } from "rxjs";
+import { config as rxConfig, type Subscriber } from "rxjs";
 import type { TapEvent } from "./events.js";
+import { yieldToEventLoop } from "./yield.js";
 
 /** Which nodes a tap watches: a name, a list of names, or a predicate over node names. */
 export type TapSelector = string | readonly string[] | ((node: string) => boolean);
 
-interface Watcher {
+/**
+ * How tapped tensors reach subscribers. In both modes a run's steps never call a subscriber: a watched step only copies
+ * its tensor onto each subscriber's queue, so a slow or throwing subscriber never delays or fails a step.
+ * - `"settle"` (default): a run delivers the queued events after its last step (also after a failure or an abort),
+ *   before its promise settles, so `await session.run()` still means "its taps have arrived".
+ * - `"detached"`: queues drain in tasks of their own, one event per task, and the run settles without waiting; a
+ *   subscriber that falls behind loses its oldest events (see `buffer`).
+ */
+export interface TapPolicy {
+  readonly delivery: "settle" | "detached";
+  /** Most events one subscriber may have pending; past it the oldest is dropped and a `tap-dropped` event emitted. */
+  readonly buffer: number;
+}
+
+export const DEFAULT_TAP_POLICY: TapPolicy = Object.freeze({ delivery: "settle", buffer: 1024 });
+
+/** One subscription: what it watches, and its queue of events not yet delivered. */
+export class Watcher {
   readonly matches: (node: string) => boolean;
   readonly subscriber: Subscriber<TapEvent>;
+  /** Events this subscriber has lost to the bound, so far. */
+  dropped = 0;
+  readonly #queue: TapEvent[] = [];
+  #draining = false;
+  #scheduled = false;
+
+  constructor(matches: (node: string) => boolean, subscriber: Subscriber<TapEvent>) {
+    this.matches = matches;
+    this.subscriber = subscriber;
+  }
+
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /** Queues one event; returns the event dropped to make room, if any. */
+  push(e: TapEvent, policy: TapPolicy): TapEvent | undefined {
+    if (this.subscriber.closed) return undefined;
+    this.#queue.push(e);
+    const lost = this.#queue.length > policy.buffer ? this.#queue.shift() : undefined;
+    if (lost) this.dropped++;
+    if (policy.delivery === "detached") this.#schedule();
+    return lost;
+  }
+
+  /** Delivers everything pending, in order. A subscriber that runs a flush from inside `next` is not re-entered. */
+  flush(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#queue.length > 0) this.#deliverOne();
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  #deliverOne(): void {
+    const e = this.#queue.shift()!;
+    if (this.subscriber.closed) {
+      this.#queue.length = 0;
+      return;
+    }
+    try {
+      this.subscriber.next(e);
+    } catch (err) {
+      // rxjs already catches a throwing `next` callback and reports it; this is for a subscriber that rethrows
+      // synchronously anyway (rxjs' deprecated synchronous error handling). Report it the way rxjs does.
+      const report = rxConfig.onUnhandledError;
+      if (report) report(err);
+      else setTimeout(() => {
+        throw err;
+      });
+    }
+  }
+
+  /** Detached delivery: one event per task, so runs and other subscribers get the thread between two deliveries. */
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    void yieldToEventLoop().then(() => {
+      this.#scheduled = false;
+      if (this.#draining || this.#queue.length === 0) return;
+      this.#deliverOne();
+      if (this.#queue.length > 0) this.#schedule();
+    });
+  }
 }
 
 /**
@@ -17,14 +101,17 @@ export class TapRegistry {
   readonly #watchers = new Set<Watcher>();
 
   add(matches: (node: string) => boolean, subscriber: Subscriber<TapEvent>): () => void {
-    const w = { matches, subscriber };
+    const w = new Watcher(matches, subscriber);
     this.#watchers.add(w);
     return () => this.#watchers.delete(w);
   }
 
-  /** Completes every tap (the session is going away). */
+  /** Delivers what is pending, then completes every tap (the session is going away). */
   completeAll(): void {
-    for (const w of this.#watchers) w.subscriber.complete();
+    for (const w of this.#watchers) {
+      w.flush();
+      w.subscriber.complete();
+    }
     this.#watchers.clear();
   }
 
@@ -33,11 +120,11 @@ export class TapRegistry {
   }
 
   /** The watchers of each watched node, for the given node names; empty when nobody watches. */
-  snapshot(nodes: readonly string[]): Map<string, Subscriber<TapEvent>[]> {
-    const out = new Map<string, Subscriber<TapEvent>[]>();
+  snapshot(nodes: readonly string[]): Map<string, Watcher[]> {
+    const out = new Map<string, Watcher[]>();
     if (this.#watchers.size === 0) return out;
     for (const node of nodes) {
-      const subs = [...this.#watchers].filter((w) => w.matches(node)).map((w) => w.subscriber);
+      const subs = [...this.#watchers].filter((w) => w.matches(node));
       if (subs.length) out.set(node, subs);
     }
     return out;

@@ -1,4 +1,4 @@
-export { Tensor, type NestedArray } from "./tensor.js";
+export { Tensor, viewStrides, type NestedArray } from "./tensor.js";
 export { sizeOf, contiguousStrides, sameShape, formatShape, checkShape, type Shape } from "./shape.js";
 export { allclose, compare, type Tolerance, type Comparison, type Mismatch } from "./allclose.js";
 export { formatTensor } from "./format.js";

@@ -264,7 +264,7 @@ function inferDim(shape: Shape, size: number): number[] {
  * Strides that present (shape, strides) as `target` without copying, or undefined when impossible. Dims are grouped
  * into runs that are dense among themselves; each target dim must fall inside one run (the rule torch.view uses).
  */
-function viewStrides(shape: Shape, strides: readonly number[], target: Shape): number[] | undefined {
+export function viewStrides(shape: Shape, strides: readonly number[], target: Shape): number[] | undefined {
   if (sizeOf(target) === 0) return contiguousStrides(target);
   const src = shape.map((d, i) => [d, strides[i]!] as const).filter(([d]) => d !== 1);
   const out = new Array<number>(target.length);

@@ -14,11 +14,16 @@ import type { Impl, Runner, SetupOptions } from "./types.js";
  */
 export const attngraphExecutors: Readonly<Record<string, (options: SetupOptions) => Executor | Promise<Executor>>> = {
   cpu: () => createCpuExecutor(),
+  wasm: async () => (await import("@attngraph/executor-wasm")).createWasmExecutor(),
+  // Real GPUs (not in CI): the device comes from navigator.gpu or, in Node, the webgpu package (Dawn).
+  webgpu: async () => (await import("@attngraph/executor-webgpu")).createWebGpuExecutor(),
 };
 
 /** Threads each executor actually uses (the CPU executor is single-threaded TypeScript). */
 const executorThreads: Readonly<Record<string, (asked: number) => number>> = {
   cpu: () => 1,
+  wasm: () => 1, // single-threaded (no worker/shared-memory flavour yet)
+  webgpu: () => 1, // one host thread feeding the GPU
 };
 
 /** The attention config of the benchmark: causal, d_in = d_out = d, out_proj with bias, no Q/K/V bias. */

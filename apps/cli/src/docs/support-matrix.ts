@@ -1,9 +1,11 @@
 // Renders docs/support-matrix.md: which op kinds each executor runs, asked of the executors themselves (`supports`),
 // so the table is what the scheduler will see.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { createWasmExecutor } from "@attngraph/executor-wasm";
+import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import { createOpRegistry, type Executor } from "@attngraph/graph";
 
-export function renderSupportMatrix(executors: readonly Executor[] = [createCpuExecutor()]): string {
+export function renderSupportMatrix(executors: readonly Executor[] = [createCpuExecutor(), createWasmExecutor(), createWebGpuExecutor()]): string {
   const registry = createOpRegistry();
   const rows = registry.kinds().map((kind) => {
     const cells = executors.map((ex) => {

@@ -1,0 +1,132 @@
+// Wires the page: the form feeds the run controller (newest config wins, runs never interleave), each finished run
+// redraws the views, and every error lands in the errors view while the last good views stay on screen.
+// The browser-safe entry of the testkit: its main entry also holds the node:fs loader.
+import { parseCase, type GoldenCase } from "@attngraph/testkit/case";
+import "./style.css";
+import { createConfigForm } from "./config-form.js";
+import { createErrorsView, kindOf } from "./errors-view.js";
+import { executorEntries } from "./executors.js";
+import { renderGraph } from "./graph-view.js";
+import { renderWeightHeatmaps } from "./heatmap.js";
+import type { PlaygroundConfig } from "./playground-config.js";
+import { RunController } from "./run-controller.js";
+import { runOnce, type RunOutcome } from "./run.js";
+import { renderTensor } from "./tensor-view.js";
+import { renderTimings } from "./timings.js";
+
+const $ = (id: string) => document.getElementById(id)!;
+const status = $("status");
+const views = $("views");
+const readout = $("cell-readout");
+const errors = createErrorsView($("errors"));
+
+let loaded: GoldenCase | undefined;
+let last: RunOutcome | undefined;
+let batchIndex = 0;
+
+function setStatus(state: "running" | "done" | "error", text: string, seq?: number): void {
+  status.dataset.state = state;
+  if (seq !== undefined) status.dataset.seq = String(seq);
+  status.textContent = text;
+}
+
+function drawWeights(): void {
+  if (!last) return;
+  const weights = last.tapped.get("weights");
+  const note = $("weights-note");
+  note.replaceChildren();
+  if (!weights) {
+    $("heatmaps").textContent = "no weights node was tapped";
+    return;
+  }
+  const B = weights.shape[0]!;
+  batchIndex = Math.min(batchIndex, B - 1);
+  const text = `[B, H, L, S] = [${weights.shape.join(", ")}] on ${last.plan.steps.find((s) => s.node === "weights")?.placement.executor ?? "?"} · rows = queries i, columns = keys j`;
+  note.append(text);
+  if (B > 1) {
+    const pick = Object.assign(document.createElement("input"), { type: "number", min: "0", max: String(B - 1), value: String(batchIndex), id: "batch-index" });
+    pick.addEventListener("input", () => {
+      batchIndex = Math.max(0, Math.min(B - 1, Number(pick.value) || 0));
+      renderWeightHeatmaps($("heatmaps"), readout, weights, last?.tapped.get("masked"), batchIndex);
+    });
+    const label = document.createElement("label");
+    label.append(" · batch ", pick);
+    note.append(label);
+  }
+  renderWeightHeatmaps($("heatmaps"), readout, weights, last.tapped.get("masked"), batchIndex);
+}
+
+function draw(r: RunOutcome, config: PlaygroundConfig): void {
+  last = r;
+  drawWeights();
+  $("golden-note").textContent = r.golden ?? `weights and inputs: ${r.source}`;
+  renderGraph($("graph"), r.graph, r.plan, config.selected, (node) => {
+    form.select(node);
+    submit();
+  });
+  const sel = config.selected;
+  const tensor = sel ? r.tapped.get(sel) : undefined;
+  const step = sel ? r.plan.steps.find((s) => s.node === sel) : undefined;
+  renderTensor(
+    $("tensor"),
+    sel && tensor ? { node: sel, kind: r.graph.node(sel).kind, executor: step?.placement.executor ?? "?", tensor } : undefined,
+    sel ? `node ${sel} is not in this graph; click a node` : "click a node in the graph to tap it: the next run reads its tensor back",
+  );
+  renderTimings($("timings"), r.timings, r.totalMs);
+  $("explain").textContent = r.explain;
+}
+
+const controller = new RunController<{ config: PlaygroundConfig; loaded: GoldenCase | undefined }, RunOutcome>(
+  ({ config, loaded: c }, signal) => runOnce(config, c, signal),
+  {
+    onStart: ({ config }, id) => setStatus("running", `run ${id} on ${config.executor}…`),
+    onResult: (r, { config }, id) => {
+      errors.clear("config");
+      errors.clear("executor");
+      errors.clear("run");
+      draw(r, config);
+      views.classList.remove("stale");
+      setStatus("done", `run ${id} on ${r.executor}: ${r.totalMs.toFixed(2)} ms · ${r.source}`, id);
+    },
+    onError: (e, { config }, id) => {
+      errors.clear("config");
+      errors.clear("executor");
+      errors.clear("run");
+      errors.show(kindOf(e), e);
+      if (last) views.classList.add("stale");
+      setStatus("error", `run ${id} on ${config.executor} failed: the views show the last good run`, id);
+    },
+  },
+);
+
+function submit(): void {
+  controller.submit({ config: form.read(), loaded });
+}
+
+const form = createConfigForm($("config-form") as HTMLFormElement, executorEntries, {
+  onChange: submit,
+  onCaseFile: async (file) => {
+    try {
+      const text = await file.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (e) {
+        throw new Error(`${file.name}: invalid JSON (${e instanceof Error ? e.message : String(e)})`);
+      }
+      loaded = parseCase(json, file.name);
+      errors.clear("case");
+      form.showCase(loaded);
+      submit();
+    } catch (e) {
+      errors.show("case", e);
+    }
+  },
+  onForgetCase: () => {
+    loaded = undefined;
+    form.showCase(undefined);
+    submit();
+  },
+});
+
+submit();

@@ -1,0 +1,177 @@
+// attention: score → mask → softmax → dropout → weighted-sum fused, FlashAttention style. For each block of BQ query
+// rows it streams over BK-key blocks with a running max and sum per row, so the [L, S] weights never exist; key
+// blocks that causal or window masking hides from the whole query block are never visited. Q·Kᵀ and P·V run on the
+// matmul's 4×8 tile (K and V packed into 8-wide panels once per kv head, shared by its query heads: GQA by index);
+// exp is the 4-lane vector exp. Mask rule and dropout bits are the unfused kernels' own.
+import { lastVisibleKey, lastWindowedKey } from "./mask";
+import { micro, INIT_ACCUMULATE, INIT_ZERO } from "./matmul";
+import { mixedBits } from "./dropout";
+import { exp4, hmax, hsum } from "./simd";
+import { at } from "./strided";
+
+const BQ: i32 = 64;
+const BK: i32 = 64;
+
+@inline function f4(n: i32): usize {
+  return <usize>n << 2;
+}
+
+/** Bytes of scratch `attention` needs for key length S, head dim D and value dim Dv. */
+export function attentionScratchBytes(ns: i32, nd: i32, ndv: i32): i32 {
+  const nsP = (ns + 7) & ~7;
+  const dvP = (ndv + 7) & ~7;
+  return (nsP * nd + dvP * nsP + BQ * BK + BQ * dvP + 3 * BQ + nsP) * 4 + 64;
+}
+
+/**
+ * out [B, H, L, Dv] dense = dropout(softmax(scale · mask(Q · Kᵀ))) · V.
+ * q [B, H, L, D] with unit stride along D (strides qs0..qs2); k [B, Hkv, S, D], v [B, Hkv, S, Dv] any strides;
+ * pad [B, S] of 0/1 or 0 for none. A row with every key hidden gives zeros; a NaN score gives a NaN row.
+ */
+export function attention(
+  q: usize, qs0: i32, qs1: i32, qs2: i32,
+  k: usize, ks0: i32, ks1: i32, ks2: i32, ks3: i32,
+  v: usize, vs0: i32, vs1: i32, vs2: i32, vs3: i32,
+  pad: usize, ps0: i32, ps1: i32,
+  nb: i32, nh: i32, nhkv: i32, nl: i32, ns: i32, nd: i32, ndv: i32,
+  causal: bool, off: i32, win: i32, scale: f32,
+  dropping: bool, mixedSeed: u32, threshold: u32, keptScale: f32,
+  out: usize, scratch: usize,
+): void {
+  const nsP = (ns + 7) & ~7;
+  const dvP = (ndv + 7) & ~7;
+  const kp = (scratch + 15) & ~15; // Kᵀ panels: 8 keys × D per panel
+  const vp = kp + f4(nsP * nd); // V panels: 8 value dims × nsP keys per panel
+  const sb = vp + f4(dvP * nsP); // one block of scores, then of weights P: [BQ, BK]
+  const ob = sb + f4(BQ * BK); // the output rows being accumulated: [BQ, dvP]
+  const rowMax = ob + f4(BQ * dvP);
+  const rowSum = rowMax + f4(BQ);
+  const rowAlpha = rowSum + f4(BQ);
+  const hidden = rowAlpha + f4(BQ); // 1 = padded key, for the current batch
+  const group = nh / nhkv;
+  const ninf = f32x4.splat(-Infinity);
+  const vscale = f32x4.splat(scale);
+  const ldsB = f4(BK);
+  const ldoB = f4(dvP);
+
+  for (let b: i32 = 0; b < nb; b++) {
+    for (let j: i32 = 0; j < ns; j++) store<f32>(hidden + f4(j), pad != 0 && load<f32>(at(pad, b * ps0 + j * ps1)) == 1 ? 1 : 0);
+    for (let g: i32 = 0; g < nhkv; g++) {
+      const kb = at(k, b * ks0 + g * ks1);
+      let o = kp;
+      for (let p0: i32 = 0; p0 < nsP; p0 += 8) {
+        for (let d: i32 = 0; d < nd; d++) {
+          for (let jj: i32 = 0; jj < 8; jj++, o += 4) store<f32>(o, p0 + jj < ns ? load<f32>(at(kb, (p0 + jj) * ks2 + d * ks3)) : 0);
+        }
+      }
+      const vb = at(v, b * vs0 + g * vs1);
+      o = vp;
+      for (let dp: i32 = 0; dp < dvP; dp += 8) {
+        for (let s: i32 = 0; s < nsP; s++) {
+          for (let jj: i32 = 0; jj < 8; jj++, o += 4) store<f32>(o, s < ns && dp + jj < ndv ? load<f32>(at(vb, s * vs2 + (dp + jj) * vs3)) : 0);
+        }
+      }
+      for (let h = g * group; h < (g + 1) * group; h++) {
+        const qb = at(q, b * qs0 + h * qs1);
+        const headRow = (b * nh + h) * nl; // row of [b, h, 0] in [B, H, L, ·]
+        for (let i0: i32 = 0; i0 < nl; i0 += BQ) {
+          const br = min(BQ, nl - i0);
+          const first = max(0, lastWindowedKey(i0, off, win) + 1);
+          const end = min(ns, lastVisibleKey(i0 + br - 1, off, causal, ns) + 1);
+          for (let r: i32 = 0; r < br; r++) {
+            store<f32>(rowMax + f4(r), -Infinity);
+            store<f32>(rowSum + f4(r), 0);
+          }
+          memory.fill(ob, 0, f4(BQ * dvP));
+          for (let s0 = first & ~7; s0 < end; s0 += BK) {
+            const bc = min(BK, end - s0);
+            const bc4 = (bc + 3) & ~3;
+            const bc8 = (bc + 7) & ~7;
+            // Raw scores of the block: sb[r, c] = q[i0 + r] · k[s0 + c].
+            for (let r: i32 = 0; r < br; r += 4) {
+              const rows = min(4, br - r);
+              const a0 = at(qb, (i0 + r) * qs2);
+              const a1 = rows > 1 ? at(a0, qs2) : a0;
+              const a2 = rows > 2 ? at(a1, qs2) : a0;
+              const a3 = rows > 3 ? at(a2, qs2) : a0;
+              for (let c: i32 = 0; c < bc8; c += 8) micro(nd, a0, a1, a2, a3, kp + f4((s0 + c) * nd), sb + f4(r * BK + c), ldsB, INIT_ZERO, 0);
+            }
+            for (let r: i32 = 0; r < br; r++) {
+              const i = i0 + r;
+              const row = sb + f4(r * BK);
+              // This row's visible columns by position: [c0, c1).
+              const c0 = max(0, lastWindowedKey(i, off, win) + 1 - s0);
+              const c1 = min(bc, lastVisibleKey(i, off, causal, ns) + 1 - s0);
+              if (c1 <= c0) {
+                memory.fill(row, 0, f4(bc4));
+                store<f32>(rowAlpha + f4(r), 1);
+                continue;
+              }
+              for (let c: i32 = 0; c < c0; c++) store<f32>(row + f4(c), -Infinity);
+              for (let c = c1; c < bc4; c++) store<f32>(row + f4(c), -Infinity);
+              if (pad != 0) for (let c = c0; c < c1; c++) if (load<f32>(hidden + f4(s0 + c)) != 0) store<f32>(row + f4(c), -Infinity);
+              // Scale (a raw −∞ stays −∞, softmax's own "masked" marker) and take the row max.
+              let vmax = ninf;
+              for (let c: i32 = 0; c < bc4; c += 4) {
+                const s = v128.load(row + f4(c));
+                const x = v128.bitselect(f32x4.mul(s, vscale), ninf, f32x4.ne(s, ninf));
+                v128.store(row + f4(c), x);
+                vmax = f32x4.max(vmax, x);
+              }
+              const mx = hmax(vmax);
+              if (mx == -Infinity) {
+                memory.fill(row, 0, f4(bc4));
+                store<f32>(rowAlpha + f4(r), 1);
+                continue;
+              }
+              const mOld = load<f32>(rowMax + f4(r));
+              const mNew = max(mOld, mx);
+              const alpha = Mathf.exp(mOld - mNew); // 0 on the row's first visible block
+              const vm = f32x4.splat(mNew);
+              let vsum = f32x4.splat(0);
+              for (let c: i32 = 0; c < bc4; c += 4) {
+                const x = v128.load(row + f4(c));
+                const p = v128.and(exp4(f32x4.sub(x, vm)), f32x4.ne(x, ninf));
+                v128.store(row + f4(c), p);
+                vsum = f32x4.add(vsum, p);
+              }
+              if (dropping) {
+                // Index of weight [b, h, i, s0 + c] in [B, H, L, S], mod 2³² as the spec says.
+                const base = <u32>(headRow + i) * <u32>ns + <u32>s0;
+                for (let c = c0; c < c1; c++) if (mixedBits(mixedSeed, base + <u32>c) < threshold) store<f32>(row + f4(c), 0);
+              }
+              store<f32>(rowMax + f4(r), mNew);
+              store<f32>(rowSum + f4(r), load<f32>(rowSum + f4(r)) * alpha + hsum(vsum));
+              store<f32>(rowAlpha + f4(r), alpha);
+            }
+            // Rescale what came before, then ob += P · V of this block.
+            for (let r: i32 = 0; r < br; r++) {
+              const alpha = load<f32>(rowAlpha + f4(r));
+              if (alpha != 1) {
+                const va = f32x4.splat(alpha);
+                const orow = ob + f4(r * dvP);
+                for (let d: i32 = 0; d < dvP; d += 4) v128.store(orow + f4(d), f32x4.mul(v128.load(orow + f4(d)), va));
+              }
+            }
+            for (let r: i32 = 0; r < br; r += 4) {
+              const rows = min(4, br - r);
+              const a0 = sb + f4(r * BK);
+              const a1 = rows > 1 ? a0 + ldsB : a0;
+              const a2 = rows > 2 ? a1 + ldsB : a0;
+              const a3 = rows > 3 ? a2 + ldsB : a0;
+              for (let dp: i32 = 0; dp < dvP; dp += 8) micro(bc4, a0, a1, a2, a3, vp + f4(dp * nsP + s0 * 8), ob + f4(r * dvP + dp), ldoB, INIT_ACCUMULATE, 0);
+            }
+          }
+          // Normalise (and undo dropout's expected shrink); a row that saw no key has sum 0 and gives zeros.
+          for (let r: i32 = 0; r < br; r++) {
+            const sum = load<f32>(rowSum + f4(r));
+            const inv: f32 = sum == 0 ? 0 : keptScale / sum;
+            const orow = ob + f4(r * dvP);
+            const y = out + f4((headRow + i0 + r) * ndv);
+            for (let d: i32 = 0; d < ndv; d++) store<f32>(y + f4(d), load<f32>(orow + f4(d)) * inv);
+          }
+        }
+      }
+    }
+  }
+}

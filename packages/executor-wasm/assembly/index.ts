@@ -1,0 +1,14 @@
+// The module's exports: one entry per kernel, plus what the host needs to lay out memory. The host (src/) owns the
+// memory: it allocates every buffer after heapBase() and passes byte addresses; nothing here allocates.
+export { copy } from "./strided";
+export { matmul, matmulScratchBytes } from "./matmul";
+export { mask } from "./mask";
+export { softmax } from "./softmax";
+export { dropout, dropoutBits } from "./dropout";
+export { rope, alibi } from "./position";
+export { attention, attentionScratchBytes } from "./attention";
+
+/** First free byte after the module's static data (the 4×8 edge tile). */
+export function heapBase(): usize {
+  return __heap_base;
+}

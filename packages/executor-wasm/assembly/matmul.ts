@@ -1,0 +1,130 @@
+// C = A · B (+ bias) on a 4×8 register tile: 8 f32x4 accumulators, A broadcast with v128.load32_splat, B read from
+// packed 8-column panels. Blocked GotoBLAS-style: a k block of B (KC deep) is packed once into panels that stay in
+// L1 one at a time, while MC rows of A stay in L2 and are read in place (A needs unit column stride; the host packs
+// other layouts with `copy` first).
+import { madd } from "./simd";
+import { at } from "./strided";
+
+/** Depth of one k block: one packed B panel is KC × 8 floats (8 KiB). */
+const KC: i32 = 256;
+/** Rows of A per block: MC × KC floats (64 KiB). */
+const MC: i32 = 64;
+/** An edge tile (fewer than 4 rows or 8 columns) goes through this 4×8 buffer. */
+const TILE: usize = memory.data(128, 16);
+
+export const INIT_ZERO: i32 = 0;
+export const INIT_ACCUMULATE: i32 = 1;
+export const INIT_BIAS: i32 = 2;
+
+/**
+ * One full 4×8 tile: C[0..4, 0..8] = init + Σ_k A[r, k] · Bp[k, 0..8]. `a0..a3` are the 4 A rows (unit stride; a row
+ * may repeat for an edge tile), `bp` a packed panel (8 floats per k), `c` row-major with `ldc` bytes per row. `init`:
+ * zero, the current C (accumulate), or the 8 floats at `bias`.
+ */
+@inline export function micro(kc: i32, a0: usize, a1: usize, a2: usize, a3: usize, bp: usize, c: usize, ldc: usize, init: i32, bias: usize): void {
+  let c00 = f32x4.splat(0), c01 = f32x4.splat(0), c10 = f32x4.splat(0), c11 = f32x4.splat(0);
+  let c20 = f32x4.splat(0), c21 = f32x4.splat(0), c30 = f32x4.splat(0), c31 = f32x4.splat(0);
+  if (init == INIT_ACCUMULATE) {
+    c00 = v128.load(c); c01 = v128.load(c, 16);
+    c10 = v128.load(c + ldc); c11 = v128.load(c + ldc, 16);
+    c20 = v128.load(c + 2 * ldc); c21 = v128.load(c + 2 * ldc, 16);
+    c30 = v128.load(c + 3 * ldc); c31 = v128.load(c + 3 * ldc, 16);
+  } else if (init == INIT_BIAS) {
+    c00 = v128.load(bias); c01 = v128.load(bias, 16);
+    c10 = c00; c11 = c01; c20 = c00; c21 = c01; c30 = c00; c31 = c01;
+  }
+  for (let k: i32 = 0; k < kc; k++) {
+    const b0 = v128.load(bp);
+    const b1 = v128.load(bp, 16);
+    let a = v128.load32_splat(a0);
+    c00 = madd(a, b0, c00); c01 = madd(a, b1, c01);
+    a = v128.load32_splat(a1);
+    c10 = madd(a, b0, c10); c11 = madd(a, b1, c11);
+    a = v128.load32_splat(a2);
+    c20 = madd(a, b0, c20); c21 = madd(a, b1, c21);
+    a = v128.load32_splat(a3);
+    c30 = madd(a, b0, c30); c31 = madd(a, b1, c31);
+    a0 += 4; a1 += 4; a2 += 4; a3 += 4; bp += 32;
+  }
+  v128.store(c, c00); v128.store(c, c01, 16);
+  v128.store(c + ldc, c10); v128.store(c + ldc, c11, 16);
+  v128.store(c + 2 * ldc, c20); v128.store(c + 2 * ldc, c21, 16);
+  v128.store(c + 3 * ldc, c30); v128.store(c + 3 * ldc, c31, 16);
+}
+
+/** A tile of `rows` ≤ 4 × `cols` ≤ 8: straight into C when full, else through TILE so nothing outside C is touched. */
+export function tile(kc: i32, a0: usize, a1: usize, a2: usize, a3: usize, bp: usize, c: usize, ldc: usize, rows: i32, cols: i32, init: i32, bias: usize): void {
+  if (rows == 4 && cols == 8) {
+    micro(kc, a0, a1, a2, a3, bp, c, ldc, init, bias);
+    return;
+  }
+  if (init == INIT_ACCUMULATE) {
+    for (let r: i32 = 0; r < rows; r++) for (let j: i32 = 0; j < cols; j++) store<f32>(TILE + (<usize>(r * 8 + j) << 2), load<f32>(c + <usize>r * ldc + (<usize>j << 2)));
+  }
+  micro(kc, a0, a1, a2, a3, bp, TILE, 32, init, bias);
+  for (let r: i32 = 0; r < rows; r++) for (let j: i32 = 0; j < cols; j++) store<f32>(c + <usize>r * ldc + (<usize>j << 2), load<f32>(TILE + (<usize>(r * 8 + j) << 2)));
+}
+
+/** Bytes of scratch `matmul` needs for n columns and depth k (bias panel + one k block of packed B). */
+export function matmulScratchBytes(n: i32, k: i32): i32 {
+  const npad = (n + 7) & ~7;
+  return (npad + min(k, KC) * npad) * 4 + 64;
+}
+
+/** Packs B[k0 .. k0+kc, 0 .. n] into 8-column panels (panel j/8 at j·kc floats), zero beyond column n. */
+function packB(b: usize, brs: i32, bcs: i32, k0: i32, kc: i32, n: i32, npad: i32, dst: usize): void {
+  for (let j: i32 = 0; j < npad; j += 8) {
+    const cols = min(8, n - j);
+    let o = dst + (<usize>(j * kc) << 2);
+    if (bcs == 1 && cols == 8) {
+      for (let kk: i32 = 0; kk < kc; kk++) {
+        const p = at(b, (k0 + kk) * brs + j);
+        v128.store(o, v128.load(p));
+        v128.store(o, v128.load(p, 16), 16);
+        o += 32;
+      }
+    } else {
+      for (let kk: i32 = 0; kk < kc; kk++) {
+        const base = (k0 + kk) * brs + j * bcs;
+        for (let jj: i32 = 0; jj < 8; jj++) store<f32>(o + (<usize>jj << 2), jj < cols ? load<f32>(at(b, base + jj * bcs)) : 0);
+        o += 32;
+      }
+    }
+  }
+}
+
+/**
+ * C[m, n] (row-major, `ldc` elements per row) = A[m, k] · B[k, n] (+ bias[n]).
+ * A: row r at a + r·lda elements, unit column stride. B: element [k, j] at b + k·brs + j·bcs (any strides, e.g. Wᵀ).
+ * bias: 0 for none, else element j at bias + j·biasStride. `scratch`: `matmulScratchBytes(n, k)` bytes, 16-aligned.
+ */
+export function matmul(m: i32, n: i32, k: i32, a: usize, lda: i32, b: usize, brs: i32, bcs: i32, c: usize, ldc: i32, bias: usize, biasStride: i32, scratch: usize): void {
+  const npad = (n + 7) & ~7;
+  const biasP = scratch;
+  const panels = scratch + (<usize>npad << 2);
+  if (bias != 0) for (let j: i32 = 0; j < npad; j++) store<f32>(biasP + (<usize>j << 2), j < n ? load<f32>(at(bias, j * biasStride)) : 0);
+  const ldaB = <usize>lda << 2;
+  const ldcB = <usize>ldc << 2;
+  let k0: i32 = 0;
+  do {
+    const kc = min(KC, k - k0);
+    packB(b, brs, bcs, k0, kc, n, npad, panels);
+    const init = k0 > 0 ? INIT_ACCUMULATE : bias != 0 ? INIT_BIAS : INIT_ZERO;
+    for (let i0: i32 = 0; i0 < m; i0 += MC) {
+      const iEnd = min(m, i0 + MC);
+      for (let j: i32 = 0; j < n; j += 8) {
+        const bp = panels + (<usize>(j * kc) << 2);
+        const cols = min(8, n - j);
+        for (let i = i0; i < iEnd; i += 4) {
+          const rows = min(4, iEnd - i);
+          const a0 = a + <usize>i * ldaB + (<usize>k0 << 2);
+          const a1 = rows > 1 ? a0 + ldaB : a0;
+          const a2 = rows > 2 ? a1 + ldaB : a0;
+          const a3 = rows > 3 ? a2 + ldaB : a0;
+          tile(kc, a0, a1, a2, a3, bp, c + <usize>i * ldcB + (<usize>j << 2), ldcB, rows, cols, init, biasP + (<usize>j << 2));
+        }
+      }
+    }
+    k0 += KC;
+  } while (k0 < k);
+}

@@ -1,0 +1,39 @@
+// SIMD helpers shared by the matmul and the fused attention: the multiply-add that is fused in the relaxed-SIMD
+// flavour (ASC_FEATURE_RELAXED_SIMD is a compile-time constant, so one source gives both flavours), and a vector exp.
+
+/** acc + a · b; one relaxed fused multiply-add when the flavour has relaxed SIMD (it may or may not round once). */
+@inline export function madd(a: v128, b: v128, acc: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, acc);
+  return f32x4.add(acc, f32x4.mul(a, b));
+}
+
+/**
+ * exp of 4 float32 lanes (Cephes expf: x = n·ln2 + r, a degree-5 polynomial for e^r, 2^n through the exponent bits),
+ * within about 2 ulp on the range that does not underflow. NaN stays NaN; callers mask −∞ themselves (it gives ~1e-38).
+ */
+@inline export function exp4(x: v128): v128 {
+  x = f32x4.min(x, f32x4.splat(88.3762626647949));
+  x = f32x4.max(x, f32x4.splat(-88.3762626647949));
+  const fx = f32x4.floor(f32x4.add(f32x4.mul(x, f32x4.splat(1.44269504088896341)), f32x4.splat(0.5)));
+  x = f32x4.sub(x, f32x4.mul(fx, f32x4.splat(0.693359375)));
+  x = f32x4.sub(x, f32x4.mul(fx, f32x4.splat(-2.12194440e-4)));
+  const z = f32x4.mul(x, x);
+  let y = f32x4.splat(1.9875691500e-4);
+  y = f32x4.add(f32x4.mul(y, x), f32x4.splat(1.3981999507e-3));
+  y = f32x4.add(f32x4.mul(y, x), f32x4.splat(8.3334519073e-3));
+  y = f32x4.add(f32x4.mul(y, x), f32x4.splat(4.1665795894e-2));
+  y = f32x4.add(f32x4.mul(y, x), f32x4.splat(1.6666665459e-1));
+  y = f32x4.add(f32x4.mul(y, x), f32x4.splat(5.0000001201e-1));
+  y = f32x4.add(f32x4.add(f32x4.mul(y, z), x), f32x4.splat(1.0));
+  const pow2n = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(fx), i32x4.splat(127)), 23);
+  return f32x4.mul(y, pow2n);
+}
+
+/** The largest of 4 lanes (NaN if any lane is NaN). */
+@inline export function hmax(v: v128): f32 {
+  return max(max(f32x4.extract_lane(v, 0), f32x4.extract_lane(v, 1)), max(f32x4.extract_lane(v, 2), f32x4.extract_lane(v, 3)));
+}
+
+@inline export function hsum(v: v128): f32 {
+  return (f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1)) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
+}

@@ -1,0 +1,155 @@
+// What a wasm kernel gets besides its call: the module's exports and the memory helpers. Kernels pass byte addresses
+// to the module and never keep a typed-array view across an allocation (an allocation may grow the memory, which
+// detaches every view); `f32()`/`f64()` hand out a view of the current buffer.
+import { AttnGraphError, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type Shape } from "@attngraph/tensor";
+import type { KernelCall } from "@attngraph/graph";
+import type { KernelExports } from "./module.js";
+import { WasmValue, type WasmBlock } from "./value.js";
+
+/** The executor's side of the context: memory and blocks of the current module instance. */
+export interface ContextHost {
+  readonly exports: KernelExports;
+  readonly buffer: ArrayBuffer;
+  newBlock(bytes: number, subject: string): WasmBlock;
+  releaseValue(value: WasmValue): void;
+  /** Scratch memory valid until the next `scratch` call (one block, grown when needed). */
+  scratch(bytes: number, subject: string): number;
+  /** 2 × 12 i32 slots for view descriptors, allocated once per instance. */
+  readonly descriptors: number;
+}
+
+const DESC_RANK = 6;
+
+export class WasmContext {
+  readonly #host: ContextHost;
+  #f32: Float32Array | undefined;
+  #f64: Float64Array | undefined;
+  #i32: Int32Array | undefined;
+
+  constructor(host: ContextHost) {
+    this.#host = host;
+  }
+
+  get exports(): KernelExports {
+    return this.#host.exports;
+  }
+
+  /** A float32 view of the whole memory, valid until the next allocation. */
+  f32(): Float32Array {
+    const buf = this.#host.buffer;
+    if (this.#f32?.buffer !== buf) this.#f32 = new Float32Array(buf);
+    return this.#f32;
+  }
+
+  f64(): Float64Array {
+    const buf = this.#host.buffer;
+    if (this.#f64?.buffer !== buf) this.#f64 = new Float64Array(buf);
+    return this.#f64;
+  }
+
+  #ints(): Int32Array {
+    const buf = this.#host.buffer;
+    if (this.#i32?.buffer !== buf) this.#i32 = new Int32Array(buf);
+    return this.#i32;
+  }
+
+  /** A new dense value of `shape` (garbage contents); `subject` names it in a memory-limit error. */
+  alloc(shape: Shape, subject: string): WasmValue {
+    const block = this.#host.newBlock(sizeOf(shape) * 4, `${subject} ${formatShape(shape)} float32`);
+    block.refs = 1;
+    return new WasmValue(block, shape);
+  }
+
+  /**
+   * Where a compute kernel writes its result: `call.out` when the planner gave one (checked: a dense value of `shape`),
+   * else a new value.
+   */
+  output(call: KernelCall<WasmValue>, shape: Shape): WasmValue {
+    const out: unknown = call.out;
+    if (out === undefined || out === null) return this.alloc(shape, `${call.node} (output of op ${call.kind})`);
+    const subject = `${call.node}.out`;
+    if (!(out instanceof WasmValue)) {
+      throw new AttnGraphError("input", describe(subject, `planned output of op ${call.kind} is not a wasm value`, "a WasmValue", typeof out), {
+        subject,
+        expected: "a WasmValue",
+        got: typeof out,
+      });
+    }
+    if (!sameShape(out.shape, shape)) {
+      throw new AttnGraphError("shape", describe(subject, `planned output of op ${call.kind} has the wrong shape`, formatShape(shape), formatShape(out.shape)), {
+        subject,
+        expected: formatShape(shape),
+        got: formatShape(out.shape),
+      });
+    }
+    if (!out.dense) {
+      const got = `strides ${formatShape(out.strides)}`;
+      throw new AttnGraphError("input", describe(subject, `planned output of op ${call.kind} must be dense and row-major`, "contiguous strides", got), {
+        subject,
+        expected: "contiguous strides",
+        got,
+      });
+    }
+    return out;
+  }
+
+  /** Scratch bytes (16-aligned address), valid until the next `scratch` call. */
+  scratch(bytes: number, subject: string): number {
+    return this.#host.scratch(bytes, subject);
+  }
+
+  /** Another view of `v`'s block (one more reference). */
+  view(v: WasmValue, shape: Shape, strides: readonly number[] = contiguousStrides(shape), offset = v.offset): WasmValue {
+    v.block.refs++;
+    return new WasmValue(v.block, shape, strides, offset);
+  }
+
+  release(v: WasmValue): void {
+    this.#host.releaseValue(v);
+  }
+
+  /** `v` when it is dense, else a dense copy (`temp`: the caller releases it). */
+  dense(v: WasmValue, subject: string): { readonly value: WasmValue; readonly temp: boolean } {
+    if (v.dense) return { value: v, temp: false };
+    const copy = this.alloc(v.shape, subject);
+    this.copy(v, copy);
+    return { value: copy, temp: true };
+  }
+
+  /** Copies any view `src` into the dense value `dst` of the same size. */
+  copy(src: WasmValue, dst: WasmValue): void {
+    if (src.size === 0) return;
+    this.exports.copy(src.address, this.desc(src), dst.address);
+  }
+
+  /**
+   * Writes `v`'s layout as the module's rank-6 descriptor (shape[6], strides[6], leading dims padded with size 1) into
+   * descriptor `slot` and returns its address. Dims of size 1 are dropped and dims that are dense relative to each
+   * other merged first, so any rank works while the merged layout has at most 6 dims.
+   */
+  desc(v: WasmValue, slot = 0): number {
+    const dims: [number, number][] = [];
+    for (let i = 0; i < v.rank; i++) {
+      const n = v.shape[i]!;
+      const s = v.strides[i]!;
+      if (n === 1) continue;
+      const last = dims.at(-1);
+      // The last axis stays its own dim: kernels walk rows along it.
+      if (last !== undefined && i < v.rank - 1 && last[1] === s * n) {
+        last[0] *= n;
+        last[1] = s;
+      } else dims.push([n, s]);
+    }
+    if (v.rank > 0 && v.shape[v.rank - 1] === 1) dims.push([1, 0]);
+    if (dims.length > DESC_RANK) throw new UnsupportedError(`wasm view of rank ${v.rank} whose layout does not collapse to ${DESC_RANK} dims (shape ${formatShape(v.shape)}, strides ${formatShape(v.strides)})`);
+    while (dims.length < DESC_RANK) dims.unshift([1, 0]);
+    const addr = this.#host.descriptors + slot * 48;
+    const ints = this.#ints();
+    const base = addr / 4;
+    for (let d = 0; d < DESC_RANK; d++) {
+      ints[base + d] = dims[d]![0];
+      ints[base + DESC_RANK + d] = dims[d]![1];
+    }
+    return addr;
+  }
+}

@@ -1,0 +1,294 @@
+/// <reference lib="dom" preserve="true" />
+// (WebAssembly, BufferSource: @types/node 20 declares neither; this also reaches code that type-checks this source.)
+// The wasm executor: values live in one WebAssembly.Memory shared by every kernel of the module; the allocator
+// (heap.ts) runs on the host. After a trap the module and its memory are re-instantiated: values of the old memory
+// become stale. Uploaded values remember their host tensor (a reference, not a copy) and are restored into the new
+// memory on first use, so a session's cached weights keep working; arenas re-allocate their block on their next
+// `view`; anything else from before the trap is an error when used, and is ignored when released.
+import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameShape } from "@attngraph/tensor";
+import type { Executor, KernelCall, Support } from "@attngraph/graph";
+import { WasmArena } from "./arena.js";
+import { WasmContext } from "./context.js";
+import { WasmHeap, blockBytes } from "./heap.js";
+import { loadKernelModule, type KernelExports, type WasmFlavour, type WasmSource } from "./module.js";
+import { WasmValue, type WasmBlock } from "./value.js";
+
+/**
+ * A wasm kernel: validates `call`, writes its result into the module's memory through `ctx` and returns a value of
+ * shape `call.outShape` (new, `call.out`, or a view of an input made with `ctx.view`). It must not mutate its inputs.
+ */
+export type WasmKernel = (call: KernelCall<WasmValue>, ctx: WasmContext) => WasmValue;
+
+export interface WasmExecutorOptions {
+  /** "auto" (default): relaxed SIMD when the engine validates it, else plain SIMD. */
+  readonly flavour?: WasmFlavour | "auto";
+  /** Memory beyond this is refused before growing, with an error naming the tensor. Default 2 GiB (max 4 GiB). */
+  readonly maxMemoryBytes?: number;
+  /** Where to load the modules from (bytes or URLs); default: dist/wasm of this package. */
+  readonly sources?: Partial<Record<WasmFlavour, WasmSource>>;
+}
+
+const EXECUTOR = "wasm";
+const OK: Support = Object.freeze({ ok: true });
+const PAGE = 65536;
+const DEFAULT_MAX = 2 ** 31;
+/** Two rank-6 view descriptors (2 × 12 i32), rounded to the allocator's 64-byte blocks. */
+const DESCRIPTOR_BYTES = 128;
+
+/** One instance of the module with its memory, allocator and scratch. Replaced whole after a trap. */
+class Instance {
+  readonly memory: WebAssembly.Memory;
+  readonly exports: KernelExports;
+  readonly heap: WasmHeap;
+  readonly descriptors: number;
+  #scratch: { ptr: number; bytes: number } | undefined;
+
+  constructor(module: WebAssembly.Module, maxBytes: number, readonly gen: number) {
+    const maximum = Math.min(65536, Math.ceil(maxBytes / PAGE));
+    this.memory = new WebAssembly.Memory({ initial: Math.min(16, maximum), maximum });
+    this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports as unknown as KernelExports;
+    this.heap = new WasmHeap(this.memory, this.exports.heapBase(), maxBytes);
+    this.descriptors = this.heap.alloc(DESCRIPTOR_BYTES, "wasm descriptors");
+  }
+
+  /** Bytes held as kernel scratch (one block, grown to the largest need seen, never shrunk). */
+  get scratchBytes(): number {
+    return this.#scratch?.bytes ?? 0;
+  }
+
+  scratch(bytes: number, subject: string): number {
+    if (this.#scratch === undefined || this.#scratch.bytes < bytes) {
+      if (this.#scratch !== undefined) this.heap.free(this.#scratch.ptr, this.#scratch.bytes);
+      this.#scratch = undefined;
+      const size = blockBytes(bytes);
+      this.#scratch = { ptr: this.heap.alloc(size, `${subject} (kernel scratch)`), bytes: size };
+    }
+    return this.#scratch.ptr;
+  }
+}
+
+export class WasmExecutor implements Executor<WasmValue> {
+  readonly specVersion = 1 as const;
+  readonly name = EXECUTOR;
+  readonly #kernels = new Map<string, WasmKernel>();
+  readonly #options: WasmExecutorOptions;
+  readonly #maxBytes: number;
+  #module: WebAssembly.Module | undefined;
+  #flavour: WasmFlavour | undefined;
+  #inst: Instance | undefined;
+  #gen = 0;
+  #loading: Promise<void> | undefined;
+  readonly #ctx: WasmContext;
+  /** Counters for tests and profiling: uploads made, traps caught, instances made. */
+  readonly stats = { uploads: 0, traps: 0, instances: 0 };
+
+  constructor(options: WasmExecutorOptions = {}) {
+    this.#options = options;
+    const max = options.maxMemoryBytes ?? DEFAULT_MAX;
+    if (!(Number.isFinite(max) && max >= PAGE)) {
+      throw new AttnGraphError("attr", describe("executor wasm.maxMemoryBytes", "invalid memory limit", "a number of bytes >= 65536", String(max)), {
+        subject: "executor wasm.maxMemoryBytes",
+      });
+    }
+    this.#maxBytes = Math.min(max, 2 ** 32);
+    const self = this;
+    this.#ctx = new WasmContext({
+      get exports() {
+        return self.#instance().exports;
+      },
+      get buffer() {
+        return self.#instance().memory.buffer;
+      },
+      get descriptors() {
+        return self.#instance().descriptors;
+      },
+      newBlock: (bytes, subject) => this.#newBlock(bytes, subject, undefined, false),
+      releaseValue: (v) => this.release(v),
+      scratch: (bytes, subject) => this.#instance().scratch(bytes, subject),
+    });
+  }
+
+  /** The module flavour in use ("relaxed" or "simd"); undefined before `init()`. */
+  get flavour(): WasmFlavour | undefined {
+    return this.#flavour;
+  }
+
+  /** The current module memory (replaced after a trap). */
+  get memory(): WebAssembly.Memory {
+    return this.#instance().memory;
+  }
+
+  /** The module's exports (for tests and your own kernels' setup); valid until a trap re-instantiates the module. */
+  get exportsForTests(): KernelExports {
+    return this.#instance().exports;
+  }
+
+  /** Bytes in live blocks of the current memory: values and arenas (kernel scratch and descriptors not counted). */
+  get inUseBytes(): number {
+    const inst = this.#instance();
+    return inst.heap.inUseBytes - inst.scratchBytes - DESCRIPTOR_BYTES;
+  }
+
+  registerKernel(kind: string, kernel: WasmKernel): void {
+    if (typeof kind !== "string" || kind.length === 0) {
+      throw new AttnGraphError("invalid-kernel", describe(`executor ${EXECUTOR}`, "op kind must be a non-empty string", "a string", String(kind)), {
+        subject: `executor ${EXECUTOR}`,
+      });
+    }
+    const subject = `op ${kind}`;
+    if (typeof kernel !== "function") {
+      throw new AttnGraphError("invalid-kernel", describe(subject, `kernel for executor ${EXECUTOR} must be a function`, "(call, ctx) => WasmValue", typeof kernel), {
+        subject,
+        expected: "(call, ctx) => WasmValue",
+        got: typeof kernel,
+      });
+    }
+    if (this.#kernels.has(kind)) {
+      throw new AttnGraphError(
+        "duplicate-kernel",
+        describe(subject, `a kernel is already registered on executor ${EXECUTOR}`, "one kernel per op and executor", "a second registration"),
+        { subject, expected: "one kernel per op and executor", got: "a second registration" },
+      );
+    }
+    this.#kernels.set(kind, kernel);
+  }
+
+  /** Never throws: `ok: false` for an op kind with no kernel (user ops included, unless a kernel was registered). */
+  supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
+    return this.#kernels.has(kind) ? OK : { ok: false, reason: `no kernel for op ${String(kind)}` };
+  }
+
+  /** Loads and instantiates the module (once; later calls return at once). The runtime's `compile()` calls it. */
+  init(): Promise<void> {
+    this.#loading ??= (async () => {
+      const { module, flavour } = await loadKernelModule(this.#options.flavour ?? "auto", this.#options.sources);
+      this.#module = module;
+      this.#flavour = flavour;
+      this.#inst = this.#instantiate();
+    })();
+    return this.#loading;
+  }
+
+  upload(tensor: Tensor): WasmValue {
+    const block = this.#newBlock(tensor.size * 4, `upload of a tensor ${formatShape(tensor.shape)} float32`, tensor, false);
+    block.refs = 1;
+    tensor.copyInto(this.#ctx.f32(), block.ptr / 4);
+    this.stats.uploads++;
+    return new WasmValue(block, tensor.shape);
+  }
+
+  download(value: WasmValue): Tensor {
+    const v = this.#live(value, "download");
+    const [lo, hi] = v.span();
+    const base = v.block.ptr / 4;
+    return new Tensor(this.#ctx.f32().slice(base + lo, base + hi + 1), v.shape, v.strides, v.offset - lo);
+  }
+
+  createArena(elements: number): WasmArena {
+    return new WasmArena(
+      {
+        newBlock: (bytes, subject) => this.#newBlock(bytes, subject, undefined, true),
+        revive: (block, subject) => this.#revive(block, subject),
+        free: (block) => this.#freeBlock(block),
+        copy: (src, dst) => this.#ctx.copy(this.#live(src, "arena copy"), dst),
+      },
+      elements,
+    );
+  }
+
+  /** Drops one reference; the block is freed with its last one. Arena values and stale values are ignored. */
+  release(value: WasmValue): void {
+    if (!(value instanceof WasmValue) || value.released) return;
+    value.released = true;
+    const block = value.block;
+    if (block.arena) return;
+    if (--block.refs <= 0) this.#freeBlock(block);
+  }
+
+  dispatch(call: KernelCall<WasmValue>): WasmValue {
+    const kernel = this.#kernels.get(call.kind);
+    if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
+    this.#instance();
+    call.inputs.forEach((v, i) => {
+      if (v instanceof WasmValue) this.#live(v, `${call.node}.inputs[${i}]`);
+    });
+    let out: WasmValue;
+    try {
+      out = kernel(call, this.#ctx);
+    } catch (e) {
+      if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+      this.stats.traps++;
+      this.#inst = this.#instantiate();
+      const what = `WebAssembly trap in the kernel for op ${call.kind} on executor ${EXECUTOR} (${e.message}); the module and its memory were re-instantiated`;
+      throw new AttnGraphError("wasm-trap", describe(call.node, what), { subject: call.node, cause: e });
+    }
+    if (!(out instanceof WasmValue) || !sameShape(out.shape, call.outShape)) {
+      const expected = formatShape(call.outShape);
+      const got = out instanceof WasmValue ? formatShape(out.shape) : typeof out;
+      throw new AttnGraphError("kernel-output", describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got), {
+        subject: call.node,
+        expected,
+        got,
+      });
+    }
+    return out;
+  }
+
+  dispose(): void {
+    this.#inst = undefined;
+    this.#gen++;
+  }
+
+  #instance(): Instance {
+    if (this.#inst === undefined) {
+      const what = this.#module === undefined ? "not initialised: await init() first (compile() does)" : "disposed";
+      throw new AttnGraphError("not-initialised", describe(`executor ${EXECUTOR}`, what), { subject: `executor ${EXECUTOR}` });
+    }
+    return this.#inst;
+  }
+
+  #instantiate(): Instance {
+    this.stats.instances++;
+    const gen = ++this.#gen;
+    return new Instance(this.#module!, this.#maxBytes, gen);
+  }
+
+  #newBlock(bytes: number, subject: string, source: Tensor | undefined, arena: boolean): WasmBlock {
+    const inst = this.#instance();
+    return { ptr: inst.heap.alloc(bytes, subject), bytes, refs: 0, gen: inst.gen, source, arena, freed: false };
+  }
+
+  #freeBlock(block: WasmBlock): void {
+    if (block.freed) return;
+    block.freed = true;
+    if (block.gen === this.#inst?.gen) this.#inst.heap.free(block.ptr, block.bytes);
+  }
+
+  /** Moves a stale block into the current memory (uploads get their host data back; arenas get garbage). */
+  #revive(block: WasmBlock, subject: string): void {
+    const inst = this.#instance();
+    if (block.gen === inst.gen) return;
+    block.ptr = inst.heap.alloc(block.bytes, subject);
+    block.gen = inst.gen;
+    block.source?.copyInto(this.#ctx.f32(), block.ptr / 4);
+  }
+
+  /** Checks that `v` may be read now, restoring an upload made before a trap. */
+  #live(v: WasmValue, subject: string): WasmValue {
+    if (!(v instanceof WasmValue)) {
+      throw new AttnGraphError("input", describe(subject, "not a value of executor wasm", "a WasmValue", typeof v), { subject, expected: "a WasmValue", got: typeof v });
+    }
+    if (v.released || v.block.freed) {
+      throw new AttnGraphError("input", describe(subject, "value was released", "a live value", "a released one"), { subject, expected: "a live value", got: "a released one" });
+    }
+    const gen = this.#instance().gen;
+    if (v.block.gen !== gen) {
+      if (v.block.source === undefined && !v.block.arena) {
+        const what = "value from before the wasm module was re-instantiated (after a trap); upload it again";
+        throw new AttnGraphError("input", describe(subject, what), { subject });
+      }
+      this.#revive(v.block, `${subject} (restored after a trap)`);
+    }
+    return v;
+  }
+}

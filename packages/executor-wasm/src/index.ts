@@ -1,0 +1,7 @@
+export { WasmExecutor, type WasmExecutorOptions, type WasmKernel } from "./executor.js";
+export { createWasmExecutor, registerWasmKernels, wasmKernels, type CreateWasmExecutorOptions, type WasmKernelList } from "./register-kernels.js";
+export { WasmContext } from "./context.js";
+export { WasmArena } from "./arena.js";
+export { WasmValue, type WasmBlock } from "./value.js";
+export { loadKernelModule, wasmBytes, type KernelExports, type WasmFlavour, type WasmSource } from "./module.js";
+export { alibiSlopes } from "./kernels/alibi.js";

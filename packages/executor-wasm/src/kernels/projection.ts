@@ -1,0 +1,35 @@
+// projection: y = x · Wᵀ + b over the last axis (nn.Linear layout), on the module's 4×8 SIMD tile. Wᵀ is W with its
+// strides swapped (packed by the module, never copied here); x is read in place when its rows have one stride.
+import { ShapeError, formatShape } from "@attngraph/tensor";
+import type { WasmKernel } from "../executor.js";
+import { expectDim, expectRank, optionalInput, requireInput, filling } from "./adapter.js";
+import { matmul, rowsOperand } from "./matmul.js";
+
+/** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. Also serves out-proj. */
+export const projectionKernel: WasmKernel = (call, ctx) => {
+  const x = requireInput(call, 0, "x");
+  const w = requireInput(call, 1, "weight");
+  const b = optionalInput(call, 2, "bias");
+  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, `op ${call.kind} needs at least one axis`, "[..., In]", formatShape(x.shape));
+  expectRank(call, "weight", w, 2, "[Out, In]");
+  const nIn = x.shape[x.rank - 1]!;
+  const nOut = w.shape[0]!;
+  expectDim(call, "weight", "weight columns must equal the input's last dim In", nIn, w.shape[1]!, w);
+  if (b !== undefined) {
+    expectRank(call, "bias", b, 1, "[Out]");
+    expectDim(call, "bias", "bias length must equal the weight's rows Out", nOut, b.shape[0]!, b);
+  }
+  const shape = [...x.shape.slice(0, -1), nOut];
+  const rows = shape.slice(0, -1).reduce((p, d) => p * d, 1);
+  const out = ctx.output(call, shape);
+  return filling(call, ctx, out, () => {
+    const { a, temp } = rowsOperand(ctx, x, call.node);
+    try {
+      const wt = { address: w.address, rowStride: w.strides[1]!, colStride: w.strides[0]! }; // Wᵀ [In, Out]
+      const bias = b === undefined ? undefined : { address: b.address, stride: b.strides[0]! };
+      matmul(ctx, rows, nOut, nIn, a, wt, out.address, nOut, bias, call.node);
+    } finally {
+      if (temp) ctx.release(temp);
+    }
+  });
+};

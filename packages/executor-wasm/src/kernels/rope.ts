@@ -1,0 +1,41 @@
+// rope: rotary position embedding, split-half convention (dim i turns with dim i + r/2; NeoX/Llama). The angle tables
+// are computed here in float64 with the same expressions as the CPU executor, so both rotate by the same numbers.
+import { ShapeError, formatShape } from "@attngraph/tensor";
+import type { RopeAttrs } from "@attngraph/graph";
+import type { WasmKernel } from "../executor.js";
+import { attrError, expectRank, requireInput } from "./adapter.js";
+
+/** Input: x [B, H, L, D]; attrs { base, rotaryDim, positionOffset } → [B, H, L, D]. */
+export const ropeKernel: WasmKernel = (call, ctx) => {
+  const x = requireInput(call, 0, "x");
+  expectRank(call, "x", x, 4, "[B, H, L, D]");
+  const { base, positionOffset } = call.attrs as Partial<RopeAttrs>;
+  const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null;
+  const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
+  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
+  if (!Number.isSafeInteger(positionOffset) || positionOffset! < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
+  if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) {
+    throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
+  }
+  if (rotaryDim !== null && rotaryDim > nd) throw attrError(call, "rotaryDim", `<= the head dim D=${nd}`, rotaryDim);
+  if (rotaryDim === null && nd % 2 !== 0) throw new ShapeError(`${call.node}.x`, "RoPE over the whole head dim needs an even D", "an even D", `D=${nd} in ${formatShape(x.shape)}`);
+  const r = rotaryDim ?? nd;
+  const half = r / 2;
+  const out = ctx.alloc(x.shape, `${call.node} (output of op rope)`);
+  if (out.size === 0) return out;
+  const tables = ctx.scratch(Math.max(1, nl * half) * 16, call.node);
+  const f64 = ctx.f64();
+  const cosAt = tables / 8;
+  const sinAt = cosAt + nl * half;
+  for (let i = 0; i < half; i++) {
+    const invFreq = base ** ((-2 * i) / r);
+    for (let l = 0; l < nl; l++) {
+      const theta = (positionOffset! + l) * invFreq;
+      f64[cosAt + l * half + i] = Math.cos(theta);
+      f64[sinAt + l * half + i] = Math.sin(theta);
+    }
+  }
+  const [s0, s1, s2, s3] = x.strides as [number, number, number, number];
+  ctx.exports.rope(x.address, s0, s1, s2, s3, nb, nh, nl, nd, r, cosAt * 8, sinAt * 8, out.address);
+  return out;
+};

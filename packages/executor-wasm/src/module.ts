@@ -1,0 +1,63 @@
+/// <reference lib="dom" preserve="true" />
+// (WebAssembly, BufferSource: @types/node 20 declares neither; this also reaches code that type-checks this source.)
+// Loading the kernel module, the same code in Node and in browsers: the .wasm files sit in dist/wasm beside the
+// compiled JS (`new URL(…, import.meta.url)`, which bundlers such as Vite understand), read with fs for file: URLs
+// and fetched otherwise. The relaxed-SIMD flavour is chosen when the engine validates it, else plain SIMD.
+import { UnsupportedError } from "@attngraph/tensor";
+
+export type WasmFlavour = "simd" | "relaxed";
+
+/** Where a flavour's bytes come from: the bytes themselves, or a URL (file:, http(s):, data:). */
+export type WasmSource = BufferSource | URL | string;
+
+/** The module's exports (assembly/index.ts). Pointers are byte addresses, strides and offsets float32 elements. */
+export interface KernelExports {
+  heapBase(): number;
+  copy(src: number, desc: number, dst: number): void;
+  matmul(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number): void;
+  matmulScratchBytes(n: number, k: number): number;
+  mask(src: number, s0: number, s1: number, s2: number, s3: number, pad: number, ps0: number, ps1: number, nb: number, nh: number, nl: number, ns: number, causal: number, off: number, win: number, dst: number): void;
+  softmax(src: number, desc: number, dst: number, scale: number): void;
+  dropout(src: number, desc: number, dst: number, mixedSeed: number, threshold: number, keptScale: number): void;
+  dropoutBits(seed: number, i: number): number;
+  rope(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, nd: number, r: number, cos: number, sin: number, dst: number): void;
+  alibi(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, ns: number, slopes: number, scale: number, off: number, dst: number): void;
+  attention(...args: number[]): void;
+  attentionScratchBytes(ns: number, nd: number, ndv: number): number;
+}
+
+// One literal `new URL` per flavour: bundlers (Vite, rolldown, webpack) only rewrite URLs they can read statically.
+const defaultUrl = (flavour: WasmFlavour): URL =>
+  flavour === "relaxed" ? new URL("../dist/wasm/attngraph-relaxed.wasm", import.meta.url) : new URL("../dist/wasm/attngraph-simd.wasm", import.meta.url);
+
+/** The bytes of one flavour, from `source` or from the package's own dist/wasm. */
+export async function wasmBytes(flavour: WasmFlavour, source: WasmSource = defaultUrl(flavour)): Promise<BufferSource> {
+  if (typeof source !== "string" && !(source instanceof URL)) return source;
+  const url = typeof source === "string" ? new URL(source, import.meta.url) : source;
+  if (url.protocol === "file:") {
+    const { readFile } = await import("node:fs/promises");
+    return new Uint8Array(await readFile(url));
+  }
+  const res = await fetch(url);
+  if (!res.ok) throw new UnsupportedError(`wasm module ${url.href} (fetch answered ${res.status})`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+/**
+ * Compiles the module of `flavour`; "auto" is relaxed SIMD when `WebAssembly.validate` accepts its bytes (browsers
+ * since 2023; Node 20 only with --experimental-wasm-relaxed-simd), else plain SIMD. Asking for "relaxed" where the
+ * engine lacks it is an UnsupportedError; so is an engine without SIMD.
+ */
+export async function loadKernelModule(
+  flavour: WasmFlavour | "auto",
+  sources: Partial<Record<WasmFlavour, WasmSource>> = {},
+): Promise<{ readonly module: WebAssembly.Module; readonly flavour: WasmFlavour }> {
+  if (flavour !== "simd") {
+    const relaxed = await wasmBytes("relaxed", sources.relaxed);
+    if (WebAssembly.validate(relaxed)) return { module: await WebAssembly.compile(relaxed), flavour: "relaxed" };
+    if (flavour === "relaxed") throw new UnsupportedError("wasm flavour relaxed: this engine rejects relaxed SIMD (Node 20 needs --experimental-wasm-relaxed-simd)");
+  }
+  const simd = await wasmBytes("simd", sources.simd);
+  if (!WebAssembly.validate(simd)) throw new UnsupportedError("executor wasm: this engine rejects WebAssembly SIMD (fixed-width f32x4)");
+  return { module: await WebAssembly.compile(simd), flavour: "simd" };
+}

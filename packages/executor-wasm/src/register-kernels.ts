@@ -1,0 +1,54 @@
+// The built-in wasm kernels, in one explicit list (tfjs's register_all_kernels.ts). Nothing registers on import: the
+// user calls `createWasmExecutor()` or `registerWasmKernels()`, and a modular build can pass a shorter list.
+import { WasmExecutor, type WasmExecutorOptions, type WasmKernel } from "./executor.js";
+import { alibiKernel } from "./kernels/alibi.js";
+import { attentionKernel } from "./kernels/attention.js";
+import { dropoutKernel } from "./kernels/dropout.js";
+import { maskKernel } from "./kernels/mask.js";
+import { outProjKernel } from "./kernels/out-proj.js";
+import { projectionKernel } from "./kernels/projection.js";
+import { reshapeKernel } from "./kernels/reshape.js";
+import { ropeKernel } from "./kernels/rope.js";
+import { scoreKernel } from "./kernels/score.js";
+import { sliceKernel } from "./kernels/slice.js";
+import { softmaxKernel } from "./kernels/softmax.js";
+import { transposeKernel } from "./kernels/transpose.js";
+import { weightedSumKernel } from "./kernels/weighted-sum.js";
+
+export type WasmKernelList = ReadonlyArray<readonly [kind: string, kernel: WasmKernel]>;
+
+/** One kernel per built-in op kind of @attngraph/graph, in the registry's order. */
+export const wasmKernels: WasmKernelList = Object.freeze([
+  ["projection", projectionKernel],
+  ["reshape", reshapeKernel],
+  ["transpose", transposeKernel],
+  ["slice", sliceKernel],
+  ["rope", ropeKernel],
+  ["score", scoreKernel],
+  ["alibi", alibiKernel],
+  ["mask", maskKernel],
+  ["softmax", softmaxKernel],
+  ["dropout", dropoutKernel],
+  ["weighted-sum", weightedSumKernel],
+  ["out-proj", outProjKernel],
+  ["attention", attentionKernel],
+] as const);
+
+/** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */
+export function registerWasmKernels(executor: WasmExecutor, kernels: WasmKernelList = wasmKernels): WasmExecutor {
+  for (const [kind, kernel] of kernels) executor.registerKernel(kind, kernel);
+  return executor;
+}
+
+export interface CreateWasmExecutorOptions extends WasmExecutorOptions {
+  /** The kernels to register; default: every built-in kernel (`wasmKernels`). */
+  readonly kernels?: WasmKernelList;
+}
+
+/**
+ * A wasm executor with the built-in kernels (or `options.kernels`) registered. Call `await executor.init()` (the
+ * runtime's `compile()` does) before dispatching by hand.
+ */
+export function createWasmExecutor(options: CreateWasmExecutorOptions = {}): WasmExecutor {
+  return registerWasmKernels(new WasmExecutor(options), options.kernels ?? wasmKernels);
+}

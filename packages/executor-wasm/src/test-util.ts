@@ -1,0 +1,58 @@
+// Test helpers: run one op on the wasm executor and on the CPU executor (the reference) from host tensors.
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { Tensor, type Shape } from "@attngraph/tensor";
+import type { WasmExecutor } from "./executor.js";
+import { createWasmExecutor, type CreateWasmExecutorOptions } from "./register-kernels.js";
+
+export const cpu = createCpuExecutor();
+
+export async function wasmExecutor(options: CreateWasmExecutorOptions = {}): Promise<WasmExecutor> {
+  const ex = createWasmExecutor(options);
+  await ex.init();
+  return ex;
+}
+
+/** Uploads, dispatches, downloads and releases everything: the result as a host tensor. */
+export function onWasm(ex: WasmExecutor, kind: string, attrs: Record<string, unknown>, inputs: readonly (Tensor | undefined)[], outShape: Shape, node = kind): Tensor {
+  const values = inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
+  const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });
+  const host = ex.download(out).contiguous();
+  ex.release(out);
+  for (const v of values) if (v) ex.release(v);
+  return host;
+}
+
+export function onCpu(kind: string, attrs: Record<string, unknown>, inputs: readonly (Tensor | undefined)[], outShape: Shape): Tensor {
+  return cpu.dispatch({ kind, node: kind, attrs, inputs, outShape }).contiguous();
+}
+
+/** Deterministic values in [-1, 1) (a small LCG), so a failure reproduces. */
+export function random(shape: Shape, seed: number, scale = 1): Tensor {
+  let s = seed >>> 0 || 1;
+  const n = shape.reduce((a, b) => a * b, 1);
+  const data = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    data[i] = ((s / 2 ** 32) * 2 - 1) * scale;
+  }
+  return new Tensor(data, shape);
+}
+
+/** The largest |a − b| / (abs + rel · |b|) over all elements; NaN where NaN-ness differs. */
+export function worst(a: Tensor, b: Tensor, abs = 1e-5, rel = 1e-4): number {
+  const x = a.toFloat32Array();
+  const y = b.toFloat32Array();
+  if (x.length !== y.length) return Infinity;
+  let w = 0;
+  for (let i = 0; i < x.length; i++) {
+    const p = x[i]!;
+    const q = y[i]!;
+    if (Number.isNaN(p) || Number.isNaN(q)) {
+      if (Number.isNaN(p) !== Number.isNaN(q)) return NaN;
+      continue;
+    }
+    if (p === q) continue;
+    w = Math.max(w, Math.abs(p - q) / (abs + rel * Math.abs(q)));
+  }
+  return w;
+}

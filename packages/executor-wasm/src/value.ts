@@ -1,0 +1,73 @@
+// Values of the wasm executor live in the module's memory. A value is a strided view (shape, strides, offset in
+// float32 elements) onto a block; views (reshape, transpose, slice) share their source's block and count as references,
+// so the block is freed when the last one is released. Typed-array views of the memory are never kept in a value: a
+// memory.grow detaches them.
+import { contiguousStrides, sizeOf, type Shape, type Tensor } from "@attngraph/tensor";
+
+export interface WasmBlock {
+  /** Byte address in the memory of generation `gen`. */
+  ptr: number;
+  readonly bytes: number;
+  /** Values (not yet released) that view this block. */
+  refs: number;
+  /** The module instance generation the block belongs to; after a trap the memory is replaced and `gen` moves on. */
+  gen: number;
+  /** For uploads: the host tensor the block holds, so it can be restored in a new memory after a trap (no copy kept). */
+  readonly source: Tensor | undefined;
+  /** An arena's block belongs to the arena: releasing the values in it does nothing. */
+  readonly arena: boolean;
+  freed: boolean;
+}
+
+export class WasmValue {
+  released = false;
+
+  constructor(
+    readonly block: WasmBlock,
+    readonly shape: Shape,
+    /** In elements, one per dim. */
+    readonly strides: readonly number[] = contiguousStrides(shape),
+    /** Element index of [0, 0, …] from the block's start. */
+    readonly offset = 0,
+  ) {}
+
+  get size(): number {
+    return sizeOf(this.shape);
+  }
+
+  get rank(): number {
+    return this.shape.length;
+  }
+
+  /** Row-major and dense (size-1 dims may have any stride). */
+  get dense(): boolean {
+    let expected = 1;
+    for (let i = this.shape.length - 1; i >= 0; i--) {
+      if (this.shape[i] !== 1 && this.strides[i] !== expected) return false;
+      expected *= this.shape[i]!;
+    }
+    return true;
+  }
+
+  /** Byte address of element [0, 0, …]. */
+  get address(): number {
+    return this.block.ptr + this.offset * 4;
+  }
+
+  /** The lowest and highest element index (from the block's start) the view reaches; [offset, offset - 1] when empty. */
+  span(): readonly [number, number] {
+    if (this.size === 0) return [this.offset, this.offset - 1];
+    let lo = this.offset;
+    let hi = this.offset;
+    for (let i = 0; i < this.shape.length; i++) {
+      const reach = (this.shape[i]! - 1) * this.strides[i]!;
+      if (reach < 0) lo += reach;
+      else hi += reach;
+    }
+    return [lo, hi];
+  }
+}
+
+export function isWasmValue(v: unknown): v is WasmValue {
+  return v instanceof WasmValue;
+}

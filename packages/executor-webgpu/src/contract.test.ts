@@ -1,0 +1,4 @@
+import { describeExecutorContract } from "@attngraph/testkit/contract";
+import { createWebGpuExecutor } from "./index.js";
+
+describeExecutorContract("webgpu", () => createWebGpuExecutor());

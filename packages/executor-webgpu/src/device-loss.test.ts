@@ -1,0 +1,55 @@
+// A lost device fails the run that notices it (an error event from the runtime), and the next run works on a new
+// device with the session's weights uploaded again from their host tensors.
+import { afterAll, describe, expect, it } from "vitest";
+import type { SessionEvent } from "@attngraph/runtime";
+import { compare } from "@attngraph/tensor";
+import { createWebGpuExecutor, isDeviceLost } from "./index.js";
+import { attentionSession, randomTensor } from "./test-helpers.js";
+
+describe("device loss", () => {
+  const webgpu = createWebGpuExecutor();
+  afterAll(() => webgpu.dispose());
+
+  it("rejects the run that meets a lost device, emits run-error, and the next run re-creates the device", async () => {
+    const session = await attentionSession(webgpu);
+    const events: SessionEvent[] = [];
+    session.events$.subscribe((e) => events.push(e));
+    const x = randomTensor([2, 4, 8], 3);
+    const first = (await session.run({ x }))["output"]!;
+    const lost = webgpu.device!;
+    lost.destroy();
+    await lost.lost;
+
+    const error = await session.run({ x }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isDeviceLost(error), `expected a device-lost error, got ${String(error)}`).toBe(true);
+    expect(events.filter((e) => e.type === "run-error")).toHaveLength(1);
+
+    const again = (await session.run({ x }))["output"]!;
+    expect(webgpu.device).not.toBe(lost);
+    expect(webgpu.stats.devices).toBe(2);
+    expect(compare(again, first, { abs: 1e-6, rel: 1e-6 }).ok, "the same output on the new device").toBe(true);
+    expect(events.at(-1)?.type).toBe("run-end");
+    await session.dispose();
+  });
+
+  it("a lost device given by the user is replaced by a requested one", async () => {
+    const owner = createWebGpuExecutor();
+    await owner.init();
+    const userDevice = owner.device!;
+    const ex = createWebGpuExecutor({ device: userDevice });
+    await ex.init();
+    expect(ex.device).toBe(userDevice);
+    const t = await ex.upload(randomTensor([3], 1));
+    userDevice.destroy();
+    await userDevice.lost;
+    await expect(ex.download(t)).rejects.toMatchObject({ code: "device-lost" });
+    const back = await ex.download(t); // an upload survives: it is re-uploaded from its host tensor
+    expect(Array.from(back.toFloat32Array())).toEqual(Array.from(randomTensor([3], 1).toFloat32Array()));
+    expect(ex.device).not.toBe(userDevice);
+    await ex.dispose();
+    await owner.dispose();
+  });
+});

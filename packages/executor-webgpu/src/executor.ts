@@ -1,0 +1,384 @@
+// The WebGPU executor: values are GPU buffers seen through strided views (GpuTensor), kernels encode WGSL programs.
+// What this file owns, and why:
+// - The device: requested in init() (or given by the user), never at construction. A lost device fails the run that
+//   notices it (an AttnGraphError with code "device-lost"); the next call requests a new device, and values that came
+//   from `upload` are re-uploaded from their host tensor on first use, so a session's cached weights keep working.
+// - Memory: buffers come from a pool and go back when the last view of them is released.
+// - Errors: every dispatch runs inside validation and out-of-memory error scopes, and one is reported naming the node.
+//   Dispatches are serialised, because error scopes are a per-device stack that interleaved runs would mix up.
+// - Readback: only `download` maps memory back (the runtime downloads outputs and watched nodes only); `stats`
+//   counts it, so tests can prove that nothing else is read.
+import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type Shape } from "@attngraph/tensor";
+import type { Executor, KernelCall, Support } from "@attngraph/graph";
+import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
+import { sharedDevice, type DeviceOptions } from "./device.js";
+import { GpuTensor, isGpuTensor, type GpuStorage } from "./gpu-tensor.js";
+import { pipelineFor, type ProgramInfo } from "./program.js";
+import { copyProgram } from "./kernels/copy.wgsl.js";
+import { PARAM_WORDS } from "./kernels/shared.wgsl.js";
+
+/** What a kernel gets besides its call: memory, views and program runs on the executor's current device. */
+export interface KernelContext {
+  readonly device: GPUDevice;
+  /** A new dense row-major tensor of `shape` (pooled memory, garbage contents). */
+  alloc(shape: Shape): GpuTensor;
+  /** A view sharing `t`'s memory. */
+  view(t: GpuTensor, shape: Shape, strides?: readonly number[], offset?: number): GpuTensor;
+  /** Encodes and submits one program; resolves once it is queued. */
+  run(info: ProgramInfo): Promise<void>;
+  /** `t` as a dense tensor: `t` itself (a new view) when already dense, else a copy. */
+  contiguous(t: GpuTensor): Promise<GpuTensor>;
+  /** Host values of `t`: the uploaded tensor when `t` came from `upload` untouched, else a readback (counted). */
+  hostValues(t: GpuTensor): Promise<Tensor>;
+  /** A small read-only buffer of constants (slopes, rotary tables), cached by `key` for the device's life. */
+  constants(key: string, make: () => Float32Array): GPUBuffer;
+  /** Gives back a temporary the kernel made and does not return. */
+  release(t: GpuTensor): void;
+}
+
+/** A WebGPU kernel: reads `call.inputs` (never writing them) and returns a new value of shape `call.outShape`. */
+export type WebGpuKernel = (call: KernelCall<GpuTensor>, gpu: KernelContext) => GpuTensor | Promise<GpuTensor>;
+
+export interface WebGpuExecutorOptions extends DeviceOptions {
+  /** Use this device instead of requesting one. If it is lost, the executor requests its own. */
+  readonly device?: GPUDevice;
+}
+
+/** Counters for tests and benchmarks. */
+export interface WebGpuStats {
+  /** Buffers mapped back to the host (one per download, and per host check of a computed value). */
+  readbacks: number;
+  uploads: number;
+  dispatches: number;
+  /** Devices acquired (1 + re-creations after a loss). */
+  devices: number;
+}
+
+const EXECUTOR = "webgpu";
+const OK: Support = Object.freeze({ ok: true });
+
+interface DeviceState {
+  readonly device: GPUDevice;
+  readonly description: string;
+  readonly pool: BufferPool;
+  readonly constants: Map<string, GPUBuffer>;
+  lost: GPUDeviceLostInfo | { reason: string; message: string } | undefined;
+  /** Whether a failed call already told the caller about the loss (the next call then re-creates the device). */
+  reported: boolean;
+}
+
+export class WebGpuExecutor implements Executor<GpuTensor> {
+  readonly specVersion = 1 as const;
+  readonly name = EXECUTOR;
+  readonly stats: WebGpuStats = { readbacks: 0, uploads: 0, dispatches: 0, devices: 0 };
+  readonly #kernels = new Map<string, WebGpuKernel>();
+  readonly #options: WebGpuExecutorOptions;
+  #userDevice: GPUDevice | undefined;
+  #state: DeviceState | undefined;
+  #acquiring: Promise<DeviceState> | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #disposed = false;
+
+  constructor(options: WebGpuExecutorOptions = {}) {
+    this.#options = options;
+    this.#userDevice = options.device;
+  }
+
+  registerKernel(kind: string, kernel: WebGpuKernel): void {
+    if (typeof kind !== "string" || kind.length === 0) {
+      throw new AttnGraphError("invalid-kernel", describe(`executor ${EXECUTOR}`, "op kind must be a non-empty string", "a string", String(kind)), {
+        subject: `executor ${EXECUTOR}`,
+      });
+    }
+    const subject = `op ${kind}`;
+    if (typeof kernel !== "function") {
+      throw new AttnGraphError("invalid-kernel", describe(subject, `kernel for executor ${EXECUTOR} must be a function`, "(call, gpu) => GpuTensor", typeof kernel), {
+        subject,
+        expected: "(call, gpu) => GpuTensor",
+        got: typeof kernel,
+      });
+    }
+    if (this.#kernels.has(kind)) {
+      throw new AttnGraphError(
+        "duplicate-kernel",
+        describe(subject, `a kernel is already registered on executor ${EXECUTOR}`, "one kernel per op and executor", "a second registration"),
+        { subject, expected: "one kernel per op and executor", got: "a second registration" },
+      );
+    }
+    this.#kernels.set(kind, kernel);
+  }
+
+  /** Never throws, needs no device: whether a kernel is registered. A missing adapter is init()'s error. */
+  supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
+    return this.#kernels.has(kind) ? OK : { ok: false, reason: `no kernel for op ${String(kind)}` };
+  }
+
+  /** Requests the device (or adopts the user's). No adapter → AttnGraphError "no-adapter" saying what to install. */
+  async init(): Promise<void> {
+    await this.#device();
+  }
+
+  /** The device in use, after init(). */
+  get device(): GPUDevice | undefined {
+    return this.#state?.device;
+  }
+
+  /** GPU buffers created on the current device so far (pooled ones are reused, so this stops growing across runs). */
+  get bufferCount(): number {
+    return this.#state?.pool.created ?? 0;
+  }
+
+  /** Which adapter the device came from, after init(). */
+  get adapterDescription(): string | undefined {
+    return this.#state?.description;
+  }
+
+  async upload(tensor: Tensor): Promise<GpuTensor> {
+    const s = await this.#device();
+    const data = tensor.toFloat32Array();
+    const storage = this.#allocate(s, data.length, tensor);
+    this.#write(s, storage, data);
+    return new GpuTensor(storage, tensor.shape, contiguousStrides(tensor.shape), 0);
+  }
+
+  async download(value: GpuTensor): Promise<Tensor> {
+    if (!isGpuTensor(value)) throw new AttnGraphError("input", describe("download", "not a webgpu value", "a GpuTensor", typeof value));
+    const s = await this.#device();
+    await this.#live(s, value);
+    return this.#readback(s, value);
+  }
+
+  dispatch(call: KernelCall<GpuTensor>): Promise<GpuTensor> {
+    // Serialised: error scopes are one stack per device.
+    const run = this.#queue.then(() => this.#dispatch(call));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  release(value: GpuTensor): void {
+    if (!isGpuTensor(value) || !value.drop()) return;
+    const st = value.storage;
+    st.host = undefined;
+    const s = this.#state;
+    if (s && st.device === s.device && !s.lost) s.pool.give(st.buffer);
+  }
+
+  async dispose(): Promise<void> {
+    this.#disposed = true;
+    await this.#queue;
+    const s = this.#state;
+    this.#state = undefined;
+    if (s) {
+      s.pool.destroy();
+      for (const b of s.constants.values()) b.destroy();
+    }
+  }
+
+  async #dispatch(call: KernelCall<GpuTensor>): Promise<GpuTensor> {
+    const kernel = this.#kernels.get(call.kind);
+    if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
+    const s = await this.#device();
+    for (const v of call.inputs) if (isGpuTensor(v)) await this.#live(s, v);
+    this.stats.dispatches++;
+    const { device } = s;
+    device.pushErrorScope("out-of-memory");
+    device.pushErrorScope("validation");
+    let out: GpuTensor | undefined;
+    let thrown: unknown;
+    try {
+      out = await kernel(call, this.#context(s, call));
+    } catch (e) {
+      thrown = e;
+    }
+    const validation = await device.popErrorScope();
+    const oom = await device.popErrorScope();
+    this.#checkLost(s, call.node);
+    const gpuError = validation ?? oom;
+    if (gpuError) {
+      if (out) this.release(out);
+      const code = oom && !validation ? "webgpu-out-of-memory" : "webgpu-validation";
+      const what = `WebGPU ${code === "webgpu-validation" ? "validation" : "out-of-memory"} error in op ${call.kind}`;
+      throw new AttnGraphError(code, describe(call.node, what, undefined, firstLine(gpuError.message)), { subject: call.node, got: gpuError.message, cause: thrown ?? gpuError });
+    }
+    if (thrown !== undefined) throw thrown;
+    if (!isGpuTensor(out) || !sameShape(out.shape, call.outShape)) {
+      const expected = formatShape(call.outShape);
+      const got = isGpuTensor(out) ? formatShape(out.shape) : "something that is not a GpuTensor";
+      throw new AttnGraphError("kernel-output", describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got), {
+        subject: call.node,
+        expected,
+        got,
+      });
+    }
+    return out;
+  }
+
+  #context(s: DeviceState, call: KernelCall<GpuTensor>): KernelContext {
+    const ctx: KernelContext = {
+      device: s.device,
+      alloc: (shape) => new GpuTensor(this.#allocate(s, sizeOf(shape), undefined), shape, contiguousStrides(shape), 0),
+      view: (t, shape, strides = contiguousStrides(shape), offset = t.offset) => new GpuTensor(t.storage, shape, strides, offset),
+      run: (info) => this.#run(s, call.node, info),
+      contiguous: async (t) => {
+        if (t.isContiguous) return ctx.view(t, t.shape, t.strides, t.offset);
+        const out = ctx.alloc(t.shape);
+        await ctx.run(copyProgram(t, out));
+        return out;
+      },
+      hostValues: async (t) => {
+        const host = t.storage.host;
+        // An untouched upload: the host tensor is the truth, no readback needed.
+        if (host && t.offset === 0 && sameShape(host.shape, t.shape) && t.isContiguous) return host;
+        return this.#readback(s, t);
+      },
+      constants: (key, make) => {
+        let b = s.constants.get(key);
+        if (!b) {
+          const data = make();
+          b = s.device.createBuffer({ size: Math.max(16, data.byteLength), usage: STORAGE_USAGE, label: key });
+          s.device.queue.writeBuffer(b, 0, data);
+          s.constants.set(key, b);
+        }
+        return b;
+      },
+      release: (t) => this.release(t),
+    };
+    return ctx;
+  }
+
+  async #run(s: DeviceState, node: string, info: ProgramInfo): Promise<void> {
+    const [x, y, z] = info.workgroups;
+    if (x * y * z === 0) return;
+    let pipeline: GPUComputePipeline;
+    try {
+      pipeline = await pipelineFor(s.device, info);
+    } catch (e) {
+      throw new AttnGraphError("webgpu-validation", describe(node, `WGSL program ${info.cacheKey} failed to compile`, undefined, firstLine((e as Error).message)), {
+        subject: node,
+        cause: e,
+      });
+    }
+    const uniform = s.pool.acquire(PARAM_WORDS * 4, UNIFORM_USAGE);
+    s.device.queue.writeBuffer(uniform, 0, info.params.words);
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform } }];
+    info.inputs.forEach((v, i) => entries.push({ binding: i + 1, resource: { buffer: isGpuTensor(v) ? v.storage.buffer : v } }));
+    entries.push({ binding: info.inputs.length + 1, resource: { buffer: info.output.storage.buffer } });
+    const bindGroup = s.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    const encoder = s.device.createCommandEncoder({ label: node });
+    const pass = encoder.beginComputePass({ label: `${node} (${info.name})` });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(x, y, z);
+    pass.end();
+    s.device.queue.submit([encoder.finish()]);
+    // Queue order makes the uniform safe to rewrite for the next program right away.
+    s.pool.give(uniform);
+  }
+
+  async #readback(s: DeviceState, t: GpuTensor): Promise<Tensor> {
+    // Copy the span the view reaches (dense views: exactly their elements), then rebuild the view on the host.
+    let first = t.offset;
+    let last = t.offset;
+    for (let i = 0; i < t.rank; i++) last += Math.max(0, t.shape[i]! - 1) * t.strides[i]!;
+    if (t.size === 0) return new Tensor(new Float32Array(0), t.shape);
+    const count = last - first + 1;
+    const bytes = count * 4;
+    const staging = s.pool.acquire(bytes, READBACK_USAGE);
+    const encoder = s.device.createCommandEncoder({ label: "readback" });
+    encoder.copyBufferToBuffer(t.storage.buffer, first * 4, staging, 0, bytes);
+    s.device.queue.submit([encoder.finish()]);
+    this.stats.readbacks++;
+    try {
+      await staging.mapAsync(MAP_READ_MODE, 0, bytes);
+    } catch (e) {
+      this.#checkLost(s, "download", e);
+      throw new AttnGraphError("webgpu-readback", describe("download", "mapping the readback buffer failed", undefined, (e as Error).message), { cause: e });
+    }
+    const data = new Float32Array(staging.getMappedRange(0, bytes).slice(0));
+    staging.unmap();
+    s.pool.give(staging);
+    return new Tensor(data, t.shape, t.strides, t.offset - first);
+  }
+
+  /** Makes a value usable on the current device: an upload from before a device loss is uploaded again. */
+  async #live(s: DeviceState, t: GpuTensor): Promise<void> {
+    const st = t.storage;
+    if (st.device === s.device) return;
+    if (!st.host) {
+      throw new AttnGraphError("device-lost", describe("webgpu", "this value was computed on a device that was lost since", "a value from the current device", "a stale value"), {
+        subject: "webgpu",
+      });
+    }
+    const data = st.host.toFloat32Array();
+    st.buffer = s.pool.acquire(Math.max(16, data.byteLength), STORAGE_USAGE);
+    st.device = s.device;
+    s.device.queue.writeBuffer(st.buffer, 0, data);
+    this.stats.uploads++;
+  }
+
+  #allocate(s: DeviceState, elements: number, host: Tensor | undefined): GpuStorage {
+    const bytes = Math.max(16, elements * 4);
+    return { buffer: s.pool.acquire(bytes, STORAGE_USAGE), device: s.device, bytes, refs: 0, host };
+  }
+
+  #write(s: DeviceState, storage: GpuStorage, data: Float32Array): void {
+    if (data.length > 0) s.device.queue.writeBuffer(storage.buffer, 0, data);
+    this.stats.uploads++;
+  }
+
+  /** Throws the loss once (failing the run that notices it); the call after that gets a new device. */
+  #checkLost(s: DeviceState, subject: string, cause?: unknown): void {
+    if (!s.lost || s.reported) return;
+    s.reported = true;
+    throw deviceLost(subject, s.lost, cause);
+  }
+
+  async #device(): Promise<DeviceState> {
+    if (this.#disposed) throw new AttnGraphError("disposed", describe(`executor ${EXECUTOR}`, "the executor is disposed", "a live executor", "disposed"));
+    const s = this.#state;
+    if (s && !s.lost) return s;
+    if (s && !s.reported) {
+      s.reported = true;
+      throw deviceLost(`executor ${EXECUTOR}`, s.lost!);
+    }
+    if (s) {
+      // Lost and reported: start over on a new device. The user's device cannot come back, so request our own.
+      this.#state = undefined;
+      if (s.device === this.#userDevice) this.#userDevice = undefined;
+    }
+    this.#acquiring ??= this.#acquire().finally(() => (this.#acquiring = undefined));
+    return this.#acquiring;
+  }
+
+  async #acquire(): Promise<DeviceState> {
+    const { device, description } = this.#userDevice ? { device: this.#userDevice, description: "user device" } : await sharedDevice(this.#options);
+    const state: DeviceState = { device, description, pool: new BufferPool(device), constants: new Map(), lost: undefined, reported: false };
+    void device.lost.then((info) => {
+      if (info.reason === "destroyed" && this.#state !== state) return; // our own dispose
+      state.lost = info;
+    });
+    this.stats.devices++;
+    this.#state = state;
+    return state;
+  }
+}
+
+function deviceLost(subject: string, info: { reason: string; message: string }, cause?: unknown): AttnGraphError {
+  const got = `${info.reason || "unknown"}${info.message ? ` (${firstLine(info.message)})` : ""}`;
+  const err = new AttnGraphError("device-lost", describe(subject, "the WebGPU device was lost; the next run requests a new one", "a live device", got), {
+    subject,
+    got,
+    ...(cause === undefined ? {} : { cause }),
+  });
+  return err;
+}
+
+/** Whether `e` reports a lost WebGPU device (the run failed, the next one re-creates the device). */
+export function isDeviceLost(e: unknown): boolean {
+  const inner = (e as { cause?: unknown } | null)?.cause;
+  return (AttnGraphError.isInstance(e) && e.code === "device-lost") || (inner !== undefined && inner !== e && isDeviceLost(inner));
+}
+
+function firstLine(s: string): string {
+  return s.split("\n")[0]!.trim();
+}

@@ -1,0 +1,65 @@
+// alibi: the score scale plus ALiBi's linear bias, scale · s + m_h · (j − (i + off)), with off = 0 ("top-left") or
+// S − L ("bottom-right"); −∞ stays −∞ whatever the scale (0 · −∞ would be NaN). Slopes live in a small constant
+// buffer cached per device.
+import type { AlibiAttrs } from "@attngraph/graph";
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { attrError, expectRank, requireInput } from "./checks.js";
+import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+
+/** The ALiBi paper's slopes for H heads (the same closed form as the CPU executor's `alibiSlopes`). */
+export function alibiSlopes(h: number): number[] {
+  const n = 2 ** Math.floor(Math.log2(h));
+  return Array.from({ length: h }, (_, i) => (i < n ? 2 ** ((-8 * (i + 1)) / n) : 2 ** ((-4 * (2 * (i - n) + 1)) / n)));
+}
+
+/** Params: scores view, scale, off, n. */
+function program(scores: GpuTensor, slopes: GPUBuffer, scale: number, alignment: AlibiAttrs["alignment"], out: GpuTensor): ProgramInfo {
+  const [, , nl, ns] = scores.shape as [number, number, number, number];
+  const p = new Params();
+  const sv = p.view(scores);
+  const sc = p.f32(scale);
+  const off = p.i32(alignment === "bottom-right" ? ns - nl : 0);
+  const n = p.u32(out.size);
+  return {
+    name: "alibi",
+    cacheKey: "alibi",
+    code: () => /* wgsl */ `${PRELUDE}
+${storageBindings(["X", "SLOPES"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let o = flat_id(g, nw);
+  if (o >= pu(${n}u)) { return; }
+  let ns = view_dim(${sv}u, 3u); let nl = view_dim(${sv}u, 2u); let nh = view_dim(${sv}u, 1u);
+  let j = o % ns; let i = (o / ns) % nl; let h = (o / (ns * nl)) % nh;
+  let x = X[view_at(${sv}u, o)];
+  let dist = f32(i32(j) - (i32(i) + pi(${off}u)));
+  Y[o] = select(pf(${sc}u) * x + SLOPES[h] * dist, neg_inf(), is_neg_inf(x));
+}`,
+    params: p,
+    inputs: [scores, slopes],
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/** Input: scores [B, H, L, S]; attrs { slopes (null = the paper's), scale, alignment } → same shape. */
+export const alibiKernel: WebGpuKernel = async (call, gpu) => {
+  const scores = requireInput(call, 0, "scores");
+  expectRank(call, "scores", scores, 4, "[B, H, L, S]");
+  const { scale, alignment } = call.attrs as Partial<AlibiAttrs>;
+  const given = (call.attrs as Partial<AlibiAttrs>).slopes ?? null;
+  const h = scores.shape[1]!;
+  if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
+  if (alignment !== "top-left" && alignment !== "bottom-right") throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
+  if (given !== null) {
+    if (!Array.isArray(given) || !given.every((m) => typeof m === "number" && Number.isFinite(m))) throw attrError(call, "slopes", "null or an array of finite numbers", given);
+    if (given.length !== h) throw attrError(call, "slopes", `${h} slopes (one per head H)`, given);
+  }
+  const slopes = given ?? alibiSlopes(h);
+  const buffer = gpu.constants(`alibi-slopes:${slopes.join(",")}`, () => Float32Array.from(slopes));
+  const out = gpu.alloc(scores.shape);
+  await gpu.run(program(scores, buffer, scale, alignment, out));
+  return out;
+};

@@ -1,0 +1,152 @@
+// attention: score → mask → softmax → dropout → weighted-sum in one program, FlashAttention style: one workgroup per
+// query row (b, h, i) walks the keys it may see in blocks of WG with a running max and sum, so the [L, S] weights never
+// exist, and keys outside the row's causal/window band are never visited. The mask rule is mask.wgsl.ts's, the
+// dropout bits are dropout.wgsl.ts's with i = the weight's index in [B, H, L, S], so the fused kernel hides and drops
+// exactly what the chain does. The output row itself is the accumulator (any head dim Dv, no fixed-size array).
+import type { AttentionAttrs } from "@attngraph/graph";
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { checkScale, expectDim, expectHeadGroups, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
+import { DROPOUT_WGSL, checkDropoutAttrs, packDropout } from "./dropout.wgsl.js";
+import { MASK_WGSL, checkKeyPadding, checkMaskAttrs, packMask } from "./mask.wgsl.js";
+import { PRELUDE, Params, WG } from "./shared.wgsl.js";
+import { REDUCE_WGSL } from "./softmax.wgsl.js";
+
+function checkAttrs(call: Call): AttentionAttrs {
+  const mask = checkMaskAttrs(call);
+  const scale = checkScale(call);
+  const d = checkDropoutAttrs(call, { rate: "dropoutRate", seed: "dropoutSeed", training: "training" }, { rate: 0, seed: 0, training: false });
+  return { ...mask, scale, dropoutRate: d.rate, dropoutSeed: d.seed, training: d.training };
+}
+
+/** Params: q, k, v, pad views; hasPad; mask words; scale; dropping; dropout words; group (H / Hkv). */
+function program(q: GpuTensor, k: GpuTensor, v: GpuTensor, pad: GpuTensor | undefined, a: AttentionAttrs, out: GpuTensor): ProgramInfo {
+  const [nb, nh, nl] = q.shape as [number, number, number, number];
+  const ns = k.shape[2]!;
+  const p = new Params();
+  const qv = p.view(q);
+  const kv = p.view(k);
+  const vv = p.view(v);
+  const pv = p.view(pad ?? q);
+  const hasPad = p.u32(pad ? 1 : 0);
+  const m = packMask(p, a, nl, ns);
+  const sc = p.f32(a.scale);
+  const dropping = p.u32(a.training && a.dropoutRate > 0 ? 1 : 0);
+  const d = packDropout(p, { rate: a.dropoutRate, seed: a.dropoutSeed, training: a.training });
+  const group = p.u32(k.shape[1] === 0 ? 1 : nh / k.shape[1]!);
+  return {
+    name: "attention",
+    cacheKey: "attention",
+    code: () => /* wgsl */ `${PRELUDE}${MASK_WGSL}${DROPOUT_WGSL}${REDUCE_WGSL}
+@group(0) @binding(1) var<storage, read> Q: array<f32>;
+@group(0) @binding(2) var<storage, read> K: array<f32>;
+@group(0) @binding(3) var<storage, read> V: array<f32>;
+@group(0) @binding(4) var<storage, read> PAD: array<f32>;
+@group(0) @binding(5) var<storage, read_write> Y: array<f32>;
+var<workgroup> ps: array<f32, ${WG}>;
+
+@compute @workgroup_size(${WG})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let i = wg.x; let h = wg.y; let b = wg.z; let t = lid.x;
+  let nh = view_dim(${qv}u, 1u); let nl = view_dim(${qv}u, 2u); let nd = view_dim(${qv}u, 3u);
+  let ns = view_dim(${kv}u, 2u); let ndv = view_dim(${vv}u, 3u);
+  let kh = h / pu(${group}u);
+  let qBase = view_offset(${qv}u) + b * view_stride(${qv}u, 0u) + h * view_stride(${qv}u, 1u) + i * view_stride(${qv}u, 2u);
+  let qs = view_stride(${qv}u, 3u);
+  let kBase = view_offset(${kv}u) + b * view_stride(${kv}u, 0u) + kh * view_stride(${kv}u, 1u);
+  let ks2 = view_stride(${kv}u, 2u); let ks3 = view_stride(${kv}u, 3u);
+  let vBase = view_offset(${vv}u) + b * view_stride(${vv}u, 0u) + kh * view_stride(${vv}u, 1u);
+  let vs2 = view_stride(${vv}u, 2u); let vs3 = view_stride(${vv}u, 3u);
+  let pBase = view_offset(${pv}u) + b * view_stride(${pv}u, 0u);
+  let ps1 = view_stride(${pv}u, 1u);
+  let hasPad = pu(${hasPad}u) != 0u;
+  let scale = pf(${sc}u);
+  let dropping = pu(${dropping}u) != 0u;
+  let yo = ((b * nh + h) * nl + i) * ndv;
+  let dropRow = ((b * nh + h) * nl + i) * ns; // index of weight [b, h, i, 0] in [B, H, L, S]
+
+  // The keys this row may see by position: [first, end).
+  let off = pi(${m + 2}u);
+  let win = i32(pu(${m + 1}u));
+  let hi = select(i32(ns) - 1, i32(i) + off, pu(${m}u) != 0u);
+  let lo = select(-1, i32(i) + off - win, win > 0);
+  let first = u32(max(0, lo + 1));
+  let end = u32(clamp(hi + 1, 0, i32(ns)));
+
+  for (var dd = t; dd < ndv; dd += ${WG}u) { Y[yo + dd] = 0.0; }
+  var mRun = neg_inf();
+  var lRun = 0.0;
+  var badRow = false;
+  for (var s0 = first; s0 < end; s0 += ${WG}u) {
+    let j = s0 + t;
+    var x = neg_inf();
+    var visible = false;
+    var bad = false;
+    if (j < end && visible_by_position(${m}u, i, j, ns) && !(hasPad && PAD[pBase + j * ps1] == 1.0)) {
+      var raw = 0.0;
+      for (var c = 0u; c < nd; c++) { raw = fma(Q[qBase + c * qs], K[kBase + j * ks2 + c * ks3], raw); }
+      if (!is_neg_inf(raw)) {
+        x = scale * raw;
+        bad = is_bad(x) || is_bad(raw);
+        visible = !bad;
+      }
+    }
+    let blockMax = reduce_max(t, select(neg_inf(), x, visible));
+    let anyBad = reduce_or(t, bad); // called unconditionally: it holds barriers
+    badRow = badRow || anyBad;
+    let mNew = max(mRun, blockMax);
+    var alpha = 1.0;
+    if (!is_neg_inf(mNew)) { alpha = select(exp(mRun - mNew), 0.0, is_neg_inf(mRun)); }
+    var pj = 0.0;
+    if (visible) { pj = exp(x - mNew); }
+    let blockSum = reduce_sum(t, pj);
+    if (!is_neg_inf(mNew)) { lRun = lRun * alpha + blockSum; mRun = mNew; }
+    if (dropping && visible && dropout_bits(pu(${d}u), dropRow + j) < pu(${d + 1}u)) { pj = 0.0; }
+    ps[t] = pj;
+    workgroupBarrier();
+    let count = min(${WG}u, end - s0);
+    for (var dd = t; dd < ndv; dd += ${WG}u) {
+      var acc = Y[yo + dd] * alpha;
+      for (var c = 0u; c < count; c++) { acc = fma(ps[c], V[vBase + (s0 + c) * vs2 + dd * vs3], acc); }
+      Y[yo + dd] = acc;
+    }
+    workgroupBarrier();
+  }
+  // Normalise (and undo dropout's expected shrink); a row that saw no key has sum 0 and gives zeros.
+  var inv = 0.0;
+  if (lRun > 0.0) { inv = select(1.0, pf(${d + 2}u), dropping) / lRun; }
+  for (var dd = t; dd < ndv; dd += ${WG}u) { Y[yo + dd] = select(Y[yo + dd] * inv, nan(), badRow); }
+}`,
+    params: p,
+    inputs: [q, k, v, pad ?? q],
+    output: out,
+    workgroups: [nl, nh, nb],
+  };
+}
+
+/**
+ * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], optional keyPaddingMask [B, S] → [B, H, L, Dv];
+ * attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training } (absent dropout attributes: none).
+ */
+export const attentionKernel: WebGpuKernel = async (call, gpu) => {
+  const q = requireInput(call, 0, "q");
+  const k = requireInput(call, 1, "k");
+  const v = requireInput(call, 2, "v");
+  const pad = optionalInput(call, 3, "keyPaddingMask");
+  const attrs = checkAttrs(call);
+  expectRank(call, "q", q, 4, "[B, H, L, D]");
+  expectRank(call, "k", k, 4, "[B, Hkv, S, D]");
+  expectRank(call, "v", v, 4, "[B, Hkv, S, Dv]");
+  const [nb, nh, nl] = q.shape as [number, number, number, number];
+  expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
+  expectHeadGroups(call, "k", nh, k.shape[1]!, k);
+  expectDim(call, "k", "head dim D of keys must match the queries", q.shape[3]!, k.shape[3]!, k);
+  expectDim(call, "v", "batch B of values must match the queries", nb, v.shape[0]!, v);
+  expectDim(call, "v", "values must have as many heads Hkv as keys", k.shape[1]!, v.shape[1]!, v);
+  expectDim(call, "v", "value length must equal the key length S", k.shape[2]!, v.shape[2]!, v);
+  if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, k.shape[2]!, "queries");
+  const out = gpu.alloc([nb, nh, nl, v.shape[3]!]);
+  await gpu.run(program(q, k, v, pad, attrs, out));
+  return out;
+};

@@ -1,0 +1,98 @@
+// dropout with the CPU executor's counter-based generator (spec: packages/executor-cpu/README.md, "The dropout
+// generator"): element i (row-major index in the output) is kept when fmix32(fmix32(seed) XOR i · 0x9e3779b9) >=
+// floor(rate · 2³²), all in wrapping u32 arithmetic, and becomes x · f32(1 / (1 − rate)) (one correctly rounded f32
+// multiply, as the CPU's fround). So the same seed gives the same mask, bit for bit, on every executor.
+import type { DropoutAttrs } from "@attngraph/graph";
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { attrError, requireInput, type Call } from "./checks.js";
+import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+
+/** WGSL: the generator. `dropout_bits(mixedSeed, i)` with mixedSeed = fmix32(seed), hoisted to the host. */
+export const DROPOUT_WGSL = /* wgsl */ `
+fn fmix32(x: u32) -> u32 {
+  var h = x;
+  h ^= h >> 16u;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13u;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16u;
+  return h;
+}
+fn dropout_bits(mixedSeed: u32, i: u32) -> u32 { return fmix32(mixedSeed ^ (i * 0x9e3779b9u)); }`;
+
+/** MurmurHash3's finaliser on the host (to hoist fmix32(seed)). */
+export function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** floor(rate · 2³²), clamped to 2³² − 1: elements whose bits are below it are dropped. */
+export function dropoutThreshold(rate: number): number {
+  return Math.min(Math.floor(rate * 2 ** 32), 2 ** 32 - 1);
+}
+
+/** Packs (mixedSeed, threshold, keptScale) and returns the word position. */
+export function packDropout(p: Params, a: DropoutAttrs): number {
+  const at = p.u32(fmix32(a.seed));
+  p.u32(dropoutThreshold(a.rate));
+  p.f32(Math.fround(1 / (1 - a.rate)));
+  return at;
+}
+
+export interface DropoutFields {
+  readonly rate: string;
+  readonly seed: string;
+  readonly training: string;
+}
+
+/** Dropout attributes, each checked and named by its field; with `defaults`, absent ones take them (fused attention). */
+export function checkDropoutAttrs(call: Call, fields: DropoutFields = { rate: "rate", seed: "seed", training: "training" }, defaults?: DropoutAttrs): DropoutAttrs {
+  const rate = call.attrs[fields.rate] ?? defaults?.rate;
+  const seed = call.attrs[fields.seed] ?? defaults?.seed;
+  const training = call.attrs[fields.training] ?? defaults?.training;
+  if (typeof training !== "boolean") throw attrError(call, fields.training, "true or false", training);
+  if (typeof rate !== "number" || !(rate >= 0 && rate < 1)) throw attrError(call, fields.rate, "a number with 0 <= rate < 1", rate);
+  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw attrError(call, fields.seed, "an integer in 0..2^32-1", seed);
+  return { rate, seed, training };
+}
+
+/** Params: x view, n, dropout words. One invocation per element. */
+function program(x: GpuTensor, a: DropoutAttrs, out: GpuTensor): ProgramInfo {
+  const p = new Params();
+  const xv = p.view(x);
+  const n = p.u32(x.size);
+  const d = packDropout(p, a);
+  return {
+    name: "dropout",
+    cacheKey: "dropout",
+    code: () => /* wgsl */ `${PRELUDE}${DROPOUT_WGSL}
+${storageBindings(["X"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let i = flat_id(g, nw);
+  if (i >= pu(${n}u)) { return; }
+  let x = X[view_at(${xv}u, i)];
+  Y[i] = select(0.0, x * pf(${d + 2}u), dropout_bits(pu(${d}u), i) >= pu(${d + 1}u));
+}`,
+    params: p,
+    inputs: [x],
+    output: out,
+    workgroups: elementwiseGrid(x.size),
+  };
+}
+
+/** Input: x; attrs { rate, seed, training } → same shape. Eval mode or rate 0: a view of x (no copy, no dispatch). */
+export const dropoutKernel: WebGpuKernel = async (call, gpu) => {
+  const x = requireInput(call, 0, "x");
+  const a = checkDropoutAttrs(call);
+  if (!a.training || a.rate === 0) return gpu.view(x, x.shape, x.strides, x.offset);
+  const out = gpu.alloc(x.shape);
+  await gpu.run(program(x, a, out));
+  return out;
+};

@@ -1,0 +1,64 @@
+// projection: y = x · Wᵀ + b over the last axis (nn.Linear layout), on the tiled matmul. out-proj is the same kernel.
+// x's leading axes are read as one row stride when they collapse into one (dense, sliced, permuted with size-1 axes);
+// otherwise x is first copied dense. W is read transposed through its strides.
+import { ShapeError, formatShape } from "@attngraph/tensor";
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import { expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
+import { matmulProgram } from "./matmul.wgsl.js";
+
+function validate(call: Call): { x: GpuTensor; w: GpuTensor; b: GpuTensor | undefined } {
+  const x = requireInput(call, 0, "x");
+  const w = requireInput(call, 1, "weight");
+  const b = optionalInput(call, 2, "bias");
+  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, `op ${call.kind} needs at least one axis`, "[..., In]", formatShape(x.shape));
+  expectRank(call, "weight", w, 2, "[Out, In]");
+  expectDim(call, "weight", "weight columns must equal the input's last dim In", x.shape[x.rank - 1]!, w.shape[1]!, w);
+  if (b !== undefined) {
+    expectRank(call, "bias", b, 1, "[Out]");
+    expectDim(call, "bias", "bias length must equal the weight's rows Out", w.shape[0]!, b.shape[0]!, b);
+  }
+  return { x, w, b };
+}
+
+/** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. */
+export const projectionKernel: WebGpuKernel = async (call, gpu) => {
+  const { x: input, w, b } = validate(call);
+  const nIn = input.shape[input.rank - 1]!;
+  const nOut = w.shape[0]!;
+  const rows = input.shape.slice(0, -1).reduce((a, d) => a * d, 1);
+  let x = input;
+  let rowStride = leadingStride(x);
+  if (rowStride === undefined) {
+    x = await gpu.contiguous(input);
+    rowStride = nIn;
+  }
+  const out = gpu.alloc([...input.shape.slice(0, -1), nOut]);
+  const xCol = x.rank === 0 ? 0 : x.strides[x.rank - 1]!;
+  await gpu.run(
+    matmulProgram(
+      call.kind,
+      { m: rows, n: nOut, k: nIn, batches: [1, 1], group: 1 },
+      { t: x, offset: x.offset, batch: [0, 0], row: rowStride, col: xCol },
+      { t: w, offset: w.offset, batch: [0, 0], row: w.strides[1]!, col: w.strides[0]! },
+      b,
+      out,
+    ),
+  );
+  if (x !== input) gpu.release(x);
+  return out;
+};
+
+/** The one stride that walks every row of x [..., In] when its leading axes collapse into one, else undefined. */
+function leadingStride(x: GpuTensor): number | undefined {
+  let stride: number | undefined;
+  let next = 0;
+  for (let d = x.rank - 2; d >= 0; d--) {
+    const n = x.shape[d]!;
+    if (n === 1) continue;
+    if (stride === undefined) stride = x.strides[d]!;
+    else if (x.strides[d] !== next) return undefined;
+    next = x.strides[d]! * n;
+  }
+  return stride ?? 0;
+}

@@ -1,0 +1,80 @@
+// rope: rotary position embedding, split-half convention (GPT-NeoX, Llama): dim i turns with dim i + r/2 by the angle
+// θ = (positionOffset + l) · base^(−2i/r). The cos/sin table is computed on the host in float64 (float32 angles lose
+// the low bits at large positions) and kept per device in a constant buffer [L, r/2, 2].
+import { ShapeError, formatShape } from "@attngraph/tensor";
+import type { RopeAttrs } from "@attngraph/graph";
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { attrError, expectRank, requireInput } from "./checks.js";
+import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+
+/** cos and sin of every (position, frequency), interleaved: [L, r/2, 2]. */
+function rotaryTable(nl: number, r: number, base: number, positionOffset: number): Float32Array {
+  const half = r / 2;
+  const t = new Float32Array(nl * half * 2);
+  for (let l = 0; l < nl; l++) {
+    for (let i = 0; i < half; i++) {
+      const theta = (positionOffset + l) * base ** ((-2 * i) / r);
+      t[(l * half + i) * 2] = Math.cos(theta);
+      t[(l * half + i) * 2 + 1] = Math.sin(theta);
+    }
+  }
+  return t;
+}
+
+/** Params: x view, half (r/2), n. */
+function program(x: GpuTensor, table: GPUBuffer, r: number, out: GpuTensor): ProgramInfo {
+  const p = new Params();
+  const xv = p.view(x);
+  const hf = p.u32(r / 2);
+  const n = p.u32(out.size);
+  return {
+    name: "rope",
+    cacheKey: "rope",
+    code: () => /* wgsl */ `${PRELUDE}
+${storageBindings(["X", "ROT"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let o = flat_id(g, nw);
+  if (o >= pu(${n}u)) { return; }
+  let nd = view_dim(${xv}u, 3u); let nl = view_dim(${xv}u, 2u);
+  let d = o % nd; let l = (o / nd) % nl;
+  let half = pu(${hf}u);
+  let row = o - d; // element [b, h, l, 0] in row-major order
+  let sd = view_stride(${xv}u, 3u);
+  let base = view_at(${xv}u, row);
+  if (d >= 2u * half) { Y[o] = X[base + d * sd]; return; }
+  let i = select(d, d - half, d >= half);
+  let c = ROT[(l * half + i) * 2u];
+  let s = ROT[(l * half + i) * 2u + 1u];
+  let x1 = X[base + i * sd];
+  let x2 = X[base + (i + half) * sd];
+  Y[o] = select(x1 * c - x2 * s, x2 * c + x1 * s, d >= half);
+}`,
+    params: p,
+    inputs: [x, table],
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/** Input: x [B, H, L, D]; attrs { base, rotaryDim (null = D), positionOffset } → [B, H, L, D]. */
+export const ropeKernel: WebGpuKernel = async (call, gpu) => {
+  const x = requireInput(call, 0, "x");
+  expectRank(call, "x", x, 4, "[B, H, L, D]");
+  const { base, positionOffset } = call.attrs as Partial<RopeAttrs>;
+  const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null;
+  const d = x.shape[3]!;
+  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
+  if (!Number.isSafeInteger(positionOffset) || positionOffset! < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
+  if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
+  if (rotaryDim !== null && rotaryDim > d) throw attrError(call, "rotaryDim", `<= the head dim D=${d}`, rotaryDim);
+  if (rotaryDim === null && d % 2 !== 0) throw new ShapeError(`${call.node}.x`, "RoPE over the whole head dim needs an even D", "an even D", `D=${d} in ${formatShape(x.shape)}`);
+  const r = rotaryDim ?? d;
+  const nl = x.shape[2]!;
+  const table = gpu.constants(`rope:${nl}:${r}:${base}:${positionOffset}`, () => rotaryTable(nl, r, base, positionOffset!));
+  const out = gpu.alloc(x.shape);
+  await gpu.run(program(x, table, r, out));
+  return out;
+};

@@ -1,0 +1,55 @@
+// The built-in WebGPU kernels, in one explicit list (tfjs's register_all_kernels.ts). Nothing registers on import, and
+// nothing touches the GPU until init(): `createWebGpuExecutor()` is safe to call where WebGPU may be missing.
+import { WebGpuExecutor, type WebGpuExecutorOptions, type WebGpuKernel } from "./executor.js";
+import { alibiKernel } from "./kernels/alibi.wgsl.js";
+import { attentionKernel } from "./kernels/attention.wgsl.js";
+import { dropoutKernel } from "./kernels/dropout.wgsl.js";
+import { maskKernel } from "./kernels/mask.wgsl.js";
+import { outProjKernel } from "./kernels/out-proj.wgsl.js";
+import { projectionKernel } from "./kernels/projection.wgsl.js";
+import { reshapeKernel } from "./kernels/reshape.wgsl.js";
+import { ropeKernel } from "./kernels/rope.wgsl.js";
+import { scoreKernel } from "./kernels/score.wgsl.js";
+import { sliceKernel } from "./kernels/slice.wgsl.js";
+import { softmaxKernel } from "./kernels/softmax.wgsl.js";
+import { transposeKernel } from "./kernels/transpose.wgsl.js";
+import { weightedSumKernel } from "./kernels/weighted-sum.wgsl.js";
+
+export type WebGpuKernelList = ReadonlyArray<readonly [kind: string, kernel: WebGpuKernel]>;
+
+/** One kernel per built-in op kind of @attngraph/graph, in the registry's order. */
+export const webgpuKernels: WebGpuKernelList = Object.freeze([
+  ["projection", projectionKernel],
+  ["reshape", reshapeKernel],
+  ["transpose", transposeKernel],
+  ["slice", sliceKernel],
+  ["rope", ropeKernel],
+  ["score", scoreKernel],
+  ["alibi", alibiKernel],
+  ["mask", maskKernel],
+  ["softmax", softmaxKernel],
+  ["dropout", dropoutKernel],
+  ["weighted-sum", weightedSumKernel],
+  ["out-proj", outProjKernel],
+  ["attention", attentionKernel],
+] as const);
+
+/** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */
+export function registerWebGpuKernels(executor: WebGpuExecutor, kernels: WebGpuKernelList = webgpuKernels): WebGpuExecutor {
+  for (const [kind, kernel] of kernels) executor.registerKernel(kind, kernel);
+  return executor;
+}
+
+export interface CreateWebGpuExecutorOptions extends WebGpuExecutorOptions {
+  /** The kernels to register; default: every built-in kernel (`webgpuKernels`). */
+  readonly kernels?: WebGpuKernelList;
+}
+
+/**
+ * A WebGPU executor with the built-in kernels registered. Never throws and touches no GPU: the device is requested by
+ * `init()` (which `compile()` calls), where a missing adapter is a clear "webgpu: no adapter" error.
+ */
+export function createWebGpuExecutor(options: CreateWebGpuExecutorOptions = {}): WebGpuExecutor {
+  const { kernels, ...rest } = options;
+  return registerWebGpuKernels(new WebGpuExecutor(rest), kernels ?? webgpuKernels);
+}

@@ -1,0 +1,25 @@
+// The executors under test, one entry each. Every suite in this package loops over this list, so adding an executor
+// is one entry here. webgpu is not in the list yet: see docs/reliability.md ("Executors") for why and what it needs.
+import type { Executor } from "@attngraph/graph";
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { createWasmExecutor, type WasmExecutor } from "@attngraph/executor-wasm";
+
+export interface ExecutorEntry {
+  readonly name: string;
+  /** A fresh executor with every kernel registered. */
+  create(): Executor | Promise<Executor>;
+  /**
+   * Memory the executor holds outside the JS heap and array buffers (a wasm Memory's live blocks, GPU buffers), for
+   * the soak: how to read it, in what unit, and how much it may grow after warm-up. Absent: everything it holds is on
+   * the heap or in array buffers, which the soak measures anyway.
+   */
+  readonly memory?: { readonly unit: string; read(executor: Executor): number; readonly bound: number };
+  /** Property cases relative to cpu (a software GPU adapter is slow): 1 = the same number. */
+  readonly propertyShare?: number;
+}
+
+export const executors: readonly ExecutorEntry[] = [
+  { name: "cpu", create: () => createCpuExecutor() },
+  // Live blocks of the module's memory (values and arenas): what a leak of wasm memory would grow.
+  { name: "wasm", create: () => createWasmExecutor(), memory: { unit: "wasm bytes in use", read: (ex) => (ex as WasmExecutor).inUseBytes, bound: 1024 ** 2 } },
+];

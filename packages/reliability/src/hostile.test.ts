@@ -1,0 +1,209 @@
+// Hostile inputs: non-finite numbers, empty sequences, shapes that would need terabytes, bad padding flags. Each gives a
+// defined result or a typed error (an AttnGraphError naming what is wrong), never a crash or a hang.
+import { attentionWeights, buildAttention, normalizeConfig } from "@attngraph/attention";
+import { MemoryLimitError, RunError, compile, type SessionEvent } from "@attngraph/runtime";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { referenceAttention } from "@attngraph/testkit";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { attentionCases, describeCase, materialize, type AttentionCase } from "./cases.js";
+import { dense, mismatch, runCase, toleranceFor, NAMES } from "./check.js";
+import { executors } from "./executors.js";
+import { fcSettings } from "./settings.js";
+
+/** Rejects if `p` has not settled within `ms`: a hang becomes a failure naming what hung, not a test timeout. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still running after ${ms} ms`)), ms)));
+  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
+}
+
+const NON_FINITE = [NaN, Infinity, -Infinity] as const;
+/** Executors whose fused attention skips hidden key blocks, so a hidden NaN value row does not reach every query. */
+const KNOWN_HIDDEN_NAN_SKIP = new Set(["cpu", "wasm"]);
+
+/** A case plus one element set to NaN or ±∞, in an input or in a weight. */
+const poisoned = fc.record({
+  c: attentionCases(40_000),
+  value: fc.constantFrom(...NON_FINITE),
+  target: fc.constantFrom("x", "kv", "W_query", "W_key", "W_value", "out_proj", "b_value"),
+  at: fc.nat(),
+});
+
+describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinity", (name, entry) => {
+  it("propagate exactly where the float64 reference has them; finite elements stay within tolerance; never throws or hangs", async () => {
+    const ex = await entry.create();
+    await fc.assert(
+      fc.asyncProperty(poisoned, async ({ c, value, target, at }) => {
+        const m = materialize(c);
+        const t = m.raw[target] ?? m.inputs[target];
+        if (!t || t.size === 0) return; // that tensor is not in this config (no kv, no bias, no out_proj)
+        t.data[at % t.size] = value;
+        // Rebuild the graph's weights from the poisoned raw ones (fused QKV stacks copies).
+        const weights = attentionWeights(c.config, m.raw, { fusedQkv: c.fusedQkv });
+        const mm = { ...m, weights };
+        const ref = referenceAttention(c.config, m.raw, m.inputs);
+        const what = `${target}[${at % t.size}] = ${value}`;
+        const untapped = await within(runCase(mm, ex, false), 10_000, what);
+        const tapped = await within(runCase(mm, ex, true), 10_000, what);
+        const problems: string[] = [];
+        const check = (label: string, got: Tensor, n: (typeof NAMES)[number]) => {
+          const p = mismatch(label, dense(got), ref[n], toleranceFor(ref[n]), true);
+          if (p) problems.push(p);
+        };
+        check("output (untapped, fused)", untapped.output, "output");
+        check("output (tapped)", tapped.output, "output");
+        for (const n of NAMES) if (tapped.taps.has(n)) check(`tap ${n}`, tapped.taps.get(n)!, n);
+        if (problems.length) throw new Error(`${name}: ${what}\n${problems.join("\n")}\n  case: ${describeCase(c)}`);
+      }),
+      fcSettings(150),
+    );
+  });
+
+  it("a NaN in x: weights rows that see it are all NaN, the others still sum to 1 (causal: earlier queries unaffected)", async () => {
+    const c: AttentionCase = { config: normalizeConfig({ dIn: 4, dOut: 4, numHeads: 2, causal: true }), fusedQkv: false, B: 1, T: 5, S: 5, padding: false, magnitude: 1, seed: 3 };
+    const m = materialize(c);
+    m.inputs.x!.data[2 * 4 + 1] = NaN; // token 2
+    const out = await runCase(m, await entry.create(), true);
+    const w = out.taps.get("weights")!; // [B, H, L, S]
+    for (let h = 0; h < 2; h++)
+      for (let i = 0; i < 5; i++) {
+        const row = [0, 1, 2, 3, 4].map((j) => w.get(0, h, i, j));
+        if (i < 2) expect(row.reduce((a, v) => a + v, 0)).toBeCloseTo(1, 6); // never sees key 2
+        else expect(row.every(Number.isNaN)).toBe(true);
+      }
+    // Yet every context row is NaN: query 0 gives key 2 a weight of exactly 0, and 0 · NaN is NaN (IEEE, as the float64
+    // reference and PyTorch's math path compute it). A NaN is never turned into a number.
+    const ctx = out.taps.get("context")!; // [B, L, E]
+    for (let i = 0; i < 5; i++) expect([0, 1, 2, 3].every((e) => Number.isNaN(ctx.get(0, i, e)))).toBe(true);
+  });
+
+  // Found by this suite: the fused cpu and wasm kernels skip key blocks (64 keys) that the causal mask hides from a whole query
+  // block, so a NaN in a value row there does not reach those queries through 0 · NaN, while the unfused chain and the
+  // reference give NaN. Whether a hidden NaN value may be ignored is a semantic decision for the kernels' owners (see
+  // docs/reliability.md); this test flips to a failure the day the two paths agree, so it gets noticed.
+  it.runIf(KNOWN_HIDDEN_NAN_SKIP.has(name)).fails("known: fused and unfused disagree on a NaN value row hidden from a whole key block (T > 64)", async () => {
+    const c: AttentionCase = { config: normalizeConfig({ dIn: 4, dOut: 4, numHeads: 1, causal: true }), fusedQkv: false, B: 1, T: 100, S: 100, padding: false, magnitude: 1, seed: 3 };
+    const m = materialize(c);
+    m.inputs.x!.data[90 * 4] = NaN;
+    const ex = await entry.create();
+    const fused = dense((await runCase(m, ex, false)).output);
+    const unfused = dense((await runCase(m, ex, true)).output);
+    expect(mismatch("fused vs unfused", fused, unfused, { abs: 1e-5, rel: 1e-5 }, true)).toBeUndefined();
+  });
+
+  it("a key padding flag other than 0 or 1 (NaN, 2) is a RunError naming the mask input, and the session stays usable", async () => {
+    const config = normalizeConfig({ dIn: 4, dOut: 4, numHeads: 1 });
+    const m = materialize({ config, fusedQkv: false, B: 1, T: 3, S: 3, padding: true, magnitude: 1, seed: 1 });
+    const s = await compile(m.graph, { executors: [await entry.create()], weights: m.weights });
+    for (const bad of [NaN, 2, -1]) {
+      const pad = Tensor.from([0, bad, 0], [1, 3]);
+      const err = await s.run({ x: m.inputs.x!, keyPaddingMask: pad }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RunError);
+      expect(AttnGraphError.isInstance(err) && err.code).toBe("input");
+      expect((err as Error).message).toMatch(/keyPaddingMask: key padding values must be 1 \(padded key\) or 0 \(real key\), expected 0 or 1, got .* at \[0, 1\]/);
+    }
+    expect((await s.run({ x: m.inputs.x!, keyPaddingMask: Tensor.from([0, 1, 0], [1, 3]) })).output!.shape).toEqual([1, 3, 4]);
+  });
+});
+
+describe.each(executors.map((e) => [e.name, e] as const))("%s: empty sequences", (name, entry) => {
+  // Decision: an empty sequence is not an error. T = 0 (or B = 0) gives empty outputs of the right shape and empty
+  // taps; S = 0 keys (cross-attention over nothing) gives rows with every key hidden: weights [B, H, L, 0], context
+  // zeros and output the bias, as FORMAT.md says of fully masked rows.
+  const cases: [string, AttentionCase][] = [
+    ["T = 0, causal", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, causal: true, qkvBias: true }), fusedQkv: false, B: 2, T: 0, S: 0, padding: false, magnitude: 1, seed: 1 }],
+    ["T = 0, padded, fused QKV", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2 }), fusedQkv: true, B: 1, T: 0, S: 0, padding: true, magnitude: 1, seed: 2 }],
+    ["B = 0", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, numKvHeads: 1 }), fusedQkv: false, B: 0, T: 3, S: 3, padding: false, magnitude: 1, seed: 3 }],
+    ["cross, S = 0 keys", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, cross: true }), fusedQkv: false, B: 2, T: 3, S: 0, padding: false, magnitude: 1, seed: 4 }],
+    ["cross, T = 0 queries", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, cross: true }), fusedQkv: false, B: 1, T: 0, S: 4, padding: true, magnitude: 1, seed: 5 }],
+  ];
+  it.each(cases)("%s: outputs and taps of the right (empty) shapes, equal to the reference", async (_, c) => {
+    const ex = await entry.create();
+    const m = materialize(c);
+    const ref = referenceAttention(c.config, m.raw, m.inputs);
+    for (const tapped of [false, true]) {
+      const out = await within(runCase(m, ex, tapped), 5_000, `${name} ${describeCase(c)}`);
+      expect(mismatch("output", dense(out.output), ref.output, toleranceFor(ref.output))).toBeUndefined();
+      for (const [n, t] of out.taps) expect(mismatch(`tap ${n}`, dense(t), ref[n as (typeof NAMES)[number]], toleranceFor(ref[n as (typeof NAMES)[number]]))).toBeUndefined();
+      if (tapped) expect(out.taps.get("weights")!.shape).toEqual([c.B, c.config.numHeads, c.T, c.S]);
+    }
+    if (c.S === 0 && c.T > 0) expect(ref.output.data.some((v) => v !== 0)).toBe(true); // the bias: not an all-zero case
+  });
+});
+
+describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large for memory", (name, entry) => {
+  // x [1, 1e6, 4096] as a view of one float (strides 0): the run must refuse before allocating anything.
+  const huge = (shape: number[]) => new Tensor(new Float32Array(1), shape, shape.map(() => 0));
+  const config = normalizeConfig({ dIn: 4096, dOut: 4096, numHeads: 32 });
+  const weights = () => {
+    const raw = Object.fromEntries(["W_query", "W_key", "W_value", "out_proj"].map((n) => [n, huge([4096, 4096])]));
+    return attentionWeights(config, { ...raw, out_bias: huge([4096]) });
+  };
+
+  it("x [1, 1e6, 4096]: a MemoryLimitError naming the node and the bytes, before any kernel runs or arena is made", async () => {
+    const ex = await entry.create();
+    const calls: string[] = [];
+    const spy = { ...bindAll(ex), createArena: (n: number) => (calls.push(`arena ${n}`), ex.createArena!(n)), dispatch: (c: Parameters<typeof ex.dispatch>[0]) => (calls.push(c.node), ex.dispatch(c)) };
+    const s = await compile(buildAttention(config), { executors: [spy], weights: weights() });
+    const events: SessionEvent[] = [];
+    s.events$.subscribe((e) => events.push(e));
+    const before = process.memoryUsage().arrayBuffers;
+    const err = await within(s.run({ x: huge([1, 1e6, 4096]) }), 5_000, "huge run").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MemoryLimitError);
+    expect(AttnGraphError.isInstance(err) && err.code).toBe("memory-limit");
+    expect((err as MemoryLimitError).subject).toBe("node queries");
+    expect((err as Error).message).toMatch(/node queries: its output \[1, 1000000, 4096\] \(float32\) needs 15\.3 GiB \(16384000000 bytes\), over the limit of 4\.0 GiB/);
+    expect(calls).toEqual([]);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 ** 2);
+    expect(events.at(-1)).toMatchObject({ type: "run-error", runId: 1 });
+    expect(events.some((e) => e.type === "node-start")).toBe(false);
+  });
+
+  it("a tapped [B, H, L, S] of 128 TB names `scores`; the untapped (fused) plan never holds it and names `queries`", async () => {
+    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: weights() });
+    const sub = s.tap("weights").subscribe();
+    // maxArenaBytes is large enough for queries [1, 1e6, 4096] (16 GB) but not for [1, 32, 1e6, 1e6].
+    const s2 = await compile(buildAttention(config), { executors: [await entry.create()], weights: weights(), maxArenaBytes: 2 ** 40 });
+    const sub2 = s2.tap("weights").subscribe();
+    const err = await s2.run({ x: huge([1, 1e6, 4096]) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MemoryLimitError);
+    expect((err as MemoryLimitError).subject).toBe("node scores");
+    expect((err as Error).message).toMatch(/\[1, 32, 1000000, 1000000\]/);
+    sub.unsubscribe();
+    sub2.unsubscribe();
+    expect(((await s.run({ x: huge([1, 1e6, 4096]) }).catch((e: unknown) => e)) as MemoryLimitError).subject).toBe("node queries");
+  });
+
+  it("the arena as a whole is limited too, and the limit is a compile option checked up front", async () => {
+    const small = normalizeConfig({ dIn: 8, dOut: 8, numHeads: 2 });
+    const m = materialize({ config: small, fusedQkv: false, B: 1, T: 64, S: 64, padding: false, magnitude: 1, seed: 1 });
+    // Every single value is [1, 64, 8] = 2 KiB; three of them live at once, so a 4 KiB arena limit is exceeded.
+    const s = await compile(m.graph, { executors: [await entry.create()], weights: m.weights, maxArenaBytes: 4096 });
+    const err = await s.run(m.inputs).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MemoryLimitError);
+    expect((err as Error).message).toMatch(new RegExp(`arena on ${name}: the planned arena \\(largest value: node \\w+\\) needs`));
+    // The session stays usable: a shorter sequence fits and is computed correctly.
+    const short = { x: new Tensor(m.inputs.x!.data.subarray(0, 8 * 8), [1, 8, 8]) };
+    const ref = referenceAttention(small, m.raw, short);
+    expect(mismatch("output", dense((await s.run(short)).output!), ref.output, toleranceFor(ref.output))).toBeUndefined();
+    for (const bad of [0, -1, NaN, "1GB"]) {
+      await expect(compile(m.graph, { executors: [await entry.create()], weights: m.weights, maxArenaBytes: bad as number })).rejects.toThrow(/compile\.maxArenaBytes: invalid memory limit/);
+    }
+  });
+});
+
+/** An executor's methods as own properties bound to it, so a spread copy keeps working. */
+function bindAll<T extends object>(ex: T): T {
+  const out: Record<string, unknown> = {};
+  let proto: object | null = ex;
+  while (proto && proto !== Object.prototype) {
+    for (const k of Object.getOwnPropertyNames(proto)) {
+      const d = Object.getOwnPropertyDescriptor(proto, k)!;
+      if (k === "constructor" || k in out || !("value" in d)) continue; // getters stay behind (they may throw before init)
+      out[k] = typeof d.value === "function" ? (d.value as (...a: unknown[]) => unknown).bind(ex) : d.value;
+    }
+    proto = Object.getPrototypeOf(proto) as object | null;
+  }
+  return out as T;
+}
