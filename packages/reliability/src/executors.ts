@@ -1,8 +1,9 @@
 // The executors under test, one entry each. Every suite in this package loops over this list, so adding an executor
-// is one entry here. webgpu is not in the list yet: see docs/reliability.md ("Executors") for why and what it needs.
+// is one entry here.
 import type { Executor } from "@attngraph/graph";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { createWasmExecutor, type WasmExecutor } from "@attngraph/executor-wasm";
+import { createWebGpuExecutor, type WebGpuExecutor } from "@attngraph/executor-webgpu";
 
 export interface ExecutorEntry {
   readonly name: string;
@@ -22,4 +23,12 @@ export const executors: readonly ExecutorEntry[] = [
   { name: "cpu", create: () => createCpuExecutor() },
   // Live blocks of the module's memory (values and arenas): what a leak of wasm memory would grow.
   { name: "wasm", create: () => createWasmExecutor(), memory: { unit: "wasm bytes in use", read: (ex) => (ex as WasmExecutor).inUseBytes, bound: 1024 ** 2 } },
+  // GPU buffers are pooled: after warm-up a run creates none. A software adapter (SwiftShader in CI) is slow, so the
+  // property tests give it a tenth of the cases.
+  {
+    name: "webgpu",
+    create: () => createWebGpuExecutor(),
+    memory: { unit: "GPU buffers created", read: (ex) => (ex as WebGpuExecutor).bufferCount, bound: 0 },
+    propertyShare: 0.1,
+  },
 ];

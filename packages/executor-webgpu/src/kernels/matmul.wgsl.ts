@@ -2,7 +2,8 @@
 //   C[z, m, n] = Σ_k A[b0, b1, m, k] · B[b0, b1 / group, k, n] (+ bias[n]),  z = b0 · B1 + b1,  C dense.
 // A and B are read through their strides (a transposed K, a head view of a fused QKV buffer: no copies), and the
 // shared key/value head of grouped-query attention is found by index (b1 / group), never repeated. Each workgroup
-// stages 64×16 of A and 16×64 of B in workgroup memory and each of its 16×16 threads accumulates a 4×4 block.
+// stages 64×16 of A and 16×64 of B in workgroup memory and each of its 16×8 threads accumulates an 8×4 block: 128
+// invocations, the most a compatibility-mode device (e.g. Dawn on OpenGL ES) guarantees.
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { PRELUDE, Params } from "./shared.wgsl.js";
@@ -49,7 +50,7 @@ const TK = 16u;
 var<workgroup> As: array<f32, 1024>; // [TM][TK]
 var<workgroup> Bs: array<f32, 1024>; // [TK][TN]
 
-@compute @workgroup_size(16, 16, 1)
+@compute @workgroup_size(16, 8, 1)
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let M = pu(0u); let N = pu(1u); let K = pu(2u); let B1 = pu(3u); let group = pu(4u);
   let b0 = wg.z / B1; let b1 = wg.z % B1;
@@ -59,15 +60,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let bRow = pu(13u); let bCol = pu(14u);
   let m0 = wg.y * TM; let n0 = wg.x * TN;
   let tid = lid.y * 16u + lid.x;
-  var acc: array<f32, 16>;
+  var acc: array<f32, 32>;
   for (var k0 = 0u; k0 < K; k0 += TK) {
-    for (var e = tid; e < TM * TK; e += 256u) {
+    for (var e = tid; e < TM * TK; e += 128u) {
       let m = m0 + e / TK; let k = k0 + e % TK;
       var v = 0.0;
       if (m < M && k < K) { v = A[aBase + m * aRow + k * aCol]; }
       As[e] = v;
     }
-    for (var e = tid; e < TK * TN; e += 256u) {
+    for (var e = tid; e < TK * TN; e += 128u) {
       let k = k0 + e / TN; let n = n0 + e % TN;
       var v = 0.0;
       if (k < K && n < N) { v = B[bBase + k * bRow + n * bCol]; }
@@ -77,16 +78,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     for (var kk = 0u; kk < TK; kk++) {
       var bv: array<f32, 4>;
       for (var j = 0u; j < 4u; j++) { bv[j] = Bs[kk * TN + lid.x * 4u + j]; }
-      for (var i = 0u; i < 4u; i++) {
-        let av = As[(lid.y * 4u + i) * TK + kk];
+      for (var i = 0u; i < 8u; i++) {
+        let av = As[(lid.y * 8u + i) * TK + kk];
         for (var j = 0u; j < 4u; j++) { acc[i * 4u + j] = fma(av, bv[j], acc[i * 4u + j]); }
       }
     }
     workgroupBarrier();
   }
   let hasBias = pu(15u) != 0u;
-  for (var i = 0u; i < 4u; i++) {
-    let m = m0 + lid.y * 4u + i;
+  for (var i = 0u; i < 8u; i++) {
+    let m = m0 + lid.y * 8u + i;
     if (m >= M) { continue; }
     for (var j = 0u; j < 4u; j++) {
       let n = n0 + lid.x * 4u + j;
