@@ -1,6 +1,6 @@
-// reshape: a view with a new shape where the layout allows one (the rule torch.view uses, as Tensor.reshape), else a
-// dense copy in the module.
-import { ShapeError, contiguousStrides, formatShape, sizeOf, type Shape } from "@attngraph/tensor";
+// reshape: a view with a new shape where the layout allows one (the rule torch.view uses: the tensor package's
+// viewStrides, so every executor copies in the same cases), else a dense copy in the module.
+import { ShapeError, formatShape, sizeOf, viewStrides } from "@attngraph/tensor";
 import type { WasmKernel } from "../executor.js";
 import { requireInput } from "./adapter.js";
 
@@ -17,40 +17,3 @@ export const reshapeKernel: WasmKernel = (call, ctx) => {
   ctx.copy(x, out);
   return out;
 };
-
-/**
- * Strides that present (shape, strides) as `target` without copying, or undefined when impossible: dims are grouped
- * into runs that are dense among themselves, and each target dim must fall inside one run. The same rule as
- * @attngraph/tensor's Tensor.reshape, so both executors copy in the same cases.
- */
-export function viewStrides(shape: Shape, strides: readonly number[], target: Shape): number[] | undefined {
-  if (sizeOf(target) === 0) return contiguousStrides(target);
-  const src = shape.map((d, i) => [d, strides[i]!] as const).filter(([d]) => d !== 1);
-  const out = new Array<number>(target.length);
-  let si = src.length - 1;
-  let ti = target.length - 1;
-  while (ti >= 0) {
-    if (si < 0) {
-      if (target[ti] !== 1) return undefined;
-      out[ti--] = 1;
-      continue;
-    }
-    let runSize = src[si]![0];
-    const runStride = src[si]![1];
-    let sj = si - 1;
-    while (sj >= 0 && src[sj]![1] === src[sj + 1]![1] * src[sj + 1]![0]) {
-      runSize *= src[sj]![0];
-      sj--;
-    }
-    let acc = 1;
-    while (ti >= 0 && acc < runSize) {
-      out[ti] = runStride * acc;
-      acc *= target[ti]!;
-      ti--;
-    }
-    if (acc !== runSize) return undefined;
-    while (ti >= 0 && target[ti] === 1 && sj < 0) out[ti--] = 1;
-    si = sj;
-  }
-  return si < 0 ? out : undefined;
-}
