@@ -32,9 +32,13 @@ export function benchConfig(p: Problem): AttentionConfigInput {
   return { dIn: d, dOut: d, numHeads: h, causal: true, qkvBias: false, outProj: true, outBias: true };
 }
 
-/** Peak planned bytes of the untapped run: the session's buffer plan (arena) for the run's input shapes. */
-export function plannedPeakBytes(session: Pick<Session, "memoryPlan">, inputShapes: Readonly<Record<string, readonly number[]>>): number {
-  return session.memoryPlan(inputShapes).peakBytes;
+/**
+ * Peak planned bytes of the untapped run: the session's buffer plan (arena) for the run's input shapes; undefined
+ * ("n/a") for an executor without arenas (it allocates per step, e.g. webgpu from its buffer pool).
+ */
+export function plannedPeakBytes(session: Pick<Session, "memoryPlan">, inputShapes: Readonly<Record<string, readonly number[]>>): number | undefined {
+  const plan = session.memoryPlan(inputShapes);
+  return plan.arenaElements.size === 0 ? undefined : plan.peakBytes;
 }
 
 /** An attngraph runner also counts what its stream subscribers received (events, tapped tensors). */
