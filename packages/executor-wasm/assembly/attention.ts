@@ -2,7 +2,9 @@
 // rows it streams over BK-key blocks with a running max and sum per row, so the [L, S] weights never exist; key
 // blocks that causal or window masking hides from the whole query block are never visited. Q·Kᵀ and P·V run on the
 // matmul's 4×8 tile (K and V packed into 8-wide panels once per kv head, shared by its query heads: GQA by index);
-// exp is the 4-lane vector exp. Mask rule and dropout bits are the unfused kernels' own.
+// exp is the 4-lane vector exp. Mask rule and dropout bits are the unfused kernels' own. A key weighed exactly 0
+// (masked, dropped) adds nothing, not even a NaN or ±∞ of its value row (FlashAttention semantics): a key block
+// holding such a value row takes a scalar P · V that skips zero weights instead of the tile (0 · NaN = NaN).
 import { lastVisibleKey, lastWindowedKey } from "./mask";
 import { micro, INIT_ACCUMULATE, INIT_ZERO } from "./matmul";
 import { mixedBits } from "./dropout";
@@ -20,13 +22,14 @@ const BK: i32 = 64;
 export function attentionScratchBytes(ns: i32, nd: i32, ndv: i32): i32 {
   const nsP = (ns + 7) & ~7;
   const dvP = (ndv + 7) & ~7;
-  return (nsP * nd + dvP * nsP + BQ * BK + BQ * dvP + 3 * BQ + nsP) * 4 + 64;
+  return (nsP * nd + dvP * nsP + BQ * BK + BQ * dvP + 3 * BQ + 2 * nsP) * 4 + 64;
 }
 
 /**
  * out [B, H, L, Dv] dense = dropout(softmax(scale · mask(Q · Kᵀ))) · V.
  * q [B, H, L, D] with unit stride along D (strides qs0..qs2); k [B, Hkv, S, D], v [B, Hkv, S, Dv] any strides;
- * pad [B, S] of 0/1 or 0 for none. A row with every key hidden gives zeros; a NaN score gives a NaN row.
+ * pad [B, S] of 0/1 or 0 for none. A row with every key hidden gives zeros; a NaN score gives a NaN row; a key weighed
+ * exactly 0 adds nothing to a row, whatever its value row holds.
  */
 export function attention(
   q: usize, qs0: i32, qs1: i32, qs2: i32,
@@ -48,6 +51,7 @@ export function attention(
   const rowSum = rowMax + f4(BQ);
   const rowAlpha = rowSum + f4(BQ);
   const hidden = rowAlpha + f4(BQ); // 1 = padded key, for the current batch
+  const badValue = hidden + f4(nsP); // 1 = the value row holds a NaN or ±∞, for the current kv head
   const group = nh / nhkv;
   const ninf = f32x4.splat(-Infinity);
   const vscale = f32x4.splat(scale);
@@ -70,6 +74,13 @@ export function attention(
         for (let s: i32 = 0; s < nsP; s++) {
           for (let jj: i32 = 0; jj < 8; jj++, o += 4) store<f32>(o, s < ns && dp + jj < ndv ? load<f32>(at(vb, s * vs2 + (dp + jj) * vs3)) : 0);
         }
+      }
+      let anyBad = false;
+      for (let s: i32 = 0; s < ns; s++) {
+        let z: f32 = 0;
+        for (let d: i32 = 0; d < ndv; d++) z += load<f32>(at(vb, s * vs2 + d * vs3)) * 0; // NaN exactly for NaN and ±∞
+        store<f32>(badValue + f4(s), z == 0 ? 0 : 1);
+        if (z != 0) anyBad = true;
       }
       for (let h = g * group; h < (g + 1) * group; h++) {
         const qb = at(q, b * qs0 + h * qs1);
@@ -153,13 +164,31 @@ export function attention(
                 for (let d: i32 = 0; d < dvP; d += 4) v128.store(orow + f4(d), f32x4.mul(v128.load(orow + f4(d)), va));
               }
             }
-            for (let r: i32 = 0; r < br; r += 4) {
-              const rows = min(4, br - r);
-              const a0 = sb + f4(r * BK);
-              const a1 = rows > 1 ? a0 + ldsB : a0;
-              const a2 = rows > 2 ? a1 + ldsB : a0;
-              const a3 = rows > 3 ? a2 + ldsB : a0;
-              for (let dp: i32 = 0; dp < dvP; dp += 8) micro(bc4, a0, a1, a2, a3, vp + f4(dp * nsP + s0 * 8), ob + f4(r * dvP + dp), ldoB, INIT_ACCUMULATE, 0);
+            let badBlock = false;
+            if (anyBad) for (let c: i32 = 0; c < bc; c++) if (load<f32>(badValue + f4(s0 + c)) != 0) badBlock = true;
+            if (!badBlock) {
+              for (let r: i32 = 0; r < br; r += 4) {
+                const rows = min(4, br - r);
+                const a0 = sb + f4(r * BK);
+                const a1 = rows > 1 ? a0 + ldsB : a0;
+                const a2 = rows > 2 ? a1 + ldsB : a0;
+                const a3 = rows > 3 ? a2 + ldsB : a0;
+                for (let dp: i32 = 0; dp < dvP; dp += 8) micro(bc4, a0, a1, a2, a3, vp + f4(dp * nsP + s0 * 8), ob + f4(r * dvP + dp), ldoB, INIT_ACCUMULATE, 0);
+              }
+            } else {
+              // The same sums over the keys with a weight ≠ 0 only; V panel element (s, d) at (d & ~7) · nsP + s · 8 + (d & 7).
+              for (let r: i32 = 0; r < br; r++) {
+                const prow = sb + f4(r * BK);
+                const orow = ob + f4(r * dvP);
+                for (let c: i32 = 0; c < bc; c++) {
+                  const p = load<f32>(prow + f4(c));
+                  if (p == 0) continue;
+                  for (let d: i32 = 0; d < ndv; d++) {
+                    const od = orow + f4(d);
+                    store<f32>(od, load<f32>(od) + p * load<f32>(vp + f4((d & ~7) * nsP + (s0 + c) * 8 + (d & 7))));
+                  }
+                }
+              }
             }
           }
           // Normalise (and undo dropout's expected shrink); a row that saw no key has sum 0 and gives zeros.

@@ -128,3 +128,29 @@ export function matmul(m: i32, n: i32, k: i32, a: usize, lda: i32, b: usize, brs
     k0 += KC;
   } while (k0 < k);
 }
+
+/** 1 when every element of the [rows, cols] matrix at b (element [r, c] at b + r·rs + c·cs) is finite, else 0. */
+export function allFinite(b: usize, rs: i32, cs: i32, rows: i32, cols: i32): i32 {
+  let z: f32 = 0;
+  for (let r: i32 = 0; r < rows; r++) for (let c: i32 = 0; c < cols; c++) z += load<f32>(at(b, r * rs + c * cs)) * 0; // NaN for NaN, ±∞
+  return z == 0 ? 1 : 0;
+}
+
+/**
+ * C[m, n] = A[m, k] · B[k, n] over the k with A[i, k] ≠ 0 only (weighted-sum with a non-finite value: a key weighed
+ * exactly 0 adds nothing, not even 0 · NaN). Plain f32 loops in the order k = 0, 1, …; A as in `matmul`.
+ */
+export function matmulSkipZero(m: i32, n: i32, k: i32, a: usize, lda: i32, b: usize, brs: i32, bcs: i32, c: usize, ldc: i32): void {
+  for (let i: i32 = 0; i < m; i++) {
+    const crow = c + (<usize>(i * ldc) << 2);
+    for (let j: i32 = 0; j < n; j++) store<f32>(crow + (<usize>j << 2), 0);
+    for (let kk: i32 = 0; kk < k; kk++) {
+      const w = load<f32>(a + (<usize>(i * lda + kk) << 2));
+      if (w == 0) continue;
+      for (let j: i32 = 0; j < n; j++) {
+        const o = crow + (<usize>j << 2);
+        store<f32>(o, load<f32>(o) + w * load<f32>(at(b, kk * brs + j * bcs)));
+      }
+    }
+  }
+}

@@ -16,6 +16,8 @@ export interface KernelExports {
   copy(src: number, desc: number, dst: number): void;
   matmul(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number): void;
   matmulScratchBytes(n: number, k: number): number;
+  matmulSkipZero(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number): void;
+  allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
   mask(src: number, s0: number, s1: number, s2: number, s3: number, pad: number, ps0: number, ps1: number, nb: number, nh: number, nl: number, ns: number, causal: number, off: number, win: number, dst: number): void;
   softmax(src: number, desc: number, dst: number, scale: number): void;
   dropout(src: number, desc: number, dst: number, mixedSeed: number, threshold: number, keptScale: number): void;

@@ -2,7 +2,9 @@
 // blocks with a running max and sum per query row, so the [L, S] weights never exist; key blocks that causal or window
 // masking hides from a whole query block are never computed. Both products run on the matmul core's packed panels and
 // register tile. The mask rule and the dropout bits are the unfused kernels' own functions, so the fused kernel hides
-// and drops exactly the same elements as the chain.
+// and drops exactly the same elements as the chain. A key whose weight is exactly 0 (masked, dropped) contributes
+// nothing, not even a NaN or ±∞ of its value row (FlashAttention semantics; PyTorch's math path gives 0 · NaN = NaN):
+// a key block holding such a value row takes a per-element product that skips zero weights.
 import type { AttentionAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
 import { expectDim, expectHeadGroups, expectRank, optionalInput, outData, requireInput, result } from "./adapter.js";
@@ -28,12 +30,15 @@ const rowMax = new Float64Array(BQ);
 const rowSum = new Float64Array(BQ);
 const rowAlpha = new Float64Array(BQ); // exp(old max − new max): how much the block rescales what came before
 let hidden = new Uint8Array(0); // 1 = padded key, for the current batch
+let badValue = new Uint8Array(0); // 1 = the value row holds a NaN or ±∞, for the current kv head
 
 /**
  * context = dropout(softmax(scale · mask(Q · Kᵀ))) · V per batch and head, streaming over key blocks. The numbers equal
  * the unfused chain up to float rounding (scores stay float64 here; the chain stores them as float32).
  * - Masks: causal with `alignment`, sliding `window`, key padding; the rule is the mask kernel's.
  * - A query row with every key hidden gives zeros, never NaN. A NaN score makes its row NaN, as in softmax.
+ * - A key a query cannot attend to (weight exactly 0: masked, dropped) adds nothing to its row, whatever its value row
+ *   holds: a NaN or ±∞ value reaches only the queries that weigh that key.
  * - Dropout (training, rate > 0) drops weight [b, h, i, j] exactly when the dropout kernel drops element
  *   ((b · H + h) · L + i) · S + j of the weights tensor, and scales kept weights by 1 / (1 − rate).
  * Shapes and padding values are not checked here (the adapter does).
@@ -81,6 +86,8 @@ export function attentionImpl(
   const o = (acc = ensure64(acc, BQ * ndv));
   if (hidden.length < ns) hidden = new Uint8Array(ns);
   const pad = hidden;
+  if (badValue.length < ns) badValue = new Uint8Array(ns);
+  const bad = badValue;
 
   for (let b = 0; b < nb; b++) {
     // Padding is per batch: flatten it to one byte per key so the inner loop does a single load.
@@ -94,6 +101,15 @@ export function attentionImpl(
       // Packed once per kv head, shared by its `group` query heads (GQA by index, never repeated).
       packPanels(k.data, k.offset + b * ks0 + g * ks1, ks2, ks3, ns, nd, kp, 0); // Kᵀ: lanes = keys, depth = D
       packPanels(v.data, v.offset + b * vs0 + g * vs1, vs3, vs2, ndv, ns, vp, 0); // V: lanes = value dims, depth = S
+      // Value rows with a NaN or ±∞ (x · 0 is NaN exactly for those; float64 sums of 4 floats cannot overflow): their
+      // key blocks skip zero weights one by one.
+      let anyBad = false;
+      for (let j = 0; j < ns; j++) {
+        let z = 0;
+        for (let d = 0, p = (j << 2); d < ndv; d += 4, p += ns << 2) z += (vp[p]! + vp[p + 1]! + vp[p + 2]! + vp[p + 3]!) * 0;
+        bad[j] = z === 0 ? 0 : 1;
+        if (z !== 0) anyBad = true;
+      }
       for (let h = g * group; h < (g + 1) * group; h++) {
         const qBase = q.offset + b * qs0 + h * qs1;
         const headRow = (b * nh + h) * nl; // row index of [b, h, 0] in [B, H, L, ·]
@@ -159,7 +175,23 @@ export function attentionImpl(
             }
             // Padding rows of the last panel (br..brp) hold stale weights; their results are never read.
             // tb[r · dvp + d] = Σ_c pp[r, c] · v[s0 + c, d]
-            for (let r = 0; r < brp; r += 4) for (let d = 0; d < dvp; d += 4) microKernel(bc, pp, r * bc, vp, d * ns + s0 * 4, tb, r * dvp + d, dvp);
+            let badBlock = false;
+            if (anyBad) for (let c = 0; c < bc; c++) if (bad[s0 + c] !== 0) badBlock = true;
+            if (!badBlock) {
+              for (let r = 0; r < brp; r += 4) for (let d = 0; d < dvp; d += 4) microKernel(bc, pp, r * bc, vp, d * ns + s0 * 4, tb, r * dvp + d, dvp);
+            } else {
+              // The same sums, in the same order, over the keys with a weight ≠ 0 only (no 0 · NaN).
+              for (let r = 0; r < br; r++) {
+                const pRow = (r >> 2) * bc * 4 + (r & 3);
+                const to = r * dvp;
+                tb.fill(0, to, to + ndv);
+                for (let c = 0; c < bc; c++) {
+                  const p = pp[pRow + c * 4]!;
+                  if (p === 0) continue;
+                  for (let d = 0, vo = (s0 + c) * 4; d < ndv; d++) tb[to + d] = tb[to + d]! + p * vp[vo + (d >> 2) * ns * 4 + (d & 3)]!;
+                }
+              }
+            }
             for (let r = 0; r < br; r++) {
               const alpha = rowAlpha[r]!;
               for (let d = 0, ao = r * ndv, to = r * dvp; d < ndv; d++) o[ao + d] = o[ao + d]! * alpha + tb[to + d]!;

@@ -1,13 +1,18 @@
 // weighted-sum: attention weights · V per batch and head. v is usually a transposed view ([B, S, Hkv, D] permuted to
 // [B, Hkv, S, D]); the matmul core packs it into its reused scratch panels, no tensor copy.
+// A weight of exactly 0 (a masked or dropped key) contributes nothing, not even a NaN or ±∞ of its value row
+// (FlashAttention semantics, as the fused kernel). The matmul would compute 0 · NaN = NaN, so a value head holding a
+// non-finite number takes a plain loop that skips zero weights instead; the check reads V once (S · D per value head,
+// against L · S · D for the product), and the matmul itself stays as it is for everyone.
 import type { CpuKernel } from "../executor.js";
 import { expectDim, expectHeadGroups, expectRank, outData, requireInput, result } from "./adapter.js";
-import { matmul } from "./matmul.js";
+import { ensure64, matmul, type MatOperand } from "./matmul.js";
 import type { StridedView } from "./strided.js";
 
 /**
  * context[b, h, l, d] = Σ_s weights[b, h, l, s] · v[b, h / (H / Hkv), s, d], float64 accumulation: one blocked matmul
  * per batch and head. Value heads are shared across query heads like keys in `scoreImpl` (indexed, never repeated).
+ * A term whose weight is exactly 0 is skipped, so a non-finite value row reaches only the queries that weigh it.
  * Shapes are not checked here (the adapter does).
  * @param weights [B, H, L, S], any strides
  * @param v [B, Hkv, S, D], any strides; Hkv divides H
@@ -23,14 +28,48 @@ export function weightedSumImpl(weights: StridedView, v: StridedView, out?: Floa
   const group = nhkv === 0 ? 1 : nh / nhkv; // query heads per value head
   const y = out ?? new Float32Array(nb * nh * nl * nd);
   for (let b = 0; b < nb; b++) {
+    let checked = -1; // the value head `finite` was computed for (h runs in order, so vh only grows)
+    let finite = true;
     for (let h = 0; h < nh; h++) {
       const vh = Math.floor(h / group);
       const wh = { data: weights.data, offset: weights.offset + b * ws0 + h * ws1, rowStride: ws2, colStride: ws3 }; // [L, S]
       const vv = { data: v.data, offset: v.offset + b * vs0 + vh * vs1, rowStride: vs2, colStride: vs3 }; // [S, D]
-      matmul(nl, nd, ns, wh, vv, y, (b * nh + h) * nl * nd, nd);
+      if (vh !== checked) {
+        finite = allFinite(vv, ns, nd);
+        checked = vh;
+      }
+      if (finite) matmul(nl, nd, ns, wh, vv, y, (b * nh + h) * nl * nd, nd);
+      else skipZeroProduct(nl, nd, ns, wh, vv, y, (b * nh + h) * nl * nd);
     }
   }
   return y;
+}
+
+/** Whether every element of the [rows, cols] operand is finite (x · 0 is NaN exactly for NaN and ±∞). */
+function allFinite(m: MatOperand, rows: number, cols: number): boolean {
+  const { data, rowStride, colStride } = m;
+  let z = 0;
+  for (let i = 0, r = m.offset; i < rows; i++, r += rowStride) for (let j = 0, p = r; j < cols; j++, p += colStride) z += data[p]! * 0;
+  return z === 0;
+}
+
+let rowAcc: Float64Array = new Float64Array(0);
+
+/**
+ * y[yOff + i · n + j] = Σ_k a[i, k] · b[k, j] over the k with a[i, k] ≠ 0, in float64 in the order k = 0, 1, …: the
+ * matmul's numbers for finite values (a skipped term would add ±0), without 0 · NaN.
+ */
+function skipZeroProduct(m: number, n: number, k: number, a: MatOperand, b: MatOperand, y: Float32Array, yOff: number): void {
+  const acc = (rowAcc = ensure64(rowAcc, n));
+  for (let i = 0; i < m; i++) {
+    acc.fill(0, 0, n);
+    for (let kk = 0, ap = a.offset + i * a.rowStride, bp = b.offset; kk < k; kk++, ap += a.colStride, bp += b.rowStride) {
+      const w = a.data[ap]!;
+      if (w === 0) continue;
+      for (let j = 0, q = bp; j < n; j++, q += b.colStride) acc[j] = acc[j]! + w * b.data[q]!;
+    }
+    for (let j = 0; j < n; j++) y[yOff + i * n + j] = acc[j]!;
+  }
 }
 
 /** Inputs: weights [B, H, L, S], v [B, Hkv, S, D] → [B, H, L, D]. */

@@ -3,6 +3,8 @@
 // exist, and keys outside the row's causal/window band are never visited. The mask rule is mask.wgsl.ts's, the
 // dropout bits are dropout.wgsl.ts's with i = the weight's index in [B, H, L, S], so the fused kernel hides and drops
 // exactly what the chain does. The output row itself is the accumulator (any head dim Dv, no fixed-size array).
+// A key weighed exactly 0 (masked, padded, dropped) is skipped in P · V, so not even a NaN or ±∞ of its value row
+// reaches the row (FlashAttention semantics; PyTorch's math path gives 0 · NaN = NaN).
 import type { AttentionAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
@@ -108,7 +110,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     let count = min(${WG}u, end - s0);
     for (var dd = t; dd < ndv; dd += ${WG}u) {
       var acc = Y[yo + dd] * alpha;
-      for (var c = 0u; c < count; c++) { acc = fma(ps[c], V[vBase + (s0 + c) * vs2 + dd * vs3], acc); }
+      for (var c = 0u; c < count; c++) { if (ps[c] != 0.0) { acc = fma(ps[c], V[vBase + (s0 + c) * vs2 + dd * vs3], acc); } }
       Y[yo + dd] = acc;
     }
     workgroupBarrier();

@@ -4,6 +4,8 @@
 // shared key/value head of grouped-query attention is found by index (b1 / group), never repeated. Each workgroup
 // stages 64×16 of A and 16×64 of B in workgroup memory and each of its 16×8 threads accumulates an 8×4 block: 128
 // invocations, the most a compatibility-mode device (e.g. Dawn on OpenGL ES) guarantees.
+// `skipZeroA` (weighted-sum) compiles a variant that skips a term whose A element is exactly 0: a key weighed 0 adds
+// nothing, not even a NaN or ±∞ of its value row (FlashAttention semantics); the other contractions keep the plain code.
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { PRELUDE, Params } from "./shared.wgsl.js";
@@ -29,7 +31,7 @@ export interface MatmulShape {
 }
 
 /** Params: M, N, K, B1, group, A (offset, s0, s1, row, col), B (offset, s0, s1, row, col), hasBias, bias offset, bias stride. */
-export function matmulProgram(name: string, dims: MatmulShape, a: Operand, b: Operand, bias: GpuTensor | undefined, out: GpuTensor): ProgramInfo {
+export function matmulProgram(name: string, dims: MatmulShape, a: Operand, b: Operand, bias: GpuTensor | undefined, out: GpuTensor, skipZeroA = false): ProgramInfo {
   const p = new Params();
   for (const v of [dims.m, dims.n, dims.k, dims.batches[1], dims.group]) p.u32(v);
   for (const o of [a, b]) for (const v of [o.offset, o.batch[0], o.batch[1], o.row, o.col]) p.u32(v);
@@ -38,7 +40,7 @@ export function matmulProgram(name: string, dims: MatmulShape, a: Operand, b: Op
   p.u32(bias?.strides[0] ?? 0);
   return {
     name,
-    cacheKey: "matmul",
+    cacheKey: skipZeroA ? "matmul-skip-zero-a" : "matmul",
     code: () => /* wgsl */ `${PRELUDE}
 @group(0) @binding(1) var<storage, read> A: array<f32>;
 @group(0) @binding(2) var<storage, read> B: array<f32>;
@@ -79,7 +81,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       var bv: array<f32, 4>;
       for (var j = 0u; j < 4u; j++) { bv[j] = Bs[kk * TN + lid.x * 4u + j]; }
       for (var i = 0u; i < 8u; i++) {
-        let av = As[(lid.y * 8u + i) * TK + kk];
+        let av = As[(lid.y * 8u + i) * TK + kk];${skipZeroA ? " if (av == 0.0) { continue; }" : ""}
         for (var j = 0u; j < 4u; j++) { acc[i * 4u + j] = fma(av, bv[j], acc[i * 4u + j]); }
       }
     }

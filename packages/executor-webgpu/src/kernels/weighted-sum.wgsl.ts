@@ -1,5 +1,6 @@
 // weighted-sum: attention weights · V per batch and head, on the tiled matmul; value heads are shared across query
-// heads like keys in score.wgsl.ts (indexed, never repeated), and v is read through its strides.
+// heads like keys in score.wgsl.ts (indexed, never repeated), and v is read through its strides. A weight of exactly 0
+// (a masked or dropped key) contributes nothing, not even a NaN or ±∞ of its value row: the matmul's skip-zero variant.
 import type { WebGpuKernel } from "../executor.js";
 import { expectDim, expectHeadGroups, expectRank, requireInput } from "./checks.js";
 import { matmulProgram } from "./matmul.wgsl.js";
@@ -26,6 +27,7 @@ export const weightedSumKernel: WebGpuKernel = async (call, gpu) => {
       { t: v, offset: v.offset, batch: [vs0, vs1], row: vs2, col: vs3 },
       undefined,
       out,
+      true,
     ),
   );
   return out;

@@ -5,6 +5,9 @@ import { expect, it } from "vitest";
 import { Tensor, type Tolerance } from "@attngraph/tensor";
 import { normalizeConfig, type AttentionConfig, type AttentionConfigInput } from "@attngraph/attention";
 import { referenceAttention } from "../reference/attention64.js";
+import { referenceDropout } from "../reference/dropout64.js";
+import { mask64, score64, softmax64, weightedSum64 } from "../reference/ops64.js";
+import { attrs } from "./attrs.js";
 import { composeAttention } from "./compose.js";
 import type { ContractContext } from "./context.js";
 import { expectClose } from "./harness.js";
@@ -49,7 +52,94 @@ function randomCase(v: Variant, seed: number): { config: AttentionConfig; weight
   return { config, weights, inputs };
 }
 
+/**
+ * Elementwise: NaN where `want` is NaN, else within `tol` (NaN or ±∞ there included as a failure), naming the first
+ * bad element as [row, column] of rows of `cols`.
+ */
+function expectCloseOrNaN(got: Tensor, want: ArrayLike<number>, cols: number, tol: Tolerance, label: string): void {
+  const g = got.toFloat32Array();
+  expect(g.length, `${label}: size`).toBe(want.length);
+  const bad = Array.from(g).findIndex((x, i) => {
+    const w = want[i]!;
+    return Number.isNaN(w) ? !Number.isNaN(x) : !(Math.abs(x - w) <= tol.abs + tol.rel * Math.abs(w));
+  });
+  const where = bad < 0 ? "" : `[${Math.floor(bad / cols)}, ${bad % cols}]: got ${g[bad]}, expected ${want[bad]}`;
+  expect(bad, `${label}: first bad element ${where}`).toBe(-1);
+}
+
+/**
+ * Semantics: a key that a query cannot attend to (weight exactly 0: masked, padded, dropped) contributes nothing to that
+ * query's context, not even a NaN or ±∞ of its value row (FlashAttention semantics; PyTorch's math path gives
+ * 0 · NaN = NaN). Fused and unfused alike, whether a fused kernel skips the key's whole block or meets it inside one.
+ */
+function hiddenValueChecks(ctx: ContractContext): void {
+  // L = S = 100 keys: with causal masking, key 70 is in a key block that query blocks of 64 rows either never visit
+  // (queries 0..63) or visit with key 70 masked for some rows (64..69); key 20 is padded, visible by position to 20..99.
+  const B = 1, H = 2, Hkv = 1, L = 100, S = 100, D = 8;
+  const dims = { B, H, Hkv, L, S, D };
+  const NAN_KEY = 70;
+  const PAD_KEY = 20;
+  const scale = 1 / Math.sqrt(D);
+  const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
+  const poisoned = (seed: number): { q: Tensor; k: Tensor; v: Tensor } => {
+    const rng = createRng(seed);
+    const q = randomTensor(rng, [B, H, L, D]);
+    const k = randomTensor(rng, [B, Hkv, S, D]);
+    const v = randomTensor(rng, [B, Hkv, S, D], (r, i) => {
+      const key = Math.floor(i / D) % S;
+      return key === NAN_KEY ? NaN : key === PAD_KEY ? Infinity : r.normal();
+    });
+    return { q, k, v };
+  };
+  const causalRowsFinite = (got: Tensor, label: string): void => {
+    const g = got.toFloat32Array();
+    for (let h = 0; h < H; h++)
+      for (let i = 0; i < L; i++) {
+        const row = g.subarray(((h * L) + i) * D, ((h * L) + i + 1) * D);
+        if (i < NAN_KEY) expect(row.every(Number.isFinite), `${label}: head ${h}, query ${i} never sees key ${NAN_KEY}: finite`).toBe(true);
+        else expect(row.every(Number.isNaN), `${label}: head ${h}, query ${i} sees the NaN value of key ${NAN_KEY}: NaN`).toBe(true);
+      }
+  };
+
+  it("a NaN value row hidden by the causal mask (and an ∞ one hidden by padding) leaves the queries that cannot see it finite: fused attention", async () => {
+    const { q, k, v } = poisoned(700);
+    const pad = Tensor.from(Array.from({ length: S }, (_, j) => (j === PAD_KEY ? 1 : 0)), [B, S]);
+    const a = { causal: true, window: null, alignment: "top-left", scale, dropoutRate: 0, dropoutSeed: 0, training: false } as const;
+    const got = await ctx.h.run("attention", a, [q, k, v, pad], [B, H, L, D]);
+    causalRowsFinite(got, "attention");
+    const w = softmax64(mask64(score64(f64(q), f64(k), dims), B, H, L, S, { causal: true, window: null, alignment: "top-left" }, f64(pad)), S, scale);
+    expectCloseOrNaN(got, weightedSum64(w, f64(v), dims), D, CHAIN_TOL, "attention against the reference");
+  });
+
+  it("a NaN value row weighed exactly 0 (causal zeros, a padded key's ∞) leaves the queries that cannot see it finite: weighted-sum", async () => {
+    const { q, k, v } = poisoned(701);
+    const pad = Float64Array.from({ length: S }, (_, j) => (j === PAD_KEY ? 1 : 0));
+    const w64 = softmax64(mask64(score64(f64(q), f64(k), dims), B, H, L, S, { causal: true, window: null, alignment: "top-left" }, pad), S, scale);
+    const w = Tensor.from(Array.from(w64), [B, H, L, S]);
+    const got = await ctx.h.run("weighted-sum", attrs.none(), [w, v], [B, H, L, D]);
+    causalRowsFinite(got, "weighted-sum");
+    expectCloseOrNaN(got, weightedSum64(f64(w), f64(v), dims), D, CHAIN_TOL, "weighted-sum against the reference");
+  });
+
+  it("a NaN value row of a dropped key does not reach the query that dropped it: fused attention with dropout", async () => {
+    const L2 = 16, S2 = 16, seed = 77, rate = 0.5;
+    const d2 = { B: 1, H: 1, Hkv: 1, L: L2, S: S2, D };
+    const rng = createRng(702);
+    const q = randomTensor(rng, [1, 1, L2, D]);
+    const k = randomTensor(rng, [1, 1, S2, D]);
+    const v = randomTensor(rng, [1, 1, S2, D], (r, i) => (Math.floor(i / D) === 5 ? NaN : r.normal()));
+    const a = { causal: false, window: null, alignment: "top-left", scale, dropoutRate: rate, dropoutSeed: seed, training: true } as const;
+    const got = await ctx.h.run("attention", a, [q, k, v, undefined], [1, 1, L2, D]);
+    const w = softmax64(score64(f64(q), f64(k), d2), S2, scale);
+    const want = weightedSum64(Float64Array.from(referenceDropout(Float32Array.from(w), seed, rate)), f64(v), d2);
+    const finiteRows = Array.from({ length: L2 }, (_, i) => Number.isFinite(want[i * D]!)).filter(Boolean).length;
+    expect(finiteRows > 0 && finiteRows < L2, "the seed drops key 5 for some queries and keeps it for others").toBe(true);
+    expectCloseOrNaN(got, want, D, CHAIN_TOL, "attention with dropout against the reference");
+  });
+}
+
 export function attentionChecks(ctx: ContractContext): void {
+  hiddenValueChecks(ctx);
   variants.forEach((v, i) => {
     it(`attention from dispatch calls: ${v.label}`, async () => {
       const { config, weights, inputs } = randomCase(v, 600 + i);

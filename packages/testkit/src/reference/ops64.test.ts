@@ -2,7 +2,7 @@
 // softmax edge rows. (The golden cases prove the rest through attention64.test.ts.)
 import { describe, expect, it } from "vitest";
 import { AttnGraphError } from "@attngraph/tensor";
-import { mask64, softmax64 } from "./ops64.js";
+import { mask64, softmax64, weightedSum64 } from "./ops64.js";
 
 /** Which keys each query row sees, as strings of "x" (visible) and "." (hidden), for B = H = 1. */
 function visible(L: number, S: number, m: Parameters<typeof mask64>[5], pad?: number[]): string[] {
@@ -48,5 +48,14 @@ describe("softmax64", () => {
   it("a NaN makes its whole row NaN and no other row", () => {
     const out = softmax64(Float64Array.from([0, NaN, 0, 0]), 2, 1);
     expect([...out]).toEqual([NaN, NaN, 0.5, 0.5]);
+  });
+});
+
+describe("weightedSum64", () => {
+  it("a key weighed exactly 0 adds nothing, not even a NaN or ±∞ value; a weighed one still propagates it", () => {
+    const dims = { B: 1, H: 1, Hkv: 1, L: 2, S: 3, D: 1 };
+    const w = Float64Array.from([0.5, 0.5, 0, 0.25, 0.25, 0.5]); // query 0 does not see key 2, query 1 does
+    expect([...weightedSum64(w, Float64Array.from([2, 4, NaN]), dims)]).toEqual([3, NaN]);
+    expect([...weightedSum64(w, Float64Array.from([2, 4, Infinity]), dims)]).toEqual([3, Infinity]);
   });
 });

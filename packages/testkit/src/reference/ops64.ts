@@ -131,7 +131,11 @@ export function softmax64(x: Float64Array, S: number, scale: number): Float64Arr
   return out;
 }
 
-/** weights [B, H, L, S] · v [B, Hkv, S, D] → [B, H, L, D]; value heads shared like key heads. */
+/**
+ * weights [B, H, L, S] · v [B, Hkv, S, D] → [B, H, L, D]; value heads shared like key heads. A weight of exactly 0 (a
+ * masked or dropped key) contributes nothing, not even a NaN or ±∞ of its value row (FlashAttention semantics, as every
+ * executor; PyTorch's math path gives 0 · NaN = NaN there).
+ */
 export function weightedSum64(w: Float64Array, v: Float64Array, { B, H, Hkv, L, S, D }: HeadDims): Float64Array {
   const out = new Float64Array(B * H * L * D);
   for (let b = 0; b < B; b++)
@@ -140,7 +144,10 @@ export function weightedSum64(w: Float64Array, v: Float64Array, { B, H, Hkv, L, 
       for (let i = 0; i < L; i++)
         for (let d = 0; d < D; d++) {
           let acc = 0;
-          for (let j = 0; j < S; j++) acc += w[((b * H + h) * L + i) * S + j]! * v[((b * Hkv + g) * S + j) * D + d]!;
+          for (let j = 0; j < S; j++) {
+            const wj = w[((b * H + h) * L + i) * S + j]!;
+            if (wj !== 0) acc += wj * v[((b * Hkv + g) * S + j) * D + d]!; // a key weighed 0 adds nothing, not even NaN
+          }
           out[((b * H + h) * L + i) * D + d] = acc;
         }
     }
