@@ -1,5 +1,6 @@
 // `pnpm soak`: the long soak, ATTNGRAPH_SOAK_RUNS runs (default 10,000) per executor with taps off and on, printed as
-// a table. Exits non-zero when memory grew by more than the bound the test uses.
+// a table. Exits non-zero when memory grew by more than the bound the test uses. ATTNGRAPH_SOAK_EXECUTORS (a comma
+// list, e.g. "webgpu") limits it to some executors.
 import { executors } from "./executors.js";
 import { soakRuns } from "./settings.js";
 import { formatSoakTable, soak, type SoakResult } from "./soak.js";
@@ -7,7 +8,10 @@ import { SOAK_GROWTH_BOUND } from "./soak-bound.js";
 
 const runs = soakRuns(10_000);
 const results: SoakResult[] = [];
-for (const entry of executors) {
+const only = process.env["ATTNGRAPH_SOAK_EXECUTORS"]?.split(",").map((n) => n.trim()).filter(Boolean);
+const unknown = only?.filter((n) => !executors.some((e) => e.name === n)) ?? [];
+if (unknown.length) throw new Error(`ATTNGRAPH_SOAK_EXECUTORS: unknown executor ${unknown.join(", ")}; known: ${executors.map((e) => e.name).join(", ")}`);
+for (const entry of executors.filter((e) => !only || only.includes(e.name))) {
   for (const taps of [false, true]) {
     const r = await soak(entry, { runs, taps });
     results.push(r);
