@@ -1,9 +1,8 @@
-// Executors by the names the CLI accepts. An executor that is not built yet is a loud "unsupported", not a fallback.
+// Executors by the names the CLI accepts, in the order a comma list gives them (preference order).
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { createWasmExecutor } from "@attngraph/executor-wasm";
 import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import type { Executor } from "@attngraph/graph";
-import { UnsupportedError } from "@attngraph/tensor";
 import { UsageError } from "./io.js";
 
 const factories: Record<string, () => Executor> = {
@@ -13,14 +12,12 @@ const factories: Record<string, () => Executor> = {
   // Requests its device in init() (navigator.gpu, or the webgpu package in Node); "webgpu: no adapter" fails compile.
   webgpu: () => createWebGpuExecutor(),
 };
-const planned: string[] = [];
 
 /** Executors for a comma-separated list of names, in preference order. */
 export function executorsFor(list: string): Executor[] {
   return list.split(",").map((name) => {
     const make = factories[name.trim()];
     if (make) return make();
-    if (planned.includes(name)) throw new UnsupportedError(`executor ${name} (not built yet; available: ${Object.keys(factories).join(", ")})`);
     throw new UsageError(`unknown executor "${name}"; available: ${Object.keys(factories).join(", ")}`);
   });
 }

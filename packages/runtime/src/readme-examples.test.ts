@@ -71,7 +71,7 @@ describe("README examples", () => {
     // README: executors
     const cpu = createCpuExecutor();
     const session = await compile(graph, {
-      executors: [cpu], // in order of preference: e.g. [webgpu, wasm, cpu] once those exist
+      executors: [cpu], // in order of preference (the README shows [webgpu, wasm, cpu])
       placement: { masked: "cpu" }, // pin one node to one executor
       weights,
     });
