@@ -7,3 +7,17 @@ export { sameDim, sameSize, formatDims, isConcrete, bindDims, type Dim, type Sym
 export { GraphValidationError, GraphFormatError } from "./errors.js";
 export type { Arena, Executor, KernelCall, Support } from "./executor-contract.js";
 export * from "./ops/index.js";
+export {
+  attrError,
+  checkDropoutAttrs,
+  checkMaskAttrs,
+  checkScale,
+  expectDim,
+  expectHeadGroups,
+  expectRank,
+  maskOffset,
+  windowOf,
+  type CallInfo,
+  type DropoutFields,
+  type Shaped,
+} from "./kernel-checks.js";

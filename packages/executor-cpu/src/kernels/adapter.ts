@@ -4,6 +4,9 @@
 import { AttnGraphError, ShapeError, Tensor, describe, formatShape, sameShape, sizeOf, type Shape } from "@attngraph/tensor";
 import type { KernelCall } from "@attngraph/graph";
 import type { StridedView } from "./strided.js";
+// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
+import { attrError, expectDim, expectHeadGroups, expectRank } from "@attngraph/graph";
+export { attrError, expectDim, expectHeadGroups, expectRank };
 
 export type Call = KernelCall<Tensor>;
 
@@ -35,30 +38,6 @@ export function optionalInput(call: Call, slot: number, name: string): Tensor | 
     });
   }
   return t;
-}
-
-/** Rank check; `legend` is the expected shape in the shape legend, e.g. "[B, H, L, D]". */
-export function expectRank(call: Call, name: string, t: Tensor, rank: number, legend: string): void {
-  if (t.rank !== rank) throw new ShapeError(`${call.node}.${name}`, `op ${call.kind} needs rank ${rank}`, legend, formatShape(t.shape));
-}
-
-/** One dim must equal another: `what` says which ("head dim D of k must match q"). */
-export function expectDim(call: Call, name: string, what: string, expected: number, got: number, t: Tensor): void {
-  if (expected !== got) throw new ShapeError(`${call.node}.${name}`, what, String(expected), `${got} in ${formatShape(t.shape)}`);
-}
-
-/** Grouped-query attention: H query heads share Hkv key/value heads, so Hkv must divide H. */
-export function expectHeadGroups(call: Call, name: string, h: number, hkv: number, t: Tensor): void {
-  if (hkv === 0 ? h !== 0 : h % hkv !== 0) {
-    throw new ShapeError(`${call.node}.${name}`, "query heads H must be a multiple of key/value heads Hkv", `a divisor of H=${h}`, `Hkv=${hkv} in ${formatShape(t.shape)}`);
-  }
-}
-
-/** An "attr" error naming `<node>.<field>`. */
-export function attrError(call: Call, field: string, expected: string, value: unknown): AttnGraphError {
-  const subject = `${call.node}.${field}`;
-  const got = showValue(value);
-  return new AttnGraphError("attr", describe(subject, `invalid attribute of op ${call.kind}`, expected, got), { subject, expected, got });
 }
 
 /**
@@ -110,14 +89,4 @@ function isDense(shape: Shape, strides: readonly number[]): boolean {
     expected *= shape[i]!;
   }
   return true;
-}
-
-function showValue(v: unknown): string {
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined) return String(v);
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
 }

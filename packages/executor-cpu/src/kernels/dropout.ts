@@ -5,6 +5,9 @@ import type { DropoutAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
 import { attrError, outData, requireInput, result, type Call } from "./adapter.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
+// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
+import { checkDropoutAttrs, type DropoutFields } from "@attngraph/graph";
+export { checkDropoutAttrs, type DropoutFields };
 
 /** MurmurHash3's 32-bit finaliser: a bijection on uint32 that mixes every input bit into every output bit. */
 export function fmix32(h: number): number {
@@ -80,25 +83,3 @@ export const dropoutKernel: CpuKernel = (call) => {
   return result(call, dropoutImpl(x, rate, seed, out), x.shape);
 };
 
-/** Where a call keeps its dropout attributes: dropout's own names, or the fused attention's. */
-export interface DropoutFields {
-  readonly rate: string;
-  readonly seed: string;
-  readonly training: string;
-}
-
-const DROPOUT_FIELDS: DropoutFields = { rate: "rate", seed: "seed", training: "training" };
-
-/**
- * Dropout attributes of a call, each checked and named by its field in errors. With `defaults`, an absent attribute
- * takes its default (the fused attention's dropout is optional); without, absent is an error.
- */
-export function checkDropoutAttrs(call: Call, fields: DropoutFields = DROPOUT_FIELDS, defaults?: DropoutAttrs): DropoutAttrs {
-  const rate = call.attrs[fields.rate] ?? defaults?.rate;
-  const seed = call.attrs[fields.seed] ?? defaults?.seed;
-  const training = call.attrs[fields.training] ?? defaults?.training;
-  if (typeof training !== "boolean") throw attrError(call, fields.training, "true or false", training);
-  if (typeof rate !== "number" || !(rate >= 0 && rate < 1)) throw attrError(call, fields.rate, "a number with 0 <= rate < 1", rate);
-  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw attrError(call, fields.seed, "an integer in 0..2^32-1", seed);
-  return { rate, seed, training };
-}

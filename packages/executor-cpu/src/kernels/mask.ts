@@ -5,14 +5,12 @@ import type { MaskAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
 import { attrError, expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import type { StridedView } from "./strided.js";
+// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
+import { checkMaskAttrs, maskOffset, windowOf } from "@attngraph/graph";
+export { checkMaskAttrs, maskOffset, windowOf };
 
 // The mask rule, shared with the fused attention kernel so both hide exactly the same keys. By position, query i sees
 // keys lo < j <= hi; a padded key is hidden on top of that.
-
-/** The alignment offset: 0 for "top-left", S − L for "bottom-right" (query i is then aligned with key i + S − L). */
-export function maskOffset(alignment: MaskAttrs["alignment"], nl: number, ns: number): number {
-  return alignment === "bottom-right" ? ns - nl : 0;
-}
 
 /** The last key query i sees by position (hi): i + off under causal, else the last key S − 1. */
 export function lastVisibleKey(i: number, off: number, causal: boolean, ns: number): number {
@@ -22,11 +20,6 @@ export function lastVisibleKey(i: number, off: number, causal: boolean, ns: numb
 /** The last key the sliding window hides for query i (lo: keys j <= lo are hidden), or -1 without a window (win = 0). */
 export function lastWindowedKey(i: number, off: number, win: number): number {
   return win > 0 ? i + off - win : -1;
-}
-
-/** The window size to pass to `lastWindowedKey`: 0 (none) unless causal with a window. */
-export function windowOf(attrs: Pick<MaskAttrs, "causal" | "window">): number {
-  return attrs.causal && attrs.window !== null ? attrs.window : 0;
 }
 
 /**
@@ -113,13 +106,3 @@ export const maskKernel: CpuKernel = (call) => {
   return result(call, maskImpl(scores, pad, attrs, outData(call, scores.shape)), scores.shape);
 };
 
-/** The mask attributes { causal, window, alignment } of a call (mask or attention), each checked; absent window = null. */
-export function checkMaskAttrs(call: Call): MaskAttrs {
-  const { causal, alignment } = call.attrs as Partial<MaskAttrs>;
-  const window = (call.attrs as Partial<MaskAttrs>).window ?? null; // absent = no window, as normalizeAttrs does
-  if (typeof causal !== "boolean") throw attrError(call, "causal", "true or false", causal);
-  if (window !== null && (!Number.isInteger(window) || window! < 1)) throw attrError(call, "window", "null or an integer >= 1", window);
-  if (window !== null && !causal) throw attrError(call, "window", "a sliding window only with causal: true", window);
-  if (alignment !== "top-left" && alignment !== "bottom-right") throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
-  return { causal, window, alignment };
-}

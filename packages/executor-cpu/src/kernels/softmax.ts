@@ -4,6 +4,9 @@ import type { CpuKernel } from "../executor.js";
 import { attrError, outData, requireInput, result } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
+// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
+import { checkScale } from "@attngraph/graph";
+export { checkScale };
 
 let rowScratch: Float64Array = new Float64Array(0); // one row of exponentials; reused, kernels are synchronous
 
@@ -53,9 +56,3 @@ export const softmaxKernel: CpuKernel = (call) => {
   return result(call, softmaxImpl(x, scale, outData(call, x.shape)), x.shape);
 };
 
-/** The `scale` attribute of a call (softmax or attention): a finite number. */
-export function checkScale(call: Parameters<CpuKernel>[0]): number {
-  const { scale } = call.attrs as Partial<SoftmaxAttrs>;
-  if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
-  return scale;
-}

@@ -5,6 +5,9 @@ import { AttnGraphError, ShapeError, describe, formatShape } from "@attngraph/te
 import type { DropoutAttrs, KernelCall, MaskAttrs, SoftmaxAttrs } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import { WasmValue } from "../value.js";
+// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
+import { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, expectDim, expectHeadGroups, expectRank, maskOffset, windowOf, type DropoutFields } from "@attngraph/graph";
+export { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, expectDim, expectHeadGroups, expectRank, maskOffset, windowOf, type DropoutFields };
 
 export type Call = KernelCall<WasmValue>;
 
@@ -33,71 +36,6 @@ export function optionalInput(call: Call, slot: number, name: string): WasmValue
     });
   }
   return v;
-}
-
-export function expectRank(call: Call, name: string, t: WasmValue, rank: number, legend: string): void {
-  if (t.rank !== rank) throw new ShapeError(`${call.node}.${name}`, `op ${call.kind} needs rank ${rank}`, legend, formatShape(t.shape));
-}
-
-export function expectDim(call: Call, name: string, what: string, expected: number, got: number, t: WasmValue): void {
-  if (expected !== got) throw new ShapeError(`${call.node}.${name}`, what, String(expected), `${got} in ${formatShape(t.shape)}`);
-}
-
-export function expectHeadGroups(call: Call, name: string, h: number, hkv: number, t: WasmValue): void {
-  if (hkv === 0 ? h !== 0 : h % hkv !== 0) {
-    throw new ShapeError(`${call.node}.${name}`, "query heads H must be a multiple of key/value heads Hkv", `a divisor of H=${h}`, `Hkv=${hkv} in ${formatShape(t.shape)}`);
-  }
-}
-
-export function attrError(call: Call, field: string, expected: string, value: unknown): AttnGraphError {
-  const subject = `${call.node}.${field}`;
-  const got = showValue(value);
-  return new AttnGraphError("attr", describe(subject, `invalid attribute of op ${call.kind}`, expected, got), { subject, expected, got });
-}
-
-/** The mask attributes { causal, window, alignment }, each checked; absent window = null. */
-export function checkMaskAttrs(call: Call): MaskAttrs {
-  const { causal, alignment } = call.attrs as Partial<MaskAttrs>;
-  const window = (call.attrs as Partial<MaskAttrs>).window ?? null;
-  if (typeof causal !== "boolean") throw attrError(call, "causal", "true or false", causal);
-  if (window !== null && (!Number.isInteger(window) || window < 1)) throw attrError(call, "window", "null or an integer >= 1", window);
-  if (window !== null && !causal) throw attrError(call, "window", "a sliding window only with causal: true", window);
-  if (alignment !== "top-left" && alignment !== "bottom-right") throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
-  return { causal, window, alignment };
-}
-
-/** The alignment offset: 0 for "top-left", S − L for "bottom-right". */
-export function maskOffset(alignment: MaskAttrs["alignment"], nl: number, ns: number): number {
-  return alignment === "bottom-right" ? ns - nl : 0;
-}
-
-/** The window size the module takes: 0 (none) unless causal with a window. */
-export function windowOf(attrs: Pick<MaskAttrs, "causal" | "window">): number {
-  return attrs.causal && attrs.window !== null ? attrs.window : 0;
-}
-
-export function checkScale(call: Call): number {
-  const { scale } = call.attrs as Partial<SoftmaxAttrs>;
-  if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
-  return scale;
-}
-
-export interface DropoutFields {
-  readonly rate: string;
-  readonly seed: string;
-  readonly training: string;
-}
-
-const DROPOUT_FIELDS: DropoutFields = { rate: "rate", seed: "seed", training: "training" };
-
-export function checkDropoutAttrs(call: Call, fields: DropoutFields = DROPOUT_FIELDS, defaults?: DropoutAttrs): DropoutAttrs {
-  const rate = call.attrs[fields.rate] ?? defaults?.rate;
-  const seed = call.attrs[fields.seed] ?? defaults?.seed;
-  const training = call.attrs[fields.training] ?? defaults?.training;
-  if (typeof training !== "boolean") throw attrError(call, fields.training, "true or false", training);
-  if (typeof rate !== "number" || !(rate >= 0 && rate < 1)) throw attrError(call, fields.rate, "a number with 0 <= rate < 1", rate);
-  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw attrError(call, fields.seed, "an integer in 0..2^32-1", seed);
-  return { rate, seed, training };
 }
 
 /** MurmurHash3's 32-bit finaliser (the dropout spec's fmix32), for the seed the module takes pre-mixed. */
@@ -184,14 +122,4 @@ export function filling(call: Call, ctx: WasmContext, out: WasmValue, fill: () =
     throw e;
   }
   return out;
-}
-
-function showValue(v: unknown): string {
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined) return String(v);
-  try {
-    return JSON.stringify(v) ?? String(v);
-  } catch {
-    return String(v);
-  }
 }

@@ -8,6 +8,9 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { attrError, requireInput, type Call } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
+import { checkDropoutAttrs, type DropoutFields } from "@attngraph/graph";
+export { checkDropoutAttrs, type DropoutFields };
 
 /** WGSL: the generator. `dropout_bits(mixedSeed, i)` with mixedSeed = fmix32(seed), hoisted to the host. */
 export const DROPOUT_WGSL = /* wgsl */ `
@@ -43,23 +46,6 @@ export function packDropout(p: Params, a: DropoutAttrs): number {
   p.u32(dropoutThreshold(a.rate));
   p.f32(Math.fround(1 / (1 - a.rate)));
   return at;
-}
-
-export interface DropoutFields {
-  readonly rate: string;
-  readonly seed: string;
-  readonly training: string;
-}
-
-/** Dropout attributes, each checked and named by its field; with `defaults`, absent ones take them (fused attention). */
-export function checkDropoutAttrs(call: Call, fields: DropoutFields = { rate: "rate", seed: "seed", training: "training" }, defaults?: DropoutAttrs): DropoutAttrs {
-  const rate = call.attrs[fields.rate] ?? defaults?.rate;
-  const seed = call.attrs[fields.seed] ?? defaults?.seed;
-  const training = call.attrs[fields.training] ?? defaults?.training;
-  if (typeof training !== "boolean") throw attrError(call, fields.training, "true or false", training);
-  if (typeof rate !== "number" || !(rate >= 0 && rate < 1)) throw attrError(call, fields.rate, "a number with 0 <= rate < 1", rate);
-  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw attrError(call, fields.seed, "an integer in 0..2^32-1", seed);
-  return { rate, seed, training };
 }
 
 /** Params: x view, n, dropout words. One invocation per element. */

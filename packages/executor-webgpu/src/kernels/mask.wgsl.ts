@@ -9,6 +9,9 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { attrError, expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
+import { checkMaskAttrs, maskOffset, windowOf } from "@attngraph/graph";
+export { checkMaskAttrs };
 
 /** WGSL: whether query i sees key j by position; `m` is the word of (causal, window, off) in the params. */
 export const MASK_WGSL = /* wgsl */ `
@@ -23,20 +26,9 @@ fn visible_by_position(m: u32, i: u32, j: u32, ns: u32) -> bool {
 /** Packs (causal, window or 0, off) for MASK_WGSL and returns the word position. */
 export function packMask(p: Params, attrs: MaskAttrs, nl: number, ns: number): number {
   const at = p.u32(attrs.causal ? 1 : 0);
-  p.u32(attrs.causal && attrs.window !== null ? attrs.window : 0);
-  p.i32(attrs.alignment === "bottom-right" ? ns - nl : 0);
+  p.u32(windowOf(attrs));
+  p.i32(maskOffset(attrs.alignment, nl, ns));
   return at;
-}
-
-/** The mask attributes of a call (mask or attention), each checked; an absent window is null. */
-export function checkMaskAttrs(call: Call): MaskAttrs {
-  const { causal, alignment } = call.attrs as Partial<MaskAttrs>;
-  const window = (call.attrs as Partial<MaskAttrs>).window ?? null;
-  if (typeof causal !== "boolean") throw attrError(call, "causal", "true or false", causal);
-  if (window !== null && (!Number.isInteger(window) || window < 1)) throw attrError(call, "window", "null or an integer >= 1", window);
-  if (window !== null && !causal) throw attrError(call, "window", "a sliding window only with causal: true", window);
-  if (alignment !== "top-left" && alignment !== "bottom-right") throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
-  return { causal, window, alignment };
 }
 
 /**
