@@ -3,6 +3,7 @@
 // speed lives in kernels/matmul.ts and the fused kernels/attention.ts; this file only dispatches).
 import { AttnGraphError, UnsupportedError, describe, formatShape, sameShape, type Tensor } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
+import { KernelTable } from "@attngraph/graph";
 import { CpuArena } from "./arena.js";
 
 /**
@@ -12,42 +13,20 @@ import { CpuArena } from "./arena.js";
 export type CpuKernel = (call: KernelCall<Tensor>) => Tensor;
 
 const EXECUTOR = "cpu";
-const OK: Support = Object.freeze({ ok: true });
 
 export class CpuExecutor implements Executor<Tensor> {
   readonly specVersion = 1 as const;
   readonly name = EXECUTOR;
-  readonly #kernels = new Map<string, CpuKernel>();
+  readonly #kernels = new KernelTable<CpuKernel>(EXECUTOR, "(call) => Tensor");
 
   /** Registers the kernel for `kind`. A second kernel for the same kind is an error: replacing one silently hides bugs. */
   registerKernel(kind: string, kernel: CpuKernel): void {
-    if (typeof kind !== "string" || kind.length === 0) {
-      throw new AttnGraphError("invalid-kernel", describe(`executor ${EXECUTOR}`, "op kind must be a non-empty string", "a string", String(kind)), {
-        subject: `executor ${EXECUTOR}`,
-      });
-    }
-    if (typeof kernel !== "function") {
-      const subject = `op ${kind}`;
-      throw new AttnGraphError("invalid-kernel", describe(subject, `kernel for executor ${EXECUTOR} must be a function`, "(call) => Tensor", typeof kernel), {
-        subject,
-        expected: "(call) => Tensor",
-        got: typeof kernel,
-      });
-    }
-    if (this.#kernels.has(kind)) {
-      const subject = `op ${kind}`;
-      throw new AttnGraphError(
-        "duplicate-kernel",
-        describe(subject, `a kernel is already registered on executor ${EXECUTOR}`, "one kernel per op and executor", "a second registration"),
-        { subject, expected: "one kernel per op and executor", got: "a second registration" },
-      );
-    }
-    this.#kernels.set(kind, kernel);
+    this.#kernels.register(kind, kernel);
   }
 
   /** Never throws: the scheduler asks at compile time and falls back to another executor on `ok: false`. */
   supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
-    return this.#kernels.has(kind) ? OK : { ok: false, reason: `no kernel for op ${String(kind)}` };
+    return this.#kernels.supports(kind);
   }
 
   /** Host memory is this executor's memory; kernels never mutate their inputs, so no copy is needed. */

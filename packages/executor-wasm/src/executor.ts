@@ -7,6 +7,7 @@
 // `view`; anything else from before the trap is an error when used, and is ignored when released.
 import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameShape } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
+import { KernelTable } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
 import { WasmContext } from "./context.js";
 import { WasmHeap, blockBytes } from "./heap.js";
@@ -29,7 +30,6 @@ export interface WasmExecutorOptions {
 }
 
 const EXECUTOR = "wasm";
-const OK: Support = Object.freeze({ ok: true });
 const PAGE = 65536;
 const DEFAULT_MAX = 2 ** 31;
 /** Two rank-6 view descriptors (2 × 12 i32), rounded to the allocator's 64-byte blocks. */
@@ -70,7 +70,7 @@ class Instance {
 export class WasmExecutor implements Executor<WasmValue> {
   readonly specVersion = 1 as const;
   readonly name = EXECUTOR;
-  readonly #kernels = new Map<string, WasmKernel>();
+  readonly #kernels = new KernelTable<WasmKernel>(EXECUTOR, "(call, ctx) => WasmValue");
   readonly #options: WasmExecutorOptions;
   readonly #maxBytes: number;
   #module: WebAssembly.Module | undefined;
@@ -130,32 +130,12 @@ export class WasmExecutor implements Executor<WasmValue> {
   }
 
   registerKernel(kind: string, kernel: WasmKernel): void {
-    if (typeof kind !== "string" || kind.length === 0) {
-      throw new AttnGraphError("invalid-kernel", describe(`executor ${EXECUTOR}`, "op kind must be a non-empty string", "a string", String(kind)), {
-        subject: `executor ${EXECUTOR}`,
-      });
-    }
-    const subject = `op ${kind}`;
-    if (typeof kernel !== "function") {
-      throw new AttnGraphError("invalid-kernel", describe(subject, `kernel for executor ${EXECUTOR} must be a function`, "(call, ctx) => WasmValue", typeof kernel), {
-        subject,
-        expected: "(call, ctx) => WasmValue",
-        got: typeof kernel,
-      });
-    }
-    if (this.#kernels.has(kind)) {
-      throw new AttnGraphError(
-        "duplicate-kernel",
-        describe(subject, `a kernel is already registered on executor ${EXECUTOR}`, "one kernel per op and executor", "a second registration"),
-        { subject, expected: "one kernel per op and executor", got: "a second registration" },
-      );
-    }
-    this.#kernels.set(kind, kernel);
+    this.#kernels.register(kind, kernel);
   }
 
   /** Never throws: `ok: false` for an op kind with no kernel (user ops included, unless a kernel was registered). */
   supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
-    return this.#kernels.has(kind) ? OK : { ok: false, reason: `no kernel for op ${String(kind)}` };
+    return this.#kernels.supports(kind);
   }
 
   /** Loads and instantiates the module (once; later calls return at once). The runtime's `compile()` calls it. */

@@ -10,6 +10,7 @@
 //   counts it, so tests can prove that nothing else is read.
 import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type Shape } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
+import { KernelTable } from "@attngraph/graph";
 import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
 import { sharedDevice, type DeviceOptions } from "./device.js";
 import { GpuTensor, isGpuTensor, type GpuStorage } from "./gpu-tensor.js";
@@ -55,7 +56,6 @@ export interface WebGpuStats {
 }
 
 const EXECUTOR = "webgpu";
-const OK: Support = Object.freeze({ ok: true });
 
 interface DeviceState {
   readonly device: GPUDevice;
@@ -71,7 +71,7 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   readonly specVersion = 1 as const;
   readonly name = EXECUTOR;
   readonly stats: WebGpuStats = { readbacks: 0, uploads: 0, dispatches: 0, devices: 0 };
-  readonly #kernels = new Map<string, WebGpuKernel>();
+  readonly #kernels = new KernelTable<WebGpuKernel>(EXECUTOR, "(call, gpu) => GpuTensor");
   readonly #options: WebGpuExecutorOptions;
   #userDevice: GPUDevice | undefined;
   #state: DeviceState | undefined;
@@ -85,32 +85,12 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   }
 
   registerKernel(kind: string, kernel: WebGpuKernel): void {
-    if (typeof kind !== "string" || kind.length === 0) {
-      throw new AttnGraphError("invalid-kernel", describe(`executor ${EXECUTOR}`, "op kind must be a non-empty string", "a string", String(kind)), {
-        subject: `executor ${EXECUTOR}`,
-      });
-    }
-    const subject = `op ${kind}`;
-    if (typeof kernel !== "function") {
-      throw new AttnGraphError("invalid-kernel", describe(subject, `kernel for executor ${EXECUTOR} must be a function`, "(call, gpu) => GpuTensor", typeof kernel), {
-        subject,
-        expected: "(call, gpu) => GpuTensor",
-        got: typeof kernel,
-      });
-    }
-    if (this.#kernels.has(kind)) {
-      throw new AttnGraphError(
-        "duplicate-kernel",
-        describe(subject, `a kernel is already registered on executor ${EXECUTOR}`, "one kernel per op and executor", "a second registration"),
-        { subject, expected: "one kernel per op and executor", got: "a second registration" },
-      );
-    }
-    this.#kernels.set(kind, kernel);
+    this.#kernels.register(kind, kernel);
   }
 
   /** Never throws, needs no device: whether a kernel is registered. A missing adapter is init()'s error. */
   supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
-    return this.#kernels.has(kind) ? OK : { ok: false, reason: `no kernel for op ${String(kind)}` };
+    return this.#kernels.supports(kind);
   }
 
   /** Requests the device (or adopts the user's). No adapter → AttnGraphError "no-adapter" saying what to install. */

@@ -21,3 +21,4 @@ export {
   type DropoutFields,
   type Shaped,
 } from "./kernel-checks.js";
+export { KernelTable } from "./kernel-table.js";
