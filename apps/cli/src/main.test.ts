@@ -1,7 +1,7 @@
 // The golden suite runs here through the same entry point users call (`attngraph conformance <dir>`), over the copy of
 // the cases kept in @attngraph/testkit, so the project's tests never reach outside the repo.
 import { goldenDir } from "@attngraph/testkit";
-import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -47,6 +47,22 @@ describe("attngraph conformance", () => {
     const { code, out } = await cli("conformance", dir);
     expect(out[0]).toMatch(/^FAIL t1-causal-b2-d8-h2 {2}output: 1 of 16 off, worst at 3/);
     expect(out.at(-1)).toBe("0 passed, 1 failed");
+    expect(code).toBe(1);
+  });
+
+  it("a case that compares nothing fails; --tap none names the tensors it cannot compare", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "attngraph-cases-"));
+    const c = JSON.parse(readFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), "utf8"));
+    writeFileSync(join(dir, "a-empty.json"), JSON.stringify({ ...c, name: "empty", expected: {} }));
+    writeFileSync(join(dir, "b-weights-only.json"), JSON.stringify({ ...c, name: "weights-only", expected: { weights: c.expected.weights } }));
+    writeFileSync(join(dir, "c-full.json"), JSON.stringify({ ...c, name: "full" }));
+    const { code, out } = await cli("conformance", dir, "--tap", "none");
+    expect(out).toEqual([
+      "FAIL empty  nothing to compare: expected holds no tensors",
+      "FAIL weights-only  nothing to compare: not compared under --tap none: weights",
+      expect.stringMatching(/^PASS full {2}\(1 tensors, worst: output .*; not compared under --tap none: queries, keys, values, scores, weights, context\)$/),
+      "1 passed, 2 failed",
+    ]);
     expect(code).toBe(1);
   });
 

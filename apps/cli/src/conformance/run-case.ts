@@ -21,8 +21,10 @@ export interface CaseResult {
   readonly name: string;
   readonly ok: boolean;
   readonly checks: readonly TensorCheck[];
-  /** Why the case failed without a comparison (unsupported feature, a build or run error). */
+  /** Why the case failed without a comparison (unsupported feature, a build or run error, nothing to compare). */
   readonly error?: string;
+  /** Expected tensors that `--tap none` cannot compare (only the outputs come back), listed on the case's line. */
+  readonly notCompared?: readonly string[];
 }
 
 export interface RunCaseOptions {
@@ -47,12 +49,22 @@ export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<C
   try {
     const fusedQkv = options.fusedQkv ?? false;
     const graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv });
-    const session = await compile(graph, { executors: options.executors, weights: attentionWeights(c.config, c.weights, { fusedQkv }) });
     const mode = options.tap ?? "expected";
     const outputNames = new Set(graph.outputs);
-    const expectedNames = Object.keys(c.expected).filter((n) => mode !== "none" || outputNames.has(nodeFor(n, graph.outputs)));
-    const missing = expectedNames.filter((n) => !graph.has(nodeFor(n, graph.outputs)));
+    const allNames = Object.keys(c.expected);
+    const missing = allNames.filter((n) => !graph.has(nodeFor(n, graph.outputs)));
     if (missing.length) return { ...base, ok: false, checks: [], error: `expected tensor(s) with no node in the graph: ${missing.join(", ")}` };
+    // Untapped, only the graph's outputs come back; the rest is reported, never dropped silently.
+    const expectedNames = allNames.filter((n) => mode !== "none" || outputNames.has(nodeFor(n, graph.outputs)));
+    const notCompared = allNames.filter((n) => !expectedNames.includes(n));
+    const skipped = notCompared.length ? { notCompared } : {};
+    // A case that compares nothing proves nothing: `expected: {}`, or only tensors this mode cannot see.
+    if (expectedNames.length === 0) {
+      const error = allNames.length === 0 ? "nothing to compare: expected holds no tensors" : `nothing to compare: ${notComparedText(notCompared)}`;
+      return { ...base, ok: false, checks: [], error, ...skipped };
+    }
+    // Compiled only now: the early returns above hold no session that would need disposing.
+    const session = await compile(graph, { executors: options.executors, weights: attentionWeights(c.config, c.weights, { fusedQkv }) });
     const wanted = new Set(expectedNames.map((n) => nodeFor(n, graph.outputs)));
     const got = new Map<string, Tensor>();
     const sub = mode === "none" ? undefined : session.tap(mode === "all" ? () => true : (n) => wanted.has(n)).subscribe((e) => got.set(e.node, e.tensor));
@@ -70,8 +82,13 @@ export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<C
       const r = compare(t, exp, c.tolerance);
       return { name: n, ok: r.ok, failures: r.failures, size: exp.size, worst: r.worst, ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}) };
     });
-    return { ...base, ok: checks.every((k) => k.ok), checks };
+    return { ...base, ok: checks.length > 0 && checks.every((k) => k.ok), checks, ...skipped };
   } catch (e) {
     return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
   }
+}
+
+/** The note on a case's line: `not compared under --tap none: weights, scores`. */
+export function notComparedText(names: readonly string[]): string {
+  return `not compared under --tap none: ${names.join(", ")}`;
 }

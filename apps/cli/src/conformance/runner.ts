@@ -2,7 +2,7 @@
 // line per case, and a closing "N passed, N failed". A case file that cannot be read is a failed case, never a crash.
 import type { Executor } from "@attngraph/graph";
 import { listCases, loadCase } from "@attngraph/testkit";
-import { runCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
+import { notComparedText, runCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
 
 export interface ConformanceOptions extends Omit<RunCaseOptions, "executors"> {
   /** Makes the executors for one case (fresh per case, so one case's failure cannot leak into the next). */
@@ -34,19 +34,23 @@ export async function runConformance(dir: string, options: ConformanceOptions): 
   return { results, passed, failed: results.length - passed };
 }
 
-/** One line: `PASS name  (worst: weights 1.2e-07)` or `FAIL name  output: 3 of 48 off, worst |got-v| ...`. */
+/**
+ * One line: `PASS name  (7 tensors, worst: weights 1.2e-07)` or `FAIL name  output: 3 of 48 off, worst |got-v| ...`;
+ * tensors the tap mode could not compare are named at the end (`; not compared under --tap none: weights`).
+ */
 export function formatResult(r: CaseResult): string {
   const status = r.ok ? "PASS" : "FAIL";
   if (r.error) return `${status} ${r.name}  ${r.error}`;
+  const note = r.notCompared?.length ? `; ${notComparedText(r.notCompared)}` : "";
   const worst = [...r.checks].sort((a, b) => (b.worst?.error ?? Infinity) - (a.worst?.error ?? Infinity))[0];
   const failing = r.checks.filter((k) => !k.ok);
-  if (r.ok) return `${status} ${r.name}  (${r.checks.length} tensors, worst: ${worst ? `${worst.name} ${fmt(worst.worst?.error ?? 0)}` : "none"})`;
+  if (r.ok) return `${status} ${r.name}  (${r.checks.length} tensors, worst: ${worst ? `${worst.name} ${fmt(worst.worst?.error ?? 0)}` : "none"}${note})`;
   const details = failing.map((k) =>
     k.problem
       ? `${k.name}: ${k.problem}`
       : `${k.name}: ${k.failures} of ${k.size} off, worst at ${k.worst!.index}: got ${k.worst!.got}, expected ${k.worst!.expected} (|diff| ${fmt(k.worst!.error)})`,
   );
-  return `${status} ${r.name}  ${details.join("; ")}`;
+  return `${status} ${r.name}  ${details.join("; ")}${note}`;
 }
 
 export function formatSummary(s: ConformanceSummary): string {

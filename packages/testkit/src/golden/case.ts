@@ -24,6 +24,12 @@ export interface GoldenCase {
   readonly tolerance: Tolerance;
 }
 
+/**
+ * The loosest tolerance a case may ask for. Attention weights lie in [0, 1] and the loosest real cases (4-decimal prints)
+ * need 2e-3, so anything above this would let a wrong kernel pass: a typo such as `"abs": 1e4`, not a choice.
+ */
+export const MAX_TOLERANCE = 0.05;
+
 /** Checks a parsed JSON value against the golden format; throws CaseFormatError naming `file` and the field. */
 export function parseCase(json: unknown, file: string): GoldenCase {
   const c = new JsonChecker(file);
@@ -36,8 +42,8 @@ export function parseCase(json: unknown, file: string): GoldenCase {
   const expected = tensorMap(c, root, "expected");
   const tol = c.object(c.field(root, "tolerance", "$"), "$.tolerance");
   const tolerance = {
-    abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0),
-    rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0),
+    abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0, MAX_TOLERANCE),
+    rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0, MAX_TOLERANCE),
   };
   checkCaseShapes(c, config, weights, inputs, expected);
   return { file, name, source, config, weights: toTensors(weights), inputs: toTensors(inputs), expected: toTensors(expected), tolerance };

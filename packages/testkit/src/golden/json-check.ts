@@ -35,10 +35,11 @@ export class JsonChecker {
     return v;
   }
 
-  /** A finite number >= `min`. JSON has no NaN or Infinity, so strings such as "NaN" are the way they sneak in. */
-  number(v: unknown, path: string, min = -Infinity): number {
+  /** A finite number in [`min`, `max`]. JSON has no NaN or Infinity, so strings such as "NaN" are the way they sneak in. */
+  number(v: unknown, path: string, min = -Infinity, max = Infinity): number {
     if (typeof v !== "number" || !Number.isFinite(v)) this.fail(path, "wrong type", "a finite number", show(v));
     if (v < min) this.fail(path, "out of range", `>= ${min}`, String(v));
+    if (v > max) this.fail(path, "out of range", `<= ${max}`, String(v));
     return v;
   }
 

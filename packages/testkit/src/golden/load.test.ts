@@ -104,12 +104,20 @@ describe("malformed cases give a CaseFormatError naming the file and field", () 
     ["negative tolerance", (j) => (j.tolerance.abs = -1e-4), ["$.tolerance.abs: out of range, expected >= 0, got -0.0001"]],
     ["tolerance as a string", (j) => (j.tolerance.rel = "1e-4"), ['$.tolerance.rel: wrong type, expected a finite number, got "1e-4"']],
     ["missing tolerance", (j) => delete j.tolerance, ["$.tolerance: missing field"]],
+    ["tolerance.abs too loose to prove anything", (j) => (j.tolerance.abs = 0.5), ["$.tolerance.abs: out of range, expected <= 0.05, got 0.5"]],
+    ["tolerance.rel too loose to prove anything", (j) => (j.tolerance.rel = 1e4), ["$.tolerance.rel: out of range, expected <= 0.05, got 10000"]],
   ];
 
   it.each(broken)("%s", (_what, breakIt, fragments) => {
     const j = base();
     breakIt(j);
     caseError(() => parseCase(j, "bad.json"), "bad.json", ...fragments);
+  });
+
+  it("a tolerance at the bound is accepted", () => {
+    const j = base();
+    j.tolerance = { abs: 0.05, rel: 0.05 };
+    expect(parseCase(j, "loose.json").tolerance).toEqual({ abs: 0.05, rel: 0.05 });
   });
 
   it("a config error keeps the ConfigError as its cause", () => {

@@ -1,0 +1,55 @@
+// runCase's promise: a case passes only when at least one expected tensor was compared and every compared one matched;
+// an expected tensor the tap mode cannot see is named, never dropped silently.
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { Tensor } from "@attngraph/tensor";
+import { goldenDir, loadCase, type GoldenCase } from "@attngraph/testkit";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCase, type RunCaseOptions } from "./run-case.js";
+
+const base = loadCase(join(goldenDir, "mha-causal-outproj-b2-t6-d8-h2.json"));
+const run = (c: GoldenCase, tap: NonNullable<RunCaseOptions["tap"]>) => runCase(c, { executors: [createCpuExecutor()], tap });
+
+/** The case's `weights` with one element off by 0.25: far outside any tolerance. */
+function wrongWeights(): Tensor {
+  const w = base.expected.weights!;
+  const data = w.toArray();
+  data[0] = data[0]! + 0.25;
+  return Tensor.from(data, w.shape);
+}
+
+describe("runCase compares something or fails", () => {
+  it.each(["expected", "all", "none"] as const)("a case with expected {} fails (--tap %s)", async (tap) => {
+    const r = await run({ ...base, expected: {} }, tap);
+    expect(r.ok).toBe(false);
+    expect(r.checks).toEqual([]);
+    expect(r.error).toBe("nothing to compare: expected holds no tensors");
+  });
+
+  it("a wrong weights is caught when tapped", async () => {
+    const r = await run({ ...base, expected: { weights: wrongWeights() } }, "expected");
+    expect(r.ok).toBe(false);
+    expect(r.checks.map((k) => [k.name, k.ok])).toEqual([["weights", false]]);
+  });
+
+  it("a case whose only expected tensor is a wrong weights fails under --tap none, naming it", async () => {
+    const r = await run({ ...base, expected: { weights: wrongWeights() } }, "none");
+    expect(r.ok).toBe(false);
+    expect(r.error).toBe("nothing to compare: not compared under --tap none: weights");
+    expect(r.notCompared).toEqual(["weights"]);
+  });
+
+  it("under --tap none the outputs are compared and every other expected tensor is listed", async () => {
+    const r = await run(base, "none");
+    expect(r.ok).toBe(true);
+    expect(r.checks.map((k) => k.name)).toEqual(["output"]);
+    expect(r.notCompared).toEqual(["queries", "keys", "values", "scores", "weights", "context"]);
+  });
+
+  it("tapped, nothing is left out", async () => {
+    const r = await run(base, "expected");
+    expect(r.ok).toBe(true);
+    expect(r.checks).toHaveLength(7);
+    expect(r.notCompared).toBeUndefined();
+  });
+});
