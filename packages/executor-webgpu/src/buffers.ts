@@ -22,6 +22,8 @@ export class BufferPool {
   readonly #free = new Map<string, GPUBuffer[]>();
   readonly #all = new Set<GPUBuffer>();
   created = 0;
+  /** Buffers handed out and not given back: what a leak of values (not of pooled memory) grows. */
+  inUse = 0;
 
   constructor(readonly device: GPUDevice) {}
 
@@ -29,6 +31,7 @@ export class BufferPool {
     const size = sizeClass(bytes);
     const list = this.#free.get(`${usage}:${size}`);
     const reused = list?.pop();
+    this.inUse++;
     if (reused) return reused;
     this.created++;
     const b = this.device.createBuffer({ size, usage, ...(label === undefined ? {} : { label }) });
@@ -38,6 +41,7 @@ export class BufferPool {
 
   give(buffer: GPUBuffer): void {
     if (!this.#all.has(buffer)) return;
+    this.inUse--;
     const key = `${buffer.usage}:${buffer.size}`;
     let list = this.#free.get(key);
     if (!list) this.#free.set(key, (list = []));
@@ -49,5 +53,6 @@ export class BufferPool {
     for (const b of this.#all) b.destroy();
     this.#all.clear();
     this.#free.clear();
+    this.inUse = 0;
   }
 }

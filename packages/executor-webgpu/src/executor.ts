@@ -103,6 +103,11 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     return this.#state?.device;
   }
 
+  /** GPU buffers of the current device held by live values (uploads, results, scratch of a dispatch in progress). */
+  get buffersInUse(): number {
+    return this.#state?.pool.inUse ?? 0;
+  }
+
   /** GPU buffers created on the current device so far (pooled ones are reused, so this stops growing across runs). */
   get bufferCount(): number {
     return this.#state?.pool.created ?? 0;

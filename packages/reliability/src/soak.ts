@@ -8,6 +8,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { materialize } from "./cases.js";
 import type { ExecutorEntry } from "./executors.js";
+import { table } from "./table.js";
 
 export interface SoakOptions {
   readonly runs: number;
@@ -96,7 +97,5 @@ export function formatSoakTable(results: readonly SoakResult[]): string {
   const own = (r: SoakResult) => (r.executorMemory ? `${r.executorMemory.baseline} → ${r.executorMemory.final} ${r.executorMemory.unit}` : "-");
   const rows = results.map((r) => [r.executor, r.taps ? "on" : "off", String(r.runs), (r.ms / 1000).toFixed(1), ((r.runs / r.ms) * 1000).toFixed(0), mib(r.baseline), mib(r.final), mib(r.growth), own(r), String(r.tapEvents)]);
   const head = ["executor", "taps", "runs", "s", "runs/s", "heap+buffers MiB (warm)", "final MiB", "growth MiB", "executor memory (warm → final)", "tap events"];
-  const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(width[i]!)).join(" | ")} |`;
-  return [line(head), line(width.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+  return table(head, rows);
 }

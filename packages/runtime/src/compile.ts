@@ -1,11 +1,15 @@
 import { GraphValidationError, type OpGraph } from "@attngraph/graph";
 import { lower, type LowerOptions } from "@attngraph/scheduler";
-import { formatShape, type Tensor } from "@attngraph/tensor";
+import type { Tensor } from "@attngraph/tensor";
+import { checkWeights } from "./check-values.js";
 import { Session } from "./session.js";
 import type { TapPolicy } from "./taps.js";
 
 export interface CompileOptions extends LowerOptions {
-  /** Every weight the graph declares, by name; bound for the session's lifetime. */
+  /**
+   * Every weight the graph declares, by name. Copied here: changing these tensors later changes nothing; use
+   * `session.setWeights()` (every executor then sees the new values from the next run on).
+   */
   readonly weights?: Readonly<Record<string, Tensor>>;
   /**
    * The most bytes one run may plan for any single intermediate value and for each executor's arena (default 4 GiB;
@@ -27,6 +31,9 @@ export interface CompileOptions extends LowerOptions {
  * ```
  */
 export async function compile(graph: OpGraph, options: CompileOptions): Promise<Session> {
+  if (typeof options !== "object" || options === null) {
+    throw new GraphValidationError("compile options", "missing options", "{ executors: [...], weights }", String(options));
+  }
   const { maxArenaBytes, taps } = options;
   if (maxArenaBytes !== undefined && !(typeof maxArenaBytes === "number" && maxArenaBytes > 0)) {
     throw new GraphValidationError("compile.maxArenaBytes", "invalid memory limit", "a number of bytes > 0 (or Infinity)", String(maxArenaBytes));
@@ -37,18 +44,8 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
   if (taps?.buffer !== undefined && !(Number.isSafeInteger(taps.buffer) && taps.buffer >= 1)) {
     throw new GraphValidationError("compile.taps.buffer", "invalid tap buffer", "an integer >= 1", String(taps.buffer));
   }
-  const plan = lower(graph, options); // the untapped plan: every placement error surfaces here, before any run
-  const weights = options.weights ?? {};
-  const declared = new Map(graph.weights.map((w) => [w.name, w.shape] as const));
-  for (const name of Object.keys(weights)) {
-    if (!declared.has(name)) throw new GraphValidationError(`weight ${name}`, "the graph declares no such weight", [...declared.keys()].join(", ") || "no weights", name);
-  }
-  for (const [name, shape] of declared) {
-    const t = weights[name];
-    if (!t) throw new GraphValidationError(`weight ${name}`, "missing weight", `a tensor of shape [${shape.join(", ")}]`, "nothing");
-    const ok = t.shape.length === shape.length && shape.every((d, i) => typeof d === "string" || d === t.shape[i]);
-    if (!ok) throw new GraphValidationError(`weight ${name}`, "wrong shape", `[${shape.join(", ")}]`, formatShape(t.shape));
-  }
+  lower(graph, options); // the untapped plan: every placement error surfaces here, before any run
+  const weights = checkWeights(graph, options.weights);
   // Any plan (one per set of taps) may use any executor, so initialise them all before the first run.
   for (const ex of options.executors) await ex.init?.();
   return new Session(graph, options, weights, {

@@ -52,3 +52,30 @@ function formatBytes(n: number): string {
   }
   return `${i === 0 ? n : n.toFixed(1)} ${units[i]}`;
 }
+
+/**
+ * The session was disposed: `run()` or `tap()` after `dispose()`, or a run that was in flight when `dispose()` came
+ * (it stops before its next step; whatever it held is released).
+ */
+export class SessionDisposedError extends AttnGraphError {
+  constructor(what: string, node?: string) {
+    super("disposed", `${what}: the session is disposed${node ? ` (stopped before node ${node})` : ""}`, {
+      subject: node ?? "session",
+      expected: "a live session",
+      got: "a disposed one",
+    });
+    this.name = "SessionDisposedError";
+  }
+}
+
+/**
+ * A tap's node predicate threw. The run that met it rejects with this error before any step runs, the tap is dropped
+ * (its Observable completes) and later runs go on without it: one broken subscriber must not poison the session.
+ */
+export class TapError extends AttnGraphError {
+  constructor(tap: string, node: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super("tap", `${tap}: the node predicate threw on node ${node}: ${why}; the tap was dropped`, { subject: tap, cause });
+    this.name = "TapError";
+  }
+}

@@ -8,10 +8,15 @@ import { MemoryLimitError } from "./errors.js";
 export interface Prepared {
   readonly shapes: Map<string, Shape>;
   readonly memory: BufferPlan;
-  /** Free arena sets (executor name → arena); a run takes one and gives it back. */
+  /** Free arena sets (executor name → arena); a run takes one and gives it back (`returnArenas`). */
   readonly pool: Map<string, Arena<unknown>>[];
   /** The memory limit this binding was last checked against (checkMemory), so the check runs once per binding. */
   checkedLimit?: number;
+  /**
+   * Set when the binding left the cache (evicted, or the session disposed). Runs still in flight hold arena sets of
+   * it; when they give them back they are freed instead of pooled, since nothing would ever take them again.
+   */
+  retired?: boolean;
 }
 
 const MAX_BINDINGS = 32;
@@ -21,9 +26,9 @@ export class PreparedCache {
   /** Every binding made, so dispose() can free their arenas. */
   readonly #all = new Set<Prepared>();
 
-  /** Frees every pooled arena (the session is going away). */
+  /** Frees every pooled arena (the session is going away); arenas of runs in flight are freed when they come back. */
   dispose(): void {
-    for (const p of this.#all) for (const set of p.pool.splice(0)) for (const arena of set.values()) arena.dispose?.();
+    for (const p of this.#all) retire(p);
     this.#all.clear();
   }
 
@@ -38,9 +43,8 @@ export class PreparedCache {
       // Bounded: a stream of ever-new shapes must not keep every arena alive.
       if (byKey.size >= MAX_BINDINGS) {
         const oldest = byKey.keys().next().value!;
-        const gone = byKey.get(oldest)!;
-        for (const set of gone.pool.splice(0)) for (const arena of set.values()) arena.dispose?.();
-        this.#all.delete(gone);
+        retire(byKey.get(oldest)!);
+        this.#all.delete(byKey.get(oldest)!);
         byKey.delete(oldest);
       }
       byKey.set(key, (p = { shapes, memory, pool: [] }));
@@ -50,6 +54,15 @@ export class PreparedCache {
   }
 }
 
+function retire(p: Prepared): void {
+  p.retired = true;
+  for (const set of p.pool.splice(0)) freeArenas(set);
+}
+
+function freeArenas(set: ReadonlyMap<string, Arena<unknown>>): void {
+  for (const arena of set.values()) arena.dispose?.();
+}
+
 /** Takes a free arena set from the pool or makes one. */
 export function acquireArenas(p: Prepared, executors: ReadonlyMap<string, Executor>): Map<string, Arena<unknown>> {
   const free = p.pool.pop();
@@ -57,6 +70,12 @@ export function acquireArenas(p: Prepared, executors: ReadonlyMap<string, Execut
   const set = new Map<string, Arena<unknown>>();
   for (const [name, elements] of p.memory.arenaElements) set.set(name, executors.get(name)!.createArena!(elements) as Arena<unknown>);
   return set;
+}
+
+/** A run is done with its arena set: back to the pool, or freed when the binding is gone (see `Prepared.retired`). */
+export function returnArenas(p: Prepared, set: Map<string, Arena<unknown>>): void {
+  if (p.retired) freeArenas(set);
+  else p.pool.push(set);
 }
 
 /** The default of `compile(..., { maxArenaBytes })`: 4 GiB, past what a browser tab or a WebGPU buffer can hold. */

@@ -5,7 +5,7 @@ import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { config as rxConfig, firstValueFrom, take, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
-import { AbortError, RunError } from "./errors.js";
+import { AbortError, RunError, SessionDisposedError, TapError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 
 // A seeded generator so every run of this file sees the same numbers.
@@ -245,5 +245,150 @@ describe("releasing executor memory", () => {
     expect(released.length).toBe(0); // rejected before anything was uploaded
     await s.dispose();
     expect(released.length).toBe(5); // W_query, W_key, W_value, out_proj, out_bias
+  });
+});
+
+describe("misuse is a typed error and the session stays usable", () => {
+  it("a tap predicate that throws: that run rejects with a TapError naming the tap, the tap is dropped, later runs work", async () => {
+    const s = await session();
+    const x = randomTensor([1, 3, 8], 1);
+    let completed = false;
+    s.tap(() => {
+      throw new Error("boom");
+    }).subscribe({ complete: () => (completed = true) });
+    const good: string[] = [];
+    s.tap("weights").subscribe((e) => good.push(e.node));
+    const err = await s.run({ x }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TapError);
+    expect(AttnGraphError.isInstance(err) && err.code).toBe("tap");
+    expect((err as Error).message).toMatch(/^tap #1 \(predicate\): the node predicate threw on node [\w.]+: boom; the tap was dropped$/);
+    expect(completed).toBe(true);
+    const out = await s.run({ x });
+    expect(out.output!.shape).toEqual([1, 3, 8]);
+    expect(good).toEqual(["weights"]); // the healthy tap saw the second run (the first one rejected before any step)
+  });
+
+  it("tap() after dispose() is a typed error; a tap subscribed after dispose() completes at once", async () => {
+    const s = await session();
+    const early = s.tap("weights");
+    await s.dispose();
+    expect(() => s.tap("weights")).toThrow(SessionDisposedError);
+    expect(() => s.tap("weights")).toThrow(/^tap\(\): the session is disposed/);
+    await expect(firstValueFrom(early, { defaultValue: "completed" })).resolves.toBe("completed");
+    await expect(s.run({ x: randomTensor([1, 2, 8], 1) })).rejects.toThrow(SessionDisposedError);
+  });
+
+  it("inputs that are not Tensors (duck-typed, null, arrays) are typed errors naming the input", async () => {
+    const s = await session();
+    const fake = { shape: [1, 3, 8], data: new Float32Array(24), strides: [24, 8, 1], offset: 0 };
+    await expect(s.run({ x: fake as never })).rejects.toThrow(/^input x: not a tensor, expected a Tensor \(@attngraph\/tensor\), got an object with a shape that is not a Tensor$/);
+    await expect(s.run(null as never)).rejects.toThrow(/^run inputs: invalid inputs, expected an object of tensors by name, got null$/);
+    await expect(s.run([] as never)).rejects.toThrow(/run inputs: invalid inputs/);
+    await expect(s.run({ x: null as never })).rejects.toThrow(/^input x: not a tensor.*got null$/);
+    await expect(s.run({ x: randomTensor([1, 3, 8], 1) }, null as never)).resolves.toBeDefined();
+    expect((await s.run({ x: randomTensor([1, 3, 8], 1) })).output!.shape).toEqual([1, 3, 8]);
+  });
+
+  it("compile(): missing options or executors, a non-executor, and plain-object weights are typed errors", async () => {
+    const graph = buildAttention(config);
+    const weights = attentionWeights(config, rawWeights());
+    await expect(compile(graph, {} as never)).rejects.toThrow(/^executors: no executor list, expected an array of executors/);
+    await expect(compile(graph, undefined as never)).rejects.toThrow(/^compile options: missing options/);
+    await expect(compile(graph, { executors: [{}] as never })).rejects.toThrow(/^executors\[0\]: not an executor/);
+    const plain = { ...weights, W_key: { shape: [8, 8], data: new Float32Array(64) } };
+    await expect(compile(graph, { executors: [createCpuExecutor()], weights: plain as never })).rejects.toThrow(
+      /^weight W_key: not a tensor, expected a Tensor of shape \[8, 8\], got an object with a shape that is not a Tensor$/,
+    );
+  });
+
+  it("names are own keys: an input, weight, output or placement named like an Object.prototype member is just a name", async () => {
+    const b = new GraphBuilder();
+    const x = b.input("constructor", [2]);
+    const out = b.output(b.add("transpose", "__proto__", { x: b.add("reshape", "valueOf", { x }, { shape: [2, 1] }) }, { perm: [1, 0] }));
+    const graph = out.build();
+    const s = await compile(graph, { executors: [createCpuExecutor()], placement: { valueOf: "cpu" } });
+    const result = await s.run({ constructor: Tensor.from([1, 2], [2]) });
+    expect(Object.keys(result)).toEqual(["__proto__"]);
+    expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+    const t = Object.getOwnPropertyDescriptor(result, "__proto__")!.value as Tensor;
+    expect(t.shape).toEqual([1, 2]);
+    expect(t.toArray()).toEqual([1, 2]);
+    // Not passing the input named "constructor" is a missing input, not Object's constructor taken for a tensor.
+    await expect(s.run({})).rejects.toThrow(/^input constructor: missing input/);
+  });
+});
+
+describe("weights: copied at compile, changed only by setWeights()", () => {
+  it("changing the caller's tensors after compile changes nothing; setWeights() changes the next run", async () => {
+    const raw = rawWeights();
+    const weights = attentionWeights(config, raw);
+    const s = await compile(buildAttention(config), { executors: [createCpuExecutor()], weights });
+    const x = randomTensor([1, 4, 8], 3);
+    const before = (await s.run({ x })).output!.toArray();
+    weights.out_bias!.data.fill(100);
+    expect((await s.run({ x })).output!.toArray()).toEqual(before);
+    s.setWeights({ out_bias: Tensor.zeros([8]) });
+    const after = (await s.run({ x })).output!;
+    const fresh = await compile(buildAttention(config), { executors: [createCpuExecutor()], weights: { ...attentionWeights(config, raw), out_bias: Tensor.zeros([8]) } });
+    expect(after.toArray()).toEqual((await fresh.run({ x })).output!.toArray());
+    expect(s.getWeights().get("out_bias")!.toArray()).toEqual(new Array(8).fill(0));
+  });
+
+  it("setWeights() checks names, brands and shapes like compile() and leaves the session unchanged on error", async () => {
+    const s = await session();
+    const x = randomTensor([1, 4, 8], 3);
+    const before = (await s.run({ x })).output!.toArray();
+    expect(() => s.setWeights({ nope: Tensor.zeros([1]) })).toThrow(/^weight nope: the graph declares no such weight/);
+    expect(() => s.setWeights({ out_bias: Tensor.zeros([7]) })).toThrow(/^weight out_bias: wrong shape, expected \[8\], got \[7\]/);
+    expect(() => s.setWeights({ out_bias: { shape: [8] } as never })).toThrow(/^weight out_bias: not a tensor/);
+    expect((await s.run({ x })).output!.toArray()).toEqual(before);
+  });
+});
+
+describe("dispose() while runs are in flight", () => {
+  it("the runs reject with SessionDisposedError and every value, weight upload and arena they held is released", async () => {
+    const cpu = createCpuExecutor();
+    const live = new Set<unknown>();
+    let arenas = 0;
+    const executor = {
+      specVersion: 1 as const,
+      name: "tracked",
+      supports: (k: string, a: Readonly<Record<string, unknown>>) => cpu.supports(k, a),
+      registerKernel: () => {},
+      upload: (t: Tensor) => {
+        const v = cpu.upload(t).clone(); // a distinct object per upload, so each can be tracked
+        live.add(v);
+        return v;
+      },
+      download: (t: Tensor) => cpu.download(t),
+      // Async like wasm/webgpu dispatch behind a queue, so dispose() lands between steps.
+      dispatch: async (c: Parameters<typeof cpu.dispatch>[0]) => {
+        await new Promise((r) => setTimeout(r, 1));
+        const v = await cpu.dispatch(c);
+        if (!c.out) live.add(v);
+        return v;
+      },
+      createArena: (n: number) => {
+        const a = cpu.createArena(n);
+        arenas++;
+        return Object.assign(Object.create(null) as object, {
+          view: a.view.bind(a),
+          holds: a.holds.bind(a),
+          copy: a.copy.bind(a),
+          dispose: () => void arenas--,
+        });
+      },
+      release: (v: unknown) => void live.delete(v),
+    };
+    const s = await compile(buildAttention(config), { executors: [executor], weights: attentionWeights(config, rawWeights()) });
+    const runs = [3, 4, 5, 6].map((t) => s.run({ x: randomTensor([1, t, 8], t) }).catch((e: unknown) => e));
+    await new Promise((r) => setTimeout(r, 3));
+    await s.dispose();
+    const results = await Promise.all(runs);
+    for (const r of results) expect(r).toBeInstanceOf(SessionDisposedError);
+    expect((results[0] as Error).message).toMatch(/^run \d+: the session is disposed \(stopped before node [\w.]+\)$/);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(live.size).toBe(0);
+    expect(arenas).toBe(0);
   });
 });

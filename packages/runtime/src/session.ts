@@ -2,10 +2,12 @@ import { GraphValidationError, type Arena, type Executor, type OpGraph } from "@
 import { explain, lower, type BufferPlan, type LowerOptions, type Plan } from "@attngraph/scheduler";
 import type { Shape, Tensor } from "@attngraph/tensor";
 import { Observable, Subject } from "rxjs";
-import { AbortError, RunError } from "./errors.js";
+import { AbortError, RunError, SessionDisposedError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
-import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache } from "./prepared.js";
+import { checkInputs, checkWeights } from "./check-values.js";
+import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
 import { DEFAULT_TAP_POLICY, TapRegistry, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
+import { WeightStore, type WeightLease } from "./weights.js";
 import { yieldToEventLoop } from "./yield.js";
 
 export interface RunOptions {
@@ -31,7 +33,10 @@ interface RunContext {
   readonly memory: BufferPlan;
   /** This run's arenas (from the pool), by executor. */
   readonly arenas: ReadonlyMap<string, Arena<unknown>>;
-  readonly inputs: Readonly<Record<string, Tensor>>;
+  /** The run's inputs by name (own keys only). */
+  readonly inputs: ReadonlyMap<string, Tensor>;
+  /** The weights this run started with (a later setWeights() does not change a run in flight). */
+  readonly weights: WeightLease;
   /** Watched node → its subscribers, snapshotted before the run. */
   readonly watched: ReadonlyMap<string, readonly Watcher[]>;
   readonly signal: AbortSignal | undefined;
@@ -40,14 +45,14 @@ interface RunContext {
 
 /**
  * Runs a lowered plan. Only the session runs things and only it emits events. Runs are independent: each has its own
- * values, so concurrent runs never share scratch state. Weights are uploaded once per executor and reused.
+ * values, so concurrent runs never share scratch state. Weights are copied at compile, uploaded once per executor and
+ * reused; `setWeights()` is the one way to change them (see weights.ts).
  */
 export class Session {
   readonly graph: OpGraph;
   readonly #options: LowerOptions;
-  readonly #weights: Readonly<Record<string, Tensor>>;
-  readonly #weightShapes: Record<string, Shape>;
-  readonly #uploadedWeights = new Map<string, Promise<unknown>>();
+  readonly #weights: WeightStore;
+  readonly #weightShapes: Readonly<Record<string, Shape>>;
   readonly #events = new Subject<SessionEvent>();
   readonly #taps = new TapRegistry();
   readonly #plans = new Map<string, Plan>();
@@ -56,18 +61,20 @@ export class Session {
   readonly #maxArenaBytes: number;
   readonly #tapPolicy: TapPolicy;
   #runs = 0;
+  #tapCount = 0;
   #disposed = false;
 
   /** Run and node start/end with executor and timing, errors and cancellations. Costs nothing while unobserved. */
   readonly events$: Observable<SessionEvent>;
 
-  constructor(graph: OpGraph, options: LowerOptions, weights: Readonly<Record<string, Tensor>>, sessionOptions: SessionOptions = {}) {
+  /** `weights` were checked by compile(); the session copies them (see weights.ts). */
+  constructor(graph: OpGraph, options: LowerOptions, weights: ReadonlyMap<string, Tensor>, sessionOptions: SessionOptions = {}) {
     this.graph = graph;
     this.#options = options;
     this.#maxArenaBytes = sessionOptions.maxArenaBytes ?? DEFAULT_MAX_ARENA_BYTES;
     this.#tapPolicy = { ...DEFAULT_TAP_POLICY, ...sessionOptions.taps };
-    this.#weights = weights;
-    this.#weightShapes = Object.fromEntries(Object.entries(weights).map(([k, t]) => [k, t.shape]));
+    this.#weights = new WeightStore(weights);
+    this.#weightShapes = this.#weights.shapes(); // setWeights() keeps every shape, so this never changes
     this.#nodeNames = graph.nodes.map((n) => n.name);
     this.events$ = this.#events.asObservable();
     this.#planFor(new Set());
@@ -95,13 +102,22 @@ export class Session {
    * their executor and copied. An unknown name is an error now, not a silent empty stream.
    */
   tap(selector: TapSelector): Observable<TapEvent> {
+    if (this.#disposed) throw new SessionDisposedError("tap()");
     const matches = this.#matcher(selector);
-    return new Observable<TapEvent>((subscriber) => this.#taps.add(matches, subscriber));
+    const label = typeof selector === "function" ? `tap #${++this.#tapCount} (predicate)` : `tap ${typeof selector === "string" ? selector : selector.join(", ")}`;
+    return new Observable<TapEvent>((subscriber) => {
+      // Subscribed after dispose(): there will be no more runs, so the stream ends now instead of never.
+      if (this.#disposed) return subscriber.complete();
+      return this.#taps.add(label, matches, subscriber);
+    });
   }
 
   #matcher(selector: TapSelector): (node: string) => boolean {
     if (typeof selector === "function") return selector;
     const names = typeof selector === "string" ? [selector] : selector;
+    if (!Array.isArray(names) || names.some((n) => typeof n !== "string")) {
+      throw new GraphValidationError("tap", "invalid selector", "a node name, a list of node names or a predicate", typeof selector);
+    }
     for (const n of names) {
       if (!this.#nodeNames.includes(n)) {
         throw new GraphValidationError(`tap ${n}`, "no node of this name", `one of ${this.#nodeNames.join(", ")}`, n);
@@ -109,6 +125,22 @@ export class Session {
     }
     const set = new Set(names);
     return (node) => set.has(node);
+  }
+
+  /**
+   * Replaces some of the session's weights (by name, each of its declared shape), copying them like compile() does.
+   * Every executor sees the new values from the next run on; runs already in flight finish with the old ones, whose
+   * executor copies are released when the last of those runs ends.
+   */
+  setWeights(weights: Readonly<Record<string, Tensor>>): void {
+    if (this.#disposed) throw new SessionDisposedError("setWeights()");
+    this.#weights.replace(checkWeights(this.graph, weights, { partial: true }));
+  }
+
+  /** Copies of the session's current weights, by name. */
+  getWeights(): Map<string, Tensor> {
+    if (this.#disposed) throw new SessionDisposedError("getWeights()");
+    return this.#weights.values();
   }
 
   /**
@@ -131,27 +163,33 @@ export class Session {
    * any step runs; a failing step rejects with a RunError naming the node. Either way the session stays usable.
    */
   async run(inputs: Readonly<Record<string, Tensor>>, options: RunOptions = {}): Promise<Record<string, Tensor>> {
-    if (this.#disposed) throw new GraphValidationError("session", "session is disposed", "a live session", "disposed");
+    if (this.#disposed) throw new SessionDisposedError("run()");
     const runId = ++this.#runs;
     const events = this.#events;
     const emit = (e: SessionEvent) => events.observed && events.next(e);
     const t0 = performance.now();
     if (events.observed) emit({ type: "run-start", runId, time: t0 });
     let current: string | undefined;
-    const signal = options.signal;
+    const signal = (options ?? {}).signal;
     let watched: Map<string, Watcher[]> | undefined;
     try {
       if (signal?.aborted) throw new AbortError(runId, undefined, signal.reason);
-      watched = this.#taps.snapshot(this.#nodeNames);
+      const byName = checkInputs(inputs);
+      const snap = this.#taps.snapshot(this.#nodeNames);
+      watched = snap.watched;
+      if (snap.failed.length) throw snap.failed[0]!;
       const plan = this.#planFor(new Set(watched.keys()));
-      const prepared = this.#prepared.get(plan, this.#inputShapes(inputs), this.#weightShapes);
+      const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes);
       checkMemory(runId, plan, prepared, this.#maxArenaBytes); // before the arenas below are allocated
       const arenas = acquireArenas(prepared, plan.executors);
+      const weights = this.#weights.lease();
       let result: Record<string, Tensor>;
       try {
-        result = await this.#execute({ runId, plan, shapes: prepared.shapes, memory: prepared.memory, arenas, inputs, watched, signal, t0 }, (node) => (current = node));
+        const run = { runId, plan, shapes: prepared.shapes, memory: prepared.memory, arenas, inputs: byName, weights, watched, signal, t0 };
+        result = await this.#execute(run, (node) => (current = node));
       } finally {
-        prepared.pool.push(arenas);
+        returnArenas(prepared, arenas);
+        weights.release();
       }
       const ms = performance.now() - t0;
       this.#settleTaps(watched);
@@ -178,7 +216,7 @@ export class Session {
   }
 
   async #steps(run: RunContext, values: Map<string, Held>, onExecutor: Map<string, Held>, setCurrent: (node: string | undefined) => void): Promise<Record<string, Tensor>> {
-    const { runId, plan, shapes, memory, arenas, inputs, watched, signal, t0 } = run;
+    const { runId, plan, shapes, memory, arenas, inputs, weights, watched, signal, t0 } = run;
     const events = this.#events;
     const valueOn = async (name: string, executor: Executor): Promise<unknown> => {
       const held = values.get(name);
@@ -188,8 +226,8 @@ export class Session {
       if (uploaded) return uploaded.value;
       let host: Tensor;
       if (held) host = await plan.executors.get(held.executor)!.download(held.value);
-      else if (name in inputs) host = inputs[name]!;
-      else return this.#weightOn(name, executor);
+      else if (inputs.has(name)) host = inputs.get(name)!;
+      else return weights.on(name, executor);
       const v = await executor.upload(host);
       onExecutor.set(key, { executor: executor.name, value: v });
       return v;
@@ -197,6 +235,8 @@ export class Session {
 
     for (const step of plan.steps) {
       setCurrent(step.node);
+      // dispose() came while this run was in flight: stop here; #execute releases what the run holds.
+      if (this.#disposed) throw new SessionDisposedError(`run ${runId}`, step.node);
       if (signal) {
         await yieldToEventLoop();
         if (signal.aborted) throw new AbortError(runId, step.node, signal.reason);
@@ -231,7 +271,9 @@ export class Session {
     for (const name of plan.outputs) {
       const held = values.get(name)!;
       // A copy: an output may live in a pooled arena or be a view of an input or weight; the caller must own it.
-      result[name] = (await plan.executors.get(held.executor)!.download(held.value)).clone();
+      const value = (await plan.executors.get(held.executor)!.download(held.value)).clone();
+      // defineProperty: an output named "__proto__" is an own key like any other, not the object's prototype.
+      Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
     }
     return result;
   }
@@ -258,38 +300,22 @@ export class Session {
     for (const w of new Set([...watched.values()].flat())) w.flush();
   }
 
-  #inputShapes(inputs: Readonly<Record<string, Tensor>>): Record<string, Shape> {
-    const inputShapes: Record<string, Shape> = {};
-    for (const [k, t] of Object.entries(inputs)) {
-      if (!t || typeof t !== "object" || !("shape" in t)) {
-        throw new GraphValidationError(`input ${k}`, "not a tensor", "a Tensor", typeof t);
-      }
-      inputShapes[k] = t.shape;
-    }
-    return inputShapes;
-  }
-
-  #weightOn(name: string, executor: Executor): Promise<unknown> {
-    const key = `${executor.name}\u0000${name}`;
-    let v = this.#uploadedWeights.get(key);
-    if (!v) {
-      v = Promise.resolve(executor.upload(this.#weights[name]!));
-      this.#uploadedWeights.set(key, v);
-    }
-    return v;
-  }
-
-  /** Completes the event stream and every tap, and lets go of the session's plans and arenas. */
+  /**
+   * Completes the event stream and every tap, and lets go of the session's plans, arenas and weights. A run in flight
+   * rejects with a SessionDisposedError before its next step, and what it holds is released when it stops.
+   */
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
     this.#taps.completeAll();
     this.#events.complete();
-    for (const [key, v] of this.#uploadedWeights) {
-      const executor = this.#options.executors.find((e) => key.startsWith(`${e.name}\u0000`));
-      executor?.release?.(await v);
-    }
-    this.#uploadedWeights.clear();
     this.#prepared.dispose();
+    await this.#weights.dispose();
   }
+}
+
+function shapesOf(inputs: ReadonlyMap<string, Tensor>): Record<string, Shape> {
+  const out: Record<string, Shape> = Object.create(null) as Record<string, Shape>;
+  for (const [name, t] of inputs) out[name] = t.shape;
+  return out;
 }

@@ -1,4 +1,5 @@
 import { config as rxConfig, type Subscriber } from "rxjs";
+import { TapError } from "./errors.js";
 import type { TapEvent } from "./events.js";
 import { yieldToEventLoop } from "./yield.js";
 
@@ -23,6 +24,8 @@ export const DEFAULT_TAP_POLICY: TapPolicy = Object.freeze({ delivery: "settle",
 
 /** One subscription: what it watches, and its queue of events not yet delivered. */
 export class Watcher {
+  /** How messages name this tap: `tap weights`, `tap #3 (predicate)`. */
+  readonly label: string;
   readonly matches: (node: string) => boolean;
   readonly subscriber: Subscriber<TapEvent>;
   /** Events this subscriber has lost to the bound, so far. */
@@ -31,7 +34,8 @@ export class Watcher {
   #draining = false;
   #scheduled = false;
 
-  constructor(matches: (node: string) => boolean, subscriber: Subscriber<TapEvent>) {
+  constructor(label: string, matches: (node: string) => boolean, subscriber: Subscriber<TapEvent>) {
+    this.label = label;
     this.matches = matches;
     this.subscriber = subscriber;
   }
@@ -100,8 +104,8 @@ export class Watcher {
 export class TapRegistry {
   readonly #watchers = new Set<Watcher>();
 
-  add(matches: (node: string) => boolean, subscriber: Subscriber<TapEvent>): () => void {
-    const w = new Watcher(matches, subscriber);
+  add(label: string, matches: (node: string) => boolean, subscriber: Subscriber<TapEvent>): () => void {
+    const w = new Watcher(label, matches, subscriber);
     this.#watchers.add(w);
     return () => this.#watchers.delete(w);
   }
@@ -119,14 +123,33 @@ export class TapRegistry {
     return this.#watchers.size;
   }
 
-  /** The watchers of each watched node, for the given node names; empty when nobody watches. */
-  snapshot(nodes: readonly string[]): Map<string, Watcher[]> {
-    const out = new Map<string, Watcher[]>();
-    if (this.#watchers.size === 0) return out;
+  /**
+   * The watchers of each watched node, for the given node names; empty when nobody watches. A watcher whose predicate
+   * throws is dropped and its Observable completes; the TapErrors are returned for the run to reject with. (Erroring
+   * the Observable instead would crash Node for a subscriber without an error callback: rxjs rethrows those.)
+   */
+  snapshot(nodes: readonly string[]): { watched: Map<string, Watcher[]>; failed: TapError[] } {
+    const watched = new Map<string, Watcher[]>();
+    const failed: TapError[] = [];
+    if (this.#watchers.size === 0) return { watched, failed };
+    const broken = new Set<Watcher>();
     for (const node of nodes) {
-      const subs = [...this.#watchers].filter((w) => w.matches(node));
-      if (subs.length) out.set(node, subs);
+      const subs: Watcher[] = [];
+      for (const w of this.#watchers) {
+        if (broken.has(w)) continue;
+        try {
+          if (w.matches(node)) subs.push(w);
+        } catch (e) {
+          broken.add(w);
+          failed.push(new TapError(w.label, node, e));
+        }
+      }
+      if (subs.length) watched.set(node, subs);
     }
-    return out;
+    for (const w of broken) this.#watchers.delete(w);
+    for (const list of watched.values()) for (let i = list.length - 1; i >= 0; i--) if (broken.has(list[i]!)) list.splice(i, 1);
+    for (const [node, list] of watched) if (list.length === 0) watched.delete(node);
+    for (const w of broken) w.subscriber.complete();
+    return { watched, failed };
   }
 }

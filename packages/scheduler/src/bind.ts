@@ -45,8 +45,10 @@ export function resolveShapes(plan: Plan, inputShapes: Readonly<Record<string, S
     });
     shapes.set(name, actual);
   };
-  for (const v of plan.weights) bind("weight", v.name, v.shape, weightShapes[v.name]);
-  for (const v of plan.inputs) bind("input", v.name, v.shape, inputShapes[v.name]);
+  // Own keys only: a graph input named "constructor" that the caller did not pass is missing, not Object's constructor.
+  const own = (r: Readonly<Record<string, Shape>>, name: string) => (Object.hasOwn(r, name) ? r[name] : undefined);
+  for (const v of plan.weights) bind("weight", v.name, v.shape, own(weightShapes, v.name));
+  for (const v of plan.inputs) bind("input", v.name, v.shape, own(inputShapes, v.name));
 
   for (const step of plan.steps) {
     const def = plan.graph.registry.get(step.kind, step.node);

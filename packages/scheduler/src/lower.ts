@@ -25,8 +25,9 @@ export interface LowerOptions {
  */
 export function lower(graph: OpGraph, options: LowerOptions): Plan {
   const executors = checkExecutors(options.executors);
-  const overrides = options.placement ?? {};
-  for (const name of Object.keys(overrides)) {
+  // A Map of own keys: a node named "valueOf" must not find Object.prototype.valueOf as its placement.
+  const overrides = new Map(Object.entries(options.placement ?? {}));
+  for (const name of overrides.keys()) {
     if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`placement.${name}`, "placement names no node of the graph", "a node name", name);
   }
   const watched = new Set(options.watched ?? []);
@@ -48,7 +49,7 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   const placements = drafts.map((d) => {
     const first = d.inputs[0];
     const isView = d.fused === undefined && graph.registry.get(d.kind, d.node).view === true;
-    const p = placeNode(d, executors, overrides[d.node], first === undefined ? undefined : executorOf.get(first), isView);
+    const p = placeNode(d, executors, overrides.get(d.node), first === undefined ? undefined : executorOf.get(first), isView);
     executorOf.set(d.node, p.executor);
     return p;
   });
@@ -69,9 +70,15 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
 }
 
 function checkExecutors(executors: readonly Executor[]): readonly Executor[] {
+  if (!Array.isArray(executors)) {
+    throw new GraphValidationError("executors", "no executor list", "an array of executors (e.g. [createCpuExecutor()])", executors === null ? "null" : typeof executors);
+  }
   if (executors.length === 0) throw new GraphValidationError("executors", "no executor given", "at least one executor", "none");
   const seen = new Set<string>();
-  for (const ex of executors) {
+  for (const [i, ex] of executors.entries()) {
+    if (typeof ex !== "object" || ex === null || typeof ex.name !== "string" || typeof ex.supports !== "function") {
+      throw new GraphValidationError(`executors[${i}]`, "not an executor", "an object with name, supports(), dispatch() (the executor contract)", ex === null ? "null" : typeof ex);
+    }
     if (ex.specVersion !== 1) {
       throw new AttnGraphError("executor", `executor ${ex.name}: unsupported contract version`, { subject: ex.name, expected: "1", got: String(ex.specVersion) });
     }

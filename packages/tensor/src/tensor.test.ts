@@ -472,3 +472,16 @@ describe("view agrees with torch on random layouts", () => {
     expect(refusals).toBeGreaterThan(100);
   });
 });
+
+describe("Tensor.isTensor", () => {
+  it("recognises tensors by their brand, views included, and nothing that merely looks like one", () => {
+    const t = Tensor.from([1, 2, 3, 4], [2, 2]);
+    expect(Tensor.isTensor(t)).toBe(true);
+    expect(Tensor.isTensor(t.transpose(0, 1))).toBe(true);
+    const lookalike = { data: new Float32Array(4), shape: [2, 2], strides: [2, 1], offset: 0 };
+    for (const v of [lookalike, { ...t }, null, undefined, 3, "tensor", [1, 2]]) expect(Tensor.isTensor(v)).toBe(false);
+    // A tensor of a second copy of this package carries the same global brand.
+    const other = { [Symbol.for("attngraph.tensor")]: true };
+    expect(Tensor.isTensor(other)).toBe(true);
+  });
+});

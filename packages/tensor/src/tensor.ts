@@ -10,6 +10,10 @@ export type NestedArray = number | readonly NestedArray[];
  * `reshape`, `transpose` and `permute` return views without copying where the layout allows it; `contiguous()` copies
  * only when the view is not already row-major and dense.
  */
+// Recognises a Tensor by a global symbol rather than `instanceof`, so a tensor made by a second copy of this package
+// (two versions in one bundle) is still a tensor, while a plain object that merely has a `shape` is not.
+const TENSOR_MARKER = Symbol.for("attngraph.tensor");
+
 export class Tensor {
   readonly data: Float32Array;
   readonly shape: Shape;
@@ -49,6 +53,16 @@ export class Tensor {
     this.shape = Object.freeze([...shape]);
     this.strides = Object.freeze([...st]);
     this.offset = offset;
+  }
+
+  /** On the prototype, not on each instance: the brand costs nothing per tensor. */
+  get [TENSOR_MARKER](): true {
+    return true;
+  }
+
+  /** Whether `value` is a Tensor of this package (any copy of it); a duck-typed `{ shape, data }` is not. */
+  static isTensor(value: unknown): value is Tensor {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[TENSOR_MARKER] === true;
   }
 
   /** A new dense tensor holding a float32 copy of `values` (row-major). */

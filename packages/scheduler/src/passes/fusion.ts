@@ -6,7 +6,7 @@ export interface FusionContext {
   readonly outputs: readonly string[];
   readonly watched: ReadonlySet<string>;
   readonly executors: readonly Executor[];
-  readonly overrides: Readonly<Record<string, string>>;
+  readonly overrides: ReadonlyMap<string, string>;
 }
 
 /**
@@ -49,7 +49,7 @@ export function fuseAttention(steps: readonly DraftStep[], ctx: FusionContext): 
       kept.push(`${ws.node} (${blocker.node} is ${ctx.watched.has(blocker.node) ? "tapped" : outputs.has(blocker.node) ? "an output" : "read elsewhere"})`);
       continue;
     }
-    const pinned = names.find((n) => ctx.overrides[n] !== undefined);
+    const pinned = names.find((n) => ctx.overrides.has(n));
     if (pinned) {
       kept.push(`${ws.node} (${pinned} is placed by the user)`);
       continue;
