@@ -5,19 +5,21 @@ import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import type { Executor } from "@attngraph/graph";
 import { UsageError } from "./io.js";
 
-const factories: Record<string, () => Executor> = {
-  cpu: () => createCpuExecutor(),
+// A Map, not an object literal: the name is the user's string, and `factories["__proto__"]` or `["constructor"]`
+// would find Object.prototype's members instead of saying the name is unknown.
+const factories = new Map<string, () => Executor>([
+  ["cpu", () => createCpuExecutor()],
   // Needs async init (loading its module): compile() initialises every executor it is given.
-  wasm: () => createWasmExecutor(),
+  ["wasm", () => createWasmExecutor()],
   // Requests its device in init() (navigator.gpu, or the webgpu package in Node); "webgpu: no adapter" fails compile.
-  webgpu: () => createWebGpuExecutor(),
-};
+  ["webgpu", () => createWebGpuExecutor()],
+]);
 
 /** Executors for a comma-separated list of names, in preference order. */
 export function executorsFor(list: string): Executor[] {
   return list.split(",").map((name) => {
-    const make = factories[name.trim()];
+    const make = factories.get(name.trim());
     if (make) return make();
-    throw new UsageError(`unknown executor "${name}"; available: ${Object.keys(factories).join(", ")}`);
+    throw new UsageError(`unknown executor "${name}"; available: ${[...factories.keys()].join(", ")}`);
   });
 }

@@ -69,6 +69,9 @@ describe("attngraph conformance", () => {
   it("refuses unknown and unbuilt executors with a clear message", async () => {
     expect(await cli("conformance", goldenDir, "--executor", "tpu")).toMatchObject({ code: 2, err: [expect.stringMatching(/unknown executor "tpu"/)] });
     expect((await cli("conformance")).code).toBe(2);
+    for (const name of ["__proto__", "hasOwnProperty", "valueOf", "constructor", "toString"]) {
+      expect(await cli("conformance", goldenDir, "--executor", name)).toMatchObject({ code: 2, out: [], err: [`attngraph: unknown executor "${name}"; available: cpu, wasm, webgpu`] });
+    }
   });
 
   it("runs every golden case on the wasm executor (initialised by compile)", async () => {

@@ -155,6 +155,13 @@ describe("GraphBuilder: each mistake is a GraphValidationError naming the node a
     expect(e.got).toBe('"w"');
   });
 
+  it('an input slot "__proto__" is an unknown slot, not silently dropped', () => {
+    const b = start();
+    const e = validationError(() => b.add("projection", "q", { x: "x", weight: "W", ["__proto__"]: "W" }));
+    expect(e.subject).toBe("q.__proto__");
+    expect(e.message).toContain("unknown input for op projection");
+  });
+
   it("an input that refers to no value", () => {
     const b = start();
     const e = validationError(() => b.add("projection", "q", { x: "y", weight: "W" }));

@@ -64,8 +64,9 @@ export class GraphBuilder {
    * values. Returns the node's reference.
    */
   add(kind: string, name: string, inputs: Readonly<Record<string, Ref | undefined>>, attrs: Readonly<Record<string, unknown>> = {}): Ref {
-    const clean: Record<string, string> = {};
-    for (const [slot, ref] of Object.entries(inputs)) if (ref !== undefined) clean[slot] = ref;
+    // fromEntries defines own properties: `clean[slot] = ref` would drop a slot named "__proto__" (it sets the
+    // prototype) instead of letting inferNode reject it as an unknown slot.
+    const clean = Object.fromEntries(Object.entries(inputs).filter((e): e is [string, string] => e[1] !== undefined));
     return this.#addSpec({ name: this.#prefix + name, kind, inputs: clean, attrs });
   }
 

@@ -28,7 +28,9 @@ export function inferNode(
     if (!declared.has(slot)) ctx.fail(slot, `unknown input for op ${def.kind}`, [...declared].join(", "), show(slot));
   }
   const shapes = def.inputs.map((i) => {
-    const ref = node.inputs[i.name];
+    // Own keys only: an op may declare a slot named "valueOf" or "constructor", which a node that leaves it empty
+    // must not fill with Object.prototype's member.
+    const ref = Object.hasOwn(node.inputs, i.name) ? node.inputs[i.name] : undefined;
     if (ref === undefined) {
       if (!i.optional) ctx.fail(i.name, `missing input of op ${def.kind}`, "a value name");
       return undefined;

@@ -272,6 +272,50 @@ describe("fromJSON: graph errors name the node", () => {
   });
 });
 
+describe("names that Object.prototype holds are ordinary names", () => {
+  const names = ["valueOf", "constructor", "toString", "hasOwnProperty", "__proto__"];
+
+  /** doc() with the value named `from` renamed wherever it is named (names are values in the document, never keys). */
+  function renamed(from: string, to: string): string {
+    const d = doc();
+    const rename = (v: string): string => (v === from ? to : v);
+    for (const v of [...d.inputs, ...d.weights, ...d.nodes]) v.name = rename(v.name);
+    for (const n of d.nodes) for (const slot of Object.keys(n.inputs)) n.inputs[slot] = rename(n.inputs[slot]);
+    d.outputs = d.outputs.map(rename);
+    return JSON.stringify(d);
+  }
+
+  it.each(names)("%s as an input, a weight, a node and an output round-trips", (name) => {
+    for (const [from, role] of [["x", "input"], ["W", "weight"], ["s", "node"]] as const) {
+      const text = renamed(from, name);
+      const g = fromJSON(text);
+      expect(g.roleOf(name)).toBe(role);
+      expect(JSON.stringify(toJSON(g))).toBe(text);
+    }
+  });
+
+  it.each(names)("a user op's optional slot and attribute named %s survive the JSON round trip", (name) => {
+    const op = defineOp<Record<string, number>>({
+      kind: "named",
+      doc: "x, plus an optional second input",
+      inputs: [{ name: "x" }, { name, optional: true }],
+      attrs: { [name]: { type: "number", default: 2 } },
+      inferShape: ([x]) => x!,
+    });
+    const registry = createOpRegistry([op]);
+    const b = new GraphBuilder({ registry });
+    b.input("x", [2, 3]);
+    b.add("named", "left", { x: "x" });
+    b.add("named", "given", { x: "x", [name]: "left" }, { [name]: 5 });
+    const text = JSON.stringify(toJSON(b.output("given").build()));
+    const g = fromJSON(text, registry);
+    expect(Object.entries(g.node("left").inputs)).toEqual([["x", "x"]]);
+    expect(Object.entries(g.node("left").attrs)).toEqual([[name, 2]]);
+    expect(Object.entries(g.node("given").inputs)).toEqual([["x", "x"], [name, "left"]]);
+    expect(JSON.stringify(toJSON(g))).toBe(text);
+  });
+});
+
 describe("hostile documents", () => {
   it("an unknown op kind of 10 kB is shown shortened: the message stays short (found by the reliability fuzz)", () => {
     const d = doc();

@@ -52,6 +52,27 @@ describe("defineOp and user ops", () => {
     expect(validationError(() => b.add("softcap", "c", { x: "s" }, { cap: 1, scale: 2 })).subject).toBe("c.scale");
   });
 
+  // Slot and attribute names are the op author's strings; "valueOf" is as legal as "cap". Before own-key lookups, an
+  // empty optional slot named "valueOf" read Object.prototype.valueOf ("input refers to no value ..., got function").
+  it.each(["valueOf", "constructor", "toString", "__proto__"])("a user op may name an optional slot and an attribute %s", (name) => {
+    const op = defineOp<Record<string, number>>({
+      kind: "named",
+      doc: "x, plus an optional second input",
+      inputs: [{ name: "x" }, { name, optional: true }],
+      attrs: { [name]: { type: "number", default: 2 } },
+      inferShape: ([x]) => x!,
+    });
+    const b = new GraphBuilder({ registry: createOpRegistry([op]) });
+    b.input("s", [2, 3]);
+    const left = b.add("named", "left", { x: "s" }); // slot empty, attribute defaulted
+    const given = b.add("named", "given", { x: "s", [name]: "s" }, { [name]: 5 });
+    const g = b.output(left, given).build();
+    expect(Object.getPrototypeOf(g.node("left").attrs)).toBe(Object.prototype);
+    expect(Object.entries(g.node("left").attrs)).toEqual([[name, 2]]);
+    expect(Object.entries(g.node("given").attrs)).toEqual([[name, 5]]);
+    expect(g.consumers("s").map((c) => c.slot).sort()).toEqual([name, "x", "x"].sort());
+  });
+
   it("rejects bad declarations", () => {
     expect(() => defineOp({ ...softcap, kind: "soft cap" })).toThrow(GraphValidationError);
     expect(() => defineOp({ ...softcap, kind: "" })).toThrow(/invalid op kind/);

@@ -88,19 +88,22 @@ export function normalizeAttrs(def: AnyOpDef, raw: Readonly<Record<string, unkno
       ctx.fail(key, `unknown attribute for op ${def.kind}`, Object.keys(specs).join(", ") || "no attributes", show(key));
     }
   }
-  const out: Record<string, unknown> = {};
+  // Read own keys, and build `out` from entries (own properties): attributes named "toString" or "__proto__" are legal,
+  // and neither `raw[key]` nor `out[key] = v` may reach Object.prototype for them.
+  const entries: [string, unknown][] = [];
   for (const [key, spec] of Object.entries(specs)) {
-    let v = raw[key];
+    let v = Object.hasOwn(raw, key) ? raw[key] : undefined;
     if (v === undefined) v = spec.default;
     if (v === undefined && !spec.nullable) ctx.fail(key, "missing attribute", spec.type);
     if (v === undefined || v === null) {
       if (!spec.nullable) ctx.fail(key, "attribute may not be null", spec.type, "null");
-      out[key] = null;
+      entries.push([key, null]);
       continue;
     }
     checkAttr(key, spec, v, ctx);
-    out[key] = Array.isArray(v) ? [...v] : v;
+    entries.push([key, Array.isArray(v) ? [...v] : v]);
   }
+  const out: Record<string, unknown> = Object.fromEntries(entries);
   if (def.checkAttrs) userRule(def, "attribute check", ctx, () => def.checkAttrs!(out as never, ctx));
   return out;
 }

@@ -68,16 +68,14 @@ function parseConfig(c: JsonChecker, raw: unknown): AttentionConfig {
   return config;
 }
 
+// Both maps are built with Object.fromEntries, which defines own properties. JSON.parse gives `"__proto__"` an own key;
+// `out[name] = ...` on a `{}` would instead set the prototype, hiding the entry from the unknown-name check.
 function tensorMap(c: JsonChecker, root: JsonObject, key: string): Record<string, JsonTensor> {
   const path = `$${pathKey(key)}`;
   const obj = c.object(c.field(root, key, "$"), path);
-  const out: Record<string, JsonTensor> = {};
-  for (const [name, v] of Object.entries(obj)) out[name] = c.tensor(v, `${path}${pathKey(name)}`);
-  return out;
+  return Object.fromEntries(Object.entries(obj).map(([name, v]) => [name, c.tensor(v, `${path}${pathKey(name)}`)]));
 }
 
 function toTensors(map: Readonly<Record<string, JsonTensor>>): Record<string, Tensor> {
-  const out: Record<string, Tensor> = {};
-  for (const [name, t] of Object.entries(map)) out[name] = Tensor.from(t.data, t.shape);
-  return out;
+  return Object.fromEntries(Object.entries(map).map(([name, t]) => [name, Tensor.from(t.data, t.shape)]));
 }

@@ -114,6 +114,18 @@ describe("malformed cases give a CaseFormatError naming the file and field", () 
     caseError(() => parseCase(j, "bad.json"), "bad.json", ...fragments);
   });
 
+  // JSON.parse makes "__proto__" an own key (defineProperty does the same here); it must not vanish into the prototype.
+  it.each(["weights", "inputs", "expected"])('a "__proto__" entry in %s is an unknown tensor name', (key) => {
+    const j = base();
+    Object.defineProperty(j[key], "__proto__", { value: j.weights.W_query, enumerable: true, configurable: true, writable: true });
+    caseError(() => parseCase(j, "proto.json"), "proto.json", `$.${key}.__proto__: unknown tensor name`, 'got "__proto__"');
+  });
+
+  it('a "__proto__" entry read from a file is rejected too', () => {
+    const text = JSON.stringify(base()).replace('"expected":{', '"expected":{"__proto__":{"shape":[1],"data":[0]},');
+    caseError(() => parseCase(JSON.parse(text), "proto.json"), "proto.json", "$.expected.__proto__: unknown tensor name");
+  });
+
   it("a tolerance at the bound is accepted", () => {
     const j = base();
     j.tolerance = { abs: 0.05, rel: 0.05 };
