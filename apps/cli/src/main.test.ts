@@ -39,6 +39,17 @@ describe("attngraph conformance", () => {
     expect(code).toBe(1);
   });
 
+  it("a value beyond float32 in a case file fails the case by its JSON path (it would load as Infinity)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "attngraph-cases-"));
+    const c = JSON.parse(readFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), "utf8"));
+    c.inputs.x.data[0] = 1e39;
+    writeFileSync(join(dir, "huge.json"), JSON.stringify(c));
+    const { code, out } = await cli("conformance", dir);
+    expect(out[0]).toMatch(/^FAIL huge .*huge\.json: \$\.inputs\.x\.data\[0\]: outside the float32 range/);
+    expect(out.at(-1)).toBe("0 passed, 1 failed");
+    expect(code).toBe(1);
+  });
+
   it("a wrong number fails the case, naming the tensor and the worst element", async () => {
     const dir = mkdtempSync(join(tmpdir(), "attngraph-cases-"));
     const c = JSON.parse((await import("node:fs")).readFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), "utf8"));

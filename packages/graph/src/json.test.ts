@@ -317,6 +317,13 @@ describe("names that Object.prototype holds are ordinary names", () => {
 });
 
 describe("hostile documents", () => {
+  it("a numeric attribute beyond the float32 range names the node and attribute", () => {
+    const d = JSON.parse(JSON.stringify(doc()).replace('"scale":0.5', '"scale":1e39'));
+    const e = validationError(() => fromJSON(d));
+    expect(e.subject).toBe("s.scale");
+    expect(e.message).toBe("s.scale: invalid attribute, expected a number within the float32 range (|v| <= 3.4028234663852886e+38), got 1e+39");
+  });
+
   it("an unknown op kind of 10 kB is shown shortened: the message stays short (found by the reliability fuzz)", () => {
     const d = doc();
     d.nodes[1].kind = "x".repeat(10_000);

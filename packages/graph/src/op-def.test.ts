@@ -172,6 +172,17 @@ describe("normalizeAttrs and inferShape", () => {
     }
   });
 
+  // Kernels read these as float32; 1e39 would be Infinity there (and NaN at the end of the run).
+  it("number attributes beyond the float32 range are invalid", () => {
+    const alibi = builtinOps.find((o) => o.kind === "alibi")!;
+    const scale = validationError(() => normalizeAttrs(softmaxOp, { scale: 1e39 }, ctx));
+    expect([scale.subject, scale.expected, scale.got]).toEqual(["n.scale", "a number within the float32 range (|v| <= 3.4028234663852886e+38)", "1e+39"]);
+    expect(validationError(() => normalizeAttrs(softmaxOp, { scale: -3.5e38 }, ctx)).subject).toBe("n.scale");
+    const slopes = validationError(() => normalizeAttrs(alibi, { slopes: [0.5, 1e39] }, ctx));
+    expect([slopes.subject, slopes.expected]).toEqual(["n.slopes", "numbers within the float32 range (|v| <= 3.4028234663852886e+38)"]);
+    expect(normalizeAttrs(softmaxOp, { scale: 3.4028234663852886e38 }, ctx)).toEqual({ scale: 3.4028234663852886e38 });
+  });
+
   it("checks declared input ranks before the rule runs", () => {
     const e = validationError(() => inferShape(builtinOps.find((o) => o.kind === "score")!, [["B", 2, 3], ["B", 2, 3, 4]], {}, ctx));
     expect(e.subject).toBe("n.q");

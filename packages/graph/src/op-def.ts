@@ -123,6 +123,9 @@ function userRule<T>(def: AnyOpDef, rule: string, ctx: OpContext, run: () => T):
   }
 }
 
+/** The largest finite float32. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+
 function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): void {
   const bad = (expected: string): never => ctx.fail(key, "invalid attribute", expected, show(v));
   switch (spec.type) {
@@ -148,6 +151,12 @@ function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): voi
     case "numbers":
       if (!Array.isArray(v) || !v.every((d) => typeof d === "number" && Number.isFinite(d))) bad("an array of finite numbers");
       break;
+  }
+  // Kernels take number attributes as float32 (WGSL uniforms, f32 in wasm): beyond its range a scale of 1e39 would
+  // become Infinity there and the run would end in NaN. (Integer attributes are safe integers, far inside the range.)
+  if (spec.type === "number" || spec.type === "numbers") {
+    const values = Array.isArray(v) ? (v as number[]) : [v as number];
+    if (values.some((x) => Math.abs(x) > FLOAT32_MAX)) bad(`${spec.type === "number" ? "a number" : "numbers"} within the float32 range (|v| <= ${FLOAT32_MAX})`);
   }
   if (typeof v === "number") {
     if (spec.min !== undefined && v < spec.min) bad(`>= ${spec.min}`);

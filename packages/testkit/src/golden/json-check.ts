@@ -4,6 +4,9 @@
 import { formatShape, sizeOf } from "@attngraph/tensor";
 import { CaseFormatError } from "./errors.js";
 
+/** The largest finite float32. Larger values become Infinity when stored in a Float32Array. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+
 export type JsonObject = Readonly<Record<string, unknown>>;
 
 /** A tensor as it is written in a case file: row-major float64 values and their shape. */
@@ -43,7 +46,10 @@ export class JsonChecker {
     return v;
   }
 
-  /** `{shape: int[], data: number[]}` with data.length = product of the shape and every entry finite. */
+  /**
+   * `{shape: int[], data: number[]}` with data.length = product of the shape and every entry finite as a float32:
+   * tensors are float32, so 1e39 would become Infinity on load and the case would end in NaN.
+   */
   tensor(v: unknown, path: string): JsonTensor {
     const o = this.object(v, path);
     const shape = this.field(o, "shape", path);
@@ -59,6 +65,7 @@ export class JsonChecker {
     for (let i = 0; i < data.length; i++) {
       const x: unknown = data[i];
       if (typeof x !== "number" || !Number.isFinite(x)) this.fail(`${path}.data[${i}]`, "not a finite number", "a finite number", show(x));
+      if (Math.abs(x) > FLOAT32_MAX) this.fail(`${path}.data[${i}]`, "outside the float32 range", `|v| <= ${FLOAT32_MAX}`, show(x));
     }
     return { shape: dims, data: data as number[] };
   }

@@ -83,6 +83,9 @@ describe("malformed cases give a CaseFormatError naming the file and field", () 
     ["Infinity as a string", (j) => (j.inputs.x.data[0] = "-Infinity"), ["$.inputs.x.data[0]: not a finite number", '"-Infinity"']],
     ["null in data", (j) => (j.expected.scores.data[7] = null), ["$.expected.scores.data[7]: not a finite number", "got null"]],
     ["number as a string", (j) => (j.weights.out_bias.data[1] = "0.5"), ["$.weights.out_bias.data[1]:", '"0.5"']],
+    ["a value beyond float32 (Infinity once loaded)", (j) => (j.inputs.x.data[5] = 1e39), ["$.inputs.x.data[5]: outside the float32 range, expected |v| <= 3.4028234663852886e+38, got 1e+39"]],
+    ["a negative value beyond float32", (j) => (j.weights.W_key.data[0] = -3.5e38), ["$.weights.W_key.data[0]: outside the float32 range", "got -3.5e+38"]],
+    ["an expected value beyond float32", (j) => (j.expected.output.data[2] = 1e300), ["$.expected.output.data[2]: outside the float32 range"]],
     ["nested data", (j) => (j.weights.out_bias.data = [j.weights.out_bias.data]), ["$.weights.out_bias.data: wrong length, expected 8 values for [8], got 1"]],
     ["shape missing", (j) => delete j.weights.W_key.shape, ["$.weights.W_key.shape: missing field"]],
     ["shape entry a string", (j) => (j.weights.W_key.shape = [8, "8"]), ['$.weights.W_key.shape[1]: invalid dim, expected an integer >= 0, got "8"']],
@@ -124,6 +127,13 @@ describe("malformed cases give a CaseFormatError naming the file and field", () 
   it('a "__proto__" entry read from a file is rejected too', () => {
     const text = JSON.stringify(base()).replace('"expected":{', '"expected":{"__proto__":{"shape":[1],"data":[0]},');
     caseError(() => parseCase(JSON.parse(text), "proto.json"), "proto.json", "$.expected.__proto__: unknown tensor name");
+  });
+
+  it("the largest float32 is accepted", () => {
+    const j = base();
+    j.inputs.x.data[0] = 3.4028234663852886e38;
+    j.inputs.x.data[1] = -3.4028234663852886e38;
+    expect(parseCase(j, "big.json").inputs.x!.toArray().slice(0, 2)).toEqual([3.4028234663852886e38, -3.4028234663852886e38]);
   });
 
   it("a tolerance at the bound is accepted", () => {
