@@ -3,6 +3,7 @@ import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { createWasmExecutor } from "@attngraph/executor-wasm";
 import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import type { Executor } from "@attngraph/graph";
+import { clip } from "@attngraph/tensor";
 import { UsageError } from "./io.js";
 
 // A Map, not an object literal: the name is the user's string, and `factories["__proto__"]` or `["constructor"]`
@@ -20,6 +21,6 @@ export function executorsFor(list: string): Executor[] {
   return list.split(",").map((name) => {
     const make = factories.get(name.trim());
     if (make) return make();
-    throw new UsageError(`unknown executor "${name}"; available: ${[...factories.keys()].join(", ")}`);
+    throw new UsageError(`unknown executor "${clip(name)}"; available: ${[...factories.keys()].join(", ")}`);
   });
 }

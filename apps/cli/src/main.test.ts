@@ -92,6 +92,44 @@ describe("attngraph conformance", () => {
   });
 });
 
+// docs/reliability.md: every message under 600 characters. The user's string in it is cut to 120 with "…".
+describe("long user strings make short messages", () => {
+  const huge = (c: string) => c.repeat(4_000_000);
+
+  it("a 4 MB executor name", async () => {
+    const { code, err } = await cli("conformance", goldenDir, "--executor", huge("e"));
+    expect(code).toBe(2);
+    expect(err).toHaveLength(1);
+    expect(err[0]!.length).toBeLessThan(600);
+    expect(err[0]).toMatch(/^attngraph: unknown executor "e+…e+"; available: cpu, wasm, webgpu$/);
+  });
+
+  it("a 4 MB command: the help text follows, the command is cut", async () => {
+    const { code, err } = await cli(huge("c"));
+    expect(code).toBe(2);
+    expect(err[0]).toMatch(/^attngraph: unknown command "c+…c+"\nusage: attngraph/);
+    expect(err[0]).not.toContain("c".repeat(121));
+  });
+
+  it("a 4 MB unknown option", async () => {
+    const { code, err } = await cli("conformance", goldenDir, `--${huge("o")}`);
+    expect(code).toBe(2);
+    expect(err[0]!.length).toBeLessThan(600);
+    expect(err[0]).toContain("…");
+  });
+
+  it("a case with a 1 MB name gets a short line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "attngraph-cases-"));
+    const c = JSON.parse(readFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), "utf8"));
+    writeFileSync(join(dir, "long-name.json"), JSON.stringify({ ...c, name: "n".repeat(1_000_000) }));
+    writeFileSync(join(dir, "long-name-bad.json"), JSON.stringify({ ...c, name: "n".repeat(1_000_000), expected: {} }));
+    const { out } = await cli("conformance", dir);
+    expect(out[0]).toMatch(/^FAIL n+…n+ {2}nothing to compare/);
+    expect(out[1]).toMatch(/^PASS n+…n+ {2}\(7 tensors/);
+    for (const line of out) expect(line.length).toBeLessThan(600);
+  });
+});
+
 describe("attngraph run", () => {
   it("prints the tapped tensors of one case in PyTorch's format", async () => {
     const { code, out } = await cli("run", join(goldenDir, "seed-002-mha-outproj-eval.json"), "--tap", "weights");

@@ -1,4 +1,4 @@
-import { AttnGraphError } from "@attngraph/tensor";
+import { AttnGraphError, clip } from "@attngraph/tensor";
 import { parseArgs } from "node:util";
 import { conformance, conformanceHelp } from "./commands/conformance.js";
 import { demo } from "./commands/demo.js";
@@ -45,11 +45,16 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
       case "run":
         return await run(common, io);
       default:
-        throw new UsageError(`unknown command "${command}"\n${help}`);
+        throw new UsageError(`unknown command "${clip(command)}"\n${help}`);
     }
   } catch (e) {
-    if (e instanceof UsageError || (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
+    if (e instanceof UsageError) {
       io.err(`attngraph: ${e.message}`);
+      return 2;
+    }
+    if (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS")) {
+      // Node's parseArgs quotes the user's option (twice, for an unknown one): cut, it could be megabytes.
+      io.err(`attngraph: ${clip(e.message, 400)}`);
       return 2;
     }
     if (AttnGraphError.isInstance(e)) {

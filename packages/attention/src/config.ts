@@ -1,6 +1,6 @@
 // The attention configuration: the `config` object of the golden cases (shared/golden/FORMAT.md), plus the builder's
 // own options. Every key is checked here, once, with an error naming the key.
-import { AttnGraphError, describe } from "@attngraph/tensor";
+import { AttnGraphError, clip, describe } from "@attngraph/tensor";
 
 export interface AttentionConfig {
   /** Input features per token (E_in). */
@@ -47,17 +47,17 @@ const KEYS = ["dIn", "dOut", "numHeads", "numKvHeads", "causal", "window", "qkvB
 
 /** Fills defaults and checks every key and the rules between keys. */
 export function normalizeConfig(raw: AttentionConfigInput | Record<string, unknown>): AttentionConfig {
-  if (typeof raw !== "object" || raw === null) throw new ConfigError("", "config must be an object", "an object", String(raw));
+  if (typeof raw !== "object" || raw === null) throw new ConfigError("", "config must be an object", "an object", shown(raw));
   const r = raw as Record<string, unknown>;
   for (const k of Object.keys(r)) if (!KEYS.includes(k)) throw new ConfigError(k, "unknown key", KEYS.join(", "), k);
   const int = (k: string, min: number, dflt?: number): number => {
     const v = r[k] ?? dflt;
-    if (!Number.isSafeInteger(v) || (v as number) < min) throw new ConfigError(k, "invalid value", `an integer >= ${min}`, JSON.stringify(v));
+    if (!Number.isSafeInteger(v) || (v as number) < min) throw new ConfigError(k, "invalid value", `an integer >= ${min}`, shown(v));
     return v as number;
   };
   const bool = (k: string, dflt: boolean): boolean => {
     const v = r[k] ?? dflt;
-    if (typeof v !== "boolean") throw new ConfigError(k, "invalid value", "true or false", JSON.stringify(v));
+    if (typeof v !== "boolean") throw new ConfigError(k, "invalid value", "true or false", shown(v));
     return v;
   };
   const dIn = int("dIn", 1);
@@ -68,15 +68,15 @@ export function normalizeConfig(raw: AttentionConfigInput | Record<string, unkno
   const cross = bool("cross", false);
   const window = r.window ?? null;
   if (window !== null && (!Number.isSafeInteger(window) || (window as number) < 1)) {
-    throw new ConfigError("window", "invalid window", "an integer >= 1 or null", JSON.stringify(window));
+    throw new ConfigError("window", "invalid window", "an integer >= 1 or null", shown(window));
   }
   const scale = r.scale ?? null;
   if (scale !== null && (typeof scale !== "number" || !Number.isFinite(scale))) {
-    throw new ConfigError("scale", "invalid scale", "a finite number or null", JSON.stringify(scale));
+    throw new ConfigError("scale", "invalid scale", "a finite number or null", shown(scale));
   }
   const dropout = r.dropout ?? 0;
   if (typeof dropout !== "number" || !(dropout >= 0 && dropout < 1)) {
-    throw new ConfigError("dropout", "invalid dropout rate", "a number in [0, 1)", JSON.stringify(dropout));
+    throw new ConfigError("dropout", "invalid dropout rate", "a number in [0, 1)", shown(dropout));
   }
   if (dOut % numHeads !== 0) throw new ConfigError("dOut", "dOut must be divisible by numHeads", `a multiple of ${numHeads}`, String(dOut));
   if (numHeads % numKvHeads !== 0) {
@@ -91,6 +91,18 @@ export function normalizeConfig(raw: AttentionConfigInput | Record<string, unkno
     dIn, dOut, numHeads, numKvHeads, causal, window: window as number | null,
     qkvBias: bool("qkvBias", false), outProj, outBias, scale: scale as number | null, cross, dropout,
   };
+}
+
+/**
+ * The offending value for a message, short whatever came: a string is cut before it is quoted (a 4 MB value must not
+ * be copied into a 4 MB message), and arrays, objects and BigInts are named rather than serialised (JSON.stringify
+ * walks all of them, and throws on a BigInt or a cycle).
+ */
+function shown(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(clip(v, 100));
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (typeof v === "object" && v !== null) return "an object";
+  return typeof v === "bigint" ? `${clip(String(v), 100)}n` : String(v);
 }
 
 /** Head dim D. */

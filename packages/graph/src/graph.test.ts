@@ -56,7 +56,8 @@ describe("OpGraph node order", () => {
     const cyclic = nodes.map((s) => (s.name === "n0" ? soft("n0", `n${n - 1}`) : s));
     const e = validationError(() => build(cyclic, ["n0"]));
     expect(e.code).toBe("cycle");
-    expect(e.got!.split(" → ")).toHaveLength(n + 1);
+    // got is cut to 120 characters (messages stay short); its two ends show the cycle closing through every node.
+    expect(e.got).toMatch(/^n19999 → n0 → n1 → n2 → .*….* → n19997 → n19998 → n19999$/);
   });
 
   it("accepts names that are Object.prototype members", () => {

@@ -317,6 +317,46 @@ describe("names that Object.prototype holds are ordinary names", () => {
 });
 
 describe("hostile documents", () => {
+  // Names are the user's strings and reach messages as subjects, quoted values and lists of choices; each is cut to
+  // 120 characters with "…", so every message stays under the 600 characters docs/reliability.md promises.
+  it("a 1 MB node name, field name or cycle gives a message under 600 characters", () => {
+    const long = "n".repeat(1_000_000);
+    const short = (e: { message: string }) => {
+      expect(e.message.length).toBeLessThan(600);
+      expect(e.message).toContain("…");
+    };
+    let d = doc();
+    d.nodes[1].name = long;
+    d.nodes[1].inputs.x = `missing${long}`;
+    d.outputs = [long];
+    const dangling = validationError(() => fromJSON(d));
+    expect(dangling.code).toBe("dangling-edge");
+    short(dangling);
+    expect(dangling.subject).toMatch(/^n+…n*\.x$/);
+    d = doc();
+    d.nodes[0][long] = 1;
+    short(formatError(() => fromJSON(d)));
+    d = doc();
+    d.nodes = Array.from({ length: 100_000 }, (_, i) => ({ name: `node${i}`, kind: "softmax", inputs: { x: `node${(i + 1) % 100_000}` }, attrs: {} }));
+    d.outputs = ["node0"];
+    const cycle = validationError(() => fromJSON(d));
+    expect(cycle.code).toBe("cycle");
+    short(cycle);
+    d = doc();
+    d.weights[0].name = long;
+    d.nodes[0].inputs.weight = long;
+    d.weights.push({ name: long, shape: [1] });
+    short(validationError(() => fromJSON(d)));
+  });
+
+  it("graph.node() of an unknown name in a graph of many nodes lists them cut short", () => {
+    const d = doc();
+    for (let i = 0; i < 10_000; i++) d.nodes.push({ name: `extra${i}`, kind: "softmax", inputs: { x: "x" }, attrs: {} });
+    const e = validationError(() => fromJSON(d).node("y".repeat(100_000)));
+    expect(e.message.length).toBeLessThan(600);
+    expect(e.expected).toMatch(/^one of q, s, extra0, .*…/);
+  });
+
   it("a numeric attribute beyond the float32 range names the node and attribute", () => {
     const d = JSON.parse(JSON.stringify(doc()).replace('"scale":0.5', '"scale":1e39'));
     const e = validationError(() => fromJSON(d));

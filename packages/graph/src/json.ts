@@ -2,7 +2,7 @@
 // read differently); a reader refuses versions it does not know rather than guessing, and refuses fields it does not
 // know, so a misspelt "attr" is an error instead of a node silently built with default attributes. Field order is
 // fixed, so toJSON(fromJSON(x)) is byte-identical for canonical x.
-import { AttnGraphError } from "@attngraph/tensor";
+import { AttnGraphError, clip } from "@attngraph/tensor";
 import type { Dim } from "./dims.js";
 import { GraphFormatError, show } from "./errors.js";
 import { OpGraph, type NodeSpec, type ValueDecl } from "./graph.js";
@@ -63,8 +63,7 @@ function read(json: unknown, registry: OpRegistry): OpGraph {
     try {
       doc = JSON.parse(json);
     } catch (e) {
-      const msg = (e as Error).message;
-      throw new GraphFormatError("$", "not valid JSON", "a graph document", msg.length > 120 ? `${msg.slice(0, 117)}...` : msg);
+      throw new GraphFormatError("$", "not valid JSON", "a graph document", clip((e as Error).message));
     }
   }
   const root = obj(doc, "$", ["format", "version", "inputs", "weights", "nodes", "outputs"]);

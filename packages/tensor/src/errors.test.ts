@@ -1,5 +1,5 @@
 import { describe as suite, expect, it } from "vitest";
-import { AttnGraphError, ShapeError, UnsupportedError, describe } from "./errors.js";
+import { AttnGraphError, ShapeError, UnsupportedError, clip, describe } from "./errors.js";
 
 suite("errors", () => {
   it("describe builds 'subject: what, expected X, got Y'", () => {
@@ -27,5 +27,41 @@ suite("errors", () => {
     expect(u.message).toBe("unsupported: op mask on executor webgpu");
     expect(u.code).toBe("unsupported");
     expect((u.cause as Error).message).toBe("x");
+  });
+
+  it("clip keeps short strings and cuts long ones to max characters, keeping both ends", () => {
+    expect(clip("short")).toBe("short");
+    expect(clip("x".repeat(120))).toBe("x".repeat(120));
+    const long = `${"a".repeat(100)}${"b".repeat(1_000_000)}${"c".repeat(100)}`;
+    const cut = clip(long);
+    expect(cut).toHaveLength(120);
+    expect(cut).toBe(`${"a".repeat(80)}…${"c".repeat(39)}`);
+    expect(clip("abcdefghij", 5)).toBe("abc…j");
+  });
+
+  it("clip never splits a surrogate pair", () => {
+    const cut = clip("😀".repeat(100), 10); // each emoji is two UTF-16 units
+    expect(cut).toBe("😀😀😀…😀");
+    expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+  });
+
+  // docs/reliability.md promises every message under 600 characters; a 4 MB name used to make a 4 MB message.
+  it("a message built from 4 MB values stays under 600 characters, and the fields say what the message says", () => {
+    const huge = "n".repeat(4_000_000);
+    const e = new ShapeError(huge, `what ${huge}`, `expected ${huge}`, `"${huge}"`);
+    expect(e.message.length).toBeLessThan(600);
+    expect(e.message).toContain("…");
+    expect(e.subject).toHaveLength(120);
+    expect(e.got).toHaveLength(120);
+    expect(e.got!.endsWith('n"')).toBe(true);
+    expect(e.message).toBe(describe(e.subject!, `what ${huge}`, e.expected, e.got));
+    expect(describe(huge, huge, huge, huge).length).toBeLessThan(600);
+  });
+
+  it("any AttnGraphError message is cut below 600 characters, also one not built by describe", () => {
+    const u = new UnsupportedError(`op ${"k".repeat(10_000)} on executor cpu`);
+    expect(u.message.length).toBeLessThan(600);
+    expect(u.message.startsWith("unsupported: op kkk")).toBe(true);
+    expect(u.message.endsWith("on executor cpu")).toBe(true);
   });
 });

@@ -2,4 +2,4 @@ export { Tensor, viewStrides, type NestedArray } from "./tensor.js";
 export { sizeOf, contiguousStrides, sameShape, formatShape, checkShape, type Shape } from "./shape.js";
 export { allclose, compare, type Tolerance, type Comparison, type Mismatch } from "./allclose.js";
 export { formatTensor } from "./format.js";
-export { AttnGraphError, ShapeError, UnsupportedError, describe, type ErrorDetails } from "./errors.js";
+export { AttnGraphError, ShapeError, UnsupportedError, clip, describe, type ErrorDetails } from "./errors.js";

@@ -4,7 +4,7 @@
 import { attentionWeights, buildAttention } from "@attngraph/attention";
 import { compile, type SessionEvent } from "@attngraph/runtime";
 import { goldenDir, loadCase } from "@attngraph/testkit";
-import { compare, type Tensor } from "@attngraph/tensor";
+import { clip, compare, type Tensor } from "@attngraph/tensor";
 import { join } from "node:path";
 import { executorsFor } from "../executors.js";
 import type { IO } from "../io.js";
@@ -15,7 +15,7 @@ export async function demo(args: { executor: string }, io: IO): Promise<number> 
   const session = await compile(graph, { executors: executorsFor(args.executor), weights: attentionWeights(c.config, c.weights) });
 
   io.out("attngraph demo: causal multi-head attention (d_in=6, d_out=6, num_heads=2, output projection with bias)");
-  io.out(`weights and input from the worked example (${c.name}); executor: ${args.executor}\n`);
+  io.out(`weights and input from the worked example (${c.name}); executor: ${clip(args.executor)}\n`);
   // Every node is tapped, so the plan keeps every node as its own step; untapped, the middle would fuse.
   const all = graph.nodes.map((n) => n.name);
   io.out(session.explain({ watched: all, inputs: { x: c.inputs.x!.shape } }));

@@ -1,7 +1,7 @@
 import { attentionWeights, buildAttention } from "@attngraph/attention";
 import { compile } from "@attngraph/runtime";
 import { loadCase } from "@attngraph/testkit";
-import type { Tensor } from "@attngraph/tensor";
+import { clip, type Tensor } from "@attngraph/tensor";
 import { executorsFor } from "../executors.js";
 import { UsageError, type IO } from "../io.js";
 
@@ -24,7 +24,7 @@ export async function run(args: { positionals: string[]; executor: string; tap: 
     sub.unsubscribe();
     await session.dispose();
   }
-  io.out(`${c.name} on ${args.executor}`);
+  io.out(`${clip(c.name)} on ${clip(args.executor)}`);
   for (const { node, tensor } of tapped) io.out(`\n${node} [${tensor.shape.join(", ")}]\n${tensor.toString()}`);
   return 0;
 }

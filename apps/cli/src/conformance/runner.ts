@@ -1,6 +1,7 @@
 // The conformance runner behind `attngraph conformance <dir> --executor <name>`: every *.json case in a folder, one
 // line per case, and a closing "N passed, N failed". A case file that cannot be read is a failed case, never a crash.
 import type { Executor } from "@attngraph/graph";
+import { clip } from "@attngraph/tensor";
 import { listCases, loadCase } from "@attngraph/testkit";
 import { notComparedText, runCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
 
@@ -40,17 +41,19 @@ export async function runConformance(dir: string, options: ConformanceOptions): 
  */
 export function formatResult(r: CaseResult): string {
   const status = r.ok ? "PASS" : "FAIL";
-  if (r.error) return `${status} ${r.name}  ${r.error}`;
+  const name = clip(r.name); // the case file's own string: a 4 MB name must not make a 4 MB line
+  // Our errors are short already; one from below (a TypeError's message) has no bound of its own.
+  if (r.error) return `${status} ${name}  ${clip(r.error, 599)}`;
   const note = r.notCompared?.length ? `; ${notComparedText(r.notCompared)}` : "";
   const worst = [...r.checks].sort((a, b) => (b.worst?.error ?? Infinity) - (a.worst?.error ?? Infinity))[0];
   const failing = r.checks.filter((k) => !k.ok);
-  if (r.ok) return `${status} ${r.name}  (${r.checks.length} tensors, worst: ${worst ? `${worst.name} ${fmt(worst.worst?.error ?? 0)}` : "none"}${note})`;
+  if (r.ok) return `${status} ${name}  (${r.checks.length} tensors, worst: ${worst ? `${worst.name} ${fmt(worst.worst?.error ?? 0)}` : "none"}${note})`;
   const details = failing.map((k) =>
     k.problem
       ? `${k.name}: ${k.problem}`
       : `${k.name}: ${k.failures} of ${k.size} off, worst at ${k.worst!.index}: got ${k.worst!.got}, expected ${k.worst!.expected} (|diff| ${fmt(k.worst!.error)})`,
   );
-  return `${status} ${r.name}  ${details.join("; ")}${note}`;
+  return `${status} ${name}  ${details.join("; ")}${note}`;
 }
 
 export function formatSummary(s: ConformanceSummary): string {

@@ -75,6 +75,10 @@ describe("malformed cases give a CaseFormatError naming the file and field", () 
     ["numHeads not dividing dOut", (j) => (j.config.numHeads = 3), ["$.config.dOut: dOut must be divisible by numHeads, expected a multiple of 3, got 8"]],
     ["config flag of the wrong type", (j) => (j.config.causal = "yes"), ["$.config.causal:", 'got "yes"']],
     ["unknown config key", (j) => (j.config.heads = 2), ["$.config.heads: unknown key"]],
+    // caseError also holds the message under 400 characters: a 4 MB value is quoted cut short ("…").
+    ["a 4 MB config value", (j) => (j.config.causal = "y".repeat(4_000_000)), ["$.config.causal: invalid value, expected true or false", 'got "yyy', '…', 'yyy"']],
+    ["a 4 MB unknown config key", (j) => (j.config["k".repeat(4_000_000)] = 1), ['$.config["kkk', "…", ": unknown key"]],
+    ["a 4 MB unknown tensor name", (j) => (j.expected["w".repeat(4_000_000)] = j.expected.weights), ['$.expected.www', "…", "unknown tensor name"]],
     ["numKvHeads not dividing numHeads", (j) => (j.config.numKvHeads = 3), ["$.config.numKvHeads:", "got 3"]],
     ["window without causal", (j) => Object.assign(j.config, { causal: false, window: 2 }), ["$.config.window: a sliding window needs causal"]],
     ["dropout in a golden case", (j) => (j.config.dropout = 0.1), ["$.config.dropout: golden cases are inference, expected 0, got 0.1"]],

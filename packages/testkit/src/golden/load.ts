@@ -2,6 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { clip } from "@attngraph/tensor";
 import { parseCase, type GoldenCase } from "./case.js";
 import { CaseFormatError } from "./errors.js";
 
@@ -52,5 +53,5 @@ function packageRoot(from: string): string {
 /** The error's own message, cut short and with control characters escaped: parse errors quote the file's bytes. */
 function errorText(e: unknown): string {
   const s = (e instanceof Error ? e.message : String(e)).replace(/[\u0000-\u001f\u007f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  return s.length > 160 ? `${s.slice(0, 157)}...` : s;
+  return clip(s, 160);
 }
