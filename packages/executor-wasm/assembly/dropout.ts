@@ -1,5 +1,7 @@
 // dropout with the project's counter-based generator (spec: packages/executor-cpu/README.md): element i (row-major
-// index in the output, mod 2³²) is kept when fmix32(fmix32(seed) ^ i·0x9e3779b9) >= threshold.
+// index in the output, mod 2³²) is kept when fmix32(fmix32(seed) ^ i·0x9e3779b9) >= threshold. A copy, in u32, of
+// @attngraph/graph's `dropoutBits` (AssemblyScript cannot import it); src/kernels/dropout.test.ts runs this one against
+// that one, bit for bit, over seeds and counters across the uint32 range.
 import { descDim, descRows, descStride, rowBase } from "./strided";
 
 /** MurmurHash3's 32-bit finaliser. */

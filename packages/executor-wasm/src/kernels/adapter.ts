@@ -6,8 +6,10 @@ import type { DropoutAttrs, KernelCall, MaskAttrs, SoftmaxAttrs } from "@attngra
 import type { WasmContext } from "../context.js";
 import { WasmValue } from "../value.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, expectDim, expectHeadGroups, expectRank, maskOffset, windowOf, type DropoutFields } from "@attngraph/graph";
-export { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, expectDim, expectHeadGroups, expectRank, maskOffset, windowOf, type DropoutFields };
+// The dropout generator's host half (fmix32 of the seed, the threshold) is the graph package's too: the module takes
+// the seed pre-mixed.
+import { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, dropoutThreshold, expectDim, expectHeadGroups, expectRank, fmix32, maskOffset, windowOf, type DropoutFields } from "@attngraph/graph";
+export { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, dropoutThreshold, expectDim, expectHeadGroups, expectRank, fmix32, maskOffset, windowOf, type DropoutFields };
 
 export type Call = KernelCall<WasmValue>;
 
@@ -36,21 +38,6 @@ export function optionalInput(call: Call, slot: number, name: string): WasmValue
     });
   }
   return v;
-}
-
-/** MurmurHash3's 32-bit finaliser (the dropout spec's fmix32), for the seed the module takes pre-mixed. */
-export function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
-/** Elements whose bits are below this uint32 are dropped: floor(rate · 2³²), clamped to 2³² − 1. */
-export function dropoutThreshold(rate: number): number {
-  return Math.min(Math.floor(rate * 2 ** 32), 2 ** 32 - 1);
 }
 
 /**

@@ -1,24 +1,37 @@
-// Dropout masks are bit-identical to the CPU executor's (the same counter-based generator), for the same seed and
-// shape, on dense and strided inputs and across the 2³² index wrap of the seed mixing; the module's own bits match
-// the spec's test vectors.
+// The module's copy of the dropout generator (assembly/dropout.ts, in u32) gives the bits of the one TypeScript
+// implementation (@attngraph/graph's dropoutBits) over seeds and counters across the uint32 range; dropout masks are
+// bit-identical to the CPU executor's and to the testkit's independent reference, on dense and strided inputs.
 import { describe, expect, it } from "vitest";
-import { dropoutBits } from "@attngraph/executor-cpu";
+import { dropoutBits } from "@attngraph/graph";
+import { referenceDropout } from "@attngraph/testkit";
 import { onCpu, onWasm, random, wasmExecutor } from "../test-util.js";
 
 const ex = await wasmExecutor();
 const bits = (a: Float32Array) => new Uint32Array(a.buffer, a.byteOffset, a.length);
 
 describe("dropout on wasm vs cpu", () => {
-  it("the module's bits equal the spec's test vectors and the CPU executor's", () => {
-    const vectors: Record<number, number[]> = {
-      0: [0, 2462723854, 1020716019, 454327756],
-      42: [3118121311, 1867726200, 3231533055, 1591899333],
-      4294967295: [3807975093, 2159115811, 1733375546, 3755613047],
-    };
-    for (const [seed, want] of Object.entries(vectors)) {
-      expect(want.map((_, i) => ex.exportsForTests.dropoutBits(Number(seed), i) >>> 0)).toEqual(want);
+  it("the module's generator gives @attngraph/graph's dropoutBits, bit for bit, over 64 seeds × 1,100 counters", () => {
+    // Counters near 0, around 2³¹ (where a signed/unsigned slip shows) and below 2³² (the wrap), and a spread between.
+    const counters = [0, 2 ** 31 - 300, 2 ** 32 - 300].flatMap((start) => Array.from({ length: 300 }, (_, k) => start + k));
+    for (let k = 0; k < 200; k++) counters.push((k * 0x2545f491) % 2 ** 32);
+    const seeds = [0, 1, 42, 0x7fffffff, 0x80000000, 0xffffffff, ...Array.from({ length: 58 }, (_, k) => ((k + 1) * 0x9e3779b1) % 2 ** 32)];
+    const mismatches: string[] = [];
+    for (const seed of seeds) {
+      for (const i of counters) {
+        const got = ex.exportsForTests.dropoutBits(seed, i) >>> 0;
+        if (got !== dropoutBits(seed, i)) mismatches.push(`seed ${seed}, i ${i}: ${got} vs ${dropoutBits(seed, i)}`);
+      }
     }
-    for (const i of [0, 1, 1000, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1]) expect(ex.exportsForTests.dropoutBits(123, i) >>> 0).toBe(dropoutBits(123, i));
+    expect(mismatches.slice(0, 5)).toEqual([]);
+  });
+
+  it("the kernel's mask is the testkit's independent reference, bit for bit", () => {
+    const x = random([8, 512], 3);
+    for (const [seed, rate] of [[0, 0.5], [0xffffffff, 0.1], [0x80000000, 0.9]] as const) {
+      const got = onWasm(ex, "dropout", { rate, seed, training: true }, [x], x.shape).toFloat32Array();
+      const want = referenceDropout(x.toFloat32Array(), seed, rate);
+      expect(Array.from(bits(got))).toEqual(Array.from(bits(want)));
+    }
   });
 
   for (const [seed, rate] of [[0, 0.5], [1, 0.1], [1234, 0.3], [0xdeadbeef, 0.9], [7, 0.999]] as const) {

@@ -6,13 +6,17 @@ import type { DropoutAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { attrError, requireInput, type Call } from "./checks.js";
+import { requireInput } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import { checkDropoutAttrs, type DropoutFields } from "@attngraph/graph";
-export { checkDropoutAttrs, type DropoutFields };
+// Shared by every executor (@attngraph/graph: kernel checks and the generator's one TypeScript implementation, used here
+// on the host to hoist fmix32(seed)), re-exported under the names this package always used.
+import { checkDropoutAttrs, dropoutThreshold, fmix32, type DropoutFields } from "@attngraph/graph";
+export { checkDropoutAttrs, dropoutThreshold, fmix32, type DropoutFields };
 
-/** WGSL: the generator. `dropout_bits(mixedSeed, i)` with mixedSeed = fmix32(seed), hoisted to the host. */
+/**
+ * WGSL: the generator. `dropout_bits(mixedSeed, i)` with mixedSeed = fmix32(seed), hoisted to the host. A copy of
+ * @attngraph/graph's `dropoutBits` in WGSL; src/dropout.test.ts runs it on the device against that, bit for bit.
+ */
 export const DROPOUT_WGSL = /* wgsl */ `
 fn fmix32(x: u32) -> u32 {
   var h = x;
@@ -24,21 +28,6 @@ fn fmix32(x: u32) -> u32 {
   return h;
 }
 fn dropout_bits(mixedSeed: u32, i: u32) -> u32 { return fmix32(mixedSeed ^ (i * 0x9e3779b9u)); }`;
-
-/** MurmurHash3's finaliser on the host (to hoist fmix32(seed)). */
-export function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
-/** floor(rate · 2³²), clamped to 2³² − 1: elements whose bits are below it are dropped. */
-export function dropoutThreshold(rate: number): number {
-  return Math.min(Math.floor(rate * 2 ** 32), 2 ** 32 - 1);
-}
 
 /** Packs (mixedSeed, threshold, keptScale) and returns the word position. */
 export function packDropout(p: Params, a: DropoutAttrs): number {

@@ -30,10 +30,12 @@ describe("referenceDropout", () => {
     expect(Math.abs(kept / 100_000 - 0.7)).toBeLessThan(0.01);
   });
 
-  it("different seeds give different masks", () => {
-    const mask = (seed: number) => Array.from({ length: 64 }, (_, i) => referenceDropoutKeep(seed, i, 0.5)).join();
-    expect(mask(1)).not.toBe(mask(2));
-    expect(mask(1)).toBe(mask(1));
+  it("a seed's mask is the BigInt implementation's (threshold 2³¹ at rate 0.5), and another seed's differs", () => {
+    const mask = (keep: (i: number) => boolean) => Array.from({ length: 256 }, (_, i) => (keep(i) ? 1 : 0)).join("");
+    for (const seed of [1, 2, 0xffffffff]) expect(mask((i) => referenceDropoutKeep(seed, i, 0.5)), `seed ${seed}`).toBe(mask((i) => bitsBig(seed, i) >= 2 ** 31));
+    const [a, b] = [mask((i) => referenceDropoutKeep(1, i, 0.5)), mask((i) => referenceDropoutKeep(2, i, 0.5))];
+    const differing = [...a].filter((c, i) => c !== b[i]).length;
+    expect(differing).toBeGreaterThan(256 / 4); // independent masks at rate 0.5 differ in about half the places
   });
 
   it("scales kept values by float32(1/(1-rate)) with one float32 rounding, drops to 0", () => {
