@@ -1,6 +1,10 @@
 // One benchmark problem: the input and weights every implementation gets, from a seeded PRNG, so every run of the
 // harness (and every implementation within a run) computes the same function on the same numbers.
+import { mulberry32 } from "@attngraph/testkit/prng";
 import type { BenchShape } from "./shapes.js";
+
+// The project's one seeded generator (floats in [0, 1)); re-exported, as this module always exported it.
+export { mulberry32 };
 
 /**
  * Weights in PyTorch's nn.Linear layout (weight [out, in], y = x·Wᵀ + b), row-major float32; each implementation
@@ -20,18 +24,6 @@ export interface Problem {
   readonly bo: Float32Array;
   /** 1/sqrt(D), D = d / heads. */
   readonly scale: number;
-}
-
-/** mulberry32: a small, fast 32-bit PRNG; returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** x uniform in [-1, 1); weights and bias uniform in ±1/sqrt(d) (nn.Linear's default init range). */

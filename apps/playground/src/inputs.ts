@@ -3,6 +3,7 @@
 import { attentionWeights, headDim, type AttentionConfig, type RawWeight } from "@attngraph/attention";
 import { Tensor } from "@attngraph/tensor";
 import type { GoldenCase } from "@attngraph/testkit/case";
+import { mulberry32 } from "@attngraph/testkit/prng";
 import type { PlaygroundConfig } from "./playground-config.js";
 
 export interface RunInputs {
@@ -12,18 +13,6 @@ export interface RunInputs {
   readonly source: string;
   /** The case used, when one was. */
   readonly golden: GoldenCase | undefined;
-}
-
-/** mulberry32: a small seeded PRNG, good enough for test data. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Why a loaded case cannot serve this config (its weights or inputs have other shapes), or undefined when it can. */
@@ -43,7 +32,7 @@ export function runInputs(c: AttentionConfig, p: PlaygroundConfig, loaded: Golde
   if (loaded && mismatch === undefined) {
     return { weights: attentionWeights(c, loaded.weights, { fusedQkv: p.fusedQkv }), inputs: { ...loaded.inputs }, source: `golden case ${loaded.name}`, golden: loaded };
   }
-  const next = rng(p.seed);
+  const next = mulberry32(p.seed);
   const uniform = (shape: number[], bound: number) => Tensor.from(Array.from({ length: shape.reduce((a, d) => a * d, 1) }, () => (next() * 2 - 1) * bound), shape);
   const normal = (shape: number[]) =>
     Tensor.from(

@@ -2,22 +2,12 @@
 import { multiHeadAttention, type AttentionConfigInput } from "@attngraph/attention";
 import { compile, type Session } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
+import { mulberry32 } from "@attngraph/testkit";
 import type { WebGpuExecutor } from "./executor.js";
 
-/** A small deterministic generator (mulberry32), so a failure reproduces. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
+/** Seeded values uniform in [-scale, scale) (the testkit's mulberry32), so a failure reproduces. */
 export function randomTensor(shape: number[], seed: number, scale = 1): Tensor {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   const n = shape.reduce((a, d) => a * d, 1);
   return Tensor.from(Array.from({ length: n }, () => scale * (2 * r() - 1)), shape);
 }

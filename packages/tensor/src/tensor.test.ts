@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, ShapeError } from "./errors.js";
 import { Tensor } from "./tensor.js";
+// The project's one seeded generator, by path: @attngraph/testkit depends on this package, so it cannot be a
+// devDependency here (a cycle turbo refuses). prng.ts imports nothing, so nothing else of testkit comes along.
+import { mulberry32 } from "../../testkit/src/prng.js";
 
 /** Row-major elements of a view by the definition: data[offset + Σ index·stride], one multi-index at a time. */
 function naive(t: Tensor): number[] {
@@ -421,14 +424,8 @@ function torchCanView(oldShape: readonly number[], oldStride: readonly number[],
 
 describe("view agrees with torch on random layouts", () => {
   it("is possible exactly where torch's computeStride allows it, and reads the same elements", () => {
-    let seed = 12345;
-    const rand = (n: number): number => {
-      // mulberry32
-      seed = (seed + 0x6d2b79f5) | 0;
-      let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-      return Math.floor((((x ^ (x >>> 14)) >>> 0) / 4294967296) * n);
-    };
+    const next = mulberry32(12345);
+    const rand = (n: number): number => Math.floor(next() * n);
     const shuffle = (a: number[]): number[] => {
       for (let i = a.length - 1; i > 0; i--) {
         const j = rand(i + 1);

@@ -3,21 +3,16 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
 import type { AttentionAttrs } from "@attngraph/graph";
+import { mulberry32 } from "@attngraph/testkit";
 import { createCpuExecutor } from "../register-kernels.js";
 
 const ex = createCpuExecutor();
 
-/** Seeded values in [-1, 1) (mulberry32), so every run sees the same data. */
+/** Seeded values in [-1, 1) (the testkit's mulberry32), so every run sees the same data. */
 function random(shape: Shape, seed: number, spread = 1): Tensor {
-  const n = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    data[i] = spread * ((((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * 2 - 1);
-  }
+  const next = mulberry32(seed);
+  const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+  for (let i = 0; i < data.length; i++) data[i] = spread * (next() * 2 - 1);
   return new Tensor(data, shape);
 }
 

@@ -1,5 +1,6 @@
 // A small seeded generator for the contract suite: Math.random would make a failure impossible to reproduce.
 import { Tensor, sizeOf } from "@attngraph/tensor";
+import { mulberry32 } from "../prng.js";
 
 export interface Rng {
   /** Uniform in [0, 1). */
@@ -8,16 +9,9 @@ export interface Rng {
   normal(): number;
 }
 
-/** mulberry32: 32 bits of state, good enough for test data, identical on every JS engine. */
+/** Uniform and normal numbers from mulberry32 (../prng.ts, the project's one seeded generator). */
 export function createRng(seed: number): Rng {
-  let a = seed >>> 0;
-  const uniform = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
+  const uniform = mulberry32(seed);
   const normal = (): number => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
   return { uniform, normal };
 }
