@@ -1,50 +1,25 @@
 // Every golden case (packages/testkit/golden), run node by node through the CPU executor's kernels, the way a lowered
 // plan of the standard attention builder would call them. The graph, scheduler and runtime are not involved: this
 // checks the kernels against PyTorch, not the plumbing.
-import { readFileSync, readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { Tensor, compare, type Shape } from "@attngraph/tensor";
+import { compare, type Shape, type Tensor } from "@attngraph/tensor";
+import { goldenDir, listCases, loadCase, type GoldenCase } from "@attngraph/testkit";
 import { createCpuExecutor } from "./register-kernels.js";
 
-interface Stored {
-  readonly shape: number[];
-  readonly data: number[];
-}
-interface GoldenCase {
-  readonly name: string;
-  readonly config: {
-    readonly numHeads: number;
-    readonly numKvHeads?: number;
-    readonly dOut: number;
-    readonly causal: boolean;
-    readonly window: number | null;
-    readonly scale: number | null;
-    readonly cross: boolean;
-  };
-  readonly weights: Readonly<Record<string, Stored>>;
-  readonly inputs: Readonly<Record<string, Stored>>;
-  readonly expected: Readonly<Record<string, Stored>>;
-  readonly tolerance: { readonly abs: number; readonly rel: number };
-}
-
-const dir = new URL("../../testkit/golden/", import.meta.url);
-const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
-const load = (f: string) => JSON.parse(readFileSync(new URL(f, dir), "utf8")) as GoldenCase;
-const tensor = (s: Stored | undefined) => (s === undefined ? undefined : Tensor.from(s.data, s.shape));
+const files = listCases(goldenDir);
 
 /** Runs the standard attention block as kernel calls and returns each named intermediate. */
 function runCase(c: GoldenCase): Record<string, Tensor> {
   const ex = createCpuExecutor();
   const call = (kind: string, node: string, inputs: (Tensor | undefined)[], attrs: Record<string, unknown>, outShape: Shape) =>
     ex.dispatch({ kind, node, attrs, inputs, outShape });
-  const { numHeads: H, dOut, causal, window, cross } = c.config;
-  const Hkv = c.config.numKvHeads ?? H;
+  const { numHeads: H, numKvHeads: Hkv, dOut, causal, window, cross } = c.config;
   const D = dOut / H;
-  const x = tensor(c.inputs.x)!;
-  const kvIn = cross ? tensor(c.inputs.kv)! : x;
+  const x = c.inputs.x!;
+  const kvIn = cross ? c.inputs.kv! : x;
   const [B, L] = x.shape as [number, number];
   const S = kvIn.shape[1]!;
-  const w = (name: string) => tensor(c.weights[name]);
+  const w = (name: string) => c.weights[name];
 
   const queries = call("projection", "queries", [x, w("W_query"), w("b_query")], {}, [B, L, dOut]); // (B, L, E)
   const keys = call("projection", "keys", [kvIn, w("W_key"), w("b_key")], {}, [B, S, Hkv * D]); // (B, S, Hkv·D)
@@ -57,7 +32,7 @@ function runCase(c: GoldenCase): Record<string, Tensor> {
   const k = split(keys, "keys", Hkv, S);
   const v = split(values, "values", Hkv, S);
   const scores = call("score", "scores", [q, k], {}, [B, H, L, S]); // (B, H, L, S)
-  const masked = call("mask", "masked", [scores, tensor(c.inputs.keyPaddingMask)], { causal, window, alignment: "top-left" }, [B, H, L, S]);
+  const masked = call("mask", "masked", [scores, c.inputs.keyPaddingMask], { causal, window, alignment: "top-left" }, [B, H, L, S]);
   const probs = call("softmax", "probs", [masked], { scale: c.config.scale ?? 1 / Math.sqrt(D) }, [B, H, L, S]);
   const weights = call("dropout", "weights", [probs], { rate: 0.1, seed: 1, training: false }, [B, H, L, S]);
   const heads = call("weighted-sum", "context.heads", [weights, v], {}, [B, H, L, D]); // (B, H, L, D)
@@ -72,13 +47,13 @@ describe("golden cases through the CPU kernels", () => {
     expect(files.length).toBeGreaterThan(10);
   });
 
-  it.each(files)("%s", (file) => {
-    const c = load(file);
+  it.each(files.map((f) => [f.slice(goldenDir.length + 1), f]))("%s", (_name, file) => {
+    const c = loadCase(file);
     const got = runCase(c);
     const names = Object.keys(c.expected);
     expect(names.length).toBeGreaterThan(0);
     for (const name of names) {
-      const result = compare(got[name]!, tensor(c.expected[name])!, c.tolerance);
+      const result = compare(got[name]!, c.expected[name]!, c.tolerance);
       expect({ name, ...result }).toMatchObject({ name, ok: true });
     }
   });

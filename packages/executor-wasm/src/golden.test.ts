@@ -1,29 +1,14 @@
 // Every golden case (packages/testkit/golden), run node by node through the wasm kernels the way a lowered plan of the
 // standard attention builder calls them, unfused (score → mask → softmax → dropout → weighted-sum) and fused
 // (attention). The runtime path (compile → run, fused or tapped) is covered by `attngraph conformance --executor wasm`.
-import { readFileSync, readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { Tensor, compare, type Shape } from "@attngraph/tensor";
+import { compare, type Shape, type Tensor } from "@attngraph/tensor";
+import { goldenDir, listCases, loadCase, type GoldenCase } from "@attngraph/testkit";
 import type { WasmExecutor } from "./executor.js";
 import type { WasmValue } from "./value.js";
 import { wasmExecutor } from "./test-util.js";
 
-interface Stored {
-  readonly shape: number[];
-  readonly data: number[];
-}
-interface GoldenCase {
-  readonly config: { readonly numHeads: number; readonly numKvHeads?: number; readonly dOut: number; readonly causal: boolean; readonly window: number | null; readonly scale: number | null; readonly cross: boolean };
-  readonly weights: Readonly<Record<string, Stored>>;
-  readonly inputs: Readonly<Record<string, Stored>>;
-  readonly expected: Readonly<Record<string, Stored>>;
-  readonly tolerance: { readonly abs: number; readonly rel: number };
-}
-
-const dir = new URL("../../testkit/golden/", import.meta.url);
-const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
-const load = (f: string) => JSON.parse(readFileSync(new URL(f, dir), "utf8")) as GoldenCase;
-const tensor = (s: Stored | undefined) => (s === undefined ? undefined : Tensor.from(s.data, s.shape));
+const files = listCases(goldenDir);
 
 function runCase(ex: WasmExecutor, c: GoldenCase, fused: boolean): Record<string, Tensor> {
   const held: WasmValue[] = [];
@@ -38,16 +23,15 @@ function runCase(ex: WasmExecutor, c: GoldenCase, fused: boolean): Record<string
     held.push(v);
     return v;
   };
-  const { numHeads: H, dOut, causal, window, cross } = c.config;
-  const Hkv = c.config.numKvHeads ?? H;
+  const { numHeads: H, numKvHeads: Hkv, dOut, causal, window, cross } = c.config;
   const D = dOut / H;
-  const xHost = tensor(c.inputs.x)!;
+  const xHost = c.inputs.x!;
   const x = up(xHost)!;
-  const kvIn = cross ? up(tensor(c.inputs.kv))! : x;
+  const kvIn = cross ? up(c.inputs.kv)! : x;
   const [B, L] = xHost.shape as [number, number];
   const S = cross ? c.inputs.kv!.shape[1]! : L;
-  const w = (name: string) => up(tensor(c.weights[name]));
-  const pad = up(tensor(c.inputs.keyPaddingMask));
+  const w = (name: string) => up(c.weights[name]);
+  const pad = up(c.inputs.keyPaddingMask);
   const scale = c.config.scale ?? 1 / Math.sqrt(D);
 
   const queries = call("projection", "queries", [x, w("W_query"), w("b_query")], {}, [B, L, dOut]); // (B, L, E)
@@ -88,14 +72,14 @@ describe("golden cases through the wasm kernels", async () => {
   });
 
   for (const fused of [false, true]) {
-    it.each(files)(`%s (${fused ? "fused attention" : "unfused chain"})`, (file) => {
-      const c = load(file);
+    it.each(files.map((f) => [f.slice(goldenDir.length + 1), f]))(`%s (${fused ? "fused attention" : "unfused chain"})`, (_name, file) => {
+      const c = loadCase(file);
       const before = ex.inUseBytes;
       const got = runCase(ex, c, fused);
       const names = Object.keys(c.expected).filter((n) => n in got);
       expect(names.length).toBeGreaterThan(fused ? 2 : 5);
       for (const name of names) {
-        const result = compare(got[name]!, tensor(c.expected[name])!, c.tolerance);
+        const result = compare(got[name]!, c.expected[name]!, c.tolerance);
         expect({ name, ...result }).toMatchObject({ name, ok: true });
       }
       expect(ex.inUseBytes, "everything released").toBe(before);
