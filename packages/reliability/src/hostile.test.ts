@@ -1,5 +1,6 @@
 // Hostile inputs: non-finite numbers, empty sequences, shapes that would need terabytes, bad padding flags. Each gives a
-// defined result or a typed error (an AttnGraphError naming what is wrong), never a crash or a hang.
+// defined result or a typed error (an AttnGraphError naming what is wrong), never a crash or a hang. Every probe runs
+// on every executor (webgpu on SwiftShader in CI); the one that cannot apply to one is listed in NO_ARENA, by name.
 import { attentionWeights, buildAttention, normalizeConfig } from "@attngraph/attention";
 import { MemoryLimitError, RunError, compile, type SessionEvent } from "@attngraph/runtime";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
@@ -20,22 +21,43 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 
 const NON_FINITE = [NaN, Infinity, -Infinity] as const;
 
-/** A case plus one element set to NaN or ±∞, in an input or in a weight. */
-const poisoned = fc.record({
-  c: attentionCases(40_000),
-  value: fc.constantFrom(...NON_FINITE),
-  target: fc.constantFrom("x", "kv", "W_query", "W_key", "W_value", "out_proj", "b_value"),
-  at: fc.nat(),
-});
+/**
+ * Executors the arena-limit probe cannot apply to, by name, with the reason. Every other probe runs on every executor.
+ * (maxArenaBytes still bounds each single value on them: the "shapes too large" probes run there too.)
+ */
+const NO_ARENA: Readonly<Record<string, string>> = {
+  webgpu: "webgpu plans no arena (no createArena): each value is a buffer from its pool",
+};
+
+/**
+ * The tensors of a case a NaN or ±∞ can go into: its inputs and weights as materialize() draws them, so only ones the
+ * config has (kv only for cross-attention, biases only with qkvBias/outBias, out_proj only with outProj). The key
+ * padding mask is left out: a flag other than 0 or 1 is an error, probed below.
+ */
+function poisonTargets(c: AttentionCase): string[] {
+  const m = materialize(c);
+  return [...Object.keys(m.inputs), ...Object.keys(m.raw)].filter((name) => name !== "keyPaddingMask");
+}
+
+/** Every tensor poisonTargets can name, for the coverage check. */
+const ALL_TARGETS = ["x", "kv", "W_query", "W_key", "W_value", "b_query", "b_key", "b_value", "out_proj", "out_bias"] as const;
+
+/** A case plus one element set to NaN or ±∞, in one of the inputs or weights this case has: no case is a no-op. */
+const poisoned = attentionCases(40_000).chain((c) =>
+  fc.record({ c: fc.constant(c), value: fc.constantFrom(...NON_FINITE), target: fc.constantFrom(...poisonTargets(c)), at: fc.nat() }),
+);
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinity", (name, entry) => {
-  it("propagate exactly where the float64 reference has them; finite elements stay within tolerance; never throws or hangs", async () => {
+  it("one poisoned input or weight per case: propagate exactly where the float64 reference has them; finite elements stay within tolerance; never throws or hangs", async () => {
     const ex = await entry.create();
+    const hits = new Map<string, number>(); // poisoned tensor → cases
+    const settings = fcSettings(150);
     await fc.assert(
       fc.asyncProperty(poisoned, async ({ c, value, target, at }) => {
+        hits.set(target, (hits.get(target) ?? 0) + 1);
         const m = materialize(c);
         const t = m.raw[target] ?? m.inputs[target];
-        if (!t || t.size === 0) return; // that tensor is not in this config (no kv, no bias, no out_proj)
+        if (!t || t.size === 0) throw new Error(`poisoned ${target}, which this case does not have: ${describeCase(c)}`);
         t.data[at % t.size] = value;
         // Rebuild the graph's weights from the poisoned raw ones (fused QKV stacks copies).
         const weights = attentionWeights(c.config, m.raw, { fusedQkv: c.fusedQkv });
@@ -54,9 +76,11 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinit
         for (const n of NAMES) if (tapped.taps.has(n)) check(`tap ${n}`, tapped.taps.get(n)!, n);
         if (problems.length) throw new Error(`${name}: ${what}\n${problems.join("\n")}\n  case: ${describeCase(c)}`);
       }),
-      fcSettings(150),
+      settings,
     );
-  });
+    // Every kind of tensor was poisoned somewhere (with the default run count; ATTNGRAPH_FC_RUNS may ask for fewer).
+    if (settings.numRuns >= 150) expect([...hits.keys()].sort()).toEqual([...ALL_TARGETS].sort());
+  }, 180_000); // 150 cases × 2 runs: about 15 s on SwiftShader, more on a busy machine
 
   it("a NaN in x: weights rows that see it are all NaN, the others still sum to 1 (causal: earlier queries unaffected)", async () => {
     const c: AttentionCase = { config: normalizeConfig({ dIn: 4, dOut: 4, numHeads: 2, causal: true }), fusedQkv: false, B: 1, T: 5, S: 5, padding: false, magnitude: 1, seed: 3 };
@@ -145,7 +169,9 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large 
   it("x [1, 1e6, 4096]: a MemoryLimitError naming the node and the bytes, before any kernel runs or arena is made", async () => {
     const ex = await entry.create();
     const calls: string[] = [];
-    const spy = { ...bindAll(ex), createArena: (n: number) => (calls.push(`arena ${n}`), ex.createArena!(n)), dispatch: (c: Parameters<typeof ex.dispatch>[0]) => (calls.push(c.node), ex.dispatch(c)) };
+    // The spy has an arena exactly when the executor has one (webgpu has none: a spy with one would test another plan).
+    const arena = ex.createArena ? { createArena: (n: number) => (calls.push(`arena ${n}`), ex.createArena!(n)) } : {};
+    const spy = { ...bindAll(ex), ...arena, dispatch: (c: Parameters<typeof ex.dispatch>[0]) => (calls.push(c.node), ex.dispatch(c)) };
     const s = await compile(buildAttention(config), { executors: [spy], weights: weights() });
     const events: SessionEvent[] = [];
     s.events$.subscribe((e) => events.push(e));
@@ -176,12 +202,24 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large 
     expect(((await s.run({ x: huge([1, 1e6, 4096]) }).catch((e: unknown) => e)) as MemoryLimitError).subject).toBe("node queries");
   });
 
-  it("the arena as a whole is limited too, and the limit is a compile option checked up front", async () => {
-    // Only executors with arenas (createArena) have one to limit; webgpu allocates per step from its buffer pool.
-    if (typeof (await entry.create()).createArena !== "function") {
-      expect(name).toBe("webgpu");
-      return;
+  it("the limit is a compile option checked up front: 0, -1, NaN and a string are refused", async () => {
+    const m = materialize({ config: normalizeConfig({ dIn: 8, dOut: 8, numHeads: 2 }), fusedQkv: false, B: 1, T: 4, S: 4, padding: false, magnitude: 1, seed: 1 });
+    for (const bad of [0, -1, NaN, "1GB"]) {
+      await expect(compile(m.graph, { executors: [await entry.create()], weights: m.weights, maxArenaBytes: bad as number })).rejects.toThrow(/compile\.maxArenaBytes: invalid memory limit/);
     }
+  });
+
+  const arenaReason = NO_ARENA[name];
+  if (arenaReason !== undefined) {
+    // Not applicable, by name: checks that the reason still holds, so the exclusion cannot outlive it.
+    it(`the arena limit does not apply: ${arenaReason}`, async () => {
+      expect((await entry.create()).createArena).toBeUndefined();
+    });
+    return;
+  }
+
+  it("the arena as a whole is limited too; the session stays usable for shapes that fit", async () => {
+    expect(typeof (await entry.create()).createArena, `${name} has no arena: list it in NO_ARENA with the reason`).toBe("function");
     const small = normalizeConfig({ dIn: 8, dOut: 8, numHeads: 2 });
     const m = materialize({ config: small, fusedQkv: false, B: 1, T: 64, S: 64, padding: false, magnitude: 1, seed: 1 });
     // Every single value is [1, 64, 8] = 2 KiB; three of them live at once, so a 4 KiB arena limit is exceeded.
@@ -193,9 +231,6 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large 
     const short = { x: new Tensor(m.inputs.x!.data.subarray(0, 8 * 8), [1, 8, 8]) };
     const ref = referenceAttention(small, m.raw, short);
     expect(mismatch("output", dense((await s.run(short)).output!), ref.output, toleranceFor(ref.output))).toBeUndefined();
-    for (const bad of [0, -1, NaN, "1GB"]) {
-      await expect(compile(m.graph, { executors: [await entry.create()], weights: m.weights, maxArenaBytes: bad as number })).rejects.toThrow(/compile\.maxArenaBytes: invalid memory limit/);
-    }
   });
 });
 
