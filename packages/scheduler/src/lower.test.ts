@@ -1,5 +1,5 @@
 import { buildAttention } from "@attngraph/attention";
-import { GraphValidationError } from "@attngraph/graph";
+import { createOpRegistry, defineOp, GraphBuilder, GraphValidationError } from "@attngraph/graph";
 import { AttnGraphError } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { explain } from "./explain.js";
@@ -17,6 +17,14 @@ describe("lower", () => {
     expect(mask.inputs).toEqual(["scores", "keyPaddingMask"]);
     const proj = plan.steps.find((s) => s.node === "queries")!;
     expect(proj.inputs).toEqual(["x", "W_query", undefined]);
+  });
+
+  it("an unfilled optional slot named like an Object.prototype member is absent (own keys only)", () => {
+    const op = defineOp({ kind: "shift", doc: "x (+ valueOf)", inputs: [{ name: "x" }, { name: "valueOf", optional: true }], attrs: {}, inferShape: ([x]) => x! });
+    const b = new GraphBuilder({ registry: createOpRegistry([op]) });
+    const graph = b.output(b.add("shift", "shifted", { x: b.input("x", [2]) })).build();
+    const plan = lower(graph, { executors: [fakeExecutor("cpu", "all")] });
+    expect(plan.steps[0]!.inputs).toEqual(["x", undefined]);
   });
 
   it("plans head splits as views and the head merge of a transposed view as a copy", () => {

@@ -14,7 +14,9 @@ export interface DraftStep {
 export function draftSteps(graph: OpGraph): DraftStep[] {
   return graph.nodes.map((node) => {
     const def = graph.registry.get(node.kind, node.name);
-    return { node: node.name, kind: node.kind, attrs: node.attrs, inputs: def.inputs.map((i) => node.inputs[i.name]), shape: node.shape };
+    // Own keys only: an unfilled optional slot named "valueOf" is absent, not Object.prototype.valueOf.
+    const inputs = def.inputs.map((i) => (Object.hasOwn(node.inputs, i.name) ? node.inputs[i.name] : undefined));
+    return { node: node.name, kind: node.kind, attrs: node.attrs, inputs, shape: node.shape };
   });
 }
 
