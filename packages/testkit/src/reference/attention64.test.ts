@@ -42,8 +42,8 @@ describe("the golden comparison catches a wrong reference", () => {
   const wrong: [string, string, (c: AttentionConfig) => AttentionConfig][] = [
     ["causal off", "mha-causal-outproj-b2-t6-d8-h2.json", (c) => ({ ...c, causal: false })],
     ["window off", "window3-causal-b2-t10-d8-h2.json", (c) => ({ ...c, window: null })],
-    // Not scale: null: that case has D = 4, so its 0.5 equals the default 1/sqrt(D) and cannot tell the two apart.
-    ["scale 1 instead of 0.5", "scale0.5-b2-t5-d8-h2.json", (c) => ({ ...c, scale: 1 })],
+    // Its scale 0.3 differs from the default 1/sqrt(D) = 0.5, so dropping it (null) must be caught.
+    ["default scale instead of 0.3", "scale0.3-b2-t5-d8-h2.json", (c) => ({ ...c, scale: null })],
     ["no output bias", "batch3-b3-t7-d8-h2.json", (c) => ({ ...c, outBias: false })],
     ["no output projection", "heads4-causal-b2-t8-d16.json", (c) => ({ ...c, outProj: false, outBias: false })],
   ];
