@@ -1,10 +1,12 @@
 // The CPU executor: values are host Tensors, kernels are plain TypeScript functions. It is the reference the other
 // executors are checked against, and the fallback everywhere, so its kernels are both exact about errors and fast (the
-// speed lives in kernels/matmul.ts and the fused kernels/attention.ts; this file only dispatches).
+// speed lives in kernels/matmul.ts and the fused kernels/attention.ts; this file only dispatches). Long kernels work in
+// chunks when the call carries a signal (chunks.ts), so a run can be aborted mid-step.
 import { AttnGraphError, UnsupportedError, describe, formatShape, sameShape, type Tensor } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { CpuArena } from "./arena.js";
+import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 
 /**
  * A CPU kernel: reads `call.inputs` (never mutating them) and returns a tensor of shape `call.outShape`, either new or a
@@ -12,15 +14,52 @@ import { CpuArena } from "./arena.js";
  */
 export type CpuKernel = (call: KernelCall<Tensor>) => Tensor;
 
+/** A call without an AbortSignal: always answered synchronously. */
+export type UnsignalledCall = KernelCall<Tensor> & { readonly signal?: undefined };
+
+/**
+ * A kernel that can run long (the built-in projection, out-proj, score, weighted-sum, mask, softmax and attention).
+ * Synchronous for a call without a signal, and for any call whose work fits one chunk of `chunkWork` multiply-adds;
+ * a bigger call with a signal works in chunks, yielding to the event loop and checking the signal between them, and
+ * answers with a Promise (rejected with a KernelAbortedError once the signal fired).
+ */
+export interface ChunkedCpuKernel {
+  (call: UnsignalledCall, chunkWork?: number): Tensor;
+  (call: KernelCall<Tensor>, chunkWork?: number): Tensor | Promise<Tensor>;
+}
+
+export interface CpuExecutorOptions {
+  /**
+   * Work per chunk of a long kernel run with a signal, in multiply-adds (default 2²⁵, about 15 ms on one core): an
+   * aborted run stops within about one chunk. Smaller means quicker cancellation and more yields.
+   */
+  readonly chunkWork?: number;
+}
+
 const EXECUTOR = "cpu";
 
 export class CpuExecutor implements Executor<Tensor> {
   readonly specVersion = 1 as const;
   readonly name = EXECUTOR;
-  readonly #kernels = new KernelTable<CpuKernel>(EXECUTOR, "(call) => Tensor");
+  readonly #kernels = new KernelTable<CpuKernel | ChunkedCpuKernel>(EXECUTOR, "(call) => Tensor");
+  readonly #chunkWork: number;
 
-  /** Registers the kernel for `kind`. A second kernel for the same kind is an error: replacing one silently hides bugs. */
-  registerKernel(kind: string, kernel: CpuKernel): void {
+  constructor(options: CpuExecutorOptions = {}) {
+    const work = options.chunkWork ?? DEFAULT_CHUNK_WORK;
+    if (!(Number.isSafeInteger(work) && work >= 1)) {
+      const subject = "executor cpu.chunkWork";
+      throw new AttnGraphError("attr", describe(subject, "invalid chunk size", "a whole number of multiply-adds >= 1", String(work)), { subject });
+    }
+    this.#chunkWork = work;
+  }
+
+  /**
+   * Registers the kernel for `kind`. A second kernel for the same kind is an error: replacing one silently hides bugs.
+   * (The first overload types an inline `(call) => …` as a CpuKernel; TypeScript gives a union no parameter types.)
+   */
+  registerKernel(kind: string, kernel: CpuKernel): void;
+  registerKernel(kind: string, kernel: CpuKernel | ChunkedCpuKernel): void;
+  registerKernel(kind: string, kernel: CpuKernel | ChunkedCpuKernel): void {
     this.#kernels.register(kind, kernel);
   }
 
@@ -43,22 +82,31 @@ export class CpuExecutor implements Executor<Tensor> {
     return new CpuArena(elements);
   }
 
-  dispatch(call: KernelCall<Tensor>): Tensor {
+  /** Synchronous for a call without a signal; with one, a long kernel may answer with a Promise (ChunkedCpuKernel). */
+  dispatch(call: UnsignalledCall): Tensor;
+  dispatch(call: KernelCall<Tensor>): Tensor | Promise<Tensor>;
+  dispatch(call: KernelCall<Tensor>): Tensor | Promise<Tensor> {
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
-    const out = kernel(call);
-    // A user kernel may return anything; a wrong shape caught here names the node instead of failing downstream.
-    const got = isTensorLike(out) ? formatShape(out.shape) : describeValue(out);
-    if (!isTensorLike(out) || !sameShape(out.shape, call.outShape)) {
-      const expected = formatShape(call.outShape);
-      throw new AttnGraphError(
-        "kernel-output",
-        describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got),
-        { subject: call.node, expected, got },
-      );
-    }
-    return out;
+    const out: unknown = kernel(call, this.#chunkWork);
+    // Only a call with a signal may be answered later; anything else that is not a tensor is reported below.
+    if (call.signal !== undefined && out instanceof Promise) return out.then((t: unknown) => checkOutput(call, t));
+    return checkOutput(call, out);
   }
+}
+
+/** A user kernel may return anything; a wrong shape caught here names the node instead of failing downstream. */
+function checkOutput(call: KernelCall<Tensor>, out: unknown): Tensor {
+  const got = isTensorLike(out) ? formatShape(out.shape) : describeValue(out);
+  if (!isTensorLike(out) || !sameShape(out.shape, call.outShape)) {
+    const expected = formatShape(call.outShape);
+    throw new AttnGraphError(
+      "kernel-output",
+      describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got),
+      { subject: call.node, expected, got },
+    );
+  }
+  return out;
 }
 
 function isTensorLike(v: unknown): v is Tensor {

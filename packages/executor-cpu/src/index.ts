@@ -1,4 +1,5 @@
-export { CpuExecutor, type CpuKernel } from "./executor.js";
+export { CpuExecutor, type ChunkedCpuKernel, type CpuExecutorOptions, type CpuKernel, type UnsignalledCall } from "./executor.js";
+export { DEFAULT_CHUNK_WORK, KernelAbortedError } from "./chunks.js";
 export { createCpuExecutor, registerCpuKernels, cpuKernels, type CpuKernelList, type CreateCpuExecutorOptions } from "./register-kernels.js";
 export type { StridedView } from "./kernels/strided.js";
 export { projectionImpl, projectionKernel } from "./kernels/projection.js";

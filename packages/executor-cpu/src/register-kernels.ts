@@ -1,7 +1,7 @@
 // The built-in CPU kernels, in one explicit list (tfjs's register_all_kernels.ts). Nothing registers on import: the
 // user calls `createCpuExecutor()` or `registerCpuKernels()`, and a modular build can pass a shorter list so the
 // bundler drops the kernels it never names.
-import { CpuExecutor, type CpuKernel } from "./executor.js";
+import { CpuExecutor, type ChunkedCpuKernel, type CpuExecutorOptions, type CpuKernel } from "./executor.js";
 import { alibiKernel } from "./kernels/alibi.js";
 import { attentionKernel } from "./kernels/attention.js";
 import { dropoutKernel } from "./kernels/dropout.js";
@@ -16,7 +16,7 @@ import { softmaxKernel } from "./kernels/softmax.js";
 import { transposeKernel } from "./kernels/transpose.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.js";
 
-export type CpuKernelList = ReadonlyArray<readonly [kind: string, kernel: CpuKernel]>;
+export type CpuKernelList = ReadonlyArray<readonly [kind: string, kernel: CpuKernel | ChunkedCpuKernel]>;
 
 /** One kernel per built-in op kind of @attngraph/graph, in the registry's order. */
 export const cpuKernels: CpuKernelList = Object.freeze([
@@ -41,12 +41,13 @@ export function registerCpuKernels(executor: CpuExecutor, kernels: CpuKernelList
   return executor;
 }
 
-export interface CreateCpuExecutorOptions {
+export interface CreateCpuExecutorOptions extends CpuExecutorOptions {
   /** The kernels to register; default: every built-in kernel (`cpuKernels`). */
   readonly kernels?: CpuKernelList;
 }
 
 /** A CPU executor with the built-in kernels (or `options.kernels`) registered. */
 export function createCpuExecutor(options: CreateCpuExecutorOptions = {}): CpuExecutor {
-  return registerCpuKernels(new CpuExecutor(), options.kernels ?? cpuKernels);
+  const { kernels, ...executor } = options;
+  return registerCpuKernels(new CpuExecutor(executor), kernels ?? cpuKernels);
 }

@@ -5,6 +5,10 @@
 // exp is the 4-lane vector exp. Mask rule and dropout bits are the unfused kernels' own. A key weighed exactly 0
 // (masked, dropped) adds nothing, not even a NaN or ±∞ of its value row (FlashAttention semantics): a key block
 // holding such a value row takes a scalar P · V that skips zero weights instead of the tile (0 · NaN = NaN).
+// The host drives it in two resumable pieces (src/kernels/attention.ts): `attentionPack` packs a range of keys of one kv
+// head, `attentionBlock` runs some key blocks of one query block, keeping the running max, sum and output rows in the
+// scratch between calls. A call may thus stop after any key block and the next one resumes it: the blocks, and so
+// every sum, are those of an uninterrupted run. Nothing is kept anywhere but in the caller's scratch.
 import { lastVisibleKey, lastWindowedKey } from "./mask";
 import { micro, INIT_ACCUMULATE, INIT_ZERO } from "./matmul";
 import { mixedBits } from "./dropout";
@@ -18,189 +22,217 @@ const BK: i32 = 64;
   return <usize>n << 2;
 }
 
-/** Bytes of scratch `attention` needs for key length S, head dim D and value dim Dv. */
+/** Bytes of scratch `attentionPack` and `attentionBlock` need for key length S, head dim D and value dim Dv. */
 export function attentionScratchBytes(ns: i32, nd: i32, ndv: i32): i32 {
   const nsP = (ns + 7) & ~7;
   const dvP = (ndv + 7) & ~7;
   return (nsP * nd + dvP * nsP + BQ * BK + BQ * dvP + 3 * BQ + 2 * nsP) * 4 + 64;
 }
 
+// The scratch, in order: Kᵀ panels (8 keys × D per panel), V panels (8 value dims × nsP keys per panel), one block of
+// scores then of weights P [BQ, BK], the output rows being accumulated [BQ, dvP], row max, row sum, row alpha [BQ],
+// padding flags (1 = padded key, for the current batch) and bad-value flags (1 = the value row holds a NaN or ±∞, for
+// the current kv head), [nsP] each.
+@inline function kPanels(scratch: usize): usize {
+  return (scratch + 15) & ~15;
+}
+@inline function vPanels(scratch: usize, nsP: i32, nd: i32): usize {
+  return kPanels(scratch) + f4(nsP * nd);
+}
+@inline function scoreBlock(scratch: usize, nsP: i32, nd: i32, dvP: i32): usize {
+  return vPanels(scratch, nsP, nd) + f4(dvP * nsP);
+}
+@inline function hiddenFlags(scratch: usize, nsP: i32, nd: i32, dvP: i32): usize {
+  return scoreBlock(scratch, nsP, nd, dvP) + f4(BQ * BK + BQ * dvP + 3 * BQ);
+}
+
 /**
- * out [B, H, L, Dv] dense = dropout(softmax(scale · mask(Q · Kᵀ))) · V.
- * q [B, H, L, D] with unit stride along D (strides qs0..qs2); k [B, Hkv, S, D], v [B, Hkv, S, Dv] any strides;
- * pad [B, S] of 0/1 or 0 for none. A row with every key hidden gives zeros; a NaN score gives a NaN row; a key weighed
- * exactly 0 adds nothing to a row, whatever its value row holds.
+ * Packs keys [s0, s1) of one kv head (s0 a multiple of 8; s1 a multiple of 8 or S): Kᵀ and V panels, the keys' padding
+ * flags and bad-value flags. `kb`, `vb`: k[b, g, 0, 0] and v[b, g, 0, 0] (strides ks2, ks3 and vs2, vs3); `pb`:
+ * pad[b, 0] (stride ps1), or 0 for none. Returns 1 when one of these value rows holds a NaN or ±∞, else 0.
  */
-export function attention(
-  q: usize, qs0: i32, qs1: i32, qs2: i32,
-  k: usize, ks0: i32, ks1: i32, ks2: i32, ks3: i32,
-  v: usize, vs0: i32, vs1: i32, vs2: i32, vs3: i32,
-  pad: usize, ps0: i32, ps1: i32,
-  nb: i32, nh: i32, nhkv: i32, nl: i32, ns: i32, nd: i32, ndv: i32,
-  causal: bool, off: i32, win: i32, scale: f32,
-  dropping: bool, mixedSeed: u32, threshold: u32, keptScale: f32,
-  out: usize, scratch: usize,
-): void {
+export function attentionPack(kb: usize, ks2: i32, ks3: i32, vb: usize, vs2: i32, vs3: i32, pb: usize, ps1: i32, ns: i32, nd: i32, ndv: i32, s0: i32, s1: i32, scratch: usize): i32 {
   const nsP = (ns + 7) & ~7;
   const dvP = (ndv + 7) & ~7;
-  const kp = (scratch + 15) & ~15; // Kᵀ panels: 8 keys × D per panel
-  const vp = kp + f4(nsP * nd); // V panels: 8 value dims × nsP keys per panel
-  const sb = vp + f4(dvP * nsP); // one block of scores, then of weights P: [BQ, BK]
+  const pEnd = s1 == ns ? nsP : s1; // the last panel is padded with zero keys
+  const kp = kPanels(scratch);
+  const vp = vPanels(scratch, nsP, nd);
+  const hidden = hiddenFlags(scratch, nsP, nd, dvP);
+  const badValue = hidden + f4(nsP);
+  let o = kp + f4(s0 * nd);
+  for (let p0 = s0; p0 < pEnd; p0 += 8) {
+    for (let d: i32 = 0; d < nd; d++) {
+      for (let jj: i32 = 0; jj < 8; jj++, o += 4) store<f32>(o, p0 + jj < ns ? load<f32>(at(kb, (p0 + jj) * ks2 + d * ks3)) : 0);
+    }
+  }
+  for (let dp: i32 = 0; dp < dvP; dp += 8) {
+    o = vp + f4(dp * nsP + s0 * 8);
+    for (let s = s0; s < pEnd; s++) {
+      for (let jj: i32 = 0; jj < 8; jj++, o += 4) store<f32>(o, s < ns && dp + jj < ndv ? load<f32>(at(vb, s * vs2 + (dp + jj) * vs3)) : 0);
+    }
+  }
+  for (let j = s0; j < s1; j++) store<f32>(hidden + f4(j), pb != 0 && load<f32>(at(pb, j * ps1)) == 1 ? 1 : 0);
+  let anyBad: i32 = 0;
+  for (let s = s0; s < s1; s++) {
+    let z: f32 = 0;
+    for (let d: i32 = 0; d < ndv; d++) z += load<f32>(at(vb, s * vs2 + d * vs3)) * 0; // NaN exactly for NaN and ±∞
+    store<f32>(badValue + f4(s), z == 0 ? 0 : 1);
+    if (z != 0) anyBad = 1;
+  }
+  return anyBad;
+}
+
+/**
+ * Runs up to `maxBlocks` key blocks of query block [i0, i0 + br) of one head, from its block number `fromBlock` on
+ * (0 starts the query block: running max −∞, sums and output rows 0), on the keys `attentionPack` left in the scratch.
+ * When the query block's last key block is done, its rows are normalised into `out` ([B, H, L, Dv] dense; its row
+ * [b, h, 0] is `headRow`) and 0 is returned; else the number of key blocks still to run.
+ * `qb`: q[b, h, 0, 0] with unit stride along D (row stride qs2). A row with every key hidden gives zeros; a NaN score
+ * gives a NaN row; a key weighed exactly 0 adds nothing to a row, whatever its value row holds. `anyBad`: 1 when some
+ * value row of the kv head holds a NaN or ±∞ (from `attentionPack`); `padded`: a padding mask was packed.
+ */
+export function attentionBlock(
+  qb: usize, qs2: i32, i0: i32, br: i32,
+  ns: i32, nd: i32, ndv: i32,
+  causal: bool, off: i32, win: i32, scale: f32,
+  dropping: bool, mixedSeed: u32, threshold: u32, keptScale: f32,
+  padded: bool, headRow: i32, anyBad: bool, fromBlock: i32, maxBlocks: i32,
+  out: usize, scratch: usize,
+): i32 {
+  const nsP = (ns + 7) & ~7;
+  const dvP = (ndv + 7) & ~7;
+  const kp = kPanels(scratch);
+  const vp = vPanels(scratch, nsP, nd);
+  const sb = scoreBlock(scratch, nsP, nd, dvP); // one block of scores, then of weights P: [BQ, BK]
   const ob = sb + f4(BQ * BK); // the output rows being accumulated: [BQ, dvP]
   const rowMax = ob + f4(BQ * dvP);
   const rowSum = rowMax + f4(BQ);
   const rowAlpha = rowSum + f4(BQ);
-  const hidden = rowAlpha + f4(BQ); // 1 = padded key, for the current batch
-  const badValue = hidden + f4(nsP); // 1 = the value row holds a NaN or ±∞, for the current kv head
-  const group = nh / nhkv;
+  const hidden = rowAlpha + f4(BQ);
+  const badValue = hidden + f4(nsP);
   const ninf = f32x4.splat(-Infinity);
   const vscale = f32x4.splat(scale);
   const ldsB = f4(BK);
   const ldoB = f4(dvP);
 
-  for (let b: i32 = 0; b < nb; b++) {
-    for (let j: i32 = 0; j < ns; j++) store<f32>(hidden + f4(j), pad != 0 && load<f32>(at(pad, b * ps0 + j * ps1)) == 1 ? 1 : 0);
-    for (let g: i32 = 0; g < nhkv; g++) {
-      const kb = at(k, b * ks0 + g * ks1);
-      let o = kp;
-      for (let p0: i32 = 0; p0 < nsP; p0 += 8) {
-        for (let d: i32 = 0; d < nd; d++) {
-          for (let jj: i32 = 0; jj < 8; jj++, o += 4) store<f32>(o, p0 + jj < ns ? load<f32>(at(kb, (p0 + jj) * ks2 + d * ks3)) : 0);
-        }
+  // Keys any row of this block may see by position: [first, end); key blocks start at `first` rounded down to a panel.
+  const first = max(0, lastWindowedKey(i0, off, win) + 1);
+  const end = min(ns, lastVisibleKey(i0 + br - 1, off, causal, ns) + 1);
+  const blocks = end > (first & ~7) ? (end - (first & ~7) + BK - 1) / BK : 0;
+  if (fromBlock == 0) {
+    for (let r: i32 = 0; r < br; r++) {
+      store<f32>(rowMax + f4(r), -Infinity);
+      store<f32>(rowSum + f4(r), 0);
+    }
+    memory.fill(ob, 0, f4(BQ * dvP));
+  }
+  const stop = <i32>min(<i64>blocks, <i64>fromBlock + <i64>maxBlocks);
+  for (let blk = fromBlock; blk < stop; blk++) {
+    const s0 = (first & ~7) + blk * BK;
+    const bc = min(BK, end - s0);
+    const bc4 = (bc + 3) & ~3;
+    const bc8 = (bc + 7) & ~7;
+    // Raw scores of the block: sb[r, c] = q[i0 + r] · k[s0 + c].
+    for (let r: i32 = 0; r < br; r += 4) {
+      const rows = min(4, br - r);
+      const a0 = at(qb, (i0 + r) * qs2);
+      const a1 = rows > 1 ? at(a0, qs2) : a0;
+      const a2 = rows > 2 ? at(a1, qs2) : a0;
+      const a3 = rows > 3 ? at(a2, qs2) : a0;
+      for (let c: i32 = 0; c < bc8; c += 8) micro(nd, a0, a1, a2, a3, kp + f4((s0 + c) * nd), sb + f4(r * BK + c), ldsB, INIT_ZERO, 0);
+    }
+    for (let r: i32 = 0; r < br; r++) {
+      const i = i0 + r;
+      const row = sb + f4(r * BK);
+      // This row's visible columns by position: [c0, c1).
+      const c0 = max(0, lastWindowedKey(i, off, win) + 1 - s0);
+      const c1 = min(bc, lastVisibleKey(i, off, causal, ns) + 1 - s0);
+      if (c1 <= c0) {
+        memory.fill(row, 0, f4(bc4));
+        store<f32>(rowAlpha + f4(r), 1);
+        continue;
       }
-      const vb = at(v, b * vs0 + g * vs1);
-      o = vp;
-      for (let dp: i32 = 0; dp < dvP; dp += 8) {
-        for (let s: i32 = 0; s < nsP; s++) {
-          for (let jj: i32 = 0; jj < 8; jj++, o += 4) store<f32>(o, s < ns && dp + jj < ndv ? load<f32>(at(vb, s * vs2 + (dp + jj) * vs3)) : 0);
-        }
+      for (let c: i32 = 0; c < c0; c++) store<f32>(row + f4(c), -Infinity);
+      for (let c = c1; c < bc4; c++) store<f32>(row + f4(c), -Infinity);
+      if (padded) for (let c = c0; c < c1; c++) if (load<f32>(hidden + f4(s0 + c)) != 0) store<f32>(row + f4(c), -Infinity);
+      // Scale (a raw −∞ stays −∞, softmax's own "masked" marker) and take the row max.
+      let vmax = ninf;
+      for (let c: i32 = 0; c < bc4; c += 4) {
+        const s = v128.load(row + f4(c));
+        const x = v128.bitselect(f32x4.mul(s, vscale), ninf, f32x4.ne(s, ninf));
+        v128.store(row + f4(c), x);
+        vmax = f32x4.max(vmax, x);
       }
-      let anyBad = false;
-      for (let s: i32 = 0; s < ns; s++) {
-        let z: f32 = 0;
-        for (let d: i32 = 0; d < ndv; d++) z += load<f32>(at(vb, s * vs2 + d * vs3)) * 0; // NaN exactly for NaN and ±∞
-        store<f32>(badValue + f4(s), z == 0 ? 0 : 1);
-        if (z != 0) anyBad = true;
+      const mx = hmax(vmax);
+      if (mx == -Infinity) {
+        memory.fill(row, 0, f4(bc4));
+        store<f32>(rowAlpha + f4(r), 1);
+        continue;
       }
-      for (let h = g * group; h < (g + 1) * group; h++) {
-        const qb = at(q, b * qs0 + h * qs1);
-        const headRow = (b * nh + h) * nl; // row of [b, h, 0] in [B, H, L, ·]
-        for (let i0: i32 = 0; i0 < nl; i0 += BQ) {
-          const br = min(BQ, nl - i0);
-          const first = max(0, lastWindowedKey(i0, off, win) + 1);
-          const end = min(ns, lastVisibleKey(i0 + br - 1, off, causal, ns) + 1);
-          for (let r: i32 = 0; r < br; r++) {
-            store<f32>(rowMax + f4(r), -Infinity);
-            store<f32>(rowSum + f4(r), 0);
-          }
-          memory.fill(ob, 0, f4(BQ * dvP));
-          for (let s0 = first & ~7; s0 < end; s0 += BK) {
-            const bc = min(BK, end - s0);
-            const bc4 = (bc + 3) & ~3;
-            const bc8 = (bc + 7) & ~7;
-            // Raw scores of the block: sb[r, c] = q[i0 + r] · k[s0 + c].
-            for (let r: i32 = 0; r < br; r += 4) {
-              const rows = min(4, br - r);
-              const a0 = at(qb, (i0 + r) * qs2);
-              const a1 = rows > 1 ? at(a0, qs2) : a0;
-              const a2 = rows > 2 ? at(a1, qs2) : a0;
-              const a3 = rows > 3 ? at(a2, qs2) : a0;
-              for (let c: i32 = 0; c < bc8; c += 8) micro(nd, a0, a1, a2, a3, kp + f4((s0 + c) * nd), sb + f4(r * BK + c), ldsB, INIT_ZERO, 0);
-            }
-            for (let r: i32 = 0; r < br; r++) {
-              const i = i0 + r;
-              const row = sb + f4(r * BK);
-              // This row's visible columns by position: [c0, c1).
-              const c0 = max(0, lastWindowedKey(i, off, win) + 1 - s0);
-              const c1 = min(bc, lastVisibleKey(i, off, causal, ns) + 1 - s0);
-              if (c1 <= c0) {
-                memory.fill(row, 0, f4(bc4));
-                store<f32>(rowAlpha + f4(r), 1);
-                continue;
-              }
-              for (let c: i32 = 0; c < c0; c++) store<f32>(row + f4(c), -Infinity);
-              for (let c = c1; c < bc4; c++) store<f32>(row + f4(c), -Infinity);
-              if (pad != 0) for (let c = c0; c < c1; c++) if (load<f32>(hidden + f4(s0 + c)) != 0) store<f32>(row + f4(c), -Infinity);
-              // Scale (a raw −∞ stays −∞, softmax's own "masked" marker) and take the row max.
-              let vmax = ninf;
-              for (let c: i32 = 0; c < bc4; c += 4) {
-                const s = v128.load(row + f4(c));
-                const x = v128.bitselect(f32x4.mul(s, vscale), ninf, f32x4.ne(s, ninf));
-                v128.store(row + f4(c), x);
-                vmax = f32x4.max(vmax, x);
-              }
-              const mx = hmax(vmax);
-              if (mx == -Infinity) {
-                memory.fill(row, 0, f4(bc4));
-                store<f32>(rowAlpha + f4(r), 1);
-                continue;
-              }
-              const mOld = load<f32>(rowMax + f4(r));
-              const mNew = max(mOld, mx);
-              const alpha = Mathf.exp(mOld - mNew); // 0 on the row's first visible block
-              const vm = f32x4.splat(mNew);
-              let vsum = f32x4.splat(0);
-              for (let c: i32 = 0; c < bc4; c += 4) {
-                const x = v128.load(row + f4(c));
-                const p = v128.and(exp4(f32x4.sub(x, vm)), f32x4.ne(x, ninf));
-                v128.store(row + f4(c), p);
-                vsum = f32x4.add(vsum, p);
-              }
-              if (dropping) {
-                // Index of weight [b, h, i, s0 + c] in [B, H, L, S], mod 2³² as the spec says.
-                const base = <u32>(headRow + i) * <u32>ns + <u32>s0;
-                for (let c = c0; c < c1; c++) if (mixedBits(mixedSeed, base + <u32>c) < threshold) store<f32>(row + f4(c), 0);
-              }
-              store<f32>(rowMax + f4(r), mNew);
-              store<f32>(rowSum + f4(r), load<f32>(rowSum + f4(r)) * alpha + hsum(vsum));
-              store<f32>(rowAlpha + f4(r), alpha);
-            }
-            // Rescale what came before, then ob += P · V of this block.
-            for (let r: i32 = 0; r < br; r++) {
-              const alpha = load<f32>(rowAlpha + f4(r));
-              if (alpha != 1) {
-                const va = f32x4.splat(alpha);
-                const orow = ob + f4(r * dvP);
-                for (let d: i32 = 0; d < dvP; d += 4) v128.store(orow + f4(d), f32x4.mul(v128.load(orow + f4(d)), va));
-              }
-            }
-            let badBlock = false;
-            if (anyBad) for (let c: i32 = 0; c < bc; c++) if (load<f32>(badValue + f4(s0 + c)) != 0) badBlock = true;
-            if (!badBlock) {
-              for (let r: i32 = 0; r < br; r += 4) {
-                const rows = min(4, br - r);
-                const a0 = sb + f4(r * BK);
-                const a1 = rows > 1 ? a0 + ldsB : a0;
-                const a2 = rows > 2 ? a1 + ldsB : a0;
-                const a3 = rows > 3 ? a2 + ldsB : a0;
-                for (let dp: i32 = 0; dp < dvP; dp += 8) micro(bc4, a0, a1, a2, a3, vp + f4(dp * nsP + s0 * 8), ob + f4(r * dvP + dp), ldoB, INIT_ACCUMULATE, 0);
-              }
-            } else {
-              // The same sums over the keys with a weight ≠ 0 only; V panel element (s, d) at (d & ~7) · nsP + s · 8 + (d & 7).
-              for (let r: i32 = 0; r < br; r++) {
-                const prow = sb + f4(r * BK);
-                const orow = ob + f4(r * dvP);
-                for (let c: i32 = 0; c < bc; c++) {
-                  const p = load<f32>(prow + f4(c));
-                  if (p == 0) continue;
-                  for (let d: i32 = 0; d < ndv; d++) {
-                    const od = orow + f4(d);
-                    store<f32>(od, load<f32>(od) + p * load<f32>(vp + f4((d & ~7) * nsP + (s0 + c) * 8 + (d & 7))));
-                  }
-                }
-              }
-            }
-          }
-          // Normalise (and undo dropout's expected shrink); a row that saw no key has sum 0 and gives zeros.
-          for (let r: i32 = 0; r < br; r++) {
-            const sum = load<f32>(rowSum + f4(r));
-            const inv: f32 = sum == 0 ? 0 : keptScale / sum;
-            const orow = ob + f4(r * dvP);
-            const y = out + f4((headRow + i0 + r) * ndv);
-            for (let d: i32 = 0; d < ndv; d++) store<f32>(y + f4(d), load<f32>(orow + f4(d)) * inv);
+      const mOld = load<f32>(rowMax + f4(r));
+      const mNew = max(mOld, mx);
+      const alpha = Mathf.exp(mOld - mNew); // 0 on the row's first visible block
+      const vm = f32x4.splat(mNew);
+      let vsum = f32x4.splat(0);
+      for (let c: i32 = 0; c < bc4; c += 4) {
+        const x = v128.load(row + f4(c));
+        const p = v128.and(exp4(f32x4.sub(x, vm)), f32x4.ne(x, ninf));
+        v128.store(row + f4(c), p);
+        vsum = f32x4.add(vsum, p);
+      }
+      if (dropping) {
+        // Index of weight [b, h, i, s0 + c] in [B, H, L, S], mod 2³² as the spec says.
+        const base = <u32>(headRow + i) * <u32>ns + <u32>s0;
+        for (let c = c0; c < c1; c++) if (mixedBits(mixedSeed, base + <u32>c) < threshold) store<f32>(row + f4(c), 0);
+      }
+      store<f32>(rowMax + f4(r), mNew);
+      store<f32>(rowSum + f4(r), load<f32>(rowSum + f4(r)) * alpha + hsum(vsum));
+      store<f32>(rowAlpha + f4(r), alpha);
+    }
+    // Rescale what came before, then ob += P · V of this block.
+    for (let r: i32 = 0; r < br; r++) {
+      const alpha = load<f32>(rowAlpha + f4(r));
+      if (alpha != 1) {
+        const va = f32x4.splat(alpha);
+        const orow = ob + f4(r * dvP);
+        for (let d: i32 = 0; d < dvP; d += 4) v128.store(orow + f4(d), f32x4.mul(v128.load(orow + f4(d)), va));
+      }
+    }
+    let badBlock = false;
+    if (anyBad) for (let c: i32 = 0; c < bc; c++) if (load<f32>(badValue + f4(s0 + c)) != 0) badBlock = true;
+    if (!badBlock) {
+      for (let r: i32 = 0; r < br; r += 4) {
+        const rows = min(4, br - r);
+        const a0 = sb + f4(r * BK);
+        const a1 = rows > 1 ? a0 + ldsB : a0;
+        const a2 = rows > 2 ? a1 + ldsB : a0;
+        const a3 = rows > 3 ? a2 + ldsB : a0;
+        for (let dp: i32 = 0; dp < dvP; dp += 8) micro(bc4, a0, a1, a2, a3, vp + f4(dp * nsP + s0 * 8), ob + f4(r * dvP + dp), ldoB, INIT_ACCUMULATE, 0);
+      }
+    } else {
+      // The same sums over the keys with a weight ≠ 0 only; V panel element (s, d) at (d & ~7) · nsP + s · 8 + (d & 7).
+      for (let r: i32 = 0; r < br; r++) {
+        const prow = sb + f4(r * BK);
+        const orow = ob + f4(r * dvP);
+        for (let c: i32 = 0; c < bc; c++) {
+          const p = load<f32>(prow + f4(c));
+          if (p == 0) continue;
+          for (let d: i32 = 0; d < ndv; d++) {
+            const od = orow + f4(d);
+            store<f32>(od, load<f32>(od) + p * load<f32>(vp + f4((d & ~7) * nsP + (s0 + c) * 8 + (d & 7))));
           }
         }
       }
     }
   }
+  if (stop < blocks) return blocks - stop;
+  // Normalise (and undo dropout's expected shrink); a row that saw no key has sum 0 and gives zeros.
+  for (let r: i32 = 0; r < br; r++) {
+    const sum = load<f32>(rowSum + f4(r));
+    const inv: f32 = sum == 0 ? 0 : keptScale / sum;
+    const orow = ob + f4(r * dvP);
+    const y = out + f4((headRow + i0 + r) * ndv);
+    for (let d: i32 = 0; d < ndv; d++) store<f32>(y + f4(d), load<f32>(orow + f4(d)) * inv);
+  }
+  return 0;
 }

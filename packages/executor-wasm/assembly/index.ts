@@ -6,7 +6,7 @@ export { mask } from "./mask";
 export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";
 export { rope, alibi } from "./position";
-export { attention, attentionScratchBytes } from "./attention";
+export { attentionBlock, attentionPack, attentionScratchBytes } from "./attention";
 
 /** First free byte after the module's static data (the 4×8 edge tile). */
 export function heapBase(): usize {

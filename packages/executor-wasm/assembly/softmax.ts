@@ -1,13 +1,15 @@
 // softmax(scale · x) over the last axis, in float64 like the CPU executor: stable (row max subtracted), −∞ → exactly
 // 0, a fully masked row → zeros, NaN or +∞ → a NaN row.
-import { descDim, descRows, descStride, rowBase } from "./strided";
+import { descDim, descStride, rowBase } from "./strided";
 
-/** src: any view (descriptor `desc`) → dst dense. dst may be src's own (dense) memory: each element is read first. */
-export function softmax(src: usize, desc: usize, dst: usize, scale: f64): void {
-  const rows = descRows(desc);
+/**
+ * Rows [r0, r1) of src, any view (descriptor `desc`) → the same rows of dst dense. dst may be src's own (dense) memory:
+ * each element is read first. Rows are independent, so a call may do any range of them (the host's chunks).
+ */
+export function softmax(src: usize, desc: usize, dst: usize, scale: f64, r0: i32, r1: i32): void {
   const n = descDim(desc, 5);
   const step = <usize>(descStride(desc, 5) << 2);
-  for (let r: i32 = 0; r < rows; r++) {
+  for (let r = r0; r < r1; r++) {
     const base = rowBase(desc, src, r);
     const o = dst + (<usize>(r * n) << 2);
     let mx: f64 = -Infinity;

@@ -16,6 +16,10 @@ export interface ContextHost {
   scratch(bytes: number, subject: string): number;
   /** 2 × 12 i32 slots for view descriptors, allocated once per instance. */
   readonly descriptors: number;
+  /** Changes whenever the module is re-instantiated (after a trap) or disposed: addresses from before are stale. */
+  readonly generation: number;
+  /** Work per chunk of a long kernel called with a signal, in multiply-adds (chunks.ts). */
+  readonly chunkWork: number;
 }
 
 const DESC_RANK = 6;
@@ -32,6 +36,16 @@ export class WasmContext {
 
   get exports(): KernelExports {
     return this.#host.exports;
+  }
+
+  /** Changes whenever the module is re-instantiated or disposed (see ContextHost). */
+  get generation(): number {
+    return this.#host.generation;
+  }
+
+  /** Work per chunk of a long kernel called with a signal, in multiply-adds. */
+  get chunkWork(): number {
+    return this.#host.chunkWork;
   }
 
   /** A float32 view of the whole memory, valid until the next allocation. */
@@ -93,7 +107,10 @@ export class WasmContext {
     return out;
   }
 
-  /** Scratch bytes (16-aligned address), valid until the next `scratch` call. */
+  /**
+   * Scratch bytes (16-aligned address), valid until the next `scratch` call. A kernel working in chunks must not keep
+   * anything here across a yield (another kernel may take the scratch meanwhile): it allocates its own (`alloc`).
+   */
   scratch(bytes: number, subject: string): number {
     return this.#host.scratch(bytes, subject);
   }
@@ -125,7 +142,8 @@ export class WasmContext {
   /**
    * Writes `v`'s layout as the module's rank-6 descriptor (shape[6], strides[6], leading dims padded with size 1) into
    * descriptor `slot` and returns its address. Dims of size 1 are dropped and dims that are dense relative to each
-   * other merged first, so any rank works while the merged layout has at most 6 dims.
+   * other merged first, so any rank works while the merged layout has at most 6 dims. The slots are shared: a kernel
+   * working in chunks writes its descriptor again before each chunk.
    */
   desc(v: WasmValue, slot = 0): number {
     const dims: [number, number][] = [];

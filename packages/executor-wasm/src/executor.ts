@@ -4,11 +4,13 @@
 // (heap.ts) runs on the host. After a trap the module and its memory are re-instantiated: values of the old memory
 // become stale. Uploaded values remember their host tensor (a reference, not a copy) and are restored into the new
 // memory on first use, so a session's cached weights keep working; arenas re-allocate their block on their next
-// `view`; anything else from before the trap is an error when used, and is ignored when released.
+// `view`; anything else from before the trap is an error when used, and is ignored when released. Long kernels called
+// with a signal work in chunks (chunks.ts); one waiting between chunks when a trap replaces the module gives up.
 import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameShape } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
+import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 import { WasmContext } from "./context.js";
 import { WasmHeap, blockBytes } from "./heap.js";
 import { loadKernelModule, type KernelExports, type WasmFlavour, type WasmSource } from "./module.js";
@@ -20,6 +22,20 @@ import { WasmValue, type WasmBlock } from "./value.js";
  */
 export type WasmKernel = (call: KernelCall<WasmValue>, ctx: WasmContext) => WasmValue;
 
+/** A call without an AbortSignal: always answered synchronously. */
+export type UnsignalledCall = KernelCall<WasmValue> & { readonly signal?: undefined };
+
+/**
+ * A kernel that can run long (the built-in projection, out-proj, score, weighted-sum, mask, softmax and attention).
+ * Synchronous for a call without a signal, and for any call whose work fits one chunk of `ctx.chunkWork`
+ * multiply-adds; a bigger call with a signal works in chunks, yielding to the event loop and checking the signal
+ * between them, and answers with a Promise (rejected with a KernelAbortedError once the signal fired).
+ */
+export interface ChunkedWasmKernel {
+  (call: UnsignalledCall, ctx: WasmContext): WasmValue;
+  (call: KernelCall<WasmValue>, ctx: WasmContext): WasmValue | Promise<WasmValue>;
+}
+
 export interface WasmExecutorOptions {
   /** "auto" (default): relaxed SIMD when the engine validates it, else plain SIMD. */
   readonly flavour?: WasmFlavour | "auto";
@@ -27,6 +43,11 @@ export interface WasmExecutorOptions {
   readonly maxMemoryBytes?: number;
   /** Where to load the modules from (bytes or URLs); default: dist/wasm of this package. */
   readonly sources?: Partial<Record<WasmFlavour, WasmSource>>;
+  /**
+   * Work per chunk of a long kernel run with a signal, in multiply-adds (default 2²⁸, about 16 ms on one core): an
+   * aborted run stops within about one chunk. Smaller means quicker cancellation and more yields.
+   */
+  readonly chunkWork?: number;
 }
 
 const EXECUTOR = "wasm";
@@ -70,7 +91,7 @@ class Instance {
 export class WasmExecutor implements Executor<WasmValue> {
   readonly specVersion = 1 as const;
   readonly name = EXECUTOR;
-  readonly #kernels = new KernelTable<WasmKernel>(EXECUTOR, "(call, ctx) => WasmValue");
+  readonly #kernels = new KernelTable<WasmKernel | ChunkedWasmKernel>(EXECUTOR, "(call, ctx) => WasmValue");
   readonly #options: WasmExecutorOptions;
   readonly #maxBytes: number;
   #module: WebAssembly.Module | undefined;
@@ -91,6 +112,11 @@ export class WasmExecutor implements Executor<WasmValue> {
       });
     }
     this.#maxBytes = Math.min(max, 2 ** 32);
+    const chunkWork = options.chunkWork ?? DEFAULT_CHUNK_WORK;
+    if (!(Number.isSafeInteger(chunkWork) && chunkWork >= 1)) {
+      const subject = "executor wasm.chunkWork";
+      throw new AttnGraphError("attr", describe(subject, "invalid chunk size", "a whole number of multiply-adds >= 1", String(chunkWork)), { subject });
+    }
     const self = this;
     this.#ctx = new WasmContext({
       get exports() {
@@ -102,6 +128,10 @@ export class WasmExecutor implements Executor<WasmValue> {
       get descriptors() {
         return self.#instance().descriptors;
       },
+      get generation() {
+        return self.#gen;
+      },
+      chunkWork,
       newBlock: (bytes, subject) => this.#newBlock(bytes, subject, undefined, false),
       releaseValue: (v) => this.release(v),
       scratch: (bytes, subject) => this.#instance().scratch(bytes, subject),
@@ -129,7 +159,10 @@ export class WasmExecutor implements Executor<WasmValue> {
     return inst.heap.inUseBytes - inst.scratchBytes - DESCRIPTOR_BYTES;
   }
 
-  registerKernel(kind: string, kernel: WasmKernel): void {
+  /** (The first overload types an inline `(call, ctx) => …` as a WasmKernel; TypeScript gives a union no parameter types.) */
+  registerKernel(kind: string, kernel: WasmKernel): void;
+  registerKernel(kind: string, kernel: WasmKernel | ChunkedWasmKernel): void;
+  registerKernel(kind: string, kernel: WasmKernel | ChunkedWasmKernel): void {
     this.#kernels.register(kind, kernel);
   }
 
@@ -185,33 +218,41 @@ export class WasmExecutor implements Executor<WasmValue> {
     if (--block.refs <= 0) this.#freeBlock(block);
   }
 
-  dispatch(call: KernelCall<WasmValue>): WasmValue {
+  /** Synchronous for a call without a signal; with one, a long kernel may answer with a Promise (ChunkedWasmKernel). */
+  dispatch(call: UnsignalledCall): WasmValue;
+  dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue>;
+  dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue> {
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     this.#instance();
     call.inputs.forEach((v, i) => {
       if (v instanceof WasmValue) this.#live(v, `${call.node}.inputs[${i}]`);
     });
-    let out: WasmValue;
+    let out: unknown;
     try {
       out = kernel(call, this.#ctx);
     } catch (e) {
-      if (!(e instanceof WebAssembly.RuntimeError)) throw e;
-      this.stats.traps++;
-      this.#inst = this.#instantiate();
-      const what = `WebAssembly trap in the kernel for op ${call.kind} on executor ${EXECUTOR} (${e.message}); the module and its memory were re-instantiated`;
-      throw new AttnGraphError("wasm-trap", describe(call.node, what), { subject: call.node, cause: e });
+      throw this.#trapped(call, e);
     }
-    if (!(out instanceof WasmValue) || !sameShape(out.shape, call.outShape)) {
-      const expected = formatShape(call.outShape);
-      const got = out instanceof WasmValue ? formatShape(out.shape) : typeof out;
-      throw new AttnGraphError("kernel-output", describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got), {
-        subject: call.node,
-        expected,
-        got,
-      });
+    // Only a call with a signal may be answered later (a chunked kernel); a trap in any of its chunks is this call's.
+    if (call.signal !== undefined && out instanceof Promise) {
+      return out.then(
+        (v: unknown) => checkOutput(call, v),
+        (e: unknown) => {
+          throw this.#trapped(call, e);
+        },
+      );
     }
-    return out;
+    return checkOutput(call, out);
+  }
+
+  /** A trap re-instantiates the module (its memory may be corrupt) and fails the call naming the node; else `e` as is. */
+  #trapped(call: KernelCall<WasmValue>, e: unknown): unknown {
+    if (!(e instanceof WebAssembly.RuntimeError)) return e;
+    this.stats.traps++;
+    this.#inst = this.#instantiate();
+    const what = `WebAssembly trap in the kernel for op ${call.kind} on executor ${EXECUTOR} (${e.message}); the module and its memory were re-instantiated`;
+    return new AttnGraphError("wasm-trap", describe(call.node, what), { subject: call.node, cause: e });
   }
 
   dispose(): void {
@@ -271,4 +312,18 @@ export class WasmExecutor implements Executor<WasmValue> {
     }
     return v;
   }
+}
+
+/** A kernel may return anything; a wrong shape caught here names the node instead of failing downstream. */
+function checkOutput(call: KernelCall<WasmValue>, out: unknown): WasmValue {
+  if (!(out instanceof WasmValue) || !sameShape(out.shape, call.outShape)) {
+    const expected = formatShape(call.outShape);
+    const got = out instanceof WasmValue ? formatShape(out.shape) : typeof out;
+    throw new AttnGraphError("kernel-output", describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got), {
+      subject: call.node,
+      expected,
+      got,
+    });
+  }
+  return out;
 }

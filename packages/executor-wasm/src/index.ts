@@ -1,4 +1,5 @@
-export { WasmExecutor, type WasmExecutorOptions, type WasmKernel } from "./executor.js";
+export { WasmExecutor, type ChunkedWasmKernel, type UnsignalledCall, type WasmExecutorOptions, type WasmKernel } from "./executor.js";
+export { DEFAULT_CHUNK_WORK, KernelAbortedError } from "./chunks.js";
 export { createWasmExecutor, registerWasmKernels, wasmKernels, type CreateWasmExecutorOptions, type WasmKernelList } from "./register-kernels.js";
 export { WasmContext } from "./context.js";
 export { WasmArena } from "./arena.js";

@@ -18,13 +18,15 @@ export interface KernelExports {
   matmulScratchBytes(n: number, k: number): number;
   matmulSkipZero(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number): void;
   allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
-  mask(src: number, s0: number, s1: number, s2: number, s3: number, pad: number, ps0: number, ps1: number, nb: number, nh: number, nl: number, ns: number, causal: number, off: number, win: number, dst: number): void;
-  softmax(src: number, desc: number, dst: number, scale: number): void;
+  mask(src: number, s0: number, s1: number, s2: number, s3: number, pad: number, ps0: number, ps1: number, nb: number, nh: number, nl: number, ns: number, causal: number, off: number, win: number, dst: number, r0: number, r1: number): void;
+  softmax(src: number, desc: number, dst: number, scale: number, r0: number, r1: number): void;
   dropout(src: number, desc: number, dst: number, mixedSeed: number, threshold: number, keptScale: number): void;
   dropoutBits(seed: number, i: number): number;
   rope(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, nd: number, r: number, cos: number, sin: number, dst: number): void;
   alibi(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, ns: number, slopes: number, scale: number, off: number, dst: number): void;
-  attention(...args: number[]): void;
+  attentionPack(kb: number, ks2: number, ks3: number, vb: number, vs2: number, vs3: number, pb: number, ps1: number, ns: number, nd: number, ndv: number, s0: number, s1: number, scratch: number): number;
+  /** See assembly/attention.ts: 22 numbers, returns the key blocks still to run (0: the query block is written). */
+  attentionBlock(...args: number[]): number;
   attentionScratchBytes(ns: number, nd: number, ndv: number): number;
 }
 

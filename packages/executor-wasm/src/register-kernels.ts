@@ -1,6 +1,6 @@
 // The built-in wasm kernels, in one explicit list (tfjs's register_all_kernels.ts). Nothing registers on import: the
 // user calls `createWasmExecutor()` or `registerWasmKernels()`, and a modular build can pass a shorter list.
-import { WasmExecutor, type WasmExecutorOptions, type WasmKernel } from "./executor.js";
+import { WasmExecutor, type ChunkedWasmKernel, type WasmExecutorOptions, type WasmKernel } from "./executor.js";
 import { alibiKernel } from "./kernels/alibi.js";
 import { attentionKernel } from "./kernels/attention.js";
 import { dropoutKernel } from "./kernels/dropout.js";
@@ -15,7 +15,7 @@ import { softmaxKernel } from "./kernels/softmax.js";
 import { transposeKernel } from "./kernels/transpose.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.js";
 
-export type WasmKernelList = ReadonlyArray<readonly [kind: string, kernel: WasmKernel]>;
+export type WasmKernelList = ReadonlyArray<readonly [kind: string, kernel: WasmKernel | ChunkedWasmKernel]>;
 
 /** One kernel per built-in op kind of @attngraph/graph, in the registry's order. */
 export const wasmKernels: WasmKernelList = Object.freeze([

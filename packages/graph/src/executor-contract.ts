@@ -12,6 +12,10 @@
 // - A call may carry `out`, a planned destination buffer; using it is optional, returning it when used.
 // - Memory an executor allocates is its own; `release` tells it when the runtime no longer needs a value.
 // - `dispatch` may throw; the runtime turns that into a failed run naming the node, and the session stays usable.
+// - A call may carry `signal`, the run's AbortSignal (only when the run has one). A kernel that can run long works in
+//   chunks and, between chunks, yields to the event loop (so that `abort()` from a timer or a handler can happen at
+//   all) and checks the signal, throwing an error carrying `signal.reason` when it fired; the runtime turns that throw
+//   into the run's AbortError. A short call needs neither: it is one chunk.
 import type { Shape, Tensor } from "@attngraph/tensor";
 
 export type Support = { readonly ok: true } | { readonly ok: false; readonly reason: string };
@@ -31,6 +35,11 @@ export interface KernelCall<V> {
    * it; it never aliases any other input. Kernels that ignore it allocate as usual. View ops never get one.
    */
   readonly out?: V;
+  /**
+   * The run's AbortSignal, when it has one. Kernels that can run long check it between chunks of work and throw once it
+   * has fired (see the rules above); ignoring it is allowed, and then a run stops only between steps.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

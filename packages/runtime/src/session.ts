@@ -251,11 +251,13 @@ export class Session {
       if (events.observed) events.next({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
       let value: unknown;
       try {
-        value = await executor.dispatch({ kind: step.kind, node: step.node, attrs: step.attrs, inputs: args, outShape, ...(out === undefined ? {} : { out }) });
+        value = await executor.dispatch({ kind: step.kind, node: step.node, attrs: step.attrs, inputs: args, outShape, ...(out === undefined ? {} : { out }), ...(signal ? { signal } : {}) });
         // A kernel that ignored its destination and returned another planned value (an identity returning its input)
         // would alias memory the plan reuses: move it into its own slot.
         if (out !== undefined && value !== out && arena!.holds(value)) value = arena!.copy(value, out);
       } catch (e) {
+        // A kernel that saw the signal mid-step threw (KernelCall.signal): the run was aborted, not broken.
+        if (signal?.aborted) throw new AbortError(runId, step.node, signal.reason);
         throw new RunError(runId, step.node, step.kind, executor.name, e);
       }
       values.set(step.node, { executor: executor.name, value });

@@ -11,7 +11,8 @@
 // float64 dot-product loop's.
 // Shape, from development experiments (not kept): 4×4 beat 2×4, 4×2, 3×4, 4×3, 2×8, 4×8 and 6×2 tiles; unrolling k did
 // not help; cache blocking beyond the packed-B cap below changed nothing measurable (V8's scalar tile is compute-bound).
-// The scratch panels are module-level and reused: kernels are synchronous, so no two calls ever share them at once.
+// The scratch panels are module-level and reused: one matmul call is synchronous (a kernel working in chunks calls it
+// once per chunk, holding nothing in them across a yield), so no two calls ever share them at once.
 
 /**
  * Rows and columns of the register tile; packed panels hold this many lanes. The loops below spell it as the literal 4:

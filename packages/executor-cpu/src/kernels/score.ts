@@ -1,9 +1,10 @@
 // score: raw Q·Kᵀ per batch and head, before scale and mask (the `scores` tap point). q and k are usually transposed
 // views ([B, L, H, D] permuted to [B, H, L, D]); the matmul core packs them into its reused scratch panels, no tensor copy.
-import type { CpuKernel } from "../executor.js";
+// With a signal, a big call works in chunks of query rows (chunks.ts).
+import { DEFAULT_CHUNK_WORK, afterwards, chunkedKernel, overRows } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, outData, requireInput, result } from "./adapter.js";
 import { matmul } from "./matmul.js";
-import type { StridedView } from "./strided.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * scores[b, h, l, s] = Σ_d q[b, h, l, d] · k[b, h / (H / Hkv), s, d], float64 accumulation, not scaled: one blocked
@@ -12,9 +13,10 @@ import type { StridedView } from "./strided.js";
  * @param q [B, H, L, D], any strides
  * @param k [B, Hkv, S, D], any strides; Hkv divides H
  * @param out where to write [B, H, L, S] row-major; default: a new array
+ * @param rows the rows of [B · H · L] to compute (each on its own, as in the whole call); default: all
  * @returns [B, H, L, S], row-major (`out` when given)
  */
-export function scoreImpl(q: StridedView, k: StridedView, out?: Float32Array): Float32Array {
+export function scoreImpl(q: StridedView, k: StridedView, out?: Float32Array, rows?: RowRange): Float32Array {
   const [nb, nh, nl, nd] = q.shape as readonly number[] as [number, number, number, number];
   const nhkv = k.shape[1]!;
   const ns = k.shape[2]!;
@@ -22,19 +24,24 @@ export function scoreImpl(q: StridedView, k: StridedView, out?: Float32Array): F
   const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
   const group = nhkv === 0 ? 1 : nh / nhkv; // query heads per key head
   const y = out ?? new Float32Array(nb * nh * nl * ns);
-  for (let b = 0; b < nb; b++) {
-    for (let h = 0; h < nh; h++) {
-      const kh = Math.floor(h / group);
-      const qh = { data: q.data, offset: q.offset + b * qs0 + h * qs1, rowStride: qs2, colStride: qs3 }; // [L, D]
-      const kt = { data: k.data, offset: k.offset + b * ks0 + kh * ks1, rowStride: ks3, colStride: ks2 }; // Kᵀ [D, S]
-      matmul(nl, ns, nd, qh, kt, y, (b * nh + h) * nl * ns, ns);
-    }
+  const r0 = rows?.start ?? 0;
+  const r1 = rows?.end ?? nb * nh * nl;
+  // Each (batch, head) whose rows meet [r0, r1): its rows [i0, i1) of L.
+  for (let bh = Math.floor(r0 / Math.max(1, nl)); bh * nl < r1; bh++) {
+    const b = Math.floor(bh / nh);
+    const h = bh - b * nh;
+    const i0 = Math.max(0, r0 - bh * nl);
+    const i1 = Math.min(nl, r1 - bh * nl);
+    const kh = Math.floor(h / group);
+    const qh = { data: q.data, offset: q.offset + b * qs0 + h * qs1 + i0 * qs2, rowStride: qs2, colStride: qs3 }; // [L, D]
+    const kt = { data: k.data, offset: k.offset + b * ks0 + kh * ks1, rowStride: ks3, colStride: ks2 }; // Kᵀ [D, S]
+    matmul(i1 - i0, ns, nd, qh, kt, y, (bh * nl + i0) * ns, ns);
   }
   return y;
 }
 
 /** Inputs: q [B, H, L, D], k [B, Hkv, S, D] → [B, H, L, S]. */
-export const scoreKernel: CpuKernel = (call) => {
+export const scoreKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const q = requireInput(call, 0, "q");
   const k = requireInput(call, 1, "k");
   expectRank(call, "q", q, 4, "[B, H, L, D]");
@@ -43,6 +50,9 @@ export const scoreKernel: CpuKernel = (call) => {
   expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
   expectHeadGroups(call, "k", nh, k.shape[1]!, k);
   expectDim(call, "k", "head dim D of keys must match the queries", nd, k.shape[3]!, k);
-  const shape = [nb, nh, nl, k.shape[2]!];
-  return result(call, scoreImpl(q, k, outData(call, shape)), shape);
-};
+  const ns = k.shape[2]!;
+  const shape = [nb, nh, nl, ns];
+  const y = outData(call, shape) ?? new Float32Array(nb * nh * nl * ns);
+  const pending = overRows(call, chunkWork, nb * nh * nl, ns * nd, (start, end) => scoreImpl(q, k, y, { start, end }));
+  return afterwards(pending, () => result(call, y, shape));
+});

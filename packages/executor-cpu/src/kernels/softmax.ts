@@ -1,14 +1,14 @@
 // softmax: softmax(scale · x) over the last axis, the step that turns masked scores into attention weights.
 import type { SoftmaxAttrs } from "@attngraph/graph";
-import type { CpuKernel } from "../executor.js";
+import { DEFAULT_CHUNK_WORK, afterwards, chunkedKernel, overRows } from "../chunks.js";
 import { attrError, outData, requireInput, result } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
-import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
+import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
 import { checkScale } from "@attngraph/graph";
 export { checkScale };
 
-let rowScratch: Float64Array = new Float64Array(0); // one row of exponentials; reused, kernels are synchronous
+let rowScratch: Float64Array = new Float64Array(0); // one row of exponentials; reused, one softmaxImpl call is synchronous
 
 /**
  * softmax(scale · x) over the last axis, in float64, stored as float32.
@@ -18,13 +18,15 @@ let rowScratch: Float64Array = new Float64Array(0); // one row of exponentials; 
  * - NaN propagates: a NaN anywhere in a row makes that whole row NaN, as in PyTorch; so does +∞ (∞ − ∞).
  * @param x [..., S], any strides
  * @param out where to write [..., S] row-major; default: a new array
+ * @param part the rows (leading axes flattened) to write; default: all
  * @returns [..., S], row-major (`out` when given)
  */
-export function softmaxImpl(x: StridedView, scale: number, out?: Float32Array): Float32Array {
-  const rows = rowOffsets(x);
+export function softmaxImpl(x: StridedView, scale: number, out?: Float32Array, part?: RowRange): Float32Array {
+  const r0 = part?.start ?? 0;
+  const rows = rowOffsets(x, r0, part?.end);
   const { length: n, stride: xs } = lastAxis(x);
   const xd = x.data;
-  const y = out ?? new Float32Array(rows.length * n);
+  const y = out ?? new Float32Array(rowCount(x.shape) * n);
   const e = (rowScratch = ensure64(rowScratch, n)); // the row's exponentials, kept in float64 until normalised
   for (let r = 0; r < rows.length; r++) {
     const base = rows[r]!;
@@ -43,16 +45,23 @@ export function softmaxImpl(x: StridedView, scale: number, out?: Float32Array): 
     }
     // sum is 0 only when every entry is masked: write zeros. A NaN sum is not 0, so NaN flows through 1 / sum.
     const inv = sum === 0 ? 0 : 1 / sum;
-    const o = r * n;
+    const o = (r0 + r) * n;
     for (let j = 0; j < n; j++) y[o + j] = e[j]! * inv;
   }
   return y;
 }
 
 /** Input: x [..., S] (scores [B, H, L, S] in attention); attrs { scale } → same shape. */
-export const softmaxKernel: CpuKernel = (call) => {
+export const softmaxKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const x = requireInput(call, 0, "x");
   const scale = checkScale(call);
-  return result(call, softmaxImpl(x, scale, outData(call, x.shape)), x.shape);
-};
+  const { length: n } = lastAxis(x);
+  const rows = rowCount(x.shape);
+  const y = outData(call, x.shape) ?? new Float32Array(rows * n);
+  // In place (out = x's memory) each row is read before it is written, chunk or not.
+  const pending = overRows(call, chunkWork, rows, n * SOFTMAX_WORK, (start, end) => softmaxImpl(x, scale, y, { start, end }));
+  return afterwards(pending, () => result(call, y, x.shape));
+});
 
+/** Work per element in multiply-adds of the matmul core: two passes and an exp (measured ≈ 50 on Node 20). */
+const SOFTMAX_WORK = 50;

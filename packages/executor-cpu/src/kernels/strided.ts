@@ -11,20 +11,37 @@ export interface StridedView {
   readonly offset: number;
 }
 
+/** A range of rows [start, end) of a kernel's output, in row-major order of its leading axes: one chunk of its work. */
+export interface RowRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** The number of rows (a row = the last axis) of `shape`: the product of its leading dims, 1 for rank 0 and 1. */
+export function rowCount(shape: readonly number[]): number {
+  let rows = 1;
+  for (let d = 0; d < shape.length - 1; d++) rows *= shape[d]!;
+  return rows;
+}
+
 /**
- * The `data` index of the first element of every row (a row = the last axis), in row-major order of the leading axes.
- * Kernels that work row by row (projection, softmax, dropout) walk these once instead of running an odometer in their
- * inner loop. A rank-0 view is one row of one element.
+ * The `data` index of the first element of every row (a row = the last axis) in [start, end) (default: every row), in
+ * row-major order of the leading axes. Kernels that work row by row (projection, softmax, dropout) walk these once
+ * instead of running an odometer in their inner loop. A rank-0 view is one row of one element.
  */
-export function rowOffsets(view: StridedView): Float64Array {
+export function rowOffsets(view: StridedView, start = 0, end = rowCount(view.shape)): Float64Array {
   const { shape, strides } = view;
   const lead = Math.max(0, shape.length - 1);
-  let rows = 1;
-  for (let d = 0; d < lead; d++) rows *= shape[d]!;
-  const out = new Float64Array(rows);
+  const out = new Float64Array(Math.max(0, end - start));
+  // The multi-index of row `start`, so that a chunk of rows costs its own length, not the rows before it.
   const idx = new Array<number>(lead).fill(0);
   let base = view.offset;
-  for (let r = 0; r < rows; r++) {
+  for (let d = lead - 1, rest = start; d >= 0 && rest > 0; d--) {
+    idx[d] = rest % shape[d]!;
+    base += idx[d]! * strides[d]!;
+    rest = Math.floor(rest / shape[d]!);
+  }
+  for (let r = 0; r < out.length; r++) {
     out[r] = base;
     // Advance the leading multi-index like an odometer, keeping `base` in step.
     for (let d = lead - 1; d >= 0; d--) {

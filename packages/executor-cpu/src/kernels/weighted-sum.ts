@@ -4,10 +4,11 @@
 // (FlashAttention semantics, as the fused kernel). The matmul would compute 0 · NaN = NaN, so a value head holding a
 // non-finite number takes a plain loop that skips zero weights instead; the check reads V once (S · D per value head,
 // against L · S · D for the product), and the matmul itself stays as it is for everyone.
-import type { CpuKernel } from "../executor.js";
+// With a signal, a big call works in chunks of query rows (chunks.ts).
+import { DEFAULT_CHUNK_WORK, afterwards, chunkedKernel, overRows } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, outData, requireInput, result } from "./adapter.js";
 import { ensure64, matmul, type MatOperand } from "./matmul.js";
-import type { StridedView } from "./strided.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * context[b, h, l, d] = Σ_s weights[b, h, l, s] · v[b, h / (H / Hkv), s, d], float64 accumulation: one blocked matmul
@@ -17,9 +18,10 @@ import type { StridedView } from "./strided.js";
  * @param weights [B, H, L, S], any strides
  * @param v [B, Hkv, S, D], any strides; Hkv divides H
  * @param out where to write [B, H, L, D] row-major; default: a new array
+ * @param rows the rows of [B · H · L] to compute (each on its own, as in the whole call); default: all
  * @returns [B, H, L, D], row-major (`out` when given)
  */
-export function weightedSumImpl(weights: StridedView, v: StridedView, out?: Float32Array): Float32Array {
+export function weightedSumImpl(weights: StridedView, v: StridedView, out?: Float32Array, rows?: RowRange): Float32Array {
   const [nb, nh, nl, ns] = weights.shape as readonly number[] as [number, number, number, number];
   const nhkv = v.shape[1]!;
   const nd = v.shape[3]!;
@@ -27,20 +29,25 @@ export function weightedSumImpl(weights: StridedView, v: StridedView, out?: Floa
   const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
   const group = nhkv === 0 ? 1 : nh / nhkv; // query heads per value head
   const y = out ?? new Float32Array(nb * nh * nl * nd);
-  for (let b = 0; b < nb; b++) {
-    let checked = -1; // the value head `finite` was computed for (h runs in order, so vh only grows)
-    let finite = true;
-    for (let h = 0; h < nh; h++) {
-      const vh = Math.floor(h / group);
-      const wh = { data: weights.data, offset: weights.offset + b * ws0 + h * ws1, rowStride: ws2, colStride: ws3 }; // [L, S]
-      const vv = { data: v.data, offset: v.offset + b * vs0 + vh * vs1, rowStride: vs2, colStride: vs3 }; // [S, D]
-      if (vh !== checked) {
-        finite = allFinite(vv, ns, nd);
-        checked = vh;
-      }
-      if (finite) matmul(nl, nd, ns, wh, vv, y, (b * nh + h) * nl * nd, nd);
-      else skipZeroProduct(nl, nd, ns, wh, vv, y, (b * nh + h) * nl * nd);
+  const r0 = rows?.start ?? 0;
+  const r1 = rows?.end ?? nb * nh * nl;
+  let checked = -1; // the (batch, value head) `finite` was computed for (heads run in order, so it only grows)
+  let finite = true;
+  // Each (batch, head) whose rows meet [r0, r1): its rows [i0, i1) of L.
+  for (let bh = Math.floor(r0 / Math.max(1, nl)); bh * nl < r1; bh++) {
+    const b = Math.floor(bh / nh);
+    const h = bh - b * nh;
+    const i0 = Math.max(0, r0 - bh * nl);
+    const i1 = Math.min(nl, r1 - bh * nl);
+    const vh = Math.floor(h / group);
+    const wh = { data: weights.data, offset: weights.offset + b * ws0 + h * ws1 + i0 * ws2, rowStride: ws2, colStride: ws3 }; // [L, S]
+    const vv = { data: v.data, offset: v.offset + b * vs0 + vh * vs1, rowStride: vs2, colStride: vs3 }; // [S, D]
+    if (b * nhkv + vh !== checked) {
+      finite = allFinite(vv, ns, nd);
+      checked = b * nhkv + vh;
     }
+    if (finite) matmul(i1 - i0, nd, ns, wh, vv, y, (bh * nl + i0) * nd, nd);
+    else skipZeroProduct(i1 - i0, nd, ns, wh, vv, y, (bh * nl + i0) * nd);
   }
   return y;
 }
@@ -73,7 +80,7 @@ function skipZeroProduct(m: number, n: number, k: number, a: MatOperand, b: MatO
 }
 
 /** Inputs: weights [B, H, L, S], v [B, Hkv, S, D] → [B, H, L, D]. */
-export const weightedSumKernel: CpuKernel = (call) => {
+export const weightedSumKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const w = requireInput(call, 0, "weights");
   const v = requireInput(call, 1, "v");
   expectRank(call, "weights", w, 4, "[B, H, L, S]");
@@ -82,6 +89,9 @@ export const weightedSumKernel: CpuKernel = (call) => {
   expectDim(call, "v", "batch B of values must match the weights", nb, v.shape[0]!, v);
   expectHeadGroups(call, "v", nh, v.shape[1]!, v);
   expectDim(call, "v", "value length must equal the key length S", ns, v.shape[2]!, v);
-  const shape = [nb, nh, nl, v.shape[3]!];
-  return result(call, weightedSumImpl(w, v, outData(call, shape)), shape);
-};
+  const nd = v.shape[3]!;
+  const shape = [nb, nh, nl, nd];
+  const y = outData(call, shape) ?? new Float32Array(nb * nh * nl * nd);
+  const pending = overRows(call, chunkWork, nb * nh * nl, ns * nd, (start, end) => weightedSumImpl(w, v, y, { start, end }));
+  return afterwards(pending, () => result(call, y, shape));
+});

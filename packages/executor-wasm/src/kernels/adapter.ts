@@ -85,19 +85,41 @@ export function clobbers(out: WasmValue, input: WasmValue): boolean {
  * before it is read (an out aliasing a strided input), into a temporary first.
  */
 export function writeInPlace(call: Call, ctx: WasmContext, input: WasmValue, write: (dst: WasmValue) => void): WasmValue {
+  const done = writeInPlaceChunked(call, ctx, input, (dst) => {
+    write(dst);
+    return undefined;
+  });
+  return done as WasmValue; // nothing was pending, so the answer came at once
+}
+
+/**
+ * `writeInPlace` for a `write` that may answer with a Promise (a kernel working in chunks, chunks.ts): the temporary,
+ * if any, is kept until it settles, and the result is then a Promise too.
+ */
+export function writeInPlaceChunked(call: Call, ctx: WasmContext, input: WasmValue, write: (dst: WasmValue) => Promise<void> | undefined): WasmValue | Promise<WasmValue> {
   const out = ctx.output(call, input.shape);
-  if (!clobbers(out, input)) {
-    write(out);
-    return out;
-  }
+  if (!clobbers(out, input)) return fillingChunked(call, ctx, out, () => write(out));
   const tmp = ctx.alloc(input.shape, `${call.node} (temporary)`);
+  let pending: Promise<void> | undefined;
   try {
-    write(tmp);
-    ctx.copy(tmp, out);
-  } finally {
+    pending = write(tmp);
+  } catch (e) {
     ctx.release(tmp);
+    throw e;
   }
-  return out;
+  const copyBack = (): WasmValue => {
+    try {
+      ctx.copy(tmp, out);
+    } finally {
+      ctx.release(tmp);
+    }
+    return out;
+  };
+  if (pending === undefined) return copyBack();
+  return pending.then(copyBack, (e: unknown) => {
+    ctx.release(tmp);
+    throw e;
+  });
 }
 
 /** Runs `fill(out)`; when it throws (e.g. a memory limit on a temporary), a freshly allocated `out` is released. */
@@ -109,4 +131,22 @@ export function filling(call: Call, ctx: WasmContext, out: WasmValue, fill: () =
     throw e;
   }
   return out;
+}
+
+/**
+ * `filling` for a `fill` that may answer with a Promise (a kernel working in chunks, chunks.ts): then a Promise of
+ * `out`, with the same release when it rejects.
+ */
+export function fillingChunked(call: Call, ctx: WasmContext, out: WasmValue, fill: () => Promise<void> | undefined): WasmValue | Promise<WasmValue> {
+  const failed = (e: unknown): never => {
+    if (out !== call.out) ctx.release(out);
+    throw e;
+  };
+  let pending: Promise<void> | undefined;
+  try {
+    pending = fill();
+  } catch (e) {
+    failed(e);
+  }
+  return pending === undefined ? out : pending.then(() => out, failed);
 }

@@ -1,8 +1,12 @@
 // attention: score → mask → softmax → dropout → weighted-sum fused in the module (FlashAttention-style streaming over
 // key blocks with a running max and sum; key blocks a causal or window mask hides from a whole query block are
-// skipped). Attributes, padding and dropout are checked as the unfused kernels check theirs.
+// skipped). Attributes, padding and dropout are checked as the unfused kernels check theirs. The module does it in
+// two resumable pieces (pack a kv head's keys, run key blocks of a query block) driven from here: in one go, or, with
+// a signal and a big call, in chunks with a yield and a signal check between them (chunks.ts).
 import type { AttentionAttrs } from "@attngraph/graph";
-import type { WasmKernel } from "../executor.js";
+import { chunkSignal, chunkedKernel, runSteps, withCleanup } from "../chunks.js";
+import type { WasmContext } from "../context.js";
+import type { WasmValue } from "../value.js";
 import {
   checkDropoutAttrs,
   checkKeyPadding,
@@ -12,7 +16,7 @@ import {
   expectDim,
   expectHeadGroups,
   expectRank,
-  filling,
+  fillingChunked,
   fmix32,
   maskOffset,
   optionalInput,
@@ -29,7 +33,7 @@ const NO_DROPOUT = { rate: 0, seed: 0, training: false } as const;
  * attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training }. Weight [b, h, i, j] is dropped
  * exactly when the dropout kernel drops element ((b · H + h) · L + i) · S + j of the weights tensor.
  */
-export const attentionKernel: WasmKernel = (call, ctx) => {
+export const attentionKernel = chunkedKernel((call, ctx) => {
   const q0 = requireInput(call, 0, "q");
   const k = requireInput(call, 1, "k");
   const v = requireInput(call, 2, "v");
@@ -51,32 +55,93 @@ export const attentionKernel: WasmKernel = (call, ctx) => {
   if (pad !== undefined) checkKeyPadding(call, ctx, pad, nb, ns, "queries");
   const out = ctx.output(call, [nb, nh, nl, ndv]);
   if (out.size === 0) return out;
-  // The module reads q's rows in place; a q strided along D is made dense first.
-  return filling(call, ctx, out, () => {
+  const signal = chunkSignal(call, ctx, nb * nh * nl * ns * (nd + ndv + EXP_WORK));
+  return fillingChunked(call, ctx, out, () => {
+    // The module reads q's rows in place; a q strided along D is made dense first.
     const copied = q0.strides[3] === 1 || nd <= 1 ? undefined : ctx.dense(q0, `${call.node} (dense copy of q)`).value;
-    const q = copied ?? q0;
-    try {
-      const scratch = ctx.scratch(ctx.exports.attentionScratchBytes(ns, nd, ndv), call.node);
-      const dropping = attrs.training && attrs.dropoutRate > 0;
-      const [qs0, qs1, qs2] = q.strides as [number, number, number, number];
-      const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
-      const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
-      const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
-      ctx.exports.attention(
-        q.address, qs0, qs1, qs2,
-        k.address, ks0, ks1, ks2, ks3,
-        v.address, vs0, vs1, vs2, vs3,
-        pad?.address ?? 0, ps0, ps1,
-        nb, nh, nhkv, nl, ns, nd, ndv,
-        attrs.causal ? 1 : 0, maskOffset(attrs.alignment, nl, ns), windowOf(attrs), attrs.scale,
-        dropping ? 1 : 0, fmix32(attrs.dropoutSeed), dropoutThreshold(attrs.dropoutRate), dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
-        out.address, scratch,
-      );
-    } finally {
+    let own: WasmValue | undefined;
+    const run = () => {
+      const bytes = ctx.exports.attentionScratchBytes(ns, nd, ndv);
+      // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
+      if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
+      const scratch = own?.address ?? ctx.scratch(bytes, call.node);
+      const keysPerStep = signal === undefined ? Infinity : Math.floor(ctx.chunkWork / (Math.min(nl, BQ) * (nd + ndv + EXP_WORK)));
+      return runSteps(ctx, attentionSteps(ctx, copied ?? q0, k, v, pad, attrs, out, scratch, keysPerStep), signal, call.node);
+    };
+    return withCleanup(run, () => {
       if (copied) ctx.release(copied);
-    }
+      if (own) ctx.release(own);
+    });
   });
-};
+});
+
+/** Query rows and keys per block of the module's attention (assembly/attention.ts). */
+const BQ = 64;
+const BK = 64;
+/**
+ * Work of one weight beyond its two products (mask test, vector exp, running max and sum) in multiply-adds of the SIMD
+ * tile: measured ≈ 40 to 60 (D = 64 to 4, Node 20).
+ */
+const EXP_WORK = 60;
+
+/**
+ * The module's attention as steps (assembly/attention.ts): per batch and kv head, its keys packed `keysPerStep` at a
+ * time; per query block, `keysPerStep` keys' worth of whole key blocks at a time. Each step yields its work (an upper
+ * bound). Infinity: one pack and one block call per kv head and query block, as an unchunked kernel.
+ */
+function* attentionSteps(
+  ctx: WasmContext,
+  q: WasmValue,
+  k: WasmValue,
+  v: WasmValue,
+  pad: WasmValue | undefined,
+  attrs: AttentionAttrs,
+  out: WasmValue,
+  scratch: number,
+  keysPerStep: number,
+): Generator<number, void, void> {
+  const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
+  const nhkv = k.shape[1]!;
+  const ns = k.shape[2]!;
+  const ndv = v.shape[3]!;
+  const group = nh / nhkv;
+  const [qs0, qs1, qs2] = q.strides as [number, number, number, number];
+  const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
+  const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
+  const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
+  const dropping = attrs.training && attrs.dropoutRate > 0;
+  const mask = [attrs.causal ? 1 : 0, maskOffset(attrs.alignment, nl, ns), windowOf(attrs), attrs.scale] as const;
+  const drop = [dropping ? 1 : 0, fmix32(attrs.dropoutSeed), dropoutThreshold(attrs.dropoutRate), dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1] as const;
+  // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
+  const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
+  const blocksPerStep = keysPerStep === Infinity ? 2 ** 31 - 1 : Math.max(1, Math.floor(keysPerStep / BK));
+  for (let b = 0; b < nb; b++) {
+    for (let g = 0; g < nhkv; g++) {
+      const kb = k.address + (b * ks0 + g * ks1) * 4;
+      const vb = v.address + (b * vs0 + g * vs1) * 4;
+      const pb = pad === undefined ? 0 : pad.address + b * ps0 * 4;
+      let anyBad = 0;
+      for (let s0 = 0; s0 < ns; s0 += packStep) {
+        const s1 = Math.min(ns, s0 + packStep);
+        anyBad |= ctx.exports.attentionPack(kb, ks2, ks3, vb, vs2, vs3, pb, ps1, ns, nd, ndv, s0, s1, scratch);
+        yield (s1 - s0) * (nd + ndv);
+      }
+      for (let h = g * group; h < (g + 1) * group; h++) {
+        const qb = q.address + (b * qs0 + h * qs1) * 4;
+        const headRow = (b * nh + h) * nl;
+        for (let i0 = 0; i0 < nl; i0 += BQ) {
+          const br = Math.min(BQ, nl - i0);
+          const blockWork = br * BK * (nd + ndv + EXP_WORK);
+          for (let from = 0; ; from += blocksPerStep) {
+            const left = ctx.exports.attentionBlock(qb, qs2, i0, br, ns, nd, ndv, ...mask, ...drop, pb === 0 ? 0 : 1, headRow, anyBad, from, blocksPerStep, out.address, scratch);
+            yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * blockWork;
+            if (left === 0) break;
+          }
+        }
+      }
+    }
+  }
+}
 
 function checkAttrs(call: Call): AttentionAttrs {
   const mask = checkMaskAttrs(call);

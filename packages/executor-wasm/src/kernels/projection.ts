@@ -1,12 +1,13 @@
 // projection: y = x · Wᵀ + b over the last axis (nn.Linear layout), on the module's 4×8 SIMD tile. Wᵀ is W with its
 // strides swapped (packed by the module, never copied here); x is read in place when its rows have one stride.
+// With a signal, a big call runs in chunks of rows (chunks.ts).
 import { ShapeError, formatShape } from "@attngraph/tensor";
-import type { WasmKernel } from "../executor.js";
-import { expectDim, expectRank, optionalInput, requireInput, filling } from "./adapter.js";
+import { chunkedKernel, overRows, withCleanup } from "../chunks.js";
+import { expectDim, expectRank, optionalInput, requireInput, fillingChunked } from "./adapter.js";
 import { matmul, rowsOperand } from "./matmul.js";
 
 /** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. Also serves out-proj. */
-export const projectionKernel: WasmKernel = (call, ctx) => {
+export const projectionKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
   const w = requireInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
@@ -22,14 +23,15 @@ export const projectionKernel: WasmKernel = (call, ctx) => {
   const shape = [...x.shape.slice(0, -1), nOut];
   const rows = shape.slice(0, -1).reduce((p, d) => p * d, 1);
   const out = ctx.output(call, shape);
-  return filling(call, ctx, out, () => {
+  return fillingChunked(call, ctx, out, () => {
     const { a, temp } = rowsOperand(ctx, x, call.node);
-    try {
-      const wt = { address: w.address, rowStride: w.strides[1]!, colStride: w.strides[0]! }; // Wᵀ [In, Out]
-      const bias = b === undefined ? undefined : { address: b.address, stride: b.strides[0]! };
-      matmul(ctx, rows, nOut, nIn, a, wt, out.address, nOut, bias, call.node);
-    } finally {
-      if (temp) ctx.release(temp);
-    }
+    const wt = { address: w.address, rowStride: w.strides[1]!, colStride: w.strides[0]! }; // Wᵀ [In, Out]
+    const bias = b === undefined ? undefined : { address: b.address, stride: b.strides[0]! };
+    // Rows are independent: a chunk is the same matmul over rows [r0, r1).
+    const part = (r0: number, r1: number) => {
+      const ar = { address: a.address + r0 * a.rowStride * 4, rowStride: a.rowStride, colStride: 1 };
+      matmul(ctx, r1 - r0, nOut, nIn, ar, wt, out.address + r0 * nOut * 4, nOut, bias, call.node);
+    };
+    return withCleanup(() => overRows(call, ctx, rows, nIn * nOut, part), () => temp && ctx.release(temp));
   });
-};
+});

@@ -1,13 +1,20 @@
 // softmax: softmax(scale · x) over the last axis in float64 (stable; −∞ → 0; a fully masked row → zeros; NaN or +∞ →
-// a NaN row), as the CPU executor. May run in place.
-import type { WasmKernel } from "../executor.js";
-import { checkScale, requireInput, writeInPlace } from "./adapter.js";
+// a NaN row), as the CPU executor. May run in place. With a signal, a big call runs in chunks of rows (chunks.ts).
+import { chunkedKernel, overRows } from "../chunks.js";
+import { checkScale, requireInput, writeInPlaceChunked } from "./adapter.js";
 
 /** Input: x [..., S]; attrs { scale } → same shape. */
-export const softmaxKernel: WasmKernel = (call, ctx) => {
+export const softmaxKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
   const scale = checkScale(call);
-  return writeInPlace(call, ctx, x, (dst) => {
-    if (dst.size > 0) ctx.exports.softmax(x.address, ctx.desc(x), dst.address, scale);
+  const n = x.rank === 0 ? 1 : x.shape[x.rank - 1]!;
+  const rows = n === 0 ? 0 : x.size / n;
+  return writeInPlaceChunked(call, ctx, x, (dst) => {
+    if (dst.size === 0) return undefined;
+    // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
+    return overRows(call, ctx, rows, n * SOFTMAX_WORK, (r0, r1) => ctx.exports.softmax(x.address, ctx.desc(x), dst.address, scale, r0, r1));
   });
-};
+});
+
+/** Work per element in multiply-adds of the SIMD matmul: two scalar passes and a float64 exp (measured ≈ 115, Node 20). */
+const SOFTMAX_WORK = 120;

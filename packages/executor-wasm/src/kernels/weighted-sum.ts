@@ -2,12 +2,13 @@
 // A weight of exactly 0 (a masked or dropped key) contributes nothing, not even a NaN or ±∞ of its value row
 // (FlashAttention semantics, as the fused kernel): a value head holding a non-finite number takes the module's
 // `matmulSkipZero` instead of the tiled matmul, which would compute 0 · NaN = NaN. Checking V costs S · D per value head.
-import type { WasmKernel } from "../executor.js";
-import { expectDim, expectHeadGroups, expectRank, requireInput, filling } from "./adapter.js";
+// With a signal, a big call runs in chunks of query rows (chunks.ts).
+import { chunkedKernel, headRows, overRows, withCleanup } from "../chunks.js";
+import { expectDim, expectHeadGroups, expectRank, requireInput, fillingChunked } from "./adapter.js";
 import { matmul } from "./matmul.js";
 
 /** Inputs: weights [B, H, L, S], v [B, Hkv, S, D] → [B, H, L, D]. */
-export const weightedSumKernel: WasmKernel = (call, ctx) => {
+export const weightedSumKernel = chunkedKernel((call, ctx) => {
   const w0 = requireInput(call, 0, "weights");
   const v = requireInput(call, 1, "v");
   expectRank(call, "weights", w0, 4, "[B, H, L, S]");
@@ -18,31 +19,31 @@ export const weightedSumKernel: WasmKernel = (call, ctx) => {
   expectDim(call, "v", "value length must equal the key length S", ns, v.shape[2]!, v);
   const nd = v.shape[3]!;
   const out = ctx.output(call, [nb, nh, nl, nd]);
-  return filling(call, ctx, out, () => {
+  return fillingChunked(call, ctx, out, () => {
     const copied = w0.strides[3] === 1 || ns <= 1 ? undefined : ctx.dense(w0, `${call.node} (dense copy of weights)`).value;
     const w = copied ?? w0;
-    try {
-      const group = nh / Math.max(1, v.shape[1]!);
-      const [ws0, ws1, ws2] = w.strides as [number, number, number, number];
-      const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
-      for (let b = 0; b < nb; b++) {
-        let checked = -1; // the value head `finite` was computed for (h runs in order, so vh only grows)
-        let finite = true;
-        for (let h = 0; h < nh; h++) {
-          const vh = Math.floor(h / group);
-          const a = { address: w.address + (b * ws0 + h * ws1) * 4, rowStride: ws2, colStride: 1 }; // [L, S]
-          const vv = { address: v.address + (b * vs0 + vh * vs1) * 4, rowStride: vs2, colStride: vs3 }; // [S, D]
-          const c = out.address + (b * nh + h) * nl * nd * 4;
-          if (vh !== checked) {
-            finite = ctx.exports.allFinite(vv.address, vs2, vs3, ns, nd) !== 0;
-            checked = vh;
-          }
-          if (finite) matmul(ctx, nl, nd, ns, a, vv, c, nd, undefined, call.node);
-          else ctx.exports.matmulSkipZero(nl, nd, ns, a.address, ws2, vv.address, vs2, vs3, c, nd);
+    const nhkv = v.shape[1]!;
+    const group = nh / Math.max(1, nhkv);
+    const [ws0, ws1, ws2] = w.strides as [number, number, number, number];
+    const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
+    let checked = -1; // the (batch, value head) `finite` was computed for (heads run in order, so it only grows)
+    let finite = true;
+    // Rows of [B · H · L] are independent: a chunk is the same per-head products over its rows.
+    const part = (r0: number, r1: number) =>
+      headRows(r0, r1, nl, (bh, i0, i1) => {
+        const b = Math.floor(bh / nh);
+        const h = bh - b * nh;
+        const vh = Math.floor(h / group);
+        const a = { address: w.address + (b * ws0 + h * ws1 + i0 * ws2) * 4, rowStride: ws2, colStride: 1 }; // [L, S]
+        const vv = { address: v.address + (b * vs0 + vh * vs1) * 4, rowStride: vs2, colStride: vs3 }; // [S, D]
+        const c = out.address + (bh * nl + i0) * nd * 4;
+        if (b * nhkv + vh !== checked) {
+          finite = ctx.exports.allFinite(vv.address, vs2, vs3, ns, nd) !== 0;
+          checked = b * nhkv + vh;
         }
-      }
-    } finally {
-      if (copied) ctx.release(copied);
-    }
+        if (finite) matmul(ctx, i1 - i0, nd, ns, a, vv, c, nd, undefined, call.node);
+        else ctx.exports.matmulSkipZero(i1 - i0, nd, ns, a.address, ws2, vv.address, vs2, vs3, c, nd);
+      });
+    return withCleanup(() => overRows(call, ctx, nb * nh * nl, ns * nd, part), () => copied && ctx.release(copied));
   });
-};
+});

@@ -1,0 +1,170 @@
+// Long kernels in chunks (issue 11 item 9): a call with a signal and more work than one chunk answers with a Promise,
+// pauses between chunks, and stops soon after its signal fires; its numbers are bit for bit those of one uninterrupted
+// call; a call without a signal stays synchronous. The run-level check (runtime → AbortError) is in executor-wasm's
+// cancel.test.ts, for both executors: this package cannot depend on the runtime, whose tests depend on it.
+import { describe, expect, it } from "vitest";
+import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
+import { mulberry32 } from "@attngraph/testkit";
+import { KernelAbortedError } from "./chunks.js";
+import { CpuExecutor, type UnsignalledCall } from "./executor.js";
+import { createCpuExecutor } from "./register-kernels.js";
+
+function random(shape: Shape, seed: number): Tensor {
+  const next = mulberry32(seed);
+  const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+  for (let i = 0; i < data.length; i++) data[i] = next() * 2 - 1;
+  return new Tensor(data, shape);
+}
+
+/** [B, T, n, D] stored, seen as [B, n, T, D]: the strided layout the standard builder hands to the kernels. */
+const heads = (B: number, n: number, T: number, D: number, seed: number) => random([B, T, n, D], seed).permute([0, 2, 1, 3]);
+
+/** The exact bits of a tensor's elements, row-major (NaN payloads and −0 included). */
+const bits = (t: Tensor): Uint32Array => new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer);
+
+const never = () => new AbortController().signal;
+
+/** A call as the tests write it: without a signal (one is added where a test wants one). */
+type Call = UnsignalledCall;
+
+/** One call of each chunked kernel, shaped to span many chunks of a tiny chunkWork, with the awkward cases in. */
+function cases(): Record<string, Call> {
+  const B = 2, H = 4, Hkv = 2, L = 150, S = 200, D = 8;
+  const q = heads(B, H, L, D, 1);
+  const k = heads(B, Hkv, S, D, 2);
+  const v = heads(B, Hkv, S, D, 3);
+  const vBad = v.contiguous();
+  vBad.data[5 * D + 1] = NaN; // a non-finite value row takes the zero-skipping product
+  const pad = new Tensor(Float32Array.from({ length: B * S }, (_, i) => (i % 7 === 3 ? 1 : 0)), [B, S]);
+  const scores = random([B, H, L, S], 4);
+  const x = random([3, 5, 48], 5).permute([1, 0, 2]); // leading axes that do not collapse: rows are gathered
+  const mask = { causal: true, window: 90, alignment: "bottom-right" };
+  return {
+    projection: { kind: "projection", node: "queries", attrs: {}, inputs: [x, random([40, 48], 6), random([40], 7)], outShape: [5, 3, 40] },
+    "out-proj": { kind: "out-proj", node: "output", attrs: {}, inputs: [random([2, 70, 48], 8), random([48, 48], 9), undefined], outShape: [2, 70, 48] },
+    score: { kind: "score", node: "scores", attrs: {}, inputs: [q, k], outShape: [B, H, L, S] },
+    "weighted-sum": { kind: "weighted-sum", node: "context", attrs: {}, inputs: [random([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad], outShape: [B, H, L, D] },
+    mask: { kind: "mask", node: "masked", attrs: mask, inputs: [scores, pad], outShape: [B, H, L, S] },
+    softmax: { kind: "softmax", node: "weights", attrs: { scale: 0.5 }, inputs: [scores.permute([0, 1, 3, 2])], outShape: [B, H, S, L] },
+    attention: {
+      kind: "attention",
+      node: "context.heads",
+      attrs: { ...mask, scale: 0.35, dropoutRate: 0.2, dropoutSeed: 11, training: true },
+      inputs: [q, k, vBad, pad],
+      outShape: [B, H, L, D],
+    },
+  };
+}
+
+describe("chunked kernels on the cpu executor", () => {
+  const plain = createCpuExecutor();
+  // One multiply-add per chunk: every row, every 4 keys packed and every key block is a chunk of its own.
+  const tiny = createCpuExecutor({ chunkWork: 1 });
+
+  for (const [kind, call] of Object.entries(cases())) {
+    it(`${kind}: in chunks, bit for bit the numbers of one uninterrupted call`, async () => {
+      const want = plain.dispatch(call);
+      expect(want).toBeInstanceOf(Tensor); // no signal: synchronous
+      const pending = tiny.dispatch({ ...call, signal: never() });
+      expect(pending).toBeInstanceOf(Promise);
+      const got = await pending;
+      expect(got.shape).toEqual(want.shape);
+      expect(bits(got)).toEqual(bits(want));
+    });
+  }
+
+  it("writes a chunked result into call.out, as an uninterrupted call does", async () => {
+    const call = cases().attention!;
+    const want = plain.dispatch(call);
+    const out = Tensor.zeros(call.outShape);
+    const got = await tiny.dispatch({ ...call, out, signal: never() });
+    expect(got).toBe(out);
+    expect(bits(got)).toEqual(bits(want));
+  });
+
+  it("a call with a signal that fits one chunk stays synchronous", () => {
+    const call = cases().score!;
+    expect(plain.dispatch({ ...call, signal: never() })).toBeInstanceOf(Tensor);
+  });
+
+  it("two chunked calls interleaving on one executor do not share scratch", async () => {
+    const a = cases().attention!;
+    const b = { ...a, inputs: [heads(2, 4, 150, 8, 20), heads(2, 2, 200, 8, 21), heads(2, 2, 200, 8, 22), undefined] };
+    const [gotA, gotB] = await Promise.all([tiny.dispatch({ ...a, signal: never() }), tiny.dispatch({ ...b, signal: never() })]);
+    expect(bits(gotA)).toEqual(bits(plain.dispatch(a)));
+    expect(bits(gotB)).toEqual(bits(plain.dispatch(b)));
+  });
+
+  it("rejects a chunk size that is not a whole number >= 1", () => {
+    for (const bad of [0, -1, 1.5, NaN, Infinity]) {
+      const e = (() => {
+        try {
+          new CpuExecutor({ chunkWork: bad });
+        } catch (err) {
+          return err;
+        }
+        return undefined;
+      })();
+      expect(AttnGraphError.isInstance(e), String(bad)).toBe(true);
+      expect((e as AttnGraphError).message).toMatch(/^executor cpu\.chunkWork: invalid chunk size/);
+    }
+  });
+});
+
+describe("aborting a long kernel on the cpu executor", () => {
+  /**
+   * Dispatches `call` with a signal, aborts 50 ms later, and returns the error and how long after abort() it came.
+   * `out` starts as NaN, so that the rows the kernel wrote can be counted afterwards.
+   */
+  async function abortAfter50ms(ex: CpuExecutor, call: Call): Promise<{ error: unknown; latency: number; out: Tensor }> {
+    const out = new Tensor(new Float32Array(call.outShape.reduce((a, b) => a * b, 1)).fill(NaN), call.outShape);
+    const controller = new AbortController();
+    let abortedAt = 0;
+    setTimeout(() => {
+      abortedAt = performance.now();
+      controller.abort(new Error("user cancelled"));
+    }, 50);
+    const error = await Promise.resolve(ex.dispatch({ ...call, out, signal: controller.signal })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    return { error, latency: performance.now() - abortedAt, out };
+  }
+
+  const rowsWritten = (out: Tensor, rowLength: number): number => {
+    const d = out.toFloat32Array();
+    let rows = 0;
+    for (let r = 0; r < d.length / rowLength; r++) if (!Number.isNaN(d[r * rowLength]!)) rows++;
+    return rows;
+  };
+
+  it("a fused attention of several seconds stops within well under a second of abort(), with part of its rows done", async () => {
+    const ex = createCpuExecutor();
+    const T = 16384; // non-causal, D = 8: T² · (2 · 8 + exp) ≈ 10¹⁰ multiply-add equivalents, seconds on one core
+    const q = random([1, 1, T, 8], 30);
+    const attrs = { causal: false, window: null, alignment: "top-left", scale: 0.35 };
+    const call: Call = { kind: "attention", node: "context.heads", attrs, inputs: [q, q, q], outShape: [1, 1, T, 8] };
+    const { error, latency, out } = await abortAfter50ms(ex, call);
+    expect(error).toBeInstanceOf(KernelAbortedError);
+    expect((error as KernelAbortedError).name).toBe("AbortError");
+    expect((error as KernelAbortedError).code).toBe("aborted");
+    expect(((error as KernelAbortedError).cause as Error).message).toBe("user cancelled");
+    expect((error as Error).message).toBe("context.heads: aborted between two chunks of the kernel");
+    expect(latency).toBeLessThan(1000);
+    expect(rowsWritten(out, 8), "query rows finished before the abort").toBeLessThan(T / 2);
+    // The executor is still usable, and right.
+    const q1 = random([1, 1, 300, 8], 33);
+    const small = { kind: "attention", node: "context.heads", attrs, inputs: [q1, q1, q1], outShape: [1, 1, 300, 8] };
+    expect(bits(ex.dispatch(small))).toEqual(bits(createCpuExecutor().dispatch(small)));
+  });
+
+  it("a projection over a huge batch stops within well under a second of abort(), with part of its rows done", async () => {
+    const ex = createCpuExecutor();
+    const rows = 32768; // 32768 · 512 · 512 ≈ 9·10⁹ multiply-adds: seconds on one core
+    const call: Call = { kind: "projection", node: "queries", attrs: {}, inputs: [random([rows, 512], 31), random([512, 512], 32)], outShape: [rows, 512] };
+    const { error, latency, out } = await abortAfter50ms(ex, call);
+    expect(error).toBeInstanceOf(KernelAbortedError);
+    expect(latency).toBeLessThan(1000);
+    expect(rowsWritten(out, 512)).toBeLessThan(rows / 2);
+  });
+});

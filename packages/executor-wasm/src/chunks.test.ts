@@ -1,0 +1,158 @@
+// Long kernels in chunks (issue 11 item 9), on the wasm executor: a call with a signal and more work than one chunk
+// answers with a Promise, pauses between chunks (other kernels may run meanwhile), and stops soon after its signal
+// fires, releasing what it allocated; its numbers are bit for bit those of one uninterrupted call; a call without a
+// signal stays synchronous. The run-level check (runtime → AbortError) is cancel.test.ts.
+import { describe, expect, it } from "vitest";
+import type { KernelCall } from "@attngraph/graph";
+import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
+import { KernelAbortedError } from "./chunks.js";
+import type { WasmExecutor, WasmKernel } from "./executor.js";
+import { random, wasmExecutor } from "./test-util.js";
+import type { WasmValue } from "./value.js";
+
+/** [B, T, n, D] stored, seen as [B, n, T, D]: the strided layout the standard builder hands to the kernels. */
+const heads = (B: number, n: number, T: number, D: number, seed: number) => random([B, T, n, D], seed).permute([0, 2, 1, 3]);
+
+/** The exact bits of a tensor's elements, row-major (NaN payloads and −0 included). */
+const bits = (t: Tensor): Uint32Array => new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer);
+
+const never = () => new AbortController().signal;
+
+/** A kernel call on host tensors, uploaded to `ex` on demand. */
+interface HostCall {
+  readonly kind: string;
+  readonly node: string;
+  readonly attrs: Record<string, unknown>;
+  readonly inputs: readonly (Tensor | undefined)[];
+  readonly outShape: Shape;
+}
+
+/** Uploads, dispatches (awaiting a chunked answer), downloads and releases: the result as a host tensor. */
+async function run(ex: WasmExecutor, call: HostCall, signal?: AbortSignal): Promise<Tensor> {
+  const inputs = call.inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
+  try {
+    const c: KernelCall<WasmValue> = { ...call, inputs, ...(signal ? { signal } : {}) };
+    const out = await ex.dispatch(c);
+    const host = ex.download(out).contiguous();
+    ex.release(out);
+    return host;
+  } finally {
+    for (const v of inputs) if (v) ex.release(v);
+  }
+}
+
+/** One call of each chunked kernel, shaped to span many chunks of a tiny chunkWork, with the awkward cases in. */
+function cases(): Record<string, HostCall> {
+  const B = 2, H = 4, Hkv = 2, L = 150, S = 200, D = 12;
+  const q = heads(B, H, L, D, 1);
+  const k = heads(B, Hkv, S, D, 2);
+  const vBad = heads(B, Hkv, S, D, 3).contiguous();
+  vBad.data[5 * D + 1] = NaN; // a non-finite value row takes the zero-skipping product
+  const pad = new Tensor(Float32Array.from({ length: B * S }, (_, i) => (i % 7 === 3 ? 1 : 0)), [B, S]);
+  const scores = random([B, H, L, S], 4);
+  const x = random([3, 5, 48], 5).permute([1, 0, 2]); // leading axes that do not collapse: rows are copied first
+  const mask = { causal: true, window: 90, alignment: "bottom-right" };
+  return {
+    projection: { kind: "projection", node: "queries", attrs: {}, inputs: [x, random([40, 48], 6), random([40], 7)], outShape: [5, 3, 40] },
+    "out-proj": { kind: "out-proj", node: "output", attrs: {}, inputs: [random([2, 70, 48], 8), random([48, 48], 9), undefined], outShape: [2, 70, 48] },
+    score: { kind: "score", node: "scores", attrs: {}, inputs: [q, k], outShape: [B, H, L, S] },
+    "weighted-sum": { kind: "weighted-sum", node: "context", attrs: {}, inputs: [random([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad], outShape: [B, H, L, D] },
+    mask: { kind: "mask", node: "masked", attrs: mask, inputs: [scores, pad], outShape: [B, H, L, S] },
+    softmax: { kind: "softmax", node: "weights", attrs: { scale: 0.5 }, inputs: [scores.permute([0, 1, 3, 2])], outShape: [B, H, S, L] },
+    attention: {
+      kind: "attention",
+      node: "context.heads",
+      attrs: { ...mask, scale: 0.35, dropoutRate: 0.2, dropoutSeed: 11, training: true },
+      inputs: [random([B, H, D, L], 12).permute([0, 1, 3, 2]), k, vBad, pad], // q strided along D: copied first
+      outShape: [B, H, L, D],
+    },
+  };
+}
+
+describe("chunked kernels on the wasm executor", () => {
+  for (const [kind, call] of Object.entries(cases())) {
+    it(`${kind}: in chunks, bit for bit the numbers of one uninterrupted call, nothing left allocated`, async () => {
+      const plain = await wasmExecutor();
+      // One multiply-add per chunk: every row, every 8 keys packed and every key block is a chunk of its own.
+      const tiny = await wasmExecutor({ chunkWork: 1 });
+      const want = await run(plain, call);
+      const got = await run(tiny, call, never());
+      expect(got.shape).toEqual(want.shape);
+      expect(bits(got)).toEqual(bits(want));
+      expect(tiny.inUseBytes).toBe(0);
+    });
+  }
+
+  it("answers a call without a signal synchronously, and a signalled one in chunks with a Promise", async () => {
+    const tiny = await wasmExecutor({ chunkWork: 1 });
+    const x = tiny.upload(random([64, 32], 1));
+    const w = tiny.upload(random([32, 32], 2));
+    const call = { kind: "projection", node: "p", attrs: {}, inputs: [x, w, undefined], outShape: [64, 32] };
+    const sync = tiny.dispatch(call);
+    expect(sync).not.toBeInstanceOf(Promise);
+    const later = tiny.dispatch({ ...call, signal: never() });
+    expect(later).toBeInstanceOf(Promise);
+    const got = await later;
+    expect(bits(tiny.download(got))).toEqual(bits(tiny.download(sync)));
+  });
+
+  it("two chunked attentions interleaving on one module do not share scratch", async () => {
+    const plain = await wasmExecutor();
+    const tiny = await wasmExecutor({ chunkWork: 1 });
+    const a = cases().attention!;
+    const b = { ...a, inputs: [heads(2, 4, 150, 12, 20), heads(2, 2, 200, 12, 21), heads(2, 2, 200, 12, 22), undefined] };
+    const [gotA, gotB] = await Promise.all([run(tiny, a, never()), run(tiny, b, never())]);
+    expect(bits(gotA)).toEqual(bits(await run(plain, a)));
+    expect(bits(gotB)).toEqual(bits(await run(plain, b)));
+  });
+
+  it("gives up when a trap elsewhere replaced the module while it waited, naming the node", async () => {
+    const tiny = await wasmExecutor({ chunkWork: 1 });
+    const trap: WasmKernel = (call, ctx) => {
+      const x = call.inputs[0]!;
+      ctx.exports.copy(0xfffff000, ctx.desc(x), ctx.alloc(x.shape, call.node).address); // out of bounds: a trap
+      return x;
+    };
+    tiny.registerKernel("trap", trap);
+    const s = tiny.upload(random([8, 300], 3));
+    const pending = Promise.resolve(tiny.dispatch({ kind: "softmax", node: "weights", attrs: { scale: 1 }, inputs: [s], outShape: [8, 300], signal: never() }));
+    expect(() => tiny.dispatch({ kind: "trap", node: "t", attrs: {}, inputs: [s], outShape: [8, 300] })).toThrow(/WebAssembly trap/);
+    const e = await pending.then(() => undefined, (err: unknown) => err);
+    expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
+    expect((e as Error).message).toMatch(/^weights: the wasm module was replaced/);
+  });
+
+  it("rejects a chunk size that is not a whole number >= 1", async () => {
+    for (const bad of [0, -1, 1.5, NaN]) {
+      const e = await wasmExecutor({ chunkWork: bad }).then(() => undefined, (err: unknown) => err);
+      expect((e as Error).message, String(bad)).toMatch(/^executor wasm\.chunkWork: invalid chunk size/);
+    }
+  });
+});
+
+describe("aborting a long kernel on the wasm executor", () => {
+  it("a fused attention of several seconds stops within well under a second of abort(), freeing what it allocated", async () => {
+    const ex = await wasmExecutor();
+    const T = 32768; // non-causal, D = 8: T² · (2 · 8 + exp) ≈ 8·10¹⁰ multiply-add equivalents, seconds on one core
+    const q = ex.upload(random([1, 1, T, 8], 30));
+    const attrs = { causal: false, window: null, alignment: "top-left", scale: 0.35 };
+    const before = ex.inUseBytes;
+    const controller = new AbortController();
+    let abortedAt = 0;
+    setTimeout(() => {
+      abortedAt = performance.now();
+      controller.abort(new Error("user cancelled"));
+    }, 50);
+    const call = { kind: "attention", node: "context.heads", attrs, inputs: [q, q, q], outShape: [1, 1, T, 8], signal: controller.signal };
+    const error = await Promise.resolve(ex.dispatch(call)).then(() => undefined, (e: unknown) => e);
+    const latency = performance.now() - abortedAt;
+    expect(error).toBeInstanceOf(KernelAbortedError);
+    expect((error as KernelAbortedError).name).toBe("AbortError");
+    expect(((error as KernelAbortedError).cause as Error).message).toBe("user cancelled");
+    expect(latency).toBeLessThan(1000);
+    expect(ex.inUseBytes, "the output and the call's own scratch are released").toBe(before);
+    // The module is still usable, and right.
+    const small = { kind: "attention", node: "context.heads", attrs, inputs: [random([1, 1, 300, 8], 31), random([1, 1, 300, 8], 32), random([1, 1, 300, 8], 33)], outShape: [1, 1, 300, 8] };
+    expect(bits(await run(ex, small))).toEqual(bits(await run(await wasmExecutor(), small)));
+  });
+});
