@@ -60,8 +60,8 @@ describe("the property can fail", () => {
     const mutant: Executor = {
       ...pick(cpu),
       name: "mutant",
-      dispatch(call: KernelCall<unknown>) {
-        const out = cpu.dispatch(call as KernelCall<Tensor>);
+      async dispatch(call: KernelCall<unknown>) {
+        const out = await cpu.dispatch(call as KernelCall<Tensor>);
         if (call.kind !== "projection" || out.size === 0) return out;
         const copy = out.clone();
         copy.data[0]! += 1e-3;

@@ -20,7 +20,7 @@ describe("lower", () => {
   });
 
   it("an unfilled optional slot named like an Object.prototype member is absent (own keys only)", () => {
-    const op = defineOp({ kind: "shift", doc: "x (+ valueOf)", inputs: [{ name: "x" }, { name: "valueOf", optional: true }], attrs: {}, inferShape: ([x]) => x! });
+    const op = defineOp<Record<string, never>>({ kind: "shift", doc: "x (+ valueOf)", inputs: [{ name: "x" }, { name: "valueOf", optional: true }], attrs: {}, inferShape: ([x]) => x! });
     const b = new GraphBuilder({ registry: createOpRegistry([op]) });
     const graph = b.output(b.add("shift", "shifted", { x: b.input("x", [2]) })).build();
     const plan = lower(graph, { executors: [fakeExecutor("cpu", "all")] });
