@@ -63,6 +63,7 @@ describe.each(executors)("abort() in the middle of a long step on $name", ({ cre
     expect(started).toHaveLength(1);
     expect(events.some((e) => e.type === "node-end" && e.kind === "attention")).toBe(false);
     expect(events.find((e) => e.type === "run-cancelled")).toMatchObject({ node: started[0] });
+    expect((error as AbortError).message).toBe(`run ${(events[0] as { runId: number }).runId}: aborted during node ${started[0]}`);
 
     const again = (await session.run({ x: small })).output!;
     expect(bits(again)).toEqual(bits(want));

@@ -2,8 +2,9 @@ import { AttnGraphError } from "@attngraph/tensor";
 
 /** A run stopped because its AbortSignal fired. `name` is "AbortError", as fetch() and DOM APIs use. */
 export class AbortError extends AttnGraphError {
-  constructor(runId: number, node?: string, cause?: unknown) {
-    super("aborted", `run ${runId}: aborted${node ? ` before node ${node}` : ""}`, { subject: node ?? `run ${runId}`, cause });
+  /** `when` says whether the run stopped before `node` started or inside it (a kernel that checks the signal). */
+  constructor(runId: number, node?: string, cause?: unknown, when: "before" | "during" = "before") {
+    super("aborted", `run ${runId}: aborted${node ? ` ${when} node ${node}` : ""}`, { subject: node ?? `run ${runId}`, cause });
     this.name = "AbortError";
   }
 }

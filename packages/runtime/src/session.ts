@@ -11,7 +11,10 @@ import { WeightStore, type WeightLease } from "./weights.js";
 import { yieldToEventLoop } from "./yield.js";
 
 export interface RunOptions {
-  /** Aborting rejects the run with an AbortError between steps and emits a run-cancelled event. */
+  /**
+   * Aborting rejects the run with an AbortError and emits a run-cancelled event: between steps, or inside a long step
+   * on executors whose kernels work in chunks (cpu and wasm check the signal between chunks, see KernelCall.signal).
+   */
   readonly signal?: AbortSignal;
 }
 
@@ -257,7 +260,7 @@ export class Session {
         if (out !== undefined && value !== out && arena!.holds(value)) value = arena!.copy(value, out);
       } catch (e) {
         // A kernel that saw the signal mid-step threw (KernelCall.signal): the run was aborted, not broken.
-        if (signal?.aborted) throw new AbortError(runId, step.node, signal.reason);
+        if (signal?.aborted) throw new AbortError(runId, step.node, signal.reason, "during");
         throw new RunError(runId, step.node, step.kind, executor.name, e);
       }
       values.set(step.node, { executor: executor.name, value });
