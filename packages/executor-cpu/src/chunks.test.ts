@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
-import { KernelAbortedError } from "./chunks.js";
+import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import { CpuExecutor, type UnsignalledCall } from "./executor.js";
 import { createCpuExecutor } from "./register-kernels.js";
 

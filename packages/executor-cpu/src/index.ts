@@ -1,5 +1,7 @@
 export { CpuExecutor, type ChunkedCpuKernel, type CpuExecutorOptions, type CpuKernel, type UnsignalledCall } from "./executor.js";
-export { DEFAULT_CHUNK_WORK, KernelAbortedError } from "./chunks.js";
+export { DEFAULT_CHUNK_WORK } from "./chunks.js";
+// Moved to @attngraph/graph (shared by every executor), re-exported here so that imports from this package still work.
+export { KernelAbortedError } from "@attngraph/graph";
 export { createCpuExecutor, registerCpuKernels, cpuKernels, type CpuKernelList, type CreateCpuExecutorOptions } from "./register-kernels.js";
 export type { StridedView } from "./kernels/strided.js";
 export { projectionImpl, projectionKernel } from "./kernels/projection.js";

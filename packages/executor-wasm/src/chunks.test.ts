@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { KernelCall } from "@attngraph/graph";
 import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
-import { KernelAbortedError } from "./chunks.js";
+import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import type { WasmExecutor, WasmKernel } from "./executor.js";
 import { random, wasmExecutor } from "./test-util.js";
 import type { WasmValue } from "./value.js";

@@ -1,5 +1,7 @@
 export { WasmExecutor, type ChunkedWasmKernel, type UnsignalledCall, type WasmExecutorOptions, type WasmKernel } from "./executor.js";
-export { DEFAULT_CHUNK_WORK, KernelAbortedError } from "./chunks.js";
+export { DEFAULT_CHUNK_WORK } from "./chunks.js";
+// Moved to @attngraph/graph (shared by every executor), re-exported here so that imports from this package still work.
+export { KernelAbortedError } from "@attngraph/graph";
 export { createWasmExecutor, registerWasmKernels, wasmKernels, type CreateWasmExecutorOptions, type WasmKernelList } from "./register-kernels.js";
 export { WasmContext } from "./context.js";
 export { WasmArena } from "./arena.js";

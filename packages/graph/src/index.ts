@@ -23,3 +23,14 @@ export {
   type Shaped,
 } from "./kernel-checks.js";
 export { KernelTable } from "./kernel-table.js";
+export {
+  KernelAbortedError,
+  afterwards,
+  chunkSignal,
+  overRows,
+  rowSteps,
+  runSteps,
+  withCleanup,
+  yieldToEventLoop,
+  type ChunkCheck,
+} from "./chunks.js";

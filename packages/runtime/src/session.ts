@@ -1,4 +1,4 @@
-import { GraphValidationError, type Arena, type Executor, type OpGraph } from "@attngraph/graph";
+import { GraphValidationError, yieldToEventLoop, type Arena, type Executor, type OpGraph } from "@attngraph/graph";
 import { explain, lower, type BufferPlan, type LowerOptions, type Plan } from "@attngraph/scheduler";
 import type { Shape, Tensor } from "@attngraph/tensor";
 import { Observable, Subject } from "rxjs";
@@ -8,7 +8,6 @@ import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
 import { DEFAULT_TAP_POLICY, TapRegistry, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
 import { WeightStore, type WeightLease } from "./weights.js";
-import { yieldToEventLoop } from "./yield.js";
 
 export interface RunOptions {
   /**

@@ -1,7 +1,7 @@
+import { yieldToEventLoop } from "@attngraph/graph";
 import { config as rxConfig, type Subscriber } from "rxjs";
 import { TapError } from "./errors.js";
 import type { TapEvent } from "./events.js";
-import { yieldToEventLoop } from "./yield.js";
 
 /** Which nodes a tap watches: a name, a list of names, or a predicate over node names. */
 export type TapSelector = string | readonly string[] | ((node: string) => boolean);

@@ -6,8 +6,8 @@
 // nothing, not even a NaN or ±∞ of its value row (FlashAttention semantics; PyTorch's math path gives 0 · NaN = NaN):
 // a key block holding such a value row takes a per-element product that skips zero weights.
 // The loops live in attention-steps.ts as resumable steps: with a signal, a big call pauses between them (chunks.ts).
-import type { AttentionAttrs } from "@attngraph/graph";
-import { DEFAULT_CHUNK_WORK, afterwards, chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
+import { afterwards, chunkSignal, runSteps, type AttentionAttrs } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import { AttentionScratch, attentionSteps, attentionWork, keysPerChunk, sharedScratch } from "./attention-steps.js";
 import { checkDropoutAttrs } from "./dropout.js";

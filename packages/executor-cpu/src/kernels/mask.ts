@@ -1,8 +1,8 @@
 // mask: hide scores by setting them to −∞ (causal with an alignment, sliding window, key padding; composed by "or").
 // Softmax then gives hidden keys a weight of exactly 0.
 import { AttnGraphError, describe, type Tensor } from "@attngraph/tensor";
-import type { MaskAttrs } from "@attngraph/graph";
-import { DEFAULT_CHUNK_WORK, afterwards, chunkedKernel, overRows } from "../chunks.js";
+import { afterwards, overRows, type MaskAttrs } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { attrError, expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import type { RowRange, StridedView } from "./strided.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.

@@ -1,7 +1,8 @@
 // projection: y = x · Wᵀ + b over the last axis (nn.Linear layout). out-proj reuses this file's Impl and adapter.
 // With a signal, a big call works in chunks of rows (chunks.ts); each chunk is the same Impl over its rows.
 import { ShapeError, formatShape } from "@attngraph/tensor";
-import { DEFAULT_CHUNK_WORK, afterwards, chunkedKernel, overRows } from "../chunks.js";
+import { afterwards, overRows } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { expectDim, expectRank, optionalInput, outData, requireInput, result } from "./adapter.js";
 import { matmul, type MatOperand } from "./matmul.js";
 import { lastAxis, leadingStride, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";

@@ -1,7 +1,8 @@
 // score: raw Q·Kᵀ per batch and head, before scale and mask (the `scores` tap point). q and k are usually transposed
 // views ([B, L, H, D] permuted to [B, H, L, D]); the matmul core packs them into its reused scratch panels, no tensor copy.
 // With a signal, a big call works in chunks of query rows (chunks.ts).
-import { DEFAULT_CHUNK_WORK, afterwards, chunkedKernel, overRows } from "../chunks.js";
+import { afterwards, overRows } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, outData, requireInput, result } from "./adapter.js";
 import { matmul } from "./matmul.js";
 import type { RowRange, StridedView } from "./strided.js";

@@ -1,6 +1,6 @@
 // softmax: softmax(scale · x) over the last axis, the step that turns masked scores into attention weights.
-import type { SoftmaxAttrs } from "@attngraph/graph";
-import { DEFAULT_CHUNK_WORK, afterwards, chunkedKernel, overRows } from "../chunks.js";
+import { afterwards, overRows, type SoftmaxAttrs } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { attrError, outData, requireInput, result } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";

@@ -5,7 +5,8 @@
 // non-finite number takes a plain loop that skips zero weights instead; the check reads V once (S · D per value head,
 // against L · S · D for the product), and the matmul itself stays as it is for everyone.
 // With a signal, a big call works in chunks of query rows (chunks.ts).
-import { DEFAULT_CHUNK_WORK, afterwards, chunkedKernel, overRows } from "../chunks.js";
+import { afterwards, overRows } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, outData, requireInput, result } from "./adapter.js";
 import { ensure64, matmul, type MatOperand } from "./matmul.js";
 import type { RowRange, StridedView } from "./strided.js";

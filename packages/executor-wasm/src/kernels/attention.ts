@@ -3,8 +3,8 @@
 // skipped). Attributes, padding and dropout are checked as the unfused kernels check theirs. The module does it in
 // two resumable pieces (pack a kv head's keys, run key blocks of a query block) driven from here: in one go, or, with
 // a signal and a big call, in chunks with a yield and a signal check between them (chunks.ts).
-import type { AttentionAttrs } from "@attngraph/graph";
-import { chunkSignal, chunkedKernel, runSteps, withCleanup } from "../chunks.js";
+import { withCleanup, type AttentionAttrs } from "@attngraph/graph";
+import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
 import {

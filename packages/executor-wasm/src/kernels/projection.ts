@@ -2,7 +2,8 @@
 // strides swapped (packed by the module, never copied here); x is read in place when its rows have one stride.
 // With a signal, a big call runs in chunks of rows (chunks.ts).
 import { ShapeError, formatShape } from "@attngraph/tensor";
-import { chunkedKernel, overRows, withCleanup } from "../chunks.js";
+import { withCleanup } from "@attngraph/graph";
+import { chunkedKernel, overRows } from "../chunks.js";
 import { expectDim, expectRank, optionalInput, requireInput, fillingChunked } from "./adapter.js";
 import { matmul, rowsOperand } from "./matmul.js";
 

@@ -1,7 +1,8 @@
 // score: raw Q·Kᵀ per batch and head, before scale and mask. q and k are usually transposed views; the module packs
 // Kᵀ into panels and reads q's rows in place (q is copied only when its last axis is strided). With a signal, a big
 // call runs in chunks of query rows (chunks.ts).
-import { chunkedKernel, headRows, overRows, withCleanup } from "../chunks.js";
+import { withCleanup } from "@attngraph/graph";
+import { chunkedKernel, headRows, overRows } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, requireInput, fillingChunked } from "./adapter.js";
 import { matmul } from "./matmul.js";
 

@@ -3,7 +3,8 @@
 // (FlashAttention semantics, as the fused kernel): a value head holding a non-finite number takes the module's
 // `matmulSkipZero` instead of the tiled matmul, which would compute 0 · NaN = NaN. Checking V costs S · D per value head.
 // With a signal, a big call runs in chunks of query rows (chunks.ts).
-import { chunkedKernel, headRows, overRows, withCleanup } from "../chunks.js";
+import { withCleanup } from "@attngraph/graph";
+import { chunkedKernel, headRows, overRows } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, requireInput, fillingChunked } from "./adapter.js";
 import { matmul } from "./matmul.js";
 
