@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { parseCli, UsageError } from "./cli.js";
-import { DEFAULT_SHAPES, parseShape, shapeLabel } from "./shapes.js";
+import { DEFAULT_BLOCK_SHAPES, DEFAULT_SHAPES, parseShape, shapeLabel } from "./shapes.js";
 
 describe("parseCli", () => {
   it("has the documented defaults", () => {
     const o = parseCli([]);
-    expect(o).toEqual({ impls: undefined, shapes: DEFAULT_SHAPES, threads: 1, json: "bench-results.json", runs: 10, warmup: 2, budgetS: 10, help: false });
+    expect(o).toEqual({ problem: "attention", impls: undefined, shapes: DEFAULT_SHAPES, threads: 1, json: "bench-results.json", runs: 10, warmup: 2, budgetS: 10, help: false });
     expect(o.shapes.map(shapeLabel)).toEqual(["2,6,8,2", "4,128,256,8", "1,128,768,12", "1,512,768,12", "1,1024,768,12"]);
   });
 
@@ -16,7 +16,17 @@ describe("parseCli", () => {
     expect([o.threads, o.runs, o.warmup, o.budgetS, o.json]).toEqual([2, 12, 0, 2.5, "out.json"]);
   });
 
+  it("--problem block selects the block, with its own default shapes unless --shape is given", () => {
+    const o = parseCli(["--problem", "block"]);
+    expect(o.problem).toBe("block");
+    expect(o.shapes).toEqual(DEFAULT_BLOCK_SHAPES);
+    expect(o.shapes.map(shapeLabel)).toEqual(["1,128,768,12", "1,512,768,12"]);
+    expect(parseCli(["--problem", "block", "--shape", "2,6,8,2"]).shapes).toEqual([{ b: 2, t: 6, d: 8, h: 2 }]);
+    expect(parseCli(["--problem", "attention"]).shapes).toEqual(DEFAULT_SHAPES);
+  });
+
   it("rejects what it does not understand with a UsageError", () => {
+    expect(() => parseCli(["--problem", "mlp"])).toThrow(/--problem "mlp": expected attention or block/);
     for (const argv of [
       ["--shape", "1,128,768"],
       ["--shape", "1,128,768,0"],
@@ -28,6 +38,8 @@ describe("parseCli", () => {
       ["--budget", "0"],
       ["--impl", ","],
       ["--frobnicate"],
+      ["--problem", "Block"],
+      ["--problem"],
       ["positional"],
     ]) {
       expect(() => parseCli(argv), argv.join(" ")).toThrow(UsageError);

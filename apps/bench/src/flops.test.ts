@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attentionCoreFlops, causalAttentionFlops, gflops, projectionFlops } from "./flops.js";
+import { attentionCoreFlops, blockFlops, blockMatmulFlops, causalAttentionFlops, gflops, problemFlops, projectionFlops } from "./flops.js";
 
 describe("causal attention FLOPs", () => {
   it("counts 4 projections of 2·b·T·d² and half of 2·2·b·T²·d", () => {
@@ -25,5 +25,29 @@ describe("causal attention FLOPs", () => {
   it("turns FLOPs and milliseconds into GFLOP/s", () => {
     expect(gflops(2e9, 1000)).toBe(2);
     expect(gflops(5e6, 1)).toBe(5);
+  });
+});
+
+describe("transformer block FLOPs", () => {
+  it("counts qkv_proj, out_proj, the two MLP matmuls and the causal attention core", () => {
+    const s = { b: 1, t: 128, d: 768, h: 12 };
+    expect(blockMatmulFlops(s)).toBe(24 * 128 * 768 * 768); // 1_811_939_328
+    expect(blockFlops(s)).toBe(1_811_939_328 + 25_165_824);
+    expect(blockFlops({ b: 1, t: 512, d: 768, h: 12 })).toBe(24 * 512 * 768 ** 2 + 2 * 512 ** 2 * 768); // 7.65 GFLOP
+    expect(problemFlops("block", s)).toBe(blockFlops(s));
+    expect(problemFlops("attention", s)).toBe(causalAttentionFlops(s));
+  });
+
+  it("matches multiply-adds counted matmul by matmul, with the T×T products halved", () => {
+    const s = { b: 2, t: 6, d: 8, h: 2 };
+    const D = s.d / s.h;
+    const rows = s.b * s.t;
+    let macs = 0;
+    macs += rows * (3 * s.d) * s.d; // qkv_proj: [rows, d] · [d, 3d]
+    macs += rows * s.d * s.d; // out_proj
+    macs += rows * (4 * s.d) * s.d; // mlp.0: [rows, d] · [d, 4d]
+    macs += rows * s.d * (4 * s.d); // mlp.2: [rows, 4d] · [4d, d]
+    macs += (2 * s.b * s.h * s.t * s.t * D) / 2; // Q·Kᵀ and weights·V, causal half
+    expect(blockFlops(s)).toBe(2 * macs);
   });
 });

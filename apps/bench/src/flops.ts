@@ -9,6 +9,7 @@
 // implementation gets the same count, so GFLOP/s compare the same work; an implementation that computes the full
 // T×T scores (all of them here do) does more arithmetic than it is credited with.
 
+import type { ProblemKind } from "./problem.js";
 import type { BenchShape } from "./shapes.js";
 
 /** The four projections: 4 · 2·b·T·d². */
@@ -25,6 +26,40 @@ export function attentionCoreFlops(s: BenchShape): number {
 export function causalAttentionFlops(s: BenchShape): number {
   return projectionFlops(s) + attentionCoreFlops(s);
 }
+
+// The transformer block (--problem block), same conventions (causal attention core, multiply-add = 2 FLOPs):
+//
+//   qkv_proj      [b·T, d] × [d, 3d]                                       → 2·b·T·d·3d = 6·b·T·d²
+//   out_proj      [b·T, d] × [d, d]                                        → 2·b·T·d²
+//   MLP           mlp.0 [b·T, d] × [d, 4d] and mlp.2 [b·T, 4d] × [4d, d]  → 2 · 2·b·T·d·4d = 16·b·T·d²
+//   attention     scores and weighted sum, halved for causal               → 2·b·T²·d
+//
+// i.e. flops = 24·b·T·d² + 2·b·T²·d. LayerNorm, GELU, biases and the residual adds are O(b·T·d) and left out.
+
+/** The block's four matmuls (qkv_proj, out_proj, mlp.0, mlp.2): (6 + 2 + 16)·b·T·d². */
+export function blockMatmulFlops(s: BenchShape): number {
+  const rows = s.b * s.t;
+  const qkv = 2 * rows * s.d * 3 * s.d;
+  const out = 2 * rows * s.d * s.d;
+  const mlp = 2 * (2 * rows * s.d * 4 * s.d);
+  return qkv + out + mlp;
+}
+
+/** Total FLOPs of one block forward (see above): 24·b·T·d² + 2·b·T²·d. */
+export function blockFlops(s: BenchShape): number {
+  return blockMatmulFlops(s) + attentionCoreFlops(s);
+}
+
+/** FLOPs of one forward of the problem `--problem` names. */
+export function problemFlops(kind: ProblemKind, s: BenchShape): number {
+  return kind === "block" ? blockFlops(s) : causalAttentionFlops(s);
+}
+
+/** The FLOP count in words, for the results file and the report's header. */
+export const FLOP_FORMULA: Readonly<Record<ProblemKind, string>> = {
+  attention: "8·b·T·d² + 2·b·T²·d",
+  block: "24·b·T·d² + 2·b·T²·d",
+};
 
 /** GFLOP/s for `flops` done in `ms` milliseconds. */
 export function gflops(flops: number, ms: number): number {

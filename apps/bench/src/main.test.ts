@@ -42,6 +42,21 @@ describe("main", () => {
     expect(r.streamOverhead.map((o: { mode: string }) => o.mode)).toEqual(["none", "events$", "tap-all"]);
   });
 
+  it("--problem block runs the transformer block: its FLOP count, rows marked problem block, outputs checked", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const io = capture();
+    const cpu = attngraphImpl("cpu");
+    expect(await main(["--problem", "block", ...quick, "--json", json], io, [cpu, { ...cpu, name: "again", family: "peer" }])).toBe(0);
+    const text = io.stdout.join("\n");
+    expect(text).toContain("attngraph bench: pre-norm transformer block forward");
+    expect(text).toContain("24·b·T·d² + 2·b·T²·d");
+    expect(text).toContain("shape b=2 T=6 d=8 heads=2 (19.6 kFLOP per forward)"); // 24·2·6·8² + 2·2·6²·8 = 18432 + 1152
+    const r = JSON.parse(readFileSync(json, "utf8"));
+    expect(r.meta.problem).toBe("block");
+    expect(r.rows.map((x: { problem: string; status: string; flops: number }) => [x.problem, x.status, x.flops])).toEqual([["block", "ok", 19_584], ["block", "ok", 19_584]]);
+    expect(r.rows[1].maxAbsDiff).toBe(0);
+  });
+
   it("reports a peer that fails to load as unavailable and carries on", async () => {
     const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
     const io = capture();

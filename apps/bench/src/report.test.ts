@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { alignTable, exitStatus, fmtBytes, fmtDiff, fmtFlops, fmtGflops, fmtMs, fmtRatio, formatReport } from "./report.js";
+import { alignTable, exitStatus, fmtBytes, fmtDiff, fmtFlops, fmtGflops, fmtMs, fmtRatio, formatReport, PROBLEM_TITLE } from "./report.js";
 import type { BenchResults, ResultRow } from "./results.js";
 
 const meta: BenchResults["meta"] = {
-  date: "2026-11-22T00:00:00.000Z", node: "v20.20.2", cpu: "Test CPU", cores: 2, threads: 1, runs: 10, warmup: 2, budgetS: 10,
+  date: "2026-11-22T00:00:00.000Z", problem: "attention", node: "v20.20.2", cpu: "Test CPU", cores: 2, threads: 1, runs: 10, warmup: 2, budgetS: 10,
   minRuns: 3, tolerance: 1e-3, flops: "causal",
 };
 const shape = { b: 1, t: 128, d: 768, h: 12, flops: 629_145_600 };
 const row = (impl: string, family: "attngraph" | "peer", medianMs: number, extra: Partial<ResultRow> = {}): ResultRow => ({
-  impl, family, ...shape, threads: 1, medianMs, minMs: medianMs, runs: 10, samplesMs: [], warmupRuns: 2, budgetLimited: false,
+  impl, problem: "attention", family, ...shape, threads: 1, medianMs, minMs: medianMs, runs: 10, samplesMs: [], warmupRuns: 2, budgetLimited: false,
   gflops: shape.flops / (medianMs * 1e6), status: "ok", reference: "cpu", maxAbsDiff: 1e-7, relDiff: 2e-7, ...extra,
 });
 
@@ -51,6 +51,12 @@ describe("formatReport", () => {
     expect(text).toContain("largest difference cpu vs ort-node: max|Δ| 3.0e-7 (relative 5.0e-7)");
     expect(text).toMatch(/cpu\s+1,128,768,12\s+200\.0 \(10\)\s+202\.0 \(10\) \+1\.0%\s+250\.0 \(10\) \+25\.0%/);
     expect(text).not.toMatch(/MISMATCH|\*/);
+  });
+
+  it("names the block and its FLOP count in the header for --problem block", () => {
+    const text = formatReport({ ...results([row("cpu", "attngraph", 200, { problem: "block" })]), meta: { ...meta, problem: "block" } });
+    expect(text.split("\n")[0]).toBe(`attngraph bench: ${PROBLEM_TITLE.block}`);
+    expect(text).toContain("GFLOP/s from the causal FLOP count 24·b·T·d² + 2·b·T²·d;");
   });
 
   it("marks the reference row itself when it is the one that disagrees", () => {

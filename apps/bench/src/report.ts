@@ -1,6 +1,13 @@
 // The printed report: one table per shape (ms, GFLOP/s, output check, planned memory, time ratio to each peer), the
 // event-stream overhead of the attngraph executors, and the notes that say how to read them.
+import { FLOP_FORMULA } from "./flops.js";
 import type { BenchResults, OutputCheck, OverheadRow, ResultRow } from "./results.js";
+
+/** The report's first line, per `--problem`. */
+export const PROBLEM_TITLE = {
+  attention: "causal multi-head attention forward with out_proj (bias), float32",
+  block: "pre-norm transformer block forward (LayerNorm, causal MHA with fused qkv_proj, residual, LayerNorm, GELU MLP 4·d, residual), float32",
+} as const;
 
 /** Pads cells into columns: the first `leftCols` left-aligned, the rest right-aligned; a row of one cell spans. */
 export function alignTable(rows: readonly (readonly string[])[], leftCols = 1): string {
@@ -95,10 +102,10 @@ export function formatReport(results: BenchResults): string {
   const { meta } = results;
   const peers = [...new Set(results.rows.filter((r) => r.family === "peer" && r.medianMs !== null).map((r) => r.impl))];
   const out = [
-    `attngraph bench: causal multi-head attention forward with out_proj (bias), float32`,
+    `attngraph bench: ${PROBLEM_TITLE[meta.problem]}`,
     `${meta.cpu}, ${meta.cores} cores, Node ${meta.node}; threads ${meta.threads}`,
     `median of ${meta.runs} timed runs after up to ${meta.warmup} warm-up runs; a row stops early once its runs pass ${meta.budgetS} s (never before ${meta.minRuns})`,
-    `GFLOP/s from the causal FLOP count 8·b·T·d² + 2·b·T²·d; t/<peer> = this row's median time ÷ that peer's (> 1: slower)`,
+    `GFLOP/s from the causal FLOP count ${FLOP_FORMULA[meta.problem]}; t/<peer> = this row's median time ÷ that peer's (> 1: slower)`,
   ];
   const shapes = [...new Set(results.rows.map(shapeKey))];
   for (const s of shapes) {

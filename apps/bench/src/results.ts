@@ -1,11 +1,14 @@
 // The records the harness produces: one row per implementation and shape, plus the event-stream overhead of the
 // attngraph executors. bench-results.json is { meta, rows, streamOverhead, checks } with these shapes.
 import type { StreamMode } from "./impls/types.js";
+import type { ProblemKind } from "./problem.js";
 
 export type RowStatus = "ok" | "mismatch" | "unavailable" | "failed";
 
 export interface ResultRow {
   readonly impl: string;
+  /** What one forward computes (`--problem`): "attention" or "block". */
+  readonly problem: ProblemKind;
   readonly family: "attngraph" | "peer";
   readonly b: number;
   readonly t: number;
@@ -22,7 +25,7 @@ export interface ResultRow {
   readonly warmupRuns: number;
   /** True when the per-row time budget stopped the timed runs before --runs. */
   readonly budgetLimited: boolean;
-  /** FLOPs of one forward (causal count, see flops.ts) and the rate at the median. */
+  /** FLOPs of one forward (causal count of the row's problem, see flops.ts) and the rate at the median. */
   readonly flops: number;
   readonly gflops: number | null;
   readonly status: RowStatus;
@@ -74,6 +77,8 @@ export interface OutputCheck {
 export interface BenchResults {
   readonly meta: {
     readonly date: string;
+    /** What one forward computes (`--problem`). */
+    readonly problem: ProblemKind;
     readonly node: string;
     readonly cpu: string;
     readonly cores: number;

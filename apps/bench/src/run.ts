@@ -3,10 +3,10 @@
 import { cpus } from "node:os";
 import type { BenchOptions } from "./cli.js";
 import { diff, RELATIVE_TOLERANCE, worstPair } from "./compare.js";
-import { causalAttentionFlops, gflops } from "./flops.js";
+import { FLOP_FORMULA, gflops, problemFlops } from "./flops.js";
 import type { Impl, Runner, StreamMode } from "./impls/types.js";
 import { measure, measureInterleaved, type MeasureOptions } from "./measure.js";
-import { makeProblem } from "./problem.js";
+import { makeBenchProblem, type ProblemKind } from "./problem.js";
 import type { BenchResults, OutputCheck, OverheadRow, ResultRow } from "./results.js";
 import { shapeLabel, type BenchShape } from "./shapes.js";
 
@@ -27,7 +27,7 @@ export async function runBench(options: BenchOptions, impls: readonly Impl[], pr
   const streamOverhead: OverheadRow[] = [];
   const checks: OutputCheck[] = [];
   for (const shape of options.shapes) {
-    const { shapeRows, overhead, check } = await runShape(shape, impls, options.threads, measureOptions, progress);
+    const { shapeRows, overhead, check } = await runShape(options.problem, shape, impls, options.threads, measureOptions, progress);
     rows.push(...shapeRows);
     streamOverhead.push(...overhead);
     checks.push(check);
@@ -36,6 +36,7 @@ export async function runBench(options: BenchOptions, impls: readonly Impl[], pr
   return {
     meta: {
       date: new Date().toISOString(),
+      problem: options.problem,
       node: process.version,
       cpu: cpu[0]?.model.trim() ?? "unknown",
       cores: cpu.length,
@@ -45,7 +46,10 @@ export async function runBench(options: BenchOptions, impls: readonly Impl[], pr
       budgetS: options.budgetS,
       minRuns: MIN_RUNS,
       tolerance: RELATIVE_TOLERANCE,
-      flops: "causal: 8·b·T·d² (Q, K, V, out projections) + 2·b·T²·d (scores and weighted sum, halved for the mask)",
+      flops:
+        options.problem === "block"
+          ? `causal: ${FLOP_FORMULA.block} = 24·b·T·d² (qkv_proj 6, out_proj 2, MLP 16) + 2·b·T²·d (scores and weighted sum, halved for the mask)`
+          : `causal: ${FLOP_FORMULA.attention} = 8·b·T·d² (Q, K, V, out projections) + 2·b·T²·d (scores and weighted sum, halved for the mask)`,
     },
     rows,
     streamOverhead,
@@ -53,10 +57,10 @@ export async function runBench(options: BenchOptions, impls: readonly Impl[], pr
   };
 }
 
-async function runShape(shape: BenchShape, impls: readonly Impl[], threads: number, mo: MeasureOptions, progress: (line: string) => void) {
-  const problem = makeProblem(shape);
-  const flops = causalAttentionFlops(shape);
-  const base = { b: shape.b, t: shape.t, d: shape.d, h: shape.h, flops };
+async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Impl[], threads: number, mo: MeasureOptions, progress: (line: string) => void) {
+  const problem = makeBenchProblem(kind, shape);
+  const flops = problemFlops(kind, shape);
+  const base = { problem: kind, b: shape.b, t: shape.t, d: shape.d, h: shape.h, flops };
   const shapeRows: ResultRow[] = [];
   const overhead: OverheadRow[] = [];
   const outputs = new Map<string, Float32Array>();

@@ -16,6 +16,12 @@ export const DEFAULT_SHAPES: readonly BenchShape[] = Object.freeze([
   { b: 1, t: 1024, d: 768, h: 12 },
 ]);
 
+/** The default set of `--problem block`: a GPT-2-small block at two lengths. */
+export const DEFAULT_BLOCK_SHAPES: readonly BenchShape[] = Object.freeze([
+  { b: 1, t: 128, d: 768, h: 12 },
+  { b: 1, t: 512, d: 768, h: 12 },
+]);
+
 /** Parses "b,T,d,heads" (e.g. "1,128,768,12"). Throws an Error naming the problem. */
 export function parseShape(text: string): BenchShape {
   const parts = text.split(",").map((p) => p.trim());

@@ -1,6 +1,6 @@
 // For tests only: the benchmark's attention in float64, written out loop by loop with no library, so that every
 // implementation (attngraph's cpu executor included) is checked against something that shares no code with it.
-import type { Problem } from "./problem.js";
+import { MLP_RATIO, type BlockProblem, type Problem } from "./problem.js";
 
 /** y = causal multi-head attention with out_proj (bias) of p.x, in float64. */
 export function referenceAttention(p: Problem): Float64Array {
@@ -38,6 +38,90 @@ export function referenceAttention(p: Problem): Float64Array {
   const y = linear(ctx, p.wo, b * t);
   for (let r = 0; r < b * t; r++) for (let o = 0; o < d; o++) y[r * d + o]! += p.bo[o]!;
   return y;
+}
+
+/**
+ * The pre-norm transformer block of p.x in float64 (see BlockProblem): LayerNorm (biased variance), causal MHA with the
+ * fused qkv_proj split into q, k, v by rows, residual, LayerNorm, mlp.2(GELU_erf(mlp.0(·))), residual.
+ */
+export function referenceBlock(p: BlockProblem): Float64Array {
+  const { b, t, d, h } = p.shape;
+  const D = d / h;
+  const rows = b * t;
+  const hidden = MLP_RATIO * d;
+  // y [rows, out] = x [rows, in] · Wᵀ (+ bias), W [out, in] starting at row `w0` of a bigger matrix.
+  const linear = (x: ArrayLike<number>, inF: number, w: Float32Array, outF: number, bias?: Float32Array, w0 = 0) => {
+    const y = new Float64Array(rows * outF);
+    for (let r = 0; r < rows; r++) for (let o = 0; o < outF; o++) {
+      let acc = bias ? bias[o]! : 0;
+      for (let i = 0; i < inF; i++) acc += x[r * inF + i]! * w[(w0 + o) * inF + i]!;
+      y[r * outF + o] = acc;
+    }
+    return y;
+  };
+  const layerNorm = (x: ArrayLike<number>, weight: Float32Array, bias: Float32Array) => {
+    const y = new Float64Array(rows * d);
+    for (let r = 0; r < rows; r++) {
+      let mean = 0;
+      for (let i = 0; i < d; i++) mean += x[r * d + i]!;
+      mean /= d;
+      let v = 0;
+      for (let i = 0; i < d; i++) v += (x[r * d + i]! - mean) ** 2;
+      const inv = 1 / Math.sqrt(v / d + p.eps);
+      for (let i = 0; i < d; i++) y[r * d + i] = (x[r * d + i]! - mean) * inv * weight[i]! + bias[i]!;
+    }
+    return y;
+  };
+  const ln1 = layerNorm(p.x, p.ln1w, p.ln1b);
+  const q = linear(ln1, d, p.wqkv, d, undefined, 0);
+  const k = linear(ln1, d, p.wqkv, d, undefined, d);
+  const v = linear(ln1, d, p.wqkv, d, undefined, 2 * d);
+  const ctx = new Float64Array(rows * d);
+  for (let n = 0; n < b; n++) for (let head = 0; head < h; head++) for (let i = 0; i < t; i++) {
+    const s: number[] = [];
+    for (let j = 0; j <= i; j++) {
+      let acc = 0;
+      for (let e = 0; e < D; e++) acc += q[(n * t + i) * d + head * D + e]! * k[(n * t + j) * d + head * D + e]!;
+      s.push(acc * p.scale);
+    }
+    const max = Math.max(...s);
+    const ex = s.map((z) => Math.exp(z - max));
+    const sum = ex.reduce((a, z) => a + z, 0);
+    for (let e = 0; e < D; e++) {
+      let acc = 0;
+      for (let j = 0; j <= i; j++) acc += (ex[j]! / sum) * v[(n * t + j) * d + head * D + e]!;
+      ctx[(n * t + i) * d + head * D + e] = acc;
+    }
+  }
+  const attention = linear(ctx, d, p.wo, d);
+  const residual = attention.map((a, i) => p.x[i]! + a);
+  const ln2 = layerNorm(residual, p.ln2w, p.ln2b);
+  const hid = linear(ln2, d, p.w1, hidden, p.b1).map((z) => 0.5 * z * (1 + erf(z / Math.SQRT2)));
+  const mlp = linear(hid, hidden, p.w2, d, p.b2);
+  return residual.map((r, i) => r + mlp[i]!);
+}
+
+/**
+ * erf in float64 to about 1e-15: its Maclaurin series for |x| < 2.5, the continued fraction of erfc beyond (W. J.
+ * Cody's split); far more accurate than any float32 result it checks.
+ */
+export function erf(x: number): number {
+  const ax = Math.abs(x);
+  if (ax < 2.5) {
+    // erf x = 2/√π Σ (−1)ⁿ x^(2n+1) / (n! (2n+1))
+    let term = ax;
+    let sum = ax;
+    for (let n = 1; n < 200 && Math.abs(term) > 1e-17 * Math.abs(sum); n++) {
+      term *= (-ax * ax) / n;
+      sum += term / (2 * n + 1);
+    }
+    return Math.sign(x) * (2 / Math.sqrt(Math.PI)) * sum;
+  }
+  // erfc x = exp(−x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + 2/(x + …))))), evaluated bottom-up.
+  let f = ax;
+  for (let n = 60; n >= 1; n--) f = ax + n / 2 / f;
+  const erfc = Math.exp(-ax * ax) / Math.sqrt(Math.PI) / f;
+  return Math.sign(x) * (1 - erfc);
 }
 
 /** max |a − ref|. */

@@ -1,6 +1,6 @@
 // The golden suite runs here through the same entry point users call (`attngraph conformance <dir>`), over the copy of
 // the cases kept in @attngraph/testkit, so the project's tests never reach outside the repo.
-import { goldenDir } from "@attngraph/testkit";
+import { goldenDir, goldenTrainDir } from "@attngraph/testkit";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -139,6 +139,13 @@ describe("attngraph run", () => {
     expect(text).toMatch(/tensor\(\[\[\[\[1\.0000(e\+00)?, 0\.0000(e\+00)?, 0\.0000(e\+00)?\],/);
   });
 
+  it("runs a golden-train case forward and prints its outputs (the block of the worked example)", async () => {
+    const { code, out } = await cli("run", join(goldenTrainDir, "block-causal-b2-t10-e16-h4.json"), "--tap", "ln1");
+    expect(code).toBe(0);
+    expect(out[0]).toBe("block-causal-b2-t10-e16-h4 on cpu");
+    expect(out.join("\n")).toMatch(/^ln1 \[2, 10, 16\]$/m);
+  });
+
   it("names an unknown tap", async () => {
     const { code, err } = await cli("run", join(goldenDir, "seed-002-mha-outproj-eval.json"), "--tap", "wieghts");
     expect(code).toBe(1);
@@ -147,6 +154,22 @@ describe("attngraph run", () => {
 });
 
 describe("attngraph demo", () => {
+  it("demo block prints the block's intermediates from the stream, each matching PyTorch", async () => {
+    const { code, out } = await cli("demo", "block");
+    const text = out.join("\n");
+    for (const n of ["ln1", "attention.weights", "attention", "residual", "ln2", "mlp.hidden", "mlp.gelu", "mlp", "output"]) {
+      expect(text).toMatch(new RegExp(`^${n.replace(".", "\\.")} \\[[^\\]]*\\]  matches PyTorch$`, "m"));
+    }
+    expect(text).toContain("every intermediate matches PyTorch (float64 reference, tolerance 0.0001): yes");
+    expect(code).toBe(0);
+  });
+
+  it("an unknown demo is a usage error", async () => {
+    const { code, err } = await cli("demo", "gpt");
+    expect(code).toBe(2);
+    expect(err[0]).toMatch(/unknown demo "gpt": expected attention or block/);
+  });
+
   it("prints the plan and every intermediate tensor, and matches PyTorch", async () => {
     const { code, out } = await cli("demo");
     const text = out.join("\n");

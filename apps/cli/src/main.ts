@@ -7,8 +7,9 @@ import { processIO, UsageError, type IO } from "./io.js";
 
 const help = `usage: attngraph <command> [options]
 
-  demo                         causal multi-head attention of the worked examples, every intermediate tensor printed
-  run <case.json>              run one golden case, print tapped tensors
+  demo [block]                 causal multi-head attention of the worked examples, every intermediate tensor printed
+                               (block: their pre-norm transformer block, each intermediate compared with PyTorch)
+  run <case.json>              run one golden case (attention or golden-train), print tapped tensors
   conformance <dir>            run every golden case in <dir>, "N passed, N failed"
 
 ${conformanceHelp}

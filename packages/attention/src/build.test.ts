@@ -16,7 +16,7 @@ describe("buildAttention", () => {
     expect(g.shapeOf("weights")).toEqual(["B", 2, "T", "T"]);
     expect(g.shapeOf("context")).toEqual(["B", "T", 8]);
     expect(g.outputs).toEqual(["output"]);
-    expect(g.node("masked").attrs).toEqual({ causal: true, window: null, alignment: "top-left" });
+    expect(g.node("masked").attrs).toEqual({ causal: true, window: null, alignment: "top-left", scale: 1 });
     expect(g.node("weights").attrs).toEqual({ scale: 0.5 });
   });
 
@@ -167,5 +167,25 @@ describe("position encodings", () => {
       expect(e).toBeInstanceOf(ConfigError);
       expect((e as ConfigError).subject).toBe("config.position.base");
     }
+  });
+
+  it("a user 0/1 mask input feeds the mask node, which keeps the softmax scale", () => {
+    const g = buildAttention({ ...mha, causal: false }, { userMask: "mask" });
+    expect(g.inputs.map((v) => [v.name, v.shape])).toEqual([["x", ["B", "T", 8]], ["mask", ["T", "T"]]]);
+    expect(g.node("masked").inputs).toEqual({ scores: "scores", mask: "mask" });
+    expect(g.node("masked").attrs["scale"]).toBe(1);
+    expect(g.node("weights").attrs).toEqual({ scale: 0.5 });
+  });
+
+  it("an additive bias is added after the scaling: the mask node takes the scale, the softmax gets 1", () => {
+    const g = buildAttention(mha, { userMask: "bias" });
+    expect(g.node("masked").inputs).toEqual({ scores: "scores", bias: "bias" });
+    expect(g.node("masked").attrs).toEqual({ causal: true, window: null, alignment: "top-left", scale: 0.5 });
+    expect(g.node("weights").attrs).toEqual({ scale: 1 });
+  });
+
+  it("weightNames renames weights, e.g. to PyTorch state_dict keys", () => {
+    const g = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, outBias: false }, { fusedQkv: true, weightNames: { W_qkv: "qkv_proj.weight", out_proj: "out_proj.weight" } });
+    expect(g.weights.map((w) => [w.name, w.shape])).toEqual([["qkv_proj.weight", [24, 8]], ["out_proj.weight", [8, 8]]]);
   });
 });

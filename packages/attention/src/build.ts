@@ -15,6 +15,17 @@ export interface AttentionOptions {
   readonly fusedQkv?: boolean;
   /** Adds the input `keyPaddingMask` [B, S] (1 = padded key, ignored). */
   readonly keyPaddingMask?: boolean;
+  /**
+   * Adds a user mask input [T, S] to the mask node: "mask" is 0/1 where 0 hides the key (PyTorch
+   * `masked_fill(mask == 0, -inf)`, the worked example's convention), "bias" is an additive float mask (PyTorch SDPA's
+   * float `attn_mask`, −∞ hides). Either composes with causal, window and padding by "or".
+   */
+  readonly userMask?: "mask" | "bias";
+  /**
+   * Other names for the weights (before the prefix), by their standard name: e.g. `{ W_qkv: "qkv_proj.weight",
+   * out_proj: "out_proj.weight" }` gives a graph that loads a PyTorch `state_dict` as it is.
+   */
+  readonly weightNames?: Readonly<Partial<Record<StandardWeight, string>>>;
   /** Dropout in training mode (with config.dropout > 0); eval (identity) by default. */
   readonly training?: boolean;
   /** Seed of the dropout mask. */
@@ -31,6 +42,9 @@ export interface AttentionOptions {
   readonly position?: PositionEncoding;
 }
 
+/** The standard weight names of an attention graph (the golden cases'). */
+export type StandardWeight = "W_query" | "W_key" | "W_value" | "b_query" | "b_key" | "b_value" | "W_qkv" | "b_qkv" | "W_kv" | "b_kv" | "out_proj" | "out_bias";
+
 /** The refs of the standard nodes added by `addAttention`. */
 export interface AttentionRefs {
   readonly queries: Ref;
@@ -46,7 +60,12 @@ export interface AttentionRefs {
  * Adds one attention block to a builder, reading queries from `x` [B, T, dIn] and keys/values from `kv` (= x unless
  * cross). Weight names are the golden cases' (W_query, W_key, W_value, b_*, out_proj, out_bias), prefixed.
  */
-export function addAttention(b: GraphBuilder, x: Ref, configInput: AttentionConfigInput | AttentionConfig, options: AttentionOptions & { kv?: Ref; keyPaddingMaskRef?: Ref } = {}): AttentionRefs {
+export function addAttention(
+  b: GraphBuilder,
+  x: Ref,
+  configInput: AttentionConfigInput | AttentionConfig,
+  options: AttentionOptions & { kv?: Ref; keyPaddingMaskRef?: Ref; maskRef?: Ref; biasRef?: Ref; outputName?: string } = {},
+): AttentionRefs {
   const c = normalizeConfig(configInput);
   const H = c.numHeads;
   const Hkv = c.numKvHeads;
@@ -55,7 +74,7 @@ export function addAttention(b: GraphBuilder, x: Ref, configInput: AttentionConf
   const Ekv = Hkv * D;
   const p = options.prefix ? `${options.prefix}.` : "";
   const name = (n: string) => p + n;
-  const w = (n: string, shape: readonly number[]) => b.weight(p + n, shape);
+  const w = (n: StandardWeight, shape: readonly number[]) => b.weight(p + (options.weightNames?.[n] ?? n), shape);
   const xShape = b.shapeOf(x);
   if (xShape.length !== 3) throw new ConfigError("dIn", "queries input must be [B, T, dIn]", "rank 3", `rank ${xShape.length}`);
   const L = xShape[1]!;
@@ -65,7 +84,7 @@ export function addAttention(b: GraphBuilder, x: Ref, configInput: AttentionConf
   const batch = xShape[0]!;
   const position = options.position === undefined ? undefined : positionAttrs(options.position, H, D);
 
-  const proj = (n: string, src: Ref, wn: string, bn: string, rows: number) =>
+  const proj = (n: string, src: Ref, wn: StandardWeight, bn: StandardWeight, rows: number) =>
     b.add("projection", name(n), { x: src, weight: w(wn, [rows, c.dIn]), bias: c.qkvBias ? w(bn, [rows]) : undefined });
   let queries: Ref, keys: Ref, values: Ref;
   if (options.fusedQkv && !c.cross) {
@@ -103,12 +122,16 @@ export function addAttention(b: GraphBuilder, x: Ref, configInput: AttentionConf
   const alibi = position?.kind === "alibi";
   const biased = alibi ? b.add("alibi", name("scores.alibi"), { scores }, { ...position.attrs, scale: effectiveScale(c) }) : scores; // [B, H, L, S]
   const padding = options.keyPaddingMaskRef;
+  // An additive bias is added after the scaling, softmax(q·kᵀ·scale + bias), so (as with ALiBi) the mask node applies
+  // the scale and the softmax gets 1. With ALiBi the scale is already applied.
+  const bias = options.biasRef;
+  const maskScale = bias && !alibi ? effectiveScale(c) : 1;
   const masked =
-    c.causal || padding
-      ? b.add("mask", name("masked"), { scores: biased, keyPaddingMask: padding }, { causal: c.causal, window: c.window })
+    c.causal || padding || options.maskRef || bias
+      ? b.add("mask", name("masked"), { scores: biased, keyPaddingMask: padding, mask: options.maskRef, bias }, { causal: c.causal, window: c.window, scale: maskScale })
       : biased; // [B, H, L, S], masked entries −∞
   const dropout = c.dropout > 0;
-  const probs = b.add("softmax", name(dropout ? "probs" : "weights"), { x: masked }, { scale: alibi ? 1 : effectiveScale(c) }); // [B, H, L, S]
+  const probs = b.add("softmax", name(dropout ? "probs" : "weights"), { x: masked }, { scale: alibi || bias ? 1 : effectiveScale(c) }); // [B, H, L, S]
   const weights = dropout
     ? b.add("dropout", name("weights"), { x: probs }, { rate: c.dropout, seed: options.seed ?? 0, training: options.training ?? false })
     : probs;
@@ -116,14 +139,14 @@ export function addAttention(b: GraphBuilder, x: Ref, configInput: AttentionConf
   const merged = b.add("transpose", name("context.merge"), { x: ctxHeads }, { perm: [0, 2, 1, 3] }); // [B, L, H, D]
   const context = b.add("reshape", name("context"), { x: merged }, { shape: [batch, L, E] }); // [B, L, E]
   const output = c.outProj
-    ? b.add("out-proj", name("output"), { x: context, weight: w("out_proj", [E, E]), bias: c.outBias ? w("out_bias", [E]) : undefined })
+    ? b.add("out-proj", options.outputName ?? name("output"), { x: context, weight: w("out_proj", [E, E]), bias: c.outBias ? w("out_bias", [E]) : undefined })
     : context;
   return { queries, keys, values, scores, weights, context, output };
 }
 
 /**
  * A whole attention graph for `config` (the golden cases' config object): inputs `x` [B, T, dIn], plus `kv` [B, S, dIn]
- * when cross and `keyPaddingMask` [B, S] when asked; one output (`output`, or `context` without an output projection).
+ * when cross, `keyPaddingMask` [B, S] and a user `mask` or `bias` [T, S] when asked; one output (`output`, or `context` without an output projection).
  */
 export function buildAttention(config: AttentionConfigInput | AttentionConfig, options: AttentionOptions = {}): OpGraph {
   const c = normalizeConfig(config);
@@ -132,6 +155,12 @@ export function buildAttention(config: AttentionConfigInput | AttentionConfig, o
   const S = c.cross ? "S" : "T";
   const kv = c.cross ? b.input("kv", ["B", S, c.dIn]) : undefined;
   const pad = options.keyPaddingMask ? b.input("keyPaddingMask", ["B", S]) : undefined;
-  const refs = addAttention(b, x, c, { ...options, ...(kv ? { kv } : {}), ...(pad ? { keyPaddingMaskRef: pad } : {}) });
+  const user = options.userMask ? b.input(options.userMask, ["T", S]) : undefined;
+  const refs = addAttention(b, x, c, {
+    ...options,
+    ...(kv ? { kv } : {}),
+    ...(pad ? { keyPaddingMaskRef: pad } : {}),
+    ...(user ? (options.userMask === "bias" ? { biasRef: user } : { maskRef: user }) : {}),
+  });
   return b.output(refs.output).build();
 }

@@ -2,7 +2,7 @@
 // executors are checked against, and the fallback everywhere, so its kernels are both exact about errors and fast (the
 // speed lives in kernels/matmul.ts and the fused kernels/attention.ts; this file only dispatches). Long kernels work in
 // chunks when the call carries a signal (chunks.ts), so a run can be aborted mid-step.
-import { AttnGraphError, UnsupportedError, describe, formatShape, sameShape, type Tensor } from "@attngraph/tensor";
+import { AttnGraphError, UnsupportedError, describe, formatShape, sameShape, type AnyTensor, type Tensor } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { CpuArena } from "./arena.js";
@@ -68,9 +68,13 @@ export class CpuExecutor implements Executor<Tensor> {
     return this.#kernels.supports(kind);
   }
 
-  /** Host memory is this executor's memory; kernels never mutate their inputs, so no copy is needed. */
-  upload(tensor: Tensor): Tensor {
-    return tensor;
+  /**
+   * Host memory is this executor's memory; kernels never mutate their inputs, so no copy is needed. An int32 tensor
+   * passes as it is: only int32 slots (embedding ids, cross-entropy targets) take one, and their kernels check the dtype
+   * (`intInput`), as every float kernel checks that its inputs are float32.
+   */
+  upload(tensor: AnyTensor): Tensor {
+    return tensor as Tensor;
   }
 
   download(value: Tensor): Tensor {

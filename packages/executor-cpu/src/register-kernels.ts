@@ -2,7 +2,14 @@
 // user calls `createCpuExecutor()` or `registerCpuKernels()`, and a modular build can pass a shorter list so the
 // bundler drops the kernels it never names.
 import { CpuExecutor, type ChunkedCpuKernel, type CpuExecutorOptions, type CpuKernel } from "./executor.js";
+import { addKernel } from "./kernels/add.js";
+import { addLayerNormKernel } from "./kernels/add-layer-norm.js";
+import { linearGeluKernel } from "./kernels/linear-gelu.js";
 import { alibiKernel } from "./kernels/alibi.js";
+import { crossEntropyKernel } from "./kernels/cross-entropy.js";
+import { embeddingKernel } from "./kernels/embedding.js";
+import { geluKernel } from "./kernels/gelu.js";
+import { layerNormKernel } from "./kernels/layer-norm.js";
 import { attentionKernel } from "./kernels/attention.js";
 import { dropoutKernel } from "./kernels/dropout.js";
 import { maskKernel } from "./kernels/mask.js";
@@ -33,6 +40,13 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["weighted-sum", weightedSumKernel],
   ["out-proj", outProjKernel],
   ["attention", attentionKernel],
+  ["layer-norm", layerNormKernel],
+  ["gelu", geluKernel],
+  ["add", addKernel],
+  ["embedding", embeddingKernel],
+  ["cross-entropy", crossEntropyKernel],
+  ["linear-gelu", linearGeluKernel],
+  ["add-layer-norm", addLayerNormKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

@@ -7,6 +7,12 @@ export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";
 export { rope, alibi } from "./position";
 export { attentionBlock, attentionPack, attentionScratchBytes } from "./attention";
+export { layerNorm } from "./layer-norm";
+export { gelu, geluStrided } from "./gelu";
+export { add } from "./add";
+export { addLayerNorm } from "./add-layer-norm";
+export { embedding } from "./embedding";
+export { crossEntropy } from "./cross-entropy";
 
 /** First free byte after the module's static data (the 4×8 edge tile). */
 export function heapBase(): usize {

@@ -32,6 +32,15 @@ export function rowBase(desc: usize, base: usize, r: i32): usize {
   return at(base, off);
 }
 
+/**
+ * Address of element `k` (row-major over the whole view) of the view at `base`: row k / n, column k % n. For kernels
+ * that read one element per row of another input (an embedding's ids, a cross-entropy's targets).
+ */
+export function elementAt(desc: usize, base: usize, k: i32): usize {
+  const n = descDim(desc, 5);
+  return at(rowBase(desc, base, k / n), (k % n) * descStride(desc, 5));
+}
+
 /** Address of [b, h, i, 0] of a rank-4 view with strides (s0, s1, s2). */
 @inline export function rowOf4(base: usize, b: i32, h: i32, i: i32, s0: i32, s1: i32, s2: i32): usize {
   return at(base, b * s0 + h * s1 + i * s2);

@@ -4,7 +4,7 @@
 // signal stays synchronous. The run-level check (runtime → AbortError) is cancel.test.ts.
 import { describe, expect, it } from "vitest";
 import type { KernelCall } from "@attngraph/graph";
-import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import type { WasmExecutor, WasmKernel } from "./executor.js";
 import { random, wasmExecutor } from "./test-util.js";
@@ -23,7 +23,7 @@ interface HostCall {
   readonly kind: string;
   readonly node: string;
   readonly attrs: Record<string, unknown>;
-  readonly inputs: readonly (Tensor | undefined)[];
+  readonly inputs: readonly (AnyTensor | undefined)[];
   readonly outShape: Shape;
 }
 
@@ -65,6 +65,32 @@ function cases(): Record<string, HostCall> {
       attrs: { ...mask, scale: 0.35, dropoutRate: 0.2, dropoutSeed: 11, training: true },
       inputs: [random([B, H, D, L], 12).permute([0, 1, 3, 2]), k, vBad, pad], // q strided along D: copied first
       outShape: [B, H, L, D],
+    },
+    "mask with a user mask and a bias": {
+      kind: "mask",
+      node: "masked",
+      attrs: { ...mask, scale: 0.25 },
+      inputs: [random([B, 2, 40, S], 23), pad, new Tensor(random([B, 40, S], 13).data.map((v) => (v > -0.5 ? 1 : 0)), [B, 40, S]), random([1, 2, 40, S], 14)],
+      outShape: [B, 2, 40, S],
+    },
+    "layer-norm": { kind: "layer-norm", node: "ln", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 15), random([37], 16), random([37], 17)], outShape: [3, 40, 37] },
+    gelu: { kind: "gelu", node: "act", attrs: { approximate: "none" }, inputs: [random([7, 301], 18, 4)], outShape: [7, 301] },
+    add: { kind: "add", node: "residual", attrs: {}, inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)], outShape: [3, 5, 4, 6] },
+    embedding: { kind: "embedding", node: "tok_embed", attrs: {}, inputs: [Tensor.int32(Array.from({ length: 120 }, (_, i) => (i * 37) % 50), [4, 30]), random([50, 24], 21)], outShape: [4, 30, 24] },
+    "linear-gelu": { kind: "linear-gelu", node: "mlp.act", attrs: { approximate: "tanh" }, inputs: [x, random([40, 48], 24), random([40], 25)], outShape: [5, 3, 40] },
+    "add-layer-norm": {
+      kind: "add-layer-norm",
+      node: "ln2",
+      attrs: { eps: 1e-5 },
+      inputs: [random([3, 1, 5, 4, 6], 26).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 27), random([6], 28), undefined],
+      outShape: [3, 5, 4, 12],
+    },
+    "cross-entropy": {
+      kind: "cross-entropy",
+      node: "loss",
+      attrs: { ignoreIndex: -100, reduction: "mean" },
+      inputs: [random([4, 30, 17], 22, 5), Tensor.int32(Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)), [4, 30])],
+      outShape: [],
     },
   };
 }

@@ -1,7 +1,7 @@
 // What a wasm kernel gets besides its call: the module's exports and the memory helpers. Kernels pass byte addresses
 // to the module and never keep a typed-array view across an allocation (an allocation may grow the memory, which
-// detaches every view); `f32()`/`f64()` hand out a view of the current buffer.
-import { AttnGraphError, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type Shape } from "@attngraph/tensor";
+// detaches every view); `f32()`/`f64()`/`i32()` hand out a view of the current buffer.
+import { AttnGraphError, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type DType, type Shape } from "@attngraph/tensor";
 import type { KernelCall } from "@attngraph/graph";
 import type { KernelExports } from "./module.js";
 import { WasmValue, type WasmBlock } from "./value.js";
@@ -61,17 +61,18 @@ export class WasmContext {
     return this.#f64;
   }
 
-  #ints(): Int32Array {
+  /** An int32 view of the whole memory (int32 values, descriptors), valid until the next allocation. */
+  i32(): Int32Array {
     const buf = this.#host.buffer;
     if (this.#i32?.buffer !== buf) this.#i32 = new Int32Array(buf);
     return this.#i32;
   }
 
   /** A new dense value of `shape` (garbage contents); `subject` names it in a memory-limit error. */
-  alloc(shape: Shape, subject: string): WasmValue {
-    const block = this.#host.newBlock(sizeOf(shape) * 4, `${subject} ${formatShape(shape)} float32`);
+  alloc(shape: Shape, subject: string, dtype: DType = "float32"): WasmValue {
+    const block = this.#host.newBlock(sizeOf(shape) * 4, `${subject} ${formatShape(shape)} ${dtype}`);
     block.refs = 1;
-    return new WasmValue(block, shape);
+    return new WasmValue(block, shape, undefined, 0, dtype);
   }
 
   /**
@@ -115,10 +116,10 @@ export class WasmContext {
     return this.#host.scratch(bytes, subject);
   }
 
-  /** Another view of `v`'s block (one more reference). */
+  /** Another view of `v`'s block (one more reference), of the same dtype. */
   view(v: WasmValue, shape: Shape, strides: readonly number[] = contiguousStrides(shape), offset = v.offset): WasmValue {
     v.block.refs++;
-    return new WasmValue(v.block, shape, strides, offset);
+    return new WasmValue(v.block, shape, strides, offset, v.dtype);
   }
 
   release(v: WasmValue): void {
@@ -128,12 +129,12 @@ export class WasmContext {
   /** `v` when it is dense, else a dense copy (`temp`: the caller releases it). */
   dense(v: WasmValue, subject: string): { readonly value: WasmValue; readonly temp: boolean } {
     if (v.dense) return { value: v, temp: false };
-    const copy = this.alloc(v.shape, subject);
+    const copy = this.alloc(v.shape, subject, v.dtype);
     this.copy(v, copy);
     return { value: copy, temp: true };
   }
 
-  /** Copies any view `src` into the dense value `dst` of the same size. */
+  /** Copies any view `src` into the dense value `dst` of the same size (bits: float32 and int32 alike). */
   copy(src: WasmValue, dst: WasmValue): void {
     if (src.size === 0) return;
     this.exports.copy(src.address, this.desc(src), dst.address);
@@ -162,7 +163,7 @@ export class WasmContext {
     if (dims.length > DESC_RANK) throw new UnsupportedError(`wasm view of rank ${v.rank} whose layout does not collapse to ${DESC_RANK} dims (shape ${formatShape(v.shape)}, strides ${formatShape(v.strides)})`);
     while (dims.length < DESC_RANK) dims.unshift([1, 0]);
     const addr = this.#host.descriptors + slot * 48;
-    const ints = this.#ints();
+    const ints = this.i32();
     const base = addr / 4;
     for (let d = 0; d < DESC_RANK; d++) {
       ints[base + d] = dims[d]![0];

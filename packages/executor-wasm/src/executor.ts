@@ -6,7 +6,7 @@
 // memory on first use, so a session's cached weights keep working; arenas re-allocate their block on their next
 // `view`; anything else from before the trap is an error when used, and is ignored when released. Long kernels called
 // with a signal work in chunks (chunks.ts); one waiting between chunks when a trap replaces the module gives up.
-import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameShape } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameShape, type AnyTensor } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
@@ -26,7 +26,8 @@ export type WasmKernel = (call: KernelCall<WasmValue>, ctx: WasmContext) => Wasm
 export type UnsignalledCall = KernelCall<WasmValue> & { readonly signal?: undefined };
 
 /**
- * A kernel that can run long (the built-in projection, out-proj, score, weighted-sum, mask, softmax and attention).
+ * A kernel that can run long (the built-in projection, out-proj, score, weighted-sum, mask, softmax, attention,
+ * layer-norm, gelu, add, embedding and cross-entropy).
  * Synchronous for a call without a signal, and for any call whose work fits one chunk of `ctx.chunkWork`
  * multiply-adds; a bigger call with a signal works in chunks, yielding to the event loop and checking the signal
  * between them, and answers with a Promise (rejected with a KernelAbortedError once the signal fired).
@@ -182,19 +183,40 @@ export class WasmExecutor implements Executor<WasmValue> {
     return this.#loading;
   }
 
-  upload(tensor: Tensor): WasmValue {
-    const block = this.#newBlock(tensor.size * 4, `upload of a tensor ${formatShape(tensor.shape)} float32`, tensor, false);
+  /** A dense copy of `tensor` in the module's memory; an int32 tensor (ids, targets) stays int32, 4 bytes an element. */
+  upload(tensor: AnyTensor): WasmValue {
+    const block = this.#newBlock(tensor.size * 4, `upload of a tensor ${formatShape(tensor.shape)} ${tensor.dtype}`, tensor, false);
     block.refs = 1;
-    tensor.copyInto(this.#ctx.f32(), block.ptr / 4);
+    this.#copyIn(tensor, block.ptr);
     this.stats.uploads++;
-    return new WasmValue(block, tensor.shape);
+    return new WasmValue(block, tensor.shape, undefined, 0, tensor.dtype);
   }
 
+  /**
+   * A float32 value back on the host (a copy). The contract's `download` gives float32 tensors (every op's output is
+   * one), so an int32 value (an uploaded id tensor) is an "input" error here rather than a Tensor whose type would
+   * lie about its data: `downloadAny` gives it back as a Tensor<"int32">.
+   */
   download(value: WasmValue): Tensor {
     const v = this.#live(value, "download");
+    if (v.dtype !== "float32") {
+      const subject = "download";
+      const got = `an int32 value ${formatShape(v.shape)}`;
+      const what = "download() gives float32 tensors (every op output is float32); use downloadAny() for an int32 value";
+      throw new AttnGraphError("input", describe(subject, what, "a float32 value", got), { subject, expected: "a float32 value", got });
+    }
     const [lo, hi] = v.span();
     const base = v.block.ptr / 4;
     return new Tensor(this.#ctx.f32().slice(base + lo, base + hi + 1), v.shape, v.strides, v.offset - lo);
+  }
+
+  /** Any value back on the host (a copy), of its own dtype: Tensor<"int32"> for uploaded ids and targets. */
+  downloadAny(value: WasmValue): AnyTensor {
+    const v = this.#live(value, "download");
+    if (v.dtype === "float32") return this.download(v);
+    const [lo, hi] = v.span();
+    const base = v.block.ptr / 4;
+    return new Tensor<"int32">(this.#ctx.i32().slice(base + lo, base + hi + 1), v.shape, v.strides, v.offset - lo);
   }
 
   createArena(elements: number): WasmArena {
@@ -274,7 +296,12 @@ export class WasmExecutor implements Executor<WasmValue> {
     return new Instance(this.#module!, this.#maxBytes, gen);
   }
 
-  #newBlock(bytes: number, subject: string, source: Tensor | undefined, arena: boolean): WasmBlock {
+  /** Writes `tensor`'s elements row-major at byte address `ptr`, as the bits of its own dtype (never converted). */
+  #copyIn(tensor: AnyTensor, ptr: number): void {
+    tensor.copyInto(tensor.dtype === "int32" ? this.#ctx.i32() : this.#ctx.f32(), ptr / 4);
+  }
+
+  #newBlock(bytes: number, subject: string, source: AnyTensor | undefined, arena: boolean): WasmBlock {
     const inst = this.#instance();
     return { ptr: inst.heap.alloc(bytes, subject), bytes, refs: 0, gen: inst.gen, source, arena, freed: false };
   }
@@ -291,7 +318,7 @@ export class WasmExecutor implements Executor<WasmValue> {
     if (block.gen === inst.gen) return;
     block.ptr = inst.heap.alloc(block.bytes, subject);
     block.gen = inst.gen;
-    block.source?.copyInto(this.#ctx.f32(), block.ptr / 4);
+    if (block.source !== undefined) this.#copyIn(block.source, block.ptr);
   }
 
   /** Checks that `v` may be read now, restoring an upload made before a trap. */

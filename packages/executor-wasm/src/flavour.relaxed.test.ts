@@ -1,8 +1,10 @@
 // The relaxed-SIMD flavour (f32x4.relaxed_madd in the matmul tile), run by vitest.relaxed.config.ts with
 // --experimental-wasm-relaxed-simd: "auto" picks it, it passes the executor contract suite, and it gives the plain
-// SIMD flavour's numbers within float rounding (relaxed madd may fuse, so not bit for bit).
+// SIMD flavour's numbers within float rounding (relaxed madd may fuse, so not bit for bit); its fused block ops give
+// its own unfused pairs' bits.
 import { describe, expect, it } from "vitest";
 import { describeExecutorContract } from "@attngraph/testkit/contract";
+import type { Tensor } from "@attngraph/tensor";
 import { wasmBytes } from "./module.js";
 import { createWasmExecutor } from "./register-kernels.js";
 import { onWasm, random, wasmExecutor, worst } from "./test-util.js";
@@ -26,6 +28,24 @@ describe("relaxed SIMD flavour", () => {
     const attrs = { causal: true, window: null, alignment: "top-left", scale: 0.25, dropoutRate: 0, dropoutSeed: 0, training: false };
     const a = (ex: typeof relaxed) => onWasm(ex, "attention", attrs, [q, k, k, undefined], [1, 2, 130, 16]);
     expect(worst(a(relaxed), a(simd))).toBeLessThan(1);
+  });
+
+  it("the fused block ops give the unfused pairs' bits on the relaxed flavour too", async () => {
+    const relaxed = await wasmExecutor({ flavour: "relaxed" });
+    const bits = (t: Tensor) => Array.from(new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer));
+    const x = random([2, 67, 300], 5);
+    const w = random([40, 300], 6);
+    const pre = onWasm(relaxed, "projection", {}, [x, w, undefined], [2, 67, 40]);
+    const fusedGelu = onWasm(relaxed, "linear-gelu", { approximate: "none" }, [x, w, undefined], [2, 67, 40]);
+    expect(bits(fusedGelu)).toEqual(bits(onWasm(relaxed, "gelu", { approximate: "none" }, [pre], [2, 67, 40])));
+    const [a, b, g] = [random([2, 5, 24], 7), random([1, 5, 24], 8), random([24], 9)];
+    const sum = onWasm(relaxed, "add", {}, [a, b], [2, 5, 24]);
+    const ln = onWasm(relaxed, "layer-norm", { eps: 1e-5 }, [sum, g, undefined], [2, 5, 24]);
+    const fused = onWasm(relaxed, "add-layer-norm", { eps: 1e-5 }, [a, b, g, undefined], [2, 5, 48]).toFloat32Array();
+    for (let r = 0; r < 10; r++) {
+      expect(Array.from(fused.subarray(r * 48, r * 48 + 24))).toEqual(Array.from(sum.toFloat32Array().subarray(r * 24, (r + 1) * 24)));
+      expect(Array.from(fused.subarray(r * 48 + 24, (r + 1) * 48))).toEqual(Array.from(ln.toFloat32Array().subarray(r * 24, (r + 1) * 24)));
+    }
   });
 });
 

@@ -18,7 +18,14 @@ export interface KernelExports {
   matmulScratchBytes(n: number, k: number): number;
   matmulSkipZero(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number): void;
   allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
-  mask(src: number, s0: number, s1: number, s2: number, s3: number, pad: number, ps0: number, ps1: number, nb: number, nh: number, nl: number, ns: number, causal: number, off: number, win: number, dst: number, r0: number, r1: number): void;
+  /** See assembly/mask.ts: scores and strides, pad, user mask, bias (each address 0 when absent, strides over [B, H, L, S]), scale, geometry, dst, rows. */
+  mask(
+    src: number, s0: number, s1: number, s2: number, s3: number,
+    pad: number, ps0: number, ps1: number,
+    user: number, u0: number, u1: number, u2: number, u3: number,
+    bias: number, b0: number, b1: number, b2: number, b3: number, scale: number,
+    nb: number, nh: number, nl: number, ns: number, causal: number, off: number, win: number, dst: number, r0: number, r1: number,
+  ): void;
   softmax(src: number, desc: number, dst: number, scale: number, r0: number, r1: number): void;
   dropout(src: number, desc: number, dst: number, mixedSeed: number, threshold: number, keptScale: number): void;
   dropoutBits(seed: number, i: number): number;
@@ -28,6 +35,15 @@ export interface KernelExports {
   /** See assembly/attention.ts: 22 numbers, returns the key blocks still to run (0: the query block is written). */
   attentionBlock(...args: number[]): number;
   attentionScratchBytes(ns: number, nd: number, ndv: number): number;
+  layerNorm(src: number, desc: number, dst: number, w: number, ws: number, b: number, bs: number, eps: number, r0: number, r1: number): void;
+  gelu(src: number, dst: number, n: number, tanh: number): void;
+  geluStrided(src: number, desc: number, dst: number, tanh: number, r0: number, r1: number): void;
+  add(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number): void;
+  /** See assembly/add-layer-norm.ts: a block of rows of a + b (as `add`) and their layer norm (as `layerNorm`), side by side. */
+  addLayerNorm(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
+  embedding(ids: number, desc: number, nv: number, w: number, ws0: number, ws1: number, dst: number, ne: number, k0: number, k1: number): void;
+  /** Returns `acc` plus the losses of rows [r0, r1), added in order; writes each to dst unless dst is 0. */
+  crossEntropy(logits: number, desc: number, targets: number, tdesc: number, dst: number, ignore: number, hasIgnore: number, r0: number, r1: number, acc: number): number;
 }
 
 // One literal `new URL` per flavour: bundlers (Vite, rolldown, webpack) only rewrite URLs they can read statically.

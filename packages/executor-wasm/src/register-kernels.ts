@@ -1,9 +1,16 @@
 // The built-in wasm kernels, in one explicit list (tfjs's register_all_kernels.ts). Nothing registers on import: the
 // user calls `createWasmExecutor()` or `registerWasmKernels()`, and a modular build can pass a shorter list.
 import { WasmExecutor, type ChunkedWasmKernel, type WasmExecutorOptions, type WasmKernel } from "./executor.js";
+import { addKernel } from "./kernels/add.js";
+import { addLayerNormKernel } from "./kernels/add-layer-norm.js";
 import { alibiKernel } from "./kernels/alibi.js";
 import { attentionKernel } from "./kernels/attention.js";
+import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { dropoutKernel } from "./kernels/dropout.js";
+import { embeddingKernel } from "./kernels/embedding.js";
+import { geluKernel } from "./kernels/gelu.js";
+import { layerNormKernel } from "./kernels/layer-norm.js";
+import { linearGeluKernel } from "./kernels/linear-gelu.js";
 import { maskKernel } from "./kernels/mask.js";
 import { outProjKernel } from "./kernels/out-proj.js";
 import { projectionKernel } from "./kernels/projection.js";
@@ -32,6 +39,15 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["weighted-sum", weightedSumKernel],
   ["out-proj", outProjKernel],
   ["attention", attentionKernel],
+  // Beyond attention: the ops of a transformer block and its loss.
+  ["layer-norm", layerNormKernel],
+  ["gelu", geluKernel],
+  ["add", addKernel],
+  ["embedding", embeddingKernel],
+  ["cross-entropy", crossEntropyKernel],
+  // Fused block ops: what the scheduler's block fusion puts in place of projection → gelu and add → layer-norm.
+  ["linear-gelu", linearGeluKernel],
+  ["add-layer-norm", addLayerNormKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

@@ -1,8 +1,9 @@
 // Test helpers: run one op on the wasm executor and on the CPU executor (the reference) from host tensors.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
-import { Tensor, type Shape } from "@attngraph/tensor";
+import { Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import type { WasmExecutor } from "./executor.js";
 import { createWasmExecutor, type CreateWasmExecutorOptions } from "./register-kernels.js";
+import { WasmValue } from "./value.js";
 
 export const cpu = createCpuExecutor();
 
@@ -13,7 +14,7 @@ export async function wasmExecutor(options: CreateWasmExecutorOptions = {}): Pro
 }
 
 /** Uploads, dispatches, downloads and releases everything: the result as a host tensor. */
-export function onWasm(ex: WasmExecutor, kind: string, attrs: Record<string, unknown>, inputs: readonly (Tensor | undefined)[], outShape: Shape, node = kind): Tensor {
+export function onWasm(ex: WasmExecutor, kind: string, attrs: Record<string, unknown>, inputs: readonly (AnyTensor | undefined)[], outShape: Shape, node = kind): Tensor {
   const values = inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
   const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });
   const host = ex.download(out).contiguous();
@@ -55,4 +56,43 @@ export function worst(a: Tensor, b: Tensor, abs = 1e-5, rel = 1e-4): number {
     w = Math.max(w, Math.abs(p - q) / (abs + rel * Math.abs(q)));
   }
   return w;
+}
+
+/**
+ * `t` on the wasm executor with its own layout: `upload` copies a view dense, so a kernel would never see its strides;
+ * this uploads the whole storage and wraps it in a value with t's shape, strides, offset and dtype (taking over the
+ * upload's reference: releasing the view frees the block).
+ */
+export function uploadView(ex: WasmExecutor, t: AnyTensor): WasmValue {
+  const n = t.data.length;
+  const whole = t.data instanceof Int32Array ? ex.upload(new Tensor<"int32">(t.data, [n])) : ex.upload(new Tensor(t.data, [n]));
+  return new WasmValue(whole.block, t.shape, t.strides, whole.offset + t.offset, t.dtype);
+}
+
+/** `onWasm` with every input uploaded with its own layout (`uploadView`): the kernels' strided paths. */
+export function onWasmViews(ex: WasmExecutor, kind: string, attrs: Record<string, unknown>, inputs: readonly (AnyTensor | undefined)[], outShape: Shape, node = kind): Tensor {
+  const values = inputs.map((t) => (t === undefined ? undefined : uploadView(ex, t)));
+  try {
+    const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });
+    const host = ex.download(out).contiguous();
+    ex.release(out);
+    return host;
+  } finally {
+    for (const v of values) if (v) ex.release(v);
+  }
+}
+
+/** The row-major elements of `t` as float64 (the tests' references compute in float64). */
+export function f64(t: AnyTensor): Float64Array {
+  return Float64Array.from(t.dtype === "int32" ? t.toInt32Array() : t.toFloat32Array());
+}
+
+/** Runs `fn` and returns what it threw (undefined if it returned). */
+export function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
 }

@@ -1,8 +1,10 @@
 // Values of the wasm executor live in the module's memory. A value is a strided view (shape, strides, offset in
-// float32 elements) onto a block; views (reshape, transpose, slice) share their source's block and count as references,
-// so the block is freed when the last one is released. Typed-array views of the memory are never kept in a value: a
-// memory.grow detaches them.
-import { contiguousStrides, sizeOf, type Shape, type Tensor } from "@attngraph/tensor";
+// elements of 4 bytes) onto a block; views (reshape, transpose, slice) share their source's block and count as
+// references, so the block is freed when the last one is released. Typed-array views of the memory are never kept in a
+// value: a memory.grow detaches them. A value is float32 (every kernel output) or int32 (uploaded token ids and
+// targets): the same 4 bytes per element, so strides and addresses mean the same for both; the dtype says how the
+// bits are read, and kernels refuse a value of the wrong one.
+import { contiguousStrides, sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
 
 export interface WasmBlock {
   /** Byte address in the memory of generation `gen`. */
@@ -13,7 +15,7 @@ export interface WasmBlock {
   /** The module instance generation the block belongs to; after a trap the memory is replaced and `gen` moves on. */
   gen: number;
   /** For uploads: the host tensor the block holds, so it can be restored in a new memory after a trap (no copy kept). */
-  readonly source: Tensor | undefined;
+  readonly source: AnyTensor | undefined;
   /** An arena's block belongs to the arena: releasing the values in it does nothing. */
   readonly arena: boolean;
   freed: boolean;
@@ -29,6 +31,8 @@ export class WasmValue {
     readonly strides: readonly number[] = contiguousStrides(shape),
     /** Element index of [0, 0, …] from the block's start. */
     readonly offset = 0,
+    /** How the elements' bits are read: "float32" (every kernel output) or "int32" (uploaded ids and targets). */
+    readonly dtype: DType = "float32",
   ) {}
 
   get size(): number {

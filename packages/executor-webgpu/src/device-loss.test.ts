@@ -2,7 +2,7 @@
 // device with the session's weights uploaded again from their host tensors.
 import { afterAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "@attngraph/runtime";
-import { compare } from "@attngraph/tensor";
+import { Tensor, compare, type AnyTensor } from "@attngraph/tensor";
 import { createWebGpuExecutor, isDeviceLost } from "./index.js";
 import { attentionSession, randomTensor } from "./test-helpers.js";
 
@@ -49,6 +49,24 @@ describe("device loss", () => {
     const back = await ex.download(t); // an upload survives: it is re-uploaded from its host tensor
     expect(Array.from(back.toFloat32Array())).toEqual(Array.from(randomTensor([3], 1).toFloat32Array()));
     expect(ex.device).not.toBe(userDevice);
+    await ex.dispose();
+    await owner.dispose();
+  });
+
+  it("an int32 upload survives a device loss: it is uploaded again from its host tensor, as i32", async () => {
+    // Integers whose bits are a NaN and a denormal as float32: a re-upload through f32 could change them.
+    const ints = [0x7fc00001, 1, -1, 2 ** 31 - 1];
+    const owner = createWebGpuExecutor();
+    await owner.init();
+    const device = owner.device!;
+    const ex = createWebGpuExecutor({ device });
+    const v = await ex.upload(Tensor.int32(ints, [ints.length]));
+    device.destroy();
+    await device.lost;
+    await expect(ex.download(v)).rejects.toMatchObject({ code: "device-lost" });
+    const back = (await ex.download(v)) as AnyTensor;
+    expect(back.dtype).toBe("int32");
+    expect(Array.from(back.toInt32Array())).toEqual(ints);
     await ex.dispose();
     await owner.dispose();
   });

@@ -8,7 +8,7 @@
 //   Dispatches are serialised, because error scopes are a per-device stack that interleaved runs would mix up.
 // - Readback: only `download` maps memory back (the runtime downloads outputs and watched nodes only); `stats`
 //   counts it, so tests can prove that nothing else is read.
-import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type Shape } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
@@ -21,16 +21,19 @@ import { PARAM_WORDS } from "./kernels/shared.wgsl.js";
 /** What a kernel gets besides its call: memory, views and program runs on the executor's current device. */
 export interface KernelContext {
   readonly device: GPUDevice;
-  /** A new dense row-major tensor of `shape` (pooled memory, garbage contents). */
-  alloc(shape: Shape): GpuTensor;
+  /** A new dense row-major tensor of `shape` (pooled memory, garbage contents); float32 unless told. */
+  alloc(shape: Shape, dtype?: DType): GpuTensor;
   /** A view sharing `t`'s memory. */
   view(t: GpuTensor, shape: Shape, strides?: readonly number[], offset?: number): GpuTensor;
   /** Encodes and submits one program; resolves once it is queued. */
   run(info: ProgramInfo): Promise<void>;
   /** `t` as a dense tensor: `t` itself (a new view) when already dense, else a copy. */
   contiguous(t: GpuTensor): Promise<GpuTensor>;
-  /** Host values of `t`: the uploaded tensor when `t` came from `upload` untouched, else a readback (counted). */
-  hostValues(t: GpuTensor): Promise<Tensor>;
+  /**
+   * Host values of `t`, of its dtype: the uploaded tensor when `t` came from `upload` untouched, else a readback
+   * (counted).
+   */
+  hostValues(t: GpuTensor): Promise<AnyTensor>;
   /** A small read-only buffer of constants (slopes, rotary tables), cached by `key` for the device's life. */
   constants(key: string, make: () => Float32Array): GPUBuffer;
   /** Gives back a temporary the kernel made and does not return. */
@@ -118,19 +121,25 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     return this.#state?.description;
   }
 
-  async upload(tensor: Tensor): Promise<GpuTensor> {
+  /** float32 data as f32, int32 data (ids, targets) as i32: the bits of the host tensor, never converted. */
+  async upload(tensor: AnyTensor): Promise<GpuTensor> {
     const s = await this.#device();
-    const data = tensor.toFloat32Array();
-    const storage = this.#allocate(s, data.length, tensor);
+    const data = hostData(tensor);
+    const storage = this.#allocate(s, data.length, tensor.dtype, tensor);
     this.#write(s, storage, data);
     return new GpuTensor(storage, tensor.shape, contiguousStrides(tensor.shape), 0);
   }
 
+  /**
+   * The value on the host, of its dtype. Every kernel result is float32; an int32 value (an uploaded id tensor, or a
+   * view of one) comes back as a Tensor<"int32">, never as its bits read as floats. The cast: the contract declares
+   * `download` as returning a float32 Tensor, because the runtime downloads only op outputs.
+   */
   async download(value: GpuTensor): Promise<Tensor> {
     if (!isGpuTensor(value)) throw new AttnGraphError("input", describe("download", "not a webgpu value", "a GpuTensor", typeof value));
     const s = await this.#device();
     await this.#live(s, value);
-    return this.#readback(s, value);
+    return (await this.#readback(s, value)) as Tensor;
   }
 
   dispatch(call: KernelCall<GpuTensor>): Promise<GpuTensor> {
@@ -201,12 +210,12 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   #context(s: DeviceState, call: KernelCall<GpuTensor>): KernelContext {
     const ctx: KernelContext = {
       device: s.device,
-      alloc: (shape) => new GpuTensor(this.#allocate(s, sizeOf(shape), undefined), shape, contiguousStrides(shape), 0),
+      alloc: (shape, dtype = "float32") => new GpuTensor(this.#allocate(s, sizeOf(shape), dtype, undefined), shape, contiguousStrides(shape), 0),
       view: (t, shape, strides = contiguousStrides(shape), offset = t.offset) => new GpuTensor(t.storage, shape, strides, offset),
       run: (info) => this.#run(s, call.node, info),
       contiguous: async (t) => {
         if (t.isContiguous) return ctx.view(t, t.shape, t.strides, t.offset);
-        const out = ctx.alloc(t.shape);
+        const out = ctx.alloc(t.shape, t.dtype);
         await ctx.run(copyProgram(t, out));
         return out;
       },
@@ -260,12 +269,13 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     s.pool.give(uniform);
   }
 
-  async #readback(s: DeviceState, t: GpuTensor): Promise<Tensor> {
+  async #readback(s: DeviceState, t: GpuTensor): Promise<AnyTensor> {
     // Copy the span the view reaches (dense views: exactly their elements), then rebuild the view on the host.
     let first = t.offset;
     let last = t.offset;
     for (let i = 0; i < t.rank; i++) last += Math.max(0, t.shape[i]! - 1) * t.strides[i]!;
-    if (t.size === 0) return new Tensor(new Float32Array(0), t.shape);
+    const int = t.dtype === "int32";
+    if (t.size === 0) return int ? new Tensor<"int32">(new Int32Array(0), t.shape) : new Tensor(new Float32Array(0), t.shape);
     const count = last - first + 1;
     const bytes = count * 4;
     const staging = s.pool.acquire(bytes, READBACK_USAGE);
@@ -279,10 +289,10 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
       this.#checkLost(s, "download", e);
       throw new AttnGraphError("webgpu-readback", describe("download", "mapping the readback buffer failed", undefined, (e as Error).message), { cause: e });
     }
-    const data = new Float32Array(staging.getMappedRange(0, bytes).slice(0));
+    const bits = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
     s.pool.give(staging);
-    return new Tensor(data, t.shape, t.strides, t.offset - first);
+    return int ? new Tensor<"int32">(new Int32Array(bits), t.shape, t.strides, t.offset - first) : new Tensor(new Float32Array(bits), t.shape, t.strides, t.offset - first);
   }
 
   /** Makes a value usable on the current device: an upload from before a device loss is uploaded again. */
@@ -294,19 +304,19 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
         subject: "webgpu",
       });
     }
-    const data = st.host.toFloat32Array();
+    const data = hostData(st.host);
     st.buffer = s.pool.acquire(Math.max(16, data.byteLength), STORAGE_USAGE);
     st.device = s.device;
     s.device.queue.writeBuffer(st.buffer, 0, data);
     this.stats.uploads++;
   }
 
-  #allocate(s: DeviceState, elements: number, host: Tensor | undefined): GpuStorage {
+  #allocate(s: DeviceState, elements: number, dtype: DType, host: AnyTensor | undefined): GpuStorage {
     const bytes = Math.max(16, elements * 4);
-    return { buffer: s.pool.acquire(bytes, STORAGE_USAGE), device: s.device, bytes, refs: 0, host };
+    return { buffer: s.pool.acquire(bytes, STORAGE_USAGE), device: s.device, bytes, refs: 0, dtype, host };
   }
 
-  #write(s: DeviceState, storage: GpuStorage, data: Float32Array): void {
+  #write(s: DeviceState, storage: GpuStorage, data: Float32Array | Int32Array): void {
     if (data.length > 0) s.device.queue.writeBuffer(storage.buffer, 0, data);
     this.stats.uploads++;
   }
@@ -362,6 +372,11 @@ function deviceLost(subject: string, info: { reason: string; message: string }, 
 export function isDeviceLost(e: unknown): boolean {
   const inner = (e as { cause?: unknown } | null)?.cause;
   return (AttnGraphError.isInstance(e) && e.code === "device-lost") || (inner !== undefined && inner !== e && isDeviceLost(inner));
+}
+
+/** A host tensor's elements, dense row-major, in its own element type (both are 4 bytes per element). */
+function hostData(t: AnyTensor): Float32Array | Int32Array {
+  return t.dtype === "int32" ? t.toInt32Array() : t.toFloat32Array();
 }
 
 function firstLine(s: string): string {

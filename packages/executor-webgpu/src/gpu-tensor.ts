@@ -1,6 +1,7 @@
 // The value this executor hands the runtime: a strided view (shape, strides, offset in elements) onto a GPU buffer.
-// Views share one `GpuStorage`; each GpuTensor object holds one reference to it, given back by `release`.
-import { sizeOf, type Shape, type Tensor } from "@attngraph/tensor";
+// Views share one `GpuStorage`; each GpuTensor object holds one reference to it, given back by `release`. The element
+// type lives on the storage (a buffer holds one kind of element), so every view of int32 ids is int32 too.
+import { sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
 
 /** One GPU buffer and who holds it. */
 export interface GpuStorage {
@@ -11,8 +12,13 @@ export interface GpuStorage {
   readonly bytes: number;
   /** Live GpuTensor objects on this storage. */
   refs: number;
+  /**
+   * float32, or int32 for uploaded ids and targets (stored as i32, read as array<i32>, never through f32: a float load
+   * may flush or canonicalise bit patterns that are denormals or NaNs as floats). Kernel results are float32.
+   */
+  readonly dtype: DType;
   /** The host tensor an upload came from: lets the executor re-upload after a device loss and check values on the host. */
-  host: Tensor | undefined;
+  host: AnyTensor | undefined;
 }
 
 export class GpuTensor {
@@ -29,6 +35,10 @@ export class GpuTensor {
 
   get size(): number {
     return sizeOf(this.shape);
+  }
+
+  get dtype(): DType {
+    return this.storage.dtype;
   }
 
   get rank(): number {

@@ -1,9 +1,16 @@
 // The built-in WebGPU kernels, in one explicit list (tfjs's register_all_kernels.ts). Nothing registers on import, and
 // nothing touches the GPU until init(): `createWebGpuExecutor()` is safe to call where WebGPU may be missing.
 import { WebGpuExecutor, type WebGpuExecutorOptions, type WebGpuKernel } from "./executor.js";
+import { addKernel } from "./kernels/add.wgsl.js";
+import { addLayerNormKernel } from "./kernels/add-layer-norm.wgsl.js";
 import { alibiKernel } from "./kernels/alibi.wgsl.js";
 import { attentionKernel } from "./kernels/attention.wgsl.js";
+import { crossEntropyKernel } from "./kernels/cross-entropy.wgsl.js";
 import { dropoutKernel } from "./kernels/dropout.wgsl.js";
+import { embeddingKernel } from "./kernels/embedding.wgsl.js";
+import { geluKernel } from "./kernels/gelu.wgsl.js";
+import { layerNormKernel } from "./kernels/layer-norm.wgsl.js";
+import { linearGeluKernel } from "./kernels/linear-gelu.wgsl.js";
 import { maskKernel } from "./kernels/mask.wgsl.js";
 import { outProjKernel } from "./kernels/out-proj.wgsl.js";
 import { projectionKernel } from "./kernels/projection.wgsl.js";
@@ -32,6 +39,13 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["weighted-sum", weightedSumKernel],
   ["out-proj", outProjKernel],
   ["attention", attentionKernel],
+  ["layer-norm", layerNormKernel],
+  ["gelu", geluKernel],
+  ["add", addKernel],
+  ["embedding", embeddingKernel],
+  ["cross-entropy", crossEntropyKernel],
+  ["linear-gelu", linearGeluKernel],
+  ["add-layer-norm", addLayerNormKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

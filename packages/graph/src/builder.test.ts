@@ -51,7 +51,7 @@ describe("GraphBuilder: the standard attention chain", () => {
 
   it("normalises attributes with their defaults", () => {
     const { graph } = standardAttention();
-    expect(graph.node("masked").attrs).toEqual({ causal: true, window: null, alignment: "top-left" });
+    expect(graph.node("masked").attrs).toEqual({ causal: true, window: null, alignment: "top-left", scale: 1 });
     expect(graph.node("weights").attrs).toEqual({ rate: 0.1, seed: 7, training: false });
     expect(graph.node("softmax").attrs).toEqual({ scale: 0.5 });
   });

@@ -1,3 +1,4 @@
+import type { DType } from "@attngraph/tensor";
 import type { SymShape } from "./dims.js";
 import { GraphValidationError, show } from "./errors.js";
 import { OpGraph, type GraphParts, type NodeSpec, type ValueDecl } from "./graph.js";
@@ -25,6 +26,7 @@ export class GraphBuilder {
   readonly #nodes: NodeSpec[] = [];
   readonly #outputs: string[] = [];
   readonly #shapes = new Map<string, SymShape>();
+  readonly #dtypes = new Map<string, DType>();
   readonly #prefix: string;
 
   constructor(options: { registry?: OpRegistry; prefix?: string } = {}) {
@@ -39,23 +41,26 @@ export class GraphBuilder {
   static from(graph: OpGraph): GraphBuilder {
     const b = new GraphBuilder({ registry: graph.registry });
     const parts = graph.parts();
-    for (const v of parts.inputs) b.input(v.name, v.shape);
-    for (const v of parts.weights) b.weight(v.name, v.shape);
+    for (const v of parts.inputs) b.input(v.name, v.shape, v.dtype ?? "float32");
+    for (const v of parts.weights) b.weight(v.name, v.shape, v.dtype ?? "float32");
     for (const n of parts.nodes) b.#addSpec(n);
     return b;
   }
 
-  /** A graph input fed on every run. Dims may be names ("B", "T") bound by the tensors of each run. */
-  input(name: string, shape: SymShape): Ref {
-    this.#declare(name, shape);
-    this.#inputs.push({ name, shape });
+  /**
+   * A graph input fed on every run. Dims may be names ("B", "T") bound by the tensors of each run. `dtype` "int32" for
+   * token ids and targets (default "float32").
+   */
+  input(name: string, shape: SymShape, dtype: DType = "float32"): Ref {
+    this.#declare(name, shape, dtype);
+    this.#inputs.push(dtype === "float32" ? { name, shape } : { name, shape, dtype });
     return name;
   }
 
   /** A weight, bound once per session. */
-  weight(name: string, shape: SymShape): Ref {
-    this.#declare(name, shape);
-    this.#weights.push({ name, shape });
+  weight(name: string, shape: SymShape, dtype: DType = "float32"): Ref {
+    this.#declare(name, shape, dtype);
+    this.#weights.push(dtype === "float32" ? { name, shape } : { name, shape, dtype });
     return name;
   }
 
@@ -74,8 +79,12 @@ export class GraphBuilder {
     if (this.#shapes.has(spec.name)) {
       throw new GraphValidationError(spec.name, "duplicate name", "names unique across inputs, weights and nodes", show(spec.name), "duplicate-name");
     }
-    const { attrs, shape } = inferNode(this.registry, spec, (ref) => this.#shapes.get(ref));
+    const { attrs, shape, dtype } = inferNode(this.registry, spec, (ref) => {
+      const s = this.#shapes.get(ref);
+      return s && { shape: s, dtype: this.#dtypes.get(ref) ?? "float32" };
+    });
     this.#shapes.set(spec.name, shape);
+    this.#dtypes.set(spec.name, dtype);
     this.#nodes.push({ ...spec, attrs });
     return spec.name;
   }
@@ -85,6 +94,12 @@ export class GraphBuilder {
     const s = this.#shapes.get(ref);
     if (!s) throw new GraphValidationError(ref, "no such value in the builder");
     return s;
+  }
+
+  /** The element type of a value added so far. */
+  dtypeOf(ref: Ref): DType {
+    this.shapeOf(ref);
+    return this.#dtypes.get(ref) ?? "float32";
   }
 
   /** Marks nodes as graph outputs (returned by every run). */
@@ -102,12 +117,14 @@ export class GraphBuilder {
     return { inputs: [...this.#inputs], weights: [...this.#weights], nodes: [...this.#nodes], outputs: [...this.#outputs] };
   }
 
-  #declare(name: string, shape: SymShape): void {
+  #declare(name: string, shape: SymShape, dtype: DType): void {
+    if (dtype !== "float32" && dtype !== "int32") throw new GraphValidationError(`${name}.dtype`, "unknown dtype", "float32, int32", show(dtype));
     if (this.#shapes.has(name)) throw new GraphValidationError(name, "duplicate name", "names unique across inputs, weights and nodes", show(name), "duplicate-name");
     if (!Array.isArray(shape) || !shape.every((d) => (typeof d === "string" && d.length > 0) || (Number.isSafeInteger(d) && d >= 0))) {
       throw new GraphValidationError(name, "invalid shape", "an array of non-negative integers or dim names", show(shape));
     }
     this.#shapes.set(name, shape);
+    this.#dtypes.set(name, dtype);
   }
 }
 
@@ -119,8 +136,8 @@ export function insertAfter(graph: OpGraph, target: string, fn: (b: GraphBuilder
   graph.node(target); // throws naming it when absent
   const parts = graph.parts();
   const b = new GraphBuilder({ registry: graph.registry });
-  for (const v of parts.inputs) b.input(v.name, v.shape);
-  for (const v of parts.weights) b.weight(v.name, v.shape);
+  for (const v of parts.inputs) b.input(v.name, v.shape, v.dtype ?? "float32");
+  for (const v of parts.weights) b.weight(v.name, v.shape, v.dtype ?? "float32");
   let replacement: Ref | undefined;
   for (const n of parts.nodes) {
     const inputs = Object.fromEntries(Object.entries(n.inputs).map(([slot, src]) => [slot, src === target && replacement ? replacement : src]));

@@ -4,7 +4,8 @@
 // - An executor runs kernels on tensors. It never sees a graph: a call carries the op kind, its (normalised)
 //   attributes, the input values and the output shape. `node` is there only so errors can name it.
 // - Values are the executor's own (host tensors on cpu, device buffers on webgpu). `upload` and `download` cross
-//   between the host and the executor; the runtime calls `download` only for outputs and watched tensors.
+//   between the host and the executor; the runtime calls `download` only for outputs and watched tensors, which are
+//   float32 (every op's output is); `upload` also takes int32 inputs.
 // - `supports` answers without throwing; the scheduler asks it at compile time so that a missing kernel is an error
 //   before any run ("unsupported: op X on executor Y"), never mid-run.
 // - Kernels are registered explicitly by the user (a list the user calls), never as an import side effect. A second
@@ -16,7 +17,7 @@
 //   chunks and, between chunks, yields to the event loop (so that `abort()` from a timer or a handler can happen at
 //   all) and checks the signal, throwing an error carrying `signal.reason` when it fired; the runtime turns that throw
 //   into the run's AbortError. A short call needs neither: it is one chunk.
-import type { Shape, Tensor } from "@attngraph/tensor";
+import type { AnyTensor, Shape, Tensor } from "@attngraph/tensor";
 
 export type Support = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
@@ -67,7 +68,12 @@ export interface Executor<V = unknown> {
   registerKernel(kind: string, kernel: unknown): void;
   /** One-time setup (load a module, request a device). Called by the runtime before the first run. */
   init?(): Promise<void>;
-  upload(tensor: Tensor): V | Promise<V>;
+  /**
+   * A host tensor onto the executor. int32 tensors (token ids, targets) arrive only as inputs of slots declared int32
+   * (embedding ids, cross-entropy targets); an executor keeps their dtype with the value, so a kernel given a value of
+   * the wrong dtype says so instead of reading its bits as the other type.
+   */
+  upload(tensor: AnyTensor): V | Promise<V>;
   download(value: V): Tensor | Promise<Tensor>;
   dispatch(call: KernelCall<V>): V | Promise<V>;
   /** Optional: memory for planned destinations (`KernelCall.out`), `elements` float32 values. */

@@ -1,4 +1,5 @@
 import { MultiDirectedGraph } from "graphology";
+import type { DType } from "@attngraph/tensor";
 import { formatDims, type SymShape } from "./dims.js";
 import { GraphValidationError, show } from "./errors.js";
 import { inferNode } from "./infer-node.js";
@@ -9,6 +10,8 @@ import { findCycle, stableTopologicalOrder } from "./topo.js";
 export interface ValueDecl {
   readonly name: string;
   readonly shape: SymShape;
+  /** Element type; absent means "float32". Token ids and targets are "int32". */
+  readonly dtype?: DType;
 }
 
 export interface NodeSpec {
@@ -23,6 +26,8 @@ export interface GraphNode extends NodeSpec {
   readonly attrs: Readonly<Record<string, unknown>>;
   /** The inferred output shape (symbolic dims stay names). */
   readonly shape: SymShape;
+  /** The output's element type (the op's `outputDtype`, float32 by default). */
+  readonly dtype: DType;
 }
 
 export interface GraphParts {
@@ -36,6 +41,18 @@ type Role = "input" | "weight" | "node";
 interface StoredAttrs {
   role: Role;
   shape: SymShape;
+  dtype: DType;
+}
+
+const DTYPES: readonly DType[] = ["float32", "int32"];
+
+/** A frozen copy of a declaration; `dtype` kept only when it is not the default float32 (so JSON stays as it was). */
+function freezeDecl(v: ValueDecl): ValueDecl {
+  if (v.dtype !== undefined && !DTYPES.includes(v.dtype)) {
+    throw new GraphValidationError(`${v.name}.dtype`, "unknown dtype", DTYPES.join(", "), show(v.dtype));
+  }
+  const decl = { name: v.name, shape: Object.freeze([...v.shape]) };
+  return Object.freeze(v.dtype && v.dtype !== "float32" ? { ...decl, dtype: v.dtype } : decl);
 }
 
 /**
@@ -55,13 +72,13 @@ export class OpGraph {
 
   private constructor(registry: OpRegistry, parts: GraphParts) {
     this.registry = registry;
-    this.inputs = Object.freeze(parts.inputs.map((v) => Object.freeze({ name: v.name, shape: Object.freeze([...v.shape]) })));
-    this.weights = Object.freeze(parts.weights.map((v) => Object.freeze({ name: v.name, shape: Object.freeze([...v.shape]) })));
+    this.inputs = Object.freeze(parts.inputs.map(freezeDecl));
+    this.weights = Object.freeze(parts.weights.map(freezeDecl));
     for (const v of [...this.inputs, ...this.weights]) {
       const role: Role = this.inputs.includes(v) ? "input" : "weight";
-      this.#addName(v.name, role, v.shape);
+      this.#addName(v.name, role, v.shape, v.dtype ?? "float32");
     }
-    for (const n of parts.nodes) this.#addName(n.name, "node", []);
+    for (const n of parts.nodes) this.#addName(n.name, "node", [], "float32");
     for (const n of parts.nodes) {
       for (const [slot, src] of Object.entries(n.inputs)) {
         if (!this.#store.hasNode(src)) {
@@ -80,7 +97,7 @@ export class OpGraph {
     const nodes: GraphNode[] = [];
     for (const i of order) {
       const node = this.#infer(parts.nodes[i]!);
-      this.#store.mergeNodeAttributes(node.name, { shape: node.shape });
+      this.#store.mergeNodeAttributes(node.name, { shape: node.shape, dtype: node.dtype });
       this.#byName.set(node.name, node);
       nodes.push(node);
     }
@@ -97,18 +114,18 @@ export class OpGraph {
     return new OpGraph(registry, parts);
   }
 
-  #addName(name: string, role: Role, shape: SymShape): void {
+  #addName(name: string, role: Role, shape: SymShape, dtype: DType): void {
     if (typeof name !== "string" || name.length === 0) throw new GraphValidationError("graph", "invalid name", "a non-empty string", show(name));
     if (this.#store.hasNode(name)) {
       throw new GraphValidationError(name, "duplicate name", "names unique across inputs, weights and nodes", `a second ${role} named ${show(name)}`, "duplicate-name");
     }
-    this.#store.addNode(name, { role, shape });
+    this.#store.addNode(name, { role, shape, dtype });
   }
 
   #infer(spec: NodeSpec): GraphNode {
-    const { attrs: normalized, shape } = inferNode(this.registry, spec, (v) => (this.#store.hasNode(v) ? this.shapeOf(v) : undefined));
+    const { attrs: normalized, shape, dtype } = inferNode(this.registry, spec, (v) => (this.#store.hasNode(v) ? { shape: this.shapeOf(v), dtype: this.dtypeOf(v) } : undefined));
     for (const [k, v] of Object.entries(normalized)) if (Array.isArray(v)) normalized[k] = Object.freeze([...v]);
-    return Object.freeze({ name: spec.name, kind: spec.kind, inputs: Object.freeze({ ...spec.inputs }), attrs: Object.freeze(normalized), shape: Object.freeze([...shape]) });
+    return Object.freeze({ name: spec.name, kind: spec.kind, inputs: Object.freeze({ ...spec.inputs }), attrs: Object.freeze(normalized), shape: Object.freeze([...shape]), dtype });
   }
 
   has(name: string): boolean {
@@ -133,6 +150,12 @@ export class OpGraph {
     return this.#store.getNodeAttribute(name, "shape");
   }
 
+  /** The element type of a value: declared for inputs and weights, the op's output dtype for nodes. */
+  dtypeOf(name: string): DType {
+    if (!this.#store.hasNode(name)) throw new GraphValidationError(name, "no such value in the graph");
+    return this.#store.getNodeAttribute(name, "dtype");
+  }
+
   /** Nodes that read this value, with the slot they read it into. */
   consumers(name: string): { node: string; slot: string }[] {
     return this.#store.mapOutEdges(name, (_e, a, _s, target) => ({ node: target, slot: a.slot }));
@@ -151,8 +174,8 @@ export class OpGraph {
   /** A one-line-per-node summary: `name = kind(inputs) [shape]`. */
   toString(): string {
     const lines = [
-      ...this.inputs.map((v) => `input  ${v.name} ${formatDims(v.shape)}`),
-      ...this.weights.map((v) => `weight ${v.name} ${formatDims(v.shape)}`),
+      ...this.inputs.map((v) => `input  ${v.name} ${formatDims(v.shape)}${v.dtype && v.dtype !== "float32" ? ` ${v.dtype}` : ""}`),
+      ...this.weights.map((v) => `weight ${v.name} ${formatDims(v.shape)}${v.dtype && v.dtype !== "float32" ? ` ${v.dtype}` : ""}`),
       ...this.nodes.map((n) => `${n.name} = ${n.kind}(${Object.values(n.inputs).join(", ")}) ${formatDims(n.shape)}`),
       `outputs ${this.outputs.join(", ")}`,
     ];

@@ -1,20 +1,34 @@
 export { GraphBuilder, insertAfter, type Ref } from "./builder.js";
 export { OpGraph, type GraphNode, type GraphParts, type NodeSpec, type ValueDecl } from "./graph.js";
+export type { ValueInfo } from "./infer-node.js";
 export { OpRegistry, createOpRegistry } from "./registry.js";
 export { defineOp, normalizeAttrs, inferShape, makeContext, type OpDef, type AnyOpDef, type OpInput, type AttrSpec, type AttrType, type OpContext } from "./op-def.js";
 export { fromJSON, toJSON, GRAPH_FORMAT, GRAPH_FORMAT_VERSION, type GraphJSON } from "./json.js";
+export { broadcastShapes, broadcastStrides } from "./broadcast.js";
 export { sameDim, sameSize, formatDims, isConcrete, bindDims, type Dim, type SymShape } from "./dims.js";
 export { GraphValidationError, GraphFormatError } from "./errors.js";
 export type { Arena, Executor, KernelCall, Support } from "./executor-contract.js";
 export * from "./ops/index.js";
 export { dropoutBits, dropoutKeep, dropoutThreshold, fmix32, mixedBits } from "./ops/dropout-hash.js";
 export {
+  addShape,
   attrError,
+  checkCrossEntropyAttrs,
   checkDropoutAttrs,
+  checkGeluApproximate,
+  checkLayerNormEps,
   checkMaskAttrs,
+  checkMaskScale,
   checkScale,
+  findBadIndex,
+  findNonBinary,
+  multiIndex,
+  nonBinaryMaskError,
+  userMaskStrides,
+  type Strided,
   expectDim,
   expectHeadGroups,
+  expectNormParams,
   expectRank,
   maskOffset,
   windowOf,

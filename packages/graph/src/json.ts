@@ -2,20 +2,26 @@
 // read differently); a reader refuses versions it does not know rather than guessing, and refuses fields it does not
 // know, so a misspelt "attr" is an error instead of a node silently built with default attributes. Field order is
 // fixed, so toJSON(fromJSON(x)) is byte-identical for canonical x.
-import { AttnGraphError, clip } from "@attngraph/tensor";
+import { AttnGraphError, clip, type DType } from "@attngraph/tensor";
 import type { Dim } from "./dims.js";
 import { GraphFormatError, show } from "./errors.js";
 import { OpGraph, type NodeSpec, type ValueDecl } from "./graph.js";
 import { createOpRegistry, type OpRegistry } from "./registry.js";
 
 export const GRAPH_FORMAT = "attngraph.graph";
-export const GRAPH_FORMAT_VERSION = 1;
+/**
+ * Version 2 added `dtype` on inputs and weights (absent = float32). A graph is written in the lowest version that can
+ * express it (1 unless it has an int32 input or weight), so documents older readers understand stay as they were;
+ * both are read.
+ */
+export const GRAPH_FORMAT_VERSION = 2;
+const READABLE_VERSIONS: readonly number[] = [1, 2];
 
 export interface GraphJSON {
   readonly format: typeof GRAPH_FORMAT;
-  readonly version: typeof GRAPH_FORMAT_VERSION;
-  readonly inputs: readonly { readonly name: string; readonly shape: readonly Dim[] }[];
-  readonly weights: readonly { readonly name: string; readonly shape: readonly Dim[] }[];
+  readonly version: 1 | typeof GRAPH_FORMAT_VERSION;
+  readonly inputs: readonly { readonly name: string; readonly shape: readonly Dim[]; readonly dtype?: DType }[];
+  readonly weights: readonly { readonly name: string; readonly shape: readonly Dim[]; readonly dtype?: DType }[];
   readonly nodes: readonly {
     readonly name: string;
     readonly kind: string;
@@ -29,9 +35,9 @@ export interface GraphJSON {
 export function toJSON(graph: OpGraph): GraphJSON {
   return {
     format: GRAPH_FORMAT,
-    version: GRAPH_FORMAT_VERSION,
-    inputs: graph.inputs.map((v) => ({ name: v.name, shape: [...v.shape] })),
-    weights: graph.weights.map((v) => ({ name: v.name, shape: [...v.shape] })),
+    version: [...graph.inputs, ...graph.weights].some((v) => v.dtype !== undefined && v.dtype !== "float32") ? GRAPH_FORMAT_VERSION : 1,
+    inputs: graph.inputs.map(declJSON),
+    weights: graph.weights.map(declJSON),
     nodes: graph.nodes.map((n) => ({
       name: n.name,
       kind: n.kind,
@@ -40,6 +46,10 @@ export function toJSON(graph: OpGraph): GraphJSON {
     })),
     outputs: [...graph.outputs],
   };
+}
+
+function declJSON(v: ValueDecl): GraphJSON["inputs"][number] {
+  return v.dtype && v.dtype !== "float32" ? { name: v.name, shape: [...v.shape], dtype: v.dtype } : { name: v.name, shape: [...v.shape] };
 }
 
 /**
@@ -68,13 +78,18 @@ function read(json: unknown, registry: OpRegistry): OpGraph {
   }
   const root = obj(doc, "$", ["format", "version", "inputs", "weights", "nodes", "outputs"]);
   if (root.format !== GRAPH_FORMAT) throw new GraphFormatError("$.format", "not an attngraph graph", show(GRAPH_FORMAT), show(root.format));
-  if (root.version !== GRAPH_FORMAT_VERSION) {
-    throw new GraphFormatError("$.version", "unknown format version", String(GRAPH_FORMAT_VERSION), show(root.version));
+  if (!READABLE_VERSIONS.includes(root.version as number)) {
+    throw new GraphFormatError("$.version", "unknown format version", READABLE_VERSIONS.join(" or "), show(root.version));
   }
+  const fields = root.version === 1 ? ["name", "shape"] : ["name", "shape", "dtype"];
   const decls = (key: "inputs" | "weights"): ValueDecl[] =>
     arr(root[key], `$.${key}`).map((v, i) => {
-      const o = obj(v, `$.${key}[${i}]`, ["name", "shape"]);
-      return { name: str(o.name, `$.${key}[${i}].name`), shape: dims(o.shape, `$.${key}[${i}].shape`) };
+      const p = `$.${key}[${i}]`;
+      const o = obj(v, p, fields);
+      const decl = { name: str(o.name, `${p}.name`), shape: dims(o.shape, `${p}.shape`) };
+      if (o.dtype === undefined) return decl;
+      if (o.dtype !== "float32" && o.dtype !== "int32") throw new GraphFormatError(`${p}.dtype`, "unknown dtype", "float32 or int32", show(o.dtype));
+      return { ...decl, dtype: o.dtype };
     });
   const inputs = decls("inputs");
   const weights = decls("weights");

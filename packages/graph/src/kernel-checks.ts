@@ -6,7 +6,10 @@
 import { AttnGraphError, ShapeError, describe, formatShape, type Shape } from "@attngraph/tensor";
 import type { KernelCall } from "./executor-contract.js";
 import type { DropoutAttrs } from "./ops/dropout.js";
-import type { MaskAttrs } from "./ops/mask.js";
+import { broadcastShapes } from "./broadcast.js";
+import type { CrossEntropyAttrs } from "./ops/cross-entropy.js";
+import type { GeluAttrs } from "./ops/gelu.js";
+import { USER_MASK_AXES, type MaskAttrs, type MaskGeometry } from "./ops/mask.js";
 
 /** What the checks read of a call: node, op kind and attributes. */
 export type CallInfo = Pick<KernelCall<unknown>, "node" | "kind" | "attrs">;
@@ -14,6 +17,11 @@ export type CallInfo = Pick<KernelCall<unknown>, "node" | "kind" | "attrs">;
 /** Anything with a shape: an executor's value. */
 export interface Shaped {
   readonly shape: Shape;
+}
+
+/** A value with element strides (host tensors, wasm values): what broadcasting kernels index with. */
+export interface Strided extends Shaped {
+  readonly strides: readonly number[];
 }
 
 /** Rank check; `legend` is the expected shape in the shape legend, e.g. "[B, H, L, D]". */
@@ -41,7 +49,7 @@ export function attrError(call: CallInfo, field: string, expected: string, value
 }
 
 /** The mask attributes { causal, window, alignment } of a call (mask or attention), each checked; absent window = null. */
-export function checkMaskAttrs(call: CallInfo): MaskAttrs {
+export function checkMaskAttrs(call: CallInfo): MaskGeometry {
   const { causal, alignment } = call.attrs as Partial<MaskAttrs>;
   const window = (call.attrs as Partial<MaskAttrs>).window ?? null; // absent = no window, as normalizeAttrs does
   if (typeof causal !== "boolean") throw attrError(call, "causal", "true or false", causal);
@@ -52,12 +60,12 @@ export function checkMaskAttrs(call: CallInfo): MaskAttrs {
 }
 
 /** The alignment offset: 0 for "top-left", S − L for "bottom-right" (query i is then aligned with key i + S − L). */
-export function maskOffset(alignment: MaskAttrs["alignment"], nl: number, ns: number): number {
+export function maskOffset(alignment: MaskGeometry["alignment"], nl: number, ns: number): number {
   return alignment === "bottom-right" ? ns - nl : 0;
 }
 
 /** The window size kernels take: 0 (none) unless causal with a window. */
-export function windowOf(attrs: Pick<MaskAttrs, "causal" | "window">): number {
+export function windowOf(attrs: Pick<MaskGeometry, "causal" | "window">): number {
   return attrs.causal && attrs.window !== null ? attrs.window : 0;
 }
 
@@ -66,6 +74,120 @@ export function checkScale(call: CallInfo, field = "scale"): number {
   const scale = call.attrs[field];
   if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, field, "a finite number", scale);
   return scale;
+}
+
+/** The mask op's `scale` (visible scores are multiplied by it before the bias is added); absent = 1. */
+export function checkMaskScale(call: CallInfo): MaskAttrs["scale"] {
+  return call.attrs["scale"] === undefined ? 1 : checkScale(call);
+}
+
+/**
+ * A user mask or bias input of the mask op ([L, S], [B, L, S] or [B, H, L, S], dims of 1 broadcast) against scores
+ * [B, H, L, S]: the rank and dims checked, naming `<node>.<field>`; returns its strides over [B, H, L, S] in elements,
+ * 0 on every axis it does not have or holds once (so `offset + b·s0 + h·s1 + i·s2 + j·s3` reads it for any index).
+ */
+export function userMaskStrides(call: CallInfo, field: string, scores: readonly number[], m: Strided): [number, number, number, number] {
+  const axes = USER_MASK_AXES[m.shape.length];
+  if (!axes) throw new ShapeError(`${call.node}.${field}`, `a user ${field} is [L, S], [B, L, S] or [B, H, L, S]`, "rank 2, 3 or 4", formatShape(m.shape));
+  const out: [number, number, number, number] = [0, 0, 0, 0];
+  const legend = "BHLS";
+  axes.forEach((axis, i) => {
+    const d = m.shape[i]!;
+    if (d !== 1 && d !== scores[axis]) {
+      throw new ShapeError(`${call.node}.${field}`, `${field} dim ${legend[axis]} must match the scores or be 1`, `${scores[axis]} or 1`, `${d} in ${formatShape(m.shape)}`);
+    }
+    out[axis] = d === 1 ? 0 : m.strides[i]!;
+  });
+  return out;
+}
+
+/** The first value of a 0/1 user mask that is neither (NaN included), as "<value> at [i, j, …]", or undefined. */
+export function findNonBinary(values: ArrayLike<number>, shape: readonly number[]): string | undefined {
+  for (let k = 0; k < values.length; k++) {
+    const v = values[k]!;
+    if (v !== 0 && v !== 1) return `${v} at ${multiIndex(k, shape)}`;
+  }
+  return undefined;
+}
+
+/** A 0/1 user mask whose values are not all 0 or 1: an "input" error naming `<node>.<field>` and the element. */
+export function nonBinaryMaskError(call: CallInfo, field: string, got: string): AttnGraphError {
+  const subject = `${call.node}.${field}`;
+  const expected = "0 (hidden key) or 1 (visible key)";
+  return new AttnGraphError("input", describe(subject, "user mask values must be 0 or 1", expected, got), { subject, expected, got });
+}
+
+/** A layer norm's optional weight and bias: each rank 1 of the normalized dim E, named `<node>.weight` / `<node>.bias`. */
+export function expectNormParams(call: CallInfo, e: number, weight: Shaped | undefined, bias: Shaped | undefined): void {
+  for (const [name, t] of [["weight", weight], ["bias", bias]] as const) {
+    if (t === undefined) continue;
+    expectRank(call, name, t, 1, "[E]");
+    expectDim(call, name, `layer norm ${name} length must equal the normalized (last) dim E`, e, t.shape[0]!, t);
+  }
+}
+
+/** LayerNorm's eps: a finite number > 0. */
+export function checkLayerNormEps(call: CallInfo): number {
+  const eps = call.attrs["eps"];
+  if (typeof eps !== "number" || !Number.isFinite(eps) || !(eps > 0)) throw attrError(call, "eps", "a finite number > 0", eps);
+  return eps;
+}
+
+/** GELU's form: "none" (exact, erf) or "tanh". */
+export function checkGeluApproximate(call: CallInfo): GeluAttrs["approximate"] {
+  const a = call.attrs["approximate"] ?? "none";
+  if (a !== "none" && a !== "tanh") throw attrError(call, "approximate", '"none" or "tanh"', a);
+  return a;
+}
+
+/** Cross-entropy attributes: ignoreIndex (null or an int32 integer) and reduction. */
+export function checkCrossEntropyAttrs(call: CallInfo): CrossEntropyAttrs {
+  const ignoreIndex = call.attrs["ignoreIndex"] ?? null;
+  const reduction = call.attrs["reduction"] ?? "mean";
+  if (ignoreIndex !== null && (!Number.isInteger(ignoreIndex) || (ignoreIndex as number) < -(2 ** 31) || (ignoreIndex as number) >= 2 ** 31)) {
+    throw attrError(call, "ignoreIndex", "null or an int32 integer", ignoreIndex);
+  }
+  if (reduction !== "mean" && reduction !== "sum" && reduction !== "none") throw attrError(call, "reduction", '"mean", "sum" or "none"', reduction);
+  return { ignoreIndex: ignoreIndex as number | null, reduction };
+}
+
+/** The broadcast shape of an add's two inputs, which must equal the call's outShape. */
+export function addShape(call: CallInfo & { readonly outShape: Shape }, a: Shaped, b: Shaped): number[] {
+  const out = broadcastShapes(a.shape, b.shape, (i, da, db) => {
+    throw new ShapeError(`${call.node}.b`, `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, `${db} in ${formatShape(b.shape)}`);
+  }) as number[];
+  if (out.length !== call.outShape.length || out.some((d, i) => d !== call.outShape[i])) {
+    throw new ShapeError(`${call.node}.out`, "outShape must be the broadcast shape of a and b", formatShape(out), formatShape(call.outShape));
+  }
+  return out;
+}
+
+/**
+ * The first id outside [0, v) of an embedding's ids (or a cross-entropy's targets, where `skip` is the ignore index),
+ * as an "input" error naming `<node>.<field>`, the position and the id; undefined when all are in range.
+ */
+export function findBadIndex(call: CallInfo, field: string, ids: ArrayLike<number>, shape: readonly number[], v: number, what: string, skip: number | null = null): AttnGraphError | undefined {
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k]!;
+    if ((id < 0 || id >= v) && id !== skip) {
+      const subject = `${call.node}.${field}`;
+      const expected = `${what} in [0, ${v})${skip === null ? "" : ` or ${skip} (ignored)`}`;
+      const got = `${id} at ${multiIndex(k, shape)}`;
+      return new AttnGraphError("input", describe(subject, `${what} out of range`, expected, got), { subject, expected, got });
+    }
+  }
+  return undefined;
+}
+
+/** A row-major index as a multi-index, for messages: 13 in [2, 3, 4] → "[1, 0, 1]". */
+export function multiIndex(flat: number, shape: readonly number[]): string {
+  const idx: number[] = [];
+  for (let d = shape.length - 1; d >= 0; d--) {
+    const n = shape[d]!;
+    idx.unshift(n === 0 ? 0 : flat % n);
+    flat = n === 0 ? 0 : Math.floor(flat / n);
+  }
+  return `[${idx.join(", ")}]`;
 }
 
 /** Where a call keeps its dropout attributes: dropout's own names, or the fused attention's. */

@@ -2,7 +2,7 @@
 // declarations (for the attribute types) and register kernels by the op's `kind`; they never redefine them.
 import type { Dim, SymShape } from "./dims.js";
 import { formatDims } from "./dims.js";
-import { AttnGraphError } from "@attngraph/tensor";
+import { AttnGraphError, type DType } from "@attngraph/tensor";
 import { GraphValidationError, show } from "./errors.js";
 
 export interface OpInput {
@@ -10,6 +10,11 @@ export interface OpInput {
   readonly optional?: boolean;
   /** Required rank, checked before the shape rule runs. */
   readonly rank?: number;
+  /**
+   * The element type the slot takes (default "float32"). Token ids and class targets are "int32": a float32 value
+   * there (or an int32 one in a float32 slot) is a validation error naming the node and slot.
+   */
+  readonly dtype?: DType;
   readonly doc?: string;
 }
 
@@ -46,6 +51,8 @@ export interface OpDef<A extends object = Record<string, unknown>> {
   readonly checkAttrs?: (attrs: A, ctx: OpContext) => void;
   /** The output shape; inputs are in declaration order, `undefined` for an absent optional input. */
   readonly inferShape: (inputs: readonly (SymShape | undefined)[], attrs: A, ctx: OpContext) => SymShape;
+  /** The output's element type (default "float32"). */
+  readonly outputDtype?: DType;
   /** True for ops whose output can be a view of input 0 (reshape, transpose, slice). */
   readonly view?: boolean;
   /**

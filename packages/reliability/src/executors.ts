@@ -22,6 +22,20 @@ export interface ExecutorEntry {
   readonly live?: { readonly unit: string; read(executor: Executor): number };
   /** Property cases relative to cpu (a software GPU adapter is slow): 1 = the same number. */
   readonly propertyShare?: number;
+  /**
+   * How long one small run may take before a test calls it a hang (default HANG_DEADLINE_MS). A software GPU adapter
+   * compiles each new pipeline on the CPU: the first run of a case compiles all of them, and on a loaded 2-core CI
+   * machine that alone has taken more than 10 s.
+   */
+  readonly hangDeadlineMs?: number;
+}
+
+/** How long one small run may take on a cpu or wasm executor before a test calls it a hang. */
+export const HANG_DEADLINE_MS = 10_000;
+
+/** The hang deadline of an executor entry. */
+export function hangDeadline(entry: ExecutorEntry): number {
+  return entry.hangDeadlineMs ?? HANG_DEADLINE_MS;
 }
 
 export const executors: readonly ExecutorEntry[] = [
@@ -41,5 +55,6 @@ export const executors: readonly ExecutorEntry[] = [
     memory: { unit: "GPU buffers created", read: (ex) => (ex as WebGpuExecutor).bufferCount, bound: 0 },
     live: { unit: "GPU buffers in use", read: (ex) => (ex as WebGpuExecutor).buffersInUse },
     propertyShare: 0.1,
+    hangDeadlineMs: 120_000,
   },
 ];

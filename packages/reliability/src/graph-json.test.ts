@@ -87,8 +87,8 @@ describe("graph JSON from outside", () => {
     const dims = valid();
     (dims.inputs as any[])[0].shape[2] = 8.5;
     expect(() => fromJSON(dims)).toThrow(/^\$\.inputs\[0\]\.shape\[2\]: invalid dim/);
-    for (const version of [0, 2, "1", null, 1.0000001]) {
-      expect(() => fromJSON({ ...valid(), version })).toThrow(/^\$\.version: unknown format version, expected 1/);
+    for (const version of [0, 3, "1", null, 1.0000001]) {
+      expect(() => fromJSON({ ...valid(), version })).toThrow(/^\$\.version: unknown format version, expected 1 or 2/);
     }
     const dup = valid();
     (dup.nodes as any[]).push({ ...(dup.nodes as any[])[0] });

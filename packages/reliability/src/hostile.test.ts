@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { attentionCases, describeCase, materialize, type AttentionCase } from "./cases.js";
 import { dense, mismatch, runCase, toleranceFor, NAMES } from "./check.js";
-import { executors } from "./executors.js";
+import { executors, hangDeadline } from "./executors.js";
 import { fcSettings } from "./settings.js";
 
 /** Rejects if `p` has not settled within `ms`: a hang becomes a failure naming what hung, not a test timeout. */
@@ -64,8 +64,8 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinit
         const mm = { ...m, weights };
         const ref = referenceAttention(c.config, m.raw, m.inputs);
         const what = `${target}[${at % t.size}] = ${value}`;
-        const untapped = await within(runCase(mm, ex, false), 10_000, what);
-        const tapped = await within(runCase(mm, ex, true), 10_000, what);
+        const untapped = await within(runCase(mm, ex, false), hangDeadline(entry), what);
+        const tapped = await within(runCase(mm, ex, true), hangDeadline(entry), what);
         const problems: string[] = [];
         const check = (label: string, got: Tensor, n: (typeof NAMES)[number]) => {
           const p = mismatch(label, dense(got), ref[n], toleranceFor(ref[n]), true);
@@ -148,7 +148,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: empty sequences",
     const m = materialize(c);
     const ref = referenceAttention(c.config, m.raw, m.inputs);
     for (const tapped of [false, true]) {
-      const out = await within(runCase(m, ex, tapped), 5_000, `${name} ${describeCase(c)}`);
+      const out = await within(runCase(m, ex, tapped), hangDeadline(entry), `${name} ${describeCase(c)}`);
       expect(mismatch("output", dense(out.output), ref.output, toleranceFor(ref.output))).toBeUndefined();
       for (const [n, t] of out.taps) expect(mismatch(`tap ${n}`, dense(t), ref[n as (typeof NAMES)[number]], toleranceFor(ref[n as (typeof NAMES)[number]]))).toBeUndefined();
       if (tapped) expect(out.taps.get("weights")!.shape).toEqual([c.B, c.config.numHeads, c.T, c.S]);
@@ -176,7 +176,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large 
     const events: SessionEvent[] = [];
     s.events$.subscribe((e) => events.push(e));
     const before = process.memoryUsage().arrayBuffers;
-    const err = await within(s.run({ x: huge([1, 1e6, 4096]) }), 5_000, "huge run").catch((e: unknown) => e);
+    const err = await within(s.run({ x: huge([1, 1e6, 4096]) }), hangDeadline(entry), "huge run").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MemoryLimitError);
     expect(AttnGraphError.isInstance(err) && err.code).toBe("memory-limit");
     expect((err as MemoryLimitError).subject).toBe("node queries");

@@ -43,6 +43,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: tap subscribers",
 
   it("a slow subscriber (25 ms per event) never runs between the run's steps; `await run()` still means delivered", async () => {
     const s = await session();
+    await s.run(m.inputs); // warm-up: webgpu compiles its pipelines on the first run, which is no subscriber's time
     const log: { what: string; at: number }[] = [];
     s.events$.subscribe((e) => e.type === "node-end" && log.push({ what: `step ${e.node}`, at: performance.now() }));
     s.tap(["queries", "scores", "weights"]).subscribe((e) => {
@@ -57,7 +58,9 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: tap subscribers",
     expect(log.filter((l) => l.what.startsWith("tap")).length).toBe(3); // delivered before run() settled
     expect(firstTap).toBeGreaterThan(lastStep); // no subscriber time inside the run's steps
     const stepMs = events.filter((e): e is Extract<SessionEvent, { type: "node-end" }> => e.type === "node-end").reduce((a, e) => a + e.ms, 0);
-    expect(stepMs).toBeLessThan(25); // 75 ms of subscriber work appears in no step's time
+    // The 75 ms of subscriber work appears in no step's time. The bound is that work, not a speed claim: steps that
+    // included it would sum to 75 ms or more however fast the machine (the order check above is the exact one).
+    expect(stepMs).toBeLessThan(75);
   });
 
   it("detached delivery: a slow subscriber does not hold back run(); it falls behind, loses its oldest events and says so", async () => {

@@ -1,6 +1,6 @@
 import { GraphValidationError, type OpGraph } from "@attngraph/graph";
 import { lower, type LowerOptions } from "@attngraph/scheduler";
-import type { Tensor } from "@attngraph/tensor";
+import type { AnyTensor } from "@attngraph/tensor";
 import { checkWeights } from "./check-values.js";
 import { Session } from "./session.js";
 import type { TapPolicy } from "./taps.js";
@@ -10,7 +10,7 @@ export interface CompileOptions extends LowerOptions {
    * Every weight the graph declares, by name. Copied here: changing these tensors later changes nothing; use
    * `session.setWeights()` (every executor then sees the new values from the next run on).
    */
-  readonly weights?: Readonly<Record<string, Tensor>>;
+  readonly weights?: Readonly<Record<string, AnyTensor>>;
   /**
    * The most bytes one run may plan for any single intermediate value and for each executor's arena (default 4 GiB;
    * `Infinity` for no limit). A run whose input shapes need more rejects with a MemoryLimitError naming the node,

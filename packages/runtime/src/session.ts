@@ -1,6 +1,6 @@
 import { GraphValidationError, yieldToEventLoop, type Arena, type Executor, type OpGraph } from "@attngraph/graph";
 import { explain, lower, type BufferPlan, type LowerOptions, type Plan } from "@attngraph/scheduler";
-import type { Shape, Tensor } from "@attngraph/tensor";
+import type { AnyTensor, Shape, Tensor } from "@attngraph/tensor";
 import { Observable, Subject } from "rxjs";
 import { AbortError, RunError, SessionDisposedError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
@@ -36,7 +36,7 @@ interface RunContext {
   /** This run's arenas (from the pool), by executor. */
   readonly arenas: ReadonlyMap<string, Arena<unknown>>;
   /** The run's inputs by name (own keys only). */
-  readonly inputs: ReadonlyMap<string, Tensor>;
+  readonly inputs: ReadonlyMap<string, AnyTensor>;
   /** The weights this run started with (a later setWeights() does not change a run in flight). */
   readonly weights: WeightLease;
   /** Watched node → its subscribers, snapshotted before the run. */
@@ -70,7 +70,7 @@ export class Session {
   readonly events$: Observable<SessionEvent>;
 
   /** `weights` were checked by compile(); the session copies them (see weights.ts). */
-  constructor(graph: OpGraph, options: LowerOptions, weights: ReadonlyMap<string, Tensor>, sessionOptions: SessionOptions = {}) {
+  constructor(graph: OpGraph, options: LowerOptions, weights: ReadonlyMap<string, AnyTensor>, sessionOptions: SessionOptions = {}) {
     this.graph = graph;
     this.#options = options;
     this.#maxArenaBytes = sessionOptions.maxArenaBytes ?? DEFAULT_MAX_ARENA_BYTES;
@@ -134,13 +134,13 @@ export class Session {
    * Every executor sees the new values from the next run on; runs already in flight finish with the old ones, whose
    * executor copies are released when the last of those runs ends.
    */
-  setWeights(weights: Readonly<Record<string, Tensor>>): void {
+  setWeights(weights: Readonly<Record<string, AnyTensor>>): void {
     if (this.#disposed) throw new SessionDisposedError("setWeights()");
     this.#weights.replace(checkWeights(this.graph, weights, { partial: true }));
   }
 
   /** Copies of the session's current weights, by name. */
-  getWeights(): Map<string, Tensor> {
+  getWeights(): Map<string, AnyTensor> {
     if (this.#disposed) throw new SessionDisposedError("getWeights()");
     return this.#weights.values();
   }
@@ -164,7 +164,7 @@ export class Session {
    * Runs the plan on `inputs` and resolves to the graph outputs (tensors the caller owns). Input problems reject before
    * any step runs; a failing step rejects with a RunError naming the node. Either way the session stays usable.
    */
-  async run(inputs: Readonly<Record<string, Tensor>>, options: RunOptions = {}): Promise<Record<string, Tensor>> {
+  async run(inputs: Readonly<Record<string, AnyTensor>>, options: RunOptions = {}): Promise<Record<string, Tensor>> {
     if (this.#disposed) throw new SessionDisposedError("run()");
     const runId = ++this.#runs;
     const events = this.#events;
@@ -176,7 +176,7 @@ export class Session {
     let watched: Map<string, Watcher[]> | undefined;
     try {
       if (signal?.aborted) throw new AbortError(runId, undefined, signal.reason);
-      const byName = checkInputs(inputs);
+      const byName = checkInputs(this.graph, inputs);
       const snap = this.#taps.snapshot(this.#nodeNames);
       watched = snap.watched;
       if (snap.failed.length) throw snap.failed[0]!;
@@ -226,7 +226,7 @@ export class Session {
       const key = `${executor.name}\u0000${name}`;
       const uploaded = onExecutor.get(key);
       if (uploaded) return uploaded.value;
-      let host: Tensor;
+      let host: AnyTensor;
       if (held) host = await plan.executors.get(held.executor)!.download(held.value);
       else if (inputs.has(name)) host = inputs.get(name)!;
       else return weights.on(name, executor);
@@ -318,7 +318,7 @@ export class Session {
   }
 }
 
-function shapesOf(inputs: ReadonlyMap<string, Tensor>): Record<string, Shape> {
+function shapesOf(inputs: ReadonlyMap<string, AnyTensor>): Record<string, Shape> {
   const out: Record<string, Shape> = Object.create(null) as Record<string, Shape>;
   for (const [name, t] of inputs) out[name] = t.shape;
   return out;

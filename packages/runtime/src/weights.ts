@@ -3,16 +3,16 @@
 // `session.setWeights()`, which every executor sees from the next run on. Without the copy, cpu (which computes on the
 // host tensor itself) would see a change that wasm and webgpu (which keep their first upload) never see.
 import type { Executor } from "@attngraph/graph";
-import type { Shape, Tensor } from "@attngraph/tensor";
+import type { AnyTensor, Shape } from "@attngraph/tensor";
 
 /** One weight's value and its uploads. Runs hold it while they run; a replaced weight is released by its last run. */
 class WeightEntry {
-  readonly tensor: Tensor;
+  readonly tensor: AnyTensor;
   readonly #uploads = new Map<Executor, Promise<unknown>>();
   #users = 0;
   #retired = false;
 
-  constructor(tensor: Tensor) {
+  constructor(tensor: AnyTensor) {
     this.tensor = tensor;
   }
 
@@ -60,7 +60,7 @@ export class WeightStore {
   readonly #entries = new Map<string, WeightEntry>();
 
   /** Copies every tensor (dense): the caller's arrays are theirs to change. */
-  constructor(weights: ReadonlyMap<string, Tensor>) {
+  constructor(weights: ReadonlyMap<string, AnyTensor>) {
     for (const [name, t] of weights) this.#entries.set(name, new WeightEntry(t.clone()));
   }
 
@@ -75,12 +75,12 @@ export class WeightStore {
   }
 
   /** Copies of the current values (the caller may change them freely). */
-  values(): Map<string, Tensor> {
+  values(): Map<string, AnyTensor> {
     return new Map([...this.#entries].map(([name, e]) => [name, e.tensor.clone()]));
   }
 
   /** Replaces some weights (already checked by the caller); runs in flight keep the values they started with. */
-  replace(weights: ReadonlyMap<string, Tensor>): void {
+  replace(weights: ReadonlyMap<string, AnyTensor>): void {
     for (const [name, t] of weights) {
       void this.#entries.get(name)?.retire();
       this.#entries.set(name, new WeightEntry(t.clone()));

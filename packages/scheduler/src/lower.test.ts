@@ -14,7 +14,7 @@ describe("lower", () => {
     const plan = lower(graph, { executors: [fakeExecutor("cpu", "all")] });
     expect(plan.steps.map((s) => s.node)).toEqual(graph.nodes.map((n) => n.name));
     const mask = plan.steps.find((s) => s.kind === "mask")!;
-    expect(mask.inputs).toEqual(["scores", "keyPaddingMask"]);
+    expect(mask.inputs).toEqual(["scores", "keyPaddingMask", undefined, undefined]); // the user mask and bias slots are empty
     const proj = plan.steps.find((s) => s.node === "queries")!;
     expect(proj.inputs).toEqual(["x", "W_query", undefined]);
   });

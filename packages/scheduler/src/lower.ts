@@ -3,6 +3,7 @@ import { AttnGraphError } from "@attngraph/tensor";
 import { eliminateDeadNodes } from "./passes/dead-nodes.js";
 import { draftSteps } from "./passes/draft.js";
 import { fuseAttention } from "./passes/fusion.js";
+import { fuseBlockOps } from "./passes/fusion-block.js";
 import { placeNode } from "./passes/placement.js";
 import { planViews } from "./passes/views.js";
 import type { PassReport, Plan, PlanStep } from "./plan.js";
@@ -41,6 +42,12 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
     const fused = fuseAttention(drafts, { outputs: graph.outputs, watched, executors, overrides });
     passes.push(fused.report);
     drafts = fused.steps;
+    // Only where the graph has the block ops: an attention-only plan's explain() stays as it was.
+    if (drafts.some((d) => d.kind === "gelu" || d.kind === "layer-norm")) {
+      const block = fuseBlockOps(drafts, { graph, outputs: graph.outputs, watched, executors, overrides });
+      passes.push(block.report);
+      drafts = block.steps;
+    }
   } else {
     passes.push({ pass: "fusion", summary: "off (fusion: false)" });
   }

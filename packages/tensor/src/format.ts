@@ -12,8 +12,11 @@ const EDGE_ITEMS = 3;
 const LINE_WIDTH = 80;
 const PREFIX = "tensor(";
 
-/** PyTorch's `str(tensor)` for a float32 tensor of this shape whose row-major elements are `values`. */
-export function formatTensor(shape: Shape, values: Float32Array): string {
+/**
+ * PyTorch's `str(tensor)` for a tensor of this shape whose row-major elements are `values`. An int32 tensor prints its
+ * integers as torch prints an integer tensor (`tensor([3, 1, 4])`, no decimal point).
+ */
+export function formatTensor(shape: Shape, values: Float32Array | Int32Array, dtype: "float32" | "int32" = "float32"): string {
   const size = sizeOf(shape);
   if (values.length !== size) {
     throw new ShapeError("formatTensor", "value count does not match the shape", `${size} values for ${formatShape(shape)}`, `${values.length}`);
@@ -36,7 +39,7 @@ export function formatTensor(shape: Shape, values: Float32Array): string {
     for (const i of items(shape[depth]!)) if (i >= 0) collect(depth + 1, start + i * strides[depth]!);
   };
   collect(0, 0);
-  const fmt = makeFormatter(shown);
+  const fmt = dtype === "int32" ? integerFormatter(shown) : makeFormatter(shown);
 
   const vector = (start: number, n: number, indent: number): string => {
     const perLine = Math.max(1, Math.floor((LINE_WIDTH - indent) / (fmt.width + 2)));
@@ -58,6 +61,12 @@ export function formatTensor(shape: Shape, values: Float32Array): string {
 interface Formatter {
   readonly width: number;
   format(v: number): string;
+}
+
+/** Integers as torch prints an integer tensor: plain digits, right-aligned to the widest shown. */
+function integerFormatter(values: readonly number[]): Formatter {
+  const width = values.reduce((w, v) => Math.max(w, String(v).length), 1);
+  return { width, format: (v) => String(v).padStart(width) };
 }
 
 /** torch's `_Formatter`: the mode and width come from the nonzero finite values; nan and inf never widen a column. */

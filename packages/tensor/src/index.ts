@@ -1,4 +1,4 @@
-export { Tensor, viewStrides, type NestedArray } from "./tensor.js";
+export { Tensor, viewStrides, INT32_MIN, INT32_MAX, type NestedArray, type DType, type DataOf, type AnyTensor } from "./tensor.js";
 export { sizeOf, contiguousStrides, sameShape, formatShape, checkShape, type Shape } from "./shape.js";
 export { allclose, compare, type Tolerance, type Comparison, type Mismatch } from "./allclose.js";
 export { formatTensor } from "./format.js";

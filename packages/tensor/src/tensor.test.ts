@@ -482,3 +482,29 @@ describe("Tensor.isTensor", () => {
     expect(Tensor.isTensor(other)).toBe(true);
   });
 });
+
+describe("int32 tensors", () => {
+  it("Tensor.int32 keeps integers exactly, views keep the dtype, copies keep it", () => {
+    const t = Tensor.int32([2 ** 31 - 1, -(2 ** 31), 0, 7, 8, 9], [2, 3]);
+    expect(t.dtype).toBe("int32");
+    expect(t.toArray()).toEqual([2 ** 31 - 1, -(2 ** 31), 0, 7, 8, 9]);
+    const v = t.transpose(0, 1);
+    expect(v.dtype).toBe("int32");
+    expect(v.clone().data).toBeInstanceOf(Int32Array);
+    expect(v.toNested()).toEqual([[2 ** 31 - 1, 7], [-(2 ** 31), 8], [0, 9]]);
+    expect(v.contiguous().toArray()).toEqual([2 ** 31 - 1, 7, -(2 ** 31), 8, 0, 9]);
+    expect(Tensor.isTensor(t)).toBe(true);
+    expect(Tensor.from([1.5], [1]).dtype).toBe("float32");
+  });
+
+  it("refuses values that are not int32 integers, naming the index", () => {
+    expect(() => Tensor.int32([1, 2.5], [2])).toThrow(/Tensor.int32\[1\]: not an int32 value/);
+    expect(() => Tensor.int32([2 ** 31], [1])).toThrow(/Tensor.int32\[0\]/);
+    expect(() => Tensor.int32([NaN], [1])).toThrow(/Tensor.int32\[0\]/);
+    expect(() => new Tensor([1, 2] as never, [2])).toThrow(/data must be a Float32Array or an Int32Array/);
+  });
+
+  it("prints like torch prints an integer tensor", () => {
+    expect(Tensor.int32([3, 10, -1], [3]).toString()).toBe("tensor([ 3, 10, -1])");
+  });
+});

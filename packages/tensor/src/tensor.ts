@@ -6,24 +6,48 @@ import { formatTensor } from "./format.js";
 export type NestedArray = number | readonly NestedArray[];
 
 /**
- * A float32 tensor: a view (shape, strides, offset) onto a Float32Array that may be shared with other views.
- * `reshape`, `transpose` and `permute` return views without copying where the layout allows it; `contiguous()` copies
- * only when the view is not already row-major and dense.
+ * Element types. float32 is what every computation works in; int32 holds integers that index something (token ids,
+ * class targets), so they are never floats in disguise: an op that reads ids declares an int32 input, and a float32
+ * tensor there is an error before anything runs.
+ */
+export type DType = "float32" | "int32";
+
+/** The typed array behind a tensor of dtype `D`. */
+export type DataOf<D extends DType> = D extends "int32" ? Int32Array : Float32Array;
+
+/** A tensor of either dtype: what APIs that accept any tensor (inputs, taps, printing) take. */
+export type AnyTensor = Tensor<DType>;
+
+/** The int32 range, for checks of values that become int32 elements. */
+export const INT32_MIN = -(2 ** 31);
+export const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * A tensor: a view (shape, strides, offset) onto a typed array that may be shared with other views; float32 by default,
+ * int32 for integer data (`Tensor.int32`). `reshape`, `transpose` and `permute` return views without copying where the
+ * layout allows it; `contiguous()` copies only when the view is not already row-major and dense.
  */
 // Recognises a Tensor by a global symbol rather than `instanceof`, so a tensor made by a second copy of this package
 // (two versions in one bundle) is still a tensor, while a plain object that merely has a `shape` is not.
 const TENSOR_MARKER = Symbol.for("attngraph.tensor");
 
-export class Tensor {
-  readonly data: Float32Array;
+export class Tensor<D extends DType = "float32"> {
+  readonly data: DataOf<D>;
+  /** The element type, from the typed array: "int32" for an Int32Array, else "float32". */
+  readonly dtype: D;
   readonly shape: Shape;
   /** Strides in elements, one per dim. */
   readonly strides: readonly number[];
   /** Index into `data` of element [0, 0, ...]. */
   readonly offset: number;
 
-  constructor(data: Float32Array, shape: Shape, strides?: readonly number[], offset = 0) {
+  // NoInfer: `new Tensor(float32Array, shape)` is a Tensor<"float32"> (the default), and an Int32Array needs `Tensor<"int32">`
+  // spelled out (or Tensor.int32), so an int tensor never passes for a float one by inference.
+  constructor(data: DataOf<NoInfer<D>>, shape: Shape, strides?: readonly number[], offset = 0) {
     checkShape("tensor", shape);
+    if (!(data instanceof Float32Array) && !(data instanceof Int32Array)) {
+      throw new ShapeError("tensor", "data must be a Float32Array or an Int32Array", "Float32Array | Int32Array", describeData(data));
+    }
     const st = strides ?? contiguousStrides(shape);
     if (st.length !== shape.length) {
       throw new ShapeError("tensor", "strides do not match the shape's rank", `${shape.length} strides`, `${st.length}`);
@@ -50,6 +74,7 @@ export class Tensor {
       }
     }
     this.data = data;
+    this.dtype = (data instanceof Int32Array ? "int32" : "float32") as D;
     this.shape = Object.freeze([...shape]);
     this.strides = Object.freeze([...st]);
     this.offset = offset;
@@ -61,8 +86,28 @@ export class Tensor {
   }
 
   /** Whether `value` is a Tensor of this package (any copy of it); a duck-typed `{ shape, data }` is not. */
-  static isTensor(value: unknown): value is Tensor {
+  static isTensor(value: unknown): value is AnyTensor {
     return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[TENSOR_MARKER] === true;
+  }
+
+  /**
+   * A new dense int32 tensor (token ids, targets) from integers. A value that is not an integer in the int32 range is
+   * a ShapeError naming its index: ids are never rounded or wrapped silently.
+   */
+  static int32(values: ArrayLike<number>, shape: Shape): Tensor<"int32"> {
+    checkShape("Tensor.int32", shape);
+    if (values.length !== sizeOf(shape)) {
+      throw new ShapeError("Tensor.int32", "value count does not match the shape", `${sizeOf(shape)} values for ${formatShape(shape)}`, `${values.length}`);
+    }
+    const data = new Int32Array(values.length);
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i]!;
+      if (!Number.isInteger(v) || v < INT32_MIN || v > INT32_MAX) {
+        throw new ShapeError(`Tensor.int32[${i}]`, "not an int32 value", "an integer in [-2^31, 2^31 - 1]", String(v));
+      }
+      data[i] = v;
+    }
+    return new Tensor<"int32">(data, shape);
   }
 
   /** A new dense tensor holding a float32 copy of `values` (row-major). */
@@ -121,19 +166,19 @@ export class Tensor {
   }
 
   /** This tensor if it is contiguous, otherwise a dense row-major copy. */
-  contiguous(): Tensor {
+  contiguous(): Tensor<D> {
     return this.isContiguous() ? this : this.clone();
   }
 
-  /** A dense copy that shares nothing with this tensor. */
-  clone(): Tensor {
-    const out = new Float32Array(this.size);
+  /** A dense copy that shares nothing with this tensor, of the same dtype. */
+  clone(): Tensor<D> {
+    const out = (this.data instanceof Int32Array ? new Int32Array(this.size) : new Float32Array(this.size)) as DataOf<D>;
     this.copyInto(out);
-    return new Tensor(out, this.shape);
+    return new Tensor<D>(out, this.shape);
   }
 
-  /** Writes the elements in row-major order into `out` starting at `at`. */
-  copyInto(out: Float32Array, at = 0): void {
+  /** Writes the elements in row-major order into `out` starting at `at` (converted to `out`'s element type). */
+  copyInto(out: Float32Array | Int32Array, at = 0): void {
     const n = this.size;
     if (!Number.isSafeInteger(at) || at < 0 || at + n > out.length) {
       throw new ShapeError("copyInto", "the elements do not fit in the output", `${n} elements from index ${at} within ${out.length}`, `index ${at}`);
@@ -169,31 +214,31 @@ export class Tensor {
    * A tensor with the same elements in a new shape. A view when the layout allows it (always for contiguous input),
    * otherwise a copy, like `torch.reshape`. One dim may be -1 (inferred).
    */
-  reshape(shape: Shape): Tensor {
+  reshape(shape: Shape): Tensor<D> {
     const target = inferDim(shape, this.size);
     const strides = viewStrides(this.shape, this.strides, target);
-    if (strides) return new Tensor(this.data, target, strides, this.offset);
-    return new Tensor(this.clone().data, target);
+    if (strides) return new Tensor<D>(this.data, target, strides, this.offset);
+    return new Tensor<D>(this.clone().data, target);
   }
 
   /** Like `reshape` but never copies: a ShapeError when the layout does not allow a view (like `torch.view`). */
-  view(shape: Shape): Tensor {
+  view(shape: Shape): Tensor<D> {
     const target = inferDim(shape, this.size);
     const strides = viewStrides(this.shape, this.strides, target);
     if (!strides) {
       throw new ShapeError("view", "this layout cannot be viewed with the new shape; use reshape() or contiguous()", formatShape(target), `strides ${formatShape(this.strides)}`);
     }
-    return new Tensor(this.data, target, strides, this.offset);
+    return new Tensor<D>(this.data, target, strides, this.offset);
   }
 
   /** Permutes the dims (a view). `perm[i]` is the source dim of output dim i. */
-  permute(perm: readonly number[]): Tensor {
+  permute(perm: readonly number[]): Tensor<D> {
     checkPerm(perm, this.rank);
-    return new Tensor(this.data, perm.map((p) => this.shape[p]!), perm.map((p) => this.strides[p]!), this.offset);
+    return new Tensor<D>(this.data, perm.map((p) => this.shape[p]!), perm.map((p) => this.strides[p]!), this.offset);
   }
 
   /** Swaps two dims (a view), like `torch.transpose(dim0, dim1)`. Negative dims count from the end. */
-  transpose(dim0: number, dim1: number): Tensor {
+  transpose(dim0: number, dim1: number): Tensor<D> {
     const a = normDim(dim0, this.rank);
     const b = normDim(dim1, this.rank);
     const perm = [...this.shape.keys()];
@@ -218,6 +263,13 @@ export class Tensor {
     return this.data[p]!;
   }
 
+  /** The elements in row-major order, as a fresh Int32Array (float32 elements are truncated toward zero). */
+  toInt32Array(): Int32Array {
+    const out = new Int32Array(this.size);
+    this.copyInto(out);
+    return out;
+  }
+
   /** The elements in row-major order, as a fresh Float32Array. */
   toFloat32Array(): Float32Array {
     const out = new Float32Array(this.size);
@@ -225,13 +277,13 @@ export class Tensor {
     return out;
   }
 
-  /** The elements in row-major order, as plain numbers. */
+  /** The elements in row-major order, as plain numbers (int32 elements exactly: 2^31 − 1 is no float32). */
   toArray(): number[] {
-    return Array.from(this.toFloat32Array());
+    return Array.from(this.#flat());
   }
 
   toNested(): NestedArray {
-    const flat = this.toFloat32Array();
+    const flat = this.#flat();
     const build = (depth: number, start: number): NestedArray => {
       if (depth === this.rank) return flat[start]!;
       const step = sizeOf(this.shape.slice(depth + 1));
@@ -240,10 +292,20 @@ export class Tensor {
     return build(0, 0);
   }
 
+  #flat(): Float32Array | Int32Array {
+    return this.data instanceof Int32Array ? this.toInt32Array() : this.toFloat32Array();
+  }
+
   /** PyTorch-style text: `tensor([[0.1000, 0.2000], ...])`. */
   toString(): string {
-    return formatTensor(this.shape, this.toFloat32Array());
+    return this.dtype === "int32" ? formatTensor(this.shape, this.toInt32Array(), "int32") : formatTensor(this.shape, this.toFloat32Array());
   }
+}
+
+function describeData(data: unknown): string {
+  if (data === null) return "null";
+  if (typeof data !== "object") return typeof data;
+  return (data as object).constructor?.name ?? "an object";
 }
 
 function normDim(dim: number, rank: number): number {

@@ -11,6 +11,8 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import type { Executor } from "@attngraph/graph";
 import { attentionChecks } from "./contract/attention-checks.js";
+import { blockChecks } from "./contract/block-checks.js";
+import { fusedBlockChecks } from "./contract/fused-block-checks.js";
 import { contractChecks } from "./contract/contract-checks.js";
 import type { ContractContext } from "./contract/context.js";
 import { dropoutChecks } from "./contract/dropout-checks.js";
@@ -60,5 +62,7 @@ export function describeExecutorContract(name: string, make: ExecutorFactory): v
     describe("dropout", () => dropoutChecks(ctx));
     describe("position encodings: alibi and rope", () => positionChecks(ctx));
     describe("attention composed from dispatch calls", () => attentionChecks(ctx));
+    describe("transformer block ops: layer-norm, gelu, add, embedding, cross-entropy, user masks", () => blockChecks(ctx));
+    describe("fused block ops: linear-gelu, add-layer-norm", () => fusedBlockChecks(ctx));
   });
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { makeProblem } from "../problem.js";
-import { maxAbsDiff, referenceAttention } from "../test-reference.js";
-import { attngraphExecutors, attngraphImpl } from "./attngraph.js";
+import { makeBlockProblem, makeProblem } from "../problem.js";
+import { maxAbsDiff, referenceAttention, referenceBlock } from "../test-reference.js";
+import { attngraphExecutors, attngraphImpl, benchGraph } from "./attngraph.js";
 
 describe("attngraph impls", () => {
   it("has one per executor, and the cpu one computes the benchmark's attention", async () => {
@@ -13,6 +13,21 @@ describe("attngraph impls", () => {
     expect(maxAbsDiff(out, referenceAttention(p))).toBeLessThan(1e-6);
     expect(runner.threads).toBe(1);
     await runner.dispose();
+  });
+
+  it("builds the transformer block with transformerBlock, weights by state_dict name, and the cpu one computes it", async () => {
+    for (const shape of [{ b: 2, t: 6, d: 8, h: 2 }, { b: 1, t: 5, d: 12, h: 3 }]) {
+      const p = makeBlockProblem(shape, 5);
+      const { graph, weights } = benchGraph(p);
+      expect(graph.inputs.map((i) => i.name)).toEqual(["x"]); // causal by attribute: no mask input
+      expect(Object.keys(weights).sort()).toEqual(graph.weights.map((w) => w.name).sort());
+      const runner = await attngraphImpl("cpu").setup(p, { threads: 1 });
+      try {
+        expect(maxAbsDiff(await runner.run(), referenceBlock(p))).toBeLessThan(1e-5);
+      } finally {
+        await runner.dispose();
+      }
+    }
   });
 
   it("subscribes events$ and taps every node when asked, and unsubscribes", async () => {

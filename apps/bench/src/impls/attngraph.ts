@@ -1,10 +1,12 @@
-// attngraph executors, run the way a user runs attention: multiHeadAttention → compile → session.run.
+// attngraph executors, run the way a user runs attention: multiHeadAttention → compile → session.run; for the block,
+// transformerBlock → compile (weights by state_dict name) → session.run.
 import { attentionWeights, multiHeadAttention, type AttentionConfigInput } from "@attngraph/attention";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
-import type { Executor } from "@attngraph/graph";
+import type { Executor, OpGraph } from "@attngraph/graph";
+import { loadStateDict, transformerBlock, type BlockConfigInput } from "@attngraph/nn";
 import { compile, type Session } from "@attngraph/runtime";
-import { Tensor } from "@attngraph/tensor";
-import type { Problem } from "../problem.js";
+import { Tensor, type AnyTensor } from "@attngraph/tensor";
+import { blockStateDict, MLP_RATIO, type BenchProblem, type BlockProblem, type Problem } from "../problem.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
 
 /**
@@ -33,6 +35,29 @@ export function benchConfig(p: Problem): AttentionConfigInput {
 }
 
 /**
+ * The block config of the benchmark: the worked example's pre-norm block, causal by attribute (no mask input, so the
+ * attention can fuse), GELU erf form, LayerNorm eps 1e-5, MLP 4·d, no Q/K/V or out_proj bias.
+ */
+export function benchBlockConfig(p: BlockProblem): BlockConfigInput {
+  const { d, h } = p.shape;
+  return { embedDim: d, nHeads: h, causal: true, mlpRatio: MLP_RATIO, layerNormEps: p.eps, gelu: "erf" };
+}
+
+/** The graph and its weights (by name) for either problem. */
+export function benchGraph(p: BenchProblem): { graph: OpGraph; weights: Record<string, AnyTensor> } {
+  if (p.kind === "block") {
+    const graph = transformerBlock(benchBlockConfig(p));
+    // loadStateDict checks every key and shape against graph.weights (a StateDictError lists what does not fit).
+    return { graph, weights: loadStateDict(graph, blockStateDict(p)) };
+  }
+  const { d } = p.shape;
+  const config = benchConfig(p);
+  const m = (data: Float32Array) => ({ shape: [d, d], data });
+  const weights = attentionWeights(config, { W_query: m(p.wq), W_key: m(p.wk), W_value: m(p.wv), out_proj: m(p.wo), out_bias: { shape: [d], data: p.bo } });
+  return { graph: multiHeadAttention(config), weights };
+}
+
+/**
  * Peak planned bytes of the untapped run: the session's buffer plan (arena) for the run's input shapes; undefined
  * ("n/a") for an executor without arenas (it allocates per step, e.g. webgpu from its buffer pool).
  */
@@ -47,7 +72,7 @@ export interface AttngraphRunner extends Runner {
 }
 
 export interface AttngraphImpl extends Impl {
-  setup(p: Problem, options: SetupOptions): Promise<AttngraphRunner>;
+  setup(p: BenchProblem, options: SetupOptions): Promise<AttngraphRunner>;
 }
 
 export function attngraphImpl(name: string): AttngraphImpl {
@@ -56,12 +81,9 @@ export function attngraphImpl(name: string): AttngraphImpl {
   return {
     name,
     family: "attngraph",
-    async setup(p: Problem, options: SetupOptions): Promise<AttngraphRunner> {
+    async setup(p: BenchProblem, options: SetupOptions): Promise<AttngraphRunner> {
       const { b, t, d } = p.shape;
-      const config = benchConfig(p);
-      const graph = multiHeadAttention(config);
-      const m = (data: Float32Array) => ({ shape: [d, d], data });
-      const weights = attentionWeights(config, { W_query: m(p.wq), W_key: m(p.wk), W_value: m(p.wv), out_proj: m(p.wo), out_bias: { shape: [d], data: p.bo } });
+      const { graph, weights } = benchGraph(p);
       const session = await compile(graph, { executors: [await make(options)], weights });
       const x = new Tensor(p.x, [b, t, d]);
       const outName = graph.outputs[0]!;

@@ -1,8 +1,9 @@
 // onnxruntime peers: onnxruntime-web on its wasm execution provider, and onnxruntime-node (native, CPU EP), both
-// running the ONNX model of the same attention (../onnx/attention-model.ts). onnxruntime-web bundles its own copy of
-// onnxruntime-common, so the two keep separate `env`s in one process.
+// running the ONNX model of the same attention (../onnx/attention-model.ts) or block (../onnx/block-model.ts).
+// onnxruntime-web bundles its own copy of onnxruntime-common, so the two keep separate `env`s in one process.
 import { buildAttentionModel, ONNX_INPUT, ONNX_OUTPUT } from "../onnx/attention-model.js";
-import type { Problem } from "../problem.js";
+import { buildBlockModel } from "../onnx/block-model.js";
+import type { BenchProblem } from "../problem.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
 
 /** What both packages' InferenceSession and Tensor look like, as far as the harness uses them. */
@@ -16,8 +17,13 @@ interface OrtLike {
   };
 }
 
-async function ortRunner(ort: OrtLike, p: Problem, sessionOptions: Record<string, unknown>, threads: number): Promise<Runner> {
-  const session = await ort.InferenceSession.create(buildAttentionModel(p), sessionOptions);
+/** The ONNX model of the problem, built per shape (weights included). */
+export function buildModel(p: BenchProblem): Uint8Array {
+  return p.kind === "block" ? buildBlockModel(p) : buildAttentionModel(p);
+}
+
+async function ortRunner(ort: OrtLike, p: BenchProblem, sessionOptions: Record<string, unknown>, threads: number): Promise<Runner> {
+  const session = await ort.InferenceSession.create(buildModel(p), sessionOptions);
   const { b, t, d } = p.shape;
   const x = new ort.Tensor("float32", p.x, [b, t, d]);
   return {
@@ -35,7 +41,7 @@ async function ortRunner(ort: OrtLike, p: Problem, sessionOptions: Record<string
 export const ortWebImpl: Impl = {
   name: "ort-web",
   family: "peer",
-  async setup(p: Problem, options: SetupOptions): Promise<Runner> {
+  async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
     const ort = await import("onnxruntime-web");
     // Read when the wasm module starts (the first session); later sessions in this process run with the same count.
     // Without it, onnxruntime-web picks min(4, cores / 2) threads.
@@ -49,7 +55,7 @@ export const ortWebImpl: Impl = {
 export const ortNodeImpl: Impl = {
   name: "ort-node",
   family: "peer",
-  async setup(p: Problem, options: SetupOptions): Promise<Runner> {
+  async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
     const ort = await import("onnxruntime-node");
     const opts = {
       executionProviders: ["cpu"],

@@ -1,5 +1,5 @@
 // What the harness needs from an implementation: set up once per shape (outside the timed region), then run.
-import type { Problem } from "../problem.js";
+import type { BenchProblem } from "../problem.js";
 
 export interface SetupOptions {
   /** Threads asked for on the command line; an implementation that cannot use them runs with what it can. */
@@ -33,5 +33,5 @@ export interface Impl {
   /** attngraph executors get the event-stream and planned-memory columns; peers get ratio columns. */
   readonly family: "attngraph" | "peer";
   /** Loads what it needs (peers: a dynamic import, so a missing or broken package is one "unavailable" row) and sets up. */
-  setup(problem: Problem, options: SetupOptions): Promise<Runner>;
+  setup(problem: BenchProblem, options: SetupOptions): Promise<Runner>;
 }

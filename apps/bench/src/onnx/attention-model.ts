@@ -9,34 +9,55 @@
 //
 // Plain opset-17 ops only (no com.microsoft contrib ops), so onnxruntime's optimizer decides what to fuse.
 import { causalMask, transpose2d, type Problem } from "../problem.js";
-import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node } from "./proto.js";
+import type { BenchShape } from "../shapes.js";
+import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node, type NodeMsg, type TensorMsg } from "./proto.js";
 
 /** Input and output names of the model. */
 export const ONNX_INPUT = "x";
 export const ONNX_OUTPUT = "y";
 
-/** The model's bytes for this problem (weights included). */
-export function buildAttentionModel(p: Problem): Uint8Array {
-  const { b, t, d, h } = p.shape;
-  const D = d / h;
+/**
+ * The nodes from projected q, k, v [b, T, d] to the merged context [b, T, d]: heads split, scores · scale + causal
+ * mask, Softmax, weighted sum, heads merged. They read the initializers of attentionCoreInitializers.
+ */
+export function attentionCoreNodes(q: string, k: string, v: string, context: string): NodeMsg[] {
   const split = (src: string, name: string, perm: number[]) => [
     node("Reshape", `${name}.split`, [src, "heads_shape"], [`${name}.split`]),
     node("Transpose", `${name}.heads`, [`${name}.split`], [`${name}.heads`], { perm }),
   ];
-  const nodes = [
-    node("MatMul", "queries", [ONNX_INPUT, "W_query_T"], ["queries"]),
-    node("MatMul", "keys", [ONNX_INPUT, "W_key_T"], ["keys"]),
-    node("MatMul", "values", [ONNX_INPUT, "W_value_T"], ["values"]),
-    ...split("queries", "q", [0, 2, 1, 3]), // [b, H, T, D]
-    ...split("keys", "kT", [0, 2, 3, 1]), // [b, H, D, T]
-    ...split("values", "v", [0, 2, 1, 3]), // [b, H, T, D]
+  return [
+    ...split(q, "q", [0, 2, 1, 3]), // [b, H, T, D]
+    ...split(k, "kT", [0, 2, 3, 1]), // [b, H, D, T]
+    ...split(v, "v", [0, 2, 1, 3]), // [b, H, T, D]
     node("MatMul", "scores", ["q.heads", "kT.heads"], ["scores"]), // [b, H, T, T]
     node("Mul", "scaled", ["scores", "scale"], ["scaled"]),
     node("Add", "masked", ["scaled", "causal_mask"], ["masked"]),
     node("Softmax", "weights", ["masked"], ["weights"], { axis: -1 }),
     node("MatMul", "context.heads", ["weights", "v.heads"], ["context.heads"]), // [b, H, T, D]
     node("Transpose", "context.merge", ["context.heads"], ["context.merge"], { perm: [0, 2, 1, 3] }), // [b, T, H, D]
-    node("Reshape", "context", ["context.merge", "model_shape"], ["context"]), // [b, T, d]
+    node("Reshape", context, ["context.merge", "model_shape"], [context]), // [b, T, d]
+  ];
+}
+
+/** The constants attentionCoreNodes reads: scale, causal_mask [T, T], and the two Reshape targets. */
+export function attentionCoreInitializers(p: { readonly shape: BenchShape; readonly scale: number }): TensorMsg[] {
+  const { t, d, h } = p.shape;
+  return [
+    floatTensor("scale", [], Float32Array.of(p.scale)),
+    floatTensor("causal_mask", [t, t], causalMask(t)),
+    int64Tensor("heads_shape", [0, 0, h, d / h]), // 0 = keep that dim (b, T)
+    int64Tensor("model_shape", [0, 0, d]),
+  ];
+}
+
+/** The model's bytes for this problem (weights included). */
+export function buildAttentionModel(p: Problem): Uint8Array {
+  const { b, t, d, h } = p.shape;
+  const nodes = [
+    node("MatMul", "queries", [ONNX_INPUT, "W_query_T"], ["queries"]),
+    node("MatMul", "keys", [ONNX_INPUT, "W_key_T"], ["keys"]),
+    node("MatMul", "values", [ONNX_INPUT, "W_value_T"], ["values"]),
+    ...attentionCoreNodes("queries", "keys", "values", "context"),
     node("MatMul", "output.matmul", ["context", "out_proj_T"], ["output.matmul"]),
     node("Add", "output", ["output.matmul", "out_bias"], [ONNX_OUTPUT]),
   ];
@@ -46,10 +67,7 @@ export function buildAttentionModel(p: Problem): Uint8Array {
     floatTensor("W_value_T", [d, d], transpose2d(p.wv, d, d)),
     floatTensor("out_proj_T", [d, d], transpose2d(p.wo, d, d)),
     floatTensor("out_bias", [d], p.bo),
-    floatTensor("scale", [], Float32Array.of(p.scale)),
-    floatTensor("causal_mask", [t, t], causalMask(t)),
-    int64Tensor("heads_shape", [0, 0, h, D]), // 0 = keep that dim (b, T)
-    int64Tensor("model_shape", [0, 0, d]),
+    ...attentionCoreInitializers(p),
   ];
   return encodeModel({
     graphName: "causal_mha",

@@ -7,9 +7,18 @@ import { goldenDir, loadCase } from "@attngraph/testkit";
 import { clip, compare, type Tensor } from "@attngraph/tensor";
 import { join } from "node:path";
 import { executorsFor } from "../executors.js";
-import type { IO } from "../io.js";
+import { UsageError, type IO } from "../io.js";
+import { demoBlock } from "./demo-block.js";
 
-export async function demo(args: { executor: string }, io: IO): Promise<number> {
+/** `attngraph demo [attention|block]`: the attention of the worked examples (default) or their transformer block. */
+export async function demo(args: { executor: string; positionals: readonly string[] }, io: IO): Promise<number> {
+  const which = args.positionals[0] ?? "attention";
+  if (which === "block") return demoBlock(args, io);
+  if (which !== "attention") throw new UsageError(`unknown demo "${clip(which)}": expected attention or block`);
+  return demoAttention(args, io);
+}
+
+async function demoAttention(args: { executor: string }, io: IO): Promise<number> {
   const c = loadCase(join(goldenDir, "seed-002-mha-outproj-eval.json"));
   const graph = buildAttention(c.config);
   const session = await compile(graph, { executors: executorsFor(args.executor), weights: attentionWeights(c.config, c.weights) });

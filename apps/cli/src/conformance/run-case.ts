@@ -1,9 +1,9 @@
 // Runs one golden case through the same path a user takes: build the attention graph from the case's config, compile
 // it for the given executors, tap the standard nodes, run, and compare every expected tensor with the case's tolerance.
 import { attentionWeights, buildAttention } from "@attngraph/attention";
-import type { Executor } from "@attngraph/graph";
+import type { Executor, OpGraph } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
-import { AttnGraphError, compare, type Mismatch, type Tensor } from "@attngraph/tensor";
+import { AttnGraphError, compare, type AnyTensor, type Mismatch, type Tensor, type Tolerance } from "@attngraph/tensor";
 import type { GoldenCase } from "@attngraph/testkit";
 
 export interface TensorCheck {
@@ -25,6 +25,8 @@ export interface CaseResult {
   readonly error?: string;
   /** Expected tensors that `--tap none` cannot compare (only the outputs come back), listed on the case's line. */
   readonly notCompared?: readonly string[];
+  /** Parts of the case the runner cannot check at all yet (gradients, training steps), listed on the case's line. */
+  readonly notChecked?: readonly string[];
 }
 
 export interface RunCaseOptions {
@@ -49,38 +51,66 @@ export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<C
   try {
     const fusedQkv = options.fusedQkv ?? false;
     const graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv });
+    const expected = Object.entries(c.expected).map(([name, tensor]) => ({ name, node: nodeFor(name, graph.outputs), tensor }));
+    return await runGraphCase({ ...base, graph, weights: () => attentionWeights(c.config, c.weights, { fusedQkv }), inputs: c.inputs, expected, tolerance: c.tolerance }, options);
+  } catch (e) {
+    return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/** What every kind of case comes down to: a graph, its weights and inputs, and tensors expected of named nodes. */
+export interface GraphCase {
+  readonly file: string;
+  readonly name: string;
+  readonly graph: OpGraph;
+  /** Called only once something will be compared (a case that compares nothing compiles nothing). */
+  readonly weights: () => Readonly<Record<string, AnyTensor>>;
+  readonly inputs: Readonly<Record<string, AnyTensor>>;
+  /** Each expected tensor with the node that produces it. */
+  readonly expected: readonly { readonly name: string; readonly node: string; readonly tensor: Tensor }[];
+  readonly tolerance: Tolerance;
+  /** Parts of the case this runner cannot check at all (gradients, training steps), named on the case's line. */
+  readonly notChecked?: readonly string[];
+}
+
+/**
+ * Compiles the graph on the executors, taps what the mode asks, runs once and compares every expected tensor it can.
+ * A case passes only if at least one tensor was compared and every compared one is within tolerance.
+ */
+export async function runGraphCase(gc: GraphCase, options: RunCaseOptions): Promise<CaseResult> {
+  const base = { file: gc.file, name: gc.name, ...(gc.notChecked?.length ? { notChecked: gc.notChecked } : {}) };
+  try {
+    const { graph } = gc;
     const mode = options.tap ?? "expected";
     const outputNames = new Set(graph.outputs);
-    const allNames = Object.keys(c.expected);
-    const missing = allNames.filter((n) => !graph.has(nodeFor(n, graph.outputs)));
+    const missing = gc.expected.filter((e) => !graph.has(e.node)).map((e) => e.name);
     if (missing.length) return { ...base, ok: false, checks: [], error: `expected tensor(s) with no node in the graph: ${missing.join(", ")}` };
     // Untapped, only the graph's outputs come back; the rest is reported, never dropped silently.
-    const expectedNames = allNames.filter((n) => mode !== "none" || outputNames.has(nodeFor(n, graph.outputs)));
-    const notCompared = allNames.filter((n) => !expectedNames.includes(n));
+    const compared = gc.expected.filter((e) => mode !== "none" || outputNames.has(e.node));
+    const notCompared = gc.expected.filter((e) => !compared.includes(e)).map((e) => e.name);
     const skipped = notCompared.length ? { notCompared } : {};
     // A case that compares nothing proves nothing: `expected: {}`, or only tensors this mode cannot see.
-    if (expectedNames.length === 0) {
-      const error = allNames.length === 0 ? "nothing to compare: expected holds no tensors" : `nothing to compare: ${notComparedText(notCompared)}`;
+    if (compared.length === 0) {
+      const error = gc.expected.length === 0 ? "nothing to compare: expected holds no tensors" : `nothing to compare: ${notComparedText(notCompared)}`;
       return { ...base, ok: false, checks: [], error, ...skipped };
     }
     // Compiled only now: the early returns above hold no session that would need disposing.
-    const session = await compile(graph, { executors: options.executors, weights: attentionWeights(c.config, c.weights, { fusedQkv }) });
-    const wanted = new Set(expectedNames.map((n) => nodeFor(n, graph.outputs)));
+    const session = await compile(graph, { executors: options.executors, weights: gc.weights() });
+    const wanted = new Set(compared.map((e) => e.node));
     const got = new Map<string, Tensor>();
     const sub = mode === "none" ? undefined : session.tap(mode === "all" ? () => true : (n) => wanted.has(n)).subscribe((e) => got.set(e.node, e.tensor));
     try {
-      const outputs = await session.run(c.inputs);
+      const outputs = await session.run(gc.inputs);
       if (mode === "none") for (const [n, t] of Object.entries(outputs)) got.set(n, t);
     } finally {
       sub?.unsubscribe();
       await session.dispose();
     }
-    const checks = expectedNames.map((n): TensorCheck => {
-      const exp = c.expected[n]!;
-      const t = got.get(nodeFor(n, graph.outputs));
-      if (!t) return { name: n, ok: false, failures: exp.size, size: exp.size, worst: undefined, problem: "no tensor was delivered" };
-      const r = compare(t, exp, c.tolerance);
-      return { name: n, ok: r.ok, failures: r.failures, size: exp.size, worst: r.worst, ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}) };
+    const checks = compared.map(({ name, node, tensor: exp }): TensorCheck => {
+      const t = got.get(node);
+      if (!t) return { name, ok: false, failures: exp.size, size: exp.size, worst: undefined, problem: "no tensor was delivered" };
+      const r = compare(t, exp, gc.tolerance);
+      return { name, ok: r.ok, failures: r.failures, size: exp.size, worst: r.worst, ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}) };
     });
     return { ...base, ok: checks.length > 0 && checks.every((k) => k.ok), checks, ...skipped };
   } catch (e) {
@@ -91,4 +121,9 @@ export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<C
 /** The note on a case's line: `not compared under --tap none: weights, scores`. */
 export function notComparedText(names: readonly string[]): string {
   return `not compared under --tap none: ${names.join(", ")}`;
+}
+
+/** The note on a case's line for what the runner does not check: `not checked (no gradients or training yet): …`. */
+export function notCheckedText(names: readonly string[]): string {
+  return `not checked (attngraph has no gradients or training yet): ${names.join(", ")}`;
 }

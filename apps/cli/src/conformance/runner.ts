@@ -2,8 +2,9 @@
 // line per case, and a closing "N passed, N failed". A case file that cannot be read is a failed case, never a crash.
 import type { Executor } from "@attngraph/graph";
 import { clip } from "@attngraph/tensor";
-import { listCases, loadCase } from "@attngraph/testkit";
-import { notComparedText, runCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
+import { listCases, loadAnyCase } from "@attngraph/testkit";
+import { notCheckedText, notComparedText, runCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
+import { runTrainCase } from "./run-train-case.js";
 
 export interface ConformanceOptions extends Omit<RunCaseOptions, "executors"> {
   /** Makes the executors for one case (fresh per case, so one case's failure cannot leak into the next). */
@@ -23,8 +24,9 @@ export async function runConformance(dir: string, options: ConformanceOptions): 
   for (const file of listCases(dir)) {
     let r: CaseResult;
     try {
-      const c = loadCase(file);
-      r = await runCase(c, { ...options, executors: await options.executors() });
+      const loaded = loadAnyCase(file);
+      const run = { ...options, executors: await options.executors() };
+      r = loaded.format === "train" ? await runTrainCase(loaded.case, run) : await runCase(loaded.case, run);
     } catch (e) {
       r = { file, name: file.split("/").pop()!.replace(/\.json$/, ""), ok: false, checks: [], error: e instanceof Error ? e.message : String(e) };
     }
@@ -43,8 +45,8 @@ export function formatResult(r: CaseResult): string {
   const status = r.ok ? "PASS" : "FAIL";
   const name = clip(r.name); // the case file's own string: a 4 MB name must not make a 4 MB line
   // Our errors are short already; one from below (a TypeError's message) has no bound of its own.
-  if (r.error) return `${status} ${name}  ${clip(r.error, 599)}`;
-  const note = r.notCompared?.length ? `; ${notComparedText(r.notCompared)}` : "";
+  if (r.error) return `${status} ${name}  ${clip(r.error, 599)}${r.notChecked?.length ? `; ${clip(notCheckedText(r.notChecked), 300)}` : ""}`;
+  const note = (r.notCompared?.length ? `; ${notComparedText(r.notCompared)}` : "") + (r.notChecked?.length ? `; ${notCheckedText(r.notChecked)}` : "");
   const worst = [...r.checks].sort((a, b) => (b.worst?.error ?? Infinity) - (a.worst?.error ?? Infinity))[0];
   const failing = r.checks.filter((k) => !k.ok);
   if (r.ok) return `${status} ${name}  (${r.checks.length} tensors, worst: ${worst ? `${worst.name} ${fmt(worst.worst?.error ?? 0)}` : "none"}${note})`;

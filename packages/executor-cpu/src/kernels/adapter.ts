@@ -24,10 +24,11 @@ export function requireInput(call: Call, slot: number, name: string): Tensor {
   return v;
 }
 
-/** The input in `slot`, or undefined when absent; something that is not a tensor is an "input" error. */
+/** The input in `slot`, or undefined when absent; something that is not a float32 tensor is an "input" error. */
 export function optionalInput(call: Call, slot: number, name: string): Tensor | undefined {
   const v: unknown = call.inputs[slot];
   if (v === undefined || v === null) return undefined;
+  if (Tensor.isTensor(v) && v.dtype !== "float32") throw dtypeError(call, slot, name, "float32", v.dtype);
   const t = v as Tensor;
   if (typeof v !== "object" || !(t.data instanceof Float32Array) || !Array.isArray(t.shape) || !Array.isArray(t.strides) || typeof t.offset !== "number") {
     const subject = `${call.node}.${name}`;
@@ -38,6 +39,25 @@ export function optionalInput(call: Call, slot: number, name: string): Tensor | 
     });
   }
   return t;
+}
+
+/**
+ * The int32 input in `slot` (token ids, class targets): a float32 tensor there is an "input" error, never a silent
+ * conversion (a float id of 2.7 has no meaning). The runtime hands int32 inputs over as they came (upload is the
+ * identity on cpu), so the KernelCall's float32 typing does not hold for these slots: this is where the type is checked.
+ */
+export function intInput(call: Call, slot: number, name: string): Tensor<"int32"> {
+  const v: unknown = call.inputs[slot];
+  if (v === undefined || v === null) requireInput(call, slot, name); // throws the missing-input error
+  if (!Tensor.isTensor(v)) optionalInput(call, slot, name); // throws the not-a-tensor error
+  const t = v as Tensor<"int32"> | Tensor;
+  if (t.dtype !== "int32") throw dtypeError(call, slot, name, "int32", t.dtype);
+  return t as Tensor<"int32">;
+}
+
+function dtypeError(call: Call, slot: number, name: string, expected: string, got: string): AttnGraphError {
+  const subject = `${call.node}.${name}`;
+  return new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, expected, got), { subject, expected, got });
 }
 
 /**

@@ -1,7 +1,7 @@
 // mask: hide scores by setting them to −∞ (causal with an alignment, sliding window, key padding; composed by "or").
 // Softmax then gives hidden keys a weight of exactly 0.
 import { AttnGraphError, describe, type Tensor } from "@attngraph/tensor";
-import { afterwards, overRows, type MaskAttrs } from "@attngraph/graph";
+import { afterwards, checkMaskScale, findNonBinary, nonBinaryMaskError, overRows, userMaskStrides, type MaskGeometry } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { attrError, expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -32,7 +32,7 @@ export function lastWindowedKey(i: number, off: number, win: number): number {
  * @param rows the rows of [B · H · L] to write; default: all
  * @returns [B, H, L, S], row-major (`out` when given)
  */
-export function maskImpl(scores: StridedView, keyPaddingMask: StridedView | undefined, attrs: MaskAttrs, out?: Float32Array, rows?: RowRange): Float32Array {
+export function maskImpl(scores: StridedView, keyPaddingMask: StridedView | undefined, attrs: MaskGeometry, out?: Float32Array, rows?: RowRange, user?: UserTerms): Float32Array {
   const [nb, nh, nl, ns] = scores.shape as readonly number[] as [number, number, number, number];
   const [ss0, ss1, ss2, ss3] = scores.strides as [number, number, number, number];
   const off = maskOffset(attrs.alignment, nl, ns);
@@ -53,7 +53,9 @@ export function maskImpl(scores: StridedView, keyPaddingMask: StridedView | unde
     const b = (bh - h) / nh;
     const pBase = (keyPaddingMask?.offset ?? 0) + b * ps0;
     // Visible by position: first <= j < end; everything else in the row is −∞.
-    const first = Math.max(0, lastWindowedKey(i, off, win) + 1);
+    // Clamped to S: with a window and L > S, a late query's window starts past the last key (it sees nothing), and an
+    // unclamped `first` would write past the row into the next one.
+    const first = Math.min(ns, Math.max(0, lastWindowedKey(i, off, win) + 1));
     const end = Math.max(first, Math.min(ns, lastVisibleKey(i, off, causal, ns) + 1));
     const sRow = scores.offset + b * ss0 + h * ss1 + i * ss2;
     let j = 0;
@@ -61,8 +63,37 @@ export function maskImpl(scores: StridedView, keyPaddingMask: StridedView | unde
     if (pd === undefined) for (let p = sRow + j * ss3; j < end; j++, p += ss3) y[o++] = sd[p]!;
     else for (let p = sRow + j * ss3; j < end; j++, p += ss3) y[o++] = pd[pBase + j * ps1] === 1 ? -Infinity : sd[p]!;
     for (; j < ns; j++) y[o++] = -Infinity;
+    if (user) applyUserTerms(y, o - ns, ns, b, h, i, user);
   }
   return y;
+}
+
+/**
+ * The mask op's other inputs, as strided views over [B, H, L, S] (strides 0 on broadcast axes, see userMaskStrides):
+ * a 0/1 user mask (0 hides), an additive bias, and the scale applied to visible scores before the bias.
+ */
+export interface UserTerms {
+  readonly mask?: { readonly data: Float32Array; readonly offset: number; readonly strides: readonly [number, number, number, number] };
+  readonly bias?: { readonly data: Float32Array; readonly offset: number; readonly strides: readonly [number, number, number, number] };
+  readonly scale: number;
+}
+
+/**
+ * Applies the user terms to one output row (already masked by position and padding) at `o`: a user mask value of 0
+ * hides the key; a visible entry becomes scale · score + bias (an entry that is already −∞ stays −∞ whatever the bias).
+ * Mask values must already be checked to be 0 or 1.
+ */
+function applyUserTerms(y: Float32Array, o: number, ns: number, b: number, h: number, i: number, u: UserTerms): void {
+  const m = u.mask;
+  const bi = u.bias;
+  const mBase = m ? m.offset + b * m.strides[0] + h * m.strides[1] + i * m.strides[2] : 0;
+  const bBase = bi ? bi.offset + b * bi.strides[0] + h * bi.strides[1] + i * bi.strides[2] : 0;
+  for (let j = 0; j < ns; j++) {
+    const v = y[o + j]!;
+    if (v === -Infinity) continue;
+    if (m && m.data[mBase + j * m.strides[3]] === 0) y[o + j] = -Infinity;
+    else y[o + j] = u.scale * v + (bi ? bi.data[bBase + j * bi.strides[3]]! : 0);
+  }
 }
 
 /** The row-major index of the first padding value that is not exactly 0 or 1 (NaN included), or -1 when all are. */
@@ -99,17 +130,40 @@ export function checkKeyPadding(call: Call, pad: Tensor, nb: number, ns: number,
   }
 }
 
-/** Inputs: scores [B, H, L, S], optional keyPaddingMask [B, S] → [B, H, L, S]; attrs { causal, window, alignment }. */
+/**
+ * The user mask and bias of a mask call (slots 2 and 3) with the scale, checked: shapes against the scores, mask values
+ * exactly 0 or 1. Undefined when the call has neither and the scale is 1 (the plain positional mask).
+ */
+export function userTermsOf(call: Call, scores: Tensor): UserTerms | undefined {
+  const mask = optionalInput(call, 2, "mask");
+  const bias = optionalInput(call, 3, "bias");
+  const scale = checkMaskScale(call);
+  if (mask === undefined && bias === undefined && scale === 1) return undefined;
+  const view = (t: Tensor, field: string) => ({ data: t.data, offset: t.offset, strides: userMaskStrides(call, field, scores.shape, t) });
+  if (mask !== undefined) {
+    const m = view(mask, "mask");
+    const bad = findNonBinary(mask.toFloat32Array(), mask.shape);
+    if (bad !== undefined) throw nonBinaryMaskError(call, "mask", bad);
+    return bias === undefined ? { mask: m, scale } : { mask: m, bias: view(bias, "bias"), scale };
+  }
+  return bias === undefined ? { scale } : { bias: view(bias, "bias"), scale };
+}
+
+/**
+ * Inputs: scores [B, H, L, S], optional keyPaddingMask [B, S], mask and bias ([L, S], [B, L, S] or [B, H, L, S]) →
+ * [B, H, L, S]; attrs { causal, window, alignment, scale }.
+ */
 export const maskKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const scores = requireInput(call, 0, "scores");
   const pad = optionalInput(call, 1, "keyPaddingMask");
   const attrs = checkMaskAttrs(call);
   expectRank(call, "scores", scores, 4, "[B, H, L, S]");
   if (pad !== undefined) checkKeyPadding(call, pad, scores.shape[0]!, scores.shape[3]!, "scores");
+  const user = userTermsOf(call, scores);
   const [nb, nh, nl, ns] = scores.shape as [number, number, number, number];
   const y = outData(call, scores.shape) ?? new Float32Array(nb * nh * nl * ns);
   // In place (out = scores' memory) each row is read before it is written, chunk or not.
-  const pending = overRows(call, chunkWork, nb * nh * nl, ns * MASK_WORK, (start, end) => maskImpl(scores, pad, attrs, y, { start, end }));
+  const pending = overRows(call, chunkWork, nb * nh * nl, ns * MASK_WORK, (start, end) => maskImpl(scores, pad, attrs, y, { start, end }, user));
   return afterwards(pending, () => result(call, y, scores.shape));
 });
 

@@ -3,7 +3,7 @@
 import { ShapeError, formatShape } from "@attngraph/tensor";
 import { afterwards, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectDim, expectRank, optionalInput, outData, requireInput, result } from "./adapter.js";
+import { expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import { matmul, type MatOperand } from "./matmul.js";
 import { lastAxis, leadingStride, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
 
@@ -48,8 +48,11 @@ function rowsOperand(x: StridedView, r0: number, r1: number, nIn: number, xs: nu
   return { data: dense, offset: 0, rowStride: nIn, colStride: 1 };
 }
 
-/** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. Also serves out-proj. */
-export const projectionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
+/**
+ * The inputs of a call that projects (projection, out-proj, linear-gelu), checked: x [..., In], weight [Out, In],
+ * optional bias [Out]; with In, Out and the output shape.
+ */
+export function projectionInputs(call: Call) {
   const x = requireInput(call, 0, "x");
   const w = requireInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
@@ -62,7 +65,12 @@ export const projectionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_W
     expectRank(call, "bias", b, 1, "[Out]");
     expectDim(call, "bias", "bias length must equal the weight's rows Out", nOut, b.shape[0]!, b);
   }
-  const shape = [...x.shape.slice(0, -1), nOut];
+  return { x, w, b, nIn, nOut, shape: [...x.shape.slice(0, -1), nOut] };
+}
+
+/** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. Also serves out-proj. */
+export const projectionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
+  const { x, w, b, nIn, nOut, shape } = projectionInputs(call);
   const rows = rowCount(x.shape);
   const y = outData(call, shape) ?? new Float32Array(rows * nOut);
   const pending = overRows(call, chunkWork, rows, nIn * nOut, (start, end) => projectionImpl(x, w, b, y, { start, end }));

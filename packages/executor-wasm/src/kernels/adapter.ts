@@ -1,7 +1,8 @@
-// What every kernel adapter needs between a KernelCall and the module: fetch inputs by slot, check ranks, dims and
-// attributes with the CPU executor's errors (each naming `<node>.<field>`), and the mask/softmax/dropout attribute
-// rules. Kernels never trap on bad calls: everything the module would index is checked here first.
-import { AttnGraphError, ShapeError, describe, formatShape } from "@attngraph/tensor";
+// What every kernel adapter needs between a KernelCall and the module: fetch inputs by slot (of the dtype the slot
+// takes), check ranks, dims and attributes with the CPU executor's errors (each naming `<node>.<field>`), and the
+// mask/softmax/dropout attribute rules. Kernels never trap on bad calls: everything the module would index is checked
+// here first.
+import { AttnGraphError, ShapeError, describe, formatShape, type DType } from "@attngraph/tensor";
 import type { DropoutAttrs, KernelCall, MaskAttrs, SoftmaxAttrs } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import { WasmValue } from "../value.js";
@@ -13,8 +14,12 @@ export { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, dropoutThresh
 
 export type Call = KernelCall<WasmValue>;
 
-export function requireInput(call: Call, slot: number, name: string): WasmValue {
-  const v = optionalInput(call, slot, name);
+/**
+ * The input in `slot` (declared as `name`); missing → an "input" error naming node and slot. `dtype` is the element
+ * type the slot takes: float32 for every slot but an embedding's ids and a cross-entropy's targets (int32).
+ */
+export function requireInput(call: Call, slot: number, name: string, dtype: DType = "float32"): WasmValue {
+  const v = optionalInput(call, slot, name, dtype);
   if (v === undefined) {
     const subject = `${call.node}.${name}`;
     throw new AttnGraphError("input", describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a value", "undefined"), {
@@ -26,15 +31,27 @@ export function requireInput(call: Call, slot: number, name: string): WasmValue 
   return v;
 }
 
-export function optionalInput(call: Call, slot: number, name: string): WasmValue | undefined {
+/**
+ * The input in `slot`, or undefined when absent. Something that is not a wasm value, or a value of another dtype than
+ * the slot's (int32 ids in a float slot, float32 ids in an int one: their bits would be read as the other type), is an
+ * "input" error naming `<node>.<name>`.
+ */
+export function optionalInput(call: Call, slot: number, name: string, dtype: DType = "float32"): WasmValue | undefined {
   const v: unknown = call.inputs[slot];
   if (v === undefined || v === null) return undefined;
+  const subject = `${call.node}.${name}`;
   if (!(v instanceof WasmValue)) {
-    const subject = `${call.node}.${name}`;
     throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a wasm value`, "a WasmValue", typeof v), {
       subject,
       expected: "a WasmValue",
       got: typeof v,
+    });
+  }
+  if (v.dtype !== dtype) {
+    throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, dtype, v.dtype), {
+      subject,
+      expected: dtype,
+      got: v.dtype,
     });
   }
   return v;

@@ -1,27 +1,56 @@
-// mask: −∞ where causal (with alignment), a sliding window or key padding hides the key (composed by "or"), with the
-// CPU executor's rule and padding check (same errors, thrown before anything is written). May run in place. With a
-// signal, a big call runs in chunks of rows (chunks.ts).
+// mask: −∞ where causal (with alignment), a sliding window, key padding or a user 0/1 mask hides the key (composed by
+// "or"); visible scores become scale · score + bias. The CPU executor's rules and checks (same errors, thrown before
+// anything is written): padding and user mask values other than 0/1 are "input" errors naming the element, a user mask
+// or bias of the wrong shape a shape error naming it. May run in place. With a signal, a big call runs in chunks of
+// rows (chunks.ts).
+import { checkMaskScale, findNonBinary, nonBinaryMaskError, userMaskStrides } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { checkKeyPadding, checkMaskAttrs, expectRank, maskOffset, optionalInput, requireInput, windowOf, writeInPlaceChunked } from "./adapter.js";
+import { checkKeyPadding, checkMaskAttrs, expectRank, maskOffset, optionalInput, requireInput, windowOf, writeInPlaceChunked, type Call } from "./adapter.js";
+import { hostElements } from "./host-read.js";
+import type { WasmContext } from "../context.js";
+import type { WasmValue } from "../value.js";
 
-/** Inputs: scores [B, H, L, S], optional keyPaddingMask [B, S] → [B, H, L, S]; attrs { causal, window, alignment }. */
+/** A user mask or bias as the module reads it: address (0 when absent) and strides over [B, H, L, S]. */
+type UserInput = readonly [address: number, s0: number, s1: number, s2: number, s3: number];
+
+const ABSENT: UserInput = [0, 0, 0, 0, 0];
+
+/**
+ * Inputs: scores [B, H, L, S], optional keyPaddingMask [B, S], optional mask and bias ([L, S], [B, L, S] or
+ * [B, H, L, S], dims of 1 broadcast) → [B, H, L, S]; attrs { causal, window, alignment, scale }.
+ */
 export const maskKernel = chunkedKernel((call, ctx) => {
   const scores = requireInput(call, 0, "scores");
   const pad = optionalInput(call, 1, "keyPaddingMask");
+  const user = optionalInput(call, 2, "mask");
+  const bias = optionalInput(call, 3, "bias");
   const attrs = checkMaskAttrs(call);
+  const scale = checkMaskScale(call);
   expectRank(call, "scores", scores, 4, "[B, H, L, S]");
   const [nb, nh, nl, ns] = scores.shape as [number, number, number, number];
   if (pad !== undefined) checkKeyPadding(call, ctx, pad, nb, ns, "scores");
+  const u = user === undefined ? ABSENT : userMask(call, ctx, scores.shape, user);
+  const bi = bias === undefined ? ABSENT : ([bias.address, ...userMaskStrides(call, "bias", scores.shape, bias)] as const);
   const [s0, s1, s2, s3] = scores.strides as [number, number, number, number];
   return writeInPlaceChunked(call, ctx, scores, (dst) => {
     if (dst.size === 0) return undefined;
     const off = maskOffset(attrs.alignment, nl, ns);
     const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
     const part = (r0: number, r1: number) =>
-      ctx.exports.mask(scores.address, s0, s1, s2, s3, pad?.address ?? 0, ps0, ps1, nb, nh, nl, ns, attrs.causal ? 1 : 0, off, windowOf(attrs), dst.address, r0, r1);
-    return overRows(call, ctx, nb * nh * nl, ns * MASK_WORK, part);
+      ctx.exports.mask(scores.address, s0, s1, s2, s3, pad?.address ?? 0, ps0, ps1, ...u, ...bi, scale, nb, nh, nl, ns, attrs.causal ? 1 : 0, off, windowOf(attrs), dst.address, r0, r1);
+    return overRows(call, ctx, nb * nh * nl, ns * (user === undefined && bias === undefined ? MASK_WORK : MASK_USER_WORK), part);
   });
 });
 
+/** A user 0/1 mask: its shape against the scores (userMaskStrides) and every value 0 or 1 (findNonBinary), checked. */
+function userMask(call: Call, ctx: WasmContext, scores: readonly number[], m: WasmValue): UserInput {
+  const strides = userMaskStrides(call, "mask", scores, m);
+  const bad = findNonBinary(hostElements(ctx, m), m.shape);
+  if (bad !== undefined) throw nonBinaryMaskError(call, "mask", bad);
+  return [m.address, ...strides];
+}
+
 /** Work per element in multiply-adds of the SIMD matmul: a scalar strided copy with a compare (measured ≈ 20, Node 20). */
 const MASK_WORK = 20;
+/** With a user mask or a bias: two more strided loads and a float64 multiply-add (measured ≈ 37, Node 20). */
+const MASK_USER_WORK = 40;

@@ -1,14 +1,32 @@
 // projection: y = x · Wᵀ + b over the last axis (nn.Linear layout), on the module's 4×8 SIMD tile. Wᵀ is W with its
 // strides swapped (packed by the module, never copied here); x is read in place when its rows have one stride.
-// With a signal, a big call runs in chunks of rows (chunks.ts).
+// With a signal, a big call runs in chunks of rows (chunks.ts). linear-gelu is the same product with the activation
+// run on each chunk's rows of the output (`linear` below).
 import { ShapeError, formatShape } from "@attngraph/tensor";
 import { withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { expectDim, expectRank, optionalInput, requireInput, fillingChunked } from "./adapter.js";
+import type { WasmContext } from "../context.js";
+import type { WasmValue } from "../value.js";
+import { expectDim, expectRank, optionalInput, requireInput, fillingChunked, type Call } from "./adapter.js";
 import { matmul, rowsOperand } from "./matmul.js";
 
 /** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. Also serves out-proj. */
-export const projectionKernel = chunkedKernel((call, ctx) => {
+export const projectionKernel = chunkedKernel((call, ctx) => linear(call, ctx));
+
+/** What runs on the output rows of each chunk right after the product wrote them, and its work per element. */
+export interface Epilogue {
+  /** Multiply-adds of the SIMD matmul per output element, for the chunk sizes. */
+  readonly work: number;
+  /** Rewrites rows [r0, r1) of the dense output `out` ([rows, Out]) in place. */
+  readonly rows: (out: WasmValue, r0: number, r1: number) => void;
+}
+
+/**
+ * The projection's checks and product, x [..., In] · Wᵀ [In, Out] + bias [Out] → [..., Out], in chunks of rows; with
+ * an `epilogue`, each chunk's rows are then rewritten by it in place (linear-gelu), so the pre-activation never
+ * becomes a value of its own.
+ */
+export function linear(call: Call, ctx: WasmContext, epilogue?: Epilogue): WasmValue | Promise<WasmValue> {
   const x = requireInput(call, 0, "x");
   const w = requireInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
@@ -32,7 +50,9 @@ export const projectionKernel = chunkedKernel((call, ctx) => {
     const part = (r0: number, r1: number) => {
       const ar = { address: a.address + r0 * a.rowStride * 4, rowStride: a.rowStride, colStride: 1 };
       matmul(ctx, r1 - r0, nOut, nIn, ar, wt, out.address + r0 * nOut * 4, nOut, bias, call.node);
+      epilogue?.rows(out, r0, r1);
     };
-    return withCleanup(() => overRows(call, ctx, rows, nIn * nOut, part), () => temp && ctx.release(temp));
+    const rowWork = nIn * nOut + (epilogue === undefined ? 0 : nOut * epilogue.work);
+    return withCleanup(() => overRows(call, ctx, rows, rowWork, part), () => temp && ctx.release(temp));
   });
-});
+}

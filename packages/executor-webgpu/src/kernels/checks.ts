@@ -1,6 +1,8 @@
 // What every kernel entry checks before encoding anything, each error naming `<node>.<field>`: a call may come from a
 // user dispatching by hand, not only from a validated graph. The same codes and wording as the CPU executor.
-import { AttnGraphError, ShapeError, describe, formatShape } from "@attngraph/tensor";
+// Inputs are float32 unless the op declares the slot int32 (embedding ids, cross-entropy targets): a value of the other
+// dtype is an "input" error naming `<node>.<slot>` before anything is encoded, never its bits read as the other type.
+import { AttnGraphError, ShapeError, describe, formatShape, type DType } from "@attngraph/tensor";
 import type { KernelCall } from "@attngraph/graph";
 import { GpuTensor } from "../gpu-tensor.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
@@ -9,8 +11,11 @@ export { attrError, checkScale, expectDim, expectHeadGroups, expectRank };
 
 export type Call = KernelCall<GpuTensor>;
 
-export function requireInput(call: Call, slot: number, name: string): GpuTensor {
-  const v = optionalInput(call, slot, name);
+/** What an input slot reads: one dtype, or "any" for the view kernels (reshape, transpose, slice), which read nothing. */
+export type SlotType = DType | "any";
+
+export function requireInput(call: Call, slot: number, name: string, dtype: SlotType = "float32"): GpuTensor {
+  const v = optionalInput(call, slot, name, dtype);
   if (v === undefined) {
     const subject = `${call.node}.${name}`;
     throw new AttnGraphError("input", describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a tensor", "undefined"), {
@@ -22,7 +27,7 @@ export function requireInput(call: Call, slot: number, name: string): GpuTensor 
   return v;
 }
 
-export function optionalInput(call: Call, slot: number, name: string): GpuTensor | undefined {
+export function optionalInput(call: Call, slot: number, name: string, dtype: SlotType = "float32"): GpuTensor | undefined {
   const v: unknown = call.inputs[slot];
   if (v === undefined || v === null) return undefined;
   if (!(v instanceof GpuTensor)) {
@@ -32,6 +37,14 @@ export function optionalInput(call: Call, slot: number, name: string): GpuTensor
       subject,
       expected: "a GpuTensor",
       got,
+    });
+  }
+  if (dtype !== "any" && v.dtype !== dtype) {
+    const subject = `${call.node}.${name}`;
+    throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, dtype, v.dtype), {
+      subject,
+      expected: dtype,
+      got: v.dtype,
     });
   }
   return v;

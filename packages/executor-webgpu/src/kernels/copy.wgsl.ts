@@ -1,8 +1,10 @@
 // copy: a strided view into a dense row-major tensor. Used where a view cannot express a result (reshape of a
-// permuted tensor) and where a program needs dense input.
+// permuted tensor) and where a program needs dense input. Elements move as u32 words, so a copy is bit-exact for either
+// dtype: an int32 id loaded as f32 could be flushed (a denormal's bits) or canonicalised (a NaN's), and so could a NaN
+// payload of a float.
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { PRELUDE, Params, WG, elementwiseGrid } from "./shared.wgsl.js";
 
 /** Params: the source view at word 0, then the element count. */
 export function copyProgram(x: GpuTensor, out: GpuTensor): ProgramInfo {
@@ -11,9 +13,10 @@ export function copyProgram(x: GpuTensor, out: GpuTensor): ProgramInfo {
   const n = params.u32(x.size);
   return {
     name: "copy",
-    cacheKey: "copy",
+    cacheKey: "copy-u32",
     code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["X"])}
+@group(0) @binding(1) var<storage, read> X: array<u32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
 @compute @workgroup_size(${WG})
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
   let i = flat_id(g, nw);

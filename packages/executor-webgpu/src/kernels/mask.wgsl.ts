@@ -1,16 +1,18 @@
-// mask: scores with −∞ where a mask hides the key (causal with an alignment, sliding window, key padding; composed by
-// "or"). With off = 0 ("top-left") or S − L ("bottom-right"), query i sees key j when j <= i + off (causal) and, with a
-// window w, j > i + off − w; a key with keyPaddingMask[b, j] = 1 is hidden for every query. The fused attention kernel
-// uses the same rule (MASK_WGSL) and the same host-side padding check.
-import { AttnGraphError, describe, type Tensor } from "@attngraph/tensor";
-import type { MaskAttrs } from "@attngraph/graph";
+// mask: scores with −∞ where a mask hides the key (causal with an alignment, sliding window, key padding, a user 0/1
+// mask; composed by "or"), and `scale · score + bias` where none does. With off = 0 ("top-left") or S − L
+// ("bottom-right"), query i sees key j when j <= i + off (causal) and, with a window w, j > i + off − w; a key with
+// keyPaddingMask[b, j] = 1 is hidden for every query; a user mask entry of 0 hides its (b, h, i, j). A score that is
+// already −∞ (an earlier mask) stays −∞ whatever the scale and bias, as in the reference. The fused attention kernel
+// uses the same positional rule (MASK_WGSL) and the same host-side padding check.
+import { AttnGraphError, describe, type AnyTensor } from "@attngraph/tensor";
+import type { MaskGeometry } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { attrError, expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
+import { expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import { checkMaskAttrs, maskOffset, windowOf } from "@attngraph/graph";
+import { checkMaskAttrs, checkMaskScale, findNonBinary, maskOffset, nonBinaryMaskError, userMaskStrides, windowOf } from "@attngraph/graph";
 export { checkMaskAttrs };
 
 /** WGSL: whether query i sees key j by position; `m` is the word of (causal, window, off) in the params. */
@@ -24,7 +26,7 @@ fn visible_by_position(m: u32, i: u32, j: u32, ns: u32) -> bool {
 }`;
 
 /** Packs (causal, window or 0, off) for MASK_WGSL and returns the word position. */
-export function packMask(p: Params, attrs: MaskAttrs, nl: number, ns: number): number {
+export function packMask(p: Params, attrs: MaskGeometry, nl: number, ns: number): number {
   const at = p.u32(attrs.causal ? 1 : 0);
   p.u32(windowOf(attrs));
   p.i32(maskOffset(attrs.alignment, nl, ns));
@@ -40,7 +42,7 @@ export async function checkKeyPadding(call: Call, gpu: KernelContext, pad: GpuTe
   expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
   expectDim(call, "keyPaddingMask", `batch B of the padding mask must match the ${batchOf}`, nb, pad.shape[0]!, pad);
   expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", ns, pad.shape[1]!, pad);
-  const values: Tensor = await gpu.hostValues(pad);
+  const values: AnyTensor = await gpu.hostValues(pad);
   const flat = values.toFloat32Array();
   const bad = flat.findIndex((v) => v !== 0 && v !== 1);
   if (bad >= 0) {
@@ -54,48 +56,99 @@ export async function checkKeyPadding(call: Call, gpu: KernelContext, pad: GpuTe
   }
 }
 
-/** Params: scores view, pad view (or the scores view again), hasPad, mask words, n. One invocation per output element. */
-function program(scores: GpuTensor, pad: GpuTensor | undefined, attrs: MaskAttrs, out: GpuTensor): ProgramInfo {
+/** A user mask or bias with its strides over [B, H, L, S] (0 on the axes it broadcasts over). */
+interface UserInput {
+  readonly t: GpuTensor;
+  readonly strides: readonly [number, number, number, number];
+}
+
+/**
+ * Checks a user mask or bias against scores [B, H, L, S] (shared rule: rank 2, 3 or 4, dims equal or 1). A mask's values
+ * must each be exactly 0 or 1, checked on the host like padding flags (free for an upload, one readback otherwise).
+ */
+async function userInput(call: Call, gpu: KernelContext, field: "mask" | "bias", t: GpuTensor, scores: GpuTensor): Promise<UserInput> {
+  const strides = userMaskStrides(call, field, scores.shape, t);
+  if (field === "mask") {
+    const bad = findNonBinary((await gpu.hostValues(t)).toFloat32Array(), t.shape);
+    if (bad !== undefined) throw nonBinaryMaskError(call, field, bad);
+  }
+  return { t, strides };
+}
+
+/** Packs (present, offset, strides over B, H, L, S) of a user input for `user_at`, and returns the word position. */
+function packUser(p: Params, u: UserInput | undefined): number {
+  const at = p.u32(u ? 1 : 0);
+  p.u32(u ? u.t.offset : 0);
+  for (let d = 0; d < 4; d++) p.u32(u ? u.strides[d]! : 0);
+  return at;
+}
+
+/**
+ * Params: scores view, pad view (or the scores view again), hasPad, mask words, user mask words, bias words, scale, n.
+ * One invocation per output element. Absent inputs are bound to the scores buffer and never read.
+ */
+function program(scores: GpuTensor, pad: GpuTensor | undefined, user: UserInput | undefined, bias: UserInput | undefined, attrs: MaskGeometry, scale: number, out: GpuTensor): ProgramInfo {
   const [, , nl, ns] = scores.shape as [number, number, number, number];
   const p = new Params();
   const sv = p.view(scores);
   const pv = p.view(pad ?? scores);
   const hasPad = p.u32(pad ? 1 : 0);
   const m = packMask(p, attrs, nl, ns);
+  const um = packUser(p, user);
+  const ub = packUser(p, bias);
+  const sc = p.f32(scale);
   const n = p.u32(out.size);
   return {
     name: "mask",
-    cacheKey: "mask",
+    cacheKey: "mask-user",
     code: () => /* wgsl */ `${PRELUDE}${MASK_WGSL}
-${storageBindings(["X", "PAD"])}
+${storageBindings(["X", "PAD", "UM", "UB"])}
+// The buffer index of a user input's element for scores index (b, h, i, j), from words (present, offset, 4 strides).
+fn user_at(u: u32, b: u32, h: u32, i: u32, j: u32) -> u32 {
+  return pu(u + 1u) + b * pu(u + 2u) + h * pu(u + 3u) + i * pu(u + 4u) + j * pu(u + 5u);
+}
 @compute @workgroup_size(${WG})
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
   let o = flat_id(g, nw);
   if (o >= pu(${n}u)) { return; }
   let ns = view_dim(${sv}u, 3u); let nl = view_dim(${sv}u, 2u); let nh = view_dim(${sv}u, 1u);
-  let j = o % ns; let i = (o / ns) % nl; let b = o / (ns * nl * nh);
-  var hidden = !visible_by_position(${m}u, i, j, ns);
+  let j = o % ns; let i = (o / ns) % nl; let h = (o / (ns * nl)) % nh; let b = o / (ns * nl * nh);
+  let x = X[view_at(${sv}u, o)];
+  var hidden = !visible_by_position(${m}u, i, j, ns) || is_neg_inf(x);
   if (pu(${hasPad}u) != 0u) {
     hidden = hidden || PAD[view_offset(${pv}u) + b * view_stride(${pv}u, 0u) + j * view_stride(${pv}u, 1u)] == 1.0;
   }
-  let x = X[view_at(${sv}u, o)];
-  Y[o] = select(x, neg_inf(), hidden);
+  if (pu(${um}u) != 0u) { hidden = hidden || UM[user_at(${um}u, b, h, i, j)] == 0.0; }
+  // scale 1 and no bias leave a visible score's bits untouched (no multiply a driver might flush a denormal in).
+  var y = x;
+  let scale = pf(${sc}u);
+  if (scale != 1.0) { y = scale * x; }
+  if (pu(${ub}u) != 0u) { y = y + UB[user_at(${ub}u, b, h, i, j)]; }
+  Y[o] = select(y, neg_inf(), hidden);
 }`,
     params: p,
-    inputs: [scores, pad ?? scores],
+    inputs: [scores, pad ?? scores, user?.t ?? scores, bias?.t ?? scores],
     output: out,
     workgroups: elementwiseGrid(out.size),
   };
 }
 
-/** Inputs: scores [B, H, L, S], optional keyPaddingMask [B, S] → [B, H, L, S]; attrs { causal, window, alignment }. */
+/**
+ * Inputs: scores [B, H, L, S], optional keyPaddingMask [B, S], mask and bias ([L, S], [B, L, S] or [B, H, L, S], dims
+ * of 1 broadcast) → [B, H, L, S]; attrs { causal, window, alignment, scale }.
+ */
 export const maskKernel: WebGpuKernel = async (call, gpu) => {
   const scores = requireInput(call, 0, "scores");
   const pad = optionalInput(call, 1, "keyPaddingMask");
+  const mask = optionalInput(call, 2, "mask");
+  const bias = optionalInput(call, 3, "bias");
   const attrs = checkMaskAttrs(call);
+  const scale = checkMaskScale(call);
   expectRank(call, "scores", scores, 4, "[B, H, L, S]");
   if (pad !== undefined) await checkKeyPadding(call, gpu, pad, scores.shape[0]!, scores.shape[3]!, "scores");
+  const user = mask && (await userInput(call, gpu, "mask", mask, scores));
+  const add = bias && (await userInput(call, gpu, "bias", bias, scores));
   const out = gpu.alloc(scores.shape);
-  await gpu.run(program(scores, pad, attrs, out));
+  await gpu.run(program(scores, pad, user, add, attrs, scale, out));
   return out;
 };

@@ -6,8 +6,12 @@
 // invocations, the most a compatibility-mode device (e.g. Dawn on OpenGL ES) guarantees.
 // `skipZeroA` (weighted-sum) compiles a variant that skips a term whose A element is exactly 0: a key weighed 0 adds
 // nothing, not even a NaN or ±∞ of its value row (FlashAttention semantics); the other contractions keep the plain code.
+// `gelu` (linear-gelu) compiles a variant whose epilogue applies gelu (GELU_WGSL, the gelu kernel's own function) to
+// each finished float32 value of C (bias added) before it is stored: the numbers of projection then gelu, in one pass.
+import type { GeluAttrs } from "@attngraph/graph";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { GELU_WGSL } from "./gelu.wgsl.js";
 import { PRELUDE, Params } from "./shared.wgsl.js";
 
 const TILE = 64;
@@ -30,18 +34,32 @@ export interface MatmulShape {
   readonly group: number;
 }
 
-/** Params: M, N, K, B1, group, A (offset, s0, s1, row, col), B (offset, s0, s1, row, col), hasBias, bias offset, bias stride. */
-export function matmulProgram(name: string, dims: MatmulShape, a: Operand, b: Operand, bias: GpuTensor | undefined, out: GpuTensor, skipZeroA = false): ProgramInfo {
+/** Program variants; at most one of them per program (weighted-sum skips zeros, linear-gelu activates). */
+export interface MatmulVariant {
+  /** Skip a term whose A element is exactly 0. */
+  readonly skipZeroA?: boolean;
+  /** Apply gelu of this form to every element of C (after the bias). */
+  readonly gelu?: GeluAttrs["approximate"];
+}
+
+/**
+ * Params: M, N, K, B1, group, A (offset, s0, s1, row, col), B (offset, s0, s1, row, col), hasBias, bias offset, bias
+ * stride, and for the gelu variant one more word: tanh (1) or exact (0).
+ */
+export function matmulProgram(name: string, dims: MatmulShape, a: Operand, b: Operand, bias: GpuTensor | undefined, out: GpuTensor, variant: MatmulVariant = {}): ProgramInfo {
+  const { skipZeroA = false, gelu } = variant;
+  if (skipZeroA && gelu !== undefined) throw new Error("webgpu: matmul variants skipZeroA and gelu do not combine");
   const p = new Params();
   for (const v of [dims.m, dims.n, dims.k, dims.batches[1], dims.group]) p.u32(v);
   for (const o of [a, b]) for (const v of [o.offset, o.batch[0], o.batch[1], o.row, o.col]) p.u32(v);
   p.u32(bias ? 1 : 0);
   p.u32(bias?.offset ?? 0);
   p.u32(bias?.strides[0] ?? 0);
+  const form = gelu === undefined ? 0 : p.u32(gelu === "tanh" ? 1 : 0);
   return {
     name,
-    cacheKey: skipZeroA ? "matmul-skip-zero-a" : "matmul",
-    code: () => /* wgsl */ `${PRELUDE}
+    cacheKey: skipZeroA ? "matmul-skip-zero-a" : gelu !== undefined ? "matmul-gelu" : "matmul",
+    code: () => /* wgsl */ `${PRELUDE}${gelu !== undefined ? GELU_WGSL : ""}
 @group(0) @binding(1) var<storage, read> A: array<f32>;
 @group(0) @binding(2) var<storage, read> B: array<f32>;
 @group(0) @binding(3) var<storage, read> BIAS: array<f32>;
@@ -87,7 +105,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     }
     workgroupBarrier();
   }
-  let hasBias = pu(15u) != 0u;
+  let hasBias = pu(15u) != 0u;${gelu !== undefined ? ` let tanhForm = pu(${form}u) != 0u;` : ""}
   for (var i = 0u; i < 8u; i++) {
     let m = m0 + lid.y * 8u + i;
     if (m >= M) { continue; }
@@ -95,7 +113,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
       let n = n0 + lid.x * 4u + j;
       if (n >= N) { continue; }
       var v = acc[i * 4u + j];
-      if (hasBias) { v += BIAS[pu(16u) + n * pu(17u)]; }
+      if (hasBias) { v += BIAS[pu(16u) + n * pu(17u)]; }${gelu !== undefined ? "\n      v = gelu(v, tanhForm);" : ""}
       Y[(wg.z * M + m) * N + n] = v;
     }
   }

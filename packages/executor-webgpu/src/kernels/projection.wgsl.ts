@@ -1,16 +1,21 @@
 // projection: y = x · Wᵀ + b over the last axis (nn.Linear layout), on the tiled matmul. out-proj is the same kernel.
 // x's leading axes are read as one row stride when they collapse into one (dense, sliced, permuted with size-1 axes);
-// otherwise x is first copied dense. W is read transposed through its strides.
+// otherwise x is first copied dense. W is read transposed through its strides. linear-gelu is this kernel with the
+// matmul's gelu epilogue (linear-gelu.wgsl.ts).
 import { ShapeError, formatShape } from "@attngraph/tensor";
-import type { WebGpuKernel } from "../executor.js";
+import type { GeluAttrs } from "@attngraph/graph";
+import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import { expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
 import { matmulProgram } from "./matmul.wgsl.js";
 
-function validate(call: Call): { x: GpuTensor; w: GpuTensor; b: GpuTensor | undefined } {
-  const x = requireInput(call, 0, "x");
-  const w = requireInput(call, 1, "weight");
-  const b = optionalInput(call, 2, "bias");
+/** The inputs of a linear op (projection, out-proj, linear-gelu): x, weight and the optional bias, each present. */
+export function linearInputs(call: Call): { x: GpuTensor; w: GpuTensor; b: GpuTensor | undefined } {
+  return { x: requireInput(call, 0, "x"), w: requireInput(call, 1, "weight"), b: optionalInput(call, 2, "bias") };
+}
+
+/** Ranks and dims of x [..., In], weight [Out, In], bias [Out]. */
+export function checkLinearShapes(call: Call, x: GpuTensor, w: GpuTensor, b: GpuTensor | undefined): void {
   if (x.rank < 1) throw new ShapeError(`${call.node}.x`, `op ${call.kind} needs at least one axis`, "[..., In]", formatShape(x.shape));
   expectRank(call, "weight", w, 2, "[Out, In]");
   expectDim(call, "weight", "weight columns must equal the input's last dim In", x.shape[x.rank - 1]!, w.shape[1]!, w);
@@ -18,12 +23,20 @@ function validate(call: Call): { x: GpuTensor; w: GpuTensor; b: GpuTensor | unde
     expectRank(call, "bias", b, 1, "[Out]");
     expectDim(call, "bias", "bias length must equal the weight's rows Out", w.shape[0]!, b.shape[0]!, b);
   }
-  return { x, w, b };
 }
 
 /** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. */
 export const projectionKernel: WebGpuKernel = async (call, gpu) => {
-  const { x: input, w, b } = validate(call);
+  const { x, w, b } = linearInputs(call);
+  checkLinearShapes(call, x, w, b);
+  return linear(call, gpu, x, w, b);
+};
+
+/**
+ * x · Wᵀ + b (checked inputs) as a new [..., Out] tensor; with `gelu`, the matmul's gelu epilogue is applied to each
+ * element before it is stored (linear-gelu).
+ */
+export async function linear(call: Call, gpu: KernelContext, input: GpuTensor, w: GpuTensor, b: GpuTensor | undefined, gelu?: GeluAttrs["approximate"]): Promise<GpuTensor> {
   const nIn = input.shape[input.rank - 1]!;
   const nOut = w.shape[0]!;
   const rows = input.shape.slice(0, -1).reduce((a, d) => a * d, 1);
@@ -43,11 +56,12 @@ export const projectionKernel: WebGpuKernel = async (call, gpu) => {
       { t: w, offset: w.offset, batch: [0, 0], row: w.strides[1]!, col: w.strides[0]! },
       b,
       out,
+      gelu === undefined ? {} : { gelu },
     ),
   );
   if (x !== input) gpu.release(x);
   return out;
-};
+}
 
 /** The one stride that walks every row of x [..., In] when its leading axes collapse into one, else undefined. */
 function leadingStride(x: GpuTensor): number | undefined {

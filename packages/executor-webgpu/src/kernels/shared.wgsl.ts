@@ -93,9 +93,15 @@ export function elementwiseGrid(n: number): [number, number, number] {
   return [MAX_GROUPS, Math.ceil(groups / MAX_GROUPS), 1];
 }
 
-/** Bindings 1..n read-only storage (`names`), then the output as read_write storage `Y`. */
-export function storageBindings(names: readonly string[]): string {
-  const lines = names.map((n, i) => `@group(0) @binding(${i + 1}) var<storage, read> ${n}: array<f32>;`);
+/** Element types a binding can declare: f32 by default, i32 for int32 values (ids, targets). */
+export type ElementType = "f32" | "i32" | "u32";
+
+/**
+ * Bindings 1..n read-only storage (`names`, f32 unless `types` says otherwise), then the output as read_write f32
+ * storage `Y`.
+ */
+export function storageBindings(names: readonly string[], types: Readonly<Record<string, ElementType>> = {}): string {
+  const lines = names.map((n, i) => `@group(0) @binding(${i + 1}) var<storage, read> ${n}: array<${types[n] ?? "f32"}>;`);
   lines.push(`@group(0) @binding(${names.length + 1}) var<storage, read_write> Y: array<f32>;`);
   return lines.join("\n");
 }

@@ -5,7 +5,7 @@ import { attrError, requireInput } from "./checks.js";
 
 /** Input: x; attrs { axis (negative from the end), start, size } → x narrowed along axis, a view. */
 export const sliceKernel: WebGpuKernel = (call, gpu) => {
-  const x = requireInput(call, 0, "x");
+  const x = requireInput(call, 0, "x", "any"); // a view keeps the dtype of what it views
   const { axis, start, size } = call.attrs as { axis?: number; start?: number; size?: number };
   const r = x.rank;
   if (!Number.isInteger(axis) || axis! < -r || axis! >= r) throw attrError(call, "axis", `an integer in -${r}..${r - 1}`, axis);

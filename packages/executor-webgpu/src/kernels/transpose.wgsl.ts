@@ -4,7 +4,7 @@ import { attrError, requireInput } from "./checks.js";
 
 /** Input: x; attrs { perm } → x permuted (output dim i is input dim perm[i]), a view. */
 export const transposeKernel: WebGpuKernel = (call, gpu) => {
-  const x = requireInput(call, 0, "x");
+  const x = requireInput(call, 0, "x", "any"); // a view keeps the dtype of what it views
   const perm = call.attrs["perm"];
   const r = x.rank;
   const ok = Array.isArray(perm) && perm.length === r && new Set(perm).size === r && perm.every((p) => Number.isInteger(p) && p >= 0 && p < r);

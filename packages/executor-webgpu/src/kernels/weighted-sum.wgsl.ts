@@ -27,7 +27,7 @@ export const weightedSumKernel: WebGpuKernel = async (call, gpu) => {
       { t: v, offset: v.offset, batch: [vs0, vs1], row: vs2, col: vs3 },
       undefined,
       out,
-      true,
+      { skipZeroA: true },
     ),
   );
   return out;

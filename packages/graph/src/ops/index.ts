@@ -1,7 +1,14 @@
 // The built-in op kinds, in one explicit list. Adding an op means adding its file and one line here; nothing registers
 // itself on import.
 import type { AnyOpDef } from "../op-def.js";
+import { addOp } from "./add.js";
+import { addLayerNormOp } from "./add-layer-norm.js";
+import { linearGeluOp } from "./linear-gelu.js";
 import { alibiOp } from "./alibi.js";
+import { crossEntropyOp } from "./cross-entropy.js";
+import { embeddingOp } from "./embedding.js";
+import { geluOp } from "./gelu.js";
+import { layerNormOp } from "./layer-norm.js";
 import { attentionOp } from "./attention.js";
 import { dropoutOp } from "./dropout.js";
 import { maskOp } from "./mask.js";
@@ -29,13 +36,31 @@ export const builtinOps: readonly AnyOpDef[] = [
   weightedSumOp,
   outProjOp,
   attentionOp,
+  // Beyond attention: the ops of a transformer block and its loss.
+  layerNormOp,
+  geluOp,
+  addOp,
+  embeddingOp,
+  crossEntropyOp,
+  // Fused block ops: what the scheduler's block fusion puts in place of projection → gelu and add → layer-norm.
+  linearGeluOp,
+  addLayerNormOp,
 ];
 
+export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp };
+export type { AddLayerNormAttrs } from "./add-layer-norm.js";
+export type { LinearGeluAttrs } from "./linear-gelu.js";
+export { USER_MASK_AXES } from "./mask.js";
+export type { AddAttrs } from "./add.js";
+export type { CrossEntropyAttrs } from "./cross-entropy.js";
+export type { EmbeddingAttrs } from "./embedding.js";
+export type { GeluAttrs } from "./gelu.js";
+export type { LayerNormAttrs } from "./layer-norm.js";
 export { alibiOp, attentionOp, dropoutOp, maskOp, outProjOp, projectionOp, reshapeOp, ropeOp, scoreOp, sliceOp, softmaxOp, transposeOp, weightedSumOp };
 export type { AlibiAttrs } from "./alibi.js";
 export type { AttentionAttrs } from "./attention.js";
 export type { DropoutAttrs } from "./dropout.js";
-export type { MaskAttrs } from "./mask.js";
+export type { MaskAttrs, MaskGeometry } from "./mask.js";
 export type { OutProjAttrs } from "./out-proj.js";
 export type { ProjectionAttrs } from "./projection.js";
 export type { ReshapeAttrs } from "./reshape.js";

@@ -49,6 +49,13 @@ export function fuseAttention(steps: readonly DraftStep[], ctx: FusionContext): 
       kept.push(`${ws.node} (${blocker.node} is ${ctx.watched.has(blocker.node) ? "tapped" : outputs.has(blocker.node) ? "an output" : "read elsewhere"})`);
       continue;
     }
+    // The fused kernels take the positional mask and key padding only; a user mask, a bias or a mask scale (inputs 2 and
+    // 3, attribute scale) keeps the chain, and explain() says so.
+    if (mask && (mask.inputs[2] !== undefined || mask.inputs[3] !== undefined || (mask.attrs.scale ?? 1) !== 1)) {
+      const what = [mask.inputs[2] !== undefined ? "a user mask" : "", mask.inputs[3] !== undefined ? "a bias" : "", (mask.attrs.scale ?? 1) !== 1 ? "a scale" : ""].filter(Boolean).join(" and ");
+      kept.push(`${ws.node} (${mask.node} has ${what}: the fused attention kernels take causal, window and key padding only)`);
+      continue;
+    }
     const pinned = names.find((n) => ctx.overrides.has(n));
     if (pinned) {
       kept.push(`${ws.node} (${pinned} is placed by the user)`);

@@ -15,9 +15,12 @@ export interface StepLayout {
 export function planViews(steps: readonly DraftStep[], graph: OpGraph): { layouts: Map<string, StepLayout>; report: PassReport } {
   const dense = new Map<string, boolean>();
   const layouts = new Map<string, StepLayout>();
+  // A fused step may make a value the graph does not have (add-layer-norm's [sum | norm]): its shape is the step's.
+  const stepShapes = new Map(steps.map((s) => [s.node, s.shape] as const));
+  const shapeOf = (v: string) => stepShapes.get(v) ?? graph.shapeOf(v);
   for (const s of steps) {
     const view = s.fused === undefined && graph.registry.get(s.kind, s.node).view === true;
-    const r = view ? viewLayout(s, graph, dense.get(s.inputs[0]!) ?? true) : { layout: "compute" as const, note: "", contiguous: true };
+    const r = view ? viewLayout(s, shapeOf, dense.get(s.inputs[0]!) ?? true) : { layout: "compute" as const, note: "", contiguous: true };
     dense.set(s.node, r.contiguous);
     layouts.set(s.node, { layout: r.layout, note: r.note });
   }
@@ -26,7 +29,7 @@ export function planViews(steps: readonly DraftStep[], graph: OpGraph): { layout
   return { layouts, report: { pass: "views", summary: `${views} view step(s) without a copy${copies.length ? `; copies at ${copies.join(", ")}` : ""}` } };
 }
 
-function viewLayout(s: DraftStep, graph: OpGraph, inputDense: boolean): { layout: Layout; note: string; contiguous: boolean } {
+function viewLayout(s: DraftStep, shapeOf: (value: string) => OpGraph["nodes"][number]["shape"], inputDense: boolean): { layout: Layout; note: string; contiguous: boolean } {
   switch (s.kind) {
     case "transpose": {
       const perm = s.attrs.perm as readonly number[];
@@ -38,7 +41,7 @@ function viewLayout(s: DraftStep, graph: OpGraph, inputDense: boolean): { layout
         ? { layout: "view", note: "view of dense input", contiguous: true }
         : { layout: "copy", note: "input is a strided view: copied unless its strides allow a view", contiguous: true };
     case "slice": {
-      const shape = graph.shapeOf(s.inputs[0]!);
+      const shape = shapeOf(s.inputs[0]!);
       const axis = s.attrs.axis as number;
       const a = axis < 0 ? axis + shape.length : axis;
       return { layout: "view", note: "offset view, no copy", contiguous: inputDense && shape.slice(0, a).every((d) => d === 1) };

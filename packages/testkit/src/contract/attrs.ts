@@ -1,12 +1,12 @@
 // Normalized attributes, as the runtime passes them to `dispatch`: every attribute present, defaults filled in. The
 // types come from the op declarations in @attngraph/graph, so an attribute added there breaks this file's build
 // instead of silently going untested.
-import type { AlibiAttrs, DropoutAttrs, MaskAttrs, ReshapeAttrs, RopeAttrs, SliceAttrs, SoftmaxAttrs, TransposeAttrs } from "@attngraph/graph";
+import type { AlibiAttrs, CrossEntropyAttrs, GeluAttrs, LayerNormAttrs, DropoutAttrs, MaskAttrs, ReshapeAttrs, RopeAttrs, SliceAttrs, SoftmaxAttrs, TransposeAttrs } from "@attngraph/graph";
 
 export const attrs = {
   /** projection, score, weighted-sum and out-proj have no attributes. */
   none: (): Record<string, never> => ({}),
-  mask: (a: Partial<MaskAttrs> = {}): MaskAttrs => ({ causal: false, window: null, alignment: "top-left", ...a }),
+  mask: (a: Partial<MaskAttrs> = {}): MaskAttrs => ({ causal: false, window: null, alignment: "top-left", scale: 1, ...a }),
   softmax: (scale = 1): SoftmaxAttrs => ({ scale }),
   dropout: (a: Partial<DropoutAttrs> = {}): DropoutAttrs => ({ rate: 0, seed: 0, training: false, ...a }),
   reshape: (shape: readonly number[]): ReshapeAttrs => ({ shape }),
@@ -14,6 +14,9 @@ export const attrs = {
   slice: (axis: number, start: number, size: number): SliceAttrs => ({ axis, start, size }),
   alibi: (a: Partial<AlibiAttrs> = {}): AlibiAttrs => ({ slopes: null, scale: 1, alignment: "top-left", ...a }),
   rope: (a: Partial<RopeAttrs> = {}): RopeAttrs => ({ base: 10000, rotaryDim: null, positionOffset: 0, ...a }),
+  layerNorm: (eps = 1e-5): LayerNormAttrs => ({ eps }),
+  gelu: (approximate: GeluAttrs["approximate"] = "none"): GeluAttrs => ({ approximate }),
+  crossEntropy: (a: Partial<CrossEntropyAttrs> = {}): CrossEntropyAttrs => ({ ignoreIndex: null, reduction: "mean", ...a }),
 };
 
 /** Valid attributes for each built-in op kind, for asking `supports` (spread: supports takes a plain record). */
@@ -30,4 +33,11 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   dropout: { ...attrs.dropout({ rate: 0.1, seed: 1, training: true }) },
   "weighted-sum": attrs.none(),
   "out-proj": attrs.none(),
+  "layer-norm": { ...attrs.layerNorm() },
+  gelu: { ...attrs.gelu("tanh") },
+  add: attrs.none(),
+  embedding: attrs.none(),
+  "cross-entropy": { ...attrs.crossEntropy({ ignoreIndex: -100 }) },
+  "linear-gelu": { approximate: "none" },
+  "add-layer-norm": { eps: 1e-5 },
 };

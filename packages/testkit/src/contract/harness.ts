@@ -2,7 +2,7 @@
 // contract checks). It builds KernelCall objects the way the runtime does, and adds the checks every call deserves:
 // the result has `outShape`, and the inputs are unchanged afterwards (an executor may share host memory on upload).
 import { expect } from "vitest";
-import { compare, formatShape, type Tensor, type Tolerance } from "@attngraph/tensor";
+import { compare, formatShape, type AnyTensor, type Tensor, type Tolerance } from "@attngraph/tensor";
 import type { Executor, KernelCall } from "@attngraph/graph";
 
 /** What a float64 reference returns: dense row-major values and their shape. */
@@ -17,7 +17,7 @@ export const OP_TOL: Tolerance = { abs: 1e-5, rel: 1e-5 };
 export class Harness {
   constructor(readonly executor: Executor<any>) {}
 
-  upload(t: Tensor): Promise<unknown> {
+  upload(t: AnyTensor): Promise<unknown> {
     return Promise.resolve(this.executor.upload(t));
   }
 
@@ -32,7 +32,7 @@ export class Harness {
   }
 
   /** Uploads host tensors, dispatches one op and downloads the result, checking its shape and the inputs' integrity. */
-  async run(kind: string, attrs: object, inputs: readonly (Tensor | undefined)[], outShape: readonly number[]): Promise<Tensor> {
+  async run(kind: string, attrs: object, inputs: readonly (AnyTensor | undefined)[], outShape: readonly number[]): Promise<Tensor> {
     const before = inputs.map((t) => t?.toFloat32Array());
     const values = await Promise.all(inputs.map((t) => (t === undefined ? undefined : this.upload(t))));
     const out = await this.download(await this.dispatch(kind, attrs, values, outShape));
@@ -42,6 +42,24 @@ export class Harness {
     });
     return out;
   }
+}
+
+/**
+ * `t` as a strided value on the executor: its elements uploaded in another order and viewed back through a `transpose`
+ * dispatch, so the kernel under test really gets strides (uploading a permuted host tensor would not: a device
+ * executor's upload writes it dense). `perm` is the transpose applied on the executor, its inverse is applied on the host.
+ */
+export async function stridedOn(h: Harness, t: Tensor, perm: readonly number[]): Promise<unknown> {
+  const inverse = perm.map((_, i) => perm.indexOf(i));
+  const base = t.permute(inverse).contiguous();
+  return h.dispatch("transpose", { perm }, [await h.upload(base)], t.shape, "contract.strided");
+}
+
+/** Dispatches one op on executor values (uploaded or made by other dispatches) and downloads the result. */
+export async function runValues(h: Harness, kind: string, attrs: object, values: readonly unknown[], outShape: readonly number[]): Promise<Tensor> {
+  const out = await h.download(await h.dispatch(kind, attrs, values, outShape));
+  expect(formatShape(out.shape), `${kind}: output shape`).toBe(formatShape(outShape));
+  return out;
 }
 
 /** Asserts `got` is within `tol` of `want` elementwise (NaN never matches a number), naming the worst element. */

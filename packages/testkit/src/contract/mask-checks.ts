@@ -30,6 +30,9 @@ const cases: readonly MaskCase[] = [
   { label: "causal bottom-right, L > S (first rows see nothing)", L: 6, S: 4, attrs: { causal: true, alignment: "bottom-right" } },
   { label: "window 2, L = S", L: 6, S: 6, attrs: { causal: true, window: 2 } },
   { label: "window 3 bottom-right, L < S", L: 3, S: 7, attrs: { causal: true, window: 3, alignment: "bottom-right" } },
+  // The window of a late query starts past the last key: those rows see nothing (found by a property test: the CPU
+  // kernel once wrote such a row's −∞ past its end into the next row).
+  { label: "window 1 top-left, L > S (later rows see nothing)", L: 5, S: 2, attrs: { causal: true, window: 1 } },
   { label: "key padding only", L: 4, S: 5, attrs: {}, pad: [0, 0, 0, 1, 1, 1, 0, 1, 0, 1] },
   { label: "key padding, one batch fully padded", L: 3, S: 3, attrs: {}, pad: [1, 1, 1, 0, 1, 0] },
   { label: "causal + window + left padding (a row sees nothing)", L: 5, S: 5, attrs: { causal: true, window: 2 }, pad: [1, 1, 0, 0, 0, 0, 0, 0, 0, 1] },

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { clip } from "@attngraph/tensor";
 import { parseCase, type GoldenCase } from "./case.js";
+import { isTrainCaseJSON, parseTrainCase, type TrainCase } from "./train-case.js";
 import { CaseFormatError } from "./errors.js";
 
 /**
@@ -12,8 +13,24 @@ import { CaseFormatError } from "./errors.js";
  */
 export const goldenDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden");
 
+/** Absolute path of this package's `golden-train/` folder: a copy of shared/golden-train (blocks, gradients, training). */
+export const goldenTrainDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden-train");
+
 /** Reads and parses one case; an unreadable file or invalid JSON is a CaseFormatError naming the file. */
 export function loadCase(path: string): GoldenCase {
+  return parseCase(readJSON(path), path);
+}
+
+/**
+ * Reads one case of either format: a golden-train case (a file with a `kind`: block, mha-backward, train) or an
+ * attention case (shared/golden/FORMAT.md).
+ */
+export function loadAnyCase(path: string): { readonly format: "attention"; readonly case: GoldenCase } | { readonly format: "train"; readonly case: TrainCase } {
+  const json = readJSON(path);
+  return isTrainCaseJSON(json) ? { format: "train", case: parseTrainCase(json, path) } : { format: "attention", case: parseCase(json, path) };
+}
+
+function readJSON(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -26,7 +43,7 @@ export function loadCase(path: string): GoldenCase {
   } catch (e) {
     throw new CaseFormatError(path, undefined, "invalid JSON", "a JSON document", errorText(e), e);
   }
-  return parseCase(json, path);
+  return json;
 }
 
 /** The `*.json` files of a folder, sorted by name, as paths joined onto `dir`. A missing folder is an error. */

@@ -1,0 +1,62 @@
+// gelu: the activation between the two linear layers of a transformer block's MLP, in PyTorch's two forms.
+import { afterwards, checkGeluApproximate, overRows } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
+import { outData, requireInput, result } from "./adapter.js";
+import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+
+const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
+
+/**
+ * erf(x) in float64 with |error| < 1.2e-7 (Numerical Recipes' `erfcc`, a Chebyshev fit of erfc with that bound on its
+ * fractional error): far below what float32 keeps of GELU's result, and a fixed cost per element (one exp).
+ */
+export function erf(x: number): number {
+  const z = Math.abs(x);
+  const t = 1 / (1 + 0.5 * z);
+  const erfc =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return x >= 0 ? 1 - erfc : erfc - 1;
+}
+
+/** GELU of one value: exact x · Φ(x) (approximate "none"), or the tanh approximation. NaN stays NaN. */
+export function gelu(x: number, tanh: boolean): number {
+  return tanh ? 0.5 * x * (1 + Math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))) : 0.5 * x * (1 + erf(x * Math.SQRT1_2));
+}
+
+/**
+ * GELU elementwise in float64, stored as float32. Each element is read before it is written, so `out` may be x's memory.
+ * @param x [...], any strides
+ * @param out where to write row-major; default: a new array
+ * @param part the rows (a row = the last axis) to write; default: all
+ */
+export function geluImpl(x: StridedView, tanh: boolean, out?: Float32Array, part?: RowRange): Float32Array {
+  const r0 = part?.start ?? 0;
+  const rows = rowOffsets(x, r0, part?.end);
+  const { length: n, stride: xs } = lastAxis(x);
+  const xd = x.data;
+  const y = out ?? new Float32Array(rowCount(x.shape) * n);
+  for (let r = 0; r < rows.length; r++) {
+    const o = (r0 + r) * n;
+    for (let j = 0, p = rows[r]!; j < n; j++, p += xs) y[o + j] = gelu(xd[p]!, tanh);
+  }
+  return y;
+}
+
+/** Input: x [...]; attrs { approximate: "none" | "tanh" } → same shape. */
+export const geluKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
+  const x = requireInput(call, 0, "x");
+  const tanh = checkGeluApproximate(call) === "tanh";
+  const { length: n } = lastAxis(x);
+  const rows = rowCount(x.shape);
+  const y = outData(call, x.shape) ?? new Float32Array(rows * n);
+  const pending = overRows(call, chunkWork, rows, n * GELU_WORK, (start, end) => geluImpl(x, tanh, y, { start, end }));
+  return afterwards(pending, () => result(call, y, x.shape));
+});
+
+/** Work per element in multiply-adds of the matmul core: one exp or tanh and a polynomial (estimated ≈ 20). */
+const GELU_WORK = 20;

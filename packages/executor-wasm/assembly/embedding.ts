@@ -1,0 +1,20 @@
+// embedding: out[k, :] = weight[ids[k], :], a row copy per position. The host has checked every id against [0, V)
+// (findBadIndex) before calling; the check here only turns a broken promise into a trap instead of a read of other
+// memory.
+import { at, elementAt } from "./strided";
+
+/**
+ * Positions [k0, k1) of ids (int32, any view: descriptor `desc`) → rows [k0, k1) of dst, dense [N, E]. weight [V, E]
+ * with element strides (ws0, ws1); a contiguous weight row is one memory.copy.
+ */
+export function embedding(ids: usize, desc: usize, nv: i32, w: usize, ws0: i32, ws1: i32, dst: usize, ne: i32, k0: i32, k1: i32): void {
+  const rowBytes = <usize>ne << 2;
+  let o = dst + <usize>k0 * rowBytes;
+  for (let k = k0; k < k1; k++, o += rowBytes) {
+    const id = load<i32>(elementAt(desc, ids, k));
+    if (<u32>id >= <u32>nv) unreachable();
+    const row = at(w, id * ws0);
+    if (ws1 == 1) memory.copy(o, row, rowBytes);
+    else for (let j: i32 = 0; j < ne; j++) store<f32>(o + (<usize>j << 2), load<f32>(at(row, j * ws1)));
+  }
+}

@@ -1,0 +1,82 @@
+// add-layer-norm: [a + b | LayerNorm(a + b)] side by side on the last axis ([..., 2E]), the residual add and the layer
+// norm of a pre-norm block in one step (the scheduler then slices the sum and the norm out of it as views). One
+// workgroup per row: its threads add the row as the add kernel does (a and b as broadcast views of the sum's shape,
+// `broadcastStrides`, one float32 addition per element) and store the sums in the row's first half; after a storage
+// barrier they normalize those stored float32 sums with the layer-norm kernel's own WGSL (normalizeRowWgsl: two
+// passes, shifted by the row's first element) into the second half. Both halves are therefore the numbers of add then
+// layer-norm, with one dispatch and no second read of a and b.
+import { ShapeError, formatShape } from "@attngraph/tensor";
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { expectDim, expectRank, optionalInput, requireInput } from "./checks.js";
+import { normalizeRowWgsl, packLayerNormParams, rowGrid } from "./layer-norm.wgsl.js";
+import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
+import { REDUCE_WGSL } from "./softmax.wgsl.js";
+// Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
+import { addShape, broadcastStrides, checkLayerNormEps } from "@attngraph/graph";
+
+/**
+ * Params: a and b as views of the sum's shape [..., E], rows, E, a's and b's last strides, eps, then (present, offset,
+ * stride) for weight and for bias. Workgroups: one per row (a 2-D grid past 65535 rows). Absent weight/bias are bound
+ * to a and never read.
+ */
+function program(a: GpuTensor, b: GpuTensor, sumShape: readonly number[], w: GpuTensor | undefined, bias: GpuTensor | undefined, eps: number, out: GpuTensor): ProgramInfo {
+  const ne = sumShape[sumShape.length - 1]!;
+  const rows = sumShape.slice(0, -1).reduce((n, d) => n * d, 1);
+  const as = broadcastStrides(a.shape, a.strides, sumShape);
+  const bs = broadcastStrides(b.shape, b.strides, sumShape);
+  const p = new Params();
+  const av = p.view({ shape: sumShape, strides: as, offset: a.offset });
+  const bv = p.view({ shape: sumShape, strides: bs, offset: b.offset });
+  const r = p.u32(rows);
+  const e = p.u32(ne);
+  const las = p.u32(as[as.length - 1]!);
+  const lbs = p.u32(bs[bs.length - 1]!);
+  const norm = packLayerNormParams(p, eps, w, bias);
+  return {
+    name: "add-layer-norm",
+    cacheKey: "add-layer-norm",
+    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
+${storageBindings(["A", "BB", "W", "B"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row = wg.y * nw.x + wg.x;
+  if (row >= pu(${r}u)) { return; }
+  let t = lid.x;
+  let n = pu(${e}u);
+  let sa = pu(${las}u); let sb = pu(${lbs}u);
+  let pa = view_at(${av}u, row * n); let pb = view_at(${bv}u, row * n);
+  let sum = row * 2u * n; // the row's first half: the sums; its second half: their normalization
+  for (var j = t; j < n; j += ${WG}u) { Y[sum + j] = A[pa + j * sa] + BB[pb + j * sb]; }
+  // Every thread reads the stored sums below, x₀ included: make the other threads' stores visible.
+  storageBarrier();${normalizeRowWgsl({ ...norm, x: (j) => `Y[sum + ${j}]`, out: "sum + n", ne: "n" })}
+}`,
+    params: p,
+    inputs: [a, b, w ?? a, bias ?? a],
+    output: out,
+    workgroups: rowGrid(rows),
+  };
+}
+
+/** Inputs: a, b (broadcastable to [..., E]), optional weight [E], optional bias [E]; attrs { eps } → [..., 2E]. */
+export const addLayerNormKernel: WebGpuKernel = async (call, gpu) => {
+  const a = requireInput(call, 0, "a");
+  const b = requireInput(call, 1, "b");
+  const w = optionalInput(call, 2, "weight");
+  const bias = optionalInput(call, 3, "bias");
+  const eps = checkLayerNormEps(call);
+  const last = call.outShape[call.outShape.length - 1] ?? 0;
+  // The sum's shape is the outShape with half its last dim: addShape checks that a and b broadcast to exactly that.
+  const sumShape = addShape({ ...call, outShape: [...call.outShape.slice(0, -1), last / 2] }, a, b);
+  if (sumShape.length < 1) throw new ShapeError(`${call.node}.a`, `op ${call.kind} needs at least one axis`, "[..., E]", formatShape(sumShape));
+  const ne = sumShape[sumShape.length - 1]!;
+  for (const [name, t] of [["weight", w], ["bias", bias]] as const) {
+    if (t === undefined) continue;
+    expectRank(call, name, t, 1, "[E]");
+    expectDim(call, name, `layer norm ${name} length must equal the normalized (last) dim E`, ne, t.shape[0]!, t);
+  }
+  const out = gpu.alloc([...sumShape.slice(0, -1), 2 * ne]);
+  if (out.size > 0) await gpu.run(program(a, b, sumShape, w, bias, eps, out));
+  return out;
+};

@@ -1,0 +1,57 @@
+// embedding: rows of a [V, E] table by int32 id, out[..., :] = weight[ids[...], :] (nn.Embedding). Every id is checked
+// to be in [0, V) on the host before anything is encoded, naming the node, the position and the id: an uploaded ids
+// tensor is checked from its host copy (no readback), any other is read back once, like key padding flags. The ids
+// are read as array<i32>, never through f32. ids may be any strided view; the table is read through its strides.
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { expectRank, requireInput } from "./checks.js";
+import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks).
+import { findBadIndex } from "@attngraph/graph";
+
+/** Params: ids view, table (offset, row stride, column stride), V, E, n. One invocation per output element. */
+function program(ids: GpuTensor, table: GpuTensor, out: GpuTensor): ProgramInfo {
+  const [nv, ne] = table.shape as [number, number];
+  const p = new Params();
+  const iv = p.view(ids);
+  const tw = p.u32(table.offset);
+  p.u32(table.strides[0]!);
+  p.u32(table.strides[1]!);
+  const v = p.u32(nv);
+  const e = p.u32(ne);
+  const n = p.u32(out.size);
+  return {
+    name: "embedding",
+    cacheKey: "embedding",
+    code: () => /* wgsl */ `${PRELUDE}
+${storageBindings(["IDS", "W"], { IDS: "i32" })}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let o = flat_id(g, nw);
+  if (o >= pu(${n}u)) { return; }
+  let ne = pu(${e}u);
+  let id = IDS[view_at(${iv}u, o / ne)];
+  // Checked on the host already; the guard keeps a bad id from ever reading another row (it gives NaN instead).
+  if (id < 0 || u32(id) >= pu(${v}u)) { Y[o] = nan(); return; }
+  Y[o] = W[pu(${tw}u) + u32(id) * pu(${tw + 1}u) + (o % ne) * pu(${tw + 2}u)];
+}`,
+    params: p,
+    inputs: [ids, table],
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/** Inputs: ids [...] int32, weight [V, E] float32 → [..., E]. */
+export const embeddingKernel: WebGpuKernel = async (call, gpu) => {
+  const ids = requireInput(call, 0, "ids", "int32");
+  const table = requireInput(call, 1, "weight");
+  expectRank(call, "weight", table, 2, "[V, E]");
+  const [nv, ne] = table.shape as [number, number];
+  const bad = findBadIndex(call, "ids", (await gpu.hostValues(ids)).toInt32Array(), ids.shape, nv, "token id");
+  if (bad) throw bad;
+  const out = gpu.alloc([...ids.shape, ne]);
+  await gpu.run(program(ids, table, out));
+  return out;
+};

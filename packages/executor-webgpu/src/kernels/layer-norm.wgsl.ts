@@ -1,0 +1,128 @@
+// layer-norm over the last axis (nn.LayerNorm): y = (x − mean) / sqrt(var + eps) · weight + bias, biased variance.
+// One workgroup per row, two passes over it with workgroup reductions (REDUCE_WGSL): the mean first, then the sum of
+// squared deviations (never E[x²] − mean², which cancels catastrophically for rows far from 0). The row is first
+// shifted by its own first element, d = x − x₀, and the mean and deviations are taken of d: the same numbers in exact
+// arithmetic, but a constant row then has d = 0 exactly, so its deviations are exactly 0 and the output is exactly the
+// bias (a mean of x rounds and leaves deviations of ±1 ulp, which 1/sqrt(eps) would magnify), and the sums of a row
+// offset by 1e4 carry only the spread, not the offset. x may have any strides; weight and bias are optional [E] views.
+// The row's WGSL (normalizeRowWgsl) is shared with add-layer-norm, which normalizes the sums it has just written.
+import { ShapeError, formatShape } from "@attngraph/tensor";
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { expectDim, expectRank, optionalInput, requireInput } from "./checks.js";
+import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
+import { REDUCE_WGSL } from "./softmax.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks).
+import { checkLayerNormEps } from "@attngraph/graph";
+
+/** Where the WGSL of one row's normalization reads and writes, as WGSL expressions and params word positions. */
+export interface RowNorm {
+  /** The row's element j (a WGSL expression of `j`), e.g. `X[base + j * xs]`. */
+  readonly x: (j: string) => string;
+  /** The buffer index in Y of the row's first normalized element. */
+  readonly out: string;
+  /** The row length E (a WGSL u32 expression). */
+  readonly ne: string;
+  /** Params words: eps (f32), then (present, offset, stride) for the weight and for the bias. */
+  readonly eps: number;
+  readonly weight: number;
+  readonly bias: number;
+}
+
+/**
+ * WGSL statements normalizing one row in a workgroup of WG threads (thread `t`, REDUCE_WGSL's reductions, weight `W`
+ * and bias `B` bound): the layer-norm kernel's arithmetic, shared with add-layer-norm, which normalizes the sums it
+ * has just stored.
+ */
+export function normalizeRowWgsl(r: RowNorm): string {
+  return /* wgsl */ `
+  let ne = ${r.ne};
+  let x0 = ${r.x("0u")};
+  var s = 0.0;
+  for (var j = t; j < ne; j += ${WG}u) { s += ${r.x("j")} - x0; }
+  let mean = reduce_sum(t, s) / f32(ne);
+  var q = 0.0;
+  for (var j = t; j < ne; j += ${WG}u) { let dev = (${r.x("j")} - x0) - mean; q += dev * dev; }
+  let rstd = 1.0 / sqrt(reduce_sum(t, q) / f32(ne) + pf(${r.eps}u));
+  let hasW = pu(${r.weight}u) != 0u; let wo = pu(${r.weight + 1}u); let ws = pu(${r.weight + 2}u);
+  let hasB = pu(${r.bias}u) != 0u; let bo = pu(${r.bias + 1}u); let bs = pu(${r.bias + 2}u);
+  let o = ${r.out};
+  for (var j = t; j < ne; j += ${WG}u) {
+    var y = ((${r.x("j")} - x0) - mean) * rstd;
+    if (hasW) { y = y * W[wo + j * ws]; }
+    // + 0.0 without a bias: a zero deviation times a negative weight is −0, and the op promises 0.
+    y = y + select(0.0, B[bo + j * bs], hasB);
+    Y[o + j] = y;
+  }`;
+}
+
+/** Params: eps, then (present, offset, stride) for weight and for bias; returns the word positions for RowNorm. */
+export function packLayerNormParams(p: Params, eps: number, w: GpuTensor | undefined, b: GpuTensor | undefined): Pick<RowNorm, "eps" | "weight" | "bias"> {
+  const ep = p.f32(eps);
+  const affine = (t: GpuTensor | undefined): number => {
+    const at = p.u32(t ? 1 : 0);
+    p.u32(t ? t.offset : 0);
+    p.u32(t ? t.strides[0]! : 0);
+    return at;
+  };
+  const weight = affine(w);
+  return { eps: ep, weight, bias: affine(b) };
+}
+
+/** Workgroups for one per row: a 2-D grid past 65535 rows (the row is `wg.y * nw.x + wg.x`). */
+export function rowGrid(rows: number): [number, number, number] {
+  const gx = Math.min(rows, 65535);
+  return [gx, gx === 0 ? 0 : Math.ceil(rows / gx), 1];
+}
+
+/**
+ * Params: x view, rows, E, x's last stride, eps, then (present, offset, stride) for weight and for bias. Workgroups:
+ * one per row (a 2-D grid past 65535 rows). Absent weight/bias are bound to x and never read.
+ */
+function program(x: GpuTensor, w: GpuTensor | undefined, b: GpuTensor | undefined, eps: number, out: GpuTensor): ProgramInfo {
+  const ne = x.shape[x.rank - 1]!;
+  const rows = x.size / ne;
+  const p = new Params();
+  const xv = p.view(x);
+  const r = p.u32(rows);
+  const e = p.u32(ne);
+  const ls = p.u32(x.strides[x.rank - 1]!);
+  const norm = packLayerNormParams(p, eps, w, b);
+  return {
+    name: "layer-norm",
+    cacheKey: "layer-norm",
+    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
+${storageBindings(["X", "W", "B"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row = wg.y * nw.x + wg.x;
+  if (row >= pu(${r}u)) { return; }
+  let t = lid.x;
+  let xs = pu(${ls}u);
+  let base = view_at(${xv}u, row * pu(${e}u));${normalizeRowWgsl({ ...norm, x: (j) => `X[base + ${j} * xs]`, out: "row * ne", ne: `pu(${e}u)` })}
+}`,
+    params: p,
+    inputs: [x, w ?? x, b ?? x],
+    output: out,
+    workgroups: rowGrid(rows),
+  };
+}
+
+/** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */
+export const layerNormKernel: WebGpuKernel = async (call, gpu) => {
+  const x = requireInput(call, 0, "x");
+  const w = optionalInput(call, 1, "weight");
+  const b = optionalInput(call, 2, "bias");
+  const eps = checkLayerNormEps(call);
+  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "[..., E]", formatShape(x.shape));
+  const ne = x.shape[x.rank - 1]!;
+  for (const [name, t] of [["weight", w], ["bias", b]] as const) {
+    if (t === undefined) continue;
+    expectRank(call, name, t, 1, "[E]");
+    expectDim(call, name, `layer norm ${name} length must equal the normalized (last) dim E`, ne, t.shape[0]!, t);
+  }
+  const out = gpu.alloc(x.shape);
+  if (x.size > 0) await gpu.run(program(x, w, b, eps, out));
+  return out;
+};

@@ -1,0 +1,22 @@
+import { broadcastShapes } from "../broadcast.js";
+import { defineOp } from "../op-def.js";
+
+export interface AddAttrs {}
+
+/**
+ * a + b elementwise with NumPy/PyTorch broadcasting: shapes line up from the last axis, and a dim of 1 (or a missing
+ * leading dim) stretches to the other's. Residual connections (`x + attention`) and a learned positional embedding
+ * `pos_embed [1, T, E]` added over the batch. a [...], b [...] → the broadcast shape.
+ */
+export const addOp = defineOp<AddAttrs>({
+  kind: "add",
+  doc: "a + b elementwise, with broadcasting (shapes aligned from the last axis, dims of 1 stretch): residuals, positional embeddings.",
+  inputs: [
+    { name: "a", doc: "[...]" },
+    { name: "b", doc: "[...], broadcastable with a" },
+  ],
+  attrs: {},
+  // The output may take a's memory when it has a's size (the planner checks sizes: a stretched `a` never qualifies).
+  inPlace: 0,
+  inferShape: ([a, b], _attrs, ctx) => broadcastShapes(a!, b!, (i, da, db) => ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db))),
+});

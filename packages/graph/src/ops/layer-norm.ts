@@ -1,0 +1,34 @@
+import { defineOp } from "../op-def.js";
+import { expectDim } from "./shape-checks.js";
+
+export interface LayerNormAttrs {
+  /** Added to the variance before the square root (PyTorch's default 1e-5); must be > 0 so a constant row stays finite. */
+  readonly eps: number;
+}
+
+/**
+ * Layer normalization over the last axis, PyTorch `nn.LayerNorm(E)`: `(x − mean) / sqrt(var + eps) · weight + bias`
+ * with the biased variance (divided by E). weight and bias are optional (elementwise_affine=False leaves both out).
+ * A constant row gives exactly `bias` (its deviations are 0), never NaN. x [..., E], weight [E], bias [E] → [..., E].
+ */
+export const layerNormOp = defineOp<LayerNormAttrs>({
+  kind: "layer-norm",
+  doc: "LayerNorm over the last axis: (x − mean) / sqrt(var + eps) · weight + bias, biased variance (nn.LayerNorm).",
+  inputs: [
+    { name: "x", doc: "[..., E]" },
+    { name: "weight", optional: true, rank: 1, doc: "[E], the affine scale (gamma)" },
+    { name: "bias", optional: true, rank: 1, doc: "[E], the affine shift (beta)" },
+  ],
+  attrs: { eps: { type: "number", default: 1e-5, doc: "> 0, added to the variance" } },
+  checkAttrs: (a, ctx) => {
+    if (!(a.eps > 0)) ctx.fail("eps", "eps must be positive (a constant row would divide 0 by 0)", "> 0", String(a.eps));
+  },
+  inPlace: 0,
+  inferShape: ([x, w, b], _attrs, ctx) => {
+    if (x!.length < 1) ctx.fail("x", "layer norm needs at least one axis", "rank >= 1", "a scalar");
+    const e = x![x!.length - 1]!;
+    if (w) expectDim(ctx, "weight", "layer norm weight length must equal the normalized (last) dim E", e, w[0]!, w);
+    if (b) expectDim(ctx, "bias", "layer norm bias length must equal the normalized (last) dim E", e, b[0]!, b);
+    return x!;
+  },
+});

@@ -1,0 +1,25 @@
+import { defineOp } from "../op-def.js";
+import type { GeluAttrs } from "./gelu.js";
+import { linearShape } from "./projection.js";
+
+export interface LinearGeluAttrs {
+  /** As gelu: "none" (exact erf form) or "tanh". */
+  readonly approximate: GeluAttrs["approximate"];
+}
+
+/**
+ * projection → gelu in one step: gelu(x · Wᵀ + b), the first half of a transformer MLP. The scheduler's fusion pass puts
+ * it in place of the pair when nothing else reads or watches the projection's output (the pre-activation); the step
+ * keeps the gelu node's name. Same numbers as the pair. x [..., In], weight [Out, In], bias [Out] → [..., Out].
+ */
+export const linearGeluOp = defineOp<LinearGeluAttrs>({
+  kind: "linear-gelu",
+  doc: "Fused projection → gelu: gelu(x · Wᵀ + b); the fusion pass uses it when nobody watches the pre-activation.",
+  inputs: [
+    { name: "x", doc: "[..., In]" },
+    { name: "weight", rank: 2, doc: "[Out, In]" },
+    { name: "bias", optional: true, rank: 1, doc: "[Out]" },
+  ],
+  attrs: { approximate: { type: "string", default: "none", oneOf: ["none", "tanh"] } },
+  inferShape: ([x, w, b], _attrs, ctx) => linearShape(x!, w!, b, ctx),
+});

@@ -1,0 +1,43 @@
+// The worked example's SimpleTransformer as graph nodes: x = embed(tokens) + pos_embed; N pre-norm blocks with causal
+// attention; logits = output(x). Names are its state_dict keys (embed.weight, pos_embed, transformer.ln1.weight, …,
+// output.weight) and its modules (nodes `embed`, `embed.pos`, `transformer.*`, `output`).
+import { GraphBuilder, type OpGraph, type OpRegistry } from "@attngraph/graph";
+import { addTransformerBlock } from "./block.js";
+import { normalizeTransformerConfig, type TransformerConfigInput } from "./config.js";
+import { addLinear } from "./layers.js";
+
+export interface TransformerOptions {
+  /**
+   * Also take int32 `targets` [B, T] and add a node `loss` = cross-entropy of the logits against them (mean over every
+   * position, as the worked example's training loop computes it), an output beside `output`.
+   */
+  readonly loss?: boolean;
+  readonly registry?: OpRegistry;
+}
+
+/** The name of block i of n: `transformer` for a single block (the worked example), else `transformer.<i>`. */
+export function blockName(i: number, n: number): string {
+  return n === 1 ? "transformer" : `transformer.${i}`;
+}
+
+/**
+ * A SimpleTransformer graph: input `tokens` [B, seqLen] int32 → output `output`, the logits [B, seqLen, vocabSize]
+ * (and `loss` with options.loss). Attention is causal by attribute, the mask the example builds as tril(ones(T, T)).
+ */
+export function simpleTransformer(config: TransformerConfigInput, options: TransformerOptions = {}): OpGraph {
+  const c = normalizeTransformerConfig(config);
+  const b = new GraphBuilder(options.registry ? { registry: options.registry } : {});
+  const tokens = b.input("tokens", ["B", c.seqLen], "int32");
+  const table = b.weight("embed.weight", [c.vocabSize, c.embedDim]);
+  const embedded = b.add("embedding", "embed", { ids: tokens, weight: table }); // [B, T, E]
+  const pos = b.weight("pos_embed", [1, c.seqLen, c.embedDim]);
+  let x = b.add("add", "embed.pos", { a: embedded, b: pos }); // [B, T, E], pos_embed broadcast over the batch
+  for (let i = 0; i < c.blocks; i++) x = addTransformerBlock(b, x, { ...c, causal: true }, { prefix: blockName(i, c.blocks) }).output;
+  const logits = addLinear(b, x, "output", c.vocabSize); // [B, T, V]
+  b.output(logits);
+  if (options.loss) {
+    const targets = b.input("targets", ["B", c.seqLen], "int32");
+    b.output(b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean" }));
+  }
+  return b.build();
+}
