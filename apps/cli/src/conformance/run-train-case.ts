@@ -24,9 +24,11 @@ export async function runTrainCase(c: TrainCase, options: RunCaseOptions): Promi
     const { graph, inputs } = build(c);
     const forward = FORWARD[c.kind];
     const expected = Object.entries(c.expected).flatMap(([name, tensor]) => (Object.hasOwn(forward, name) ? [{ name, node: forward[name]!, tensor }] : []));
+    const grads = Object.keys(c.expectedGrad);
     const notChecked = [
       ...Object.keys(c.expected).filter((n) => !Object.hasOwn(forward, n)),
-      ...Object.keys(c.expectedGrad).map((n) => `grad ${n}`),
+      // One entry for all of them: a block case has a gradient per parameter, which would fill the line.
+      ...(grads.length ? [`expectedGrad (${grads.length} gradient${grads.length === 1 ? "" : "s"}: ${grads.length > 3 ? `${grads.slice(0, 3).join(", ")}, …` : grads.join(", ")})`] : []),
     ];
     return await runGraphCase({ ...base, graph, weights: () => loadStateDict(graph, c.params), inputs, expected, tolerance: c.tolerance, notChecked }, options);
   } catch (e) {
