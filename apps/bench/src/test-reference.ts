@@ -4,8 +4,7 @@ import { MLP_RATIO, type BlockProblem, type Problem } from "./problem.js";
 
 /** y = causal multi-head attention with out_proj (bias) of p.x, in float64. */
 export function referenceAttention(p: Problem): Float64Array {
-  const { b, t, d, h } = p.shape;
-  const D = d / h;
+  const { b, t, d } = p.shape;
   const linear = (x: ArrayLike<number>, w: Float32Array, rows: number) => {
     const y = new Float64Array(rows * d);
     for (let r = 0; r < rows; r++) for (let o = 0; o < d; o++) {
@@ -18,23 +17,7 @@ export function referenceAttention(p: Problem): Float64Array {
   const q = linear(p.x, p.wq, b * t);
   const k = linear(p.x, p.wk, b * t);
   const v = linear(p.x, p.wv, b * t);
-  const ctx = new Float64Array(b * t * d);
-  for (let n = 0; n < b; n++) for (let head = 0; head < h; head++) for (let i = 0; i < t; i++) {
-    const s: number[] = [];
-    for (let j = 0; j <= i; j++) {
-      let acc = 0;
-      for (let e = 0; e < D; e++) acc += q[(n * t + i) * d + head * D + e]! * k[(n * t + j) * d + head * D + e]!;
-      s.push(acc * p.scale);
-    }
-    const max = Math.max(...s);
-    const ex = s.map((z) => Math.exp(z - max));
-    const sum = ex.reduce((a, z) => a + z, 0);
-    for (let e = 0; e < D; e++) {
-      let acc = 0;
-      for (let j = 0; j <= i; j++) acc += (ex[j]! / sum) * v[(n * t + j) * d + head * D + e]!;
-      ctx[(n * t + i) * d + head * D + e] = acc;
-    }
-  }
+  const ctx = causalHeads(q, k, v, p.shape, p.scale);
   const y = linear(ctx, p.wo, b * t);
   for (let r = 0; r < b * t; r++) for (let o = 0; o < d; o++) y[r * d + o]! += p.bo[o]!;
   return y;
@@ -45,8 +28,7 @@ export function referenceAttention(p: Problem): Float64Array {
  * fused qkv_proj split into q, k, v by rows, residual, LayerNorm, mlp.2(GELU_erf(mlp.0(·))), residual.
  */
 export function referenceBlock(p: BlockProblem): Float64Array {
-  const { b, t, d, h } = p.shape;
-  const D = d / h;
+  const { b, t, d } = p.shape;
   const rows = b * t;
   const hidden = MLP_RATIO * d;
   // y [rows, out] = x [rows, in] · Wᵀ (+ bias), W [out, in] starting at row `w0` of a bigger matrix.
@@ -76,23 +58,7 @@ export function referenceBlock(p: BlockProblem): Float64Array {
   const q = linear(ln1, d, p.wqkv, d, undefined, 0);
   const k = linear(ln1, d, p.wqkv, d, undefined, d);
   const v = linear(ln1, d, p.wqkv, d, undefined, 2 * d);
-  const ctx = new Float64Array(rows * d);
-  for (let n = 0; n < b; n++) for (let head = 0; head < h; head++) for (let i = 0; i < t; i++) {
-    const s: number[] = [];
-    for (let j = 0; j <= i; j++) {
-      let acc = 0;
-      for (let e = 0; e < D; e++) acc += q[(n * t + i) * d + head * D + e]! * k[(n * t + j) * d + head * D + e]!;
-      s.push(acc * p.scale);
-    }
-    const max = Math.max(...s);
-    const ex = s.map((z) => Math.exp(z - max));
-    const sum = ex.reduce((a, z) => a + z, 0);
-    for (let e = 0; e < D; e++) {
-      let acc = 0;
-      for (let j = 0; j <= i; j++) acc += (ex[j]! / sum) * v[(n * t + j) * d + head * D + e]!;
-      ctx[(n * t + i) * d + head * D + e] = acc;
-    }
-  }
+  const ctx = causalHeads(q, k, v, p.shape, p.scale);
   const attention = linear(ctx, d, p.wo, d);
   const residual = attention.map((a, i) => p.x[i]! + a);
   const ln2 = layerNorm(residual, p.ln2w, p.ln2b);
@@ -130,4 +96,31 @@ export function maxAbsDiff(a: ArrayLike<number>, ref: ArrayLike<number>): number
   let m = 0;
   for (let i = 0; i < ref.length; i++) m = Math.max(m, Math.abs(a[i]! - ref[i]!));
   return Number.isNaN(m) ? Infinity : m;
+}
+
+/**
+ * The attention core both references share: softmax(scale · q·kᵀ + causal mask) · v per batch and head, over q, k, v
+ * [b·t, d] with the heads side by side (head h is columns h·D … h·D + D − 1); heads merged back the same way.
+ */
+function causalHeads(q: Float64Array, k: Float64Array, v: Float64Array, shape: { readonly b: number; readonly t: number; readonly d: number; readonly h: number }, scale: number): Float64Array {
+  const { b, t, d, h } = shape;
+  const D = d / h;
+  const ctx = new Float64Array(b * t * d);
+  for (let n = 0; n < b; n++) for (let head = 0; head < h; head++) for (let i = 0; i < t; i++) {
+    const s: number[] = [];
+    for (let j = 0; j <= i; j++) {
+      let acc = 0;
+      for (let e = 0; e < D; e++) acc += q[(n * t + i) * d + head * D + e]! * k[(n * t + j) * d + head * D + e]!;
+      s.push(acc * scale);
+    }
+    const max = Math.max(...s);
+    const ex = s.map((z) => Math.exp(z - max));
+    const sum = ex.reduce((a, z) => a + z, 0);
+    for (let e = 0; e < D; e++) {
+      let acc = 0;
+      for (let j = 0; j <= i; j++) acc += (ex[j]! / sum) * v[(n * t + j) * d + head * D + e]!;
+      ctx[(n * t + i) * d + head * D + e] = acc;
+    }
+  }
+  return ctx;
 }

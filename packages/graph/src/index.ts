@@ -11,6 +11,7 @@ export type { Arena, Executor, KernelCall, Support } from "./executor-contract.j
 export * from "./ops/index.js";
 export { dropoutBits, dropoutKeep, dropoutThreshold, fmix32, mixedBits } from "./ops/dropout-hash.js";
 export {
+  addLayerNormShape,
   addShape,
   attrError,
   checkCrossEntropyAttrs,
@@ -20,6 +21,7 @@ export {
   checkMaskAttrs,
   checkMaskScale,
   checkScale,
+  dtypeError,
   findBadIndex,
   findNonBinary,
   multiIndex,

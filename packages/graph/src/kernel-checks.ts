@@ -126,6 +126,30 @@ export function expectNormParams(call: CallInfo, e: number, weight: Shaped | und
   }
 }
 
+/**
+ * The sums' shape [..., E] of an add-layer-norm call, whose outShape is [..., 2E]: an odd last dim, a and b that do not
+ * broadcast to [..., E] exactly, or no axis at all are errors naming `<node>.out`, `.b` or `.a`.
+ */
+export function addLayerNormShape(call: CallInfo & { readonly outShape: Shape }, a: Shaped, b: Shaped): { readonly sumShape: number[]; readonly e: number } {
+  const twoE = call.outShape[call.outShape.length - 1];
+  if (twoE !== undefined && twoE % 2 !== 0) {
+    throw new ShapeError(`${call.node}.out`, "the last dim of outShape must be 2E: the sums and their layer norm side by side", "an even number", formatShape(call.outShape));
+  }
+  // The sums' shape is the outShape with half its last dim: addShape checks that a and b broadcast to exactly that.
+  const sumShape = addShape({ ...call, outShape: twoE === undefined ? call.outShape : [...call.outShape.slice(0, -1), twoE / 2] }, a, b);
+  if (sumShape.length < 1) throw new ShapeError(`${call.node}.a`, `${call.kind} needs at least one axis`, "[..., E]", formatShape(sumShape));
+  return { sumShape, e: sumShape[sumShape.length - 1]! };
+}
+
+/**
+ * A value of the wrong element type in an input slot (int32 ids in a float slot, float32 in `ids`/`targets`): an
+ * "input" error naming `<node>.<name>`, worded the same on every executor.
+ */
+export function dtypeError(call: CallInfo, slot: number, name: string, expected: string, got: string): AttnGraphError {
+  const subject = `${call.node}.${name}`;
+  return new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, expected, got), { subject, expected, got });
+}
+
 /** LayerNorm's eps: a finite number > 0. */
 export function checkLayerNormEps(call: CallInfo): number {
   const eps = call.attrs["eps"];

@@ -5,7 +5,7 @@ import { AttnGraphError, ShapeError, Tensor, describe, formatShape, sameShape, s
 import type { KernelCall } from "@attngraph/graph";
 import type { StridedView } from "./strided.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import { attrError, expectDim, expectHeadGroups, expectRank } from "@attngraph/graph";
+import { attrError, dtypeError, expectDim, expectHeadGroups, expectRank } from "@attngraph/graph";
 export { attrError, expectDim, expectHeadGroups, expectRank };
 
 export type Call = KernelCall<Tensor>;
@@ -55,10 +55,6 @@ export function intInput(call: Call, slot: number, name: string): Tensor<"int32"
   return t as Tensor<"int32">;
 }
 
-function dtypeError(call: Call, slot: number, name: string, expected: string, got: string): AttnGraphError {
-  const subject = `${call.node}.${name}`;
-  return new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, expected, got), { subject, expected, got });
-}
 
 /**
  * Where a compute kernel writes its result of `shape`: the elements of `call.out` when the planner gave one, else

@@ -1,8 +1,7 @@
 // add-layer-norm: the fused residual add and layer norm of a pre-norm block, writing [a + b | LayerNorm(a + b)] side by
 // side on the last axis. Each row's sum is stored as float32 first and normalised from those float32 values, the same
 // arithmetic as the add and layer-norm kernels, so both halves are bit for bit what the unfused pair gives.
-import { addShape, afterwards, broadcastStrides, checkLayerNormEps, expectNormParams, overRows } from "@attngraph/graph";
-import { ShapeError, formatShape } from "@attngraph/tensor";
+import { addLayerNormShape, afterwards, broadcastStrides, checkLayerNormEps, expectNormParams, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
@@ -52,11 +51,7 @@ export const addLayerNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
   const weight = optionalInput(call, 2, "weight");
   const bias = optionalInput(call, 3, "bias");
   const eps = checkLayerNormEps(call);
-  const last = call.outShape[call.outShape.length - 1] ?? 0;
-  // The sum's shape is the outShape with half its last dim: addShape checks a and b broadcast to exactly that.
-  const sumShape = addShape({ ...call, outShape: [...call.outShape.slice(0, -1), last / 2] }, a, b);
-  if (sumShape.length < 1) throw new ShapeError(`${call.node}.a`, `op ${call.kind} needs at least one axis`, "[..., E]", formatShape(sumShape));
-  const e = sumShape[sumShape.length - 1]!;
+  const { sumShape, e } = addLayerNormShape(call, a, b);
   expectNormParams(call, e, weight, bias);
   const shape = [...sumShape.slice(0, -1), 2 * e];
   const rows = rowCount(sumShape);

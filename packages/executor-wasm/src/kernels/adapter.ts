@@ -2,14 +2,14 @@
 // takes), check ranks, dims and attributes with the CPU executor's errors (each naming `<node>.<field>`), and the
 // mask/softmax/dropout attribute rules. Kernels never trap on bad calls: everything the module would index is checked
 // here first.
-import { AttnGraphError, ShapeError, describe, formatShape, type DType } from "@attngraph/tensor";
-import type { DropoutAttrs, KernelCall, MaskAttrs, SoftmaxAttrs } from "@attngraph/graph";
+import { AttnGraphError, describe, type DType } from "@attngraph/tensor";
+import type { KernelCall } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import { WasmValue } from "../value.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
 // The dropout generator's host half (fmix32 of the seed, the threshold) is the graph package's too: the module takes
 // the seed pre-mixed.
-import { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, dropoutThreshold, expectDim, expectHeadGroups, expectRank, fmix32, maskOffset, windowOf, type DropoutFields } from "@attngraph/graph";
+import { attrError, dtypeError, checkDropoutAttrs, checkMaskAttrs, checkScale, dropoutThreshold, expectDim, expectHeadGroups, expectRank, fmix32, maskOffset, windowOf, type DropoutFields } from "@attngraph/graph";
 export { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, dropoutThreshold, expectDim, expectHeadGroups, expectRank, fmix32, maskOffset, windowOf, type DropoutFields };
 
 export type Call = KernelCall<WasmValue>;
@@ -48,11 +48,7 @@ export function optionalInput(call: Call, slot: number, name: string, dtype: DTy
     });
   }
   if (v.dtype !== dtype) {
-    throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, dtype, v.dtype), {
-      subject,
-      expected: dtype,
-      got: v.dtype,
-    });
+    throw dtypeError(call, slot, name, dtype, v.dtype);
   }
   return v;
 }

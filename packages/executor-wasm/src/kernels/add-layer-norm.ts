@@ -5,12 +5,11 @@
 // code and normalises them with the layer norm's (two-pass float64) while the row is in L1. Both halves are the
 // unfused pair's bits, with no sum value of its own and one pass less over memory. With a signal, a big call runs in
 // chunks of rows.
-import { ShapeError, formatShape } from "@attngraph/tensor";
-import { addShape, broadcastStrides, checkLayerNormEps } from "@attngraph/graph";
+import { addLayerNormShape, broadcastStrides, checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 import { ADD_WORK, addBlocks, mergeAxes } from "./add.js";
-import { LAYER_NORM_WORK, checkAffine } from "./layer-norm.js";
+import { LAYER_NORM_WORK } from "./layer-norm.js";
 
 /** Inputs: a, b (broadcastable to [..., E]), optional weight [E], optional bias [E]; attrs { eps } → [..., 2E]. */
 export const addLayerNormKernel = chunkedKernel((call, ctx) => {
@@ -19,16 +18,9 @@ export const addLayerNormKernel = chunkedKernel((call, ctx) => {
   const w = optionalInput(call, 2, "weight");
   const bias = optionalInput(call, 3, "bias");
   const eps = checkLayerNormEps(call);
-  const twoE = call.outShape[call.outShape.length - 1];
-  if (twoE !== undefined && twoE % 2 !== 0) {
-    throw new ShapeError(`${call.node}.out`, "the last dim of outShape must be 2E: the sums and their layer norm side by side", "an even number", formatShape(call.outShape));
-  }
-  // The sums' shape is the outShape with half its last dim: addShape checks that a and b broadcast to exactly that.
-  const sumShape = addShape({ ...call, outShape: twoE === undefined ? call.outShape : [...call.outShape.slice(0, -1), twoE / 2] }, a, b);
-  if (sumShape.length < 1) throw new ShapeError(`${call.node}.a`, "add-layer-norm needs at least one axis", "[..., E]", formatShape(sumShape));
+  const { sumShape, e } = addLayerNormShape(call, a, b);
   const k = sumShape.length - 1;
-  const e = sumShape[k]!;
-  checkAffine(call, e, w, bias);
+  expectNormParams(call, e, w, bias);
   const out = ctx.output(call, [...sumShape.slice(0, k), 2 * e]);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;

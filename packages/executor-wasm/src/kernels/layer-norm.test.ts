@@ -1,27 +1,13 @@
-// layer-norm on wasm against a float64 LayerNorm written here (two-pass, biased variance): dense rows of every length
+// layer-norm on wasm against the testkit's float64 LayerNorm (two-pass, biased variance): dense rows of every length
 // mod 4 (the f64x2 body and its tail), strided x, weight and bias (the scalar path), constant rows (exactly the bias),
 // rows far from 0, NaN rows, in place, and the call's errors.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { layerNorm64 } from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, thrown, wasmExecutor, worst } from "../test-util.js";
 import { WasmValue } from "../value.js";
 
 const ex = await wasmExecutor();
-
-/** nn.LayerNorm over rows of length e, in float64. */
-function layerNorm64(x: Float64Array, e: number, eps: number, w?: Float64Array, b?: Float64Array): Float64Array {
-  const out = new Float64Array(x.length);
-  for (let o = 0; o < x.length; o += e) {
-    let mean = 0;
-    for (let j = 0; j < e; j++) mean += x[o + j]!;
-    mean /= e;
-    let v = 0;
-    for (let j = 0; j < e; j++) v += (x[o + j]! - mean) ** 2;
-    const inv = 1 / Math.sqrt(v / e + eps);
-    for (let j = 0; j < e; j++) out[o + j] = (x[o + j]! - mean) * inv * (w ? w[j]! : 1) + (b ? b[j]! : 0);
-  }
-  return out;
-}
 
 const want = (x: Tensor, e: number, eps: number, w?: Tensor, b?: Tensor) => new Tensor(Float32Array.from(layerNorm64(f64(x), e, eps, w && f64(w), b && f64(b))), x.shape);
 

@@ -2,10 +2,9 @@
 // lanes on dense rows; a constant row gives exactly the bias). x may be any view; weight and bias are optional [E].
 // May run in place (the op declares inPlace: 0). With a signal, a big call runs in chunks of rows (chunks.ts).
 import { ShapeError, formatShape } from "@attngraph/tensor";
-import { checkLayerNormEps } from "@attngraph/graph";
+import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import type { WasmValue } from "../value.js";
-import { expectDim, expectRank, optionalInput, requireInput, writeInPlaceChunked, type Call } from "./adapter.js";
+import { optionalInput, requireInput, writeInPlaceChunked } from "./adapter.js";
 
 /** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */
 export const layerNormKernel = chunkedKernel((call, ctx) => {
@@ -15,7 +14,7 @@ export const layerNormKernel = chunkedKernel((call, ctx) => {
   const eps = checkLayerNormEps(call);
   if (x.rank < 1) throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "rank >= 1", formatShape(x.shape));
   const e = x.shape[x.rank - 1]!;
-  checkAffine(call, e, w, b);
+  expectNormParams(call, e, w, b);
   const rows = e === 0 ? 0 : x.size / e;
   return writeInPlaceChunked(call, ctx, x, (dst) => {
     if (dst.size === 0) return undefined;
@@ -25,18 +24,6 @@ export const layerNormKernel = chunkedKernel((call, ctx) => {
     return overRows(call, ctx, rows, e * LAYER_NORM_WORK, part);
   });
 });
-
-/** The optional weight and bias [E] of a layer norm over rows of E (layer-norm's and add-layer-norm's slots 1–2 / 2–3). */
-export function checkAffine(call: Call, e: number, w: WasmValue | undefined, b: WasmValue | undefined): void {
-  if (w !== undefined) {
-    expectRank(call, "weight", w, 1, "[E]");
-    expectDim(call, "weight", "layer norm weight length must equal the normalized (last) dim E", e, w.shape[0]!, w);
-  }
-  if (b !== undefined) {
-    expectRank(call, "bias", b, 1, "[E]");
-    expectDim(call, "bias", "layer norm bias length must equal the normalized (last) dim E", e, b.shape[0]!, b);
-  }
-}
 
 /**
  * Work per element in multiply-adds of the SIMD matmul: three float64 passes (measured ≈ 18 on dense rows, Node 20; a

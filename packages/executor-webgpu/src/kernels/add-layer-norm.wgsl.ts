@@ -5,16 +5,15 @@
 // barrier they normalize those stored float32 sums with the layer-norm kernel's own WGSL (normalizeRowWgsl: two
 // passes, shifted by the row's first element) into the second half. Both halves are therefore the numbers of add then
 // layer-norm, with one dispatch and no second read of a and b.
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { expectDim, expectRank, optionalInput, requireInput } from "./checks.js";
+import { optionalInput, requireInput } from "./checks.js";
 import { normalizeRowWgsl, packLayerNormParams, rowGrid } from "./layer-norm.wgsl.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./softmax.wgsl.js";
 // Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
-import { addShape, broadcastStrides, checkLayerNormEps } from "@attngraph/graph";
+import { addLayerNormShape, broadcastStrides, checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 
 /**
  * Params: a and b as views of the sum's shape [..., E], rows, E, a's and b's last strides, eps, then (present, offset,
@@ -66,16 +65,8 @@ export const addLayerNormKernel: WebGpuKernel = async (call, gpu) => {
   const w = optionalInput(call, 2, "weight");
   const bias = optionalInput(call, 3, "bias");
   const eps = checkLayerNormEps(call);
-  const last = call.outShape[call.outShape.length - 1] ?? 0;
-  // The sum's shape is the outShape with half its last dim: addShape checks that a and b broadcast to exactly that.
-  const sumShape = addShape({ ...call, outShape: [...call.outShape.slice(0, -1), last / 2] }, a, b);
-  if (sumShape.length < 1) throw new ShapeError(`${call.node}.a`, `op ${call.kind} needs at least one axis`, "[..., E]", formatShape(sumShape));
-  const ne = sumShape[sumShape.length - 1]!;
-  for (const [name, t] of [["weight", w], ["bias", bias]] as const) {
-    if (t === undefined) continue;
-    expectRank(call, name, t, 1, "[E]");
-    expectDim(call, name, `layer norm ${name} length must equal the normalized (last) dim E`, ne, t.shape[0]!, t);
-  }
+  const { sumShape, e: ne } = addLayerNormShape(call, a, b);
+  expectNormParams(call, ne, w, bias);
   const out = gpu.alloc([...sumShape.slice(0, -1), 2 * ne]);
   if (out.size > 0) await gpu.run(program(a, b, sumShape, w, bias, eps, out));
   return out;

@@ -2,11 +2,11 @@
 // user dispatching by hand, not only from a validated graph. The same codes and wording as the CPU executor.
 // Inputs are float32 unless the op declares the slot int32 (embedding ids, cross-entropy targets): a value of the other
 // dtype is an "input" error naming `<node>.<slot>` before anything is encoded, never its bits read as the other type.
-import { AttnGraphError, ShapeError, describe, formatShape, type DType } from "@attngraph/tensor";
+import { AttnGraphError, describe, type DType } from "@attngraph/tensor";
 import type { KernelCall } from "@attngraph/graph";
 import { GpuTensor } from "../gpu-tensor.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import { attrError, checkScale, expectDim, expectHeadGroups, expectRank } from "@attngraph/graph";
+import { attrError, checkScale, dtypeError, expectDim, expectHeadGroups, expectRank } from "@attngraph/graph";
 export { attrError, checkScale, expectDim, expectHeadGroups, expectRank };
 
 export type Call = KernelCall<GpuTensor>;
@@ -40,12 +40,7 @@ export function optionalInput(call: Call, slot: number, name: string, dtype: Slo
     });
   }
   if (dtype !== "any" && v.dtype !== dtype) {
-    const subject = `${call.node}.${name}`;
-    throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, dtype, v.dtype), {
-      subject,
-      expected: dtype,
-      got: v.dtype,
-    });
+    throw dtypeError(call, slot, name, dtype, v.dtype);
   }
   return v;
 }

@@ -10,11 +10,11 @@ import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { expectDim, expectRank, optionalInput, requireInput } from "./checks.js";
+import { optionalInput, requireInput } from "./checks.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./softmax.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
-import { checkLayerNormEps } from "@attngraph/graph";
+import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 
 /** Where the WGSL of one row's normalization reads and writes, as WGSL expressions and params word positions. */
 export interface RowNorm {
@@ -117,11 +117,7 @@ export const layerNormKernel: WebGpuKernel = async (call, gpu) => {
   const eps = checkLayerNormEps(call);
   if (x.rank < 1) throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "[..., E]", formatShape(x.shape));
   const ne = x.shape[x.rank - 1]!;
-  for (const [name, t] of [["weight", w], ["bias", b]] as const) {
-    if (t === undefined) continue;
-    expectRank(call, name, t, 1, "[E]");
-    expectDim(call, name, `layer norm ${name} length must equal the normalized (last) dim E`, ne, t.shape[0]!, t);
-  }
+  expectNormParams(call, ne, w, b);
   const out = gpu.alloc(x.shape);
   if (x.size > 0) await gpu.run(program(x, w, b, eps, out));
   return out;
