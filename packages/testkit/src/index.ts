@@ -1,5 +1,5 @@
 export { parseCase, type GoldenCase } from "./golden/case.js";
-export { loadCase, loadAnyCase, listCases, goldenDir, goldenTrainDir } from "./golden/load.js";
+export { loadCase, loadAnyCase, listCases, goldenDir, goldenGradDir, goldenTrainDir } from "./golden/load.js";
 export { parseTrainCase, isTrainCaseJSON, TRAIN_CASE_KINDS, type TrainCase, type TrainCaseKind, type TrainingSpec } from "./golden/train-case.js";
 export { CaseFormatError } from "./golden/errors.js";
 export { referenceAttention, type Position64, type ReferenceName, type TensorLike } from "./reference/attention64.js";

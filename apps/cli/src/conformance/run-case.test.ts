@@ -2,7 +2,7 @@
 // an expected tensor the tap mode cannot see is named, never dropped silently.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { Tensor } from "@attngraph/tensor";
-import { goldenDir, loadCase, type GoldenCase } from "@attngraph/testkit";
+import { goldenDir, goldenGradDir, loadCase, type GoldenCase } from "@attngraph/testkit";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCase, type RunCaseOptions } from "./run-case.js";
@@ -51,5 +51,15 @@ describe("runCase compares something or fails", () => {
     expect(r.ok).toBe(true);
     expect(r.checks).toHaveLength(7);
     expect(r.notCompared).toBeUndefined();
+  });
+});
+
+describe("golden-grad cases run forward", () => {
+  it("every forward tensor is compared and the gradients are named as not checked", async () => {
+    const c = loadCase(join(goldenGradDir, "cross-t5-kv7-b2-d8-h2-grad.json"));
+    const r = await run(c, "expected");
+    expect(r.ok).toBe(true);
+    expect(r.checks.map((k) => k.name)).toEqual(Object.keys(c.expected));
+    expect(r.notChecked).toEqual(["expectedGrad (7 gradients: x, kv, W_query, …)"]);
   });
 });

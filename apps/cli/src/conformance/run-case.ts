@@ -52,7 +52,8 @@ export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<C
     const fusedQkv = options.fusedQkv ?? false;
     const graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv });
     const expected = Object.entries(c.expected).map(([name, tensor]) => ({ name, node: nodeFor(name, graph.outputs), tensor }));
-    return await runGraphCase({ ...base, graph, weights: () => attentionWeights(c.config, c.weights, { fusedQkv }), inputs: c.inputs, expected, tolerance: c.tolerance }, options);
+    const notChecked = gradientsNotChecked(Object.keys(c.expectedGrad));
+    return await runGraphCase({ ...base, graph, weights: () => attentionWeights(c.config, c.weights, { fusedQkv }), inputs: c.inputs, expected, tolerance: c.tolerance, notChecked }, options);
   } catch (e) {
     return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
   }
@@ -121,6 +122,16 @@ export async function runGraphCase(gc: GraphCase, options: RunCaseOptions): Prom
 /** The note on a case's line: `not compared under --tap none: weights, scores`. */
 export function notComparedText(names: readonly string[]): string {
   return `not compared under --tap none: ${names.join(", ")}`;
+}
+
+/**
+ * A case's expected gradients as one not-checked entry (a block case has one per parameter, which would fill the line):
+ * `expectedGrad (11 gradients: x, ln1.weight, ln1.bias, …)`; none for a forward-only case.
+ */
+export function gradientsNotChecked(names: readonly string[]): string[] {
+  if (names.length === 0) return [];
+  const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")}, …` : names.join(", ");
+  return [`expectedGrad (${names.length} gradient${names.length === 1 ? "" : "s"}: ${shown})`];
 }
 
 /** The note on a case's line for what the runner does not check: `not checked (no gradients or training yet): …`. */

@@ -19,7 +19,7 @@ interface Slot {
   readonly because?: string;
 }
 
-export function checkCaseShapes(c: JsonChecker, cfg: AttentionConfig, weights: TensorMap, inputs: TensorMap, expected: TensorMap): void {
+export function checkCaseShapes(c: JsonChecker, cfg: AttentionConfig, weights: TensorMap, inputs: TensorMap, expected: TensorMap, expectedGrad: TensorMap = {}): void {
   const x = inputs["x"];
   if (!x) c.fail("$.inputs.x", "missing input", "a tensor [B, T, dIn]", "absent");
   if (x.shape.length !== 3 || x.shape[2] !== cfg.dIn) {
@@ -39,6 +39,8 @@ export function checkCaseShapes(c: JsonChecker, cfg: AttentionConfig, weights: T
     x: { shape: x.shape, legend: "[B, T, dIn]", present: true },
     kv: { shape: kv?.shape ?? [b, s, cfg.dIn], legend: "[B, Tkv, dIn]", present: cfg.cross, because: `config.cross is ${cfg.cross}` },
     keyPaddingMask: { shape: [b, s], legend: "[B, Tkv]", present: undefined },
+    // golden-grad: the output's cotangent, there exactly when gradients are expected
+    gradOutput: { shape: [b, t, cfg.dOut], legend: "[B, T, dOut]", present: Object.keys(expectedGrad).length > 0, because: "expectedGrad needs it" },
   });
   checkSlots(c, "$.weights", weights, {
     W_query: { shape: [cfg.dOut, cfg.dIn], legend: "[dOut, dIn]", present: true },
@@ -60,6 +62,15 @@ export function checkCaseShapes(c: JsonChecker, cfg: AttentionConfig, weights: T
     context: { shape: [b, t, cfg.dOut], legend: "[B, T, dOut]", present: undefined },
     output: { shape: [b, t, cfg.dOut], legend: "[B, T, dOut]", present: undefined },
   });
+
+  // A gradient has the shape of the tensor it belongs to; it may only name an input or weight the case has.
+  const gradSlots: Record<string, Slot> = {};
+  for (const [path, map] of [["$.inputs", inputs], ["$.weights", weights]] as const) {
+    for (const [n, t] of Object.entries(map)) {
+      if (n !== "gradOutput" && n !== "keyPaddingMask") gradSlots[n] = { shape: t.shape, legend: `the shape of ${path}${pathKey(n)}`, present: undefined };
+    }
+  }
+  checkSlots(c, "$.expectedGrad", expectedGrad, gradSlots);
 
   const pad = inputs["keyPaddingMask"];
   pad?.data.forEach((v, i) => {

@@ -20,6 +20,13 @@ export interface GoldenCase {
   readonly inputs: Record<string, Tensor>;
   /** Any of queries, keys, values, scores, weights, context, output; compare the ones present. */
   readonly expected: Record<string, Tensor>;
+  /**
+   * golden-grad cases (shared/golden-grad/README.md): gradients of L = sum(output ⊙ gradOutput) by input or weight
+   * name (x, kv, W_query, …); empty for a forward-only case. `gradOutput` is kept apart from `inputs`, which are what a
+   * forward run is fed.
+   */
+  readonly expectedGrad: Record<string, Tensor>;
+  readonly gradOutput: Tensor | undefined;
   /** A value v passes when |got - v| <= abs + rel·|v|. */
   readonly tolerance: Tolerance;
 }
@@ -40,13 +47,26 @@ export function parseCase(json: unknown, file: string): GoldenCase {
   const weights = tensorMap(c, root, "weights");
   const inputs = tensorMap(c, root, "inputs");
   const expected = tensorMap(c, root, "expected");
+  const expectedGrad = Object.hasOwn(root, "expectedGrad") ? tensorMap(c, root, "expectedGrad") : {};
   const tol = c.object(c.field(root, "tolerance", "$"), "$.tolerance");
   const tolerance = {
     abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0, MAX_TOLERANCE),
     rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0, MAX_TOLERANCE),
   };
-  checkCaseShapes(c, config, weights, inputs, expected);
-  return { file, name, source, config, weights: toTensors(weights), inputs: toTensors(inputs), expected: toTensors(expected), tolerance };
+  checkCaseShapes(c, config, weights, inputs, expected, expectedGrad);
+  const { gradOutput, ...forward } = inputs;
+  return {
+    file,
+    name,
+    source,
+    config,
+    weights: toTensors(weights),
+    inputs: toTensors(forward),
+    expected: toTensors(expected),
+    expectedGrad: toTensors(expectedGrad),
+    gradOutput: gradOutput && Tensor.from(gradOutput.data, gradOutput.shape),
+    tolerance,
+  };
 }
 
 function parseConfig(c: JsonChecker, raw: unknown): AttentionConfig {

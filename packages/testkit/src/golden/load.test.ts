@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseCase } from "./case.js";
 import { CaseFormatError } from "./errors.js";
-import { goldenDir, listCases, loadCase } from "./load.js";
+import { goldenDir, goldenGradDir, listCases, loadCase } from "./load.js";
 
 type Json = any; // mutable JSON for building broken cases
 
@@ -245,5 +245,33 @@ describe("loadCase", () => {
     j.weights.W_query.data.pop();
     const p = file("short.json", JSON.stringify(j));
     caseError(() => loadCase(p), p, "$.weights.W_query.data: wrong length, expected 64 values for [8, 8], got 63");
+  });
+});
+
+describe("golden-grad cases (shared/golden-grad)", () => {
+  const grad = (): Json => JSON.parse(readFileSync(join(goldenGradDir, "qkv-bias-b2-t5-d12-h3-grad.json"), "utf8"));
+
+  it("every file parses: gradOutput kept apart from the forward inputs, every gradient by the name of its tensor", () => {
+    for (const file of listCases(goldenGradDir)) {
+      const c = loadCase(file);
+      expect(Object.keys(c.inputs)).not.toContain("gradOutput");
+      expect(c.gradOutput!.shape).toEqual(c.expected["output"]!.shape);
+      expect(Object.keys(c.expectedGrad).length).toBeGreaterThan(0);
+      for (const [n, g] of Object.entries(c.expectedGrad)) expect(g.shape, n).toEqual((c.weights[n] ?? c.inputs[n])!.shape);
+    }
+    const plain = loadCase(join(goldenDir, BASE));
+    expect([plain.gradOutput, plain.expectedGrad]).toEqual([undefined, {}]);
+  });
+
+  it("a gradient of a tensor the case does not have, of the wrong shape, or without gradOutput is a format error", () => {
+    const unknown = grad();
+    unknown.expectedGrad.W_kv = unknown.expectedGrad.W_key;
+    caseError(() => parseCase(unknown, "g.json"), "g.json", "$.expectedGrad.W_kv", "unknown tensor name");
+    const shape = grad();
+    shape.expectedGrad.x = shape.expectedGrad.W_query;
+    caseError(() => parseCase(shape, "g.json"), "g.json", "$.expectedGrad.x.shape");
+    const noCotangent = grad();
+    delete noCotangent.inputs.gradOutput;
+    caseError(() => parseCase(noCotangent, "g.json"), "g.json", "$.inputs.gradOutput", "expectedGrad needs it");
   });
 });

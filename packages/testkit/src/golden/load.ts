@@ -13,6 +13,9 @@ import { CaseFormatError } from "./errors.js";
  */
 export const goldenDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden");
 
+/** Absolute path of this package's `golden-grad/` folder: a copy of shared/golden-grad (attention cases with gradients). */
+export const goldenGradDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden-grad");
+
 /** Absolute path of this package's `golden-train/` folder: a copy of shared/golden-train (blocks, gradients, training). */
 export const goldenTrainDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden-train");
 
