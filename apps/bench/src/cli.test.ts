@@ -5,15 +5,15 @@ import { DEFAULT_BLOCK_SHAPES, DEFAULT_SHAPES, parseShape, shapeLabel } from "./
 describe("parseCli", () => {
   it("has the documented defaults", () => {
     const o = parseCli([]);
-    expect(o).toEqual({ problem: "attention", impls: undefined, shapes: DEFAULT_SHAPES, threads: 1, json: "bench-results.json", runs: 10, warmup: 2, budgetS: 10, help: false });
+    expect(o).toEqual({ problem: "attention", impls: undefined, shapes: DEFAULT_SHAPES, threads: 1, json: "bench-results.json", runs: 10, warmup: 2, budgetS: 10, interleave: false, help: false });
     expect(o.shapes.map(shapeLabel)).toEqual(["2,6,8,2", "4,128,256,8", "1,128,768,12", "1,512,768,12", "1,1024,768,12"]);
   });
 
   it("reads a comma list of impls, repeated --shape, and the numeric flags", () => {
-    const o = parseCli(["--impl", "cpu, tfjs-cpu", "--impl", "ort-node,cpu", "--shape", "1,128,768,12", "--shape", "2,6,8,2", "--threads", "2", "--runs", "12", "--warmup", "0", "--budget", "2.5", "--json", "out.json"]);
+    const o = parseCli(["--impl", "cpu, tfjs-cpu", "--impl", "ort-node,cpu", "--shape", "1,128,768,12", "--shape", "2,6,8,2", "--threads", "2", "--runs", "12", "--warmup", "0", "--budget", "2.5", "--json", "out.json", "--interleave"]);
     expect(o.impls).toEqual(["cpu", "tfjs-cpu", "ort-node"]);
     expect(o.shapes).toEqual([{ b: 1, t: 128, d: 768, h: 12 }, { b: 2, t: 6, d: 8, h: 2 }]);
-    expect([o.threads, o.runs, o.warmup, o.budgetS, o.json]).toEqual([2, 12, 0, 2.5, "out.json"]);
+    expect([o.threads, o.runs, o.warmup, o.budgetS, o.json, o.interleave]).toEqual([2, 12, 0, 2.5, "out.json", true]);
   });
 
   it("--problem block selects the block, with its own default shapes unless --shape is given", () => {

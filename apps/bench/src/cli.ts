@@ -16,6 +16,8 @@ export interface BenchOptions {
   readonly warmup: number;
   /** Per-row time budget for the timed runs, seconds (see measure.ts). */
   readonly budgetS: number;
+  /** Time the implementations of a shape in alternating rounds (measureInterleaved) rather than one after another. */
+  readonly interleave: boolean;
   readonly help: boolean;
 }
 
@@ -40,6 +42,9 @@ same weights and input for all, outputs checked against each other.
   --warmup N         warm-up runs per row (default 2; rows faster than that keep warming up for 0.5 s; 0: none)
   --budget S         seconds of timed runs per row (default 10): a row whose runs take longer stops early, but never
                      before 3 runs; the table says how many runs each median is over
+  --interleave       set up every implementation of a shape first, then time them in rounds of one run each, so
+                     drift on a shared machine (other work, heat) hits every row alike and the ratios hold; uses the
+                     memory of all of them at once
   --json FILE        results file (default bench-results.json)
   -h, --help         this text`;
 
@@ -65,6 +70,7 @@ export function parseCli(argv: readonly string[]): BenchOptions {
         runs: { type: "string" },
         warmup: { type: "string" },
         budget: { type: "string" },
+        interleave: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -93,6 +99,7 @@ export function parseCli(argv: readonly string[]): BenchOptions {
     runs: positiveInt("runs", v.runs ?? "10", 1),
     warmup: positiveInt("warmup", v.warmup ?? "2", 0),
     budgetS: Number(budget),
+    interleave: v.interleave ?? false,
     help: v.help ?? false,
   };
 }

@@ -112,6 +112,52 @@ describe("main", () => {
     expect(io.stdout.join("\n")).toContain("observing the run changed its output: leaky at 2,6,8,2 with tap-all");
   });
 
+  it("--interleave sets every implementation up first, then alternates their runs; rows stay in the order asked", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const log: string[] = [];
+    const logged = (name: string): Impl => ({
+      name,
+      family: "peer",
+      async setup(p) {
+        log.push(`setup ${name}`);
+        const out = new Float32Array(p.x.length).fill(0.5);
+        return { threads: 1, run: async () => (log.push(`run ${name}`), out), dispose: async () => void log.push(`dispose ${name}`) };
+      },
+    });
+    const broken = fakePeer("broken", () => new Error("no such package"));
+    const io = capture();
+    expect(await main([...quick, "--interleave", "--json", json], io, [logged("a"), broken, logged("b")])).toBe(0);
+    // Both set up before any run; the runs alternate (the first of each round rotating); both disposed at the end.
+    expect(log.slice(0, 2)).toEqual(["setup a", "setup b"]);
+    expect(log.slice(2, 8)).toEqual(["run a", "run b", "run b", "run a", "run a", "run b"]);
+    expect(log.slice(-2)).toEqual(["dispose a", "dispose b"]);
+    const r = JSON.parse(readFileSync(json, "utf8"));
+    expect(r.meta.interleave).toBe(true);
+    expect(r.rows.map((x: { impl: string; status: string; runs: number }) => [x.impl, x.status, x.runs])).toEqual([["a", "ok", 3], ["broken", "unavailable", 0], ["b", "ok", 3]]);
+    expect(io.stdout.join("\n")).toContain("timed in alternating rounds (--interleave)");
+  });
+
+  it("--interleave: an implementation whose run fails is a failed row, and the others are timed without it", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const cpu = attngraphImpl("cpu");
+    let calls = 0;
+    const flaky: Impl = { name: "flaky", family: "peer", setup: async (p) => ({
+      threads: 1,
+      run: async () => {
+        if (++calls === 2) throw new Error("device lost");
+        return new Float32Array(p.x.length);
+      },
+      dispose: async () => undefined,
+    }) };
+    const io = capture();
+    expect(await main([...quick, "--interleave", "--json", json], io, [cpu, flaky])).toBe(0);
+    const r = JSON.parse(readFileSync(json, "utf8"));
+    expect(r.rows.map((x: { impl: string; status: string }) => [x.impl, x.status])).toEqual([["cpu", "ok"], ["flaky", "failed"]]);
+    expect(r.rows[1].reason).toContain("device lost");
+    expect(r.rows[0].runs).toBe(3);
+    expect(r.streamOverhead.map((o: { impl: string }) => o.impl)).toEqual(["cpu", "cpu", "cpu"]);
+  });
+
   it("exits 2 on a bad command line or an unknown impl, and 0 with the usage for --help", async () => {
     const io = capture();
     expect(await main(["--shape", "1,2"], io, [])).toBe(2);

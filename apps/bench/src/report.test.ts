@@ -3,7 +3,7 @@ import { alignTable, exitStatus, fmtBytes, fmtDiff, fmtFlops, fmtGflops, fmtMs, 
 import type { BenchResults, ResultRow } from "./results.js";
 
 const meta: BenchResults["meta"] = {
-  date: "2026-11-22T00:00:00.000Z", problem: "attention", node: "v20.20.2", cpu: "Test CPU", cores: 2, threads: 1, runs: 10, warmup: 2, budgetS: 10,
+  date: "2026-11-22T00:00:00.000Z", problem: "attention", node: "v20.20.2", cpu: "Test CPU", cores: 2, threads: 1, runs: 10, warmup: 2, interleave: false, budgetS: 10,
   minRuns: 3, tolerance: 1e-3, flops: "causal",
 };
 const shape = { b: 1, t: 128, d: 768, h: 12, flops: 629_145_600 };

@@ -104,7 +104,8 @@ export function formatReport(results: BenchResults): string {
   const out = [
     `attngraph bench: ${PROBLEM_TITLE[meta.problem]}`,
     `${meta.cpu}, ${meta.cores} cores, Node ${meta.node}; threads ${meta.threads}`,
-    `median of ${meta.runs} timed runs after up to ${meta.warmup} warm-up runs; a row stops early once its runs pass ${meta.budgetS} s (never before ${meta.minRuns})`,
+    `median of ${meta.runs} timed runs after up to ${meta.warmup} warm-up runs; a row stops early once its runs pass ${meta.budgetS} s (never before ${meta.minRuns})` +
+      (meta.interleave ? "; the rows of a shape timed in alternating rounds (--interleave)" : ""),
     `GFLOP/s from the causal FLOP count ${FLOP_FORMULA[meta.problem]}; t/<peer> = this row's median time ÷ that peer's (> 1: slower)`,
   ];
   const shapes = [...new Set(results.rows.map(shapeKey))];

@@ -85,6 +85,8 @@ export interface BenchResults {
     readonly threads: number;
     readonly runs: number;
     readonly warmup: number;
+    /** The rows of a shape were timed in alternating rounds (--interleave). */
+    readonly interleave: boolean;
     readonly budgetS: number;
     readonly minRuns: number;
     readonly tolerance: number;

@@ -1,11 +1,12 @@
 // The benchmark loop: for each shape, one problem; for each implementation, set up, measure, check the output, and
-// for attngraph executors measure again with events$ subscribed and with every node tapped.
+// for attngraph executors measure again with events$ subscribed and with every node tapped. With --interleave, every
+// implementation of a shape is set up first and their runs alternate (the ratios then survive drift).
 import { cpus } from "node:os";
 import type { BenchOptions } from "./cli.js";
 import { diff, RELATIVE_TOLERANCE, worstPair } from "./compare.js";
 import { FLOP_FORMULA, gflops, problemFlops } from "./flops.js";
 import type { Impl, Runner, StreamMode } from "./impls/types.js";
-import { measure, measureInterleaved, type MeasureOptions } from "./measure.js";
+import { measure, measureInterleaved, type Measurement, type MeasureOptions } from "./measure.js";
 import { makeBenchProblem, type ProblemKind } from "./problem.js";
 import type { BenchResults, OutputCheck, OverheadRow, ResultRow } from "./results.js";
 import { shapeLabel, type BenchShape } from "./shapes.js";
@@ -27,7 +28,7 @@ export async function runBench(options: BenchOptions, impls: readonly Impl[], pr
   const streamOverhead: OverheadRow[] = [];
   const checks: OutputCheck[] = [];
   for (const shape of options.shapes) {
-    const { shapeRows, overhead, check } = await runShape(options.problem, shape, impls, options.threads, measureOptions, progress);
+    const { shapeRows, overhead, check } = await runShape(options.problem, shape, impls, options.threads, measureOptions, options.interleave, progress);
     rows.push(...shapeRows);
     streamOverhead.push(...overhead);
     checks.push(check);
@@ -43,6 +44,7 @@ export async function runBench(options: BenchOptions, impls: readonly Impl[], pr
       threads: options.threads,
       runs: options.runs,
       warmup: options.warmup,
+      interleave: options.interleave,
       budgetS: options.budgetS,
       minRuns: MIN_RUNS,
       tolerance: RELATIVE_TOLERANCE,
@@ -57,7 +59,7 @@ export async function runBench(options: BenchOptions, impls: readonly Impl[], pr
   };
 }
 
-async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Impl[], threads: number, mo: MeasureOptions, progress: (line: string) => void) {
+async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Impl[], threads: number, mo: MeasureOptions, interleave: boolean, progress: (line: string) => void) {
   const problem = makeBenchProblem(kind, shape);
   const flops = problemFlops(kind, shape);
   const base = { problem: kind, b: shape.b, t: shape.t, d: shape.d, h: shape.h, flops };
@@ -66,78 +68,139 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
   const outputs = new Map<string, Float32Array>();
   const label = shapeLabel(shape);
 
-  for (const impl of impls) {
-    const notRun = (status: "unavailable" | "failed", e: unknown): ResultRow => {
-      progress(`${label} ${impl.name}: ${status}: ${message(e)}`);
-      return { impl: impl.name, family: impl.family, ...base, threads, medianMs: null, minMs: null, runs: 0, samplesMs: [], warmupRuns: 0, budgetLimited: false, gflops: null, status, reason: message(e) };
-    };
-    let runner: Runner;
+  const notRun = (impl: Impl, status: "unavailable" | "failed", e: unknown): ResultRow => {
+    progress(`${label} ${impl.name}: ${status}: ${message(e)}`);
+    return { impl: impl.name, family: impl.family, ...base, threads, medianMs: null, minMs: null, runs: 0, samplesMs: [], warmupRuns: 0, budgetLimited: false, gflops: null, status, reason: message(e) };
+  };
+  const setup = async (impl: Impl): Promise<Runner | undefined> => {
     try {
-      runner = await impl.setup(problem, { threads });
+      return await impl.setup(problem, { threads });
     } catch (e) {
       // A peer that does not load is a row, not a crash; an attngraph executor that does not set up is a failure.
-      shapeRows.push(notRun(impl.family === "peer" ? "unavailable" : "failed", e));
-      continue;
+      shapeRows.push(notRun(impl, impl.family === "peer" ? "unavailable" : "failed", e));
+      return undefined;
+    }
+  };
+  const row = (impl: Impl, runner: Runner, m: Measurement, last: Float32Array): ResultRow => {
+    outputs.set(impl.name, Float32Array.from(last));
+    progress(`${label} ${impl.name}: ${m.medianMs.toFixed(3)} ms (median of ${m.samplesMs.length})`);
+    return {
+      impl: impl.name,
+      family: impl.family,
+      ...base,
+      threads: runner.threads,
+      medianMs: m.medianMs,
+      minMs: m.minMs,
+      runs: m.samplesMs.length,
+      samplesMs: m.samplesMs,
+      warmupRuns: m.warmupRuns,
+      budgetLimited: m.budgetLimited,
+      gflops: gflops(flops, m.medianMs),
+      status: "ok",
+      ...(impl.family === "attngraph" ? { plannedPeakBytes: runner.plannedPeakBytes ?? null } : {}),
+      ...(runner.note ? { note: runner.note } : {}),
+    };
+  };
+  /** The stream-overhead rows of an attngraph runner; a failure there replaces its row. */
+  const streamsOf = async (impl: Impl, runner: Runner, mainMs: number): Promise<void> => {
+    if (!runner.streams) return;
+    try {
+      // The three ways of observing a run, interleaved (measureInterleaved) so that drift does not pose as overhead.
+      // "none" is measured again here rather than taken from the row above, for the same reason. A warm-up round
+      // only when a round is cheap: the session is warm from the row above.
+      const streams = runner.streams;
+      const modes = ["none", ...STREAM_MODES] as const;
+      // Observing a run must not change its result (beyond rounding: a tapped node may not be fused away).
+      const lastOf = new Map<string, Float32Array>();
+      const variants = modes.map((mode) => ({
+        run: async () => void lastOf.set(mode, await runner.run()),
+        ...(mode === "none" ? {} : { before: streams[mode] }),
+      }));
+      const cheap = mainMs * modes.length < mo.budgetMs / 4;
+      const ms = await measureInterleaved(variants, { ...mo, warmup: cheap ? mo.warmup : 0 });
+      const none = ms[0]!.medianMs;
+      const mainOut = outputs.get(impl.name)!;
+      modes.forEach((mode, i) => {
+        const s = ms[i]!;
+        const d = diff(lastOf.get(mode)!, mainOut);
+        progress(`${label} ${impl.name} stream overhead, ${mode}: ${s.medianMs.toFixed(3)} ms (median of ${s.samplesMs.length})`);
+        overhead.push({
+          impl: impl.name, ...base, threads: runner.threads, mode, medianMs: s.medianMs, runs: s.samplesMs.length,
+          overheadPct: ((s.medianMs - none) / none) * 100, maxAbsDiff: d.maxAbsDiff, outputOk: d.ok,
+        });
+      });
+    } catch (e) {
+      failed(impl, e);
+    }
+  };
+  const failed = (impl: Impl, e: unknown) => {
+    const i = shapeRows.findIndex((r) => r.impl === impl.name);
+    if (i >= 0) shapeRows.splice(i, 1);
+    outputs.delete(impl.name);
+    shapeRows.push(notRun(impl, "failed", e));
+  };
+
+  if (!interleave) {
+    // One implementation at a time: set up, time, observe, dispose (only one holds memory at a time).
+    for (const impl of impls) {
+      const runner = await setup(impl);
+      if (runner === undefined) continue;
+      try {
+        let last: Float32Array | undefined;
+        const m = await measure(async () => void (last = await runner.run()), mo);
+        shapeRows.push(row(impl, runner, m, last!));
+        await streamsOf(impl, runner, m.medianMs);
+      } catch (e) {
+        failed(impl, e);
+      } finally {
+        await runner.dispose().catch(() => undefined);
+      }
+    }
+  } else {
+    // Every implementation set up first, then timed in rounds of one run each (measureInterleaved), so drift on a
+    // shared machine lands on all of them alike and the ratios between rows hold even when the medians move. A run
+    // that fails takes its implementation out; the others are timed again without it.
+    const ready: { impl: Impl; runner: Runner }[] = [];
+    for (const impl of impls) {
+      const runner = await setup(impl);
+      if (runner !== undefined) ready.push({ impl, runner });
     }
     try {
-      let last: Float32Array | undefined;
-      const once = async () => {
-        last = await runner.run();
-      };
-      const m = await measure(once, mo);
-      outputs.set(impl.name, Float32Array.from(last!));
-      progress(`${label} ${impl.name}: ${m.medianMs.toFixed(3)} ms (median of ${m.samplesMs.length})`);
-      shapeRows.push({
-        impl: impl.name,
-        family: impl.family,
-        ...base,
-        threads: runner.threads,
-        medianMs: m.medianMs,
-        minMs: m.minMs,
-        runs: m.samplesMs.length,
-        samplesMs: m.samplesMs,
-        warmupRuns: m.warmupRuns,
-        budgetLimited: m.budgetLimited,
-        gflops: gflops(flops, m.medianMs),
-        status: "ok",
-        ...(impl.family === "attngraph" ? { plannedPeakBytes: runner.plannedPeakBytes ?? null } : {}),
-        ...(runner.note ? { note: runner.note } : {}),
-      });
-      if (runner.streams) {
-        // The three ways of observing a run, interleaved (measureInterleaved) so that drift does not pose as overhead.
-        // "none" is measured again here rather than taken from the row above, for the same reason. A warm-up round
-        // only when a round is cheap: the session is warm from the row above.
-        const streams = runner.streams;
-        const modes = ["none", ...STREAM_MODES] as const;
-        // Observing a run must not change its result (beyond rounding: a tapped node may not be fused away).
-        const lastOf = new Map<string, Float32Array>();
-        const variants = modes.map((mode) => ({
-          run: async () => void lastOf.set(mode, await runner.run()),
-          ...(mode === "none" ? {} : { before: streams[mode] }),
+      let timing = ready;
+      for (;;) {
+        const last = new Map<string, Float32Array>();
+        const broken = new Map<string, unknown>();
+        const variants = timing.map(({ impl, runner }) => ({
+          run: async () => {
+            if (broken.has(impl.name)) return;
+            try {
+              last.set(impl.name, await runner.run());
+            } catch (e) {
+              broken.set(impl.name, e);
+            }
+          },
         }));
-        const cheap = m.medianMs * modes.length < mo.budgetMs / 4;
-        const ms = await measureInterleaved(variants, { ...mo, warmup: cheap ? mo.warmup : 0 });
-        const none = ms[0]!.medianMs;
-        const mainOut = outputs.get(impl.name)!;
-        modes.forEach((mode, i) => {
-          const s = ms[i]!;
-          const d = diff(lastOf.get(mode)!, mainOut);
-          progress(`${label} ${impl.name} stream overhead, ${mode}: ${s.medianMs.toFixed(3)} ms (median of ${s.samplesMs.length})`);
-          overhead.push({
-            impl: impl.name, ...base, threads: runner.threads, mode, medianMs: s.medianMs, runs: s.samplesMs.length,
-            overheadPct: ((s.medianMs - none) / none) * 100, maxAbsDiff: d.maxAbsDiff, outputOk: d.ok,
-          });
-        });
+        const ms = await measureInterleaved(variants, mo);
+        if (broken.size === 0) {
+          timing.forEach(({ impl, runner }, i) => shapeRows.push(row(impl, runner, ms[i]!, last.get(impl.name)!)));
+          break;
+        }
+        for (const [name, e] of broken) failed(timing.find((r) => r.impl.name === name)!.impl, e);
+        timing = timing.filter(({ impl }) => !broken.has(impl.name));
+        if (timing.length === 0) break;
       }
-    } catch (e) {
-      const i = shapeRows.findIndex((r) => r.impl === impl.name);
-      if (i >= 0) shapeRows.splice(i, 1); // a failure in the stream measurements replaces the row
-      outputs.delete(impl.name);
-      shapeRows.push(notRun("failed", e));
+      for (const { impl, runner } of timing) {
+        const main = shapeRows.find((r) => r.impl === impl.name);
+        if (main?.medianMs != null) await streamsOf(impl, runner, main.medianMs);
+      }
     } finally {
-      await runner.dispose().catch(() => undefined);
+      for (const { runner } of ready) await runner.dispose().catch(() => undefined);
     }
   }
+
+  // The table lists the implementations in the order asked for, whatever order they finished or failed in.
+  const order = (r: ResultRow) => impls.findIndex((i) => i.name === r.impl);
+  shapeRows.sort((a, b) => order(a) - order(b));
 
   // Every output against every other: a row is a mismatch when it disagrees (beyond the tolerance, either way round)
   // with more than half of the others, so one wrong implementation is marked alone even when it is the reference.

@@ -22,7 +22,7 @@ import { descDim, descStride, rowBase } from "./strided";
  * anyway), so ±∞ gives 0 rather than ∞ − ∞; exp4 flushes exp(−xh²/2) to 0 once it is below float32's range.
  */
 @inline function erfcHalf4(x: v128): v128 {
-  const a = f32x4.min(f32x4.abs(x), splat(20));
+  const a = f32x4.pmin(f32x4.abs(x), splat(20)); // pmin: one instruction, and a NaN |x| (first) stays NaN
   const ah = v128.and(a, i32x4.splat(0xfffff000));
   const lo = f32x4.mul(f32x4.sub(a, ah), f32x4.add(a, ah)); // a² − ah², to float32 precision (ah² is exact)
   const z = f32x4.mul(a, splat(0.70710678118654752));

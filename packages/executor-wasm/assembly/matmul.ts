@@ -1,16 +1,21 @@
-// C = A · B (+ bias) on a 4×8 register tile: 8 f32x4 accumulators, A broadcast with v128.load32_splat, B read from
-// packed 8-column panels. Blocked GotoBLAS-style: a k block of B (KC deep) is packed once into panels that stay in
-// L1 one at a time, while MC rows of A stay in L2 and are read in place (A needs unit column stride; the host packs
-// other layouts with `copy` first).
+// C = A · B (+ bias) on a 5×8 register tile: 10 f32x4 accumulators, A broadcast with v128.load32_splat, B read from
+// packed 8-column panels (the fused attention uses the 4×8 `micro` below). Blocked GotoBLAS-style: a k block of B (KC
+// deep) is packed into panels that stay in L1 one at a time, while MC rows of A stay in L2 and are read in place (A
+// needs unit column stride; the host packs other layouts with `copy` first). `matmulPacked` takes B packed beforehand
+// (`packMatmulB`: a weight, packed once per upload by the host) and is otherwise the same loop, bit for bit.
 import { madd } from "./simd";
 import { at } from "./strided";
 
 /** Depth of one k block: one packed B panel is KC × 8 floats (8 KiB). */
 const KC: i32 = 256;
-/** Rows of A per block: MC × KC floats (64 KiB). */
-const MC: i32 = 64;
-/** An edge tile (fewer than 4 rows or 8 columns) goes through this 4×8 buffer. */
-const TILE: usize = memory.data(128, 16);
+/** Rows of A per block: MC × KC floats (80 KiB), a multiple of the matmul tile's MR rows. */
+const MC: i32 = 80;
+/** Rows of the matmul's register tile (micro5); the fused attention keeps its 4×8 `micro`. */
+const MR: i32 = 5;
+/** An edge tile (fewer than MR rows or 8 columns) goes through this MR×8 buffer. */
+const TILE: usize = memory.data(MR * 8 * 4, 16);
+/** An edge tile's A rows (fewer than MR), copied with the last repeated so one micro5 serves every edge. */
+const EDGE_A: usize = memory.data(MR * KC * 4, 16);
 
 export const INIT_ZERO: i32 = 0;
 export const INIT_ACCUMULATE: i32 = 1;
@@ -52,23 +57,78 @@ export const INIT_BIAS: i32 = 2;
   v128.store(c + 3 * ldc, c30); v128.store(c + 3 * ldc, c31, 16);
 }
 
-/** A tile of `rows` ≤ 4 × `cols` ≤ 8: straight into C when full, else through TILE so nothing outside C is touched. */
-export function tile(kc: i32, a0: usize, a1: usize, a2: usize, a3: usize, bp: usize, c: usize, ldc: usize, rows: i32, cols: i32, init: i32, bias: usize): void {
-  if (rows == 4 && cols == 8) {
-    micro(kc, a0, a1, a2, a3, bp, c, ldc, init, bias);
+/**
+ * The matmul's 5×8 tile: 10 f32x4 accumulators, 2 for B and 1 for the A broadcast: 13 of the 16 SIMD registers V8
+ * gives x64 code (a 6×8 tile needs 15 and spills; 4×8 leaves the multiply-add units waiting on loads). A rows are
+ * a0 + r·lda bytes, all 5 readable (kBlock copies an edge's rows so they are).
+ */
+@inline function micro5(kc: i32, a0: usize, lda: usize, bp: usize, c: usize, ldc: usize, init: i32, bias: usize): void {
+  let c00 = f32x4.splat(0), c01 = f32x4.splat(0), c10 = f32x4.splat(0), c11 = f32x4.splat(0);
+  let c20 = f32x4.splat(0), c21 = f32x4.splat(0), c30 = f32x4.splat(0), c31 = f32x4.splat(0);
+  let c40 = f32x4.splat(0), c41 = f32x4.splat(0);
+  if (init == INIT_ACCUMULATE) {
+    c00 = v128.load(c); c01 = v128.load(c, 16);
+    c10 = v128.load(c + ldc); c11 = v128.load(c + ldc, 16);
+    c20 = v128.load(c + 2 * ldc); c21 = v128.load(c + 2 * ldc, 16);
+    c30 = v128.load(c + 3 * ldc); c31 = v128.load(c + 3 * ldc, 16);
+    c40 = v128.load(c + 4 * ldc); c41 = v128.load(c + 4 * ldc, 16);
+  } else if (init == INIT_BIAS) {
+    c00 = v128.load(bias); c01 = v128.load(bias, 16);
+    c10 = c00; c11 = c01; c20 = c00; c21 = c01; c30 = c00; c31 = c01; c40 = c00; c41 = c01;
+  }
+  const end = a0 + (<usize>kc << 2);
+  while (a0 < end) {
+    const b0 = v128.load(bp);
+    const b1 = v128.load(bp, 16);
+    let a = v128.load32_splat(a0);
+    c00 = madd(a, b0, c00); c01 = madd(a, b1, c01);
+    a = v128.load32_splat(a0 + lda);
+    c10 = madd(a, b0, c10); c11 = madd(a, b1, c11);
+    a = v128.load32_splat(a0 + 2 * lda);
+    c20 = madd(a, b0, c20); c21 = madd(a, b1, c21);
+    a = v128.load32_splat(a0 + 3 * lda);
+    c30 = madd(a, b0, c30); c31 = madd(a, b1, c31);
+    a = v128.load32_splat(a0 + 4 * lda);
+    c40 = madd(a, b0, c40); c41 = madd(a, b1, c41);
+    a0 += 4; bp += 32;
+  }
+  v128.store(c, c00); v128.store(c, c01, 16);
+  v128.store(c + ldc, c10); v128.store(c + ldc, c11, 16);
+  v128.store(c + 2 * ldc, c20); v128.store(c + 2 * ldc, c21, 16);
+  v128.store(c + 3 * ldc, c30); v128.store(c + 3 * ldc, c31, 16);
+  v128.store(c + 4 * ldc, c40); v128.store(c + 4 * ldc, c41, 16);
+}
+
+/**
+ * A tile of `rows` ≤ 5 × `cols` ≤ 8: straight into C when full, else through TILE so nothing outside C is touched.
+ * The 5 A rows at a0 (lda bytes apart) must all be readable; only the first `rows` are kept.
+ */
+function tile5(kc: i32, a0: usize, lda: usize, bp: usize, c: usize, ldc: usize, rows: i32, cols: i32, init: i32, bias: usize): void {
+  if (rows == MR && cols == 8) {
+    micro5(kc, a0, lda, bp, c, ldc, init, bias);
     return;
   }
   if (init == INIT_ACCUMULATE) {
     for (let r: i32 = 0; r < rows; r++) for (let j: i32 = 0; j < cols; j++) store<f32>(TILE + (<usize>(r * 8 + j) << 2), load<f32>(c + <usize>r * ldc + (<usize>j << 2)));
   }
-  micro(kc, a0, a1, a2, a3, bp, TILE, 32, init, bias);
+  micro5(kc, a0, lda, bp, TILE, 32, init, bias);
   for (let r: i32 = 0; r < rows; r++) for (let j: i32 = 0; j < cols; j++) store<f32>(c + <usize>r * ldc + (<usize>j << 2), load<f32>(TILE + (<usize>(r * 8 + j) << 2)));
+}
+
+/** Floats of B packed for `matmulPacked`: every k block's 8-column panels, k × npad. */
+export function packedBFloats(n: i32, k: i32): i32 {
+  return k * ((n + 7) & ~7);
 }
 
 /** Bytes of scratch `matmul` needs for n columns and depth k (bias panel + one k block of packed B). */
 export function matmulScratchBytes(n: i32, k: i32): i32 {
   const npad = (n + 7) & ~7;
   return (npad + min(k, KC) * npad) * 4 + 64;
+}
+
+/** Bytes of scratch `matmulPacked` needs for n columns (the bias panel). */
+export function matmulPackedScratchBytes(n: i32): i32 {
+  return ((n + 7) & ~7) * 4 + 64;
 }
 
 /** Packs B[k0 .. k0+kc, 0 .. n] into 8-column panels (panel j/8 at j·kc floats), zero beyond column n. */
@@ -94,6 +154,45 @@ function packB(b: usize, brs: i32, bcs: i32, k0: i32, kc: i32, n: i32, npad: i32
 }
 
 /**
+ * B [k, n] (element [kk, j] at b + kk·brs + j·bcs) packed once for `matmulPacked`: k block k0 (KC deep) at k0·npad
+ * floats from dst, in packB's panel layout. A weight packed at load time is then never packed again per call.
+ */
+export function packMatmulB(b: usize, brs: i32, bcs: i32, k: i32, n: i32, dst: usize): void {
+  const npad = (n + 7) & ~7;
+  for (let k0: i32 = 0; k0 < k; k0 += KC) packB(b, brs, bcs, k0, min(KC, k - k0), n, npad, dst + (<usize>(k0 * npad) << 2));
+}
+
+/** The bias [n] (any stride) into the zero-padded panel at dst, as INIT_BIAS reads it. */
+function packBias(bias: usize, biasStride: i32, n: i32, dst: usize): void {
+  const npad = (n + 7) & ~7;
+  for (let j: i32 = 0; j < npad; j++) store<f32>(dst + (<usize>j << 2), j < n ? load<f32>(at(bias, j * biasStride)) : 0);
+}
+
+/**
+ * One k block: C[0..m, 0..n] (init) + A[:, k0 .. k0+kc] · panels, MC rows of A at a time (they stay in L2) against
+ * one 8-column panel at a time (it stays in L1). The last < MR rows of an MC block are copied once into EDGE_A, the
+ * last one repeated, so their tiles run the same micro5 on rows that exist.
+ */
+function kBlock(m: i32, n: i32, kc: i32, a: usize, ldaB: usize, panels: usize, c: usize, ldcB: usize, init: i32, biasP: usize): void {
+  const edgeLda = <usize>KC << 2;
+  for (let i0: i32 = 0; i0 < m; i0 += MC) {
+    const iEnd = min(m, i0 + MC);
+    const full = i0 + (iEnd - i0) / MR * MR;
+    const rest = iEnd - full;
+    for (let r: i32 = 0; r < MR && rest > 0; r++) {
+      memory.copy(EDGE_A + <usize>r * edgeLda, a + <usize>(full + min(r, rest - 1)) * ldaB, <usize>kc << 2);
+    }
+    for (let j: i32 = 0; j < n; j += 8) {
+      const bp = panels + (<usize>(j * kc) << 2);
+      const cols = min(8, n - j);
+      const bj = biasP + (<usize>j << 2);
+      for (let i = i0; i < full; i += MR) tile5(kc, a + <usize>i * ldaB, ldaB, bp, c + <usize>i * ldcB + (<usize>j << 2), ldcB, MR, cols, init, bj);
+      if (rest > 0) tile5(kc, EDGE_A, edgeLda, bp, c + <usize>full * ldcB + (<usize>j << 2), ldcB, rest, cols, init, bj);
+    }
+  }
+}
+
+/**
  * C[m, n] (row-major, `ldc` elements per row) = A[m, k] · B[k, n] (+ bias[n]).
  * A: row r at a + r·lda elements, unit column stride. B: element [k, j] at b + k·brs + j·bcs (any strides, e.g. Wᵀ).
  * bias: 0 for none, else element j at bias + j·biasStride. `scratch`: `matmulScratchBytes(n, k)` bytes, 16-aligned.
@@ -102,29 +201,29 @@ export function matmul(m: i32, n: i32, k: i32, a: usize, lda: i32, b: usize, brs
   const npad = (n + 7) & ~7;
   const biasP = scratch;
   const panels = scratch + (<usize>npad << 2);
-  if (bias != 0) for (let j: i32 = 0; j < npad; j++) store<f32>(biasP + (<usize>j << 2), j < n ? load<f32>(at(bias, j * biasStride)) : 0);
-  const ldaB = <usize>lda << 2;
-  const ldcB = <usize>ldc << 2;
+  if (bias != 0) packBias(bias, biasStride, n, biasP);
   let k0: i32 = 0;
   do {
     const kc = min(KC, k - k0);
     packB(b, brs, bcs, k0, kc, n, npad, panels);
     const init = k0 > 0 ? INIT_ACCUMULATE : bias != 0 ? INIT_BIAS : INIT_ZERO;
-    for (let i0: i32 = 0; i0 < m; i0 += MC) {
-      const iEnd = min(m, i0 + MC);
-      for (let j: i32 = 0; j < n; j += 8) {
-        const bp = panels + (<usize>(j * kc) << 2);
-        const cols = min(8, n - j);
-        for (let i = i0; i < iEnd; i += 4) {
-          const rows = min(4, iEnd - i);
-          const a0 = a + <usize>i * ldaB + (<usize>k0 << 2);
-          const a1 = rows > 1 ? a0 + ldaB : a0;
-          const a2 = rows > 2 ? a1 + ldaB : a0;
-          const a3 = rows > 3 ? a2 + ldaB : a0;
-          tile(kc, a0, a1, a2, a3, bp, c + <usize>i * ldcB + (<usize>j << 2), ldcB, rows, cols, init, biasP + (<usize>j << 2));
-        }
-      }
-    }
+    kBlock(m, n, kc, a + (<usize>k0 << 2), <usize>lda << 2, panels, c, <usize>ldc << 2, init, biasP);
+    k0 += KC;
+  } while (k0 < k);
+}
+
+/**
+ * `matmul` with B already packed by `packMatmulB` (`packed`): the same numbers bit for bit (same tiles, same k
+ * order), without packing B on every call. `scratch`: `matmulPackedScratchBytes(n)` bytes, 16-aligned.
+ */
+export function matmulPacked(m: i32, n: i32, k: i32, a: usize, lda: i32, packed: usize, c: usize, ldc: i32, bias: usize, biasStride: i32, scratch: usize): void {
+  const npad = (n + 7) & ~7;
+  if (bias != 0) packBias(bias, biasStride, n, scratch);
+  let k0: i32 = 0;
+  do {
+    const kc = min(KC, k - k0);
+    const init = k0 > 0 ? INIT_ACCUMULATE : bias != 0 ? INIT_BIAS : INIT_ZERO;
+    kBlock(m, n, kc, a + (<usize>k0 << 2), <usize>lda << 2, packed + (<usize>(k0 * npad) << 2), c, <usize>ldc << 2, init, scratch);
     k0 += KC;
   } while (k0 < k);
 }

@@ -12,9 +12,14 @@
  * within about 2 ulp on the range that does not underflow. NaN stays NaN; callers mask −∞ themselves (it gives ~1e-38).
  */
 @inline export function exp4(x: v128): v128 {
-  x = f32x4.min(x, f32x4.splat(88.3762626647949));
-  x = f32x4.max(x, f32x4.splat(-88.3762626647949));
-  const fx = f32x4.floor(f32x4.add(f32x4.mul(x, f32x4.splat(1.44269504088896341)), f32x4.splat(0.5)));
+  // pmin/pmax (one minps/maxps each; f32x4.min/max are multi-instruction sequences for NaN and ±0 in engines): x
+  // first, so a NaN x stays NaN.
+  x = f32x4.pmin(x, f32x4.splat(88.3762626647949));
+  x = f32x4.pmax(x, f32x4.splat(-88.3762626647949));
+  // n = round(x·log2 e) by the 1.5·2^23 trick: adding it leaves n in the low mantissa bits of `t` (|n| ≤ 128), so n
+  // needs no floor and no float→int conversion (both multi-instruction sequences in engines without SSE4.1/AVX-512).
+  const t = f32x4.add(f32x4.mul(x, f32x4.splat(1.44269504088896341)), f32x4.splat(12582912.0));
+  const fx = f32x4.sub(t, f32x4.splat(12582912.0));
   x = f32x4.sub(x, f32x4.mul(fx, f32x4.splat(0.693359375)));
   x = f32x4.sub(x, f32x4.mul(fx, f32x4.splat(-2.12194440e-4)));
   const z = f32x4.mul(x, x);
@@ -25,7 +30,8 @@
   y = f32x4.add(f32x4.mul(y, x), f32x4.splat(1.6666665459e-1));
   y = f32x4.add(f32x4.mul(y, x), f32x4.splat(5.0000001201e-1));
   y = f32x4.add(f32x4.add(f32x4.mul(y, z), x), f32x4.splat(1.0));
-  const pow2n = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(fx), i32x4.splat(127)), 23);
+  // 2^n: t's bits are 0x4B400000 + n, and the shift by 23 drops 0x4B400000's part (its low 9 bits are 0).
+  const pow2n = i32x4.shl(i32x4.add(t, i32x4.splat(127)), 23);
   return f32x4.mul(y, pow2n);
 }
 

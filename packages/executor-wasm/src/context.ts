@@ -20,6 +20,8 @@ export interface ContextHost {
   readonly generation: number;
   /** Work per chunk of a long kernel called with a signal, in multiply-adds (chunks.ts). */
   readonly chunkWork: number;
+  /** A layout derived once from an upload and kept (derived.ts); undefined: none (not an upload, no room, turned off). */
+  derived(source: WasmBlock, key: string, bytes: number, subject: string, fill: (address: number) => void): number | undefined;
 }
 
 const DESC_RANK = 6;
@@ -120,6 +122,21 @@ export class WasmContext {
   view(v: WasmValue, shape: Shape, strides: readonly number[] = contiguousStrides(shape), offset = v.offset): WasmValue {
     v.block.refs++;
     return new WasmValue(v.block, shape, strides, offset, v.dtype);
+  }
+
+  /**
+   * The weight `w`'s matmul B operand `b` ([k, n], a view of w's block) packed for `matmulPacked`, made at its first use
+   * and kept while `w` is uploaded; undefined when w is not an upload (or prepacking is off, or it does not fit): pack
+   * per call then.
+   */
+  packedMatmulB(w: WasmValue, b: { readonly address: number; readonly rowStride: number; readonly colStride: number }, k: number, n: number, subject: string): number | undefined {
+    if (w.block.source === undefined || k === 0 || n === 0) return undefined;
+    const e = this.exports;
+    // The layout depends on where in the block B starts and how it is strided (not on the block's address, which a
+    // restored upload changes), and on k and n.
+    const key = `matmul-b @${(b.address - w.block.ptr) / 4} ${b.rowStride},${b.colStride} ${k}x${n}`;
+    const bytes = e.packedBFloats(n, k) * 4;
+    return this.#host.derived(w.block, key, bytes, `${subject} (weight packed for the matmul)`, (dst) => e.packMatmulB(b.address, b.rowStride, b.colStride, k, n, dst));
   }
 
   release(v: WasmValue): void {

@@ -26,7 +26,7 @@ const BITSELECT = [0x52]; // v128.bitselect, 0xfd 82
 const engineHasRelaxed = WebAssembly.validate(simdModule(RELAXED_MADD));
 const expected = engineHasRelaxed ? "relaxed" : "simd";
 
-/** Projection (across the 4×8 tiles) and fused causal attention on `ex`, each against the CPU executor. */
+/** Projection (across the 5×8 tiles) and fused causal attention on `ex`, each against the CPU executor. */
 function computes(ex: WasmExecutor): void {
   const x = random([2, 67, 300], 1);
   const w = random([40, 300], 2);

@@ -16,6 +16,13 @@ export interface KernelExports {
   copy(src: number, desc: number, dst: number): void;
   matmul(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number): void;
   matmulScratchBytes(n: number, k: number): number;
+  /** Floats of B [k, n] packed by `packMatmulB`. */
+  packedBFloats(n: number, k: number): number;
+  /** B [k, n] (element [kk, j] at b + (kk·brs + j·bcs)·4) packed once into the matmul's panels at dst. */
+  packMatmulB(b: number, brs: number, bcs: number, k: number, n: number, dst: number): void;
+  /** `matmul` with B from `packMatmulB`: the same numbers bit for bit. */
+  matmulPacked(m: number, n: number, k: number, a: number, lda: number, packed: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number): void;
+  matmulPackedScratchBytes(n: number): number;
   matmulSkipZero(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number): void;
   allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
   /** See assembly/mask.ts: scores and strides, pad, user mask, bias (each address 0 when absent, strides over [B, H, L, S]), scale, geometry, dst, rows. */

@@ -1,5 +1,5 @@
 // The SIMD kernels against the CPU executor on shapes the contract suite's small cases do not reach: edge tiles (rows
-// not a multiple of 4, columns not of 8), depth past one k block (256), more rows than one block (64), and the fused
+// not a multiple of 5, columns not of 8), depth past one k block (256), more rows than one block (80), and the fused
 // attention over many key blocks with every mask, GQA, L != S and dropout.
 import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
@@ -7,8 +7,8 @@ import { cpu, onCpu, onWasm, random, wasmExecutor, worst } from "../test-util.js
 
 const ex = await wasmExecutor();
 
-describe("matmul-backed kernels on the 4×8 tile", () => {
-  for (const [rows, nIn, nOut] of [[1, 1, 1], [3, 5, 7], [67, 300, 13], [130, 513, 40], [8, 16, 8]] as const) {
+describe("matmul-backed kernels on the 5×8 tile", () => {
+  for (const [rows, nIn, nOut] of [[1, 1, 1], [3, 5, 7], [67, 300, 13], [130, 513, 40], [8, 16, 8], [84, 40, 9], [161, 20, 24]] as const) {
     it(`projection [2, ${rows}, ${nIn}] · [${nOut}, ${nIn}]ᵀ + bias`, () => {
       const x = random([2, rows, nIn], rows + nIn);
       const w = random([nOut, nIn], nOut);

@@ -1,5 +1,5 @@
 // linear-gelu: the fused first half of a transformer MLP, gelu(x · Wᵀ + b). The projection's product (projection.ts,
-// the 4×8 tile) writes each chunk of rows, and the module's gelu (assembly/gelu.ts) then runs in place on those rows:
+// the 5×8 tile) writes each chunk of rows, and the module's gelu (assembly/gelu.ts) then runs in place on those rows:
 // no pre-activation value (one output-sized buffer fewer than the pair), and the numbers are the unfused pair's bit
 // for bit (gelu of the float32 pre-activation, lane by lane, so where the chunks and vectors fall does not matter).
 import { checkGeluApproximate } from "@attngraph/graph";

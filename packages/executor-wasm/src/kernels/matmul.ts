@@ -12,6 +12,7 @@ export interface Operand {
 /**
  * C[m, n] = A[m, k] · B[k, n] (+ bias) into the dense rows at `c` (`ldc` elements apart). A must have unit column
  * stride (the module reads its rows in place); B any strides (the module packs it); `bias` is [n] with any stride.
+ * `packed`: B already packed (`ctx.packedMatmulB`), so it is not packed again here.
  */
 export function matmul(
   ctx: WasmContext,
@@ -24,8 +25,14 @@ export function matmul(
   ldc: number,
   bias: { readonly address: number; readonly stride: number } | undefined,
   subject: string,
+  packed?: number,
 ): void {
   if (m === 0 || n === 0) return;
+  if (packed !== undefined) {
+    const scratch = ctx.scratch(ctx.exports.matmulPackedScratchBytes(n), subject);
+    ctx.exports.matmulPacked(m, n, k, a.address, a.rowStride, packed, c, ldc, bias?.address ?? 0, bias?.stride ?? 0, scratch);
+    return;
+  }
   const scratch = ctx.scratch(ctx.exports.matmulScratchBytes(n, k), subject);
   ctx.exports.matmul(m, n, k, a.address, a.rowStride, b.address, b.rowStride, b.colStride, c, ldc, bias?.address ?? 0, bias?.stride ?? 0, scratch);
 }

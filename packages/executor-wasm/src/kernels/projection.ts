@@ -1,7 +1,7 @@
-// projection: y = x · Wᵀ + b over the last axis (nn.Linear layout), on the module's 4×8 SIMD tile. Wᵀ is W with its
-// strides swapped (packed by the module, never copied here); x is read in place when its rows have one stride.
-// With a signal, a big call runs in chunks of rows (chunks.ts). linear-gelu is the same product with the activation
-// run on each chunk's rows of the output (`linear` below).
+// projection: y = x · Wᵀ + b over the last axis (nn.Linear layout), on the module's 5×8 SIMD tile. Wᵀ is W with its
+// strides swapped (packed by the module: once per uploaded weight, kept beside it, else per call); x is read in place
+// when its rows have one stride. With a signal, a big call runs in chunks of rows (chunks.ts). linear-gelu is the
+// same product with the activation run on each chunk's rows of the output (`linear` below).
 import { ShapeError, formatShape } from "@attngraph/tensor";
 import { withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
@@ -46,10 +46,12 @@ export function linear(call: Call, ctx: WasmContext, epilogue?: Epilogue): WasmV
     const { a, temp } = rowsOperand(ctx, x, call.node);
     const wt = { address: w.address, rowStride: w.strides[1]!, colStride: w.strides[0]! }; // Wᵀ [In, Out]
     const bias = b === undefined ? undefined : { address: b.address, stride: b.strides[0]! };
+    // An uploaded weight is packed into the matmul's panels once and kept (derived.ts); anything else per call.
+    const packed = ctx.packedMatmulB(w, wt, nIn, nOut, call.node);
     // Rows are independent: a chunk is the same matmul over rows [r0, r1).
     const part = (r0: number, r1: number) => {
       const ar = { address: a.address + r0 * a.rowStride * 4, rowStride: a.rowStride, colStride: 1 };
-      matmul(ctx, r1 - r0, nOut, nIn, ar, wt, out.address + r0 * nOut * 4, nOut, bias, call.node);
+      matmul(ctx, r1 - r0, nOut, nIn, ar, wt, out.address + r0 * nOut * 4, nOut, bias, call.node, packed);
       epilogue?.rows(out, r0, r1);
     };
     const rowWork = nIn * nOut + (epilogue === undefined ? 0 : nOut * epilogue.work);

@@ -1,0 +1,75 @@
+// The wasm matmul alone, beside its ceiling: GFLOP/s of `matmul` (B packed on every call, as for an activation),
+// `matmulPacked` (B packed once, as for an uploaded weight) and the "in-L1" ceiling (the same tile on a problem small
+// enough that A, B and C never leave L1: what the 5×8 tile does when memory costs nothing). Shapes: the projections
+// of the transformer block at d=768 (qkv, out_proj, MLP up and down) at T=128 and T=512.
+// Run after a build: `pnpm --filter @attngraph/executor-wasm bench:matmul [--flavour simd|relaxed] [--json FILE]`.
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({ options: { flavour: { type: "string", default: "simd" }, json: { type: "string" }, reps: { type: "string", default: "7" } } });
+if (values.flavour !== "simd" && values.flavour !== "relaxed") throw new Error(`--flavour ${values.flavour}: expected simd or relaxed`);
+const bytes = readFileSync(new URL(`../dist/wasm/attngraph-${values.flavour}.wasm`, import.meta.url));
+if (!WebAssembly.validate(bytes)) throw new Error(`this engine rejects the ${values.flavour} flavour (Node 20 needs --experimental-wasm-relaxed-simd for relaxed)`);
+const memory = new WebAssembly.Memory({ initial: 2500 });
+const e = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } }).exports;
+const reps = Number(values.reps);
+
+/** Lays out A [m, k], W [n, k] (nn.Linear layout; B = Wᵀ), C, packed B and scratch from the heap base; fills A and W. */
+function layout(m, n, k) {
+  const align = (x) => Math.ceil(x / 64) * 64;
+  const a = align(e.heapBase());
+  const w = align(a + m * k * 4);
+  const c = align(w + n * k * 4);
+  const packed = align(c + m * n * 4);
+  const scratch = align(packed + e.packedBFloats(n, k) * 4);
+  if (scratch + e.matmulScratchBytes(n, k) > memory.buffer.byteLength) throw new Error(`${m}x${n}x${k} does not fit`);
+  const f = new Float32Array(memory.buffer);
+  for (let i = a / 4; i < c / 4; i++) f[i] = ((i % 97) - 48) / 64;
+  return { a, w, c, packed, scratch };
+}
+
+/** Best of `reps` timings of `fn` (after one warm-up call), in ms. */
+function best(fn, inner = 1) {
+  fn();
+  let t = Infinity;
+  for (let r = 0; r < reps; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < inner; i++) fn();
+    t = Math.min(t, (performance.now() - t0) / inner);
+  }
+  return t;
+}
+
+const gflops = (m, n, k, ms) => (2 * m * n * k) / ms / 1e6;
+const rows = [];
+for (const t of [128, 512]) {
+  for (const [name, n, k] of [["qkv_proj", 2304, 768], ["out_proj", 768, 768], ["mlp.0", 3072, 768], ["mlp.2", 768, 3072]]) {
+    const m = t;
+    const p = layout(m, n, k);
+    // B = Wᵀ: element [kk, j] at W + (j·k + kk)·4, row stride 1 and column stride k (what the projection passes).
+    const perCall = best(() => e.matmul(m, n, k, p.a, k, p.w, 1, k, p.c, n, 0, 0, p.scratch));
+    e.packMatmulB(p.w, 1, k, k, n, p.packed);
+    const packed = best(() => e.matmulPacked(m, n, k, p.a, k, p.packed, p.c, n, 0, 0, p.scratch));
+    rows.push({ shape: `${name} T=${t}`, m, n, k, perCallMs: perCall, packedMs: packed, perCallGflops: gflops(m, n, k, perCall), packedGflops: gflops(m, n, k, packed) });
+  }
+}
+// Ceiling: 10 rows × 32 columns × 256 deep (A 10 KiB, packed B 32 KiB, C 1.3 KiB: all in a 48 KiB L1), many times.
+const [cm, cn, ck] = [10, 32, 256];
+const cp = layout(cm, cn, ck);
+e.packMatmulB(cp.w, 1, ck, ck, cn, cp.packed);
+const ceilingMs = best(() => e.matmulPacked(cm, cn, ck, cp.a, ck, cp.packed, cp.c, cn, 0, 0, cp.scratch), 2000);
+const ceiling = gflops(cm, cn, ck, ceilingMs);
+
+const fmt = (x) => x.toFixed(x < 10 ? 2 : 1);
+const lines = [
+  `wasm matmul (${values.flavour} flavour), ${cpus()[0]?.model.trim()}, Node ${process.version}, best of ${reps}`,
+  `in-L1 ceiling of the 5×8 tile (${cm}×${cn}×${ck}, repeated): ${fmt(ceiling)} GFLOP/s`,
+  "",
+  "shape            m     n     k   per call ms  GFLOP/s   packed ms  GFLOP/s  % of ceiling",
+  ...rows.map((r) =>
+    `${r.shape.padEnd(14)} ${String(r.m).padStart(4)} ${String(r.n).padStart(5)} ${String(r.k).padStart(5)}  ${fmt(r.perCallMs).padStart(11)}  ${fmt(r.perCallGflops).padStart(7)}  ${fmt(r.packedMs).padStart(10)}  ${fmt(r.packedGflops).padStart(7)}  ${((100 * r.packedGflops) / ceiling).toFixed(0).padStart(12)}`,
+  ),
+];
+console.log(lines.join("\n"));
+if (values.json) writeFileSync(values.json, JSON.stringify({ flavour: values.flavour, node: process.version, cpu: cpus()[0]?.model.trim(), ceilingGflops: ceiling, rows }, null, 2));
