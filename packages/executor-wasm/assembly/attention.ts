@@ -22,6 +22,77 @@ const BK: i32 = 64;
   return <usize>n << 2;
 }
 
+// The two entry points take their numbers as one block in memory, written field by field by name on the host
+// (src/kernels/attention-params.ts, in this declaration order, 4 bytes a field), like the WebGPU kernels' params
+// uniform: 14 and 22 positional numbers, where a swapped pair gave silently wrong results, became named fields.
+// `attentionParamsLayout` reports the offsets so a test holds the host's table to these declarations.
+
+/** attentionPack's parameters (see there). */
+@unmanaged export class PackParams {
+  kb: usize; ks2: i32; ks3: i32;
+  vb: usize; vs2: i32; vs3: i32;
+  pb: usize; ps1: i32;
+  ns: i32; nd: i32; ndv: i32;
+  s0: i32; s1: i32;
+  scratch: usize;
+}
+
+/** attentionBlock's parameters (see there); booleans are 0 or 1. */
+@unmanaged export class BlockParams {
+  qb: usize; qs2: i32; i0: i32; br: i32;
+  ns: i32; nd: i32; ndv: i32;
+  causal: i32; off: i32; win: i32; scale: f32;
+  dropping: i32; mixedSeed: u32; threshold: u32; keptScale: f32;
+  padded: i32; headRow: i32; anyBad: i32; fromBlock: i32; maxBlocks: i32;
+  out: usize; scratch: usize;
+}
+
+/** Bytes of one params block (the larger of the two), for the host's allocation. */
+export function attentionParamsBytes(): i32 {
+  return <i32>max(offsetof<PackParams>(), offsetof<BlockParams>());
+}
+
+/** Writes the byte offset of every field, PackParams' then BlockParams', in declaration order (i32 each) at dst. */
+export function attentionParamsLayout(dst: usize): i32 {
+  store<i32>(dst, offsetof<PackParams>("kb"), 0);
+  store<i32>(dst, offsetof<PackParams>("ks2"), 4);
+  store<i32>(dst, offsetof<PackParams>("ks3"), 8);
+  store<i32>(dst, offsetof<PackParams>("vb"), 12);
+  store<i32>(dst, offsetof<PackParams>("vs2"), 16);
+  store<i32>(dst, offsetof<PackParams>("vs3"), 20);
+  store<i32>(dst, offsetof<PackParams>("pb"), 24);
+  store<i32>(dst, offsetof<PackParams>("ps1"), 28);
+  store<i32>(dst, offsetof<PackParams>("ns"), 32);
+  store<i32>(dst, offsetof<PackParams>("nd"), 36);
+  store<i32>(dst, offsetof<PackParams>("ndv"), 40);
+  store<i32>(dst, offsetof<PackParams>("s0"), 44);
+  store<i32>(dst, offsetof<PackParams>("s1"), 48);
+  store<i32>(dst, offsetof<PackParams>("scratch"), 52);
+  store<i32>(dst, offsetof<BlockParams>("qb"), 56);
+  store<i32>(dst, offsetof<BlockParams>("qs2"), 60);
+  store<i32>(dst, offsetof<BlockParams>("i0"), 64);
+  store<i32>(dst, offsetof<BlockParams>("br"), 68);
+  store<i32>(dst, offsetof<BlockParams>("ns"), 72);
+  store<i32>(dst, offsetof<BlockParams>("nd"), 76);
+  store<i32>(dst, offsetof<BlockParams>("ndv"), 80);
+  store<i32>(dst, offsetof<BlockParams>("causal"), 84);
+  store<i32>(dst, offsetof<BlockParams>("off"), 88);
+  store<i32>(dst, offsetof<BlockParams>("win"), 92);
+  store<i32>(dst, offsetof<BlockParams>("scale"), 96);
+  store<i32>(dst, offsetof<BlockParams>("dropping"), 100);
+  store<i32>(dst, offsetof<BlockParams>("mixedSeed"), 104);
+  store<i32>(dst, offsetof<BlockParams>("threshold"), 108);
+  store<i32>(dst, offsetof<BlockParams>("keptScale"), 112);
+  store<i32>(dst, offsetof<BlockParams>("padded"), 116);
+  store<i32>(dst, offsetof<BlockParams>("headRow"), 120);
+  store<i32>(dst, offsetof<BlockParams>("anyBad"), 124);
+  store<i32>(dst, offsetof<BlockParams>("fromBlock"), 128);
+  store<i32>(dst, offsetof<BlockParams>("maxBlocks"), 132);
+  store<i32>(dst, offsetof<BlockParams>("out"), 136);
+  store<i32>(dst, offsetof<BlockParams>("scratch"), 140);
+  return 36;
+}
+
 /** Bytes of scratch `attentionPack` and `attentionBlock` need for key length S, head dim D and value dim Dv. */
 export function attentionScratchBytes(ns: i32, nd: i32, ndv: i32): i32 {
   const nsP = (ns + 7) & ~7;
@@ -51,7 +122,9 @@ export function attentionScratchBytes(ns: i32, nd: i32, ndv: i32): i32 {
  * flags and bad-value flags. `kb`, `vb`: k[b, g, 0, 0] and v[b, g, 0, 0] (strides ks2, ks3 and vs2, vs3); `pb`:
  * pad[b, 0] (stride ps1), or 0 for none. Returns 1 when one of these value rows holds a NaN or ±∞, else 0.
  */
-export function attentionPack(kb: usize, ks2: i32, ks3: i32, vb: usize, vs2: i32, vs3: i32, pb: usize, ps1: i32, ns: i32, nd: i32, ndv: i32, s0: i32, s1: i32, scratch: usize): i32 {
+export function attentionPack(p: PackParams): i32 {
+  const kb = p.kb, ks2 = p.ks2, ks3 = p.ks3, vb = p.vb, vs2 = p.vs2, vs3 = p.vs3, pb = p.pb, ps1 = p.ps1;
+  const ns = p.ns, nd = p.nd, ndv = p.ndv, s0 = p.s0, s1 = p.s1, scratch = p.scratch;
   const nsP = (ns + 7) & ~7;
   const dvP = (ndv + 7) & ~7;
   const pEnd = s1 == ns ? nsP : s1; // the last panel is padded with zero keys
@@ -91,14 +164,12 @@ export function attentionPack(kb: usize, ks2: i32, ks3: i32, vb: usize, vs2: i32
  * gives a NaN row; a key weighed exactly 0 adds nothing to a row, whatever its value row holds. `anyBad`: 1 when some
  * value row of the kv head holds a NaN or ±∞ (from `attentionPack`); `padded`: a padding mask was packed.
  */
-export function attentionBlock(
-  qb: usize, qs2: i32, i0: i32, br: i32,
-  ns: i32, nd: i32, ndv: i32,
-  causal: bool, off: i32, win: i32, scale: f32,
-  dropping: bool, mixedSeed: u32, threshold: u32, keptScale: f32,
-  padded: bool, headRow: i32, anyBad: bool, fromBlock: i32, maxBlocks: i32,
-  out: usize, scratch: usize,
-): i32 {
+export function attentionBlock(p: BlockParams): i32 {
+  const qb = p.qb, qs2 = p.qs2, i0 = p.i0, br = p.br, ns = p.ns, nd = p.nd, ndv = p.ndv;
+  const causal = p.causal != 0, off = p.off, win = p.win, scale = p.scale;
+  const dropping = p.dropping != 0, mixedSeed = p.mixedSeed, threshold = p.threshold, keptScale = p.keptScale;
+  const padded = p.padded != 0, headRow = p.headRow, anyBad = p.anyBad != 0, fromBlock = p.fromBlock, maxBlocks = p.maxBlocks;
+  const out = p.out, scratch = p.scratch;
   const nsP = (ns + 7) & ~7;
   const dvP = (ndv + 7) & ~7;
   const kp = kPanels(scratch);

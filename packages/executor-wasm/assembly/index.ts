@@ -6,7 +6,7 @@ export { mask } from "./mask";
 export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";
 export { rope, alibi } from "./position";
-export { attentionBlock, attentionPack, attentionScratchBytes } from "./attention";
+export { attentionBlock, attentionPack, attentionParamsBytes, attentionParamsLayout, attentionScratchBytes } from "./attention";
 export { layerNorm } from "./layer-norm";
 export { gelu, geluStrided } from "./gelu";
 export { add } from "./add";

@@ -16,6 +16,8 @@ export interface ContextHost {
   scratch(bytes: number, subject: string): number;
   /** 2 × 12 i32 slots for view descriptors, allocated once per instance. */
   readonly descriptors: number;
+  /** One params block (128 bytes) for kernels that read their numbers from memory, allocated once per instance. */
+  readonly params: number;
   /** Changes whenever the module is re-instantiated (after a trap) or disposed: addresses from before are stale. */
   readonly generation: number;
   /** Work per chunk of a long kernel called with a signal, in multiply-adds (chunks.ts). */
@@ -38,6 +40,14 @@ export class WasmContext {
 
   get exports(): KernelExports {
     return this.#host.exports;
+  }
+
+  /**
+   * The params block a kernel writes its numbers into right before calling the module (the fused attention): shared,
+   * so it is written and read within one synchronous call, never across a yield.
+   */
+  get params(): number {
+    return this.#host.params;
   }
 
   /** Changes whenever the module is re-instantiated or disposed (see ContextHost). */

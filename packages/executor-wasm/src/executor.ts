@@ -61,8 +61,10 @@ export interface WasmExecutorOptions {
 const EXECUTOR = "wasm";
 const PAGE = 65536;
 const DEFAULT_MAX = 2 ** 31;
-/** Two rank-6 view descriptors (2 × 12 i32), rounded to the allocator's 64-byte blocks. */
-const DESCRIPTOR_BYTES = 128;
+/** Two rank-6 view descriptors (2 × 12 i32) in the first 128 bytes, then one kernel params block (PARAMS_BYTES). */
+const DESCRIPTOR_BYTES = 256;
+const PARAMS_OFFSET = 128;
+const PARAMS_BYTES = 128;
 
 /** One instance of the module with its memory, allocator and scratch. Replaced whole after a trap. */
 class Instance {
@@ -77,7 +79,13 @@ class Instance {
     this.memory = new WebAssembly.Memory({ initial: Math.min(16, maximum), maximum });
     this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports as unknown as KernelExports;
     this.heap = new WasmHeap(this.memory, this.exports.heapBase(), maxBytes);
-    this.descriptors = this.heap.alloc(DESCRIPTOR_BYTES, "wasm descriptors");
+    this.descriptors = this.heap.alloc(DESCRIPTOR_BYTES, "wasm descriptors and params");
+    if (this.exports.attentionParamsBytes() > PARAMS_BYTES) throw new Error(`wasm module: attention params need ${this.exports.attentionParamsBytes()} bytes, the host reserves ${PARAMS_BYTES}`);
+  }
+
+  /** One params block for a kernel that takes its numbers in memory (written right before each call). */
+  get params(): number {
+    return this.descriptors + PARAMS_OFFSET;
   }
 
   /** Bytes held as kernel scratch (one block, grown to the largest need seen, never shrunk). */
@@ -144,6 +152,9 @@ export class WasmExecutor implements Executor<WasmValue> {
       },
       get descriptors() {
         return self.#instance().descriptors;
+      },
+      get params() {
+        return self.#instance().params;
       },
       get generation() {
         return self.#gen;

@@ -38,9 +38,14 @@ export interface KernelExports {
   dropoutBits(seed: number, i: number): number;
   rope(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, nd: number, r: number, cos: number, sin: number, dst: number): void;
   alibi(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, ns: number, slopes: number, scale: number, off: number, dst: number): void;
-  attentionPack(kb: number, ks2: number, ks3: number, vb: number, vs2: number, vs3: number, pb: number, ps1: number, ns: number, nd: number, ndv: number, s0: number, s1: number, scratch: number): number;
-  /** See assembly/attention.ts: 22 numbers, returns the key blocks still to run (0: the query block is written). */
-  attentionBlock(...args: number[]): number;
+  /** See assembly/attention.ts: `params` is a PackParams block (src/kernels/attention-params.ts writes it). */
+  attentionPack(params: number): number;
+  /** See assembly/attention.ts: `params` is a BlockParams block; returns the key blocks still to run (0: written). */
+  attentionBlock(params: number): number;
+  /** Bytes of one attention params block. */
+  attentionParamsBytes(): number;
+  /** Writes every params field's byte offset (PackParams' then BlockParams', i32 each) at dst; returns their count. */
+  attentionParamsLayout(dst: number): number;
   attentionScratchBytes(ns: number, nd: number, ndv: number): number;
   layerNorm(src: number, desc: number, dst: number, w: number, ws: number, b: number, bs: number, eps: number, r0: number, r1: number): void;
   gelu(src: number, dst: number, n: number, tanh: number): void;

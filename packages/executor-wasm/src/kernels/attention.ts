@@ -7,6 +7,7 @@ import { withCleanup, type AttentionAttrs } from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
+import { attentionBlock, attentionPack } from "./attention-params.js";
 import {
   checkDropoutAttrs,
   checkKeyPadding,
@@ -110,8 +111,13 @@ function* attentionSteps(
   const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
   const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
   const dropping = attrs.training && attrs.dropoutRate > 0;
-  const mask = [attrs.causal ? 1 : 0, maskOffset(attrs.alignment, nl, ns), windowOf(attrs), attrs.scale] as const;
-  const drop = [dropping ? 1 : 0, fmix32(attrs.dropoutSeed), dropoutThreshold(attrs.dropoutRate), dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1] as const;
+  const mask = { causal: attrs.causal ? 1 : 0, off: maskOffset(attrs.alignment, nl, ns), win: windowOf(attrs), scale: attrs.scale };
+  const drop = {
+    dropping: dropping ? 1 : 0,
+    mixedSeed: fmix32(attrs.dropoutSeed),
+    threshold: dropoutThreshold(attrs.dropoutRate),
+    keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
+  };
   // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
   const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
   const blocksPerStep = keysPerStep === Infinity ? 2 ** 31 - 1 : Math.max(1, Math.floor(keysPerStep / BK));
@@ -123,7 +129,7 @@ function* attentionSteps(
       let anyBad = 0;
       for (let s0 = 0; s0 < ns; s0 += packStep) {
         const s1 = Math.min(ns, s0 + packStep);
-        anyBad |= ctx.exports.attentionPack(kb, ks2, ks3, vb, vs2, vs3, pb, ps1, ns, nd, ndv, s0, s1, scratch);
+        anyBad |= attentionPack(ctx, ctx.params, { kb, ks2, ks3, vb, vs2, vs3, pb, ps1, ns, nd, ndv, s0, s1, scratch });
         yield (s1 - s0) * (nd + ndv);
       }
       for (let h = g * group; h < (g + 1) * group; h++) {
@@ -133,7 +139,10 @@ function* attentionSteps(
           const br = Math.min(BQ, nl - i0);
           const blockWork = br * BK * (nd + ndv + EXP_WORK);
           for (let from = 0; ; from += blocksPerStep) {
-            const left = ctx.exports.attentionBlock(qb, qs2, i0, br, ns, nd, ndv, ...mask, ...drop, pb === 0 ? 0 : 1, headRow, anyBad, from, blocksPerStep, out.address, scratch);
+            const left = attentionBlock(ctx, ctx.params, {
+              qb, qs2, i0, br, ns, nd, ndv, ...mask, ...drop,
+              padded: pb === 0 ? 0 : 1, headRow, anyBad, fromBlock: from, maxBlocks: blocksPerStep, out: out.address, scratch,
+            });
             yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * blockWork;
             if (left === 0) break;
           }
