@@ -140,7 +140,7 @@ export class WasmContext {
    * per call then.
    */
   packedMatmulB(w: WasmValue, b: { readonly address: number; readonly rowStride: number; readonly colStride: number }, k: number, n: number, subject: string): number | undefined {
-    if (w.block.source === undefined || k === 0 || n === 0) return undefined;
+    if (k === 0 || n === 0) return undefined; // (whether w is an upload is the layout cache's rule: derived.ts)
     const e = this.exports;
     // The layout depends on where in the block B starts and how it is strided (not on the block's address, which a
     // restored upload changes), and on k and n.
