@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { parseCli, UsageError } from "./cli.js";
+import { COPY_SHAPE } from "./problem.js";
 import { DEFAULT_BLOCK_SHAPES, DEFAULT_SHAPES, parseShape, shapeLabel } from "./shapes.js";
 
 describe("parseCli", () => {
   it("has the documented defaults", () => {
     const o = parseCli([]);
-    expect(o).toEqual({ problem: "attention", impls: undefined, shapes: DEFAULT_SHAPES, threads: 1, json: "bench-results.json", runs: 10, warmup: 2, budgetS: 10, interleave: false, help: false });
+    expect(o).toEqual({ problem: "attention", impls: undefined, shapes: DEFAULT_SHAPES, shapeIgnored: false, threads: 1, json: "bench-results.json", runs: 10, warmup: 2, budgetS: 10, interleave: false, help: false });
     expect(o.shapes.map(shapeLabel)).toEqual(["2,6,8,2", "4,128,256,8", "1,128,768,12", "1,512,768,12", "1,1024,768,12"]);
   });
 
@@ -25,8 +26,24 @@ describe("parseCli", () => {
     expect(parseCli(["--problem", "attention"]).shapes).toEqual(DEFAULT_SHAPES);
   });
 
+  it("--problem train-block: one step of the block, default shape 1,512,768,12, --shape as for the block", () => {
+    const o = parseCli(["--problem", "train-block"]);
+    expect(o.problem).toBe("train-block");
+    expect(o.shapes.map(shapeLabel)).toEqual(["1,512,768,12"]);
+    expect(parseCli(["--problem", "train-block", "--shape", "2,6,8,2", "--shape", "1,128,768,12"]).shapes.map(shapeLabel)).toEqual(["2,6,8,2", "1,128,768,12"]);
+  });
+
+  it("--problem train-copy: the worked example's fixed shape; a --shape given is ignored, and said so", () => {
+    const o = parseCli(["--problem", "train-copy"]);
+    expect([o.problem, o.shapes, o.shapeIgnored]).toEqual(["train-copy", [COPY_SHAPE], false]);
+    expect(shapeLabel(COPY_SHAPE)).toBe("32,8,32,4");
+    const withShape = parseCli(["--problem", "train-copy", "--shape", "1,512,768,12"]);
+    expect([withShape.shapes, withShape.shapeIgnored]).toEqual([[COPY_SHAPE], true]);
+    expect(() => parseCli(["--problem", "train-copy", "--shape", "1,2"])).toThrow(UsageError); // still parsed
+  });
+
   it("rejects what it does not understand with a UsageError", () => {
-    expect(() => parseCli(["--problem", "mlp"])).toThrow(/--problem "mlp": expected attention or block/);
+    expect(() => parseCli(["--problem", "mlp"])).toThrow(/--problem "mlp": expected attention, block, train-block or train-copy/);
     for (const argv of [
       ["--shape", "1,128,768"],
       ["--shape", "1,128,768,0"],

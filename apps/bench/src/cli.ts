@@ -1,14 +1,19 @@
 // Command-line arguments of `pnpm bench`. Parsing only: which implementations exist is main's business.
 import { parseArgs } from "node:util";
-import { PROBLEM_KINDS, type ProblemKind } from "./problem.js";
-import { DEFAULT_BLOCK_SHAPES, DEFAULT_SHAPES, parseShape, type BenchShape } from "./shapes.js";
+import { COPY_SHAPE, PROBLEM_KINDS, type ProblemKind } from "./problem.js";
+import { DEFAULT_BLOCK_SHAPES, DEFAULT_SHAPES, DEFAULT_TRAIN_BLOCK_SHAPES, parseShape, type BenchShape } from "./shapes.js";
 
 export interface BenchOptions {
-  /** What one forward computes: the attention alone (default) or the whole pre-norm transformer block. */
+  /**
+   * What one run computes: a forward of the attention alone (default) or of the whole pre-norm transformer block, or
+   * one training step of the block or of the copy-task model.
+   */
   readonly problem: ProblemKind;
   /** Implementation names in the order given; undefined = every known one. */
   readonly impls: readonly string[] | undefined;
   readonly shapes: readonly BenchShape[];
+  /** `--shape` was given but does not apply (train-copy's shape is fixed); the report says so. */
+  readonly shapeIgnored: boolean;
   readonly threads: number;
   /** Where the JSON results go. */
   readonly json: string;
@@ -29,14 +34,20 @@ export class UsageError extends Error {
 export const USAGE = `usage: pnpm bench [options]
 
 One causal multi-head attention forward with out_proj (float32) per shape, or with --problem block one pre-norm
-transformer block forward, on every attngraph executor and on the peers (tfjs-cpu, tfjs-wasm, ort-web, ort-node),
-same weights and input for all, outputs checked against each other.
+transformer block forward, or with --problem train-block / train-copy one training step, on every attngraph executor
+and on the peers (tfjs-cpu, tfjs-wasm, ort-web, ort-node; training: the tfjs ones), same weights and input for all,
+outputs (training: losses) checked against each other.
 
   --problem P        attention (default): causal MHA with out_proj; block: LayerNorm, causal MHA (fused qkv_proj),
-                     residual, LayerNorm, GELU MLP (4·d), residual
-  --impl a,b,...     implementations to run (default: all), e.g. --impl cpu,tfjs-cpu
+                     residual, LayerNorm, GELU MLP (4·d), residual; train-block: one step (forward, backward, Adam
+                     lr 1e-3) of the block on L = sum(output ⊙ gradOutput); train-copy: one step of the worked example's
+                     copy-task model (vocab 10, E 32, 4 heads, T 8, batch 32; cross-entropy mean; shape fixed)
+  --impl a,b,...     implementations to run (default: all that can run the problem), e.g. --impl cpu,tfjs-cpu;
+                     training problems also: tfjs-cpu-stock, tfjs-wasm-stock (tfjs's stock matMul gradients; only
+                     when named)
   --shape b,T,d,h    a shape to run (repeatable; default: 2,6,8,2  4,128,256,8  1,128,768,12  1,512,768,12  1,1024,768,12;
-                     with --problem block: 1,128,768,12  1,512,768,12)
+                     with --problem block: 1,128,768,12  1,512,768,12; train-block: 1,512,768,12; ignored by
+                     train-copy, whose shape is the worked example's 32,8,32,4)
   --threads N        threads for implementations that can use them (default 1)
   --runs N           timed runs per row (default 10), after warm-up
   --warmup N         warm-up runs per row (default 2; rows faster than that keep warming up for 0.5 s; 0: none)
@@ -81,10 +92,12 @@ export function parseCli(argv: readonly string[]): BenchOptions {
   const impls = v.impl?.flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
   if (v.impl && impls!.length === 0) throw new UsageError("--impl: expected a comma-separated list of names");
   const problem = (v.problem ?? "attention") as ProblemKind;
-  if (!PROBLEM_KINDS.includes(problem)) throw new UsageError(`--problem "${v.problem}": expected ${PROBLEM_KINDS.join(" or ")}`);
+  if (!PROBLEM_KINDS.includes(problem)) throw new UsageError(`--problem "${v.problem}": expected ${PROBLEM_KINDS.slice(0, -1).join(", ")} or ${PROBLEM_KINDS.at(-1)}`);
   let shapes: BenchShape[];
   try {
-    shapes = v.shape ? v.shape.map(parseShape) : [...(problem === "block" ? DEFAULT_BLOCK_SHAPES : DEFAULT_SHAPES)];
+    const defaults = problem === "block" ? DEFAULT_BLOCK_SHAPES : problem === "train-block" ? DEFAULT_TRAIN_BLOCK_SHAPES : DEFAULT_SHAPES;
+    shapes = v.shape ? v.shape.map(parseShape) : [...defaults];
+    if (problem === "train-copy") shapes = [COPY_SHAPE]; // the worked example's model and batch, whatever --shape says
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -94,6 +107,7 @@ export function parseCli(argv: readonly string[]): BenchOptions {
     problem,
     impls: impls ? [...new Set(impls)] : undefined,
     shapes,
+    shapeIgnored: problem === "train-copy" && v.shape !== undefined,
     threads: positiveInt("threads", v.threads ?? "1", 1),
     json: v.json ?? "bench-results.json",
     runs: positiveInt("runs", v.runs ?? "10", 1),

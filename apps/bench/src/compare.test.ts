@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { diff, RELATIVE_TOLERANCE, worstPair } from "./compare.js";
+import { diff, diffEach, RELATIVE_TOLERANCE, worstPair } from "./compare.js";
 
 describe("diff", () => {
   it("reports the max abs difference and its size relative to the reference", () => {
@@ -19,6 +19,29 @@ describe("diff", () => {
   it("fails NaN and a length mismatch", () => {
     expect(diff(Float32Array.of(1, NaN, 1), Float32Array.of(1, 1, 1))).toMatchObject({ maxAbsDiff: Infinity, ok: false });
     expect(diff(Float32Array.of(1), Float32Array.of(1, 1)).ok).toBe(false);
+  });
+});
+
+describe("diffEach (a training step's losses)", () => {
+  it("holds each element to the tolerance relative to itself, so a small loss beside a large one is still checked", () => {
+    // Losses of steps 1 and 2 of the block: the second, after one Adam step on L = sum(output ⊙ gradOutput), is far
+    // larger. Relative to the largest (diff), a 1 % error in the first would pass; element by element it does not.
+    const ref = Float32Array.of(-10.7, -14173);
+    const off = Float32Array.of(-10.8, -14173);
+    expect(diff(off, ref).ok).toBe(true);
+    expect(diffEach(off, ref)).toMatchObject({ ok: false });
+    expect(diffEach(off, ref).relDiff).toBeCloseTo(0.1 / 10.7, 6);
+    expect(diffEach(off, ref).maxAbsDiff).toBeCloseTo(0.1, 5);
+    expect(diffEach(Float32Array.of(-10.7001, -14173.5), ref).ok).toBe(true);
+    expect(diffEach(Float32Array.of(NaN, -14173), ref)).toMatchObject({ maxAbsDiff: Infinity, relDiff: Infinity, ok: false });
+    expect(diffEach(Float32Array.of(1), ref).ok).toBe(false);
+    expect(diffEach(ref, ref)).toEqual({ maxAbsDiff: 0, relDiff: 0, ok: true });
+  });
+
+  it("is what worstPair uses when given", () => {
+    const w = worstPair(new Map([["a", Float32Array.of(1, 1000)], ["b", Float32Array.of(1.5, 1000)], ["c", Float32Array.of(1, 1001)]]), diffEach);
+    expect(new Set([w!.a, w!.b])).toContain("b");
+    expect(w!.diff.relDiff).toBeCloseTo(0.5, 5);
   });
 });
 

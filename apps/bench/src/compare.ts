@@ -34,14 +34,31 @@ export function diff(out: Float32Array, ref: Float32Array, tolerance = RELATIVE_
   return { maxAbsDiff, relDiff, ok: relDiff <= tolerance };
 }
 
+/**
+ * Element by element relative: max over i of |out_i − ref_i| / |ref_i|, for a few numbers of different magnitudes that
+ * each must agree (a training step's losses: see run.ts). maxAbsDiff as in diff.
+ */
+export function diffEach(out: Float32Array, ref: Float32Array, tolerance = RELATIVE_TOLERANCE): Diff {
+  if (out.length !== ref.length) return { maxAbsDiff: Infinity, relDiff: Infinity, ok: false };
+  let maxAbsDiff = 0;
+  let relDiff = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const e = Math.abs(out[i]! - ref[i]!);
+    const r = e === 0 ? 0 : e / Math.max(Math.abs(ref[i]!), Number.MIN_VALUE);
+    if (!(e <= maxAbsDiff)) maxAbsDiff = Number.isNaN(e) ? Infinity : e;
+    if (!(r <= relDiff)) relDiff = Number.isNaN(r) ? Infinity : r;
+  }
+  return { maxAbsDiff, relDiff, ok: relDiff <= tolerance };
+}
+
 /** The pair of outputs that differ most (relative to the second of the pair), or undefined with fewer than two. */
-export function worstPair(outputs: ReadonlyMap<string, Float32Array>): { a: string; b: string; diff: Diff } | undefined {
+export function worstPair(outputs: ReadonlyMap<string, Float32Array>, compare: (out: Float32Array, ref: Float32Array) => Diff = diff): { a: string; b: string; diff: Diff } | undefined {
   const names = [...outputs.keys()];
   let worst: { a: string; b: string; diff: Diff } | undefined;
   for (let i = 0; i < names.length; i++) {
     for (let j = 0; j < names.length; j++) {
       if (i === j) continue;
-      const d = diff(outputs.get(names[i]!)!, outputs.get(names[j]!)!);
+      const d = compare(outputs.get(names[i]!)!, outputs.get(names[j]!)!);
       if (!worst || d.relDiff > worst.diff.relDiff) worst = { a: names[i]!, b: names[j]!, diff: d };
     }
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { attentionCoreFlops, blockFlops, blockMatmulFlops, causalAttentionFlops, gflops, problemFlops, projectionFlops } from "./flops.js";
+import { attentionCoreFlops, blockFlops, blockMatmulFlops, causalAttentionFlops, FLOP_FORMULA, gflops, problemFlops, projectionFlops, trainBlockFlops, trainCopyFlops } from "./flops.js";
+import { COPY_SHAPE } from "./problem.js";
 
 describe("causal attention FLOPs", () => {
   it("counts 4 projections of 2·b·T·d² and half of 2·2·b·T²·d", () => {
@@ -49,5 +50,30 @@ describe("transformer block FLOPs", () => {
     macs += rows * s.d * (4 * s.d); // mlp.2: [rows, 4d] · [4d, d]
     macs += (2 * s.b * s.h * s.t * s.t * D) / 2; // Q·Kᵀ and weights·V, causal half
     expect(blockFlops(s)).toBe(2 * macs);
+  });
+});
+
+describe("training step FLOPs", () => {
+  it("counts each forward matmul three times: forward, input gradient, weight gradient", () => {
+    const s = { b: 1, t: 512, d: 768, h: 12 };
+    expect(trainBlockFlops(s)).toBe(3 * (24 * 512 * 768 ** 2 + 2 * 512 ** 2 * 768)); // 22.9 GFLOP
+    expect(problemFlops("train-block", s)).toBe(trainBlockFlops(s));
+    expect(FLOP_FORMULA["train-block"]).toBe("3 · (24·b·T·d² + 2·b·T²·d)");
+  });
+
+  it("matches the backward's matmuls counted one by one (block and the copy model's output Linear)", () => {
+    const s = { b: 2, t: 6, d: 8, h: 2 };
+    const D = s.d / s.h;
+    const rows = s.b * s.t;
+    // [m, k] · [k, n] forward; dX = dY · Wᵀ is [m, n] · [n, k], dW = Xᵀ · dY is [k, m] · [m, n]: m·k·n MACs each.
+    const linear = (m: number, k: number, n: number) => 3 * m * k * n;
+    let macs = linear(rows, s.d, 3 * s.d) + linear(rows, s.d, s.d) + linear(rows, s.d, 4 * s.d) + linear(rows, 4 * s.d, s.d);
+    // Per head: S = Q·Kᵀ [T, D]·[D, T], C = W·V [T, T]·[T, D]; backward dQ, dK (from dS), dW, dV: 6 products, causal half.
+    macs += (s.b * s.h * 6 * s.t * s.t * D) / 2;
+    expect(trainBlockFlops(s)).toBe(2 * macs);
+    const V = 10;
+    expect(trainCopyFlops(COPY_SHAPE, V)).toBe(3 * blockFlops(COPY_SHAPE) + 2 * linear(COPY_SHAPE.b * COPY_SHAPE.t, COPY_SHAPE.d, V));
+    expect(problemFlops("train-copy", COPY_SHAPE)).toBe(trainCopyFlops(COPY_SHAPE, 10)); // 19.8 MFLOP
+    expect(trainCopyFlops(COPY_SHAPE, 10)).toBe(19_759_104);
   });
 });

@@ -9,7 +9,7 @@
 // implementation gets the same count, so GFLOP/s compare the same work; an implementation that computes the full
 // T×T scores (all of them here do) does more arithmetic than it is credited with.
 
-import type { ProblemKind } from "./problem.js";
+import { COPY_VOCAB, type ProblemKind } from "./problem.js";
 import type { BenchShape } from "./shapes.js";
 
 /** The four projections: 4 · 2·b·T·d². */
@@ -50,15 +50,44 @@ export function blockFlops(s: BenchShape): number {
   return blockMatmulFlops(s) + attentionCoreFlops(s);
 }
 
-/** FLOPs of one forward of the problem `--problem` names. */
+// A training step (--problem train-block, train-copy), same conventions: the forward's matmuls, and for each of them
+// two more of the same size in the backward (the gradient of its input, dY·Wᵀ, and of its weight, Xᵀ·dY; for the
+// attention core dQ, dK from dS and dWeights, dV from dContext, causal halves again). So a step is 3 × the forward's
+// count. Every one of them is needed: the block's first matmul (qkv_proj) needs its input gradient for ln1's
+// parameters (train-block) and the embedding (train-copy). The copy model adds its output Linear, 2·b·T·E·V forward;
+// its embedding is a lookup (no FLOPs counted). LayerNorm, GELU, softmax, the loss, the residuals and Adam's update
+// (O(parameters)) are left out.
+
+/** One training step of the block: 3 · (24·b·T·d² + 2·b·T²·d). */
+export function trainBlockFlops(s: BenchShape): number {
+  return 3 * blockFlops(s);
+}
+
+/** One training step of the copy-task model with vocabulary `vocab`: 3 · (24·b·T·E² + 2·b·T²·E + 2·b·T·E·V). */
+export function trainCopyFlops(s: BenchShape, vocab: number): number {
+  return 3 * (blockFlops(s) + 2 * s.b * s.t * s.d * vocab);
+}
+
+/** FLOPs of one run (a forward, or a training step) of the problem `--problem` names. */
 export function problemFlops(kind: ProblemKind, s: BenchShape): number {
-  return kind === "block" ? blockFlops(s) : causalAttentionFlops(s);
+  switch (kind) {
+    case "block":
+      return blockFlops(s);
+    case "train-block":
+      return trainBlockFlops(s);
+    case "train-copy":
+      return trainCopyFlops(s, COPY_VOCAB);
+    default:
+      return causalAttentionFlops(s);
+  }
 }
 
 /** The FLOP count in words, for the results file and the report's header. */
 export const FLOP_FORMULA: Readonly<Record<ProblemKind, string>> = {
   attention: "8·b·T·d² + 2·b·T²·d",
   block: "24·b·T·d² + 2·b·T²·d",
+  "train-block": "3 · (24·b·T·d² + 2·b·T²·d)",
+  "train-copy": "3 · (24·b·T·d² + 2·b·T²·d + 2·b·T·d·V), V = 10",
 };
 
 /** GFLOP/s for `flops` done in `ms` milliseconds. */

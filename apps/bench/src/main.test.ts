@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Impl } from "./impls/types.js";
 import { attngraphImpl } from "./impls/attngraph.js";
+import { ortNodeImpl } from "./impls/ort.js";
+import { tfjsImpl } from "./impls/tfjs.js";
 import { main, type IO } from "./main.js";
 
 function capture(): IO & { stdout: string[]; stderr: string[] } {
@@ -18,7 +20,7 @@ function fakePeer(name: string, output: (n: number) => Float32Array | Error): Im
     name,
     family: "peer",
     async setup(p) {
-      const out = output(p.x.length);
+      const out = output("x" in p ? p.x.length : 0);
       if (out instanceof Error) throw out;
       return { threads: 1, run: async () => out, dispose: async () => undefined };
     },
@@ -120,7 +122,7 @@ describe("main", () => {
       family: "peer",
       async setup(p) {
         log.push(`setup ${name}`);
-        const out = new Float32Array(p.x.length).fill(0.5);
+        const out = new Float32Array("x" in p ? p.x.length : 0).fill(0.5);
         return { threads: 1, run: async () => (log.push(`run ${name}`), out), dispose: async () => void log.push(`dispose ${name}`) };
       },
     });
@@ -145,7 +147,7 @@ describe("main", () => {
       threads: 1,
       run: async () => {
         if (++calls === 2) throw new Error("device lost");
-        return new Float32Array(p.x.length);
+        return new Float32Array("x" in p ? p.x.length : 0);
       },
       dispose: async () => undefined,
     }) };
@@ -157,6 +159,50 @@ describe("main", () => {
     expect(r.rows[0].runs).toBe(3);
     expect(r.streamOverhead.map((o: { impl: string }) => o.impl)).toEqual(["cpu", "cpu", "cpu"]);
   });
+
+  it("--problem train-block times training steps: losses checked, the step's planned arena, no stream overhead", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const io = capture();
+    // Named, onnxruntime is a row that says why it does not run (left out by default: see the next test).
+    const impls = [attngraphImpl("cpu"), tfjsImpl("cpu"), ortNodeImpl];
+    expect(await main(["--problem", "train-block", ...quick, "--interleave", "--impl", "cpu,tfjs-cpu,ort-node", "--json", json], io, impls)).toBe(0);
+    const text = io.stdout.join("\n");
+    expect(text).toContain("attngraph bench: one training step of the pre-norm transformer block");
+    expect(text).toContain("GFLOP/s from the causal FLOP count 3 · (24·b·T·d² + 2·b·T²·d)");
+    expect(text).toContain("shape b=2 T=6 d=8 heads=2 (58.8 kFLOP per step)"); // 3 · 19584
+    expect(text).toMatch(/impl\s+threads\s+runs\s+median ms\s+GFLOP\/s\s+losses, steps 1 and 2\s+max\|Δ\| vs cpu\s+check\s+peak planned\s+t\/tfjs-cpu/);
+    expect(text).toMatch(/^ort-node\s+unavailable: no training: onnxruntime-web\/-node run inference only$/m);
+    expect(text).toContain("losses of the first two steps compared: cpu, tfjs-cpu;");
+    expect(text).not.toContain("event-stream overhead");
+    const r = JSON.parse(readFileSync(json, "utf8"));
+    expect(r.meta.problem).toBe("train-block");
+    expect(r.rows.map((x: { impl: string; status: string; problem: string }) => [x.impl, x.status, x.problem])).toEqual([["cpu", "ok", "train-block"], ["tfjs-cpu", "ok", "train-block"], ["ort-node", "unavailable", "train-block"]]);
+    const [cpu, tfjs] = r.rows;
+    expect(cpu.losses).toHaveLength(2);
+    expect(Math.abs(tfjs.losses[0] - cpu.losses[0])).toBeLessThan(1e-4 * Math.max(1, Math.abs(cpu.losses[0])));
+    expect(cpu.plannedPeakBytes).toBeGreaterThan(0);
+    expect(r.streamOverhead).toEqual([]);
+  }, 60_000);
+
+  it("a training peer whose losses differ is a MISMATCH; a default run leaves out what cannot train and the run-when-named variants; train-copy says --shape is ignored", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const cpu = attngraphImpl("cpu");
+    const offBy = (name: string, step: 0 | 1, by: number): Impl => ({ name, family: "peer", setup: async (p, o) => {
+      const r = await cpu.setup(p, o);
+      return { ...r, checked: async () => (await r.checked!()).map((l, i) => (i === step ? l * by : l)) };
+    } });
+    const io = capture();
+    // A second step's loss off by 1 % is caught as surely as the first's (each loss relative to itself).
+    const impls = [cpu, offBy("second-off", 1, 1.01), offBy("also-right", 0, 1 + 1e-6), ortNodeImpl, tfjsImpl("cpu", "stock")];
+    expect(await main(["--problem", "train-copy", "--shape", "1,512,768,12", "--runs", "3", "--warmup", "0", "--json", json], io, impls)).toBe(1);
+    const text = io.stdout.join("\n");
+    expect(text).toContain("shape b=32 T=8 d=32 heads=4 (fixed: the worked example's copy task, vocab 10; --shape ignored) (19.8 MFLOP per step)");
+    expect(text).toMatch(/^second-off .*MISMATCH/m);
+    expect(text).not.toMatch(/^also-right .*MISMATCH/m);
+    const r = JSON.parse(readFileSync(json, "utf8"));
+    expect(r.meta.shapeIgnored).toBe(true);
+    expect(r.rows.map((x: { impl: string }) => x.impl)).toEqual(["cpu", "second-off", "also-right"]); // ort-node and tfjs-cpu-stock left out
+  }, 60_000);
 
   it("exits 2 on a bad command line or an unknown impl, and 0 with the usage for --help", async () => {
     const io = capture();

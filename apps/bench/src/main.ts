@@ -35,7 +35,11 @@ export async function main(argv: readonly string[], io: IO = processIO, impls: r
     io.err(`bench: ${e.message}\n\n${USAGE}`);
     return 2;
   }
-  const selected = options.impls ? options.impls.map((n) => impls.find((i) => i.name === n)!) : impls;
+  // Named implementations run (or are an "unavailable" row) whatever the problem; by default those that can run it,
+  // less the variants that run only when named.
+  const selected = options.impls
+    ? options.impls.map((n) => impls.find((i) => i.name === n)!)
+    : impls.filter((i) => !i.onlyWhenNamed && i.unsupported?.(options.problem) === undefined);
   const results = await runBench(options, selected, (line) => io.err(`  ${line}`));
   io.out(formatReport(results));
   const path = resolve(options.json);

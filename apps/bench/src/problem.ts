@@ -50,9 +50,19 @@ export function makeProblem(shape: BenchShape, seed = 42): Problem {
   };
 }
 
-/** Which computation a run benchmarks (`--problem`): the attention alone, or a whole pre-norm transformer block. */
-export type ProblemKind = "attention" | "block";
-export const PROBLEM_KINDS: readonly ProblemKind[] = ["attention", "block"];
+/**
+ * Which computation a run benchmarks (`--problem`): the attention alone or a whole pre-norm transformer block (one
+ * forward each), or one training step (forward, backward and Adam) of the block (`train-block`) or of the worked
+ * example's copy-task model (`train-copy`).
+ */
+export type ProblemKind = "attention" | "block" | "train-block" | "train-copy";
+export const PROBLEM_KINDS: readonly ProblemKind[] = ["attention", "block", "train-block", "train-copy"];
+
+/** The training problems: one timed run is one optimizer step, and the check compares losses (see run.ts). */
+export type TrainKind = "train-block" | "train-copy";
+export function isTrainKind(kind: ProblemKind): kind is TrainKind {
+  return kind === "train-block" || kind === "train-copy";
+}
 
 /**
  * The worked example's pre-norm transformer block (packages/nn/src/block.ts, shared/golden-train/FORMAT.md):
@@ -87,8 +97,8 @@ export interface BlockProblem {
   readonly eps: number;
 }
 
-/** What an implementation is set up with: one of the two problems. */
-export type BenchProblem = Problem | BlockProblem;
+/** What an implementation is set up with: one of the four problems. */
+export type BenchProblem = Problem | BlockProblem | TrainBlockProblem | TrainCopyProblem;
 
 /** The MLP's hidden width: 4·d (mlpRatio 4, as in the worked example). */
 export const MLP_RATIO = 4;
@@ -129,27 +139,141 @@ export function makeBlockProblem(shape: BenchShape, seed = 42): BlockProblem {
   };
 }
 
-/** The block's weights by PyTorch state_dict key (what `transformerBlock(...).weights` lists), `{ shape, data }`. */
-export function blockStateDict(p: BlockProblem): Record<string, { shape: number[]; data: Float32Array }> {
+/** A block's weights: what BlockProblem carries besides its input (shared by the training problems). */
+export type BlockWeights = Omit<BlockProblem, "kind" | "shape" | "x" | "scale" | "eps">;
+
+/**
+ * The block's weights by PyTorch state_dict key (what `transformerBlock(...).weights` lists), `{ shape, data }`, each
+ * name behind `prefix` (`"transformer."` inside the copy-task model).
+ */
+export function blockStateDict(p: BlockWeights & { readonly shape: BenchShape }, prefix = ""): Record<string, { shape: number[]; data: Float32Array }> {
   const d = p.shape.d;
   const hidden = MLP_RATIO * d;
+  const entries: [string, number[], Float32Array][] = [
+    ["ln1.weight", [d], p.ln1w],
+    ["ln1.bias", [d], p.ln1b],
+    ["attention.qkv_proj.weight", [3 * d, d], p.wqkv],
+    ["attention.out_proj.weight", [d, d], p.wo],
+    ["ln2.weight", [d], p.ln2w],
+    ["ln2.bias", [d], p.ln2b],
+    ["mlp.0.weight", [hidden, d], p.w1],
+    ["mlp.0.bias", [hidden], p.b1],
+    ["mlp.2.weight", [d, hidden], p.w2],
+    ["mlp.2.bias", [d], p.b2],
+  ];
+  return Object.fromEntries(entries.map(([name, shape, data]) => [prefix + name, { shape, data }]));
+}
+
+/** Adam's learning rate of both training problems (betas 0.9, 0.999 and eps 1e-8: torch.optim.Adam's defaults). */
+export const TRAIN_LR = 1e-3;
+export const ADAM_BETAS = [0.9, 0.999] as const;
+export const ADAM_EPS = 1e-8;
+
+/**
+ * `--problem train-block`: one training step of the block. The block's output is not a scalar, so the step minimises
+ * L = sum(output ⊙ gradOutput) for a fixed gradOutput (the upstream gradient a following layer would send back):
+ * every parameter's gradient is then exactly the block's vector-Jacobian product with gradOutput, and the step's
+ * result is L before the update. Input and weights are the block problem's (same seed, same draws), gradOutput is
+ * uniform in [-1, 1) from its own seeded stream. Every parameter (all ten) is trained with Adam, lr TRAIN_LR.
+ */
+export interface TrainBlockProblem extends Omit<BlockProblem, "kind"> {
+  readonly kind: "train-block";
+  /** [b, T, d]: ∂L/∂output. */
+  readonly gradOutput: Float32Array;
+  readonly lr: number;
+}
+
+export function makeTrainBlockProblem(shape: BenchShape, seed = 42): TrainBlockProblem {
+  const block = makeBlockProblem(shape, seed);
+  const rand = mulberry32(seed + 1);
+  const gradOutput = new Float32Array(block.x.length);
+  for (let i = 0; i < gradOutput.length; i++) gradOutput[i] = rand() * 2 - 1;
+  return { ...block, kind: "train-block", gradOutput, lr: TRAIN_LR };
+}
+
+/**
+ * The worked example's copy-task model and batch (packages/nn simpleTransformer(config, { loss: true }),
+ * ../shared/golden-train/FORMAT.md): vocabulary 10, embedding 32, 4 heads, sequence 8, one block; batch 32. The shape
+ * of `--problem train-copy` is fixed to it (b=32, T=8, d=32, heads=4); `--shape` does not apply.
+ */
+export const COPY_VOCAB = 10;
+export const COPY_SHAPE: BenchShape = Object.freeze({ b: 32, t: 8, d: 32, h: 4 });
+
+/**
+ * `--problem train-copy`: one training step of the copy-task model: tokens [b, T] int32 → embed.weight[tokens] +
+ * pos_embed → the pre-norm block (causal) → output Linear(E, V) → logits; loss = mean cross-entropy of the logits
+ * against targets = tokens over all b·T positions. Adam, lr TRAIN_LR, on all 14 parameters.
+ */
+export interface TrainCopyProblem {
+  readonly kind: "train-copy";
+  readonly shape: BenchShape;
+  readonly vocab: number;
+  /** [b, T] in [0, vocab); the targets are the tokens (the copy task). */
+  readonly tokens: Int32Array;
+  /** embed.weight [V, E] */
+  readonly embed: Float32Array;
+  /** pos_embed [1, T, E] */
+  readonly pos: Float32Array;
+  /** The block's weights, state_dict names under `transformer.`. */
+  readonly block: BlockWeights;
+  /** output.weight [V, E], output.bias [V] */
+  readonly wOut: Float32Array;
+  readonly bOut: Float32Array;
+  readonly scale: number;
+  readonly eps: number;
+  readonly lr: number;
+}
+
+/**
+ * The copy task's batch and initial weights, seeded: tokens uniform in [0, V); embed.weight and pos_embed N(0, 1) (as
+ * nn.Embedding and torch.randn make them); the block's weights drawn as makeBlockProblem draws them; output like
+ * nn.Linear (uniform ±1/√E).
+ */
+export function makeTrainCopyProblem(seed = 42): TrainCopyProblem {
+  const shape = COPY_SHAPE;
+  const { b, t, d } = shape;
+  const V = COPY_VOCAB;
+  const rand = mulberry32(seed + 2);
+  const normal = (n: number) => {
+    const a = new Float32Array(n);
+    for (let i = 0; i < n; i++) a[i] = Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand()); // Box–Muller
+    return a;
+  };
+  const tokens = new Int32Array(b * t);
+  for (let i = 0; i < tokens.length; i++) tokens[i] = Math.min(V - 1, Math.floor(rand() * V));
+  const embed = normal(V * d);
+  const pos = normal(t * d);
+  const k = 1 / Math.sqrt(d);
+  const wOut = Float32Array.from({ length: V * d }, () => (rand() * 2 - 1) * k);
+  const bOut = Float32Array.from({ length: V }, () => (rand() * 2 - 1) * k);
+  const { kind: _kind, shape: _shape, x: _x, scale, eps, ...block } = makeBlockProblem(shape, seed);
+  return { kind: "train-copy", shape, vocab: V, tokens, embed, pos, block, wOut, bOut, scale, eps, lr: TRAIN_LR };
+}
+
+/** The copy-task model's weights by state_dict key (what `simpleTransformer(...).weights` lists). */
+export function copyStateDict(p: TrainCopyProblem): Record<string, { shape: number[]; data: Float32Array }> {
+  const { t, d } = p.shape;
   return {
-    "ln1.weight": { shape: [d], data: p.ln1w },
-    "ln1.bias": { shape: [d], data: p.ln1b },
-    "attention.qkv_proj.weight": { shape: [3 * d, d], data: p.wqkv },
-    "attention.out_proj.weight": { shape: [d, d], data: p.wo },
-    "ln2.weight": { shape: [d], data: p.ln2w },
-    "ln2.bias": { shape: [d], data: p.ln2b },
-    "mlp.0.weight": { shape: [hidden, d], data: p.w1 },
-    "mlp.0.bias": { shape: [hidden], data: p.b1 },
-    "mlp.2.weight": { shape: [d, hidden], data: p.w2 },
-    "mlp.2.bias": { shape: [d], data: p.b2 },
+    "embed.weight": { shape: [p.vocab, d], data: p.embed },
+    "pos_embed": { shape: [1, t, d], data: p.pos },
+    ...blockStateDict({ ...p.block, shape: p.shape }, "transformer."),
+    "output.weight": { shape: [p.vocab, d], data: p.wOut },
+    "output.bias": { shape: [p.vocab], data: p.bOut },
   };
 }
 
-/** The problem `--problem` asks for, at one shape. */
+/** The problem `--problem` asks for, at one shape (train-copy has its own, fixed shape and ignores `shape`). */
 export function makeBenchProblem(kind: ProblemKind, shape: BenchShape, seed = 42): BenchProblem {
-  return kind === "block" ? makeBlockProblem(shape, seed) : makeProblem(shape, seed);
+  switch (kind) {
+    case "block":
+      return makeBlockProblem(shape, seed);
+    case "train-block":
+      return makeTrainBlockProblem(shape, seed);
+    case "train-copy":
+      return makeTrainCopyProblem(seed);
+    default:
+      return makeProblem(shape, seed);
+  }
 }
 
 /** Transposes a row-major [rows, cols] matrix into a new [cols, rows] one. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { alignTable, exitStatus, fmtBytes, fmtDiff, fmtFlops, fmtGflops, fmtMs, fmtRatio, formatReport, PROBLEM_TITLE } from "./report.js";
+import { alignTable, exitStatus, fmtBytes, fmtDiff, fmtFlops, fmtGflops, fmtLoss, fmtMs, fmtRatio, formatReport, PROBLEM_TITLE } from "./report.js";
 import type { BenchResults, ResultRow } from "./results.js";
 
 const meta: BenchResults["meta"] = {
@@ -83,6 +83,31 @@ describe("formatReport", () => {
     expect(text).toContain("MISMATCH: an output that differs by more than 0.001 relative from more than half of the others");
     expect(text).toContain("  tfjs-cpu at 1,128,768,12: differs from cpu, ort-node");
     expect(text).not.toContain("t/ort-web");
+  });
+});
+
+describe("training problems", () => {
+  it("print per step, the losses of steps 1 and 2, what the check compares and the step's planned arena", () => {
+    const rows = [
+      row("wasm", "attngraph", 600, { problem: "train-block", losses: [-439.0712, -14636.2], plannedPeakBytes: 77.3 * 2 ** 20, maxAbsDiff: 0 }),
+      row("tfjs-wasm", "peer", 1500, { problem: "train-block", losses: [-439.0713, -14636.3] }),
+    ];
+    const r = results(rows);
+    const text = formatReport({ ...r, meta: { ...meta, problem: "train-block" }, streamOverhead: [] });
+    expect(text.split("\n")[0]).toBe(`attngraph bench: ${PROBLEM_TITLE["train-block"]}`);
+    expect(text).toContain("(629 MFLOP per step)");
+    expect(text).toMatch(/GFLOP\/s\s+losses, steps 1 and 2\s+max\|Δ\| vs cpu/);
+    expect(text).toMatch(/^wasm\s+1\s+10\s+600\.0\s+1\.05\s+-439\.07, -14636\s+0\s+ok\s+77\.3 MiB\s+0\.40$/m);
+    expect(text).toContain("losses of the first two steps compared: wasm, tfjs-wasm;");
+    expect(text).toContain("peak planned = the training step's arena (activations kept for the backward included");
+    expect([fmtLoss(2.66661334), fmtLoss(-14636.2), fmtLoss(-0.000123456)]).toEqual(["2.6666", "-14636", "-0.00012346"]);
+  });
+
+  it("say that train-copy's shape is fixed, and when --shape was ignored", () => {
+    const r = results([row("cpu", "attngraph", 60, { problem: "train-copy" })]);
+    const copyMeta = { ...meta, problem: "train-copy" as const };
+    expect(formatReport({ ...r, meta: copyMeta })).toContain("heads=12 (fixed: the worked example's copy task, vocab 10) (629 MFLOP per step)");
+    expect(formatReport({ ...r, meta: { ...copyMeta, shapeIgnored: true } })).toContain("(fixed: the worked example's copy task, vocab 10; --shape ignored)");
   });
 });
 

@@ -1,13 +1,18 @@
 // The printed report: one table per shape (ms, GFLOP/s, output check, planned memory, time ratio to each peer), the
 // event-stream overhead of the attngraph executors, and the notes that say how to read them.
 import { FLOP_FORMULA } from "./flops.js";
+import { COPY_VOCAB, isTrainKind, type ProblemKind } from "./problem.js";
 import type { BenchResults, OutputCheck, OverheadRow, ResultRow } from "./results.js";
 
 /** The report's first line, per `--problem`. */
 export const PROBLEM_TITLE = {
   attention: "causal multi-head attention forward with out_proj (bias), float32",
   block: "pre-norm transformer block forward (LayerNorm, causal MHA with fused qkv_proj, residual, LayerNorm, GELU MLP 4·d, residual), float32",
-} as const;
+  "train-block":
+    "one training step of the pre-norm transformer block (forward, backward, Adam lr 1e-3 on all parameters) on L = sum(output ⊙ gradOutput), gradOutput fixed and seeded, float32",
+  "train-copy":
+    "one training step of the worked example's copy-task model (embedding + pos_embed, pre-norm block, output Linear; mean cross-entropy, targets = tokens; Adam lr 1e-3), float32",
+} as const satisfies Record<ProblemKind, string>;
 
 /** Pads cells into columns: the first `leftCols` left-aligned, the rest right-aligned; a row of one cell spans. */
 export function alignTable(rows: readonly (readonly string[])[], leftCols = 1): string {
@@ -50,11 +55,28 @@ export function fmtBytes(bytes: number | null | undefined): string {
 
 const shapeKey = (r: { b: number; t: number; d: number; h: number }) => `${r.b},${r.t},${r.d},${r.h}`;
 
-function shapeTable(rows: readonly ResultRow[], check: OutputCheck | undefined, peers: readonly string[], wanted: number): string {
+/** A loss for the table: five significant digits. */
+export function fmtLoss(x: number): string {
+  return Number.isFinite(x) ? String(Number(x.toPrecision(5))) : String(x);
+}
+
+function shapeTable(rows: readonly ResultRow[], check: OutputCheck | undefined, peers: readonly string[], wanted: number, meta: BenchResults["meta"]): string {
   const r0 = rows[0]!;
   const ref = check?.reference ?? null;
+  const training = isTrainKind(meta.problem);
   const peerMs = new Map(rows.filter((r) => r.status !== "unavailable" && r.status !== "failed" && r.medianMs !== null).map((r) => [r.impl, r.medianMs!] as const));
-  const header = ["impl", "threads", "runs", "median ms", "GFLOP/s", `max|Δ| vs ${ref ?? "ref"}`, "check", "peak planned", ...peers.map((p) => `t/${p}`)];
+  const header = [
+    "impl",
+    "threads",
+    "runs",
+    "median ms",
+    "GFLOP/s",
+    ...(training ? ["losses, steps 1 and 2"] : []),
+    `max|Δ| vs ${ref ?? "ref"}`,
+    "check",
+    "peak planned",
+    ...peers.map((p) => `t/${p}`),
+  ];
   const body = rows.map((r): string[] => {
     if (r.medianMs === null) return [`${r.impl.padEnd(10)}  ${r.status}: ${r.reason ?? ""}`];
     const checkCell = r.status === "mismatch" ? "MISMATCH" : r.impl === ref ? "ref" : r.maxAbsDiff === undefined ? "—" : "ok";
@@ -64,16 +86,20 @@ function shapeTable(rows: readonly ResultRow[], check: OutputCheck | undefined, 
       `${r.runs}${r.runs < wanted ? "*" : ""}`,
       fmtMs(r.medianMs),
       fmtGflops(r.gflops!),
+      ...(training ? [r.losses ? r.losses.map(fmtLoss).join(", ") : "—"] : []),
       r.impl === ref ? "—" : r.maxAbsDiff === undefined ? "—" : fmtDiff(r.maxAbsDiff),
       checkCell,
       r.family === "attngraph" ? fmtBytes(r.plannedPeakBytes) : "—",
       ...peers.map((p) => (peerMs.has(p) ? fmtRatio(r.medianMs! / peerMs.get(p)!) : "—")),
     ];
   });
-  const lines = [`shape b=${r0.b} T=${r0.t} d=${r0.d} heads=${r0.h} (${fmtFlops(r0.flops)} per forward)`, alignTable([header, ...body])];
+  const fixed = meta.problem === "train-copy" ? ` (fixed: the worked example's copy task, vocab ${COPY_VOCAB}${meta.shapeIgnored ? "; --shape ignored" : ""})` : "";
+  const lines = [`shape b=${r0.b} T=${r0.t} d=${r0.d} heads=${r0.h}${fixed} (${fmtFlops(r0.flops)} per ${training ? "step" : "forward"})`, alignTable([header, ...body])];
   if (check?.worstPair) {
     const w = check.worstPair;
-    lines.push(`outputs compared: ${check.compared.join(", ")}; largest difference ${w.a} vs ${w.b}: max|Δ| ${fmtDiff(w.maxAbsDiff)} (relative ${fmtDiff(w.relDiff)})`);
+    lines.push(
+      `${training ? "losses of the first two steps" : "outputs"} compared: ${check.compared.join(", ")}; largest difference ${w.a} vs ${w.b}: max|Δ| ${fmtDiff(w.maxAbsDiff)} (relative ${fmtDiff(w.relDiff)})`,
+    );
   }
   return lines.join("\n");
 }
@@ -108,10 +134,16 @@ export function formatReport(results: BenchResults): string {
       (meta.interleave ? "; the rows of a shape timed in alternating rounds (--interleave)" : ""),
     `GFLOP/s from the causal FLOP count ${FLOP_FORMULA[meta.problem]}; t/<peer> = this row's median time ÷ that peer's (> 1: slower)`,
   ];
+  if (isTrainKind(meta.problem)) {
+    out.push(
+      "one timed run = one step (forward, backward, Adam; the loss read back), from the weights the runs before it left; the check compares each row's losses of its first two steps " +
+        "(from the same initial weights: the forward, then the backward and update), each relative to itself; peak planned = the training step's arena (activations kept for the backward included; parameters and Adam state not)",
+    );
+  }
   const shapes = [...new Set(results.rows.map(shapeKey))];
   for (const s of shapes) {
     const rows = results.rows.filter((r) => shapeKey(r) === s);
-    out.push("", shapeTable(rows, results.checks.find((c) => shapeKey(c) === s), peers, meta.runs));
+    out.push("", shapeTable(rows, results.checks.find((c) => shapeKey(c) === s), peers, meta.runs, meta));
   }
   if (results.streamOverhead.length) {
     out.push("", "event-stream overhead of attngraph executors: median ms (runs), change against no subscriber", overheadTable(results.streamOverhead));

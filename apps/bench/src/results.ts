@@ -7,7 +7,7 @@ export type RowStatus = "ok" | "mismatch" | "unavailable" | "failed";
 
 export interface ResultRow {
   readonly impl: string;
-  /** What one forward computes (`--problem`): "attention" or "block". */
+  /** What one run computes (`--problem`): "attention" or "block" (a forward), "train-block" or "train-copy" (a step). */
   readonly problem: ProblemKind;
   readonly family: "attngraph" | "peer";
   readonly b: number;
@@ -40,8 +40,13 @@ export interface ResultRow {
    * when that is more than half of them.
    */
   readonly disagreesWith?: readonly string[];
-  /** attngraph only: peak planned bytes from the session's plan; null when the plan does not expose them. */
+  /**
+   * attngraph only: peak planned bytes from the session's plan; null when the plan does not expose them. For a training
+   * problem, the training step's arena (forward and backward intermediates, activations kept for the backward among them).
+   */
   readonly plannedPeakBytes?: number | null;
+  /** Training problems: the losses of the implementation's first two steps (what the check compares). */
+  readonly losses?: readonly number[];
   readonly note?: string;
 }
 
@@ -77,8 +82,10 @@ export interface OutputCheck {
 export interface BenchResults {
   readonly meta: {
     readonly date: string;
-    /** What one forward computes (`--problem`). */
+    /** What one run computes (`--problem`). */
     readonly problem: ProblemKind;
+    /** `--shape` was given to a problem with a fixed shape (train-copy) and ignored. */
+    readonly shapeIgnored?: boolean;
     readonly node: string;
     readonly cpu: string;
     readonly cores: number;

@@ -1,13 +1,14 @@
-// The benchmark loop: for each shape, one problem; for each implementation, set up, measure, check the output, and
-// for attngraph executors measure again with events$ subscribed and with every node tapped. With --interleave, every
+// The benchmark loop: for each shape, one problem; for each implementation, set up, measure, check the output (for a
+// training problem: the losses of its first two steps), and for attngraph executors' forwards measure again with
+// events$ subscribed and with every node tapped. With --interleave, every
 // implementation of a shape is set up first and their runs alternate (the ratios then survive drift).
 import { cpus } from "node:os";
 import type { BenchOptions } from "./cli.js";
-import { diff, RELATIVE_TOLERANCE, worstPair } from "./compare.js";
+import { diff, diffEach, RELATIVE_TOLERANCE, worstPair, type Diff } from "./compare.js";
 import { FLOP_FORMULA, gflops, problemFlops } from "./flops.js";
 import type { Impl, Runner, StreamMode } from "./impls/types.js";
 import { measure, measureInterleaved, type Measurement, type MeasureOptions } from "./measure.js";
-import { makeBenchProblem, type ProblemKind } from "./problem.js";
+import { isTrainKind, makeBenchProblem, type ProblemKind } from "./problem.js";
 import type { BenchResults, OutputCheck, OverheadRow, ResultRow } from "./results.js";
 import { shapeLabel, type BenchShape } from "./shapes.js";
 
@@ -48,16 +49,22 @@ export async function runBench(options: BenchOptions, impls: readonly Impl[], pr
       budgetS: options.budgetS,
       minRuns: MIN_RUNS,
       tolerance: RELATIVE_TOLERANCE,
-      flops:
-        options.problem === "block"
-          ? `causal: ${FLOP_FORMULA.block} = 24·b·T·d² (qkv_proj 6, out_proj 2, MLP 16) + 2·b·T²·d (scores and weighted sum, halved for the mask)`
-          : `causal: ${FLOP_FORMULA.attention} = 8·b·T·d² (Q, K, V, out projections) + 2·b·T²·d (scores and weighted sum, halved for the mask)`,
+      flops: FLOP_WORDS[options.problem],
+      ...(options.shapeIgnored ? { shapeIgnored: true } : {}),
     },
     rows,
     streamOverhead,
     checks,
   };
 }
+
+/** The FLOP count of each problem in words, for the results file. */
+const FLOP_WORDS: Readonly<Record<ProblemKind, string>> = {
+  attention: `causal: ${FLOP_FORMULA.attention} = 8·b·T·d² (Q, K, V, out projections) + 2·b·T²·d (scores and weighted sum, halved for the mask)`,
+  block: `causal: ${FLOP_FORMULA.block} = 24·b·T·d² (qkv_proj 6, out_proj 2, MLP 16) + 2·b·T²·d (scores and weighted sum, halved for the mask)`,
+  "train-block": `causal: ${FLOP_FORMULA["train-block"]}: the block forward's matmuls, and two of each size in the backward (input and weight gradients); LayerNorm, GELU, softmax and Adam not counted`,
+  "train-copy": `causal: ${FLOP_FORMULA["train-copy"]}: the copy model's forward matmuls (block and output Linear; the embedding is a lookup), and two of each size in the backward; LayerNorm, GELU, softmax, the loss and Adam not counted`,
+};
 
 async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Impl[], threads: number, mo: MeasureOptions, interleave: boolean, progress: (line: string) => void) {
   const problem = makeBenchProblem(kind, shape);
@@ -72,7 +79,15 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
     progress(`${label} ${impl.name}: ${status}: ${message(e)}`);
     return { impl: impl.name, family: impl.family, ...base, threads, medianMs: null, minMs: null, runs: 0, samplesMs: [], warmupRuns: 0, budgetLimited: false, gflops: null, status, reason: message(e) };
   };
+  // A training problem's check compares the losses of each runner's first two steps (Runner.checked), each loss
+  // relative to itself (diffEach): the second (after the first update) can be far larger than the first.
+  const compare: (out: Float32Array, ref: Float32Array) => Diff = isTrainKind(kind) ? diffEach : diff;
   const setup = async (impl: Impl): Promise<Runner | undefined> => {
+    const unsupported = impl.unsupported?.(kind);
+    if (unsupported !== undefined) {
+      shapeRows.push(notRun(impl, "unavailable", unsupported));
+      return undefined;
+    }
     try {
       return await impl.setup(problem, { threads });
     } catch (e) {
@@ -81,8 +96,9 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
       return undefined;
     }
   };
-  const row = (impl: Impl, runner: Runner, m: Measurement, last: Float32Array): ResultRow => {
-    outputs.set(impl.name, Float32Array.from(last));
+  const row = async (impl: Impl, runner: Runner, m: Measurement, last: Float32Array): Promise<ResultRow> => {
+    const checked = runner.checked ? await runner.checked() : undefined;
+    outputs.set(impl.name, Float32Array.from(checked ?? last));
     progress(`${label} ${impl.name}: ${m.medianMs.toFixed(3)} ms (median of ${m.samplesMs.length})`);
     return {
       impl: impl.name,
@@ -99,6 +115,7 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
       status: "ok",
       ...(impl.family === "attngraph" ? { plannedPeakBytes: runner.plannedPeakBytes ?? null } : {}),
       ...(runner.note ? { note: runner.note } : {}),
+      ...(checked ? { losses: [...checked] } : {}),
     };
   };
   /** The stream-overhead rows of an attngraph runner; a failure there replaces its row. */
@@ -148,7 +165,7 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
       try {
         let last: Float32Array | undefined;
         const m = await measure(async () => void (last = await runner.run()), mo);
-        shapeRows.push(row(impl, runner, m, last!));
+        shapeRows.push(await row(impl, runner, m, last!));
         await streamsOf(impl, runner, m.medianMs);
       } catch (e) {
         failed(impl, e);
@@ -182,7 +199,13 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
         }));
         const ms = await measureInterleaved(variants, mo);
         if (broken.size === 0) {
-          timing.forEach(({ impl, runner }, i) => shapeRows.push(row(impl, runner, ms[i]!, last.get(impl.name)!)));
+          for (const [i, { impl, runner }] of timing.entries()) {
+            try {
+              shapeRows.push(await row(impl, runner, ms[i]!, last.get(impl.name)!));
+            } catch (e) {
+              failed(impl, e); // a training runner whose check steps fail
+            }
+          }
           break;
         }
         for (const [name, e] of broken) failed(timing.find((r) => r.impl.name === name)!.impl, e);
@@ -207,10 +230,10 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
   // The max |Δ| reported is against the reference: the first implementation that produced an output.
   const names = [...outputs.keys()];
   const disagreements = new Map(
-    names.map((n) => [n, names.filter((m) => m !== n && !(diff(outputs.get(n)!, outputs.get(m)!).ok && diff(outputs.get(m)!, outputs.get(n)!).ok))] as const),
+    names.map((n) => [n, names.filter((m) => m !== n && !(compare(outputs.get(n)!, outputs.get(m)!).ok && compare(outputs.get(m)!, outputs.get(n)!).ok))] as const),
   );
   const [reference, refOut] = [...outputs][0] ?? [];
-  const worst = worstPair(outputs);
+  const worst = worstPair(outputs, compare);
   const check: OutputCheck = {
     b: shape.b, t: shape.t, d: shape.d, h: shape.h,
     reference: reference ?? null,
@@ -222,7 +245,7 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
     shapeRows: shapeRows.map((r): ResultRow => {
       const out = outputs.get(r.impl);
       if (!out || !refOut || !reference) return r;
-      const d = diff(out, refOut);
+      const d = compare(out, refOut);
       const disagreesWith = disagreements.get(r.impl)!;
       const mismatch = disagreesWith.length * 2 > names.length - 1;
       return { ...r, reference, maxAbsDiff: d.maxAbsDiff, relDiff: d.relDiff, disagreesWith, status: mismatch ? "mismatch" : "ok" };

@@ -22,6 +22,9 @@ export const DEFAULT_BLOCK_SHAPES: readonly BenchShape[] = Object.freeze([
   { b: 1, t: 512, d: 768, h: 12 },
 ]);
 
+/** The default of `--problem train-block`: the issue's GPT-2-small block at T=512. */
+export const DEFAULT_TRAIN_BLOCK_SHAPES: readonly BenchShape[] = Object.freeze([{ b: 1, t: 512, d: 768, h: 12 }]);
+
 /** Parses "b,T,d,heads" (e.g. "1,128,768,12"). Throws an Error naming the problem. */
 export function parseShape(text: string): BenchShape {
   const parts = text.split(",").map((p) => p.trim());

@@ -1,6 +1,6 @@
 // For tests only: the benchmark's attention in float64, written out loop by loop with no library, so that every
 // implementation (attngraph's cpu executor included) is checked against something that shares no code with it.
-import { MLP_RATIO, type BlockProblem, type Problem } from "./problem.js";
+import { MLP_RATIO, type BlockProblem, type Problem, type TrainBlockProblem, type TrainCopyProblem } from "./problem.js";
 
 /** y = causal multi-head attention with out_proj (bias) of p.x, in float64. */
 export function referenceAttention(p: Problem): Float64Array {
@@ -27,7 +27,7 @@ export function referenceAttention(p: Problem): Float64Array {
  * The pre-norm transformer block of p.x in float64 (see BlockProblem): LayerNorm (biased variance), causal MHA with the
  * fused qkv_proj split into q, k, v by rows, residual, LayerNorm, mlp.2(GELU_erf(mlp.0(·))), residual.
  */
-export function referenceBlock(p: BlockProblem): Float64Array {
+export function referenceBlock(p: Omit<BlockProblem, "kind">, x: ArrayLike<number> = p.x): Float64Array {
   const { b, t, d } = p.shape;
   const rows = b * t;
   const hidden = MLP_RATIO * d;
@@ -54,17 +54,46 @@ export function referenceBlock(p: BlockProblem): Float64Array {
     }
     return y;
   };
-  const ln1 = layerNorm(p.x, p.ln1w, p.ln1b);
+  const ln1 = layerNorm(x, p.ln1w, p.ln1b);
   const q = linear(ln1, d, p.wqkv, d, undefined, 0);
   const k = linear(ln1, d, p.wqkv, d, undefined, d);
   const v = linear(ln1, d, p.wqkv, d, undefined, 2 * d);
   const ctx = causalHeads(q, k, v, p.shape, p.scale);
   const attention = linear(ctx, d, p.wo, d);
-  const residual = attention.map((a, i) => p.x[i]! + a);
+  const residual = attention.map((a, i) => x[i]! + a);
   const ln2 = layerNorm(residual, p.ln2w, p.ln2b);
   const hid = linear(ln2, d, p.w1, hidden, p.b1).map((z) => 0.5 * z * (1 + erf(z / Math.SQRT2)));
   const mlp = linear(hid, hidden, p.w2, d, p.b2);
   return residual.map((r, i) => r + mlp[i]!);
+}
+
+/**
+ * The loss of a training problem's first step (before any update), in float64: for train-block
+ * L = sum(block(x) ⊙ gradOutput); for train-copy the mean cross-entropy of output(block(embed[tokens] + pos_embed))
+ * against targets = tokens.
+ */
+export function referenceFirstLoss(p: TrainBlockProblem | TrainCopyProblem): number {
+  if (p.kind === "train-block") {
+    const y = referenceBlock(p);
+    return y.reduce((acc, v, i) => acc + v * p.gradOutput[i]!, 0);
+  }
+  const { b, t, d } = p.shape;
+  const V = p.vocab;
+  const x = new Float64Array(b * t * d);
+  for (let r = 0; r < b * t; r++) for (let i = 0; i < d; i++) x[r * d + i] = p.embed[p.tokens[r]! * d + i]! + p.pos[(r % t) * d + i]!;
+  const h = referenceBlock({ ...p.block, shape: p.shape, x: new Float32Array(0), scale: p.scale, eps: p.eps }, x);
+  let loss = 0;
+  for (let r = 0; r < b * t; r++) {
+    const logits = Array.from({ length: V }, (_, o) => {
+      let acc = p.bOut[o]!;
+      for (let i = 0; i < d; i++) acc += h[r * d + i]! * p.wOut[o * d + i]!;
+      return acc;
+    });
+    const max = Math.max(...logits);
+    const lse = max + Math.log(logits.reduce((a, z) => a + Math.exp(z - max), 0));
+    loss += lse - logits[p.tokens[r]!]!;
+  }
+  return loss / (b * t);
 }
 
 /**

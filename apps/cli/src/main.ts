@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { conformance, conformanceHelp } from "./commands/conformance.js";
 import { demo } from "./commands/demo.js";
 import { run, runHelp } from "./commands/run.js";
+import { train, trainHelp } from "./commands/train.js";
 import { processIO, UsageError, type IO } from "./io.js";
 
 const help = `usage: attngraph <command> [options]
@@ -11,12 +12,20 @@ const help = `usage: attngraph <command> [options]
                                (block: their pre-norm transformer block, each intermediate compared with PyTorch)
   run <case.json>              run one golden case (attention or golden-train), print tapped tensors
   conformance <dir>            run every golden case in <dir>, "N passed, N failed"
+  train copy                   train the worked example's model on the copy task (Adam), then print each head's pattern
 
 ${conformanceHelp}
+
+${trainHelp}
 
 ${runHelp}
 
 Common options: --executor <name>[,<name>...]  executors in preference order (default: cpu)`;
+
+/** The given string options, absent ones left out (exactOptionalPropertyTypes). */
+function pick(values: Record<string, unknown>, keys: readonly string[]): Record<string, string> {
+  return Object.fromEntries(keys.filter((k) => typeof values[k] === "string").map((k) => [k, values[k] as string]));
+}
 
 /** Runs the CLI and returns the exit status. Errors become one readable line, never a stack trace. */
 export async function main(argv: readonly string[], io: IO = processIO): Promise<number> {
@@ -29,6 +38,11 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
         tap: { type: "string", multiple: true, default: [] },
         "fused-qkv": { type: "boolean", default: false },
         explain: { type: "boolean", default: false },
+        steps: { type: "string" },
+        lr: { type: "string" },
+        seed: { type: "string" },
+        dropout: { type: "string" },
+        init: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -45,6 +59,8 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
         return await conformance(common, io);
       case "run":
         return await run(common, io);
+      case "train":
+        return await train({ ...common, ...pick(values, ["steps", "lr", "seed", "dropout", "init"]) }, io);
       default:
         throw new UsageError(`unknown command "${clip(command)}"\n${help}`);
     }

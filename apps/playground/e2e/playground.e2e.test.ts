@@ -1,6 +1,8 @@
 // End to end, in Debian's headless Chromium driven by playwright-core (never a downloaded browser): the built page is
 // served from 127.0.0.1, the seed multi-head golden case is loaded through the page's file input, and the numbers the
-// page shows are checked against the case's expected values. Fails (never skips) when Chromium or the build is missing.
+// page shows are checked against the case's expected values. The Train tab then trains the copy task live on cpu and
+// wasm (and webgpu where there is an adapter): the loss falls, the heatmaps change each step, pause and resume go on
+// with the same trainer. Fails (never skips) when Chromium or the build is missing.
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,6 +17,10 @@ const dist = join(app, "dist");
 const CHROMIUM = "/usr/bin/chromium";
 const CASE = join(app, "../../packages/testkit/golden/seed-002-mha-outproj-eval.json");
 const SCREENSHOT = join(app, "artifacts/playground.png");
+const TRAIN_SCREENSHOT = join(app, "artifacts/playground-train.png");
+// `attngraph train copy --executor cpu` (seed 3, lr 0.001): the loss of step 1, and of step 30.
+const CLI_LOSS_1 = 2.3379;
+const CLI_LOSS_30 = 0.5987;
 
 interface JsonTensor {
   shape: number[];
@@ -130,6 +136,109 @@ async function checkCellsMatchGolden(): Promise<void> {
   }
 }
 
+interface TrainStatus {
+  state: string;
+  step: number;
+  loss: number;
+}
+
+async function trainStatus(): Promise<TrainStatus> {
+  return page.locator("#train-status").evaluate((s: HTMLElement) => ({ state: s.dataset.state!, step: Number(s.dataset.step), loss: Number(s.dataset.loss) }));
+}
+
+/** Waits until the training status is in one of `states` with at least `minStep` steps done. */
+async function trainUntil(states: string[], minStep = 0, timeout = 60_000): Promise<TrainStatus> {
+  await page.waitForFunction(
+    ({ states, minStep }) => {
+      const s = document.getElementById("train-status")!;
+      return states.includes(s.dataset.state!) && Number(s.dataset.step) >= minStep;
+    },
+    { states, minStep },
+    { timeout },
+  );
+  return trainStatus();
+}
+
+/** What the loss chart shows: steps drawn, first and last loss. */
+async function chart(): Promise<{ points: number; first: number; last: number; polyline: number }> {
+  return page.locator("#loss-chart").evaluate((svg: SVGSVGElement) => ({
+    points: Number(svg.dataset.points),
+    first: Number(svg.dataset.first),
+    last: Number(svg.dataset.last),
+    polyline: (svg.querySelector("polyline")?.getAttribute("points") ?? "").split(" ").filter(Boolean).length,
+  }));
+}
+
+/**
+ * From now on, records every redraw of the training heatmaps: the step it shows, and the colour at the centre of
+ * every cell of every head (what a user sees). Returns a function that reads the record.
+ */
+async function recordTrainDraws(): Promise<() => Promise<{ step: number; pixels: string }[]>> {
+  await page.evaluate(() => {
+    const w = window as unknown as { trainDraws: { step: number; pixels: string }[]; trainObserver?: MutationObserver };
+    w.trainObserver?.disconnect();
+    w.trainDraws = [];
+    const box = document.getElementById("train-heatmaps")!;
+    w.trainObserver = new MutationObserver(() => {
+      if (!box.dataset.step) return;
+      const pixels = [...box.querySelectorAll<HTMLCanvasElement>("canvas.heatmap")].map((c) => {
+        const px = Number(c.dataset.cell);
+        const ctx = c.getContext("2d")!;
+        const cells: number[] = [];
+        for (let i = 0; i < Number(c.dataset.rows); i++) {
+          for (let j = 0; j < Number(c.dataset.cols); j++) cells.push(...ctx.getImageData(Math.floor((j + 0.5) * px), Math.floor((i + 0.5) * px), 1, 1).data.slice(0, 3));
+        }
+        return cells.join(",");
+      });
+      w.trainDraws.push({ step: Number(box.dataset.step), pixels: pixels.join("|") });
+    });
+    w.trainObserver.observe(box, { attributes: true, attributeFilter: ["data-step"] });
+  });
+  return () => page.evaluate(() => (window as unknown as { trainDraws: { step: number; pixels: string }[] }).trainDraws);
+}
+
+async function startTraining(executor: string, steps: number): Promise<void> {
+  await page.selectOption("#train-executor", executor);
+  await page.fill("#train-steps", String(steps));
+  await page.fill("#train-lr", "0.001");
+  await page.fill("#train-seed", "3");
+  await page.click("#train-start");
+}
+
+/** Trains 30 steps on `executor` to the end, checking the curve, the heatmaps and the losses against the CLI's. */
+async function trainCopyTask(executor: string): Promise<void> {
+  const draws = await recordTrainDraws();
+  await startTraining(executor, 30);
+  const done = await trainUntil(["done", "error"]);
+  expect(await page.locator("#train-errors p").allTextContents()).toEqual([]);
+  expect(done).toMatchObject({ state: "done", step: 30 });
+  expect(await page.locator("#train-status").textContent()).toContain(`done on ${executor} · step 30 of 30`);
+  // The curve has a point per step and falls as the CLI's does.
+  const c = await chart();
+  expect(c.points).toBe(30);
+  expect(c.polyline).toBe(30);
+  expect(Math.abs(c.first - CLI_LOSS_1), `step 1 loss ${c.first}`).toBeLessThan(2e-3);
+  expect(Math.abs(c.last - CLI_LOSS_30), `step 30 loss ${c.last}`).toBeLessThan(5e-3);
+  expect(c.last).toBeLessThan(c.first / 2);
+  // The heatmaps were redrawn once per step, in order, and what they show changed as the heads trained.
+  const record = await draws();
+  expect(record.map((d) => d.step)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+  expect(record[29]!.pixels).not.toBe(record[0]!.pixels);
+  expect(new Set(record.map((d) => d.pixels)).size, "distinct heatmap frames in 30 steps").toBeGreaterThanOrEqual(10);
+  expect(await page.locator("#train-heatmaps canvas.heatmap").count()).toBe(4);
+  // Sample 0's causal rows: query 0 sees only key 0 (weight 1), key 1 is masked.
+  expect(await readTrainCell(0, 0, 0)).toBe("weights[b=0, h=0, i=0, j=0] = 1");
+  expect(await readTrainCell(3, 0, 1)).toMatch(/^weights\[b=0, h=3, i=0, j=1\] = masked/);
+  expect(await page.locator("#train-explain").textContent()).toContain(executor);
+}
+
+async function readTrainCell(h: number, i: number, j: number): Promise<string> {
+  const canvas = page.locator(`#train-heatmaps canvas.heatmap[data-head="${h}"]`);
+  const cell = Number(await canvas.getAttribute("data-cell"));
+  await canvas.hover({ position: { x: (j + 0.5) * cell, y: (i + 0.5) * cell } });
+  return (await page.locator("#train-readout").textContent())!;
+}
+
 describe("playground in Chromium", () => {
   it("starts with a random-weight run on cpu and says which executors are not available here", async () => {
     expect(await page.locator("#status").getAttribute("data-state")).toBe("done");
@@ -232,6 +341,92 @@ describe("playground in Chromium", () => {
 
     await checkCellsMatchGolden();
     expect(pageErrors).toEqual([]);
+  });
+
+  it("opens the Train tab, which has not started", async () => {
+    await page.click("#tab-train");
+    expect(await page.locator("#train").isVisible()).toBe(true);
+    expect(await page.locator("#inspect").isVisible()).toBe(false);
+    expect(await page.locator("#tab-train").getAttribute("aria-selected")).toBe("true");
+    expect(await trainStatus()).toMatchObject({ state: "idle", step: 0 });
+    expect(await page.locator("#train-steps").inputValue()).toBe("50");
+    expect(await page.locator("#train-pause").isDisabled()).toBe(true);
+    expect(await page.locator("#train-resume").isDisabled()).toBe(true);
+    await expect.poll(() => page.locator('#train-executor option[value="wasm"]').textContent()).toBe("wasm");
+  });
+
+  it("trains the copy task on cpu: the loss falls as the CLI's does and the heatmaps change step by step", async () => {
+    await trainCopyTask("cpu");
+  });
+
+  it("pauses between steps and resumes the same trainer", async () => {
+    await startTraining("cpu", 2000);
+    const before = await trainUntil(["running"], 5);
+    expect(before.step).toBeLessThan(2000);
+    await page.click("#train-pause");
+    const paused = await trainUntil(["paused"]);
+    expect(await page.locator("#train-resume").isEnabled()).toBe(true);
+    expect(await page.locator("#train-pause").isDisabled()).toBe(true);
+    // Nothing moves while paused: no step, no point, no redraw.
+    await page.waitForTimeout(600);
+    expect(await trainStatus()).toEqual(paused);
+    expect((await chart()).points).toBe(paused.step);
+    expect(await page.locator("#train-heatmaps").getAttribute("data-step")).toBe(String(paused.step));
+    const first = (await chart()).first;
+    expect(Math.abs(first - CLI_LOSS_1)).toBeLessThan(2e-3);
+
+    await page.click("#train-resume");
+    const resumed = await trainUntil(["running"], paused.step + 5);
+    // The same run goes on: the step count and the curve continue from where they stopped, and the loss keeps falling
+    // (a new trainer would start again at step 1, loss 2.34).
+    const c = await chart();
+    expect(c.first).toBe(first);
+    expect(c.points).toBeGreaterThanOrEqual(paused.step + 5);
+    expect(resumed.loss).toBeLessThan(paused.loss);
+
+    await page.click("#train-stop");
+    const stopped = await trainUntil(["stopped"]);
+    expect(stopped.step).toBeLessThan(2000);
+    expect(await page.locator("#train-start").textContent()).toBe("Start");
+  });
+
+  it("trains on wasm with the same losses", async () => {
+    const note = page.locator('#executor-notes li[data-executor="wasm"]');
+    expect(await note.textContent()).toBe("wasm: available");
+    await trainCopyTask("wasm");
+  });
+
+  it("trains on webgpu where the browser has an adapter", async () => {
+    const text = (await page.locator('#executor-notes li[data-executor="webgpu"]').textContent())!;
+    if (text !== "webgpu: available") {
+      expect(await page.locator('#train-executor option[value="webgpu"]').isDisabled()).toBe(true);
+      return;
+    }
+    await startTraining("webgpu", 3);
+    const done = await trainUntil(["done", "error"], 0, 120_000);
+    expect(await page.locator("#train-errors p").allTextContents()).toEqual([]);
+    expect(done).toMatchObject({ state: "done", step: 3 });
+    const c = await chart();
+    expect(Math.abs(c.first - CLI_LOSS_1)).toBeLessThan(1e-2);
+    expect(c.last).toBeLessThan(c.first);
+    expect(await page.locator("#train-heatmaps").getAttribute("data-step")).toBe("3");
+  });
+
+  it("shows a bad training setting in words", async () => {
+    await page.fill("#train-lr", "0");
+    await page.click("#train-start");
+    expect(await page.locator('#train-errors p[data-kind="config"]').textContent()).toContain("lr: expected a number > 0");
+    await page.fill("#train-lr", "0.001");
+    await startTraining("cpu", 40);
+    expect(await trainUntil(["done"])).toMatchObject({ step: 40 });
+    expect(await page.locator("#train-errors p").count()).toBe(0);
+    mkdirSync(dirname(TRAIN_SCREENSHOT), { recursive: true });
+    await readTrainCell(1, 5, 3);
+    await page.screenshot({ path: TRAIN_SCREENSHOT, fullPage: true });
+    if (process.env.PLAYGROUND_UPDATE_SCREENSHOT === "1") copyFileSync(TRAIN_SCREENSHOT, join(app, "docs/train.png"));
+    expect(pageErrors).toEqual([]);
+    await page.click("#tab-inspect");
+    expect(await page.locator("#inspect").isVisible()).toBe(true);
   });
 
   it("saves a screenshot", async () => {

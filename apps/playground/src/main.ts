@@ -1,5 +1,6 @@
 // Wires the page: the form feeds the run controller (newest config wins, runs never interleave), each finished run
-// redraws the views, and every error lands in the errors view while the last good views stay on screen.
+// redraws the views, and every error lands in the errors view while the last good views stay on screen. The Train tab
+// is its own view (src/train-view.ts) on the same executor entries.
 // The browser-safe entry of the testkit: its main entry also holds the node:fs loader.
 import { parseCase, type GoldenCase } from "@attngraph/testkit/case";
 import "./style.css";
@@ -11,8 +12,10 @@ import { renderWeightHeatmaps } from "./heatmap.js";
 import type { PlaygroundConfig } from "./playground-config.js";
 import { RunController } from "./run-controller.js";
 import { runOnce, type RunOutcome } from "./run.js";
+import { setupTabs } from "./tabs.js";
 import { renderTensor } from "./tensor-view.js";
 import { renderTimings } from "./timings.js";
+import { createTrainView } from "./train-view.js";
 
 const $ = (id: string) => document.getElementById(id)!;
 const status = $("status");
@@ -130,3 +133,23 @@ const form = createConfigForm($("config-form") as HTMLFormElement, executorEntri
 });
 
 submit();
+
+setupTabs(
+  [$("tab-inspect") as HTMLButtonElement, $("tab-train") as HTMLButtonElement],
+  new Map([
+    ["inspect", $("inspect")],
+    ["train", $("train")],
+  ]),
+);
+createTrainView(
+  {
+    form: $("train-form") as HTMLFormElement,
+    status: $("train-status"),
+    errors: $("train-errors"),
+    chart: $("loss-chart") as unknown as SVGSVGElement,
+    heatmaps: $("train-heatmaps"),
+    readout: $("train-readout"),
+    explain: $("train-explain"),
+  },
+  executorEntries,
+);

@@ -55,5 +55,5 @@ export function positionAttrs(position: unknown, H: number, D: number): Position
   if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0) {
     throw new ConfigError("position.positionOffset", "invalid positionOffset", "an integer >= 0", JSON.stringify(positionOffset));
   }
-  return { kind: "rope", attrs: { base, rotaryDim: rotaryDim as number | null, positionOffset: positionOffset as number } };
+  return { kind: "rope", attrs: { base, rotaryDim: rotaryDim as number | null, positionOffset: positionOffset as number, inverse: false } };
 }

@@ -53,6 +53,34 @@ function cases(): Record<string, Call> {
       inputs: [q, k, vBad, pad],
       outShape: [B, H, L, D],
     },
+    ...backwardCases(scores, x),
+  };
+}
+
+/** The backward kernels that work in chunks; the ones that accumulate across rows (sum-to, weight grads) included. */
+function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
+  const [B, H, L, S] = scores.shape as [number, number, number, number];
+  const masked = new Tensor(scores.toFloat32Array().map((v, i) => (i % 5 === 2 ? -Infinity : v)), scores.shape);
+  const weights = random([B, H, S, L], 12).permute([0, 1, 3, 2]);
+  const grad = random([B, H, L, S], 13);
+  const ids = Tensor.int32(Array.from({ length: 2 * 70 }, (_, i) => (i * 7) % 30), [2, 70]) as unknown as Tensor;
+  const targets = Tensor.int32(Array.from({ length: 2 * 70 }, (_, i) => (i % 9 === 4 ? -1 : (i * 5) % 48)), [2, 70]) as unknown as Tensor;
+  return {
+    "sum-to": { kind: "sum-to", node: "bias.grad", attrs: { shape: [48, 1] }, inputs: [x.permute([0, 2, 1])], outShape: [48, 1] },
+    "linear-weight-grad": { kind: "linear-weight-grad", node: "W.grad", attrs: {}, inputs: [random([5, 3, 40], 14).permute([1, 0, 2]), x.permute([1, 0, 2])], outShape: [40, 48] },
+    "softmax-grad": { kind: "softmax-grad", node: "scores.grad", attrs: { scale: 0.5 }, inputs: [weights, grad], outShape: [B, H, L, S] },
+    "mask-grad": { kind: "mask-grad", node: "masked.grad", attrs: { scale: 0.5 }, inputs: [grad, masked], outShape: [B, H, L, S] },
+    "layer-norm-grad": { kind: "layer-norm-grad", node: "ln.grad", attrs: { eps: 1e-5 }, inputs: [random([5, 3, 48], 15), x, random([48], 16)], outShape: [5, 3, 48] },
+    "layer-norm-weight-grad": { kind: "layer-norm-weight-grad", node: "ln.weight.grad", attrs: { eps: 1e-5 }, inputs: [random([5, 3, 48], 15), x], outShape: [48] },
+    "gelu-grad": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "none" }, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
+    "embedding-grad": { kind: "embedding-grad", node: "emb.grad", attrs: { rows: 30 }, inputs: [ids, random([2, 70, 48], 18)], outShape: [30, 48] },
+    "cross-entropy-grad": {
+      kind: "cross-entropy-grad",
+      node: "loss.grad",
+      attrs: { ignoreIndex: -1, reduction: "mean" },
+      inputs: [random([2, 70, 48], 19), targets, undefined],
+      outShape: [2, 70, 48],
+    },
   };
 }
 

@@ -22,6 +22,20 @@ import { sliceKernel } from "./kernels/slice.js";
 import { softmaxKernel } from "./kernels/softmax.js";
 import { transposeKernel } from "./kernels/transpose.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.js";
+import { sumToKernel } from "./kernels/sum-to.js";
+import { padKernel } from "./kernels/pad.js";
+import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
+import { softmaxGradKernel } from "./kernels/softmax-grad.js";
+import { maskGradKernel } from "./kernels/mask-grad.js";
+import { layerNormGradKernel } from "./kernels/layer-norm-grad.js";
+import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
+import { geluGradKernel } from "./kernels/gelu-grad.js";
+import { embeddingGradKernel } from "./kernels/embedding-grad.js";
+import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
+import { adamMomentKernel } from "./kernels/adam-moment.js";
+import { adamStepKernel } from "./kernels/adam-step.js";
+import { sgdMomentumKernel } from "./kernels/sgd-momentum.js";
+import { sgdStepKernel } from "./kernels/sgd-step.js";
 
 export type CpuKernelList = ReadonlyArray<readonly [kind: string, kernel: CpuKernel | ChunkedCpuKernel]>;
 
@@ -47,6 +61,22 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["cross-entropy", crossEntropyKernel],
   ["linear-gelu", linearGeluKernel],
   ["add-layer-norm", addLayerNormKernel],
+  // Backward ops (the kernels grad() of @attngraph/autodiff runs).
+  ["sum-to", sumToKernel],
+  ["pad", padKernel],
+  ["linear-weight-grad", linearWeightGradKernel],
+  ["softmax-grad", softmaxGradKernel],
+  ["mask-grad", maskGradKernel],
+  ["layer-norm-grad", layerNormGradKernel],
+  ["layer-norm-weight-grad", layerNormWeightGradKernel],
+  ["gelu-grad", geluGradKernel],
+  ["embedding-grad", embeddingGradKernel],
+  ["cross-entropy-grad", crossEntropyGradKernel],
+  // Optimizer updates (what a training step adds after the gradients).
+  ["adam-moment", adamMomentKernel],
+  ["adam-step", adamStepKernel],
+  ["sgd-momentum", sgdMomentumKernel],
+  ["sgd-step", sgdStepKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

@@ -13,7 +13,7 @@
 import { exp4 } from "./simd";
 import { descDim, descStride, rowBase } from "./strided";
 
-@inline function splat(v: f32): v128 {
+@inline export function splat(v: f32): v128 {
   return f32x4.splat(v);
 }
 
@@ -21,7 +21,7 @@ import { descDim, descStride, rowBase } from "./strided";
  * erfc(|x|/√2) (NaN stays NaN): NR erfcc with an exact x². |x| is capped at 20 (erfc(20/√2) ≈ 1e-89 is 0 in float32
  * anyway), so ±∞ gives 0 rather than ∞ − ∞; exp4 flushes exp(−xh²/2) to 0 once it is below float32's range.
  */
-@inline function erfcHalf4(x: v128): v128 {
+@inline export function erfcHalf4(x: v128): v128 {
   const a = f32x4.pmin(f32x4.abs(x), splat(20)); // pmin: one instruction, and a NaN |x| (first) stays NaN
   const ah = v128.and(a, i32x4.splat(0xfffff000));
   const lo = f32x4.mul(f32x4.sub(a, ah), f32x4.add(a, ah)); // a² − ah², to float32 precision (ah² is exact)
@@ -68,7 +68,7 @@ import { descDim, descStride, rowBase } from "./strided";
 }
 
 /** `count` (< 4) elements from p with byte step `step` into the low lanes (the others 0). */
-@inline function loadSome(p: usize, step: usize, count: i32): v128 {
+@inline export function loadSome(p: usize, step: usize, count: i32): v128 {
   let v = f32x4.splat(0);
   if (count > 0) v = f32x4.replace_lane(v, 0, load<f32>(p));
   if (count > 1) v = f32x4.replace_lane(v, 1, load<f32>(p + step));
@@ -76,7 +76,7 @@ import { descDim, descStride, rowBase } from "./strided";
   return v;
 }
 
-@inline function storeSome(o: usize, v: v128, count: i32): void {
+@inline export function storeSome(o: usize, v: v128, count: i32): void {
   if (count > 0) store<f32>(o, f32x4.extract_lane(v, 0));
   if (count > 1) store<f32>(o + 4, f32x4.extract_lane(v, 1));
   if (count > 2) store<f32>(o + 8, f32x4.extract_lane(v, 2));

@@ -13,6 +13,17 @@ export { add } from "./add";
 export { addLayerNorm } from "./add-layer-norm";
 export { embedding } from "./embedding";
 export { crossEntropy } from "./cross-entropy";
+// Backward ops.
+export { pad, sumTo, sumToInner, zero } from "./sum-to";
+export { transposeRows } from "./transpose";
+export { maskGrad, softmaxGrad } from "./softmax-grad";
+export { f64ToF32, layerNormGrad, layerNormWeightGrad } from "./layer-norm-grad";
+export { geluGrad, geluGradStrided } from "./gelu-grad";
+export { embeddingGrad } from "./embedding-grad";
+export { crossEntropyGrad } from "./cross-entropy-grad";
+// Optimizer updates.
+export { adamMoment, adamMomentStrided, adamStep, adamStepStrided } from "./adam";
+export { sgdMomentum, sgdMomentumStrided, sgdStep, sgdStepStrided } from "./sgd";
 
 /** First free byte after the module's static data (the 4×8 edge tile). */
 export function heapBase(): usize {

@@ -7,19 +7,19 @@
 import { descDim, descStride, rowBase } from "./strided";
 
 /** The upper two float32 lanes moved down, for `f64x2.promote_low_f32x4`. */
-@inline function high(v: v128): v128 {
+@inline export function high(v: v128): v128 {
   return v128.shuffle<f32>(v, v, 2, 3, 2, 3);
 }
 
-@inline function promoteLow(v: v128): v128 {
+@inline export function promoteLow(v: v128): v128 {
   return f64x2.promote_low_f32x4(v);
 }
 
-@inline function promoteHigh(v: v128): v128 {
+@inline export function promoteHigh(v: v128): v128 {
   return f64x2.promote_low_f32x4(high(v));
 }
 
-@inline function lanes(a: v128, b: v128): f64 {
+@inline export function lanes(a: v128, b: v128): f64 {
   const s = f64x2.add(a, b);
   return f64x2.extract_lane(s, 0) + f64x2.extract_lane(s, 1);
 }

@@ -92,6 +92,24 @@ function cases(): Record<string, HostCall> {
       inputs: [random([4, 30, 17], 22, 5), Tensor.int32(Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)), [4, 30])],
       outShape: [],
     },
+    // Backward ops.
+    "sum-to (reduced axes outer)": { kind: "sum-to", node: "bias.grad", attrs: { shape: [3, 1, 24] }, inputs: [random([4, 3, 30, 24], 31)], outShape: [3, 1, 24] },
+    "sum-to (reduced axes inner)": { kind: "sum-to", node: "rows.grad", attrs: { shape: [40, 1] }, inputs: [random([40, 300], 32)], outShape: [40, 1] },
+    "linear-weight-grad": { kind: "linear-weight-grad", node: "q_proj.dW", attrs: {}, inputs: [random([3, 5, 40], 33).permute([1, 0, 2]), x], outShape: [40, 48] },
+    "softmax-grad": { kind: "softmax-grad", node: "weights.grad", attrs: { scale: 0.5 }, inputs: [random([B, H, S, L], 34).permute([0, 1, 3, 2]), scores], outShape: [B, H, L, S] },
+    "mask-grad": { kind: "mask-grad", node: "masked.grad", attrs: { scale: 0.25 }, inputs: [scores, new Tensor(random([B, H, L, S], 35).data.map((v) => (v > 0.3 ? -Infinity : v)), [B, H, L, S])], outShape: [B, H, L, S] },
+    "layer-norm-grad": { kind: "layer-norm-grad", node: "ln.grad", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 36), random([3, 40, 37], 15), random([37], 16)], outShape: [3, 40, 37] },
+    "layer-norm-weight-grad": { kind: "layer-norm-weight-grad", node: "ln.dgamma", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])], outShape: [37] },
+    "gelu-grad": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "none" }, inputs: [random([7, 301], 39), random([7, 301], 18, 4)], outShape: [7, 301] },
+    "gelu-grad (strided)": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "tanh" }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
+    "embedding-grad": { kind: "embedding-grad", node: "tok_embed.grad", attrs: { rows: 50 }, inputs: [Tensor.int32(Array.from({ length: 120 }, (_, i) => (i * 37) % 50), [4, 30]), random([4, 30, 24], 41)], outShape: [50, 24] },
+    "cross-entropy-grad": {
+      kind: "cross-entropy-grad",
+      node: "loss.grad",
+      attrs: { ignoreIndex: -100, reduction: "none" },
+      inputs: [random([4, 30, 17], 22, 5), Tensor.int32(Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)), [4, 30]), random([30, 4], 42).transpose(0, 1)],
+      outShape: [4, 30, 17],
+    },
   };
 }
 

@@ -56,6 +56,43 @@ export interface KernelExports {
   embedding(ids: number, desc: number, nv: number, w: number, ws0: number, ws1: number, dst: number, ne: number, k0: number, k1: number): void;
   /** Returns `acc` plus the losses of rows [r0, r1), added in order; writes each to dst unless dst is 0. */
   crossEntropy(logits: number, desc: number, targets: number, tdesc: number, dst: number, ignore: number, hasIgnore: number, r0: number, r1: number, acc: number): number;
+  // Backward ops (assembly/sum-to.ts, transpose.ts, softmax-grad.ts, layer-norm-grad.ts, gelu-grad.ts, embedding-grad.ts, cross-entropy-grad.ts).
+  /** dst[0 .. bytes) = 0. */
+  zero(dst: number, bytes: number): void;
+  /** sum-to, reduced axes outer: rows [r0, r1) of the kept view (kdesc) each summed over the reduced view (rdesc), in float64. */
+  sumTo(x: number, kdesc: number, rdesc: number, dst: number, r0: number, r1: number): void;
+  /** sum-to, reduced axes inner: output elements [e0, e1) of the kept view each summed over the reduced view, in float64. */
+  sumToInner(x: number, kdesc: number, rdesc: number, dst: number, e0: number, e1: number): void;
+  /** x (any view) → dst dense with `before` zeros ahead of and `after` zeros behind every group of `rpc` rows. */
+  pad(src: number, desc: number, dst: number, rpc: number, before: number, after: number): void;
+  /** Rows [r0, r1) of any view → columns [r0, r1) of dst [n, ld]. */
+  transposeRows(src: number, desc: number, dst: number, ld: number, r0: number, r1: number): void;
+  softmaxGrad(y: number, ydesc: number, g: number, gdesc: number, dst: number, scale: number, r0: number, r1: number): void;
+  maskGrad(g: number, gdesc: number, m: number, mdesc: number, dst: number, scale: number, r0: number, r1: number): void;
+  layerNormGrad(g: number, gdesc: number, x: number, xdesc: number, w: number, ws: number, dst: number, eps: number, r0: number, r1: number): void;
+  /** Adds rows [r0, r1)'s grad ⊙ x̂ into the float64 accumulators at acc ([E]). */
+  layerNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;
+  f64ToF32(src: number, dst: number, n: number): void;
+  geluGrad(g: number, x: number, dst: number, n: number, tanh: number): void;
+  geluGradStrided(g: number, gdesc: number, x: number, xdesc: number, dst: number, tanh: number, r0: number, r1: number): void;
+  embeddingGrad(ids: number, idesc: number, nv: number, g: number, gdesc: number, dst: number, ne: number, k0: number, k1: number): void;
+  crossEntropyGrad(logits: number, desc: number, targets: number, tdesc: number, grad: number, gstride: number, div: number, ignore: number, hasIgnore: number, dst: number, r0: number, r1: number): void;
+  /** adam-moment over n contiguous elements of state, grad and (with hasParam) param. */
+  adamMoment(s: number, g: number, p: number, dst: number, n: number, beta: number, wd: number, square: number, hasParam: number): void;
+  /** adam-moment over rows [r0, r1): state and grad any views (descriptors), param dense. */
+  adamMomentStrided(s: number, sdesc: number, g: number, gdesc: number, p: number, dst: number, beta: number, wd: number, square: number, hasParam: number, r0: number, r1: number): void;
+  /** adam-step over n contiguous elements of param, m and v; t the step (an integer >= 1). */
+  adamStep(p: number, m: number, v: number, dst: number, n: number, t: number, lr: number, beta1: number, beta2: number, eps: number, wd: number, decoupled: number): void;
+  /** adam-step over rows [r0, r1): param and m any views (descriptors), v dense. */
+  adamStepStrided(p: number, pdesc: number, m: number, mdesc: number, v: number, dst: number, t: number, lr: number, beta1: number, beta2: number, eps: number, wd: number, decoupled: number, r0: number, r1: number): void;
+  /** sgd-momentum over n contiguous elements of buf (read only without first), grad and (with hasParam) param; keep = 1 − dampening. */
+  sgdMomentum(b: number, g: number, p: number, dst: number, n: number, mu: number, keep: number, wd: number, first: number, hasParam: number): void;
+  /** sgd-momentum over rows [r0, r1): buf and grad any views (descriptors), param dense. */
+  sgdMomentumStrided(b: number, bdesc: number, g: number, gdesc: number, p: number, dst: number, mu: number, keep: number, wd: number, first: number, hasParam: number, r0: number, r1: number): void;
+  /** sgd-step over n contiguous elements of param, grad and buf; mode 0: u = d, 1: u = buf, 2: u = d + mu · buf (Nesterov). */
+  sgdStep(p: number, g: number, b: number, dst: number, n: number, lr: number, mu: number, wd: number, mode: number): void;
+  /** sgd-step over rows [r0, r1): param and grad any views (descriptors), buf dense. */
+  sgdStepStrided(p: number, pdesc: number, g: number, gdesc: number, b: number, dst: number, lr: number, mu: number, wd: number, mode: number, r0: number, r1: number): void;
 }
 
 // One literal `new URL` per flavour: bundlers (Vite, rolldown, webpack) only rewrite URLs they can read statically.

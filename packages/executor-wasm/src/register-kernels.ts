@@ -21,6 +21,19 @@ import { sliceKernel } from "./kernels/slice.js";
 import { softmaxKernel } from "./kernels/softmax.js";
 import { transposeKernel } from "./kernels/transpose.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.js";
+import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
+import { embeddingGradKernel } from "./kernels/embedding-grad.js";
+import { geluGradKernel } from "./kernels/gelu-grad.js";
+import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
+import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
+import { maskGradKernel } from "./kernels/mask-grad.js";
+import { padKernel } from "./kernels/pad.js";
+import { softmaxGradKernel } from "./kernels/softmax-grad.js";
+import { sumToKernel } from "./kernels/sum-to.js";
+import { adamMomentKernel } from "./kernels/adam-moment.js";
+import { adamStepKernel } from "./kernels/adam-step.js";
+import { sgdMomentumKernel } from "./kernels/sgd-momentum.js";
+import { sgdStepKernel } from "./kernels/sgd-step.js";
 
 export type WasmKernelList = ReadonlyArray<readonly [kind: string, kernel: WasmKernel | ChunkedWasmKernel]>;
 
@@ -48,6 +61,22 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   // Fused block ops: what the scheduler's block fusion puts in place of projection → gelu and add → layer-norm.
   ["linear-gelu", linearGeluKernel],
   ["add-layer-norm", addLayerNormKernel],
+  // Backward ops: what grad() (@attngraph/autodiff) adds where composing forward ops would be slow or imprecise.
+  ["sum-to", sumToKernel],
+  ["pad", padKernel],
+  ["linear-weight-grad", linearWeightGradKernel],
+  ["softmax-grad", softmaxGradKernel],
+  ["mask-grad", maskGradKernel],
+  ["layer-norm-grad", layerNormGradKernel],
+  ["layer-norm-weight-grad", layerNormWeightGradKernel],
+  ["gelu-grad", geluGradKernel],
+  ["embedding-grad", embeddingGradKernel],
+  ["cross-entropy-grad", crossEntropyGradKernel],
+  // Optimizer updates: what a training step adds after the gradients.
+  ["adam-moment", adamMomentKernel],
+  ["adam-step", adamStepKernel],
+  ["sgd-momentum", sgdMomentumKernel],
+  ["sgd-step", sgdStepKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

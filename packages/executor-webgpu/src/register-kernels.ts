@@ -21,6 +21,17 @@ import { sliceKernel } from "./kernels/slice.wgsl.js";
 import { softmaxKernel } from "./kernels/softmax.wgsl.js";
 import { transposeKernel } from "./kernels/transpose.wgsl.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.wgsl.js";
+import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.wgsl.js";
+import { embeddingGradKernel } from "./kernels/embedding-grad.wgsl.js";
+import { geluGradKernel } from "./kernels/gelu-grad.wgsl.js";
+import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.wgsl.js";
+import { linearWeightGradKernel } from "./kernels/linear-weight-grad.wgsl.js";
+import { maskGradKernel } from "./kernels/mask-grad.wgsl.js";
+import { padKernel } from "./kernels/pad.wgsl.js";
+import { softmaxGradKernel } from "./kernels/softmax-grad.wgsl.js";
+import { sumToKernel } from "./kernels/sum-to.wgsl.js";
+import { adamMomentKernel, adamStepKernel } from "./kernels/adam.wgsl.js";
+import { sgdMomentumKernel, sgdStepKernel } from "./kernels/sgd.wgsl.js";
 
 export type WebGpuKernelList = ReadonlyArray<readonly [kind: string, kernel: WebGpuKernel]>;
 
@@ -46,6 +57,22 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["cross-entropy", crossEntropyKernel],
   ["linear-gelu", linearGeluKernel],
   ["add-layer-norm", addLayerNormKernel],
+  // Backward ops (what grad() adds).
+  ["sum-to", sumToKernel],
+  ["pad", padKernel],
+  ["linear-weight-grad", linearWeightGradKernel],
+  ["softmax-grad", softmaxGradKernel],
+  ["mask-grad", maskGradKernel],
+  ["layer-norm-grad", layerNormGradKernel],
+  ["layer-norm-weight-grad", layerNormWeightGradKernel],
+  ["gelu-grad", geluGradKernel],
+  ["embedding-grad", embeddingGradKernel],
+  ["cross-entropy-grad", crossEntropyGradKernel],
+  // Optimizer ops (Adam / AdamW, SGD).
+  ["adam-moment", adamMomentKernel],
+  ["adam-step", adamStepKernel],
+  ["sgd-momentum", sgdMomentumKernel],
+  ["sgd-step", sgdStepKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

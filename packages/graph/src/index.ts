@@ -3,6 +3,7 @@ export { OpGraph, type GraphNode, type GraphParts, type NodeSpec, type ValueDecl
 export type { ValueInfo } from "./infer-node.js";
 export { OpRegistry, createOpRegistry } from "./registry.js";
 export { defineOp, normalizeAttrs, inferShape, makeContext, type OpDef, type AnyOpDef, type OpInput, type AttrSpec, type AttrType, type OpContext } from "./op-def.js";
+export type { VjpContext, VjpRule } from "./vjp.js";
 export { fromJSON, toJSON, GRAPH_FORMAT, GRAPH_FORMAT_VERSION, type GraphJSON } from "./json.js";
 export { broadcastShapes, broadcastStrides } from "./broadcast.js";
 export { sameDim, sameSize, formatDims, isConcrete, bindDims, type Dim, type SymShape } from "./dims.js";
@@ -14,13 +15,22 @@ export {
   addLayerNormShape,
   addShape,
   attrError,
+  checkAdamMomentAttrs,
+  checkAdamStepAttrs,
   checkCrossEntropyAttrs,
   checkDropoutAttrs,
   checkGeluApproximate,
+  checkGradScale,
+  checkIntAttr,
   checkLayerNormEps,
   checkMaskAttrs,
   checkMaskScale,
+  checkOptimizerStepValue,
+  checkPadAttrs,
   checkScale,
+  checkSgdMomentumAttrs,
+  checkSgdStepAttrs,
+  checkSumToShape,
   dtypeError,
   findBadIndex,
   findNonBinary,
@@ -28,10 +38,17 @@ export {
   nonBinaryMaskError,
   userMaskStrides,
   type Strided,
+  expectAxis,
+  expectCrossEntropyShapes,
   expectDim,
   expectHeadGroups,
+  expectLeadingShape,
+  expectLinearWeightGradShapes,
+  expectLossGradShape,
   expectNormParams,
   expectRank,
+  expectSameShape,
+  expectStepShape,
   maskOffset,
   windowOf,
   type CallInfo,

@@ -3,12 +3,15 @@
 // geometry the mask and fused attention kernels share. Each error names `<node>.<field>`, says what was expected and
 // what came. They read only shapes and attributes, so they work on any executor's values (host tensors, wasm values,
 // GPU buffers); they sit beside the executor contract and the op declarations they follow.
-import { AttnGraphError, ShapeError, describe, formatShape, type Shape } from "@attngraph/tensor";
+import { AttnGraphError, ShapeError, describe, formatShape, sameShape, type Shape } from "@attngraph/tensor";
 import type { KernelCall } from "./executor-contract.js";
 import type { DropoutAttrs } from "./ops/dropout.js";
 import { broadcastShapes } from "./broadcast.js";
+import type { AdamMomentAttrs, AdamStepAttrs } from "./ops/adam.js";
 import type { CrossEntropyAttrs } from "./ops/cross-entropy.js";
 import type { GeluAttrs } from "./ops/gelu.js";
+import type { PadAttrs } from "./ops/pad.js";
+import type { SgdMomentumAttrs, SgdStepAttrs } from "./ops/sgd.js";
 import { USER_MASK_AXES, type MaskAttrs, type MaskGeometry } from "./ops/mask.js";
 
 /** What the checks read of a call: node, op kind and attributes. */
@@ -78,7 +81,7 @@ export function checkScale(call: CallInfo, field = "scale"): number {
 
 /** The mask op's `scale` (visible scores are multiplied by it before the bias is added); absent = 1. */
 export function checkMaskScale(call: CallInfo): MaskAttrs["scale"] {
-  return call.attrs["scale"] === undefined ? 1 : checkScale(call);
+  return checkGradScale(call);
 }
 
 /**
@@ -235,6 +238,178 @@ export function checkDropoutAttrs(call: CallInfo, fields: DropoutFields = DROPOU
   if (typeof rate !== "number" || !(rate >= 0 && rate < 1)) throw attrError(call, fields.rate, "a number with 0 <= rate < 1", rate);
   if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw attrError(call, fields.seed, "an integer in 0..2^32-1", seed);
   return { rate, seed, training };
+}
+
+// ---- backward ops (sum-to, pad, linear-weight-grad, softmax-grad, mask-grad, layer-norm(-weight)-grad, gelu-grad,
+// embedding-grad, cross-entropy-grad) ----
+
+/** `got` must have exactly `expected`'s shape (the paired operands of a backward or optimizer op): names `<node>.<name>`. */
+export function expectSameShape(call: CallInfo, name: string, expected: Shaped, got: Shaped): void {
+  if (!sameShape(expected.shape, got.shape)) throw new ShapeError(`${call.node}.${name}`, "shape must match", formatShape(expected.shape), formatShape(got.shape));
+}
+
+/** A row op's input needs a last axis: a scalar is a shape error naming `<node>.<name>`; `legend` e.g. "[..., E]". */
+export function expectAxis(call: CallInfo, name: string, t: Shaped, legend = "[..., E]"): void {
+  if (t.shape.length < 1) throw new ShapeError(`${call.node}.${name}`, `op ${call.kind} needs at least one axis`, legend, formatShape(t.shape));
+}
+
+/**
+ * `got` must be `lead` followed by one more axis (embedding-grad's grad after its ids' shape): else a shape error
+ * naming `<node>.<name>`; `what` says which.
+ */
+export function expectLeadingShape(call: CallInfo, name: string, what: string, lead: readonly number[], got: Shaped): void {
+  const s = got.shape;
+  if (s.length !== lead.length + 1 || lead.some((d, i) => d !== s[i])) {
+    throw new ShapeError(`${call.node}.${name}`, what, `${formatShape(lead)} plus one axis`, formatShape(s));
+  }
+}
+
+/** A backward op's `scale` (softmax-grad, mask-grad): a finite number; absent = 1, the declared default. */
+export function checkGradScale(call: CallInfo): number {
+  return call.attrs["scale"] === undefined ? 1 : checkScale(call);
+}
+
+/** An integer attribute `field` >= `min` (pad's before/after, embedding-grad's rows): an "attr" error otherwise. */
+export function checkIntAttr(call: CallInfo, field: string, min: number): number {
+  const v = call.attrs[field];
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) throw attrError(call, field, `an integer >= ${min}`, v);
+  return v;
+}
+
+/**
+ * pad's attributes for an input of rank `rank`: axis an integer in -rank..rank-1 (returned counted from the front,
+ * 0..rank-1), before and after integers >= 0. Errors name `<node>.<field>`.
+ */
+export function checkPadAttrs(call: CallInfo, rank: number): PadAttrs {
+  const axis = call.attrs["axis"];
+  if (typeof axis !== "number" || !Number.isInteger(axis) || axis < -rank || axis >= rank) {
+    throw attrError(call, "axis", rank === 0 ? "no axis: x is a scalar" : `an integer in -${rank}..${rank - 1}`, axis);
+  }
+  const before = checkIntAttr(call, "before", 0);
+  const after = checkIntAttr(call, "after", 0);
+  return { axis: axis < 0 ? axis + rank : axis, before, after };
+}
+
+/**
+ * sum-to's result shape (the call's outShape): x's shape with leading axes dropped and/or dims replaced by 1, lined up
+ * from the last axis; else a shape error naming `<node>.shape`.
+ */
+export function checkSumToShape(call: CallInfo & { readonly outShape: Shape }, x: Shaped): Shape {
+  const shape = call.outShape;
+  if (shape.length > x.shape.length) throw new ShapeError(`${call.node}.shape`, "sum-to cannot add axes", `rank <= ${x.shape.length}`, formatShape(shape));
+  const lead = x.shape.length - shape.length;
+  shape.forEach((d, i) => {
+    const xd = x.shape[lead + i]!;
+    if (d !== 1 && d !== xd) throw new ShapeError(`${call.node}.shape`, `dim ${i} must equal x's or be 1`, `${xd} or 1`, `${d} in ${formatShape(shape)}`);
+  });
+  return shape;
+}
+
+/** linear-weight-grad's grad [..., Out] and x [..., In]: at least one axis, and the same leading axes (naming `.grad` / `.x`). */
+export function expectLinearWeightGradShapes(call: CallInfo, grad: Shaped, x: Shaped): void {
+  const g = grad.shape;
+  expectAxis(call, "grad", grad, "[..., Out]");
+  if (x.shape.length !== g.length) throw new ShapeError(`${call.node}.x`, "grad and x must have the same leading axes", `rank ${g.length}`, formatShape(x.shape));
+  for (let i = 0; i < g.length - 1; i++) expectDim(call, "x", `x dim ${i} must match the gradient's`, g[i]!, x.shape[i]!, x);
+}
+
+/** Cross-entropy's (and its gradient's) logits [..., V] of rank >= 2 and targets of its shape without the class axis. */
+export function expectCrossEntropyShapes(call: CallInfo, logits: Shaped, targets: Shaped): void {
+  const l = logits.shape;
+  if (l.length < 2) throw new ShapeError(`${call.node}.logits`, "cross-entropy needs logits with a class axis and at least one position axis", "[..., V] of rank >= 2", formatShape(l));
+  if (targets.shape.length !== l.length - 1) {
+    throw new ShapeError(`${call.node}.targets`, "targets must have the logits' shape without the class axis", formatShape(l.slice(0, -1)), formatShape(targets.shape));
+  }
+  targets.shape.forEach((d, i) => expectDim(call, "targets", `targets dim ${i} must match the logits`, l[i]!, d, targets));
+}
+
+/** cross-entropy-grad's loss gradient: the loss's shape, [] for "mean"/"sum", the targets' for "none" (naming `.grad`). */
+export function expectLossGradShape(call: CallInfo, grad: Shaped, targets: Shaped, reduction: CrossEntropyAttrs["reduction"]): void {
+  const want = reduction === "none" ? targets.shape : [];
+  if (grad.shape.length !== want.length) throw new ShapeError(`${call.node}.grad`, "the loss gradient must have the loss's shape", formatShape(want), formatShape(grad.shape));
+  want.forEach((d, i) => expectDim(call, "grad", `grad dim ${i} must match the targets`, d, grad.shape[i]!, grad));
+}
+
+// ---- optimizer ops (adam-moment, adam-step, sgd-momentum, sgd-step): attributes, each checked, absent ones taking
+// the op's declared defaults, each error naming `<node>.<field>`; and the step count t ----
+
+/** The number attribute `field`, absent = `fallback` (undefined: required), for which `ok` holds. */
+function numberAttr(call: CallInfo, field: string, fallback: number | undefined, ok: (v: number) => boolean, expected: string): number {
+  const v = fallback === undefined ? call.attrs[field] : (call.attrs[field] ?? fallback);
+  if (typeof v !== "number" || !ok(v)) throw attrError(call, field, expected, v);
+  return v;
+}
+
+/** The boolean attribute `field`, absent = false. */
+function boolAttr(call: CallInfo, field: string): boolean {
+  const v = call.attrs[field] ?? false;
+  if (typeof v !== "boolean") throw attrError(call, field, "true or false", v);
+  return v;
+}
+
+const positive = (call: CallInfo, field: string): number => numberAttr(call, field, undefined, (v) => v > 0 && v < Infinity, "a finite number > 0");
+const nonNegative = (call: CallInfo, field: string, fallback?: number): number => numberAttr(call, field, fallback, (v) => v >= 0 && v < Infinity, "a finite number >= 0");
+const belowOne = (call: CallInfo, field: string, fallback?: number): number => numberAttr(call, field, fallback, (v) => v >= 0 && v < 1, `a number with 0 <= ${field} < 1`);
+
+/** adam-moment: beta in [0, 1) (required), square a boolean (false), weightDecay a finite number >= 0 (0). */
+export function checkAdamMomentAttrs(call: CallInfo): AdamMomentAttrs {
+  const beta = belowOne(call, "beta");
+  const square = boolAttr(call, "square");
+  const weightDecay = nonNegative(call, "weightDecay", 0);
+  return { beta, square, weightDecay };
+}
+
+/**
+ * adam-step: lr a finite number > 0 (required), beta1 and beta2 in [0, 1) (0.9, 0.999), eps and weightDecay finite
+ * numbers >= 0 (1e-8, 0), decoupled a boolean (false).
+ */
+export function checkAdamStepAttrs(call: CallInfo): AdamStepAttrs {
+  const lr = positive(call, "lr");
+  const beta1 = belowOne(call, "beta1", 0.9);
+  const beta2 = belowOne(call, "beta2", 0.999);
+  const eps = nonNegative(call, "eps", 1e-8);
+  const weightDecay = nonNegative(call, "weightDecay", 0);
+  const decoupled = boolAttr(call, "decoupled");
+  return { lr, beta1, beta2, eps, weightDecay, decoupled };
+}
+
+/** sgd-momentum: momentum a finite number >= 0 (required), dampening in [0, 1] (0), weightDecay a finite number >= 0 (0). */
+export function checkSgdMomentumAttrs(call: CallInfo): SgdMomentumAttrs {
+  const momentum = nonNegative(call, "momentum");
+  const dampening = numberAttr(call, "dampening", 0, (v) => v >= 0 && v <= 1, "a number with 0 <= dampening <= 1");
+  const weightDecay = nonNegative(call, "weightDecay", 0);
+  return { momentum, dampening, weightDecay };
+}
+
+/**
+ * sgd-step: lr a finite number > 0 (required), momentum and weightDecay finite numbers >= 0 (0, 0), nesterov a
+ * boolean (false) that needs momentum > 0.
+ */
+export function checkSgdStepAttrs(call: CallInfo): SgdStepAttrs {
+  const lr = positive(call, "lr");
+  const momentum = nonNegative(call, "momentum", 0);
+  const nesterov = boolAttr(call, "nesterov");
+  const weightDecay = nonNegative(call, "weightDecay", 0);
+  if (nesterov && momentum === 0) throw attrError(call, "nesterov", "false with momentum 0 (Nesterov momentum needs a momentum)", nesterov);
+  return { lr, momentum, nesterov, weightDecay };
+}
+
+/** An optimizer's step input (adam-step, sgd-momentum) must be one number, shape [] or [1]: a shape error naming `<node>.step`. */
+export function expectStepShape(call: CallInfo, step: Shaped): void {
+  const s = step.shape;
+  if (!(s.length === 0 || (s.length === 1 && s[0] === 1))) throw new ShapeError(`${call.node}.step`, `op ${call.kind} takes the step count as one number`, "[] or [1]", formatShape(s));
+}
+
+/**
+ * The step count t an executor read from an optimizer's step input (from its memory, or the host copy of an upload):
+ * an integer >= 1, returned; else an "input" error naming `<node>.step`.
+ */
+export function checkOptimizerStepValue(call: CallInfo, t: number): number {
+  if (Number.isInteger(t) && t >= 1) return t;
+  const subject = `${call.node}.step`;
+  const expected = "an integer >= 1 (1 for the first step)";
+  const got = String(t);
+  throw new AttnGraphError("input", describe(subject, `invalid step count of op ${call.kind}`, expected, got), { subject, expected, got });
 }
 
 function showValue(v: unknown): string {

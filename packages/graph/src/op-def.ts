@@ -4,6 +4,7 @@ import type { Dim, SymShape } from "./dims.js";
 import { formatDims } from "./dims.js";
 import { AttnGraphError, type DType } from "@attngraph/tensor";
 import { GraphValidationError, show } from "./errors.js";
+import type { VjpRule } from "./vjp.js";
 
 export interface OpInput {
   readonly name: string;
@@ -60,6 +61,11 @@ export interface OpDef<A extends object = Record<string, unknown>> {
    * and row-wise ops: mask, softmax, dropout). Its kernels must give the same result when `out` aliases that input.
    */
   readonly inPlace?: number;
+  /**
+   * The backward rule (vector-Jacobian product) as graph nodes, used by @attngraph/autodiff's `grad()`. An op without
+   * one cannot be differentiated through: grad() fails with "unsupported: gradient of op <kind>" naming the node.
+   */
+  readonly vjp?: VjpRule<A>;
 }
 
 /** Declares an op kind, checking the declaration itself. Use it for ops of your own. */

@@ -4,3 +4,4 @@ export { addTransformerBlock, transformerBlock, PYTORCH_ATTENTION_WEIGHTS, type 
 export { simpleTransformer, blockName, type TransformerOptions } from "./model.js";
 export { loadStateDict, StateDictError, type StateDict, type TensorJSON } from "./state-dict.js";
 export { readSafetensors, writeSafetensors, SafetensorsError, halfToFloat, bfloat16ToFloat } from "./safetensors.js";
+export { defaultInit } from "./init.js";

@@ -1,4 +1,4 @@
-import { GraphValidationError, type OpGraph } from "@attngraph/graph";
+import { GraphValidationError, formatDims, type OpGraph } from "@attngraph/graph";
 import { lower, type LowerOptions } from "@attngraph/scheduler";
 import type { AnyTensor } from "@attngraph/tensor";
 import { checkWeights } from "./check-values.js";
@@ -19,6 +19,18 @@ export interface CompileOptions extends LowerOptions {
   readonly maxArenaBytes?: number;
   /** How tapped tensors reach subscribers (default `{ delivery: "settle", buffer: 1024 }`; see TapPolicy). */
   readonly taps?: Partial<TapPolicy>;
+  /**
+   * Weight name → node: after each run that finishes, the node's value becomes that weight's value, kept on the
+   * executor that computed it (a training step's new parameters and optimizer state: nothing goes through the host).
+   * A failed or cancelled run changes nothing. The node must have the weight's shape; each node updates one weight.
+   * `session.readWeights()` reads the current values back.
+   */
+  readonly updates?: Readonly<Record<string, string>>;
+  /**
+   * Debugging switch, off by default (it reads every value back): a run fails with a NumericsError naming the first
+   * node that produced NaN or ±∞ (−∞ only where mask and ALiBi hide scores), e.g. the gradient that blew up.
+   */
+  readonly checkNumerics?: boolean;
 }
 
 /**
@@ -44,12 +56,40 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
   if (taps?.buffer !== undefined && !(Number.isSafeInteger(taps.buffer) && taps.buffer >= 1)) {
     throw new GraphValidationError("compile.taps.buffer", "invalid tap buffer", "an integer >= 1", String(taps.buffer));
   }
-  lower(graph, options); // the untapped plan: every placement error surfaces here, before any run
+  const updates = checkUpdates(graph, options.updates);
+  lower(graph, { ...options, keep: [...updates.values()] }); // the untapped plan: every placement error surfaces here, before any run
   const weights = checkWeights(graph, options.weights);
   // Any plan (one per set of taps) may use any executor, so initialise them all before the first run.
   for (const ex of options.executors) await ex.init?.();
   return new Session(graph, options, weights, {
     ...(maxArenaBytes === undefined ? {} : { maxArenaBytes }),
     ...(taps === undefined ? {} : { taps }),
+    ...(updates.size ? { updates } : {}),
+    ...(options.checkNumerics === true ? { checkNumerics: true } : {}),
   });
+}
+
+/** The `updates` option as a map, each entry checked: a float32 weight ← a node of exactly its shape, one node per weight. */
+function checkUpdates(graph: OpGraph, updates: CompileOptions["updates"]): Map<string, string> {
+  const out = new Map<string, string>();
+  if (updates === undefined) return out;
+  if (typeof updates !== "object" || updates === null) throw new GraphValidationError("compile.updates", "invalid updates", "an object of weight name → node name", String(updates));
+  const weights = new Map(graph.weights.map((w) => [w.name, w] as const));
+  const used = new Map<string, string>();
+  for (const [weight, node] of Object.entries(updates)) {
+    const field = `compile.updates.${weight}`;
+    const decl = weights.get(weight);
+    if (!decl) throw new GraphValidationError(field, "no weight of this name", `one of ${[...weights.keys()].join(", ") || "(no weights)"}`, weight);
+    if (typeof node !== "string" || !graph.has(node) || graph.roleOf(node) !== "node") throw new GraphValidationError(field, "no node of this name", "a node name", String(node));
+    const shape = graph.shapeOf(node);
+    if (shape.length !== decl.shape.length || shape.some((d, i) => d !== decl.shape[i])) {
+      throw new GraphValidationError(field, "the node's shape is not the weight's", formatDims(decl.shape), `${node} ${formatDims(shape)}`);
+    }
+    if ((decl.dtype ?? "float32") !== graph.dtypeOf(node)) throw new GraphValidationError(field, "the node's dtype is not the weight's", decl.dtype ?? "float32", graph.dtypeOf(node));
+    const twice = used.get(node);
+    if (twice) throw new GraphValidationError(field, "a node can update one weight only", `a node other than ${node}`, `${node}, which updates ${twice} too`);
+    used.set(node, weight);
+    out.set(weight, node);
+  }
+  return out;
 }

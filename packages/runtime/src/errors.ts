@@ -26,6 +26,23 @@ export class RunError extends AttnGraphError {
 }
 
 /**
+ * With `checkNumerics`, a step produced NaN or ±∞ where none belongs (−∞ is how mask and ALiBi hide scores, so it is
+ * allowed there). `subject` names the first node that produced it; the message gives the index and the value.
+ */
+export class NumericsError extends AttnGraphError {
+  readonly node: string;
+  readonly index: number;
+  readonly value: number;
+  constructor(runId: number, node: string, kind: string, index: number, value: number) {
+    super("numerics", `run ${runId}: node ${node} (op ${kind}) produced ${value} at element ${index} (checkNumerics)`, { subject: node, expected: "finite values", got: String(value) });
+    this.name = "NumericsError";
+    this.node = node;
+    this.index = index;
+    this.value = value;
+  }
+}
+
+/**
  * A run's shapes need more memory than the session allows (`compile(..., { maxArenaBytes })`). Raised while planning,
  * before anything is allocated; `subject` names the node (or the executor's arena) and the message gives the bytes.
  */

@@ -1,5 +1,5 @@
 export { compile, type CompileOptions } from "./compile.js";
 export { Session, type RunOptions, type SessionOptions } from "./session.js";
-export { AbortError, MemoryLimitError, RunError } from "./errors.js";
+export { AbortError, MemoryLimitError, NumericsError, RunError } from "./errors.js";
 export type { SessionEvent, TapEvent } from "./events.js";
 export type { TapPolicy, TapSelector } from "./taps.js";

@@ -1,13 +1,13 @@
 import { GraphValidationError, yieldToEventLoop, type Arena, type Executor, type OpGraph } from "@attngraph/graph";
 import { explain, lower, type BufferPlan, type LowerOptions, type Plan } from "@attngraph/scheduler";
-import type { AnyTensor, Shape, Tensor } from "@attngraph/tensor";
+import { UnsupportedError, type AnyTensor, type Shape, type Tensor } from "@attngraph/tensor";
 import { Observable, Subject } from "rxjs";
-import { AbortError, RunError, SessionDisposedError } from "./errors.js";
+import { AbortError, NumericsError, RunError, SessionDisposedError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
 import { DEFAULT_TAP_POLICY, TapRegistry, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
-import { WeightStore, type WeightLease } from "./weights.js";
+import { WeightStore, type Resident, type WeightLease } from "./weights.js";
 
 export interface RunOptions {
   /**
@@ -21,7 +21,14 @@ export interface RunOptions {
 export interface SessionOptions {
   readonly maxArenaBytes?: number;
   readonly taps?: Partial<TapPolicy>;
+  /** Weight → the node whose value becomes it after each successful run (checked by compile(); see CompileOptions). */
+  readonly updates?: ReadonlyMap<string, string>;
+  /** Read back every computed value and fail at the first NaN or ±∞ (see CompileOptions). */
+  readonly checkNumerics?: boolean;
 }
+
+/** Ops whose output hides entries as −∞ by design (masked scores): −∞ there is no numerics error. */
+const HIDES_WITH_MINUS_INFINITY: ReadonlySet<string> = new Set(["mask", "alibi"]);
 
 /** A value of one run, on the executor that holds it. */
 type Held = { readonly executor: string; readonly value: unknown };
@@ -62,6 +69,8 @@ export class Session {
   readonly #nodeNames: readonly string[];
   readonly #maxArenaBytes: number;
   readonly #tapPolicy: TapPolicy;
+  readonly #updates: ReadonlyMap<string, string>;
+  readonly #checkNumerics: boolean;
   #runs = 0;
   #tapCount = 0;
   #disposed = false;
@@ -75,6 +84,8 @@ export class Session {
     this.#options = options;
     this.#maxArenaBytes = sessionOptions.maxArenaBytes ?? DEFAULT_MAX_ARENA_BYTES;
     this.#tapPolicy = { ...DEFAULT_TAP_POLICY, ...sessionOptions.taps };
+    this.#updates = sessionOptions.updates ?? new Map();
+    this.#checkNumerics = sessionOptions.checkNumerics === true;
     this.#weights = new WeightStore(weights);
     this.#weightShapes = this.#weights.shapes(); // setWeights() keeps every shape, so this never changes
     this.#nodeNames = graph.nodes.map((n) => n.name);
@@ -92,7 +103,7 @@ export class Session {
     const key = [...watched].sort().join("\u0000");
     let plan = this.#plans.get(key);
     if (!plan) {
-      plan = lower(this.graph, { ...this.#options, watched });
+      plan = lower(this.graph, { ...this.#options, watched, keep: [...this.#updates.values()] });
       if (this.#plans.size >= 64) this.#plans.clear();
       this.#plans.set(key, plan);
     }
@@ -139,10 +150,23 @@ export class Session {
     this.#weights.replace(checkWeights(this.graph, weights, { partial: true }));
   }
 
-  /** Copies of the session's current weights, by name. */
+  /**
+   * Copies of the session's current weights, by name. A weight a run updated (compile option `updates`) lives on its
+   * executor until read: then this is an error naming it, and `readWeights()` is the way.
+   */
   getWeights(): Map<string, AnyTensor> {
     if (this.#disposed) throw new SessionDisposedError("getWeights()");
+    const resident = this.#weights.resident();
+    if (resident.length) {
+      throw new UnsupportedError(`getWeights() of weights that live on an executor since a run updated them (${resident.slice(0, 4).join(", ")}${resident.length > 4 ? ", …" : ""}): use await session.readWeights()`, { subject: "getWeights()" });
+    }
     return this.#weights.values();
+  }
+
+  /** Copies of the session's current weights, by name, downloading those that live only on an executor. */
+  async readWeights(): Promise<Map<string, AnyTensor>> {
+    if (this.#disposed) throw new SessionDisposedError("readWeights()");
+    return this.#weights.read();
   }
 
   /**
@@ -188,7 +212,10 @@ export class Session {
       let result: Record<string, Tensor>;
       try {
         const run = { runId, plan, shapes: prepared.shapes, memory: prepared.memory, arenas, inputs: byName, weights, watched, signal, t0 };
-        result = await this.#execute(run, (node) => (current = node));
+        const done = await this.#execute(run, (node) => (current = node));
+        result = done.outputs;
+        // Only a run that finished changes the weights: a failed or cancelled one leaves them as they were.
+        if (done.kept.size) this.#weights.assign(done.kept);
       } finally {
         returnArenas(prepared, arenas);
         weights.release();
@@ -205,12 +232,20 @@ export class Session {
     }
   }
 
-  async #execute(run: RunContext, setCurrent: (node: string | undefined) => void): Promise<Record<string, Tensor>> {
+  async #execute(run: RunContext, setCurrent: (node: string | undefined) => void): Promise<{ outputs: Record<string, Tensor>; kept: Map<string, Resident> }> {
     const { plan } = run;
     const values = new Map<string, Held>();
     const onExecutor = new Map<string, Held>(); // `${executor}\u0000${value}` → value uploaded there
     try {
-      return await this.#steps(run, values, onExecutor, setCurrent);
+      const outputs = await this.#steps(run, values, onExecutor, setCurrent);
+      // The updated weights' new values stay on their executors: taken out of what the run gives back below.
+      const kept = new Map<string, Resident>();
+      for (const [weight, node] of this.#updates) {
+        const held = values.get(node)!;
+        values.delete(node);
+        kept.set(weight, { executor: plan.executors.get(held.executor)!, value: held.value });
+      }
+      return { outputs, kept };
     } finally {
       // Everything this run got from an executor goes back to it (outputs and taps were copied out already).
       for (const held of [...values.values(), ...onExecutor.values()]) plan.executors.get(held.executor)!.release?.(held.value);
@@ -263,6 +298,8 @@ export class Session {
         throw new RunError(runId, step.node, step.kind, executor.name, e);
       }
       values.set(step.node, { executor: executor.name, value });
+      // A view shows values its source step was checked for; everything computed is read back and scanned.
+      if (this.#checkNumerics && step.layout !== "view") await this.#checkFinite(runId, step, executor, value);
       if (events.observed) {
         events.next({ type: "node-end", runId, node: step.node, kind: step.kind, executor: executor.name, shape: outShape, ms: performance.now() - start });
       }
@@ -280,6 +317,15 @@ export class Session {
       Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
     }
     return result;
+  }
+
+  async #checkFinite(runId: number, step: { node: string; kind: string }, executor: Executor, value: unknown): Promise<void> {
+    const data = (await executor.download(value)).toFloat32Array();
+    const minusInfinityOk = HIDES_WITH_MINUS_INFINITY.has(step.kind);
+    for (let i = 0; i < data.length; i++) {
+      const v = data[i]!;
+      if (!Number.isFinite(v) && !(v === -Infinity && minusInfinityOk)) throw new NumericsError(runId, step.node, step.kind, i, v);
+    }
   }
 
   /**

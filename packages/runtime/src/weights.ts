@@ -1,25 +1,56 @@
 // The session's weights and their copies on executors. The rule (the same on every executor): weights are copied when
-// the session is compiled, so changing the caller's arrays afterwards changes nothing; the only way to change them is
-// `session.setWeights()`, which every executor sees from the next run on. Without the copy, cpu (which computes on the
-// host tensor itself) would see a change that wasm and webgpu (which keep their first upload) never see.
+// the session is compiled, so changing the caller's arrays afterwards changes nothing; the ways to change them are
+// `session.setWeights()`, which every executor sees from the next run on, and a run's `updates` (compile option),
+// which make a node's value the weight's new value where it was computed, with no trip through the host. Without the
+// copy, cpu (which computes on the host tensor itself) would see a change that wasm and webgpu (which keep their first
+// upload) never see.
 import type { Executor } from "@attngraph/graph";
 import type { AnyTensor, Shape } from "@attngraph/tensor";
 
+/** A value that lives on an executor (a run's kept result): the weight has no host copy until one is read. */
+export interface Resident {
+  readonly executor: Executor;
+  readonly value: unknown;
+}
+
 /** One weight's value and its uploads. Runs hold it while they run; a replaced weight is released by its last run. */
 class WeightEntry {
-  readonly tensor: AnyTensor;
+  readonly shape: Shape;
+  #tensor: AnyTensor | undefined;
+  #reading: Promise<AnyTensor> | undefined;
+  readonly #home: Resident | undefined;
   readonly #uploads = new Map<Executor, Promise<unknown>>();
   #users = 0;
   #retired = false;
 
-  constructor(tensor: AnyTensor) {
-    this.tensor = tensor;
+  constructor(source: { tensor: AnyTensor } | { resident: Resident; shape: Shape }) {
+    if ("tensor" in source) {
+      this.#tensor = source.tensor;
+      this.shape = source.tensor.shape;
+    } else {
+      this.#home = source.resident;
+      this.shape = source.shape;
+      // Its own upload on the executor that computed it: released with the entry like any other.
+      this.#uploads.set(source.resident.executor, Promise.resolve(source.resident.value));
+    }
+  }
+
+  /** The host value, when there is one without reading an executor. */
+  get tensor(): AnyTensor | undefined {
+    return this.#tensor;
+  }
+
+  /** The host value, downloaded once from the executor that holds it when there is no host copy yet. */
+  read(): Promise<AnyTensor> {
+    if (this.#tensor) return Promise.resolve(this.#tensor);
+    this.#reading ??= Promise.resolve(this.#home!.executor.download(this.#home!.value)).then((t) => (this.#tensor = t.clone()));
+    return this.#reading;
   }
 
   on(executor: Executor): Promise<unknown> {
     let v = this.#uploads.get(executor);
     if (!v) {
-      v = Promise.resolve().then(() => executor.upload(this.tensor));
+      v = this.read().then((t) => executor.upload(t));
       this.#uploads.set(executor, v);
     }
     return v;
@@ -43,6 +74,8 @@ class WeightEntry {
   }
 
   async #free(): Promise<void> {
+    // A read of a resident value in flight must finish before the value goes back to its executor.
+    await this.#reading?.catch(() => undefined);
     const uploads = [...this.#uploads];
     this.#uploads.clear();
     // An upload that failed has nothing to give back.
@@ -61,12 +94,12 @@ export class WeightStore {
 
   /** Copies every tensor (dense): the caller's arrays are theirs to change. */
   constructor(weights: ReadonlyMap<string, AnyTensor>) {
-    for (const [name, t] of weights) this.#entries.set(name, new WeightEntry(t.clone()));
+    for (const [name, t] of weights) this.#entries.set(name, new WeightEntry({ tensor: t.clone() }));
   }
 
   shapes(): Record<string, Shape> {
     const out: Record<string, Shape> = Object.create(null) as Record<string, Shape>;
-    for (const [name, e] of this.#entries) out[name] = e.tensor.shape;
+    for (const [name, e] of this.#entries) out[name] = e.shape;
     return out;
   }
 
@@ -74,17 +107,36 @@ export class WeightStore {
     return this.#entries.has(name);
   }
 
-  /** Copies of the current values (the caller may change them freely). */
+  /** The names of weights whose current value lives only on an executor (no host copy read yet). */
+  resident(): string[] {
+    return [...this.#entries].filter(([, e]) => e.tensor === undefined).map(([name]) => name);
+  }
+
+  /** Copies of the current values (the caller may change them freely); every weight must have a host copy. */
   values(): Map<string, AnyTensor> {
-    return new Map([...this.#entries].map(([name, e]) => [name, e.tensor.clone()]));
+    return new Map([...this.#entries].map(([name, e]) => [name, e.tensor!.clone()]));
+  }
+
+  /** Copies of the current values, downloading those that live only on an executor. */
+  async read(): Promise<Map<string, AnyTensor>> {
+    const entries = [...this.#entries];
+    const tensors = await Promise.all(entries.map(([, e]) => e.read()));
+    return new Map(entries.map(([name], i) => [name, tensors[i]!.clone()]));
   }
 
   /** Replaces some weights (already checked by the caller); runs in flight keep the values they started with. */
   replace(weights: ReadonlyMap<string, AnyTensor>): void {
-    for (const [name, t] of weights) {
-      void this.#entries.get(name)?.retire();
-      this.#entries.set(name, new WeightEntry(t.clone()));
-    }
+    for (const [name, t] of weights) this.#swap(name, new WeightEntry({ tensor: t.clone() }));
+  }
+
+  /** Makes values a run computed (and kept) the weights' new values, where they are: nothing is copied. */
+  assign(values: ReadonlyMap<string, Resident>): void {
+    for (const [name, resident] of values) this.#swap(name, new WeightEntry({ resident, shape: this.#entries.get(name)!.shape }));
+  }
+
+  #swap(name: string, entry: WeightEntry): void {
+    void this.#entries.get(name)?.retire();
+    this.#entries.set(name, entry);
   }
 
   lease(): WeightLease {

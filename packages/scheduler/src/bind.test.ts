@@ -1,4 +1,5 @@
 import { buildAttention } from "@attngraph/attention";
+import { GraphBuilder } from "@attngraph/graph";
 import { describe, expect, it } from "vitest";
 import { InputError, resolveShapes } from "./bind.js";
 import { lower } from "./lower.js";
@@ -22,5 +23,19 @@ describe("resolveShapes", () => {
     expect(() => resolveShapes(plan, { x: [3, 5, 8] }, weights)).toThrow(/input keyPaddingMask: missing input/);
     expect(() => resolveShapes(plan, { x: [3, 5, 8], keyPaddingMask: [3, 5], y: [1] }, weights)).toThrow(/input y: unknown input/);
     expect(() => resolveShapes(plan, { x: [3, 5, 8], keyPaddingMask: [3, 5] }, { ...weights, out_bias: [7] })).toThrow(InputError);
+  });
+
+  it("binds symbolic dims in every attribute of type dims (reshape's shape, sum-to's), naming the attribute when unbound", () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", ["B", 2, 3, "T", 4]);
+    const s = b.add("sum-to", "s", { x }, { shape: ["B", 2, 1, "T", 4] });
+    const r = b.add("reshape", "r", { x: s }, { shape: ["B", 2, "T", 4] });
+    const p = lower(b.output(r).build(), { executors: [fakeExecutor("cpu", "all")] });
+    const shapes = resolveShapes(p, { x: [5, 2, 3, 7, 4] }, {});
+    expect([shapes.get("s"), shapes.get("r")]).toEqual([[5, 2, 1, 7, 4], [5, 2, 7, 4]]);
+    const b2 = new GraphBuilder();
+    const y = b2.input("y", ["B", 4]);
+    const p2 = lower(b2.output(b2.add("sum-to", "s2", { x: y }, { shape: ["N", 4] })).build(), { executors: [fakeExecutor("cpu", "all")] });
+    expect(() => resolveShapes(p2, { y: [2, 4] }, {})).toThrow(/s2\.shape: dim N is bound by no input/);
   });
 });

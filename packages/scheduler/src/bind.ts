@@ -53,7 +53,8 @@ export function resolveShapes(plan: Plan, inputShapes: Readonly<Record<string, S
   for (const step of plan.steps) {
     const def = plan.graph.registry.get(step.kind, step.node);
     const ctx = makeContext(step.node);
-    const concreteAttrs = step.kind === "reshape" ? { ...step.attrs, shape: bindAll(step.attrs.shape as SymShape, bindings, step.node) } : step.attrs;
+    // Attributes of type "dims" (reshape's and sum-to's target shape) may name symbolic dims: bound like the inputs.
+    const concreteAttrs = bindDimsAttrs(def.attrs as Record<string, { type: string }>, step.attrs, bindings, step.node);
     const out = inferShape(def, step.inputs.map((v) => (v === undefined ? undefined : shapes.get(v))), concreteAttrs, ctx);
     if (!isConcrete(out)) throw new InputError(step.node, "shape has an unbound dim", "concrete dims", formatDims(out));
     shapes.set(step.node, out);
@@ -61,11 +62,21 @@ export function resolveShapes(plan: Plan, inputShapes: Readonly<Record<string, S
   return shapes;
 }
 
-function bindAll(shape: SymShape, bindings: ReadonlyMap<string, { size: number }>, node: string): number[] {
+function bindDimsAttrs(specs: Readonly<Record<string, { type: string }>>, attrs: Readonly<Record<string, unknown>>, bindings: ReadonlyMap<string, { size: number }>, node: string): Readonly<Record<string, unknown>> {
+  let out: Record<string, unknown> | undefined;
+  for (const [key, spec] of Object.entries(specs)) {
+    if (spec.type !== "dims" || !Array.isArray(attrs[key])) continue;
+    out ??= { ...attrs };
+    out[key] = bindAll(attrs[key] as SymShape, bindings, node, key);
+  }
+  return out ?? attrs;
+}
+
+function bindAll(shape: SymShape, bindings: ReadonlyMap<string, { size: number }>, node: string, key = "shape"): number[] {
   return shape.map((d) => {
     if (typeof d === "number") return d;
     const b = bindings.get(d);
-    if (!b) throw new InputError(`${node}.shape`, `dim ${d} is bound by no input`, "a dim name used by a graph input", d);
+    if (!b) throw new InputError(`${node}.${key}`, `dim ${d} is bound by no input`, "a dim name used by a graph input", d);
     return b.size;
   });
 }

@@ -44,6 +44,8 @@ export function planBuffers(plan: Plan, shapes: ReadonlyMap<string, Shape>, canP
     end.set(r, Math.max(end.get(r) ?? -1, at));
   };
   for (const [v, at] of plan.lastUse) extend(v, at);
+  // A kept value outlives the run, so neither it nor the value it is a view of may sit in an arena the next run reuses.
+  const pinned = new Set([...plan.kept].map((v) => root.get(v) ?? v));
 
   // One buffer per planned value, except that an in-place op (declared `inPlace` on its OpDef) takes over its input's
   // buffer when that input dies at this very step and has the same size.
@@ -54,7 +56,7 @@ export function planBuffers(plan: Plan, shapes: ReadonlyMap<string, Shape>, canP
     if (s.layout === "view") return;
     const size = sizeOf(shapes.get(s.node) ?? []);
     unplanned += size * 4;
-    if (s.layout !== "compute" || !canPlan(s.placement.executor)) return;
+    if (s.layout !== "compute" || !canPlan(s.placement.executor) || pinned.has(s.node)) return;
     const until = Math.max(i, end.get(s.node) ?? i);
     const k = s.fused ? undefined : plan.graph.registry.get(s.kind, s.node).inPlace;
     const src = k === undefined ? undefined : s.inputs[k];

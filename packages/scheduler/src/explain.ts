@@ -30,6 +30,7 @@ export function explain(plan: Plan, memory?: BufferPlan): string {
     ...rows.map(line),
     "",
     `outputs: ${plan.outputs.join(", ")}`,
+    ...(plan.kept.size ? [`kept after the run (not in an arena): ${[...plan.kept].join(", ")}`] : []),
     ...plan.passes.map((p) => `pass ${p.pass}: ${p.summary}`),
   ];
   for (const s of plan.steps) {

@@ -17,6 +17,11 @@ export interface LowerOptions {
   readonly watched?: Iterable<string>;
   /** Turn fusion off (every node runs as its own step), e.g. to compare fused and unfused numbers. */
   readonly fusion?: boolean;
+  /**
+   * Nodes whose values outlive the run on their executor (a training step's new parameters, which the session keeps as
+   * weights): computed even when no output reads them, never fused away, and never laid into a pooled arena.
+   */
+  readonly keep?: Iterable<string>;
 }
 
 /**
@@ -33,18 +38,22 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   }
   const watched = new Set(options.watched ?? []);
   for (const name of watched) if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`tap ${name}`, "no node of this name");
+  const kept = new Set(options.keep ?? []);
+  for (const name of kept) if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`keep ${name}`, "no node of this name", "a node name", name);
+  // To dead-node elimination and fusion a kept node is an output: live, and materialised by a step of its own.
+  const liveOutputs = [...graph.outputs, ...kept];
 
   const passes: PassReport[] = [];
-  const dead = eliminateDeadNodes(draftSteps(graph), graph.outputs, watched);
+  const dead = eliminateDeadNodes(draftSteps(graph), liveOutputs, watched);
   passes.push(dead.report);
   let drafts = dead.steps;
   if (options.fusion !== false) {
-    const fused = fuseAttention(drafts, { outputs: graph.outputs, watched, executors, overrides });
+    const fused = fuseAttention(drafts, { outputs: liveOutputs, watched, executors, overrides });
     passes.push(fused.report);
     drafts = fused.steps;
     // Only where the graph has the block ops: an attention-only plan's explain() stays as it was.
     if (drafts.some((d) => d.kind === "gelu" || d.kind === "layer-norm")) {
-      const block = fuseBlockOps(drafts, { graph, outputs: graph.outputs, watched, executors, overrides });
+      const block = fuseBlockOps(drafts, { graph, outputs: liveOutputs, watched, executors, overrides });
       passes.push(block.report);
       drafts = block.steps;
     }
@@ -71,9 +80,9 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   });
   const lastUse = new Map<string, number>();
   steps.forEach((s, i) => s.inputs.forEach((v) => v !== undefined && lastUse.set(v, i)));
-  for (const out of graph.outputs) lastUse.set(out, steps.length);
+  for (const out of liveOutputs) lastUse.set(out, steps.length);
   const byName = new Map(executors.map((e) => [e.name, e] as const));
-  return { graph, steps, executors: byName, inputs: graph.inputs, weights: graph.weights, outputs: graph.outputs, watched, lastUse, passes };
+  return { graph, steps, executors: byName, inputs: graph.inputs, weights: graph.weights, outputs: graph.outputs, watched, kept, lastUse, passes };
 }
 
 function checkExecutors(executors: readonly Executor[]): readonly Executor[] {

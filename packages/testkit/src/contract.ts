@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import type { Executor } from "@attngraph/graph";
 import { attentionChecks } from "./contract/attention-checks.js";
+import { backwardChecks } from "./contract/backward-checks.js";
 import { blockChecks } from "./contract/block-checks.js";
 import { fusedBlockChecks } from "./contract/fused-block-checks.js";
 import { contractChecks } from "./contract/contract-checks.js";
@@ -19,6 +20,7 @@ import { dropoutChecks } from "./contract/dropout-checks.js";
 import { Harness } from "./contract/harness.js";
 import { linearChecks } from "./contract/linear-checks.js";
 import { maskChecks } from "./contract/mask-checks.js";
+import { optimChecks } from "./contract/optim-checks.js";
 import { positionChecks } from "./contract/position-checks.js";
 import { softmaxChecks } from "./contract/softmax-checks.js";
 
@@ -64,5 +66,7 @@ export function describeExecutorContract(name: string, make: ExecutorFactory): v
     describe("attention composed from dispatch calls", () => attentionChecks(ctx));
     describe("transformer block ops: layer-norm, gelu, add, embedding, cross-entropy, user masks", () => blockChecks(ctx));
     describe("fused block ops: linear-gelu, add-layer-norm", () => fusedBlockChecks(ctx));
+    describe("backward ops", () => backwardChecks(ctx));
+    describe("optimizer ops", () => optimChecks(ctx));
   });
 }

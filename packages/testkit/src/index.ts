@@ -9,3 +9,5 @@ export { referenceDropout, referenceDropoutBits, referenceDropoutKeep } from "./
 export { linear64, splitHeads64, mergeHeads64, kvHead, score64, mask64, softmax64, weightedSum64, type HeadDims, type Mask64, type Tensor64 } from "./reference/ops64.js";
 export { add64, crossEntropy64, embedding64, erf64, gelu64, layerNorm64, maskFull64, type UserMask64 } from "./reference/block64.js";
 export { mulberry32 } from "./prng.js";
+export { crossEntropyGrad64, embeddingGrad64, geluGrad64, layerNormGrad64, layerNormWeightGrad64, linearWeightGrad64, maskGrad64, pad64, slice64, softmaxGrad64, sumTo64 } from "./reference/backward64.js";
+export { adamMoment64, adamStep64, sgdMomentum64, sgdStep64, type AdamMoment64, type AdamStep64, type SgdMomentum64, type SgdStep64 } from "./reference/optim64.js";

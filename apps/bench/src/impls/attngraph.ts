@@ -3,10 +3,22 @@
 import { attentionWeights, multiHeadAttention, type AttentionConfigInput } from "@attngraph/attention";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import type { Executor, OpGraph } from "@attngraph/graph";
-import { loadStateDict, transformerBlock, type BlockConfigInput } from "@attngraph/nn";
+import { loadStateDict, simpleTransformer, transformerBlock, type BlockConfigInput } from "@attngraph/nn";
 import { compile, type Session } from "@attngraph/runtime";
 import { Tensor, type AnyTensor } from "@attngraph/tensor";
-import { blockStateDict, MLP_RATIO, type BenchProblem, type BlockProblem, type Problem } from "../problem.js";
+import { adam, createTrainer } from "@attngraph/train";
+import {
+  ADAM_BETAS,
+  ADAM_EPS,
+  blockStateDict,
+  copyStateDict,
+  MLP_RATIO,
+  type BenchProblem,
+  type BlockProblem,
+  type Problem,
+  type TrainBlockProblem,
+  type TrainCopyProblem,
+} from "../problem.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
 
 /**
@@ -38,13 +50,13 @@ export function benchConfig(p: Problem): AttentionConfigInput {
  * The block config of the benchmark: the worked example's pre-norm block, causal by attribute (no mask input, so the
  * attention can fuse), GELU erf form, LayerNorm eps 1e-5, MLP 4·d, no Q/K/V or out_proj bias.
  */
-export function benchBlockConfig(p: BlockProblem): BlockConfigInput {
+export function benchBlockConfig(p: Pick<BlockProblem, "shape" | "eps">): BlockConfigInput {
   const { d, h } = p.shape;
   return { embedDim: d, nHeads: h, causal: true, mlpRatio: MLP_RATIO, layerNormEps: p.eps, gelu: "erf" };
 }
 
-/** The graph and its weights (by name) for either problem. */
-export function benchGraph(p: BenchProblem): { graph: OpGraph; weights: Record<string, AnyTensor> } {
+/** The graph and its weights (by name) for either forward problem. */
+export function benchGraph(p: Problem | BlockProblem): { graph: OpGraph; weights: Record<string, AnyTensor> } {
   if (p.kind === "block") {
     const graph = transformerBlock(benchBlockConfig(p));
     // loadStateDict checks every key and shape against graph.weights (a StateDictError lists what does not fit).
@@ -75,6 +87,58 @@ export interface AttngraphImpl extends Impl {
   setup(p: BenchProblem, options: SetupOptions): Promise<AttngraphRunner>;
 }
 
+/**
+ * What a training problem trains, as the trainer takes it: the model graph with its initial weights (by state_dict
+ * name), the node to minimise and one batch (the same every step).
+ *  - train-block: transformerBlock as for the block problem; the loss node is `output` itself, not a scalar, so the
+ *    batch carries its upstream gradient as input `output.grad` (the trainer's step then resolves to
+ *    sum(output ⊙ output.grad), computed on the host from the output it reads back).
+ *  - train-copy: simpleTransformer(config, { loss: true }), the worked example's model with its mean cross-entropy
+ *    `loss`; tokens and targets (= tokens) int32 [b, T].
+ */
+export function benchTrainModel(p: TrainBlockProblem | TrainCopyProblem): { graph: OpGraph; weights: Record<string, AnyTensor>; loss: string; batch: Record<string, AnyTensor> } {
+  const { b, t, d, h } = p.shape;
+  if (p.kind === "train-block") {
+    const graph = transformerBlock(benchBlockConfig(p));
+    const batch = { x: new Tensor(p.x, [b, t, d]), "output.grad": new Tensor(p.gradOutput, [b, t, d]) };
+    return { graph, weights: loadStateDict(graph, blockStateDict(p)), loss: "output", batch };
+  }
+  const graph = simpleTransformer({ vocabSize: p.vocab, embedDim: d, nHeads: h, seqLen: t, mlpRatio: MLP_RATIO, layerNormEps: p.eps, gelu: "erf" }, { loss: true });
+  const tokens = Tensor.int32(p.tokens, [b, t]);
+  return { graph, weights: loadStateDict(graph, copyStateDict(p)), loss: "loss", batch: { tokens, targets: tokens } };
+}
+
+/**
+ * A training runner: createTrainer(graph, { loss, optimizer: adam({ lr }), executors: [one], weights }); each run is
+ * one `trainer.step(batch)` (forward, backward, Adam's update, the loss read back). The planned peak is the training
+ * step's arena (session.memoryPlan of the step's input shapes: the batch and Adam's step count): every intermediate of
+ * the forward and the backward, the activations kept for the backward included; not the parameters, Adam's moments,
+ * or the new parameters and moments the step keeps for the next one (they outlive the run, so no arena holds them).
+ */
+async function trainRunner(executor: Executor, p: TrainBlockProblem | TrainCopyProblem, threads: number): Promise<AttngraphRunner> {
+  const { graph, weights, loss, batch } = benchTrainModel(p);
+  const optimizer = adam({ lr: p.lr, betas: [...ADAM_BETAS], eps: ADAM_EPS });
+  const trainer = await createTrainer(graph, { loss, optimizer, executors: [executor], weights });
+  const losses: number[] = []; // of the first two steps, for the check
+  const step = async () => {
+    const l = await trainer.step(batch);
+    if (losses.length < 2) losses.push(l);
+    return l;
+  };
+  const inputShapes = { ...Object.fromEntries(Object.entries(batch).map(([k, v]) => [k, v.shape])), [optimizer.stepInput]: [1] };
+  return {
+    threads,
+    run: async () => Float32Array.of(await step()),
+    async checked() {
+      while (losses.length < 2) await step();
+      return Float32Array.from(losses);
+    },
+    plannedPeakBytes: plannedPeakBytes(trainer.session, inputShapes),
+    observed: () => 0,
+    dispose: () => trainer.dispose(),
+  };
+}
+
 export function attngraphImpl(name: string): AttngraphImpl {
   const make = attngraphExecutors[name];
   if (!make) throw new Error(`no attngraph executor "${name}"`);
@@ -82,6 +146,11 @@ export function attngraphImpl(name: string): AttngraphImpl {
     name,
     family: "attngraph",
     async setup(p: BenchProblem, options: SetupOptions): Promise<AttngraphRunner> {
+      if (p.kind === "train-block" || p.kind === "train-copy") {
+        const threads = executorThreads[name]?.(options.threads) ?? 1;
+        const runner = await trainRunner(await make(options), p, threads);
+        return options.threads > threads ? { ...runner, note: "single-threaded" } : runner;
+      }
       const { b, t, d } = p.shape;
       const { graph, weights } = benchGraph(p);
       const session = await compile(graph, { executors: [await make(options)], weights });

@@ -5,5 +5,5 @@ import { tfjsImpl } from "./tfjs.js";
 import type { Impl } from "./types.js";
 
 export function allImpls(): Impl[] {
-  return [...Object.keys(attngraphExecutors).map(attngraphImpl), tfjsImpl("cpu"), tfjsImpl("wasm"), ortWebImpl, ortNodeImpl];
+  return [...Object.keys(attngraphExecutors).map(attngraphImpl), tfjsImpl("cpu"), tfjsImpl("wasm"), tfjsImpl("cpu", "stock"), tfjsImpl("wasm", "stock"), ortWebImpl, ortNodeImpl];
 }

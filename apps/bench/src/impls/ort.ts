@@ -3,7 +3,7 @@
 // onnxruntime-web bundles its own copy of onnxruntime-common, so the two keep separate `env`s in one process.
 import { buildAttentionModel, ONNX_INPUT, ONNX_OUTPUT } from "../onnx/attention-model.js";
 import { buildBlockModel } from "../onnx/block-model.js";
-import type { BenchProblem } from "../problem.js";
+import { isTrainKind, type BenchProblem, type ProblemKind } from "../problem.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
 
 /** What both packages' InferenceSession and Tensor look like, as far as the harness uses them. */
@@ -17,12 +17,22 @@ interface OrtLike {
   };
 }
 
+/** The forward problems (onnxruntime-web and -node are inference runtimes: no training problems). */
+type ForwardProblem = Extract<BenchProblem, { kind: "attention" | "block" }>;
+
+/** Why an onnxruntime peer does not run a problem (the training ones), or undefined. */
+export function ortUnsupported(kind: ProblemKind): string | undefined {
+  return isTrainKind(kind) ? "no training: onnxruntime-web/-node run inference only" : undefined;
+}
+
 /** The ONNX model of the problem, built per shape (weights included). */
-export function buildModel(p: BenchProblem): Uint8Array {
+export function buildModel(p: ForwardProblem): Uint8Array {
   return p.kind === "block" ? buildBlockModel(p) : buildAttentionModel(p);
 }
 
-async function ortRunner(ort: OrtLike, p: BenchProblem, sessionOptions: Record<string, unknown>, threads: number): Promise<Runner> {
+async function ortRunner(ort: OrtLike, problem: BenchProblem, sessionOptions: Record<string, unknown>, threads: number): Promise<Runner> {
+  if (isTrainKind(problem.kind)) throw new Error(ortUnsupported(problem.kind));
+  const p = problem as ForwardProblem;
   const session = await ort.InferenceSession.create(buildModel(p), sessionOptions);
   const { b, t, d } = p.shape;
   const x = new ort.Tensor("float32", p.x, [b, t, d]);
@@ -41,6 +51,7 @@ async function ortRunner(ort: OrtLike, p: BenchProblem, sessionOptions: Record<s
 export const ortWebImpl: Impl = {
   name: "ort-web",
   family: "peer",
+  unsupported: ortUnsupported,
   async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
     const ort = await import("onnxruntime-web");
     // Read when the wasm module starts (the first session); later sessions in this process run with the same count.
@@ -55,6 +66,7 @@ export const ortWebImpl: Impl = {
 export const ortNodeImpl: Impl = {
   name: "ort-node",
   family: "peer",
+  unsupported: ortUnsupported,
   async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
     const ort = await import("onnxruntime-node");
     const opts = {

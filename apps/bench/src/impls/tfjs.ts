@@ -4,15 +4,16 @@
 // The forward uses the form that is fastest on tfjs-wasm (../shared/TOOLCHAIN.md §10): 2-D matMuls only, one per head
 // for the scores and one for the weighted sum, with K transposed once for all heads (a batched 4-D matMul, or a 2-D
 // matMul with transposeB, is about 10× slower there). tfjs-cpu runs the same code. The block (--problem block) reuses
-// that attention core around LayerNorms, a fused qkv matMul and the GELU MLP (tfjsBlockForward).
+// that attention core around LayerNorms, a fused qkv matMul and the GELU MLP (tfjsBlockForward). The training problems
+// (--problem train-block, train-copy) run the same block body under tfjs's autodiff: see tfjs-train.ts.
 import type * as TF from "@tensorflow/tfjs-core";
-import { causalMask, MLP_RATIO, transpose2d, type BenchProblem, type BlockProblem, type Problem } from "../problem.js";
+import { causalMask, isTrainKind, MLP_RATIO, transpose2d, type BenchProblem, type BlockProblem, type BlockWeights, type Problem, type ProblemKind } from "../problem.js";
 import type { BenchShape } from "../shapes.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
 
-type Backend = "cpu" | "wasm";
+export type Backend = "cpu" | "wasm";
 
-async function loadTf(backend: Backend, threads: number): Promise<{ tf: typeof TF; threads: () => number }> {
+export async function loadTf(backend: Backend, threads: number): Promise<{ tf: typeof TF; threads: () => number }> {
   const tf = await import("@tensorflow/tfjs-core");
   let count = () => 1;
   if (backend === "cpu") {
@@ -29,12 +30,15 @@ async function loadTf(backend: Backend, threads: number): Promise<{ tf: typeof T
   return { tf, threads: count };
 }
 
+/** A plain 2-D matMul (tf.matMul, or the training form with a custom gradient: see tfjs-train.ts). */
+export type MatMul = (a: TF.Tensor, b: TF.Tensor) => TF.Tensor2D;
+
 /**
  * The causal attention core over all heads, 2-D ops only: per batch row and head, Q_h · Kᵀ_h · scale + mask →
  * softmax → · V_h, then the heads concatenated back to [b·T, d]. Q and V are read at column offsets `qCol`, `vCol` of
  * their [b·T, ·] tensors (so one fused qkv result serves both); kT is K transposed once for all heads, [d, b·T].
  */
-function causalHeads(tf: typeof TF, shape: BenchShape, q: TF.Tensor, qCol: number, kT: TF.Tensor, v: TF.Tensor, vCol: number, mask: TF.Tensor2D, scale: TF.Scalar): TF.Tensor2D {
+export function causalHeads(tf: typeof TF, shape: BenchShape, q: TF.Tensor, qCol: number, kT: TF.Tensor, v: TF.Tensor, vCol: number, mask: TF.Tensor2D, scale: TF.Scalar, matMul: MatMul = tf.matMul): TF.Tensor2D {
   const { b, t, d, h } = shape;
   const D = d / h;
   const rows: TF.Tensor2D[] = [];
@@ -44,8 +48,8 @@ function causalHeads(tf: typeof TF, shape: BenchShape, q: TF.Tensor, qCol: numbe
       const qh = tf.slice(q, [i * t, qCol + j * D], [t, D]); // [T, D]
       const khT = tf.slice(kT, [j * D, i * t], [D, t]); // [D, T]
       const vh = tf.slice(v, [i * t, vCol + j * D], [t, D]); // [T, D]
-      const weights = tf.softmax(tf.add(tf.mul(tf.matMul(qh, khT), scale), mask)); // [T, T]
-      heads.push(tf.matMul(weights, vh)); // [T, D]
+      const weights = tf.softmax(tf.add(tf.mul(matMul(qh, khT), scale), mask)); // [T, T]
+      heads.push(matMul(weights, vh)); // [T, D]
     }
     rows.push(heads.length === 1 ? heads[0]! : tf.concat(heads, 1)); // [T, d]
   }
@@ -66,7 +70,10 @@ export function tfjsForward(tf: typeof TF, p: Problem, w: { wqT: TF.Tensor2D; wk
 }
 
 /** The block's weights as tfjs tensors, matrices pre-transposed to [in, out]. */
-export interface TfjsBlockWeights {
+export interface TfjsBlockWeights extends TfjsBlockParams, TfjsBlockConstants {}
+
+/** The block's parameters (the tensors a training step updates). */
+export interface TfjsBlockParams {
   readonly ln1w: TF.Tensor1D;
   readonly ln1b: TF.Tensor1D;
   readonly wqkvT: TF.Tensor2D;
@@ -77,6 +84,10 @@ export interface TfjsBlockWeights {
   readonly b1: TF.Tensor1D;
   readonly w2T: TF.Tensor2D;
   readonly b2: TF.Tensor1D;
+}
+
+/** The block's constants: the causal mask [T, T] (0 / −∞) and the scalars of attention, LayerNorm and GELU. */
+export interface TfjsBlockConstants {
   readonly mask: TF.Tensor2D;
   readonly scale: TF.Scalar;
   readonly eps: TF.Scalar;
@@ -85,7 +96,8 @@ export interface TfjsBlockWeights {
   readonly one: TF.Scalar;
 }
 
-function tfjsBlockWeights(tf: typeof TF, p: BlockProblem): TfjsBlockWeights {
+/** The block's parameters as tfjs tensors (matrices transposed to [in, out]) and its constants. */
+export function tfjsBlockWeights(tf: typeof TF, p: BlockWeights & Pick<BlockProblem, "shape" | "scale" | "eps">): TfjsBlockWeights {
   const { t, d } = p.shape;
   const hidden = MLP_RATIO * d;
   return {
@@ -117,23 +129,56 @@ function tfjsBlockWeights(tf: typeof TF, p: BlockProblem): TfjsBlockWeights {
  */
 export function tfjsBlockForward(tf: typeof TF, p: BlockProblem, w: TfjsBlockWeights): TF.Tensor2D {
   const { b, t, d } = p.shape;
+  return tf.tidy(() => tfjsBlockBody(tf, p.shape, tf.tensor2d(p.x, [b * t, d]), w, forwardMatOps(tf)));
+}
+
+/** How the block's matMuls are done: plain (attention core, qkv, out_proj) and with a bias (the MLP). */
+export interface MatOps {
+  readonly matMul: MatMul;
+  readonly linear: (a: TF.Tensor, w: TF.Tensor2D, bias: TF.Tensor1D) => TF.Tensor2D;
+  /**
+   * The attention core as 3-D batched matMuls over all b·h heads at once (batchedHeads) instead of one 2-D matMul per
+   * batch row and head: the faster form when there are many tiny heads (the copy task: 128 heads of 8×8).
+   */
+  readonly batchedHeads?: boolean;
+}
+
+/**
+ * The causal attention core as batched matMuls: q, k, v [b·T, d] (columns qCol, d, vCol of qkv) → [b·h, T, D] each,
+ * softmax(q·kᵀ · scale + mask) · v, heads merged back to [b·T, d].
+ */
+export function causalHeadsBatched(tf: typeof TF, shape: BenchShape, qkv: TF.Tensor2D, mask: TF.Tensor2D, scale: TF.Scalar): TF.Tensor2D {
+  const { b, t, d, h } = shape;
+  const D = d / h;
+  const heads = (col: number) => tf.reshape(tf.transpose(tf.reshape(tf.slice(qkv, [0, col], [b * t, d]), [b, t, h, D]), [0, 2, 1, 3]), [b * h, t, D]);
+  const weights = tf.softmax(tf.add(tf.mul(tf.matMul(heads(0), heads(d), false, true), scale), mask)); // [b·h, T, T]
+  const context = tf.matMul(weights, heads(2 * d)); // [b·h, T, D]
+  return tf.reshape(tf.transpose(tf.reshape(context, [b, h, t, D]), [0, 2, 1, 3]), [b * t, d]);
+}
+
+/** The forward's: tf.matMul, and tf.fused.matMul with the bias. */
+export function forwardMatOps(tf: typeof TF): MatOps {
+  return { matMul: tf.matMul, linear: (a, w, bias) => tf.fused.matMul({ a, b: w, bias }) as TF.Tensor2D };
+}
+
+/** The block on x [b·T, d] (see tfjsBlockForward), with the given matMuls; no tidy (a training step records it). */
+export function tfjsBlockBody(tf: typeof TF, shape: BenchShape, x: TF.Tensor2D, w: TfjsBlockWeights, ops: MatOps): TF.Tensor2D {
+  const { b, t, d } = shape;
   const layerNorm = (x: TF.Tensor, weight: TF.Tensor1D, bias: TF.Tensor1D): TF.Tensor2D => {
     const { mean, variance } = tf.moments(x, -1, true); // [rows, 1] each
     return tf.add(tf.mul(tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, w.eps))), weight), bias);
   };
-  return tf.tidy(() => {
-    const x = tf.tensor2d(p.x, [b * t, d]);
-    const ln1 = layerNorm(x, w.ln1w, w.ln1b);
-    const qkv = tf.matMul(ln1, w.wqkvT); // [b·T, 3d]: q | k | v
-    const kT = tf.transpose(tf.slice(qkv, [0, d], [b * t, d])); // [d, b·T]
-    const context = causalHeads(tf, p.shape, qkv, 0, kT, qkv, 2 * d, w.mask, w.scale);
-    const residual = tf.add(x, tf.matMul(context, w.woT));
-    const ln2 = layerNorm(residual, w.ln2w, w.ln2b);
-    const hid = tf.fused.matMul({ a: ln2, b: w.w1T, bias: w.b1 }); // [b·T, 4d]
-    const gelu = tf.mul(tf.mul(hid, w.half), tf.add(tf.erf(tf.mul(hid, w.invSqrt2)), w.one));
-    const mlp = tf.fused.matMul({ a: gelu, b: w.w2T, bias: w.b2 });
-    return tf.add(residual, mlp);
-  });
+  const ln1 = layerNorm(x, w.ln1w, w.ln1b);
+  const qkv = ops.matMul(ln1, w.wqkvT); // [b·T, 3d]: q | k | v
+  const context = ops.batchedHeads
+    ? causalHeadsBatched(tf, shape, qkv, w.mask, w.scale)
+    : causalHeads(tf, shape, qkv, 0, tf.transpose(tf.slice(qkv, [0, d], [b * t, d])), qkv, 2 * d, w.mask, w.scale, ops.matMul); // K transposed once: [d, b·T]
+  const residual = tf.add(x, ops.matMul(context, w.woT));
+  const ln2 = layerNorm(residual, w.ln2w, w.ln2b);
+  const hid = ops.linear(ln2, w.w1T, w.b1); // [b·T, 4d]
+  const gelu = tf.mul(tf.mul(hid, w.half), tf.add(tf.erf(tf.mul(hid, w.invSqrt2)), w.one));
+  const mlp = ops.linear(gelu, w.w2T, w.b2);
+  return tf.add(residual, mlp);
 }
 
 /** The attention's weights as tfjs tensors, matrices pre-transposed to [in, out]. */
@@ -150,15 +195,32 @@ function tfjsAttentionWeights(tf: typeof TF, p: Problem) {
   };
 }
 
-export function tfjsImpl(backend: Backend): Impl {
+/**
+ * How a training step gets its matMuls' gradients (see tfjs-train.ts): "transposed" (default) a customGrad whose
+ * backward is two plain 2-D matMuls of explicitly transposed operands; "stock" tfjs's own matMul gradient, which uses
+ * matMul's transposeA / transposeB forms.
+ */
+export type MatMulGrad = "transposed" | "stock";
+
+/** tfjs on `backend`; `tfjs-<backend>`, or `tfjs-<backend>-stock` with stock matMul gradients (training problems only). */
+export function tfjsImpl(backend: Backend, matMulGrad: MatMulGrad = "transposed"): Impl {
+  const stock = matMulGrad === "stock";
   return {
-    name: `tfjs-${backend}`,
+    name: `tfjs-${backend}${stock ? "-stock" : ""}`,
     family: "peer",
+    // The stock variant differs only in how gradients are taken (a forward problem has none), and is a comparison
+    // (about 7× slower than the default form on tfjs-wasm at 1,512,768,12): run when named.
+    ...(stock ? { onlyWhenNamed: true, unsupported: (kind: ProblemKind) => (isTrainKind(kind) ? undefined : "training problems only (stock matMul gradients)") } : {}),
     async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
       const { tf, threads: threadCount } = await loadTf(backend, options.threads);
       if (!(await tf.setBackend(backend))) throw new Error(`tf.setBackend("${backend}") failed`);
       const threads = threadCount();
       const note = threads < options.threads ? (backend === "wasm" ? "no wasm threads in Node" : "single-threaded") : undefined;
+      if (p.kind === "train-block" || p.kind === "train-copy") {
+        await (await import("./tfjs-gradients.js")).registerTfjsGradients();
+        const { tfjsTrainRunner } = await import("./tfjs-train.js");
+        return tfjsTrainRunner(tf, backend, p, { threads, matMulGrad, ...(note ? { note } : {}) });
+      }
       let weights: Record<string, TF.Tensor>;
       let forward: () => TF.Tensor2D;
       if (p.kind === "block") {

@@ -6,6 +6,7 @@ import { goldenDir, goldenGradDir, loadCase, type GoldenCase } from "@attngraph/
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCase, type RunCaseOptions } from "./run-case.js";
+import { formatResult } from "./runner.js";
 
 const base = loadCase(join(goldenDir, "mha-causal-outproj-b2-t6-d8-h2.json"));
 const run = (c: GoldenCase, tap: NonNullable<RunCaseOptions["tap"]>) => runCase(c, { executors: [createCpuExecutor()], tap });
@@ -54,12 +55,29 @@ describe("runCase compares something or fails", () => {
   });
 });
 
-describe("golden-grad cases run forward", () => {
-  it("every forward tensor is compared and the gradients are named as not checked", async () => {
+describe("golden-grad cases: forward and gradients on one run", () => {
+  it("every forward tensor and every expected gradient is compared", async () => {
     const c = loadCase(join(goldenGradDir, "cross-t5-kv7-b2-d8-h2-grad.json"));
     const r = await run(c, "expected");
-    expect(r.ok).toBe(true);
-    expect(r.checks.map((k) => k.name)).toEqual(Object.keys(c.expected));
-    expect(r.notChecked).toEqual(["expectedGrad (7 gradients: x, kv, W_query, …)"]);
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+    expect(r.checks.map((k) => k.name)).toEqual([...Object.keys(c.expected), ...Object.keys(c.expectedGrad).map((n) => `grad ${n}`)]);
+    expect(r.notChecked).toBeUndefined();
+  });
+
+  it("with a fused QKV projection the stacked weight's gradient is compared against the stacked expected gradients", async () => {
+    const c = loadCase(join(goldenGradDir, "qkv-bias-b2-t5-d12-h3-grad.json"));
+    const r = await runCase(c, { executors: [createCpuExecutor()], fusedQkv: true, tap: "none" });
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+    expect(r.checks.map((k) => k.name)).toEqual(["output", "grad x", "grad W_qkv", "grad b_qkv", "grad out_proj", "grad out_bias"]);
+  });
+
+  it("a wrong expected gradient fails the case, naming it", async () => {
+    const c = loadCase(join(goldenGradDir, "scale0.3-b2-t5-d8-h2-grad.json"));
+    const g = c.expectedGrad["W_key"]!;
+    const data = g.toArray();
+    data[3] = data[3]! + 0.01;
+    const r = await run({ ...c, expectedGrad: { ...c.expectedGrad, W_key: Tensor.from(data, g.shape) } }, "none");
+    expect(r.ok).toBe(false);
+    expect(formatResult(r)).toMatch(/^FAIL .* grad W_key: 1 of 64 off/);
   });
 });

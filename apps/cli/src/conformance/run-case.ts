@@ -1,6 +1,7 @@
 // Runs one golden case through the same path a user takes: build the attention graph from the case's config, compile
 // it for the given executors, tap the standard nodes, run, and compare every expected tensor with the case's tolerance.
 import { attentionWeights, buildAttention } from "@attngraph/attention";
+import { grad } from "@attngraph/autodiff";
 import type { Executor, OpGraph } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { AttnGraphError, compare, type AnyTensor, type Mismatch, type Tensor, type Tolerance } from "@attngraph/tensor";
@@ -52,11 +53,34 @@ export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<C
     const fusedQkv = options.fusedQkv ?? false;
     const graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv });
     const expected = Object.entries(c.expected).map(([name, tensor]) => ({ name, node: nodeFor(name, graph.outputs), tensor }));
-    const notChecked = gradientsNotChecked(Object.keys(c.expectedGrad));
-    return await runGraphCase({ ...base, graph, weights: () => attentionWeights(c.config, c.weights, { fusedQkv }), inputs: c.inputs, expected, tolerance: c.tolerance, notChecked }, options);
+    const { gradients, notChecked } = attentionGradients(c, graph, fusedQkv);
+    return await runGraphCase({ ...base, graph, weights: () => attentionWeights(c.config, c.weights, { fusedQkv }), inputs: c.inputs, expected, tolerance: c.tolerance, notChecked, ...(gradients ? { gradients } : {}) }, options);
   } catch (e) {
     return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
   }
+}
+
+/**
+ * The gradients a golden-grad case expects, by the graph's value names: `x`, `kv` and the weights, which with
+ * `fusedQkv` are the stacked W_qkv (W_kv with cross-attention) whose gradient is the stacked gradients. A gradient the
+ * graph has no value for (a stacked weight with a part missing from the case) is named as not checked.
+ */
+function attentionGradients(c: GoldenCase, graph: OpGraph, fusedQkv: boolean): { gradients?: GraphCase["gradients"]; notChecked: string[] } {
+  const names = Object.keys(c.expectedGrad);
+  const seed = c.gradOutput;
+  if (names.length === 0 || !seed) return { notChecked: gradientsNotChecked(names) };
+  const byValue: Record<string, Tensor> = {};
+  const notChecked: string[] = [];
+  for (const n of ["x", "kv"]) if (c.expectedGrad[n]) byValue[n] = c.expectedGrad[n]!;
+  const weightGrads = Object.fromEntries(Object.entries(c.expectedGrad).filter(([n]) => n !== "x" && n !== "kv"));
+  try {
+    Object.assign(byValue, attentionWeights(c.config, weightGrads, { fusedQkv }));
+  } catch {
+    // A stacked weight needs every part; without one, compare the gradients that map one to one.
+    for (const [n, t] of Object.entries(weightGrads)) graph.has(n) ? (byValue[n] = t) : notChecked.push(`expectedGrad.${n} (stacked in the fused graph)`);
+  }
+  const expected = Object.entries(byValue).map(([wrt, tensor]) => ({ name: `grad ${wrt}`, wrt, tensor }));
+  return { gradients: { loss: graph.outputs[0]!, seed, expected }, notChecked };
 }
 
 /** What every kind of case comes down to: a graph, its weights and inputs, and tensors expected of named nodes. */
@@ -70,8 +94,17 @@ export interface GraphCase {
   /** Each expected tensor with the node that produces it. */
   readonly expected: readonly { readonly name: string; readonly node: string; readonly tensor: Tensor }[];
   readonly tolerance: Tolerance;
-  /** Parts of the case this runner cannot check at all (gradients, training steps), named on the case's line. */
+  /** Parts of the case this runner cannot check at all (training steps), named on the case's line. */
   readonly notChecked?: readonly string[];
+  /**
+   * Gradients to check: the graph is differentiated (`grad()`) at `loss` with respect to each `wrt`, on the same run as
+   * the forward tensors. `seed` is the upstream gradient (`<loss>.grad`) of a non-scalar loss; a scalar loss has none.
+   */
+  readonly gradients?: {
+    readonly loss: string;
+    readonly seed?: Tensor;
+    readonly expected: readonly { readonly name: string; readonly wrt: string; readonly tensor: Tensor }[];
+  };
 }
 
 /**
@@ -81,18 +114,18 @@ export interface GraphCase {
 export async function runGraphCase(gc: GraphCase, options: RunCaseOptions): Promise<CaseResult> {
   const base = { file: gc.file, name: gc.name, ...(gc.notChecked?.length ? { notChecked: gc.notChecked } : {}) };
   try {
-    const { graph } = gc;
+    const { graph, expected, inputs } = withGradients(gc);
     const mode = options.tap ?? "expected";
     const outputNames = new Set(graph.outputs);
-    const missing = gc.expected.filter((e) => !graph.has(e.node)).map((e) => e.name);
+    const missing = expected.filter((e) => !graph.has(e.node)).map((e) => e.name);
     if (missing.length) return { ...base, ok: false, checks: [], error: `expected tensor(s) with no node in the graph: ${missing.join(", ")}` };
     // Untapped, only the graph's outputs come back; the rest is reported, never dropped silently.
-    const compared = gc.expected.filter((e) => mode !== "none" || outputNames.has(e.node));
-    const notCompared = gc.expected.filter((e) => !compared.includes(e)).map((e) => e.name);
+    const compared = expected.filter((e) => mode !== "none" || outputNames.has(e.node));
+    const notCompared = expected.filter((e) => !compared.includes(e)).map((e) => e.name);
     const skipped = notCompared.length ? { notCompared } : {};
     // A case that compares nothing proves nothing: `expected: {}`, or only tensors this mode cannot see.
     if (compared.length === 0) {
-      const error = gc.expected.length === 0 ? "nothing to compare: expected holds no tensors" : `nothing to compare: ${notComparedText(notCompared)}`;
+      const error = expected.length === 0 ? "nothing to compare: expected holds no tensors" : `nothing to compare: ${notComparedText(notCompared)}`;
       return { ...base, ok: false, checks: [], error, ...skipped };
     }
     // Compiled only now: the early returns above hold no session that would need disposing.
@@ -101,7 +134,7 @@ export async function runGraphCase(gc: GraphCase, options: RunCaseOptions): Prom
     const got = new Map<string, Tensor>();
     const sub = mode === "none" ? undefined : session.tap(mode === "all" ? () => true : (n) => wanted.has(n)).subscribe((e) => got.set(e.node, e.tensor));
     try {
-      const outputs = await session.run(gc.inputs);
+      const outputs = await session.run(inputs);
       if (mode === "none") for (const [n, t] of Object.entries(outputs)) got.set(n, t);
     } finally {
       sub?.unsubscribe();
@@ -119,6 +152,18 @@ export async function runGraphCase(gc: GraphCase, options: RunCaseOptions): Prom
   }
 }
 
+/**
+ * The graph, expected tensors and inputs of a run: as given, or, with gradients to check, the gradient graph (whose
+ * `<wrt>.grad` outputs are compared like any tensor) fed the upstream gradient.
+ */
+function withGradients(gc: GraphCase): { graph: OpGraph; expected: GraphCase["expected"]; inputs: Readonly<Record<string, AnyTensor>> } {
+  if (!gc.gradients) return gc;
+  const { loss, seed, expected } = gc.gradients;
+  const g = grad(gc.graph, { loss, wrt: expected.map((e) => e.wrt) });
+  const inputs = g.seed && seed ? { ...gc.inputs, [g.seed]: seed } : gc.inputs;
+  return { graph: g.graph, inputs, expected: [...gc.expected, ...expected.map((e) => ({ name: e.name, node: g.grads[e.wrt]!, tensor: e.tensor }))] };
+}
+
 /** The note on a case's line: `not compared under --tap none: weights, scores`. */
 export function notComparedText(names: readonly string[]): string {
   return `not compared under --tap none: ${names.join(", ")}`;
@@ -134,7 +179,7 @@ export function gradientsNotChecked(names: readonly string[]): string[] {
   return [`expectedGrad (${names.length} gradient${names.length === 1 ? "" : "s"}: ${shown})`];
 }
 
-/** The note on a case's line for what the runner does not check: `not checked (no gradients or training yet): …`. */
+/** The note on a case's line for what the runner does not check: `not checked: …`. */
 export function notCheckedText(names: readonly string[]): string {
-  return `not checked (attngraph has no gradients or training yet): ${names.join(", ")}`;
+  return `not checked: ${names.join(", ")}`;
 }

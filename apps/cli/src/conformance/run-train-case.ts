@@ -1,13 +1,16 @@
 // Runs a golden-train case (shared/golden-train/FORMAT.md) forward, through the same path a user takes: the nn
 // builders for the worked example's modules, weights loaded by their PyTorch state_dict names, compile, tap, run,
-// compare. What needs gradients or a training loop (expectedGrad; a train case's losses, finalLogits, finalWeights)
-// is not checked yet: it is named on the case's line, and the case passes or fails on what was compared.
+// compare. Gradients (expectedGrad) are checked on the same run through grad(): of L = sum(output ⊙ gradOutput) for the
+// block and attention kinds, of the mean cross-entropy at step 0 for a train case. A train case's training results
+// (losses of every step, final logits and attention weights) come from its loop through @attngraph/train
+// (run-training.ts).
 import { buildAttention } from "@attngraph/attention";
 import type { OpGraph } from "@attngraph/graph";
 import { PYTORCH_ATTENTION_WEIGHTS, loadStateDict, simpleTransformer, transformerBlock, type BlockConfigInput } from "@attngraph/nn";
 import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
 import type { TrainCase } from "@attngraph/testkit";
-import { gradientsNotChecked, runGraphCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
+import { runGraphCase, type CaseResult, type GraphCase, type RunCaseOptions } from "./run-case.js";
+import { checkTraining, isTrainingResult } from "./run-training.js";
 
 /** Expected tensors of each kind that the forward pass produces, by the node that produces them (others: not checked). */
 const FORWARD: Readonly<Record<TrainCase["kind"], Readonly<Record<string, string>>>> = {
@@ -21,14 +24,37 @@ const FORWARD: Readonly<Record<TrainCase["kind"], Readonly<Record<string, string
 export async function runTrainCase(c: TrainCase, options: RunCaseOptions): Promise<CaseResult> {
   const base = { file: c.file, name: c.name };
   try {
-    const { graph, inputs } = build(c);
+    const { graph, inputs } = build(c, { loss: Object.keys(c.expectedGrad).length > 0 });
     const forward = FORWARD[c.kind];
     const expected = Object.entries(c.expected).flatMap(([name, tensor]) => (Object.hasOwn(forward, name) ? [{ name, node: forward[name]!, tensor }] : []));
-    const notChecked = [...Object.keys(c.expected).filter((n) => !Object.hasOwn(forward, n)), ...gradientsNotChecked(Object.keys(c.expectedGrad))];
-    return await runGraphCase({ ...base, graph, weights: () => loadStateDict(graph, c.params), inputs, expected, tolerance: c.tolerance, notChecked }, options);
+    const training = c.kind === "train" ? Object.keys(c.expected).filter(isTrainingResult) : [];
+    const notChecked = Object.keys(c.expected).filter((n) => !Object.hasOwn(forward, n) && !training.includes(n));
+    const gradients = gradientsOf(c, graph);
+    const step0 = await runGraphCase({ ...base, graph, weights: () => loadStateDict(graph, c.params), inputs, expected, tolerance: c.tolerance, notChecked, ...(gradients ? { gradients } : {}) }, options);
+    // Step 0 compared nothing (no logits or gradients expected): the training results alone decide the case.
+    const onlyTraining = step0.checks.length === 0 && step0.error?.startsWith("nothing to compare") === true;
+    if (training.length === 0 || (step0.error && !onlyTraining)) return step0;
+    const trained = await checkTraining(c, options.executors, options.tap ?? "expected");
+    const checks = [...step0.checks, ...trained.checks];
+    const notCompared = [...(step0.notCompared ?? []), ...trained.notCompared];
+    const { error: _none, ...rest } = step0;
+    return { ...rest, ok: checks.length > 0 && checks.every((k) => k.ok), checks, ...(notCompared.length ? { notCompared } : {}) };
   } catch (e) {
     return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
   }
+}
+
+/**
+ * The gradients a case expects, by the graph's value names (its state_dict names and `x`). The block and attention
+ * kinds differentiate their output against `gradOutput`; a train case its mean cross-entropy (`loss`), a scalar.
+ */
+function gradientsOf(c: TrainCase, graph: OpGraph): GraphCase["gradients"] | undefined {
+  const expected = Object.entries(c.expectedGrad).map(([wrt, tensor]) => ({ name: `grad ${wrt}`, wrt, tensor }));
+  if (expected.length === 0) return undefined;
+  if (c.kind === "train") return { loss: "loss", expected };
+  const seed = c.inputs["gradOutput"];
+  if (!seed || seed.dtype !== "float32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.gradOutput: expectedGrad needs a float tensor here`, { subject: `${c.file}: $.inputs.gradOutput` });
+  return { loss: "output", seed: seed as Tensor, expected };
 }
 
 /** The graph of a case's kind, its weights loaded by state_dict name, and the inputs of its forward run (`attngraph run`). */
@@ -37,8 +63,8 @@ export function buildTrainCase(c: TrainCase): { graph: OpGraph; weights: Record<
   return { ...built, weights: loadStateDict(built.graph, c.params) };
 }
 
-/** The graph of a case's kind and the inputs of its forward run. */
-function build(c: TrainCase): { graph: OpGraph; inputs: Record<string, AnyTensor> } {
+/** The graph of a case's kind and the inputs of its forward run; with `loss`, a train case's graph also takes targets. */
+function build(c: TrainCase, options: { loss?: boolean } = {}): { graph: OpGraph; inputs: Record<string, AnyTensor> } {
   const cfg = c.config;
   const num = (key: string): number => {
     const v = cfg[key];
@@ -60,12 +86,16 @@ function build(c: TrainCase): { graph: OpGraph; inputs: Record<string, AnyTensor
       return { graph, inputs: pick(c, ["x", ...(mask ? ["mask"] : [])]) };
     }
     case "train": {
-      const graph = simpleTransformer({ ...blockConfig(c), vocabSize: num("vocabSize"), seqLen: num("seqLen"), blocks: num("blocks"), dropout: num("dropout") });
-      const tokens = c.inputs["tokens"];
-      if (!tokens || tokens.dtype !== "int32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.tokens: missing int32 tokens`, { subject: `${c.file}: $.inputs.tokens` });
+      const loss = options.loss === true;
+      const graph = simpleTransformer({ ...blockConfig(c), vocabSize: num("vocabSize"), seqLen: num("seqLen"), blocks: num("blocks"), dropout: num("dropout") }, { loss });
       const n = c.training!.batchSize;
-      const rows = tokens.shape[1]!;
-      return { graph, inputs: { tokens: Tensor.int32(tokens.toInt32Array().subarray(0, n * rows), [n, rows]) } };
+      // Every step trains on the first batchSize samples (the worked example's loop).
+      const firstRows = (name: string) => {
+        const t = c.inputs[name];
+        if (!t || t.dtype !== "int32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.${name}: missing int32 ${name}`, { subject: `${c.file}: $.inputs.${name}` });
+        return Tensor.int32(t.toInt32Array().subarray(0, n * t.shape[1]!), [n, t.shape[1]!]);
+      };
+      return { graph, inputs: { tokens: firstRows("tokens"), ...(loss ? { targets: firstRows("targets") } : {}) } };
     }
   }
 }

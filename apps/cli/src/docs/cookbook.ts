@@ -1,6 +1,7 @@
 // Renders docs/cookbook.md: each attention variant one builder call away, with the plan `explain()` prints for it.
 // The doc is generated so that it cannot drift from the builders; a test compares the file with this output.
 import { buildAttention, type AttentionConfigInput, type AttentionOptions } from "@attngraph/attention";
+import { grad } from "@attngraph/autodiff";
 import type { OpGraph } from "@attngraph/graph";
 import { simpleTransformer, transformerBlock } from "@attngraph/nn";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
@@ -121,6 +122,18 @@ export const recipes: readonly Recipe[] = [
     call: `simpleTransformer({ vocabSize: 10, embedDim: 32, nHeads: 4, seqLen: 8 }, { loss: true })`,
     config: { dIn: 32, dOut: 32, numHeads: 4 },
     graph: () => simpleTransformer({ vocabSize: 10, embedDim: 32, nHeads: 4, seqLen: 8 }, { loss: true }),
+  },
+  {
+    title: "Gradients of causal multi-head attention",
+    about:
+      "`grad` from `@attngraph/autodiff` returns the same graph plus its backward nodes, each gradient named `<value>.grad` (tappable). The output is not a " +
+      "scalar, so its upstream gradient is an input `output.grad` (L = sum(output ⊙ output.grad)); a scalar loss such as the model's `loss` needs none. " +
+      "The backward ops: `linear-weight-grad` (Σ gradᵀ·x), `sum-to` (bias and key/value head groups), `softmax-grad` (from the saved weights), " +
+      "`mask-grad` (0 where the forward output is −∞); queries/keys/values gradients reuse score and weighted-sum on transposed views, and the input's " +
+      "three contributions are summed by `add` nodes. The forward chain stays unfused: backward reads its weights.",
+    call: `grad(multiHeadAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }), { loss: "output", wrt: ["x", "W_query", "W_key", "W_value", "out_proj", "out_bias"] }).graph`,
+    config: { dIn: 8, dOut: 8, numHeads: 2, causal: true },
+    graph: () => grad(buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }), { loss: "output", wrt: ["x", "W_query", "W_key", "W_value", "out_proj", "out_bias"] }).graph,
   },
 ];
 

@@ -1,6 +1,5 @@
 // cross-entropy: the loss of a language model's logits against int32 targets (PyTorch F.cross_entropy).
-import { checkCrossEntropyAttrs, findBadIndex } from "@attngraph/graph";
-import { ShapeError, formatShape } from "@attngraph/tensor";
+import { checkCrossEntropyAttrs, expectCrossEntropyShapes, findBadIndex } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
 import { intInput, outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
@@ -39,10 +38,7 @@ export const crossEntropyKernel: CpuKernel = (call) => {
   const logits = requireInput(call, 0, "logits");
   const targets = intInput(call, 1, "targets");
   const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
-  const lead = logits.shape.slice(0, -1);
-  if (logits.rank < 2 || targets.rank !== lead.length || targets.shape.some((d, i) => d !== lead[i])) {
-    throw new ShapeError(`${call.node}.targets`, "targets must have the logits' shape without the class axis", formatShape(lead), formatShape(targets.shape));
-  }
+  expectCrossEntropyShapes(call, logits, targets);
   const t = targets.toInt32Array();
   const bad = findBadIndex(call, "targets", t, targets.shape, logits.shape[logits.rank - 1]!, "target", ignoreIndex);
   if (bad) throw bad;

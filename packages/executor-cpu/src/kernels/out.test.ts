@@ -40,6 +40,22 @@ const steps: Step[] = [
     attrs: { causal: true, window: null, alignment: "top-left", scale: 0.5, dropoutRate: 0.2, dropoutSeed: 3, training: true },
     outShape: [B, H, L, D],
   },
+  // Backward ops.
+  { kind: "sum-to", inputs: [scores], attrs: { shape: [H, 1, S] }, outShape: [H, 1, S] },
+  { kind: "pad", inputs: [q], attrs: { axis: -2, before: 1, after: 2 }, outShape: [B, H, L + 3, D] },
+  { kind: "linear-weight-grad", inputs: [values([B, L, 6], 11), values([B, L, E], 12)], attrs: {}, outShape: [6, E] },
+  { kind: "softmax-grad", inputs: [scores, values([B, H, L, S], 13)], attrs: { scale: 0.5 }, outShape: [B, H, L, S] },
+  { kind: "mask-grad", inputs: [values([B, H, L, S], 14), scores], attrs: { scale: 0.5 }, outShape: [B, H, L, S] },
+  { kind: "layer-norm-grad", inputs: [values([B, L, E], 15), values([B, L, E], 16), values([E], 17)], attrs: { eps: 1e-5 }, outShape: [B, L, E] },
+  { kind: "layer-norm-weight-grad", inputs: [values([B, L, E], 15), values([B, L, E], 16)], attrs: { eps: 1e-5 }, outShape: [E] },
+  { kind: "gelu-grad", inputs: [values([B, L, E], 18), values([B, L, E], 19)], attrs: { approximate: "tanh" }, outShape: [B, L, E] },
+  { kind: "embedding-grad", inputs: [Tensor.int32([3, 1, 3, 0, 2, 3], [B, L]) as unknown as Tensor, values([B, L, E], 20)], attrs: { rows: 5 }, outShape: [5, E] },
+  {
+    kind: "cross-entropy-grad",
+    inputs: [values([B, L, E], 21), Tensor.int32([3, -1, 7, 0, 2, 3], [B, L]) as unknown as Tensor, Tensor.from([0.5], [])],
+    attrs: { ignoreIndex: -1, reduction: "mean" },
+    outShape: [B, L, E],
+  },
 ];
 
 const label = (s: Step) => `${s.kind}${s.kind === "dropout" ? (s.attrs.training ? " (training)" : " (eval)") : ""}`;

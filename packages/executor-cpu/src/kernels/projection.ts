@@ -37,9 +37,9 @@ export function projectionImpl(x: StridedView, weight: StridedView, bias: Stride
 
 /**
  * Rows [r0, r1) of x [..., In] as a [r1 − r0, In] operand: a view when the leading axes collapse, else a dense copy
- * of those rows.
+ * of those rows. (Also linear-weight-grad's.)
  */
-function rowsOperand(x: StridedView, r0: number, r1: number, nIn: number, xs: number): MatOperand {
+export function rowsOperand(x: StridedView, r0: number, r1: number, nIn: number, xs: number): MatOperand {
   const rs = leadingStride(x);
   if (rs !== undefined) return { data: x.data, offset: x.offset + r0 * rs, rowStride: rs, colStride: xs };
   const starts = rowOffsets(x, r0, r1);

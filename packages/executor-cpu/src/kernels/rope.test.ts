@@ -4,7 +4,7 @@ import type { RopeAttrs } from "@attngraph/graph";
 import { ropeImpl, ropeKernel } from "./rope.js";
 
 function run(x: Tensor, attrs: Partial<RopeAttrs> = {}): Tensor {
-  const full = { base: 10000, rotaryDim: null, positionOffset: 0, ...attrs };
+  const full = { base: 10000, rotaryDim: null, positionOffset: 0, inverse: false, ...attrs };
   return ropeKernel({ kind: "rope", node: "q.rope", attrs: full, inputs: [x], outShape: x.shape });
 }
 
@@ -59,6 +59,40 @@ describe("rope kernel", () => {
     const scrambled = new Tensor(padded, [6, 2, 3, 2], [12, 6, 2, 1], 2).permute([1, 3, 2, 0]); // [D, B, L, H] → [B, H, L, D]
     expect(scrambled.strides[3]).toBe(12);
     expect(Array.from(ropeImpl(scrambled, 10000, 4, 7))).toEqual(Array.from(ropeImpl(scrambled.contiguous(), 10000, 4, 7)));
+  });
+
+  it("inverse rotates by −θ: out[i] = x1·cos θ + x2·sin θ, out[i + r/2] = x2·cos θ − x1·sin θ", () => {
+    const x = Tensor.from([0.3, -0.7, 0.3, -0.7], [1, 1, 2, 2]); // positions 0 and 1, D = 2
+    const [x1, x2] = [0.3, -0.7];
+    close(run(x, { inverse: true }).toArray(), [x1, x2, x1 * Math.cos(1) + x2 * Math.sin(1), x2 * Math.cos(1) - x1 * Math.sin(1)]);
+  });
+
+  it("inverse undoes the forward rotation and is its transpose (RoPE's backward), rotaryDim and strides included", () => {
+    const values = Array.from({ length: 2 * 3 * 4 * 6 }, (_, k) => Math.sin(k * 0.7));
+    const x = Tensor.from(values, [2, 4, 3, 6]).permute([0, 2, 1, 3]); // [2, 3, 4, 6], strided
+    const g = Tensor.from(values.map((v) => v * v - 0.3), [2, 3, 4, 6]);
+    for (const rotaryDim of [null, 4]) {
+      const attrs = { rotaryDim, positionOffset: 5, base: 100 };
+      const fwd = run(x, attrs);
+      close(run(fwd, { ...attrs, inverse: true }).toArray(), x.toArray());
+      // ⟨rope(x), g⟩ = ⟨x, rope⁻¹(g)⟩: the inverse of a rotation is its transpose.
+      const lhs = fwd.toArray().reduce((a, v, k) => a + v * g.toArray()[k]!, 0);
+      const rhs = run(g, { ...attrs, inverse: true }).toArray().reduce((a, v, k) => a + v * x.toArray()[k]!, 0);
+      expect(lhs).toBeCloseTo(rhs, 4);
+    }
+  });
+
+  it("treats an absent inverse as the forward rotation, and rejects one that is not a boolean", () => {
+    const x = Tensor.from([1, 2, 3, 4], [1, 1, 2, 2]);
+    const bare = ropeKernel({ kind: "rope", node: "q.rope", attrs: { base: 10000, rotaryDim: null, positionOffset: 0 }, inputs: [x], outShape: x.shape });
+    expect(bare.toArray()).toEqual(run(x, { inverse: false }).toArray());
+    try {
+      run(x, { inverse: 1 as unknown as boolean });
+      expect.unreachable();
+    } catch (e) {
+      expect(AttnGraphError.isInstance(e) && e.code).toBe("attr");
+      expect((e as AttnGraphError).subject).toBe("q.rope.inverse");
+    }
   });
 
   it("does not mutate its input", () => {

@@ -11,9 +11,10 @@ import type { StridedView } from "./strided.js";
  * dims r..D−1 are copied. Angles, cos and sin in float64 (float32 angles lose the low bits at large positions).
  * @param x [B, H, L, D], any strides
  * @param r rotated dims, even and <= D (already checked)
+ * @param inverse rotate by −θ (sin flips sign): the rotation's transpose, which is RoPE's backward
  * @returns [B, H, L, D], row-major
  */
-export function ropeImpl(x: StridedView, base: number, r: number, positionOffset: number): Float32Array {
+export function ropeImpl(x: StridedView, base: number, r: number, positionOffset: number, inverse = false): Float32Array {
   const [nb, nh, nl, nd] = x.shape as readonly number[] as [number, number, number, number];
   const [s0, s1, s2, s3] = x.strides as [number, number, number, number];
   const half = r / 2;
@@ -25,7 +26,7 @@ export function ropeImpl(x: StridedView, base: number, r: number, positionOffset
     for (let i = 0; i < half; i++) {
       const theta = (positionOffset + l) * invFreq[i]!;
       cos[l * half + i] = Math.cos(theta);
-      sin[l * half + i] = Math.sin(theta);
+      sin[l * half + i] = inverse ? -Math.sin(theta) : Math.sin(theta);
     }
   }
   const xd = x.data;
@@ -50,20 +51,22 @@ export function ropeImpl(x: StridedView, base: number, r: number, positionOffset
   return out;
 }
 
-/** Input: x [B, H, L, D]; attrs { base, rotaryDim, positionOffset } → [B, H, L, D]. */
+/** Input: x [B, H, L, D]; attrs { base, rotaryDim, positionOffset, inverse } → [B, H, L, D]. */
 export const ropeKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
   expectRank(call, "x", x, 4, "[B, H, L, D]");
   const { base, positionOffset } = call.attrs as Partial<RopeAttrs>;
   const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null; // absent = all of D, as normalizeAttrs does
+  const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false; // absent = the forward rotation (calls made before it existed)
   const d = x.shape[3]!;
   if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
   if (!Number.isSafeInteger(positionOffset) || positionOffset! < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
+  if (typeof inverse !== "boolean") throw attrError(call, "inverse", "true or false", inverse);
   if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) {
     throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
   }
   // The graph checks these when D is known at build time; a symbolic D, or a hand-made call, is caught here.
   if (rotaryDim !== null && rotaryDim > d) throw attrError(call, "rotaryDim", `<= the head dim D=${d}`, rotaryDim);
   if (rotaryDim === null && d % 2 !== 0) throw new ShapeError(`${call.node}.x`, "RoPE over the whole head dim needs an even D", "an even D", `D=${d} in ${formatShape(x.shape)}`);
-  return new Tensor(ropeImpl(x, base, rotaryDim ?? d, positionOffset!), x.shape);
+  return new Tensor(ropeImpl(x, base, rotaryDim ?? d, positionOffset!, inverse), x.shape);
 };

@@ -163,3 +163,8 @@ export function fillingChunked(call: Call, ctx: WasmContext, out: WasmValue, fil
   }
   return pending === undefined ? out : pending.then(() => out, failed);
 }
+
+/** Product of `dims` (1 for none). */
+export function product(dims: readonly number[]): number {
+  return dims.reduce((p, d) => p * d, 1);
+}

@@ -5,10 +5,9 @@
 // counted; "mean" divides by the count (0 when nothing is counted: no NaN); "sum"; "none" writes one loss per position.
 // With a signal, a big call runs in chunks of positions; the float64 running sum is handed from chunk to chunk, so
 // the result is the unchunked one bit for bit.
-import { ShapeError, formatShape } from "@attngraph/tensor";
-import { checkCrossEntropyAttrs, findBadIndex } from "@attngraph/graph";
+import { checkCrossEntropyAttrs, expectCrossEntropyShapes, findBadIndex } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { expectDim, fillingChunked, requireInput } from "./adapter.js";
+import { fillingChunked, requireInput } from "./adapter.js";
 import { hostElements } from "./host-read.js";
 
 /** Inputs: logits [..., V], targets [...] int32; attrs { ignoreIndex, reduction } → [] ("mean", "sum") or [...] ("none"). */
@@ -16,13 +15,7 @@ export const crossEntropyKernel = chunkedKernel((call, ctx) => {
   const logits = requireInput(call, 0, "logits");
   const targets = requireInput(call, 1, "targets", "int32");
   const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
-  if (logits.rank < 2) {
-    throw new ShapeError(`${call.node}.logits`, "cross-entropy needs logits with a class axis and at least one position axis", "[..., V] of rank >= 2", formatShape(logits.shape));
-  }
-  if (targets.rank !== logits.rank - 1) {
-    throw new ShapeError(`${call.node}.targets`, "targets must have the logits' shape without the class axis", formatShape(logits.shape.slice(0, -1)), formatShape(targets.shape));
-  }
-  targets.shape.forEach((d, i) => expectDim(call, "targets", `targets dim ${i} must match the logits`, logits.shape[i]!, d, targets));
+  expectCrossEntropyShapes(call, logits, targets);
   const nv = logits.shape[logits.rank - 1]!;
   const values = hostElements(ctx, targets); // a view of the memory: used before anything is allocated
   const bad = findBadIndex(call, "targets", values, targets.shape, nv, "target", ignoreIndex);

@@ -44,4 +44,3 @@ export function optionalInput(call: Call, slot: number, name: string, dtype: Slo
   }
   return v;
 }
-

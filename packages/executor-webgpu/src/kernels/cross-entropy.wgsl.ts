@@ -9,15 +9,14 @@
 // in one workgroup. The count of counted positions for the mean comes from the targets' host copy, which the range
 // check reads anyway (targets in [0, V) or ignoreIndex, checked before anything is encoded); no counted position gives
 // a mean of 0, not 0/0.
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { expectDim, requireInput, type Call } from "./checks.js";
+import { requireInput } from "./checks.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./softmax.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
-import { checkCrossEntropyAttrs, findBadIndex } from "@attngraph/graph";
+import { checkCrossEntropyAttrs, expectCrossEntropyShapes, findBadIndex } from "@attngraph/graph";
 
 /**
  * Params: logits view, targets view, rows N, V, the logits' last stride, hasIgnore, ignoreIndex. One workgroup per
@@ -123,14 +122,6 @@ fn main(@builtin(local_invocation_id) lid: vec3u) {
   };
 }
 
-function validate(call: Call, logits: GpuTensor, targets: GpuTensor): void {
-  if (logits.rank < 2) throw new ShapeError(`${call.node}.logits`, "cross-entropy needs logits with a class axis and at least one position axis", "[..., V] of rank >= 2", formatShape(logits.shape));
-  if (targets.rank !== logits.rank - 1) {
-    throw new ShapeError(`${call.node}.targets`, "targets must have the logits' shape without the class axis", formatShape(logits.shape.slice(0, -1)), formatShape(targets.shape));
-  }
-  targets.shape.forEach((d, i) => expectDim(call, "targets", `targets dim ${i} must match the logits`, logits.shape[i]!, d, targets));
-}
-
 /**
  * Inputs: logits [..., V] float32, targets [...] int32; attrs { ignoreIndex, reduction } → [] for "mean"/"sum",
  * targets' shape for "none".
@@ -139,7 +130,7 @@ export const crossEntropyKernel: WebGpuKernel = async (call, gpu) => {
   const logits = requireInput(call, 0, "logits");
   const targets = requireInput(call, 1, "targets", "int32");
   const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
-  validate(call, logits, targets);
+  expectCrossEntropyShapes(call, logits, targets);
   const nv = logits.shape[logits.rank - 1]!;
   const t = (await gpu.hostValues(targets)).toInt32Array();
   const bad = findBadIndex(call, "targets", t, targets.shape, nv, "target", ignoreIndex);

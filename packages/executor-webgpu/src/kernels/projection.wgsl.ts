@@ -64,7 +64,7 @@ export async function linear(call: Call, gpu: KernelContext, input: GpuTensor, w
 }
 
 /** The one stride that walks every row of x [..., In] when its leading axes collapse into one, else undefined. */
-function leadingStride(x: GpuTensor): number | undefined {
+export function leadingStride(x: GpuTensor): number | undefined {
   let stride: number | undefined;
   let next = 0;
   for (let d = x.rank - 2; d >= 0; d--) {

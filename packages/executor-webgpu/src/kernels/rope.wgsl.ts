@@ -1,6 +1,7 @@
 // rope: rotary position embedding, split-half convention (GPT-NeoX, Llama): dim i turns with dim i + r/2 by the angle
 // θ = (positionOffset + l) · base^(−2i/r). The cos/sin table is computed on the host in float64 (float32 angles lose
-// the low bits at large positions) and kept per device in a constant buffer [L, r/2, 2].
+// the low bits at large positions) and kept per device in a constant buffer [L, r/2, 2]. With `inverse` (RoPE's
+// backward, the rotation's transpose) the angle is −θ: the same table, its sines multiplied by −1 (exact).
 import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { RopeAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
@@ -23,12 +24,13 @@ function rotaryTable(nl: number, r: number, base: number, positionOffset: number
   return t;
 }
 
-/** Params: x view, half (r/2), n. */
-function program(x: GpuTensor, table: GPUBuffer, r: number, out: GpuTensor): ProgramInfo {
+/** Params: x view, half (r/2), n, the sines' sign (−1 for inverse, else 1). */
+function program(x: GpuTensor, table: GPUBuffer, r: number, inverse: boolean, out: GpuTensor): ProgramInfo {
   const p = new Params();
   const xv = p.view(x);
   const hf = p.u32(r / 2);
   const n = p.u32(out.size);
+  const sg = p.f32(inverse ? -1 : 1);
   return {
     name: "rope",
     cacheKey: "rope",
@@ -47,7 +49,7 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
   if (d >= 2u * half) { Y[o] = X[base + d * sd]; return; }
   let i = select(d, d - half, d >= half);
   let c = ROT[(l * half + i) * 2u];
-  let s = ROT[(l * half + i) * 2u + 1u];
+  let s = pf(${sg}u) * ROT[(l * half + i) * 2u + 1u];
   let x1 = X[base + i * sd];
   let x2 = X[base + (i + half) * sd];
   Y[o] = select(x1 * c - x2 * s, x2 * c + x1 * s, d >= half);
@@ -59,22 +61,24 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
   };
 }
 
-/** Input: x [B, H, L, D]; attrs { base, rotaryDim (null = D), positionOffset } → [B, H, L, D]. */
+/** Input: x [B, H, L, D]; attrs { base, rotaryDim (null = D), positionOffset, inverse (absent = false) } → [B, H, L, D]. */
 export const ropeKernel: WebGpuKernel = async (call, gpu) => {
   const x = requireInput(call, 0, "x");
   expectRank(call, "x", x, 4, "[B, H, L, D]");
   const { base, positionOffset } = call.attrs as Partial<RopeAttrs>;
   const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null;
+  const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false;
   const d = x.shape[3]!;
   if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
   if (!Number.isSafeInteger(positionOffset) || positionOffset! < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
   if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
   if (rotaryDim !== null && rotaryDim > d) throw attrError(call, "rotaryDim", `<= the head dim D=${d}`, rotaryDim);
   if (rotaryDim === null && d % 2 !== 0) throw new ShapeError(`${call.node}.x`, "RoPE over the whole head dim needs an even D", "an even D", `D=${d} in ${formatShape(x.shape)}`);
+  if (typeof inverse !== "boolean") throw attrError(call, "inverse", "true or false", inverse);
   const r = rotaryDim ?? d;
   const nl = x.shape[2]!;
   const table = gpu.constants(`rope:${nl}:${r}:${base}:${positionOffset}`, () => rotaryTable(nl, r, base, positionOffset!));
   const out = gpu.alloc(x.shape);
-  await gpu.run(program(x, table, r, out));
+  await gpu.run(program(x, table, r, inverse, out));
   return out;
 };

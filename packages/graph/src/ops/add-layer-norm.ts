@@ -2,6 +2,7 @@ import { broadcastShapes } from "../broadcast.js";
 import { formatDims } from "../dims.js";
 import { defineOp } from "../op-def.js";
 import { expectDim } from "./shape-checks.js";
+import { addLayerNorm } from "./vjp-fused.js";
 
 export interface AddLayerNormAttrs {
   /** As layer-norm: added to the variance, > 0. */
@@ -37,4 +38,5 @@ export const addLayerNormOp = defineOp<AddLayerNormAttrs>({
     if (bias) expectDim(ctx, "bias", "layer norm bias length must equal the normalized (last) dim E", e, bias[0]!, bias);
     return [...sum.slice(0, -1), 2 * e];
   },
+  vjp: (ctx) => addLayerNorm(ctx),
 });

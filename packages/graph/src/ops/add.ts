@@ -1,5 +1,6 @@
 import { broadcastShapes } from "../broadcast.js";
 import { defineOp } from "../op-def.js";
+import { gradOf, unbroadcast } from "../vjp-helpers.js";
 
 export interface AddAttrs {}
 
@@ -19,4 +20,9 @@ export const addOp = defineOp<AddAttrs>({
   // The output may take a's memory when it has a's size (the planner checks sizes: a stretched `a` never qualifies).
   inPlace: 0,
   inferShape: ([a, b], _attrs, ctx) => broadcastShapes(a!, b!, (i, da, db) => ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db))),
+  // Each side gets the gradient, summed over the axes it was broadcast along.
+  vjp: (ctx) => {
+    const g = gradOf(ctx, "add");
+    return ctx.inputs.map((v, i) => (v !== undefined && ctx.needs(i) ? unbroadcast(ctx, i, g, ctx.shapeOf(v)) : undefined));
+  },
 });

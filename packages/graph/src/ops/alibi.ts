@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface AlibiAttrs {
   /**
@@ -39,4 +40,6 @@ export const alibiOp = defineOp<AlibiAttrs>({
     }
     return scores!;
   },
+  // The bias is constant: the gradient is scale · g where the output is finite (a −∞ input stays −∞ and gets 0).
+  vjp: (ctx) => [ctx.addGrad(0, "mask-grad", { grad: gradOf(ctx, "alibi"), masked: ctx.output }, { scale: ctx.attrs.scale })],
 });

@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
 import { expectDim, expectHeadGroups } from "./shape-checks.js";
+import { attention } from "./vjp-fused.js";
 
 export interface AttentionAttrs {
   /** As mask: query i sees keys j <= i (after alignment). */
@@ -57,4 +58,6 @@ export const attentionOp = defineOp<AttentionAttrs>({
     }
     return [b!, h!, l!, v![3]!];
   },
+  // Unfused backward: recomputes scores and weights from q and k, then the rules of the chain's parts.
+  vjp: (ctx) => attention(ctx),
 });

@@ -36,4 +36,9 @@ export const crossEntropyOp = defineOp<CrossEntropyAttrs>({
     t.forEach((d, i) => expectDim(ctx, "targets", `targets dim ${i} must match the logits`, l[i]!, d, t));
     return reduction === "none" ? [...t] : [];
   },
+  // The loss node of a training graph: its gradient may be the implicit 1 (`grad` absent). Targets get none.
+  vjp: (ctx) => {
+    const [logits, targets] = ctx.inputs;
+    return [ctx.addGrad(0, "cross-entropy-grad", { logits, targets, grad: ctx.grad }, { ...ctx.attrs }), undefined];
+  },
 });

@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface DropoutAttrs {
   /** Probability of zeroing an element, in [0, 1). */
@@ -24,4 +25,7 @@ export const dropoutOp = defineOp<DropoutAttrs>({
   },
   inPlace: 0,
   inferShape: ([x]) => x!,
+  // The mask is a pure function of the seed and the element index, so the same op on the gradient drops the same
+  // elements and scales the kept ones by the same 1/(1 − rate).
+  vjp: (ctx) => [ctx.addGrad(0, "dropout", { x: gradOf(ctx, "dropout") }, { ...ctx.attrs })],
 });

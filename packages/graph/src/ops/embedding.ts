@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface EmbeddingAttrs {}
 
@@ -16,4 +17,11 @@ export const embeddingOp = defineOp<EmbeddingAttrs>({
   ],
   attrs: {},
   inferShape: ([ids, w]) => [...ids!, w![1]!],
+  // ids are integers (no gradient); the table's gradient is a scatter-add of the rows' gradients.
+  vjp: (ctx) => {
+    const [ids, w] = ctx.inputs as [string, string];
+    const rows = ctx.shapeOf(w)[0]!;
+    if (typeof rows !== "number") ctx.unsupported(`the gradient of an embedding table with a symbolic row count (${rows})`);
+    return [undefined, ctx.needs(1) ? ctx.addGrad(1, "embedding-grad", { ids, grad: gradOf(ctx, "embedding") }, { rows }) : undefined];
+  },
 });

@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface GeluAttrs {
   /**
@@ -16,4 +17,5 @@ export const geluOp = defineOp<GeluAttrs>({
   attrs: { approximate: { type: "string", default: "none", oneOf: ["none", "tanh"] } },
   inPlace: 0,
   inferShape: ([x]) => x!,
+  vjp: (ctx) => [ctx.addGrad(0, "gelu-grad", { grad: gradOf(ctx, "gelu"), x: ctx.inputs[0] }, { approximate: ctx.attrs.approximate })],
 });

@@ -22,6 +22,18 @@ import { softmaxOp } from "./softmax.js";
 import { transposeOp } from "./transpose.js";
 import { weightedSumOp } from "./weighted-sum.js";
 
+import { adamMomentOp, adamStepOp } from "./adam.js";
+import { sgdMomentumOp, sgdStepOp } from "./sgd.js";
+import { crossEntropyGradOp } from "./cross-entropy-grad.js";
+import { embeddingGradOp } from "./embedding-grad.js";
+import { geluGradOp } from "./gelu-grad.js";
+import { layerNormGradOp, layerNormWeightGradOp } from "./layer-norm-grad.js";
+import { linearWeightGradOp } from "./linear-weight-grad.js";
+import { maskGradOp } from "./mask-grad.js";
+import { padOp } from "./pad.js";
+import { softmaxGradOp } from "./softmax-grad.js";
+import { sumToOp } from "./sum-to.js";
+
 export const builtinOps: readonly AnyOpDef[] = [
   projectionOp,
   reshapeOp,
@@ -45,6 +57,22 @@ export const builtinOps: readonly AnyOpDef[] = [
   // Fused block ops: what the scheduler's block fusion puts in place of projection → gelu and add → layer-norm.
   linearGeluOp,
   addLayerNormOp,
+  // Backward ops: what grad() (@attngraph/autodiff) adds where composing forward ops would be slow or imprecise.
+  sumToOp,
+  padOp,
+  linearWeightGradOp,
+  softmaxGradOp,
+  maskGradOp,
+  layerNormGradOp,
+  layerNormWeightGradOp,
+  geluGradOp,
+  embeddingGradOp,
+  crossEntropyGradOp,
+  // Optimizer updates: what a training step adds after the gradients (@attngraph/train).
+  adamMomentOp,
+  adamStepOp,
+  sgdMomentumOp,
+  sgdStepOp,
 ];
 
 export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp };
@@ -70,3 +98,17 @@ export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";
 export type { TransposeAttrs } from "./transpose.js";
 export type { WeightedSumAttrs } from "./weighted-sum.js";
+export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, softmaxGradOp, sumToOp };
+export type { CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
+export type { EmbeddingGradAttrs } from "./embedding-grad.js";
+export type { GeluGradAttrs } from "./gelu-grad.js";
+export type { LayerNormGradAttrs } from "./layer-norm-grad.js";
+export type { LinearWeightGradAttrs } from "./linear-weight-grad.js";
+export type { MaskGradAttrs } from "./mask-grad.js";
+export type { PadAttrs } from "./pad.js";
+export type { SoftmaxGradAttrs } from "./softmax-grad.js";
+export type { SumToAttrs } from "./sum-to.js";
+export { adamMomentOp, adamStepOp };
+export type { AdamMomentAttrs, AdamStepAttrs } from "./adam.js";
+export { sgdMomentumOp, sgdStepOp };
+export type { SgdMomentumAttrs, SgdStepAttrs } from "./sgd.js";

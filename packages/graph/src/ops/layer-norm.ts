@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
 import { expectDim } from "./shape-checks.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface LayerNormAttrs {
   /** Added to the variance before the square root (PyTorch's default 1e-5); must be > 0 so a constant row stays finite. */
@@ -30,5 +31,16 @@ export const layerNormOp = defineOp<LayerNormAttrs>({
     if (w) expectDim(ctx, "weight", "layer norm weight length must equal the normalized (last) dim E", e, w[0]!, w);
     if (b) expectDim(ctx, "bias", "layer norm bias length must equal the normalized (last) dim E", e, b[0]!, b);
     return x!;
+  },
+  // Statistics are recomputed from x (two row reductions) rather than saved: nothing extra stays alive for backward.
+  vjp: (ctx) => {
+    const g = gradOf(ctx, "layer-norm");
+    const [x, w, b] = ctx.inputs;
+    const eps = ctx.attrs.eps;
+    return [
+      ctx.needs(0) ? ctx.addGrad(0, "layer-norm-grad", { grad: g, x, weight: w }, { eps }) : undefined,
+      w !== undefined && ctx.needs(1) ? ctx.addGrad(1, "layer-norm-weight-grad", { grad: g, x }, { eps }) : undefined,
+      b !== undefined && ctx.needs(2) ? ctx.addGrad(2, "sum-to", { x: g }, { shape: [...ctx.shapeOf(b)] }) : undefined,
+    ];
   },
 });

@@ -1,6 +1,7 @@
 import { defineOp } from "../op-def.js";
 import type { GeluAttrs } from "./gelu.js";
 import { linearShape } from "./projection.js";
+import { gelu } from "./vjp-fused.js";
 
 export interface LinearGeluAttrs {
   /** As gelu: "none" (exact erf form) or "tanh". */
@@ -22,4 +23,6 @@ export const linearGeluOp = defineOp<LinearGeluAttrs>({
   ],
   attrs: { approximate: { type: "string", default: "none", oneOf: ["none", "tanh"] } },
   inferShape: ([x, w, b], _attrs, ctx) => linearShape(x!, w!, b, ctx),
+  // Recomputes the pre-activation (the fused step never kept it), then GELU's and the projection's rules.
+  vjp: (ctx) => gelu(ctx),
 });

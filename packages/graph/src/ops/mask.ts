@@ -1,6 +1,7 @@
 import { formatDims, sameDim, type SymShape } from "../dims.js";
 import { defineOp, type OpContext } from "../op-def.js";
 import { expectDim } from "./shape-checks.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface MaskAttrs {
   /** Query i sees keys j <= i (after alignment). */
@@ -58,6 +59,22 @@ export const maskOp = defineOp<MaskAttrs>({
     if (mask) checkUserMaskShape(ctx, "mask", scores!, mask);
     if (bias) checkUserMaskShape(ctx, "bias", scores!, bias);
     return scores!;
+  },
+  // Visible scores get scale · g, hidden ones (−∞ in the output, whichever mask hid them) 0. An additive bias gets g
+  // where visible, summed over the axes it was broadcast along; the 0/1 masks have no gradient.
+  vjp: (ctx) => {
+    const g = gradOf(ctx, "mask");
+    const bias = ctx.inputs[3];
+    const scores = ctx.needs(0) ? ctx.addGrad(0, "mask-grad", { grad: g, masked: ctx.output }, { scale: ctx.attrs.scale }) : undefined;
+    let dbias: string | undefined;
+    if (bias !== undefined && ctx.needs(3)) {
+      const visible = ctx.add("mask-grad", "bias.visible", { grad: g, masked: ctx.output }, { scale: 1 });
+      const m = ctx.shapeOf(bias);
+      // A rank-3 bias is [B, L, S]: per batch, not per head, so it is summed as [B, 1, L, S].
+      const summed = m.length === 3 ? ctx.add("sum-to", "bias.sum", { x: visible }, { shape: [m[0]!, 1, m[1]!, m[2]!] }) : undefined;
+      dbias = summed ? ctx.addGrad(3, "reshape", { x: summed }, { shape: [...m] }) : ctx.addGrad(3, "sum-to", { x: visible }, { shape: [...m] });
+    }
+    return [scores, undefined, undefined, dbias];
   },
 });
 

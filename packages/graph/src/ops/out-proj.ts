@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
 import { linearShape, type ProjectionAttrs } from "./projection.js";
+import { linearGrads, gradOf } from "../vjp-helpers.js";
 
 export type OutProjAttrs = ProjectionAttrs;
 
@@ -14,4 +15,5 @@ export const outProjOp = defineOp<OutProjAttrs>({
   ],
   attrs: {},
   inferShape: ([x, w, b], _attrs, ctx) => linearShape(x!, w!, b, ctx),
+  vjp: (ctx) => linearGrads(ctx, gradOf(ctx, "out-proj")),
 });

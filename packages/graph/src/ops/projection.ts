@@ -1,6 +1,7 @@
 import { formatDims } from "../dims.js";
 import { defineOp } from "../op-def.js";
 import { expectDim } from "./shape-checks.js";
+import { linearGrads, gradOf } from "../vjp-helpers.js";
 
 export interface ProjectionAttrs {}
 
@@ -15,6 +16,8 @@ export const projectionOp = defineOp<ProjectionAttrs>({
   ],
   attrs: {},
   inferShape: ([x, w, b], _attrs, ctx) => linearShape(x!, w!, b, ctx),
+  // dx = g · W, dW = Σ gᵀ · x, db = Σ g (vjp-helpers.ts).
+  vjp: (ctx) => linearGrads(ctx, gradOf(ctx, "projection")),
 });
 
 export function linearShape(x: readonly (string | number)[], w: readonly (string | number)[], b: readonly (string | number)[] | undefined, ctx: Parameters<typeof expectDim>[0]) {

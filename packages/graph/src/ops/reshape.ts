@@ -1,5 +1,6 @@
 import { formatDims, sameSize, type Dim } from "../dims.js";
 import { defineOp } from "../op-def.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface ReshapeAttrs {
   /** The new shape; names refer to symbolic dims (e.g. ["B", "T", 2, 4]). */
@@ -21,4 +22,6 @@ export const reshapeOp = defineOp<ReshapeAttrs>({
     if (!sameSize(x!, shape)) ctx.fail("shape", "element count must stay the same", `a shape with the size of ${formatDims(x!)}`, formatDims(shape));
     return shape;
   },
+  // A reshape moves no element: its gradient is the output's gradient in the input's shape.
+  vjp: (ctx) => [ctx.addGrad(0, "reshape", { x: gradOf(ctx, "reshape") }, { shape: [...ctx.shapeOf(ctx.inputs[0]!)] })],
 });

@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface RopeAttrs {
   /** θ_i = p · base^(−2i/r); 10000 in the RoFormer paper and most models. */
@@ -7,6 +8,8 @@ export interface RopeAttrs {
   readonly rotaryDim: number | null;
   /** Position of query/key 0 (tokens already in a cache); position p = positionOffset + l. */
   readonly positionOffset: number;
+  /** Rotate by −θ instead of θ: the inverse rotation, which is RoPE's backward (a rotation's transpose). */
+  readonly inverse: boolean;
 }
 
 /**
@@ -14,7 +17,8 @@ export interface RopeAttrs {
  * GPT-J one: dim i is paired with dim i + r/2, not with dim i + 1. For position p = positionOffset + l and
  * i in [0, r/2), θ = p · base^(−2i/r), x1 = x[..., i], x2 = x[..., i + r/2]:
  * out[..., i] = x1·cos θ − x2·sin θ, out[..., i + r/2] = x2·cos θ + x1·sin θ. Applied to queries and keys after the
- * heads are split, so ⟨rope(q, m), rope(k, n)⟩ depends on m − n only. x [B, H, L, D] → [B, H, L, D].
+ * heads are split, so ⟨rope(q, m), rope(k, n)⟩ depends on m − n only. With `inverse`, θ becomes −θ (sin flips sign):
+ * the transpose of the rotation, which is its gradient. x [B, H, L, D] → [B, H, L, D].
  */
 export const ropeOp = defineOp<RopeAttrs>({
   kind: "rope",
@@ -24,6 +28,7 @@ export const ropeOp = defineOp<RopeAttrs>({
     base: { type: "number", default: 10000, doc: "> 0" },
     rotaryDim: { type: "integer", nullable: true, min: 2, doc: "even, <= D; null = D" },
     positionOffset: { type: "integer", default: 0, min: 0 },
+    inverse: { type: "boolean", default: false, doc: "rotate by −θ (the backward of RoPE)" },
   },
   checkAttrs: (a, ctx) => {
     if (!(a.base > 0)) ctx.fail("base", "the RoPE base must be positive", "> 0", String(a.base));
@@ -38,4 +43,6 @@ export const ropeOp = defineOp<RopeAttrs>({
     }
     return x!;
   },
+  // A rotation's gradient is the inverse rotation.
+  vjp: (ctx) => [ctx.addGrad(0, "rope", { x: gradOf(ctx, "rope") }, { ...ctx.attrs, inverse: !ctx.attrs.inverse })],
 });

@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
 import { expectDim, expectHeadGroups } from "./shape-checks.js";
+import { gradOf, sumHeadGroups, swapLast } from "../vjp-helpers.js";
 
 export interface ScoreAttrs {}
 
@@ -21,5 +22,13 @@ export const scoreOp = defineOp<ScoreAttrs>({
     expectHeadGroups(ctx, "k", h!, k![1]!);
     expectDim(ctx, "k", "head dim of keys must match queries", d!, k![3]!, k);
     return [b!, h!, l!, k![2]!];
+  },
+  // scores = q · kᵀ: dq = g · k (a weighted sum over keys), dk = gᵀ · q summed over each key head's query heads.
+  vjp: (ctx) => {
+    const g = gradOf(ctx, "score");
+    const [q, k] = ctx.inputs as [string, string];
+    const dq = ctx.needs(0) ? ctx.addGrad(0, "weighted-sum", { weights: g, v: k }) : undefined;
+    const dk = ctx.needs(1) ? sumHeadGroups(ctx, 1, "weighted-sum", { weights: swapLast(ctx, g, "grad.t"), v: q }, ctx.shapeOf(k), "k") : undefined;
+    return [dq, dk];
   },
 });

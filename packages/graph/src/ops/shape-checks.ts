@@ -14,3 +14,10 @@ export function expectHeadGroups(ctx: OpContext, field: string, h: Dim, hkv: Dim
     ctx.fail(field, "query heads must be a multiple of key/value heads", `a divisor of H=${h}`, `Hkv=${hkv}`);
   }
 }
+
+/** Fails naming `field` unless `got` can have `expected`'s shape (same rank, every dim possibly equal). */
+export function expectSameShape(ctx: OpContext, field: string, expected: SymShape, got: SymShape): void {
+  if (expected.length !== got.length || !expected.every((d, i) => sameDim(d, got[i]!))) {
+    ctx.fail(field, "shape must match", formatDims(expected), formatDims(got));
+  }
+}

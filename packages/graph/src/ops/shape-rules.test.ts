@@ -85,7 +85,7 @@ describe("built-in shape rules", () => {
     expect(validationError(() => b.add("rope", "r6", { x: "x" }, { positionOffset: -1 })).subject).toBe("r6.positionOffset");
     expect(validationError(() => b.add("rope", "r7", { x: "x" }, { positionOffset: 1.5 })).subject).toBe("r7.positionOffset");
     expect(b.shapeOf(b.add("rope", "r8", { x: "sym" }, { rotaryDim: 64 }))).toEqual(["B", 2, "T", "D"]);
-    expect(b.output("r").build().node("r").attrs).toEqual({ base: 10000, rotaryDim: null, positionOffset: 0 });
+    expect(b.output("r").build().node("r").attrs).toEqual({ base: 10000, rotaryDim: null, positionOffset: 0, inverse: false });
   });
 
   it("transpose permutes; reshape keeps the element count", () => {

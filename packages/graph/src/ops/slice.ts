@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface SliceAttrs {
   readonly axis: number;
@@ -27,5 +28,13 @@ export const sliceOp = defineOp<SliceAttrs>({
     const d = x![a]!;
     if (typeof d === "number" && start + size > d) ctx.fail("size", "slice runs past the axis", `start + size <= ${d}`, `${start} + ${size}`);
     return x!.map((v, i) => (i === a ? size : v));
+  },
+  // The narrowed entries get the gradient; the rest of the axis gets 0 (a pad).
+  vjp: (ctx) => {
+    const x = ctx.shapeOf(ctx.inputs[0]!);
+    const a = ctx.attrs.axis < 0 ? ctx.attrs.axis + x.length : ctx.attrs.axis;
+    const d = x[a]!;
+    if (typeof d !== "number") ctx.unsupported(`the gradient of a slice of a symbolic axis (${d})`);
+    return [ctx.addGrad(0, "pad", { x: gradOf(ctx, "slice") }, { axis: a, before: ctx.attrs.start, after: (d as number) - ctx.attrs.start - ctx.attrs.size })];
   },
 });

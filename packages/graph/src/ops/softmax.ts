@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface SoftmaxAttrs {
   /** Scores are multiplied by this before the softmax (1/sqrt(D) in standard attention). */
@@ -19,4 +20,6 @@ export const softmaxOp = defineOp<SoftmaxAttrs>({
     if (x!.length < 1) ctx.fail("x", "softmax needs at least one axis", "rank >= 1", "a scalar");
     return x!;
   },
+  // From the output itself: scale · y ⊙ (g − Σ g ⊙ y); a fully masked row (y = 0) gets 0.
+  vjp: (ctx) => [ctx.addGrad(0, "softmax-grad", { y: ctx.output, grad: gradOf(ctx, "softmax") }, { scale: ctx.attrs.scale })],
 });

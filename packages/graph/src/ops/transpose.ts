@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { gradOf } from "../vjp-helpers.js";
 
 export interface TransposeAttrs {
   /** Output dim i is input dim perm[i]. */
@@ -17,5 +18,11 @@ export const transposeOp = defineOp<TransposeAttrs>({
     const ok = perm.length === r && new Set(perm).size === r && perm.every((p) => p >= 0 && p < r);
     if (!ok) ctx.fail("perm", "not a permutation of the input's axes", `a permutation of 0..${r - 1}`, `[${perm.join(", ")}]`);
     return perm.map((p) => x![p]!);
+  },
+  // The gradient goes back through the inverse permutation.
+  vjp: (ctx) => {
+    const inverse: number[] = [];
+    ctx.attrs.perm.forEach((p, i) => (inverse[p] = i));
+    return [ctx.addGrad(0, "transpose", { x: gradOf(ctx, "transpose") }, { perm: inverse })];
   },
 });

@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
 import { expectDim, expectHeadGroups } from "./shape-checks.js";
+import { gradOf, sumHeadGroups, swapLast } from "../vjp-helpers.js";
 
 export interface WeightedSumAttrs {}
 
@@ -18,5 +19,13 @@ export const weightedSumOp = defineOp<WeightedSumAttrs>({
     expectHeadGroups(ctx, "v", h!, v![1]!);
     expectDim(ctx, "v", "value length must equal the key length S", s!, v![2]!, v);
     return [b!, h!, l!, v![3]!];
+  },
+  // context = weights · v: dweights = g · vᵀ (a score), dv = weightsᵀ · g summed over each value head's query heads.
+  vjp: (ctx) => {
+    const g = gradOf(ctx, "weighted-sum");
+    const [w, v] = ctx.inputs as [string, string];
+    const dw = ctx.needs(0) ? ctx.addGrad(0, "score", { q: g, k: v }) : undefined;
+    const dv = ctx.needs(1) ? sumHeadGroups(ctx, 1, "weighted-sum", { weights: swapLast(ctx, w, "weights.t"), v: g }, ctx.shapeOf(v), "v") : undefined;
+    return [dw, dv];
   },
 });

@@ -1,7 +1,32 @@
 // Normalized attributes, as the runtime passes them to `dispatch`: every attribute present, defaults filled in. The
 // types come from the op declarations in @attngraph/graph, so an attribute added there breaks this file's build
 // instead of silently going untested.
-import type { AlibiAttrs, CrossEntropyAttrs, GeluAttrs, LayerNormAttrs, DropoutAttrs, MaskAttrs, ReshapeAttrs, RopeAttrs, SliceAttrs, SoftmaxAttrs, TransposeAttrs } from "@attngraph/graph";
+import type {
+  AdamMomentAttrs,
+  AdamStepAttrs,
+  AlibiAttrs,
+  CrossEntropyAttrs,
+  CrossEntropyGradAttrs,
+  DropoutAttrs,
+  EmbeddingGradAttrs,
+  GeluAttrs,
+  GeluGradAttrs,
+  LayerNormAttrs,
+  LayerNormGradAttrs,
+  LinearWeightGradAttrs,
+  MaskAttrs,
+  MaskGradAttrs,
+  PadAttrs,
+  ReshapeAttrs,
+  RopeAttrs,
+  SgdMomentumAttrs,
+  SgdStepAttrs,
+  SliceAttrs,
+  SoftmaxAttrs,
+  SoftmaxGradAttrs,
+  SumToAttrs,
+  TransposeAttrs,
+} from "@attngraph/graph";
 
 export const attrs = {
   /** projection, score, weighted-sum and out-proj have no attributes. */
@@ -13,10 +38,30 @@ export const attrs = {
   transpose: (perm: readonly number[]): TransposeAttrs => ({ perm }),
   slice: (axis: number, start: number, size: number): SliceAttrs => ({ axis, start, size }),
   alibi: (a: Partial<AlibiAttrs> = {}): AlibiAttrs => ({ slopes: null, scale: 1, alignment: "top-left", ...a }),
-  rope: (a: Partial<RopeAttrs> = {}): RopeAttrs => ({ base: 10000, rotaryDim: null, positionOffset: 0, ...a }),
+  rope: (a: Partial<RopeAttrs> = {}): RopeAttrs => ({ base: 10000, rotaryDim: null, positionOffset: 0, inverse: false, ...a }),
   layerNorm: (eps = 1e-5): LayerNormAttrs => ({ eps }),
   gelu: (approximate: GeluAttrs["approximate"] = "none"): GeluAttrs => ({ approximate }),
   crossEntropy: (a: Partial<CrossEntropyAttrs> = {}): CrossEntropyAttrs => ({ ignoreIndex: null, reduction: "mean", ...a }),
+  // Backward ops.
+  /** sum-to's `shape` is the call's outShape, concrete at dispatch. */
+  sumTo: (shape: readonly number[]): SumToAttrs => ({ shape }),
+  pad: (axis: number, before: number, after: number): PadAttrs => ({ axis, before, after }),
+  linearWeightGrad: (): LinearWeightGradAttrs => ({}),
+  softmaxGrad: (scale = 1): SoftmaxGradAttrs => ({ scale }),
+  maskGrad: (scale = 1): MaskGradAttrs => ({ scale }),
+  layerNormGrad: (eps = 1e-5): LayerNormGradAttrs => ({ eps }),
+  geluGrad: (approximate: GeluGradAttrs["approximate"] = "none"): GeluGradAttrs => ({ approximate }),
+  embeddingGrad: (rows: number): EmbeddingGradAttrs => ({ rows }),
+  crossEntropyGrad: (a: Partial<CrossEntropyGradAttrs> = {}): CrossEntropyGradAttrs => ({ ignoreIndex: null, reduction: "mean", ...a }),
+  // Optimizer ops.
+  /** beta has no default (β1 or β2); square false, weightDecay 0. */
+  adamMoment: (a: Partial<AdamMomentAttrs> & Pick<AdamMomentAttrs, "beta">): AdamMomentAttrs => ({ square: false, weightDecay: 0, ...a }),
+  /** lr has no default; the others are torch.optim.Adam's: betas (0.9, 0.999), eps 1e-8, no weight decay. */
+  adamStep: (a: Partial<AdamStepAttrs> & Pick<AdamStepAttrs, "lr">): AdamStepAttrs => ({ beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false, ...a }),
+  /** momentum has no default; dampening 0, weightDecay 0 (torch.optim.SGD's). */
+  sgdMomentum: (a: Partial<SgdMomentumAttrs> & Pick<SgdMomentumAttrs, "momentum">): SgdMomentumAttrs => ({ dampening: 0, weightDecay: 0, ...a }),
+  /** lr has no default; momentum 0, nesterov false, weightDecay 0 (torch.optim.SGD's). */
+  sgdStep: (a: Partial<SgdStepAttrs> & Pick<SgdStepAttrs, "lr">): SgdStepAttrs => ({ momentum: 0, nesterov: false, weightDecay: 0, ...a }),
 };
 
 /** Valid attributes for each built-in op kind, for asking `supports` (spread: supports takes a plain record). */
@@ -40,4 +85,18 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "cross-entropy": { ...attrs.crossEntropy({ ignoreIndex: -100 }) },
   "linear-gelu": { approximate: "none" },
   "add-layer-norm": { eps: 1e-5 },
+  "sum-to": { ...attrs.sumTo([1, 3]) },
+  pad: { ...attrs.pad(-1, 1, 2) },
+  "linear-weight-grad": { ...attrs.linearWeightGrad() },
+  "softmax-grad": { ...attrs.softmaxGrad(0.5) },
+  "mask-grad": { ...attrs.maskGrad(0.5) },
+  "layer-norm-grad": { ...attrs.layerNormGrad() },
+  "layer-norm-weight-grad": { ...attrs.layerNormGrad() },
+  "gelu-grad": { ...attrs.geluGrad("tanh") },
+  "embedding-grad": { ...attrs.embeddingGrad(5) },
+  "cross-entropy-grad": { ...attrs.crossEntropyGrad({ ignoreIndex: -100 }) },
+  "adam-moment": { ...attrs.adamMoment({ beta: 0.999, square: true, weightDecay: 0.01 }) },
+  "adam-step": { ...attrs.adamStep({ lr: 1e-3, weightDecay: 0.01, decoupled: true }) },
+  "sgd-momentum": { ...attrs.sgdMomentum({ momentum: 0.9, dampening: 0.1, weightDecay: 0.01 }) },
+  "sgd-step": { ...attrs.sgdStep({ lr: 1e-2, momentum: 0.9, nesterov: true, weightDecay: 0.01 }) },
 };

@@ -13,7 +13,7 @@ import { createRng, randomTensor } from "./prng.js";
 const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 
 /** Asserts `e` is an AttnGraphError whose message matches every pattern. */
-function expectTypedError(e: unknown, label: string, ...patterns: RegExp[]): void {
+export function expectTypedError(e: unknown, label: string, ...patterns: RegExp[]): void {
   expect(e, `${label}: the kernel returned instead of throwing`).toBeDefined();
   expect(AttnGraphError.isInstance(e), `${label}: expected an AttnGraphError, got ${String(e)}`).toBe(true);
   for (const p of patterns) expect((e as Error).message, label).toMatch(p);

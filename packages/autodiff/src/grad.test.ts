@@ -1,0 +1,167 @@
+// grad() on whole graphs (every attention variant, a transformer block, the worked example's model with its loss)
+// against central differences in float64, and what it builds: names, outputs, summed contributions, and its errors.
+import { buildAttention, type AttentionConfigInput, type AttentionOptions } from "@attngraph/attention";
+import { GraphBuilder, GraphValidationError, defineOp, createOpRegistry, type OpGraph } from "@attngraph/graph";
+import { simpleTransformer, transformerBlock } from "@attngraph/nn";
+import { AttnGraphError } from "@attngraph/tensor";
+import { describe, expect, it } from "vitest";
+import { grad } from "./grad.js";
+import { eval64 } from "./test-eval64.js";
+import { expectGradientsMatch, randomIds, randomValue, rngOf, type Rng } from "./test-gradcheck.js";
+import type { Value64 } from "./test-eval64.js";
+
+/** Random values for every input and weight of a graph, binding B, T, S as given; int32 inputs are ids below `ids`. */
+function valuesFor(graph: OpGraph, dims: Record<string, number>, rng: Rng, ids = 4): Record<string, Value64> {
+  const out: Record<string, Value64> = {};
+  for (const d of [...graph.inputs, ...graph.weights]) {
+    const shape = d.shape.map((x) => (typeof x === "string" ? dims[x]! : x));
+    out[d.name] = d.dtype === "int32" ? randomIds(rng, shape, ids) : randomValue(rng, shape, 0.8);
+  }
+  return out;
+}
+
+const ATTENTION: readonly [string, AttentionConfigInput, AttentionOptions][] = [
+  ["plain, with biases", { dIn: 6, dOut: 6, numHeads: 2, qkvBias: true, outProj: true, outBias: true }, {}],
+  ["causal GQA", { dIn: 8, dOut: 8, numHeads: 4, numKvHeads: 2, causal: true, outProj: true }, {}],
+  ["sliding window", { dIn: 4, dOut: 4, numHeads: 2, causal: true, window: 2 }, {}],
+  ["cross-attention", { dIn: 4, dOut: 4, numHeads: 2, cross: true, outProj: true, outBias: true }, {}],
+  ["key padding", { dIn: 4, dOut: 4, numHeads: 1 }, { keyPaddingMask: true }],
+  ["fused QKV", { dIn: 6, dOut: 6, numHeads: 3, qkvBias: true, outProj: true }, { fusedQkv: true }],
+  ["RoPE", { dIn: 8, dOut: 8, numHeads: 2, causal: true }, { position: { kind: "rope", rotaryDim: 2 } }],
+  ["ALiBi", { dIn: 4, dOut: 4, numHeads: 2, causal: true }, { position: { kind: "alibi" } }],
+  ["additive bias", { dIn: 4, dOut: 4, numHeads: 2, scale: 0.3 }, { userMask: "bias" }],
+  ["dropout in training", { dIn: 4, dOut: 4, numHeads: 2, dropout: 0.25 }, { training: true, seed: 9 }],
+];
+
+describe("grad() on whole graphs, against central differences (float64)", () => {
+  for (const [label, config, options] of ATTENTION) {
+    it(`attention: ${label}`, () => {
+      const graph = buildAttention(config, options);
+      const rng = rngOf(label.length);
+      const values = valuesFor(graph, { B: 2, T: 3, S: 4 }, rng);
+      if (values["keyPaddingMask"]) values["keyPaddingMask"] = { shape: [2, 3], data: Float64Array.from([0, 0, 1, 0, 1, 1]) };
+      const wrt = [...graph.inputs.filter((i) => i.name === "x" || i.name === "kv" || i.name === "bias").map((i) => i.name), ...graph.weights.map((w) => w.name)];
+      expectGradientsMatch({ graph, loss: graph.outputs[0]!, wrt, values, samples: 12 }, rng);
+    });
+  }
+
+  it("a fully masked query row gets zero gradient, never NaN", () => {
+    const graph = buildAttention({ dIn: 4, dOut: 4, numHeads: 1, outProj: true }, { keyPaddingMask: true });
+    const values = valuesFor(graph, { B: 1, T: 3 }, rngOf(5));
+    values["keyPaddingMask"] = { shape: [1, 3], data: Float64Array.from([1, 1, 1]) }; // every key hidden
+    const g = grad(graph, { loss: "output", wrt: ["x", "W_query", "W_key", "W_value"] });
+    const all = eval64(g.graph, { ...values, [g.seed!]: randomValue(rngOf(6), [1, 3, 4]) });
+    for (const w of ["x", "W_query", "W_key", "W_value"]) expect([...all.get(`${w}.grad`)!.data].every((v) => v === 0), w).toBe(true);
+  });
+
+  it("a transformer block (pre-norm, GELU MLP, residuals, a user mask)", () => {
+    const graph = transformerBlock({ embedDim: 8, nHeads: 2, mlpRatio: 2 }, { mask: true });
+    const rng = rngOf(12);
+    const values = valuesFor(graph, { B: 2, T: 3 }, rng);
+    values["mask"] = { shape: [3, 3], data: Float64Array.from([1, 0, 0, 1, 1, 0, 1, 1, 1]) };
+    expectGradientsMatch({ graph, loss: "output", wrt: ["x", ...graph.weights.map((w) => w.name)], values, samples: 10 }, rng);
+  });
+
+  it("the worked example's model: mean cross-entropy, a scalar loss, through embeddings and pos_embed", () => {
+    const graph = simpleTransformer({ vocabSize: 5, embedDim: 8, nHeads: 2, seqLen: 4, mlpRatio: 2, blocks: 2 }, { loss: true });
+    const rng = rngOf(13);
+    const values = valuesFor(graph, { B: 2 }, rng, 5);
+    const g = grad(graph, { loss: "loss", wrt: graph.weights.map((w) => w.name) });
+    expect(g.seed).toBeUndefined();
+    expectGradientsMatch({ graph, loss: "loss", wrt: graph.weights.map((w) => w.name), values, samples: 8 }, rng);
+  });
+});
+
+describe("what grad() builds", () => {
+  const graph = buildAttention({ dIn: 4, dOut: 4, numHeads: 2, outProj: true, outBias: true });
+
+  it("names each gradient <value>.grad, adds them as outputs after the graph's own, and a seed input for a non-scalar loss", () => {
+    const g = grad(graph, { loss: "output", wrt: ["W_query", "x"] });
+    expect(g.grads).toEqual({ W_query: "W_query.grad", x: "x.grad" });
+    expect(g.graph.outputs).toEqual(["output", "W_query.grad", "x.grad"]);
+    expect(g.seed).toBe("output.grad");
+    expect(g.graph.inputs.map((i) => i.name)).toEqual(["x", "output.grad"]);
+    // Intermediate gradients are nodes too, tappable by name; the forward nodes are all still there.
+    for (const n of ["weights.grad", "scores.grad", "queries.grad", "context.grad"]) expect(g.graph.has(n), n).toBe(true);
+    for (const n of graph.nodes) expect(g.graph.node(n.name).kind).toBe(n.kind);
+  });
+
+  it("sums the gradients of a value read by several nodes: x feeds queries, keys and values", () => {
+    const g = grad(graph, { loss: "output", wrt: ["x"] });
+    const sum = g.graph.node("x.grad");
+    expect(sum.kind).toBe("add");
+    const parts = g.graph.nodes.filter((n) => n.name.startsWith("x.grad."));
+    expect(parts.map((n) => n.name).sort()).toEqual(["x.grad.keys.0", "x.grad.queries.0", "x.grad.sum1", "x.grad.values.0"]);
+  });
+
+  it("a wrt that does not reach the loss gets a zero gradient and a note", () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", [2, 3]);
+    const y = b.input("unused", [4]);
+    const out = b.add("gelu", "out", { x });
+    const other = b.add("gelu", "other", { x: y });
+    const g = grad(b.output(out, other).build(), { loss: "out", wrt: ["x", "unused"] });
+    expect(g.notes).toEqual(["unused does not reach out: its gradient unused.grad is 0"]);
+    const all = eval64(g.graph, { x: randomValue(rngOf(1), [2, 3]), unused: randomValue(rngOf(2), [4]), "out.grad": randomValue(rngOf(3), [2, 3]) });
+    expect([...all.get("unused.grad")!.data].every((v) => v === 0)).toBe(true); // ±0: 0 · x keeps x's sign
+  });
+
+  it("fails with typed errors naming the field: unknown loss or wrt, an int32 wrt, an empty or repeated wrt", () => {
+    const err = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return e as AttnGraphError;
+      }
+      throw new Error("no error");
+    };
+    expect(err(() => grad(graph, { loss: "nope", wrt: ["x"] })).subject).toBe("grad.loss");
+    expect(err(() => grad(graph, { loss: "x", wrt: ["x"] })).subject).toBe("grad.loss");
+    expect(err(() => grad(graph, { loss: "output", wrt: ["nope"] })).subject).toBe("grad.wrt");
+    expect(err(() => grad(graph, { loss: "output", wrt: [] })).subject).toBe("grad.wrt");
+    expect(err(() => grad(graph, { loss: "output", wrt: ["x", "x"] })).subject).toBe("grad.wrt");
+    const lm = simpleTransformer({ vocabSize: 5, embedDim: 4, nHeads: 1, seqLen: 2 }, { loss: true });
+    const e = err(() => grad(lm, { loss: "loss", wrt: ["tokens"] }));
+    expect(e).toBeInstanceOf(GraphValidationError);
+    expect([e.subject, e.message]).toEqual(["grad.wrt.tokens", expect.stringContaining("int32")]);
+  });
+
+  it("an op without a backward rule is `unsupported: gradient of op X` naming the node; a rule's bad shape is named too", () => {
+    const softcap = defineOp<{ cap: number }>({ kind: "softcap", doc: "cap · tanh(x / cap)", inputs: [{ name: "x" }], attrs: { cap: { type: "number", default: 30 } }, inferShape: ([x]) => x! });
+    const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });
+    const x = b.input("x", [2, 3]);
+    const out = b.add("gelu", "out", { x: b.add("softcap", "capped", { x }) });
+    const e = (() => {
+      try {
+        grad(b.output(out).build(), { loss: "out", wrt: ["x"] });
+      } catch (err) {
+        return err as AttnGraphError;
+      }
+      throw new Error("no error");
+    })();
+    expect(e.code).toBe("unsupported");
+    expect(e.message).toBe("unsupported: gradient of op softcap (node capped): the op declares no backward rule");
+    expect(e.subject).toBe("capped");
+
+    const bad = defineOp<{ cap: number }>({ kind: "bad-rule", doc: "a rule that returns the wrong shape", inputs: [{ name: "x" }], attrs: { cap: { type: "number", default: 1 } }, inferShape: ([x]) => x!, vjp: (ctx) => [ctx.add("sum-to", "s", { x: ctx.grad }, { shape: [1] })] });
+    const b2 = new GraphBuilder({ registry: createOpRegistry([bad]) });
+    const y = b2.add("bad-rule", "y", { x: b2.input("x", [2, 3]) });
+    expect(() => grad(b2.output(y).build(), { loss: "y", wrt: ["x"] })).toThrow(/y\.vjp: the backward rule of op bad-rule gave input x a gradient of another shape/);
+  });
+
+  it("a user op with its own rule is differentiated like a built-in one", () => {
+    const softcap = defineOp<{ cap: number }>({
+      kind: "softcap",
+      doc: "cap · tanh(x / cap), here as gelu for the sake of a rule made of built-in ops",
+      inputs: [{ name: "x" }],
+      attrs: { cap: { type: "number", default: 30 } },
+      inferShape: ([x]) => x!,
+      vjp: (ctx) => [ctx.addGrad(0, "gelu-grad", { grad: ctx.grad, x: ctx.inputs[0] })],
+    });
+    const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });
+    const x = b.input("x", [3, 2]);
+    const y = b.add("softcap", "y", { x });
+    const g = grad(b.output(y).build(), { loss: "y", wrt: ["x"] });
+    expect(g.graph.node("x.grad").kind).toBe("gelu-grad");
+  });
+});

@@ -1,0 +1,1 @@
+export { grad, type GradOptions, type GradResult } from "./grad.js";

@@ -1,0 +1,70 @@
+// adam-moment: one of Adam's moments (torch.optim.Adam), elementwise in float64 and stored as float32: with
+// g = grad + weightDecay · param, beta · state + (1 − beta) · g (the first moment) or · g² (the second, `square`).
+import { afterwards, checkAdamMomentAttrs, expectSameShape, overRows, type AdamMomentAttrs } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
+import { optionalInput, outData, requireInput, result } from "./adapter.js";
+import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+
+/**
+ * beta · state + (1 − beta) · g (or g²), g = grad + weightDecay · param, elementwise in float64, stored as float32.
+ * @param state [...], any strides
+ * @param grad [...] (state's shape), any strides
+ * @param param [...] (state's shape), any strides; undefined counts as 0 (present, it is read even with weightDecay 0,
+ *   as the formula reads it: 0 · ±∞ is NaN)
+ * @param out where to write row-major; default: a new array
+ * @param part the rows (a row = the last axis) to write; default: all
+ */
+export function adamMomentImpl(state: StridedView, grad: StridedView, param: StridedView | undefined, a: AdamMomentAttrs, out?: Float32Array, part?: RowRange): Float32Array {
+  const r0 = part?.start ?? 0;
+  const sRows = rowOffsets(state, r0, part?.end);
+  const gRows = rowOffsets(grad, r0, part?.end);
+  const pRows = param && rowOffsets(param, r0, part?.end);
+  const { length: n, stride: ss } = lastAxis(state);
+  const { stride: gs } = lastAxis(grad);
+  const ps = param ? lastAxis(param).stride : 0;
+  const sd = state.data;
+  const gd = grad.data;
+  const pd = param?.data;
+  const { beta, square, weightDecay: wd } = a;
+  const keep = 1 - beta;
+  const y = out ?? new Float32Array(rowCount(state.shape) * n);
+  for (let r = 0; r < sRows.length; r++) {
+    const o = (r0 + r) * n;
+    let p = sRows[r]!;
+    let q = gRows[r]!;
+    if (pd && pRows) {
+      for (let j = 0, w = pRows[r]!; j < n; j++, p += ss, q += gs, w += ps) {
+        const g = gd[q]! + wd * pd[w]!;
+        y[o + j] = beta * sd[p]! + keep * (square ? g * g : g);
+      }
+    } else {
+      for (let j = 0; j < n; j++, p += ss, q += gs) {
+        const g = gd[q]!;
+        y[o + j] = beta * sd[p]! + keep * (square ? g * g : g);
+      }
+    }
+  }
+  return y;
+}
+
+/**
+ * Inputs: state [...], grad [...], optional param [...] (needed when weightDecay > 0); attrs { beta, square,
+ * weightDecay } → state's shape.
+ */
+export const adamMomentKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
+  const state = requireInput(call, 0, "state");
+  const grad = requireInput(call, 1, "grad");
+  const a = checkAdamMomentAttrs(call);
+  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
+  const param = a.weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
+  expectSameShape(call, "grad", state, grad);
+  if (param) expectSameShape(call, "param", state, param);
+  const { length: n } = lastAxis(state);
+  const rows = rowCount(state.shape);
+  const y = outData(call, state.shape) ?? new Float32Array(rows * n);
+  const pending = overRows(call, chunkWork, rows, n * ADAM_MOMENT_WORK, (start, end) => adamMomentImpl(state, grad, param, a, y, { start, end }));
+  return afterwards(pending, () => result(call, y, state.shape));
+});
+
+/** Work per element in multiply-adds of the matmul core: three strided reads and four multiply-adds (≈ 4). */
+const ADAM_MOMENT_WORK = 4;

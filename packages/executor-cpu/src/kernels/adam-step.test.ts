@@ -1,0 +1,216 @@
+import { describe, expect, it } from "vitest";
+import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
+import { mulberry32 } from "@attngraph/testkit";
+import { adamMomentKernel } from "./adam-moment.js";
+import { adamStepKernel } from "./adam-step.js";
+
+const rand = (shape: Shape, seed: number, scale = 1, offset = 0) => {
+  const next = mulberry32(seed);
+  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => offset + scale * (next() * 2 - 1)), shape);
+};
+
+interface Attrs {
+  lr: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  weightDecay?: number;
+  decoupled?: boolean;
+}
+
+const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
+
+const run = (param: Tensor, m: Tensor, v: Tensor, t: Tensor, attrs: Attrs, node = "optim.w.update") =>
+  adamStepKernel({ kind: "adam-step", node, attrs: { ...attrs }, inputs: [param, m, v, t], outShape: param.shape });
+
+/**
+ * The float64 reference, torch.optim.Adam's update (AdamW's with `decoupled`) written out: bias corrections
+ * 1 − β^t, denom = sqrt(v) / sqrt(bc2) + eps, param − (lr / bc1) · m / denom.
+ */
+function adamStep64(param: ArrayLike<number>, m: ArrayLike<number>, v: ArrayLike<number>, t: number, a: Attrs): number[] {
+  const { lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, decoupled = false } = a;
+  const bc1 = 1 - beta1 ** t;
+  const bc2 = 1 - beta2 ** t;
+  return Array.from(param, (p, k) => {
+    const pk = decoupled ? p * (1 - lr * weightDecay) : p;
+    const denom = Math.sqrt(v[k]!) / Math.sqrt(bc2) + eps;
+    return pk - ((lr / bc1) * m[k]!) / denom;
+  });
+}
+
+const near = (got: Tensor | ArrayLike<number>, want: ArrayLike<number>, tol = { abs: 1e-6, rel: 1e-6 }) => {
+  const r = compare(got, want, tol);
+  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
+};
+
+const thrown = (f: () => unknown): AttnGraphError => {
+  try {
+    f();
+  } catch (e) {
+    expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
+    return e as AttnGraphError;
+  }
+  return expect.unreachable("no error") as never;
+};
+
+describe("adam-step kernel", () => {
+  const p = rand([3, 6], 1);
+  const m = rand([3, 6], 2, 0.1);
+  const v = rand([3, 6], 3, 0.01, 0.011); // in (0.001, 0.021): v >= 0
+  const cases: Attrs[] = [
+    { lr: 1e-3 },
+    { lr: 1e-2, weightDecay: 0.1 }, // not decoupled: the step ignores weightDecay
+    { lr: 1e-2, weightDecay: 0.1, decoupled: true },
+    { lr: 5e-3, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.5, decoupled: true },
+    { lr: 1e-2, beta1: 0, beta2: 0, eps: 1e-3 },
+  ];
+
+  it("matches torch's update in float64 for Adam and AdamW, t from 1 to 1e6, the step as [] and [1]", () => {
+    for (const a of cases) {
+      for (const [k, t] of [1, 2, 10, 1000, 1e6].entries()) {
+        const want = adamStep64(p.toArray(), m.toArray(), v.toArray(), t, a);
+        // Computed in float64 and rounded once.
+        expect(Array.from(run(p, m, v, step(t, k % 2 ? [1] : []), a).toFloat32Array())).toEqual(want.map(Math.fround));
+      }
+    }
+  });
+
+  it("decoupled false ignores weightDecay; decoupled true shrinks the param by 1 − lr · weightDecay", () => {
+    const zero = Tensor.from(new Float32Array(18), [3, 6]);
+    expect(run(p, zero, v, step(3), { lr: 0.1, weightDecay: 0.5 }).toArray()).toEqual(p.toArray());
+    near(run(p, zero, v, step(3), { lr: 0.1, weightDecay: 0.5, decoupled: true }), p.toArray().map((x) => x * 0.95));
+    // m = v = 0 (no gradient reached the element): the param stays, never NaN.
+    expect(run(p, zero, zero, step(1), { lr: 0.1 }).toArray()).toEqual(p.toArray());
+  });
+
+  it("strided (transposed) param, m and v, each and all", () => {
+    const pT = rand([6, 3], 4).permute([1, 0]);
+    const mT = rand([6, 3], 5, 0.1).permute([1, 0]);
+    const vT = rand([6, 3], 6, 0.01, 0.011).permute([1, 0]);
+    expect(pT.isContiguous() || mT.isContiguous() || vT.isContiguous()).toBe(false);
+    for (const a of cases) {
+      for (const [pp, mm, vv] of [[pT, m, v], [p, mT, v], [p, m, vT], [pT, mT, vT]] as const) {
+        const want = adamStep64(pp.toArray(), mm.toArray(), vv.toArray(), 7, a);
+        expect(Array.from(run(pp, mm, vv, step(7, [1]), a).toFloat32Array())).toEqual(want.map(Math.fround));
+      }
+    }
+  });
+
+  it("reads the step through a view (a slice of a steps tensor at an offset)", () => {
+    const steps = Tensor.from([1, 2, 3, 4], [4]);
+    const t3 = new Tensor(steps.data, [1], [1], 2);
+    const want = adamStep64(p.toArray(), m.toArray(), v.toArray(), 3, { lr: 1e-2 });
+    expect(Array.from(run(p, m, v, t3, { lr: 1e-2 }).toFloat32Array())).toEqual(want.map(Math.fround));
+    expect(Array.from(run(p, m, v, new Tensor(steps.data, [], [], 2), { lr: 1e-2 }).toFloat32Array())).toEqual(want.map(Math.fround));
+  });
+
+  it("a step that is not an integer >= 1 is an input error naming <node>.step", () => {
+    for (const [t, shape] of [[0, []], [1.5, [1]], [NaN, []], [-2, [1]], [Infinity, []]] as const) {
+      const e = thrown(() => run(p, m, v, step(t, shape), { lr: 1e-2 }));
+      expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.update.step"]);
+      expect(e.message).toContain("optim.w.update.step");
+    }
+  });
+
+  it("a step of another shape than [] or [1] is a shape error naming <node>.step; missing, an input error", () => {
+    let e = thrown(() => run(p, m, v, Tensor.from([1, 2], [2]), { lr: 1e-2 }));
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.step"]);
+    e = thrown(() => run(p, m, v, Tensor.from([1], [1, 1]), { lr: 1e-2 }));
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.step"]);
+    e = thrown(() => adamStepKernel({ kind: "adam-step", node: "u", attrs: { lr: 1 }, inputs: [p, m, v], outShape: p.shape }));
+    expect([e.code, e.subject]).toEqual(["input", "u.step"]);
+  });
+
+  it("shapes that differ are a shape error naming <node>.m or <node>.v", () => {
+    let e = thrown(() => run(p, rand([6, 3], 1), v, step(1), { lr: 1e-2 }));
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.m"]);
+    e = thrown(() => run(p, m, rand([18], 1), step(1), { lr: 1e-2 }));
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.v"]);
+  });
+
+  it("invalid attributes are attr errors naming the field", () => {
+    for (const [attrs, field] of [
+      [{ lr: 0 }, "lr"],
+      [{ lr: NaN }, "lr"],
+      [{}, "lr"],
+      [{ lr: 1, beta1: 1 }, "beta1"],
+      [{ lr: 1, beta2: -0.5 }, "beta2"],
+      [{ lr: 1, eps: -1 }, "eps"],
+      [{ lr: 1, weightDecay: -1 }, "weightDecay"],
+      [{ lr: 1, decoupled: "yes" }, "decoupled"],
+    ] as const) {
+      const e = thrown(() => run(p, m, v, step(1), attrs as unknown as Attrs));
+      expect([e.code, e.subject]).toEqual(["attr", `optim.w.update.${field}`]);
+    }
+  });
+});
+
+describe("adam-moment and adam-step in chunks", () => {
+  it("with a signal and a tiny chunkWork: a Promise of bit for bit the numbers of one call (strided inputs)", async () => {
+    const shape = [6, 40];
+    const p = rand([40, 6], 1).permute([1, 0]);
+    const m = rand(shape, 2, 0.1);
+    const v = rand([40, 6], 3, 0.01, 0.011).permute([1, 0]);
+    const signal = new AbortController().signal;
+    const momentCall = { kind: "adam-moment", node: "optim.w.v", attrs: { beta: 0.99, square: true, weightDecay: 0.01 }, inputs: [v, m, p], outShape: shape };
+    const stepCall = { kind: "adam-step", node: "optim.w.update", attrs: { lr: 1e-2, weightDecay: 0.1, decoupled: true }, inputs: [p, m, v, step(4, [1])], outShape: shape };
+    for (const [kernel, call] of [[adamMomentKernel, momentCall], [adamStepKernel, stepCall]] as const) {
+      const pending = kernel({ ...call, signal }, 1);
+      expect(pending).toBeInstanceOf(Promise);
+      expect(Array.from((await pending).toFloat32Array())).toEqual(Array.from((kernel(call) as Tensor).toFloat32Array()));
+    }
+  });
+});
+
+describe("adam-moment → adam-step: a training loop", () => {
+  /**
+   * torch.optim.Adam's step in float64 (AdamW's with `decoupled`), as its source reads: grad += wd · param (Adam),
+   * param *= 1 − lr · wd (AdamW); m.lerp_(grad, 1 − β1); v.mul_(β2).addcmul_(grad, grad, 1 − β2); then
+   * param.addcdiv_(m, v.sqrt() / sqrt(bc2) + eps, −lr / bc1).
+   */
+  function torchAdam64(p: Float64Array, m: Float64Array, v: Float64Array, g: ArrayLike<number>, t: number, a: Required<Attrs>): void {
+    const bc1 = 1 - a.beta1 ** t;
+    const bc2 = 1 - a.beta2 ** t;
+    for (let k = 0; k < p.length; k++) {
+      let gk = g[k]!;
+      if (a.decoupled) p[k] = p[k]! * (1 - a.lr * a.weightDecay);
+      else gk += a.weightDecay * p[k]!;
+      m[k] = m[k]! + (1 - a.beta1) * (gk - m[k]!);
+      v[k] = v[k]! * a.beta2 + (1 - a.beta2) * gk * gk;
+      p[k] = p[k]! - (a.lr / bc1) * (m[k]! / (Math.sqrt(v[k]!) / Math.sqrt(bc2) + a.eps));
+    }
+  }
+
+  const loops: Required<Attrs>[] = [
+    { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false },
+    { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.05, decoupled: false },
+    { lr: 2e-2, beta1: 0.85, beta2: 0.98, eps: 1e-6, weightDecay: 0.1, decoupled: true },
+  ];
+  for (const a of loops) {
+    it(`5 steps of ${a.decoupled ? "AdamW" : "Adam"} (weightDecay ${a.weightDecay}) on a [4, 5] parameter match a float64 loop of torch's update`, () => {
+      const shape = [4, 5];
+      const l2 = a.decoupled ? 0 : a.weightDecay;
+      let p = rand(shape, 100);
+      let m = Tensor.from(new Float32Array(20), shape);
+      let v = Tensor.from(new Float32Array(20), shape);
+      const rp = Float64Array.from(p.toArray());
+      const rm = new Float64Array(20);
+      const rv = new Float64Array(20);
+      for (let t = 1; t <= 5; t++) {
+        const g = rand(shape, 200 + t, 2);
+        const gT = t % 2 === 0 ? rand([5, 4], 200 + t, 2).permute([1, 0]) : g; // even steps: a strided gradient
+        const param = l2 > 0 ? p : undefined;
+        const call = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ({ kind, node, attrs, inputs, outShape: shape });
+        m = adamMomentKernel(call("adam-moment", "optim.w.m", { beta: a.beta1, square: false, weightDecay: l2 }, [m, gT, param])) as Tensor;
+        v = adamMomentKernel(call("adam-moment", "optim.w.v", { beta: a.beta2, square: true, weightDecay: l2 }, [v, gT, param])) as Tensor;
+        p = adamStepKernel(call("adam-step", "optim.w.update", { ...a }, [p, m, v, step(t, t % 2 ? [1] : [])])) as Tensor;
+        torchAdam64(rp, rm, rv, gT.toArray(), t, a);
+        near(m, rm, { abs: 1e-7, rel: 1e-6 });
+        near(v, rv, { abs: 1e-7, rel: 1e-6 });
+        near(p, rp, { abs: 1e-6, rel: 1e-6 });
+      }
+      const moved = p.toArray().reduce((w, x, k) => Math.max(w, Math.abs(x - rand(shape, 100).toArray()[k]!)), 0);
+      expect(moved).toBeGreaterThan(a.lr);
+    });
+  }
+});

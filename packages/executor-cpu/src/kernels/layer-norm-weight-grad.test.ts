@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
+import { mulberry32 } from "@attngraph/testkit";
+import { layerNormWeightGradKernel } from "./layer-norm-weight-grad.js";
+
+const rand = (shape: Shape, seed: number, shift = 0) => {
+  const next = mulberry32(seed);
+  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => shift + next() * 2 - 1), shape);
+};
+
+const run = (grad: Tensor, x: Tensor, eps = 1e-5) =>
+  layerNormWeightGradKernel({ kind: "layer-norm-weight-grad", node: "ln1.weight.grad", attrs: { eps }, inputs: [grad, x], outShape: [x.shape.at(-1)!] });
+
+/** The float64 reference: Σ over rows of grad ⊙ x̂, x̂ = (x − mean) / sqrt(var + eps) per row. */
+function weightGrad64(grad: Tensor, x: Tensor, eps: number): number[] {
+  const n = x.shape.at(-1)!;
+  const xv = x.toArray();
+  const gv = grad.toArray();
+  const out = new Array<number>(n).fill(0);
+  for (let r = 0; r < xv.length / n; r++) {
+    const row = xv.slice(r * n, r * n + n);
+    const mean = row.reduce((a, b) => a + b, 0) / n;
+    const rstd = 1 / Math.sqrt(row.reduce((a, b) => a + (b - mean) ** 2, 0) / n + eps);
+    for (let j = 0; j < n; j++) out[j]! += gv[r * n + j]! * (row[j]! - mean) * rstd;
+  }
+  return out;
+}
+
+const near = (got: Tensor, want: readonly number[]) => {
+  const r = compare(got, want, { abs: 1e-5, rel: 1e-4 });
+  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
+};
+
+describe("layer-norm-weight-grad kernel", () => {
+  it("sums grad ⊙ x̂ over every row", () => {
+    const grad = rand([2, 5, 8], 1);
+    const x = rand([2, 5, 8], 2, 3);
+    const y = run(grad, x, 1e-3);
+    expect(y.shape).toEqual([8]);
+    near(y, weightGrad64(grad, x, 1e-3));
+  });
+
+  it("reads transposed (strided) inputs", () => {
+    const grad = rand([6, 3, 2], 3).permute([2, 1, 0]); // [2, 3, 6]
+    const x = rand([6, 2, 3], 4).permute([1, 2, 0]);
+    expect(grad.isContiguous() || x.isContiguous()).toBe(false);
+    near(run(grad, x), weightGrad64(grad, x, 1e-5));
+  });
+
+  it("gives zeros for no rows", () => {
+    expect(run(Tensor.zeros([0, 3]), Tensor.zeros([0, 3])).toArray()).toEqual([0, 0, 0]);
+  });
+
+  it("rejects mismatched shapes and a bad eps, naming node and field", () => {
+    const subject = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (e) {
+        expect(AttnGraphError.isInstance(e)).toBe(true);
+        return (e as AttnGraphError).subject;
+      }
+      return undefined;
+    };
+    expect(subject(() => run(rand([2, 4], 1), rand([4, 2], 2)))).toBe("ln1.weight.grad.x");
+    expect(subject(() => run(rand([2, 4], 1), rand([2, 4], 2), -1))).toBe("ln1.weight.grad.eps");
+  });
+});

@@ -1,0 +1,74 @@
+// sgd-momentum: SGD's momentum buffer (torch.optim.SGD), elementwise in float64 and stored as float32: with
+// d = grad + weightDecay · param, d at the first step (t = 1, PyTorch clones d into the buffer) and
+// momentum · buf + (1 − dampening) · d after. The step t is an input (one float, read here), so the graph stays the
+// same from step to step.
+import { afterwards, checkOptimizerStepValue, checkSgdMomentumAttrs, expectSameShape, expectStepShape, overRows, type SgdMomentumAttrs } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
+import { optionalInput, outData, requireInput, result } from "./adapter.js";
+import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+
+/**
+ * The new buffer elementwise in float64, stored as float32: d (t = 1) or momentum · buf + (1 − dampening) · d.
+ * @param buf [...], any strides; not read at t = 1
+ * @param grad [...] (buf's shape), any strides
+ * @param param [...] (buf's shape), any strides; undefined counts as 0 (present, it is read even with weightDecay 0,
+ *   as the formula reads it: 0 · ±∞ is NaN)
+ * @param t the step, an integer >= 1 (checked by the caller)
+ * @param out where to write row-major; default: a new array
+ * @param part the rows (a row = the last axis) to write; default: all
+ */
+export function sgdMomentumImpl(buf: StridedView, grad: StridedView, param: StridedView | undefined, t: number, a: SgdMomentumAttrs, out?: Float32Array, part?: RowRange): Float32Array {
+  const r0 = part?.start ?? 0;
+  const first = t === 1;
+  const bRows = first ? undefined : rowOffsets(buf, r0, part?.end);
+  const gRows = rowOffsets(grad, r0, part?.end);
+  const pRows = param && rowOffsets(param, r0, part?.end);
+  const { length: n, stride: bs } = lastAxis(buf);
+  const { stride: gs } = lastAxis(grad);
+  const ps = param ? lastAxis(param).stride : 0;
+  const bd = buf.data;
+  const gd = grad.data;
+  const pd = param?.data;
+  const { momentum: mu, weightDecay: wd } = a;
+  const keep = 1 - a.dampening;
+  const y = out ?? new Float32Array(rowCount(buf.shape) * n);
+  for (let r = 0; r < gRows.length; r++) {
+    const o = (r0 + r) * n;
+    let q = gRows[r]!;
+    let w = pRows ? pRows[r]! : 0;
+    if (first || !bRows) {
+      for (let j = 0; j < n; j++, q += gs, w += ps) y[o + j] = pd ? gd[q]! + wd * pd[w]! : gd[q]!;
+    } else {
+      for (let j = 0, p = bRows[r]!; j < n; j++, p += bs, q += gs, w += ps) {
+        const d = pd ? gd[q]! + wd * pd[w]! : gd[q]!;
+        y[o + j] = mu * bd[p]! + keep * d;
+      }
+    }
+  }
+  return y;
+}
+
+/**
+ * Inputs: buf [...], grad [...], optional param [...] (needed when weightDecay > 0), step [] or [1] (t, 1 for the
+ * first step); attrs { momentum, dampening, weightDecay } → buf's shape.
+ */
+export const sgdMomentumKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
+  const buf = requireInput(call, 0, "buf");
+  const grad = requireInput(call, 1, "grad");
+  const a = checkSgdMomentumAttrs(call);
+  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
+  const param = a.weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
+  const step = requireInput(call, 3, "step");
+  expectSameShape(call, "grad", buf, grad);
+  if (param) expectSameShape(call, "param", buf, param);
+  expectStepShape(call, step);
+  const t = checkOptimizerStepValue(call, step.data[step.offset] ?? NaN);
+  const { length: n } = lastAxis(buf);
+  const rows = rowCount(buf.shape);
+  const y = outData(call, buf.shape) ?? new Float32Array(rows * n);
+  const pending = overRows(call, chunkWork, rows, n * SGD_MOMENTUM_WORK, (start, end) => sgdMomentumImpl(buf, grad, param, t, a, y, { start, end }));
+  return afterwards(pending, () => result(call, y, buf.shape));
+});
+
+/** Work per element in multiply-adds of the matmul core: three strided reads and three multiply-adds (≈ 3). */
+const SGD_MOMENTUM_WORK = 3;

@@ -1,0 +1,72 @@
+// sgd-step: SGD's parameter update (torch.optim.SGD, maximize false), elementwise in float64 and stored as float32:
+// with d = grad + weightDecay · param, param − lr · u where u = d without momentum, buf (the buffer after this step's
+// sgd-momentum) with it, and d + momentum · buf with `nesterov`.
+import { afterwards, checkSgdStepAttrs, expectSameShape, overRows, type SgdStepAttrs } from "@attngraph/graph";
+import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
+import { optionalInput, outData, requireInput, result } from "./adapter.js";
+import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+
+/**
+ * The update elementwise in float64, stored as float32.
+ * @param param [...], any strides
+ * @param grad [...] (param's shape), any strides
+ * @param buf [...] (param's shape), the momentum buffer after this step; any strides; read only with momentum > 0
+ * @param out where to write row-major; default: a new array
+ * @param part the rows (a row = the last axis) to write; default: all
+ */
+export function sgdStepImpl(param: StridedView, grad: StridedView, buf: StridedView | undefined, a: SgdStepAttrs, out?: Float32Array, part?: RowRange): Float32Array {
+  const r0 = part?.start ?? 0;
+  const useBuf = a.momentum > 0 && buf !== undefined;
+  const pRows = rowOffsets(param, r0, part?.end);
+  const gRows = rowOffsets(grad, r0, part?.end);
+  const bRows = useBuf ? rowOffsets(buf, r0, part?.end) : undefined;
+  const { length: n, stride: ps } = lastAxis(param);
+  const { stride: gs } = lastAxis(grad);
+  const bs = useBuf ? lastAxis(buf).stride : 0;
+  const pd = param.data;
+  const gd = grad.data;
+  const bd = buf?.data;
+  const { lr, momentum: mu, nesterov, weightDecay: wd } = a;
+  const y = out ?? new Float32Array(rowCount(param.shape) * n);
+  for (let r = 0; r < pRows.length; r++) {
+    const o = (r0 + r) * n;
+    let p = pRows[r]!;
+    let q = gRows[r]!;
+    if (!bRows || !bd) {
+      for (let j = 0; j < n; j++, p += ps, q += gs) {
+        const pv = pd[p]!;
+        y[o + j] = pv - lr * (gd[q]! + wd * pv);
+      }
+    } else if (nesterov) {
+      for (let j = 0, b = bRows[r]!; j < n; j++, p += ps, q += gs, b += bs) {
+        const pv = pd[p]!;
+        y[o + j] = pv - lr * (gd[q]! + wd * pv + mu * bd[b]!);
+      }
+    } else {
+      for (let j = 0, b = bRows[r]!; j < n; j++, p += ps, b += bs) y[o + j] = pd[p]! - lr * bd[b]!;
+    }
+  }
+  return y;
+}
+
+/**
+ * Inputs: param [...], grad [...], optional buf [...] (needed when momentum > 0); attrs { lr, momentum, nesterov,
+ * weightDecay } → param's shape.
+ */
+export const sgdStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
+  const param = requireInput(call, 0, "param");
+  const grad = requireInput(call, 1, "grad");
+  const a = checkSgdStepAttrs(call);
+  // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
+  const buf = a.momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
+  expectSameShape(call, "grad", param, grad);
+  if (buf) expectSameShape(call, "buf", param, buf);
+  const { length: n } = lastAxis(param);
+  const rows = rowCount(param.shape);
+  const y = outData(call, param.shape) ?? new Float32Array(rows * n);
+  const pending = overRows(call, chunkWork, rows, n * SGD_STEP_WORK, (start, end) => sgdStepImpl(param, grad, buf, a, y, { start, end }));
+  return afterwards(pending, () => result(call, y, param.shape));
+});
+
+/** Work per element in multiply-adds of the matmul core: three strided reads and three multiply-adds (≈ 3). */
+const SGD_STEP_WORK = 3;

@@ -1,0 +1,124 @@
+// adam-moment on wasm against a float64 loop written here (beta · state + (1 − beta) · g or g², g = grad + wd · param):
+// rows of every length mod 4 (the 4-lane path and its tail), first and second moments, weight decay, param absent,
+// strided state, grad and param (each and all), scalar and empty tensors, chunks, and the errors.
+import { describe, expect, it } from "vitest";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import type { WasmValue } from "../value.js";
+import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor } from "../test-util.js";
+
+const ex = await wasmExecutor();
+
+interface Attrs {
+  beta: number;
+  square?: boolean;
+  weightDecay?: number;
+}
+
+/** The op's formula in float64: the kernel computes in float64 too and rounds once, so it matches bit for bit. */
+function adamMoment64(state: Tensor, grad: Tensor, param: Tensor | undefined, { beta, square = false, weightDecay = 0 }: Attrs): Float64Array {
+  const s = f64(state);
+  const g = f64(grad);
+  const p = param && f64(param);
+  return s.map((sv, k) => {
+    const gk = g[k]! + (p ? weightDecay * p[k]! : 0);
+    return beta * sv + (1 - beta) * (square ? gk * gk : gk);
+  });
+}
+
+const run = (s: Tensor, g: Tensor, p: Tensor | undefined, a: Attrs, views = false, node = "optim.w.m") =>
+  (views ? onWasmViews : onWasm)(ex, "adam-moment", { ...a }, [s, g, p], s.shape, node);
+const expectRef = (got: Tensor, s: Tensor, g: Tensor, p: Tensor | undefined, a: Attrs) =>
+  expect(Array.from(got.toFloat32Array())).toEqual(Array.from(Float32Array.from(adamMoment64(s, g, p, a))));
+const positive = (t: Tensor) => new Tensor(t.toFloat32Array().map(Math.abs), t.shape);
+
+describe("adam-moment on wasm", () => {
+  it("first and second moments, weight decay and param absent; rows of every length mod 4", () => {
+    for (const n of [1, 3, 4, 5, 8, 37]) {
+      const g = random([2, 3, n], n, 3);
+      const p = random([2, 3, n], n + 100, 2);
+      for (const square of [false, true]) {
+        const s = square ? positive(random([2, 3, n], n + 50)) : random([2, 3, n], n + 50);
+        for (const a of [{ beta: 0.9, square }, { beta: 0.999, square, weightDecay: 0.1 }, { beta: 0, square, weightDecay: 0.5 }, { beta: 0.8, square, weightDecay: 0 }]) {
+          const param = a.weightDecay === undefined ? undefined : p;
+          expectRef(run(s, g, param, a), s, g, param, a);
+        }
+      }
+    }
+  });
+
+  it("param absent takes the defaults square false, weightDecay 0", () => {
+    const got = run(Tensor.from([1, 2, 3, 4], [4]), Tensor.from([0.5, -1, 2, 0], [4]), undefined, { beta: 0.5 });
+    expect(Array.from(got.toFloat32Array())).toEqual([0.75, 0.5, 2.5, 2]);
+  });
+
+  it("strided state, grad and param (transposed), each and all, both moments; the dense copy of a strided param released", () => {
+    const before = ex.inUseBytes;
+    const s = random([3, 5, 7], 1);
+    const g = random([3, 5, 7], 2);
+    const p = random([3, 5, 7], 3);
+    const sT = random([7, 3, 5], 4).permute([1, 2, 0]);
+    const gT = random([5, 7, 3], 5).permute([2, 0, 1]);
+    const pT = random([3, 7, 5], 6).permute([0, 2, 1]);
+    for (const square of [false, true]) {
+      const a = { beta: 0.95, square, weightDecay: 0.01 };
+      for (const [x, y, z] of [[sT, g, p], [s, gT, p], [s, g, pT], [sT, gT, pT]] as const) expectRef(run(x, y, z, a, true), x, y, z, a);
+      expectRef(run(sT, gT, undefined, { beta: 0.95, square }, true), sT, gT, undefined, { beta: 0.95, square });
+    }
+    expect(ex.inUseBytes).toBe(before);
+  });
+
+  it("scalar and empty inputs", () => {
+    const a = { beta: 0.9, square: true, weightDecay: 0.5 };
+    const [s, g, p] = [Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], [])];
+    expectRef(run(s, g, p, a), s, g, p, a);
+    expect(run(random([2, 0], 1), random([2, 0], 2), undefined, { beta: 0.9 }).shape).toEqual([2, 0]);
+  });
+
+  it("in chunks of a tiny chunkWork (dense and strided): bit for bit one call, nothing left allocated", async () => {
+    const tiny = await wasmExecutor({ chunkWork: 1 });
+    const a = { beta: 0.99, square: true, weightDecay: 0.01 };
+    for (const [s, g, p] of [
+      [random([6, 50], 7), random([6, 50], 8), random([6, 50], 9)],
+      [random([50, 6], 7).transpose(0, 1), random([6, 50], 8), random([50, 6], 9).transpose(0, 1)],
+    ] as const) {
+      const inputs = [s, g, p].map((t) => uploadView(tiny, t));
+      const pending = tiny.dispatch({ kind: "adam-moment", node: "optim.w.v", attrs: a, inputs, outShape: [6, 50], signal: new AbortController().signal });
+      expect(pending).toBeInstanceOf(Promise);
+      const out = (await pending) as WasmValue;
+      expectRef(tiny.download(out), s, g, p, a);
+      for (const v of [out, ...inputs]) tiny.release(v);
+      expect(tiny.inUseBytes).toBe(0);
+    }
+  });
+
+  it("errors name the node and field: weight decay without param, shapes, attributes", () => {
+    const before = ex.inUseBytes;
+    const call = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => {
+      const values = inputs.map((t) => t && ex.upload(t));
+      try {
+        return thrown(() => ex.dispatch({ kind: "adam-moment", node: "optim.w.m", attrs, inputs: values, outShape: [2, 3] })) as AttnGraphError;
+      } finally {
+        for (const v of values) if (v) ex.release(v);
+      }
+    };
+    const [s, g] = [random([2, 3], 1), random([2, 3], 2)];
+    let e = call({ beta: 0.9, weightDecay: 0.1 }, [s, g, undefined]);
+    expect(AttnGraphError.isInstance(e)).toBe(true);
+    expect([e.code, e.subject]).toEqual(["input", "optim.w.m.param"]);
+    e = call({ beta: 0.9 }, [s, random([3, 2], 3)]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.m.grad"]);
+    e = call({ beta: 0.9, weightDecay: 0.1 }, [s, g, random([6], 3)]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.m.param"]);
+    for (const [attrs, field] of [
+      [{ beta: 1 }, "beta"],
+      [{ beta: NaN }, "beta"],
+      [{}, "beta"],
+      [{ beta: 0.9, square: "yes" }, "square"],
+      [{ beta: 0.9, weightDecay: -1 }, "weightDecay"],
+    ] as const) {
+      e = call(attrs, [s, g, s]);
+      expect([e.code, e.subject]).toEqual(["attr", `optim.w.m.${field}`]);
+    }
+    expect(ex.inUseBytes, "nothing left allocated after the errors").toBe(before);
+  });
+});

@@ -1,0 +1,216 @@
+// adam-step on wasm against torch.optim.Adam's (AdamW's) update written here as a float64 loop: Adam and AdamW, t from
+// 1 to 1e6 as [] and [1], rows of every length mod 4, strided param, m and v (each and all), the step read through a
+// view, invalid steps (a typed error naming <node>.step), chunks, and a five-step training loop of adam-moment →
+// adam-step against a float64 loop of torch's step.
+import { describe, expect, it } from "vitest";
+import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
+import type { WasmValue } from "../value.js";
+import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor, worst } from "../test-util.js";
+
+const ex = await wasmExecutor();
+
+interface Attrs {
+  lr: number;
+  beta1?: number;
+  beta2?: number;
+  eps?: number;
+  weightDecay?: number;
+  decoupled?: boolean;
+}
+
+/** torch's update in float64: bc = 1 − β^t; param (· (1 − lr · wd) for AdamW) − (lr / bc1) · m / (sqrt(v) / sqrt(bc2) + eps). */
+function adamStep64(param: ArrayLike<number>, m: ArrayLike<number>, v: ArrayLike<number>, t: number, a: Attrs): Float64Array {
+  const { lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, decoupled = false } = a;
+  const bc1 = 1 - beta1 ** t;
+  const bc2 = 1 - beta2 ** t;
+  return Float64Array.from(param, (p, k) => {
+    const pk = decoupled ? p * (1 - lr * weightDecay) : p;
+    return pk - ((lr / bc1) * m[k]!) / (Math.sqrt(v[k]!) / Math.sqrt(bc2) + eps);
+  });
+}
+
+const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
+const run = (p: Tensor, m: Tensor, v: Tensor, t: Tensor, a: Attrs, views = false, node = "optim.w.update") =>
+  (views ? onWasmViews : onWasm)(ex, "adam-step", { ...a }, [p, m, v, t], p.shape, node);
+/** Float64 in the module too (β^t by the module's own pow): equal to the reference rounded once, within an ulp or so. */
+const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-7, rel = 1e-6) => expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);
+/** Dispatches on uploads of `inputs` (released after) and returns what it threw. */
+function failure(attrs: Record<string, unknown>, inputs: Tensor[], node = "optim.w.update"): AttnGraphError {
+  const values = inputs.map((t) => ex.upload(t));
+  try {
+    return thrown(() => ex.dispatch({ kind: "adam-step", node, attrs, inputs: values, outShape: inputs[0]!.shape })) as AttnGraphError;
+  } finally {
+    for (const v of values) ex.release(v);
+  }
+}
+const positive = (t: Tensor, at: number) => new Tensor(t.toFloat32Array().map((x) => at + Math.abs(x)), t.shape);
+
+const cases: Attrs[] = [
+  { lr: 1e-3 },
+  { lr: 1e-2, weightDecay: 0.1 }, // not decoupled: the step ignores weightDecay
+  { lr: 1e-2, weightDecay: 0.1, decoupled: true },
+  { lr: 5e-3, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.5, decoupled: true },
+  { lr: 1e-2, beta1: 0, beta2: 0, eps: 1e-3 },
+];
+
+describe("adam-step on wasm", () => {
+  it("Adam and AdamW, t = 1 … 1e6 as [] and [1], rows of every length mod 4", () => {
+    for (const n of [1, 3, 4, 5, 8, 37]) {
+      const p = random([3, n], n);
+      const m = random([3, n], n + 10, 0.1);
+      const v = positive(random([3, n], n + 20, 0.01), 1e-3);
+      for (const a of cases) {
+        for (const [k, t] of [1, 2, 10, 1000, 1e6].entries()) expectNear(run(p, m, v, step(t, k % 2 ? [1] : []), a), adamStep64(f64(p), f64(m), f64(v), t, a));
+      }
+    }
+  });
+
+  it("decoupled false ignores weightDecay; moments of 0 keep the param (times the AdamW decay), never NaN", () => {
+    const p = random([2, 9], 1);
+    const zero = new Tensor(new Float32Array(18), [2, 9]);
+    expect(Array.from(run(p, zero, zero, step(3), { lr: 0.1, weightDecay: 0.5 }).toFloat32Array())).toEqual(Array.from(p.toFloat32Array()));
+    expectNear(run(p, zero, zero, step(3), { lr: 0.1, weightDecay: 0.5, decoupled: true }), Array.from(p.toFloat32Array(), (x) => x * 0.95));
+  });
+
+  it("strided param, m and v (transposed), each and all; the dense copy of a strided v released", () => {
+    const before = ex.inUseBytes;
+    const p = random([4, 5, 6], 1);
+    const m = random([4, 5, 6], 2, 0.1);
+    const v = positive(random([4, 5, 6], 3, 0.01), 1e-3);
+    const pT = random([6, 4, 5], 4).permute([1, 2, 0]);
+    const mT = random([5, 6, 4], 5, 0.1).permute([2, 0, 1]);
+    const vT = positive(random([4, 6, 5], 6, 0.01), 1e-3).permute([0, 2, 1]);
+    for (const a of cases) {
+      for (const [x, y, z] of [[pT, m, v], [p, mT, v], [p, m, vT], [pT, mT, vT]] as const) {
+        expectNear(run(x, y, z, step(7, [1]), a, true), adamStep64(f64(x), f64(y), f64(z), 7, a));
+      }
+    }
+    expect(ex.inUseBytes).toBe(before);
+  });
+
+  it("reads the step through a view: a slice of a steps tensor at an offset, and a reshape of it to []", () => {
+    const p = random([3, 5], 1);
+    const m = random([3, 5], 2, 0.1);
+    const v = positive(random([3, 5], 3, 0.01), 1e-3);
+    const steps = Tensor.from([1, 2, 3, 4], [4]);
+    for (const t of [new Tensor(steps.data, [1], [1], 2), new Tensor(steps.data, [], [], 2)]) {
+      expectNear(run(p, m, v, t, { lr: 1e-2 }, true), adamStep64(f64(p), f64(m), f64(v), 3, { lr: 1e-2 }));
+    }
+  });
+
+  it("a step that is not an integer >= 1 (0, 1.5, NaN, -2, ∞) is an input error naming <node>.step; the executor still works", () => {
+    const p = random([2, 3], 1);
+    const m = random([2, 3], 2, 0.1);
+    const v = positive(random([2, 3], 3, 0.01), 1e-3);
+    const before = ex.inUseBytes;
+    for (const [t, shape] of [[0, []], [1.5, [1]], [NaN, []], [-2, [1]], [Infinity, []]] as const) {
+      const e = failure({ lr: 1e-2 }, [p, m, v, step(t, shape)]);
+      expect(AttnGraphError.isInstance(e), `step ${t}`).toBe(true);
+      expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.update.step"]);
+      expect(e.message).toContain("optim.w.update.step");
+    }
+    expect(ex.inUseBytes, "nothing left allocated").toBe(before);
+    expectNear(run(p, m, v, step(2), { lr: 1e-2 }), adamStep64(f64(p), f64(m), f64(v), 2, { lr: 1e-2 }));
+  });
+
+  it("errors name the node and field: the step's shape, m and v shapes, attributes", () => {
+    const [p, m, v] = [random([2, 3], 1), random([2, 3], 2), positive(random([2, 3], 3), 0)];
+    const before = ex.inUseBytes;
+    const call = (attrs: Record<string, unknown>, inputs: Tensor[]) => failure(attrs, inputs);
+    let e = call({ lr: 1 }, [p, m, v, Tensor.from([1, 2], [2])]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.step"]);
+    e = call({ lr: 1 }, [p, random([3, 2], 4), v, step(1)]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.m"]);
+    e = call({ lr: 1 }, [p, m, random([6], 4), step(1)]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.v"]);
+    for (const [attrs, field] of [
+      [{ lr: 0 }, "lr"],
+      [{}, "lr"],
+      [{ lr: 1, beta1: 1 }, "beta1"],
+      [{ lr: 1, beta2: -0.5 }, "beta2"],
+      [{ lr: 1, eps: -1 }, "eps"],
+      [{ lr: 1, weightDecay: NaN }, "weightDecay"],
+      [{ lr: 1, decoupled: 1 }, "decoupled"],
+    ] as const) {
+      e = call(attrs, [p, m, v, step(1)]);
+      expect([e.code, e.subject]).toEqual(["attr", `optim.w.update.${field}`]);
+    }
+    expect(ex.inUseBytes).toBe(before);
+  });
+
+  it("in chunks of a tiny chunkWork (dense, and strided with a v copied dense): bit for bit one call, nothing left allocated", async () => {
+    const tiny = await wasmExecutor({ chunkWork: 1 });
+    const a = { lr: 1e-2, weightDecay: 0.1, decoupled: true };
+    const v = positive(random([6, 50], 9, 0.01), 1e-3);
+    for (const [p, m, vv] of [
+      [random([6, 50], 7), random([6, 50], 8, 0.1), v],
+      [random([50, 6], 7).transpose(0, 1), random([6, 50], 8, 0.1), positive(random([50, 6], 9, 0.01), 1e-3).transpose(0, 1)],
+    ] as const) {
+      const inputs = [p, m, vv, step(4, [1])].map((t) => uploadView(tiny, t));
+      const pending = tiny.dispatch({ kind: "adam-step", node: "optim.w.update", attrs: a, inputs, outShape: [6, 50], signal: new AbortController().signal });
+      expect(pending).toBeInstanceOf(Promise);
+      const out = (await pending) as WasmValue;
+      const got = tiny.download(out).toFloat32Array();
+      expect(Array.from(got)).toEqual(Array.from(onWasmViews(ex, "adam-step", a, [p, m, vv, step(4, [1])], [6, 50]).toFloat32Array()));
+      for (const x of [out, ...inputs]) tiny.release(x);
+      expect(tiny.inUseBytes).toBe(0);
+    }
+  });
+});
+
+describe("adam-moment → adam-step on wasm: a training loop", () => {
+  /** One step of torch.optim.Adam (AdamW with `decoupled`) in float64, as its source reads. */
+  function torchAdam64(p: Float64Array, m: Float64Array, v: Float64Array, g: ArrayLike<number>, t: number, a: Required<Attrs>): void {
+    const bc1 = 1 - a.beta1 ** t;
+    const bc2 = 1 - a.beta2 ** t;
+    for (let k = 0; k < p.length; k++) {
+      let gk = g[k]!;
+      if (a.decoupled) p[k] = p[k]! * (1 - a.lr * a.weightDecay);
+      else gk += a.weightDecay * p[k]!;
+      m[k] = m[k]! + (1 - a.beta1) * (gk - m[k]!); // exp_avg.lerp_(grad, 1 − β1)
+      v[k] = v[k]! * a.beta2 + (1 - a.beta2) * gk * gk; // exp_avg_sq.mul_(β2).addcmul_(grad, grad, 1 − β2)
+      p[k] = p[k]! - (a.lr / bc1) * (m[k]! / (Math.sqrt(v[k]!) / Math.sqrt(bc2) + a.eps));
+    }
+  }
+
+  const loops: Required<Attrs>[] = [
+    { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false },
+    { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.05, decoupled: false },
+    { lr: 2e-2, beta1: 0.85, beta2: 0.98, eps: 1e-6, weightDecay: 0.1, decoupled: true },
+  ];
+  for (const a of loops) {
+    it(`5 steps of ${a.decoupled ? "AdamW" : "Adam"} (weightDecay ${a.weightDecay}) on a [4, 7] parameter, values kept on the executor`, () => {
+      const shape = [4, 7];
+      const n = 28;
+      const before = ex.inUseBytes;
+      const l2 = a.decoupled ? 0 : a.weightDecay;
+      const p0 = random(shape, 100);
+      let p = ex.upload(p0);
+      let m = ex.upload(new Tensor(new Float32Array(n), shape));
+      let v = ex.upload(new Tensor(new Float32Array(n), shape));
+      const rp = f64(p0);
+      const rm = new Float64Array(n);
+      const rv = new Float64Array(n);
+      for (let t = 1; t <= 5; t++) {
+        const gHost = t % 2 === 0 ? random([7, 4], 200 + t, 2).transpose(0, 1) : random(shape, 200 + t, 2); // even steps: strided
+        const g = uploadView(ex, gHost);
+        const s = ex.upload(step(t, t % 2 ? [1] : []));
+        const param = l2 > 0 ? p : undefined;
+        const dispatch = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (WasmValue | undefined)[]) => ex.dispatch({ kind, node, attrs, inputs, outShape: shape }) as WasmValue;
+        const m2 = dispatch("adam-moment", "optim.w.m", { beta: a.beta1, square: false, weightDecay: l2 }, [m, g, param]);
+        const v2 = dispatch("adam-moment", "optim.w.v", { beta: a.beta2, square: true, weightDecay: l2 }, [v, g, param]);
+        const p2 = dispatch("adam-step", "optim.w.update", { ...a }, [p, m2, v2, s]);
+        torchAdam64(rp, rm, rv, f64(gHost), t, a);
+        expectNear(ex.download(m2), rm);
+        expectNear(ex.download(v2), rv);
+        expectNear(ex.download(p2), rp, 1e-6);
+        for (const x of [p, m, v, g, s]) ex.release(x);
+        [p, m, v] = [p2, m2, v2];
+      }
+      const moved = ex.download(p).toFloat32Array().reduce((w, x, k) => Math.max(w, Math.abs(x - p0.toFloat32Array()[k]!)), 0);
+      expect(moved).toBeGreaterThan(a.lr);
+      for (const x of [p, m, v]) ex.release(x);
+      expect(ex.inUseBytes).toBe(before);
+    });
+  }
+});

@@ -1,0 +1,54 @@
+// cross-entropy-grad: the logits gradient of cross-entropy, per counted position (softmax(logits) − onehot(target)) · g
+// in float64 in the module (assembly/cross-entropy-grad.ts), g the loss gradient (absent = 1; "mean" divides it by the
+// count of counted positions, "none" takes each position's). Ignored positions get a row of 0. Every target is checked
+// on the host first with the forward kernel's check and error (findBadIndex), before anything is allocated or written.
+// logits, targets and grad may be any views (a strided per-position grad is copied dense first). With a signal, a big
+// call runs in chunks of positions.
+import { checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape, findBadIndex, withCleanup } from "@attngraph/graph";
+import { chunkedKernel, overRows } from "../chunks.js";
+import type { WasmValue } from "../value.js";
+import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
+import { hostElements } from "./host-read.js";
+
+/**
+ * Inputs: logits [..., V], targets [...] int32, optional grad ([] for "mean"/"sum", [...] for "none");
+ * attrs { ignoreIndex, reduction } → [..., V].
+ */
+export const crossEntropyGradKernel = chunkedKernel((call, ctx) => {
+  const logits = requireInput(call, 0, "logits");
+  const targets = requireInput(call, 1, "targets", "int32");
+  const grad = optionalInput(call, 2, "grad");
+  const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
+  expectCrossEntropyShapes(call, logits, targets);
+  if (grad !== undefined) expectLossGradShape(call, grad, targets, reduction);
+  const nv = logits.shape[logits.rank - 1]!;
+  const values = hostElements(ctx, targets); // a view of the memory: used before anything is allocated
+  const bad = findBadIndex(call, "targets", values, targets.shape, nv, "target", ignoreIndex);
+  if (bad !== undefined) throw bad;
+  let counted = values.length;
+  if (ignoreIndex !== null) for (const t of values) if (t === ignoreIndex) counted--;
+
+  const out = ctx.output(call, logits.shape);
+  return fillingChunked(call, ctx, out, () => {
+    if (out.size === 0) return undefined;
+    let temp: WasmValue | undefined;
+    const run = () => {
+      let g = grad;
+      if (g !== undefined && reduction === "none" && !g.dense) {
+        temp = ctx.dense(g, `${call.node} (dense copy of a strided grad)`).value;
+        g = temp;
+      }
+      const gAddress = g?.address ?? 0;
+      const gStride = reduction === "none" ? 1 : 0;
+      const div = reduction === "mean" ? Math.max(1, counted) : 1;
+      // Descriptors are shared: both written again for each chunk (another kernel may run in between).
+      const part = (r0: number, r1: number) =>
+        ctx.exports.crossEntropyGrad(logits.address, ctx.desc(logits, 0), targets.address, ctx.desc(targets, 1), gAddress, gStride, div, ignoreIndex ?? 0, ignoreIndex === null ? 0 : 1, out.address, r0, r1);
+      return overRows(call, ctx, targets.size, nv * CROSS_ENTROPY_GRAD_WORK, part);
+    };
+    return withCleanup(run, () => temp && ctx.release(temp));
+  });
+});
+
+/** Work per element in multiply-adds of the SIMD matmul: as the forward (two passes and a float64 exp) plus a scaling pass. */
+const CROSS_ENTROPY_GRAD_WORK = 100;

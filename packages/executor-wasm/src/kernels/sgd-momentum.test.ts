@@ -1,0 +1,176 @@
+// sgd-momentum on wasm against torch.optim.SGD's buffer update written here as a float64 loop (d = grad + wd · param;
+// d at t = 1, PyTorch's clone; momentum · buf + (1 − dampening) · d after): rows of every length mod 4 (the 4-lane
+// path and its tail), dampening, weight decay, param absent, t as [] and [1], the buffer not read at t = 1, strided
+// buf, grad and param (each and all), the step read through a view, invalid steps (a typed error naming
+// <node>.step), scalar and empty inputs, chunks, and the errors.
+import { describe, expect, it } from "vitest";
+import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
+import type { WasmValue } from "../value.js";
+import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor } from "../test-util.js";
+
+const ex = await wasmExecutor();
+
+interface Attrs {
+  momentum: number;
+  dampening?: number;
+  weightDecay?: number;
+}
+
+/** The op's formula in float64: the kernel computes in float64 too and rounds once, so it matches bit for bit. */
+function sgdMomentum64(buf: Tensor, grad: Tensor, param: Tensor | undefined, t: number, { momentum, dampening = 0, weightDecay = 0 }: Attrs): Float64Array {
+  const b = f64(buf);
+  const p = param && f64(param);
+  return f64(grad).map((g, k) => {
+    const d = g + (p ? weightDecay * p[k]! : 0);
+    return t === 1 ? d : momentum * b[k]! + (1 - dampening) * d;
+  });
+}
+
+const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
+const run = (b: Tensor, g: Tensor, p: Tensor | undefined, t: Tensor, a: Attrs, views = false, node = "optim.w.buf") =>
+  (views ? onWasmViews : onWasm)(ex, "sgd-momentum", { ...a }, [b, g, p, t], b.shape, node);
+const expectRef = (got: Tensor, b: Tensor, g: Tensor, p: Tensor | undefined, t: number, a: Attrs) =>
+  expect(Array.from(got.toFloat32Array())).toEqual(Array.from(Float32Array.from(sgdMomentum64(b, g, p, t, a))));
+
+const cases: Attrs[] = [
+  { momentum: 0.9 },
+  { momentum: 0.9, dampening: 0.1 },
+  { momentum: 0.5, dampening: 1, weightDecay: 0.1 },
+  { momentum: 0.99, weightDecay: 0.5 },
+  { momentum: 0, weightDecay: 0.01 },
+];
+
+describe("sgd-momentum on wasm", () => {
+  it("momentum, dampening, weight decay and param absent; t = 1, 2, 7 as [] and [1]; rows of every length mod 4", () => {
+    for (const n of [1, 3, 4, 5, 8, 37]) {
+      const b = random([2, 3, n], n + 50);
+      const g = random([2, 3, n], n, 3);
+      const p = random([2, 3, n], n + 100, 2);
+      for (const a of cases) {
+        const param = a.weightDecay === undefined ? undefined : p;
+        for (const [k, t] of [1, 2, 7].entries()) expectRef(run(b, g, param, step(t, k % 2 ? [1] : []), a), b, g, param, t, a);
+      }
+    }
+  });
+
+  it("t = 1 clones d: the buffer is not read (NaN there does not reach the output), dense or strided", () => {
+    const nan = new Tensor(new Float32Array(21).fill(NaN), [3, 7]);
+    const nanT = new Tensor(new Float32Array(21).fill(NaN), [7, 3]).transpose(0, 1);
+    const g = random([3, 7], 1);
+    const p = random([3, 7], 2);
+    const a = { momentum: 0.9, dampening: 0.5, weightDecay: 0.1 };
+    for (const b of [nan, nanT]) {
+      expectRef(run(b, g, p, step(1), a, true), b, g, p, 1, a);
+      expect(run(b, g, p, step(1), a, true).toFloat32Array().some(Number.isNaN)).toBe(false);
+    }
+  });
+
+  it("param absent takes the defaults dampening 0, weightDecay 0; param present with weightDecay 0 adds nothing", () => {
+    const got = run(Tensor.from([1, 2, 3, 4], [4]), Tensor.from([0.5, -1, 2, 0], [4]), undefined, step(2), { momentum: 0.5 });
+    expect(Array.from(got.toFloat32Array())).toEqual([1, 0, 3.5, 2]);
+    const [b, g, p] = [random([2, 9], 1), random([2, 9], 2), random([2, 9], 3)];
+    expect(Array.from(run(b, g, p, step(3), { momentum: 0.8 }).toFloat32Array())).toEqual(Array.from(run(b, g, undefined, step(3), { momentum: 0.8 }).toFloat32Array()));
+  });
+
+  it("strided buf, grad and param (transposed), each and all, at t = 1 and 4; the dense copy of a strided param released", () => {
+    const before = ex.inUseBytes;
+    const b = random([3, 5, 7], 1);
+    const g = random([3, 5, 7], 2);
+    const p = random([3, 5, 7], 3);
+    const bT = random([7, 3, 5], 4).permute([1, 2, 0]);
+    const gT = random([5, 7, 3], 5).permute([2, 0, 1]);
+    const pT = random([3, 7, 5], 6).permute([0, 2, 1]);
+    const a = { momentum: 0.9, dampening: 0.2, weightDecay: 0.01 };
+    for (const t of [1, 4]) {
+      for (const [x, y, z] of [[bT, g, p], [b, gT, p], [b, g, pT], [bT, gT, pT]] as const) expectRef(run(x, y, z, step(t), a, true), x, y, z, t, a);
+      expectRef(run(bT, gT, undefined, step(t), { momentum: 0.9 }, true), bT, gT, undefined, t, { momentum: 0.9 });
+    }
+    expect(ex.inUseBytes).toBe(before);
+  });
+
+  it("reads the step through a view: a slice of a steps tensor at an offset, and a reshape of it to []", () => {
+    const [b, g] = [random([3, 5], 1), random([3, 5], 2)];
+    const steps = Tensor.from([1, 2, 3, 4], [4]);
+    for (const t of [new Tensor(steps.data, [1], [1], 2), new Tensor(steps.data, [], [], 2)]) expectRef(run(b, g, undefined, t, { momentum: 0.9 }, true), b, g, undefined, 3, { momentum: 0.9 });
+    expectRef(run(b, g, undefined, new Tensor(steps.data, [], [], 0), { momentum: 0.9 }, true), b, g, undefined, 1, { momentum: 0.9 });
+  });
+
+  it("scalar and empty inputs", () => {
+    const a = { momentum: 0.9, dampening: 0.5, weightDecay: 0.5 };
+    const [b, g, p] = [Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], [])];
+    expectRef(run(b, g, p, step(2), a), b, g, p, 2, a);
+    expect(run(random([2, 0], 1), random([2, 0], 2), undefined, step(2), { momentum: 0.9 }).shape).toEqual([2, 0]);
+  });
+
+  it("in chunks of a tiny chunkWork (dense and strided, t = 1 and 3): bit for bit the reference, nothing left allocated", async () => {
+    const tiny = await wasmExecutor({ chunkWork: 1 });
+    const a = { momentum: 0.9, dampening: 0.1, weightDecay: 0.01 };
+    for (const t of [1, 3]) {
+      for (const [b, g, p] of [
+        [random([6, 50], 7), random([6, 50], 8), random([6, 50], 9)],
+        [random([50, 6], 7).transpose(0, 1), random([6, 50], 8), random([50, 6], 9).transpose(0, 1)],
+      ] as const) {
+        const inputs = [b, g, p, step(t, [1])].map((x) => uploadView(tiny, x));
+        const pending = tiny.dispatch({ kind: "sgd-momentum", node: "optim.w.buf", attrs: a, inputs, outShape: [6, 50], signal: new AbortController().signal });
+        expect(pending).toBeInstanceOf(Promise);
+        const out = (await pending) as WasmValue;
+        expectRef(tiny.download(out), b, g, p, t, a);
+        for (const v of [out, ...inputs]) tiny.release(v);
+        expect(tiny.inUseBytes).toBe(0);
+      }
+    }
+  });
+
+  it("a step that is not an integer >= 1 (0, 1.5, NaN, -2, ∞) is an input error naming <node>.step; the executor still works", () => {
+    const [b, g] = [random([2, 3], 1), random([2, 3], 2)];
+    const before = ex.inUseBytes;
+    for (const [t, shape] of [[0, []], [1.5, [1]], [NaN, []], [-2, [1]], [Infinity, []]] as const) {
+      const values = [b, g, undefined, step(t, shape)].map((x) => x && ex.upload(x));
+      try {
+        const e = thrown(() => ex.dispatch({ kind: "sgd-momentum", node: "optim.w.buf", attrs: { momentum: 0.9 }, inputs: values, outShape: [2, 3] })) as AttnGraphError;
+        expect(AttnGraphError.isInstance(e), `step ${t}`).toBe(true);
+        expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
+        expect(e.message).toContain("optim.w.buf.step");
+      } finally {
+        for (const v of values) if (v) ex.release(v);
+      }
+    }
+    expect(ex.inUseBytes, "nothing left allocated").toBe(before);
+    expectRef(run(b, g, undefined, step(2), { momentum: 0.9 }), b, g, undefined, 2, { momentum: 0.9 });
+  });
+
+  it("errors name the node and field: the step's shape, weight decay without param, shapes, attributes", () => {
+    const before = ex.inUseBytes;
+    const call = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => {
+      const values = inputs.map((t) => t && ex.upload(t));
+      try {
+        return thrown(() => ex.dispatch({ kind: "sgd-momentum", node: "optim.w.buf", attrs, inputs: values, outShape: [2, 3] })) as AttnGraphError;
+      } finally {
+        for (const v of values) if (v) ex.release(v);
+      }
+    };
+    const [b, g] = [random([2, 3], 1), random([2, 3], 2)];
+    let e = call({ momentum: 0.9 }, [b, g, undefined, Tensor.from([1, 2], [2])]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.step"]);
+    e = call({ momentum: 0.9 }, [b, g, undefined, undefined]);
+    expect([e.code, e.subject]).toEqual(["input", "optim.w.buf.step"]);
+    e = call({ momentum: 0.9, weightDecay: 0.1 }, [b, g, undefined, step(1)]);
+    expect([e.code, e.subject]).toEqual(["input", "optim.w.buf.param"]);
+    e = call({ momentum: 0.9 }, [b, random([3, 2], 3), undefined, step(1)]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.grad"]);
+    e = call({ momentum: 0.9, weightDecay: 0.1 }, [b, g, random([6], 3), step(1)]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.param"]);
+    for (const [attrs, field] of [
+      [{}, "momentum"],
+      [{ momentum: -1 }, "momentum"],
+      [{ momentum: NaN }, "momentum"],
+      [{ momentum: 0.9, dampening: 2 }, "dampening"],
+      [{ momentum: 0.9, dampening: "0" }, "dampening"],
+      [{ momentum: 0.9, weightDecay: -1 }, "weightDecay"],
+    ] as const) {
+      e = call(attrs, [b, g, b, step(2)]);
+      expect([e.code, e.subject]).toEqual(["attr", `optim.w.buf.${field}`]);
+    }
+    expect(ex.inUseBytes, "nothing left allocated after the errors").toBe(before);
+  });
+});

@@ -1,0 +1,206 @@
+// sgd-step on wasm against torch.optim.SGD's update written here as a float64 loop (d = grad + wd · param; u = d, buf,
+// or d + momentum · buf with nesterov; param − lr · u): rows of every length mod 4, momentum 0 with buf absent (and a
+// buf given but not read), strided param, grad and buf (each and all), chunks, the errors, and a five-step training
+// loop of sgd-momentum → sgd-step against a float64 loop of torch's step.
+import { describe, expect, it } from "vitest";
+import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
+import type { WasmValue } from "../value.js";
+import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor, worst } from "../test-util.js";
+
+const ex = await wasmExecutor();
+
+interface Attrs {
+  lr: number;
+  momentum?: number;
+  nesterov?: boolean;
+  weightDecay?: number;
+}
+
+/** torch's update in float64: d = grad + wd · param; u = d (momentum 0), buf, or d + momentum · buf (nesterov); param − lr · u. */
+function sgdStep64(param: ArrayLike<number>, grad: ArrayLike<number>, buf: ArrayLike<number> | undefined, a: Attrs): Float64Array {
+  const { lr, momentum = 0, nesterov = false, weightDecay = 0 } = a;
+  return Float64Array.from(param, (p, k) => {
+    const d = grad[k]! + weightDecay * p;
+    const u = momentum === 0 ? d : nesterov ? d + momentum * buf![k]! : buf![k]!;
+    return p - lr * u;
+  });
+}
+
+const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
+const run = (p: Tensor, g: Tensor, b: Tensor | undefined, a: Attrs, views = false, node = "optim.w.update") =>
+  (views ? onWasmViews : onWasm)(ex, "sgd-step", { ...a }, [p, g, b], p.shape, node);
+/** Float64 in the module too, the same operations in the same order: the reference rounded once, bit for bit. */
+const expectRef = (got: Tensor, p: Tensor, g: Tensor, b: Tensor | undefined, a: Attrs) =>
+  expect(Array.from(got.toFloat32Array())).toEqual(Array.from(Float32Array.from(sgdStep64(f64(p), f64(g), b && f64(b), a))));
+const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-6, rel = 1e-6) => expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);
+
+const cases: Attrs[] = [
+  { lr: 1e-2 },
+  { lr: 1e-1, weightDecay: 0.1 },
+  { lr: 1e-2, momentum: 0.9 },
+  { lr: 1e-2, momentum: 0.9, weightDecay: 0.5 }, // the buffer already holds the decay: the step reads buf alone
+  { lr: 5e-2, momentum: 0.9, nesterov: true },
+  { lr: 5e-2, momentum: 0.5, nesterov: true, weightDecay: 0.2 },
+];
+
+describe("sgd-step on wasm", () => {
+  it("plain, weight decay, momentum, nesterov; rows of every length mod 4", () => {
+    for (const n of [1, 3, 4, 5, 8, 37]) {
+      const p = random([3, n], n);
+      const g = random([3, n], n + 10, 2);
+      const b = random([3, n], n + 20, 2);
+      for (const a of cases) {
+        const buf = a.momentum ? b : undefined;
+        expectRef(run(p, g, buf, a), p, g, buf, a);
+      }
+    }
+  });
+
+  it("momentum 0 with buf absent (the defaults), and with a buf given that it never reads", () => {
+    const x = Tensor.from([1, 2, 3, 4, 5], [5]);
+    const dx = Tensor.from([0.5, -1, 2, 0, 4], [5]);
+    expect(Array.from(run(x, dx, undefined, { lr: 0.5 }).toFloat32Array())).toEqual([0.75, 2.5, 2, 4, 3]);
+    const nan = new Tensor(new Float32Array(5).fill(NaN), [5]);
+    expect(Array.from(run(x, dx, nan, { lr: 0.5 }).toFloat32Array())).toEqual([0.75, 2.5, 2, 4, 3]);
+    expect(Array.from(run(x, dx, new Tensor(new Float32Array(10).fill(NaN), [5], [2], 1), { lr: 0.5 }, true).toFloat32Array())).toEqual([0.75, 2.5, 2, 4, 3]);
+  });
+
+  it("strided param, grad and buf (transposed), each and all; the dense copy of a strided buf released", () => {
+    const before = ex.inUseBytes;
+    const p = random([4, 5, 6], 1);
+    const g = random([4, 5, 6], 2);
+    const b = random([4, 5, 6], 3);
+    const pT = random([6, 4, 5], 4).permute([1, 2, 0]);
+    const gT = random([5, 6, 4], 5).permute([2, 0, 1]);
+    const bT = random([4, 6, 5], 6).permute([0, 2, 1]);
+    for (const a of cases) {
+      for (const [x, y, z] of [[pT, g, b], [p, gT, b], [p, g, bT], [pT, gT, bT]] as const) {
+        const buf = a.momentum ? z : undefined;
+        expectRef(run(x, y, buf, a, true), x, y, buf, a);
+      }
+    }
+    expect(ex.inUseBytes).toBe(before);
+  });
+
+  it("scalar and empty inputs", () => {
+    expect(Array.from(run(Tensor.from([2], []), Tensor.from([1], []), Tensor.from([4], []), { lr: 0.5, momentum: 0.5, nesterov: true }).toFloat32Array())).toEqual([2 - 0.5 * (1 + 2)]);
+    expect(run(random([0, 3], 1), random([0, 3], 2), undefined, { lr: 1 }).shape).toEqual([0, 3]);
+  });
+
+  it("in chunks of a tiny chunkWork (dense, and strided with a buf copied dense): bit for bit the reference, nothing left allocated", async () => {
+    const tiny = await wasmExecutor({ chunkWork: 1 });
+    for (const a of [{ lr: 1e-2, weightDecay: 0.1 }, { lr: 1e-2, momentum: 0.9 }, { lr: 1e-2, momentum: 0.9, nesterov: true, weightDecay: 0.01 }]) {
+      for (const [p, g, b] of [
+        [random([6, 50], 7), random([6, 50], 8), random([6, 50], 9)],
+        [random([50, 6], 7).transpose(0, 1), random([6, 50], 8), random([50, 6], 9).transpose(0, 1)],
+      ] as const) {
+        const inputs = [p, g, a.momentum ? b : undefined].map((x) => x && uploadView(tiny, x));
+        const pending = tiny.dispatch({ kind: "sgd-step", node: "optim.w.update", attrs: a, inputs, outShape: [6, 50], signal: new AbortController().signal });
+        expect(pending).toBeInstanceOf(Promise);
+        const out = (await pending) as WasmValue;
+        expectRef(tiny.download(out), p, g, a.momentum ? b : undefined, a);
+        for (const v of [out, ...inputs]) if (v) tiny.release(v);
+        expect(tiny.inUseBytes).toBe(0);
+      }
+    }
+  });
+
+  it("errors name the node and field: momentum without buf, shapes, attributes", () => {
+    const before = ex.inUseBytes;
+    const call = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => {
+      const values = inputs.map((t) => t && ex.upload(t));
+      try {
+        return thrown(() => ex.dispatch({ kind: "sgd-step", node: "optim.w.update", attrs, inputs: values, outShape: [2, 3] })) as AttnGraphError;
+      } finally {
+        for (const v of values) if (v) ex.release(v);
+      }
+    };
+    const [p, g, b] = [random([2, 3], 1), random([2, 3], 2), random([2, 3], 3)];
+    let e = call({ lr: 1, momentum: 0.9 }, [p, g, undefined]);
+    expect(AttnGraphError.isInstance(e)).toBe(true);
+    expect([e.code, e.subject]).toEqual(["input", "optim.w.update.buf"]);
+    e = call({ lr: 1 }, [p, random([3, 2], 4)]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.grad"]);
+    e = call({ lr: 1, momentum: 0.9 }, [p, g, random([6], 4)]);
+    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.buf"]);
+    for (const [attrs, field] of [
+      [{ lr: 0 }, "lr"],
+      [{}, "lr"],
+      [{ lr: 1, momentum: -0.5 }, "momentum"],
+      [{ lr: 1, momentum: 0.9, nesterov: 1 }, "nesterov"],
+      [{ lr: 1, nesterov: true }, "nesterov"],
+      [{ lr: 1, weightDecay: NaN }, "weightDecay"],
+    ] as const) {
+      e = call(attrs, [p, g, b]);
+      expect([e.code, e.subject]).toEqual(["attr", `optim.w.update.${field}`]);
+    }
+    expect(ex.inUseBytes).toBe(before);
+  });
+});
+
+describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
+  interface Loop {
+    lr: number;
+    momentum: number;
+    dampening: number;
+    nesterov: boolean;
+    weightDecay: number;
+  }
+
+  /**
+   * One step of torch.optim.SGD in float64, as its source reads (maximize false): grad = grad.add(param, alpha=wd);
+   * with momentum, buf = clone(grad) at the first step, else buf.mul_(momentum).add_(grad, alpha=1 − dampening);
+   * grad = grad.add(buf, alpha=momentum) with nesterov, else buf; param.add_(grad, alpha=−lr).
+   */
+  function torchSgd64(p: Float64Array, buf: Float64Array | undefined, g: ArrayLike<number>, t: number, a: Loop): void {
+    for (let k = 0; k < p.length; k++) {
+      let gk = g[k]!;
+      if (a.weightDecay !== 0) gk = gk + a.weightDecay * p[k]!;
+      if (a.momentum !== 0) {
+        buf![k] = t === 1 ? gk : buf![k]! * a.momentum + (1 - a.dampening) * gk;
+        gk = a.nesterov ? gk + a.momentum * buf![k]! : buf![k]!;
+      }
+      p[k] = p[k]! + -a.lr * gk;
+    }
+  }
+
+  const loops: Loop[] = [
+    { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0 },
+    { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0.05 },
+    { lr: 5e-2, momentum: 0.9, dampening: 0, nesterov: false, weightDecay: 0 },
+    { lr: 5e-2, momentum: 0.9, dampening: 0.3, nesterov: false, weightDecay: 0.1 },
+    { lr: 5e-2, momentum: 0.8, dampening: 0, nesterov: true, weightDecay: 0.01 },
+  ];
+  for (const a of loops) {
+    const label = a.momentum === 0 ? "plain SGD" : `${a.nesterov ? "Nesterov" : "momentum"} ${a.momentum}, dampening ${a.dampening}`;
+    it(`5 steps of ${label} (weightDecay ${a.weightDecay}) on a [4, 7] parameter, values kept on the executor`, () => {
+      const shape = [4, 7];
+      const n = 28;
+      const before = ex.inUseBytes;
+      const p0 = random(shape, 100);
+      let p = ex.upload(p0);
+      // The buffer before step 1 is never read (PyTorch clones d into it): NaN here proves it.
+      let b = a.momentum > 0 ? ex.upload(new Tensor(new Float32Array(n).fill(NaN), shape)) : undefined;
+      const rp = f64(p0);
+      const rb = a.momentum > 0 ? new Float64Array(n) : undefined;
+      const dispatch = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (WasmValue | undefined)[]) => ex.dispatch({ kind, node, attrs, inputs, outShape: shape }) as WasmValue;
+      for (let t = 1; t <= 5; t++) {
+        const gHost = t % 2 === 0 ? random([7, 4], 200 + t, 2).transpose(0, 1) : random(shape, 200 + t, 2); // even steps: strided
+        const g = uploadView(ex, gHost);
+        const s = ex.upload(step(t, t % 2 ? [1] : []));
+        const param = a.weightDecay > 0 ? p : undefined;
+        const b2 = b && dispatch("sgd-momentum", "optim.w.buf", { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay }, [b, g, param, s]);
+        const p2 = dispatch("sgd-step", "optim.w.update", { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay }, [p, g, b2]);
+        torchSgd64(rp, rb, f64(gHost), t, a);
+        if (b2) expectNear(ex.download(b2), rb!);
+        expectNear(ex.download(p2), rp);
+        for (const x of [p, b, g, s]) if (x) ex.release(x);
+        [p, b] = [p2, b2];
+      }
+      const moved = ex.download(p).toFloat32Array().reduce((w, x, k) => Math.max(w, Math.abs(x - p0.toFloat32Array()[k]!)), 0);
+      expect(moved).toBeGreaterThan(a.lr);
+      for (const x of [p, b]) if (x) ex.release(x);
+      expect(ex.inUseBytes).toBe(before);
+    });
+  }
+});

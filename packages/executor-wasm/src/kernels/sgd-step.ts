@@ -1,0 +1,54 @@
+// sgd-step: SGD's parameter update (torch.optim.SGD, maximize false): with d = grad + weightDecay · param,
+// param − lr · u where u = d without momentum, buf (the buffer after this step's sgd-momentum) with it, and
+// d + momentum · buf with `nesterov`; in float64 in the module (assembly/sgd.ts `sgdStep`), rounded once. All dense
+// (grad not counted when only buf is read): one span of elements; else param and grad go row by row through their
+// descriptors and a strided buf is copied dense first. With a signal, a big call runs in chunks.
+import { checkSgdStepAttrs, expectSameShape, withCleanup } from "@attngraph/graph";
+import { chunkedKernel, overRows } from "../chunks.js";
+import type { WasmValue } from "../value.js";
+import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
+
+/** The module's `mode`, which u the update subtracts: d (no momentum; a buf given is not read), buf, d + momentum · buf. */
+const PLAIN = 0;
+const MOMENTUM = 1;
+const NESTEROV = 2;
+
+/**
+ * Inputs: param [...], grad [...], optional buf [...] (needed when momentum > 0); attrs { lr, momentum, nesterov,
+ * weightDecay } → [...].
+ */
+export const sgdStepKernel = chunkedKernel((call, ctx) => {
+  const p = requireInput(call, 0, "param");
+  const g = requireInput(call, 1, "grad");
+  const { lr, momentum, nesterov, weightDecay } = checkSgdStepAttrs(call);
+  // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
+  const b = momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
+  expectSameShape(call, "grad", p, g);
+  if (b) expectSameShape(call, "buf", p, b);
+  const mode = momentum === 0 ? PLAIN : nesterov ? NESTEROV : MOMENTUM;
+  const buf = mode === PLAIN ? undefined : b;
+  const out = ctx.output(call, p.shape);
+  return fillingChunked(call, ctx, out, () => {
+    if (out.size === 0) return undefined;
+    let temp: WasmValue | undefined;
+    const run = () => {
+      if (buf && !buf.dense) temp = ctx.dense(buf, `${call.node} (dense copy of a strided buf)`).value;
+      const bd = temp ?? buf;
+      if (p.dense && (mode === MOMENTUM || g.dense)) {
+        // Chunks of elements: any range of a span is itself a span.
+        const part = (e0: number, e1: number) =>
+          ctx.exports.sgdStep(p.address + e0 * 4, g.address + e0 * 4, bd ? bd.address + e0 * 4 : 0, out.address + e0 * 4, e1 - e0, lr, momentum, weightDecay, mode);
+        return overRows(call, ctx, p.size, SGD_STEP_WORK, part);
+      }
+      const n = p.shape[p.rank - 1]!;
+      // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
+      const part = (r0: number, r1: number) =>
+        ctx.exports.sgdStepStrided(p.address, ctx.desc(p, 0), g.address, ctx.desc(g, 1), bd?.address ?? 0, out.address, lr, momentum, weightDecay, mode, r0, r1);
+      return overRows(call, ctx, p.size / n, n * SGD_STEP_WORK, part);
+    };
+    return withCleanup(run, () => temp && ctx.release(temp));
+  });
+});
+
+/** Work per element in multiply-adds of the SIMD matmul: three loads and three float64 multiply-adds. */
+const SGD_STEP_WORK = 3;

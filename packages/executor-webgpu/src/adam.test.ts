@@ -1,0 +1,353 @@
+// The optimizer kernels adam-moment and adam-step against float64 loop references written here from the op
+// declarations (packages/graph/src/ops/adam.ts) and torch.optim.Adam / AdamW's update: dense, transposed and spaced
+// (offset, doubled strides, NaN junk between) inputs, every attribute variant, the step t as [] and [1] (uploaded, a
+// view of an upload, or computed on the GPU), bias corrections near 1 and at large t, a 5-step Adam and AdamW loop run
+// on the GPU with nothing read back, and the errors: a bad t from the host is an "input" error naming `<node>.step`,
+// a bad t computed on the GPU (no host copy, never read back) makes every output element NaN.
+import { afterAll, describe, expect, it } from "vitest";
+import { Tensor, compare, type AnyTensor } from "@attngraph/tensor";
+import { createWebGpuExecutor } from "./index.js";
+import type { GpuTensor } from "./gpu-tensor.js";
+import { randomTensor } from "./test-helpers.js";
+import { GpuOps } from "./test-gpu.js";
+
+const webgpu = createWebGpuExecutor();
+const ops = new GpuOps(webgpu);
+afterAll(() => webgpu.dispose());
+
+const TOL = { abs: 1e-5, rel: 1e-5 };
+const values = (t: AnyTensor): number[] => Array.from(t.toFloat32Array());
+
+function expectClose(got: Tensor, want: readonly number[], label: string, tol = TOL): void {
+  const r = compare(got, want, tol, { equalNan: true });
+  expect({ label, ok: r.ok, worst: r.worst, failures: r.failures }).toMatchObject({ ok: true });
+}
+
+type Layout = "dense" | "permuted" | "spaced";
+const LAYOUTS: readonly Layout[] = ["dense", "permuted", "spaced"];
+
+/** `t` as a GPU value in `layout`: uploaded, uploaded transposed and transposed back (perm reverses the axes), spaced. */
+async function inLayout(t: Tensor, layout: Layout): Promise<Tensor | GpuTensor> {
+  if (layout === "dense") return t;
+  if (layout === "permuted") return ops.permuted(t, t.shape.map((_, i) => t.rank - 1 - i));
+  return ops.spaced(t);
+}
+
+// ---- float64 references (torch.optim.Adam's formulas) ----
+
+function moment64(state: readonly number[], grad: readonly number[], param: readonly number[] | undefined, beta: number, square: boolean, weightDecay: number): number[] {
+  return state.map((s, i) => {
+    const g = grad[i]! + weightDecay * (param ? param[i]! : 0);
+    return beta * s + (1 - beta) * (square ? g * g : g);
+  });
+}
+
+// A type alias, not an interface: it must pass where attributes are a Record<string, unknown>.
+type StepAttrs = {
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  decoupled: boolean;
+};
+
+function step64(param: readonly number[], m: readonly number[], v: readonly number[], t: number, a: StepAttrs): number[] {
+  const bc1 = 1 - a.beta1 ** t;
+  const bc2 = 1 - a.beta2 ** t;
+  return param.map((p0, i) => {
+    const p = a.decoupled ? p0 * (1 - a.lr * a.weightDecay) : p0;
+    return p - (a.lr / bc1) * (m[i]! / (Math.sqrt(v[i]!) / Math.sqrt(bc2) + a.eps));
+  });
+}
+
+/** The second moment is never negative: |x| of seeded values. */
+const positive = (shape: number[], seed: number, scale = 1): Tensor => Tensor.from(values(randomTensor(shape, seed, scale)).map(Math.abs), shape);
+
+/** A step value computed on the GPU (a sum of two uploads), so the executor holds no host copy of it. */
+async function gpuStep(t: number, shape: number[] = [1]): Promise<GpuTensor> {
+  const half = Tensor.from([t / 2], shape);
+  return ops.dispatch("add", {}, [half, half], shape);
+}
+
+const ADAM: StepAttrs = { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false };
+
+// ---- adam-moment ----
+
+describe("adam-moment", () => {
+  const shape = [3, 5, 7];
+  const state = randomTensor(shape, 1, 0.5);
+  const stateSq = positive(shape, 2, 0.5);
+  const grad = randomTensor(shape, 3, 2);
+  const param = randomTensor(shape, 4);
+
+  for (const square of [false, true]) {
+    for (const weightDecay of [0, 0.01]) {
+      it(`square ${square}, weightDecay ${weightDecay}: every layout of state, grad and param`, async () => {
+        const s = square ? stateSq : state;
+        const beta = square ? 0.999 : 0.9;
+        const want = moment64(values(s), values(grad), values(param), beta, square, weightDecay);
+        for (const [i, ls] of LAYOUTS.entries()) {
+          for (const [j, lg] of LAYOUTS.entries()) {
+            const lp = LAYOUTS[(i + j) % 3]!;
+            const inputs = [await inLayout(s, ls), await inLayout(grad, lg), await inLayout(param, lp)];
+            const got = await ops.run("adam-moment", { beta, square, weightDecay }, inputs, shape);
+            expect(got.shape).toEqual(shape);
+            expectClose(got, want, `state ${ls}, grad ${lg}, param ${lp}`);
+          }
+        }
+      });
+    }
+  }
+
+  it("param absent (no weight decay): state and grad only, dense and strided; absent attributes take the defaults", async () => {
+    for (const square of [false, true]) {
+      const want = moment64(values(state), values(grad), undefined, 0.8, square, 0);
+      for (const layout of LAYOUTS) {
+        const inputs = [await inLayout(state, layout), await inLayout(grad, layout)];
+        expectClose(await ops.run("adam-moment", { beta: 0.8, square, weightDecay: 0 }, inputs, shape), want, `square ${square}, ${layout}`);
+        expectClose(await ops.run("adam-moment", { beta: 0.8, square, weightDecay: 0 }, [...inputs, undefined], shape), want, `square ${square}, ${layout}, undefined param`);
+      }
+    }
+    expectClose(await ops.run("adam-moment", { beta: 0.8 }, [state, grad], shape), moment64(values(state), values(grad), undefined, 0.8, false, 0), "defaults");
+  });
+
+  it("beta 0 gives g (or g²); past one workgroup; a scalar and an empty tensor", async () => {
+    expectClose(await ops.run("adam-moment", { beta: 0, square: true, weightDecay: 0 }, [state, grad], shape), values(grad).map((g) => g * g), "beta 0");
+    const big = randomTensor([70, 33], 5);
+    const bigG = randomTensor([70, 33], 6);
+    expectClose(await ops.run("adam-moment", { beta: 0.9, square: false, weightDecay: 0 }, [await ops.permuted(big, [1, 0]), bigG], [70, 33]), moment64(values(big), values(bigG), undefined, 0.9, false, 0), "[70, 33]");
+    const one = await ops.run("adam-moment", { beta: 0.5, square: false, weightDecay: 0 }, [Tensor.from([2], []), Tensor.from([4], [])], []);
+    expect(one.shape).toEqual([]);
+    expect(values(one)).toEqual([3]);
+    const empty = await ops.run("adam-moment", { beta: 0.5, square: false, weightDecay: 0 }, [Tensor.from([], [0, 3]), Tensor.from([], [0, 3])], [0, 3]);
+    expect(empty.shape).toEqual([0, 3]);
+  });
+
+  it("NaN propagates from state and grad", async () => {
+    const got = await ops.run("adam-moment", { beta: 0.9, square: false, weightDecay: 0 }, [Tensor.from([Number.NaN, 1], [2]), Tensor.from([1, Number.NaN], [2])], [2]);
+    expect(values(got).every(Number.isNaN)).toBe(true);
+  });
+
+  it("errors name the node and field", async () => {
+    const s = Tensor.from([1, 2], [2]);
+    const base = { beta: 0.9, square: false, weightDecay: 0 };
+    await expect(ops.error("adam-moment", { ...base, beta: 1 }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.beta" });
+    await expect(ops.error("adam-moment", { ...base, beta: -0.1 }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.beta" });
+    await expect(ops.error("adam-moment", { square: false }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.beta" });
+    await expect(ops.error("adam-moment", { ...base, square: "yes" }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.square" });
+    await expect(ops.error("adam-moment", { ...base, weightDecay: -1 }, [s, s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.weightDecay" });
+    await expect(ops.error("adam-moment", { ...base, weightDecay: 0.1 }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "input", subject: "m1.param" });
+    await expect(ops.error("adam-moment", base, [s, Tensor.from([1, 2, 3], [3])], [2], "m1")).resolves.toMatchObject({ code: "shape", subject: "m1.grad" });
+    await expect(ops.error("adam-moment", base, [s, s, Tensor.from([1], [1])], [2], "m1")).resolves.toMatchObject({ code: "shape", subject: "m1.param" });
+    await expect(ops.error("adam-moment", base, [s], [2], "m1")).resolves.toMatchObject({ code: "input", subject: "m1.grad" });
+    await expect(ops.error("adam-moment", base, [s, Tensor.int32([1, 2], [2])], [2], "m1")).resolves.toMatchObject({ code: "input", subject: "m1.grad" });
+  });
+});
+
+// ---- adam-step ----
+
+describe("adam-step", () => {
+  const shape = [4, 3, 6];
+  const param = randomTensor(shape, 11);
+  const m = randomTensor(shape, 12, 0.1);
+  const v = positive(shape, 13, 0.01);
+
+  for (const decoupled of [false, true]) {
+    for (const weightDecay of [0, 0.1]) {
+      it(`decoupled ${decoupled}, weightDecay ${weightDecay}: every layout, step [] and [1]`, async () => {
+        const attrs = { ...ADAM, lr: 0.01, decoupled, weightDecay };
+        for (const t of [1, 3]) {
+          const want = step64(values(param), values(m), values(v), t, attrs);
+          for (const [i, lp] of LAYOUTS.entries()) {
+            for (const [j, lm] of LAYOUTS.entries()) {
+              const lv = LAYOUTS[(i + 2 * j) % 3]!;
+              const stepShape = (i + j) % 2 === 0 ? [] : [1];
+              const inputs = [await inLayout(param, lp), await inLayout(m, lm), await inLayout(v, lv), Tensor.from([t], stepShape)];
+              const got = await ops.run("adam-step", attrs, inputs, shape);
+              expect(got.shape).toEqual(shape);
+              expectClose(got, want, `t ${t}, param ${lp}, m ${lm}, v ${lv}, step [${stepShape}]`);
+            }
+          }
+        }
+      });
+    }
+  }
+
+  it("the step as [] and [1], uploaded, a view into an upload, and computed on the GPU", async () => {
+    const want = step64(values(param), values(m), values(v), 3, ADAM);
+    const steps: [string, Tensor | GpuTensor][] = [
+      ["[] upload", Tensor.from([3], [])],
+      ["[1] upload", Tensor.from([3], [1])],
+      ["[1] spaced view", await ops.spaced(Tensor.from([3], [1]))],
+      ["[1] slice of [0, NaN, 2.5, 3, -1]", await ops.dispatch("slice", { axis: 0, start: 3, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1])],
+      ["[] reshape of that slice", await ops.dispatch("reshape", {}, [await ops.dispatch("slice", { axis: 0, start: 3, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1])], [])],
+      ["[] computed", await gpuStep(3, [])],
+      ["[1] computed", await gpuStep(3, [1])],
+    ];
+    for (const [label, step] of steps) expectClose(await ops.run("adam-step", { ...ADAM }, [param, m, v, step], shape), want, label);
+    // Absent attributes take the op's defaults (beta1 0.9, beta2 0.999, eps 1e-8, no weight decay).
+    expectClose(await ops.run("adam-step", { lr: 1e-3 }, [param, m, v, Tensor.from([3], [])], shape), want, "defaults");
+  });
+
+  it("bias corrections: near 1 (beta2 0.999 at t = 1), large t up to 1e6, betas near 1, beta 0", async () => {
+    const cases: [number, number, number][] = [
+      [0.9, 0.999, 1],
+      [0.9, 0.999, 2],
+      [0.9, 0.999, 1000],
+      [0.9, 0.999, 123456],
+      [0.9, 0.999, 1e6],
+      [0.99, 0.99999, 1],
+      [0.9999, 0.9999999, 1],
+      [0.9999, 0.9999999, 1000],
+      [0.9999, 0.9999999, 1e6],
+      [0, 0, 1],
+      [0, 0.5, 7],
+      [0.5, 0, 2],
+    ];
+    for (const [beta1, beta2, t] of cases) {
+      const attrs = { ...ADAM, beta1, beta2 };
+      expectClose(await ops.run("adam-step", attrs, [param, m, v, Tensor.from([t], [])], shape), step64(values(param), values(m), values(v), t, attrs), `beta1 ${beta1}, beta2 ${beta2}, t ${t}`);
+      expectClose(await ops.run("adam-step", attrs, [param, m, v, await gpuStep(t)], shape), step64(values(param), values(m), values(v), t, attrs), `computed t ${t}`);
+    }
+  });
+
+  it("past one workgroup, transposed; eps 0; a scalar and an empty tensor", async () => {
+    const p = randomTensor([40, 50], 21);
+    const mm = randomTensor([40, 50], 22, 0.1);
+    const vv = positive([40, 50], 23, 0.1);
+    const attrs = { ...ADAM, eps: 0, weightDecay: 0.05, decoupled: true };
+    const inputs = [await ops.permuted(p, [1, 0]), await ops.spaced(mm), await ops.permuted(vv, [1, 0]), Tensor.from([4], [1])];
+    expectClose(await ops.run("adam-step", attrs, inputs, [40, 50]), step64(values(p), values(mm), values(vv), 4, attrs), "[40, 50]");
+    const one = await ops.run("adam-step", ADAM, [Tensor.from([1], []), Tensor.from([0.5], []), Tensor.from([0.25], []), Tensor.from([2], [])], []);
+    expect(one.shape).toEqual([]);
+    expectClose(one, step64([1], [0.5], [0.25], 2, ADAM), "scalar");
+    const empty = await ops.run("adam-step", ADAM, [Tensor.from([], [2, 0]), Tensor.from([], [2, 0]), Tensor.from([], [2, 0]), Tensor.from([1], [])], [2, 0]);
+    expect(empty.shape).toEqual([2, 0]);
+  });
+
+  it("a bad t from the host is an input error naming <node>.step, checked without a readback", async () => {
+    const bad: [string, Tensor | GpuTensor, string][] = [
+      ["0", Tensor.from([0], []), "0"],
+      ["-1", Tensor.from([-1], [1]), "-1"],
+      ["2.5", Tensor.from([2.5], [1]), "2.5"],
+      ["NaN", Tensor.from([Number.NaN], []), "NaN"],
+      ["Infinity", Tensor.from([Number.POSITIVE_INFINITY], []), "Infinity"],
+      ["a spaced view of 0.5", await ops.spaced(Tensor.from([0.5], [1])), "0.5"],
+      ["a slice at 2.5", await ops.dispatch("slice", { axis: 0, start: 2, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1]), "2.5"],
+    ];
+    for (const [label, step, got] of bad) {
+      const before = webgpu.stats.readbacks;
+      const e = await ops.error("adam-step", ADAM, [param, m, v, step], shape, "opt.p");
+      expect({ label, e }).toMatchObject({ label, e: { code: "input", subject: "opt.p.step", got } });
+      expect(webgpu.stats.readbacks, label).toBe(before);
+    }
+  });
+
+  it("a bad t computed on the GPU (no host copy) makes every output NaN, and is never read back", async () => {
+    const big = Tensor.from([3e38], [1]);
+    const bad: [string, GpuTensor][] = [
+      ["0.5", await gpuStep(0.5)],
+      ["2.5", await gpuStep(2.5, [])],
+      ["0", await gpuStep(0)],
+      ["-2", await gpuStep(-2)],
+      ["NaN", await gpuStep(Number.NaN)],
+      ["+Infinity", await ops.dispatch("add", {}, [big, big], [1])],
+    ];
+    for (const [label, step] of bad) {
+      const before = webgpu.stats.readbacks;
+      const out = await ops.dispatch("adam-step", ADAM, [param, m, v, step], shape);
+      expect(webgpu.stats.readbacks, `${label}: no readback`).toBe(before);
+      const got = await webgpu.download(out);
+      webgpu.release(out);
+      expect(values(got).every(Number.isNaN), `${label}: all NaN`).toBe(true);
+    }
+  });
+
+  it("errors name the node and field", async () => {
+    const s = Tensor.from([1, 2], [2]);
+    const t = Tensor.from([1], []);
+    const err = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ops.error("adam-step", attrs, inputs, [2], "upd");
+    await expect(err({ ...ADAM, lr: 0 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
+    await expect(err({ beta1: 0.9 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
+    await expect(err({ ...ADAM, lr: Number.POSITIVE_INFINITY }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
+    await expect(err({ ...ADAM, beta1: 1 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.beta1" });
+    await expect(err({ ...ADAM, beta2: 1.5 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.beta2" });
+    await expect(err({ ...ADAM, eps: -1 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.eps" });
+    await expect(err({ ...ADAM, weightDecay: -1 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.weightDecay" });
+    await expect(err({ ...ADAM, decoupled: 1 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.decoupled" });
+    await expect(err(ADAM, [s, Tensor.from([1], [1]), s, t])).resolves.toMatchObject({ code: "shape", subject: "upd.m" });
+    await expect(err(ADAM, [s, s, Tensor.from([1, 2, 3], [3]), t])).resolves.toMatchObject({ code: "shape", subject: "upd.v" });
+    await expect(err(ADAM, [s, s, s, Tensor.from([1, 2], [2])])).resolves.toMatchObject({ code: "shape", subject: "upd.step" });
+    await expect(err(ADAM, [s, s, s, Tensor.from([1], [1, 1])])).resolves.toMatchObject({ code: "shape", subject: "upd.step" });
+    await expect(err(ADAM, [s, s, s, undefined])).resolves.toMatchObject({ code: "input", subject: "upd.step" });
+    await expect(ops.error("adam-step", ADAM, [s, s, s, Tensor.int32([1], [])], [2], "upd")).resolves.toMatchObject({ code: "input", subject: "upd.step" });
+  });
+});
+
+// ---- a training loop ----
+
+describe("a 5-step Adam loop (torch.optim.Adam / AdamW) on the GPU", () => {
+  /** Loss ½‖p − c‖², so the gradient is p − c (the GPU computes it with `add`, the reference in float64). */
+  const shape = [6, 9];
+  const p0 = randomTensor(shape, 31);
+  const c = randomTensor(shape, 32);
+  const negC = Tensor.from(values(c).map((x) => -x), shape);
+
+  function adam64(a: StepAttrs, steps: number): number[] {
+    let p = values(p0);
+    let m = new Array<number>(p.length).fill(0);
+    let v = new Array<number>(p.length).fill(0);
+    const cs = values(c);
+    for (let t = 1; t <= steps; t++) {
+      const grad = p.map((x, i) => x - cs[i]!);
+      const wd = a.decoupled ? 0 : a.weightDecay;
+      m = moment64(m, grad, p, a.beta1, false, wd);
+      v = moment64(v, grad, p, a.beta2, true, wd);
+      p = step64(p, m, v, t, a);
+    }
+    return p;
+  }
+
+  const variants: [string, StepAttrs, "upload" | "gpu"][] = [
+    ["Adam, t uploaded each step", { lr: 0.05, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false }, "upload"],
+    ["Adam with L2 weight decay, t uploaded each step", { lr: 0.05, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1, decoupled: false }, "upload"],
+    ["AdamW, t counted on the GPU", { lr: 0.05, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.1, decoupled: true }, "gpu"],
+  ];
+  for (const [label, a, stepFrom] of variants) {
+    it(`${label}: matches the float64 loop, and reads nothing back before the end`, async () => {
+      const zeros = Tensor.zeros(shape);
+      let p = (await ops.value(p0))!;
+      let m = (await ops.value(zeros))!;
+      let v = (await ops.value(zeros))!;
+      const minusC = (await ops.value(negC))!;
+      const one = (await ops.value(Tensor.from([1], [1])))!;
+      let t: GpuTensor = (await ops.value(Tensor.from([0], [1])))!;
+      const readbacks = webgpu.stats.readbacks;
+      const wd = a.decoupled ? 0 : a.weightDecay;
+      for (let step = 1; step <= 5; step++) {
+        if (stepFrom === "gpu") {
+          const next = await ops.dispatch("add", {}, [t, one], [1]);
+          webgpu.release(t);
+          t = next;
+        } else {
+          webgpu.release(t);
+          t = (await ops.value(Tensor.from([step], [])))!;
+        }
+        const grad = await ops.dispatch("add", {}, [p, minusC], shape);
+        const m2 = await ops.dispatch("adam-moment", { beta: a.beta1, square: false, weightDecay: wd }, [m, grad, p], shape);
+        const v2 = await ops.dispatch("adam-moment", { beta: a.beta2, square: true, weightDecay: wd }, [v, grad, p], shape);
+        const p2 = await ops.dispatch("adam-step", { ...a }, [p, m2, v2, t], shape);
+        for (const old of [m, v, p, grad]) webgpu.release(old);
+        [m, v, p] = [m2, v2, p2];
+      }
+      expect(webgpu.stats.readbacks).toBe(readbacks);
+      const got = await webgpu.download(p);
+      for (const x of [m, v, p, minusC, one, t]) webgpu.release(x);
+      expectClose(got, adam64(a, 5), label);
+      // It moved: 5 steps of lr 0.05 move the parameters by about 0.2 on average (less where p0 is near c).
+      const moved = values(got).map((x, i) => Math.abs(x - values(p0)[i]!));
+      expect(moved.reduce((s, x) => s + x, 0) / moved.length).toBeGreaterThan(0.1);
+    });
+  }
+});

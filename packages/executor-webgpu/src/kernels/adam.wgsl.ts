@@ -1,0 +1,178 @@
+// adam-moment and adam-step: Adam's (AdamW's) optimizer update as PyTorch's torch.optim.Adam writes it, elementwise
+// over same-shape float32 inputs read through their strides, one invocation per element, in float32.
+// - adam-moment: g = grad + weightDecay · param (the param term only with weightDecay > 0, as torch's
+//   `if weight_decay != 0`), out = beta · state + (1 − beta) · (square ? g² : g). beta and 1 − beta are taken in
+//   float64 on the host, then rounded to float32 once each.
+// - adam-step: out = p − (lr / bc1) · m / (sqrt(v) / sqrt(bc2) + eps), p = param · (1 − lr · weightDecay) with
+//   `decoupled` (AdamW) else param, bc = 1 − beta^t. t is the one element of `step`, read in the shader: it is never
+//   read back. beta^t = exp(t · ln beta) with ln beta taken in float64 on the host (so beta's float32 rounding does not
+//   reach the power: 0.9999999 rounded to float32 would be 3% off at t = 1e6), and 1 − beta^t = −expm1(t · ln beta),
+//   where expm1 is a Taylor polynomial below |x| = 0.5 (1 − 0.999 would otherwise lose four digits to cancellation).
+//   beta = 0 (ln = −∞) is ln beta = −1e4, so beta^t = 0 exactly; x is clamped at −200, where exp is 0 in float32.
+// The step value t must be an integer >= 1. When `step` is (a view of) a host upload, the executor still holds that
+// host tensor, so t is checked on the host before anything is encoded: an "input" error naming `<node>.step`, as on the
+// cpu and wasm executors. A step computed on the GPU cannot be checked without a readback, so the shader checks it: a
+// t that is NaN, ±∞, below 1 or not an integer makes every output element NaN (a kernel cannot throw from the GPU).
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { optionalInput, requireInput, type Call } from "./checks.js";
+import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks): the attributes (a call may come from a hand dispatch:
+// each checked, absent ones take the op's defaults), the shapes, and the step count's shape and value.
+import { checkAdamMomentAttrs, checkAdamStepAttrs, checkOptimizerStepValue, expectSameShape, expectStepShape, type AdamStepAttrs } from "@attngraph/graph";
+
+/** ln beta for `bias_correction`: −1e4 stands for beta = 0 (−∞), whose powers are all exactly 0 in float32. */
+const lnBeta = (b: number): number => (b > 0 ? Math.max(Math.log(b), -1e4) : -1e4);
+
+// ---- adam-moment ----
+
+/** Params: state view, grad view, param view (state's when absent), n, beta, 1 − beta, weightDecay, decay on, square. */
+function momentProgram(state: GpuTensor, grad: GpuTensor, param: GpuTensor | undefined, b: number, square: boolean, weightDecay: number, out: GpuTensor): ProgramInfo {
+  const p = new Params();
+  const sv = p.view(state);
+  const gv = p.view(grad);
+  const pv = p.view(param ?? state);
+  const n = p.u32(out.size);
+  const bt = p.f32(b);
+  const omb = p.f32(1 - b);
+  const wd = p.f32(weightDecay);
+  const decay = p.u32(param !== undefined && weightDecay > 0 ? 1 : 0);
+  const sq = p.u32(square ? 1 : 0);
+  return {
+    name: "adam-moment",
+    cacheKey: "adam-moment",
+    code: () => /* wgsl */ `${PRELUDE}
+${storageBindings(["S", "G", "W"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let i = flat_id(g, nw);
+  if (i >= pu(${n}u)) { return; }
+  var gr = G[view_at(${gv}u, i)];
+  if (pu(${decay}u) != 0u) { gr = gr + pf(${wd}u) * W[view_at(${pv}u, i)]; }
+  let x = select(gr, gr * gr, pu(${sq}u) != 0u);
+  Y[i] = pf(${bt}u) * S[view_at(${sv}u, i)] + pf(${omb}u) * x;
+}`,
+    params: p,
+    // An absent param is bound to the state buffer and never read.
+    inputs: [state, grad, param ?? state],
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/** Inputs: state [...], grad [...], param [...] (optional; needed with weightDecay > 0); attrs { beta, square, weightDecay }. */
+export const adamMomentKernel: WebGpuKernel = async (call, gpu) => {
+  const state = requireInput(call, 0, "state");
+  const grad = requireInput(call, 1, "grad");
+  const { beta: b, square, weightDecay } = checkAdamMomentAttrs(call);
+  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
+  const param = weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
+  expectSameShape(call, "grad", state, grad);
+  if (param) expectSameShape(call, "param", state, param);
+  const out = gpu.alloc(state.shape);
+  if (out.size > 0) await gpu.run(momentProgram(state, grad, param, b, square, weightDecay, out));
+  return out;
+};
+
+// ---- adam-step ----
+
+/** WGSL: `valid_step(t)`, t finite (decided on its bits), >= 1 and an integer. Shared with sgd-momentum. */
+export const VALID_STEP_WGSL = /* wgsl */ `
+fn valid_step(t: f32) -> bool {
+  if ((bitcast<u32>(t) & 0x7f800000u) == 0x7f800000u) { return false; }
+  return t >= 1.0 && floor(t) == t;
+}`;
+
+/**
+ * WGSL: `bias_correction(ln_beta, t)` = 1 − beta^t = −expm1(t · ln beta), accurate to float32 where beta^t is near 1
+ * (a degree-9 Taylor polynomial below |x| = 0.5, whose last term is under 1.1e-8 · |x| there), and `valid_step(t)`.
+ */
+export const ADAM_STEP_WGSL = /* wgsl */ `${VALID_STEP_WGSL}
+fn expm1_f32(x: f32) -> f32 {
+  if (abs(x) < 0.5) {
+    let p = 1.0 + x / 2.0 * (1.0 + x / 3.0 * (1.0 + x / 4.0 * (1.0 + x / 5.0 * (1.0 + x / 6.0 * (1.0 + x / 7.0 * (1.0 + x / 8.0 * (1.0 + x / 9.0)))))));
+    return x * p;
+  }
+  return exp(x) - 1.0;
+}
+fn bias_correction(ln_beta: f32, t: f32) -> f32 { return -expm1_f32(max(t * ln_beta, -200.0)); }`;
+
+/** Params: param, m, v and step views, n, ln beta1, ln beta2, lr, eps, the decay factor (1 − lr · weightDecay or 1). */
+function stepProgram(param: GpuTensor, m: GpuTensor, v: GpuTensor, step: GpuTensor, a: AdamStepAttrs, out: GpuTensor): ProgramInfo {
+  const p = new Params();
+  const pv = p.view(param);
+  const mv = p.view(m);
+  const vv = p.view(v);
+  const tv = p.view(step);
+  const n = p.u32(out.size);
+  const l1 = p.f32(lnBeta(a.beta1));
+  const l2 = p.f32(lnBeta(a.beta2));
+  const lr = p.f32(a.lr);
+  const eps = p.f32(a.eps);
+  const decay = p.f32(a.decoupled ? 1 - a.lr * a.weightDecay : 1);
+  return {
+    name: "adam-step",
+    cacheKey: "adam-step",
+    code: () => /* wgsl */ `${PRELUDE}${ADAM_STEP_WGSL}
+${storageBindings(["PA", "M", "V", "T"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let i = flat_id(g, nw);
+  if (i >= pu(${n}u)) { return; }
+  let t = T[view_offset(${tv}u)];
+  if (!valid_step(t)) { Y[i] = nan(); return; }
+  let bc1 = bias_correction(pf(${l1}u), t);
+  let bc2 = bias_correction(pf(${l2}u), t);
+  let p = PA[view_at(${pv}u, i)] * pf(${decay}u);
+  let denom = sqrt(V[view_at(${vv}u, i)]) / sqrt(bc2) + pf(${eps}u);
+  Y[i] = p - (pf(${lr}u) / bc1) * M[view_at(${mv}u, i)] / denom;
+}`,
+    params: p,
+    inputs: [param, m, v, step],
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/**
+ * t from the host tensor `step` was uploaded from, when it was (a view of) one: the element at the view's offset of
+ * the dense upload. undefined for a value computed on the GPU, which only the shader sees.
+ */
+function hostStep(step: GpuTensor): number | undefined {
+  const host = step.storage.host;
+  if (host === undefined || host.dtype !== "float32" || step.offset >= host.size) return undefined;
+  const index: number[] = [];
+  let rest = step.offset;
+  for (let d = host.rank - 1; d >= 0; d--) {
+    index.unshift(rest % host.shape[d]!);
+    rest = Math.floor(rest / host.shape[d]!);
+  }
+  return host.get(...index);
+}
+
+/**
+ * The step input: shape [] or [1] (else a "shape" error naming `<node>.step`), and, when it came from the host, an
+ * integer >= 1 (else an "input" error naming `<node>.step`), both the cpu and wasm executors' errors. Shared with
+ * sgd-momentum.
+ */
+export function checkStep(call: Call, step: GpuTensor): void {
+  expectStepShape(call, step);
+  const t = hostStep(step);
+  if (t !== undefined) checkOptimizerStepValue(call, t);
+}
+
+/** Inputs: param [...], m [...], v [...], step [] or [1]; attrs { lr, beta1, beta2, eps, weightDecay, decoupled }. */
+export const adamStepKernel: WebGpuKernel = async (call, gpu) => {
+  const param = requireInput(call, 0, "param");
+  const m = requireInput(call, 1, "m");
+  const v = requireInput(call, 2, "v");
+  const step = requireInput(call, 3, "step");
+  const attrs = checkAdamStepAttrs(call);
+  expectSameShape(call, "m", param, m);
+  expectSameShape(call, "v", param, v);
+  checkStep(call, step);
+  const out = gpu.alloc(param.shape);
+  if (out.size > 0) await gpu.run(stepProgram(param, m, v, step, attrs, out));
+  return out;
+};

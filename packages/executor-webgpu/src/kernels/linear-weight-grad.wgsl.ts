@@ -1,0 +1,56 @@
+// linear-weight-grad: the weight gradient of a projection, dW[o, i] = Σ_r grad[r, o] · x[r, i] over every leading
+// position r, i.e. the matmul gradᵀ · x with M = Out, N = In and the rows as the contraction axis K. It runs on the
+// tiled matmul every contraction uses (matmul.wgsl.ts): gradᵀ is read through grad's strides (A's row stride is grad's
+// last stride, its column stride grad's row stride), x as it is, so nothing is transposed in memory. Leading axes that
+// do not collapse into one row stride (see projection's leadingStride) are first copied dense, as projection does.
+import type { WebGpuKernel } from "../executor.js";
+import { requireInput } from "./checks.js";
+import { matmulProgram } from "./matmul.wgsl.js";
+import { leadingStride } from "./projection.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks).
+import { expectLinearWeightGradShapes } from "@attngraph/graph";
+
+/** Inputs: grad [..., Out], x [..., In] (the same leading axes) → [Out, In]. */
+export const linearWeightGradKernel: WebGpuKernel = async (call, gpu) => {
+  const gradIn = requireInput(call, 0, "grad");
+  const xIn = requireInput(call, 1, "x");
+  expectLinearWeightGradShapes(call, gradIn, xIn);
+  const nOut = gradIn.shape[gradIn.rank - 1]!;
+  const nIn = xIn.shape[xIn.rank - 1]!;
+  const rows = gradIn.shape.slice(0, -1).reduce((a, d) => a * d, 1);
+  const out = gpu.alloc([nOut, nIn]);
+  if (out.size === 0) return out;
+  const temps: typeof gradIn[] = [];
+  try {
+    let grad = gradIn;
+    let gRow = leadingStride(grad);
+    if (gRow === undefined) {
+      grad = await gpu.contiguous(gradIn);
+      temps.push(grad);
+      gRow = nOut;
+    }
+    let x = xIn;
+    let xRow = leadingStride(x);
+    if (xRow === undefined) {
+      x = await gpu.contiguous(xIn);
+      temps.push(x);
+      xRow = nIn;
+    }
+    await gpu.run(
+      matmulProgram(
+        call.kind,
+        { m: nOut, n: nIn, k: rows, batches: [1, 1], group: 1 },
+        { t: grad, offset: grad.offset, batch: [0, 0], row: grad.strides[grad.rank - 1]!, col: gRow },
+        { t: x, offset: x.offset, batch: [0, 0], row: xRow, col: x.strides[x.rank - 1]! },
+        undefined,
+        out,
+      ),
+    );
+  } catch (e) {
+    gpu.release(out);
+    throw e;
+  } finally {
+    for (const t of temps) gpu.release(t);
+  }
+  return out;
+};

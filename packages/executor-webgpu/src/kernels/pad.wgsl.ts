@@ -1,0 +1,55 @@
+// pad: x with `before` zeros and `after` zeros along one axis (negative counts from the end), the gradient of a slice.
+// One invocation per output element: its index along the axis says whether it reads x (through x's strides) or is 0.
+// Elements move as u32 words (as in copy.wgsl.ts), so x's values are copied bit for bit: NaN payloads and −0 included.
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { requireInput } from "./checks.js";
+import { PRELUDE, Params, WG, elementwiseGrid } from "./shared.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks).
+import { checkPadAttrs } from "@attngraph/graph";
+
+/** Params: x view, n, inner (elements after the axis), the output's axis length, before, x's axis length. */
+function program(x: GpuTensor, axis: number, before: number, out: GpuTensor): ProgramInfo {
+  const inner = out.shape.slice(axis + 1).reduce((a, d) => a * d, 1);
+  const p = new Params();
+  const xv = p.view(x);
+  const n = p.u32(out.size);
+  const w = p.u32(inner);
+  p.u32(out.shape[axis]!);
+  p.u32(before);
+  p.u32(x.shape[axis]!);
+  return {
+    name: "pad",
+    cacheKey: "pad-u32",
+    code: () => /* wgsl */ `${PRELUDE}
+@group(0) @binding(1) var<storage, read> X: array<u32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let o = flat_id(g, nw);
+  if (o >= pu(${n}u)) { return; }
+  let inner = pu(${w}u); let len = pu(${w + 1}u); let before = pu(${w + 2}u); let d = pu(${w + 3}u);
+  let a = (o / inner) % len;
+  var v = 0u;
+  if (a >= before && a - before < d) {
+    let outer = o / (inner * len);
+    v = X[view_at(${xv}u, (outer * d + (a - before)) * inner + o % inner)];
+  }
+  Y[o] = v;
+}`,
+    params: p,
+    inputs: [x],
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/** Input: x [...]; attrs { axis (negative from the end), before, after } → x's shape, the axis before + d + after long. */
+export const padKernel: WebGpuKernel = async (call, gpu) => {
+  const x = requireInput(call, 0, "x");
+  const { axis: a, before, after } = checkPadAttrs(call, x.rank);
+  const out = gpu.alloc(x.shape.map((d, i) => (i === a ? before + d + after : d)));
+  if (out.size > 0) await gpu.run(program(x, a, before, out));
+  return out;
+};

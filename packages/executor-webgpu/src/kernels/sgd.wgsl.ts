@@ -1,0 +1,130 @@
+// sgd-momentum and sgd-step: SGD's update as PyTorch's torch.optim.SGD writes it (maximize=False), elementwise over
+// same-shape float32 inputs read through their strides, one invocation per element, in float32.
+// - Both: d = grad + weightDecay · param (the param term only with weightDecay > 0, as torch's `if weight_decay != 0`,
+//   so an infinite param with no decay never turns into NaN).
+// - sgd-momentum: the new momentum buffer, d at the first step (t = 1: PyTorch clones d into the buffer, and the old
+//   buffer is not read) and momentum · buf + (1 − dampening) · d after. 1 − dampening is taken in float64 on the host,
+//   then rounded to float32 once.
+// - sgd-step: param − lr · u, u = d with momentum 0 (a buf input, if any, is not read), the buffer (after this step's
+//   sgd-momentum) with momentum, d + momentum · buf with `nesterov`.
+// The step t of sgd-momentum is checked as adam-step's (adam.wgsl.ts): an integer >= 1, checked on the host copy the
+// executor keeps when `step` is (a view of) a host upload ("input" error naming `<node>.step`, nothing encoded, no
+// readback), else in the shader, where a t that is NaN, ±∞, below 1 or not an integer makes every output element NaN.
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { VALID_STEP_WGSL, checkStep } from "./adam.wgsl.js";
+import { optionalInput, requireInput } from "./checks.js";
+import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks): the attributes (each checked, absent ones take the op's
+// defaults) and the shapes.
+import { checkSgdMomentumAttrs, checkSgdStepAttrs, expectSameShape, type SgdMomentumAttrs, type SgdStepAttrs } from "@attngraph/graph";
+
+// ---- sgd-momentum ----
+
+/** Params: buf, grad, param (buf's when absent) and step views, n, momentum, 1 − dampening, weightDecay, decay on. */
+function momentumProgram(buf: GpuTensor, grad: GpuTensor, param: GpuTensor | undefined, step: GpuTensor, a: SgdMomentumAttrs, out: GpuTensor): ProgramInfo {
+  const p = new Params();
+  const bv = p.view(buf);
+  const gv = p.view(grad);
+  const pv = p.view(param ?? buf);
+  const tv = p.view(step);
+  const n = p.u32(out.size);
+  const mom = p.f32(a.momentum);
+  const omd = p.f32(1 - a.dampening);
+  const wd = p.f32(a.weightDecay);
+  const decay = p.u32(param !== undefined && a.weightDecay > 0 ? 1 : 0);
+  return {
+    name: "sgd-momentum",
+    cacheKey: "sgd-momentum",
+    code: () => /* wgsl */ `${PRELUDE}${VALID_STEP_WGSL}
+${storageBindings(["B", "G", "W", "T"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let i = flat_id(g, nw);
+  if (i >= pu(${n}u)) { return; }
+  let t = T[view_offset(${tv}u)];
+  if (!valid_step(t)) { Y[i] = nan(); return; }
+  var d = G[view_at(${gv}u, i)];
+  if (pu(${decay}u) != 0u) { d = d + pf(${wd}u) * W[view_at(${pv}u, i)]; }
+  if (t == 1.0) { Y[i] = d; return; }
+  Y[i] = pf(${mom}u) * B[view_at(${bv}u, i)] + pf(${omd}u) * d;
+}`,
+    params: p,
+    // An absent param is bound to the buffer and never read.
+    inputs: [buf, grad, param ?? buf, step],
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/** Inputs: buf [...], grad [...], param [...] (optional; needed with weightDecay > 0), step [] or [1]; attrs { momentum, dampening, weightDecay }. */
+export const sgdMomentumKernel: WebGpuKernel = async (call, gpu) => {
+  const buf = requireInput(call, 0, "buf");
+  const grad = requireInput(call, 1, "grad");
+  const attrs = checkSgdMomentumAttrs(call);
+  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
+  const param = attrs.weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
+  const step = requireInput(call, 3, "step");
+  expectSameShape(call, "grad", buf, grad);
+  if (param) expectSameShape(call, "param", buf, param);
+  checkStep(call, step);
+  const out = gpu.alloc(buf.shape);
+  if (out.size > 0) await gpu.run(momentumProgram(buf, grad, param, step, attrs, out));
+  return out;
+};
+
+// ---- sgd-step ----
+
+/** Params: param, grad and buf (param's when unused) views, n, lr, momentum, weightDecay, decay on, mode (0 d, 1 buf, 2 nesterov). */
+function stepProgram(param: GpuTensor, grad: GpuTensor, buf: GpuTensor | undefined, a: SgdStepAttrs, out: GpuTensor): ProgramInfo {
+  const useBuf = a.momentum > 0 && buf !== undefined;
+  const p = new Params();
+  const pv = p.view(param);
+  const gv = p.view(grad);
+  const bv = p.view(useBuf ? buf : param);
+  const n = p.u32(out.size);
+  const lr = p.f32(a.lr);
+  const mom = p.f32(a.momentum);
+  const wd = p.f32(a.weightDecay);
+  const decay = p.u32(a.weightDecay > 0 ? 1 : 0);
+  const mode = p.u32(useBuf ? (a.nesterov ? 2 : 1) : 0);
+  return {
+    name: "sgd-step",
+    cacheKey: "sgd-step",
+    code: () => /* wgsl */ `${PRELUDE}
+${storageBindings(["PA", "G", "B"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let i = flat_id(g, nw);
+  if (i >= pu(${n}u)) { return; }
+  let p = PA[view_at(${pv}u, i)];
+  var d = G[view_at(${gv}u, i)];
+  if (pu(${decay}u) != 0u) { d = d + pf(${wd}u) * p; }
+  var u = d;
+  let mode = pu(${mode}u);
+  if (mode == 1u) { u = B[view_at(${bv}u, i)]; }
+  if (mode == 2u) { u = d + pf(${mom}u) * B[view_at(${bv}u, i)]; }
+  Y[i] = p - pf(${lr}u) * u;
+}`,
+    params: p,
+    // Without momentum the buffer (if given) is not read: param is bound in its place.
+    inputs: [param, grad, useBuf ? buf : param],
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/** Inputs: param [...], grad [...], buf [...] (optional; needed with momentum > 0); attrs { lr, momentum, nesterov, weightDecay }. */
+export const sgdStepKernel: WebGpuKernel = async (call, gpu) => {
+  const param = requireInput(call, 0, "param");
+  const grad = requireInput(call, 1, "grad");
+  const attrs = checkSgdStepAttrs(call);
+  // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
+  const buf = attrs.momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
+  expectSameShape(call, "grad", param, grad);
+  if (buf) expectSameShape(call, "buf", param, buf);
+  const out = gpu.alloc(param.shape);
+  if (out.size > 0) await gpu.run(stepProgram(param, grad, buf, attrs, out));
+  return out;
+};

@@ -1,0 +1,66 @@
+// softmax-grad: the input gradient of y = softmax(scale · x) over the last axis, from y itself:
+// dx = scale · y ⊙ (grad − Σ_row grad ⊙ y). One workgroup per row, the row's dot product by a workgroup reduction
+// (REDUCE_WGSL). y and grad may have any strides. A fully masked row (y all 0) gives exactly 0: its dot product is 0 and
+// every term is 0 · finite, and a −0 is stored as 0 (on its bits: a compiler may fold x + 0.0 into x); a NaN in y or grad propagates through the arithmetic.
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { requireInput } from "./checks.js";
+import { rowGrid } from "./layer-norm.wgsl.js";
+import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
+import { REDUCE_WGSL } from "./softmax.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks).
+import { checkGradScale, expectAxis, expectSameShape } from "@attngraph/graph";
+
+/** Params: y view, grad view, rows, S, y's and grad's last strides, scale. One workgroup per row. */
+function program(y: GpuTensor, grad: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
+  const ns = y.shape[y.rank - 1]!;
+  const rows = y.size / ns;
+  const p = new Params();
+  const yv = p.view(y);
+  const gv = p.view(grad);
+  const r = p.u32(rows);
+  p.u32(ns);
+  p.u32(y.strides[y.rank - 1]!);
+  p.u32(grad.strides[grad.rank - 1]!);
+  p.f32(scale);
+  return {
+    name: "softmax-grad",
+    cacheKey: "softmax-grad",
+    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
+${storageBindings(["SM", "G"])}
+fn no_neg_zero(v: f32) -> f32 { let b = bitcast<u32>(v); return bitcast<f32>(select(b, 0u, b == 0x80000000u)); }
+@compute @workgroup_size(${WG})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row = wg.y * nw.x + wg.x;
+  if (row >= pu(${r}u)) { return; }
+  let t = lid.x;
+  let ns = pu(${r + 1}u); let ys = pu(${r + 2}u); let gs = pu(${r + 3}u); let scale = pf(${r + 4}u);
+  let yb = view_at(${yv}u, row * ns);
+  let gb = view_at(${gv}u, row * ns);
+  var d = 0.0;
+  for (var j = t; j < ns; j += ${WG}u) { d += SM[yb + j * ys] * G[gb + j * gs]; }
+  d = reduce_sum(t, d);
+  let o = row * ns;
+  for (var j = t; j < ns; j += ${WG}u) {
+    Y[o + j] = no_neg_zero(scale * SM[yb + j * ys] * (G[gb + j * gs] - d));
+  }
+}`,
+    params: p,
+    inputs: [y, grad],
+    output: out,
+    workgroups: rowGrid(rows),
+  };
+}
+
+/** Inputs: y [..., S] (the forward softmax's output), grad [..., S]; attrs { scale } → [..., S]. */
+export const softmaxGradKernel: WebGpuKernel = async (call, gpu) => {
+  const y = requireInput(call, 0, "y");
+  const grad = requireInput(call, 1, "grad");
+  const scale = checkGradScale(call);
+  expectAxis(call, "y", y, "[..., S]");
+  expectSameShape(call, "grad", y, grad);
+  const out = gpu.alloc(y.shape);
+  if (out.size > 0) await gpu.run(program(y, grad, scale, out));
+  return out;
+};

@@ -1,0 +1,99 @@
+// sum-to: x summed down to the call's outShape, the reverse of broadcasting (a bias gradient [E] of [B, T, E], the
+// key/value head gradient of a GQA group [B, Hkv, 1, S, D] of [B, Hkv, g, S, D]). x is read as two views of its own
+// memory: the kept axes (the outShape, x's strides) and the summed ones (x's leading axes and the axes where outShape
+// has 1, x's strides, offset 0), so output o is Σ_r X[kept(o) + summed(r)], for any strides, with no copy.
+// Two variants: few terms per output (R < WG_MIN_TERMS) sum serially, one invocation per output; many (the bias
+// gradient over every row) split each output's terms over a workgroup and add the partial sums as a tree
+// (REDUCE_WGSL), which is both faster and more accurate than one long float32 chain.
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { requireInput } from "./checks.js";
+import { rowGrid } from "./layer-norm.wgsl.js";
+import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { REDUCE_WGSL } from "./softmax.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks).
+import { checkSumToShape } from "@attngraph/graph";
+
+/** Terms per output from which one workgroup (not one invocation) sums an output. */
+const WG_MIN_TERMS = 256;
+
+/** The kept and summed views of x for outShape `shape` (checked), and R, the terms per output. */
+function split(x: GpuTensor, shape: readonly number[]): { kept: Pick<GpuTensor, "shape" | "strides" | "offset">; summed: Pick<GpuTensor, "shape" | "strides" | "offset">; terms: number } {
+  const lead = x.rank - shape.length;
+  const sShape: number[] = [];
+  const sStrides: number[] = [];
+  for (let a = 0; a < x.rank; a++) {
+    const d = x.shape[a]!;
+    if (a < lead || (shape[a - lead] === 1 && d !== 1)) {
+      sShape.push(d);
+      sStrides.push(x.strides[a]!);
+    }
+  }
+  return {
+    kept: { shape, strides: x.strides.slice(lead), offset: x.offset },
+    summed: { shape: sShape, strides: sStrides, offset: 0 },
+    terms: sShape.reduce((a, d) => a * d, 1),
+  };
+}
+
+/** Params: kept view, summed view, outputs n, terms R. Serial: one invocation per output; else one workgroup each. */
+function program(x: GpuTensor, shape: readonly number[], out: GpuTensor): ProgramInfo {
+  const { kept, summed, terms } = split(x, shape);
+  const p = new Params();
+  const kv = p.view(kept);
+  const sv = p.view(summed);
+  const n = p.u32(out.size);
+  const r = p.u32(terms);
+  if (terms < WG_MIN_TERMS) {
+    return {
+      name: "sum-to",
+      cacheKey: "sum-to",
+      code: () => /* wgsl */ `${PRELUDE}
+${storageBindings(["X"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let o = flat_id(g, nw);
+  if (o >= pu(${n}u)) { return; }
+  let base = view_at(${kv}u, o);
+  var s = 0.0;
+  for (var k = 0u; k < pu(${r}u); k++) { s += X[base + view_at(${sv}u, k)]; }
+  Y[o] = s;
+}`,
+      params: p,
+      inputs: [x],
+      output: out,
+      workgroups: elementwiseGrid(out.size),
+    };
+  }
+  return {
+    name: "sum-to",
+    cacheKey: "sum-to-workgroup",
+    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
+${storageBindings(["X"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let o = wg.y * nw.x + wg.x;
+  if (o >= pu(${n}u)) { return; }
+  let t = lid.x;
+  let base = view_at(${kv}u, o);
+  var s = 0.0;
+  for (var k = t; k < pu(${r}u); k += ${WG}u) { s += X[base + view_at(${sv}u, k)]; }
+  s = reduce_sum(t, s);
+  if (t == 0u) { Y[o] = s; }
+}`,
+    params: p,
+    inputs: [x],
+    output: out,
+    workgroups: rowGrid(out.size),
+  };
+}
+
+/** Input: x [...]; attrs { shape } (concrete: call.outShape) → outShape. */
+export const sumToKernel: WebGpuKernel = async (call, gpu) => {
+  const x = requireInput(call, 0, "x");
+  const shape = checkSumToShape(call, x);
+  const out = gpu.alloc(shape);
+  if (out.size > 0) await gpu.run(program(x, shape, out));
+  return out;
+};

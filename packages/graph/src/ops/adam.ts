@@ -1,0 +1,89 @@
+import { formatDims } from "../dims.js";
+import { defineOp } from "../op-def.js";
+import { expectSameShape } from "./shape-checks.js";
+
+export interface AdamMomentAttrs {
+  /** β1 for the first moment, β2 for the second. */
+  readonly beta: number;
+  /** false: the first moment (of g); true: the second (of g²). */
+  readonly square: boolean;
+  /** L2 penalty folded into the gradient first, g + weightDecay · param (torch.optim.Adam's weight_decay); 0 = none. */
+  readonly weightDecay: number;
+}
+
+/**
+ * One moment of Adam, PyTorch `torch.optim.Adam`: with g = grad + weightDecay · param, the new moment is
+ * beta · state + (1 − beta) · g (first moment) or beta · state + (1 − beta) · g² (second). The moments start at 0.
+ * state, grad, param (needed only with weightDecay) of one shape → that shape.
+ */
+export const adamMomentOp = defineOp<AdamMomentAttrs>({
+  kind: "adam-moment",
+  doc: "Adam's moment update: beta · state + (1 − beta) · g (or g²), g = grad + weightDecay · param.",
+  inputs: [
+    { name: "state", doc: "[...], the moment so far (0 before the first step)" },
+    { name: "grad", doc: "[...], the parameter's gradient" },
+    { name: "param", optional: true, doc: "[...], the parameter (for weightDecay)" },
+  ],
+  attrs: {
+    beta: { type: "number", min: 0, max: 1 },
+    square: { type: "boolean", default: false },
+    weightDecay: { type: "number", default: 0, min: 0 },
+  },
+  checkAttrs: (a, ctx) => {
+    if (a.beta >= 1) ctx.fail("beta", "beta must be below 1", "0 <= beta < 1", String(a.beta));
+  },
+  inferShape: ([state, grad, param], { weightDecay }, ctx) => {
+    expectSameShape(ctx, "grad", state!, grad!);
+    if (param) expectSameShape(ctx, "param", state!, param);
+    if (weightDecay > 0 && !param) ctx.fail("param", "weight decay needs the parameter", "a param input", "none");
+    return state!;
+  },
+});
+
+export interface AdamStepAttrs {
+  readonly lr: number;
+  readonly beta1: number;
+  readonly beta2: number;
+  readonly eps: number;
+  /** With `decoupled` (AdamW), param · (1 − lr · weightDecay) before the step; otherwise applied in the moments. */
+  readonly weightDecay: number;
+  readonly decoupled: boolean;
+}
+
+/**
+ * Adam's parameter update, PyTorch `torch.optim.Adam` (AdamW with `decoupled`): with t the step (1 for the first),
+ * param − (lr / (1 − beta1^t)) · m / (sqrt(v) / sqrt(1 − beta2^t) + eps), m and v the moments after this step's
+ * update. `step` is a one-element tensor holding t, fed each step, so the graph does not change from step to step.
+ * param, m, v of one shape, step [] or [1] → param's shape.
+ */
+export const adamStepOp = defineOp<AdamStepAttrs>({
+  kind: "adam-step",
+  doc: "Adam's (or AdamW's) parameter update from the moments: param − lr/(1−β1^t) · m / (sqrt(v)/sqrt(1−β2^t) + eps).",
+  inputs: [
+    { name: "param", doc: "[...]" },
+    { name: "m", doc: "[...], the first moment after this step" },
+    { name: "v", doc: "[...], the second moment after this step" },
+    { name: "step", doc: "[] or [1]: t, 1 for the first step" },
+  ],
+  attrs: {
+    lr: { type: "number", min: 0 },
+    beta1: { type: "number", default: 0.9, min: 0, max: 1 },
+    beta2: { type: "number", default: 0.999, min: 0, max: 1 },
+    eps: { type: "number", default: 1e-8, min: 0 },
+    weightDecay: { type: "number", default: 0, min: 0 },
+    decoupled: { type: "boolean", default: false },
+  },
+  checkAttrs: (a, ctx) => {
+    if (!(a.lr > 0)) ctx.fail("lr", "the learning rate must be positive", "> 0", String(a.lr));
+    if (a.beta1 >= 1) ctx.fail("beta1", "beta1 must be below 1", "0 <= beta1 < 1", String(a.beta1));
+    if (a.beta2 >= 1) ctx.fail("beta2", "beta2 must be below 1", "0 <= beta2 < 1", String(a.beta2));
+  },
+  inferShape: ([param, m, v, step], _attrs, ctx) => {
+    expectSameShape(ctx, "m", param!, m!);
+    expectSameShape(ctx, "v", param!, v!);
+    if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string")))) {
+      ctx.fail("step", "the step count is one number", "[] or [1]", formatDims(step!));
+    }
+    return param!;
+  },
+});

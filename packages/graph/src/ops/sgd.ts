@@ -1,0 +1,76 @@
+import { formatDims } from "../dims.js";
+import { defineOp } from "../op-def.js";
+import { expectSameShape } from "./shape-checks.js";
+
+export interface SgdMomentumAttrs {
+  readonly momentum: number;
+  readonly dampening: number;
+  /** L2 penalty folded into the gradient, g + weightDecay · param (torch.optim.SGD's weight_decay). */
+  readonly weightDecay: number;
+}
+
+/**
+ * SGD's momentum buffer, PyTorch `torch.optim.SGD`: with d = grad + weightDecay · param, the new buffer is d at the
+ * first step (t = 1, PyTorch's clone) and momentum · buf + (1 − dampening) · d after. buf, grad, param (needed only
+ * with weightDecay) of one shape, step [] or [1] holding t → buf's shape.
+ */
+export const sgdMomentumOp = defineOp<SgdMomentumAttrs>({
+  kind: "sgd-momentum",
+  doc: "SGD's momentum buffer: d at step 1, then momentum · buf + (1 − dampening) · d, d = grad + weightDecay · param.",
+  inputs: [
+    { name: "buf", doc: "[...], the buffer so far (ignored at step 1)" },
+    { name: "grad", doc: "[...]" },
+    { name: "param", optional: true, doc: "[...], for weightDecay" },
+    { name: "step", doc: "[] or [1]: t, 1 for the first step" },
+  ],
+  attrs: {
+    momentum: { type: "number", min: 0 },
+    dampening: { type: "number", default: 0, min: 0, max: 1 },
+    weightDecay: { type: "number", default: 0, min: 0 },
+  },
+  inferShape: ([buf, grad, param, step], { weightDecay }, ctx) => {
+    expectSameShape(ctx, "grad", buf!, grad!);
+    if (param) expectSameShape(ctx, "param", buf!, param);
+    if (weightDecay > 0 && !param) ctx.fail("param", "weight decay needs the parameter", "a param input", "none");
+    if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string")))) ctx.fail("step", "the step count is one number", "[] or [1]", formatDims(step!));
+    return buf!;
+  },
+});
+
+export interface SgdStepAttrs {
+  readonly lr: number;
+  readonly momentum: number;
+  readonly nesterov: boolean;
+  readonly weightDecay: number;
+}
+
+/**
+ * SGD's parameter update, PyTorch `torch.optim.SGD`: with d = grad + weightDecay · param, param − lr · u where u = d
+ * without momentum, buf (the buffer after this step) with it, and d + momentum · buf with `nesterov`.
+ * param, grad, buf (with momentum) of one shape → param's shape.
+ */
+export const sgdStepOp = defineOp<SgdStepAttrs>({
+  kind: "sgd-step",
+  doc: "SGD's update: param − lr · (d, or the momentum buffer, or d + momentum · buffer with nesterov), d = grad + weightDecay · param.",
+  inputs: [
+    { name: "param", doc: "[...]" },
+    { name: "grad", doc: "[...]" },
+    { name: "buf", optional: true, doc: "[...], the momentum buffer after this step (with momentum > 0)" },
+  ],
+  attrs: {
+    lr: { type: "number", min: 0 },
+    momentum: { type: "number", default: 0, min: 0 },
+    nesterov: { type: "boolean", default: false },
+    weightDecay: { type: "number", default: 0, min: 0 },
+  },
+  checkAttrs: (a, ctx) => {
+    if (!(a.lr > 0)) ctx.fail("lr", "the learning rate must be positive", "> 0", String(a.lr));
+    if (a.nesterov && a.momentum === 0) ctx.fail("nesterov", "Nesterov momentum needs a momentum", "momentum > 0", "momentum 0");
+  },
+  inferShape: ([param, grad, buf], { momentum }, ctx) => {
+    expectSameShape(ctx, "grad", param!, grad!);
+    if (buf) expectSameShape(ctx, "buf", param!, buf);
+    if (momentum > 0 && !buf) ctx.fail("buf", "momentum needs the buffer", "a buf input", "none");
+    return param!;
+  },
+});

@@ -1,0 +1,26 @@
+import { defineOp } from "../op-def.js";
+import { expectSameShape } from "./shape-checks.js";
+
+export interface SoftmaxGradAttrs {
+  /** The forward softmax's scale. */
+  readonly scale: number;
+}
+
+/**
+ * The input gradient of `y = softmax(scale · x)` over the last axis, from y itself (nothing recomputed):
+ * dx = scale · y ⊙ (grad − Σ_row grad ⊙ y). A fully masked row (y all 0) gets 0. y [..., S], grad [..., S] → same.
+ */
+export const softmaxGradOp = defineOp<SoftmaxGradAttrs>({
+  kind: "softmax-grad",
+  doc: "Softmax backward from its output: scale · y ⊙ (grad − Σ grad ⊙ y) per row; a fully masked row gets 0.",
+  inputs: [
+    { name: "y", doc: "[..., S], the softmax's output" },
+    { name: "grad", doc: "[..., S], the gradient of y" },
+  ],
+  attrs: { scale: { type: "number", default: 1 } },
+  inferShape: ([y, g], _attrs, ctx) => {
+    if (y!.length < 1) ctx.fail("y", "softmax-grad needs at least one axis", "rank >= 1", "a scalar");
+    expectSameShape(ctx, "grad", y!, g!);
+    return y!;
+  },
+});

@@ -1,0 +1,47 @@
+// Initial weights the way PyTorch's modules make them, decided by the op each weight feeds: nn.Linear's
+// U(−1/√in, 1/√in) for a projection's weight and bias, nn.LayerNorm's ones and zeros, nn.Embedding's N(0, 1), and
+// N(0, 1) for a parameter added directly (the worked example's `pos_embed = nn.Parameter(torch.randn(...))`). Seeded,
+// so a training run from "random" weights repeats exactly. (The numbers are not PyTorch's: its generator is another.)
+import type { OpGraph } from "@attngraph/graph";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+
+/** mulberry32: a small seeded generator of uniform numbers in [0, 1). */
+function uniform(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every weight of `graph` initialised as its PyTorch module would be, from `seed`; in the graph's weight order. */
+export function defaultInit(graph: OpGraph, seed = 0): Record<string, Tensor> {
+  const u = uniform(seed);
+  const normal = () => Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u()); // Box–Muller
+  const out: Record<string, Tensor> = {};
+  for (const w of graph.weights) {
+    const shape = w.shape.map((d) => {
+      if (typeof d !== "number") throw new AttnGraphError("validation", `defaultInit: weight ${w.name} has a symbolic dim ${d}`, { subject: w.name });
+      return d;
+    });
+    const size = shape.reduce((a, b) => a * b, 1);
+    const reader = graph.consumers(w.name)[0];
+    const node = reader ? graph.node(reader.node) : undefined;
+    let fill: () => number;
+    if (node && (node.kind === "projection" || node.kind === "out-proj" || node.kind === "linear-gelu")) {
+      const fanIn = graph.shapeOf(node.inputs["weight"]!)[1] as number;
+      const bound = 1 / Math.sqrt(fanIn);
+      fill = () => (2 * u() - 1) * bound;
+    } else if (node && (node.kind === "layer-norm" || node.kind === "add-layer-norm")) {
+      const one = reader!.slot === "weight" ? 1 : 0;
+      fill = () => one;
+    } else {
+      fill = normal; // embedding tables, parameters added directly
+    }
+    out[w.name] = Tensor.from(Array.from({ length: size }, fill), shape);
+  }
+  return out;
+}

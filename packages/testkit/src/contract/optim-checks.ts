@@ -1,0 +1,502 @@
+// The optimizer ops against their float64 references (reference/optim64.ts, itself proven against transcriptions of
+// torch.optim.Adam / AdamW / SGD): adam-moment (first and second moments, weight decay folded in, param absent) and
+// adam-step (Adam and AdamW, the step t as [] and [1], t from 1 to 1e6, betas of 0, moments of 0); sgd-momentum
+// (momentum, dampening from 0 to 1, weight decay, param absent, momentum 0, the step t as [] and [1], the buffer
+// ignored at t = 1 even when NaN or infinite) and sgd-step (plain, weight decay, heavy ball, Nesterov, a buffer given
+// with momentum 0); each on random data as dense tensors, strided host views and transposed values made on the
+// executor; five chained training steps whose outputs feed the next step, the step read from a view (a slice of a
+// steps tensor, a reshape of it); and invalid steps (0, 1.5, -2, NaN) for adam-step and sgd-momentum, which are a
+// typed error naming `<node>.step` or, on an executor that keeps the step only on the device and cannot raise from
+// there, all-NaN output: never finite numbers.
+// Nothing here asks `supports`: every executor is expected to have all four kernels, and a missing one fails as
+// "unsupported".
+import { expect, it } from "vitest";
+import { Tensor } from "@attngraph/tensor";
+import type { AdamMomentAttrs, AdamStepAttrs, SgdMomentumAttrs, SgdStepAttrs } from "@attngraph/graph";
+import { adamMoment64, adamStep64, sgdMomentum64, sgdStep64 } from "../reference/optim64.js";
+import { attrs } from "./attrs.js";
+import { expectTypedError } from "./block-checks.js";
+import type { ContractContext } from "./context.js";
+import { expectClose, expectExact, OP_TOL, runValues, stridedOn, thrown, type Harness } from "./harness.js";
+import { createRng, randomTensor, type Rng } from "./prng.js";
+
+const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
+const f32 = (data: ArrayLike<number>, shape: readonly number[]): Tensor => Tensor.from(Float32Array.from(data), shape);
+const reversed = (rank: number): number[] => Array.from({ length: rank }, (_, i) => rank - 1 - i);
+
+/** The values of `t` as a host view that is not contiguous: stored with its axes reversed, viewed back (rank >= 2). */
+function hostStrided(t: Tensor): Tensor {
+  const rev = reversed(t.rank);
+  return t.permute(rev).contiguous().permute(rev);
+}
+
+/** The values of `t` as a value made on the executor by a transpose: every axis strided, the last one included. */
+function onExecutor(h: Harness, t: Tensor, perm: readonly number[] = reversed(t.rank)): Promise<unknown> {
+  return stridedOn(h, t, perm);
+}
+
+/** The step t as a float32 tensor of shape [] or [1]. */
+const stepTensor = (t: number, shape: readonly number[]): Tensor => Tensor.from([t], shape);
+
+/**
+ * Moments an Adam run could have after step t, so the update stays of order lr (as in training, where |m̂| <= sqrt(v̂)
+ * roughly) instead of blowing up where a random v happens to be tiny: m = (1 − β1^t) μ, v = (1 − β2^t)(μ² + σ²).
+ */
+function plausibleMoments(rng: Rng, shape: readonly number[], t: number, beta1: number, beta2: number): { m: Tensor; v: Tensor } {
+  const bc1 = 1 - Math.pow(beta1, t);
+  const bc2 = 1 - Math.pow(beta2, t);
+  const mu = randomTensor(rng, shape).toFloat32Array();
+  const sigma = randomTensor(rng, shape, (r) => 0.5 * Math.abs(r.normal())).toFloat32Array();
+  return {
+    m: f32(Array.from(mu, (x) => bc1 * x), shape),
+    v: f32(Array.from(mu, (x, i) => bc2 * (x * x + sigma[i]! * sigma[i]!)), shape),
+  };
+}
+
+/** Node names for the optimizer of one parameter, as a lowered training graph might spell them. */
+const NODE = { m: "optim.w.m", v: "optim.w.v", update: "optim.w.update" };
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+export function optimChecks(ctx: ContractContext): void {
+  // ---------------------------------------------------------------------------------------------------- adam-moment
+  const momentCases: { label: string; a: AdamMomentAttrs; param: boolean }[] = [
+    { label: "first moment, beta 0.9, param absent", a: attrs.adamMoment({ beta: 0.9 }), param: false },
+    { label: "second moment, beta 0.999, param absent", a: attrs.adamMoment({ beta: 0.999, square: true }), param: false },
+    { label: "first moment, weightDecay 0.1", a: attrs.adamMoment({ beta: 0.9, weightDecay: 0.1 }), param: true },
+    { label: "second moment (square), weightDecay 0.5", a: attrs.adamMoment({ beta: 0.99, square: true, weightDecay: 0.5 }), param: true },
+    { label: "param present with weightDecay 0 (no contribution)", a: attrs.adamMoment({ beta: 0.8 }), param: true },
+    { label: "beta 0, square (g² alone)", a: attrs.adamMoment({ beta: 0, square: true }), param: false },
+  ];
+  momentCases.forEach(({ label, a, param }, n) => {
+    it(`adam-moment: ${label}; dense, strided host views, transposed values on the executor`, async () => {
+      const rng = createRng(1100 + n);
+      const shape = [2, 3, 4];
+      const state = randomTensor(rng, shape, (r) => (a.square ? Math.abs(r.normal()) : r.normal()));
+      const grad = randomTensor(rng, shape);
+      const p = param ? randomTensor(rng, shape, (r) => 2 * r.normal()) : undefined;
+      const want = { shape, data: adamMoment64(f64(state), f64(grad), p && f64(p), a) };
+      const h = ctx.h;
+      expectClose(await h.run("adam-moment", a, [state, grad, p], shape), want, OP_TOL, `adam-moment ${label}`);
+      expectClose(await h.run("adam-moment", a, [hostStrided(state), hostStrided(grad), p && hostStrided(p)], shape), want, OP_TOL, `adam-moment ${label}, strided views`);
+      expectClose(await h.run("adam-moment", a, [state, hostStrided(grad), p], shape), want, OP_TOL, `adam-moment ${label}, a strided grad only`);
+      const values = [await onExecutor(h, state), await onExecutor(h, grad, [1, 2, 0]), p && (await onExecutor(h, p, [0, 2, 1]))];
+      expectClose(await runValues(h, "adam-moment", a, values, shape), want, OP_TOL, `adam-moment ${label}, transposed values`);
+    });
+  });
+
+  it("adam-moment: odd sizes past any workgroup or vector width ([4099] and [5, 67]), with weight decay", async () => {
+    const rng = createRng(1110);
+    for (const shape of [[4099], [5, 67]]) {
+      for (const a of [attrs.adamMoment({ beta: 0.9, weightDecay: 0.01 }), attrs.adamMoment({ beta: 0.999, square: true, weightDecay: 0.01 })]) {
+        const state = randomTensor(rng, shape, (r) => (a.square ? Math.abs(r.normal()) : r.normal()));
+        const grad = randomTensor(rng, shape);
+        const p = randomTensor(rng, shape);
+        const want = { shape, data: adamMoment64(f64(state), f64(grad), f64(p), a) };
+        expectClose(await ctx.h.run("adam-moment", a, [state, grad, p], shape), want, OP_TOL, `adam-moment [${shape}]${a.square ? " square" : ""}`);
+      }
+    }
+  });
+
+  // ---------------------------------------------------------------------------------------------------- adam-step
+  const stepCases: { label: string; a: AdamStepAttrs }[] = [
+    { label: "Adam, torch defaults, lr 1e-3", a: attrs.adamStep({ lr: 1e-3 }) },
+    { label: "Adam, lr 1e-2, weightDecay 0.1 not decoupled (ignored by the step)", a: attrs.adamStep({ lr: 1e-2, weightDecay: 0.1 }) },
+    { label: "AdamW, lr 1e-2, weightDecay 0.01", a: attrs.adamStep({ lr: 1e-2, weightDecay: 0.01, decoupled: true }) },
+    { label: "AdamW, lr 5e-3, weightDecay 0.5, betas (0.8, 0.99), eps 1e-6", a: attrs.adamStep({ lr: 5e-3, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.5, decoupled: true }) },
+    { label: "betas (0, 0): no memory, beta^t = 0", a: attrs.adamStep({ lr: 1e-2, beta1: 0, beta2: 0, eps: 1e-3 }) },
+    { label: "beta1 0, beta2 0.999", a: attrs.adamStep({ lr: 1e-2, beta1: 0 }) },
+  ];
+  stepCases.forEach(({ label, a }, n) => {
+    it(`adam-step: ${label}; t = 1, 2, 10, 1000, 1e6 as [] and [1]; dense, strided host views, transposed values`, async () => {
+      const rng = createRng(1200 + n);
+      const shape = [3, 5];
+      const h = ctx.h;
+      for (const [k, t] of [1, 2, 10, 1000, 1e6].entries()) {
+        const stepShape = k % 2 === 0 ? [] : [1];
+        const tl = `adam-step ${label}, t = ${t} as [${stepShape}]`;
+        const p = randomTensor(rng, shape);
+        const { m, v } = plausibleMoments(rng, shape, t, a.beta1, a.beta2);
+        const step = stepTensor(t, stepShape);
+        const want = { shape, data: adamStep64(f64(p), f64(m), f64(v), t, a) };
+        expectClose(await h.run("adam-step", a, [p, m, v, step], shape), want, OP_TOL, tl);
+        expectClose(await h.run("adam-step", a, [hostStrided(p), hostStrided(m), hostStrided(v), step], shape), want, OP_TOL, `${tl}, strided views`);
+        expectClose(await h.run("adam-step", a, [p, m, hostStrided(v), step], shape), want, OP_TOL, `${tl}, a strided v only`);
+        const values = [await onExecutor(h, p), await h.upload(m), await onExecutor(h, v), await h.upload(step)];
+        expectClose(await runValues(h, "adam-step", a, values, shape), want, OP_TOL, `${tl}, transposed param and v`);
+        const values2 = [await h.upload(p), await onExecutor(h, m), await h.upload(v), await h.upload(step)];
+        expectClose(await runValues(h, "adam-step", a, values2, shape), want, OP_TOL, `${tl}, a transposed m`);
+      }
+    });
+  });
+
+  it("adam-step: the step decides the bias corrections (same data at t = 1, 3 and 50 gives the reference for each)", async () => {
+    const rng = createRng(1210);
+    const shape = [4, 6];
+    const a = attrs.adamStep({ lr: 1e-2, weightDecay: 0.1, decoupled: true });
+    const p = randomTensor(rng, shape);
+    const { m, v } = plausibleMoments(rng, shape, 3, a.beta1, a.beta2);
+    const outs: Float32Array[] = [];
+    for (const t of [1, 3, 50]) {
+      const out = await ctx.h.run("adam-step", a, [p, m, v, stepTensor(t, [1])], shape);
+      expectClose(out, { shape, data: adamStep64(f64(p), f64(m), f64(v), t, a) }, OP_TOL, `adam-step at t = ${t}`);
+      outs.push(out.toFloat32Array());
+    }
+    expect(outs[0]!.some((x, i) => Math.abs(x - outs[1]![i]!) > 1e-4), "t = 1 and t = 3 differ").toBe(true);
+  });
+
+  it("adam-step: an element whose moments are both 0 (no gradient reached it) keeps its parameter, times the AdamW decay; never NaN", async () => {
+    const rng = createRng(1220);
+    const shape = [2, 8];
+    const p = randomTensor(rng, shape);
+    const { m: m0, v: v0 } = plausibleMoments(rng, shape, 4, 0.9, 0.999);
+    const zero = (i: number): boolean => i % 8 < 3; // the first 3 of each row
+    const m = f32(Array.from(m0.toFloat32Array(), (x, i) => (zero(i) ? 0 : x)), shape);
+    const v = f32(Array.from(v0.toFloat32Array(), (x, i) => (zero(i) ? 0 : x)), shape);
+    for (const a of [attrs.adamStep({ lr: 1e-2 }), attrs.adamStep({ lr: 1e-2, weightDecay: 0.2, decoupled: true })]) {
+      const label = `adam-step with zero moments${a.decoupled ? ", AdamW" : ""}`;
+      const out = await ctx.h.run("adam-step", a, [p, m, v, stepTensor(4, [])], shape);
+      expectClose(out, { shape, data: adamStep64(f64(p), f64(m), f64(v), 4, a) }, OP_TOL, label);
+      const got = out.toFloat32Array();
+      const decay = a.decoupled ? 1 - a.lr * a.weightDecay : 1;
+      for (let i = 0; i < got.length; i++) {
+        if (zero(i)) expect(Math.abs(got[i]! - p.toFloat32Array()[i]! * decay) <= 1e-6 * (1 + Math.abs(got[i]!)), `${label}: element ${i} is ${got[i]}`).toBe(true);
+      }
+    }
+  });
+
+  it("adam-step: eps 0 with every v > 0, and eps 0.1 larger than sqrt(v̂)", async () => {
+    const rng = createRng(1230);
+    const shape = [3, 7];
+    const p = randomTensor(rng, shape);
+    const { m, v } = plausibleMoments(rng, shape, 7, 0.9, 0.999);
+    for (const eps of [0, 0.1]) {
+      const a = attrs.adamStep({ lr: 1e-2, eps });
+      expectClose(await ctx.h.run("adam-step", a, [p, m, v, stepTensor(7, [1])], shape), { shape, data: adamStep64(f64(p), f64(m), f64(v), 7, a) }, OP_TOL, `adam-step eps ${eps}`);
+    }
+  });
+
+  it("adam-step: odd sizes past any workgroup or vector width ([4099] and [5, 67])", async () => {
+    const rng = createRng(1240);
+    const a = attrs.adamStep({ lr: 1e-2, weightDecay: 0.01, decoupled: true });
+    for (const shape of [[4099], [5, 67]]) {
+      const p = randomTensor(rng, shape);
+      const { m, v } = plausibleMoments(rng, shape, 5, a.beta1, a.beta2);
+      expectClose(await ctx.h.run("adam-step", a, [p, m, v, stepTensor(5, [])], shape), { shape, data: adamStep64(f64(p), f64(m), f64(v), 5, a) }, OP_TOL, `adam-step [${shape}]`);
+    }
+  });
+
+  // ---------------------------------------------------------------------------------------------------- a training loop
+  const loopCases: { label: string; a: AdamStepAttrs }[] = [
+    { label: "Adam", a: attrs.adamStep({ lr: 1e-2 }) },
+    { label: "Adam with L2 weightDecay 0.05 (in the moments, param fed to adam-moment)", a: attrs.adamStep({ lr: 1e-2, weightDecay: 0.05 }) },
+    { label: "AdamW, weightDecay 0.1", a: attrs.adamStep({ lr: 2e-2, beta1: 0.85, beta2: 0.98, weightDecay: 0.1, decoupled: true }) },
+  ];
+  loopCases.forEach(({ label, a }, n) => {
+    it(`adam-moment → adam-step: five chained steps of ${label}, each step's outputs fed to the next; steps read from views; nothing updated in place`, async () => {
+      const h = ctx.h;
+      const rng = createRng(1300 + n);
+      const shape = [3, 5];
+      const T = 5;
+      const l2 = a.decoupled ? 0 : a.weightDecay;
+      const mAttrs = attrs.adamMoment({ beta: a.beta1, weightDecay: l2 });
+      const vAttrs = attrs.adamMoment({ beta: a.beta2, square: true, weightDecay: l2 });
+      const p0 = randomTensor(rng, shape);
+      // The steps 1..T uploaded once; odd steps read a slice of it ([1] at an offset), even ones a reshape of that to [].
+      const steps = await h.upload(Tensor.from(Array.from({ length: T }, (_, i) => i + 1), [T]));
+      let p = await h.upload(p0);
+      let m = await h.upload(Tensor.from(new Float32Array(p0.size), shape));
+      let v = await h.upload(Tensor.from(new Float32Array(p0.size), shape));
+      let rp: Float64Array = f64(p0);
+      let rm: Float64Array = new Float64Array(p0.size);
+      let rv: Float64Array = new Float64Array(p0.size);
+      for (let t = 1; t <= T; t++) {
+        const tl = `${label}, step ${t}`;
+        const g = randomTensor(rng, shape);
+        // Even steps get the gradient as a transposed value made on the executor, odd ones dense.
+        const gv = t % 2 === 0 ? await onExecutor(h, g) : await h.upload(g);
+        const sliced = await h.dispatch("slice", attrs.slice(0, t - 1, 1), [steps], [1], `optim.step.${t}`);
+        const step = t % 2 === 0 ? await h.dispatch("reshape", attrs.reshape([]), [sliced], [], `optim.step.${t}.scalar`) : sliced;
+        const param = l2 > 0 ? p : undefined;
+        const [pBefore, mBefore] = [await h.download(p), await h.download(m)];
+        const m2 = await h.dispatch("adam-moment", mAttrs, [m, gv, param], shape, NODE.m);
+        const v2 = await h.dispatch("adam-moment", vAttrs, [v, gv, param], shape, NODE.v);
+        const p2 = await h.dispatch("adam-step", a, [p, m2, v2, step], shape, NODE.update);
+        rm = adamMoment64(rm, f64(g), l2 > 0 ? rp : undefined, mAttrs);
+        rv = adamMoment64(rv, f64(g), l2 > 0 ? rp : undefined, vAttrs);
+        rp = adamStep64(rp, rm, rv, t, a);
+        expectClose(await h.download(m2), { shape, data: rm }, OP_TOL, `${tl}: m`);
+        expectClose(await h.download(v2), { shape, data: rv }, OP_TOL, `${tl}: v`);
+        expectClose(await h.download(p2), { shape, data: rp }, OP_TOL, `${tl}: param`);
+        expectExact(await h.download(p), { shape, data: pBefore.toFloat32Array() }, `${tl}: the previous param is unchanged (no update in place)`);
+        expectExact(await h.download(m), { shape, data: mBefore.toFloat32Array() }, `${tl}: the previous m is unchanged (no update in place)`);
+        [p, m, v] = [p2, m2, v2];
+      }
+      const moved = f64(p0).reduce((acc, x, i) => Math.max(acc, Math.abs(x - rp[i]!)), 0);
+      expect(moved, `${label}: the loop moved the parameters`).toBeGreaterThan(a.lr);
+    });
+  });
+
+  // ---------------------------------------------------------------------------------------------------- invalid steps
+  it("adam-step: a step that is not an integer >= 1 (0, 1.5, -2, NaN) is a typed error naming <node>.step, or all-NaN output where the step lives only on the device; never finite numbers; the executor still works after it", async () => {
+    const h = ctx.h;
+    const shape = [2, 3];
+    const a = attrs.adamStep({ lr: 1e-2, weightDecay: 0.01, decoupled: true });
+    const rng = createRng(1400);
+    const p = randomTensor(rng, shape);
+    const { m, v } = plausibleMoments(rng, shape, 2, a.beta1, a.beta2);
+    const [pv, mv, vv] = [await h.upload(p), await h.upload(m), await h.upload(v)];
+    const good = async (label: string): Promise<void> => {
+      const out = await h.download(await h.dispatch("adam-step", a, [pv, mv, vv, await h.upload(stepTensor(2, [1]))], shape, NODE.update));
+      expectClose(out, { shape, data: adamStep64(f64(p), f64(m), f64(v), 2, a) }, OP_TOL, label);
+    };
+    await good("adam-step with a valid step, before the invalid ones");
+    const names = new RegExp(`${escape(NODE.update)}\\.step`);
+    for (const [t, stepShape] of [[0, []], [1.5, [1]], [-2, [1]], [NaN, []]] as const) {
+      const label = `adam-step with step ${t} as [${stepShape}]`;
+      let out: Tensor | undefined;
+      const e = await thrown(async () => {
+        out = await h.download(await h.dispatch("adam-step", a, [pv, mv, vv, await h.upload(stepTensor(t, stepShape))], shape, NODE.update));
+      });
+      if (e !== undefined) {
+        expectTypedError(e, label, names);
+        expect((e as { code?: unknown }).code, `${label}: the error's code`).not.toBe("unsupported");
+      } else {
+        const got = out!.toFloat32Array();
+        expect(got.length, `${label}: output size`).toBe(p.size);
+        const finite = Array.from(got).filter((x) => !Number.isNaN(x));
+        expect(finite, `${label}: neither a typed error naming ${NODE.update}.step nor all-NaN output`).toEqual([]);
+      }
+    }
+    await good("adam-step after the invalid steps");
+  });
+
+  sgdChecks(ctx);
+}
+
+/** Node names for SGD on one parameter, as a lowered training graph might spell them. */
+const SGD_NODE = { buf: "optim.w.buf", update: "optim.w.update" };
+
+function sgdChecks(ctx: ContractContext): void {
+  // ---------------------------------------------------------------------------------------------------- sgd-momentum
+  const bufCases: { label: string; a: SgdMomentumAttrs; param: boolean }[] = [
+    { label: "momentum 0.9, param absent (torch's defaults)", a: attrs.sgdMomentum({ momentum: 0.9 }), param: false },
+    { label: "momentum 0.9, dampening 0.1, weightDecay 0.01", a: attrs.sgdMomentum({ momentum: 0.9, dampening: 0.1, weightDecay: 0.01 }), param: true },
+    { label: "momentum 0.99, dampening 0.5, weightDecay 0.5", a: attrs.sgdMomentum({ momentum: 0.99, dampening: 0.5, weightDecay: 0.5 }), param: true },
+    { label: "momentum 0.5, dampening 1 (momentum · buf after step 1)", a: attrs.sgdMomentum({ momentum: 0.5, dampening: 1 }), param: false },
+    { label: "momentum 0, dampening 0.3 ((1 − dampening) · d after step 1)", a: attrs.sgdMomentum({ momentum: 0, dampening: 0.3 }), param: false },
+    { label: "param present with weightDecay 0 (no contribution)", a: attrs.sgdMomentum({ momentum: 0.8 }), param: true },
+  ];
+  bufCases.forEach(({ label, a, param }, n) => {
+    it(`sgd-momentum: ${label}; t = 1, 2, 7, 1e6 as [] and [1]; dense, strided host views, transposed values on the executor`, async () => {
+      const rng = createRng(1500 + n);
+      const shape = [2, 3, 4];
+      const h = ctx.h;
+      for (const [k, t] of [1, 2, 7, 1e6].entries()) {
+        const stepShape = k % 2 === 0 ? [] : [1];
+        const tl = `sgd-momentum ${label}, t = ${t} as [${stepShape}]`;
+        const buf = randomTensor(rng, shape);
+        const grad = randomTensor(rng, shape);
+        const p = param ? randomTensor(rng, shape, (r) => 2 * r.normal()) : undefined;
+        const step = stepTensor(t, stepShape);
+        const want = { shape, data: sgdMomentum64(f64(buf), f64(grad), p && f64(p), t, a) };
+        expectClose(await h.run("sgd-momentum", a, [buf, grad, p, step], shape), want, OP_TOL, tl);
+        expectClose(await h.run("sgd-momentum", a, [hostStrided(buf), hostStrided(grad), p && hostStrided(p), step], shape), want, OP_TOL, `${tl}, strided views`);
+        expectClose(await h.run("sgd-momentum", a, [buf, hostStrided(grad), p, step], shape), want, OP_TOL, `${tl}, a strided grad only`);
+        const values = [await onExecutor(h, buf), await onExecutor(h, grad, [1, 2, 0]), p && (await onExecutor(h, p, [0, 2, 1])), await h.upload(step)];
+        expectClose(await runValues(h, "sgd-momentum", a, values, shape), want, OP_TOL, `${tl}, transposed values`);
+        const values2 = [await h.upload(buf), await onExecutor(h, grad), p && (await h.upload(p)), await h.upload(step)];
+        expectClose(await runValues(h, "sgd-momentum", a, values2, shape), want, OP_TOL, `${tl}, a transposed grad`);
+      }
+    });
+  });
+
+  it("sgd-momentum: step 1 does not read the buffer (PyTorch's clone): a NaN, infinite or 1e30 buffer still gives d", async () => {
+    const rng = createRng(1510);
+    const shape = [3, 5];
+    const a = attrs.sgdMomentum({ momentum: 0.9, dampening: 0.5, weightDecay: 0.1 });
+    const grad = randomTensor(rng, shape);
+    const p = randomTensor(rng, shape);
+    const want = { shape, data: sgdMomentum64(new Float64Array(p.size), f64(grad), f64(p), 1, a) };
+    const fills: [string, (i: number) => number][] = [
+      ["NaN", () => NaN],
+      ["±Infinity", (i) => (i % 2 === 0 ? Infinity : -Infinity)],
+      ["±1e30", (i) => (i % 3 === 0 ? -1e30 : 1e30)],
+    ];
+    for (const [k, [what, fill]] of fills.entries()) {
+      const buf = Tensor.from(Float32Array.from({ length: p.size }, (_, i) => fill(i)), shape);
+      const step = stepTensor(1, k % 2 === 0 ? [1] : []);
+      expectClose(await ctx.h.run("sgd-momentum", a, [buf, grad, p, step], shape), want, OP_TOL, `sgd-momentum at step 1 with a ${what} buffer`);
+      const values = [await onExecutor(ctx.h, buf), await ctx.h.upload(grad), await ctx.h.upload(p), await ctx.h.upload(step)];
+      expectClose(await runValues(ctx.h, "sgd-momentum", a, values, shape), want, OP_TOL, `sgd-momentum at step 1 with a ${what} buffer, transposed`);
+    }
+  });
+
+  it("sgd-momentum: the step decides (same data at t = 1, 2 and 50 gives the reference for each; 1 differs from 2)", async () => {
+    const rng = createRng(1520);
+    const shape = [4, 6];
+    const a = attrs.sgdMomentum({ momentum: 0.9, dampening: 0.2, weightDecay: 0.05 });
+    const buf = randomTensor(rng, shape);
+    const grad = randomTensor(rng, shape);
+    const p = randomTensor(rng, shape);
+    const outs: Float32Array[] = [];
+    for (const t of [1, 2, 50]) {
+      const out = await ctx.h.run("sgd-momentum", a, [buf, grad, p, stepTensor(t, [1])], shape);
+      expectClose(out, { shape, data: sgdMomentum64(f64(buf), f64(grad), f64(p), t, a) }, OP_TOL, `sgd-momentum at t = ${t}`);
+      outs.push(out.toFloat32Array());
+    }
+    expect(outs[0]!.some((x, i) => Math.abs(x - outs[1]![i]!) > 1e-3), "t = 1 and t = 2 differ").toBe(true);
+  });
+
+  it("sgd-momentum: odd sizes past any workgroup or vector width ([4099] and [5, 67]), with weight decay, at t = 1 and t = 3", async () => {
+    const rng = createRng(1530);
+    const a = attrs.sgdMomentum({ momentum: 0.9, dampening: 0.1, weightDecay: 0.01 });
+    for (const shape of [[4099], [5, 67]]) {
+      for (const t of [1, 3]) {
+        const buf = randomTensor(rng, shape);
+        const grad = randomTensor(rng, shape);
+        const p = randomTensor(rng, shape);
+        const want = { shape, data: sgdMomentum64(f64(buf), f64(grad), f64(p), t, a) };
+        expectClose(await ctx.h.run("sgd-momentum", a, [buf, grad, p, stepTensor(t, [])], shape), want, OP_TOL, `sgd-momentum [${shape}] at t = ${t}`);
+      }
+    }
+  });
+
+  // ---------------------------------------------------------------------------------------------------- sgd-step
+  const sgdCases: { label: string; a: SgdStepAttrs; buf: boolean }[] = [
+    { label: "plain SGD, lr 0.1 (momentum 0, no buffer)", a: attrs.sgdStep({ lr: 0.1 }), buf: false },
+    { label: "plain SGD, lr 0.05, weightDecay 0.1", a: attrs.sgdStep({ lr: 0.05, weightDecay: 0.1 }), buf: false },
+    { label: "momentum 0 with a buffer given (not read)", a: attrs.sgdStep({ lr: 0.1, weightDecay: 0.01 }), buf: true },
+    { label: "momentum 0.9 (u = buf)", a: attrs.sgdStep({ lr: 0.1, momentum: 0.9 }), buf: true },
+    { label: "momentum 0.9, weightDecay 0.5 (in the buffer: u = buf)", a: attrs.sgdStep({ lr: 0.1, momentum: 0.9, weightDecay: 0.5 }), buf: true },
+    { label: "Nesterov, momentum 0.9, weightDecay 0.01", a: attrs.sgdStep({ lr: 0.1, momentum: 0.9, nesterov: true, weightDecay: 0.01 }), buf: true },
+    { label: "Nesterov, momentum 0.5, weightDecay 0.5", a: attrs.sgdStep({ lr: 0.2, momentum: 0.5, nesterov: true, weightDecay: 0.5 }), buf: true },
+  ];
+  sgdCases.forEach(({ label, a, buf: hasBuf }, n) => {
+    it(`sgd-step: ${label}; dense, strided host views, transposed values on the executor`, async () => {
+      const rng = createRng(1600 + n);
+      const shape = [3, 5];
+      const h = ctx.h;
+      for (let round = 0; round < 2; round++) {
+        const tl = `sgd-step ${label}, round ${round}`;
+        const p = randomTensor(rng, shape, (r) => 2 * r.normal());
+        const grad = randomTensor(rng, shape);
+        const buf = hasBuf ? randomTensor(rng, shape) : undefined;
+        const want = { shape, data: sgdStep64(f64(p), f64(grad), buf && f64(buf), a) };
+        expectClose(await h.run("sgd-step", a, [p, grad, buf], shape), want, OP_TOL, tl);
+        expectClose(await h.run("sgd-step", a, [hostStrided(p), hostStrided(grad), buf && hostStrided(buf)], shape), want, OP_TOL, `${tl}, strided views`);
+        expectClose(await h.run("sgd-step", a, [p, hostStrided(grad), buf], shape), want, OP_TOL, `${tl}, a strided grad only`);
+        const values = [await onExecutor(h, p), await h.upload(grad), buf && (await onExecutor(h, buf, [1, 0]))];
+        expectClose(await runValues(h, "sgd-step", a, values, shape), want, OP_TOL, `${tl}, transposed param and buf`);
+        const values2 = [await h.upload(p), await onExecutor(h, grad), buf && (await h.upload(buf))];
+        expectClose(await runValues(h, "sgd-step", a, values2, shape), want, OP_TOL, `${tl}, a transposed grad`);
+      }
+    });
+  });
+
+  it("sgd-step: momentum 0 never reads a buffer given: a NaN one changes nothing", async () => {
+    const rng = createRng(1610);
+    const shape = [2, 7];
+    const a = attrs.sgdStep({ lr: 0.1, weightDecay: 0.2 });
+    const p = randomTensor(rng, shape);
+    const grad = randomTensor(rng, shape);
+    const nan = Tensor.from(new Float32Array(p.size).fill(NaN), shape);
+    expectClose(await ctx.h.run("sgd-step", a, [p, grad, nan], shape), { shape, data: sgdStep64(f64(p), f64(grad), undefined, a) }, OP_TOL, "sgd-step, momentum 0, a NaN buffer");
+  });
+
+  it("sgd-step: odd sizes past any workgroup or vector width ([4099] and [5, 67]), plain and Nesterov", async () => {
+    const rng = createRng(1620);
+    for (const shape of [[4099], [5, 67]]) {
+      for (const a of [attrs.sgdStep({ lr: 0.05, weightDecay: 0.01 }), attrs.sgdStep({ lr: 0.05, momentum: 0.9, nesterov: true, weightDecay: 0.01 })]) {
+        const p = randomTensor(rng, shape);
+        const grad = randomTensor(rng, shape);
+        const buf = a.momentum > 0 ? randomTensor(rng, shape) : undefined;
+        const want = { shape, data: sgdStep64(f64(p), f64(grad), buf && f64(buf), a) };
+        expectClose(await ctx.h.run("sgd-step", a, [p, grad, buf], shape), want, OP_TOL, `sgd-step [${shape}]${a.nesterov ? " Nesterov" : ""}`);
+      }
+    }
+  });
+
+  // ---------------------------------------------------------------------------------------------------- a training loop
+  const sgdLoops: { label: string; a: SgdStepAttrs; dampening: number }[] = [
+    { label: "plain SGD with weightDecay 0.05 (sgd-step alone)", a: attrs.sgdStep({ lr: 0.05, weightDecay: 0.05 }), dampening: 0 },
+    { label: "momentum 0.9, dampening 0.1, weightDecay 0.01", a: attrs.sgdStep({ lr: 0.05, momentum: 0.9, weightDecay: 0.01 }), dampening: 0.1 },
+    { label: "Nesterov, momentum 0.8, weightDecay 0.1", a: attrs.sgdStep({ lr: 0.05, momentum: 0.8, nesterov: true, weightDecay: 0.1 }), dampening: 0 },
+  ];
+  sgdLoops.forEach(({ label, a, dampening }, n) => {
+    it(`sgd-momentum → sgd-step: five chained steps of ${label}, each step's outputs fed to the next; steps read from views; nothing updated in place`, async () => {
+      const h = ctx.h;
+      const rng = createRng(1700 + n);
+      const shape = [3, 5];
+      const T = 5;
+      const bAttrs = attrs.sgdMomentum({ momentum: a.momentum, dampening, weightDecay: a.weightDecay });
+      const p0 = randomTensor(rng, shape);
+      // The initial buffer is junk (not zeros): step 1 must not read it.
+      const b0 = randomTensor(rng, shape, (r) => 3 * r.normal());
+      // The steps 1..T uploaded once; odd steps read a slice of it ([1] at an offset), even ones a reshape of that to [].
+      const steps = await h.upload(Tensor.from(Array.from({ length: T }, (_, i) => i + 1), [T]));
+      let p = await h.upload(p0);
+      let b = await h.upload(b0);
+      let rp: Float64Array = f64(p0);
+      let rb: Float64Array = f64(b0);
+      for (let t = 1; t <= T; t++) {
+        const tl = `${label}, step ${t}`;
+        const g = randomTensor(rng, shape);
+        // Even steps get the gradient as a transposed value made on the executor, odd ones dense.
+        const gv = t % 2 === 0 ? await onExecutor(h, g) : await h.upload(g);
+        const [pBefore, bBefore] = [await h.download(p), await h.download(b)];
+        let b2: unknown;
+        if (a.momentum > 0) {
+          const sliced = await h.dispatch("slice", attrs.slice(0, t - 1, 1), [steps], [1], `optim.step.${t}`);
+          const step = t % 2 === 0 ? await h.dispatch("reshape", attrs.reshape([]), [sliced], [], `optim.step.${t}.scalar`) : sliced;
+          b2 = await h.dispatch("sgd-momentum", bAttrs, [b, gv, a.weightDecay > 0 ? p : undefined, step], shape, SGD_NODE.buf);
+          rb = sgdMomentum64(rb, f64(g), a.weightDecay > 0 ? rp : undefined, t, bAttrs);
+          expectClose(await h.download(b2), { shape, data: rb }, OP_TOL, `${tl}: buf`);
+        }
+        const p2 = await h.dispatch("sgd-step", a, [p, gv, b2], shape, SGD_NODE.update);
+        rp = sgdStep64(rp, f64(g), a.momentum > 0 ? rb : undefined, a);
+        expectClose(await h.download(p2), { shape, data: rp }, OP_TOL, `${tl}: param`);
+        expectExact(await h.download(p), { shape, data: pBefore.toFloat32Array() }, `${tl}: the previous param is unchanged (no update in place)`);
+        expectExact(await h.download(b), { shape, data: bBefore.toFloat32Array() }, `${tl}: the previous buf is unchanged (no update in place)`);
+        p = p2;
+        if (b2 !== undefined) b = b2;
+      }
+      const moved = f64(p0).reduce((acc, x, i) => Math.max(acc, Math.abs(x - rp[i]!)), 0);
+      expect(moved, `${label}: the loop moved the parameters`).toBeGreaterThan(a.lr);
+    });
+  });
+
+  // ---------------------------------------------------------------------------------------------------- invalid steps
+  it("sgd-momentum: a step that is not an integer >= 1 (0, 1.5, -2, NaN) is a typed error naming <node>.step, or all-NaN output where the step lives only on the device; never finite numbers; the executor still works after it", async () => {
+    const h = ctx.h;
+    const shape = [2, 3];
+    const a = attrs.sgdMomentum({ momentum: 0.9, dampening: 0.1, weightDecay: 0.01 });
+    const rng = createRng(1800);
+    const buf = randomTensor(rng, shape);
+    const grad = randomTensor(rng, shape);
+    const p = randomTensor(rng, shape);
+    const [bv, gv, pv] = [await h.upload(buf), await h.upload(grad), await h.upload(p)];
+    const good = async (label: string): Promise<void> => {
+      const out = await h.download(await h.dispatch("sgd-momentum", a, [bv, gv, pv, await h.upload(stepTensor(2, [1]))], shape, SGD_NODE.buf));
+      expectClose(out, { shape, data: sgdMomentum64(f64(buf), f64(grad), f64(p), 2, a) }, OP_TOL, label);
+    };
+    await good("sgd-momentum with a valid step, before the invalid ones");
+    const names = new RegExp(`${escape(SGD_NODE.buf)}\\.step`);
+    for (const [t, stepShape] of [[0, []], [1.5, [1]], [-2, [1]], [NaN, []]] as const) {
+      const label = `sgd-momentum with step ${t} as [${stepShape}]`;
+      let out: Tensor | undefined;
+      const e = await thrown(async () => {
+        out = await h.download(await h.dispatch("sgd-momentum", a, [bv, gv, pv, await h.upload(stepTensor(t, stepShape))], shape, SGD_NODE.buf));
+      });
+      if (e !== undefined) {
+        expectTypedError(e, label, names);
+        expect((e as { code?: unknown }).code, `${label}: the error's code`).not.toBe("unsupported");
+      } else {
+        const got = out!.toFloat32Array();
+        expect(got.length, `${label}: output size`).toBe(p.size);
+        const finite = Array.from(got).filter((x) => !Number.isNaN(x));
+        expect(finite, `${label}: neither a typed error naming ${SGD_NODE.buf}.step nor all-NaN output`).toEqual([]);
+      }
+    }
+    await good("sgd-momentum after the invalid steps");
+  });
+}
