@@ -165,3 +165,32 @@ describe("what grad() builds", () => {
     expect(g.graph.node("x.grad").kind).toBe("gelu-grad");
   });
 });
+
+describe("wrt an intermediate node", () => {
+  it("a node in wrt gets its gradient once, also when it is read twice or passed straight through an add", () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", [2, 3]);
+    const z = b.input("z", [2, 3]);
+    const h = b.add("gelu", "h", { x });
+    const y = b.add("add", "y", { a: h, b: h });
+    const w = b.add("add", "w", { a: y, b: z });
+    const graph = b.output(w).build();
+    const g = grad(graph, { loss: "w", wrt: ["h", "y", "x"] });
+    expect(g.grads).toEqual({ h: "h.grad", y: "y.grad", x: "x.grad" });
+    const rng = rngOf(4);
+    expectGradientsMatch({ graph, loss: "w", wrt: ["x", "z"], values: { x: randomValue(rng, [2, 3]), z: randomValue(rng, [2, 3]) } });
+    const all = eval64(g.graph, { x: randomValue(rng, [2, 3]), z: randomValue(rng, [2, 3]), "w.grad": { shape: [2, 3], data: Float64Array.from([1, 2, 3, 4, 5, 6]) } });
+    expect([...all.get("h.grad")!.data]).toEqual([2, 4, 6, 8, 10, 12]); // h is read twice by y = h + h
+  });
+
+  it("the loss itself in wrt is a typed error; a wrt node whose inputs need nothing runs no rule", () => {
+    const b = new GraphBuilder();
+    const ids = b.input("ids", [3], "int32");
+    const table = b.input("table", ["V", 4]); // a symbolic row count: embedding's rule could not make a table gradient
+    const e = b.add("embedding", "e", { ids, weight: table });
+    const out = b.add("gelu", "out", { x: e });
+    const graph = b.output(out).build();
+    expect(() => grad(graph, { loss: "out", wrt: ["out"] })).toThrow(/grad\.wrt: the loss itself is no variable/);
+    expect(grad(graph, { loss: "out", wrt: ["e"] }).grads).toEqual({ e: "e.grad" });
+  });
+});

@@ -27,6 +27,8 @@ export interface GradResult {
   readonly seed?: string;
   /** Notes for explain(): e.g. a wrt that does not reach the loss (its gradient is 0). */
   readonly notes: readonly string[];
+  /** The `wrt` names the loss does not depend on (their gradient is 0): an optimizer leaves them alone, as PyTorch does. */
+  readonly unreached: readonly string[];
 }
 
 /**
@@ -46,6 +48,7 @@ export function grad(graph: OpGraph, options: GradOptions): GradResult {
     if (graph.dtypeOf(w) !== "float32") throw new GraphValidationError(`grad.wrt.${w}`, "an int32 value has no gradient", "a float32 value", "int32");
   }
   if (new Set(wrt).size !== wrt.length) throw new GraphValidationError("grad.wrt", "a name is listed twice", "distinct names", wrt.join(", "));
+  if (wrt.includes(loss)) throw new GraphValidationError("grad.wrt", "the loss itself is no variable to differentiate by (its gradient is the seed)", "inputs, weights or nodes before the loss", loss);
   if (graph.dtypeOf(loss) !== "float32") throw new GraphValidationError("grad.loss", "an int32 value cannot be differentiated", "a float32 node", "int32");
 
   const b = GraphBuilder.from(graph);
@@ -60,9 +63,10 @@ export function grad(graph: OpGraph, options: GradOptions): GradResult {
     const g = node.name === loss && seed === undefined ? undefined : names.finish(b, node.name);
     if (g === null) continue; // every consumer's rule gave this value no gradient: nothing flows back through it
     const def = graph.registry.get(node.kind, node.name);
-    if (!def.vjp) throw new UnsupportedError(`gradient of op ${node.kind} (node ${node.name}): the op declares no backward rule`, { subject: node.name });
     const inputs = def.inputs.map((spec) => node.inputs[spec.name]);
     const needs = inputs.map((v) => v !== undefined && active.has(v));
+    if (!needs.some(Boolean)) continue; // a `wrt` node itself: nothing before it is differentiated
+    if (!def.vjp) throw new UnsupportedError(`gradient of op ${node.kind} (node ${node.name}): the op declares no backward rule`, { subject: node.name });
     const ctx: VjpContext<Record<string, unknown>> = {
       node: node.name,
       attrs: node.attrs,
@@ -92,14 +96,18 @@ export function grad(graph: OpGraph, options: GradOptions): GradResult {
 
   const grads: Record<string, string> = {};
   const notes: string[] = [];
+  const unreached: string[] = [];
   for (const w of wrt) {
     const g = active.has(w) ? names.finish(b, w) : null;
-    if (g === null) notes.push(`${w} does not reach ${loss}: its gradient ${w}.grad is 0`);
+    if (g === null) {
+      notes.push(`${w} does not reach ${loss}: its gradient ${w}.grad is 0`);
+      unreached.push(w);
+    }
     grads[w] = g ?? names.zeros(b, w);
   }
   const outputs = [...graph.outputs, ...(graph.outputs.includes(loss) ? [] : [loss]), ...wrt.map((w) => grads[w]!)];
   b.output(...outputs);
-  return { graph: b.build(), grads, ...(seed ? { seed } : {}), notes };
+  return { graph: b.build(), grads, ...(seed ? { seed } : {}), notes, unreached };
 }
 
 export type { Ref };

@@ -6,6 +6,8 @@ import type { GraphBuilder, OpGraph } from "@attngraph/graph";
 export class GradNames {
   readonly #reads = new Map<string, number>();
   readonly #parts = new Map<string, string[]>();
+  /** Gradients already finished: a node that is also a `wrt` is finished in the reverse pass and asked for again. */
+  readonly #done = new Map<string, string | null>();
 
   constructor(graph: OpGraph, active: ReadonlySet<string>) {
     for (const n of graph.nodes) {
@@ -27,6 +29,13 @@ export class GradNames {
 
   /** `<value>.grad`: the sum of its contributions (null when none came: no gradient flows back through it). */
   finish(b: GraphBuilder, value: string): string | null {
+    if (this.#done.has(value)) return this.#done.get(value)!;
+    const made = this.#sum(b, value);
+    this.#done.set(value, made);
+    return made;
+  }
+
+  #sum(b: GraphBuilder, value: string): string | null {
     const parts = this.#parts.get(value) ?? [];
     const name = `${value}.grad`;
     if (parts.length === 0) return null;

@@ -62,6 +62,11 @@ export interface OpDef<A extends object = Record<string, unknown>> {
    */
   readonly inPlace?: number;
   /**
+   * True for ops whose output holds −∞ by design where they hide an entry (mask, ALiBi on masked scores): the
+   * runtime's `checkNumerics` accepts −∞ there (and in views and copies of it), NaN and +∞ never.
+   */
+  readonly hidesWithMinusInfinity?: boolean;
+  /**
    * The backward rule (vector-Jacobian product) as graph nodes, used by @attngraph/autodiff's `grad()`. An op without
    * one cannot be differentiated through: grad() fails with "unsupported: gradient of op <kind>" naming the node.
    */

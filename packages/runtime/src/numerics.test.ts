@@ -58,4 +58,17 @@ describe("checkNumerics", () => {
     expect(context!.toFloat32Array().every(Number.isFinite)).toBe(true);
     await s.dispose();
   });
+
+  it("−∞ carried by a copy of masked scores (a reshape of a transposed view) is no error either", async () => {
+    const b = new GraphBuilder();
+    const scores = b.input("scores", [1, 1, 2, 2]);
+    const masked = b.add("mask", "masked", { scores }, { causal: true });
+    const t = b.add("transpose", "t", { x: masked }, { perm: [0, 1, 3, 2] });
+    const flat = b.add("reshape", "flat", { x: t }, { shape: [1, 4] });
+    const s = await compile(b.output(flat).build(), { executors: [createCpuExecutor()], checkNumerics: true });
+    expect(s.plan.steps.find((x) => x.node === "flat")!.layout).toBe("copy");
+    const { flat: out } = await s.run({ scores: Tensor.from([1, 2, 3, 4], [1, 1, 2, 2]) });
+    expect(out!.toArray()).toEqual([1, 3, -Infinity, 4]);
+    await s.dispose();
+  });
 });

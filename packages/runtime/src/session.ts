@@ -27,8 +27,6 @@ export interface SessionOptions {
   readonly checkNumerics?: boolean;
 }
 
-/** Ops whose output hides entries as −∞ by design (masked scores): −∞ there is no numerics error. */
-const HIDES_WITH_MINUS_INFINITY: ReadonlySet<string> = new Set(["mask", "alibi"]);
 
 /** A value of one run, on the executor that holds it. */
 type Held = { readonly executor: string; readonly value: unknown };
@@ -71,6 +69,8 @@ export class Session {
   readonly #tapPolicy: TapPolicy;
   readonly #updates: ReadonlyMap<string, string>;
   readonly #checkNumerics: boolean;
+  /** Settles when the last run that updates weights has (runs with `updates` take turns). */
+  #inTurn: Promise<void> = Promise.resolve();
   #runs = 0;
   #tapCount = 0;
   #disposed = false;
@@ -190,6 +190,22 @@ export class Session {
    */
   async run(inputs: Readonly<Record<string, AnyTensor>>, options: RunOptions = {}): Promise<Record<string, Tensor>> {
     if (this.#disposed) throw new SessionDisposedError("run()");
+    if (this.#updates.size === 0) return this.#run(inputs, options);
+    // Runs that update weights go one after another: each must start from the weights the one before it made (two at
+    // once would both start from the same values and the second would overwrite the first's update).
+    const before = this.#inTurn;
+    let done!: () => void;
+    this.#inTurn = new Promise<void>((resolve) => (done = resolve));
+    try {
+      await before;
+      if (this.#disposed) throw new SessionDisposedError("run()");
+      return await this.#run(inputs, options);
+    } finally {
+      done();
+    }
+  }
+
+  async #run(inputs: Readonly<Record<string, AnyTensor>>, options: RunOptions): Promise<Record<string, Tensor>> {
     const runId = ++this.#runs;
     const events = this.#events;
     const emit = (e: SessionEvent) => events.observed && events.next(e);
@@ -215,7 +231,14 @@ export class Session {
         const done = await this.#execute(run, (node) => (current = node));
         result = done.outputs;
         // Only a run that finished changes the weights: a failed or cancelled one leaves them as they were.
-        if (done.kept.size) this.#weights.assign(done.kept);
+        if (done.kept.size) {
+          // dispose() came while the outputs were read back: the new values have no session to go to.
+          if (this.#disposed) {
+            for (const r of done.kept.values()) r.executor.release?.(r.value);
+            throw new SessionDisposedError(`run ${runId}`, current);
+          }
+          this.#weights.assign(done.kept);
+        }
       } finally {
         returnArenas(prepared, arenas);
         weights.release();
@@ -270,6 +293,7 @@ export class Session {
       return v;
     };
 
+    const mayHide = new Set<string>(); // values where −∞ is by design (checkNumerics)
     for (const step of plan.steps) {
       setCurrent(step.node);
       // dispose() came while this run was in flight: stop here; #execute releases what the run holds.
@@ -298,8 +322,14 @@ export class Session {
         throw new RunError(runId, step.node, step.kind, executor.name, e);
       }
       values.set(step.node, { executor: executor.name, value });
-      // A view shows values its source step was checked for; everything computed is read back and scanned.
-      if (this.#checkNumerics && step.layout !== "view") await this.#checkFinite(runId, step, executor, value);
+      if (this.#checkNumerics) {
+        // −∞ belongs where an op hides entries (OpDef.hidesWithMinusInfinity) and in views and copies of such a value.
+        const def = step.fused ? undefined : this.graph.registry.get(step.kind, step.node);
+        const source = step.inputs[0];
+        if (def?.hidesWithMinusInfinity || (step.layout !== "compute" && source !== undefined && mayHide.has(source))) mayHide.add(step.node);
+        // A view shows values its source step was checked for; everything else is read back and scanned.
+        if (step.layout !== "view") await this.#checkFinite(runId, step, executor, value, mayHide.has(step.node));
+      }
       if (events.observed) {
         events.next({ type: "node-end", runId, node: step.node, kind: step.kind, executor: executor.name, shape: outShape, ms: performance.now() - start });
       }
@@ -319,9 +349,8 @@ export class Session {
     return result;
   }
 
-  async #checkFinite(runId: number, step: { node: string; kind: string }, executor: Executor, value: unknown): Promise<void> {
+  async #checkFinite(runId: number, step: { node: string; kind: string }, executor: Executor, value: unknown, minusInfinityOk: boolean): Promise<void> {
     const data = (await executor.download(value)).toFloat32Array();
-    const minusInfinityOk = HIDES_WITH_MINUS_INFINITY.has(step.kind);
     for (let i = 0; i < data.length; i++) {
       const v = data[i]!;
       if (!Number.isFinite(v) && !(v === -Infinity && minusInfinityOk)) throw new NumericsError(runId, step.node, step.kind, i, v);

@@ -99,4 +99,25 @@ describe("compile({ updates })", () => {
     await expect(compile(g2, { executors: [createCpuExecutor()], weights, updates: { W: "t" } })).rejects.toThrow(/compile\.updates\.W: the node's shape is not the weight's, expected \[2, 3\], got t \[3, 2\]/);
     await expect(compile(g2, { executors: [createCpuExecutor()], weights, updates: { W: "next", V: "next" } })).rejects.toThrow(/compile\.updates\.V: a node can update one weight only/);
   });
+
+  it("runs that update weights take turns: two at once both count", async () => {
+    const session = await compile(stepGraph(), { executors: [createCpuExecutor()], weights: { W: W0 }, updates: { W: "W.next" } });
+    const [a, b] = await Promise.all([session.run({ g: G }), session.run({ g: G })]);
+    // The second saw the first's update: gelu(0) then gelu(0.5) at element 0.
+    expect([a.y!.toArray()[0], Number(b.y!.toArray()[0]!.toFixed(4))]).toEqual([0, 0.3457]);
+    expect((await session.readWeights()).get("W")!.toArray()).toEqual([1, 2, 3, 1, 2, 3]);
+    await session.dispose();
+  });
+
+  it("dispose() while a run reads its outputs back: the run rejects as disposed, nothing is assigned", async () => {
+    const ex = counting();
+    const session = await compile(stepGraph(), { executors: [ex], weights: { W: W0 }, updates: { W: "W.next" } });
+    const download = ex.download;
+    ex.download = async (v) => {
+      const t = await download(v);
+      await session.dispose(); // lands after the last step, before the update is kept
+      return t;
+    };
+    await expect(session.run({ g: G })).rejects.toThrow(/the session is disposed/);
+  });
 });

@@ -43,7 +43,15 @@ class WeightEntry {
   /** The host value, downloaded once from the executor that holds it when there is no host copy yet. */
   read(): Promise<AnyTensor> {
     if (this.#tensor) return Promise.resolve(this.#tensor);
-    this.#reading ??= Promise.resolve(this.#home!.executor.download(this.#home!.value)).then((t) => (this.#tensor = t.clone()));
+    this.#reading ??= Promise.resolve()
+      .then(() => this.#home!.executor.download(this.#home!.value))
+      .then(
+        (t) => (this.#tensor = t.clone()),
+        (e: unknown) => {
+          this.#reading = undefined; // a failed read is not remembered: the next one tries again
+          throw e;
+        },
+      );
     return this.#reading;
   }
 

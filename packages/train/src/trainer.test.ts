@@ -105,3 +105,26 @@ describe("a non-scalar loss", () => {
     await trainer.dispose();
   });
 });
+
+describe("trainer bookkeeping", () => {
+  it("steps called together take turns and are numbered in order; a parameter the loss does not reach is left alone", async () => {
+    const { GraphBuilder } = await import("@attngraph/graph");
+    const b = new GraphBuilder();
+    const tokens = b.input("tokens", ["B", 2], "int32");
+    const logits = b.add("embedding", "logits", { ids: tokens, weight: b.weight("table", [3, 3]) });
+    b.weight("unused", [2]);
+    const loss = b.add("cross-entropy", "loss", { logits, targets: tokens });
+    const graph = b.output(loss).build();
+    const unused = Tensor.from([1, -1], [2]);
+    const trainer = await createTrainer(graph, { loss: "loss", optimizer: adam({ lr: 0.1, weightDecay: 0.5, decoupled: true }), executors: [createCpuExecutor()], weights: { table: Tensor.zeros([3, 3]), unused } });
+    const batch = { tokens: Tensor.int32([0, 1, 2, 0], [2, 2]) };
+    const seen: number[] = [];
+    trainer.steps$.subscribe((e) => seen.push(e.step));
+    const losses = await Promise.all([trainer.step(batch), trainer.step(batch), trainer.step(batch)]);
+    expect(seen).toEqual([1, 2, 3]);
+    expect(losses[2]!).toBeLessThan(losses[0]!);
+    expect((await trainer.parameters()).get("unused")!.toArray()).toEqual([1, -1]);
+    expect(trainer.explain()).toMatch(/grad: unused does not reach loss/);
+    await trainer.dispose();
+  });
+});

@@ -42,6 +42,8 @@ export class Trainer {
   readonly #params: readonly string[];
   readonly #stepInput: string;
   #steps = 0;
+  /** Settles when the step before has: steps take turns, each numbered after the one before it finished. */
+  #inTurn: Promise<unknown> = Promise.resolve();
 
   private constructor(session: Session, training: TrainingGraph, params: readonly string[], stepInput: string) {
     this.session = session;
@@ -75,7 +77,13 @@ export class Trainer {
    * forward, backward and the optimizer's update, as one run. Resolves to the loss before the update (for a non-scalar
    * loss, sum(loss ⊙ <loss>.grad)). A step that fails or is aborted changes no parameter.
    */
-  async step(batch: Readonly<Record<string, AnyTensor>>, options: { readonly signal?: AbortSignal } = {}): Promise<number> {
+  step(batch: Readonly<Record<string, AnyTensor>>, options: { readonly signal?: AbortSignal } = {}): Promise<number> {
+    const next = this.#inTurn.then(() => this.#step(batch, options));
+    this.#inTurn = next.catch(() => undefined);
+    return next;
+  }
+
+  async #step(batch: Readonly<Record<string, AnyTensor>>, options: { readonly signal?: AbortSignal }): Promise<number> {
     const t0 = performance.now();
     const t = this.#steps + 1;
     // An aborted signal rejects before the first node (AbortError), so an aborted step changes nothing.

@@ -39,7 +39,11 @@ export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): Tr
   b.input(optimizer.stepInput, [1]);
   const updates: Record<string, string> = {};
   const state: { name: string; shape: SymShape }[] = [];
+  // A parameter the loss does not reach has no gradient: the optimizer leaves it alone (PyTorch skips a parameter whose
+  // .grad is None), so weight decay does not shrink it either. grad() notes it.
+  const unreached = new Set(g.unreached);
   for (const p of params) {
+    if (unreached.has(p)) continue;
     const u = optimizer.addUpdate(b, p, g.grads[p]!);
     Object.assign(updates, u.updates);
     state.push(...u.state);

@@ -50,6 +50,9 @@ describe("attngraph train copy", () => {
     expect((await cli("train", "copy", "--lr", "0")).err[0]).toMatch(/--lr: expected a number > 0, got "0"/);
     expect((await cli("train", "copy", "--steps", "2.5")).err[0]).toMatch(/--steps: expected an integer >= 1/);
     expect((await cli("train", "reverse")).err[0]).toMatch(/the one task is "copy"/);
+    // One step at a learning rate that blows up: a loss that does not fall fails the command.
+    const blown = await cli("train", "copy", "--steps", "3", "--lr", "1e30");
+    expect([blown.code, blown.err[0]]).toEqual([1, expect.stringMatching(/the loss did not fall/)]);
     const dropout = await cli("train", "copy", "--dropout", "0.1");
     expect(dropout.code).toBe(1);
     expect(dropout.err[0]).toMatch(/unsupported: dropout in simpleTransformer/);

@@ -14,7 +14,9 @@ export const trainHelp = `train copy options:
   --steps <n>        Adam steps (default 50)       --lr <x>        learning rate (default 0.001)
   --seed <n>         data and initial weights (default 3)
   --dropout <x>      attention dropout (default 0; the worked example trains without)
-  --init <case.json> start from a golden-train "train" case's parameters and data (its losses are PyTorch's)`;
+  --init <case.json> start from a golden-train "train" case: its config, parameters, data, batch and optimizer
+                     (--lr still overrides), so the printed losses are PyTorch's
+Exits 1 if the loss is not finite or did not fall.`;
 
 const V = 10, E = 32, H = 4, T = 8, SAMPLES = 100, BATCH = 32;
 
@@ -68,37 +70,53 @@ export async function train(args: TrainArgs, io: IO): Promise<number> {
   const lr = number("lr", args.lr, 1e-3, (v) => v > 0, "a number > 0");
   const seed = number("seed", args.seed, 3, (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
   const dropout = number("dropout", args.dropout, 0, (v) => v >= 0 && v < 1, "a number in [0, 1)");
-  const graph = simpleTransformer({ vocabSize: V, embedDim: E, nHeads: H, seqLen: T, dropout }, { loss: true });
-
-  let weights: Record<string, AnyTensor>;
+  let config: { vocabSize: number; embedDim: number; nHeads: number; seqLen: number } & ReturnType<typeof modelExtras> = { vocabSize: V, embedDim: E, nHeads: H, seqLen: T };
+  let optimizer: { lr: number; betas: readonly [number, number]; eps: number; weightDecay: number } = { lr, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0 };
+  let batchSize = BATCH;
+  let weights: Record<string, AnyTensor> | undefined;
   let tokens: AnyTensor;
+  let targets: AnyTensor;
   let origin: string;
   if (args.init !== undefined) {
     const loaded = loadAnyCase(args.init);
     const c = loaded.case as TrainCase;
-    if (loaded.format !== "train" || c.kind !== "train") throw new UsageError(`--init: ${clip(args.init)} is not a golden-train "train" case`);
-    weights = loadStateDict(graph, c.params);
-    tokens = c.inputs["tokens"]!;
-    origin = `parameters and data of ${c.name}`;
+    if (loaded.format !== "train" || c.kind !== "train" || !c.training) throw new UsageError(`--init: ${clip(args.init)} is not a golden-train "train" case`);
+    const cfg = c.config as Record<string, number>;
+    config = { vocabSize: cfg["vocabSize"]!, embedDim: cfg["embedDim"]!, nHeads: cfg["nHeads"]!, seqLen: cfg["seqLen"]! };
+    const t = c.training;
+    optimizer = { lr: args.lr === undefined ? t.lr : lr, betas: t.betas, eps: t.eps, weightDecay: t.weightDecay };
+    batchSize = t.batchSize;
+    const [tk, tg] = [c.inputs["tokens"], c.inputs["targets"]];
+    if (!tk || !tg || tk.dtype !== "int32" || tg.dtype !== "int32") throw new UsageError(`--init: ${clip(args.init)} has no int32 inputs tokens and targets`);
+    tokens = tk;
+    targets = tg;
+    origin = `config, parameters, data and Adam settings of ${c.name}`;
+    config = { ...config, ...modelExtras(cfg) };
+    weights = loadStateDict(simpleTransformer(config, { loss: true }), c.params);
   } else {
-    weights = defaultInit(graph, seed);
     tokens = copyData(seed);
+    targets = tokens; // the copy task
     origin = `PyTorch-style random init and data from seed ${seed}`;
   }
-  const batch = { tokens: firstRows(tokens, BATCH), targets: firstRows(tokens, BATCH) }; // copy: targets = tokens
+  const graph = simpleTransformer({ ...config, dropout }, { loss: true });
+  weights ??= defaultInit(graph, seed);
+  const batch = { tokens: firstRows(tokens, batchSize), targets: firstRows(targets, batchSize) };
   const executors = executorsFor(args.executor);
-  io.out(`attngraph train copy: SimpleTransformer (vocab ${V}, embed ${E}, ${H} heads, ${T} tokens), Adam lr ${lr}, ${steps} steps on the first ${BATCH} of ${SAMPLES} samples`);
+  const { vocabSize, embedDim, nHeads, seqLen } = config;
+  io.out(`attngraph train copy: SimpleTransformer (vocab ${vocabSize}, embed ${embedDim}, ${nHeads} heads, ${seqLen} tokens), Adam lr ${optimizer.lr}, ${steps} steps on the first ${batchSize} of ${tokens.shape[0]} samples`);
   io.out(`${origin}; executor: ${clip(args.executor)}\n`);
-  const trainer = await createTrainer(graph, { loss: "loss", optimizer: adam({ lr }), executors, weights });
+  const trainer = await createTrainer(graph, { loss: "loss", optimizer: adam(optimizer), executors, weights });
+  let first = Number.NaN;
   let last = Number.NaN;
   try {
     for (let s = 1; s <= steps; s++) {
       last = await trainer.step(batch);
+      if (s === 1) first = last;
       if (s === 1 || s % 10 === 0 || s === steps) io.out(`step ${String(s).padStart(3)}  loss ${last.toFixed(4)}`);
     }
     const trained = await trainer.parameters();
     // Sample 0 through the trained model, its attention weights from the stream.
-    const forward = simpleTransformer({ vocabSize: V, embedDim: E, nHeads: H, seqLen: T });
+    const forward = simpleTransformer(config);
     const session = await compile(forward, { executors, weights: Object.fromEntries(trained) });
     let pattern: Tensor | undefined;
     const sub = session.tap("transformer.attention.weights").subscribe((e) => (pattern = e.tensor));
@@ -106,17 +124,32 @@ export async function train(args: TrainArgs, io: IO): Promise<number> {
     sub.unsubscribe();
     await session.dispose();
     const logits = out["output"]!.toFloat32Array();
-    const predicted = Array.from({ length: T }, (_, t) => logits.subarray(t * V, (t + 1) * V).reduce((best, v, i, row) => (v > row[best]! ? i : best), 0));
+    const predicted = Array.from({ length: seqLen }, (_, t) => logits.subarray(t * vocabSize, (t + 1) * vocabSize).reduce((best, v, i, row) => (v > row[best]! ? i : best), 0));
     io.out(`\nsample 0   tokens ${Array.from(firstRows(tokens, 1).toInt32Array()).join(" ")}`);
     io.out(`       predicted ${predicted.join(" ")}`);
     const w = pattern!.toFloat32Array();
-    for (let h = 0; h < H; h++) {
+    for (let h = 0; h < nHeads; h++) {
       io.out(`\nhead ${h} attention of sample 0 (row: query position, column: key position)`);
-      for (const line of asciiPattern(w.subarray(h * T * T, (h + 1) * T * T), T)) io.out(line);
+      for (const line of asciiPattern(w.subarray(h * seqLen * seqLen, (h + 1) * seqLen * seqLen), seqLen)) io.out(line);
     }
   } finally {
     await trainer.dispose();
   }
   io.out(`\nfinal loss ${last.toFixed(4)}`);
+  // A run that learned nothing (or blew up) is a failure, so CI notices it on every executor.
+  if (!Number.isFinite(last) || !(steps === 1 || last < first)) {
+    io.err(`attngraph: train copy: the loss did not fall (first ${first}, last ${last})`);
+    return 1;
+  }
   return 0;
+}
+
+/** The model settings beyond the four main ones that a case's config may give. */
+function modelExtras(cfg: Record<string, unknown>): { blocks?: number; mlpRatio?: number; layerNormEps?: number; gelu?: "erf" | "tanh" } {
+  return {
+    ...(typeof cfg["blocks"] === "number" ? { blocks: cfg["blocks"] } : {}),
+    ...(typeof cfg["mlpRatio"] === "number" ? { mlpRatio: cfg["mlpRatio"] } : {}),
+    ...(typeof cfg["layerNormEps"] === "number" ? { layerNormEps: cfg["layerNormEps"] } : {}),
+    ...(cfg["gelu"] === "erf" || cfg["gelu"] === "tanh" ? { gelu: cfg["gelu"] } : {}),
+  };
 }

@@ -71,6 +71,17 @@ describe("golden-grad cases: forward and gradients on one run", () => {
     expect(r.checks.map((k) => k.name)).toEqual(["output", "grad x", "grad W_qkv", "grad b_qkv", "grad out_proj", "grad out_bias"]);
   });
 
+  it("an expected gradient the graph has no value for is named as not checked, never dropped", async () => {
+    const c = loadCase(join(goldenGradDir, "scale0.3-b2-t5-d8-h2-grad.json"));
+    const r = await run({ ...c, expectedGrad: { ...c.expectedGrad, b_query: Tensor.from(new Array(8).fill(0), [8]) } }, "none");
+    expect(r.ok).toBe(true);
+    expect(r.notChecked).toEqual(["expectedGrad.b_query (no value of this name in the graph)"]);
+    const cross = loadCase(join(goldenGradDir, "cross-t5-kv7-b2-d8-h2-grad.json"));
+    const fused = await runCase(cross, { executors: [createCpuExecutor()], fusedQkv: true, tap: "none" });
+    expect([fused.ok, fused.notChecked]).toEqual([true, undefined]);
+    expect(fused.checks.map((k) => k.name)).toContain("grad W_kv");
+  });
+
   it("a wrong expected gradient fails the case, naming it", async () => {
     const c = loadCase(join(goldenGradDir, "scale0.3-b2-t5-d8-h2-grad.json"));
     const g = c.expectedGrad["W_key"]!;

@@ -71,17 +71,28 @@ function attentionGradients(c: GoldenCase, graph: OpGraph, fusedQkv: boolean): {
   if (names.length === 0 || !seed) return { notChecked: gradientsNotChecked(names) };
   const byValue: Record<string, Tensor> = {};
   const notChecked: string[] = [];
-  for (const n of ["x", "kv"]) if (c.expectedGrad[n]) byValue[n] = c.expectedGrad[n]!;
+  for (const n of ["x", "kv"]) if (c.expectedGrad[n] && graph.has(n)) byValue[n] = c.expectedGrad[n]!;
   const weightGrads = Object.fromEntries(Object.entries(c.expectedGrad).filter(([n]) => n !== "x" && n !== "kv"));
   try {
-    Object.assign(byValue, attentionWeights(c.config, weightGrads, { fusedQkv }));
+    // The stacked forms (W_qkv, W_kv, b_*) of the fused graph, or the same names as given.
+    for (const [n, t] of Object.entries(attentionWeights(c.config, weightGrads, { fusedQkv }))) if (graph.has(n)) byValue[n] = t;
   } catch {
     // A stacked weight needs every part; without one, compare the gradients that map one to one.
-    for (const [n, t] of Object.entries(weightGrads)) graph.has(n) ? (byValue[n] = t) : notChecked.push(`expectedGrad.${n} (stacked in the fused graph)`);
+    for (const [n, t] of Object.entries(weightGrads)) if (graph.has(n)) byValue[n] = t;
+  }
+  // Every expected gradient is compared, directly or as part of a stacked one, or named: never dropped silently.
+  const stacked: Readonly<Record<string, readonly string[]>> = fusedQkv ? STACKED_PARTS : {};
+  for (const n of Object.keys(c.expectedGrad)) {
+    if (!byValue[n] && !(stacked[n] ?? []).some((p) => byValue[p])) notChecked.push(`expectedGrad.${n} (no value of this name in the graph)`);
   }
   const expected = Object.entries(byValue).map(([wrt, tensor]) => ({ name: `grad ${wrt}`, wrt, tensor }));
   return { gradients: { loss: graph.outputs[0]!, seed, expected }, notChecked };
 }
+
+/** With a fused QKV projection, the stacked weight each separate weight's gradient is compared as part of. */
+const STACKED_PARTS: Readonly<Record<string, readonly string[]>> = {
+  W_query: ["W_qkv"], W_key: ["W_qkv", "W_kv"], W_value: ["W_qkv", "W_kv"], b_query: ["b_qkv"], b_key: ["b_qkv", "b_kv"], b_value: ["b_qkv", "b_kv"],
+};
 
 /** What every kind of case comes down to: a graph, its weights and inputs, and tensors expected of named nodes. */
 export interface GraphCase {

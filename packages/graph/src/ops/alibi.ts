@@ -32,6 +32,7 @@ export const alibiOp = defineOp<AlibiAttrs>({
     scale: { type: "number", default: 1, doc: "the score scale, e.g. 1/sqrt(D)" },
     alignment: { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] },
   },
+  hidesWithMinusInfinity: true,
   inferShape: ([scores], { slopes }, ctx) => {
     const h = scores![1]!;
     // A symbolic H passes here; the runtime re-runs this rule on concrete shapes, and the kernels check too.

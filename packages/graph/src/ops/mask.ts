@@ -51,6 +51,7 @@ export const maskOp = defineOp<MaskAttrs>({
     if (a.window !== null && !a.causal) ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
   },
   inPlace: 0,
+  hidesWithMinusInfinity: true,
   inferShape: ([scores, pad, mask, bias], _attrs, ctx) => {
     if (pad) {
       expectDim(ctx, "keyPaddingMask", "batch of the padding mask must match the scores", scores![0]!, pad[0]!, pad);
