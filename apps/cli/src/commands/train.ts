@@ -5,7 +5,7 @@
 import { defaultInit, loadStateDict, simpleTransformer } from "@attngraph/nn";
 import { compile } from "@attngraph/runtime";
 import { clip, Tensor, type AnyTensor } from "@attngraph/tensor";
-import { loadAnyCase, type TrainCase } from "@attngraph/testkit";
+import { loadAnyCase, mulberry32, type TrainCase } from "@attngraph/testkit";
 import { adam, createTrainer } from "@attngraph/train";
 import { executorsFor } from "../executors.js";
 import { UsageError, type IO } from "../io.js";
@@ -39,13 +39,7 @@ function number(flag: string, raw: string | undefined, dflt: number, ok: (v: num
 
 /** Sequences of random tokens (targets = tokens): the copy task's data, from a seed. */
 function copyData(seed: number): Tensor<"int32"> {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return Tensor.int32(Array.from({ length: SAMPLES * T }, () => Math.floor(next() * V)), [SAMPLES, T]);
 }
 

@@ -245,29 +245,14 @@ export function optimChecks(ctx: ContractContext): void {
     const p = randomTensor(rng, shape);
     const { m, v } = plausibleMoments(rng, shape, 2, a.beta1, a.beta2);
     const [pv, mv, vv] = [await h.upload(p), await h.upload(m), await h.upload(v)];
-    const good = async (label: string): Promise<void> => {
-      const out = await h.download(await h.dispatch("adam-step", a, [pv, mv, vv, await h.upload(stepTensor(2, [1]))], shape, NODE.update));
-      expectClose(out, { shape, data: adamStep64(f64(p), f64(m), f64(v), 2, a) }, OP_TOL, label);
-    };
-    await good("adam-step with a valid step, before the invalid ones");
-    const names = new RegExp(`${escape(NODE.update)}\\.step`);
-    for (const [t, stepShape] of [[0, []], [1.5, [1]], [-2, [1]], [NaN, []]] as const) {
-      const label = `adam-step with step ${t} as [${stepShape}]`;
-      let out: Tensor | undefined;
-      const e = await thrown(async () => {
-        out = await h.download(await h.dispatch("adam-step", a, [pv, mv, vv, await h.upload(stepTensor(t, stepShape))], shape, NODE.update));
-      });
-      if (e !== undefined) {
-        expectTypedError(e, label, names);
-        expect((e as { code?: unknown }).code, `${label}: the error's code`).not.toBe("unsupported");
-      } else {
-        const got = out!.toFloat32Array();
-        expect(got.length, `${label}: output size`).toBe(p.size);
-        const finite = Array.from(got).filter((x) => !Number.isNaN(x));
-        expect(finite, `${label}: neither a typed error naming ${NODE.update}.step nor all-NaN output`).toEqual([]);
-      }
-    }
-    await good("adam-step after the invalid steps");
+    await expectInvalidStepsRefused(h, {
+      kind: "adam-step",
+      attrs: a,
+      node: NODE.update,
+      shape,
+      inputs: async (step) => [pv, mv, vv, await h.upload(step)],
+      expected: adamStep64(f64(p), f64(m), f64(v), 2, a),
+    });
   });
 
   sgdChecks(ctx);
@@ -475,28 +460,46 @@ function sgdChecks(ctx: ContractContext): void {
     const grad = randomTensor(rng, shape);
     const p = randomTensor(rng, shape);
     const [bv, gv, pv] = [await h.upload(buf), await h.upload(grad), await h.upload(p)];
-    const good = async (label: string): Promise<void> => {
-      const out = await h.download(await h.dispatch("sgd-momentum", a, [bv, gv, pv, await h.upload(stepTensor(2, [1]))], shape, SGD_NODE.buf));
-      expectClose(out, { shape, data: sgdMomentum64(f64(buf), f64(grad), f64(p), 2, a) }, OP_TOL, label);
-    };
-    await good("sgd-momentum with a valid step, before the invalid ones");
-    const names = new RegExp(`${escape(SGD_NODE.buf)}\\.step`);
-    for (const [t, stepShape] of [[0, []], [1.5, [1]], [-2, [1]], [NaN, []]] as const) {
-      const label = `sgd-momentum with step ${t} as [${stepShape}]`;
-      let out: Tensor | undefined;
-      const e = await thrown(async () => {
-        out = await h.download(await h.dispatch("sgd-momentum", a, [bv, gv, pv, await h.upload(stepTensor(t, stepShape))], shape, SGD_NODE.buf));
-      });
-      if (e !== undefined) {
-        expectTypedError(e, label, names);
-        expect((e as { code?: unknown }).code, `${label}: the error's code`).not.toBe("unsupported");
-      } else {
-        const got = out!.toFloat32Array();
-        expect(got.length, `${label}: output size`).toBe(p.size);
-        const finite = Array.from(got).filter((x) => !Number.isNaN(x));
-        expect(finite, `${label}: neither a typed error naming ${SGD_NODE.buf}.step nor all-NaN output`).toEqual([]);
-      }
-    }
-    await good("sgd-momentum after the invalid steps");
+    await expectInvalidStepsRefused(h, {
+      kind: "sgd-momentum",
+      attrs: a,
+      node: SGD_NODE.buf,
+      shape,
+      inputs: async (step) => [bv, gv, pv, await h.upload(step)],
+      expected: sgdMomentum64(f64(buf), f64(grad), f64(p), 2, a),
+    });
   });
+}
+
+/**
+ * The invalid-step rule of adam-step and sgd-momentum: a step that is not an integer >= 1 (0, 1.5, -2, NaN) is a typed
+ * error naming `<node>.step` (never "unsupported"), or all-NaN output where the step lives only on the device; never
+ * finite numbers. A valid step (t = 2, `expected`) works before and after, so the executor stays usable.
+ */
+async function expectInvalidStepsRefused(
+  h: Harness,
+  c: { kind: string; attrs: object; node: string; shape: readonly number[]; inputs: (step: Tensor) => Promise<unknown[]>; expected: Float64Array },
+): Promise<void> {
+  const run = async (step: Tensor) => h.download(await h.dispatch(c.kind, c.attrs, await c.inputs(step), c.shape, c.node));
+  const good = async (label: string): Promise<void> => expectClose(await run(stepTensor(2, [1])), { shape: c.shape, data: c.expected }, OP_TOL, label);
+  await good(`${c.kind} with a valid step, before the invalid ones`);
+  const names = new RegExp(`${escape(c.node)}\\.step`);
+  const size = c.shape.reduce((x, y) => x * y, 1);
+  for (const [t, stepShape] of [[0, []], [1.5, [1]], [-2, [1]], [NaN, []]] as const) {
+    const label = `${c.kind} with step ${t} as [${stepShape}]`;
+    let out: Tensor | undefined;
+    const e = await thrown(async () => {
+      out = await run(stepTensor(t, stepShape));
+    });
+    if (e !== undefined) {
+      expectTypedError(e, label, names);
+      expect((e as { code?: unknown }).code, `${label}: the error's code`).not.toBe("unsupported");
+    } else {
+      const got = out!.toFloat32Array();
+      expect(got.length, `${label}: output size`).toBe(size);
+      const finite = Array.from(got).filter((x) => !Number.isNaN(x));
+      expect(finite, `${label}: neither a typed error naming ${c.node}.step nor all-NaN output`).toEqual([]);
+    }
+  }
+  await good(`${c.kind} after the invalid steps`);
 }
