@@ -1,7 +1,8 @@
 // Micro benchmark of the CPU executor's matmul core and fused attention kernel (single thread, float32 in and out).
 // Run after a build:  npx tsc -b packages/executor-cpu && node packages/executor-cpu/bench/matmul.mjs
 // Prints GFLOP/s (2·M·N·K / time) for the matmul core, the same tile with Math.fround accumulators, and a naive loop;
-// then ms for one fused attention call against the unfused chain. Times are the median of several runs after warm-up;
+// then ms for one fused attention call against the unfused chain, and for the fused backward (attention-lse and
+// attention-grad for q, k and v) against the unfused chain's backward rules. Times are the median of several runs after warm-up;
 // on a shared machine, compare numbers from the same run only.
 import { Tensor } from "@attngraph/tensor";
 import { createCpuExecutor, matmul } from "../dist/index.js";
@@ -114,7 +115,47 @@ function benchAttention(B, H, L, D) {
   console.log(`attention B${B} H${H} L=S=${L} D${D} causal: fused ${tFused.toFixed(0)} ms, unfused chain ${tChain.toFixed(0)} ms (${(tChain / tFused).toFixed(1)}×)`);
 }
 
+function benchAttentionBackward(B, H, L, D) {
+  const cpu = createCpuExecutor();
+  const S = L;
+  const view = (seed) => new Tensor(random(B * L * H * D, seed), [B, L, H, D]).permute([0, 2, 1, 3]);
+  const q = view(3);
+  const k = view(4);
+  const v = view(5);
+  const grad = view(6);
+  const scale = 1 / Math.sqrt(D);
+  const ws = [B, H, L, S];
+  const hd = [B, H, L, D];
+  const mask = { causal: true, window: null, alignment: "top-left" };
+  const attrs = { ...mask, scale, dropoutRate: 0, dropoutSeed: 0, training: false };
+  const call = (kind, inputs, a, outShape) => cpu.dispatch({ kind, node: kind, attrs: a, inputs, outShape });
+  const out = call("attention", [q, k, v, undefined], attrs, hd);
+  let lse;
+  const tLse = median(() => (lse = call("attention-lse", [q, k, undefined], { ...mask, scale }, [B, H, L])), 3);
+  const t = {};
+  for (const wrt of ["q", "k", "v"]) t[wrt] = median(() => call("attention-grad", [q, k, v, out, grad, lse, undefined], { ...attrs, wrt }, hd), 3);
+  // The chain's backward from its kept weights: dW = grad · vᵀ, softmax-grad, mask-grad, then dq = dS · k,
+  // dk = dSᵀ · q and dv = Wᵀ · grad (H = Hkv, so weighted-sum does the transposed products too).
+  const scores = call("score", [q, k], {}, ws);
+  const masked = call("mask", [scores, undefined], mask, ws);
+  const weights = call("softmax", [masked], { scale }, ws);
+  const chain = () => {
+    const dW = call("score", [grad, v], {}, ws);
+    const dScores = call("mask-grad", [call("softmax-grad", [weights, dW], { scale }, ws), masked], { scale: 1 }, ws);
+    call("weighted-sum", [dScores, k], {}, hd);
+    call("weighted-sum", [dScores.permute([0, 1, 3, 2]), q], {}, hd);
+    call("weighted-sum", [weights.permute([0, 1, 3, 2]), grad], {}, hd);
+  };
+  const tChain = median(chain, 3);
+  const tFused = tLse + t.q + t.k + t.v;
+  console.log(
+    `attention backward B${B} H${H} L=S=${L} D${D} causal: fused ${tFused.toFixed(0)} ms (lse ${tLse.toFixed(0)}, dq ${t.q.toFixed(0)}, ` +
+      `dk ${t.k.toFixed(0)}, dv ${t.v.toFixed(0)}), unfused chain's rules ${tChain.toFixed(0)} ms`,
+  );
+}
+
 console.log(`node ${process.version}, single thread`);
 benchMatmul("256×256×256 (A·B)", 256, 256, 256, false);
 benchMatmul("768×128×768 (A·Bᵀ)", 768, 128, 768, true);
 benchAttention(1, 12, 1024, 64);
+benchAttentionBackward(1, 12, 1024, 64);

@@ -54,7 +54,27 @@ function cases(): Record<string, Call> {
       outShape: [B, H, L, D],
     },
     ...backwardCases(scores, x),
+    ...attentionGradCases(q, k, vBad, pad, mask),
   };
+}
+
+/** The fused attention backward: lse, then each input's gradient (a NaN value row, padding, window, dropout in). */
+function attentionGradCases(q: Tensor, k: Tensor, v: Tensor, pad: Tensor, mask: Record<string, unknown>): Record<string, Call> {
+  const [B, H, L, D] = q.shape as [number, number, number, number];
+  const [, Hkv, S] = k.shape as [number, number, number];
+  const lseCall: Call = { kind: "attention-lse", node: "attn.lse", attrs: { ...mask, scale: 0.35 }, inputs: [q, k, pad], outShape: [B, H, L] };
+  const lse = createCpuExecutor().dispatch(lseCall);
+  const out = heads(B, H, L, D, 23);
+  const grad = heads(B, H, L, D, 24);
+  const attrs = { ...mask, scale: 0.35, dropoutRate: 0.2, dropoutSeed: 11, training: true };
+  const gradCall = (wrt: "q" | "k" | "v"): Call => ({
+    kind: "attention-grad",
+    node: `attn.d${wrt}`,
+    attrs: { ...attrs, wrt },
+    inputs: [q, k, v, out, grad, lse, pad],
+    outShape: wrt === "q" ? [B, H, L, D] : [B, Hkv, S, D],
+  });
+  return { "attention-lse": lseCall, "attention-grad wrt q": gradCall("q"), "attention-grad wrt k": gradCall("k"), "attention-grad wrt v": gradCall("v") };
 }
 
 /** The backward kernels that work in chunks; the ones that accumulate across rows (sum-to, weight grads) included. */

@@ -17,4 +17,5 @@ export { softmaxImpl, softmaxKernel } from "./kernels/softmax.js";
 export { dropoutImpl, dropoutKernel, dropoutBits, dropoutKeep, dropoutThreshold, fmix32 } from "./kernels/dropout.js";
 export { weightedSumImpl, weightedSumKernel } from "./kernels/weighted-sum.js";
 export { attentionImpl, attentionKernel } from "./kernels/attention.js";
+export { attentionGradImpl, attentionGradKernel, attentionLseImpl, attentionLseKernel } from "./kernels/attention-grad.js";
 export { matmul, type MatOperand, type VecOperand } from "./kernels/matmul.js";

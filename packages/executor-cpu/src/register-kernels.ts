@@ -32,6 +32,7 @@ import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
+import { attentionGradKernel, attentionLseKernel } from "./kernels/attention-grad.js";
 import { adamMomentKernel } from "./kernels/adam-moment.js";
 import { adamStepKernel } from "./kernels/adam-step.js";
 import { sgdMomentumKernel } from "./kernels/sgd-momentum.js";
@@ -72,6 +73,9 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["gelu-grad", geluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
+  // The fused attention backward (what the scheduler's backward fusion puts in place of the chain's rules).
+  ["attention-lse", attentionLseKernel],
+  ["attention-grad", attentionGradKernel],
   // Optimizer updates (what a training step adds after the gradients).
   ["adam-moment", adamMomentKernel],
   ["adam-step", adamStepKernel],

@@ -270,7 +270,9 @@ export function attentionBlock(p: BlockParams): i32 {
       }
     }
     let badBlock = false;
-    if (anyBad) for (let c: i32 = 0; c < bc; c++) if (load<f32>(badValue + f4(s0 + c)) != 0) badBlock = true;
+    // Every column the tile product reads (bc4, not bc): a column past `end` is hidden from the whole block, weight 0,
+    // and 0 · NaN would still reach the sum.
+    if (anyBad) for (let c: i32 = 0; c < bc4 && s0 + c < ns; c++) if (load<f32>(badValue + f4(s0 + c)) != 0) badBlock = true;
     if (!badBlock) {
       for (let r: i32 = 0; r < br; r += 4) {
         const rows = min(4, br - r);

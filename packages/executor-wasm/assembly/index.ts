@@ -17,6 +17,7 @@ export { crossEntropy } from "./cross-entropy";
 export { pad, sumTo, sumToInner, zero } from "./sum-to";
 export { transposeRows } from "./transpose";
 export { maskGrad, softmaxGrad } from "./softmax-grad";
+export { attentionGradBlock, attentionGradFlush, attentionGradPack, attentionGradParamsBytes, attentionGradParamsLayout, attentionGradScratchBytes } from "./attention-grad";
 export { f64ToF32, layerNormGrad, layerNormWeightGrad } from "./layer-norm-grad";
 export { geluGrad, geluGradStrided } from "./gelu-grad";
 export { embeddingGrad } from "./embedding-grad";

@@ -103,6 +103,14 @@ function cases(): Record<string, HostCall> {
     "gelu-grad": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "none" }, inputs: [random([7, 301], 39), random([7, 301], 18, 4)], outShape: [7, 301] },
     "gelu-grad (strided)": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "tanh" }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
     "embedding-grad": { kind: "embedding-grad", node: "tok_embed.grad", attrs: { rows: 50 }, inputs: [Tensor.int32(Array.from({ length: 120 }, (_, i) => (i * 37) % 50), [4, 30]), random([4, 30, 24], 41)], outShape: [50, 24] },
+    "attention-lse": { kind: "attention-lse", node: "context.lse", attrs: { ...mask, scale: 0.35 }, inputs: [q, k, pad], outShape: [B, H, L] },
+    "attention-grad (wrt k: a kv head's accumulator kept across chunks)": {
+      kind: "attention-grad",
+      node: "context.dk",
+      attrs: { ...mask, scale: 0.35, dropoutRate: 0.2, dropoutSeed: 11, training: true, wrt: "k" },
+      inputs: [q, k, heads(B, Hkv, S, D, 43), random([B, H, L, D], 44), random([B, H, L, D], 45), random([B, H, L], 46), pad],
+      outShape: [B, Hkv, S, D],
+    },
     "cross-entropy-grad": {
       kind: "cross-entropy-grad",
       node: "loss.grad",

@@ -80,7 +80,8 @@ class Instance {
     this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports as unknown as KernelExports;
     this.heap = new WasmHeap(this.memory, this.exports.heapBase(), maxBytes);
     this.descriptors = this.heap.alloc(DESCRIPTOR_BYTES, "wasm descriptors and params");
-    if (this.exports.attentionParamsBytes() > PARAMS_BYTES) throw new Error(`wasm module: attention params need ${this.exports.attentionParamsBytes()} bytes, the host reserves ${PARAMS_BYTES}`);
+    const paramsBytes = Math.max(this.exports.attentionParamsBytes(), this.exports.attentionGradParamsBytes());
+    if (paramsBytes > PARAMS_BYTES) throw new Error(`wasm module: attention params need ${paramsBytes} bytes, the host reserves ${PARAMS_BYTES}`);
   }
 
   /** One params block for a kernel that takes its numbers in memory (written right before each call). */

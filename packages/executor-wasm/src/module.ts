@@ -56,7 +56,7 @@ export interface KernelExports {
   embedding(ids: number, desc: number, nv: number, w: number, ws0: number, ws1: number, dst: number, ne: number, k0: number, k1: number): void;
   /** Returns `acc` plus the losses of rows [r0, r1), added in order; writes each to dst unless dst is 0. */
   crossEntropy(logits: number, desc: number, targets: number, tdesc: number, dst: number, ignore: number, hasIgnore: number, r0: number, r1: number, acc: number): number;
-  // Backward ops (assembly/sum-to.ts, transpose.ts, softmax-grad.ts, layer-norm-grad.ts, gelu-grad.ts, embedding-grad.ts, cross-entropy-grad.ts).
+  // Backward ops (assembly/sum-to.ts, transpose.ts, softmax-grad.ts, attention-grad.ts, layer-norm-grad.ts, gelu-grad.ts, embedding-grad.ts, cross-entropy-grad.ts).
   /** dst[0 .. bytes) = 0. */
   zero(dst: number, bytes: number): void;
   /** sum-to, reduced axes outer: rows [r0, r1) of the kept view (kdesc) each summed over the reduced view (rdesc), in float64. */
@@ -69,6 +69,18 @@ export interface KernelExports {
   transposeRows(src: number, desc: number, dst: number, ld: number, r0: number, r1: number): void;
   softmaxGrad(y: number, ydesc: number, g: number, gdesc: number, dst: number, scale: number, r0: number, r1: number): void;
   maskGrad(g: number, gdesc: number, m: number, mdesc: number, dst: number, scale: number, r0: number, r1: number): void;
+  /** See assembly/attention-grad.ts: `params` is a GradPackParams block (src/kernels/attention-grad-params.ts writes it). */
+  attentionGradPack(params: number): number;
+  /** See assembly/attention-grad.ts: `params` is a GradBlockParams block; returns the key blocks still to run (0: done). */
+  attentionGradBlock(params: number): number;
+  /** See assembly/attention-grad.ts: writes a kv head's dk or dv from its accumulator (a GradPackParams block). */
+  attentionGradFlush(params: number): void;
+  /** Bytes of one attention-backward params block. */
+  attentionGradParamsBytes(): number;
+  /** Writes every backward params field's byte offset (GradPackParams' then GradBlockParams', i32 each) at dst; returns their count. */
+  attentionGradParamsLayout(dst: number): number;
+  /** Scratch bytes of the attention backward for key length S, head dims D and Dv, and mode (0 lse, 1 q, 2 k, 3 v). */
+  attentionGradScratchBytes(ns: number, nd: number, ndv: number, mode: number): number;
   layerNormGrad(g: number, gdesc: number, x: number, xdesc: number, w: number, ws: number, dst: number, eps: number, r0: number, r1: number): void;
   /** Adds rows [r0, r1)'s grad ⊙ x̂ into the float64 accumulators at acc ([E]). */
   layerNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;

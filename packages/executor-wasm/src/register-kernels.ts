@@ -27,6 +27,7 @@ import { geluGradKernel } from "./kernels/gelu-grad.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
 import { maskGradKernel } from "./kernels/mask-grad.js";
+import { attentionGradKernel, attentionLseKernel } from "./kernels/attention-grad.js";
 import { padKernel } from "./kernels/pad.js";
 import { softmaxGradKernel } from "./kernels/softmax-grad.js";
 import { sumToKernel } from "./kernels/sum-to.js";
@@ -72,6 +73,9 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["gelu-grad", geluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
+  // The fused attention backward: what the scheduler's backward fusion puts in place of the chain's rules.
+  ["attention-lse", attentionLseKernel],
+  ["attention-grad", attentionGradKernel],
   // Optimizer updates: what a training step adds after the gradients.
   ["adam-moment", adamMomentKernel],
   ["adam-step", adamStepKernel],

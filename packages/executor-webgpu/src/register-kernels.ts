@@ -30,6 +30,7 @@ import { maskGradKernel } from "./kernels/mask-grad.wgsl.js";
 import { padKernel } from "./kernels/pad.wgsl.js";
 import { softmaxGradKernel } from "./kernels/softmax-grad.wgsl.js";
 import { sumToKernel } from "./kernels/sum-to.wgsl.js";
+import { attentionGradKernel, attentionLseKernel } from "./kernels/attention-grad.wgsl.js";
 import { adamMomentKernel, adamStepKernel } from "./kernels/adam.wgsl.js";
 import { sgdMomentumKernel, sgdStepKernel } from "./kernels/sgd.wgsl.js";
 
@@ -68,6 +69,9 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["gelu-grad", geluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
+  // The fused attention backward (what the scheduler puts in place of the chain's backward rules).
+  ["attention-lse", attentionLseKernel],
+  ["attention-grad", attentionGradKernel],
   // Optimizer ops (Adam / AdamW, SGD).
   ["adam-moment", adamMomentKernel],
   ["adam-step", adamStepKernel],

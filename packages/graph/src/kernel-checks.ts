@@ -8,6 +8,7 @@ import type { KernelCall } from "./executor-contract.js";
 import type { DropoutAttrs } from "./ops/dropout.js";
 import { broadcastShapes } from "./broadcast.js";
 import type { AdamMomentAttrs, AdamStepAttrs } from "./ops/adam.js";
+import type { AttentionGradAttrs, AttentionLseAttrs } from "./ops/attention-grad.js";
 import type { CrossEntropyAttrs } from "./ops/cross-entropy.js";
 import type { GeluAttrs } from "./ops/gelu.js";
 import type { PadAttrs } from "./ops/pad.js";
@@ -420,4 +421,51 @@ function showValue(v: unknown): string {
   } catch {
     return String(v);
   }
+}
+
+// ---- the fused attention backward (attention-lse, attention-grad) ----
+
+const ATTENTION_DROPOUT: DropoutFields = { rate: "dropoutRate", seed: "dropoutSeed", training: "training" };
+const NO_ATTENTION_DROPOUT: DropoutAttrs = { rate: 0, seed: 0, training: false };
+
+/** attention-lse's attributes: the mask geometry and the softmax scale. */
+export function checkAttentionLseAttrs(call: CallInfo): AttentionLseAttrs {
+  return { ...checkMaskAttrs(call), scale: checkScale(call) };
+}
+
+/** attention-grad's attributes: the fused attention's (absent dropout = none) and `wrt`. */
+export function checkAttentionGradAttrs(call: CallInfo): AttentionGradAttrs {
+  const wrt = call.attrs["wrt"];
+  if (wrt !== "q" && wrt !== "k" && wrt !== "v") throw attrError(call, "wrt", '"q", "k" or "v"', wrt);
+  const d = checkDropoutAttrs(call, ATTENTION_DROPOUT, NO_ATTENTION_DROPOUT);
+  return { ...checkAttentionLseAttrs(call), dropoutRate: d.rate, dropoutSeed: d.seed, training: d.training, wrt };
+}
+
+/** q [B, H, L, D] and k [B, Hkv, S, D] of attention-lse and attention-grad; the padding mask's shape when there is one. */
+export function expectAttentionQk(call: CallInfo, q: Shaped, k: Shaped, pad: Shaped | undefined): void {
+  expectRank(call, "q", q, 4, "[B, H, L, D]");
+  expectRank(call, "k", k, 4, "[B, Hkv, S, D]");
+  const [nb, nh] = q.shape as [number, number];
+  expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
+  expectHeadGroups(call, "k", nh, k.shape[1]!, k);
+  expectDim(call, "k", "head dim D of keys must match the queries", q.shape[3]!, k.shape[3]!, k);
+  if (pad !== undefined) {
+    expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
+    expectDim(call, "keyPaddingMask", "batch B of the padding mask must match the queries", nb, pad.shape[0]!, pad);
+    expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", k.shape[2]!, pad.shape[1]!, pad);
+  }
+}
+
+/** Every input of attention-grad: v [B, Hkv, S, Dv], out and grad [B, H, L, Dv], lse [B, H, L], and q, k, padding. */
+export function expectAttentionGradShapes(call: CallInfo, q: Shaped, k: Shaped, v: Shaped, out: Shaped, grad: Shaped, lse: Shaped, pad: Shaped | undefined): void {
+  expectAttentionQk(call, q, k, pad);
+  expectRank(call, "v", v, 4, "[B, Hkv, S, Dv]");
+  expectDim(call, "v", "batch B of values must match the queries", q.shape[0]!, v.shape[0]!, v);
+  expectDim(call, "v", "values must have as many heads Hkv as keys", k.shape[1]!, v.shape[1]!, v);
+  expectDim(call, "v", "value length must equal the key length S", k.shape[2]!, v.shape[2]!, v);
+  const rows = [q.shape[0]!, q.shape[1]!, q.shape[2]!, v.shape[3]!];
+  for (const [name, t] of [["out", out], ["grad", grad]] as const) {
+    if (!sameShape(t.shape, rows)) throw new ShapeError(`${call.node}.${name}`, `${name} must be [B, H, L, Dv] of q and v`, formatShape(rows), formatShape(t.shape));
+  }
+  if (!sameShape(lse.shape, rows.slice(0, 3))) throw new ShapeError(`${call.node}.lse`, "lse must be [B, H, L] of q", formatShape(rows.slice(0, 3)), formatShape(lse.shape));
 }

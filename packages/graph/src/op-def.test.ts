@@ -200,6 +200,7 @@ describe("OpRegistry", () => {
       "projection", "reshape", "transpose", "slice", "rope", "score", "alibi", "mask", "softmax", "dropout", "weighted-sum", "out-proj", "attention",
       "layer-norm", "gelu", "add", "embedding", "cross-entropy", "linear-gelu", "add-layer-norm",
       "sum-to", "pad", "linear-weight-grad", "softmax-grad", "mask-grad", "layer-norm-grad", "layer-norm-weight-grad", "gelu-grad", "embedding-grad", "cross-entropy-grad",
+      "attention-lse", "attention-grad",
       "adam-moment", "adam-step", "sgd-momentum", "sgd-step",
     ]);
     expect(new OpRegistry().kinds()).toEqual([]);

@@ -324,7 +324,9 @@ export class Session {
       values.set(step.node, { executor: executor.name, value });
       if (this.#checkNumerics) {
         // −∞ belongs where an op hides entries (OpDef.hidesWithMinusInfinity) and in views and copies of such a value.
-        const def = step.fused ? undefined : this.graph.registry.get(step.kind, step.node);
+        // A step that replaces nodes (fused non-empty) returns none of their hidden entries (attention's output has no
+        // −∞); a step a fusion adds beside them (attention-lse, −∞ for a row that sees no key) is its op's own.
+        const def = step.fused?.length ? undefined : this.graph.registry.get(step.kind, step.node);
         const source = step.inputs[0];
         if (def?.hidesWithMinusInfinity || (step.layout !== "compute" && source !== undefined && mayHide.has(source))) mayHide.add(step.node);
         // A view shows values its source step was checked for; everything else is read back and scanned.

@@ -3,6 +3,7 @@ import { AttnGraphError } from "@attngraph/tensor";
 import { eliminateDeadNodes } from "./passes/dead-nodes.js";
 import { draftSteps } from "./passes/draft.js";
 import { fuseAttention } from "./passes/fusion.js";
+import { fuseAttentionBackward } from "./passes/fusion-backward.js";
 import { fuseBlockOps } from "./passes/fusion-block.js";
 import { placeNode } from "./passes/placement.js";
 import { planViews } from "./passes/views.js";
@@ -48,6 +49,11 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   passes.push(dead.report);
   let drafts = dead.steps;
   if (options.fusion !== false) {
+    // The backward first: it fuses a training graph's chains forward and backward together, which the forward fusion
+    // alone cannot (the backward reads the chain's middle).
+    const backward = fuseAttentionBackward(drafts, { graph, outputs: liveOutputs, watched, executors, overrides });
+    if (backward.report) passes.push(backward.report);
+    drafts = backward.steps;
     const fused = fuseAttention(drafts, { outputs: liveOutputs, watched, executors, overrides });
     passes.push(fused.report);
     drafts = fused.steps;

@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import type { Executor } from "@attngraph/graph";
 import { attentionChecks } from "./contract/attention-checks.js";
+import { attentionGradChecks } from "./contract/attention-grad-checks.js";
 import { backwardChecks } from "./contract/backward-checks.js";
 import { blockChecks } from "./contract/block-checks.js";
 import { fusedBlockChecks } from "./contract/fused-block-checks.js";
@@ -67,6 +68,7 @@ export function describeExecutorContract(name: string, make: ExecutorFactory): v
     describe("transformer block ops: layer-norm, gelu, add, embedding, cross-entropy, user masks", () => blockChecks(ctx));
     describe("fused block ops: linear-gelu, add-layer-norm", () => fusedBlockChecks(ctx));
     describe("backward ops", () => backwardChecks(ctx));
+    describe("fused attention backward: attention-lse, attention-grad", () => attentionGradChecks(ctx));
     describe("optimizer ops", () => optimChecks(ctx));
   });
 }

@@ -10,4 +10,6 @@ export { linear64, splitHeads64, mergeHeads64, kvHead, score64, mask64, softmax6
 export { add64, crossEntropy64, embedding64, erf64, gelu64, layerNorm64, maskFull64, type UserMask64 } from "./reference/block64.js";
 export { mulberry32 } from "./prng.js";
 export { crossEntropyGrad64, embeddingGrad64, geluGrad64, layerNormGrad64, layerNormWeightGrad64, linearWeightGrad64, maskGrad64, pad64, slice64, softmaxGrad64, sumTo64 } from "./reference/backward64.js";
+export { attentionGrad64, attentionLse64, attentionOut64, type AttentionProblem64 } from "./reference/attention-grad64.js";
+export { attentionGradProblem, type AttentionGradCase, type AttentionGradProblem } from "./reference/attention-grad-case.js";
 export { adamMoment64, adamStep64, sgdMomentum64, sgdStep64, type AdamMoment64, type AdamStep64, type SgdMomentum64, type SgdStep64 } from "./reference/optim64.js";

@@ -18,6 +18,8 @@ export interface TrainerOptions {
   readonly placement?: Readonly<Record<string, string>>;
   /** The initial value of every weight of the model graph (optimizer state starts at 0 by itself). */
   readonly weights: Readonly<Record<string, AnyTensor>>;
+  /** Fusion of the training graph (default on: the attention chains run with the fused attention backward). */
+  readonly fusion?: boolean;
 }
 
 /** One event per finished step on `trainer.events$`. */
@@ -63,6 +65,7 @@ export class Trainer {
       ...(options.placement ? { placement: options.placement } : {}),
       weights: { ...options.weights, ...zeros },
       updates: training.updates,
+      ...(options.fusion === false ? { fusion: false } : {}),
     });
     return new Trainer(session, training, params, options.optimizer.stepInput);
   }

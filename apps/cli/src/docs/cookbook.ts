@@ -130,7 +130,8 @@ export const recipes: readonly Recipe[] = [
       "scalar, so its upstream gradient is an input `output.grad` (L = sum(output ⊙ output.grad)); a scalar loss such as the model's `loss` needs none. " +
       "The backward ops: `linear-weight-grad` (Σ gradᵀ·x), `sum-to` (bias and key/value head groups), `softmax-grad` (from the saved weights), " +
       "`mask-grad` (0 where the forward output is −∞); queries/keys/values gradients reuse score and weighted-sum on transposed views, and the input's " +
-      "three contributions are summed by `add` nodes. The forward chain stays unfused: backward reads its weights.",
+      "three contributions are summed by `add` nodes. When nothing taps the [L, S] values, the scheduler runs the chain and this backward fused " +
+      "(`attention`, `attention-lse`, one `attention-grad` per gradient: FlashAttention style, no [L, S] kept), as the plan below shows.",
     call: `grad(multiHeadAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }), { loss: "output", wrt: ["x", "W_query", "W_key", "W_value", "out_proj", "out_bias"] }).graph`,
     config: { dIn: 8, dOut: 8, numHeads: 2, causal: true },
     graph: () => grad(buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }), { loss: "output", wrt: ["x", "W_query", "W_key", "W_value", "out_proj", "out_bias"] }).graph,

@@ -18,6 +18,9 @@ const v = values([B, S, H, D], 3).permute([0, 2, 1, 3]);
 const scores = values([B, H, L, S], 4);
 const pad = Tensor.from([0, 0, 0, 1, 0, 1, 0, 0, 0, 0], [B, S]);
 
+const attnMask = { causal: true, window: 2, alignment: "bottom-right" };
+const lse = ex.dispatch({ kind: "attention-lse", node: "lse", attrs: { ...attnMask, scale: 0.5 }, inputs: [q, k, pad], outShape: [B, H, L] });
+
 interface Step {
   readonly kind: string;
   readonly inputs: (Tensor | undefined)[];
@@ -50,6 +53,13 @@ const steps: Step[] = [
   { kind: "layer-norm-weight-grad", inputs: [values([B, L, E], 15), values([B, L, E], 16)], attrs: { eps: 1e-5 }, outShape: [E] },
   { kind: "gelu-grad", inputs: [values([B, L, E], 18), values([B, L, E], 19)], attrs: { approximate: "tanh" }, outShape: [B, L, E] },
   { kind: "embedding-grad", inputs: [Tensor.int32([3, 1, 3, 0, 2, 3], [B, L]) as unknown as Tensor, values([B, L, E], 20)], attrs: { rows: 5 }, outShape: [5, E] },
+  { kind: "attention-lse", inputs: [q, k, pad], attrs: { ...attnMask, scale: 0.5 }, outShape: [B, H, L] },
+  ...(["q", "k", "v"] as const).map((wrt) => ({
+    kind: "attention-grad",
+    inputs: [q, k, v, values([B, H, L, D], 22), values([B, H, L, D], 23), lse, pad],
+    attrs: { ...attnMask, scale: 0.5, dropoutRate: 0.2, dropoutSeed: 3, training: true, wrt },
+    outShape: wrt === "q" ? [B, H, L, D] : [B, H, S, D],
+  })),
   {
     kind: "cross-entropy-grad",
     inputs: [values([B, L, E], 21), Tensor.int32([3, -1, 7, 0, 2, 3], [B, L]) as unknown as Tensor, Tensor.from([0.5], [])],
@@ -58,7 +68,7 @@ const steps: Step[] = [
   },
 ];
 
-const label = (s: Step) => `${s.kind}${s.kind === "dropout" ? (s.attrs.training ? " (training)" : " (eval)") : ""}`;
+const label = (s: Step) => `${s.kind}${s.kind === "dropout" ? (s.attrs.training ? " (training)" : " (eval)") : ""}${s.attrs.wrt ? ` wrt ${String(s.attrs.wrt)}` : ""}`;
 
 describe("call.out", () => {
   it.each(steps.map((s) => [label(s), s] as const))("%s writes into out inside a larger arena and returns it", (_, step) => {

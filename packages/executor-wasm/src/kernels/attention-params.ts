@@ -22,10 +22,11 @@ export type PackParams = Readonly<Record<(typeof PACK_FIELDS)[number], number>>;
 export type BlockParams = Readonly<Record<(typeof BLOCK_FIELDS)[number], number>>;
 
 /**
- * Writes `values` as the params block at `address`, each field at its index · 4 bytes: float fields as float32,
- * the others as 32-bit integers (an unsigned value such as a seed keeps its bits).
+ * Writes `values` as the params block at `address`, each field at its index · 4 bytes: float fields (`scale`,
+ * `keptScale`) as float32, the others as 32-bit integers (an unsigned value such as a seed keeps its bits). Shared with
+ * the fused backward's params (attention-grad-params.ts).
  */
-function write(ctx: WasmContext, address: number, fields: readonly string[], values: Readonly<Record<string, number>>): number {
+export function writeParams(ctx: WasmContext, address: number, fields: readonly string[], values: Readonly<Record<string, number>>): number {
   const ints = ctx.i32();
   const floats = ctx.f32();
   const base = address / 4;
@@ -39,10 +40,10 @@ function write(ctx: WasmContext, address: number, fields: readonly string[], val
 
 /** Packs keys [s0, s1) of one kv head (see attentionPack); 1 when a value row there holds a NaN or ±∞. */
 export function attentionPack(ctx: WasmContext, params: number, p: PackParams): number {
-  return ctx.exports.attentionPack(write(ctx, params, PACK_FIELDS, p));
+  return ctx.exports.attentionPack(writeParams(ctx, params, PACK_FIELDS, p));
 }
 
 /** Runs key blocks of one query block (see attentionBlock); the key blocks still to run, 0 when the rows are written. */
 export function attentionBlock(ctx: WasmContext, params: number, p: BlockParams): number {
-  return ctx.exports.attentionBlock(write(ctx, params, BLOCK_FIELDS, p));
+  return ctx.exports.attentionBlock(writeParams(ctx, params, BLOCK_FIELDS, p));
 }

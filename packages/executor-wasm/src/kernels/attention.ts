@@ -121,28 +121,36 @@ function* attentionSteps(
   // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
   const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
   const blocksPerStep = keysPerStep === Infinity ? 2 ** 31 - 1 : Math.max(1, Math.floor(keysPerStep / BK));
+  // One params object per call, updated in place per kv head and query block: a literal spreading its ~20 fields per
+  // block costs microseconds, more than a small head's work (the copy task's 8×8 heads).
+  const pack = { kb: 0, ks2, ks3, vb: 0, vs2, vs3, pb: 0, ps1, ns, nd, ndv, s0: 0, s1: 0, scratch };
+  const block = {
+    qb: 0, qs2, i0: 0, br: 0, ns, nd, ndv, ...mask, ...drop,
+    padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: blocksPerStep, out: out.address, scratch,
+  };
   for (let b = 0; b < nb; b++) {
     for (let g = 0; g < nhkv; g++) {
-      const kb = k.address + (b * ks0 + g * ks1) * 4;
-      const vb = v.address + (b * vs0 + g * vs1) * 4;
-      const pb = pad === undefined ? 0 : pad.address + b * ps0 * 4;
+      pack.kb = k.address + (b * ks0 + g * ks1) * 4;
+      pack.vb = v.address + (b * vs0 + g * vs1) * 4;
+      pack.pb = pad === undefined ? 0 : pad.address + b * ps0 * 4;
       let anyBad = 0;
       for (let s0 = 0; s0 < ns; s0 += packStep) {
-        const s1 = Math.min(ns, s0 + packStep);
-        anyBad |= attentionPack(ctx, ctx.params, { kb, ks2, ks3, vb, vs2, vs3, pb, ps1, ns, nd, ndv, s0, s1, scratch });
-        yield (s1 - s0) * (nd + ndv);
+        pack.s0 = s0;
+        pack.s1 = Math.min(ns, s0 + packStep);
+        anyBad |= attentionPack(ctx, ctx.params, pack);
+        yield (pack.s1 - s0) * (nd + ndv);
       }
+      block.anyBad = anyBad;
       for (let h = g * group; h < (g + 1) * group; h++) {
-        const qb = q.address + (b * qs0 + h * qs1) * 4;
-        const headRow = (b * nh + h) * nl;
+        block.qb = q.address + (b * qs0 + h * qs1) * 4;
+        block.headRow = (b * nh + h) * nl;
         for (let i0 = 0; i0 < nl; i0 += BQ) {
-          const br = Math.min(BQ, nl - i0);
-          const blockWork = br * BK * (nd + ndv + EXP_WORK);
+          block.i0 = i0;
+          block.br = Math.min(BQ, nl - i0);
+          const blockWork = block.br * BK * (nd + ndv + EXP_WORK);
           for (let from = 0; ; from += blocksPerStep) {
-            const left = attentionBlock(ctx, ctx.params, {
-              qb, qs2, i0, br, ns, nd, ndv, ...mask, ...drop,
-              padded: pb === 0 ? 0 : 1, headRow, anyBad, fromBlock: from, maxBlocks: blocksPerStep, out: out.address, scratch,
-            });
+            block.fromBlock = from;
+            const left = attentionBlock(ctx, ctx.params, block);
             yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * blockWork;
             if (left === 0) break;
           }

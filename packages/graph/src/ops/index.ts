@@ -10,6 +10,7 @@ import { embeddingOp } from "./embedding.js";
 import { geluOp } from "./gelu.js";
 import { layerNormOp } from "./layer-norm.js";
 import { attentionOp } from "./attention.js";
+import { attentionGradOp, attentionLseOp } from "./attention-grad.js";
 import { dropoutOp } from "./dropout.js";
 import { maskOp } from "./mask.js";
 import { outProjOp } from "./out-proj.js";
@@ -68,6 +69,9 @@ export const builtinOps: readonly AnyOpDef[] = [
   geluGradOp,
   embeddingGradOp,
   crossEntropyGradOp,
+  // The fused attention backward: what the scheduler's backward fusion puts in place of the chain's rules.
+  attentionLseOp,
+  attentionGradOp,
   // Optimizer updates: what a training step adds after the gradients (@attngraph/train).
   adamMomentOp,
   adamStepOp,
@@ -87,6 +91,8 @@ export type { LayerNormAttrs } from "./layer-norm.js";
 export { alibiOp, attentionOp, dropoutOp, maskOp, outProjOp, projectionOp, reshapeOp, ropeOp, scoreOp, sliceOp, softmaxOp, transposeOp, weightedSumOp };
 export type { AlibiAttrs } from "./alibi.js";
 export type { AttentionAttrs } from "./attention.js";
+export type { AttentionGradAttrs, AttentionLseAttrs } from "./attention-grad.js";
+export { attentionGradOp, attentionLseOp } from "./attention-grad.js";
 export type { DropoutAttrs } from "./dropout.js";
 export type { MaskAttrs, MaskGeometry } from "./mask.js";
 export type { OutProjAttrs } from "./out-proj.js";

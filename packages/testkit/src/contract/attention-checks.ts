@@ -136,6 +136,22 @@ function hiddenValueChecks(ctx: ContractContext): void {
     expect(finiteRows > 0 && finiteRows < L2, "the seed drops key 5 for some queries and keeps it for others").toBe(true);
     expectCloseOrNaN(got, want, D, CHAIN_TOL, "attention with dropout against the reference");
   });
+
+  it("a NaN value row past every query's causal reach, inside the last key block's padding columns, stays out: fused attention", async () => {
+    // L 2, S 10, causal top-left: the block visits keys 0..1 only; a kernel whose tile runs over whole groups of 4 keys
+    // also multiplies key 2 and 3 (weight 0) with their value rows.
+    const L2 = 2, S2 = 10;
+    const d2 = { B: 1, H: 1, Hkv: 1, L: L2, S: S2, D };
+    const rng = createRng(703);
+    const q = randomTensor(rng, [1, 1, L2, D]);
+    const k = randomTensor(rng, [1, 1, S2, D]);
+    const v = randomTensor(rng, [1, 1, S2, D], (r, i) => (Math.floor(i / D) === 2 ? NaN : r.normal()));
+    const a = { causal: true, window: null, alignment: "top-left", scale, dropoutRate: 0, dropoutSeed: 0, training: false } as const;
+    const got = await ctx.h.run("attention", a, [q, k, v, undefined], [1, 1, L2, D]);
+    expect(got.toFloat32Array().every(Number.isFinite), "no query sees key 2: every output finite").toBe(true);
+    const w = softmax64(mask64(score64(f64(q), f64(k), d2), 1, 1, L2, S2, { causal: true, window: null, alignment: "top-left" }), S2, scale);
+    expectCloseOrNaN(got, weightedSum64(w, f64(v), d2), D, CHAIN_TOL, "attention against the reference");
+  });
 }
 
 export function attentionChecks(ctx: ContractContext): void {

@@ -95,6 +95,8 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "gelu-grad": { ...attrs.geluGrad("tanh") },
   "embedding-grad": { ...attrs.embeddingGrad(5) },
   "cross-entropy-grad": { ...attrs.crossEntropyGrad({ ignoreIndex: -100 }) },
+  "attention-lse": { causal: true, window: 4, alignment: "bottom-right", scale: 0.5 },
+  "attention-grad": { causal: true, window: null, alignment: "top-left", scale: 0.5, dropoutRate: 0.1, dropoutSeed: 3, training: true, wrt: "k" },
   "adam-moment": { ...attrs.adamMoment({ beta: 0.999, square: true, weightDecay: 0.01 }) },
   "adam-step": { ...attrs.adamStep({ lr: 1e-3, weightDecay: 0.01, decoupled: true }) },
   "sgd-momentum": { ...attrs.sgdMomentum({ momentum: 0.9, dampening: 0.1, weightDecay: 0.01 }) },

@@ -1,0 +1,40 @@
+// The fused attention backward's entry points (assembly/attention-grad.ts) read their numbers from the same params
+// block as the forward's, written field by field by name (attention-params.ts's `writeParams`); the field lists are
+// the module's declaration order, which a test holds to the module's own offsets (`attentionGradParamsLayout`).
+import type { WasmContext } from "../context.js";
+import { writeParams } from "./attention-params.js";
+
+/** GradPackParams' fields, in the module's order (4 bytes each). */
+export const GRAD_PACK_FIELDS = ["kb", "ks2", "ks3", "vb", "vs2", "vs3", "pb", "ps1", "ns", "nd", "ndv", "s0", "s1", "mode", "dst", "scratch"] as const;
+
+/** GradBlockParams' fields, in the module's order (4 bytes each). `scale` and `keptScale` are float32, the rest integers. */
+export const GRAD_BLOCK_FIELDS = [
+  "qb", "qs2", "gb", "gs2", "ob", "os2", "lb", "ls2",
+  "i0", "br", "ns", "nd", "ndv",
+  "causal", "off", "win", "scale",
+  "dropping", "mixedSeed", "threshold", "keptScale",
+  "padded", "headRow", "anyBad", "fromBlock", "maxBlocks",
+  "mode", "out", "scratch",
+] as const;
+
+/** What one call computes, as the module numbers it. */
+export const GRAD_MODE = { lse: 0, q: 1, k: 2, v: 3 } as const;
+export type GradMode = (typeof GRAD_MODE)[keyof typeof GRAD_MODE];
+
+export type GradPackParams = Readonly<Record<(typeof GRAD_PACK_FIELDS)[number], number>>;
+export type GradBlockParams = Readonly<Record<(typeof GRAD_BLOCK_FIELDS)[number], number>>;
+
+/** Packs keys [s0, s1) of one kv head (see attentionGradPack); wrt q, 1 when a key row there holds a NaN or ±∞. */
+export function attentionGradPack(ctx: WasmContext, params: number, p: GradPackParams): number {
+  return ctx.exports.attentionGradPack(writeParams(ctx, params, GRAD_PACK_FIELDS, p));
+}
+
+/** Runs key blocks of one query block (see attentionGradBlock); the key blocks still to run, 0 when done. */
+export function attentionGradBlock(ctx: WasmContext, params: number, p: GradBlockParams): number {
+  return ctx.exports.attentionGradBlock(writeParams(ctx, params, GRAD_BLOCK_FIELDS, p));
+}
+
+/** Writes keys [s0, s1) of a kv head's dk or dv accumulator to `dst` (see attentionGradFlush). */
+export function attentionGradFlush(ctx: WasmContext, params: number, p: GradPackParams): void {
+  ctx.exports.attentionGradFlush(writeParams(ctx, params, GRAD_PACK_FIELDS, p));
+}

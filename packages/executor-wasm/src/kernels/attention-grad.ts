@@ -1,0 +1,191 @@
+// The fused attention backward: attention-lse (one number per query row: the log of the forward softmax's
+// denominator, max included) and attention-grad (dq, dk or dv from grad, out and that lse, the weights recomputed per
+// block; the [L, S] weights never exist). Calls are checked by the graph package's shared checks, key padding values
+// as the forward attention checks them. The module (assembly/attention-grad.ts) streams over key blocks like the
+// forward fused attention, in resumable pieces driven from here: in one go, or, with a signal and a big call, in
+// chunks with a yield and a signal check between them (chunks.ts).
+import { checkAttentionGradAttrs, checkAttentionLseAttrs, expectAttentionGradShapes, expectAttentionQk, withCleanup, type AttentionLseAttrs } from "@attngraph/graph";
+import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
+import type { WasmContext } from "../context.js";
+import type { WasmValue } from "../value.js";
+import { GRAD_MODE, attentionGradBlock, attentionGradFlush, attentionGradPack, type GradMode } from "./attention-grad-params.js";
+import { checkKeyPadding, dropoutThreshold, fillingChunked, fmix32, maskOffset, optionalInput, requireInput, windowOf, type Call } from "./adapter.js";
+
+/** Query rows and keys per block of the module's backward (assembly/attention-grad.ts). */
+const BQ = 64;
+const BK = 64;
+/** Work of one weight beyond its products (mask test, vector exp, dropout bits), in multiply-adds of the SIMD tile. */
+const EXP_WORK = 60;
+
+interface Problem {
+  readonly q: WasmValue;
+  readonly k: WasmValue;
+  readonly v: WasmValue | undefined;
+  readonly out: WasmValue | undefined;
+  readonly grad: WasmValue | undefined;
+  readonly lse: WasmValue | undefined;
+  readonly pad: WasmValue | undefined;
+  readonly attrs: AttentionLseAttrs & { readonly dropoutRate: number; readonly dropoutSeed: number; readonly training: boolean };
+  readonly mode: GradMode;
+}
+
+/**
+ * Inputs: q [B, H, L, D], k [B, Hkv, S, D], optional keyPaddingMask [B, S] → lse [B, H, L]; attrs { causal, window,
+ * alignment, scale }. A row that sees no key gets −∞.
+ */
+export const attentionLseKernel = chunkedKernel((call, ctx) => {
+  const q = requireInput(call, 0, "q");
+  const k = requireInput(call, 1, "k");
+  const pad = optionalInput(call, 2, "keyPaddingMask");
+  const attrs = checkAttentionLseAttrs(call);
+  expectAttentionQk(call, q, k, pad);
+  if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
+  const [nb, nh, nl] = q.shape as [number, number, number, number];
+  const out = ctx.output(call, [nb, nh, nl]);
+  const problem: Problem = { q, k, v: undefined, out: undefined, grad: undefined, lse: undefined, pad, attrs: { ...attrs, dropoutRate: 0, dropoutSeed: 0, training: false }, mode: GRAD_MODE.lse };
+  return run(call, ctx, problem, out);
+});
+
+/**
+ * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], out and grad [B, H, L, Dv], lse [B, H, L], optional
+ * keyPaddingMask [B, S]; attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training, wrt } → dq
+ * [B, H, L, D], dk [B, Hkv, S, D] or dv [B, Hkv, S, Dv]. Weight [b, h, i, j] is dropped exactly when the forward drops it.
+ */
+export const attentionGradKernel = chunkedKernel((call, ctx) => {
+  const q = requireInput(call, 0, "q");
+  const k = requireInput(call, 1, "k");
+  const v = requireInput(call, 2, "v");
+  const o = requireInput(call, 3, "out");
+  const g = requireInput(call, 4, "grad");
+  const lse = requireInput(call, 5, "lse");
+  const pad = optionalInput(call, 6, "keyPaddingMask");
+  const attrs = checkAttentionGradAttrs(call);
+  expectAttentionGradShapes(call, q, k, v, o, g, lse, pad);
+  if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
+  const shape = attrs.wrt === "q" ? q.shape : attrs.wrt === "k" ? k.shape : v.shape;
+  const out = ctx.output(call, shape);
+  return run(call, ctx, { q, k, v, out: o, grad: g, lse, pad, attrs, mode: GRAD_MODE[attrs.wrt] }, out);
+});
+
+/** Runs `p` into `dst`: rows read in place need unit stride along their last axis (a copy first otherwise). */
+function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValue | Promise<WasmValue> {
+  if (dst.size === 0) return dst;
+  const [nb, nh, nl, nd] = p.q.shape as [number, number, number, number];
+  const ns = p.k.shape[2]!;
+  const ndv = p.v?.shape[3] ?? 0;
+  const work = nb * nh * nl * ns * (productWork(p.mode, nd, ndv) + EXP_WORK);
+  const signal = chunkSignal(call, ctx, work);
+  return fillingChunked(call, ctx, dst, () => {
+    const copies: WasmValue[] = [];
+    const rows = (x: WasmValue | undefined, name: string): WasmValue | undefined => {
+      if (x === undefined || x.strides[3] === 1 || x.shape[3]! <= 1) return x;
+      const c = ctx.dense(x, `${call.node} (dense copy of ${name})`).value;
+      copies.push(c);
+      return c;
+    };
+    let own: WasmValue | undefined;
+    const go = () => {
+      const dense: Problem = { ...p, q: rows(p.q, "q")!, grad: rows(p.grad, "grad"), out: p.mode === GRAD_MODE.v ? p.out : rows(p.out, "out") };
+      const bytes = ctx.exports.attentionGradScratchBytes(ns, nd, ndv, p.mode);
+      // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
+      if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention backward scratch)`);
+      const scratch = own?.address ?? ctx.scratch(bytes, call.node);
+      const perKey = Math.min(nl, BQ) * (productWork(p.mode, nd, ndv) + EXP_WORK);
+      const keysPerStep = signal === undefined ? Infinity : Math.floor(ctx.chunkWork / perKey);
+      return runSteps(ctx, steps(ctx, dense, dst, scratch, keysPerStep), signal, call.node);
+    };
+    return withCleanup(go, () => {
+      for (const c of copies) ctx.release(c);
+      if (own) ctx.release(own);
+    });
+  });
+}
+
+/** Multiply-adds of the products per weight: q·k, and grad·v and the gradient's own where the mode needs them. */
+function productWork(mode: GradMode, nd: number, ndv: number): number {
+  return mode === GRAD_MODE.lse ? nd : mode === GRAD_MODE.v ? nd + ndv : 2 * nd + ndv;
+}
+
+/**
+ * The module's backward as steps: per batch and kv head, its keys packed `keysPerStep` at a time; per query head of the
+ * group and query block, `keysPerStep` keys' worth of whole key blocks at a time; wrt k and v, the kv head's rows
+ * written at its end. Each step yields its work (an upper bound). Infinity: one call of each per kv head and query
+ * block, as an unchunked kernel.
+ */
+function* steps(ctx: WasmContext, p: Problem, dst: WasmValue, scratch: number, keysPerStep: number): Generator<number, void, void> {
+  const { q, k, v, out, grad, lse, pad, attrs, mode } = p;
+  const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
+  const nhkv = k.shape[1]!;
+  const ns = k.shape[2]!;
+  const ndv = v?.shape[3] ?? 0;
+  const group = nh / nhkv;
+  const [qs0, qs1, qs2] = q.strides as [number, number, number, number];
+  const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
+  const [vs0, vs1, vs2, vs3] = v === undefined ? [0, 0, 0, 0] : (v.strides as [number, number, number, number]);
+  const [gs0, gs1, gs2] = grad === undefined ? [0, 0, 0] : (grad.strides as [number, number, number, number]);
+  const [os0, os1, os2] = out === undefined ? [0, 0, 0] : (out.strides as [number, number, number, number]);
+  const [ls0, ls1, ls2] = lse === undefined ? [0, 0, 0] : (lse.strides as [number, number, number]);
+  const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
+  const dropping = attrs.training && attrs.dropoutRate > 0;
+  const mask = { causal: attrs.causal ? 1 : 0, off: maskOffset(attrs.alignment, nl, ns), win: windowOf(attrs), scale: attrs.scale };
+  const drop = {
+    dropping: dropping ? 1 : 0,
+    mixedSeed: fmix32(attrs.dropoutSeed),
+    threshold: dropoutThreshold(attrs.dropoutRate),
+    keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
+  };
+  const perKv = mode === GRAD_MODE.k || mode === GRAD_MODE.v;
+  const flushWidth = mode === GRAD_MODE.v ? ndv : nd;
+  const work = productWork(mode, nd, ndv) + EXP_WORK;
+  // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
+  const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
+  const blocksPerStep = keysPerStep === Infinity ? 2 ** 31 - 1 : Math.max(1, Math.floor(keysPerStep / BK));
+  // One params object per call, its per-head and per-block fields updated in place: an object literal spreading ~30
+  // fields per query block cost ~10 µs (more than the block's work at small shapes, and garbage for the collector).
+  const pack = { kb: 0, ks2, ks3, vb: 0, vs2, vs3, pb: 0, ps1, ns, nd, ndv, s0: 0, s1: 0, mode, dst: 0, scratch };
+  const block = {
+    qb: 0, qs2, gb: 0, gs2, ob: 0, os2, lb: 0, ls2,
+    i0: 0, br: 0, ns, nd, ndv, ...mask, ...drop,
+    padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: blocksPerStep, mode, out: dst.address, scratch,
+  };
+  const rowsOf = (x: WasmValue | undefined, b: number, h: number, s0: number, s1: number) => (x === undefined ? 0 : x.address + (b * s0 + h * s1) * 4);
+  for (let b = 0; b < nb; b++) {
+    for (let g = 0; g < nhkv; g++) {
+      pack.kb = k.address + (b * ks0 + g * ks1) * 4;
+      pack.vb = v === undefined ? 0 : v.address + (b * vs0 + g * vs1) * 4;
+      pack.pb = pad === undefined ? 0 : pad.address + b * ps0 * 4;
+      pack.dst = perKv ? dst.address + (b * nhkv + g) * ns * flushWidth * 4 : 0;
+      let anyBad = 0;
+      for (let s0 = 0; s0 < ns; s0 += packStep) {
+        pack.s0 = s0;
+        pack.s1 = Math.min(ns, s0 + packStep);
+        anyBad |= attentionGradPack(ctx, ctx.params, pack);
+        yield (pack.s1 - s0) * (2 * nd + ndv);
+      }
+      block.anyBad = anyBad;
+      for (let h = g * group; h < (g + 1) * group; h++) {
+        block.qb = rowsOf(q, b, h, qs0, qs1);
+        block.gb = rowsOf(grad, b, h, gs0, gs1);
+        block.ob = rowsOf(out, b, h, os0, os1);
+        block.lb = rowsOf(lse, b, h, ls0, ls1);
+        block.headRow = (b * nh + h) * nl;
+        for (let i0 = 0; i0 < nl; i0 += BQ) {
+          block.i0 = i0;
+          block.br = Math.min(BQ, nl - i0);
+          for (let from = 0; ; from += blocksPerStep) {
+            block.fromBlock = from;
+            const left = attentionGradBlock(ctx, ctx.params, block);
+            yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * block.br * BK * work;
+            if (left === 0) break;
+          }
+        }
+      }
+      if (perKv && ns > 0) {
+        pack.s0 = 0;
+        pack.s1 = ns;
+        attentionGradFlush(ctx, ctx.params, pack);
+        yield ns * flushWidth;
+      }
+    }
+  }
+}

@@ -1,0 +1,113 @@
+// The fused attention backward, FlashAttention style: what the scheduler's backward fusion puts in place of the rules
+// grad() composes for score → mask → softmax → dropout → weighted-sum when nobody watches the [L, S] values. The
+// forward's weights are never kept: `attention-lse` saves one number per query row (the log of the softmax's
+// denominator, max included), and each `attention-grad` recomputes a weight as exp(scale · q·k − lse) where it needs it.
+import type { SymShape } from "../dims.js";
+import { defineOp, type OpContext } from "../op-def.js";
+import type { AttentionAttrs } from "./attention.js";
+import type { MaskGeometry } from "./mask.js";
+import { expectDim, expectHeadGroups } from "./shape-checks.js";
+
+export interface AttentionLseAttrs extends MaskGeometry {
+  /** As the forward softmax's: scores are multiplied by this first. */
+  readonly scale: number;
+}
+
+export interface AttentionGradAttrs extends AttentionAttrs {
+  /** Which input's gradient this step computes. */
+  readonly wrt: "q" | "k" | "v";
+}
+
+const MASK_ATTRS = {
+  causal: { type: "boolean", default: false },
+  window: { type: "integer", nullable: true, min: 1 },
+  alignment: { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] },
+  scale: { type: "number", default: 1 },
+} as const;
+
+function checkWindow(a: MaskGeometry, ctx: OpContext): void {
+  if (a.window !== null && !a.causal) ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
+}
+
+/** q [B, H, L, D] against k [B, Hkv, S, D] (and v [B, Hkv, S, Dv], the padding mask [B, S]) as the attention op checks. */
+function expectAttentionShapes(ctx: OpContext, q: SymShape, k: SymShape, v: SymShape | undefined, pad: SymShape | undefined): void {
+  const [b, h, , d] = q;
+  expectDim(ctx, "k", "batch of keys must match queries", b!, k[0]!, k);
+  expectHeadGroups(ctx, "k", h!, k[1]!);
+  expectDim(ctx, "k", "head dim of keys must match queries", d!, k[3]!, k);
+  if (v) {
+    expectDim(ctx, "v", "batch of values must match queries", b!, v[0]!, v);
+    expectDim(ctx, "v", "values must have as many heads as keys", k[1]!, v[1]!, v);
+    expectDim(ctx, "v", "value length must equal the key length S", k[2]!, v[2]!, v);
+  }
+  if (pad) {
+    expectDim(ctx, "keyPaddingMask", "batch of the padding mask must match", b!, pad[0]!, pad);
+    expectDim(ctx, "keyPaddingMask", "padding mask length must equal the key length S", k[2]!, pad[1]!, pad);
+  }
+}
+
+/**
+ * lse[b, h, i] = log Σ_j exp(scale · q_i·k_j) over the keys query i sees (the mask's rule: causal, window, key padding),
+ * computed stably (max first). A row that sees no key gets −∞. q [B, H, L, D], k [B, Hkv, S, D] → [B, H, L].
+ */
+export const attentionLseOp = defineOp<AttentionLseAttrs>({
+  kind: "attention-lse",
+  doc: "Per query row, log Σ exp(scale · q·k) over its visible keys (−∞ when none): what the fused attention backward keeps of the forward.",
+  inputs: [
+    { name: "q", rank: 4, doc: "[B, H, L, D]" },
+    { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
+    { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
+  ],
+  attrs: MASK_ATTRS,
+  hidesWithMinusInfinity: true,
+  checkAttrs: (a, ctx) => checkWindow(a, ctx),
+  inferShape: ([q, k, pad], _attrs, ctx) => {
+    expectAttentionShapes(ctx, q!, k!, undefined, pad);
+    return [q![0]!, q![1]!, q![2]!];
+  },
+});
+
+/**
+ * One input's gradient of `out = attention(q, k, v, keyPaddingMask)` from `grad` (the gradient of out), `out` itself and
+ * `lse` (attention-lse of the same q, k and mask). Per query row i with δ_i = Σ_d grad_i·out_i and, for each key j it
+ * sees, p_ij = exp(scale · q_i·k_j − lse_i), m_ij = dropout's keep factor (0 or 1/(1 − rate); 1 without dropout):
+ *   dS_ij = scale · p_ij · (m_ij · grad_i·v_j − δ_i)
+ *   wrt q: dq_i = Σ_j dS_ij k_j                                 → [B, H, L, D]
+ *   wrt k: dk_j = Σ over the query heads sharing j's head, Σ_i dS_ij q_i → [B, Hkv, S, D]
+ *   wrt v: dv_j = Σ over those heads, Σ_i m_ij p_ij grad_i    → [B, Hkv, S, Dv]
+ * A row that sees no key (lse −∞) contributes nothing: its dq is 0, never NaN. The same dropout elements are dropped as
+ * in the forward (element index ((b · H + h) · L + i) · S + j).
+ */
+export const attentionGradOp = defineOp<AttentionGradAttrs>({
+  kind: "attention-grad",
+  doc: "Fused attention backward for one of q, k, v: weights recomputed per block from the saved lse, [L, S] never kept.",
+  inputs: [
+    { name: "q", rank: 4, doc: "[B, H, L, D]" },
+    { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
+    { name: "v", rank: 4, doc: "[B, Hkv, S, Dv]" },
+    { name: "out", rank: 4, doc: "[B, H, L, Dv], the forward's output" },
+    { name: "grad", rank: 4, doc: "[B, H, L, Dv], the gradient of out" },
+    { name: "lse", rank: 3, doc: "[B, H, L], attention-lse of q and k" },
+    { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
+  ],
+  attrs: {
+    ...MASK_ATTRS,
+    dropoutRate: { type: "number", default: 0, min: 0, max: 1 },
+    dropoutSeed: { type: "integer", default: 0, min: 0, max: 0xffffffff },
+    training: { type: "boolean", default: false },
+    wrt: { type: "string", oneOf: ["q", "k", "v"] },
+  },
+  checkAttrs: (a, ctx) => {
+    checkWindow(a, ctx);
+    if (a.dropoutRate >= 1) ctx.fail("dropoutRate", "dropout rate must be below 1", "0 <= rate < 1", String(a.dropoutRate));
+  },
+  inferShape: ([q, k, v, out, g, lse, pad], attrs, ctx) => {
+    expectAttentionShapes(ctx, q!, k!, v!, pad);
+    const outShape = [q![0]!, q![1]!, q![2]!, v![3]!];
+    for (const [name, s] of [["out", out!], ["grad", g!]] as const) {
+      outShape.forEach((d, i) => expectDim(ctx, name, `${name} must be [B, H, L, Dv] of q and v`, d, s[i]!, s));
+    }
+    outShape.slice(0, 3).forEach((d, i) => expectDim(ctx, "lse", "lse must be [B, H, L] of q", d, lse![i]!, lse!));
+    return attrs.wrt === "q" ? q! : attrs.wrt === "k" ? k! : v!;
+  },
+});

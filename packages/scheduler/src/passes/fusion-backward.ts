@@ -1,0 +1,218 @@
+// The fused attention backward (FlashAttention style). grad() differentiates score → [mask] → softmax → [dropout] →
+// weighted-sum by the rules of its parts, which read the forward's [L, S] weights and masked scores and make four more
+// [L, S] values (the weights', probabilities', masked and raw scores' gradients). Where nothing watches any of them,
+// this pass puts in their place:
+//   - the forward chain → one `attention` step (as the forward fusion does; it keeps the weighted-sum's name),
+//   - `<weighted-sum>.lse` = attention-lse(q, k, padding): one number per query row, all the backward keeps,
+//   - each of dq, dk, dv → attention-grad(q, k, v, out, grad, lse, padding) with wrt "q", "k" or "v", keeping the node's
+//     name; the key and value gradients' head-group sums (grouped-query attention) happen inside the kernel.
+// So a training step never holds an [L, S] value for that attention. The rule is the forward fusion's: any of those
+// values tapped, an output, read by anything else or placed by the user keeps the whole chain (forward and backward)
+// unfused, and explain() says which and why. The subgraph must be exactly what the built-in rules make (their node
+// kinds, wiring and attributes); anything else (a user's own rule, a second reader) is left alone.
+import type { Executor, OpGraph } from "@attngraph/graph";
+import type { PassReport } from "../plan.js";
+import { matchAttentionChain, type AttentionChain } from "./attention-chain.js";
+import type { DraftStep } from "./draft.js";
+
+export interface BackwardFusionContext {
+  readonly graph: OpGraph;
+  readonly outputs: readonly string[];
+  readonly watched: ReadonlySet<string>;
+  readonly executors: readonly Executor[];
+  readonly overrides: ReadonlyMap<string, string>;
+}
+
+type Wrt = "q" | "k" | "v";
+
+/** The chain's backward as the rules build it; every field a step of the draft. */
+interface Backward {
+  /** The context's gradient (grad of the weighted-sum's output). */
+  readonly gradOut: string;
+  /**
+   * Steps that become unnecessary, with the gradient they served: every [L, S] value (the score's and weights'
+   * gradients serve dq and dk together) and the per-query-head products before a head-group sum.
+   */
+  readonly removed: readonly { readonly step: DraftStep; readonly serves: Wrt }[];
+  /** The steps whose values are dq, dk, dv (kept by name, recomputed by attention-grad), in that order. */
+  readonly ends: readonly (readonly [Wrt, DraftStep])[];
+}
+
+const SWAP_LAST = [0, 1, 3, 2];
+
+export function fuseAttentionBackward(steps: readonly DraftStep[], ctx: BackwardFusionContext): { steps: DraftStep[]; report: PassReport | undefined } {
+  const byNode = new Map(steps.map((s) => [s.node, s] as const));
+  const readers = readersOf(steps);
+  const outputs = new Set(ctx.outputs);
+  const replaced = new Map<string, DraftStep[]>();
+  const dropped = new Set<string>();
+  const done: string[] = [];
+  const kept: string[] = [];
+
+  for (const ws of steps) {
+    if (ws.kind !== "weighted-sum" || ws.fused !== undefined) continue;
+    const chain = matchAttentionChain(ws, byNode);
+    if (chain === undefined || typeof chain === "string") continue; // the forward pass says why
+    const bw = matchBackward(chain, byNode, readers, (value) => byNode.get(value)?.shape ?? ctx.graph.shapeOf(value));
+    if (bw === undefined) continue; // no backward reads this chain: the forward pass's business
+    if (typeof bw === "string") {
+      kept.push(`${ws.node} (${bw})`);
+      continue;
+    }
+    const names = [...chain.middle, ...bw.removed.map((r) => r.step)].map((s) => s.node);
+    const blocker = names.find((n) => outputs.has(n) || ctx.watched.has(n) || ctx.overrides.has(n));
+    if (blocker) {
+      kept.push(`${ws.node} (${blocker} is ${ctx.watched.has(blocker) ? "tapped" : outputs.has(blocker) ? "an output" : "placed by the user"})`);
+      continue;
+    }
+    const pinned = [ws.node, ...bw.ends.map(([, s]) => s.node)].find((n) => ctx.overrides.has(n));
+    if (pinned) {
+      kept.push(`${ws.node} (${pinned} is placed by the user)`);
+      continue;
+    }
+    const lseName = `${ws.node}.lse`;
+    if (ctx.graph.has(lseName) || byNode.has(lseName)) {
+      kept.push(`${ws.node} (a value is already named ${lseName})`);
+      continue;
+    }
+    const a = chain.attrs;
+    const lseAttrs = { causal: a.causal, window: a.window, alignment: a.alignment, scale: a.scale };
+    const missing = [
+      ["attention", a],
+      ["attention-lse", lseAttrs],
+      ...bw.ends.map(([wrt]) => ["attention-grad", { ...a, wrt }] as const),
+    ].find(([kind, attrs]) => !ctx.executors.some((e) => e.supports(kind as string, attrs as Record<string, unknown>).ok));
+    if (missing) {
+      kept.push(`${ws.node} (no executor has an ${missing[0]} kernel)`);
+      continue;
+    }
+    const [q, k, v, pad] = chain.inputs;
+    const forward: DraftStep = { node: ws.node, kind: "attention", attrs: a, inputs: chain.inputs, shape: ws.shape, fused: [...chain.middle.map((s) => s.node), ws.node] };
+    const lse: DraftStep = { node: lseName, kind: "attention-lse", attrs: lseAttrs, inputs: [q, k, pad], shape: ws.shape.slice(0, 3), fused: [] };
+    replaced.set(ws.node, [forward, lse]);
+    for (const [wrt, end] of bw.ends) {
+      const fused = [...bw.removed.filter((r) => r.serves === wrt).map((r) => r.step.node), end.node];
+      replaced.set(end.node, [{ node: end.node, kind: "attention-grad", attrs: { ...a, wrt }, inputs: [q, k, v, ws.node, bw.gradOut, lseName, pad], shape: end.shape, fused }]);
+    }
+    for (const n of names) dropped.add(n);
+    done.push(`${ws.node}: forward → attention + ${lseName}; ${bw.ends.map(([wrt, s]) => `${s.node} → attention-grad (${wrt})`).join(", ")}`);
+  }
+
+  if (!done.length && !kept.length) return { steps: [...steps], report: undefined };
+  const out = steps.filter((s) => !dropped.has(s.node) || replaced.has(s.node)).flatMap((s) => replaced.get(s.node) ?? [s]);
+  const summary = [done.length ? `fused ${done.join("; ")}` : "nothing fused", ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : [])].join("; ");
+  return { steps: out, report: { pass: "attention backward fusion", summary } };
+}
+
+/** Every step reading each value, once per slot. */
+function readersOf(steps: readonly DraftStep[]): Map<string, DraftStep[]> {
+  const out = new Map<string, DraftStep[]>();
+  for (const s of steps) for (const v of s.inputs) if (v !== undefined) out.set(v, [...(out.get(v) ?? []), s]);
+  return out;
+}
+
+/**
+ * The backward the built-in rules make for `chain`, or why it is not that, or undefined when nothing but the forward
+ * reads the chain. Every [L, S] value must have exactly the readers the rules give it.
+ */
+function matchBackward(
+  chain: AttentionChain,
+  byNode: ReadonlyMap<string, DraftStep>,
+  readers: ReadonlyMap<string, DraftStep[]>,
+  shapeOf: (value: string) => DraftStep["shape"],
+): Backward | string | undefined {
+  const { score, mask, softmax: probs, dropout, weightedSum: ws } = chain;
+  const weights = dropout ?? probs;
+  const [q, k, v] = chain.inputs as [string, string, string];
+  const readersOfStep = (s: DraftStep): DraftStep[] => readers.get(s.node) ?? [];
+  const only = (s: DraftStep): DraftStep | undefined => {
+    const r = readersOfStep(s);
+    return r.length === 1 ? r[0] : undefined;
+  };
+  const is = (s: DraftStep | undefined, kind: string): s is DraftStep => s !== undefined && s.kind === kind && s.fused === undefined;
+  const swapsLast = (s: DraftStep | undefined, of: DraftStep): s is DraftStep =>
+    is(s, "transpose") && s.inputs[0] === of.node && JSON.stringify(s.attrs.perm) === JSON.stringify(SWAP_LAST);
+
+  // The rules' readers of the forward's middle: a transpose of the weights (for dv), the softmax's gradient (reads the
+  // probabilities) and the mask's (reads the masked scores).
+  const wT = readersOfStep(weights).find((r) => swapsLast(r, weights));
+  const dMasked = readersOfStep(probs).find((r) => is(r, "softmax-grad") && r.inputs[0] === probs.node);
+  if (!wT && !dMasked) return undefined;
+  const maskGrad = mask && readersOfStep(mask).find((r) => is(r, "mask-grad") && r.inputs[1] === mask.node);
+  const allowed: [DraftStep, (DraftStep | undefined)[]][] = [
+    [score, [mask ?? probs]],
+    ...(mask ? [[mask, [probs, maskGrad]] as [DraftStep, (DraftStep | undefined)[]]] : []),
+    [probs, [dropout ?? ws, dMasked, ...(dropout ? [] : [wT])]],
+    ...(dropout ? [[dropout, [ws, wT]] as [DraftStep, (DraftStep | undefined)[]]] : []),
+  ];
+  for (const [value, ok] of allowed) {
+    const stranger = readersOfStep(value).find((r) => !ok.includes(r));
+    if (stranger) return `${value.node} is read by ${stranger.node} (op ${stranger.kind}), not only by the chain and its backward`;
+  }
+
+  const removed: { step: DraftStep; serves: Wrt }[] = [];
+  const ends: [Wrt, DraftStep][] = [];
+  const grouped = ws.shape[1] !== shapeOf(v)[1];
+  /** A per-query-head product and, with grouped heads, the reshape → sum-to → reshape that sums each group. */
+  const headGroupEnd = (product: DraftStep, serves: Wrt): DraftStep | string => {
+    if (!grouped) return product;
+    const split = only(product);
+    const sum = split && only(split);
+    const merge = sum && only(sum);
+    if (!is(split, "reshape") || !is(sum, "sum-to") || !is(merge, "reshape")) return `${product.node} is not summed over head groups the way the rules do`;
+    removed.push({ step: product, serves }, { step: split, serves }, { step: sum, serves });
+    return merge;
+  };
+
+  let gradOut: string | undefined;
+  if (wT) {
+    const dvHeads = only(wT);
+    if (!is(dvHeads, "weighted-sum") || dvHeads.inputs[0] !== wT.node) return `${wT.node} is not read by the value gradient's weighted-sum alone`;
+    gradOut = dvHeads.inputs[1];
+    removed.push({ step: wT, serves: "v" });
+    const end = headGroupEnd(dvHeads, "v");
+    if (typeof end === "string") return end;
+    ends.push(["v", end]);
+  }
+  if (dMasked) {
+    if (dMasked.attrs.scale !== probs.attrs.scale) return `${dMasked.node} has another scale than ${probs.node}`;
+    // softmax-grad ← [dropout of] the weights' gradient, a score of the context's gradient and v.
+    const dProbs = dMasked.inputs[1] === undefined ? undefined : byNode.get(dMasked.inputs[1]);
+    if (dropout && !(is(dProbs, "dropout") && JSON.stringify(dProbs.attrs) === JSON.stringify(dropout.attrs))) return `${dMasked.node} does not read the weights' gradient through ${dropout.node}'s dropout`;
+    const dWeights = dropout ? (dProbs!.inputs[0] === undefined ? undefined : byNode.get(dProbs!.inputs[0])) : dProbs;
+    if (!is(dWeights, "score") || dWeights.inputs[1] !== v) return `${dMasked.node} does not come from the gradient of ${weights.node} (a score of the context's gradient and ${v})`;
+    if (gradOut !== undefined && dWeights.inputs[0] !== gradOut) return `the value and weights gradients of ${ws.node} start from different gradients`;
+    gradOut = dWeights.inputs[0];
+    const path = [dWeights, ...(dropout ? [dProbs!] : []), dMasked];
+    if (mask) {
+      if (!is(maskGrad, "mask-grad") || maskGrad.inputs[0] !== dMasked.node || (maskGrad.attrs.scale ?? 1) !== 1) return `${dMasked.node} is not read by ${mask.node}'s gradient`;
+      path.push(maskGrad);
+    }
+    for (let n = 0; n + 1 < path.length; n++) {
+      const stranger = readersOfStep(path[n]!).find((r) => r !== path[n + 1]);
+      if (stranger) return `${path[n]!.node} is read by ${stranger.node} (op ${stranger.kind}), not only by the chain and its backward`;
+    }
+    const dScores = path[path.length - 1]!;
+    const scoreGrads: { step: DraftStep; serves: Wrt }[] = path.map((step) => ({ step, serves: "q" }));
+    for (const r of readersOfStep(dScores)) {
+      if (is(r, "weighted-sum") && r.inputs[0] === dScores.node && r.inputs[1] === k && !ends.some(([w]) => w === "q")) {
+        ends.push(["q", r]);
+      } else if (swapsLast(r, dScores) && !ends.some(([w]) => w === "k")) {
+        const dkHeads = only(r);
+        if (!is(dkHeads, "weighted-sum") || dkHeads.inputs[0] !== r.node || dkHeads.inputs[1] !== q) return `${r.node} is not read by the key gradient's weighted-sum alone`;
+        removed.push({ step: r, serves: "k" });
+        const end = headGroupEnd(dkHeads, "k");
+        if (typeof end === "string") return end;
+        ends.push(["k", end]);
+      } else {
+        return `${dScores.node} is read by ${r.node} (op ${r.kind}), not only by the query and key gradients`;
+      }
+    }
+    // The scores' gradients serve dq and dk together: explain lists them under dq, or dk when dq is not needed.
+    const serves: Wrt = ends.some(([w]) => w === "q") ? "q" : "k";
+    removed.push(...scoreGrads.map((r) => ({ ...r, serves })));
+  }
+  if (gradOut === undefined) return `${ws.node}'s backward has no gradient of its output`;
+  ends.sort((a, b) => "qkv".indexOf(a[0]) - "qkv".indexOf(b[0]));
+  return { gradOut, removed, ends };
+}
