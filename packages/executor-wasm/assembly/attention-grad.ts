@@ -21,6 +21,7 @@ import { micro, INIT_ZERO } from "./matmul";
 import { exp4, hmax, hsum, madd } from "./simd";
 import { promoteHigh, promoteLow } from "./layer-norm";
 import { at } from "./strided";
+import { RunParams, runParamsLayout } from "./attention";
 
 const BQ: i32 = 64;
 const BK: i32 = 64;
@@ -63,12 +64,18 @@ const MODE_V: i32 = 3;
   mode: i32; out: usize; scratch: usize;
 }
 
-/** Bytes of one params block (the larger of the two), for the host's check against what it reserves. */
+/**
+ * Bytes of the params `attentionGradRun` reads (a GradPackParams, a GradBlockParams and a RunParams block), for the
+ * host's check against what it reserves.
+ */
 export function attentionGradParamsBytes(): i32 {
-  return <i32>max(offsetof<GradPackParams>(), offsetof<GradBlockParams>());
+  return <i32>(offsetof<GradPackParams>() + offsetof<GradBlockParams>() + offsetof<RunParams>());
 }
 
-/** Writes the byte offset of every field, GradPackParams' then GradBlockParams', in declaration order (i32 each). */
+/**
+ * Writes the byte offset of every field, GradPackParams' then GradBlockParams' then RunParams' (assembly/attention.ts),
+ * in declaration order (i32 each); returns their count.
+ */
 export function attentionGradParamsLayout(dst: usize): i32 {
   let n: i32 = 0;
   store<i32>(dst + f4(n++), offsetof<GradPackParams>("kb"));
@@ -116,7 +123,7 @@ export function attentionGradParamsLayout(dst: usize): i32 {
   store<i32>(dst + f4(n++), offsetof<GradBlockParams>("mode"));
   store<i32>(dst + f4(n++), offsetof<GradBlockParams>("out"));
   store<i32>(dst + f4(n++), offsetof<GradBlockParams>("scratch"));
-  return n;
+  return n + runParamsLayout(dst + f4(n));
 }
 
 // ---- the scratch ----
@@ -505,6 +512,53 @@ export function attentionGradBlock(p: GradBlockParams): i32 {
     }
   }
   return 0;
+}
+
+/**
+ * A whole unchunked call in one go: for each batch b and kv head g, `attentionGradPack` over all its keys; for each
+ * query head h of its group and each query block, `attentionGradBlock` over all its key blocks; wrt k and v, then
+ * `attentionGradFlush` of the kv head's rows. The very calls, in the very order, that the host's steps make one by one
+ * (src/kernels/attention-grad.ts), so the numbers are the same bit for bit; only the per-head calls from the host are
+ * saved. `pack` and `block` hold the call's fields with their per-head addresses (kb, vb, pb; qb, gb, ob, lb) at
+ * b = 0, g = 0, h = 0 (0 for what the call lacks, with batch and head strides 0), `block.out` the output's start and
+ * `maxBlocks` at least the key blocks of a query block; the loop rewrites the per-head and per-block fields in place.
+ */
+export function attentionGradRun(pack: GradPackParams, block: GradBlockParams, run: RunParams): void {
+  const nb = run.nb, nh = run.nh, nhkv = run.nhkv, nl = run.nl;
+  if (nhkv <= 0) return;
+  const group = nh / nhkv;
+  const qs0 = run.qs0, qs1 = run.qs1, ks0 = run.ks0, ks1 = run.ks1, vs0 = run.vs0, vs1 = run.vs1, ps0 = run.ps0;
+  const gs0 = run.gs0, gs1 = run.gs1, os0 = run.os0, os1 = run.os1, ls0 = run.ls0, ls1 = run.ls1;
+  const kb = pack.kb, vb = pack.vb, pb = pack.pb, qb = block.qb, gb = block.gb, ob = block.ob, lb = block.lb;
+  const ns = pack.ns, mode = pack.mode;
+  const perKv = mode == MODE_K || mode == MODE_V;
+  const flushWidth = mode == MODE_V ? pack.ndv : pack.nd;
+  const out = block.out;
+  pack.s0 = 0;
+  pack.s1 = ns;
+  block.fromBlock = 0;
+  for (let b: i32 = 0; b < nb; b++) {
+    for (let g: i32 = 0; g < nhkv; g++) {
+      pack.kb = at(kb, b * ks0 + g * ks1);
+      pack.vb = vb == 0 ? 0 : at(vb, b * vs0 + g * vs1);
+      pack.pb = pb == 0 ? 0 : at(pb, b * ps0);
+      pack.dst = perKv ? at(out, (b * nhkv + g) * ns * flushWidth) : 0;
+      block.anyBad = ns > 0 ? attentionGradPack(pack) : 0;
+      for (let h = g * group; h < (g + 1) * group; h++) {
+        block.qb = at(qb, b * qs0 + h * qs1);
+        block.gb = gb == 0 ? 0 : at(gb, b * gs0 + h * gs1);
+        block.ob = ob == 0 ? 0 : at(ob, b * os0 + h * os1);
+        block.lb = lb == 0 ? 0 : at(lb, b * ls0 + h * ls1);
+        block.headRow = (b * nh + h) * nl;
+        for (let i0: i32 = 0; i0 < nl; i0 += BQ) {
+          block.i0 = i0;
+          block.br = min(BQ, nl - i0);
+          attentionGradBlock(block);
+        }
+      }
+      if (perKv && ns > 0) attentionGradFlush(pack);
+    }
+  }
 }
 
 /**

@@ -47,12 +47,54 @@ const BK: i32 = 64;
   out: usize; scratch: usize;
 }
 
-/** Bytes of one params block (the larger of the two), for the host's allocation. */
-export function attentionParamsBytes(): i32 {
-  return <i32>max(offsetof<PackParams>(), offsetof<BlockParams>());
+/**
+ * `attentionRun`'s (and `attentionGradRun`'s) batch and head loop: the counts B, H, Hkv and L, and the batch and head
+ * strides (float32 elements) of q, k, v, the padding mask, and the backward's grad, out and lse (0 for what a call
+ * lacks). The row and column strides stay in PackParams and BlockParams.
+ */
+@unmanaged export class RunParams {
+  nb: i32; nh: i32; nhkv: i32; nl: i32;
+  qs0: i32; qs1: i32;
+  ks0: i32; ks1: i32;
+  vs0: i32; vs1: i32;
+  ps0: i32;
+  gs0: i32; gs1: i32;
+  os0: i32; os1: i32;
+  ls0: i32; ls1: i32;
 }
 
-/** Writes the byte offset of every field, PackParams' then BlockParams', in declaration order (i32 each) at dst. */
+/** Bytes of the params `attentionRun` reads (a PackParams, a BlockParams and a RunParams block), for the host's check. */
+export function attentionParamsBytes(): i32 {
+  return <i32>(offsetof<PackParams>() + offsetof<BlockParams>() + offsetof<RunParams>());
+}
+
+/** Writes RunParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+export function runParamsLayout(dst: usize): i32 {
+  let n: i32 = 0;
+  store<i32>(dst + f4(n++), offsetof<RunParams>("nb"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("nh"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("nhkv"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("nl"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("qs0"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("qs1"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("ks0"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("ks1"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("vs0"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("vs1"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("ps0"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("gs0"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("gs1"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("os0"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("os1"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("ls0"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("ls1"));
+  return n;
+}
+
+/**
+ * Writes the byte offset of every field, PackParams' then BlockParams' then RunParams', in declaration order (i32
+ * each) at dst; returns their count.
+ */
 export function attentionParamsLayout(dst: usize): i32 {
   store<i32>(dst, offsetof<PackParams>("kb"), 0);
   store<i32>(dst, offsetof<PackParams>("ks2"), 4);
@@ -90,7 +132,7 @@ export function attentionParamsLayout(dst: usize): i32 {
   store<i32>(dst, offsetof<BlockParams>("maxBlocks"), 132);
   store<i32>(dst, offsetof<BlockParams>("out"), 136);
   store<i32>(dst, offsetof<BlockParams>("scratch"), 140);
-  return 36;
+  return 36 + runParamsLayout(dst + 144);
 }
 
 /** Bytes of scratch `attentionPack` and `attentionBlock` need for key length S, head dim D and value dim Dv. */
@@ -308,4 +350,40 @@ export function attentionBlock(p: BlockParams): i32 {
     for (let d: i32 = 0; d < ndv; d++) store<f32>(y + f4(d), load<f32>(orow + f4(d)) * inv);
   }
   return 0;
+}
+
+/**
+ * A whole unchunked call in one go: for each batch b and kv head g, `attentionPack` over all its keys, then for each
+ * query head h of its group and each query block, `attentionBlock` over all its key blocks: the very calls, in the
+ * very order, that the host's steps make one by one (src/kernels/attention.ts), so the numbers are the same bit for
+ * bit; only the per-head calls from the host are saved (microseconds each, more than a small head's work).
+ * `pack` and `block` hold the call's fields with their per-head addresses (kb, vb, pb, qb) at b = 0, g = 0, h = 0 and
+ * `maxBlocks` at least the key blocks of a query block; the loop rewrites the per-head and per-block fields in place.
+ */
+export function attentionRun(pack: PackParams, block: BlockParams, run: RunParams): void {
+  const nb = run.nb, nh = run.nh, nhkv = run.nhkv, nl = run.nl;
+  if (nhkv <= 0) return;
+  const group = nh / nhkv;
+  const qs0 = run.qs0, qs1 = run.qs1, ks0 = run.ks0, ks1 = run.ks1, vs0 = run.vs0, vs1 = run.vs1, ps0 = run.ps0;
+  const kb = pack.kb, vb = pack.vb, pb = pack.pb, qb = block.qb, ns = pack.ns;
+  pack.s0 = 0;
+  pack.s1 = ns;
+  block.fromBlock = 0;
+  for (let b: i32 = 0; b < nb; b++) {
+    for (let g: i32 = 0; g < nhkv; g++) {
+      pack.kb = at(kb, b * ks0 + g * ks1);
+      pack.vb = at(vb, b * vs0 + g * vs1);
+      pack.pb = pb == 0 ? 0 : at(pb, b * ps0);
+      block.anyBad = ns > 0 ? attentionPack(pack) : 0;
+      for (let h = g * group; h < (g + 1) * group; h++) {
+        block.qb = at(qb, b * qs0 + h * qs1);
+        block.headRow = (b * nh + h) * nl;
+        for (let i0: i32 = 0; i0 < nl; i0 += BQ) {
+          block.i0 = i0;
+          block.br = min(BQ, nl - i0);
+          attentionBlock(block);
+        }
+      }
+    }
+  }
 }

@@ -16,7 +16,7 @@ export interface ContextHost {
   scratch(bytes: number, subject: string): number;
   /** 2 × 12 i32 slots for view descriptors, allocated once per instance. */
   readonly descriptors: number;
-  /** One params block (128 bytes) for kernels that read their numbers from memory, allocated once per instance. */
+  /** The params area (256 bytes) for kernels that read their numbers from memory, allocated once per instance. */
   readonly params: number;
   /** Changes whenever the module is re-instantiated (after a trap) or disposed: addresses from before are stale. */
   readonly generation: number;

@@ -61,10 +61,13 @@ export interface WasmExecutorOptions {
 const EXECUTOR = "wasm";
 const PAGE = 65536;
 const DEFAULT_MAX = 2 ** 31;
-/** Two rank-6 view descriptors (2 × 12 i32) in the first 128 bytes, then one kernel params block (PARAMS_BYTES). */
-const DESCRIPTOR_BYTES = 256;
+/**
+ * Two rank-6 view descriptors (2 × 12 i32) in the first 128 bytes, then the kernel params area (PARAMS_BYTES: the
+ * fused attention's whole-call entries read three params blocks side by side, up to 248 bytes).
+ */
+const DESCRIPTOR_BYTES = 384;
 const PARAMS_OFFSET = 128;
-const PARAMS_BYTES = 128;
+const PARAMS_BYTES = 256;
 
 /** One instance of the module with its memory, allocator and scratch. Replaced whole after a trap. */
 class Instance {
@@ -84,7 +87,7 @@ class Instance {
     if (paramsBytes > PARAMS_BYTES) throw new Error(`wasm module: attention params need ${paramsBytes} bytes, the host reserves ${PARAMS_BYTES}`);
   }
 
-  /** One params block for a kernel that takes its numbers in memory (written right before each call). */
+  /** The params area (PARAMS_BYTES) for a kernel that takes its numbers in memory (written right before each call). */
   get params(): number {
     return this.descriptors + PARAMS_OFFSET;
   }

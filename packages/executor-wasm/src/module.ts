@@ -42,9 +42,11 @@ export interface KernelExports {
   attentionPack(params: number): number;
   /** See assembly/attention.ts: `params` is a BlockParams block; returns the key blocks still to run (0: written). */
   attentionBlock(params: number): number;
-  /** Bytes of one attention params block. */
+  /** See assembly/attention.ts: a whole unchunked call, its batch, head and query-block loops in the module. */
+  attentionRun(pack: number, block: number, run: number): void;
+  /** Bytes of attentionRun's params (PackParams, BlockParams and RunParams blocks side by side). */
   attentionParamsBytes(): number;
-  /** Writes every params field's byte offset (PackParams' then BlockParams', i32 each) at dst; returns their count. */
+  /** Writes every params field's byte offset (PackParams', BlockParams' then RunParams', i32 each) at dst; returns their count. */
   attentionParamsLayout(dst: number): number;
   attentionScratchBytes(ns: number, nd: number, ndv: number): number;
   layerNorm(src: number, desc: number, dst: number, w: number, ws: number, b: number, bs: number, eps: number, r0: number, r1: number): void;
@@ -75,9 +77,11 @@ export interface KernelExports {
   attentionGradBlock(params: number): number;
   /** See assembly/attention-grad.ts: writes a kv head's dk or dv from its accumulator (a GradPackParams block). */
   attentionGradFlush(params: number): void;
-  /** Bytes of one attention-backward params block. */
+  /** See assembly/attention-grad.ts: a whole unchunked call, its batch, head and query-block loops in the module. */
+  attentionGradRun(pack: number, block: number, run: number): void;
+  /** Bytes of attentionGradRun's params (GradPackParams, GradBlockParams and RunParams blocks side by side). */
   attentionGradParamsBytes(): number;
-  /** Writes every backward params field's byte offset (GradPackParams' then GradBlockParams', i32 each) at dst; returns their count. */
+  /** Writes every backward params field's byte offset (GradPackParams', GradBlockParams' then RunParams', i32 each) at dst; returns their count. */
   attentionGradParamsLayout(dst: number): number;
   /** Scratch bytes of the attention backward for key length S, head dims D and Dv, and mode (0 lse, 1 q, 2 k, 3 v). */
   attentionGradScratchBytes(ns: number, nd: number, ndv: number, mode: number): number;

@@ -430,7 +430,9 @@ const NO_ATTENTION_DROPOUT: DropoutAttrs = { rate: 0, seed: 0, training: false }
 
 /** attention-lse's attributes: the mask geometry and the softmax scale. */
 export function checkAttentionLseAttrs(call: CallInfo): AttentionLseAttrs {
-  return { ...checkMaskAttrs(call), scale: checkScale(call) };
+  // Field by field: a spread into a new literal costs microseconds on Node 20, and these run on every dispatch.
+  const m = checkMaskAttrs(call);
+  return { causal: m.causal, window: m.window, alignment: m.alignment, scale: checkScale(call) };
 }
 
 /** attention-grad's attributes: the fused attention's (absent dropout = none) and `wrt`. */
@@ -438,7 +440,8 @@ export function checkAttentionGradAttrs(call: CallInfo): AttentionGradAttrs {
   const wrt = call.attrs["wrt"];
   if (wrt !== "q" && wrt !== "k" && wrt !== "v") throw attrError(call, "wrt", '"q", "k" or "v"', wrt);
   const d = checkDropoutAttrs(call, ATTENTION_DROPOUT, NO_ATTENTION_DROPOUT);
-  return { ...checkAttentionLseAttrs(call), dropoutRate: d.rate, dropoutSeed: d.seed, training: d.training, wrt };
+  const m = checkMaskAttrs(call);
+  return { causal: m.causal, window: m.window, alignment: m.alignment, scale: checkScale(call), dropoutRate: d.rate, dropoutSeed: d.seed, training: d.training, wrt };
 }
 
 /** q [B, H, L, D] and k [B, Hkv, S, D] of attention-lse and attention-grad; the padding mask's shape when there is one. */

@@ -3,3 +3,4 @@ export { Session, type RunOptions, type SessionOptions } from "./session.js";
 export { AbortError, MemoryLimitError, NumericsError, RunError } from "./errors.js";
 export type { SessionEvent, TapEvent } from "./events.js";
 export type { TapPolicy, TapSelector } from "./taps.js";
+export { OverrideError, type Override, type OverrideContext, type OverrideFn } from "./overrides.js";

@@ -5,18 +5,10 @@ import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { config as rxConfig, firstValueFrom, take, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
+import { randomTensor } from "./test-random.js";
 import { AbortError, RunError, SessionDisposedError, TapError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 
-// A seeded generator so every run of this file sees the same numbers.
-function rand(seed: number) {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
-}
-function randomTensor(shape: number[], seed: number): Tensor {
-  const r = rand(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, r), shape);
-}
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
 function rawWeights() {

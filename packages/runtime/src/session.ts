@@ -8,6 +8,7 @@ import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
 import { DEFAULT_TAP_POLICY, TapRegistry, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
 import { WeightStore, type Resident, type WeightLease } from "./weights.js";
+import { applyOverrides, checkOverride, checkOverrideTarget, PatchRegistry, type Override } from "./overrides.js";
 
 export interface RunOptions {
   /**
@@ -15,6 +16,11 @@ export interface RunOptions {
    * on executors whose kernels work in chunks (cpu and wasm check the signal between chunks, see KernelCall.signal).
    */
   readonly signal?: AbortSignal;
+  /**
+   * Node → a tensor to use instead of its value in this run, or a function of the computed value (activation patching).
+   * Applied after the session's own patches (`session.patch`); readers downstream and taps see the result.
+   */
+  readonly override?: Readonly<Record<string, Override>>;
 }
 
 /** What a session does beyond lowering: memory limit and tap delivery (see CompileOptions). */
@@ -46,6 +52,8 @@ interface RunContext {
   readonly weights: WeightLease;
   /** Watched node → its subscribers, snapshotted before the run. */
   readonly watched: ReadonlyMap<string, readonly Watcher[]>;
+  /** Patched node → its overrides in order (the session's patches, then the run's), snapshotted before the run. */
+  readonly overrides: ReadonlyMap<string, readonly Override[]>;
   readonly signal: AbortSignal | undefined;
   readonly t0: number;
 }
@@ -62,6 +70,7 @@ export class Session {
   readonly #weightShapes: Readonly<Record<string, Shape>>;
   readonly #events = new Subject<SessionEvent>();
   readonly #taps = new TapRegistry();
+  readonly #patches = new PatchRegistry();
   readonly #plans = new Map<string, Plan>();
   readonly #prepared = new PreparedCache();
   readonly #nodeNames: readonly string[];
@@ -98,12 +107,12 @@ export class Session {
     return this.#planFor(new Set());
   }
 
-  /** Taps decide lowering: one plan per set of watched nodes, made on first use and kept. */
-  #planFor(watched: ReadonlySet<string>): Plan {
-    const key = [...watched].sort().join("\u0000");
+  /** Taps and overrides decide lowering: one plan per set of watched and of patched nodes, made on first use and kept. */
+  #planFor(watched: ReadonlySet<string>, patched: ReadonlySet<string> = new Set()): Plan {
+    const key = `${[...watched].sort().join("\u0000")}\u0001${[...patched].sort().join("\u0000")}`;
     let plan = this.#plans.get(key);
     if (!plan) {
-      plan = lower(this.graph, { ...this.#options, watched, keep: [...this.#updates.values()] });
+      plan = lower(this.graph, { ...this.#options, watched, patched, keep: [...this.#updates.values()] });
       if (this.#plans.size >= 64) this.#plans.clear();
       this.#plans.set(key, plan);
     }
@@ -170,12 +179,25 @@ export class Session {
   }
 
   /**
+   * Patches `node` in every run from now on until the returned function is called: its value becomes `override` (a
+   * tensor of the node's shape) or what `override(value, ctx)` returns. Readers downstream and taps see the patched
+   * value, on every executor. A patched node is never fused away (explain() says "patched"). Patches apply in the order
+   * they were added, before a run's own `override`.
+   */
+  patch(node: string, override: Override): () => void {
+    if (this.#disposed) throw new SessionDisposedError("patch()");
+    checkOverrideTarget(this.graph, node, `patch ${node}`);
+    checkOverride(override, `patch ${node}`);
+    return this.#patches.add(node, override);
+  }
+
+  /**
    * The plan as text (see `explain` in @attngraph/scheduler): by default the untapped plan; with `watched`, the plan a
    * run watching those nodes executes. With `inputs` (the shapes of a run's inputs) it also prints the planned peak
    * memory against the sum of all intermediates.
    */
-  explain(options: { readonly inputs?: Readonly<Record<string, Shape>>; readonly watched?: Iterable<string> } = {}): string {
-    const plan = this.#planFor(new Set(options.watched ?? []));
+  explain(options: { readonly inputs?: Readonly<Record<string, Shape>>; readonly watched?: Iterable<string>; readonly patched?: Iterable<string> } = {}): string {
+    const plan = this.#planFor(new Set(options.watched ?? []), new Set(options.patched ?? []));
     return explain(plan, options.inputs ? this.#prepared.get(plan, options.inputs, this.#weightShapes).memory : undefined);
   }
 
@@ -217,17 +239,18 @@ export class Session {
     try {
       if (signal?.aborted) throw new AbortError(runId, undefined, signal.reason);
       const byName = checkInputs(this.graph, inputs);
+      const overrides = this.#overridesOf((options ?? {}).override);
       const snap = this.#taps.snapshot(this.#nodeNames);
       watched = snap.watched;
       if (snap.failed.length) throw snap.failed[0]!;
-      const plan = this.#planFor(new Set(watched.keys()));
+      const plan = this.#planFor(new Set(watched.keys()), new Set(overrides.keys()));
       const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes);
       checkMemory(runId, plan, prepared, this.#maxArenaBytes); // before the arenas below are allocated
       const arenas = acquireArenas(prepared, plan.executors);
       const weights = this.#weights.lease();
       let result: Record<string, Tensor>;
       try {
-        const run = { runId, plan, shapes: prepared.shapes, memory: prepared.memory, arenas, inputs: byName, weights, watched, signal, t0 };
+        const run = { runId, plan, shapes: prepared.shapes, memory: prepared.memory, arenas, inputs: byName, weights, watched, overrides, signal, t0 };
         const done = await this.#execute(run, (node) => (current = node));
         result = done.outputs;
         // Only a run that finished changes the weights: a failed or cancelled one leaves them as they were.
@@ -276,7 +299,7 @@ export class Session {
   }
 
   async #steps(run: RunContext, values: Map<string, Held>, onExecutor: Map<string, Held>, setCurrent: (node: string | undefined) => void): Promise<Record<string, Tensor>> {
-    const { runId, plan, shapes, memory, arenas, inputs, weights, watched, signal, t0 } = run;
+    const { runId, plan, shapes, memory, arenas, inputs, weights, watched, overrides, signal, t0 } = run;
     const events = this.#events;
     const valueOn = async (name: string, executor: Executor): Promise<unknown> => {
       const held = values.get(name);
@@ -321,6 +344,12 @@ export class Session {
         if (signal?.aborted) throw new AbortError(runId, step.node, signal.reason, "during");
         throw new RunError(runId, step.node, step.kind, executor.name, e);
       }
+      const patches = overrides.get(step.node);
+      if (patches) {
+        // The computed value goes back with everything else the run holds; readers see the override's.
+        onExecutor.set(`\u0001computed\u0000${step.node}`, { executor: executor.name, value });
+        value = await applyOverrides(runId, step.node, outShape, executor, value, patches);
+      }
       values.set(step.node, { executor: executor.name, value });
       if (this.#checkNumerics) {
         // −∞ belongs where an op hides entries (OpDef.hidesWithMinusInfinity) and in views and copies of such a value.
@@ -349,6 +378,18 @@ export class Session {
       Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
     }
     return result;
+  }
+
+  /** This run's overrides by node (the session's patches, then the run's), every name and value checked. */
+  #overridesOf(runOverrides: Readonly<Record<string, Override>> | undefined): Map<string, Override[]> {
+    if (runOverrides !== undefined) {
+      if (typeof runOverrides !== "object" || runOverrides === null) throw new GraphValidationError("run options.override", "invalid overrides", "an object of node name → tensor or function", String(runOverrides));
+      for (const node of Object.keys(runOverrides)) {
+        checkOverrideTarget(this.graph, node, `override ${node}`);
+        checkOverride(runOverrides[node], `override ${node}`);
+      }
+    }
+    return this.#patches.snapshot(runOverrides);
   }
 
   async #checkFinite(runId: number, step: { node: string; kind: string }, executor: Executor, value: unknown, minusInfinityOk: boolean): Promise<void> {

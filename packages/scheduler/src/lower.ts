@@ -16,6 +16,11 @@ export interface LowerOptions {
   readonly placement?: Readonly<Record<string, string>>;
   /** Nodes that taps watch: kept, materialised and never fused away. */
   readonly watched?: Iterable<string>;
+  /**
+   * Nodes an override writes (activation patching, see Session.patch): like watched nodes, each is produced by a step
+   * of its own and never fused away (explain() says "patched"), and no fused step reads around the override.
+   */
+  readonly patched?: Iterable<string>;
   /** Turn fusion off (every node runs as its own step), e.g. to compare fused and unfused numbers. */
   readonly fusion?: boolean;
   /**
@@ -39,6 +44,11 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   }
   const watched = new Set(options.watched ?? []);
   for (const name of watched) if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`tap ${name}`, "no node of this name");
+  const patched = new Set(options.patched ?? []);
+  for (const name of patched) {
+    if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`override ${name}`, "no node of this name", "a node name", name);
+    watched.add(name); // a patched value must exist as itself, exactly as a tapped one
+  }
   const kept = new Set(options.keep ?? []);
   for (const name of kept) if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`keep ${name}`, "no node of this name", "a node name", name);
   // To dead-node elimination and fusion a kept node is an output: live, and materialised by a step of its own.
@@ -51,15 +61,15 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   if (options.fusion !== false) {
     // The backward first: it fuses a training graph's chains forward and backward together, which the forward fusion
     // alone cannot (the backward reads the chain's middle).
-    const backward = fuseAttentionBackward(drafts, { graph, outputs: liveOutputs, watched, executors, overrides });
+    const backward = fuseAttentionBackward(drafts, { graph, outputs: liveOutputs, watched, patched, executors, overrides });
     if (backward.report) passes.push(backward.report);
     drafts = backward.steps;
-    const fused = fuseAttention(drafts, { outputs: liveOutputs, watched, executors, overrides });
+    const fused = fuseAttention(drafts, { outputs: liveOutputs, watched, patched, executors, overrides });
     passes.push(fused.report);
     drafts = fused.steps;
     // Only where the graph has the block ops: an attention-only plan's explain() stays as it was.
     if (drafts.some((d) => d.kind === "gelu" || d.kind === "layer-norm")) {
-      const block = fuseBlockOps(drafts, { graph, outputs: liveOutputs, watched, executors, overrides });
+      const block = fuseBlockOps(drafts, { graph, outputs: liveOutputs, watched, patched, executors, overrides });
       passes.push(block.report);
       drafts = block.steps;
     }
@@ -88,7 +98,7 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   steps.forEach((s, i) => s.inputs.forEach((v) => v !== undefined && lastUse.set(v, i)));
   for (const out of liveOutputs) lastUse.set(out, steps.length);
   const byName = new Map(executors.map((e) => [e.name, e] as const));
-  return { graph, steps, executors: byName, inputs: graph.inputs, weights: graph.weights, outputs: graph.outputs, watched, kept, lastUse, passes };
+  return { graph, steps, executors: byName, inputs: graph.inputs, weights: graph.weights, outputs: graph.outputs, watched, patched, kept, lastUse, passes };
 }
 
 function checkExecutors(executors: readonly Executor[]): readonly Executor[] {

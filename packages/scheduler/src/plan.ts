@@ -46,6 +46,8 @@ export interface Plan {
   readonly outputs: readonly string[];
   /** The nodes taps asked for when this plan was made: each is produced by a step of its own, never fused away. */
   readonly watched: ReadonlySet<string>;
+  /** The watched nodes an override writes (a subset of `watched`). */
+  readonly patched: ReadonlySet<string>;
   /** Nodes whose values outlive the run (LowerOptions.keep): never in a pooled arena. */
   readonly kept: ReadonlySet<string>;
   /** For each value, the index of the last step that reads it (outputs: steps.length), so it can be released after. */

@@ -18,7 +18,7 @@ function firstRows(name: string, n: number): Tensor<"int32"> {
   return Tensor.int32(t.toInt32Array().subarray(0, n * t.shape[1]!), [n, t.shape[1]!]);
 }
 
-async function trainCopy(executors: readonly Executor[], steps: number) {
+async function trainCopy(executors: readonly Executor[], steps: number, fusion = true) {
   const cfg = copy.config as Record<string, number>;
   const spec = copy.training!;
   const graph = simpleTransformer({ vocabSize: cfg.vocabSize!, embedDim: cfg.embedDim!, nHeads: cfg.nHeads!, seqLen: cfg.seqLen! }, { loss: true });
@@ -27,6 +27,7 @@ async function trainCopy(executors: readonly Executor[], steps: number) {
     optimizer: adam({ lr: spec.lr, betas: spec.betas, eps: spec.eps, weightDecay: spec.weightDecay }),
     executors,
     weights: loadStateDict(graph, copy.params),
+    fusion,
   });
   const batch = { tokens: firstRows("tokens", spec.batchSize), targets: firstRows("targets", spec.batchSize) };
   const losses: number[] = [];
@@ -44,6 +45,21 @@ describe("trainer: the copy task with Adam", () => {
     expect(trainer.steps).toBe(spec.steps);
     await trainer.dispose();
   }, 120_000);
+
+  it("runs attention with the fused backward (no [B, H, T, T] value in the step), with the unfused rules' losses", async () => {
+    const fused = await trainCopy([createCpuExecutor()], 5);
+    const plan = fused.trainer.explain();
+    expect(plan).toMatch(/pass attention backward fusion: fused transformer\.attention\.context\.heads: forward → attention \+ transformer\.attention\.context\.heads\.lse; .*q\.heads\.grad → attention-grad \(q\).*k\.heads\.grad → attention-grad \(k\).*v\.heads\.grad → attention-grad \(v\)/);
+    // No step of the plan makes a [B, H, T, T] value, forward or backward (the ops that do are all gone).
+    const lsKinds = ["score", "mask", "softmax", "dropout", "softmax-grad", "mask-grad"];
+    expect(fused.trainer.session.plan.steps.filter((s) => lsKinds.includes(s.kind)).map((s) => s.node)).toEqual([]);
+    const unfused = await trainCopy([createCpuExecutor()], 5, false);
+    expect(unfused.trainer.explain()).not.toMatch(/attention-grad/);
+    const r = compare(Tensor.from(fused.losses, [5]), unfused.losses, { abs: 1e-5, rel: 1e-5 });
+    expect(r.ok, JSON.stringify(r.worst)).toBe(true);
+    await fused.trainer.dispose();
+    await unfused.trainer.dispose();
+  }, 60_000);
 
   it("a step that fails leaves the parameters as they were; the next one goes on", async () => {
     const { trainer, batch } = await trainCopy([createCpuExecutor()], 1);

@@ -1,8 +1,9 @@
 // The fused attention backward's entry points (assembly/attention-grad.ts) read their numbers from the same params
-// block as the forward's, written field by field by name (attention-params.ts's `writeParams`); the field lists are
+// area as the forward's, written field by field by name (attention-params.ts's `writeParams`); the field lists are
 // the module's declaration order, which a test holds to the module's own offsets (`attentionGradParamsLayout`).
+// RunParams (the in-module loop over a whole unchunked call) is the forward's.
 import type { WasmContext } from "../context.js";
-import { writeParams } from "./attention-params.js";
+import { writeParams, writeRunParams, type RunParams } from "./attention-params.js";
 
 /** GradPackParams' fields, in the module's order (4 bytes each). */
 export const GRAD_PACK_FIELDS = ["kb", "ks2", "ks3", "vb", "vs2", "vs3", "pb", "ps1", "ns", "nd", "ndv", "s0", "s1", "mode", "dst", "scratch"] as const;
@@ -37,4 +38,13 @@ export function attentionGradBlock(ctx: WasmContext, params: number, p: GradBloc
 /** Writes keys [s0, s1) of a kv head's dk or dv accumulator to `dst` (see attentionGradFlush). */
 export function attentionGradFlush(ctx: WasmContext, params: number, p: GradPackParams): void {
   ctx.exports.attentionGradFlush(writeParams(ctx, params, GRAD_PACK_FIELDS, p));
+}
+
+/**
+ * A whole unchunked call (see attentionGradRun): `pack` and `block` with their per-head addresses at batch, kv head
+ * and head 0, `run` the counts and the batch and head strides; the module makes every pack, block and flush call itself.
+ */
+export function attentionGradRun(ctx: WasmContext, params: number, pack: GradPackParams, block: GradBlockParams, run: RunParams): void {
+  const [p, b, r] = writeRunParams(ctx, params, GRAD_PACK_FIELDS, pack, GRAD_BLOCK_FIELDS, block, run);
+  ctx.exports.attentionGradRun(p, b, r);
 }

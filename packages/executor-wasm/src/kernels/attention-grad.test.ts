@@ -7,10 +7,11 @@ import { describe, expect, it } from "vitest";
 import type { KernelCall } from "@attngraph/graph";
 import { Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import { attentionGrad64, attentionGradProblem, attentionLse64, attentionOut64, type AttentionGradCase, type AttentionGradProblem, type AttentionProblem64 } from "@attngraph/testkit";
-import { f64, onWasm, onWasmViews, random, wasmExecutor, worst } from "../test-util.js";
+import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
 import type { WasmExecutor } from "../executor.js";
 import type { WasmValue } from "../value.js";
 import { GRAD_BLOCK_FIELDS, GRAD_PACK_FIELDS } from "./attention-grad-params.js";
+import { RUN_FIELDS } from "./attention-params.js";
 
 const ex = await wasmExecutor();
 
@@ -208,6 +209,42 @@ describe("attention-lse and attention-grad in chunks", () => {
     }
     expect(tiny.inUseBytes).toBe(0);
   });
+
+  it("many small heads from views with their own batch and head strides: the one-call loop in the module, bit for bit the per-head steps", async () => {
+    const tiny = await wasmExecutor({ chunkWork: 1 });
+    const c: Case = { label: "small heads", B: 5, H: 6, Hkv: 2, L: 70, S: 9, D: 8, Dv: 5, causal: true, alignment: "bottom-right", scale: 0.4, pad: (b, j) => ((b + j) % 5 === 2 ? 1 : 0), dropout: { rate: 0.3, seed: 5 } };
+    const m = make(c, 91);
+    // Each tensor as a view of storage laid out [B, L, H, D] (or [L, B, H] for lse): batch and head strides that are
+    // neither dense nor in order, rows still unit-stride along their last axis.
+    const heads = (t: Tensor) => t.permute([0, 2, 1, 3]).contiguous().permute([0, 2, 1, 3]);
+    const over = { q: heads(m.q), k: heads(m.k), v: heads(m.v), out: heads(m.out), grad: heads(m.grad), lse: m.lse.permute([2, 0, 1]).contiguous().permute([1, 2, 0]) };
+    const xs = inputs(m, over);
+    const { wrt: _, ...forward } = m.attrs("q");
+    const calls: [string, Record<string, unknown>, readonly (AnyTensor | undefined)[], Shape][] = [
+      ["attention", forward, [over.q, over.k, over.v, m.pad], [c.B, c.H, c.L, c.Dv]],
+      ["attention-lse", { ...m.lseAttrs }, [over.q, over.k, m.pad], [c.B, c.H, c.L]],
+      ...(["q", "k", "v"] as const).map((wrt): [string, Record<string, unknown>, readonly (AnyTensor | undefined)[], Shape] => ["attention-grad", { ...m.attrs(wrt) }, xs, gradShape(c, wrt)]),
+    ];
+    for (const [kind, attrs, args, shape] of calls) {
+      const values = args.map((t) => (t === undefined ? undefined : uploadView(tiny, t)));
+      try {
+        const call: KernelCall<WasmValue> = { kind, node: kind, attrs, inputs: values, outShape: shape };
+        const one = tiny.dispatch(call) as WasmValue;
+        const want = tiny.download(one).contiguous();
+        tiny.release(one);
+        const pending = tiny.dispatch({ ...call, signal: new AbortController().signal });
+        expect(pending).toBeInstanceOf(Promise);
+        const chunks = await pending;
+        const got = tiny.download(chunks).contiguous();
+        tiny.release(chunks);
+        expect(bits(got), `${kind} ${String(attrs.wrt ?? "")}`).toEqual(bits(want));
+        if (kind === "attention-grad") expect(worst(got, onWasm(ex, kind, attrs, inputs(m), shape)), `${kind} ${String(attrs.wrt)} from dense inputs`).toBe(0);
+      } finally {
+        for (const v of values) if (v) tiny.release(v);
+      }
+    }
+    expect(tiny.inUseBytes).toBe(0);
+  });
 });
 
 describe("attention backward params block", () => {
@@ -215,12 +252,14 @@ describe("attention backward params block", () => {
     const e = ex.exportsForTests;
     const probe = ex.upload(new Tensor(new Float32Array(64), [64]));
     const count = e.attentionGradParamsLayout(probe.address);
-    expect(count).toBe(GRAD_PACK_FIELDS.length + GRAD_BLOCK_FIELDS.length);
+    expect(count).toBe(GRAD_PACK_FIELDS.length + GRAD_BLOCK_FIELDS.length + RUN_FIELDS.length);
     const offsets = Array.from(new Int32Array(ex.memory.buffer, probe.address, count));
     expect(offsets.slice(0, GRAD_PACK_FIELDS.length)).toEqual(GRAD_PACK_FIELDS.map((_, i) => i * 4));
-    expect(offsets.slice(GRAD_PACK_FIELDS.length)).toEqual(GRAD_BLOCK_FIELDS.map((_, i) => i * 4));
-    expect(e.attentionGradParamsBytes()).toBe(Math.max(GRAD_PACK_FIELDS.length, GRAD_BLOCK_FIELDS.length) * 4);
-    expect(e.attentionGradParamsBytes()).toBeLessThanOrEqual(128); // the host's params block
+    expect(offsets.slice(GRAD_PACK_FIELDS.length, GRAD_PACK_FIELDS.length + GRAD_BLOCK_FIELDS.length)).toEqual(GRAD_BLOCK_FIELDS.map((_, i) => i * 4));
+    expect(offsets.slice(GRAD_PACK_FIELDS.length + GRAD_BLOCK_FIELDS.length)).toEqual(RUN_FIELDS.map((_, i) => i * 4));
+    // attentionGradRun's three blocks side by side, as writeRunParams lays them out.
+    expect(e.attentionGradParamsBytes()).toBe((GRAD_PACK_FIELDS.length + GRAD_BLOCK_FIELDS.length + RUN_FIELDS.length) * 4);
+    expect(e.attentionGradParamsBytes()).toBeLessThanOrEqual(256); // the host's params area
     ex.release(probe);
   });
 });

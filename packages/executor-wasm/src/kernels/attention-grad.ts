@@ -2,13 +2,24 @@
 // denominator, max included) and attention-grad (dq, dk or dv from grad, out and that lse, the weights recomputed per
 // block; the [L, S] weights never exist). Calls are checked by the graph package's shared checks, key padding values
 // as the forward attention checks them. The module (assembly/attention-grad.ts) streams over key blocks like the
-// forward fused attention, in resumable pieces driven from here: in one go, or, with a signal and a big call, in
-// chunks with a yield and a signal check between them (chunks.ts).
+// forward fused attention, in resumable pieces: without chunks, one module call (`attentionGradRun`) loops over them
+// in the module; with a signal and a big call, they are driven from here in chunks with a yield and a signal check
+// between them (chunks.ts). Both make the same piece calls in the same order.
 import { checkAttentionGradAttrs, checkAttentionLseAttrs, expectAttentionGradShapes, expectAttentionQk, withCleanup, type AttentionLseAttrs } from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
-import { GRAD_MODE, attentionGradBlock, attentionGradFlush, attentionGradPack, type GradMode } from "./attention-grad-params.js";
+import {
+  GRAD_MODE,
+  attentionGradBlock,
+  attentionGradFlush,
+  attentionGradPack,
+  attentionGradRun,
+  type GradBlockParams,
+  type GradMode,
+  type GradPackParams,
+} from "./attention-grad-params.js";
+import type { RunParams } from "./attention-params.js";
 import { checkKeyPadding, dropoutThreshold, fillingChunked, fmix32, maskOffset, optionalInput, requireInput, windowOf, type Call } from "./adapter.js";
 
 /** Query rows and keys per block of the module's backward (assembly/attention-grad.ts). */
@@ -42,7 +53,9 @@ export const attentionLseKernel = chunkedKernel((call, ctx) => {
   if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
   const [nb, nh, nl] = q.shape as [number, number, number, number];
   const out = ctx.output(call, [nb, nh, nl]);
-  const problem: Problem = { q, k, v: undefined, out: undefined, grad: undefined, lse: undefined, pad, attrs: { ...attrs, dropoutRate: 0, dropoutSeed: 0, training: false }, mode: GRAD_MODE.lse };
+  // Field by field, not `{ ...attrs, dropoutRate: 0, … }`: a spread plus new fields costs microseconds a call in Node 20.
+  const noDropout = { causal: attrs.causal, window: attrs.window, alignment: attrs.alignment, scale: attrs.scale, dropoutRate: 0, dropoutSeed: 0, training: false };
+  const problem: Problem = { q, k, v: undefined, out: undefined, grad: undefined, lse: undefined, pad, attrs: noDropout, mode: GRAD_MODE.lse };
   return run(call, ctx, problem, out);
 });
 
@@ -85,14 +98,20 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
     };
     let own: WasmValue | undefined;
     const go = () => {
-      const dense: Problem = { ...p, q: rows(p.q, "q")!, grad: rows(p.grad, "grad"), out: p.mode === GRAD_MODE.v ? p.out : rows(p.out, "out") };
+      const out = p.mode === GRAD_MODE.v ? p.out : rows(p.out, "out");
+      const dense: Problem = { q: rows(p.q, "q")!, k: p.k, v: p.v, out, grad: rows(p.grad, "grad"), lse: p.lse, pad: p.pad, attrs: p.attrs, mode: p.mode };
       const bytes = ctx.exports.attentionGradScratchBytes(ns, nd, ndv, p.mode);
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention backward scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
+      const params = gradParams(dense, dst, scratch);
+      if (signal === undefined) {
+        attentionGradRun(ctx, ctx.params, params.pack, params.block, params.run);
+        return undefined;
+      }
       const perKey = Math.min(nl, BQ) * (productWork(p.mode, nd, ndv) + EXP_WORK);
-      const keysPerStep = signal === undefined ? Infinity : Math.floor(ctx.chunkWork / perKey);
-      return runSteps(ctx, steps(ctx, dense, dst, scratch, keysPerStep), signal, call.node);
+      const keysPerStep = Math.floor(ctx.chunkWork / perKey);
+      return runSteps(ctx, steps(ctx, params, keysPerStep), signal, call.node);
     };
     return withCleanup(go, () => {
       for (const c of copies) ctx.release(c);
@@ -106,19 +125,28 @@ function productWork(mode: GradMode, nd: number, ndv: number): number {
   return mode === GRAD_MODE.lse ? nd : mode === GRAD_MODE.v ? nd + ndv : 2 * nd + ndv;
 }
 
+/** A call's params blocks: its per-head addresses at batch, kv head and head 0, and the counts and strides to step them. */
+interface GradParams {
+  readonly pack: { -readonly [F in keyof GradPackParams]: number };
+  readonly block: { -readonly [F in keyof GradBlockParams]: number };
+  readonly run: RunParams;
+}
+
+/** `maxBlocks` for "every key block of the query block". */
+const ALL_BLOCKS = 2 ** 31 - 1;
+
 /**
- * The module's backward as steps: per batch and kv head, its keys packed `keysPerStep` at a time; per query head of the
- * group and query block, `keysPerStep` keys' worth of whole key blocks at a time; wrt k and v, the kv head's rows
- * written at its end. Each step yields its work (an upper bound). Infinity: one call of each per kv head and query
- * block, as an unchunked kernel.
+ * The params of a whole call, written once per call: `attentionGradRun` steps the per-head fields in the module, the
+ * chunked steps update them in place from here (no object per kv head or query block: an object literal spreading
+ * ~30 fields per query block cost ~10 µs, more than the block's work at small shapes, and garbage for the collector).
+ * A tensor the call lacks has address 0 and batch and head strides 0.
  */
-function* steps(ctx: WasmContext, p: Problem, dst: WasmValue, scratch: number, keysPerStep: number): Generator<number, void, void> {
+function gradParams(p: Problem, dst: WasmValue, scratch: number): GradParams {
   const { q, k, v, out, grad, lse, pad, attrs, mode } = p;
   const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
   const nhkv = k.shape[1]!;
   const ns = k.shape[2]!;
   const ndv = v?.shape[3] ?? 0;
-  const group = nh / nhkv;
   const [qs0, qs1, qs2] = q.strides as [number, number, number, number];
   const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
   const [vs0, vs1, vs2, vs3] = v === undefined ? [0, 0, 0, 0] : (v.strides as [number, number, number, number]);
@@ -127,34 +155,49 @@ function* steps(ctx: WasmContext, p: Problem, dst: WasmValue, scratch: number, k
   const [ls0, ls1, ls2] = lse === undefined ? [0, 0, 0] : (lse.strides as [number, number, number]);
   const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
   const dropping = attrs.training && attrs.dropoutRate > 0;
-  const mask = { causal: attrs.causal ? 1 : 0, off: maskOffset(attrs.alignment, nl, ns), win: windowOf(attrs), scale: attrs.scale };
-  const drop = {
+  const address = (x: WasmValue | undefined) => (x === undefined ? 0 : x.address);
+  const pack = { kb: k.address, ks2, ks3, vb: address(v), vs2, vs3, pb: address(pad), ps1, ns, nd, ndv, s0: 0, s1: ns, mode, dst: 0, scratch };
+  const block = {
+    qb: q.address, qs2, gb: address(grad), gs2, ob: address(out), os2, lb: address(lse), ls2,
+    i0: 0, br: 0, ns, nd, ndv,
+    causal: attrs.causal ? 1 : 0, off: maskOffset(attrs.alignment, nl, ns), win: windowOf(attrs), scale: attrs.scale,
     dropping: dropping ? 1 : 0,
     mixedSeed: fmix32(attrs.dropoutSeed),
     threshold: dropoutThreshold(attrs.dropoutRate),
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
+    padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, mode, out: dst.address, scratch,
   };
+  const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1 };
+  return { pack, block, run };
+}
+
+/**
+ * The module's backward as steps, for a chunked call: per batch and kv head, its keys packed `keysPerStep` at a time;
+ * per query head of the group and query block, `keysPerStep` keys' worth of whole key blocks at a time; wrt k and v,
+ * the kv head's rows written at its end. Each step yields its work (an upper bound). With whole steps these are the
+ * calls `attentionGradRun` makes, in the same order.
+ */
+function* steps(ctx: WasmContext, params: GradParams, keysPerStep: number): Generator<number, void, void> {
+  const { pack, block, run } = params;
+  const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1 } = run;
+  const { ns, nd, ndv } = pack;
+  const mode = pack.mode as GradMode;
+  const group = nh / nhkv;
+  const kb = pack.kb, vb = pack.vb, pb = pack.pb, qb = block.qb, gb = block.gb, ob = block.ob, lb = block.lb;
   const perKv = mode === GRAD_MODE.k || mode === GRAD_MODE.v;
   const flushWidth = mode === GRAD_MODE.v ? ndv : nd;
   const work = productWork(mode, nd, ndv) + EXP_WORK;
   // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
   const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
-  const blocksPerStep = keysPerStep === Infinity ? 2 ** 31 - 1 : Math.max(1, Math.floor(keysPerStep / BK));
-  // One params object per call, its per-head and per-block fields updated in place: an object literal spreading ~30
-  // fields per query block cost ~10 µs (more than the block's work at small shapes, and garbage for the collector).
-  const pack = { kb: 0, ks2, ks3, vb: 0, vs2, vs3, pb: 0, ps1, ns, nd, ndv, s0: 0, s1: 0, mode, dst: 0, scratch };
-  const block = {
-    qb: 0, qs2, gb: 0, gs2, ob: 0, os2, lb: 0, ls2,
-    i0: 0, br: 0, ns, nd, ndv, ...mask, ...drop,
-    padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: blocksPerStep, mode, out: dst.address, scratch,
-  };
-  const rowsOf = (x: WasmValue | undefined, b: number, h: number, s0: number, s1: number) => (x === undefined ? 0 : x.address + (b * s0 + h * s1) * 4);
+  const blocksPerStep = keysPerStep === Infinity ? ALL_BLOCKS : Math.max(1, Math.floor(keysPerStep / BK));
+  block.maxBlocks = blocksPerStep;
+  const rows = (base: number, b: number, h: number, s0: number, s1: number) => (base === 0 ? 0 : base + (b * s0 + h * s1) * 4);
   for (let b = 0; b < nb; b++) {
     for (let g = 0; g < nhkv; g++) {
-      pack.kb = k.address + (b * ks0 + g * ks1) * 4;
-      pack.vb = v === undefined ? 0 : v.address + (b * vs0 + g * vs1) * 4;
-      pack.pb = pad === undefined ? 0 : pad.address + b * ps0 * 4;
-      pack.dst = perKv ? dst.address + (b * nhkv + g) * ns * flushWidth * 4 : 0;
+      pack.kb = kb + (b * ks0 + g * ks1) * 4;
+      pack.vb = rows(vb, b, g, vs0, vs1);
+      pack.pb = pb === 0 ? 0 : pb + b * ps0 * 4;
+      pack.dst = perKv ? block.out + (b * nhkv + g) * ns * flushWidth * 4 : 0;
       let anyBad = 0;
       for (let s0 = 0; s0 < ns; s0 += packStep) {
         pack.s0 = s0;
@@ -164,10 +207,10 @@ function* steps(ctx: WasmContext, p: Problem, dst: WasmValue, scratch: number, k
       }
       block.anyBad = anyBad;
       for (let h = g * group; h < (g + 1) * group; h++) {
-        block.qb = rowsOf(q, b, h, qs0, qs1);
-        block.gb = rowsOf(grad, b, h, gs0, gs1);
-        block.ob = rowsOf(out, b, h, os0, os1);
-        block.lb = rowsOf(lse, b, h, ls0, ls1);
+        block.qb = qb + (b * qs0 + h * qs1) * 4;
+        block.gb = rows(gb, b, h, gs0, gs1);
+        block.ob = rows(ob, b, h, os0, os1);
+        block.lb = rows(lb, b, h, ls0, ls1);
         block.headRow = (b * nh + h) * nl;
         for (let i0 = 0; i0 < nl; i0 += BQ) {
           block.i0 = i0;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
 import { wasmExecutor } from "../test-util.js";
-import { BLOCK_FIELDS, PACK_FIELDS } from "./attention-params.js";
+import { BLOCK_FIELDS, PACK_FIELDS, RUN_FIELDS } from "./attention-params.js";
 
 describe("attention params block", () => {
   it("the host writes each field where the module reads it", async () => {
@@ -11,11 +11,14 @@ describe("attention params block", () => {
     const e = ex.exportsForTests;
     const probe = ex.upload(new Tensor(new Float32Array(64), [64]));
     const count = e.attentionParamsLayout(probe.address);
-    expect(count).toBe(PACK_FIELDS.length + BLOCK_FIELDS.length);
+    expect(count).toBe(PACK_FIELDS.length + BLOCK_FIELDS.length + RUN_FIELDS.length);
     const offsets = Array.from(new Int32Array(ex.memory.buffer, probe.address, count));
     expect(offsets.slice(0, PACK_FIELDS.length)).toEqual(PACK_FIELDS.map((_, i) => i * 4));
-    expect(offsets.slice(PACK_FIELDS.length)).toEqual(BLOCK_FIELDS.map((_, i) => i * 4));
-    expect(e.attentionParamsBytes()).toBe(Math.max(PACK_FIELDS.length, BLOCK_FIELDS.length) * 4);
+    expect(offsets.slice(PACK_FIELDS.length, PACK_FIELDS.length + BLOCK_FIELDS.length)).toEqual(BLOCK_FIELDS.map((_, i) => i * 4));
+    expect(offsets.slice(PACK_FIELDS.length + BLOCK_FIELDS.length)).toEqual(RUN_FIELDS.map((_, i) => i * 4));
+    // attentionRun's three blocks side by side, as writeRunParams lays them out.
+    expect(e.attentionParamsBytes()).toBe((PACK_FIELDS.length + BLOCK_FIELDS.length + RUN_FIELDS.length) * 4);
+    expect(e.attentionParamsBytes()).toBeLessThanOrEqual(256); // the host's params area
     ex.release(probe);
   });
 });

@@ -1,7 +1,9 @@
-// The fused attention's two entry points read their numbers from one params block in memory (assembly/attention.ts,
-// PackParams and BlockParams), as the WebGPU kernels read a params uniform. The host writes it here field by field by
-// name, so a call can no longer pass two numbers in each other's place; the field lists are the module's declaration
-// order, which a test holds to the module's own offsets (`attentionParamsLayout`).
+// The fused attention's entry points read their numbers from params blocks in memory (assembly/attention.ts,
+// PackParams, BlockParams and RunParams), as the WebGPU kernels read a params uniform. The host writes them here field
+// by field by name, so a call can no longer pass two numbers in each other's place; the field lists are the module's
+// declaration order, which a test holds to the module's own offsets (`attentionParamsLayout`). A chunked call drives
+// the per-head pieces (`attentionPack`, `attentionBlock`) one by one; an unchunked one makes a single `attentionRun`,
+// which loops over batches, heads and query blocks in the module (its three blocks side by side in the params area).
 import type { WasmContext } from "../context.js";
 
 /** PackParams' fields, in the module's order (4 bytes each). */
@@ -16,10 +18,17 @@ export const BLOCK_FIELDS = [
   "out", "scratch",
 ] as const;
 
+/**
+ * RunParams' fields, in the module's order (4 bytes each, integers): the counts and the batch and head strides of the
+ * in-module loop over a whole call (`attentionRun`, `attentionGradRun`); 0 for a tensor the call lacks.
+ */
+export const RUN_FIELDS = ["nb", "nh", "nhkv", "nl", "qs0", "qs1", "ks0", "ks1", "vs0", "vs1", "ps0", "gs0", "gs1", "os0", "os1", "ls0", "ls1"] as const;
+
 const FLOAT_FIELDS: ReadonlySet<string> = new Set(["scale", "keptScale"]);
 
 export type PackParams = Readonly<Record<(typeof PACK_FIELDS)[number], number>>;
 export type BlockParams = Readonly<Record<(typeof BLOCK_FIELDS)[number], number>>;
+export type RunParams = Readonly<Record<(typeof RUN_FIELDS)[number], number>>;
 
 /**
  * Writes `values` as the params block at `address`, each field at its index · 4 bytes: float fields (`scale`,
@@ -30,12 +39,45 @@ export function writeParams(ctx: WasmContext, address: number, fields: readonly 
   const ints = ctx.i32();
   const floats = ctx.f32();
   const base = address / 4;
-  fields.forEach((f, i) => {
-    const v = values[f]!;
-    if (FLOAT_FIELDS.has(f)) floats[base + i] = v;
+  const float = floatFlags(fields);
+  for (let i = 0; i < fields.length; i++) {
+    const v = values[fields[i]!]!;
+    if (float[i]) floats[base + i] = v;
     else ints[base + i] = v | 0;
-  });
+  }
   return address;
+}
+
+const floatFlagsOf = new WeakMap<readonly string[], readonly boolean[]>();
+
+/** Which of `fields` are float32, once per field list. */
+function floatFlags(fields: readonly string[]): readonly boolean[] {
+  let flags = floatFlagsOf.get(fields);
+  if (flags === undefined) {
+    flags = fields.map((f) => FLOAT_FIELDS.has(f));
+    floatFlagsOf.set(fields, flags);
+  }
+  return flags;
+}
+
+/**
+ * Writes three params blocks side by side from `address` (`first`, then `second`, then `run`, each by its field list)
+ * and returns their addresses, for an entry taking all three (`attentionRun`, `attentionGradRun`). The params area
+ * holds them all: the executor checks the module's `attentionParamsBytes` and `attentionGradParamsBytes` against it.
+ */
+export function writeRunParams(
+  ctx: WasmContext,
+  address: number,
+  firstFields: readonly string[],
+  first: Readonly<Record<string, number>>,
+  secondFields: readonly string[],
+  second: Readonly<Record<string, number>>,
+  run: RunParams,
+): [number, number, number] {
+  const a = writeParams(ctx, address, firstFields, first);
+  const b = writeParams(ctx, a + firstFields.length * 4, secondFields, second);
+  const c = writeParams(ctx, b + secondFields.length * 4, RUN_FIELDS, run);
+  return [a, b, c];
 }
 
 /** Packs keys [s0, s1) of one kv head (see attentionPack); 1 when a value row there holds a NaN or ±∞. */
@@ -46,4 +88,13 @@ export function attentionPack(ctx: WasmContext, params: number, p: PackParams): 
 /** Runs key blocks of one query block (see attentionBlock); the key blocks still to run, 0 when the rows are written. */
 export function attentionBlock(ctx: WasmContext, params: number, p: BlockParams): number {
   return ctx.exports.attentionBlock(writeParams(ctx, params, BLOCK_FIELDS, p));
+}
+
+/**
+ * A whole unchunked call (see attentionRun): `pack` and `block` with their per-head addresses at batch, kv head and
+ * head 0, `run` the counts and the batch and head strides; the module makes every pack and block call itself.
+ */
+export function attentionRun(ctx: WasmContext, params: number, pack: PackParams, block: BlockParams, run: RunParams): void {
+  const [p, b, r] = writeRunParams(ctx, params, PACK_FIELDS, pack, BLOCK_FIELDS, block, run);
+  ctx.exports.attentionRun(p, b, r);
 }

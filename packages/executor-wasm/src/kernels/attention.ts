@@ -1,13 +1,14 @@
 // attention: score → mask → softmax → dropout → weighted-sum fused in the module (FlashAttention-style streaming over
 // key blocks with a running max and sum; key blocks a causal or window mask hides from a whole query block are
 // skipped). Attributes, padding and dropout are checked as the unfused kernels check theirs. The module does it in
-// two resumable pieces (pack a kv head's keys, run key blocks of a query block) driven from here: in one go, or, with
-// a signal and a big call, in chunks with a yield and a signal check between them (chunks.ts).
+// two resumable pieces (pack a kv head's keys, run key blocks of a query block): without chunks, one module call
+// (`attentionRun`) loops over them in the module; with a signal and a big call, they are driven from here in chunks
+// with a yield and a signal check between them (chunks.ts). Both make the same piece calls in the same order.
 import { withCleanup, type AttentionAttrs } from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
-import { attentionBlock, attentionPack } from "./attention-params.js";
+import { attentionBlock, attentionPack, attentionRun, type BlockParams, type PackParams, type RunParams } from "./attention-params.js";
 import {
   checkDropoutAttrs,
   checkKeyPadding,
@@ -66,8 +67,13 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
-      const keysPerStep = signal === undefined ? Infinity : Math.floor(ctx.chunkWork / (Math.min(nl, BQ) * (nd + ndv + EXP_WORK)));
-      return runSteps(ctx, attentionSteps(ctx, copied ?? q0, k, v, pad, attrs, out, scratch, keysPerStep), signal, call.node);
+      const params = attentionParams(copied ?? q0, k, v, pad, attrs, out, scratch);
+      if (signal === undefined) {
+        attentionRun(ctx, ctx.params, params.pack, params.block, params.run);
+        return undefined;
+      }
+      const keysPerStep = Math.floor(ctx.chunkWork / (Math.min(nl, BQ) * (nd + ndv + EXP_WORK)));
+      return runSteps(ctx, attentionSteps(ctx, params, keysPerStep), signal, call.node);
     };
     return withCleanup(run, () => {
       if (copied) ctx.release(copied);
@@ -85,13 +91,19 @@ const BK = 64;
  */
 const EXP_WORK = 60;
 
+/** A call's params blocks: its per-head addresses at batch, kv head and head 0, and the counts and strides to step them. */
+interface AttentionParams {
+  readonly pack: { -readonly [F in keyof PackParams]: number };
+  readonly block: { -readonly [F in keyof BlockParams]: number };
+  readonly run: RunParams;
+}
+
 /**
- * The module's attention as steps (assembly/attention.ts): per batch and kv head, its keys packed `keysPerStep` at a
- * time; per query block, `keysPerStep` keys' worth of whole key blocks at a time. Each step yields its work (an upper
- * bound). Infinity: one pack and one block call per kv head and query block, as an unchunked kernel.
+ * The params of a whole call, written once per call: `attentionRun` steps the per-head fields in the module, the
+ * chunked steps update them in place from here (no object per kv head or query block: a literal spreading its ~20
+ * fields per block cost microseconds, more than a small head's work such as the copy task's 8×8 heads).
  */
-function* attentionSteps(
-  ctx: WasmContext,
+function attentionParams(
   q: WasmValue,
   k: WasmValue,
   v: WasmValue,
@@ -99,40 +111,53 @@ function* attentionSteps(
   attrs: AttentionAttrs,
   out: WasmValue,
   scratch: number,
-  keysPerStep: number,
-): Generator<number, void, void> {
+): AttentionParams {
   const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
   const nhkv = k.shape[1]!;
   const ns = k.shape[2]!;
   const ndv = v.shape[3]!;
-  const group = nh / nhkv;
   const [qs0, qs1, qs2] = q.strides as [number, number, number, number];
   const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
   const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
   const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
   const dropping = attrs.training && attrs.dropoutRate > 0;
-  const mask = { causal: attrs.causal ? 1 : 0, off: maskOffset(attrs.alignment, nl, ns), win: windowOf(attrs), scale: attrs.scale };
-  const drop = {
+  const pack = { kb: k.address, ks2, ks3, vb: v.address, vs2, vs3, pb: pad === undefined ? 0 : pad.address, ps1, ns, nd, ndv, s0: 0, s1: ns, scratch };
+  const block = {
+    qb: q.address, qs2, i0: 0, br: 0, ns, nd, ndv,
+    causal: attrs.causal ? 1 : 0, off: maskOffset(attrs.alignment, nl, ns), win: windowOf(attrs), scale: attrs.scale,
     dropping: dropping ? 1 : 0,
     mixedSeed: fmix32(attrs.dropoutSeed),
     threshold: dropoutThreshold(attrs.dropoutRate),
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
+    padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, out: out.address, scratch,
   };
+  const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0: 0, gs1: 0, os0: 0, os1: 0, ls0: 0, ls1: 0 };
+  return { pack, block, run };
+}
+
+/** `maxBlocks` for "every key block of the query block". */
+const ALL_BLOCKS = 2 ** 31 - 1;
+
+/**
+ * The module's attention as steps (assembly/attention.ts), for a chunked call: per batch and kv head, its keys packed
+ * `keysPerStep` at a time; per query block, `keysPerStep` keys' worth of whole key blocks at a time. Each step yields
+ * its work (an upper bound). With whole steps these are the calls `attentionRun` makes, in the same order.
+ */
+function* attentionSteps(ctx: WasmContext, params: AttentionParams, keysPerStep: number): Generator<number, void, void> {
+  const { pack, block, run } = params;
+  const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0 } = run;
+  const { ns, nd, ndv } = pack;
+  const group = nh / nhkv;
+  const kb = pack.kb, vb = pack.vb, pb = pack.pb, qb = block.qb;
   // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
   const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
-  const blocksPerStep = keysPerStep === Infinity ? 2 ** 31 - 1 : Math.max(1, Math.floor(keysPerStep / BK));
-  // One params object per call, updated in place per kv head and query block: a literal spreading its ~20 fields per
-  // block costs microseconds, more than a small head's work (the copy task's 8×8 heads).
-  const pack = { kb: 0, ks2, ks3, vb: 0, vs2, vs3, pb: 0, ps1, ns, nd, ndv, s0: 0, s1: 0, scratch };
-  const block = {
-    qb: 0, qs2, i0: 0, br: 0, ns, nd, ndv, ...mask, ...drop,
-    padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: blocksPerStep, out: out.address, scratch,
-  };
+  const blocksPerStep = keysPerStep === Infinity ? ALL_BLOCKS : Math.max(1, Math.floor(keysPerStep / BK));
+  block.maxBlocks = blocksPerStep;
   for (let b = 0; b < nb; b++) {
     for (let g = 0; g < nhkv; g++) {
-      pack.kb = k.address + (b * ks0 + g * ks1) * 4;
-      pack.vb = v.address + (b * vs0 + g * vs1) * 4;
-      pack.pb = pad === undefined ? 0 : pad.address + b * ps0 * 4;
+      pack.kb = kb + (b * ks0 + g * ks1) * 4;
+      pack.vb = vb + (b * vs0 + g * vs1) * 4;
+      pack.pb = pb === 0 ? 0 : pb + b * ps0 * 4;
       let anyBad = 0;
       for (let s0 = 0; s0 < ns; s0 += packStep) {
         pack.s0 = s0;
@@ -142,7 +167,7 @@ function* attentionSteps(
       }
       block.anyBad = anyBad;
       for (let h = g * group; h < (g + 1) * group; h++) {
-        block.qb = q.address + (b * qs0 + h * qs1) * 4;
+        block.qb = qb + (b * qs0 + h * qs1) * 4;
         block.headRow = (b * nh + h) * nl;
         for (let i0 = 0; i0 < nl; i0 += BQ) {
           block.i0 = i0;
@@ -164,5 +189,7 @@ function checkAttrs(call: Call): AttentionAttrs {
   const mask = checkMaskAttrs(call);
   const scale = checkScale(call);
   const dropout = checkDropoutAttrs(call, ATTENTION_DROPOUT_FIELDS, NO_DROPOUT);
-  return { ...mask, scale, dropoutRate: dropout.rate, dropoutSeed: dropout.seed, training: dropout.training };
+  // Field by field, not `{ ...mask, scale, … }`: a spread plus new fields costs ~4 µs a call in Node 20 (V8 11), more
+  // than a small call's whole work.
+  return { causal: mask.causal, window: mask.window, alignment: mask.alignment, scale, dropoutRate: dropout.rate, dropoutSeed: dropout.seed, training: dropout.training };
 }

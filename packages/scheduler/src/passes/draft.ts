@@ -26,3 +26,8 @@ export function consumerCounts(steps: readonly DraftStep[]): Map<string, number>
   for (const s of steps) for (const v of s.inputs) if (v !== undefined) n.set(v, (n.get(v) ?? 0) + 1);
   return n;
 }
+
+/** Why a watched value must stay a step of its own: an override writes it ("patched") or a tap reads it ("tapped"). */
+export function watchedAs(patched: ReadonlySet<string> | undefined, node: string): string {
+  return patched?.has(node) ? "patched" : "tapped";
+}

@@ -109,6 +109,14 @@ describe("attention backward fusion", () => {
     expect(lower(trainingChain(), { executors: fused, watched: ["k.grad", "context"] }).steps.filter((s) => s.kind === "attention-grad")).toHaveLength(3);
   });
 
+  it("a patched [L, S] value, or a patched forward output (attention-grad reads it), keeps the chain and says so", () => {
+    const summary = (patched: string) => lower(trainingChain(), { executors: fused, patched: [patched] }).passes.find((p) => p.pass === "attention backward fusion")!.summary;
+    expect(summary("weights")).toBe("nothing fused; kept unfused: context (weights is patched)");
+    expect(summary("context")).toBe("nothing fused; kept unfused: context (context is patched: the fused backward would read the override)");
+    // A patched gradient the fused steps keep by name does not prevent the fusion.
+    expect(lower(trainingChain(), { executors: fused, patched: ["q.grad"] }).steps.filter((s) => s.kind === "attention-grad")).toHaveLength(3);
+  });
+
   it("an [L, S] value that is an output, placed by the user, or read by anything else keeps the chain", () => {
     const extra = trainingChain({ extraReader: "masked.grad" });
     const summary = (plan: ReturnType<typeof lower>) => plan.passes.find((p) => p.pass === "attention backward fusion")!.summary;

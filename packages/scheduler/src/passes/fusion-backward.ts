@@ -13,12 +13,14 @@
 import type { Executor, OpGraph } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
 import { matchAttentionChain, type AttentionChain } from "./attention-chain.js";
-import type { DraftStep } from "./draft.js";
+import { watchedAs, type DraftStep } from "./draft.js";
 
 export interface BackwardFusionContext {
   readonly graph: OpGraph;
   readonly outputs: readonly string[];
   readonly watched: ReadonlySet<string>;
+  /** The watched nodes an override writes (for explain's reasons). */
+  readonly patched?: ReadonlySet<string>;
   readonly executors: readonly Executor[];
   readonly overrides: ReadonlyMap<string, string>;
 }
@@ -62,7 +64,13 @@ export function fuseAttentionBackward(steps: readonly DraftStep[], ctx: Backward
     const names = [...chain.middle, ...bw.removed.map((r) => r.step)].map((s) => s.node);
     const blocker = names.find((n) => outputs.has(n) || ctx.watched.has(n) || ctx.overrides.has(n));
     if (blocker) {
-      kept.push(`${ws.node} (${blocker} is ${ctx.watched.has(blocker) ? "tapped" : outputs.has(blocker) ? "an output" : "placed by the user"})`);
+      kept.push(`${ws.node} (${blocker} is ${ctx.watched.has(blocker) ? watchedAs(ctx.patched, blocker) : outputs.has(blocker) ? "an output" : "placed by the user"})`);
+      continue;
+    }
+    // attention-grad reads the forward's output (δ = grad · out): an override of it would change the gradients, which
+    // the rules compute from the weights alone.
+    if (ctx.patched?.has(ws.node)) {
+      kept.push(`${ws.node} (${ws.node} is patched: the fused backward would read the override)`);
       continue;
     }
     const pinned = [ws.node, ...bw.ends.map(([, s]) => s.node)].find((n) => ctx.overrides.has(n));

@@ -68,6 +68,16 @@ describe("block fusion pass", () => {
     expect(plan.passes.find((p) => p.pass === "block fusion")!.summary).toContain("kept unfused: mlp.gelu (mlp.hidden is tapped)");
   });
 
+  it("a patched pre-activation or residual sum keeps its pair (the fused step would read around the override); a patched norm does not", () => {
+    const plan = lower(block, { executors: [cpu()], patched: ["mlp.hidden", "residual"] });
+    expect(plan.steps.some((s) => s.kind === "linear-gelu" || s.kind === "add-layer-norm")).toBe(false);
+    const summary = plan.passes.find((p) => p.pass === "block fusion")!.summary;
+    expect(summary).toContain("mlp.gelu (mlp.hidden is patched)");
+    expect(summary).toContain("ln2 (residual is patched: the fused step would normalise the sum before the override)");
+    expect(lower(block, { executors: [cpu()], patched: ["ln2"] }).steps.some((s) => s.kind === "add-layer-norm")).toBe(true);
+    expect(() => lower(block, { executors: [cpu()], patched: ["nope"] })).toThrow(/override nope: no node of this name/);
+  });
+
   it("without fused kernels, or with a node placed by the user, the pairs stay, and explain() says why", () => {
     const noKernels = lower(block, { executors: [fakeExecutor("cpu", "all", { "linear-gelu": "no", "add-layer-norm": "no" })] });
     expect(noKernels.steps.some((s) => s.kind === "linear-gelu" || s.kind === "add-layer-norm")).toBe(false);

@@ -8,12 +8,14 @@
 // Each applies only where an executor has the fused kernel; explain() lists what was fused and what was kept and why.
 import type { Executor, OpGraph } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
-import { consumerCounts, type DraftStep } from "./draft.js";
+import { consumerCounts, watchedAs, type DraftStep } from "./draft.js";
 
 export interface BlockFusionContext {
   readonly graph: OpGraph;
   readonly outputs: readonly string[];
   readonly watched: ReadonlySet<string>;
+  /** The watched nodes an override writes (for explain's reasons). */
+  readonly patched?: ReadonlySet<string>;
   readonly executors: readonly Executor[];
   readonly overrides: ReadonlyMap<string, string>;
 }
@@ -41,7 +43,7 @@ function fuseLinearGelu(steps: readonly DraftStep[], ctx: BlockFusionContext, do
     if (g.kind !== "gelu" || g.fused) continue;
     const p = g.inputs[0] === undefined ? undefined : byNode.get(g.inputs[0]);
     if (p?.kind !== "projection" || p.fused) continue;
-    const why = ctx.watched.has(p.node) ? "tapped" : outputs.has(p.node) ? "an output" : readers.get(p.node) !== 1 ? "read elsewhere" : ctx.overrides.has(p.node) || ctx.overrides.has(g.node) ? "placed by the user" : undefined;
+    const why = ctx.watched.has(p.node) ? watchedAs(ctx.patched, p.node) : outputs.has(p.node) ? "an output" : readers.get(p.node) !== 1 ? "read elsewhere" : ctx.overrides.has(p.node) || ctx.overrides.has(g.node) ? "placed by the user" : undefined;
     if (why) {
       kept.push(`${g.node} (${why === "placed by the user" ? `${ctx.overrides.has(p.node) ? p.node : g.node} is ${why}` : `${p.node} is ${why}`})`);
       continue;
@@ -68,6 +70,10 @@ function fuseAddLayerNorm(steps: readonly DraftStep[], ctx: BlockFusionContext, 
     if (ln.kind !== "layer-norm" || ln.fused) continue;
     const add = ln.inputs[0] === undefined ? undefined : byNode.get(ln.inputs[0]);
     if (add?.kind !== "add" || add.fused || taken.has(add.node)) continue;
+    if (ctx.patched?.has(add.node)) {
+      kept.push(`${ln.node} (${add.node} is patched: the fused step would normalise the sum before the override)`);
+      continue;
+    }
     const pinned = [add.node, ln.node].find((n) => ctx.overrides.has(n));
     if (pinned) {
       kept.push(`${ln.node} (${pinned} is placed by the user)`);

@@ -1,11 +1,13 @@
 import type { Executor } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
 import { matchAttentionChain } from "./attention-chain.js";
-import { consumerCounts, type DraftStep } from "./draft.js";
+import { consumerCounts, watchedAs, type DraftStep } from "./draft.js";
 
 export interface FusionContext {
   readonly outputs: readonly string[];
   readonly watched: ReadonlySet<string>;
+  /** The watched nodes an override writes (for explain's reasons). */
+  readonly patched?: ReadonlySet<string>;
   readonly executors: readonly Executor[];
   readonly overrides: ReadonlyMap<string, string>;
 }
@@ -36,7 +38,7 @@ export function fuseAttention(steps: readonly DraftStep[], ctx: FusionContext): 
     const names = [...chain.middle.map((s) => s.node), ws.node];
     const blocker = chain.middle.find((s) => readers.get(s.node) !== 1 || outputs.has(s.node) || ctx.watched.has(s.node));
     if (blocker) {
-      kept.push(`${ws.node} (${blocker.node} is ${ctx.watched.has(blocker.node) ? "tapped" : outputs.has(blocker.node) ? "an output" : "read elsewhere"})`);
+      kept.push(`${ws.node} (${blocker.node} is ${ctx.watched.has(blocker.node) ? watchedAs(ctx.patched, blocker.node) : outputs.has(blocker.node) ? "an output" : "read elsewhere"})`);
       continue;
     }
     const pinned = names.find((n) => ctx.overrides.has(n));

@@ -1,0 +1,126 @@
+// Writing into a run: per-run overrides and persistent patches replace a node's value for every reader downstream and
+// for taps; a patched node is never fused away (and only the chain it sits in is unfused); bad overrides are typed
+// errors naming the node, raised before any reader runs, and the session stays usable.
+import { attentionWeights, buildAttention } from "@attngraph/attention";
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { GraphValidationError } from "@attngraph/graph";
+import { Tensor } from "@attngraph/tensor";
+import { firstValueFrom, take, toArray } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { compile } from "./compile.js";
+import { randomTensor } from "./test-random.js";
+import type { SessionEvent } from "./events.js";
+import { OverrideError } from "./overrides.js";
+
+
+const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true, outProj: true, outBias: true };
+const raw = {
+  W_query: randomTensor([8, 8], 1),
+  W_key: randomTensor([8, 8], 2),
+  W_value: randomTensor([8, 8], 3),
+  out_proj: randomTensor([8, 8], 4),
+  out_bias: randomTensor([8], 5),
+};
+const x = randomTensor([2, 4, 8], 9);
+const session = () => compile(buildAttention(config), { executors: [createCpuExecutor()], weights: attentionWeights(config, raw) });
+const scaled = (t: Tensor, k: number) => new Tensor(t.toFloat32Array().map((v) => v * k), t.shape);
+const bits = (t: Tensor) => Array.from(new Uint32Array(t.toFloat32Array().buffer.slice(0)));
+
+describe("overrides and patches", () => {
+  it("patching `weights` with its own value changes nothing, bit for bit; the plan unfuses that chain and says why", async () => {
+    const s = await session();
+    // Against the same lowering (a tap on `weights` unfuses the chain as a patch does; the fused kernel rounds otherwise).
+    const sub = s.tap("weights").subscribe();
+    const plain = await s.run({ x });
+    sub.unsubscribe();
+    const same = await s.run({ x }, { override: { weights: (w) => w } });
+    expect(bits(same.output!)).toEqual(bits(plain.output!));
+    expect(s.explain({ patched: ["weights"] })).toContain("kept unfused: context.heads (weights is patched)");
+    expect(s.explain({ patched: ["weights"] })).toMatch(/^patched weights$/m);
+    // A patch on the fused step's own output leaves the chain fused.
+    expect(s.explain({ patched: ["context.heads"] })).toContain("→ attention");
+  });
+
+  it("readers downstream see the override: zero weights give a zero context, so the output is the bias", async () => {
+    const s = await session();
+    const zeros = Tensor.zeros([2, 2, 4, 4]);
+    const out = (await s.run({ x }, { override: { weights: zeros } })).output!;
+    const bias = raw.out_bias.toFloat32Array();
+    expect(Array.from(out.toFloat32Array())).toEqual(Array.from({ length: 2 * 4 * 8 }, (_, i) => bias[i % 8]!));
+    // The next run without the override is the plain one again.
+    expect(bits((await s.run({ x })).output!)).toEqual(bits((await (await session()).run({ x })).output!));
+  });
+
+  it("session.patch applies to every run until removed; patches run in order, then the run's own override", async () => {
+    const s = await session();
+    const plain = await s.run({ x });
+    const seen: string[] = [];
+    const remove1 = s.patch("weights", (w) => (seen.push("patch 1"), scaled(w, 0)));
+    const remove2 = s.patch("weights", (w) => (seen.push(`patch 2 sees ${w.toFloat32Array().every((v) => v === 0) ? "zeros" : "values"}`), w));
+    const patched = await s.run({ x }, { override: { weights: (w) => (seen.push("run override"), w) } });
+    expect(seen).toEqual(["patch 1", "patch 2 sees zeros", "run override"]);
+    expect(bits(patched.output!)).not.toEqual(bits(plain.output!));
+    remove1();
+    remove2();
+    remove1(); // twice: nothing more happens
+    expect(bits((await s.run({ x })).output!)).toEqual(bits(plain.output!));
+  });
+
+  it("a tap on a patched node sees the patched value", async () => {
+    const s = await session();
+    const tapped = firstValueFrom(s.tap("weights").pipe(take(1), toArray()));
+    const half = Tensor.from(new Array(2 * 2 * 4 * 4).fill(0.25), [2, 2, 4, 4]);
+    await s.run({ x }, { override: { weights: half } });
+    const [event] = await tapped;
+    expect(Array.from(event!.tensor.toFloat32Array()).every((v) => v === 0.25)).toBe(true);
+  });
+
+  it("a wrong shape, a throw, NaN or a non-tensor is an OverrideError naming the node, before any reader runs", async () => {
+    const s = await session();
+    const started: string[] = [];
+    s.events$.subscribe((e: SessionEvent) => e.type === "node-start" && started.push(e.node));
+    const cases: [unknown, RegExp][] = [
+      [Tensor.zeros([2, 2, 4, 5]), /override of node weights: wrong shape, expected \[2, 2, 4, 4\], got \[2, 2, 4, 5\]/],
+      [() => { throw new Error("boom"); }, /override of node weights: the override function threw, expected a tensor, got boom/],
+      [(w: Tensor) => scaled(w, NaN), /override of node weights: NaN in the override's value, expected numbers, got NaN at element 0/],
+      [() => 3, /override of node weights: not a tensor/],
+    ];
+    for (const [override, message] of cases) {
+      started.length = 0;
+      const e = await s.run({ x }, { override: { weights: override as never } }).catch((err: unknown) => err);
+      expect(e).toBeInstanceOf(OverrideError);
+      expect((e as OverrideError).node).toBe("weights");
+      expect((e as Error).message).toMatch(message);
+      expect(started).not.toContain("context.heads"); // the weights' reader never started
+    }
+    expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]);
+  });
+
+  it("an override of a name that is no node, or of something that is neither tensor nor function, is refused up front", async () => {
+    const s = await session();
+    await expect(s.run({ x }, { override: { nope: Tensor.zeros([1]) } })).rejects.toThrow(GraphValidationError);
+    await expect(s.run({ x }, { override: { x: Tensor.zeros([1]) } })).rejects.toThrow(/override x: an override must name a node of the graph/);
+    expect(() => s.patch("weights", 42 as never)).toThrow(/patch weights: invalid override, expected a tensor or a function/);
+    expect(() => s.patch("W_query", (w) => w)).toThrow(/patch W_query: an override must name a node/);
+    expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]);
+  });
+});
+
+describe("the README's ablation example", () => {
+  it("zero-ablates head 1 and then unpatches", async () => {
+    const session = await compile(buildAttention({ ...config, numHeads: 4 }), { executors: [createCpuExecutor()], weights: attentionWeights({ ...config, numHeads: 4 }, raw) });
+    const plain = (await session.run({ x })).output!;
+    // README: from here
+    const ablate = session.patch("weights", (w) => {
+      const [b, h, l, s] = w.shape as [number, number, number, number];
+      const data = w.toFloat32Array().slice();
+      for (let i = 0; i < b; i++) data.fill(0, ((i * h + 1) * l) * s, ((i * h + 2) * l) * s);
+      return new Tensor(data, w.shape);
+    });
+    const { output } = await session.run({ x });
+    ablate(); // later runs are unpatched again
+    // README: to here
+    expect(bits(output!)).not.toEqual(bits(plain));
+    expect(bits((await session.run({ x })).output!)).toEqual(bits(plain));
+  });
+});
