@@ -1,0 +1,30 @@
+// Clean → corrupted activation patching on the fixture's attention (cpu): whole nodes and per head.
+import { GraphValidationError } from "@attngraph/graph";
+import { describe, expect, it } from "vitest";
+import { runWithCache } from "./cache.js";
+import { patchFrom } from "./patching.js";
+import { B, T, clean, corrupted, session, sum, u } from "./test-fixture.js";
+
+describe("patchFrom (clean → corrupted)", () => {
+  it("patching the output restores the clean metric; per-head effects of the context add up to the whole node's", async () => {
+    const s = await session();
+    const cleanRun = await runWithCache(s, { x: clean }, ["output", "context.heads", "queries"]);
+    const result = await patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["output", "context.heads", "queries"], metric: (o) => sum(o.output!) });
+    expect(result.clean).toBeCloseTo(sum(cleanRun.outputs.output!), 5);
+    const byNode = new Map(result.effects.map((e) => [e.node, e]));
+    expect(byNode.get("output")!.recovered).toBeCloseTo(1, 5);
+    // The output is linear in the context: patching all of it restores everything too.
+    expect(byNode.get("context.heads")!.recovered).toBeCloseTo(1, 4);
+    const perHead = await patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["context.heads"], metric: (o) => sum(o.output!), perHead: true });
+    expect(perHead.effects.map((e) => e.head)).toEqual([0, 1, 2]);
+    const total = perHead.effects.reduce((a, e) => a + e.effect, 0);
+    expect(total).toBeCloseTo(byNode.get("context.heads")!.effect, 4);
+  });
+
+  it("a node missing from the clean cache is an error naming it", async () => {
+    const s = await session();
+    const cleanRun = await runWithCache(s, { x: clean }, ["queries"]);
+    await expect(patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["weights"], metric: (o) => sum(o.output!) })).rejects.toThrow(GraphValidationError);
+    await expect(patchFrom(s, cleanRun, { x: u([B, T + 1, 8], 1) }, { nodes: ["queries"], metric: (o) => sum(o.output!) })).rejects.toThrow(/override of node queries: wrong shape/);
+  });
+});
