@@ -1,9 +1,10 @@
-import { GraphValidationError, formatDims, type OpGraph } from "@attngraph/graph";
+import { GraphValidationError, formatDims, type Executor, type OpGraph } from "@attngraph/graph";
 import { lower, type LowerOptions } from "@attngraph/scheduler";
 import type { AnyTensor } from "@attngraph/tensor";
 import { checkWeights } from "./check-values.js";
 import { Session } from "./session.js";
 import type { TapPolicy } from "./taps.js";
+import { checkValidation, type ValidateOptions } from "./validate.js";
 
 export interface CompileOptions extends LowerOptions {
   /**
@@ -31,6 +32,13 @@ export interface CompileOptions extends LowerOptions {
    * node that produced NaN or ±∞ (−∞ only where mask and ALiBi hide scores), e.g. the gradient that blew up.
    */
   readonly checkNumerics?: boolean;
+  /**
+   * Debugging switch, off by default: every step also runs on this executor, on the same inputs, and the first node
+   * whose results differ beyond `validate.tolerance` fails the run with a ValidationError (or, `validate.mode: "warn"`,
+   * is reported on events$ as "validation-mismatch"). A node the validator has no kernel for is not compared.
+   */
+  readonly validateWith?: Executor;
+  readonly validate?: ValidateOptions;
 }
 
 /**
@@ -59,6 +67,8 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
   const updates = checkUpdates(graph, options.updates);
   lower(graph, { ...options, keep: [...updates.values()] }); // the untapped plan: every placement error surfaces here, before any run
   const weights = checkWeights(graph, options.weights);
+  const validation = checkValidation(options.validateWith, options.validate);
+  await validation?.executor.init?.();
   // Any plan (one per set of taps) may use any executor, so initialise them all before the first run.
   for (const ex of options.executors) await ex.init?.();
   return new Session(graph, options, weights, {
@@ -66,6 +76,7 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
     ...(taps === undefined ? {} : { taps }),
     ...(updates.size ? { updates } : {}),
     ...(options.checkNumerics === true ? { checkNumerics: true } : {}),
+    ...(validation ? { validation } : {}),
   });
 }
 

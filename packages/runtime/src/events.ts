@@ -1,4 +1,5 @@
 import type { Shape, Tensor } from "@attngraph/tensor";
+import type { Disagreement } from "./validate.js";
 
 /** Everything a session reports, on `session.events$`. Times are `performance.now()` milliseconds. */
 export type SessionEvent =
@@ -26,7 +27,12 @@ export type SessionEvent =
       readonly runId: number;
       readonly node: string;
       readonly dropped: number;
-    };
+    }
+  | ({
+      /** compile's validateWith in "warn" mode: node `node`'s result differs from the validator's (see Disagreement). */
+      readonly type: "validation-mismatch";
+      readonly runId: number;
+    } & Disagreement);
 
 /** One watched tensor of one run, as a tap delivers it. The tensor is a copy the subscriber owns. */
 export interface TapEvent {

@@ -4,3 +4,4 @@ export { AbortError, MemoryLimitError, NumericsError, RunError } from "./errors.
 export type { SessionEvent, TapEvent } from "./events.js";
 export type { TapPolicy, TapSelector } from "./taps.js";
 export { OverrideError, type Override, type OverrideContext, type OverrideFn } from "./overrides.js";
+export { ValidationError, DEFAULT_VALIDATE_TOLERANCE, type Disagreement, type ValidateOptions } from "./validate.js";

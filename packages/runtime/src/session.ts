@@ -8,6 +8,7 @@ import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
 import { DEFAULT_TAP_POLICY, TapRegistry, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
 import { WeightStore, type Resident, type WeightLease } from "./weights.js";
+import { disagreement, ValidationError, type Disagreement, type Validation } from "./validate.js";
 import { applyOverrides, checkOverride, checkOverrideTarget, PatchRegistry, type Override } from "./overrides.js";
 
 export interface RunOptions {
@@ -31,6 +32,8 @@ export interface SessionOptions {
   readonly updates?: ReadonlyMap<string, string>;
   /** Read back every computed value and fail at the first NaN or ±∞ (see CompileOptions). */
   readonly checkNumerics?: boolean;
+  /** Run every step on a second executor too and compare (compile's validateWith, checked). */
+  readonly validation?: Validation;
 }
 
 
@@ -78,6 +81,7 @@ export class Session {
   readonly #tapPolicy: TapPolicy;
   readonly #updates: ReadonlyMap<string, string>;
   readonly #checkNumerics: boolean;
+  readonly #validation: Validation | undefined;
   /** Settles when the last run that updates weights has (runs with `updates` take turns). */
   #inTurn: Promise<void> = Promise.resolve();
   #runs = 0;
@@ -95,6 +99,7 @@ export class Session {
     this.#tapPolicy = { ...DEFAULT_TAP_POLICY, ...sessionOptions.taps };
     this.#updates = sessionOptions.updates ?? new Map();
     this.#checkNumerics = sessionOptions.checkNumerics === true;
+    this.#validation = sessionOptions.validation;
     this.#weights = new WeightStore(weights);
     this.#weightShapes = this.#weights.shapes(); // setWeights() keeps every shape, so this never changes
     this.#nodeNames = graph.nodes.map((n) => n.name);
@@ -299,8 +304,7 @@ export class Session {
   }
 
   async #steps(run: RunContext, values: Map<string, Held>, onExecutor: Map<string, Held>, setCurrent: (node: string | undefined) => void): Promise<Record<string, Tensor>> {
-    const { runId, plan, shapes, memory, arenas, inputs, weights, watched, overrides, signal, t0 } = run;
-    const events = this.#events;
+    const { plan, inputs, weights } = run;
     const valueOn = async (name: string, executor: Executor): Promise<unknown> => {
       const held = values.get(name);
       if (held?.executor === executor.name) return held.value;
@@ -316,6 +320,37 @@ export class Session {
       return v;
     };
 
+    // validateWith: the validator's copies of the values its steps read (the primary's values, moved there).
+    const validator = this.#validation?.executor;
+    const forValidator = new Map<string, Promise<unknown>>();
+    const onValidator = (name: string): Promise<unknown> => {
+      let v = forValidator.get(name);
+      if (!v) {
+        const held = values.get(name);
+        if (!held && !inputs.has(name)) return weights.on(name, validator!); // the weight store releases its uploads
+        // A copy: a host executor's download may be a view of memory the step about to run overwrites (in place).
+        v = (held ? Promise.resolve(plan.executors.get(held.executor)!.download(held.value)) : Promise.resolve(inputs.get(name)!)).then((t) => validator!.upload(t.clone()));
+        forValidator.set(name, v);
+      }
+      return v;
+    };
+    try {
+      return await this.#stepLoop(run, values, onExecutor, valueOn, setCurrent, validator ? onValidator : undefined);
+    } finally {
+      await Promise.all([...forValidator.values()].map((v) => v.then((value) => validator!.release?.(value), () => undefined)));
+    }
+  }
+
+  async #stepLoop(
+    run: RunContext,
+    values: Map<string, Held>,
+    onExecutor: Map<string, Held>,
+    valueOn: (name: string, executor: Executor) => Promise<unknown>,
+    setCurrent: (node: string | undefined) => void,
+    onValidator: ((name: string) => Promise<unknown>) | undefined,
+  ): Promise<Record<string, Tensor>> {
+    const { runId, plan, shapes, memory, arenas, watched, overrides, signal } = run;
+    const events = this.#events;
     const mayHide = new Set<string>(); // values where −∞ is by design (checkNumerics)
     for (const step of plan.steps) {
       setCurrent(step.node);
@@ -331,6 +366,9 @@ export class Session {
       const slot = memory.offsets.get(step.node);
       const arena = slot ? arenas.get(slot.executor) : undefined;
       const out = slot && arena ? arena.view(slot.offset, outShape) : undefined;
+      // validateWith: the validator gets this step's inputs now, before the step runs (an in-place kernel overwrites its
+      // input), when the validator has a kernel for it at all.
+      const checked = onValidator && this.#validation!.executor.supports(step.kind, step.attrs).ok ? await settled(inputsFor(step.inputs, onValidator)) : undefined;
       const start = performance.now();
       if (events.observed) events.next({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
       let value: unknown;
@@ -344,6 +382,8 @@ export class Session {
         if (signal?.aborted) throw new AbortError(runId, step.node, signal.reason, "during");
         throw new RunError(runId, step.node, step.kind, executor.name, e);
       }
+      // validateWith compares the kernel's own result (before any override) with the validator's on the same inputs.
+      if (checked) await this.#validate(runId, step, executor, value, outShape, checked);
       const patches = overrides.get(step.node);
       if (patches) {
         // The computed value goes back with everything else the run holds; readers see the override's.
@@ -378,6 +418,32 @@ export class Session {
       Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
     }
     return result;
+  }
+
+  /**
+   * Runs `step` on the validator on the same inputs and compares: a disagreement (or the validator failing) is a
+   * ValidationError in "error" mode, a "validation-mismatch" event in "warn" mode. `inputs` were moved to the
+   * validator before the step ran.
+   */
+  async #validate(runId: number, step: Plan["steps"][number], executor: Executor, value: unknown, outShape: Shape, inputs: { readonly value: unknown[] } | { readonly error: unknown }): Promise<void> {
+    const { executor: validator, mode, tolerance } = this.#validation!;
+    const base = { node: step.node, kind: step.kind, executor: executor.name, validator: validator.name };
+    let d: Disagreement | undefined;
+    try {
+      if ("error" in inputs) throw inputs.error;
+      const args = inputs.value;
+      const theirs = await validator.dispatch({ kind: step.kind, node: step.node, attrs: step.attrs, inputs: args, outShape });
+      try {
+        d = disagreement(base, await executor.download(value), await validator.download(theirs), tolerance);
+      } finally {
+        validator.release?.(theirs);
+      }
+    } catch (e) {
+      d = { ...base, index: -1, got: NaN, expected: NaN, failures: 0, reason: `${validator.name} failed: ${e instanceof Error ? e.message : String(e)}` };
+    }
+    if (!d) return;
+    if (mode === "error") throw new ValidationError(runId, d);
+    if (this.#events.observed) this.#events.next({ type: "validation-mismatch", runId, ...d });
   }
 
   /** This run's overrides by node (the session's patches, then the run's), every name and value checked. */
@@ -433,6 +499,20 @@ export class Session {
     this.#events.complete();
     this.#prepared.dispose();
     await this.#weights.dispose();
+  }
+}
+
+/** A step's inputs on the validator. */
+function inputsFor(names: readonly (string | undefined)[], on: (name: string) => Promise<unknown>): Promise<unknown[]> {
+  return Promise.all(names.map((v) => (v === undefined ? undefined : on(v))));
+}
+
+/** `p`'s outcome once settled, kept as a value (a failure is reported when the comparison is made). */
+async function settled<T>(p: Promise<T>): Promise<{ readonly value: T } | { readonly error: unknown }> {
+  try {
+    return { value: await p };
+  } catch (error) {
+    return { error };
   }
 }
 
