@@ -5,9 +5,10 @@
 import { buildAttention } from "@attngraph/attention";
 import { grad } from "@attngraph/autodiff";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
-import type { Executor, KernelCall, OpGraph } from "@attngraph/graph";
+import type { Executor, OpGraph } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
+import { withPlantedError } from "@attngraph/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { attentionCases, describeCase, materialize, type AttentionCase, type Materialized } from "./cases.js";
@@ -80,21 +81,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: fused attention b
 describe("the fused backward property can fail", () => {
   it("catches a planted error of 1e-3 in one element of attention-grad's output", async () => {
     const cpu = createCpuExecutor();
-    const mutant: Executor = {
-      specVersion: 1,
-      name: "mutant",
-      supports: (k, a) => cpu.supports(k, a),
-      registerKernel: (k, kernel) => cpu.registerKernel(k, kernel as never),
-      upload: (t) => cpu.upload(t),
-      download: (v) => cpu.download(v as Tensor),
-      async dispatch(call: KernelCall<unknown>) {
-        const out = await cpu.dispatch(call as KernelCall<Tensor>);
-        if (call.kind !== "attention-grad" || out.size === 0) return out;
-        const copy = out.clone();
-        copy.data[0]! += 1e-3;
-        return copy;
-      },
-    };
+    const mutant = withPlantedError(cpu, "attention-grad", 1e-3);
     const err = await fc.assert(fusedProperty("mutant", mutant, cpu), { ...fcSettings(30), seed: 1, numRuns: 30 }).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toMatch(/\.grad \(mutant fused vs cpu unfused\)/);

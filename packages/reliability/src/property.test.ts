@@ -3,8 +3,8 @@
 // time); ATTNGRAPH_FC_SEED / ATTNGRAPH_FC_RUNS explore more. On failure fast-check prints the shrunk case, and the
 // error inside names the config, the tensor and the worst element.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
-import type { Executor, KernelCall } from "@attngraph/graph";
-import { Tensor } from "@attngraph/tensor";
+import type { Executor } from "@attngraph/graph";
+import { withPlantedError } from "@attngraph/testkit";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { attentionCases, describeCase, materialize, type AttentionCase } from "./cases.js";
@@ -57,17 +57,7 @@ describe("the property can fail", () => {
   it("catches a planted error of 1e-3 in one projection element, shrinks the case, and names its config", async () => {
     const cpu = createCpuExecutor();
     // A cpu executor whose projections are wrong by 1e-3 in their first element: the kind of slip a new kernel makes.
-    const mutant: Executor = {
-      ...pick(cpu),
-      name: "mutant",
-      async dispatch(call: KernelCall<unknown>) {
-        const out = await cpu.dispatch(call as KernelCall<Tensor>);
-        if (call.kind !== "projection" || out.size === 0) return out;
-        const copy = out.clone();
-        copy.data[0]! += 1e-3;
-        return copy;
-      },
-    };
+    const mutant = withPlantedError(cpu, "projection", 1e-3);
     // What CI would print: fc.assert's error carries the shrunk counterexample and the property's own message.
     const err = await fc.assert(referenceProperty("mutant", mutant), { ...fcSettings(50), seed: 1, numRuns: 50 }).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
@@ -85,18 +75,4 @@ function maxAbs(a: ArrayLike<number>): number {
   let m = 0;
   for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]!));
   return m;
-}
-
-/** The executor's methods bound to it, so a wrapper can override one. */
-function pick(ex: ReturnType<typeof createCpuExecutor>): Executor {
-  return {
-    specVersion: 1,
-    name: ex.name,
-    supports: (k, a) => ex.supports(k, a),
-    registerKernel: (k, kernel) => ex.registerKernel(k, kernel as never),
-    upload: (t) => ex.upload(t),
-    download: (v) => ex.download(v as Tensor),
-    dispatch: (c) => ex.dispatch(c as KernelCall<Tensor>),
-    createArena: (n) => ex.createArena(n) as never,
-  };
 }

@@ -2,8 +2,8 @@
 // fails the run ("error") or is reported ("warn"). A planted wrong kernel is caught at its own node, not downstream.
 import { attentionWeights, buildAttention } from "@attngraph/attention";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
-import { GraphValidationError, type Executor, type KernelCall } from "@attngraph/graph";
-import { Tensor } from "@attngraph/tensor";
+import { GraphValidationError, type Executor } from "@attngraph/graph";
+import { withPlantedError } from "@attngraph/testkit";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
 import type { SessionEvent } from "./events.js";
@@ -21,24 +21,7 @@ const weights = attentionWeights(config, {
 const x = randomTensor([2, 4, 8], 9);
 
 /** A cpu executor named "mutant" whose `kind` kernel is off by 1e-2 in its first element: a kernel bug to find. */
-function mutant(kind: string): Executor {
-  const cpu = createCpuExecutor();
-  return {
-    specVersion: 1,
-    name: "mutant",
-    supports: (k, a) => cpu.supports(k, a),
-    registerKernel: (k, kernel) => cpu.registerKernel(k, kernel as never),
-    upload: (t) => cpu.upload(t),
-    download: (v) => cpu.download(v as Tensor),
-    async dispatch(call: KernelCall<unknown>) {
-      const out = await cpu.dispatch(call as KernelCall<Tensor>);
-      if (call.kind !== kind || out.size === 0) return out;
-      const copy = out.clone();
-      copy.data[0]! += 1e-2;
-      return copy;
-    },
-  };
-}
+const mutant = (kind: string): Executor => withPlantedError(createCpuExecutor(), kind, 1e-2);
 
 describe("validateWith", () => {
   it("two executors that agree: the run goes on and nothing is reported", async () => {

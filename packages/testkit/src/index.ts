@@ -13,3 +13,4 @@ export { crossEntropyGrad64, embeddingGrad64, geluGrad64, layerNormGrad64, layer
 export { attentionGrad64, attentionLse64, attentionOut64, type AttentionProblem64 } from "./reference/attention-grad64.js";
 export { attentionGradProblem, type AttentionGradCase, type AttentionGradProblem } from "./reference/attention-grad-case.js";
 export { adamMoment64, adamStep64, sgdMomentum64, sgdStep64, type AdamMoment64, type AdamStep64, type SgdMomentum64, type SgdStep64 } from "./reference/optim64.js";
+export { withPlantedError } from "./plant-error.js";
