@@ -5,6 +5,7 @@ import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import type { Executor } from "@attngraph/graph";
 import { clip } from "@attngraph/tensor";
 import { UsageError } from "./io.js";
+import { registerUserKernels, type UserOps } from "./user-ops.js";
 
 // A Map, not an object literal: the name is the user's string, and `factories["__proto__"]` or `["constructor"]`
 // would find Object.prototype's members instead of saying the name is unknown.
@@ -16,11 +17,11 @@ const factories = new Map<string, () => Executor>([
   ["webgpu", () => createWebGpuExecutor()],
 ]);
 
-/** Executors for a comma-separated list of names, in preference order. */
-export function executorsFor(list: string): Executor[] {
+/** Executors for a comma-separated list of names, in preference order, with the kernels of `--ops` registered. */
+export function executorsFor(list: string, ops?: UserOps): Executor[] {
   return list.split(",").map((name) => {
     const make = factories.get(name.trim());
-    if (make) return make();
+    if (make) return registerUserKernels(make(), ops);
     throw new UsageError(`unknown executor "${clip(name)}"; available: ${[...factories.keys()].join(", ")}`);
   });
 }

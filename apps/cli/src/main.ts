@@ -2,6 +2,7 @@ import { AttnGraphError, clip } from "@attngraph/tensor";
 import { parseArgs } from "node:util";
 import { conformance, conformanceHelp } from "./commands/conformance.js";
 import { demo } from "./commands/demo.js";
+import { diff, diffHelp } from "./commands/diff.js";
 import { run, runHelp } from "./commands/run.js";
 import { train, trainHelp } from "./commands/train.js";
 import { processIO, UsageError, type IO } from "./io.js";
@@ -10,7 +11,11 @@ const help = `usage: attngraph <command> [options]
 
   demo [block]                 causal multi-head attention of the worked examples, every intermediate tensor printed
                                (block: their pre-norm transformer block, each intermediate compared with PyTorch)
-  run <case.json>              run one golden case (attention or golden-train), print tapped tensors
+  run <case.json>              run one golden case (attention or golden-train), print tapped tensors;
+                               run <repro.json> replays the node a diff cut out
+  diff <case.json> --executors cpu,wasm
+                               every node's value on each executor against the first one's, the first disagreement
+                               written out as a repro
   conformance <dir>            run every golden case in <dir>, "N passed, N failed"
   train copy                   train the worked example's model on the copy task (Adam), then print each head's pattern
 
@@ -19,6 +24,8 @@ ${conformanceHelp}
 ${trainHelp}
 
 ${runHelp}
+
+${diffHelp}
 
 Common options: --executor <name>[,<name>...]  executors in preference order (default: cpu)`;
 
@@ -43,6 +50,11 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
         seed: { type: "string" },
         dropout: { type: "string" },
         init: { type: "string" },
+        executors: { type: "string" },
+        tolerance: { type: "string" },
+        repro: { type: "string" },
+        ops: { type: "string" },
+        dims: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -58,7 +70,9 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
       case "conformance":
         return await conformance(common, io);
       case "run":
-        return await run(common, io);
+        return await run({ ...common, ...pick(values, ["ops"]) }, io);
+      case "diff":
+        return await diff({ positionals: rest, executors: values.executors, tap: values.tap, fusedQkv: values["fused-qkv"], ...pick(values, ["tolerance", "repro", "ops", "dims", "seed"]) }, io);
       case "train":
         return await train({ ...common, ...pick(values, ["steps", "lr", "seed", "dropout", "init"]) }, io);
       default:

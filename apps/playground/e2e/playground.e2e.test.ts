@@ -2,7 +2,8 @@
 // served from 127.0.0.1, the seed multi-head golden case is loaded through the page's file input, and the numbers the
 // page shows are checked against the case's expected values. The Train tab then trains the copy task live on cpu and
 // wasm (and webgpu where there is an adapter): the loss falls, the heatmaps change each step, pause and resume go on
-// with the same trainer. Fails (never skips) when Chromium or the build is missing.
+// with the same trainer. In the Inspect tab a clicked head is ablated and restored, and the executor diff of cpu
+// against wasm agrees on every node. Fails (never skips) when Chromium or the build is missing.
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -143,6 +144,20 @@ async function checkCellsMatchGolden(): Promise<void> {
     // The page prints 6 significant digits; the case's tolerance is far coarser.
     expect(Math.abs(got - want), `${readout}, golden ${want}`).toBeLessThanOrEqual(tol.abs + tol.rel * Math.abs(want));
   }
+}
+
+/** The exact values of the output view's table (batch 0 of the graph's output). */
+async function outputValues(): Promise<string[]> {
+  return page.locator("#output-table td").evaluateAll((tds) => tds.map((td) => (td as HTMLElement).dataset.value!));
+}
+
+/** Presses "Run diff" and waits for that diff to settle; returns "done" or "error". */
+async function diffed(): Promise<string> {
+  const status = page.locator("#diff-status");
+  const before = Number(await status.getAttribute("data-seq"));
+  await page.click("#diff-run");
+  await page.waitForFunction((n) => Number(document.getElementById("diff-status")!.dataset.seq) > n, before);
+  return (await status.getAttribute("data-state"))!;
 }
 
 interface TrainStatus {
@@ -350,6 +365,114 @@ describe("playground in Chromium", () => {
     expect(await page.locator("#errors p").count()).toBe(0);
 
     await checkCellsMatchGolden();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("ablates a clicked head: its weights read zero, the output moves by the max |Δ| shown, a second click restores it", async () => {
+    const before = await outputValues();
+    expect(before.length).toBeGreaterThan(0);
+    expect(await page.locator("#ablation-delta").textContent()).toContain("no head ablated");
+    const figure = (h: number) => page.locator(`#heatmaps figure[data-head="${h}"]`);
+    expect(await figure(1).getAttribute("data-ablated")).toBe("false");
+
+    // Click head 1's heatmap, as a user would.
+    expect(await rerun(() => page.locator('#heatmaps canvas.heatmap[data-head="1"]').click())).toBe("done");
+    expect(await figure(1).getAttribute("data-ablated")).toBe("true");
+    expect(await figure(1).getAttribute("class")).toContain("ablated");
+    expect(await figure(1).locator("figcaption").textContent()).toContain("head 1 · ablated");
+    expect(await figure(0).getAttribute("data-ablated")).toBe("false");
+    expect(await page.locator("#output-note").textContent()).toBe("head 1 ablated");
+    // The tapped weights are the ones readers saw after the override: zeros in head 1, the mask still drawn.
+    for (const [i, j] of [[2, 0], [L - 1, L - 1], [1, 1]] as const) expect(await readCell(1, i, j)).toBe(`weights[b=0, h=1, i=${i}, j=${j}] = 0`);
+    expect(await readCell(1, 0, 2)).toBe("weights[b=0, h=1, i=0, j=2] = masked (0)");
+    // A single attention layer: the other head's pattern does not change.
+    const other = await readCell(0, 2, 2);
+    expect(Math.abs(shownValue(other) - expectedWeight(0, 0, 2, 2))).toBeLessThanOrEqual(golden.tolerance.abs + golden.tolerance.rel * expectedWeight(0, 0, 2, 2));
+    expect(await page.locator("#golden-note").textContent()).toContain("head 1 of weights zeroed: no golden comparison");
+
+    // The output view shows the ablated run, and the line says by how much it moved.
+    const after = await outputValues();
+    expect(after.length).toBe(before.length);
+    const moved = Math.max(...after.map((v, k) => Math.abs(Number(v) - Number(before[k]))));
+    expect(moved).toBeGreaterThan(1e-4);
+    const line = (await page.locator("#ablation-delta").textContent())!;
+    const m = /^ablating head 1 changed output by max \|Δ\| = ([\d.e+-]+) /.exec(line);
+    expect(m, line).not.toBeNull();
+    const delta = Number(m![1]);
+    // The table shows batch 0; the delta is over every batch entry, against the same config run without the ablation.
+    expect(delta).toBeGreaterThanOrEqual(moved * (1 - 1e-5) - 1e-6);
+    if (B === 1) expect(Math.abs(delta - moved)).toBeLessThanOrEqual(1e-5 * delta + 1e-6);
+
+    // A second click (the head's button this time) restores the output bit for bit.
+    expect(await rerun(() => figure(1).locator("button.ablate-head").click())).toBe("done");
+    expect(await figure(1).getAttribute("data-ablated")).toBe("false");
+    expect(await page.locator("#heatmaps figure.ablated").count()).toBe(0);
+    expect(await outputValues()).toEqual(before);
+    expect(await page.locator("#ablation-delta").textContent()).toContain("no head ablated");
+    await checkCellsMatchGolden();
+  });
+
+  it("keeps the ablation while the head count stays and clears it when the count changes", async () => {
+    expect(await rerun(() => page.locator('#heatmaps figure[data-head="0"] button.ablate-head').click())).toBe("done");
+    // Hkv 2 → 1 (multi-query): still two heads of weights, so head 0 stays ablated.
+    expect(await rerun(() => page.locator('input[name="numKvHeads"]').fill("1"))).toBe("done");
+    expect(await page.locator('#heatmaps figure[data-head="0"]').getAttribute("data-ablated")).toBe("true");
+    expect(await readCell(0, 2, 0)).toBe("weights[b=0, h=0, i=2, j=0] = 0");
+    // Three heads: head 0 of this config is another head, so nothing is ablated.
+    expect(await rerun(() => page.locator('input[name="numHeads"]').fill("3"))).toBe("done");
+    expect(await page.locator("#heatmaps canvas.heatmap").count()).toBe(3);
+    expect(await page.locator('#heatmaps figure[data-ablated="true"]').count()).toBe(0);
+    expect(await page.locator("#ablation-delta").textContent()).toContain("no head ablated");
+    expect(await rerun(() => page.locator('input[name="numHeads"]').fill(String(H)))).toBe("done");
+    expect(await rerun(() => page.locator('input[name="numKvHeads"]').fill(String(H)))).toBe("done");
+    expect(await page.locator('#heatmaps figure[data-ablated="true"]').count()).toBe(0);
+    await checkCellsMatchGolden();
+    expect(await page.locator("#errors p").count()).toBe(0);
+  });
+
+  it("refuses to diff an executor against itself, in words", async () => {
+    await page.selectOption("#diff-reference", "cpu");
+    await page.selectOption("#diff-other", "cpu");
+    expect(await diffed()).toBe("error");
+    expect(await page.locator('#errors p[data-kind="diff"]').textContent()).toBe(
+      "Diff executors: pick two different executors: both sides are cpu, and the diff compares one executor with another",
+    );
+    const webgpu = (await page.locator('#executor-notes li[data-executor="webgpu"]').textContent())!;
+    if (webgpu !== "webgpu: available") {
+      // Without an adapter the diff says so at once instead of waiting for a device that never comes.
+      await page.selectOption("#diff-other", "webgpu");
+      expect(await diffed()).toBe("error");
+      expect(await page.locator('#errors p[data-kind="diff"]').textContent()).toContain("webgpu: not available here (");
+    }
+  });
+
+  it("diffs cpu against wasm on every node: every row agrees and the graph's nodes are coloured so", async () => {
+    await page.selectOption("#diff-reference", "cpu");
+    await page.selectOption("#diff-other", "wasm");
+    expect(await diffed()).toBe("done");
+    // The successful diff took the earlier diff error away.
+    expect(await page.locator("#errors p").count()).toBe(0);
+    const nodes = await page.locator("#graph g.node:not(.input)").count();
+    expect(nodes).toBeGreaterThan(5);
+    expect(await page.locator("#diff-table tr[data-node]").count()).toBe(nodes);
+    expect(await page.locator('#diff-table tr[data-status="agree"]').count()).toBe(nodes);
+    expect(await page.locator("#graph g.node.diff-agree").count()).toBe(nodes);
+    expect(await page.locator("#graph g.node.diff-disagree").count()).toBe(0);
+    expect(await page.locator('#diff-table tr[data-node="weights"] td:nth-child(6)').textContent()).toBe("wasm");
+    expect(await page.locator("#diff-summary").textContent()).toBe(`wasm against cpu: ${nodes} of ${nodes} nodes agree within abs 0.0001, rel 0.0001`);
+    expect(await page.locator("#diff-first").textContent()).toBe("no node disagrees: there is nothing to reproduce");
+    expect(await page.locator("#diff-repro").count()).toBe(0);
+
+    // The colours stay on the same graph (a re-run that taps another node), leave with another config, and come back
+    // with the same one.
+    expect(await rerun(() => page.locator('#graph g.node[data-node="scores"]').click())).toBe("done");
+    expect(await page.locator("#graph g.node.diff-agree").count()).toBe(nodes);
+    expect(await rerun(() => page.locator('input[name="causal"]').uncheck())).toBe("done");
+    expect(await page.locator('#graph g.node[class*="diff-"]').count()).toBe(0);
+    expect(await page.locator("#diff-result").getAttribute("class")).toContain("stale");
+    expect(await rerun(() => page.locator('input[name="causal"]').check())).toBe("done");
+    expect(await page.locator("#graph g.node.diff-agree").count()).toBe(nodes);
+    expect(await page.locator("#errors p").count()).toBe(0);
     expect(pageErrors).toEqual([]);
   });
 

@@ -1,10 +1,10 @@
-// Errors in words. Each kind gets a plain lead ("Bad config", "Executor", "Run failed", "Golden case"), then the
-// library's own message, which names the key or node, what was expected and what came.
+// Errors in words. Each kind gets a plain lead ("Bad config", "Executor", "Run failed", "Golden case", "Diff
+// executors"), then the library's own message, which names the key or node, what was expected and what came.
 import { el } from "./config-form.js";
 
-export type ErrorKind = "config" | "executor" | "run" | "case";
+export type ErrorKind = "config" | "executor" | "run" | "case" | "diff";
 
-const LEADS: Record<ErrorKind, string> = { config: "Bad config", executor: "Executor", run: "Run failed", case: "Golden case" };
+const LEADS: Record<ErrorKind, string> = { config: "Bad config", executor: "Executor", run: "Run failed", case: "Golden case", diff: "Diff executors" };
 
 /** Which kind an error thrown by a run is, from its class name (the classes' Symbol markers survive bundling too). */
 export function kindOf(error: unknown): ErrorKind {

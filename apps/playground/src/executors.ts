@@ -1,27 +1,15 @@
 // The executor picker's entries. Each says whether it can run here (true, or the reason it cannot, in words) and
-// creates its executor once per page. cpu runs everywhere; wasm and webgpu are imported dynamically (separate chunks),
-// and each is tried once when the page opens so the picker can say plainly which ones work in this browser.
+// creates its executor once per page (and fresh ones for the executor diff). cpu runs everywhere; wasm and webgpu are
+// imported dynamically (separate chunks), and each is tried once when the page opens so the picker can say plainly
+// which ones work in this browser.
 import type { Executor } from "@attngraph/graph";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { ExecutorUnavailableError, type ExecutorEntry } from "./executor-entry.js";
 // Both flavours' URLs (Vite emits the files as assets); the executor fetches the one the browser validates.
 import wasmRelaxedUrl from "@attngraph/executor-wasm/wasm/attngraph-relaxed.wasm?url";
 import wasmSimdUrl from "@attngraph/executor-wasm/wasm/attngraph-simd.wasm?url";
 
-export interface ExecutorEntry {
-  readonly name: string;
-  /** `true`, or why this executor cannot run on this page ("navigator.gpu is missing"). Never throws. */
-  available(): Promise<true | string>;
-  /** The executor (one per page, created on first use). Only call after `available()` said true. */
-  create(): Promise<Executor>;
-}
-
-/** An executor the user picked that cannot run here; its message is what the page shows. */
-export class ExecutorUnavailableError extends Error {
-  constructor(name: string, reason: string) {
-    super(`${name}: not available here (${reason})`);
-    this.name = "ExecutorUnavailableError";
-  }
-}
+export { ExecutorUnavailableError, type ExecutorEntry } from "./executor-entry.js";
 
 function once<T>(make: () => Promise<T>): () => Promise<T> {
   let p: Promise<T> | undefined;
@@ -36,6 +24,7 @@ const cpu: ExecutorEntry = {
   name: "cpu",
   available: async () => true,
   create: once(async () => createCpuExecutor()),
+  fresh: async () => createCpuExecutor(),
 };
 
 interface GpuLike {
@@ -59,11 +48,12 @@ async function webGpuAdapterReason(): Promise<true | string> {
  * and a failure anywhere becomes the reason shown on the page.
  */
 function lazyEntry(name: string, precheck: () => Promise<true | string>, load: () => Promise<Executor>): ExecutorEntry {
-  const create = once(async () => {
+  const fresh = async () => {
     const executor = await load();
     await executor.init?.();
     return executor;
-  });
+  };
+  const create = once(fresh);
   const available = once(async (): Promise<true | string> => {
     const pre = await precheck();
     if (pre !== true) return pre;
@@ -74,7 +64,7 @@ function lazyEntry(name: string, precheck: () => Promise<true | string>, load: (
       return `starting it failed: ${e instanceof Error ? e.message : String(e)}`;
     }
   });
-  return { name, available, create };
+  return { name, available, create, fresh };
 }
 
 const wasm = lazyEntry(

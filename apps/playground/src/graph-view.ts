@@ -1,6 +1,7 @@
 // The op graph as SVG: graph inputs and nodes (weights are listed in each node's tooltip, not drawn), one edge per
 // input slot, laid out in layers by longest path from the inputs. Each node shows its op and the executor the plan
 // placed it on (as explain() says), or the fused step that runs it; clicking a node selects it for the tensor view.
+// An executor diff colours the nodes by its verdict (showDiffStatus), over whatever executor the run placed them on.
 import type { OpGraph } from "@attngraph/graph";
 import type { Plan } from "@attngraph/scheduler";
 
@@ -105,4 +106,21 @@ export function renderGraph(container: HTMLElement, graph: OpGraph, plan: Plan, 
   const legend = Object.entries(COLOURS).map(([k, c]) => `<span style="color:${c}">■ ${k}</span>`).join(" ");
   container.replaceChildren(root);
   container.insertAdjacentHTML("beforeend", `<p class="muted">executor per node: ${legend}; dashed: input</p>`);
+}
+
+/**
+ * Marks each node of the drawn graph with its executor-diff status: class `diff-<status>` (diff-agree, diff-disagree,
+ * diff-unsupported, diff-failed, diff-not-run) and `data-diff`. Nodes missing from `statuses` (the graph's inputs) and
+ * every node when `statuses` is undefined lose any earlier mark.
+ */
+export function showDiffStatus(container: HTMLElement, statuses: ReadonlyMap<string, string> | undefined): void {
+  for (const g of container.querySelectorAll<SVGGElement>("g.node")) {
+    for (const c of [...g.classList]) if (c.startsWith("diff-")) g.classList.remove(c);
+    const status = statuses?.get(g.dataset.node ?? "");
+    if (status === undefined) delete g.dataset.diff;
+    else {
+      g.classList.add(`diff-${status}`);
+      g.dataset.diff = status;
+    }
+  }
 }

@@ -1,6 +1,7 @@
 // Canvas heatmaps: one per head of `weights` [B, H, L, S] (rows = queries i, columns = keys j), and a plain matrix
 // heatmap for the tensor view. Masked cells are those the `masked` node set to −∞; they are drawn in MASKED_RGB,
-// never on the ramp. Hovering a cell writes its value into the readout element.
+// never on the ramp. Hovering a cell writes its value into the readout element. In the Inspect tab a head can be
+// clicked to ablate it: its figure then says so and draws the zeros the run's override put there.
 import type { Tensor } from "@attngraph/tensor";
 import { cellColour, cssColour, MASKED_RGB, rampColour, type ColourRange } from "./colormap.js";
 import { el } from "./config-form.js";
@@ -56,11 +57,18 @@ export function legend(range: ColourRange): HTMLElement {
   return el("div", { class: "legend" }, [formatValue(range.min), bar, formatValue(range.max), el("span", {}, [swatch, " masked"])]);
 }
 
+/** Which heads are ablated in the drawn run, and what a click on a head asks for. */
+export interface HeadAblation {
+  readonly ablated: readonly number[];
+  onToggle(head: number): void;
+}
+
 /**
  * One heatmap per head of `weights` for batch index `b`. `masked` (the mask node's output, same shape) marks the
- * masked cells; without a mask node nothing is masked.
+ * masked cells; without a mask node nothing is masked. With `ablation`, clicking a head's heatmap (or its button)
+ * toggles that head, and ablated heads are marked (class `ablated`, `data-ablated="true"`, "ablated" in the caption).
  */
-export function renderWeightHeatmaps(container: HTMLElement, readout: HTMLElement, weights: Tensor, masked: Tensor | undefined, b: number): void {
+export function renderWeightHeatmaps(container: HTMLElement, readout: HTMLElement, weights: Tensor, masked: Tensor | undefined, b: number, ablation?: HeadAblation): void {
   const [B, H, L, S] = weights.shape as [number, number, number, number];
   const w = weights.toFloat32Array();
   const mk = masked && masked.size === weights.size ? masked.toFloat32Array() : undefined;
@@ -82,8 +90,22 @@ export function renderWeightHeatmaps(container: HTMLElement, readout: HTMLElemen
     });
     canvas.dataset.head = String(h);
     canvas.dataset.masked = String(maskedCount);
-    canvas.setAttribute("aria-label", `attention weights of head ${h}, batch ${bi}: ${L} queries × ${S} keys, ${maskedCount} masked`);
-    container.append(el("figure", {}, [canvas, el("figcaption", {}, [`head ${h} · ${maskedCount} of ${L * S} masked`])]));
+    const off = ablation?.ablated.includes(h) ?? false;
+    canvas.setAttribute("aria-label", `attention weights of head ${h}, batch ${bi}: ${L} queries × ${S} keys, ${maskedCount} masked${off ? ", ablated (zeroed)" : ""}`);
+    const caption: (Node | string)[] = [`head ${h}${off ? " · ablated" : ""} · ${maskedCount} of ${L * S} masked`];
+    const figure = el("figure", { "data-head": String(h) }, [canvas]);
+    if (ablation) {
+      figure.dataset.ablated = String(off);
+      figure.classList.toggle("ablated", off);
+      const button = el("button", { type: "button", class: "ablate-head", "data-head": String(h), "aria-pressed": String(off) }, [off ? "restore" : "ablate"]);
+      button.title = off ? `run head ${h} again` : `zero head ${h}'s weights in the next run`;
+      button.addEventListener("click", () => ablation.onToggle(h));
+      canvas.title = button.title;
+      canvas.addEventListener("click", () => ablation.onToggle(h));
+      caption.push(" ", button);
+    }
+    figure.append(el("figcaption", {}, caption));
+    container.append(figure);
   }
   container.append(legend({ min: 0, max: 1 }));
 }

@@ -1,14 +1,18 @@
 // Wires the page: the form feeds the run controller (newest config wins, runs never interleave), each finished run
-// redraws the views, and every error lands in the errors view while the last good views stay on screen. The Train tab
-// is its own view (src/train-view.ts) on the same executor entries.
+// redraws the views, and every error lands in the errors view while the last good views stay on screen. Clicking a
+// head toggles its ablation, which goes into the next run like any form change. The diff panel works on the last good
+// run's graph and numbers. The Train tab is its own view (src/train-view.ts) on the same executor entries.
 // The browser-safe entry of the testkit: its main entry also holds the node:fs loader.
 import { parseCase, type GoldenCase } from "@attngraph/testkit/case";
 import "./style.css";
+import { ablationLine, forHeadCount, headList, noAblation, toggleHead } from "./ablation-state.js";
 import { createConfigForm } from "./config-form.js";
+import { graphKey } from "./diff-model.js";
+import { createDiffView, type DrawnGraph } from "./diff-view.js";
 import { createErrorsView, kindOf } from "./errors-view.js";
 import { executorEntries } from "./executors.js";
 import { renderGraph } from "./graph-view.js";
-import { renderWeightHeatmaps } from "./heatmap.js";
+import { renderWeightHeatmaps, type HeadAblation } from "./heatmap.js";
 import type { PlaygroundConfig } from "./playground-config.js";
 import { RunController } from "./run-controller.js";
 import { runOnce, type RunOutcome } from "./run.js";
@@ -25,7 +29,20 @@ const errors = createErrorsView($("errors"));
 
 let loaded: GoldenCase | undefined;
 let last: RunOutcome | undefined;
+/** The last good run's graph and numbers, for the diff panel. */
+let lastDrawn: DrawnGraph | undefined;
 let batchIndex = 0;
+/** The heads the next run ablates (the drawn run's are `last.ablated`). */
+let ablation = noAblation;
+
+/** A click on a head: toggle it and re-run, as a form change would. */
+const headAblation = (drawn: readonly number[]): HeadAblation => ({
+  ablated: drawn,
+  onToggle: (h) => {
+    ablation = toggleHead(ablation, h);
+    submit();
+  },
+});
 
 function setStatus(state: "running" | "done" | "error", text: string, seq?: number): void {
   status.dataset.state = state;
@@ -44,29 +61,44 @@ function drawWeights(): void {
   }
   const B = weights.shape[0]!;
   batchIndex = Math.min(batchIndex, B - 1);
+  // A value read before this run (say, the cell under the click that ablated its head) would no longer be true.
+  readout.textContent = "hover a cell to read its value";
   const text = `[B, H, L, S] = [${weights.shape.join(", ")}] on ${last.plan.steps.find((s) => s.node === "weights")?.placement.executor ?? "?"} · rows = queries i, columns = keys j`;
   note.append(text);
   if (B > 1) {
     const pick = Object.assign(document.createElement("input"), { type: "number", min: "0", max: String(B - 1), value: String(batchIndex), id: "batch-index" });
     pick.addEventListener("input", () => {
       batchIndex = Math.max(0, Math.min(B - 1, Number(pick.value) || 0));
-      renderWeightHeatmaps($("heatmaps"), readout, weights, last?.tapped.get("masked"), batchIndex);
+      renderWeightHeatmaps($("heatmaps"), readout, weights, last?.tapped.get("masked"), batchIndex, headAblation(last?.ablated ?? []));
     });
     const label = document.createElement("label");
     label.append(" · batch ", pick);
     note.append(label);
   }
-  renderWeightHeatmaps($("heatmaps"), readout, weights, last.tapped.get("masked"), batchIndex);
+  renderWeightHeatmaps($("heatmaps"), readout, weights, last.tapped.get("masked"), batchIndex, headAblation(last.ablated));
 }
 
-function draw(r: RunOutcome, config: PlaygroundConfig): void {
+function drawOutput(r: RunOutcome): void {
+  const { node, tensor } = r.output;
+  $("output-note").textContent = r.ablated.length ? `${headList(r.ablated)} ablated` : "";
+  const delta = $("ablation-delta");
+  delta.textContent = ablationLine(r.ablated, r.outputDelta, node);
+  delta.dataset.delta = r.outputDelta === undefined ? "" : String(r.outputDelta);
+  const step = r.plan.steps.find((s) => s.node === node || s.fused?.includes(node));
+  renderTensor($("output"), { node, kind: r.graph.node(node).kind, executor: step?.placement.executor ?? "?", tensor }, "", { ids: "output" });
+}
+
+function draw(r: RunOutcome, config: PlaygroundConfig, c: GoldenCase | undefined): void {
   last = r;
+  lastDrawn = { graph: r.graph, inputs: r.inputs, weights: r.weights, key: graphKey(config, c?.name) };
   drawWeights();
+  drawOutput(r);
   $("golden-note").textContent = r.golden ?? `weights and inputs: ${r.source}`;
   renderGraph($("graph"), r.graph, r.plan, config.selected, (node) => {
     form.select(node);
     submit();
   });
+  diffView.graphDrawn(lastDrawn.key);
   const sel = config.selected;
   const tensor = sel ? r.tapped.get(sel) : undefined;
   const step = sel ? r.plan.steps.find((s) => s.node === sel) : undefined;
@@ -79,17 +111,17 @@ function draw(r: RunOutcome, config: PlaygroundConfig): void {
   $("explain").textContent = r.explain;
 }
 
-const controller = new RunController<{ config: PlaygroundConfig; loaded: GoldenCase | undefined }, RunOutcome>(
-  ({ config, loaded: c }, signal) => runOnce(config, c, signal),
+const controller = new RunController<{ config: PlaygroundConfig; loaded: GoldenCase | undefined; ablated: readonly number[] }, RunOutcome>(
+  ({ config, loaded: c, ablated }, signal) => runOnce(config, c, ablated, signal),
   {
     onStart: ({ config }, id) => setStatus("running", `run ${id} on ${config.executor}…`),
-    onResult: (r, { config }, id) => {
+    onResult: (r, { config, loaded: c }, id) => {
       errors.clear("config");
       errors.clear("executor");
       errors.clear("run");
-      draw(r, config);
+      draw(r, config, c);
       views.classList.remove("stale");
-      setStatus("done", `run ${id} on ${r.executor}: ${r.totalMs.toFixed(2)} ms · ${r.source}`, id);
+      setStatus("done", `run ${id} on ${r.executor}: ${r.totalMs.toFixed(2)} ms · ${r.source}${r.ablated.length ? ` · ${headList(r.ablated)} ablated` : ""}`, id);
     },
     onError: (e, { config }, id) => {
       errors.clear("config");
@@ -103,7 +135,9 @@ const controller = new RunController<{ config: PlaygroundConfig; loaded: GoldenC
 );
 
 function submit(): void {
-  controller.submit({ config: form.read(), loaded });
+  const config = form.read();
+  ablation = forHeadCount(ablation, config.attention.numHeads); // another head count: the old picks mean nothing
+  controller.submit({ config, loaded, ablated: ablation.heads });
 }
 
 const form = createConfigForm($("config-form") as HTMLFormElement, executorEntries, {
@@ -131,6 +165,8 @@ const form = createConfigForm($("config-form") as HTMLFormElement, executorEntri
     submit();
   },
 });
+
+const diffView = createDiffView($("diff"), $("graph"), executorEntries, errors, () => lastDrawn);
 
 submit();
 

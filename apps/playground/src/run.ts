@@ -1,22 +1,19 @@
 // One run of the page: config → graph → compile → tap → run, with everything the views draw. The run controller
 // calls this with an AbortSignal; the session checks it between steps, so a newer config stops this run promptly.
+// With heads ablated, the session runs twice (src/ablated-run.ts): the view shows the ablated run.
 import { buildAttention, normalizeConfig, type AttentionConfig } from "@attngraph/attention";
 import type { OpGraph } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { lower, type Plan } from "@attngraph/scheduler";
-import { compare, formatShape, type Shape, type Tensor } from "@attngraph/tensor";
+import { compare, formatShape, type Tensor } from "@attngraph/tensor";
 import type { GoldenCase } from "@attngraph/testkit/case";
+import { ABLATED_NODE, ablatedRun, type NodeTiming } from "./ablated-run.js";
+import { headList } from "./ablation-state.js";
 import { executorsFor } from "./executors.js";
 import { runInputs } from "./inputs.js";
 import { builderOptions, checkSizes, type PlaygroundConfig } from "./playground-config.js";
 
-export interface NodeTiming {
-  readonly node: string;
-  readonly kind: string;
-  readonly executor: string;
-  readonly shape: Shape;
-  readonly ms: number;
-}
+export type { NodeTiming } from "./ablated-run.js";
 
 export interface RunOutcome {
   readonly runId: number;
@@ -33,6 +30,15 @@ export interface RunOutcome {
   readonly source: string;
   /** The comparison of `weights` with the loaded case, when the case's numbers apply to this config. */
   readonly golden: string | undefined;
+  /** The graph's inputs and weights this run used (the diff view runs the same graph on the same numbers). */
+  readonly inputs: Readonly<Record<string, Tensor>>;
+  readonly weights: Readonly<Record<string, Tensor>>;
+  /** The graph's first output as this run computed it (with the ablation, if any). */
+  readonly output: { readonly node: string; readonly tensor: Tensor };
+  /** Heads of `weights` zeroed in this run; the taps, timings and output above are the ablated run's. */
+  readonly ablated: readonly number[];
+  /** With heads ablated: max |Δ| over the graph's outputs against the same session's run without the ablation. */
+  readonly outputDelta: number | undefined;
 }
 
 /** The nodes a run watches: what the heatmaps need, plus the node clicked in the graph. */
@@ -42,7 +48,7 @@ export function watchedNodes(graph: OpGraph, selected: string | undefined): stri
   return names;
 }
 
-export async function runOnce(p: PlaygroundConfig, loaded: GoldenCase | undefined, signal: AbortSignal): Promise<RunOutcome> {
+export async function runOnce(p: PlaygroundConfig, loaded: GoldenCase | undefined, ablatedHeads: readonly number[], signal: AbortSignal): Promise<RunOutcome> {
   checkSizes(p);
   const config = normalizeConfig(p.attention); // a bad value is a ConfigError naming the key
   const data = runInputs(config, p, loaded);
@@ -53,36 +59,28 @@ export async function runOnce(p: PlaygroundConfig, loaded: GoldenCase | undefine
   try {
     signal.throwIfAborted();
     const watched = watchedNodes(graph, p.selected);
-    const tapped = new Map<string, Tensor>();
-    const timings: NodeTiming[] = [];
-    let totalMs = 0;
-    let runId = 0;
-    const subs = [
-      session.tap(watched).subscribe((e) => tapped.set(e.node, e.tensor)),
-      session.events$.subscribe((e) => {
-        if (e.type === "run-start") runId = e.runId;
-        else if (e.type === "node-end") timings.push({ node: e.node, kind: e.kind, executor: e.executor, shape: e.shape, ms: e.ms });
-        else if (e.type === "run-end") totalMs = e.ms;
-      }),
-    ];
-    try {
-      await session.run(data.inputs, { signal });
-    } finally {
-      for (const s of subs) s.unsubscribe();
-    }
+    const heads = [...ablatedHeads];
+    const run = await ablatedRun(session, data.inputs, watched, heads, signal);
     const shapes = Object.fromEntries(Object.entries(data.inputs).map(([k, t]) => [k, t.shape]));
+    const patched = heads.length ? [ABLATED_NODE] : [];
+    const outputNode = graph.outputs[0]!;
     return {
-      runId,
+      runId: run.runId,
       executor: p.executor,
       config,
       graph,
-      plan: lower(graph, { executors, watched }), // the same lowering the session did for this set of taps
-      explain: session.explain({ watched, inputs: shapes }),
-      tapped,
-      timings,
-      totalMs,
+      plan: lower(graph, { executors, watched, patched }), // the same lowering the session did for these taps and patches
+      explain: session.explain({ watched, patched, inputs: shapes }),
+      tapped: run.tapped,
+      timings: run.timings,
+      totalMs: run.totalMs,
       source: data.source,
-      golden: goldenCheck(data.golden, config, p, tapped.get("weights")),
+      golden: data.golden && heads.length ? `${headList(heads)} of ${ABLATED_NODE} zeroed: no golden comparison` : goldenCheck(data.golden, config, p, run.tapped.get("weights")),
+      inputs: data.inputs,
+      weights: data.weights,
+      output: { node: outputNode, tensor: run.outputs[outputNode]! },
+      ablated: heads,
+      outputDelta: run.outputDelta,
     };
   } finally {
     await session.dispose();

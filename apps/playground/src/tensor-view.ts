@@ -1,5 +1,6 @@
 // The tensor of the node clicked in the graph: its shape, min/max/mean (masked −∞ counted apart), and one 2-D slice
-// (the last two axes) as a table when small, else as a heatmap.
+// (the last two axes) as a table when small, else as a heatmap. The Inspect tab draws two: the clicked node's (ids
+// "tensor-…") and the graph's output (ids "output-…"). Table cells carry their exact value in `data-value`.
 import type { Tensor } from "@attngraph/tensor";
 import { cellColour } from "./colormap.js";
 import { el } from "./config-form.js";
@@ -13,8 +14,16 @@ export interface TensorInfo {
   readonly tensor: Tensor;
 }
 
-/** Draws `info` into `container`; `slice` picks the matrix of the leading axes, changed with the slice input. */
-export function renderTensor(container: HTMLElement, info: TensorInfo | undefined, hint: string, slice = 0): void {
+export interface TensorViewOptions {
+  /** The matrix of the leading axes shown first; the slice input changes it. */
+  readonly slice?: number;
+  /** Prefix of the view's element ids (`${ids}-head`, `${ids}-stats`, `${ids}-table`, …); default "tensor". */
+  readonly ids?: string;
+}
+
+/** Draws `info` into `container`. */
+export function renderTensor(container: HTMLElement, info: TensorInfo | undefined, hint: string, options: TensorViewOptions = {}): void {
+  const { slice = 0, ids = "tensor" } = options;
   container.replaceChildren();
   if (!info) {
     container.append(el("p", { class: "muted" }, [hint]));
@@ -27,10 +36,10 @@ export function renderTensor(container: HTMLElement, info: TensorInfo | undefine
   const shape = `[${tensor.shape.join(", ")}]`;
   const extra = [s.negInf ? `${s.negInf} masked (−∞)` : "", s.nan ? `${s.nan} NaN` : "", s.posInf ? `${s.posInf} +∞` : ""].filter(Boolean).join(", ");
   container.append(
-    el("p", { id: "tensor-head" }, [el("strong", {}, [info.node]), ` (${info.kind} on ${info.executor}) shape ${shape}`]),
-    el("p", { id: "tensor-stats" }, [`min ${formatValue(s.min)} · max ${formatValue(s.max)} · mean ${formatValue(s.mean)} · ${s.count} values${extra ? ` · ${extra}` : ""}`]),
+    el("p", { id: `${ids}-head` }, [el("strong", {}, [info.node]), ` (${info.kind} on ${info.executor}) shape ${shape}`]),
+    el("p", { id: `${ids}-stats` }, [`min ${formatValue(s.min)} · max ${formatValue(s.max)} · mean ${formatValue(s.mean)} · ${s.count} values${extra ? ` · ${extra}` : ""}`]),
   );
-  const readout = el("output", { id: "tensor-readout" }, [""]);
+  const readout = el("output", { id: `${ids}-readout` }, [""]);
   const draw = (index: number) => {
     const sl = matrixSlice(tensor.shape, data, index);
     const label = `${info.node}${sliceLabel(tensor.shape, sl)}`;
@@ -45,11 +54,12 @@ export function renderTensor(container: HTMLElement, info: TensorInfo | undefine
             const [r, g, b] = cellColour(v, range);
             // A light tint of the heatmap colour keeps the number readable.
             const tint = v === -Infinity ? "" : `background: rgba(${r}, ${g}, ${b}, 0.25)`;
-            return el("td", v === -Infinity ? { class: "masked" } : { style: tint }, [formatValue(v)]);
+            // The exact float32 value, for a reader (or a test) that needs more than the 6 digits shown.
+            return el("td", { ...(v === -Infinity ? { class: "masked" } : { style: tint }), "data-value": String(v) }, [formatValue(v)]);
           }),
         ]),
       );
-      return el("div", {}, [el("p", { class: "muted" }, [label]), el("table", { id: "tensor-table" }, [head, ...rows])]);
+      return el("div", {}, [el("p", { class: "muted" }, [label]), el("table", { id: `${ids}-table` }, [head, ...rows])]);
     }
     const canvas = matrixCanvas({ rows: sl.rows, cols: sl.cols, value: sl.at, masked: () => false }, range, (i, j) => {
       readout.textContent = `${info.node}[${[...sl.lead, i, j].join(", ")}] = ${formatValue(sl.at(i, j))}`;
@@ -58,7 +68,7 @@ export function renderTensor(container: HTMLElement, info: TensorInfo | undefine
   };
   let body = draw(m.lead.length ? slice : 0);
   if (m.slices > 1) {
-    const picker = el("input", { type: "number", min: "0", max: String(m.slices - 1), value: String(Math.min(slice, m.slices - 1)), id: "tensor-slice" }) as HTMLInputElement;
+    const picker = el("input", { type: "number", min: "0", max: String(m.slices - 1), value: String(Math.min(slice, m.slices - 1)), id: `${ids}-slice` }) as HTMLInputElement;
     picker.addEventListener("input", () => {
       const next = draw(Number(picker.value) || 0);
       body.replaceWith(next);

@@ -13,7 +13,8 @@ export const u = (shape: number[], scale: number) => new Tensor(Float32Array.fro
 const raw = { W_query: u([E, 8], 0.35), W_key: u([E, 8], 0.35), W_value: u([E, 8], 0.35), out_proj: u([E, E], 0.29), out_bias: u([E], 0.5) };
 export const clean = u([B, T, 8], 1);
 export const corrupted = u([B, T, 8], 1);
-export const session = (): Promise<Session> => compile(buildAttention(config), { executors: [createCpuExecutor()], weights: attentionWeights(config, raw) });
+export const weights = attentionWeights(config, raw);
+export const session = (): Promise<Session> => compile(buildAttention(config), { executors: [createCpuExecutor()], weights });
 export const sum = (t: Tensor): number => t.toFloat32Array().reduce((a, b) => a + b, 0);
 
 /** The float64 output on `clean` with head `h`'s weights zeroed before the weighted sum. */

@@ -48,16 +48,19 @@ function nodeFor(name: string, outputs: readonly string[]): string {
 }
 
 export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<CaseResult> {
-  const base = { file: c.file, name: c.name };
   try {
-    const fusedQkv = options.fusedQkv ?? false;
-    const graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv });
-    const expected = Object.entries(c.expected).map(([name, tensor]) => ({ name, node: nodeFor(name, graph.outputs), tensor }));
-    const { gradients, notChecked } = attentionGradients(c, graph, fusedQkv);
-    return await runGraphCase({ ...base, graph, weights: () => attentionWeights(c.config, c.weights, { fusedQkv }), inputs: c.inputs, expected, tolerance: c.tolerance, notChecked, ...(gradients ? { gradients } : {}) }, options);
+    return await runGraphCase(attentionGraphCase(c, options.fusedQkv ?? false), options);
   } catch (e) {
-    return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
+    return { file: c.file, name: c.name, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
   }
+}
+
+/** An attention case as a graph case: the attention graph of its config, its weights and inputs, expected tensors and gradients. */
+export function attentionGraphCase(c: GoldenCase, fusedQkv: boolean): GraphCase {
+  const graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv });
+  const expected = Object.entries(c.expected).map(([name, tensor]) => ({ name, node: nodeFor(name, graph.outputs), tensor }));
+  const { gradients, notChecked } = attentionGradients(c, graph, fusedQkv);
+  return { file: c.file, name: c.name, graph, weights: () => attentionWeights(c.config, c.weights, { fusedQkv }), inputs: c.inputs, expected, tolerance: c.tolerance, notChecked, ...(gradients ? { gradients } : {}) };
 }
 
 /**
@@ -167,7 +170,7 @@ export async function runGraphCase(gc: GraphCase, options: RunCaseOptions): Prom
  * The graph, expected tensors and inputs of a run: as given, or, with gradients to check, the gradient graph (whose
  * `<wrt>.grad` outputs are compared like any tensor) fed the upstream gradient.
  */
-function withGradients(gc: GraphCase): { graph: OpGraph; expected: GraphCase["expected"]; inputs: Readonly<Record<string, AnyTensor>> } {
+export function withGradients(gc: GraphCase): { graph: OpGraph; expected: GraphCase["expected"]; inputs: Readonly<Record<string, AnyTensor>> } {
   if (!gc.gradients) return gc;
   const { loss, seed, expected } = gc.gradients;
   const g = grad(gc.graph, { loss, wrt: expected.map((e) => e.wrt) });

@@ -24,13 +24,8 @@ const FORWARD: Readonly<Record<TrainCase["kind"], Readonly<Record<string, string
 export async function runTrainCase(c: TrainCase, options: RunCaseOptions): Promise<CaseResult> {
   const base = { file: c.file, name: c.name };
   try {
-    const { graph, inputs } = build(c, { loss: Object.keys(c.expectedGrad).length > 0 });
-    const forward = FORWARD[c.kind];
-    const expected = Object.entries(c.expected).flatMap(([name, tensor]) => (Object.hasOwn(forward, name) ? [{ name, node: forward[name]!, tensor }] : []));
     const training = c.kind === "train" ? Object.keys(c.expected).filter(isTrainingResult) : [];
-    const notChecked = Object.keys(c.expected).filter((n) => !Object.hasOwn(forward, n) && !training.includes(n));
-    const gradients = gradientsOf(c, graph);
-    const step0 = await runGraphCase({ ...base, graph, weights: () => loadStateDict(graph, c.params), inputs, expected, tolerance: c.tolerance, notChecked, ...(gradients ? { gradients } : {}) }, options);
+    const step0 = await runGraphCase(trainGraphCase(c), options);
     // Step 0 compared nothing (no logits or gradients expected): the training results alone decide the case.
     const onlyTraining = step0.checks.length === 0 && step0.error?.startsWith("nothing to compare") === true;
     if (training.length === 0 || (step0.error && !onlyTraining)) return step0;
@@ -42,6 +37,20 @@ export async function runTrainCase(c: TrainCase, options: RunCaseOptions): Promi
   } catch (e) {
     return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
   }
+}
+
+/**
+ * A golden-train case's step 0 as a graph case: the forward graph of its kind (with the loss when gradients are
+ * expected), its parameters, the forward tensors it expects and the gradients. Training results are not part of it.
+ */
+export function trainGraphCase(c: TrainCase): GraphCase {
+  const { graph, inputs } = build(c, { loss: Object.keys(c.expectedGrad).length > 0 });
+  const forward = FORWARD[c.kind];
+  const expected = Object.entries(c.expected).flatMap(([name, tensor]) => (Object.hasOwn(forward, name) ? [{ name, node: forward[name]!, tensor }] : []));
+  const training = c.kind === "train" ? Object.keys(c.expected).filter(isTrainingResult) : [];
+  const notChecked = Object.keys(c.expected).filter((n) => !Object.hasOwn(forward, n) && !training.includes(n));
+  const gradients = gradientsOf(c, graph);
+  return { file: c.file, name: c.name, graph, weights: () => loadStateDict(graph, c.params), inputs, expected, tolerance: c.tolerance, notChecked, ...(gradients ? { gradients } : {}) };
 }
 
 /**
