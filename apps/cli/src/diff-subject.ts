@@ -56,24 +56,31 @@ function randomFed(file: string, options: SubjectOptions): DiffSubject {
   const graph = fromJSON(readFileSync(file, "utf8"), options.registry);
   const dims = parseDims(options.dims);
   const next = mulberry32(options.seed ?? 0);
-  const fill = (decls: readonly ValueDecl[]): Record<string, AnyTensor> =>
-    Object.fromEntries(
-      decls.map((d) => {
-        if (d.dtype === "int32") throw new UsageError(`${clip(file)}: input ${clip(d.name)} is int32 (token ids or targets): random values would not be valid ones; diff a golden case instead`);
-        const shape = d.shape.map((s) => {
-          if (typeof s === "number") return s;
-          const v = dims.get(s);
-          if (v === undefined) throw new UsageError(`${clip(file)}: ${clip(d.name)} has the symbolic dim ${clip(s)}: give its size with --dims ${clip(s)}=<n>`);
-          return v;
-        });
-        const size = shape.reduce((a, b) => a * b, 1);
-        return [d.name, new Tensor(Float32Array.from({ length: size }, () => next() * 2 - 1), shape)];
-      }),
-    );
-  return { name: clip(file), graph, inputs: fill(graph.inputs), weights: fill(graph.weights) };
+  return { name: clip(file), graph, inputs: seededValues(file, graph.inputs, dims, next), weights: seededValues(file, graph.weights, dims, next) };
 }
 
-function parseDims(text: string | undefined): Map<string, number> {
+/**
+ * Values drawn uniformly from [-1, 1) by `next` for a graph document's declarations (inputs or weights), symbolic dims
+ * sized by `dims`. Also what `attngraph export` gives a graph document's weights when no weights file is named.
+ */
+export function seededValues(file: string, decls: readonly ValueDecl[], dims: ReadonlyMap<string, number>, next: () => number): Record<string, AnyTensor> {
+  return Object.fromEntries(
+    decls.map((d) => {
+      if (d.dtype === "int32") throw new UsageError(`${clip(file)}: input ${clip(d.name)} is int32 (token ids or targets): random values would not be valid ones; diff a golden case instead`);
+      const shape = d.shape.map((s) => {
+        if (typeof s === "number") return s;
+        const v = dims.get(s);
+        if (v === undefined) throw new UsageError(`${clip(file)}: ${clip(d.name)} has the symbolic dim ${clip(s)}: give its size with --dims ${clip(s)}=<n>`);
+        return v;
+      });
+      const size = shape.reduce((a, b) => a * b, 1);
+      return [d.name, new Tensor(Float32Array.from({ length: size }, () => next() * 2 - 1), shape)];
+    }),
+  );
+}
+
+/** `--dims B=2,T=8` as a map from dim name to size. */
+export function parseDims(text: string | undefined): Map<string, number> {
   const dims = new Map<string, number>();
   if (!text) return dims;
   for (const part of text.split(",")) {

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { conformance, conformanceHelp } from "./commands/conformance.js";
 import { demo } from "./commands/demo.js";
 import { diff, diffHelp } from "./commands/diff.js";
+import { exportHelp, exportModel } from "./commands/export.js";
 import { run, runHelp } from "./commands/run.js";
 import { train, trainHelp } from "./commands/train.js";
 import { processIO, UsageError, type IO } from "./io.js";
@@ -17,6 +18,8 @@ const help = `usage: attngraph <command> [options]
                                every node's value on each executor against the first one's, the first disagreement
                                written out as a repro
   conformance <dir>            run every golden case in <dir>, "N passed, N failed"
+  export <case.json | graph.json> -o <model.onnx>
+                               the graph and its weights as an ONNX model (opset 17, contrib ops with --contrib auto)
   train copy                   train the worked example's model on the copy task (Adam), then print each head's pattern
 
 ${conformanceHelp}
@@ -26,6 +29,8 @@ ${trainHelp}
 ${runHelp}
 
 ${diffHelp}
+
+${exportHelp}
 
 Common options: --executor <name>[,<name>...]  executors in preference order (default: cpu)`;
 
@@ -55,6 +60,9 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
         repro: { type: "string" },
         ops: { type: "string" },
         dims: { type: "string" },
+        output: { type: "string", short: "o" },
+        contrib: { type: "string" },
+        weights: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -73,6 +81,8 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
         return await run({ ...common, ...pick(values, ["ops"]) }, io);
       case "diff":
         return await diff({ positionals: rest, executors: values.executors, tap: values.tap, fusedQkv: values["fused-qkv"], ...pick(values, ["tolerance", "repro", "ops", "dims", "seed"]) }, io);
+      case "export":
+        return await exportModel({ positionals: rest, fusedQkv: values["fused-qkv"], explain: values.explain, ...pick(values, ["output", "contrib", "weights", "seed", "dims", "ops"]) }, io);
       case "train":
         return await train({ ...common, ...pick(values, ["steps", "lr", "seed", "dropout", "init"]) }, io);
       default:

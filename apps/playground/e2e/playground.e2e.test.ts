@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MASKED_RGB } from "../src/colormap.js";
-import { serve, type Served } from "./serve.js";
+import { serve, type Served } from "@attngraph/static-server";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const app = join(here, "..");

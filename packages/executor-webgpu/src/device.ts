@@ -61,7 +61,7 @@ export async function acquireDevice(options: DeviceOptions = {}): Promise<Acquir
     throw noAdapter(["navigator.gpu is undefined"], "use a browser with WebGPU (Chrome/Edge 113+, Safari 26+, Firefox 141+), on https:// or http://localhost; on Linux Chromium needs --enable-unsafe-webgpu");
   }
   const bindings = options.nodeBindings ?? (await loadNodeBindings(tried));
-  if (!bindings) throw noAdapter(tried, "install the webgpu npm package (pnpm add webgpu) or pass { device } to createWebGpuExecutor");
+  if (!bindings) throw noAdapter(tried, "install the webgpu npm package, an optional peer dependency of @attngraph/executor-webgpu (npm install webgpu), or pass { device } to createWebGpuExecutor");
   // Vulkan (or Metal/D3D12) first; a machine without a GPU can use SwiftShader through VK_ICD_FILENAMES.
   const primary = gpuFor(bindings, []);
   const adapter = await primary.requestAdapter(options.adapterOptions);

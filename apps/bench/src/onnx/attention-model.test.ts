@@ -3,7 +3,7 @@ import { attngraphImpl } from "../impls/attngraph.js";
 import { makeProblem } from "../problem.js";
 import { maxAbsDiff, referenceAttention } from "../test-reference.js";
 import { buildAttentionModel, ONNX_INPUT, ONNX_OUTPUT } from "./attention-model.js";
-import { decodeModel, encodeModel, floatTensor, int64Tensor, node } from "./proto.js";
+import { decodeModel, encodeModel, floatTensor, int64Tensor, node } from "@attngraph/onnx";
 
 describe("ONNX attention model", () => {
   const p = makeProblem({ b: 2, t: 6, d: 8, h: 2 });

@@ -10,7 +10,7 @@
 // Plain opset-17 ops only (no com.microsoft contrib ops), so onnxruntime's optimizer decides what to fuse.
 import { causalMask, transpose2d, type Problem } from "../problem.js";
 import type { BenchShape } from "../shapes.js";
-import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node, type NodeMsg, type TensorMsg } from "./proto.js";
+import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node, type NodeMsg, type TensorMsg } from "@attngraph/onnx";
 
 /** Input and output names of the model. */
 export const ONNX_INPUT = "x";
@@ -71,6 +71,7 @@ export function buildAttentionModel(p: Problem): Uint8Array {
   ];
   return encodeModel({
     graphName: "causal_mha",
+    producerName: "@attngraph/bench",
     nodes,
     initializers,
     inputs: [floatValueInfo(ONNX_INPUT, [b, t, d])],

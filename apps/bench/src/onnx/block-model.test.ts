@@ -4,7 +4,7 @@ import { tfjsImpl } from "../impls/tfjs.js";
 import { makeBlockProblem } from "../problem.js";
 import { erf, maxAbsDiff, referenceBlock } from "../test-reference.js";
 import { buildBlockModel, ONNX_INPUT, ONNX_OUTPUT } from "./block-model.js";
-import { decodeModel } from "./proto.js";
+import { decodeModel } from "@attngraph/onnx";
 
 describe("ONNX transformer block model", () => {
   const shape = { b: 2, t: 6, d: 8, h: 2 };

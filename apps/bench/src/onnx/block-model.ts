@@ -14,7 +14,7 @@
 // so onnxruntime's optimizer decides what to fuse (it recognises the Div/Erf/Add/Mul/Mul chain as Gelu).
 import { blockStateDict, MLP_RATIO, transpose2d, type BlockProblem } from "../problem.js";
 import { attentionCoreInitializers, attentionCoreNodes, ONNX_INPUT, ONNX_OUTPUT } from "./attention-model.js";
-import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node } from "./proto.js";
+import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node } from "@attngraph/onnx";
 
 export { ONNX_INPUT, ONNX_OUTPUT };
 
@@ -64,6 +64,7 @@ export function buildBlockModel(p: BlockProblem): Uint8Array {
   ];
   return encodeModel({
     graphName: "transformer_block",
+    producerName: "@attngraph/bench",
     nodes,
     initializers,
     inputs: [floatValueInfo(ONNX_INPUT, [b, t, d])],

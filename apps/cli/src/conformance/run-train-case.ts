@@ -8,18 +8,10 @@ import { buildAttention } from "@attngraph/attention";
 import type { OpGraph } from "@attngraph/graph";
 import { PYTORCH_ATTENTION_WEIGHTS, loadStateDict, simpleTransformer, transformerBlock, type BlockConfigInput } from "@attngraph/nn";
 import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
-import type { TrainCase } from "@attngraph/testkit";
+import { TRAIN_FORWARD_NODES as FORWARD, type TrainCase } from "@attngraph/testkit";
 import { runGraphCase, type CaseResult, type GraphCase, type RunCaseOptions } from "./run-case.js";
 import { checkTraining, isTrainingResult } from "./run-training.js";
 
-/** Expected tensors of each kind that the forward pass produces, by the node that produces them (others: not checked). */
-const FORWARD: Readonly<Record<TrainCase["kind"], Readonly<Record<string, string>>>> = {
-  // The block's nodes carry the example's names; its attention weights are `attention.weights`.
-  block: { ln1: "ln1", attention: "attention", weights: "attention.weights", residual: "residual", ln2: "ln2", "mlp.hidden": "mlp.hidden", "mlp.gelu": "mlp.gelu", mlp: "mlp", output: "output" },
-  "mha-backward": { output: "output", weights: "weights" },
-  // The logits at step 0 are the forward pass on the first batchSize samples with the initial parameters.
-  train: { logits: "output" },
-};
 
 export async function runTrainCase(c: TrainCase, options: RunCaseOptions): Promise<CaseResult> {
   const base = { file: c.file, name: c.name };

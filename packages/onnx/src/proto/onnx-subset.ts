@@ -1,5 +1,5 @@
-// The part of ONNX's onnx.proto (https://github.com/onnx/onnx/blob/main/onnx/onnx.proto, proto2) that the attention
-// model needs: messages and field numbers copied from it, every other field left out. Fields left out are simply
+// The part of ONNX's onnx.proto (https://github.com/onnx/onnx/blob/main/onnx/onnx.proto, proto2) that an exported
+// attngraph model needs: messages and field numbers copied from it, every other field left out. Fields left out are simply
 // absent from the bytes we write, which is valid protobuf for every reader. protobufjs parses this text at run time.
 export const ONNX_SUBSET_PROTO = `
 syntax = "proto2";
@@ -60,7 +60,10 @@ message TensorProto {
   enum DataType {
     UNDEFINED = 0;
     FLOAT = 1;
+    INT32 = 6;
     INT64 = 7;
+    BOOL = 9;
+    DOUBLE = 11;
   }
   repeated int64 dims = 1;
   optional int32 data_type = 2;

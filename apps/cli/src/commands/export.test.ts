@@ -1,0 +1,91 @@
+// `attngraph export` through main(), as a user runs it: a golden case's model, loaded back in onnxruntime-node, gives
+// the case's expected output in both contrib modes; a graph document exports with a weights file or seeded random
+// weights; a user op and a missing -o are one-line errors.
+import { attentionWeights, buildAttention } from "@attngraph/attention";
+import { createOpRegistry, defineOp, GraphBuilder, toJSON } from "@attngraph/graph";
+import { writeSafetensors } from "@attngraph/nn";
+import { compare, Tensor } from "@attngraph/tensor";
+import { goldenDir, goldenTrainDir, loadCase } from "@attngraph/testkit";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as ort from "onnxruntime-node";
+import { describe, expect, it } from "vitest";
+import { main } from "../main.js";
+
+async function cli(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out, err };
+}
+
+const tmp = () => mkdtempSync(join(tmpdir(), "attngraph-export-"));
+
+/** Runs the model file in onnxruntime-node on float32 inputs; returns the first output. */
+async function runModel(path: string, inputs: Record<string, Tensor>): Promise<Tensor> {
+  const session = await ort.InferenceSession.create(readFileSync(path));
+  const feeds = Object.fromEntries(session.inputNames.map((n) => [n, new ort.Tensor("float32", inputs[n]!.toFloat32Array(), [...inputs[n]!.shape])]));
+  const out = (await session.run(feeds))[session.outputNames[0]!]!;
+  await session.release();
+  return Tensor.from(out.data as Float32Array, out.dims.map(Number));
+}
+
+describe("attngraph export", () => {
+  it.each(["auto", "none"])("a golden case's model gives the case's output in onnxruntime (--contrib %s)", async (contrib) => {
+    const file = join(goldenDir, "key-padding-b3-t6-d8-h2.json");
+    const path = join(tmp(), "model.onnx");
+    const { code, out } = await cli("export", file, "-o", path, "--contrib", contrib);
+    expect(code).toBe(0);
+    expect(out[0]).toMatch(new RegExp(`^wrote ${path}: \\d+ nodes \\(0 as com.microsoft ops\\), \\d+ bytes, opsets ai.onnx 17; the case's weights`));
+    const c = loadCase(file);
+    const got = await runModel(path, c.inputs);
+    const r = compare(got, c.expected["output"]!, c.tolerance);
+    expect(r.ok, JSON.stringify(r.worst)).toBe(true);
+  });
+
+  it("--explain names the ONNX ops of each node: the block's GELU as com.microsoft.Gelu", async () => {
+    const path = join(tmp(), "block.onnx");
+    const { code, out } = await cli("export", join(goldenTrainDir, "block-causal-b2-t10-e16-h4.json"), "-o", path, "--explain");
+    expect(code).toBe(0);
+    expect(out[0]).toMatch(/\(1 as com.microsoft ops\).*opsets ai.onnx 17, com.microsoft 1/);
+    expect(out).toContain("mlp.gelu (gelu) → com.microsoft.Gelu");
+    expect(out).toContain("ln1 (layer-norm) → LayerNormalization");
+  });
+
+  it("a graph document takes its weights from --weights, or seeded random ones", async () => {
+    const config = { dIn: 4, dOut: 4, numHeads: 2, causal: true };
+    const dir = tmp();
+    const graphFile = join(dir, "graph.json");
+    writeFileSync(graphFile, JSON.stringify(toJSON(buildAttention(config))));
+    const raw = Object.fromEntries(["W_query", "W_key", "W_value", "out_proj"].map((n, k) => [n, Tensor.from(Array.from({ length: 16 }, (_, i) => Math.sin(i + 4 * k)), [4, 4])]));
+    raw["out_bias"] = Tensor.from([0.1, -0.2, 0.3, 0], [4]);
+    const weightsFile = join(dir, "weights.safetensors");
+    writeFileSync(weightsFile, writeSafetensors(attentionWeights(config, raw)));
+    const x = Tensor.from(Array.from({ length: 24 }, (_, i) => Math.cos(i)), [2, 3, 4]);
+    const given = await cli("export", graphFile, "-o", join(dir, "given.onnx"), "--weights", weightsFile);
+    expect(given.out[0]).toMatch(/weights from .*weights\.safetensors$/);
+    const seeded = await cli("export", graphFile, "-o", join(dir, "seeded.onnx"), "--seed", "3");
+    expect(seeded.out[0]).toMatch(/random weights \(seed 3\): give real ones with --weights$/);
+    const a = await runModel(join(dir, "given.onnx"), { x });
+    const b = await runModel(join(dir, "seeded.onnx"), { x });
+    expect(a.shape).toEqual([2, 3, 4]);
+    expect(compare(a, b, { abs: 1e-6, rel: 0 }).ok).toBe(false); // different weights, different outputs
+  });
+
+  it("a user op fails the export naming its node; a missing -o is a usage error", async () => {
+    const softcap = defineOp<{ cap: number }>({ kind: "softcap", doc: "tanh(s / cap) · cap", inputs: [{ name: "x" }], attrs: { cap: { type: "number" } }, inferShape: ([x]) => x! });
+    const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });
+    const dir = tmp();
+    const graphFile = join(dir, "graph.json");
+    writeFileSync(graphFile, JSON.stringify(toJSON(b.output(b.add("softcap", "capped", { x: b.input("x", [2]) }, { cap: 1 })).build())));
+    const opsFile = join(dir, "softcap-ops.mjs");
+    writeFileSync(opsFile, `export const ops = [{ kind: "softcap", doc: "cap", inputs: [{ name: "x" }], attrs: { cap: { type: "number" } }, inferShape: ([x]) => x }];`);
+    const failed = await cli("export", graphFile, "-o", join(dir, "m.onnx"), "--ops", opsFile);
+    expect(failed.code).toBe(1);
+    expect(failed.err[0]).toMatch(/^attngraph: OnnxExportError: capped: user op softcap has no ONNX form/);
+    const usage = await cli("export", graphFile);
+    expect(usage.code).toBe(2);
+    expect(usage.err[0]).toMatch(/^attngraph: missing -o <model.onnx>/);
+  });
+});

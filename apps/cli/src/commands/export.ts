@@ -1,0 +1,67 @@
+// `attngraph export`: a golden case or a graph document as an ONNX model file, for onnxruntime or any ONNX runtime.
+// A case brings its weights; a graph document takes them from a .safetensors file (--weights, by weight name, as
+// torch's save_file writes a state_dict) or, without one, seeded random values, as `attngraph diff` feeds it.
+import { fromJSON, type OpGraph } from "@attngraph/graph";
+import { readSafetensors } from "@attngraph/nn";
+import { exportOnnxWithReport, formatExportReport } from "@attngraph/onnx";
+import { clip, type AnyTensor } from "@attngraph/tensor";
+import { loadAnyCase, mulberry32 } from "@attngraph/testkit";
+import { readFileSync, writeFileSync } from "node:fs";
+import { attentionGraphCase } from "../conformance/run-case.js";
+import { buildTrainCase } from "../conformance/run-train-case.js";
+import { formatOf, parseDims, seededValues } from "../diff-subject.js";
+import { UsageError, type IO } from "../io.js";
+import { loadUserOps } from "../user-ops.js";
+
+export const exportHelp = `attngraph export <case.json | graph.json> -o <model.onnx> [--contrib auto|none] [--weights <file.safetensors>]
+                  [--seed n] [--dims B=2,T=8] [--ops <module.js>] [--fused-qkv] [--explain]
+  Writes the graph and its weights as an ONNX model (opset 17; with --contrib auto, the default, onnxruntime's
+  com.microsoft ops where they are faster and exact, e.g. Gelu, SkipLayerNormalization). A golden case exports its
+  forward graph with its own weights. A graph document takes its weights from --weights (a .safetensors file, tensors
+  named like the graph's weights); without it every weight is a seeded random value in [-1, 1) (--seed, default 0),
+  which is only good for checking that the graph exports and runs. A node with no ONNX form (a user op, a backward
+  op, training-mode dropout) fails the export, naming it. --explain prints which ONNX ops each node became.`;
+
+export interface ExportArgs {
+  readonly positionals: string[];
+  readonly fusedQkv: boolean;
+  readonly explain: boolean;
+  readonly output?: string;
+  readonly contrib?: string;
+  readonly weights?: string;
+  readonly seed?: string;
+  readonly dims?: string;
+  readonly ops?: string;
+}
+
+export async function exportModel(args: ExportArgs, io: IO): Promise<number> {
+  const file = args.positionals[0];
+  if (!file) throw new UsageError(`missing <case.json | graph.json>\n${exportHelp}`);
+  if (!args.output) throw new UsageError(`missing -o <model.onnx>: where to write the model\n${exportHelp}`);
+  const contrib = args.contrib ?? "auto";
+  if (contrib !== "auto" && contrib !== "none") throw new UsageError(`--contrib: expected auto or none, got "${clip(contrib)}"`);
+  const { graph, weights, what } = await subject(file, args);
+  const { model, report } = exportOnnxWithReport(graph, weights, { contrib });
+  writeFileSync(args.output, model);
+  const contribNodes = report.nodes.filter((n) => n.contrib).length;
+  const opsets = report.opsetImports.map((o) => `${o.domain || "ai.onnx"} ${o.version}`).join(", ");
+  io.out(`wrote ${args.output}: ${report.nodes.length} nodes (${contribNodes} as com.microsoft ops), ${model.length} bytes, opsets ${opsets}; ${what}`);
+  if (args.explain) for (const line of formatExportReport(report).split("\n")) io.out(line);
+  return 0;
+}
+
+/** The graph and weights a file stands for, and a note on where the weights came from. */
+async function subject(file: string, args: ExportArgs): Promise<{ graph: OpGraph; weights: Readonly<Record<string, AnyTensor>>; what: string }> {
+  if (formatOf(file) === "attngraph.graph") {
+    const registry = args.ops ? (await loadUserOps(args.ops)).registry : undefined;
+    const graph = fromJSON(readFileSync(file, "utf8"), registry);
+    if (args.weights) return { graph, weights: Object.fromEntries(readSafetensors(new Uint8Array(readFileSync(args.weights))).tensors), what: `weights from ${args.weights}` };
+    const seed = args.seed === undefined ? 0 : Number(args.seed);
+    if (!Number.isInteger(seed)) throw new UsageError(`--seed: expected an integer, got "${clip(args.seed!)}"`);
+    return { graph, weights: seededValues(file, graph.weights, parseDims(args.dims), mulberry32(seed)), what: `random weights (seed ${seed}): give real ones with --weights` };
+  }
+  const loaded = loadAnyCase(file);
+  if (loaded.format === "train") return { ...buildTrainCase(loaded.case), what: `the case's weights (${loaded.case.name})` };
+  const gc = attentionGraphCase(loaded.case, args.fusedQkv);
+  return { graph: gc.graph, weights: gc.weights(), what: `the case's weights (${loaded.case.name})` };
+}

@@ -1,0 +1,19 @@
+import { AttnGraphError, describe } from "@attngraph/tensor";
+
+/**
+ * A graph that cannot be written as ONNX: a node whose op kind has no ONNX form (a user op, a backward or optimizer op
+ * without a lowering yet), a node whose attributes have none (training-mode dropout: its counter-based mask has no
+ * ONNX op that draws the same bits), or a missing or misshapen weight. `subject` names the node (or weight), and the
+ * message says what was expected and what came. `code` is always "onnx-export", so callers can tell it from a graph
+ * that does not validate at all.
+ */
+export class OnnxExportError extends AttnGraphError {
+  constructor(subject: string, what: string, expected?: string, got?: string) {
+    super("onnx-export", describe(subject, what, expected, got), {
+      subject,
+      ...(expected === undefined ? {} : { expected }),
+      ...(got === undefined ? {} : { got }),
+    });
+    this.name = "OnnxExportError";
+  }
+}

@@ -1,0 +1,97 @@
+// exportOnnx: an OpGraph and its weights as an ONNX ModelProto. Graph inputs become ONNX inputs (symbolic dims as
+// dim_param), weights become initializers under their own names, every node is lowered by its op's lowering
+// (ops/index.ts) into ONNX nodes whose result carries the node's name, and graph outputs become ONNX outputs.
+import { builtinOps, formatDims, type OpGraph, type SymShape } from "@attngraph/graph";
+import type { AnyTensor } from "@attngraph/tensor";
+import { OnnxExportError } from "./errors.js";
+import { lowerNode } from "./lower-node.js";
+import { CONTRIB_DOMAIN, ModelWriter } from "./model-writer.js";
+import { DataType, encodeModel, floatTensor, int32Tensor, valueInfo, type ValueInfoMsg } from "./proto/proto.js";
+import type { ExportReport, NodeExport } from "./report.js";
+import { RuntimeShapes } from "./runtime-shapes.js";
+
+export interface ExportOptions {
+  /**
+   * "auto" (default): onnxruntime's com.microsoft contrib ops where they compute the node exactly as one fused kernel
+   * (Gelu, FastGelu, BiasGelu, SkipLayerNormalization), plain opset-17 ops elsewhere, chosen node by node. "none":
+   * plain ops only, for runtimes other than onnxruntime.
+   */
+  readonly contrib?: "auto" | "none";
+  /** More nodes to expose as ONNX outputs beside the graph's outputs (what a tap reads in a session). */
+  readonly outputs?: readonly string[];
+  /** The ONNX graph's name; default "attngraph". */
+  readonly graphName?: string;
+}
+
+/** The default-domain opset every export imports. */
+export const ONNX_OPSET = 17;
+/** The com.microsoft opset imported when a contrib op is written. */
+export const CONTRIB_OPSET = 1;
+
+/** The model's bytes (a ModelProto). Throws OnnxExportError naming the node that has no ONNX form. */
+export function exportOnnx(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, options: ExportOptions = {}): Uint8Array {
+  return exportOnnxWithReport(graph, weights, options).model;
+}
+
+/** The model's bytes and what became of each node (see formatExportReport). */
+export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, options: ExportOptions = {}): { model: Uint8Array; report: ExportReport } {
+  const bound = bindWeights(graph, weights);
+  const outputs = [...new Set([...graph.outputs, ...(options.outputs ?? [])])];
+  for (const o of outputs) if (!graph.has(o) || graph.roleOf(o) !== "node") throw new OnnxExportError(`outputs: ${o}`, "an exported output must be a node of the graph", "a node name", o);
+  const writer = new ModelWriter([...graph.inputs, ...graph.weights, ...graph.nodes].map((v) => v.name));
+  const shapes = new RuntimeShapes(writer, graph.inputs, bound);
+  for (const w of graph.weights) writer.addInitializer(initializer(w.name, weights[w.name]!));
+  const live = liveNodes(graph, outputs);
+  const builtin = new Set(builtinOps.map((op) => op.kind));
+  const reports: NodeExport[] = [];
+  for (const n of graph.nodes) {
+    if (!live.has(n.name)) continue;
+    reports.push(lowerNode(n, { graph, writer, shapes, builtin, contrib: (options.contrib ?? "auto") === "auto" }));
+  }
+  const opsetImports = [{ domain: "", version: ONNX_OPSET }, ...(writer.domains.has(CONTRIB_DOMAIN) ? [{ domain: CONTRIB_DOMAIN, version: CONTRIB_OPSET }] : [])];
+  const info = (name: string, shape: SymShape): ValueInfoMsg => valueInfo(name, graph.dtypeOf(name) === "int32" ? DataType.INT32 : DataType.FLOAT, shape.map((d) => (typeof d === "string" ? (bound.get(d) ?? d) : d)));
+  const model = encodeModel({
+    graphName: options.graphName ?? "attngraph",
+    nodes: writer.nodes,
+    initializers: writer.initializers,
+    inputs: graph.inputs.map((v) => info(v.name, v.shape)),
+    outputs: outputs.map((o) => info(o, graph.shapeOf(o))),
+    opsetImports,
+  });
+  return { model, report: { opsetImports, nodes: reports } };
+}
+
+/**
+ * Checks that every weight the graph declares is given with a matching dtype and shape, and binds symbolic dims of
+ * weight declarations to the given sizes (they become constants in the model).
+ */
+function bindWeights(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>): Map<string, number> {
+  const bound = new Map<string, number>();
+  for (const w of graph.weights) {
+    const t = weights[w.name];
+    if (!t) throw new OnnxExportError(w.name, "weight missing: an exported model holds every weight as an initializer", `a tensor ${formatDims(w.shape)}`, "nothing");
+    const dtype = w.dtype ?? "float32";
+    if (t.dtype !== dtype) throw new OnnxExportError(w.name, "weight has the wrong dtype", dtype, t.dtype);
+    const fits = t.rank === w.shape.length && w.shape.every((d, i) => (typeof d === "number" ? d === t.shape[i] : (bound.get(d) ?? t.shape[i]) === t.shape[i]));
+    if (!fits) throw new OnnxExportError(w.name, "weight shape does not match its declaration", formatDims(w.shape), formatDims(t.shape));
+    w.shape.forEach((d, i) => typeof d === "string" && bound.set(d, t.shape[i]!));
+  }
+  return bound;
+}
+
+function initializer(name: string, t: AnyTensor): ReturnType<typeof floatTensor> {
+  return t.dtype === "int32" ? int32Tensor(name, t.shape, t.toInt32Array()) : floatTensor(name, t.shape, t.toFloat32Array());
+}
+
+/** Nodes some output depends on; nothing else is lowered (a dead node with no ONNX form does not fail the export). */
+function liveNodes(graph: OpGraph, outputs: readonly string[]): Set<string> {
+  const live = new Set<string>();
+  const stack = [...outputs];
+  while (stack.length) {
+    const name = stack.pop()!;
+    if (live.has(name) || graph.roleOf(name) !== "node") continue;
+    live.add(name);
+    stack.push(...Object.values(graph.node(name).inputs));
+  }
+  return live;
+}

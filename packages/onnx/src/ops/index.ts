@@ -1,0 +1,50 @@
+// Op kind → lowering, one explicit table (nothing registers itself on import). A built-in kind missing here (the
+// backward and optimizer ops) fails the export naming the node; so does a user op.
+import type { OpLowering } from "../lowering.js";
+import { add } from "./add.js";
+import { addLayerNorm } from "./add-layer-norm.js";
+import { alibi } from "./alibi.js";
+import { attention } from "./attention.js";
+import { crossEntropy } from "./cross-entropy.js";
+import { dropout } from "./dropout.js";
+import { embedding } from "./embedding.js";
+import { gelu } from "./gelu.js";
+import { layerNorm } from "./layer-norm.js";
+import { linearGelu } from "./linear-gelu.js";
+import { mask } from "./mask.js";
+import { outProj } from "./out-proj.js";
+import { pad } from "./pad.js";
+import { projection } from "./projection.js";
+import { reshape } from "./reshape.js";
+import { rope } from "./rope.js";
+import { score } from "./score.js";
+import { slice } from "./slice.js";
+import { softmax } from "./softmax.js";
+import { sumTo } from "./sum-to.js";
+import { transpose } from "./transpose.js";
+import { weightedSum } from "./weighted-sum.js";
+
+export const LOWERINGS: Readonly<Record<string, OpLowering>> = {
+  projection,
+  reshape,
+  transpose,
+  slice,
+  rope,
+  score,
+  alibi,
+  mask,
+  softmax,
+  dropout,
+  "weighted-sum": weightedSum,
+  "out-proj": outProj,
+  attention,
+  "layer-norm": layerNorm,
+  gelu,
+  add,
+  embedding,
+  "cross-entropy": crossEntropy,
+  "linear-gelu": linearGelu,
+  "add-layer-norm": addLayerNorm,
+  "sum-to": sumTo,
+  pad,
+};
