@@ -40,7 +40,19 @@ export interface AttentionOptions {
    * scale becomes 1. `scores` stays the raw Q·Kᵀ (of the rotated heads with RoPE).
    */
   readonly position?: PositionEncoding;
+  /**
+   * The graph of incremental decoding, for a decode session (`compileDecoder` of @attngraph/runtime): keys and values
+   * (after RoPE) go through `kv-append` nodes `k.cache` and `v.cache` [B, Hkv, S, D] into caches kept between calls
+   * (weights `k.cache.state`, `v.cache.state` [B, Hkv, M, D], which the session allocates), so each call takes only
+   * the new tokens; the key length S is the past length `P` (a dim the session binds) plus the new tokens T. The mask
+   * and ALiBi align bottom-right (the last query is the last key) and RoPE starts at position `P`. Causal
+   * self-attention only: without causality an earlier token's output would change when a later one arrives.
+   */
+  readonly decode?: boolean;
 }
+
+/** Names of a decode graph's past-length dim and cache values (see AttentionOptions.decode). */
+export const DECODE_PAST_DIM = "P";
 
 /** The standard weight names of an attention graph (the golden cases'). */
 export type StandardWeight = "W_query" | "W_key" | "W_value" | "b_query" | "b_key" | "b_value" | "W_qkv" | "b_qkv" | "W_kv" | "b_kv" | "out_proj" | "out_bias";
@@ -83,6 +95,11 @@ export function addAttention(
   const S = b.shapeOf(kv)[1]!;
   const batch = xShape[0]!;
   const position = options.position === undefined ? undefined : positionAttrs(options.position, H, D);
+  const decode = options.decode === true;
+  if (decode) checkDecodable(c, options, position?.kind === "rope" ? Number(position.attrs.positionOffset) : 0);
+  // In decode mode the mask and ALiBi see [B, H, T, P + T]: query i of this call is at position P + i.
+  const alignment = decode ? { alignment: "bottom-right" } : {};
+  const ropeAttrs = position?.kind === "rope" ? { ...position.attrs, ...(decode ? { positionOffset: DECODE_PAST_DIM } : {}) } : undefined;
 
   const proj = (n: string, src: Ref, wn: StandardWeight, bn: StandardWeight, rows: number) =>
     b.add("projection", name(n), { x: src, weight: w(wn, [rows, c.dIn]), bias: c.qkvBias ? w(bn, [rows]) : undefined });
@@ -110,17 +127,24 @@ export function addAttention(
     b.add("transpose", name(`${n}.heads`), { x: b.add("reshape", name(`${n}.split`), { x: src }, { shape: [batch, len, h, D] }) }, { perm: [0, 2, 1, 3] });
   let qh = heads(queries, "q", L, H); // [B, H, L, D]
   let kh = heads(keys, "k", S, Hkv); // [B, Hkv, S, D]
-  if (position?.kind === "rope") {
-    qh = b.add("rope", name("q.rope"), { x: qh }, { ...position.attrs }); // [B, H, L, D]
-    kh = b.add("rope", name("k.rope"), { x: kh }, { ...position.attrs }); // [B, Hkv, S, D]
+  if (ropeAttrs) {
+    qh = b.add("rope", name("q.rope"), { x: qh }, ropeAttrs); // [B, H, L, D]
+    kh = b.add("rope", name("k.rope"), { x: kh }, ropeAttrs); // [B, Hkv, S, D]
   }
-  const vh = heads(values, "v", S, Hkv); // [B, Hkv, S, D]
+  let vh = heads(values, "v", S, Hkv); // [B, Hkv, S, D]
+  if (decode) {
+    // This call's keys and values go into the caches; the score and weighted sum read all P + T positions.
+    const cache = (n: string, src: Ref) =>
+      b.add("kv-append", name(`${n}.cache`), { cache: b.weight(name(`${n}.cache.state`), [batch, Hkv, "M", D]), x: src }, { past: DECODE_PAST_DIM, length: "S" });
+    kh = cache("k", kh); // [B, Hkv, S, D], S = P + T
+    vh = cache("v", vh);
+  }
 
   const scores = b.add("score", name("scores"), { q: qh, k: kh }); // [B, H, L, S], before scale and mask
   // ALiBi's bias is added after the scaling, softmax(q·kᵀ/√D + m·(j − i)), so its node takes the scale and the
   // softmax gets 1 (a softmax scale would scale the bias too).
   const alibi = position?.kind === "alibi";
-  const biased = alibi ? b.add("alibi", name("scores.alibi"), { scores }, { ...position.attrs, scale: effectiveScale(c) }) : scores; // [B, H, L, S]
+  const biased = alibi ? b.add("alibi", name("scores.alibi"), { scores }, { ...position.attrs, ...alignment, scale: effectiveScale(c) }) : scores; // [B, H, L, S]
   const padding = options.keyPaddingMaskRef;
   // An additive bias is added after the scaling, softmax(q·kᵀ·scale + bias), so (as with ALiBi) the mask node applies
   // the scale and the softmax gets 1. With ALiBi the scale is already applied.
@@ -128,7 +152,7 @@ export function addAttention(
   const maskScale = bias && !alibi ? effectiveScale(c) : 1;
   const masked =
     c.causal || padding || options.maskRef || bias
-      ? b.add("mask", name("masked"), { scores: biased, keyPaddingMask: padding, mask: options.maskRef, bias }, { causal: c.causal, window: c.window, scale: maskScale })
+      ? b.add("mask", name("masked"), { scores: biased, keyPaddingMask: padding, mask: options.maskRef, bias }, { causal: c.causal, window: c.window, scale: maskScale, ...alignment })
       : biased; // [B, H, L, S], masked entries −∞
   const dropout = c.dropout > 0;
   const probs = b.add("softmax", name(dropout ? "probs" : "weights"), { x: masked }, { scale: alibi || bias ? 1 : effectiveScale(c) }); // [B, H, L, S]
@@ -163,4 +187,17 @@ export function buildAttention(config: AttentionConfigInput | AttentionConfig, o
     ...(user ? (options.userMask === "bias" ? { biasRef: user } : { maskRef: user }) : {}),
   });
   return b.output(refs.output).build();
+}
+
+/** Why a config cannot be decoded incrementally, as a ConfigError naming the key (see AttentionOptions.decode). */
+function checkDecodable(c: AttentionConfig, options: AttentionOptions, ropeOffset: number): void {
+  const no = (key: string, why: string, expected: string, got: string): never => {
+    throw new ConfigError(key, `decode: ${why}`, expected, got);
+  };
+  if (!c.causal) no("causal", "needs causal attention: otherwise earlier tokens attend to later ones and change as tokens arrive", "causal: true", "false");
+  if (c.cross) no("cross", "cross-attention has no cache to grow: its keys and values come from kv", "cross: false", "true");
+  if (options.keyPaddingMask) no("keyPaddingMask", "a key padding mask is not supported", "no keyPaddingMask", "keyPaddingMask");
+  if (options.userMask) no("userMask", "a user mask [T, S] is not supported (S grows every call)", "no userMask", options.userMask);
+  if (c.dropout > 0 && options.training) no("dropout", "decoding runs in eval mode", "training: false", "training: true");
+  if (ropeOffset !== 0) no("position.positionOffset", "RoPE positions come from the cache (P + t)", "0", String(ropeOffset));
 }

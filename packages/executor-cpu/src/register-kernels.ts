@@ -19,6 +19,7 @@ import { reshapeKernel } from "./kernels/reshape.js";
 import { ropeKernel } from "./kernels/rope.js";
 import { scoreKernel } from "./kernels/score.js";
 import { sliceKernel } from "./kernels/slice.js";
+import { kvAppendKernel } from "./kernels/kv-append.js";
 import { softmaxKernel } from "./kernels/softmax.js";
 import { transposeKernel } from "./kernels/transpose.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.js";
@@ -46,6 +47,7 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["reshape", reshapeKernel],
   ["transpose", transposeKernel],
   ["slice", sliceKernel],
+  ["kv-append", kvAppendKernel],
   ["rope", ropeKernel],
   ["score", scoreKernel],
   ["alibi", alibiKernel],

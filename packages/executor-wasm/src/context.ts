@@ -24,6 +24,8 @@ export interface ContextHost {
   readonly chunkWork: number;
   /** A layout derived once from an upload and kept (derived.ts); undefined: none (not an upload, no room, turned off). */
   derived(source: WasmBlock, key: string, bytes: number, subject: string, fill: (address: number) => void): number | undefined;
+  /** A kernel wrote into `block` in place (see `WasmContext.wroteInto`). */
+  wroteInto(block: WasmBlock): void;
 }
 
 const DESC_RANK = 6;
@@ -151,6 +153,16 @@ export class WasmContext {
 
   release(v: WasmValue): void {
     this.#host.releaseValue(v);
+  }
+
+  /**
+   * Tells the executor that a kernel wrote into an input's block in place (kv-append's cache, the one op that does):
+   * layouts derived from the old contents (a prepacked weight) are dropped, and an upload is no longer restored from
+   * its host tensor after a trap, since that tensor no longer holds the block's contents; using it then is an error
+   * instead of silently reading the contents it had when uploaded.
+   */
+  wroteInto(v: WasmValue): void {
+    this.#host.wroteInto(v.block);
   }
 
   /** `v` when it is dense, else a dense copy (`temp`: the caller releases it). */

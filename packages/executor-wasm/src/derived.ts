@@ -1,7 +1,8 @@
 // Layouts derived once from an uploaded value, kept beside it: a weight's matmul panels are packed at its first use
 // and then read by every later call, instead of being packed again on each one (what onnxruntime calls prepacking).
-// Only uploads qualify: no kernel ever writes into an upload's block (kernels write their outputs only), so a layout
-// derived from it stays true until the upload is freed, and it is freed with it. Anything else (an activation, an
+// Only uploads qualify: kernels write their outputs only, so a layout derived from an upload stays true until the
+// upload is freed, and it is freed with it. The one exception, kv-append writing a decode session's cache in place,
+// drops the block's layouts and stops it counting as an upload (WasmContext.wroteInto). Anything else (an activation, an
 // arena value) changes between runs and is packed per call as before.
 import { AttnGraphError } from "@attngraph/tensor";
 import type { WasmBlock } from "./value.js";

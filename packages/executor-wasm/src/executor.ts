@@ -3,7 +3,8 @@
 // The wasm executor: values live in one WebAssembly.Memory shared by every kernel of the module; the allocator
 // (heap.ts) runs on the host. After a trap the module and its memory are re-instantiated: values of the old memory
 // become stale. Uploaded values remember their host tensor (a reference, not a copy) and are restored into the new
-// memory on first use, so a session's cached weights keep working; arenas re-allocate their block on their next
+// memory on first use, so a session's cached weights keep working; an upload written in place since (a decode
+// session's key/value cache) is not, its contents died with the memory. Arenas re-allocate their block on their next
 // `view`; anything else from before the trap is an error when used, and is ignored when released. Long kernels called
 // with a signal work in chunks (chunks.ts); one waiting between chunks when a trap replaces the module gives up.
 import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameShape, type AnyTensor } from "@attngraph/tensor";
@@ -19,7 +20,8 @@ import { WasmValue, type WasmBlock } from "./value.js";
 
 /**
  * A wasm kernel: validates `call`, writes its result into the module's memory through `ctx` and returns a value of
- * shape `call.outShape` (new, `call.out`, or a view of an input made with `ctx.view`). It must not mutate its inputs.
+ * shape `call.outShape` (new, `call.out`, or a view of an input made with `ctx.view`). It must not mutate its inputs,
+ * except kv-append's cache, which it writes in place and reports with `ctx.wroteInto`.
  */
 export type WasmKernel = (call: KernelCall<WasmValue>, ctx: WasmContext) => WasmValue;
 
@@ -168,6 +170,7 @@ export class WasmExecutor implements Executor<WasmValue> {
       releaseValue: (v) => this.release(v),
       scratch: (bytes, subject) => this.#instance().scratch(bytes, subject),
       derived: (source, key, bytes, subject, fill) => (prepack ? this.#derived.get(source, key, bytes, subject, fill) : undefined),
+      wroteInto: (block) => this.#wroteInto(block),
     });
   }
 
@@ -352,6 +355,13 @@ export class WasmExecutor implements Executor<WasmValue> {
     block.freed = true;
     if (block.gen === this.#inst?.gen) this.#inst.heap.free(block.ptr, block.bytes);
     if (block.source !== undefined) this.#derived.drop(block);
+  }
+
+  /** After an in-place write: the block is no longer what its upload held (see WasmContext.wroteInto). */
+  #wroteInto(block: WasmBlock): void {
+    if (block.source === undefined) return;
+    this.#derived.drop(block);
+    block.source = undefined;
   }
 
   /** Moves a stale block into the current memory (uploads get their host data back; arenas get garbage). */

@@ -9,6 +9,7 @@ import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { dropoutKernel } from "./kernels/dropout.js";
 import { embeddingKernel } from "./kernels/embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
+import { kvAppendKernel } from "./kernels/kv-append.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.js";
 import { maskKernel } from "./kernels/mask.js";
@@ -53,6 +54,8 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["weighted-sum", weightedSumKernel],
   ["out-proj", outProjKernel],
   ["attention", attentionKernel],
+  // Incremental decoding: the key/value cache a decode session keeps between calls (written in place).
+  ["kv-append", kvAppendKernel],
   // Beyond attention: the ops of a transformer block and its loss.
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],

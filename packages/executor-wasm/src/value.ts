@@ -14,8 +14,11 @@ export interface WasmBlock {
   refs: number;
   /** The module instance generation the block belongs to; after a trap the memory is replaced and `gen` moves on. */
   gen: number;
-  /** For uploads: the host tensor the block holds, so it can be restored in a new memory after a trap (no copy kept). */
-  readonly source: AnyTensor | undefined;
+  /**
+   * For uploads: the host tensor the block holds, so it can be restored in a new memory after a trap (no copy kept).
+   * Cleared when a kernel writes into the block in place (kv-append's cache): the host tensor is no longer its contents.
+   */
+  source: AnyTensor | undefined;
   /** An arena's block belongs to the arena: releasing the values in it does nothing. */
   readonly arena: boolean;
   freed: boolean;

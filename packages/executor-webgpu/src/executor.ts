@@ -19,6 +19,9 @@ import { copyProgram } from "./kernels/copy.wgsl.js";
 import { PARAM_WORDS } from "./kernels/shared.wgsl.js";
 
 /** What a kernel gets besides its call: memory, views and program runs on the executor's current device. */
+/** Constant buffers kept per device (least recently used evicted first). */
+const MAX_CONSTANTS = 256;
+
 export interface KernelContext {
   readonly device: GPUDevice;
   /** A new dense row-major tensor of `shape` (pooled memory, garbage contents); float32 unless told. */
@@ -34,13 +37,16 @@ export interface KernelContext {
    * (counted).
    */
   hostValues(t: GpuTensor): Promise<AnyTensor>;
-  /** A small read-only buffer of constants (slopes, rotary tables), cached by `key` for the device's life. */
+  /** A small read-only buffer of constants (slopes, rotary tables), cached by `key` (the MAX_CONSTANTS last used). */
   constants(key: string, make: () => Float32Array): GPUBuffer;
   /** Gives back a temporary the kernel made and does not return. */
   release(t: GpuTensor): void;
 }
 
-/** A WebGPU kernel: reads `call.inputs` (never writing them) and returns a new value of shape `call.outShape`. */
+/**
+ * A WebGPU kernel: reads `call.inputs` (never writing them, but for kv-append's cache, which it writes in place and
+ * whose storage then drops its host tensor) and returns a value of shape `call.outShape` (new, or a view).
+ */
 export type WebGpuKernel = (call: KernelCall<GpuTensor>, gpu: KernelContext) => GpuTensor | Promise<GpuTensor>;
 
 export interface WebGpuExecutorOptions extends DeviceOptions {
@@ -227,11 +233,22 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
       },
       constants: (key, make) => {
         let b = s.constants.get(key);
-        if (!b) {
-          const data = make();
-          b = s.device.createBuffer({ size: Math.max(16, data.byteLength), usage: STORAGE_USAGE, label: key });
-          s.device.queue.writeBuffer(b, 0, data);
+        if (b) {
+          // Most recently used last: the eviction below takes the oldest.
+          s.constants.delete(key);
           s.constants.set(key, b);
+          return b;
+        }
+        const data = make();
+        b = s.device.createBuffer({ size: Math.max(16, data.byteLength), usage: STORAGE_USAGE, label: key });
+        s.device.queue.writeBuffer(b, 0, data);
+        s.constants.set(key, b);
+        // Bounded: a decode session's RoPE table changes with every position. Work already submitted that reads an
+        // evicted buffer still completes (destroy() waits for the queue).
+        if (s.constants.size > MAX_CONSTANTS) {
+          const [oldest, buffer] = s.constants.entries().next().value!;
+          s.constants.delete(oldest);
+          buffer.destroy();
         }
         return b;
       },

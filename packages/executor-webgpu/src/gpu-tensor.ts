@@ -17,7 +17,10 @@ export interface GpuStorage {
    * may flush or canonicalise bit patterns that are denormals or NaNs as floats). Kernel results are float32.
    */
   readonly dtype: DType;
-  /** The host tensor an upload came from: lets the executor re-upload after a device loss and check values on the host. */
+  /**
+   * The host tensor an upload came from: lets the executor re-upload after a device loss and check values on the host.
+   * Cleared when a kernel writes into the buffer in place (kv-append's cache): the tensor no longer holds its contents.
+   */
   host: AnyTensor | undefined;
 }
 

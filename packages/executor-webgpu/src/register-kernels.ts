@@ -9,6 +9,7 @@ import { crossEntropyKernel } from "./kernels/cross-entropy.wgsl.js";
 import { dropoutKernel } from "./kernels/dropout.wgsl.js";
 import { embeddingKernel } from "./kernels/embedding.wgsl.js";
 import { geluKernel } from "./kernels/gelu.wgsl.js";
+import { kvAppendKernel } from "./kernels/kv-append.wgsl.js";
 import { layerNormKernel } from "./kernels/layer-norm.wgsl.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.wgsl.js";
 import { maskKernel } from "./kernels/mask.wgsl.js";
@@ -51,6 +52,8 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["weighted-sum", weightedSumKernel],
   ["out-proj", outProjKernel],
   ["attention", attentionKernel],
+  // Incremental decoding: the key/value cache a decode session keeps between calls (written in place).
+  ["kv-append", kvAppendKernel],
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
   ["add", addKernel],

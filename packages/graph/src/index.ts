@@ -40,6 +40,8 @@ export {
   nonBinaryMaskError,
   userMaskStrides,
   type Strided,
+  checkKvAppend,
+  kernelInputError,
   expectAttentionGradShapes,
   expectAttentionQk,
   expectAxis,

@@ -11,6 +11,7 @@ import type { AdamMomentAttrs, AdamStepAttrs } from "./ops/adam.js";
 import type { AttentionGradAttrs, AttentionLseAttrs } from "./ops/attention-grad.js";
 import type { CrossEntropyAttrs } from "./ops/cross-entropy.js";
 import type { GeluAttrs } from "./ops/gelu.js";
+import type { KvAppendAttrs } from "./ops/kv-append.js";
 import type { PadAttrs } from "./ops/pad.js";
 import type { SgdMomentumAttrs, SgdStepAttrs } from "./ops/sgd.js";
 import { USER_MASK_AXES, type MaskAttrs, type MaskGeometry } from "./ops/mask.js";
@@ -471,4 +472,44 @@ export function expectAttentionGradShapes(call: CallInfo, q: Shaped, k: Shaped, 
     if (!sameShape(t.shape, rows)) throw new ShapeError(`${call.node}.${name}`, `${name} must be [B, H, L, Dv] of q and v`, formatShape(rows), formatShape(t.shape));
   }
   if (!sameShape(lse.shape, rows.slice(0, 3))) throw new ShapeError(`${call.node}.lse`, "lse must be [B, H, L] of q", formatShape(rows.slice(0, 3)), formatShape(lse.shape));
+}
+
+/**
+ * kv-append's call checks, shared by every executor: ranks, B/Hkv/D equal to the cache's, `past` a bound integer with
+ * past + L within the cache, and a cache whose elements do not share memory (it is written in place, and writes
+ * through a broadcast view would overwrite each other). Returns `past`. Whether x aliases the cache's memory is the
+ * executor's to check (only it knows where values live).
+ */
+export function checkKvAppend(call: CallInfo, cache: Strided, x: Shaped): number {
+  expectRank(call, "cache", cache, 4, "[B, Hkv, M, D]");
+  expectRank(call, "x", x, 4, "[B, Hkv, L, D]");
+  (["B", "Hkv", "", "D"] as const).forEach((name, i) => {
+    if (name) expectDim(call, "x", `dim ${i} (${name}) must equal the cache's`, cache.shape[i]!, x.shape[i]!, x);
+  });
+  const { past } = call.attrs as Partial<KvAppendAttrs>;
+  const m = cache.shape[2]!;
+  if (!Number.isSafeInteger(past) || (past as number) < 0) throw attrError(call, "past", "an integer >= 0 (the runtime binds a dim name)", past);
+  if ((past as number) + x.shape[2]! > m) throw attrError(call, "past", `past + L <= ${m} (the cache's length)`, `${past} + ${x.shape[2]}`);
+  if (overlapping(cache.shape, cache.strides)) {
+    throw kernelInputError(call, "cache", "the cache is written in place, so no two of its elements may share memory", "a non-overlapping view", `strides ${formatShape(cache.strides)} for ${formatShape(cache.shape)}`);
+  }
+  return past as number;
+}
+
+/** Whether two elements of a view share memory: sorted by stride, each dim must step past everything the smaller ones reach. */
+function overlapping(shape: Shape, strides: readonly number[]): boolean {
+  const dims = shape.map((n, i) => [n, Math.abs(strides[i]!)] as const).filter(([n]) => n > 1);
+  dims.sort((p, q) => p[1] - q[1]);
+  let reach = 0;
+  for (const [n, s] of dims) {
+    if (s <= reach) return true;
+    reach += (n - 1) * s;
+  }
+  return false;
+}
+
+/** An "input" error naming `<node>.<field>`: a value a kernel cannot take (not a shape or attribute problem). */
+export function kernelInputError(call: CallInfo, field: string, what: string, expected: string, got: string): AttnGraphError {
+  const subject = `${call.node}.${field}`;
+  return new AttnGraphError("input", describe(subject, what, expected, got), { subject, expected, got });
 }

@@ -19,7 +19,11 @@ export interface OpInput {
   readonly doc?: string;
 }
 
-export type AttrType = "number" | "integer" | "boolean" | "string" | "dims" | "integers" | "numbers";
+/**
+ * "dim": one integer or the name of a symbolic dim, bound when a run's shapes are (a decode session binds the cache's
+ * past length `P` that way); kernels always get the bound integer. "dims": a shape whose entries may be names.
+ */
+export type AttrType = "number" | "integer" | "boolean" | "string" | "dim" | "dims" | "integers" | "numbers";
 
 export interface AttrSpec {
   readonly type: AttrType;
@@ -159,6 +163,9 @@ function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): voi
     case "string":
       if (typeof v !== "string") bad("a string");
       if (spec.oneOf && !spec.oneOf.includes(v as string)) bad(`one of ${spec.oneOf.join(", ")}`);
+      break;
+    case "dim":
+      if (!((typeof v === "string" && v.length > 0) || Number.isSafeInteger(v))) bad("an integer or a dim name");
       break;
     case "dims":
       if (!Array.isArray(v) || !v.every((d) => (typeof d === "string" && d.length > 0) || Number.isSafeInteger(d))) bad("an array of dims (integers or names)");

@@ -45,6 +45,11 @@ export interface BlockOptions {
   readonly keyPaddingMaskRef?: Ref;
   /** Fused QKV projection (one matmul, the worked example's `qkv_proj`); default true. */
   readonly fusedQkv?: boolean;
+  /**
+   * The block of incremental decoding (AttentionOptions.decode): its attention caches keys and values between the
+   * calls of a decode session (`compileDecoder`), so each call takes only the new tokens. Causal blocks only.
+   */
+  readonly decode?: boolean;
 }
 
 /** Adds one pre-norm transformer block reading x [B, T, E]; returns its refs. */
@@ -65,6 +70,7 @@ export function addTransformerBlock(b: GraphBuilder, x: Ref, configInput: BlockC
       ...(options.maskRef ? { maskRef: options.maskRef } : {}),
       ...(options.keyPaddingMaskRef ? { keyPaddingMaskRef: options.keyPaddingMaskRef } : {}),
       ...(c.position ? { position: c.position } : {}),
+      ...(options.decode ? { decode: true } : {}),
     },
   );
   const attention = attentionRefs.output;
@@ -79,7 +85,10 @@ export function addTransformerBlock(b: GraphBuilder, x: Ref, configInput: BlockC
  * A graph of one transformer block: input `x` [B, T, E], and with `mask: true` an input `mask` [T, T] (0/1, 0 = hidden;
  * the worked example passes tril(ones(T, T))). Output `output`.
  */
-export function transformerBlock(config: BlockConfigInput, options: { readonly mask?: boolean; readonly keyPaddingMask?: boolean; readonly fusedQkv?: boolean; readonly registry?: OpRegistry } = {}): OpGraph {
+export function transformerBlock(
+  config: BlockConfigInput,
+  options: { readonly mask?: boolean; readonly keyPaddingMask?: boolean; readonly fusedQkv?: boolean; readonly decode?: boolean; readonly registry?: OpRegistry } = {},
+): OpGraph {
   const c = normalizeBlockConfig(config);
   const b = new GraphBuilder(options.registry ? { registry: options.registry } : {});
   const x = b.input("x", ["B", "T", c.embedDim]);
@@ -89,6 +98,7 @@ export function transformerBlock(config: BlockConfigInput, options: { readonly m
     ...(mask ? { maskRef: mask } : {}),
     ...(pad ? { keyPaddingMaskRef: pad } : {}),
     ...(options.fusedQkv === undefined ? {} : { fusedQkv: options.fusedQkv }),
+    ...(options.decode ? { decode: true } : {}),
   });
   return b.output(refs.output).build();
 }

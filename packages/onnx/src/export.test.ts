@@ -1,6 +1,7 @@
 // What an exported model declares (opsets, inputs, outputs, initializers) and how an export fails: a user op, a
 // backward op, training-mode dropout and a missing weight each name the node (or weight) at fault.
 import { describe, expect, it } from "vitest";
+import { buildAttention } from "@attngraph/attention";
 import { createOpRegistry, defineOp, GraphBuilder } from "@attngraph/graph";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { OnnxExportError } from "./errors.js";
@@ -77,6 +78,14 @@ describe("export failures", () => {
     const y = b.input("y", [2, 3]);
     const g = b.output(b.add("softmax-grad", "masked.grad", { y, grad: b.input("g", [2, 3]) }, { scale: 1 })).build();
     expect(failure(() => exportOnnx(g, {})).message).toMatch(/^masked\.grad: op softmax-grad has no ONNX form yet/);
+  });
+
+  it("a decode graph fails at its kv-append cache, naming the node", () => {
+    const g = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { decode: true });
+    const weights = Object.fromEntries(g.weights.map((w) => [w.name, Tensor.zeros(w.shape.map((d) => (typeof d === "number" ? d : 2)))]));
+    expect(failure(() => exportOnnx(g, weights)).message).toMatch(/^k\.cache: op kv-append has no ONNX form yet/);
+    const rope = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { decode: true, position: { kind: "rope" } });
+    expect(failure(() => exportOnnx(rope, weights)).message).toMatch(/^q\.rope: .*RoPE offset bound per call/);
   });
 
   it("a node no output reads is not exported, so it cannot fail the export", () => {

@@ -1,5 +1,6 @@
 export { compile, type CompileOptions } from "./compile.js";
 export { Session, type RunOptions, type SessionOptions } from "./session.js";
+export { compileDecoder, Decoder, DecodeError, CacheOverflowError, type DecoderOptions } from "./decoder.js";
 export { AbortError, MemoryLimitError, NumericsError, RunError } from "./errors.js";
 export type { SessionEvent, TapEvent } from "./events.js";
 export type { TapPolicy, TapSelector } from "./taps.js";

@@ -1,12 +1,14 @@
 // What a plan needs per binding of input shapes: every value's concrete shape, the buffer plan, and a pool of arenas
 // (one set per run in flight), so memory is allocated once per shape and reused by every later run.
 import type { Arena, Executor } from "@attngraph/graph";
-import { planBuffers, resolveShapes, type BufferPlan, type Plan } from "@attngraph/scheduler";
+import { planBuffers, resolveBinding, type BufferPlan, type Plan } from "@attngraph/scheduler";
 import { formatShape, sizeOf, type Shape } from "@attngraph/tensor";
 import { MemoryLimitError } from "./errors.js";
 
 export interface Prepared {
   readonly shapes: Map<string, Shape>;
+  /** Steps whose symbolic "dim" attributes this binding made concrete: what their kernels get. */
+  readonly attrs: Map<string, Readonly<Record<string, unknown>>>;
   readonly memory: BufferPlan;
   /** Free arena sets (executor name → arena); a run takes one and gives it back (`returnArenas`). */
   readonly pool: Map<string, Arena<unknown>>[];
@@ -32,13 +34,16 @@ export class PreparedCache {
     this.#all.clear();
   }
 
-  get(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>): Prepared {
+  get(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>> = {}): Prepared {
     let byKey = this.#byPlan.get(plan);
     if (!byKey) this.#byPlan.set(plan, (byKey = new Map()));
-    const key = Object.keys(inputShapes).sort().map((k) => `${k}:${formatShape(inputShapes[k]!)}`).join(";");
+    const key = [
+      ...Object.keys(inputShapes).sort().map((k) => `${k}:${formatShape(inputShapes[k]!)}`),
+      ...Object.keys(dims).sort().map((k) => `=${k}:${dims[k]}`),
+    ].join(";");
     let p = byKey.get(key);
     if (!p) {
-      const shapes = resolveShapes(plan, inputShapes, weightShapes);
+      const { shapes, attrs } = resolveBinding(plan, inputShapes, weightShapes, dims);
       const memory = planBuffers(plan, shapes, (name) => typeof plan.executors.get(name)?.createArena === "function");
       // Bounded: a stream of ever-new shapes must not keep every arena alive.
       if (byKey.size >= MAX_BINDINGS) {
@@ -47,7 +52,7 @@ export class PreparedCache {
         this.#all.delete(byKey.get(oldest)!);
         byKey.delete(oldest);
       }
-      byKey.set(key, (p = { shapes, memory, pool: [] }));
+      byKey.set(key, (p = { shapes, attrs, memory, pool: [] }));
       this.#all.add(p);
     }
     return p;

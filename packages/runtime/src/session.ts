@@ -22,6 +22,11 @@ export interface RunOptions {
    * Applied after the session's own patches (`session.patch`); readers downstream and taps see the result.
    */
   readonly override?: Readonly<Record<string, Override>>;
+  /**
+   * Sizes of symbolic dims no input carries, by name: a decode graph's past length `P` (see `Decoder`, which passes it
+   * on every call). A dim an input also binds must agree.
+   */
+  readonly dims?: Readonly<Record<string, number>>;
 }
 
 /** What a session does beyond lowering: memory limit and tap delivery (see CompileOptions). */
@@ -46,6 +51,8 @@ interface RunContext {
   /** The plan for this run's set of watched nodes. */
   readonly plan: Plan;
   readonly shapes: ReadonlyMap<string, Shape>;
+  /** Steps whose symbolic "dim" attributes this run's binding made concrete: what their kernels get. */
+  readonly attrs: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   readonly memory: BufferPlan;
   /** This run's arenas (from the pool), by executor. */
   readonly arenas: ReadonlyMap<string, Arena<unknown>>;
@@ -249,13 +256,13 @@ export class Session {
       watched = snap.watched;
       if (snap.failed.length) throw snap.failed[0]!;
       const plan = this.#planFor(new Set(watched.keys()), new Set(overrides.keys()));
-      const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes);
+      const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes, (options ?? {}).dims);
       checkMemory(runId, plan, prepared, this.#maxArenaBytes); // before the arenas below are allocated
       const arenas = acquireArenas(prepared, plan.executors);
       const weights = this.#weights.lease();
       let result: Record<string, Tensor>;
       try {
-        const run = { runId, plan, shapes: prepared.shapes, memory: prepared.memory, arenas, inputs: byName, weights, watched, overrides, signal, t0 };
+        const run = { runId, plan, shapes: prepared.shapes, attrs: prepared.attrs, memory: prepared.memory, arenas, inputs: byName, weights, watched, overrides, signal, t0 };
         const done = await this.#execute(run, (node) => (current = node));
         result = done.outputs;
         // Only a run that finished changes the weights: a failed or cancelled one leaves them as they were.
@@ -350,6 +357,7 @@ export class Session {
     onValidator: ((name: string) => Promise<unknown>) | undefined,
   ): Promise<Record<string, Tensor>> {
     const { runId, plan, shapes, memory, arenas, watched, overrides, signal } = run;
+    const attrsOf = (step: Plan["steps"][number]) => run.attrs.get(step.node) ?? step.attrs;
     const events = this.#events;
     const mayHide = new Set<string>(); // values where −∞ is by design (checkNumerics)
     for (const step of plan.steps) {
@@ -373,7 +381,7 @@ export class Session {
       if (events.observed) events.next({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
       let value: unknown;
       try {
-        value = await executor.dispatch({ kind: step.kind, node: step.node, attrs: step.attrs, inputs: args, outShape, ...(out === undefined ? {} : { out }), ...(signal ? { signal } : {}) });
+        value = await executor.dispatch({ kind: step.kind, node: step.node, attrs: attrsOf(step), inputs: args, outShape, ...(out === undefined ? {} : { out }), ...(signal ? { signal } : {}) });
         // A kernel that ignored its destination and returned another planned value (an identity returning its input)
         // would alias memory the plan reuses: move it into its own slot.
         if (out !== undefined && value !== out && arena!.holds(value)) value = arena!.copy(value, out);
@@ -383,7 +391,7 @@ export class Session {
         throw new RunError(runId, step.node, step.kind, executor.name, e);
       }
       // validateWith compares the kernel's own result (before any override) with the validator's on the same inputs.
-      if (checked) await this.#validate(runId, step, executor, value, outShape, checked);
+      if (checked) await this.#validate(runId, step, attrsOf(step), executor, value, outShape, checked);
       const patches = overrides.get(step.node);
       if (patches) {
         // The computed value goes back with everything else the run holds; readers see the override's.
@@ -425,14 +433,14 @@ export class Session {
    * ValidationError in "error" mode, a "validation-mismatch" event in "warn" mode. `inputs` were moved to the
    * validator before the step ran.
    */
-  async #validate(runId: number, step: Plan["steps"][number], executor: Executor, value: unknown, outShape: Shape, inputs: { readonly value: unknown[] } | { readonly error: unknown }): Promise<void> {
+  async #validate(runId: number, step: Plan["steps"][number], attrs: Readonly<Record<string, unknown>>, executor: Executor, value: unknown, outShape: Shape, inputs: { readonly value: unknown[] } | { readonly error: unknown }): Promise<void> {
     const { executor: validator, mode, tolerance } = this.#validation!;
     const base = { node: step.node, kind: step.kind, executor: executor.name, validator: validator.name };
     let d: Disagreement | undefined;
     try {
       if ("error" in inputs) throw inputs.error;
       const args = inputs.value;
-      const theirs = await validator.dispatch({ kind: step.kind, node: step.node, attrs: step.attrs, inputs: args, outShape });
+      const theirs = await validator.dispatch({ kind: step.kind, node: step.node, attrs, inputs: args, outShape });
       try {
         d = disagreement(base, await executor.download(value), await validator.download(theirs), tolerance);
       } finally {

@@ -19,9 +19,29 @@ export class InputError extends AttnGraphError {
  * shapes. What could not be checked at build time (a symbol against a number) is checked here, naming the input or node.
  * Returns the concrete shape of every value.
  */
-export function resolveShapes(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>): Map<string, Shape> {
+export function resolveShapes(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>> = {}): Map<string, Shape> {
+  return resolveBinding(plan, inputShapes, weightShapes, dims).shapes;
+}
+
+/** A run's shapes, and the attributes of the steps whose "dim"/"dims" attributes named symbolic dims, bound. */
+export interface Binding {
+  readonly shapes: Map<string, Shape>;
+  /** Only the steps with a symbolic "dim" attribute; a kernel gets these instead of the step's own attributes. */
+  readonly attrs: Map<string, Readonly<Record<string, unknown>>>;
+}
+
+/**
+ * resolveShapes, plus the bound attributes. `dims` binds symbolic dims no input carries (a decode session's past
+ * length `P`); an input that binds the same name must agree with it.
+ */
+export function resolveBinding(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>> = {}): Binding {
   const bindings = new Map<string, { size: number; from: string }>();
   const shapes = new Map<string, Shape>();
+  const boundAttrs = new Map<string, Readonly<Record<string, unknown>>>();
+  for (const [name, size] of Object.entries(dims)) {
+    if (!Number.isSafeInteger(size) || size < 0) throw new InputError(`dim ${name}`, "a run's dim must be an integer >= 0", "an integer >= 0", String(size));
+    bindings.set(name, { size, from: "the run's dims" });
+  }
   const declared = new Set(plan.inputs.map((i) => i.name));
   for (const name of Object.keys(inputShapes)) {
     if (!declared.has(name)) throw new InputError(`input ${name}`, "unknown input", [...declared].join(", ") || "no inputs", name);
@@ -55,19 +75,27 @@ export function resolveShapes(plan: Plan, inputShapes: Readonly<Record<string, S
     const ctx = makeContext(step.node);
     // Attributes of type "dims" (reshape's and sum-to's target shape) may name symbolic dims: bound like the inputs.
     const concreteAttrs = bindDimsAttrs(def.attrs as Record<string, { type: string }>, step.attrs, bindings, step.node);
+    // Kernels get bound "dim" attributes (a number where they take one); "dims" shapes they read from outShape.
+    if (Object.entries(def.attrs as Record<string, { type: string }>).some(([k, a]) => a.type === "dim" && typeof step.attrs[k] === "string")) boundAttrs.set(step.node, concreteAttrs);
     const out = inferShape(def, step.inputs.map((v) => (v === undefined ? undefined : shapes.get(v))), concreteAttrs, ctx);
     if (!isConcrete(out)) throw new InputError(step.node, "shape has an unbound dim", "concrete dims", formatDims(out));
     shapes.set(step.node, out);
   }
-  return shapes;
+  return { shapes, attrs: boundAttrs };
 }
 
 function bindDimsAttrs(specs: Readonly<Record<string, { type: string }>>, attrs: Readonly<Record<string, unknown>>, bindings: ReadonlyMap<string, { size: number }>, node: string): Readonly<Record<string, unknown>> {
   let out: Record<string, unknown> | undefined;
   for (const [key, spec] of Object.entries(specs)) {
-    if (spec.type !== "dims" || !Array.isArray(attrs[key])) continue;
+    const v = attrs[key];
+    if (spec.type === "dim" && typeof v === "string") {
+      out ??= { ...attrs };
+      out[key] = bindAll([v], bindings, node, key)[0];
+      continue;
+    }
+    if (spec.type !== "dims" || !Array.isArray(v)) continue;
     out ??= { ...attrs };
-    out[key] = bindAll(attrs[key] as SymShape, bindings, node, key);
+    out[key] = bindAll(v as SymShape, bindings, node, key);
   }
   return out ?? attrs;
 }
@@ -76,7 +104,7 @@ function bindAll(shape: SymShape, bindings: ReadonlyMap<string, { size: number }
   return shape.map((d) => {
     if (typeof d === "number") return d;
     const b = bindings.get(d);
-    if (!b) throw new InputError(`${node}.${key}`, `dim ${d} is bound by no input`, "a dim name used by a graph input", d);
+    if (!b) throw new InputError(`${node}.${key}`, `dim ${d} is bound by no input`, "a dim name used by a graph input (or given as a run's dims)", d);
     return b.size;
   });
 }

@@ -60,7 +60,7 @@ export const ropeKernel: CpuKernel = (call) => {
   const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false; // absent = the forward rotation (calls made before it existed)
   const d = x.shape[3]!;
   if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
-  if (!Number.isSafeInteger(positionOffset) || positionOffset! < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
+  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
   if (typeof inverse !== "boolean") throw attrError(call, "inverse", "true or false", inverse);
   if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) {
     throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
@@ -68,5 +68,5 @@ export const ropeKernel: CpuKernel = (call) => {
   // The graph checks these when D is known at build time; a symbolic D, or a hand-made call, is caught here.
   if (rotaryDim !== null && rotaryDim > d) throw attrError(call, "rotaryDim", `<= the head dim D=${d}`, rotaryDim);
   if (rotaryDim === null && d % 2 !== 0) throw new ShapeError(`${call.node}.x`, "RoPE over the whole head dim needs an even D", "an even D", `D=${d} in ${formatShape(x.shape)}`);
-  return new Tensor(ropeImpl(x, base, rotaryDim ?? d, positionOffset!, inverse), x.shape);
+  return new Tensor(ropeImpl(x, base, rotaryDim ?? d, (positionOffset as number), inverse), x.shape);
 };

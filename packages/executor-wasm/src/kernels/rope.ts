@@ -15,7 +15,7 @@ export const ropeKernel: WasmKernel = (call, ctx) => {
   const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false; // absent (a call by hand): the forward rotation
   const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
   if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
-  if (!Number.isSafeInteger(positionOffset) || positionOffset! < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
+  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
   if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) {
     throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
   }
@@ -33,7 +33,7 @@ export const ropeKernel: WasmKernel = (call, ctx) => {
   for (let i = 0; i < half; i++) {
     const invFreq = base ** ((-2 * i) / r);
     for (let l = 0; l < nl; l++) {
-      const theta = (positionOffset! + l) * invFreq;
+      const theta = ((positionOffset as number) + l) * invFreq;
       f64[cosAt + l * half + i] = Math.cos(theta);
       f64[sinAt + l * half + i] = inverse ? -Math.sin(theta) : Math.sin(theta);
     }

@@ -6,14 +6,25 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { PRELUDE, Params, WG, elementwiseGrid } from "./shared.wgsl.js";
 
-/** Params: the source view at word 0, then the element count. */
-export function copyProgram(x: GpuTensor, out: GpuTensor): ProgramInfo {
+/** Where a copy writes: a view of the output buffer (shape of the source), instead of dense from element 0. */
+export interface CopyDestination {
+  readonly strides: readonly number[];
+  readonly offset: number;
+}
+
+/**
+ * Params: the source view at word 0, then the element count; with `into`, the destination's view too (kv-append
+ * writes a strided x into its cache at position `past` that way).
+ */
+export function copyProgram(x: GpuTensor, out: GpuTensor, into?: CopyDestination): ProgramInfo {
   const params = new Params();
   params.view(x);
+  const dv = into === undefined ? undefined : params.view({ shape: x.shape, strides: into.strides, offset: into.offset });
   const n = params.u32(x.size);
+  const target = dv === undefined ? "i" : `view_at(${dv}u, i)`;
   return {
-    name: "copy",
-    cacheKey: "copy-u32",
+    name: into === undefined ? "copy" : "copy-into",
+    cacheKey: into === undefined ? "copy-u32" : "copy-into-u32",
     code: () => /* wgsl */ `${PRELUDE}
 @group(0) @binding(1) var<storage, read> X: array<u32>;
 @group(0) @binding(2) var<storage, read_write> Y: array<u32>;
@@ -21,7 +32,7 @@ export function copyProgram(x: GpuTensor, out: GpuTensor): ProgramInfo {
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
   let i = flat_id(g, nw);
   if (i >= pu(${n}u)) { return; }
-  Y[i] = X[view_at(0u, i)];
+  Y[${target}] = X[view_at(0u, i)];
 }`,
     params,
     inputs: [x],

@@ -17,6 +17,7 @@ import { outProjOp } from "./out-proj.js";
 import { projectionOp } from "./projection.js";
 import { reshapeOp } from "./reshape.js";
 import { ropeOp } from "./rope.js";
+import { kvAppendOp } from "./kv-append.js";
 import { scoreOp } from "./score.js";
 import { sliceOp } from "./slice.js";
 import { softmaxOp } from "./softmax.js";
@@ -49,6 +50,8 @@ export const builtinOps: readonly AnyOpDef[] = [
   weightedSumOp,
   outProjOp,
   attentionOp,
+  // Incremental decoding: the key/value cache a decode session keeps between calls.
+  kvAppendOp,
   // Beyond attention: the ops of a transformer block and its loss.
   layerNormOp,
   geluOp,
@@ -99,6 +102,7 @@ export type { OutProjAttrs } from "./out-proj.js";
 export type { ProjectionAttrs } from "./projection.js";
 export type { ReshapeAttrs } from "./reshape.js";
 export type { RopeAttrs } from "./rope.js";
+export type { KvAppendAttrs } from "./kv-append.js";
 export type { ScoreAttrs } from "./score.js";
 export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";

@@ -6,8 +6,11 @@ export interface RopeAttrs {
   readonly base: number;
   /** r, the number of leading dims rotated (even, ≤ D); null = all of D. Dims r..D−1 pass through unchanged. */
   readonly rotaryDim: number | null;
-  /** Position of query/key 0 (tokens already in a cache); position p = positionOffset + l. */
-  readonly positionOffset: number;
+  /**
+   * Position of query/key 0 (tokens already in a cache); position p = positionOffset + l. A dim name (a decode graph's
+   * past length `P`) is bound per run; kernels get the integer.
+   */
+  readonly positionOffset: number | string;
   /** Rotate by −θ instead of θ: the inverse rotation, which is RoPE's backward (a rotation's transpose). */
   readonly inverse: boolean;
 }
@@ -27,7 +30,7 @@ export const ropeOp = defineOp<RopeAttrs>({
   attrs: {
     base: { type: "number", default: 10000, doc: "> 0" },
     rotaryDim: { type: "integer", nullable: true, min: 2, doc: "even, <= D; null = D" },
-    positionOffset: { type: "integer", default: 0, min: 0 },
+    positionOffset: { type: "dim", default: 0, min: 0, doc: "an integer >= 0, or a dim name bound per run (a decode graph's past length)" },
     inverse: { type: "boolean", default: false, doc: "rotate by −θ (the backward of RoPE)" },
   },
   checkAttrs: (a, ctx) => {

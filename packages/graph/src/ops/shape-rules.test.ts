@@ -3,7 +3,9 @@
 import { describe, expect, it } from "vitest";
 import { validationError } from "../../test/helpers.js";
 import { GraphBuilder } from "../builder.js";
+import { inferShape, makeContext, type AnyOpDef } from "../op-def.js";
 import { builtinOps } from "./index.js";
+import { kvAppendOp } from "./kv-append.js";
 
 function builder(inputs: Record<string, (string | number)[]>): GraphBuilder {
   const b = new GraphBuilder();
@@ -94,8 +96,17 @@ describe("built-in shape rules", () => {
     expect(b.shapeOf(b.add("reshape", "r", { x: "x" }, { shape: ["B", "T", 8] }))).toEqual(["B", "T", 8]);
   });
 
-  it("marks exactly reshape, transpose and slice as views", () => {
-    expect(builtinOps.filter((o) => o.view).map((o) => o.kind).sort()).toEqual(["reshape", "slice", "transpose"]);
+  it("marks exactly reshape, transpose, slice and kv-append (a view of its cache) as views", () => {
+    expect(builtinOps.filter((o) => o.view).map((o) => o.kind).sort()).toEqual(["kv-append", "reshape", "slice", "transpose"]);
+  });
+
+  it("kv-append: [B, Hkv, M, D] + [B, Hkv, L, D] → [B, Hkv, past + L, D]; symbolic past gives the named length; a full cache or another Hkv fails naming the node", () => {
+    const shape = (cache: (string | number)[], x: (string | number)[], past: number | string) =>
+      inferShape(kvAppendOp as AnyOpDef, [cache, x], { past, length: "S" }, makeContext("k.cache"));
+    expect(shape(["B", 2, 16, 4], ["B", 2, "T", 4], "P")).toEqual(["B", 2, "S", 4]);
+    expect(shape([2, 2, 16, 4], [2, 2, 3, 4], 5)).toEqual([2, 2, 8, 4]);
+    expect(() => shape([2, 2, 16, 4], [2, 2, 3, 4], 14)).toThrow(/k\.cache\.x: the cache is full/);
+    expect(() => shape([2, 2, 16, 4], [2, 1, 3, 4], 0)).toThrow(/k\.cache\.x: dim 1 \(Hkv\) differs from the cache's/);
   });
 
   it("every built-in op documents itself and its inputs", () => {

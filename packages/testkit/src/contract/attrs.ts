@@ -28,6 +28,9 @@ import type {
   TransposeAttrs,
 } from "@attngraph/graph";
 
+/** RoPE's attributes as a kernel gets them: the offset bound to an integer (the contract calls kernels directly). */
+export type BoundRopeAttrs = Omit<RopeAttrs, "positionOffset"> & { readonly positionOffset: number };
+
 export const attrs = {
   /** projection, score, weighted-sum and out-proj have no attributes. */
   none: (): Record<string, never> => ({}),
@@ -38,7 +41,7 @@ export const attrs = {
   transpose: (perm: readonly number[]): TransposeAttrs => ({ perm }),
   slice: (axis: number, start: number, size: number): SliceAttrs => ({ axis, start, size }),
   alibi: (a: Partial<AlibiAttrs> = {}): AlibiAttrs => ({ slopes: null, scale: 1, alignment: "top-left", ...a }),
-  rope: (a: Partial<RopeAttrs> = {}): RopeAttrs => ({ base: 10000, rotaryDim: null, positionOffset: 0, inverse: false, ...a }),
+  rope: (a: Partial<BoundRopeAttrs> = {}): BoundRopeAttrs => ({ base: 10000, rotaryDim: null, positionOffset: 0, inverse: false, ...a }),
   layerNorm: (eps = 1e-5): LayerNormAttrs => ({ eps }),
   gelu: (approximate: GeluAttrs["approximate"] = "none"): GeluAttrs => ({ approximate }),
   crossEntropy: (a: Partial<CrossEntropyAttrs> = {}): CrossEntropyAttrs => ({ ignoreIndex: null, reduction: "mean", ...a }),

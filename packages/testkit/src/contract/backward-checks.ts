@@ -9,7 +9,6 @@
 // Legend: B batch, H heads, L length, S keys, D head dim, E model dim, V vocabulary / classes.
 import { expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import type { RopeAttrs } from "@attngraph/graph";
 import {
   crossEntropyGrad64,
   embeddingGrad64,
@@ -25,7 +24,7 @@ import {
 import { maskFull64 } from "../reference/block64.js";
 import { softmax64 } from "../reference/ops64.js";
 import { rope64 } from "../reference/rope64.js";
-import { attrs } from "./attrs.js";
+import { attrs, type BoundRopeAttrs } from "./attrs.js";
 import { expectTypedError } from "./block-checks.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, expectExact, OP_TOL, runValues, stridedOn, thrown, type Harness } from "./harness.js";
@@ -400,7 +399,7 @@ export function backwardChecks(ctx: ContractContext): void {
   });
 
   // ---------------------------------------------------------------------------------------------------- rope inverse
-  const ropeCases: { label: string; H: number; L: number; D: number; attrs: Partial<RopeAttrs> }[] = [
+  const ropeCases: { label: string; H: number; L: number; D: number; attrs: Partial<BoundRopeAttrs> }[] = [
     { label: "whole head dim, base 10000", H: 3, L: 5, D: 8, attrs: {} },
     { label: "rotaryDim 4 < D = 10, positionOffset 7", H: 2, L: 4, D: 10, attrs: { rotaryDim: 4, positionOffset: 7 } },
     { label: "odd D = 7 with rotaryDim 6, base 500, positionOffset 1000", H: 2, L: 3, D: 7, attrs: { rotaryDim: 6, base: 500, positionOffset: 1000 } },

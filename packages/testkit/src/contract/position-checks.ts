@@ -4,10 +4,10 @@
 // Legend: B batch, H heads, L query length, S key length, D head dim.
 import { expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import type { AlibiAttrs, RopeAttrs } from "@attngraph/graph";
+import type { AlibiAttrs } from "@attngraph/graph";
 import { alibi64 } from "../reference/alibi64.js";
 import { rope64 } from "../reference/rope64.js";
-import { attrs } from "./attrs.js";
+import { attrs, type BoundRopeAttrs } from "./attrs.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, OP_TOL, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
@@ -47,7 +47,7 @@ interface RopeCase {
   readonly H: number;
   readonly L: number;
   readonly D: number;
-  readonly attrs: Partial<RopeAttrs>;
+  readonly attrs: Partial<BoundRopeAttrs>;
 }
 
 const ropeCases: readonly RopeCase[] = [

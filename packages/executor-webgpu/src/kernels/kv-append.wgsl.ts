@@ -1,0 +1,70 @@
+// kv-append: the key/value cache of a decode session. Writes this call's x [B, Hkv, L, D] into positions
+// [past, past + L) of the cache [B, Hkv, M, D] in place and returns the view of positions [0, past + L) (the cache's
+// own buffer and strides, no copy of the prefix). The cache is session state (a weight uploaded once and passed again
+// to every run), so the write lands in its own buffer, where the next run reads it.
+// How: when both sides hold each (b, h)'s L·D elements back to back (a dense cache, and x dense in its last two dims,
+// as a decode step's single position always is), one copyBufferToBuffer per (b, h); otherwise (a prefill's x with its
+// heads split from [B, L, H, D]) one scatter program. Either is submitted to the device queue during this dispatch, and
+// dispatches submit in call order, so the write lands after every earlier op's work and before any later op reads it.
+import { checkKvAppend, kernelInputError } from "@attngraph/graph";
+import type { KernelContext, WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { requireInput, type Call } from "./checks.js";
+import { copyProgram } from "./copy.wgsl.js";
+
+/** Inputs: cache [B, Hkv, M, D], x [B, Hkv, L, D]; attrs { past (bound to an integer by the runtime) } → [B, Hkv, past + L, D]. */
+export const kvAppendKernel: WebGpuKernel = async (call, gpu) => {
+  const cache = requireInput(call, 0, "cache");
+  const x = requireInput(call, 1, "x");
+  const past = checkKvAppendHere(call, cache, x);
+  if (x.size > 0) {
+    if (blocksOf(x) && blocksOf(cache)) copyBlocks(call, gpu, cache, x, past);
+    else await gpu.run(scatterProgram(cache, x, past));
+  }
+  // The upload's host tensor no longer holds the buffer's contents: `hostValues` must read the buffer back, and after a
+  // device loss the cache is an error ("device-lost") rather than re-uploaded as it was before this write.
+  cache.storage.host = undefined;
+  const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
+  return gpu.view(cache, [nb, nh, past + nl, nd], cache.strides, cache.offset);
+};
+
+/** The shared checks, plus: WebGPU refuses a copy or a dispatch that reads and writes one buffer. */
+function checkKvAppendHere(call: Call, cache: GpuTensor, x: GpuTensor): number {
+  const past = checkKvAppend(call, cache, x);
+  if (x.storage === cache.storage) throw kernelInputError(call, "x", "x must not be a view of the cache it is written into", "a value of its own", "a view of the cache");
+  return past;
+}
+
+/** Whether each (b, h) of `t` is one run of L·D adjacent elements: its last two dims dense row-major. */
+function blocksOf(t: GpuTensor): boolean {
+  let expected = 1;
+  for (const i of [3, 2]) {
+    if (t.shape[i] !== 1 && t.strides[i] !== expected) return false;
+    expected *= t.shape[i]!;
+  }
+  return true;
+}
+
+/** One copyBufferToBuffer per (b, h): x's block of L·D elements to the cache's at position `past`. */
+function copyBlocks(call: Call, gpu: KernelContext, cache: GpuTensor, x: GpuTensor, past: number): void {
+  const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
+  const [cb, ch, cl] = cache.strides as [number, number, number, number];
+  const [xb, xh] = x.strides as [number, number, number, number];
+  const encoder = gpu.device.createCommandEncoder({ label: `${call.node} (kv-append)` });
+  for (let b = 0; b < nb; b++) {
+    for (let h = 0; h < nh; h++) {
+      const from = x.offset + b * xb + h * xh;
+      const to = cache.offset + b * cb + h * ch + past * cl;
+      encoder.copyBufferToBuffer(x.storage.buffer, from * 4, cache.storage.buffer, to * 4, nl * nd * 4);
+    }
+  }
+  gpu.device.queue.submit([encoder.finish()]);
+}
+
+/** cache[b, h, past + l, d] = x[b, h, l, d] for any strides: a copy into x's shape on the cache's strides, from `past`. */
+function scatterProgram(cache: GpuTensor, x: GpuTensor, past: number): ProgramInfo {
+  return copyProgram(x, cache, { strides: cache.strides, offset: cache.offset + past * cache.strides[2]! });
+}
+
+

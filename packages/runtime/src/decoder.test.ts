@@ -1,0 +1,105 @@
+// The decode session on cpu: token-by-token decoding equals one full causal run, the cache is tappable, and every
+// misuse (overflow, another batch, a graph without a cache, truncate past the end) is a typed error that leaves the
+// decoder usable. The same equality on every executor and variant lives in @attngraph/reliability (decode.test.ts).
+import { attentionWeights, buildAttention, ConfigError } from "@attngraph/attention";
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { Tensor } from "@attngraph/tensor";
+import { describe, expect, it } from "vitest";
+import { compile } from "./compile.js";
+import { CacheOverflowError, compileDecoder, DecodeError } from "./decoder.js";
+import { randomTensor } from "./test-random.js";
+
+const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true, outProj: true };
+const raw = {
+  W_query: randomTensor([8, 8], 1),
+  W_key: randomTensor([8, 8], 2),
+  W_value: randomTensor([8, 8], 3),
+  out_proj: randomTensor([8, 8], 4),
+  out_bias: randomTensor([8], 5),
+};
+const weights = attentionWeights(config, raw);
+const [B, T] = [2, 6];
+const x = randomTensor([B, T, 8], 6);
+
+/** Positions [from, to) of x [B, T, E] as a dense tensor. */
+function tokens(t: Tensor, from: number, to: number): Tensor {
+  const [b, , e] = t.shape as [number, number, number];
+  const src = t.toFloat32Array();
+  const out = new Float32Array(b * (to - from) * e);
+  for (let i = 0; i < b; i++) out.set(src.subarray((i * t.shape[1]! + from) * e, (i * t.shape[1]! + to) * e), i * (to - from) * e);
+  return new Tensor(out, [b, to - from, e]);
+}
+
+async function fullRun(): Promise<Tensor> {
+  const s = await compile(buildAttention(config), { executors: [createCpuExecutor()], weights });
+  try {
+    return (await s.run({ x })).output!;
+  } finally {
+    await s.dispose();
+  }
+}
+
+describe("compileDecoder on cpu", () => {
+  it("a prompt of 3 then one token at a time gives the full causal run's outputs; the cache is tapped at every call", async () => {
+    const full = await fullRun();
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 16, batch: B });
+    const cached: number[][] = [];
+    const sub = dec.session.tap("k.cache").subscribe((e) => cached.push([...e.tensor.shape]));
+    for (const [from, to] of [[0, 3], [3, 4], [4, 5], [5, 6]] as const) {
+      const out = (await dec.step({ x: tokens(x, from, to) })).output!;
+      expect(out.shape).toEqual([B, to - from, 8]);
+      const want = tokens(full, from, to).toFloat32Array();
+      const got = out.toFloat32Array();
+      for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!)).toBeLessThan(1e-5);
+      expect(dec.length).toBe(to);
+    }
+    sub.unsubscribe();
+    expect(cached).toEqual([[B, 2, 3, 4], [B, 2, 4, 4], [B, 2, 5, 4], [B, 2, 6, 4]]);
+    await dec.dispose();
+  });
+
+  it("reset() starts a new sequence and truncate(n) rewinds: the same tokens give the same outputs again", async () => {
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
+    const first = (await dec.step({ x: tokens(x, 0, 4) })).output!.toFloat32Array();
+    const fifth = (await dec.step({ x: tokens(x, 4, 5) })).output!.toFloat32Array();
+    dec.truncate(4);
+    expect(dec.length).toBe(4);
+    expect((await dec.step({ x: tokens(x, 4, 5) })).output!.toFloat32Array()).toEqual(fifth);
+    dec.reset();
+    expect(dec.length).toBe(0);
+    expect((await dec.step({ x: tokens(x, 0, 4) })).output!.toFloat32Array()).toEqual(first);
+    expect(() => dec.truncate(5)).toThrow(DecodeError);
+    await dec.dispose();
+  });
+
+  it("more positions than maxLength is a CacheOverflowError naming the cache; nothing changes and the decoder goes on", async () => {
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 5, batch: B });
+    await dec.step({ x: tokens(x, 0, 4) });
+    const err = await dec.step({ x: tokens(x, 4, 6) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CacheOverflowError);
+    expect((err as CacheOverflowError).code).toBe("cache-overflow");
+    expect((err as Error).message).toContain("k.cache.state: 2 new positions after 4 do not fit in the cache");
+    expect(dec.length).toBe(4);
+    await dec.step({ x: tokens(x, 4, 5) });
+    expect(dec.length).toBe(5);
+    await dec.dispose();
+  });
+
+  it("another batch than the cache's is a DecodeError naming the input, before anything runs", async () => {
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
+    const err = await dec.step({ x: randomTensor([3, 1, 8], 9) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DecodeError);
+    expect((err as Error).message).toBe("input x: the batch differs from the cache's (dim 0) (expected batch 2 (compileDecoder's batch), got batch 3)");
+    expect(dec.length).toBe(0);
+    await dec.dispose();
+  });
+
+  it("refuses a graph without a cache, a non-causal decode graph (saying why), and a cache passed as a weight", async () => {
+    await expect(compileDecoder(buildAttention(config), { executors: [createCpuExecutor()], weights, maxLength: 8 })).rejects.toThrow(/no kv-append node/);
+    expect(() => buildAttention({ ...config, causal: false }, { decode: true })).toThrow(ConfigError);
+    expect(() => buildAttention({ ...config, causal: false }, { decode: true })).toThrow(/decode: needs causal attention: otherwise earlier tokens attend to later ones/);
+    const graph = buildAttention(config, { decode: true });
+    await expect(compileDecoder(graph, { executors: [createCpuExecutor()], weights: { ...weights, "k.cache.state": Tensor.zeros([1, 2, 8, 4]) }, maxLength: 8 })).rejects.toThrow(/a cache is the decoder's own state/);
+    await expect(compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 0 })).rejects.toThrow(DecodeError);
+  });
+});

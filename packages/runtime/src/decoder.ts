@@ -1,0 +1,195 @@
+// Incremental decoding: a session over a decode graph (buildAttention(config, { decode: true }), or any graph with
+// kv-append nodes) that keeps each kv-append's cache on the executor between calls. Each call takes only the new
+// tokens: the kv-append kernels write their keys and values at positions [P, P + T) of the preallocated caches and
+// the attention reads all P + T. The decoder owns P (the graph's past-length dim, bound on every run) and the caches.
+import type { OpGraph, SymShape } from "@attngraph/graph";
+import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
+import { compile, type CompileOptions } from "./compile.js";
+import type { RunOptions, Session } from "./session.js";
+
+export interface DecoderOptions extends CompileOptions {
+  /** Positions each cache holds (M): past plus new tokens may never exceed it (a CacheOverflowError says so). */
+  readonly maxLength: number;
+  /** The batch of every call; the caches are [batch, Hkv, maxLength, D]. Default 1. */
+  readonly batch?: number;
+}
+
+/** A decode graph or call the decoder cannot serve: named subject, what was expected and what came. */
+export class DecodeError extends AttnGraphError {
+  constructor(subject: string, what: string, expected: string, got: string, code = "decode") {
+    super(code, `${subject}: ${what} (expected ${expected}, got ${got})`, { subject, expected, got });
+    this.name = "DecodeError";
+  }
+}
+
+/** More positions than the cache holds. `subject` names the cache; nothing ran, and the cache is as it was. */
+export class CacheOverflowError extends DecodeError {
+  constructor(cache: string, past: number, added: number, maxLength: number) {
+    super(
+      cache,
+      `${added} new position${added === 1 ? "" : "s"} after ${past} do not fit in the cache: reset(), truncate(n), or compile with a larger maxLength`,
+      `past + new <= ${maxLength}`,
+      `${past} + ${added} = ${past + added}`,
+      "cache-overflow",
+    );
+    this.name = "CacheOverflowError";
+  }
+}
+
+/** Where a symbolic dim of the graph's inputs can be read from a call's inputs: input name and axis. */
+interface DimSource {
+  readonly input: string;
+  readonly axis: number;
+}
+
+interface DecodeLayout {
+  /** The dim name every kv-append's `past` uses (`P`). */
+  readonly pastDim: string;
+  /** Cache weights by name, with their declared shapes. */
+  readonly caches: ReadonlyMap<string, SymShape>;
+  /** The new tokens per call: a fixed count, or where to read it. */
+  readonly newTokens: number | DimSource;
+  /** Where the batch of a call is (the caches' dim 0), when it is symbolic. */
+  readonly batch: DimSource | undefined;
+}
+
+function sourceOf(graph: OpGraph, dim: string): DimSource | undefined {
+  for (const v of graph.inputs) {
+    const axis = v.shape.indexOf(dim);
+    if (axis >= 0) return { input: v.name, axis };
+  }
+  return undefined;
+}
+
+/** Reads the decode structure off the graph: its kv-append nodes, their caches and dims. */
+function decodeLayout(graph: OpGraph): DecodeLayout {
+  const appends = graph.nodes.filter((n) => n.kind === "kv-append");
+  if (appends.length === 0) {
+    throw new DecodeError("graph", "no kv-append node: nothing to cache between calls", "a decode graph (buildAttention(config, { decode: true }))", "a graph without kv-append");
+  }
+  const caches = new Map<string, SymShape>();
+  let pastDim: string | undefined;
+  let newTokens: number | DimSource | undefined;
+  for (const n of appends) {
+    const cache = n.inputs["cache"]!;
+    if (graph.roleOf(cache) !== "weight") throw new DecodeError(`${n.name}.cache`, "a kv-append's cache must be a weight the decoder allocates", "a weight", `a ${graph.roleOf(cache)}`);
+    const past = n.attrs["past"];
+    if (typeof past !== "string") throw new DecodeError(`${n.name}.past`, "the past length must be a dim name the decoder binds", "a dim name", String(past));
+    if (pastDim !== undefined && past !== pastDim) throw new DecodeError(`${n.name}.past`, "every kv-append must share one past-length dim", pastDim, past);
+    pastDim = past;
+    const shape = graph.shapeOf(cache);
+    if (typeof shape[1] !== "number" || typeof shape[3] !== "number") throw new DecodeError(cache, "the cache's Hkv and D must be fixed", "[B, Hkv, M, D] with numbers for Hkv and D", `[${shape.join(", ")}]`);
+    caches.set(cache, shape);
+    const t = graph.shapeOf(n.inputs["x"]!)[2]!;
+    const source = typeof t === "number" ? t : sourceOf(graph, t);
+    if (source === undefined) throw new DecodeError(`${n.name}.x`, `the new-token dim ${t} is carried by no graph input`, "an input with that dim", "none");
+    newTokens ??= source;
+  }
+  const b = caches.values().next().value![0]!;
+  return { pastDim: pastDim!, caches, newTokens: newTokens!, batch: typeof b === "string" ? sourceOf(graph, b) : undefined };
+}
+
+/**
+ * Compiles `graph` for decoding: the session gets, beside `options.weights`, a zero cache [batch, Hkv, maxLength, D]
+ * for every kv-append, kept on its executor between calls.
+ *
+ * ```ts
+ * const graph = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { decode: true });
+ * const decoder = await compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 128 });
+ * await decoder.step({ x: prompt });      // [1, T, 8]: the prompt's outputs; the cache holds T positions
+ * await decoder.step({ x: nextToken });   // [1, 1, 8]: one more position, reading the T before it from the cache
+ * ```
+ */
+export async function compileDecoder(graph: OpGraph, options: DecoderOptions): Promise<Decoder> {
+  const { maxLength, batch = 1 } = options;
+  if (!Number.isSafeInteger(maxLength) || maxLength < 1) throw new DecodeError("compileDecoder.maxLength", "invalid cache length", "an integer >= 1", String(maxLength));
+  if (!Number.isSafeInteger(batch) || batch < 1) throw new DecodeError("compileDecoder.batch", "invalid batch", "an integer >= 1", String(batch));
+  const layout = decodeLayout(graph);
+  const weights: Record<string, AnyTensor> = { ...(options.weights ?? {}) };
+  for (const [name, shape] of layout.caches) {
+    if (Object.hasOwn(weights, name)) throw new DecodeError(`weights.${name}`, "a cache is the decoder's own state", "no weight under this name", "a tensor");
+    const [b, h, m, d] = shape as [string | number, number, string | number, number];
+    if (typeof b === "number" && b !== batch) throw new DecodeError(name, "the graph fixes the cache's batch", `batch ${b}`, `batch ${batch}`);
+    if (typeof m === "number" && m !== maxLength) throw new DecodeError(name, "the graph fixes the cache's length", `maxLength ${m}`, `maxLength ${maxLength}`);
+    weights[name] = Tensor.zeros([batch, h, maxLength, d]);
+  }
+  const session = await compile(graph, { ...options, weights });
+  return new Decoder(session, layout, maxLength, batch);
+}
+
+/**
+ * A decode session: `step()` runs the new tokens against everything cached so far. Calls run one after another (each
+ * starts from the cache the one before it left). The caches are nodes like any other: `decoder.session.tap("k.cache")`
+ * gives the keys of all P + T positions on every call.
+ */
+export class Decoder {
+  readonly session: Session;
+  readonly maxLength: number;
+  readonly batch: number;
+  readonly #layout: DecodeLayout;
+  #past = 0;
+  #inFlight = false;
+  #turn: Promise<unknown> = Promise.resolve();
+
+  constructor(session: Session, layout: DecodeLayout, maxLength: number, batch: number) {
+    this.session = session;
+    this.#layout = layout;
+    this.maxLength = maxLength;
+    this.batch = batch;
+  }
+
+  /** Positions in the cache: the tokens of every call since the last reset (or truncate). */
+  get length(): number {
+    return this.#past;
+  }
+
+  /**
+   * Runs `inputs` (the new tokens only) after the cached positions and resolves to the graph's outputs for them. A
+   * failed or cancelled call leaves the cache as it was.
+   */
+  step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims"> = {}): Promise<Record<string, Tensor>> {
+    const run = this.#turn.then(() => this.#step(inputs, options));
+    this.#turn = run.catch(() => undefined);
+    return run;
+  }
+
+  async #step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims">): Promise<Record<string, Tensor>> {
+    const { newTokens, batch, caches, pastDim } = this.#layout;
+    const read = (s: DimSource, what: string): number => {
+      const t = Object.hasOwn(inputs, s.input) ? inputs[s.input] : undefined;
+      if (t === undefined) throw new DecodeError(`input ${s.input}`, `missing input (it carries the ${what})`, "a tensor", "nothing");
+      return t.shape[s.axis]!;
+    };
+    if (batch) {
+      const b = read(batch, "batch");
+      if (b !== this.batch) throw new DecodeError(`input ${batch.input}`, `the batch differs from the cache's (dim ${batch.axis})`, `batch ${this.batch} (compileDecoder's batch)`, `batch ${b}`);
+    }
+    const added = typeof newTokens === "number" ? newTokens : read(newTokens, "new tokens");
+    if (added < 1) throw new DecodeError(typeof newTokens === "number" ? "graph" : `input ${newTokens.input}`, "a step needs at least one new token", ">= 1", String(added));
+    if (this.#past + added > this.maxLength) throw new CacheOverflowError(caches.keys().next().value!, this.#past, added, this.maxLength);
+    this.#inFlight = true;
+    try {
+      const outputs = await this.session.run(inputs, { ...options, dims: { [pastDim]: this.#past } });
+      this.#past += added;
+      return outputs;
+    } finally {
+      this.#inFlight = false;
+    }
+  }
+
+  /** Forgets every cached position: the next step starts a new sequence. */
+  reset(): void {
+    this.truncate(0);
+  }
+
+  /** Keeps the first `n` positions (n <= length): the next step continues after them (rejecting a draft's tokens). */
+  truncate(n: number): void {
+    if (this.#inFlight) throw new DecodeError("decoder", "a step is running; truncate or reset after it settles", "no step in flight", "a step in flight");
+    if (!Number.isSafeInteger(n) || n < 0 || n > this.#past) throw new DecodeError("truncate(n)", "invalid cache length", `an integer in 0..${this.#past}`, String(n));
+    this.#past = n;
+  }
+
+  dispose(): Promise<void> {
+    return this.session.dispose();
+  }
+}
