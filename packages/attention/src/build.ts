@@ -3,7 +3,7 @@
 //
 // Shape legend: B batch, H heads, Hkv key/value heads, L query length (dim "T"), S key length ("T" for self-attention,
 // "S" for cross-attention), D head dim, E = H·D model dim, Ekv = Hkv·D.
-import { GraphBuilder, type OpGraph, type OpRegistry, type Ref } from "@attngraph/graph";
+import { DECODE_DIMS, GraphBuilder, type OpGraph, type OpRegistry, type Ref } from "@attngraph/graph";
 import { effectiveScale, headDim, normalizeConfig, ConfigError, type AttentionConfig, type AttentionConfigInput } from "./config.js";
 import { positionAttrs, type PositionEncoding } from "./position.js";
 
@@ -44,15 +44,12 @@ export interface AttentionOptions {
    * The graph of incremental decoding, for a decode session (`compileDecoder` of @attngraph/runtime): keys and values
    * (after RoPE) go through `kv-append` nodes `k.cache` and `v.cache` [B, Hkv, S, D] into caches kept between calls
    * (weights `k.cache.state`, `v.cache.state` [B, Hkv, M, D], which the session allocates), so each call takes only
-   * the new tokens; the key length S is the past length `P` (a dim the session binds) plus the new tokens T. The mask
-   * and ALiBi align bottom-right (the last query is the last key) and RoPE starts at position `P`. Causal
+   * the new tokens; the key length S is the cached length `P` (a dim the session binds) plus the new tokens T. The mask
+   * and ALiBi align bottom-right (the last query is the last key) and RoPE starts at the absolute position `N`. Causal
    * self-attention only: without causality an earlier token's output would change when a later one arrives.
    */
   readonly decode?: boolean;
 }
-
-/** Names of a decode graph's past-length dim and cache values (see AttentionOptions.decode). */
-export const DECODE_PAST_DIM = "P";
 
 /** The standard weight names of an attention graph (the golden cases'). */
 export type StandardWeight = "W_query" | "W_key" | "W_value" | "b_query" | "b_key" | "b_value" | "W_qkv" | "b_qkv" | "W_kv" | "b_kv" | "out_proj" | "out_bias";
@@ -99,7 +96,7 @@ export function addAttention(
   if (decode) checkDecodable(c, options, position?.kind === "rope" ? Number(position.attrs.positionOffset) : 0);
   // In decode mode the mask and ALiBi see [B, H, T, P + T]: query i of this call is at position P + i.
   const alignment = decode ? { alignment: "bottom-right" } : {};
-  const ropeAttrs = position?.kind === "rope" ? { ...position.attrs, ...(decode ? { positionOffset: DECODE_PAST_DIM } : {}) } : undefined;
+  const ropeAttrs = position?.kind === "rope" ? { ...position.attrs, ...(decode ? { positionOffset: DECODE_DIMS.position } : {}) } : undefined;
 
   const proj = (n: string, src: Ref, wn: StandardWeight, bn: StandardWeight, rows: number) =>
     b.add("projection", name(n), { x: src, weight: w(wn, [rows, c.dIn]), bias: c.qkvBias ? w(bn, [rows]) : undefined });
@@ -135,7 +132,7 @@ export function addAttention(
   if (decode) {
     // This call's keys and values go into the caches; the score and weighted sum read all P + T positions.
     const cache = (n: string, src: Ref) =>
-      b.add("kv-append", name(`${n}.cache`), { cache: b.weight(name(`${n}.cache.state`), [batch, Hkv, "M", D]), x: src }, { past: DECODE_PAST_DIM, length: "S" });
+      b.add("kv-append", name(`${n}.cache`), { cache: b.weight(name(`${n}.cache.state`), [batch, Hkv, "M", D]), x: src }, { past: DECODE_DIMS.past, shift: DECODE_DIMS.shift, length: "S" });
     kh = cache("k", kh); // [B, Hkv, S, D], S = P + T
     vh = cache("v", vh);
   }

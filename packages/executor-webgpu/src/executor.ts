@@ -18,10 +18,10 @@ import { pipelineFor, type ProgramInfo } from "./program.js";
 import { copyProgram } from "./kernels/copy.wgsl.js";
 import { PARAM_WORDS } from "./kernels/shared.wgsl.js";
 
-/** What a kernel gets besides its call: memory, views and program runs on the executor's current device. */
 /** Constant buffers kept per device (least recently used evicted first). */
 const MAX_CONSTANTS = 256;
 
+/** What a kernel gets besides its call: memory, views and program runs on the executor's current device. */
 export interface KernelContext {
   readonly device: GPUDevice;
   /** A new dense row-major tensor of `shape` (pooled memory, garbage contents); float32 unless told. */

@@ -84,6 +84,19 @@ describe("kv-append on webgpu", () => {
     for (const v of [vx, spaced, empty, y, y0, strided, cache, big]) webgpu.release(v);
   });
 
+  it("with shift, positions [shift, shift + past) move to the front first (a window's ring), then x follows them", async () => {
+    const host = randomTensor([B, H, M, D], 11);
+    const cache = await webgpu.upload(host);
+    const x = randomTensor([B, H, 1, D], 12);
+    const vx = await webgpu.upload(x);
+    const y = await webgpu.dispatch({ kind: "kv-append", node: "k.cache", attrs: { past: 2, shift: 3, length: "S" }, inputs: [cache, vx], outShape: [B, H, 3, D] });
+    const got = (await webgpu.download(y)).contiguous();
+    for (let i = 0; i < B; i++)
+      for (let h = 0; h < H; h++)
+        for (let d = 0; d < D; d++) expect([got.get(i, h, 0, d), got.get(i, h, 1, d), got.get(i, h, 2, d)]).toEqual([host.get(i, h, 3, d), host.get(i, h, 4, d), x.get(i, h, 0, d)]);
+    for (const v of [y, vx, cache]) webgpu.release(v);
+  });
+
   it("is ordered with the programs around it: a read before sees the old rows, a read after the new ones", async () => {
     const cache = await webgpu.upload(sentinel([1, 1, M, D]));
     const before = await ops.dispatch("gelu", { approximate: "none" }, [cache], cache.shape);

@@ -1,7 +1,8 @@
 // Incremental decoding on every executor: a decode session fed a prompt and then one token (or a few) at a time
 // gives, position for position, the outputs of one full causal run of the same weights on the same executor, for
 // every attention variant that caches (multi-head, GQA, MQA, ALiBi, RoPE, a sliding window, fused QKV), untapped (the
-// attention fuses) and with every node tapped; and for a whole pre-norm transformer block.
+// attention fuses) and with every node tapped; a sliding window decoding past its cache's length (its ring); and a
+// whole pre-norm transformer block.
 import { attentionWeights, buildAttention, normalizeConfig, type AttentionConfigInput, type AttentionOptions, type PositionEncoding } from "@attngraph/attention";
 import { defaultInit, transformerBlock } from "@attngraph/nn";
 import { compile, compileDecoder } from "@attngraph/runtime";
@@ -94,6 +95,35 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: decoding with a K
       }
     }
     await executor.dispose?.();
+  });
+
+  it("a sliding window's ring (window 3, RoPE, GQA): 11 tokens through a cache of 5 positions equal the full causal run", async () => {
+    const v: Variant = { name: "ring", config: { ...base, numKvHeads: 2, window: 3 }, position: { kind: "rope" } };
+    const n = 11;
+    const weights = weightsFor(v, 21);
+    const x = new Tensor(uniform(B * n * 8, 1, prng(22)), [B, n, 8]);
+    const executor = await entry.create();
+    try {
+      const full = await compile(buildAttention(v.config, { position: v.position! }), { executors: [executor], weights });
+      const want = (await full.run({ x })).output!;
+      await full.dispose();
+      const graph = buildAttention(v.config, { position: v.position!, decode: true });
+      for (const schedule of [[2, 1, 1, 1, 1, 1, 1, 1, 1, 1], [3, 2, 2, 2, 2]]) {
+        const dec = await compileDecoder(graph, { executors: [executor], weights, maxLength: 5, batch: B });
+        let at = 0;
+        for (const k of schedule) {
+          const got = (await dec.step({ x: positions(x, at, at + k) })).output!;
+          const ref = positions(want, at, at + k);
+          expect(mismatch(`ring, schedule ${schedule.join("+")}, positions ${at}..${at + k - 1}`, { shape: got.shape, data: got.toFloat32Array() }, { shape: ref.shape, data: ref.toFloat32Array() }, toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }))).toBeUndefined();
+          at += k;
+          expect(dec.cached).toBeLessThanOrEqual(5);
+        }
+        expect(dec.length).toBe(n);
+        await dec.dispose();
+      }
+    } finally {
+      await executor.dispose?.();
+    }
   });
 
   it("a pre-norm transformer block (RoPE, fused QKV, GELU MLP): one token at a time equals the full causal run", async () => {

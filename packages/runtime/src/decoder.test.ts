@@ -85,6 +85,33 @@ describe("compileDecoder on cpu", () => {
     await dec.dispose();
   });
 
+  it("a sliding window decodes past maxLength (its ring keeps the last w − 1 positions); truncate cannot reach what it dropped", async () => {
+    const windowed = { ...config, window: 2 };
+    const full = await compile(buildAttention(windowed), { executors: [createCpuExecutor()], weights });
+    const want = (await full.run({ x })).output!;
+    await full.dispose();
+    const dec = await compileDecoder(buildAttention(windowed, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 3, batch: B });
+    const cached: number[] = [];
+    for (let at = 0; at < T; at++) {
+      const got = (await dec.step({ x: tokens(x, at, at + 1) })).output!.toFloat32Array();
+      const ref = tokens(want, at, at + 1).toFloat32Array();
+      for (let i = 0; i < ref.length; i++) expect(Math.abs(got[i]! - ref[i]!)).toBeLessThan(1e-5);
+      cached.push(dec.cached);
+    }
+    // Full at 3 positions, the fourth step keeps the last one (w − 1 = 1) and appends: 2, then 3 again, and so on.
+    expect(cached).toEqual([1, 2, 3, 2, 3, 2]);
+    expect(dec.length).toBe(T);
+    expect(() => dec.truncate(T - 3)).toThrow(/the window's ring dropped the positions before 4/);
+    dec.truncate(T - 1);
+    expect([dec.length, dec.cached]).toEqual([T - 1, 1]);
+    // Three new tokens after the one kept position do not fit in 3: a CacheOverflowError that says why.
+    await expect(dec.step({ x: tokens(x, 0, 3) })).rejects.toThrow(/3 new positions after the 1 a window keeps do not fit in the cache/);
+    const nonWindowed = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 3, batch: B });
+    await nonWindowed.step({ x: tokens(x, 0, 3) });
+    await expect(nonWindowed.step({ x: tokens(x, 3, 4) })).rejects.toBeInstanceOf(CacheOverflowError);
+    await Promise.all([dec.dispose(), nonWindowed.dispose()]);
+  });
+
   it("another batch than the cache's is a DecodeError naming the input, before anything runs", async () => {
     const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
     const err = await dec.step({ x: randomTensor([3, 1, 8], 9) }).catch((e: unknown) => e);

@@ -1,8 +1,9 @@
 // Incremental decoding: a session over a decode graph (buildAttention(config, { decode: true }), or any graph with
 // kv-append nodes) that keeps each kv-append's cache on the executor between calls. Each call takes only the new
 // tokens: the kv-append kernels write their keys and values at positions [P, P + T) of the preallocated caches and
-// the attention reads all P + T. The decoder owns P (the graph's past-length dim, bound on every run) and the caches.
-import type { OpGraph, SymShape } from "@attngraph/graph";
+// the attention reads all P + T. The decoder owns the caches and the dims of DECODE_DIMS, bound on every run: P (the
+// cached positions), Q (positions a sliding window's full cache drops first), N (the absolute position, for RoPE).
+import { DECODE_DIMS, type OpGraph, type SymShape } from "@attngraph/graph";
 import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
 import { compile, type CompileOptions } from "./compile.js";
 import type { RunOptions, Session } from "./session.js";
@@ -24,10 +25,12 @@ export class DecodeError extends AttnGraphError {
 
 /** More positions than the cache holds. `subject` names the cache; nothing ran, and the cache is as it was. */
 export class CacheOverflowError extends DecodeError {
-  constructor(cache: string, past: number, added: number, maxLength: number) {
+  constructor(cache: string, past: number, added: number, maxLength: number, ring = false) {
     super(
       cache,
-      `${added} new position${added === 1 ? "" : "s"} after ${past} do not fit in the cache: reset(), truncate(n), or compile with a larger maxLength`,
+      ring
+        ? `${added} new position${added === 1 ? "" : "s"} after the ${past} a window keeps do not fit in the cache: step fewer tokens at once, or compile with a larger maxLength`
+        : `${added} new position${added === 1 ? "" : "s"} after ${past} do not fit in the cache: reset(), truncate(n), or compile with a larger maxLength`,
       `past + new <= ${maxLength}`,
       `${past} + ${added} = ${past + added}`,
       "cache-overflow",
@@ -45,6 +48,15 @@ interface DimSource {
 interface DecodeLayout {
   /** The dim name every kv-append's `past` uses (`P`). */
   readonly pastDim: string;
+  /** The dim name of the kv-appends' `shift` (`Q`); undefined when fixed at 0 (no ring). */
+  readonly shiftDim: string | undefined;
+  /** The absolute-position dim (`N`) when a node names it (RoPE's offset), else undefined. */
+  readonly positionDim: string | undefined;
+  /**
+   * With a sliding window on every attention (every mask and fused attention node), the positions a full cache keeps
+   * (w − 1: all a later query can see); undefined when some attention sees the whole past (no ring possible).
+   */
+  readonly ringKeep: number | undefined;
   /** Cache weights by name, with their declared shapes. */
   readonly caches: ReadonlyMap<string, SymShape>;
   /** The new tokens per call: a fixed count, or where to read it. */
@@ -85,8 +97,28 @@ function decodeLayout(graph: OpGraph): DecodeLayout {
     if (source === undefined) throw new DecodeError(`${n.name}.x`, `the new-token dim ${t} is carried by no graph input`, "an input with that dim", "none");
     newTokens ??= source;
   }
+  const shifts = new Set(appends.map((n) => n.attrs["shift"]));
+  const shift = shifts.size === 1 ? [...shifts][0] : undefined;
+  if (shift !== undefined && typeof shift !== "string" && shift !== 0) throw new DecodeError(`${appends[0]!.name}.shift`, "a fixed shift has no meaning in a decode graph", "0 or a dim name", String(shift));
+  if (shifts.size > 1) throw new DecodeError(`${appends[0]!.name}.shift`, "every kv-append must share one shift dim", "one dim name", [...shifts].join(", "));
+  const windows = graph.nodes.filter((n) => n.kind === "mask" || n.kind === "attention").map((n) => (n.attrs["causal"] === true ? n.attrs["window"] : null));
+  const ringKeep = typeof shift === "string" && windows.length > 0 && windows.every((w) => typeof w === "number") ? Math.max(...(windows as number[])) - 1 : undefined;
+  const named = new Set<string>();
+  for (const n of graph.nodes) {
+    for (const [key, spec] of Object.entries(graph.registry.get(n.kind, n.name).attrs as Record<string, { type: string }>)) {
+      if (spec.type === "dim" && typeof n.attrs[key] === "string") named.add(n.attrs[key] as string);
+    }
+  }
   const b = caches.values().next().value![0]!;
-  return { pastDim: pastDim!, caches, newTokens: newTokens!, batch: typeof b === "string" ? sourceOf(graph, b) : undefined };
+  return {
+    pastDim: pastDim!,
+    shiftDim: typeof shift === "string" ? shift : undefined,
+    positionDim: named.has(DECODE_DIMS.position) ? DECODE_DIMS.position : undefined,
+    ringKeep,
+    caches,
+    newTokens: newTokens!,
+    batch: typeof b === "string" ? sourceOf(graph, b) : undefined,
+  };
 }
 
 /**
@@ -127,7 +159,10 @@ export class Decoder {
   readonly maxLength: number;
   readonly batch: number;
   readonly #layout: DecodeLayout;
-  #past = 0;
+  /** Positions in the caches (P). */
+  #cached = 0;
+  /** Positions in the sequence (N for the next token); more than #cached once a window's ring dropped some. */
+  #position = 0;
   #inFlight = false;
   #turn: Promise<unknown> = Promise.resolve();
 
@@ -138,9 +173,17 @@ export class Decoder {
     this.batch = batch;
   }
 
-  /** Positions in the cache: the tokens of every call since the last reset (or truncate). */
+  /** Positions in the sequence: the tokens of every call since the last reset (or truncate). */
   get length(): number {
-    return this.#past;
+    return this.#position;
+  }
+
+  /**
+   * Positions the caches hold: `length`, until a sliding window's full cache drops the positions no later query can
+   * see (its ring: the last w − 1 move to the front when the next step would not fit, so decoding goes on without end).
+   */
+  get cached(): number {
+    return this.#cached;
   }
 
   /**
@@ -154,7 +197,7 @@ export class Decoder {
   }
 
   async #step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims">): Promise<Record<string, Tensor>> {
-    const { newTokens, batch, caches, pastDim } = this.#layout;
+    const { newTokens, batch, caches, pastDim, shiftDim, positionDim, ringKeep } = this.#layout;
     const read = (s: DimSource, what: string): number => {
       const t = Object.hasOwn(inputs, s.input) ? inputs[s.input] : undefined;
       if (t === undefined) throw new DecodeError(`input ${s.input}`, `missing input (it carries the ${what})`, "a tensor", "nothing");
@@ -166,11 +209,25 @@ export class Decoder {
     }
     const added = typeof newTokens === "number" ? newTokens : read(newTokens, "new tokens");
     if (added < 1) throw new DecodeError(typeof newTokens === "number" ? "graph" : `input ${newTokens.input}`, "a step needs at least one new token", ">= 1", String(added));
-    if (this.#past + added > this.maxLength) throw new CacheOverflowError(caches.keys().next().value!, this.#past, added, this.maxLength);
+    const cache = caches.keys().next().value!;
+    let past = this.#cached;
+    let shift = 0;
+    if (past + added > this.maxLength) {
+      if (ringKeep === undefined) throw new CacheOverflowError(cache, past, added, this.maxLength);
+      // The ring: only the last w − 1 positions can still be seen by a query; they move to the front in this step.
+      const keep = Math.min(ringKeep, past);
+      if (keep + added > this.maxLength) throw new CacheOverflowError(cache, keep, added, this.maxLength, true);
+      shift = past - keep;
+      past = keep;
+    }
+    const dims: Record<string, number> = { [pastDim]: past };
+    if (shiftDim !== undefined) dims[shiftDim] = shift;
+    if (positionDim !== undefined) dims[positionDim] = this.#position;
     this.#inFlight = true;
     try {
-      const outputs = await this.session.run(inputs, { ...options, dims: { [pastDim]: this.#past } });
-      this.#past += added;
+      const outputs = await this.session.run(inputs, { ...options, dims });
+      this.#cached = past + added;
+      this.#position += added;
       return outputs;
     } finally {
       this.#inFlight = false;
@@ -182,11 +239,23 @@ export class Decoder {
     this.truncate(0);
   }
 
-  /** Keeps the first `n` positions (n <= length): the next step continues after them (rejecting a draft's tokens). */
+  /**
+   * Keeps the first `n` positions of the sequence (n <= length): the next step continues after them (rejecting a
+   * draft's tokens). Positions a window's ring already dropped cannot come back: n must be >= length − cached, or 0.
+   */
   truncate(n: number): void {
     if (this.#inFlight) throw new DecodeError("decoder", "a step is running; truncate or reset after it settles", "no step in flight", "a step in flight");
-    if (!Number.isSafeInteger(n) || n < 0 || n > this.#past) throw new DecodeError("truncate(n)", "invalid cache length", `an integer in 0..${this.#past}`, String(n));
-    this.#past = n;
+    const oldest = this.#position - this.#cached;
+    if (n === 0) {
+      this.#cached = this.#position = 0;
+      return;
+    }
+    if (!Number.isSafeInteger(n) || n < oldest || n > this.#position) {
+      const range = oldest === 0 ? `an integer in 0..${this.#position}` : `0, or an integer in ${oldest}..${this.#position} (the window's ring dropped the positions before ${oldest})`;
+      throw new DecodeError("truncate(n)", "invalid sequence length", range, String(n));
+    }
+    this.#cached -= this.#position - n;
+    this.#position = n;
   }
 
   dispose(): Promise<void> {

@@ -1,10 +1,11 @@
 // The examples of the root README.md, kept runnable: if one of these breaks, the README is wrong too.
-import { attentionWeights, multiHeadAttention } from "@attngraph/attention";
+import { attentionWeights, buildAttention, multiHeadAttention } from "@attngraph/attention";
 import { createCpuExecutor, type CpuKernel } from "@attngraph/executor-cpu";
 import { createOpRegistry, defineOp, insertAfter } from "@attngraph/graph";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
+import { compileDecoder } from "./decoder.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
 const seeded = (shape: number[], seed: number) => Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) => Math.sin(seed * 97 + i)), shape);
@@ -64,6 +65,23 @@ describe("README examples", () => {
       void session.run({ x });
     });
     expect(Math.max(...scores.toArray().map(Math.abs))).toBeLessThanOrEqual(0.5);
+  });
+
+  it("generating one token at a time", async () => {
+    const cpu = createCpuExecutor();
+    const prompt = seeded([1, 3, 8], 7);
+    const token = seeded([1, 1, 8], 8);
+    // README: decode
+    const decoder = await compileDecoder(buildAttention(config, { decode: true }), { executors: [cpu], weights, maxLength: 128 });
+    const first = await decoder.step({ x: prompt }); // [1, T, dIn]: the prompt's outputs, its keys and values cached
+    const next = await decoder.step({ x: token }); // [1, 1, dIn]: one more position, reading the T cached ones
+    decoder.session.tap("k.cache"); // the cached keys [B, Hkv, P + T, D] on every step, like any node
+    // README: end
+    const full = await compile(buildAttention(config), { executors: [cpu], weights });
+    const whole = (await full.run({ x: Tensor.from([...prompt.toArray(), ...token.toArray()].flat(2) as number[], [1, 4, 8]) })).output!.toFloat32Array();
+    const stepped = [...first.output!.toFloat32Array(), ...next.output!.toFloat32Array()];
+    stepped.forEach((v, i) => expect(Math.abs(v - whole[i]!)).toBeLessThan(1e-5));
+    expect(decoder.length).toBe(4);
   });
 
   it("choosing an executor", async () => {

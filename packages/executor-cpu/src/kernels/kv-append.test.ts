@@ -40,6 +40,20 @@ describe("kv-append (cpu)", () => {
       }
   });
 
+  it("with shift, positions [shift, shift + past) move to the front first (a window's ring), then x follows them", () => {
+    const cache = Tensor.from(seq(B * H * M * D, 0), [B, H, M, D]);
+    const before = cache.contiguous();
+    const x = Tensor.from(seq(B * H * D, 1000), [B, H, 1, D]);
+    const out = ex.dispatch({ kind: "kv-append", node: "k.cache", attrs: { past: 2, shift: 3, length: "S" }, inputs: [cache, x], outShape: [B, H, 3, D] }) as Tensor;
+    expect(out.shape).toEqual([B, H, 3, D]);
+    for (let i = 0; i < B; i++)
+      for (let h = 0; h < H; h++)
+        for (let d = 0; d < D; d++) {
+          expect([out.get(i, h, 0, d), out.get(i, h, 1, d), out.get(i, h, 2, d)]).toEqual([before.get(i, h, 3, d), before.get(i, h, 4, d), x.get(i, h, 0, d)]);
+        }
+    expect(() => ex.dispatch({ kind: "kv-append", node: "k.cache", attrs: { past: 2, shift: 5, length: "S" }, inputs: [cache, x], outShape: [B, H, 3, D] })).toThrow(/^k\.cache\.shift: /);
+  });
+
   it("refuses a full cache, another head count and an unbound past, naming the field", () => {
     const cache = Tensor.zeros([B, H, M, D]);
     expect(failure(() => append(cache, Tensor.zeros([B, H, 2, D]), 5)).message).toMatch(/^k\.cache\.past: /);

@@ -59,6 +59,19 @@ describe("kv-append on wasm", () => {
     expect(cache.block.freed).toBe(true); // the views held references and gave them back
   });
 
+  it("with shift, positions [shift, shift + past) move to the front first (a window's ring), then x follows them", () => {
+    const host = random([B, H, M, D], 11);
+    const cache = ex.upload(host);
+    const x = random([B, H, 1, D], 12);
+    const vx = ex.upload(x);
+    const y = ex.dispatch({ kind: "kv-append", node: "k.cache", attrs: { past: 2, shift: 3, length: "S" }, inputs: [cache, vx], outShape: [B, H, 3, D] }) as WasmValue;
+    const got = ex.download(y).contiguous();
+    for (let i = 0; i < B; i++)
+      for (let h = 0; h < H; h++)
+        for (let d = 0; d < D; d++) expect([got.get(i, h, 0, d), got.get(i, h, 1, d), got.get(i, h, 2, d)]).toEqual([host.get(i, h, 3, d), host.get(i, h, 4, d), x.get(i, h, 0, d)]);
+    for (const v of [y, vx, cache]) ex.release(v);
+  });
+
   it("a strided cache (stored [B, H, D, M]) and L = 0", () => {
     const storage = sentinelCache([B, H, D, M]);
     const cache = uploadView(ex, storage.permute([0, 1, 3, 2]));

@@ -5,49 +5,55 @@
 // elements; the prefix is never touched again.
 import { checkKvAppend, kernelInputError } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
-import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
 import { requireInput, type Call } from "./adapter.js";
 
-/** Inputs: cache [B, Hkv, M, D], x [B, Hkv, L, D]; attrs { past (bound to an integer by the runtime) } → [B, Hkv, past + L, D]. */
+/** Inputs: cache [B, Hkv, M, D], x [B, Hkv, L, D]; attrs { past, shift (bound to integers by the runtime) } → [B, Hkv, past + L, D]. */
 export const kvAppendKernel: WasmKernel = (call, ctx) => {
   const cache = requireInput(call, 0, "cache");
   const x = requireInput(call, 1, "x");
-  const past = checkKvAppendHere(call, cache, x);
-  writeRows(ctx, cache, x, past);
-  ctx.wroteInto(cache);
+  const { past, shift } = checkKvAppendHere(call, cache, x);
   const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
+  const heap = ctx.i32();
+  const at = (v: WasmValue, position: number) => ({ base: v.address / 4 + position * v.strides[2]!, strides: v.strides });
+  // A window's full cache first drops its oldest positions: [shift, shift + past) moves to the front.
+  if (shift > 0) copyRows(heap, at(cache, 0), at(cache, shift), [nb, nh, past, nd]);
+  copyRows(heap, at(cache, past), at(x, 0), [nb, nh, nl, nd]);
+  ctx.wroteInto(cache);
   return ctx.view(cache, [nb, nh, past + nl, nd], cache.strides, cache.offset);
 };
 
 /** The shared checks, plus: x read from the cache's own block could be overwritten before it is read. */
-function checkKvAppendHere(call: Call, cache: WasmValue, x: WasmValue): number {
-  const past = checkKvAppend(call, cache, x);
+function checkKvAppendHere(call: Call, cache: WasmValue, x: WasmValue): { past: number; shift: number } {
+  const checked = checkKvAppend(call, cache, x);
   if (x.block === cache.block) throw kernelInputError(call, "x", "x must not be a view of the cache it is written into", "a value of its own", "a view of the cache");
-  return past;
+  return checked;
+}
+
+interface HeapView {
+  /** Index of element [0, 0, 0, 0] in the heap's int32 view. */
+  readonly base: number;
+  readonly strides: readonly number[];
 }
 
 /**
- * cache[b, h, past + l, :] = x[b, h, l, :] for every (b, h, l). Rows whose elements are adjacent on both sides move
- * with one copyWithin (a memmove of the heap's bytes); otherwise element by element through an int32 view, so the
- * bits move unchanged either way (a float view may canonicalise NaN payloads). Nothing is allocated here, so the
- * heap view stays valid throughout.
+ * dst[b, h, l, :] = src[b, h, l, :] for every (b, h, l) of `shape`, rows in ascending order (so moving rows to lower
+ * positions of the same cache is safe). Rows whose elements are adjacent on both sides move with one copyWithin (a
+ * memmove of the heap's bytes); otherwise element by element through the int32 view, so the bits move unchanged either
+ * way (a float view may canonicalise NaN payloads). Nothing is allocated here, so the heap view stays valid throughout.
  */
-function writeRows(ctx: WasmContext, cache: WasmValue, x: WasmValue, past: number): void {
-  const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
-  const [cb, ch, cl, cd] = cache.strides as [number, number, number, number];
-  const [xb, xh, xl, xd] = x.strides as [number, number, number, number];
-  const heap = ctx.i32();
-  const c0 = cache.address / 4;
-  const x0 = x.address / 4;
-  const rows = nd === 1 || (cd === 1 && xd === 1);
+function copyRows(heap: Int32Array, dst: HeapView, src: HeapView, shape: readonly [number, number, number, number]): void {
+  const [nb, nh, nl, nd] = shape;
+  const [db, dh, dl, dd] = dst.strides as [number, number, number, number];
+  const [sb, sh, sl, sd] = src.strides as [number, number, number, number];
+  const rows = nd === 1 || (dd === 1 && sd === 1);
   for (let b = 0; b < nb; b++) {
     for (let h = 0; h < nh; h++) {
       for (let l = 0; l < nl; l++) {
-        const to = c0 + b * cb + h * ch + (past + l) * cl;
-        const from = x0 + b * xb + h * xh + l * xl;
+        const to = dst.base + b * db + h * dh + l * dl;
+        const from = src.base + b * sb + h * sh + l * sl;
         if (rows) heap.copyWithin(to, from, from + nd);
-        else for (let d = 0; d < nd; d++) heap[to + d * cd] = heap[from + d * xd]!;
+        else for (let d = 0; d < nd; d++) heap[to + d * dd] = heap[from + d * sd]!;
       }
     }
   }

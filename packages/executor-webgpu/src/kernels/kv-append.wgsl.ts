@@ -6,6 +6,8 @@
 // as a decode step's single position always is), one copyBufferToBuffer per (b, h); otherwise (a prefill's x with its
 // heads split from [B, L, H, D]) one scatter program. Either is submitted to the device queue during this dispatch, and
 // dispatches submit in call order, so the write lands after every earlier op's work and before any later op reads it.
+// With `shift` (a sliding window's full cache, rarely), the positions that stay first go to a temporary and back to the
+// cache's front: two copies, since one program may not read and write the same buffer.
 import { checkKvAppend, kernelInputError } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
@@ -13,11 +15,20 @@ import type { ProgramInfo } from "../program.js";
 import { requireInput, type Call } from "./checks.js";
 import { copyProgram } from "./copy.wgsl.js";
 
-/** Inputs: cache [B, Hkv, M, D], x [B, Hkv, L, D]; attrs { past (bound to an integer by the runtime) } → [B, Hkv, past + L, D]. */
+/** Inputs: cache [B, Hkv, M, D], x [B, Hkv, L, D]; attrs { past, shift (bound to integers by the runtime) } → [B, Hkv, past + L, D]. */
 export const kvAppendKernel: WebGpuKernel = async (call, gpu) => {
   const cache = requireInput(call, 0, "cache");
   const x = requireInput(call, 1, "x");
-  const past = checkKvAppendHere(call, cache, x);
+  const { past, shift } = checkKvAppendHere(call, cache, x);
+  const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
+  if (shift > 0 && past > 0) {
+    const kept = gpu.view(cache, [nb, nh, past, nd], cache.strides, cache.offset + shift * cache.strides[2]!);
+    const tmp = gpu.alloc([nb, nh, past, nd]);
+    await gpu.run(copyProgram(kept, tmp));
+    await gpu.run(copyProgram(tmp, cache, { strides: cache.strides, offset: cache.offset }));
+    gpu.release(tmp);
+    gpu.release(kept); // a view holds a reference to the cache's storage
+  }
   if (x.size > 0) {
     if (blocksOf(x) && blocksOf(cache)) copyBlocks(call, gpu, cache, x, past);
     else await gpu.run(scatterProgram(cache, x, past));
@@ -25,15 +36,14 @@ export const kvAppendKernel: WebGpuKernel = async (call, gpu) => {
   // The upload's host tensor no longer holds the buffer's contents: `hostValues` must read the buffer back, and after a
   // device loss the cache is an error ("device-lost") rather than re-uploaded as it was before this write.
   cache.storage.host = undefined;
-  const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
   return gpu.view(cache, [nb, nh, past + nl, nd], cache.strides, cache.offset);
 };
 
 /** The shared checks, plus: WebGPU refuses a copy or a dispatch that reads and writes one buffer. */
-function checkKvAppendHere(call: Call, cache: GpuTensor, x: GpuTensor): number {
-  const past = checkKvAppend(call, cache, x);
+function checkKvAppendHere(call: Call, cache: GpuTensor, x: GpuTensor): { past: number; shift: number } {
+  const checked = checkKvAppend(call, cache, x);
   if (x.storage === cache.storage) throw kernelInputError(call, "x", "x must not be a view of the cache it is written into", "a value of its own", "a view of the cache");
-  return past;
+  return checked;
 }
 
 /** Whether each (b, h) of `t` is one run of L·D adjacent elements: its last two dims dense row-major. */

@@ -102,7 +102,7 @@ export type { OutProjAttrs } from "./out-proj.js";
 export type { ProjectionAttrs } from "./projection.js";
 export type { ReshapeAttrs } from "./reshape.js";
 export type { RopeAttrs } from "./rope.js";
-export type { KvAppendAttrs } from "./kv-append.js";
+export { DECODE_DIMS, type KvAppendAttrs } from "./kv-append.js";
 export type { ScoreAttrs } from "./score.js";
 export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";
