@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseCli, UsageError } from "./cli.js";
 import { COPY_SHAPE } from "./problem.js";
-import { DEFAULT_BLOCK_SHAPES, DEFAULT_SHAPES, parseShape, shapeLabel } from "./shapes.js";
+import { DEFAULT_BLOCK_SHAPES, DEFAULT_DECODE_SHAPES, DEFAULT_SHAPES, parseShape, shapeLabel } from "./shapes.js";
 
 describe("parseCli", () => {
   it("has the documented defaults", () => {
@@ -42,8 +42,16 @@ describe("parseCli", () => {
     expect(() => parseCli(["--problem", "train-copy", "--shape", "1,2"])).toThrow(UsageError); // still parsed
   });
 
+  it("--problem decode: one new token over a cache of T; default caches of 128, 512 and 1024 at d 768, 12 heads, after a tiny one", () => {
+    const o = parseCli(["--problem", "decode", "--impl", "wasm,cpu,ort-web,ort-node", "--threads", "1"]);
+    expect([o.problem, o.impls, o.threads, o.shapeIgnored]).toEqual(["decode", ["wasm", "cpu", "ort-web", "ort-node"], 1, false]);
+    expect(o.shapes).toEqual(DEFAULT_DECODE_SHAPES);
+    expect(o.shapes.map(shapeLabel)).toEqual(["2,6,8,2", "1,128,768,12", "1,512,768,12", "1,1024,768,12"]);
+    expect(parseCli(["--problem", "decode", "--shape", "1,64,768,12"]).shapes.map(shapeLabel)).toEqual(["1,64,768,12"]);
+  });
+
   it("rejects what it does not understand with a UsageError", () => {
-    expect(() => parseCli(["--problem", "mlp"])).toThrow(/--problem "mlp": expected attention, block, train-block or train-copy/);
+    expect(() => parseCli(["--problem", "mlp"])).toThrow(/--problem "mlp": expected attention, block, train-block, train-copy or decode/);
     for (const argv of [
       ["--shape", "1,128,768"],
       ["--shape", "1,128,768,0"],

@@ -1,12 +1,21 @@
 // Command-line arguments of `pnpm bench`. Parsing only: which implementations exist is main's business.
 import { parseArgs } from "node:util";
 import { COPY_SHAPE, PROBLEM_KINDS, type ProblemKind } from "./problem.js";
-import { DEFAULT_BLOCK_SHAPES, DEFAULT_SHAPES, DEFAULT_TRAIN_BLOCK_SHAPES, parseShape, type BenchShape } from "./shapes.js";
+import { DEFAULT_BLOCK_SHAPES, DEFAULT_DECODE_SHAPES, DEFAULT_SHAPES, DEFAULT_TRAIN_BLOCK_SHAPES, parseShape, type BenchShape } from "./shapes.js";
+
+/** Each problem's shapes when no --shape is given (train-copy's is fixed: see parseCli). */
+const DEFAULTS: Readonly<Record<ProblemKind, readonly BenchShape[]>> = {
+  attention: DEFAULT_SHAPES,
+  block: DEFAULT_BLOCK_SHAPES,
+  "train-block": DEFAULT_TRAIN_BLOCK_SHAPES,
+  "train-copy": [COPY_SHAPE],
+  decode: DEFAULT_DECODE_SHAPES,
+};
 
 export interface BenchOptions {
   /**
-   * What one run computes: a forward of the attention alone (default) or of the whole pre-norm transformer block, or
-   * one training step of the block or of the copy-task model.
+   * What one run computes: a forward of the attention alone (default) or of the whole pre-norm transformer block, one
+   * training step of the block or of the copy-task model, or one decoding step (one new token over a KV cache).
    */
   readonly problem: ProblemKind;
   /** Implementation names in the order given; undefined = every known one. */
@@ -34,20 +43,24 @@ export class UsageError extends Error {
 export const USAGE = `usage: pnpm bench [options]
 
 One causal multi-head attention forward with out_proj (float32) per shape, or with --problem block one pre-norm
-transformer block forward, or with --problem train-block / train-copy one training step, on every attngraph executor
-and on the peers (tfjs-cpu, tfjs-wasm, ort-web, ort-node; training: the tfjs ones), same weights and input for all,
-outputs (training: losses) checked against each other.
+transformer block forward, with --problem train-block / train-copy one training step, or with --problem decode one
+new token over a KV cache, on every attngraph executor and on the peers (tfjs-cpu, tfjs-wasm, ort-web, ort-node;
+training: the tfjs ones; decode: the ort ones), same weights and input for all, outputs (training: losses) checked
+against each other.
 
   --problem P        attention (default): causal MHA with out_proj; block: LayerNorm, causal MHA (fused qkv_proj),
                      residual, LayerNorm, GELU MLP (4·d), residual; train-block: one step (forward, backward, Adam
                      lr 1e-3) of the block on L = sum(output ⊙ gradOutput); train-copy: one step of the worked example's
-                     copy-task model (vocab 10, E 32, 4 heads, T 8, batch 32; cross-entropy mean; shape fixed)
+                     copy-task model (vocab 10, E 32, 4 heads, T 8, batch 32; cross-entropy mean; shape fixed);
+                     decode: the attention's one new token [b, 1, d] over a cache of T positions (T of --shape)
   --impl a,b,...     implementations to run (default: all that can run the problem), e.g. --impl cpu,tfjs-cpu;
                      training problems also: tfjs-cpu-stock, tfjs-wasm-stock (tfjs's stock matMul gradients; only
-                     when named)
+                     when named); decode also: ort-web-mha, ort-node-mha (onnxruntime's contrib
+                     MultiHeadAttention with past inputs instead of Concat; only when named)
   --shape b,T,d,h    a shape to run (repeatable; default: 2,6,8,2  4,128,256,8  1,128,768,12  1,512,768,12  1,1024,768,12;
-                     with --problem block: 1,128,768,12  1,512,768,12; train-block: 1,512,768,12; ignored by
-                     train-copy, whose shape is the worked example's 32,8,32,4)
+                     with --problem block: 1,128,768,12  1,512,768,12; train-block: 1,512,768,12; decode (T = cache
+                     length): 2,6,8,2  1,128,768,12  1,512,768,12  1,1024,768,12; ignored by train-copy, whose shape
+                     is the worked example's 32,8,32,4)
   --threads N        threads for implementations that can use them (default 1)
   --runs N           timed runs per row (default 10), after warm-up
   --warmup N         warm-up runs per row (default 2; rows faster than that keep warming up for 0.5 s; 0: none)
@@ -95,8 +108,7 @@ export function parseCli(argv: readonly string[]): BenchOptions {
   if (!PROBLEM_KINDS.includes(problem)) throw new UsageError(`--problem "${v.problem}": expected ${PROBLEM_KINDS.slice(0, -1).join(", ")} or ${PROBLEM_KINDS.at(-1)}`);
   let shapes: BenchShape[];
   try {
-    const defaults = problem === "block" ? DEFAULT_BLOCK_SHAPES : problem === "train-block" ? DEFAULT_TRAIN_BLOCK_SHAPES : DEFAULT_SHAPES;
-    shapes = v.shape ? v.shape.map(parseShape) : [...defaults];
+    shapes = v.shape ? v.shape.map(parseShape) : [...DEFAULTS[problem]];
     if (problem === "train-copy") shapes = [COPY_SHAPE]; // the worked example's model and batch, whatever --shape says
   } catch (e) {
     throw new UsageError((e as Error).message);

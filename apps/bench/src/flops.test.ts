@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attentionCoreFlops, blockFlops, blockMatmulFlops, causalAttentionFlops, FLOP_FORMULA, gflops, problemFlops, projectionFlops, trainBlockFlops, trainCopyFlops } from "./flops.js";
+import { attentionCoreFlops, blockFlops, blockMatmulFlops, causalAttentionFlops, decodeFlops, FLOP_FORMULA, gflops, problemFlops, projectionFlops, trainBlockFlops, trainCopyFlops } from "./flops.js";
 import { COPY_SHAPE } from "./problem.js";
 
 describe("causal attention FLOPs", () => {
@@ -75,5 +75,23 @@ describe("training step FLOPs", () => {
     expect(trainCopyFlops(COPY_SHAPE, V)).toBe(3 * blockFlops(COPY_SHAPE) + 2 * linear(COPY_SHAPE.b * COPY_SHAPE.t, COPY_SHAPE.d, V));
     expect(problemFlops("train-copy", COPY_SHAPE)).toBe(trainCopyFlops(COPY_SHAPE, 10)); // 19.8 MFLOP
     expect(trainCopyFlops(COPY_SHAPE, 10)).toBe(19_759_104);
+  });
+});
+
+describe("decoding step FLOPs", () => {
+  it("counts the new token's four projections and its scores and weighted sum over T + 1 keys, all of them", () => {
+    const s = { b: 1, t: 1024, d: 768, h: 12 };
+    expect(decodeFlops(s)).toBe(8 * 768 ** 2 + 4 * 1025 * 768); // 7.87 MFLOP
+    expect(problemFlops("decode", s)).toBe(decodeFlops(s));
+    expect(FLOP_FORMULA.decode).toBe("8·b·d² + 4·b·(T + 1)·d");
+  });
+
+  it("matches multiply-adds counted one by one", () => {
+    const s = { b: 2, t: 6, d: 8, h: 2 };
+    const D = s.d / s.h;
+    let macs = 4 * s.b * 1 * s.d * s.d; // q, k, v, out_proj of one token: [1, d] · [d, d] per batch entry
+    macs += s.b * s.h * 1 * (s.t + 1) * D; // q · Kᵀ over the T cached keys and the new one
+    macs += s.b * s.h * 1 * (s.t + 1) * D; // weights · V
+    expect(decodeFlops(s)).toBe(2 * macs);
   });
 });

@@ -68,7 +68,21 @@ export function trainCopyFlops(s: BenchShape, vocab: number): number {
   return 3 * (blockFlops(s) + 2 * s.b * s.t * s.d * vocab);
 }
 
-/** FLOPs of one run (a forward, or a training step) of the problem `--problem` names. */
+// One decoding step (--problem decode), same conventions: one new token per batch entry over a cache of T positions.
+// The past keys and values are cached, so only the new token is projected; its one query row sees all T + 1 keys (no
+// causal halving: nothing is masked).
+//
+//   projections   Q, K, V and out_proj of one token: 4 matmuls [b, d] × [d, d]   → 4 · 2·b·d²
+//   attention     scores q·Kᵀ and weighted sum w·V over T + 1 keys, all heads     → 2 · 2·b·(T + 1)·d
+//
+// i.e. flops = 8·b·d² + 4·b·(T + 1)·d. Softmax, scale and the bias are left out, as above.
+
+/** One decoding step: 8·b·d² + 4·b·(T + 1)·d (see above). */
+export function decodeFlops(s: BenchShape): number {
+  return 4 * 2 * s.b * s.d * s.d + 2 * 2 * s.b * (s.t + 1) * s.d;
+}
+
+/** FLOPs of one run (a forward, a training step, or a decoding step) of the problem `--problem` names. */
 export function problemFlops(kind: ProblemKind, s: BenchShape): number {
   switch (kind) {
     case "block":
@@ -77,6 +91,8 @@ export function problemFlops(kind: ProblemKind, s: BenchShape): number {
       return trainBlockFlops(s);
     case "train-copy":
       return trainCopyFlops(s, COPY_VOCAB);
+    case "decode":
+      return decodeFlops(s);
     default:
       return causalAttentionFlops(s);
   }
@@ -88,6 +104,7 @@ export const FLOP_FORMULA: Readonly<Record<ProblemKind, string>> = {
   block: "24·b·T·d² + 2·b·T²·d",
   "train-block": "3 · (24·b·T·d² + 2·b·T²·d)",
   "train-copy": "3 · (24·b·T·d² + 2·b·T²·d + 2·b·T·d·V), V = 10",
+  decode: "8·b·d² + 4·b·(T + 1)·d",
 };
 
 /** GFLOP/s for `flops` done in `ms` milliseconds. */

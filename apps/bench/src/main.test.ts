@@ -204,6 +204,27 @@ describe("main", () => {
     expect(r.rows.map((x: { impl: string }) => x.impl)).toEqual(["cpu", "second-off", "also-right"]); // ort-node and tfjs-cpu-stock left out
   }, 60_000);
 
+  it("--problem decode times one token over the cache: its FLOP count, per token, tfjs named is an unavailable row, left out by default", async () => {
+    const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
+    const io = capture();
+    const impls = [attngraphImpl("cpu"), tfjsImpl("cpu"), ortNodeImpl];
+    expect(await main(["--problem", "decode", ...quick, "--impl", "cpu,tfjs-cpu,ort-node", "--json", json], io, impls)).toBe(0);
+    const text = io.stdout.join("\n");
+    expect(text).toContain("attngraph bench: one decoding step of causal multi-head attention");
+    expect(text).toContain("8·b·d² + 4·b·(T + 1)·d");
+    expect(text).toContain("shape b=2 T=6 d=8 heads=2 (T cached positions + 1 new token) (1.47 kFLOP per token)"); // 8·2·64 + 4·2·7·8
+    expect(text).toMatch(/^tfjs-cpu\s+unavailable: no decode/m);
+    expect(text).toContain("outputs compared: cpu, ort-node;");
+    expect(text).toContain("event-stream overhead");
+    const r = JSON.parse(readFileSync(json, "utf8"));
+    expect(r.meta.problem).toBe("decode");
+    expect(r.rows.map((x: { impl: string; status: string; flops: number }) => [x.impl, x.status, x.flops])).toEqual([["cpu", "ok", 1472], ["tfjs-cpu", "unavailable", 1472], ["ort-node", "ok", 1472]]);
+    expect(r.rows[2].maxAbsDiff).toBeLessThan(1e-5);
+    const byDefault = capture();
+    expect(await main(["--problem", "decode", ...quick, "--json", json], byDefault, impls)).toBe(0);
+    expect(JSON.parse(readFileSync(json, "utf8")).rows.map((x: { impl: string }) => x.impl)).toEqual(["cpu", "ort-node"]);
+  }, 60_000);
+
   it("exits 2 on a bad command line or an unknown impl, and 0 with the usage for --help", async () => {
     const io = capture();
     expect(await main(["--shape", "1,2"], io, [])).toBe(2);

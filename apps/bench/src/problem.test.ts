@@ -7,6 +7,7 @@ import {
   isTrainKind,
   makeBenchProblem,
   makeBlockProblem,
+  makeDecodeProblem,
   makeProblem,
   makeTrainBlockProblem,
   makeTrainCopyProblem,
@@ -87,11 +88,31 @@ describe("the training problems", () => {
   });
 
   it("makeBenchProblem builds each kind; train-copy ignores the shape it is given", () => {
-    expect(PROBLEM_KINDS).toEqual(["attention", "block", "train-block", "train-copy"]);
+    expect(PROBLEM_KINDS).toEqual(["attention", "block", "train-block", "train-copy", "decode"]);
     expect(PROBLEM_KINDS.filter(isTrainKind)).toEqual(["train-block", "train-copy"]);
     const shape = { b: 1, t: 4, d: 8, h: 2 };
     for (const kind of PROBLEM_KINDS) expect(makeBenchProblem(kind, shape).kind).toBe(kind);
     expect(makeBenchProblem("train-copy", shape).shape).toEqual(COPY_SHAPE);
     expect(makeBenchProblem("train-block", shape).shape).toEqual(shape);
+  });
+});
+
+describe("the decode problem", () => {
+  const shape = { b: 2, t: 6, d: 8, h: 2 };
+
+  it("is the attention problem's weights with its x as the prompt, and a seeded new token [b, 1, d] in [-1, 1)", () => {
+    const p = makeDecodeProblem(shape);
+    const attention = makeProblem(shape);
+    expect(p.kind).toBe("decode");
+    expect([p.prompt, p.wq, p.wk, p.wv, p.wo, p.bo, p.scale]).toEqual([attention.x, attention.wq, attention.wk, attention.wv, attention.wo, attention.bo, attention.scale]);
+    expect(p.token).toHaveLength(2 * 8);
+    expect(Math.max(...p.token.map(Math.abs))).toBeLessThanOrEqual(1);
+    expect(p.token).not.toEqual(p.prompt.subarray(0, 16));
+  });
+
+  it("is deterministic for a seed and different across seeds", () => {
+    expect(makeDecodeProblem(shape).token).toEqual(makeDecodeProblem(shape).token);
+    expect(makeDecodeProblem(shape, 1).token).not.toEqual(makeDecodeProblem(shape, 2).token);
+    expect(makeBenchProblem("decode", shape)).toEqual(makeDecodeProblem(shape));
   });
 });

@@ -52,11 +52,11 @@ export function makeProblem(shape: BenchShape, seed = 42): Problem {
 
 /**
  * Which computation a run benchmarks (`--problem`): the attention alone or a whole pre-norm transformer block (one
- * forward each), or one training step (forward, backward and Adam) of the block (`train-block`) or of the worked
- * example's copy-task model (`train-copy`).
+ * forward each), one training step (forward, backward and Adam) of the block (`train-block`) or of the worked
+ * example's copy-task model (`train-copy`), or one decoding step of the attention over a KV cache (`decode`).
  */
-export type ProblemKind = "attention" | "block" | "train-block" | "train-copy";
-export const PROBLEM_KINDS: readonly ProblemKind[] = ["attention", "block", "train-block", "train-copy"];
+export type ProblemKind = "attention" | "block" | "train-block" | "train-copy" | "decode";
+export const PROBLEM_KINDS: readonly ProblemKind[] = ["attention", "block", "train-block", "train-copy", "decode"];
 
 /** The training problems: one timed run is one optimizer step, and the check compares losses (see run.ts). */
 export type TrainKind = "train-block" | "train-copy";
@@ -97,8 +97,8 @@ export interface BlockProblem {
   readonly eps: number;
 }
 
-/** What an implementation is set up with: one of the four problems. */
-export type BenchProblem = Problem | BlockProblem | TrainBlockProblem | TrainCopyProblem;
+/** What an implementation is set up with: one of the five problems. */
+export type BenchProblem = Problem | BlockProblem | TrainBlockProblem | TrainCopyProblem | DecodeProblem;
 
 /** The MLP's hidden width: 4·d (mlpRatio 4, as in the worked example). */
 export const MLP_RATIO = 4;
@@ -262,6 +262,31 @@ export function copyStateDict(p: TrainCopyProblem): Record<string, { shape: numb
   };
 }
 
+/**
+ * `--problem decode`: one step of incremental decoding with the attention problem's computation (causal MHA, out_proj
+ * with bias, no Q/K/V bias). The shape's T is the cache length: a prompt of T positions has been seen, and one new
+ * token [b, 1, d] attends over the T cached positions and itself (T + 1 keys). One run's output is [b, 1, d]: the
+ * last row of the causal attention over [prompt; token].
+ */
+export interface DecodeProblem extends Omit<Problem, "kind" | "x"> {
+  readonly kind: "decode";
+  /** [b, T, d]: what the cache holds the keys and values of (projected once, outside the timed region). */
+  readonly prompt: Float32Array;
+  /** [b, 1, d]: the new token of every timed run. */
+  readonly token: Float32Array;
+}
+
+/**
+ * The attention problem at `shape` with its x as the prompt (same draws, so the weights are the attention problem's),
+ * and the new token uniform in [-1, 1) from its own seeded stream.
+ */
+export function makeDecodeProblem(shape: BenchShape, seed = 42): DecodeProblem {
+  const { kind: _kind, x, ...rest } = makeProblem(shape, seed);
+  const rand = mulberry32(seed + 3);
+  const token = Float32Array.from({ length: shape.b * shape.d }, () => rand() * 2 - 1);
+  return { ...rest, kind: "decode", prompt: x, token };
+}
+
 /** The problem `--problem` asks for, at one shape (train-copy has its own, fixed shape and ignores `shape`). */
 export function makeBenchProblem(kind: ProblemKind, shape: BenchShape, seed = 42): BenchProblem {
   switch (kind) {
@@ -271,6 +296,8 @@ export function makeBenchProblem(kind: ProblemKind, shape: BenchShape, seed = 42
       return makeTrainBlockProblem(shape, seed);
     case "train-copy":
       return makeTrainCopyProblem(seed);
+    case "decode":
+      return makeDecodeProblem(shape, seed);
     default:
       return makeProblem(shape, seed);
   }

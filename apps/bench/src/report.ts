@@ -12,6 +12,7 @@ export const PROBLEM_TITLE = {
     "one training step of the pre-norm transformer block (forward, backward, Adam lr 1e-3 on all parameters) on L = sum(output ⊙ gradOutput), gradOutput fixed and seeded, float32",
   "train-copy":
     "one training step of the worked example's copy-task model (embedding + pos_embed, pre-norm block, output Linear; mean cross-entropy, targets = tokens; Adam lr 1e-3), float32",
+  decode: "one decoding step of causal multi-head attention with out_proj (bias): one new token over a KV cache of T positions, float32",
 } as const satisfies Record<ProblemKind, string>;
 
 /** Pads cells into columns: the first `leftCols` left-aligned, the rest right-aligned; a row of one cell spans. */
@@ -93,8 +94,14 @@ function shapeTable(rows: readonly ResultRow[], check: OutputCheck | undefined, 
       ...peers.map((p) => (peerMs.has(p) ? fmtRatio(r.medianMs! / peerMs.get(p)!) : "—")),
     ];
   });
-  const fixed = meta.problem === "train-copy" ? ` (fixed: the worked example's copy task, vocab ${COPY_VOCAB}${meta.shapeIgnored ? "; --shape ignored" : ""})` : "";
-  const lines = [`shape b=${r0.b} T=${r0.t} d=${r0.d} heads=${r0.h}${fixed} (${fmtFlops(r0.flops)} per ${training ? "step" : "forward"})`, alignTable([header, ...body])];
+  const fixed =
+    meta.problem === "train-copy"
+      ? ` (fixed: the worked example's copy task, vocab ${COPY_VOCAB}${meta.shapeIgnored ? "; --shape ignored" : ""})`
+      : meta.problem === "decode"
+        ? ` (T cached positions + 1 new token)`
+        : "";
+  const per = training ? "step" : meta.problem === "decode" ? "token" : "forward";
+  const lines = [`shape b=${r0.b} T=${r0.t} d=${r0.d} heads=${r0.h}${fixed} (${fmtFlops(r0.flops)} per ${per})`, alignTable([header, ...body])];
   if (check?.worstPair) {
     const w = check.worstPair;
     lines.push(
@@ -138,6 +145,12 @@ export function formatReport(results: BenchResults): string {
     out.push(
       "one timed run = one step (forward, backward, Adam; the loss read back), from the weights the runs before it left; the check compares each row's losses of its first two steps " +
         "(from the same initial weights: the forward, then the backward and update), each relative to itself; peak planned = the training step's arena (activations kept for the backward included; parameters and Adam state not)",
+    );
+  }
+  if (meta.problem === "decode") {
+    out.push(
+      "one timed run = one new token [b, 1, d] over a cache of T positions, its output [b, 1, d] read back; attngraph: decoder.truncate(T), then decoder.step({ x: token }) (the cache filled with the prompt once, untimed); " +
+        "onnxruntime: the model with inputs x, past_key and past_value [b, H, T, D] (the prompt's keys and values, computed once on the host), Concat of past and new on the sequence axis",
     );
   }
   const shapes = [...new Set(results.rows.map(shapeKey))];

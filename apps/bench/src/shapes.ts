@@ -25,6 +25,17 @@ export const DEFAULT_BLOCK_SHAPES: readonly BenchShape[] = Object.freeze([
 /** The default of `--problem train-block`: the issue's GPT-2-small block at T=512. */
 export const DEFAULT_TRAIN_BLOCK_SHAPES: readonly BenchShape[] = Object.freeze([{ b: 1, t: 512, d: 768, h: 12 }]);
 
+/**
+ * The default set of `--problem decode`, where T is the cache length (one new token over T cached positions): the
+ * issue's GPT-2-small heads over caches of 128, 512 and 1024, after a tiny shape for checking.
+ */
+export const DEFAULT_DECODE_SHAPES: readonly BenchShape[] = Object.freeze([
+  { b: 2, t: 6, d: 8, h: 2 },
+  { b: 1, t: 128, d: 768, h: 12 },
+  { b: 1, t: 512, d: 768, h: 12 },
+  { b: 1, t: 1024, d: 768, h: 12 },
+]);
+
 /** Parses "b,T,d,heads" (e.g. "1,128,768,12"). Throws an Error naming the problem. */
 export function parseShape(text: string): BenchShape {
   const parts = text.split(",").map((p) => p.trim());

@@ -1,6 +1,6 @@
 // For tests only: the benchmark's attention in float64, written out loop by loop with no library, so that every
 // implementation (attngraph's cpu executor included) is checked against something that shares no code with it.
-import { MLP_RATIO, type BlockProblem, type Problem, type TrainBlockProblem, type TrainCopyProblem } from "./problem.js";
+import { MLP_RATIO, type BlockProblem, type DecodeProblem, type Problem, type TrainBlockProblem, type TrainCopyProblem } from "./problem.js";
 
 /** y = causal multi-head attention with out_proj (bias) of p.x, in float64. */
 export function referenceAttention(p: Problem): Float64Array {
@@ -21,6 +21,33 @@ export function referenceAttention(p: Problem): Float64Array {
   const y = linear(ctx, p.wo, b * t);
   for (let r = 0; r < b * t; r++) for (let o = 0; o < d; o++) y[r * d + o]! += p.bo[o]!;
   return y;
+}
+
+/**
+ * A decode problem as the attention problem it is one step of: x = [prompt; token] per batch entry, [b, T + 1, d],
+ * same weights. Its causal output's last position is the decoding step's output.
+ */
+export function decodeAsAttention(p: DecodeProblem): Problem {
+  const { b, t, d } = p.shape;
+  const x = new Float32Array(b * (t + 1) * d);
+  for (let n = 0; n < b; n++) {
+    x.set(p.prompt.subarray(n * t * d, (n + 1) * t * d), n * (t + 1) * d);
+    x.set(p.token.subarray(n * d, (n + 1) * d), (n * (t + 1) + t) * d);
+  }
+  return { ...p, kind: "attention", shape: { ...p.shape, t: t + 1 }, x };
+}
+
+/** The last position of each batch entry of y [b, n, d]: [b, 1, d]. */
+export function lastPositions(y: ArrayLike<number>, shape: { readonly b: number; readonly d: number }, n: number): Float64Array {
+  const { b, d } = shape;
+  const out = new Float64Array(b * d);
+  for (let i = 0; i < b; i++) for (let e = 0; e < d; e++) out[i * d + e] = y[(i * n + n - 1) * d + e]!;
+  return out;
+}
+
+/** One decoding step in float64: the last position of the causal attention over [prompt; token], [b, 1, d]. */
+export function referenceDecode(p: DecodeProblem): Float64Array {
+  return lastPositions(referenceAttention(decodeAsAttention(p)), p.shape, p.shape.t + 1);
 }
 
 /**

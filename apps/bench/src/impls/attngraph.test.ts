@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { makeBlockProblem, makeProblem } from "../problem.js";
-import { maxAbsDiff, referenceAttention, referenceBlock } from "../test-reference.js";
+import { makeBlockProblem, makeDecodeProblem, makeProblem } from "../problem.js";
+import { decodeAsAttention, lastPositions, maxAbsDiff, referenceAttention, referenceBlock, referenceDecode } from "../test-reference.js";
 import { attngraphExecutors, attngraphImpl, benchGraph } from "./attngraph.js";
 
 describe("attngraph impls", () => {
@@ -55,6 +55,25 @@ describe("attngraph impls", () => {
     // Fused causal MHA at B1 T16 E8: q, k, v and the context heads are alive together (4 × 16 × 8 float32).
     expect(runner.plannedPeakBytes).toBe(4 * 16 * 8 * 4);
     await runner.dispose();
+  });
+
+  it("decode: one new token over the prompt's cache, every run from the same T positions, equal to the full causal run's last row", async () => {
+    for (const shape of [{ b: 2, t: 6, d: 8, h: 2 }, { b: 1, t: 5, d: 12, h: 3 }]) {
+      const p = makeDecodeProblem(shape, 4);
+      const runner = await attngraphImpl("cpu").setup(p, { threads: 1 });
+      const full = await attngraphImpl("cpu").setup(decodeAsAttention(p), { threads: 1 });
+      try {
+        const out = await runner.run();
+        expect(out).toHaveLength(shape.b * shape.d);
+        expect(maxAbsDiff(out, referenceDecode(p))).toBeLessThan(1e-6);
+        expect(maxAbsDiff(out, lastPositions(await full.run(), shape, shape.t + 1))).toBeLessThan(1e-6);
+        expect(await runner.run()).toEqual(out); // truncate(T) before each step: the same cache every run
+        expect(runner.plannedPeakBytes).toBeUndefined(); // a step's plan needs P, which memoryPlan cannot be given
+      } finally {
+        await runner.dispose();
+        await full.dispose();
+      }
+    }
   });
 
   it("refuses an executor it does not know", () => {

@@ -1,5 +1,5 @@
 // attngraph executors, run the way a user runs attention: multiHeadAttention → compile → session.run; for the block,
-// transformerBlock → compile (weights by state_dict name) → session.run.
+// transformerBlock → compile (weights by state_dict name) → session.run; for decode, see attngraph-decode.ts.
 import { attentionWeights, multiHeadAttention, type AttentionConfigInput } from "@attngraph/attention";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import type { Executor, OpGraph } from "@attngraph/graph";
@@ -19,6 +19,7 @@ import {
   type TrainBlockProblem,
   type TrainCopyProblem,
 } from "../problem.js";
+import { decodeRunner } from "./attngraph-decode.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
 
 /**
@@ -41,7 +42,7 @@ const executorThreads: Readonly<Record<string, (asked: number) => number>> = {
 };
 
 /** The attention config of the benchmark: causal, d_in = d_out = d, out_proj with bias, no Q/K/V bias. */
-export function benchConfig(p: Problem): AttentionConfigInput {
+export function benchConfig(p: Pick<Problem, "shape">): AttentionConfigInput {
   const { d, h } = p.shape;
   return { dIn: d, dOut: d, numHeads: h, causal: true, qkvBias: false, outProj: true, outBias: true };
 }
@@ -62,11 +63,31 @@ export function benchGraph(p: Problem | BlockProblem): { graph: OpGraph; weights
     // loadStateDict checks every key and shape against graph.weights (a StateDictError lists what does not fit).
     return { graph, weights: loadStateDict(graph, blockStateDict(p)) };
   }
+  return { graph: multiHeadAttention(benchConfig(p)), weights: benchAttentionWeights(p) };
+}
+
+/** The attention's weights by the graph's names (the attention and decode problems share them). */
+export function benchAttentionWeights(p: Pick<Problem, "shape" | "wq" | "wk" | "wv" | "wo" | "bo">): Record<string, AnyTensor> {
   const { d } = p.shape;
-  const config = benchConfig(p);
   const m = (data: Float32Array) => ({ shape: [d, d], data });
-  const weights = attentionWeights(config, { W_query: m(p.wq), W_key: m(p.wk), W_value: m(p.wv), out_proj: m(p.wo), out_bias: { shape: [d], data: p.bo } });
-  return { graph: multiHeadAttention(config), weights };
+  return attentionWeights(benchConfig(p), { W_query: m(p.wq), W_key: m(p.wk), W_value: m(p.wv), out_proj: m(p.wo), out_bias: { shape: [d], data: p.bo } });
+}
+
+/**
+ * The two ways of observing a session's runs (Runner.streams); what the subscribers receive is counted with `count`,
+ * so that the stream cannot be optimised away.
+ */
+export function sessionStreams(session: Pick<Session, "events$" | "tap">, count: (n: number) => void): NonNullable<Runner["streams"]> {
+  return {
+    "events$": () => {
+      const s = session.events$.subscribe(() => count(1));
+      return () => s.unsubscribe();
+    },
+    "tap-all": () => {
+      const s = session.tap(() => true).subscribe((e) => count(e.tensor.size > 0 ? 1 : 0));
+      return () => s.unsubscribe();
+    },
+  };
 }
 
 /**
@@ -146,9 +167,10 @@ export function attngraphImpl(name: string): AttngraphImpl {
     name,
     family: "attngraph",
     async setup(p: BenchProblem, options: SetupOptions): Promise<AttngraphRunner> {
-      if (p.kind === "train-block" || p.kind === "train-copy") {
+      if (p.kind === "train-block" || p.kind === "train-copy" || p.kind === "decode") {
         const threads = executorThreads[name]?.(options.threads) ?? 1;
-        const runner = await trainRunner(await make(options), p, threads);
+        const executor = await make(options);
+        const runner = p.kind === "decode" ? await decodeRunner(executor, p, threads) : await trainRunner(executor, p, threads);
         return options.threads > threads ? { ...runner, note: "single-threaded" } : runner;
       }
       const { b, t, d } = p.shape;
@@ -164,16 +186,7 @@ export function attngraphImpl(name: string): AttngraphImpl {
           const out = (await session.run({ x }))[outName]!.contiguous();
           return out.data.subarray(out.offset, out.offset + out.size);
         },
-        streams: {
-          "events$": () => {
-            const s = session.events$.subscribe(() => void seen++);
-            return () => s.unsubscribe();
-          },
-          "tap-all": () => {
-            const s = session.tap(() => true).subscribe((e) => void (seen += e.tensor.size > 0 ? 1 : 0));
-            return () => s.unsubscribe();
-          },
-        },
+        streams: sessionStreams(session, (n) => void (seen += n)),
         plannedPeakBytes: plannedPeakBytes(session, { x: x.shape }),
         observed: () => seen,
         dispose: () => session.dispose(),

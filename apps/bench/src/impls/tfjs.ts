@@ -202,6 +202,12 @@ function tfjsAttentionWeights(tf: typeof TF, p: Problem) {
  */
 export type MatMulGrad = "transposed" | "stock";
 
+/**
+ * Why tfjs has no decode rows: the issue compares decoding with onnxruntime running a model with past key/values; tfjs
+ * has no such model here (a decode step in tfjs ops would be a hand-written loop of our own, not how tfjs users decode).
+ */
+export const TFJS_NO_DECODE = "no decode: the decode rows compare onnxruntime's past key/value models (no tfjs decode model here)";
+
 /** tfjs on `backend`; `tfjs-<backend>`, or `tfjs-<backend>-stock` with stock matMul gradients (training problems only). */
 export function tfjsImpl(backend: Backend, matMulGrad: MatMulGrad = "transposed"): Impl {
   const stock = matMulGrad === "stock";
@@ -210,8 +216,11 @@ export function tfjsImpl(backend: Backend, matMulGrad: MatMulGrad = "transposed"
     family: "peer",
     // The stock variant differs only in how gradients are taken (a forward problem has none), and is a comparison
     // (about 7× slower than the default form on tfjs-wasm at 1,512,768,12): run when named.
-    ...(stock ? { onlyWhenNamed: true, unsupported: (kind: ProblemKind) => (isTrainKind(kind) ? undefined : "training problems only (stock matMul gradients)") } : {}),
+    ...(stock
+      ? { onlyWhenNamed: true, unsupported: (kind: ProblemKind) => (isTrainKind(kind) ? undefined : "training problems only (stock matMul gradients)") }
+      : { unsupported: (kind: ProblemKind) => (kind === "decode" ? TFJS_NO_DECODE : undefined) }),
     async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
+      if (p.kind === "decode") throw new Error(TFJS_NO_DECODE);
       const { tf, threads: threadCount } = await loadTf(backend, options.threads);
       if (!(await tf.setBackend(backend))) throw new Error(`tf.setBackend("${backend}") failed`);
       const threads = threadCount();

@@ -50,25 +50,40 @@ export function attentionCoreInitializers(p: { readonly shape: BenchShape; reado
   ];
 }
 
-/** The model's bytes for this problem (weights included). */
-export function buildAttentionModel(p: Problem): Uint8Array {
-  const { b, t, d, h } = p.shape;
-  const nodes = [
-    node("MatMul", "queries", [ONNX_INPUT, "W_query_T"], ["queries"]),
-    node("MatMul", "keys", [ONNX_INPUT, "W_key_T"], ["keys"]),
-    node("MatMul", "values", [ONNX_INPUT, "W_value_T"], ["values"]),
-    ...attentionCoreNodes("queries", "keys", "values", "context"),
-    node("MatMul", "output.matmul", ["context", "out_proj_T"], ["output.matmul"]),
-    node("Add", "output", ["output.matmul", "out_bias"], [ONNX_OUTPUT]),
-  ];
-  const initializers = [
+/**
+ * The attention's weights as initializers, transposed to [in, out] for MatMul: W_query_T, W_key_T, W_value_T,
+ * out_proj_T [d, d] and out_bias [d] (the attention and decode models share them).
+ */
+export function attentionWeightInitializers(p: Pick<Problem, "shape" | "wq" | "wk" | "wv" | "wo" | "bo">): TensorMsg[] {
+  const { d } = p.shape;
+  return [
     floatTensor("W_query_T", [d, d], transpose2d(p.wq, d, d)),
     floatTensor("W_key_T", [d, d], transpose2d(p.wk, d, d)),
     floatTensor("W_value_T", [d, d], transpose2d(p.wv, d, d)),
     floatTensor("out_proj_T", [d, d], transpose2d(p.wo, d, d)),
     floatTensor("out_bias", [d], p.bo),
-    ...attentionCoreInitializers(p),
   ];
+}
+
+/** The Q, K and V projections of the input `x`, by the initializers of attentionWeightInitializers, into q, k, v. */
+export function projectionNodes(q: string, k: string, v: string): NodeMsg[] {
+  return [
+    node("MatMul", q, [ONNX_INPUT, "W_query_T"], [q]),
+    node("MatMul", k, [ONNX_INPUT, "W_key_T"], [k]),
+    node("MatMul", v, [ONNX_INPUT, "W_value_T"], [v]),
+  ];
+}
+
+/** out_proj and its bias, from `context` to the output `y`. */
+export function outProjNodes(context: string): NodeMsg[] {
+  return [node("MatMul", "output.matmul", [context, "out_proj_T"], ["output.matmul"]), node("Add", "output", ["output.matmul", "out_bias"], [ONNX_OUTPUT])];
+}
+
+/** The model's bytes for this problem (weights included). */
+export function buildAttentionModel(p: Problem): Uint8Array {
+  const { b, t, d, h } = p.shape;
+  const nodes = [...projectionNodes("queries", "keys", "values"), ...attentionCoreNodes("queries", "keys", "values", "context"), ...outProjNodes("context")];
+  const initializers = [...attentionWeightInitializers(p), ...attentionCoreInitializers(p)];
   return encodeModel({
     graphName: "causal_mha",
     producerName: "@attngraph/bench",
