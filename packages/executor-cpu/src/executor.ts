@@ -101,8 +101,9 @@ export class CpuExecutor implements Executor<Tensor> {
 
 /** A user kernel may return anything; a wrong shape caught here names the node instead of failing downstream. */
 function checkOutput(call: KernelCall<Tensor>, out: unknown): Tensor {
-  const got = isTensorLike(out) ? formatShape(out.shape) : describeValue(out);
   if (!isTensorLike(out) || !sameShape(out.shape, call.outShape)) {
+    // Formatted only on failure: this check runs after every kernel call.
+    const got = isTensorLike(out) ? formatShape(out.shape) : describeValue(out);
     const expected = formatShape(call.outShape);
     throw new AttnGraphError(
       "kernel-output",

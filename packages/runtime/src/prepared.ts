@@ -38,7 +38,7 @@ export class PreparedCache {
     let byKey = this.#byPlan.get(plan);
     if (!byKey) this.#byPlan.set(plan, (byKey = new Map()));
     const key = [
-      ...Object.keys(inputShapes).sort().map((k) => `${k}:${formatShape(inputShapes[k]!)}`),
+      ...Object.keys(inputShapes).sort().map((k) => `${k}:${inputShapes[k]!.join(",")}`),
       ...Object.keys(dims).sort().map((k) => `=${k}:${dims[k]}`),
     ].join(";");
     let p = byKey.get(key);

@@ -358,6 +358,14 @@ export class Session {
   ): Promise<Record<string, Tensor>> {
     const { runId, plan, shapes, memory, arenas, watched, overrides, signal } = run;
     const attrsOf = (step: Plan["steps"][number]) => run.attrs.get(step.node) ?? step.attrs;
+    /** A value already on `executor` (computed there by this run, moved there, or a settled weight upload), or undefined. */
+    const readyOn = (name: string, executor: Executor): { readonly value: unknown } | undefined => {
+      const held = values.get(name);
+      if (held?.executor === executor.name) return held;
+      const uploaded = onExecutor.get(`${executor.name}\u0000${name}`);
+      if (uploaded) return uploaded;
+      return held || run.inputs.has(name) ? undefined : run.weights.ready(name, executor);
+    };
     const events = this.#events;
     const mayHide = new Set<string>(); // values where −∞ is by design (checkNumerics)
     for (const step of plan.steps) {
@@ -369,7 +377,17 @@ export class Session {
         if (signal.aborted) throw new AbortError(runId, step.node, signal.reason);
       }
       const executor = plan.executors.get(step.placement.executor)!;
-      const args = await Promise.all(step.inputs.map((v) => (v === undefined ? undefined : valueOn(v, executor))));
+      // Values already on the executor are taken as they are; only the others (uploads, moves) are awaited, so a
+      // step of a small graph costs no microtask per input.
+      const args: unknown[] = new Array(step.inputs.length);
+      let pending: Promise<void>[] | undefined;
+      step.inputs.forEach((v, i) => {
+        if (v === undefined) return;
+        const ready = readyOn(v, executor);
+        if (ready) args[i] = ready.value;
+        else (pending ??= []).push(valueOn(v, executor).then((value) => void (args[i] = value)));
+      });
+      if (pending) await Promise.all(pending);
       const outShape = shapes.get(step.node)!;
       const slot = memory.offsets.get(step.node);
       const arena = slot ? arenas.get(slot.executor) : undefined;
@@ -381,7 +399,8 @@ export class Session {
       if (events.observed) events.next({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
       let value: unknown;
       try {
-        value = await executor.dispatch({ kind: step.kind, node: step.node, attrs: attrsOf(step), inputs: args, outShape, ...(out === undefined ? {} : { out }), ...(signal ? { signal } : {}) });
+        const dispatched = executor.dispatch({ kind: step.kind, node: step.node, attrs: attrsOf(step), inputs: args, outShape, ...(out === undefined ? {} : { out }), ...(signal ? { signal } : {}) });
+        value = isThenable(dispatched) ? await dispatched : dispatched; // a synchronous kernel costs no microtask
         // A kernel that ignored its destination and returned another planned value (an identity returning its input)
         // would alias memory the plan reuses: move it into its own slot.
         if (out !== undefined && value !== out && arena!.holds(value)) value = arena!.copy(value, out);
@@ -528,4 +547,8 @@ function shapesOf(inputs: ReadonlyMap<string, AnyTensor>): Record<string, Shape>
   const out: Record<string, Shape> = Object.create(null) as Record<string, Shape>;
   for (const [name, t] of inputs) out[name] = t.shape;
   return out;
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return typeof (v as { then?: unknown } | null)?.then === "function";
 }

@@ -20,6 +20,8 @@ class WeightEntry {
   #reading: Promise<AnyTensor> | undefined;
   readonly #home: Resident | undefined;
   readonly #uploads = new Map<Executor, Promise<unknown>>();
+  /** The uploads that have settled: what a run's step reads without awaiting (one microtask less per weight per step). */
+  readonly #ready = new Map<Executor, unknown>();
   #users = 0;
   #retired = false;
 
@@ -32,6 +34,7 @@ class WeightEntry {
       this.shape = source.shape;
       // Its own upload on the executor that computed it: released with the entry like any other.
       this.#uploads.set(source.resident.executor, Promise.resolve(source.resident.value));
+      this.#ready.set(source.resident.executor, source.resident.value);
     }
   }
 
@@ -58,10 +61,18 @@ class WeightEntry {
   on(executor: Executor): Promise<unknown> {
     let v = this.#uploads.get(executor);
     if (!v) {
-      v = this.read().then((t) => executor.upload(t));
-      this.#uploads.set(executor, v);
+      const upload = this.read().then((t) => executor.upload(t));
+      v = upload;
+      this.#uploads.set(executor, upload);
+      // Remembered only while it is still this entry's upload (not freed in the meantime).
+      upload.then((value) => this.#uploads.get(executor) === upload && this.#ready.set(executor, value), () => undefined);
     }
     return v;
+  }
+
+  /** The upload on `executor` when it has settled, else undefined (then `on()` is the way). */
+  ready(executor: Executor): { readonly value: unknown } | undefined {
+    return this.#ready.has(executor) ? { value: this.#ready.get(executor) } : undefined;
   }
 
   hold(): void {
@@ -86,6 +97,7 @@ class WeightEntry {
     await this.#reading?.catch(() => undefined);
     const uploads = [...this.#uploads];
     this.#uploads.clear();
+    this.#ready.clear();
     // An upload that failed has nothing to give back.
     await Promise.all(uploads.map(([executor, v]) => v.then((value) => executor.release?.(value), () => undefined)));
   }
@@ -94,6 +106,8 @@ class WeightEntry {
 /** The weights one run uses, fixed when it starts: a later `setWeights()` does not change a run in flight. */
 export interface WeightLease {
   on(name: string, executor: Executor): Promise<unknown>;
+  /** The weight's settled upload on `executor`, or undefined (see WeightEntry.ready). */
+  ready(name: string, executor: Executor): { readonly value: unknown } | undefined;
   release(): void;
 }
 
@@ -153,6 +167,7 @@ export class WeightStore {
     let released = false;
     return {
       on: (name, executor) => held.get(name)!.on(executor),
+      ready: (name, executor) => held.get(name)?.ready(executor),
       release: () => {
         if (released) return;
         released = true;
