@@ -12,7 +12,7 @@
 import { lastVisibleKey, lastWindowedKey } from "./mask";
 import { micro, INIT_ACCUMULATE, INIT_ZERO } from "./matmul";
 import { mixedBits } from "./dropout";
-import { exp4, hmax, hsum } from "./simd";
+import { exp4, hmax, hsum, madd } from "./simd";
 import { at } from "./strided";
 
 const BQ: i32 = 64;
@@ -382,6 +382,193 @@ export function attentionRun(pack: PackParams, block: BlockParams, run: RunParam
           block.i0 = i0;
           block.br = min(BQ, nl - i0);
           attentionBlock(block);
+        }
+      }
+    }
+  }
+}
+
+// ---- Decoding: a few query rows over K and V read where they are ----
+//
+// With one query row (a decoding step) or a handful, `attentionRun` spends its time packing every key and value of
+// the cache into panels and scanning the values for NaN, then runs a 4-row tile with one real row. `attentionDecode`
+// reads K and V in place instead (any batch, head and row stride, unit stride along D and Dv: the host checks, else
+// takes attentionRun) and, per query row: its visible keys by position (the mask rule above: causal with offset
+// `off`, window `win`), padding, scores by SIMD dot products, the row's max, weights exp(x − max) (a −∞ score,
+// raw or masked, weighs exactly 0), their sum, and Σ weight · value row over the keys weighed ≠ 0 only (a key weighed
+// exactly 0 adds nothing, not even a NaN or ±∞ of its value row, as in attentionBlock). A row with every key hidden
+// gives zeros; a NaN score, or a +∞ one, gives a NaN row. No dropout (the host takes attentionRun when training drops).
+// It reads the same three params blocks as `attentionRun` (the per-head fields at b = 0, g = 0, h = 0; `s0`, `s1`,
+// `i0`, `br`, `fromBlock`, `maxBlocks`, `anyBad`, `dropping` and its numbers are not read); `block.headRow` is the
+// output row of [b = 0, h = 0, i = 0] (0 for a whole call; a chunked host calls it per kv head with run.nb = 1,
+// run.nhkv = 1, run.nh = its group, and the addresses and headRow of that kv head's first query head).
+
+/** Bytes of scratch `attentionDecode` needs for key length S: one row of scores, then weights. */
+export function attentionDecodeScratchBytes(ns: i32): i32 {
+  return (((ns + 3) & ~3) + 4) * 4 + 64;
+}
+
+/** q · k over nd elements (both unit stride). */
+@inline function dot1(q: usize, k: usize, nd: i32): f32 {
+  let a = f32x4.splat(0);
+  let d: i32 = 0;
+  for (; d + 4 <= nd; d += 4) a = madd(v128.load(q + f4(d)), v128.load(k + f4(d)), a);
+  let s = hsum(a);
+  for (; d < nd; d++) s += load<f32>(q + f4(d)) * load<f32>(k + f4(d));
+  return s;
+}
+
+/**
+ * One query row of `attentionDecode`: keys [first, end) of one kv head (k row j at kb + j·ks2, v row at vb + j·vs2
+ * floats; pad flag of key j at pb + j·ps1 floats when `padded`), weights in `sc`, the normalised row into `y`.
+ */
+function decodeRow(
+  q: usize, kb: usize, ks2: i32, vb: usize, vs2: i32, pb: usize, ps1: i32, padded: bool,
+  first: i32, end: i32, nd: i32, ndv: i32, scale: f32, keptScale: f32, sc: usize, y: usize,
+): void {
+  const n = end - first;
+  if (n <= 0) {
+    memory.fill(y, 0, f4(ndv));
+    return;
+  }
+  const n4 = (n + 3) & ~3;
+  // Raw scores sc[c] = q · k[first + c], four keys at a time (q read once for the four).
+  let c: i32 = 0;
+  const ksB = f4(ks2);
+  let k0 = at(kb, first * ks2);
+  for (; c + 4 <= n; c += 4, k0 += ksB << 2) {
+    const k1 = k0 + ksB, k2 = k1 + ksB, k3 = k2 + ksB;
+    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    let d: i32 = 0;
+    for (; d + 4 <= nd; d += 4) {
+      const qv = v128.load(q + f4(d));
+      const o = f4(d);
+      a0 = madd(qv, v128.load(k0 + o), a0);
+      a1 = madd(qv, v128.load(k1 + o), a1);
+      a2 = madd(qv, v128.load(k2 + o), a2);
+      a3 = madd(qv, v128.load(k3 + o), a3);
+    }
+    let s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
+    for (; d < nd; d++) {
+      const qd = load<f32>(q + f4(d));
+      const o = f4(d);
+      s0 += qd * load<f32>(k0 + o);
+      s1 += qd * load<f32>(k1 + o);
+      s2 += qd * load<f32>(k2 + o);
+      s3 += qd * load<f32>(k3 + o);
+    }
+    store<f32>(sc + f4(c), s0);
+    store<f32>(sc + f4(c + 1), s1);
+    store<f32>(sc + f4(c + 2), s2);
+    store<f32>(sc + f4(c + 3), s3);
+  }
+  for (; c < n; c++, k0 += ksB) store<f32>(sc + f4(c), dot1(q, k0, nd));
+  for (; c < n4; c++) store<f32>(sc + f4(c), -Infinity);
+  if (padded) for (c = 0; c < n; c++) if (load<f32>(at(pb, (first + c) * ps1)) == 1) store<f32>(sc + f4(c), -Infinity);
+  // Scale (a raw −∞ stays −∞, softmax's own "masked" marker) and take the row max.
+  const ninf = f32x4.splat(-Infinity);
+  const vscale = f32x4.splat(scale);
+  let vmax = ninf;
+  for (c = 0; c < n4; c += 4) {
+    const s = v128.load(sc + f4(c));
+    const x = v128.bitselect(f32x4.mul(s, vscale), ninf, f32x4.ne(s, ninf));
+    v128.store(sc + f4(c), x);
+    vmax = f32x4.max(vmax, x);
+  }
+  const mx = hmax(vmax);
+  if (mx == -Infinity) {
+    memory.fill(y, 0, f4(ndv));
+    return;
+  }
+  const vm = f32x4.splat(mx);
+  let vsum = f32x4.splat(0);
+  for (c = 0; c < n4; c += 4) {
+    const x = v128.load(sc + f4(c));
+    const p = v128.and(exp4(f32x4.sub(x, vm)), f32x4.ne(x, ninf));
+    v128.store(sc + f4(c), p);
+    vsum = f32x4.add(vsum, p);
+  }
+  const sum = hsum(vsum);
+  const inv: f32 = sum == 0 ? 0 : keptScale / sum;
+  const vinv = f32x4.splat(inv);
+  // y = inv · Σ p[c] · v[first + c] over the keys with p ≠ 0: 32 value dims at a time in 8 accumulators, then 4, then 1.
+  const vsB = f4(vs2);
+  const v0 = at(vb, first * vs2);
+  let d: i32 = 0;
+  for (; d + 32 <= ndv; d += 32) {
+    let o0 = f32x4.splat(0), o1 = f32x4.splat(0), o2 = f32x4.splat(0), o3 = f32x4.splat(0);
+    let o4 = f32x4.splat(0), o5 = f32x4.splat(0), o6 = f32x4.splat(0), o7 = f32x4.splat(0);
+    let vr = v0 + f4(d);
+    for (c = 0; c < n; c++, vr += vsB) {
+      const p = load<f32>(sc + f4(c));
+      if (p == 0) continue;
+      const pv = f32x4.splat(p);
+      o0 = madd(pv, v128.load(vr), o0);
+      o1 = madd(pv, v128.load(vr, 16), o1);
+      o2 = madd(pv, v128.load(vr, 32), o2);
+      o3 = madd(pv, v128.load(vr, 48), o3);
+      o4 = madd(pv, v128.load(vr, 64), o4);
+      o5 = madd(pv, v128.load(vr, 80), o5);
+      o6 = madd(pv, v128.load(vr, 96), o6);
+      o7 = madd(pv, v128.load(vr, 112), o7);
+    }
+    const yd = y + f4(d);
+    v128.store(yd, f32x4.mul(o0, vinv));
+    v128.store(yd, f32x4.mul(o1, vinv), 16);
+    v128.store(yd, f32x4.mul(o2, vinv), 32);
+    v128.store(yd, f32x4.mul(o3, vinv), 48);
+    v128.store(yd, f32x4.mul(o4, vinv), 64);
+    v128.store(yd, f32x4.mul(o5, vinv), 80);
+    v128.store(yd, f32x4.mul(o6, vinv), 96);
+    v128.store(yd, f32x4.mul(o7, vinv), 112);
+  }
+  for (; d + 4 <= ndv; d += 4) {
+    let o0 = f32x4.splat(0);
+    let vr = v0 + f4(d);
+    for (c = 0; c < n; c++, vr += vsB) {
+      const p = load<f32>(sc + f4(c));
+      if (p != 0) o0 = madd(f32x4.splat(p), v128.load(vr), o0);
+    }
+    v128.store(y + f4(d), f32x4.mul(o0, vinv));
+  }
+  for (; d < ndv; d++) {
+    let o: f32 = 0;
+    let vr = v0 + f4(d);
+    for (c = 0; c < n; c++, vr += vsB) {
+      const p = load<f32>(sc + f4(c));
+      if (p != 0) o += p * load<f32>(vr);
+    }
+    store<f32>(y + f4(d), o * inv);
+  }
+}
+
+/**
+ * A whole call with few query rows (see the section's head): for each batch b, kv head g, query head h of its group
+ * and query row i, `decodeRow` over K and V in place. `block.scratch`: `attentionDecodeScratchBytes(S)` bytes.
+ */
+export function attentionDecode(pack: PackParams, block: BlockParams, run: RunParams): void {
+  const nb = run.nb, nh = run.nh, nhkv = run.nhkv, nl = run.nl;
+  if (nhkv <= 0) return;
+  const group = nh / nhkv;
+  const qs0 = run.qs0, qs1 = run.qs1, ks0 = run.ks0, ks1 = run.ks1, vs0 = run.vs0, vs1 = run.vs1, ps0 = run.ps0;
+  const kb = pack.kb, ks2 = pack.ks2, vb = pack.vb, vs2 = pack.vs2, pb = pack.pb, ps1 = pack.ps1;
+  const ns = pack.ns, nd = pack.nd, ndv = pack.ndv;
+  const qb = block.qb, qs2 = block.qs2, causal = block.causal != 0, off = block.off, win = block.win;
+  const scale = block.scale, keptScale = block.keptScale, padded = block.padded != 0 && pb != 0;
+  const headRow0 = block.headRow, out = block.out;
+  const sc = (block.scratch + 15) & ~15;
+  for (let b: i32 = 0; b < nb; b++) {
+    for (let g: i32 = 0; g < nhkv; g++) {
+      const kg = at(kb, b * ks0 + g * ks1);
+      const vg = at(vb, b * vs0 + g * vs1);
+      const pg = padded ? at(pb, b * ps0) : 0;
+      for (let h = g * group; h < (g + 1) * group; h++) {
+        const qh = at(qb, b * qs0 + h * qs1);
+        const row = headRow0 + (b * nh + h) * nl;
+        for (let i: i32 = 0; i < nl; i++) {
+          const first = max(0, lastWindowedKey(i, off, win) + 1);
+          const end = min(ns, lastVisibleKey(i, off, causal, ns) + 1);
+          decodeRow(at(qh, i * qs2), kg, ks2, vg, vs2, pg, ps1, padded, first, end, nd, ndv, scale, keptScale, sc, out + f4((row + i) * ndv));
         }
       }
     }

@@ -6,7 +6,7 @@ export { mask } from "./mask";
 export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";
 export { rope, alibi } from "./position";
-export { attentionBlock, attentionPack, attentionParamsBytes, attentionParamsLayout, attentionRun, attentionScratchBytes } from "./attention";
+export { attentionBlock, attentionDecode, attentionDecodeScratchBytes, attentionPack, attentionParamsBytes, attentionParamsLayout, attentionRun, attentionScratchBytes } from "./attention";
 export { layerNorm } from "./layer-norm";
 export { gelu, geluStrided } from "./gelu";
 export { add } from "./add";

@@ -4,7 +4,7 @@
 // its own unfused pairs' bits.
 import { describe, expect, it } from "vitest";
 import { describeExecutorContract } from "@attngraph/testkit/contract";
-import type { Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
 import { wasmBytes } from "./module.js";
 import { createWasmExecutor } from "./register-kernels.js";
 import { onWasm, random, wasmExecutor, worst } from "./test-util.js";
@@ -28,6 +28,19 @@ describe("relaxed SIMD flavour", () => {
     const attrs = { causal: true, window: null, alignment: "top-left", scale: 0.25, dropoutRate: 0, dropoutSeed: 0, training: false };
     const a = (ex: typeof relaxed) => onWasm(ex, "attention", attrs, [q, k, k, undefined], [1, 2, 130, 16]);
     expect(worst(a(relaxed), a(simd))).toBeLessThan(1);
+    // The decode path (one query row, K and V read in place) and the CPU executor.
+    const q1 = random([1, 2, 1, 64], 7);
+    const k1 = random([1, 2, 300, 64], 8);
+    const d = (ex: typeof relaxed) => onWasm(ex, "attention", { ...attrs, alignment: "bottom-right" }, [q1, k1, k1, undefined], [1, 2, 1, 64]);
+    expect(worst(d(relaxed), d(simd))).toBeLessThan(1);
+    // One row (the matvec on the prepacked weight): the 5-row tile's bits on this flavour too.
+    const x1 = random([1, 300], 9);
+    const w1 = random([45, 300], 10);
+    const row = onWasm(relaxed, "projection", {}, [x1, w1, undefined], [1, 45]).toFloat32Array();
+    const six = new Float32Array(6 * 300).fill(0.5);
+    six.set(x1.toFloat32Array()); // row 0 is x1's: the tile computes it beside 5 others
+    const tile = onWasm(relaxed, "projection", {}, [new Tensor(six, [6, 300]), w1, undefined], [6, 45]).toFloat32Array();
+    expect(Array.from(new Uint32Array(Float32Array.from(row).buffer))).toEqual(Array.from(new Uint32Array(Float32Array.from(tile.slice(0, 45)).buffer)));
   });
 
   it("the fused block ops give the unfused pairs' bits on the relaxed flavour too", async () => {

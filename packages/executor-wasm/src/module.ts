@@ -44,6 +44,13 @@ export interface KernelExports {
   attentionBlock(params: number): number;
   /** See assembly/attention.ts: a whole unchunked call, its batch, head and query-block loops in the module. */
   attentionRun(pack: number, block: number, run: number): void;
+  /**
+   * See assembly/attention.ts: a whole call with few query rows (decoding), K and V read in place (unit stride along D
+   * and Dv), no dropout; the same three params blocks as attentionRun (block.headRow: the output row of b = 0, h = 0).
+   */
+  attentionDecode(pack: number, block: number, run: number): void;
+  /** Bytes of attentionDecode's scratch for key length S. */
+  attentionDecodeScratchBytes(ns: number): number;
   /** Bytes of attentionRun's params (PackParams, BlockParams and RunParams blocks side by side). */
   attentionParamsBytes(): number;
   /** Writes every params field's byte offset (PackParams', BlockParams' then RunParams', i32 each) at dst; returns their count. */

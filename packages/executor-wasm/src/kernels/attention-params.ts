@@ -98,3 +98,12 @@ export function attentionRun(ctx: WasmContext, params: number, pack: PackParams,
   const [p, b, r] = writeRunParams(ctx, params, PACK_FIELDS, pack, BLOCK_FIELDS, block, run);
   ctx.exports.attentionRun(p, b, r);
 }
+
+/**
+ * A whole call with few query rows (see attentionDecode), with the same three blocks as `attentionRun`; `block.headRow`
+ * is the output row of batch 0, head 0 (0 for a whole call; a kv head's first query head for a chunked step).
+ */
+export function attentionDecode(ctx: WasmContext, params: number, pack: PackParams, block: BlockParams, run: RunParams): void {
+  const [p, b, r] = writeRunParams(ctx, params, PACK_FIELDS, pack, BLOCK_FIELDS, block, run);
+  ctx.exports.attentionDecode(p, b, r);
+}
