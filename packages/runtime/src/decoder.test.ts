@@ -112,6 +112,18 @@ describe("compileDecoder on cpu", () => {
     await Promise.all([dec.dispose(), nonWindowed.dispose()]);
   });
 
+  it("memoryPlan gives the next step's buffer plan at the current length and throws what the step would", async () => {
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
+    const plan = (n: number) => dec.memoryPlan({ x: [B, n, 8] });
+    expect(plan(1).peakBytes).toBeGreaterThan(0);
+    expect(plan(4).unplannedBytes).toBeGreaterThan(plan(1).unplannedBytes);
+    await dec.step({ x: tokens(x, 0, 4) });
+    expect(plan(1).peakBytes).toBeGreaterThan(0);
+    expect(() => plan(5)).toThrow(CacheOverflowError);
+    expect(() => dec.memoryPlan({ x: [3, 1, 8] })).toThrow(/the batch differs from the cache's/);
+    await dec.dispose();
+  });
+
   it("another batch than the cache's is a DecodeError naming the input, before anything runs", async () => {
     const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
     const err = await dec.step({ x: randomTensor([3, 1, 8], 9) }).catch((e: unknown) => e);

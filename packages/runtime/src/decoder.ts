@@ -4,7 +4,8 @@
 // the attention reads all P + T. The decoder owns the caches and the dims of DECODE_DIMS, bound on every run: P (the
 // cached positions), Q (positions a sliding window's full cache drops first), N (the absolute position, for RoPE).
 import { DECODE_DIMS, type OpGraph, type SymShape } from "@attngraph/graph";
-import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
+import type { BufferPlan } from "@attngraph/scheduler";
 import { compile, type CompileOptions } from "./compile.js";
 import type { RunOptions, Session } from "./session.js";
 
@@ -197,11 +198,34 @@ export class Decoder {
   }
 
   async #step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims">): Promise<Record<string, Tensor>> {
+    const shapes = Object.fromEntries(Object.entries(inputs).map(([name, t]) => [name, t.shape]));
+    const { dims, past, added } = this.#next(shapes);
+    this.#inFlight = true;
+    try {
+      const outputs = await this.session.run(inputs, { ...options, dims });
+      this.#cached = past + added;
+      this.#position += added;
+      return outputs;
+    } finally {
+      this.#inFlight = false;
+    }
+  }
+
+  /**
+   * The buffer plan of the next step with inputs of these shapes (the memory its arenas take, `peakBytes`), at the
+   * decoder's current length. Throws what that step would: another batch, an overflow.
+   */
+  memoryPlan(inputShapes: Readonly<Record<string, Shape>>): BufferPlan {
+    return this.session.memoryPlan(inputShapes, this.#next(inputShapes).dims);
+  }
+
+  /** What the next step with inputs of these shapes binds: P (after a window's ring, if it must drop), Q, N. */
+  #next(shapes: Readonly<Record<string, Shape>>): { dims: Record<string, number>; past: number; added: number } {
     const { newTokens, batch, caches, pastDim, shiftDim, positionDim, ringKeep } = this.#layout;
     const read = (s: DimSource, what: string): number => {
-      const t = Object.hasOwn(inputs, s.input) ? inputs[s.input] : undefined;
-      if (t === undefined) throw new DecodeError(`input ${s.input}`, `missing input (it carries the ${what})`, "a tensor", "nothing");
-      return t.shape[s.axis]!;
+      const shape = Object.hasOwn(shapes, s.input) ? shapes[s.input] : undefined;
+      if (shape === undefined) throw new DecodeError(`input ${s.input}`, `missing input (it carries the ${what})`, "a tensor", "nothing");
+      return shape[s.axis]!;
     };
     if (batch) {
       const b = read(batch, "batch");
@@ -223,15 +247,7 @@ export class Decoder {
     const dims: Record<string, number> = { [pastDim]: past };
     if (shiftDim !== undefined) dims[shiftDim] = shift;
     if (positionDim !== undefined) dims[positionDim] = this.#position;
-    this.#inFlight = true;
-    try {
-      const outputs = await this.session.run(inputs, { ...options, dims });
-      this.#cached = past + added;
-      this.#position += added;
-      return outputs;
-    } finally {
-      this.#inFlight = false;
-    }
+    return { dims, past, added };
   }
 
   /** Forgets every cached position: the next step starts a new sequence. */

@@ -208,14 +208,16 @@ export class Session {
    * run watching those nodes executes. With `inputs` (the shapes of a run's inputs) it also prints the planned peak
    * memory against the sum of all intermediates.
    */
-  explain(options: { readonly inputs?: Readonly<Record<string, Shape>>; readonly watched?: Iterable<string>; readonly patched?: Iterable<string> } = {}): string {
+  explain(
+    options: { readonly inputs?: Readonly<Record<string, Shape>>; readonly watched?: Iterable<string>; readonly patched?: Iterable<string>; readonly dims?: Readonly<Record<string, number>> } = {},
+  ): string {
     const plan = this.#planFor(new Set(options.watched ?? []), new Set(options.patched ?? []));
-    return explain(plan, options.inputs ? this.#prepared.get(plan, options.inputs, this.#weightShapes).memory : undefined);
+    return explain(plan, options.inputs ? this.#prepared.get(plan, options.inputs, this.#weightShapes, options.dims).memory : undefined);
   }
 
   /** The buffer plan of an untapped run with inputs of these shapes. */
-  memoryPlan(inputShapes: Readonly<Record<string, Shape>>): BufferPlan {
-    return this.#prepared.get(this.plan, inputShapes, this.#weightShapes).memory;
+  memoryPlan(inputShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>> = {}): BufferPlan {
+    return this.#prepared.get(this.plan, inputShapes, this.#weightShapes, dims).memory;
   }
 
   /**

@@ -7,7 +7,7 @@ import type { Executor } from "@attngraph/graph";
 import { compileDecoder, type Decoder } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
 import type { DecodeProblem } from "../problem.js";
-import { benchAttentionWeights, benchConfig, sessionStreams, type AttngraphRunner } from "./attngraph.js";
+import { benchAttentionWeights, benchConfig, plannedPeakBytes, sessionStreams, type AttngraphRunner } from "./attngraph.js";
 
 /** A decode runner, with its decoder (for the tests and for profiling through decoder.session). */
 export interface DecodeRunner extends AttngraphRunner {
@@ -32,8 +32,8 @@ export async function decodeRunner(executor: Executor, p: DecodeProblem, threads
       return out.data.subarray(out.offset, out.offset + out.size);
     },
     streams: sessionStreams(decoder.session, (n) => void (seen += n)),
-    // No planned peak ("n/a"): session.memoryPlan(inputShapes) takes no run dims, and a decode graph's past length P
-    // is bound by none of its inputs (the decoder passes it per step), so the plan of a step cannot be asked for.
+    // The plan of a timed step: the cache holds T positions after the prefill, as after every truncate(t).
+    plannedPeakBytes: plannedPeakBytes(decoder, { x: [b, 1, d] }),
     observed: () => seen,
     dispose: () => decoder.dispose(),
   };

@@ -68,7 +68,7 @@ describe("attngraph impls", () => {
         expect(maxAbsDiff(out, referenceDecode(p))).toBeLessThan(1e-6);
         expect(maxAbsDiff(out, lastPositions(await full.run(), shape, shape.t + 1))).toBeLessThan(1e-6);
         expect(await runner.run()).toEqual(out); // truncate(T) before each step: the same cache every run
-        expect(runner.plannedPeakBytes).toBeUndefined(); // a step's plan needs P, which memoryPlan cannot be given
+        expect(runner.plannedPeakBytes).toBeGreaterThan(0); // the timed step's plan (decoder.memoryPlan at P = T)
       } finally {
         await runner.dispose();
         await full.dispose();

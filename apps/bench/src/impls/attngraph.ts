@@ -94,7 +94,7 @@ export function sessionStreams(session: Pick<Session, "events$" | "tap">, count:
  * Peak planned bytes of the untapped run: the session's buffer plan (arena) for the run's input shapes; undefined
  * ("n/a") for an executor without arenas (it allocates per step, e.g. webgpu from its buffer pool).
  */
-export function plannedPeakBytes(session: Pick<Session, "memoryPlan">, inputShapes: Readonly<Record<string, readonly number[]>>): number | undefined {
+export function plannedPeakBytes(session: { memoryPlan(inputShapes: Readonly<Record<string, readonly number[]>>): ReturnType<Session["memoryPlan"]> }, inputShapes: Readonly<Record<string, readonly number[]>>): number | undefined {
   const plan = session.memoryPlan(inputShapes);
   return plan.arenaElements.size === 0 ? undefined : plan.peakBytes;
 }
