@@ -224,7 +224,6 @@ export function attentionBlock(p: BlockParams): i32 {
   const hidden = rowAlpha + f4(BQ);
   const badValue = hidden + f4(nsP);
   const ninf = f32x4.splat(-Infinity);
-  const vscale = f32x4.splat(scale);
   const ldsB = f4(BK);
   const ldoB = f4(dvP);
 
@@ -268,15 +267,7 @@ export function attentionBlock(p: BlockParams): i32 {
       for (let c: i32 = 0; c < c0; c++) store<f32>(row + f4(c), -Infinity);
       for (let c = c1; c < bc4; c++) store<f32>(row + f4(c), -Infinity);
       if (padded) for (let c = c0; c < c1; c++) if (load<f32>(hidden + f4(s0 + c)) != 0) store<f32>(row + f4(c), -Infinity);
-      // Scale (a raw −∞ stays −∞, softmax's own "masked" marker) and take the row max.
-      let vmax = ninf;
-      for (let c: i32 = 0; c < bc4; c += 4) {
-        const s = v128.load(row + f4(c));
-        const x = v128.bitselect(f32x4.mul(s, vscale), ninf, f32x4.ne(s, ninf));
-        v128.store(row + f4(c), x);
-        vmax = f32x4.max(vmax, x);
-      }
-      const mx = hmax(vmax);
+      const mx = scaleRowMax(row, bc4, scale);
       if (mx == -Infinity) {
         memory.fill(row, 0, f4(bc4));
         store<f32>(rowAlpha + f4(r), 1);
@@ -465,17 +456,8 @@ function decodeRow(
   for (; c < n; c++, k0 += ksB) store<f32>(sc + f4(c), dot1(q, k0, nd));
   for (; c < n4; c++) store<f32>(sc + f4(c), -Infinity);
   if (padded) for (c = 0; c < n; c++) if (load<f32>(at(pb, (first + c) * ps1)) == 1) store<f32>(sc + f4(c), -Infinity);
-  // Scale (a raw −∞ stays −∞, softmax's own "masked" marker) and take the row max.
+  const mx = scaleRowMax(sc, n4, scale);
   const ninf = f32x4.splat(-Infinity);
-  const vscale = f32x4.splat(scale);
-  let vmax = ninf;
-  for (c = 0; c < n4; c += 4) {
-    const s = v128.load(sc + f4(c));
-    const x = v128.bitselect(f32x4.mul(s, vscale), ninf, f32x4.ne(s, ninf));
-    v128.store(sc + f4(c), x);
-    vmax = f32x4.max(vmax, x);
-  }
-  const mx = hmax(vmax);
   if (mx == -Infinity) {
     memory.fill(y, 0, f4(ndv));
     return;
@@ -573,4 +555,21 @@ export function attentionDecode(pack: PackParams, block: BlockParams, run: RunPa
       }
     }
   }
+}
+
+/**
+ * Scales the n4 scores at `row` in place (a raw −∞ stays −∞, softmax's own "masked" marker) and returns their max;
+ * shared by the packed and the decode path so both mask and scale a row the same way.
+ */
+@inline function scaleRowMax(row: usize, n4: i32, scale: f32): f32 {
+  const ninf = f32x4.splat(-Infinity);
+  const vscale = f32x4.splat(scale);
+  let vmax = ninf;
+  for (let c: i32 = 0; c < n4; c += 4) {
+    const s = v128.load(row + f4(c));
+    const x = v128.bitselect(f32x4.mul(s, vscale), ninf, f32x4.ne(s, ninf));
+    v128.store(row + f4(c), x);
+    vmax = f32x4.max(vmax, x);
+  }
+  return hmax(vmax);
 }
