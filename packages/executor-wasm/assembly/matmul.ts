@@ -260,33 +260,30 @@ export function matmulSkipZero(m: i32, n: i32, k: i32, a: usize, lda: i32, b: us
 
 /**
  * Below this many rows of A, `matmulPacked` runs `matvecPacked` row by row instead of the 5-row tile (which computes 5
- * rows for the 1 to 4 real ones, the last repeated). Measured at 768 × 768 (package README, "Speed"): one row 2.5×
- * faster, two rows ~10%, three rows slower (B is then read three times).
+ * rows for the 1 to 4 real ones, the last repeated). Measured at 768 × 768 (package README, "Speed"), µs per call
+ * matvec / tile: 1 row ~40 / ~145, 2 rows ~80 / ~145, 3 rows ~115–125 / ~145, 4 rows ~158 / ~146 (B read once per row).
  */
-const MATVEC_ROWS: i32 = 3;
-/** A matvec's last partial group of columns (fewer than 48 of C) goes through this buffer. */
-const MV_TILE: usize = memory.data(48 * 4, 16);
+const MATVEC_ROWS: i32 = 4;
+/** A matvec's last partial group of columns (fewer than 24 of C) goes through this buffer. */
+const MV_TILE: usize = memory.data(24 * 4, 16);
 
 /**
  * One row of `matmulPacked`: c[0 .. n] = a[0 .. k] · B (+ the bias panel at `biasP`, 0 for none), on B's packed panels
- * (k block k0 at k0 · npad floats, panel j/8 of it at j · kc floats, 8 floats per k). Six panels (48 columns, 12
- * accumulators: 12 independent multiply-add chains, 11% faster than 8 at 768 × 768) at a time over all of k, then one
- * panel at a time. Every column is summed as micro5 sums it: from 0
+ * (k block k0 at k0 · npad floats, panel j/8 of it at j · kc floats, 8 floats per k). Three panels (24 columns, 6
+ * accumulators) at a time over all of k, then one panel at a time. Three is what V8 runs fastest: at 768 × 768 with
+ * the weight in L3, 60–64 GB/s of weight streamed against 35–41 GB/s for 2, 4 or 6 panels, or for 2 or 4 k per loop
+ * trip (a plain v128 read of the same bytes: ~78 GB/s). Every column is summed as micro5 sums it: from 0
  * or its bias, one multiply-add per k in k order, so the numbers are the tile's, bit for bit; only the 4 rows the tile
  * would compute beside the real one are gone, and B is read once.
  */
 function matvecPacked(n: i32, k: i32, a: usize, packed: usize, c: usize, biasP: usize): void {
   const npad = (n + 7) & ~7;
   let j: i32 = 0;
-  for (; j + 48 <= npad; j += 48) {
-    let c0 = f32x4.splat(0), c1 = f32x4.splat(0), c2 = f32x4.splat(0), c3 = f32x4.splat(0);
-    let c4 = f32x4.splat(0), c5 = f32x4.splat(0), c6 = f32x4.splat(0), c7 = f32x4.splat(0);
-    let c8 = f32x4.splat(0), c9 = f32x4.splat(0), ca = f32x4.splat(0), cb = f32x4.splat(0);
+  for (; j + 24 <= npad; j += 24) {
+    let c0 = f32x4.splat(0), c1 = f32x4.splat(0), c2 = f32x4.splat(0), c3 = f32x4.splat(0), c4 = f32x4.splat(0), c5 = f32x4.splat(0);
     if (biasP != 0) {
       const bj = biasP + (<usize>j << 2);
-      c0 = v128.load(bj); c1 = v128.load(bj, 16); c2 = v128.load(bj, 32); c3 = v128.load(bj, 48);
-      c4 = v128.load(bj, 64); c5 = v128.load(bj, 80); c6 = v128.load(bj, 96); c7 = v128.load(bj, 112);
-      c8 = v128.load(bj, 128); c9 = v128.load(bj, 144); ca = v128.load(bj, 160); cb = v128.load(bj, 176);
+      c0 = v128.load(bj); c1 = v128.load(bj, 16); c2 = v128.load(bj, 32); c3 = v128.load(bj, 48); c4 = v128.load(bj, 64); c5 = v128.load(bj, 80);
     }
     for (let k0: i32 = 0; k0 < k; k0 += KC) {
       const kc = min(KC, k - k0);
@@ -296,25 +293,17 @@ function matvecPacked(n: i32, k: i32, a: usize, packed: usize, c: usize, biasP: 
       const end = x + (<usize>kc << 2);
       while (x < end) {
         const xv = v128.load32_splat(x);
-        c0 = madd(xv, v128.load(bp), c0); c1 = madd(xv, v128.load(bp, 16), c1);
         const b1 = bp + ps;
-        c2 = madd(xv, v128.load(b1), c2); c3 = madd(xv, v128.load(b1, 16), c3);
         const b2 = b1 + ps;
+        c0 = madd(xv, v128.load(bp), c0); c1 = madd(xv, v128.load(bp, 16), c1);
+        c2 = madd(xv, v128.load(b1), c2); c3 = madd(xv, v128.load(b1, 16), c3);
         c4 = madd(xv, v128.load(b2), c4); c5 = madd(xv, v128.load(b2, 16), c5);
-        const b3 = b2 + ps;
-        c6 = madd(xv, v128.load(b3), c6); c7 = madd(xv, v128.load(b3, 16), c7);
-        const b4 = b3 + ps;
-        c8 = madd(xv, v128.load(b4), c8); c9 = madd(xv, v128.load(b4, 16), c9);
-        const b5 = b4 + ps;
-        ca = madd(xv, v128.load(b5), ca); cb = madd(xv, v128.load(b5, 16), cb);
         x += 4; bp += 32;
       }
     }
-    const full = j + 48 <= n;
+    const full = j + 24 <= n;
     const o = full ? c + (<usize>j << 2) : MV_TILE;
-    v128.store(o, c0); v128.store(o, c1, 16); v128.store(o, c2, 32); v128.store(o, c3, 48);
-    v128.store(o, c4, 64); v128.store(o, c5, 80); v128.store(o, c6, 96); v128.store(o, c7, 112);
-    v128.store(o, c8, 128); v128.store(o, c9, 144); v128.store(o, ca, 160); v128.store(o, cb, 176);
+    v128.store(o, c0); v128.store(o, c1, 16); v128.store(o, c2, 32); v128.store(o, c3, 48); v128.store(o, c4, 64); v128.store(o, c5, 80);
     if (!full) for (let jj: i32 = 0; j + jj < n; jj++) store<f32>(c + (<usize>(j + jj) << 2), load<f32>(MV_TILE + (<usize>jj << 2)));
   }
   for (; j < npad; j += 8) {

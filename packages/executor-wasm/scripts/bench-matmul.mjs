@@ -1,11 +1,14 @@
 // The wasm matmul alone, beside its ceiling: GFLOP/s of `matmul` (B packed on every call, as for an activation),
 // `matmulPacked` (B packed once, as for an uploaded weight) and the "in-L1" ceiling (the same tile on a problem small
 // enough that A, B and C never leave L1: what the 5×8 tile does when memory costs nothing). Shapes: the projections
-// of the transformer block at d=768 (qkv, out_proj, MLP up and down) at T=128 and T=512.
+// of the transformer block at d=768 (qkv, out_proj, MLP up and down) at T=128 and T=512. Then the matrix–vector path
+// (one to three rows against a packed 768 × 768 weight: a decoding step's projections), bound by streaming the weight,
+// beside its own ceiling: a plain v128 read of the same bytes (a tiny module compiled here with asc, not shipped).
 // Run after a build: `pnpm --filter @attngraph/executor-wasm bench:matmul [--flavour simd|relaxed] [--json FILE]`.
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
+import asc from "assemblyscript/asc";
 
 const { values } = parseArgs({ options: { flavour: { type: "string", default: "simd" }, json: { type: "string" }, reps: { type: "string", default: "7" } } });
 if (values.flavour !== "simd" && values.flavour !== "relaxed") throw new Error(`--flavour ${values.flavour}: expected simd or relaxed`);
@@ -14,6 +17,21 @@ if (!WebAssembly.validate(bytes)) throw new Error(`this engine rejects the ${val
 const memory = new WebAssembly.Memory({ initial: 2500 });
 const e = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } }).exports;
 const reps = Number(values.reps);
+
+/** A plain read of `bytes` at `p` (four v128 loads summed per 64 bytes), in its own module over the same memory. */
+const STREAM_SOURCE = `export function streamRead(p: usize, bytes: usize): f32 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  const end = p + bytes;
+  while (p < end) {
+    a0 = f32x4.add(a0, v128.load(p)); a1 = f32x4.add(a1, v128.load(p, 16));
+    a2 = f32x4.add(a2, v128.load(p, 32)); a3 = f32x4.add(a3, v128.load(p, 48));
+    p += 64;
+  }
+  return f32x4.extract_lane(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)), 0);
+}`;
+const streamWasm = await asc.compileString(STREAM_SOURCE, { optimizeLevel: 3, runtime: "stub", importMemory: true, enable: ["simd"], noAssert: true });
+if (streamWasm.error) throw new Error(`compiling the streaming ceiling failed: ${streamWasm.error.message}\n${streamWasm.stderr}`);
+const { streamRead } = new WebAssembly.Instance(new WebAssembly.Module(streamWasm.binary), { env: { memory, abort() {} } }).exports;
 
 /** Lays out A [m, k], W [n, k] (nn.Linear layout; B = Wᵀ), C, packed B and scratch from the heap base; fills A and W. */
 function layout(m, n, k) {
@@ -61,6 +79,25 @@ e.packMatmulB(cp.w, 1, ck, ck, cn, cp.packed);
 const ceilingMs = best(() => e.matmulPacked(cm, cn, ck, cp.a, ck, cp.packed, cp.c, cn, 0, 0, cp.scratch), 2000);
 const ceiling = gflops(cm, cn, ck, ceilingMs);
 
+// The matrix–vector path: four packed 768 × 768 weights in turn (9 MiB: a decoding step's projections, in L3 between
+// calls), 1, 2 and 3 rows; GB/s counts each row's pass over its weight.
+const [vn, vk] = [768, 768];
+const vp = layout(3, vn, vk);
+const weights = [];
+let next = Math.ceil((vp.scratch + e.matmulScratchBytes(vn, vk)) / 64) * 64;
+for (let w = 0; w < 4; w++) {
+  weights.push(next);
+  e.packMatmulB(vp.w, 1, vk, vk, vn, next);
+  next = Math.ceil((next + e.packedBFloats(vn, vk) * 4) / 64) * 64;
+}
+if (next > memory.buffer.byteLength) throw new Error("the matvec weights do not fit");
+const mvRows = [1, 2, 3].map((m) => {
+  const ms = best(() => { for (const w of weights) e.matmulPacked(m, vn, vk, vp.a, vk, w, vp.c, vn, 0, 0, vp.scratch); }, 25) / weights.length;
+  return { shape: `matvec m=${m}`, m, n: vn, k: vk, ms, gflops: gflops(m, vn, vk, ms), gbps: (m * vn * vk * 4) / ms / 1e6 };
+});
+const streamMs = best(() => { for (const w of weights) streamRead(w, vn * vk * 4); }, 25) / weights.length;
+const streamGbps = (vn * vk * 4) / streamMs / 1e6;
+
 const fmt = (x) => x.toFixed(x < 10 ? 2 : 1);
 const lines = [
   `wasm matmul (${values.flavour} flavour), ${cpus()[0]?.model.trim()}, Node ${process.version}, best of ${reps}`,
@@ -70,6 +107,12 @@ const lines = [
   ...rows.map((r) =>
     `${r.shape.padEnd(14)} ${String(r.m).padStart(4)} ${String(r.n).padStart(5)} ${String(r.k).padStart(5)}  ${fmt(r.perCallMs).padStart(11)}  ${fmt(r.perCallGflops).padStart(7)}  ${fmt(r.packedMs).padStart(10)}  ${fmt(r.packedGflops).padStart(7)}  ${((100 * r.packedGflops) / ceiling).toFixed(0).padStart(12)}`,
   ),
+  "",
+  `streaming ceiling (a plain v128 read of each 2.25 MiB weight in turn): ${fmt(streamGbps)} GB/s`,
+  "shape            m     n     k   ms per call  GFLOP/s  weight GB/s  % of ceiling",
+  ...mvRows.map((r) =>
+    `${r.shape.padEnd(14)} ${String(r.m).padStart(4)} ${String(r.n).padStart(5)} ${String(r.k).padStart(5)}  ${r.ms.toFixed(4).padStart(11)}  ${fmt(r.gflops).padStart(7)}  ${fmt(r.gbps).padStart(11)}  ${((100 * r.gbps) / streamGbps).toFixed(0).padStart(12)}`,
+  ),
 ];
 console.log(lines.join("\n"));
-if (values.json) writeFileSync(values.json, JSON.stringify({ flavour: values.flavour, node: process.version, cpu: cpus()[0]?.model.trim(), ceilingGflops: ceiling, rows }, null, 2));
+if (values.json) writeFileSync(values.json, JSON.stringify({ flavour: values.flavour, node: process.version, cpu: cpus()[0]?.model.trim(), ceilingGflops: ceiling, rows, streamGbps, matvecRows: mvRows }, null, 2));

@@ -1,4 +1,4 @@
-// matmulPacked's path for one or two rows (assembly/matmul.ts `matvecPacked`: a decoding step's projections, x [1, In]
+// matmulPacked's path for one to three rows (assembly/matmul.ts `matvecPacked`: a decoding step's projections, x [1, In]
 // against an uploaded, prepacked weight): the CPU executor's numbers, and bit for bit the rows of the 5-row tile (the
 // same multiply-adds per column in the same k order), over column counts that end mid-group and mid-panel, depths past
 // one k block, with and without a bias.
@@ -27,9 +27,11 @@ describe("projection of one row (matvec on the prepacked weight)", () => {
           expect(bits(got)).toEqual(bits(all).slice(r * nOut, (r + 1) * nOut));
           expect(worst(got, onCpu("projection", {}, [xr, w, b], [1, 1, nOut]), 1e-5, 1e-4)).toBeLessThan(1);
         }
-        // Two rows (rows 5 and 6, the tile's edge) take the matvec too, row by row.
+        // Two rows (rows 5 and 6, the tile's edge) and three (rows 4 to 6) take the matvec too, row by row.
         const two = onWasm(ex, "projection", {}, [new Tensor(Float32Array.from(xs.subarray(5 * nIn)), [2, nIn]), w, b], [2, nOut]);
         expect(bits(two)).toEqual(bits(all).slice(5 * nOut));
+        const three = onWasm(ex, "projection", {}, [new Tensor(Float32Array.from(xs.subarray(4 * nIn)), [3, nIn]), w, b], [3, nOut]);
+        expect(bits(three)).toEqual(bits(all).slice(4 * nOut));
       });
     }
   }
