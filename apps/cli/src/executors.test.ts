@@ -7,6 +7,11 @@ describe("executorsFor", () => {
     expect(executorsFor("cpu, wasm").map((e) => e.name)).toEqual(["cpu", "wasm"]);
   });
 
+  it("gives --threads to the wasm executor", () => {
+    const [wasm] = executorsFor("wasm", undefined, { threads: 3 }) as unknown as [{ threading: { requested: number } }];
+    expect(wasm.threading.requested).toBe(3);
+  });
+
   // Names that Object.prototype holds: looked up in a plain object they crashed or came back as non-executors.
   it.each(["__proto__", "hasOwnProperty", "valueOf", "constructor", "toString", "cpu,toString"])("%s is an unknown executor", (name) => {
     expect(() => executorsFor(name)).toThrow(UsageError);

@@ -26,6 +26,16 @@ describe("attngraph conformance", () => {
     });
   }
 
+  it("passes every golden case on wasm with --threads 2 (its worker pool), and refuses a bad thread count", async () => {
+    const { code, out } = await cli("conformance", goldenDir, "--executor", "wasm", "--threads", "2");
+    expect(out.filter((l) => l.startsWith("FAIL"))).toEqual([]);
+    expect(out.at(-1)).toBe(`${caseCount} passed, 0 failed`);
+    expect(code).toBe(0);
+    for (const bad of ["0", "17", "1.5", "two"]) {
+      expect(await cli("conformance", goldenDir, "--executor", "wasm", "--threads", bad)).toMatchObject({ code: 2, out: [], err: [`attngraph: --threads: expected a whole number from 1 to 16, got "${bad}"`] });
+    }
+  });
+
   it("reports a malformed case by file and field as a failed case, and exits 1", async () => {
     const dir = mkdtempSync(join(tmpdir(), "attngraph-cases-"));
     copyFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), join(dir, "a-good.json"));

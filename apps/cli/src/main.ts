@@ -6,6 +6,7 @@ import { diff, diffHelp } from "./commands/diff.js";
 import { exportHelp, exportModel } from "./commands/export.js";
 import { run, runHelp } from "./commands/run.js";
 import { train, trainHelp } from "./commands/train.js";
+import { parseThreads } from "./executors.js";
 import { processIO, UsageError, type IO } from "./io.js";
 
 const help = `usage: attngraph <command> [options]
@@ -32,7 +33,9 @@ ${diffHelp}
 
 ${exportHelp}
 
-Common options: --executor <name>[,<name>...]  executors in preference order (default: cpu)`;
+Common options: --executor <name>[,<name>...]  executors in preference order (default: cpu)
+                --threads <n>                   threads of the wasm executor (1 to 16, default 1; its workers need
+                                                SharedArrayBuffer, and it says when it runs fewer)`;
 
 /** The given string options, absent ones left out (exactOptionalPropertyTypes). */
 function pick(values: Record<string, unknown>, keys: readonly string[]): Record<string, string> {
@@ -56,6 +59,7 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
         dropout: { type: "string" },
         init: { type: "string" },
         executors: { type: "string" },
+        threads: { type: "string" },
         tolerance: { type: "string" },
         repro: { type: "string" },
         ops: { type: "string" },
@@ -71,7 +75,8 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
       io.out(help);
       return command || values.help ? 0 : 2;
     }
-    const common = { positionals: rest, executor: values.executor, tap: values.tap, fusedQkv: values["fused-qkv"], explain: values.explain };
+    const threads = parseThreads(values.threads);
+    const common = { positionals: rest, executor: values.executor, tap: values.tap, fusedQkv: values["fused-qkv"], explain: values.explain, threads };
     switch (command) {
       case "demo":
         return await demo(common, io);
@@ -80,7 +85,7 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
       case "run":
         return await run({ ...common, ...pick(values, ["ops"]) }, io);
       case "diff":
-        return await diff({ positionals: rest, executors: values.executors, tap: values.tap, fusedQkv: values["fused-qkv"], ...pick(values, ["tolerance", "repro", "ops", "dims", "seed"]) }, io);
+        return await diff({ positionals: rest, executors: values.executors, tap: values.tap, fusedQkv: values["fused-qkv"], threads, ...pick(values, ["tolerance", "repro", "ops", "dims", "seed"]) }, io);
       case "export":
         return await exportModel({ positionals: rest, fusedQkv: values["fused-qkv"], explain: values.explain, ...pick(values, ["output", "contrib", "weights", "seed", "dims", "ops"]) }, io);
       case "train":

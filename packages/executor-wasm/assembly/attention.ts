@@ -50,7 +50,9 @@ const BK: i32 = 64;
 /**
  * `attentionRun`'s (and `attentionGradRun`'s) batch and head loop: the counts B, H, Hkv and L, and the batch and head
  * strides (float32 elements) of q, k, v, the padding mask, and the backward's grad, out and lse (0 for what a call
- * lacks). The row and column strides stay in PackParams and BlockParams.
+ * lacks). The row and column strides stay in PackParams and BlockParams. `attentionRun` runs batches [b0, b1) and kv
+ * heads [g0, g1) of them (0, B, 0, Hkv for a whole call; a thread's share otherwise, its rows at the same places and
+ * with the same dropout as in a whole call); `attentionGradRun` runs them all and does not read these four.
  */
 @unmanaged export class RunParams {
   nb: i32; nh: i32; nhkv: i32; nl: i32;
@@ -61,6 +63,7 @@ const BK: i32 = 64;
   gs0: i32; gs1: i32;
   os0: i32; os1: i32;
   ls0: i32; ls1: i32;
+  b0: i32; b1: i32; g0: i32; g1: i32;
 }
 
 /** Bytes of the params `attentionRun` reads (a PackParams, a BlockParams and a RunParams block), for the host's check. */
@@ -88,6 +91,10 @@ export function runParamsLayout(dst: usize): i32 {
   store<i32>(dst + f4(n++), offsetof<RunParams>("os1"));
   store<i32>(dst + f4(n++), offsetof<RunParams>("ls0"));
   store<i32>(dst + f4(n++), offsetof<RunParams>("ls1"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("b0"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("b1"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("g0"));
+  store<i32>(dst + f4(n++), offsetof<RunParams>("g1"));
   return n;
 }
 
@@ -360,8 +367,9 @@ export function attentionRun(pack: PackParams, block: BlockParams, run: RunParam
   pack.s0 = 0;
   pack.s1 = ns;
   block.fromBlock = 0;
-  for (let b: i32 = 0; b < nb; b++) {
-    for (let g: i32 = 0; g < nhkv; g++) {
+  const b1 = min(run.b1, nb), g1 = min(run.g1, nhkv);
+  for (let b: i32 = max(run.b0, 0); b < b1; b++) {
+    for (let g: i32 = max(run.g0, 0); g < g1; g++) {
       pack.kb = at(kb, b * ks0 + g * ks1);
       pack.vb = at(vb, b * vs0 + g * vs1);
       pack.pb = pb == 0 ? 0 : at(pb, b * ps0);

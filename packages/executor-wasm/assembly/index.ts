@@ -1,7 +1,8 @@
 // The module's exports: one entry per kernel, plus what the host needs to lay out memory. The host (src/) owns the
 // memory: it allocates every buffer after heapBase() and passes byte addresses; nothing here allocates.
 export { copy } from "./strided";
-export { allFinite, matmul, matmulPacked, matmulPackedScratchBytes, matmulScratchBytes, matmulSkipZero, packMatmulB, packedBFloats } from "./matmul";
+export { maxThreads, setThreadSlot } from "./threads";
+export { allFinite, matmul, matmulPacked, matmulPackedScratchBytes, matmulScratchBytes, matmulSkipZero, matvecPackedColumns, matvecRows, packMatmulB, packedBFloats } from "./matmul";
 export { mask } from "./mask";
 export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";

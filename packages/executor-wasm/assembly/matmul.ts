@@ -5,6 +5,7 @@
 // (`packMatmulB`: a weight, packed once per upload by the host) and is otherwise the same loop, bit for bit.
 import { madd } from "./simd";
 import { at } from "./strided";
+import { MAX_THREADS, threadSlot } from "./threads";
 
 /** Depth of one k block: one packed B panel is KC × 8 floats (8 KiB). */
 const KC: i32 = 256;
@@ -12,10 +13,16 @@ const KC: i32 = 256;
 const MC: i32 = 80;
 /** Rows of the matmul's register tile (micro5); the fused attention keeps its 4×8 `micro`. */
 const MR: i32 = 5;
-/** An edge tile (fewer than MR rows or 8 columns) goes through this MR×8 buffer. */
-const TILE: usize = memory.data(MR * 8 * 4, 16);
-/** An edge tile's A rows (fewer than MR), copied with the last repeated so one micro5 serves every edge. */
-const EDGE_A: usize = memory.data(MR * KC * 4, 16);
+/** An edge tile (fewer than MR rows or 8 columns) goes through an MR×8 buffer (one per thread: threads.ts). */
+const TILE_BYTES: usize = MR * 8 * 4;
+const TILE_AREA: usize = memory.data(<i32>TILE_BYTES * MAX_THREADS, 16);
+/** An edge tile's A rows (fewer than MR), copied with the last repeated so one micro5 serves every edge (per thread). */
+const EDGE_A_BYTES: usize = MR * KC * 4;
+const EDGE_A_AREA: usize = memory.data(<i32>EDGE_A_BYTES * MAX_THREADS, 16);
+/** This thread's edge-tile buffer. */
+@inline function tileBuffer(): usize {
+  return TILE_AREA + <usize>threadSlot * TILE_BYTES;
+}
 
 export const INIT_ZERO: i32 = 0;
 export const INIT_ACCUMULATE: i32 = 1;
@@ -100,7 +107,7 @@ export const INIT_BIAS: i32 = 2;
 }
 
 /**
- * A tile of `rows` ≤ 5 × `cols` ≤ 8: straight into C when full, else through TILE so nothing outside C is touched.
+ * A tile of `rows` ≤ 5 × `cols` ≤ 8: straight into C when full, else through this thread's edge-tile buffer so nothing outside C is touched.
  * The 5 A rows at a0 (lda bytes apart) must all be readable; only the first `rows` are kept.
  */
 function tile5(kc: i32, a0: usize, lda: usize, bp: usize, c: usize, ldc: usize, rows: i32, cols: i32, init: i32, bias: usize): void {
@@ -108,11 +115,12 @@ function tile5(kc: i32, a0: usize, lda: usize, bp: usize, c: usize, ldc: usize, 
     micro5(kc, a0, lda, bp, c, ldc, init, bias);
     return;
   }
+  const tile = tileBuffer();
   if (init == INIT_ACCUMULATE) {
-    for (let r: i32 = 0; r < rows; r++) for (let j: i32 = 0; j < cols; j++) store<f32>(TILE + (<usize>(r * 8 + j) << 2), load<f32>(c + <usize>r * ldc + (<usize>j << 2)));
+    for (let r: i32 = 0; r < rows; r++) for (let j: i32 = 0; j < cols; j++) store<f32>(tile + (<usize>(r * 8 + j) << 2), load<f32>(c + <usize>r * ldc + (<usize>j << 2)));
   }
-  micro5(kc, a0, lda, bp, TILE, 32, init, bias);
-  for (let r: i32 = 0; r < rows; r++) for (let j: i32 = 0; j < cols; j++) store<f32>(c + <usize>r * ldc + (<usize>j << 2), load<f32>(TILE + (<usize>(r * 8 + j) << 2)));
+  micro5(kc, a0, lda, bp, tile, 32, init, bias);
+  for (let r: i32 = 0; r < rows; r++) for (let j: i32 = 0; j < cols; j++) store<f32>(c + <usize>r * ldc + (<usize>j << 2), load<f32>(tile + (<usize>(r * 8 + j) << 2)));
 }
 
 /** Floats of B packed for `matmulPacked`: every k block's 8-column panels, k × npad. */
@@ -170,24 +178,25 @@ function packBias(bias: usize, biasStride: i32, n: i32, dst: usize): void {
 
 /**
  * One k block: C[0..m, 0..n] (init) + A[:, k0 .. k0+kc] · panels, MC rows of A at a time (they stay in L2) against
- * one 8-column panel at a time (it stays in L1). The last < MR rows of an MC block are copied once into EDGE_A, the
- * last one repeated, so their tiles run the same micro5 on rows that exist.
+ * one 8-column panel at a time (it stays in L1). The last < MR rows of an MC block are copied once into this thread's
+ * edge rows (EDGE_A_AREA), the last one repeated, so their tiles run the same micro5 on rows that exist.
  */
 function kBlock(m: i32, n: i32, kc: i32, a: usize, ldaB: usize, panels: usize, c: usize, ldcB: usize, init: i32, biasP: usize): void {
   const edgeLda = <usize>KC << 2;
+  const edgeA = EDGE_A_AREA + <usize>threadSlot * EDGE_A_BYTES;
   for (let i0: i32 = 0; i0 < m; i0 += MC) {
     const iEnd = min(m, i0 + MC);
     const full = i0 + (iEnd - i0) / MR * MR;
     const rest = iEnd - full;
     for (let r: i32 = 0; r < MR && rest > 0; r++) {
-      memory.copy(EDGE_A + <usize>r * edgeLda, a + <usize>(full + min(r, rest - 1)) * ldaB, <usize>kc << 2);
+      memory.copy(edgeA + <usize>r * edgeLda, a + <usize>(full + min(r, rest - 1)) * ldaB, <usize>kc << 2);
     }
     for (let j: i32 = 0; j < n; j += 8) {
       const bp = panels + (<usize>(j * kc) << 2);
       const cols = min(8, n - j);
       const bj = biasP + (<usize>j << 2);
       for (let i = i0; i < full; i += MR) tile5(kc, a + <usize>i * ldaB, ldaB, bp, c + <usize>i * ldcB + (<usize>j << 2), ldcB, MR, cols, init, bj);
-      if (rest > 0) tile5(kc, EDGE_A, edgeLda, bp, c + <usize>full * ldcB + (<usize>j << 2), ldcB, rest, cols, init, bj);
+      if (rest > 0) tile5(kc, edgeA, edgeLda, bp, c + <usize>full * ldcB + (<usize>j << 2), ldcB, rest, cols, init, bj);
     }
   }
 }
@@ -220,7 +229,7 @@ export function matmulPacked(m: i32, n: i32, k: i32, a: usize, lda: i32, packed:
   const npad = (n + 7) & ~7;
   if (bias != 0) packBias(bias, biasStride, n, scratch);
   if (m < MATVEC_ROWS) {
-    for (let i: i32 = 0; i < m; i++) matvecPacked(n, k, a + (<usize>(i * lda) << 2), packed, c + (<usize>(i * ldc) << 2), bias != 0 ? scratch : 0);
+    for (let i: i32 = 0; i < m; i++) matvecPacked(n, k, a + (<usize>(i * lda) << 2), packed, c + (<usize>(i * ldc) << 2), bias != 0 ? scratch : 0, 0, n);
     return;
   }
   let k0: i32 = 0;
@@ -264,11 +273,27 @@ export function matmulSkipZero(m: i32, n: i32, k: i32, a: usize, lda: i32, b: us
  * matvec / tile: 1 row ~40 / ~145, 2 rows ~80 / ~145, 3 rows ~115–125 / ~145, 4 rows ~158 / ~146 (B read once per row).
  */
 const MATVEC_ROWS: i32 = 4;
-/** A matvec's last partial group of columns (fewer than 24 of C) goes through this buffer. */
-const MV_TILE: usize = memory.data(24 * 4, 16);
+
+/** MATVEC_ROWS, for the host: below it a threaded matmulPacked splits columns (`matvecPackedColumns`), not rows. */
+export function matvecRows(): i32 {
+  return MATVEC_ROWS;
+}
 
 /**
- * One row of `matmulPacked`: c[0 .. n] = a[0 .. k] · B (+ the bias panel at `biasP`, 0 for none), on B's packed panels
+ * Columns [j0, j1) of `matmulPacked` for m < MATVEC_ROWS rows (j0 a multiple of 8): one thread's share of a
+ * decoding step's projection. Each column is summed exactly as in the whole call. `scratch`: this thread's own
+ * `matmulPackedScratchBytes(n)` (the bias panel is packed into it whole).
+ */
+export function matvecPackedColumns(m: i32, n: i32, k: i32, a: usize, lda: i32, packed: usize, c: usize, ldc: i32, bias: usize, biasStride: i32, scratch: usize, j0: i32, j1: i32): void {
+  if (bias != 0) packBias(bias, biasStride, n, scratch);
+  for (let i: i32 = 0; i < m; i++) matvecPacked(n, k, a + (<usize>(i * lda) << 2), packed, c + (<usize>(i * ldc) << 2), bias != 0 ? scratch : 0, j0, min(j1, n));
+}
+/** A matvec's last partial group of columns (fewer than 24 of C) goes through this buffer (one per thread). */
+const MV_TILE_AREA: usize = memory.data(24 * 4 * MAX_THREADS, 16);
+
+/**
+ * One row of `matmulPacked`, columns [j0, j1) of it (j0 a multiple of 8; 0, n for all): c[j] = a[0 .. k] · B[:, j] (+ the
+ * bias panel at `biasP`, 0 for none), on B's packed panels
  * (k block k0 at k0 · npad floats, panel j/8 of it at j · kc floats, 8 floats per k). Three panels (24 columns, 6
  * accumulators) at a time over all of k, then one panel at a time. Three is what V8 runs fastest: at 768 × 768 with
  * the weight in L3, 60–64 GB/s of weight streamed against 35–41 GB/s for 2, 4 or 6 panels, or for 2 or 4 k per loop
@@ -276,10 +301,12 @@ const MV_TILE: usize = memory.data(24 * 4, 16);
  * or its bias, one multiply-add per k in k order, so the numbers are the tile's, bit for bit; only the 4 rows the tile
  * would compute beside the real one are gone, and B is read once.
  */
-function matvecPacked(n: i32, k: i32, a: usize, packed: usize, c: usize, biasP: usize): void {
+function matvecPacked(n: i32, k: i32, a: usize, packed: usize, c: usize, biasP: usize, j0: i32, j1: i32): void {
   const npad = (n + 7) & ~7;
-  let j: i32 = 0;
-  for (; j + 24 <= npad; j += 24) {
+  const jEnd = min((j1 + 7) & ~7, npad);
+  const mvTile = MV_TILE_AREA + <usize>threadSlot * (24 * 4);
+  let j: i32 = j0;
+  for (; j + 24 <= jEnd; j += 24) {
     let c0 = f32x4.splat(0), c1 = f32x4.splat(0), c2 = f32x4.splat(0), c3 = f32x4.splat(0), c4 = f32x4.splat(0), c5 = f32x4.splat(0);
     if (biasP != 0) {
       const bj = biasP + (<usize>j << 2);
@@ -302,11 +329,11 @@ function matvecPacked(n: i32, k: i32, a: usize, packed: usize, c: usize, biasP: 
       }
     }
     const full = j + 24 <= n;
-    const o = full ? c + (<usize>j << 2) : MV_TILE;
+    const o = full ? c + (<usize>j << 2) : mvTile;
     v128.store(o, c0); v128.store(o, c1, 16); v128.store(o, c2, 32); v128.store(o, c3, 48); v128.store(o, c4, 64); v128.store(o, c5, 80);
-    if (!full) for (let jj: i32 = 0; j + jj < n; jj++) store<f32>(c + (<usize>(j + jj) << 2), load<f32>(MV_TILE + (<usize>jj << 2)));
+    if (!full) for (let jj: i32 = 0; j + jj < n; jj++) store<f32>(c + (<usize>(j + jj) << 2), load<f32>(mvTile + (<usize>jj << 2)));
   }
-  for (; j < npad; j += 8) {
+  for (; j < jEnd; j += 8) {
     let c0 = f32x4.splat(0), c1 = f32x4.splat(0);
     if (biasP != 0) {
       c0 = v128.load(biasP + (<usize>j << 2));
@@ -323,7 +350,7 @@ function matvecPacked(n: i32, k: i32, a: usize, packed: usize, c: usize, biasP: 
         x += 4; bp += 32;
       }
     }
-    v128.store(MV_TILE, c0); v128.store(MV_TILE, c1, 16);
-    for (let jj: i32 = 0; jj < 8 && j + jj < n; jj++) store<f32>(c + (<usize>(j + jj) << 2), load<f32>(MV_TILE + (<usize>jj << 2)));
+    v128.store(mvTile, c0); v128.store(mvTile, c1, 16);
+    for (let jj: i32 = 0; jj < 8 && j + jj < n; jj++) store<f32>(c + (<usize>(j + jj) << 2), load<f32>(mvTile + (<usize>jj << 2)));
   }
 }

@@ -1,7 +1,8 @@
 // Compiles assembly/ into every flavour in ONE process through the `assemblyscript/asc` API (loading binaryen once
 // instead of once per flavour: ~6 s instead of ~16 s). Run by the package's `build` script before `tsc -b`, so turbo
 // builds and caches it (outputs under dist/). Flavours: plain SIMD, and relaxed SIMD (fused multiply-add); the loader
-// picks relaxed when `WebAssembly.validate` accepts it.
+// picks relaxed when `WebAssembly.validate` accepts it. Each also comes threaded ("-threads": the same code over an
+// imported shared memory, for the worker pool of `createWasmExecutor({ threads })`).
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import asc from "assemblyscript/asc";
@@ -10,10 +11,13 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const outDir = `${root}dist/wasm`;
 mkdirSync(outDir, { recursive: true });
 
-const common = ["assembly/index.ts", "-O3", "--noAssert", "--runtime", "stub", "--importMemory", "--initialMemory", "1", "--enable", "simd"];
+const common = ["assembly/index.ts", "-O3", "--noAssert", "--runtime", "stub", "--importMemory", "--initialMemory", "2", "--enable", "simd"];
+const shared = ["--sharedMemory", "--maximumMemory", "65536", "--enable", "threads"];
 const flavours = {
   simd: [],
   relaxed: ["--enable", "relaxed-simd"],
+  "simd-threads": shared,
+  "relaxed-threads": ["--enable", "relaxed-simd", ...shared],
 };
 
 for (const [name, extra] of Object.entries(flavours)) {

@@ -4,6 +4,7 @@
 import { AttnGraphError, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type DType, type Shape } from "@attngraph/tensor";
 import type { KernelCall } from "@attngraph/graph";
 import type { KernelExports } from "./module.js";
+import type { ThreadCall } from "./threads/pool.js";
 import { WasmValue, type WasmBlock } from "./value.js";
 
 /** The executor's side of the context: memory and blocks of the current module instance. */
@@ -16,7 +17,7 @@ export interface ContextHost {
   scratch(bytes: number, subject: string): number;
   /** 2 × 12 i32 slots for view descriptors, allocated once per instance. */
   readonly descriptors: number;
-  /** The params area (256 bytes) for kernels that read their numbers from memory, allocated once per instance. */
+  /** The params area (320 bytes) for kernels that read their numbers from memory, allocated once per instance. */
   readonly params: number;
   /** Changes whenever the module is re-instantiated (after a trap) or disposed: addresses from before are stale. */
   readonly generation: number;
@@ -26,6 +27,16 @@ export interface ContextHost {
   derived(source: WasmBlock, key: string, bytes: number, subject: string, fill: (address: number) => void): number | undefined;
   /** A kernel wrote into `block` in place (see `WasmContext.wroteInto`). */
   wroteInto(block: WasmBlock): void;
+  /** Threads running now (1 without a pool). */
+  readonly threads: number;
+  /** Fewest multiply-adds a call needs to be split over the threads. */
+  readonly parallelWork: number;
+  /** Runs calls[0] on this thread and calls[i] on thread i, returning when all are done (see ThreadPool.run). */
+  parallel(calls: readonly ThreadCall[]): void;
+  /** Thread t's own scratch (t = 0: the shared `scratch`). */
+  threadScratch(t: number, bytes: number, subject: string): number;
+  /** Thread t's own params area (t = 0: `params`). */
+  threadParams(t: number): number;
 }
 
 const DESC_RANK = 6;
@@ -60,6 +71,34 @@ export class WasmContext {
   /** Work per chunk of a long kernel called with a signal, in multiply-adds. */
   get chunkWork(): number {
     return this.#host.chunkWork;
+  }
+
+  /** Threads a kernel may split its work over now (1 without a pool, or while it restarts). */
+  get threads(): number {
+    return this.#host.threads;
+  }
+
+  /** Fewest multiply-adds a call needs to be split over the threads (WasmExecutorOptions.parallelWork). */
+  get parallelWork(): number {
+    return this.#host.parallelWork;
+  }
+
+  /**
+   * Runs calls[0] on this thread and calls[i] on worker i, returning when all are done; the calls must write disjoint
+   * memory and use thread i's own scratch and params (`threadScratch`, `threadParams`). With one thread, one by one.
+   */
+  parallel(calls: readonly ThreadCall[]): void {
+    this.#host.parallel(calls);
+  }
+
+  /** Thread t's own scratch block (t = 0: the shared one `scratch` gives), valid until its next request. */
+  threadScratch(t: number, bytes: number, subject: string): number {
+    return this.#host.threadScratch(t, bytes, subject);
+  }
+
+  /** Thread t's own params area (t = 0: `params`). */
+  threadParams(t: number): number {
+    return this.#host.threadParams(t);
   }
 
   /** A float32 view of the whole memory, valid until the next allocation. */

@@ -15,7 +15,9 @@ import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 import { WasmContext } from "./context.js";
 import { DerivedLayouts } from "./derived.js";
 import { WasmHeap, blockBytes } from "./heap.js";
-import { loadKernelModule, type KernelExports, type WasmFlavour, type WasmSource } from "./module.js";
+import { loadKernelModule, type KernelExports, type WasmFlavour, type WasmModuleName, type WasmSource } from "./module.js";
+import { controlWords } from "./threads/control.js";
+import { ThreadPool, threadsUnavailable, type ThreadCall } from "./threads/pool.js";
 import { WasmValue, type WasmBlock } from "./value.js";
 
 /**
@@ -46,7 +48,21 @@ export interface WasmExecutorOptions {
   /** Memory beyond this is refused before growing, with an error naming the tensor. Default 2 GiB (max 4 GiB). */
   readonly maxMemoryBytes?: number;
   /** Where to load the modules from (bytes or URLs); default: dist/wasm of this package. */
-  readonly sources?: Partial<Record<WasmFlavour, WasmSource>>;
+  readonly sources?: Partial<Record<WasmModuleName, WasmSource>>;
+  /**
+   * Threads to run the big kernels on (default 1): the host's thread plus `threads − 1` workers (Node worker_threads,
+   * browser Web Workers) over one shared memory, each matmul split by rows of its output and each fused attention by
+   * batch or kv head. Needs SharedArrayBuffer: in a browser, a cross-origin isolated page (COOP same-origin, COEP
+   * require-corp). Where that is missing, or a worker cannot start, the executor runs on one thread and
+   * `executor.threading.reason` (and the plan's explain()) says why. The numbers do not depend on it, bit for bit.
+   */
+  readonly threads?: number;
+  /**
+   * With threads: calls of fewer multiply-adds than this stay on one thread (default 2²⁰, below which waking the
+   * workers costs more than the split saves). 0 splits every call that can be split: what the conformance runner
+   * uses so that small golden cases exercise the threads too.
+   */
+  readonly parallelWork?: number;
   /**
    * Work per chunk of a long kernel run with a signal, in multiply-adds (default 2²⁸, about 16 ms on one core): an
    * aborted run stops within about one chunk. Smaller means quicker cancellation and more yields.
@@ -61,15 +77,19 @@ export interface WasmExecutorOptions {
 }
 
 const EXECUTOR = "wasm";
+/** Most threads (the module's per-thread areas: assembly/threads.ts MAX_THREADS). */
+const MAX_THREADS = 16;
+/** Fewest multiply-adds a call needs to be split over the threads (see WasmExecutorOptions.parallelWork). */
+const DEFAULT_PARALLEL_WORK = 2 ** 20;
 const PAGE = 65536;
 const DEFAULT_MAX = 2 ** 31;
 /**
  * Two rank-6 view descriptors (2 × 12 i32) in the first 128 bytes, then the kernel params area (PARAMS_BYTES: the
- * fused attention's whole-call entries read three params blocks side by side, up to 248 bytes).
+ * fused attention's whole-call entries read three params blocks side by side, up to 264 bytes).
  */
-const DESCRIPTOR_BYTES = 384;
+const DESCRIPTOR_BYTES = 448;
 const PARAMS_OFFSET = 128;
-const PARAMS_BYTES = 256;
+const PARAMS_BYTES = 320;
 
 /** One instance of the module with its memory, allocator and scratch. Replaced whole after a trap. */
 class Instance {
@@ -77,16 +97,41 @@ class Instance {
   readonly exports: KernelExports;
   readonly heap: WasmHeap;
   readonly descriptors: number;
+  /** The thread pool's control block (threaded module only; 0 otherwise). */
+  readonly control: number;
   #scratch: { ptr: number; bytes: number } | undefined;
+  /** Scratch and params area of threads 1 .. (thread 0 is the host's: `scratch` and `params`). */
+  readonly #threadScratch: ({ ptr: number; bytes: number } | undefined)[] = [];
+  readonly #threadParams: number[] = [];
 
-  constructor(module: WebAssembly.Module, maxBytes: number, readonly gen: number) {
+  constructor(module: WebAssembly.Module, maxBytes: number, readonly gen: number, threads: number) {
     const maximum = Math.min(65536, Math.ceil(maxBytes / PAGE));
-    this.memory = new WebAssembly.Memory({ initial: Math.min(16, maximum), maximum });
+    const shared = threads > 1;
+    this.memory = new WebAssembly.Memory({ initial: Math.min(16, maximum), maximum, ...(shared ? { shared: true } : {}) });
     this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports as unknown as KernelExports;
     this.heap = new WasmHeap(this.memory, this.exports.heapBase(), maxBytes);
     this.descriptors = this.heap.alloc(DESCRIPTOR_BYTES, "wasm descriptors and params");
     const paramsBytes = Math.max(this.exports.attentionParamsBytes(), this.exports.attentionGradParamsBytes());
     if (paramsBytes > PARAMS_BYTES) throw new Error(`wasm module: attention params need ${paramsBytes} bytes, the host reserves ${PARAMS_BYTES}`);
+    this.control = shared ? this.heap.alloc(controlWords(threads) * 4, "wasm thread control block") : 0;
+  }
+
+  /** Thread t's params area (t = 0: the host's). */
+  paramsOf(t: number): number {
+    if (t === 0) return this.params;
+    return (this.#threadParams[t] ??= this.heap.alloc(PARAMS_BYTES, `wasm params area of thread ${t}`));
+  }
+
+  /** Thread t's scratch (t = 0: the host's shared scratch), grown to the largest need seen. */
+  scratchOf(t: number, bytes: number, subject: string): number {
+    if (t === 0) return this.scratch(bytes, subject);
+    const own = this.#threadScratch[t];
+    if (own !== undefined && own.bytes >= bytes) return own.ptr;
+    if (own !== undefined) this.heap.free(own.ptr, own.bytes);
+    this.#threadScratch[t] = undefined;
+    const size = blockBytes(bytes);
+    this.#threadScratch[t] = { ptr: this.heap.alloc(size, `${subject} (kernel scratch of thread ${t})`), bytes: size };
+    return this.#threadScratch[t]!.ptr;
   }
 
   /** The params area (PARAMS_BYTES) for a kernel that takes its numbers in memory (written right before each call). */
@@ -120,11 +165,15 @@ export class WasmExecutor implements Executor<WasmValue> {
   #flavour: WasmFlavour | undefined;
   #inst: Instance | undefined;
   #gen = 0;
+  /** Threads asked for (1: none), and the pool while it runs. */
+  readonly #threads: number;
+  #pool: ThreadPool | undefined;
+  #threadReason: string | undefined;
   #loading: Promise<void> | undefined;
   readonly #ctx: WasmContext;
   readonly #derived: DerivedLayouts;
-  /** Counters for tests and profiling: uploads made, traps caught, instances made. */
-  readonly stats = { uploads: 0, traps: 0, instances: 0 };
+  /** Counters for tests and profiling: uploads made, traps caught, instances made, calls split over the workers. */
+  readonly stats = { uploads: 0, traps: 0, instances: 0, threaded: 0 };
 
   constructor(options: WasmExecutorOptions = {}) {
     this.#options = options;
@@ -139,6 +188,17 @@ export class WasmExecutor implements Executor<WasmValue> {
     if (!(Number.isSafeInteger(chunkWork) && chunkWork >= 1)) {
       const subject = "executor wasm.chunkWork";
       throw new AttnGraphError("attr", describe(subject, "invalid chunk size", "a whole number of multiply-adds >= 1", String(chunkWork)), { subject });
+    }
+    const threads = options.threads ?? 1;
+    if (!(Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS)) {
+      const subject = "executor wasm.threads";
+      throw new AttnGraphError("attr", describe(subject, "invalid thread count", `a whole number from 1 to ${MAX_THREADS}`, String(threads)), { subject });
+    }
+    this.#threads = threads;
+    const parallelWork = options.parallelWork ?? DEFAULT_PARALLEL_WORK;
+    if (!(Number.isSafeInteger(parallelWork) && parallelWork >= 0)) {
+      const subject = "executor wasm.parallelWork";
+      throw new AttnGraphError("attr", describe(subject, "invalid split threshold", "a whole number of multiply-adds >= 0", String(parallelWork)), { subject });
     }
     const self = this;
     this.#derived = new DerivedLayouts({
@@ -171,7 +231,44 @@ export class WasmExecutor implements Executor<WasmValue> {
       scratch: (bytes, subject) => this.#instance().scratch(bytes, subject),
       derived: (source, key, bytes, subject, fill) => (prepack ? this.#derived.get(source, key, bytes, subject, fill) : undefined),
       wroteInto: (block) => this.#wroteInto(block),
+      get threads() {
+        return self.#pool !== undefined && self.#pool.lost === undefined ? self.#pool.threads : 1;
+      },
+      parallel: (calls) => this.#parallel(calls),
+      parallelWork,
+      threadScratch: (t, bytes, subject) => this.#instance().scratchOf(t, bytes, subject),
+      threadParams: (t) => this.#instance().paramsOf(t),
     });
+  }
+
+  /**
+   * Threads asked for, threads running (1 until `init()`, and while workers restart after a trap), and why fewer run
+   * than were asked for (no SharedArrayBuffer, a page that is not cross-origin isolated, a worker that failed).
+   */
+  get threading(): { readonly requested: number; readonly threads: number; readonly reason?: string } {
+    const running = this.#pool !== undefined && this.#pool.lost === undefined ? this.#pool.threads : 1;
+    const reason = running < this.#threads ? (this.#threadReason ?? this.#pool?.lost ?? "workers not started yet (init() starts them)") : undefined;
+    return { requested: this.#threads, threads: running, ...(reason !== undefined ? { reason } : {}) };
+  }
+
+  /** One line for a plan's explain(): the flavour and the threads, with the reason when fewer run than were asked. */
+  describe(): string {
+    const t = this.threading;
+    const threads = t.threads === 1 ? "1 thread" : `${t.threads} threads`;
+    return `${this.#flavour ?? "not initialised"} flavour, ${threads}${t.reason !== undefined ? ` (${t.requested} asked for: ${t.reason})` : ""}`;
+  }
+
+  /** calls[0] here, the others on the workers (see ThreadPool.run); one by one here when no pool runs. */
+  #parallel(calls: readonly ThreadCall[]): void {
+    const inst = this.#instance();
+    const here = (c: ThreadCall) => (inst.exports[c.name] as (...a: number[]) => unknown)(...c.args);
+    const pool = this.#pool;
+    if (pool === undefined || pool.lost !== undefined || calls.length <= 1) {
+      for (const c of calls) here(c);
+      return;
+    }
+    this.stats.threaded++;
+    pool.run(calls, here);
   }
 
   /** The module flavour in use ("relaxed" or "simd"); undefined before `init()`. */
@@ -218,12 +315,34 @@ export class WasmExecutor implements Executor<WasmValue> {
   /** Loads and instantiates the module (once; later calls return at once). The runtime's `compile()` calls it. */
   init(): Promise<void> {
     this.#loading ??= (async () => {
-      const { module, flavour } = await loadKernelModule(this.#options.flavour ?? "auto", this.#options.sources);
+      const unavailable = this.#threads > 1 ? threadsUnavailable() : undefined;
+      if (unavailable !== undefined) this.#threadReason = unavailable;
+      const shared = this.#threads > 1 && unavailable === undefined;
+      const { module, flavour } = await loadKernelModule(this.#options.flavour ?? "auto", this.#options.sources, shared);
       this.#module = module;
       this.#flavour = flavour;
+      this.#shared = shared;
       this.#inst = this.#instantiate();
+      if (shared) await this.#startPool(this.#inst);
     })();
     return this.#loading;
+  }
+
+  /** Whether the module in use is the threaded build (its memory shared). */
+  #shared = false;
+
+  /** Starts the workers over `inst`'s memory; a failure leaves one thread and the reason. */
+  async #startPool(inst: Instance): Promise<void> {
+    try {
+      const pool = await ThreadPool.start(this.#module!, inst.memory, inst.control, this.#threads);
+      if (this.#inst !== inst) pool.stop();
+      else {
+        this.#pool = pool;
+        this.#threadReason = undefined;
+      }
+    } catch (e) {
+      this.#threadReason = `workers did not start (${e instanceof Error ? e.message : String(e)})`;
+    }
   }
 
   /** A dense copy of `tensor` in the module's memory; an int32 tensor (ids, targets) stays int32, 4 bytes an element. */
@@ -316,12 +435,16 @@ export class WasmExecutor implements Executor<WasmValue> {
     if (!(e instanceof WebAssembly.RuntimeError)) return e;
     this.stats.traps++;
     this.#inst = this.#instantiate();
+    // The workers' instances were over the old memory: new ones start in the background (one thread meanwhile).
+    if (this.#shared) void this.#startPool(this.#inst);
     const what = `WebAssembly trap in the kernel for op ${call.kind} on executor ${EXECUTOR} (${e.message}); the module and its memory were re-instantiated`;
     return new AttnGraphError("wasm-trap", describe(call.node, what), { subject: call.node, cause: e });
   }
 
   dispose(): void {
     this.#derived.clear();
+    this.#pool?.stop();
+    this.#pool = undefined;
     this.#inst = undefined;
     this.#gen++;
   }
@@ -337,7 +460,9 @@ export class WasmExecutor implements Executor<WasmValue> {
   #instantiate(): Instance {
     this.stats.instances++;
     const gen = ++this.#gen;
-    return new Instance(this.#module!, this.#maxBytes, gen);
+    this.#pool?.stop();
+    this.#pool = undefined;
+    return new Instance(this.#module!, this.#maxBytes, gen, this.#shared ? this.#threads : 1);
   }
 
   /** Writes `tensor`'s elements row-major at byte address `ptr`, as the bits of its own dtype (never converted). */

@@ -7,12 +7,19 @@ import { UnsupportedError } from "@attngraph/tensor";
 
 export type WasmFlavour = "simd" | "relaxed";
 
+/** A module file: a flavour over an ordinary memory, or its threaded build over a shared one (worker pool). */
+export type WasmModuleName = WasmFlavour | "simd-threads" | "relaxed-threads";
+
 /** Where a flavour's bytes come from: the bytes themselves, or a URL (file:, http(s):, data:). */
 export type WasmSource = BufferSource | URL | string;
 
 /** The module's exports (assembly/index.ts). Pointers are byte addresses, strides and offsets float32 elements. */
 export interface KernelExports {
   heapBase(): number;
+  /** Most threads a threaded executor may run (every per-thread area of the module has this many copies). */
+  maxThreads(): number;
+  /** This instance's per-thread areas (0 on the host's instance, a worker's index on its own). */
+  setThreadSlot(slot: number): void;
   copy(src: number, desc: number, dst: number): void;
   matmul(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number): void;
   matmulScratchBytes(n: number, k: number): number;
@@ -23,6 +30,10 @@ export interface KernelExports {
   /** `matmul` with B from `packMatmulB`: the same numbers bit for bit. */
   matmulPacked(m: number, n: number, k: number, a: number, lda: number, packed: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number): void;
   matmulPackedScratchBytes(n: number): number;
+  /** Rows below which matmulPacked runs its matrix–vector path (a threaded call then splits columns, not rows). */
+  matvecRows(): number;
+  /** Columns [j0, j1) of matmulPacked for fewer than matvecRows() rows (j0 a multiple of 8): one thread's share. */
+  matvecPackedColumns(m: number, n: number, k: number, a: number, lda: number, packed: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number, j0: number, j1: number): void;
   matmulSkipZero(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number): void;
   allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
   /** See assembly/mask.ts: scores and strides, pad, user mask, bias (each address 0 when absent, strides over [B, H, L, S]), scale, geometry, dst, rows. */
@@ -118,12 +129,22 @@ export interface KernelExports {
   sgdStepStrided(p: number, pdesc: number, g: number, gdesc: number, b: number, dst: number, lr: number, mu: number, wd: number, mode: number, r0: number, r1: number): void;
 }
 
-// One literal `new URL` per flavour: bundlers (Vite, rolldown, webpack) only rewrite URLs they can read statically.
-const defaultUrl = (flavour: WasmFlavour): URL =>
-  flavour === "relaxed" ? new URL("../dist/wasm/attngraph-relaxed.wasm", import.meta.url) : new URL("../dist/wasm/attngraph-simd.wasm", import.meta.url);
+// One literal `new URL` per file: bundlers (Vite, rolldown, webpack) only rewrite URLs they can read statically.
+function defaultUrl(name: WasmModuleName): URL {
+  switch (name) {
+    case "simd":
+      return new URL("../dist/wasm/attngraph-simd.wasm", import.meta.url);
+    case "relaxed":
+      return new URL("../dist/wasm/attngraph-relaxed.wasm", import.meta.url);
+    case "simd-threads":
+      return new URL("../dist/wasm/attngraph-simd-threads.wasm", import.meta.url);
+    case "relaxed-threads":
+      return new URL("../dist/wasm/attngraph-relaxed-threads.wasm", import.meta.url);
+  }
+}
 
-/** The bytes of one flavour, from `source` or from the package's own dist/wasm. */
-export async function wasmBytes(flavour: WasmFlavour, source: WasmSource = defaultUrl(flavour)): Promise<BufferSource> {
+/** The bytes of one module file, from `source` or from the package's own dist/wasm. */
+export async function wasmBytes(name: WasmModuleName, source: WasmSource = defaultUrl(name)): Promise<BufferSource> {
   if (typeof source !== "string" && !(source instanceof URL)) return source;
   const url = typeof source === "string" ? new URL(source, import.meta.url) : source;
   if (url.protocol === "file:") {
@@ -138,18 +159,23 @@ export async function wasmBytes(flavour: WasmFlavour, source: WasmSource = defau
 /**
  * Compiles the module of `flavour`; "auto" is relaxed SIMD when `WebAssembly.validate` accepts its bytes (browsers
  * since 2023; Node 20 only with --experimental-wasm-relaxed-simd), else plain SIMD. Asking for "relaxed" where the
- * engine lacks it is an UnsupportedError; so is an engine without SIMD.
+ * engine lacks it is an UnsupportedError; so is an engine without SIMD. `shared`: the flavour's threaded build (its
+ * memory shared with the worker pool's instances).
  */
 export async function loadKernelModule(
   flavour: WasmFlavour | "auto",
-  sources: Partial<Record<WasmFlavour, WasmSource>> = {},
+  sources: Partial<Record<WasmModuleName, WasmSource>> = {},
+  shared = false,
 ): Promise<{ readonly module: WebAssembly.Module; readonly flavour: WasmFlavour }> {
+  const file = (f: WasmFlavour): WasmModuleName => (shared ? `${f}-threads` : f);
   if (flavour !== "simd") {
-    const relaxed = await wasmBytes("relaxed", sources.relaxed);
+    const relaxed = await wasmBytes(file("relaxed"), sources[file("relaxed")]);
     if (WebAssembly.validate(relaxed)) return { module: await WebAssembly.compile(relaxed), flavour: "relaxed" };
     if (flavour === "relaxed") throw new UnsupportedError("wasm flavour relaxed: this engine rejects relaxed SIMD (Node 20 needs --experimental-wasm-relaxed-simd)");
   }
-  const simd = await wasmBytes("simd", sources.simd);
-  if (!WebAssembly.validate(simd)) throw new UnsupportedError("executor wasm: this engine rejects WebAssembly SIMD (fixed-width f32x4)");
+  const simd = await wasmBytes(file("simd"), sources[file("simd")]);
+  if (!WebAssembly.validate(simd)) {
+    throw new UnsupportedError(`executor wasm: this engine rejects WebAssembly SIMD (fixed-width f32x4)${shared ? " with threads (shared memory, atomics)" : ""}`);
+  }
   return { module: await WebAssembly.compile(simd), flavour: "simd" };
 }

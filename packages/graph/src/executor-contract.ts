@@ -85,4 +85,9 @@ export interface Executor<V = unknown> {
    */
   release?(value: V): void;
   dispose?(): void | Promise<void>;
+  /**
+   * Optional: one line on how this executor runs, for a plan's explain() (the wasm executor: its flavour and threads,
+   * and why fewer threads run than were asked for). Never throws.
+   */
+  describe?(): string;
 }

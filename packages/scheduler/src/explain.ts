@@ -22,6 +22,10 @@ export function explain(plan: Plan, memory?: BufferPlan): string {
   const used = [...new Set(plan.steps.map((s) => s.placement.executor))];
   const out = [
     `plan: ${plan.steps.length} steps on ${used.join(", ") || "no executor"} (executors in preference order: ${[...plan.executors.keys()].join(", ")})`,
+    ...used.flatMap((name) => {
+      const line = plan.executors.get(name)?.describe?.();
+      return line === undefined ? [] : [`executor ${name}: ${line}`];
+    }),
     ...plan.inputs.map((v) => `input   ${v.name} ${formatDims(v.shape)}`),
     ...plan.weights.map((v) => `weight  ${v.name} ${formatDims(v.shape)}`),
     ...(plan.watched.size > plan.patched.size ? [`watched ${[...plan.watched].filter((n) => !plan.patched.has(n)).join(", ")}`] : []),

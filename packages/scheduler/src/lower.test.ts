@@ -98,5 +98,14 @@ describe("lower", () => {
     expect(text).toMatch(/scores\s+score\s+cpu\s+compute\s+\[B, 2, T, T\]\s+q\.heads, k\.heads/);
     expect(text).toContain("copies at context (input is a strided view");
     expect(text).toContain("input   x [B, T, 8]");
+    expect(text).not.toContain("executor cpu:");
+  });
+
+  it("explain() prints the line an executor describes itself with, for each executor the plan uses", () => {
+    const wasm = { ...fakeExecutor("wasm", "all"), describe: () => "simd flavour, 1 thread (2 asked for: no SharedArrayBuffer)" };
+    const unused = { ...fakeExecutor("gpu", ["projection"]), describe: () => "never shown" };
+    const text = explain(lower(buildAttention(config), { executors: [wasm, unused] }));
+    expect(text.split("\n")[1]).toBe("executor wasm: simd flavour, 1 thread (2 asked for: no SharedArrayBuffer)");
+    expect(text).not.toContain("never shown");
   });
 });

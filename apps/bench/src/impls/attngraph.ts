@@ -29,17 +29,26 @@ import type { Impl, Runner, SetupOptions } from "./types.js";
  */
 export const attngraphExecutors: Readonly<Record<string, (options: SetupOptions) => Executor | Promise<Executor>>> = {
   cpu: () => createCpuExecutor(),
-  wasm: async () => (await import("@attngraph/executor-wasm")).createWasmExecutor(),
+  // --threads reaches the wasm executor's worker pool (at most its 16); init() starts the workers.
+  wasm: async ({ threads }) => {
+    const executor = (await import("@attngraph/executor-wasm")).createWasmExecutor({ threads: Math.max(1, Math.min(threads, 16)) });
+    await executor.init();
+    return executor;
+  },
   // Real GPUs (not in CI): the device comes from navigator.gpu or, in Node, the webgpu package (Dawn).
   webgpu: async () => (await import("@attngraph/executor-webgpu")).createWebGpuExecutor(),
 };
 
-/** Threads each executor actually uses (the CPU executor is single-threaded TypeScript). */
-const executorThreads: Readonly<Record<string, (asked: number) => number>> = {
-  cpu: () => 1,
-  wasm: () => 1, // single-threaded (no worker/shared-memory flavour yet)
-  webgpu: () => 1, // one host thread feeding the GPU
-};
+/**
+ * Threads an executor actually uses, and why fewer than asked when it says (the CPU executor is single-threaded
+ * TypeScript; webgpu has one host thread feeding the GPU; wasm runs what its pool started: `executor.threading`).
+ */
+function executorThreads(executor: Executor, asked: number): { readonly threads: number; readonly note?: string } {
+  const threading = (executor as { threading?: { threads: number; reason?: string } }).threading;
+  const threads = threading?.threads ?? 1;
+  if (asked <= threads) return { threads };
+  return { threads, note: threading?.reason !== undefined ? `${threads} thread${threads > 1 ? "s" : ""}: ${threading.reason}` : "single-threaded" };
+}
 
 /** The attention config of the benchmark: causal, d_in = d_out = d, out_proj with bias, no Q/K/V bias. */
 export function benchConfig(p: Pick<Problem, "shape">): AttentionConfigInput {
@@ -167,21 +176,21 @@ export function attngraphImpl(name: string): AttngraphImpl {
     name,
     family: "attngraph",
     async setup(p: BenchProblem, options: SetupOptions): Promise<AttngraphRunner> {
+      const executor = await make(options);
+      const { threads, note } = executorThreads(executor, options.threads);
       if (p.kind === "train-block" || p.kind === "train-copy" || p.kind === "decode") {
-        const threads = executorThreads[name]?.(options.threads) ?? 1;
-        const executor = await make(options);
         const runner = p.kind === "decode" ? await decodeRunner(executor, p, threads) : await trainRunner(executor, p, threads);
-        return options.threads > threads ? { ...runner, note: "single-threaded" } : runner;
+        return note !== undefined ? { ...runner, note } : runner;
       }
       const { b, t, d } = p.shape;
       const { graph, weights } = benchGraph(p);
-      const session = await compile(graph, { executors: [await make(options)], weights });
+      const session = await compile(graph, { executors: [executor], weights });
       const x = new Tensor(p.x, [b, t, d]);
       const outName = graph.outputs[0]!;
       let seen = 0; // what the subscribers do: count, so the stream cannot be optimised away
       return {
-        threads: executorThreads[name]?.(options.threads) ?? 1,
-        ...(options.threads > 1 && (executorThreads[name]?.(options.threads) ?? 1) === 1 ? { note: "single-threaded" } : {}),
+        threads,
+        ...(note !== undefined ? { note } : {}),
         async run() {
           const out = (await session.run({ x }))[outName]!.contiguous();
           return out.data.subarray(out.offset, out.offset + out.size);

@@ -22,10 +22,10 @@ const SHOWN: readonly (readonly [node: string, golden: string])[] = [
   ["output", "output"],
 ];
 
-export async function demoBlock(args: { executor: string }, io: IO): Promise<number> {
+export async function demoBlock(args: { executor: string; threads?: number | undefined }, io: IO): Promise<number> {
   const c = loadAnyCase(join(goldenTrainDir, "block-causal-b2-t10-e16-h4.json")).case as TrainCase;
   const graph = transformerBlock(c.config as unknown as BlockConfigInput, { mask: true });
-  const session = await compile(graph, { executors: executorsFor(args.executor), weights: loadStateDict(graph, c.params) });
+  const session = await compile(graph, { executors: executorsFor(args.executor, undefined, { threads: args.threads }), weights: loadStateDict(graph, c.params) });
   const x = c.inputs["x"]!;
   const mask = c.inputs["mask"]!;
   io.out("attngraph demo block: pre-norm transformer block (embed 16, 4 heads, 4x GELU MLP, causal mask input)");

@@ -11,17 +11,17 @@ import { UsageError, type IO } from "../io.js";
 import { demoBlock } from "./demo-block.js";
 
 /** `attngraph demo [attention|block]`: the attention of the worked examples (default) or their transformer block. */
-export async function demo(args: { executor: string; positionals: readonly string[] }, io: IO): Promise<number> {
+export async function demo(args: { executor: string; positionals: readonly string[]; threads?: number | undefined }, io: IO): Promise<number> {
   const which = args.positionals[0] ?? "attention";
   if (which === "block") return demoBlock(args, io);
   if (which !== "attention") throw new UsageError(`unknown demo "${clip(which)}": expected attention or block`);
   return demoAttention(args, io);
 }
 
-async function demoAttention(args: { executor: string }, io: IO): Promise<number> {
+async function demoAttention(args: { executor: string; threads?: number | undefined }, io: IO): Promise<number> {
   const c = loadCase(join(goldenDir, "seed-002-mha-outproj-eval.json"));
   const graph = buildAttention(c.config);
-  const session = await compile(graph, { executors: executorsFor(args.executor), weights: attentionWeights(c.config, c.weights) });
+  const session = await compile(graph, { executors: executorsFor(args.executor, undefined, { threads: args.threads }), weights: attentionWeights(c.config, c.weights) });
 
   io.out("attngraph demo: causal multi-head attention (d_in=6, d_out=6, num_heads=2, output projection with bias)");
   io.out(`weights and input from the worked example (${c.name}); executor: ${clip(args.executor)}\n`);

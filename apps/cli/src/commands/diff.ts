@@ -32,6 +32,8 @@ export interface DiffArgs {
   readonly ops?: string;
   readonly dims?: string;
   readonly seed?: string;
+  /** The wasm executor's threads (`--threads`). */
+  readonly threads?: number | undefined;
 }
 
 export async function diff(args: DiffArgs, io: IO): Promise<number> {
@@ -45,7 +47,7 @@ export async function diff(args: DiffArgs, io: IO): Promise<number> {
   const tolerance = args.tolerance ? parseTolerance(args.tolerance) : undefined;
   const ops = args.ops ? await loadUserOps(args.ops) : undefined;
   // Made once: a folder of cases shares them (a WebGPU device is slow to get), runs never share state.
-  const executors = executorsFor(args.executors, ops);
+  const executors = executorsFor(args.executors, ops, { threads: args.threads });
   const tap = args.tap.length === 0 || (args.tap.length === 1 && args.tap[0] === "all") ? "all" : args.tap.length === 1 && args.tap[0] === "none" ? "none" : args.tap;
   const one = async (file: string, reproPath: (node: string, executor: string) => string, quiet: boolean): Promise<boolean> => {
     const subject = loadDiffSubject(file, { fusedQkv: args.fusedQkv, ...(args.dims ? { dims: args.dims } : {}), ...(seed === undefined ? {} : { seed }), ...(ops ? { registry: ops.registry } : {}) });

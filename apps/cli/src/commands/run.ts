@@ -17,7 +17,7 @@ export const runHelp = `attngraph run <case.json> [--executor cpu] [--tap <node>
 attngraph run <repro.json> [--ops <module.js>]
   Replays a repro written by \`attngraph diff\` on the two executors it names; exit status 1 while they still disagree.`;
 
-export async function run(args: { positionals: string[]; executor: string; tap: string[]; fusedQkv: boolean; explain: boolean; ops?: string }, io: IO): Promise<number> {
+export async function run(args: { positionals: string[]; executor: string; tap: string[]; fusedQkv: boolean; explain: boolean; ops?: string; threads?: number | undefined }, io: IO): Promise<number> {
   const file = args.positionals[0];
   if (!file) throw new UsageError(`missing <case.json>\n${runHelp}`);
   if (formatOf(file) === REPRO_FORMAT) return await replay(file, args.ops ? await loadUserOps(args.ops) : undefined, io);
@@ -34,7 +34,7 @@ export async function run(args: { positionals: string[]; executor: string; tap: 
     weights = attentionWeights(c.config, c.weights, { fusedQkv: args.fusedQkv });
     inputs = c.inputs;
   }
-  const session = await compile(graph, { executors: executorsFor(args.executor), weights });
+  const session = await compile(graph, { executors: executorsFor(args.executor, undefined, { threads: args.threads }), weights });
   if (args.explain) io.out(`${session.explain()}\n`);
   const taps = args.tap.length ? args.tap : [...graph.outputs];
   const tapped: { node: string; tensor: Tensor }[] = [];

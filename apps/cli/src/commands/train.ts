@@ -23,6 +23,8 @@ const V = 10, E = 32, H = 4, T = 8, SAMPLES = 100, BATCH = 32;
 export interface TrainArgs {
   readonly positionals: readonly string[];
   readonly executor: string;
+  /** The wasm executor's threads (`--threads`). */
+  readonly threads?: number | undefined;
   readonly steps?: string;
   readonly lr?: string;
   readonly seed?: string;
@@ -95,7 +97,7 @@ export async function train(args: TrainArgs, io: IO): Promise<number> {
   const graph = simpleTransformer({ ...config, dropout }, { loss: true });
   weights ??= defaultInit(graph, seed);
   const batch = { tokens: firstRows(tokens, batchSize), targets: firstRows(targets, batchSize) };
-  const executors = executorsFor(args.executor);
+  const executors = executorsFor(args.executor, undefined, { threads: args.threads });
   const { vocabSize, embedDim, nHeads, seqLen } = config;
   io.out(`attngraph train copy: SimpleTransformer (vocab ${vocabSize}, embed ${embedDim}, ${nHeads} heads, ${seqLen} tokens), Adam lr ${optimizer.lr}, ${steps} steps on the first ${batchSize} of ${tokens.shape[0]} samples`);
   io.out(`${origin}; executor: ${clip(args.executor)}\n`);

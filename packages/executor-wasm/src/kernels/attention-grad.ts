@@ -167,7 +167,8 @@ function gradParams(p: Problem, dst: WasmValue, scratch: number): GradParams {
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
     padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, mode, out: dst.address, scratch,
   };
-  const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1 };
+  // b0 .. g1: read by the forward's attentionRun only (the backward runs every batch and kv head).
+  const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1, b0: 0, b1: nb, g0: 0, g1: nhkv };
   return { pack, block, run };
 }
 

@@ -20,9 +20,10 @@ export const BLOCK_FIELDS = [
 
 /**
  * RunParams' fields, in the module's order (4 bytes each, integers): the counts and the batch and head strides of the
- * in-module loop over a whole call (`attentionRun`, `attentionGradRun`); 0 for a tensor the call lacks.
+ * in-module loop over a whole call (`attentionRun`, `attentionGradRun`); 0 for a tensor the call lacks. `attentionRun`
+ * runs batches [b0, b1) and kv heads [g0, g1) (a thread's share; 0, B, 0, Hkv for a whole call).
  */
-export const RUN_FIELDS = ["nb", "nh", "nhkv", "nl", "qs0", "qs1", "ks0", "ks1", "vs0", "vs1", "ps0", "gs0", "gs1", "os0", "os1", "ls0", "ls1"] as const;
+export const RUN_FIELDS = ["nb", "nh", "nhkv", "nl", "qs0", "qs1", "ks0", "ks1", "vs0", "vs1", "ps0", "gs0", "gs1", "os0", "os1", "ls0", "ls1", "b0", "b1", "g0", "g1"] as const;
 
 const FLOAT_FIELDS: ReadonlySet<string> = new Set(["scale", "keptScale"]);
 

@@ -8,7 +8,18 @@ import { withCleanup, type AttentionAttrs } from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
-import { attentionBlock, attentionDecode, attentionPack, attentionRun, type BlockParams, type PackParams, type RunParams } from "./attention-params.js";
+import {
+  BLOCK_FIELDS,
+  PACK_FIELDS,
+  attentionBlock,
+  attentionDecode,
+  attentionPack,
+  attentionRun,
+  writeRunParams,
+  type BlockParams,
+  type PackParams,
+  type RunParams,
+} from "./attention-params.js";
 import {
   checkDropoutAttrs,
   checkKeyPadding,
@@ -80,7 +91,9 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
       const params = attentionParams(copied ?? q0, k, v, pad, attrs, out, scratch);
       if (signal === undefined) {
-        attentionRun(ctx, ctx.params, params.pack, params.block, params.run);
+        const parts = threadParts(ctx.threads, nb, nhkv, nb * nh * nl * ns * (nd + ndv), ctx.parallelWork);
+        if (parts.length > 1) runThreaded(ctx, parts, params, bytes, call.node);
+        else attentionRun(ctx, ctx.params, params.pack, params.block, params.run);
         return undefined;
       }
       const keysPerStep = Math.floor(ctx.chunkWork / (Math.min(nl, BQ) * (nd + ndv + EXP_WORK)));
@@ -185,8 +198,40 @@ function attentionParams(
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
     padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, out: out.address, scratch,
   };
-  const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0: 0, gs1: 0, os0: 0, os1: 0, ls0: 0, ls1: 0 };
+  const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0: 0, gs1: 0, os0: 0, os1: 0, ls0: 0, ls1: 0, b0: 0, b1: nb, g0: 0, g1: nhkv };
   return { pack, block, run };
+}
+
+/**
+ * A threaded call's shares as [b0, b1, g0, g1] (batches and kv heads of attentionRun): by batch when there are at
+ * least as many batches as threads (or one kv head), else by kv head in every batch; one share when the call's
+ * `work` (multiply-adds of its scores and weighted sums) is below `minWork`.
+ */
+export function threadParts(threads: number, nb: number, nhkv: number, work: number, minWork: number): [number, number, number, number][] {
+  if (threads <= 1 || work < minWork) return [[0, nb, 0, nhkv]];
+  const byBatch = nb >= threads || nhkv === 1;
+  const count = byBatch ? nb : nhkv;
+  const parts = Math.min(threads, count);
+  if (parts <= 1) return [[0, nb, 0, nhkv]];
+  return Array.from({ length: parts }, (_, t) => {
+    const lo = Math.floor((t * count) / parts);
+    const hi = Math.floor(((t + 1) * count) / parts);
+    return byBatch ? [lo, hi, 0, nhkv] : [0, nb, lo, hi];
+  });
+}
+
+/**
+ * attentionRun over the threads, share t with thread t's own scratch and params area: each share writes its own heads'
+ * rows, computed as in one whole call (the same key blocks in the same order, dropout by the same element indices).
+ */
+function runThreaded(ctx: WasmContext, parts: readonly [number, number, number, number][], params: AttentionParams, scratchBytes: number, node: string): void {
+  const calls = parts.map(([b0, b1, g0, g1], t) => {
+    const scratch = t === 0 ? params.pack.scratch : ctx.threadScratch(t, scratchBytes, node);
+    const run = { ...params.run, b0, b1, g0, g1 };
+    const args = writeRunParams(ctx, ctx.threadParams(t), PACK_FIELDS, { ...params.pack, scratch }, BLOCK_FIELDS, { ...params.block, scratch }, run);
+    return { name: "attentionRun" as const, args };
+  });
+  ctx.parallel(calls);
 }
 
 /** `maxBlocks` for "every key block of the query block". */

@@ -1,0 +1,114 @@
+// The threaded executor (`threads: 2`): workers start in Node, the projection's and the fused attention's numbers
+// are those of one thread bit for bit, and a bad thread count is a typed error.
+import { afterAll, describe, expect, it } from "vitest";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { createWasmExecutor } from "./index.js";
+import { onWasm, random, wasmExecutor } from "./test-util.js";
+
+const bits = (t: { toFloat32Array(): Float32Array }) => Array.from(new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer));
+
+const one = await wasmExecutor({ flavour: "simd" });
+const two = await wasmExecutor({ flavour: "simd", threads: 2 });
+afterAll(() => {
+  one.dispose();
+  two.dispose();
+});
+
+describe("wasm executor with threads: 2", () => {
+  it("runs two threads in Node", () => {
+    expect(two.threading).toEqual({ requested: 2, threads: 2 });
+    expect(two.describe()).toBe("simd flavour, 2 threads");
+    expect(one.describe()).toBe("simd flavour, 1 thread");
+  });
+
+  for (const [rows, nIn, nOut] of [[128, 256, 384], [37, 300, 45], [7, 768, 768], [203, 64, 1000]] as const) {
+    it(`projection [${rows}, ${nIn}] · [${nOut}, ${nIn}]ᵀ + bias: the one-thread bits`, () => {
+      const x = random([rows, nIn], 1);
+      const w = random([nOut, nIn], 2);
+      const b = random([nOut], 3);
+      const before = two.stats.threaded;
+      const got = onWasm(two, "projection", {}, [x, w, b], [rows, nOut]);
+      // Big enough to split (at least two tiles of rows and 2^20 multiply-adds): the workers ran.
+      expect(two.stats.threaded - before).toBe(rows >= 10 && rows * nIn * nOut >= 2 ** 20 ? 1 : 0);
+      expect(bits(got)).toEqual(bits(onWasm(one, "projection", {}, [x, w, b], [rows, nOut])));
+    });
+  }
+
+  // A decoding step's projections (one to three rows against the packed weight): split by columns, whole passes of 24.
+  for (const [rows, nIn, nOut] of [[1, 768, 768], [2, 300, 1000], [3, 512, 77], [1, 64, 20]] as const) {
+    it(`projection of ${rows} row${rows > 1 ? "s" : ""} [${nIn}] · [${nOut}, ${nIn}]ᵀ + bias: columns split, the one-thread bits`, () => {
+      const x = random([rows, nIn], 4);
+      const w = random([nOut, nIn], 5);
+      const b = random([nOut], 6);
+      const before = two.stats.threaded;
+      const got = onWasm(two, "projection", {}, [x, w, b], [rows, nOut]);
+      // Counted in bytes of weight streamed (4 · rows · in · out) against 2^20; 20 columns fit one pass: no split.
+      expect(two.stats.threaded - before).toBe(4 * rows * nIn * nOut >= 2 ** 20 && nOut > 24 ? 1 : 0);
+      expect(bits(got)).toEqual(bits(onWasm(one, "projection", {}, [x, w, b], [rows, nOut])));
+    });
+  }
+
+  // A worker that read the job number only after saying "ready" could miss a job posted at once (a hang, seen first in
+  // the CLI's conformance run): each fresh executor here splits a call the moment init() returns.
+  it("runs a job posted the moment the workers are ready (10 fresh executors)", async () => {
+    const x = random([10, 8], 9);
+    const w = random([8, 8], 10);
+    const want = bits(onWasm(one, "projection", {}, [x, w, undefined], [10, 8]));
+    for (let i = 0; i < 10; i++) {
+      const ex = await wasmExecutor({ flavour: "simd", threads: 2, parallelWork: 0 });
+      try {
+        expect(bits(onWasm(ex, "projection", {}, [x, w, undefined], [10, 8]))).toEqual(want);
+        expect(ex.stats.threaded).toBe(1);
+      } finally {
+        ex.dispose();
+      }
+    }
+  });
+
+  it("splits every call it can with parallelWork 0 (what the conformance runner asks for)", async () => {
+    const all = await wasmExecutor({ flavour: "simd", threads: 2, parallelWork: 0 });
+    try {
+      const x = random([10, 8], 7);
+      const w = random([8, 8], 8);
+      const got = onWasm(all, "projection", {}, [x, w, undefined], [10, 8]);
+      expect(all.stats.threaded).toBe(1);
+      expect(bits(got)).toEqual(bits(onWasm(one, "projection", {}, [x, w, undefined], [10, 8])));
+    } finally {
+      all.dispose();
+    }
+  });
+
+  // [B, H, Hkv, L, S, D]: by batch (B ≥ threads), by kv head (B = 1), GQA groups kept whole, one kv head (MQA: by batch).
+  for (const [B, H, Hkv, L, S, D] of [[4, 4, 4, 64, 64, 32], [1, 12, 12, 128, 128, 64], [1, 8, 2, 100, 130, 32], [3, 6, 1, 70, 70, 16]] as const) {
+    for (const variant of ["causal, padded", "window 33, dropout 0.2"] as const) {
+      it(`fused attention B${B} H${H} Hkv${Hkv} L${L} S${S} D${D}, ${variant}: the one-thread bits`, () => {
+        const q = random([B, H, L, D], 11);
+        const k = random([B, Hkv, S, D], 12);
+        const v = random([B, Hkv, S, D], 13);
+        const dropping = variant.includes("dropout");
+        const pad = dropping ? undefined : new Tensor(random([B, S], 14).data.map((x) => (x > -0.8 ? 1 : 0)), [B, S]);
+        const attrs = {
+          causal: true, window: dropping ? 33 : null, alignment: "bottom-right", scale: 1 / Math.sqrt(D),
+          dropoutRate: dropping ? 0.2 : 0, dropoutSeed: 7, training: dropping,
+        };
+        const before = two.stats.threaded;
+        const got = onWasm(two, "attention", attrs, [q, k, v, pad], [B, H, L, D]);
+        expect(two.stats.threaded - before).toBe(B * H * L * S * 2 * D >= 2 ** 20 && (B > 1 || Hkv > 1) ? 1 : 0);
+        expect(bits(got)).toEqual(bits(onWasm(one, "attention", attrs, [q, k, v, pad], [B, H, L, D])));
+      });
+    }
+  }
+
+  it("rejects a bad thread count naming the option", () => {
+    for (const threads of [0, 1.5, 17]) {
+      let err: unknown;
+      try {
+        createWasmExecutor({ threads });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(AttnGraphError);
+      expect(String(err)).toContain("executor wasm.threads");
+    }
+  });
+});

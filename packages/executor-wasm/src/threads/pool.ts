@@ -1,0 +1,159 @@
+/// <reference lib="dom" preserve="true" />
+// The host side of the wasm executor's threads: `threads − 1` workers (worker-node.ts, worker-browser.ts, serve.ts), each with its own instance of the
+// threaded module over the executor's shared memory, and a control block in that memory (control.ts). `run` hands
+// one call to each worker, runs the first itself, and returns when every worker is done: a kernel stays synchronous.
+// Waiting: Atomics.wait where the thread may block (Node's main thread, workers), else polling (a browser page's main
+// thread may not block). Kernels split their work so that each call writes its own part of the output, in the same
+// order of operations as one call over the whole: threaded numbers equal single-threaded ones, bit for bit.
+import { FAILED, PENDING, SEQ, SLOT_WORDS, STOP, THREAD_CALLS, controlWords, type ThreadCallName, type WorkerInit, type WorkerReply } from "./control.js";
+
+/** One call of a module export with int32 arguments (at most SLOT_WORDS − 1 of them). */
+export interface ThreadCall {
+  readonly name: ThreadCallName;
+  readonly args: readonly number[];
+}
+
+interface WorkerHandle {
+  terminate(): unknown;
+}
+
+/** Why threads cannot run here, or undefined when they can (shared memory, atomics and workers all present). */
+export function threadsUnavailable(): string | undefined {
+  const g = globalThis as unknown as { SharedArrayBuffer?: unknown; Atomics?: unknown; crossOriginIsolated?: boolean; Worker?: unknown; process?: { versions?: { node?: string } } };
+  const node = g.process?.versions?.node !== undefined;
+  if (!node && g.crossOriginIsolated !== true) {
+    return "the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp), so it has no SharedArrayBuffer";
+  }
+  if (typeof g.SharedArrayBuffer !== "function" || typeof g.Atomics !== "object") return "this engine has no SharedArrayBuffer or Atomics";
+  if (!node && typeof g.Worker !== "function") return "this environment has no Worker";
+  return undefined;
+}
+
+/**
+ * Starts one worker on the package's worker entry (dist/threads/worker-node.js or worker-browser.js: the same path
+ * from src/ and from dist/). The browser's is the literal `new Worker(new URL(…), { type: "module" })` that bundlers
+ * (Vite, webpack, rolldown) recognise and bundle.
+ */
+async function spawn(onExit: (why: string) => void): Promise<{ handle: WorkerHandle; post(m: WorkerInit): void; reply: Promise<WorkerReply> }> {
+  const g = globalThis as unknown as { process?: { versions?: { node?: string } } };
+  if (g.process?.versions?.node !== undefined) {
+    const { Worker } = await import("node:worker_threads");
+    const w = new Worker(new URL("../../dist/threads/worker-node.js", import.meta.url));
+    // An executor that is never disposed must not keep the process alive.
+    w.unref();
+    const reply = new Promise<WorkerReply>((resolve) => {
+      w.once("message", (m: WorkerReply) => resolve(m));
+      w.once("error", (e: Error) => resolve({ ready: false, error: e.message }));
+    });
+    w.once("exit", (code: number) => onExit(`worker exited with code ${code}`));
+    return { handle: w, post: (m) => w.postMessage(m), reply };
+  }
+  const w = new Worker(new URL("../../dist/threads/worker-browser.js", import.meta.url), { type: "module" });
+  const reply = new Promise<WorkerReply>((resolve) => {
+    w.addEventListener("message", (e: MessageEvent) => resolve(e.data as WorkerReply), { once: true });
+    w.addEventListener("error", (e: ErrorEvent) => resolve({ ready: false, error: e.message || "worker failed to load" }), { once: true });
+  });
+  return { handle: w, post: (m) => w.postMessage(m), reply };
+}
+
+export class ThreadPool {
+  readonly threads: number;
+  readonly #ctl: Int32Array;
+  readonly #workers: WorkerHandle[];
+  #canBlock: boolean;
+  #lost: string | undefined;
+
+  private constructor(threads: number, ctl: Int32Array, workers: WorkerHandle[]) {
+    this.threads = threads;
+    this.#ctl = ctl;
+    this.#workers = workers;
+    // A browser page's main thread may not block in Atomics.wait (it throws); workers and Node may.
+    this.#canBlock = typeof (globalThis as { document?: unknown }).document === "undefined";
+  }
+
+  /**
+   * Starts `threads − 1` workers over `memory` (shared) with the control block at byte address `control`
+   * (`controlWords(threads)` int32 words, zeroed). Rejects with the first worker's reason when one cannot start.
+   */
+  static async start(module: WebAssembly.Module, memory: WebAssembly.Memory, control: number, threads: number): Promise<ThreadPool> {
+    const ctl = new Int32Array(memory.buffer, control, controlWords(threads));
+    ctl.fill(0);
+    let pool: ThreadPool | undefined;
+    const spawned = await Promise.all(Array.from({ length: threads - 1 }, () => spawn((why) => pool?.lose(why))));
+    spawned.forEach((s, i) => s.post({ module, memory, slot: i + 1, threads, control }));
+    const replies = await Promise.all(spawned.map((s) => s.reply));
+    const failed = replies.find((r): r is Extract<WorkerReply, { ready: false }> => !r.ready);
+    pool = new ThreadPool(threads, ctl, spawned.map((s) => s.handle));
+    if (failed !== undefined) {
+      pool.stop();
+      throw new Error(`a worker could not start: ${failed.error}`);
+    }
+    return pool;
+  }
+
+  /** Why the pool stopped working (a worker exited), or undefined while it works. */
+  get lost(): string | undefined {
+    return this.#lost;
+  }
+
+  lose(why: string): void {
+    this.#lost ??= why;
+  }
+
+  /**
+   * Runs calls[0] here and calls[i] on worker i (at most `threads` calls), returning when all are done. A call that
+   * throws here is rethrown after the workers finish; one that throws on a worker becomes a WebAssembly.RuntimeError
+   * naming it (a trap: the executor re-instantiates the module).
+   */
+  run(calls: readonly ThreadCall[], here: (call: ThreadCall) => void): void {
+    const ctl = this.#ctl;
+    const n = Math.min(calls.length, this.threads);
+    for (let w = 1; w < this.threads; w++) {
+      const base = SLOT_WORDS * w;
+      const call = w < n ? calls[w]! : undefined;
+      ctl[base] = call === undefined ? 0 : THREAD_CALLS.indexOf(call.name);
+      if (call !== undefined) for (let i = 0; i < call.args.length; i++) ctl[base + 1 + i] = call.args[i]!;
+    }
+    Atomics.store(ctl, FAILED, 0);
+    Atomics.store(ctl, PENDING, this.threads - 1);
+    Atomics.add(ctl, SEQ, 1);
+    Atomics.notify(ctl, SEQ);
+    let error: unknown;
+    try {
+      if (n > 0) here(calls[0]!);
+    } catch (e) {
+      error = e;
+    }
+    this.#wait();
+    if (error !== undefined) throw error;
+    const failed = Atomics.load(ctl, FAILED);
+    if (failed > 0) {
+      const names = calls.slice(1, n).map((c) => c.name);
+      throw new WebAssembly.RuntimeError(`${failed} worker thread${failed > 1 ? "s" : ""} trapped in ${[...new Set(names)].join(", ")}`);
+    }
+  }
+
+  /** Stops the workers (they leave their loop, then are terminated). */
+  stop(): void {
+    Atomics.store(this.#ctl, STOP, 1);
+    Atomics.add(this.#ctl, SEQ, 1);
+    Atomics.notify(this.#ctl, SEQ);
+    this.lose("stopped");
+    for (const w of this.#workers) void w.terminate();
+  }
+
+  #wait(): void {
+    const ctl = this.#ctl;
+    for (;;) {
+      const pending = Atomics.load(ctl, PENDING);
+      if (pending === 0) return;
+      if (this.#canBlock) {
+        try {
+          Atomics.wait(ctl, PENDING, pending, 50);
+        } catch {
+          this.#canBlock = false;
+        }
+      }
+    }
+  }
+}
