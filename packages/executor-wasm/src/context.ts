@@ -31,12 +31,14 @@ export interface ContextHost {
   readonly threads: number;
   /** Fewest multiply-adds a call needs to be split over the threads. */
   readonly parallelWork: number;
-  /** Runs calls[0] on this thread and calls[i] on thread i, returning when all are done (see ThreadPool.run). */
+  /** The most calls one `parallel` job may hold (1 without a pool). */
+  readonly maxCalls: number;
+  /** Runs the calls over every thread, each taking the next until none is left (see ThreadPool.run). */
   parallel(calls: readonly ThreadCall[]): void;
-  /** Thread t's own scratch (t = 0: the shared `scratch`). */
-  threadScratch(t: number, bytes: number, subject: string): number;
-  /** Thread t's own params area (t = 0: `params`). */
-  threadParams(t: number): number;
+  /** Call i's own scratch (i = 0: the shared `scratch`). */
+  callScratch(i: number, bytes: number, subject: string): number;
+  /** Call i's own params area (i = 0: `params`). */
+  callParams(i: number): number;
 }
 
 const DESC_RANK = 6;
@@ -83,22 +85,28 @@ export class WasmContext {
     return this.#host.parallelWork;
   }
 
+  /** The most calls a kernel may cut its work into for one `parallel` job (1 without a pool). */
+  get maxCalls(): number {
+    return this.#host.maxCalls;
+  }
+
   /**
-   * Runs calls[0] on this thread and calls[i] on worker i, returning when all are done; the calls must write disjoint
-   * memory and use thread i's own scratch and params (`threadScratch`, `threadParams`). With one thread, one by one.
+   * Runs the calls over every thread (the host's too), each thread taking the next call until none is left; returns
+   * when all are done. The calls must write disjoint memory and each use its own scratch and params (`callScratch`,
+   * `callParams` with the call's index). With one thread, one by one here.
    */
   parallel(calls: readonly ThreadCall[]): void {
     this.#host.parallel(calls);
   }
 
-  /** Thread t's own scratch block (t = 0: the shared one `scratch` gives), valid until its next request. */
-  threadScratch(t: number, bytes: number, subject: string): number {
-    return this.#host.threadScratch(t, bytes, subject);
+  /** Call i's own scratch block (i = 0: the shared one `scratch` gives), valid until its next request. */
+  callScratch(i: number, bytes: number, subject: string): number {
+    return this.#host.callScratch(i, bytes, subject);
   }
 
-  /** Thread t's own params area (t = 0: `params`). */
-  threadParams(t: number): number {
-    return this.#host.threadParams(t);
+  /** Call i's own params area (i = 0: `params`). */
+  callParams(i: number): number {
+    return this.#host.callParams(i);
   }
 
   /** A float32 view of the whole memory, valid until the next allocation. */

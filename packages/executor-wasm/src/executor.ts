@@ -100,9 +100,9 @@ class Instance {
   /** The thread pool's control block (threaded module only; 0 otherwise). */
   readonly control: number;
   #scratch: { ptr: number; bytes: number } | undefined;
-  /** Scratch and params area of threads 1 .. (thread 0 is the host's: `scratch` and `params`). */
-  readonly #threadScratch: ({ ptr: number; bytes: number } | undefined)[] = [];
-  readonly #threadParams: number[] = [];
+  /** Scratch and params area of a parallel job's calls 1 .. (call 0 takes the host's `scratch` and `params`). */
+  readonly #callScratch: ({ ptr: number; bytes: number } | undefined)[] = [];
+  readonly #callParams: number[] = [];
 
   constructor(module: WebAssembly.Module, maxBytes: number, readonly gen: number, threads: number) {
     const maximum = Math.min(65536, Math.ceil(maxBytes / PAGE));
@@ -116,22 +116,22 @@ class Instance {
     this.control = shared ? this.heap.alloc(controlWords(threads) * 4, "wasm thread control block") : 0;
   }
 
-  /** Thread t's params area (t = 0: the host's). */
-  paramsOf(t: number): number {
-    if (t === 0) return this.params;
-    return (this.#threadParams[t] ??= this.heap.alloc(PARAMS_BYTES, `wasm params area of thread ${t}`));
+  /** Call i's params area (i = 0: the host's). */
+  paramsOf(i: number): number {
+    if (i === 0) return this.params;
+    return (this.#callParams[i] ??= this.heap.alloc(PARAMS_BYTES, `wasm params area of parallel call ${i}`));
   }
 
-  /** Thread t's scratch (t = 0: the host's shared scratch), grown to the largest need seen. */
-  scratchOf(t: number, bytes: number, subject: string): number {
-    if (t === 0) return this.scratch(bytes, subject);
-    const own = this.#threadScratch[t];
+  /** Call i's scratch (i = 0: the host's shared scratch), grown to the largest need seen. */
+  scratchOf(i: number, bytes: number, subject: string): number {
+    if (i === 0) return this.scratch(bytes, subject);
+    const own = this.#callScratch[i];
     if (own !== undefined && own.bytes >= bytes) return own.ptr;
     if (own !== undefined) this.heap.free(own.ptr, own.bytes);
-    this.#threadScratch[t] = undefined;
+    this.#callScratch[i] = undefined;
     const size = blockBytes(bytes);
-    this.#threadScratch[t] = { ptr: this.heap.alloc(size, `${subject} (kernel scratch of thread ${t})`), bytes: size };
-    return this.#threadScratch[t]!.ptr;
+    this.#callScratch[i] = { ptr: this.heap.alloc(size, `${subject} (kernel scratch of parallel call ${i})`), bytes: size };
+    return this.#callScratch[i]!.ptr;
   }
 
   /** The params area (PARAMS_BYTES) for a kernel that takes its numbers in memory (written right before each call). */
@@ -234,10 +234,13 @@ export class WasmExecutor implements Executor<WasmValue> {
       get threads() {
         return self.#pool !== undefined && self.#pool.lost === undefined ? self.#pool.threads : 1;
       },
+      get maxCalls() {
+        return self.#pool !== undefined && self.#pool.lost === undefined ? self.#pool.maxCalls : 1;
+      },
       parallel: (calls) => this.#parallel(calls),
       parallelWork,
-      threadScratch: (t, bytes, subject) => this.#instance().scratchOf(t, bytes, subject),
-      threadParams: (t) => this.#instance().paramsOf(t),
+      callScratch: (i, bytes, subject) => this.#instance().scratchOf(i, bytes, subject),
+      callParams: (i) => this.#instance().paramsOf(i),
     });
   }
 
@@ -258,7 +261,7 @@ export class WasmExecutor implements Executor<WasmValue> {
     return `${this.#flavour ?? "not initialised"} flavour, ${threads}${t.reason !== undefined ? ` (${t.requested} asked for: ${t.reason})` : ""}`;
   }
 
-  /** calls[0] here, the others on the workers (see ThreadPool.run); one by one here when no pool runs. */
+  /** The calls over the host and the workers (see ThreadPool.run); one by one here when no pool runs. */
   #parallel(calls: readonly ThreadCall[]): void {
     const inst = this.#instance();
     const here = (c: ThreadCall) => (inst.exports[c.name] as (...a: number[]) => unknown)(...c.args);

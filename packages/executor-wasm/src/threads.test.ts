@@ -28,8 +28,8 @@ describe("wasm executor with threads: 2", () => {
       const b = random([nOut], 3);
       const before = two.stats.threaded;
       const got = onWasm(two, "projection", {}, [x, w, b], [rows, nOut]);
-      // Big enough to split (at least two tiles of rows and 2^20 multiply-adds): the workers ran.
-      expect(two.stats.threaded - before).toBe(rows >= 10 && rows * nIn * nOut >= 2 ** 20 ? 1 : 0);
+      // Big enough to split (two calls of at least 40 rows, and 2^20 multiply-adds): the workers ran.
+      expect(two.stats.threaded - before).toBe(rows >= 80 && rows * nIn * nOut >= 2 ** 20 ? 1 : 0);
       expect(bits(got)).toEqual(bits(onWasm(one, "projection", {}, [x, w, b], [rows, nOut])));
     });
   }

@@ -91,7 +91,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
       const params = attentionParams(copied ?? q0, k, v, pad, attrs, out, scratch);
       if (signal === undefined) {
-        const parts = threadParts(ctx.threads, nb, nhkv, nb * nh * nl * ns * (nd + ndv), ctx.parallelWork);
+        const parts = ctx.threads > 1 ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, nb * nh * nl * ns * (nd + ndv), ctx.parallelWork) : [];
         if (parts.length > 1) runThreaded(ctx, parts, params, bytes, call.node);
         else attentionRun(ctx, ctx.params, params.pack, params.block, params.run);
         return undefined;
@@ -203,15 +203,18 @@ function attentionParams(
 }
 
 /**
- * A threaded call's shares as [b0, b1, g0, g1] (batches and kv heads of attentionRun): by batch when there are at
- * least as many batches as threads (or one kv head), else by kv head in every batch; one share when the call's
- * `work` (multiply-adds of its scores and weighted sums) is below `minWork`.
+ * A threaded call's shares as [b0, b1, g0, g1] (batches and kv heads of attentionRun), at most `maxCalls`, of equal
+ * size where a count between `threads` and `maxCalls` divides them: by batch when there are at least as many batches
+ * as threads (or one kv head), else by kv head in every batch; one share when the call's `work` (multiply-adds of its
+ * scores and weighted sums) is below `minWork`.
  */
-export function threadParts(threads: number, nb: number, nhkv: number, work: number, minWork: number): [number, number, number, number][] {
+export function threadParts(threads: number, maxCalls: number, nb: number, nhkv: number, work: number, minWork: number): [number, number, number, number][] {
   if (threads <= 1 || work < minWork) return [[0, nb, 0, nhkv]];
   const byBatch = nb >= threads || nhkv === 1;
   const count = byBatch ? nb : nhkv;
-  const parts = Math.min(threads, count);
+  // Equal shares (12 kv heads in 6 calls of 2, not 8 of 1 or 2) unless that leaves fewer calls than threads.
+  let parts = Math.min(maxCalls, count);
+  while (count % parts !== 0 && parts > threads) parts--;
   if (parts <= 1) return [[0, nb, 0, nhkv]];
   return Array.from({ length: parts }, (_, t) => {
     const lo = Math.floor((t * count) / parts);
@@ -221,14 +224,14 @@ export function threadParts(threads: number, nb: number, nhkv: number, work: num
 }
 
 /**
- * attentionRun over the threads, share t with thread t's own scratch and params area: each share writes its own heads'
- * rows, computed as in one whole call (the same key blocks in the same order, dropout by the same element indices).
+ * attentionRun over the threads, share i with its own scratch and params area: each share writes its own heads' rows,
+ * computed as in one whole call (the same key blocks in the same order, dropout by the same element indices).
  */
 function runThreaded(ctx: WasmContext, parts: readonly [number, number, number, number][], params: AttentionParams, scratchBytes: number, node: string): void {
-  const calls = parts.map(([b0, b1, g0, g1], t) => {
-    const scratch = t === 0 ? params.pack.scratch : ctx.threadScratch(t, scratchBytes, node);
+  const calls = parts.map(([b0, b1, g0, g1], i) => {
+    const scratch = i === 0 ? params.pack.scratch : ctx.callScratch(i, scratchBytes, node);
     const run = { ...params.run, b0, b1, g0, g1 };
-    const args = writeRunParams(ctx, ctx.threadParams(t), PACK_FIELDS, { ...params.pack, scratch }, BLOCK_FIELDS, { ...params.block, scratch }, run);
+    const args = writeRunParams(ctx, ctx.callParams(i), PACK_FIELDS, { ...params.pack, scratch }, BLOCK_FIELDS, { ...params.block, scratch }, run);
     return { name: "attentionRun" as const, args };
   });
   ctx.parallel(calls);

@@ -31,31 +31,31 @@ export function matmul(
   if (packed !== undefined && ctx.threads > 1 && m < ctx.exports.matvecRows()) {
     // A decoding step's projection: too few rows to split, so each thread streams its own columns of the weight (a
     // matrix–vector product costs per byte of weight read, hence the work counted in bytes).
-    const cols = columnParts(ctx.threads, n, 4 * m * n * k, ctx.parallelWork);
+    const cols = columnParts(ctx.maxCalls, n, 4 * m * n * k, ctx.parallelWork);
     if (cols.length > 1) {
-      const scratch = cols.map((_, t) => ctx.threadScratch(t, ctx.exports.matmulPackedScratchBytes(n), subject));
+      const scratch = cols.map((_, i) => ctx.callScratch(i, ctx.exports.matmulPackedScratchBytes(n), subject));
       ctx.parallel(
-        cols.map(([j0, j1], t) => ({
+        cols.map(([j0, j1], i) => ({
           name: "matvecPackedColumns",
-          args: [m, n, k, a.address, a.rowStride, packed, c, ldc, bias?.address ?? 0, bias?.stride ?? 0, scratch[t]!, j0, j1],
+          args: [m, n, k, a.address, a.rowStride, packed, c, ldc, bias?.address ?? 0, bias?.stride ?? 0, scratch[i]!, j0, j1],
         })),
       );
       return;
     }
   }
-  const parts = rowParts(ctx.threads, m, n, k, ctx.parallelWork);
+  const parts = ctx.threads > 1 ? rowParts(ctx.maxCalls, m, n, k, ctx.parallelWork) : [];
   if (parts.length > 1) {
-    // Threads: each takes whole rows of C (multiples of the tile's 5 rows) with its own scratch; every element is
+    // Threads: each call takes whole rows of C (multiples of the tile's 5 rows) with its own scratch; every element is
     // summed exactly as one call over all rows sums it, so the numbers do not depend on the thread count.
-    const scratch = parts.map((_, t) => ctx.threadScratch(t, packed !== undefined ? ctx.exports.matmulPackedScratchBytes(n) : ctx.exports.matmulScratchBytes(n, k), subject));
+    const scratch = parts.map((_, i) => ctx.callScratch(i, packed !== undefined ? ctx.exports.matmulPackedScratchBytes(n) : ctx.exports.matmulScratchBytes(n, k), subject));
     const biasArgs = [bias?.address ?? 0, bias?.stride ?? 0];
     ctx.parallel(
-      parts.map(([r0, r1], t) => {
+      parts.map(([r0, r1], i) => {
         const at = a.address + r0 * a.rowStride * 4;
         const ct = c + r0 * ldc * 4;
         return packed !== undefined
-          ? { name: "matmulPacked", args: [r1 - r0, n, k, at, a.rowStride, packed, ct, ldc, ...biasArgs, scratch[t]!] }
-          : { name: "matmul", args: [r1 - r0, n, k, at, a.rowStride, b.address, b.rowStride, b.colStride, ct, ldc, ...biasArgs, scratch[t]!] };
+          ? { name: "matmulPacked", args: [r1 - r0, n, k, at, a.rowStride, packed, ct, ldc, ...biasArgs, scratch[i]!] }
+          : { name: "matmul", args: [r1 - r0, n, k, at, a.rowStride, b.address, b.rowStride, b.colStride, ct, ldc, ...biasArgs, scratch[i]!] };
       }),
     );
     return;
@@ -71,9 +71,19 @@ export function matmul(
 
 /** Rows of the module's register tile: a thread's share of C is a multiple of it. */
 const TILE_ROWS = 5;
-/** Row ranges [r0, r1) of C per thread, or one range when the call is smaller than `minWork` multiply-adds. */
-export function rowParts(threads: number, m: number, n: number, k: number, minWork: number): [number, number][] {
-  const parts = Math.min(threads, Math.floor(m / TILE_ROWS));
+/**
+ * Fewest rows of C per parallel call: every call streams all of B (and packs it, when B is not a packed weight), so
+ * smaller shares cost more B traffic than the balance they buy.
+ */
+const MIN_CALL_ROWS = 40;
+
+/**
+ * Row ranges [r0, r1) of C, at most `maxCalls` of them and at least MIN_CALL_ROWS rows each (one tile's rows when
+ * `minWork` is 0: split whatever can be), multiples of the tile; one range when the call is smaller than `minWork`
+ * multiply-adds.
+ */
+export function rowParts(maxCalls: number, m: number, n: number, k: number, minWork: number): [number, number][] {
+  const parts = Math.min(maxCalls, Math.floor(m / (minWork === 0 ? TILE_ROWS : MIN_CALL_ROWS)));
   if (parts <= 1 || m * n * k < minWork) return [[0, m]];
   const rows = Math.ceil(m / parts / TILE_ROWS) * TILE_ROWS;
   const out: [number, number][] = [];
@@ -84,9 +94,9 @@ export function rowParts(threads: number, m: number, n: number, k: number, minWo
 /** Columns of one matrix–vector pass (assembly/matmul.ts matvecPacked): a thread's share is a multiple of it. */
 const MATVEC_COLUMNS = 24;
 
-/** Column ranges [j0, j1) per thread (starts on whole passes), or one range when `work` is below `minWork`. */
-export function columnParts(threads: number, n: number, work: number, minWork: number): [number, number][] {
-  const parts = Math.min(threads, Math.ceil(n / MATVEC_COLUMNS));
+/** Column ranges [j0, j1), at most `maxCalls`, on whole passes; one range when `work` is below `minWork`. */
+export function columnParts(maxCalls: number, n: number, work: number, minWork: number): [number, number][] {
+  const parts = Math.min(maxCalls, Math.ceil(n / MATVEC_COLUMNS));
   if (parts <= 1 || work < minWork) return [[0, n]];
   const cols = Math.ceil(n / parts / MATVEC_COLUMNS) * MATVEC_COLUMNS;
   const out: [number, number][] = [];

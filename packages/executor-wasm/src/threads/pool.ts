@@ -1,13 +1,14 @@
 /// <reference lib="dom" preserve="true" />
 // The host side of the wasm executor's threads: `threads − 1` workers (worker-node.ts, worker-browser.ts, serve.ts), each with its own instance of the
 // threaded module over the executor's shared memory, and a control block in that memory (control.ts). `run` hands
-// one call to each worker, runs the first itself, and returns when every worker is done: a kernel stays synchronous.
+// a job's calls to every thread (each takes the next call until none is left, the host too) and returns when every
+// worker is done: a kernel stays synchronous.
 // Waiting: Atomics.wait where the thread may block (Node's main thread, workers), else polling (a browser page's main
 // thread may not block). Kernels split their work so that each call writes its own part of the output, in the same
 // order of operations as one call over the whole: threaded numbers equal single-threaded ones, bit for bit.
-import { FAILED, PENDING, SEQ, SLOT_WORDS, STOP, THREAD_CALLS, controlWords, type ThreadCallName, type WorkerInit, type WorkerReply } from "./control.js";
+import { CALL_WORDS, COUNT, FAILED, NEXT, PENDING, SEQ, STOP, TABLE, THREAD_CALLS, controlWords, maxCalls, type ThreadCallName, type WorkerInit, type WorkerReply } from "./control.js";
 
-/** One call of a module export with int32 arguments (at most SLOT_WORDS − 1 of them). */
+/** One call of a module export with int32 arguments (at most CALL_WORDS − 1 of them). */
 export interface ThreadCall {
   readonly name: ThreadCallName;
   readonly args: readonly number[];
@@ -100,36 +101,45 @@ export class ThreadPool {
     this.#lost ??= why;
   }
 
+  /** The most calls one job may hold (`CALLS_PER_THREAD` per thread). */
+  get maxCalls(): number {
+    return maxCalls(this.threads);
+  }
+
   /**
-   * Runs calls[0] here and calls[i] on worker i (at most `threads` calls), returning when all are done. A call that
-   * throws here is rethrown after the workers finish; one that throws on a worker becomes a WebAssembly.RuntimeError
-   * naming it (a trap: the executor re-instantiates the module).
+   * Runs `calls` (at most `maxCalls`, writing disjoint memory, each with its own scratch) over every thread, the host
+   * included: each thread takes the next call until none is left. Returns when all are done. A call that throws here
+   * is rethrown after the workers finish; one that throws on a worker becomes a WebAssembly.RuntimeError naming the
+   * kernel (a trap: the executor re-instantiates the module).
    */
   run(calls: readonly ThreadCall[], here: (call: ThreadCall) => void): void {
+    if (calls.length > this.maxCalls) throw new Error(`thread pool: ${calls.length} calls in one job, at most ${this.maxCalls}`);
     const ctl = this.#ctl;
-    const n = Math.min(calls.length, this.threads);
-    for (let w = 1; w < this.threads; w++) {
-      const base = SLOT_WORDS * w;
-      const call = w < n ? calls[w]! : undefined;
-      ctl[base] = call === undefined ? 0 : THREAD_CALLS.indexOf(call.name);
-      if (call !== undefined) for (let i = 0; i < call.args.length; i++) ctl[base + 1 + i] = call.args[i]!;
-    }
+    calls.forEach((call, i) => {
+      const at = TABLE + CALL_WORDS * i;
+      ctl[at] = THREAD_CALLS.indexOf(call.name);
+      for (let w = 0; w < call.args.length; w++) ctl[at + 1 + w] = call.args[w]!;
+    });
+    Atomics.store(ctl, COUNT, calls.length);
+    Atomics.store(ctl, NEXT, 0);
     Atomics.store(ctl, FAILED, 0);
     Atomics.store(ctl, PENDING, this.threads - 1);
     Atomics.add(ctl, SEQ, 1);
     Atomics.notify(ctl, SEQ);
     let error: unknown;
-    try {
-      if (n > 0) here(calls[0]!);
-    } catch (e) {
-      error = e;
+    for (let i = Atomics.add(ctl, NEXT, 1); i < calls.length; i = Atomics.add(ctl, NEXT, 1)) {
+      try {
+        here(calls[i]!);
+      } catch (e) {
+        error ??= e;
+      }
     }
     this.#wait();
     if (error !== undefined) throw error;
     const failed = Atomics.load(ctl, FAILED);
     if (failed > 0) {
-      const names = calls.slice(1, n).map((c) => c.name);
-      throw new WebAssembly.RuntimeError(`${failed} worker thread${failed > 1 ? "s" : ""} trapped in ${[...new Set(names)].join(", ")}`);
+      const names = [...new Set(calls.map((c) => c.name))].join(", ");
+      throw new WebAssembly.RuntimeError(`${failed} call${failed > 1 ? "s" : ""} trapped on a worker thread (${names})`);
     }
   }
 
