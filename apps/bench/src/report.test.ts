@@ -86,6 +86,32 @@ describe("formatReport", () => {
   });
 });
 
+describe("WebGPU rows", () => {
+  const swiftShader = { adapter: "google swiftshader (SwiftShader driver 5.0.0)", correctnessOnly: "SwiftShader, software" };
+
+  it("on a software adapter: output checked, times left out (no median, rate or ratio, no ratio column), the adapter named", () => {
+    const r = results([row("cpu", "attngraph", 200, { maxAbsDiff: 0 }), row("webgpu", "attngraph", 900, swiftShader), row("ort-webgpu", "peer", 700, swiftShader), row("ort-node", "peer", 8)]);
+    const overhead = [...r.streamOverhead, ...r.streamOverhead.map((o) => ({ ...o, impl: "webgpu", runs: 4, ...(o.mode === "tap-all" ? { outputOk: false } : {}), correctnessOnly: "SwiftShader, software" }))];
+    const text = formatReport({ ...r, streamOverhead: overhead });
+    expect(text).toContain(
+      "WebGPU adapter: google swiftshader (SwiftShader driver 5.0.0) (SwiftShader, software): webgpu, ort-webgpu are correctness only: outputs checked, times left out (not GPU figures)",
+    );
+    expect(text).toMatch(/peak planned\s+t\/ort-node$/m); // no t/ort-webgpu
+    expect(text).toMatch(/^webgpu \(correctness only: SwiftShader, software\)\s+1\s+10\s+—\s+—\s+1\.0e-7\s+ok\s+n\/a\s+—$/m);
+    expect(text).toMatch(/^ort-webgpu \(correctness only: SwiftShader, software\)\s+1\s+10\s+—\s+—\s+1\.0e-7\s+ok\s+—\s+—$/m);
+    expect(text).toMatch(/^cpu\s+1\s+10\s+200\.0\s+3\.15\s+—\s+ref\s+n\/a\s+25\.0$/m);
+    expect(text).toMatch(/^webgpu\s+1,128,768,12\s+— \(4\)\s+— \(4\)\s+— \(4\) MISMATCH$/m); // the check stays, the times go
+  });
+
+  it("on a real GPU: times reported and the GPU named", () => {
+    const gpu = "nvidia hopper (NVIDIA H200)";
+    const text = formatReport(results([row("cpu", "attngraph", 200, { maxAbsDiff: 0 }), row("webgpu", "attngraph", 2, { adapter: gpu }), row("ort-webgpu", "peer", 1, { adapter: gpu })]));
+    expect(text).toContain("WebGPU adapter: nvidia hopper (NVIDIA H200) (GPU of webgpu, ort-webgpu)");
+    expect(text).toMatch(/^webgpu\s+1\s+10\s+2\.00\s+314\.6\s+1\.0e-7\s+ok\s+n\/a\s+2\.00$/m);
+    expect(text).not.toContain("correctness only");
+  });
+});
+
 describe("training problems", () => {
   it("print per step, the losses of steps 1 and 2, what the check compares and the step's planned arena", () => {
     const rows = [

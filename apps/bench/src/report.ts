@@ -65,7 +65,7 @@ function shapeTable(rows: readonly ResultRow[], check: OutputCheck | undefined, 
   const r0 = rows[0]!;
   const ref = check?.reference ?? null;
   const training = isTrainKind(meta.problem);
-  const peerMs = new Map(rows.filter((r) => r.status !== "unavailable" && r.status !== "failed" && r.medianMs !== null).map((r) => [r.impl, r.medianMs!] as const));
+  const peerMs = new Map(rows.filter((r) => r.status !== "unavailable" && r.status !== "failed" && r.medianMs !== null && !r.correctnessOnly).map((r) => [r.impl, r.medianMs!] as const));
   const header = [
     "impl",
     "threads",
@@ -81,17 +81,20 @@ function shapeTable(rows: readonly ResultRow[], check: OutputCheck | undefined, 
   const body = rows.map((r): string[] => {
     if (r.medianMs === null) return [`${r.impl.padEnd(10)}  ${r.status}: ${r.reason ?? ""}`];
     const checkCell = r.status === "mismatch" ? "MISMATCH" : r.impl === ref ? "ref" : r.maxAbsDiff === undefined ? "—" : "ok";
+    // A software adapter's row (SwiftShader): its output is checked, its times are not GPU figures and are left out.
+    const timed = !r.correctnessOnly;
+    const remarks = [...(r.correctnessOnly ? [`correctness only: ${r.correctnessOnly}`] : []), ...(r.note ? [r.note] : [])];
     return [
-      r.impl + (r.note ? ` (${r.note})` : ""),
+      r.impl + (remarks.length ? ` (${remarks.join("; ")})` : ""),
       String(r.threads),
       `${r.runs}${r.runs < wanted ? "*" : ""}`,
-      fmtMs(r.medianMs),
-      fmtGflops(r.gflops!),
+      timed ? fmtMs(r.medianMs) : "—",
+      timed ? fmtGflops(r.gflops!) : "—",
       ...(training ? [r.losses ? r.losses.map(fmtLoss).join(", ") : "—"] : []),
       r.impl === ref ? "—" : r.maxAbsDiff === undefined ? "—" : fmtDiff(r.maxAbsDiff),
       checkCell,
       r.family === "attngraph" ? fmtBytes(r.plannedPeakBytes) : "—",
-      ...peers.map((p) => (peerMs.has(p) ? fmtRatio(r.medianMs! / peerMs.get(p)!) : "—")),
+      ...peers.map((p) => (timed && peerMs.has(p) ? fmtRatio(r.medianMs! / peerMs.get(p)!) : "—")),
     ];
   });
   const fixed =
@@ -121,7 +124,9 @@ function overheadTable(rows: readonly OverheadRow[]): string {
   const cell = (r: OverheadRow | undefined) =>
     r === undefined
       ? "—"
-      : `${fmtMs(r.medianMs)} (${r.runs})${r.mode === "none" ? "" : ` ${r.overheadPct >= 0 ? "+" : ""}${r.overheadPct.toFixed(1)}%`}${r.outputOk ? "" : " MISMATCH"}`;
+      : r.correctnessOnly // a software adapter: the output is checked, the times are not figures
+        ? `— (${r.runs})${r.outputOk ? "" : " MISMATCH"}`
+        : `${fmtMs(r.medianMs)} (${r.runs})${r.mode === "none" ? "" : ` ${r.overheadPct >= 0 ? "+" : ""}${r.overheadPct.toFixed(1)}%`}${r.outputOk ? "" : " MISMATCH"}`;
   const header = ["impl", "shape", "no subscriber", "events$ subscribed", "every node tapped"];
   const body = [...byKey.values()].map((m) => {
     const any = [...m.values()][0]!;
@@ -130,10 +135,30 @@ function overheadTable(rows: readonly OverheadRow[]): string {
   return alignTable([header, ...body], 2);
 }
 
+/**
+ * The WebGPU adapters the rows ran on, one line each with its rows: a real GPU named (the WebGPU rows' times are its
+ * figures), or a software adapter (SwiftShader), whose rows are correctness only.
+ */
+export function adapterLines(rows: readonly ResultRow[]): string[] {
+  const byAdapter = new Map<string, { impls: Set<string>; software: string | undefined }>();
+  for (const r of rows) {
+    if (r.adapter === undefined) continue;
+    const a = byAdapter.get(r.adapter) ?? { impls: new Set<string>(), software: r.correctnessOnly };
+    a.impls.add(r.impl);
+    byAdapter.set(r.adapter, a);
+  }
+  return [...byAdapter].map(([name, { impls, software }]) =>
+    software
+      ? `WebGPU adapter: ${name} (${software}): ${[...impls].join(", ")} ${impls.size > 1 ? "are" : "is"} correctness only: outputs checked, times left out (not GPU figures)`
+      : `WebGPU adapter: ${name} (GPU of ${[...impls].join(", ")})`,
+  );
+}
+
 /** The whole printed report. */
 export function formatReport(results: BenchResults): string {
   const { meta } = results;
-  const peers = [...new Set(results.rows.filter((r) => r.family === "peer" && r.medianMs !== null).map((r) => r.impl))];
+  // Ratio columns: the peers with a time that is a figure (not a software adapter's).
+  const peers = [...new Set(results.rows.filter((r) => r.family === "peer" && r.medianMs !== null && !r.correctnessOnly).map((r) => r.impl))];
   const out = [
     `attngraph bench: ${PROBLEM_TITLE[meta.problem]}`,
     `${meta.cpu}, ${meta.cores} cores, Node ${meta.node}; threads ${meta.threads}`,
@@ -141,6 +166,7 @@ export function formatReport(results: BenchResults): string {
       (meta.interleave ? "; the rows of a shape timed in alternating rounds (--interleave)" : ""),
     `GFLOP/s from the causal FLOP count ${FLOP_FORMULA[meta.problem]}; t/<peer> = this row's median time ÷ that peer's (> 1: slower)`,
   ];
+  out.push(...adapterLines(results.rows));
   if (isTrainKind(meta.problem)) {
     out.push(
       "one timed run = one step (forward, backward, Adam; the loss read back), from the weights the runs before it left; the check compares each row's losses of its first two steps " +

@@ -48,6 +48,14 @@ export interface ResultRow {
   /** Training problems: the losses of the implementation's first two steps (what the check compares). */
   readonly losses?: readonly number[];
   readonly note?: string;
+  /** WebGPU rows: the adapter the row ran on, e.g. "google swiftshader (SwiftShader driver 5.0.0)". */
+  readonly adapter?: string;
+  /**
+   * Set when the row ran on a software adapter, saying which (e.g. "SwiftShader, software"): its output is checked like
+   * any other row's, but its times (medianMs, samplesMs, gflops, kept here) are a CPU emulating a GPU, not GPU figures;
+   * the printed report leaves them out.
+   */
+  readonly correctnessOnly?: string;
 }
 
 export interface OverheadRow {
@@ -66,6 +74,8 @@ export interface OverheadRow {
   /** The output of this mode's last run against the row's output: max |Δ|, and whether within the tolerance. */
   readonly maxAbsDiff: number;
   readonly outputOk: boolean;
+  /** As ResultRow.correctnessOnly: a software adapter's times, not printed. */
+  readonly correctnessOnly?: string;
 }
 
 /** Per shape: which outputs were compared, against which reference, and the pair that differs most. */

@@ -21,6 +21,7 @@ import {
 } from "../problem.js";
 import { decodeRunner } from "./attngraph-decode.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
+import { adapterInfo, describeAdapter, type GpuAdapter } from "./webgpu.js";
 
 /**
  * The attngraph executors the harness benchmarks, by the name on the command line. To add one, add a line, e.g.
@@ -48,6 +49,17 @@ function executorThreads(executor: Executor, asked: number): { readonly threads:
   const threads = threading?.threads ?? 1;
   if (asked <= threads) return { threads };
   return { threads, note: threading?.reason !== undefined ? `${threads} thread${threads > 1 ? "s" : ""}: ${threading.reason}` : "single-threaded" };
+}
+
+/**
+ * The adapter of a WebGPU executor's device, once it has one (`executor.device`, after compile; else its
+ * `adapterDescription`); undefined for an executor without a GPU.
+ */
+function executorGpu(executor: Executor): GpuAdapter | undefined {
+  const e = executor as { device?: GPUDevice; adapterDescription?: string };
+  const info = adapterInfo(e.device);
+  if (info) return describeAdapter(info);
+  return e.adapterDescription !== undefined ? describeAdapter({ description: e.adapterDescription }) : undefined;
 }
 
 /** The attention config of the benchmark: causal, d_in = d_out = d, out_proj with bias, no Q/K/V bias. */
@@ -180,7 +192,8 @@ export function attngraphImpl(name: string): AttngraphImpl {
       const { threads, note } = executorThreads(executor, options.threads);
       if (p.kind === "train-block" || p.kind === "train-copy" || p.kind === "decode") {
         const runner = p.kind === "decode" ? await decodeRunner(executor, p, threads) : await trainRunner(executor, p, threads);
-        return note !== undefined ? { ...runner, note } : runner;
+        const gpu = executorGpu(executor);
+        return { ...runner, ...(note !== undefined ? { note } : {}), ...(gpu ? { gpu } : {}) };
       }
       const { b, t, d } = p.shape;
       const { graph, weights } = benchGraph(p);
@@ -188,9 +201,11 @@ export function attngraphImpl(name: string): AttngraphImpl {
       const x = new Tensor(p.x, [b, t, d]);
       const outName = graph.outputs[0]!;
       let seen = 0; // what the subscribers do: count, so the stream cannot be optimised away
+      const gpu = executorGpu(executor);
       return {
         threads,
         ...(note !== undefined ? { note } : {}),
+        ...(gpu ? { gpu } : {}),
         async run() {
           const out = (await session.run({ x }))[outName]!.contiguous();
           return out.data.subarray(out.offset, out.offset + out.size);

@@ -1,9 +1,10 @@
-// Every implementation the harness knows, in table order: the attngraph executors first, then the peers.
+// Every implementation the harness knows, in table order: the attngraph executors first, then the peers. Those marked
+// onlyWhenNamed (tfjs-webgpu, ort-webgpu, the stock-gradient and contrib-op variants) run only when named in --impl.
 import { attngraphExecutors, attngraphImpl } from "./attngraph.js";
-import { ortImpl, ortNodeImpl, ortWebImpl } from "./ort.js";
+import { ortImpl, ortNodeImpl, ortWebGpuImpl, ortWebImpl } from "./ort.js";
 import { tfjsImpl } from "./tfjs.js";
 import type { Impl } from "./types.js";
 
 export function allImpls(): Impl[] {
-  return [...Object.keys(attngraphExecutors).map(attngraphImpl), tfjsImpl("cpu"), tfjsImpl("wasm"), tfjsImpl("cpu", "stock"), tfjsImpl("wasm", "stock"), ortWebImpl, ortNodeImpl, ortImpl("web", "mha"), ortImpl("node", "mha")];
+  return [...Object.keys(attngraphExecutors).map(attngraphImpl), tfjsImpl("cpu"), tfjsImpl("wasm"), tfjsImpl("webgpu"), tfjsImpl("cpu", "stock"), tfjsImpl("wasm", "stock"), ortWebImpl, ortNodeImpl, ortWebGpuImpl, ortImpl("web", "mha"), ortImpl("node", "mha")];
 }

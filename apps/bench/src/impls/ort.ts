@@ -1,13 +1,15 @@
-// onnxruntime peers: onnxruntime-web on its wasm execution provider, and onnxruntime-node (native, CPU EP), both
-// running the ONNX model of the same attention (../onnx/attention-model.ts), block (../onnx/block-model.ts) or decoding
-// step (../onnx/decode-model.ts).
-// onnxruntime-web bundles its own copy of onnxruntime-common, so the two keep separate `env`s in one process.
+// onnxruntime peers: onnxruntime-web on its wasm execution provider, onnxruntime-node (native, CPU EP) and, when named,
+// onnxruntime-web on its WebGPU execution provider, all running the ONNX model of the same attention
+// (../onnx/attention-model.ts), block (../onnx/block-model.ts) or decoding step (../onnx/decode-model.ts).
+// onnxruntime-web bundles its own copy of onnxruntime-common, so the two keep separate `env`s in one process; its
+// WebGPU build (`onnxruntime-web/webgpu`, another bundle with its own wasm module) keeps a third.
 import { buildAttentionModel, ONNX_INPUT, ONNX_OUTPUT } from "../onnx/attention-model.js";
 import { buildBlockModel } from "../onnx/block-model.js";
 import { buildDecodeMhaModel } from "../onnx/decode-mha-model.js";
 import { buildDecodeModel, decodePast, ONNX_PAST_KEY, ONNX_PAST_VALUE } from "../onnx/decode-model.js";
 import { isTrainKind, type BenchProblem, type ProblemKind } from "../problem.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
+import { adapterInfo, defaultAdapter, describeAdapter, holdEventLoop } from "./webgpu.js";
 
 /** What both packages' InferenceSession and Tensor look like, as far as the harness uses them. */
 interface OrtLike {
@@ -110,3 +112,45 @@ export function ortImpl(runtime: "web" | "node", decodeModel: DecodeModel = "con
 
 export const ortWebImpl: Impl = ortImpl("web");
 export const ortNodeImpl: Impl = ortImpl("node");
+
+/**
+ * `ort-webgpu`: onnxruntime-web 1.30 on its WebGPU execution provider (`onnxruntime-web/webgpu`,
+ * `executionProviders: ["webgpu"]`), the same model as `ort-web`. In Node its GPU is the `webgpu` package's (see
+ * webgpu.ts); onnxruntime creates its own device from `navigator.gpu`, and the row names that device's adapter. Run
+ * when named. Its wasm part runs on one thread (the kernels run on the GPU); outputs are read back to the host
+ * (onnxruntime's default output location), in the timed region like every other row's.
+ */
+export const ortWebGpuImpl: Impl = {
+  name: "ort-webgpu",
+  family: "peer",
+  onlyWhenNamed: true,
+  unsupported: ortUnsupported,
+  async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
+    if (isTrainKind(p.kind)) throw new Error(ortUnsupported(p.kind));
+    const { described } = await defaultAdapter(); // no adapter: an "unavailable" row that says what to install
+    const release = holdEventLoop();
+    try {
+      const ort = await import("onnxruntime-web/webgpu");
+      ort.env.wasm.numThreads = 1;
+      ort.env.logLevel = "error";
+      const runner = await ortRunner(ort as unknown as OrtLike, p, { executionProviders: ["webgpu"], graphOptimizationLevel: "all" }, 1, "concat");
+      const device = (await ort.env.webgpu.device) as GPUDevice | undefined;
+      const info = adapterInfo(device);
+      return {
+        ...runner,
+        ...(options.threads > 1 ? { note: "one host thread: WebGPU" } : {}),
+        gpu: info ? describeAdapter(info) : described,
+        async dispose() {
+          try {
+            await runner.dispose();
+          } finally {
+            release();
+          }
+        },
+      };
+    } catch (e) {
+      release();
+      throw e;
+    }
+  },
+};

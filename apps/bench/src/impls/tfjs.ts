@@ -1,5 +1,7 @@
-// TensorFlow.js peers: @tensorflow/tfjs-backend-cpu (plain JS kernels) and @tensorflow/tfjs-backend-wasm (XNNPACK).
-// Both share tfjs-core's one global engine; each setup switches it to its backend, and each run checks it is still on.
+// TensorFlow.js peers: @tensorflow/tfjs-backend-cpu (plain JS kernels), @tensorflow/tfjs-backend-wasm (XNNPACK) and,
+// when named, @tensorflow/tfjs-backend-webgpu (WGSL kernels on `navigator.gpu`: in Node the `webgpu` package's, see
+// webgpu.ts). All share tfjs-core's one global engine; each setup switches it to its backend, and each run checks it is
+// still on.
 //
 // The forward uses the form that is fastest on tfjs-wasm (../shared/TOOLCHAIN.md §10): 2-D matMuls only, one per head
 // for the scores and one for the weighted sum, with K transposed once for all heads (a batched 4-D matMul, or a 2-D
@@ -10,14 +12,20 @@ import type * as TF from "@tensorflow/tfjs-core";
 import { causalMask, isTrainKind, MLP_RATIO, transpose2d, type BenchProblem, type BlockProblem, type BlockWeights, type Problem, type ProblemKind } from "../problem.js";
 import type { BenchShape } from "../shapes.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
+import { adapterInfo, defaultAdapter, describeAdapter, holdEventLoop, type GpuAdapter } from "./webgpu.js";
 
-export type Backend = "cpu" | "wasm";
+export type Backend = "cpu" | "wasm" | "webgpu";
 
 export async function loadTf(backend: Backend, threads: number): Promise<{ tf: typeof TF; threads: () => number }> {
+  // tfjs-backend-webgpu registers its backend only if navigator.gpu exists when it loads: install it first (no adapter
+  // throws here, with what to install).
+  if (backend === "webgpu") await defaultAdapter();
   const tf = await import("@tensorflow/tfjs-core");
   let count = () => 1;
   if (backend === "cpu") {
     await import("@tensorflow/tfjs-backend-cpu");
+  } else if (backend === "webgpu") {
+    await import("@tensorflow/tfjs-backend-webgpu");
   } else {
     const wasm = await import("@tensorflow/tfjs-backend-wasm");
     // Read when the backend initialises (once per process). Under Node its threaded build is not chosen (it would
@@ -208,51 +216,88 @@ export type MatMulGrad = "transposed" | "stock";
  */
 export const TFJS_NO_DECODE = "no decode: the decode rows compare onnxruntime's past key/value models (no tfjs decode model here)";
 
-/** tfjs on `backend`; `tfjs-<backend>`, or `tfjs-<backend>-stock` with stock matMul gradients (training problems only). */
+/** Why tfjs-webgpu has no training rows: the WebGPU peers are forward rows (attention, block); its training is not checked here. */
+export const TFJS_WEBGPU_FORWARD_ONLY = "forward problems only (attention, block): tfjs-webgpu's training step is not checked here";
+
+/** Why a tfjs row does not run a problem, or undefined. */
+function tfjsUnsupported(backend: Backend, stock: boolean): (kind: ProblemKind) => string | undefined {
+  // The stock variant differs only in how gradients are taken (a forward problem has none).
+  if (stock) return (kind) => (isTrainKind(kind) ? undefined : "training problems only (stock matMul gradients)");
+  return (kind) => (kind === "decode" ? TFJS_NO_DECODE : backend === "webgpu" && isTrainKind(kind) ? TFJS_WEBGPU_FORWARD_ONLY : undefined);
+}
+
+/**
+ * tfjs on `backend`; `tfjs-<backend>`, or `tfjs-<backend>-stock` with stock matMul gradients (training problems only).
+ * `tfjs-webgpu` runs when named, on the device tfjs-backend-webgpu asks `navigator.gpu` for, and names its adapter.
+ */
 export function tfjsImpl(backend: Backend, matMulGrad: MatMulGrad = "transposed"): Impl {
   const stock = matMulGrad === "stock";
+  const unsupported = tfjsUnsupported(backend, stock);
   return {
     name: `tfjs-${backend}${stock ? "-stock" : ""}`,
     family: "peer",
-    // The stock variant differs only in how gradients are taken (a forward problem has none), and is a comparison
-    // (about 7× slower than the default form on tfjs-wasm at 1,512,768,12): run when named.
-    ...(stock
-      ? { onlyWhenNamed: true, unsupported: (kind: ProblemKind) => (isTrainKind(kind) ? undefined : "training problems only (stock matMul gradients)") }
-      : { unsupported: (kind: ProblemKind) => (kind === "decode" ? TFJS_NO_DECODE : undefined) }),
+    // Run when named: the stock variant, a comparison (about 7× slower than the default form on tfjs-wasm at
+    // 1,512,768,12); the WebGPU one, which needs an adapter (and on SwiftShader checks correctness only).
+    ...(stock || backend === "webgpu" ? { onlyWhenNamed: true } : {}),
+    unsupported,
     async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
-      if (p.kind === "decode") throw new Error(TFJS_NO_DECODE);
+      const why = unsupported(p.kind);
+      if (why !== undefined) throw new Error(why);
       const { tf, threads: threadCount } = await loadTf(backend, options.threads);
-      if (!(await tf.setBackend(backend))) throw new Error(`tf.setBackend("${backend}") failed`);
-      const threads = threadCount();
-      const note = threads < options.threads ? (backend === "wasm" ? "no wasm threads in Node" : "single-threaded") : undefined;
-      if (p.kind === "train-block" || p.kind === "train-copy") {
-        await (await import("./tfjs-gradients.js")).registerTfjsGradients();
-        const { tfjsTrainRunner } = await import("./tfjs-train.js");
-        return tfjsTrainRunner(tf, backend, p, { threads, matMulGrad, ...(note ? { note } : {}) });
+      // dawn.node's promises need the event loop held open (webgpu.ts); released by dispose, or here on a failed setup.
+      const release = backend === "webgpu" ? holdEventLoop() : () => undefined;
+      try {
+        return await tfjsRunner(tf, backend, p as Exclude<BenchProblem, { kind: "decode" }>, options, threadCount, matMulGrad, release); // decode: unsupported, above
+      } catch (e) {
+        release();
+        throw e;
       }
-      let weights: Record<string, TF.Tensor>;
-      let forward: () => TF.Tensor2D;
-      if (p.kind === "block") {
-        const w = tfjsBlockWeights(tf, p);
-        [weights, forward] = [{ ...w }, () => tfjsBlockForward(tf, p, w)];
-      } else {
-        const w = tfjsAttentionWeights(tf, p);
-        [weights, forward] = [w, () => tfjsForward(tf, p, w)];
+    },
+  };
+}
+
+/** The runner of a tfjs impl whose backend loaded (`release` ends what setup holds, on dispose). */
+async function tfjsRunner(tf: typeof TF, backend: Backend, p: Exclude<BenchProblem, { kind: "decode" }>, options: SetupOptions, threadCount: () => number, matMulGrad: MatMulGrad, release: () => void): Promise<Runner> {
+  if (!(await tf.setBackend(backend))) throw new Error(`tf.setBackend("${backend}") failed`);
+  const threads = threadCount();
+  const note = threads < options.threads ? (backend === "wasm" ? "no wasm threads in Node" : backend === "webgpu" ? "one host thread: WebGPU" : "single-threaded") : undefined;
+  // The adapter of the device tfjs-backend-webgpu made (it asks navigator.gpu for one itself); else navigator.gpu's own.
+  let gpu: GpuAdapter | undefined;
+  if (backend === "webgpu") {
+    const info = adapterInfo((tf.backend() as { device?: GPUDevice }).device);
+    gpu = info ? describeAdapter(info) : (await defaultAdapter()).described;
+  }
+  if (p.kind === "train-block" || p.kind === "train-copy") {
+    await (await import("./tfjs-gradients.js")).registerTfjsGradients();
+    const { tfjsTrainRunner } = await import("./tfjs-train.js");
+    return tfjsTrainRunner(tf, backend, p, { threads, matMulGrad, ...(note ? { note } : {}) });
+  }
+  let weights: Record<string, TF.Tensor>;
+  let forward: () => TF.Tensor2D;
+  if (p.kind === "block") {
+    const w = tfjsBlockWeights(tf, p);
+    [weights, forward] = [{ ...w }, () => tfjsBlockForward(tf, p, w)];
+  } else {
+    const w = tfjsAttentionWeights(tf, p);
+    [weights, forward] = [w, () => tfjsForward(tf, p, w)];
+  }
+  return {
+    threads,
+    ...(note ? { note } : {}),
+    ...(gpu ? { gpu } : {}),
+    async run() {
+      if (tf.getBackend() !== backend) await tf.setBackend(backend);
+      const y = forward();
+      const data = (await y.data()) as Float32Array;
+      y.dispose();
+      return data;
+    },
+    async dispose() {
+      try {
+        for (const v of Object.values(weights)) v.dispose();
+      } finally {
+        release();
       }
-      return {
-        threads,
-        ...(note ? { note } : {}),
-        async run() {
-          if (tf.getBackend() !== backend) await tf.setBackend(backend);
-          const y = forward();
-          const data = (await y.data()) as Float32Array;
-          y.dispose();
-          return data;
-        },
-        async dispose() {
-          for (const v of Object.values(weights)) v.dispose();
-        },
-      };
     },
   };
 }

@@ -1,5 +1,6 @@
 // What the harness needs from an implementation: set up once per shape (outside the timed region), then run.
 import type { BenchProblem, ProblemKind } from "../problem.js";
+import type { GpuAdapter } from "./webgpu.js";
 
 export interface SetupOptions {
   /** Threads asked for on the command line; an implementation that cannot use them runs with what it can. */
@@ -28,6 +29,11 @@ export interface Runner {
    * unsubscribe function.
    */
   readonly streams?: Readonly<Record<StreamMode, () => () => void>>;
+  /**
+   * WebGPU rows (the attngraph `webgpu` executor, `ort-webgpu`, `tfjs-webgpu`): the adapter the run used. On a software
+   * adapter (SwiftShader) the row is correctness only: its output is checked, its times are not reported as figures.
+   */
+  readonly gpu?: GpuAdapter;
   /** attngraph only: peak planned bytes when the session's plan exposes them; undefined = "n/a". */
   readonly plannedPeakBytes?: number | undefined;
   dispose(): Promise<void>;
