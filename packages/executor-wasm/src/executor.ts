@@ -99,9 +99,9 @@ class Instance {
   readonly descriptors: number;
   /** The thread pool's control block (threaded module only; 0 otherwise). */
   readonly control: number;
-  #scratch: { ptr: number; bytes: number } | undefined;
-  /** Scratch and params area of a parallel job's calls 1 .. (call 0 takes the host's `scratch` and `params`). */
+  /** Kernel scratch: [0] the host's (`scratch`, also a parallel job's call 0), [i] a parallel job's call i. */
   readonly #callScratch: ({ ptr: number; bytes: number } | undefined)[] = [];
+  /** Params areas of a parallel job's calls 1 .. (call 0 takes the host's `params`). */
   readonly #callParams: number[] = [];
 
   constructor(module: WebAssembly.Module, maxBytes: number, readonly gen: number, threads: number) {
@@ -124,13 +124,12 @@ class Instance {
 
   /** Call i's scratch (i = 0: the host's shared scratch), grown to the largest need seen. */
   scratchOf(i: number, bytes: number, subject: string): number {
-    if (i === 0) return this.scratch(bytes, subject);
     const own = this.#callScratch[i];
     if (own !== undefined && own.bytes >= bytes) return own.ptr;
     if (own !== undefined) this.heap.free(own.ptr, own.bytes);
     this.#callScratch[i] = undefined;
     const size = blockBytes(bytes);
-    this.#callScratch[i] = { ptr: this.heap.alloc(size, `${subject} (kernel scratch of parallel call ${i})`), bytes: size };
+    this.#callScratch[i] = { ptr: this.heap.alloc(size, `${subject} (kernel scratch${i === 0 ? "" : ` of parallel call ${i}`})`), bytes: size };
     return this.#callScratch[i]!.ptr;
   }
 
@@ -141,17 +140,11 @@ class Instance {
 
   /** Bytes held as kernel scratch (one block, grown to the largest need seen, never shrunk). */
   get scratchBytes(): number {
-    return this.#scratch?.bytes ?? 0;
+    return this.#callScratch[0]?.bytes ?? 0;
   }
 
   scratch(bytes: number, subject: string): number {
-    if (this.#scratch === undefined || this.#scratch.bytes < bytes) {
-      if (this.#scratch !== undefined) this.heap.free(this.#scratch.ptr, this.#scratch.bytes);
-      this.#scratch = undefined;
-      const size = blockBytes(bytes);
-      this.#scratch = { ptr: this.heap.alloc(size, `${subject} (kernel scratch)`), bytes: size };
-    }
-    return this.#scratch.ptr;
+    return this.scratchOf(0, bytes, subject);
   }
 }
 
@@ -169,6 +162,8 @@ export class WasmExecutor implements Executor<WasmValue> {
   readonly #threads: number;
   #pool: ThreadPool | undefined;
   #threadReason: string | undefined;
+  /** Whether the module in use is the threaded build (its memory shared). */
+  #shared = false;
   #loading: Promise<void> | undefined;
   readonly #ctx: WasmContext;
   readonly #derived: DerivedLayouts;
@@ -330,9 +325,6 @@ export class WasmExecutor implements Executor<WasmValue> {
     })();
     return this.#loading;
   }
-
-  /** Whether the module in use is the threaded build (its memory shared). */
-  #shared = false;
 
   /** Starts the workers over `inst`'s memory; a failure leaves one thread and the reason. */
   async #startPool(inst: Instance): Promise<void> {
