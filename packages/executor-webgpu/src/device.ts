@@ -2,6 +2,7 @@
 // dynamic import so that browser bundles never pull it in. Nothing here runs at import time or at executor
 // construction: detection happens in `init()`, and no adapter is one clear "webgpu: no adapter" error.
 import { AttnGraphError } from "@attngraph/tensor";
+import { adapterName, type AdapterInfoLike } from "./adapter-name.js";
 
 /** What the `webgpu` npm package exports (or another binding with the same shape). */
 export interface NodeBindings {
@@ -90,9 +91,8 @@ async function open(adapter: GPUAdapter, via: string): Promise<Acquired> {
     if (typeof v === "number") requiredLimits[name] = v;
   }
   const device = await adapter.requestDevice({ requiredLimits, label: "attngraph" });
-  const info = (adapter as { info?: { vendor?: string; architecture?: string; description?: string } }).info; // older @webgpu/types lack it
-  const name = [info?.vendor, info?.architecture || info?.description].filter(Boolean).join(" ");
-  return { device, description: `${name || "unknown adapter"} via ${via}` };
+  const info = (adapter as { info?: AdapterInfoLike }).info; // older @webgpu/types lack it
+  return { device, description: `${adapterName(info)} via ${via}` };
 }
 
 function gpuFor(bindings: NodeBindings, flags: string[]): GPU {

@@ -6,3 +6,4 @@ export type { ProgramInfo } from "./program.js";
 export { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./kernels/shared.wgsl.js";
 export { DROPOUT_WGSL, fmix32, dropoutThreshold } from "./kernels/dropout.wgsl.js";
 export { alibiSlopes } from "./kernels/alibi.wgsl.js";
+export { adapterName, type AdapterInfoLike } from "./adapter-name.js";

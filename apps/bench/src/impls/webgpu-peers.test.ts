@@ -135,7 +135,11 @@ describe("adapters", () => {
     expect(describeAdapter({ vendor: "mesa", architecture: "", description: "llvmpipe (LLVM 15.0.6, 256 bits)" }).software).toBe("llvmpipe, software");
     expect(describeAdapter({ vendor: "acme", description: "Acme Soft GPU", isFallbackAdapter: true }).software).toBe("fallback adapter, software");
     expect(describeAdapter({ vendor: "nvidia", architecture: "hopper", description: "NVIDIA H200", isFallbackAdapter: false })).toEqual({ name: "nvidia hopper (NVIDIA H200)" });
-    expect(describeAdapter({ description: "google swiftshader via webgpu (Dawn)" }).software).toBe("SwiftShader, software"); // the attngraph executor's
+    // What Dawn reported for an H200 (NVIDIA's Vulkan driver): the model is in `device`, the architecture empty.
+    expect(describeAdapter({ vendor: "nvidia", architecture: "", device: "nvidia-h200", description: "NVIDIA: 580.159.04 580.159.4.0", isFallbackAdapter: false })).toEqual({
+      name: "nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)",
+    });
+    expect(describeAdapter({ description: "google swiftshader (SwiftShader driver 5.0.0) via webgpu (Dawn)" }).software).toBe("SwiftShader, software"); // the attngraph executor's
     expect(describeAdapter(undefined)).toEqual({ name: "unknown adapter" });
   });
 

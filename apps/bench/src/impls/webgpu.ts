@@ -4,9 +4,11 @@
 // Dawn finds SwiftShader (a CPU Vulkan driver) through VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json; the
 // rows of such a software adapter check correctness only (see `describeAdapter`).
 
+import { adapterName, type AdapterInfoLike as AdapterName } from "@attngraph/executor-webgpu";
+
 /** The WebGPU adapter a row ran on, for the report: named, and whether its times are GPU figures. */
 export interface GpuAdapter {
-  /** e.g. "google swiftshader (SwiftShader driver 5.0.0)", "nvidia hopper (NVIDIA H200)". */
+  /** e.g. "google swiftshader (SwiftShader driver 5.0.0)", "nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)". */
   readonly name: string;
   /**
    * Set for a software adapter (SwiftShader, llvmpipe, a fallback adapter): what it is, e.g. "SwiftShader, software".
@@ -17,11 +19,7 @@ export interface GpuAdapter {
 }
 
 /** What the bench reads of a GPUAdapterInfo (`adapter.info`, `device.adapterInfo`). */
-export interface AdapterInfoLike {
-  readonly vendor?: string;
-  readonly architecture?: string;
-  readonly device?: string;
-  readonly description?: string;
+export interface AdapterInfoLike extends AdapterName {
   readonly isFallbackAdapter?: boolean;
 }
 
@@ -37,9 +35,7 @@ const SOFTWARE: readonly (readonly [RegExp, string])[] = [
 
 /** The adapter's name and, for a software one, what it is (see GpuAdapter). */
 export function describeAdapter(info: AdapterInfoLike | undefined): GpuAdapter {
-  const head = [info?.vendor, info?.architecture].filter((s) => s).join(" ");
-  const detail = info?.description || info?.device || "";
-  const name = head && detail ? `${head} (${detail})` : head || detail || "unknown adapter";
+  const name = adapterName(info);
   const text = [info?.vendor, info?.architecture, info?.device, info?.description].join(" ");
   const kind = SOFTWARE.find(([re]) => re.test(text))?.[1] ?? (info?.isFallbackAdapter ? "fallback adapter" : undefined);
   return kind === undefined ? { name } : { name, software: `${kind}, software` };
