@@ -3,6 +3,7 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { setFlagsFromString } from "node:v8";
 import { parseCli, USAGE, UsageError } from "./cli.js";
 import { allImpls } from "./impls/index.js";
 import type { Impl } from "./impls/types.js";
@@ -49,5 +50,10 @@ export async function main(argv: readonly string[], io: IO = processIO, impls: r
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // Every wasm module (attngraph's, onnxruntime-web's, tfjs-wasm's) compiled by V8's optimizing tier from the start. By
+  // default V8 runs a module's baseline code first and optimizes it in the background: a 14 MB onnxruntime-web module
+  // was still on baseline code for the first shape's rows (2,6,8,2: 66–78 µs a run, 22–26 µs once optimized), which
+  // made the peer look slower than it is. A flag set before any module is compiled; the tests import `main` unset.
+  setFlagsFromString("--no-liftoff");
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -6,12 +6,13 @@ import type { KernelCall } from "@attngraph/graph";
 import type { KernelExports } from "./module.js";
 import type { ThreadCall } from "./threads/pool.js";
 import { WasmValue, type WasmBlock } from "./value.js";
+import type { Subject } from "./heap.js";
 
 /** The executor's side of the context: memory and blocks of the current module instance. */
 export interface ContextHost {
   readonly exports: KernelExports;
   readonly buffer: ArrayBuffer;
-  newBlock(bytes: number, subject: string): WasmBlock;
+  newBlock(bytes: number, subject: Subject): WasmBlock;
   releaseValue(value: WasmValue): void;
   /** Scratch memory valid until the next `scratch` call (one block, grown when needed). */
   scratch(bytes: number, subject: string): number;
@@ -131,7 +132,7 @@ export class WasmContext {
 
   /** A new dense value of `shape` (garbage contents); `subject` names it in a memory-limit error. */
   alloc(shape: Shape, subject: string, dtype: DType = "float32"): WasmValue {
-    const block = this.#host.newBlock(sizeOf(shape) * 4, `${subject} ${formatShape(shape)} ${dtype}`);
+    const block = this.#host.newBlock(sizeOf(shape) * 4, () => `${subject} ${formatShape(shape)} ${dtype}`);
     block.refs = 1;
     return new WasmValue(block, shape, undefined, 0, dtype);
   }
@@ -143,6 +144,7 @@ export class WasmContext {
   output(call: KernelCall<WasmValue>, shape: Shape): WasmValue {
     const out: unknown = call.out;
     if (out === undefined || out === null) return this.alloc(shape, `${call.node} (output of op ${call.kind})`);
+    if (out instanceof WasmValue && out.dense && sameShape(out.shape, shape)) return out;
     const subject = `${call.node}.out`;
     if (!(out instanceof WasmValue)) {
       throw new AttnGraphError("input", describe(subject, `planned output of op ${call.kind} is not a wasm value`, "a WasmValue", typeof out), {
@@ -193,7 +195,7 @@ export class WasmContext {
     const e = this.exports;
     // The layout depends on where in the block B starts and how it is strided (not on the block's address, which a
     // restored upload changes), and on k and n.
-    const key = `matmul-b @${(b.address - w.block.ptr) / 4} ${b.rowStride},${b.colStride} ${k}x${n}`;
+    const key = packedKey(w, (b.address - w.block.ptr) / 4, b.rowStride, b.colStride, k, n);
     const bytes = e.packedBFloats(n, k) * 4;
     return this.#host.derived(w.block, key, bytes, `${subject} (weight packed for the matmul)`, (dst) => e.packMatmulB(b.address, b.rowStride, b.colStride, k, n, dst));
   }
@@ -257,4 +259,16 @@ export class WasmContext {
     }
     return addr;
   }
+}
+
+/** The last layout key made for each weight value: a run asks for the same one, so its text is not built again. */
+const lastKeys = new WeakMap<WasmValue, { off: number; rs: number; cs: number; k: number; n: number; key: string }>();
+
+/** `packedMatmulB`'s layout key: where in the block B starts, how it is strided, and k × n. */
+function packedKey(w: WasmValue, off: number, rs: number, cs: number, k: number, n: number): string {
+  const last = lastKeys.get(w);
+  if (last !== undefined && last.off === off && last.rs === rs && last.cs === cs && last.k === k && last.n === n) return last.key;
+  const key = `matmul-b @${off} ${rs},${cs} ${k}x${n}`;
+  lastKeys.set(w, { off, rs, cs, k, n, key });
+  return key;
 }

@@ -14,7 +14,7 @@ import { WasmArena } from "./arena.js";
 import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 import { WasmContext } from "./context.js";
 import { DerivedLayouts } from "./derived.js";
-import { WasmHeap, blockBytes } from "./heap.js";
+import { WasmHeap, blockBytes, type Subject } from "./heap.js";
 import { loadKernelModule, type KernelExports, type WasmFlavour, type WasmModuleName, type WasmSource } from "./module.js";
 import { controlWords } from "./threads/control.js";
 import { ThreadPool, threadsUnavailable, type ThreadCall } from "./threads/pool.js";
@@ -151,6 +151,8 @@ class Instance {
 export class WasmExecutor implements Executor<WasmValue> {
   readonly specVersion = 1 as const;
   readonly name = EXECUTOR;
+  /** download() copies out of the module's memory: the runtime need not copy its dense results again. */
+  readonly downloadsCopy = true;
   readonly #kernels = new KernelTable<WasmKernel | ChunkedWasmKernel>(EXECUTOR, "(call, ctx) => WasmValue");
   readonly #options: WasmExecutorOptions;
   readonly #maxBytes: number;
@@ -342,7 +344,7 @@ export class WasmExecutor implements Executor<WasmValue> {
 
   /** A dense copy of `tensor` in the module's memory; an int32 tensor (ids, targets) stays int32, 4 bytes an element. */
   upload(tensor: AnyTensor): WasmValue {
-    const block = this.#newBlock(tensor.size * 4, `upload of a tensor ${formatShape(tensor.shape)} ${tensor.dtype}`, tensor, false);
+    const block = this.#newBlock(tensor.size * 4, () => `upload of a tensor ${formatShape(tensor.shape)} ${tensor.dtype}`, tensor, false);
     block.refs = 1;
     this.#copyIn(tensor, block.ptr);
     this.stats.uploads++;
@@ -403,10 +405,13 @@ export class WasmExecutor implements Executor<WasmValue> {
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue> {
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
-    this.#instance();
-    call.inputs.forEach((v, i) => {
-      if (v instanceof WasmValue) this.#live(v, `${call.node}.inputs[${i}]`);
-    });
+    const gen = this.#instance().gen;
+    const inputs = call.inputs;
+    for (let i = 0; i < inputs.length; i++) {
+      const v = inputs[i];
+      // A live value of this instance needs nothing (the usual case, checked without naming it); else #live says why.
+      if (v instanceof WasmValue && (v.released || v.block.freed || v.block.gen !== gen)) this.#live(v, `${call.node}.inputs[${i}]`);
+    }
     let out: unknown;
     try {
       out = kernel(call, this.#ctx);
@@ -465,7 +470,7 @@ export class WasmExecutor implements Executor<WasmValue> {
     tensor.copyInto(tensor.dtype === "int32" ? this.#ctx.i32() : this.#ctx.f32(), ptr / 4);
   }
 
-  #newBlock(bytes: number, subject: string, source: AnyTensor | undefined, arena: boolean): WasmBlock {
+  #newBlock(bytes: number, subject: Subject, source: AnyTensor | undefined, arena: boolean): WasmBlock {
     const inst = this.#instance();
     return { ptr: inst.heap.alloc(bytes, subject), bytes, refs: 0, gen: inst.gen, source, arena, freed: false };
   }

@@ -15,6 +15,13 @@ interface FreeBlock {
 }
 
 /** Rounds a byte count up to the block granularity (a zero-size block still takes one unit, so its address is unique). */
+/** What an allocation is for, in a memory-limit error; a function is called only when the error is made. */
+export type Subject = string | (() => string);
+
+export function subjectText(subject: Subject): string {
+  return typeof subject === "function" ? subject() : subject;
+}
+
 export function blockBytes(bytes: number): number {
   return Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
 }
@@ -45,8 +52,11 @@ export class WasmHeap {
     return this.#inUse;
   }
 
-  /** A block of at least `bytes` (use `blockBytes(bytes)` when freeing); `subject` names it in a memory-limit error. */
-  alloc(bytes: number, subject: string): number {
+  /**
+   * A block of at least `bytes` (use `blockBytes(bytes)` when freeing); `subject` names it in a memory-limit error (a
+   * function: called only then, so a run's allocations format no shapes).
+   */
+  alloc(bytes: number, subject: Subject): number {
     const size = blockBytes(bytes);
     let best = -1;
     for (let i = 0; i < this.#free.length; i++) {
@@ -101,10 +111,11 @@ export class WasmHeap {
   }
 
   /** Grows the memory to hold `end` bytes, refusing (before growing) past the limit. */
-  #ensure(end: number, size: number, subject: string): void {
+  #ensure(end: number, size: number, lazySubject: Subject): void {
     const have = this.#memory.buffer.byteLength;
     if (end <= have) return;
     if (end > this.#maxBytes) {
+      const subject = subjectText(lazySubject);
       const expected = `at most ${formatBytes(this.#maxBytes)} of wasm memory (maxMemoryBytes)`;
       const got = `${formatBytes(size)} more, ${formatBytes(end)} in all`;
       throw new AttnGraphError("memory-limit", describe(subject, `allocating ${formatBytes(size)} would grow the wasm memory past its limit`, expected, got), {
@@ -119,6 +130,7 @@ export class WasmHeap {
     try {
       this.#memory.grow(pages);
     } catch (cause) {
+      const subject = subjectText(lazySubject);
       const expected = `${formatBytes(pages * PAGE)} more wasm memory`;
       throw new AttnGraphError("memory-limit", describe(subject, `the engine refused to grow the wasm memory for ${formatBytes(size)}`, expected, String(cause)), {
         subject,

@@ -79,6 +79,8 @@ interface DeviceState {
 export class WebGpuExecutor implements Executor<GpuTensor> {
   readonly specVersion = 1 as const;
   readonly name = EXECUTOR;
+  /** download() copies out of a mapped readback buffer: the runtime need not copy its dense results again. */
+  readonly downloadsCopy = true;
   readonly stats: WebGpuStats = { readbacks: 0, uploads: 0, dispatches: 0, devices: 0 };
   readonly #kernels = new KernelTable<WebGpuKernel>(EXECUTOR, "(call, gpu) => GpuTensor");
   readonly #options: WebGpuExecutorOptions;

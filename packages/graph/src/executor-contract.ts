@@ -35,12 +35,12 @@ export interface KernelCall<V> {
    * input the op declares as `inPlace` (mask, softmax, dropout), so such kernels must read each element before writing
    * it; it never aliases any other input. Kernels that ignore it allocate as usual. View ops never get one.
    */
-  readonly out?: V;
+  readonly out?: V | undefined;
   /**
    * The run's AbortSignal, when it has one. Kernels that can run long check it between chunks of work and throw once it
    * has fired (see the rules above); ignoring it is allowed, and then a run stops only between steps.
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -75,6 +75,12 @@ export interface Executor<V = unknown> {
    */
   upload(tensor: AnyTensor): V | Promise<V>;
   download(value: V): Tensor | Promise<Tensor>;
+  /**
+   * Optional: `download` always returns a fresh copy that shares no memory with any value of this executor (wasm and
+   * webgpu read the bytes out of their own memory anyway). The runtime then hands a dense download to the caller as it
+   * is, instead of copying it a second time; without it (the cpu executor's download is the value itself) it copies.
+   */
+  readonly downloadsCopy?: boolean;
   dispatch(call: KernelCall<V>): V | Promise<V>;
   /** Optional: memory for planned destinations (`KernelCall.out`), `elements` float32 values. */
   createArena?(elements: number): Arena<V>;

@@ -29,8 +29,12 @@ function ownEntries(record: unknown, subject: string, what: string): [string, un
  * float32 tensor of ids is an error, not a silent conversion). Unknown or missing names are the scheduler's to report
  * (bind.ts).
  */
+/** Each graph's declared input dtypes, by name: made once, not on every run (a graph's inputs do not change). */
+const inputDtypes = new WeakMap<OpGraph, ReadonlyMap<string, string>>();
+
 export function checkInputs(graph: OpGraph, inputs: unknown): Map<string, AnyTensor> {
-  const declared = new Map(graph.inputs.map((v) => [v.name, v.dtype ?? "float32"] as const));
+  let declared = inputDtypes.get(graph);
+  if (declared === undefined) inputDtypes.set(graph, (declared = new Map(graph.inputs.map((v) => [v.name, v.dtype ?? "float32"] as const))));
   const out = new Map<string, AnyTensor>();
   for (const [name, t] of ownEntries(inputs, "run inputs", "inputs")) {
     if (!Tensor.isTensor(t)) throw new GraphValidationError(`input ${name}`, "not a tensor", "a Tensor (@attngraph/tensor)", kindOf(t));

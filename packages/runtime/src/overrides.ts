@@ -33,6 +33,9 @@ export class OverrideError extends AttnGraphError {
 }
 
 /** Persistent patches (`session.patch`), in the order they were added; each removable on its own. */
+/** The overrides of a run with none (most runs): one shared empty map, never changed. */
+const NO_OVERRIDES = new Map<string, Override[]>();
+
 export class PatchRegistry {
   readonly #patches: { readonly node: string; readonly override: Override }[] = [];
 
@@ -47,6 +50,7 @@ export class PatchRegistry {
 
   /** Node → its overrides for one run: the session's patches first, then the run's own (`run(inputs, { override })`). */
   snapshot(runOverrides: Readonly<Record<string, Override>> | undefined): Map<string, Override[]> {
+    if (this.#patches.length === 0 && runOverrides === undefined) return NO_OVERRIDES;
     const out = new Map<string, Override[]>();
     const add = (node: string, o: Override) => out.set(node, [...(out.get(node) ?? []), o]);
     for (const p of this.#patches) add(p.node, p.override);

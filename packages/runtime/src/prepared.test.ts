@@ -28,6 +28,24 @@ const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
 const weightShapes = { W_query: [8, 8], W_key: [8, 8], W_value: [8, 8], out_proj: [8, 8], out_bias: [8] };
 
 describe("PreparedCache", () => {
+  it("finds the binding of the run before by value, and a new one when a shape, a dim or the plan changes", () => {
+    const { executor } = countingCpu();
+    const plan = lower(buildAttention(config), { executors: [executor] });
+    const other = lower(buildAttention(config), { executors: [executor] });
+    const cache = new PreparedCache();
+    const shape = [1, 4, 8];
+    const a = cache.get(plan, { x: shape }, weightShapes);
+    expect(cache.get(plan, { x: [1, 4, 8] }, weightShapes)).toBe(a); // equal shapes, another array
+    shape[1] = 5; // the caller's array changing afterwards changes nothing the cache remembered
+    expect(cache.get(plan, { x: [1, 4, 8] }, weightShapes)).toBe(a);
+    const b = cache.get(plan, { x: [1, 5, 8] }, weightShapes);
+    expect(b).not.toBe(a);
+    expect(b.shapes.get("x")).toEqual([1, 5, 8]);
+    expect(cache.get(plan, { x: [1, 4, 8] }, weightShapes)).toBe(a); // back to the first: still cached
+    expect(cache.get(plan, { x: [1, 4, 8] }, weightShapes, { P: 3 })).not.toBe(a); // a dim is part of the binding
+    expect(cache.get(other, { x: [1, 4, 8] }, weightShapes)).not.toBe(a);
+  });
+
   it("an evicted binding frees the arenas that runs in flight give back, instead of pooling them forever", () => {
     const { executor, live } = countingCpu();
     const plan = lower(buildAttention(config), { executors: [executor] });

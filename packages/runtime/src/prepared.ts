@@ -35,6 +35,17 @@ export class PreparedCache {
   }
 
   get(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>> = {}): Prepared {
+    // A run with the shapes of the one before (the usual case) finds its binding without building a key.
+    const last = this.#last;
+    if (last !== undefined && last.plan === plan && !last.prepared.retired && sameBinding(last.inputShapes, inputShapes) && sameBinding(last.dims, dims)) return last.prepared;
+    const prepared = this.#get(plan, inputShapes, weightShapes, dims);
+    this.#last = { plan, inputShapes: copyBinding(inputShapes), dims: copyBinding(dims), prepared };
+    return prepared;
+  }
+
+  #last: { readonly plan: Plan; readonly inputShapes: Record<string, Shape | number>; readonly dims: Record<string, Shape | number>; readonly prepared: Prepared } | undefined;
+
+  #get(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>>): Prepared {
     let byKey = this.#byPlan.get(plan);
     if (!byKey) this.#byPlan.set(plan, (byKey = new Map()));
     const key = [
@@ -57,6 +68,32 @@ export class PreparedCache {
     }
     return p;
   }
+}
+
+/** Whether two bindings (name → shape or dim size) name the same things with the same values. */
+function sameBinding(a: Readonly<Record<string, Shape | number>>, b: Readonly<Record<string, Shape | number>>): boolean {
+  let n = 0;
+  // Own keys only (not `for in`: an enumerable property someone put on Object.prototype is no input).
+  for (const k of Object.keys(b)) {
+    const x = a[k];
+    const y = b[k]!;
+    if (x === undefined) return false;
+    if (typeof y === "number" || typeof x === "number") {
+      if (x !== y) return false;
+    } else if (x.length !== y.length || x.some((d, i) => d !== y[i])) return false;
+    n++;
+  }
+  return n === Object.keys(a).length;
+}
+
+/** A copy the caller cannot change afterwards (shapes are arrays the caller owns). */
+function copyBinding(b: Readonly<Record<string, Shape | number>>): Record<string, Shape | number> {
+  const out: Record<string, Shape | number> = Object.create(null) as Record<string, Shape | number>;
+  for (const k of Object.keys(b)) {
+    const v = b[k]!;
+    out[k] = typeof v === "number" ? v : [...v];
+  }
+  return out;
 }
 
 function retire(p: Prepared): void {

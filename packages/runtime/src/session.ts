@@ -8,8 +8,13 @@ import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
 import { DEFAULT_TAP_POLICY, TapRegistry, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
 import { WeightStore, type Resident, type WeightLease } from "./weights.js";
+import { downloadOwned } from "./download-owned.js";
 import { disagreement, ValidationError, type Disagreement, type Validation } from "./validate.js";
 import { applyOverrides, checkOverride, checkOverrideTarget, PatchRegistry, type Override } from "./overrides.js";
+
+const NO_NODES: ReadonlySet<string> = new Set();
+/** #planFor's key of the plan with nothing watched and nothing patched. */
+const PLAIN_KEY = "\u0001";
 
 export interface RunOptions {
   /**
@@ -82,6 +87,8 @@ export class Session {
   readonly #taps = new TapRegistry();
   readonly #patches = new PatchRegistry();
   readonly #plans = new Map<string, Plan>();
+  /** The untapped, unpatched plan, once lowered (also in #plans under PLAIN_KEY while that cache holds it). */
+  #plain: Plan | undefined;
   readonly #prepared = new PreparedCache();
   readonly #nodeNames: readonly string[];
   readonly #maxArenaBytes: number;
@@ -120,14 +127,17 @@ export class Session {
   }
 
   /** Taps and overrides decide lowering: one plan per set of watched and of patched nodes, made on first use and kept. */
-  #planFor(watched: ReadonlySet<string>, patched: ReadonlySet<string> = new Set()): Plan {
-    const key = `${[...watched].sort().join("\u0000")}\u0001${[...patched].sort().join("\u0000")}`;
+  #planFor(watched: ReadonlySet<string> | ReadonlyMap<string, unknown>, patched: ReadonlySet<string> | ReadonlyMap<string, unknown> = NO_NODES): Plan {
+    // The untapped, unpatched plan (nearly every run) is found without building a key.
+    if (watched.size === 0 && patched.size === 0 && this.#plain !== undefined && this.#plans.get(PLAIN_KEY) === this.#plain) return this.#plain;
+    const key = `${[...watched.keys()].sort().join("\u0000")}\u0001${[...patched.keys()].sort().join("\u0000")}`;
     let plan = this.#plans.get(key);
     if (!plan) {
-      plan = lower(this.graph, { ...this.#options, watched, patched, keep: [...this.#updates.values()] });
+      plan = lower(this.graph, { ...this.#options, watched: new Set(watched.keys()), patched: new Set(patched.keys()), keep: [...this.#updates.values()] });
       if (this.#plans.size >= 64) this.#plans.clear();
       this.#plans.set(key, plan);
     }
+    if (key === PLAIN_KEY) this.#plain = plan;
     return plan;
   }
 
@@ -257,7 +267,7 @@ export class Session {
       const snap = this.#taps.snapshot(this.#nodeNames);
       watched = snap.watched;
       if (snap.failed.length) throw snap.failed[0]!;
-      const plan = this.#planFor(new Set(watched.keys()), new Set(overrides.keys()));
+      const plan = this.#planFor(watched, overrides);
       const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes, (options ?? {}).dims);
       checkMemory(runId, plan, prepared, this.#maxArenaBytes); // before the arenas below are allocated
       const arenas = acquireArenas(prepared, plan.executors);
@@ -308,7 +318,8 @@ export class Session {
       return { outputs, kept };
     } finally {
       // Everything this run got from an executor goes back to it (outputs and taps were copied out already).
-      for (const held of [...values.values(), ...onExecutor.values()]) plan.executors.get(held.executor)!.release?.(held.value);
+      for (const held of values.values()) plan.executors.get(held.executor)!.release?.(held.value);
+      for (const held of onExecutor.values()) plan.executors.get(held.executor)!.release?.(held.value);
     }
   }
 
@@ -343,10 +354,11 @@ export class Session {
       }
       return v;
     };
+    if (!validator) return this.#stepLoop(run, values, onExecutor, valueOn, setCurrent, undefined);
     try {
-      return await this.#stepLoop(run, values, onExecutor, valueOn, setCurrent, validator ? onValidator : undefined);
+      return await this.#stepLoop(run, values, onExecutor, valueOn, setCurrent, onValidator);
     } finally {
-      await Promise.all([...forValidator.values()].map((v) => v.then((value) => validator!.release?.(value), () => undefined)));
+      await Promise.all([...forValidator.values()].map((v) => v.then((value) => validator.release?.(value), () => undefined)));
     }
   }
 
@@ -364,9 +376,9 @@ export class Session {
     const readyOn = (name: string, executor: Executor): { readonly value: unknown } | undefined => {
       const held = values.get(name);
       if (held?.executor === executor.name) return held;
-      const uploaded = onExecutor.get(`${executor.name}\u0000${name}`);
-      if (uploaded) return uploaded;
-      return held || run.inputs.has(name) ? undefined : run.weights.ready(name, executor);
+      // A weight is never in onExecutor (valueOn takes it from the weight store): asked there first, without a key.
+      if (!held && !run.inputs.has(name)) return run.weights.ready(name, executor);
+      return onExecutor.get(`${executor.name}\u0000${name}`);
     };
     const events = this.#events;
     const mayHide = new Set<string>(); // values where −∞ is by design (checkNumerics)
@@ -397,11 +409,13 @@ export class Session {
       // validateWith: the validator gets this step's inputs now, before the step runs (an in-place kernel overwrites its
       // input), when the validator has a kernel for it at all.
       const checked = onValidator && this.#validation!.executor.supports(step.kind, step.attrs).ok ? await settled(inputsFor(step.inputs, onValidator)) : undefined;
-      const start = performance.now();
-      if (events.observed) events.next({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
+      // The clock is read only for a subscriber (node-end's ms); one that subscribes mid-step sees the next step's.
+      const start = events.observed ? performance.now() : -1;
+      if (start >= 0) events.next({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
       let value: unknown;
       try {
-        const dispatched = executor.dispatch({ kind: step.kind, node: step.node, attrs: attrsOf(step), inputs: args, outShape, ...(out === undefined ? {} : { out }), ...(signal ? { signal } : {}) });
+        // Always the same object shape (out and signal present, maybe undefined): kernels read one monomorphic call.
+        const dispatched = executor.dispatch({ kind: step.kind, node: step.node, attrs: attrsOf(step), inputs: args, outShape, out, signal });
         value = isThenable(dispatched) ? await dispatched : dispatched; // a synchronous kernel costs no microtask
         // A kernel that ignored its destination and returned another planned value (an identity returning its input)
         // would alias memory the plan reuses: move it into its own slot.
@@ -430,7 +444,7 @@ export class Session {
         // A view shows values its source step was checked for; everything else is read back and scanned.
         if (step.layout !== "view") await this.#checkFinite(runId, step, executor, value, mayHide.has(step.node));
       }
-      if (events.observed) {
+      if (events.observed && start >= 0) {
         events.next({ type: "node-end", runId, node: step.node, kind: step.kind, executor: executor.name, shape: outShape, ms: performance.now() - start });
       }
       const subs = watched.get(step.node);
@@ -442,7 +456,7 @@ export class Session {
     for (const name of plan.outputs) {
       const held = values.get(name)!;
       // A copy: an output may live in a pooled arena or be a view of an input or weight; the caller must own it.
-      const value = (await plan.executors.get(held.executor)!.download(held.value)).clone();
+      const value = await downloadOwned(plan.executors.get(held.executor)!, held.value);
       // defineProperty: an output named "__proto__" is an own key like any other, not the object's prototype.
       Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
     }
@@ -500,7 +514,7 @@ export class Session {
    * next step reuses). No subscriber code runs here; see TapPolicy for when the queues drain.
    */
   async #enqueue(runId: number, node: string, executor: Executor, value: unknown, subs: readonly Watcher[]): Promise<void> {
-    const tensor = (await executor.download(value)).clone();
+    const tensor = await downloadOwned(executor, value);
     subs.forEach((w, i) => {
       const lost = w.push({ runId, node, tensor: i === 0 ? tensor : tensor.clone() }, this.#tapPolicy);
       if (lost && this.#events.observed) this.#events.next({ type: "tap-dropped", runId: lost.runId, node: lost.node, dropped: w.dropped });

@@ -101,6 +101,9 @@ export class Watcher {
  * The live tap subscriptions of a session. A run takes a snapshot before it starts (subscription drives work: only
  * nodes in the snapshot are read back and copied); a subscription made mid-run starts with the next run.
  */
+/** The snapshot of a run nobody watches (most runs): one shared, never changed, instead of a new one per run. */
+const NOBODY_WATCHES: { watched: Map<string, Watcher[]>; failed: TapError[] } = Object.freeze({ watched: new Map<string, Watcher[]>(), failed: [] as TapError[] });
+
 export class TapRegistry {
   readonly #watchers = new Set<Watcher>();
 
@@ -129,9 +132,9 @@ export class TapRegistry {
    * the Observable instead would crash Node for a subscriber without an error callback: rxjs rethrows those.)
    */
   snapshot(nodes: readonly string[]): { watched: Map<string, Watcher[]>; failed: TapError[] } {
+    if (this.#watchers.size === 0) return NOBODY_WATCHES;
     const watched = new Map<string, Watcher[]>();
     const failed: TapError[] = [];
-    if (this.#watchers.size === 0) return { watched, failed };
     const broken = new Set<Watcher>();
     for (const node of nodes) {
       const subs: Watcher[] = [];

@@ -21,7 +21,7 @@ class WeightEntry {
   readonly #home: Resident | undefined;
   readonly #uploads = new Map<Executor, Promise<unknown>>();
   /** The uploads that have settled: what a run's step reads without awaiting (one microtask less per weight per step). */
-  readonly #ready = new Map<Executor, unknown>();
+  readonly #ready = new Map<Executor, { readonly value: unknown }>();
   #users = 0;
   #retired = false;
 
@@ -34,7 +34,7 @@ class WeightEntry {
       this.shape = source.shape;
       // Its own upload on the executor that computed it: released with the entry like any other.
       this.#uploads.set(source.resident.executor, Promise.resolve(source.resident.value));
-      this.#ready.set(source.resident.executor, source.resident.value);
+      this.#ready.set(source.resident.executor, { value: source.resident.value });
     }
   }
 
@@ -65,14 +65,14 @@ class WeightEntry {
       v = upload;
       this.#uploads.set(executor, upload);
       // Remembered only while it is still this entry's upload (not freed in the meantime).
-      upload.then((value) => this.#uploads.get(executor) === upload && this.#ready.set(executor, value), () => undefined);
+      upload.then((value) => this.#uploads.get(executor) === upload && this.#ready.set(executor, { value }), () => undefined);
     }
     return v;
   }
 
   /** The upload on `executor` when it has settled, else undefined (then `on()` is the way). */
   ready(executor: Executor): { readonly value: unknown } | undefined {
-    return this.#ready.has(executor) ? { value: this.#ready.get(executor) } : undefined;
+    return this.#ready.get(executor); // the same object every run: nothing allocated per step
   }
 
   hold(): void {
@@ -159,10 +159,14 @@ export class WeightStore {
   #swap(name: string, entry: WeightEntry): void {
     void this.#entries.get(name)?.retire();
     this.#entries.set(name, entry);
+    this.#snapshot = undefined;
   }
 
+  /** The entries as a run sees them, shared by every lease until a weight changes (runs only read it). */
+  #snapshot: ReadonlyMap<string, WeightEntry> | undefined;
+
   lease(): WeightLease {
-    const held = new Map(this.#entries);
+    const held = (this.#snapshot ??= new Map(this.#entries));
     for (const e of held.values()) e.hold();
     let released = false;
     return {
@@ -180,6 +184,7 @@ export class WeightStore {
   async dispose(): Promise<void> {
     const entries = [...this.#entries.values()];
     this.#entries.clear();
+    this.#snapshot = undefined;
     await Promise.all(entries.map((e) => e.retire()));
   }
 }

@@ -39,6 +39,7 @@ export function requireInput(call: Call, slot: number, name: string, dtype: DTyp
 export function optionalInput(call: Call, slot: number, name: string, dtype: DType = "float32"): WasmValue | undefined {
   const v: unknown = call.inputs[slot];
   if (v === undefined || v === null) return undefined;
+  if (v instanceof WasmValue && v.dtype === dtype) return v; // the usual case: no error text built
   const subject = `${call.node}.${name}`;
   if (!(v instanceof WasmValue)) {
     throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a wasm value`, "a WasmValue", typeof v), {

@@ -1,6 +1,6 @@
 // reshape: a view with a new shape where the layout allows one (the rule torch.view uses: the tensor package's
 // viewStrides, so every executor copies in the same cases), else a dense copy in the module.
-import { ShapeError, formatShape, sizeOf, viewStrides } from "@attngraph/tensor";
+import { ShapeError, contiguousStrides, formatShape, sizeOf, viewStrides } from "@attngraph/tensor";
 import type { WasmKernel } from "../executor.js";
 import { requireInput } from "./adapter.js";
 
@@ -11,7 +11,8 @@ export const reshapeKernel: WasmKernel = (call, ctx) => {
   if (sizeOf(shape) !== x.size || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
     throw new ShapeError(`${call.node}.shape`, "element count must stay the same", `a shape of ${x.size} elements`, `${formatShape(shape)} from ${formatShape(x.shape)}`);
   }
-  const strides = viewStrides(x.shape, x.strides, shape);
+  // A dense input (the usual case: a projection's output) is a view with the target's own row-major strides.
+  const strides = x.dense ? contiguousStrides(shape) : viewStrides(x.shape, x.strides, shape);
   if (strides !== undefined) return ctx.view(x, shape, strides);
   const out = ctx.alloc(shape, `${call.node} (reshape copy)`);
   ctx.copy(x, out);
