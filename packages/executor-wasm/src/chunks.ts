@@ -42,11 +42,6 @@ export function runSteps(ctx: WasmContext, steps: Iterator<number>, signal: Abor
 
 /** The graph package's `overRows` in chunks of `ctx.chunkWork`, also giving up once the module was replaced. */
 export function overRows(call: KernelCall<WasmValue>, ctx: WasmContext, rows: number, rowWork: number, part: (start: number, end: number) => void): Promise<void> | undefined {
-  // Not chunked (no signal, or one chunk's work): in one go, with no module check to make (nothing yields).
-  if (chunkSignal(call, ctx, rows * rowWork) === undefined) {
-    part(0, rows);
-    return undefined;
-  }
   return shared.overRows(call, ctx.chunkWork, rows, rowWork, part, sameModule(ctx, call.node));
 }
 

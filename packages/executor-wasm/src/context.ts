@@ -195,7 +195,7 @@ export class WasmContext {
     const e = this.exports;
     // The layout depends on where in the block B starts and how it is strided (not on the block's address, which a
     // restored upload changes), and on k and n.
-    const key = packedKey(w, (b.address - w.block.ptr) / 4, b.rowStride, b.colStride, k, n);
+    const key = `matmul-b @${(b.address - w.block.ptr) / 4} ${b.rowStride},${b.colStride} ${k}x${n}`;
     const bytes = e.packedBFloats(n, k) * 4;
     return this.#host.derived(w.block, key, bytes, `${subject} (weight packed for the matmul)`, (dst) => e.packMatmulB(b.address, b.rowStride, b.colStride, k, n, dst));
   }
@@ -261,14 +261,3 @@ export class WasmContext {
   }
 }
 
-/** The last layout key made for each weight value: a run asks for the same one, so its text is not built again. */
-const lastKeys = new WeakMap<WasmValue, { off: number; rs: number; cs: number; k: number; n: number; key: string }>();
-
-/** `packedMatmulB`'s layout key: where in the block B starts, how it is strided, and k × n. */
-function packedKey(w: WasmValue, off: number, rs: number, cs: number, k: number, n: number): string {
-  const last = lastKeys.get(w);
-  if (last !== undefined && last.off === off && last.rs === rs && last.cs === cs && last.k === k && last.n === n) return last.key;
-  const key = `matmul-b @${off} ${rs},${cs} ${k}x${n}`;
-  lastKeys.set(w, { off, rs, cs, k, n, key });
-  return key;
-}

@@ -87,8 +87,6 @@ export class Session {
   readonly #taps = new TapRegistry();
   readonly #patches = new PatchRegistry();
   readonly #plans = new Map<string, Plan>();
-  /** The untapped, unpatched plan, once lowered (also in #plans under PLAIN_KEY while that cache holds it). */
-  #plain: Plan | undefined;
   readonly #prepared = new PreparedCache();
   readonly #nodeNames: readonly string[];
   readonly #maxArenaBytes: number;
@@ -129,15 +127,13 @@ export class Session {
   /** Taps and overrides decide lowering: one plan per set of watched and of patched nodes, made on first use and kept. */
   #planFor(watched: ReadonlySet<string> | ReadonlyMap<string, unknown>, patched: ReadonlySet<string> | ReadonlyMap<string, unknown> = NO_NODES): Plan {
     // The untapped, unpatched plan (nearly every run) is found without building a key.
-    if (watched.size === 0 && patched.size === 0 && this.#plain !== undefined && this.#plans.get(PLAIN_KEY) === this.#plain) return this.#plain;
-    const key = `${[...watched.keys()].sort().join("\u0000")}\u0001${[...patched.keys()].sort().join("\u0000")}`;
+    const key = watched.size === 0 && patched.size === 0 ? PLAIN_KEY : `${[...watched.keys()].sort().join("\u0000")}\u0001${[...patched.keys()].sort().join("\u0000")}`;
     let plan = this.#plans.get(key);
     if (!plan) {
       plan = lower(this.graph, { ...this.#options, watched: new Set(watched.keys()), patched: new Set(patched.keys()), keep: [...this.#updates.values()] });
       if (this.#plans.size >= 64) this.#plans.clear();
       this.#plans.set(key, plan);
     }
-    if (key === PLAIN_KEY) this.#plain = plan;
     return plan;
   }
 
