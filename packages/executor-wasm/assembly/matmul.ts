@@ -288,35 +288,124 @@ export function matvecPackedColumns(m: i32, n: i32, k: i32, a: usize, lda: i32, 
   if (bias != 0) packBias(bias, biasStride, n, scratch);
   for (let i: i32 = 0; i < m; i++) matvecPacked(n, k, a + (<usize>(i * lda) << 2), packed, c + (<usize>(i * ldc) << 2), bias != 0 ? scratch : 0, j0, min(j1, n));
 }
-/** A matvec's last partial group of columns (fewer than 24 of C) goes through this buffer (one per thread). */
-const MV_TILE_AREA: usize = memory.data(24 * 4 * MAX_THREADS, 16);
+/** Per thread: the partial sums of a matvec's last panel when n is not a multiple of 8 (its columns beyond n have no C). */
+const MV_EDGE_AREA: usize = memory.data(32 * MAX_THREADS, 16);
+/** Eight zeros: the starting sums of a panel without a bias. */
+const ZERO_PANEL: usize = memory.data(32, 16);
 
 /**
- * One row of `matmulPacked`, columns [j0, j1) of it (j0 a multiple of 8; 0, n for all): c[j] = a[0 .. k] · B[:, j] (+ the
- * bias panel at `biasP`, 0 for none), on B's packed panels
- * (k block k0 at k0 · npad floats, panel j/8 of it at j · kc floats, 8 floats per k). Three panels (24 columns, 6
- * accumulators) at a time over all of k, then one panel at a time. Three is what V8 runs fastest: at 768 × 768 with
- * the weight in L3, 60–64 GB/s of weight streamed against 35–41 GB/s for 2, 4 or 6 panels, or for 2 or 4 k per loop
- * trip (a plain v128 read of the same bytes: ~78 GB/s). Every column is summed as micro5 sums it: from 0
- * or its bias, one multiply-add per k in k order, so the numbers are the tile's, bit for bit; only the 4 rows the tile
- * would compute beside the real one are gone, and B is read once.
+ * One row of `matmulPacked`, panels [j0/8, ⌈j1/8⌉) of it (j0 a multiple of 8; 0, n for all): c[j] = a[0 .. k] · B[:, j]
+ * (+ the bias panel at `biasP`, 0 for none), on B's packed panels (k block k0 at k0 · npad floats, panel j/8 of it at
+ * j · kc floats, 8 floats per k). Bound by streaming B, so the order B is read in is what matters:
+ * - Full k blocks go three at a time, skewed (`skewedBlocks`): the three streams are three k blocks, each read front to
+ *   back across panels, so each is one long run of memory the hardware prefetcher follows. Reading three neighbouring
+ *   panels of one k block instead (8 KiB runs, then a jump) streams a weight from DRAM at 18–20 GB/s against 30–35
+ *   skewed (a plain v128 read: 37–40); from L3 both run at 58–62 (plain read ~76). DRAM is where a model's weights are
+ *   on every decoding step once its layers outgrow L3.
+ * - The rest of k (fewer than three full blocks, and a partial one) goes three neighbouring panels at a time
+ *   (`panelGroups`).
+ * Each panel's sums pass between the two in C (or this thread's edge panel), as float32. Every column is still summed
+ * as micro5 sums it, from 0 or its bias, one multiply-add per k in k order, a k block's sum continuing from the one
+ * before it as micro5's INIT_ACCUMULATE does: the numbers are the tile's, bit for bit, and B is read once per row.
  */
 function matvecPacked(n: i32, k: i32, a: usize, packed: usize, c: usize, biasP: usize, j0: i32, j1: i32): void {
   const npad = (n + 7) & ~7;
-  const jEnd = min((j1 + 7) & ~7, npad);
-  const mvTile = MV_TILE_AREA + <usize>threadSlot * (24 * 4);
-  let j: i32 = j0;
-  for (; j + 24 <= jEnd; j += 24) {
-    let c0 = f32x4.splat(0), c1 = f32x4.splat(0), c2 = f32x4.splat(0), c3 = f32x4.splat(0), c4 = f32x4.splat(0), c5 = f32x4.splat(0);
-    if (biasP != 0) {
-      const bj = biasP + (<usize>j << 2);
-      c0 = v128.load(bj); c1 = v128.load(bj, 16); c2 = v128.load(bj, 32); c3 = v128.load(bj, 48); c4 = v128.load(bj, 64); c5 = v128.load(bj, 80);
+  const p0 = j0 >> 3;
+  const p1 = min((j1 + 7) & ~7, npad) >> 3;
+  if (p0 >= p1) return;
+  mvA = a; mvPacked = packed; mvNpad = npad; mvC = c; mvBias = biasP;
+  mvEdge = MV_EDGE_AREA + <usize>threadSlot * 32;
+  mvLastFull = n >> 3;
+  const fullBlocks = k / KC;
+  let kb: i32 = 0;
+  for (; kb + 3 <= fullBlocks; kb += 3) skewedBlocks(kb * KC, p0, p1);
+  if (kb * KC < k) panelGroups(kb * KC, k, p0, p1);
+  if (p1 > mvLastFull) for (let j: i32 = mvLastFull << 3; j < n; j++) store<f32>(c + (<usize>j << 2), load<f32>(mvEdge + (<usize>(j & 7) << 2)));
+}
+
+// The row `matvecPacked` is on (module globals are per instance, so per thread: threads.ts): A's row, B's panels and
+// their padded width, C's row, the bias panel (0 for none), this thread's edge panel and the first panel with fewer
+// than 8 columns in C.
+let mvA: usize = 0, mvPacked: usize = 0, mvNpad: i32 = 0, mvC: usize = 0, mvBias: usize = 0, mvEdge: usize = 0, mvLastFull: i32 = 0;
+
+/** Panel p's sums so far (and where they go next): its 8 floats of C, or the edge panel for a partial last one. */
+@inline function mvOut(p: i32): usize {
+  return p < mvLastFull ? mvC + (<usize>p << 5) : mvEdge;
+}
+
+/** Panel p's sums before the k block at k0: its bias (or zeros) for the first, else what the blocks before left. */
+@inline function mvStart(p: i32, k0: i32): usize {
+  return k0 > 0 ? mvOut(p) : mvBias != 0 ? mvBias + (<usize>p << 5) : ZERO_PANEL;
+}
+
+/** Panel p of the k block at k0 (kc deep). */
+@inline function mvPanel(p: i32, k0: i32, kc: i32): usize {
+  return mvPacked + (<usize>(k0 * mvNpad + (p << 3) * kc) << 2);
+}
+
+/**
+ * Panels [p0, p1) over the three full k blocks from k0, skewed: step s runs panel p0 + s of the first block, p0 + s − 1
+ * of the second and p0 + s − 2 of the third, so each block is read front to back, and a panel reaches a block the step
+ * after the block before it left its sums. The first and last two steps have fewer than three panels in range.
+ */
+function skewedBlocks(k0: i32, p0: i32, p1: i32): void {
+  const x = mvA + (<usize>k0 << 2);
+  const k1 = k0 + KC, k2 = k1 + KC;
+  for (let pa = p0; pa < p1 + 2; pa++) {
+    const pb = pa - 1, pc = pa - 2;
+    if (pc >= p0 && pa < p1) {
+      threeBlocks(x, mvPanel(pa, k0, KC), mvStart(pa, k0), mvOut(pa), mvPanel(pb, k1, KC), mvOut(pb), mvOut(pb), mvPanel(pc, k2, KC), mvOut(pc), mvOut(pc));
+      continue;
     }
-    for (let k0: i32 = 0; k0 < k; k0 += KC) {
+    if (pa < p1) onePanel(x, KC, mvPanel(pa, k0, KC), mvStart(pa, k0), mvOut(pa));
+    if (pb >= p0 && pb < p1) onePanel(x + (<usize>KC << 2), KC, mvPanel(pb, k1, KC), mvOut(pb), mvOut(pb));
+    if (pc >= p0) onePanel(x + (<usize>KC << 3), KC, mvPanel(pc, k2, KC), mvOut(pc), mvOut(pc));
+  }
+}
+
+/**
+ * Three panels of three consecutive full k blocks at once (x: the first block's part of A; `ba`, `bb`, `bc` their
+ * panels, `sa`… where each one's sums start, `oa`… where they go): six accumulators, the most V8 runs fastest here.
+ */
+function threeBlocks(x: usize, ba: usize, sa: usize, oa: usize, bb: usize, sb: usize, ob: usize, bc: usize, sc: usize, oc: usize): void {
+  let c0 = v128.load(sa), c1 = v128.load(sa, 16), c2 = v128.load(sb), c3 = v128.load(sb, 16), c4 = v128.load(sc), c5 = v128.load(sc, 16);
+  const end = x + (<usize>KC << 2);
+  while (x < end) {
+    const xa = v128.load32_splat(x), xb = v128.load32_splat(x, KC * 4), xc = v128.load32_splat(x, KC * 8);
+    c0 = madd(xa, v128.load(ba), c0); c1 = madd(xa, v128.load(ba, 16), c1);
+    c2 = madd(xb, v128.load(bb), c2); c3 = madd(xb, v128.load(bb, 16), c3);
+    c4 = madd(xc, v128.load(bc), c4); c5 = madd(xc, v128.load(bc, 16), c5);
+    x += 4; ba += 32; bb += 32; bc += 32;
+  }
+  v128.store(oa, c0); v128.store(oa, c1, 16); v128.store(ob, c2); v128.store(ob, c3, 16); v128.store(oc, c4); v128.store(oc, c5, 16);
+}
+
+/** One panel over kc of k (x: A from the block's first k): its sums from `s` to `o`. */
+function onePanel(x: usize, kc: i32, bp: usize, s: usize, o: usize): void {
+  let c0 = v128.load(s), c1 = v128.load(s, 16);
+  const end = x + (<usize>kc << 2);
+  while (x < end) {
+    const xv = v128.load32_splat(x);
+    c0 = madd(xv, v128.load(bp), c0); c1 = madd(xv, v128.load(bp, 16), c1);
+    x += 4; bp += 32;
+  }
+  v128.store(o, c0); v128.store(o, c1, 16);
+}
+
+/**
+ * Panels [p0, p1) over k from kFrom (a k block's start) to k: three neighbouring panels (24 columns, six accumulators)
+ * at a time over every block, then one at a time. What `skewedBlocks` leaves: fewer than three full blocks and a partial.
+ */
+function panelGroups(kFrom: i32, k: i32, p0: i32, p1: i32): void {
+  let p = p0;
+  for (; p + 3 <= p1; p += 3) {
+    const s0 = mvStart(p, kFrom), s1 = mvStart(p + 1, kFrom), s2 = mvStart(p + 2, kFrom);
+    let c0 = v128.load(s0), c1 = v128.load(s0, 16), c2 = v128.load(s1), c3 = v128.load(s1, 16), c4 = v128.load(s2), c5 = v128.load(s2, 16);
+    for (let k0 = kFrom; k0 < k; k0 += KC) {
       const kc = min(KC, k - k0);
       const ps = <usize>kc << 5; // bytes from one panel to the next
-      let bp = packed + (<usize>(k0 * npad + j * kc) << 2);
-      let x = a + (<usize>k0 << 2);
+      let bp = mvPanel(p, k0, kc);
+      let x = mvA + (<usize>k0 << 2);
       const end = x + (<usize>kc << 2);
       while (x < end) {
         const xv = v128.load32_splat(x);
@@ -328,29 +417,13 @@ function matvecPacked(n: i32, k: i32, a: usize, packed: usize, c: usize, biasP: 
         x += 4; bp += 32;
       }
     }
-    const full = j + 24 <= n;
-    const o = full ? c + (<usize>j << 2) : mvTile;
-    v128.store(o, c0); v128.store(o, c1, 16); v128.store(o, c2, 32); v128.store(o, c3, 48); v128.store(o, c4, 64); v128.store(o, c5, 80);
-    if (!full) for (let jj: i32 = 0; j + jj < n; jj++) store<f32>(c + (<usize>(j + jj) << 2), load<f32>(mvTile + (<usize>jj << 2)));
+    const o0 = mvOut(p), o1 = mvOut(p + 1), o2 = mvOut(p + 2);
+    v128.store(o0, c0); v128.store(o0, c1, 16); v128.store(o1, c2); v128.store(o1, c3, 16); v128.store(o2, c4); v128.store(o2, c5, 16);
   }
-  for (; j < jEnd; j += 8) {
-    let c0 = f32x4.splat(0), c1 = f32x4.splat(0);
-    if (biasP != 0) {
-      c0 = v128.load(biasP + (<usize>j << 2));
-      c1 = v128.load(biasP + (<usize>j << 2), 16);
-    }
-    for (let k0: i32 = 0; k0 < k; k0 += KC) {
+  for (; p < p1; p++) {
+    for (let k0 = kFrom; k0 < k; k0 += KC) {
       const kc = min(KC, k - k0);
-      let bp = packed + (<usize>(k0 * npad + j * kc) << 2);
-      let x = a + (<usize>k0 << 2);
-      const end = x + (<usize>kc << 2);
-      while (x < end) {
-        const xv = v128.load32_splat(x);
-        c0 = madd(xv, v128.load(bp), c0); c1 = madd(xv, v128.load(bp, 16), c1);
-        x += 4; bp += 32;
-      }
+      onePanel(mvA + (<usize>k0 << 2), kc, mvPanel(p, k0, kc), mvStart(p, k0), mvOut(p));
     }
-    v128.store(mvTile, c0); v128.store(mvTile, c1, 16);
-    for (let jj: i32 = 0; jj < 8 && j + jj < n; jj++) store<f32>(c + (<usize>(j + jj) << 2), load<f32>(mvTile + (<usize>jj << 2)));
   }
 }

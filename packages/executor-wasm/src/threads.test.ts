@@ -35,7 +35,7 @@ describe("wasm executor with threads: 2", () => {
   }
 
   // A decoding step's projections (one to three rows against the packed weight): split by columns, whole passes of 24.
-  for (const [rows, nIn, nOut] of [[1, 768, 768], [2, 300, 1000], [3, 512, 77], [1, 64, 20]] as const) {
+  for (const [rows, nIn, nOut] of [[1, 768, 768], [2, 300, 1000], [3, 512, 77], [1, 64, 20], [2, 1000, 205], [1, 3072, 768]] as const) {
     it(`projection of ${rows} row${rows > 1 ? "s" : ""} [${nIn}] · [${nOut}, ${nIn}]ᵀ + bias: columns split, the one-thread bits`, () => {
       const x = random([rows, nIn], 4);
       const w = random([nOut, nIn], 5);
