@@ -398,7 +398,8 @@ export function attentionRun(pack: PackParams, block: BlockParams, run: RunParam
 // exactly 0 adds nothing, not even a NaN or ±∞ of its value row, as in attentionBlock). A row with every key hidden
 // gives zeros; a NaN score, or a +∞ one, gives a NaN row. No dropout (the host takes attentionRun when training drops).
 // It reads the same three params blocks as `attentionRun` (the per-head fields at b = 0, g = 0, h = 0; `s0`, `s1`,
-// `i0`, `br`, `fromBlock`, `maxBlocks`, `anyBad`, `dropping` and its numbers are not read); `block.headRow` is the
+// `i0`, `br`, `fromBlock`, `maxBlocks`, `anyBad`, `dropping` and its numbers are not read) and, like it, runs batches
+// [b0, b1) and kv heads [g0, g1) (a thread's share; each writes only its own heads' rows); `block.headRow` is the
 // output row of [b = 0, h = 0, i = 0] (0 for a whole call; a chunked host calls it per kv head with run.nb = 1,
 // run.nhkv = 1, run.nh = its group, and the addresses and headRow of that kv head's first query head).
 
@@ -547,8 +548,9 @@ export function attentionDecode(pack: PackParams, block: BlockParams, run: RunPa
   const scale = block.scale, keptScale = block.keptScale, padded = block.padded != 0 && pb != 0;
   const headRow0 = block.headRow, out = block.out;
   const sc = (block.scratch + 15) & ~15;
-  for (let b: i32 = 0; b < nb; b++) {
-    for (let g: i32 = 0; g < nhkv; g++) {
+  const b1 = min(run.b1, nb), g1 = min(run.g1, nhkv);
+  for (let b: i32 = max(run.b0, 0); b < b1; b++) {
+    for (let g: i32 = max(run.g0, 0); g < g1; g++) {
       const kg = at(kb, b * ks0 + g * ks1);
       const vg = at(vb, b * vs0 + g * vs1);
       const pg = padded ? at(pb, b * ps0) : 0;

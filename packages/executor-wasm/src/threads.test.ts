@@ -99,6 +99,22 @@ describe("wasm executor with threads: 2", () => {
     }
   }
 
+  // The decode path (at most 16 query rows, no dropout: attentionDecode reads K and V in place), split by batch or kv
+  // head when the K and V it streams reach 2^20 bytes: a decoding step over a 1025-position cache, GQA, a padded batch.
+  for (const [B, H, Hkv, L, S, D] of [[1, 12, 12, 1, 1025, 64], [1, 8, 2, 3, 700, 32], [3, 4, 4, 1, 300, 64], [1, 12, 12, 1, 129, 64]] as const) {
+    it(`decode-path attention B${B} H${H} Hkv${Hkv} L${L} S${S} D${D}, causal bottom-right, padded: the one-thread bits`, () => {
+      const q = random([B, H, L, D], 21);
+      const k = random([B, Hkv, S, D], 22);
+      const v = random([B, Hkv, S, D], 23);
+      const pad = new Tensor(random([B, S], 24).data.map((x) => (x > -0.8 ? 1 : 0)), [B, S]);
+      const attrs = { causal: true, window: null, alignment: "bottom-right", scale: 1 / Math.sqrt(D), dropoutRate: 0, dropoutSeed: 0, training: false };
+      const before = two.stats.threaded;
+      const got = onWasm(two, "attention", attrs, [q, k, v, pad], [B, H, L, D]);
+      expect(two.stats.threaded - before).toBe(4 * B * Hkv * S * 2 * D >= 2 ** 20 && (B > 1 || Hkv > 1) ? 1 : 0);
+      expect(bits(got)).toEqual(bits(onWasm(one, "attention", attrs, [q, k, v, pad], [B, H, L, D])));
+    });
+  }
+
   it("rejects a bad thread count naming the option", () => {
     for (const threads of [0, 1.5, 17]) {
       let err: unknown;

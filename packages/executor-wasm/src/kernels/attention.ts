@@ -80,7 +80,10 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
         if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
         const params = attentionParams(copied ?? q0, k, v, pad, attrs, out, own?.address ?? ctx.scratch(bytes, call.node));
         if (signal === undefined) {
-          attentionDecode(ctx, ctx.params, params.pack, params.block, params.run);
+          // Split by the bytes of K and V it streams, as the matvec is (memory-bound: few multiply-adds per byte).
+          const parts = ctx.threads > 1 ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, 4 * nb * nhkv * ns * (nd + ndv), ctx.parallelWork) : [];
+          if (parts.length > 1) runThreaded(ctx, "attentionDecode", parts, params, bytes, call.node);
+          else attentionDecode(ctx, ctx.params, params.pack, params.block, params.run);
           return undefined;
         }
         return runSteps(ctx, decodeSteps(ctx, params), signal, call.node);
@@ -92,7 +95,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       const params = attentionParams(copied ?? q0, k, v, pad, attrs, out, scratch);
       if (signal === undefined) {
         const parts = ctx.threads > 1 ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, nb * nh * nl * ns * (nd + ndv), ctx.parallelWork) : [];
-        if (parts.length > 1) runThreaded(ctx, parts, params, bytes, call.node);
+        if (parts.length > 1) runThreaded(ctx, "attentionRun", parts, params, bytes, call.node);
         else attentionRun(ctx, ctx.params, params.pack, params.block, params.run);
         return undefined;
       }
@@ -134,7 +137,7 @@ function* decodeSteps(ctx: WasmContext, params: AttentionParams): Generator<numb
   const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0 } = run;
   const group = nh / nhkv;
   const kb = pack.kb, vb = pack.vb, pb = pack.pb, qb = block.qb;
-  const one: RunParams = { ...run, nb: 1, nh: group, nhkv: 1 };
+  const one: RunParams = { ...run, nb: 1, nh: group, nhkv: 1, b0: 0, b1: 1, g0: 0, g1: 1 };
   const work = group * nl * pack.ns * (pack.nd + pack.ndv + EXP_WORK);
   for (let b = 0; b < nb; b++) {
     for (let g = 0; g < nhkv; g++) {
@@ -203,10 +206,10 @@ function attentionParams(
 }
 
 /**
- * A threaded call's shares as [b0, b1, g0, g1] (batches and kv heads of attentionRun), at most `maxCalls`, of equal
- * size where a count between `threads` and `maxCalls` divides them: by batch when there are at least as many batches
- * as threads (or one kv head), else by kv head in every batch; one share when the call's `work` (multiply-adds of its
- * scores and weighted sums) is below `minWork`.
+ * A threaded call's shares as [b0, b1, g0, g1] (batches and kv heads of attentionRun or attentionDecode), at most
+ * `maxCalls`, of equal size where a count between `threads` and `maxCalls` divides them: by batch when there are at
+ * least as many batches as threads (or one kv head), else by kv head in every batch; one share when the call's `work`
+ * (multiply-adds of its scores and weighted sums; for the decode path, bytes of K and V read) is below `minWork`.
  */
 export function threadParts(threads: number, maxCalls: number, nb: number, nhkv: number, work: number, minWork: number): [number, number, number, number][] {
   if (threads <= 1 || work < minWork) return [[0, nb, 0, nhkv]];
@@ -224,15 +227,16 @@ export function threadParts(threads: number, maxCalls: number, nb: number, nhkv:
 }
 
 /**
- * attentionRun over the threads, share i with its own scratch and params area: each share writes its own heads' rows,
- * computed as in one whole call (the same key blocks in the same order, dropout by the same element indices).
+ * attentionRun or attentionDecode over the threads, share i with its own scratch and params area: each share writes
+ * its own heads' rows, computed as in one whole call (the same keys in the same order, dropout by the same element
+ * indices).
  */
-function runThreaded(ctx: WasmContext, parts: readonly [number, number, number, number][], params: AttentionParams, scratchBytes: number, node: string): void {
+function runThreaded(ctx: WasmContext, name: "attentionRun" | "attentionDecode", parts: readonly [number, number, number, number][], params: AttentionParams, scratchBytes: number, node: string): void {
   const calls = parts.map(([b0, b1, g0, g1], i) => {
     const scratch = i === 0 ? params.pack.scratch : ctx.callScratch(i, scratchBytes, node);
     const run = { ...params.run, b0, b1, g0, g1 };
     const args = writeRunParams(ctx, ctx.callParams(i), PACK_FIELDS, { ...params.pack, scratch }, BLOCK_FIELDS, { ...params.block, scratch }, run);
-    return { name: "attentionRun" as const, args };
+    return { name, args };
   });
   ctx.parallel(calls);
 }
