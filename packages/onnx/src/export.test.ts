@@ -80,12 +80,17 @@ describe("export failures", () => {
     expect(failure(() => exportOnnx(g, {})).message).toMatch(/^masked\.grad: op softmax-grad has no ONNX form yet/);
   });
 
-  it("a decode graph fails at its kv-append cache, naming the node", () => {
-    const g = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { decode: true });
-    const weights = Object.fromEntries(g.weights.map((w) => [w.name, Tensor.zeros(w.shape.map((d) => (typeof d === "number" ? d : 2)))]));
-    expect(failure(() => exportOnnx(g, weights)).message).toMatch(/^k\.cache: op kv-append has no ONNX form yet/);
-    const rope = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { decode: true, position: { kind: "rope" } });
-    expect(failure(() => exportOnnx(rope, weights)).message).toMatch(/^q\.rope: .*RoPE offset bound per call/);
+  it("a decode graph's kv-append whose cache is not a weight, or with a fixed shift, fails naming the node", () => {
+    const b = new GraphBuilder();
+    const cache = b.input("cache", [1, 2, 8, 4]);
+    const x = b.input("x", [1, 2, 1, 4]);
+    const g = b.output(b.add("kv-append", "k.cache", { cache, x }, { past: 3, shift: 0, length: "S" })).build();
+    expect(failure(() => exportOnnx(g, {})).message).toMatch(/^k\.cache: kv-append: the cache must be a weight .*got input cache/);
+    const w = new GraphBuilder();
+    const state = w.weight("state", [1, 2, 8, 4]);
+    const y = w.input("x", [1, 2, 1, 4]);
+    const shifted = w.output(w.add("kv-append", "k.cache", { cache: state, x: y }, { past: 3, shift: 2, length: "S" })).build();
+    expect(failure(() => exportOnnx(shifted, {})).message).toMatch(/^k\.cache: kv-append: a fixed shift has no ONNX form.*got 2/);
   });
 
   it("a node no output reads is not exported, so it cannot fail the export", () => {

@@ -1,8 +1,10 @@
 // exportOnnx: an OpGraph and its weights as an ONNX ModelProto. Graph inputs become ONNX inputs (symbolic dims as
 // dim_param), weights become initializers under their own names, every node is lowered by its op's lowering
 // (ops/index.ts) into ONNX nodes whose result carries the node's name, and graph outputs become ONNX outputs.
-import { builtinOps, formatDims, type OpGraph, type SymShape } from "@attngraph/graph";
+// A decode graph's caches (the weights its kv-append nodes write) become past/present pairs instead (decode-caches.ts).
+import { builtinOps, DECODE_DIMS, formatDims, type OpGraph, type SymShape } from "@attngraph/graph";
 import type { AnyTensor } from "@attngraph/tensor";
+import { decodeCaches, type DecodeCache } from "./decode-caches.js";
 import { OnnxExportError } from "./errors.js";
 import { lowerNode } from "./lower-node.js";
 import { CONTRIB_DOMAIN, ModelWriter } from "./model-writer.js";
@@ -35,12 +37,18 @@ export function exportOnnx(graph: OpGraph, weights: Readonly<Record<string, AnyT
 
 /** The model's bytes and what became of each node (see formatExportReport). */
 export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, options: ExportOptions = {}): { model: Uint8Array; report: ExportReport } {
-  const bound = bindWeights(graph, weights);
-  const outputs = [...new Set([...graph.outputs, ...(options.outputs ?? [])])];
+  const caches = decodeCaches(graph);
+  const bound = bindWeights(graph, weights, caches);
+  // A decode graph's model also outputs every cache's present value (its kv-append node), to be fed back as the past.
+  const outputs = [...new Set([...graph.outputs, ...[...caches.values()].map((c) => c.node), ...(options.outputs ?? [])])];
   for (const o of outputs) if (!graph.has(o) || graph.roleOf(o) !== "node") throw new OnnxExportError(`outputs: ${o}`, "an exported output must be a node of the graph", "a node name", o);
   const writer = new ModelWriter([...graph.inputs, ...graph.weights, ...graph.nodes].map((v) => v.name));
-  const shapes = new RuntimeShapes(writer, graph.inputs, bound);
-  for (const w of graph.weights) writer.addInitializer(initializer(w.name, weights[w.name]!));
+  const pastInputs = [...caches].map(([name, c]) => ({ name, shape: c.pastShape }));
+  const shapes = new RuntimeShapes(writer, [...graph.inputs, ...pastInputs], bound);
+  // The model keeps every position (present = past ++ new, no ring), so the first new token's absolute position N,
+  // RoPE's offset, is the past length P.
+  if (caches.size > 0) shapes.alias(DECODE_DIMS.position, DECODE_DIMS.past);
+  for (const w of graph.weights) if (!caches.has(w.name)) writer.addInitializer(initializer(w.name, weights[w.name]!));
   const live = liveNodes(graph, outputs);
   const builtin = new Set(builtinOps.map((op) => op.kind));
   const reports: NodeExport[] = [];
@@ -54,7 +62,7 @@ export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<st
     graphName: options.graphName ?? "attngraph",
     nodes: writer.nodes,
     initializers: writer.initializers,
-    inputs: graph.inputs.map((v) => info(v.name, v.shape)),
+    inputs: [...graph.inputs, ...pastInputs].map((v) => info(v.name, v.shape)),
     outputs: outputs.map((o) => info(o, graph.shapeOf(o))),
     opsetImports,
   });
@@ -63,11 +71,13 @@ export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<st
 
 /**
  * Checks that every weight the graph declares is given with a matching dtype and shape, and binds symbolic dims of
- * weight declarations to the given sizes (they become constants in the model).
+ * weight declarations to the given sizes (they become constants in the model). A decode cache is not a weight of the
+ * model (it becomes an input), so it is neither needed nor read, and its dims (B among them) stay symbolic.
  */
-function bindWeights(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>): Map<string, number> {
+function bindWeights(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, caches: ReadonlyMap<string, DecodeCache>): Map<string, number> {
   const bound = new Map<string, number>();
   for (const w of graph.weights) {
+    if (caches.has(w.name)) continue;
     const t = weights[w.name];
     if (!t) throw new OnnxExportError(w.name, "weight missing: an exported model holds every weight as an initializer", `a tensor ${formatDims(w.shape)}`, "nothing");
     const dtype = w.dtype ?? "float32";

@@ -27,6 +27,12 @@ export class RuntimeShapes {
     return undefined;
   }
 
+  /** Makes `dim` read where `to` is read (the two are equal in this model), unless a graph input carries `dim` itself. */
+  alias(dim: string, to: string): void {
+    const c = this.#carriers.get(to);
+    if (c && !this.#carriers.has(dim)) this.#carriers.set(dim, c);
+  }
+
   /** Where a symbolic dim is read at run time; undefined when no graph input carries it. */
   carrier(dim: string): { of: string; axis: number } | undefined {
     return this.#carriers.get(dim);

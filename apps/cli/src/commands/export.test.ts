@@ -1,6 +1,6 @@
 // `attngraph export` through main(), as a user runs it: a golden case's model, loaded back in onnxruntime-node, gives
 // the case's expected output in both contrib modes; a graph document exports with a weights file or seeded random
-// weights; a user op and a missing -o are one-line errors.
+// weights, a decode graph's with past/present caches; a user op and a missing -o are one-line errors.
 import { attentionWeights, buildAttention } from "@attngraph/attention";
 import { createOpRegistry, defineOp, GraphBuilder, toJSON } from "@attngraph/graph";
 import { writeSafetensors } from "@attngraph/nn";
@@ -71,6 +71,28 @@ describe("attngraph export", () => {
     const b = await runModel(join(dir, "seeded.onnx"), { x });
     expect(a.shape).toEqual([2, 3, 4]);
     expect(compare(a, b, { abs: 1e-6, rel: 0 }).ok).toBe(false); // different weights, different outputs
+  });
+
+  it("a decode graph document exports with past inputs and present outputs, no --dims for its caches", async () => {
+    const dir = tmp();
+    const graphFile = join(dir, "decode.json");
+    writeFileSync(graphFile, JSON.stringify(toJSON(buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { decode: true }))));
+    const path = join(dir, "decode.onnx");
+    const { code } = await cli("export", graphFile, "-o", path);
+    expect(code).toBe(0);
+    const session = await ort.InferenceSession.create(readFileSync(path));
+    expect([...session.inputNames]).toEqual(["x", "k.cache.state", "v.cache.state"]);
+    expect([...session.outputNames]).toEqual(["output", "k.cache", "v.cache"]);
+    // A 2-token prompt over an empty past: the presents hold those 2 positions.
+    const feeds = {
+      x: new ort.Tensor("float32", Float32Array.from({ length: 16 }, (_, i) => Math.sin(i)), [1, 2, 8]),
+      "k.cache.state": new ort.Tensor("float32", new Float32Array(0), [1, 2, 0, 4]),
+      "v.cache.state": new ort.Tensor("float32", new Float32Array(0), [1, 2, 0, 4]),
+    };
+    const got = await session.run(feeds);
+    await session.release();
+    expect(got["k.cache"]!.dims).toEqual([1, 2, 2, 4]);
+    expect(got["output"]!.dims).toEqual([1, 2, 8]);
   });
 
   it("a user op fails the export naming its node; a missing -o is a usage error", async () => {

@@ -19,8 +19,10 @@ export const exportHelp = `attngraph export <case.json | graph.json> -o <model.o
   com.microsoft ops where they are faster and exact, e.g. Gelu, SkipLayerNormalization). A golden case exports its
   forward graph with its own weights. A graph document takes its weights from --weights (a .safetensors file, tensors
   named like the graph's weights); without it every weight is a seeded random value in [-1, 1) (--seed, default 0),
-  which is only good for checking that the graph exports and runs. A node with no ONNX form (a user op, a backward
-  op, training-mode dropout) fails the export, naming it. --explain prints which ONNX ops each node became.`;
+  which is only good for checking that the graph exports and runs. A decode graph (kv-append caches) becomes a model
+  with each cache's past as an input (named as its cache weight, [B, Hkv, P, D]) and its present as an output (named
+  as its kv-append node, [B, Hkv, P + T, D]) to feed back on the next call. A node with no ONNX form (a user op, a
+  backward op, training-mode dropout) fails the export, naming it. --explain prints which ONNX ops each node became.`;
 
 export interface ExportArgs {
   readonly positionals: string[];
@@ -58,7 +60,10 @@ async function subject(file: string, args: ExportArgs): Promise<{ graph: OpGraph
     if (args.weights) return { graph, weights: Object.fromEntries(readSafetensors(new Uint8Array(readFileSync(args.weights))).tensors), what: `weights from ${args.weights}` };
     const seed = args.seed === undefined ? 0 : Number(args.seed);
     if (!Number.isInteger(seed)) throw new UsageError(`--seed: expected an integer, got "${clip(args.seed!)}"`);
-    return { graph, weights: seededValues(file, graph.weights, parseDims(args.dims), mulberry32(seed)), what: `random weights (seed ${seed}): give real ones with --weights` };
+    // A decode graph's caches are no weights of the model (they become its past inputs), so none is drawn for them.
+    const caches = new Set(graph.nodes.filter((n) => n.kind === "kv-append").map((n) => n.inputs["cache"]));
+    const drawn = graph.weights.filter((w) => !caches.has(w.name));
+    return { graph, weights: seededValues(file, drawn, parseDims(args.dims), mulberry32(seed)), what: `random weights (seed ${seed}): give real ones with --weights` };
   }
   const loaded = loadAnyCase(file);
   if (loaded.format === "train") return { ...buildTrainCase(loaded.case), what: `the case's weights (${loaded.case.name})` };

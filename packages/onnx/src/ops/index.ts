@@ -9,6 +9,7 @@ import { crossEntropy } from "./cross-entropy.js";
 import { dropout } from "./dropout.js";
 import { embedding } from "./embedding.js";
 import { gelu } from "./gelu.js";
+import { kvAppend } from "./kv-append.js";
 import { layerNorm } from "./layer-norm.js";
 import { linearGelu } from "./linear-gelu.js";
 import { mask } from "./mask.js";
@@ -30,6 +31,7 @@ export const LOWERINGS: Readonly<Record<string, OpLowering>> = {
   transpose,
   slice,
   rope,
+  "kv-append": kvAppend,
   score,
   alibi,
   mask,

@@ -12,8 +12,6 @@ const FLOAT = 1;
  */
 export const rope: OpLowering = (l) => {
   const a = l.node.attrs as unknown as RopeAttrs;
-  // A decode graph's offset is its past length, bound per call: the model would need it as an input (not yet).
-  const offset = typeof a.positionOffset === "number" ? a.positionOffset : l.unsupported("a RoPE offset bound per call (a decode graph's past length) has no ONNX form yet", "an integer positionOffset", String(a.positionOffset));
   const x = l.required("x");
   const dims = l.shapeOf("x");
   const d = l.known(dims[3]!);
@@ -22,7 +20,10 @@ export const rope: OpLowering = (l) => {
   const invFreq = Array.from({ length: half }, (_, i) => a.base ** ((-2 * i) / r));
   const L = l.dimScalar({ of: x, axis: 2 });
   const steps = l.emit("Range", [l.constant("int64", [0], []), L, l.constant("int64", [1], [])]);
-  const positions = l.emit("Add", [l.emit("Cast", [steps], { to: DOUBLE }), l.constant("double", [offset], [])]);
+  // A decode graph's offset is a dim bound per call (N): read at run time (an exported decode model has N = P, the
+  // past input's length: decode-caches.ts); a symbolic offset no input carries fails the export naming it.
+  const offset = typeof a.positionOffset === "number" ? l.constant("double", [a.positionOffset], []) : l.emit("Cast", [l.dimScalar(a.positionOffset)], { to: DOUBLE });
+  const positions = l.emit("Add", [l.emit("Cast", [steps], { to: DOUBLE }), offset]);
   const theta = l.emit("Mul", [l.emit("Unsqueeze", [positions, l.constant("int64", [1])]), l.constant("double", invFreq, [1, half])]); // [L, r/2]
   const cos = l.emit("Cast", [l.emit("Cos", [theta])], { to: FLOAT });
   const sinD = l.emit("Sin", [theta]);
