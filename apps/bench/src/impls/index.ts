@@ -6,5 +6,5 @@ import { tfjsImpl } from "./tfjs.js";
 import type { Impl } from "./types.js";
 
 export function allImpls(): Impl[] {
-  return [...Object.keys(attngraphExecutors).map(attngraphImpl), tfjsImpl("cpu"), tfjsImpl("wasm"), tfjsImpl("webgpu"), tfjsImpl("cpu", "stock"), tfjsImpl("wasm", "stock"), ortWebImpl, ortNodeImpl, ortWebGpuImpl, ortImpl("web", "mha"), ortImpl("node", "mha")];
+  return [...Object.keys(attngraphExecutors).map(attngraphImpl), tfjsImpl("cpu"), tfjsImpl("wasm"), tfjsImpl("webgpu"), tfjsImpl("cpu", "stock"), tfjsImpl("wasm", "stock"), ortWebImpl, ortNodeImpl, ortWebGpuImpl, ortImpl("web", "mha"), ortImpl("node", "mha"), ortImpl("web", "export"), ortImpl("node", "export")];
 }

@@ -7,6 +7,7 @@ import { buildAttentionModel, ONNX_INPUT, ONNX_OUTPUT } from "../onnx/attention-
 import { buildBlockModel } from "../onnx/block-model.js";
 import { buildDecodeMhaModel } from "../onnx/decode-mha-model.js";
 import { buildDecodeModel, decodePast, ONNX_PAST_KEY, ONNX_PAST_VALUE } from "../onnx/decode-model.js";
+import { buildExportedDecodeModel, EXPORTED_DECODE_OUTPUT, exportedDecodeFeeds } from "../onnx/decode-export-model.js";
 import { isTrainKind, type BenchProblem, type ProblemKind } from "../problem.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
 import { adapterInfo, defaultAdapter, describeAdapter, holdEventLoop } from "./webgpu.js";
@@ -16,7 +17,7 @@ interface OrtLike {
   readonly Tensor: new (type: "float32", data: Float32Array, dims: readonly number[]) => unknown;
   readonly InferenceSession: {
     create(model: Uint8Array, options: Record<string, unknown>): Promise<{
-      run(feeds: Record<string, unknown>): Promise<Record<string, { readonly data: unknown }>>;
+      run(feeds: Record<string, unknown>, fetches?: readonly string[]): Promise<Record<string, { readonly data: unknown }>>;
       release(): Promise<void>;
     }>;
   };
@@ -32,20 +33,27 @@ export function ortUnsupported(kind: ProblemKind): string | undefined {
 
 /**
  * How the decode step is written for onnxruntime: "concat" (plain opset-17 ops, past and new keys and values joined by
- * Concat: decode-model.ts) or "mha" (the contrib MultiHeadAttention with past inputs: decode-mha-model.ts).
+ * Concat: decode-model.ts), "mha" (the contrib MultiHeadAttention with past inputs: decode-mha-model.ts) or "export"
+ * (attngraph's own decode graph through `exportOnnx`: decode-export-model.ts).
  */
-export type DecodeModel = "concat" | "mha";
+export type DecodeModel = "concat" | "mha" | "export";
 
 /** The ONNX model of the problem, built per shape (weights included). */
 export function buildModel(p: ForwardProblem, decodeModel: DecodeModel = "concat"): Uint8Array {
-  if (p.kind === "decode") return decodeModel === "mha" ? buildDecodeMhaModel(p) : buildDecodeModel(p);
+  if (p.kind === "decode") return decodeModel === "mha" ? buildDecodeMhaModel(p) : decodeModel === "export" ? buildExportedDecodeModel(p) : buildDecodeModel(p);
   return p.kind === "block" ? buildBlockModel(p) : buildAttentionModel(p);
 }
 
+/** The model output a run reads: `y`, or the exported decode graph's `output` (its presents are not fetched). */
+function modelOutput(p: ForwardProblem, decodeModel: DecodeModel): string {
+  return p.kind === "decode" && decodeModel === "export" ? EXPORTED_DECODE_OUTPUT : ONNX_OUTPUT;
+}
+
 /** The model's inputs for the problem, as data and dims: x, and for decode the cached past keys and values. */
-export function modelFeeds(p: ForwardProblem): Record<string, { data: Float32Array; dims: number[] }> {
+export function modelFeeds(p: ForwardProblem, decodeModel: DecodeModel = "concat"): Record<string, { data: Float32Array; dims: number[] }> {
   const { b, t, d, h } = p.shape;
   if (p.kind !== "decode") return { [ONNX_INPUT]: { data: p.x, dims: [b, t, d] } };
+  if (decodeModel === "export") return exportedDecodeFeeds(p);
   const past = decodePast(p); // once per shape, outside the timed region
   return {
     [ONNX_INPUT]: { data: p.token, dims: [b, 1, d] },
@@ -58,35 +66,41 @@ async function ortRunner(ort: OrtLike, problem: BenchProblem, sessionOptions: Re
   if (isTrainKind(problem.kind)) throw new Error(ortUnsupported(problem.kind));
   const p = problem as ForwardProblem;
   const session = await ort.InferenceSession.create(buildModel(p, decodeModel), sessionOptions);
-  const feeds = Object.fromEntries(Object.entries(modelFeeds(p)).map(([name, { data, dims }]) => [name, new ort.Tensor("float32", data, dims)]));
+  const feeds = Object.fromEntries(Object.entries(modelFeeds(p, decodeModel)).map(([name, { data, dims }]) => [name, new ort.Tensor("float32", data, dims)]));
+  const output = modelOutput(p, decodeModel);
+  const fetches = [output];
   return {
     threads,
     async run() {
-      const out = await session.run(feeds);
-      const data = out[ONNX_OUTPUT]?.data;
-      if (!(data instanceof Float32Array)) throw new Error(`output ${ONNX_OUTPUT} is not float32 data on the CPU`);
+      const out = await session.run(feeds, fetches);
+      const data = out[output]?.data;
+      if (!(data instanceof Float32Array)) throw new Error(`output ${output} is not float32 data on the CPU`);
       return data;
     },
     dispose: () => session.release(),
   };
 }
 
-/** Why the contrib-op variants run nothing but decode. */
-const MHA_DECODE_ONLY = "decode only (the contrib MultiHeadAttention with past inputs)";
+/** Why the other decode models' rows run nothing but decode. */
+const DECODE_ONLY: Record<Exclude<DecodeModel, "concat">, string> = {
+  mha: "decode only (the contrib MultiHeadAttention with past inputs)",
+  export: "decode only (attngraph's decode graph exported with past and present caches)",
+};
 
 /**
  * onnxruntime-web or -node as a peer: `ort-web` / `ort-node`, or with the decode step as the contrib MultiHeadAttention
- * (`ort-web-mha` / `ort-node-mha`: decode only, run when named, for comparison with the plain model).
+ * (`ort-web-mha` / `ort-node-mha`) or as attngraph's own exported decode graph (`ort-web-export` / `ort-node-export`):
+ * those two decode only, run when named, for comparison with the plain model.
  */
 export function ortImpl(runtime: "web" | "node", decodeModel: DecodeModel = "concat"): Impl {
-  const mha = decodeModel === "mha";
+  const only = decodeModel === "concat" ? undefined : DECODE_ONLY[decodeModel];
   return {
-    name: `ort-${runtime}${mha ? "-mha" : ""}`,
+    name: `ort-${runtime}${only === undefined ? "" : `-${decodeModel}`}`,
     family: "peer",
-    ...(mha ? { onlyWhenNamed: true } : {}),
-    unsupported: mha ? (kind) => (kind === "decode" ? undefined : MHA_DECODE_ONLY) : ortUnsupported,
+    ...(only === undefined ? {} : { onlyWhenNamed: true }),
+    unsupported: only === undefined ? ortUnsupported : (kind) => (kind === "decode" ? undefined : only),
     async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
-      if (mha && p.kind !== "decode") throw new Error(MHA_DECODE_ONLY);
+      if (only !== undefined && p.kind !== "decode") throw new Error(only);
       if (runtime === "web") {
         const ort = await import("onnxruntime-web");
         // Read when the wasm module starts (the first session); later sessions in this process run with the same

@@ -40,7 +40,7 @@ describe.each([tfjsImpl("cpu"), tfjsImpl("wasm"), ortWebImpl, ortNodeImpl])("$na
   });
 });
 
-describe.each([ortWebImpl, ortNodeImpl, ortImpl("web", "mha"), ortImpl("node", "mha")])("$name, --problem decode", (impl) => {
+describe.each([ortWebImpl, ortNodeImpl, ortImpl("web", "mha"), ortImpl("node", "mha"), ortImpl("web", "export"), ortImpl("node", "export")])("$name, --problem decode", (impl) => {
   it.each(shapes)("runs the past key/value model like the float64 reference at b=$b T=$t d=$d h=$h", async (shape) => {
     const p = makeDecodeProblem(shape, 3);
     expect(impl.unsupported?.("decode")).toBeUndefined();
@@ -56,10 +56,10 @@ describe.each([ortWebImpl, ortNodeImpl, ortImpl("web", "mha"), ortImpl("node", "
   });
 });
 
-describe("the contrib MultiHeadAttention variants", () => {
+describe("the contrib MultiHeadAttention and exported-graph variants", () => {
   it("run decode only, and only when named", async () => {
-    for (const impl of [ortImpl("web", "mha"), ortImpl("node", "mha")]) {
-      expect(impl.name).toMatch(/^ort-(web|node)-mha$/);
+    for (const impl of [ortImpl("web", "mha"), ortImpl("node", "mha"), ortImpl("web", "export"), ortImpl("node", "export")]) {
+      expect(impl.name).toMatch(/^ort-(web|node)-(mha|export)$/);
       expect(impl.onlyWhenNamed).toBe(true);
       expect(impl.unsupported?.("attention")).toMatch(/decode only/);
       await expect(impl.setup(makeProblem(shapes[0]!), { threads: 1 })).rejects.toThrow(/decode only/);
