@@ -487,6 +487,7 @@ export class WasmExecutor implements Executor<WasmValue> {
     if (block.source === undefined) return;
     this.#derived.drop(block);
     block.source = undefined;
+    block.writtenInPlace = true;
   }
 
   /** Moves a stale block into the current memory (uploads get their host data back; arenas get garbage). */
@@ -509,7 +510,9 @@ export class WasmExecutor implements Executor<WasmValue> {
     const gen = this.#instance().gen;
     if (v.block.gen !== gen) {
       if (v.block.source === undefined && !v.block.arena) {
-        const what = "value from before the wasm module was re-instantiated (after a trap); upload it again";
+        const what = v.block.writtenInPlace
+          ? "written in place (a decode session's cache) before the wasm module was re-instantiated (after a trap): its contents died with the old memory (a decoder's reset() makes new caches)"
+          : "value from before the wasm module was re-instantiated (after a trap); upload it again";
         throw new AttnGraphError("input", describe(subject, what), { subject });
       }
       this.#revive(v.block, `${subject} (restored after a trap)`);

@@ -1,10 +1,11 @@
 // Faults: the memory limit refuses an allocation before growing, naming what was allocated; a trap inside a kernel
 // fails the dispatch naming the node, and the executor re-instantiates its module and memory: uploads (a session's
-// weights) are restored into the new memory on next use, so the next run works.
+// weights) are restored into the new memory on next use, so the next run works; a decode session's caches (written in
+// place) are not, and its reset() makes new ones.
 import { describe, expect, it } from "vitest";
 import { attentionWeights, multiHeadAttention } from "@attngraph/attention";
 import { createOpRegistry, defineOp, insertAfter } from "@attngraph/graph";
-import { compile } from "@attngraph/runtime";
+import { compile, compileDecoder } from "@attngraph/runtime";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import type { WasmKernel } from "./executor.js";
 import { onWasm, random, wasmExecutor, worst } from "./test-util.js";
@@ -95,5 +96,32 @@ describe("a trap inside a kernel", () => {
     expect(worst(after, before, 0, 0)).toBe(0);
     expect(wasm.stats.instances).toBe(2);
     await session.dispose();
+  });
+
+  it("in a decode session: the cache died with the memory; the next step fails, reset() makes new caches and decoding works", async () => {
+    const probeOp = defineOp<Record<string, never>>({ kind: "probe", doc: "identity that can trap", inputs: [{ name: "x", doc: "any" }], attrs: {}, inferShape: ([x]) => x! });
+    const config = { dIn: 16, dOut: 16, numHeads: 2, causal: true };
+    const base = multiHeadAttention(config, { registry: createOpRegistry([probeOp]), decode: true });
+    const graph = insertAfter(base, "scores", (b, scores) => b.add("probe", "scores.probe", { x: scores }, {}));
+    const m = (seed: number) => ({ shape: [16, 16], data: random([16, 16], seed).toFloat32Array() });
+    const weights = attentionWeights(config, { W_query: m(1), W_key: m(2), W_value: m(3), out_proj: m(4), out_bias: { shape: [16], data: random([16], 5).toFloat32Array() } });
+    const wasm = await wasmExecutor();
+    wasm.registerKernel("probe", probe);
+    const decoder = await compileDecoder(graph, { executors: [wasm], weights, maxLength: 8, batch: 1 });
+    const prompt = random([1, 3, 16], 6);
+    const token = random([1, 1, 16], 7);
+    const first = (await decoder.step({ x: prompt })).output!;
+    const second = (await decoder.step({ x: token })).output!;
+    armed = true;
+    const err = await decoder.step({ x: token }).then(() => undefined, (e: unknown) => e);
+    armed = false;
+    expect(((err as { cause?: unknown }).cause as AttnGraphError | undefined)?.code).toBe("wasm-trap");
+    // The keys and values of the 4 positions before were in the old memory: the next step cannot read them.
+    await expect(decoder.step({ x: token })).rejects.toThrow(/node k\.cache .*written in place \(a decode session's cache\) before the wasm module was re-instantiated .*reset\(\) makes new caches/);
+    decoder.reset();
+    expect(worst((await decoder.step({ x: prompt })).output!, first, 0, 0)).toBe(0);
+    expect(worst((await decoder.step({ x: token })).output!, second, 0, 0)).toBe(0);
+    expect(wasm.stats.instances).toBe(2);
+    await decoder.dispose();
   });
 });

@@ -19,6 +19,8 @@ export interface WasmBlock {
    * Cleared when a kernel writes into the block in place (kv-append's cache): the host tensor is no longer its contents.
    */
   source: AnyTensor | undefined;
+  /** An upload a kernel wrote into in place since (its source was cleared then): said so if a trap loses it. */
+  writtenInPlace?: true;
   /** An arena's block belongs to the arena: releasing the values in it does nothing. */
   readonly arena: boolean;
   freed: boolean;

@@ -112,6 +112,40 @@ describe("compileDecoder on cpu", () => {
     await Promise.all([dec.dispose(), nonWindowed.dispose()]);
   });
 
+  it("a failed step goes on from the positions before it; a failed ring step refuses every step until reset()", async () => {
+    const windowed = { ...config, window: 4 };
+    const long = randomTensor([B, 9, 8], 7);
+    const full = await compile(buildAttention(windowed), { executors: [createCpuExecutor()], weights });
+    const want = (await full.run({ x: long })).output!;
+    await full.dispose();
+    const dec = await compileDecoder(buildAttention(windowed, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 5, batch: B });
+    const expectStep = async (at: number) => {
+      const got = (await dec.step({ x: tokens(long, at, at + 1) })).output!.toFloat32Array();
+      const ref = tokens(want, at, at + 1).toFloat32Array();
+      for (let i = 0; i < ref.length; i++) expect(Math.abs(got[i]! - ref[i]!)).toBeLessThan(1e-5);
+    };
+    // A failure after the caches were written (the output node throws), cache not yet full: the step can be redone.
+    await expectStep(0);
+    let unpatch = dec.session.patch("output", () => {
+      throw new Error("injected");
+    });
+    await expect(dec.step({ x: tokens(long, 1, 2) })).rejects.toThrow(/injected/);
+    unpatch();
+    for (let at = 1; at < 5; at++) await expectStep(at);
+    // The cache is full: the next step moves the ring (keeps the last 3 positions over the first 2). Failing after
+    // that move, a retry would move the moved positions again (silently wrong outputs): every step refuses instead.
+    unpatch = dec.session.patch("output", () => {
+      throw new Error("injected");
+    });
+    await expect(dec.step({ x: tokens(long, 5, 6) })).rejects.toThrow(/injected/);
+    unpatch();
+    await expect(dec.step({ x: tokens(long, 5, 6) })).rejects.toThrow(/^decoder: a step that moved the window's ring \(dropping 2 positions\) failed, so the caches' positions are unknown \(expected reset\(\) \(or truncate\(0\)\) first/);
+    expect(() => dec.truncate(4)).toThrow(DecodeError);
+    dec.reset();
+    for (let at = 0; at < 9; at++) await expectStep(at);
+    await dec.dispose();
+  });
+
   it("memoryPlan gives the next step's buffer plan at the current length and throws what the step would", async () => {
     const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
     const plan = (n: number) => dec.memoryPlan({ x: [B, n, 8] });

@@ -166,6 +166,10 @@ export class Decoder {
   #position = 0;
   #inFlight = false;
   #turn: Promise<unknown> = Promise.resolve();
+  /** Why the caches no longer match the counts (a failed ring step), so step() refuses until a reset; else undefined. */
+  #interrupted: string | undefined;
+  /** A step failed since the caches were made: the next reset makes them anew (an executor may have lost them). */
+  #failed = false;
 
   constructor(session: Session, layout: DecodeLayout, maxLength: number, batch: number) {
     this.session = session;
@@ -189,7 +193,11 @@ export class Decoder {
 
   /**
    * Runs `inputs` (the new tokens only) after the cached positions and resolves to the graph's outputs for them. A
-   * failed or cancelled call leaves the cache as it was.
+   * failed or cancelled call leaves the positions before it as they were, so decoding can go on, except:
+   * - a failed step that moved a window's ring (its cache was full): where the positions stand is unknown, so every
+   *   step is a DecodeError until `reset()`;
+   * - an executor that lost its memory in the failure (a wasm trap, a WebGPU device loss): the caches' contents died
+   *   with it, and the next step fails there; `reset()` makes the caches anew.
    */
   step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims"> = {}): Promise<Record<string, Tensor>> {
     const run = this.#turn.then(() => this.#step(inputs, options));
@@ -198,14 +206,21 @@ export class Decoder {
   }
 
   async #step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims">): Promise<Record<string, Tensor>> {
+    if (this.#interrupted !== undefined) throw new DecodeError("decoder", this.#interrupted, "reset() (or truncate(0)) first: a new sequence", "a step");
     const shapes = Object.fromEntries(Object.entries(inputs).map(([name, t]) => [name, t.shape]));
-    const { dims, past, added } = this.#next(shapes);
+    const { dims, past, added, shift } = this.#next(shapes);
     this.#inFlight = true;
     try {
       const outputs = await this.session.run(inputs, { ...options, dims });
       this.#cached = past + added;
       this.#position += added;
       return outputs;
+    } catch (e) {
+      this.#failed = true;
+      // kv-append moves the kept positions down over the ones it drops: run again from the counts, it would move
+      // positions that already moved. Whether this step's append ran before the failure is not known.
+      if (shift > 0) this.#interrupted = `a step that moved the window's ring (dropping ${shift} positions) failed, so the caches' positions are unknown`;
+      throw e;
     } finally {
       this.#inFlight = false;
     }
@@ -220,7 +235,7 @@ export class Decoder {
   }
 
   /** What the next step with inputs of these shapes binds: P (after a window's ring, if it must drop), Q, N. */
-  #next(shapes: Readonly<Record<string, Shape>>): { dims: Record<string, number>; past: number; added: number } {
+  #next(shapes: Readonly<Record<string, Shape>>): { dims: Record<string, number>; past: number; added: number; shift: number } {
     const { newTokens, batch, caches, pastDim, shiftDim, positionDim, ringKeep } = this.#layout;
     const read = (s: DimSource, what: string): number => {
       const shape = Object.hasOwn(shapes, s.input) ? shapes[s.input] : undefined;
@@ -247,7 +262,7 @@ export class Decoder {
     const dims: Record<string, number> = { [pastDim]: past };
     if (shiftDim !== undefined) dims[shiftDim] = shift;
     if (positionDim !== undefined) dims[positionDim] = this.#position;
-    return { dims, past, added };
+    return { dims, past, added, shift };
   }
 
   /** Forgets every cached position: the next step starts a new sequence. */
@@ -264,14 +279,28 @@ export class Decoder {
     const oldest = this.#position - this.#cached;
     if (n === 0) {
       this.#cached = this.#position = 0;
+      this.#interrupted = undefined;
+      if (this.#failed) this.#renewCaches();
       return;
     }
+    if (this.#interrupted !== undefined) throw new DecodeError("truncate(n)", this.#interrupted, "0 (a new sequence)", String(n));
     if (!Number.isSafeInteger(n) || n < oldest || n > this.#position) {
       const range = oldest === 0 ? `an integer in 0..${this.#position}` : `0, or an integer in ${oldest}..${this.#position} (the window's ring dropped the positions before ${oldest})`;
       throw new DecodeError("truncate(n)", "invalid sequence length", range, String(n));
     }
     this.#cached -= this.#position - n;
     this.#position = n;
+  }
+
+  /**
+   * New zeroed caches for the session (uploaded on the next step), after a failed step: an executor that lost its
+   * memory (a trap, a device loss) lost the caches' contents with it, and a weight written in place is not restored.
+   */
+  #renewCaches(): void {
+    const fresh: Record<string, Tensor> = {};
+    for (const [name, shape] of this.#layout.caches) fresh[name] = Tensor.zeros([this.batch, shape[1] as number, this.maxLength, shape[3] as number]);
+    this.session.setWeights(fresh);
+    this.#failed = false;
   }
 
   dispose(): Promise<void> {
