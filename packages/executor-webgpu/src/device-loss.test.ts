@@ -1,7 +1,9 @@
 // A lost device fails the run that notices it (an error event from the runtime), and the next run works on a new
-// device with the session's weights uploaded again from their host tensors.
+// device with the session's weights uploaded again from their host tensors; a decode session's caches (written in
+// place) died with the device, and its reset() makes new ones.
 import { afterAll, describe, expect, it } from "vitest";
-import type { SessionEvent } from "@attngraph/runtime";
+import { multiHeadAttention } from "@attngraph/attention";
+import { compileDecoder, type SessionEvent } from "@attngraph/runtime";
 import { Tensor, compare, type AnyTensor } from "@attngraph/tensor";
 import { createWebGpuExecutor, isDeviceLost } from "./index.js";
 import { attentionSession, randomTensor } from "./test-helpers.js";
@@ -33,6 +35,33 @@ describe("device loss", () => {
     expect(compare(again, first, { abs: 1e-6, rel: 1e-6 }).ok, "the same output on the new device").toBe(true);
     expect(events.at(-1)?.type).toBe("run-end");
     await session.dispose();
+  });
+
+  it("a decode session: the step that meets the loss fails, so does the next (its caches died), reset() decodes again", async () => {
+    const graph = multiHeadAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { decode: true });
+    const weights: Record<string, Tensor> = {};
+    for (const [i, w] of graph.weights.entries()) if (!w.name.endsWith(".cache.state")) weights[w.name] = randomTensor(w.shape as number[], 100 + i, 0.5);
+    const owner = createWebGpuExecutor();
+    await owner.init();
+    const device = owner.device!;
+    const ex = createWebGpuExecutor({ device });
+    const decoder = await compileDecoder(graph, { executors: [ex], weights, maxLength: 8, batch: 1 });
+    const prompt = randomTensor([1, 3, 8], 4);
+    const token = randomTensor([1, 1, 8], 5);
+    const first = (await decoder.step({ x: prompt }))["output"]!;
+    const second = (await decoder.step({ x: token }))["output"]!;
+    device.destroy();
+    await device.lost;
+    const error = await decoder.step({ x: token }).then(() => undefined, (e: unknown) => e);
+    expect(isDeviceLost(error), `expected a device-lost error, got ${String(error)}`).toBe(true);
+    const stale = await decoder.step({ x: token }).then(() => undefined, (e: unknown) => e);
+    expect(isDeviceLost(stale), `the cache from the lost device: ${String(stale)}`).toBe(true);
+    decoder.reset();
+    expect(compare((await decoder.step({ x: prompt }))["output"]!, first, { abs: 1e-6, rel: 1e-6 }).ok).toBe(true);
+    expect(compare((await decoder.step({ x: token }))["output"]!, second, { abs: 1e-6, rel: 1e-6 }).ok).toBe(true);
+    await decoder.dispose();
+    await ex.dispose();
+    await owner.dispose();
   });
 
   it("a lost device given by the user is replaced by a requested one", async () => {
