@@ -316,6 +316,8 @@ function matvecPacked(n: i32, k: i32, a: usize, packed: usize, c: usize, biasP: 
   mvA = a; mvPacked = packed; mvNpad = npad; mvC = c; mvBias = biasP;
   mvEdge = MV_EDGE_AREA + <usize>threadSlot * 32;
   mvLastFull = n >> 3;
+  // No k at all: every column is its bias (or 0), as the tile would leave it (the host never sends k = 0 today).
+  if (k <= 0) for (let p = p0; p < p1; p++) memory.copy(mvOut(p), mvStart(p, 0), 32);
   const fullBlocks = k / KC;
   let kb: i32 = 0;
   for (; kb + 3 <= fullBlocks; kb += 3) skewedBlocks(kb * KC, p0, p1);

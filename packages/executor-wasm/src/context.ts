@@ -81,7 +81,7 @@ export class WasmContext {
     return this.#host.threads;
   }
 
-  /** Fewest multiply-adds a call needs to be split over the threads (WasmExecutorOptions.parallelWork). */
+  /** Fewest multiply-adds (bytes, for memory-bound calls) a call needs to be split over the threads (WasmExecutorOptions.parallelWork). */
   get parallelWork(): number {
     return this.#host.parallelWork;
   }

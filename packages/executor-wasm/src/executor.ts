@@ -59,7 +59,8 @@ export interface WasmExecutorOptions {
   readonly threads?: number;
   /**
    * With threads: calls of fewer multiply-adds than this stay on one thread (default 2²⁰, below which waking the
-   * workers costs more than the split saves). 0 splits every call that can be split: what the conformance runner
+   * workers costs more than the split saves); the memory-bound ones (a decoding step's matrix–vector products and
+   * attention) count bytes streamed instead. 0 splits every call that can be split: what the conformance runner
    * uses so that small golden cases exercise the threads too.
    */
   readonly parallelWork?: number;
@@ -79,7 +80,7 @@ export interface WasmExecutorOptions {
 const EXECUTOR = "wasm";
 /** Most threads (the module's per-thread areas: assembly/threads.ts MAX_THREADS). */
 const MAX_THREADS = 16;
-/** Fewest multiply-adds a call needs to be split over the threads (see WasmExecutorOptions.parallelWork). */
+/** Fewest multiply-adds (bytes, for memory-bound calls) a call needs to be split over the threads (see WasmExecutorOptions.parallelWork). */
 const DEFAULT_PARALLEL_WORK = 2 ** 20;
 const PAGE = 65536;
 const DEFAULT_MAX = 2 ** 31;

@@ -100,8 +100,9 @@ describe("wasm executor with threads: 2", () => {
   }
 
   // The decode path (at most 16 query rows, no dropout: attentionDecode reads K and V in place), split by batch or kv
-  // head when the K and V it streams reach 2^20 bytes: a decoding step over a 1025-position cache, GQA, a padded batch.
-  for (const [B, H, Hkv, L, S, D] of [[1, 12, 12, 1, 1025, 64], [1, 8, 2, 3, 700, 32], [3, 4, 4, 1, 300, 64], [1, 12, 12, 1, 129, 64]] as const) {
+  // head when the K and V it streams reach 2^20 bytes: a decoding step over a 1025-position cache, GQA groups of 4 with
+  // 3 query rows (split by kv head), a padded batch (split by batch); below the threshold, one thread.
+  for (const [B, H, Hkv, L, S, D] of [[1, 12, 12, 1, 1025, 64], [1, 8, 2, 3, 2100, 32], [1, 8, 2, 3, 700, 32], [3, 4, 4, 1, 300, 64], [1, 12, 12, 1, 129, 64]] as const) {
     it(`decode-path attention B${B} H${H} Hkv${Hkv} L${L} S${S} D${D}, causal bottom-right, padded: the one-thread bits`, () => {
       const q = random([B, H, L, D], 21);
       const k = random([B, Hkv, S, D], 22);

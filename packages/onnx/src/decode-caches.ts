@@ -15,11 +15,11 @@ export interface DecodeCache {
   readonly pastShape: SymShape;
 }
 
-/** Cache weight name → its kv-append node and past shape, for every kv-append node of the graph. */
-export function decodeCaches(graph: OpGraph): Map<string, DecodeCache> {
+/** Cache weight name → its kv-append node and past shape, for every kv-append node in `live` (those exported). */
+export function decodeCaches(graph: OpGraph, live: ReadonlySet<string>): Map<string, DecodeCache> {
   const caches = new Map<string, DecodeCache>();
   for (const n of graph.nodes) {
-    if (n.kind !== "kv-append") continue;
+    if (n.kind !== "kv-append" || !live.has(n.name)) continue;
     const cache = n.inputs["cache"]!;
     if (graph.roleOf(cache) !== "weight") {
       throw new OnnxExportError(n.name, "kv-append: the cache must be a weight (a decode graph's state), which the model takes as its past input", "a weight [B, Hkv, M, D]", `${graph.roleOf(cache)} ${cache}`);

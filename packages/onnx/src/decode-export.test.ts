@@ -22,8 +22,8 @@ const D_IN = 16;
 const attention = (heads: { numHeads: number; numKvHeads?: number; window?: number }, options: AttentionOptions) =>
   multiHeadAttention({ dIn: D_IN, dOut: D_IN, causal: true, window: heads.window ?? null, numHeads: heads.numHeads, numKvHeads: heads.numKvHeads ?? heads.numHeads }, { ...options, decode: true });
 
-/** name, graph, whether it has a sliding window (its decoder then gets a cache small enough to ring). */
-const variants: [string, OpGraph, boolean][] = [
+/** name, graph, whether it has a sliding window (its decoder then gets a cache small enough to ring), contrib mode. */
+const variants: [string, OpGraph, boolean, ("auto" | "none")?][] = [
   ["multi-head", attention({ numHeads: 4 }, {}), false],
   ["GQA 4/2 with RoPE", attention({ numHeads: 4, numKvHeads: 2 }, { position: { kind: "rope" } }), false],
   ["window 3", attention({ numHeads: 2, window: 3 }, {}), true],
@@ -31,10 +31,11 @@ const variants: [string, OpGraph, boolean][] = [
   ["RoPE with a window 4", attention({ numHeads: 2, window: 4 }, { position: { kind: "rope" } }), true],
   ["fused QKV", attention({ numHeads: 2 }, { fusedQkv: true }), false],
   ["transformer block with RoPE", transformerBlock({ embedDim: D_IN, nHeads: 2, causal: true, position: { kind: "rope" } }, { decode: true }), false],
+  ["transformer block, plain ops only (contrib none)", transformerBlock({ embedDim: D_IN, nHeads: 2, causal: true }, { decode: true }), false, "none"],
 ];
 
 describe("exported decode graph (past and present caches) in onnxruntime-node", () => {
-  for (const [name, graph, windowed] of variants) {
+  for (const [name, graph, windowed, contrib] of variants) {
     it(`${name}: a 3-token prompt, then 4 single tokens, each call's output equal to the decoder's`, async () => {
       const caches = graph.nodes.filter((n) => n.kind === "kv-append");
       const states = new Set(caches.map((n) => n.inputs["cache"]!));
@@ -42,7 +43,7 @@ describe("exported decode graph (past and present caches) in onnxruntime-node", 
       graph.weights.forEach((w, i) => {
         if (!states.has(w.name)) weights[w.name] = randomTensor(w.shape as number[], 40 + i, 0.5);
       });
-      const model = exportOnnx(graph, weights);
+      const model = exportOnnx(graph, weights, { contrib: contrib ?? "auto" });
       // A window's decoder gets a cache of 5 positions, so its ring drops old ones during the 7 tokens (and RoPE's N runs
       // ahead of its P); the model keeps them all and must still agree.
       const decoder = await compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: windowed ? 5 : 16, batch: B });
@@ -68,7 +69,7 @@ describe("exported decode graph (past and present caches) in onnxruntime-node", 
           past = Object.fromEntries(caches.map((n) => [n.inputs["cache"]!, got[n.name]!]));
         }
       } finally {
-        decoder.dispose();
+        await decoder.dispose();
       }
     });
   }

@@ -93,6 +93,15 @@ describe("export failures", () => {
     expect(failure(() => exportOnnx(shifted, {})).message).toMatch(/^k\.cache: kv-append: a fixed shift has no ONNX form.*got 2/);
   });
 
+  it("a kv-append no output reads is not exported (a fixed shift cannot fail it): its cache stays a weight, no past input", () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", [1, 2, 1, 4]);
+    b.add("kv-append", "k.cache", { cache: b.weight("state", [1, 2, 8, 4]), x }, { past: 3, shift: 2, length: "S" });
+    const g = b.output(b.add("softmax", "out", { x }, { scale: 1 })).build();
+    const onnx = decodeModel(exportOnnx(g, { state: randomTensor([1, 2, 8, 4], 3) }))["graph"] as { input: { name: string }[]; output: { name: string }[] };
+    expect([onnx.input.map((v) => v.name), onnx.output.map((v) => v.name)]).toEqual([["x"], ["out"]]);
+  });
+
   it("a node no output reads is not exported, so it cannot fail the export", () => {
     const b = new GraphBuilder();
     const y = b.input("y", [2, 3]);

@@ -37,11 +37,14 @@ export function exportOnnx(graph: OpGraph, weights: Readonly<Record<string, AnyT
 
 /** The model's bytes and what became of each node (see formatExportReport). */
 export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, options: ExportOptions = {}): { model: Uint8Array; report: ExportReport } {
-  const caches = decodeCaches(graph);
+  const requested = [...new Set([...graph.outputs, ...(options.outputs ?? [])])];
+  for (const o of requested) if (!graph.has(o) || graph.roleOf(o) !== "node") throw new OnnxExportError(`outputs: ${o}`, "an exported output must be a node of the graph", "a node name", o);
+  const live = liveNodes(graph, requested);
+  // The caches of the kv-append nodes the outputs read (a dead one is not exported, like any dead node).
+  const caches = decodeCaches(graph, live);
   const bound = bindWeights(graph, weights, caches);
   // A decode graph's model also outputs every cache's present value (its kv-append node), to be fed back as the past.
-  const outputs = [...new Set([...graph.outputs, ...[...caches.values()].map((c) => c.node), ...(options.outputs ?? [])])];
-  for (const o of outputs) if (!graph.has(o) || graph.roleOf(o) !== "node") throw new OnnxExportError(`outputs: ${o}`, "an exported output must be a node of the graph", "a node name", o);
+  const outputs = [...new Set([...requested, ...[...caches.values()].map((c) => c.node)])];
   const writer = new ModelWriter([...graph.inputs, ...graph.weights, ...graph.nodes].map((v) => v.name));
   const pastInputs = [...caches].map(([name, c]) => ({ name, shape: c.pastShape }));
   const shapes = new RuntimeShapes(writer, [...graph.inputs, ...pastInputs], bound);
@@ -49,7 +52,6 @@ export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<st
   // RoPE's offset, is the past length P.
   if (caches.size > 0) shapes.alias(DECODE_DIMS.position, DECODE_DIMS.past);
   for (const w of graph.weights) if (!caches.has(w.name)) writer.addInitializer(initializer(w.name, weights[w.name]!));
-  const live = liveNodes(graph, outputs);
   const builtin = new Set(builtinOps.map((op) => op.kind));
   const reports: NodeExport[] = [];
   for (const n of graph.nodes) {

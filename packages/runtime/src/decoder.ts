@@ -194,8 +194,8 @@ export class Decoder {
   /**
    * Runs `inputs` (the new tokens only) after the cached positions and resolves to the graph's outputs for them. A
    * failed or cancelled call leaves the positions before it as they were, so decoding can go on, except:
-   * - a failed step that moved a window's ring (its cache was full): where the positions stand is unknown, so every
-   *   step is a DecodeError until `reset()`;
+   * - a failed or cancelled step that had to move a window's ring (its cache was full): whether the move happened is
+   *   not known, so every step is a DecodeError until `reset()`;
    * - an executor that lost its memory in the failure (a wasm trap, a WebGPU device loss): the caches' contents died
    *   with it, and the next step fails there; `reset()` makes the caches anew.
    */
@@ -278,9 +278,9 @@ export class Decoder {
     if (this.#inFlight) throw new DecodeError("decoder", "a step is running; truncate or reset after it settles", "no step in flight", "a step in flight");
     const oldest = this.#position - this.#cached;
     if (n === 0) {
+      if (this.#failed) this.#renewCaches(); // first: on a disposed session it throws with nothing changed
       this.#cached = this.#position = 0;
       this.#interrupted = undefined;
-      if (this.#failed) this.#renewCaches();
       return;
     }
     if (this.#interrupted !== undefined) throw new DecodeError("truncate(n)", this.#interrupted, "0 (a new sequence)", String(n));
