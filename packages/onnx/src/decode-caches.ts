@@ -5,8 +5,9 @@
 // the present ones [B, Hkv, P + L, D] (past, then this call's keys or values), which the caller feeds back as the next
 // call's past. The model has no ring: it keeps every position, a window's mask hides the old ones, and the first new
 // token's absolute position (RoPE's offset N) is P.
-import type { KvAppendAttrs, OpGraph, SymShape } from "@attngraph/graph";
+import type { KvAppendAttrs, OpGraph, SymShape, ValueDecl } from "@attngraph/graph";
 import { OnnxExportError } from "./errors.js";
+import { liveNodes } from "./live-nodes.js";
 
 export interface DecodeCache {
   /** The kv-append node writing it: the model's output of present positions. */
@@ -36,3 +37,12 @@ export function decodeCaches(graph: OpGraph, live: ReadonlySet<string>): Map<str
   return caches;
 }
 
+
+/**
+ * The weights an exported model holds, what `exportOnnx`'s `weights` must give: the graph's weights but the decode
+ * caches its outputs write (those become past inputs). For callers drawing or loading weights before an export.
+ */
+export function modelWeights(graph: OpGraph): ValueDecl[] {
+  const caches = decodeCaches(graph, liveNodes(graph, graph.outputs));
+  return graph.weights.filter((w) => !caches.has(w.name));
+}

@@ -11,6 +11,7 @@ import type { OpGraph } from "@attngraph/graph";
 import { transformerBlock } from "@attngraph/nn";
 import { compileDecoder } from "@attngraph/runtime";
 import { compare, Tensor, type AnyTensor } from "@attngraph/tensor";
+import { modelWeights } from "./decode-caches.js";
 import { exportOnnx } from "./export.js";
 import { decodeModel } from "./proto/proto.js";
 import { randomTensor } from "./test-against-cpu.js";
@@ -90,5 +91,6 @@ describe("exported decode graph (past and present caches) in onnxruntime-node", 
       ["v.cache", ["B", 1, "S", 4]],
     ]);
     expect(onnx.initializer.map((t) => t.name)).not.toContain("k.cache.state");
+    expect(modelWeights(graph).map((w) => w.name)).toEqual(Object.keys(weights)); // what exportOnnx needs: no caches
   });
 });

@@ -6,6 +6,7 @@ import { builtinOps, DECODE_DIMS, formatDims, type OpGraph, type SymShape } from
 import type { AnyTensor } from "@attngraph/tensor";
 import { decodeCaches, type DecodeCache } from "./decode-caches.js";
 import { OnnxExportError } from "./errors.js";
+import { liveNodes } from "./live-nodes.js";
 import { lowerNode } from "./lower-node.js";
 import { CONTRIB_DOMAIN, ModelWriter } from "./model-writer.js";
 import { DataType, encodeModel, floatTensor, int32Tensor, valueInfo, type ValueInfoMsg } from "./proto/proto.js";
@@ -93,17 +94,4 @@ function bindWeights(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>
 
 function initializer(name: string, t: AnyTensor): ReturnType<typeof floatTensor> {
   return t.dtype === "int32" ? int32Tensor(name, t.shape, t.toInt32Array()) : floatTensor(name, t.shape, t.toFloat32Array());
-}
-
-/** Nodes some output depends on; nothing else is lowered (a dead node with no ONNX form does not fail the export). */
-function liveNodes(graph: OpGraph, outputs: readonly string[]): Set<string> {
-  const live = new Set<string>();
-  const stack = [...outputs];
-  while (stack.length) {
-    const name = stack.pop()!;
-    if (live.has(name) || graph.roleOf(name) !== "node") continue;
-    live.add(name);
-    stack.push(...Object.values(graph.node(name).inputs));
-  }
-  return live;
 }

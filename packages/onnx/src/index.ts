@@ -1,4 +1,5 @@
 export { exportOnnx, exportOnnxWithReport, ONNX_OPSET, CONTRIB_OPSET, type ExportOptions } from "./export.js";
+export { modelWeights } from "./decode-caches.js";
 export { formatExportReport, type ExportReport, type NodeExport } from "./report.js";
 export { OnnxExportError } from "./errors.js";
 export { LOWERINGS } from "./ops/index.js";

@@ -141,13 +141,20 @@ export async function compileDecoder(graph: OpGraph, options: DecoderOptions): P
   const weights: Record<string, AnyTensor> = { ...(options.weights ?? {}) };
   for (const [name, shape] of layout.caches) {
     if (Object.hasOwn(weights, name)) throw new DecodeError(`weights.${name}`, "a cache is the decoder's own state", "no weight under this name", "a tensor");
-    const [b, h, m, d] = shape as [string | number, number, string | number, number];
+    const [b, , m] = shape;
     if (typeof b === "number" && b !== batch) throw new DecodeError(name, "the graph fixes the cache's batch", `batch ${b}`, `batch ${batch}`);
     if (typeof m === "number" && m !== maxLength) throw new DecodeError(name, "the graph fixes the cache's length", `maxLength ${m}`, `maxLength ${maxLength}`);
-    weights[name] = Tensor.zeros([batch, h, maxLength, d]);
   }
+  Object.assign(weights, zeroCaches(layout, batch, maxLength));
   const session = await compile(graph, { ...options, weights });
   return new Decoder(session, layout, maxLength, batch);
+}
+
+/** Every cache of the layout zeroed, [batch, Hkv, maxLength, D] (Hkv and D are numbers: decodeLayout checks). */
+function zeroCaches(layout: DecodeLayout, batch: number, maxLength: number): Record<string, Tensor> {
+  const caches: Record<string, Tensor> = {};
+  for (const [name, shape] of layout.caches) caches[name] = Tensor.zeros([batch, shape[1] as number, maxLength, shape[3] as number]);
+  return caches;
 }
 
 /**
@@ -297,9 +304,7 @@ export class Decoder {
    * memory (a trap, a device loss) lost the caches' contents with it, and a weight written in place is not restored.
    */
   #renewCaches(): void {
-    const fresh: Record<string, Tensor> = {};
-    for (const [name, shape] of this.#layout.caches) fresh[name] = Tensor.zeros([this.batch, shape[1] as number, this.maxLength, shape[3] as number]);
-    this.session.setWeights(fresh);
+    this.session.setWeights(zeroCaches(this.#layout, this.batch, this.maxLength));
     this.#failed = false;
   }
 

@@ -3,7 +3,7 @@
 // torch's save_file writes a state_dict) or, without one, seeded random values, as `attngraph diff` feeds it.
 import { fromJSON, type OpGraph } from "@attngraph/graph";
 import { readSafetensors } from "@attngraph/nn";
-import { exportOnnxWithReport, formatExportReport } from "@attngraph/onnx";
+import { exportOnnxWithReport, formatExportReport, modelWeights } from "@attngraph/onnx";
 import { clip, type AnyTensor } from "@attngraph/tensor";
 import { loadAnyCase, mulberry32 } from "@attngraph/testkit";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -60,10 +60,8 @@ async function subject(file: string, args: ExportArgs): Promise<{ graph: OpGraph
     if (args.weights) return { graph, weights: Object.fromEntries(readSafetensors(new Uint8Array(readFileSync(args.weights))).tensors), what: `weights from ${args.weights}` };
     const seed = args.seed === undefined ? 0 : Number(args.seed);
     if (!Number.isInteger(seed)) throw new UsageError(`--seed: expected an integer, got "${clip(args.seed!)}"`);
-    // A decode graph's caches are no weights of the model (they become its past inputs), so none is drawn for them.
-    const caches = new Set(graph.nodes.filter((n) => n.kind === "kv-append").map((n) => n.inputs["cache"]));
-    const drawn = graph.weights.filter((w) => !caches.has(w.name));
-    return { graph, weights: seededValues(file, drawn, parseDims(args.dims), mulberry32(seed)), what: `random weights (seed ${seed}): give real ones with --weights` };
+    // The model's weights only: a decode graph's caches become past inputs, so none is drawn for them.
+    return { graph, weights: seededValues(file, modelWeights(graph), parseDims(args.dims), mulberry32(seed)), what: `random weights (seed ${seed}): give real ones with --weights` };
   }
   const loaded = loadAnyCase(file);
   if (loaded.format === "train") return { ...buildTrainCase(loaded.case), what: `the case's weights (${loaded.case.name})` };

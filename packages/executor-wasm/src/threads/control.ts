@@ -25,6 +25,19 @@ export const TABLE = CALL_WORDS;
 export const CALLS_PER_THREAD = 4;
 /** The most calls one job holds for `threads` threads. */
 export const maxCalls = (threads: number): number => CALLS_PER_THREAD * threads;
+
+/**
+ * Milliseconds a thread polls before it blocks in Atomics.wait, a worker for the next job and the host for the
+ * workers' shares of this one: a wake-up from wait cost 55–275 µs on a 2-core VM, more than a decoding step's whole
+ * matrix–vector product, and the next job is usually the next kernel of the same run.
+ */
+export const SPIN_MS = 1;
+
+/** Polls while `busy()` holds, for at most `ms` (the clock read once every 1024 polls); then returns either way. */
+export function pollWhile(busy: () => boolean, ms: number): void {
+  const until = performance.now() + ms;
+  for (let i = 1; busy(); i++) if ((i & 1023) === 0 && performance.now() > until) return;
+}
 /** Int32 words of the control block for `threads` threads. */
 export const controlWords = (threads: number): number => TABLE + CALL_WORDS * maxCalls(threads);
 

@@ -6,7 +6,7 @@
 // Waiting: Atomics.wait where the thread may block (Node's main thread, workers), else polling (a browser page's main
 // thread may not block). Kernels split their work so that each call writes its own part of the output, in the same
 // order of operations as one call over the whole: threaded numbers equal single-threaded ones, bit for bit.
-import { CALL_WORDS, COUNT, FAILED, NEXT, PENDING, SEQ, STOP, TABLE, THREAD_CALLS, controlWords, maxCalls, type ThreadCallName, type WorkerInit, type WorkerReply } from "./control.js";
+import { CALL_WORDS, COUNT, FAILED, NEXT, PENDING, SEQ, STOP, TABLE, THREAD_CALLS, SPIN_MS, controlWords, maxCalls, pollWhile, type ThreadCallName, type WorkerInit, type WorkerReply } from "./control.js";
 
 /** One call of a module export with int32 arguments (at most CALL_WORDS − 1 of them). */
 export interface ThreadCall {
@@ -56,9 +56,6 @@ async function spawn(onExit: (why: string) => void): Promise<{ handle: WorkerHan
   });
   return { handle: w, post: (m) => w.postMessage(m), reply };
 }
-
-/** Milliseconds the host polls for the workers to finish a job before blocking in Atomics.wait. */
-const HOST_SPIN_MS = 1;
 
 export class ThreadPool {
   readonly threads: number;
@@ -157,13 +154,8 @@ export class ThreadPool {
 
   #wait(): void {
     const ctl = this.#ctl;
-    // Poll first: the workers' share of a job is usually done within microseconds of the host's, and a wake-up from
-    // Atomics.wait cost 55–275 µs on a 2-core VM (as for the workers' own wait, serve.ts), more than a decoding step's
-    // whole matrix–vector product.
-    const until = performance.now() + HOST_SPIN_MS;
-    for (let i = 1; Atomics.load(ctl, PENDING) !== 0; i++) {
-      if ((i & 1023) === 0 && performance.now() > until) break;
-    }
+    // Poll first: the workers' shares are usually done within microseconds of the host's.
+    pollWhile(() => Atomics.load(ctl, PENDING) !== 0, SPIN_MS);
     for (;;) {
       const pending = Atomics.load(ctl, PENDING);
       if (pending === 0) return;

@@ -3,14 +3,8 @@
 // threaded module over the shared memory (its own globals and per-thread areas: setThreadSlot), then loop: wait for
 // the job sequence number to change, take calls from the job's table until none is left, count the pending workers
 // down. It never allocates: the host owns the memory and every address.
-import { FAILED, PENDING, SEQ, STOP, THREAD_CALLS, controlWords, takeCalls, type WorkerInit, type WorkerReply } from "./control.js";
+import { FAILED, PENDING, SEQ, SPIN_MS, STOP, THREAD_CALLS, controlWords, pollWhile, takeCalls, type WorkerInit, type WorkerReply } from "./control.js";
 
-/**
- * Milliseconds a worker polls SEQ after a job before blocking in Atomics.wait: a wake-up from wait cost 55–275 µs on
- * a 2-core VM, and every job waits for every worker to check in, so the next job, usually the next kernel of the same
- * run, should find the worker still polling.
- */
-const SPIN_MS = 1;
 
 type Exports = Record<string, (...args: number[]) => unknown> & { setThreadSlot(slot: number): void };
 
@@ -36,12 +30,9 @@ function serve(exports: Exports, ctl: Int32Array, first: number): void {
   const run = (code: number, args: number[]) => exports[THREAD_CALLS[code]!]!(...args);
   let seen = first;
   for (;;) {
-    let seq = Atomics.load(ctl, SEQ);
-    const until = performance.now() + SPIN_MS;
-    for (let i = 1; seq === seen; i++) {
-      if ((i & 1023) === 0 && performance.now() > until) break;
-      seq = Atomics.load(ctl, SEQ);
-    }
+    // Every job waits for every worker to check in: the next one should find this worker still polling.
+    let seq = seen;
+    pollWhile(() => (seq = Atomics.load(ctl, SEQ)) === seen, SPIN_MS);
     if (seq === seen) {
       Atomics.wait(ctl, SEQ, seen);
       continue;
