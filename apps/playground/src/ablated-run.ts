@@ -8,6 +8,8 @@ import { maxAbsDelta } from "./ablation-state.js";
 
 /** The node whose heads the page ablates: the attention pattern, [B, H, L, S]. */
 export const ABLATED_NODE = "weights";
+/** Its heads axis: weights are [B, H, L, S]. */
+const ABLATED_AXIS = 1;
 
 export interface NodeTiming {
   readonly node: string;
@@ -65,7 +67,7 @@ export async function ablatedRun(session: Session, inputs: Readonly<Record<strin
   const clean = await observedRun(session, inputs, watched, { signal, override: { [ABLATED_NODE]: (v) => v } });
   signal.throwIfAborted();
   const list = [...heads];
-  const run = await observedRun(session, inputs, watched, { signal, override: { [ABLATED_NODE]: (v) => ablated(ABLATED_NODE, v, list, "zero") } });
+  const run = await observedRun(session, inputs, watched, { signal, override: { [ABLATED_NODE]: (v) => ablated(ABLATED_NODE, v, list, "zero", ABLATED_AXIS) } });
   const outputDelta = Math.max(...session.graph.outputs.map((o) => maxAbsDelta(run.outputs[o]!.toFloat32Array(), clean.outputs[o]!.toFloat32Array())));
   return { ...run, outputDelta };
 }

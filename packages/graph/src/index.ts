@@ -10,7 +10,7 @@ export { sameDim, sameSize, formatDims, isConcrete, bindDims, type Dim, type Sym
 export { GraphValidationError, GraphFormatError } from "./errors.js";
 export type { Arena, Executor, KernelCall, Support } from "./executor-contract.js";
 export * from "./ops/index.js";
-export { dropoutBits, dropoutKeep, dropoutThreshold, fmix32, mixedBits } from "./ops/dropout-hash.js";
+export { dropoutBits, dropoutKeep, dropoutSeedAt, dropoutThreshold, fmix32, mixedBits } from "./ops/dropout-hash.js";
 export {
   addLayerNormShape,
   addShape,

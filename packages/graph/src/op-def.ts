@@ -16,6 +16,11 @@ export interface OpInput {
    * there (or an int32 one in a float32 slot) is a validation error naming the node and slot.
    */
   readonly dtype?: DType;
+  /**
+   * The axis of this input that indexes attention heads (1 for [B, H, L, D]), where the op reads per-head values: how
+   * tools (head ablation, per-head patching) find the heads of a value from the graph instead of guessing by rank.
+   */
+  readonly heads?: number;
   readonly doc?: string;
 }
 
@@ -36,6 +41,11 @@ export interface AttrSpec {
   /** Inclusive bounds for numbers. */
   readonly min?: number;
   readonly max?: number;
+  /**
+   * A dropout seed (an integer in uint32): the runtime folds each run's dropout step into it (`dropoutSeedAt`) before a
+   * kernel sees it, so every run draws its own mask, and the forward and backward of one run draw the same one.
+   */
+  readonly dropoutSeed?: boolean;
   readonly doc?: string;
 }
 
@@ -58,6 +68,8 @@ export interface OpDef<A extends object = Record<string, unknown>> {
   readonly inferShape: (inputs: readonly (SymShape | undefined)[], attrs: A, ctx: OpContext) => SymShape;
   /** The output's element type (default "float32"). */
   readonly outputDtype?: DType;
+  /** The axis of the output that indexes attention heads, where the op makes per-head values (see OpInput.heads). */
+  readonly outputHeads?: number;
   /** True for ops whose output can be a view of input 0 (reshape, transpose, slice). */
   readonly view?: boolean;
   /**

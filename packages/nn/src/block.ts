@@ -50,6 +50,13 @@ export interface BlockOptions {
    * calls of a decode session (`compileDecoder`), so each call takes only the new tokens. Causal blocks only.
    */
   readonly decode?: boolean;
+  /**
+   * Dropout of the attention weights (config.attention.dropout > 0) in training mode; eval (identity) by default. Each
+   * run draws new masks (the runtime folds its dropout step into `seed`).
+   */
+  readonly training?: boolean;
+  /** Seed of the attention's dropout masks (default 0); give each block its own. */
+  readonly seed?: number;
 }
 
 /** Adds one pre-norm transformer block reading x [B, T, E]; returns its refs. */
@@ -71,6 +78,8 @@ export function addTransformerBlock(b: GraphBuilder, x: Ref, configInput: BlockC
       ...(options.keyPaddingMaskRef ? { keyPaddingMaskRef: options.keyPaddingMaskRef } : {}),
       ...(c.position ? { position: c.position } : {}),
       ...(options.decode ? { decode: true } : {}),
+      ...(options.training ? { training: true } : {}),
+      ...(options.seed === undefined ? {} : { seed: options.seed }),
     },
   );
   const attention = attentionRefs.output;

@@ -44,7 +44,10 @@ export interface TransformerConfigInput extends BlockConfigInput {
   readonly seqLen: number;
   /** Blocks, named `transformer` when 1 (the worked example) and `transformer.0`, `transformer.1`, … otherwise. */
   readonly blocks?: number;
-  /** Dropout rate of the worked example's config; only 0 is supported here (the example trains with 0). */
+  /**
+   * Dropout rate of the attention weights in every block (the worked example's config; it trains with 0). Active only
+   * in a graph built with `training: true` (see TransformerOptions); default 0.
+   */
   readonly dropout?: number;
 }
 
@@ -52,6 +55,7 @@ export interface TransformerConfig extends BlockConfig {
   readonly vocabSize: number;
   readonly seqLen: number;
   readonly blocks: number;
+  readonly dropout: number;
 }
 
 function positiveInt(key: string, v: unknown): number {
@@ -82,6 +86,7 @@ export function normalizeTransformerConfig(raw: TransformerConfigInput): Transfo
   const vocabSize = positiveInt("vocabSize", raw.vocabSize);
   const seqLen = positiveInt("seqLen", raw.seqLen);
   const blocks = positiveInt("blocks", raw.blocks ?? 1);
-  if ((raw.dropout ?? 0) !== 0) throw new ConfigError("dropout", "unsupported: dropout in simpleTransformer (the worked example trains with 0)", "0", String(raw.dropout));
-  return { ...block, vocabSize, seqLen, blocks };
+  const dropout = raw.dropout ?? 0;
+  if (typeof dropout !== "number" || !(dropout >= 0 && dropout < 1)) throw new ConfigError("dropout", "invalid dropout rate", "a number in [0, 1)", String(raw.dropout));
+  return { ...block, vocabSize, seqLen, blocks, dropout };
 }

@@ -47,4 +47,18 @@ describe("simpleTransformer", () => {
     expect((await s.run({ tokens: tokens([[1, 2, 3, 4, 5, 6, 7, 8]]) }))["output"]!.shape).toEqual([1, 8, 10]);
     await s.dispose();
   });
+
+  it("dropout: attention dropout in training graphs only, each block with its own seed; a bad rate is a ConfigError", () => {
+    const config = { vocabSize: 10, embedDim: 8, nHeads: 2, seqLen: 4, blocks: 2, dropout: 0.1 };
+    const training = simpleTransformer(config, { training: true, seed: 5 });
+    const drops = training.nodes.filter((n) => n.kind === "dropout");
+    expect(drops.map((n) => [n.name, n.attrs["rate"], n.attrs["seed"], n.attrs["training"]])).toEqual([
+      ["transformer.0.attention.weights", 0.1, 5, true],
+      ["transformer.1.attention.weights", 0.1, 6, true],
+    ]);
+    // Built without training: the dropout nodes are the identity (eval), as PyTorch's module.eval().
+    expect(simpleTransformer(config).nodes.filter((n) => n.kind === "dropout").every((n) => n.attrs["training"] === false)).toBe(true);
+    expect(() => simpleTransformer({ ...config, dropout: 1 })).toThrow(/dropout: invalid dropout rate, expected a number in \[0, 1\), got 1/);
+    expect(() => simpleTransformer(config, { training: true, seed: -1 })).toThrow(/seed: invalid dropout seed/);
+  });
 });

@@ -1,6 +1,7 @@
 // The worked example's SimpleTransformer as graph nodes: x = embed(tokens) + pos_embed; N pre-norm blocks with causal
 // attention; logits = output(x). Names are its state_dict keys (embed.weight, pos_embed, transformer.ln1.weight, …,
 // output.weight) and its modules (nodes `embed`, `embed.pos`, `transformer.*`, `output`).
+import { ConfigError } from "@attngraph/attention";
 import { GraphBuilder, type OpGraph, type OpRegistry } from "@attngraph/graph";
 import { addTransformerBlock } from "./block.js";
 import { normalizeTransformerConfig, type TransformerConfigInput } from "./config.js";
@@ -13,6 +14,13 @@ export interface TransformerOptions {
    */
   readonly loss?: boolean;
   readonly registry?: OpRegistry;
+  /**
+   * Dropout (config.dropout > 0) in training mode: each block drops attention weights, with new masks on every run
+   * (every training step). Eval (identity) by default: build the graph you evaluate or generate with without it.
+   */
+  readonly training?: boolean;
+  /** Seed of the dropout masks (default 0); block i uses seed + i, so blocks drop independently. */
+  readonly seed?: number;
 }
 
 /** The name of block i of n: `transformer` for a single block (the worked example), else `transformer.<i>`. */
@@ -32,7 +40,13 @@ export function simpleTransformer(config: TransformerConfigInput, options: Trans
   const embedded = b.add("embedding", "embed", { ids: tokens, weight: table }); // [B, T, E]
   const pos = b.weight("pos_embed", [1, c.seqLen, c.embedDim]);
   let x = b.add("add", "embed.pos", { a: embedded, b: pos }); // [B, T, E], pos_embed broadcast over the batch
-  for (let i = 0; i < c.blocks; i++) x = addTransformerBlock(b, x, { ...c, causal: true }, { prefix: blockName(i, c.blocks) }).output;
+  const seed = options.seed ?? 0;
+  if (!Number.isSafeInteger(seed) || seed < 0 || seed + c.blocks - 1 > 0xffffffff) throw new ConfigError("seed", "invalid dropout seed", "an integer in [0, 2^32 − blocks]", String(options.seed));
+  const attention = c.dropout > 0 ? { ...c.attention, dropout: c.dropout } : c.attention;
+  for (let i = 0; i < c.blocks; i++) {
+    const dropout = c.dropout > 0 && options.training === true ? { training: true, seed: seed + i } : {};
+    x = addTransformerBlock(b, x, { ...c, attention, causal: true }, { prefix: blockName(i, c.blocks), ...dropout }).output;
+  }
   const logits = addLinear(b, x, "output", c.vocabSize); // [B, T, V]
   b.output(logits);
   if (options.loss) {

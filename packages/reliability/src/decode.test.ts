@@ -5,7 +5,7 @@
 // whole pre-norm transformer block.
 import { attentionWeights, buildAttention, normalizeConfig, type AttentionConfigInput, type AttentionOptions, type PositionEncoding } from "@attngraph/attention";
 import { defaultInit, transformerBlock } from "@attngraph/nn";
-import { compile, compileDecoder } from "@attngraph/runtime";
+import { compile, compileDecoder, DecodeError } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { mismatch, toleranceFor } from "./check.js";
@@ -141,6 +141,37 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: decoding with a K
         const ref = positions(want, at, at + 1);
         expect(mismatch(`block, position ${at}`, { shape: got.shape, data: got.toFloat32Array() }, { shape: ref.shape, data: ref.toFloat32Array() }, toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }))).toBeUndefined();
       }
+      await dec.dispose();
+    } finally {
+      await executor.dispose?.();
+    }
+  });
+
+  it("reset() and truncate() right after an un-awaited step are refused; the queued step computes with its prefix", async () => {
+    const v: Variant = { name: "multi-head", config: base };
+    const n = 7;
+    const weights = weightsFor(v, 31);
+    const x = new Tensor(uniform(B * n * 8, 1, prng(32)), [B, n, 8]);
+    const executor = await entry.create();
+    try {
+      const full = await compile(buildAttention(v.config), { executors: [executor], weights });
+      const want = (await full.run({ x })).output!;
+      await full.dispose();
+      const dec = await compileDecoder(buildAttention(v.config, { decode: true }), { executors: [executor], weights, maxLength: 8, batch: B });
+      await dec.step({ x: positions(x, 0, 3) });
+      const p = dec.step({ x: positions(x, 3, 4) });
+      expect(() => dec.reset()).toThrow(DecodeError);
+      const got = (await p).output!;
+      const ref = positions(want, 3, 4);
+      expect(mismatch("token 4 after a refused reset", { shape: got.shape, data: got.toFloat32Array() }, { shape: ref.shape, data: ref.toFloat32Array() }, toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }))).toBeUndefined();
+      expect(dec.length).toBe(4);
+      for (let t = 4; t < 6; t++) await dec.step({ x: positions(x, t, t + 1) });
+      const seventh = dec.step({ x: positions(x, 6, 7) });
+      expect(() => dec.truncate(5)).toThrow(/a step is queued or running/);
+      await seventh;
+      expect(dec.length).toBe(7);
+      dec.truncate(5);
+      expect(dec.length).toBe(5);
       await dec.dispose();
     } finally {
       await executor.dispose?.();

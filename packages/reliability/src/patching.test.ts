@@ -1,8 +1,10 @@
 // Activation patching on every executor: zero-ablating a head through an override of `weights` gives the float64
 // reference computed without that head; patching with the node's own value changes nothing, bit for bit; a tap on the
-// patched node sees the patched value in the same run.
+// patched node sees the patched value in the same run. And the trust probes of issue 26: an object shaped like a tensor,
+// NaN the data carries, an override that never settles, concurrent runWithCache calls, ablation without a heads axis.
 import { attentionWeights, buildAttention, normalizeConfig } from "@attngraph/attention";
-import { compile } from "@attngraph/runtime";
+import { compile, OverrideError } from "@attngraph/runtime";
+import { ablateHeads, runWithCache } from "@attngraph/tools";
 import { Tensor } from "@attngraph/tensor";
 import { linear64, mergeHeads64, referenceAttention, splitHeads64, weightedSum64 } from "@attngraph/testkit";
 import { describe, expect, it } from "vitest";
@@ -69,6 +71,83 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
       sub.unsubscribe();
       const same = (await s.run({ x }, { override: { weights: (w) => w } })).output!;
       expect(Array.from(same.toFloat32Array())).toEqual(Array.from(plain.toFloat32Array()));
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it("an object shaped like a tensor is an OverrideError, never a wrong output, a NaN or an untyped TypeError", async () => {
+    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    try {
+      const real = Tensor.zeros([B, H, T, T]);
+      const duck = { shape: real.shape, dtype: "float32", data: real.data, strides: real.strides, offset: 0, toFloat32Array: () => real.toFloat32Array(), copyInto: () => undefined };
+      for (const override of [duck, () => duck]) {
+        const e = await s.run({ x }, { override: { weights: override as never } }).catch((err: unknown) => err);
+        expect(e).toBeInstanceOf(OverrideError);
+        expect((e as OverrideError).node).toBe("weights");
+      }
+      expect((await s.run({ x })).output!.shape).toEqual([B, T, 12]);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it("NaN the input carries passes an identity override and an ablation; NaN the override adds is refused", async () => {
+    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    try {
+      const poisoned = new Tensor(x.toFloat32Array().map((v, i) => (i === 0 ? NaN : v)), x.shape); // batch 0, token 0
+      const plain = (await s.run({ x: poisoned }, { tap: { nodes: "weights", next: () => undefined } })).output!;
+      const same = (await s.run({ x: poisoned }, { override: { weights: (w) => w } })).output!;
+      expect(Array.from(same.toFloat32Array())).toEqual(Array.from(plain.toFloat32Array()));
+      const remove = ablateHeads(s, "weights", [ABLATED]);
+      const ablated = (await s.run({ x: poisoned })).output!.toFloat32Array();
+      remove();
+      expect(Number.isNaN(ablated[0]!)).toBe(true); // the data's NaN, still there
+      expect(Number.isFinite(ablated[T * 12]!)).toBe(true); // batch 1 never saw it
+      await expect(s.run({ x }, { override: { weights: (w) => new Tensor(w.toFloat32Array().map((v, i) => (i === 5 ? NaN : v)), w.shape) } })).rejects.toThrow(OverrideError);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it("an override that never settles: AbortSignal.timeout settles the run, which releases what it held", async () => {
+    const executor = await entry.create();
+    const s = await compile(buildAttention(config), { executors: [executor], weights: attentionWeights(config, raw) });
+    try {
+      // The baseline is after a run of the same plan: its weights' uploads and its pooled arena stay with the session.
+      await s.run({ x }, { override: { weights: (w) => w } });
+      const live = entry.live?.read(executor);
+      const e = await s.run({ x }, { override: { weights: () => new Promise<Tensor>(() => undefined) }, signal: AbortSignal.timeout(200) }).catch((err: unknown) => err);
+      expect((e as Error).name).toBe("AbortError");
+      if (entry.live) expect(entry.live.read(executor), entry.live.unit).toBe(live);
+      expect((await s.run({ x })).output!.shape).toEqual([B, T, 12]);
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it("runWithCache calls in flight together each read their own run (T = 3 and T = 5, then 20 at once)", async () => {
+    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    try {
+      const input = (t: number, seed: number) => new Tensor(uniform(t * 8, 1, prng(seed)), [1, t, 8]);
+      const [three, five] = await Promise.all([runWithCache(s, { x: input(3, 1) }, ["context"]), runWithCache(s, { x: input(5, 2) }, ["context"])]);
+      expect(three.cache.get("context")!.shape).toEqual([1, 3, 12]);
+      expect(five.cache.get("context")!.shape).toEqual([1, 5, 12]);
+      const inputs = Array.from({ length: 20 }, (_, i) => input(1 + (i % 6), 10 + i));
+      const alone: number[][] = [];
+      for (const xi of inputs) alone.push((await runWithCache(s, { x: xi }, ["context"])).cache.get("context")!.toArray());
+      const together = await Promise.all(inputs.map((xi) => runWithCache(s, { x: xi }, ["context"])));
+      together.forEach((r, i) => expect(r.cache.get("context")!.toArray(), `call ${i}`).toEqual(alone[i]));
+    } finally {
+      await s.dispose();
+    }
+  });
+
+  it("ablateHeads on a value without heads ([B, T, E]) is refused, not read with T as heads", async () => {
+    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    try {
+      expect(() => ablateHeads(s, "output", [0])).toThrow(/ablateHeads output: the value has no heads axis/);
+      expect(() => ablateHeads(s, "context", [0])).toThrow(/no heads axis/);
     } finally {
       await s.dispose();
     }

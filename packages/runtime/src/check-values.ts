@@ -52,7 +52,8 @@ export function checkInputs(graph: OpGraph, inputs: unknown): Map<string, AnyTen
 export function checkWeights(graph: OpGraph, weights: unknown, options: { readonly partial?: boolean } = {}): Map<string, AnyTensor> {
   const declared = new Map(graph.weights.map((w) => [w.name, w.shape] as const));
   const dtypes = new Map(graph.weights.map((w) => [w.name, w.dtype ?? "float32"] as const));
-  const given = new Map(ownEntries(weights ?? {}, "weights", "weights"));
+  // Only undefined means "none" (compile without weights); null is a mistake to report (setWeights(null) did nothing).
+  const given = new Map(ownEntries(weights === undefined ? {} : weights, "weights", "weights"));
   const out = new Map<string, AnyTensor>();
   for (const [name, t] of given) {
     const shape = declared.get(name);

@@ -39,6 +39,12 @@ export interface CompileOptions extends LowerOptions {
    */
   readonly validateWith?: Executor;
   readonly validate?: ValidateOptions;
+  /**
+   * Training-mode dropout: "per-run" (default) draws new masks on every run, as PyTorch does on every forward pass (the
+   * run's dropout step folded into each seed: `RunOptions.dropoutStep`, by default the run's index); "fixed" draws
+   * the masks of the graph's seeds on every run (one fixed sub-network, for a reproducible comparison).
+   */
+  readonly dropoutMasks?: "per-run" | "fixed";
 }
 
 /**
@@ -64,6 +70,9 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
   if (taps?.buffer !== undefined && !(Number.isSafeInteger(taps.buffer) && taps.buffer >= 1)) {
     throw new GraphValidationError("compile.taps.buffer", "invalid tap buffer", "an integer >= 1", String(taps.buffer));
   }
+  if (options.dropoutMasks !== undefined && options.dropoutMasks !== "per-run" && options.dropoutMasks !== "fixed") {
+    throw new GraphValidationError("compile.dropoutMasks", "unknown dropout masks mode", '"per-run" or "fixed"', String(options.dropoutMasks));
+  }
   const updates = checkUpdates(graph, options.updates);
   lower(graph, { ...options, keep: [...updates.values()] }); // the untapped plan: every placement error surfaces here, before any run
   const weights = checkWeights(graph, options.weights);
@@ -77,6 +86,7 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
     ...(updates.size ? { updates } : {}),
     ...(options.checkNumerics === true ? { checkNumerics: true } : {}),
     ...(validation ? { validation } : {}),
+    ...(options.dropoutMasks === undefined ? {} : { dropoutMasks: options.dropoutMasks }),
   });
 }
 

@@ -175,4 +175,44 @@ describe("compileDecoder on cpu", () => {
     await expect(compileDecoder(graph, { executors: [createCpuExecutor()], weights: { ...weights, "k.cache.state": Tensor.zeros([1, 2, 8, 4]) }, maxLength: 8 })).rejects.toThrow(/a cache is the decoder's own state/);
     await expect(compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 0 })).rejects.toThrow(DecodeError);
   });
+
+  it("reset() or truncate() while a step is queued is refused (it would run first, and the step lose its prefix)", async () => {
+    const full = await fullRun();
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 16, batch: B });
+    await dec.step({ x: tokens(x, 0, 3) });
+    const p = dec.step({ x: tokens(x, 3, 4) }); // queued: not awaited
+    expect(() => dec.reset()).toThrow(DecodeError);
+    expect(() => dec.truncate(2)).toThrow(/decoder: a step is queued or running; truncate or reset after it settles/);
+    const out = (await p).output!.toFloat32Array();
+    const want = tokens(full, 3, 4).toFloat32Array();
+    for (let i = 0; i < want.length; i++) expect(Math.abs(out[i]! - want[i]!), `output[${i}]`).toBeLessThan(1e-5);
+    expect(dec.length).toBe(4);
+    // Settled (even by a failure): reset and truncate work again.
+    const failing = dec.step({ x: Tensor.zeros([B + 1, 1, 8]) });
+    expect(() => dec.truncate(3)).toThrow(DecodeError);
+    await expect(failing).rejects.toThrow(DecodeError);
+    dec.truncate(3);
+    expect(dec.length).toBe(3);
+    dec.reset();
+    expect(dec.length).toBe(0);
+    await dec.dispose();
+  });
+
+  it("inputs that are not tensors, and caches larger than memory allows, are typed errors", async () => {
+    const graph = buildAttention(config, { decode: true });
+    const dec = await compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
+    await expect(dec.step(null as never)).rejects.toThrow(/run inputs: invalid inputs, expected an object of tensors by name, got null/);
+    await expect(dec.step({ x: null as never })).rejects.toThrow(/input x: not a tensor/);
+    await expect(dec.step({ x: { shape: [B, 1, 8] } as never })).rejects.toThrow(/input x: not a tensor/);
+    expect((await dec.step({ x: tokens(x, 0, 2) })).output!.shape).toEqual([B, 2, 8]); // still usable
+    await dec.dispose();
+    for (const maxLength of [2 ** 31 - 1, 2 ** 28]) {
+      const e = await compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength }).catch((err: unknown) => err);
+      expect(e, `maxLength ${maxLength}`).toBeInstanceOf(DecodeError);
+      expect((e as DecodeError).code).toBe("memory-limit");
+      expect((e as Error).message).toMatch(/compileDecoder\.maxLength: the cache k\.cache\.state \[1, 2, \d+, 4\] \(float32\) needs \d+ bytes/);
+    }
+    // Under a lower limit of the caller's, a smaller cache is refused the same way.
+    await expect(compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 1024, maxArenaBytes: 1000 })).rejects.toThrow(/maxArenaBytes 1000/);
+  });
 });

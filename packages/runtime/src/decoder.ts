@@ -6,7 +6,9 @@
 import { DECODE_DIMS, type OpGraph, type SymShape } from "@attngraph/graph";
 import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import type { BufferPlan } from "@attngraph/scheduler";
+import { checkInputs } from "./check-values.js";
 import { compile, type CompileOptions } from "./compile.js";
+import { DEFAULT_MAX_ARENA_BYTES } from "./prepared.js";
 import type { RunOptions, Session } from "./session.js";
 
 export interface DecoderOptions extends CompileOptions {
@@ -145,9 +147,30 @@ export async function compileDecoder(graph: OpGraph, options: DecoderOptions): P
     if (typeof b === "number" && b !== batch) throw new DecodeError(name, "the graph fixes the cache's batch", `batch ${b}`, `batch ${batch}`);
     if (typeof m === "number" && m !== maxLength) throw new DecodeError(name, "the graph fixes the cache's length", `maxLength ${m}`, `maxLength ${maxLength}`);
   }
+  checkCacheBytes(layout, batch, maxLength, options.maxArenaBytes ?? DEFAULT_MAX_ARENA_BYTES);
   Object.assign(weights, zeroCaches(layout, batch, maxLength));
   const session = await compile(graph, { ...options, weights });
   return new Decoder(session, layout, maxLength, batch);
+}
+
+/**
+ * The caches' memory against the session's limit, before any is allocated: each cache is one value on its executor, so
+ * it must fit maxArenaBytes like any value (and a JS typed array: 2^31 − 1 float32 elements or fewer is safe anywhere).
+ */
+function checkCacheBytes(layout: DecodeLayout, batch: number, maxLength: number, limit: number): void {
+  for (const [name, shape] of layout.caches) {
+    const elements = batch * (shape[1] as number) * maxLength * (shape[3] as number);
+    const bytes = elements * 4;
+    if (bytes > limit || elements > 2 ** 31 - 1) {
+      throw new DecodeError(
+        `compileDecoder.maxLength`,
+        `the cache ${name} [${batch}, ${shape[1]}, ${maxLength}, ${shape[3]}] (float32) needs ${bytes} bytes`,
+        `<= ${Math.min(limit, (2 ** 31 - 1) * 4)} bytes (compile's maxArenaBytes ${limit}; a smaller maxLength or batch)`,
+        `${bytes} bytes`,
+        "memory-limit",
+      );
+    }
+  }
 }
 
 /** Every cache of the layout zeroed, [batch, Hkv, maxLength, D] (Hkv and D are numbers: decodeLayout checks). */
@@ -171,7 +194,8 @@ export class Decoder {
   #cached = 0;
   /** Positions in the sequence (N for the next token); more than #cached once a window's ring dropped some. */
   #position = 0;
-  #inFlight = false;
+  /** Steps called and not yet settled (queued behind another, or running): truncate and reset wait for none. */
+  #pending = 0;
   #turn: Promise<unknown> = Promise.resolve();
   /** Why the caches no longer match the counts (a failed ring step), so step() refuses until a reset; else undefined. */
   #interrupted: string | undefined;
@@ -207,16 +231,18 @@ export class Decoder {
    *   with it, and the next step fails there; `reset()` makes the caches anew.
    */
   step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims"> = {}): Promise<Record<string, Tensor>> {
-    const run = this.#turn.then(() => this.#step(inputs, options));
+    // Counted from the call, not from when its turn comes: a reset() or truncate() between a step's call and its turn
+    // would otherwise run first, and the step would compute without its prefix.
+    this.#pending++;
+    const run = this.#turn.then(() => this.#step(inputs, options)).finally(() => void this.#pending--);
     this.#turn = run.catch(() => undefined);
     return run;
   }
 
   async #step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims">): Promise<Record<string, Tensor>> {
     if (this.#interrupted !== undefined) throw new DecodeError("decoder", this.#interrupted, "reset() (or truncate(0)) first: a new sequence", "a step");
-    const shapes = Object.fromEntries(Object.entries(inputs).map(([name, t]) => [name, t.shape]));
+    const shapes = Object.fromEntries([...checkInputs(this.session.graph, inputs)].map(([name, t]) => [name, t.shape]));
     const { dims, past, added, shift } = this.#next(shapes);
-    this.#inFlight = true;
     try {
       const outputs = await this.session.run(inputs, { ...options, dims });
       this.#cached = past + added;
@@ -228,8 +254,6 @@ export class Decoder {
       // positions that already moved. Whether this step's append ran before the failure is not known.
       if (shift > 0) this.#interrupted = `a step that moved the window's ring (dropping ${shift} positions) failed, so the caches' positions are unknown`;
       throw e;
-    } finally {
-      this.#inFlight = false;
     }
   }
 
@@ -282,7 +306,10 @@ export class Decoder {
    * draft's tokens). Positions a window's ring already dropped cannot come back: n must be >= length − cached, or 0.
    */
   truncate(n: number): void {
-    if (this.#inFlight) throw new DecodeError("decoder", "a step is running; truncate or reset after it settles", "no step in flight", "a step in flight");
+    if (this.#pending > 0) {
+      const what = `${this.#pending} step${this.#pending === 1 ? "" : "s"} not yet settled`;
+      throw new DecodeError("decoder", "a step is queued or running; truncate or reset after it settles (await it)", "no step in flight", what, "decode-busy");
+    }
     const oldest = this.#position - this.#cached;
     if (n === 0) {
       if (this.#failed) this.#renewCaches(); // first: on a disposed session it throws with nothing changed

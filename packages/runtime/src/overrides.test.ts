@@ -82,7 +82,7 @@ describe("overrides and patches", () => {
     const cases: [unknown, RegExp][] = [
       [Tensor.zeros([2, 2, 4, 5]), /override of node weights: wrong shape, expected \[2, 2, 4, 4\], got \[2, 2, 4, 5\]/],
       [() => { throw new Error("boom"); }, /override of node weights: the override function threw, expected a tensor, got boom/],
-      [(w: Tensor) => scaled(w, NaN), /override of node weights: NaN in the override's value, expected numbers, got NaN at element 0/],
+      [(w: Tensor) => scaled(w, NaN), /override of node weights: NaN in the override's value where the node's value had none, .*got NaN at element 0/],
       [() => 3, /override of node weights: not a tensor/],
     ];
     for (const [override, message] of cases) {
@@ -100,7 +100,8 @@ describe("overrides and patches", () => {
     const s = await session();
     await expect(s.run({ x }, { override: { nope: Tensor.zeros([1]) } })).rejects.toThrow(GraphValidationError);
     await expect(s.run({ x }, { override: { x: Tensor.zeros([1]) } })).rejects.toThrow(/override x: an override must name a node of the graph/);
-    expect(() => s.patch("weights", 42 as never)).toThrow(/patch weights: invalid override, expected a tensor or a function/);
+    expect(() => s.patch("weights", 42 as never)).toThrow(OverrideError);
+    expect(() => s.patch("weights", 42 as never)).toThrow(/patch: override of node weights: invalid override, expected a Tensor \(@attngraph\/tensor\) or a function/);
     expect(() => s.patch("W_query", (w) => w)).toThrow(/patch W_query: an override must name a node/);
     expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]);
   });
@@ -122,5 +123,66 @@ describe("the README's ablation example", () => {
     // README: to here
     expect(bits(output!)).not.toEqual(bits(plain));
     expect(bits((await session.run({ x })).output!)).toEqual(bits(plain));
+  });
+});
+
+describe("overrides: what counts as a tensor, NaN, and stopping", () => {
+  const duck = (t: Tensor) => ({ shape: t.shape, dtype: "float32", data: t.toFloat32Array(), toFloat32Array: () => t.toFloat32Array(), strides: t.strides, offset: 0 });
+
+  it("an object shaped like a tensor is not one: an OverrideError, as a value and as a function's result", async () => {
+    const s = await session();
+    const like = duck(Tensor.zeros([2, 2, 4, 4]));
+    for (const override of [like, () => like]) {
+      const e = await s.run({ x }, { override: { weights: override as never } }).catch((err: unknown) => err);
+      expect(e).toBeInstanceOf(OverrideError);
+      expect((e as Error).message).toMatch(/override of node weights: (invalid override|not a tensor), expected a .*Tensor.*, got an object \(shape, dtype, data, toFloat32Array\), not a Tensor/);
+    }
+    expect(() => s.patch("weights", like as never)).toThrow(OverrideError);
+    expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]);
+  });
+
+  it("NaN the run's own data carries passes through an identity and an ablation; NaN an override adds is refused", async () => {
+    const s = await session();
+    const poisoned = new Tensor(x.toFloat32Array().map((v, i) => (i === 3 ? NaN : v)), x.shape);
+    // The same plan as the identity's: `weights` kept unfused by a tap instead of a patch.
+    const plain = await s.run({ x: poisoned }, { override: { queries: (q) => q }, tap: { nodes: "weights", next: () => undefined } });
+    const identity = await s.run({ x: poisoned }, { override: { queries: (q) => q, weights: (w) => w } });
+    expect(bits(identity.output!)).toEqual(bits(plain.output!));
+    const zeroed = await s.run({ x: poisoned }, { override: { queries: (q) => new Tensor(q.toFloat32Array().map((v, i) => (i >= 8 ? 0 : v)), q.shape) } });
+    expect(Number.isNaN(zeroed.output!.toFloat32Array()[0]!)).toBe(true); // token 0 still NaN: it is the data's
+    // A NaN where the value had a number: refused, naming the element.
+    await expect(s.run({ x: poisoned }, { override: { queries: (q) => new Tensor(q.toFloat32Array().map((v, i) => (i === 9 ? NaN : v)), q.shape) } })).rejects.toThrow(
+      /override of node queries: NaN in the override's value where the node's value had none.*NaN at element 9/,
+    );
+    // A tensor override with NaN where the computed value had none: refused too.
+    await expect(s.run({ x }, { override: { queries: Tensor.from(Array.from({ length: 64 }, (_, i) => (i === 0 ? NaN : 0)), [2, 4, 8]) } })).rejects.toThrow(OverrideError);
+  });
+
+  it("an override whose promise never settles: the run's abort settles it at once, and dispose() does too", async () => {
+    const s = await session();
+    const never = () => new Promise<Tensor>(() => undefined);
+    const controller = new AbortController();
+    // Aborted once the override is waited on (a timer could fire before the run reaches it on a loaded machine).
+    const abortThenHang = () => {
+      setTimeout(() => controller.abort(new Error("timeout")), 0);
+      return never();
+    };
+    const e = await s.run({ x }, { override: { weights: abortThenHang }, signal: controller.signal }).catch((err: unknown) => err);
+    expect((e as Error).name).toBe("AbortError");
+    expect((e as Error).message).toMatch(/run \d+: aborted during node weights/);
+    await expect(s.run({ x }, { override: { weights: never }, signal: AbortSignal.abort() })).rejects.toThrow(/aborted/);
+    expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]); // the session is usable
+    const disposeThenHang = () => {
+      setTimeout(() => void s.dispose(), 0);
+      return never();
+    };
+    await expect(s.run({ x }, { override: { weights: disposeThenHang } })).rejects.toThrow(/the session is disposed/);
+  });
+
+  it("setWeights(null) or a non-object is a typed error, not a silent no-op", async () => {
+    const s = await session();
+    expect(() => s.setWeights(null as never)).toThrow(GraphValidationError);
+    expect(() => s.setWeights(null as never)).toThrow(/weights: invalid weights, expected an object of tensors by name, got null/);
+    expect(() => s.setWeights(5 as never)).toThrow(/invalid weights/);
   });
 });

@@ -3,7 +3,7 @@
 // override's value on whichever executor it runs (uploaded there). Overrides decide lowering as taps do: a patched node
 // is materialised by a step of its own and never fused away (explain() says "patched").
 import { GraphValidationError, type Executor, type OpGraph } from "@attngraph/graph";
-import { AttnGraphError, formatShape, sameShape, type AnyTensor, type Shape, type Tensor } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, formatShape, sameShape, type AnyTensor, type Shape } from "@attngraph/tensor";
 
 /** What an override function is told about the value it edits. */
 export interface OverrideContext {
@@ -20,13 +20,15 @@ export type OverrideFn = (value: Tensor, ctx: OverrideContext) => AnyTensor | Pr
 export type Override = AnyTensor | OverrideFn;
 
 /**
- * An override that could not be applied: it threw, returned no tensor, a tensor of another shape or dtype, or NaN.
- * `subject` names the node. The run rejects before any reader of the node runs; the session stays usable.
+ * An override that could not be applied: it is not a tensor or a function, it threw, returned no tensor, a tensor of
+ * another shape or dtype, or NaN the node's value did not hold. `subject` names the node. A run rejects before any
+ * reader of the node runs; `patch()` throws at once. The session stays usable.
  */
 export class OverrideError extends AttnGraphError {
   readonly node: string;
-  constructor(runId: number, node: string, what: string, expected: string, got: string, cause?: unknown) {
-    super("override", `run ${runId}: override of node ${node}: ${what}, expected ${expected}, got ${got}`, { subject: node, expected, got, ...(cause === undefined ? {} : { cause }) });
+  /** `runId`: the run that met it; undefined for `patch()`, refused before any run. */
+  constructor(runId: number | undefined, node: string, what: string, expected: string, got: string, cause?: unknown) {
+    super("override", `${runId === undefined ? "patch: " : `run ${runId}: `}override of node ${node}: ${what}, expected ${expected}, got ${got}`, { subject: node, expected, got, ...(cause === undefined ? {} : { cause }) });
     this.name = "OverrideError";
     this.node = node;
   }
@@ -66,45 +68,72 @@ export function checkOverrideTarget(graph: OpGraph, node: string, field: string)
   }
 }
 
-export function checkOverride(override: unknown, field: string): asserts override is Override {
-  if (typeof override !== "function" && !isTensor(override)) throw new GraphValidationError(field, "invalid override", "a tensor or a function (value, ctx) => tensor", typeof override);
+/** What `patch()` and a run's `override` take: a Tensor (by its brand: an object with a `shape` is not one) or a function. */
+export function checkOverride(override: unknown, node: string, runId?: number): asserts override is Override {
+  if (typeof override !== "function" && !Tensor.isTensor(override)) {
+    throw new OverrideError(runId, node, "invalid override", "a Tensor (@attngraph/tensor) or a function (value, ctx) => tensor", kindOf(override));
+  }
 }
 
 /**
  * The value readers of `node` see after its overrides, on `executor`: each override in turn (a function gets the value
- * before it as a host tensor), the result checked (a float32 tensor of `shape`, no NaN) and uploaded. `value` is the
- * computed value; it stays with the caller (the run releases it with everything else it holds).
+ * before it as a host tensor), the result checked (a float32 tensor of `shape`; NaN only where the value it replaced
+ * held NaN) and uploaded. `value` is the computed value; it stays with the caller (the run releases it with everything
+ * else it holds). A function's promise is raced against `stop`: an override that never settles cannot hold a run past
+ * its abort (or its session's dispose).
  */
-export async function applyOverrides(runId: number, node: string, shape: Shape, executor: Executor, value: unknown, overrides: readonly Override[]): Promise<unknown> {
+export async function applyOverrides(runId: number, node: string, shape: Shape, executor: Executor, value: unknown, overrides: readonly Override[], stop: Stop): Promise<unknown> {
+  /** The value the next override replaces, on the host; downloaded only when a function or a NaN check needs it. */
   let current: AnyTensor | undefined;
+  const before = async (): Promise<AnyTensor> => (current ??= await executor.download(value));
   for (const o of overrides) {
     let got: unknown;
     if (typeof o === "function") {
-      const host = current ? current.clone() : (await executor.download(value)).clone();
+      const host = (await before()).clone();
       try {
-        got = await o(host as Tensor, { runId, node, shape });
+        got = await stop.race(Promise.resolve().then(() => o(host as Tensor, { runId, node, shape })));
       } catch (e) {
+        if (stop.stopped(e)) throw e;
         throw new OverrideError(runId, node, "the override function threw", "a tensor", e instanceof Error ? e.message : String(e), e);
       }
     } else {
       got = o;
     }
-    current = checkResult(runId, node, shape, got);
+    current = await checkResult(runId, node, shape, got, before);
   }
   return executor.upload(current!);
 }
 
-function checkResult(runId: number, node: string, shape: Shape, got: unknown): AnyTensor {
-  if (!isTensor(got)) throw new OverrideError(runId, node, "not a tensor", `a float32 tensor ${formatShape(shape)}`, got === null ? "null" : typeof got);
+/** How a run in flight stops an override that is still pending: its signal's abort, its session's dispose. */
+export interface Stop {
+  /** `p`, or a rejection with the run's AbortError (or SessionDisposedError) as soon as the run must stop. */
+  race<T>(p: Promise<T>): Promise<T>;
+  /** Whether `e` is that rejection (not the override's own failure). */
+  stopped(e: unknown): boolean;
+}
+
+/**
+ * `got` as the node's value, checked: a Tensor of `shape`, float32, and NaN only at elements where `replaced` (the
+ * value the override replaced) held NaN. NaN in a run's own data is data: an identity or an ablation must pass it on,
+ * but NaN the override itself introduced is refused (it would poison every reader without an error).
+ */
+async function checkResult(runId: number, node: string, shape: Shape, got: unknown, replaced: () => Promise<AnyTensor>): Promise<AnyTensor> {
+  if (!Tensor.isTensor(got)) throw new OverrideError(runId, node, "not a tensor", `a float32 Tensor ${formatShape(shape)}`, kindOf(got));
   if (!sameShape(got.shape, shape)) throw new OverrideError(runId, node, "wrong shape", formatShape(shape), formatShape(got.shape));
   if (got.dtype !== "float32") throw new OverrideError(runId, node, "wrong dtype", "float32", got.dtype);
   const data = got.toFloat32Array();
+  let was: Float32Array | undefined;
   for (let i = 0; i < data.length; i++) {
-    if (Number.isNaN(data[i]!)) throw new OverrideError(runId, node, "NaN in the override's value", "numbers", `NaN at element ${i}`);
+    if (!Number.isNaN(data[i]!)) continue;
+    was ??= (await replaced()).toFloat32Array();
+    if (!Number.isNaN(was[i]!)) throw new OverrideError(runId, node, "NaN in the override's value where the node's value had none", "numbers (NaN only where the value replaced held NaN)", `NaN at element ${i}`);
   }
   return got;
 }
 
-function isTensor(x: unknown): x is AnyTensor {
-  return typeof x === "object" && x !== null && Array.isArray((x as AnyTensor).shape) && typeof (x as AnyTensor).toFloat32Array === "function";
+function kindOf(x: unknown): string {
+  if (x === null) return "null";
+  if (Array.isArray(x)) return "an array";
+  if (typeof x === "object") return `an object (${Object.keys(x).slice(0, 4).join(", ") || "no keys"}), not a Tensor`;
+  return typeof x;
 }

@@ -2,14 +2,16 @@ import { GraphValidationError, yieldToEventLoop, type Arena, type Executor, type
 import { explain, lower, type BufferPlan, type LowerOptions, type Plan } from "@attngraph/scheduler";
 import { UnsupportedError, type AnyTensor, type Shape, type Tensor } from "@attngraph/tensor";
 import { Observable, Subject } from "rxjs";
-import { AbortError, NumericsError, RunError, SessionDisposedError } from "./errors.js";
+import { AbortError, NumericsError, RunError, SessionDisposedError, TapError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
-import { DEFAULT_TAP_POLICY, TapRegistry, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
+import { DEFAULT_TAP_POLICY, TapRegistry, withRunTap, type RunTap, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
 import { WeightStore, type Resident, type WeightLease } from "./weights.js";
 import { downloadOwned } from "./download-owned.js";
 import { disagreement, ValidationError, type Disagreement, type Validation } from "./validate.js";
+import { runStop } from "./run-stop.js";
+import { dropoutStepOf, withDropoutStep } from "./dropout-steps.js";
 import { applyOverrides, checkOverride, checkOverrideTarget, PatchRegistry, type Override } from "./overrides.js";
 
 const NO_NODES: ReadonlySet<string> = new Set();
@@ -32,6 +34,17 @@ export interface RunOptions {
    * on every call). A dim an input also binds must agree.
    */
   readonly dims?: Readonly<Record<string, number>>;
+  /**
+   * This run's own tap: `nodes` watched in this run only, each event handed to `next` before the run settles. Tools
+   * that read one run's values (runWithCache) use it: a session tap sees every run started while it is subscribed.
+   */
+  readonly tap?: RunTap;
+  /**
+   * The dropout step this run draws its masks with (training-mode dropout: each seed is folded with it, see
+   * `dropoutSeedAt`). Default: the run's index in the session (0 for its first run), so each run draws a new mask; the
+   * trainer passes its step number. The same step gives the same masks on every executor.
+   */
+  readonly dropoutStep?: number;
 }
 
 /** What a session does beyond lowering: memory limit and tap delivery (see CompileOptions). */
@@ -44,6 +57,8 @@ export interface SessionOptions {
   readonly checkNumerics?: boolean;
   /** Run every step on a second executor too and compare (compile's validateWith, checked). */
   readonly validation?: Validation;
+  /** "per-run" (default): each run draws new dropout masks; "fixed": every run the seed's own (see CompileOptions). */
+  readonly dropoutMasks?: "per-run" | "fixed";
 }
 
 
@@ -94,11 +109,14 @@ export class Session {
   readonly #updates: ReadonlyMap<string, string>;
   readonly #checkNumerics: boolean;
   readonly #validation: Validation | undefined;
+  readonly #dropoutMasks: "per-run" | "fixed";
   /** Settles when the last run that updates weights has (runs with `updates` take turns). */
   #inTurn: Promise<void> = Promise.resolve();
   #runs = 0;
   #tapCount = 0;
   #disposed = false;
+  /** Aborted by dispose(): stops runs waiting on user code (an override's promise) at once. */
+  readonly #disposal = new AbortController();
 
   /** Run and node start/end with executor and timing, errors and cancellations. Costs nothing while unobserved. */
   readonly events$: Observable<SessionEvent>;
@@ -112,6 +130,7 @@ export class Session {
     this.#updates = sessionOptions.updates ?? new Map();
     this.#checkNumerics = sessionOptions.checkNumerics === true;
     this.#validation = sessionOptions.validation;
+    this.#dropoutMasks = sessionOptions.dropoutMasks ?? "per-run";
     this.#weights = new WeightStore(weights);
     this.#weightShapes = this.#weights.shapes(); // setWeights() keeps every shape, so this never changes
     this.#nodeNames = graph.nodes.map((n) => n.name);
@@ -150,6 +169,23 @@ export class Session {
       if (this.#disposed) return subscriber.complete();
       return this.#taps.add(label, matches, subscriber);
     });
+  }
+
+  /** `watched` with the run's own tap added (its selector checked like tap()'s). */
+  #withRunTap(watched: Map<string, Watcher[]>, runTap: RunTap): Map<string, Watcher[]> {
+    if (typeof runTap !== "object" || runTap === null || typeof runTap.next !== "function") {
+      throw new GraphValidationError("run options.tap", "invalid run tap", "{ nodes: a node name, a list of names or a predicate, next: (event) => void }", runTap === null ? "null" : typeof runTap);
+    }
+    const matches = this.#matcher(runTap.nodes);
+    const label = "run options.tap";
+    const guarded = (node: string): boolean => {
+      try {
+        return matches(node);
+      } catch (e) {
+        throw new TapError(label, node, e);
+      }
+    };
+    return withRunTap(watched, this.#nodeNames, label, guarded, runTap.next);
   }
 
   #matcher(selector: TapSelector): (node: string) => boolean {
@@ -205,7 +241,7 @@ export class Session {
   patch(node: string, override: Override): () => void {
     if (this.#disposed) throw new SessionDisposedError("patch()");
     checkOverrideTarget(this.graph, node, `patch ${node}`);
-    checkOverride(override, `patch ${node}`);
+    checkOverride(override, node);
     return this.#patches.add(node, override);
   }
 
@@ -259,18 +295,22 @@ export class Session {
     try {
       if (signal?.aborted) throw new AbortError(runId, undefined, signal.reason);
       const byName = checkInputs(this.graph, inputs);
-      const overrides = this.#overridesOf((options ?? {}).override);
+      const overrides = this.#overridesOf(runId, (options ?? {}).override);
       const snap = this.#taps.snapshot(this.#nodeNames);
       watched = snap.watched;
       if (snap.failed.length) throw snap.failed[0]!;
+      const runTap = (options ?? {}).tap;
+      if (runTap !== undefined) watched = this.#withRunTap(watched, runTap);
       const plan = this.#planFor(watched, overrides);
       const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes, (options ?? {}).dims);
+      const dropoutStep = dropoutStepOf((options ?? {}).dropoutStep, this.#dropoutMasks, runId - 1);
       checkMemory(runId, plan, prepared, this.#maxArenaBytes); // before the arenas below are allocated
       const arenas = acquireArenas(prepared, plan.executors);
       const weights = this.#weights.lease();
       let result: Record<string, Tensor>;
       try {
-        const run = { runId, plan, shapes: prepared.shapes, attrs: prepared.attrs, memory: prepared.memory, arenas, inputs: byName, weights, watched, overrides, signal, t0 };
+        const attrs = withDropoutStep(plan, this.graph.registry, prepared.attrs, dropoutStep);
+        const run = { runId, plan, shapes: prepared.shapes, attrs, memory: prepared.memory, arenas, inputs: byName, weights, watched, overrides, signal, t0 };
         const done = await this.#execute(run, (node) => (current = node));
         result = done.outputs;
         // Only a run that finished changes the weights: a failed or cancelled one leaves them as they were.
@@ -427,7 +467,7 @@ export class Session {
       if (patches) {
         // The computed value goes back with everything else the run holds; readers see the override's.
         onExecutor.set(`\u0001computed\u0000${step.node}`, { executor: executor.name, value });
-        value = await applyOverrides(runId, step.node, outShape, executor, value, patches);
+        value = await applyOverrides(runId, step.node, outShape, executor, value, patches, runStop(runId, step.node, signal, this.#disposal.signal));
       }
       values.set(step.node, { executor: executor.name, value });
       if (this.#checkNumerics) {
@@ -486,12 +526,12 @@ export class Session {
   }
 
   /** This run's overrides by node (the session's patches, then the run's), every name and value checked. */
-  #overridesOf(runOverrides: Readonly<Record<string, Override>> | undefined): Map<string, Override[]> {
+  #overridesOf(runId: number, runOverrides: Readonly<Record<string, Override>> | undefined): Map<string, Override[]> {
     if (runOverrides !== undefined) {
       if (typeof runOverrides !== "object" || runOverrides === null) throw new GraphValidationError("run options.override", "invalid overrides", "an object of node name → tensor or function", String(runOverrides));
       for (const node of Object.keys(runOverrides)) {
         checkOverrideTarget(this.graph, node, `override ${node}`);
-        checkOverride(runOverrides[node], `override ${node}`);
+        checkOverride(runOverrides[node], node, runId);
       }
     }
     return this.#patches.snapshot(runOverrides);
@@ -523,8 +563,8 @@ export class Session {
    * through its `config.onUnhandledError` channel (by default rethrown asynchronously).
    */
   #settleTaps(watched: ReadonlyMap<string, readonly Watcher[]>): void {
-    if (this.#tapPolicy.delivery !== "settle" || watched.size === 0) return;
-    for (const w of new Set([...watched.values()].flat())) w.flush();
+    if (watched.size === 0) return;
+    for (const w of new Set([...watched.values()].flat())) if (w.settlesWith(this.#tapPolicy)) w.flush();
   }
 
   /**
@@ -534,6 +574,7 @@ export class Session {
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
+    this.#disposal.abort();
     this.#taps.completeAll();
     this.#events.complete();
     this.#prepared.dispose();

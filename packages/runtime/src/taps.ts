@@ -1,5 +1,5 @@
 import { yieldToEventLoop } from "@attngraph/graph";
-import { config as rxConfig, type Subscriber } from "rxjs";
+import { config as rxConfig } from "rxjs";
 import { TapError } from "./errors.js";
 import type { TapEvent } from "./events.js";
 
@@ -22,22 +22,51 @@ export interface TapPolicy {
 
 export const DEFAULT_TAP_POLICY: TapPolicy = Object.freeze({ delivery: "settle", buffer: 1024 });
 
+/**
+ * A run's own tap (`run(inputs, { tap })`): watches `nodes` in that run only. No other run's values reach it, and it
+ * reaches no other run, however many runs are in flight (a session tap made for one call would see every run that
+ * starts while it is subscribed). Its events are handed to `next` before the run settles, whatever the session's tap
+ * policy, and none is dropped.
+ */
+export interface RunTap {
+  readonly nodes: TapSelector;
+  readonly next: (event: TapEvent) => void;
+}
+
+/** Where a watcher's events go: an rxjs Subscriber, or a run tap's callback. */
+export interface TapSink {
+  readonly closed: boolean;
+  next(event: TapEvent): void;
+  complete(): void;
+}
+
+/** A run tap's delivery: always before its run settles, never dropping. */
+const RUN_TAP_POLICY: TapPolicy = Object.freeze({ delivery: "settle", buffer: Number.POSITIVE_INFINITY });
+
 /** One subscription: what it watches, and its queue of events not yet delivered. */
 export class Watcher {
   /** How messages name this tap: `tap weights`, `tap #3 (predicate)`. */
   readonly label: string;
   readonly matches: (node: string) => boolean;
-  readonly subscriber: Subscriber<TapEvent>;
+  readonly subscriber: TapSink;
+  /** The session's policy, or a run tap's own (RUN_TAP_POLICY). */
+  readonly policy: TapPolicy | undefined;
   /** Events this subscriber has lost to the bound, so far. */
   dropped = 0;
   readonly #queue: TapEvent[] = [];
   #draining = false;
   #scheduled = false;
 
-  constructor(label: string, matches: (node: string) => boolean, subscriber: Subscriber<TapEvent>) {
+  constructor(label: string, matches: (node: string) => boolean, subscriber: TapSink, policy?: TapPolicy) {
     this.label = label;
     this.matches = matches;
     this.subscriber = subscriber;
+    this.policy = policy;
+  }
+
+  /** Whether a run hands this watcher's events over before it settles (the "settle" delivery). */
+  settlesWith(sessionPolicy: TapPolicy): boolean {
+    return (this.policy ?? sessionPolicy).delivery === "settle";
   }
 
   get pending(): number {
@@ -45,8 +74,9 @@ export class Watcher {
   }
 
   /** Queues one event; returns the event dropped to make room, if any. */
-  push(e: TapEvent, policy: TapPolicy): TapEvent | undefined {
+  push(e: TapEvent, sessionPolicy: TapPolicy): TapEvent | undefined {
     if (this.subscriber.closed) return undefined;
+    const policy = this.policy ?? sessionPolicy;
     this.#queue.push(e);
     const lost = this.#queue.length > policy.buffer ? this.#queue.shift() : undefined;
     if (lost) this.dropped++;
@@ -107,7 +137,7 @@ const NOBODY_WATCHES: { watched: Map<string, Watcher[]>; failed: TapError[] } = 
 export class TapRegistry {
   readonly #watchers = new Set<Watcher>();
 
-  add(label: string, matches: (node: string) => boolean, subscriber: Subscriber<TapEvent>): () => void {
+  add(label: string, matches: (node: string) => boolean, subscriber: TapSink): () => void {
     const w = new Watcher(label, matches, subscriber);
     this.#watchers.add(w);
     return () => this.#watchers.delete(w);
@@ -155,4 +185,29 @@ export class TapRegistry {
     for (const w of broken) w.subscriber.complete();
     return { watched, failed };
   }
+}
+
+/**
+ * `watched` (a run's snapshot of the session's taps) with a run tap added: a new map, so the snapshot (which may be the
+ * shared empty one) is never changed. `matches` was checked against the graph's names by the caller.
+ */
+export function withRunTap(watched: ReadonlyMap<string, Watcher[]>, nodes: readonly string[], label: string, matches: (node: string) => boolean, next: (event: TapEvent) => void): Map<string, Watcher[]> {
+  let closed = false;
+  const sink: TapSink = {
+    get closed() {
+      return closed;
+    },
+    next,
+    complete: () => void (closed = true),
+  };
+  const w = new Watcher(label, matches, sink, RUN_TAP_POLICY);
+  const out = new Map<string, Watcher[]>();
+  for (const [node, list] of watched) out.set(node, [...list]);
+  for (const node of nodes) {
+    if (!matches(node)) continue;
+    const list = out.get(node);
+    if (list) list.push(w);
+    else out.set(node, [w]);
+  }
+  return out;
 }

@@ -1,7 +1,9 @@
 // Zero and mean head ablation on the fixture's attention (cpu), zero against the float64 reference without the head.
 import { OverrideError } from "@attngraph/runtime";
 import { describe, expect, it } from "vitest";
+import { GraphValidationError } from "@attngraph/graph";
 import { ablateHeads } from "./ablate.js";
+import { headsAxis } from "./heads-axis.js";
 import { runWithCache } from "./cache.js";
 import { B, D, E, H, T, clean, referenceWithout, session } from "./test-fixture.js";
 
@@ -39,7 +41,39 @@ describe("ablateHeads", () => {
     await expect(s.run({ x: clean })).rejects.toThrow(/override of node weights: .*weights head/);
     remove();
     expect((await s.run({ x: clean })).output!.shape).toEqual([B, T, E]);
-    expect(() => ablateHeads(s, "weights", [0], "max" as never)).toThrow(/mode must be "zero" or "mean"/);
+    expect(() => ablateHeads(s, "weights", [0], "max" as never)).toThrow(GraphValidationError);
+    expect(() => ablateHeads(s, "weights", [0], "bogus" as never)).toThrow(/ablateHeads mode: unknown ablation mode, expected "zero" or "mean", got bogus/);
+    expect(() => ablateHeads(s, "weights", null as never)).toThrow(/ablateHeads heads: invalid head list/);
+    expect(() => ablateHeads(s, "weights", [0.5])).toThrow(/ablateHeads heads: invalid head list/);
+  });
+
+  it("a value without a heads axis ([B, T, E]) is refused when the patch is made, not read with T as its heads", async () => {
+    const s = await session();
+    const before = (await s.run({ x: clean })).output!.toArray();
+    for (const node of ["output", "context", "queries"]) {
+      expect(() => ablateHeads(s, node, [0]), node).toThrow(GraphValidationError);
+      expect(() => ablateHeads(s, node, [0]), node).toThrow(new RegExp(`ablateHeads ${node}: the value has no heads axis`));
+    }
+    expect(() => ablateHeads(s, "nope", [0])).toThrow(/ablateHeads nope: no node of this name/);
+    // Nothing was patched: the session runs as before.
+    expect((await s.run({ x: clean })).output!.toArray()).toEqual(before);
+  });
+
+  it("heads found through the graph: q.split [B, T, H, D] keeps them on axis 2, and ablating there equals ablating q.heads", async () => {
+    const s = await session();
+    expect(headsAxis(s.graph, "q.split")).toBe(2);
+    expect(headsAxis(s.graph, "context.merge")).toBe(2);
+    expect(headsAxis(s.graph, "scores")).toBe(1);
+    expect(headsAxis(s.graph, "output")).toBeUndefined();
+    for (const mode of ["zero", "mean"] as const) {
+      const undo = ablateHeads(s, "q.heads", [1], mode);
+      const want = (await s.run({ x: clean })).output!.toArray();
+      undo();
+      const undoSplit = ablateHeads(s, "q.split", [1], mode);
+      const got = (await s.run({ x: clean })).output!.toArray();
+      undoSplit();
+      expect(got, mode).toEqual(want);
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import { GraphValidationError, type Executor, type OpGraph } from "@attngraph/gr
 import { compile } from "@attngraph/runtime";
 import { ShapeError, formatShape, sameShape, type AnyTensor, type Tensor } from "@attngraph/tensor";
 import { runWithCache } from "./cache.js";
+import { requireHeadsAxis } from "./heads-axis.js";
 import { checkHeads, forHead } from "./heads.js";
 
 export interface AttributionOptions {
@@ -46,6 +47,7 @@ export async function attributeHeads(graph: OpGraph, options: AttributionOptions
   for (const n of options.nodes) {
     if (!graph.has(n) || graph.roleOf(n) !== "node") throw new GraphValidationError(`attributeHeads.nodes ${n}`, "no node of this name", "a node of the graph", n);
   }
+  const axes = options.nodes.map((n) => requireHeadsAxis(graph, n, `attributeHeads.nodes ${n}`));
   const g = grad(graph, { loss: options.metric, wrt: options.nodes });
   if (g.seed && !options.seed) {
     throw new GraphValidationError(`attributeHeads.metric ${options.metric}`, "the metric node is not a scalar: give `seed` (the metric is then sum(node ⊙ seed))", "seed of the node's shape", "no seed");
@@ -62,17 +64,19 @@ export async function attributeHeads(graph: OpGraph, options: AttributionOptions
     const nodes = options.nodes.map((node, i): HeadAttribution => {
       const here = at.cache.get(node)!;
       const gradient = at.cache.get(gradNames[i]!)!;
-      checkHeads(node, here, []);
+      const axis = axes[i]!;
+      checkHeads(node, here, [], axis);
       // Attribution patching weighs the change the patch would make; plain attribution the activation itself.
       const delta = clean ? difference(node, clean.get(node)!, here) : here.toFloat32Array();
       const gd = gradient.toFloat32Array();
-      const [nb, nh] = here.shape as [number, number];
+      const nb = here.shape[0]!;
+      const nh = here.shape[axis]!;
       const perBatch = Array.from({ length: nb }, () => new Array<number>(nh).fill(0));
       for (let h = 0; h < nh; h++) {
-        forHead(here, h, (start, end, b) => {
+        forHead(here, axis, h, (start, end, b) => {
           let s = 0;
           for (let k = start; k < end; k++) s += delta[k]! * gd[k]!;
-          perBatch[b]![h] = s;
+          perBatch[b]![h]! += s;
         });
       }
       return { node, perHead: Array.from({ length: nh }, (_, h) => perBatch.reduce((s, row) => s + row[h]!, 0)), perBatch };

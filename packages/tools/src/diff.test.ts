@@ -124,6 +124,8 @@ describe("diffExecutors", () => {
     await expect(diffExecutors(graph, { ...base, executors: [cpu(), wasm()], tap: ["nope"] })).rejects.toThrow(/diff\.tap nope.*no node/);
     await expect(diffExecutors(graph, { ...base, executors: [cpu(), wasm()], tap: ["x"] })).rejects.toThrow(/diff\.tap x/);
     await expect(diffExecutors(graph, { ...base, executors: [cpu(), wasm()], tolerance: { abs: -1, rel: 0 } })).rejects.toThrow(/diff\.tolerance\.abs/);
+    await expect(diffExecutors(graph, null as never)).rejects.toThrow(/diff options: missing options/);
+    await expect(diffExecutors(null as never, { ...base, executors: [cpu(), wasm()] })).rejects.toThrow(/diff graph: not a graph/);
     // The reference must run the whole graph: without a kernel for the user op there is nothing to compare against.
     await expect(diffExecutors(graph, { ...base, executors: [wasm(), cpu()] })).rejects.toThrow(/reference executor wasm failed/);
   });

@@ -60,6 +60,8 @@ export async function diffExecutors(graph: OpGraph, options: DiffOptions): Promi
 }
 
 function checkOptions(graph: OpGraph, options: DiffOptions): { executors: readonly Executor[]; tolerance: Tolerance; compared: string[]; tap: "all" | "none" | "list" } {
+  if (typeof (graph as Partial<OpGraph> | null)?.node !== "function" || !Array.isArray((graph as Partial<OpGraph>).nodes)) throw new GraphValidationError("diff graph", "not a graph", "an OpGraph (GraphBuilder.build(), graphFromJSON())", graph === null ? "null" : typeof graph);
+  if (typeof options !== "object" || options === null) throw new GraphValidationError("diff options", "missing options", "{ executors: [reference, other, ...], inputs, weights? }", options === null ? "null" : typeof options);
   const executors = options.executors;
   if (!Array.isArray(executors) || executors.length < 2) {
     throw new GraphValidationError("diff.executors", "needs two executors or more", "[reference, other, ...]", Array.isArray(executors) ? `${executors.length}` : typeof executors);

@@ -1,5 +1,6 @@
 export { runWithCache, type CachedRun } from "./cache.js";
 export { ablateHeads, ablated, type AblationMode } from "./ablate.js";
+export { headsAxis } from "./heads-axis.js";
 export { patchFrom, type PatchEffect, type PatchingOptions, type PatchingResult } from "./patching.js";
 export { diffExecutors } from "./diff.js";
 export { readRepro, replayRepro, type ReplayOptions, type ReplayResult } from "./repro.js";

@@ -3,6 +3,7 @@ import { GraphValidationError } from "@attngraph/graph";
 import { describe, expect, it } from "vitest";
 import { runWithCache } from "./cache.js";
 import { patchFrom } from "./patching.js";
+import type { Tensor } from "@attngraph/tensor";
 import { B, T, clean, corrupted, session, sum, u } from "./test-fixture.js";
 
 describe("patchFrom (clean → corrupted)", () => {
@@ -26,5 +27,16 @@ describe("patchFrom (clean → corrupted)", () => {
     const cleanRun = await runWithCache(s, { x: clean }, ["queries"]);
     await expect(patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["weights"], metric: (o) => sum(o.output!) })).rejects.toThrow(GraphValidationError);
     await expect(patchFrom(s, cleanRun, { x: u([B, T + 1, 8], 1) }, { nodes: ["queries"], metric: (o) => sum(o.output!) })).rejects.toThrow(/override of node queries: wrong shape/);
+  });
+
+  it("perHead takes the heads axis from the graph: q.split [B, T, H, D] patches per head; [B, T, E] is refused", async () => {
+    const s = await session();
+    const cleanRun = await runWithCache(s, { x: clean }, ["q.split", "q.heads", "output"]);
+    const metric = (o: Readonly<Record<string, Tensor>>) => sum(o.output!);
+    const split = await patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["q.split"], metric, perHead: true });
+    const heads = await patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["q.heads"], metric, perHead: true });
+    expect(split.effects.map((e) => e.head)).toEqual([0, 1, 2]);
+    split.effects.forEach((e, h) => expect(e.metric, `head ${h}`).toBe(heads.effects[h]!.metric));
+    await expect(patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["output"], metric, perHead: true })).rejects.toThrow(/patchFrom output: the value has no heads axis/);
   });
 });

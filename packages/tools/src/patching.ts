@@ -5,6 +5,7 @@ import { GraphValidationError } from "@attngraph/graph";
 import { ShapeError, formatShape, sameShape, type AnyTensor, type Tensor } from "@attngraph/tensor";
 import type { CachedRun } from "./cache.js";
 import { checkHeads, editable, forHead, withData } from "./heads.js";
+import { requireHeadsAxis } from "./heads-axis.js";
 
 export interface PatchingOptions {
   /** The nodes to patch, one at a time; each must be in the clean run's cache. */
@@ -51,26 +52,28 @@ export async function patchFrom(session: Session, clean: CachedRun, corrupted: R
     const effect = metric - corruptedMetric;
     effects.push({ node, ...(head === undefined ? {} : { head }), metric, effect, recovered: span === 0 ? null : effect / span });
   };
+  const axes = new Map(options.perHead ? options.nodes.map((n) => [n, requireHeadsAxis(session.graph, n, `patchFrom ${n}`)] as const) : []);
   for (const node of options.nodes) {
     const source = clean.cache.get(node)!;
     if (!options.perHead) {
       await measure(node, source);
       continue;
     }
-    checkHeads(node, source, []);
-    for (let h = 0; h < source.shape[1]!; h++) {
-      await measure(node, (value) => withHeadFrom(node, value, source, h), h);
+    const axis = axes.get(node)!;
+    checkHeads(node, source, [], axis);
+    for (let h = 0; h < source.shape[axis]!; h++) {
+      await measure(node, (value) => withHeadFrom(node, value, source, h, axis), h);
     }
   }
   return { clean: cleanMetric, corrupted: corruptedMetric, effects };
 }
 
-/** `value` with head `h` copied from `source` (same shape). */
-function withHeadFrom(node: string, value: Tensor, source: Tensor, h: number): Tensor {
-  checkHeads(node, value, [h]);
+/** `value` with head `h` (on `axis`) copied from `source` (same shape). */
+function withHeadFrom(node: string, value: Tensor, source: Tensor, h: number, axis: number): Tensor {
+  checkHeads(node, value, [h], axis);
   if (!sameShape(value.shape, source.shape)) throw new ShapeError(node, "the clean and corrupted runs give this node different shapes", formatShape(source.shape), formatShape(value.shape));
   const data = editable(value);
   const from = source.toFloat32Array();
-  forHead(value, h, (start, end) => data.set(from.subarray(start, end), start));
+  forHead(value, axis, h, (start, end) => data.set(from.subarray(start, end), start));
   return withData(value, data);
 }

@@ -90,7 +90,10 @@ export class Trainer {
     const t0 = performance.now();
     const t = this.#steps + 1;
     // An aborted signal rejects before the first node (AbortError), so an aborted step changes nothing.
-    const out = await this.session.run({ ...batch, [this.#stepInput]: Tensor.from([t], [1]) }, options.signal ? { signal: options.signal } : {});
+    // Dropout draws step t's masks (dropout step t − 1: the first step draws the seeds' own), whatever other runs the
+    // session made, so step t drops the same elements on every executor, and a failed step's retry the same again.
+    const runOptions = { dropoutStep: t - 1, ...(options.signal ? { signal: options.signal } : {}) };
+    const out = await this.session.run({ ...batch, [this.#stepInput]: Tensor.from([t], [1]) }, runOptions);
     const lossName = this.training.graph.outputs[0]!;
     const loss = this.training.seed ? dot(out[lossName]!, batch[this.training.seed]) : out[lossName]!.toArray()[0]!;
     this.#steps = t;

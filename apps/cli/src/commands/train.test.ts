@@ -46,19 +46,26 @@ describe("attngraph train copy", () => {
     }
   }, 120_000);
 
-  it("bad flags are usage errors naming the flag; dropout is loudly unsupported", async () => {
+  it("bad flags are usage errors naming the flag", async () => {
     expect((await cli("train", "copy", "--lr", "0")).err[0]).toMatch(/--lr: expected a number > 0, got "0"/);
     expect((await cli("train", "copy", "--steps", "2.5")).err[0]).toMatch(/--steps: expected an integer >= 1/);
     expect((await cli("train", "reverse")).err[0]).toMatch(/the one task is "copy"/);
     // One step at a learning rate that blows up: a loss that does not fall fails the command.
     const blown = await cli("train", "copy", "--steps", "3", "--lr", "1e30");
     expect([blown.code, blown.err[0]]).toEqual([1, expect.stringMatching(/the loss did not fall/)]);
-    const dropout = await cli("train", "copy", "--dropout", "0.1");
-    expect(dropout.code).toBe(1);
-    expect(dropout.err[0]).toMatch(/unsupported: dropout in simpleTransformer/);
+    expect((await cli("train", "copy", "--dropout", "1")).err[0]).toMatch(/--dropout: expected a number in \[0, 1\)/);
     const notTrain = await cli("train", "copy", "--init", join(goldenTrainDir, "block-causal-b2-t10-e16-h4.json"));
     expect(notTrain.err[0]).toMatch(/--init: .* is not a golden-train "train" case/);
   });
+
+  it("--dropout trains with attention dropout (a new mask every step): the loss falls, and differs from no dropout", async () => {
+    const plain = await cli("train", "copy", "--executor", "cpu", "--steps", "20");
+    const dropped = await cli("train", "copy", "--executor", "cpu", "--steps", "20", "--dropout", "0.1");
+    expect(dropped.code, dropped.err.join("\n")).toBe(0);
+    const losses = (r: { out: string[] }) => r.out.filter((l) => l.startsWith("step")).map((l) => Number(l.match(/loss (\S+)/)![1]));
+    expect(losses(dropped)[0]).not.toBe(losses(plain)[0]); // step 1 drops weights
+    expect(losses(dropped).at(-1)!).toBeLessThan(losses(dropped)[0]!);
+  }, 120_000);
 
   it("a pattern row shades each weight and prints it", () => {
     const lines = asciiPattern(Float32Array.from([1, 0, 0.5, 0.5]), 2);

@@ -94,7 +94,8 @@ export async function train(args: TrainArgs, io: IO): Promise<number> {
     targets = tokens; // the copy task
     origin = `PyTorch-style random init and data from seed ${seed}`;
   }
-  const graph = simpleTransformer({ ...config, dropout }, { loss: true });
+  // Dropout drops attention weights in training only (new masks every step); the forward pass below is eval.
+  const graph = simpleTransformer({ ...config, dropout }, { loss: true, training: dropout > 0, seed });
   weights ??= defaultInit(graph, seed);
   const batch = { tokens: firstRows(tokens, batchSize), targets: firstRows(targets, batchSize) };
   const executors = executorsFor(args.executor, undefined, { threads: args.threads });

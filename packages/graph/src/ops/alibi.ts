@@ -26,13 +26,14 @@ export interface AlibiAttrs {
 export const alibiOp = defineOp<AlibiAttrs>({
   kind: "alibi",
   doc: "ALiBi: scale · scores + slope_h · (j − i), the bias added after scaling (softmax scale 1); −inf stays −inf.",
-  inputs: [{ name: "scores", rank: 4, doc: "[B, H, L, S]" }],
+  inputs: [{ name: "scores", rank: 4, heads: 1, doc: "[B, H, L, S]" }],
   attrs: {
     slopes: { type: "numbers", nullable: true, doc: "one per head H; null = the paper's slopes for H heads" },
     scale: { type: "number", default: 1, doc: "the score scale, e.g. 1/sqrt(D)" },
     alignment: { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] },
   },
   hidesWithMinusInfinity: true,
+  outputHeads: 1,
   inferShape: ([scores], { slopes }, ctx) => {
     const h = scores![1]!;
     // A symbolic H passes here; the runtime re-runs this rule on concrete shapes, and the kernels check too.

@@ -93,7 +93,7 @@ export const attentionGradOp = defineOp<AttentionGradAttrs>({
   attrs: {
     ...MASK_ATTRS,
     dropoutRate: { type: "number", default: 0, min: 0, max: 1 },
-    dropoutSeed: { type: "integer", default: 0, min: 0, max: 0xffffffff },
+    dropoutSeed: { type: "integer", default: 0, min: 0, max: 0xffffffff, dropoutSeed: true },
     training: { type: "boolean", default: false },
     wrt: { type: "string", oneOf: ["q", "k", "v"] },
   },

@@ -26,18 +26,19 @@ export const attentionOp = defineOp<AttentionAttrs>({
   kind: "attention",
   doc: "Fused score → mask → softmax → dropout → weighted-sum; the fusion pass uses it when nobody watches the middle.",
   inputs: [
-    { name: "q", rank: 4, doc: "[B, H, L, D]" },
-    { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
-    { name: "v", rank: 4, doc: "[B, Hkv, S, D]" },
+    { name: "q", rank: 4, heads: 1, doc: "[B, H, L, D]" },
+    { name: "k", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
+    { name: "v", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
     { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
   ],
+  outputHeads: 1,
   attrs: {
     causal: { type: "boolean", default: false },
     window: { type: "integer", nullable: true, min: 1 },
     alignment: { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] },
     scale: { type: "number", default: 1 },
     dropoutRate: { type: "number", default: 0, min: 0, max: 1 },
-    dropoutSeed: { type: "integer", default: 0, min: 0, max: 0xffffffff },
+    dropoutSeed: { type: "integer", default: 0, min: 0, max: 0xffffffff, dropoutSeed: true },
     training: { type: "boolean", default: false },
   },
   checkAttrs: (a, ctx) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dropoutBits, dropoutKeep, dropoutThreshold, fmix32, mixedBits } from "../index.js";
+import { dropoutBits, dropoutKeep, dropoutSeedAt, dropoutThreshold, fmix32, mixedBits } from "../index.js";
 
 // The generator again, in BigInt arithmetic mod 2³², written from the spec without Math.imul or >>> so that a slip in
 // the uint32 handling of dropout-hash.ts cannot be copied here. (The float64 reference in @attngraph/testkit is a third
@@ -57,5 +57,17 @@ describe("dropout generator (the one TypeScript implementation)", () => {
       const t = Math.floor(rate * 2 ** 32);
       for (const i of COUNTERS) expect(dropoutKeep(7, i, rate)).toBe(refBits(7, i) >= t);
     }
+  });
+
+  it("folds a run's dropout step into the seed: step 0 is the seed, other steps seed XOR fmix32(step mod 2³²)", () => {
+    for (const seed of SEEDS) {
+      expect(dropoutSeedAt(seed, 0)).toBe(seed);
+      for (const step of [1, 2, 3, 1000, 2 ** 31, 2 ** 32 - 1, 2 ** 32 + 5]) {
+        const want = Number(BigInt(seed) ^ refFmix32(BigInt(step) % M));
+        expect(dropoutSeedAt(seed, step), `seed ${seed}, step ${step}`).toBe(want);
+      }
+    }
+    // Distinct steps give distinct seeds (fmix32 is a bijection), so the first 1000 steps draw 1000 different masks.
+    expect(new Set(Array.from({ length: 1000 }, (_, k) => dropoutSeedAt(42, k))).size).toBe(1000);
   });
 });

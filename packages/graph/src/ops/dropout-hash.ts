@@ -28,6 +28,16 @@ export function dropoutBits(seed: number, i: number): number {
   return mixedBits(fmix32(seed), i);
 }
 
+/**
+ * The seed a run's kernels use: `seed` with the run's dropout step folded in, seed XOR fmix32(step mod 2³²). Step 0
+ * gives the seed itself (fmix32(0) = 0), and fmix32 being a bijection, distinct steps (mod 2³²) give distinct seeds:
+ * a new mask per training step, the same on every executor for the same step. The runtime applies it to every
+ * attribute declared `dropoutSeed` (the dropout op's seed, the fused attention's dropoutSeed).
+ */
+export function dropoutSeedAt(seed: number, step: number): number {
+  return (seed ^ fmix32(step >>> 0)) >>> 0;
+}
+
 /** Elements whose bits are below this uint32 are dropped: floor(rate · 2³²), clamped to 2³² − 1. */
 export function dropoutThreshold(rate: number): number {
   return Math.min(Math.floor(rate * 2 ** 32), 2 ** 32 - 1);

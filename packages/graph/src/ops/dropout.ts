@@ -4,7 +4,10 @@ import { gradOf } from "../vjp-helpers.js";
 export interface DropoutAttrs {
   /** Probability of zeroing an element, in [0, 1). */
   readonly rate: number;
-  /** Seed of the counter-based generator: the same seed gives the same mask on every executor. */
+  /**
+   * Seed of the counter-based generator. Each run folds its dropout step into it (`dropoutSeedAt(seed, step)`, step 0:
+   * the seed itself), so the same seed and step give the same mask on every executor, and each step a new one.
+   */
   readonly seed: number;
   /** false (eval) = identity. */
   readonly training: boolean;
@@ -17,7 +20,7 @@ export const dropoutOp = defineOp<DropoutAttrs>({
   inputs: [{ name: "x" }],
   attrs: {
     rate: { type: "number", default: 0, min: 0, max: 1 },
-    seed: { type: "integer", default: 0, min: 0, max: 0xffffffff },
+    seed: { type: "integer", default: 0, min: 0, max: 0xffffffff, dropoutSeed: true, doc: "folded with the run's dropout step (see dropoutSeedAt)" },
     training: { type: "boolean", default: false },
   },
   checkAttrs: (a, ctx) => {

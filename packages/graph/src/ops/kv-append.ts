@@ -32,8 +32,8 @@ export const kvAppendOp = defineOp<KvAppendAttrs>({
   kind: "kv-append",
   doc: "Writes this call's keys/values [B, Hkv, L, D] into a preallocated cache [B, Hkv, M, D] at `past` and returns the view of the first past + L positions.",
   inputs: [
-    { name: "cache", rank: 4, doc: "[B, Hkv, M, D], the decode session's cache (state, written in place)" },
-    { name: "x", rank: 4, doc: "[B, Hkv, L, D], this call's new keys or values" },
+    { name: "cache", rank: 4, heads: 1, doc: "[B, Hkv, M, D], the decode session's cache (state, written in place)" },
+    { name: "x", rank: 4, heads: 1, doc: "[B, Hkv, L, D], this call's new keys or values" },
   ],
   attrs: {
     past: { type: "dim", min: 0, doc: "positions already in the cache: an integer, or a dim name bound per run" },
@@ -41,6 +41,7 @@ export const kvAppendOp = defineOp<KvAppendAttrs>({
     length: { type: "string", doc: "the symbolic name of past + L (the key length S)" },
   },
   view: true,
+  outputHeads: 1,
   inferShape: ([cache, x], { past, shift, length }, ctx) => {
     ["B", "Hkv", "", "D"].forEach((name, i) => {
       if (i === 2) return;

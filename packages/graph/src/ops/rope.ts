@@ -26,7 +26,7 @@ export interface RopeAttrs {
 export const ropeOp = defineOp<RopeAttrs>({
   kind: "rope",
   doc: "Rotary position embedding on [B, H, L, D], split-half pairs (i, i + r/2) as in GPT-NeoX/Llama, not GPT-J's interleaved.",
-  inputs: [{ name: "x", rank: 4, doc: "[B, H, L, D], heads split" }],
+  inputs: [{ name: "x", rank: 4, heads: 1, doc: "[B, H, L, D], heads split" }],
   attrs: {
     base: { type: "number", default: 10000, doc: "> 0" },
     rotaryDim: { type: "integer", nullable: true, min: 2, doc: "even, <= D; null = D" },
@@ -37,6 +37,7 @@ export const ropeOp = defineOp<RopeAttrs>({
     if (!(a.base > 0)) ctx.fail("base", "the RoPE base must be positive", "> 0", String(a.base));
     if (a.rotaryDim !== null && a.rotaryDim % 2 !== 0) ctx.fail("rotaryDim", "rotated dims come in pairs", "an even number", String(a.rotaryDim));
   },
+  outputHeads: 1,
   inferShape: ([x], { rotaryDim }, ctx) => {
     const d = x![3]!;
     // A symbolic D passes here; the runtime re-runs this rule on concrete shapes, and the kernels check too.

@@ -12,10 +12,11 @@ export const scoreOp = defineOp<ScoreAttrs>({
   kind: "score",
   doc: "Q·Kᵀ per batch and head (before scale and mask); key heads are shared by H/Hkv consecutive query heads.",
   inputs: [
-    { name: "q", rank: 4, doc: "[B, H, L, D]" },
-    { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
+    { name: "q", rank: 4, heads: 1, doc: "[B, H, L, D]" },
+    { name: "k", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
   ],
   attrs: {},
+  outputHeads: 1,
   inferShape: ([q, k], _attrs, ctx) => {
     const [b, h, l, d] = q!;
     expectDim(ctx, "k", "batch of keys must match queries", b!, k![0]!, k);

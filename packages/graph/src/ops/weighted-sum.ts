@@ -9,10 +9,11 @@ export const weightedSumOp = defineOp<WeightedSumAttrs>({
   kind: "weighted-sum",
   doc: "weights · V per batch and head; value heads are shared by H/Hkv consecutive query heads.",
   inputs: [
-    { name: "weights", rank: 4, doc: "[B, H, L, S]" },
-    { name: "v", rank: 4, doc: "[B, Hkv, S, D]" },
+    { name: "weights", rank: 4, heads: 1, doc: "[B, H, L, S]" },
+    { name: "v", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
   ],
   attrs: {},
+  outputHeads: 1,
   inferShape: ([w, v], _attrs, ctx) => {
     const [b, h, l, s] = w!;
     expectDim(ctx, "v", "batch of values must match the weights", b!, v![0]!, v);
