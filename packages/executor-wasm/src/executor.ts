@@ -164,10 +164,14 @@ export class WasmExecutor implements Executor<WasmValue> {
   /** Threads asked for (1: none), and the pool while it runs. */
   readonly #threads: number;
   #pool: ThreadPool | undefined;
+  /** Aborts the pool start under way (init()'s, or a restart after a trap), if any. */
+  #starting: AbortController | undefined;
   #threadReason: string | undefined;
   /** Whether the module in use is the threaded build (its memory shared). */
   #shared = false;
   #loading: Promise<void> | undefined;
+  /** Set by dispose(), never cleared: every await of init() checks it, so that nothing comes alive after it. */
+  #disposed = false;
   readonly #ctx: WasmContext;
   readonly #derived: DerivedLayouts;
   /** Counters for tests and profiling: uploads made, traps caught, instances made, calls split over the workers. */
@@ -248,7 +252,8 @@ export class WasmExecutor implements Executor<WasmValue> {
    */
   get threading(): { readonly requested: number; readonly threads: number; readonly reason?: string } {
     const running = this.#pool !== undefined && this.#pool.lost === undefined ? this.#pool.threads : 1;
-    const reason = running < this.#threads ? (this.#threadReason ?? this.#pool?.lost ?? "workers not started yet (init() starts them)") : undefined;
+    const why = () => (this.#disposed ? "the executor is disposed" : (this.#threadReason ?? this.#pool?.lost ?? "workers not started yet (init() starts them)"));
+    const reason = running < this.#threads ? why() : undefined;
     return { requested: this.#threads, threads: running, ...(reason !== undefined ? { reason } : {}) };
   }
 
@@ -313,34 +318,63 @@ export class WasmExecutor implements Executor<WasmValue> {
     return this.#kernels.supports(kind);
   }
 
-  /** Loads and instantiates the module (once; later calls return at once). The runtime's `compile()` calls it. */
+  /**
+   * Loads and instantiates the module and starts the workers (once; later calls return the same promise). The
+   * runtime's `compile()` calls it. dispose() wins whenever it comes: an init() it overtakes (while the module loads
+   * or compiles, while the workers start) rejects with the executor's "disposed" error, having started nothing that
+   * outlives the dispose (workers already spawned are terminated by it), and init() after dispose() rejects with that
+   * error too. Rejecting rather than resolving: a caller awaiting init() (compile()) would otherwise go on with an
+   * executor that cannot run.
+   */
   init(): Promise<void> {
-    this.#loading ??= (async () => {
-      const unavailable = this.#threads > 1 ? threadsUnavailable() : undefined;
-      if (unavailable !== undefined) this.#threadReason = unavailable;
-      const shared = this.#threads > 1 && unavailable === undefined;
-      const { module, flavour } = await loadKernelModule(this.#options.flavour ?? "auto", this.#options.sources, shared);
-      this.#module = module;
-      this.#flavour = flavour;
-      this.#shared = shared;
-      this.#inst = this.#instantiate();
-      if (shared) await this.#startPool(this.#inst);
-    })();
-    return this.#loading;
+    if (this.#disposed) return Promise.reject(this.#disposedError());
+    return (this.#loading ??= this.#load());
   }
 
-  /** Starts the workers over `inst`'s memory; a failure leaves one thread and the reason. */
-  async #startPool(inst: Instance): Promise<void> {
+  async #load(): Promise<void> {
+    const unavailable = this.#threads > 1 ? threadsUnavailable() : undefined;
+    if (unavailable !== undefined) this.#threadReason = unavailable;
+    const shared = this.#threads > 1 && unavailable === undefined;
+    const { module, flavour } = await loadKernelModule(this.#options.flavour ?? "auto", this.#options.sources, shared);
+    // dispose() came while the module loaded: instantiating now would bring the executor back.
+    if (this.#disposed) throw this.#disposedError();
+    this.#module = module;
+    this.#flavour = flavour;
+    this.#shared = shared;
+    this.#inst = this.#instantiate();
+    if (shared) await this.#startPool(module, this.#inst);
+    // dispose() came while the workers started: it aborted the start (#stopWorkers), so none of them runs now.
+    if (this.#disposed) throw this.#disposedError();
+  }
+
+  /**
+   * Starts the workers over `inst`'s memory; a failure leaves one thread and the reason. #stopWorkers (dispose, a
+   * new instance after a trap) aborts it at any of its awaits, and the workers spawned so far are terminated then.
+   */
+  async #startPool(module: WebAssembly.Module, inst: Instance): Promise<void> {
+    const starting = new AbortController();
+    this.#starting = starting;
     try {
-      const pool = await ThreadPool.start(this.#module!, inst.memory, inst.control, this.#threads);
-      if (this.#inst !== inst) pool.stop();
+      const pool = await ThreadPool.start(module, inst.memory, inst.control, this.#threads, starting.signal);
+      // Aborted after the pool was ready but before this line ran: it is no longer wanted.
+      if (starting.signal.aborted) pool.stop();
       else {
         this.#pool = pool;
         this.#threadReason = undefined;
       }
     } catch (e) {
-      this.#threadReason = `workers did not start (${e instanceof Error ? e.message : String(e)})`;
+      if (!starting.signal.aborted) this.#threadReason = `workers did not start (${e instanceof Error ? e.message : String(e)})`;
+    } finally {
+      if (this.#starting === starting) this.#starting = undefined;
     }
+  }
+
+  /** Stops the workers, those running and those still starting. */
+  #stopWorkers(): void {
+    this.#starting?.abort();
+    this.#starting = undefined;
+    this.#pool?.stop();
+    this.#pool = undefined;
   }
 
   /** A dense copy of `tensor` in the module's memory; an int32 tensor (ids, targets) stays int32, 4 bytes an element. */
@@ -434,35 +468,50 @@ export class WasmExecutor implements Executor<WasmValue> {
   /** A trap re-instantiates the module (its memory may be corrupt) and fails the call naming the node; else `e` as is. */
   #trapped(call: KernelCall<WasmValue>, e: unknown): unknown {
     if (!(e instanceof WebAssembly.RuntimeError)) return e;
+    // A kernel still running when dispose() came (one that awaits, holding the old exports) must not revive the module.
+    if (this.#disposed) return this.#disposedError(e);
     this.stats.traps++;
     this.#inst = this.#instantiate();
     // The workers' instances were over the old memory: new ones start in the background (one thread meanwhile).
-    if (this.#shared) void this.#startPool(this.#inst);
+    if (this.#shared) void this.#startPool(this.#module!, this.#inst);
     const what = `WebAssembly trap in the kernel for op ${call.kind} on executor ${EXECUTOR} (${e.message}); the module and its memory were re-instantiated`;
     return new AttnGraphError("wasm-trap", describe(call.node, what), { subject: call.node, cause: e });
   }
 
+  /**
+   * Lets go of the module and its memory and terminates the workers, whenever it is called: before init(), while
+   * init() is pending (which then rejects, see init()), or after. Every later use (init(), upload, dispatch, …) fails
+   * with the executor's "disposed" error. A second call does nothing more.
+   */
   dispose(): void {
+    this.#disposed = true;
     this.#derived.clear();
-    this.#pool?.stop();
-    this.#pool = undefined;
+    this.#stopWorkers();
     this.#inst = undefined;
+    this.#module = undefined;
     this.#gen++;
   }
 
   #instance(): Instance {
     if (this.#inst === undefined) {
-      const what = this.#module === undefined ? "not initialised: await init() first (compile() does)" : "disposed";
+      if (this.#disposed) throw this.#disposedError();
+      const what = "not initialised: await init() first (compile() does)";
       throw new AttnGraphError("not-initialised", describe(`executor ${EXECUTOR}`, what), { subject: `executor ${EXECUTOR}` });
     }
     return this.#inst;
   }
 
+  /** What any use after dispose() fails with: the error this executor has always given a disposed executor. */
+  #disposedError(cause?: unknown): AttnGraphError {
+    const subject = `executor ${EXECUTOR}`;
+    return new AttnGraphError("not-initialised", describe(subject, "disposed"), { subject, ...(cause === undefined ? {} : { cause }) });
+  }
+
   #instantiate(): Instance {
     this.stats.instances++;
     const gen = ++this.#gen;
-    this.#pool?.stop();
-    this.#pool = undefined;
+    // The workers' instances are over the old memory (a trap replaces it).
+    this.#stopWorkers();
     return new Instance(this.#module!, this.#maxBytes, gen, this.#shared ? this.#threads : 1);
   }
 

@@ -1,5 +1,5 @@
 // The executor's own behaviour around the kernels: detection that never throws early, the no-adapter error, errors
-// from WebGPU error scopes naming the node, and release/pooling.
+// from WebGPU error scopes naming the node, release/pooling, and dispose() winning over a pending init().
 import { afterAll, describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { Params, PRELUDE, WebGpuExecutor, createWebGpuExecutor, storageBindings, type WebGpuKernel } from "./index.js";
@@ -73,6 +73,42 @@ describe("webgpu executor", () => {
     const y = await webgpu.upload(Tensor.from([7, 8, 9, 10, 11, 12], [6]));
     expect(webgpu.bufferCount, "the released buffer is reused").toBe(before);
     expect(y.storage.buffer).toBe(x.storage.buffer);
+  });
+});
+
+// dispose() wins over a pending init(): the device that arrives after it is not kept and init() rejects. The device is
+// requested through a binding of our own (the webgpu package behind a gate), so that it arrives only once dispose()
+// has finished.
+describe("dispose() while init() waits for its device", () => {
+  it("init() rejects with the disposed error, the late device is not kept, and later uses fail the same way", async () => {
+    const { create } = (await import("webgpu")) as { create(flags: string[]): GPU };
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let late: GPUDevice | undefined;
+    const bindings = {
+      create: (flags: string[]) => {
+        const gpu = create(flags);
+        return {
+          requestAdapter: async (o?: GPURequestAdapterOptions) => {
+            await gate;
+            const a = await gpu.requestAdapter(o);
+            // Only what device.ts reads of an adapter; the device it makes is kept here to be destroyed at the end.
+            return a && { limits: a.limits, info: a.info, requestDevice: async (d?: GPUDeviceDescriptor) => (late = await a.requestDevice(d)) };
+          },
+        } as unknown as GPU;
+      },
+    };
+    const ex = createWebGpuExecutor({ nodeBindings: bindings });
+    const init = ex.init().then(() => "resolved", (e: unknown) => e);
+    await ex.dispose();
+    open();
+    const expectDisposed = (e: unknown) => expect(e).toMatchObject({ code: "disposed", message: "executor webgpu: the executor is disposed, expected a live executor, got disposed" });
+    expectDisposed(await init);
+    expect(late, "the device did arrive after dispose()").toBeDefined();
+    expect(ex.device).toBeUndefined();
+    expectDisposed(await ex.upload(Tensor.from([1, 2], [2])).catch((e: unknown) => e));
+    expectDisposed(await ex.init().catch((e: unknown) => e));
+    late!.destroy();
   });
 });
 

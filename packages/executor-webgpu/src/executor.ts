@@ -104,7 +104,11 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     return this.#kernels.supports(kind);
   }
 
-  /** Requests the device (or adopts the user's). No adapter → AttnGraphError "no-adapter" saying what to install. */
+  /**
+   * Requests the device (or adopts the user's). No adapter → AttnGraphError "no-adapter" saying what to install.
+   * dispose() wins whenever it comes: an init() still waiting for its device rejects with the "disposed" error (the
+   * device that arrives later is not kept), and so does init() after dispose().
+   */
   async init(): Promise<void> {
     await this.#device();
   }
@@ -165,6 +169,7 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     if (s && st.device === s.device && !s.lost) s.pool.give(st.buffer);
   }
 
+  /** Frees the executor's buffers; a pending init() rejects (see init()), and every later use fails with "disposed". */
   async dispose(): Promise<void> {
     this.#disposed = true;
     await this.#queue;
@@ -348,7 +353,7 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   }
 
   async #device(): Promise<DeviceState> {
-    if (this.#disposed) throw new AttnGraphError("disposed", describe(`executor ${EXECUTOR}`, "the executor is disposed", "a live executor", "disposed"));
+    if (this.#disposed) throw disposedError();
     const s = this.#state;
     if (s && !s.lost) return s;
     if (s && !s.reported) {
@@ -366,6 +371,9 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
 
   async #acquire(): Promise<DeviceState> {
     const { device, description } = this.#userDevice ? { device: this.#userDevice, description: "user device" } : await sharedDevice(this.#options);
+    // dispose() came while the device was requested: keeping it now would undo the dispose (init() resolving, a state
+    // that nothing frees).
+    if (this.#disposed) throw disposedError();
     const state: DeviceState = { device, description, pool: new BufferPool(device), constants: new Map(), lost: undefined, reported: false };
     void device.lost.then((info) => {
       if (info.reason === "destroyed" && this.#state !== state) return; // our own dispose
@@ -375,6 +383,10 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     this.#state = state;
     return state;
   }
+}
+
+function disposedError(): AttnGraphError {
+  return new AttnGraphError("disposed", describe(`executor ${EXECUTOR}`, "the executor is disposed", "a live executor", "disposed"));
 }
 
 function deviceLost(subject: string, info: { reason: string; message: string }, cause?: unknown): AttnGraphError {

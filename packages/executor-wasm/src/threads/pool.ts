@@ -30,6 +30,14 @@ export function threadsUnavailable(): string | undefined {
   return undefined;
 }
 
+/** Workers started and not yet gone (Node: counted down on their "exit" event; browsers: on terminate()). */
+let live = 0;
+
+/** How many pool workers of this thread are alive, every pool's together: what a test of dispose() waits to see reach 0. */
+export function liveWorkers(): number {
+  return live;
+}
+
 /**
  * Starts one worker on the package's worker entry (dist/threads/worker-node.js or worker-browser.js: the same path
  * from src/ and from dist/). The browser's is the literal `new Worker(new URL(…), { type: "module" })` that bundlers
@@ -46,7 +54,11 @@ async function spawn(onExit: (why: string) => void): Promise<{ handle: WorkerHan
       w.once("message", (m: WorkerReply) => resolve(m));
       w.once("error", (e: Error) => resolve({ ready: false, error: e.message }));
     });
-    w.once("exit", (code: number) => onExit(`worker exited with code ${code}`));
+    live++;
+    w.once("exit", (code: number) => {
+      live--;
+      onExit(`worker exited with code ${code}`);
+    });
     return { handle: w, post: (m) => w.postMessage(m), reply };
   }
   const w = new Worker(new URL("../../dist/threads/worker-browser.js", import.meta.url), { type: "module" });
@@ -54,42 +66,84 @@ async function spawn(onExit: (why: string) => void): Promise<{ handle: WorkerHan
     w.addEventListener("message", (e: MessageEvent) => resolve(e.data as WorkerReply), { once: true });
     w.addEventListener("error", (e: ErrorEvent) => resolve({ ready: false, error: e.message || "worker failed to load" }), { once: true });
   });
-  return { handle: w, post: (m) => w.postMessage(m), reply };
+  live++;
+  // A browser Worker has no exit event: it is gone once terminated (counted once, however often terminate() is called).
+  let gone = false;
+  const handle = {
+    terminate() {
+      if (!gone) live--;
+      gone = true;
+      w.terminate();
+    },
+  };
+  return { handle, post: (m) => w.postMessage(m), reply };
+}
+
+/** `p`, or a rejection with the signal's reason as soon as it aborts (whichever comes first). */
+function unlessAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return p;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    if (signal.aborted) return abort();
+    signal.addEventListener("abort", abort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
 }
 
 export class ThreadPool {
   readonly threads: number;
   readonly #ctl: Int32Array;
-  readonly #workers: WorkerHandle[];
+  readonly #workers: WorkerHandle[] = [];
   #canBlock: boolean;
   #lost: string | undefined;
+  #stopped = false;
 
-  private constructor(threads: number, ctl: Int32Array, workers: WorkerHandle[]) {
+  private constructor(threads: number, ctl: Int32Array) {
     this.threads = threads;
     this.#ctl = ctl;
-    this.#workers = workers;
     // A browser page's main thread may not block in Atomics.wait (it throws); workers and Node may.
     this.#canBlock = typeof (globalThis as { document?: unknown }).document === "undefined";
   }
 
   /**
    * Starts `threads − 1` workers over `memory` (shared) with the control block at byte address `control`
-   * (`controlWords(threads)` int32 words, zeroed). Rejects with the first worker's reason when one cannot start.
+   * (`controlWords(threads)` int32 words, zeroed). Rejects with the first worker's reason when one cannot start, and
+   * with `signal`'s reason as soon as it aborts (while the workers load or while they instantiate the module). Either
+   * way no worker is left running: those started so far are terminated, and one whose start was under way when the
+   * pool gave up is terminated the moment it exists.
    */
-  static async start(module: WebAssembly.Module, memory: WebAssembly.Memory, control: number, threads: number): Promise<ThreadPool> {
+  static async start(module: WebAssembly.Module, memory: WebAssembly.Memory, control: number, threads: number, signal?: AbortSignal): Promise<ThreadPool> {
+    signal?.throwIfAborted();
     const ctl = new Int32Array(memory.buffer, control, controlWords(threads));
     ctl.fill(0);
-    let pool: ThreadPool | undefined;
-    const spawned = await Promise.all(Array.from({ length: threads - 1 }, () => spawn((why) => pool?.lose(why))));
-    spawned.forEach((s, i) => s.post({ module, memory, slot: i + 1, threads, control }));
-    const replies = await Promise.all(spawned.map((s) => s.reply));
-    const failed = replies.find((r): r is Extract<WorkerReply, { ready: false }> => !r.ready);
-    pool = new ThreadPool(threads, ctl, spawned.map((s) => s.handle));
-    if (failed !== undefined) {
+    // Made first, so that every worker belongs to it from the moment it exists: stop() reaches them all.
+    const pool = new ThreadPool(threads, ctl);
+    const stop = () => pool.stop();
+    signal?.addEventListener("abort", stop, { once: true });
+    try {
+      const starting = Array.from({ length: threads - 1 }, async () => {
+        const s = await spawn((why) => pool.lose(why));
+        pool.#adopt(s.handle);
+        return s;
+      });
+      const spawned = await unlessAborted(Promise.all(starting), signal);
+      spawned.forEach((s, i) => s.post({ module, memory, slot: i + 1, threads, control }));
+      const replies = await unlessAborted(Promise.all(spawned.map((s) => s.reply)), signal);
+      const failed = replies.find((r): r is Extract<WorkerReply, { ready: false }> => !r.ready);
+      if (failed !== undefined) throw new Error(`a worker could not start: ${failed.error}`);
+      return pool;
+    } catch (e) {
       pool.stop();
-      throw new Error(`a worker could not start: ${failed.error}`);
+      throw e;
+    } finally {
+      signal?.removeEventListener("abort", stop);
     }
-    return pool;
+  }
+
+  /** A worker just spawned joins the pool; one that comes after the pool stopped is terminated at once. */
+  #adopt(worker: WorkerHandle): void {
+    if (this.#stopped) void worker.terminate();
+    else this.#workers.push(worker);
   }
 
   /** Why the pool stopped working (a worker exited), or undefined while it works. */
@@ -143,8 +197,10 @@ export class ThreadPool {
     }
   }
 
-  /** Stops the workers (they leave their loop, then are terminated). */
+  /** Stops the workers (they leave their loop, then are terminated); a second call does nothing. */
   stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
     Atomics.store(this.#ctl, STOP, 1);
     Atomics.add(this.#ctl, SEQ, 1);
     Atomics.notify(this.#ctl, SEQ);
