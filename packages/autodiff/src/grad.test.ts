@@ -126,6 +126,27 @@ describe("what grad() builds", () => {
     expect([e.subject, e.message]).toEqual(["grad.wrt.tokens", expect.stringContaining("int32")]);
   });
 
+  it("a graph or options that are none are typed errors naming the argument, not TypeErrors", () => {
+    const probes: [() => unknown, string, RegExp][] = [
+      [() => grad(graph, null as never), "grad options", /^grad options: missing options, expected \{ loss: a node name, wrt: \[names\] \}, got null$/],
+      [() => grad(graph, undefined as never), "grad options", /got undefined$/],
+      [() => grad(graph, ["output"] as never), "grad options", /got an array$/],
+      [() => grad(null as never, { loss: "output", wrt: ["x"] }), "grad graph", /^grad graph: not an op graph, expected an OpGraph, got null$/],
+      [() => grad({} as never, { loss: "output", wrt: ["x"] }), "grad graph", /got object$/],
+      [() => grad(graph, {} as never), "grad.loss", /the loss must be a node of the graph, expected a node name, got undefined$/],
+    ];
+    for (const [f, subject, message] of probes) {
+      let e: unknown;
+      try {
+        f();
+      } catch (caught) {
+        e = caught;
+      }
+      expect(e).toBeInstanceOf(GraphValidationError);
+      expect([(e as AttnGraphError).subject, (e as Error).message]).toEqual([subject, expect.stringMatching(message)]);
+    }
+  });
+
   it("an op without a backward rule is `unsupported: gradient of op X` naming the node; a rule's bad shape is named too", () => {
     const softcap = defineOp<{ cap: number }>({ kind: "softcap", doc: "cap · tanh(x / cap)", inputs: [{ name: "x" }], attrs: { cap: { type: "number", default: 30 } }, inferShape: ([x]) => x! });
     const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });

@@ -33,16 +33,24 @@ export interface GradResult {
 
 /**
  * The gradient graph of `graph`: its nodes and outputs, plus `<w>.grad` for every `w` in `options.wrt` (outputs, in
- * that order) and the backward nodes between. Throws a GraphValidationError naming the field for a loss or wrt that
- * does not exist (or is an int32 value), and `unsupported: gradient of op X` naming the node for an op on the path
- * without a backward rule.
+ * that order) and the backward nodes between. Throws a GraphValidationError naming the field for a graph or options
+ * that are none, and for a loss or wrt that does not exist (or is an int32 value); `unsupported: gradient of op X`
+ * naming the node for an op on the path without a backward rule.
  */
 export function grad(graph: OpGraph, options: GradOptions): GradResult {
+  // Both are checked before use: a null would otherwise end in a TypeError that names neither grad() nor the argument.
+  // The graph is recognised by its methods, not instanceof (a second copy of @attngraph/graph still makes graphs).
+  if (typeof (graph as Partial<OpGraph> | null)?.has !== "function" || !Array.isArray(graph.nodes)) {
+    throw new GraphValidationError("grad graph", "not an op graph", "an OpGraph", graph === null ? "null" : typeof graph);
+  }
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new GraphValidationError("grad options", "missing options", "{ loss: a node name, wrt: [names] }", Array.isArray(options) ? "an array" : String(options));
+  }
   const { loss, wrt } = options;
   if (typeof loss !== "string" || !graph.has(loss) || graph.roleOf(loss) !== "node") {
-    throw new GraphValidationError("grad.loss", "the loss must be a node of the graph", "a node name", JSON.stringify(loss));
+    throw new GraphValidationError("grad.loss", "the loss must be a node of the graph", "a node name", JSON.stringify(loss) ?? String(loss));
   }
-  if (!Array.isArray(wrt) || wrt.length === 0) throw new GraphValidationError("grad.wrt", "nothing to differentiate with respect to", "a non-empty list of names", JSON.stringify(wrt));
+  if (!Array.isArray(wrt) || wrt.length === 0) throw new GraphValidationError("grad.wrt", "nothing to differentiate with respect to", "a non-empty list of names", JSON.stringify(wrt) ?? String(wrt));
   for (const w of wrt) {
     if (typeof w !== "string" || !graph.has(w)) throw new GraphValidationError("grad.wrt", "no such value in the graph", "an input, weight or node name", JSON.stringify(w));
     if (graph.dtypeOf(w) !== "float32") throw new GraphValidationError(`grad.wrt.${w}`, "an int32 value has no gradient", "a float32 value", "int32");

@@ -1,9 +1,10 @@
 import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { GraphBuilder, GraphValidationError } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { compare, Tensor, type Tensor as T } from "@attngraph/tensor";
 import { goldenTrainDir, loadAnyCase, type TrainCase } from "@attngraph/testkit";
 import { describe, expect, it } from "vitest";
-import { transformerBlock } from "./block.js";
+import { addTransformerBlock, transformerBlock } from "./block.js";
 import { loadStateDict, StateDictError } from "./state-dict.js";
 
 const blockCase = loadAnyCase(`${goldenTrainDir}/block-causal-b2-t10-e16-h4.json`).case as TrainCase;
@@ -62,6 +63,12 @@ describe("transformerBlock", () => {
     for (const n of ["residual", "ln2"]) expect(compare(got.get(n)!, blockCase.expected[n]!, blockCase.tolerance).ok, n).toBe(true);
     expect(tapped["output"]!.toArray()).toEqual(untapped["output"]!.toArray());
     await fused.dispose();
+  });
+
+  it("options that are null or not an object are a typed error naming the function, not a TypeError", () => {
+    expect(() => transformerBlock({ embedDim: 4, nHeads: 1 }, null as never)).toThrow(/^transformerBlock options: options must be an object, expected \{ mask\?, .*got null$/);
+    const b = new GraphBuilder();
+    expect(() => addTransformerBlock(b, b.input("x", ["B", "T", 4]), { embedDim: 4, nHeads: 1 }, "transformer.0" as never)).toThrow(GraphValidationError);
   });
 
   it("takes any attention variant: GQA with a sliding window and RoPE, key padding; fused and fully tapped runs agree", async () => {

@@ -5,6 +5,7 @@
 // weight names its state_dict keys (ln1.weight, attention.qkv_proj.weight, mlp.0.weight, …), nested under a prefix.
 import { addAttention, type AttentionRefs, type StandardWeight } from "@attngraph/attention";
 import { GraphBuilder, type OpGraph, type OpRegistry, type Ref } from "@attngraph/graph";
+import { checkOptions } from "./args.js";
 import { normalizeBlockConfig, type BlockConfig, type BlockConfigInput } from "./config.js";
 import { addLayerNorm, addMlp } from "./layers.js";
 
@@ -62,6 +63,7 @@ export interface BlockOptions {
 /** Adds one pre-norm transformer block reading x [B, T, E]; returns its refs. */
 export function addTransformerBlock(b: GraphBuilder, x: Ref, configInput: BlockConfigInput | BlockConfig, options: BlockOptions = {}): BlockRefs {
   const c = normalizeBlockConfig(configInput);
+  checkOptions("addTransformerBlock options", options, "{ prefix?, maskRef?, keyPaddingMaskRef?, fusedQkv?, decode? }");
   const p = options.prefix ? `${options.prefix}.` : "";
   const E = c.embedDim;
   const ln1 = addLayerNorm(b, x, `${p}ln1`, { eps: c.layerNormEps });
@@ -99,6 +101,7 @@ export function transformerBlock(
   options: { readonly mask?: boolean; readonly keyPaddingMask?: boolean; readonly fusedQkv?: boolean; readonly decode?: boolean; readonly registry?: OpRegistry } = {},
 ): OpGraph {
   const c = normalizeBlockConfig(config);
+  checkOptions("transformerBlock options", options, "{ mask?, keyPaddingMask?, fusedQkv?, decode?, registry? }");
   const b = new GraphBuilder(options.registry ? { registry: options.registry } : {});
   const x = b.input("x", ["B", "T", c.embedDim]);
   const mask = options.mask ? b.input("mask", ["T", "T"]) : undefined;

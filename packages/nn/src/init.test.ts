@@ -1,4 +1,5 @@
 // defaultInit: PyTorch's default initialisation chosen by the op each weight feeds, repeatable from a seed.
+import { GraphValidationError } from "@attngraph/graph";
 import { describe, expect, it } from "vitest";
 import { defaultInit } from "./init.js";
 import { simpleTransformer } from "./model.js";
@@ -33,6 +34,12 @@ describe("defaultInit", () => {
       expect(Math.abs(s.mean), name).toBeLessThan(0.2);
       expect(Math.abs(s.std - 1), name).toBeLessThan(0.2);
     }
+  });
+
+  it("a seed that is not an integer, or a graph that is none, is a typed error naming it (\"7\" and 1.5 were silently 7 and 1)", () => {
+    for (const seed of ["7", 1.5, NaN, null]) expect(() => defaultInit(graph, seed as never)).toThrow(/^defaultInit seed: invalid seed, expected an integer \(taken modulo 2\^32\), got /);
+    expect(() => defaultInit(null as never)).toThrow(GraphValidationError);
+    expect(() => defaultInit(null as never)).toThrow(/^defaultInit graph: not an op graph.*got null$/);
   });
 
   it("the same seed gives the same weights; another seed others", () => {

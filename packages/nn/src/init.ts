@@ -2,8 +2,9 @@
 // U(−1/√in, 1/√in) for a projection's weight and bias, nn.LayerNorm's ones and zeros, nn.Embedding's N(0, 1), and
 // N(0, 1) for a parameter added directly (the worked example's `pos_embed = nn.Parameter(torch.randn(...))`). Seeded,
 // so a training run from "random" weights repeats exactly. (The numbers are not PyTorch's: its generator is another.)
-import type { OpGraph } from "@attngraph/graph";
+import { GraphValidationError, type OpGraph } from "@attngraph/graph";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { checkGraph, kindOf } from "./args.js";
 
 /** mulberry32: a small seeded generator of uniform numbers in [0, 1). */
 function uniform(seed: number): () => number {
@@ -17,8 +18,14 @@ function uniform(seed: number): () => number {
   };
 }
 
-/** Every weight of `graph` initialised as its PyTorch module would be, from `seed`; in the graph's weight order. */
+/**
+ * Every weight of `graph` initialised as its PyTorch module would be, from `seed` (an integer, taken modulo 2^32); in
+ * the graph's weight order.
+ */
 export function defaultInit(graph: OpGraph, seed = 0): Record<string, Tensor> {
+  checkGraph("defaultInit graph", graph);
+  // `seed >>> 0` would make "7", 1.5 and NaN seeds 7, 1 and 0 without a word: a run that is not the one asked for.
+  if (!Number.isSafeInteger(seed)) throw new GraphValidationError("defaultInit seed", "invalid seed", "an integer (taken modulo 2^32)", kindOf(seed));
   const u = uniform(seed);
   const normal = () => Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u()); // Box–Muller
   const out: Record<string, Tensor> = {};

@@ -2,9 +2,11 @@
 // its weights, so that `model.state_dict()` loads as it is (layer `ln1` has weights `ln1.weight` and `ln1.bias`, the
 // MLP `mlp.0.weight` … as nn.Sequential numbers its children).
 import type { GraphBuilder, Ref } from "@attngraph/graph";
+import { checkOptions } from "./args.js";
 
 /** nn.LayerNorm(E): node `name` over the last axis, weights `<name>.weight` and `<name>.bias` [E] (unless !affine). */
 export function addLayerNorm(b: GraphBuilder, x: Ref, name: string, options: { readonly eps?: number; readonly affine?: boolean } = {}): Ref {
+  checkOptions("addLayerNorm options", options, "{ eps?, affine? }");
   const shape = b.shapeOf(x);
   const e = shape[shape.length - 1]!;
   const affine = options.affine ?? true;
@@ -15,6 +17,7 @@ export function addLayerNorm(b: GraphBuilder, x: Ref, name: string, options: { r
 
 /** nn.Linear(in, out): node `name` = x · Wᵀ + b with weights `<weights>.weight` [out, in] and `<weights>.bias` [out]. */
 export function addLinear(b: GraphBuilder, x: Ref, name: string, outFeatures: number, options: { readonly weights?: string; readonly bias?: boolean } = {}): Ref {
+  checkOptions("addLinear options", options, "{ weights?, bias? }");
   const shape = b.shapeOf(x);
   const inFeatures = shape[shape.length - 1]!;
   const w = options.weights ?? name;
@@ -29,6 +32,7 @@ export function addLinear(b: GraphBuilder, x: Ref, name: string, outFeatures: nu
  * numbers the Sequential's children.
  */
 export function addMlp(b: GraphBuilder, x: Ref, prefix: string, hidden: number, options: { readonly gelu?: "erf" | "tanh" } = {}): Ref {
+  checkOptions("addMlp options", options, "{ gelu? }");
   const shape = b.shapeOf(x);
   const e = shape[shape.length - 1]! as number;
   const h = addLinear(b, x, `${prefix}.hidden`, hidden, { weights: `${prefix}.0` });

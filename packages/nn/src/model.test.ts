@@ -38,6 +38,10 @@ describe("simpleTransformer", () => {
     await s.dispose();
   });
 
+  it("null options are a typed error naming simpleTransformer's options, not a TypeError", () => {
+    expect(() => simpleTransformer(config, null as never)).toThrow(/^simpleTransformer options: options must be an object, expected \{ loss\?, registry\? \}, got null$/);
+  });
+
   it("float32 tokens are a typed error naming the input; an id outside the vocabulary names the node and position; the session stays usable", async () => {
     const { s } = await session();
     const floats = await s.run({ tokens: Tensor.from(new Array<number>(8).fill(1), [1, 8]) as never }).catch((e: unknown) => e);

@@ -4,6 +4,7 @@
 import { ConfigError } from "@attngraph/attention";
 import { GraphBuilder, type OpGraph, type OpRegistry } from "@attngraph/graph";
 import { addTransformerBlock } from "./block.js";
+import { checkOptions } from "./args.js";
 import { normalizeTransformerConfig, type TransformerConfigInput } from "./config.js";
 import { addLinear } from "./layers.js";
 
@@ -34,6 +35,7 @@ export function blockName(i: number, n: number): string {
  */
 export function simpleTransformer(config: TransformerConfigInput, options: TransformerOptions = {}): OpGraph {
   const c = normalizeTransformerConfig(config);
+  checkOptions("simpleTransformer options", options, "{ loss?, registry? }");
   const b = new GraphBuilder(options.registry ? { registry: options.registry } : {});
   const tokens = b.input("tokens", ["B", c.seqLen], "int32");
   const table = b.weight("embed.weight", [c.vocabSize, c.embedDim]);

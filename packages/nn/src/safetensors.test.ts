@@ -1,6 +1,7 @@
 // The safetensors reader against files it did not write (a PyTorch-layout file made by an independent Python script,
-// hand-built F16/BF16/I64 files) and against broken files of every kind; the writer round-trips and reproduces a golden
-// case through a block. Bad files are SafetensorsErrors naming the field, never a crash or a wrong tensor.
+// hand-built F16/BF16/I64 files) and against broken files of every kind, including those the reference reader refuses
+// (gaps, trailing bytes, names twice); the writer round-trips and reproduces a golden case through a block. Bad files
+// are SafetensorsErrors naming the field, never a crash or a wrong tensor.
 import { buildAttention } from "@attngraph/attention";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { compile } from "@attngraph/runtime";
@@ -10,7 +11,8 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { PYTORCH_ATTENTION_WEIGHTS, transformerBlock } from "./block.js";
-import { SafetensorsError, bfloat16ToFloat, halfToFloat, readSafetensors, writeSafetensors } from "./safetensors.js";
+import { SafetensorsError, bfloat16ToFloat, halfToFloat, readSafetensors } from "./safetensors.js";
+import { writeSafetensors } from "./safetensors-write.js";
 import { loadStateDict } from "./state-dict.js";
 
 const fixtures = fileURLToPath(new URL("../fixtures/", import.meta.url));
@@ -23,6 +25,16 @@ function file(header: unknown, data: Uint8Array = new Uint8Array(0), headerLengt
   new DataView(out.buffer).setBigUint64(0, headerLength ?? BigInt(json.length), true);
   out.set(json, 8);
   out.set(data, 8 + json.length);
+  return out;
+}
+
+/** A file whose header is `json` exactly as written (JSON.stringify cannot write a key twice). */
+function rawFile(json: string, data: Uint8Array = new Uint8Array(0)): Uint8Array {
+  const text = new TextEncoder().encode(json);
+  const out = new Uint8Array(8 + text.length + data.length);
+  new DataView(out.buffer).setBigUint64(0, BigInt(text.length), true);
+  out.set(text, 8);
+  out.set(data, 8 + text.length);
   return out;
 }
 
@@ -112,7 +124,25 @@ describe("safetensors", () => {
     ["metadata that is not strings", () => file({ __metadata__: { format: 1 }, w: t4 }, sixteen), "__metadata__.format", /must be strings/],
     ["an I64 beyond int32", () => { const d = new Uint8Array(8); new DataView(d.buffer).setBigInt64(0, 2n ** 40n, true); return file({ i: { dtype: "I64", shape: [1], data_offsets: [0, 8] } }, d); }, "tensor i[0]", /outside the int32 range/],
     ["an F64 beyond float32", () => { const d = new Uint8Array(8); new DataView(d.buffer).setFloat64(0, 1e39, true); return file({ f: { dtype: "F64", shape: [1], data_offsets: [0, 8] } }, d); }, "tensor f[0]", /outside the float32 range/],
+    // The reference reader's rules: data back to back from 0 to the end of the file, each name once.
+    ["a gap between tensors", () => file({ a: { dtype: "F32", shape: [1], data_offsets: [0, 4] }, b: { dtype: "F32", shape: [2], data_offsets: [8, 16] } }, sixteen), "tensor b.data_offsets", /gap of 4 bytes no tensor holds after tensor a, expected begin = 4, got \[8, 16\]/],
+    ["a gap before the first tensor", () => file({ w: { dtype: "F32", shape: [3], data_offsets: [4, 16] } }, sixteen), "tensor w.data_offsets", /gap of 4 bytes no tensor holds at the data's start/],
+    ["bytes after the last tensor", () => file({ w: t4 }, new Uint8Array(20)), "safetensors data", /4 bytes after the last tensor's data, expected 16 bytes of data .*got 20 bytes/],
+    ["data but no tensors", () => file({ __metadata__: { format: "pt" } }, sixteen), "safetensors data", /16 bytes after the last tensor's data/],
+    ["a tensor named twice", () => rawFile(`{"w":${JSON.stringify({ ...t4, data_offsets: [0, 16] })},"w":${JSON.stringify({ ...t4, shape: [2], data_offsets: [16, 24] })}}`, new Uint8Array(24)), "tensor w", /named twice in the header/],
+    ["a field named twice in an entry", () => rawFile('{"w":{"dtype":"F32","shape":[2,2],"dtype":"I32","data_offsets":[0,16]}}', sixteen), "tensor w.dtype", /named twice/],
+    ["__metadata__ twice", () => rawFile('{"__metadata__":{"a":"1"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"__metadata__":{"b":"2"}}', sixteen), "__metadata__", /named twice/],
+    ["a metadata key twice", () => rawFile('{"__metadata__":{"format":"pt","format":"np"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}', sixteen), "__metadata__.format", /named twice.*got a second "format"/],
   ];
+  it("reads what the rules allow: empty tensors anywhere in the data, no tensors at all, an escaped quote in a name", () => {
+    const { tensors } = readSafetensors(
+      file({ e: { dtype: "F32", shape: [0, 3], data_offsets: [4, 4] }, 'a"b': { dtype: "F32", shape: [1], data_offsets: [0, 4] }, z: { dtype: "I32", shape: [0], data_offsets: [4, 4] }, 'a"c': { dtype: "F32", shape: [], data_offsets: [4, 8] } }, new Uint8Array(8)),
+    );
+    expect([...tensors.keys()].sort()).toEqual(['a"b', 'a"c', "e", "z"]);
+    expect(tensors.get("e")!.shape).toEqual([0, 3]);
+    expect(readSafetensors(file({})).tensors.size).toBe(0);
+  });
+
   it.each(broken)("%s is a SafetensorsError naming the field", (_, make, subject, message) => {
     const e = error(make());
     expect(e.subject).toBe(subject);

@@ -2,10 +2,13 @@
 // header `{ name: { dtype, shape, data_offsets: [begin, end] }, "__metadata__"?: { string: string } }`, then the raw
 // little-endian data, offsets relative to its start. The reader trusts nothing: every length, offset, dtype and shape
 // is checked before a byte is read, so a truncated, oversized or overlapping file is a SafetensorsError naming the
-// tensor and field, never a crash or a wrong tensor.
+// tensor and field, never a crash or a wrong tensor. It refuses what the reference reader (huggingface/safetensors)
+// refuses: the tensors' data must be back to back from byte 0 to the file's end (a gap or trailing bytes could hide
+// anything), and a name may appear once (the format's header is a map; JSON.parse would keep the last silently).
 import { AttnGraphError, INT32_MAX, INT32_MIN, Tensor, clip, describe, sizeOf, type AnyTensor } from "@attngraph/tensor";
+import { findDuplicateKey } from "./json-keys.js";
 
-/** A file that is not valid safetensors, or holds a dtype this reader does not take. */
+/** A file that is not valid safetensors, a dtype this reader does not take, or tensors and metadata no file can hold. */
 export class SafetensorsError extends AttnGraphError {
   constructor(subject: string, what: string, expected?: string, got?: string) {
     super("safetensors", describe(subject, what, expected, got), { subject, ...(expected === undefined ? {} : { expected }), ...(got === undefined ? {} : { got }) });
@@ -14,7 +17,10 @@ export class SafetensorsError extends AttnGraphError {
 }
 
 /** The format's own limit on the header (the reference implementation refuses more than 100 MB). */
-const MAX_HEADER_BYTES = 100_000_000;
+export const MAX_HEADER_BYTES = 100_000_000;
+
+/** The header key the format reserves for the file's string → string metadata. */
+export const METADATA_KEY = "__metadata__";
 
 /** Bytes per element, and how each dtype becomes a tensor: floats to float32, integers to int32 (range-checked). */
 const DTYPES: Readonly<Record<string, { bytes: number; read: (v: DataView, at: number) => number; int: boolean }>> = {
@@ -53,90 +59,108 @@ export function readSafetensors(bytes: Uint8Array): { tensors: Map<string, AnyTe
     throw new SafetensorsError("safetensors header size", "header longer than the file (or than 100 MB)", `<= ${Math.min(MAX_HEADER_BYTES, bytes.length - 8)} bytes`, `${n} bytes`);
   }
   const headerEnd = 8 + Number(n);
+  let text = "";
   let header: unknown;
   try {
-    header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, headerEnd)));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, headerEnd));
+    header = JSON.parse(text);
   } catch (e) {
     throw new SafetensorsError("safetensors header", "header is not UTF-8 JSON", "a JSON object", clip((e as Error).message));
   }
   if (typeof header !== "object" || header === null || Array.isArray(header)) throw new SafetensorsError("safetensors header", "header is not a JSON object", "an object", Array.isArray(header) ? "an array" : String(header));
+  const twice = findDuplicateKey(text, 2);
+  if (twice) throw new SafetensorsError(duplicateSubject(twice.path, twice.key), "named twice in the header (JSON would keep only the last)", "each name once", `a second ${clip(JSON.stringify(twice.key), 60)}`);
   const dataLength = bytes.length - headerEnd;
   const metadata: Record<string, string> = {};
-  const spans: { name: string; begin: number; end: number }[] = [];
-  const tensors = new Map<string, AnyTensor>();
+  const entries: Entry[] = [];
   for (const name of Object.keys(header)) {
     const entry = (header as Record<string, unknown>)[name];
-    if (name === "__metadata__") {
-      if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new SafetensorsError("__metadata__", "metadata must be an object of strings", "{ key: string }", String(entry));
-      for (const [k, v] of Object.entries(entry)) {
-        if (typeof v !== "string") throw new SafetensorsError(`__metadata__.${clip(k)}`, "metadata values must be strings", "a string", typeof v);
-        Object.defineProperty(metadata, k, { value: v, enumerable: true, writable: true, configurable: true });
-      }
-      continue;
-    }
-    const subject = `tensor ${clip(name)}`;
-    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new SafetensorsError(subject, "entry must be an object", "{ dtype, shape, data_offsets }", String(entry));
-    const { dtype, shape, data_offsets: offsets } = entry as Record<string, unknown>;
-    const spec = typeof dtype === "string" && Object.hasOwn(DTYPES, dtype) ? DTYPES[dtype]! : undefined;
-    if (!spec) throw new SafetensorsError(`${subject}.dtype`, "unsupported dtype", Object.keys(DTYPES).join(", "), clip(String(dtype)));
-    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw new SafetensorsError(`${subject}.shape`, "invalid shape", "an array of non-negative integers", clip(JSON.stringify(shape) ?? String(shape)));
-    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)) {
-      throw new SafetensorsError(`${subject}.data_offsets`, "invalid data offsets", "[begin, end], non-negative integers", clip(JSON.stringify(offsets) ?? String(offsets)));
-    }
-    const [begin, end] = offsets as [number, number];
-    if (begin > end || end > dataLength) throw new SafetensorsError(`${subject}.data_offsets`, "data offsets outside the data", `0 <= begin <= end <= ${dataLength}`, `[${begin}, ${end}]`);
-    const count = sizeOf(shape as number[]);
-    if (end - begin !== count * spec.bytes) throw new SafetensorsError(`${subject}.data_offsets`, "byte length does not match dtype and shape", `${count * spec.bytes} bytes (${count} × ${dtype})`, `${end - begin} bytes`);
-    spans.push({ name, begin, end });
-    const values = new Array<number>(count);
-    for (let i = 0; i < count; i++) values[i] = spec.read(view, headerEnd + begin + i * spec.bytes);
-    if (spec.int) {
-      const bad = values.findIndex((v) => v < INT32_MIN || v > INT32_MAX);
-      if (bad >= 0) throw new SafetensorsError(`${subject}[${bad}]`, `${dtype} value outside the int32 range`, "an int32 value", String(values[bad]));
-      tensors.set(name, Tensor.int32(values, shape as number[]));
-    } else {
-      const bad = values.findIndex((v) => Number.isFinite(v) && Math.abs(v) > 3.4028234663852886e38);
-      if (bad >= 0) throw new SafetensorsError(`${subject}[${bad}]`, `${dtype} value outside the float32 range`, "|v| <= 3.4e38", String(values[bad]));
-      tensors.set(name, Tensor.from(values, shape as number[]));
-    }
+    if (name === METADATA_KEY) readMetadata(entry, metadata);
+    else entries.push(checkEntry(name, entry, dataLength));
   }
-  spans.sort((a, b) => a.begin - b.begin || a.end - b.end);
-  for (let i = 1; i < spans.length; i++) {
-    const a = spans[i - 1]!;
-    const b = spans[i]!;
-    if (b.begin < a.end) throw new SafetensorsError(`tensor ${clip(b.name)}.data_offsets`, `data overlaps tensor ${clip(a.name, 60)}`, `begin >= ${a.end}`, `[${b.begin}, ${b.end}]`);
-  }
+  checkContiguous(entries, dataLength);
+  const tensors = new Map<string, AnyTensor>();
+  for (const e of entries) tensors.set(e.name, readTensor(view, headerEnd, e));
   return { tensors, metadata };
 }
 
+/** A tensor's header entry, checked: its dtype, shape and where its bytes are in the data. */
+interface Entry {
+  readonly name: string;
+  readonly dtype: string;
+  readonly shape: number[];
+  readonly begin: number;
+  readonly end: number;
+}
+
+/** The subject of a name given twice: `tensor w`, `tensor w.dtype`, `__metadata__` or `__metadata__.format`. */
+function duplicateSubject(path: readonly string[], key: string): string {
+  const head = path.length === 0 ? key : path[0]!;
+  const top = head === METADATA_KEY ? METADATA_KEY : `tensor ${clip(head)}`;
+  return path.length === 0 ? top : `${top}.${clip(key, 60)}`;
+}
+
+/** `__metadata__` into `out`: an object of strings, as the format says (the reference reader refuses other values). */
+function readMetadata(entry: unknown, out: Record<string, string>): void {
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new SafetensorsError(METADATA_KEY, "metadata must be an object of strings", "{ key: string }", String(entry));
+  for (const [k, v] of Object.entries(entry)) {
+    if (typeof v !== "string") throw new SafetensorsError(`${METADATA_KEY}.${clip(k)}`, "metadata values must be strings", "a string", typeof v);
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+}
+
+/** A tensor's entry: a known dtype, a shape of non-negative integers, offsets inside the data that hold that many bytes. */
+function checkEntry(name: string, entry: unknown, dataLength: number): Entry {
+  const subject = `tensor ${clip(name)}`;
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new SafetensorsError(subject, "entry must be an object", "{ dtype, shape, data_offsets }", String(entry));
+  const { dtype, shape, data_offsets: offsets } = entry as Record<string, unknown>;
+  const spec = typeof dtype === "string" && Object.hasOwn(DTYPES, dtype) ? DTYPES[dtype]! : undefined;
+  if (!spec) throw new SafetensorsError(`${subject}.dtype`, "unsupported dtype", Object.keys(DTYPES).join(", "), clip(String(dtype)));
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw new SafetensorsError(`${subject}.shape`, "invalid shape", "an array of non-negative integers", clip(JSON.stringify(shape) ?? String(shape)));
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)) {
+    throw new SafetensorsError(`${subject}.data_offsets`, "invalid data offsets", "[begin, end], non-negative integers", clip(JSON.stringify(offsets) ?? String(offsets)));
+  }
+  const [begin, end] = offsets as [number, number];
+  if (begin > end || end > dataLength) throw new SafetensorsError(`${subject}.data_offsets`, "data offsets outside the data", `0 <= begin <= end <= ${dataLength}`, `[${begin}, ${end}]`);
+  const count = sizeOf(shape as number[]);
+  if (end - begin !== count * spec.bytes) throw new SafetensorsError(`${subject}.data_offsets`, "byte length does not match dtype and shape", `${count * spec.bytes} bytes (${count} × ${dtype})`, `${end - begin} bytes`);
+  return { name, dtype: dtype as string, shape: shape as number[], begin, end };
+}
+
 /**
- * A safetensors file of `tensors` (float32 as F32, int32 as I32), laid out as the reference implementation does: the
- * header padded with spaces to a multiple of 8 bytes, tensors in name order, back to back.
+ * The tensors' bytes must tile the data exactly: in offset order each begins where the one before ended, the first at
+ * 0, and the last ends at the file's end. An overlap would give two tensors one byte; a gap or trailing bytes are bytes
+ * no tensor accounts for (the reference reader refuses both: InvalidOffset, MetadataIncompleteBuffer).
  */
-export function writeSafetensors(tensors: Readonly<Record<string, AnyTensor>> | ReadonlyMap<string, AnyTensor>, metadata: Readonly<Record<string, string>> = {}): Uint8Array {
-  const entries = (tensors instanceof Map ? [...tensors.entries()] : Object.entries(tensors)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const header: Record<string, unknown> = {};
-  if (Object.keys(metadata).length) header["__metadata__"] = { ...metadata };
+function checkContiguous(entries: readonly Entry[], dataLength: number): void {
+  const spans = [...entries].sort((a, b) => a.begin - b.begin || a.end - b.end);
   let at = 0;
-  for (const [name, t] of entries) {
-    const bytes = t.size * 4;
-    header[name] = { dtype: t.dtype === "int32" ? "I32" : "F32", shape: [...t.shape], data_offsets: [at, at + bytes] };
-    at += bytes;
+  let before: string | undefined;
+  for (const s of spans) {
+    const subject = `tensor ${clip(s.name)}.data_offsets`;
+    if (s.begin < at) throw new SafetensorsError(subject, `data overlaps tensor ${clip(before!, 60)}`, `begin >= ${at}`, `[${s.begin}, ${s.end}]`);
+    if (s.begin > at) throw new SafetensorsError(subject, `gap of ${s.begin - at} bytes no tensor holds ${before === undefined ? "at the data's start" : `after tensor ${clip(before, 60)}`}`, `begin = ${at}`, `[${s.begin}, ${s.end}]`);
+    at = s.end;
+    before = s.name;
   }
-  let json = new TextEncoder().encode(JSON.stringify(header));
-  const padded = Math.ceil(json.length / 8) * 8;
-  if (padded !== json.length) json = new TextEncoder().encode(JSON.stringify(header) + " ".repeat(padded - json.length));
-  const out = new Uint8Array(8 + json.length + at);
-  const view = new DataView(out.buffer);
-  view.setBigUint64(0, BigInt(json.length), true);
-  out.set(json, 8);
-  let p = 8 + json.length;
-  for (const [, t] of entries) {
-    const flat = t.dtype === "int32" ? t.toInt32Array() : t.toFloat32Array();
-    for (let i = 0; i < flat.length; i++, p += 4) {
-      if (t.dtype === "int32") view.setInt32(p, flat[i]!, true);
-      else view.setFloat32(p, flat[i]!, true);
-    }
+  if (at !== dataLength) {
+    throw new SafetensorsError("safetensors data", `${dataLength - at} bytes after the last tensor's data`, `${at} bytes of data (the file ends where its last tensor does)`, `${dataLength} bytes`);
   }
-  return out;
+}
+
+/** A checked entry's values: floats as float32, integers as int32 (each range-checked, never wrapped or rounded to ∞). */
+function readTensor(view: DataView, dataStart: number, e: Entry): AnyTensor {
+  const spec = DTYPES[e.dtype]!;
+  const count = (e.end - e.begin) / spec.bytes;
+  const values = new Array<number>(count);
+  for (let i = 0; i < count; i++) values[i] = spec.read(view, dataStart + e.begin + i * spec.bytes);
+  const subject = `tensor ${clip(e.name)}`;
+  if (spec.int) {
+    const bad = values.findIndex((v) => v < INT32_MIN || v > INT32_MAX);
+    if (bad >= 0) throw new SafetensorsError(`${subject}[${bad}]`, `${e.dtype} value outside the int32 range`, "an int32 value", String(values[bad]));
+    return Tensor.int32(values, e.shape);
+  }
+  const bad = values.findIndex((v) => Number.isFinite(v) && Math.abs(v) > 3.4028234663852886e38);
+  if (bad >= 0) throw new SafetensorsError(`${subject}[${bad}]`, `${e.dtype} value outside the float32 range`, "|v| <= 3.4e38", String(values[bad]));
+  return Tensor.from(values, e.shape);
 }

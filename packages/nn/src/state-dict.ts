@@ -1,35 +1,47 @@
 // Weights by PyTorch `state_dict` names: a graph built by this package names its weights exactly as the module's
 // state_dict does, so loading is a check, not a translation. The check reports everything at once (missing, unexpected
-// and mis-shaped keys), as PyTorch's `load_state_dict(strict=True)` does, so a user fixes a checkpoint in one go.
-import type { OpGraph } from "@attngraph/graph";
+// and mis-shaped keys, bad values), as PyTorch's `load_state_dict(strict=True)` does, so a user fixes a checkpoint in
+// one go.
+import { GraphValidationError, type OpGraph } from "@attngraph/graph";
 import { AttnGraphError, Tensor, clip, formatShape, type AnyTensor } from "@attngraph/tensor";
+import { checkGraph, checkOptions, kindOf } from "./args.js";
+import { FLOAT32_ELEMENT, firstBadElement, isTensorJSON, type TensorJSON } from "./tensor-json.js";
 
-/** A tensor as JSON files write it (golden cases): row-major data and a shape. */
-export interface TensorJSON {
-  readonly shape: readonly number[];
-  readonly data: ArrayLike<number>;
-}
+export type { TensorJSON } from "./tensor-json.js";
 
 /** What loadStateDict takes: tensors (or their JSON form) by state_dict key. */
 export type StateDict = Readonly<Record<string, AnyTensor | TensorJSON>> | ReadonlyMap<string, AnyTensor | TensorJSON>;
+
+/** A JSON tensor's element that is not a float32 number: the first one of its tensor. */
+export interface BadValue {
+  readonly key: string;
+  readonly index: number;
+  readonly expected: string;
+  readonly got: string;
+}
 
 /** A state_dict that does not fit a graph: every missing, unexpected and mis-shaped key, listed. */
 export class StateDictError extends AttnGraphError {
   readonly missing: readonly string[];
   readonly unexpected: readonly string[];
   readonly misShaped: readonly { readonly key: string; readonly expected: string; readonly got: string }[];
+  /** JSON tensors with an element that is not a float32 number ("abc", null, 1e39): the first such element of each. */
+  readonly badValues: readonly BadValue[];
 
-  constructor(missing: string[], unexpected: string[], misShaped: { key: string; expected: string; got: string }[]) {
+  constructor(missing: string[], unexpected: string[], misShaped: { key: string; expected: string; got: string }[], badValues: BadValue[] = []) {
     const parts = [
       missing.length ? `missing ${list(missing)}` : "",
       unexpected.length ? `unexpected ${list(unexpected)}` : "",
       misShaped.length ? `wrong shape ${list(misShaped.map((m) => `${m.key} (expected ${m.expected}, got ${m.got})`))}` : "",
+      // Every bad value expects the same (FLOAT32_ELEMENT): said once, so each item has room for the key, index and got.
+      badValues.length ? `bad values (expected finite float32 numbers): ${list(badValues.map((b) => `${b.got} at ${b.key}[${b.index}]`))}` : "",
     ].filter(Boolean);
     super("state-dict", `state_dict does not fit the graph: ${parts.join("; ")}`, { subject: "state_dict" });
     this.name = "StateDictError";
     this.missing = missing;
     this.unexpected = unexpected;
     this.misShaped = misShaped;
+    this.badValues = badValues;
   }
 }
 
@@ -38,20 +50,22 @@ function list(items: readonly string[]): string {
   return shown.join(", ") + (items.length > shown.length ? `, and ${items.length - shown.length} more` : "");
 }
 
-function isTensorJSON(v: unknown): v is TensorJSON {
-  return typeof v === "object" && v !== null && Array.isArray((v as TensorJSON).shape) && typeof (v as TensorJSON).data === "object" && (v as TensorJSON).data !== null;
-}
-
 /**
  * The graph's weights from a state_dict: every weight the graph declares must be there with its declared shape, and
  * nothing else may be (`strict`, the default; `strict: false` ignores unexpected keys, as PyTorch's strict=False does).
- * JSON tensors become float32 Tensors. Anything that does not fit is one StateDictError listing every problem.
+ * The state_dict is an object or a Map (what readSafetensors returns) of tensors by key. JSON tensors become float32
+ * Tensors; each element must be a number that float32 holds. Anything that does not fit is one StateDictError
+ * listing every problem; a graph, state_dict or options of the wrong kind is a GraphValidationError naming it.
  */
 export function loadStateDict(graph: OpGraph, stateDict: StateDict, options: { readonly strict?: boolean } = {}): Record<string, AnyTensor> {
-  const entries: [string, unknown][] = stateDict instanceof Map ? [...stateDict.entries()] : Object.keys(stateDict).map((k) => [k, (stateDict as Record<string, unknown>)[k]]);
-  const given = new Map(entries);
+  checkGraph("loadStateDict graph", graph);
+  checkOptions("loadStateDict options", options, "{ strict?: boolean }");
+  const strict = options.strict ?? true;
+  if (typeof strict !== "boolean") throw new GraphValidationError("loadStateDict options.strict", "must be true or false", "a boolean", kindOf(strict));
+  const given = new Map(entriesOf(stateDict));
   const missing: string[] = [];
   const misShaped: { key: string; expected: string; got: string }[] = [];
+  const badValues: BadValue[] = [];
   const out: Record<string, AnyTensor> = {};
   for (const w of graph.weights) {
     if (!given.has(w.name)) {
@@ -68,8 +82,11 @@ export function loadStateDict(graph: OpGraph, stateDict: StateDict, options: { r
         misShaped.push({ key: w.name, expected: formatShape(w.shape as number[]), got: (e as Error).message });
         continue;
       }
+      // After Tensor.from, so data.length is known to be the shape's size (not a bogus length to loop over).
+      const bad = firstBadElement(v.data);
+      if (bad) badValues.push({ key: w.name, index: bad.index, expected: FLOAT32_ELEMENT, got: bad.got });
     } else {
-      misShaped.push({ key: w.name, expected: `a tensor ${formatShape(w.shape as number[])}`, got: v === null ? "null" : typeof v });
+      misShaped.push({ key: w.name, expected: `a tensor ${formatShape(w.shape as number[])}`, got: v === null ? "null" : typeof v === "object" ? "an object that is neither a Tensor nor { shape, data }" : typeof v });
       continue;
     }
     const fits = t.shape.length === w.shape.length && w.shape.every((d, i) => typeof d === "string" || d === t.shape[i]);
@@ -77,7 +94,20 @@ export function loadStateDict(graph: OpGraph, stateDict: StateDict, options: { r
     else Object.defineProperty(out, w.name, { value: t, enumerable: true, writable: true, configurable: true });
   }
   const declared = new Set(graph.weights.map((w) => w.name));
-  const unexpected = options.strict === false ? [] : [...given.keys()].filter((k) => !declared.has(k));
-  if (missing.length || unexpected.length || misShaped.length) throw new StateDictError(missing, unexpected, misShaped);
+  const unexpected = strict ? [...given.keys()].filter((k) => !declared.has(k)) : [];
+  if (missing.length || unexpected.length || misShaped.length || badValues.length) throw new StateDictError(missing, unexpected, misShaped, badValues);
   return out;
+}
+
+/** The state_dict's (key, value) pairs: a Map's entries or an object's own keys (never an inherited "constructor"). */
+function entriesOf(stateDict: unknown): [string, unknown][] {
+  if (stateDict instanceof Map) {
+    const odd = [...stateDict.keys()].filter((k) => typeof k !== "string");
+    if (odd.length) throw new GraphValidationError("loadStateDict stateDict", "a Map's keys must be state_dict names", "string keys", kindOf(odd[0]));
+    return [...stateDict.entries()] as [string, unknown][];
+  }
+  if (typeof stateDict !== "object" || stateDict === null || Array.isArray(stateDict)) {
+    throw new GraphValidationError("loadStateDict stateDict", "not a state_dict", "an object or Map of tensors by state_dict key", kindOf(stateDict));
+  }
+  return Object.keys(stateDict).map((k) => [k, (stateDict as Record<string, unknown>)[k]]);
 }

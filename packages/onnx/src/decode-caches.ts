@@ -7,6 +7,7 @@
 // token's absolute position (RoPE's offset N) is P.
 import type { KvAppendAttrs, OpGraph, SymShape, ValueDecl } from "@attngraph/graph";
 import { OnnxExportError } from "./errors.js";
+import { checkGraph } from "./export-args.js";
 import { liveNodes } from "./live-nodes.js";
 
 export interface DecodeCache {
@@ -43,6 +44,7 @@ export function decodeCaches(graph: OpGraph, live: ReadonlySet<string>): Map<str
  * caches its outputs write (those become past inputs). For callers drawing or loading weights before an export.
  */
 export function modelWeights(graph: OpGraph): ValueDecl[] {
+  checkGraph("modelWeights graph", graph);
   const caches = decodeCaches(graph, liveNodes(graph, graph.outputs));
   return graph.weights.filter((w) => !caches.has(w.name));
 }

@@ -3,9 +3,10 @@
 // (ops/index.ts) into ONNX nodes whose result carries the node's name, and graph outputs become ONNX outputs.
 // A decode graph's caches (the weights its kv-append nodes write) become past/present pairs instead (decode-caches.ts).
 import { builtinOps, DECODE_DIMS, formatDims, type OpGraph, type SymShape } from "@attngraph/graph";
-import type { AnyTensor } from "@attngraph/tensor";
+import { Tensor, type AnyTensor } from "@attngraph/tensor";
 import { decodeCaches, type DecodeCache } from "./decode-caches.js";
 import { OnnxExportError } from "./errors.js";
+import { checkExportArgs, kindOf } from "./export-args.js";
 import { liveNodes } from "./live-nodes.js";
 import { lowerNode } from "./lower-node.js";
 import { CONTRIB_DOMAIN, ModelWriter } from "./model-writer.js";
@@ -17,12 +18,12 @@ export interface ExportOptions {
   /**
    * "auto" (default): onnxruntime's com.microsoft contrib ops where they compute the node exactly as one fused kernel
    * (Gelu, FastGelu, BiasGelu, SkipLayerNormalization), plain opset-17 ops elsewhere, chosen node by node. "none":
-   * plain ops only, for runtimes other than onnxruntime.
+   * plain ops only, for runtimes other than onnxruntime. Any other value is an OnnxExportError.
    */
   readonly contrib?: "auto" | "none";
   /** More nodes to expose as ONNX outputs beside the graph's outputs (what a tap reads in a session). */
   readonly outputs?: readonly string[];
-  /** The ONNX graph's name; default "attngraph". */
+  /** The ONNX graph's name, non-empty; default "attngraph". */
   readonly graphName?: string;
 }
 
@@ -31,14 +32,18 @@ export const ONNX_OPSET = 17;
 /** The com.microsoft opset imported when a contrib op is written. */
 export const CONTRIB_OPSET = 1;
 
-/** The model's bytes (a ModelProto). Throws OnnxExportError naming the node that has no ONNX form. */
+/**
+ * The model's bytes (a ModelProto). Throws OnnxExportError naming the node that has no ONNX form, the weight that is
+ * missing or does not fit, or the argument or option that is not what it should be.
+ */
 export function exportOnnx(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, options: ExportOptions = {}): Uint8Array {
   return exportOnnxWithReport(graph, weights, options).model;
 }
 
 /** The model's bytes and what became of each node (see formatExportReport). */
 export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, options: ExportOptions = {}): { model: Uint8Array; report: ExportReport } {
-  const requested = [...new Set([...graph.outputs, ...(options.outputs ?? [])])];
+  const args = checkExportArgs(graph, weights, options);
+  const requested = [...new Set([...graph.outputs, ...args.outputs])];
   for (const o of requested) if (!graph.has(o) || graph.roleOf(o) !== "node") throw new OnnxExportError(`outputs: ${o}`, "an exported output must be a node of the graph", "a node name", o);
   const live = liveNodes(graph, requested);
   // The caches of the kv-append nodes the outputs read (a dead one is not exported, like any dead node).
@@ -57,12 +62,12 @@ export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<st
   const reports: NodeExport[] = [];
   for (const n of graph.nodes) {
     if (!live.has(n.name)) continue;
-    reports.push(lowerNode(n, { graph, writer, shapes, builtin, contrib: (options.contrib ?? "auto") === "auto" }));
+    reports.push(lowerNode(n, { graph, writer, shapes, builtin, contrib: args.contrib }));
   }
   const opsetImports = [{ domain: "", version: ONNX_OPSET }, ...(writer.domains.has(CONTRIB_DOMAIN) ? [{ domain: CONTRIB_DOMAIN, version: CONTRIB_OPSET }] : [])];
   const info = (name: string, shape: SymShape): ValueInfoMsg => valueInfo(name, graph.dtypeOf(name) === "int32" ? DataType.INT32 : DataType.FLOAT, shape.map((d) => (typeof d === "string" ? (bound.get(d) ?? d) : d)));
   const model = encodeModel({
-    graphName: options.graphName ?? "attngraph",
+    graphName: args.graphName,
     nodes: writer.nodes,
     initializers: writer.initializers,
     inputs: [...graph.inputs, ...pastInputs].map((v) => info(v.name, v.shape)),
@@ -81,8 +86,10 @@ function bindWeights(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>
   const bound = new Map<string, number>();
   for (const w of graph.weights) {
     if (caches.has(w.name)) continue;
-    const t = weights[w.name];
-    if (!t) throw new OnnxExportError(w.name, "weight missing: an exported model holds every weight as an initializer", `a tensor ${formatDims(w.shape)}`, "nothing");
+    // Own keys only: a weight named "constructor" is missing from {}, not Object's constructor.
+    const t: unknown = Object.hasOwn(weights, w.name) ? weights[w.name] : undefined;
+    if (t === undefined) throw new OnnxExportError(w.name, "weight missing: an exported model holds every weight as an initializer", `a tensor ${formatDims(w.shape)}`, "nothing");
+    if (!Tensor.isTensor(t)) throw new OnnxExportError(w.name, "weight is not a tensor", `a Tensor ${formatDims(w.shape)}`, kindOf(t));
     const dtype = w.dtype ?? "float32";
     if (t.dtype !== dtype) throw new OnnxExportError(w.name, "weight has the wrong dtype", dtype, t.dtype);
     const fits = t.rank === w.shape.length && w.shape.every((d, i) => (typeof d === "number" ? d === t.shape[i] : (bound.get(d) ?? t.shape[i]) === t.shape[i]));
