@@ -63,7 +63,7 @@ export interface BlockOptions {
 /** Adds one pre-norm transformer block reading x [B, T, E]; returns its refs. */
 export function addTransformerBlock(b: GraphBuilder, x: Ref, configInput: BlockConfigInput | BlockConfig, options: BlockOptions = {}): BlockRefs {
   const c = normalizeBlockConfig(configInput);
-  checkOptions("addTransformerBlock options", options, "{ prefix?, maskRef?, keyPaddingMaskRef?, fusedQkv?, decode? }");
+  checkOptions("addTransformerBlock options", options, "{ prefix?, maskRef?, keyPaddingMaskRef?, fusedQkv?, decode?, training?, seed? }");
   const p = options.prefix ? `${options.prefix}.` : "";
   const E = c.embedDim;
   const ln1 = addLayerNorm(b, x, `${p}ln1`, { eps: c.layerNormEps });

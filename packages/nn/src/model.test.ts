@@ -39,7 +39,7 @@ describe("simpleTransformer", () => {
   });
 
   it("null options are a typed error naming simpleTransformer's options, not a TypeError", () => {
-    expect(() => simpleTransformer(config, null as never)).toThrow(/^simpleTransformer options: options must be an object, expected \{ loss\?, registry\? \}, got null$/);
+    expect(() => simpleTransformer(config, null as never)).toThrow(/^simpleTransformer options: options must be an object, expected \{ loss\?, registry\?, training\?, seed\? \}, got null$/);
   });
 
   it("float32 tokens are a typed error naming the input; an id outside the vocabulary names the node and position; the session stays usable", async () => {

@@ -35,7 +35,7 @@ export function blockName(i: number, n: number): string {
  */
 export function simpleTransformer(config: TransformerConfigInput, options: TransformerOptions = {}): OpGraph {
   const c = normalizeTransformerConfig(config);
-  checkOptions("simpleTransformer options", options, "{ loss?, registry? }");
+  checkOptions("simpleTransformer options", options, "{ loss?, registry?, training?, seed? }");
   const b = new GraphBuilder(options.registry ? { registry: options.registry } : {});
   const tokens = b.input("tokens", ["B", c.seqLen], "int32");
   const table = b.weight("embed.weight", [c.vocabSize, c.embedDim]);
