@@ -17,6 +17,9 @@ const factories = new Map<string, (options: ExecutorOptions) => Executor>([
   ["webgpu", () => createWebGpuExecutor()],
 ]);
 
+/** The executor of `--executor` when none is named. */
+export const DEFAULT_EXECUTOR = "cpu";
+
 /** What `--threads` sets: the wasm executor's threads (the others run on one). */
 export interface ExecutorOptions {
   readonly threads?: number | undefined;
@@ -37,9 +40,14 @@ export function parseThreads(text: string | undefined): number | undefined {
  * `options.threads` given to the wasm executor.
  */
 export function executorsFor(list: string, ops?: UserOps, options: ExecutorOptions = {}): Executor[] {
-  return list.split(",").map((name) => {
+  const executors = list.split(",").map((name) => {
     const make = factories.get(name.trim());
     if (make) return registerUserKernels(make(options), ops);
     throw new UsageError(`unknown executor "${clip(name)}"; available: ${[...factories.keys()].join(", ")}`);
   });
+  // The other executors run on one thread: --threads without wasm would be dropped without a word.
+  if (options.threads !== undefined && !executors.some((e) => e.name === "wasm")) {
+    throw new UsageError(`--threads sets the wasm executor's threads, and the executors are ${clip(list)}: add wasm or leave --threads out`);
+  }
+  return executors;
 }

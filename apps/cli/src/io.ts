@@ -1,3 +1,5 @@
+import { toFileError } from "./files.js";
+
 /** Where a command writes: stdout/stderr in the CLI, arrays in tests. */
 export interface IO {
   out(line: string): void;
@@ -15,4 +17,15 @@ export class UsageError extends Error {
     super(message);
     this.name = "UsageError";
   }
+}
+
+/**
+ * The exit status for an error of stdout: EPIPE is the reader closing early (`attngraph demo | head`), its choice, 0;
+ * anything else (`attngraph demo > /dev/full`) is one FileError line on `err`, 1, never a stack trace.
+ */
+export function outputFailed(e: unknown, err: (line: string) => void): number {
+  if ((e as { code?: unknown } | null)?.code === "EPIPE") return 0;
+  const failure = toFileError("stdout", "write", e);
+  err(`attngraph: ${failure ? `${failure.name}: ${failure.message}` : String(e)}`);
+  return 1;
 }

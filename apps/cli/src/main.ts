@@ -1,12 +1,13 @@
 import { AttnGraphError, clip } from "@attngraph/tensor";
-import { parseArgs } from "node:util";
-import { conformance, conformanceHelp } from "./commands/conformance.js";
-import { demo } from "./commands/demo.js";
-import { diff, diffHelp } from "./commands/diff.js";
-import { exportHelp, exportModel } from "./commands/export.js";
-import { run, runHelp } from "./commands/run.js";
-import { train, trainHelp } from "./commands/train.js";
-import { parseThreads } from "./executors.js";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { conformance, conformanceCommand, conformanceHelp } from "./commands/conformance.js";
+import { demo, demoCommand } from "./commands/demo.js";
+import { diff, diffCommand, diffHelp } from "./commands/diff.js";
+import { exportCommand, exportHelp, exportModel } from "./commands/export.js";
+import { run, runCommand, runHelp } from "./commands/run.js";
+import { train, trainCommand, trainHelp } from "./commands/train.js";
+import { DEFAULT_EXECUTOR, parseThreads } from "./executors.js";
+import { checkCommandLine, type CommandLine } from "./flags.js";
 import { processIO, UsageError, type IO } from "./io.js";
 
 const help = `usage: attngraph <command> [options]
@@ -33,9 +34,49 @@ ${diffHelp}
 
 ${exportHelp}
 
-Common options: --executor <name>[,<name>...]  executors in preference order (default: cpu)
-                --threads <n>                   threads of the wasm executor (1 to 16, default 1; its workers need
-                                                SharedArrayBuffer, and it says when it runs fewer)`;
+Options of demo, run, conformance and train:
+  --executor <name>[,<name>...]  executors in preference order (default: cpu)
+Options of every command but export:
+  --threads <n>                  threads of the wasm executor (1 to 16, default 1; its workers need SharedArrayBuffer,
+                                 and it says when it runs fewer); refused when no executor is wasm
+A command refuses an option it does not take (exit status 2), naming it and listing its own; so does run, diff or
+export for an option that does nothing with the file given (--dims with a golden case). A file that cannot be read or
+written is one line naming it and the reason (exit status 1).`;
+
+/** The options of every command, parsed together: an option may come before the command's name. */
+const options = {
+  executor: { type: "string" },
+  tap: { type: "string", multiple: true, default: [] as string[] },
+  "fused-qkv": { type: "boolean", default: false },
+  explain: { type: "boolean", default: false },
+  steps: { type: "string" },
+  lr: { type: "string" },
+  seed: { type: "string" },
+  dropout: { type: "string" },
+  init: { type: "string" },
+  executors: { type: "string" },
+  threads: { type: "string" },
+  tolerance: { type: "string" },
+  repro: { type: "string" },
+  ops: { type: "string" },
+  dims: { type: "string" },
+  output: { type: "string", short: "o" },
+  contrib: { type: "string" },
+  weights: { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+} as const satisfies ParseArgsConfig["options"];
+
+/** What each command takes; any other option is a usage error naming it (see flags.ts). */
+const commands = new Map<string, CommandLine>([
+  ["demo", demoCommand],
+  ["run", runCommand],
+  ["diff", diffCommand],
+  ["conformance", conformanceCommand],
+  ["export", exportCommand],
+  ["train", trainCommand],
+]);
+
+const shortOf = (flag: string): string | undefined => (options as Record<string, { short?: string }>)[flag]?.short;
 
 /** The given string options, absent ones left out (exactOptionalPropertyTypes). */
 function pick(values: Record<string, unknown>, keys: readonly string[]): Record<string, string> {
@@ -45,45 +86,25 @@ function pick(values: Record<string, unknown>, keys: readonly string[]): Record<
 /** Runs the CLI and returns the exit status. Errors become one readable line, never a stack trace. */
 export async function main(argv: readonly string[], io: IO = processIO): Promise<number> {
   try {
-    const { values, positionals } = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        executor: { type: "string", default: "cpu" },
-        tap: { type: "string", multiple: true, default: [] },
-        "fused-qkv": { type: "boolean", default: false },
-        explain: { type: "boolean", default: false },
-        steps: { type: "string" },
-        lr: { type: "string" },
-        seed: { type: "string" },
-        dropout: { type: "string" },
-        init: { type: "string" },
-        executors: { type: "string" },
-        threads: { type: "string" },
-        tolerance: { type: "string" },
-        repro: { type: "string" },
-        ops: { type: "string" },
-        dims: { type: "string" },
-        output: { type: "string", short: "o" },
-        contrib: { type: "string" },
-        weights: { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
+    const { values, positionals, tokens } = parseArgs({ args: [...argv], allowPositionals: true, tokens: true, options });
     const [command, ...rest] = positionals;
     if (values.help || !command) {
       io.out(help);
       return command || values.help ? 0 : 2;
     }
+    const line = commands.get(command);
+    if (!line) throw new UsageError(`unknown command "${clip(command)}"\n${help}`);
+    checkCommandLine(command, line, tokens, shortOf);
     const threads = parseThreads(values.threads);
-    const common = { positionals: rest, executor: values.executor, tap: values.tap, fusedQkv: values["fused-qkv"], explain: values.explain, threads };
+    const common = { positionals: rest, executor: values.executor ?? DEFAULT_EXECUTOR, tap: values.tap, fusedQkv: values["fused-qkv"], explain: values.explain, threads };
     switch (command) {
       case "demo":
         return await demo(common, io);
       case "conformance":
         return await conformance(common, io);
       case "run":
-        return await run({ ...common, ...pick(values, ["ops"]) }, io);
+        // The executor as given: a repro names its own, and refuses --executor.
+        return await run({ ...common, executor: values.executor, ...pick(values, ["ops"]) }, io);
       case "diff":
         return await diff({ positionals: rest, executors: values.executors, tap: values.tap, fusedQkv: values["fused-qkv"], threads, ...pick(values, ["tolerance", "repro", "ops", "dims", "seed"]) }, io);
       case "export":

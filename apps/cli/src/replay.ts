@@ -2,19 +2,19 @@
 // set against the recorded one and the two against each other. Exit status 1 while the disagreement reproduces (so a
 // script can tell a fixed kernel from a broken one), 0 once it is gone.
 import { readRepro, replayRepro } from "@attngraph/tools";
-import { readFileSync } from "node:fs";
+import { clip } from "@attngraph/tensor";
+import type { JsonDocument } from "./document.js";
 import { executorsFor } from "./executors.js";
 import type { IO } from "./io.js";
 import type { UserOps } from "./user-ops.js";
 
-export async function replay(file: string, ops: UserOps | undefined, io: IO): Promise<number> {
-  const text = readFileSync(file, "utf8");
-  // Read (and checked) before any executor is made: a malformed file is a ReproFormatError naming the field.
-  const { repro } = readRepro(text, ops?.registry);
+export async function replay(doc: JsonDocument, ops: UserOps | undefined, io: IO): Promise<number> {
+  // Checked before any executor is made: a malformed file is a ReproFormatError naming the field.
+  const { repro } = readRepro(doc.json, ops?.registry);
   const executors = executorsFor(`${repro.reference},${repro.executor}`, ops);
-  const r = await replayRepro(text, { executors, ...(ops ? { registry: ops.registry } : {}) });
+  const r = await replayRepro(doc.json, { executors, ...(ops ? { registry: ops.registry } : {}) });
   const c = r.comparison;
-  io.out(`replay of ${file}: node ${r.node} (op ${r.kind}), ${r.executor} against ${r.reference}`);
+  io.out(`replay of ${clip(doc.path)}: node ${r.node} (op ${r.kind}), ${r.executor} against ${r.reference}`);
   for (const [name, same] of Object.entries(r.sameAsRecorded)) {
     io.out(`  ${name}: ${same === "error" ? "failed (now or when recorded)" : same ? "same output as recorded" : "output differs from the recorded one"}`);
   }

@@ -3,7 +3,7 @@
 //   ops:     OpDef[]                                    (defineOp results: the kinds its graphs use)
 //   kernels: { cpu?: { kind: kernel }, wasm?: {...}, webgpu?: {...} }   (registered on each executor the CLI makes)
 import { createOpRegistry, type AnyOpDef, type Executor, type OpRegistry } from "@attngraph/graph";
-import { clip } from "@attngraph/tensor";
+import { clip, describe } from "@attngraph/tensor";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { UsageError } from "./io.js";
@@ -32,6 +32,11 @@ export async function loadUserOps(file: string): Promise<UserOps> {
     if (!EXECUTORS.includes(executor)) throw new UsageError(`--ops ${clip(file)}: kernels for unknown executor "${clip(executor)}"; known: ${EXECUTORS.join(", ")}`);
     if (typeof byKind !== "object" || byKind === null) throw new UsageError(`--ops ${clip(file)}: kernels.${executor} must be { kind: kernel }`);
     kernels.set(executor, new Map(Object.entries(byKind)));
+  }
+  // A module with no op and no kernel (a typo such as `op`, or everything under `default`) would be taken and do nothing.
+  if (ops.length === 0 && ![...kernels.values()].some((byKind) => byKind.size > 0)) {
+    const exported = Object.keys(mod).sort();
+    throw new UsageError(describe(`--ops ${clip(file)}`, "exports no op and no kernel", `"ops" (an array of defineOp() results) or "kernels" ({ executor: { kind: kernel } })`, exported.length ? `exports ${clip(exported.join(", "))}` : "no exports"));
   }
   // createOpRegistry checks the definitions (a kind twice, a built-in kind redefined): its error names the kind.
   return { registry: createOpRegistry(ops as AnyOpDef[]), kernels };

@@ -1,6 +1,9 @@
 import { formatResult, formatSummary, runConformance } from "../conformance/runner.js";
 import { executorsFor } from "../executors.js";
+import type { CommandLine } from "../flags.js";
 import { UsageError, type IO } from "../io.js";
+
+export const conformanceCommand: CommandLine = { flags: ["executor", "tap", "fused-qkv", "threads"], operand: "<dir>" };
 
 export const conformanceHelp = `attngraph conformance <dir> [--executor cpu] [--fused-qkv] [--tap all|none]
   Runs every *.json golden case in <dir> on the executor(s) and compares every expected tensor.

@@ -7,8 +7,11 @@ import { goldenDir, loadCase } from "@attngraph/testkit";
 import { clip, compare, type Tensor } from "@attngraph/tensor";
 import { join } from "node:path";
 import { executorsFor } from "../executors.js";
+import type { CommandLine } from "../flags.js";
 import { UsageError, type IO } from "../io.js";
 import { demoBlock } from "./demo-block.js";
+
+export const demoCommand: CommandLine = { flags: ["executor", "threads"], operand: "[attention | block]" };
 
 /** `attngraph demo [attention|block]`: the attention of the worked examples (default) or their transformer block. */
 export async function demo(args: { executor: string; positionals: readonly string[]; threads?: number | undefined }, io: IO): Promise<number> {

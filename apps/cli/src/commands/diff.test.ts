@@ -92,4 +92,63 @@ describe("attngraph diff", () => {
     expect(bad.code).toBe(1);
     expect((await cli("diff", file, "--executors", "cpu,wasm", "--ops", join(dir, "none.mjs"))).err[0]).toMatch(/--ops .*none\.mjs: cannot load the module/);
   });
+
+  describe("a repro it cannot write, a size it cannot hold: one line, never a stack trace", () => {
+    /** A graph whose user op disagrees on wasm (so diff writes a repro), in a fresh folder. */
+    const disagreeing = () => {
+      const dir = tmp();
+      const graph = insertAfter(buildAttention({ dIn: 4, dOut: 4, numHeads: 2, causal: true }, { registry: createOpRegistry(ops) }), "scores", (b, s) => b.add("double", "scores.doubled", { x: s }));
+      writeFileSync(join(dir, "graph.json"), JSON.stringify(toJSON(graph)));
+      return { dir, file: join(dir, "graph.json") };
+    };
+
+    it("--repro into a folder that does not exist", async () => {
+      const { dir, file } = disagreeing();
+      const repro = join(dir, "no/such/dir/r.json");
+      const d = await cli("diff", file, "--executors", "cpu,wasm", "--ops", OPS, "--dims", "B=1,T=3", "--repro", repro);
+      expect(d.err).toEqual([`attngraph: FileError: --repro ${repro}: cannot write the file, expected a writable file in an existing folder, got its folder does not exist (ENOENT)`]);
+      expect(d.code).toBe(1);
+    });
+
+    it("--repro a folder", async () => {
+      const { dir, file } = disagreeing();
+      const d = await cli("diff", file, "--executors", "cpu,wasm", "--ops", OPS, "--dims", "B=1,T=3", "--repro", dir);
+      expect(d.err).toEqual([`attngraph: FileError: --repro ${dir}: cannot write the file, expected a writable file in an existing folder, got it is a folder (EISDIR)`]);
+      expect(d.code).toBe(1);
+    });
+
+    // It drew 16 GB of random numbers for three minutes before the runtime refused the run (or crashed making an
+    // array past 2^32 elements with B=2): refused before anything is allocated.
+    it("--dims B=1,T=1000000000", async () => {
+      const { file } = disagreeing();
+      const d = await cli("diff", file, "--executors", "cpu,wasm", "--ops", OPS, "--dims", "B=1,T=1000000000");
+      expect(d.err).toEqual([`attngraph: ShapeError: ${file}: x [1, 1000000000, 4]: too large to fill with random values, expected at most 4 GiB of float32 values in all (the runtime's memory limit; give smaller --dims), got 14.9 GiB`]);
+      expect(d.code).toBe(1);
+    });
+  });
+
+  describe("a flag that does nothing for the file given is a usage error", () => {
+    const file = join(goldenDir, "t1-causal-b2-d8-h2.json");
+
+    it("--dims and --seed with a golden case or a repro; --fused-qkv with a graph document", async () => {
+      expect(await cli("diff", file, "--executors", "cpu,wasm", "--dims", "B=2")).toMatchObject({ code: 2, err: ["attngraph: diff: --dims does nothing with a golden case: it brings its own inputs and weights (--dims and --seed are for a graph document)"] });
+      expect((await cli("diff", file, "--executors", "cpu,wasm", "--seed", "0")).code).toBe(2);
+      const dir = tmp();
+      writeFileSync(join(dir, "r.json"), JSON.stringify({ format: "attngraph.repro", version: 1 }));
+      expect((await cli("diff", join(dir, "r.json"), "--executors", "cpu,wasm", "--seed", "1")).err[0]).toMatch(/^attngraph: diff: --seed does nothing with a repro/);
+      writeFileSync(join(dir, "g.json"), JSON.stringify(toJSON(buildAttention({ dIn: 4, dOut: 4, numHeads: 2 }))));
+      expect((await cli("diff", join(dir, "g.json"), "--executors", "cpu,wasm", "--dims", "B=1,T=2", "--fused-qkv")).err[0]).toMatch(/^attngraph: diff: --fused-qkv does nothing with a graph document/);
+      expect((await cli("diff", join(dir, "g.json"), "--executors", "cpu,wasm", "--dims", "B=1,T=2,S=3")).err[0]).toBe(`attngraph: --dims S: no input or weight of ${join(dir, "g.json")} has this symbolic dim (theirs: B, T)`);
+    });
+
+    it("--ops with a module that exports nothing", async () => {
+      const dir = tmp();
+      writeFileSync(join(dir, "empty.mjs"), "export const op = [];\n");
+      expect(await cli("diff", file, "--executors", "cpu,wasm", "--ops", join(dir, "empty.mjs"))).toMatchObject({
+        code: 2,
+        out: [],
+        err: [`attngraph: --ops ${join(dir, "empty.mjs")}: exports no op and no kernel, expected "ops" (an array of defineOp() results) or "kernels" ({ executor: { kind: kernel } }), got exports op`],
+      });
+    });
+  });
 });

@@ -1,11 +1,12 @@
 import { diffExecutors } from "@attngraph/tools";
 import { AttnGraphError, clip, type Tolerance } from "@attngraph/tensor";
-import { listCases } from "@attngraph/testkit";
-import { statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { loadDiffSubject } from "../diff-subject.js";
 import { formatDiff } from "../diff-report.js";
+import { readDocument } from "../document.js";
 import { executorsFor } from "../executors.js";
+import { isDirectory, listJson, writeFile } from "../files.js";
+import type { CommandLine } from "../flags.js";
 import { UsageError, type IO } from "../io.js";
 import { loadUserOps } from "../user-ops.js";
 
@@ -21,6 +22,11 @@ export const diffHelp = `attngraph diff <case.json | graph.json | repro.json | d
   --tolerance      |got - ref| <= abs + rel * |ref| (default 1e-4,1e-4)
   --ops            a module exporting \`ops\` (defineOp results) and \`kernels\` ({ cpu: { kind: kernel }, ... })
   --dims, --seed   a graph document's symbolic dim sizes and the seed of its random inputs and weights`;
+
+export const diffCommand: CommandLine = {
+  flags: ["executors", "tap", "tolerance", "repro", "ops", "dims", "seed", "fused-qkv", "threads"],
+  operand: "<case.json | graph.json | repro.json | dir>",
+};
 
 export interface DiffArgs {
   readonly positionals: string[];
@@ -49,8 +55,10 @@ export async function diff(args: DiffArgs, io: IO): Promise<number> {
   // Made once: a folder of cases shares them (a WebGPU device is slow to get), runs never share state.
   const executors = executorsFor(args.executors, ops, { threads: args.threads });
   const tap = args.tap.length === 0 || (args.tap.length === 1 && args.tap[0] === "all") ? "all" : args.tap.length === 1 && args.tap[0] === "none" ? "none" : args.tap;
+  // quiet: one file of a folder (one line while it agrees, and flags apply to the files they fit).
   const one = async (file: string, reproPath: (node: string, executor: string) => string, quiet: boolean): Promise<boolean> => {
-    const subject = loadDiffSubject(file, { fusedQkv: args.fusedQkv, ...(args.dims ? { dims: args.dims } : {}), ...(seed === undefined ? {} : { seed }), ...(ops ? { registry: ops.registry } : {}) });
+    const options = { fusedQkv: args.fusedQkv, strict: !quiet, ...(args.dims ? { dims: args.dims } : {}), ...(seed === undefined ? {} : { seed }), ...(ops ? { registry: ops.registry } : {}) };
+    const subject = loadDiffSubject(readDocument(file), options);
     const result = await diffExecutors(subject.graph, { executors, inputs: subject.inputs, weights: subject.weights, tap, ...(tolerance ? { tolerance } : {}) });
     if (quiet && result.ok) {
       io.out(`AGREE ${clip(subject.name)}  (${result.nodes.length} nodes)`);
@@ -60,7 +68,7 @@ export async function diff(args: DiffArgs, io: IO): Promise<number> {
     const first = result.first;
     if (first?.repro) {
       const path = reproPath(first.node, first.executor);
-      writeFileSync(path, `${JSON.stringify({ ...first.repro, source: subject.name })}\n`);
+      writeFile(path, `${JSON.stringify({ ...first.repro, source: subject.name })}\n`, path === args.repro ? "--repro" : undefined);
       io.out(`  repro: ${path} (replay: attngraph run ${path}${args.ops ? ` --ops ${args.ops}` : ""})`);
     }
     return result.ok;
@@ -72,7 +80,7 @@ export async function diff(args: DiffArgs, io: IO): Promise<number> {
   if (args.repro !== undefined && !isDirectory(args.repro)) throw new UsageError(`--repro: with a folder of cases, give a folder for the repros; "${clip(args.repro)}" is not one`);
   let agreed = 0;
   let failed = 0;
-  for (const file of listCases(target)) {
+  for (const file of listJson(target)) {
     try {
       if (await one(file, (node, e) => join(repros, `${slug(basename(file, ".json"))}.${slug(node)}.${e}.repro.json`), true)) agreed++;
       else failed++;
@@ -84,14 +92,6 @@ export async function diff(args: DiffArgs, io: IO): Promise<number> {
   }
   io.out(`${agreed} agree, ${failed} disagree or failed`);
   return failed === 0 && agreed > 0 ? 0 : 1;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 function parseTolerance(text: string): Tolerance {

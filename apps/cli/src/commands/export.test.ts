@@ -6,7 +6,7 @@ import { createOpRegistry, defineOp, GraphBuilder, toJSON } from "@attngraph/gra
 import { writeSafetensors } from "@attngraph/nn";
 import { compare, Tensor } from "@attngraph/tensor";
 import { goldenDir, goldenTrainDir, loadCase } from "@attngraph/testkit";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
@@ -109,5 +109,75 @@ describe("attngraph export", () => {
     const usage = await cli("export", graphFile);
     expect(usage.code).toBe(2);
     expect(usage.err[0]).toMatch(/^attngraph: missing -o <model.onnx>/);
+  });
+
+  // Each was a Node stack trace (exit 1): now one FileError line naming the path, the flag and the reason.
+  describe("a file it cannot read or write is one line naming the path and the reason", () => {
+    const CASE = join(goldenDir, "t1-causal-b2-d8-h2.json");
+    const graphFile = () => {
+      const path = join(tmp(), "graph.json");
+      writeFileSync(path, JSON.stringify(toJSON(buildAttention({ dIn: 4, dOut: 4, numHeads: 2 }))));
+      return path;
+    };
+
+    it("-o into a folder that does not exist", async () => {
+      const path = join(tmp(), "no/such/dir/m.onnx");
+      expect(await cli("export", CASE, "-o", path)).toEqual({
+        code: 1,
+        out: [],
+        err: [`attngraph: FileError: -o ${path}: cannot write the file, expected a writable file in an existing folder, got its folder does not exist (ENOENT)`],
+      });
+    });
+
+    it("-o a folder", async () => {
+      const dir = tmp();
+      expect(await cli("export", CASE, "-o", dir)).toMatchObject({ code: 1, out: [], err: [`attngraph: FileError: -o ${dir}: cannot write the file, expected a writable file in an existing folder, got it is a folder (EISDIR)`] });
+    });
+
+    it.skipIf(!existsSync("/dev/full"))("-o /dev/full (a full disk)", async () => {
+      expect(await cli("export", CASE, "-o", "/dev/full")).toMatchObject({ code: 1, out: [], err: ["attngraph: FileError: -o /dev/full: cannot write the file, expected a writable file in an existing folder, got no space left on the device (ENOSPC)"] });
+    });
+
+    it("--weights that does not exist, --weights a folder", async () => {
+      const dir = tmp();
+      const out = join(dir, "m.onnx");
+      expect(await cli("export", graphFile(), "-o", out, "--weights", join(dir, "nope.safetensors"))).toMatchObject({
+        code: 1,
+        err: [`attngraph: FileError: --weights ${join(dir, "nope.safetensors")}: cannot read the file, expected a readable file, got no such file or folder (ENOENT)`],
+      });
+      expect(await cli("export", graphFile(), "-o", out, "--weights", dir)).toMatchObject({ code: 1, err: [`attngraph: FileError: --weights ${dir}: cannot read the file, expected a readable file, got it is a folder (EISDIR)`] });
+      expect(existsSync(out)).toBe(false);
+    });
+  });
+
+  describe("a flag that does nothing for the file given is a usage error", () => {
+    const CASE = join(goldenDir, "t1-causal-b2-d8-h2.json");
+
+    it("a golden case brings its weights: --weights, --seed, --dims, --ops", async () => {
+      for (const flag of [["--weights", "w.safetensors"], ["--seed", "1"], ["--dims", "B=1"], ["--ops", "m.mjs"]]) {
+        const r = await cli("export", CASE, "-o", join(tmp(), "m.onnx"), ...flag);
+        expect([r.code, r.err[0]]).toEqual([2, `attngraph: export: ${flag[0]} does nothing with a golden case: it brings its own weights and uses the built-in ops (these are for a graph document)`]);
+      }
+      const train = await cli("export", join(goldenTrainDir, "block-causal-b2-t10-e16-h4.json"), "-o", join(tmp(), "m.onnx"), "--fused-qkv");
+      expect([train.code, train.err[0]]).toEqual([2, expect.stringMatching(/^attngraph: export: --fused-qkv does nothing with a golden-train case/)]);
+    });
+
+    it("a graph document: --fused-qkv; --seed and --dims beside --weights; a --dims no weight has", async () => {
+      const dir = tmp();
+      const graphFile = join(dir, "graph.json");
+      writeFileSync(graphFile, JSON.stringify(toJSON(buildAttention({ dIn: 4, dOut: 4, numHeads: 2 }))));
+      const out = join(dir, "m.onnx");
+      expect((await cli("export", graphFile, "-o", out, "--fused-qkv")).err[0]).toMatch(/^attngraph: export: --fused-qkv does nothing with a graph document/);
+      expect((await cli("export", graphFile, "-o", out, "--weights", "w.safetensors", "--seed", "2")).err[0]).toMatch(/^attngraph: export: --seed does nothing with --weights/);
+      const dims = await cli("export", graphFile, "-o", out, "--dims", "B=2,T=8");
+      expect([dims.code, dims.err[0]]).toEqual([2, `attngraph: --dims B: no weight of ${graphFile} has this symbolic dim (theirs: none; only weights are drawn; an input's dims stay symbolic in the model)`]);
+      expect(existsSync(out)).toBe(false);
+    });
+
+    it("a repro: said so, with the commands that take one", async () => {
+      const path = join(tmp(), "r.json");
+      writeFileSync(path, JSON.stringify({ format: "attngraph.repro", version: 1 }));
+      expect((await cli("export", path, "-o", join(tmp(), "m.onnx"))).err[0]).toBe(`attngraph: export: ${path} is a repro, expected a golden case or a graph document; a repro goes to attngraph run or attngraph diff`);
+    });
   });
 });

@@ -1,14 +1,13 @@
 import { attentionWeights, buildAttention } from "@attngraph/attention";
 import { compile } from "@attngraph/runtime";
-import { loadAnyCase } from "@attngraph/testkit";
 import { clip, type AnyTensor, type Tensor } from "@attngraph/tensor";
 import type { OpGraph } from "@attngraph/graph";
-import { REPRO_FORMAT } from "@attngraph/tools";
 import { buildTrainCase } from "../conformance/run-train-case.js";
-import { formatOf } from "../diff-subject.js";
+import { caseOf, expectKind, readDocument } from "../document.js";
 import { replay } from "../replay.js";
 import { loadUserOps } from "../user-ops.js";
-import { executorsFor } from "../executors.js";
+import { DEFAULT_EXECUTOR, executorsFor } from "../executors.js";
+import { refuseFlags, type CommandLine } from "../flags.js";
 import { UsageError, type IO } from "../io.js";
 
 export const runHelp = `attngraph run <case.json> [--executor cpu] [--tap <node>]... [--tap all] [--fused-qkv] [--explain]
@@ -17,12 +16,33 @@ export const runHelp = `attngraph run <case.json> [--executor cpu] [--tap <node>
 attngraph run <repro.json> [--ops <module.js>]
   Replays a repro written by \`attngraph diff\` on the two executors it names; exit status 1 while they still disagree.`;
 
-export async function run(args: { positionals: string[]; executor: string; tap: string[]; fusedQkv: boolean; explain: boolean; ops?: string; threads?: number | undefined }, io: IO): Promise<number> {
+export const runCommand: CommandLine = { flags: ["executor", "tap", "fused-qkv", "explain", "threads", "ops"], operand: "<case.json | repro.json>" };
+
+export interface RunArgs {
+  readonly positionals: string[];
+  /** Undefined when not given (cpu), so a repro, which names its own executors, can refuse it. */
+  readonly executor: string | undefined;
+  readonly tap: string[];
+  readonly fusedQkv: boolean;
+  readonly explain: boolean;
+  readonly ops?: string;
+  readonly threads?: number | undefined;
+}
+
+export async function run(args: RunArgs, io: IO): Promise<number> {
   const file = args.positionals[0];
   if (!file) throw new UsageError(`missing <case.json>\n${runHelp}`);
-  if (formatOf(file) === REPRO_FORMAT) return await replay(file, args.ops ? await loadUserOps(args.ops) : undefined, io);
-  if (args.ops) throw new UsageError("--ops is for replaying a repro (and for diff); a golden case uses the built-in ops");
-  const loaded = loadAnyCase(file);
+  // Read once: `cat case.json | attngraph run /dev/stdin` has one read to give.
+  const doc = readDocument(file);
+  expectKind(doc, "run", ["case", "repro"]);
+  if (doc.kind === "repro") {
+    const idle = { "--executor": args.executor, "--tap": args.tap, "--fused-qkv": args.fusedQkv, "--explain": args.explain, "--threads": args.threads };
+    refuseFlags("run", "with a repro: it replays on the two executors it names, and prints its one node", idle);
+    return await replay(doc, args.ops ? await loadUserOps(args.ops) : undefined, io);
+  }
+  refuseFlags("run", "with a golden case: it uses the built-in ops (--ops is for replaying a repro, and for diff)", { "--ops": args.ops });
+  const executor = args.executor ?? DEFAULT_EXECUTOR;
+  const loaded = caseOf(doc);
   let graph: OpGraph;
   let weights: Readonly<Record<string, AnyTensor>>;
   let inputs: Readonly<Record<string, AnyTensor>>;
@@ -34,7 +54,7 @@ export async function run(args: { positionals: string[]; executor: string; tap: 
     weights = attentionWeights(c.config, c.weights, { fusedQkv: args.fusedQkv });
     inputs = c.inputs;
   }
-  const session = await compile(graph, { executors: executorsFor(args.executor, undefined, { threads: args.threads }), weights });
+  const session = await compile(graph, { executors: executorsFor(executor, undefined, { threads: args.threads }), weights });
   if (args.explain) io.out(`${session.explain()}\n`);
   const taps = args.tap.length ? args.tap : [...graph.outputs];
   const tapped: { node: string; tensor: Tensor }[] = [];
@@ -45,7 +65,7 @@ export async function run(args: { positionals: string[]; executor: string; tap: 
     sub.unsubscribe();
     await session.dispose();
   }
-  io.out(`${clip(loaded.case.name)} on ${clip(args.executor)}`);
+  io.out(`${clip(loaded.case.name)} on ${clip(executor)}`);
   for (const { node, tensor } of tapped) io.out(`\n${node} [${tensor.shape.join(", ")}]\n${tensor.toString()}`);
   return 0;
 }

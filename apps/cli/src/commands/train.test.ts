@@ -1,6 +1,8 @@
 // `attngraph train copy` through the CLI entry point: from a random init the loss falls below 0.5 in the example's 50
 // steps and the printed patterns are causal; from the golden case's parameters the printed losses are PyTorch's.
 import { goldenTrainDir, loadAnyCase, type TrainCase } from "@attngraph/testkit";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../main.js";
@@ -66,6 +68,22 @@ describe("attngraph train copy", () => {
     expect(losses(dropped)[0]).not.toBe(losses(plain)[0]); // step 1 drops weights
     expect(losses(dropped).at(-1)!).toBeLessThan(losses(dropped)[0]!);
   }, 120_000);
+
+  it("--init given a graph document, a folder or a missing file; --seed beside --init; --threads without wasm", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "attngraph-train-"));
+    writeFileSync(join(dir, "graph.json"), JSON.stringify({ format: "attngraph.graph", version: 1 }));
+    expect(await cli("train", "copy", "--init", join(dir, "graph.json"))).toMatchObject({
+      code: 2,
+      err: [`attngraph: train --init: ${join(dir, "graph.json")} is a graph document, expected a golden case; a graph document goes to attngraph diff (with --dims) or attngraph export`],
+    });
+    expect(await cli("train", "copy", "--init", dir)).toMatchObject({ code: 1, err: [`attngraph: FileError: --init ${dir}: cannot read the file, expected a readable file, got it is a folder (EISDIR)`] });
+    expect((await cli("train", "copy", "--init", join(dir, "nope.json"))).err[0]).toMatch(/^attngraph: FileError: --init .*nope\.json: cannot read the file, .*\(ENOENT\)$/);
+    // With --init the data and the weights are the case's: the seed would change nothing.
+    const seeded = await cli("train", "copy", "--init", join(goldenTrainDir, "seed-003-copy-task-v10-e32-h4-t8.json"), "--seed", "5");
+    expect([seeded.code, seeded.out, seeded.err]).toEqual([2, [], ["attngraph: train: --seed does nothing with --init: the data and the initial weights come from the case"]]);
+    const threads = await cli("train", "copy", "--threads", "4");
+    expect([threads.code, threads.out, threads.err]).toEqual([2, [], ["attngraph: --threads sets the wasm executor's threads, and the executors are cpu: add wasm or leave --threads out"]]);
+  });
 
   it("a pattern row shades each weight and prints it", () => {
     const lines = asciiPattern(Float32Array.from([1, 0, 0.5, 0.5]), 2);

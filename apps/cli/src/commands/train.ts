@@ -5,18 +5,22 @@
 import { defaultInit, loadStateDict, simpleTransformer } from "@attngraph/nn";
 import { compile } from "@attngraph/runtime";
 import { clip, Tensor, type AnyTensor } from "@attngraph/tensor";
-import { loadAnyCase, mulberry32, type TrainCase } from "@attngraph/testkit";
+import { mulberry32, type TrainCase } from "@attngraph/testkit";
 import { adam, createTrainer } from "@attngraph/train";
+import { caseOf, expectKind, readDocument } from "../document.js";
 import { executorsFor } from "../executors.js";
+import { refuseFlags, type CommandLine } from "../flags.js";
 import { UsageError, type IO } from "../io.js";
 
 export const trainHelp = `train copy options:
   --steps <n>        Adam steps (default 50)       --lr <x>        learning rate (default 0.001)
-  --seed <n>         data and initial weights (default 3)
-  --dropout <x>      attention dropout (default 0; the worked example trains without)
+  --seed <n>         data, initial weights and dropout masks (default 3; --init brings its own data and weights)
+  --dropout <x>      attention dropout, a new mask every step (default 0; the worked example trains without)
   --init <case.json> start from a golden-train "train" case: its config, parameters, data, batch and optimizer
                      (--lr still overrides), so the printed losses are PyTorch's
 Exits 1 if the loss is not finite or did not fall.`;
+
+export const trainCommand: CommandLine = { flags: ["executor", "threads", "steps", "lr", "seed", "dropout", "init"], operand: "task (copy)" };
 
 const V = 10, E = 32, H = 4, T = 8, SAMPLES = 100, BATCH = 32;
 
@@ -74,7 +78,11 @@ export async function train(args: TrainArgs, io: IO): Promise<number> {
   let targets: AnyTensor;
   let origin: string;
   if (args.init !== undefined) {
-    const loaded = loadAnyCase(args.init);
+    // The case brings data and weights; the seed still seeds dropout's masks when there is dropout.
+    if (dropout === 0) refuseFlags("train", "with --init: the data and the initial weights come from the case", { "--seed": args.seed });
+    const doc = readDocument(args.init, "--init");
+    expectKind(doc, "train --init", ["case"]);
+    const loaded = caseOf(doc);
     const c = loaded.case as TrainCase;
     if (loaded.format !== "train" || c.kind !== "train" || !c.training) throw new UsageError(`--init: ${clip(args.init)} is not a golden-train "train" case`);
     const cfg = c.config as Record<string, number>;

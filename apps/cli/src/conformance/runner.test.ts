@@ -1,7 +1,13 @@
 // A case's line says what was compared and what was not: a tensor the tap mode cannot see is named on the line.
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { FileError } from "../files.js";
+import { goldenDir } from "@attngraph/testkit";
+import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CaseResult, TensorCheck } from "./run-case.js";
-import { formatResult } from "./runner.js";
+import { formatResult, runConformance } from "./runner.js";
 
 const check = (name: string, error: number): TensorCheck => ({
   name,
@@ -26,5 +32,28 @@ describe("formatResult", () => {
     const bad: TensorCheck = { ...check("output", 0.1), ok: false, failures: 1, worst: { index: 2, got: 1, expected: 0.9, error: 0.1 } };
     const r: CaseResult = { file: "a.json", name: "a", ok: false, checks: [bad], notCompared: ["weights"] };
     expect(formatResult(r)).toBe("FAIL a  output: 1 of 4 off, worst at 2: got 1, expected 0.9 (|diff| 1.00e-1); not compared under --tap none: weights");
+  });
+});
+
+describe("runConformance", () => {
+  const executors = () => [createCpuExecutor()];
+
+  it("a graph document or a repro among the cases fails, saying what it is (not `$.name: missing field`)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "attngraph-runner-"));
+    copyFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), join(dir, "a.json"));
+    writeFileSync(join(dir, "b-graph.json"), JSON.stringify({ format: "attngraph.graph", version: 1 }));
+    writeFileSync(join(dir, "c-repro.json"), JSON.stringify({ format: "attngraph.repro", version: 1 }));
+    const s = await runConformance(dir, { executors });
+    expect(s.results.map((r) => [r.ok, r.error])).toEqual([
+      [true, undefined],
+      [false, `conformance: ${join(dir, "b-graph.json")} is a graph document, expected a golden case; a graph document goes to attngraph diff (with --dims) or attngraph export`],
+      [false, `conformance: ${join(dir, "c-repro.json")} is a repro, expected a golden case; a repro goes to attngraph run or attngraph diff`],
+    ]);
+  });
+
+  it("a folder it cannot list is a FileError naming it", async () => {
+    const file = join(goldenDir, "t1-causal-b2-d8-h2.json");
+    await expect(runConformance(file, { executors })).rejects.toThrow(FileError);
+    await expect(runConformance(file, { executors })).rejects.toThrow(/t1-causal-b2-d8-h2\.json: cannot list the folder, expected a readable folder, got it is not a folder \(ENOTDIR\)$/);
   });
 });

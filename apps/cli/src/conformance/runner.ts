@@ -2,7 +2,8 @@
 // line per case, and a closing "N passed, N failed". A case file that cannot be read is a failed case, never a crash.
 import type { Executor } from "@attngraph/graph";
 import { clip } from "@attngraph/tensor";
-import { listCases, loadAnyCase } from "@attngraph/testkit";
+import { caseOf, expectKind, readDocument } from "../document.js";
+import { listJson } from "../files.js";
 import { notCheckedText, notComparedText, runCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
 import { runTrainCase } from "./run-train-case.js";
 
@@ -21,10 +22,12 @@ export interface ConformanceSummary {
 
 export async function runConformance(dir: string, options: ConformanceOptions): Promise<ConformanceSummary> {
   const results: CaseResult[] = [];
-  for (const file of listCases(dir)) {
+  for (const file of listJson(dir)) {
     let r: CaseResult;
     try {
-      const loaded = loadAnyCase(file);
+      const doc = readDocument(file);
+      expectKind(doc, "conformance", ["case"]); // a graph document or a repro among the cases fails, saying so
+      const loaded = caseOf(doc);
       const run = { ...options, executors: await options.executors() };
       r = loaded.format === "train" ? await runTrainCase(loaded.case, run) : await runCase(loaded.case, run);
     } catch (e) {

@@ -1,0 +1,56 @@
+// A JSON file the CLI was given — a golden case, a graph document or a repro — read once and told apart by its
+// `format` field, so a command handed the wrong kind says what it got and which command takes that kind, instead of
+// failing on the first field its own format misses (`$.name: missing field` for a graph given to `run`).
+import { GRAPH_FORMAT } from "@attngraph/graph";
+import { clip } from "@attngraph/tensor";
+import { CaseFormatError, isTrainCaseJSON, parseCase, parseTrainCase, type GoldenCase, type TrainCase } from "@attngraph/testkit";
+import { REPRO_FORMAT } from "@attngraph/tools";
+import { readText } from "./files.js";
+import { UsageError } from "./io.js";
+
+export type DocumentKind = "case" | "graph" | "repro";
+
+export interface JsonDocument {
+  readonly path: string;
+  readonly json: unknown;
+  readonly kind: DocumentKind;
+}
+
+export type LoadedCase = { readonly format: "attention"; readonly case: GoldenCase } | { readonly format: "train"; readonly case: TrainCase };
+
+const KINDS: Record<DocumentKind, { readonly what: string; readonly takenBy: string }> = {
+  case: { what: "a golden case", takenBy: "attngraph run, diff, export or conformance" },
+  graph: { what: "a graph document", takenBy: "attngraph diff (with --dims) or attngraph export" },
+  repro: { what: "a repro", takenBy: "attngraph run or attngraph diff" },
+};
+
+/** Reads and parses `path`; a file that is not JSON is a CaseFormatError naming it (golden cases have no `format`). */
+export function readDocument(path: string, flag?: string): JsonDocument {
+  const text = readText(path, flag);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new CaseFormatError(path, undefined, "invalid JSON", "a JSON document", parseErrorText(e), e);
+  }
+  const format = typeof json === "object" && json !== null ? (json as Record<string, unknown>)["format"] : undefined;
+  return { path, json, kind: format === GRAPH_FORMAT ? "graph" : format === REPRO_FORMAT ? "repro" : "case" };
+}
+
+/** A UsageError unless `doc` is one of the `accepted` kinds: `who` ("run", "train --init") expected those. */
+export function expectKind(doc: JsonDocument, who: string, accepted: readonly DocumentKind[]): void {
+  if (accepted.includes(doc.kind)) return;
+  const expected = accepted.map((k) => KINDS[k].what).join(" or ");
+  throw new UsageError(`${who}: ${clip(doc.path)} is ${KINDS[doc.kind].what}, expected ${expected}; ${KINDS[doc.kind].what} goes to ${KINDS[doc.kind].takenBy}`);
+}
+
+/** The golden case in `doc`, of either format: a golden-train case has a `kind` (block, mha-backward, train). */
+export function caseOf(doc: JsonDocument): LoadedCase {
+  return isTrainCaseJSON(doc.json) ? { format: "train", case: parseTrainCase(doc.json, doc.path) } : { format: "attention", case: parseCase(doc.json, doc.path) };
+}
+
+/** JSON.parse's message, cut short with control characters escaped: it quotes the file's bytes. */
+function parseErrorText(e: unknown): string {
+  const s = (e instanceof Error ? e.message : String(e)).replace(/[\u0000-\u001f\u007f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return clip(s, 160);
+}
