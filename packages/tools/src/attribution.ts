@@ -57,8 +57,9 @@ export async function attributeHeads(graph: OpGraph, options: AttributionOptions
   const session = await compile(g.graph, { executors: [...options.executors], ...(options.weights ? { weights: options.weights } : {}) });
   try {
     const gradNames = options.nodes.map((n) => g.grads[n]!);
-    const at = await runWithCache(session, withSeed(options.corrupted ?? options.inputs), [...options.nodes, ...gradNames, options.metric]);
-    const clean = options.corrupted ? (await runWithCache(session, withSeed(options.inputs), options.nodes)).cache : undefined;
+    // Both runs draw the same dropout masks (step 0): in training mode they differ by their inputs alone.
+    const at = await runWithCache(session, withSeed(options.corrupted ?? options.inputs), [...options.nodes, ...gradNames, options.metric], { dropoutStep: 0 });
+    const clean = options.corrupted ? (await runWithCache(session, withSeed(options.inputs), options.nodes, { dropoutStep: 0 })).cache : undefined;
     const metricValue = at.cache.get(options.metric)!;
     const metric = options.seed ? dot(metricValue, options.seed) : metricValue.toFloat32Array()[0]!;
     const nodes = options.nodes.map((node, i): HeadAttribution => {

@@ -4,7 +4,10 @@ import { describe, expect, it } from "vitest";
 import { runWithCache } from "./cache.js";
 import { patchFrom } from "./patching.js";
 import type { Tensor } from "@attngraph/tensor";
-import { B, T, clean, corrupted, session, sum, u } from "./test-fixture.js";
+import { buildAttention } from "@attngraph/attention";
+import { createCpuExecutor } from "@attngraph/executor-cpu";
+import { compile } from "@attngraph/runtime";
+import { B, T, clean, config, corrupted, session, sum, u, weights } from "./test-fixture.js";
 
 describe("patchFrom (clean → corrupted)", () => {
   it("patching the output restores the clean metric; per-head effects of the context add up to the whole node's", async () => {
@@ -38,5 +41,17 @@ describe("patchFrom (clean → corrupted)", () => {
     expect(split.effects.map((e) => e.head)).toEqual([0, 1, 2]);
     split.effects.forEach((e, h) => expect(e.metric, `head ${h}`).toBe(heads.effects[h]!.metric));
     await expect(patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["output"], metric, perHead: true })).rejects.toThrow(/patchFrom output: the value has no heads axis/);
+  });
+
+  it("with training-mode dropout every run draws step 0's masks: patching a node from a clean run made at step 0 recovers it all", async () => {
+    const dropped = { ...config, dropout: 0.3 };
+    const s = await compile(buildAttention(dropped, { training: true, seed: 11 }), { executors: [createCpuExecutor()], weights });
+    const metric = (o: Readonly<Record<string, Tensor>>) => sum(o.output!);
+    await s.run({ x: clean }); // the session's run index moves on; patchFrom's runs do not follow it
+    const cleanRun = await runWithCache(s, { x: clean }, ["context.heads"], { dropoutStep: 0 });
+    const first = await patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["context.heads"], metric });
+    expect(first.effects[0]!.recovered).toBeCloseTo(1, 5);
+    const again = await patchFrom(s, cleanRun, { x: corrupted }, { nodes: ["context.heads"], metric });
+    expect(again).toEqual(first);
   });
 });

@@ -44,11 +44,12 @@ export async function patchFrom(session: Session, clean: CachedRun, corrupted: R
   const missing = options.nodes.find((n) => !clean.cache.has(n));
   if (missing !== undefined) throw new GraphValidationError(`patchFrom ${missing}`, "not in the clean run's cache: name it in runWithCache", "a cached node", missing);
   const cleanMetric = options.metric(clean.outputs);
-  const corruptedMetric = options.metric(await session.run(corrupted));
+  // Every run draws the same dropout masks (step 0), so in training mode the runs compared differ by the patch alone.
+  const corruptedMetric = options.metric(await session.run(corrupted, { dropoutStep: 0 }));
   const span = cleanMetric - corruptedMetric;
   const effects: PatchEffect[] = [];
   const measure = async (node: string, override: Tensor | ((value: Tensor) => Tensor), head?: number) => {
-    const metric = options.metric(await session.run(corrupted, { override: { [node]: override } }));
+    const metric = options.metric(await session.run(corrupted, { override: { [node]: override }, dropoutStep: 0 }));
     const effect = metric - corruptedMetric;
     effects.push({ node, ...(head === undefined ? {} : { head }), metric, effect, recovered: span === 0 ? null : effect / span });
   };
