@@ -73,3 +73,4 @@ export {
   yieldToEventLoop,
   type ChunkCheck,
 } from "./chunks.js";
+export * from "./expr/index.js";

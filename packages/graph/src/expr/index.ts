@@ -1,0 +1,6 @@
+export type { Expr, ExprCall, ExprInput, ExprOpName, ExprType, ExprVar } from "./types.js";
+export { isCall, isInput, POSITION_VARS } from "./types.js";
+export { EXPR_OPS, EXPR_OP_NAMES, pyMod, sigmoid, type ExprOpSpec } from "./ops.js";
+export { checkExpr, inputsRead, type CheckedExpr, type ExprScope } from "./check.js";
+export { compileExpr, compileExprClosures, ExprIndexError, readSites, type ExprFn, type GatheredTensor } from "./compile.js";
+export { derive, type Wrt } from "./derive.js";
