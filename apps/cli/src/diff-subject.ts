@@ -4,7 +4,7 @@
 // fed seeded random values (its symbolic dims bound by --dims).
 import { fromJSON, type OpGraph, type OpRegistry } from "@attngraph/graph";
 import { clip, type AnyTensor } from "@attngraph/tensor";
-import { isTrainCaseJSON, mulberry32 } from "@attngraph/testkit";
+import { flexGraphCase, isFlexCaseJSON, isTrainCaseJSON, mulberry32 } from "@attngraph/testkit";
 import { readRepro } from "@attngraph/tools";
 import { attentionGraphCase, withGradients } from "./conformance/run-case.js";
 import { trainGraphCase } from "./conformance/run-train-case.js";
@@ -42,7 +42,7 @@ export function loadDiffSubject(doc: JsonDocument, options: SubjectOptions): Dif
   }
   if (doc.kind === "graph") return randomFed(doc, options);
   const loaded = caseOf(doc);
-  const gc = loaded.format === "train" ? trainGraphCase(loaded.case) : attentionGraphCase(loaded.case, options.fusedQkv);
+  const gc = loaded.format === "train" ? trainGraphCase(loaded.case) : loaded.format === "flex" ? flexGraphCase(loaded.case) : attentionGraphCase(loaded.case, options.fusedQkv);
   const { graph, inputs } = withGradients(gc);
   return { name: loaded.case.name, graph, inputs, weights: gc.weights() };
 }
@@ -64,8 +64,8 @@ function refuseIdle(doc: JsonDocument, options: SubjectOptions): void {
     const why = doc.kind === "repro" ? "with a repro: it brings the recorded inputs" : "with a golden case: it brings its own inputs and weights";
     refuseFlags("diff", `${why} (--dims and --seed are for a graph document)`, { "--dims": options.dims, "--seed": options.seed });
   }
-  if (doc.kind !== "case" || isTrainCaseJSON(doc.json)) {
-    const what = doc.kind === "case" ? "a golden-train case" : doc.kind === "repro" ? "a repro" : "a graph document";
+  if (doc.kind !== "case" || isTrainCaseJSON(doc.json) || isFlexCaseJSON(doc.json)) {
+    const what = doc.kind === "case" ? (isFlexCaseJSON(doc.json) ? "a golden-flex case" : "a golden-train case") : doc.kind === "repro" ? "a repro" : "a graph document";
     refuseFlags("diff", `with ${what}: it builds a golden attention case's graph with one fused QKV projection`, { "--fused-qkv": options.fusedQkv });
   }
 }

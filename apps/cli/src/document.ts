@@ -3,7 +3,7 @@
 // failing on the first field its own format misses (`$.name: missing field` for a graph given to `run`).
 import { GRAPH_FORMAT } from "@attngraph/graph";
 import { clip } from "@attngraph/tensor";
-import { CaseFormatError, isTrainCaseJSON, parseCase, parseTrainCase, type GoldenCase, type TrainCase } from "@attngraph/testkit";
+import { CaseFormatError, isFlexCaseJSON, isTrainCaseJSON, parseCase, parseFlexCase, parseTrainCase, type FlexCase, type GoldenCase, type TrainCase } from "@attngraph/testkit";
 import { REPRO_FORMAT } from "@attngraph/tools";
 import { readText } from "./files.js";
 import { UsageError } from "./io.js";
@@ -16,7 +16,10 @@ export interface JsonDocument {
   readonly kind: DocumentKind;
 }
 
-export type LoadedCase = { readonly format: "attention"; readonly case: GoldenCase } | { readonly format: "train"; readonly case: TrainCase };
+export type LoadedCase =
+  | { readonly format: "attention"; readonly case: GoldenCase }
+  | { readonly format: "train"; readonly case: TrainCase }
+  | { readonly format: "flex"; readonly case: FlexCase };
 
 const KINDS: Record<DocumentKind, { readonly what: string; readonly takenBy: string }> = {
   case: { what: "a golden case", takenBy: "attngraph run, diff, export or conformance" },
@@ -44,9 +47,14 @@ export function expectKind(doc: JsonDocument, who: string, accepted: readonly Do
   throw new UsageError(`${who}: ${clip(doc.path)} is ${KINDS[doc.kind].what}, expected ${expected}; ${KINDS[doc.kind].what} goes to ${KINDS[doc.kind].takenBy}`);
 }
 
-/** The golden case in `doc`, of either format: a golden-train case has a `kind` (block, mha-backward, train). */
+/**
+ * The golden case in `doc`, of any format: a golden-train case has a `kind` (block, mha-backward, train), a golden-flex
+ * case a `scoreMod` or `maskMod` beside its `attention`.
+ */
 export function caseOf(doc: JsonDocument): LoadedCase {
-  return isTrainCaseJSON(doc.json) ? { format: "train", case: parseTrainCase(doc.json, doc.path) } : { format: "attention", case: parseCase(doc.json, doc.path) };
+  if (isTrainCaseJSON(doc.json)) return { format: "train", case: parseTrainCase(doc.json, doc.path) };
+  if (isFlexCaseJSON(doc.json)) return { format: "flex", case: parseFlexCase(doc.json, doc.path) };
+  return { format: "attention", case: parseCase(doc.json, doc.path) };
 }
 
 /** JSON.parse's message, cut short with control characters escaped: it quotes the file's bytes. */

@@ -3,3 +3,4 @@ export { addAttention, buildAttention, type AttentionOptions, type AttentionRefs
 export type { PositionEncoding } from "./position.js";
 export { selfAttention, causalAttention, multiHeadAttention, fusedQkvAttention } from "./variants.js";
 export { attentionWeights, type RawWeight } from "./weights.js";
+export { addFlexAttention, flexAttention, type FlexAttentionSpec, type FlexRefs } from "./flex.js";

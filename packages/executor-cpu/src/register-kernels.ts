@@ -28,6 +28,8 @@ import { padKernel } from "./kernels/pad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
 import { softmaxGradKernel } from "./kernels/softmax-grad.js";
 import { maskGradKernel } from "./kernels/mask-grad.js";
+import { maskModKernel, scoreModKernel } from "./kernels/score-mod.js";
+import { scoreModInputGradKernel } from "./kernels/score-mod-input-grad.js";
 import { layerNormGradKernel } from "./kernels/layer-norm-grad.js";
 import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
@@ -52,6 +54,8 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["score", scoreKernel],
   ["alibi", alibiKernel],
   ["mask", maskKernel],
+  ["score-mod", scoreModKernel],
+  ["mask-mod", maskModKernel],
   ["softmax", softmaxKernel],
   ["dropout", dropoutKernel],
   ["weighted-sum", weightedSumKernel],
@@ -70,6 +74,7 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["linear-weight-grad", linearWeightGradKernel],
   ["softmax-grad", softmaxGradKernel],
   ["mask-grad", maskGradKernel],
+  ["score-mod-input-grad", scoreModInputGradKernel],
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],

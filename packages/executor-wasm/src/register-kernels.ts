@@ -28,6 +28,7 @@ import { geluGradKernel } from "./kernels/gelu-grad.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
 import { maskGradKernel } from "./kernels/mask-grad.js";
+import { maskModKernel, scoreModInputGradKernel, scoreModKernel } from "./kernels/score-mod.js";
 import { attentionGradKernel, attentionLseKernel } from "./kernels/attention-grad.js";
 import { padKernel } from "./kernels/pad.js";
 import { softmaxGradKernel } from "./kernels/softmax-grad.js";
@@ -71,6 +72,9 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["linear-weight-grad", linearWeightGradKernel],
   ["softmax-grad", softmaxGradKernel],
   ["mask-grad", maskGradKernel],
+  ["score-mod", scoreModKernel],
+  ["mask-mod", maskModKernel],
+  ["score-mod-input-grad", scoreModInputGradKernel],
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],

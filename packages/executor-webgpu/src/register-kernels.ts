@@ -28,6 +28,7 @@ import { geluGradKernel } from "./kernels/gelu-grad.wgsl.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.wgsl.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.wgsl.js";
 import { maskGradKernel } from "./kernels/mask-grad.wgsl.js";
+import { maskModKernel, scoreModInputGradKernel, scoreModKernel } from "./kernels/score-mod.wgsl.js";
 import { padKernel } from "./kernels/pad.wgsl.js";
 import { softmaxGradKernel } from "./kernels/softmax-grad.wgsl.js";
 import { sumToKernel } from "./kernels/sum-to.wgsl.js";
@@ -46,6 +47,8 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["rope", ropeKernel],
   ["score", scoreKernel],
   ["alibi", alibiKernel],
+  ["score-mod", scoreModKernel],
+  ["mask-mod", maskModKernel],
   ["mask", maskKernel],
   ["softmax", softmaxKernel],
   ["dropout", dropoutKernel],
@@ -67,6 +70,7 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["linear-weight-grad", linearWeightGradKernel],
   ["softmax-grad", softmaxGradKernel],
   ["mask-grad", maskGradKernel],
+  ["score-mod-input-grad", scoreModInputGradKernel],
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],

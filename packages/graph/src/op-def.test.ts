@@ -197,10 +197,10 @@ describe("normalizeAttrs and inferShape", () => {
 describe("OpRegistry", () => {
   it("holds the built-in op kinds from one explicit list", () => {
     expect(createOpRegistry().kinds()).toEqual([
-      "projection", "reshape", "transpose", "slice", "rope", "score", "alibi", "mask", "softmax", "dropout", "weighted-sum", "out-proj", "attention",
+      "projection", "reshape", "transpose", "slice", "rope", "score", "alibi", "score-mod", "mask-mod", "mask", "softmax", "dropout", "weighted-sum", "out-proj", "attention",
       "kv-append",
       "layer-norm", "gelu", "add", "embedding", "cross-entropy", "linear-gelu", "add-layer-norm",
-      "sum-to", "pad", "linear-weight-grad", "softmax-grad", "mask-grad", "layer-norm-grad", "layer-norm-weight-grad", "gelu-grad", "embedding-grad", "cross-entropy-grad",
+      "sum-to", "pad", "linear-weight-grad", "softmax-grad", "mask-grad", "score-mod-input-grad", "layer-norm-grad", "layer-norm-weight-grad", "gelu-grad", "embedding-grad", "cross-entropy-grad",
       "attention-lse", "attention-grad",
       "adam-moment", "adam-step", "sgd-momentum", "sgd-step",
     ]);

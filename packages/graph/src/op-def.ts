@@ -4,6 +4,7 @@ import type { Dim, SymShape } from "./dims.js";
 import { formatDims } from "./dims.js";
 import { AttnGraphError, type DType } from "@attngraph/tensor";
 import { GraphValidationError, show } from "./errors.js";
+import { copyJson } from "./expr/copy-json.js";
 import type { VjpRule } from "./vjp.js";
 
 export interface OpInput {
@@ -28,7 +29,7 @@ export interface OpInput {
  * "dim": one integer or the name of a symbolic dim, bound when a run's shapes are (a decode session binds the cache's
  * past length `P` that way); kernels always get the bound integer. "dims": a shape whose entries may be names.
  */
-export type AttrType = "number" | "integer" | "boolean" | "string" | "dim" | "dims" | "integers" | "numbers";
+export type AttrType = "number" | "integer" | "boolean" | "string" | "dim" | "dims" | "integers" | "numbers" | "strings" | "expr";
 
 export interface AttrSpec {
   readonly type: AttrType;
@@ -135,7 +136,8 @@ export function normalizeAttrs(def: AnyOpDef, raw: Readonly<Record<string, unkno
       continue;
     }
     checkAttr(key, spec, v, ctx);
-    entries.push([key, Array.isArray(v) ? [...v] : v]);
+    // An expression is copied whole (and bounded): the node must not change when the caller's object does.
+    entries.push([key, spec.type === "expr" ? copyJson(v, `${ctx.node}.${key}`) : Array.isArray(v) ? [...v] : v]);
   }
   const out: Record<string, unknown> = Object.fromEntries(entries);
   if (def.checkAttrs) userRule(def, "attribute check", ctx, () => def.checkAttrs!(out as never, ctx));
@@ -187,6 +189,13 @@ function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): voi
       break;
     case "numbers":
       if (!Array.isArray(v) || !v.every((d) => typeof d === "number" && Number.isFinite(d))) bad("an array of finite numbers");
+      break;
+    case "strings":
+      if (!Array.isArray(v) || !v.every((d) => typeof d === "string")) bad("an array of strings");
+      break;
+    case "expr":
+      // The form is checked where the inputs' ranks are known (the op's shape rule, checkExpr); here only the kind.
+      if (!(typeof v === "number" || typeof v === "string" || (typeof v === "object" && !Array.isArray(v)))) bad("an expression: a number, a variable or { op, ... }");
       break;
   }
   // Kernels take number attributes as float32 (WGSL uniforms, f32 in wasm): beyond its range a scale of 1e39 would

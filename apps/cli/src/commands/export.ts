@@ -5,7 +5,7 @@ import { fromJSON, type OpGraph } from "@attngraph/graph";
 import { readSafetensors } from "@attngraph/nn";
 import { exportOnnxWithReport, formatExportReport, modelWeights } from "@attngraph/onnx";
 import { clip, type AnyTensor } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { flexGraphCase, mulberry32 } from "@attngraph/testkit";
 import { attentionGraphCase } from "../conformance/run-case.js";
 import { buildTrainCase } from "../conformance/run-train-case.js";
 import { caseOf, expectKind, readDocument, type JsonDocument } from "../document.js";
@@ -89,6 +89,11 @@ function caseSubject(doc: JsonDocument, args: ExportArgs): Subject {
   if (loaded.format === "train") {
     refuseFlags("export", "with a golden-train case: it builds a golden attention case with one QKV projection", { "--fused-qkv": args.fusedQkv });
     return { ...buildTrainCase(loaded.case), what };
+  }
+  if (loaded.format === "flex") {
+    refuseFlags("export", "with a golden-flex case: it builds the variant's attention core", { "--fused-qkv": args.fusedQkv });
+    const gc = flexGraphCase(loaded.case);
+    return { graph: gc.graph, weights: gc.weights(), what };
   }
   const gc = attentionGraphCase(loaded.case, args.fusedQkv);
   return { graph: gc.graph, weights: gc.weights(), what };

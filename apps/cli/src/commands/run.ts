@@ -1,6 +1,7 @@
 import { attentionWeights, buildAttention } from "@attngraph/attention";
 import { compile } from "@attngraph/runtime";
 import { clip, type AnyTensor, type Tensor } from "@attngraph/tensor";
+import { flexGraphCase } from "@attngraph/testkit";
 import type { OpGraph } from "@attngraph/graph";
 import { buildTrainCase } from "../conformance/run-train-case.js";
 import { caseOf, expectKind, readDocument } from "../document.js";
@@ -11,7 +12,7 @@ import { refuseFlags, type CommandLine } from "../flags.js";
 import { UsageError, type IO } from "../io.js";
 
 export const runHelp = `attngraph run <case.json> [--executor cpu] [--tap <node>]... [--tap all] [--fused-qkv] [--explain]
-  Runs one golden case (an attention case, or a golden-train case: block, mha-backward, train — its forward pass) and
+  Runs one golden case (an attention case, a golden-flex case, or a golden-train case: block, mha-backward, train — its forward pass) and
   prints the tapped tensors (default: the outputs) in PyTorch's format.
 attngraph run <repro.json> [--ops <module.js>]
   Replays a repro written by \`attngraph diff\` on the two executors it names; exit status 1 while they still disagree.`;
@@ -48,6 +49,11 @@ export async function run(args: RunArgs, io: IO): Promise<number> {
   let inputs: Readonly<Record<string, AnyTensor>>;
   if (loaded.format === "train") {
     ({ graph, weights, inputs } = buildTrainCase(loaded.case));
+  } else if (loaded.format === "flex") {
+    refuseFlags("run", "with a golden-flex case: it builds the variant's attention core from q, k, v in heads layout", { "--fused-qkv": args.fusedQkv });
+    const gc = flexGraphCase(loaded.case);
+    ({ graph, inputs } = gc);
+    weights = gc.weights();
   } else {
     const c = loaded.case;
     graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv: args.fusedQkv });

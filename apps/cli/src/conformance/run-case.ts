@@ -4,7 +4,7 @@ import { grad } from "@attngraph/autodiff";
 import type { Executor, OpGraph } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { AttnGraphError, compare, type AnyTensor, type Mismatch, type Tensor } from "@attngraph/tensor";
-import { attentionGraphCase, type GoldenCase, type GraphCase } from "@attngraph/testkit";
+import { attentionGraphCase, flexGraphCase, type FlexCase, type GoldenCase, type GraphCase } from "@attngraph/testkit";
 
 // The case → graph mapping lives in @attngraph/testkit (one copy for this runner and @attngraph/onnx's tests).
 export { attentionGraphCase, gradientsNotChecked, type GraphCase } from "@attngraph/testkit";
@@ -42,6 +42,15 @@ export interface RunCaseOptions {
    * expected). "none": nothing, so the scheduler may fuse the middle away; only the outputs are compared.
    */
   readonly tap?: "expected" | "all" | "none";
+}
+
+/** A golden-flex case: its variant's attention core (flexGraphCase), the forward tensors and every gradient it expects. */
+export async function runFlexCase(c: FlexCase, options: RunCaseOptions): Promise<CaseResult> {
+  try {
+    return await runGraphCase(flexGraphCase(c), options);
+  } catch (e) {
+    return { file: c.file, name: c.name, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
+  }
 }
 
 export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<CaseResult> {

@@ -1,8 +1,8 @@
 // A case's line says what was compared and what was not: a tensor the tap mode cannot see is named on the line.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { FileError } from "../files.js";
-import { goldenDir } from "@attngraph/testkit";
-import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { goldenDir, goldenFlexDir } from "@attngraph/testkit";
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -55,5 +55,20 @@ describe("runConformance", () => {
     const file = join(goldenDir, "t1-causal-b2-d8-h2.json");
     await expect(runConformance(file, { executors })).rejects.toThrow(FileError);
     await expect(runConformance(file, { executors })).rejects.toThrow(/t1-causal-b2-d8-h2\.json: cannot list the folder, expected a readable folder, got it is not a folder \(ENOTDIR\)$/);
+  });
+
+  it("golden-flex: every case passes on cpu with its gradients compared (q, k, v and a learnable bias table)", async () => {
+    const s = await runConformance(goldenFlexDir, { executors });
+    expect(s.failed, s.results.map(formatResult).join("\n")).toBe(0);
+    expect(s.passed).toBeGreaterThanOrEqual(6);
+    const learnable = s.results.find((r) => r.name === "flex-relbias-learnable-b1-h2-t8-d8")!;
+    expect(learnable.checks.map((c) => c.name).sort()).toEqual(["bias.grad", "k.grad", "output", "q.grad", "v.grad", "weights"]);
+    // A case whose gradient goes wrong fails: a planted error in the bias table's expected gradient.
+    const dir = mkdtempSync(join(tmpdir(), "attngraph-flex-"));
+    const json = JSON.parse(readFileSync(join(goldenFlexDir, "flex-relbias-learnable-b1-h2-t8-d8.json"), "utf8"));
+    json.expectedGrad.bias.data[3] += 0.01;
+    writeFileSync(join(dir, "planted.json"), JSON.stringify(json));
+    const planted = await runConformance(dir, { executors });
+    expect(formatResult(planted.results[0]!)).toMatch(/^FAIL flex-relbias-learnable-b1-h2-t8-d8  bias\.grad: 1 of 30 off, worst at 3/);
   });
 });

@@ -4,7 +4,7 @@ import type { Executor } from "@attngraph/graph";
 import { clip } from "@attngraph/tensor";
 import { caseOf, expectKind, readDocument } from "../document.js";
 import { listJson } from "../files.js";
-import { notCheckedText, notComparedText, runCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
+import { notCheckedText, notComparedText, runCase, runFlexCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
 import { runTrainCase } from "./run-train-case.js";
 
 export interface ConformanceOptions extends Omit<RunCaseOptions, "executors"> {
@@ -29,7 +29,7 @@ export async function runConformance(dir: string, options: ConformanceOptions): 
       expectKind(doc, "conformance", ["case"]); // a graph document or a repro among the cases fails, saying so
       const loaded = caseOf(doc);
       const run = { ...options, executors: await options.executors() };
-      r = loaded.format === "train" ? await runTrainCase(loaded.case, run) : await runCase(loaded.case, run);
+      r = loaded.format === "train" ? await runTrainCase(loaded.case, run) : loaded.format === "flex" ? await runFlexCase(loaded.case, run) : await runCase(loaded.case, run);
     } catch (e) {
       r = { file, name: file.split("/").pop()!.replace(/\.json$/, ""), ok: false, checks: [], error: e instanceof Error ? e.message : String(e) };
     }

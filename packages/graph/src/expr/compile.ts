@@ -98,7 +98,12 @@ export function compileExpr(e: Expr, inputs: ReadonlyMap<string, GatheredTensor>
   }
 }
 
+/** Generated factories by expression (the attribute object a plan step keeps): generated once, bound per call. */
+const factories = new WeakMap<object, (...a: unknown[]) => ExprFn>();
+
 function compileSource(e: Expr, reads: readonly ExprInput[], readers: readonly Reader[]): ExprFn {
+  const cached = typeof e === "object" ? factories.get(e) : undefined;
+  if (cached) return cached(pyMod, sigmoid, ...readers);
   const js = (x: Expr): string => {
     if (typeof x === "number") return Object.is(x, -0) ? "-0" : String(x);
     if (typeof x === "string") return x;
@@ -107,6 +112,7 @@ function compileSource(e: Expr, reads: readonly ExprInput[], readers: readonly R
   };
   const names = readers.map((_, i) => `r${i}`);
   const make = new Function("pyMod", "sigmoid", ...names, `"use strict"; return function (score, b, h, q, kv) { return ${js(e)}; };`) as (...a: unknown[]) => ExprFn;
+  if (typeof e === "object") factories.set(e, make);
   return make(pyMod, sigmoid, ...readers);
 }
 

@@ -4,3 +4,5 @@ export { EXPR_OPS, EXPR_OP_NAMES, pyMod, sigmoid, type ExprOpSpec } from "./ops.
 export { checkExpr, inputsRead, type CheckedExpr, type ExprScope } from "./check.js";
 export { compileExpr, compileExprClosures, ExprIndexError, readSites, type ExprFn, type GatheredTensor } from "./compile.js";
 export { derive, type Wrt } from "./derive.js";
+export { exprRows, inputGradRows, type F32View } from "./host-kernels.js";
+export { unprovedReads, type VarSizes } from "./bounds.js";

@@ -13,6 +13,8 @@ import { attentionOp } from "./attention.js";
 import { attentionGradOp, attentionLseOp } from "./attention-grad.js";
 import { dropoutOp } from "./dropout.js";
 import { maskOp } from "./mask.js";
+import { maskModOp } from "./mask-mod.js";
+import { scoreModInputGradOp, scoreModOp } from "./score-mod.js";
 import { outProjOp } from "./out-proj.js";
 import { projectionOp } from "./projection.js";
 import { reshapeOp } from "./reshape.js";
@@ -44,6 +46,9 @@ export const builtinOps: readonly AnyOpDef[] = [
   ropeOp,
   scoreOp,
   alibiOp,
+  // Score and mask modifications as expressions (FlexAttention's score_mod and mask_mod as data).
+  scoreModOp,
+  maskModOp,
   maskOp,
   softmaxOp,
   dropoutOp,
@@ -67,6 +72,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   linearWeightGradOp,
   softmaxGradOp,
   maskGradOp,
+  scoreModInputGradOp,
   layerNormGradOp,
   layerNormWeightGradOp,
   geluGradOp,
@@ -91,6 +97,10 @@ export type { CrossEntropyAttrs } from "./cross-entropy.js";
 export type { EmbeddingAttrs } from "./embedding.js";
 export type { GeluAttrs } from "./gelu.js";
 export type { LayerNormAttrs } from "./layer-norm.js";
+export { maskModOp, scoreModInputGradOp, scoreModOp };
+export type { MaskModAttrs } from "./mask-mod.js";
+export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
+export { GATHERED_SLOTS, MAX_GATHERED, gatheredInputs } from "./gathered.js";
 export { alibiOp, attentionOp, dropoutOp, maskOp, outProjOp, projectionOp, reshapeOp, ropeOp, scoreOp, sliceOp, softmaxOp, transposeOp, weightedSumOp };
 export type { AlibiAttrs } from "./alibi.js";
 export type { AttentionAttrs } from "./attention.js";

@@ -19,6 +19,9 @@ export const goldenGradDir: string = join(packageRoot(fileURLToPath(import.meta.
 /** Absolute path of this package's `golden-train/` folder: a copy of shared/golden-train (blocks, gradients, training). */
 export const goldenTrainDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden-train");
 
+/** Absolute path of this package's `golden-flex/` folder: a copy of shared/golden-flex (variants as score/mask modifications). */
+export const goldenFlexDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden-flex");
+
 /** Reads and parses one case; an unreadable file or invalid JSON is a CaseFormatError naming the file. */
 export function loadCase(path: string): GoldenCase {
   return parseCase(readJSON(path), path);

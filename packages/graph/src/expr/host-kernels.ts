@@ -1,0 +1,84 @@
+// The expression kernels' loops, for every executor that runs them on the host in JavaScript (cpu; wasm, whose values
+// it reads and writes in the module's memory): one copy of the element loop of score-mod / mask-mod and of the
+// scattered gradient of a gathered input. Views are strided float32 (any layout); outputs dense row-major.
+import { compileExpr, ExprIndexError, readSites, type ExprFn, type GatheredTensor } from "./compile.js";
+import { derive } from "./derive.js";
+import type { Expr } from "./types.js";
+
+/** A strided float32 view: data, shape, strides and offset in elements. */
+export interface F32View {
+  readonly data: Float32Array;
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+  readonly offset: number;
+}
+
+/**
+ * Rows [start, end) of the [B, H, L] leading axes of x [B, H, L, S]: out[r · S + kv] = f(scale · x, b, h, q, kv), or
+ * for a mask (f true/false) x where f holds and −∞ elsewhere. `out` is dense, written from `outOffset`.
+ */
+export function exprRows(x: F32View, f: ExprFn, scale: number, mask: boolean, out: Float32Array, outOffset: number, start: number, end: number): void {
+  const [, H, L, S] = x.shape as [number, number, number, number];
+  const [sb, sh, sq, sk] = x.strides as [number, number, number, number];
+  const d = x.data;
+  for (let r = start; r < end; r++) {
+    const q = r % L;
+    const h = Math.floor(r / L) % H;
+    const b = Math.floor(r / (L * H));
+    const base = x.offset + b * sb + h * sh + q * sq;
+    const o = outOffset + r * S;
+    if (mask) for (let kv = 0; kv < S; kv++) out[o + kv] = f(0, b, h, q, kv) ? d[base + kv * sk]! : -Infinity;
+    else for (let kv = 0; kv < S; kv++) out[o + kv] = f(scale * d[base + kv * sk]!, b, h, q, kv) as number;
+  }
+}
+
+/** One read of the gathered input a gradient is for: d expr / d read, and the read's index functions. */
+interface GradSite {
+  readonly d: ExprFn;
+  readonly index: readonly ExprFn[];
+  readonly path: string;
+}
+
+/**
+ * The gradient of gathered input `wrt` of score modification `expr`: for rows [start, end) of x and grad [B, H, L, S],
+ * grad · d expr / d read added into `sums` (float64, row-major over the input's shape) at the index of every read of
+ * `wrt`. A read whose derivative is 0 (a branch `where` did not take) is skipped, index and all.
+ */
+export function inputGradRows(expr: Expr, wrt: string, gathered: ReadonlyMap<string, GatheredTensor>, subject: string): (x: F32View, grad: F32View, scale: number, sums: Float64Array, start: number, end: number) => void {
+  const target = gathered.get(wrt)!;
+  const shape = target.shape;
+  const strides = shape.map((_, a) => shape.slice(a + 1).reduce((p, n) => p * n, 1));
+  const sites: GradSite[] = readSites(expr)
+    .filter((s) => s.read.name === wrt)
+    .map((s) => ({
+      d: compileExpr(derive(expr, { kind: "read", read: s.read }), gathered, subject),
+      index: s.read.index.map((i) => compileExpr(i, gathered, `${subject}${s.path}`)),
+      path: `${subject}${s.path}`,
+    }));
+  return (x, grad, scale, sums, start, end) => {
+    const [, H, L, S] = x.shape as [number, number, number, number];
+    const [xb, xh, xq, xk] = x.strides as [number, number, number, number];
+    const [gb, gh, gq, gk] = grad.strides as [number, number, number, number];
+    for (let r = start; r < end; r++) {
+      const q = r % L;
+      const h = Math.floor(r / L) % H;
+      const b = Math.floor(r / (L * H));
+      for (let kv = 0; kv < S; kv++) {
+        const g = grad.data[grad.offset + b * gb + h * gh + q * gq + kv * gk]!;
+        if (g === 0) continue;
+        const score = scale * x.data[x.offset + b * xb + h * xh + q * xq + kv * xk]!;
+        for (const site of sites) {
+          const d = site.d(score, b, h, q, kv) as number;
+          if (d === 0) continue;
+          let at = 0;
+          for (let a = 0; a < site.index.length; a++) {
+            const i = site.index[a]!(score, b, h, q, kv) as number;
+            if (i >>> 0 !== i || i >= shape[a]!) throw new ExprIndexError(site.path, a, shape[a]!, i, [b, h, q, kv]);
+            at += i * strides[a]!;
+          }
+          sums[at]! += g * d;
+        }
+      }
+    }
+  };
+}

@@ -1,0 +1,137 @@
+// Score and mask modifications (score-mod, mask-mod, score-mod-input-grad) on every executor: variants written as
+// expressions against the same attention written out in float64 (ALiBi + causal, a relative bias table with tanh
+// soft-capping, a document mask, a read guarded by where, an index gathered from a tensor), the gradient of a
+// learnable bias table against finite differences of the float64 attention, and a gathered read out of range as the
+// same typed error on each executor (never a NaN, never a read past the input).
+import { flexAttention } from "@attngraph/attention";
+import { grad } from "@attngraph/autodiff";
+import { compile } from "@attngraph/runtime";
+import { Tensor } from "@attngraph/tensor";
+import { describe, expect, it } from "vitest";
+import { executors, hangDeadline } from "./executors.js";
+import { prng, uniform } from "./prng.js";
+
+const [B, H, T, D] = [2, 2, 6, 4];
+const next = prng(41);
+const q = new Tensor(uniform(B * H * T * D, 1, next), [B, H, T, D]);
+const k = new Tensor(uniform(B * H * T * D, 1, next), [B, H, T, D]);
+const v = new Tensor(uniform(B * H * T * D, 1, next), [B, H, T, D]);
+const slopes = Tensor.from([0.5, 0.25], [2]);
+const table = new Tensor(uniform(H * (2 * T - 1), 0.5, next), [H, 2 * T - 1]);
+const doc = Tensor.from([0, 0, 1, 1, 1, 2, 0, 1, 1, 1, 2, 2], [B, T]);
+const ids = Tensor.from([3, 0, 1, 2, 1, 0], [T]); // a permutation-ish index per query, read from a tensor
+const read = (name: string, ...index: unknown[]) => ({ op: "input", name, index });
+const causal = { op: "ge", args: ["q", "kv"] };
+
+interface Variant {
+  readonly name: string;
+  readonly scoreMod?: unknown;
+  readonly maskMod?: unknown;
+  readonly gathered: Record<string, Tensor>;
+  /** The modified score and whether the key is seen, in float64. */
+  readonly ref: (s: number, b: number, h: number, i: number, j: number) => { score: number; seen: boolean };
+}
+
+const variants: Variant[] = [
+  {
+    name: "ALiBi + causal",
+    scoreMod: { op: "add", args: ["score", { op: "mul", args: [read("slopes", "h"), { op: "sub", args: ["kv", "q"] }] }] },
+    maskMod: causal,
+    gathered: { slopes },
+    ref: (s, _b, h, i, j) => ({ score: s + [0.5, 0.25][h]! * (j - i), seen: i >= j }),
+  },
+  {
+    name: "soft-capped relative bias table",
+    scoreMod: { op: "mul", args: [{ op: "tanh", args: [{ op: "div", args: [{ op: "add", args: ["score", read("table", "h", { op: "add", args: [{ op: "sub", args: ["q", "kv"] }, T - 1] })] }, 2] }] }, 2] },
+    gathered: { table },
+    ref: (s, _b, h, i, j) => ({ score: 2 * Math.tanh((s + table.toArray()[h * (2 * T - 1) + i - j + T - 1]!) / 2), seen: true }),
+  },
+  {
+    name: "document mask + causal",
+    maskMod: { op: "and", args: [{ op: "eq", args: [read("doc", "b", "q"), read("doc", "b", "kv")] }, causal] },
+    gathered: { doc },
+    ref: (s, b, _h, i, j) => ({ score: s, seen: doc.toArray()[b * T + i] === doc.toArray()[b * T + j] && i >= j }),
+  },
+  {
+    name: "a read where guards, and an index read from a tensor",
+    scoreMod: { op: "add", args: ["score", { op: "where", args: [{ op: "lt", args: ["kv", 2] }, read("slopes", "kv"), read("slopes", { op: "mod", args: [read("ids", "q"), 2] })] }] },
+    gathered: { slopes, ids },
+    ref: (s, _b, _h, i, j) => ({ score: s + (j < 2 ? [0.5, 0.25][j]! : [0.5, 0.25][ids.toArray()[i]! % 2]!), seen: true }),
+  },
+];
+
+/** The variant's attention output [B, H, T, D] in float64 (a row that sees nothing is 0). */
+function reference(variant: Variant, t: Readonly<Record<string, Tensor>> = {}): Float64Array {
+  const [qd, kd, vd] = [q.toArray(), k.toArray(), v.toArray()];
+  const out = new Float64Array(B * H * T * D);
+  const refFn = t["table"] ? (s: number, b: number, h: number, i: number, j: number) => ({ score: 2 * Math.tanh((s + t["table"]!.toArray()[h * (2 * T - 1) + i - j + T - 1]!) / 2), seen: true }) : variant.ref;
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++)
+      for (let i = 0; i < T; i++) {
+        const scores = Array.from({ length: T }, (_, j) => {
+          let dot = 0;
+          for (let d = 0; d < D; d++) dot += qd[((b * H + h) * T + i) * D + d]! * kd[((b * H + h) * T + j) * D + d]!;
+          return refFn(dot / Math.sqrt(D), b, h, i, j);
+        });
+        const m = Math.max(...scores.filter((x) => x.seen).map((x) => x.score));
+        const e = scores.map((x) => (x.seen ? Math.exp(x.score - m) : 0));
+        const z = e.reduce((a, x) => a + x, 0);
+        for (let d = 0; d < D; d++) out[((b * H + h) * T + i) * D + d] = z === 0 ? 0 : e.reduce((a, w, j) => a + (w / z) * vd[((b * H + h) * T + j) * D + d]!, 0);
+      }
+  return out;
+}
+
+function graphOf(variant: Variant) {
+  return flexAttention({ numHeads: H, headDim: D, scoreMod: variant.scoreMod ?? null, maskMod: variant.maskMod ?? null, gathered: Object.fromEntries(Object.entries(variant.gathered).map(([n, t]) => [n, [...t.shape]])) });
+}
+
+describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask modifications", (_name, entry) => {
+  it.each(variants.map((v) => [v.name, v] as const))("%s equals the float64 attention, untapped and with every node tapped", async (_v, variant) => {
+    const s = await compile(graphOf(variant), { executors: [await entry.create()] });
+    try {
+      const want = reference(variant);
+      for (const tapped of [false, true]) {
+        const out = (await s.run({ q, k, v, ...variant.gathered }, tapped ? { tap: { nodes: () => true, next: () => undefined } } : {})).output!.toArray();
+        out.forEach((x, i) => expect(Math.abs(x - want[i]!), `${tapped ? "tapped" : "untapped"} output[${i}]`).toBeLessThan(2e-6));
+      }
+    } finally {
+      await s.dispose();
+    }
+  }, hangDeadline(entry));
+
+  it("the gradient of a learnable bias table equals finite differences of the float64 attention", async () => {
+    const variant = variants[1]!;
+    const forward = graphOf(variant);
+    const g = grad(forward, { loss: "output", wrt: ["table", "q"] });
+    const seed = new Tensor(uniform(B * H * T * D, 1, prng(5)), [B, H, T, D]);
+    const s = await compile(g.graph, { executors: [await entry.create()] });
+    try {
+      const out = await s.run({ q, k, v, table, [g.seed!]: seed });
+      const got = out[g.grads["table"]!]!.toArray();
+      const loss = (t: Tensor) => reference(variant, { table: t }).reduce((a, x, i) => a + x * seed.toArray()[i]!, 0);
+      for (let i = 0; i < table.size; i += 3) {
+        const bump = (d: number) => Tensor.from(table.toArray().map((x, j) => (j === i ? x + d : x)), table.shape);
+        const fd = (loss(bump(1e-4)) - loss(bump(-1e-4))) / 2e-4;
+        expect(Math.abs(got[i]! - fd), `table[${i}]: got ${got[i]}, finite differences ${fd}`).toBeLessThan(2e-4 * (1 + Math.abs(fd)));
+      }
+    } finally {
+      await s.dispose();
+    }
+  }, hangDeadline(entry));
+
+  it("a gathered read out of range is the ExprIndexError naming the node and the read, and the session goes on", async () => {
+    const variant = variants[0]!;
+    const s = await compile(graphOf(variant), { executors: [await entry.create()] });
+    try {
+      const short = Tensor.from([0.5], [1]).reshape([1]); // one slope for two heads
+      const g2 = flexAttention({ numHeads: H, headDim: D, scoreMod: variant.scoreMod, maskMod: causal, gathered: { slopes: [1] } });
+      const bad = await compile(g2, { executors: [await entry.create()] });
+      const e = await bad.run({ q, k, v, slopes: short }).catch((err: unknown) => err);
+      expect((e as Error).message).toMatch(/scores\.mod\.expr\.args\[1\]\.args\[0\]: gathered index 1 on axis 0 is out of range at b=0, h=1, q=0, kv=0, expected an integer in \[0, 1\)/);
+      await bad.dispose();
+      expect((await s.run({ q, k, v, slopes })).output!.shape).toEqual([B, H, T, D]);
+    } finally {
+      await s.dispose();
+    }
+  }, hangDeadline(entry));
+});
