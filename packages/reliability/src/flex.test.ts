@@ -5,6 +5,7 @@
 // same typed error on each executor (never a NaN, never a read past the input).
 import { flexAttention } from "@attngraph/attention";
 import { grad } from "@attngraph/autodiff";
+import { GraphBuilder } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
@@ -134,4 +135,63 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
       await s.dispose();
     }
   }, hangDeadline(entry));
+
+  it("a gathered input that is the scores themselves is read before anything overwrites them", async () => {
+    // r[b, h, q, kv] = s[b, h, q, S − 1 − kv] where s is computed (its buffer could be reused for the output).
+    const b = new GraphBuilder();
+    const x = b.input("x", [B, H, T, T]);
+    const s = b.add("score-mod", "s", { x }, { scale: 2, expr: "score" });
+    const r = b.add("score-mod", "r", { x: s, g0: s }, { scale: 1, expr: read("self", "b", "h", "q", { op: "sub", args: [T - 1, "kv"] }), inputs: ["self"] });
+    const session = await compile(b.output(r).build(), { executors: [await entry.create()] });
+    try {
+      const input = new Tensor(uniform(B * H * T * T, 1, prng(3)), [B, H, T, T]);
+      const got = (await session.run({ x: input })).r!.toArray();
+      const src = input.toArray();
+      got.forEach((g, i) => expect(g, `element ${i}`).toBe(Math.fround(2 * src[i - (i % T) + (T - 1 - (i % T))]!)));
+    } finally {
+      await session.dispose();
+    }
+  }, hangDeadline(entry));
+
+  it("integer mod and floor division are exact (kv = 41 is a multiple of 41), and a 150-deep expression runs", async () => {
+    const n = 90;
+    const xs = new Tensor(uniform(n, 1, prng(8)), [1, 1, 1, n]);
+    const deep = Array.from({ length: 150 }, () => 0).reduce<unknown>((e) => ({ op: "add", args: [e, 0.25] }), "score");
+    const cases: [unknown, "score-mod" | "mask-mod", (x: number, kv: number) => number][] = [
+      [{ op: "eq", args: [{ op: "mod", args: ["kv", 41] }, 0] }, "mask-mod", (x, kv) => (kv % 41 === 0 ? x : -Infinity)],
+      [{ op: "eq", args: [{ op: "floor", args: [{ op: "div", args: ["kv", 41] }] }, 1] }, "mask-mod", (x, kv) => (Math.floor(kv / 41) === 1 ? x : -Infinity)],
+      [{ op: "mod", args: [{ op: "sub", args: [3, "kv"] }, 7] }, "score-mod", (_x, kv) => ((((3 - kv) % 7) + 7) % 7)],
+      [deep, "score-mod", (x) => Array.from({ length: 150 }).reduce<number>((a) => Math.fround(a + 0.25), x)],
+    ];
+    for (const [expr, kind, want] of cases) {
+      const b = new GraphBuilder();
+      const out = b.add(kind, "m", { x: b.input("x", [1, 1, 1, n]) }, kind === "score-mod" ? { scale: 1, expr } : { expr });
+      const session = await compile(b.output(out).build(), { executors: [await entry.create()] });
+      try {
+        const got = (await session.run({ x: xs })).m!.toArray();
+        // Exact, but for the long chain of float additions: a WGSL compiler may fold its constants (no strict IEEE order).
+        const exact = expr !== deep;
+        got.forEach((g, kv) => {
+          const w = want(xs.toArray()[kv]!, kv);
+          if (exact) expect(g, `${JSON.stringify(expr).slice(0, 60)} at kv=${kv}`).toBe(w);
+          else expect(Math.abs(g - w), `the 150-deep chain at kv=${kv}`).toBeLessThan(1e-5 * (1 + Math.abs(w)));
+        });
+      } finally {
+        await session.dispose();
+      }
+    }
+  }, hangDeadline(entry));
+
+  it("a key the mask hides passes no gradient, even where the score modification's derivative is infinite", async () => {
+    const graph = flexAttention({ numHeads: H, headDim: D, scoreMod: { op: "div", args: ["score", { op: "sub", args: ["q", "kv"] }] }, maskMod: { op: "gt", args: ["q", "kv"] } });
+    const g = grad(graph, { loss: "output", wrt: ["q", "k", "v"] });
+    const session = await compile(g.graph, { executors: [await entry.create()] });
+    try {
+      const out = await session.run({ q, k, v, [g.seed!]: new Tensor(uniform(B * H * T * D, 1, prng(6)), [B, H, T, D]) });
+      for (const n of ["q", "k", "v"]) expect(out[g.grads[n]!]!.toArray().every(Number.isFinite), `${n}.grad is finite`).toBe(true);
+    } finally {
+      await session.dispose();
+    }
+  }, hangDeadline(entry));
 });
+

@@ -1,9 +1,9 @@
 // The gradient of a score-mod's gathered input (a learnable bias table, per-head temperatures): for every element and
 // every read of that input, grad · d expr / d read, added at the index the read took. Sums in float64; the loop is
 // @attngraph/graph's (inputGradRows), shared with the wasm executor.
-import { afterwards, checkScale, inputGradRows, overRows } from "@attngraph/graph";
+import { afterwards, checkScale, inputGradRows, inputGradTarget, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { attrError, expectDim, expectRank, outData, requireInput, result, type Call } from "./adapter.js";
+import { outData, requireInput, result, type Call } from "./adapter.js";
 import { exprOf, gatheredOf } from "./gathered.js";
 
 /** Per element and read: the derivative, its indices and a scattered add (≈ 16 multiply-adds). */
@@ -13,15 +13,11 @@ const READ_WORK = 16;
 export const scoreModInputGradKernel = chunkedKernel((call: Call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const x = requireInput(call, 0, "x");
   const grad = requireInput(call, 1, "grad");
-  expectRank(call, "x", x, 4, "[B, H, L, S]");
-  x.shape.forEach((d, i) => expectDim(call, "grad", `dim ${i} of the gradient must match the scores`, d, grad.shape[i]!, grad));
   const gathered = gatheredOf(call, 2);
+  const { wrt, target } = inputGradTarget(call, x, grad, gathered);
   const expr = exprOf(call, "expr", "score", gathered);
   const scale = checkScale(call);
-  const wrt = call.attrs["wrt"];
-  const target = typeof wrt === "string" ? gathered.get(wrt) : undefined;
-  if (target === undefined) throw attrError(call, "wrt", `one of the gathered inputs (${[...gathered.keys()].join(", ")})`, wrt);
-  const rows = inputGradRows(expr, wrt as string, gathered, `${call.node}.expr`);
+  const rows = inputGradRows(expr, wrt, gathered, `${call.node}.expr`);
   const sums = new Float64Array(target.shape.reduce((a, n) => a * n, 1));
   const [B, H, L, S] = x.shape as [number, number, number, number];
   const pending = overRows(call, chunkWork, B * H * L, S * READ_WORK, (start, end) => rows(x, grad, scale, sums, start, end));

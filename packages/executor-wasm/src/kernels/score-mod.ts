@@ -2,12 +2,12 @@
 // expression (data: any of them, no kernel per expression) is compiled to JavaScript (compileExpr) and run over that
 // memory by @attngraph/graph's host loops (exprRows, inputGradRows), the cpu executor's loops. Views of the memory
 // are taken per chunk: an allocation between two chunks (another run's) may grow the memory and detach older views.
-import { checkExpr, checkScale, compileExpr, exprRows, inputGradRows, type Expr, type F32View, type GatheredTensor } from "@attngraph/graph";
+import { checkExprCached, gatheredOfCall, inputGradTarget, checkScale, compileExpr, exprRows, inputGradRows, type Expr, type F32View, type GatheredTensor } from "@attngraph/graph";
 import { overRows } from "../chunks.js";
 import { chunkedKernel } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
-import { attrError, expectDim, expectRank, fillingChunked, optionalInput, requireInput, writeInPlaceChunked, type Call } from "./adapter.js";
+import { expectRank, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 
 /** Work per element in multiply-adds of the SIMD matmul: an expression evaluated in JavaScript is slow (≈ 64). */
 const EXPR_WORK = 64;
@@ -19,19 +19,11 @@ function view(ctx: WasmContext, v: WasmValue): F32View {
 
 /** The gathered values (slots from `first`, named by attribute `inputs`), with their ranks for the expression's check. */
 function gatheredValues(call: Call, first: number): Map<string, WasmValue> {
-  const names = call.attrs["inputs"] ?? [];
-  if (!Array.isArray(names) || !names.every((n) => typeof n === "string")) throw attrError(call, "inputs", "a list of names", String(names));
-  const out = new Map<string, WasmValue>();
-  names.forEach((name: string, i) => {
-    const v = optionalInput(call, first + i, `g${i}`);
-    if (v === undefined) throw attrError(call, "inputs", `a tensor in slot g${i} for ${name}`, "nothing");
-    out.set(name, v);
-  });
-  return out;
+  return gatheredOfCall(call, first, (slot, n) => optionalInput(call, slot, n));
 }
 
 function exprAttr(call: Call, role: "score" | "mask", gathered: ReadonlyMap<string, WasmValue>): Expr {
-  return checkExpr(call.attrs["expr"], { subject: `${call.node}.expr`, role, inputs: new Map([...gathered].map(([n, v]) => [n, v.rank])) }).expr;
+  return checkExprCached(call.attrs["expr"], { subject: `${call.node}.expr`, role, inputs: new Map([...gathered].map(([n, v]) => [n, v.rank])) });
 }
 
 function views(ctx: WasmContext, gathered: ReadonlyMap<string, WasmValue>): Map<string, GatheredTensor> {
@@ -46,7 +38,8 @@ function exprKernel(role: "score" | "mask") {
     const expr = exprAttr(call, role, gathered);
     const scale = role === "score" ? checkScale(call) : 1;
     const [B, H, L, S] = x.shape as [number, number, number, number];
-    return writeInPlaceChunked(call, ctx, x, (out) => {
+    const out = ctx.output(call, x.shape);
+    return fillingChunked(call, ctx, out, () => {
       if (out.size === 0) return undefined;
       const part = (start: number, end: number) => {
         const f = compileExpr(expr, views(ctx, gathered), `${call.node}.expr`);
@@ -67,19 +60,15 @@ export const maskModKernel = exprKernel("mask");
 export const scoreModInputGradKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
   const grad = requireInput(call, 1, "grad");
-  expectRank(call, "x", x, 4, "[B, H, L, S]");
-  x.shape.forEach((d, i) => expectDim(call, "grad", `dim ${i} of the gradient must match the scores`, d, grad.shape[i]!, grad));
   const gathered = gatheredValues(call, 2);
+  const { wrt, target } = inputGradTarget(call, x, grad, gathered);
   const expr = exprAttr(call, "score", gathered);
   const scale = checkScale(call);
-  const wrt = call.attrs["wrt"];
-  const target = typeof wrt === "string" ? gathered.get(wrt) : undefined;
-  if (target === undefined) throw attrError(call, "wrt", `one of the gathered inputs (${[...gathered.keys()].join(", ")})`, wrt);
   const sums = new Float64Array(target.size);
   const [B, H, L, S] = x.shape as [number, number, number, number];
   const out = ctx.output(call, target.shape);
   return fillingChunked(call, ctx, out, () => {
-    const part = (start: number, end: number) => inputGradRows(expr, wrt as string, views(ctx, gathered), `${call.node}.expr`)(view(ctx, x), view(ctx, grad), scale, sums, start, end);
+    const part = (start: number, end: number) => inputGradRows(expr, wrt, views(ctx, gathered), `${call.node}.expr`)(view(ctx, x), view(ctx, grad), scale, sums, start, end);
     const pending = overRows(call, ctx, B * H * L, S * EXPR_WORK, part);
     const store = () => ctx.f32().set(Float32Array.from(sums), out.address / 4);
     if (pending === undefined) return void store();

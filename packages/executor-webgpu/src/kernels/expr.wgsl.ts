@@ -1,8 +1,9 @@
-// An expression (a score or mask modification, @attngraph/graph's expr form) as WGSL functions, generated per
-// expression: no kernel written by hand per variant. Numbers are f32 (positions are exact integers in f32 up to 2²⁴),
-// comparisons and logic bool. `where` becomes a function with an `if`, so only the branch taken is evaluated (and its
-// reads made), as on cpu; `and`/`or` short-circuit in WGSL. A gathered read clamps its indices to the input for memory
-// safety only: that every read is in range is proved on the host (unprovedReads) or checked there before dispatch.
+// An expression (a score or mask modification, @attngraph/graph's expr form) as a WGSL function, generated per
+// expression: no kernel written by hand per variant. The body is one `let` per operation (no nesting, so no depth
+// limit of the WGSL parser applies). Numbers are f32, as cpu and wasm round them; an operation on two integers that
+// f32 division would not give exactly (mod, floor of a quotient) is computed in i32. `where`, `and` and `or` become
+// `if` blocks, so only the branch taken is evaluated (and its reads made), as on cpu. A gathered read clamps its
+// indices for memory safety only: that every read is in range is proved on the host (unprovedReads) or checked there.
 import { EXPR_OPS, type Expr, type ExprType } from "@attngraph/graph";
 
 /** A gathered input as the program binds it: the storage name and the params word of its packed view. */
@@ -12,38 +13,37 @@ export interface WgslGathered {
   readonly view: number;
 }
 
-/** The type of `e`: bool for comparisons and logic, f32 ("num") otherwise. */
+/** The type of `e` (int, num or bool), as checkExpr typed it. */
 function typeOf(e: Expr): ExprType {
-  if (typeof e !== "object" || e.op === "input") return "num";
-  const t = EXPR_OPS[e.op].type(e.args.map(typeOf));
-  return t === "bool" ? "bool" : "num";
+  if (typeof e === "number") return Number.isInteger(e) ? "int" : "num";
+  if (typeof e === "string") return e === "score" ? "num" : "int";
+  if (e.op === "input") return "num";
+  return EXPR_OPS[e.op].type(e.args.map(typeOf)) as ExprType;
 }
 
-/** An f32 literal WGSL accepts (abstract float in parentheses: a negative one stays one operand). */
+/** An f32 literal WGSL accepts (checkExpr keeps literals within float32), parenthesised when negative. */
 function literal(x: number): string {
+  if (Object.is(x, -0)) return "(-0.0)";
   const s = Number.isInteger(x) && Math.abs(x) < 1e21 ? `${x}.0` : String(x);
   return s.startsWith("-") ? `(${s})` : s;
 }
 
 const CALL: Partial<Record<string, (a: string[]) => string>> = {
-  add: ([a, b]) => `(${a} + ${b})`,
-  sub: ([a, b]) => `(${a} - ${b})`,
-  mul: ([a, b]) => `(${a} * ${b})`,
-  div: ([a, b]) => `(${a} / ${b})`,
+  add: ([a, b]) => `${a} + ${b}`,
+  sub: ([a, b]) => `${a} - ${b}`,
+  mul: ([a, b]) => `${a} * ${b}`,
+  div: ([a, b]) => `${a} / ${b}`,
   min: ([a, b]) => `min(${a}, ${b})`,
   max: ([a, b]) => `max(${a}, ${b})`,
-  // Python's mod (the divisor's sign), inline: operands have no side effects.
-  mod: ([a, b]) => `(${a} - ${b} * floor(${a} / ${b}))`,
-  eq: ([a, b]) => `(${a} == ${b})`,
-  ne: ([a, b]) => `(${a} != ${b})`,
-  lt: ([a, b]) => `(${a} < ${b})`,
-  le: ([a, b]) => `(${a} <= ${b})`,
-  gt: ([a, b]) => `(${a} > ${b})`,
-  ge: ([a, b]) => `(${a} >= ${b})`,
-  and: ([a, b]) => `(${a} && ${b})`,
-  or: ([a, b]) => `(${a} || ${b})`,
-  not: ([a]) => `(!${a})`,
-  neg: ([a]) => `(-${a})`,
+  mod: ([a, b]) => `${a} - ${b} * floor(${a} / ${b})`,
+  eq: ([a, b]) => `${a} == ${b}`,
+  ne: ([a, b]) => `${a} != ${b}`,
+  lt: ([a, b]) => `${a} < ${b}`,
+  le: ([a, b]) => `${a} <= ${b}`,
+  gt: ([a, b]) => `${a} > ${b}`,
+  ge: ([a, b]) => `${a} >= ${b}`,
+  not: ([a]) => `!${a}`,
+  neg: ([a]) => `-${a}`,
   abs: ([a]) => `abs(${a})`,
   exp: ([a]) => `exp(${a})`,
   log: ([a]) => `log(${a})`,
@@ -51,24 +51,25 @@ const CALL: Partial<Record<string, (a: string[]) => string>> = {
   tanh: ([a]) => `tanh(clamp(${a}, -20.0, 20.0))`,
   sqrt: ([a]) => `sqrt(${a})`,
   floor: ([a]) => `floor(${a})`,
-  sigmoid: ([a]) => `(1.0 / (1.0 + exp(-${a})))`,
+  sigmoid: ([a]) => `1.0 / (1.0 + exp(-${a}))`,
 };
-
-const ARGS = "score: f32, b: f32, h: f32, q: f32, kv: f32";
-const PASS = "score, b, h, q, kv";
 
 /**
  * WGSL defining `fn <name>(score, b, h, q, kv) -> f32` (or `-> bool` for a mask) for `e`, with its helpers. The
  * gathered inputs' storage bindings and views are the program's (`gathered`, by the names the expression uses).
  */
 export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[]): string {
-  const helpers: string[] = [];
+  const helpers: string[] = [
+    // Python's mod and floor division of two integers, exact (f32 division may be off by an ulp: 41 / 41 < 1).
+    `fn ${name}_imod(a: f32, b: f32) -> f32 { let x = i32(a); let y = i32(b); if (y == 0) { return a - b * floor(a / b); } var r = x % y; if (r != 0 && ((r < 0) != (y < 0))) { r += y; } return f32(r); }`,
+    `fn ${name}_idiv(a: f32, b: f32) -> f32 { let x = i32(a); let y = i32(b); if (y == 0) { return floor(a / b); } var d = x / y; if (d * y != x && ((x < 0) != (y < 0))) { d -= 1; } return f32(d); }`,
+  ];
   const byName = new Map(gathered.map((g) => [g.name, g]));
   const readers = new Map<string, string>();
   const reader = (input: string, rank: number): string => {
-    const g = byName.get(input)!;
     let fn = readers.get(input);
     if (fn) return fn;
+    const g = byName.get(input)!;
     fn = `${name}_read_${readers.size}`;
     readers.set(input, fn);
     const params = Array.from({ length: rank }, (_, a) => `i${a}: f32`).join(", ");
@@ -76,27 +77,51 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
     helpers.push(`fn ${fn}(${params}) -> f32 { return ${g.binding}[view_offset(${g.view}u)${at}]; }`);
     return fn;
   };
-  const gen = (x: Expr): string => {
+  const lines: string[] = [];
+  let temps = 0;
+  const indent = (n: number) => "  ".repeat(n);
+  /** Emits the statements computing `x` at nesting `depth` of if blocks; returns the name that holds its value. */
+  const emit = (x: Expr, depth: number): string => {
     if (typeof x === "number") return literal(x);
     if (typeof x === "string") return x;
-    if (x.op === "input") return `${reader(x.name, x.index.length)}(${x.index.map(gen).join(", ")})`;
-    if (x.op === "where") {
-      const fn = `${name}_where_${helpers.length}`;
-      helpers.push(""); // reserve the name's slot before the branches add theirs
-      const slot = helpers.length - 1;
-      const type = typeOf(x) === "bool" ? "bool" : "f32";
-      const [c, a, b] = x.args.map(gen) as [string, string, string];
-      helpers[slot] = `fn ${fn}(${ARGS}) -> ${type} { if (${c}) { return ${a}; } return ${b}; }`;
-      return `${fn}(${PASS})`;
+    const t = `t${temps++}`;
+    const wgslType = typeOf(x) === "bool" ? "bool" : "f32";
+    if (x.op === "input") {
+      const index = x.index.map((i) => emit(i, depth));
+      lines.push(`${indent(depth)}let ${t} = ${reader(x.name, x.index.length)}(${index.join(", ")});`);
+      return t;
     }
-    const spell = CALL[x.op];
-    if (!spell) throw new Error(`webgpu: no WGSL for expression op ${x.op}`); // the table above covers EXPR_OPS
-    return spell(x.args.map(gen));
+    if (x.op === "where" || x.op === "and" || x.op === "or") {
+      // Only the branch taken runs: `a && b` evaluates b only when a holds, `where` one of its two values.
+      const c = emit(x.args[0]!, depth);
+      lines.push(`${indent(depth)}var ${t}: ${wgslType};`);
+      if (x.op === "where") {
+        lines.push(`${indent(depth)}if (${c}) {`);
+        lines.push(`${indent(depth + 1)}${t} = ${emit(x.args[1]!, depth + 1)};`);
+        lines.push(`${indent(depth)}} else {`);
+        lines.push(`${indent(depth + 1)}${t} = ${emit(x.args[2]!, depth + 1)};`);
+        lines.push(`${indent(depth)}}`);
+      } else {
+        lines.push(`${indent(depth)}${t} = ${c};`);
+        lines.push(`${indent(depth)}if (${x.op === "and" ? t : `!${t}`}) {`);
+        lines.push(`${indent(depth + 1)}${t} = ${emit(x.args[1]!, depth + 1)};`);
+        lines.push(`${indent(depth)}}`);
+      }
+      return t;
+    }
+    const ints = x.args.every((a) => typeOf(a) === "int");
+    const args = x.args.map((a) => emit(a, depth));
+    let code: string;
+    if (x.op === "mod" && ints) code = `${name}_imod(${args[0]}, ${args[1]})`;
+    else if (x.op === "floor" && typeof x.args[0] === "object" && x.args[0].op === "div" && x.args[0].args.every((a) => typeOf(a) === "int")) {
+      // floor(a / b) of integers: the division node itself is not emitted, only its exact floor.
+      const [a, b] = (x.args[0] as { args: readonly Expr[] }).args.map((y) => emit(y, depth));
+      code = `${name}_idiv(${a}, ${b})`;
+    } else code = CALL[x.op]!(args);
+    lines.push(`${indent(depth)}let ${t} = ${code};`);
+    return t;
   };
-  const body = gen(e);
+  const result = emit(e, 1);
   const type = typeOf(e) === "bool" ? "bool" : "f32";
-  return [
-    ...helpers,
-    `fn ${name}(${ARGS}) -> ${type} { return ${body}; }`,
-  ].join("\n");
+  return [...helpers, `fn ${name}(score: f32, b: f32, h: f32, q: f32, kv: f32) -> ${type} {`, ...lines, `  return ${result};`, `}`].join("\n");
 }

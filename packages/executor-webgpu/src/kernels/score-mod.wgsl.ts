@@ -5,31 +5,23 @@
 // ExprIndexError as cpu, and the GPU never reads out of range (its reads also clamp). score-mod-input-grad scatters
 // into the gathered input's gradient, which WGSL can only do with atomics on u32 (order-dependent rounding): it runs on
 // the host over read-back values, deterministic and identical to cpu.
-import { checkExpr, checkScale, compileExpr, exprRows, inputGradRows, inputsRead, unprovedReads, type Expr, type GatheredTensor } from "@attngraph/graph";
+import { checkExprCached, gatheredOfCall, inputGradTarget, checkScale, compileExpr, exprRows, inputGradRows, inputsRead, unprovedReads, type Expr, type GatheredTensor } from "@attngraph/graph";
 import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { attrError, expectDim, expectRank, optionalInput, requireInput } from "./checks.js";
+import { expectRank, optionalInput, requireInput } from "./checks.js";
 import { exprWgsl } from "./expr.wgsl.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { PARAM_WORDS, PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 
 type Call = Parameters<WebGpuKernel>[0];
 
 function gatheredOf(call: Call, first: number): Map<string, GpuTensor> {
-  const names = call.attrs["inputs"] ?? [];
-  if (!Array.isArray(names) || !names.every((n) => typeof n === "string")) throw attrError(call, "inputs", "a list of names", String(names));
-  const out = new Map<string, GpuTensor>();
-  names.forEach((name: string, i) => {
-    const t = optionalInput(call, first + i, `g${i}`);
-    if (t === undefined) throw attrError(call, "inputs", `a tensor in slot g${i} for ${name}`, "nothing");
-    out.set(name, t);
-  });
-  return out;
+  return gatheredOfCall(call, first, (slot, n) => optionalInput(call, slot, n));
 }
 
 function exprAttr(call: Call, role: "score" | "mask", gathered: ReadonlyMap<string, GpuTensor>): Expr {
-  return checkExpr(call.attrs["expr"], { subject: `${call.node}.expr`, role, inputs: new Map([...gathered].map(([n, t]) => [n, t.rank])) }).expr;
+  return checkExprCached(call.attrs["expr"], { subject: `${call.node}.expr`, role, inputs: new Map([...gathered].map(([n, t]) => [n, t.rank])) });
 }
 
 /** Host copies of the gathered inputs (uploads are read without a readback), as compileExpr reads them. */
@@ -115,6 +107,12 @@ function exprKernel(role: "score" | "mask"): WebGpuKernel {
     if (bound + 2 > limit) {
       throw new UnsupportedError(`${call.kind} reading ${bound} gathered inputs on webgpu: this device binds at most ${limit} storage buffers per shader (${limit - 2} gathered inputs)`, { subject: call.node });
     }
+    // The params uniform holds x's view, five numbers and each bound input's view (2 + 2 · rank words).
+    const read = inputsRead(expr);
+    const words = 10 + 5 + [...gathered].filter(([n]) => read.has(n)).reduce((a, [, t]) => a + 2 + 2 * t.rank, 0);
+    if (words > PARAM_WORDS) {
+      throw new UnsupportedError(`${call.kind} on webgpu: its gathered inputs' views need ${words} words of params, more than the ${PARAM_WORDS} a program has (fewer or lower-rank gathered inputs)`, { subject: call.node });
+    }
     await checkUnproved(call, gpu, expr, x, gathered, role, scale);
     const out = gpu.alloc(x.shape);
     if (out.size > 0) await gpu.run(program(call, role, expr, x, gathered, scale, out));
@@ -132,19 +130,15 @@ export const maskModKernel = exprKernel("mask");
 export const scoreModInputGradKernel: WebGpuKernel = async (call, gpu) => {
   const x = requireInput(call, 0, "x");
   const grad = requireInput(call, 1, "grad");
-  expectRank(call, "x", x, 4, "[B, H, L, S]");
-  x.shape.forEach((d, i) => expectDim(call, "grad", `dim ${i} of the gradient must match the scores`, d, grad.shape[i]!, grad));
   const gathered = gatheredOf(call, 2);
+  const { wrt, target } = inputGradTarget(call, x, grad, gathered);
   const expr = exprAttr(call, "score", gathered);
   const scale = checkScale(call);
-  const wrt = call.attrs["wrt"];
-  const target = typeof wrt === "string" ? gathered.get(wrt) : undefined;
-  if (target === undefined) throw attrError(call, "wrt", `one of the gathered inputs (${[...gathered.keys()].join(", ")})`, wrt);
   const [hx, hg] = [(await gpu.hostValues(x)).contiguous(), (await gpu.hostValues(grad)).contiguous()];
   const view = (t: typeof hx) => ({ data: t.toFloat32Array(), shape: t.shape, strides: t.strides, offset: 0 });
   const sums = new Float64Array(target.size);
   const [B, H, L] = x.shape as [number, number, number, number];
-  inputGradRows(expr, wrt as string, await hostGathered(gpu, gathered), `${call.node}.expr`)(view(hx), view(hg), scale, sums, 0, B * H * L);
+  inputGradRows(expr, wrt, await hostGathered(gpu, gathered), `${call.node}.expr`)(view(hx), view(hg), scale, sums, 0, B * H * L);
   const out = gpu.alloc(target.shape);
   if (out.size > 0) gpu.device.queue.writeBuffer(out.storage.buffer, 0, Float32Array.from(sums));
   return out;

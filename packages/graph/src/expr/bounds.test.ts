@@ -27,3 +27,14 @@ describe("unprovedReads", () => {
     expect(check({ op: "add", args: ["score", read("t", { op: "floor", args: ["score"] })] }, { t: [4] })).toEqual([".args[1]"]);
   });
 });
+
+describe("unprovedReads: what does not prove a read", () => {
+  it("a mod whose dividend is not an integer lies in [0, c), not [0, c − 1]; 0 · (something unbounded) is not 0", () => {
+    // floor(mod(q / 2, 3) · 2) reaches 5 at q = 5 (mod(2.5, 3) = 2.5): an axis of 5 is not proved.
+    const idx = { op: "floor", args: [{ op: "mul", args: [{ op: "mod", args: [{ op: "div", args: ["q", 2] }, 3] }, 2] }] };
+    expect(check({ op: "add", args: ["score", read("t", idx)] }, { t: [5] })).toEqual([".args[1]"]);
+    // 0 · floor(1 / (q − kv)) is NaN at q = kv.
+    const nan = { op: "mul", args: [0, { op: "floor", args: [{ op: "div", args: [1, { op: "sub", args: ["q", "kv"] }] }] }] };
+    expect(check({ op: "add", args: ["score", read("t", nan)] }, { t: [1] })).toEqual([".args[1]"]);
+  });
+});

@@ -32,8 +32,9 @@ function interval(e: Expr, sizes: VarSizes): Interval {
     case "sub":
       return [x[0] - y[1], x[1] - y[0]];
     case "mul": {
-      const p = [x[0] * y[0], x[0] * y[1], x[1] * y[0], x[1] * y[1]].map((v) => (Number.isNaN(v) ? 0 : v)); // 0 · ∞ bounds nothing
-      return [Math.min(...p), Math.max(...p)];
+      // 0 · ∞: an unbounded factor may be ∞ itself (1 / 0), and 0 · ∞ is NaN, not 0: nothing is proved.
+      const p = [x[0] * y[0], x[0] * y[1], x[1] * y[0], x[1] * y[1]];
+      return p.some(Number.isNaN) ? ANY : [Math.min(...p), Math.max(...p)];
     }
     case "min":
       return [Math.min(x[0], y[0]), Math.min(x[1], y[1])];
@@ -45,9 +46,12 @@ function interval(e: Expr, sizes: VarSizes): Interval {
       return x[0] >= 0 ? x : x[1] <= 0 ? [-x[1], -x[0]] : [0, Math.max(-x[0], x[1])];
     case "floor":
       return [Math.floor(x[0]), Math.floor(x[1])];
-    case "mod":
-      // Python's mod by a positive constant c lies in [0, c − 1] for integers (and [0, c) in general).
-      return y[0] === y[1] && y[0] > 0 ? [0, Number.isInteger(y[0]) ? y[0] - 1 : y[0]] : ANY;
+    case "mod": {
+      // Python's mod by a positive constant c lies in [0, c − 1] for an integer dividend and c, else in [0, c) (closed
+      // here at c: an interval's ends are reached values or bounds). A non-finite dividend gives NaN: nothing proved.
+      if (!(y[0] === y[1] && y[0] > 0) || !Number.isFinite(x[0]) || !Number.isFinite(x[1])) return ANY;
+      return [0, isIntegral(e.args[0]!) && Number.isInteger(y[0]) ? y[0] - 1 : y[0]];
+    }
     case "where":
       return [Math.min(a[1]![0], a[2]![0]), Math.max(a[1]![1], a[2]![1])];
     default:

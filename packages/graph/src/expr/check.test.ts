@@ -35,7 +35,8 @@ describe("checkExpr", () => {
     [{ op: "input", name: "nope", index: [] }, "score", /mod\.name: no gathered input of this name, expected one of t, got "nope"/],
     [{ op: "and", args: ["q", { op: "ge", args: ["q", "kv"] }] }, "mask", /mod: and: wrong argument types, expected two true\/false values, got a number, true\/false/],
     [{ op: "where", args: ["q", 1, 2] }, "score", /mod: where: wrong argument types, expected a true\/false condition/],
-    [Number.NaN, "score", /mod: invalid number, expected a finite number/],
+    [Number.NaN, "score", /mod: invalid number, expected a finite float32 number/],
+    [{ op: "add", args: ["score", 3.5e38] }, "score", /mod\.args\[1\]: invalid number, expected a finite float32 number/],
     [null, "score", /mod: invalid expression, expected a number, a variable or \{ op, args \}, got null/],
     [{ op: "add", args: [1, 2], extra: 1 }, "score", /mod: unknown field of an "add" expression, expected op and args, got "extra"/],
   ])("%j (%s) is refused", (raw, role, message) => {

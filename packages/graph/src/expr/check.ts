@@ -19,6 +19,8 @@ export interface ExprScope {
 /** Bounds on an expression's size: a modification is a few dozen nodes; these only stop a hostile one. */
 const MAX_NODES = 10_000;
 const MAX_DEPTH = 200;
+/** The largest finite float32. */
+const FLOAT32_MAX = 3.4028234663852886e38;
 
 export interface CheckedExpr {
   /** A copy of the expression (frozen), safe to keep whatever the caller does to its own. */
@@ -35,8 +37,11 @@ export function checkExpr(raw: unknown, scope: ExprScope): CheckedExpr {
     if (++nodes > MAX_NODES) fail(path, "expression too large", `at most ${MAX_NODES} nodes`, "more");
     if (depth > MAX_DEPTH) fail(path, "expression nested too deeply", `at most ${MAX_DEPTH} levels`, "more");
     if (typeof e === "number") {
-      if (!Number.isFinite(e)) fail(path, "invalid number", "a finite number", show(e));
-      return { expr: e, type: Number.isInteger(e) ? "int" : "num" };
+      // Every executor computes in float32 (WGSL, wasm; cpu rounds each step): a literal is one, so 0.1 means the same
+      // number everywhere, and 1e39 (infinite in float32) is refused rather than read differently per executor.
+      if (!Number.isFinite(e) || Math.abs(e) > FLOAT32_MAX) fail(path, "invalid number", "a finite float32 number (|x| <= 3.4028234663852886e38)", show(e));
+      const x = Math.fround(e);
+      return { expr: x, type: Number.isInteger(x) ? "int" : "num" };
     }
     if (typeof e === "string") {
       if (e === "score") {
@@ -109,4 +114,21 @@ export function inputsRead(e: Expr, out: Set<string> = new Set()): Set<string> {
     } else e.args.forEach((a) => inputsRead(a, out));
   }
   return out;
+}
+
+/** Checked expressions by the attribute object they came from (a plan step keeps one): checked once per scope. */
+const checkedByAttr = new WeakMap<object, { readonly key: string; readonly expr: Expr }>();
+
+/**
+ * checkExpr for a kernel call's attribute `raw` (a kernel may be dispatched by hand, with any attributes), cached by
+ * the attribute object and the gathered inputs' names and ranks: a plan step's expression is checked (and copied) once,
+ * so the compiled code cached by the copy's identity (compileExpr) is reused on every run.
+ */
+export function checkExprCached(raw: unknown, scope: ExprScope): Expr {
+  const key = `${scope.role}|${scope.subject}|${[...scope.inputs].map(([n, r]) => `${n}:${r}`).join(",")}`;
+  const hit = typeof raw === "object" && raw !== null ? checkedByAttr.get(raw) : undefined;
+  if (hit && hit.key === key) return hit.expr;
+  const { expr } = checkExpr(raw, scope);
+  if (typeof raw === "object" && raw !== null) checkedByAttr.set(raw, { key, expr });
+  return expr;
 }

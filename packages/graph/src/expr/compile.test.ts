@@ -9,11 +9,11 @@ const tensor = (data: number[], shape: number[]): GatheredTensor => {
   const strides = shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1));
   return { data: Float32Array.from(data), shape, strides, offset: 0 };
 };
-const both = (raw: unknown, role: "score" | "mask", inputs: Record<string, GatheredTensor> = {}) => {
+const both = (raw: unknown, role: "score" | "mask", inputs: Record<string, GatheredTensor> = {}, float64 = false) => {
   const scope = { subject: "node f: scoreMod", role, inputs: new Map(Object.entries(inputs).map(([k, t]) => [k, t.shape.length])) };
   const { expr } = checkExpr(raw, scope);
   const bound = new Map(Object.entries(inputs));
-  return [compileExpr(expr, bound, "node f: scoreMod"), compileExprClosures(expr, bound, "node f: scoreMod")] as const;
+  return [compileExpr(expr, bound, "node f: scoreMod", { float64 }), compileExprClosures(expr, bound, "node f: scoreMod", { float64 })] as const;
 };
 
 describe("compileExpr", () => {
@@ -30,7 +30,7 @@ describe("compileExpr", () => {
       [{ op: "where", args: [{ op: "lt", args: ["q", 2] }, { op: "floor", args: [{ op: "sigmoid", args: ["score"] }] }, { op: "max", args: ["score", { op: "abs", args: [-1] }] }] }, "score", {}, (s, _b, _h, q) => (q < 2 ? Math.floor(1 / (1 + Math.exp(-s))) : Math.max(s, 1))],
     ];
     for (const [raw, role, inputs, want] of cases) {
-      const [generated, closures] = both(raw, role, inputs);
+      const [generated, closures] = both(raw, role, inputs, true); // float64: the reference's arithmetic
       for (let q = 0; q < 4; q++)
         for (let kv = 0; kv < 4; kv++)
           for (const s of [-2.5, 0, 0.75]) {
@@ -68,4 +68,16 @@ describe("compileExpr", () => {
     const [f, g] = both({ op: "where", args: [{ op: "lt", args: ["kv", 3] }, { op: "input", name: "t", index: ["kv"] }, 0] }, "score", { t });
     expect([f(0, 0, 0, 0, 2), f(0, 0, 0, 0, 5), g(0, 0, 0, 0, 5)]).toEqual([3, 0, 0]);
   });
+
+  it("a negative literal under neg, and every step rounded to float32 (log(1 + exp(94)) overflows as it does in float32)", () => {
+    const [f, g] = both({ op: "add", args: ["score", { op: "neg", args: [-5] }] }, "score");
+    expect([f(1, 0, 0, 0, 0), g(1, 0, 0, 0, 0)]).toEqual([6, 6]);
+    const [n] = both({ op: "div", args: [1, { op: "neg", args: [-0] }] }, "score");
+    expect(n(0, 0, 0, 0, 0)).toBe(Infinity);
+    const [sp, spc] = both({ op: "log", args: [{ op: "add", args: [1, { op: "exp", args: ["score"] }] }] }, "score");
+    expect([sp(94, 0, 0, 0, 0), spc(94, 0, 0, 0, 0)]).toEqual([Infinity, Infinity]);
+    const [tenth] = both({ op: "mul", args: ["score", 0.1] }, "score");
+    expect(tenth(1, 0, 0, 0, 0)).toBe(Math.fround(0.1)); // the literal is the float32 0.1
+  });
 });
+

@@ -5,7 +5,7 @@
 // of range (or at a non-integer) throws an ExprIndexError naming the sub-expression, never returns undefined or NaN.
 import { AttnGraphError } from "@attngraph/tensor";
 import { EXPR_OPS, pyMod, sigmoid } from "./ops.js";
-import { isInput, type Expr, type ExprInput } from "./types.js";
+import { isInput, type Expr, type ExprInput, type ExprType } from "./types.js";
 
 /** A gathered input as a kernel holds it: float32 data with its shape, strides and offset (in elements). */
 export interface GatheredTensor {
@@ -87,36 +87,48 @@ function reader(t: GatheredTensor, subject: string): Reader {
  * `e` (checked by checkExpr) as a function, its gathered inputs bound to `inputs` (by name). `subject` starts the
  * messages of its read errors (`node flex: scoreMod`).
  */
-export function compileExpr(e: Expr, inputs: ReadonlyMap<string, GatheredTensor>, subject: string): ExprFn {
+export function compileExpr(e: Expr, inputs: ReadonlyMap<string, GatheredTensor>, subject: string, options: CompileOptions = {}): ExprFn {
   const sites = readSites(e);
   const readers = sites.map((s) => reader(inputs.get(s.read.name)!, `${subject}${s.path}`));
+  const round = options.float64 ? (x: number) => x : Math.fround;
   try {
-    return compileSource(e, sites.map((s) => s.read), readers);
+    return compileSource(e, sites.map((s) => s.read), readers, round);
   } catch (err) {
     if (!(err instanceof EvalError)) throw err;
-    return compileClosures(e, sites.map((s) => s.read), readers); // generated code forbidden here (CSP)
+    return compileClosures(e, sites.map((s) => s.read), readers, round); // generated code forbidden here (CSP)
   }
+}
+
+export interface CompileOptions {
+  /**
+   * Evaluate in float64 instead of rounding every step to float32 as the executors do: for references and finite
+   * differences, never for a kernel.
+   */
+  readonly float64?: boolean;
 }
 
 /** Generated factories by expression (the attribute object a plan step keeps): generated once, bound per call. */
 const factories = new WeakMap<object, (...a: unknown[]) => ExprFn>();
 
-function compileSource(e: Expr, reads: readonly ExprInput[], readers: readonly Reader[]): ExprFn {
+function compileSource(e: Expr, reads: readonly ExprInput[], readers: readonly Reader[], round: (x: number) => number): ExprFn {
   const cached = typeof e === "object" ? factories.get(e) : undefined;
-  if (cached) return cached(pyMod, sigmoid, ...readers);
+  if (cached) return cached(pyMod, sigmoid, round, ...readers);
   const js = (x: Expr): string => {
-    if (typeof x === "number") return Object.is(x, -0) ? "-0" : String(x);
+    // A literal in parentheses: `-(-5)` must not become `--5`. Literals are float32 values already (checkExpr).
+    if (typeof x === "number") return `(${Object.is(x, -0) ? "-0" : String(x)})`;
     if (typeof x === "string") return x;
     if (isInput(x)) return `r${reads.indexOf(x)}(b, h, q, kv${x.index.map((i) => `, ${js(i)}`).join("")})`;
-    return EXPR_OPS[x.op].js(x.args.map(js));
+    const code = EXPR_OPS[x.op].js(x.args.map(js));
+    // Every number is float32, as WGSL and wasm compute it (and PyTorch's float32): exp(94) is +∞ on every executor.
+    return EXPR_OPS[x.op].type(x.args.map(typeOfArg)) === "bool" ? code : `f(${code})`;
   };
   const names = readers.map((_, i) => `r${i}`);
-  const make = new Function("pyMod", "sigmoid", ...names, `"use strict"; return function (score, b, h, q, kv) { return ${js(e)}; };`) as (...a: unknown[]) => ExprFn;
+  const make = new Function("pyMod", "sigmoid", "f", ...names, `"use strict"; return function (score, b, h, q, kv) { return ${js(e)}; };`) as (...a: unknown[]) => ExprFn;
   if (typeof e === "object") factories.set(e, make);
-  return make(pyMod, sigmoid, ...readers);
+  return make(pyMod, sigmoid, round, ...readers);
 }
 
-function compileClosures(e: Expr, reads: readonly ExprInput[], readers: readonly Reader[]): ExprFn {
+function compileClosures(e: Expr, reads: readonly ExprInput[], readers: readonly Reader[], round: (x: number) => number): ExprFn {
   type Node = (s: number, b: number, h: number, q: number, kv: number) => number | boolean;
   const build = (x: Expr): Node => {
     if (typeof x === "number") return () => x;
@@ -130,7 +142,11 @@ function compileClosures(e: Expr, reads: readonly ExprInput[], readers: readonly
       const index = x.index.map(build);
       return (s, b, h, q, kv) => read(b, h, q, kv, ...index.map((i) => i(s, b, h, q, kv) as number));
     }
-    const value = EXPR_OPS[x.op].value as (...a: unknown[]) => number | boolean;
+    const op = EXPR_OPS[x.op].value as (...a: unknown[]) => number | boolean;
+    const value = (...a: unknown[]) => {
+      const v = op(...a);
+      return typeof v === "number" ? round(v) : v;
+    };
     const args = x.args.map(build);
     if (x.op === "where") return (s, b, h, q, kv) => (args[0]!(s, b, h, q, kv) ? args[1]! : args[2]!)(s, b, h, q, kv);
     if (x.op === "and") return (s, b, h, q, kv) => Boolean(args[0]!(s, b, h, q, kv)) && Boolean(args[1]!(s, b, h, q, kv));
@@ -141,7 +157,15 @@ function compileClosures(e: Expr, reads: readonly ExprInput[], readers: readonly
 }
 
 /** For tests: the closure form regardless of whether generated code is allowed. */
-export function compileExprClosures(e: Expr, inputs: ReadonlyMap<string, GatheredTensor>, subject: string): ExprFn {
+export function compileExprClosures(e: Expr, inputs: ReadonlyMap<string, GatheredTensor>, subject: string, options: CompileOptions = {}): ExprFn {
   const sites = readSites(e);
-  return compileClosures(e, sites.map((s) => s.read), sites.map((s) => reader(inputs.get(s.read.name)!, `${subject}${s.path}`)));
+  const round = options.float64 ? (x: number) => x : Math.fround;
+  return compileClosures(e, sites.map((s) => s.read), sites.map((s) => reader(inputs.get(s.read.name)!, `${subject}${s.path}`)), round);
+}
+
+/** A sub-expression's type for code generation: bool for comparisons and logic, a number otherwise. */
+function typeOfArg(e: Expr): ExprType {
+  if (typeof e !== "object" || isInput(e)) return "num";
+  const t = EXPR_OPS[e.op].type(e.args.map(typeOfArg));
+  return t === "bool" ? "bool" : "num";
 }

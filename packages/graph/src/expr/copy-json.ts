@@ -4,11 +4,13 @@
 import { GraphValidationError } from "../errors.js";
 
 const MAX_NODES = 10_000;
+/** JSON levels: an expression level is two (an object and its `args` list), so checkExpr's 200 levels fit. */
+const MAX_LEVELS = 1024;
 
 export function copyJson(value: unknown, subject: string): unknown {
   let nodes = 0;
   const copy = (v: unknown, depth: number): unknown => {
-    if (++nodes > MAX_NODES || depth > 256) throw new GraphValidationError(subject, "expression too large", `at most ${MAX_NODES} nodes, 256 levels deep`, "more");
+    if (++nodes > MAX_NODES || depth > MAX_LEVELS) throw new GraphValidationError(subject, "expression too large", `at most ${MAX_NODES} nodes, ${MAX_LEVELS} JSON levels deep`, "more");
     if (v === null || typeof v === "number" || typeof v === "string" || typeof v === "boolean") return v;
     if (Array.isArray(v)) return v.map((x) => copy(x, depth + 1));
     if (typeof v === "object") {

@@ -3,13 +3,13 @@
 import { describe, expect, it } from "vitest";
 import { checkExpr } from "./check.js";
 import { compileExpr, readSites, type GatheredTensor } from "./compile.js";
-import { derive } from "./derive.js";
+import { derive, treeSize } from "./derive.js";
 import type { Expr } from "./types.js";
 
 const table: GatheredTensor = { data: Float32Array.from([0.3, -0.7, 1.1, 0.2]), shape: [4], strides: [1], offset: 0 };
 const inputs = new Map([["t", table]]);
 const check = (raw: unknown): Expr => checkExpr(raw, { subject: "f", role: "score", inputs: new Map([["t", 1]]) }).expr;
-const fn = (e: Expr) => compileExpr(e, inputs, "f") as (s: number, b: number, h: number, q: number, kv: number) => number;
+const fn = (e: Expr) => compileExpr(e, inputs, "f", { float64: true }) as (s: number, b: number, h: number, q: number, kv: number) => number;
 const T = { op: "input", name: "t", index: ["q"] };
 
 const cases: unknown[] = [
@@ -48,7 +48,7 @@ describe("derive", () => {
         const bump = (delta: number) => {
           const data = Float64Array.from(table.data);
           data[at]! += delta;
-          return compileExpr(e, new Map([["t", { ...table, data: Float32Array.from(data) }]]), "f") as (s: number, b: number, h: number, q: number, kv: number) => number;
+          return compileExpr(e, new Map([["t", { ...table, data: Float32Array.from(data) }]]), "f", { float64: true }) as (s: number, b: number, h: number, q: number, kv: number) => number;
         };
         const step = 1e-3; // float32 table: a larger step, and a looser comparison
         const fdRead = (bump(step)(s, 0, 0, q, kv) - bump(-step)(s, 0, 0, q, kv)) / (2 * step);
@@ -62,4 +62,19 @@ describe("derive", () => {
     expect(derive(check({ op: "floor", args: ["score"] }), { kind: "score" })).toBe(0);
     expect(derive(check({ op: "mul", args: ["score", 3] }), { kind: "score" })).toBe(3);
   });
+
+  it("nested min, max and abs stay small: each argument's derivative appears once", () => {
+    let e: unknown = "score";
+    for (let i = 0; i < 30; i++) e = { op: i % 3 === 2 ? "abs" : i % 2 ? "max" : "min", args: i % 3 === 2 ? [e] : [e, i / 10] };
+    const checked = check(e);
+    const d = derive(checked, { kind: "score" });
+    expect(treeSize(d, 1e6)).toBeLessThan(10_000);
+    const f = fn(checked);
+    const df = fn(d);
+    for (const s of [-0.55, 0.23, 1.7]) {
+      const h = 1e-4;
+      expect(df(s, 0, 0, 0, 0)).toBeCloseTo((f(s + h, 0, 0, 0, 0) - f(s - h, 0, 0, 0, 0)) / (2 * h), 2);
+    }
+  });
 });
+

@@ -42,12 +42,14 @@ export function derive(e: Expr, wrt: Wrt): Expr {
       return sub(div(d(a), b), div(mul(a, d(b)), mul(b, b)));
     case "min":
     case "max": {
-      // Ties split the gradient in halves, as torch.minimum / torch.maximum do.
+      // w · a' + (1 − w) · b', w = 1 where a is the one taken, 0 where b is, ½ on a tie (torch.minimum/maximum split
+      // ties in halves). Each argument's derivative appears once: nesting min/max does not double the expression.
       const [da, db] = [d(a), d(b)];
       if (da === 0 && db === 0) return 0;
       const first = e.op === "min" ? "lt" : "gt";
       const second = e.op === "min" ? "gt" : "lt";
-      return where(call(first, a, b), da, where(call(second, a, b), db, div(add(da, db), 2)));
+      const w: Expr = { op: "where", args: [call(first, a, b), 1, { op: "where", args: [call(second, a, b), 0, 0.5] }] };
+      return add(mul(w, da), mul(sub(1, w), db));
     }
     case "mod":
       // a − b · floor(a / b): d = a' − floor(a / b) · b'
@@ -55,8 +57,9 @@ export function derive(e: Expr, wrt: Wrt): Expr {
     case "neg":
       return neg(d(a));
     case "abs": {
+      // sign(a) · a', with sign(0) = 0 as torch.abs's gradient; a' appears once.
       const da = d(a);
-      return da === 0 ? 0 : where(call("gt", a, 0), da, where(call("lt", a, 0), neg(da), 0));
+      return da === 0 ? 0 : mul({ op: "where", args: [call("gt", a, 0), 1, { op: "where", args: [call("lt", a, 0), -1, 0] }] }, da);
     }
     case "exp":
       return mul(e, d(a));
@@ -78,4 +81,26 @@ export function derive(e: Expr, wrt: Wrt): Expr {
       // floor, comparisons and logic: piecewise constant (or true/false), no gradient.
       return 0;
   }
+}
+
+/**
+ * The number of nodes `e` has written out as a tree (shared subtrees counted each time, as code generation and the
+ * checks walk it), up to `limit` + 1: a derivative's size before anything compiles it.
+ */
+export function treeSize(e: Expr, limit: number): number {
+  const memo = new Map<object, number>();
+  const size = (x: Expr): number => {
+    if (typeof x !== "object") return 1;
+    const known = memo.get(x);
+    if (known !== undefined) return known;
+    let n = 1;
+    for (const c of x.op === "input" ? x.index : x.args) {
+      n += size(c);
+      if (n > limit) break;
+    }
+    n = Math.min(n, limit + 1);
+    memo.set(x, n);
+    return n;
+  };
+  return size(e);
 }

@@ -2,7 +2,8 @@
 // it reads and writes in the module's memory): one copy of the element loop of score-mod / mask-mod and of the
 // scattered gradient of a gathered input. Views are strided float32 (any layout); outputs dense row-major.
 import { compileExpr, ExprIndexError, readSites, type ExprFn, type GatheredTensor } from "./compile.js";
-import { derive } from "./derive.js";
+import { AttnGraphError } from "@attngraph/tensor";
+import { derive, treeSize } from "./derive.js";
 import type { Expr } from "./types.js";
 
 /** A strided float32 view: data, shape, strides and offset in elements. */
@@ -28,7 +29,7 @@ export function exprRows(x: F32View, f: ExprFn, scale: number, mask: boolean, ou
     const base = x.offset + b * sb + h * sh + q * sq;
     const o = outOffset + r * S;
     if (mask) for (let kv = 0; kv < S; kv++) out[o + kv] = f(0, b, h, q, kv) ? d[base + kv * sk]! : -Infinity;
-    else for (let kv = 0; kv < S; kv++) out[o + kv] = f(scale * d[base + kv * sk]!, b, h, q, kv) as number;
+    else for (let kv = 0; kv < S; kv++) out[o + kv] = f(Math.fround(scale * d[base + kv * sk]!), b, h, q, kv) as number;
   }
 }
 
@@ -48,13 +49,11 @@ export function inputGradRows(expr: Expr, wrt: string, gathered: ReadonlyMap<str
   const target = gathered.get(wrt)!;
   const shape = target.shape;
   const strides = shape.map((_, a) => shape.slice(a + 1).reduce((p, n) => p * n, 1));
-  const sites: GradSite[] = readSites(expr)
-    .filter((s) => s.read.name === wrt)
-    .map((s) => ({
-      d: compileExpr(derive(expr, { kind: "read", read: s.read }), gathered, subject),
-      index: s.read.index.map((i) => compileExpr(i, gathered, `${subject}${s.path}`)),
-      path: `${subject}${s.path}`,
-    }));
+  const sites: GradSite[] = derivedReads(expr, wrt, subject).map((s) => ({
+    d: compileExpr(s.derivative, gathered, subject),
+    index: s.index.map((i) => compileExpr(i, gathered, s.path)),
+    path: s.path,
+  }));
   return (x, grad, scale, sums, start, end) => {
     const [, H, L, S] = x.shape as [number, number, number, number];
     const [xb, xh, xq, xk] = x.strides as [number, number, number, number];
@@ -66,7 +65,7 @@ export function inputGradRows(expr: Expr, wrt: string, gathered: ReadonlyMap<str
       for (let kv = 0; kv < S; kv++) {
         const g = grad.data[grad.offset + b * gb + h * gh + q * gq + kv * gk]!;
         if (g === 0) continue;
-        const score = scale * x.data[x.offset + b * xb + h * xh + q * xq + kv * xk]!;
+        const score = Math.fround(scale * x.data[x.offset + b * xb + h * xh + q * xq + kv * xk]!);
         for (const site of sites) {
           const d = site.d(score, b, h, q, kv) as number;
           if (d === 0) continue;
@@ -81,4 +80,37 @@ export function inputGradRows(expr: Expr, wrt: string, gathered: ReadonlyMap<str
       }
     }
   };
+}
+
+/** The most nodes a derivative may have (the bound of any expression: checkExpr's). */
+const MAX_DERIVED = 10_000;
+
+interface DerivedRead {
+  readonly derivative: Expr;
+  readonly index: readonly Expr[];
+  readonly path: string;
+}
+
+/** Derivatives by expression (a checked copy, kept by its step) and input: derived once, compiled from cache. */
+const derivedByExpr = new WeakMap<object, Map<string, readonly DerivedRead[]>>();
+
+/** Each read of `wrt` in `expr` with d expr / d read; a derivative past MAX_DERIVED nodes is an "unsupported" error. */
+function derivedReads(expr: Expr, wrt: string, subject: string): readonly DerivedRead[] {
+  const byInput = typeof expr === "object" ? (derivedByExpr.get(expr) ?? new Map<string, readonly DerivedRead[]>()) : new Map<string, readonly DerivedRead[]>();
+  const key = `${wrt}|${subject}`;
+  let list = byInput.get(key);
+  if (list === undefined) {
+    list = readSites(expr)
+      .filter((s) => s.read.name === wrt)
+      .map((s) => {
+        const derivative = derive(expr, { kind: "read", read: s.read });
+        if (treeSize(derivative, MAX_DERIVED) > MAX_DERIVED) {
+          throw new AttnGraphError("unsupported", `unsupported: the gradient of ${wrt} at ${subject}${s.path}: its derivative has more than ${MAX_DERIVED} nodes`, { subject: `${subject}${s.path}` });
+        }
+        return { derivative, index: s.read.index, path: `${subject}${s.path}` };
+      });
+    byInput.set(key, list);
+    if (typeof expr === "object") derivedByExpr.set(expr, byInput);
+  }
+  return list;
 }

@@ -1,8 +1,9 @@
 export type { Expr, ExprCall, ExprInput, ExprOpName, ExprType, ExprVar } from "./types.js";
 export { isCall, isInput, POSITION_VARS } from "./types.js";
 export { EXPR_OPS, EXPR_OP_NAMES, pyMod, sigmoid, type ExprOpSpec } from "./ops.js";
-export { checkExpr, inputsRead, type CheckedExpr, type ExprScope } from "./check.js";
-export { compileExpr, compileExprClosures, ExprIndexError, readSites, type ExprFn, type GatheredTensor } from "./compile.js";
-export { derive, type Wrt } from "./derive.js";
+export { checkExpr, checkExprCached, inputsRead, type CheckedExpr, type ExprScope } from "./check.js";
+export { compileExpr, compileExprClosures, ExprIndexError, readSites, type CompileOptions, type ExprFn, type GatheredTensor } from "./compile.js";
+export { derive, treeSize, type Wrt } from "./derive.js";
+export { gatheredOfCall, inputGradTarget } from "./gathered-call.js";
 export { exprRows, inputGradRows, type F32View } from "./host-kernels.js";
 export { unprovedReads, type VarSizes } from "./bounds.js";

@@ -24,7 +24,7 @@ export const maskModOp = defineOp<MaskModAttrs>({
     inputs: { type: "strings", default: [], doc: "names of g0, g1, …" },
   },
   outputHeads: 1,
-  inPlace: 0,
+  // Not in place: a gathered input may be x itself (or a view of it), read at other positions than the one written.
   hidesWithMinusInfinity: true,
   inferShape: ([x, ...gathered], { expr, inputs }, ctx) => {
     checkNodeExpr(ctx, "expr", expr, "mask", gatheredRanks(ctx, inputs, gathered));

@@ -1,4 +1,4 @@
-import { derive } from "../expr/derive.js";
+import { derive, treeSize } from "../expr/derive.js";
 import type { Expr } from "../expr/types.js";
 import { defineOp } from "../op-def.js";
 import { gradOf } from "../vjp-helpers.js";
@@ -30,7 +30,7 @@ export const scoreModOp = defineOp<ScoreModAttrs>({
     inputs: { type: "strings", default: [], doc: "names of g0, g1, …" },
   },
   outputHeads: 1,
-  inPlace: 0,
+  // Not in place: a gathered input may be x itself (or a view of it), read at other positions than the one written.
   inferShape: ([x, ...gathered], { expr, inputs }, ctx) => {
     checkNodeExpr(ctx, "expr", expr, "score", gatheredRanks(ctx, inputs, gathered));
     return x!;
@@ -44,12 +44,16 @@ export const scoreModOp = defineOp<ScoreModAttrs>({
     const out: (string | undefined)[] = [undefined, ...gathered.map(() => undefined)];
     if (ctx.needs(0)) {
       const dScore = derive(expr, { kind: "score" });
+      if (treeSize(dScore, MAX_DERIVED) > MAX_DERIVED) ctx.unsupported(`the score's gradient of this score modification: its derivative has more than ${MAX_DERIVED} nodes`);
       if (dScore === 1 && scale === 1) out[0] = g;
-      else if (typeof dScore === "number") out[0] = ctx.addGrad(0, "score-mod", { x: g }, { scale: 1, expr: { op: "mul", args: ["score", dScore * scale] }, inputs: [] });
+      else if (typeof dScore === "number") out[0] = ctx.addGrad(0, "score-mod", { x: g }, { scale: 1, expr: { op: "mul", args: ["score", Math.fround(dScore * scale)] }, inputs: [] });
       else {
         if (inputs.length >= MAX_GATHERED) ctx.unsupported(`the gradient of a score-mod with ${MAX_GATHERED} gathered inputs (its backward gathers one more: the gradient)`);
         const gradName = freshName(inputs);
-        const times: Expr = { op: "mul", args: [{ op: "input", name: gradName, index: ["b", "h", "q", "kv"] }, scale === 1 ? dScore : { op: "mul", args: [dScore, scale] }] };
+        const upstream: Expr = { op: "input", name: gradName, index: ["b", "h", "q", "kv"] };
+        // A zero gradient (a key the mask hid, a row that sees no key) stays 0: the derivative may be ±∞ or NaN
+        // there (score / (q − kv) at q = kv), and 0 · ∞ would be NaN.
+        const times: Expr = { op: "where", args: [{ op: "ne", args: [upstream, 0] }, { op: "mul", args: [upstream, scale === 1 ? dScore : { op: "mul", args: [dScore, scale] }] }, 0] };
         out[0] = ctx.addGrad(0, "score-mod", { x: x!, ...gatheredInputs([...gathered.slice(0, inputs.length), g]) }, { scale, expr: times, inputs: [...inputs, gradName] });
       }
     }
@@ -60,6 +64,9 @@ export const scoreModOp = defineOp<ScoreModAttrs>({
     return out;
   },
 });
+
+/** The most nodes a derivative may have (the bound of any expression: checkExpr's). */
+const MAX_DERIVED = 10_000;
 
 /** A gathered-input name not among `taken`, for the gradient the backward gathers. */
 function freshName(taken: readonly string[]): string {
