@@ -114,9 +114,12 @@ export class Session {
   #inTurn: Promise<void> = Promise.resolve();
   #runs = 0;
   #tapCount = 0;
-  #disposed = false;
-  /** Aborted by dispose(): stops runs waiting on user code (an override's promise) at once. */
+  /** Aborted by dispose(): whether the session is disposed, and what stops runs waiting on user code (an override). */
   readonly #disposal = new AbortController();
+
+  get #disposed(): boolean {
+    return this.#disposal.signal.aborted;
+  }
 
   /** Run and node start/end with executor and timing, errors and cancellations. Costs nothing while unobserved. */
   readonly events$: Observable<SessionEvent>;
@@ -573,7 +576,6 @@ export class Session {
    */
   async dispose(): Promise<void> {
     if (this.#disposed) return;
-    this.#disposed = true;
     this.#disposal.abort();
     this.#taps.completeAll();
     this.#events.complete();

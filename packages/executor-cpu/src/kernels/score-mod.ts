@@ -7,7 +7,7 @@ import { expectRank, outData, requireInput, result, type Call } from "./adapter.
 import { exprOf, gatheredOf } from "./gathered.js";
 
 /** Work per element in multiply-adds of the matmul core: an expression of a few operations and a strided read (≈ 8). */
-export const EXPR_WORK = 8;
+const EXPR_WORK = 8;
 
 function exprKernel(role: "score" | "mask") {
   return chunkedKernel((call: Call, chunkWork = DEFAULT_CHUNK_WORK) => {
