@@ -9,7 +9,7 @@
 // with a signal work in chunks (chunks.ts); one waiting between chunks when a trap replaces the module gives up.
 import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameShape, type AnyTensor } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
-import { KernelTable } from "@attngraph/graph";
+import { KernelTable, modsSupport, refuseMods } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
 import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 import { WasmContext } from "./context.js";
@@ -314,8 +314,8 @@ export class WasmExecutor implements Executor<WasmValue> {
   }
 
   /** Never throws: `ok: false` for an op kind with no kernel (user ops included, unless a kernel was registered). */
-  supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
-    return this.#kernels.supports(kind);
+  supports(kind: string, attrs: Readonly<Record<string, unknown>>): Support {
+    return modsSupport(kind, attrs, "wasm") ?? this.#kernels.supports(kind);
   }
 
   /**
@@ -438,6 +438,7 @@ export class WasmExecutor implements Executor<WasmValue> {
   dispatch(call: UnsignalledCall): WasmValue;
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue>;
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue> {
+    refuseMods(call, "wasm");
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     const gen = this.#instance().gen;

@@ -10,7 +10,7 @@
 //   counts it, so tests can prove that nothing else is read.
 import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
-import { KernelTable } from "@attngraph/graph";
+import { KernelTable, modsSupport, refuseMods } from "@attngraph/graph";
 import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
 import { sharedDevice, type DeviceOptions } from "./device.js";
 import { GpuTensor, isGpuTensor, type GpuStorage } from "./gpu-tensor.js";
@@ -100,8 +100,8 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   }
 
   /** Never throws, needs no device: whether a kernel is registered. A missing adapter is init()'s error. */
-  supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
-    return this.#kernels.supports(kind);
+  supports(kind: string, attrs: Readonly<Record<string, unknown>>): Support {
+    return modsSupport(kind, attrs, "webgpu") ?? this.#kernels.supports(kind);
   }
 
   /**
@@ -182,6 +182,7 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   }
 
   async #dispatch(call: KernelCall<GpuTensor>): Promise<GpuTensor> {
+    refuseMods(call, "webgpu");
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     const s = await this.#device();

@@ -56,6 +56,7 @@ export {
   expectSameShape,
   expectStepShape,
   maskOffset,
+  modsOf,
   windowOf,
   type CallInfo,
   type DropoutFields,

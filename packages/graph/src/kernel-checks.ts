@@ -8,7 +8,8 @@ import type { KernelCall } from "./executor-contract.js";
 import type { DropoutAttrs } from "./ops/dropout.js";
 import { broadcastShapes } from "./broadcast.js";
 import type { AdamMomentAttrs, AdamStepAttrs } from "./ops/adam.js";
-import type { AttentionGradAttrs, AttentionLseAttrs } from "./ops/attention-grad.js";
+import { ATTENTION_GRAD_WRT, type AttentionGradAttrs, type AttentionGradWrt, type AttentionLseAttrs } from "./ops/attention-grad.js";
+import type { AttentionMods } from "./ops/attention-mods.js";
 import type { CrossEntropyAttrs } from "./ops/cross-entropy.js";
 import type { GeluAttrs } from "./ops/gelu.js";
 import type { KvAppendAttrs } from "./ops/kv-append.js";
@@ -433,16 +434,22 @@ const NO_ATTENTION_DROPOUT: DropoutAttrs = { rate: 0, seed: 0, training: false }
 export function checkAttentionLseAttrs(call: CallInfo): AttentionLseAttrs {
   // Field by field: a spread into a new literal costs microseconds on Node 20, and these run on every dispatch.
   const m = checkMaskAttrs(call);
-  return { causal: m.causal, window: m.window, alignment: m.alignment, scale: checkScale(call) };
+  return { causal: m.causal, window: m.window, alignment: m.alignment, scale: checkScale(call), ...modsOf(call) };
+}
+
+/** The modification attributes as given (each kernel checks the expressions against its gathered inputs). */
+export function modsOf(call: CallInfo): AttentionMods {
+  const { scoreMod = null, maskMod = null, inputs = [] } = call.attrs as AttentionMods;
+  return { scoreMod, maskMod, inputs };
 }
 
 /** attention-grad's attributes: the fused attention's (absent dropout = none) and `wrt`. */
 export function checkAttentionGradAttrs(call: CallInfo): AttentionGradAttrs {
   const wrt = call.attrs["wrt"];
-  if (wrt !== "q" && wrt !== "k" && wrt !== "v") throw attrError(call, "wrt", '"q", "k" or "v"', wrt);
+  if (!ATTENTION_GRAD_WRT.includes(wrt as AttentionGradWrt)) throw attrError(call, "wrt", '"q", "k", "v" or a gathered slot g0 … g7', wrt);
   const d = checkDropoutAttrs(call, ATTENTION_DROPOUT, NO_ATTENTION_DROPOUT);
   const m = checkMaskAttrs(call);
-  return { causal: m.causal, window: m.window, alignment: m.alignment, scale: checkScale(call), dropoutRate: d.rate, dropoutSeed: d.seed, training: d.training, wrt };
+  return { causal: m.causal, window: m.window, alignment: m.alignment, scale: checkScale(call), dropoutRate: d.rate, dropoutSeed: d.seed, training: d.training, wrt: wrt as AttentionGradWrt, ...modsOf(call) };
 }
 
 /** q [B, H, L, D] and k [B, Hkv, S, D] of attention-lse and attention-grad; the padding mask's shape when there is one. */

@@ -77,7 +77,7 @@ export const attentionGradKernel = chunkedKernel((call, ctx) => {
   if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
   const shape = attrs.wrt === "q" ? q.shape : attrs.wrt === "k" ? k.shape : v.shape;
   const out = ctx.output(call, shape);
-  return run(call, ctx, { q, k, v, out: o, grad: g, lse, pad, attrs, mode: GRAD_MODE[attrs.wrt] }, out);
+  return run(call, ctx, { q, k, v, out: o, grad: g, lse, pad, attrs, mode: GRAD_MODE[attrs.wrt as "q" | "k" | "v"] }, out);
 });
 
 /** Runs `p` into `dst`: rows read in place need unit stride along their last axis (a copy first otherwise). */

@@ -5,17 +5,24 @@
 import type { SymShape } from "../dims.js";
 import { defineOp, type OpContext } from "../op-def.js";
 import type { AttentionAttrs } from "./attention.js";
+import { checkMods, MOD_ATTRS, MOD_SLOTS, type AttentionMods } from "./attention-mods.js";
+import { MAX_GATHERED } from "./gathered.js";
 import type { MaskGeometry } from "./mask.js";
 import { expectDim, expectHeadGroups } from "./shape-checks.js";
 
-export interface AttentionLseAttrs extends MaskGeometry {
+export interface AttentionLseAttrs extends MaskGeometry, AttentionMods {
   /** As the forward softmax's: scores are multiplied by this first. */
   readonly scale: number;
 }
 
+/** The gradient targets: q, k, v, or a gathered input by slot (a learnable bias table, per-head temperatures). */
+export type AttentionGradWrt = "q" | "k" | "v" | `g${number}`;
+
+export const ATTENTION_GRAD_WRT: readonly AttentionGradWrt[] = ["q", "k", "v", ...Array.from({ length: MAX_GATHERED }, (_, i) => `g${i}` as const)];
+
 export interface AttentionGradAttrs extends AttentionAttrs {
   /** Which input's gradient this step computes. */
-  readonly wrt: "q" | "k" | "v";
+  readonly wrt: AttentionGradWrt;
 }
 
 const MASK_ATTRS = {
@@ -49,6 +56,7 @@ function expectAttentionShapes(ctx: OpContext, q: SymShape, k: SymShape, v: SymS
 /**
  * lse[b, h, i] = log Σ_j exp(scale · q_i·k_j) over the keys query i sees (the mask's rule: causal, window, key padding),
  * computed stably (max first). A row that sees no key gets −∞. q [B, H, L, D], k [B, Hkv, S, D] → [B, H, L].
+ * With modifications: log Σ exp(s'_ij) over the kept keys (attention-mods.ts).
  */
 export const attentionLseOp = defineOp<AttentionLseAttrs>({
   kind: "attention-lse",
@@ -57,11 +65,13 @@ export const attentionLseOp = defineOp<AttentionLseAttrs>({
     { name: "q", rank: 4, doc: "[B, H, L, D]" },
     { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
     { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
+    ...MOD_SLOTS,
   ],
-  attrs: MASK_ATTRS,
+  attrs: { ...MASK_ATTRS, ...MOD_ATTRS },
   hidesWithMinusInfinity: true,
   checkAttrs: (a, ctx) => checkWindow(a, ctx),
-  inferShape: ([q, k, pad], _attrs, ctx) => {
+  inferShape: ([q, k, pad, ...gathered], attrs, ctx) => {
+    checkMods(ctx, attrs, gathered);
     expectAttentionShapes(ctx, q!, k!, undefined, pad);
     return [q![0]!, q![1]!, q![2]!];
   },
@@ -77,6 +87,9 @@ export const attentionLseOp = defineOp<AttentionLseAttrs>({
  *   wrt v: dv_j = Σ over those heads, Σ_i m_ij p_ij grad_i    → [B, Hkv, S, Dv]
  * A row that sees no key (lse −∞) contributes nothing: its dq is 0, never NaN. The same dropout elements are dropped as
  * in the forward (element index ((b · H + h) · L + i) · S + j).
+ * With modifications (attention-mods.ts) p_ij = exp(s'_ij − lse_i) over the kept keys, and the score's gradient
+ * dS'_ij = p_ij · (m_ij · grad_i·v_j − δ_i) reaches q and k as dS'_ij · scale · ∂scoreMod/∂score; wrt a gathered slot
+ * gN: Σ_ij dS'_ij · ∂scoreMod/∂read at every index the score modification read gN (zeros where only the mask reads it).
  */
 export const attentionGradOp = defineOp<AttentionGradAttrs>({
   kind: "attention-grad",
@@ -89,25 +102,31 @@ export const attentionGradOp = defineOp<AttentionGradAttrs>({
     { name: "grad", rank: 4, doc: "[B, H, L, Dv], the gradient of out" },
     { name: "lse", rank: 3, doc: "[B, H, L], attention-lse of q and k" },
     { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
+    ...MOD_SLOTS,
   ],
   attrs: {
     ...MASK_ATTRS,
+    ...MOD_ATTRS,
     dropoutRate: { type: "number", default: 0, min: 0, max: 1 },
     dropoutSeed: { type: "integer", default: 0, min: 0, max: 0xffffffff, dropoutSeed: true },
     training: { type: "boolean", default: false },
-    wrt: { type: "string", oneOf: ["q", "k", "v"] },
+    wrt: { type: "string", oneOf: ATTENTION_GRAD_WRT },
   },
   checkAttrs: (a, ctx) => {
     checkWindow(a, ctx);
     if (a.dropoutRate >= 1) ctx.fail("dropoutRate", "dropout rate must be below 1", "0 <= rate < 1", String(a.dropoutRate));
   },
-  inferShape: ([q, k, v, out, g, lse, pad], attrs, ctx) => {
+  inferShape: ([q, k, v, out, g, lse, pad, ...gathered], attrs, ctx) => {
+    checkMods(ctx, attrs, gathered);
     expectAttentionShapes(ctx, q!, k!, v!, pad);
     const outShape = [q![0]!, q![1]!, q![2]!, v![3]!];
     for (const [name, s] of [["out", out!], ["grad", g!]] as const) {
       outShape.forEach((d, i) => expectDim(ctx, name, `${name} must be [B, H, L, Dv] of q and v`, d, s[i]!, s));
     }
     outShape.slice(0, 3).forEach((d, i) => expectDim(ctx, "lse", "lse must be [B, H, L] of q", d, lse![i]!, lse!));
-    return attrs.wrt === "q" ? q! : attrs.wrt === "k" ? k! : v!;
+    if (attrs.wrt === "q" || attrs.wrt === "k" || attrs.wrt === "v") return attrs.wrt === "q" ? q! : attrs.wrt === "k" ? k! : v!;
+    const slot = Number(attrs.wrt.slice(1));
+    if (slot >= (attrs.inputs ?? []).length) ctx.fail("wrt", "no gathered input in that slot", `one of g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
+    return gathered[slot]!;
   },
 });

@@ -1,8 +1,9 @@
 import { defineOp } from "../op-def.js";
+import { checkMods, MOD_ATTRS, MOD_SLOTS, type AttentionMods } from "./attention-mods.js";
 import { expectDim, expectHeadGroups } from "./shape-checks.js";
 import { attention } from "./vjp-fused.js";
 
-export interface AttentionAttrs {
+export interface AttentionAttrs extends AttentionMods {
   /** As mask: query i sees keys j <= i (after alignment). */
   readonly causal: boolean;
   /** As mask: with causal, query i sees keys i - window < j <= i. */
@@ -21,6 +22,8 @@ export interface AttentionAttrs {
  * keyPaddingMask [B, S] → context heads [B, H, L, D]. Same numbers as the chain of its parts (up to float rounding:
  * a kernel may stream over key blocks with a running max and sum). The scheduler's fusion pass puts it in place of
  * the chain when no tap or output needs the scores or weights; it may also be used in a graph directly.
+ * With a score or mask modification (attention-mods.ts) it stands for score → score-mod → mask-mod → [mask] → softmax →
+ * [dropout] → weighted-sum, reading the expressions' gathered inputs from slots g0 … g7.
  */
 export const attentionOp = defineOp<AttentionAttrs>({
   kind: "attention",
@@ -30,6 +33,7 @@ export const attentionOp = defineOp<AttentionAttrs>({
     { name: "k", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
     { name: "v", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
     { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
+    ...MOD_SLOTS,
   ],
   outputHeads: 1,
   attrs: {
@@ -40,12 +44,14 @@ export const attentionOp = defineOp<AttentionAttrs>({
     dropoutRate: { type: "number", default: 0, min: 0, max: 1 },
     dropoutSeed: { type: "integer", default: 0, min: 0, max: 0xffffffff, dropoutSeed: true },
     training: { type: "boolean", default: false },
+    ...MOD_ATTRS,
   },
   checkAttrs: (a, ctx) => {
     if (a.window !== null && !a.causal) ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
     if (a.dropoutRate >= 1) ctx.fail("dropoutRate", "dropout rate must be below 1", "0 <= rate < 1", String(a.dropoutRate));
   },
-  inferShape: ([q, k, v, pad], _attrs, ctx) => {
+  inferShape: ([q, k, v, pad, ...gathered], attrs, ctx) => {
+    checkMods(ctx, attrs, gathered);
     const [b, h, l, d] = q!;
     expectDim(ctx, "k", "batch of keys must match queries", b!, k![0]!, k);
     expectHeadGroups(ctx, "k", h!, k![1]!);

@@ -5,6 +5,9 @@ import { gradOf, linearGrads, sumHeadGroups, swapLast, unbroadcast } from "../vj
 import type { VjpContext } from "../vjp.js";
 import type { AddLayerNormAttrs } from "./add-layer-norm.js";
 import type { AttentionAttrs } from "./attention.js";
+import type { AttentionGradWrt } from "./attention-grad.js";
+import { hasMods } from "./attention-mods.js";
+import { gatheredInputs } from "./gathered.js";
 import type { LinearGeluAttrs } from "./linear-gelu.js";
 
 /** linear-gelu: the pre-activation x · Wᵀ + b again, GELU's rule on it, then the projection's. */
@@ -35,8 +38,13 @@ export function addLayerNorm(ctx: VjpContext<AddLayerNormAttrs>): (string | unde
   ];
 }
 
-/** attention: scores, weights again from q, k (and the mask), then the chain's rules in reverse. */
+/**
+ * attention: scores, weights again from q, k (and the mask), then the chain's rules in reverse. With a score or mask
+ * modification, the fused backward's own ops (attention-lse, then attention-grad per needed input, gathered slots
+ * included): the expressions' derivatives live in those kernels, not in a composition of nodes.
+ */
 export function attention(ctx: VjpContext<AttentionAttrs>): (string | undefined)[] {
+  if (hasMods(ctx.attrs)) return attentionWithMods(ctx);
   const g = gradOf(ctx, "attention");
   const [q, k, v, pad] = ctx.inputs as [string, string, string, string | undefined];
   const a = ctx.attrs;
@@ -57,4 +65,16 @@ export function attention(ctx: VjpContext<AttentionAttrs>): (string | undefined)
     ctx.needs(2) ? sumHeadGroups(ctx, 2, "weighted-sum", { weights: swapLast(ctx, weights, "weights.t"), v: g }, ctx.shapeOf(v), "v") : undefined,
     undefined,
   ];
+}
+
+function attentionWithMods(ctx: VjpContext<AttentionAttrs>): (string | undefined)[] {
+  const g = gradOf(ctx, "attention");
+  const [q, k, v, pad, ...gathered] = ctx.inputs as (string | undefined)[];
+  const a = ctx.attrs;
+  const mods = { scoreMod: a.scoreMod ?? null, maskMod: a.maskMod ?? null, inputs: a.inputs ?? [] };
+  const slots = gatheredInputs(gathered.slice(0, mods.inputs.length));
+  const lse = ctx.add("attention-lse", "lse", { q, k, keyPaddingMask: pad, ...slots }, { causal: a.causal, window: a.window, alignment: a.alignment, scale: a.scale, ...mods });
+  const inputs = { q, k, v, out: ctx.output, grad: g, lse, keyPaddingMask: pad, ...slots };
+  const wrt = (i: number): AttentionGradWrt => (i < 3 ? (["q", "k", "v"] as const)[i]! : `g${i - 4}`);
+  return ctx.inputs.map((x, i) => (x !== undefined && i !== 3 && ctx.needs(i) ? ctx.addGrad(i, "attention-grad", inputs, { ...a, ...mods, wrt: wrt(i) }) : undefined));
 }
