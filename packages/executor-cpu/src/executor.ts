@@ -4,7 +4,7 @@
 // chunks when the call carries a signal (chunks.ts), so a run can be aborted mid-step.
 import { AttnGraphError, UnsupportedError, describe, formatShape, sameShape, type AnyTensor, type Tensor } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
-import { KernelTable, modsSupport, refuseMods } from "@attngraph/graph";
+import { KernelTable } from "@attngraph/graph";
 import { CpuArena } from "./arena.js";
 import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 
@@ -64,8 +64,8 @@ export class CpuExecutor implements Executor<Tensor> {
   }
 
   /** Never throws: the scheduler asks at compile time and falls back to another executor on `ok: false`. */
-  supports(kind: string, attrs: Readonly<Record<string, unknown>>): Support {
-    return modsSupport(kind, attrs, EXECUTOR) ?? this.#kernels.supports(kind);
+  supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
+    return this.#kernels.supports(kind);
   }
 
   /**
@@ -90,7 +90,6 @@ export class CpuExecutor implements Executor<Tensor> {
   dispatch(call: UnsignalledCall): Tensor;
   dispatch(call: KernelCall<Tensor>): Tensor | Promise<Tensor>;
   dispatch(call: KernelCall<Tensor>): Tensor | Promise<Tensor> {
-    refuseMods(call, EXECUTOR);
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     const out: unknown = kernel(call, this.#chunkWork);

@@ -6,7 +6,8 @@
 // live only one [BQ, BK] block at a time. A step is the packing of a range of keys, a range of whole key blocks of one
 // query block, or the store of a finished block, so the sums (and the result, bit for bit) do not depend on where a
 // chunked call pauses.
-import type { AttentionGradAttrs, AttentionLseAttrs } from "@attngraph/graph";
+import type { AttentionGradAttrs, AttentionLseAttrs, CompiledMods } from "@attngraph/graph";
+import { modifyBlock } from "./attention-mods.js";
 import { dropoutThreshold, fmix32, mixedBits } from "./dropout.js";
 import { lastVisibleKey, lastWindowedKey, maskOffset, windowOf } from "./mask.js";
 import { ensure64, microKernel, packPanels, roundUp } from "./matmul.js";
@@ -34,6 +35,7 @@ export class AttentionGradScratch {
   rPack: Float64Array = new Float64Array(0); // q (wrt k) or grad (wrt v) of one query block: lanes = dims, depth = rows
   sBlock: Float64Array = new Float64Array(0); // raw scores of one block, [BQ, BK]
   dBlock: Float64Array = new Float64Array(0); // grad_i · v_j of one block, [BQ, BK]
+  dmBlock: Float64Array = new Float64Array(0); // ∂s'/∂s of one block with a score modification, [BQ, BK]
   aPack: Float64Array = new Float64Array(0); // dS (or m·P) of one block, packed as the gradient product's A operand
   tBlock: Float64Array = new Float64Array(0); // the gradient product of one block
   acc: Float64Array = new Float64Array(0); // wrt q: dq of one query block [BQ, D]; wrt k/v: dk/dv of one kv head [S, ·]
@@ -56,6 +58,7 @@ export class AttentionGradScratch {
     if (this.hidden.length < ns) this.hidden = new Uint8Array(ns);
     if (mode === "lse") return this;
     if (mode !== "v") {
+      this.dmBlock = ensure64(this.dmBlock, BQ * BK);
       this.vPack = ensure64(this.vPack, roundUp(ns) * ndv);
       this.gPack = ensure64(this.gPack, BQ * ndv);
       this.dBlock = ensure64(this.dBlock, BQ * BK);
@@ -98,7 +101,11 @@ interface Problem {
   readonly off: number;
   readonly causal: boolean;
   readonly win: number;
+  /** The softmax's scale of a block's scores: 1 with modifications (the block holds s' already). */
   readonly scale: number;
+  readonly mods: CompiledMods | undefined;
+  /** The score scale the modifications apply first (and the gradient's factor). */
+  readonly modScale: number;
   readonly dropping: boolean;
   readonly mixedSeed: number;
   readonly threshold: number;
@@ -142,6 +149,7 @@ function problemOf(
   g: Partial<AttentionGradInputs> & { readonly pad: StridedView | undefined },
   attrs: AttentionLseAttrs & Partial<AttentionGradAttrs>,
   y: Float32Array,
+  mods: CompiledMods | undefined,
 ): Problem {
   const [, nh, nl, nd] = q.shape as readonly number[] as [number, number, number, number];
   const ns = k.shape[2]!;
@@ -155,7 +163,9 @@ function problemOf(
     off: maskOffset(attrs.alignment, nl, ns),
     causal: attrs.causal,
     win: windowOf(attrs),
-    scale: attrs.scale,
+    scale: mods ? 1 : attrs.scale,
+    mods,
+    modScale: attrs.scale,
     dropping,
     mixedSeed: fmix32(attrs.dropoutSeed ?? 0),
     threshold: dropoutThreshold(rate),
@@ -175,9 +185,10 @@ export function* attentionLseSteps(
   y: Float32Array,
   scratch: AttentionGradScratch,
   keysPerStep: number,
+  mods?: CompiledMods,
 ): Generator<number, void, void> {
   if (y.length === 0) return;
-  const p = problemOf("lse", q, k, { pad }, attrs, y);
+  const p = problemOf("lse", q, k, { pad }, attrs, y, mods);
   scratch.fit("lse", p.ns, p.nd, 0);
   yield* passSteps(p, scratch, keysPerStep);
 }
@@ -189,9 +200,10 @@ export function* attentionGradSteps(
   y: Float32Array,
   scratch: AttentionGradScratch,
   keysPerStep: number,
+  mods?: CompiledMods,
 ): Generator<number, void, void> {
   if (y.length === 0) return;
-  const p = problemOf(attrs.wrt, inputs.q, inputs.k, inputs, attrs, y);
+  const p = problemOf(attrs.wrt, inputs.q, inputs.k, inputs, attrs, y, mods);
   scratch.fit(p.mode, p.ns, p.nd, p.ndv);
   yield* passSteps(p, scratch, keysPerStep);
 }
@@ -326,7 +338,7 @@ function scoreBlock(p: Problem, s: AttentionGradScratch, brp: number, s0: number
 }
 
 /** The lse pass over the key blocks starting in [sFrom, sTo): running max and sum per row, as the forward keeps them. */
-function lseBlocks(p: Problem, s: AttentionGradScratch, _b: number, _h: number, i0: number, br: number, end: number, sFrom: number, sTo: number): number {
+function lseBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i0: number, br: number, end: number, sFrom: number, sTo: number): number {
   const { ns, nd, off, causal, win, scale } = p;
   const { sBlock: sb, rowMax, rowSum, hidden: pad } = s;
   const brp = roundUp(br);
@@ -335,6 +347,7 @@ function lseBlocks(p: Problem, s: AttentionGradScratch, _b: number, _h: number, 
     const bc = Math.min(BK, end - s0);
     work += br * bc * (nd + EXP_WORK);
     scoreBlock(p, s, brp, s0, roundUp(bc));
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc);
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
       const c0 = Math.max(0, lastWindowedKey(i, off, win) + 1 - s0);
@@ -386,6 +399,7 @@ function gradBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i
     const bcp = roundUp(bc);
     work += br * bc * pairWork(mode, nd, ndv);
     scoreBlock(p, s, brp, s0, bcp);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, needDp ? s.dmBlock : undefined);
     if (needDp) {
       const { gPack: gp, vPack: vp } = s;
       for (let r = 0; r < brp; r += 4) for (let c = 0; c < bcp; c += 4) microKernel(ndv, gp, r * ndv, vp, (s0 + c) * ndv, db, r * BK + c, BK);
@@ -413,7 +427,13 @@ function gradBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i
         if (c >= c0 && c < c1 && pad[s0 + c] === 0 && sv !== -Infinity) {
           const pr = Math.exp(scale * sv - lse);
           const m = dropping ? (mixedBits(mixedSeed, dropBase + c) >= threshold ? keptScale : 0) : 1;
-          a = needDp ? scale * pr * (m * db[sRow + c]! - delta) : m * pr;
+          if (!needDp) a = m * pr;
+          else if (p.mods === undefined) a = scale * pr * (m * db[sRow + c]! - delta);
+          else {
+            // dS' times ∂s/∂raw = scale · ∂s'/∂s; a zero dS' stays 0 whatever the derivative (±∞ or NaN there).
+            const ds = pr * (m * db[sRow + c]! - delta);
+            a = ds === 0 ? 0 : p.modScale * s.dmBlock[sRow + c]! * ds;
+          }
         }
         if (keyLanes) ap[aRow + (c >> 2) * br * 4 + (c & 3)] = a;
         else ap[aRow + c * 4] = a;

@@ -12,7 +12,10 @@ import {
   expectAttentionGradShapes,
   expectAttentionQk,
   runSteps,
+  attentionInputGrad,
+  gatheredOfCall,
   type AttentionGradAttrs,
+  type CompiledMods,
   type AttentionLseAttrs,
 } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
@@ -26,6 +29,7 @@ import {
   sharedGradScratch,
   type AttentionGradInputs,
 } from "./attention-grad-steps.js";
+import { modsOf } from "./attention-mods.js";
 import { checkKeyPadding } from "./mask.js";
 import type { StridedView } from "./strided.js";
 
@@ -39,9 +43,9 @@ import type { StridedView } from "./strided.js";
  * @param keyPaddingMask [B, S] of 0/1 (1 = padded key), any strides, or undefined
  * @param out where to write [B, H, L] row-major; default: a new array
  */
-export function attentionLseImpl(q: StridedView, k: StridedView, keyPaddingMask: StridedView | undefined, attrs: AttentionLseAttrs, out?: Float32Array): Float32Array {
+export function attentionLseImpl(q: StridedView, k: StridedView, keyPaddingMask: StridedView | undefined, attrs: AttentionLseAttrs, out?: Float32Array, mods?: CompiledMods): Float32Array {
   const y = out ?? new Float32Array(q.shape[0]! * q.shape[1]! * q.shape[2]!);
-  const steps = attentionLseSteps(q, k, keyPaddingMask, attrs, y, sharedGradScratch, Infinity);
+  const steps = attentionLseSteps(q, k, keyPaddingMask, attrs, y, sharedGradScratch, Infinity, mods);
   while (!steps.next().done);
   return y;
 }
@@ -69,9 +73,10 @@ export function attentionGradImpl(
   keyPaddingMask: StridedView | undefined,
   attrs: AttentionGradAttrs,
   into?: Float32Array,
+  mods?: CompiledMods,
 ): Float32Array {
   const y = into ?? new Float32Array(gradSize(q, k, v, attrs.wrt));
-  const steps = attentionGradSteps({ q, k, v, out, grad, lse, pad: keyPaddingMask }, attrs, y, sharedGradScratch, Infinity);
+  const steps = attentionGradSteps({ q, k, v, out, grad, lse, pad: keyPaddingMask }, attrs, y, sharedGradScratch, Infinity, mods);
   while (!steps.next().done);
   return y;
 }
@@ -84,12 +89,13 @@ export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
   const attrs = checkAttentionLseAttrs(call);
   expectAttentionQk(call, q, k, pad);
   if (pad !== undefined) checkKeyPadding(call, pad, q.shape[0]!, k.shape[2]!, "queries");
+  const mods = modsOf(call, 3, false);
   const shape = [q.shape[0]!, q.shape[1]!, q.shape[2]!];
   const signal = chunkSignal(call, attentionGradWork("lse", q, k, 0), chunkWork);
-  if (signal === undefined) return result(call, attentionLseImpl(q, k, pad, attrs, outData(call, shape)), shape);
+  if (signal === undefined) return result(call, attentionLseImpl(q, k, pad, attrs, outData(call, shape), mods), shape);
   // In chunks: its own scratch (another kernel may run while this one waits).
   const y = outData(call, shape) ?? new Float32Array(shape[0]! * shape[1]! * shape[2]!);
-  const steps = attentionLseSteps(q, k, pad, attrs, y, new AttentionGradScratch(), gradKeysPerChunk("lse", q, 0, chunkWork));
+  const steps = attentionLseSteps(q, k, pad, attrs, y, new AttentionGradScratch(), gradKeysPerChunk("lse", q, 0, chunkWork), mods);
   return afterwards(runSteps(steps, signal, chunkWork, call.node), () => result(call, y, shape));
 });
 
@@ -109,12 +115,21 @@ export const attentionGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   expectAttentionGradShapes(call, q, k, v, out, grad, lse, pad);
   if (pad !== undefined) checkKeyPadding(call, pad, q.shape[0]!, k.shape[2]!, "queries");
   const inputs: AttentionGradInputs = { q, k, v, out, grad, lse, pad };
+  if (attrs.wrt !== "q" && attrs.wrt !== "k" && attrs.wrt !== "v") {
+    // A gathered input's gradient (a learnable bias table): the shared host loop, in one piece.
+    const gathered = gatheredOfCall(call, 7, (slot, name) => optionalInput(call, slot, name));
+    const shape = gathered.get(attrs.inputs![Number(attrs.wrt.slice(1))]!)!.shape;
+    const y = attentionInputGrad(inputs, attrs, gathered, call.node);
+    outData(call, shape)?.set(y);
+    return result(call, y, shape);
+  }
+  const mods = modsOf(call, 7, true);
   const shape = attrs.wrt === "q" ? q.shape : attrs.wrt === "k" ? k.shape : v.shape;
   const ndv = v.shape[3]!;
   const signal = chunkSignal(call, attentionGradWork(attrs.wrt, q, k, ndv), chunkWork);
-  if (signal === undefined) return result(call, attentionGradImpl(q, k, v, out, grad, lse, pad, attrs, outData(call, shape)), shape);
+  if (signal === undefined) return result(call, attentionGradImpl(q, k, v, out, grad, lse, pad, attrs, outData(call, shape), mods), shape);
   const y = outData(call, shape) ?? new Float32Array(gradSize(q, k, v, attrs.wrt));
-  const steps = attentionGradSteps(inputs, attrs, y, new AttentionGradScratch(), gradKeysPerChunk(attrs.wrt, q, ndv, chunkWork));
+  const steps = attentionGradSteps(inputs, attrs, y, new AttentionGradScratch(), gradKeysPerChunk(attrs.wrt, q, ndv, chunkWork), mods);
   return afterwards(runSteps(steps, signal, chunkWork, call.node), () => result(call, y, shape));
 });
 

@@ -3,7 +3,8 @@
 // the packing of a range of keys, or a range of whole key blocks of one query block: the blocks, and therefore every
 // sum, are those of an uninterrupted call, so the result does not depend on where the pauses fall. The generator only
 // orders the steps; the loops live in plain functions (V8 optimises them as any other function).
-import type { AttentionAttrs } from "@attngraph/graph";
+import type { AttentionAttrs, CompiledMods } from "@attngraph/graph";
+import { modifyBlock } from "./attention-mods.js";
 import { dropoutThreshold, fmix32, mixedBits } from "./dropout.js";
 import { lastVisibleKey, lastWindowedKey, maskOffset, windowOf } from "./mask.js";
 import { ensure64, microKernel, packPanels, roundUp } from "./matmul.js";
@@ -72,7 +73,11 @@ interface Problem {
   readonly off: number;
   readonly causal: boolean;
   readonly win: number;
+  /** The softmax's scale of a block's scores: 1 with modifications (the block holds s' already). */
   readonly scale: number;
+  readonly mods: CompiledMods | undefined;
+  /** The score scale the modifications apply first. */
+  readonly modScale: number;
   readonly dropping: boolean;
   readonly mixedSeed: number;
   readonly threshold: number;
@@ -106,6 +111,7 @@ export function* attentionSteps(
   y: Float32Array,
   scratch: AttentionScratch,
   keysPerStep: number,
+  mods?: CompiledMods,
 ): Generator<number, void, void> {
   const [nb, nh, nl, nd] = q.shape as readonly number[] as [number, number, number, number];
   const nhkv = k.shape[1]!;
@@ -119,7 +125,9 @@ export function* attentionSteps(
     off: maskOffset(attrs.alignment, nl, ns),
     causal: attrs.causal,
     win: windowOf(attrs),
-    scale: attrs.scale,
+    scale: mods ? 1 : attrs.scale,
+    mods,
+    modScale: attrs.scale,
     dropping,
     mixedSeed: fmix32(attrs.dropoutSeed),
     threshold: dropoutThreshold(attrs.dropoutRate),
@@ -214,6 +222,7 @@ function keyBlocks(p: Problem, s: AttentionScratch, b: number, h: number, i0: nu
     work += br * bc * (nd + ndv + EXP_WORK);
     // Raw scores of the block: sb[r · BK + c] = q[i0 + r] · k[s0 + c].
     for (let r = 0; r < brp; r += 4) for (let c = 0; c < bcp; c += 4) microKernel(nd, qp, r * nd, kp, (s0 + c) * nd, sb, r * BK + c, BK);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc);
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
       // This row's visible columns of the block by position: [c0, c1).

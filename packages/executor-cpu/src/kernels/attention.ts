@@ -6,7 +6,8 @@
 // nothing, not even a NaN or ±∞ of its value row (FlashAttention semantics; PyTorch's math path gives 0 · NaN = NaN):
 // a key block holding such a value row takes a per-element product that skips zero weights.
 // The loops live in attention-steps.ts as resumable steps: with a signal, a big call pauses between them (chunks.ts).
-import { afterwards, chunkSignal, runSteps, type AttentionAttrs } from "@attngraph/graph";
+import { afterwards, chunkSignal, runSteps, type AttentionAttrs, type CompiledMods } from "@attngraph/graph";
+import { modsOf } from "./attention-mods.js";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import { AttentionScratch, attentionSteps, attentionWork, keysPerChunk, sharedScratch } from "./attention-steps.js";
@@ -39,9 +40,10 @@ export function attentionImpl(
   keyPaddingMask: StridedView | undefined,
   attrs: AttentionAttrs,
   out?: Float32Array,
+  mods?: CompiledMods,
 ): Float32Array {
   const y = out ?? new Float32Array(q.shape[0]! * q.shape[1]! * q.shape[2]! * v.shape[3]!);
-  const steps = attentionSteps(q, k, v, keyPaddingMask, attrs, y, sharedScratch, Infinity);
+  const steps = attentionSteps(q, k, v, keyPaddingMask, attrs, y, sharedScratch, Infinity, mods);
   while (!steps.next().done);
   return y;
 }
@@ -68,12 +70,13 @@ export const attentionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WO
   expectDim(call, "v", "values must have as many heads Hkv as keys", k.shape[1]!, v.shape[1]!, v);
   expectDim(call, "v", "value length must equal the key length S", k.shape[2]!, v.shape[2]!, v);
   if (pad !== undefined) checkKeyPadding(call, pad, nb, k.shape[2]!, "queries");
+  const mods = modsOf(call, 4, false);
   const shape = [nb, nh, nl, v.shape[3]!];
   const signal = chunkSignal(call, attentionWork(q, k, v), chunkWork);
-  if (signal === undefined) return result(call, attentionImpl(q, k, v, pad, attrs, outData(call, shape)), shape);
+  if (signal === undefined) return result(call, attentionImpl(q, k, v, pad, attrs, outData(call, shape), mods), shape);
   // In chunks: its own scratch (another kernel may run while this one waits), steps of about one chunk of keys.
   const y = outData(call, shape) ?? new Float32Array(nb * nh * nl * v.shape[3]!);
-  const steps = attentionSteps(q, k, v, pad, attrs, y, new AttentionScratch(), keysPerChunk(q, v, chunkWork));
+  const steps = attentionSteps(q, k, v, pad, attrs, y, new AttentionScratch(), keysPerChunk(q, v, chunkWork), mods);
   return afterwards(runSteps(steps, signal, chunkWork, call.node), () => result(call, y, shape));
 });
 

@@ -95,7 +95,7 @@ interface DerivedRead {
 const derivedByExpr = new WeakMap<object, Map<string, readonly DerivedRead[]>>();
 
 /** Each read of `wrt` in `expr` with d expr / d read; a derivative past MAX_DERIVED nodes is an "unsupported" error. */
-function derivedReads(expr: Expr, wrt: string, subject: string): readonly DerivedRead[] {
+export function derivedReads(expr: Expr, wrt: string, subject: string): readonly DerivedRead[] {
   const byInput = typeof expr === "object" ? (derivedByExpr.get(expr) ?? new Map<string, readonly DerivedRead[]>()) : new Map<string, readonly DerivedRead[]>();
   const key = `${wrt}|${subject}`;
   let list = byInput.get(key);

@@ -7,3 +7,7 @@ export { derive, treeSize, type Wrt } from "./derive.js";
 export { gatheredOfCall, inputGradTarget } from "./gathered-call.js";
 export { exprRows, inputGradRows, type F32View } from "./host-kernels.js";
 export { unprovedReads, type VarSizes } from "./bounds.js";
+export { renameReads } from "./rename.js";
+export { compileMods, modifiedScore, type CompiledMods } from "./attention-mods-host.js";
+export { attentionInputGrad, type AttentionGradViews } from "./attention-input-grad.js";
+export { formatExpr } from "./format.js";

@@ -10,9 +10,9 @@
 // values tapped, an output, read by anything else or placed by the user keeps the whole chain (forward and backward)
 // unfused, and explain() says which and why. The subgraph must be exactly what the built-in rules make (their node
 // kinds, wiring and attributes); anything else (a user's own rule, a second reader) is left alone.
-import type { Executor, OpGraph } from "@attngraph/graph";
+import type { AttentionGradWrt, Executor, OpGraph } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
-import { matchAttentionChain, type AttentionChain } from "./attention-chain.js";
+import { describeMods, matchAttentionChain, type AttentionChain } from "./attention-chain.js";
 import { watchedAs, type DraftStep } from "./draft.js";
 
 export interface BackwardFusionContext {
@@ -25,7 +25,7 @@ export interface BackwardFusionContext {
   readonly overrides: ReadonlyMap<string, string>;
 }
 
-type Wrt = "q" | "k" | "v";
+type Wrt = AttentionGradWrt;
 
 /** The chain's backward as the rules build it; every field a step of the draft. */
 interface Backward {
@@ -84,7 +84,8 @@ export function fuseAttentionBackward(steps: readonly DraftStep[], ctx: Backward
       continue;
     }
     const a = chain.attrs;
-    const lseAttrs = { causal: a.causal, window: a.window, alignment: a.alignment, scale: a.scale };
+    const mods = a.scoreMod !== undefined || a.maskMod !== undefined ? { scoreMod: a.scoreMod ?? null, maskMod: a.maskMod ?? null, inputs: a.inputs ?? [] } : {};
+    const lseAttrs = { causal: a.causal, window: a.window, alignment: a.alignment, scale: a.scale, ...mods };
     const missing = [
       ["attention", a],
       ["attention-lse", lseAttrs],
@@ -94,16 +95,16 @@ export function fuseAttentionBackward(steps: readonly DraftStep[], ctx: Backward
       kept.push(`${ws.node} (no executor has an ${missing[0]} kernel)`);
       continue;
     }
-    const [q, k, v, pad] = chain.inputs;
+    const [q, k, v, pad, ...gathered] = chain.inputs;
     const forward: DraftStep = { node: ws.node, kind: "attention", attrs: a, inputs: chain.inputs, shape: ws.shape, fused: [...chain.middle.map((s) => s.node), ws.node] };
-    const lse: DraftStep = { node: lseName, kind: "attention-lse", attrs: lseAttrs, inputs: [q, k, pad], shape: ws.shape.slice(0, 3), fused: [] };
+    const lse: DraftStep = { node: lseName, kind: "attention-lse", attrs: lseAttrs, inputs: [q, k, pad, ...gathered], shape: ws.shape.slice(0, 3), fused: [] };
     replaced.set(ws.node, [forward, lse]);
     for (const [wrt, end] of bw.ends) {
       const fused = [...bw.removed.filter((r) => r.serves === wrt).map((r) => r.step.node), end.node];
-      replaced.set(end.node, [{ node: end.node, kind: "attention-grad", attrs: { ...a, wrt }, inputs: [q, k, v, ws.node, bw.gradOut, lseName, pad], shape: end.shape, fused }]);
+      replaced.set(end.node, [{ node: end.node, kind: "attention-grad", attrs: { ...a, wrt }, inputs: [q, k, v, ws.node, bw.gradOut, lseName, pad, ...gathered], shape: end.shape, fused }]);
     }
     for (const n of names) dropped.add(n);
-    done.push(`${ws.node}: forward → attention + ${lseName}; ${bw.ends.map(([wrt, s]) => `${s.node} → attention-grad (${wrt})`).join(", ")}`);
+    done.push(`${ws.node}: forward → attention${describeMods(a)} + ${lseName}; ${bw.ends.map(([wrt, s]) => `${s.node} → attention-grad (${wrt})`).join(", ")}`);
   }
 
   if (!done.length && !kept.length) return { steps: [...steps], report: undefined };
@@ -129,7 +130,7 @@ function matchBackward(
   readers: ReadonlyMap<string, DraftStep[]>,
   shapeOf: (value: string) => DraftStep["shape"],
 ): Backward | string | undefined {
-  const { score, mask, softmax: probs, dropout, weightedSum: ws } = chain;
+  const { score, scoreMod, softmax: probs, dropout, weightedSum: ws } = chain;
   const weights = dropout ?? probs;
   const [q, k, v] = chain.inputs as [string, string, string];
   const readersOfStep = (s: DraftStep): DraftStep[] => readers.get(s.node) ?? [];
@@ -141,15 +142,19 @@ function matchBackward(
   const swapsLast = (s: DraftStep | undefined, of: DraftStep): s is DraftStep =>
     is(s, "transpose") && s.inputs[0] === of.node && JSON.stringify(s.attrs.perm) === JSON.stringify(SWAP_LAST);
 
+  // The forward from the scores up to the probabilities: score, [score-mod], the masks (as the chain reads them).
+  const masks = chain.middle.filter((s) => s.kind === "mask" || s.kind === "mask-mod"); // bottom-up
+  const below = [score, ...(scoreMod ? [scoreMod] : []), ...masks];
   // The rules' readers of the forward's middle: a transpose of the weights (for dv), the softmax's gradient (reads the
-  // probabilities) and the mask's (reads the masked scores).
+  // probabilities), each mask's (reads its masked scores), and with a score modification its gradient (which may
+  // read the raw scores) and the gradients of its learnable gathered inputs (read the raw scores).
   const wT = readersOfStep(weights).find((r) => swapsLast(r, weights));
   const dMasked = readersOfStep(probs).find((r) => is(r, "softmax-grad") && r.inputs[0] === probs.node);
   if (!wT && !dMasked) return undefined;
-  const maskGrad = mask && readersOfStep(mask).find((r) => is(r, "mask-grad") && r.inputs[1] === mask.node);
+  const maskGrads = new Map(masks.map((m) => [m, readersOfStep(m).find((r) => is(r, "mask-grad") && r.inputs[1] === m.node)] as const));
+  const scoreReaders = readersOfStep(score).filter((r) => (is(r, "score-mod") || is(r, "score-mod-input-grad")) && r !== scoreMod);
   const allowed: [DraftStep, (DraftStep | undefined)[]][] = [
-    [score, [mask ?? probs]],
-    ...(mask ? [[mask, [probs, maskGrad]] as [DraftStep, (DraftStep | undefined)[]]] : []),
+    ...below.map((s, n): [DraftStep, (DraftStep | undefined)[]] => [s, [below[n + 1] ?? probs, ...(maskGrads.get(s) ? [maskGrads.get(s)] : []), ...(s === score && scoreMod ? scoreReaders : [])]]),
     [probs, [dropout ?? ws, dMasked, ...(dropout ? [] : [wT])]],
     ...(dropout ? [[dropout, [ws, wT]] as [DraftStep, (DraftStep | undefined)[]]] : []),
   ];
@@ -192,17 +197,48 @@ function matchBackward(
     if (gradOut !== undefined && dWeights.inputs[0] !== gradOut) return `the value and weights gradients of ${ws.node} start from different gradients`;
     gradOut = dWeights.inputs[0];
     const path = [dWeights, ...(dropout ? [dProbs!] : []), dMasked];
-    if (mask) {
-      if (!is(maskGrad, "mask-grad") || maskGrad.inputs[0] !== dMasked.node || (maskGrad.attrs.scale ?? 1) !== 1) return `${dMasked.node} is not read by ${mask.node}'s gradient`;
-      path.push(maskGrad);
+    // Each mask's gradient, the one nearest the softmax first.
+    for (const m of [...masks].reverse()) {
+      const mg = maskGrads.get(m);
+      if (!is(mg, "mask-grad") || mg.inputs[0] !== path[path.length - 1]!.node || (mg.attrs.scale ?? 1) !== 1) return `${path[path.length - 1]!.node} is not read by ${m.node}'s gradient`;
+      path.push(mg);
+    }
+    // The score modification's gradient as its rule makes it: nothing (the identity), a score-mod of the gradient
+    // alone (a constant derivative), or a score-mod of the raw scores gathering the gradient; and one
+    // score-mod-input-grad per learnable gathered input, each reading the gradient of the modified scores.
+    const inputGrads: [Wrt, DraftStep][] = [];
+    if (scoreMod) {
+      const gMod = path[path.length - 1]!;
+      const modReaders = readersOfStep(gMod);
+      for (const r of modReaders.filter((r) => is(r, "score-mod-input-grad"))) {
+        const own = scoreMod.attrs.inputs as readonly string[];
+        const at = own.indexOf(r.attrs.wrt as string);
+        const sameGathered = own.every((_, i) => r.inputs[2 + i] === scoreMod.inputs[1 + i]);
+        if (r.inputs[0] !== score.node || r.inputs[1] !== gMod.node || at < 0 || !sameGathered || JSON.stringify(r.attrs.expr) !== JSON.stringify(scoreMod.attrs.expr)) {
+          return `${r.node} is not the gradient of ${scoreMod.node}'s input the rules make`;
+        }
+        inputGrads.push([`g${chain.scoreModSlots[at]!}` as Wrt, r]);
+      }
+      const grads = modReaders.filter((r) => is(r, "score-mod"));
+      if (grads.length > 1) return `${gMod.node} is read by more than one score modification`;
+      const g = grads[0];
+      if (g) {
+        const own = scoreMod.attrs.inputs as readonly string[];
+        const constant = g.inputs[0] === gMod.node && (g.attrs.inputs as readonly string[]).length === 0;
+        const gathering = g.inputs[0] === score.node && g.inputs[1 + own.length] === gMod.node && own.every((_, i) => g.inputs[1 + i] === scoreMod.inputs[1 + i]);
+        if (!constant && !gathering) return `${g.node} is not the gradient of ${scoreMod.node} the rules make`;
+        path.push(g);
+      }
     }
     for (let n = 0; n + 1 < path.length; n++) {
-      const stranger = readersOfStep(path[n]!).find((r) => r !== path[n + 1]);
+      const stranger = readersOfStep(path[n]!).find((r) => r !== path[n + 1] && !inputGrads.some(([, s]) => s === r));
       if (stranger) return `${path[n]!.node} is read by ${stranger.node} (op ${stranger.kind}), not only by the chain and its backward`;
     }
     const dScores = path[path.length - 1]!;
     const scoreGrads: { step: DraftStep; serves: Wrt }[] = path.map((step) => ({ step, serves: "q" }));
+    ends.push(...inputGrads);
     for (const r of readersOfStep(dScores)) {
+      if (inputGrads.some(([, s]) => s === r)) continue;
       if (is(r, "weighted-sum") && r.inputs[0] === dScores.node && r.inputs[1] === k && !ends.some(([w]) => w === "q")) {
         ends.push(["q", r]);
       } else if (swapsLast(r, dScores) && !ends.some(([w]) => w === "k")) {
@@ -217,10 +253,11 @@ function matchBackward(
       }
     }
     // The scores' gradients serve dq and dk together: explain lists them under dq, or dk when dq is not needed.
-    const serves: Wrt = ends.some(([w]) => w === "q") ? "q" : "k";
+    const serves: Wrt = ends.some(([w]) => w === "q") ? "q" : ends.some(([w]) => w === "k") ? "k" : (ends[0]?.[0] ?? "q");
     removed.push(...scoreGrads.map((r) => ({ ...r, serves })));
   }
   if (gradOut === undefined) return `${ws.node}'s backward has no gradient of its output`;
-  ends.sort((a, b) => "qkv".indexOf(a[0]) - "qkv".indexOf(b[0]));
+  const order = (w: Wrt) => (w.length === 1 ? "qkv".indexOf(w) : 3 + Number(w.slice(1)));
+  ends.sort((a, b) => order(a[0]) - order(b[0]));
   return { gradOut, removed, ends };
 }

@@ -1,6 +1,6 @@
 import type { Executor } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
-import { matchAttentionChain } from "./attention-chain.js";
+import { describeMods, matchAttentionChain } from "./attention-chain.js";
 import { consumerCounts, watchedAs, type DraftStep } from "./draft.js";
 
 export interface FusionContext {
@@ -60,7 +60,7 @@ export function fuseAttention(steps: readonly DraftStep[], ctx: FusionContext): 
       fused: names,
     });
     for (const s of chain.middle) dropped.add(s.node);
-    done.push(`${names.join(" + ")} → attention`);
+    done.push(`${names.join(" + ")} → attention${describeMods(attrs)}`);
   }
 
   const out = steps.filter((s) => !dropped.has(s.node)).map((s) => replaced.get(s.node) ?? s);

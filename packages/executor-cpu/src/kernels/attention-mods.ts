@@ -1,0 +1,40 @@
+// The fused attention's modifications on a block of raw scores (attention-mods.ts in @attngraph/graph): the streaming
+// loops compute q·kᵀ for a [BQ, BK] block, then this rewrites it in place to what the softmax sees, s' or −∞ where
+// the mask modification hides the key, so the loops run unchanged with a scale of 1 (−∞ is already their "hidden").
+// Elements outside the rows' visible ranges are rewritten too (never read afterwards): one tight loop per block.
+import { compileMods, gatheredOfCall, type AttentionMods, type CompiledMods, type GatheredTensor } from "@attngraph/graph";
+import { optionalInput, type Call } from "./adapter.js";
+
+/** The call's modifications compiled against its gathered inputs (slots from `first`), or undefined without any. */
+export function modsOf(call: Call, first: number, derivative: boolean): CompiledMods | undefined {
+  const attrs = call.attrs as AttentionMods;
+  if ((attrs.scoreMod ?? null) === null && (attrs.maskMod ?? null) === null) return undefined;
+  const gathered: Map<string, GatheredTensor> = gatheredOfCall(call, first, (slot, name) => optionalInput(call, slot, name));
+  return compileMods(attrs, gathered, call.node, derivative);
+}
+
+/**
+ * Rows [0, br) and keys [0, bc) of block `sb` (row stride `stride`), query rows from i0 and keys from s0 of batch b,
+ * head h: raw → s' (s = scale · raw) or −∞. With `dm`, also ∂s'/∂s per element (1 without a score modification).
+ */
+export function modifyBlock(m: CompiledMods, scale: number, sb: Float64Array, stride: number, b: number, h: number, i0: number, br: number, s0: number, bc: number, dm?: Float64Array): void {
+  const { score, keep, dScore } = m;
+  for (let r = 0; r < br; r++) {
+    const i = i0 + r;
+    for (let c = 0, o = r * stride; c < bc; c++, o++) {
+      const j = s0 + c;
+      if (keep !== undefined && !keep(0, b, h, i, j)) {
+        sb[o] = -Infinity;
+        continue;
+      }
+      if (score === undefined) {
+        sb[o] = scale * sb[o]!;
+        if (dm !== undefined) dm[o] = 1;
+        continue;
+      }
+      const s = Math.fround(scale * sb[o]!);
+      sb[o] = score(s, b, h, i, j) as number;
+      if (dm !== undefined) dm[o] = dScore!(s, b, h, i, j) as number;
+    }
+  }
+}
