@@ -2,6 +2,7 @@
 // become the fused attention steps on every executor (explain() says so and prints the modification), and their
 // numbers equal the unfused chain's (every node tapped keeps it unfused): outputs and the gradients of q, k, v and a
 // learnable gathered input, with grouped heads, L ≠ S, key padding, a positional mask and dropout mixed in.
+import { buildAttention } from "@attngraph/attention";
 import { grad } from "@attngraph/autodiff";
 import { GraphBuilder, type OpGraph } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
@@ -85,6 +86,45 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: variants stay fus
         got.forEach((x, i) => expect(Math.abs(x - want[i]!), `${name}[${i}]: fused ${x}, unfused ${want[i]}`).toBeLessThan(2e-5 * (1 + Math.abs(want[i]!))));
       }
       expect(fusedOut["output"]!.shape).toEqual([B, H, L, D]);
+    } finally {
+      await session.dispose();
+    }
+  }, hangDeadline(entry));
+});
+
+// The built-in nodes a chain may hold, re-expressed as modifications: ALiBi, a user 0/1 mask, an additive bias (the
+// worked examples' options), with key padding and (for the gradients) every weight learnable.
+const builtins: { readonly name: string; readonly options: Parameters<typeof buildAttention>[1] }[] = [
+  { name: "ALiBi", options: { position: { kind: "alibi" }, keyPaddingMask: true } },
+  { name: "a user 0/1 mask", options: { userMask: "mask", keyPaddingMask: true } },
+  { name: "an additive bias", options: { userMask: "bias" } },
+];
+
+describe.each(executors.map((e) => [e.name, e] as const))("%s: built-in variants stay fused", (_name, entry) => {
+  it.each(builtins.map((c) => [c.name, c] as const))("%s: the layer and its training gradients fuse and equal the unfused chain", async (_n, c) => {
+    const [b, t, e] = [2, 6, 8];
+    const graph = buildAttention({ dIn: e, dOut: e, numHeads: 2, causal: true }, c.options);
+    const names = graph.weights.map((w) => w.name);
+    const g = grad(graph, { loss: "output", wrt: ["x", ...names] });
+    const r = prng(12);
+    const weights = Object.fromEntries(graph.weights.map((w) => [w.name, new Tensor(uniform(w.shape.reduce((p, n) => p * (n as number), 1), 0.5, r), w.shape as number[])]));
+    const session = await compile(g.graph, { executors: [await entry.create()], weights });
+    try {
+      const inputs: Record<string, Tensor> = {
+        x: new Tensor(uniform(b * t * e, 1, r), [b, t, e]),
+        [g.seed!]: new Tensor(uniform(b * t * e, 1, r), [b, t, e]),
+        ...(c.options?.keyPaddingMask ? { keyPaddingMask: Tensor.from([0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1], [b, t]) } : {}),
+        ...(c.options?.userMask === "mask" ? { mask: Tensor.from(Array.from({ length: t * t }, (_, i) => (i % 5 === 3 ? 0 : 1)), [t, t]) } : {}),
+        ...(c.options?.userMask === "bias" ? { bias: new Tensor(uniform(t * t, 1, r), [t, t]) } : {}),
+      };
+      const plan = session.explain({ inputs: Object.fromEntries(Object.entries(inputs).map(([n, x]) => [n, [...x.shape]])) });
+      expect(plan, "the plan fuses the chain and its backward").toMatch(/pass attention backward fusion: fused context\.heads: forward → attention \[/);
+      const fused = await session.run(inputs);
+      const unfused = await session.run(inputs, { tap: { nodes: () => true, next: () => undefined } });
+      for (const name of ["output", ...["x", ...names].map((n) => g.grads[n]!)]) {
+        const want = unfused[name]!.toArray();
+        fused[name]!.toArray().forEach((x, i) => expect(Math.abs(x - want[i]!), `${name}[${i}]: fused ${x}, unfused ${want[i]}`).toBeLessThan(2e-5 * (1 + Math.abs(want[i]!))));
+      }
     } finally {
       await session.dispose();
     }

@@ -64,7 +64,7 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
     const backward = fuseAttentionBackward(drafts, { graph, outputs: liveOutputs, watched, patched, executors, overrides });
     if (backward.report) passes.push(backward.report);
     drafts = backward.steps;
-    const fused = fuseAttention(drafts, { outputs: liveOutputs, watched, patched, executors, overrides });
+    const fused = fuseAttention(drafts, { outputs: liveOutputs, watched, patched, executors, overrides, shapeOf: (v) => (graph.has(v) ? graph.shapeOf(v) : undefined) });
     passes.push(fused.report);
     drafts = fused.steps;
     // Only where the graph has the block ops: an attention-only plan's explain() stays as it was.

@@ -45,3 +45,12 @@ export const alibiOp = defineOp<AlibiAttrs>({
   // The bias is constant: the gradient is scale · g where the output is finite (a −∞ input stays −∞ and gets 0).
   vjp: (ctx) => [ctx.addGrad(0, "mask-grad", { grad: gradOf(ctx, "alibi"), masked: ctx.output }, { scale: ctx.attrs.scale })],
 });
+
+/**
+ * The ALiBi paper's slopes for H heads, in closed form: with n the largest power of two <= H, head h < n gets
+ * 2^(−8(h+1)/n) and head n + k gets 2^(−4(2k+1)/n) (every other slope of the 2n sequence, from its first).
+ */
+export function alibiSlopes(h: number): number[] {
+  const n = 2 ** Math.floor(Math.log2(h));
+  return Array.from({ length: h }, (_, i) => (i < n ? 2 ** ((-8 * (i + 1)) / n) : 2 ** ((-4 * (2 * (i - n) + 1)) / n)));
+}

@@ -103,6 +103,7 @@ export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
 export { GATHERED_SLOTS, MAX_GATHERED, gatheredInputs } from "./gathered.js";
 export { alibiOp, attentionOp, dropoutOp, maskOp, outProjOp, projectionOp, reshapeOp, ropeOp, scoreOp, sliceOp, softmaxOp, transposeOp, weightedSumOp };
 export type { AlibiAttrs } from "./alibi.js";
+export { alibiSlopes } from "./alibi.js";
 export type { AttentionAttrs } from "./attention.js";
 export type { AttentionGradAttrs, AttentionGradWrt, AttentionLseAttrs } from "./attention-grad.js";
 export { ATTENTION_GRAD_WRT, attentionGradOp, attentionLseOp } from "./attention-grad.js";

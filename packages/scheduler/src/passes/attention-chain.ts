@@ -2,7 +2,8 @@
 // score → [score-mod] → [mask-mod] [mask] → softmax → [dropout] → weighted-sum, read backwards from its weighted-sum,
 // and the fused attention's attributes it stands for (the modifications as expressions, their gathered inputs in the
 // fused step's slots). Whether anything outside the chain needs its middle is each pass's own question.
-import { formatExpr, MAX_GATHERED, renameReads, type Expr } from "@attngraph/graph";
+import { formatExpr, MAX_GATHERED, renameReads, type Expr, type SymShape } from "@attngraph/graph";
+import { alibiPart, biasPart, times, userMaskPart, type ModPart } from "./builtin-mods.js";
 import type { DraftStep } from "./draft.js";
 
 export interface AttentionChain {
@@ -19,7 +20,7 @@ export interface AttentionChain {
   readonly attrs: Readonly<Record<string, unknown>>;
   /** The fused step's inputs: q, k, v, keyPaddingMask, then the gathered slots g0, g1, … */
   readonly inputs: readonly (string | undefined)[];
-  /** The fused step's gathered input in each slot of the score-mod's (and mask-mod's) own slots: slot i → fused slot. */
+  /** The fused step's slot of each of the score-mod's (and mask-mod's) own gathered inputs: slot i → fused slot. */
   readonly scoreModSlots: readonly number[];
   readonly maskModSlots: readonly number[];
 }
@@ -29,7 +30,7 @@ export interface AttentionChain {
  * say), a reason when it does but no fused kernel covers the chain (a node other than a score under the mask, a user
  * mask, a bias or a mask scale, a score modification after a mask).
  */
-export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, DraftStep>): AttentionChain | string | undefined {
+export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, DraftStep>, shapeOf: (value: string) => SymShape | undefined = () => undefined): AttentionChain | string | undefined {
   const take = (value: string | undefined, kind: string): DraftStep | undefined => {
     const s = value === undefined ? undefined : byNode.get(value);
     return s?.kind === kind && s.fused === undefined ? s : undefined;
@@ -41,45 +42,73 @@ export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, D
   let mask: DraftStep | undefined;
   let maskMod: DraftStep | undefined;
   let below = softmax.inputs[0];
+  const masks: DraftStep[] = []; // nearest the softmax first
   for (let n = 0; n < 2; n++) {
     const m = mask ? undefined : take(below, "mask");
     const mm = maskMod || m ? undefined : take(below, "mask-mod");
     if (!m && !mm) break;
     if (m) mask = m;
     if (mm) maskMod = mm;
+    masks.push((m ?? mm)!);
     below = (m ?? mm)!.inputs[0];
   }
-  const scoreMod = take(below, "score-mod");
+  // One score modification: a user's score-mod or the built-in ALiBi.
+  const scoreMod = take(below, "score-mod") ?? take(below, "alibi");
   const scoreInput = scoreMod ? scoreMod.inputs[0] : below;
   const score = take(scoreInput, "score");
   if (!score) {
     const other = scoreInput === undefined ? undefined : byNode.get(scoreInput);
-    const reader = scoreMod ?? maskMod ?? mask ?? softmax;
-    if (other?.kind === "score-mod" || other?.kind === "mask-mod" || other?.kind === "mask") {
+    const reader = scoreMod ?? masks[masks.length - 1] ?? softmax;
+    if (other?.kind === "score-mod" || other?.kind === "mask-mod" || other?.kind === "mask" || other?.kind === "alibi") {
       return `${reader.node} reads ${other.node} (op ${other.kind}): the fused kernels take one score modification, then the masks`;
     }
     return `${reader.node} reads ${other ? `${other.node} (op ${other.kind})` : scoreInput}, not a score: no fused kernel covers that`;
   }
-  // The fused kernels take the positional mask and key padding; a user mask, a bias or a mask scale (inputs 2 and 3,
-  // attribute scale) keeps the chain.
-  if (mask && (mask.inputs[2] !== undefined || mask.inputs[3] !== undefined || (mask.attrs.scale ?? 1) !== 1)) {
-    const what = [mask.inputs[2] !== undefined ? "a user mask" : "", mask.inputs[3] !== undefined ? "a bias" : "", (mask.attrs.scale ?? 1) !== 1 ? "a scale" : ""].filter(Boolean).join(" and ");
-    return `${mask.node} has ${what}: the fused attention kernels take causal, window and key padding only`;
+  const middle = [score, ...(scoreMod ? [scoreMod] : []), ...[...masks].reverse(), softmax, ...(dropout ? [dropout] : [])];
+
+  // The score expression (over score = scale · raw) and the mask expressions, each with the gathered values it reads.
+  let scale = 1;
+  let scorePart: ModPart | undefined;
+  if (scoreMod?.kind === "alibi") {
+    const part = alibiPart(scoreMod);
+    if (typeof part === "string") return part;
+    scorePart = part;
+    scale = scoreMod.attrs.scale as number;
+  } else if (scoreMod) {
+    scorePart = { expr: scoreMod.attrs.expr as Expr, names: scoreMod.attrs.inputs as string[], values: (scoreMod.attrs.inputs as string[]).map((_, i) => scoreMod.inputs[1 + i]!) };
+    scale = scoreMod.attrs.scale as number;
   }
-  // With a score modification the scale is the score-mod's (its `score` is the scaled score): the softmax must add none.
-  if (scoreMod && softmax.attrs.scale !== 1) return `${softmax.node} scales what ${scoreMod.node} modified (scale ${softmax.attrs.scale}): the fused kernels scale before the modification only`;
-  const middle = [score, ...(scoreMod ? [scoreMod] : []), ...[maskMod, mask].filter((s): s is DraftStep => s !== undefined), softmax, ...(dropout ? [dropout] : [])];
-  const gathered = mergeGathered([scoreMod, maskMod], new Set(middle.map((s) => s.node)));
+  const maskParts: ModPart[] = [];
+  if (maskMod) maskParts.push({ expr: maskMod.attrs.expr as Expr, names: maskMod.attrs.inputs as string[], values: (maskMod.attrs.inputs as string[]).map((_, i) => maskMod.inputs[1 + i]!) });
+  // The mask: a user mask hides, a bias adds after the mask's scale, the softmax's scale multiplies what it gets.
+  let after = mask ? ((mask.attrs.scale as number | undefined) ?? 1) : 1;
+  if (mask?.inputs[2] !== undefined) {
+    const part = userMaskPart(score, mask.inputs[2], shapeOf(mask.inputs[2]) ?? []);
+    if (typeof part === "string") return part;
+    maskParts.push(part);
+  }
+  if (mask?.inputs[3] !== undefined) {
+    const part = biasPart(score, mask.inputs[3], shapeOf(mask.inputs[3]) ?? [], times(scorePart?.expr ?? "score", after));
+    if (typeof part === "string") return part;
+    scorePart = { expr: part.expr, names: [...(scorePart?.names ?? []), ...part.names], values: [...(scorePart?.values ?? []), ...part.values] };
+    after = 1;
+  }
+  after *= softmax.attrs.scale as number;
+  if (scorePart) scorePart = { ...scorePart, expr: times(scorePart.expr, after) };
+  else scale = after; // no score modification: the scales are one linear factor
+  const gathered = mergeGathered([scorePart, ...maskParts], new Set(middle.map((s) => s.node)), (scoreMod ?? mask ?? maskMod)?.node ?? ws.node);
   if (typeof gathered === "string") return gathered;
+  const [scoreExpr, ...maskExprs] = gathered.exprs;
+  const maskExpr = maskExprs.reduce<Expr | undefined>((a, e) => (a === undefined ? e : { op: "and", args: [a, e!] }), undefined);
   const attrs = {
     causal: mask?.attrs.causal ?? false,
     window: mask?.attrs.window ?? null,
     alignment: mask?.attrs.alignment ?? "top-left",
-    scale: scoreMod ? scoreMod.attrs.scale : softmax.attrs.scale,
+    scale,
     dropoutRate: dropout?.attrs.rate ?? 0,
     dropoutSeed: dropout?.attrs.seed ?? 0,
     training: dropout?.attrs.training ?? false,
-    ...(scoreMod || maskMod ? { scoreMod: gathered.exprs[0] ?? null, maskMod: gathered.exprs[1] ?? null, inputs: gathered.names } : {}),
+    ...(scoreExpr !== undefined || maskExpr !== undefined ? { scoreMod: scoreExpr ?? null, maskMod: maskExpr ?? null, inputs: gathered.names } : {}),
   };
   return {
     score,
@@ -92,55 +121,56 @@ export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, D
     middle,
     attrs,
     inputs: [score.inputs[0], score.inputs[1], ws.inputs[1], mask?.inputs[1], ...gathered.values],
-    scoreModSlots: gathered.slots[0] ?? [],
-    maskModSlots: gathered.slots[1] ?? [],
+    scoreModSlots: scoreMod?.kind === "score-mod" ? gathered.slots[0]!.slice(0, (scoreMod.attrs.inputs as string[]).length) : [],
+    maskModSlots: maskMod ? gathered.slots[1]! : [],
   };
 }
 
 interface Merged {
-  /** Each step's expression with its reads renamed to the fused step's names (undefined where there is no step). */
+  /** Each part's expression with its reads renamed to the fused step's names (undefined where there is no part). */
   readonly exprs: (Expr | undefined)[];
   readonly names: string[];
   readonly values: string[];
-  /** For each step, its slot i → the fused step's slot. */
+  /** For each part, its name i → the fused step's slot. */
   readonly slots: number[][];
 }
 
 /**
- * One list of gathered inputs for the fused step from the modifications' own: a tensor both read takes one slot (under
- * the first name it had), a name both use for different tensors gets a fresh name in the second. A gathered input that
- * is a value of the chain itself (the scores, read at other positions) cannot be fused: nothing computes it any more.
+ * One list of gathered inputs for the fused step from the parts' own: a tensor two parts read takes one slot (under
+ * the first name it had), a name two parts use for different tensors gets a fresh name in the second. A gathered
+ * input that is a value of the chain itself (the scores, read at other positions) cannot be fused: nothing computes
+ * it any more.
  */
-function mergeGathered(steps: readonly (DraftStep | undefined)[], middle: ReadonlySet<string>): Merged | string {
+function mergeGathered(parts: readonly (ModPart | undefined)[], middle: ReadonlySet<string>, node: string): Merged | string {
   const names: string[] = [];
   const values: string[] = [];
   const exprs: (Expr | undefined)[] = [];
   const slots: number[][] = [];
-  for (const step of steps) {
-    if (!step) {
+  for (const part of parts) {
+    if (!part) {
       exprs.push(undefined);
       slots.push([]);
       continue;
     }
-    const own = step.attrs.inputs as readonly string[];
     const renames = new Map<string, string>();
     const mine: number[] = [];
-    for (let i = 0; i < own.length; i++) {
-      const value = step.inputs[1 + i]!;
-      if (middle.has(value)) return `${step.node} gathers from ${value}, a value inside the attention chain: a fused kernel never holds it`;
+    for (let i = 0; i < part.names.length; i++) {
+      const value = part.values[i]!;
+      const own = part.names[i]!;
+      if (middle.has(value)) return `${node} gathers from ${value}, a value inside the attention chain: a fused kernel never holds it`;
       let at = values.indexOf(value);
       if (at < 0) {
-        let name = own[i]!;
-        for (let n = 1; names.includes(name); n++) name = `${own[i]}_${n}`;
+        let name = own;
+        for (let n = 1; names.includes(name); n++) name = `${own}_${n}`;
         names.push(name);
         values.push(value);
         at = values.length - 1;
       }
-      if (names[at] !== own[i]) renames.set(own[i]!, names[at]!);
+      if (names[at] !== own) renames.set(own, names[at]!);
       mine.push(at);
     }
-    if (values.length > MAX_GATHERED) return `${step.node}: the modifications gather from ${values.length} tensors, the fused kernels take at most ${MAX_GATHERED}`;
-    exprs.push(renameReads(step.attrs.expr as Expr, renames));
+    if (values.length > MAX_GATHERED) return `${node}: the modifications gather from ${values.length} tensors, the fused kernels take at most ${MAX_GATHERED}`;
+    exprs.push(renameReads(part.expr, renames));
     slots.push(mine);
   }
   return { exprs, names, values, slots };

@@ -53,7 +53,7 @@ export function fuseAttentionBackward(steps: readonly DraftStep[], ctx: Backward
 
   for (const ws of steps) {
     if (ws.kind !== "weighted-sum" || ws.fused !== undefined) continue;
-    const chain = matchAttentionChain(ws, byNode);
+    const chain = matchAttentionChain(ws, byNode, (value) => byNode.get(value)?.shape ?? (ctx.graph.has(value) ? ctx.graph.shapeOf(value) : undefined));
     if (chain === undefined || typeof chain === "string") continue; // the forward pass says why
     const bw = matchBackward(chain, byNode, readers, (value) => byNode.get(value)?.shape ?? ctx.graph.shapeOf(value));
     if (bw === undefined) continue; // no backward reads this chain: the forward pass's business
@@ -151,7 +151,9 @@ function matchBackward(
   const wT = readersOfStep(weights).find((r) => swapsLast(r, weights));
   const dMasked = readersOfStep(probs).find((r) => is(r, "softmax-grad") && r.inputs[0] === probs.node);
   if (!wT && !dMasked) return undefined;
-  const maskGrads = new Map(masks.map((m) => [m, readersOfStep(m).find((r) => is(r, "mask-grad") && r.inputs[1] === m.node)] as const));
+  // The rules' gradient of a mask (and of ALiBi, whose rule is a mask-grad with its scale): a mask-grad of its output.
+  const alibi = scoreMod?.kind === "alibi" ? scoreMod : undefined;
+  const maskGrads = new Map([...masks, ...(alibi ? [alibi] : [])].map((m) => [m, readersOfStep(m).find((r) => is(r, "mask-grad") && r.inputs[1] === m.node)] as const));
   const scoreReaders = readersOfStep(score).filter((r) => (is(r, "score-mod") || is(r, "score-mod-input-grad")) && r !== scoreMod);
   const allowed: [DraftStep, (DraftStep | undefined)[]][] = [
     ...below.map((s, n): [DraftStep, (DraftStep | undefined)[]] => [s, [below[n + 1] ?? probs, ...(maskGrads.get(s) ? [maskGrads.get(s)] : []), ...(s === score && scoreMod ? scoreReaders : [])]]),
@@ -200,14 +202,19 @@ function matchBackward(
     // Each mask's gradient, the one nearest the softmax first.
     for (const m of [...masks].reverse()) {
       const mg = maskGrads.get(m);
-      if (!is(mg, "mask-grad") || mg.inputs[0] !== path[path.length - 1]!.node || (mg.attrs.scale ?? 1) !== 1) return `${path[path.length - 1]!.node} is not read by ${m.node}'s gradient`;
+      if (!is(mg, "mask-grad") || mg.inputs[0] !== path[path.length - 1]!.node || (mg.attrs.scale ?? 1) !== ((m.attrs.scale as number | undefined) ?? 1)) return `${path[path.length - 1]!.node} is not read by ${m.node}'s gradient`;
+      path.push(mg);
+    }
+    if (alibi) {
+      const mg = maskGrads.get(alibi);
+      if (!is(mg, "mask-grad") || mg.inputs[0] !== path[path.length - 1]!.node || mg.attrs.scale !== alibi.attrs.scale) return `${path[path.length - 1]!.node} is not read by ${alibi.node}'s gradient`;
       path.push(mg);
     }
     // The score modification's gradient as its rule makes it: nothing (the identity), a score-mod of the gradient
     // alone (a constant derivative), or a score-mod of the raw scores gathering the gradient; and one
     // score-mod-input-grad per learnable gathered input, each reading the gradient of the modified scores.
     const inputGrads: [Wrt, DraftStep][] = [];
-    if (scoreMod) {
+    if (scoreMod && !alibi) {
       const gMod = path[path.length - 1]!;
       const modReaders = readersOfStep(gMod);
       for (const r of modReaders.filter((r) => is(r, "score-mod-input-grad"))) {

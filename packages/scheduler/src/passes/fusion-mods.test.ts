@@ -40,7 +40,7 @@ describe("attention fusion with modifications", () => {
     expect(step.attrs.maskMod).toEqual({ op: "gt", args: [read("t_1", "h"), read("t", "h")] });
   });
 
-  it("keeps the chain where a gathered input is the scores, where the softmax scales a modified score, or a score-mod follows a mask", () => {
+  it("keeps the chain where a gathered input is the scores or a score-mod follows a mask; folds a softmax scale after a modification", () => {
     const build = (kind: "self" | "scaled" | "order") => {
       const b = new GraphBuilder();
       const [q, k, v] = ["q", "k", "v"].map((n) => b.input(n, [1, 2, "T", 4]));
@@ -53,7 +53,8 @@ describe("attention fusion with modifications", () => {
     };
     const summary = (kind: "self" | "scaled" | "order") => lower(build(kind), { executors: fused }).passes.find((p) => p.pass === "fusion")!.summary;
     expect(summary("self")).toBe("nothing fused; kept unfused: out (mod gathers from scores, a value inside the attention chain: a fused kernel never holds it)");
-    expect(summary("scaled")).toBe("nothing fused; kept unfused: out (w scales what mod modified (scale 2): the fused kernels scale before the modification only)");
+    // A softmax scale after a score modification multiplies the expression instead.
+    expect(summary("scaled")).toBe("fused scores + mod + w + out → attention [score-mod: tanh(score) · 2]");
     expect(summary("order")).toBe("nothing fused; kept unfused: out (mod reads m (op mask): the fused kernels take one score modification, then the masks)");
   });
 });

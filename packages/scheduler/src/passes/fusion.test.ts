@@ -58,12 +58,21 @@ describe("fusion pass", () => {
 });
 
 describe("fusion pass with a node inside the chain", () => {
-  it("keeps an ALiBi chain unfused and says which node interrupts it", () => {
+  it("fuses ALiBi, a user 0/1 mask and an additive bias as modifications of the fused step", () => {
     const alibi = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { position: { kind: "alibi" } });
-    const plan = lower(alibi, { executors: [fakeExecutor("cpu", "fused")] });
-    expect(plan.steps.some((s) => s.kind === "attention")).toBe(false);
-    expect(plan.passes.find((p) => p.pass === "fusion")!.summary).toBe(
-      "nothing fused; kept unfused: context.heads (masked reads scores.alibi (op alibi), not a score: no fused kernel covers that)",
-    );
+    const step = lower(alibi, { executors: [fakeExecutor("cpu", "fused")] }).steps.find((s) => s.kind === "attention")!;
+    expect(step.fused).toEqual(["scores", "scores.alibi", "masked", "weights", "context.heads"]);
+    // The paper's slopes for 2 heads (1/16, 1/256) per head, the score scale 1/√4 moved from the alibi node.
+    expect(step.attrs).toMatchObject({ causal: true, scale: 0.5, maskMod: null, inputs: [] });
+    expect(step.attrs.scoreMod).toEqual({ op: "add", args: ["score", { op: "mul", args: [{ op: "where", args: [{ op: "lt", args: ["h", 1] }, 1 / 16, 1 / 256] }, { op: "sub", args: ["kv", "q"] }] }] });
+    for (const userMask of ["mask", "bias"] as const) {
+      const graph = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { userMask });
+      const plan = lower(graph, { executors: [fakeExecutor("cpu", "fused")] });
+      const fused = plan.steps.find((s) => s.kind === "attention")!;
+      expect(fused.inputs.slice(4)).toEqual([userMask]);
+      if (userMask === "mask") expect(fused.attrs).toMatchObject({ scale: 0.5, scoreMod: null, maskMod: { op: "ne", args: [{ op: "input", name: "mask", index: ["q", "kv"] }, 0] }, inputs: ["mask"] });
+      else expect(fused.attrs).toMatchObject({ scale: 1, scoreMod: { op: "add", args: [{ op: "mul", args: ["score", 0.5] }, { op: "input", name: "bias", index: ["q", "kv"] }] }, maskMod: null, inputs: ["bias"] });
+      expect(explain(plan)).toContain(`→ attention [${userMask === "mask" ? "mask-mod: mask[q, kv] != 0" : "score-mod: (score · 0.5) + bias[q, kv]"}]`);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import type { Executor } from "@attngraph/graph";
+import type { Executor, SymShape } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
 import { describeMods, matchAttentionChain } from "./attention-chain.js";
 import { consumerCounts, watchedAs, type DraftStep } from "./draft.js";
@@ -10,6 +10,8 @@ export interface FusionContext {
   readonly patched?: ReadonlySet<string>;
   readonly executors: readonly Executor[];
   readonly overrides: ReadonlyMap<string, string>;
+  /** The shape of a value that is no step (a graph input): a user mask's or bias's, to index it. */
+  readonly shapeOf?: (value: string) => SymShape | undefined;
 }
 
 /**
@@ -29,7 +31,7 @@ export function fuseAttention(steps: readonly DraftStep[], ctx: FusionContext): 
 
   for (const ws of steps) {
     if (ws.kind !== "weighted-sum" || ws.fused !== undefined) continue;
-    const chain = matchAttentionChain(ws, byNode);
+    const chain = matchAttentionChain(ws, byNode, (value) => byNode.get(value)?.shape ?? ctx.shapeOf?.(value));
     if (chain === undefined) continue;
     if (typeof chain === "string") {
       kept.push(`${ws.node} (${chain})`);
