@@ -39,8 +39,9 @@ export interface FlexSelection {
 
 /** The cases of one shape in table order; `causal-builtin` is a core row only (the layer's `causal` is already built in). */
 export function flexCases(sel: FlexSelection = {}): FlexCase[] {
-  const parts = sel.parts ?? FLEX_PARTS;
-  const variants = sel.variants ?? FLEX_VARIANTS;
+  // Table order, whatever order the command line named them in.
+  const parts = FLEX_PARTS.filter((x) => sel.parts?.includes(x) ?? true);
+  const variants = FLEX_VARIANTS.filter((x) => sel.variants?.includes(x) ?? true);
   return parts.flatMap((part) => variants.filter((v) => part === "core" || v !== "causal-builtin").map((variant) => ({ variant, part })));
 }
 
@@ -72,7 +73,7 @@ export async function runFlexBench(options: BenchOptions, impls: readonly FlexIm
         const notRun = (e: unknown): FlexRow => {
           const oom = isOutOfMemory(e);
           const status = oom || impl.family === "peer" ? "unavailable" : "failed";
-          const reason = oom && !(e instanceof FlexMemoryError) ? `out of memory: ${message(e)}` : message(e);
+          const reason = e instanceof FlexMemoryError ? e.message : oom ? `out of memory: ${message(e)}` : message(e);
           progress(`${label} ${impl.name}: ${status}: ${reason}`);
           return { ...base, impl: impl.name, family: impl.family, threads: options.threads, medianMs: null, minMs: null, runs: 0, samplesMs: [], warmupRuns: 0, budgetLimited: false, ...(impl.family === "attngraph" ? { plannedPeakBytes: null } : {}), status, reason };
         };
