@@ -299,6 +299,8 @@ export function makeBenchProblem(kind: ProblemKind, shape: BenchShape, seed = 42
       return makeTrainCopyProblem(seed);
     case "decode":
       return makeDecodeProblem(shape, seed);
+    case "flex":
+      throw new Error("--problem flex has its own problem: makeFlexProblem (src/flex/problem.ts)");
     default:
       return makeProblem(shape, seed);
   }

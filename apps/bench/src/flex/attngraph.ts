@@ -13,6 +13,10 @@ import type { FlexCase, FlexImpl, FlexRunner } from "./types.js";
 /** A row that cannot run for lack of memory: the run goes on, the row says why (FlexRunner's setup throws it). */
 export class FlexMemoryError extends Error {
   override name = "FlexMemoryError";
+  /** The plan's peak that did not fit, kept on the row. */
+  constructor(message: string, readonly plannedPeakBytes?: number) {
+    super(message);
+  }
 }
 
 /** The run's inputs: x (layer) or q, k, v (core), and what the variant gathers. */
@@ -42,7 +46,7 @@ export function attngraphFlexImpl(name: string): FlexImpl {
         const peak = plannedPeakBytes(session, shapes);
         // The cpu executor allocates its arena from the JS heap: a plan larger than the free memory would thrash or
         // kill the process, so it is refused here. The wasm executor refuses past its own limit with an error.
-        if (peak !== undefined && peak > freemem()) throw new FlexMemoryError(`out of memory: planned peak ${fmtBytes(peak)} > ${fmtBytes(freemem())} free`);
+        if (peak !== undefined && peak > freemem()) throw new FlexMemoryError(`out of memory: planned peak ${fmtBytes(peak)} > ${fmtBytes(freemem())} free`, peak);
         const outName = graph.outputs[0]!;
         return {
           threads: threading?.threads ?? 1,

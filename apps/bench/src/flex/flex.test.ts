@@ -115,7 +115,7 @@ describe("flex problem", () => {
   });
 
   it("writes rows with variant, part, medianMs and plannedPeakBytes; a row without memory is unavailable and says so", async () => {
-    const noMemory: FlexImpl = { name: "tiny-heap", family: "attngraph", setup: () => Promise.reject(new FlexMemoryError("out of memory: planned peak 12.0 GiB")) };
+    const noMemory: FlexImpl = { name: "tiny-heap", family: "attngraph", setup: () => Promise.reject(new FlexMemoryError("out of memory: planned peak 12.0 GiB", 12 * 2 ** 30)) };
     const options = { ...parseCli(["--problem", "flex", "--shape", "1,6,8,2", "--variant", "document,softcap", "--part", "core", "--runs", "1", "--warmup", "0"]) };
     const results = JSON.parse(JSON.stringify(await runFlexBench(options, [attngraphFlexImpl("wasm"), noMemory], { variants: options.variants!, parts: options.parts! }, () => undefined)));
     expect(results.meta.problem).toBe("flex");
@@ -128,7 +128,7 @@ describe("flex problem", () => {
     const ran = results.rows.filter((r: { impl: string }) => r.impl === "wasm");
     for (const r of ran) expect([r.status, typeof r.medianMs, r.plannedPeakBytes > 0]).toEqual(["ok", "number", true]);
     const oom = results.rows.find((r: { impl: string }) => r.impl === "tiny-heap");
-    expect([oom.status, oom.medianMs, oom.reason]).toEqual(["unavailable", null, "out of memory: planned peak 12.0 GiB"]);
+    expect([oom.status, oom.medianMs, oom.reason, oom.plannedPeakBytes]).toEqual(["unavailable", null, "out of memory: planned peak 12.0 GiB", 12 * 2 ** 30]);
   });
 
   it("takes the wasm heap's refusal (memory-limit), also inside a run error, for a lack of memory", () => {

@@ -75,7 +75,7 @@ export async function runFlexBench(options: BenchOptions, impls: readonly FlexIm
           const status = oom || impl.family === "peer" ? "unavailable" : "failed";
           const reason = e instanceof FlexMemoryError ? e.message : oom ? `out of memory: ${message(e)}` : message(e);
           progress(`${label} ${impl.name}: ${status}: ${reason}`);
-          return { ...base, impl: impl.name, family: impl.family, threads: options.threads, medianMs: null, minMs: null, runs: 0, samplesMs: [], warmupRuns: 0, budgetLimited: false, ...(impl.family === "attngraph" ? { plannedPeakBytes: null } : {}), status, reason };
+          return { ...base, impl: impl.name, family: impl.family, threads: options.threads, medianMs: null, minMs: null, runs: 0, samplesMs: [], warmupRuns: 0, budgetLimited: false, ...(impl.family === "attngraph" ? { plannedPeakBytes: e instanceof FlexMemoryError ? (e.plannedPeakBytes ?? null) : null } : {}), status, reason };
         };
         let runner;
         try {
