@@ -51,7 +51,7 @@ describe("parseCli", () => {
   });
 
   it("rejects what it does not understand with a UsageError", () => {
-    expect(() => parseCli(["--problem", "mlp"])).toThrow(/--problem "mlp": expected attention, block, train-block, train-copy or decode/);
+    expect(() => parseCli(["--problem", "mlp"])).toThrow(/--problem "mlp": expected attention, block, train-block, train-copy, decode or flex/);
     for (const argv of [
       ["--shape", "1,128,768"],
       ["--shape", "1,128,768,0"],

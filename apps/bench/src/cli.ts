@@ -1,7 +1,8 @@
 // Command-line arguments of `pnpm bench`. Parsing only: which implementations exist is main's business.
 import { parseArgs } from "node:util";
 import { COPY_SHAPE, PROBLEM_KINDS, type ProblemKind } from "./problem.js";
-import { DEFAULT_BLOCK_SHAPES, DEFAULT_DECODE_SHAPES, DEFAULT_SHAPES, DEFAULT_TRAIN_BLOCK_SHAPES, parseShape, type BenchShape } from "./shapes.js";
+import { FLEX_PARTS, FLEX_VARIANTS, type FlexPart, type FlexVariant } from "./flex/variants.js";
+import { DEFAULT_BLOCK_SHAPES, DEFAULT_DECODE_SHAPES, DEFAULT_FLEX_SHAPES, DEFAULT_SHAPES, DEFAULT_TRAIN_BLOCK_SHAPES, flexShape, parseShape, type BenchShape } from "./shapes.js";
 
 /** Each problem's shapes when no --shape is given (train-copy's is fixed: see parseCli). */
 const DEFAULTS: Readonly<Record<ProblemKind, readonly BenchShape[]>> = {
@@ -10,6 +11,7 @@ const DEFAULTS: Readonly<Record<ProblemKind, readonly BenchShape[]>> = {
   "train-block": DEFAULT_TRAIN_BLOCK_SHAPES,
   "train-copy": [COPY_SHAPE],
   decode: DEFAULT_DECODE_SHAPES,
+  flex: DEFAULT_FLEX_SHAPES,
 };
 
 export interface BenchOptions {
@@ -33,6 +35,9 @@ export interface BenchOptions {
   /** Time the implementations of a shape in alternating rounds (measureInterleaved) rather than one after another. */
   readonly interleave: boolean;
   readonly help: boolean;
+  /** `--problem flex`: the variants and parts asked for (undefined: all). */
+  readonly variants?: readonly FlexVariant[];
+  readonly parts?: readonly FlexPart[];
 }
 
 /** A bad command line: main prints it with the usage and exits 2. */
@@ -52,7 +57,10 @@ against each other.
                      residual, LayerNorm, GELU MLP (4·d), residual; train-block: one step (forward, backward, Adam
                      lr 1e-3) of the block on L = sum(output ⊙ gradOutput); train-copy: one step of the worked example's
                      copy-task model (vocab 10, E 32, 4 heads, T 8, batch 32; cross-entropy mean; shape fixed);
-                     decode: the attention's one new token [b, 1, d] over a cache of T positions (T of --shape)
+                     decode: the attention's one new token [b, 1, d] over a cache of T positions (T of --shape);
+                     flex: attention variants (causal, causal-builtin, alibi, user-mask, softcap, document, window
+                     128) as a whole layer (d 768, 12 heads) and as the core from q, k, v [b, 12, T, 64]; impls cpu,
+                     wasm, ort-web, ort-node (webgpu when named)
   --impl a,b,...     implementations to run (default: all that can run the problem), e.g. --impl cpu,tfjs-cpu;
                      training problems also: tfjs-cpu-stock, tfjs-wasm-stock (tfjs's stock matMul gradients; only
                      when named); decode also: ort-web-mha, ort-node-mha (onnxruntime's contrib
@@ -64,6 +72,9 @@ against each other.
                      with --problem block: 1,128,768,12  1,512,768,12; train-block: 1,512,768,12; decode (T = cache
                      length): 2,6,8,2  1,128,768,12  1,512,768,12  1,1024,768,12; ignored by train-copy, whose shape
                      is the worked example's 32,8,32,4)
+  --t T,...          flex only: sequence lengths (repeatable), each the shape 1,T,768,12 (default 1024)
+  --variant a,b      flex only: variants to run (default all)
+  --part a,b         flex only: layer, core or both (default both)
   --threads N        threads for implementations that can use them (default 1)
   --runs N           timed runs per row (default 10), after warm-up
   --warmup N         warm-up runs per row (default 2; rows faster than that keep warming up for 0.5 s; 0: none)
@@ -98,6 +109,9 @@ export function parseCli(argv: readonly string[]): BenchOptions {
         warmup: { type: "string" },
         budget: { type: "string" },
         interleave: { type: "boolean" },
+        t: { type: "string", multiple: true },
+        variant: { type: "string" },
+        part: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -109,9 +123,21 @@ export function parseCli(argv: readonly string[]): BenchOptions {
   if (v.impl && impls!.length === 0) throw new UsageError("--impl: expected a comma-separated list of names");
   const problem = (v.problem ?? "attention") as ProblemKind;
   if (!PROBLEM_KINDS.includes(problem)) throw new UsageError(`--problem "${v.problem}": expected ${PROBLEM_KINDS.slice(0, -1).join(", ")} or ${PROBLEM_KINDS.at(-1)}`);
+  if (problem !== "flex") for (const f of ["t", "variant", "part"] as const) if (v[f] !== undefined) throw new UsageError(`--${f}: only with --problem flex`);
+  const listOf = <T extends string>(flag: string, text: string | undefined, known: readonly T[]): T[] | undefined => {
+    if (text === undefined) return undefined;
+    const items = [...new Set(text.split(",").map((x) => x.trim()).filter((x) => x.length > 0))];
+    const bad = items.filter((x) => !known.includes(x as T));
+    if (items.length === 0 || bad.length) throw new UsageError(`--${flag} "${text}": expected a comma-separated list of ${known.join(", ")}`);
+    return items as T[];
+  };
+  const variants = listOf("variant", v.variant, FLEX_VARIANTS);
+  const parts = listOf("part", v.part, FLEX_PARTS);
   let shapes: BenchShape[];
   try {
-    shapes = v.shape ? v.shape.map(parseShape) : [...DEFAULTS[problem]];
+    const ts = v.t?.flatMap((x) => x.split(",")).map((x) => flexShape(x.trim()));
+    shapes = [...(v.shape ? v.shape.map(parseShape) : []), ...(ts ?? [])];
+    if (shapes.length === 0) shapes = [...DEFAULTS[problem]];
     if (problem === "train-copy") shapes = [COPY_SHAPE]; // the worked example's model and batch, whatever --shape says
   } catch (e) {
     throw new UsageError((e as Error).message);
@@ -130,5 +156,7 @@ export function parseCli(argv: readonly string[]): BenchOptions {
     budgetS: Number(budget),
     interleave: v.interleave ?? false,
     help: v.help ?? false,
+    ...(variants ? { variants } : {}),
+    ...(parts ? { parts } : {}),
   };
 }

@@ -105,6 +105,7 @@ export const FLOP_FORMULA: Readonly<Record<ProblemKind, string>> = {
   "train-block": "3 · (24·b·T·d² + 2·b·T²·d)",
   "train-copy": "3 · (24·b·T·d² + 2·b·T²·d + 2·b·T·d·V), V = 10",
   decode: "8·b·d² + 4·b·(T + 1)·d",
+  flex: "not counted (the variants hide different keys; src/flex reports times only)",
 };
 
 /** GFLOP/s for `flops` done in `ms` milliseconds. */

@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { parseCli, USAGE, UsageError } from "./cli.js";
+import { flexMain } from "./flex/main.js";
 import { allImpls } from "./impls/index.js";
 import type { Impl } from "./impls/types.js";
 import { exitStatus, formatReport } from "./report.js";
@@ -28,6 +29,7 @@ export async function main(argv: readonly string[], io: IO = processIO, impls: r
       io.out(USAGE);
       return 0;
     }
+    if (options.problem === "flex") return await flexMain(options, io);
     const known = impls.map((i) => i.name);
     const unknown = options.impls?.filter((n) => !known.includes(n)) ?? [];
     if (unknown.length) throw new UsageError(`--impl: unknown ${unknown.map((n) => `"${n}"`).join(", ")}; known: ${known.join(", ")}`);

@@ -53,10 +53,11 @@ export function makeProblem(shape: BenchShape, seed = 42): Problem {
 /**
  * Which computation a run benchmarks (`--problem`): the attention alone or a whole pre-norm transformer block (one
  * forward each), one training step (forward, backward and Adam) of the block (`train-block`) or of the worked
- * example's copy-task model (`train-copy`), or one decoding step of the attention over a KV cache (`decode`).
+ * example's copy-task model (`train-copy`), or one decoding step of the attention over a KV cache (`decode`); `flex`,
+ * attention variants as score and mask modifications, has its own problem, runner and report (src/flex/).
  */
-export type ProblemKind = "attention" | "block" | "train-block" | "train-copy" | "decode";
-export const PROBLEM_KINDS: readonly ProblemKind[] = ["attention", "block", "train-block", "train-copy", "decode"];
+export type ProblemKind = "attention" | "block" | "train-block" | "train-copy" | "decode" | "flex";
+export const PROBLEM_KINDS: readonly ProblemKind[] = ["attention", "block", "train-block", "train-copy", "decode", "flex"];
 
 /** The training problems: one timed run is one optimizer step, and the check compares losses (see run.ts). */
 export type TrainKind = "train-block" | "train-copy";
@@ -298,6 +299,8 @@ export function makeBenchProblem(kind: ProblemKind, shape: BenchShape, seed = 42
       return makeTrainCopyProblem(seed);
     case "decode":
       return makeDecodeProblem(shape, seed);
+    case "flex":
+      throw new Error("--problem flex has its own problem: makeFlexProblem (src/flex/problem.ts)");
     default:
       return makeProblem(shape, seed);
   }

@@ -13,6 +13,7 @@ export const PROBLEM_TITLE = {
   "train-copy":
     "one training step of the worked example's copy-task model (embedding + pos_embed, pre-norm block, output Linear; mean cross-entropy, targets = tokens; Adam lr 1e-3), float32",
   decode: "one decoding step of causal multi-head attention with out_proj (bias): one new token over a KV cache of T positions, float32",
+  flex: "attention variants as score and mask modifications (src/flex/report.ts prints this problem)",
 } as const satisfies Record<ProblemKind, string>;
 
 /** Pads cells into columns: the first `leftCols` left-aligned, the rest right-aligned; a row of one cell spans. */

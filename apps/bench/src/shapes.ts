@@ -36,6 +36,15 @@ export const DEFAULT_DECODE_SHAPES: readonly BenchShape[] = Object.freeze([
   { b: 1, t: 1024, d: 768, h: 12 },
 ]);
 
+/** The default of `--problem flex`: GPT-2-small heads (d 768, 12 heads of 64) at T = 1024. */
+export const DEFAULT_FLEX_SHAPES: readonly BenchShape[] = Object.freeze([{ b: 1, t: 1024, d: 768, h: 12 }]);
+
+/** `--t T`: the flex problem's shape at sequence length T (b 1, d 768, 12 heads). Throws an Error naming the problem. */
+export function flexShape(text: string): BenchShape {
+  if (!/^[1-9][0-9]*$/.test(text)) throw new Error(`--t "${text}": expected a positive integer sequence length`);
+  return { b: 1, t: Number(text), d: 768, h: 12 };
+}
+
 /** Parses "b,T,d,heads" (e.g. "1,128,768,12"). Throws an Error naming the problem. */
 export function parseShape(text: string): BenchShape {
   const parts = text.split(",").map((p) => p.trim());

@@ -13,7 +13,7 @@ import type { Impl, Runner, SetupOptions } from "./types.js";
 import { adapterInfo, defaultAdapter, describeAdapter, holdEventLoop } from "./webgpu.js";
 
 /** What both packages' InferenceSession and Tensor look like, as far as the harness uses them. */
-interface OrtLike {
+export interface OrtLike {
   readonly Tensor: new (type: "float32", data: Float32Array, dims: readonly number[]) => unknown;
   readonly InferenceSession: {
     create(model: Uint8Array, options: Record<string, unknown>): Promise<{
@@ -101,27 +101,36 @@ export function ortImpl(runtime: "web" | "node", decodeModel: DecodeModel = "con
     unsupported: only === undefined ? ortUnsupported : (kind) => (kind === "decode" ? undefined : only),
     async setup(p: BenchProblem, options: SetupOptions): Promise<Runner> {
       if (only !== undefined && p.kind !== "decode") throw new Error(only);
-      if (runtime === "web") {
-        const ort = await import("onnxruntime-web");
-        // Read when the wasm module starts (the first session); later sessions in this process run with the same
-        // count. Without it, onnxruntime-web picks min(4, cores / 2) threads.
-        ort.env.wasm.numThreads = options.threads;
-        ort.env.logLevel = "error";
-        const opts = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
-        return ortRunner(ort as unknown as OrtLike, p, opts, ort.env.wasm.numThreads ?? options.threads, decodeModel);
-      }
-      const ort = await import("onnxruntime-node");
-      const opts = {
-        executionProviders: ["cpu"],
-        graphOptimizationLevel: "all",
-        intraOpNumThreads: options.threads,
-        interOpNumThreads: 1,
-        executionMode: "sequential",
-        logSeverityLevel: 3,
-      };
-      return ortRunner(ort as unknown as OrtLike, p, opts, options.threads, decodeModel);
+      const { ort, sessionOptions, threads } = await loadOrt(runtime, options.threads);
+      return ortRunner(ort, p, sessionOptions, threads, decodeModel);
     },
   };
+}
+
+/**
+ * onnxruntime-web (wasm EP) or -node (CPU EP) loaded, with the session options of every CPU row and the threads it
+ * runs with (the flex problem's rows load it here too).
+ */
+export async function loadOrt(runtime: "web" | "node", threads: number): Promise<{ ort: OrtLike; sessionOptions: Record<string, unknown>; threads: number }> {
+  if (runtime === "web") {
+    const ort = await import("onnxruntime-web");
+    // Read when the wasm module starts (the first session); later sessions in this process run with the same
+    // count. Without it, onnxruntime-web picks min(4, cores / 2) threads.
+    ort.env.wasm.numThreads = threads;
+    ort.env.logLevel = "error";
+    const sessionOptions = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
+    return { ort: ort as unknown as OrtLike, sessionOptions, threads: ort.env.wasm.numThreads ?? threads };
+  }
+  const ort = await import("onnxruntime-node");
+  const sessionOptions = {
+    executionProviders: ["cpu"],
+    graphOptimizationLevel: "all",
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: "sequential",
+    logSeverityLevel: 3,
+  };
+  return { ort: ort as unknown as OrtLike, sessionOptions, threads };
 }
 
 export const ortWebImpl: Impl = ortImpl("web");
