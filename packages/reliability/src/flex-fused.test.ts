@@ -107,7 +107,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: built-in variants
     const names = graph.weights.map((w) => w.name);
     const g = grad(graph, { loss: "output", wrt: ["x", ...names] });
     const r = prng(12);
-    const weights = Object.fromEntries(graph.weights.map((w) => [w.name, new Tensor(uniform(w.shape.reduce((p, n) => p * (n as number), 1), 0.5, r), w.shape as number[])]));
+    const weights = Object.fromEntries(graph.weights.map((w) => [w.name, new Tensor(uniform(w.shape.map(Number).reduce((p, n) => p * n, 1), 0.5, r), w.shape.map(Number))]));
     const session = await compile(g.graph, { executors: [await entry.create()], weights });
     try {
       const inputs: Record<string, Tensor> = {

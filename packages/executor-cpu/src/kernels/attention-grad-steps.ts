@@ -7,7 +7,8 @@
 // query block, or the store of a finished block, so the sums (and the result, bit for bit) do not depend on where a
 // chunked call pauses.
 import type { AttentionGradAttrs, AttentionLseAttrs, CompiledMods } from "@attngraph/graph";
-import { modifyBlock } from "./attention-mods.js";
+import { blockClass, modifyBlock } from "./attention-mods.js";
+import { BLOCK_ALL, BLOCK_NONE } from "@attngraph/graph";
 import { dropoutThreshold, fmix32, mixedBits } from "./dropout.js";
 import { lastVisibleKey, lastWindowedKey, maskOffset, windowOf } from "./mask.js";
 import { ensure64, microKernel, packPanels, roundUp } from "./matmul.js";
@@ -345,9 +346,11 @@ function lseBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i0
   let work = 0;
   for (let s0 = sFrom; s0 < sTo; s0 += BK) {
     const bc = Math.min(BK, end - s0);
+    const cls = blockClass(p.mods, b, h, i0, br, s0, bc);
+    if (cls === BLOCK_NONE) continue; // hidden from every row by the mask modification: skipped
     work += br * bc * (nd + EXP_WORK);
     scoreBlock(p, s, brp, s0, roundUp(bc));
-    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL);
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
       const c0 = Math.max(0, lastWindowedKey(i, off, win) + 1 - s0);
@@ -397,9 +400,11 @@ function gradBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i
   for (let s0 = sFrom; s0 < sTo; s0 += BK) {
     const bc = Math.min(BK, end - s0);
     const bcp = roundUp(bc);
+    const cls = blockClass(p.mods, b, h, i0, br, s0, bc);
+    if (cls === BLOCK_NONE) continue; // hidden from every row by the mask modification: no coefficient, skipped
     work += br * bc * pairWork(mode, nd, ndv);
     scoreBlock(p, s, brp, s0, bcp);
-    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, needDp ? s.dmBlock : undefined);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL, needDp ? s.dmBlock : undefined);
     if (needDp) {
       const { gPack: gp, vPack: vp } = s;
       for (let r = 0; r < brp; r += 4) for (let c = 0; c < bcp; c += 4) microKernel(ndv, gp, r * ndv, vp, (s0 + c) * ndv, db, r * BK + c, BK);

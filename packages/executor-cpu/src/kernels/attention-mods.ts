@@ -2,7 +2,7 @@
 // loops compute q·kᵀ for a [BQ, BK] block, then this rewrites it in place to what the softmax sees, s' or −∞ where
 // the mask modification hides the key, so the loops run unchanged with a scale of 1 (−∞ is already their "hidden").
 // Elements outside the rows' visible ranges are rewritten too (never read afterwards): one tight loop per block.
-import { compileMods, gatheredOfCall, type AttentionMods, type CompiledMods, type GatheredTensor } from "@attngraph/graph";
+import { BLOCK_SOME, compileMods, gatheredOfCall, type AttentionMods, type BlockClass, type CompiledMods, type GatheredTensor } from "@attngraph/graph";
 import { optionalInput, type Call } from "./adapter.js";
 
 /** The call's modifications compiled against its gathered inputs (slots from `first`), or undefined without any. */
@@ -16,9 +16,16 @@ export function modsOf(call: Call, first: number, derivative: boolean): Compiled
 /**
  * Rows [0, br) and keys [0, bc) of block `sb` (row stride `stride`), query rows from i0 and keys from s0 of batch b,
  * head h: raw → s' (s = scale · raw) or −∞. With `dm`, also ∂s'/∂s per element (1 without a score modification).
+ * `keepAll`: the block's class says the mask keeps every pair, so it is not evaluated.
  */
-export function modifyBlock(m: CompiledMods, scale: number, sb: Float64Array, stride: number, b: number, h: number, i0: number, br: number, s0: number, bc: number, dm?: Float64Array): void {
-  const { score, keep, dScore } = m;
+
+/** The block's class under the mask modification: BLOCK_NONE blocks are skipped, BLOCK_ALL ones not masked per pair. */
+export function blockClass(m: CompiledMods | undefined, b: number, h: number, i0: number, br: number, s0: number, bc: number): BlockClass {
+  return m?.blocks === undefined ? BLOCK_SOME : m.blocks.of(b, h, i0, i0 + br, s0, s0 + bc);
+}
+export function modifyBlock(m: CompiledMods, scale: number, sb: Float64Array, stride: number, b: number, h: number, i0: number, br: number, s0: number, bc: number, keepAll: boolean, dm?: Float64Array): void {
+  const { score, dScore } = m;
+  const keep = keepAll ? undefined : m.keep;
   for (let r = 0; r < br; r++) {
     const i = i0 + r;
     for (let c = 0, o = r * stride; c < bc; c++, o++) {

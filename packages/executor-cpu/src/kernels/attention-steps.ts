@@ -4,7 +4,8 @@
 // sum, are those of an uninterrupted call, so the result does not depend on where the pauses fall. The generator only
 // orders the steps; the loops live in plain functions (V8 optimises them as any other function).
 import type { AttentionAttrs, CompiledMods } from "@attngraph/graph";
-import { modifyBlock } from "./attention-mods.js";
+import { blockClass, modifyBlock } from "./attention-mods.js";
+import { BLOCK_ALL, BLOCK_NONE } from "@attngraph/graph";
 import { dropoutThreshold, fmix32, mixedBits } from "./dropout.js";
 import { lastVisibleKey, lastWindowedKey, maskOffset, windowOf } from "./mask.js";
 import { ensure64, microKernel, packPanels, roundUp } from "./matmul.js";
@@ -219,10 +220,13 @@ function keyBlocks(p: Problem, s: AttentionScratch, b: number, h: number, i0: nu
   for (let s0 = sFrom; s0 < sTo; s0 += BK) {
     const bc = Math.min(BK, end - s0);
     const bcp = roundUp(bc);
+    // A block the mask modification hides from every row of this query block adds nothing: skipped (block sparsity).
+    const cls = blockClass(p.mods, b, h, i0, br, s0, bc);
+    if (cls === BLOCK_NONE) continue;
     work += br * bc * (nd + ndv + EXP_WORK);
     // Raw scores of the block: sb[r · BK + c] = q[i0 + r] · k[s0 + c].
     for (let r = 0; r < brp; r += 4) for (let c = 0; c < bcp; c += 4) microKernel(nd, qp, r * nd, kp, (s0 + c) * nd, sb, r * BK + c, BK);
-    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL);
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
       // This row's visible columns of the block by position: [c0, c1).

@@ -1,6 +1,7 @@
 // The modifications of a fused attention call (attention-mods.ts) as JavaScript functions, for every kernel that
 // evaluates them on the host: the cpu executor's streaming loops and the shared gathered-input gradient
 // (attention-input-grad.ts). One place for the rule "s is rounded to float32 when a score modification reads it".
+import { BlockClasses } from "./block-class.js";
 import { checkExprCached } from "./check.js";
 import { compileExpr, type ExprFn, type GatheredTensor } from "./compile.js";
 import { derive, treeSize } from "./derive.js";
@@ -15,6 +16,8 @@ export interface CompiledMods {
   readonly keep: ExprFn | undefined;
   /** ∂s'/∂s, when asked for and there is a score modification. */
   readonly dScore: ExprFn | undefined;
+  /** The mask modification's block classes (blocks it hides everywhere are skipped), with one. */
+  readonly blocks: BlockClasses | undefined;
 }
 
 /** The most nodes a derivative may have (checkExpr's bound on any expression). */
@@ -41,6 +44,7 @@ export function compileMods(mods: AttentionMods, gathered: ReadonlyMap<string, G
     score: score === undefined ? undefined : compileExpr(score, gathered, `${node}.scoreMod`),
     keep: keep === undefined ? undefined : compileExpr(keep, gathered, `${node}.maskMod`),
     dScore,
+    blocks: keep === undefined ? undefined : new BlockClasses(keep, gathered),
   };
 }
 

@@ -11,3 +11,4 @@ export { renameReads } from "./rename.js";
 export { compileMods, modifiedScore, type CompiledMods } from "./attention-mods-host.js";
 export { attentionInputGrad, type AttentionGradViews } from "./attention-input-grad.js";
 export { formatExpr } from "./format.js";
+export { BLOCK_ALL, BLOCK_NONE, BLOCK_SOME, BlockClasses, classifyBlock, varsRead, type BlockClass, type BlockRanges } from "./block-class.js";
