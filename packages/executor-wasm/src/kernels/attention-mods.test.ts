@@ -33,7 +33,7 @@ interface ModCase {
   readonly dropout?: { readonly rate: number; readonly seed: number };
   readonly scoreMod?: unknown;
   readonly maskMod?: unknown;
-  readonly gathered?: Readonly<Record<string, Tensor>>;
+  readonly gathered?: Readonly<Record<string, Tensor>> | undefined;
 }
 
 const call = (op: string, ...args: unknown[]) => ({ op, args });
@@ -66,7 +66,7 @@ function reference(c: ModCase, q: Tensor, k: Tensor, v: Tensor, grad: Tensor, pa
   const sm = c.scoreMod !== undefined ? compile(c.scoreMod, "score", inputs, `${node}.scoreMod`) : undefined;
   const mm = c.maskMod !== undefined ? compile(c.maskMod, "mask", inputs, `${node}.maskMod`) : undefined;
   const dm = sm ? compileExpr(derive(sm.expr, { kind: "score" }), inputs, `${node}.scoreMod`) : undefined;
-  const [qd, kd, vd, gd] = [q, k, v, grad].map((t) => t.toFloat32Array());
+  const [qd, kd, vd, gd] = [q, k, v, grad].map((t) => t.toFloat32Array()) as [Float32Array, Float32Array, Float32Array, Float32Array];
   const pd = pad?.toFloat32Array();
   const off = c.alignment === "bottom-right" ? S - L : 0;
   const out = new Float64Array(B * H * L * Dv);
@@ -226,6 +226,14 @@ const CASES: readonly ModCase[] = [
     label: "a gathered value as an index (bias[doc[b, kv]]) and floor of a number", B: 2, H: 2, Hkv: 2, L: 50, S: 60, D: 8, Dv: 8, scale: 0.3,
     scoreMod: call("add", "score", call("add", read("bias", read("doc", "b", "kv")), call("mul", 0.01, call("floor", call("div", "kv", 7))))), gathered: { doc: docs(2, 60), bias: random([5], 11) },
   },
+  {
+    // Every instruction once: integer and float forms of add, sub, mul, min, max, neg, abs, mod and the comparisons,
+    // where of integers, of numbers and of masks, not, and literals outside int32 and −0 (computed as floats).
+    label: "every operation, integer and float forms", B: 1, H: 2, Hkv: 2, L: 30, S: 40, D: 8, Dv: 8, scale: 0.5,
+    scoreMod: call("add", call("add", call("min", "score", call("mul", 0.5, call("max", "kv", "q"))), call("mul", 0.001, call("abs", call("neg", call("sub", call("mul", "q", 3), call("min", "kv", call("max", "h", 1))))))),
+      call("where", call("not", call("le", "q", "kv")), call("mul", 0.01, call("where", call("gt", "score", 0), call("mod", "kv", 4), call("abs", call("neg", "h")))), call("sub", call("mul", "score", -0), call("div", call("mod", call("sub", "q", 17), -5), 3e9)))),
+    maskMod: call("where", call("ge", "kv", 2), call("or", call("lt", call("mul", "q", 1.5), call("add", "kv", 20)), call("eq", "h", 1)), call("ne", call("mod", "kv", 2), call("neg", 0))),
+  },
 ];
 
 describe("fused attention with modifications on wasm against the float64 reference", () => {
@@ -237,6 +245,26 @@ describe("fused attention with modifications on wasm against the float64 referen
   it("chunked calls (with a signal, many small steps) give the same numbers", async () => {
     for (const c of [CASES[1]!, CASES[7]!]) await expectAll(chunked, make(c, 900), `${c.label}, chunked`);
   });
+});
+
+describe("the fused forward equals the unfused chain on wasm (score → score-mod → mask-mod → softmax → weighted-sum)", () => {
+  const unfused = async (m: Made): Promise<Tensor> => {
+    const { B, H, L, S, Dv, scale } = m.c;
+    const reading = (e: unknown) => m.names.filter((n) => JSON.stringify(e ?? null).includes(`"name":"${n}"`));
+    const slots = (names: readonly string[]) => names.map((n) => m.gathered[m.names.indexOf(n)]!);
+    let x = await run(one, "score", {}, [m.q, m.k], [B, H, L, S]);
+    if (m.c.scoreMod !== undefined) x = await run(one, "score-mod", { scale, expr: m.c.scoreMod, inputs: reading(m.c.scoreMod) }, [x, ...slots(reading(m.c.scoreMod))], [B, H, L, S]);
+    if (m.c.maskMod !== undefined) x = await run(one, "mask-mod", { expr: m.c.maskMod, inputs: reading(m.c.maskMod) }, [x, ...slots(reading(m.c.maskMod))], [B, H, L, S]);
+    const w = await run(one, "softmax", { scale: m.c.scoreMod !== undefined ? 1 : scale }, [x], [B, H, L, S]);
+    return run(one, "weighted-sum", {}, [w, m.v], [B, H, L, Dv]);
+  };
+  for (const n of [0, 1, 3, 4, 5, 6]) { // the cases without a built-in mask, padding or dropout (the chain has none here)
+    it(CASES[n]!.label, async () => {
+      const m = make(CASES[n]!, 40 + n);
+      const fused = await forward(one, m);
+      expect(worst(fused, await unfused(m), 2e-5, 2e-4), "fused vs unfused").toBeLessThan(1);
+    });
+  }
 });
 
 describe("an index out of range is the reference's ExprIndexError", () => {
