@@ -75,6 +75,8 @@ const OR: i32 = 71;
 const NOT: i32 = 72;
 const SELECT: i32 = 73;
 const GATHER: i32 = 80;
+/** A gathered read whose indices are the same in every lane (slopes[h]): made once per tile, then broadcast. */
+const GATHER_UNIFORM: i32 = 81;
 
 @inline function word(prog: usize, i: i32): i32 {
   return load<i32>(prog + (<usize>i << 2));
@@ -180,7 +182,22 @@ export function exprRun(prog: usize, regs: usize, n: i32, b: i32, h: i32, i0: i3
     const wb = word(prog, pc + 3);
     const wc = word(prog, pc + 4);
     if (op == GATHER) {
-      gather(prog, regs, d, wa, wb, wc, word(prog, pc + 5), n, b, h, i0, s0);
+      gather(prog, regs, d, wa, wb, wc, word(prog, pc + 5), 0, n, b, h, i0, s0);
+      continue;
+    }
+    if (op == GATHER_UNIFORM) {
+      // The read is made (and checked) once, at the first lane that makes it; none: nothing is read.
+      const p = exprReg(regs, wb);
+      let e: i32 = 0;
+      while (e < n && !v128.any_true(v128.load(p + (<usize>e << 2)))) e += 4;
+      while (e < n && load<i32>(p + (<usize>e << 2)) == 0) e++;
+      if (e >= n) {
+        memory.fill(d, 0, bytes);
+        continue;
+      }
+      gather(prog, regs, d, wa, wb, wc, word(prog, pc + 5), e, e + 1, b, h, i0, s0);
+      const v = v128.load32_splat(d + (<usize>e << 2));
+      for (let o: usize = 0; o < bytes; o += 16) v128.store(d + o, v);
       continue;
     }
     if (op < I2F) {
@@ -303,15 +320,15 @@ function scalar(op: i32, d: usize, a: usize, b: usize, n: i32): void {
 }
 
 /**
- * A gathered read at every lane of `pred` (an int32 mask register): the descriptor at word `desc`, the index list at
+ * A gathered read at every lane in [e0, n) of `pred` (an int32 mask register): the descriptor at word `desc`, the index list at
  * word `list`; 0 in lanes not read. `site` numbers the read for the host's message.
  */
-function gather(prog: usize, regs: usize, d: usize, desc: i32, pred: i32, list: i32, site: i32, n: i32, b: i32, h: i32, i0: i32, s0: i32): void {
+function gather(prog: usize, regs: usize, d: usize, desc: i32, pred: i32, list: i32, site: i32, e0: i32, n: i32, b: i32, h: i32, i0: i32, s0: i32): void {
   const base = <usize>word(prog, desc);
   const rank = word(prog, desc + 1);
   const isInt = word(prog, desc + 2) != 0;
   const p = exprReg(regs, pred);
-  for (let e: i32 = 0; e < n; e++) {
+  for (let e: i32 = e0; e < n; e++) {
     const o = <usize>e << 2;
     if (load<i32>(p + o) == 0) {
       store<i32>(d + o, 0);

@@ -227,6 +227,11 @@ const CASES: readonly ModCase[] = [
     scoreMod: call("add", "score", call("add", read("bias", read("doc", "b", "kv")), call("mul", 0.01, call("floor", call("div", "kv", 7))))), gathered: { doc: docs(2, 60), bias: random([5], 11) },
   },
   {
+    label: "a read the same in every lane of a tile, made once, and only where taken (slopes[h + 100] never is)", B: 1, H: 3, Hkv: 1, L: 70, S: 70, D: 8, Dv: 8, scale: 0.3,
+    scoreMod: call("where", call("lt", "kv", -1), call("add", "score", read("slopes", call("add", "h", 100))), call("add", "score", call("mul", read("slopes", "h"), "q"))),
+    gathered: { slopes: slopes(3) },
+  },
+  {
     // Every instruction once: integer and float forms of add, sub, mul, min, max, neg, abs, mod and the comparisons,
     // where of integers, of numbers and of masks, not, and literals outside int32 and −0 (computed as floats).
     label: "every operation, integer and float forms", B: 1, H: 2, Hkv: 2, L: 30, S: 40, D: 8, Dv: 8, scale: 0.5,
@@ -294,6 +299,15 @@ describe("an index out of range is the reference's ExprIndexError", () => {
     const inputs = new Map([["bias", { data: c.gathered!["bias"]!.toFloat32Array(), shape: [2, 2 * T - 2], strides: [2 * T - 2, 1], offset: 0 } as GatheredTensor]]);
     const f = compile(c.scoreMod, "score", inputs, "attn.scoreMod").fn;
     expect(() => f(0, 0, 0, T - 1, 0)).toThrow("attn.scoreMod.args[1]: gathered index 158 on axis 1 is out of range");
+  });
+  it("a read the same in every lane out of range (slopes[h + 1] at the last head)", async () => {
+    const bad: ModCase = { ...CASES[1]!, scoreMod: call("add", "score", read("slopes", call("add", "h", 1))) };
+    const mb: Made = { ...make({ ...bad, scoreMod: undefined, gathered: undefined }, 5), c: bad, names: ["slopes"], gathered: [bad.gathered!["slopes"]!] };
+    for (const ex of [one, two]) {
+      const e = await forward(ex, mb).then(() => undefined, (x: unknown) => x);
+      expect(e).toBeInstanceOf(ExprIndexError);
+      expect((e as Error).message).toContain("attn.scoreMod.args[1]: gathered index 4 on axis 0 is out of range at b=0, h=3");
+    }
   });
   it("a non-integer float index (a gathered value) is an index error too", async () => {
     const bad: ModCase = { ...CASES[10]!, gathered: { doc: Tensor.from(Array.from({ length: 120 }, (_, e) => (e === 77 ? 1.5 : 0)), [2, 60]), bias: random([5], 11) } };

@@ -23,7 +23,7 @@ export const OP = {
   FEQ: 50, FNE: 51, FLT: 52, FLE: 53, FGT: 54, FGE: 55,
   IEQ: 60, INE: 61, ILT: 62, ILE: 63, IGT: 64, IGE: 65,
   AND: 70, OR: 71, NOT: 72, SELECT: 73,
-  GATHER: 80,
+  GATHER: 80, GATHER_UNIFORM: 81,
 } as const;
 
 const HEADER_WORDS = 6;
@@ -61,6 +61,8 @@ type RegType = "i" | "f" | "m";
 interface Val {
   readonly v: number;
   readonly t: RegType;
+  /** The same in every lane of a tile (literals, b, h and what only they decide): a read of it is made once. */
+  readonly u?: boolean;
 }
 interface Instr {
   readonly op: number;
@@ -111,10 +113,16 @@ export function compileProgram(src: ProgramSource): ExprProgram {
     }
     return r;
   };
+  const uniform = new Set<number>();
   const push = (op: number, t: RegType, srcs: readonly number[], extra: Partial<Instr> = {}): Val => {
     const dst = nextV++;
-    instrs.push({ op, dst, srcs, ...extra });
-    return { v: dst, t };
+    // Uniform: a literal, b or h, or an operation of uniform operands (a read's predicate does not count: it only
+    // says whether the read is made).
+    const operands = op === OP.GATHER ? srcs.slice(1) : srcs;
+    const u = op === OP.CONST || op === OP.VAR_B || op === OP.VAR_H || (op !== OP.VAR_Q && op !== OP.VAR_KV && srcs.length > 0 && operands.every((s) => uniform.has(s)));
+    if (u) uniform.add(dst);
+    instrs.push({ op: op === OP.GATHER && u ? OP.GATHER_UNIFORM : op, dst, srcs, ...extra });
+    return { v: dst, t, u };
   };
   // Common sub-expressions once: by node (and, for one that reads, by the predicate its reads run under), literals
   // and variables by value; conversions by register.
@@ -266,7 +274,8 @@ function serialize(
   ranks: ReadonlyMap<string, number>,
   sites: readonly ProgramSite[],
 ): ExprProgram {
-  const lists = instrs.filter((i) => i.op === OP.GATHER).reduce((n, i) => n + 2 * (i.srcs.length - 1), 0);
+  const isGather = (i: Instr) => i.op === OP.GATHER || i.op === OP.GATHER_UNIFORM;
+  const lists = instrs.filter(isGather).reduce((n, i) => n + 2 * (i.srcs.length - 1), 0);
   let at = HEADER_WORDS + instrs.length * INSTR_WORDS + lists;
   const descriptors = new Map<string, { offset: number; rank: number }>();
   for (const [name, rank] of ranks) {
@@ -280,7 +289,7 @@ function serialize(
     const o = HEADER_WORDS + n * INSTR_WORDS;
     w[o] = ins.op;
     w[o + 1] = phys(ins.dst);
-    if (ins.op === OP.GATHER) {
+    if (isGather(ins)) {
       const [pred, ...index] = ins.srcs;
       w[o + 2] = descriptors.get(ins.input!)!.offset;
       w[o + 3] = phys(pred!);
