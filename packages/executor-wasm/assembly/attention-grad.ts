@@ -22,6 +22,7 @@ import { exp4, hmax, hsum, madd } from "./simd";
 import { promoteHigh, promoteLow } from "./layer-norm";
 import { at } from "./strided";
 import { RunParams, runParamsLayout } from "./attention";
+import { exprDerivative, exprFailed, exprRun, exprTileIn, exprTileOut, TILE_LD } from "./expr-program";
 
 const BQ: i32 = 64;
 const BK: i32 = 64;
@@ -62,6 +63,9 @@ const MODE_V: i32 = 3;
   dropping: i32; mixedSeed: u32; threshold: u32; keptScale: f32;
   padded: i32; headRow: i32; anyBad: i32; fromBlock: i32; maxBlocks: i32;
   mode: i32; out: usize; scratch: usize;
+  // A score or mask modification (expr-program.ts): the program (0: none; for wrt q and k it also gives ∂s'/∂score),
+  // its registers and status (this call's own), and the batch and head the block is of (the expression's b and h).
+  prog: usize; regs: usize; bi: i32; hi: i32;
 }
 
 /**
@@ -123,6 +127,10 @@ export function attentionGradParamsLayout(dst: usize): i32 {
   store<i32>(dst + f4(n++), offsetof<GradBlockParams>("mode"));
   store<i32>(dst + f4(n++), offsetof<GradBlockParams>("out"));
   store<i32>(dst + f4(n++), offsetof<GradBlockParams>("scratch"));
+  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("prog"));
+  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("regs"));
+  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("bi"));
+  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("hi"));
   return n + runParamsLayout(dst + f4(n));
 }
 
@@ -336,12 +344,16 @@ export function attentionGradBlock(p: GradBlockParams): i32 {
   const causal = p.causal != 0, off = p.off, win = p.win, scale = p.scale;
   const dropping = p.dropping != 0, threshold = p.threshold, keptScale = p.keptScale;
   const padded = p.padded != 0, headRow = p.headRow, anyBad = p.anyBad != 0, fromBlock = p.fromBlock, maxBlocks = p.maxBlocks;
-  const mode = p.mode, out = p.out;
+  const mode = p.mode, out = p.out, prog = p.prog, regs = p.regs;
   layout(p.scratch, ns, nd, ndv, mode);
   const nsP = (ns + 7) & ~7;
   const w = widthOf(mode, nd, ndv);
   const ninf = f32x4.splat(-Infinity);
   const vscale = f32x4.splat(scale);
+  // With a modification the tile holds s' already scaled (and modified): the weights take it as it is.
+  const vs = prog != 0 ? f32x4.splat(1) : vscale;
+  const zero = f32x4.splat(0);
+  const dmod = prog != 0 ? exprDerivative(prog, regs) : 0;
   const ldsB = f4(BK);
   const ldwB = f4(w);
 
@@ -379,6 +391,13 @@ export function attentionGradBlock(p: GradBlockParams): i32 {
         for (let c: i32 = 0; c < bc8; c += 8) micro(ndv, a0, a1, a2, a3, gVT + f4((s0 + c) * ndv), gD + f4(r * BK + c), ldsB, INIT_ZERO, 0);
       }
     }
+    if (prog != 0) {
+      // The modification over the whole tile, as the forward: gS becomes s' where kept, −∞ elsewhere; wrt q and k the
+      // program leaves ∂s'/∂score in its register. An index error stops the call.
+      exprTileIn(regs, gS, br, i0, s0, bc, ns, causal, off, win, padded, gHidden, scale);
+      if (exprRun(prog, regs, br * TILE_LD, p.bi, p.hi, i0, s0) != 0) return 0;
+      exprTileOut(prog, regs, gS, br);
+    }
     for (let r: i32 = 0; r < br; r++) {
       const i = i0 + r;
       const row = gS + f4(r * BK);
@@ -393,9 +412,11 @@ export function attentionGradBlock(p: GradBlockParams): i32 {
         else if (mode != MODE_LSE) memory.fill(drow, 0, f4(bc4));
         continue;
       }
-      for (let c: i32 = 0; c < c0; c++) store<f32>(row + f4(c), -Infinity);
-      for (let c = c1; c < bc4; c++) store<f32>(row + f4(c), -Infinity);
-      if (padded) for (let c = c0; c < c1; c++) if (load<f32>(gHidden + f4(s0 + c)) != 0) store<f32>(row + f4(c), -Infinity);
+      if (prog == 0) {
+        for (let c: i32 = 0; c < c0; c++) store<f32>(row + f4(c), -Infinity);
+        for (let c = c1; c < bc4; c++) store<f32>(row + f4(c), -Infinity);
+        if (padded) for (let c = c0; c < c1; c++) if (load<f32>(gHidden + f4(s0 + c)) != 0) store<f32>(row + f4(c), -Infinity);
+      }
       if (mode == MODE_LSE) {
         // The forward's running max and sum (a raw −∞ stays −∞: the "hidden" marker).
         // pmax (one maxps; f32x4.max is a multi-instruction sequence in engines) passes a NaN lane over, but a NaN
@@ -404,7 +425,7 @@ export function attentionGradBlock(p: GradBlockParams): i32 {
         let vmax = ninf;
         for (let c: i32 = 0; c < bc4; c += 4) {
           const s = v128.load(row + f4(c));
-          const x = v128.bitselect(f32x4.mul(s, vscale), ninf, f32x4.ne(s, ninf));
+          const x = v128.bitselect(f32x4.mul(s, vs), ninf, f32x4.ne(s, ninf));
           v128.store(row + f4(c), x);
           vmax = f32x4.pmax(vmax, x);
         }
@@ -433,14 +454,22 @@ export function attentionGradBlock(p: GradBlockParams): i32 {
       for (let c: i32 = 0; c < bc4; c += 4) {
         const s = v128.load(row + f4(c));
         const visible = f32x4.ne(s, ninf);
-        const pw = v128.and(exp4(f32x4.sub(f32x4.mul(s, vscale), vlse)), visible);
+        const pw = v128.and(exp4(f32x4.sub(f32x4.mul(s, vs), vlse)), visible);
         if (mode == MODE_V) {
           v128.store(row + f4(c), dropping ? f32x4.mul(pw, keep4(vMixed, base + <u32>c, vThreshold, vKept)) : pw);
         } else {
           let dp = v128.load(drow + f4(c));
           if (dropping) dp = f32x4.mul(dp, keep4(vMixed, base + <u32>c, vThreshold, vKept));
-          // dS = scale · p · (m · dP − δ), exactly 0 on a hidden key whatever its value row gave dP.
-          v128.store(drow + f4(c), v128.and(f32x4.mul(f32x4.mul(vscale, pw), f32x4.sub(dp, vdelta)), visible));
+          if (prog == 0) {
+            // dS = scale · p · (m · dP − δ), exactly 0 on a hidden key whatever its value row gave dP.
+            v128.store(drow + f4(c), v128.and(f32x4.mul(f32x4.mul(vscale, pw), f32x4.sub(dp, vdelta)), visible));
+          } else {
+            // dS' = p · (m · dP − δ) (0 on a hidden key), reaching the raw score as dS' · scale · ∂s'/∂score; where dS'
+            // is 0 the derivative is not multiplied in (a hidden key's ∞ derivative must not make 0 · ∞ = NaN).
+            const dsp = v128.and(f32x4.mul(pw, f32x4.sub(dp, vdelta)), visible);
+            const dm = dmod == 0 ? vscale : f32x4.mul(vscale, v128.load(dmod + f4(r * TILE_LD + c)));
+            v128.store(drow + f4(c), v128.bitselect(f32x4.mul(dsp, dm), zero, f32x4.ne(dsp, zero)));
+          }
         }
       }
     }
@@ -550,10 +579,13 @@ export function attentionGradRun(pack: GradPackParams, block: GradBlockParams, r
         block.ob = ob == 0 ? 0 : at(ob, b * os0 + h * os1);
         block.lb = lb == 0 ? 0 : at(lb, b * ls0 + h * ls1);
         block.headRow = (b * nh + h) * nl;
+        block.bi = b;
+        block.hi = h;
         for (let i0: i32 = 0; i0 < nl; i0 += BQ) {
           block.i0 = i0;
           block.br = min(BQ, nl - i0);
           attentionGradBlock(block);
+          if (block.prog != 0 && exprFailed(block.regs)) return; // the host reports the index error
         }
       }
       if (perKv && ns > 0) attentionGradFlush(pack);

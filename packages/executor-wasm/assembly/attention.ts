@@ -14,6 +14,7 @@ import { micro, INIT_ACCUMULATE, INIT_ZERO } from "./matmul";
 import { mixedBits } from "./dropout";
 import { exp4, hmax, hsum, madd } from "./simd";
 import { at } from "./strided";
+import { exprFailed, exprRun, exprTileIn, exprTileOut, TILE_LD } from "./expr-program";
 
 const BQ: i32 = 64;
 const BK: i32 = 64;
@@ -45,6 +46,9 @@ const BK: i32 = 64;
   dropping: i32; mixedSeed: u32; threshold: u32; keptScale: f32;
   padded: i32; headRow: i32; anyBad: i32; fromBlock: i32; maxBlocks: i32;
   out: usize; scratch: usize;
+  // A score or mask modification (expr-program.ts): the program (0: none), its registers and status (this call's
+  // own), and the batch and head the block is of (what the expression sees as b and h).
+  prog: usize; regs: usize; bi: i32; hi: i32;
 }
 
 /**
@@ -139,7 +143,11 @@ export function attentionParamsLayout(dst: usize): i32 {
   store<i32>(dst, offsetof<BlockParams>("maxBlocks"), 132);
   store<i32>(dst, offsetof<BlockParams>("out"), 136);
   store<i32>(dst, offsetof<BlockParams>("scratch"), 140);
-  return 36 + runParamsLayout(dst + 144);
+  store<i32>(dst, offsetof<BlockParams>("prog"), 144);
+  store<i32>(dst, offsetof<BlockParams>("regs"), 148);
+  store<i32>(dst, offsetof<BlockParams>("bi"), 152);
+  store<i32>(dst, offsetof<BlockParams>("hi"), 156);
+  return 40 + runParamsLayout(dst + 160);
 }
 
 /** Bytes of scratch `attentionPack` and `attentionBlock` need for key length S, head dim D and value dim Dv. */
@@ -218,7 +226,7 @@ export function attentionBlock(p: BlockParams): i32 {
   const causal = p.causal != 0, off = p.off, win = p.win, scale = p.scale;
   const dropping = p.dropping != 0, mixedSeed = p.mixedSeed, threshold = p.threshold, keptScale = p.keptScale;
   const padded = p.padded != 0, headRow = p.headRow, anyBad = p.anyBad != 0, fromBlock = p.fromBlock, maxBlocks = p.maxBlocks;
-  const out = p.out, scratch = p.scratch;
+  const out = p.out, scratch = p.scratch, prog = p.prog, regs = p.regs;
   const nsP = (ns + 7) & ~7;
   const dvP = (ndv + 7) & ~7;
   const kp = kPanels(scratch);
@@ -260,6 +268,13 @@ export function attentionBlock(p: BlockParams): i32 {
       const a3 = rows > 3 ? at(a2, qs2) : a0;
       for (let c: i32 = 0; c < bc8; c += 8) micro(nd, a0, a1, a2, a3, kp + f4((s0 + c) * nd), sb + f4(r * BK + c), ldsB, INIT_ZERO, 0);
     }
+    if (prog != 0) {
+      // The modification over the whole tile: sb becomes s' where kept, −∞ elsewhere (position and padding included),
+      // so the rows below only take the max and the exponentials (scale 1). An index error stops the call.
+      exprTileIn(regs, sb, br, i0, s0, bc, ns, causal, off, win, padded, hidden, scale);
+      if (exprRun(prog, regs, br * TILE_LD, p.bi, p.hi, i0, s0) != 0) return 0;
+      exprTileOut(prog, regs, sb, br);
+    }
     for (let r: i32 = 0; r < br; r++) {
       const i = i0 + r;
       const row = sb + f4(r * BK);
@@ -271,10 +286,12 @@ export function attentionBlock(p: BlockParams): i32 {
         store<f32>(rowAlpha + f4(r), 1);
         continue;
       }
-      for (let c: i32 = 0; c < c0; c++) store<f32>(row + f4(c), -Infinity);
-      for (let c = c1; c < bc4; c++) store<f32>(row + f4(c), -Infinity);
-      if (padded) for (let c = c0; c < c1; c++) if (load<f32>(hidden + f4(s0 + c)) != 0) store<f32>(row + f4(c), -Infinity);
-      const mx = scaleRowMax(row, bc4, scale);
+      if (prog == 0) {
+        for (let c: i32 = 0; c < c0; c++) store<f32>(row + f4(c), -Infinity);
+        for (let c = c1; c < bc4; c++) store<f32>(row + f4(c), -Infinity);
+        if (padded) for (let c = c0; c < c1; c++) if (load<f32>(hidden + f4(s0 + c)) != 0) store<f32>(row + f4(c), -Infinity);
+      }
+      const mx = scaleRowMax(row, bc4, prog != 0 ? 1 : scale);
       if (mx == -Infinity) {
         memory.fill(row, 0, f4(bc4));
         store<f32>(rowAlpha + f4(r), 1);
@@ -377,10 +394,13 @@ export function attentionRun(pack: PackParams, block: BlockParams, run: RunParam
       for (let h = g * group; h < (g + 1) * group; h++) {
         block.qb = at(qb, b * qs0 + h * qs1);
         block.headRow = (b * nh + h) * nl;
+        block.bi = b;
+        block.hi = h;
         for (let i0: i32 = 0; i0 < nl; i0 += BQ) {
           block.i0 = i0;
           block.br = min(BQ, nl - i0);
           attentionBlock(block);
+          if (block.prog != 0 && exprFailed(block.regs)) return; // the host reports the index error
         }
       }
     }

@@ -31,3 +31,5 @@ export { sgdMomentum, sgdMomentumStrided, sgdStep, sgdStepStrided } from "./sgd"
 export function heapBase(): usize {
   return __heap_base;
 }
+// Score and mask modifications in the fused attention (the program's registers, for the host's sizes and checks).
+export { exprClearStatus, exprRegsBytes } from "./expr-program";

@@ -9,8 +9,9 @@
 // with a signal work in chunks (chunks.ts); one waiting between chunks when a trap replaces the module gives up.
 import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameShape, type AnyTensor } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
-import { KernelTable, modsSupport, refuseMods } from "@attngraph/graph";
+import { KernelTable } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
+import { modsRefusal } from "./kernels/attention-mods.js";
 import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 import { WasmContext } from "./context.js";
 import { DerivedLayouts } from "./derived.js";
@@ -315,7 +316,8 @@ export class WasmExecutor implements Executor<WasmValue> {
 
   /** Never throws: `ok: false` for an op kind with no kernel (user ops included, unless a kernel was registered). */
   supports(kind: string, attrs: Readonly<Record<string, unknown>>): Support {
-    return modsSupport(kind, attrs, "wasm") ?? this.#kernels.supports(kind);
+    const refused = modsRefusal(kind, attrs);
+    return refused !== undefined ? { ok: false, reason: refused } : this.#kernels.supports(kind);
   }
 
   /**
@@ -438,7 +440,8 @@ export class WasmExecutor implements Executor<WasmValue> {
   dispatch(call: UnsignalledCall): WasmValue;
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue>;
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue> {
-    refuseMods(call, "wasm");
+    const refused = modsRefusal(call.kind, call.attrs);
+    if (refused !== undefined) throw new UnsupportedError(refused, { subject: call.node });
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     const gen = this.#instance().gen;

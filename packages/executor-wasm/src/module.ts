@@ -67,6 +67,10 @@ export interface KernelExports {
   /** Writes every params field's byte offset (PackParams', BlockParams' then RunParams', i32 each) at dst; returns their count. */
   attentionParamsLayout(dst: number): number;
   attentionScratchBytes(ns: number, nd: number, ndv: number): number;
+  /** See assembly/expr-program.ts: bytes of a modification program's register area (status words included). */
+  exprRegsBytes(registers: number): number;
+  /** See assembly/expr-program.ts: clears a register area's status words. */
+  exprClearStatus(regs: number): void;
   layerNorm(src: number, desc: number, dst: number, w: number, ws: number, b: number, bs: number, eps: number, r0: number, r1: number): void;
   gelu(src: number, dst: number, n: number, tanh: number): void;
   geluStrided(src: number, desc: number, dst: number, tanh: number, r0: number, r1: number): void;

@@ -16,6 +16,7 @@ export const GRAD_BLOCK_FIELDS = [
   "dropping", "mixedSeed", "threshold", "keptScale",
   "padded", "headRow", "anyBad", "fromBlock", "maxBlocks",
   "mode", "out", "scratch",
+  "prog", "regs", "bi", "hi",
 ] as const;
 
 /** What one call computes, as the module numbers it. */

@@ -21,6 +21,7 @@ import {
 } from "./attention-grad-params.js";
 import type { RunParams } from "./attention-params.js";
 import { checkKeyPadding, dropoutThreshold, fillingChunked, fmix32, maskOffset, optionalInput, requireInput, windowOf, type Call } from "./adapter.js";
+import { callMods, clearStatus, failed, loadProgram, regsAfter, scratchWithRegs, throwIfFailed, type CallMods, type LoadedProgram } from "./attention-mods.js";
 
 /** Query rows and keys per block of the module's backward (assembly/attention-grad.ts). */
 const BQ = 64;
@@ -38,6 +39,8 @@ interface Problem {
   readonly pad: WasmValue | undefined;
   readonly attrs: AttentionLseAttrs & { readonly dropoutRate: number; readonly dropoutSeed: number; readonly training: boolean };
   readonly mode: GradMode;
+  /** The call's score and mask modifications (attention-mods.ts), if any. */
+  readonly mods: CallMods | undefined;
 }
 
 /**
@@ -55,7 +58,7 @@ export const attentionLseKernel = chunkedKernel((call, ctx) => {
   const out = ctx.output(call, [nb, nh, nl]);
   // Field by field, not `{ ...attrs, dropoutRate: 0, … }`: a spread plus new fields costs microseconds a call in Node 20.
   const noDropout = { causal: attrs.causal, window: attrs.window, alignment: attrs.alignment, scale: attrs.scale, dropoutRate: 0, dropoutSeed: 0, training: false };
-  const problem: Problem = { q, k, v: undefined, out: undefined, grad: undefined, lse: undefined, pad, attrs: noDropout, mode: GRAD_MODE.lse };
+  const problem: Problem = { q, k, v: undefined, out: undefined, grad: undefined, lse: undefined, pad, attrs: noDropout, mode: GRAD_MODE.lse, mods: callMods(call, 3, false) };
   return run(call, ctx, problem, out);
 });
 
@@ -75,9 +78,11 @@ export const attentionGradKernel = chunkedKernel((call, ctx) => {
   const attrs = checkAttentionGradAttrs(call);
   expectAttentionGradShapes(call, q, k, v, o, g, lse, pad);
   if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
+  // A gathered input's gradient (wrt g0 … g7) is refused by the executor before this kernel is reached.
+  const mods = callMods(call, 7, attrs.wrt === "q" || attrs.wrt === "k");
   const shape = attrs.wrt === "q" ? q.shape : attrs.wrt === "k" ? k.shape : v.shape;
   const out = ctx.output(call, shape);
-  return run(call, ctx, { q, k, v, out: o, grad: g, lse, pad, attrs, mode: GRAD_MODE[attrs.wrt as "q" | "k" | "v"] }, out);
+  return run(call, ctx, { q, k, v, out: o, grad: g, lse, pad, attrs, mode: GRAD_MODE[attrs.wrt as "q" | "k" | "v"], mods }, out);
 });
 
 /** Runs `p` into `dst`: rows read in place need unit stride along their last axis (a copy first otherwise). */
@@ -97,25 +102,36 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
       return c;
     };
     let own: WasmValue | undefined;
+    let loaded: LoadedProgram | undefined;
     const go = () => {
       const out = p.mode === GRAD_MODE.v ? p.out : rows(p.out, "out");
-      const dense: Problem = { q: rows(p.q, "q")!, k: p.k, v: p.v, out, grad: rows(p.grad, "grad"), lse: p.lse, pad: p.pad, attrs: p.attrs, mode: p.mode };
-      const bytes = ctx.exports.attentionGradScratchBytes(ns, nd, ndv, p.mode);
+      const dense: Problem = { q: rows(p.q, "q")!, k: p.k, v: p.v, out, grad: rows(p.grad, "grad"), lse: p.lse, pad: p.pad, attrs: p.attrs, mode: p.mode, mods: p.mods };
+      if (p.mods !== undefined) loaded = loadProgram(ctx, p.mods, call.node);
+      const kernelBytes = ctx.exports.attentionGradScratchBytes(ns, nd, ndv, p.mode);
+      // With a modification the scratch ends with its program's registers (attention-mods.ts).
+      const bytes = scratchWithRegs(kernelBytes, loaded);
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention backward scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
       const params = gradParams(dense, dst, scratch);
+      if (loaded !== undefined) {
+        params.block.prog = loaded.address;
+        params.block.regs = regsAfter(scratch, kernelBytes);
+        clearStatus(ctx, params.block.regs);
+      }
       if (signal === undefined) {
         attentionGradRun(ctx, ctx.params, params.pack, params.block, params.run);
+        if (p.mods !== undefined) throwIfFailed(ctx, p.mods, [params.block.regs]);
         return undefined;
       }
       const perKey = Math.min(nl, BQ) * (productWork(p.mode, nd, ndv) + EXP_WORK);
       const keysPerStep = Math.floor(ctx.chunkWork / perKey);
-      return runSteps(ctx, steps(ctx, params, keysPerStep), signal, call.node);
+      return runSteps(ctx, steps(ctx, params, keysPerStep, p.mods), signal, call.node);
     };
     return withCleanup(go, () => {
       for (const c of copies) ctx.release(c);
       if (own) ctx.release(own);
+      if (loaded) ctx.release(loaded.value);
     });
   });
 }
@@ -166,6 +182,7 @@ function gradParams(p: Problem, dst: WasmValue, scratch: number): GradParams {
     threshold: dropoutThreshold(attrs.dropoutRate),
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
     padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, mode, out: dst.address, scratch,
+    prog: 0, regs: 0, bi: 0, hi: 0,
   };
   // b0 .. g1: read by the forward's attentionRun only (the backward runs every batch and kv head).
   const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1, b0: 0, b1: nb, g0: 0, g1: nhkv };
@@ -176,9 +193,10 @@ function gradParams(p: Problem, dst: WasmValue, scratch: number): GradParams {
  * The module's backward as steps, for a chunked call: per batch and kv head, its keys packed `keysPerStep` at a time;
  * per query head of the group and query block, `keysPerStep` keys' worth of whole key blocks at a time; wrt k and v,
  * the kv head's rows written at its end. Each step yields its work (an upper bound). With whole steps these are the
- * calls `attentionGradRun` makes, in the same order.
+ * calls `attentionGradRun` makes, in the same order. With a modification, an index error ends the call at the block
+ * that met it.
  */
-function* steps(ctx: WasmContext, params: GradParams, keysPerStep: number): Generator<number, void, void> {
+function* steps(ctx: WasmContext, params: GradParams, keysPerStep: number, mods?: CallMods): Generator<number, void, void> {
   const { pack, block, run } = params;
   const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1 } = run;
   const { ns, nd, ndv } = pack;
@@ -213,12 +231,15 @@ function* steps(ctx: WasmContext, params: GradParams, keysPerStep: number): Gene
         block.ob = rows(ob, b, h, os0, os1);
         block.lb = rows(lb, b, h, ls0, ls1);
         block.headRow = (b * nh + h) * nl;
+        block.bi = b;
+        block.hi = h;
         for (let i0 = 0; i0 < nl; i0 += BQ) {
           block.i0 = i0;
           block.br = Math.min(BQ, nl - i0);
           for (let from = 0; ; from += blocksPerStep) {
             block.fromBlock = from;
             const left = attentionGradBlock(ctx, ctx.params, block);
+            if (mods !== undefined && failed(ctx, block.regs)) throwIfFailed(ctx, mods, [block.regs]);
             yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * block.br * BK * work;
             if (left === 0) break;
           }

@@ -16,6 +16,7 @@ export const BLOCK_FIELDS = [
   "dropping", "mixedSeed", "threshold", "keptScale",
   "padded", "headRow", "anyBad", "fromBlock", "maxBlocks",
   "out", "scratch",
+  "prog", "regs", "bi", "hi",
 ] as const;
 
 /**

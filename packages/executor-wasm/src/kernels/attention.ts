@@ -37,6 +37,7 @@ import {
   windowOf,
   type Call,
 } from "./adapter.js";
+import { callMods, clearStatus, failed, loadProgram, regsAfter, scratchWithRegs, throwIfFailed, type CallMods, type LoadedProgram } from "./attention-mods.js";
 
 const ATTENTION_DROPOUT_FIELDS = { rate: "dropoutRate", seed: "dropoutSeed", training: "training" } as const;
 const NO_DROPOUT = { rate: 0, seed: 0, training: false } as const;
@@ -44,7 +45,9 @@ const NO_DROPOUT = { rate: 0, seed: 0, training: false } as const;
 /**
  * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], optional keyPaddingMask [B, S] → [B, H, L, Dv];
  * attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training }. Weight [b, h, i, j] is dropped
- * exactly when the dropout kernel drops element ((b · H + h) · L + i) · S + j of the weights tensor.
+ * exactly when the dropout kernel drops element ((b · H + h) · L + i) · S + j of the weights tensor. With a score or
+ * mask modification (attrs scoreMod, maskMod, inputs; gathered inputs from slot 4), the module runs its program over
+ * every score tile (attention-mods.ts); such a call never takes the decode path.
  */
 export const attentionKernel = chunkedKernel((call, ctx) => {
   const q0 = requireInput(call, 0, "q");
@@ -66,14 +69,16 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
   expectDim(call, "v", "values must have as many heads Hkv as keys", nhkv, v.shape[1]!, v);
   expectDim(call, "v", "value length must equal the key length S", ns, v.shape[2]!, v);
   if (pad !== undefined) checkKeyPadding(call, ctx, pad, nb, ns, "queries");
+  const mods = callMods(call, 4, false);
   const out = ctx.output(call, [nb, nh, nl, ndv]);
   if (out.size === 0) return out;
   const signal = chunkSignal(call, ctx, nb * nh * nl * ns * (nd + ndv + EXP_WORK));
-  const decode = decodes(attrs, nl, k, v, signal === undefined ? 0 : (nh / nhkv) * nl * ns * (nd + ndv + EXP_WORK), ctx.chunkWork);
+  const decode = mods === undefined && decodes(attrs, nl, k, v, signal === undefined ? 0 : (nh / nhkv) * nl * ns * (nd + ndv + EXP_WORK), ctx.chunkWork);
   return fillingChunked(call, ctx, out, () => {
     // The module reads q's rows in place; a q strided along D is made dense first.
     const copied = q0.strides[3] === 1 || nd <= 1 ? undefined : ctx.dense(q0, `${call.node} (dense copy of q)`).value;
     let own: WasmValue | undefined;
+    let loaded: LoadedProgram | undefined;
     const run = () => {
       if (decode) {
         const bytes = ctx.exports.attentionDecodeScratchBytes(ns);
@@ -88,23 +93,38 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
         }
         return runSteps(ctx, decodeSteps(ctx, params), signal, call.node);
       }
-      const bytes = ctx.exports.attentionScratchBytes(ns, nd, ndv);
+      if (mods !== undefined) loaded = loadProgram(ctx, mods, call.node);
+      const kernelBytes = ctx.exports.attentionScratchBytes(ns, nd, ndv);
+      // With a modification each call's scratch ends with its program's registers (attention-mods.ts).
+      const bytes = scratchWithRegs(kernelBytes, loaded);
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
       const params = attentionParams(copied ?? q0, k, v, pad, attrs, out, scratch);
+      const regsOf = (callScratch: number) => (loaded === undefined ? 0 : regsAfter(callScratch, kernelBytes));
+      if (loaded !== undefined) {
+        params.block.prog = loaded.address;
+        params.block.regs = regsOf(scratch);
+        clearStatus(ctx, params.block.regs);
+      }
       if (signal === undefined) {
         const parts = ctx.threads > 1 ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, nb * nh * nl * ns * (nd + ndv), ctx.parallelWork) : [];
-        if (parts.length > 1) runThreaded(ctx, "attentionRun", parts, params, bytes, call.node);
-        else attentionRun(ctx, ctx.params, params.pack, params.block, params.run);
+        if (parts.length > 1) {
+          const regsList = runThreaded(ctx, "attentionRun", parts, params, bytes, call.node, regsOf);
+          if (mods !== undefined) throwIfFailed(ctx, mods, regsList);
+        } else {
+          attentionRun(ctx, ctx.params, params.pack, params.block, params.run);
+          if (mods !== undefined) throwIfFailed(ctx, mods, [params.block.regs]);
+        }
         return undefined;
       }
       const keysPerStep = Math.floor(ctx.chunkWork / (Math.min(nl, BQ) * (nd + ndv + EXP_WORK)));
-      return runSteps(ctx, attentionSteps(ctx, params, keysPerStep), signal, call.node);
+      return runSteps(ctx, attentionSteps(ctx, params, keysPerStep, mods), signal, call.node);
     };
     return withCleanup(run, () => {
       if (copied) ctx.release(copied);
       if (own) ctx.release(own);
+      if (loaded) ctx.release(loaded.value);
     });
   });
 });
@@ -200,6 +220,7 @@ function attentionParams(
     threshold: dropoutThreshold(attrs.dropoutRate),
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
     padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, out: out.address, scratch,
+    prog: 0, regs: 0, bi: 0, hi: 0,
   };
   const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0: 0, gs1: 0, os0: 0, os1: 0, ls0: 0, ls1: 0, b0: 0, b1: nb, g0: 0, g1: nhkv };
   return { pack, block, run };
@@ -229,16 +250,31 @@ export function threadParts(threads: number, maxCalls: number, nb: number, nhkv:
 /**
  * attentionRun or attentionDecode over the threads, share i with its own scratch and params area: each share writes
  * its own heads' rows, computed as in one whole call (the same keys in the same order, dropout by the same element
- * indices).
+ * indices). With a modification each share has its own register area (`regsOf` its scratch); returns them all.
  */
-function runThreaded(ctx: WasmContext, name: "attentionRun" | "attentionDecode", parts: readonly [number, number, number, number][], params: AttentionParams, scratchBytes: number, node: string): void {
+function runThreaded(
+  ctx: WasmContext,
+  name: "attentionRun" | "attentionDecode",
+  parts: readonly [number, number, number, number][],
+  params: AttentionParams,
+  scratchBytes: number,
+  node: string,
+  regsOf: (scratch: number) => number = () => 0,
+): number[] {
+  const regsList: number[] = [];
   const calls = parts.map(([b0, b1, g0, g1], i) => {
     const scratch = i === 0 ? params.pack.scratch : ctx.callScratch(i, scratchBytes, node);
+    const regs = params.block.prog === 0 ? 0 : regsOf(scratch);
+    if (regs !== 0) {
+      clearStatus(ctx, regs);
+      regsList.push(regs);
+    }
     const run = { ...params.run, b0, b1, g0, g1 };
-    const args = writeRunParams(ctx, ctx.callParams(i), PACK_FIELDS, { ...params.pack, scratch }, BLOCK_FIELDS, { ...params.block, scratch }, run);
+    const args = writeRunParams(ctx, ctx.callParams(i), PACK_FIELDS, { ...params.pack, scratch }, BLOCK_FIELDS, { ...params.block, scratch, regs }, run);
     return { name, args };
   });
   ctx.parallel(calls);
+  return regsList;
 }
 
 /** `maxBlocks` for "every key block of the query block". */
@@ -247,9 +283,10 @@ const ALL_BLOCKS = 2 ** 31 - 1;
 /**
  * The module's attention as steps (assembly/attention.ts), for a chunked call: per batch and kv head, its keys packed
  * `keysPerStep` at a time; per query block, `keysPerStep` keys' worth of whole key blocks at a time. Each step yields
- * its work (an upper bound). With whole steps these are the calls `attentionRun` makes, in the same order.
+ * its work (an upper bound). With whole steps these are the calls `attentionRun` makes, in the same order. With a
+ * modification, an index error ends the call at the block that met it.
  */
-function* attentionSteps(ctx: WasmContext, params: AttentionParams, keysPerStep: number): Generator<number, void, void> {
+function* attentionSteps(ctx: WasmContext, params: AttentionParams, keysPerStep: number, mods?: CallMods): Generator<number, void, void> {
   const { pack, block, run } = params;
   const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0 } = run;
   const { ns, nd, ndv } = pack;
@@ -275,6 +312,8 @@ function* attentionSteps(ctx: WasmContext, params: AttentionParams, keysPerStep:
       for (let h = g * group; h < (g + 1) * group; h++) {
         block.qb = qb + (b * qs0 + h * qs1) * 4;
         block.headRow = (b * nh + h) * nl;
+        block.bi = b;
+        block.hi = h;
         for (let i0 = 0; i0 < nl; i0 += BQ) {
           block.i0 = i0;
           block.br = Math.min(BQ, nl - i0);
@@ -282,6 +321,7 @@ function* attentionSteps(ctx: WasmContext, params: AttentionParams, keysPerStep:
           for (let from = 0; ; from += blocksPerStep) {
             block.fromBlock = from;
             const left = attentionBlock(ctx, ctx.params, block);
+            if (mods !== undefined && failed(ctx, block.regs)) throwIfFailed(ctx, mods, [block.regs]);
             yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * blockWork;
             if (left === 0) break;
           }

@@ -1,0 +1,331 @@
+// The fused attention, attention-lse and attention-grad (wrt q, k, v) with score and mask modifications on wasm (the
+// block program run per score tile, expr-program.ts) against a float64 reference written from the ops' definition
+// (graph ops/attention-mods.ts, attention-grad.ts): the expressions evaluated by compileExpr (the reference semantics),
+// softmax, dropout and products in float64. Each golden-flex variant (causal as a mask, ALiBi, softcap, relative bias
+// table, document ids, prefix LM, a keep mask), then GQA, L ≠ S, padding and dropout combined; laziness of `where`,
+// `and`, `or` for reads; float indices; integer mod; an index out of range as the reference's ExprIndexError; one
+// thread and two; chunked calls.
+import { describe, expect, it } from "vitest";
+import { checkExpr, compileExpr, derive, ExprIndexError, type Expr, type ExprFn, type GatheredTensor } from "@attngraph/graph";
+import { Tensor, type Shape } from "@attngraph/tensor";
+import { referenceDropoutKeep } from "@attngraph/testkit";
+import { random, wasmExecutor, worst } from "../test-util.js";
+import type { WasmExecutor } from "../executor.js";
+
+const one = await wasmExecutor({ flavour: "simd" });
+const two = await wasmExecutor({ flavour: "simd", threads: 2, parallelWork: 1 });
+const chunked = await wasmExecutor({ flavour: "simd", chunkWork: 20_000 });
+
+interface ModCase {
+  readonly label: string;
+  readonly B: number;
+  readonly H: number;
+  readonly Hkv: number;
+  readonly L: number;
+  readonly S: number;
+  readonly D: number;
+  readonly Dv: number;
+  readonly scale: number;
+  readonly causal?: boolean;
+  readonly window?: number;
+  readonly alignment?: "top-left" | "bottom-right";
+  readonly pad?: (b: number, j: number) => number;
+  readonly dropout?: { readonly rate: number; readonly seed: number };
+  readonly scoreMod?: unknown;
+  readonly maskMod?: unknown;
+  readonly gathered?: Readonly<Record<string, Tensor>> | undefined;
+}
+
+const call = (op: string, ...args: unknown[]) => ({ op, args });
+const read = (name: string, ...index: unknown[]) => ({ op: "input", name, index });
+const causalMask = call("ge", "q", "kv");
+
+/** Everything one case needs: inputs, and the reference's outputs. */
+interface Made {
+  readonly c: ModCase;
+  readonly q: Tensor;
+  readonly k: Tensor;
+  readonly v: Tensor;
+  readonly grad: Tensor;
+  readonly pad: Tensor | undefined;
+  readonly names: readonly string[];
+  readonly gathered: readonly Tensor[];
+  readonly ref: { out: Float64Array; lse: Float64Array; dq: Float64Array; dk: Float64Array; dv: Float64Array };
+}
+
+function compile(e: unknown, role: "score" | "mask", inputs: ReadonlyMap<string, GatheredTensor>, subject: string): { fn: ExprFn; expr: Expr } {
+  const ranks = new Map([...inputs].map(([n, t]) => [n, t.shape.length]));
+  const { expr } = checkExpr(e, { subject, role, inputs: ranks });
+  return { fn: compileExpr(expr, inputs, subject), expr };
+}
+
+/** The float64 reference of the ops' definition (expressions by compileExpr, as the cpu executor evaluates them). */
+function reference(c: ModCase, q: Tensor, k: Tensor, v: Tensor, grad: Tensor, pad: Tensor | undefined, node: string): Made["ref"] {
+  const { B, H, Hkv, L, S, D, Dv, scale } = c;
+  const inputs = new Map(Object.entries(c.gathered ?? {}).map(([n, t]) => [n, { data: t.toFloat32Array(), shape: t.shape, strides: t.strides, offset: 0 } as GatheredTensor]));
+  const sm = c.scoreMod !== undefined ? compile(c.scoreMod, "score", inputs, `${node}.scoreMod`) : undefined;
+  const mm = c.maskMod !== undefined ? compile(c.maskMod, "mask", inputs, `${node}.maskMod`) : undefined;
+  const dm = sm ? compileExpr(derive(sm.expr, { kind: "score" }), inputs, `${node}.scoreMod`) : undefined;
+  const [qd, kd, vd, gd] = [q, k, v, grad].map((t) => t.toFloat32Array()) as [Float32Array, Float32Array, Float32Array, Float32Array];
+  const pd = pad?.toFloat32Array();
+  const off = c.alignment === "bottom-right" ? S - L : 0;
+  const out = new Float64Array(B * H * L * Dv);
+  const lse = new Float64Array(B * H * L);
+  const dq = new Float64Array(B * H * L * D);
+  const dk = new Float64Array(B * Hkv * S * D);
+  const dv = new Float64Array(B * Hkv * S * Dv);
+  const factor = c.dropout ? Math.fround(1 / (1 - c.dropout.rate)) : 1;
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++) {
+      const g = Math.floor(h / (H / Hkv));
+      for (let i = 0; i < L; i++) {
+        const row = (b * H + h) * L + i;
+        const sp = new Float64Array(S).fill(-Infinity);
+        const deriv = new Float64Array(S);
+        for (let j = 0; j < S; j++) {
+          const shown = (!c.causal || j <= i + off) && (c.window === undefined || j > i + off - c.window) && !(pd && pd[b * S + j] === 1);
+          if (!shown) continue;
+          let raw = 0;
+          for (let d = 0; d < D; d++) raw += qd[row * D + d]! * kd[((b * Hkv + g) * S + j) * D + d]!;
+          const s = sm ? (sm.fn(Math.fround(scale * raw), b, h, i, j) as number) : scale * raw;
+          if (dm) deriv[j] = dm(Math.fround(scale * raw), b, h, i, j) as number;
+          if (mm && !mm.fn(0, b, h, i, j)) continue;
+          sp[j] = s;
+        }
+        const max = Math.max(...sp);
+        if (max === -Infinity) {
+          lse[row] = -Infinity;
+          continue;
+        }
+        let sum = 0;
+        for (let j = 0; j < S; j++) sum += Math.exp(sp[j]! - max);
+        lse[row] = max + Math.log(sum);
+        const p = sp.map((x) => Math.exp(x - lse[row]!));
+        const m = p.map((_, j) => (c.dropout ? (referenceDropoutKeep(c.dropout.seed, row * S + j, c.dropout.rate) ? factor : 0) : 1));
+        for (let j = 0; j < S; j++) for (let d = 0; d < Dv; d++) out[row * Dv + d]! += p[j]! * m[j]! * vd[((b * Hkv + g) * S + j) * Dv + d]!;
+        let delta = 0;
+        for (let d = 0; d < Dv; d++) delta += gd[row * Dv + d]! * Math.fround(out[row * Dv + d]!);
+        for (let j = 0; j < S; j++) {
+          if (p[j] === 0) continue;
+          const kv = (b * Hkv + g) * S + j;
+          let dp = 0;
+          for (let d = 0; d < Dv; d++) dp += gd[row * Dv + d]! * vd[kv * Dv + d]!;
+          const dsp = p[j]! * (m[j]! * dp - delta);
+          const ds = dsp === 0 ? 0 : dsp * scale * (dm ? deriv[j]! : 1);
+          for (let d = 0; d < D; d++) {
+            dq[row * D + d]! += ds * kd[kv * D + d]!;
+            dk[kv * D + d]! += ds * qd[row * D + d]!;
+          }
+          for (let d = 0; d < Dv; d++) dv[kv * Dv + d]! += p[j]! * m[j]! * gd[row * Dv + d]!;
+        }
+      }
+    }
+  return { out, lse, dq, dk, dv };
+}
+
+function make(c: ModCase, seed: number): Made {
+  const q = random([c.B, c.H, c.L, c.D], seed, 1.5);
+  const k = random([c.B, c.Hkv, c.S, c.D], seed + 1, 1.5);
+  const v = random([c.B, c.Hkv, c.S, c.Dv], seed + 2);
+  const grad = random([c.B, c.H, c.L, c.Dv], seed + 3);
+  const pad = c.pad ? Tensor.from(Array.from({ length: c.B * c.S }, (_, e) => c.pad!(Math.floor(e / c.S), e % c.S)), [c.B, c.S]) : undefined;
+  const names = Object.keys(c.gathered ?? {});
+  return { c, q, k, v, grad, pad, names, gathered: names.map((n) => c.gathered![n]!), ref: reference(c, q, k, v, grad, pad, "attn") };
+}
+
+function attrs(m: Made): Record<string, unknown> {
+  const c = m.c;
+  return {
+    causal: c.causal ?? false, window: c.window ?? null, alignment: c.alignment ?? "top-left", scale: c.scale,
+    dropoutRate: c.dropout?.rate ?? 0, dropoutSeed: c.dropout?.seed ?? 0, training: c.dropout !== undefined,
+    scoreMod: c.scoreMod ?? null, maskMod: c.maskMod ?? null, inputs: m.names,
+  };
+}
+
+/** Dispatches on `ex` (awaiting a chunked call), downloads, releases. */
+async function run(ex: WasmExecutor, kind: string, a: Record<string, unknown>, inputs: readonly (Tensor | undefined)[], outShape: Shape): Promise<Tensor> {
+  const values = inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
+  try {
+    const signal = ex === chunked ? new AbortController().signal : undefined;
+    const out = await ex.dispatch({ kind, node: "attn", attrs: a, inputs: values, outShape, ...(signal ? { signal } : {}) });
+    const host = ex.download(out).contiguous();
+    ex.release(out);
+    return host;
+  } finally {
+    for (const v of values) if (v) ex.release(v);
+  }
+}
+
+const forward = (ex: WasmExecutor, m: Made) => run(ex, "attention", attrs(m), [m.q, m.k, m.v, m.pad, ...m.gathered], [m.c.B, m.c.H, m.c.L, m.c.Dv]);
+const lseOf = (ex: WasmExecutor, m: Made) => {
+  const { dropoutRate: _r, dropoutSeed: _s, training: _t, ...a } = attrs(m);
+  return run(ex, "attention-lse", a, [m.q, m.k, m.pad, ...m.gathered], [m.c.B, m.c.H, m.c.L]);
+};
+const gradOf = (ex: WasmExecutor, m: Made, wrt: "q" | "k" | "v") => {
+  const shape = wrt === "q" ? m.q.shape : wrt === "k" ? m.k.shape : m.v.shape;
+  const out = new Tensor(Float32Array.from(m.ref.out), [m.c.B, m.c.H, m.c.L, m.c.Dv]);
+  const lse = new Tensor(Float32Array.from(m.ref.lse), [m.c.B, m.c.H, m.c.L]);
+  return run(ex, "attention-grad", { ...attrs(m), wrt }, [m.q, m.k, m.v, out, m.grad, lse, m.pad, ...m.gathered], shape);
+};
+
+const ABS = 5e-5;
+const REL = 5e-4;
+function expectNear(got: Tensor, want: Float64Array, label: string): void {
+  expect(worst(got, new Tensor(Float32Array.from(want), got.shape), ABS, REL), label).toBeLessThan(1);
+}
+
+async function expectAll(ex: WasmExecutor, m: Made, label: string): Promise<void> {
+  expectNear(await forward(ex, m), m.ref.out, `${label}: out`);
+  const lse = await lseOf(ex, m);
+  const lseData = lse.toFloat32Array();
+  m.ref.lse.forEach((w, r) => {
+    if (w === -Infinity) expect(lseData[r], `${label}: lse row ${r} sees no key`).toBe(-Infinity);
+  });
+  expectNear(lse, m.ref.lse, `${label}: lse`);
+  expectNear(await gradOf(ex, m, "q"), m.ref.dq, `${label}: dq`);
+  expectNear(await gradOf(ex, m, "k"), m.ref.dk, `${label}: dk`);
+  expectNear(await gradOf(ex, m, "v"), m.ref.dv, `${label}: dv`);
+}
+
+const T = 80;
+const slopes = (H: number) => Tensor.from(Array.from({ length: H }, (_, h) => 2 ** (-(h + 1))), [H]);
+const alibi = call("add", "score", call("mul", read("slopes", "h"), call("sub", "kv", "q")));
+const docs = (B: number, n: number) => Tensor.from(Array.from({ length: B * n }, (_, e) => Math.floor((e % n) / (13 + 7 * Math.floor(e / n)))), [B, n]);
+const sameDoc = call("eq", read("doc", "b", "q"), read("doc", "b", "kv"));
+
+const CASES: readonly ModCase[] = [
+  { label: "causal as a mask modification ge(q, kv), L = S = 150", B: 2, H: 2, Hkv: 2, L: 150, S: 150, D: 16, Dv: 16, scale: 0.25, maskMod: causalMask },
+  { label: "ALiBi, slopes gathered per head, GQA 4/2, causal mask", B: 1, H: 4, Hkv: 2, L: 100, S: 100, D: 8, Dv: 8, scale: 0.35, scoreMod: alibi, maskMod: causalMask, gathered: { slopes: slopes(4) } },
+  { label: "softcap tanh(score / 2) · 2, causal bottom-right, L 70, S 130", B: 1, H: 2, Hkv: 2, L: 70, S: 130, D: 12, Dv: 9, scale: 0.5, causal: true, alignment: "bottom-right", scoreMod: call("mul", call("tanh", call("div", "score", 2)), 2) },
+  {
+    label: "relative bias table [H, 2T − 1] gathered", B: 1, H: 2, Hkv: 2, L: T, S: T, D: 8, Dv: 8, scale: 0.35,
+    scoreMod: call("add", "score", read("bias", "h", call("add", call("sub", "q", "kv"), T - 1))), gathered: { bias: random([2, 2 * T - 1], 77) },
+  },
+  { label: "document ids [B, T] with eq, and causal", B: 2, H: 2, Hkv: 2, L: T, S: T, D: 8, Dv: 8, scale: 0.35, maskMod: call("and", sameDoc, causalMask), gathered: { doc: docs(2, T) } },
+  { label: "prefix LM: or(kv < prefix[b], q >= kv), 130 keys", B: 2, H: 2, Hkv: 2, L: 130, S: 130, D: 16, Dv: 16, scale: 0.25, maskMod: call("or", call("lt", "kv", read("prefix", "b")), causalMask), gathered: { prefix: Tensor.from([40, 70], [2]) } },
+  {
+    label: "a keep mask [B, H, L, S], L 70, S 90", B: 2, H: 2, Hkv: 2, L: 70, S: 90, D: 8, Dv: 8, scale: 0.35,
+    maskMod: call("gt", read("keep", "b", "h", "q", "kv"), -0.6), gathered: { keep: random([2, 2, 70, 90], 5) },
+  },
+  {
+    label: "ALiBi + documents with GQA 4/2, L 90 ≠ S 140, padding, dropout 0.2", B: 2, H: 4, Hkv: 2, L: 90, S: 140, D: 8, Dv: 12, scale: 0.4,
+    pad: (b, j) => (b === 1 && j % 7 === 3 ? 1 : 0), dropout: { rate: 0.2, seed: 99 },
+    scoreMod: alibi, maskMod: call("eq", read("doc", "b", call("min", "q", 139)), read("doc", "b", "kv")), gathered: { slopes: slopes(4), doc: docs(2, 140) },
+  },
+  {
+    label: "window 20 + causal built in, scoreMod with exp, log, sqrt, sigmoid, abs, max", B: 1, H: 2, Hkv: 1, L: 100, S: 100, D: 8, Dv: 8, scale: 0.3, causal: true, window: 20,
+    scoreMod: call("add", call("max", "score", call("neg", call("sqrt", call("abs", "score")))), call("mul", 0.1, call("sub", call("sigmoid", "score"), call("log", call("add", 1.5, call("exp", call("neg", call("abs", "score")))))))),
+  },
+  {
+    label: "where reads its branch only where taken (a table of 10 read at kv < 10), mod by a literal and by a variable", B: 1, H: 2, Hkv: 2, L: 40, S: 70, D: 8, Dv: 8, scale: 0.3,
+    scoreMod: call("where", call("lt", "kv", 10), call("add", "score", read("tbl", "kv")), call("sub", "score", call("mod", "kv", call("add", "h", 2)))),
+    maskMod: call("or", call("ne", call("mod", call("sub", "q", "kv"), 3), 0), call("and", call("lt", "kv", 10), call("gt", read("tbl", "kv"), 0))),
+    gathered: { tbl: random([10], 3) },
+  },
+  {
+    label: "a gathered value as an index (bias[doc[b, kv]]) and floor of a number", B: 2, H: 2, Hkv: 2, L: 50, S: 60, D: 8, Dv: 8, scale: 0.3,
+    scoreMod: call("add", "score", call("add", read("bias", read("doc", "b", "kv")), call("mul", 0.01, call("floor", call("div", "kv", 7))))), gathered: { doc: docs(2, 60), bias: random([5], 11) },
+  },
+  {
+    label: "a read the same in every lane of a tile, made once, and only where taken (slopes[h + 100] never is)", B: 1, H: 3, Hkv: 1, L: 70, S: 70, D: 8, Dv: 8, scale: 0.3,
+    scoreMod: call("where", call("lt", "kv", -1), call("add", "score", read("slopes", call("add", "h", 100))), call("add", "score", call("mul", read("slopes", "h"), "q"))),
+    gathered: { slopes: slopes(3) },
+  },
+  {
+    // Every instruction once: integer and float forms of add, sub, mul, min, max, neg, abs, mod and the comparisons,
+    // where of integers, of numbers and of masks, not, and literals outside int32 and −0 (computed as floats).
+    label: "every operation, integer and float forms", B: 1, H: 2, Hkv: 2, L: 30, S: 40, D: 8, Dv: 8, scale: 0.5,
+    scoreMod: call("add", call("add", call("min", "score", call("mul", 0.5, call("max", "kv", "q"))), call("mul", 0.001, call("abs", call("neg", call("sub", call("mul", "q", 3), call("min", "kv", call("max", "h", 1))))))),
+      call("where", call("not", call("le", "q", "kv")), call("mul", 0.01, call("where", call("gt", "score", 0), call("mod", "kv", 4), call("abs", call("neg", "h")))), call("sub", call("mul", "score", -0), call("div", call("mod", call("sub", "q", 17), -5), 3e9)))),
+    maskMod: call("where", call("ge", "kv", 2), call("or", call("lt", call("mul", "q", 1.5), call("add", "kv", 20)), call("eq", "h", 1)), call("ne", call("mod", "kv", 2), call("neg", 0))),
+  },
+];
+
+describe("fused attention with modifications on wasm against the float64 reference", () => {
+  CASES.forEach((c, n) => {
+    const m = make(c, 300 + 10 * n);
+    it(`${c.label} (1 thread)`, () => expectAll(one, m, c.label));
+    it(`${c.label} (2 threads)`, () => expectAll(two, m, c.label));
+  });
+  it("chunked calls (with a signal, many small steps) give the same numbers", async () => {
+    for (const c of [CASES[1]!, CASES[7]!]) await expectAll(chunked, make(c, 900), `${c.label}, chunked`);
+  });
+});
+
+describe("the fused forward equals the unfused chain on wasm (score → score-mod → mask-mod → softmax → weighted-sum)", () => {
+  const unfused = async (m: Made): Promise<Tensor> => {
+    const { B, H, L, S, Dv, scale } = m.c;
+    const reading = (e: unknown) => m.names.filter((n) => JSON.stringify(e ?? null).includes(`"name":"${n}"`));
+    const slots = (names: readonly string[]) => names.map((n) => m.gathered[m.names.indexOf(n)]!);
+    let x = await run(one, "score", {}, [m.q, m.k], [B, H, L, S]);
+    if (m.c.scoreMod !== undefined) x = await run(one, "score-mod", { scale, expr: m.c.scoreMod, inputs: reading(m.c.scoreMod) }, [x, ...slots(reading(m.c.scoreMod))], [B, H, L, S]);
+    if (m.c.maskMod !== undefined) x = await run(one, "mask-mod", { expr: m.c.maskMod, inputs: reading(m.c.maskMod) }, [x, ...slots(reading(m.c.maskMod))], [B, H, L, S]);
+    const w = await run(one, "softmax", { scale: m.c.scoreMod !== undefined ? 1 : scale }, [x], [B, H, L, S]);
+    return run(one, "weighted-sum", {}, [w, m.v], [B, H, L, Dv]);
+  };
+  for (const n of [0, 1, 3, 4, 5, 6]) { // the cases without a built-in mask, padding or dropout (the chain has none here)
+    it(CASES[n]!.label, async () => {
+      const m = make(CASES[n]!, 40 + n);
+      const fused = await forward(one, m);
+      expect(worst(fused, await unfused(m), 2e-5, 2e-4), "fused vs unfused").toBeLessThan(1);
+    });
+  }
+});
+
+describe("an index out of range is the reference's ExprIndexError", () => {
+  // The relative bias table one entry too short: q − kv + T − 1 reaches 2T − 2 at q = T − 1, kv = 0.
+  const c: ModCase = {
+    label: "short table", B: 1, H: 2, Hkv: 2, L: T, S: T, D: 8, Dv: 8, scale: 0.35,
+    scoreMod: call("add", "score", read("bias", "h", call("add", call("sub", "q", "kv"), T - 1))), gathered: { bias: random([2, 2 * T - 2], 77) },
+  };
+  const m: Made = { ...make({ ...c, scoreMod: undefined, gathered: undefined }, 5), c, names: ["bias"], gathered: [c.gathered!["bias"]!] };
+  const expectIndexError = async (p: Promise<unknown>) => {
+    const e = await p.then(() => undefined, (x: unknown) => x);
+    expect(e).toBeInstanceOf(ExprIndexError);
+    expect((e as Error).message).toContain("attn.scoreMod.args[1]: gathered index 158 on axis 1 is out of range");
+    expect((e as Error).message).toContain("expected an integer in [0, 158)");
+  };
+  for (const [name, ex] of [["1 thread", one], ["2 threads", two], ["chunked", chunked]] as const) {
+    it(`forward, lse and grad (${name})`, async () => {
+      await expectIndexError(forward(ex, m));
+      await expectIndexError(lseOf(ex, m));
+      for (const wrt of ["q", "k", "v"] as const) await expectIndexError(gradOf(ex, m, wrt));
+      // The executor is still usable, and a good call after a failed one is right.
+      const good = make(CASES[3]!, 1);
+      expectNear(await forward(ex, good), good.ref.out, "after the error");
+    });
+  }
+  it("the reference names the same sub-expression", () => {
+    const inputs = new Map([["bias", { data: c.gathered!["bias"]!.toFloat32Array(), shape: [2, 2 * T - 2], strides: [2 * T - 2, 1], offset: 0 } as GatheredTensor]]);
+    const f = compile(c.scoreMod, "score", inputs, "attn.scoreMod").fn;
+    expect(() => f(0, 0, 0, T - 1, 0)).toThrow("attn.scoreMod.args[1]: gathered index 158 on axis 1 is out of range");
+  });
+  it("a read the same in every lane out of range (slopes[h + 1] at the last head)", async () => {
+    const bad: ModCase = { ...CASES[1]!, scoreMod: call("add", "score", read("slopes", call("add", "h", 1))) };
+    const mb: Made = { ...make({ ...bad, scoreMod: undefined, gathered: undefined }, 5), c: bad, names: ["slopes"], gathered: [bad.gathered!["slopes"]!] };
+    for (const ex of [one, two]) {
+      const e = await forward(ex, mb).then(() => undefined, (x: unknown) => x);
+      expect(e).toBeInstanceOf(ExprIndexError);
+      expect((e as Error).message).toContain("attn.scoreMod.args[1]: gathered index 4 on axis 0 is out of range at b=0, h=3");
+    }
+  });
+  it("a non-integer float index (a gathered value) is an index error too", async () => {
+    const bad: ModCase = { ...CASES[10]!, gathered: { doc: Tensor.from(Array.from({ length: 120 }, (_, e) => (e === 77 ? 1.5 : 0)), [2, 60]), bias: random([5], 11) } };
+    const mb: Made = { ...make({ ...bad, scoreMod: undefined, gathered: undefined }, 5), c: bad, names: ["doc", "bias"], gathered: [bad.gathered!["doc"]!, bad.gathered!["bias"]!] };
+    const e = await forward(one, mb).then(() => undefined, (x: unknown) => x);
+    expect(e).toBeInstanceOf(ExprIndexError);
+    expect((e as Error).message).toContain("gathered index 1.5 on axis 0");
+    expect((e as Error).message).toContain("b=1");
+  });
+});
+
+describe("what the wasm executor refuses", () => {
+  it("attention-grad wrt a gathered input: UnsupportedError, and supports() says so", () => {
+    const m = make(CASES[3]!, 1);
+    const a = { ...attrs(m), wrt: "g0" };
+    expect(one.supports("attention-grad", a).ok).toBe(false);
+    expect(one.supports("attention-grad", { ...a, wrt: "q" }).ok).toBe(true);
+    expect(one.supports("attention", attrs(m)).ok).toBe(true);
+    expect(() => one.dispatch({ kind: "attention-grad", node: "attn", attrs: a, inputs: [], outShape: [2, 2 * T - 1] })).toThrow(/gathered input \(g0\) has no wasm kernel/);
+  });
+});
