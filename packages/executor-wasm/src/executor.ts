@@ -11,7 +11,6 @@ import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameSh
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
-import { modsRefusal } from "./kernels/attention-mods.js";
 import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 import { WasmContext } from "./context.js";
 import { DerivedLayouts } from "./derived.js";
@@ -315,9 +314,8 @@ export class WasmExecutor implements Executor<WasmValue> {
   }
 
   /** Never throws: `ok: false` for an op kind with no kernel (user ops included, unless a kernel was registered). */
-  supports(kind: string, attrs: Readonly<Record<string, unknown>>): Support {
-    const refused = modsRefusal(kind, attrs);
-    return refused !== undefined ? { ok: false, reason: refused } : this.#kernels.supports(kind);
+  supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
+    return this.#kernels.supports(kind);
   }
 
   /**
@@ -440,8 +438,6 @@ export class WasmExecutor implements Executor<WasmValue> {
   dispatch(call: UnsignalledCall): WasmValue;
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue>;
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue> {
-    const refused = modsRefusal(call.kind, call.attrs);
-    if (refused !== undefined) throw new UnsupportedError(refused, { subject: call.node });
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     const gen = this.#instance().gen;

@@ -5,7 +5,7 @@
 // forward fused attention, in resumable pieces: without chunks, one module call (`attentionGradRun`) loops over them
 // in the module; with a signal and a big call, they are driven from here in chunks with a yield and a signal check
 // between them (chunks.ts). Both make the same piece calls in the same order.
-import { checkAttentionGradAttrs, checkAttentionLseAttrs, expectAttentionGradShapes, expectAttentionQk, withCleanup, type AttentionLseAttrs } from "@attngraph/graph";
+import { attentionInputGrad, attrError, checkAttentionGradAttrs, checkAttentionLseAttrs, expectAttentionGradShapes, expectAttentionQk, withCleanup, type AttentionGradAttrs, type AttentionLseAttrs } from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
@@ -21,6 +21,7 @@ import {
 } from "./attention-grad-params.js";
 import type { RunParams } from "./attention-params.js";
 import { checkKeyPadding, dropoutThreshold, fillingChunked, fmix32, maskOffset, optionalInput, requireInput, windowOf, type Call } from "./adapter.js";
+import { gatheredValues, view, views } from "./score-mod.js";
 import { callMods, clearStatus, failed, loadProgram, regsAfter, scratchWithRegs, throwIfFailed, type CallMods, type LoadedProgram } from "./attention-mods.js";
 
 /** Query rows and keys per block of the module's backward (assembly/attention-grad.ts). */
@@ -78,7 +79,7 @@ export const attentionGradKernel = chunkedKernel((call, ctx) => {
   const attrs = checkAttentionGradAttrs(call);
   expectAttentionGradShapes(call, q, k, v, o, g, lse, pad);
   if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
-  // A gathered input's gradient (wrt g0 … g7) is refused by the executor before this kernel is reached.
+  if (attrs.wrt !== "q" && attrs.wrt !== "k" && attrs.wrt !== "v") return gatheredGrad(call, ctx, { q, k, v, out: o, grad: g, lse, pad }, attrs);
   const mods = callMods(call, 7, attrs.wrt === "q" || attrs.wrt === "k");
   const shape = attrs.wrt === "q" ? q.shape : attrs.wrt === "k" ? k.shape : v.shape;
   const out = ctx.output(call, shape);
@@ -253,4 +254,20 @@ function* steps(ctx: WasmContext, params: GradParams, keysPerStep: number, mods?
       }
     }
   }
+}
+
+/**
+ * attention-grad wrt a gathered slot (a learnable bias table): @attngraph/graph's shared host loop over views of the
+ * module's memory (taken after the output is allocated, so no growth detaches them), stored into the output.
+ */
+function gatheredGrad(call: Call, ctx: WasmContext, x: Record<"q" | "k" | "v" | "out" | "grad" | "lse", WasmValue> & { readonly pad: WasmValue | undefined }, attrs: AttentionGradAttrs): WasmValue | Promise<WasmValue> {
+  const gathered = gatheredValues(call, 7);
+  const target = gathered.get((attrs.inputs ?? [])[Number(attrs.wrt.slice(1))] ?? "");
+  if (target === undefined) throw attrError(call, "wrt", `a gathered slot among g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
+  const out = ctx.output(call, target.shape);
+  return fillingChunked(call, ctx, out, () => {
+    const v = (t: WasmValue) => view(ctx, t);
+    const y = attentionInputGrad({ q: v(x.q), k: v(x.k), v: v(x.v), out: v(x.out), grad: v(x.grad), lse: v(x.lse), pad: x.pad && v(x.pad) }, attrs, views(ctx, gathered), call.node);
+    ctx.f32().set(y, out.address / 4);
+  });
 }

@@ -125,13 +125,3 @@ export function throwIfFailed(ctx: WasmContext, mods: CallMods, regsList: readon
   }
 }
 
-/**
- * Why the executor refuses a call, or undefined: the modifications of attention, attention-lse and attention-grad wrt
- * q, k and v run in the module; attention-grad wrt a gathered slot (g0 … g7: a learnable bias table's gradient) has
- * no kernel here yet, and is refused rather than run as if it were something else.
- */
-export function modsRefusal(kind: string, attrs: Readonly<Record<string, unknown>>): string | undefined {
-  if (kind !== "attention-grad") return undefined;
-  const wrt = attrs["wrt"];
-  return typeof wrt === "string" && /^g\d+$/.test(wrt) ? `attention-grad with respect to a gathered input (${wrt}) has no wasm kernel yet` : undefined;
-}

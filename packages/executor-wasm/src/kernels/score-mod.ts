@@ -13,12 +13,12 @@ import { expectRank, fillingChunked, optionalInput, requireInput, type Call } fr
 const EXPR_WORK = 64;
 
 /** `v` as a view of the module's memory now (valid until the next allocation). */
-function view(ctx: WasmContext, v: WasmValue): F32View {
+export function view(ctx: WasmContext, v: WasmValue): F32View {
   return { data: ctx.f32(), shape: v.shape, strides: v.strides, offset: v.address / 4 };
 }
 
 /** The gathered values (slots from `first`, named by attribute `inputs`), with their ranks for the expression's check. */
-function gatheredValues(call: Call, first: number): Map<string, WasmValue> {
+export function gatheredValues(call: Call, first: number): Map<string, WasmValue> {
   return gatheredOfCall(call, first, (slot, n) => optionalInput(call, slot, n));
 }
 
@@ -26,7 +26,7 @@ function exprAttr(call: Call, role: "score" | "mask", gathered: ReadonlyMap<stri
   return checkExprCached(call.attrs["expr"], { subject: `${call.node}.expr`, role, inputs: new Map([...gathered].map(([n, v]) => [n, v.rank])) });
 }
 
-function views(ctx: WasmContext, gathered: ReadonlyMap<string, WasmValue>): Map<string, GatheredTensor> {
+export function views(ctx: WasmContext, gathered: ReadonlyMap<string, WasmValue>): Map<string, GatheredTensor> {
   return new Map([...gathered].map(([n, v]) => [n, view(ctx, v)]));
 }
 
