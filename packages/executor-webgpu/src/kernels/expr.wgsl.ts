@@ -5,12 +5,39 @@
 // `if` blocks, so only the branch taken is evaluated (and its reads made), as on cpu. A gathered read clamps its
 // indices for memory safety only: that every read is in range is proved on the host (unprovedReads) or checked there.
 import { EXPR_OPS, type Expr, type ExprType } from "@attngraph/graph";
+import { UnsupportedError } from "@attngraph/tensor";
+import type { GpuTensor } from "../gpu-tensor.js";
+import { PARAM_WORDS, type Params } from "./shared.wgsl.js";
 
 /** A gathered input as the program binds it: the storage name and the params word of its packed view. */
 export interface WgslGathered {
   readonly name: string;
   readonly binding: string;
   readonly view: number;
+}
+
+/**
+ * Packs the views of the gathered inputs a program binds (in order, storage names `<prefix>0`, `<prefix>1`, …) into
+ * `p`, after the program's own words. A view takes 2 + 2 · rank words: too many for the params uniform is an
+ * UnsupportedError naming `subject`, raised before anything is encoded.
+ */
+export function bindGathered(p: Params, gathered: readonly (readonly [string, GpuTensor])[], prefix: string, subject: string, what: string): WgslGathered[] {
+  const words = gathered.reduce((a, [, t]) => a + 2 + 2 * t.rank, 0);
+  if (p.size + words > PARAM_WORDS) {
+    throw new UnsupportedError(`${what} on webgpu: its gathered inputs' views need ${words} words of params beside the program's ${p.size}, more than the ${PARAM_WORDS} a program has (fewer or lower-rank gathered inputs)`, { subject });
+  }
+  return gathered.map(([name, t], i) => ({ name, binding: `${prefix}${i}`, view: p.view(t) }));
+}
+
+/**
+ * The storage buffers a program binds (`own`, its output included, plus the gathered inputs) within the device's
+ * limit, which may be as low as WebGPU's default of 8: an UnsupportedError naming `subject` otherwise.
+ */
+export function checkStorageLimit(device: GPUDevice, own: number, gathered: number, subject: string, what: string): void {
+  const limit = device.limits.maxStorageBuffersPerShaderStage;
+  if (own + gathered > limit) {
+    throw new UnsupportedError(`${what} reading ${gathered} gathered input${gathered === 1 ? "" : "s"} on webgpu: this device binds at most ${limit} storage buffers per shader, the program needs ${own} of its own (at most ${Math.max(0, limit - own)} gathered inputs)`, { subject });
+  }
 }
 
 /** The type of `e` (int, num or bool), as checkExpr typed it. */
