@@ -87,6 +87,10 @@ const CALL: Partial<Record<string, (a: string[]) => string>> = {
  */
 export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[]): string {
   const helpers: string[] = [
+    // The identity, as a function: WGSL evaluates a builtin of literals (log(0.0), exp(100.0), 1.0 / 0.0) when it
+    // compiles the shader and rejects one whose value is not finite. A user function's result is never a constant
+    // expression, so an operation on literals only is given its first one through this and runs as at run time.
+    `fn ${name}_rt(x: f32) -> f32 { return x; }`,
     // Python's mod and floor division of two integers, exact (f32 division may be off by an ulp: 41 / 41 < 1).
     `fn ${name}_imod(a: f32, b: f32) -> f32 { let x = i32(a); let y = i32(b); if (y == 0) { return a - b * floor(a / b); } var r = x % y; if (r != 0 && ((r < 0) != (y < 0))) { r += y; } return f32(r); }`,
     `fn ${name}_idiv(a: f32, b: f32) -> f32 { let x = i32(a); let y = i32(b); if (y == 0) { return floor(a / b); } var d = x / y; if (d * y != x && ((x < 0) != (y < 0))) { d -= 1; } return f32(d); }`,
@@ -138,6 +142,7 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
     }
     const ints = x.args.every((a) => typeOf(a) === "int");
     const args = x.args.map((a) => emit(a, depth));
+    if (x.args.every((a) => typeof a === "number")) args[0] = `${name}_rt(${args[0]})`;
     let code: string;
     if (x.op === "mod" && ints) code = `${name}_imod(${args[0]}, ${args[1]})`;
     else if (x.op === "floor" && typeof x.args[0] === "object" && x.args[0].op === "div" && x.args[0].args.every((a) => typeOf(a) === "int")) {
