@@ -90,6 +90,12 @@ const CASES: readonly Case[] = [
     gathered: { keep: { shape: [2, 4, 6, 9], value: (e) => ((e * 7919) % 5 === 0 ? 0 : 1) }, slopes: { shape: [4], value: (h) => 0.5 / (h + 1) } },
   },
   {
+    label: "a score modification of −∞ hides keys: row 0 sees none (zeros, lse −∞, no NaN in any gradient)",
+    dims: { B: 1, H: 2, Hkv: 1, L: 5, S: 5, D: 4, Dv: 4 },
+    scale: 0.5,
+    scoreMod: { op: "where", args: [{ op: "lt", args: ["kv", "q"] }, "score", { op: "log", args: [0] }] },
+  },
+  {
     label: "an index gathered from a tensor (checked on the host), in range",
     dims: { B: 1, H: 2, Hkv: 2, L: 4, S: 6, D: 4, Dv: 4 },
     scale: 0.5,
@@ -160,6 +166,21 @@ describe("fused attention with modifications vs a float64 reference", () => {
     });
   }
 
+  it("gathered inputs read through strided, offset views (NaN junk between their elements)", async () => {
+    const c = CASES.find((x) => x.label.startsWith("a gathered keep mask"))!;
+    const s = setup(c);
+    const { B, H, L, Dv } = c.dims;
+    const spaced = await Promise.all(s.gathered.map((t) => ops.spaced(t)));
+    const out = await ops.run("attention", s.attrs, [s.q, s.k, s.v, s.pad, ...spaced], [B, H, L, Dv]);
+    expectClose(out, flexForward64(s.problem).out, "out");
+  });
+
+  it("an operation on literals only whose value is not finite compiles (WGSL would reject it as a constant)", async () => {
+    const expr: Expr = { op: "add", args: ["score", { op: "exp", args: [100] }] };
+    const got = await ops.run("score-mod", { scale: 1, expr, inputs: [] }, [Tensor.from([1, 2, 3, 4], [1, 1, 2, 2])], [1, 1, 2, 2]);
+    expect(Array.from(got.toFloat32Array())).toEqual([Infinity, Infinity, Infinity, Infinity]);
+  });
+
   it("supports() accepts modifications for the fused ops, refuses a gathered input's gradient", () => {
     const mods = { scoreMod: softcap, maskMod: null, inputs: [] };
     expect(webgpu.supports("attention", mods).ok).toBe(true);
@@ -205,6 +226,20 @@ describe("typed errors of the modifications", () => {
     const lseT = Tensor.from(new Float32Array(B * H * L), [B, H, L]);
     const e = await ops.error("attention-grad", { ...s.attrs, wrt: "g0" }, [s.q, s.k, s.v, outT, s.grad, lseT, undefined, ...s.gathered], [3], "mods");
     expect(e).toMatchObject({ code: "unsupported", subject: "mods", message: expect.stringContaining("g0") });
+  });
+
+  it("gathered views past the params words are an UnsupportedError", async () => {
+    // Seven rank-6 inputs: 7 · 14 words beside the forward's own ~50, more than the 128 a program has.
+    const names = Array.from({ length: 7 }, (_, i) => `t${i}`);
+    const sum = names.reduce<Expr>((a, name) => ({ op: "add", args: [a, input(name, [0, 0, 0, 0, 0, "b"])] }), "score");
+    const gathered = Object.fromEntries(names.map((name) => [name, { shape: [1, 1, 1, 1, 1, 1], value: () => 0.1 }]));
+    const s = setup({ ...c, scoreMod: sum, gathered });
+    const { B, H, L, Dv } = c.dims;
+    const inputs = await Promise.all([s.q, s.k, s.v, undefined, ...s.gathered].map((t) => ops.value(t)));
+    const held = webgpu.buffersInUse;
+    const e = await ops.error("attention", s.attrs, inputs, [B, H, L, Dv], "mods");
+    expect(e).toMatchObject({ code: "unsupported", subject: "mods", message: expect.stringContaining("words of params") });
+    expect(webgpu.buffersInUse, "the output is released").toBe(held);
   });
 
   it("more gathered inputs than the device binds is an UnsupportedError, not a validation error", async () => {
