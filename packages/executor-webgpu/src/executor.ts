@@ -10,7 +10,8 @@
 //   counts it, so tests can prove that nothing else is read.
 import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
-import { KernelTable, modsSupport, refuseMods } from "@attngraph/graph";
+import { KernelTable } from "@attngraph/graph";
+import { gatheredGradReason } from "./kernels/attention-grad.wgsl.js";
 import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
 import { sharedDevice, type DeviceOptions } from "./device.js";
 import { GpuTensor, isGpuTensor, type GpuStorage } from "./gpu-tensor.js";
@@ -101,7 +102,10 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
 
   /** Never throws, needs no device: whether a kernel is registered. A missing adapter is init()'s error. */
   supports(kind: string, attrs: Readonly<Record<string, unknown>>): Support {
-    return modsSupport(kind, attrs, "webgpu") ?? this.#kernels.supports(kind);
+    // Score and mask modifications run inside the fused attention kernels; a gathered input's gradient does not.
+    const wrt = attrs["wrt"];
+    if (kind === "attention-grad" && typeof wrt === "string" && wrt.startsWith("g")) return { ok: false, reason: gatheredGradReason(wrt) };
+    return this.#kernels.supports(kind);
   }
 
   /**
@@ -182,7 +186,6 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   }
 
   async #dispatch(call: KernelCall<GpuTensor>): Promise<GpuTensor> {
-    refuseMods(call, "webgpu");
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     const s = await this.#device();

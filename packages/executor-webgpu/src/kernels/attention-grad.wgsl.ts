@@ -15,11 +15,16 @@
 // rows are never read for that row, and a term of weight exactly 0 (hidden, dropped, no key seen) is never added, so a
 // NaN in such a row reaches no gradient. Dropout keeps exactly the forward's elements (DROPOUT_WGSL on the weight's index
 // ((b·H + h)·L + i)·S + j). Every input is read through its strides; outputs are dense.
+// With score or mask modifications (attention-mods.wgsl.ts) the same loops call the generated mod_keep, mod_score and
+// (for q and k) mod_dscore: p_ij = exp(s'_ij − lse_i), dS'_ij = p_ij (m_ij grad_i·v_j − δ_i), and q, k get
+// dS'_ij · scale · ∂s'/∂score, the derivative evaluated only where dS' is not 0 (no 0 · ∞ NaN from a hidden key).
 import type { AttentionGradAttrs, AttentionLseAttrs } from "@attngraph/graph";
-import type { WebGpuKernel } from "../executor.js";
+import { UnsupportedError } from "@attngraph/tensor";
+import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
+import { optionalInput, requireInput, type Call } from "./checks.js";
 import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
 import { rowGrid } from "./layer-norm.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
@@ -41,7 +46,7 @@ function dotQk(qBase: string, kBase: string): string {
 }
 
 /** Params: q view, k view, pad view (or q again), hasPad, mask words, scale, rows. One workgroup per query row. */
-function lseProgram(q: GpuTensor, k: GpuTensor, pad: GpuTensor | undefined, a: AttentionLseAttrs, out: GpuTensor): ProgramInfo {
+function lseProgram(call: Call, gpu: KernelContext, q: GpuTensor, k: GpuTensor, pad: GpuTensor | undefined, a: AttentionLseAttrs, mods: FusedMods | undefined, out: GpuTensor): ProgramInfo {
   const [nb, nh, nl] = q.shape as [number, number, number, number];
   const ns = k.shape[2]!;
   const rows = nb * nh * nl;
@@ -54,11 +59,13 @@ function lseProgram(q: GpuTensor, k: GpuTensor, pad: GpuTensor | undefined, a: A
   const sc = p.f32(a.scale);
   const group = p.u32(k.shape[1] === 0 ? 1 : nh / k.shape[1]!);
   const r = p.u32(rows);
+  const mb = mods && bindMods(call, gpu, mods, p, 4); // Q K PAD Y
   return {
     name: "attention-lse",
-    cacheKey: "attention-lse",
+    cacheKey: mods ? `attention-lse:mods:${mods.key}` : "attention-lse",
     code: () => /* wgsl */ `${PRELUDE}${MASK_WGSL}${REDUCE_WGSL}${ROW_WGSL}
-${storageBindings(["Q", "K", "PAD"])}
+${storageBindings(["Q", "K", "PAD", ...(mb?.names ?? [])])}
+${mb?.wgsl ?? ""}
 @compute @workgroup_size(${WG})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
   let row = wg.y * nw.x + wg.x;
@@ -84,12 +91,18 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
   var sum = 0.0;
   var bad = false;
   for (var j = first + t; j < end; j += ${WG}u) {
-    if (!visible_by_position(${m}u, i, j, ns) || (hasPad && PAD[pBase + j * ps1] == 1.0)) { continue; }
+    if (!visible_by_position(${m}u, i, j, ns) || (hasPad && PAD[pBase + j * ps1] == 1.0)${mods ? " || !mod_keep(b, h, i, j)" : ""}) { continue; }
     ${dotQk("qBase", "kBase + j * ks2")}
-    if (is_neg_inf(raw)) { continue; }
+    ${
+      mods
+        ? `let x = mod_score(raw, scale, b, h, i, j);
+    if (is_neg_inf(x)) { continue; }
+    if (is_bad(x)) { bad = true; continue; }`
+        : `if (is_neg_inf(raw)) { continue; }
     let x = scale * raw;
     if (is_bad(x) || is_bad(raw)) { bad = true; continue; }
-    if (is_neg_inf(x)) { continue; }
+    if (is_neg_inf(x)) { continue; }`
+    }
     if (x > mx) { sum = sum * exp(mx - x) + 1.0; mx = x; } else { sum = sum + exp(x - mx); }
   }
   let rowMax = reduce_max(t, mx);
@@ -104,7 +117,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
   }
 }`,
     params: p,
-    inputs: [q, k, pad ?? q],
+    inputs: [q, k, pad ?? q, ...(mb?.inputs ?? [])],
     output: out,
     workgroups: rowGrid(rows),
   };
@@ -171,10 +184,19 @@ function keepWgsl(dropping: number, d: number, idx: string): string {
 }
 
 /**
+ * WGSL: the weight `w` of q or k with modifications, dS'_ij · scale · ∂s'/∂score; the derivative is evaluated only
+ * where dS' is not 0 (an infinite derivative times 0 would be NaN).
+ */
+function dsModWgsl(w: string): string {
+  return `${w} = pij * (keep * dp - delta);
+        if (${w} != 0.0) { ${w} = ${w} * mod_dscore(raw, scale, b, h, i, j); }`;
+}
+
+/**
  * wrt q. Params: q, k, v, out, grad, lse, pad (or q) views, common words, rows. One workgroup per query row; bindings
  * Q K V O G LSE PAD and Y (8 storage buffers, WebGPU's default limit per stage).
  */
-function dqProgram(x: GradInputs, a: AttentionGradAttrs, out: GpuTensor): ProgramInfo {
+function dqProgram(call: Call, gpu: KernelContext, x: GradInputs, a: AttentionGradAttrs, mods: FusedMods | undefined, out: GpuTensor): ProgramInfo {
   const [nb, nh, nl] = x.q.shape as [number, number, number, number];
   const rows = nb * nh * nl;
   const p = new Params();
@@ -187,11 +209,13 @@ function dqProgram(x: GradInputs, a: AttentionGradAttrs, out: GpuTensor): Progra
   const pv = p.view(x.pad ?? x.q);
   const c = packCommon(p, x, a);
   const r = p.u32(rows);
+  const mb = mods && bindMods(call, gpu, mods, p, 8);
   return {
     name: "attention-grad-q",
-    cacheKey: "attention-grad-q",
+    cacheKey: mods ? `attention-grad-q:mods:${mods.key}` : "attention-grad-q",
     code: () => /* wgsl */ `${PRELUDE}${MASK_WGSL}${DROPOUT_WGSL}${REDUCE_WGSL}${ROW_WGSL}
-${storageBindings(["Q", "K", "V", "O", "G", "LSE", "PAD"])}
+${storageBindings(["Q", "K", "V", "O", "G", "LSE", "PAD", ...(mb?.names ?? [])])}
+${mb?.wgsl ?? ""}
 var<workgroup> dsBlk: array<f32, ${WG}>;
 @compute @workgroup_size(${WG})
 fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
@@ -229,14 +253,15 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
   for (var s0 = first; s0 < end; s0 += ${WG}u) {
     let j = s0 + t;
     var ds = 0.0;
-    if (j < end && visible_by_position(${c.m}u, i, j, ns) && !(hasPad && PAD[pBase + j * ps1] == 1.0)) {
+    if (j < end && visible_by_position(${c.m}u, i, j, ns) && !(hasPad && PAD[pBase + j * ps1] == 1.0)${mods ? " && mod_keep(b, h, i, j)" : ""}) {
       ${dotQk("qBase", "kBase + j * ks2")}
-      if (!is_neg_inf(raw)) {
-        let pij = exp(scale * raw - lse);
+      ${mods ? "let sm = mod_score(raw, scale, b, h, i, j);" : ""}
+      if (!is_neg_inf(${mods ? "sm" : "raw"})) {
+        let pij = exp(${mods ? "sm" : "scale * raw"} - lse);
         var dp = 0.0;
         for (var c = 0u; c < ndv; c++) { dp = fma(G[gBase + c * gs3], V[vBase + j * vs2 + c * vs3], dp); }
         let keep = ${keepWgsl(c.dropping, c.d, "dropRow + j")};
-        ds = scale * pij * (keep * dp - delta);
+        ${mods ? dsModWgsl("ds") : "ds = scale * pij * (keep * dp - delta);"}
       }
     }
     dsBlk[t] = ds;
@@ -251,7 +276,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
   }
 }`,
     params: p,
-    inputs: [x.q, x.k, x.v, x.out, x.grad, x.lse, x.pad ?? x.q],
+    inputs: [x.q, x.k, x.v, x.out, x.grad, x.lse, x.pad ?? x.q, ...(mb?.inputs ?? [])],
     output: out,
     workgroups: rowGrid(rows),
   };
@@ -261,7 +286,7 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
  * wrt k or v. Params: q, k, v, grad, lse, pad (or q) views, common words, rows. One workgroup per key row (b, kh, j).
  * Bindings: Q K V G LSE PAD DELTA and Y for k; Q K G LSE PAD and Y for v (v needs neither V nor δ).
  */
-function dkvProgram(x: GradInputs, a: AttentionGradAttrs, wrt: "k" | "v", delta: GpuTensor | undefined, out: GpuTensor): ProgramInfo {
+function dkvProgram(call: Call, gpu: KernelContext, x: GradInputs, a: AttentionGradAttrs, mods: FusedMods | undefined, wrt: "k" | "v", delta: GpuTensor | undefined, out: GpuTensor): ProgramInfo {
   const [nb, nkv, ns] = x.k.shape as [number, number, number, number];
   const rows = nb * nkv * ns;
   const p = new Params();
@@ -274,18 +299,20 @@ function dkvProgram(x: GradInputs, a: AttentionGradAttrs, wrt: "k" | "v", delta:
   const c = packCommon(p, x, a);
   const r = p.u32(rows);
   const isK = wrt === "k";
+  const mb = mods && bindMods(call, gpu, mods, p, isK ? 8 : 6);
   // What each term multiplies: q_i (dk, D wide) or grad_i (dv, Dv wide).
   const src = isK ? { arr: "Q", view: qv } : { arr: "G", view: gv };
   const weight = isK
     ? `var dp = 0.0;
             for (var c = 0u; c < ndv; c++) { dp = fma(G[gBase + c * gs3], V[vBase + c * vs3], dp); }
-            w = scale * pij * (keep * dp - DELTA[(b * nh + h) * nl + i]);`
+            ${mods ? "let delta = DELTA[(b * nh + h) * nl + i];\n            " + dsModWgsl("w") : "w = scale * pij * (keep * dp - DELTA[(b * nh + h) * nl + i]);"}`
     : `w = keep * pij;`;
   return {
     name: `attention-grad-${wrt}`,
-    cacheKey: `attention-grad-${wrt}`,
+    cacheKey: mods ? `attention-grad-${wrt}:mods:${mods.key}` : `attention-grad-${wrt}`,
     code: () => /* wgsl */ `${PRELUDE}${MASK_WGSL}${DROPOUT_WGSL}${ROW_WGSL}
-${storageBindings(isK ? ["Q", "K", "V", "G", "LSE", "PAD", "DELTA"] : ["Q", "K", "G", "LSE", "PAD"])}
+${storageBindings([...(isK ? ["Q", "K", "V", "G", "LSE", "PAD", "DELTA"] : ["Q", "K", "G", "LSE", "PAD"]), ...(mb?.names ?? [])])}
+${mb?.wgsl ?? ""}
 var<workgroup> wBlk: array<f32, ${WG}>;
 var<workgroup> baseBlk: array<u32, ${WG}>;
 @compute @workgroup_size(${WG})
@@ -334,10 +361,11 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
       let gBase = row_base(${gv}u, b, h, i);
       rb = ${isK ? "qBase" : "gBase"};
       let lse = LSE[view_offset(${lv}u) + b * view_stride(${lv}u, 0u) + h * view_stride(${lv}u, 1u) + i * view_stride(${lv}u, 2u)];
-      if (visible_by_position(${c.m}u, i, j, ns) && !is_neg_inf(lse)) {
+      if (visible_by_position(${c.m}u, i, j, ns) && !is_neg_inf(lse)${mods ? " && mod_keep(b, h, i, j)" : ""}) {
         ${dotQk("qBase", "kBase")}
-        if (!is_neg_inf(raw)) {
-          let pij = exp(scale * raw - lse);
+        ${mods ? "let sm = mod_score(raw, scale, b, h, i, j);" : ""}
+        if (!is_neg_inf(${mods ? "sm" : "raw"})) {
+          let pij = exp(${mods ? "sm" : "scale * raw"} - lse);
           let keep = ${keepWgsl(c.dropping, c.d, "((b * nh + h) * nl + i) * ns + j")};
           ${weight}
         }
@@ -356,15 +384,31 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
   }
 }`,
     params: p,
-    inputs: isK ? [x.q, x.k, x.v, x.grad, x.lse, x.pad ?? x.q, delta!] : [x.q, x.k, x.grad, x.lse, x.pad ?? x.q],
+    inputs: [...(isK ? [x.q, x.k, x.v, x.grad, x.lse, x.pad ?? x.q, delta!] : [x.q, x.k, x.grad, x.lse, x.pad ?? x.q]), ...(mb?.inputs ?? [])],
     output: out,
     workgroups: rowGrid(rows),
   };
 }
 
+/** Why attention-grad wrt a gathered slot (g0 … g7) is refused here: those gradients are not webgpu kernels. */
+export function gatheredGradReason(wrt: string): string {
+  return `attention-grad wrt a gathered input (${wrt}) on webgpu: the gradient of a modification's gathered input has no webgpu kernel`;
+}
+
+/** Runs `program` into `out`, released if anything throws (a limit reached while binding the modifications). */
+async function runInto(gpu: KernelContext, out: GpuTensor, program: () => ProgramInfo): Promise<GpuTensor> {
+  try {
+    await gpu.run(program());
+  } catch (e) {
+    gpu.release(out);
+    throw e;
+  }
+  return out;
+}
+
 /**
- * Inputs: q [B, H, L, D], k [B, Hkv, S, D], optional keyPaddingMask [B, S] → lse [B, H, L];
- * attrs { causal, window, alignment, scale }.
+ * Inputs: q [B, H, L, D], k [B, Hkv, S, D], optional keyPaddingMask [B, S], gathered g0 … → lse [B, H, L];
+ * attrs { causal, window, alignment, scale, scoreMod, maskMod, inputs }.
  */
 export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
   const q = requireInput(call, 0, "q");
@@ -374,15 +418,17 @@ export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
   expectAttentionQk(call, q, k, pad);
   const [nb, nh, nl] = q.shape as [number, number, number, number];
   if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, k.shape[2]!, "queries");
+  const mods = fusedMods(call, 3, false);
+  if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
   const out = gpu.alloc([nb, nh, nl]);
-  if (out.size > 0) await gpu.run(lseProgram(q, k, pad, attrs, out));
-  return out;
+  return out.size > 0 ? runInto(gpu, out, () => lseProgram(call, gpu, q, k, pad, attrs, mods, out)) : out;
 };
 
 /**
  * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], out and grad [B, H, L, Dv], lse [B, H, L], optional
- * keyPaddingMask [B, S]; attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training, wrt } →
- * dq [B, H, L, D], dk [B, Hkv, S, D] or dv [B, Hkv, S, Dv].
+ * keyPaddingMask [B, S], gathered g0 …; attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training,
+ * wrt, scoreMod, maskMod, inputs } → dq [B, H, L, D], dk [B, Hkv, S, D] or dv [B, Hkv, S, Dv]. A gathered input's
+ * gradient (wrt g0 … g7) is not computed here: an UnsupportedError.
  */
 export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
   const q = requireInput(call, 0, "q");
@@ -396,25 +442,25 @@ export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
   expectAttentionGradShapes(call, q, k, v, o, grad, lse, pad);
   const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
   const [, nkv, ns] = k.shape as [number, number, number, number];
+  const wrt = attrs.wrt;
+  if (wrt !== "q" && wrt !== "k" && wrt !== "v") throw new UnsupportedError(gatheredGradReason(wrt), { subject: call.node });
   if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, ns, "queries");
+  // dv needs no derivative of the score modification.
+  const mods = fusedMods(call, 7, wrt !== "v");
+  if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
   const x: GradInputs = { q, k, v, out: o, grad, lse, pad };
-  if (attrs.wrt === "q") {
+  if (wrt === "q") {
     const out = gpu.alloc([nb, nh, nl, nd]);
-    if (out.size > 0) await gpu.run(dqProgram(x, attrs, out));
-    return out;
+    return out.size > 0 ? runInto(gpu, out, () => dqProgram(call, gpu, x, attrs, mods, out)) : out;
   }
-  const out = gpu.alloc(attrs.wrt === "k" ? [nb, nkv, ns, nd] : [nb, nkv, ns, v.shape[3]!]);
+  const out = gpu.alloc(wrt === "k" ? [nb, nkv, ns, nd] : [nb, nkv, ns, v.shape[3]!]);
   if (out.size === 0) return out;
-  if (attrs.wrt === "v") {
-    await gpu.run(dkvProgram(x, attrs, "v", undefined, out));
-    return out;
-  }
+  if (wrt === "v") return runInto(gpu, out, () => dkvProgram(call, gpu, x, attrs, mods, "v", undefined, out));
   const delta = gpu.alloc([nb, nh, nl]);
   try {
     if (delta.size > 0) await gpu.run(deltaProgram(grad, o, delta));
-    await gpu.run(dkvProgram(x, attrs, "k", delta, out));
+    return await runInto(gpu, out, () => dkvProgram(call, gpu, x, attrs, mods, "k", delta, out));
   } finally {
     gpu.release(delta);
   }
-  return out;
 };

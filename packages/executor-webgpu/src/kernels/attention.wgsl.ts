@@ -5,14 +5,17 @@
 // exactly what the chain does. The output row itself is the accumulator (any head dim Dv, no fixed-size array).
 // A key weighed exactly 0 (masked, padded, dropped) is skipped in P · V, so not even a NaN or ±∞ of its value row
 // reaches the row (FlashAttention semantics; PyTorch's math path gives 0 · NaN = NaN).
+// With score or mask modifications (attention-mods.wgsl.ts) the same loop calls the generated mod_keep and mod_score
+// per key, one pipeline per expression; the positional band still bounds the keys visited.
 import type { AttentionAttrs } from "@attngraph/graph";
-import type { WebGpuKernel } from "../executor.js";
+import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { checkScale, expectDim, expectHeadGroups, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
 import { DROPOUT_WGSL, checkDropoutAttrs, packDropout } from "./dropout.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, checkMaskAttrs, packMask } from "./mask.wgsl.js";
-import { PRELUDE, Params, WG } from "./shared.wgsl.js";
+import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
+import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./softmax.wgsl.js";
 
 function checkAttrs(call: Call): AttentionAttrs {
@@ -23,7 +26,7 @@ function checkAttrs(call: Call): AttentionAttrs {
 }
 
 /** Params: q, k, v, pad views; hasPad; mask words; scale; dropping; dropout words; group (H / Hkv). */
-function program(q: GpuTensor, k: GpuTensor, v: GpuTensor, pad: GpuTensor | undefined, a: AttentionAttrs, out: GpuTensor): ProgramInfo {
+function program(call: Call, gpu: KernelContext, q: GpuTensor, k: GpuTensor, v: GpuTensor, pad: GpuTensor | undefined, a: AttentionAttrs, mods: FusedMods | undefined, out: GpuTensor): ProgramInfo {
   const [nb, nh, nl] = q.shape as [number, number, number, number];
   const ns = k.shape[2]!;
   const p = new Params();
@@ -37,15 +40,14 @@ function program(q: GpuTensor, k: GpuTensor, v: GpuTensor, pad: GpuTensor | unde
   const dropping = p.u32(a.training && a.dropoutRate > 0 ? 1 : 0);
   const d = packDropout(p, { rate: a.dropoutRate, seed: a.dropoutSeed, training: a.training });
   const group = p.u32(k.shape[1] === 0 ? 1 : nh / k.shape[1]!);
+  // Q K V PAD Y, then the modifications' gathered inputs.
+  const mb = mods && bindMods(call, gpu, mods, p, 5);
   return {
     name: "attention",
-    cacheKey: "attention",
+    cacheKey: mods ? `attention:mods:${mods.key}` : "attention",
     code: () => /* wgsl */ `${PRELUDE}${MASK_WGSL}${DROPOUT_WGSL}${REDUCE_WGSL}
-@group(0) @binding(1) var<storage, read> Q: array<f32>;
-@group(0) @binding(2) var<storage, read> K: array<f32>;
-@group(0) @binding(3) var<storage, read> V: array<f32>;
-@group(0) @binding(4) var<storage, read> PAD: array<f32>;
-@group(0) @binding(5) var<storage, read_write> Y: array<f32>;
+${storageBindings(["Q", "K", "V", "PAD", ...(mb?.names ?? [])])}
+${mb?.wgsl ?? ""}
 var<workgroup> ps: array<f32, ${WG}>;
 
 @compute @workgroup_size(${WG})
@@ -85,13 +87,22 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
     var x = neg_inf();
     var visible = false;
     var bad = false;
-    if (j < end && visible_by_position(${m}u, i, j, ns) && !(hasPad && PAD[pBase + j * ps1] == 1.0)) {
+    if (j < end && visible_by_position(${m}u, i, j, ns) && !(hasPad && PAD[pBase + j * ps1] == 1.0)${mods ? " && mod_keep(b, h, i, j)" : ""}) {
       var raw = 0.0;
       for (var c = 0u; c < nd; c++) { raw = fma(Q[qBase + c * qs], K[kBase + j * ks2 + c * ks3], raw); }
-      if (!is_neg_inf(raw)) {
+      ${
+        mods
+          ? `let sm = mod_score(raw, scale, b, h, i, j);
+      if (!is_neg_inf(sm)) {
+        x = sm;
+        bad = is_bad(sm);
+        visible = !bad;
+      }`
+          : `if (!is_neg_inf(raw)) {
         x = scale * raw;
         bad = is_bad(x) || is_bad(raw);
         visible = !bad;
+      }`
       }
     }
     let blockMax = reduce_max(t, select(neg_inf(), x, visible));
@@ -121,15 +132,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   for (var dd = t; dd < ndv; dd += ${WG}u) { Y[yo + dd] = select(Y[yo + dd] * inv, nan(), badRow); }
 }`,
     params: p,
-    inputs: [q, k, v, pad ?? q],
+    inputs: [q, k, v, pad ?? q, ...(mb?.inputs ?? [])],
     output: out,
     workgroups: [nl, nh, nb],
   };
 }
 
 /**
- * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], optional keyPaddingMask [B, S] → [B, H, L, Dv];
- * attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training } (absent dropout attributes: none).
+ * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], optional keyPaddingMask [B, S], gathered g0 … →
+ * [B, H, L, Dv]; attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training, scoreMod, maskMod,
+ * inputs } (absent dropout attributes: none; absent modifications: none).
  */
 export const attentionKernel: WebGpuKernel = async (call, gpu) => {
   const q = requireInput(call, 0, "q");
@@ -148,7 +160,14 @@ export const attentionKernel: WebGpuKernel = async (call, gpu) => {
   expectDim(call, "v", "values must have as many heads Hkv as keys", k.shape[1]!, v.shape[1]!, v);
   expectDim(call, "v", "value length must equal the key length S", k.shape[2]!, v.shape[2]!, v);
   if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, k.shape[2]!, "queries");
+  const mods = fusedMods(call, 4, false);
+  if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
   const out = gpu.alloc([nb, nh, nl, v.shape[3]!]);
-  await gpu.run(program(q, k, v, pad, attrs, out));
+  try {
+    await gpu.run(program(call, gpu, q, k, v, pad, attrs, mods, out));
+  } catch (e) {
+    gpu.release(out);
+    throw e;
+  }
   return out;
 };

@@ -5,12 +5,39 @@
 // `if` blocks, so only the branch taken is evaluated (and its reads made), as on cpu. A gathered read clamps its
 // indices for memory safety only: that every read is in range is proved on the host (unprovedReads) or checked there.
 import { EXPR_OPS, type Expr, type ExprType } from "@attngraph/graph";
+import { UnsupportedError } from "@attngraph/tensor";
+import type { GpuTensor } from "../gpu-tensor.js";
+import { PARAM_WORDS, type Params } from "./shared.wgsl.js";
 
 /** A gathered input as the program binds it: the storage name and the params word of its packed view. */
 export interface WgslGathered {
   readonly name: string;
   readonly binding: string;
   readonly view: number;
+}
+
+/**
+ * Packs the views of the gathered inputs a program binds (in order, storage names `<prefix>0`, `<prefix>1`, …) into
+ * `p`, after the program's own words. A view takes 2 + 2 · rank words: too many for the params uniform is an
+ * UnsupportedError naming `subject`, raised before anything is encoded.
+ */
+export function bindGathered(p: Params, gathered: readonly (readonly [string, GpuTensor])[], prefix: string, subject: string, what: string): WgslGathered[] {
+  const words = gathered.reduce((a, [, t]) => a + 2 + 2 * t.rank, 0);
+  if (p.size + words > PARAM_WORDS) {
+    throw new UnsupportedError(`${what} on webgpu: its gathered inputs' views need ${words} words of params beside the program's ${p.size}, more than the ${PARAM_WORDS} a program has (fewer or lower-rank gathered inputs)`, { subject });
+  }
+  return gathered.map(([name, t], i) => ({ name, binding: `${prefix}${i}`, view: p.view(t) }));
+}
+
+/**
+ * The storage buffers a program binds (`own`, its output included, plus the gathered inputs) within the device's
+ * limit, which may be as low as WebGPU's default of 8: an UnsupportedError naming `subject` otherwise.
+ */
+export function checkStorageLimit(device: GPUDevice, own: number, gathered: number, subject: string, what: string): void {
+  const limit = device.limits.maxStorageBuffersPerShaderStage;
+  if (own + gathered > limit) {
+    throw new UnsupportedError(`${what} reading ${gathered} gathered input${gathered === 1 ? "" : "s"} on webgpu: this device binds at most ${limit} storage buffers per shader, the program needs ${own} of its own (at most ${Math.max(0, limit - own)} gathered inputs)`, { subject });
+  }
 }
 
 /** The type of `e` (int, num or bool), as checkExpr typed it. */
@@ -60,6 +87,10 @@ const CALL: Partial<Record<string, (a: string[]) => string>> = {
  */
 export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[]): string {
   const helpers: string[] = [
+    // The identity, as a function: WGSL evaluates a builtin of literals (log(0.0), exp(100.0), 1.0 / 0.0) when it
+    // compiles the shader and rejects one whose value is not finite. A user function's result is never a constant
+    // expression, so an operation on literals only is given its first one through this and runs as at run time.
+    `fn ${name}_rt(x: f32) -> f32 { return x; }`,
     // Python's mod and floor division of two integers, exact (f32 division may be off by an ulp: 41 / 41 < 1).
     `fn ${name}_imod(a: f32, b: f32) -> f32 { let x = i32(a); let y = i32(b); if (y == 0) { return a - b * floor(a / b); } var r = x % y; if (r != 0 && ((r < 0) != (y < 0))) { r += y; } return f32(r); }`,
     `fn ${name}_idiv(a: f32, b: f32) -> f32 { let x = i32(a); let y = i32(b); if (y == 0) { return floor(a / b); } var d = x / y; if (d * y != x && ((x < 0) != (y < 0))) { d -= 1; } return f32(d); }`,
@@ -111,6 +142,7 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
     }
     const ints = x.args.every((a) => typeOf(a) === "int");
     const args = x.args.map((a) => emit(a, depth));
+    if (x.args.every((a) => typeof a === "number")) args[0] = `${name}_rt(${args[0]})`;
     let code: string;
     if (x.op === "mod" && ints) code = `${name}_imod(${args[0]}, ${args[1]})`;
     else if (x.op === "floor" && typeof x.args[0] === "object" && x.args[0].op === "div" && x.args[0].args.every((a) => typeOf(a) === "int")) {

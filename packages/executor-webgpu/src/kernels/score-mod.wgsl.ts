@@ -5,13 +5,14 @@
 // ExprIndexError as cpu, and the GPU never reads out of range (its reads also clamp). score-mod-input-grad scatters
 // into the gathered input's gradient, which WGSL can only do with atomics on u32 (order-dependent rounding): it runs on
 // the host over read-back values, deterministic and identical to cpu.
-import { checkExprCached, gatheredOfCall, inputGradTarget, checkScale, compileExpr, exprRows, inputGradRows, inputsRead, unprovedReads, type Expr, type GatheredTensor } from "@attngraph/graph";
+import { checkExprCached, gatheredOfCall, inputGradTarget, checkScale, compileExpr, exprRows, inputGradRows, inputsRead, unprovedReads, type Expr } from "@attngraph/graph";
 import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { expectRank, optionalInput, requireInput } from "./checks.js";
 import { exprWgsl } from "./expr.wgsl.js";
+import { hostGathered } from "./expr-host.js";
 import { PARAM_WORDS, PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 
 type Call = Parameters<WebGpuKernel>[0];
@@ -22,16 +23,6 @@ function gatheredOf(call: Call, first: number): Map<string, GpuTensor> {
 
 function exprAttr(call: Call, role: "score" | "mask", gathered: ReadonlyMap<string, GpuTensor>): Expr {
   return checkExprCached(call.attrs["expr"], { subject: `${call.node}.expr`, role, inputs: new Map([...gathered].map(([n, t]) => [n, t.rank])) });
-}
-
-/** Host copies of the gathered inputs (uploads are read without a readback), as compileExpr reads them. */
-async function hostGathered(gpu: KernelContext, gathered: ReadonlyMap<string, GpuTensor>): Promise<Map<string, GatheredTensor>> {
-  const out = new Map<string, GatheredTensor>();
-  for (const [n, t] of gathered) {
-    const h = (await gpu.hostValues(t)).contiguous();
-    out.set(n, { data: h.toFloat32Array(), shape: h.shape, strides: h.strides, offset: 0 });
-  }
-  return out;
 }
 
 /**

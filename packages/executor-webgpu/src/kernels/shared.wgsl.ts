@@ -59,6 +59,11 @@ export class Params {
     return this.#ranks.join(".");
   }
 
+  /** Words packed so far: what a program that packs a variable number of views checks against PARAM_WORDS first. */
+  get size(): number {
+    return this.#n;
+  }
+
   u32(v: number): number {
     if (this.#n >= PARAM_WORDS) throw new Error(`webgpu: params overflow (${PARAM_WORDS} words)`);
     this.words[this.#n] = v >>> 0;
