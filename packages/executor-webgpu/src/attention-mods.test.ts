@@ -181,12 +181,13 @@ describe("fused attention with modifications vs a float64 reference", () => {
     expect(Array.from(got.toFloat32Array())).toEqual([Infinity, Infinity, Infinity, Infinity]);
   });
 
-  it("supports() accepts modifications for the fused ops, refuses a gathered input's gradient", () => {
+  it("supports() accepts modifications for the fused ops and a gathered input's gradient", () => {
     const mods = { scoreMod: softcap, maskMod: null, inputs: [] };
     expect(webgpu.supports("attention", mods).ok).toBe(true);
     expect(webgpu.supports("attention-lse", mods).ok).toBe(true);
     expect(webgpu.supports("attention-grad", { ...mods, wrt: "q" }).ok).toBe(true);
-    expect(webgpu.supports("attention-grad", { ...mods, wrt: "g0" })).toMatchObject({ ok: false, reason: expect.stringContaining("g0") });
+    // The gradient of a gathered input runs on the host (numbers: reliability's flex-fused.test.ts, fused vs unfused).
+    expect(webgpu.supports("attention-grad", { ...mods, wrt: "g0" }).ok).toBe(true);
   });
 });
 
@@ -217,15 +218,6 @@ describe("typed errors of the modifications", () => {
     const s = setup({ ...rest, maskMod: { op: "gt", args: [input("table", [input("bucket", ["kv"])]), 0] }, causal: true });
     const { B, H, L, Dv } = c.dims;
     expect(await ops.error("attention", { ...s.attrs, causal: true }, [s.q, s.k, s.v, undefined, ...s.gathered], [B, H, L, Dv], "mods")).toMatchObject({ code: "index", subject: expect.stringContaining("mods.maskMod") });
-  });
-
-  it("attention-grad wrt a gathered input is an UnsupportedError", async () => {
-    const s = setup({ ...c, gathered: { table: { shape: [3], value: (e) => e }, bucket: { shape: [5], value: (j) => j % 3 } } });
-    const { B, H, L, Dv } = c.dims;
-    const outT = Tensor.from(new Float32Array(B * H * L * Dv), [B, H, L, Dv]);
-    const lseT = Tensor.from(new Float32Array(B * H * L), [B, H, L]);
-    const e = await ops.error("attention-grad", { ...s.attrs, wrt: "g0" }, [s.q, s.k, s.v, outT, s.grad, lseT, undefined, ...s.gathered], [3], "mods");
-    expect(e).toMatchObject({ code: "unsupported", subject: "mods", message: expect.stringContaining("g0") });
   });
 
   it("gathered views past the params words are an UnsupportedError", async () => {

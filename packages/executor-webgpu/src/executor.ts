@@ -11,7 +11,6 @@
 import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
-import { gatheredGradReason } from "./kernels/attention-grad.wgsl.js";
 import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
 import { sharedDevice, type DeviceOptions } from "./device.js";
 import { GpuTensor, isGpuTensor, type GpuStorage } from "./gpu-tensor.js";
@@ -101,10 +100,7 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   }
 
   /** Never throws, needs no device: whether a kernel is registered. A missing adapter is init()'s error. */
-  supports(kind: string, attrs: Readonly<Record<string, unknown>>): Support {
-    // Score and mask modifications run inside the fused attention kernels; a gathered input's gradient does not.
-    const wrt = attrs["wrt"];
-    if (kind === "attention-grad" && typeof wrt === "string" && wrt.startsWith("g")) return { ok: false, reason: gatheredGradReason(wrt) };
+  supports(kind: string, _attrs: Readonly<Record<string, unknown>>): Support {
     return this.#kernels.supports(kind);
   }
 

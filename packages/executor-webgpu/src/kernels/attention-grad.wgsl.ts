@@ -19,10 +19,10 @@
 // (for q and k) mod_dscore: p_ij = exp(s'_ij − lse_i), dS'_ij = p_ij (m_ij grad_i·v_j − δ_i), and q, k get
 // dS'_ij · scale · ∂s'/∂score, the derivative evaluated only where dS' is not 0 (no 0 · ∞ NaN from a hidden key).
 import type { AttentionGradAttrs, AttentionLseAttrs } from "@attngraph/graph";
-import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { gatheredInputGrad } from "./attention-input-grad.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
 import { optionalInput, requireInput, type Call } from "./checks.js";
 import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
@@ -390,10 +390,6 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
   };
 }
 
-/** Why attention-grad wrt a gathered slot (g0 … g7) is refused here: those gradients are not webgpu kernels. */
-export function gatheredGradReason(wrt: string): string {
-  return `attention-grad wrt a gathered input (${wrt}) on webgpu: the gradient of a modification's gathered input has no webgpu kernel`;
-}
 
 /** Runs `program` into `out`, released if anything throws (a limit reached while binding the modifications). */
 async function runInto(gpu: KernelContext, out: GpuTensor, program: () => ProgramInfo): Promise<GpuTensor> {
@@ -427,8 +423,8 @@ export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
 /**
  * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], out and grad [B, H, L, Dv], lse [B, H, L], optional
  * keyPaddingMask [B, S], gathered g0 …; attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training,
- * wrt, scoreMod, maskMod, inputs } → dq [B, H, L, D], dk [B, Hkv, S, D] or dv [B, Hkv, S, Dv]. A gathered input's
- * gradient (wrt g0 … g7) is not computed here: an UnsupportedError.
+ * wrt, scoreMod, maskMod, inputs } → dq [B, H, L, D], dk [B, Hkv, S, D] or dv [B, Hkv, S, Dv], or a gathered input's
+ * gradient (wrt g0 … g7, on the host: attention-input-grad.ts).
  */
 export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
   const q = requireInput(call, 0, "q");
@@ -443,7 +439,7 @@ export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
   const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
   const [, nkv, ns] = k.shape as [number, number, number, number];
   const wrt = attrs.wrt;
-  if (wrt !== "q" && wrt !== "k" && wrt !== "v") throw new UnsupportedError(gatheredGradReason(wrt), { subject: call.node });
+  if (wrt !== "q" && wrt !== "k" && wrt !== "v") return gatheredInputGrad(call, gpu, { q, k, v, out: o, grad, lse, pad }, attrs);
   if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, ns, "queries");
   // dv needs no derivative of the score modification.
   const mods = fusedMods(call, 7, wrt !== "v");

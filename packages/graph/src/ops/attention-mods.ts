@@ -10,9 +10,7 @@
 //   kept = the positional mask (causal, window, alignment) keeps j, the key is not padded, maskMod(b, h, i, j) holds,
 //          and s' is not −∞ (the softmax's own "hidden" marker)
 //   the softmax runs over the kept keys of s'.
-import { UnsupportedError } from "@attngraph/tensor";
 import type { SymShape } from "../dims.js";
-import type { Support } from "../executor-contract.js";
 import type { Expr } from "../expr/types.js";
 import type { OpContext } from "../op-def.js";
 import { checkNodeExpr, GATHERED_SLOTS, gatheredRanks } from "./gathered.js";
@@ -46,25 +44,4 @@ export function checkMods(ctx: OpContext, a: AttentionMods, gathered: readonly (
   const ranks = gatheredRanks(ctx, a.inputs ?? [], gathered);
   if ((a.scoreMod ?? null) !== null) checkNodeExpr(ctx, "scoreMod", a.scoreMod, "score", ranks);
   if ((a.maskMod ?? null) !== null) checkNodeExpr(ctx, "maskMod", a.maskMod, "mask", ranks);
-}
-
-/** The fused attention ops that carry modifications. */
-export const MOD_KINDS: ReadonlySet<string> = new Set(["attention", "attention-lse", "attention-grad"]);
-
-/**
- * For an executor whose fused kernels do not evaluate modifications: a call of a fused attention op with one is refused
- * (UnsupportedError naming the node), never run as if the modification were absent.
- */
-export function refuseMods(call: { readonly kind: string; readonly node: string; readonly attrs: AttentionMods }, executor: string): void {
-  if (needsMods(call.kind, call.attrs)) throw new UnsupportedError(`${call.kind} with a score or mask modification on executor ${executor}`, { subject: call.node });
-}
-
-/** supports() of such an executor: a fused attention op with a modification is not supported. */
-export function modsSupport(kind: string, attrs: AttentionMods, executor: string): Support | undefined {
-  return needsMods(kind, attrs) ? { ok: false, reason: `${kind} with a score or mask modification has no ${executor} kernel yet` } : undefined;
-}
-
-/** A fused attention op with a modification, or a gradient of a gathered input (which only modifications have). */
-function needsMods(kind: string, attrs: AttentionMods & { readonly wrt?: unknown }): boolean {
-  return MOD_KINDS.has(kind) && (hasMods(attrs) || (typeof attrs.wrt === "string" && attrs.wrt.startsWith("g")));
 }

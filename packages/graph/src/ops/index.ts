@@ -107,7 +107,7 @@ export { alibiSlopes } from "./alibi.js";
 export type { AttentionAttrs } from "./attention.js";
 export type { AttentionGradAttrs, AttentionGradWrt, AttentionLseAttrs } from "./attention-grad.js";
 export { ATTENTION_GRAD_WRT, attentionGradOp, attentionLseOp } from "./attention-grad.js";
-export { hasMods, MOD_ATTRS, MOD_KINDS, modsSupport, refuseMods, type AttentionMods } from "./attention-mods.js";
+export { hasMods, MOD_ATTRS, type AttentionMods } from "./attention-mods.js";
 export type { DropoutAttrs } from "./dropout.js";
 export type { MaskAttrs, MaskGeometry } from "./mask.js";
 export type { OutProjAttrs } from "./out-proj.js";
