@@ -49,6 +49,9 @@ const BK: i32 = 64;
   // A score or mask modification (expr-program.ts): the program (0: none), its registers and status (this call's
   // own), and the batch and head the block is of (what the expression sees as b and h).
   prog: usize; regs: usize; bi: i32; hi: i32;
+  // Block sparsity of a mask modification (0: none): one byte per key block of each query block, 0 = hidden from
+  // every row (skipped), found on the host; rows per (batch, head) pick: batch by `clsByB`, head by `clsH` > 1.
+  classes: usize; clsQB: i32; clsBlk: i32; clsH: i32; clsByB: i32;
 }
 
 /**
@@ -147,7 +150,12 @@ export function attentionParamsLayout(dst: usize): i32 {
   store<i32>(dst, offsetof<BlockParams>("regs"), 148);
   store<i32>(dst, offsetof<BlockParams>("bi"), 152);
   store<i32>(dst, offsetof<BlockParams>("hi"), 156);
-  return 40 + runParamsLayout(dst + 160);
+  store<i32>(dst, offsetof<BlockParams>("classes"), 160);
+  store<i32>(dst, offsetof<BlockParams>("clsQB"), 164);
+  store<i32>(dst, offsetof<BlockParams>("clsBlk"), 168);
+  store<i32>(dst, offsetof<BlockParams>("clsH"), 172);
+  store<i32>(dst, offsetof<BlockParams>("clsByB"), 176);
+  return 45 + runParamsLayout(dst + 180);
 }
 
 /** Bytes of scratch `attentionPack` and `attentionBlock` need for key length S, head dim D and value dim Dv. */
@@ -254,7 +262,11 @@ export function attentionBlock(p: BlockParams): i32 {
     memory.fill(ob, 0, f4(BQ * dvP));
   }
   const stop = <i32>min(<i64>blocks, <i64>fromBlock + <i64>maxBlocks);
+  const classes = p.classes;
+  const clsRow = classes == 0 ? 0 : classes + <usize>((((p.clsByB != 0 ? p.bi : 0) * p.clsH + (p.clsH > 1 ? p.hi : 0)) * p.clsQB + i0 / BQ) * p.clsBlk);
   for (let blk = fromBlock; blk < stop; blk++) {
+    // A key block the mask modification hides from every row of this query block adds nothing: skipped.
+    if (classes != 0 && load<u8>(clsRow + <usize>blk) == 0) continue;
     const s0 = (first & ~7) + blk * BK;
     const bc = min(BK, end - s0);
     const bc4 = (bc + 3) & ~3;

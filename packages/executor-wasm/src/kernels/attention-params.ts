@@ -17,6 +17,7 @@ export const BLOCK_FIELDS = [
   "padded", "headRow", "anyBad", "fromBlock", "maxBlocks",
   "out", "scratch",
   "prog", "regs", "bi", "hi",
+  "classes", "clsQB", "clsBlk", "clsH", "clsByB",
 ] as const;
 
 /**

@@ -37,6 +37,7 @@ import {
   windowOf,
   type Call,
 } from "./adapter.js";
+import { blockClassTable, type BlockClassTable } from "./attention-blocks.js";
 import { callMods, clearStatus, failed, loadProgram, regsAfter, scratchWithRegs, throwIfFailed, type CallMods, type LoadedProgram } from "./attention-mods.js";
 
 const ATTENTION_DROPOUT_FIELDS = { rate: "dropoutRate", seed: "dropoutSeed", training: "training" } as const;
@@ -79,6 +80,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
     const copied = q0.strides[3] === 1 || nd <= 1 ? undefined : ctx.dense(q0, `${call.node} (dense copy of q)`).value;
     let own: WasmValue | undefined;
     let loaded: LoadedProgram | undefined;
+    let classTable: BlockClassTable | undefined;
     const run = () => {
       if (decode) {
         const bytes = ctx.exports.attentionDecodeScratchBytes(ns);
@@ -106,6 +108,8 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
         params.block.prog = loaded.address;
         params.block.regs = regsOf(scratch);
         clearStatus(ctx, params.block.regs);
+        classTable = blockClassTable(ctx, call, mods!, q0.shape, ns, attrs);
+        if (classTable !== undefined) Object.assign(params.block, classTable.fields);
       }
       if (signal === undefined) {
         const parts = ctx.threads > 1 ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, nb * nh * nl * ns * (nd + ndv), ctx.parallelWork) : [];
@@ -122,6 +126,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       return runSteps(ctx, attentionSteps(ctx, params, keysPerStep, mods), signal, call.node);
     };
     return withCleanup(run, () => {
+      if (classTable) ctx.release(classTable.value);
       if (copied) ctx.release(copied);
       if (own) ctx.release(own);
       if (loaded) ctx.release(loaded.value);
@@ -221,6 +226,7 @@ function attentionParams(
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
     padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, out: out.address, scratch,
     prog: 0, regs: 0, bi: 0, hi: 0,
+    classes: 0, clsQB: 0, clsBlk: 0, clsH: 1, clsByB: 0,
   };
   const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0: 0, gs1: 0, os0: 0, os1: 0, ls0: 0, ls1: 0, b0: 0, b1: nb, g0: 0, g1: nhkv };
   return { pack, block, run };

@@ -207,6 +207,13 @@ export class BlockClasses {
   readonly #gathered: ReadonlyMap<string, GatheredTensor>;
   readonly #byB: boolean;
   readonly #byH: boolean;
+  /** Whether a class depends on the batch (the expression reads b) or on the head (reads h). */
+  get readsB(): boolean {
+    return this.#byB;
+  }
+  get readsH(): boolean {
+    return this.#byH;
+  }
   readonly #memo = new Map<string, BlockClass>();
 
   constructor(keep: Expr, gathered: ReadonlyMap<string, GatheredTensor>) {
