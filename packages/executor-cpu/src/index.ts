@@ -11,7 +11,9 @@ export { transposeImpl, transposeKernel } from "./kernels/transpose.js";
 export { sliceImpl, sliceKernel } from "./kernels/slice.js";
 export { ropeImpl, ropeKernel } from "./kernels/rope.js";
 export { scoreImpl, scoreKernel } from "./kernels/score.js";
-export { alibiImpl, alibiKernel, alibiSlopes } from "./kernels/alibi.js";
+export { alibiImpl, alibiKernel } from "./kernels/alibi.js";
+/** The paper's slopes (@attngraph/graph's; kept here for existing imports). */
+export { alibiSlopes } from "@attngraph/graph";
 export { maskImpl, maskKernel, findInvalidPadding } from "./kernels/mask.js";
 export { softmaxImpl, softmaxKernel } from "./kernels/softmax.js";
 export { dropoutImpl, dropoutKernel, dropoutBits, dropoutKeep, dropoutThreshold, fmix32 } from "./kernels/dropout.js";

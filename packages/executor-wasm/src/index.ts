@@ -7,4 +7,5 @@ export { WasmContext } from "./context.js";
 export { WasmArena } from "./arena.js";
 export { WasmValue, type WasmBlock } from "./value.js";
 export { loadKernelModule, wasmBytes, type KernelExports, type WasmFlavour, type WasmSource } from "./module.js";
-export { alibiSlopes } from "./kernels/alibi.js";
+/** The paper's slopes (@attngraph/graph's; kept here for existing imports). */
+export { alibiSlopes } from "@attngraph/graph";

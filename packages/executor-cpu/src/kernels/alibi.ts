@@ -1,19 +1,10 @@
 // alibi: the score scale plus ALiBi's linear bias, m_h · (j − i), in one pass over the scores. The scale lives here
 // (not in the softmax) because ALiBi adds its bias after scaling: softmax(q·kᵀ/√D + m·(j − i)).
 import { Tensor } from "@attngraph/tensor";
-import type { AlibiAttrs } from "@attngraph/graph";
+import { alibiSlopes, type AlibiAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
 import { attrError, expectRank, requireInput } from "./adapter.js";
 import type { StridedView } from "./strided.js";
-
-/**
- * The ALiBi paper's slopes for H heads, in closed form: with n the largest power of two <= H, head h < n gets
- * 2^(−8(h+1)/n) and head n + k gets 2^(−4(2k+1)/n) (every other slope of the 2n sequence, from its first).
- */
-export function alibiSlopes(h: number): number[] {
-  const n = 2 ** Math.floor(Math.log2(h));
-  return Array.from({ length: h }, (_, i) => (i < n ? 2 ** ((-8 * (i + 1)) / n) : 2 ** ((-4 * (2 * (i - n) + 1)) / n)));
-}
 
 /**
  * scale · scores + slopes[h] · (j − (i + off)), with off = 0 ("top-left") or S − L ("bottom-right"); computed in

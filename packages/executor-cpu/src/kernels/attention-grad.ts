@@ -13,7 +13,6 @@ import {
   expectAttentionQk,
   runSteps,
   attentionInputGrad,
-  gatheredOfCall,
   type AttentionGradAttrs,
   type CompiledMods,
   type AttentionLseAttrs,
@@ -29,7 +28,8 @@ import {
   sharedGradScratch,
   type AttentionGradInputs,
 } from "./attention-grad-steps.js";
-import { modsOf } from "./attention-mods.js";
+import { compiledMods } from "./attention-mods.js";
+import { gatheredOf } from "./gathered.js";
 import { checkKeyPadding } from "./mask.js";
 import type { StridedView } from "./strided.js";
 
@@ -89,7 +89,7 @@ export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
   const attrs = checkAttentionLseAttrs(call);
   expectAttentionQk(call, q, k, pad);
   if (pad !== undefined) checkKeyPadding(call, pad, q.shape[0]!, k.shape[2]!, "queries");
-  const mods = modsOf(call, 3, false);
+  const mods = compiledMods(call, 3, false);
   const shape = [q.shape[0]!, q.shape[1]!, q.shape[2]!];
   const signal = chunkSignal(call, attentionGradWork("lse", q, k, 0), chunkWork);
   if (signal === undefined) return result(call, attentionLseImpl(q, k, pad, attrs, outData(call, shape), mods), shape);
@@ -117,13 +117,13 @@ export const attentionGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   const inputs: AttentionGradInputs = { q, k, v, out, grad, lse, pad };
   if (attrs.wrt !== "q" && attrs.wrt !== "k" && attrs.wrt !== "v") {
     // A gathered input's gradient (a learnable bias table): the shared host loop, in one piece.
-    const gathered = gatheredOfCall(call, 7, (slot, name) => optionalInput(call, slot, name));
+    const gathered = gatheredOf(call, 7);
     const shape = gathered.get(attrs.inputs![Number(attrs.wrt.slice(1))]!)!.shape;
     const y = attentionInputGrad(inputs, attrs, gathered, call.node);
     outData(call, shape)?.set(y);
     return result(call, y, shape);
   }
-  const mods = modsOf(call, 7, true);
+  const mods = compiledMods(call, 7, true);
   const shape = attrs.wrt === "q" ? q.shape : attrs.wrt === "k" ? k.shape : v.shape;
   const ndv = v.shape[3]!;
   const signal = chunkSignal(call, attentionGradWork(attrs.wrt, q, k, ndv), chunkWork);

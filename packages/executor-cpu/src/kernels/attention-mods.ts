@@ -2,15 +2,14 @@
 // loops compute q·kᵀ for a [BQ, BK] block, then this rewrites it in place to what the softmax sees, s' or −∞ where
 // the mask modification hides the key, so the loops run unchanged with a scale of 1 (−∞ is already their "hidden").
 // Elements outside the rows' visible ranges are rewritten too (never read afterwards): one tight loop per block.
-import { BLOCK_SOME, compileMods, gatheredOfCall, type AttentionMods, type BlockClass, type CompiledMods, type GatheredTensor } from "@attngraph/graph";
-import { optionalInput, type Call } from "./adapter.js";
+import { BLOCK_SOME, compileMods, hasMods, type AttentionMods, type BlockClass, type CompiledMods } from "@attngraph/graph";
+import type { Call } from "./adapter.js";
+import { gatheredOf } from "./gathered.js";
 
 /** The call's modifications compiled against its gathered inputs (slots from `first`), or undefined without any. */
-export function modsOf(call: Call, first: number, derivative: boolean): CompiledMods | undefined {
+export function compiledMods(call: Call, first: number, derivative: boolean): CompiledMods | undefined {
   const attrs = call.attrs as AttentionMods;
-  if ((attrs.scoreMod ?? null) === null && (attrs.maskMod ?? null) === null) return undefined;
-  const gathered: Map<string, GatheredTensor> = gatheredOfCall(call, first, (slot, name) => optionalInput(call, slot, name));
-  return compileMods(attrs, gathered, call.node, derivative);
+  return hasMods(attrs) ? compileMods(attrs, gatheredOf(call, first), call.node, derivative) : undefined;
 }
 
 /**

@@ -7,7 +7,7 @@
 // a key block holding such a value row takes a per-element product that skips zero weights.
 // The loops live in attention-steps.ts as resumable steps: with a signal, a big call pauses between them (chunks.ts).
 import { afterwards, chunkSignal, runSteps, type AttentionAttrs, type CompiledMods } from "@attngraph/graph";
-import { modsOf } from "./attention-mods.js";
+import { compiledMods } from "./attention-mods.js";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import { AttentionScratch, attentionSteps, attentionWork, keysPerChunk, sharedScratch } from "./attention-steps.js";
@@ -70,7 +70,7 @@ export const attentionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WO
   expectDim(call, "v", "values must have as many heads Hkv as keys", k.shape[1]!, v.shape[1]!, v);
   expectDim(call, "v", "value length must equal the key length S", k.shape[2]!, v.shape[2]!, v);
   if (pad !== undefined) checkKeyPadding(call, pad, nb, k.shape[2]!, "queries");
-  const mods = modsOf(call, 4, false);
+  const mods = compiledMods(call, 4, false);
   const shape = [nb, nh, nl, v.shape[3]!];
   const signal = chunkSignal(call, attentionWork(q, k, v), chunkWork);
   if (signal === undefined) return result(call, attentionImpl(q, k, v, pad, attrs, outData(call, shape), mods), shape);

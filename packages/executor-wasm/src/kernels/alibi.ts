@@ -1,13 +1,7 @@
 // alibi: the score scale plus ALiBi's linear bias, m_h · (j − i), in one pass (float64, as the CPU executor).
-import type { AlibiAttrs } from "@attngraph/graph";
+import { alibiSlopes, type AlibiAttrs } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
 import { attrError, expectRank, maskOffset, requireInput } from "./adapter.js";
-
-/** The ALiBi paper's slopes for H heads (closed form; the same numbers as the CPU executor's `alibiSlopes`). */
-export function alibiSlopes(h: number): number[] {
-  const n = 2 ** Math.floor(Math.log2(h));
-  return Array.from({ length: h }, (_, i) => (i < n ? 2 ** ((-8 * (i + 1)) / n) : 2 ** ((-4 * (2 * (i - n) + 1)) / n)));
-}
 
 /** Input: scores [B, H, L, S]; attrs { slopes, scale, alignment } → [B, H, L, S]. */
 export const alibiKernel: WasmKernel = (call, ctx) => {

@@ -1,18 +1,12 @@
 // alibi: the score scale plus ALiBi's linear bias, scale · s + m_h · (j − (i + off)), with off = 0 ("top-left") or
 // S − L ("bottom-right"); −∞ stays −∞ whatever the scale (0 · −∞ would be NaN). Slopes live in a small constant
 // buffer cached per device.
-import type { AlibiAttrs } from "@attngraph/graph";
+import { alibiSlopes, type AlibiAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { attrError, expectRank, requireInput } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
-
-/** The ALiBi paper's slopes for H heads (the same closed form as the CPU executor's `alibiSlopes`). */
-export function alibiSlopes(h: number): number[] {
-  const n = 2 ** Math.floor(Math.log2(h));
-  return Array.from({ length: h }, (_, i) => (i < n ? 2 ** ((-8 * (i + 1)) / n) : 2 ** ((-4 * (2 * (i - n) + 1)) / n)));
-}
 
 /** Params: scores view, scale, off, n. */
 function program(scores: GpuTensor, slopes: GPUBuffer, scale: number, alignment: AlibiAttrs["alignment"], out: GpuTensor): ProgramInfo {

@@ -10,8 +10,8 @@ import type { AttentionGradAttrs } from "../ops/attention-grad.js";
 import { dropoutThreshold, fmix32, mixedBits } from "../ops/dropout-hash.js";
 import { compileMods } from "./attention-mods-host.js";
 import { checkExprCached } from "./check.js";
-import { compileExpr, ExprIndexError, type GatheredTensor } from "./compile.js";
-import { derivedReads, type F32View } from "./host-kernels.js";
+import type { GatheredTensor } from "./compile.js";
+import { addReadGrads, readGradSites, type F32View } from "./host-kernels.js";
 
 export interface AttentionGradViews {
   readonly q: F32View;
@@ -50,13 +50,8 @@ export function attentionInputGrad(x: AttentionGradViews, attrs: AttentionGradAt
   if (mods === undefined || scoreMod === null || size === 0) return new Float32Array(size);
   const ranks = new Map([...gathered].map(([n, t]) => [n, t.shape.length]));
   const checked = checkExprCached(scoreMod, { subject: `${node}.scoreMod`, role: "score", inputs: ranks });
-  const sites = derivedReads(checked, name, `${node}.scoreMod`).map((s) => ({
-    d: compileExpr(s.derivative, gathered, s.path),
-    index: s.index.map((i) => compileExpr(i, gathered, s.path)),
-    path: s.path,
-  }));
-  if (sites.length === 0) return new Float32Array(size);
-  const strides = shape.map((_, a) => shape.slice(a + 1).reduce((p, n) => p * n, 1));
+  const reads = readGradSites(checked, name, gathered, `${node}.scoreMod`, shape);
+  if (reads.sites.length === 0) return new Float32Array(size);
 
   const [nb, nh, nl, nd] = x.q.shape as [number, number, number, number];
   const [, nhkv, ns] = x.k.shape as [number, number, number, number];
@@ -93,17 +88,7 @@ export function attentionInputGrad(x: AttentionGradViews, attrs: AttentionGradAt
           for (let d = 0; d < ndv; d++) dp += at(x.grad, b, h, i, d) * at(x.v, b, g, j, d);
           const ds = p * (m * dp - delta);
           if (ds === 0) continue;
-          for (const site of sites) {
-            const dv = site.d(s, b, h, i, j) as number;
-            if (dv === 0) continue;
-            let o = 0;
-            for (let a = 0; a < site.index.length; a++) {
-              const ix = site.index[a]!(s, b, h, i, j) as number;
-              if (ix >>> 0 !== ix || ix >= shape[a]!) throw new ExprIndexError(site.path, a, shape[a]!, ix, [b, h, i, j]);
-              o += ix * strides[a]!;
-            }
-            sums[o] = sums[o]! + ds * dv;
-          }
+          addReadGrads(reads, sums, ds, s, b, h, i, j);
         }
       }
     }

@@ -59,13 +59,3 @@ function derivedScore(e: Expr, node: string): Expr {
   if (typeof e === "object") derivedByExpr.set(e, d);
   return d;
 }
-
-/**
- * The modified score of element [b, h, i, j] from its raw score q_i · k_j: s' (s = scale · raw, rounded to float32 for
- * the score modification), or −∞ where the mask modification hides the key. Positional masks and padding are the
- * caller's.
- */
-export function modifiedScore(m: CompiledMods, scale: number, raw: number, b: number, h: number, i: number, j: number): number {
-  if (m.keep !== undefined && !m.keep(0, b, h, i, j)) return -Infinity;
-  return m.score === undefined ? scale * raw : (m.score(Math.fround(scale * raw), b, h, i, j) as number);
-}

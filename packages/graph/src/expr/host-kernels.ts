@@ -33,11 +33,40 @@ export function exprRows(x: F32View, f: ExprFn, scale: number, mask: boolean, ou
   }
 }
 
-/** One read of the gathered input a gradient is for: d expr / d read, and the read's index functions. */
-interface GradSite {
-  readonly d: ExprFn;
-  readonly index: readonly ExprFn[];
-  readonly path: string;
+/** The reads of the gathered input a gradient is for: d expr / d read and the index functions of each, compiled. */
+export interface ReadGradSites {
+  readonly sites: readonly { readonly d: ExprFn; readonly index: readonly ExprFn[]; readonly path: string }[];
+  readonly shape: readonly number[];
+  /** Row-major strides of `shape`: where an index lands in the sums. */
+  readonly strides: readonly number[];
+}
+
+/** Each read of `wrt` in score modification `expr` (checked), compiled against `gathered`. */
+export function readGradSites(expr: Expr, wrt: string, gathered: ReadonlyMap<string, GatheredTensor>, subject: string, shape: readonly number[]): ReadGradSites {
+  const sites = derivedReads(expr, wrt, subject).map((s) => ({
+    d: compileExpr(s.derivative, gathered, s.path),
+    index: s.index.map((i) => compileExpr(i, gathered, s.path)),
+    path: s.path,
+  }));
+  return { sites, shape, strides: shape.map((_, a) => shape.slice(a + 1).reduce((p, n) => p * n, 1)) };
+}
+
+/**
+ * Adds g · d expr / d read (at score, b, h, q, kv) into `sums` at the index of every read. A read whose derivative is
+ * 0 (a branch `where` did not take) is skipped, index and all; an index out of range is an ExprIndexError.
+ */
+export function addReadGrads(r: ReadGradSites, sums: Float64Array, g: number, score: number, b: number, h: number, q: number, kv: number): void {
+  for (const site of r.sites) {
+    const d = site.d(score, b, h, q, kv) as number;
+    if (d === 0) continue;
+    let at = 0;
+    for (let a = 0; a < site.index.length; a++) {
+      const i = site.index[a]!(score, b, h, q, kv) as number;
+      if (i >>> 0 !== i || i >= r.shape[a]!) throw new ExprIndexError(site.path, a, r.shape[a]!, i, [b, h, q, kv]);
+      at += i * r.strides[a]!;
+    }
+    sums[at] = sums[at]! + g * d;
+  }
 }
 
 /**
@@ -47,13 +76,7 @@ interface GradSite {
  */
 export function inputGradRows(expr: Expr, wrt: string, gathered: ReadonlyMap<string, GatheredTensor>, subject: string): (x: F32View, grad: F32View, scale: number, sums: Float64Array, start: number, end: number) => void {
   const target = gathered.get(wrt)!;
-  const shape = target.shape;
-  const strides = shape.map((_, a) => shape.slice(a + 1).reduce((p, n) => p * n, 1));
-  const sites: GradSite[] = derivedReads(expr, wrt, subject).map((s) => ({
-    d: compileExpr(s.derivative, gathered, subject),
-    index: s.index.map((i) => compileExpr(i, gathered, s.path)),
-    path: s.path,
-  }));
+  const sites = readGradSites(expr, wrt, gathered, subject, target.shape);
   return (x, grad, scale, sums, start, end) => {
     const [, H, L, S] = x.shape as [number, number, number, number];
     const [xb, xh, xq, xk] = x.strides as [number, number, number, number];
@@ -66,17 +89,7 @@ export function inputGradRows(expr: Expr, wrt: string, gathered: ReadonlyMap<str
         const g = grad.data[grad.offset + b * gb + h * gh + q * gq + kv * gk]!;
         if (g === 0) continue;
         const score = Math.fround(scale * x.data[x.offset + b * xb + h * xh + q * xq + kv * xk]!);
-        for (const site of sites) {
-          const d = site.d(score, b, h, q, kv) as number;
-          if (d === 0) continue;
-          let at = 0;
-          for (let a = 0; a < site.index.length; a++) {
-            const i = site.index[a]!(score, b, h, q, kv) as number;
-            if (i >>> 0 !== i || i >= shape[a]!) throw new ExprIndexError(site.path, a, shape[a]!, i, [b, h, q, kv]);
-            at += i * strides[a]!;
-          }
-          sums[at]! += g * d;
-        }
+        addReadGrads(sites, sums, g, score, b, h, q, kv);
       }
     }
   };
@@ -95,7 +108,7 @@ interface DerivedRead {
 const derivedByExpr = new WeakMap<object, Map<string, readonly DerivedRead[]>>();
 
 /** Each read of `wrt` in `expr` with d expr / d read; a derivative past MAX_DERIVED nodes is an "unsupported" error. */
-export function derivedReads(expr: Expr, wrt: string, subject: string): readonly DerivedRead[] {
+function derivedReads(expr: Expr, wrt: string, subject: string): readonly DerivedRead[] {
   const byInput = typeof expr === "object" ? (derivedByExpr.get(expr) ?? new Map<string, readonly DerivedRead[]>()) : new Map<string, readonly DerivedRead[]>();
   const key = `${wrt}|${subject}`;
   let list = byInput.get(key);

@@ -5,8 +5,8 @@
 import type { SymShape } from "../dims.js";
 import { defineOp, type OpContext } from "../op-def.js";
 import type { AttentionAttrs } from "./attention.js";
-import { checkMods, MOD_ATTRS, MOD_SLOTS, type AttentionMods } from "./attention-mods.js";
-import { MAX_GATHERED } from "./gathered.js";
+import { checkMods, MOD_ATTRS, type AttentionMods } from "./attention-mods.js";
+import { GATHERED_SLOTS, MAX_GATHERED } from "./gathered.js";
 import type { MaskGeometry } from "./mask.js";
 import { expectDim, expectHeadGroups } from "./shape-checks.js";
 
@@ -65,7 +65,7 @@ export const attentionLseOp = defineOp<AttentionLseAttrs>({
     { name: "q", rank: 4, doc: "[B, H, L, D]" },
     { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
     { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
-    ...MOD_SLOTS,
+    ...GATHERED_SLOTS,
   ],
   attrs: { ...MASK_ATTRS, ...MOD_ATTRS },
   hidesWithMinusInfinity: true,
@@ -102,7 +102,7 @@ export const attentionGradOp = defineOp<AttentionGradAttrs>({
     { name: "grad", rank: 4, doc: "[B, H, L, Dv], the gradient of out" },
     { name: "lse", rank: 3, doc: "[B, H, L], attention-lse of q and k" },
     { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
-    ...MOD_SLOTS,
+    ...GATHERED_SLOTS,
   ],
   attrs: {
     ...MASK_ATTRS,

@@ -13,7 +13,7 @@
 import type { SymShape } from "../dims.js";
 import type { Expr } from "../expr/types.js";
 import type { OpContext } from "../op-def.js";
-import { checkNodeExpr, GATHERED_SLOTS, gatheredRanks } from "./gathered.js";
+import { checkNodeExpr, gatheredRanks } from "./gathered.js";
 
 export interface AttentionMods {
   /** FlexAttention's score_mod as data (its `score` = scale · q·k), or null. */
@@ -30,9 +30,6 @@ export const MOD_ATTRS = {
   maskMod: { type: "expr", nullable: true, doc: "a mask modification: true = the key is seen" },
   inputs: { type: "strings", default: [], doc: "names of the gathered inputs g0, g1, …" },
 } as const;
-
-/** The gathered slots, declared after an op's own inputs. */
-export const MOD_SLOTS = GATHERED_SLOTS;
 
 /** Whether a call's attributes carry a modification (a kernel without them takes the plain path). */
 export function hasMods(a: AttentionMods): boolean {

@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
-import { checkMods, MOD_ATTRS, MOD_SLOTS, type AttentionMods } from "./attention-mods.js";
+import { checkMods, MOD_ATTRS, type AttentionMods } from "./attention-mods.js";
+import { GATHERED_SLOTS } from "./gathered.js";
 import { expectDim, expectHeadGroups } from "./shape-checks.js";
 import { attention } from "./vjp-fused.js";
 
@@ -33,7 +34,7 @@ export const attentionOp = defineOp<AttentionAttrs>({
     { name: "k", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
     { name: "v", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
     { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
-    ...MOD_SLOTS,
+    ...GATHERED_SLOTS,
   ],
   outputHeads: 1,
   attrs: {

@@ -20,9 +20,8 @@ export interface AttentionChain {
   readonly attrs: Readonly<Record<string, unknown>>;
   /** The fused step's inputs: q, k, v, keyPaddingMask, then the gathered slots g0, g1, … */
   readonly inputs: readonly (string | undefined)[];
-  /** The fused step's slot of each of the score-mod's (and mask-mod's) own gathered inputs: slot i → fused slot. */
+  /** The fused step's slot of each of the score-mod's own gathered inputs: slot i → fused slot. */
   readonly scoreModSlots: readonly number[];
-  readonly maskModSlots: readonly number[];
 }
 
 /**
@@ -122,7 +121,6 @@ export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, D
     attrs,
     inputs: [score.inputs[0], score.inputs[1], ws.inputs[1], mask?.inputs[1], ...gathered.values],
     scoreModSlots: scoreMod?.kind === "score-mod" ? gathered.slots[0]!.slice(0, (scoreMod.attrs.inputs as string[]).length) : [],
-    maskModSlots: maskMod ? gathered.slots[1]! : [],
   };
 }
 
