@@ -9,7 +9,7 @@ import { Tensor, compare } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
 import { createWebGpuExecutor } from "./index.js";
 import { GpuOps } from "./test-gpu.js";
-import { flexForward64, flexGrad64, type Flex64 } from "./test-flex64.js";
+import { flexForward64, flexGrad64, type Flex64 } from "@attngraph/testkit";
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);

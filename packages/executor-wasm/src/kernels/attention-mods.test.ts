@@ -6,9 +6,9 @@
 // `and`, `or` for reads; float indices; integer mod; an index out of range as the reference's ExprIndexError; one
 // thread and two; chunked calls.
 import { describe, expect, it } from "vitest";
-import { checkExpr, compileExpr, derive, ExprIndexError, type Expr, type ExprFn, type GatheredTensor } from "@attngraph/graph";
+import { checkExpr, compileExpr, ExprIndexError, type Expr, type ExprFn, type GatheredTensor } from "@attngraph/graph";
 import { Tensor, type Shape } from "@attngraph/tensor";
-import { referenceDropoutKeep } from "@attngraph/testkit";
+import { flexForward64, flexGrad64, type Flex64 } from "@attngraph/testkit";
 import { random, wasmExecutor, worst } from "../test-util.js";
 import type { WasmExecutor } from "../executor.js";
 
@@ -59,68 +59,25 @@ function compile(e: unknown, role: "score" | "mask", inputs: ReadonlyMap<string,
   return { fn: compileExpr(expr, inputs, subject), expr };
 }
 
-/** The float64 reference of the ops' definition (expressions by compileExpr, as the cpu executor evaluates them). */
+/** The float64 reference of the ops' definition (@attngraph/testkit's flex64, shared with the webgpu executor's tests). */
 function reference(c: ModCase, q: Tensor, k: Tensor, v: Tensor, grad: Tensor, pad: Tensor | undefined, node: string): Made["ref"] {
-  const { B, H, Hkv, L, S, D, Dv, scale } = c;
   const inputs = new Map(Object.entries(c.gathered ?? {}).map(([n, t]) => [n, { data: t.toFloat32Array(), shape: t.shape, strides: t.strides, offset: 0 } as GatheredTensor]));
-  const sm = c.scoreMod !== undefined ? compile(c.scoreMod, "score", inputs, `${node}.scoreMod`) : undefined;
-  const mm = c.maskMod !== undefined ? compile(c.maskMod, "mask", inputs, `${node}.maskMod`) : undefined;
-  const dm = sm ? compileExpr(derive(sm.expr, { kind: "score" }), inputs, `${node}.scoreMod`) : undefined;
-  const [qd, kd, vd, gd] = [q, k, v, grad].map((t) => t.toFloat32Array()) as [Float32Array, Float32Array, Float32Array, Float32Array];
-  const pd = pad?.toFloat32Array();
-  const off = c.alignment === "bottom-right" ? S - L : 0;
-  const out = new Float64Array(B * H * L * Dv);
-  const lse = new Float64Array(B * H * L);
-  const dq = new Float64Array(B * H * L * D);
-  const dk = new Float64Array(B * Hkv * S * D);
-  const dv = new Float64Array(B * Hkv * S * Dv);
-  const factor = c.dropout ? Math.fround(1 / (1 - c.dropout.rate)) : 1;
-  for (let b = 0; b < B; b++)
-    for (let h = 0; h < H; h++) {
-      const g = Math.floor(h / (H / Hkv));
-      for (let i = 0; i < L; i++) {
-        const row = (b * H + h) * L + i;
-        const sp = new Float64Array(S).fill(-Infinity);
-        const deriv = new Float64Array(S);
-        for (let j = 0; j < S; j++) {
-          const shown = (!c.causal || j <= i + off) && (c.window === undefined || j > i + off - c.window) && !(pd && pd[b * S + j] === 1);
-          if (!shown) continue;
-          let raw = 0;
-          for (let d = 0; d < D; d++) raw += qd[row * D + d]! * kd[((b * Hkv + g) * S + j) * D + d]!;
-          const s = sm ? (sm.fn(Math.fround(scale * raw), b, h, i, j) as number) : scale * raw;
-          if (dm) deriv[j] = dm(Math.fround(scale * raw), b, h, i, j) as number;
-          if (mm && !mm.fn(0, b, h, i, j)) continue;
-          sp[j] = s;
-        }
-        const max = Math.max(...sp);
-        if (max === -Infinity) {
-          lse[row] = -Infinity;
-          continue;
-        }
-        let sum = 0;
-        for (let j = 0; j < S; j++) sum += Math.exp(sp[j]! - max);
-        lse[row] = max + Math.log(sum);
-        const p = sp.map((x) => Math.exp(x - lse[row]!));
-        const m = p.map((_, j) => (c.dropout ? (referenceDropoutKeep(c.dropout.seed, row * S + j, c.dropout.rate) ? factor : 0) : 1));
-        for (let j = 0; j < S; j++) for (let d = 0; d < Dv; d++) out[row * Dv + d]! += p[j]! * m[j]! * vd[((b * Hkv + g) * S + j) * Dv + d]!;
-        let delta = 0;
-        for (let d = 0; d < Dv; d++) delta += gd[row * Dv + d]! * Math.fround(out[row * Dv + d]!);
-        for (let j = 0; j < S; j++) {
-          if (p[j] === 0) continue;
-          const kv = (b * Hkv + g) * S + j;
-          let dp = 0;
-          for (let d = 0; d < Dv; d++) dp += gd[row * Dv + d]! * vd[kv * Dv + d]!;
-          const dsp = p[j]! * (m[j]! * dp - delta);
-          const ds = dsp === 0 ? 0 : dsp * scale * (dm ? deriv[j]! : 1);
-          for (let d = 0; d < D; d++) {
-            dq[row * D + d]! += ds * kd[kv * D + d]!;
-            dk[kv * D + d]! += ds * qd[row * D + d]!;
-          }
-          for (let d = 0; d < Dv; d++) dv[kv * Dv + d]! += p[j]! * m[j]! * gd[row * Dv + d]!;
-        }
-      }
-    }
-  return { out, lse, dq, dk, dv };
+  const f: Flex64 = {
+    dims: { B: c.B, H: c.H, Hkv: c.Hkv, L: c.L, S: c.S, D: c.D, Dv: c.Dv },
+    q: q.toFloat32Array(),
+    k: k.toFloat32Array(),
+    v: v.toFloat32Array(),
+    causal: c.causal ?? false,
+    window: c.window ?? null,
+    alignment: c.alignment ?? "top-left",
+    scale: c.scale,
+    ...(pad ? { pad: pad.toFloat32Array() } : {}),
+    ...(c.dropout ? { dropout: c.dropout } : {}),
+    scoreMod: c.scoreMod !== undefined ? compile(c.scoreMod, "score", inputs, `${node}.scoreMod`).expr : null,
+    maskMod: c.maskMod !== undefined ? compile(c.maskMod, "mask", inputs, `${node}.maskMod`).expr : null,
+    gathered: inputs,
+  };
+  return { ...flexForward64(f), ...flexGrad64(f, grad.toFloat32Array()) };
 }
 
 function make(c: ModCase, seed: number): Made {

@@ -1,9 +1,9 @@
 // A float64 reference of the fused attention with score and mask modifications (@attngraph/graph attention-mods.ts):
 // forward output, lse, and the gradients of q, k, v (attention-grad.ts's doc), written straight from the definition,
-// element by element, so the fused kernels are checked against something that shares none of their code. The
+// element by element, so the fused kernels (every executor's) are checked against something that shares none of their code. The
 // expressions run through compileExpr in float64; the derivative through derive().
 import { compileExpr, derive, type Expr, type GatheredTensor } from "@attngraph/graph";
-import { referenceDropoutKeep } from "@attngraph/testkit";
+import { referenceDropoutKeep } from "./dropout64.js";
 
 export interface Flex64 {
   readonly dims: { readonly B: number; readonly H: number; readonly Hkv: number; readonly L: number; readonly S: number; readonly D: number; readonly Dv: number };
