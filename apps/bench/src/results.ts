@@ -5,10 +5,9 @@ import type { ProblemKind } from "./problem.js";
 
 export type RowStatus = "ok" | "mismatch" | "unavailable" | "failed";
 
-export interface ResultRow {
+/** The timing of one row, whatever the problem: who ran, at which shape, and the runs' times. */
+export interface TimedRow {
   readonly impl: string;
-  /** What one run computes (`--problem`): "attention" or "block" (a forward), "train-block" or "train-copy" (a step). */
-  readonly problem: ProblemKind;
   readonly family: "attngraph" | "peer";
   readonly b: number;
   readonly t: number;
@@ -25,6 +24,11 @@ export interface ResultRow {
   readonly warmupRuns: number;
   /** True when the per-row time budget stopped the timed runs before --runs. */
   readonly budgetLimited: boolean;
+}
+
+export interface ResultRow extends TimedRow {
+  /** What one run computes (`--problem`): "attention" or "block" (a forward), "train-block" or "train-copy" (a step). */
+  readonly problem: ProblemKind;
   /** FLOPs of one forward (causal count of the row's problem, see flops.ts) and the rate at the median. */
   readonly flops: number;
   readonly gflops: number | null;

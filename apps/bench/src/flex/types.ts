@@ -1,7 +1,7 @@
 // What `--problem flex` needs from an implementation: set up one variant and part at one shape (outside the timed
 // region), then run. A row of its own kind, as the table has variant and part where the other problems have none.
 import type { SetupOptions } from "../impls/types.js";
-import type { RowStatus } from "../results.js";
+import type { RowStatus, TimedRow } from "../results.js";
 import type { FlexProblem } from "./problem.js";
 import type { FlexPart, FlexVariant } from "./variants.js";
 
@@ -32,24 +32,11 @@ export interface FlexImpl {
 }
 
 /** One row of bench-results.json for `--problem flex`. */
-export interface FlexRow {
+/** A flex row: the timing every row has (medianMs null when it did not run: unavailable, failed, out of memory). */
+export interface FlexRow extends TimedRow {
   readonly problem: "flex";
   readonly variant: FlexVariant;
   readonly part: FlexPart;
-  readonly impl: string;
-  readonly family: "attngraph" | "peer";
-  readonly b: number;
-  readonly t: number;
-  readonly d: number;
-  readonly h: number;
-  readonly threads: number;
-  /** null when the row did not run (unavailable, failed, or out of memory). */
-  readonly medianMs: number | null;
-  readonly minMs: number | null;
-  readonly runs: number;
-  readonly samplesMs: readonly number[];
-  readonly warmupRuns: number;
-  readonly budgetLimited: boolean;
   /** attngraph rows: the planned arena of the run (null: n/a, or the row did not get that far); absent on peers. */
   readonly plannedPeakBytes?: number | null;
   readonly status: RowStatus;
