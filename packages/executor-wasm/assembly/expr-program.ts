@@ -27,6 +27,10 @@ export const TILE_LANES: i32 = 64 * 64;
 /** Bytes of the status words before the registers. */
 const STATUS_BYTES: usize = 64;
 const INSTR_WORDS: i32 = 6;
+/** An op word's opcode; its flags: a uniform instruction (one vector), whose result is then copied across the tile. */
+const OP_MASK: i32 = 0xff;
+const UNIFORM_FLAG: i32 = 0x100;
+const SPLAT_FLAG: i32 = 0x200;
 
 // Opcodes: the host's table (src/kernels/expr-program.ts, OP) must match.
 const CONST: i32 = 0;
@@ -176,90 +180,107 @@ export function exprRun(prog: usize, regs: usize, n: i32, b: i32, h: i32, i0: i3
   let pc = word(prog, 5);
   const bytes = <usize>n << 2;
   for (let k: i32 = 0; k < count; k++, pc += INSTR_WORDS) {
-    const op = word(prog, pc);
+    const opWord = word(prog, pc);
+    const op = opWord & OP_MASK;
     const d = exprReg(regs, word(prog, pc + 1));
-    const wa = word(prog, pc + 2);
-    const wb = word(prog, pc + 3);
-    const wc = word(prog, pc + 4);
-    if (op == GATHER) {
-      gather(prog, regs, d, wa, wb, wc, word(prog, pc + 5), 0, n, b, h, i0, s0);
-      continue;
-    }
-    if (op == GATHER_UNIFORM) {
-      // The read is made (and checked) once, at the first lane that makes it; none: nothing is read.
-      const p = exprReg(regs, wb);
-      let e: i32 = 0;
-      while (e < n && !v128.any_true(v128.load(p + (<usize>e << 2)))) e += 4;
-      while (e < n && load<i32>(p + (<usize>e << 2)) == 0) e++;
-      if (e >= n) {
-        memory.fill(d, 0, bytes);
-        continue;
+    if ((opWord & UNIFORM_FLAG) != 0) {
+      // The same value in every lane of the tile (literals, b, h and what only they make): computed on one vector,
+      // then copied across the tile only where a per-lane instruction or the kernel reads it.
+      step(prog, regs, op, d, pc, 4, b, h, i0, s0);
+      if ((opWord & SPLAT_FLAG) != 0) {
+        const v = v128.load(d);
+        for (let o: usize = 16; o < bytes; o += 16) v128.store(d + o, v);
       }
-      gather(prog, regs, d, wa, wb, wc, word(prog, pc + 5), e, e + 1, b, h, i0, s0);
-      const v = v128.load32_splat(d + (<usize>e << 2));
-      for (let o: usize = 0; o < bytes; o += 16) v128.store(d + o, v);
       continue;
     }
-    if (op < I2F) {
-      fill(op, d, wa, n, b, h, i0, s0);
-      continue;
-    }
-    const a = exprReg(regs, wa);
-    const bb = exprReg(regs, wb);
-    if (op == FMOD || op == IMOD || (op >= FEXP && op <= FSIGMOID && op != FSQRT)) {
-      scalar(op, d, a, bb, n);
-      continue;
-    }
-    if (op == SELECT) {
-      const cc = exprReg(regs, wc);
-      for (let o: usize = 0; o < bytes; o += 16) v128.store(d + o, v128.bitselect(v128.load(bb + o), v128.load(cc + o), v128.load(a + o)));
-      continue;
-    }
-    for (let o: usize = 0; o < bytes; o += 16) {
-      const x = v128.load(a + o);
-      const y = v128.load(bb + o); // unary ops read a register they ignore
-      let z: v128;
-      switch (op) {
-        case I2F: z = f32x4.convert_i32x4_s(x); break;
-        case FADD: z = f32x4.add(x, y); break;
-        case FSUB: z = f32x4.sub(x, y); break;
-        case FMUL: z = f32x4.mul(x, y); break;
-        case FDIV: z = f32x4.div(x, y); break;
-        // IEEE minimum/maximum: NaN if either is, −0 below +0 (JavaScript's Math.min/max).
-        case FMIN: z = f32x4.min(x, y); break;
-        case FMAX: z = f32x4.max(x, y); break;
-        case IADD: z = i32x4.add(x, y); break;
-        case ISUB: z = i32x4.sub(x, y); break;
-        case IMUL: z = i32x4.mul(x, y); break;
-        case IMIN: z = i32x4.min_s(x, y); break;
-        case IMAX: z = i32x4.max_s(x, y); break;
-        case FNEG: z = f32x4.neg(x); break;
-        case FABS: z = f32x4.abs(x); break;
-        case FSQRT: z = f32x4.sqrt(x); break;
-        case FFLOOR: z = f32x4.floor(x); break;
-        case INEG: z = i32x4.neg(x); break;
-        case IABS: z = i32x4.abs(x); break;
-        case FEQ: z = f32x4.eq(x, y); break;
-        case FNE: z = f32x4.ne(x, y); break;
-        case FLT: z = f32x4.lt(x, y); break;
-        case FLE: z = f32x4.le(x, y); break;
-        case FGT: z = f32x4.gt(x, y); break;
-        case FGE: z = f32x4.ge(x, y); break;
-        case IEQ: z = i32x4.eq(x, y); break;
-        case INE: z = i32x4.ne(x, y); break;
-        case ILT: z = i32x4.lt_s(x, y); break;
-        case ILE: z = i32x4.le_s(x, y); break;
-        case IGT: z = i32x4.gt_s(x, y); break;
-        case IGE: z = i32x4.ge_s(x, y); break;
-        case AND: z = v128.and(x, y); break;
-        case OR: z = v128.or(x, y); break;
-        case NOT: z = v128.not(x); break;
-        default: z = x; // unknown opcodes are refused by the host's table test; never reached
-      }
-      v128.store(d + o, z);
-    }
+    step(prog, regs, op, d, pc, n, b, h, i0, s0);
   }
   return load<i32>(regs) != 0 ? 1 : 0;
+}
+
+/** One instruction (`op`, destination register `d`) over lanes [0, n). */
+function step(prog: usize, regs: usize, op: i32, d: usize, pc: i32, n: i32, b: i32, h: i32, i0: i32, s0: i32): void {
+  const bytes = <usize>n << 2;
+  const wa = word(prog, pc + 2);
+  const wb = word(prog, pc + 3);
+  const wc = word(prog, pc + 4);
+  if (op == GATHER) {
+    gather(prog, regs, d, wa, wb, wc, word(prog, pc + 5), 0, n, b, h, i0, s0);
+    return;
+  }
+  if (op == GATHER_UNIFORM) {
+    // The read is made (and checked) once, at the first lane that makes it; none: nothing is read.
+    const p = exprReg(regs, wb);
+    let e: i32 = 0;
+    while (e < n && !v128.any_true(v128.load(p + (<usize>e << 2)))) e += 4;
+    while (e < n && load<i32>(p + (<usize>e << 2)) == 0) e++;
+    if (e >= n) {
+      memory.fill(d, 0, bytes);
+      return;
+    }
+    gather(prog, regs, d, wa, wb, wc, word(prog, pc + 5), e, e + 1, b, h, i0, s0);
+    const v = v128.load32_splat(d + (<usize>e << 2));
+    for (let o: usize = 0; o < bytes; o += 16) v128.store(d + o, v);
+    return;
+  }
+  if (op < I2F) {
+    fill(op, d, wa, n, b, h, i0, s0);
+    return;
+  }
+  const a = exprReg(regs, wa);
+  const bb = exprReg(regs, wb);
+  if (op == FMOD || op == IMOD || (op >= FEXP && op <= FSIGMOID && op != FSQRT)) {
+    scalar(op, d, a, bb, n);
+    return;
+  }
+  if (op == SELECT) {
+    const cc = exprReg(regs, wc);
+    for (let o: usize = 0; o < bytes; o += 16) v128.store(d + o, v128.bitselect(v128.load(bb + o), v128.load(cc + o), v128.load(a + o)));
+    return;
+  }
+  for (let o: usize = 0; o < bytes; o += 16) {
+    const x = v128.load(a + o);
+    const y = v128.load(bb + o); // unary ops read a register they ignore
+    let z: v128;
+    switch (op) {
+      case I2F: z = f32x4.convert_i32x4_s(x); break;
+      case FADD: z = f32x4.add(x, y); break;
+      case FSUB: z = f32x4.sub(x, y); break;
+      case FMUL: z = f32x4.mul(x, y); break;
+      case FDIV: z = f32x4.div(x, y); break;
+      // IEEE minimum/maximum: NaN if either is, −0 below +0 (JavaScript's Math.min/max).
+      case FMIN: z = f32x4.min(x, y); break;
+      case FMAX: z = f32x4.max(x, y); break;
+      case IADD: z = i32x4.add(x, y); break;
+      case ISUB: z = i32x4.sub(x, y); break;
+      case IMUL: z = i32x4.mul(x, y); break;
+      case IMIN: z = i32x4.min_s(x, y); break;
+      case IMAX: z = i32x4.max_s(x, y); break;
+      case FNEG: z = f32x4.neg(x); break;
+      case FABS: z = f32x4.abs(x); break;
+      case FSQRT: z = f32x4.sqrt(x); break;
+      case FFLOOR: z = f32x4.floor(x); break;
+      case INEG: z = i32x4.neg(x); break;
+      case IABS: z = i32x4.abs(x); break;
+      case FEQ: z = f32x4.eq(x, y); break;
+      case FNE: z = f32x4.ne(x, y); break;
+      case FLT: z = f32x4.lt(x, y); break;
+      case FLE: z = f32x4.le(x, y); break;
+      case FGT: z = f32x4.gt(x, y); break;
+      case FGE: z = f32x4.ge(x, y); break;
+      case IEQ: z = i32x4.eq(x, y); break;
+      case INE: z = i32x4.ne(x, y); break;
+      case ILT: z = i32x4.lt_s(x, y); break;
+      case ILE: z = i32x4.le_s(x, y); break;
+      case IGT: z = i32x4.gt_s(x, y); break;
+      case IGE: z = i32x4.ge_s(x, y); break;
+      case AND: z = v128.and(x, y); break;
+      case OR: z = v128.or(x, y); break;
+      case NOT: z = v128.not(x); break;
+      default: z = x; // unknown opcodes are refused by the host's table test; never reached
+    }
+    v128.store(d + o, z);
+  }
 }
 
 /** Constants and position variables. */

@@ -209,6 +209,22 @@ describe("fused attention with modifications on wasm against the float64 referen
   });
 });
 
+describe("what depends only on b and h runs once per tile (uniform instructions), the rest per lane", () => {
+  // ALiBi's slopes as a tree of `where` over h (the fusion pass's form), a mask that is uniform per head (hides
+  // every key of head 0: its rows see nothing), and one that mixes a uniform and a per-lane part; the uniform values
+  // reach per-lane instructions, the derivative and the kernel's outputs.
+  const slope = call("where", call("lt", "h", 1), 0.5, call("where", call("lt", call("add", "h", "b"), 2), 0.25, 0.125));
+  const cases: ModCase[] = [
+    { label: "ALiBi slopes by where over h, uniform mask", B: 2, H: 3, Hkv: 3, L: 70, S: 70, D: 8, Dv: 8, scale: 0.3, scoreMod: call("add", "score", call("mul", slope, call("sub", "kv", "q"))), maskMod: call("gt", "h", 0) },
+    { label: "a uniform factor of the score, a mixed mask", B: 1, H: 3, Hkv: 1, L: 40, S: 75, D: 8, Dv: 8, scale: 0.3, scoreMod: call("mul", "score", call("add", slope, 1)), maskMod: call("or", call("eq", "h", 1), call("ge", "q", "kv")) },
+  ];
+  cases.forEach((c, n) => {
+    const m = make(c, 700 + n);
+    it(`${c.label} (1 thread)`, () => expectAll(one, m, c.label));
+    it(`${c.label} (2 threads)`, () => expectAll(two, m, c.label));
+  });
+});
+
 describe("the fused forward equals the unfused chain on wasm (score → score-mod → mask-mod → softmax → weighted-sum)", () => {
   const unfused = async (m: Made): Promise<Tensor> => {
     const { B, H, L, S, Dv, scale } = m.c;

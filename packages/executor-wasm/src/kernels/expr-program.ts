@@ -27,6 +27,9 @@ export const OP = {
 } as const;
 
 const HEADER_WORDS = 6;
+/** Flags in an instruction's op word (assembly/expr-program.ts): one vector only, then copied across the tile. */
+const UNIFORM_FLAG = 0x100;
+const SPLAT_FLAG = 0x200;
 const INSTR_WORDS = 6;
 /** The registers the kernel fills: the scaled score (float32) and the lanes it shows (a mask). */
 const SCORE = 0;
@@ -237,8 +240,24 @@ export function compileProgram(src: ProgramSource): ExprProgram {
   const k = src.maskMod === null ? undefined : emit(src.maskMod, SHOWN);
   const d = src.derivative && src.scoreMod !== null ? toF(emit(derive(src.scoreMod, { kind: "score" }), SHOWN)) : undefined;
   const outputs = [s.v, k?.v, d?.v].filter((x): x is number => x !== undefined);
+  markUniform(instrs, uniform, outputs);
   const { phys, registers } = allocate(instrs, outputs);
   return serialize(instrs, phys, registers, [phys(s.v), k === undefined ? -1 : phys(k.v), d === undefined ? -1 : phys(d.v)], ranks, sites);
+}
+
+/**
+ * Flags the instructions whose value is the same in every lane of a tile (literals, b, h, and operations of those only)
+ * to run on one vector (UNIFORM), and of those the ones a per-lane instruction or the kernel reads to be copied across
+ * the tile afterwards (SPLAT): ALiBi's slope chosen per head by a tree of `where` costs a few vector operations per tile,
+ * not a few per element. A uniform read (GATHER_UNIFORM) already fills the whole tile.
+ */
+function markUniform(instrs: Instr[], uniform: ReadonlySet<number>, outputs: readonly number[]): void {
+  const wide = new Set<number>(outputs);
+  for (const ins of instrs) if (!uniform.has(ins.dst) || ins.op === OP.GATHER_UNIFORM) for (const s of ins.srcs) wide.add(s);
+  instrs.forEach((ins, n) => {
+    if (!uniform.has(ins.dst) || ins.op === OP.GATHER_UNIFORM) return;
+    instrs[n] = { ...ins, op: ins.op | UNIFORM_FLAG | (wide.has(ins.dst) ? SPLAT_FLAG : 0) };
+  });
 }
 
 /**
@@ -302,7 +321,7 @@ function serialize(
       list += 2 * index.length;
       return;
     }
-    if (ins.op === OP.CONST) w[o + 2] = ins.imm!;
+    if ((ins.op & 0xff) === OP.CONST) w[o + 2] = ins.imm!;
     else {
       // Unary operations name their operand twice (the module reads a second register it ignores).
       const [a, b = a, c = a] = ins.srcs.map(phys);
