@@ -52,6 +52,8 @@ const BK: i32 = 64;
   // Block sparsity of a mask modification (0: none): one byte per key block of each query block, 0 = hidden from
   // every row (skipped), found on the host; rows per (batch, head) pick: batch by `clsByB`, head by `clsH` > 1.
   classes: usize; clsQB: i32; clsBlk: i32; clsH: i32; clsByB: i32;
+  // For blocks the mask keeps whole (class 2): the program without the mask (0: no program, the plain path).
+  progAll: usize;
 }
 
 /**
@@ -155,7 +157,8 @@ export function attentionParamsLayout(dst: usize): i32 {
   store<i32>(dst, offsetof<BlockParams>("clsBlk"), 168);
   store<i32>(dst, offsetof<BlockParams>("clsH"), 172);
   store<i32>(dst, offsetof<BlockParams>("clsByB"), 176);
-  return 45 + runParamsLayout(dst + 180);
+  store<i32>(dst, offsetof<BlockParams>("progAll"), 180);
+  return 46 + runParamsLayout(dst + 184);
 }
 
 /** Bytes of scratch `attentionPack` and `attentionBlock` need for key length S, head dim D and value dim Dv. */
@@ -265,8 +268,11 @@ export function attentionBlock(p: BlockParams): i32 {
   const classes = p.classes;
   const clsRow = classes == 0 ? 0 : classes + <usize>((((p.clsByB != 0 ? p.bi : 0) * p.clsH + (p.clsH > 1 ? p.hi : 0)) * p.clsQB + i0 / BQ) * p.clsBlk);
   for (let blk = fromBlock; blk < stop; blk++) {
-    // A key block the mask modification hides from every row of this query block adds nothing: skipped.
-    if (classes != 0 && load<u8>(clsRow + <usize>blk) == 0) continue;
+    // A key block the mask modification hides from every row of this query block adds nothing: skipped. One it
+    // keeps whole runs the program without the mask (or none).
+    const cls = classes != 0 ? load<u8>(clsRow + <usize>blk) : 1;
+    if (cls == 0) continue;
+    const tileProg = cls == 2 ? p.progAll : prog;
     const s0 = (first & ~7) + blk * BK;
     const bc = min(BK, end - s0);
     const bc4 = (bc + 3) & ~3;
@@ -280,12 +286,12 @@ export function attentionBlock(p: BlockParams): i32 {
       const a3 = rows > 3 ? at(a2, qs2) : a0;
       for (let c: i32 = 0; c < bc8; c += 8) micro(nd, a0, a1, a2, a3, kp + f4((s0 + c) * nd), sb + f4(r * BK + c), ldsB, INIT_ZERO, 0);
     }
-    if (prog != 0) {
+    if (tileProg != 0) {
       // The modification over the whole tile: sb becomes s' where kept, −∞ elsewhere (position and padding included),
       // so the rows below only take the max and the exponentials (scale 1). An index error stops the call.
       exprTileIn(regs, sb, br, i0, s0, bc, ns, causal, off, win, padded, hidden, scale);
-      if (exprRun(prog, regs, br * TILE_LD, p.bi, p.hi, i0, s0) != 0) return 0;
-      exprTileOut(prog, regs, sb, br);
+      if (exprRun(tileProg, regs, br * TILE_LD, p.bi, p.hi, i0, s0) != 0) return 0;
+      exprTileOut(tileProg, regs, sb, br);
     }
     for (let r: i32 = 0; r < br; r++) {
       const i = i0 + r;
@@ -298,12 +304,12 @@ export function attentionBlock(p: BlockParams): i32 {
         store<f32>(rowAlpha + f4(r), 1);
         continue;
       }
-      if (prog == 0) {
+      if (tileProg == 0) {
         for (let c: i32 = 0; c < c0; c++) store<f32>(row + f4(c), -Infinity);
         for (let c = c1; c < bc4; c++) store<f32>(row + f4(c), -Infinity);
         if (padded) for (let c = c0; c < c1; c++) if (load<f32>(hidden + f4(s0 + c)) != 0) store<f32>(row + f4(c), -Infinity);
       }
-      const mx = scaleRowMax(row, bc4, prog != 0 ? 1 : scale);
+      const mx = scaleRowMax(row, bc4, tileProg != 0 ? 1 : scale);
       if (mx == -Infinity) {
         memory.fill(row, 0, f4(bc4));
         store<f32>(rowAlpha + f4(r), 1);

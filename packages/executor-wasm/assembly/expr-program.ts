@@ -20,6 +20,7 @@
 // index list (at word offset `c`, the read's site number in `d`): per axis a register and 1 when it holds float32 (a gathered value used as an index).
 
 import { lastVisibleKey, lastWindowedKey } from "./mask";
+import { tanh4 } from "./simd";
 
 /** Lanes per tile row (the kernels' BK) and per register (BQ · BK). */
 export const TILE_LD: i32 = 64;
@@ -81,6 +82,7 @@ const SELECT: i32 = 73;
 const GATHER: i32 = 80;
 /** A gathered read whose indices are the same in every lane (slopes[h]): made once per tile, then broadcast. */
 const GATHER_UNIFORM: i32 = 81;
+const GATHER_ROW: i32 = 82;
 
 @inline function word(prog: usize, i: i32): i32 {
   return load<i32>(prog + (<usize>i << 2));
@@ -208,6 +210,10 @@ function step(prog: usize, regs: usize, op: i32, d: usize, pc: i32, n: i32, b: i
     gather(prog, regs, d, wa, wb, wc, word(prog, pc + 5), 0, n, b, h, i0, s0);
     return;
   }
+  if (op == GATHER_ROW) {
+    gatherRows(prog, regs, d, wa, wb, wc, word(prog, pc + 5), n, b, h, i0, s0);
+    return;
+  }
   if (op == GATHER_UNIFORM) {
     // The read is made (and checked) once, at the first lane that makes it; none: nothing is read.
     const p = exprReg(regs, wb);
@@ -229,6 +235,10 @@ function step(prog: usize, regs: usize, op: i32, d: usize, pc: i32, n: i32, b: i
   }
   const a = exprReg(regs, wa);
   const bb = exprReg(regs, wb);
+  if (op == FTANH) {
+    for (let o: usize = 0; o < bytes; o += 16) v128.store(d + o, tanh4(v128.load(a + o)));
+    return;
+  }
   if (op == FMOD || op == IMOD || (op >= FEXP && op <= FSIGMOID && op != FSQRT)) {
     scalar(op, d, a, bb, n);
     return;
@@ -307,7 +317,8 @@ function fill(op: i32, d: usize, imm: i32, n: i32, b: i32, h: i32, i0: i32, s0: 
 
 /**
  * The lane-wise operations computed in float64 one lane at a time, as the reference (JavaScript doubles rounded to
- * float32 after each operation) computes them: exp, log, tanh, sigmoid and Python's mod of numbers; and the exact
+ * float32 after each operation) computes them: exp, log, sigmoid and Python's mod of numbers (tanh runs on four lanes
+ * at once, simd.ts's tanh4: within a few float32 ulp); and the exact
  * integer mod (the host emits it only for a non-zero literal divisor; a 0 would give 0 here, never a trap).
  */
 function scalar(op: i32, d: usize, a: usize, b: usize, n: i32): void {
@@ -333,10 +344,51 @@ function scalar(op: i32, d: usize, a: usize, b: usize, n: i32): void {
       }
       case FEXP: z = Math.exp(x); break;
       case FLOG: z = Math.log(x); break;
-      case FTANH: z = Math.tanh(x); break;
       default: z = 1 / (1 + Math.exp(-x)); // FSIGMOID
     }
     store<f32>(d + o, <f32>z);
+  }
+}
+
+/**
+ * A read whose last index is kv and whose others are the same along a tile's row (mask[q, kv], bias[h, q, kv]): per
+ * row, when every lane of the row reads and the row's keys and other indices are in range, one contiguous run of the
+ * input (a copy when its last axis is dense float32); any other row takes the per-lane path (checks and errors as
+ * there). `n` lanes = whole rows of TILE_LD.
+ */
+function gatherRows(prog: usize, regs: usize, d: usize, desc: i32, pred: i32, list: i32, site: i32, n: i32, b: i32, h: i32, i0: i32, s0: i32): void {
+  const base = <usize>word(prog, desc);
+  const rank = word(prog, desc + 1);
+  const isInt = word(prog, desc + 2) != 0;
+  const p = exprReg(regs, pred);
+  const last = rank - 1;
+  const lastSize = word(prog, desc + 3 + last);
+  const lastStride = word(prog, desc + 3 + rank + last);
+  for (let e: i32 = 0; e < n; e += TILE_LD) {
+    const row = <usize>e << 2;
+    let all = true;
+    for (let c: usize = 0; c < <usize>TILE_LD << 2; c += 16) if (!i32x4.all_true(v128.load(p + row + c))) { all = false; break; }
+    let off: i32 = 0;
+    if (all && s0 + TILE_LD <= lastSize) {
+      for (let a: i32 = 0; a < last; a++) {
+        const i = load<i32>(exprReg(regs, word(prog, list + 2 * a)) + row);
+        if (<u32>i >= <u32>word(prog, desc + 3 + a)) { all = false; break; }
+        off += i * word(prog, desc + 3 + rank + a);
+      }
+    } else all = false;
+    if (!all) {
+      gather(prog, regs, d, desc, pred, list, site, e, e + TILE_LD, b, h, i0, s0);
+      continue;
+    }
+    const at = base + (<usize>(off + s0 * lastStride) << 2);
+    if (!isInt && lastStride == 1) {
+      memory.copy(d + row, at, <usize>TILE_LD << 2);
+      continue;
+    }
+    for (let c: i32 = 0; c < TILE_LD; c++) {
+      const src = at + (<usize>(c * lastStride) << 2);
+      store<f32>(d + row + (<usize>c << 2), isInt ? <f32>load<i32>(src) : load<f32>(src));
+    }
   }
 }
 

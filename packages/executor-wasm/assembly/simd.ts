@@ -43,3 +43,25 @@
 @inline export function hsum(v: v128): f32 {
   return (f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1)) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
 }
+
+/**
+ * tanh of 4 float32 lanes (Cephes tanhf): for |x| < 0.625 the odd polynomial x + x³·P(x²), else 1 − 2 / (e^{2|x|} + 1)
+ * with x's sign (exp4 above), within a few ulp of float32. NaN stays NaN, ±∞ gives ±1, −0 gives −0. The expression
+ * program's tanh (a soft-capped score) runs on it: a float64 tanh per lane cost more than the rest of the tile.
+ */
+@inline export function tanh4(x: v128): v128 {
+  const ax = f32x4.abs(x);
+  const z = f32x4.mul(x, x);
+  let p = madd(f32x4.splat(-5.70498872745e-3), z, f32x4.splat(2.06390887954e-2));
+  p = madd(p, z, f32x4.splat(-5.37397155531e-2));
+  p = madd(p, z, f32x4.splat(1.33314422036e-1));
+  p = madd(p, z, f32x4.splat(-3.33332819422e-1));
+  const small = madd(f32x4.mul(x, z), p, x);
+  // A soft-capped score (tanh(s / 50)) is nearly always in the polynomial's range: then no exp at all.
+  const isSmall = f32x4.lt(ax, f32x4.splat(0.625));
+  if (i32x4.all_true(isSmall)) return small;
+  const one = f32x4.splat(1);
+  const e = exp4(f32x4.add(ax, ax));
+  const big = v128.or(f32x4.sub(one, f32x4.div(f32x4.splat(2), f32x4.add(e, one))), v128.and(x, i32x4.splat(0x80000000)));
+  return v128.bitselect(small, big, isSmall);
+}

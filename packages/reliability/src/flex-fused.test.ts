@@ -134,20 +134,22 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: built-in variants
 // Long enough for many key blocks: a document mask and a sliding window as mask modifications, whose blocks across
 // documents or outside the window are skipped (block sparsity), against the unfused chain.
 describe.each(executors.map((e) => [e.name, e] as const))("%s: blocks a mask modification hides are skipped", (_name, entry) => {
-  it("a document mask and a window over 300 positions equal the unfused chain", async () => {
+  it("a document mask and a window over 300 positions, with and without soft-capping, equal the unfused chain", async () => {
     const [b, h, t, d] = [1, 2, 300, 8];
     const docs = Tensor.from(Array.from({ length: t }, (_, i) => Math.floor(i / 70)), [b, t]);
     const masks = [
       { op: "and", args: [{ op: "eq", args: [read("doc", "b", "q"), read("doc", "b", "kv")] }, { op: "ge", args: ["q", "kv"] }] },
       { op: "and", args: [{ op: "ge", args: ["q", "kv"] }, { op: "lt", args: [sub("q", "kv"), 100] }] },
     ];
-    for (const maskMod of masks) {
-      const graph = flexAttention({ numHeads: h, headDim: d, maskMod, gathered: { doc: [b, t] } });
+    const softcap = { op: "mul", args: [{ op: "tanh", args: [{ op: "div", args: ["score", 2] }] }, 2] };
+    // Each mask alone (blocks kept whole need no program at all) and with a score modification (they run it alone).
+    for (const [maskMod, scoreMod] of masks.flatMap((m) => [[m, null], [m, softcap]] as const)) {
+      const graph = flexAttention({ numHeads: h, headDim: d, maskMod, scoreMod, gathered: { doc: [b, t] } });
       const session = await compile(graph, { executors: [await entry.create()] });
       try {
         const r = prng(21);
         const inputs = { q: new Tensor(uniform(b * h * t * d, 1, r), [b, h, t, d]), k: new Tensor(uniform(b * h * t * d, 1, r), [b, h, t, d]), v: new Tensor(uniform(b * h * t * d, 1, r), [b, h, t, d]), doc: docs };
-        expect(session.explain({ inputs: { q: [b, h, t, d], k: [b, h, t, d], v: [b, h, t, d], doc: [b, t] } })).toContain("→ attention [mask-mod:");
+        expect(session.explain({ inputs: { q: [b, h, t, d], k: [b, h, t, d], v: [b, h, t, d], doc: [b, t] } })).toMatch(/→ attention \[(score-mod: .*; )?mask-mod:/);
         const fused = (await session.run(inputs)).output!.toArray();
         const want = (await session.run(inputs, { tap: { nodes: () => true, next: () => undefined } })).output!.toArray();
         fused.forEach((x, i) => expect(Math.abs(x - want[i]!), `output[${i}]`).toBeLessThan(2e-5 * (1 + Math.abs(want[i]!))));

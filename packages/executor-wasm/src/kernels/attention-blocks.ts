@@ -1,9 +1,11 @@
 // Block sparsity of a mask modification for the module's fused attention: the host classifies each key block of each
 // query block the way attentionBlock walks them (from the block's first visible key rounded down to 8, in blocks of
 // BK) with @attngraph/graph's interval arithmetic (BlockClasses), and hands the module one byte per block: 0 = the mask
-// hides it from every row (skipped). A document mask or a sliding window as a mask modification then costs in
-// proportion to the keys kept. Rows are per batch and head only when the expression reads b or h.
-import { BlockClasses, BLOCK_NONE, checkExprCached, maskOffset, windowOf, type AttentionAttrs, type AttentionMods } from "@attngraph/graph";
+// hides it from every row (skipped), 2 = it keeps every pair (the mask is not evaluated there), 1 = per pair. A document
+// mask or a sliding window as a mask modification then costs in proportion to the keys kept, and a causal mask written
+// as an expression costs what the built-in one does off the diagonal. Rows are per batch and head only when the
+// expression reads b or h.
+import { BlockClasses, BLOCK_SOME, checkExprCached, maskOffset, windowOf, type AttentionAttrs, type AttentionMods } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
 import type { Call } from "./adapter.js";
@@ -19,7 +21,7 @@ export interface BlockClassTable {
   readonly fields: { readonly classes: number; readonly clsQB: number; readonly clsBlk: number; readonly clsH: number; readonly clsByB: number };
 }
 
-/** The call's table in module memory (release `value` after the call), or undefined when no block is hidden whole. */
+/** The call's table in module memory (release `value` after the call), or undefined when no block is hidden or kept whole. */
 export function blockClassTable(ctx: WasmContext, call: Call, mods: CallMods, q: readonly number[], ns: number, attrs: AttentionAttrs): BlockClassTable | undefined {
   const raw = (call.attrs as AttentionMods).maskMod ?? null;
   if (raw === null) return undefined;
@@ -34,7 +36,7 @@ export function blockClassTable(ctx: WasmContext, call: Call, mods: CallMods, q:
   const nBlk = Math.ceil(ns / BK) + 1; // the first block starts up to 7 keys early
   const rows = (byB ? nb : 1) * (byH ? nh : 1);
   const table = new Uint8Array(rows * nQB * nBlk).fill(1);
-  let hidden = 0;
+  let whole = 0;
   for (let b = 0; b < (byB ? nb : 1); b++) {
     for (let h = 0; h < (byH ? nh : 1); h++) {
       for (let qb = 0; qb < nQB; qb++) {
@@ -45,15 +47,14 @@ export function blockClassTable(ctx: WasmContext, call: Call, mods: CallMods, q:
         const row = ((b * (byH ? nh : 1) + h) * nQB + qb) * nBlk;
         for (let blk = 0; first + blk * BK < end; blk++) {
           const s0 = first + blk * BK;
-          if (classes.of(b, h, i0, i0 + br, s0, Math.min(end, s0 + BK)) === BLOCK_NONE) {
-            table[row + blk] = 0;
-            hidden++;
-          }
+          const c = classes.of(b, h, i0, i0 + br, s0, Math.min(end, s0 + BK));
+          table[row + blk] = c;
+          if (c !== BLOCK_SOME) whole++;
         }
       }
     }
   }
-  if (hidden === 0) return undefined;
+  if (whole === 0) return undefined;
   // Allocated after the classes are found: an allocation may grow the memory and detach the views they read.
   const value = ctx.alloc([Math.ceil(table.length / 4)], `${call.node} (block classes)`);
   new Uint8Array(ctx.f32().buffer, value.address, table.length).set(table);

@@ -225,6 +225,42 @@ describe("what depends only on b and h runs once per tile (uniform instructions)
   });
 });
 
+describe("tanh runs on four lanes at once (a float32 polynomial and exp), close to the float64 reference", () => {
+  // One query row per x: q = x, one key k = 1 (D = 1, scale 1), so the score is x; a second key scores 0. With
+  // v = [1, 0] the output is e^{tanh x} / (e^{tanh x} + 1): tanh x read back through the softmax.
+  const xs = [0, -0, 1e-30, -3e-8, 1e-4, 0.3, -0.6249, 0.625, -0.63, 1, -2.5, 4.2, 8.9, -9.5, 30, -100, 3e38, Infinity, -Infinity, NaN];
+  it("over small, medium, large, infinite and NaN scores", async () => {
+    const L = xs.length;
+    const q = Tensor.from(xs, [1, 1, L, 1]);
+    const k = Tensor.from([1, 1], [1, 1, 2, 1]);
+    const v = Tensor.from([1, 0], [1, 1, 2, 1]);
+    const scoreMod = call("where", call("eq", "kv", 0), call("tanh", "score"), 0);
+    const out = (await run(one, "attention", { causal: false, window: null, alignment: "top-left", scale: 1, dropoutRate: 0, dropoutSeed: 0, training: false, scoreMod, maskMod: null, inputs: [] }, [q, k, v, undefined], [1, 1, L, 1])).toFloat32Array();
+    xs.forEach((x, i) => {
+      const t = Math.tanh(x);
+      const want = Math.exp(t) / (Math.exp(t) + 1);
+      if (Number.isNaN(x)) expect(out[i], "a NaN score makes its row NaN").toBeNaN();
+      else expect(Math.abs(out[i]! - want), `tanh(${x})`).toBeLessThan(3e-7);
+    });
+  });
+});
+
+describe("a read along kv whose other indices follow the row (mask[q, kv], bias[h, q, kv]) takes whole rows at once", () => {
+  // Rows wider than a tile (S = 150): full rows take the contiguous path, the block's last partial one and the rows a
+  // causal mask cuts take the per-lane one; both must give the reference's numbers.
+  const keep = Tensor.from(Array.from({ length: 70 * 150 }, (_, e) => ((e * 7919) % 11 === 3 ? 0 : 1)), [70, 150]);
+  const bias = random([3, 70, 150], 91, 0.5);
+  const cases: ModCase[] = [
+    { label: "a 0/1 mask [L, S]", B: 1, H: 2, Hkv: 2, L: 70, S: 150, D: 8, Dv: 8, scale: 0.3, maskMod: call("ne", read("keep", "q", "kv"), 0), gathered: { keep } },
+    { label: "a bias [H, L, S] with causal bottom-right", B: 2, H: 3, Hkv: 1, L: 70, S: 150, D: 8, Dv: 8, scale: 0.3, causal: true, alignment: "bottom-right", scoreMod: call("add", "score", read("bias", "h", "q", "kv")), gathered: { bias } },
+  ];
+  cases.forEach((c, n) => {
+    const m = make(c, 800 + n);
+    it(`${c.label} (1 thread)`, () => expectAll(one, m, c.label));
+    it(`${c.label} (2 threads)`, () => expectAll(two, m, c.label));
+  });
+});
+
 describe("the fused forward equals the unfused chain on wasm (score → score-mod → mask-mod → softmax → weighted-sum)", () => {
   const unfused = async (m: Made): Promise<Tensor> => {
     const { B, H, L, S, Dv, scale } = m.c;

@@ -12,6 +12,8 @@ import { compileProgram, type ExprProgram } from "./expr-program.js";
 /** A call's modifications: its compiled program and the gathered values it reads. */
 export interface CallMods {
   readonly program: ExprProgram;
+  /** With both modifications: the program of the score modification alone, for blocks the mask keeps whole. */
+  readonly scoreOnly: ExprProgram | undefined;
   readonly gathered: ReadonlyMap<string, WasmValue>;
 }
 
@@ -30,7 +32,8 @@ export function callMods(call: Call, first: number, derivative: boolean): CallMo
   };
   const scoreMod = check("scoreMod", "score");
   const maskMod = check("maskMod", "mask");
-  return { program: programFor(scoreMod, maskMod, derivative, call.node), gathered };
+  const scoreOnly = scoreMod !== null && maskMod !== null ? programFor(scoreMod, null, derivative, call.node) : undefined;
+  return { program: programFor(scoreMod, maskMod, derivative, call.node), scoreOnly, gathered };
 }
 
 /** Programs by checked expression (objects a plan step keeps), then by mask, then by derivative and node. */
@@ -70,8 +73,8 @@ export interface LoadedProgram {
 }
 
 /** Copies the program into module memory with the call's gathered inputs' descriptors (address, shape, strides). */
-export function loadProgram(ctx: WasmContext, mods: CallMods, node: string): LoadedProgram {
-  const { words, descriptors, registers } = mods.program;
+export function loadProgram(ctx: WasmContext, mods: CallMods, node: string, program: ExprProgram = mods.program): LoadedProgram {
+  const { words, descriptors, registers } = program;
   const value = ctx.alloc([words.length], `${node} (modification program)`);
   // Views after the allocation: it may have grown the memory.
   const i32 = ctx.i32();

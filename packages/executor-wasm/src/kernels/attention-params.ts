@@ -17,7 +17,7 @@ export const BLOCK_FIELDS = [
   "padded", "headRow", "anyBad", "fromBlock", "maxBlocks",
   "out", "scratch",
   "prog", "regs", "bi", "hi",
-  "classes", "clsQB", "clsBlk", "clsH", "clsByB",
+  "classes", "clsQB", "clsBlk", "clsH", "clsByB", "progAll",
 ] as const;
 
 /**

@@ -80,6 +80,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
     const copied = q0.strides[3] === 1 || nd <= 1 ? undefined : ctx.dense(q0, `${call.node} (dense copy of q)`).value;
     let own: WasmValue | undefined;
     let loaded: LoadedProgram | undefined;
+    let loadedAll: LoadedProgram | undefined; // the score modification alone, for blocks the mask keeps whole
     let classTable: BlockClassTable | undefined;
     const run = () => {
       if (decode) {
@@ -96,9 +97,11 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
         return runSteps(ctx, decodeSteps(ctx, params), signal, call.node);
       }
       if (mods !== undefined) loaded = loadProgram(ctx, mods, call.node);
+      if (mods?.scoreOnly !== undefined) loadedAll = loadProgram(ctx, mods, call.node, mods.scoreOnly);
       const kernelBytes = ctx.exports.attentionScratchBytes(ns, nd, ndv);
-      // With a modification each call's scratch ends with its program's registers (attention-mods.ts).
-      const bytes = scratchWithRegs(kernelBytes, loaded);
+      // With a modification each call's scratch ends with its programs' registers (attention-mods.ts; both programs
+      // use the same area, so it fits the larger).
+      const bytes = scratchWithRegs(kernelBytes, loadedAll !== undefined && loaded !== undefined && loadedAll.regsBytes > loaded.regsBytes ? loadedAll : loaded);
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
@@ -106,6 +109,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       const regsOf = (callScratch: number) => (loaded === undefined ? 0 : regsAfter(callScratch, kernelBytes));
       if (loaded !== undefined) {
         params.block.prog = loaded.address;
+        params.block.progAll = loadedAll?.address ?? 0;
         params.block.regs = regsOf(scratch);
         clearStatus(ctx, params.block.regs);
         classTable = blockClassTable(ctx, call, mods!, q0.shape, ns, attrs);
@@ -130,6 +134,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       if (copied) ctx.release(copied);
       if (own) ctx.release(own);
       if (loaded) ctx.release(loaded.value);
+      if (loadedAll) ctx.release(loadedAll.value);
     });
   });
 });
@@ -226,7 +231,7 @@ function attentionParams(
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
     padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, out: out.address, scratch,
     prog: 0, regs: 0, bi: 0, hi: 0,
-    classes: 0, clsQB: 0, clsBlk: 0, clsH: 1, clsByB: 0,
+    classes: 0, clsQB: 0, clsBlk: 0, clsH: 1, clsByB: 0, progAll: 0,
   };
   const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0: 0, gs1: 0, os0: 0, os1: 0, ls0: 0, ls1: 0, b0: 0, b1: nb, g0: 0, g1: nhkv };
   return { pack, block, run };

@@ -23,7 +23,7 @@ export const OP = {
   FEQ: 50, FNE: 51, FLT: 52, FLE: 53, FGT: 54, FGE: 55,
   IEQ: 60, INE: 61, ILT: 62, ILE: 63, IGT: 64, IGE: 65,
   AND: 70, OR: 71, NOT: 72, SELECT: 73,
-  GATHER: 80, GATHER_UNIFORM: 81,
+  GATHER: 80, GATHER_UNIFORM: 81, GATHER_ROW: 82,
 } as const;
 
 const HEADER_WORDS = 6;
@@ -117,14 +117,23 @@ export function compileProgram(src: ProgramSource): ExprProgram {
     return r;
   };
   const uniform = new Set<number>();
+  // Row-uniform: the same in every lane of a tile's row (uniform, or made from q too): a read whose last index is kv
+  // and whose others are row-uniform reads one contiguous run of its input per row (GATHER_ROW: a user mask[q, kv]).
+  const rowUniform = new Set<number>();
+  let kvReg = -1;
   const push = (op: number, t: RegType, srcs: readonly number[], extra: Partial<Instr> = {}): Val => {
     const dst = nextV++;
+    if (op === OP.VAR_KV) kvReg = dst;
+    const rowOperands = op === OP.GATHER ? [] : srcs;
+    if (op === OP.CONST || op === OP.VAR_B || op === OP.VAR_H || op === OP.VAR_Q || (op !== OP.VAR_KV && op !== OP.GATHER && srcs.length > 0 && rowOperands.every((s) => rowUniform.has(s)))) rowUniform.add(dst);
     // Uniform: a literal, b or h, or an operation of uniform operands (a read's predicate does not count: it only
     // says whether the read is made).
     const operands = op === OP.GATHER ? srcs.slice(1) : srcs;
     const u = op === OP.CONST || op === OP.VAR_B || op === OP.VAR_H || (op !== OP.VAR_Q && op !== OP.VAR_KV && srcs.length > 0 && operands.every((s) => uniform.has(s)));
     if (u) uniform.add(dst);
-    instrs.push({ op: op === OP.GATHER && u ? OP.GATHER_UNIFORM : op, dst, srcs, ...extra });
+    const index = srcs.slice(1);
+    const rowRead = op === OP.GATHER && !u && index.length > 0 && index[index.length - 1] === kvReg && !extra.floatIndex?.[index.length - 1] && index.slice(0, -1).every((s) => rowUniform.has(s));
+    instrs.push({ op: op === OP.GATHER && u ? OP.GATHER_UNIFORM : rowRead ? OP.GATHER_ROW : op, dst, srcs, ...extra });
     return { v: dst, t, u };
   };
   // Common sub-expressions once: by node (and, for one that reads, by the predicate its reads run under), literals
@@ -253,7 +262,7 @@ export function compileProgram(src: ProgramSource): ExprProgram {
  */
 function markUniform(instrs: Instr[], uniform: ReadonlySet<number>, outputs: readonly number[]): void {
   const wide = new Set<number>(outputs);
-  for (const ins of instrs) if (!uniform.has(ins.dst) || ins.op === OP.GATHER_UNIFORM) for (const s of ins.srcs) wide.add(s);
+  for (const ins of instrs) if (!uniform.has(ins.dst) || ins.op === OP.GATHER_UNIFORM || ins.op === OP.GATHER_ROW) for (const s of ins.srcs) wide.add(s);
   instrs.forEach((ins, n) => {
     if (!uniform.has(ins.dst) || ins.op === OP.GATHER_UNIFORM) return;
     instrs[n] = { ...ins, op: ins.op | UNIFORM_FLAG | (wide.has(ins.dst) ? SPLAT_FLAG : 0) };
@@ -293,7 +302,7 @@ function serialize(
   ranks: ReadonlyMap<string, number>,
   sites: readonly ProgramSite[],
 ): ExprProgram {
-  const isGather = (i: Instr) => i.op === OP.GATHER || i.op === OP.GATHER_UNIFORM;
+  const isGather = (i: Instr) => i.op === OP.GATHER || i.op === OP.GATHER_UNIFORM || i.op === OP.GATHER_ROW;
   const lists = instrs.filter(isGather).reduce((n, i) => n + 2 * (i.srcs.length - 1), 0);
   let at = HEADER_WORDS + instrs.length * INSTR_WORDS + lists;
   const descriptors = new Map<string, { offset: number; rank: number }>();
