@@ -100,6 +100,7 @@ export type { LayerNormAttrs } from "./layer-norm.js";
 export { maskModOp, scoreModInputGradOp, scoreModOp };
 export type { MaskModAttrs } from "./mask-mod.js";
 export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
+export { scoreModGradStep } from "./score-mod.js";
 export { GATHERED_SLOTS, MAX_GATHERED, gatheredInputs } from "./gathered.js";
 export { alibiOp, attentionOp, dropoutOp, maskOp, outProjOp, projectionOp, reshapeOp, ropeOp, scoreOp, sliceOp, softmaxOp, transposeOp, weightedSumOp };
 export type { AlibiAttrs } from "./alibi.js";

@@ -43,19 +43,11 @@ export const scoreModOp = defineOp<ScoreModAttrs>({
     const [x, ...gathered] = ctx.inputs;
     const out: (string | undefined)[] = [undefined, ...gathered.map(() => undefined)];
     if (ctx.needs(0)) {
-      const dScore = derive(expr, { kind: "score" });
-      if (treeSize(dScore, MAX_DERIVED) > MAX_DERIVED) ctx.unsupported(`the score's gradient of this score modification: its derivative has more than ${MAX_DERIVED} nodes`);
-      if (dScore === 1 && scale === 1) out[0] = g;
-      else if (typeof dScore === "number") out[0] = ctx.addGrad(0, "score-mod", { x: g }, { scale: 1, expr: { op: "mul", args: ["score", Math.fround(dScore * scale)] }, inputs: [] });
-      else {
-        if (inputs.length >= MAX_GATHERED) ctx.unsupported(`the gradient of a score-mod with ${MAX_GATHERED} gathered inputs (its backward gathers one more: the gradient)`);
-        const gradName = freshName(inputs);
-        const upstream: Expr = { op: "input", name: gradName, index: ["b", "h", "q", "kv"] };
-        // A zero gradient (a key the mask hid, a row that sees no key) stays 0: the derivative may be ±∞ or NaN
-        // there (score / (q − kv) at q = kv), and 0 · ∞ would be NaN.
-        const times: Expr = { op: "where", args: [{ op: "ne", args: [upstream, 0] }, { op: "mul", args: [upstream, scale === 1 ? dScore : { op: "mul", args: [dScore, scale] }] }, 0] };
-        out[0] = ctx.addGrad(0, "score-mod", { x: x!, ...gatheredInputs([...gathered.slice(0, inputs.length), g]) }, { scale, expr: times, inputs: [...inputs, gradName] });
-      }
+      const step = scoreModGradStep({ scale, expr, inputs });
+      if (step === "identity") out[0] = g;
+      else if (typeof step === "string") ctx.unsupported(step);
+      else if (step.gathersGrad) out[0] = ctx.addGrad(0, "score-mod", { x: x!, ...gatheredInputs([...gathered.slice(0, inputs.length), g]) }, { ...step.attrs });
+      else out[0] = ctx.addGrad(0, "score-mod", { x: g }, { ...step.attrs });
     }
     inputs.forEach((name, i) => {
       if (!ctx.needs(i + 1)) return;
@@ -67,6 +59,25 @@ export const scoreModOp = defineOp<ScoreModAttrs>({
 
 /** The most nodes a derivative may have (the bound of any expression: checkExpr's). */
 const MAX_DERIVED = 10_000;
+
+/**
+ * The step score-mod's rule adds for the gradient of x: none (the identity), a score-mod of the gradient alone (a
+ * constant derivative), or a score-mod of x gathering the gradient as one more input (`gathersGrad`); a string says
+ * why there is none. One definition for the rule and for the scheduler's backward fusion, which recognises the step.
+ */
+export function scoreModGradStep(a: ScoreModAttrs): "identity" | { readonly attrs: ScoreModAttrs; readonly gathersGrad: boolean } | string {
+  const dScore = derive(a.expr, { kind: "score" });
+  if (treeSize(dScore, MAX_DERIVED) > MAX_DERIVED) return `the score's gradient of this score modification: its derivative has more than ${MAX_DERIVED} nodes`;
+  if (dScore === 1 && a.scale === 1) return "identity";
+  if (typeof dScore === "number") return { attrs: { scale: 1, expr: { op: "mul", args: ["score", Math.fround(dScore * a.scale)] }, inputs: [] }, gathersGrad: false };
+  if (a.inputs.length >= MAX_GATHERED) return `the gradient of a score-mod with ${MAX_GATHERED} gathered inputs (its backward gathers one more: the gradient)`;
+  const gradName = freshName(a.inputs);
+  const upstream: Expr = { op: "input", name: gradName, index: ["b", "h", "q", "kv"] };
+  // A zero gradient (a key the mask hid, a row that sees no key) stays 0: the derivative may be ±∞ or NaN there
+  // (score / (q − kv) at q = kv), and 0 · ∞ would be NaN.
+  const times: Expr = { op: "where", args: [{ op: "ne", args: [upstream, 0] }, { op: "mul", args: [upstream, a.scale === 1 ? dScore : { op: "mul", args: [dScore, a.scale] }] }, 0] };
+  return { attrs: { scale: a.scale, expr: times, inputs: [...a.inputs, gradName] }, gathersGrad: true };
+}
 
 /** A gathered-input name not among `taken`, for the gradient the backward gathers. */
 function freshName(taken: readonly string[]): string {

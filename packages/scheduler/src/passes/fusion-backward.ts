@@ -10,7 +10,7 @@
 // values tapped, an output, read by anything else or placed by the user keeps the whole chain (forward and backward)
 // unfused, and explain() says which and why. The subgraph must be exactly what the built-in rules make (their node
 // kinds, wiring and attributes); anything else (a user's own rule, a second reader) is left alone.
-import type { AttentionGradWrt, Executor, OpGraph } from "@attngraph/graph";
+import { scoreModGradStep, type AttentionGradWrt, type Executor, type OpGraph, type ScoreModAttrs } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
 import { describeMods, matchAttentionChain, type AttentionChain } from "./attention-chain.js";
 import { watchedAs, type DraftStep } from "./draft.js";
@@ -226,14 +226,16 @@ function matchBackward(
         }
         inputGrads.push([`g${chain.scoreModSlots[at]!}` as Wrt, r]);
       }
+      // The x-gradient step must be exactly the one score-mod's rule makes (scoreModGradStep): its wiring and attributes.
       const grads = modReaders.filter((r) => is(r, "score-mod"));
       if (grads.length > 1) return `${gMod.node} is read by more than one score modification`;
       const g = grads[0];
+      const want = scoreModGradStep(scoreMod.attrs as unknown as ScoreModAttrs);
+      if (want !== "identity" && typeof want === "string") return `${scoreMod.node}: ${want}`;
       if (g) {
         const own = scoreMod.attrs.inputs as readonly string[];
-        const constant = g.inputs[0] === gMod.node && (g.attrs.inputs as readonly string[]).length === 0;
-        const gathering = g.inputs[0] === score.node && g.inputs[1 + own.length] === gMod.node && own.every((_, i) => g.inputs[1 + i] === scoreMod.inputs[1 + i]);
-        if (!constant && !gathering) return `${g.node} is not the gradient of ${scoreMod.node} the rules make`;
+        const wired = typeof want !== "string" && (want.gathersGrad ? g.inputs[0] === score.node && g.inputs[1 + own.length] === gMod.node && own.every((_, i) => g.inputs[1 + i] === scoreMod.inputs[1 + i]) : g.inputs[0] === gMod.node);
+        if (!wired || typeof want === "string" || JSON.stringify(g.attrs) !== JSON.stringify(want.attrs)) return `${g.node} is not the gradient of ${scoreMod.node} the rules make`;
         path.push(g);
       }
     }
