@@ -58,7 +58,6 @@ function bind(n: GraphNode, env: LowerEnv, ops: string[], plain: (reason: string
     input: (slot) => n.inputs[slot],
     required: (slot) => n.inputs[slot] ?? unsupported(`input ${slot} is empty`, "a value", "nothing"),
     shapeOf: (slot) => graph.shapeOf(n.inputs[slot] ?? unsupported(`input ${slot} is empty`, "a value", "nothing")),
-    dtypeOf: (slot) => (graph.dtypeOf(n.inputs[slot] ?? unsupported(`input ${slot} is empty`, "a value", "nothing")) === "int32" ? "int32" : "float32"),
     contrib: env.contrib,
     plainBecause: plain,
     emit: (op, inputs, attrs, options) => emitMulti(op, inputs, options?.outputs ?? 1, attrs, options)[0]!,

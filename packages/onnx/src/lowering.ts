@@ -29,8 +29,6 @@ export interface Lowering {
   required(slot: string): string;
   /** The attngraph shape of a value read through a slot (symbolic dims stay names). */
   shapeOf(slot: string): SymShape;
-  /** The element type of a value read through a slot. */
-  dtypeOf(slot: string): "float32" | "int32";
   /** True when contrib ops may be used ("auto"); a lowering that could use one but does not says why with `plainBecause`. */
   readonly contrib: boolean;
   /** Records why this node stays plain although contrib ops are allowed (shown in the export report). */

@@ -96,8 +96,7 @@ class ExprLowering {
     }
     const source = shape.length === 1 ? data : l.emit("Reshape", [data, l.constant("int64", [-1])]);
     const gathered = l.emit("Gather", [source, this.asInt(flat ?? { lit: 0, ty: "int" })], { axis: 0 });
-    const name = l.dtypeOf(slot) === "int32" ? l.emit("Cast", [gathered], { to: ONNX_FLOAT }) : gathered;
-    return { name, ty: "num", elem: "float" };
+    return { name: gathered, ty: "num", elem: "float" }; // gathered inputs are float32 (the op's check)
   }
 
   /** A dim of a gathered input, as a literal when the export knows it. */
@@ -186,7 +185,11 @@ class ExprLowering {
       case "where": {
         const [c, a, b] = args as [Val, Val, Val];
         const cond = this.bool(c);
-        if (a.ty === "bool" && b.ty === "bool") return { name: l.emit("Where", [cond, this.bool(a), this.bool(b)]), ty: "bool", elem: "bool" };
+        if (a.ty === "bool" && b.ty === "bool") {
+          // onnxruntime has no Where over bool: (c ∧ a) ∨ (¬c ∧ b).
+          const taken = l.emit("And", [cond, this.bool(a)]);
+          return { name: l.emit("Or", [taken, l.emit("And", [l.emit("Not", [cond]), this.bool(b)])]), ty: "bool", elem: "bool" };
+        }
         if (a.ty === "int" && b.ty === "int") {
           // Both held as float (floors of numbers): stay float; otherwise int64.
           const float = !("lit" in a) && a.elem === "float" && !("lit" in b) && b.elem === "float";
