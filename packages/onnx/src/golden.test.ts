@@ -3,14 +3,16 @@
 import { describe, expect, it } from "vitest";
 import { compare, type Tensor } from "@attngraph/tensor";
 import { exportOnnx } from "./export.js";
-import { graphCases } from "./test-cases.js";
+import { flexGraphCases, graphCases } from "./test-cases.js";
 import { runInOrt } from "./test-ort.js";
 
-const cases = graphCases();
+const flex = flexGraphCases();
+const cases = [...graphCases(), ...flex];
 
 describe.each(["auto", "none"] as const)("golden cases in onnxruntime (contrib %s)", (contrib) => {
   it("finds the cases", () => {
     expect(cases.length).toBeGreaterThan(40);
+    expect(flex.length).toBeGreaterThanOrEqual(6); // golden-flex: score-mod and mask-mod nodes
   });
 
   it.each(cases.map((c) => [c.id, c.gc] as const))("%s", async (_id, gc) => {

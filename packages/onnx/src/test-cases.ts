@@ -1,17 +1,43 @@
 // The golden cases as graph cases (tests only): attention cases through testkit's mapping (the conformance runner's),
 // golden-train cases' forward step through the @attngraph/nn builders as the worked example names them.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildAttention } from "@attngraph/attention";
 import { PYTORCH_ATTENTION_WEIGHTS, loadStateDict, simpleTransformer, transformerBlock } from "@attngraph/nn";
 import { Tensor, type AnyTensor } from "@attngraph/tensor";
-import { TRAIN_FORWARD_NODES, attentionGraphCase, goldenDir, goldenGradDir, goldenTrainDir, listCases, loadAnyCase, type GraphCase, type TrainCase } from "@attngraph/testkit";
+import {
+  TRAIN_FORWARD_NODES,
+  attentionGraphCase,
+  flexGraphCase,
+  goldenDir,
+  goldenFlexDir,
+  goldenGradDir,
+  goldenTrainDir,
+  listCases,
+  loadAnyCase,
+  parseFlexCase,
+  type GraphCase,
+  type TrainCase,
+} from "@attngraph/testkit";
 
 /** The case folders: testkit's, and the shared ones beside the repository where present. */
 export function caseFolders(): string[] {
   const shared = join(goldenDir, "..", "..", "..", "..", "shared");
   const extra = ["golden", "golden-grad", "golden-train"].map((d) => join(shared, d)).filter((d) => existsSync(d));
   return [goldenDir, goldenGradDir, goldenTrainDir, ...extra];
+}
+
+/** The golden-flex folders (variants as score and mask modifications): testkit's, and the shared one where present. */
+export function flexCaseFolders(): string[] {
+  const shared = join(goldenDir, "..", "..", "..", "..", "shared", "golden-flex");
+  return [goldenFlexDir, ...(existsSync(shared) ? [shared] : [])];
+}
+
+/** Every golden-flex case file with its graph case (flexAttention: score → score-mod → mask-mod → softmax → weighted-sum). */
+export function flexGraphCases(): { id: string; gc: GraphCase }[] {
+  return flexCaseFolders().flatMap((dir) =>
+    listCases(dir).map((file) => ({ id: `${dir.split("/").slice(-2).join("/")}/${file.split("/").pop()}`, gc: flexGraphCase(parseFlexCase(JSON.parse(readFileSync(file, "utf8")), file)) })),
+  );
 }
 
 /** Every case file with its graph case (both fused and separate QKV for attention cases). */

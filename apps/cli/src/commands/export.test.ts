@@ -5,7 +5,7 @@ import { attentionWeights, buildAttention } from "@attngraph/attention";
 import { createOpRegistry, defineOp, GraphBuilder, toJSON } from "@attngraph/graph";
 import { writeSafetensors } from "@attngraph/nn";
 import { compare, Tensor } from "@attngraph/tensor";
-import { goldenDir, goldenTrainDir, loadCase } from "@attngraph/testkit";
+import { goldenDir, goldenFlexDir, goldenTrainDir, loadCase, parseFlexCase } from "@attngraph/testkit";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,6 +41,18 @@ describe("attngraph export", () => {
     const c = loadCase(file);
     const got = await runModel(path, c.inputs);
     const r = compare(got, c.expected["output"]!, c.tolerance);
+    expect(r.ok, JSON.stringify(r.worst)).toBe(true);
+  });
+
+  it("a golden-flex case (a gathered relative bias table) exports its score-mod as plain ops and gives the case's output", async () => {
+    const file = join(goldenFlexDir, "flex-relbias-learnable-b1-h2-t8-d8.json");
+    const path = join(tmp(), "flex.onnx");
+    const { code, out } = await cli("export", file, "-o", path, "--explain");
+    expect(code).toBe(0);
+    expect(out.find((l) => l.startsWith("scores.mod (score-mod) → "))).toContain("Gather");
+    const c = parseFlexCase(JSON.parse(readFileSync(file, "utf8")), file);
+    const got = await runModel(path, c.inputs as Record<string, Tensor>);
+    const r = compare(got, c.expected["output"]! as Tensor, c.tolerance);
     expect(r.ok, JSON.stringify(r.worst)).toBe(true);
   });
 

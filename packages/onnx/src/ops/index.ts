@@ -19,6 +19,7 @@ import { projection } from "./projection.js";
 import { reshape } from "./reshape.js";
 import { rope } from "./rope.js";
 import { score } from "./score.js";
+import { maskMod, scoreMod } from "./score-mod.js";
 import { slice } from "./slice.js";
 import { softmax } from "./softmax.js";
 import { sumTo } from "./sum-to.js";
@@ -35,6 +36,8 @@ export const LOWERINGS: Readonly<Record<string, OpLowering>> = {
   score,
   alibi,
   mask,
+  "score-mod": scoreMod,
+  "mask-mod": maskMod,
   softmax,
   dropout,
   "weighted-sum": weightedSum,
