@@ -1,0 +1,2 @@
+import { packageConfig } from "@attngraph/vitest-config";
+export default packageConfig();
