@@ -5,7 +5,7 @@ Run with Debian's PyTorch 1.13:  /usr/bin/python3 tooling/golden-models-gen/gene
 
 1. Validates this file's own nanoGPT-equivalent GPT (written here, not copied) and
    torch.nn.TransformerEncoderLayer against the public cases (logits, loss, greedy, train losses, output).
-2. Writes the extra cases to apps/cli/fixtures/golden-models-extra/.
+2. Writes the extra cases to packages/testkit/golden-models-extra/.
 """
 import argparse
 import collections
@@ -22,7 +22,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 PUBLIC = os.environ.get("GOLDEN_PUBLIC_DIR", "/work/shared/golden-models")
-OUT = os.path.join(REPO, "apps", "cli", "fixtures", "golden-models-extra")
+OUT = os.path.join(REPO, "packages", "testkit", "golden-models-extra")
 TOL = {"abs": 1e-4, "rel": 1e-4}
 NANOGPT_SOURCE = ("karpathy/nanoGPT model.py (3adf61e), GPT(GPTConfig(...)) in eval mode; "
                   "state_dict minus the .attn.bias mask buffers")

@@ -28,7 +28,10 @@ export class StateDictError extends AttnGraphError {
   /** JSON tensors with an element that is not a float32 number ("abc", null, 1e39): the first such element of each. */
   readonly badValues: readonly BadValue[];
 
-  constructor(missing: string[], unexpected: string[], misShaped: { key: string; expected: string; got: string }[], badValues: BadValue[] = []) {
+  /** What the loader assumed the checkpoint to be (a family and layout), when one chose: said first in the message. */
+  readonly assumed: string | undefined;
+
+  constructor(missing: string[], unexpected: string[], misShaped: { key: string; expected: string; got: string }[], badValues: BadValue[] = [], assumed?: string) {
     const parts = [
       missing.length ? `missing ${list(missing)}` : "",
       unexpected.length ? `unexpected ${list(unexpected)}` : "",
@@ -36,7 +39,8 @@ export class StateDictError extends AttnGraphError {
       // Every bad value expects the same (FLOAT32_ELEMENT): said once, so each item has room for the key, index and got.
       badValues.length ? `bad values (expected finite float32 numbers): ${list(badValues.map((b) => `${b.got} at ${b.key}[${b.index}]`))}` : "",
     ].filter(Boolean);
-    super("state-dict", `state_dict does not fit the graph: ${parts.join("; ")}`, { subject: "state_dict" });
+    super("state-dict", `state_dict does not fit ${assumed ?? "the graph"}: ${parts.join("; ")}`, { subject: "state_dict" });
+    this.assumed = assumed;
     this.name = "StateDictError";
     this.missing = missing;
     this.unexpected = unexpected;
@@ -45,8 +49,12 @@ export class StateDictError extends AttnGraphError {
   }
 }
 
+/**
+ * Every item: a checkpoint is fixed in one go only when every key is named (a GPT-2 with one renamed block misses a
+ * dozen). Each is clipped, and a list past 200 items says how many more, so a wrong file cannot make a 10 MB message.
+ */
 function list(items: readonly string[]): string {
-  const shown = items.slice(0, 6).map((s) => clip(s, 80));
+  const shown = items.slice(0, 200).map((s) => clip(s, 80));
   return shown.join(", ") + (items.length > shown.length ? `, and ${items.length - shown.length} more` : "");
 }
 

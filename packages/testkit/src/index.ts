@@ -1,8 +1,9 @@
 export { parseCase, type GoldenCase } from "./golden/case.js";
-export { loadCase, loadAnyCase, listCases, goldenDir, goldenGradDir, goldenTrainDir, goldenFlexDir } from "./golden/load.js";
+export { loadCase, loadAnyCase, listCases, goldenDir, goldenGradDir, goldenTrainDir, goldenFlexDir, goldenModelsDir, goldenModelsExtraDir } from "./golden/load.js";
 export { parseTrainCase, isTrainCaseJSON, TRAIN_CASE_KINDS, type TrainCase, type TrainCaseKind, type TrainingSpec } from "./golden/train-case.js";
 export { CaseFormatError } from "./golden/errors.js";
 export { isFlexCaseJSON, parseFlexCase, type FlexCase } from "./golden/flex-case.js";
+export { isModelCaseJSON, parseModelCase, type ModelCase, type ModelTraining } from "./golden/model-case.js";
 export { flexGraphCase } from "./golden/flex-graph-case.js";
 export { attentionGraphCase, gradientsNotChecked, TRAIN_FORWARD_NODES, type GraphCase } from "./golden/graph-case.js";
 export { referenceAttention, type Position64, type ReferenceName, type TensorLike } from "./reference/attention64.js";
