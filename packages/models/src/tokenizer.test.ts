@@ -1,0 +1,19 @@
+// GPT-2's tokenizer against ids from the reference (tiktoken's "gpt2" encoding / Hugging Face's GPT2Tokenizer).
+import { describe, expect, it } from "vitest";
+import { GPT2_EOT, gpt2Tokenizer } from "./tokenizer.js";
+
+describe("gpt2Tokenizer", () => {
+  const tok = gpt2Tokenizer();
+
+  it('encodes "Hello world" as [15496, 995] and decodes it back', () => {
+    expect(tok.encode("Hello world")).toEqual([15496, 995]);
+    expect(tok.decode([15496, 995])).toBe("Hello world");
+    expect(tok.vocabSize).toBe(50257);
+  });
+
+  it("reads <|endoftext|> as the one special token 50256, and round-trips unicode", () => {
+    expect(tok.encode("a<|endoftext|>b")).toEqual([64, GPT2_EOT, 65]);
+    const text = "naïve café — 日本語 👋";
+    expect(tok.decode(tok.encode(text))).toBe(text);
+  });
+});
