@@ -1,5 +1,6 @@
 // GPT-2's tokenizer against ids from the reference (tiktoken's "gpt2" encoding / Hugging Face's GPT2Tokenizer).
 import { describe, expect, it } from "vitest";
+import { GenerateError } from "./generate-error.js";
 import { GPT2_EOT, gpt2Tokenizer } from "./tokenizer.js";
 
 describe("gpt2Tokenizer", () => {
@@ -15,5 +16,11 @@ describe("gpt2Tokenizer", () => {
     expect(tok.encode("a<|endoftext|>b")).toEqual([64, GPT2_EOT, 65]);
     const text = "naïve café — 日本語 👋";
     expect(tok.decode(tok.encode(text))).toBe(text);
+  });
+
+  it("an id outside the vocabulary or text that is not a string is a GenerateError naming it", () => {
+    expect(() => tok.decode([15496, 50257])).toThrow(/gpt2Tokenizer\.decode ids\[1\]: not a GPT-2 token id \(expected an integer in \[0, 50257\), got 50257\)/);
+    expect(() => tok.decode([1.5])).toThrow(GenerateError);
+    expect(() => tok.encode(42 as never)).toThrow(/gpt2Tokenizer\.encode text: not text \(expected a string, got number\)/);
   });
 });

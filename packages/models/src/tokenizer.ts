@@ -1,6 +1,7 @@
 // GPT-2's byte-level BPE (tiktoken's r50k_base, the ranks GPT-2 and nanoGPT's `tiktoken.get_encoding("gpt2")` use)
 // from gpt-tokenizer, whose ranks ship inside the package: encoding works offline, with nothing fetched.
 import { decode, encode, vocabularySize } from "gpt-tokenizer/encoding/r50k_base";
+import { GenerateError } from "./generate-error.js";
 
 /** Text to token ids and back. */
 export interface Tokenizer {
@@ -21,6 +22,7 @@ const EOT_TEXT = "<|endoftext|>";
  * special token only at the start of the text (a sticky regex), and refuses it anywhere else.
  */
 function encodeWithEot(text: string): number[] {
+  if (typeof text !== "string") throw new GenerateError("gpt2Tokenizer.encode text", "not text", "a string", text === null ? "null" : typeof text);
   const ids: number[] = [];
   text.split(EOT_TEXT).forEach((piece, i) => {
     if (i > 0) ids.push(GPT2_EOT);
@@ -33,7 +35,13 @@ function encodeWithEot(text: string): number[] {
 export function gpt2Tokenizer(): Tokenizer {
   return {
     encode: encodeWithEot,
-    decode: (ids) => decode(ids),
+    decode: (ids) => {
+      // Checked here: gpt-tokenizer throws a plain Error for an unknown id, naming neither its position nor the range.
+      ids.forEach((id, i) => {
+        if (!Number.isSafeInteger(id) || id < 0 || id >= vocabularySize) throw new GenerateError(`gpt2Tokenizer.decode ids[${i}]`, "not a GPT-2 token id", `an integer in [0, ${vocabularySize})`, String(id));
+      });
+      return decode(ids);
+    },
     vocabSize: vocabularySize,
   };
 }
