@@ -10,6 +10,7 @@ import { checkOptions, type CheckedOptions, type GenerateOptions } from "./gener
 import { graphIO, promptRows, type GraphIO, type Prompt } from "./generate-prompt.js";
 import { splitmix32 } from "./prng.js";
 import { sampleToken } from "./sampling.js";
+import { TextStream } from "./text-stream.js";
 
 /** One generated position: the token of every row (a number when the decoder's batch is 1, else one per row). */
 export interface TokenEvent {
@@ -143,30 +144,4 @@ function lastPositions(logits: Tensor | undefined, name: string, B: number, T: n
   const V = logits.shape[2]!;
   const data = logits.toFloat32Array();
   return Array.from({ length: B }, (_, b) => data.slice((b * T + T - 1) * V, (b * T + T) * V));
-}
-
-/**
- * Each row's generated text, given out as it grows: the decode of all its new tokens so far, less what was given out
- * before. A byte-level BPE token may end inside a UTF-8 character; until the next token completes it, the decode
- * ends in U+FFFD and nothing is given out.
- */
-class TextStream {
-  readonly #ids: number[][];
-  readonly #given: number[];
-  constructor(rows: number) {
-    this.#ids = Array.from({ length: rows }, () => []);
-    this.#given = new Array<number>(rows).fill(0);
-  }
-
-  add(tokens: readonly number[], done: readonly boolean[], tokenizer: { decode(ids: readonly number[]): string }): string[] {
-    return tokens.map((t, b) => {
-      if (done[b]) return "";
-      this.#ids[b]!.push(t);
-      const all = tokenizer.decode(this.#ids[b]!);
-      if (all.endsWith("\uFFFD")) return "";
-      const added = all.slice(this.#given[b]);
-      this.#given[b] = all.length;
-      return added;
-    });
-  }
 }

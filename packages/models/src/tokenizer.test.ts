@@ -18,6 +18,13 @@ describe("gpt2Tokenizer", () => {
     expect(tok.decode(tok.encode(text))).toBe(text);
   });
 
+  it("a decode that ends inside a character ends in U+FFFD and leaves the next decode as it is (no state kept)", () => {
+    const ids = tok.encode(" 日本");
+    expect(tok.decode(ids.slice(0, 1)).endsWith("\uFFFD")).toBe(true);
+    expect(tok.decode([15496, 995])).toBe("Hello world");
+    expect(tok.decode(ids)).toBe(" 日本");
+  });
+
   it("an id outside the vocabulary or text that is not a string is a GenerateError naming it", () => {
     expect(() => tok.decode([15496, 50257])).toThrow(/gpt2Tokenizer\.decode ids\[1\]: not a GPT-2 token id \(expected an integer in \[0, 50257\), got 50257\)/);
     expect(() => tok.decode([1.5])).toThrow(GenerateError);

@@ -1,6 +1,9 @@
-// GPT-2's byte-level BPE (tiktoken's r50k_base, the ranks GPT-2 and nanoGPT's `tiktoken.get_encoding("gpt2")` use)
-// from gpt-tokenizer, whose ranks ship inside the package: encoding works offline, with nothing fetched.
-import { decode, encode, vocabularySize } from "gpt-tokenizer/encoding/r50k_base";
+// GPT-2's byte-level BPE (tiktoken's "gpt2" encoding, what GPT-2 and nanoGPT's `tiktoken.get_encoding("gpt2")` use)
+// from js-tiktoken, whose ranks ship inside the package: encoding works offline, with nothing fetched. (gpt-tokenizer
+// 4.0.0 was the other candidate; its decode keeps a shared streaming TextDecoder between calls, so a token ending
+// inside a character garbles the next call's text, and it finds <|endoftext|> only at the start of a text.)
+import { Tiktoken } from "js-tiktoken/lite";
+import gpt2 from "js-tiktoken/ranks/gpt2";
 import { GenerateError } from "./generate-error.js";
 
 /** Text to token ids and back. */
@@ -14,34 +17,32 @@ export interface Tokenizer {
 /** GPT-2's end-of-text token, `<|endoftext|>`: nanoGPT's document separator and Hugging Face's eos_token_id. */
 export const GPT2_EOT = 50256;
 
-const EOT_TEXT = "<|endoftext|>";
+/** The ranks parsed once (50k merges), on the first gpt2Tokenizer() call rather than at import. */
+let encoding: Tiktoken | undefined;
 
-/**
- * `<|endoftext|>` in the text is the special token (as Hugging Face's GPT2Tokenizer reads it), not its 7 pieces, so
- * decode's own output round-trips. Split here rather than with gpt-tokenizer's `allowedSpecial`: its 4.0.0 finds the
- * special token only at the start of the text (a sticky regex), and refuses it anywhere else.
- */
-function encodeWithEot(text: string): number[] {
-  if (typeof text !== "string") throw new GenerateError("gpt2Tokenizer.encode text", "not text", "a string", text === null ? "null" : typeof text);
-  const ids: number[] = [];
-  text.split(EOT_TEXT).forEach((piece, i) => {
-    if (i > 0) ids.push(GPT2_EOT);
-    if (piece.length > 0) ids.push(...encode(piece));
-  });
-  return ids;
-}
+// `<|endoftext|>` in the text is the special token (as Hugging Face's GPT2Tokenizer reads it), not its 7 pieces, so
+// decode's own output round-trips; tiktoken refuses it unless allowed.
+const allowedSpecial = ["<|endoftext|>"];
+
+/** The vocabulary: 50,000 merges, 256 bytes and <|endoftext|>. */
+const VOCAB_SIZE = 50257;
 
 /** GPT-2's tokenizer: `encode("Hello world")` is [15496, 995]; 50257 tokens. */
 export function gpt2Tokenizer(): Tokenizer {
+  encoding ??= new Tiktoken(gpt2);
+  const enc = encoding;
   return {
-    encode: encodeWithEot,
-    decode: (ids) => {
-      // Checked here: gpt-tokenizer throws a plain Error for an unknown id, naming neither its position nor the range.
-      ids.forEach((id, i) => {
-        if (!Number.isSafeInteger(id) || id < 0 || id >= vocabularySize) throw new GenerateError(`gpt2Tokenizer.decode ids[${i}]`, "not a GPT-2 token id", `an integer in [0, ${vocabularySize})`, String(id));
-      });
-      return decode(ids);
+    encode: (text) => {
+      if (typeof text !== "string") throw new GenerateError("gpt2Tokenizer.encode text", "not text", "a string", text === null ? "null" : typeof text);
+      return enc.encode(text, allowedSpecial);
     },
-    vocabSize: vocabularySize,
+    decode: (ids) => {
+      // Checked here: tiktoken decodes an id it does not know as nothing, so a wrong id would vanish from the text.
+      ids.forEach((id, i) => {
+        if (!Number.isSafeInteger(id) || id < 0 || id >= VOCAB_SIZE) throw new GenerateError(`gpt2Tokenizer.decode ids[${i}]`, "not a GPT-2 token id", `an integer in [0, ${VOCAB_SIZE})`, String(id));
+      });
+      return enc.decode(ids as number[]);
+    },
+    vocabSize: VOCAB_SIZE,
   };
 }
