@@ -10,3 +10,12 @@ export { encoderLayerConfigFrom, pythonCallArgs, type EncoderLayerConfig, type E
 export { ModelConfigError } from "./config-fields.js";
 export { ModelInputError, tokenIds } from "./token-ids.js";
 export { tensorsOf, type Checkpoint } from "./state-dict-input.js";
+
+// Generation on a KV-cache decoder, sampling and GPT-2's tokenizer.
+export { generate, generateTokens, type TokenEvent } from "./generate.js";
+export type { GenerateOptions } from "./generate-options.js";
+export type { Prompt } from "./generate-prompt.js";
+export { GenerateError, GenerateAbortError } from "./generate-error.js";
+export { argmax, drawFrom, sampleToken, samplingProbs, type SamplingOptions } from "./sampling.js";
+export { splitmix32 } from "./prng.js";
+export { gpt2Tokenizer, GPT2_EOT, type Tokenizer } from "./tokenizer.js";
