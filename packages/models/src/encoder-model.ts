@@ -41,7 +41,16 @@ export class EncoderLayerModel {
     return this.#weights;
   }
 
+  /** The layer's graph for this combination of masks (built once). */
   graph(masks: EncoderMasks = {}): OpGraph {
+    const key = `${masks.mask ?? "-"}/${masks.keyPadding ? "pad" : "-"}`;
+    let g = this.#graphs.get(key);
+    if (!g) this.#graphs.set(key, (g = encoderLayerGraph(this.config, masks)));
+    return g;
+  }
+
+  /** The compiled session for this combination of masks: tap `self_attn.weights` and the rest. */
+  session(masks: EncoderMasks = {}): Promise<Session> {
     return this.sessionOf(this.graph(masks));
   }
 

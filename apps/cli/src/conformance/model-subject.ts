@@ -25,7 +25,8 @@ export function configOf(c: ModelCase): Record<string, unknown> | undefined {
 
 /** The case's model, loaded from the weights file beside it. */
 export function modelOf(c: ModelCase, options: Omit<LoadModelOptions, "config"> = {}): Model {
-  return loadModel(readFileSync(join(dirname(c.file), c.weights)), { ...options, config: configOf(c) });
+  const config = configOf(c);
+  return loadModel(readFileSync(join(dirname(c.file), c.weights)), { ...options, ...(config ? { config } : {}) });
 }
 
 /** The case's forward call of its model: its inputs by their PyTorch names, as the model's run() takes them. */
