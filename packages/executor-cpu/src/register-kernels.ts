@@ -40,6 +40,8 @@ import { adamMomentKernel } from "./kernels/adam-moment.js";
 import { adamStepKernel } from "./kernels/adam-step.js";
 import { sgdMomentumKernel } from "./kernels/sgd-momentum.js";
 import { sgdStepKernel } from "./kernels/sgd-step.js";
+import { sumSquaresKernel } from "./kernels/sum-squares.js";
+import { clipByNormKernel } from "./kernels/clip-by-norm.js";
 
 export type CpuKernelList = ReadonlyArray<readonly [kind: string, kernel: CpuKernel | ChunkedCpuKernel]>;
 
@@ -88,6 +90,8 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["adam-step", adamStepKernel],
   ["sgd-momentum", sgdMomentumKernel],
   ["sgd-step", sgdStepKernel],
+  ["sum-squares", sumSquaresKernel],
+  ["clip-by-norm", clipByNormKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

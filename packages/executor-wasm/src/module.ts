@@ -123,6 +123,10 @@ export interface KernelExports {
   adamStep(p: number, m: number, v: number, dst: number, n: number, t: number, lr: number, beta1: number, beta2: number, eps: number, wd: number, decoupled: number): void;
   /** adam-step over rows [r0, r1): param and m any views (descriptors), v dense. */
   adamStepStrided(p: number, pdesc: number, m: number, mdesc: number, v: number, dst: number, t: number, lr: number, beta1: number, beta2: number, eps: number, wd: number, decoupled: number, r0: number, r1: number): void;
+  /** Σ x² of n contiguous elements, in float64 (sum-squares). */
+  sumSquares(x: number, n: number): number;
+  /** dst = x · coef over n contiguous elements (clip-by-norm). */
+  scaleBy(x: number, dst: number, n: number, coef: number): void;
   /** sgd-momentum over n contiguous elements of buf (read only without first), grad and (with hasParam) param; keep = 1 − dampening. */
   sgdMomentum(b: number, g: number, p: number, dst: number, n: number, mu: number, keep: number, wd: number, first: number, hasParam: number): void;
   /** sgd-momentum over rows [r0, r1): buf and grad any views (descriptors), param dense. */

@@ -35,6 +35,7 @@ import { sumToKernel } from "./kernels/sum-to.wgsl.js";
 import { attentionGradKernel, attentionLseKernel } from "./kernels/attention-grad.wgsl.js";
 import { adamMomentKernel, adamStepKernel } from "./kernels/adam.wgsl.js";
 import { sgdMomentumKernel, sgdStepKernel } from "./kernels/sgd.wgsl.js";
+import { clipByNormKernel, sumSquaresKernel } from "./kernels/grad-norm.wgsl.js";
 
 export type WebGpuKernelList = ReadonlyArray<readonly [kind: string, kernel: WebGpuKernel]>;
 
@@ -84,6 +85,8 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["adam-step", adamStepKernel],
   ["sgd-momentum", sgdMomentumKernel],
   ["sgd-step", sgdStepKernel],
+  ["sum-squares", sumSquaresKernel],
+  ["clip-by-norm", clipByNormKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

@@ -8,6 +8,7 @@ import type { KernelCall } from "./executor-contract.js";
 import type { DropoutAttrs } from "./ops/dropout.js";
 import { broadcastShapes } from "./broadcast.js";
 import type { AdamMomentAttrs, AdamStepAttrs } from "./ops/adam.js";
+import type { ClipByNormAttrs } from "./ops/grad-norm.js";
 import { ATTENTION_GRAD_WRT, type AttentionGradAttrs, type AttentionGradWrt, type AttentionLseAttrs } from "./ops/attention-grad.js";
 import type { AttentionMods } from "./ops/attention-mods.js";
 import type { CrossEntropyAttrs } from "./ops/cross-entropy.js";
@@ -395,6 +396,31 @@ export function checkSgdStepAttrs(call: CallInfo): SgdStepAttrs {
   const weightDecay = nonNegative(call, "weightDecay", 0);
   if (nesterov && momentum === 0) throw attrError(call, "nesterov", "false with momentum 0 (Nesterov momentum needs a momentum)", nesterov);
   return { lr, momentum, nesterov, weightDecay };
+}
+
+/** clip-by-norm: maxNorm a finite number > 0 (required), eps a finite number >= 0 (1e-6, torch's). */
+export function checkClipByNormAttrs(call: CallInfo): ClipByNormAttrs {
+  const maxNorm = positive(call, "maxNorm");
+  const eps = nonNegative(call, "eps", 1e-6);
+  return { maxNorm, eps };
+}
+
+/** A one-element input (adam-step's lrScale, sum-squares' acc, clip-by-norm's sumSquares): [] or [1], else a shape error naming `<node>.<field>`. */
+export function expectScalarShape(call: CallInfo, field: string, x: Shaped): void {
+  const s = x.shape;
+  if (!(s.length === 0 || (s.length === 1 && s[0] === 1))) throw new ShapeError(`${call.node}.${field}`, `op ${call.kind} takes ${field} as one number`, "[] or [1]", formatShape(s));
+}
+
+/**
+ * adam-step's learning-rate factor as an executor read it: a finite number >= 0, returned; else an "input" error naming
+ * `<node>.lrScale` (a schedule that returned NaN must not train on NaN).
+ */
+export function checkLrScaleValue(call: CallInfo, s: number): number {
+  if (Number.isFinite(s) && s >= 0) return s;
+  const subject = `${call.node}.lrScale`;
+  const expected = "a finite number >= 0";
+  const got = String(s);
+  throw new AttnGraphError("input", describe(subject, `invalid learning-rate factor of op ${call.kind}`, expected, got), { subject, expected, got });
 }
 
 /** An optimizer's step input (adam-step, sgd-momentum) must be one number, shape [] or [1]: a shape error naming `<node>.step`. */

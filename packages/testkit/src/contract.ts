@@ -22,6 +22,7 @@ import { Harness } from "./contract/harness.js";
 import { linearChecks } from "./contract/linear-checks.js";
 import { maskChecks } from "./contract/mask-checks.js";
 import { optimChecks } from "./contract/optim-checks.js";
+import { clipChecks } from "./contract/clip-checks.js";
 import { positionChecks } from "./contract/position-checks.js";
 import { softmaxChecks } from "./contract/softmax-checks.js";
 
@@ -70,5 +71,6 @@ export function describeExecutorContract(name: string, make: ExecutorFactory): v
     describe("backward ops", () => backwardChecks(ctx));
     describe("fused attention backward: attention-lse, attention-grad", () => attentionGradChecks(ctx));
     describe("optimizer ops", () => optimChecks(ctx));
+    describe("gradient clipping and the learning-rate factor", () => clipChecks(ctx));
   });
 }

@@ -17,5 +17,6 @@ export { crossEntropyGrad64, embeddingGrad64, geluGrad64, layerNormGrad64, layer
 export { attentionGrad64, attentionLse64, attentionOut64, type AttentionProblem64 } from "./reference/attention-grad64.js";
 export { flexForward64, flexGrad64, type Flex64 } from "./reference/flex64.js";
 export { attentionGradProblem, type AttentionGradCase, type AttentionGradProblem } from "./reference/attention-grad-case.js";
+export { clipGradNorm64 } from "./reference/clip64.js";
 export { adamMoment64, adamStep64, sgdMomentum64, sgdStep64, type AdamMoment64, type AdamStep64, type SgdMomentum64, type SgdStep64 } from "./reference/optim64.js";
 export { withPlantedError } from "./plant-error.js";

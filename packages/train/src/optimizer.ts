@@ -2,6 +2,7 @@
 // state) from its gradient, and names which weight each new value replaces after the step: the session keeps them on
 // the executor (compile's `updates`), so a step never sends parameters or moments through the host.
 import { GraphValidationError, type GraphBuilder, type SymShape } from "@attngraph/graph";
+import { UnsupportedError } from "@attngraph/tensor";
 
 /** What an optimizer added for one parameter. */
 export interface ParamUpdate {
@@ -11,12 +12,46 @@ export interface ParamUpdate {
   readonly state: readonly { readonly name: string; readonly shape: SymShape }[];
 }
 
+/** What the training graph hands an optimizer beside the gradient. */
+export interface UpdateExtras {
+  /** A one-element input holding this step's factor on the learning rate (a schedule's), fed by the trainer. */
+  readonly lrScale?: string;
+}
+
+/** Hyperparameters a parameter group may set for its parameters (those the optimizer has; any other is an error). */
+export interface GroupOptions {
+  readonly lr?: number;
+  readonly weightDecay?: number;
+  readonly betas?: readonly [number, number];
+  readonly eps?: number;
+  readonly momentum?: number;
+  readonly dampening?: number;
+  readonly nesterov?: boolean;
+}
+
 export interface Optimizer {
   readonly kind: string;
+  /** The learning rate (a schedule's lr is relative to it: the trainer feeds schedule(i) / lr as the factor). */
+  readonly lr: number;
   /** A one-element input the trainer feeds each step: the step count t (1 first). */
   readonly stepInput: string;
   /** Declares the optimizer's state weights and adds the update nodes of `param` from its gradient `grad`. */
-  addUpdate(b: GraphBuilder, param: string, grad: string): ParamUpdate;
+  addUpdate(b: GraphBuilder, param: string, grad: string, extras?: UpdateExtras): ParamUpdate;
+  /**
+   * This optimizer with some hyperparameters replaced: a parameter group's (torch.optim's param_groups). Each is
+   * checked as the optimizer's own options are; a field this optimizer does not have is an error naming it.
+   */
+  withOptions(overrides: GroupOptions): Optimizer;
+}
+
+/** `base` with `overrides`, refusing fields outside `known` (a typo would otherwise be silently ignored). */
+function merge<T extends object>(kind: string, base: T, overrides: GroupOptions, known: readonly string[]): T {
+  if (typeof overrides !== "object" || overrides === null) throw new GraphValidationError(`${kind}.group`, "invalid group options", "an object", String(overrides));
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v !== undefined && !known.includes(k)) throw new GraphValidationError(`${kind}.${k}`, "not an option of this optimizer", known.join(", "), k);
+  }
+  const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
+  return { ...base, ...defined };
 }
 
 export interface AdamOptions {
@@ -50,8 +85,10 @@ export function adam(options: AdamOptions): Optimizer {
   const stepInput = "adam.step";
   return {
     kind: "adam",
+    lr,
     stepInput,
-    addUpdate(b, param, grad) {
+    withOptions: (overrides) => adam(merge("adam", options, overrides, ["lr", "weightDecay", "betas", "eps"])),
+    addUpdate(b, param, grad, extras = {}) {
       const shape = b.shapeOf(param);
       const m = b.weight(`${param}.adam.m`, shape);
       const v = b.weight(`${param}.adam.v`, shape);
@@ -60,7 +97,8 @@ export function adam(options: AdamOptions): Optimizer {
       const wd = decoupled ? 0 : weightDecay;
       const mNext = b.add("adam-moment", `${param}.adam.m.next`, { state: m, grad, ...folded }, { beta: beta1, square: false, weightDecay: wd });
       const vNext = b.add("adam-moment", `${param}.adam.v.next`, { state: v, grad, ...folded }, { beta: beta2, square: true, weightDecay: wd });
-      const next = b.add("adam-step", `${param}.next`, { param, m: mNext, v: vNext, step: stepInput }, { lr, beta1, beta2, eps, weightDecay, decoupled });
+      const lrScale = extras.lrScale ? { lrScale: extras.lrScale } : {};
+      const next = b.add("adam-step", `${param}.next`, { param, m: mNext, v: vNext, step: stepInput, ...lrScale }, { lr, beta1, beta2, eps, weightDecay, decoupled });
       return { updates: { [param]: next, [m]: mNext, [v]: vNext }, state: [{ name: m, shape }, { name: v, shape }] };
     },
   };
@@ -97,8 +135,12 @@ export function sgd(options: SgdOptions): Optimizer {
   const stepInput = "sgd.step";
   return {
     kind: "sgd",
+    lr,
     stepInput,
-    addUpdate(b, param, grad) {
+    withOptions: (overrides) => sgd(merge("sgd", options, overrides, ["lr", "weightDecay", "momentum", "dampening", "nesterov"])),
+    addUpdate(b, param, grad, extras = {}) {
+      // sgd-step has no per-step learning-rate input yet (adam-step's lrScale): loud, not a constant rate in silence.
+      if (extras.lrScale) throw new UnsupportedError("a learning-rate schedule with sgd (sgd-step has no lrScale input; use adam)", { subject: "train.schedule" });
       const shape = b.shapeOf(param);
       const decay = weightDecay > 0 ? { param } : {};
       if (momentum === 0) {

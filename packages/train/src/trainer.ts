@@ -3,9 +3,12 @@
 // back to the host only when asked (`parameters()`), or through taps.
 import type { Executor, OpGraph } from "@attngraph/graph";
 import { compile, type Session, type SessionEvent } from "@attngraph/runtime";
-import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
+import { GraphValidationError } from "@attngraph/graph";
+import { AttnGraphError, Tensor, UnsupportedError, type AnyTensor } from "@attngraph/tensor";
 import { Observable, Subject, merge } from "rxjs";
 import type { Optimizer } from "./optimizer.js";
+import type { ParamGroup } from "./param-groups.js";
+import type { LrSchedule } from "./schedule.js";
 import { trainingGraph, type TrainingGraph } from "./training-graph.js";
 
 export interface TrainerOptions {
@@ -20,6 +23,20 @@ export interface TrainerOptions {
   readonly weights: Readonly<Record<string, AnyTensor>>;
   /** Fusion of the training graph (default on: the attention chains run with the fused attention backward). */
   readonly fusion?: boolean;
+  /**
+   * Per-group hyperparameters, torch.optim's param_groups: `[{ params: names | (name, shape) => boolean, weightDecay,
+   * lr, … }]`, every trained parameter in exactly one group (`nanoGPTGroups(0.1)`: decay on rank >= 2 only).
+   */
+  readonly paramGroups?: readonly ParamGroup[];
+  /** torch.nn.utils.clip_grad_norm_(params, clipGradNorm) before each update, on the executor; steps report `gradNorm`. */
+  readonly clipGradNorm?: number;
+  /**
+   * The learning rate of each step from its iteration (0 first, nanoGPT's iter_num), e.g. `cosineSchedule(…)`. A group
+   * with its own lr follows it in proportion (its lr · schedule(i) / the optimizer's lr), as torch's LambdaLR does.
+   */
+  readonly schedule?: LrSchedule;
+  /** Gradient accumulation over microbatches: not built yet (fails loudly as unsupported). */
+  readonly accumulate?: number;
 }
 
 /** One event per finished step on `trainer.events$`. */
@@ -29,6 +46,10 @@ export interface StepEvent {
   readonly step: number;
   /** The loss of this step's batch, computed before its update. */
   readonly loss: number;
+  /** With `clipGradNorm`: the total gradient norm before clipping (what clip_grad_norm_ returns, nanoGPT's logged norm). */
+  readonly gradNorm?: number;
+  /** With a `schedule`: this step's learning rate. */
+  readonly lr?: number;
   readonly ms: number;
 }
 
@@ -43,22 +64,37 @@ export class Trainer {
   readonly steps$: Observable<StepEvent> = this.#events.asObservable();
   readonly #params: readonly string[];
   readonly #stepInput: string;
+  readonly #schedule: { readonly lr: number; readonly at: LrSchedule } | undefined;
   #steps = 0;
   /** Settles when the step before has: steps take turns, each numbered after the one before it finished. */
   #inTurn: Promise<unknown> = Promise.resolve();
 
-  private constructor(session: Session, training: TrainingGraph, params: readonly string[], stepInput: string) {
+  private constructor(session: Session, training: TrainingGraph, params: readonly string[], optimizer: Optimizer, schedule: LrSchedule | undefined) {
     this.session = session;
     this.training = training;
     this.#params = params;
-    this.#stepInput = stepInput;
+    this.#stepInput = optimizer.stepInput;
+    this.#schedule = schedule ? { lr: optimizer.lr, at: schedule } : undefined;
     this.events$ = merge(this.steps$, session.events$);
   }
 
   /** Builds the training graph of `graph` and compiles it. */
   static async create(graph: OpGraph, options: TrainerOptions): Promise<Trainer> {
+    if (options.accumulate !== undefined && options.accumulate !== 1) {
+      throw new UnsupportedError(`gradient accumulation (accumulate: ${options.accumulate}); step on the whole batch instead, whose mean loss has the same gradient when the microbatches are of equal size`, { subject: "train.accumulate" });
+    }
+    if (options.schedule !== undefined && typeof options.schedule !== "function") {
+      throw new GraphValidationError("train.schedule", "invalid learning-rate schedule", "a function of the iteration to the rate", String(options.schedule));
+    }
     const params = options.params ?? graph.weights.filter((w) => (w.dtype ?? "float32") === "float32").map((w) => w.name);
-    const training = trainingGraph(graph, { loss: options.loss, params, optimizer: options.optimizer });
+    const training = trainingGraph(graph, {
+      loss: options.loss,
+      params,
+      optimizer: options.optimizer,
+      ...(options.paramGroups ? { paramGroups: options.paramGroups } : {}),
+      ...(options.clipGradNorm !== undefined ? { clipGradNorm: options.clipGradNorm } : {}),
+      ...(options.schedule ? { schedule: true } : {}),
+    });
     const zeros = Object.fromEntries(training.state.map((s) => [s.name, Tensor.zeros(s.shape as number[])]));
     const session = await compile(training.graph, {
       executors: options.executors,
@@ -67,7 +103,7 @@ export class Trainer {
       updates: training.updates,
       ...(options.fusion === false ? { fusion: false } : {}),
     });
-    return new Trainer(session, training, params, options.optimizer.stepInput);
+    return new Trainer(session, training, params, options.optimizer, options.schedule);
   }
 
   /** Steps taken so far. */
@@ -93,12 +129,32 @@ export class Trainer {
     // Dropout draws step t's masks (dropout step t − 1: the first step draws the seeds' own), whatever other runs the
     // session made, so step t drops the same elements on every executor, and a failed step's retry the same again.
     const runOptions = { dropoutStep: t - 1, ...(options.signal ? { signal: options.signal } : {}) };
-    const out = await this.session.run({ ...batch, [this.#stepInput]: Tensor.from([t], [1]) }, runOptions);
+    const lr = this.#schedule ? this.#lrAt(t - 1) : undefined;
+    const fed: Record<string, AnyTensor> = { ...batch, [this.#stepInput]: Tensor.from([t], [1]) };
+    // The factor, not the rate, goes in: each group's adam-step multiplies its own lr by it.
+    if (lr !== undefined) fed[this.training.lrScale!] = Tensor.from([lr / this.#schedule!.lr], [1]);
+    const out = await this.session.run(fed, runOptions);
     const lossName = this.training.graph.outputs[0]!;
     const loss = this.training.seed ? dot(out[lossName]!, batch[this.training.seed]) : out[lossName]!.toArray()[0]!;
+    // One float read back: the norm clip_grad_norm_ returns (before clipping), as nanoGPT logs it.
+    const sumSq = this.training.gradSumSquares ? out[this.training.gradSumSquares]!.toArray()[0]! : undefined;
     this.#steps = t;
-    this.#events.next({ type: "step", step: t, loss, ms: performance.now() - t0 });
+    this.#events.next({
+      type: "step",
+      step: t,
+      loss,
+      ...(sumSq !== undefined ? { gradNorm: Math.sqrt(sumSq) } : {}),
+      ...(lr !== undefined ? { lr } : {}),
+      ms: performance.now() - t0,
+    });
     return loss;
+  }
+
+  /** The schedule's rate at `iteration`, checked: a NaN or negative rate must not reach the parameters. */
+  #lrAt(iteration: number): number {
+    const lr = this.#schedule!.at(iteration);
+    if (typeof lr !== "number" || !Number.isFinite(lr) || lr < 0) throw new GraphValidationError("train.schedule", `invalid learning rate at iteration ${iteration}`, "a finite number >= 0", String(lr));
+    return lr;
   }
 
   /** The trained parameters now (host copies, by the model's weight names), read back from their executors. */

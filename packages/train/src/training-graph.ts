@@ -2,7 +2,12 @@
 // with the loss as the only output (the gradients and new parameters stay on the executor; tap them to watch them).
 import { grad } from "@attngraph/autodiff";
 import { GraphBuilder, GraphValidationError, type OpGraph, type SymShape } from "@attngraph/graph";
+import { addGradClipping } from "./grad-clip.js";
 import type { Optimizer } from "./optimizer.js";
+import { groupOptimizers, type ParamGroup } from "./param-groups.js";
+
+/** The one-element input a schedule's factor on the learning rate comes in by (adam-step's lrScale). */
+export const LR_SCALE_INPUT = "train.lrScale";
 
 export interface TrainingGraph {
   readonly graph: OpGraph;
@@ -14,6 +19,10 @@ export interface TrainingGraph {
   readonly state: readonly { readonly name: string; readonly shape: SymShape }[];
   /** Notes for explain(), from grad(). */
   readonly notes: readonly string[];
+  /** With clipping: the [1] node of Σ every gradient's squares, the graph's second output (the norm is its root). */
+  readonly gradSumSquares?: string;
+  /** With a schedule: the one-element input of the step's factor on the learning rate. */
+  readonly lrScale?: string;
 }
 
 export interface TrainingGraphOptions {
@@ -25,6 +34,12 @@ export interface TrainingGraphOptions {
   /** The weights to train; default every float32 weight of the graph. */
   readonly params?: readonly string[];
   readonly optimizer: Optimizer;
+  /** Per-group hyperparameters (torch.optim's param_groups); every parameter in exactly one group. */
+  readonly paramGroups?: readonly ParamGroup[];
+  /** clip_grad_norm_(params, clipGradNorm) before each update, on the executor. */
+  readonly clipGradNorm?: number;
+  /** Adds the `train.lrScale` input that a learning-rate schedule feeds each step. */
+  readonly schedule?: boolean;
 }
 
 export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): TrainingGraph {
@@ -34,19 +49,33 @@ export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): Tr
   for (const p of params) {
     if (!graph.weights.some((w) => w.name === p)) throw new GraphValidationError("train.params", "no weight of this name", "a weight of the graph", p);
   }
+  const optimizers = groupOptimizers(graph, params, optimizer, options.paramGroups);
   const g = grad(graph, { loss, wrt: params });
-  const b = GraphBuilder.from(g.graph); // outputs are not carried over: the loss is the only one
+  const b = GraphBuilder.from(g.graph); // outputs are not carried over: the loss is the only one (and the norm's square)
   b.input(optimizer.stepInput, [1]);
+  const lrScale = options.schedule ? b.input(LR_SCALE_INPUT, [1]) : undefined;
   const updates: Record<string, string> = {};
   const state: { name: string; shape: SymShape }[] = [];
   // A parameter the loss does not reach has no gradient: the optimizer leaves it alone (PyTorch skips a parameter whose
   // .grad is None), so weight decay does not shrink it either. grad() notes it.
+  // So does clipping: torch's clip_grad_norm_ only counts parameters whose .grad is not None.
   const unreached = new Set(g.unreached);
-  for (const p of params) {
-    if (unreached.has(p)) continue;
-    const u = optimizer.addUpdate(b, p, g.grads[p]!);
+  const reached = Object.fromEntries(params.filter((p) => !unreached.has(p)).map((p) => [p, g.grads[p]!]));
+  const clip = options.clipGradNorm === undefined ? undefined : addGradClipping(b, reached, options.clipGradNorm);
+  for (const p of Object.keys(reached)) {
+    const u = optimizers.get(p)!.addUpdate(b, p, clip ? clip.grads[p]! : reached[p]!, lrScale ? { lrScale } : {});
     Object.assign(updates, u.updates);
     state.push(...u.state);
   }
-  return { graph: b.output(loss).build(), updates, state, notes: g.notes, ...(g.seed ? { seed: g.seed } : {}) };
+  b.output(loss);
+  if (clip) b.output(clip.sumSquares);
+  return {
+    graph: b.build(),
+    updates,
+    state,
+    notes: g.notes,
+    ...(g.seed ? { seed: g.seed } : {}),
+    ...(clip ? { gradSumSquares: clip.sumSquares } : {}),
+    ...(lrScale ? { lrScale } : {}),
+  };
 }

@@ -1,9 +1,9 @@
 // adam-step: Adam's parameter update (torch.optim.Adam; AdamW with `decoupled`), elementwise in float64 and stored as
 // float32: p − (lr / (1 − β1^t)) · m / (sqrt(v) / sqrt(1 − β2^t) + eps), p = param (· (1 − lr · weightDecay) with
 // `decoupled`). The step t is an input (one float, read here), so the graph stays the same from step to step.
-import { afterwards, checkAdamStepAttrs, checkOptimizerStepValue, expectSameShape, expectStepShape, overRows, type AdamStepAttrs } from "@attngraph/graph";
+import { afterwards, checkAdamStepAttrs, checkLrScaleValue, checkOptimizerStepValue, expectSameShape, expectScalarShape, expectStepShape, overRows, type AdamStepAttrs } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
+import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
 
 /**
@@ -41,7 +41,8 @@ export function adamStepImpl(param: StridedView, m: StridedView, v: StridedView,
 }
 
 /**
- * Inputs: param [...], m [...], v [...], step [] or [1] (t, 1 for the first step); attrs { lr, beta1, beta2, eps,
+ * Inputs: param [...], m [...], v [...], step [] or [1] (t, 1 for the first step), lrScale [] or [1] (optional, this
+ * step's factor on lr); attrs { lr, beta1, beta2, eps,
  * weightDecay, decoupled } → param's shape.
  */
 export const adamStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
@@ -49,11 +50,15 @@ export const adamStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WOR
   const m = requireInput(call, 1, "m");
   const v = requireInput(call, 2, "v");
   const step = requireInput(call, 3, "step");
-  const a = checkAdamStepAttrs(call);
+  const lrScale = optionalInput(call, 4, "lrScale");
+  const attrs = checkAdamStepAttrs(call);
   expectSameShape(call, "m", param, m);
   expectSameShape(call, "v", param, v);
   expectStepShape(call, step);
   const t = checkOptimizerStepValue(call, step.data[step.offset] ?? NaN);
+  if (lrScale) expectScalarShape(call, "lrScale", lrScale);
+  // A schedule scales lr wherever it appears, the decoupled decay included (torch reads group["lr"] for both).
+  const a = lrScale ? { ...attrs, lr: attrs.lr * checkLrScaleValue(call, lrScale.data[lrScale.offset] ?? NaN) } : attrs;
   const { length: n } = lastAxis(param);
   const rows = rowCount(param.shape);
   const y = outData(call, param.shape) ?? new Float32Array(rows * n);

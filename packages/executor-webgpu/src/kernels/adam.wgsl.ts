@@ -20,7 +20,7 @@ import { optionalInput, requireInput, type Call } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the attributes (a call may come from a hand dispatch:
 // each checked, absent ones take the op's defaults), the shapes, and the step count's shape and value.
-import { checkAdamMomentAttrs, checkAdamStepAttrs, checkOptimizerStepValue, expectSameShape, expectStepShape, type AdamStepAttrs } from "@attngraph/graph";
+import { checkAdamMomentAttrs, checkAdamStepAttrs, checkLrScaleValue, checkOptimizerStepValue, expectSameShape, expectScalarShape, expectStepShape, type AdamStepAttrs } from "@attngraph/graph";
 
 /** ln beta for `bias_correction`: −1e4 stands for beta = 0 (−∞), whose powers are all exactly 0 in float32. */
 const lnBeta = (b: number): number => (b > 0 ? Math.max(Math.log(b), -1e4) : -1e4);
@@ -98,8 +98,12 @@ fn expm1_f32(x: f32) -> f32 {
 }
 fn bias_correction(ln_beta: f32, t: f32) -> f32 { return -expm1_f32(max(t * ln_beta, -200.0)); }`;
 
-/** Params: param, m, v and step views, n, ln beta1, ln beta2, lr, eps, the decay factor (1 − lr · weightDecay or 1). */
-function stepProgram(param: GpuTensor, m: GpuTensor, v: GpuTensor, step: GpuTensor, a: AdamStepAttrs, out: GpuTensor): ProgramInfo {
+/**
+ * Params: param, m, v, step and lrScale views, n, ln beta1, ln beta2, lr, eps, the decay factor (1 − lr · weightDecay
+ * or 1), then lrScale present, weightDecay and decoupled. With lrScale, the shader scales lr and takes the decay factor
+ * from the scaled lr itself; without, the factor is the host's (float64, rounded once), as before lrScale existed.
+ */
+function stepProgram(param: GpuTensor, m: GpuTensor, v: GpuTensor, step: GpuTensor, lrScale: GpuTensor | undefined, a: AdamStepAttrs, out: GpuTensor): ProgramInfo {
   const p = new Params();
   const pv = p.view(param);
   const mv = p.view(m);
@@ -111,25 +115,39 @@ function stepProgram(param: GpuTensor, m: GpuTensor, v: GpuTensor, step: GpuTens
   const lr = p.f32(a.lr);
   const eps = p.f32(a.eps);
   const decay = p.f32(a.decoupled ? 1 - a.lr * a.weightDecay : 1);
+  // An absent lrScale is bound to the step buffer and never read.
+  const sv = p.view(lrScale ?? step);
+  const hasScale = p.u32(lrScale ? 1 : 0);
+  const wd = p.f32(a.weightDecay);
+  const dec = p.u32(a.decoupled ? 1 : 0);
   return {
     name: "adam-step",
     cacheKey: "adam-step",
     code: () => /* wgsl */ `${PRELUDE}${ADAM_STEP_WGSL}
-${storageBindings(["PA", "M", "V", "T"])}
+${storageBindings(["PA", "M", "V", "T", "LS"])}
 @compute @workgroup_size(${WG})
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
   let i = flat_id(g, nw);
   if (i >= pu(${n}u)) { return; }
   let t = T[view_offset(${tv}u)];
   if (!valid_step(t)) { Y[i] = nan(); return; }
+  var lr = pf(${lr}u);
+  var decay = pf(${decay}u);
+  if (pu(${hasScale}u) != 0u) {
+    // A scale computed on the GPU is checked here (finite, >= 0), as the host checks an uploaded one.
+    let s = LS[view_offset(${sv}u)];
+    if ((bitcast<u32>(s) & 0x7f800000u) == 0x7f800000u || !(s >= 0.0)) { Y[i] = nan(); return; }
+    lr = lr * s;
+    decay = select(1.0, 1.0 - lr * pf(${wd}u), pu(${dec}u) != 0u);
+  }
   let bc1 = bias_correction(pf(${l1}u), t);
   let bc2 = bias_correction(pf(${l2}u), t);
-  let p = PA[view_at(${pv}u, i)] * pf(${decay}u);
+  let p = PA[view_at(${pv}u, i)] * decay;
   let denom = sqrt(V[view_at(${vv}u, i)]) / sqrt(bc2) + pf(${eps}u);
-  Y[i] = p - (pf(${lr}u) / bc1) * M[view_at(${mv}u, i)] / denom;
+  Y[i] = p - (lr / bc1) * M[view_at(${mv}u, i)] / denom;
 }`,
     params: p,
-    inputs: [param, m, v, step],
+    inputs: [param, m, v, step, lrScale ?? step],
     output: out,
     workgroups: elementwiseGrid(out.size),
   };
@@ -162,17 +180,26 @@ export function checkStep(call: Call, step: GpuTensor): void {
   if (t !== undefined) checkOptimizerStepValue(call, t);
 }
 
-/** Inputs: param [...], m [...], v [...], step [] or [1]; attrs { lr, beta1, beta2, eps, weightDecay, decoupled }. */
+/**
+ * Inputs: param [...], m [...], v [...], step [] or [1], lrScale [] or [1] (optional, this step's factor on lr); attrs
+ * { lr, beta1, beta2, eps, weightDecay, decoupled }.
+ */
 export const adamStepKernel: WebGpuKernel = async (call, gpu) => {
   const param = requireInput(call, 0, "param");
   const m = requireInput(call, 1, "m");
   const v = requireInput(call, 2, "v");
   const step = requireInput(call, 3, "step");
+  const lrScale = optionalInput(call, 4, "lrScale");
   const attrs = checkAdamStepAttrs(call);
   expectSameShape(call, "m", param, m);
   expectSameShape(call, "v", param, v);
   checkStep(call, step);
+  if (lrScale) {
+    expectScalarShape(call, "lrScale", lrScale);
+    const s = hostStep(lrScale);
+    if (s !== undefined) checkLrScaleValue(call, s);
+  }
   const out = gpu.alloc(param.shape);
-  if (out.size > 0) await gpu.run(stepProgram(param, m, v, step, attrs, out));
+  if (out.size > 0) await gpu.run(stepProgram(param, m, v, step, lrScale, attrs, out));
   return out;
 };

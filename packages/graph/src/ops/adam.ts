@@ -53,8 +53,9 @@ export interface AdamStepAttrs {
 /**
  * Adam's parameter update, PyTorch `torch.optim.Adam` (AdamW with `decoupled`): with t the step (1 for the first),
  * param − (lr / (1 − beta1^t)) · m / (sqrt(v) / sqrt(1 − beta2^t) + eps), m and v the moments after this step's
- * update. `step` is a one-element tensor holding t, fed each step, so the graph does not change from step to step.
- * param, m, v of one shape, step [] or [1] → param's shape.
+ * update. `step` is a one-element tensor holding t, fed each step, so the graph does not change from step to step;
+ * so is `lrScale` (optional), which multiplies lr for this step (a learning-rate schedule's factor: the lr of the step
+ * is lr · lrScale, in the decoupled decay too). param, m, v of one shape, step and lrScale [] or [1] → param's shape.
  */
 export const adamStepOp = defineOp<AdamStepAttrs>({
   kind: "adam-step",
@@ -64,6 +65,7 @@ export const adamStepOp = defineOp<AdamStepAttrs>({
     { name: "m", doc: "[...], the first moment after this step" },
     { name: "v", doc: "[...], the second moment after this step" },
     { name: "step", doc: "[] or [1]: t, 1 for the first step" },
+    { name: "lrScale", optional: true, doc: "[] or [1]: this step's factor on lr (a schedule's), >= 0; absent = 1" },
   ],
   attrs: {
     lr: { type: "number", min: 0 },
@@ -78,11 +80,14 @@ export const adamStepOp = defineOp<AdamStepAttrs>({
     if (a.beta1 >= 1) ctx.fail("beta1", "beta1 must be below 1", "0 <= beta1 < 1", String(a.beta1));
     if (a.beta2 >= 1) ctx.fail("beta2", "beta2 must be below 1", "0 <= beta2 < 1", String(a.beta2));
   },
-  inferShape: ([param, m, v, step], _attrs, ctx) => {
+  inferShape: ([param, m, v, step, lrScale], _attrs, ctx) => {
     expectSameShape(ctx, "m", param!, m!);
     expectSameShape(ctx, "v", param!, v!);
     if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string")))) {
       ctx.fail("step", "the step count is one number", "[] or [1]", formatDims(step!));
+    }
+    if (lrScale && !(lrScale.length === 0 || (lrScale.length === 1 && (lrScale[0] === 1 || typeof lrScale[0] === "string")))) {
+      ctx.fail("lrScale", "the learning-rate factor is one number", "[] or [1]", formatDims(lrScale));
     }
     return param!;
   },

@@ -28,6 +28,7 @@ import { weightedSumOp } from "./weighted-sum.js";
 
 import { adamMomentOp, adamStepOp } from "./adam.js";
 import { sgdMomentumOp, sgdStepOp } from "./sgd.js";
+import { clipByNormOp, sumSquaresOp } from "./grad-norm.js";
 import { crossEntropyGradOp } from "./cross-entropy-grad.js";
 import { embeddingGradOp } from "./embedding-grad.js";
 import { geluGradOp } from "./gelu-grad.js";
@@ -86,6 +87,9 @@ export const builtinOps: readonly AnyOpDef[] = [
   adamStepOp,
   sgdMomentumOp,
   sgdStepOp,
+  // Global gradient-norm clipping (clip_grad_norm_), between the gradients and the optimizer's update.
+  sumSquaresOp,
+  clipByNormOp,
 ];
 
 export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp };
@@ -135,3 +139,5 @@ export { adamMomentOp, adamStepOp };
 export type { AdamMomentAttrs, AdamStepAttrs } from "./adam.js";
 export { sgdMomentumOp, sgdStepOp };
 export type { SgdMomentumAttrs, SgdStepAttrs } from "./sgd.js";
+export { clipByNormOp, sumSquaresOp };
+export type { ClipByNormAttrs } from "./grad-norm.js";

@@ -104,4 +104,6 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "adam-step": { ...attrs.adamStep({ lr: 1e-3, weightDecay: 0.01, decoupled: true }) },
   "sgd-momentum": { ...attrs.sgdMomentum({ momentum: 0.9, dampening: 0.1, weightDecay: 0.01 }) },
   "sgd-step": { ...attrs.sgdStep({ lr: 1e-2, momentum: 0.9, nesterov: true, weightDecay: 0.01 }) },
+  "sum-squares": attrs.none(),
+  "clip-by-norm": { maxNorm: 1, eps: 1e-6 },
 };

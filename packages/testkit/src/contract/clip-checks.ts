@@ -1,0 +1,101 @@
+// Global gradient-norm clipping (sum-squares, clip-by-norm) and adam-step's per-step learning-rate factor (lrScale)
+// against float64 references (reference/clip64.ts, torch.nn.utils.clip_grad_norm_; reference/optim64.ts): a chain of
+// sum-squares over gradients of several shapes, dense, strided host views and transposed values on the executor, a
+// size past any workgroup; clip-by-norm below and above maxNorm; and lrScale as [] and [1], 0 and a warmup factor,
+// with its errors (a negative or NaN factor from the host is an "input" error naming `<node>.lrScale`).
+import { expect, it } from "vitest";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { clipGradNorm64 } from "../reference/clip64.js";
+import { adamStep64 } from "../reference/optim64.js";
+import { attrs } from "./attrs.js";
+import type { ContractContext } from "./context.js";
+import { expectClose, runValues, stridedOn, thrown } from "./harness.js";
+import { createRng, randomTensor } from "./prng.js";
+
+const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
+/** float32 sums of many squares: a little looser than one elementwise op (webgpu adds them in float32). */
+const SUM_TOL = { abs: 1e-5, rel: 2e-5 };
+const TOL = { abs: 1e-6, rel: 1e-5 };
+
+export function clipChecks(ctx: ContractContext): void {
+  it("sum-squares: a chain over gradients [3, 5], [7], [2, 3, 4] and [4099] adds every square; dense, strided, transposed", async () => {
+    const rng = createRng(1500);
+    const h = ctx.h;
+    const grads = [[3, 5], [7], [2, 3, 4], [4099]].map((s) => randomTensor(rng, s));
+    const want = clipGradNorm64(grads.map(f64), 1).norm ** 2;
+    let acc: unknown;
+    for (const [i, g] of grads.entries()) {
+      const x = i === 0 ? await stridedOn(h, g, [1, 0]) : i === 2 ? await stridedOn(h, g, [2, 0, 1]) : await h.upload(g);
+      acc = await h.dispatch("sum-squares", {}, [x, acc], [1]);
+    }
+    expectClose(await h.download(acc), { shape: [1], data: [want] }, SUM_TOL, "sum-squares chain");
+    // One tensor alone, from a strided host view, with an acc of shape [].
+    const g = grads[2]!;
+    const viewed = g.permute([2, 1, 0]).contiguous().permute([2, 1, 0]);
+    const one = await h.run("sum-squares", {}, [viewed, Tensor.from([0.5], [])], [1]);
+    expectClose(one, { shape: [1], data: [0.5 + clipGradNorm64([f64(g)], 1).norm ** 2] }, SUM_TOL, "sum-squares of a strided view plus 0.5");
+  });
+
+  it("clip-by-norm: below maxNorm the gradient is unchanged; above, scaled to maxNorm / (norm + 1e-6)", async () => {
+    const rng = createRng(1510);
+    const h = ctx.h;
+    const grads = [randomTensor(rng, [4, 6]), randomTensor(rng, [9])];
+    const { norm } = clipGradNorm64(grads.map(f64), 1);
+    for (const maxNorm of [norm * 2, norm / 3, 0.25]) {
+      const want = clipGradNorm64(grads.map(f64), maxNorm);
+      const total = Tensor.from([norm * norm], [1]);
+      for (const [i, g] of grads.entries()) {
+        const a = { maxNorm, eps: 1e-6 };
+        expectClose(await h.run("clip-by-norm", a, [g, total], g.shape), { shape: g.shape, data: want.clipped[i]! }, TOL, `clip-by-norm maxNorm ${maxNorm}`);
+        if (g.rank === 2) {
+          const t = await runValues(h, "clip-by-norm", a, [await stridedOn(h, g, [1, 0]), await h.upload(Tensor.from([norm * norm], []))], g.shape);
+          expectClose(t, { shape: g.shape, data: want.clipped[i]! }, TOL, `clip-by-norm maxNorm ${maxNorm}, transposed`);
+        }
+      }
+    }
+  });
+
+  it("sum-squares → clip-by-norm on the executor: the total never leaves it", async () => {
+    const rng = createRng(1520);
+    const h = ctx.h;
+    const grads = [randomTensor(rng, [5, 3]), randomTensor(rng, [300])];
+    const up = await Promise.all(grads.map((g) => h.upload(g)));
+    const s1 = await h.dispatch("sum-squares", {}, [up[0]], [1]);
+    const total = await h.dispatch("sum-squares", {}, [up[1], s1], [1]);
+    const want = clipGradNorm64(grads.map(f64), 1);
+    for (const [i, g] of grads.entries()) {
+      const got = await h.download(await h.dispatch("clip-by-norm", { maxNorm: 1, eps: 1e-6 }, [up[i], total], g.shape));
+      expectClose(got, { shape: g.shape, data: want.clipped[i]! }, TOL, `clipped gradient ${i}`);
+    }
+  });
+
+  it("clip-by-norm: maxNorm 0 or missing is an attr error naming <node>.maxNorm; a total of shape [2], a shape error", async () => {
+    const h = ctx.h;
+    const g = Tensor.from([1, 2], [2]);
+    for (const a of [{ maxNorm: 0 }, {}]) {
+      const e = (await thrown(() => h.run("clip-by-norm", a, [g, Tensor.from([5], [1])], [2]))) as AttnGraphError;
+      expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["attr", "contract.clip-by-norm.maxNorm"]);
+    }
+    const e = (await thrown(() => h.run("clip-by-norm", { maxNorm: 1 }, [g, Tensor.from([5, 1], [2])], [2]))) as AttnGraphError;
+    expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["shape", "contract.clip-by-norm.sumSquares"]);
+  });
+
+  it("adam-step with lrScale: lr · lrScale in the step and the decoupled decay; [] and [1]; 0 leaves the param", async () => {
+    const rng = createRng(1530);
+    const shape = [3, 4];
+    const h = ctx.h;
+    const a = attrs.adamStep({ lr: 6e-4, beta1: 0.9, beta2: 0.95, weightDecay: 0.1, decoupled: true });
+    const p = randomTensor(rng, shape);
+    const m = randomTensor(rng, shape, (r) => 0.1 * r.normal());
+    const v = randomTensor(rng, shape, (r) => 0.01 + 0.01 * Math.abs(r.normal()));
+    for (const [k, s] of [0.25, 1, 0.001, 0].entries()) {
+      const scale = Tensor.from([s], k % 2 ? [1] : []);
+      const want = adamStep64(f64(p), f64(m), f64(v), 3, { ...a, lr: a.lr * Math.fround(s) });
+      expectClose(await h.run("adam-step", a, [p, m, v, Tensor.from([3], [1]), scale], shape), { shape, data: want }, TOL, `adam-step lrScale ${s}`);
+    }
+    for (const bad of [-1, NaN]) {
+      const e = (await thrown(() => h.run("adam-step", a, [p, m, v, Tensor.from([3], [1]), Tensor.from([bad], [1])], shape))) as AttnGraphError;
+      expect(AttnGraphError.isInstance(e) && [e.code, e.subject], `lrScale ${bad}`).toEqual(["input", "contract.adam-step.lrScale"]);
+    }
+  });
+}
