@@ -29,6 +29,7 @@ export {
   checkMaskScale,
   checkOptimizerStepValue,
   checkPadAttrs,
+  checkPositionOffset,
   checkScale,
   checkSgdMomentumAttrs,
   checkSgdStepAttrs,
