@@ -118,6 +118,11 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
       const ids = must("ids"), w = must("weight");
       return { shape: [...ids.shape, w.shape[1]!], data: embedding64(ids.data, w.data, w.shape[0]!, w.shape[1]!) };
     }
+    case "position-embedding": {
+      // Rows offset..offset+T-1 of the table, T the ids' last dim (their values unread): a slice of the rows.
+      const w = must("weight");
+      return slice64(w.data, w.shape, 0, bind([a.offset])[0]!, last(must("ids")));
+    }
     case "cross-entropy": {
       const l = must("logits"), t = must("targets");
       return { shape: a.reduction === "none" ? t.shape : [], data: crossEntropy64(l.data, last(l), t.data, a.reduction, a.ignoreIndex) };
@@ -141,6 +146,10 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
     case "embedding-grad": {
       const g = must("grad");
       return { shape: [a.rows, last(g)], data: embeddingGrad64(must("ids").data, g.data, a.rows, last(g)) };
+    }
+    case "position-embedding-grad": {
+      const g = must("grad"), offset = bind([a.offset])[0]!;
+      return pad64(g.data, g.shape, 0, offset, a.rows - offset - g.shape[0]!);
     }
     case "cross-entropy-grad": {
       const l = must("logits");

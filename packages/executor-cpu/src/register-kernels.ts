@@ -8,6 +8,7 @@ import { linearGeluKernel } from "./kernels/linear-gelu.js";
 import { alibiKernel } from "./kernels/alibi.js";
 import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { embeddingKernel } from "./kernels/embedding.js";
+import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { attentionKernel } from "./kernels/attention.js";
@@ -34,6 +35,7 @@ import { layerNormGradKernel } from "./kernels/layer-norm-grad.js";
 import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
+import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
 import { attentionGradKernel, attentionLseKernel } from "./kernels/attention-grad.js";
 import { adamMomentKernel } from "./kernels/adam-moment.js";
@@ -67,6 +69,7 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["gelu", geluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
+  ["position-embedding", positionEmbeddingKernel],
   ["cross-entropy", crossEntropyKernel],
   ["linear-gelu", linearGeluKernel],
   ["add-layer-norm", addLayerNormKernel],
@@ -81,6 +84,7 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
   ["embedding-grad", embeddingGradKernel],
+  ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
   // The fused attention backward (what the scheduler's backward fusion puts in place of the chain's rules).
   ["attention-lse", attentionLseKernel],

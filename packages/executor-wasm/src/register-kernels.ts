@@ -8,6 +8,7 @@ import { attentionKernel } from "./kernels/attention.js";
 import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { dropoutKernel } from "./kernels/dropout.js";
 import { embeddingKernel } from "./kernels/embedding.js";
+import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
 import { kvAppendKernel } from "./kernels/kv-append.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
@@ -24,6 +25,7 @@ import { transposeKernel } from "./kernels/transpose.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
+import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
@@ -64,6 +66,7 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["gelu", geluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
+  ["position-embedding", positionEmbeddingKernel],
   ["cross-entropy", crossEntropyKernel],
   // Fused block ops: what the scheduler's block fusion puts in place of projection → gelu and add → layer-norm.
   ["linear-gelu", linearGeluKernel],
@@ -81,6 +84,7 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
   ["embedding-grad", embeddingGradKernel],
+  ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
   // The fused attention backward: what the scheduler's backward fusion puts in place of the chain's rules.
   ["attention-lse", attentionLseKernel],

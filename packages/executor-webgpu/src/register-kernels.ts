@@ -8,6 +8,7 @@ import { attentionKernel } from "./kernels/attention.wgsl.js";
 import { crossEntropyKernel } from "./kernels/cross-entropy.wgsl.js";
 import { dropoutKernel } from "./kernels/dropout.wgsl.js";
 import { embeddingKernel } from "./kernels/embedding.wgsl.js";
+import { positionEmbeddingKernel } from "./kernels/position-embedding.wgsl.js";
 import { geluKernel } from "./kernels/gelu.wgsl.js";
 import { kvAppendKernel } from "./kernels/kv-append.wgsl.js";
 import { layerNormKernel } from "./kernels/layer-norm.wgsl.js";
@@ -24,6 +25,7 @@ import { transposeKernel } from "./kernels/transpose.wgsl.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.wgsl.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.wgsl.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.wgsl.js";
+import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.wgsl.js";
 import { geluGradKernel } from "./kernels/gelu-grad.wgsl.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.wgsl.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.wgsl.js";
@@ -62,6 +64,7 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["gelu", geluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
+  ["position-embedding", positionEmbeddingKernel],
   ["cross-entropy", crossEntropyKernel],
   ["linear-gelu", linearGeluKernel],
   ["add-layer-norm", addLayerNormKernel],
@@ -76,6 +79,7 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
   ["embedding-grad", embeddingGradKernel],
+  ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
   // The fused attention backward (what the scheduler puts in place of the chain's backward rules).
   ["attention-lse", attentionLseKernel],

@@ -32,6 +32,7 @@ export {
   checkMaskScale,
   checkOptimizerStepValue,
   checkPadAttrs,
+  checkPositionOffset,
   checkScale,
   checkSgdMomentumAttrs,
   checkSgdStepAttrs,

@@ -7,6 +7,7 @@ import { linearGeluOp } from "./linear-gelu.js";
 import { alibiOp } from "./alibi.js";
 import { crossEntropyOp } from "./cross-entropy.js";
 import { embeddingOp } from "./embedding.js";
+import { positionEmbeddingOp } from "./position-embedding.js";
 import { geluOp } from "./gelu.js";
 import { layerNormOp } from "./layer-norm.js";
 import { attentionOp } from "./attention.js";
@@ -31,6 +32,7 @@ import { sgdMomentumOp, sgdStepOp } from "./sgd.js";
 import { clipByNormOp, sumSquaresOp } from "./grad-norm.js";
 import { crossEntropyGradOp } from "./cross-entropy-grad.js";
 import { embeddingGradOp } from "./embedding-grad.js";
+import { positionEmbeddingGradOp } from "./position-embedding-grad.js";
 import { geluGradOp } from "./gelu-grad.js";
 import { layerNormGradOp, layerNormWeightGradOp } from "./layer-norm-grad.js";
 import { linearWeightGradOp } from "./linear-weight-grad.js";
@@ -63,6 +65,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   geluOp,
   addOp,
   embeddingOp,
+  positionEmbeddingOp,
   crossEntropyOp,
   // Fused block ops: what the scheduler's block fusion puts in place of projection → gelu and add → layer-norm.
   linearGeluOp,
@@ -78,6 +81,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   layerNormWeightGradOp,
   geluGradOp,
   embeddingGradOp,
+  positionEmbeddingGradOp,
   crossEntropyGradOp,
   // The fused attention backward: what the scheduler's backward fusion puts in place of the chain's rules.
   attentionLseOp,
@@ -99,6 +103,9 @@ export { USER_MASK_AXES } from "./mask.js";
 export type { AddAttrs } from "./add.js";
 export type { CrossEntropyAttrs } from "./cross-entropy.js";
 export type { EmbeddingAttrs } from "./embedding.js";
+export { positionEmbeddingOp, positionEmbeddingGradOp };
+export type { PositionEmbeddingAttrs } from "./position-embedding.js";
+export type { PositionEmbeddingGradAttrs } from "./position-embedding-grad.js";
 export type { GeluAttrs } from "./gelu.js";
 export type { LayerNormAttrs } from "./layer-norm.js";
 export { maskModOp, scoreModInputGradOp, scoreModOp };
