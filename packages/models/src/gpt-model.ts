@@ -2,7 +2,13 @@
 // on first use and compiled once, the weights by nanoGPT's names, and the way back to the file's own layout.
 import type { OpGraph } from "@attngraph/graph";
 import { compile, compileDecoder, type CompileOptions, type Decoder, type RunOptions, type Session } from "@attngraph/runtime";
-import type { AnyTensor, Tensor } from "@attngraph/tensor";
+import { Tensor, type AnyTensor } from "@attngraph/tensor";
+import type { Trainer } from "@attngraph/train";
+import { defer, from, switchMap, type Observable } from "rxjs";
+import { generate, generateTokens, type TokenEvent } from "./generate.js";
+import type { GenerateOptions } from "./generate-options.js";
+import type { Prompt } from "./generate-prompt.js";
+import { gptTrainer, type GptTrainerOptions } from "./gpt-trainer.js";
 import { ModelConfigError } from "./config-fields.js";
 import type { GptConfig } from "./gpt-config.js";
 import { gptStateDict, type GptLayout } from "./gpt-layout.js";
@@ -29,6 +35,8 @@ export class GptModel {
   readonly #options: ModelCompileOptions;
   readonly #graphs = new Map<string, OpGraph>();
   readonly #sessions = new Map<OpGraph, Promise<Session>>();
+  /** generate()'s decoders by batch size. */
+  readonly #decoders = new Map<number, Promise<Decoder>>();
 
   constructor(config: GptConfig, layout: GptLayout, weights: Record<string, Tensor>, options: ModelCompileOptions) {
     this.config = config;
@@ -93,6 +101,8 @@ export class GptModel {
    * Logits [B, T, vocab] of token ids [B, T] (an int32 Tensor or nested arrays), and with `targets` the mean
    * cross-entropy `loss` (nanoGPT's forward(idx, targets)). Ids are checked before anything runs.
    */
+  run(inputs: { readonly idx: unknown; readonly targets: unknown }, options?: RunOptions): Promise<{ logits: Tensor; loss: Tensor }>;
+  run(inputs: { readonly idx: unknown; readonly targets?: undefined }, options?: RunOptions): Promise<{ logits: Tensor; loss?: Tensor }>;
   async run(inputs: { readonly idx: unknown; readonly targets?: unknown }, options: RunOptions = {}): Promise<{ logits: Tensor; loss?: Tensor }> {
     const { inputs: feed, loss } = this.prepare(inputs);
     const out = await (await this.session({ loss })).run(feed, options);
@@ -104,6 +114,40 @@ export class GptModel {
     const maxLength = options.maxLength ?? this.config.blockSize;
     if (!Number.isSafeInteger(maxLength) || maxLength < 1 || maxLength > this.config.blockSize) throw new ModelInputError("decoder maxLength", "the cache cannot hold more positions than the model has", `an integer in 1..${this.config.blockSize} (block size)`, String(options.maxLength));
     return compileDecoder(this.graph({ decode: true }), { ...compileOptionsOf(this.#options, "a decoder"), weights: this.#weights, maxLength, ...(options.batch === undefined ? {} : { batch: options.batch }) });
+  }
+
+  /**
+   * Generates after `prompt` (ids, rows of ids, an int32 [B, P] tensor, or text with `options.tokenizer`) on this
+   * model's KV-cache decoder (one per batch size, made on first use): generate()'s events, one per new token.
+   * Positions past the block size crop the context as nanoGPT does.
+   */
+  generate(prompt: Prompt, options: GenerateOptions): Observable<TokenEvent> {
+    return defer(() => from(this.#decoderFor(prompt))).pipe(switchMap((d) => generate(d, prompt, options)));
+  }
+
+  /** The prompt and its new tokens, one array per row (nanoGPT's generate result). */
+  async generateTokens(prompt: Prompt, options: GenerateOptions): Promise<number[][]> {
+    return generateTokens(await this.#decoderFor(prompt), prompt, options);
+  }
+
+  #decoderFor(prompt: Prompt): Promise<Decoder> {
+    const batch = Tensor.isTensor(prompt) ? prompt.shape[0]! : Array.isArray(prompt) && Array.isArray(prompt[0]) ? prompt.length : 1;
+    let d = this.#decoders.get(batch);
+    if (!d) {
+      d = this.decoder({ batch });
+      this.#decoders.set(batch, d);
+      d.catch(() => this.#decoders.delete(batch));
+    }
+    return d;
+  }
+
+  /**
+   * A trainer of this model as nanoGPT trains: AdamW with its parameter groups, betas (0.9, 0.95), clipping at 1.0 on
+   * the executor (options change any of it). Each `trainer.step({ idx, targets })` is one update; read the result back
+   * with `model.setWeights(await trainer.parameters())`.
+   */
+  trainer(options: GptTrainerOptions): Promise<Trainer> {
+    return gptTrainer(this, compileOptionsOf(this.#options, "a trainer").executors, options);
   }
 
   /**
@@ -122,8 +166,9 @@ export class GptModel {
   }
 
   async dispose(): Promise<void> {
-    const sessions = [...this.#sessions.values()];
+    const sessions: Promise<{ dispose(): Promise<void> }>[] = [...this.#sessions.values(), ...this.#decoders.values()];
     this.#sessions.clear();
+    this.#decoders.clear();
     await Promise.all(sessions.map(async (s) => (await s.catch(() => undefined))?.dispose()));
   }
 }

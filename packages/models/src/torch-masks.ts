@@ -6,7 +6,10 @@
 import { Tensor, formatShape, type AnyTensor } from "@attngraph/tensor";
 import { ModelInputError } from "./token-ids.js";
 
-/** A tensor from a Tensor or nested arrays of booleans/numbers (booleans give int32, the bool convention). */
+/**
+ * A tensor from a Tensor or nested arrays: booleans and integers give int32 (PyTorch's bool / int convention), other
+ * numbers float32 (additive). A float32 Tensor is additive whatever its values, as in PyTorch.
+ */
 function asTensor(name: string, value: unknown): AnyTensor {
   if (Tensor.isTensor(value)) return value;
   if (Array.isArray(value)) {
@@ -14,7 +17,8 @@ function asTensor(name: string, value: unknown): AnyTensor {
     const shape: number[] = [];
     for (let v: unknown = value; Array.isArray(v); v = v[0]) shape.push(v.length);
     if (flat.every((v) => typeof v === "boolean")) return Tensor.int32(flat.map((v) => (v ? 1 : 0)), shape);
-    if (flat.every((v) => typeof v === "number")) return Tensor.from(flat as number[], shape);
+    // Plain numbers have no dtype: integers are the int (bool) convention, anything else additive.
+    if (flat.every((v) => typeof v === "number")) return (flat as number[]).every((v) => Number.isInteger(v)) ? Tensor.int32(flat as number[], shape) : Tensor.from(flat as number[], shape);
   }
   throw new ModelInputError(name, "not a mask", "a Tensor (int32 = bool, float32 = additive) or nested booleans", value === null ? "null" : typeof value);
 }
