@@ -9,6 +9,7 @@ import { alibiKernel } from "./kernels/alibi.js";
 import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { embeddingKernel } from "./kernels/embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
+import { reluKernel } from "./kernels/relu.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { attentionKernel } from "./kernels/attention.js";
 import { dropoutKernel } from "./kernels/dropout.js";
@@ -33,6 +34,7 @@ import { scoreModInputGradKernel } from "./kernels/score-mod-input-grad.js";
 import { layerNormGradKernel } from "./kernels/layer-norm-grad.js";
 import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
+import { reluGradKernel } from "./kernels/relu-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
 import { attentionGradKernel, attentionLseKernel } from "./kernels/attention-grad.js";
@@ -63,6 +65,7 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["attention", attentionKernel],
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
+  ["relu", reluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
   ["cross-entropy", crossEntropyKernel],
@@ -78,6 +81,7 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
+  ["relu-grad", reluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
   // The fused attention backward (what the scheduler's backward fusion puts in place of the chain's rules).

@@ -9,6 +9,7 @@ import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { dropoutKernel } from "./kernels/dropout.js";
 import { embeddingKernel } from "./kernels/embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
+import { reluKernel } from "./kernels/relu.js";
 import { kvAppendKernel } from "./kernels/kv-append.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.js";
@@ -25,6 +26,7 @@ import { weightedSumKernel } from "./kernels/weighted-sum.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
+import { reluGradKernel } from "./kernels/relu-grad.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
 import { maskGradKernel } from "./kernels/mask-grad.js";
@@ -60,6 +62,7 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   // Beyond attention: the ops of a transformer block and its loss.
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
+  ["relu", reluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
   ["cross-entropy", crossEntropyKernel],
@@ -78,6 +81,7 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
+  ["relu-grad", reluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
   // The fused attention backward: what the scheduler's backward fusion puts in place of the chain's rules.

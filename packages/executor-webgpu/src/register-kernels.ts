@@ -9,6 +9,7 @@ import { crossEntropyKernel } from "./kernels/cross-entropy.wgsl.js";
 import { dropoutKernel } from "./kernels/dropout.wgsl.js";
 import { embeddingKernel } from "./kernels/embedding.wgsl.js";
 import { geluKernel } from "./kernels/gelu.wgsl.js";
+import { reluKernel } from "./kernels/relu.wgsl.js";
 import { kvAppendKernel } from "./kernels/kv-append.wgsl.js";
 import { layerNormKernel } from "./kernels/layer-norm.wgsl.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.wgsl.js";
@@ -25,6 +26,7 @@ import { weightedSumKernel } from "./kernels/weighted-sum.wgsl.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.wgsl.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.wgsl.js";
 import { geluGradKernel } from "./kernels/gelu-grad.wgsl.js";
+import { reluGradKernel } from "./kernels/relu-grad.wgsl.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.wgsl.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.wgsl.js";
 import { maskGradKernel } from "./kernels/mask-grad.wgsl.js";
@@ -59,6 +61,7 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["kv-append", kvAppendKernel],
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
+  ["relu", reluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
   ["cross-entropy", crossEntropyKernel],
@@ -74,6 +77,7 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
+  ["relu-grad", reluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
   // The fused attention backward (what the scheduler puts in place of the chain's backward rules).

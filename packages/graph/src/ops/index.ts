@@ -8,6 +8,7 @@ import { alibiOp } from "./alibi.js";
 import { crossEntropyOp } from "./cross-entropy.js";
 import { embeddingOp } from "./embedding.js";
 import { geluOp } from "./gelu.js";
+import { reluOp } from "./relu.js";
 import { layerNormOp } from "./layer-norm.js";
 import { attentionOp } from "./attention.js";
 import { attentionGradOp, attentionLseOp } from "./attention-grad.js";
@@ -31,6 +32,7 @@ import { sgdMomentumOp, sgdStepOp } from "./sgd.js";
 import { crossEntropyGradOp } from "./cross-entropy-grad.js";
 import { embeddingGradOp } from "./embedding-grad.js";
 import { geluGradOp } from "./gelu-grad.js";
+import { reluGradOp } from "./relu-grad.js";
 import { layerNormGradOp, layerNormWeightGradOp } from "./layer-norm-grad.js";
 import { linearWeightGradOp } from "./linear-weight-grad.js";
 import { maskGradOp } from "./mask-grad.js";
@@ -60,6 +62,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   // Beyond attention: the ops of a transformer block and its loss.
   layerNormOp,
   geluOp,
+  reluOp,
   addOp,
   embeddingOp,
   crossEntropyOp,
@@ -76,6 +79,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   layerNormGradOp,
   layerNormWeightGradOp,
   geluGradOp,
+  reluGradOp,
   embeddingGradOp,
   crossEntropyGradOp,
   // The fused attention backward: what the scheduler's backward fusion puts in place of the chain's rules.
@@ -88,7 +92,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   sgdStepOp,
 ];
 
-export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp };
+export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp, reluOp };
 export type { AddLayerNormAttrs } from "./add-layer-norm.js";
 export type { LinearGeluAttrs } from "./linear-gelu.js";
 export { USER_MASK_AXES } from "./mask.js";
@@ -97,6 +101,7 @@ export type { CrossEntropyAttrs } from "./cross-entropy.js";
 export type { EmbeddingAttrs } from "./embedding.js";
 export type { GeluAttrs } from "./gelu.js";
 export type { LayerNormAttrs } from "./layer-norm.js";
+export type { ReluAttrs } from "./relu.js";
 export { maskModOp, scoreModInputGradOp, scoreModOp };
 export type { MaskModAttrs } from "./mask-mod.js";
 export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
@@ -121,7 +126,7 @@ export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";
 export type { TransposeAttrs } from "./transpose.js";
 export type { WeightedSumAttrs } from "./weighted-sum.js";
-export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, softmaxGradOp, sumToOp };
+export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, reluGradOp, softmaxGradOp, sumToOp };
 export type { CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
 export type { EmbeddingGradAttrs } from "./embedding-grad.js";
 export type { GeluGradAttrs } from "./gelu-grad.js";
@@ -129,6 +134,7 @@ export type { LayerNormGradAttrs } from "./layer-norm-grad.js";
 export type { LinearWeightGradAttrs } from "./linear-weight-grad.js";
 export type { MaskGradAttrs } from "./mask-grad.js";
 export type { PadAttrs } from "./pad.js";
+export type { ReluGradAttrs } from "./relu-grad.js";
 export type { SoftmaxGradAttrs } from "./softmax-grad.js";
 export type { SumToAttrs } from "./sum-to.js";
 export { adamMomentOp, adamStepOp };
