@@ -152,6 +152,14 @@ describe("what grad() builds", () => {
     expect([...all.get("unused.grad")!.data].every((v) => v === 0)).toBe(true); // ±0: 0 · x keeps x's sign
   });
 
+  it("relu's rule reads the forward output, as PyTorch's threshold_backward does, not the input", () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", [2, 3]);
+    const g = grad(b.output(b.add("relu", "out", { x })).build(), { loss: "out", wrt: ["x"] });
+    const dx = g.graph.node("x.grad");
+    expect([dx.kind, dx.inputs["y"], dx.inputs["grad"]]).toEqual(["relu-grad", "out", "out.grad"]);
+  });
+
   it("fails with typed errors naming the field: unknown loss or wrt, an int32 wrt, an empty or repeated wrt", () => {
     const err = (f: () => unknown) => {
       try {

@@ -10,6 +10,7 @@ import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { embeddingKernel } from "./kernels/embedding.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
+import { reluKernel } from "./kernels/relu.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { attentionKernel } from "./kernels/attention.js";
 import { dropoutKernel } from "./kernels/dropout.js";
@@ -34,6 +35,7 @@ import { scoreModInputGradKernel } from "./kernels/score-mod-input-grad.js";
 import { layerNormGradKernel } from "./kernels/layer-norm-grad.js";
 import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
+import { reluGradKernel } from "./kernels/relu-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
@@ -67,6 +69,7 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["attention", attentionKernel],
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
+  ["relu", reluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
   ["position-embedding", positionEmbeddingKernel],
@@ -83,6 +86,7 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
+  ["relu-grad", reluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],

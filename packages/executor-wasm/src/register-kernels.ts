@@ -10,6 +10,7 @@ import { dropoutKernel } from "./kernels/dropout.js";
 import { embeddingKernel } from "./kernels/embedding.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
+import { reluKernel } from "./kernels/relu.js";
 import { kvAppendKernel } from "./kernels/kv-append.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.js";
@@ -27,6 +28,7 @@ import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
+import { reluGradKernel } from "./kernels/relu-grad.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
 import { maskGradKernel } from "./kernels/mask-grad.js";
@@ -64,6 +66,7 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   // Beyond attention: the ops of a transformer block and its loss.
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
+  ["relu", reluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
   ["position-embedding", positionEmbeddingKernel],
@@ -83,6 +86,7 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
+  ["relu-grad", reluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],

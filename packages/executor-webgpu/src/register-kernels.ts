@@ -10,6 +10,7 @@ import { dropoutKernel } from "./kernels/dropout.wgsl.js";
 import { embeddingKernel } from "./kernels/embedding.wgsl.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.wgsl.js";
 import { geluKernel } from "./kernels/gelu.wgsl.js";
+import { reluKernel } from "./kernels/relu.wgsl.js";
 import { kvAppendKernel } from "./kernels/kv-append.wgsl.js";
 import { layerNormKernel } from "./kernels/layer-norm.wgsl.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.wgsl.js";
@@ -27,6 +28,7 @@ import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.wgsl.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.wgsl.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.wgsl.js";
 import { geluGradKernel } from "./kernels/gelu-grad.wgsl.js";
+import { reluGradKernel } from "./kernels/relu-grad.wgsl.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.wgsl.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.wgsl.js";
 import { maskGradKernel } from "./kernels/mask-grad.wgsl.js";
@@ -62,6 +64,7 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["kv-append", kvAppendKernel],
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
+  ["relu", reluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
   ["position-embedding", positionEmbeddingKernel],
@@ -78,6 +81,7 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
+  ["relu-grad", reluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],

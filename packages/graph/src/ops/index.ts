@@ -9,6 +9,7 @@ import { crossEntropyOp } from "./cross-entropy.js";
 import { embeddingOp } from "./embedding.js";
 import { positionEmbeddingOp } from "./position-embedding.js";
 import { geluOp } from "./gelu.js";
+import { reluOp } from "./relu.js";
 import { layerNormOp } from "./layer-norm.js";
 import { attentionOp } from "./attention.js";
 import { attentionGradOp, attentionLseOp } from "./attention-grad.js";
@@ -34,6 +35,7 @@ import { crossEntropyGradOp } from "./cross-entropy-grad.js";
 import { embeddingGradOp } from "./embedding-grad.js";
 import { positionEmbeddingGradOp } from "./position-embedding-grad.js";
 import { geluGradOp } from "./gelu-grad.js";
+import { reluGradOp } from "./relu-grad.js";
 import { layerNormGradOp, layerNormWeightGradOp } from "./layer-norm-grad.js";
 import { linearWeightGradOp } from "./linear-weight-grad.js";
 import { maskGradOp } from "./mask-grad.js";
@@ -63,6 +65,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   // Beyond attention: the ops of a transformer block and its loss.
   layerNormOp,
   geluOp,
+  reluOp,
   addOp,
   embeddingOp,
   positionEmbeddingOp,
@@ -80,6 +83,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   layerNormGradOp,
   layerNormWeightGradOp,
   geluGradOp,
+  reluGradOp,
   embeddingGradOp,
   positionEmbeddingGradOp,
   crossEntropyGradOp,
@@ -96,7 +100,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   clipByNormOp,
 ];
 
-export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp };
+export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp, reluOp };
 export type { AddLayerNormAttrs } from "./add-layer-norm.js";
 export type { LinearGeluAttrs } from "./linear-gelu.js";
 export { USER_MASK_AXES } from "./mask.js";
@@ -108,6 +112,7 @@ export type { PositionEmbeddingAttrs } from "./position-embedding.js";
 export type { PositionEmbeddingGradAttrs } from "./position-embedding-grad.js";
 export type { GeluAttrs } from "./gelu.js";
 export type { LayerNormAttrs } from "./layer-norm.js";
+export type { ReluAttrs } from "./relu.js";
 export { maskModOp, scoreModInputGradOp, scoreModOp };
 export type { MaskModAttrs } from "./mask-mod.js";
 export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
@@ -132,7 +137,7 @@ export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";
 export type { TransposeAttrs } from "./transpose.js";
 export type { WeightedSumAttrs } from "./weighted-sum.js";
-export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, softmaxGradOp, sumToOp };
+export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, reluGradOp, softmaxGradOp, sumToOp };
 export type { CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
 export type { EmbeddingGradAttrs } from "./embedding-grad.js";
 export type { GeluGradAttrs } from "./gelu-grad.js";
@@ -140,6 +145,7 @@ export type { LayerNormGradAttrs } from "./layer-norm-grad.js";
 export type { LinearWeightGradAttrs } from "./linear-weight-grad.js";
 export type { MaskGradAttrs } from "./mask-grad.js";
 export type { PadAttrs } from "./pad.js";
+export type { ReluGradAttrs } from "./relu-grad.js";
 export type { SoftmaxGradAttrs } from "./softmax-grad.js";
 export type { SumToAttrs } from "./sum-to.js";
 export { adamMomentOp, adamStepOp };

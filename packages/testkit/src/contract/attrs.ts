@@ -32,7 +32,7 @@ import type {
 export type BoundRopeAttrs = Omit<RopeAttrs, "positionOffset"> & { readonly positionOffset: number };
 
 export const attrs = {
-  /** projection, score, weighted-sum and out-proj have no attributes. */
+  /** projection, score, weighted-sum, out-proj, relu and relu-grad have no attributes. */
   none: (): Record<string, never> => ({}),
   mask: (a: Partial<MaskAttrs> = {}): MaskAttrs => ({ causal: false, window: null, alignment: "top-left", scale: 1, ...a }),
   softmax: (scale = 1): SoftmaxAttrs => ({ scale }),
@@ -83,6 +83,7 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "out-proj": attrs.none(),
   "layer-norm": { ...attrs.layerNorm() },
   gelu: { ...attrs.gelu("tanh") },
+  relu: attrs.none(),
   add: attrs.none(),
   embedding: attrs.none(),
   "position-embedding": { offset: 2 },
@@ -97,6 +98,7 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "layer-norm-grad": { ...attrs.layerNormGrad() },
   "layer-norm-weight-grad": { ...attrs.layerNormGrad() },
   "gelu-grad": { ...attrs.geluGrad("tanh") },
+  "relu-grad": attrs.none(),
   "embedding-grad": { ...attrs.embeddingGrad(5) },
   "position-embedding-grad": { rows: 8, offset: 2 },
   "cross-entropy-grad": { ...attrs.crossEntropyGrad({ ignoreIndex: -100 }) },
