@@ -1,6 +1,7 @@
 // ReLU on 4 float32 lanes: x with the lanes where x <= 0 cleared (andnot with the compare mask), so a NaN lane (which
-// compares false) stays NaN as torch.relu keeps it, and −0 and −∞ give +0. A mask, not f32x4.max/pmax: max's NaN and
-// signed-zero rules differ between the two, and neither is torch's. Exact, so both module flavours give the same bits.
+// compares false) stays NaN as torch.relu keeps it, and −0 and −∞ give +0. A mask rather than f32x4.max: a NaN keeps
+// its own bits (max may canonicalize them), and it is the very test relu-grad makes on y (pmax would keep −0). Exact,
+// so both module flavours give the same bits.
 import { loadSome, storeSome } from "./gelu";
 import { descDim, descStride, rowBase } from "./strided";
 

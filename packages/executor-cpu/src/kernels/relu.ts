@@ -4,7 +4,7 @@ import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
 
-/** ReLU of one value. `v <= 0` rather than Math.max: a NaN compares false and is kept, and −0 gives +0. */
+/** ReLU of one value, by the test relu-grad makes on y (`<= 0`): a NaN compares false and is kept; −0 gives +0. */
 export function relu(v: number): number {
   return v <= 0 ? 0 : v;
 }
