@@ -28,8 +28,8 @@ export { crossEntropyGrad } from "./cross-entropy-grad";
 // Optimizer updates.
 export { adamMoment, adamMomentStrided, adamStep, adamStepStrided } from "./adam";
 export { sgdMomentum, sgdMomentumStrided, sgdStep, sgdStepStrided } from "./sgd";
-// Global gradient-norm clipping.
-export { scaleBy, sumSquares } from "./grad-norm";
+// Global gradient-norm clipping and gradient accumulation.
+export { accumulateScaled, scaleBy, sumSquares } from "./grad-norm";
 
 /** First free byte after the module's static data (the 4×8 edge tile). */
 export function heapBase(): usize {

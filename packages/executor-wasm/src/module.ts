@@ -132,6 +132,8 @@ export interface KernelExports {
   sumSquares(x: number, n: number): number;
   /** dst = x · coef over n contiguous elements (clip-by-norm). */
   scaleBy(x: number, dst: number, n: number, coef: number): void;
+  /** dst = (restart ? 0 : acc) + scale · g over n contiguous elements (grad-accumulate). */
+  accumulateScaled(acc: number, g: number, dst: number, n: number, scale: number, restart: number): void;
   /** sgd-momentum over n contiguous elements of buf (read only without first), grad and (with hasParam) param; keep = 1 − dampening. */
   sgdMomentum(b: number, g: number, p: number, dst: number, n: number, mu: number, keep: number, wd: number, first: number, hasParam: number): void;
   /** sgd-momentum over rows [r0, r1): buf and grad any views (descriptors), param dense. */

@@ -43,6 +43,7 @@ import { sgdMomentumKernel } from "./kernels/sgd-momentum.js";
 import { sgdStepKernel } from "./kernels/sgd-step.js";
 import { sumSquaresKernel } from "./kernels/sum-squares.js";
 import { clipByNormKernel } from "./kernels/clip-by-norm.js";
+import { gradAccumulateKernel } from "./kernels/grad-accumulate.js";
 
 export type WasmKernelList = ReadonlyArray<readonly [kind: string, kernel: WasmKernel | ChunkedWasmKernel]>;
 
@@ -100,6 +101,7 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["sgd-step", sgdStepKernel],
   ["sum-squares", sumSquaresKernel],
   ["clip-by-norm", clipByNormKernel],
+  ["grad-accumulate", gradAccumulateKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

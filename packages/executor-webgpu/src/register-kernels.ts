@@ -40,6 +40,7 @@ import { attentionGradKernel, attentionLseKernel } from "./kernels/attention-gra
 import { adamMomentKernel, adamStepKernel } from "./kernels/adam.wgsl.js";
 import { sgdMomentumKernel, sgdStepKernel } from "./kernels/sgd.wgsl.js";
 import { clipByNormKernel, sumSquaresKernel } from "./kernels/grad-norm.wgsl.js";
+import { gradAccumulateKernel } from "./kernels/grad-accumulate.wgsl.js";
 
 export type WebGpuKernelList = ReadonlyArray<readonly [kind: string, kernel: WebGpuKernel]>;
 
@@ -95,6 +96,7 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["sgd-step", sgdStepKernel],
   ["sum-squares", sumSquaresKernel],
   ["clip-by-norm", clipByNormKernel],
+  ["grad-accumulate", gradAccumulateKernel],
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */

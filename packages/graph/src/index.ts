@@ -19,6 +19,7 @@ export {
   checkAdamStepAttrs,
   checkAttentionGradAttrs,
   checkClipByNormAttrs,
+  checkGradAccumulateAttrs,
   checkLrScaleValue,
   expectScalarShape,
   checkAttentionLseAttrs,

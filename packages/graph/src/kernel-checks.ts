@@ -9,6 +9,7 @@ import type { DropoutAttrs } from "./ops/dropout.js";
 import { broadcastShapes } from "./broadcast.js";
 import type { AdamMomentAttrs, AdamStepAttrs } from "./ops/adam.js";
 import type { ClipByNormAttrs } from "./ops/grad-norm.js";
+import type { GradAccumulateAttrs } from "./ops/grad-accumulate.js";
 import { ATTENTION_GRAD_WRT, type AttentionGradAttrs, type AttentionGradWrt, type AttentionLseAttrs } from "./ops/attention-grad.js";
 import type { AttentionMods } from "./ops/attention-mods.js";
 import type { CrossEntropyAttrs } from "./ops/cross-entropy.js";
@@ -417,6 +418,11 @@ export function checkClipByNormAttrs(call: CallInfo): ClipByNormAttrs {
   const maxNorm = positive(call, "maxNorm");
   const eps = nonNegative(call, "eps", 1e-6);
   return { maxNorm, eps };
+}
+
+/** grad-accumulate: scale a finite number > 0 (required). */
+export function checkGradAccumulateAttrs(call: CallInfo): GradAccumulateAttrs {
+  return { scale: positive(call, "scale") };
 }
 
 /** A one-element input (adam-step's lrScale, sum-squares' acc, clip-by-norm's sumSquares): [] or [1], else a shape error naming `<node>.<field>`. */

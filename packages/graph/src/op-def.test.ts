@@ -203,7 +203,7 @@ describe("OpRegistry", () => {
       "sum-to", "pad", "linear-weight-grad", "softmax-grad", "mask-grad", "score-mod-input-grad", "layer-norm-grad", "layer-norm-weight-grad", "gelu-grad", "relu-grad", "embedding-grad", "position-embedding-grad", "cross-entropy-grad",
       "attention-lse", "attention-grad",
       "adam-moment", "adam-step", "sgd-momentum", "sgd-step",
-      "sum-squares", "clip-by-norm",
+      "sum-squares", "clip-by-norm", "grad-accumulate",
     ]);
     expect(new OpRegistry().kinds()).toEqual([]);
   });

@@ -80,6 +80,19 @@ describe("export failures", () => {
     expect(failure(() => exportOnnx(g, {})).message).toMatch(/^masked\.grad: op softmax-grad has no ONNX form yet/);
   });
 
+  it("the training step's clipping and accumulation ops fail naming the node and its kind, as the optimizer ops do", () => {
+    const cases: [string, string, (b: GraphBuilder, g: string) => string][] = [
+      ["g.sumsq", "sum-squares", (b, g) => b.add("sum-squares", "g.sumsq", { x: g }, {})],
+      ["g.clipped", "clip-by-norm", (b, g) => b.add("clip-by-norm", "g.clipped", { x: g, sumSquares: b.input("t", [1]) }, { maxNorm: 1 })],
+      ["g.acc.next", "grad-accumulate", (b, g) => b.add("grad-accumulate", "g.acc.next", { acc: g, grad: g, step: b.input("k", [1]) }, { scale: 0.5 })],
+    ];
+    for (const [node, kind, add] of cases) {
+      const b = new GraphBuilder();
+      const graph = b.output(add(b, b.input("g", [2, 3]))).build();
+      expect(failure(() => exportOnnx(graph, {})).message).toMatch(new RegExp(`^${node.replace(/\./g, "\\.")}: op ${kind} has no ONNX form yet`));
+    }
+  });
+
   it("a decode graph's kv-append whose cache is not a weight, or with a fixed shift, fails naming the node", () => {
     const b = new GraphBuilder();
     const cache = b.input("cache", [1, 2, 8, 4]);

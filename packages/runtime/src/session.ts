@@ -45,6 +45,12 @@ export interface RunOptions {
    * trainer passes its step number. The same step gives the same masks on every executor.
    */
   readonly dropoutStep?: number;
+  /**
+   * The weights (of compile's `updates`) this run updates, by name; default every one. The others' new values are
+   * computed and dropped: a trainer's micro steps of gradient accumulation update only the accumulators, not the
+   * parameters and optimizer state the same graph also computes.
+   */
+  readonly updates?: readonly string[];
 }
 
 /** What a session does beyond lowering: memory limit and tap delivery (see CompileOptions). */
@@ -86,6 +92,8 @@ interface RunContext {
   readonly overrides: ReadonlyMap<string, readonly Override[]>;
   readonly signal: AbortSignal | undefined;
   readonly t0: number;
+  /** The updated weights this run assigns (RunOptions.updates); undefined: all. */
+  readonly applying: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -298,6 +306,7 @@ export class Session {
     try {
       if (signal?.aborted) throw new AbortError(runId, undefined, signal.reason);
       const byName = checkInputs(this.graph, inputs);
+      const applying = this.#applyingOf((options ?? {}).updates);
       const overrides = this.#overridesOf(runId, (options ?? {}).override);
       const snap = this.#taps.snapshot(this.#nodeNames);
       watched = snap.watched;
@@ -313,7 +322,7 @@ export class Session {
       let result: Record<string, Tensor>;
       try {
         const attrs = withDropoutStep(plan, this.graph.registry, prepared.attrs, dropoutStep);
-        const run = { runId, plan, shapes: prepared.shapes, attrs, memory: prepared.memory, arenas, inputs: byName, weights, watched, overrides, signal, t0 };
+        const run = { runId, plan, shapes: prepared.shapes, attrs, memory: prepared.memory, arenas, inputs: byName, weights, watched, overrides, signal, t0, applying };
         const done = await this.#execute(run, (node) => (current = node));
         result = done.outputs;
         // Only a run that finished changes the weights: a failed or cancelled one leaves them as they were.
@@ -341,6 +350,16 @@ export class Session {
     }
   }
 
+  /** RunOptions.updates as a set, each name checked against compile's `updates`. */
+  #applyingOf(updates: readonly string[] | undefined): ReadonlySet<string> | undefined {
+    if (updates === undefined) return undefined;
+    if (!Array.isArray(updates)) throw new GraphValidationError("run options.updates", "invalid list of weights to update", "a list of weight names", typeof updates);
+    for (const w of updates) {
+      if (!this.#updates.has(w)) throw new GraphValidationError("run options.updates", "not a weight this session updates", [...this.#updates.keys()].join(", ") || "none (compile without updates)", String(w));
+    }
+    return new Set(updates);
+  }
+
   async #execute(run: RunContext, setCurrent: (node: string | undefined) => void): Promise<{ outputs: Record<string, Tensor>; kept: Map<string, Resident> }> {
     const { plan } = run;
     const values = new Map<string, Held>();
@@ -350,6 +369,7 @@ export class Session {
       // The updated weights' new values stay on their executors: taken out of what the run gives back below.
       const kept = new Map<string, Resident>();
       for (const [weight, node] of this.#updates) {
+        if (run.applying && !run.applying.has(weight)) continue; // released with the run's other values below
         const held = values.get(node)!;
         values.delete(node);
         kept.set(weight, { executor: plan.executors.get(held.executor)!, value: held.value });

@@ -62,6 +62,26 @@ describe("compile({ updates })", () => {
     await session.dispose();
   });
 
+  it("run({ updates }) assigns only the weights named; an unknown name is an error naming the field", async () => {
+    const b = new GraphBuilder();
+    const w = b.weight("W", [2, 3]);
+    const v = b.weight("V", [2, 3]);
+    const g = b.input("g", [2, 3]);
+    b.add("add", "W.next", { a: w, b: g });
+    b.add("add", "V.next", { a: v, b: g });
+    const graph = b.output(b.add("gelu", "y", { x: w })).build();
+    const session = await compile(graph, { executors: [createCpuExecutor()], weights: { W: W0, V: W0 }, updates: { W: "W.next", V: "V.next" } });
+    await session.run({ g: G }, { updates: ["V"] });
+    await session.run({ g: G }, { updates: [] });
+    const after = await session.readWeights();
+    expect(after.get("W")!.toArray()).toEqual(W0.toArray());
+    expect(after.get("V")!.toArray()).toEqual([0.5, 1.5, 2.5, 2, 3, 4]);
+    await expect(session.run({ g: G }, { updates: ["nope"] })).rejects.toThrow(/run options\.updates: not a weight this session updates, expected W, V, got nope/);
+    await session.run({ g: G });
+    expect((await session.readWeights()).get("W")!.toArray()).toEqual([0.5, 1.5, 2.5, 2, 3, 4]);
+    await session.dispose();
+  });
+
   it("a failed run leaves the weights as they were", async () => {
     const b = new GraphBuilder();
     const w = b.weight("W", [3, 2]);

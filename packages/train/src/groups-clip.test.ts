@@ -1,6 +1,7 @@
 // nanoGPT's training recipe through the trainer, against PyTorch (fixtures/groups-clip.json, made by
 // fixtures/make_groups_clip.py in float64): AdamW with parameter groups (decay on rank >= 2 only, or groups listed by
-// name with their own lr and decay), clip_grad_norm_ before each step and nanoGPT's warmup + cosine lr, on the worked
+// name with their own lr and decay), clip_grad_norm_ before each step, nanoGPT's warmup + cosine lr and its gradient
+// accumulation (2 microbatches a step: the reported norm catches a missing 1 / n that clipping would hide), on the worked
 // example's SimpleTransformer from the golden copy-task case's parameters. Losses, the reported gradient norms and the
 // final parameters match on cpu, wasm and webgpu.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
@@ -26,6 +27,7 @@ interface Scenario {
   readonly steps: number;
   readonly batchSize: number;
   readonly stride: number;
+  readonly accumulate?: number;
   readonly losses: number[];
   readonly gradNorms: number[];
   readonly lrs?: number[];
@@ -61,6 +63,7 @@ async function train(s: Scenario, executor: Executor) {
     paramGroups: groupsOf(s),
     clipGradNorm: s.clip,
     ...(sched ? { schedule: cosineSchedule({ lr: sched.lr, minLr: sched.min_lr, warmup: sched.warmup, decaySteps: sched.decay }) } : {}),
+    ...(s.accumulate ? { accumulate: s.accumulate } : {}),
     executors: [executor],
     weights: loadStateDict(graph, copy.params),
   });
@@ -68,8 +71,15 @@ async function train(s: Scenario, executor: Executor) {
   trainer.steps$.subscribe((e) => events.push(e));
   const losses: number[] = [];
   for (let i = 0; i < s.steps; i++) {
-    const tokens = rows(i * s.stride, s.batchSize);
-    losses.push(await trainer.step({ tokens, targets: tokens }));
+    if (s.accumulate) {
+      // The step's rows as n microbatches in order, as the fixture's torch loop splits them.
+      const m = s.batchSize / s.accumulate;
+      const micro = Array.from({ length: s.accumulate }, (_, k) => rows(i * s.stride + k * m, m)).map((tokens) => ({ tokens, targets: tokens }));
+      losses.push(await trainer.step(micro));
+    } else {
+      const tokens = rows(i * s.stride, s.batchSize);
+      losses.push(await trainer.step({ tokens, targets: tokens }));
+    }
   }
   const params = await trainer.parameters();
   await trainer.dispose();

@@ -4,7 +4,7 @@
 import type { Executor, OpGraph } from "@attngraph/graph";
 import { compile, type Session, type SessionEvent } from "@attngraph/runtime";
 import { GraphValidationError } from "@attngraph/graph";
-import { AttnGraphError, Tensor, UnsupportedError, type AnyTensor } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
 import { Observable, Subject, merge } from "rxjs";
 import type { Optimizer } from "./optimizer.js";
 import type { ParamGroup } from "./param-groups.js";
@@ -35,9 +35,15 @@ export interface TrainerOptions {
    * with its own lr follows it in proportion (its lr · schedule(i) / the optimizer's lr), as torch's LambdaLR does.
    */
   readonly schedule?: LrSchedule;
-  /** Gradient accumulation over microbatches: not built yet (fails loudly as unsupported). */
+  /**
+   * Gradient accumulation over n microbatches (nanoGPT's gradient_accumulation_steps): `step([b1, …, bn])` sums their
+   * gradients (each scaled by 1 / n) on the executor and makes one update, clipped and scheduled once. Default 1.
+   */
   readonly accumulate?: number;
 }
+
+/** A model graph's inputs for one run, by name (tokens, targets, …). */
+export type Batch = Readonly<Record<string, AnyTensor>>;
 
 /** One event per finished step on `trainer.events$`. */
 export interface StepEvent {
@@ -80,9 +86,6 @@ export class Trainer {
 
   /** Builds the training graph of `graph` and compiles it. */
   static async create(graph: OpGraph, options: TrainerOptions): Promise<Trainer> {
-    if (options.accumulate !== undefined && options.accumulate !== 1) {
-      throw new UnsupportedError(`gradient accumulation (accumulate: ${options.accumulate}); step on the whole batch instead, whose mean loss has the same gradient when the microbatches are of equal size`, { subject: "train.accumulate" });
-    }
     if (options.schedule !== undefined && typeof options.schedule !== "function") {
       throw new GraphValidationError("train.schedule", "invalid learning-rate schedule", "a function of the iteration to the rate", String(options.schedule));
     }
@@ -94,6 +97,7 @@ export class Trainer {
       ...(options.paramGroups ? { paramGroups: options.paramGroups } : {}),
       ...(options.clipGradNorm !== undefined ? { clipGradNorm: options.clipGradNorm } : {}),
       ...(options.schedule ? { schedule: true } : {}),
+      ...(options.accumulate !== undefined ? { accumulate: options.accumulate } : {}),
     });
     const zeros = Object.fromEntries(training.state.map((s) => [s.name, Tensor.zeros(s.shape as number[])]));
     const session = await compile(training.graph, {
@@ -115,29 +119,49 @@ export class Trainer {
    * One step on `batch` (the model graph's inputs, e.g. tokens and targets, and `<loss>.grad` for a non-scalar loss):
    * forward, backward and the optimizer's update, as one run. Resolves to the loss before the update (for a non-scalar
    * loss, sum(loss ⊙ <loss>.grad)). A step that fails or is aborted changes no parameter.
+   *
+   * With `accumulate: n`, `batch` is a list of n microbatches, one run each (nanoGPT's micro steps: each gradient
+   * scaled by 1 / n and summed on the executor), then one update; it resolves to the mean of their losses. A micro step
+   * that fails or is aborted leaves the parameters and optimizer state as they were (the sum restarts next step).
    */
-  step(batch: Readonly<Record<string, AnyTensor>>, options: { readonly signal?: AbortSignal } = {}): Promise<number> {
+  step(batch: Batch | readonly Batch[], options: { readonly signal?: AbortSignal } = {}): Promise<number> {
     const next = this.#inTurn.then(() => this.#step(batch, options));
     this.#inTurn = next.catch(() => undefined);
     return next;
   }
 
-  async #step(batch: Readonly<Record<string, AnyTensor>>, options: { readonly signal?: AbortSignal }): Promise<number> {
+  async #step(batch: Batch | readonly Batch[], options: { readonly signal?: AbortSignal }): Promise<number> {
     const t0 = performance.now();
     const t = this.#steps + 1;
-    // An aborted signal rejects before the first node (AbortError), so an aborted step changes nothing.
-    // Dropout draws step t's masks (dropout step t − 1: the first step draws the seeds' own), whatever other runs the
-    // session made, so step t drops the same elements on every executor, and a failed step's retry the same again.
-    const runOptions = { dropoutStep: t - 1, ...(options.signal ? { signal: options.signal } : {}) };
+    const micro = this.#microbatches(batch);
+    const n = micro.length;
     const lr = this.#schedule ? this.#lrAt(t - 1) : undefined;
-    const fed: Record<string, AnyTensor> = { ...batch, [this.#stepInput]: Tensor.from([t], [1]) };
+    const common: Record<string, AnyTensor> = { [this.#stepInput]: Tensor.from([t], [1]) };
     // The factor, not the rate, goes in: each group's adam-step multiplies its own lr by it.
-    if (lr !== undefined) fed[this.training.lrScale!] = Tensor.from([lr / this.#schedule!.lr], [1]);
-    const out = await this.session.run(fed, runOptions);
+    if (lr !== undefined) common[this.training.lrScale!] = Tensor.from([lr / this.#schedule!.lr], [1]);
     const lossName = this.training.graph.outputs[0]!;
-    const loss = this.training.seed ? dot(out[lossName]!, batch[this.training.seed]) : out[lossName]!.toArray()[0]!;
-    // One float read back: the norm clip_grad_norm_ returns (before clipping), as nanoGPT logs it.
-    const sumSq = this.training.gradSumSquares ? out[this.training.gradSumSquares]!.toArray()[0]! : undefined;
+    const acc = this.training.accumulate;
+    let lossSum = 0;
+    let sumSq: number | undefined;
+    for (let k = 1; k <= n; k++) {
+      const b = micro[k - 1]!;
+      // An aborted signal rejects before the first node (AbortError), so an aborted step changes nothing.
+      // Dropout draws each run's own masks, numbered from the step (dropout step (t − 1) · n + k − 1: the first run
+      // draws the seeds' own) whatever other runs the session made: the same elements on every executor, and a failed
+      // step's retry the same again.
+      // Micro steps before the last update only the accumulators: the parameters and moments they compute are dropped.
+      const runOptions = {
+        dropoutStep: (t - 1) * n + k - 1,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(acc && k < n ? { updates: acc.accumulators } : {}),
+      };
+      const fed: Record<string, AnyTensor> = { ...b, ...common, ...(acc ? { [acc.micro]: Tensor.from([k], [1]) } : {}) };
+      const out = await this.session.run(fed, runOptions);
+      lossSum += this.training.seed ? dot(out[lossName]!, b[this.training.seed]) : out[lossName]!.toArray()[0]!;
+      // One float read back: the norm clip_grad_norm_ returns (before clipping), as nanoGPT logs it.
+      if (k === n && this.training.gradSumSquares) sumSq = out[this.training.gradSumSquares]!.toArray()[0]!;
+    }
+    const loss = lossSum / n;
     this.#steps = t;
     this.#events.next({
       type: "step",
@@ -148,6 +172,19 @@ export class Trainer {
       ms: performance.now() - t0,
     });
     return loss;
+  }
+
+  /** The step's microbatches: one batch, or with `accumulate: n` a list of exactly n (else an error naming the field). */
+  #microbatches(batch: Batch | readonly Batch[]): readonly Batch[] {
+    const n = this.training.accumulate?.n ?? 1;
+    if (n === 1) {
+      if (Array.isArray(batch)) throw new GraphValidationError("train.step.batch", "a list of microbatches needs accumulate", "one batch (or createTrainer({ accumulate: n }))", `a list of ${batch.length}`);
+      return [batch as Batch];
+    }
+    if (!Array.isArray(batch) || batch.length !== n) {
+      throw new GraphValidationError("train.step.batch", "with accumulate, a step takes one batch per micro step", `a list of ${n} batches`, Array.isArray(batch) ? `a list of ${batch.length}` : "one batch");
+    }
+    return batch;
   }
 
   /** The schedule's rate at `iteration`, checked: a NaN or negative rate must not reach the parameters. */

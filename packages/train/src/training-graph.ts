@@ -8,6 +8,8 @@ import { groupOptimizers, type ParamGroup } from "./param-groups.js";
 
 /** The one-element input a schedule's factor on the learning rate comes in by (adam-step's lrScale). */
 export const LR_SCALE_INPUT = "train.lrScale";
+/** The one-element input of the micro step k (1 first) with gradient accumulation (grad-accumulate's step). */
+export const MICRO_STEP_INPUT = "train.micro";
 
 export interface TrainingGraph {
   readonly graph: OpGraph;
@@ -23,6 +25,8 @@ export interface TrainingGraph {
   readonly gradSumSquares?: string;
   /** With a schedule: the one-element input of the step's factor on the learning rate. */
   readonly lrScale?: string;
+  /** With accumulation: the micro step's input and the accumulators (`<p>.grad.acc`, weights updated every micro step). */
+  readonly accumulate?: { readonly n: number; readonly micro: string; readonly accumulators: readonly string[] };
 }
 
 export interface TrainingGraphOptions {
@@ -40,6 +44,12 @@ export interface TrainingGraphOptions {
   readonly clipGradNorm?: number;
   /** Adds the `train.lrScale` input that a learning-rate schedule feeds each step. */
   readonly schedule?: boolean;
+  /**
+   * Gradient accumulation over n microbatches (nanoGPT's gradient_accumulation_steps): each parameter's gradient is
+   * summed, scaled by 1 / n, in a state weight `<p>.grad.acc` by a grad-accumulate node, whose output the clipping
+   * and the optimizer read. Fed `train.micro` = k for the k-th microbatch; only the last one's update counts.
+   */
+  readonly accumulate?: number;
 }
 
 export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): TrainingGraph {
@@ -60,7 +70,24 @@ export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): Tr
   // .grad is None), so weight decay does not shrink it either. grad() notes it.
   // So does clipping: torch's clip_grad_norm_ only counts parameters whose .grad is not None.
   const unreached = new Set(g.unreached);
-  const reached = Object.fromEntries(params.filter((p) => !unreached.has(p)).map((p) => [p, g.grads[p]!]));
+  let reached: Record<string, string> = Object.fromEntries(params.filter((p) => !unreached.has(p)).map((p) => [p, g.grads[p]!]));
+  const n = options.accumulate ?? 1;
+  if (!Number.isInteger(n) || n < 1) throw new GraphValidationError("train.accumulate", "invalid number of microbatches", "an integer >= 1", String(n));
+  const micro = n > 1 ? b.input(MICRO_STEP_INPUT, [1]) : undefined;
+  const accumulators: string[] = [];
+  if (micro) {
+    reached = Object.fromEntries(
+      Object.entries(reached).map(([p, grad]) => {
+        const shape = b.shapeOf(p);
+        const acc = b.weight(`${p}.grad.acc`, shape);
+        const sum = b.add("grad-accumulate", `${p}.grad.acc.next`, { acc, grad, step: micro }, { scale: 1 / n });
+        updates[acc] = sum;
+        state.push({ name: acc, shape });
+        accumulators.push(acc);
+        return [p, sum];
+      }),
+    );
+  }
   const clip = options.clipGradNorm === undefined ? undefined : addGradClipping(b, reached, options.clipGradNorm);
   for (const p of Object.keys(reached)) {
     const u = optimizers.get(p)!.addUpdate(b, p, clip ? clip.grads[p]! : reached[p]!, lrScale ? { lrScale } : {});
@@ -77,5 +104,6 @@ export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): Tr
     ...(g.seed ? { seed: g.seed } : {}),
     ...(clip ? { gradSumSquares: clip.sumSquares } : {}),
     ...(lrScale ? { lrScale } : {}),
+    ...(micro ? { accumulate: { n, micro, accumulators } } : {}),
   };
 }

@@ -59,7 +59,7 @@ export interface AdamStepAttrs {
  */
 export const adamStepOp = defineOp<AdamStepAttrs>({
   kind: "adam-step",
-  doc: "Adam's (or AdamW's) parameter update from the moments: param − lr/(1−β1^t) · m / (sqrt(v)/sqrt(1−β2^t) + eps).",
+  doc: "Adam's (or AdamW's) parameter update from the moments: param − lr/(1−β1^t) · m / (sqrt(v)/sqrt(1−β2^t) + eps), lr times the optional lrScale input.",
   inputs: [
     { name: "param", doc: "[...]" },
     { name: "m", doc: "[...], the first moment after this step" },

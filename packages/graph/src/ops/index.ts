@@ -31,6 +31,7 @@ import { weightedSumOp } from "./weighted-sum.js";
 import { adamMomentOp, adamStepOp } from "./adam.js";
 import { sgdMomentumOp, sgdStepOp } from "./sgd.js";
 import { clipByNormOp, sumSquaresOp } from "./grad-norm.js";
+import { gradAccumulateOp } from "./grad-accumulate.js";
 import { crossEntropyGradOp } from "./cross-entropy-grad.js";
 import { embeddingGradOp } from "./embedding-grad.js";
 import { positionEmbeddingGradOp } from "./position-embedding-grad.js";
@@ -98,6 +99,8 @@ export const builtinOps: readonly AnyOpDef[] = [
   // Global gradient-norm clipping (clip_grad_norm_), between the gradients and the optimizer's update.
   sumSquaresOp,
   clipByNormOp,
+  // Gradient accumulation over microbatches (the trainer's `accumulate`).
+  gradAccumulateOp,
 ];
 
 export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp, reluOp };
@@ -154,3 +157,5 @@ export { sgdMomentumOp, sgdStepOp };
 export type { SgdMomentumAttrs, SgdStepAttrs } from "./sgd.js";
 export { clipByNormOp, sumSquaresOp };
 export type { ClipByNormAttrs } from "./grad-norm.js";
+export { gradAccumulateOp };
+export type { GradAccumulateAttrs } from "./grad-accumulate.js";

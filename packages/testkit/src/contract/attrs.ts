@@ -110,4 +110,5 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "sgd-step": { ...attrs.sgdStep({ lr: 1e-2, momentum: 0.9, nesterov: true, weightDecay: 0.01 }) },
   "sum-squares": attrs.none(),
   "clip-by-norm": { maxNorm: 1, eps: 1e-6 },
+  "grad-accumulate": { scale: 0.25 },
 };

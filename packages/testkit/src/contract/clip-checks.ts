@@ -1,8 +1,9 @@
-// Global gradient-norm clipping (sum-squares, clip-by-norm) and adam-step's per-step learning-rate factor (lrScale)
-// against float64 references (reference/clip64.ts, torch.nn.utils.clip_grad_norm_; reference/optim64.ts): a chain of
-// sum-squares over gradients of several shapes, dense, strided host views and transposed values on the executor, a
-// size past any workgroup; clip-by-norm below and above maxNorm; and lrScale as [] and [1], 0 and a warmup factor,
-// with its errors (a negative or NaN factor from the host is an "input" error naming `<node>.lrScale`).
+// Global gradient-norm clipping (sum-squares, clip-by-norm), gradient accumulation (grad-accumulate) and adam-step's
+// per-step learning-rate factor (lrScale) against float64 references (reference/clip64.ts, torch.nn.utils.
+// clip_grad_norm_; reference/optim64.ts): a chain of sum-squares over gradients of several shapes, dense, strided host
+// views and transposed values on the executor, a size past any workgroup; clip-by-norm below and above maxNorm;
+// grad-accumulate restarting at micro step 1 (a NaN sum from before is not read) and adding after; and lrScale as []
+// and [1], 0 and a warmup factor. Bad values from the host are "input" errors naming `<node>.lrScale` / `<node>.step`.
 import { expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { clipGradNorm64 } from "../reference/clip64.js";
@@ -78,6 +79,31 @@ export function clipChecks(ctx: ContractContext): void {
     }
     const e = (await thrown(() => h.run("clip-by-norm", { maxNorm: 1 }, [g, Tensor.from([5, 1], [2])], [2]))) as AttnGraphError;
     expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["shape", "contract.clip-by-norm.sumSquares"]);
+  });
+
+  it("grad-accumulate: k = 1 restarts (a NaN acc is not read), k > 1 adds; dense, strided, transposed; a bad k is an input error", async () => {
+    const rng = createRng(1540);
+    const h = ctx.h;
+    const shape = [3, 7];
+    const scale = 0.25;
+    const gs = [0, 1, 2].map(() => randomTensor(rng, shape));
+    const nan = Tensor.from(new Float32Array(21).fill(NaN), shape);
+    let acc = await h.upload(nan);
+    const want = new Float64Array(21);
+    for (const [i, g] of gs.entries()) {
+      const k = Tensor.from([i + 1], i % 2 ? [] : [1]);
+      const gv = i === 1 ? await stridedOn(h, g, [1, 0]) : await h.upload(g);
+      acc = await h.dispatch("grad-accumulate", { scale }, [acc, gv, await h.upload(k)], shape);
+      f64(g).forEach((x, j) => (want[j] = (i === 0 ? 0 : want[j]!) + scale * x));
+      expectClose(await h.download(acc), { shape, data: want }, TOL, `grad-accumulate micro step ${i + 1}`);
+    }
+    const viewed = gs[0]!.permute([1, 0]).contiguous().permute([1, 0]);
+    const once = await h.run("grad-accumulate", { scale: 2 }, [viewed, gs[1]!, Tensor.from([2], [1])], shape);
+    expectClose(once, { shape, data: Float64Array.from(f64(gs[0]!), (x, j) => x + 2 * f64(gs[1]!)[j]!) }, TOL, "grad-accumulate of a strided acc");
+    for (const bad of [0, 1.5]) {
+      const e = (await thrown(() => h.run("grad-accumulate", { scale }, [gs[0]!, gs[1]!, Tensor.from([bad], [1])], shape))) as AttnGraphError;
+      expect(AttnGraphError.isInstance(e) && [e.code, e.subject], `k ${bad}`).toEqual(["input", "contract.grad-accumulate.step"]);
+    }
   });
 
   it("adam-step with lrScale: lr · lrScale in the step and the decoupled decay; [] and [1]; 0 leaves the param", async () => {

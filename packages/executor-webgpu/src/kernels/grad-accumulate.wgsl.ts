@@ -1,0 +1,55 @@
+// grad-accumulate: the running sum of a parameter's microbatch gradients (nanoGPT's gradient accumulation), one
+// invocation per element in float32: scale · grad at micro step k = 1 (acc not read, so a stale or NaN sum from the
+// last update cannot leak in), acc + scale · grad after. k is read in the shader, never read back; an uploaded k is
+// checked on the host (an "input" error naming `<node>.step`, as on cpu and wasm), one computed on the GPU in the
+// shader (a k that is not an integer >= 1 makes every output element NaN).
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { VALID_STEP_WGSL, checkStep } from "./adam.wgsl.js";
+import { requireInput } from "./checks.js";
+import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks).
+import { checkGradAccumulateAttrs, expectSameShape } from "@attngraph/graph";
+
+/** Params: acc, grad and step views, n, scale. */
+function program(acc: GpuTensor, grad: GpuTensor, step: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
+  const p = new Params();
+  const av = p.view(acc);
+  const gv = p.view(grad);
+  const kv = p.view(step);
+  const n = p.u32(out.size);
+  const s = p.f32(scale);
+  return {
+    name: "grad-accumulate",
+    cacheKey: "grad-accumulate",
+    code: () => /* wgsl */ `${PRELUDE}${VALID_STEP_WGSL}
+${storageBindings(["A", "G", "K"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let i = flat_id(g, nw);
+  if (i >= pu(${n}u)) { return; }
+  let k = K[view_offset(${kv}u)];
+  if (!valid_step(k)) { Y[i] = nan(); return; }
+  let add = pf(${s}u) * G[view_at(${gv}u, i)];
+  if (k == 1.0) { Y[i] = add; } else { Y[i] = A[view_at(${av}u, i)] + add; }
+}`,
+    params: p,
+    inputs: [acc, grad, step],
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/** Inputs: acc [...], grad [...], step [] or [1] (the micro step k, 1 first); attrs { scale } → acc's shape. */
+export const gradAccumulateKernel: WebGpuKernel = async (call, gpu) => {
+  const acc = requireInput(call, 0, "acc");
+  const grad = requireInput(call, 1, "grad");
+  const step = requireInput(call, 2, "step");
+  const { scale } = checkGradAccumulateAttrs(call);
+  expectSameShape(call, "grad", acc, grad);
+  checkStep(call, step);
+  const out = gpu.alloc(acc.shape);
+  if (out.size > 0) await gpu.run(program(acc, grad, step, scale, out));
+  return out;
+};
