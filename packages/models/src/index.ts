@@ -2,7 +2,8 @@
 export { loadModel, type LoadModelOptions, type Model, type ModelFamily } from "./load-model.js";
 export { GptModel, type ModelCompileOptions } from "./gpt-model.js";
 export { EncoderLayerModel, type EncoderLayerInputs } from "./encoder-model.js";
-export { MhaModel, type MhaInputs, type MhaOutputs } from "./mha-model.js";
+export { MhaModel } from "./mha-model.js";
+export type { MhaInputs, MhaOutputs } from "./mha-inputs.js";
 export { mhaGraph, type MhaGraphOptions } from "./mha.js";
 export { mhaConfigFrom, mhaShapesOf, type MhaConfig, type MhaConfigInput, type MhaShapes } from "./mha-config.js";
 export { gptGraph, type GptGraphOptions } from "./gpt.js";

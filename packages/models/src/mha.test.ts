@@ -172,6 +172,8 @@ describe("torch.nn.MultiheadAttention: what does not fit is named", () => {
     await expect(model.run({ ...f, value: Tensor.zeros([5, 2, 7]) })).rejects.toThrow(/value: key and value must have the same length S \(expected S = 6/);
     await expect(model.run({ ...f, key: Tensor.zeros([6, 3, 5]) })).rejects.toThrow(/key: batch must match the query's \(expected B = 2, got 3\)/);
     await expect(model.run({ ...f, value: undefined })).rejects.toThrow(/value: .*got none/);
+    const q = Tensor.zeros([4, 2, 12]); // one tensor as query, key and value: its width 12 is not kdim 5
+    await expect(model.run({ query: q, key: q, value: q })).rejects.toThrow(/key: the module's key input \(expected a float32 tensor \[S, B, 5\]/);
     await expect(model.run({ ...f, attn_mask: Tensor.zeros([4, 4]) })).rejects.toThrow(/attn_mask: the attention mask is \[L, S\].*expected \[4, 6\], got \[4, 4\]/);
     await expect(model.run({ ...f, key_padding_mask: Tensor.int32([0, 0], [2, 1]) })).rejects.toThrow(/key_padding_mask: the key padding mask is \[B, S\].*expected \[2, 6\]/);
     await expect(model.run({ ...f, attn_mask: undefined })).resolves.toBeDefined(); // still usable after the errors
