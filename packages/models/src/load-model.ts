@@ -36,8 +36,9 @@ export interface LoadModelOptions extends ModelCompileOptions {
   readonly family?: ModelFamily;
   /**
    * The constructor arguments under PyTorch's names: GPTConfig / GPT2Config fields for GPT-2 (n_head is needed unless
-   * the width is one of GPT-2's released sizes), TransformerEncoderLayer's for the encoder layer, MultiheadAttention's for the
-   * attention module (num_heads is needed). What the weights' shapes say may be left out; a field that contradicts them is an error.
+   * the width is one of GPT-2's released sizes), TransformerEncoderLayer's for the encoder layer, MultiheadAttention's
+   * for the attention module (num_heads is needed). What the weights' shapes say may be left out; a field that
+   * contradicts them is an error.
    */
   readonly config?: GptConfigInput | EncoderLayerConfigInput | MhaConfigInput;
   /**
@@ -50,13 +51,18 @@ export interface LoadModelOptions extends ModelCompileOptions {
 export type Model = GptModel | EncoderLayerModel | MhaModel;
 
 /**
- * A model from a checkpoint (a .safetensors file's bytes, or tensors by state_dict key):
+ * A model from a checkpoint (a .safetensors file's bytes, or tensors by state_dict key); naming the family gives the
+ * model's own type:
  *
  * ```ts
  * const model = loadModel(readFileSync("ckpt.safetensors"), { config: { n_head: 4 }, executors: [createCpuExecutor()] });
  * const { logits } = await model.run({ idx: [[1, 2, 3]] });
  * ```
  */
+export function loadModel(source: Checkpoint, options: LoadModelOptions & { family: "torch-mha" | "MultiheadAttention" }): MhaModel;
+export function loadModel(source: Checkpoint, options: LoadModelOptions & { family: "torch-encoder-layer" | "TransformerEncoderLayer" }): EncoderLayerModel;
+export function loadModel(source: Checkpoint, options: LoadModelOptions & { family: "gpt2" | "nanogpt" | "hf-gpt2" }): GptModel;
+export function loadModel(source: Checkpoint, options?: LoadModelOptions): Model;
 export function loadModel(source: Checkpoint, options: LoadModelOptions = {}): Model {
   const { family: familyName, config, tie, ...compileOptions } = options;
   const sd = tensorsOf(source);

@@ -7,9 +7,7 @@ import { createWasmExecutor } from "@attngraph/executor-wasm";
 import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import { readSafetensors, writeSafetensors, StateDictError } from "@attngraph/nn";
 import { Tensor, UnsupportedError } from "@attngraph/tensor";
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ModelConfigError } from "./config-fields.js";
 import { loadModel } from "./load-model.js";
 import { MhaModel } from "./mha-model.js";
@@ -57,7 +55,8 @@ describe("torch.nn.MultiheadAttention on cpu", () => {
     const split = load("mha-kdim-vdim-seqfirst");
     expect(split.graph().weights.map((w) => w.name).sort()).toEqual(["in_proj_bias", "k_proj_weight", "out_proj.bias", "out_proj.weight", "q_proj_weight", "v_proj_weight"]);
     const c = mhaCase("mha-packed-cross-nobias");
-    expect(loadModel(c.bytes, { family: "MultiheadAttention", config: { num_heads: 2 } })).toBeInstanceOf(MhaModel);
+    const named: MhaModel = loadModel(c.bytes, { family: "MultiheadAttention", config: { num_heads: 2 } }); // typed by the family
+    expect(named).toBeInstanceOf(MhaModel);
   });
 
   it("self-attention through three inputs (copies, not the same tensor) equals the packed one-input graph", async () => {
@@ -179,17 +178,4 @@ describe("torch.nn.MultiheadAttention: what does not fit is named", () => {
     await expect(model.run({ ...f, attn_mask: undefined })).resolves.toBeDefined(); // still usable after the errors
     await model.dispose();
   });
-});
-
-it("runs the README example with the shapes it shows", async () => {
-  const log = vi.spyOn(console, "log").mockImplementation(() => {});
-  const mha = loadModel(readFileSync(fileURLToPath(new URL("../fixtures/mha/mha-kdim-vdim-seqfirst.safetensors", import.meta.url))), { config: { num_heads: 3 }, executors: [createCpuExecutor()] }) as MhaModel;
-  const [query, key, value] = [Tensor.zeros([4, 2, 12]), Tensor.zeros([6, 2, 5]), Tensor.zeros([6, 2, 7])]; // [L, B, E], [S, B, kdim], [S, B, vdim]
-  const pad = [[false, false, false, false, false, true], [false, false, false, false, false, false]]; // [B, S], True = padded
-  const { attn_output, attn_output_weights } = await mha.run({ query, key, value, key_padding_mask: pad });
-  console.log(attn_output.shape, attn_output_weights?.shape); // [ 4, 2, 12 ] [ 2, 4, 6 ]
-  const printed = log.mock.calls;
-  log.mockRestore();
-  expect(printed).toEqual([[[4, 2, 12], [2, 4, 6]]]);
-  await mha.dispose();
 });
