@@ -2,6 +2,10 @@
 export { loadModel, type LoadModelOptions, type Model, type ModelFamily } from "./load-model.js";
 export { GptModel, type ModelCompileOptions } from "./gpt-model.js";
 export { EncoderLayerModel, type EncoderLayerInputs } from "./encoder-model.js";
+export { MhaModel } from "./mha-model.js";
+export type { MhaInputs, MhaOutputs } from "./mha-inputs.js";
+export { mhaGraph, type MhaGraphOptions } from "./mha.js";
+export { mhaConfigFrom, mhaShapesOf, type MhaConfig, type MhaConfigInput, type MhaShapes } from "./mha-config.js";
 export { gptGraph, type GptGraphOptions } from "./gpt.js";
 export { gptConfigFrom, type GptConfig, type GptConfigInput } from "./gpt-config.js";
 export { detectGptLayout, gptStateDict, type GptLayout } from "./gpt-layout.js";
