@@ -6,6 +6,14 @@ import { legend, matrixCanvas } from "./heatmap.js";
 import type { AttentionRows } from "./attention-rows.js";
 import { formatValue } from "./tensor-stats.js";
 
+/** Pixels per cell of one head's row: a grid of heads side by side must fit the page, so smaller than a heatmap's. */
+export function rowCellSize(cols: number): number {
+  return Math.max(3, Math.min(22, Math.floor(240 / cols)));
+}
+
+/** Below this many pixels a cell's token label cannot be read: the labels are left out (hover still names it). */
+const MIN_LABELLED_CELL = 10;
+
 /**
  * Draws `rows` into `container`. `labels` are the run's tokens as shown (index 0 is the run's first position); each
  * canvas carries data-layer, data-head and data-values (its row, as JSON), so a test can read what is drawn.
@@ -18,14 +26,17 @@ export function renderAttentionGrid(container: HTMLElement, readout: HTMLElement
     el("tr", { "data-layer": String(layer) }, [
       el("th", {}, [`layer ${layer}`]),
       ...heads.map((row, h) => {
-        const canvas = matrixCanvas({ rows: 1, cols: row.length, value: (_, j) => row[j]!, masked: () => false }, { min: 0, max: 1 }, (_, j) => {
-          readout.textContent = `layer ${layer}, head ${h}: "${labels[i]}" (${i}) attends to "${labels[j]}" (${j}) with ${formatValue(row[j]!)}`;
-        });
+        const px = rowCellSize(row.length);
+        const canvas = matrixCanvas(
+          { rows: 1, cols: row.length, value: (_, j) => row[j]!, masked: () => false },
+          { min: 0, max: 1 },
+          (_, j) => (readout.textContent = `layer ${layer}, head ${h}: "${labels[i]}" (${i}) attends to "${labels[j]}" (${j}) with ${formatValue(row[j]!)}`),
+          px,
+        );
         Object.assign(canvas.dataset, { layer: String(layer), head: String(h), values: JSON.stringify([...row]) });
         canvas.setAttribute("aria-label", `layer ${layer}, head ${h}: attention of token ${i} over tokens 0 to ${i}`);
-        const px = Number(canvas.dataset.cell);
-        const keys = el("div", { class: "key-labels" }, labels.slice(0, row.length).map((t) => el("span", { style: `width: ${px}px`, title: t }, [t])));
-        return el("td", {}, [el("figure", { "data-layer": String(layer), "data-head": String(h) }, [canvas, keys])]);
+        const keys = px < MIN_LABELLED_CELL ? [] : [el("div", { class: "key-labels" }, labels.slice(0, row.length).map((t) => el("span", { style: `width: ${px}px`, title: t }, [t])))];
+        return el("td", {}, [el("figure", { "data-layer": String(layer), "data-head": String(h) }, [canvas, ...keys])]);
       }),
     ]),
   );
