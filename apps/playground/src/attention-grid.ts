@@ -3,13 +3,8 @@
 // keys' tokens written under the cells. Hover a cell to read its value.
 import { el } from "./config-form.js";
 import { legend, matrixCanvas } from "./heatmap.js";
-import type { AttentionRows } from "./attention-rows.js";
+import { rowCellSize, type AttentionRows } from "./attention-rows.js";
 import { formatValue } from "./tensor-stats.js";
-
-/** Pixels per cell of one head's row: a grid of heads side by side must fit the page, so smaller than a heatmap's. */
-export function rowCellSize(cols: number): number {
-  return Math.max(3, Math.min(22, Math.floor(240 / cols)));
-}
 
 /** Below this many pixels a cell's token label cannot be read: the labels are left out (hover still names it). */
 const MIN_LABELLED_CELL = 10;

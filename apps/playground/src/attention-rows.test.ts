@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
-import { attentionRows, contextWindow, isAttentionNode } from "./attention-rows.js";
+import { attentionRows, contextWindow, isAttentionNode, rowCellSize } from "./attention-rows.js";
 import { attentionPatterns } from "./model-attention.js";
 import { gptModelOf, readModelFile } from "./model-loader.js";
 
@@ -26,6 +26,13 @@ describe("attentionRows", () => {
     expect(() => attentionRows(new Map(), 0)).toThrow("no transformer.h.<i>.attn.weights node was tapped");
     expect(() => attentionRows(new Map([["transformer.h.1.attn.weights", pattern(1, 2)]]), 0)).toThrow("transformer.h.0.attn.weights: missing from the tapped nodes (layers 1 came)");
     expect(() => attentionRows(new Map([["transformer.h.0.attn.weights", pattern(1, 2)]]), 2)).toThrow("position: expected an integer in [0, 2) (the run's T), got 2");
+  });
+
+  it("sizes a head's row within about 240 px, each cell 3 to 22 px", () => {
+    expect(rowCellSize(1)).toBe(22);
+    expect(rowCellSize(16)).toBe(15);
+    expect(rowCellSize(1024)).toBe(3);
+    for (const n of [5, 16, 40, 80]) expect(n * rowCellSize(n)).toBeLessThanOrEqual(240);
   });
 
   it("keeps the last blockSize tokens", () => {

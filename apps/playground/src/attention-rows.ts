@@ -56,3 +56,11 @@ export function contextWindow(length: number, blockSize: number): { start: numbe
   const n = Math.min(length, blockSize);
   return { start: length - n, length: n };
 }
+
+/**
+ * Pixels per cell of one head's row in the grid: heads side by side must fit the page, so smaller than a heatmap's.
+ * (Here, not in attention-grid.ts, so Node tests need no DOM module.)
+ */
+export function rowCellSize(cols: number): number {
+  return Math.max(3, Math.min(22, Math.floor(240 / cols)));
+}
