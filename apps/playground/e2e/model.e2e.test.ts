@@ -91,12 +91,16 @@ describe("the Model tab", () => {
     expect(await page.locator("#model-prompt-hint").innerText()).toContain("token ids separated by spaces, each in [0, 50)");
   });
 
-  it("streams the golden case's greedy tokens one by one, on cpu and on wasm", async () => {
+  it("streams the golden case's greedy tokens one by one, on cpu, wasm and (with an adapter) webgpu", async () => {
     const { prompt, max_new_tokens, greedy } = golden.generate;
     await page.fill("#model-prompt", prompt.data.join(" "));
     await page.fill("#model-max-new", String(max_new_tokens));
     await page.check("#model-greedy");
-    for (const executor of ["cpu", "wasm"]) {
+    // webgpu too where Chromium has an adapter (headless Chromium on SwiftShader has one); its option is disabled where not.
+    const option = page.locator('#model-executor option[value="webgpu"]');
+    await page.waitForFunction(() => !document.querySelector('#model-executor option[value="webgpu"]')!.textContent!.includes("checking"));
+    const webgpu = !(await option.evaluate((o) => (o as HTMLOptionElement).disabled));
+    for (const executor of webgpu ? ["cpu", "wasm", "webgpu"] : ["cpu", "wasm"]) {
       await page.selectOption("#model-executor", executor);
       expect(await waitState("loaded", "error")).toBe("loaded");
       const counts = await generateWatching();
