@@ -1,19 +1,20 @@
 // The Model tab: a GPT-2-family .safetensors file (picked or dropped) loaded with loadModel on the picked executor,
 // a prompt generated from token by token (generate() on the model's KV-cache decoder, shown as it streams), and a
 // click on any token drawing every layer's and head's attention row for it, from one forward run of the sequence.
-// Loads and clicks are numbered so a slow one that lost the race never draws over a newer one.
-import { gpt2Tokenizer, type GptModel, type Tokenizer } from "@attngraph/models";
+// The model itself lives in a ModelSlot (newest load wins); clicks are numbered the same way, so a slow one never
+// draws over a newer one.
 import type { Decoder } from "@attngraph/runtime";
 import { renderAttentionGrid } from "./attention-grid.js";
 import { attentionRows, contextWindow } from "./attention-rows.js";
-import { createErrorsView, kindOf } from "./errors-view.js";
+import { createErrorsView, kindOf, messageOf } from "./errors-view.js";
 import { executorsFor, type ExecutorEntry } from "./executors.js";
 import { attentionPatterns } from "./model-attention.js";
 import { createModelForm } from "./model-form.js";
 import { startGeneration, type Generation } from "./model-generation.js";
-import { gptModelOf, needsHeads, readModelFile, suggestedHeads, type ModelFile } from "./model-loader.js";
-import { GPT2_VOCAB, promptIds, tokenizerFor, tokenLabel } from "./model-prompt.js";
+import type { ModelFile } from "./model-loader.js";
+import { GPT2_VOCAB, promptIds, tokenLabel } from "./model-prompt.js";
 import { parseGenerateSettings, type GenerateSettings } from "./model-settings.js";
+import { ModelSlot, type LoadedModel } from "./model-slot.js";
 import { createTokenStrip } from "./token-strip.js";
 
 export interface ModelTabElements {
@@ -29,29 +30,19 @@ export interface ModelTabElements {
   readonly readout: HTMLElement;
 }
 
-interface Loaded {
-  readonly model: GptModel;
-  readonly executor: string;
-  readonly tokenizer: Tokenizer | undefined;
-  /** Compiled on the first Generate, then kept for this model. */
-  decoder?: Promise<Decoder> | undefined;
-}
-
 export function createModelTab(v: ModelTabElements, executors: readonly ExecutorEntry[]): void {
   const errors = createErrorsView(v.errors);
   const f = createModelForm(v.form, executors);
   const strip = createTokenStrip(v.tokens, (i) => void pick(i));
-  let file: ModelFile | undefined;
-  let loaded: Loaded | undefined;
+  const slot = new ModelSlot(executorsFor);
   let generation: Generation | undefined;
-  let loadSeq = 0;
   let pickSeq = 0;
   /** New tokens of the latest generation. */
   let count = 0;
 
-  function setStatus(state: string, text: string, count?: number): void {
+  function setStatus(state: string, text: string, n?: number): void {
     v.status.dataset.state = state;
-    v.status.dataset.count = String(count ?? 0);
+    v.status.dataset.count = String(n ?? 0);
     v.status.textContent = text;
   }
 
@@ -72,74 +63,59 @@ export function createModelTab(v: ModelTabElements, executors: readonly Executor
     running(false);
   }
 
-  /** Stops what runs on the model, and disposes it (its sessions and decoder; the executors are the page's). */
-  async function unload(): Promise<void> {
-    stopGeneration();
-    const l = loaded;
-    loaded = undefined;
-    if (!l) return;
-    await (await l.decoder?.catch(() => undefined))?.dispose();
-    await l.model.dispose();
+  function describe(file: ModelFile, loaded: LoadedModel | undefined): void {
+    v.description.textContent = loaded ? `${file.name}: ${loaded.model.description}` : `${file.name}: not loaded`;
+    v.description.dataset.loaded = String(loaded !== undefined);
   }
 
-  /** (Re)loads the held file with the form's heads and executor; false when it did not load (the error is shown). */
-  async function load(): Promise<boolean> {
-    const seq = ++loadSeq;
+  /** (Re)loads the held file with the form's heads and executor; the model, or undefined (the error is shown). */
+  async function load(): Promise<LoadedModel | undefined> {
     errors.clear("model");
     errors.clear("executor");
-    await unload();
-    if (!file) {
-      errors.show("model", new Error("no model file yet: pick a .safetensors file or drop one on this tab"));
-      return false;
-    }
+    stopGeneration();
     const exec = f.executor.value;
     const heads = f.heads.value.trim() === "" ? undefined : Number(f.heads.value);
-    setStatus("loading", `loading ${file.name} on ${exec}…`);
-    try {
-      const model = gptModelOf(file, heads, await executorsFor(exec));
-      if (seq !== loadSeq) return (await model.dispose(), false);
-      loaded = { model, executor: exec, tokenizer: tokenizerFor(model.config.vocabSize, gpt2Tokenizer) };
-      v.description.textContent = `${file.name}: ${model.description}`;
-      v.description.dataset.loaded = "true";
-      const V = model.config.vocabSize;
-      f.promptHint.textContent = V === GPT2_VOCAB ? "text, through GPT-2's tokenizer; new tokens stream in as text" : `token ids separated by spaces, each in [0, ${V}) (vocab ${V} has no tokenizer); new tokens show as ids`;
-      f.prompt.placeholder = V === GPT2_VOCAB ? "Hello, my name is" : "1 2 3";
-      f.heads.value = String(model.config.nHead);
-      setStatus("loaded", `${file.name} loaded on ${exec}: press Generate`);
-      return true;
-    } catch (e) {
-      if (seq !== loadSeq) return false;
-      v.description.textContent = `${file.name}: not loaded`;
-      v.description.dataset.loaded = "false";
-      const guess = suggestedHeads(file.width);
-      if (needsHeads(e) && guess !== undefined && f.heads.value === "") {
+    const file = slot.file;
+    if (file) setStatus("loading", `loading ${file.name} on ${exec}…`);
+    const out = await slot.load(exec, heads);
+    if (out.kind === "stale") return undefined;
+    if (out.kind === "failed") {
+      if (file) describe(file, undefined);
+      if (out.headsHint !== undefined && f.heads.value === "") {
         // Only a guess: GPT-2's own head count for this width. The user checks it and presses Load.
-        f.heads.value = String(guess);
-        errors.show("model", new Error(`${e instanceof Error ? e.message : String(e)}; heads is prefilled with ${guess}, GPT-2's count for n_embd ${file.width}: check it and press Load`));
+        f.heads.value = String(out.headsHint);
+        errors.show("model", new Error(`${messageOf(out.error)}; heads is prefilled with ${out.headsHint}, GPT-2's count for n_embd ${file?.width}: check it and press Load`));
       } else {
-        errors.show(kindOf(e) === "executor" ? "executor" : "model", e);
+        errors.show(kindOf(out.error) === "executor" ? "executor" : "model", out.error);
       }
-      setStatus("error", `${file.name} did not load: see the error`);
-      return false;
+      setStatus("error", `${file?.name ?? "no file"}: not loaded, see the error`);
+      return undefined;
     }
+    const { model, file: loadedFile } = out.loaded;
+    describe(loadedFile, out.loaded);
+    const V = model.config.vocabSize;
+    f.promptHint.textContent = V === GPT2_VOCAB ? "text, through GPT-2's tokenizer; new tokens stream in as text" : `token ids separated by spaces, each in [0, ${V}) (vocab ${V} has no tokenizer); new tokens show as ids`;
+    f.prompt.placeholder = V === GPT2_VOCAB ? "Hello, my name is" : "1 2 3";
+    f.heads.value = String(model.config.nHead);
+    setStatus("loaded", `${loadedFile.name} loaded on ${exec}: press Generate`);
+    return out.loaded;
   }
 
   async function openFile(picked: File): Promise<void> {
     errors.clear();
+    stopGeneration();
+    strip.reset([]);
+    clearGrid("click a token to see its attention");
     try {
-      file = readModelFile(picked.name, new Uint8Array(await picked.arrayBuffer()));
+      await slot.open(picked.name, new Uint8Array(await picked.arrayBuffer()));
     } catch (e) {
-      await unload();
-      file = undefined;
       v.description.textContent = `${picked.name}: not a .safetensors file this page can read`;
       v.description.dataset.loaded = "false";
       errors.show("model", e);
-      setStatus("error", `${picked.name} did not load: see the error`);
+      setStatus("error", `${picked.name}: not loaded, see the error`);
       return;
     }
     f.heads.value = ""; // another file: its heads are read off it, or asked for
-    strip.reset([]);
-    clearGrid("click a token to see its attention");
     await load();
   }
 
@@ -154,8 +130,8 @@ export function createModelTab(v: ModelTabElements, executors: readonly Executor
       return;
     }
     stopGeneration();
-    if ((!loaded || loaded.executor !== s.executor) && !(await load())) return;
-    const l = loaded!;
+    const l = slot.loaded?.executor === s.executor ? slot.loaded : await load();
+    if (!l) return;
     let ids: number[];
     try {
       ids = promptIds(f.prompt.value, l.model.config.vocabSize, l.tokenizer);
@@ -168,15 +144,13 @@ export function createModelTab(v: ModelTabElements, executors: readonly Executor
     setStatus("compiling", `compiling the decoder on ${l.executor}…`);
     let decoder: Decoder;
     try {
-      l.decoder ??= l.model.decoder();
-      decoder = await l.decoder;
+      decoder = await l.decoder();
     } catch (e) {
-      l.decoder = undefined;
       errors.show("generate", e);
       setStatus("error", "the decoder did not compile: see the error");
       return;
     }
-    if (loaded !== l) return; // reloaded meanwhile
+    if (slot.loaded !== l) return; // reloaded meanwhile
     count = 0;
     try {
       generation = startGeneration(decoder, ids, s, l.tokenizer, {
@@ -207,7 +181,7 @@ export function createModelTab(v: ModelTabElements, executors: readonly Executor
 
   /** A clicked token: one forward run of the context it is in, its attention rows drawn. */
   async function pick(index: number): Promise<void> {
-    const l = loaded;
+    const l = slot.loaded;
     if (!l) return;
     const seq = ++pickSeq;
     strip.select(index);
@@ -239,8 +213,8 @@ export function createModelTab(v: ModelTabElements, executors: readonly Executor
     if (picked) void openFile(picked);
   });
   f.load.addEventListener("click", () => void load());
-  f.heads.addEventListener("change", () => void (file && load()));
-  f.executor.addEventListener("change", () => void (file && load()));
+  f.heads.addEventListener("change", () => void (slot.file && load()));
+  f.executor.addEventListener("change", () => void (slot.file && load()));
   f.generate.addEventListener("click", () => void generateNow());
   f.stop.addEventListener("click", () => {
     stopGeneration();
