@@ -2,8 +2,9 @@
 // page served from 127.0.0.1. The golden nanoGPT case (n_layer 2, n_head 4, vocab 50, block 16) goes in through the
 // file input: the page asks for n_head, then loads it; greedy generation streams the golden case's tokens one by one
 // (on cpu and wasm); a clicked token shows n_layer × n_head attention rows that sum to 1; Stop stops. A file dropped on
-// the tab is read the same way, an encoder layer is refused in words, and a tiny model with GPT-2's vocabulary takes a
-// text prompt and streams text. Fails (never skips) when Chromium or the build is missing.
+// the tab is read the same way, an encoder layer is refused in words, a tiny model with GPT-2's vocabulary takes a
+// text prompt and streams text, and a broken checkpoint's missing keys are all named. Fails (never skips) when Chromium
+// or the build is missing.
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -192,6 +193,20 @@ describe("the Model tab", () => {
     expect(labels.slice(0, 2)).toEqual(["Hello", "·world"]);
     expect(labels.length).toBe(5);
     expect((await streamed()).slice(0, 2)).toEqual([15496, 995]);
+  });
+
+  it("names every missing key of a broken checkpoint", async () => {
+    const omit = ["transformer.h.0.mlp.c_fc.bias", "transformer.ln_f.weight"];
+    const buffer = Buffer.from(tinyGptSafetensors({ vocab: 20, block: 8, embd: 8, layers: 1, seed: 3, omit }));
+    await page.setInputFiles("#model-file", { name: "broken.safetensors", mimeType: "application/octet-stream", buffer });
+    expect(await waitState("error")).toBe("error");
+    await page.fill("#model-heads", "2");
+    await page.click("#model-load");
+    await page.waitForFunction(() => !document.getElementById("model-errors")!.innerText.includes("config.n_head"));
+    const text = await errorsText();
+    expect(text).toContain("Model file:");
+    for (const key of omit) expect(text).toContain(key);
+    expect(await page.locator("#model-description").getAttribute("data-loaded")).toBe("false");
     expect(pageErrors).toEqual([]);
   });
 });

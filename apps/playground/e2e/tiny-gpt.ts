@@ -4,7 +4,8 @@
 import { writeSafetensors } from "@attngraph/nn";
 import { Tensor } from "@attngraph/tensor";
 
-export function tinyGptSafetensors(o: { vocab: number; block: number; embd: number; layers: number; seed: number }): Uint8Array {
+/** `omit`: keys left out of the file (a broken checkpoint, for the loader's error). */
+export function tinyGptSafetensors(o: { vocab: number; block: number; embd: number; layers: number; seed: number; omit?: readonly string[] }): Uint8Array {
   let s = o.seed >>> 0;
   const uniform = (scale: number) => {
     // mulberry32: small, seedable, good enough for weights nobody trains.
@@ -37,5 +38,6 @@ export function tinyGptSafetensors(o: { vocab: number; block: number; embd: numb
   }
   put("transformer.ln_f.weight", [E], () => 1);
   put("transformer.ln_f.bias", [E], () => 0);
+  for (const key of o.omit ?? []) tensors.delete(key);
   return writeSafetensors(tensors);
 }
