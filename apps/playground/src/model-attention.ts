@@ -5,8 +5,8 @@ import type { Tensor } from "@attngraph/tensor";
 import { isAttentionNode } from "./attention-rows.js";
 
 /** `transformer.h.<i>.attn.weights` [1, H, T, T] of every layer, for token ids [T] (T ≤ the block size). */
-export async function attentionPatterns(model: GptModel, ids: readonly number[], signal?: AbortSignal): Promise<Map<string, Tensor>> {
+export async function attentionPatterns(model: GptModel, ids: readonly number[]): Promise<Map<string, Tensor>> {
   const tapped = new Map<string, Tensor>();
-  await model.run({ idx: [ids] }, { tap: { nodes: isAttentionNode, next: (e) => tapped.set(e.node, e.tensor) }, ...(signal ? { signal } : {}) });
+  await model.run({ idx: [ids] }, { tap: { nodes: isAttentionNode, next: (e) => tapped.set(e.node, e.tensor) } });
   return tapped;
 }
