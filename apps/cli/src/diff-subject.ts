@@ -2,6 +2,7 @@
 // (attention, golden-grad or golden-train) gives its graph, with the gradient graph when it expects gradients, so the
 // backward ops are diffed too; a repro gives its one node and the recorded inputs; a graph document gives its graph,
 // fed seeded random values (its symbolic dims bound by --dims).
+import { modelCaseSubject } from "./conformance/model-subject.js";
 import { fromJSON, type OpGraph, type OpRegistry } from "@attngraph/graph";
 import { clip, type AnyTensor } from "@attngraph/tensor";
 import { flexGraphCase, isFlexCaseJSON, isTrainCaseJSON, mulberry32 } from "@attngraph/testkit";
@@ -42,6 +43,7 @@ export function loadDiffSubject(doc: JsonDocument, options: SubjectOptions): Dif
   }
   if (doc.kind === "graph") return randomFed(doc, options);
   const loaded = caseOf(doc);
+  if (loaded.format === "models") return { name: loaded.case.name, ...modelCaseSubject(loaded.case) };
   const gc = loaded.format === "train" ? trainGraphCase(loaded.case) : loaded.format === "flex" ? flexGraphCase(loaded.case) : attentionGraphCase(loaded.case, options.fusedQkv);
   const { graph, inputs } = withGradients(gc);
   return { name: loaded.case.name, graph, inputs, weights: gc.weights() };

@@ -3,7 +3,20 @@
 // failing on the first field its own format misses (`$.name: missing field` for a graph given to `run`).
 import { GRAPH_FORMAT } from "@attngraph/graph";
 import { clip } from "@attngraph/tensor";
-import { CaseFormatError, isFlexCaseJSON, isTrainCaseJSON, parseCase, parseFlexCase, parseTrainCase, type FlexCase, type GoldenCase, type TrainCase } from "@attngraph/testkit";
+import {
+  CaseFormatError,
+  isFlexCaseJSON,
+  isModelCaseJSON,
+  isTrainCaseJSON,
+  parseCase,
+  parseFlexCase,
+  parseModelCase,
+  parseTrainCase,
+  type FlexCase,
+  type GoldenCase,
+  type ModelCase,
+  type TrainCase,
+} from "@attngraph/testkit";
 import { REPRO_FORMAT } from "@attngraph/tools";
 import { readText } from "./files.js";
 import { UsageError } from "./io.js";
@@ -19,7 +32,8 @@ export interface JsonDocument {
 export type LoadedCase =
   | { readonly format: "attention"; readonly case: GoldenCase }
   | { readonly format: "train"; readonly case: TrainCase }
-  | { readonly format: "flex"; readonly case: FlexCase };
+  | { readonly format: "flex"; readonly case: FlexCase }
+  | { readonly format: "models"; readonly case: ModelCase };
 
 const KINDS: Record<DocumentKind, { readonly what: string; readonly takenBy: string }> = {
   case: { what: "a golden case", takenBy: "attngraph run, diff, export or conformance" },
@@ -49,9 +63,10 @@ export function expectKind(doc: JsonDocument, who: string, accepted: readonly Do
 
 /**
  * The golden case in `doc`, of any format: a golden-train case has a `kind` (block, mha-backward, train), a golden-flex
- * case a `scoreMod` or `maskMod` beside its `attention`.
+ * case a `scoreMod` or `maskMod` beside its `attention`, a golden-models case the name of its `.safetensors` weights.
  */
 export function caseOf(doc: JsonDocument): LoadedCase {
+  if (isModelCaseJSON(doc.json)) return { format: "models", case: parseModelCase(doc.json, doc.path) };
   if (isTrainCaseJSON(doc.json)) return { format: "train", case: parseTrainCase(doc.json, doc.path) };
   if (isFlexCaseJSON(doc.json)) return { format: "flex", case: parseFlexCase(doc.json, doc.path) };
   return { format: "attention", case: parseCase(doc.json, doc.path) };

@@ -72,6 +72,52 @@ describe("grad() on whole graphs, against central differences (float64)", () => 
   });
 });
 
+describe("learned positions (position-embedding), GPT-2's wte + wpe", () => {
+  /** ids [B, T] → wte[ids] + wpe[offset..offset+T-1] (broadcast over B) → logits by a head [V, E] → mean cross-entropy. */
+  function gpt2Embeddings(offset: number | string) {
+    const b = new GraphBuilder();
+    const ids = b.input("ids", ["B", "T"], "int32");
+    const targets = b.input("targets", ["B", "T"], "int32");
+    const wte = b.weight("wte", [5, 4]);
+    const wpe = b.weight("wpe", [6, 4]);
+    const head = b.weight("head", [5, 4]);
+    const x = b.add("add", "x", { a: b.add("embedding", "tok", { ids, weight: wte }), b: b.add("position-embedding", "pos", { ids, weight: wpe }, { offset }) });
+    const logits = b.add("projection", "logits", { x, weight: head });
+    return b.output(b.add("cross-entropy", "loss", { logits, targets })).build();
+  }
+
+  it("matches central differences through the broadcast add, for wte, wpe and the head", () => {
+    const graph = gpt2Embeddings(2);
+    const rng = rngOf(21);
+    const values = valuesFor(graph, { B: 2, T: 3 }, rng, 5);
+    expectGradientsMatch({ graph, loss: "loss", wrt: ["wte", "wpe", "head"], values, samples: 12 }, rng);
+  });
+
+  it("the table's gradient is the positions' gradient summed over the batch, in rows offset..offset+T-1, 0 elsewhere", () => {
+    const graph = gpt2Embeddings(2);
+    const g = grad(graph, { loss: "loss", wrt: ["wpe", "x"] });
+    expect(g.graph.node("wpe.grad").kind).toBe("position-embedding-grad");
+    expect(g.graph.node("wpe.grad").attrs).toEqual({ rows: 6, offset: 2 });
+    const all = eval64(g.graph, valuesFor(graph, { B: 2, T: 3 }, rngOf(22), 5));
+    const dx = all.get("x.grad")!; // [B, T, E]
+    const dw = all.get("wpe.grad")!; // [P, E]
+    expect(dw.shape).toEqual([6, 4]);
+    for (let p = 0; p < 6; p++) {
+      for (let e = 0; e < 4; e++) {
+        const t = p - 2;
+        const want = t < 0 || t >= 3 ? 0 : dx.data[t * 4 + e]! + dx.data[(3 + t) * 4 + e]!;
+        expect(dw.data[p * 4 + e], `row ${p}, column ${e}`).toBeCloseTo(want, 12);
+      }
+    }
+  });
+
+  it("a named offset passes to the gradient op unchanged (bound per run there too)", () => {
+    const g = grad(gpt2Embeddings("N"), { loss: "loss", wrt: ["wpe"] });
+    expect(g.graph.node("wpe.grad").attrs).toEqual({ rows: 6, offset: "N" });
+    expect(g.graph.shapeOf("wpe.grad")).toEqual([6, 4]);
+  });
+});
+
 describe("what grad() builds", () => {
   const graph = buildAttention({ dIn: 4, dOut: 4, numHeads: 2, outProj: true, outBias: true });
 
@@ -104,6 +150,14 @@ describe("what grad() builds", () => {
     expect(g.notes).toEqual(["unused does not reach out: its gradient unused.grad is 0"]);
     const all = eval64(g.graph, { x: randomValue(rngOf(1), [2, 3]), unused: randomValue(rngOf(2), [4]), "out.grad": randomValue(rngOf(3), [2, 3]) });
     expect([...all.get("unused.grad")!.data].every((v) => v === 0)).toBe(true); // ±0: 0 · x keeps x's sign
+  });
+
+  it("relu's rule reads the forward output, as PyTorch's threshold_backward does, not the input", () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", [2, 3]);
+    const g = grad(b.output(b.add("relu", "out", { x })).build(), { loss: "out", wrt: ["x"] });
+    const dx = g.graph.node("x.grad");
+    expect([dx.kind, dx.inputs["y"], dx.inputs["grad"]]).toEqual(["relu-grad", "out", "out.grad"]);
   });
 
   it("fails with typed errors naming the field: unknown loss or wrt, an int32 wrt, an empty or repeated wrt", () => {

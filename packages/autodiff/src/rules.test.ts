@@ -91,8 +91,18 @@ describe("backward rules against central differences (float64)", () => {
     expectGradientsMatch(single("add", { a: [4], b: [2, 3, 4] }));
   });
 
+  it("relu, alone and after a projection (its rule reads relu's output, as PyTorch's does)", () => {
+    // Uniform values in (−1, 1): none lands within the finite-difference step of the kink at 0.
+    expectGradientsMatch(single("relu", { x: [3, 5] }));
+    const relu = (b: GraphBuilder, out: string) => b.add("relu", "act", { x: out });
+    expectGradientsMatch(single("projection", { x: [2, 3, 4], weight: [6, 4], bias: [6] }, {}, { after: relu }));
+  });
+
   it("embedding (repeated ids accumulate) and cross-entropy (every reduction, ignored targets)", () => {
     expectGradientsMatch(single("embedding", { ids: [2, 6], weight: [4, 3] }, {}, { ints: { ids: 4 } }));
+    // Learned positions: the table's rows offset..offset+T-1 get the gradient, the others 0; ids get none.
+    expectGradientsMatch(single("position-embedding", { ids: [2, 3], weight: [7, 4] }, { offset: 2 }, { ints: { ids: 4 }, after: softmaxAfter }));
+    expectGradientsMatch(single("position-embedding", { ids: [5], weight: [5, 2] }, {}, { ints: { ids: 4 } }));
     for (const reduction of ["mean", "sum", "none"]) {
       expectGradientsMatch(single("cross-entropy", { logits: [2, 3, 5], targets: [2, 3] }, { reduction }, { ints: { targets: 5 } }));
       expectGradientsMatch(single("cross-entropy", { logits: [6, 4], targets: [6] }, { reduction, ignoreIndex: 2 }, { ints: { targets: 4 } }));

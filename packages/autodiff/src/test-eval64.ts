@@ -5,7 +5,7 @@
 import type { GraphNode, OpGraph } from "@attngraph/graph";
 import {
   add64, alibi64, crossEntropy64, crossEntropyGrad64, embedding64, embeddingGrad64, gelu64, geluGrad64, layerNorm64, layerNormGrad64,
-  layerNormWeightGrad64, linear64, linearWeightGrad64, maskFull64, maskGrad64, pad64, referenceDropoutKeep, rope64, score64, slice64,
+  layerNormWeightGrad64, linear64, linearWeightGrad64, maskFull64, maskGrad64, pad64, referenceDropoutKeep, relu64, reluGrad64, rope64, score64, slice64,
   softmax64, softmaxGrad64, sumTo64, weightedSum64,
 } from "@attngraph/testkit";
 
@@ -101,6 +101,8 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
       return { shape: x().shape, data: layerNorm64(x().data, last(x()), a.eps, get("weight")?.data, get("bias")?.data) };
     case "gelu":
       return { shape: x().shape, data: gelu64(x().data, a.approximate) };
+    case "relu":
+      return { shape: x().shape, data: relu64(x().data) };
     case "add":
       return add64(must("a").data, must("a").shape, must("b").data, must("b").shape);
     case "add-layer-norm": {
@@ -117,6 +119,11 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
     case "embedding": {
       const ids = must("ids"), w = must("weight");
       return { shape: [...ids.shape, w.shape[1]!], data: embedding64(ids.data, w.data, w.shape[0]!, w.shape[1]!) };
+    }
+    case "position-embedding": {
+      // Rows offset..offset+T-1 of the table, T the ids' last dim (their values unread): a slice of the rows.
+      const w = must("weight");
+      return slice64(w.data, w.shape, 0, bind([a.offset])[0]!, last(must("ids")));
     }
     case "cross-entropy": {
       const l = must("logits"), t = must("targets");
@@ -138,9 +145,15 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
       return { shape: [last(x())], data: layerNormWeightGrad64(must("grad").data, x().data, last(x()), a.eps) };
     case "gelu-grad":
       return { shape: x().shape, data: geluGrad64(must("grad").data, x().data, a.approximate) };
+    case "relu-grad":
+      return { shape: must("y").shape, data: reluGrad64(must("grad").data, must("y").data) };
     case "embedding-grad": {
       const g = must("grad");
       return { shape: [a.rows, last(g)], data: embeddingGrad64(must("ids").data, g.data, a.rows, last(g)) };
+    }
+    case "position-embedding-grad": {
+      const g = must("grad"), offset = bind([a.offset])[0]!;
+      return pad64(g.data, g.shape, 0, offset, a.rows - offset - g.shape[0]!);
     }
     case "cross-entropy-grad": {
       const l = must("logits");

@@ -8,7 +8,9 @@ import { linearGeluKernel } from "./kernels/linear-gelu.js";
 import { alibiKernel } from "./kernels/alibi.js";
 import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { embeddingKernel } from "./kernels/embedding.js";
+import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
+import { reluKernel } from "./kernels/relu.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { attentionKernel } from "./kernels/attention.js";
 import { dropoutKernel } from "./kernels/dropout.js";
@@ -33,7 +35,9 @@ import { scoreModInputGradKernel } from "./kernels/score-mod-input-grad.js";
 import { layerNormGradKernel } from "./kernels/layer-norm-grad.js";
 import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
+import { reluGradKernel } from "./kernels/relu-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
+import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
 import { attentionGradKernel, attentionLseKernel } from "./kernels/attention-grad.js";
 import { adamMomentKernel } from "./kernels/adam-moment.js";
@@ -66,8 +70,10 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["attention", attentionKernel],
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
+  ["relu", reluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
+  ["position-embedding", positionEmbeddingKernel],
   ["cross-entropy", crossEntropyKernel],
   ["linear-gelu", linearGeluKernel],
   ["add-layer-norm", addLayerNormKernel],
@@ -81,7 +87,9 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
+  ["relu-grad", reluGradKernel],
   ["embedding-grad", embeddingGradKernel],
+  ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
   // The fused attention backward (what the scheduler's backward fusion puts in place of the chain's rules).
   ["attention-lse", attentionLseKernel],

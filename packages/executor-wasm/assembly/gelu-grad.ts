@@ -75,7 +75,7 @@ export function geluGradStrided(g: usize, gdesc: usize, x: usize, xdesc: usize, 
 }
 
 /** 4 elements from p, `step` bytes apart. */
-@inline function loadSome4(p: usize, step: usize): v128 {
+@inline export function loadSome4(p: usize, step: usize): v128 {
   let v = f32x4.splat(load<f32>(p));
   v = f32x4.replace_lane(v, 1, load<f32>(p + step));
   v = f32x4.replace_lane(v, 2, load<f32>(p + 2 * step));

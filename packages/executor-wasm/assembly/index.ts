@@ -10,6 +10,7 @@ export { rope, alibi } from "./position";
 export { attentionBlock, attentionDecode, attentionDecodeScratchBytes, attentionPack, attentionParamsBytes, attentionParamsLayout, attentionRun, attentionScratchBytes } from "./attention";
 export { layerNorm } from "./layer-norm";
 export { gelu, geluStrided } from "./gelu";
+export { relu, reluStrided } from "./relu";
 export { add } from "./add";
 export { addLayerNorm } from "./add-layer-norm";
 export { embedding } from "./embedding";
@@ -21,6 +22,7 @@ export { maskGrad, softmaxGrad } from "./softmax-grad";
 export { attentionGradBlock, attentionGradFlush, attentionGradPack, attentionGradParamsBytes, attentionGradParamsLayout, attentionGradRun, attentionGradScratchBytes } from "./attention-grad";
 export { f64ToF32, layerNormGrad, layerNormWeightGrad } from "./layer-norm-grad";
 export { geluGrad, geluGradStrided } from "./gelu-grad";
+export { reluGrad, reluGradStrided } from "./relu-grad";
 export { embeddingGrad } from "./embedding-grad";
 export { crossEntropyGrad } from "./cross-entropy-grad";
 // Optimizer updates.

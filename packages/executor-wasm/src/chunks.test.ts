@@ -75,6 +75,8 @@ function cases(): Record<string, HostCall> {
     },
     "layer-norm": { kind: "layer-norm", node: "ln", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 15), random([37], 16), random([37], 17)], outShape: [3, 40, 37] },
     gelu: { kind: "gelu", node: "act", attrs: { approximate: "none" }, inputs: [random([7, 301], 18, 4)], outShape: [7, 301] },
+    relu: { kind: "relu", node: "act", attrs: {}, inputs: [random([7, 301], 18, 4)], outShape: [7, 301] },
+    "relu (strided)": { kind: "relu", node: "act", attrs: {}, inputs: [random([301, 7], 41).transpose(0, 1)], outShape: [7, 301] },
     add: { kind: "add", node: "residual", attrs: {}, inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)], outShape: [3, 5, 4, 6] },
     embedding: { kind: "embedding", node: "tok_embed", attrs: {}, inputs: [Tensor.int32(Array.from({ length: 120 }, (_, i) => (i * 37) % 50), [4, 30]), random([50, 24], 21)], outShape: [4, 30, 24] },
     "linear-gelu": { kind: "linear-gelu", node: "mlp.act", attrs: { approximate: "tanh" }, inputs: [x, random([40, 48], 24), random([40], 25)], outShape: [5, 3, 40] },
@@ -102,6 +104,8 @@ function cases(): Record<string, HostCall> {
     "layer-norm-weight-grad": { kind: "layer-norm-weight-grad", node: "ln.dgamma", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])], outShape: [37] },
     "gelu-grad": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "none" }, inputs: [random([7, 301], 39), random([7, 301], 18, 4)], outShape: [7, 301] },
     "gelu-grad (strided)": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "tanh" }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
+    "relu-grad": { kind: "relu-grad", node: "act.grad", attrs: {}, inputs: [random([7, 301], 39), random([7, 301], 18, 4)], outShape: [7, 301] },
+    "relu-grad (strided)": { kind: "relu-grad", node: "act.grad", attrs: {}, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
     "embedding-grad": { kind: "embedding-grad", node: "tok_embed.grad", attrs: { rows: 50 }, inputs: [Tensor.int32(Array.from({ length: 120 }, (_, i) => (i * 37) % 50), [4, 30]), random([4, 30, 24], 41)], outShape: [50, 24] },
     "attention-lse": { kind: "attention-lse", node: "context.lse", attrs: { ...mask, scale: 0.35 }, inputs: [q, k, pad], outShape: [B, H, L] },
     "attention-grad (wrt k: a kv head's accumulator kept across chunks)": {

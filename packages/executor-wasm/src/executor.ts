@@ -32,7 +32,7 @@ export type UnsignalledCall = KernelCall<WasmValue> & { readonly signal?: undefi
 
 /**
  * A kernel that can run long (the built-in projection, out-proj, score, weighted-sum, mask, softmax, attention,
- * layer-norm, gelu, add, embedding and cross-entropy, the fused block ops, and the backward ops but pad).
+ * layer-norm, gelu, relu, add, embedding and cross-entropy, the fused block ops, and the backward ops but pad).
  * Synchronous for a call without a signal, and for any call whose work fits one chunk of `ctx.chunkWork`
  * multiply-adds; a bigger call with a signal works in chunks, yielding to the event loop and checking the signal
  * between them, and answers with a Promise (rejected with a KernelAbortedError once the signal fired).

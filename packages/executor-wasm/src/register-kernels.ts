@@ -8,7 +8,9 @@ import { attentionKernel } from "./kernels/attention.js";
 import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { dropoutKernel } from "./kernels/dropout.js";
 import { embeddingKernel } from "./kernels/embedding.js";
+import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
+import { reluKernel } from "./kernels/relu.js";
 import { kvAppendKernel } from "./kernels/kv-append.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.js";
@@ -24,7 +26,9 @@ import { transposeKernel } from "./kernels/transpose.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
+import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
+import { reluGradKernel } from "./kernels/relu-grad.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
 import { maskGradKernel } from "./kernels/mask-grad.js";
@@ -63,8 +67,10 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   // Beyond attention: the ops of a transformer block and its loss.
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
+  ["relu", reluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
+  ["position-embedding", positionEmbeddingKernel],
   ["cross-entropy", crossEntropyKernel],
   // Fused block ops: what the scheduler's block fusion puts in place of projection → gelu and add → layer-norm.
   ["linear-gelu", linearGeluKernel],
@@ -81,7 +87,9 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
+  ["relu-grad", reluGradKernel],
   ["embedding-grad", embeddingGradKernel],
+  ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
   // The fused attention backward: what the scheduler's backward fusion puts in place of the chain's rules.
   ["attention-lse", attentionLseKernel],

@@ -1,5 +1,5 @@
 // The backward kernels (sum-to, pad, linear-weight-grad, softmax-grad, mask-grad, layer-norm-grad,
-// layer-norm-weight-grad, gelu-grad, embedding-grad, cross-entropy-grad) and rope's `inverse`, each against a float64
+// layer-norm-weight-grad, gelu-grad, relu-grad, embedding-grad, cross-entropy-grad) and rope's `inverse`, each against a float64
 // loop reference written here from the op declarations (packages/graph/src/ops): dense, transposed and spaced (offset,
 // doubled strides, junk between) inputs, shapes past one workgroup or tile, the special values each op promises
 // (fully masked softmax rows exactly 0, −∞ in mask-grad, NaN propagating), repeated ids, and the errors, which for bad
@@ -353,6 +353,25 @@ describe("layer-norm-grad and layer-norm-weight-grad", () => {
     await expect(ops.error("layer-norm-grad", { eps: 1e-5 }, [randomTensor([2, 3], 1), x], [2, 4], "ln")).resolves.toMatchObject({ code: "shape", subject: "ln.x" });
     await expect(ops.error("layer-norm-grad", { eps: 1e-5 }, [x, x, randomTensor([3], 1)], [2, 4], "ln")).resolves.toMatchObject({ code: "shape", subject: "ln.weight" });
     await expect(ops.error("layer-norm-weight-grad", { eps: 0 }, [x, x], [4], "ln")).resolves.toMatchObject({ code: "attr", subject: "ln.eps" });
+  });
+});
+
+describe("relu-grad", () => {
+  it("grad where y > 0 or NaN, exactly 0 where y <= 0 (a NaN or infinite grad there included); strided", async () => {
+    const y = Tensor.from([0, -0, Number.NaN, Infinity, 1e-30, 2.5, 0, 3, 0, 7], [10]);
+    const g = Tensor.from([1.5, -2, 3, -4, 5, -6, Number.NaN, Number.NaN, Infinity, 8], [10]);
+    const got = values(await ops.run("relu-grad", {}, [g, y], y.shape));
+    expect(got).toEqual([0, 0, 3, -4, 5, -6, 0, Number.NaN, 0, 8]);
+    expect(got.slice(0, 2).map((v) => Object.is(v, 0))).toEqual([true, true]);
+    const y2 = Tensor.from(values(randomTensor([5, 6], 63, 3)).map((v) => Math.max(v, 0)), [5, 6]);
+    const g2 = randomTensor([5, 6], 64);
+    const want2 = values(y2).map((v, k) => (v <= 0 ? 0 : values(g2)[k]!));
+    for (const [layout, yi] of await layouts(y2, [1, 0])) expectClose(await ops.run("relu-grad", {}, [await ops.spaced(g2), yi], [5, 6]), want2, layout, { abs: 0, rel: 0 });
+  });
+
+  it("errors: shapes that differ", async () => {
+    const x = randomTensor([2, 3], 1);
+    await expect(ops.error("relu-grad", {}, [x, randomTensor([3, 2], 1)], [2, 3], "act")).resolves.toMatchObject({ code: "shape", subject: "act.y" });
   });
 });
 

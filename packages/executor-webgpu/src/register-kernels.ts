@@ -8,7 +8,9 @@ import { attentionKernel } from "./kernels/attention.wgsl.js";
 import { crossEntropyKernel } from "./kernels/cross-entropy.wgsl.js";
 import { dropoutKernel } from "./kernels/dropout.wgsl.js";
 import { embeddingKernel } from "./kernels/embedding.wgsl.js";
+import { positionEmbeddingKernel } from "./kernels/position-embedding.wgsl.js";
 import { geluKernel } from "./kernels/gelu.wgsl.js";
+import { reluKernel } from "./kernels/relu.wgsl.js";
 import { kvAppendKernel } from "./kernels/kv-append.wgsl.js";
 import { layerNormKernel } from "./kernels/layer-norm.wgsl.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.wgsl.js";
@@ -24,7 +26,9 @@ import { transposeKernel } from "./kernels/transpose.wgsl.js";
 import { weightedSumKernel } from "./kernels/weighted-sum.wgsl.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.wgsl.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.wgsl.js";
+import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.wgsl.js";
 import { geluGradKernel } from "./kernels/gelu-grad.wgsl.js";
+import { reluGradKernel } from "./kernels/relu-grad.wgsl.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.wgsl.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.wgsl.js";
 import { maskGradKernel } from "./kernels/mask-grad.wgsl.js";
@@ -61,8 +65,10 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["kv-append", kvAppendKernel],
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
+  ["relu", reluKernel],
   ["add", addKernel],
   ["embedding", embeddingKernel],
+  ["position-embedding", positionEmbeddingKernel],
   ["cross-entropy", crossEntropyKernel],
   ["linear-gelu", linearGeluKernel],
   ["add-layer-norm", addLayerNormKernel],
@@ -76,7 +82,9 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
+  ["relu-grad", reluGradKernel],
   ["embedding-grad", embeddingGradKernel],
+  ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],
   // The fused attention backward (what the scheduler puts in place of the chain's backward rules).
   ["attention-lse", attentionLseKernel],

@@ -33,6 +33,7 @@ export {
   checkMaskScale,
   checkOptimizerStepValue,
   checkPadAttrs,
+  checkPositionOffset,
   checkScale,
   checkSgdMomentumAttrs,
   checkSgdStepAttrs,

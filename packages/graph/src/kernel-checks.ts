@@ -211,6 +211,20 @@ export function findBadIndex(call: CallInfo, field: string, ids: ArrayLike<numbe
   return undefined;
 }
 
+/**
+ * position-embedding's (and its gradient's) bound offset against T positions and a table of `rows` rows: an integer
+ * >= 0 (a named offset reaches kernels bound; a string here is an unbound call, an "attr" error), and offset + T <= P
+ * (a shape error naming `<node>.offset`), so no kernel ever reads or writes a row past the table.
+ */
+export function checkPositionOffset(call: CallInfo, t: number, rows: number): number {
+  const offset = call.attrs["offset"] ?? 0;
+  if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0) throw attrError(call, "offset", "an integer >= 0 (a dim name must be bound before the kernel runs)", offset);
+  if (offset + t > rows) {
+    throw new ShapeError(`${call.node}.offset`, `positions ${offset}..${offset + t - 1} run past the table's P rows (the block size)`, `offset + T <= P = ${rows}`, `${offset} + ${t} = ${offset + t}`);
+  }
+  return offset;
+}
+
 /** A row-major index as a multi-index, for messages: 13 in [2, 3, 4] → "[1, 0, 1]". */
 export function multiIndex(flat: number, shape: readonly number[]): string {
   const idx: number[] = [];

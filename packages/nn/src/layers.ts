@@ -4,14 +4,17 @@
 import type { GraphBuilder, Ref } from "@attngraph/graph";
 import { checkOptions } from "./args.js";
 
-/** nn.LayerNorm(E): node `name` over the last axis, weights `<name>.weight` and `<name>.bias` [E] (unless !affine). */
-export function addLayerNorm(b: GraphBuilder, x: Ref, name: string, options: { readonly eps?: number; readonly affine?: boolean } = {}): Ref {
-  checkOptions("addLayerNorm options", options, "{ eps?, affine? }");
+/**
+ * nn.LayerNorm(E): node `name` over the last axis, weights `<name>.weight` and `<name>.bias` [E] (unless !affine;
+ * `bias: false` keeps the scale only, as nn.LayerNorm(E, bias=False) and nanoGPT's LayerNorm(ndim, bias=False) do).
+ */
+export function addLayerNorm(b: GraphBuilder, x: Ref, name: string, options: { readonly eps?: number; readonly affine?: boolean; readonly bias?: boolean } = {}): Ref {
+  checkOptions("addLayerNorm options", options, "{ eps?, affine?, bias? }");
   const shape = b.shapeOf(x);
   const e = shape[shape.length - 1]!;
   const affine = options.affine ?? true;
   const weight = affine ? b.weight(`${name}.weight`, [e]) : undefined;
-  const bias = affine ? b.weight(`${name}.bias`, [e]) : undefined;
+  const bias = affine && (options.bias ?? true) ? b.weight(`${name}.bias`, [e]) : undefined;
   return b.add("layer-norm", name, { x, weight, bias }, { eps: options.eps ?? 1e-5 });
 }
 

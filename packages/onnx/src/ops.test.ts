@@ -80,6 +80,17 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     expect(contribOps).toEqual(contrib === "auto" ? expected : []);
   });
 
+  it("relu: plain ONNX Relu, also on a projection's output (no fused form; contrib mode changes nothing)", async () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", ["B", "T", 6]);
+    const w = b.weight("w", [5, 6]);
+    const act = b.add("relu", "act", { x: b.add("projection", "up", { x, weight: w }) });
+    const g = b.output(act, b.add("relu", "bare", { x })).build();
+    const report = await expectOrtMatchesCpu(g, { w: randomTensor([5, 6], 11) }, { x: randomTensor([2, 3, 6], 13, 3) }, { contrib });
+    const byNode = Object.fromEntries(report.nodes.map((n) => [n.node, n]));
+    expect([byNode["act"]!.onnxOps, byNode["bare"]!.onnxOps]).toEqual([["Relu"], ["Relu"]]);
+  });
+
   it("add-layer-norm: SkipLayerNormalization for equal rank-3 shapes, plain for a broadcast and without a weight", async () => {
     const b = new GraphBuilder();
     const a = b.input("a", ["B", "T", 8]);

@@ -1,6 +1,7 @@
 // `attngraph export`: a golden case or a graph document as an ONNX model file, for onnxruntime or any ONNX runtime.
 // A case brings its weights; a graph document takes them from a .safetensors file (--weights, by weight name, as
 // torch's save_file writes a state_dict) or, without one, seeded random values, as `attngraph diff` feeds it.
+import { modelCaseSubject } from "../conformance/model-subject.js";
 import { fromJSON, type OpGraph } from "@attngraph/graph";
 import { readSafetensors } from "@attngraph/nn";
 import { exportOnnxWithReport, formatExportReport, modelWeights } from "@attngraph/onnx";
@@ -89,6 +90,11 @@ function caseSubject(doc: JsonDocument, args: ExportArgs): Subject {
   if (loaded.format === "train") {
     refuseFlags("export", "with a golden-train case: it builds a golden attention case with one QKV projection", { "--fused-qkv": args.fusedQkv });
     return { ...buildTrainCase(loaded.case), what };
+  }
+  if (loaded.format === "models") {
+    refuseFlags("export", "with a golden-models case: the model's own layout decides its projections", { "--fused-qkv": args.fusedQkv });
+    const { graph, weights } = modelCaseSubject(loaded.case);
+    return { graph, weights, what };
   }
   if (loaded.format === "flex") {
     refuseFlags("export", "with a golden-flex case: it builds the variant's attention core", { "--fused-qkv": args.fusedQkv });

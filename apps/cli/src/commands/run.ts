@@ -1,3 +1,4 @@
+import { modelCaseSubject } from "../conformance/model-subject.js";
 import { attentionWeights, buildAttention } from "@attngraph/attention";
 import { compile } from "@attngraph/runtime";
 import { clip, type AnyTensor, type Tensor } from "@attngraph/tensor";
@@ -49,6 +50,9 @@ export async function run(args: RunArgs, io: IO): Promise<number> {
   let inputs: Readonly<Record<string, AnyTensor>>;
   if (loaded.format === "train") {
     ({ graph, weights, inputs } = buildTrainCase(loaded.case));
+  } else if (loaded.format === "models") {
+    refuseFlags("run", "with a golden-models case: the model's own layout decides its projections", { "--fused-qkv": args.fusedQkv });
+    ({ graph, weights, inputs } = modelCaseSubject(loaded.case));
   } else if (loaded.format === "flex") {
     refuseFlags("run", "with a golden-flex case: it builds the variant's attention core from q, k, v in heads layout", { "--fused-qkv": args.fusedQkv });
     const gc = flexGraphCase(loaded.case);

@@ -30,6 +30,8 @@ export interface CaseResult {
   readonly notCompared?: readonly string[];
   /** Parts of the case the runner cannot check at all yet (gradients, training steps), listed on the case's line. */
   readonly notChecked?: readonly string[];
+  /** What a reader should know about a pass (a greedy token that differed at a tie of the top two logits). */
+  readonly notes?: readonly string[];
 }
 
 export interface RunCaseOptions {

@@ -1,7 +1,7 @@
 // A case's line says what was compared and what was not: a tensor the tap mode cannot see is named on the line.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { FileError } from "../files.js";
-import { goldenDir, goldenFlexDir } from "@attngraph/testkit";
+import { goldenDir, goldenFlexDir, goldenModelsDir } from "@attngraph/testkit";
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,5 +70,40 @@ describe("runConformance", () => {
     writeFileSync(join(dir, "planted.json"), JSON.stringify(json));
     const planted = await runConformance(dir, { executors });
     expect(formatResult(planted.results[0]!)).toMatch(/^FAIL flex-relbias-learnable-b1-h2-t8-d8  bias\.grad: 1 of 30 off, worst at 3/);
+  });
+});
+
+describe("golden-models", () => {
+  const executors = () => [createCpuExecutor()];
+  const planted = (name: string, edit: (json: Record<string, any>) => void) => {
+    const dir = mkdtempSync(join(tmpdir(), "attngraph-models-"));
+    const json = JSON.parse(readFileSync(join(goldenModelsDir, `${name}.json`), "utf8"));
+    edit(json);
+    writeFileSync(join(dir, `${name}.json`), JSON.stringify(json));
+    copyFileSync(join(goldenModelsDir, json.weights), join(dir, json.weights));
+    return dir;
+  };
+
+  it("every public case passes on cpu: logits, loss, greedy tokens and nanoGPT's training losses compared", async () => {
+    const s = await runConformance(goldenModelsDir, { executors });
+    expect(s.failed, s.results.map(formatResult).join("\n")).toBe(0);
+    const nano = s.results.find((r) => r.name === "nanogpt-bias-l2")!;
+    expect(nano.checks.map((c) => c.name)).toEqual(["logits", "loss", "greedy tokens", "training losses (5 AdamW steps, clipped)"]);
+    expect(s.results.find((r) => r.name === "torch-encoder-layer-normfirst-gelu")!.checks.map((c) => c.name)).toEqual(["output"]);
+  });
+
+  it("a case whose numbers are wrong fails, naming what: a training loss, a greedy token, the output", async () => {
+    const loss = await runConformance(planted("nanogpt-bias-l2", (j) => (j.train.losses[3] += 1e-3)), { executors });
+    expect(formatResult(loss.results[0]!)).toMatch(/^FAIL nanogpt-bias-l2  training losses \(5 AdamW steps, clipped\): 1 of 5 off, worst at 3/);
+    const token = await runConformance(planted("gpt2-hf-layout-l1", (j) => (j.generate.greedy.data[5] = 7)), { executors });
+    expect(formatResult(token.results[0]!)).toMatch(/^FAIL gpt2-hf-layout-l1  greedy tokens: 1 of 9 off, worst at 5: got 13, expected 7/);
+    const output = await runConformance(planted("torch-encoder-layer-normfirst-gelu", (j) => (j.expected.output.data[0] += 0.01)), { executors });
+    expect(formatResult(output.results[0]!)).toMatch(/^FAIL torch-encoder-layer-normfirst-gelu  output: 1 of 448 off, worst at 0/);
+  });
+
+  it("a checkpoint that does not fit fails the case with every bad key named", async () => {
+    const dir = planted("nanogpt-bias-l2", (j) => (j.config.n_layer = 3));
+    const s = await runConformance(dir, { executors });
+    expect(formatResult(s.results[0]!)).toMatch(/^FAIL nanogpt-bias-l2  config\.n_layer: disagrees with the checkpoint/);
   });
 });

@@ -6,6 +6,7 @@ import { caseOf, expectKind, readDocument } from "../document.js";
 import { listJson } from "../files.js";
 import { notCheckedText, notComparedText, runCase, runFlexCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
 import { runTrainCase } from "./run-train-case.js";
+import { runModelCase } from "./run-model-case.js";
 
 export interface ConformanceOptions extends Omit<RunCaseOptions, "executors"> {
   /** Makes the executors for one case (fresh per case, so one case's failure cannot leak into the next). */
@@ -29,7 +30,14 @@ export async function runConformance(dir: string, options: ConformanceOptions): 
       expectKind(doc, "conformance", ["case"]); // a graph document or a repro among the cases fails, saying so
       const loaded = caseOf(doc);
       const run = { ...options, executors: await options.executors() };
-      r = loaded.format === "train" ? await runTrainCase(loaded.case, run) : loaded.format === "flex" ? await runFlexCase(loaded.case, run) : await runCase(loaded.case, run);
+      r =
+        loaded.format === "train"
+          ? await runTrainCase(loaded.case, run)
+          : loaded.format === "flex"
+            ? await runFlexCase(loaded.case, run)
+            : loaded.format === "models"
+              ? await runModelCase(loaded.case, run)
+              : await runCase(loaded.case, run);
     } catch (e) {
       r = { file, name: file.split("/").pop()!.replace(/\.json$/, ""), ok: false, checks: [], error: e instanceof Error ? e.message : String(e) };
     }
@@ -49,7 +57,7 @@ export function formatResult(r: CaseResult): string {
   const name = clip(r.name); // the case file's own string: a 4 MB name must not make a 4 MB line
   // Our errors are short already; one from below (a TypeError's message) has no bound of its own.
   if (r.error) return `${status} ${name}  ${clip(r.error, 599)}${r.notChecked?.length ? `; ${clip(notCheckedText(r.notChecked), 300)}` : ""}`;
-  const note = (r.notCompared?.length ? `; ${notComparedText(r.notCompared)}` : "") + (r.notChecked?.length ? `; ${notCheckedText(r.notChecked)}` : "");
+  const note = (r.notCompared?.length ? `; ${notComparedText(r.notCompared)}` : "") + (r.notChecked?.length ? `; ${notCheckedText(r.notChecked)}` : "") + (r.notes?.length ? `; ${r.notes.map((n) => clip(n, 200)).join("; ")}` : "");
   const worst = [...r.checks].sort((a, b) => (b.worst?.error ?? Infinity) - (a.worst?.error ?? Infinity))[0];
   const failing = r.checks.filter((k) => !k.ok);
   if (r.ok) return `${status} ${name}  (${r.checks.length} tensors, worst: ${worst ? `${worst.name} ${fmt(worst.worst?.error ?? 0)}` : "none"}${note})`;

@@ -9,8 +9,11 @@ import { PRELUDE, Params, WG, elementwiseGrid } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkPadAttrs } from "@attngraph/graph";
 
-/** Params: x view, n, inner (elements after the axis), the output's axis length, before, x's axis length. */
-function program(x: GpuTensor, axis: number, before: number, out: GpuTensor): ProgramInfo {
+/**
+ * Params: x view, n, inner (elements after the axis), the output's axis length, before, x's axis length. Shared with
+ * position-embedding-grad, which is pad along the rows.
+ */
+export function padProgram(x: GpuTensor, axis: number, before: number, out: GpuTensor): ProgramInfo {
   const inner = out.shape.slice(axis + 1).reduce((a, d) => a * d, 1);
   const p = new Params();
   const xv = p.view(x);
@@ -50,6 +53,6 @@ export const padKernel: WebGpuKernel = async (call, gpu) => {
   const x = requireInput(call, 0, "x");
   const { axis: a, before, after } = checkPadAttrs(call, x.rank);
   const out = gpu.alloc(x.shape.map((d, i) => (i === a ? before + d + after : d)));
-  if (out.size > 0) await gpu.run(program(x, a, before, out));
+  if (out.size > 0) await gpu.run(padProgram(x, a, before, out));
   return out;
 };

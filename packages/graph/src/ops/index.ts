@@ -7,7 +7,9 @@ import { linearGeluOp } from "./linear-gelu.js";
 import { alibiOp } from "./alibi.js";
 import { crossEntropyOp } from "./cross-entropy.js";
 import { embeddingOp } from "./embedding.js";
+import { positionEmbeddingOp } from "./position-embedding.js";
 import { geluOp } from "./gelu.js";
+import { reluOp } from "./relu.js";
 import { layerNormOp } from "./layer-norm.js";
 import { attentionOp } from "./attention.js";
 import { attentionGradOp, attentionLseOp } from "./attention-grad.js";
@@ -32,7 +34,9 @@ import { clipByNormOp, sumSquaresOp } from "./grad-norm.js";
 import { gradAccumulateOp } from "./grad-accumulate.js";
 import { crossEntropyGradOp } from "./cross-entropy-grad.js";
 import { embeddingGradOp } from "./embedding-grad.js";
+import { positionEmbeddingGradOp } from "./position-embedding-grad.js";
 import { geluGradOp } from "./gelu-grad.js";
+import { reluGradOp } from "./relu-grad.js";
 import { layerNormGradOp, layerNormWeightGradOp } from "./layer-norm-grad.js";
 import { linearWeightGradOp } from "./linear-weight-grad.js";
 import { maskGradOp } from "./mask-grad.js";
@@ -62,8 +66,10 @@ export const builtinOps: readonly AnyOpDef[] = [
   // Beyond attention: the ops of a transformer block and its loss.
   layerNormOp,
   geluOp,
+  reluOp,
   addOp,
   embeddingOp,
+  positionEmbeddingOp,
   crossEntropyOp,
   // Fused block ops: what the scheduler's block fusion puts in place of projection → gelu and add → layer-norm.
   linearGeluOp,
@@ -78,7 +84,9 @@ export const builtinOps: readonly AnyOpDef[] = [
   layerNormGradOp,
   layerNormWeightGradOp,
   geluGradOp,
+  reluGradOp,
   embeddingGradOp,
+  positionEmbeddingGradOp,
   crossEntropyGradOp,
   // The fused attention backward: what the scheduler's backward fusion puts in place of the chain's rules.
   attentionLseOp,
@@ -95,15 +103,19 @@ export const builtinOps: readonly AnyOpDef[] = [
   gradAccumulateOp,
 ];
 
-export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp };
+export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp, reluOp };
 export type { AddLayerNormAttrs } from "./add-layer-norm.js";
 export type { LinearGeluAttrs } from "./linear-gelu.js";
 export { USER_MASK_AXES } from "./mask.js";
 export type { AddAttrs } from "./add.js";
 export type { CrossEntropyAttrs } from "./cross-entropy.js";
 export type { EmbeddingAttrs } from "./embedding.js";
+export { positionEmbeddingOp, positionEmbeddingGradOp };
+export type { PositionEmbeddingAttrs } from "./position-embedding.js";
+export type { PositionEmbeddingGradAttrs } from "./position-embedding-grad.js";
 export type { GeluAttrs } from "./gelu.js";
 export type { LayerNormAttrs } from "./layer-norm.js";
+export type { ReluAttrs } from "./relu.js";
 export { maskModOp, scoreModInputGradOp, scoreModOp };
 export type { MaskModAttrs } from "./mask-mod.js";
 export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
@@ -128,7 +140,7 @@ export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";
 export type { TransposeAttrs } from "./transpose.js";
 export type { WeightedSumAttrs } from "./weighted-sum.js";
-export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, softmaxGradOp, sumToOp };
+export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, reluGradOp, softmaxGradOp, sumToOp };
 export type { CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
 export type { EmbeddingGradAttrs } from "./embedding-grad.js";
 export type { GeluGradAttrs } from "./gelu-grad.js";
@@ -136,6 +148,7 @@ export type { LayerNormGradAttrs } from "./layer-norm-grad.js";
 export type { LinearWeightGradAttrs } from "./linear-weight-grad.js";
 export type { MaskGradAttrs } from "./mask-grad.js";
 export type { PadAttrs } from "./pad.js";
+export type { ReluGradAttrs } from "./relu-grad.js";
 export type { SoftmaxGradAttrs } from "./softmax-grad.js";
 export type { SumToAttrs } from "./sum-to.js";
 export { adamMomentOp, adamStepOp };

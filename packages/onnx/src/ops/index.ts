@@ -16,6 +16,7 @@ import { mask } from "./mask.js";
 import { outProj } from "./out-proj.js";
 import { pad } from "./pad.js";
 import { projection } from "./projection.js";
+import { relu } from "./relu.js";
 import { reshape } from "./reshape.js";
 import { rope } from "./rope.js";
 import { score } from "./score.js";
@@ -45,6 +46,7 @@ export const LOWERINGS: Readonly<Record<string, OpLowering>> = {
   attention,
   "layer-norm": layerNorm,
   gelu,
+  relu,
   add,
   embedding,
   "cross-entropy": crossEntropy,

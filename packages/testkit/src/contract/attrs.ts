@@ -32,7 +32,7 @@ import type {
 export type BoundRopeAttrs = Omit<RopeAttrs, "positionOffset"> & { readonly positionOffset: number };
 
 export const attrs = {
-  /** projection, score, weighted-sum and out-proj have no attributes. */
+  /** projection, score, weighted-sum, out-proj, relu and relu-grad have no attributes. */
   none: (): Record<string, never> => ({}),
   mask: (a: Partial<MaskAttrs> = {}): MaskAttrs => ({ causal: false, window: null, alignment: "top-left", scale: 1, ...a }),
   softmax: (scale = 1): SoftmaxAttrs => ({ scale }),
@@ -83,8 +83,10 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "out-proj": attrs.none(),
   "layer-norm": { ...attrs.layerNorm() },
   gelu: { ...attrs.gelu("tanh") },
+  relu: attrs.none(),
   add: attrs.none(),
   embedding: attrs.none(),
+  "position-embedding": { offset: 2 },
   "cross-entropy": { ...attrs.crossEntropy({ ignoreIndex: -100 }) },
   "linear-gelu": { approximate: "none" },
   "add-layer-norm": { eps: 1e-5 },
@@ -96,7 +98,9 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "layer-norm-grad": { ...attrs.layerNormGrad() },
   "layer-norm-weight-grad": { ...attrs.layerNormGrad() },
   "gelu-grad": { ...attrs.geluGrad("tanh") },
+  "relu-grad": attrs.none(),
   "embedding-grad": { ...attrs.embeddingGrad(5) },
+  "position-embedding-grad": { rows: 8, offset: 2 },
   "cross-entropy-grad": { ...attrs.crossEntropyGrad({ ignoreIndex: -100 }) },
   "attention-lse": { causal: true, window: 4, alignment: "bottom-right", scale: 0.5 },
   "attention-grad": { causal: true, window: null, alignment: "top-left", scale: 0.5, dropoutRate: 0.1, dropoutSeed: 3, training: true, wrt: "k" },

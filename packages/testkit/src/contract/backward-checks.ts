@@ -1,6 +1,6 @@
 // The backward ops against their float64 references (reference/backward64.ts, itself proven against finite differences
 // of the forward references): sum-to, pad, linear-weight-grad, softmax-grad, mask-grad, layer-norm-grad,
-// layer-norm-weight-grad, gelu-grad, embedding-grad, cross-entropy-grad, and rope's `inverse`. Every op gets random
+// layer-norm-weight-grad, gelu-grad, relu-grad, embedding-grad, cross-entropy-grad, and rope's `inverse`. Every op gets random
 // data, host views and transposed values made on the executor (strided inputs), and its edge cases: fully masked
 // softmax rows, −∞ in mask-grad, repeated and out-of-range ids, ignoreIndex and each reduction, leading and middle axes
 // of sum-to, negative pad axes, inverse(rope(x)) = x, and reductions long enough to need careful accumulation.
@@ -18,10 +18,11 @@ import {
   linearWeightGrad64,
   maskGrad64,
   pad64,
+  reluGrad64,
   softmaxGrad64,
   sumTo64,
 } from "../reference/backward64.js";
-import { maskFull64 } from "../reference/block64.js";
+import { maskFull64, relu64 } from "../reference/block64.js";
 import { softmax64 } from "../reference/ops64.js";
 import { rope64 } from "../reference/rope64.js";
 import { attrs, type BoundRopeAttrs } from "./attrs.js";
@@ -292,6 +293,19 @@ export function backwardChecks(ctx: ContractContext): void {
       expectClose(await runValues(ctx.h, "gelu-grad", a, [await ctx.h.upload(g2), await onExecutor(ctx.h, x2)], [4, 6]), want, OP_TOL, `gelu-grad ${approximate}, a transposed x`);
     });
   }
+
+  // ---------------------------------------------------------------------------------------------------- relu-grad
+  it("relu-grad: grad where y > 0 or NaN, exactly 0 where y <= 0 (a NaN grad included); strided host views and transposed values", async () => {
+    const y = Tensor.from([0, -0, NaN, Infinity, 1e-30, 2.5, 0, 3, 0, 7], [10]);
+    const g = Tensor.from([1.5, -2, 3, -4, 5, -6, NaN, NaN, Infinity, 8], [10]);
+    expectExact(await ctx.h.run("relu-grad", attrs.none(), [g, y], y.shape), { shape: y.shape, data: reluGrad64(f64(g), f64(y)) }, "relu-grad edge cases");
+    const rng = createRng(972);
+    const y2 = Tensor.from(relu64(f64(randomTensor(rng, [4, 6], (r) => 3 * r.normal()))), [4, 6]);
+    const g2 = randomTensor(rng, [4, 6]);
+    const want = { shape: [4, 6], data: reluGrad64(f64(g2), f64(y2)) };
+    expectExact(await ctx.h.run("relu-grad", attrs.none(), [hostStrided(g2), hostStrided(y2)], [4, 6]), want, "relu-grad, strided views");
+    expectExact(await runValues(ctx.h, "relu-grad", attrs.none(), [await ctx.h.upload(g2), await onExecutor(ctx.h, y2)], [4, 6]), want, "relu-grad, a transposed y");
+  });
 
   // ---------------------------------------------------------------------------------------------------- embedding-grad
   const embeddingIds = Tensor.int32([4, 0, 2, 2, 1, 4], [2, 3]);

@@ -1,13 +1,13 @@
 // The ops of a transformer block and its loss against the float64 reference (reference/block64.ts): layer norm (affine
-// or not, strided, constant and offset rows), GELU in both forms over a wide range, broadcasting add, embedding and
+// or not, strided, constant and offset rows), GELU in both forms over a wide range, ReLU exactly (NaN, ±∞, ±0), broadcasting add, embedding and
 // cross-entropy with int32 ids (out-of-range ids and targets are errors naming the position), and the mask op's user
 // mask and additive bias composed with causal and padding. Wrong dtypes in either direction are typed errors.
 import { expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { add64, crossEntropy64, embedding64, gelu64, layerNorm64, maskFull64 } from "../reference/block64.js";
+import { add64, crossEntropy64, embedding64, gelu64, layerNorm64, maskFull64, relu64 } from "../reference/block64.js";
 import { attrs } from "./attrs.js";
 import type { ContractContext } from "./context.js";
-import { expectClose, OP_TOL, runValues, stridedOn, thrown } from "./harness.js";
+import { expectClose, expectExact, OP_TOL, runValues, stridedOn, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
 
 const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
@@ -49,6 +49,16 @@ export function blockChecks(ctx: ContractContext): void {
       expectClose(await ctx.h.run("gelu", attrs.gelu(approximate), [strided], [6, 4]), { shape: [6, 4], data: gelu64(f64(strided), approximate) }, OP_TOL, `gelu ${approximate} of a strided input`);
     });
   }
+
+  it("relu: max(x, 0) exactly; NaN and +∞ kept, −∞ and −0 give 0; a strided input and a strided value", async () => {
+    const values = [...Array.from({ length: 41 }, (_, i) => -5 + i * 0.25), NaN, Infinity, -Infinity, -0, 0, -1e-30, 1e-30, 3e38, -3e38];
+    const x = Tensor.from(values, [values.length]);
+    expectExact(await ctx.h.run("relu", attrs.none(), [x], x.shape), { shape: x.shape, data: relu64(f64(x)) }, "relu");
+    const strided = randomTensor(createRng(402), [4, 6], (r) => 3 * r.normal()).permute([1, 0]);
+    expectExact(await ctx.h.run("relu", attrs.none(), [strided], [6, 4]), { shape: [6, 4], data: relu64(f64(strided)) }, "relu of a strided input");
+    const onDevice = await stridedOn(ctx.h, strided.contiguous(), [1, 0]); // strided's values, made by a transpose
+    expectExact(await runValues(ctx.h, "relu", attrs.none(), [onDevice], [6, 4]), { shape: [6, 4], data: relu64(f64(strided)) }, "relu of a strided value");
+  });
 
   const addCases: [string, number[], number[]][] = [
     ["same shape", [2, 3, 4], [2, 3, 4]],
@@ -123,6 +133,7 @@ export function blockChecks(ctx: ContractContext): void {
     expectTypedError(await thrown(async () => ctx.h.dispatch("embedding", attrs.none(), [floatIds, table], [2, 4])), "float32 ids", /int32/);
     const intX = await ctx.h.upload(Tensor.int32([1, 2, 3], [3]));
     expectTypedError(await thrown(async () => ctx.h.dispatch("gelu", attrs.gelu(), [intX], [3])), "int32 into gelu", /float32/);
+    expectTypedError(await thrown(async () => ctx.h.dispatch("relu", attrs.none(), [intX], [3])), "int32 into relu", /float32/);
   });
 
   const userMasks: { label: string; L: number; S: number; shape: number[]; causal?: boolean; pad?: number[] }[] = [

@@ -22,6 +22,15 @@ export const goldenTrainDir: string = join(packageRoot(fileURLToPath(import.meta
 /** Absolute path of this package's `golden-flex/` folder: a copy of shared/golden-flex (variants as score/mask modifications). */
 export const goldenFlexDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden-flex");
 
+/** Absolute path of this package's `golden-models/` folder: a copy of shared/golden-models (checkpoints as PyTorch users have them). */
+export const goldenModelsDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden-models");
+
+/**
+ * Absolute path of `golden-models-extra/`: more cases of the same families (no biases, more layers, untied heads,
+ * post-norm ReLU encoders, sequence-first inputs, perturbed weights), made by tooling/golden-models-gen/generate.py.
+ */
+export const goldenModelsExtraDir: string = join(packageRoot(fileURLToPath(import.meta.url)), "golden-models-extra");
+
 /** Reads and parses one case; an unreadable file or invalid JSON is a CaseFormatError naming the file. */
 export function loadCase(path: string): GoldenCase {
   return parseCase(readJSON(path), path);

@@ -1,10 +1,10 @@
 // Proves the backward references right without trusting their formulas: each one against central finite differences of
-// the forward float64 reference it differentiates (softmax64, maskFull64, layerNorm64, gelu64, embedding64,
+// the forward float64 reference it differentiates (softmax64, maskFull64, layerNorm64, gelu64, relu64, embedding64,
 // crossEntropy64, rope64), and the linear ones (sum-to, pad, linear-weight-grad, rope inverse) also against the
 // adjoint identity ⟨f(x), y⟩ = ⟨x, fᵀ(y)⟩ with their forward op (broadcast, slice, projection, rope).
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../prng.js";
-import { add64, crossEntropy64, embedding64, gelu64, layerNorm64, maskFull64 } from "./block64.js";
+import { add64, crossEntropy64, embedding64, gelu64, layerNorm64, maskFull64, relu64 } from "./block64.js";
 import {
   crossEntropyGrad64,
   embeddingGrad64,
@@ -14,6 +14,7 @@ import {
   linearWeightGrad64,
   maskGrad64,
   pad64,
+  reluGrad64,
   slice64,
   softmaxGrad64,
   sumTo64,
@@ -235,6 +236,19 @@ describe("geluGrad64", () => {
       expect(Math.abs(d[1]!)).toBeLessThan(1e-15);
       expect(d[2]).toBeCloseTo(1, 15);
     }
+  });
+});
+
+describe("reluGrad64", () => {
+  it("is grad times the finite-difference derivative of relu64, read from relu's output, away from the kink", () => {
+    // Offsets of 0.1 keep every x at least 0.1 from 0, far beyond the finite-difference step.
+    const x = Float64Array.from({ length: 40 }, (_, i) => -4.9 + i * 0.25);
+    const g = normals(23, x.length);
+    expectNear(reluGrad64(g, relu64(x)), numericGrad((xp) => dot(relu64(xp), g), x), FD, "relu-grad");
+  });
+
+  it("at y = 0 (either sign) the gradient is 0 even for a NaN or infinite grad; a NaN y lets grad through", () => {
+    expect([...reluGrad64(Float64Array.of(NaN, Infinity, 2, 3, 4), Float64Array.of(0, -0, NaN, Infinity, 1e-30))]).toEqual([0, 0, 2, 3, 4]);
   });
 });
 

@@ -146,6 +146,14 @@ export function layerNormWeightGrad64(grad: Float64Array, x: Float64Array, e: nu
 }
 
 /**
+ * ReLU's input gradient from its output y, as PyTorch's threshold_backward: 0 where y <= 0 (whatever grad is, NaN
+ * included), else grad; a NaN y compares false and lets grad through.
+ */
+export function reluGrad64(grad: Float64Array, y: Float64Array): Float64Array {
+  return y.map((v, i) => (v <= 0 ? 0 : grad[i]!));
+}
+
+/**
  * grad · gelu'(x). "none": Φ(x) + x·φ(x) with Φ(x) = ½(1 + erf(x/√2)), φ(x) = exp(−x²/2)/√(2π). "tanh": with
  * k = √(2/π), u = k(x + 0.044715x³), t = tanh u: ½(1 + t) + ½x(1 − t²)·k(1 + 3·0.044715x²).
  */

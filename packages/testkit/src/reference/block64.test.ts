@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { add64, crossEntropy64, embedding64, erf64, gelu64, layerNorm64, maskFull64 } from "./block64.js";
+import { add64, crossEntropy64, embedding64, erf64, gelu64, layerNorm64, maskFull64, relu64 } from "./block64.js";
 
 describe("float64 references of the block ops", () => {
   it("erf64 matches tabulated values (Abramowitz & Stegun table 7.1, and erfc tails) to 1e-14", () => {
@@ -29,6 +29,12 @@ describe("float64 references of the block ops", () => {
     const tanh = [-0.0036373920817729943, -0.15880800939172324, 0.34571400982514394, 1.954597694087775];
     gelu64(x, "none").forEach((v, i) => expect(v).toBeCloseTo(exact[i]!, 13));
     gelu64(x, "tanh").forEach((v, i) => expect(v).toBeCloseTo(tanh[i]!, 13));
+  });
+
+  it("relu64: max(x, 0); NaN and +∞ kept, −∞ and −0 give +0 (torch.relu)", () => {
+    const y = relu64(Float64Array.of(-2, -0, 0, 1e-30, 3.5, NaN, Infinity, -Infinity));
+    expect([...y]).toEqual([0, 0, 0, 1e-30, 3.5, NaN, Infinity, 0]);
+    expect(Object.is(y[1], 0)).toBe(true);
   });
 
   it("layerNorm64: zero mean, unit biased variance, affine; a constant row gives the bias", () => {

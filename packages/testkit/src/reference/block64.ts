@@ -51,6 +51,11 @@ export function gelu64(x: Float64Array, approximate: "none" | "tanh"): Float64Ar
   return x.map((v) => (approximate === "tanh" ? 0.5 * v * (1 + Math.tanh(c * (v + 0.044715 * v * v * v))) : 0.5 * v * (1 + erf64(v / Math.SQRT2))));
 }
 
+/** ReLU: max(x, 0), NaN kept (JavaScript's Math.max propagates NaN, as torch.relu does); −0 gives +0. */
+export function relu64(x: Float64Array): Float64Array {
+  return x.map((v) => Math.max(v, 0));
+}
+
 /** a + b with NumPy broadcasting; returns the broadcast shape and values. Shapes must broadcast. */
 export function add64(a: Float64Array, aShape: readonly number[], b: Float64Array, bShape: readonly number[]): { shape: number[]; data: Float64Array } {
   const n = Math.max(aShape.length, bShape.length);

@@ -1,0 +1,36 @@
+// position-embedding: rows offset..offset+T-1 of a learned position table (GPT-2's wpe), T the ids' last dim. The ids
+// are read for their shape only. The offset (bound per run when the graph names a dim) is checked against the table's
+// rows before anything is read: positions past the block size are the caller's bug, never a read of other memory.
+import { checkPositionOffset, expectAxis } from "@attngraph/graph";
+import type { CpuKernel } from "../executor.js";
+import { expectRank, intInput, outData, requireInput, result } from "./adapter.js";
+import type { StridedView } from "./strided.js";
+
+/**
+ * out[t, :] = table[offset + t, :] for t < n (offset + n already checked to be <= P).
+ * @param table [P, E], any strides
+ */
+export function positionEmbeddingImpl(table: StridedView, offset: number, n: number, out?: Float32Array): Float32Array {
+  const e = table.shape[1]!;
+  const [s0, s1] = table.strides as [number, number];
+  const td = table.data;
+  const y = out ?? new Float32Array(n * e);
+  for (let t = 0; t < n; t++) {
+    const base = table.offset + (offset + t) * s0;
+    if (s1 === 1) y.set(td.subarray(base, base + e), t * e);
+    else for (let j = 0; j < e; j++) y[t * e + j] = td[base + j * s1]!;
+  }
+  return y;
+}
+
+/** Inputs: ids [..., T] int32 (shape only), weight [P, E]; attrs { offset (bound) } → [T, E]. */
+export const positionEmbeddingKernel: CpuKernel = (call) => {
+  const ids = intInput(call, 0, "ids");
+  const table = requireInput(call, 1, "weight");
+  expectAxis(call, "ids", ids, "[..., T]");
+  expectRank(call, "weight", table, 2, "[P, E]");
+  const t = ids.shape[ids.rank - 1]!;
+  const offset = checkPositionOffset(call, t, table.shape[0]!);
+  const shape = [t, table.shape[1]!];
+  return result(call, positionEmbeddingImpl(table, offset, t, outData(call, shape)), shape);
+};
