@@ -1,6 +1,10 @@
 import { AttnGraphError } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import {
+  checkClipByNormAttrs,
+  checkGradAccumulateAttrs,
+  checkLrScaleValue,
+  expectScalarShape,
   checkAdamMomentAttrs,
   checkAdamStepAttrs,
   checkDropoutAttrs,
@@ -191,5 +195,29 @@ describe("kernel checks of the optimizer ops", () => {
       expect([e.code, e.subject, e.got], String(t)).toEqual(["input", "n.step", String(t)]);
     }
     expect(thrown(() => checkOptimizerStepValue(op("adam-step"), 0)).message).toBe("n.step: invalid step count of op adam-step, expected an integer >= 1 (1 for the first step), got 0");
+  });
+});
+
+describe("kernel checks of clipping, accumulation and the learning-rate factor", () => {
+  it("clip-by-norm and grad-accumulate attributes: defaults filled in, bad ones named", () => {
+    expect(checkClipByNormAttrs(op("clip-by-norm", { maxNorm: 1 }))).toEqual({ maxNorm: 1, eps: 1e-6 });
+    expect(checkGradAccumulateAttrs(op("grad-accumulate", { scale: 0.25 }))).toEqual({ scale: 0.25 });
+    for (const [f, field] of [
+      [() => checkClipByNormAttrs(op("clip-by-norm", {})), "maxNorm"],
+      [() => checkClipByNormAttrs(op("clip-by-norm", { maxNorm: 0 })), "maxNorm"],
+      [() => checkClipByNormAttrs(op("clip-by-norm", { maxNorm: 1, eps: -1 })), "eps"],
+      [() => checkGradAccumulateAttrs(op("grad-accumulate", { scale: Infinity })), "scale"],
+    ] as const) {
+      expect(codeOf(f), field).toEqual(["attr", `n.${field}`]);
+    }
+  });
+
+  it("a one-element input is [] or [1]; lrScale a finite number >= 0", () => {
+    expect(() => expectScalarShape(op("sum-squares"), "acc", shaped())).not.toThrow();
+    expect(() => expectScalarShape(op("sum-squares"), "acc", shaped(1))).not.toThrow();
+    expect(thrown(() => expectScalarShape(op("clip-by-norm"), "sumSquares", shaped(2))).message).toBe("n.sumSquares: op clip-by-norm takes sumSquares as one number, expected [] or [1], got [2]");
+    expect(checkLrScaleValue(op("adam-step"), 0)).toBe(0);
+    expect(checkLrScaleValue(op("adam-step"), 0.5)).toBe(0.5);
+    for (const s of [-1, NaN, Infinity]) expect(codeOf(() => checkLrScaleValue(op("adam-step"), s)), String(s)).toEqual(["input", "n.lrScale"]);
   });
 });

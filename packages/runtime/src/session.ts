@@ -46,9 +46,9 @@ export interface RunOptions {
    */
   readonly dropoutStep?: number;
   /**
-   * The weights (of compile's `updates`) this run updates, by name; default every one. The others' new values are
-   * computed and dropped: a trainer's micro steps of gradient accumulation update only the accumulators, not the
-   * parameters and optimizer state the same graph also computes.
+   * The weights (of compile's `updates`) this run updates, by name; default every one. The nodes only the others need
+   * are not run (the run's plan keeps only these updates): a trainer's micro steps of gradient accumulation update the
+   * accumulators and compute no optimizer step.
    */
   readonly updates?: readonly string[];
 }
@@ -154,13 +154,19 @@ export class Session {
     return this.#planFor(new Set());
   }
 
-  /** Taps and overrides decide lowering: one plan per set of watched and of patched nodes, made on first use and kept. */
-  #planFor(watched: ReadonlySet<string> | ReadonlyMap<string, unknown>, patched: ReadonlySet<string> | ReadonlyMap<string, unknown> = NO_NODES): Plan {
+  /**
+   * Taps, overrides and a run's subset of updates decide lowering: one plan per set of watched, of patched and of
+   * updated weights, made on first use and kept. A run that updates only some weights plans only the nodes its outputs
+   * and those weights need (a trainer's micro step computes no optimizer update).
+   */
+  #planFor(watched: ReadonlySet<string> | ReadonlyMap<string, unknown>, patched: ReadonlySet<string> | ReadonlyMap<string, unknown> = NO_NODES, applying?: ReadonlySet<string>): Plan {
     // The untapped, unpatched plan (nearly every run) is found without building a key.
-    const key = watched.size === 0 && patched.size === 0 ? PLAIN_KEY : `${[...watched.keys()].sort().join("\u0000")}\u0001${[...patched.keys()].sort().join("\u0000")}`;
+    const plain = watched.size === 0 && patched.size === 0 && applying === undefined;
+    const key = plain ? PLAIN_KEY : `${[...watched.keys()].sort().join("\u0000")}\u0001${[...patched.keys()].sort().join("\u0000")}\u0001${applying ? [...applying].sort().join("\u0000") : "*"}`;
     let plan = this.#plans.get(key);
     if (!plan) {
-      plan = lower(this.graph, { ...this.#options, watched: new Set(watched.keys()), patched: new Set(patched.keys()), keep: [...this.#updates.values()] });
+      const keep = [...this.#updates].filter(([w]) => !applying || applying.has(w)).map(([, node]) => node);
+      plan = lower(this.graph, { ...this.#options, watched: new Set(watched.keys()), patched: new Set(patched.keys()), keep });
       if (this.#plans.size >= 64) this.#plans.clear();
       this.#plans.set(key, plan);
     }
@@ -313,7 +319,7 @@ export class Session {
       if (snap.failed.length) throw snap.failed[0]!;
       const runTap = (options ?? {}).tap;
       if (runTap !== undefined) watched = this.#withRunTap(watched, runTap);
-      const plan = this.#planFor(watched, overrides);
+      const plan = this.#planFor(watched, overrides, applying);
       const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes, (options ?? {}).dims);
       const dropoutStep = dropoutStepOf((options ?? {}).dropoutStep, this.#dropoutMasks, runId - 1);
       checkMemory(runId, plan, prepared, this.#maxArenaBytes); // before the arenas below are allocated
@@ -369,7 +375,7 @@ export class Session {
       // The updated weights' new values stay on their executors: taken out of what the run gives back below.
       const kept = new Map<string, Resident>();
       for (const [weight, node] of this.#updates) {
-        if (run.applying && !run.applying.has(weight)) continue; // released with the run's other values below
+        if (run.applying && !run.applying.has(weight)) continue; // not planned in this run
         const held = values.get(node)!;
         values.delete(node);
         kept.set(weight, { executor: plan.executors.get(held.executor)!, value: held.value });

@@ -62,7 +62,7 @@ describe("compile({ updates })", () => {
     await session.dispose();
   });
 
-  it("run({ updates }) assigns only the weights named; an unknown name is an error naming the field", async () => {
+  it("run({ updates }) assigns only the weights named and runs no node only the others need; an unknown name is an error", async () => {
     const b = new GraphBuilder();
     const w = b.weight("W", [2, 3]);
     const v = b.weight("V", [2, 3]);
@@ -71,8 +71,14 @@ describe("compile({ updates })", () => {
     b.add("add", "V.next", { a: v, b: g });
     const graph = b.output(b.add("gelu", "y", { x: w })).build();
     const session = await compile(graph, { executors: [createCpuExecutor()], weights: { W: W0, V: W0 }, updates: { W: "W.next", V: "V.next" } });
+    const ran: string[] = [];
+    const sub = session.events$.subscribe((e) => e.type === "node-start" && ran.push(e.node));
     await session.run({ g: G }, { updates: ["V"] });
+    expect(ran.sort()).toEqual(["V.next", "y"]);
+    ran.length = 0;
     await session.run({ g: G }, { updates: [] });
+    expect(ran).toEqual(["y"]);
+    sub.unsubscribe();
     const after = await session.readWeights();
     expect(after.get("W")!.toArray()).toEqual(W0.toArray());
     expect(after.get("V")!.toArray()).toEqual([0.5, 1.5, 2.5, 2, 3, 4]);

@@ -2,7 +2,6 @@
 // state) from its gradient, and names which weight each new value replaces after the step: the session keeps them on
 // the executor (compile's `updates`), so a step never sends parameters or moments through the host.
 import { GraphValidationError, type GraphBuilder, type SymShape } from "@attngraph/graph";
-import { UnsupportedError } from "@attngraph/tensor";
 
 /** What an optimizer added for one parameter. */
 export interface ParamUpdate {
@@ -139,17 +138,16 @@ export function sgd(options: SgdOptions): Optimizer {
     stepInput,
     withOptions: (overrides) => sgd(merge("sgd", options, overrides, ["lr", "weightDecay", "momentum", "dampening", "nesterov"])),
     addUpdate(b, param, grad, extras = {}) {
-      // sgd-step has no per-step learning-rate input yet (adam-step's lrScale): loud, not a constant rate in silence.
-      if (extras.lrScale) throw new UnsupportedError("a learning-rate schedule with sgd (sgd-step has no lrScale input; use adam)", { subject: "train.schedule" });
       const shape = b.shapeOf(param);
       const decay = weightDecay > 0 ? { param } : {};
+      const lrScale = extras.lrScale ? { lrScale: extras.lrScale } : {};
       if (momentum === 0) {
-        const next = b.add("sgd-step", `${param}.next`, { param, grad }, { lr, momentum: 0, nesterov: false, weightDecay });
+        const next = b.add("sgd-step", `${param}.next`, { param, grad, ...lrScale }, { lr, momentum: 0, nesterov: false, weightDecay });
         return { updates: { [param]: next }, state: [] };
       }
       const buf = b.weight(`${param}.sgd.buf`, shape);
       const bufNext = b.add("sgd-momentum", `${param}.sgd.buf.next`, { buf, grad, ...decay, step: stepInput }, { momentum, dampening, weightDecay });
-      const next = b.add("sgd-step", `${param}.next`, { param, grad, buf: bufNext }, { lr, momentum, nesterov, weightDecay });
+      const next = b.add("sgd-step", `${param}.next`, { param, grad, buf: bufNext, ...lrScale }, { lr, momentum, nesterov, weightDecay });
       return { updates: { [param]: next, [buf]: bufNext }, state: [{ name: buf, shape }] };
     },
   };

@@ -64,9 +64,15 @@ describe("a schedule in the trainer", () => {
     await trainer.dispose();
   });
 
-  it("sgd with a schedule fails loudly as unsupported; a schedule that is not a function is a typed error", async () => {
+  it("sgd follows a schedule too (sgd-step's lrScale): a rate of 0 changes nothing; a non-function is a typed error", async () => {
     const opts = { loss: "loss", executors: [createCpuExecutor()], weights: defaultInit(graph, 1) };
-    await expect(createTrainer(graph, { ...opts, optimizer: sgd({ lr: 0.1 }), schedule: () => 0.1 })).rejects.toThrow(/unsupported: a learning-rate schedule with sgd/);
+    const trainer = await createTrainer(graph, { ...opts, optimizer: sgd({ lr: 0.1, momentum: 0.9 }), schedule: (i) => (i === 0 ? 0 : 0.1) });
+    const p0 = await trainer.parameters();
+    await trainer.step({ tokens, targets: tokens });
+    for (const [name, t] of await trainer.parameters()) expect(t.toArray(), name).toEqual(p0.get(name)!.toArray());
+    await trainer.step({ tokens, targets: tokens });
+    expect((await trainer.parameters()).get("output.weight")!.toArray()).not.toEqual(p0.get("output.weight")!.toArray());
+    await trainer.dispose();
     await expect(createTrainer(graph, { ...opts, optimizer: adam({ lr: 0.1 }), schedule: 0.1 as unknown as () => number })).rejects.toThrow(/train\.schedule: invalid learning-rate schedule/);
   });
 });

@@ -149,7 +149,7 @@ export class Trainer {
       // Dropout draws each run's own masks, numbered from the step (dropout step (t − 1) · n + k − 1: the first run
       // draws the seeds' own) whatever other runs the session made: the same elements on every executor, and a failed
       // step's retry the same again.
-      // Micro steps before the last update only the accumulators: the parameters and moments they compute are dropped.
+      // Micro steps before the last update only the accumulators: their runs plan no optimizer node.
       const runOptions = {
         dropoutStep: (t - 1) * n + k - 1,
         ...(options.signal ? { signal: options.signal } : {}),

@@ -2,14 +2,14 @@
 // with the loss as the only output (the gradients and new parameters stay on the executor; tap them to watch them).
 import { grad } from "@attngraph/autodiff";
 import { GraphBuilder, GraphValidationError, type OpGraph, type SymShape } from "@attngraph/graph";
+import { addGradAccumulation, checkAccumulate } from "./grad-accumulation.js";
 import { addGradClipping } from "./grad-clip.js";
 import type { Optimizer } from "./optimizer.js";
 import { groupOptimizers, type ParamGroup } from "./param-groups.js";
 
 /** The one-element input a schedule's factor on the learning rate comes in by (adam-step's lrScale). */
 export const LR_SCALE_INPUT = "train.lrScale";
-/** The one-element input of the micro step k (1 first) with gradient accumulation (grad-accumulate's step). */
-export const MICRO_STEP_INPUT = "train.micro";
+
 
 export interface TrainingGraph {
   readonly graph: OpGraph;
@@ -45,9 +45,8 @@ export interface TrainingGraphOptions {
   /** Adds the `train.lrScale` input that a learning-rate schedule feeds each step. */
   readonly schedule?: boolean;
   /**
-   * Gradient accumulation over n microbatches (nanoGPT's gradient_accumulation_steps): each parameter's gradient is
-   * summed, scaled by 1 / n, in a state weight `<p>.grad.acc` by a grad-accumulate node, whose output the clipping
-   * and the optimizer read. Fed `train.micro` = k for the k-th microbatch; only the last one's update counts.
+   * Gradient accumulation over n microbatches (nanoGPT's gradient_accumulation_steps, grad-accumulation.ts): fed
+   * `train.micro` = k for the k-th microbatch; only the last one's update of the parameters counts.
    */
   readonly accumulate?: number;
 }
@@ -60,6 +59,7 @@ export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): Tr
     if (!graph.weights.some((w) => w.name === p)) throw new GraphValidationError("train.params", "no weight of this name", "a weight of the graph", p);
   }
   const optimizers = groupOptimizers(graph, params, optimizer, options.paramGroups);
+  const n = checkAccumulate(options.accumulate ?? 1);
   const g = grad(graph, { loss, wrt: params });
   const b = GraphBuilder.from(g.graph); // outputs are not carried over: the loss is the only one (and the norm's square)
   b.input(optimizer.stepInput, [1]);
@@ -70,27 +70,16 @@ export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): Tr
   // .grad is None), so weight decay does not shrink it either. grad() notes it.
   // So does clipping: torch's clip_grad_norm_ only counts parameters whose .grad is not None.
   const unreached = new Set(g.unreached);
-  let reached: Record<string, string> = Object.fromEntries(params.filter((p) => !unreached.has(p)).map((p) => [p, g.grads[p]!]));
-  const n = options.accumulate ?? 1;
-  if (!Number.isInteger(n) || n < 1) throw new GraphValidationError("train.accumulate", "invalid number of microbatches", "an integer >= 1", String(n));
-  const micro = n > 1 ? b.input(MICRO_STEP_INPUT, [1]) : undefined;
-  const accumulators: string[] = [];
-  if (micro) {
-    reached = Object.fromEntries(
-      Object.entries(reached).map(([p, grad]) => {
-        const shape = b.shapeOf(p);
-        const acc = b.weight(`${p}.grad.acc`, shape);
-        const sum = b.add("grad-accumulate", `${p}.grad.acc.next`, { acc, grad, step: micro }, { scale: 1 / n });
-        updates[acc] = sum;
-        state.push({ name: acc, shape });
-        accumulators.push(acc);
-        return [p, sum];
-      }),
-    );
+  const reached: Record<string, string> = Object.fromEntries(params.filter((p) => !unreached.has(p)).map((p) => [p, g.grads[p]!]));
+  const acc = n > 1 ? addGradAccumulation(b, reached, n) : undefined;
+  if (acc) {
+    Object.assign(updates, acc.updates);
+    state.push(...acc.state);
   }
-  const clip = options.clipGradNorm === undefined ? undefined : addGradClipping(b, reached, options.clipGradNorm);
-  for (const p of Object.keys(reached)) {
-    const u = optimizers.get(p)!.addUpdate(b, p, clip ? clip.grads[p]! : reached[p]!, lrScale ? { lrScale } : {});
+  const grads = acc ? acc.grads : reached;
+  const clip = options.clipGradNorm === undefined ? undefined : addGradClipping(b, grads, options.clipGradNorm);
+  for (const p of Object.keys(grads)) {
+    const u = optimizers.get(p)!.addUpdate(b, p, clip ? clip.grads[p]! : grads[p]!, lrScale ? { lrScale } : {});
     Object.assign(updates, u.updates);
     state.push(...u.state);
   }
@@ -104,6 +93,6 @@ export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): Tr
     ...(g.seed ? { seed: g.seed } : {}),
     ...(clip ? { gradSumSquares: clip.sumSquares } : {}),
     ...(lrScale ? { lrScale } : {}),
-    ...(micro ? { accumulate: { n, micro, accumulators } } : {}),
+    ...(acc ? { accumulate: { n, micro: acc.micro, accumulators: Object.keys(acc.updates) } } : {}),
   };
 }

@@ -1,7 +1,7 @@
 // sgd-step: SGD's parameter update (torch.optim.SGD, maximize false), elementwise in float64 and stored as float32:
 // with d = grad + weightDecay · param, param − lr · u where u = d without momentum, buf (the buffer after this step's
 // sgd-momentum) with it, and d + momentum · buf with `nesterov`.
-import { afterwards, checkSgdStepAttrs, expectSameShape, overRows, type SgdStepAttrs } from "@attngraph/graph";
+import { afterwards, checkLrScaleValue, checkSgdStepAttrs, expectSameShape, expectScalarShape, overRows, type SgdStepAttrs } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
@@ -50,17 +50,21 @@ export function sgdStepImpl(param: StridedView, grad: StridedView, buf: StridedV
 }
 
 /**
- * Inputs: param [...], grad [...], optional buf [...] (needed when momentum > 0); attrs { lr, momentum, nesterov,
+ * Inputs: param [...], grad [...], optional buf [...] (needed when momentum > 0), optional lrScale [] or [1] (this
+ * step's factor on lr); attrs { lr, momentum, nesterov,
  * weightDecay } → param's shape.
  */
 export const sgdStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const param = requireInput(call, 0, "param");
   const grad = requireInput(call, 1, "grad");
-  const a = checkSgdStepAttrs(call);
+  const attrs = checkSgdStepAttrs(call);
   // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
-  const buf = a.momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
+  const buf = attrs.momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
+  const lrScale = optionalInput(call, 3, "lrScale");
   expectSameShape(call, "grad", param, grad);
   if (buf) expectSameShape(call, "buf", param, buf);
+  if (lrScale) expectScalarShape(call, "lrScale", lrScale);
+  const a = lrScale ? { ...attrs, lr: attrs.lr * checkLrScaleValue(call, lrScale.data[lrScale.offset] ?? NaN) } : attrs;
   const { length: n } = lastAxis(param);
   const rows = rowCount(param.shape);
   const y = outData(call, param.shape) ?? new Float32Array(rows * n);

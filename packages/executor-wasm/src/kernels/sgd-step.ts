@@ -3,7 +3,7 @@
 // d + momentum · buf with `nesterov`; in float64 in the module (assembly/sgd.ts `sgdStep`), rounded once. All dense
 // (grad not counted when only buf is read): one span of elements; else param and grad go row by row through their
 // descriptors and a strided buf is copied dense first. With a signal, a big call runs in chunks.
-import { checkSgdStepAttrs, expectSameShape, withCleanup } from "@attngraph/graph";
+import { checkLrScaleValue, checkSgdStepAttrs, expectSameShape, expectScalarShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
@@ -14,17 +14,22 @@ const MOMENTUM = 1;
 const NESTEROV = 2;
 
 /**
- * Inputs: param [...], grad [...], optional buf [...] (needed when momentum > 0); attrs { lr, momentum, nesterov,
+ * Inputs: param [...], grad [...], optional buf [...] (needed when momentum > 0), optional lrScale [] or [1] (this
+ * step's factor on lr); attrs { lr, momentum, nesterov,
  * weightDecay } → [...].
  */
 export const sgdStepKernel = chunkedKernel((call, ctx) => {
   const p = requireInput(call, 0, "param");
   const g = requireInput(call, 1, "grad");
-  const { lr, momentum, nesterov, weightDecay } = checkSgdStepAttrs(call);
+  const { lr: baseLr, momentum, nesterov, weightDecay } = checkSgdStepAttrs(call);
   // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
   const b = momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
+  const lrScale = optionalInput(call, 3, "lrScale");
   expectSameShape(call, "grad", p, g);
   if (b) expectSameShape(call, "buf", p, b);
+  if (lrScale) expectScalarShape(call, "lrScale", lrScale);
+  // A schedule's factor, read from the module's memory like adam-step's.
+  const lr = lrScale ? baseLr * checkLrScaleValue(call, ctx.f32()[lrScale.address / 4]!) : baseLr;
   const mode = momentum === 0 ? PLAIN : nesterov ? NESTEROV : MOMENTUM;
   const buf = mode === PLAIN ? undefined : b;
   const out = ctx.output(call, p.shape);

@@ -123,7 +123,7 @@ function stepProgram(param: GpuTensor, m: GpuTensor, v: GpuTensor, step: GpuTens
   return {
     name: "adam-step",
     cacheKey: "adam-step",
-    code: () => /* wgsl */ `${PRELUDE}${ADAM_STEP_WGSL}
+    code: () => /* wgsl */ `${PRELUDE}${ADAM_STEP_WGSL}${LR_SCALE_WGSL}
 ${storageBindings(["PA", "M", "V", "T", "LS"])}
 @compute @workgroup_size(${WG})
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
@@ -136,7 +136,7 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
   if (pu(${hasScale}u) != 0u) {
     // A scale computed on the GPU is checked here (finite, >= 0), as the host checks an uploaded one.
     let s = LS[view_offset(${sv}u)];
-    if ((bitcast<u32>(s) & 0x7f800000u) == 0x7f800000u || !(s >= 0.0)) { Y[i] = nan(); return; }
+    if (!valid_lr_scale(s)) { Y[i] = nan(); return; }
     lr = lr * s;
     decay = select(1.0, 1.0 - lr * pf(${wd}u), pu(${dec}u) != 0u);
   }
@@ -154,10 +154,11 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
 }
 
 /**
- * t from the host tensor `step` was uploaded from, when it was (a view of) one: the element at the view's offset of
- * the dense upload. undefined for a value computed on the GPU, which only the shader sees.
+ * The one number of a one-element input (the step t, an lrScale) from the host tensor it was uploaded from, when it was
+ * (a view of) one: the element at the view's offset of the dense upload. undefined for a value computed on the GPU,
+ * which only the shader sees.
  */
-function hostStep(step: GpuTensor): number | undefined {
+function hostScalar(step: GpuTensor): number | undefined {
   const host = step.storage.host;
   if (host === undefined || host.dtype !== "float32" || step.offset >= host.size) return undefined;
   const index: number[] = [];
@@ -176,9 +177,24 @@ function hostStep(step: GpuTensor): number | undefined {
  */
 export function checkStep(call: Call, step: GpuTensor): void {
   expectStepShape(call, step);
-  const t = hostStep(step);
+  const t = hostScalar(step);
   if (t !== undefined) checkOptimizerStepValue(call, t);
 }
+
+/**
+ * An lrScale input (adam-step, sgd-step): shape [] or [1] (else a "shape" error naming `<node>.lrScale`), and, when it
+ * came from the host, a finite number >= 0 (else an "input" error naming `<node>.lrScale`), as on cpu and wasm; one
+ * computed on the GPU is checked in the shader (`LR_SCALE_WGSL`).
+ */
+export function checkLrScale(call: Call, lrScale: GpuTensor): void {
+  expectScalarShape(call, "lrScale", lrScale);
+  const s = hostScalar(lrScale);
+  if (s !== undefined) checkLrScaleValue(call, s);
+}
+
+/** WGSL: `valid_lr_scale(s)`, s finite (decided on its bits) and >= 0. */
+export const LR_SCALE_WGSL = /* wgsl */ `
+fn valid_lr_scale(s: f32) -> bool { return (bitcast<u32>(s) & 0x7f800000u) != 0x7f800000u && s >= 0.0; }`;
 
 /**
  * Inputs: param [...], m [...], v [...], step [] or [1], lrScale [] or [1] (optional, this step's factor on lr); attrs
@@ -194,11 +210,7 @@ export const adamStepKernel: WebGpuKernel = async (call, gpu) => {
   expectSameShape(call, "m", param, m);
   expectSameShape(call, "v", param, v);
   checkStep(call, step);
-  if (lrScale) {
-    expectScalarShape(call, "lrScale", lrScale);
-    const s = hostStep(lrScale);
-    if (s !== undefined) checkLrScaleValue(call, s);
-  }
+  if (lrScale) checkLrScale(call, lrScale);
   const out = gpu.alloc(param.shape);
   if (out.size > 0) await gpu.run(stepProgram(param, m, v, step, lrScale, attrs, out));
   return out;

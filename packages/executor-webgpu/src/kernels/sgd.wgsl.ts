@@ -13,7 +13,7 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { VALID_STEP_WGSL, checkStep } from "./adam.wgsl.js";
+import { LR_SCALE_WGSL, VALID_STEP_WGSL, checkLrScale, checkStep } from "./adam.wgsl.js";
 import { optionalInput, requireInput } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the attributes (each checked, absent ones take the op's
@@ -76,8 +76,11 @@ export const sgdMomentumKernel: WebGpuKernel = async (call, gpu) => {
 
 // ---- sgd-step ----
 
-/** Params: param, grad and buf (param's when unused) views, n, lr, momentum, weightDecay, decay on, mode (0 d, 1 buf, 2 nesterov). */
-function stepProgram(param: GpuTensor, grad: GpuTensor, buf: GpuTensor | undefined, a: SgdStepAttrs, out: GpuTensor): ProgramInfo {
+/**
+ * Params: param, grad and buf (param's when unused) views, n, lr, momentum, weightDecay, decay on, mode (0 d, 1 buf, 2
+ * nesterov), then the lrScale view (param's when absent) and whether it is there.
+ */
+function stepProgram(param: GpuTensor, grad: GpuTensor, buf: GpuTensor | undefined, lrScale: GpuTensor | undefined, a: SgdStepAttrs, out: GpuTensor): ProgramInfo {
   const useBuf = a.momentum > 0 && buf !== undefined;
   const p = new Params();
   const pv = p.view(param);
@@ -89,11 +92,13 @@ function stepProgram(param: GpuTensor, grad: GpuTensor, buf: GpuTensor | undefin
   const wd = p.f32(a.weightDecay);
   const decay = p.u32(a.weightDecay > 0 ? 1 : 0);
   const mode = p.u32(useBuf ? (a.nesterov ? 2 : 1) : 0);
+  const sv = p.view(lrScale ?? param);
+  const hasScale = p.u32(lrScale ? 1 : 0);
   return {
     name: "sgd-step",
     cacheKey: "sgd-step",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["PA", "G", "B"])}
+    code: () => /* wgsl */ `${PRELUDE}${LR_SCALE_WGSL}
+${storageBindings(["PA", "G", "B", "LS"])}
 @compute @workgroup_size(${WG})
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
   let i = flat_id(g, nw);
@@ -105,17 +110,26 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
   let mode = pu(${mode}u);
   if (mode == 1u) { u = B[view_at(${bv}u, i)]; }
   if (mode == 2u) { u = d + pf(${mom}u) * B[view_at(${bv}u, i)]; }
-  Y[i] = p - pf(${lr}u) * u;
+  var lr = pf(${lr}u);
+  if (pu(${hasScale}u) != 0u) {
+    let s = LS[view_offset(${sv}u)];
+    if (!valid_lr_scale(s)) { Y[i] = nan(); return; }
+    lr = lr * s;
+  }
+  Y[i] = p - lr * u;
 }`,
     params: p,
-    // Without momentum the buffer (if given) is not read: param is bound in its place.
-    inputs: [param, grad, useBuf ? buf : param],
+    // Without momentum the buffer (if given) is not read: param is bound in its place; so is an absent lrScale.
+    inputs: [param, grad, useBuf ? buf : param, lrScale ?? param],
     output: out,
     workgroups: elementwiseGrid(out.size),
   };
 }
 
-/** Inputs: param [...], grad [...], buf [...] (optional; needed with momentum > 0); attrs { lr, momentum, nesterov, weightDecay }. */
+/**
+ * Inputs: param [...], grad [...], buf [...] (optional; needed with momentum > 0), lrScale [] or [1] (optional, this
+ * step's factor on lr); attrs { lr, momentum, nesterov, weightDecay }.
+ */
 export const sgdStepKernel: WebGpuKernel = async (call, gpu) => {
   const param = requireInput(call, 0, "param");
   const grad = requireInput(call, 1, "grad");
@@ -124,7 +138,9 @@ export const sgdStepKernel: WebGpuKernel = async (call, gpu) => {
   const buf = attrs.momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
   expectSameShape(call, "grad", param, grad);
   if (buf) expectSameShape(call, "buf", param, buf);
+  const lrScale = optionalInput(call, 3, "lrScale");
+  if (lrScale) checkLrScale(call, lrScale);
   const out = gpu.alloc(param.shape);
-  if (out.size > 0) await gpu.run(stepProgram(param, grad, buf, attrs, out));
+  if (out.size > 0) await gpu.run(stepProgram(param, grad, buf, lrScale, attrs, out));
   return out;
 };

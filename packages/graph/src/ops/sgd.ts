@@ -46,16 +46,18 @@ export interface SgdStepAttrs {
 
 /**
  * SGD's parameter update, PyTorch `torch.optim.SGD`: with d = grad + weightDecay · param, param − lr · u where u = d
- * without momentum, buf (the buffer after this step) with it, and d + momentum · buf with `nesterov`.
- * param, grad, buf (with momentum) of one shape → param's shape.
+ * without momentum, buf (the buffer after this step) with it, and d + momentum · buf with `nesterov`; `lrScale`
+ * (optional, one element fed each step) multiplies lr (a learning-rate schedule's factor).
+ * param, grad, buf (with momentum) of one shape, lrScale [] or [1] → param's shape.
  */
 export const sgdStepOp = defineOp<SgdStepAttrs>({
   kind: "sgd-step",
-  doc: "SGD's update: param − lr · (d, or the momentum buffer, or d + momentum · buffer with nesterov), d = grad + weightDecay · param.",
+  doc: "SGD's update: param − lr · (d, or the momentum buffer, or d + momentum · buffer with nesterov), d = grad + weightDecay · param, lr times the optional lrScale input.",
   inputs: [
     { name: "param", doc: "[...]" },
     { name: "grad", doc: "[...]" },
     { name: "buf", optional: true, doc: "[...], the momentum buffer after this step (with momentum > 0)" },
+    { name: "lrScale", optional: true, doc: "[] or [1]: this step's factor on lr (a schedule's), >= 0; absent = 1" },
   ],
   attrs: {
     lr: { type: "number", min: 0 },
@@ -67,8 +69,11 @@ export const sgdStepOp = defineOp<SgdStepAttrs>({
     if (!(a.lr > 0)) ctx.fail("lr", "the learning rate must be positive", "> 0", String(a.lr));
     if (a.nesterov && a.momentum === 0) ctx.fail("nesterov", "Nesterov momentum needs a momentum", "momentum > 0", "momentum 0");
   },
-  inferShape: ([param, grad, buf], { momentum }, ctx) => {
+  inferShape: ([param, grad, buf, lrScale], { momentum }, ctx) => {
     expectSameShape(ctx, "grad", param!, grad!);
+    if (lrScale && !(lrScale.length === 0 || (lrScale.length === 1 && (lrScale[0] === 1 || typeof lrScale[0] === "string")))) {
+      ctx.fail("lrScale", "the learning-rate factor is one number", "[] or [1]", formatDims(lrScale));
+    }
     if (buf) expectSameShape(ctx, "buf", param!, buf);
     if (momentum > 0 && !buf) ctx.fail("buf", "momentum needs the buffer", "a buf input", "none");
     return param!;

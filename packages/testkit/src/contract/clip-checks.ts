@@ -3,11 +3,11 @@
 // clip_grad_norm_; reference/optim64.ts): a chain of sum-squares over gradients of several shapes, dense, strided host
 // views and transposed values on the executor, a size past any workgroup; clip-by-norm below and above maxNorm;
 // grad-accumulate restarting at micro step 1 (a NaN sum from before is not read) and adding after; and lrScale as []
-// and [1], 0 and a warmup factor. Bad values from the host are "input" errors naming `<node>.lrScale` / `<node>.step`.
+// and [1], 0 and a warmup factor, for adam-step and sgd-step. Bad values from the host are "input" errors naming `<node>.lrScale` / `<node>.step`.
 import { expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { clipGradNorm64 } from "../reference/clip64.js";
-import { adamStep64 } from "../reference/optim64.js";
+import { adamStep64, sgdStep64 } from "../reference/optim64.js";
 import { attrs } from "./attrs.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, runValues, stridedOn, thrown } from "./harness.js";
@@ -123,5 +123,25 @@ export function clipChecks(ctx: ContractContext): void {
       const e = (await thrown(() => h.run("adam-step", a, [p, m, v, Tensor.from([3], [1]), Tensor.from([bad], [1])], shape))) as AttnGraphError;
       expect(AttnGraphError.isInstance(e) && [e.code, e.subject], `lrScale ${bad}`).toEqual(["input", "contract.adam-step.lrScale"]);
     }
+  });
+
+  it("sgd-step with lrScale: lr · lrScale, plain and with momentum; 0 leaves the param; a bad factor names <node>.lrScale", async () => {
+    const rng = createRng(1550);
+    const shape = [4, 3];
+    const h = ctx.h;
+    const p = randomTensor(rng, shape);
+    const g = randomTensor(rng, shape);
+    const buf = randomTensor(rng, shape);
+    for (const a of [attrs.sgdStep({ lr: 0.1, weightDecay: 0.01 }), attrs.sgdStep({ lr: 0.05, momentum: 0.9, nesterov: true })]) {
+      const withBuf = a.momentum > 0 ? buf : undefined;
+      for (const [k, s] of [0.5, 0].entries()) {
+        // The reference takes lr > 0 only: a factor of 0 leaves the parameter as it is.
+        const want = s === 0 ? f64(p) : sgdStep64(f64(p), f64(g), withBuf && f64(withBuf), { ...a, lr: a.lr * s });
+        const got = await h.run("sgd-step", a, [p, g, withBuf, Tensor.from([s], k ? [] : [1])], shape);
+        expectClose(got, { shape, data: want }, TOL, `sgd-step momentum ${a.momentum}, lrScale ${s}`);
+      }
+    }
+    const e = (await thrown(() => h.run("sgd-step", attrs.sgdStep({ lr: 0.1 }), [p, g, undefined, Tensor.from([-0.5], [1])], shape))) as AttnGraphError;
+    expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["input", "contract.sgd-step.lrScale"]);
   });
 }
