@@ -1,9 +1,9 @@
 // rms-norm-grad and rms-norm-weight-grad: RMS norm's gradients to its input and to its weight, r = 1/RMS recomputed
 // from x as the forward computes it (rmsOf), so nothing is saved between the passes.
-import { afterwards, checkLayerNormEps, expectAxis, expectSameShape, overRows } from "@attngraph/graph";
+import { afterwards, checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
-import { expectRmsWeight, rmsOf } from "./rms-norm.js";
+import { rmsOf } from "./rms-norm.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
 
 /**

@@ -1,6 +1,6 @@
 // rms-norm: Llama's LlamaRMSNorm over the last axis, the normalisation before attention and before the MLP in a Llama
 // block (and its final norm).
-import { afterwards, checkLayerNormEps, expectDim, overRows, type CallInfo, type Shaped } from "@attngraph/graph";
+import { afterwards, checkLayerNormEps, expectRmsWeight, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { expectRank, optionalInput, outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
@@ -10,13 +10,6 @@ export function rmsOf(data: Float32Array, base: number, n: number, stride: numbe
   let sq = 0;
   for (let j = 0, p = base; j < n; j++, p += stride) sq += data[p]! * data[p]!;
   return 1 / Math.sqrt(sq / n + eps);
-}
-
-/** An rms-norm's optional weight: rank 1 of the normalized dim E, named `<node>.weight`. */
-export function expectRmsWeight(call: CallInfo, e: number, weight: Shaped | undefined): void {
-  if (weight === undefined) return;
-  expectRank(call, "weight", weight, 1, "[E]");
-  expectDim(call, "weight", "rms norm weight length must equal the normalized (last) dim E", e, weight.shape[0]!, weight);
 }
 
 /**

@@ -1,11 +1,10 @@
 // rms-norm-grad and rms-norm-weight-grad: RMS norm's backward to its input and to its weight, r recomputed from x as
 // the forward computes it, in the module (assembly/rms-norm.ts). The weight gradient sums over rows into float64
 // accumulators kept across chunks and rounded once at the end, as layer-norm-weight-grad's. Any views.
-import { checkLayerNormEps, expectAxis, expectSameShape, withCleanup } from "@attngraph/graph";
+import { checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
-import { expectRmsWeight } from "./rms-norm.js";
 
 /** The row length E and row count of grad and x [..., E] (checked: same shapes, at least one axis). */
 function rowsOf(call: Call, g: WasmValue, x: WasmValue): { readonly e: number; readonly rows: number } {

@@ -1,16 +1,9 @@
 // rms-norm: LlamaRMSNorm over the last axis, in float64 in the module (assembly/rms-norm.ts). x may be any view; weight
 // is optional [E]. May run in place (the op declares inPlace: 0). With a signal, a big call runs in chunks of rows.
 import { ShapeError, formatShape } from "@attngraph/tensor";
-import { checkLayerNormEps, expectDim, expectRank, type CallInfo, type Shaped } from "@attngraph/graph";
+import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { optionalInput, requireInput, writeInPlaceChunked } from "./adapter.js";
-
-/** An rms-norm's optional weight: rank 1 of the normalized dim E, named `<node>.weight` (the CPU executor's check). */
-export function expectRmsWeight(call: CallInfo, e: number, weight: Shaped | undefined): void {
-  if (weight === undefined) return;
-  expectRank(call, "weight", weight, 1, "[E]");
-  expectDim(call, "weight", "rms norm weight length must equal the normalized (last) dim E", e, weight.shape[0]!, weight);
-}
 
 /** Inputs: x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
 export const rmsNormKernel = chunkedKernel((call, ctx) => {
