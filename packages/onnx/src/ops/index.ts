@@ -17,6 +17,9 @@ import { outProj } from "./out-proj.js";
 import { pad } from "./pad.js";
 import { projection } from "./projection.js";
 import { relu } from "./relu.js";
+import { mul } from "./mul.js";
+import { rmsNorm } from "./rms-norm.js";
+import { silu } from "./silu.js";
 import { reshape } from "./reshape.js";
 import { rope } from "./rope.js";
 import { score } from "./score.js";
@@ -48,6 +51,9 @@ export const LOWERINGS: Readonly<Record<string, OpLowering>> = {
   gelu,
   relu,
   add,
+  "rms-norm": rmsNorm,
+  silu,
+  mul,
   embedding,
   "cross-entropy": crossEntropy,
   "linear-gelu": linearGelu,
