@@ -11,17 +11,22 @@ import { detectGptLayout, gptWeightsFrom } from "./gpt-layout.js";
 import { GptModel, type ModelCompileOptions } from "./gpt-model.js";
 import { gptGraph } from "./gpt.js";
 import { tensorsOf, type Checkpoint } from "./state-dict-input.js";
+import { llamaConfigFrom, llamaShapes, type LlamaConfigInput } from "./llama-config.js";
+import { LlamaModel } from "./llama-model.js";
+import { llamaGraph } from "./llama.js";
 
 /** The families loadModel knows, with the names users call them by. */
-export type ModelFamily = "gpt2" | "nanogpt" | "hf-gpt2" | "torch-encoder-layer";
+export type ModelFamily = "gpt2" | "nanogpt" | "hf-gpt2" | "torch-encoder-layer" | "llama";
 
-const FAMILIES: Readonly<Record<string, "gpt2" | "torch-encoder-layer">> = {
+const FAMILIES: Readonly<Record<string, "gpt2" | "torch-encoder-layer" | "llama">> = {
   gpt2: "gpt2",
   nanogpt: "gpt2",
   "hf-gpt2": "gpt2",
   gpt: "gpt2",
   "torch-encoder-layer": "torch-encoder-layer",
   TransformerEncoderLayer: "torch-encoder-layer",
+  llama: "llama",
+  LlamaForCausalLM: "llama",
 };
 
 export interface LoadModelOptions extends ModelCompileOptions {
@@ -29,10 +34,11 @@ export interface LoadModelOptions extends ModelCompileOptions {
   readonly family?: ModelFamily;
   /**
    * The constructor arguments under PyTorch's names: GPTConfig / GPT2Config fields for GPT-2 (n_head is needed unless
-   * the width is one of GPT-2's released sizes), TransformerEncoderLayer's for the encoder layer. What the weights'
-   * shapes say may be left out; a field that contradicts them is an error.
+   * the width is one of GPT-2's released sizes), TransformerEncoderLayer's for the encoder layer, LlamaConfig's for
+   * Llama (num_attention_heads is needed). What the weights' shapes say may be left out; a field that contradicts them
+   * is an error.
    */
-  readonly config?: GptConfigInput | EncoderLayerConfigInput;
+  readonly config?: GptConfigInput | EncoderLayerConfigInput | LlamaConfigInput;
   /**
    * GPT-2: whether lm_head is tied to wte. Default: tied when the file has no lm_head.weight or the same values under
    * it (nanoGPT saves both); `tie: true` with a different lm_head.weight is an error.
@@ -40,7 +46,7 @@ export interface LoadModelOptions extends ModelCompileOptions {
   readonly tie?: boolean;
 }
 
-export type Model = GptModel | EncoderLayerModel;
+export type Model = GptModel | EncoderLayerModel | LlamaModel;
 
 /**
  * A model from a checkpoint (a .safetensors file's bytes, or tensors by state_dict key):
@@ -62,7 +68,12 @@ export function loadModel(source: Checkpoint, options: LoadModelOptions = {}): M
     const weights = gptWeightsFrom(gptGraph(c), sd, layout, "GPT-2 / nanoGPT");
     return new GptModel(c, layout, weights, compileOptions);
   }
-  if (tie !== undefined) throw new ModelConfigError("options.tie", "only GPT-2 models have a head to tie", "no tie option", String(tie));
+  if (tie !== undefined) throw new ModelConfigError("options.tie", "only GPT-2 models take options.tie (Llama: config.tie_word_embeddings)", "no tie option", String(tie));
+  if (family === "llama") {
+    const c = llamaConfigFrom(config as LlamaConfigInput | undefined, llamaShapes(sd));
+    const weights = weightsFrom(llamaGraph(c), sd, { keyOf: (n) => n, ignorable: (k) => c.tied && k === "lm_head.weight", assumed: `Hugging Face LlamaForCausalLM (its state_dict names, hidden_size ${c.hiddenSize}, ${c.numLayers} layers)` });
+    return new LlamaModel(c, weights, compileOptions);
+  }
   const inProj = sd.get("self_attn.in_proj_weight");
   const linear1 = sd.get("linear1.weight");
   if (!inProj || inProj.shape.length !== 2 || !linear1 || linear1.shape.length !== 2) {
@@ -74,14 +85,15 @@ export function loadModel(source: Checkpoint, options: LoadModelOptions = {}): M
 }
 
 /** The family by the keys only a member of it has, or an error listing what was looked for. */
-function detectFamily(sd: ReadonlyMap<string, AnyTensor>): "gpt2" | "torch-encoder-layer" {
+function detectFamily(sd: ReadonlyMap<string, AnyTensor>): "gpt2" | "torch-encoder-layer" | "llama" {
   if (sd.has("transformer.wte.weight") || sd.has("wte.weight")) return "gpt2";
+  if (sd.has("model.embed_tokens.weight") && sd.has("model.layers.0.self_attn.q_proj.weight")) return "llama";
   if (sd.has("self_attn.in_proj_weight")) return "torch-encoder-layer";
   const keys = [...sd.keys()];
   throw new ModelConfigError(
     "checkpoint",
     "no model family recognised by its keys (pass options.family if it is one of them)",
-    "wte.weight / transformer.wte.weight (GPT-2, nanoGPT) or self_attn.in_proj_weight (torch.nn.TransformerEncoderLayer)",
+    "wte.weight / transformer.wte.weight (GPT-2, nanoGPT), model.embed_tokens.weight + model.layers.0.self_attn.q_proj.weight (Llama) or self_attn.in_proj_weight (torch.nn.TransformerEncoderLayer)",
     keys.length ? `keys ${keys.slice(0, 6).join(", ")}${keys.length > 6 ? `, … (${keys.length})` : ""}` : "an empty checkpoint",
   );
 }
