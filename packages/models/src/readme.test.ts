@@ -18,7 +18,7 @@ async function run(code: string, scope: Record<string, unknown>): Promise<Record
   const body = code.replace(/^import .*$/gm, "");
   const names = [...body.matchAll(/^const (\w+)|^const \{ ([\w, ]+) \}/gm)].flatMap((m) => (m[1] ? [m[1]] : m[2]!.split(",").map((n) => n.trim())));
   const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (...args: string[]) => (...a: unknown[]) => Promise<Record<string, unknown>>;
-  const given = { ...scope, ...models, createCpuExecutor, readFileSync: (f: string) => readFileSync(join(goldenModelsDir, f)) };
+  const given = { ...models, createCpuExecutor, readFileSync: (f: string) => readFileSync(join(goldenModelsDir, f)), ...scope };
   const fn = new AsyncFunction(...Object.keys(given), `${body}\nreturn { ${names.join(", ")} };`);
   return fn(...Object.values(given));
 }
@@ -53,7 +53,20 @@ describe("README examples", () => {
     await (got["layer"] as models.EncoderLayerModel).dispose();
   });
 
+  it("Llama (fixtures/llama-tiny): PyTorch's logits and greedy tokens", async () => {
+    const fixtures = (f: string) => readFileSync(fileURLToPath(new URL(`../fixtures/${f}`, import.meta.url)));
+    const want = JSON.parse(fixtures("llama-tiny.json").toString("utf8")) as { logits: number[]; idx: number[][] };
+    const got = await run(blocks[4]!, { readFileSync: fixtures });
+    const llama = got["llama"] as models.LlamaModel;
+    expect((got["out"] as { logits: Tensor }).logits.shape).toEqual([1, 3, 48]);
+    const { logits } = await llama.run({ idx: [want.idx[0]!] }); // the loaded model on the fixture's first row
+    expect(maxDiff(logits.data, want.logits.slice(0, 7 * 48))).toBeLessThan(2e-5);
+    expect((got["continued"] as number[][])[0]!.slice(0, 3)).toEqual([5, 17, 3]);
+    expect((got["continued"] as number[][])[0]!.length).toBe(9);
+    await llama.dispose();
+  });
+
   it("each public case's example is at most five lines of code besides imports", () => {
-    for (const b of blocks.slice(0, 4)) expect(b.split("\n").filter((l) => l.trim() && !l.startsWith("import ")).length).toBeLessThanOrEqual(5);
+    for (const b of blocks.slice(0, 5)) expect(b.split("\n").filter((l) => l.trim() && !l.startsWith("import ")).length).toBeLessThanOrEqual(5);
   });
 });
