@@ -10,7 +10,7 @@ export interface SiluAttrs {}
  */
 export const siluOp = defineOp<SiluAttrs>({
   kind: "silu",
-  doc: "SiLU elementwise: x · sigmoid(x) (F.silu), stable for large |x|.",
+  doc: "SiLU elementwise: x · sigmoid(x) (F.silu); no overflow to NaN for large inputs.",
   inputs: [{ name: "x", doc: "[...]" }],
   attrs: {},
   inPlace: 0,
