@@ -68,7 +68,7 @@ export function loadModel(source: Checkpoint, options: LoadModelOptions = {}): M
     const weights = gptWeightsFrom(gptGraph(c), sd, layout, "GPT-2 / nanoGPT");
     return new GptModel(c, layout, weights, compileOptions);
   }
-  if (tie !== undefined) throw new ModelConfigError("options.tie", "only GPT-2 models take options.tie (Llama: config.tie_word_embeddings)", "no tie option", String(tie));
+  if (tie !== undefined) throw new ModelConfigError("options.tie", "only GPT-2 models have a head to tie by option (Llama: config.tie_word_embeddings)", "no tie option", String(tie));
   if (family === "llama") {
     const c = llamaConfigFrom(config as LlamaConfigInput | undefined, llamaShapes(sd));
     const weights = weightsFrom(llamaGraph(c), sd, { keyOf: (n) => n, ignorable: (k) => c.tied && k === "lm_head.weight", assumed: `Hugging Face LlamaForCausalLM (its state_dict names, hidden_size ${c.hiddenSize}, ${c.numLayers} layers)` });
