@@ -1,10 +1,20 @@
 // Errors in words. Each kind gets a plain lead ("Bad config", "Executor", "Run failed", "Golden case", "Diff
-// executors"), then the library's own message, which names the key or node, what was expected and what came.
+// executors", and the Model tab's "Model file", "Generation", "Attention"), then the library's own message, which
+// names the key or node, what was expected and what came.
 import { el } from "./config-form.js";
 
-export type ErrorKind = "config" | "executor" | "run" | "case" | "diff";
+export type ErrorKind = "config" | "executor" | "run" | "case" | "diff" | "model" | "generate" | "attention";
 
-const LEADS: Record<ErrorKind, string> = { config: "Bad config", executor: "Executor", run: "Run failed", case: "Golden case", diff: "Diff executors" };
+const LEADS: Record<ErrorKind, string> = {
+  config: "Bad config",
+  executor: "Executor",
+  run: "Run failed",
+  case: "Golden case",
+  diff: "Diff executors",
+  model: "Model file",
+  generate: "Generation",
+  attention: "Attention",
+};
 
 /** Which kind an error thrown by a run is, from its class name (the classes' Symbol markers survive bundling too). */
 export function kindOf(error: unknown): ErrorKind {

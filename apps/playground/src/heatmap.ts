@@ -20,11 +20,10 @@ export function cellSize(rows: number, cols: number): number {
 }
 
 /**
- * A canvas drawing `m`; hovering calls `onHover(i, j)`. The canvas carries data-rows, data-cols and data-cell (pixels
+ * A canvas drawing `m` at `px` pixels per cell; hovering calls `onHover(i, j)`. The canvas carries data-rows, data-cols and data-cell (pixels
  * per cell), so a test can aim at a cell the way a user would.
  */
-export function matrixCanvas(m: Matrix, range: ColourRange, onHover: (i: number, j: number) => void): HTMLCanvasElement {
-  const px = cellSize(m.rows, m.cols);
+export function matrixCanvas(m: Matrix, range: ColourRange, onHover: (i: number, j: number) => void, px = cellSize(m.rows, m.cols)): HTMLCanvasElement {
   const canvas = document.createElement("canvas");
   canvas.className = "heatmap";
   canvas.width = m.cols * px;

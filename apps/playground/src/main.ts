@@ -1,7 +1,8 @@
 // Wires the page: the form feeds the run controller (newest config wins, runs never interleave), each finished run
 // redraws the views, and every error lands in the errors view while the last good views stay on screen. Clicking a
 // head toggles its ablation, which goes into the next run like any form change. The diff panel works on the last good
-// run's graph and numbers. The Train tab is its own view (src/train-view.ts) on the same executor entries.
+// run's graph and numbers. The Train and Model tabs are views of their own (src/train-view.ts, src/model-tab.ts) on the
+// same executor entries.
 // The browser-safe entry of the testkit: its main entry also holds the node:fs loader.
 import { parseCase, type GoldenCase } from "@attngraph/testkit/case";
 import "./style.css";
@@ -171,10 +172,11 @@ const diffView = createDiffView($("diff"), $("graph"), executorEntries, errors, 
 submit();
 
 setupTabs(
-  [$("tab-inspect") as HTMLButtonElement, $("tab-train") as HTMLButtonElement],
+  [$("tab-inspect") as HTMLButtonElement, $("tab-train") as HTMLButtonElement, $("tab-model") as HTMLButtonElement],
   new Map([
     ["inspect", $("inspect")],
     ["train", $("train")],
+    ["model", $("model")],
   ]),
 );
 createTrainView(
@@ -188,4 +190,24 @@ createTrainView(
     explain: $("train-explain"),
   },
   executorEntries,
+);
+// The Model tab comes in a chunk of its own: @attngraph/models brings GPT-2's BPE ranks (js-tiktoken, ~600 kB), which
+// the other tabs never need.
+void import("./model-tab.js").then(
+  ({ createModelTab }) =>
+    createModelTab(
+      {
+        panel: $("model"),
+        form: $("model-form") as HTMLFormElement,
+        errors: $("model-errors"),
+        description: $("model-description"),
+        status: $("model-status"),
+        tokens: $("model-tokens"),
+        gridNote: $("attention-note"),
+        grid: $("attention-grid"),
+        readout: $("attention-readout"),
+      },
+      executorEntries,
+    ),
+  (e: unknown) => createErrorsView($("model-errors")).show("model", e),
 );

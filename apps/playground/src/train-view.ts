@@ -4,6 +4,7 @@
 import { el } from "./config-form.js";
 import { MASKED_NODE, WEIGHTS_NODE } from "./copy-task.js";
 import { createErrorsView, kindOf } from "./errors-view.js";
+import { executorSelect } from "./executor-select.js";
 import { executorsFor, type ExecutorEntry } from "./executors.js";
 import { renderWeightHeatmaps } from "./heatmap.js";
 import { renderLossChart } from "./loss-chart.js";
@@ -42,17 +43,7 @@ function labelled(text: string, control: HTMLElement): HTMLElement {
 
 export function createTrainView(v: TrainViewElements, executors: readonly ExecutorEntry[]): TrainController<TrainSettings, CopyTrainer> {
   const errors = createErrorsView(v.errors);
-  const executor = el("select", { id: "train-executor", name: "train-executor" }) as HTMLSelectElement;
-  for (const e of executors) {
-    const opt = el("option", { value: e.name }, [`${e.name}: checking…`]) as HTMLOptionElement;
-    executor.append(opt);
-    void e.available().then((ok) => {
-      opt.textContent = ok === true ? e.name : `${e.name} (not available here)`;
-      opt.disabled = ok !== true;
-      opt.title = ok === true ? "" : ok;
-    });
-  }
-  executor.value = TRAIN_DEFAULTS.executor;
+  const executor = executorSelect("train-executor", executors, TRAIN_DEFAULTS.executor);
   const steps = numberInput("train-steps", TRAIN_DEFAULTS.steps, { min: "1", step: "1" });
   const lr = numberInput("train-lr", TRAIN_DEFAULTS.lr, { min: "0", step: "any" });
   const seed = numberInput("train-seed", TRAIN_DEFAULTS.seed, { min: "0", step: "1" });

@@ -18,7 +18,7 @@ async function run(code: string, scope: Record<string, unknown>): Promise<Record
   const body = code.replace(/^import .*$/gm, "");
   const names = [...body.matchAll(/^const (\w+)|^const \{ ([\w, ]+) \}/gm)].flatMap((m) => (m[1] ? [m[1]] : m[2]!.split(",").map((n) => n.trim())));
   const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (...args: string[]) => (...a: unknown[]) => Promise<Record<string, unknown>>;
-  const given = { ...models, createCpuExecutor, readFileSync: (f: string) => readFileSync(join(goldenModelsDir, f)), ...scope };
+  const given = { ...models, createCpuExecutor, Tensor, readFileSync: (f: string) => readFileSync(join(goldenModelsDir, f)), ...scope };
   const fn = new AsyncFunction(...Object.keys(given), `${body}\nreturn { ${names.join(", ")} };`);
   return fn(...Object.values(given));
 }
@@ -53,10 +53,21 @@ describe("README examples", () => {
     await (got["layer"] as models.EncoderLayerModel).dispose();
   });
 
+  it("MultiheadAttention from the package's fixture: the shapes it prints", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const fixture = (f: string) => readFileSync(fileURLToPath(new URL(`../${f}`, import.meta.url)));
+    const got = await run(blocks[4]!, { readFileSync: fixture });
+    const printed = log.mock.calls;
+    log.mockRestore();
+    expect(printed).toEqual([[[4, 2, 12], [2, 4, 6]]]);
+    expect(got["mha"]).toBeInstanceOf(models.MhaModel);
+    await (got["mha"] as models.MhaModel).dispose();
+  });
+
   it("Llama (fixtures/llama-tiny): PyTorch's logits and greedy tokens", async () => {
-    const fixtures = (f: string) => readFileSync(fileURLToPath(new URL(`../fixtures/${f}`, import.meta.url)));
-    const want = JSON.parse(fixtures("llama-tiny.json").toString("utf8")) as { logits: number[]; idx: number[][] };
-    const got = await run(blocks[4]!, { readFileSync: fixtures });
+    const fixture = (f: string) => readFileSync(fileURLToPath(new URL(`../${f}`, import.meta.url)));
+    const want = JSON.parse(fixture("fixtures/llama-tiny.json").toString("utf8")) as { logits: number[]; idx: number[][] };
+    const got = await run(blocks[5]!, { readFileSync: fixture });
     const llama = got["llama"] as models.LlamaModel;
     expect((got["out"] as { logits: Tensor }).logits.shape).toEqual([1, 3, 48]);
     const { logits } = await llama.run({ idx: [want.idx[0]!] }); // the loaded model on the fixture's first row
@@ -67,6 +78,6 @@ describe("README examples", () => {
   });
 
   it("each public case's example is at most five lines of code besides imports", () => {
-    for (const b of blocks.slice(0, 5)) expect(b.split("\n").filter((l) => l.trim() && !l.startsWith("import ")).length).toBeLessThanOrEqual(5);
+    for (const b of blocks.slice(0, 6)) expect(b.split("\n").filter((l) => l.trim() && !l.startsWith("import ")).length).toBeLessThanOrEqual(5);
   });
 });

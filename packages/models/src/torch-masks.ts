@@ -23,17 +23,20 @@ function asTensor(name: string, value: unknown): AnyTensor {
   throw new ModelInputError(name, "not a mask", "a Tensor (int32 = bool, float32 = additive) or nested booleans", value === null ? "null" : typeof value);
 }
 
-/** src_mask [T, T]: { kind: "mask", tensor } (0/1, 0 hides) from a bool mask, { kind: "bias" } from an additive one. */
-export function attnMask(name: string, value: unknown, T: number): { kind: "mask" | "bias"; tensor: Tensor } {
+/**
+ * src_mask [T, T] / attn_mask [L, S]: { kind: "mask", tensor } (0/1, 0 hides) from a bool mask, { kind: "bias" } from
+ * an additive one. `legend` names the shape in errors by the module's own letters.
+ */
+export function attnMask(name: string, value: unknown, T: number, S = T, legend = "[T, T]"): { kind: "mask" | "bias"; tensor: Tensor } {
   const t = asTensor(name, value);
-  if (t.shape.length !== 2 || t.shape[0] !== T || t.shape[1] !== T) throw new ModelInputError(name, "the attention mask is [T, T] (a 3-D [B·nhead, T, T] mask is not supported)", `[${T}, ${T}]`, formatShape(t.shape));
+  if (t.shape.length !== 2 || t.shape[0] !== T || t.shape[1] !== S) throw new ModelInputError(name, `the attention mask is ${legend} (a 3-D [B·nhead, ${legend.slice(1, -1)}] mask is not supported)`, `[${T}, ${S}]`, formatShape(t.shape));
   const data = t.contiguous().data;
   if (t.dtype === "int32") {
     const keep = new Float32Array(data.length);
     for (let i = 0; i < data.length; i++) keep[i] = data[i] === 0 ? 1 : 0;
     return { kind: "mask", tensor: Tensor.from(keep, t.shape) };
   }
-  for (let i = 0; i < data.length; i++) if (Number.isNaN(data[i]!) || data[i] === Infinity) throw new ModelInputError(`${name}[${Math.floor(i / T)}][${i % T}]`, "an additive mask entry must be a number or −∞", "finite or -Infinity", String(data[i]));
+  for (let i = 0; i < data.length; i++) if (Number.isNaN(data[i]!) || data[i] === Infinity) throw new ModelInputError(`${name}[${Math.floor(i / S)}][${i % S}]`, "an additive mask entry must be a number or −∞", "finite or -Infinity", String(data[i]));
   return { kind: "bias", tensor: t as Tensor };
 }
 

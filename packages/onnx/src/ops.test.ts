@@ -4,6 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { GraphBuilder } from "@attngraph/graph";
 import { Tensor } from "@attngraph/tensor";
+import { OnnxExportError } from "./errors.js";
+import { exportOnnx } from "./export.js";
 import { expectOrtMatchesCpu, randomTensor } from "./test-against-cpu.js";
 
 const modes = ["auto", "none"] as const;
@@ -136,6 +138,17 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     await expectOrtMatchesCpu(g, { table: randomTensor([7, 5], 18, 4) }, inputs, { contrib });
   });
 
+  it.each([[0, "T"], [2, "T"], [3, 3]] as const)("position-embedding at offset %s with T = %s, broadcast over the batch when added", async (offset, t) => {
+    const b = new GraphBuilder();
+    const ids = b.input("ids", ["B", t], "int32");
+    const tok = b.add("embedding", "tok", { ids, weight: b.weight("wte", [7, 5]) });
+    const pos = b.add("position-embedding", "pos", { ids, weight: b.weight("wpe", [6, 5]) }, { offset });
+    const g = b.output(pos, b.add("add", "x", { a: tok, b: pos })).build();
+    const inputs = { ids: Tensor.int32([0, 3, 6, 2, 2, 5], [2, 3]) };
+    const report = await expectOrtMatchesCpu(g, { wte: randomTensor([7, 5], 20), wpe: randomTensor([6, 5], 21) }, inputs, { contrib });
+    expect(report.nodes.find((n) => n.node === "pos")!.onnxOps).toContain("Slice");
+  });
+
   it("cross-entropy mean over no counted position is 0", async () => {
     const b = new GraphBuilder();
     const logits = b.input("logits", [2, 3]);
@@ -162,5 +175,22 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const eval_ = b.add("dropout", "eval", { x }, { rate: 0.5, seed: 3, training: false });
     const g = b.output(b.add("dropout", "rate0", { x: eval_ }, { rate: 0, seed: 3, training: true })).build();
     await expectOrtMatchesCpu(g, {}, { x: randomTensor([2, 4], 21) }, { contrib });
+  });
+});
+
+describe("position-embedding with a named offset", () => {
+  it("fails the export naming the node when no graph input carries the offset's dim", () => {
+    const b = new GraphBuilder();
+    const ids = b.input("ids", ["B", "T"], "int32");
+    const g = b.output(b.add("position-embedding", "pos", { ids, weight: b.weight("wpe", [6, 5]) }, { offset: "N" })).build();
+    let e: unknown;
+    try {
+      exportOnnx(g, { wpe: randomTensor([6, 5], 1) });
+    } catch (err) {
+      e = err;
+    }
+    expect(e).toBeInstanceOf(OnnxExportError);
+    expect((e as OnnxExportError).subject).toBe("pos");
+    expect((e as OnnxExportError).message).toContain("symbolic dim N is carried by no graph input");
   });
 });

@@ -1,7 +1,8 @@
 // The decode session on cpu: token-by-token decoding equals one full causal run, the cache is tappable, and every
 // misuse (overflow, another batch, a graph without a cache, truncate past the end) is a typed error that leaves the
 // decoder usable. The same equality on every executor and variant lives in @attngraph/reliability (decode.test.ts).
-import { attentionWeights, buildAttention, ConfigError } from "@attngraph/attention";
+import { addAttention, attentionWeights, buildAttention, ConfigError } from "@attngraph/attention";
+import { DECODE_DIMS, GraphBuilder } from "@attngraph/graph";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
@@ -55,6 +56,34 @@ describe("compileDecoder on cpu", () => {
     }
     sub.unsubscribe();
     expect(cached).toEqual([[B, 2, 3, 4], [B, 2, 4, 4], [B, 2, 5, 4], [B, 2, 6, 4]]);
+    await dec.dispose();
+  });
+
+  it("learned positions (position-embedding with offset N) are bound per step: decoding equals the full run", async () => {
+    // GPT-2's input: wte[ids] + wpe[offset..offset+T-1], then a causal block. The decode graph names N, the absolute
+    // position of this call's first token, which the decoder binds from the positions decoded so far.
+    const gpt = (decode: boolean) => {
+      const b = new GraphBuilder();
+      const ids = b.input("ids", ["B", "T"], "int32");
+      const tok = b.add("embedding", "tok", { ids, weight: b.weight("wte", [5, 8]) });
+      const pos = b.add("position-embedding", "pos", { ids, weight: b.weight("wpe", [T, 8]) }, { offset: decode ? DECODE_DIMS.position : 0 });
+      return b.output(addAttention(b, b.add("add", "h", { a: tok, b: pos }), config, { decode }).output).build();
+    };
+    const all = { ...weights, wte: randomTensor([5, 8], 7), wpe: randomTensor([T, 8], 8) };
+    const ids = Tensor.int32([0, 4, 2, 2, 1, 3, 3, 1, 0, 4, 4, 2], [B, T]);
+    const columns = (from: number, to: number) => Tensor.int32(Array.from({ length: B * (to - from) }, (_, k) => ids.toInt32Array()[Math.floor(k / (to - from)) * T + from + (k % (to - from))]!), [B, to - from]);
+    const s = await compile(gpt(false), { executors: [createCpuExecutor()], weights: all });
+    const full = (await s.run({ ids })).output!;
+    await s.dispose();
+    const dec = await compileDecoder(gpt(true), { executors: [createCpuExecutor()], weights: all, maxLength: 16, batch: B });
+    for (const [from, to] of [[0, 2], [2, 3], [3, 5], [5, 6]] as const) {
+      const got = (await dec.step({ ids: columns(from, to) })).output!.toFloat32Array();
+      const want = tokens(full, from, to).toFloat32Array();
+      for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!), `positions ${from}..${to - 1}`).toBeLessThan(1e-5);
+    }
+    // A 7th position runs past the table's T = 6 rows: the step fails naming the node, and the decoder goes on.
+    await expect(dec.step({ ids: columns(0, 1) })).rejects.toThrow(/pos\.offset: positions 6\.\.6 run past the table's P rows/);
+    expect(dec.length).toBe(T);
     await dec.dispose();
   });
 

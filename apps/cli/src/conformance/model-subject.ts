@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { OpGraph } from "@attngraph/graph";
-import { EncoderLayerModel, loadModel, pythonCallArgs, type LoadModelOptions, type Model } from "@attngraph/models";
+import { EncoderLayerModel, MhaModel, loadModel, pythonCallArgs, type LoadModelOptions, type Model } from "@attngraph/models";
 import type { AnyTensor } from "@attngraph/tensor";
 import type { ModelCase } from "@attngraph/testkit";
 
@@ -35,6 +35,13 @@ export function modelCall(model: Model, c: ModelCase): { graph: OpGraph; inputs:
     const mask = Object.keys(c.inputs).find((n) => n.startsWith("src_mask"));
     const pad = Object.keys(c.inputs).find((n) => n.startsWith("src_key_padding_mask"));
     return model.prepare({ src: c.inputs["src"], ...(mask ? { src_mask: c.inputs[mask] } : {}), ...(pad ? { src_key_padding_mask: c.inputs[pad] } : {}) });
+  }
+  if (model instanceof MhaModel) {
+    // A self-attention case gives only `query`: the same tensor is then key and value, as PyTorch's `query is key is value`.
+    const query = c.inputs["query"];
+    const mask = c.inputs["attn_mask"];
+    const pad = c.inputs["key_padding_mask"];
+    return model.prepare({ query, key: c.inputs["key"] ?? query, value: c.inputs["value"] ?? query, ...(mask ? { attn_mask: mask } : {}), ...(pad ? { key_padding_mask: pad } : {}) });
   }
   const targets = c.expected.loss !== undefined ? c.inputs["targets"] : undefined;
   return model.prepare({ idx: c.inputs["idx"], ...(targets ? { targets } : {}) });

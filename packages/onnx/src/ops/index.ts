@@ -15,6 +15,7 @@ import { linearGelu } from "./linear-gelu.js";
 import { mask } from "./mask.js";
 import { outProj } from "./out-proj.js";
 import { pad } from "./pad.js";
+import { positionEmbedding } from "./position-embedding.js";
 import { projection } from "./projection.js";
 import { relu } from "./relu.js";
 import { mul } from "./mul.js";
@@ -55,6 +56,7 @@ export const LOWERINGS: Readonly<Record<string, OpLowering>> = {
   silu,
   mul,
   embedding,
+  "position-embedding": positionEmbedding,
   "cross-entropy": crossEntropy,
   "linear-gelu": linearGelu,
   "add-layer-norm": addLayerNorm,
