@@ -160,6 +160,25 @@ describe("what grad() builds", () => {
     expect([dx.kind, dx.inputs["y"], dx.inputs["grad"]]).toEqual(["relu-grad", "out", "out.grad"]);
   });
 
+  it("mul's rule multiplies the gradient by the other side and sums a broadcast side back (sum-to)", () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", [2, 3]);
+    const s = b.input("s", [3]);
+    const g = grad(b.output(b.add("mul", "out", { a: x, b: s })).build(), { loss: "out", wrt: ["x", "s"] });
+    const dx = g.graph.node("x.grad");
+    expect([dx.kind, dx.inputs["a"], dx.inputs["b"]]).toEqual(["mul", "out.grad", "s"]);
+    expect(g.graph.node("s.grad").kind).toBe("sum-to");
+  });
+
+  it("rms-norm's rule adds rms-norm-grad and rms-norm-weight-grad, reading x (statistics recomputed)", () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", [2, 4]);
+    const w = b.input("w", [4]);
+    const g = grad(b.output(b.add("rms-norm", "out", { x, weight: w }, { eps: 1e-5 })).build(), { loss: "out", wrt: ["x", "w"] });
+    expect([g.graph.node("x.grad").kind, g.graph.node("x.grad").attrs["eps"]]).toEqual(["rms-norm-grad", 1e-5]);
+    expect(g.graph.node("w.grad").kind).toBe("rms-norm-weight-grad");
+  });
+
   it("fails with typed errors naming the field: unknown loss or wrt, an int32 wrt, an empty or repeated wrt", () => {
     const err = (f: () => unknown) => {
       try {

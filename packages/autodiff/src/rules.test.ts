@@ -98,6 +98,28 @@ describe("backward rules against central differences (float64)", () => {
     expectGradientsMatch(single("projection", { x: [2, 3, 4], weight: [6, 4], bias: [6] }, {}, { after: relu }));
   });
 
+  it("rms-norm (with and without weight), silu, and mul (broadcast either side)", () => {
+    expectGradientsMatch(single("rms-norm", { x: [2, 3, 5], weight: [5] }, { eps: 1e-6 }));
+    expectGradientsMatch(single("rms-norm", { x: [4, 6] }, { eps: 1e-2 }));
+    expectGradientsMatch(single("silu", { x: [3, 5] }));
+    expectGradientsMatch(single("mul", { a: [2, 3, 4], b: [2, 3, 4] }));
+    expectGradientsMatch(single("mul", { a: [2, 3, 4], b: [4] }));
+    expectGradientsMatch(single("mul", { a: [1, 3, 1], b: [2, 3, 4] }));
+  });
+
+  it("a SiLU-gated MLP: mul(silu(gate(x)), up(x)), x reaching the loss through both branches", () => {
+    const b = new GraphBuilder();
+    const rng = rngOf(77);
+    const x = b.input("x", [2, 3, 4]);
+    const wg = b.input("wg", [6, 4]);
+    const wu = b.input("wu", [6, 4]);
+    const n = b.add("rms-norm", "norm", { x }, { eps: 1e-6 });
+    const gate = b.add("silu", "act", { x: b.add("projection", "gate", { x: n, weight: wg }) });
+    const out = b.add("mul", "out", { a: gate, b: b.add("projection", "up", { x: n, weight: wu }) });
+    const values = { x: randomValue(rng, [2, 3, 4]), wg: randomValue(rng, [6, 4]), wu: randomValue(rng, [6, 4]) };
+    expectGradientsMatch({ graph: b.output(out).build(), loss: out, wrt: ["x", "wg", "wu"], values });
+  });
+
   it("embedding (repeated ids accumulate) and cross-entropy (every reduction, ignored targets)", () => {
     expectGradientsMatch(single("embedding", { ids: [2, 6], weight: [4, 3] }, {}, { ints: { ids: 4 } }));
     // Learned positions: the table's rows offset..offset+T-1 get the gradient, the others 0; ids get none.

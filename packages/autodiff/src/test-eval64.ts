@@ -6,7 +6,7 @@ import type { GraphNode, OpGraph } from "@attngraph/graph";
 import {
   add64, alibi64, crossEntropy64, crossEntropyGrad64, embedding64, embeddingGrad64, gelu64, geluGrad64, layerNorm64, layerNormGrad64,
   layerNormWeightGrad64, linear64, linearWeightGrad64, maskFull64, maskGrad64, pad64, referenceDropoutKeep, relu64, reluGrad64, rope64, score64, slice64,
-  softmax64, softmaxGrad64, sumTo64, weightedSum64,
+  softmax64, softmaxGrad64, sumTo64, weightedSum64, mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64, siluGrad64,
 } from "@attngraph/testkit";
 
 export interface Value64 {
@@ -103,6 +103,12 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
       return { shape: x().shape, data: gelu64(x().data, a.approximate) };
     case "relu":
       return { shape: x().shape, data: relu64(x().data) };
+    case "silu":
+      return { shape: x().shape, data: silu64(x().data) };
+    case "rms-norm":
+      return { shape: x().shape, data: rmsNorm64(x().data, last(x()), a.eps, get("weight")?.data) };
+    case "mul":
+      return mul64(must("a").data, must("a").shape, must("b").data, must("b").shape);
     case "add":
       return add64(must("a").data, must("a").shape, must("b").data, must("b").shape);
     case "add-layer-norm": {
@@ -145,6 +151,12 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
       return { shape: [last(x())], data: layerNormWeightGrad64(must("grad").data, x().data, last(x()), a.eps) };
     case "gelu-grad":
       return { shape: x().shape, data: geluGrad64(must("grad").data, x().data, a.approximate) };
+    case "silu-grad":
+      return { shape: x().shape, data: siluGrad64(must("grad").data, x().data) };
+    case "rms-norm-grad":
+      return { shape: x().shape, data: rmsNormGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data) };
+    case "rms-norm-weight-grad":
+      return { shape: [last(x())], data: rmsNormWeightGrad64(must("grad").data, x().data, last(x()), a.eps) };
     case "relu-grad":
       return { shape: must("y").shape, data: reluGrad64(must("grad").data, must("y").data) };
     case "embedding-grad": {

@@ -94,6 +94,9 @@ function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
     "layer-norm-weight-grad": { kind: "layer-norm-weight-grad", node: "ln.weight.grad", attrs: { eps: 1e-5 }, inputs: [random([5, 3, 48], 15), x], outShape: [48] },
     "gelu-grad": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "none" }, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
     "relu-grad": { kind: "relu-grad", node: "act.grad", attrs: {}, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
+    "rms-norm-grad": { kind: "rms-norm-grad", node: "norm.grad", attrs: { eps: 1e-6 }, inputs: [random([5, 3, 48], 15), x, random([48], 16)], outShape: [5, 3, 48] },
+    "rms-norm-weight-grad": { kind: "rms-norm-weight-grad", node: "norm.weight.grad", attrs: { eps: 1e-6 }, inputs: [random([5, 3, 48], 15), x], outShape: [48] },
+    "silu-grad": { kind: "silu-grad", node: "act.grad", attrs: {}, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
     "embedding-grad": { kind: "embedding-grad", node: "emb.grad", attrs: { rows: 30 }, inputs: [ids, random([2, 70, 48], 18)], outShape: [30, 48] },
     "cross-entropy-grad": {
       kind: "cross-entropy-grad",

@@ -11,6 +11,9 @@ import { embeddingKernel } from "./kernels/embedding.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
 import { reluKernel } from "./kernels/relu.js";
+import { siluKernel } from "./kernels/silu.js";
+import { mulKernel } from "./kernels/mul.js";
+import { rmsNormKernel } from "./kernels/rms-norm.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { attentionKernel } from "./kernels/attention.js";
 import { dropoutKernel } from "./kernels/dropout.js";
@@ -36,6 +39,8 @@ import { layerNormGradKernel } from "./kernels/layer-norm-grad.js";
 import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
 import { reluGradKernel } from "./kernels/relu-grad.js";
+import { siluGradKernel } from "./kernels/silu-grad.js";
+import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./kernels/rms-norm-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
@@ -72,6 +77,9 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["gelu", geluKernel],
   ["relu", reluKernel],
   ["add", addKernel],
+  ["rms-norm", rmsNormKernel],
+  ["silu", siluKernel],
+  ["mul", mulKernel],
   ["embedding", embeddingKernel],
   ["position-embedding", positionEmbeddingKernel],
   ["cross-entropy", crossEntropyKernel],
@@ -88,6 +96,9 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
   ["relu-grad", reluGradKernel],
+  ["rms-norm-grad", rmsNormGradKernel],
+  ["rms-norm-weight-grad", rmsNormWeightGradKernel],
+  ["silu-grad", siluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],

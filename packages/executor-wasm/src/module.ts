@@ -78,6 +78,16 @@ export interface KernelExports {
   relu(src: number, dst: number, n: number): void;
   reluStrided(src: number, desc: number, dst: number, r0: number, r1: number): void;
   add(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number): void;
+  /** See assembly/mul.ts: add's blocks, multiplied. */
+  mul(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number): void;
+  /** See assembly/rms-norm.ts: rows [r0, r1) of any view → dst dense; w = 0 when there is no weight. */
+  rmsNorm(src: number, desc: number, dst: number, w: number, ws: number, eps: number, r0: number, r1: number): void;
+  rmsNormGrad(g: number, gdesc: number, x: number, xdesc: number, w: number, ws: number, dst: number, eps: number, r0: number, r1: number): void;
+  /** Adds rows [r0, r1) into float64 accumulators acc [E]. */
+  rmsNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;
+  /** See assembly/silu.ts: rows [r0, r1) of any views → dst dense. */
+  silu(src: number, desc: number, dst: number, r0: number, r1: number): void;
+  siluGrad(g: number, gdesc: number, x: number, xdesc: number, dst: number, r0: number, r1: number): void;
   /** See assembly/add-layer-norm.ts: a block of rows of a + b (as `add`) and their layer norm (as `layerNorm`), side by side. */
   addLayerNorm(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
   embedding(ids: number, desc: number, nv: number, w: number, ws0: number, ws1: number, dst: number, ne: number, k0: number, k1: number): void;

@@ -11,6 +11,9 @@ import { embeddingKernel } from "./kernels/embedding.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
 import { reluKernel } from "./kernels/relu.js";
+import { siluKernel } from "./kernels/silu.js";
+import { mulKernel } from "./kernels/mul.js";
+import { rmsNormKernel } from "./kernels/rms-norm.js";
 import { kvAppendKernel } from "./kernels/kv-append.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.js";
@@ -29,6 +32,8 @@ import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
 import { reluGradKernel } from "./kernels/relu-grad.js";
+import { siluGradKernel } from "./kernels/silu-grad.js";
+import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./kernels/rms-norm-grad.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
 import { maskGradKernel } from "./kernels/mask-grad.js";
@@ -69,6 +74,9 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["gelu", geluKernel],
   ["relu", reluKernel],
   ["add", addKernel],
+  ["rms-norm", rmsNormKernel],
+  ["silu", siluKernel],
+  ["mul", mulKernel],
   ["embedding", embeddingKernel],
   ["position-embedding", positionEmbeddingKernel],
   ["cross-entropy", crossEntropyKernel],
@@ -88,6 +96,9 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
   ["relu-grad", reluGradKernel],
+  ["rms-norm-grad", rmsNormGradKernel],
+  ["rms-norm-weight-grad", rmsNormWeightGradKernel],
+  ["silu-grad", siluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],

@@ -11,6 +11,10 @@ import { embeddingKernel } from "./kernels/embedding.wgsl.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.wgsl.js";
 import { geluKernel } from "./kernels/gelu.wgsl.js";
 import { reluKernel } from "./kernels/relu.wgsl.js";
+import { siluGradKernel, siluKernel } from "./kernels/silu.wgsl.js";
+import { mulKernel } from "./kernels/mul.wgsl.js";
+import { rmsNormKernel } from "./kernels/rms-norm.wgsl.js";
+import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./kernels/rms-norm-grad.wgsl.js";
 import { kvAppendKernel } from "./kernels/kv-append.wgsl.js";
 import { layerNormKernel } from "./kernels/layer-norm.wgsl.js";
 import { linearGeluKernel } from "./kernels/linear-gelu.wgsl.js";
@@ -67,6 +71,9 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["gelu", geluKernel],
   ["relu", reluKernel],
   ["add", addKernel],
+  ["rms-norm", rmsNormKernel],
+  ["silu", siluKernel],
+  ["mul", mulKernel],
   ["embedding", embeddingKernel],
   ["position-embedding", positionEmbeddingKernel],
   ["cross-entropy", crossEntropyKernel],
@@ -83,6 +90,9 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
   ["relu-grad", reluGradKernel],
+  ["rms-norm-grad", rmsNormGradKernel],
+  ["rms-norm-weight-grad", rmsNormWeightGradKernel],
+  ["silu-grad", siluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],

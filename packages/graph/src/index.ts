@@ -57,6 +57,7 @@ export {
   expectLinearWeightGradShapes,
   expectLossGradShape,
   expectNormParams,
+  expectRmsWeight,
   expectRank,
   expectSameShape,
   expectStepShape,

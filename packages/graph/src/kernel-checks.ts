@@ -134,6 +134,13 @@ export function expectNormParams(call: CallInfo, e: number, weight: Shaped | und
   }
 }
 
+/** An rms-norm's optional weight: rank 1 of the normalized dim E, named `<node>.weight`. */
+export function expectRmsWeight(call: CallInfo, e: number, weight: Shaped | undefined): void {
+  if (weight === undefined) return;
+  expectRank(call, "weight", weight, 1, "[E]");
+  expectDim(call, "weight", "rms norm weight length must equal the normalized (last) dim E", e, weight.shape[0]!, weight);
+}
+
 /**
  * The sums' shape [..., E] of an add-layer-norm call, whose outShape is [..., 2E]: an odd last dim, a and b that do not
  * broadcast to [..., E] exactly, or no axis at all are errors naming `<node>.out`, `.b` or `.a`.

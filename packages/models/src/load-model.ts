@@ -14,11 +14,14 @@ import { mhaConfigFrom, mhaShapesOf, type MhaConfigInput } from "./mha-config.js
 import { MhaModel } from "./mha-model.js";
 import { mhaGraph } from "./mha.js";
 import { tensorsOf, type Checkpoint } from "./state-dict-input.js";
+import { llamaConfigFrom, llamaShapes, type LlamaConfigInput } from "./llama-config.js";
+import { LlamaModel } from "./llama-model.js";
+import { llamaGraph } from "./llama.js";
 
 /** The families loadModel knows, with the names users call them by. */
-export type ModelFamily = "gpt2" | "nanogpt" | "hf-gpt2" | "torch-encoder-layer" | "TransformerEncoderLayer" | "torch-mha" | "MultiheadAttention";
+export type ModelFamily = "gpt2" | "nanogpt" | "hf-gpt2" | "torch-encoder-layer" | "TransformerEncoderLayer" | "torch-mha" | "MultiheadAttention" | "llama" | "LlamaForCausalLM";
 
-type Family = "gpt2" | "torch-encoder-layer" | "torch-mha";
+type Family = "gpt2" | "torch-encoder-layer" | "torch-mha" | "llama";
 
 const FAMILIES: Readonly<Record<string, Family>> = {
   gpt2: "gpt2",
@@ -29,6 +32,8 @@ const FAMILIES: Readonly<Record<string, Family>> = {
   TransformerEncoderLayer: "torch-encoder-layer",
   "torch-mha": "torch-mha",
   MultiheadAttention: "torch-mha",
+  llama: "llama",
+  LlamaForCausalLM: "llama",
 };
 
 export interface LoadModelOptions extends ModelCompileOptions {
@@ -37,10 +42,10 @@ export interface LoadModelOptions extends ModelCompileOptions {
   /**
    * The constructor arguments under PyTorch's names: GPTConfig / GPT2Config fields for GPT-2 (n_head is needed unless
    * the width is one of GPT-2's released sizes), TransformerEncoderLayer's for the encoder layer, MultiheadAttention's
-   * for the attention module (num_heads is needed). What the weights' shapes say may be left out; a field that
-   * contradicts them is an error.
+   * for the attention module (num_heads is needed), LlamaConfig's for Llama (num_attention_heads is needed). What the
+   * weights' shapes say may be left out; a field that contradicts them is an error.
    */
-  readonly config?: GptConfigInput | EncoderLayerConfigInput | MhaConfigInput;
+  readonly config?: GptConfigInput | EncoderLayerConfigInput | MhaConfigInput | LlamaConfigInput;
   /**
    * GPT-2: whether lm_head is tied to wte. Default: tied when the file has no lm_head.weight or the same values under
    * it (nanoGPT saves both); `tie: true` with a different lm_head.weight is an error.
@@ -48,7 +53,7 @@ export interface LoadModelOptions extends ModelCompileOptions {
   readonly tie?: boolean;
 }
 
-export type Model = GptModel | EncoderLayerModel | MhaModel;
+export type Model = GptModel | EncoderLayerModel | MhaModel | LlamaModel;
 
 /**
  * A model from a checkpoint (a .safetensors file's bytes, or tensors by state_dict key); naming the family gives the
@@ -60,6 +65,7 @@ export type Model = GptModel | EncoderLayerModel | MhaModel;
  * ```
  */
 export function loadModel(source: Checkpoint, options: LoadModelOptions & { family: "torch-mha" | "MultiheadAttention" }): MhaModel;
+export function loadModel(source: Checkpoint, options: LoadModelOptions & { family: "llama" | "LlamaForCausalLM" }): LlamaModel;
 export function loadModel(source: Checkpoint, options: LoadModelOptions & { family: "torch-encoder-layer" | "TransformerEncoderLayer" }): EncoderLayerModel;
 export function loadModel(source: Checkpoint, options: LoadModelOptions & { family: "gpt2" | "nanogpt" | "hf-gpt2" }): GptModel;
 export function loadModel(source: Checkpoint, options?: LoadModelOptions): Model;
@@ -75,7 +81,12 @@ export function loadModel(source: Checkpoint, options: LoadModelOptions = {}): M
     const weights = gptWeightsFrom(gptGraph(c), sd, layout, "GPT-2 / nanoGPT");
     return new GptModel(c, layout, weights, compileOptions);
   }
-  if (tie !== undefined) throw new ModelConfigError("options.tie", "only GPT-2 models have a head to tie", "no tie option", String(tie));
+  if (tie !== undefined) throw new ModelConfigError("options.tie", "only GPT-2 models have a head to tie by option (Llama: config.tie_word_embeddings)", "no tie option", String(tie));
+  if (family === "llama") {
+    const c = llamaConfigFrom(config as LlamaConfigInput | undefined, llamaShapes(sd));
+    const weights = weightsFrom(llamaGraph(c), sd, { keyOf: (n) => n, ignorable: (k) => c.tied && k === "lm_head.weight", assumed: `Hugging Face LlamaForCausalLM (its state_dict names, hidden_size ${c.hiddenSize}, ${c.numLayers} layers)` });
+    return new LlamaModel(c, weights, compileOptions);
+  }
   if (family === "torch-mha") {
     const c = mhaConfigFrom(config as MhaConfigInput | undefined, mhaShapesOf(sd));
     // The self-attention graph of packed weights has the same weights as the three-input one: either lists them all.
@@ -95,6 +106,7 @@ export function loadModel(source: Checkpoint, options: LoadModelOptions = {}): M
 /** The family by the keys only a member of it has, or an error listing what was looked for. */
 function detectFamily(sd: ReadonlyMap<string, AnyTensor>): Family {
   if (sd.has("transformer.wte.weight") || sd.has("wte.weight")) return "gpt2";
+  if (sd.has("model.embed_tokens.weight") && sd.has("model.layers.0.self_attn.q_proj.weight")) return "llama";
   if (sd.has("self_attn.in_proj_weight")) return "torch-encoder-layer";
   // MultiheadAttention saved on its own: its keys at the top level (inside an encoder layer they start `self_attn.`).
   if ((sd.has("in_proj_weight") || sd.has("q_proj_weight")) && sd.has("out_proj.weight")) return "torch-mha";
@@ -102,7 +114,7 @@ function detectFamily(sd: ReadonlyMap<string, AnyTensor>): Family {
   throw new ModelConfigError(
     "checkpoint",
     "no model family recognised by its keys (pass options.family if it is one of them)",
-    "wte.weight / transformer.wte.weight (GPT-2, nanoGPT), self_attn.in_proj_weight (torch.nn.TransformerEncoderLayer) or in_proj_weight / q_proj_weight with out_proj.weight (torch.nn.MultiheadAttention)",
+    "wte.weight / transformer.wte.weight (GPT-2, nanoGPT), model.embed_tokens.weight + model.layers.0.self_attn.q_proj.weight (Llama), self_attn.in_proj_weight (torch.nn.TransformerEncoderLayer) or in_proj_weight / q_proj_weight with out_proj.weight (torch.nn.MultiheadAttention)",
     keys.length ? `keys ${keys.slice(0, 6).join(", ")}${keys.length > 6 ? `, … (${keys.length})` : ""}` : "an empty checkpoint",
   );
 }

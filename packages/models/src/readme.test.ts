@@ -64,7 +64,20 @@ describe("README examples", () => {
     await (got["mha"] as models.MhaModel).dispose();
   });
 
+  it("Llama (fixtures/llama-tiny): PyTorch's logits and greedy tokens", async () => {
+    const fixture = (f: string) => readFileSync(fileURLToPath(new URL(`../${f}`, import.meta.url)));
+    const want = JSON.parse(fixture("fixtures/llama-tiny.json").toString("utf8")) as { logits: number[]; idx: number[][] };
+    const got = await run(blocks[5]!, { readFileSync: fixture });
+    const llama = got["llama"] as models.LlamaModel;
+    expect((got["out"] as { logits: Tensor }).logits.shape).toEqual([1, 3, 48]);
+    const { logits } = await llama.run({ idx: [want.idx[0]!] }); // the loaded model on the fixture's first row
+    expect(maxDiff(logits.data, want.logits.slice(0, 7 * 48))).toBeLessThan(2e-5);
+    expect((got["continued"] as number[][])[0]!.slice(0, 3)).toEqual([5, 17, 3]);
+    expect((got["continued"] as number[][])[0]!.length).toBe(9);
+    await llama.dispose();
+  });
+
   it("each public case's example is at most five lines of code besides imports", () => {
-    for (const b of blocks.slice(0, 5)) expect(b.split("\n").filter((l) => l.trim() && !l.startsWith("import ")).length).toBeLessThanOrEqual(5);
+    for (const b of blocks.slice(0, 6)) expect(b.split("\n").filter((l) => l.trim() && !l.startsWith("import ")).length).toBeLessThanOrEqual(5);
   });
 });

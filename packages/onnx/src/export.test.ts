@@ -93,6 +93,15 @@ describe("export failures", () => {
     }
   });
 
+  it("the Llama ops' backward ops (rms-norm-grad, rms-norm-weight-grad, silu-grad) fail naming the node and its kind", () => {
+    for (const kind of ["rms-norm-grad", "rms-norm-weight-grad", "silu-grad"]) {
+      const b = new GraphBuilder();
+      const g = b.input("g", [2, 3]);
+      const graph = b.output(b.add(kind, "n.grad", { grad: g, x: b.input("x", [2, 3]) })).build();
+      expect(failure(() => exportOnnx(graph, {})).message).toMatch(new RegExp(`^n\\.grad: op ${kind} has no ONNX form yet`));
+    }
+  });
+
   it("a decode graph's kv-append whose cache is not a weight, or with a fixed shift, fails naming the node", () => {
     const b = new GraphBuilder();
     const cache = b.input("cache", [1, 2, 8, 4]);

@@ -93,6 +93,22 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     expect([byNode["act"]!.onnxOps, byNode["bare"]!.onnxOps]).toEqual([["Relu"], ["Relu"]]);
   });
 
+  it("a Llama MLP: rms-norm (with and without weight), silu and a broadcast mul in plain ops", async () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", ["B", "T", 6]);
+    const norm = b.add("rms-norm", "norm", { x, weight: b.weight("nw", [6]) }, { eps: 1e-6 });
+    const gate = b.add("silu", "act", { x: b.add("projection", "gate", { x: norm, weight: b.weight("wg", [5, 6]) }) });
+    const up = b.add("projection", "up", { x: norm, weight: b.weight("wu", [5, 6]) });
+    const prod = b.add("mul", "prod", { a: gate, b: up });
+    const scaled = b.add("mul", "scaled", { a: prod, b: b.weight("s", [5]) });
+    const g = b.output(scaled, b.add("rms-norm", "plain", { x }, { eps: 1e-2 })).build();
+    const weights = { nw: randomTensor([6], 21), wg: randomTensor([5, 6], 22), wu: randomTensor([5, 6], 23), s: randomTensor([5], 24) };
+    const report = await expectOrtMatchesCpu(g, weights, { x: randomTensor([2, 3, 6], 25, 3) }, { contrib });
+    const byNode = Object.fromEntries(report.nodes.map((n) => [n.node, n]));
+    expect([byNode["act"]!.onnxOps, byNode["prod"]!.onnxOps]).toEqual([["Sigmoid", "Mul"], ["Mul"]]);
+    expect(byNode["norm"]!.onnxOps).toEqual(["Mul", "ReduceMean", "Add", "Sqrt", "Reciprocal", "Mul", "Mul"]);
+  });
+
   it("add-layer-norm: SkipLayerNormalization for equal rank-3 shapes, plain for a broadcast and without a weight", async () => {
     const b = new GraphBuilder();
     const a = b.input("a", ["B", "T", 8]);

@@ -20,6 +20,7 @@ import type { ContractContext } from "./contract/context.js";
 import { dropoutChecks } from "./contract/dropout-checks.js";
 import { Harness } from "./contract/harness.js";
 import { linearChecks } from "./contract/linear-checks.js";
+import { llamaChecks } from "./contract/llama-checks.js";
 import { maskChecks } from "./contract/mask-checks.js";
 import { optimChecks } from "./contract/optim-checks.js";
 import { clipChecks } from "./contract/clip-checks.js";
@@ -67,6 +68,7 @@ export function describeExecutorContract(name: string, make: ExecutorFactory): v
     describe("position encodings: alibi and rope", () => positionChecks(ctx));
     describe("attention composed from dispatch calls", () => attentionChecks(ctx));
     describe("transformer block ops: layer-norm, gelu, relu, add, embedding, cross-entropy, user masks", () => blockChecks(ctx));
+    describe("Llama block ops: rms-norm, silu, mul and their gradients", () => llamaChecks(ctx));
     describe("fused block ops: linear-gelu, add-layer-norm", () => fusedBlockChecks(ctx));
     describe("backward ops", () => backwardChecks(ctx));
     describe("fused attention backward: attention-lse, attention-grad", () => attentionGradChecks(ctx));

@@ -10,6 +10,9 @@ import { embeddingOp } from "./embedding.js";
 import { positionEmbeddingOp } from "./position-embedding.js";
 import { geluOp } from "./gelu.js";
 import { reluOp } from "./relu.js";
+import { siluOp } from "./silu.js";
+import { mulOp } from "./mul.js";
+import { rmsNormOp } from "./rms-norm.js";
 import { layerNormOp } from "./layer-norm.js";
 import { attentionOp } from "./attention.js";
 import { attentionGradOp, attentionLseOp } from "./attention-grad.js";
@@ -37,6 +40,8 @@ import { embeddingGradOp } from "./embedding-grad.js";
 import { positionEmbeddingGradOp } from "./position-embedding-grad.js";
 import { geluGradOp } from "./gelu-grad.js";
 import { reluGradOp } from "./relu-grad.js";
+import { siluGradOp } from "./silu-grad.js";
+import { rmsNormGradOp, rmsNormWeightGradOp } from "./rms-norm-grad.js";
 import { layerNormGradOp, layerNormWeightGradOp } from "./layer-norm-grad.js";
 import { linearWeightGradOp } from "./linear-weight-grad.js";
 import { maskGradOp } from "./mask-grad.js";
@@ -68,6 +73,10 @@ export const builtinOps: readonly AnyOpDef[] = [
   geluOp,
   reluOp,
   addOp,
+  // The ops of a Llama block: RMSNorm and the SiLU-gated MLP (silu(gate) · up).
+  rmsNormOp,
+  siluOp,
+  mulOp,
   embeddingOp,
   positionEmbeddingOp,
   crossEntropyOp,
@@ -85,6 +94,9 @@ export const builtinOps: readonly AnyOpDef[] = [
   layerNormWeightGradOp,
   geluGradOp,
   reluGradOp,
+  rmsNormGradOp,
+  rmsNormWeightGradOp,
+  siluGradOp,
   embeddingGradOp,
   positionEmbeddingGradOp,
   crossEntropyGradOp,
@@ -103,7 +115,7 @@ export const builtinOps: readonly AnyOpDef[] = [
   gradAccumulateOp,
 ];
 
-export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp, reluOp };
+export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp, mulOp, reluOp, rmsNormOp, siluOp };
 export type { AddLayerNormAttrs } from "./add-layer-norm.js";
 export type { LinearGeluAttrs } from "./linear-gelu.js";
 export { USER_MASK_AXES } from "./mask.js";
@@ -116,6 +128,9 @@ export type { PositionEmbeddingGradAttrs } from "./position-embedding-grad.js";
 export type { GeluAttrs } from "./gelu.js";
 export type { LayerNormAttrs } from "./layer-norm.js";
 export type { ReluAttrs } from "./relu.js";
+export type { MulAttrs } from "./mul.js";
+export type { RmsNormAttrs } from "./rms-norm.js";
+export type { SiluAttrs } from "./silu.js";
 export { maskModOp, scoreModInputGradOp, scoreModOp };
 export type { MaskModAttrs } from "./mask-mod.js";
 export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
@@ -140,7 +155,7 @@ export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";
 export type { TransposeAttrs } from "./transpose.js";
 export type { WeightedSumAttrs } from "./weighted-sum.js";
-export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, reluGradOp, softmaxGradOp, sumToOp };
+export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, reluGradOp, rmsNormGradOp, rmsNormWeightGradOp, siluGradOp, softmaxGradOp, sumToOp };
 export type { CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
 export type { EmbeddingGradAttrs } from "./embedding-grad.js";
 export type { GeluGradAttrs } from "./gelu-grad.js";
@@ -149,6 +164,8 @@ export type { LinearWeightGradAttrs } from "./linear-weight-grad.js";
 export type { MaskGradAttrs } from "./mask-grad.js";
 export type { PadAttrs } from "./pad.js";
 export type { ReluGradAttrs } from "./relu-grad.js";
+export type { RmsNormGradAttrs } from "./rms-norm-grad.js";
+export type { SiluGradAttrs } from "./silu-grad.js";
 export type { SoftmaxGradAttrs } from "./softmax-grad.js";
 export type { SumToAttrs } from "./sum-to.js";
 export { adamMomentOp, adamStepOp };

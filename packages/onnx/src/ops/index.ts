@@ -18,6 +18,9 @@ import { pad } from "./pad.js";
 import { positionEmbedding } from "./position-embedding.js";
 import { projection } from "./projection.js";
 import { relu } from "./relu.js";
+import { mul } from "./mul.js";
+import { rmsNorm } from "./rms-norm.js";
+import { silu } from "./silu.js";
 import { reshape } from "./reshape.js";
 import { rope } from "./rope.js";
 import { score } from "./score.js";
@@ -49,6 +52,9 @@ export const LOWERINGS: Readonly<Record<string, OpLowering>> = {
   gelu,
   relu,
   add,
+  "rms-norm": rmsNorm,
+  silu,
+  mul,
   embedding,
   "position-embedding": positionEmbedding,
   "cross-entropy": crossEntropy,

@@ -58,26 +58,31 @@ export function relu64(x: Float64Array): Float64Array {
 
 /** a + b with NumPy broadcasting; returns the broadcast shape and values. Shapes must broadcast. */
 export function add64(a: Float64Array, aShape: readonly number[], b: Float64Array, bShape: readonly number[]): { shape: number[]; data: Float64Array } {
+  return broadcast64(a, aShape, b, bShape, (p, q) => p + q, "add64");
+}
+
+/** f(a, b) elementwise over NumPy's broadcast of the two shapes (add64's and mul64's shared walk). */
+export function broadcast64(a: Float64Array, aShape: readonly number[], b: Float64Array, bShape: readonly number[], f: (p: number, q: number) => number, what: string): { shape: number[]; data: Float64Array } {
   const n = Math.max(aShape.length, bShape.length);
   const pad = (s: readonly number[]) => [...new Array<number>(n - s.length).fill(1), ...s];
   const as = pad(aShape);
   const bs = pad(bShape);
   const shape = as.map((d, i) => {
     const e = bs[i]!;
-    if (d !== e && d !== 1 && e !== 1) throw new Error(`add64: shapes [${aShape}] and [${bShape}] do not broadcast`);
+    if (d !== e && d !== 1 && e !== 1) throw new Error(`${what}: shapes [${aShape}] and [${bShape}] do not broadcast`);
     return d === 1 ? e : d;
   });
   const size = shape.reduce((p, d) => p * d, 1);
   const data = new Float64Array(size);
   const at = (s: number[], idx: number[]) => idx.reduce((p, i, k) => p * s[k]! + (s[k] === 1 ? 0 : i), 0);
-  for (let f = 0; f < size; f++) {
+  for (let k0 = 0; k0 < size; k0++) {
     const idx: number[] = [];
-    let r = f;
+    let r = k0;
     for (let k = n - 1; k >= 0; k--) {
       idx.unshift(r % shape[k]!);
       r = Math.floor(r / shape[k]!);
     }
-    data[f] = a[at(as, idx)]! + b[at(bs, idx)]!;
+    data[k0] = f(a[at(as, idx)]!, b[at(bs, idx)]!);
   }
   return { shape, data };
 }

@@ -1,0 +1,74 @@
+// rms-norm over the last axis (LlamaRMSNorm): y = x · rstd · weight, rstd = 1/sqrt(mean(x²) + eps). One workgroup per
+// row: one pass for the sum of squares (a workgroup reduction, REDUCE_WGSL), one to write. No mean is subtracted, so
+// nothing cancels and float32 sums are what LlamaRMSNorm itself computes in. x may have any strides; weight is an
+// optional [E] view. RMS_ROW_WGSL is shared with rms-norm-grad, which recomputes rstd the same way.
+import { ShapeError, formatShape } from "@attngraph/tensor";
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { optionalInput, requireInput } from "./checks.js";
+import { rowGrid } from "./layer-norm.wgsl.js";
+import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
+import { REDUCE_WGSL } from "./softmax.wgsl.js";
+// Shared by every executor (@attngraph/graph kernel-checks).
+import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
+
+/** WGSL statements giving `rstd` of one row in a workgroup (thread `t`, REDUCE_WGSL bound). */
+export function rmsRowWgsl(x: (j: string) => string, ne: string, eps: string): string {
+  return /* wgsl */ `
+  var q = 0.0;
+  for (var j = t; j < ${ne}; j += ${WG}u) { let v = ${x("j")}; q += v * v; }
+  let rstd = 1.0 / sqrt(reduce_sum(t, q) / f32(${ne}) + ${eps});`;
+}
+
+/** Params: x view, rows, E, x's last stride, eps, weight (present, offset, stride). One workgroup per row. */
+function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTensor): ProgramInfo {
+  const ne = x.shape[x.rank - 1]!;
+  const rows = x.size / ne;
+  const p = new Params();
+  const xv = p.view(x);
+  const r = p.u32(rows);
+  p.u32(ne);
+  p.u32(x.strides[x.rank - 1]!);
+  p.f32(eps);
+  p.u32(w ? 1 : 0);
+  p.u32(w?.offset ?? 0);
+  p.u32(w?.strides[0] ?? 0);
+  return {
+    name: "rms-norm",
+    cacheKey: "rms-norm",
+    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
+${storageBindings(["X", "W"])}
+@compute @workgroup_size(${WG})
+fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
+  let row = wg.y * nw.x + wg.x;
+  if (row >= pu(${r}u)) { return; }
+  let t = lid.x;
+  let ne = pu(${r + 1}u); let xs = pu(${r + 2}u);
+  let hasW = pu(${r + 4}u) != 0u; let wo = pu(${r + 5}u); let ws = pu(${r + 6}u);
+  let xb = view_at(${xv}u, row * ne);${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 3}u)`)}
+  let o = row * ne;
+  for (var j = t; j < ne; j += ${WG}u) {
+    var y = X[xb + j * xs] * rstd;
+    if (hasW) { y = y * W[wo + j * ws]; }
+    Y[o + j] = y;
+  }
+}`,
+    params: p,
+    inputs: [x, w ?? x],
+    output: out,
+    workgroups: rowGrid(rows),
+  };
+}
+
+/** Inputs: x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
+export const rmsNormKernel: WebGpuKernel = async (call, gpu) => {
+  const x = requireInput(call, 0, "x");
+  const w = optionalInput(call, 1, "weight");
+  const eps = checkLayerNormEps(call);
+  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, "rms norm needs at least one axis", "[..., E]", formatShape(x.shape));
+  expectRmsWeight(call, x.shape[x.rank - 1]!, w);
+  const out = gpu.alloc(x.shape);
+  if (x.size > 0) await gpu.run(program(x, w, eps, out));
+  return out;
+};

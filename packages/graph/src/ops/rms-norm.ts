@@ -1,0 +1,42 @@
+import { defineOp } from "../op-def.js";
+import { expectDim } from "./shape-checks.js";
+import { gradOf } from "../vjp-helpers.js";
+
+export interface RmsNormAttrs {
+  /** Added to the mean square before the square root (Llama's rms_norm_eps, often 1e-6); > 0 so a zero row stays 0. */
+  readonly eps: number;
+}
+
+/**
+ * RMS normalization over the last axis, Llama's `LlamaRMSNorm` (and `torch.nn.RMSNorm`): x / sqrt(mean(x²) + eps) ·
+ * weight, no mean subtracted and no bias. Computed in float32 or wider, as LlamaRMSNorm upcasts. weight is optional
+ * (1). A row of zeros gives zeros. x [..., E], weight [E] → [..., E].
+ */
+export const rmsNormOp = defineOp<RmsNormAttrs>({
+  kind: "rms-norm",
+  doc: "RMSNorm over the last axis: x / sqrt(mean(x²) + eps) · weight (LlamaRMSNorm, nn.RMSNorm).",
+  inputs: [
+    { name: "x", doc: "[..., E]" },
+    { name: "weight", optional: true, rank: 1, doc: "[E], the scale" },
+  ],
+  attrs: { eps: { type: "number", default: 1e-6, doc: "> 0, added to the mean square" } },
+  checkAttrs: (a, ctx) => {
+    if (!(a.eps > 0)) ctx.fail("eps", "eps must be positive (a zero row would divide 0 by 0)", "> 0", String(a.eps));
+  },
+  inPlace: 0,
+  inferShape: ([x, w], _attrs, ctx) => {
+    if (x!.length < 1) ctx.fail("x", "rms norm needs at least one axis", "rank >= 1", "a scalar");
+    if (w) expectDim(ctx, "weight", "rms norm weight length must equal the normalized (last) dim E", x![x!.length - 1]!, w[0]!, w);
+    return x!;
+  },
+  // The reciprocal RMS is recomputed from x (one row reduction) rather than saved, as layer-norm's rule does.
+  vjp: (ctx) => {
+    const g = gradOf(ctx, "rms-norm");
+    const [x, w] = ctx.inputs;
+    const eps = ctx.attrs.eps;
+    return [
+      ctx.needs(0) ? ctx.addGrad(0, "rms-norm-grad", { grad: g, x, weight: w }, { eps }) : undefined,
+      w !== undefined && ctx.needs(1) ? ctx.addGrad(1, "rms-norm-weight-grad", { grad: g, x }, { eps }) : undefined,
+    ];
+  },
+});

@@ -1,0 +1,72 @@
+// Hugging Face's LlamaForCausalLM as graph nodes, named as its state_dict is:
+//   x = model.embed_tokens(idx)
+//   per layer i (model.layers.i): h = x + o_proj(attn(input_layernorm(x))), attn with RoPE (rotate_half, base
+//   rope_theta) on q and k and grouped-query heads (k_proj/v_proj have num_key_value_heads · head_dim rows);
+//   out = h + down_proj(silu(gate_proj(n)) · up_proj(n)), n = post_attention_layernorm(h)
+//   logits = lm_head(model.norm(x)), lm_head tied to model.embed_tokens or its own. No biases anywhere.
+// There is no position embedding: positions enter only through RoPE, which in a decode graph starts at the decoder's
+// absolute position N, so a KV-cache decoder runs the same graph one token at a time.
+import { addAttention, type StandardWeight } from "@attngraph/attention";
+import { GraphBuilder, type OpGraph, type Ref } from "@attngraph/graph";
+import { addLinear } from "@attngraph/nn";
+import type { LlamaConfig } from "./llama-config.js";
+
+/** Hugging Face's names of the attention's weights inside `self_attn`. */
+const LLAMA_ATTENTION_WEIGHTS: Readonly<Partial<Record<StandardWeight, string>>> = {
+  W_query: "q_proj.weight",
+  W_key: "k_proj.weight",
+  W_value: "v_proj.weight",
+  out_proj: "o_proj.weight",
+};
+
+export interface LlamaGraphOptions {
+  /** Also take int32 `targets` [B, T] and output `loss`, the mean cross-entropy (HF's labels, already shifted). */
+  readonly loss?: boolean;
+  /** The graph of incremental decoding (compileDecoder): keys and values cached, RoPE positions from the decoder's N. */
+  readonly decode?: boolean;
+}
+
+/**
+ * The Llama graph: input `idx` [B, T] int32 → output `logits` [B, T, vocab] (and `loss` with options.loss). Node and
+ * weight names follow the modules (`model.layers.0.self_attn.weights` is layer 0's attention pattern).
+ */
+export function llamaGraph(c: LlamaConfig, options: LlamaGraphOptions = {}): OpGraph {
+  const b = new GraphBuilder();
+  const idx = b.input("idx", ["B", "T"], "int32");
+  const table = b.weight("model.embed_tokens.weight", [c.vocabSize, c.hiddenSize]);
+  let x = b.add("embedding", "model.embed_tokens", { ids: idx, weight: table }); // [B, T, E]
+  for (let i = 0; i < c.numLayers; i++) x = addLlamaLayer(b, x, c, `model.layers.${i}`, options.decode === true);
+  const normed = addRmsNorm(b, x, "model.norm", c.rmsNormEps);
+  const head = c.tied ? table : b.weight("lm_head.weight", [c.vocabSize, c.hiddenSize]);
+  const logits = b.add("projection", "logits", { x: normed, weight: head }); // [B, T, V]
+  b.output(logits);
+  if (options.loss) {
+    const targets = b.input("targets", ["B", "T"], "int32");
+    b.output(b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean", ignoreIndex: -100 }));
+  }
+  return b.build();
+}
+
+/** LlamaRMSNorm under `name` with its weight `<name>.weight` [E]. */
+function addRmsNorm(b: GraphBuilder, x: Ref, name: string, eps: number): Ref {
+  const e = b.shapeOf(x).at(-1) as number;
+  return b.add("rms-norm", name, { x, weight: b.weight(`${name}.weight`, [e]) }, { eps });
+}
+
+/** One LlamaDecoderLayer under `p` (model.layers.i): pre-norm attention and gated MLP, each added to the residual. */
+function addLlamaLayer(b: GraphBuilder, x: Ref, c: LlamaConfig, p: string, decode: boolean): Ref {
+  const n1 = addRmsNorm(b, x, `${p}.input_layernorm`, c.rmsNormEps);
+  const attn = addAttention(
+    b,
+    n1,
+    { dIn: c.hiddenSize, dOut: c.hiddenSize, numHeads: c.numHeads, numKvHeads: c.numKvHeads, causal: true, qkvBias: false, outBias: false, outProj: true },
+    { prefix: `${p}.self_attn`, outputName: `${p}.self_attn`, weightNames: LLAMA_ATTENTION_WEIGHTS, position: { kind: "rope", base: c.ropeTheta }, ...(decode ? { decode: true } : {}) },
+  ).output;
+  const h = b.add("add", `${p}.residual`, { a: x, b: attn }); // [B, T, E]
+  const n2 = addRmsNorm(b, h, `${p}.post_attention_layernorm`, c.rmsNormEps);
+  const gate = b.add("silu", `${p}.mlp.act`, { x: addLinear(b, n2, `${p}.mlp.gate_proj`, c.intermediateSize, { bias: false }) }); // [B, T, I]
+  const up = addLinear(b, n2, `${p}.mlp.up_proj`, c.intermediateSize, { bias: false }); // [B, T, I]
+  const gated = b.add("mul", `${p}.mlp.gated`, { a: gate, b: up });
+  const down = addLinear(b, gated, `${p}.mlp.down_proj`, c.hiddenSize, { bias: false }); // [B, T, E]
+  return b.add("add", `${p}.output`, { a: h, b: down });
+}
