@@ -149,3 +149,14 @@ describe("safetensors", () => {
     expect(e.message).toMatch(message);
   });
 });
+
+describe("stateDict: the tensors as a plain object", () => {
+  it("holds every tensor of the Map under its key, so Object.entries lists them (over the Map it lists nothing)", () => {
+    const bytes = writeSafetensors(new Map([["b.weight", Tensor.from([1, 2], [2])], ["__proto__", Tensor.from([3], [1])]]));
+    const { tensors, stateDict } = readSafetensors(bytes);
+    expect(Object.entries(tensors)).toEqual([]);
+    expect(Object.keys(stateDict).sort()).toEqual(["__proto__", "b.weight"]);
+    expect(stateDict["b.weight"]).toBe(tensors.get("b.weight"));
+    expect(Array.from(stateDict["__proto__"]!.toFloat32Array())).toEqual([3]);
+  });
+});

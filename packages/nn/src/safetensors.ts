@@ -49,8 +49,12 @@ export function bfloat16ToFloat(b: number): number {
   return v.getFloat32(0);
 }
 
-/** Reads every tensor of a safetensors file; also its `__metadata__`. */
-export function readSafetensors(bytes: Uint8Array): { tensors: Map<string, AnyTensor>; metadata: Record<string, string> } {
+/**
+ * Reads every tensor of a safetensors file; also its `__metadata__`. `tensors` is a Map in the file's order;
+ * `stateDict` holds the same tensors as a plain object (no prototype), for code written for objects
+ * (`Object.entries`, `sd["wte.weight"]`): over a Map, `Object.entries` lists nothing, silently.
+ */
+export function readSafetensors(bytes: Uint8Array): { tensors: Map<string, AnyTensor>; stateDict: Record<string, AnyTensor>; metadata: Record<string, string> } {
   if (!(bytes instanceof Uint8Array)) throw new SafetensorsError("safetensors", "expected the file's bytes", "a Uint8Array", typeof bytes);
   if (bytes.length < 8) throw new SafetensorsError("safetensors header size", "file too short for the header size", ">= 8 bytes", `${bytes.length} bytes`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -81,7 +85,9 @@ export function readSafetensors(bytes: Uint8Array): { tensors: Map<string, AnyTe
   checkContiguous(entries, dataLength);
   const tensors = new Map<string, AnyTensor>();
   for (const e of entries) tensors.set(e.name, readTensor(view, headerEnd, e));
-  return { tensors, metadata };
+  const stateDict = Object.create(null) as Record<string, AnyTensor>;
+  for (const [k, t] of tensors) stateDict[k] = t;
+  return { tensors, stateDict, metadata };
 }
 
 /** A tensor's header entry, checked: its dtype, shape and where its bytes are in the data. */
