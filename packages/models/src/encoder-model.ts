@@ -5,7 +5,7 @@ import { compile, type RunOptions, type Session } from "@attngraph/runtime";
 import { formatShape, Tensor, type AnyTensor } from "@attngraph/tensor";
 import type { EncoderLayerConfig } from "./encoder-config.js";
 import { encoderLayerGraph, type EncoderMasks } from "./encoder-layer.js";
-import { compileOptionsOf, type ModelCompileOptions } from "./gpt-model.js";
+import { compileOptionsOf, type ModelCompileOptions } from "./causal-lm.js";
 import { attnMask, keyPaddingMask } from "./torch-masks.js";
 import { ModelInputError } from "./token-ids.js";
 

@@ -64,6 +64,18 @@ describe("loadModel: GPT-2 family", () => {
     }
   });
 
+  it("new weights (a trainer's) reach the forward sessions and the generation decoders alike", async () => {
+    const c = modelCase("nanogpt-bias-l2");
+    const model = loadModel(c.bytes, { config: { n_head: 4 }, executors }) as GptModel;
+    expect(await model.generateTokens([[13, 3, 22, 27]], { maxNewTokens: 3, greedy: true })).toEqual([[13, 3, 22, 27, 27, 27, 27]]);
+    // A zero embedding table (the head is tied): every logit 0, so greedy takes token 0.
+    await model.setWeights({ ...model.weights, "transformer.wte.weight": Tensor.zeros([50, 32]) });
+    expect(await model.generateTokens([[13, 3, 22, 27]], { maxNewTokens: 3, greedy: true })).toEqual([[13, 3, 22, 27, 0, 0, 0]]);
+    expect(Math.max(...(await model.run({ idx: [[1, 2]] })).logits.data.map(Math.abs))).toBe(0);
+    await expect(model.setWeights({ "transformer.wte.weight": Tensor.zeros([50, 32]) })).rejects.toThrow(/weights\.transformer\.wpe\.weight: a weight of the model is missing/);
+    await model.dispose();
+  });
+
   it("a checkpoint that does not fit names every missing, unexpected and mis-shaped key by the file's names, and the layout assumed", () => {
     const c = modelCase("gpt2-hf-layout-l2");
     const tensors = new Map(readSafetensors(c.bytes).tensors);

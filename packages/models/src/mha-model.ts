@@ -4,7 +4,7 @@
 import type { OpGraph } from "@attngraph/graph";
 import { compile, type RunOptions, type Session } from "@attngraph/runtime";
 import type { AnyTensor, Tensor } from "@attngraph/tensor";
-import { compileOptionsOf, type ModelCompileOptions } from "./gpt-model.js";
+import { compileOptionsOf, type ModelCompileOptions } from "./causal-lm.js";
 import type { MhaConfig } from "./mha-config.js";
 import { mhaGraph, type MhaGraphOptions } from "./mha.js";
 import { meanOverHeads, mhaFeed, type MhaInputs, type MhaOutputs } from "./mha-inputs.js";

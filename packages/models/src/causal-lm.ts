@@ -1,0 +1,166 @@
+// What every causal language model here shares (GPT-2 / nanoGPT, Llama): token ids in, logits out; the graphs it runs
+// as (forward, forward with loss, decode) built on first use and compiled once; ids checked on the host before
+// anything runs; generation on a KV-cache decoder per batch size; new weights reaching every session and decoder.
+// A family adds its graph builder, its description and the way back to its file's layout.
+import type { OpGraph } from "@attngraph/graph";
+import { compile, compileDecoder, type CompileOptions, type Decoder, type RunOptions, type Session } from "@attngraph/runtime";
+import { Tensor, type AnyTensor } from "@attngraph/tensor";
+import { defer, from, switchMap, type Observable } from "rxjs";
+import { ModelConfigError } from "./config-fields.js";
+import { generate, generateTokens, type TokenEvent } from "./generate.js";
+import type { GenerateOptions } from "./generate-options.js";
+import type { Prompt } from "./generate-prompt.js";
+import { ModelInputError, tokenIds } from "./token-ids.js";
+
+/**
+ * How a model's sessions compile: compile()'s options but the weights (the model's) and updates (a trainer's).
+ * Executors may be left out for host-only use (graph(), prepare(), stateDict()); running then says they are needed.
+ */
+export type ModelCompileOptions = Omit<CompileOptions, "weights" | "updates" | "executors"> & { readonly executors?: CompileOptions["executors"] };
+
+/** The options compile() needs, or a ModelConfigError when the model was loaded without executors. */
+export function compileOptionsOf(options: ModelCompileOptions, what: string): Omit<CompileOptions, "weights"> {
+  if (!options.executors || options.executors.length === 0) throw new ModelConfigError("options.executors", `${what} needs executors: loadModel(…, { executors: [createCpuExecutor()] })`, "one or more executors", "none");
+  return options as Omit<CompileOptions, "weights">;
+}
+
+export interface LmGraphOptions {
+  readonly loss?: boolean;
+  readonly decode?: boolean;
+}
+
+export abstract class CausalLm {
+  #weights: Record<string, Tensor>;
+  protected readonly options: ModelCompileOptions;
+  readonly #graphs = new Map<string, OpGraph>();
+  readonly #sessions = new Map<OpGraph, Promise<Session>>();
+  /** generate()'s decoders by batch size. */
+  readonly #decoders = new Map<number, Promise<Decoder>>();
+
+  constructor(weights: Record<string, Tensor>, options: ModelCompileOptions) {
+    this.#weights = weights;
+    this.options = options;
+  }
+
+  /** The family's graph: `idx` [B, T] int32 → `logits`; with loss `targets` → `loss`; decode, the decoder's. */
+  protected abstract buildGraph(options: LmGraphOptions): OpGraph;
+  protected abstract readonly vocabSize: number;
+  /** The most positions the model has (nanoGPT's block_size, Llama's max_position_embeddings), and its name. */
+  protected abstract readonly context: { readonly length: number; readonly name: string };
+
+  /** The weights by the graph's names. */
+  get weights(): Readonly<Record<string, Tensor>> {
+    return this.#weights;
+  }
+
+  /** The graph: `idx` → `logits`; with loss, also `targets` → `loss`; decode, the KV-cache decoder's. Built once. */
+  graph(options: LmGraphOptions = {}): OpGraph {
+    const key = `${options.loss ? "loss" : ""}${options.decode ? "decode" : ""}`;
+    let g = this.#graphs.get(key);
+    if (!g) this.#graphs.set(key, (g = this.buildGraph(options)));
+    return g;
+  }
+
+  /** The compiled forward session (with `targets` and `loss` when asked): tap any node of it. Compiled once. */
+  session(options: { readonly loss?: boolean } = {}): Promise<Session> {
+    return this.sessionOf(this.graph(options));
+  }
+
+  /** The compiled session of one of this model's graphs (prepare()'s): compiled on first use, then kept. */
+  sessionOf(graph: OpGraph): Promise<Session> {
+    let s = this.#sessions.get(graph);
+    if (!s) {
+      s = compile(graph, { ...compileOptionsOf(this.options, "running the model"), weights: this.#weights });
+      this.#sessions.set(graph, s);
+      s.catch(() => this.#sessions.delete(graph)); // a failed compile is not kept: the next call tries again
+    }
+    return s;
+  }
+
+  /**
+   * The graph a forward call runs and its inputs, checked (ids in the vocabulary, T within the context, targets
+   * shaped like idx) before anything runs: what run() feeds, and what a tool (a per-node diff, an export) takes.
+   */
+  prepare(inputs: { readonly idx: unknown; readonly targets?: unknown }): { graph: OpGraph; inputs: Record<string, AnyTensor>; loss: boolean } {
+    if (typeof inputs !== "object" || inputs === null) throw new ModelInputError("inputs", "not an inputs object", "{ idx, targets? }", String(inputs));
+    const { length } = this.context;
+    const idx = tokenIds("idx", inputs.idx, this.vocabSize, length);
+    const loss = inputs.targets !== undefined;
+    const feed: Record<string, AnyTensor> = { idx };
+    if (loss) {
+      const targets = tokenIds("targets", inputs.targets, this.vocabSize, length);
+      if (targets.shape[0] !== idx.shape[0] || targets.shape[1] !== idx.shape[1]) throw new ModelInputError("targets", "targets must be shaped like idx", `[${idx.shape.join(", ")}]`, `[${targets.shape.join(", ")}]`);
+      feed["targets"] = targets;
+    }
+    return { graph: this.graph({ loss }), inputs: feed, loss };
+  }
+
+  /**
+   * Logits [B, T, vocab] of token ids [B, T] (an int32 Tensor or nested arrays), and with `targets` the mean
+   * cross-entropy `loss` (nanoGPT's forward(idx, targets)). Ids are checked before anything runs.
+   */
+  run(inputs: { readonly idx: unknown; readonly targets: unknown }, options?: RunOptions): Promise<{ logits: Tensor; loss: Tensor }>;
+  run(inputs: { readonly idx: unknown; readonly targets?: undefined }, options?: RunOptions): Promise<{ logits: Tensor; loss?: Tensor }>;
+  async run(inputs: { readonly idx: unknown; readonly targets?: unknown }, options: RunOptions = {}): Promise<{ logits: Tensor; loss?: Tensor }> {
+    const { inputs: feed, loss } = this.prepare(inputs);
+    const out = await (await this.session({ loss })).run(feed, options);
+    return loss ? { logits: out["logits"]!, loss: out["loss"]! } : { logits: out["logits"]! };
+  }
+
+  /** A KV-cache decoder of this model (maxLength: the model's context by default), loaded from the same weights. */
+  decoder(options: { readonly maxLength?: number; readonly batch?: number } = {}): Promise<Decoder> {
+    const { length, name } = this.context;
+    const maxLength = options.maxLength ?? length;
+    if (!Number.isSafeInteger(maxLength) || maxLength < 1 || maxLength > length) throw new ModelInputError("decoder maxLength", "the cache cannot hold more positions than the model has", `an integer in 1..${length} (${name})`, String(options.maxLength));
+    return compileDecoder(this.graph({ decode: true }), { ...compileOptionsOf(this.options, "a decoder"), weights: this.#weights, maxLength, ...(options.batch === undefined ? {} : { batch: options.batch }) });
+  }
+
+  /**
+   * Generates after `prompt` (ids, rows of ids, an int32 [B, P] tensor, or text with `options.tokenizer`) on this
+   * model's KV-cache decoder (one per batch size, made on first use): generate()'s events, one per new token.
+   * Positions past the context crop it as nanoGPT does.
+   */
+  generate(prompt: Prompt, options: GenerateOptions): Observable<TokenEvent> {
+    return defer(() => from(this.#decoderFor(prompt))).pipe(switchMap((d) => generate(d, prompt, options)));
+  }
+
+  /** The prompt and its new tokens, one array per row (nanoGPT's generate result). */
+  async generateTokens(prompt: Prompt, options: GenerateOptions): Promise<number[][]> {
+    return generateTokens(await this.#decoderFor(prompt), prompt, options);
+  }
+
+  #decoderFor(prompt: Prompt): Promise<Decoder> {
+    const batch = Tensor.isTensor(prompt) ? prompt.shape[0]! : Array.isArray(prompt) && Array.isArray(prompt[0]) ? prompt.length : 1;
+    let d = this.#decoders.get(batch);
+    if (!d) {
+      d = this.decoder({ batch });
+      this.#decoders.set(batch, d);
+      d.catch(() => this.#decoders.delete(batch));
+    }
+    return d;
+  }
+
+  /**
+   * New weights by the graph's names (trained ones: `trainer.parameters()`, whose optimizer state is left out), for
+   * every session and decoder from their next run on. Every model weight must be there, float32.
+   */
+  async setWeights(weights: ReadonlyMap<string, AnyTensor> | Readonly<Record<string, AnyTensor>>): Promise<void> {
+    const get = (name: string) => (weights instanceof Map ? weights.get(name) : (weights as Record<string, AnyTensor>)[name]);
+    const next: Record<string, Tensor> = {};
+    for (const w of this.graph().weights) {
+      const t = get(w.name);
+      if (t === undefined || t.dtype !== "float32") throw new ModelInputError(`weights.${w.name}`, "a weight of the model is missing or not float32", "a float32 tensor", t === undefined ? "nothing" : t.dtype);
+      next[w.name] = t as Tensor;
+    }
+    this.#weights = next;
+    for (const s of this.#sessions.values()) (await s).setWeights(next);
+    for (const d of this.#decoders.values()) (await d).session.setWeights(next);
+  }
+
+  async dispose(): Promise<void> {
+    const held: Promise<{ dispose(): Promise<void> }>[] = [...this.#sessions.values(), ...this.#decoders.values()];
+    this.#sessions.clear();
+    this.#decoders.clear();
+    await Promise.all(held.map(async (s) => (await s.catch(() => undefined))?.dispose()));
+  }
+}
