@@ -3,78 +3,32 @@
 // anything runs; generation on a KV-cache decoder per batch size; new weights reaching every session and decoder.
 // A family adds its graph builder, its description and the way back to its file's layout.
 import type { OpGraph } from "@attngraph/graph";
-import { compile, compileDecoder, type CompileOptions, type Decoder, type RunOptions, type Session } from "@attngraph/runtime";
+import { compileDecoder, type Decoder, type RunOptions } from "@attngraph/runtime";
 import { Tensor, type AnyTensor } from "@attngraph/tensor";
 import { defer, from, switchMap, type Observable } from "rxjs";
-import { ModelConfigError } from "./config-fields.js";
 import { generate, generateTokens, type TokenEvent } from "./generate.js";
 import type { GenerateOptions } from "./generate-options.js";
 import type { Prompt } from "./generate-prompt.js";
+import { LoadedModel, compileOptionsOf } from "./loaded-model.js";
 import { ModelInputError, tokenIds } from "./token-ids.js";
 
-/**
- * How a model's sessions compile: compile()'s options but the weights (the model's) and updates (a trainer's).
- * Executors may be left out for host-only use (graph(), prepare(), stateDict()); running then says they are needed.
- */
-export type ModelCompileOptions = Omit<CompileOptions, "weights" | "updates" | "executors"> & { readonly executors?: CompileOptions["executors"] };
-
-/** The options compile() needs, or a ModelConfigError when the model was loaded without executors. */
-export function compileOptionsOf(options: ModelCompileOptions, what: string): Omit<CompileOptions, "weights"> {
-  if (!options.executors || options.executors.length === 0) throw new ModelConfigError("options.executors", `${what} needs executors: loadModel(…, { executors: [createCpuExecutor()] })`, "one or more executors", "none");
-  return options as Omit<CompileOptions, "weights">;
-}
+export { compileOptionsOf, type ModelCompileOptions } from "./loaded-model.js";
 
 export interface LmGraphOptions {
   readonly loss?: boolean;
   readonly decode?: boolean;
 }
 
-export abstract class CausalLm {
-  #weights: Record<string, Tensor>;
-  protected readonly options: ModelCompileOptions;
-  readonly #graphs = new Map<string, OpGraph>();
-  readonly #sessions = new Map<OpGraph, Promise<Session>>();
+export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
   /** generate()'s decoders by batch size. */
   readonly #decoders = new Map<number, Promise<Decoder>>();
 
-  constructor(weights: Record<string, Tensor>, options: ModelCompileOptions) {
-    this.#weights = weights;
-    this.options = options;
-  }
-
-  /** The family's graph: `idx` [B, T] int32 → `logits`; with loss `targets` → `loss`; decode, the decoder's. */
-  protected abstract buildGraph(options: LmGraphOptions): OpGraph;
   protected abstract readonly vocabSize: number;
   /** The most positions the model has (nanoGPT's block_size, Llama's max_position_embeddings), and its name. */
   protected abstract readonly context: { readonly length: number; readonly name: string };
 
-  /** The weights by the graph's names. */
-  get weights(): Readonly<Record<string, Tensor>> {
-    return this.#weights;
-  }
-
-  /** The graph: `idx` → `logits`; with loss, also `targets` → `loss`; decode, the KV-cache decoder's. Built once. */
-  graph(options: LmGraphOptions = {}): OpGraph {
-    const key = `${options.loss ? "loss" : ""}${options.decode ? "decode" : ""}`;
-    let g = this.#graphs.get(key);
-    if (!g) this.#graphs.set(key, (g = this.buildGraph(options)));
-    return g;
-  }
-
-  /** The compiled forward session (with `targets` and `loss` when asked): tap any node of it. Compiled once. */
-  session(options: { readonly loss?: boolean } = {}): Promise<Session> {
-    return this.sessionOf(this.graph(options));
-  }
-
-  /** The compiled session of one of this model's graphs (prepare()'s): compiled on first use, then kept. */
-  sessionOf(graph: OpGraph): Promise<Session> {
-    let s = this.#sessions.get(graph);
-    if (!s) {
-      s = compile(graph, { ...compileOptionsOf(this.options, "running the model"), weights: this.#weights });
-      this.#sessions.set(graph, s);
-      s.catch(() => this.#sessions.delete(graph)); // a failed compile is not kept: the next call tries again
-    }
-    return s;
+  protected graphKey(options: LmGraphOptions): string {
+    return `${options.loss ? "loss" : ""}${options.decode ? "decode" : ""}`;
   }
 
   /**
@@ -112,7 +66,7 @@ export abstract class CausalLm {
     const { length, name } = this.context;
     const maxLength = options.maxLength ?? length;
     if (!Number.isSafeInteger(maxLength) || maxLength < 1 || maxLength > length) throw new ModelInputError("decoder maxLength", "the cache cannot hold more positions than the model has", `an integer in 1..${length} (${name})`, String(options.maxLength));
-    return compileDecoder(this.graph({ decode: true }), { ...compileOptionsOf(this.options, "a decoder"), weights: this.#weights, maxLength, ...(options.batch === undefined ? {} : { batch: options.batch }) });
+    return compileDecoder(this.graph({ decode: true }), { ...compileOptionsOf(this.options, "a decoder"), weights: this.weights, maxLength, ...(options.batch === undefined ? {} : { batch: options.batch }) });
   }
 
   /**
@@ -140,27 +94,14 @@ export abstract class CausalLm {
     return d;
   }
 
-  /**
-   * New weights by the graph's names (trained ones: `trainer.parameters()`, whose optimizer state is left out), for
-   * every session and decoder from their next run on. Every model weight must be there, float32.
-   */
-  async setWeights(weights: ReadonlyMap<string, AnyTensor> | Readonly<Record<string, AnyTensor>>): Promise<void> {
-    const get = (name: string) => (weights instanceof Map ? weights.get(name) : (weights as Record<string, AnyTensor>)[name]);
-    const next: Record<string, Tensor> = {};
-    for (const w of this.graph().weights) {
-      const t = get(w.name);
-      if (t === undefined || t.dtype !== "float32") throw new ModelInputError(`weights.${w.name}`, "a weight of the model is missing or not float32", "a float32 tensor", t === undefined ? "nothing" : t.dtype);
-      next[w.name] = t as Tensor;
-    }
-    this.#weights = next;
-    for (const s of this.#sessions.values()) (await s).setWeights(next);
+  /** The generation decoders take new weights too (setWeights). */
+  protected override async weightsChanged(next: Record<string, Tensor>): Promise<void> {
     for (const d of this.#decoders.values()) (await d).session.setWeights(next);
   }
 
-  async dispose(): Promise<void> {
-    const held: Promise<{ dispose(): Promise<void> }>[] = [...this.#sessions.values(), ...this.#decoders.values()];
-    this.#sessions.clear();
+  protected override held(): Promise<Decoder>[] {
+    const decoders = [...this.#decoders.values()];
     this.#decoders.clear();
-    await Promise.all(held.map(async (s) => (await s.catch(() => undefined))?.dispose()));
+    return decoders;
   }
 }

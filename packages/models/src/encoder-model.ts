@@ -1,11 +1,11 @@
 // A torch.nn.TransformerEncoderLayer loaded from its state_dict: run(src, masks) as the module's forward, with
 // PyTorch's mask conventions (torch-masks.ts). One graph per combination of masks a caller uses, compiled on first use.
 import type { OpGraph } from "@attngraph/graph";
-import { compile, type RunOptions, type Session } from "@attngraph/runtime";
+import type { RunOptions } from "@attngraph/runtime";
 import { formatShape, Tensor, type AnyTensor } from "@attngraph/tensor";
 import type { EncoderLayerConfig } from "./encoder-config.js";
 import { encoderLayerGraph, type EncoderMasks } from "./encoder-layer.js";
-import { compileOptionsOf, type ModelCompileOptions } from "./causal-lm.js";
+import { LoadedModel, type ModelCompileOptions } from "./loaded-model.js";
 import { attnMask, keyPaddingMask } from "./torch-masks.js";
 import { ModelInputError } from "./token-ids.js";
 
@@ -18,51 +18,27 @@ export interface EncoderLayerInputs {
   readonly src_key_padding_mask?: unknown;
 }
 
-export class EncoderLayerModel {
+export class EncoderLayerModel extends LoadedModel<EncoderMasks> {
   readonly family = "torch-encoder-layer" as const;
   readonly config: EncoderLayerConfig;
-  #weights: Record<string, Tensor>;
-  readonly #options: ModelCompileOptions;
-  readonly #sessions = new Map<OpGraph, Promise<Session>>();
-  readonly #graphs = new Map<string, OpGraph>();
 
   constructor(config: EncoderLayerConfig, weights: Record<string, Tensor>, options: ModelCompileOptions) {
+    super(weights, options);
     this.config = config;
-    this.#weights = weights;
-    this.#options = options;
+  }
+
+  /** One graph per combination of masks. */
+  protected buildGraph(masks: EncoderMasks): OpGraph {
+    return encoderLayerGraph(this.config, masks);
+  }
+
+  protected graphKey(masks: EncoderMasks): string {
+    return `${masks.mask ?? "-"}/${masks.keyPadding ? "pad" : "-"}`;
   }
 
   get description(): string {
     const c = this.config;
     return `torch.nn.TransformerEncoderLayer(d_model=${c.dModel}, nhead=${c.nHead}, dim_feedforward=${c.dimFeedforward}, activation="${c.activation}", layer_norm_eps=${c.layerNormEps}, batch_first=${c.batchFirst ? "True" : "False"}, norm_first=${c.normFirst ? "True" : "False"}, bias=${c.bias ? "True" : "False"})`;
-  }
-
-  get weights(): Readonly<Record<string, Tensor>> {
-    return this.#weights;
-  }
-
-  /** The layer's graph for this combination of masks (built once). */
-  graph(masks: EncoderMasks = {}): OpGraph {
-    const key = `${masks.mask ?? "-"}/${masks.keyPadding ? "pad" : "-"}`;
-    let g = this.#graphs.get(key);
-    if (!g) this.#graphs.set(key, (g = encoderLayerGraph(this.config, masks)));
-    return g;
-  }
-
-  /** The compiled session for this combination of masks: tap `self_attn.weights` and the rest. */
-  session(masks: EncoderMasks = {}): Promise<Session> {
-    return this.sessionOf(this.graph(masks));
-  }
-
-  /** The compiled session of one of this model's graphs (prepare()'s): compiled on first use, then kept. */
-  sessionOf(graph: OpGraph): Promise<Session> {
-    let s = this.#sessions.get(graph);
-    if (!s) {
-      s = compile(graph, { ...compileOptionsOf(this.#options, "running the model"), weights: this.#weights });
-      this.#sessions.set(graph, s);
-      s.catch(() => this.#sessions.delete(graph)); // a failed compile is not kept: the next call tries again
-    }
-    return s;
   }
 
   /**
@@ -96,16 +72,5 @@ export class EncoderLayerModel {
     const { inputs: feed, masks } = this.prepare(inputs);
     const out = await (await this.session(masks)).run(feed, options);
     return { output: out["output"]! };
-  }
-
-  /** The weights as the module's state_dict (its own names), ready for writeSafetensors. */
-  stateDict(): Map<string, Tensor> {
-    return new Map(Object.entries(this.#weights));
-  }
-
-  async dispose(): Promise<void> {
-    const sessions = [...this.#sessions.values()];
-    this.#sessions.clear();
-    await Promise.all(sessions.map(async (s) => (await s.catch(() => undefined))?.dispose()));
   }
 }

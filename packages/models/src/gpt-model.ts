@@ -50,7 +50,7 @@ export class GptModel extends CausalLm {
   }
 
   /** The weights as the family's own state_dict (the loaded file's names and layout), ready for writeSafetensors. */
-  stateDict(): Map<string, Tensor> {
+  override stateDict(): Map<string, Tensor> {
     return gptStateDict(this.graph(), this.weights, this.layout);
   }
 }

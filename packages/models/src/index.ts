@@ -1,7 +1,8 @@
 // Models as PyTorch users have them, built from graph nodes and loaded by their own state_dict names.
 export { loadModel, type LoadModelOptions, type Model, type ModelFamily } from "./load-model.js";
 export { GptModel } from "./gpt-model.js";
-export { CausalLm, type ModelCompileOptions, type LmGraphOptions } from "./causal-lm.js";
+export { CausalLm, type LmGraphOptions } from "./causal-lm.js";
+export { LoadedModel, type ModelCompileOptions } from "./loaded-model.js";
 export { LlamaModel } from "./llama-model.js";
 export { llamaGraph, type LlamaGraphOptions } from "./llama.js";
 export { llamaConfigFrom, llamaShapes, type LlamaConfig, type LlamaConfigInput, type LlamaShapes } from "./llama-config.js";

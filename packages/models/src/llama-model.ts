@@ -33,9 +33,4 @@ export class LlamaModel extends CausalLm {
     const c = this.config;
     return `Llama (Hugging Face LlamaForCausalLM names): ${c.numLayers} layer${c.numLayers === 1 ? "" : "s"}, ${c.numHeads} heads, ${c.numKvHeads} key/value heads, hidden ${c.hiddenSize}, intermediate ${c.intermediateSize}, vocab ${c.vocabSize}, max positions ${c.maxPositions}, rope_theta ${c.ropeTheta}, lm_head ${c.tied ? "tied to embed_tokens" : "its own"}`;
   }
-
-  /** The weights as LlamaForCausalLM's state_dict (the graph's names are its names), ready for writeSafetensors. */
-  stateDict(): Map<string, Tensor> {
-    return new Map(Object.entries(this.weights));
-  }
 }

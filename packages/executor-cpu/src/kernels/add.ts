@@ -1,18 +1,22 @@
-// add: elementwise sum with broadcasting, for residual connections (x + attention) and positional embeddings added
-// over the batch (pos_embed [1, T, E]).
+// add and mul: elementwise sum and product with broadcasting — residual connections (x + attention), positional
+// embeddings added over the batch (pos_embed [1, T, E]), the gate of a SiLU-gated MLP (silu(gate) · up). One strided
+// loop over the broadcast rows serves both; only the operator differs.
 import { addShape, afterwards, broadcastStrides, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { outData, requireInput, result } from "./adapter.js";
 import { rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
 
+export type BroadcastOp = "add" | "mul";
+
 /**
- * a + b over the broadcast shape `shape`: each input is read through strides that are 0 on the axes it stretches, so
- * nothing is materialised. Sums in float32 (a float32 + float32 is exact in float64 and rounds once), as PyTorch does.
+ * a + b (or a · b) over the broadcast shape `shape`: each input is read through strides that are 0 on the axes it
+ * stretches, so nothing is materialised. Computed in float64 and stored in float32: a sum or product of two float32s
+ * is exact there and rounds once, as float32 arithmetic (PyTorch's) does.
  * @param a, b any strides, broadcastable to `shape`
  * @param out where to write `shape` row-major; default: a new array
  * @param part the rows (a row = the last axis of `shape`) to write; default: all
  */
-export function addImpl(a: StridedView, b: StridedView, shape: readonly number[], out?: Float32Array, part?: RowRange): Float32Array {
+export function broadcastImpl(op: BroadcastOp, a: StridedView, b: StridedView, shape: readonly number[], out?: Float32Array, part?: RowRange): Float32Array {
   const as: StridedView = { data: a.data, shape, strides: broadcastStrides(a.shape, a.strides, shape), offset: a.offset };
   const bs: StridedView = { data: b.data, shape, strides: broadcastStrides(b.shape, b.strides, shape), offset: b.offset };
   const r0 = part?.start ?? 0;
@@ -24,24 +28,36 @@ export function addImpl(a: StridedView, b: StridedView, shape: readonly number[]
   const ad = a.data;
   const bd = b.data;
   const y = out ?? new Float32Array(rowCount(shape) * n);
+  // The operator is chosen once per call, outside the loops: each loop stays monomorphic for the JIT.
   for (let r = 0; r < ra.length; r++) {
     const o = (r0 + r) * n;
-    for (let j = 0, p = ra[r]!, q = rb[r]!; j < n; j++, p += sa, q += sb) y[o + j] = ad[p]! + bd[q]!;
+    if (op === "add") for (let j = 0, p = ra[r]!, q = rb[r]!; j < n; j++, p += sa, q += sb) y[o + j] = ad[p]! + bd[q]!;
+    else for (let j = 0, p = ra[r]!, q = rb[r]!; j < n; j++, p += sa, q += sb) y[o + j] = ad[p]! * bd[q]!;
   }
   return y;
 }
 
+/** a + b over the broadcast shape (see broadcastImpl). */
+export function addImpl(a: StridedView, b: StridedView, shape: readonly number[], out?: Float32Array, part?: RowRange): Float32Array {
+  return broadcastImpl("add", a, b, shape, out, part);
+}
+
+/** The kernel of `op`. Inputs: a [...], b [...] broadcastable → the broadcast shape. */
+export function broadcastKernel(op: BroadcastOp) {
+  return chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
+    const a = requireInput(call, 0, "a");
+    const b = requireInput(call, 1, "b");
+    const shape = addShape(call, a, b);
+    const n = shape.length === 0 ? 1 : shape[shape.length - 1]!;
+    const rows = rowCount(shape);
+    const y = outData(call, shape) ?? new Float32Array(rows * n);
+    const pending = overRows(call, chunkWork, rows, n * BROADCAST_WORK, (start, end) => broadcastImpl(op, a, b, shape, y, { start, end }));
+    return afterwards(pending, () => result(call, y, shape));
+  });
+}
+
 /** Inputs: a [...], b [...] broadcastable → the broadcast shape. */
-export const addKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const a = requireInput(call, 0, "a");
-  const b = requireInput(call, 1, "b");
-  const shape = addShape(call, a, b);
-  const n = shape.length === 0 ? 1 : shape[shape.length - 1]!;
-  const rows = rowCount(shape);
-  const y = outData(call, shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * ADD_WORK, (start, end) => addImpl(a, b, shape, y, { start, end }));
-  return afterwards(pending, () => result(call, y, shape));
-});
+export const addKernel = broadcastKernel("add");
 
 /** Work per element in multiply-adds of the matmul core: two strided reads and a write (estimated ≈ 3). */
-const ADD_WORK = 3;
+const BROADCAST_WORK = 3;

@@ -1,4 +1,4 @@
-// add: a + b with NumPy broadcasting, over any strides. Both inputs are read as views of the output's shape: an axis
+// add and mul: a + b and a · b with NumPy broadcasting, over any strides (mul: the gate of a SiLU-gated MLP). Both inputs are read as views of the output's shape: an axis
 // an input lacks or holds once (a dim of 1) gets stride 0 (`broadcastStrides`), so one elementwise program serves a
 // residual (same shapes), a bias [E] over [B, T, E] and a positional embedding [1, T, E] over the batch.
 import type { WebGpuKernel } from "../executor.js";
@@ -9,22 +9,25 @@ import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.
 // Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
 import { addShape, broadcastStrides } from "@attngraph/graph";
 
+/** The ops this program serves, by kind, with their WGSL operator. */
+const OPERATORS = { add: "+", mul: "*" } as const;
+
 /** Params: a and b as views of the output shape, n. One invocation per output element. */
-function program(a: GpuTensor, b: GpuTensor, shape: readonly number[], out: GpuTensor): ProgramInfo {
+function program(op: keyof typeof OPERATORS, a: GpuTensor, b: GpuTensor, shape: readonly number[], out: GpuTensor): ProgramInfo {
   const p = new Params();
   const av = p.view({ shape, strides: broadcastStrides(a.shape, a.strides, shape), offset: a.offset });
   const bv = p.view({ shape, strides: broadcastStrides(b.shape, b.strides, shape), offset: b.offset });
   const n = p.u32(out.size);
   return {
-    name: "add",
-    cacheKey: "add",
+    name: op,
+    cacheKey: op,
     code: () => /* wgsl */ `${PRELUDE}
 ${storageBindings(["A", "B"])}
 @compute @workgroup_size(${WG})
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
   let i = flat_id(g, nw);
   if (i >= pu(${n}u)) { return; }
-  Y[i] = A[view_at(${av}u, i)] + B[view_at(${bv}u, i)];
+  Y[i] = A[view_at(${av}u, i)] ${OPERATORS[op]} B[view_at(${bv}u, i)];
 }`,
     params: p,
     inputs: [a, b],
@@ -33,12 +36,16 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
   };
 }
 
-/** Inputs: a [...], b [...] broadcastable with a → the broadcast shape (which must be `call.outShape`). */
-export const addKernel: WebGpuKernel = async (call, gpu) => {
-  const a = requireInput(call, 0, "a");
-  const b = requireInput(call, 1, "b");
-  const shape = addShape(call, a, b);
-  const out = gpu.alloc(shape);
-  await gpu.run(program(a, b, shape, out));
-  return out;
-};
+/** The kernel of `op`. Inputs: a [...], b [...] broadcastable with a → the broadcast shape (`call.outShape`). */
+export function broadcastKernel(op: keyof typeof OPERATORS): WebGpuKernel {
+  return async (call, gpu) => {
+    const a = requireInput(call, 0, "a");
+    const b = requireInput(call, 1, "b");
+    const shape = addShape(call, a, b);
+    const out = gpu.alloc(shape);
+    await gpu.run(program(op, a, b, shape, out));
+    return out;
+  };
+}
+
+export const addKernel: WebGpuKernel = broadcastKernel("add");
