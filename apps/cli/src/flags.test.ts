@@ -28,7 +28,7 @@ describe("a flag of another command is a usage error naming it, the command and 
   });
 
   it("run --steps 3 (the case ran, the 3 dropped)", async () => {
-    expect(await cli("run", CASE, "--steps", "3")).toMatchObject({ code: 2, out: [], err: ["attngraph: --steps is not an option of run; run takes --executor, --tap, --fused-qkv, --explain, --threads, --ops"] });
+    expect(await cli("run", CASE, "--steps", "3")).toMatchObject({ code: 2, out: [], err: ["attngraph: --steps is not an option of run; run takes --executor, --tap, --fused-qkv, --explain, --threads, --ops, --inputs, --dims"] });
   });
 
   // One flag per command that another command takes; none of them may run.
@@ -54,7 +54,7 @@ describe("a flag of another command is a usage error naming it, the command and 
   });
 
   it("an argument after the one a command takes", async () => {
-    expect(await cli("run", CASE, "extra.json")).toMatchObject({ code: 2, err: [`attngraph: run: unexpected argument "extra.json": run takes one <case.json | repro.json>`] });
+    expect(await cli("run", CASE, "extra.json")).toMatchObject({ code: 2, err: [`attngraph: run: unexpected argument "extra.json": run takes one <case.json | model.onnx | repro.json>`] });
     expect((await cli("conformance", goldenDir, goldenDir)).code).toBe(2);
   });
 });

@@ -4,6 +4,7 @@ import { conformance, conformanceCommand, conformanceHelp } from "./commands/con
 import { demo, demoCommand } from "./commands/demo.js";
 import { diff, diffCommand, diffHelp } from "./commands/diff.js";
 import { exportCommand, exportHelp, exportModel } from "./commands/export.js";
+import { importCommand, importHelp, importModel } from "./commands/import.js";
 import { run, runCommand, runHelp } from "./commands/run.js";
 import { train, trainCommand, trainHelp } from "./commands/train.js";
 import { DEFAULT_EXECUTOR, parseThreads } from "./executors.js";
@@ -15,13 +16,15 @@ const help = `usage: attngraph <command> [options]
   demo [block]                 causal multi-head attention of the worked examples, every intermediate tensor printed
                                (block: their pre-norm transformer block, each intermediate compared with PyTorch)
   run <case.json>              run one golden case (attention or golden-train), print tapped tensors;
-                               run <repro.json> replays the node a diff cut out
+                               run <model.onnx> --inputs <inputs.json> runs an ONNX model (--tap weights: its
+                               attention weights); run <repro.json> replays the node a diff cut out
   diff <case.json> --executors cpu,wasm
                                every node's value on each executor against the first one's, the first disagreement
                                written out as a repro
   conformance <dir>            run every golden case in <dir>, "N passed, N failed"
   export <case.json | graph.json> -o <model.onnx>
                                the graph and its weights as an ONNX model (opset 17, contrib ops with --contrib auto)
+  import <model.onnx>          what the importer makes of an ONNX model: ops, attention chains, folded nodes
   train copy                   train the worked example's model on the copy task (Adam), then print each head's pattern
 
 ${conformanceHelp}
@@ -33,6 +36,8 @@ ${runHelp}
 ${diffHelp}
 
 ${exportHelp}
+
+${importHelp}
 
 Options of demo, run, conformance and train:
   --executor <name>[,<name>...]  executors in preference order (default: cpu)
@@ -63,6 +68,7 @@ const options = {
   output: { type: "string", short: "o" },
   contrib: { type: "string" },
   weights: { type: "string" },
+  inputs: { type: "string" },
   help: { type: "boolean", short: "h", default: false },
 } as const satisfies ParseArgsConfig["options"];
 
@@ -73,6 +79,7 @@ const commands = new Map<string, CommandLine>([
   ["diff", diffCommand],
   ["conformance", conformanceCommand],
   ["export", exportCommand],
+  ["import", importCommand],
   ["train", trainCommand],
 ]);
 
@@ -104,11 +111,13 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
         return await conformance(common, io);
       case "run":
         // The executor as given: a repro names its own, and refuses --executor.
-        return await run({ ...common, executor: values.executor, ...pick(values, ["ops"]) }, io);
+        return await run({ ...common, executor: values.executor, ...pick(values, ["ops", "inputs", "dims"]) }, io);
       case "diff":
         return await diff({ positionals: rest, executors: values.executors, tap: values.tap, fusedQkv: values["fused-qkv"], threads, ...pick(values, ["tolerance", "repro", "ops", "dims", "seed"]) }, io);
       case "export":
         return await exportModel({ positionals: rest, fusedQkv: values["fused-qkv"], explain: values.explain, ...pick(values, ["output", "contrib", "weights", "seed", "dims", "ops"]) }, io);
+      case "import":
+        return await importModel({ positionals: rest, explain: values.explain, ...pick(values, ["inputs", "dims"]) }, io);
       case "train":
         return await train({ ...common, ...pick(values, ["steps", "lr", "seed", "dropout", "init"]) }, io);
       default:

@@ -11,14 +11,19 @@ import { loadUserOps } from "../user-ops.js";
 import { DEFAULT_EXECUTOR, executorsFor } from "../executors.js";
 import { refuseFlags, type CommandLine } from "../flags.js";
 import { UsageError, type IO } from "../io.js";
+import { isOnnxPath } from "../onnx-file.js";
+import { runOnnx } from "./run-onnx.js";
 
 export const runHelp = `attngraph run <case.json> [--executor cpu] [--tap <node>]... [--tap all] [--fused-qkv] [--explain]
   Runs one golden case (an attention case, a golden-flex case, or a golden-train case: block, mha-backward, train — its forward pass) and
   prints the tapped tensors (default: the outputs) in PyTorch's format.
+attngraph run <model.onnx> --inputs <inputs.json> [--executor cpu] [--tap <name|glob>]... [--explain]
+  Imports an ONNX model for the shapes of the inputs and runs it; a tap names an ONNX node or value, an alias such as
+  /h.0/attn/weights, a last segment (weights: every attention's weights [B, H, T, T]) or a glob.
 attngraph run <repro.json> [--ops <module.js>]
   Replays a repro written by \`attngraph diff\` on the two executors it names; exit status 1 while they still disagree.`;
 
-export const runCommand: CommandLine = { flags: ["executor", "tap", "fused-qkv", "explain", "threads", "ops"], operand: "<case.json | repro.json>" };
+export const runCommand: CommandLine = { flags: ["executor", "tap", "fused-qkv", "explain", "threads", "ops", "inputs", "dims"], operand: "<case.json | model.onnx | repro.json>" };
 
 export interface RunArgs {
   readonly positionals: string[];
@@ -29,11 +34,18 @@ export interface RunArgs {
   readonly explain: boolean;
   readonly ops?: string;
   readonly threads?: number | undefined;
+  readonly inputs?: string;
+  readonly dims?: string;
 }
 
 export async function run(args: RunArgs, io: IO): Promise<number> {
   const file = args.positionals[0];
   if (!file) throw new UsageError(`missing <case.json>\n${runHelp}`);
+  if (isOnnxPath(file)) {
+    refuseFlags("run", "with an ONNX model (its own nodes, no repro ops, no fused-qkv choice)", { "--ops": args.ops, "--fused-qkv": args.fusedQkv || undefined });
+    return await runOnnx({ file, executor: args.executor ?? DEFAULT_EXECUTOR, tap: args.tap, explain: args.explain, threads: args.threads, inputs: args.inputs, dims: args.dims }, io);
+  }
+  refuseFlags("run", "with a JSON case or repro (--inputs and --dims are for an ONNX model)", { "--inputs": args.inputs, "--dims": args.dims });
   // Read once: `cat case.json | attngraph run /dev/stdin` has one read to give.
   const doc = readDocument(file);
   expectKind(doc, "run", ["case", "repro"]);

@@ -8,8 +8,8 @@ import { EncoderLayerModel, MhaModel, loadModel, pythonCallArgs, type LoadModelO
 import type { AnyTensor } from "@attngraph/tensor";
 import type { ModelCase } from "@attngraph/testkit";
 
-/** GPTConfig's fields (what a case's config may hold that the loader takes); other keys describe the case. */
-const GPT_FIELDS = ["block_size", "vocab_size", "n_layer", "n_head", "n_embd", "bias", "dropout"];
+/** GPTConfig's fields and the Hugging Face names the loader reads (the GELU form, the LayerNorm eps); other keys describe the case. */
+const GPT_FIELDS = ["block_size", "vocab_size", "n_layer", "n_head", "n_embd", "bias", "dropout", "activation_function", "layer_norm_epsilon"];
 
 /**
  * The constructor arguments: the case's config (GPTConfig's fields of it), else for a torch module the keyword

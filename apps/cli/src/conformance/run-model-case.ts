@@ -1,7 +1,8 @@
 // Runs a golden-models case (shared/golden-models/FORMAT.md) the way a user with that checkpoint would: loadModel on
 // the .safetensors as PyTorch saved it (its own names and layout, the family read off the keys), the forward pass
 // (logits and loss, or the encoder layer's output), greedy generation on the KV-cache decoder, and the training steps
-// nanoGPT takes (AdamW with its parameter groups, gradient-norm clipping on the executor), each compared with PyTorch.
+// nanoGPT takes (AdamW with its parameter groups, gradient-norm clipping on the executor), and the case's ONNX export
+// imported by importOnnx (model-onnx.ts), each compared with PyTorch.
 import type { Model } from "@attngraph/models";
 import type { Session } from "@attngraph/runtime";
 import { AttnGraphError, Tensor, compare, type AnyTensor } from "@attngraph/tensor";
@@ -9,6 +10,7 @@ import type { ModelCase } from "@attngraph/testkit";
 import type { CaseResult, RunCaseOptions, TensorCheck } from "./run-case.js";
 import { greedyCheck } from "./model-generate.js";
 import { modelCall, modelOf } from "./model-subject.js";
+import { onnxChecks } from "./model-onnx.js";
 import { trainingCheck } from "./model-training.js";
 
 export async function runModelCase(c: ModelCase, options: RunCaseOptions): Promise<CaseResult> {
@@ -19,6 +21,8 @@ export async function runModelCase(c: ModelCase, options: RunCaseOptions): Promi
     const checks: TensorCheck[] = [];
     try {
       checks.push(...(await forwardChecks(model, c, options)));
+      // The same model as its ONNX export, imported (the file beside the weights, where the case names one).
+      if (c.onnx) checks.push(...(await onnxChecks(c, options)));
       if (model.family === "gpt2") {
         if (c.generate) checks.push(await greedyCheck(model, c.generate, notes));
         if (c.train) checks.push(...(await trainingCheck(model, c, options.executors)));

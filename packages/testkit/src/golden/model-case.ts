@@ -24,7 +24,7 @@ export interface ModelCase {
   readonly source: string;
   /** The .safetensors file, as the case names it (relative to the case's folder). */
   readonly weights: string;
-  /** An ONNX export of the same model, where the case has one (read by an ONNX importer, not by the model loaders). */
+  /** An ONNX export of the same model, where the case has one (read by importOnnx; the model loaders read `weights`). */
   readonly onnx: string | undefined;
   /** The constructor arguments, where the case records them. */
   readonly config: JsonObject | undefined;
@@ -54,6 +54,7 @@ export function parseModelCase(json: unknown, file: string): ModelCase {
   const weights = c.string(c.field(root, "weights", "$"), "$.weights");
   if (weights.includes("..") || weights.startsWith("/")) c.fail("$.weights", "the weights file must be beside the case", "a file name in the case's folder", JSON.stringify(weights));
   const onnx = Object.hasOwn(root, "onnx") ? c.string(root["onnx"], "$.onnx") : undefined;
+  if (onnx !== undefined && (onnx.includes("..") || onnx.startsWith("/"))) c.fail("$.onnx", "the ONNX file must be beside the case", "a file name in the case's folder", JSON.stringify(onnx));
   const config = Object.hasOwn(root, "config") ? c.object(root["config"], "$.config") : undefined;
   const inputs: Record<string, AnyTensor> = {};
   for (const [n, v] of Object.entries(c.object(c.field(root, "inputs", "$"), "$.inputs"))) {
