@@ -255,7 +255,28 @@ export const HOST_OPS: Readonly<Record<string, HostOp>> = {
   Or: binary((a, b) => (a || b ? 1 : 0), "bool"),
   Max: binary((a, b) => Math.max(a, b)),
   Min: binary((a, b) => Math.min(a, b)),
+  LessOrEqual: binary((a, b) => (a <= b ? 1 : 0), "bool"),
+  GreaterOrEqual: binary((a, b) => (a >= b ? 1 : 0), "bool"),
+  Xor: binary((a, b) => ((a !== 0) !== (b !== 0) ? 1 : 0), "bool"),
+  // fmod 0 (integers): the result takes the divisor's sign; fmod 1: C's fmod, the dividend's sign.
+  Mod: (n, ins) => binary(attrInt(n, "fmod", 0) === 1 ? (a, b) => a % b : (a, b) => a - b * Math.floor(a / b))(n, ins, 0),
   Not: unary((a) => (a ? 0 : 1)),
+  IsInf: (n, ins) => {
+    const x = need(n, ins, 0);
+    const neg = attrInt(n, "detect_negative", 1) === 1;
+    const pos = attrInt(n, "detect_positive", 1) === 1;
+    return [hostTensor("bool", x.shape, Array.from(x.data, (v) => ((v === -Infinity && neg) || (v === Infinity && pos) ? 1 : 0)))];
+  },
+  Abs: unary(Math.abs),
+  Floor: unary(Math.floor),
+  Ceil: unary(Math.ceil),
+  Log: unary(Math.log),
+  Clip: (n, ins) => {
+    const x = need(n, ins, 0);
+    const lo = ins[1]?.data[0] ?? -Infinity;
+    const hi = ins[2]?.data[0] ?? Infinity;
+    return unary((v) => Math.min(Math.max(v, lo), hi))(n, [x], 0);
+  },
   Neg: unary((a) => -a),
   Sqrt: unary(Math.sqrt),
   Reciprocal: unary((a) => 1 / a),

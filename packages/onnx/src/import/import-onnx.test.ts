@@ -30,7 +30,7 @@ describe("golden-models ONNX files imported", () => {
     const imported = importCase(c, dir);
     const layers = (c.config!["n_layer"] as number) ?? 1;
     expect(imported.report.chains).toHaveLength(layers);
-    expect(imported.report.chains.every((ch) => ch.mask === "causal")).toBe(true);
+    expect(imported.report.chains.every((ch) => ch.mask === "causal top-left")).toBe(true);
     expect(imported.report.patterns["gelu"]).toBe(layers);
     const session = await compile(imported.graph, { executors: [createCpuExecutor()], weights: imported.weights });
     try {
@@ -77,7 +77,7 @@ describe("golden-models ONNX files imported", () => {
     const text = importCase(c, dir).explain();
     expect(text).toMatch(/114 nodes of 21 op types/);
     expect(text).toMatch(/folded at import \(shape arithmetic, constants, masks\): \d+ nodes/);
-    expect(text).toMatch(/\/h\.0\/attn\/: .*Softmax.*⇒.*\(mask: causal\)/);
+    expect(text).toMatch(/\/h\.0\/attn\/: .*Softmax.*⇒.*\(mask: causal top-left\)/);
     expect(text).toMatch(/\/h\.0\/mlp\/gelu\/Mul_1 = gelu {2}← .*Erf/);
   });
 

@@ -5,6 +5,7 @@
 // the scheduler's fusions apply; the rest is built node by node (lower-ops.ts). Node names point back to the file.
 import { GraphValidationError, type OpGraph } from "@attngraph/graph";
 import type { AnyTensor, DType } from "@attngraph/tensor";
+import { findChains } from "./chains.js";
 import { foldNode } from "./fold.js";
 import { GraphIndex } from "./graph-index.js";
 import { isFloat } from "./host-tensor.js";
@@ -73,6 +74,7 @@ export function importOnnx(bytes: Uint8Array, options: ImportOptions = {}): Impo
     }
     build(ctx, n);
   }
+  ctx.chains.push(...findChains(ctx));
   const outputs = model.outputs.map((o) => outputNode(ctx, o.name));
   ctx.b.output(...outputs);
   const graph = ctx.b.build();
@@ -161,8 +163,8 @@ function declareInputs(model: ModelIn, ctx: LowerContext, options: ImportOptions
 
 /** The attngraph node for ONNX output `name`, named `name` (a copy by reshape where the value has another name). */
 function outputNode(ctx: LowerContext, name: string): string {
-  const v = ctx.env.get(name);
-  if (!v) throw new OnnxImportError(`output ${name}`, "no node makes this output", "an output some node writes", name);
+  if (!ctx.env.has(name)) throw new OnnxImportError(`output ${name}`, "no node makes this output", "an output some node writes", name);
+  const v = ctx.val(name, { name: `output ${name}`, opType: "output", domain: "", inputs: [name], outputs: [], attrs: new Map(), index: -1 });
   if (v.kind === "const") throw new OnnxImportError(`output ${name}`, "unsupported: an output that is a constant (it does not depend on any input)", "an output computed from the inputs", "a constant");
   if (v.ref === name) return name;
   if (ctx.taken(name)) throw new GraphValidationError(name, "an output's name is taken by another value", "a free name", name, "duplicate-name");

@@ -1,16 +1,32 @@
 // The state of one import while ONNX nodes become attngraph nodes: what each ONNX value is now (a host tensor folded
 // at import, or an attngraph value), the graph under construction, the weights it binds, the names that point back to
 // the ONNX file, and the record explain() prints.
-import { GraphBuilder, type Ref } from "@attngraph/graph";
+import { GraphBuilder, type Expr, type ExprType, type Ref } from "@attngraph/graph";
 import { INT32_MAX, INT32_MIN, Tensor, type AnyTensor, type DType } from "@attngraph/tensor";
 import type { GraphIndex } from "./graph-index.js";
 import { formatShape, isFloat, type HostTensor } from "./host-tensor.js";
 import { OnnxImportError } from "./import-error.js";
+import { materialize } from "./pointwise.js";
 import type { NodeIn } from "./read-model.js";
+
+/**
+ * An elementwise value held as an expression until something reads it (pointwise.ts): its leaves are the attngraph
+ * values it reads (by key `leaf:<ref>`), `onnx` the nodes it stands for, `node` the last of them.
+ */
+export interface ExprVal {
+  readonly kind: "expr";
+  readonly expr: Expr;
+  readonly type: ExprType;
+  readonly shape: readonly number[];
+  readonly leaves: ReadonlyMap<string, { readonly ref: Ref; readonly shape: readonly number[] }>;
+  readonly onnx: readonly NodeIn[];
+  readonly node: NodeIn | undefined;
+}
 
 export type Val =
   | { readonly kind: "const"; readonly t: HostTensor }
-  | { readonly kind: "node"; readonly ref: Ref; readonly shape: readonly number[]; readonly dtype: DType };
+  | { readonly kind: "node"; readonly ref: Ref; readonly shape: readonly number[]; readonly dtype: DType }
+  | ExprVal;
 
 /** One attngraph node and the ONNX nodes it stands for. */
 export interface Built {
@@ -20,11 +36,15 @@ export interface Built {
   readonly note?: string;
 }
 
-/** One recognised attention chain. */
+/** One attention chain of the imported graph: score → [mask] → softmax → weighted-sum. */
 export interface Chain {
+  /** The ONNX path of its Softmax ("/h.0/attn/"), the prefix of its aliases. */
   readonly scope: string;
+  /** The ONNX nodes it stands for. */
   readonly onnx: readonly string[];
+  /** Its attngraph nodes. */
   readonly nodes: readonly string[];
+  /** What the mask hides ("causal top-left", "0/1 mask [L, S]", "key padding", "bias"), or "none". */
   readonly mask: string;
 }
 
@@ -43,10 +63,19 @@ export class LowerContext {
 
   constructor(readonly index: GraphIndex) {}
 
-  val(name: string, node: NodeIn): Val {
+  /** The value as it is now: an expression stays one (pointwise.ts reads it so). */
+  rawVal(name: string, node: NodeIn): Val {
     const v = this.env.get(name);
     if (!v) throw new OnnxImportError(`node ${node.name} (${node.opType})`, `input ${name} is not defined before the node`, "a graph input, an initializer or an earlier node's output", name);
     return v;
+  }
+
+  /** The value as a node reads it: an expression becomes a score-mod node first. */
+  val(name: string, node: NodeIn): Exclude<Val, ExprVal> {
+    const v = this.rawVal(name, node);
+    if (v.kind !== "expr") return v;
+    materialize(this, name, v, node);
+    return this.env.get(name) as Exclude<Val, ExprVal>;
   }
 
   constOf(name: string | undefined): HostTensor | undefined {
@@ -108,8 +137,8 @@ export class LowerContext {
   }
 
   shapeOf(name: string, node: NodeIn): readonly number[] {
-    const v = this.val(name, node);
-    return v.kind === "node" ? v.shape : v.t.shape;
+    const v = this.rawVal(name, node);
+    return v.kind === "const" ? v.t.shape : v.shape;
   }
 
   fail(node: NodeIn, what: string, expected: string, got: string): never {

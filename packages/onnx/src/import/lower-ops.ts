@@ -5,6 +5,7 @@ import type { Ref } from "@attngraph/graph";
 import { attrFloat, attrInt, attrInts, gather, normAxis, reshapeTarget, sliceSpec, splitSizes, squeezeShape, unsqueezeShape } from "./host-ops.js";
 import { formatShape, hostTensor, isFloat, sizeOf, type HostTensor } from "./host-tensor.js";
 import type { LowerContext } from "./lower-context.js";
+import { gatherLeaf, tryPointwise } from "./pointwise.js";
 import type { NodeIn } from "./read-model.js";
 
 /** `t` as a [out, in] weight for a projection, from ONNX's [in, out] MatMul right-hand side (scaled by `alpha`). */
@@ -19,6 +20,19 @@ function scaled(t: HostTensor, k: number): HostTensor {
   return { dtype: t.dtype, shape: t.shape, data: t.data.map((v) => v * k) as typeof t.data };
 }
 
+/**
+ * The [out, in] weight of x · W for W the static value `w` ([in, out]): an initializer that a Transpose made `w` from
+ * (nn.Linear's layout, as exportOnnx and some exporters write it) is used as it is, under its own name, so that the
+ * imported graph's weights keep the file's names; any other `w` is transposed into `<w>.T`.
+ */
+export function projectionWeight(ctx: LowerContext, w: string, t: HostTensor, alpha = 1): string {
+  const p = ctx.index.producer.get(w);
+  const perm = p && attrInts(p, "perm");
+  const source = p?.opType === "Transpose" && (perm === undefined || perm.join() === "1,0") ? ctx.index.model.initializers.get(p.inputs[0] ?? "") : undefined;
+  if (source && alpha === 1) return ctx.weight(p!.inputs[0]!, source);
+  return ctx.weight(`${w}.T`, transposed(t, alpha));
+}
+
 /** A constant's values as a vector along the last axis (leading dims all 1), or undefined. */
 export function asVector(t: HostTensor | undefined): HostTensor | undefined {
   if (!t || t.shape.length === 0 || t.shape.slice(0, -1).some((d) => d !== 1)) return undefined;
@@ -26,6 +40,7 @@ export function asVector(t: HostTensor | undefined): HostTensor | undefined {
 }
 
 export function lowerNode(ctx: LowerContext, n: NodeIn): void {
+  if (tryPointwise(ctx, n)) return;
   const out = n.outputs[0]!;
   const name = () => ctx.nameFor(n, out);
   const c = (i: number) => ctx.constOf(n.inputs[i]);
@@ -154,7 +169,9 @@ function gatherNode(ctx: LowerContext, n: NodeIn): void {
   const contiguous = idx.t.shape.length <= 1 && indices.length > 0 && indices.every((v, i) => v === indices[0]! + i) && indices[0]! >= 0 && indices[indices.length - 1]! < dataShape[axis]!;
   if (!contiguous) {
     if (data.kind === "const") return void ctx.env.set(out, { kind: "const", t: gather(n, data.t, idx.t, axis) });
-    ctx.unsupported(n, "Gather of a runtime value at indices that are not one contiguous run");
+    // A runtime table read at positions (a score modification's gathered read): an expression.
+    if (dataShape.length === 1) return void ctx.env.set(out, gatherLeaf(ctx, n, data, idx.t));
+    ctx.unsupported(n, "Gather of a runtime value of rank > 1 at indices that are not one contiguous run");
   }
   // A run of positions (a position-embedding table read at 0 … T−1, a head taken out of a value) is a slice: the
   // table stays a weight under its own name.
@@ -169,7 +186,7 @@ function matMul(ctx: LowerContext, n: NodeIn): void {
   const va = ctx.val(a, n);
   const wb = ctx.constOf(b);
   if (va.kind === "node" && wb && wb.shape.length === 2 && isFloat(wb.dtype)) {
-    return ctx.setNode(out, ctx.add("projection", ctx.nameFor(n, out), { x: va.ref, weight: ctx.weight(`${b}.T`, transposed(wb)) }, {}, [n], `weight ${b} transposed to [out, in]`));
+    return ctx.setNode(out, ctx.add("projection", ctx.nameFor(n, out), { x: va.ref, weight: projectionWeight(ctx, b, wb) }, {}, [n]));
   }
   const vb = ctx.val(b, n);
   const sa = ctx.shapeOf(a, n);

@@ -2,7 +2,7 @@
 import type { GraphIndex } from "../graph-index.js";
 import type { NodeIn } from "../read-model.js";
 import { isFloat } from "../host-tensor.js";
-import { asVector, transposed } from "../lower-ops.js";
+import { asVector, projectionWeight } from "../lower-ops.js";
 import { splitStatic, type Group } from "./group.js";
 
 export function matchLinear(index: GraphIndex, matmul: NodeIn): Group | undefined {
@@ -21,8 +21,8 @@ export function matchLinear(index: GraphIndex, matmul: NodeIn): Group | undefine
       const wt = ctx.constOf(w);
       const b = asVector(ctx.constOf(bias.constant));
       if (!wt || wt.shape.length !== 2 || !isFloat(wt.dtype) || !b || b.shape[0] !== wt.shape[1]) return false;
-      const inputs = { x: ctx.ref(x, matmul), weight: ctx.weight(`${w}.T`, transposed(wt)), bias: ctx.weight(bias.constant, b) };
-      const r = ctx.add("projection", ctx.nameFor(add, add.outputs[0]!), inputs, {}, [add, matmul], `weight ${w} transposed to [out, in]`);
+      const inputs = { x: ctx.ref(x, matmul), weight: projectionWeight(ctx, w, wt), bias: ctx.weight(bias.constant, b) };
+      const r = ctx.add("projection", ctx.nameFor(add, add.outputs[0]!), inputs, {}, [add, matmul]);
       ctx.setNode(add.outputs[0]!, r);
       ctx.aliases.set(out, r);
       return true;
