@@ -5,6 +5,7 @@ import type { Ref } from "@attngraph/graph";
 import { attrFloat, attrInt, attrInts, gather, normAxis, reshapeTarget, sliceSpec, splitSizes, squeezeShape, unsqueezeShape } from "./host-ops.js";
 import { formatShape, hostTensor, isFloat, sizeOf, type HostTensor } from "./host-tensor.js";
 import type { LowerContext } from "./lower-context.js";
+import { lowerContribAttention } from "./contrib-attention.js";
 import { gatherLeaf, tryPointwise } from "./pointwise.js";
 import type { NodeIn } from "./read-model.js";
 
@@ -97,6 +98,9 @@ export function lowerNode(ctx: LowerContext, n: NodeIn): void {
       return layerNorm(ctx, n);
     case "ms.SkipLayerNormalization":
       return skipLayerNorm(ctx, n);
+    case "ms.Attention":
+    case "ms.MultiHeadAttention":
+      return lowerContribAttention(ctx, n);
     case "Reshape": {
       const target = c(1);
       if (!target) ctx.unsupported(n, "Reshape to a shape known only at run time");

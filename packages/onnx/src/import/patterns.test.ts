@@ -144,6 +144,40 @@ describe("patterns against onnxruntime", () => {
     expect(im.graph.nodes.filter((n) => n.kind === "gelu")).toHaveLength(3);
   });
 
+  it.each([0, 1])("onnxruntime's Attention (packed QKV weights and bias, 2 heads, unidirectional %i) as an attention chain", async (unidirectional) => {
+    const im = await expectLikeOrt({
+      contrib: true,
+      nodes: [node("Attention", "attn", ["x", "W", "b"], ["y"], { num_heads: 2, unidirectional }, "com.microsoft")],
+      inits: [w("W", [6, 24], 21), w("b", [24], 22)],
+      inputs: { x: [2, 5, 6] },
+      outputs: { y: [2, 5, 8] },
+    });
+    expect(im.report.chains).toHaveLength(1);
+    expect(im.report.chains[0]!.mask).toBe(unidirectional ? "causal bottom-right" : "none");
+  });
+
+  it("onnxruntime's MultiHeadAttention (cross-attention, L != S, packed bias, a scale)", async () => {
+    const im = await expectLikeOrt({
+      contrib: true,
+      nodes: [node("MultiHeadAttention", "mha", ["q", "k", "v", "bias"], ["y"], { num_heads: 4, scale: { float: 0.3 } }, "com.microsoft")],
+      inits: [w("bias", [24], 23)],
+      inputs: { q: [2, 3, 8], k: [2, 7, 8], v: [2, 7, 8] },
+      outputs: { y: [2, 3, 8] },
+    });
+    expect(im.report.chains).toHaveLength(1);
+  });
+
+  it("contrib attention forms beyond that are refused by name", () => {
+    const model = build({
+      contrib: true,
+      nodes: [node("Attention", "attn", ["x", "W", "b", "mask"], ["y"], { num_heads: 2 }, "com.microsoft")],
+      inits: [w("W", [6, 24], 21), w("b", [24], 22), w("mask", [2, 5], 3)],
+      inputs: { x: [2, 5, 6] },
+      outputs: { y: [2, 5, 8] },
+    });
+    expect(() => importOnnx(model)).toThrow(/node attn \(Attention\): unsupported: Attention with mask_index \(input 3\)/);
+  });
+
   it("a GELU-shaped product whose constants are not GELU's is built node by node: Erf is refused by name", () => {
     const model = build({
       nodes: [

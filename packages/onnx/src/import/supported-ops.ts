@@ -10,7 +10,7 @@ const RUNTIME_OPS = [
 
 export const SUPPORTED_OPS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ["", new Set([...Object.keys(HOST_OPS), ...RUNTIME_OPS])],
-  ["com.microsoft", new Set(["Gelu", "FastGelu", "BiasGelu", "SkipLayerNormalization"])],
+  ["com.microsoft", new Set(["Gelu", "FastGelu", "BiasGelu", "SkipLayerNormalization", "Attention", "MultiHeadAttention"])],
 ]);
 
 /** The default domain's opsets whose ops read as the importer reads them (axes as inputs from 13 on). */
