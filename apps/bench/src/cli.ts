@@ -65,7 +65,9 @@ against each other.
                      training problems also: tfjs-cpu-stock, tfjs-wasm-stock (tfjs's stock matMul gradients; only
                      when named); decode also: ort-web-mha, ort-node-mha (onnxruntime's contrib
                      MultiHeadAttention with past inputs instead of Concat) and ort-web-export, ort-node-export
-                     (attngraph's decode graph through exportOnnx); only when named; WebGPU peers, only
+                     (attngraph's decode graph through exportOnnx); only when named; attention and block also:
+                     wasm-onnx, cpu-onnx (the ONNX file the ort rows run, imported by importOnnx; only when named);
+                     WebGPU peers, only
                      when named: tfjs-webgpu (attention, block), ort-webgpu (attention, block, decode): in Node
                      through the webgpu package; on SwiftShader (VK_ICD_FILENAMES, no GPU) correctness only
   --shape b,T,d,h    a shape to run (repeatable; default: 2,6,8,2  4,128,256,8  1,128,768,12  1,512,768,12  1,1024,768,12;

@@ -156,6 +156,13 @@ function lowerMask(ctx: LowerContext, n: NodeIn, m: MaskMatch): boolean {
       else return false;
     }
   }
+  // A constant bias of 0 and −∞ only (a causal mask written as an additive one) hides: it is a 0/1 mask, whose
+  // geometry the kernels can use (skipping the key blocks a causal mask hides).
+  if (staticBias && staticBias.data.every((v) => v === 0 || v === -Infinity) && m.hideWhenTrue) {
+    const hides: HostTensor = { dtype: "bool", shape: staticBias.shape, data: Float64Array.from(staticBias.data, (v) => (v === -Infinity ? 1 : 0)) };
+    hiddenStatic = hiddenStatic ? HOST_OPS["Or"]!(n, [hiddenStatic, hides], 0)[0]! : hides;
+    staticBias = undefined;
+  }
   const keep = hiddenStatic ? keepPlane(hiddenStatic, m.hideWhenTrue, B, H, L, S) : undefined;
   if (hiddenStatic && !keep) return false;
   const geometry = keep ? geometryOf(keep) : undefined;
