@@ -6,7 +6,8 @@ so attention is the masked_fill of the registered tril buffer, as the public fil
 
 Run with Debian's PyTorch 1.13:  /usr/bin/python3 tooling/golden-models-gen/export_onnx.py
 It first exports the public case's own weights the same way and checks the op types and logits against
-nanogpt-onnx-l1 (logits equal within 1e-6), then writes the extra cases to packages/testkit/golden-models-extra/.
+nanogpt-onnx-l1 (logits equal within 1e-6), then writes the extra cases to packages/testkit/golden-models-extra/
+(one of them exported with targets: the logits and nanoGPT's cross-entropy loss as outputs).
 """
 import collections
 import json
@@ -135,7 +136,21 @@ class Wrapped(nn.Module):
         return self.m(idx)
 
 
-def export(model, path, opset, example):
+class WithLoss(Wrapped):
+    """nanoGPT's forward with targets: the logits and F.cross_entropy(logits.view(-1, V), targets.view(-1), ignore_index=-1)."""
+
+    def forward(self, idx, targets):
+        logits = self.m(idx)
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+        return logits, loss
+
+
+def export(model, path, opset, example, loss=False):
+    if loss:
+        torch.onnx.export(WithLoss(model), (example, example), path, input_names=["idx", "targets"], output_names=["logits", "loss"],
+                          dynamic_axes={"idx": {0: "batch", 1: "T"}, "targets": {0: "batch", 1: "T"}, "logits": {0: "batch", 1: "T"}},
+                          opset_version=opset, do_constant_folding=True)
+        return
     torch.onnx.export(Wrapped(model), (example,), path, input_names=["idx"], output_names=["logits"],
                       dynamic_axes={"idx": {0: "batch", 1: "T"}, "logits": {0: "batch", 1: "T"}},
                       opset_version=opset, do_constant_folding=True)
@@ -161,15 +176,19 @@ def check_public():
     return d < 1e-6
 
 
-def case(name, c, seed, B, T, opset=17, tanh=False, perturb=False, note=""):
+def case(name, c, seed, B, T, opset=17, tanh=False, perturb=False, note="", loss=False):
     torch.manual_seed(seed)
     m = GPT(c, tanh=tanh).eval()
     if perturb:
         perturb_params(m)
     idx = torch.randint(0, c["vocab_size"], (B, T))
+    targets = torch.randint(0, c["vocab_size"], (B, T))
+    if loss:
+        targets[0, 1] = -1  # one position ignored (nanoGPT's ignore_index)
     with torch.no_grad():
         logits = m(idx)
-    export(m, os.path.join(OUT, name + ".onnx"), opset, torch.randint(0, c["vocab_size"], (1, 3)))
+        ce = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+    export(m, os.path.join(OUT, name + ".onnx"), opset, torch.randint(0, c["vocab_size"], (1, 3)), loss=loss)
     write_safetensors(os.path.join(OUT, name + ".safetensors"), state_dict(m), {"format": "pt"})
     obj = collections.OrderedDict()
     obj["name"] = name
@@ -179,8 +198,8 @@ def case(name, c, seed, B, T, opset=17, tanh=False, perturb=False, note=""):
     obj["weights"] = name + ".safetensors"
     # The loaders read the GELU form from the config, under Hugging Face's name, as they read every other field.
     obj["config"] = {**c, "activation_function": "gelu_new"} if tanh else c
-    obj["inputs"] = {"idx": ints(idx)}
-    obj["expected"] = {"logits": T_(logits)}
+    obj["inputs"] = {"idx": ints(idx), "targets": ints(targets)} if loss else {"idx": ints(idx)}
+    obj["expected"] = {"logits": T_(logits), "loss": ce.item()} if loss else {"logits": T_(logits)}
     obj["tolerance"] = dict(TOL)
     with open(os.path.join(OUT, name + ".json"), "w") as f:
         json.dump(obj, f)
@@ -199,6 +218,8 @@ def main():
                                           note=" (opset 14: LayerNorm decomposed into ReduceMean, Sub, Pow, Sqrt, Div)")
     res["nanogpt-onnx-tanh-l1-perturbed"] = case("nanogpt-onnx-tanh-l1-perturbed", {**base, "n_layer": 1, "n_head": 2, "n_embd": 16, "bias": True}, 2903, B=2, T=16,
                                                  tanh=True, perturb=True, note="; every parameter perturbed after init (see generate.py) so biases, affines and the GELU form matter")
+    res["nanogpt-onnx-loss-l2"] = case("nanogpt-onnx-loss-l2", {**base, "n_layer": 2, "n_head": 2, "n_embd": 16, "bias": True}, 2904, B=2, T=7, loss=True,
+                                       note="; exported with targets: logits and F.cross_entropy(ignore_index=-1) as outputs, one target -1")
     print(json.dumps(res, indent=1))
 
 

@@ -24,6 +24,8 @@ export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
   readonly #decoders = new Map<number, Promise<Decoder>>();
 
   protected abstract readonly vocabSize: number;
+  /** The target the loss skips (nanoGPT's ignore_index -1, Hugging Face's -100). */
+  protected abstract readonly ignoreIndex: number;
   /** The most positions the model has (nanoGPT's block_size, Llama's max_position_embeddings), and its name. */
   protected abstract readonly context: { readonly length: number; readonly name: string };
 
@@ -42,7 +44,7 @@ export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
     const loss = inputs.targets !== undefined;
     const feed: Record<string, AnyTensor> = { idx };
     if (loss) {
-      const targets = tokenIds("targets", inputs.targets, this.vocabSize, length);
+      const targets = tokenIds("targets", inputs.targets, this.vocabSize, length, this.ignoreIndex);
       if (targets.shape[0] !== idx.shape[0] || targets.shape[1] !== idx.shape[1]) throw new ModelInputError("targets", "targets must be shaped like idx", `[${idx.shape.join(", ")}]`, `[${targets.shape.join(", ")}]`);
       feed["targets"] = targets;
     }

@@ -26,6 +26,9 @@ export class GptModel extends CausalLm {
     return gptGraph(this.config, options);
   }
 
+  /** nanoGPT's F.cross_entropy(…, ignore_index=-1) (gpt.ts's loss node). */
+  protected readonly ignoreIndex = -1;
+
   protected get vocabSize(): number {
     return this.config.vocabSize;
   }

@@ -20,6 +20,9 @@ export class LlamaModel extends CausalLm {
     return llamaGraph(this.config, options);
   }
 
+  /** Hugging Face's ignore_index -100 (llama.ts's loss node). */
+  protected readonly ignoreIndex = -100;
+
   protected get vocabSize(): number {
     return this.config.vocabSize;
   }

@@ -119,8 +119,27 @@ describe("loadModel: GPT-2 family", () => {
     await expect(model.run({ idx: [Array.from({ length: 17 }, () => 1)] })).rejects.toThrow(/idx: 17 positions are more than the model's block size \(expected T <= 16/);
     await expect(model.run({ idx: [[1, 2]], targets: [[1]] })).rejects.toThrow(ModelInputError);
     await expect(model.run({ idx: [[1.5]] })).rejects.toThrow(/a token id must be an integer/);
+    await expect(model.run({ idx: [[1, 2]], targets: [[1, -2]] })).rejects.toThrow(/targets\[0\]\[1\]: token id outside the vocabulary \(expected an integer in \[0, 50\) or -1 \(ignored\), got -2\)/);
     // The session is still usable.
     expect((await model.run({ idx: [[1, 2, 3]] })).logits.shape).toEqual([1, 3, 50]);
+    await model.dispose();
+  });
+
+  it("a target of -1 is skipped by the loss, as nanoGPT's ignore_index=-1", async () => {
+    const c = modelCase("nanogpt-bias-l2");
+    const model = loadModel(c.bytes, { config: { n_head: 4 }, executors }) as GptModel;
+    const both = await model.run({ idx: [[1, 2, 3]], targets: [[4, -1, 6]] });
+    const first = await model.run({ idx: [[1, 2, 3]], targets: [[4, 4, 6]] });
+    const logits = both.logits.toFloat32Array();
+    // The mean of positions 0 and 2 only: log-sum-exp minus the target's logit, by hand.
+    const nll = (pos: number, target: number) => {
+      const row = logits.subarray(pos * 50, pos * 50 + 50);
+      const max = Math.max(...row);
+      return Math.log(row.reduce((a, v) => a + Math.exp(v - max), 0)) + max - row[target]!;
+    };
+    const loss = (t: { loss: Tensor }) => t.loss.toFloat32Array()[0]!;
+    expect(loss(both)).toBeCloseTo((nll(0, 4) + nll(2, 6)) / 2, 5);
+    expect(loss(both)).not.toBeCloseTo(loss(first), 5);
     await model.dispose();
   });
 });

@@ -11,8 +11,11 @@ export class ModelInputError extends AttnGraphError {
   }
 }
 
-/** ids as an int32 [B, T] tensor, or a ModelInputError. `maxLength` bounds T (the block size). */
-export function tokenIds(name: string, value: unknown, vocabSize: number, maxLength: number): Tensor<"int32"> {
+/**
+ * ids as an int32 [B, T] tensor, or a ModelInputError. `maxLength` bounds T (the block size); `ignoreIndex` is a
+ * value allowed besides [0, vocab) (targets: the loss skips it, as nanoGPT's -1 and Hugging Face's -100).
+ */
+export function tokenIds(name: string, value: unknown, vocabSize: number, maxLength: number, ignoreIndex?: number): Tensor<"int32"> {
   let t: AnyTensor;
   if (Tensor.isTensor(value)) t = value;
   else if (Array.isArray(value) && value.every((row) => Array.isArray(row))) {
@@ -32,7 +35,9 @@ export function tokenIds(name: string, value: unknown, vocabSize: number, maxLen
   const data = t.contiguous().data;
   for (let i = 0; i < data.length; i++) {
     const v = data[i]!;
-    if (v < 0 || v >= vocabSize) throw new ModelInputError(`${name}[${Math.floor(i / T)}][${i % T}]`, "token id outside the vocabulary", `an integer in [0, ${vocabSize})`, String(v));
+    if ((v < 0 || v >= vocabSize) && v !== ignoreIndex) {
+      throw new ModelInputError(`${name}[${Math.floor(i / T)}][${i % T}]`, "token id outside the vocabulary", `an integer in [0, ${vocabSize})${ignoreIndex === undefined ? "" : ` or ${ignoreIndex} (ignored)`}`, String(v));
+    }
   }
   return t as Tensor<"int32">;
 }

@@ -1,11 +1,11 @@
 // A golden-models case's ONNX file (`onnx` in its JSON), imported by importOnnx for the case's input shapes and run on
-// the conformance executors: each expected tensor (logits or output) compared with what the imported graph's output
-// of that name gives (or its only output). The .safetensors path of the same case is checked beside it.
+// the conformance executors: each expected tensor (logits or output, and the loss where the file outputs one) compared
+// with what the imported graph's output of that name gives (or its only output). The .safetensors path of the same case is checked beside it.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { importOnnx, type ImportedOnnx } from "@attngraph/onnx";
 import { compile } from "@attngraph/runtime";
-import { AttnGraphError, type AnyTensor, type Tensor } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
 import type { ModelCase } from "@attngraph/testkit";
 import type { RunCaseOptions, TensorCheck } from "./run-case.js";
 import { check } from "./run-model-case.js";
@@ -50,6 +50,8 @@ export async function onnxChecks(c: ModelCase, options: RunCaseOptions): Promise
     const got = out[name] ?? (only ? out[only] : undefined);
     checks.push({ ...check(`onnx ${name}`, got, expected, c), ...(got ? {} : { problem: `the ONNX file has no output ${name} (outputs: ${imported.outputs.join(", ")})` }) });
   }
+  // A file exported with its loss (nanoGPT's forward with targets) has a loss output: compared too.
+  if (c.expected.loss !== undefined && imported.outputs.includes("loss")) checks.push(check("onnx loss", out["loss"], Tensor.from([c.expected.loss], []), c));
   if (checks.length === 0) throw new AttnGraphError("case-format", `${c.file}: $.expected: nothing to compare the ONNX file's outputs with (logits or output)`, { subject: "$.expected" });
   return checks;
 }

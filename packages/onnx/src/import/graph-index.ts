@@ -20,8 +20,8 @@ export class GraphIndex {
 
   constructor(
     readonly model: ModelIn,
-    /** Gathers that stay ops although their inputs are static (an embedding table read by constant positions). */
-    keepGather: (node: NodeIn) => boolean,
+    /** Nodes that stay ops although their inputs are static (an embedding table read at constant positions). */
+    keepAsOp: (node: NodeIn) => boolean,
   ) {
     this.outputs = new Set(model.outputs.map((o) => o.name));
     for (const name of model.initializers.keys()) this.static.add(name);
@@ -35,7 +35,7 @@ export class GraphIndex {
       for (const o of n.outputs) if (o) this.producer.set(o, n);
       const present = n.inputs.filter((v) => v !== "");
       const isStatic =
-        n.opType === "Constant" || SHAPE_ONLY.has(n.opType) || (n.domain === "" && Object.hasOwn(HOST_OPS, n.opType) && present.every((v) => this.static.has(v)) && !(n.opType === "Gather" && keepGather(n)));
+        n.opType === "Constant" || SHAPE_ONLY.has(n.opType) || (n.domain === "" && Object.hasOwn(HOST_OPS, n.opType) && present.every((v) => this.static.has(v)) && !keepAsOp(n));
       if (isStatic) for (const o of n.outputs) if (o) this.static.add(o);
     }
   }

@@ -17,7 +17,7 @@ const onnxCases = [goldenModelsDir, goldenModelsExtraDir].flatMap((dir) =>
 );
 
 function importCase(c: ModelCase, dir: string) {
-  return importOnnx(readFileSync(join(dir, c.onnx!)), { shapes: { idx: c.inputs["idx"]!.shape } });
+  return importOnnx(readFileSync(join(dir, c.onnx!)), { shapes: Object.fromEntries(Object.entries(c.inputs).map(([k, t]) => [k, t.shape])) });
 }
 
 describe("golden-models ONNX files imported", () => {
@@ -37,10 +37,12 @@ describe("golden-models ONNX files imported", () => {
       expect(session.explain()).toMatch(/attention \(fused\)/);
       const weights: { node: string; tensor: Tensor }[] = [];
       const sub = session.tap(imported.select(["weights"])).subscribe((e) => weights.push(e));
-      const out = await session.run({ idx: c.inputs["idx"] as AnyTensor });
+      const out = await session.run(Object.fromEntries(imported.inputs.map((i) => [i.name, c.inputs[i.name] as AnyTensor])));
       sub.unsubscribe();
       const r = compare(out["logits"]!, c.expected.logits!, c.tolerance);
       expect(r.ok, `${r.failures} off, worst ${JSON.stringify(r.worst)}`).toBe(true);
+      // Exported with targets: nanoGPT's loss too (SoftmaxCrossEntropyLoss, ignore_index -1).
+      if (imported.outputs.includes("loss")) expect(compare(out["loss"]!, Tensor.from([c.expected.loss!], []), c.tolerance).ok).toBe(true);
       // Each layer's attention weights [B, H, T, T]: causal rows of probabilities.
       expect(weights).toHaveLength(layers);
       const [B, T] = c.inputs["idx"]!.shape as [number, number];

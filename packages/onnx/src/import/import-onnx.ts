@@ -52,9 +52,11 @@ export function importOnnx(bytes: Uint8Array, options: ImportOptions = {}): Impo
   const model = readModel(bytes, options);
   checkOpsets(model);
   checkOpTypes(model);
+  // A Gather or Slice of a weight (an embedding table read at positions 0…T−1) stays an op reading the weight, so
+  // that the weight keeps its name (and setWeights reaches it), though its inputs are all known at import.
   const index = new GraphIndex(model, (n) => {
     const t = model.initializers.get(n.inputs[0] ?? "");
-    return t !== undefined && isFloat(t.dtype) && t.shape.length === 2;
+    return (n.opType === "Gather" || n.opType === "Slice") && t !== undefined && isFloat(t.dtype) && t.shape.length === 2;
   });
   const ctx = new LowerContext(index);
   const inputs = declareInputs(model, ctx, options);

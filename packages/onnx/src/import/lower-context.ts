@@ -25,8 +25,18 @@ export interface ExprVal {
 
 export type Val =
   | { readonly kind: "const"; readonly t: HostTensor }
-  | { readonly kind: "node"; readonly ref: Ref; readonly shape: readonly number[]; readonly dtype: DType }
+  | { readonly kind: "node"; readonly ref: Ref; readonly shape: readonly number[]; readonly dtype: DType; readonly view?: IntView }
   | ExprVal;
+
+/**
+ * An integer tensor reshaped: attngraph reshapes float values only, so the value stays the original int32 tensor
+ * (`ref`, of `shape`) and the Val carries the ONNX shape; the readers that take ids of any shape (embedding,
+ * cross-entropy's targets) read the original and reshape their float result instead.
+ */
+export interface IntView {
+  readonly ref: Ref;
+  readonly shape: readonly number[];
+}
 
 /** One attngraph node and the ONNX nodes it stands for. */
 export interface Built {
@@ -87,6 +97,7 @@ export class LowerContext {
   /** The node value's attngraph reference; a constant becomes a weight named after its ONNX value. */
   ref(name: string, node: NodeIn): Ref {
     const v = this.val(name, node);
+    if (v.kind === "node" && v.view) this.unsupported(node, `an integer tensor reshaped from ${formatShape(v.view.shape)} to ${formatShape(v.shape)} read by ${node.opType} (attngraph reshapes float values; embeddings and losses take ids of any shape)`);
     return v.kind === "node" ? v.ref : this.weight(name, v.t);
   }
 

@@ -98,6 +98,8 @@ export function lowerNode(ctx: LowerContext, n: NodeIn): void {
       return layerNorm(ctx, n);
     case "ms.SkipLayerNormalization":
       return skipLayerNorm(ctx, n);
+    case "SoftmaxCrossEntropyLoss":
+      return softmaxCrossEntropy(ctx, n);
     case "ms.Attention":
     case "ms.MultiHeadAttention":
       return lowerContribAttention(ctx, n);
@@ -105,6 +107,8 @@ export function lowerNode(ctx: LowerContext, n: NodeIn): void {
       const target = c(1);
       if (!target) ctx.unsupported(n, "Reshape to a shape known only at run time");
       const shape = reshapeTarget(n, ctx.shapeOf(n.inputs[0]!, n), Array.from(target.data), attrInt(n, "allowzero", 0) === 1);
+      const v = ctx.val(n.inputs[0]!, n);
+      if (v.kind === "node" && v.dtype === "int32") return void ctx.env.set(out, { ...v, shape, view: v.view ?? { ref: v.ref, shape: v.shape } });
       return set(ctx.add("reshape", name(), { x: ref(0) }, { shape }, [n]));
     }
     case "Unsqueeze":
@@ -165,7 +169,9 @@ function gatherNode(ctx: LowerContext, n: NodeIn): void {
   const axis = normAxis(n, attrInt(n, "axis", 0), dataShape.length);
   if (idx.kind === "node") {
     if (data.kind !== "const" || axis !== 0 || dataShape.length !== 2 || idx.dtype !== "int32") ctx.unsupported(n, "Gather by runtime indices other than token ids into a [V, E] table");
-    return ctx.setNode(out, ctx.add("embedding", ctx.nameFor(n, out), { ids: idx.ref, weight: ctx.weight(n.inputs[0]!, data.t) }, {}, [n]));
+    const rows = ctx.add("embedding", ctx.nameFor(n, out, idx.view ? ".rows" : ""), { ids: idx.view?.ref ?? idx.ref, weight: ctx.weight(n.inputs[0]!, data.t) }, {}, [n]);
+    // Ids reshaped in the file: the rows come in the ids' own shape, then take the file's.
+    return ctx.setNode(out, idx.view ? ctx.add("reshape", ctx.nameFor(n, out), { x: rows }, { shape: [...idx.shape, dataShape[1]!] }, [n]) : rows);
   }
   const indices = Array.from(idx.t.data, (v) => (v < 0 ? v + dataShape[axis]! : v));
   const bad = indices.findIndex((v) => !Number.isInteger(v) || v < 0 || v >= dataShape[axis]!);
@@ -263,4 +269,32 @@ function sliceNode(ctx: LowerContext, n: NodeIn): void {
     r = ctx.add("slice", ctx.nameFor(n, n.outputs[0]!, i < narrowed.length - 1 ? `.axis${s.axis}` : ""), { x: r }, { axis: s.axis, start: s.start, size: s.count }, [n]);
   });
   ctx.env.set(n.outputs[0]!, narrowed.length ? { kind: "node", ref: r, shape: ctx.b.shapeOf(r) as number[], dtype: ctx.b.dtypeOf(r) } : ctx.val(n.inputs[0]!, n));
+}
+
+/**
+ * ONNX's SoftmaxCrossEntropyLoss (torch's F.cross_entropy): scores [N, C] or [N, C, d…] (classes on axis 1, moved
+ * last), labels [N] / [N, d…], reduction mean (over the positions not ignored), sum or none, ignore_index.
+ */
+function softmaxCrossEntropy(ctx: LowerContext, n: NodeIn): void {
+  if (n.inputs[2]) ctx.unsupported(n, "SoftmaxCrossEntropyLoss with class weights");
+  if (n.outputs[1] && (ctx.index.usesOf(n.outputs[1]).length > 0 || ctx.index.outputs.has(n.outputs[1]))) ctx.unsupported(n, "SoftmaxCrossEntropyLoss whose log_prob output is read");
+  const reduction = n.attrs.get("reduction")?.s ?? "mean";
+  if (reduction !== "mean" && reduction !== "sum" && reduction !== "none") ctx.fail(n, "an unknown reduction", "mean, sum or none", reduction);
+  const shape = ctx.shapeOf(n.inputs[0]!, n);
+  let logits = ctx.ref(n.inputs[0]!, n);
+  if (shape.length > 2) {
+    const perm = [0, ...shape.slice(2).map((_, i) => i + 2), 1];
+    logits = ctx.add("transpose", ctx.nameFor(n, n.outputs[0]!, ".classes-last"), { x: logits }, { perm }, [n]);
+  }
+  const ignore = n.attrs.get("ignore_index")?.i;
+  // Targets reshaped in the file (nanoGPT's targets.view(-1)): the original targets, the logits viewed to match.
+  const labels = ctx.val(n.inputs[1]!, n);
+  let targets: string;
+  if (labels.kind === "node" && labels.view) {
+    targets = labels.view.ref;
+    const classes = ctx.b.shapeOf(logits)[ctx.b.shapeOf(logits).length - 1] as number;
+    logits = ctx.add("reshape", ctx.nameFor(n, n.outputs[0]!, ".logits"), { x: logits }, { shape: [...labels.view.shape, classes] }, [n]);
+  } else targets = ctx.ref(n.inputs[1]!, n);
+  const r = ctx.add("cross-entropy", ctx.nameFor(n, n.outputs[0]!), { logits, targets }, { ignoreIndex: ignore ?? null, reduction }, [n]);
+  ctx.setNode(n.outputs[0]!, r);
 }

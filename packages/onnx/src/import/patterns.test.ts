@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { compile } from "@attngraph/runtime";
 import { AttnGraphError, compare, Tensor } from "@attngraph/tensor";
-import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node, type NodeMsg, type TensorMsg } from "../proto/proto.js";
+import * as ort from "onnxruntime-node";
+import { DataType, encodeModel, floatTensor, floatValueInfo, int64Tensor, node, valueInfo, type NodeMsg, type TensorMsg } from "../proto/proto.js";
 import { randomTensor } from "../test-against-cpu.js";
 import { runInOrt } from "../test-ort.js";
 import { importOnnx, type ImportedOnnx } from "./import-onnx.js";
@@ -216,6 +217,34 @@ describe("patterns against onnxruntime", () => {
       inputs: { x: [2, 3, 8] },
       outputs: { y: [2, 5], z: [3, 5, 2] },
     });
+  });
+});
+
+describe("SoftmaxCrossEntropyLoss (torch's F.cross_entropy) against onnxruntime", () => {
+  it.each([
+    ["mean", [4, 5], [4]],
+    ["sum", [4, 5], [4]],
+    ["none", [2, 5, 3], [2, 3]],
+    ["mean", [2, 5, 3], [2, 3]],
+  ] as const)("reduction %s, scores %j, ignore_index 1", async (reduction, scoresShape, labelsShape) => {
+    const model = encodeModel({
+      graphName: "ce",
+      nodes: [node("SoftmaxCrossEntropyLoss", "ce", ["scores", "labels"], ["loss"], { reduction, ignore_index: 1 })],
+      initializers: [],
+      inputs: [floatValueInfo("scores", [...scoresShape]), valueInfo("labels", DataType.INT64, [...labelsShape])],
+      outputs: [valueInfo("loss", DataType.FLOAT, reduction === "none" ? [...labelsShape] : [])],
+    });
+    const scores = randomTensor(scoresShape, 31, 3);
+    const count = labelsShape.reduce((a, d) => a * d, 1);
+    const labels = Array.from({ length: count }, (_, i) => (i * 3) % 5);
+    const session = await ort.InferenceSession.create(model);
+    const want = (await session.run({ scores: new ort.Tensor("float32", scores.toFloat32Array(), [...scoresShape]), labels: new ort.Tensor("int64", BigInt64Array.from(labels, BigInt), [...labelsShape]) }))["loss"]!;
+    await session.release();
+    const imported = importOnnx(model);
+    const s = await compile(imported.graph, { executors: [createCpuExecutor()], weights: imported.weights });
+    const got = await s.run({ scores, labels: Tensor.int32(labels, [...labelsShape]) }).finally(() => s.dispose());
+    const r = compare(got["loss"]!, Tensor.from(want.data as Float32Array, want.dims.map(Number)), { abs: 1e-5, rel: 1e-5 });
+    expect(r.ok, JSON.stringify(r.worst)).toBe(true);
   });
 });
 

@@ -6,6 +6,8 @@ import { HOST_OPS } from "./host-ops.js";
 const RUNTIME_OPS = [
   "Constant", "Shape", "Size", "MatMul", "Gemm", "Softmax", "LayerNormalization", "ReduceMean", "Relu", "Gelu", "Dropout", "Flatten", "Split",
   "Squeeze", "Unsqueeze", "Reshape", "Transpose", "Slice", "Gather", "Cast", "Expand", "Where",
+  // Cross-entropy: exportOnnx's form (patterns/cross-entropy.ts) and ONNX's own op.
+  "GatherElements", "ReduceMax", "ReduceSum", "SoftmaxCrossEntropyLoss",
 ];
 
 export const SUPPORTED_OPS: ReadonlyMap<string, ReadonlySet<string>> = new Map([

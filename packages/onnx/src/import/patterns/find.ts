@@ -1,8 +1,9 @@
-// Every pattern match of a graph, without overlaps. Softmax first (its guard is a Where the mask pattern must not
+// Every pattern match of a graph, without overlaps. Cross-entropy first, then softmax (its guard is a Where the mask pattern must not
 // take), then masks (they hold scale Muls and bias Adds), batched products (score, weighted-sum), decomposed
 // LayerNorm, GELU and SiLU (outermost product first), then Linear.
 import type { GraphIndex } from "../graph-index.js";
 import type { NodeIn } from "../read-model.js";
+import { matchCrossEntropy } from "./cross-entropy.js";
 import { matchGelu, matchSilu } from "./gelu.js";
 import type { Group } from "./group.js";
 import { matchLayerNorm } from "./layer-norm.js";
@@ -14,6 +15,8 @@ import { matchSoftmax } from "./softmax.js";
 type Matcher = (index: GraphIndex, n: NodeIn) => Group | undefined;
 
 const PASSES: readonly { opTypes: readonly string[]; match: Matcher; reverse?: boolean }[] = [
+  // Cross-entropy first: its ignore-index Where looks like a mask to the mask pattern.
+  { opTypes: ["GatherElements"], match: matchCrossEntropy },
   { opTypes: ["Softmax"], match: matchSoftmax },
   { opTypes: ["Where", "Add"], match: matchMask, reverse: true },
   // The grouped-query form (a Reshape around a MatMul) before plain MatMuls, which would take its inner MatMul.
