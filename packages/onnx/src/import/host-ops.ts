@@ -102,25 +102,32 @@ export function gather(node: NodeIn, data: HostTensor, indices: HostTensor, axis
   return { dtype: data.dtype, shape, data: out };
 }
 
-function transpose(node: NodeIn, x: HostTensor, perm: readonly number[]): HostTensor {
-  const rank = x.shape.length;
-  if (perm.length !== rank || [...perm].sort((a, b) => a - b).some((p, i) => p !== i)) fail(node, "perm is not a permutation of the axes", `a permutation of 0 … ${rank - 1}`, `[${perm.join(", ")}]`);
-  const shape = perm.map((p) => x.shape[p]!);
+/**
+ * A tensor of `shape` whose element at coordinates c is x's at Σ offset(axis, c[axis]): the one strided walk behind
+ * Transpose and Slice.
+ */
+function strided(node: NodeIn, x: HostTensor, shape: readonly number[], offset: (axis: number, c: number) => number): HostTensor {
   const n = bounded(node, shape);
-  const src = stridesOf(x.shape);
   const outStrides = stridesOf(shape);
   const out = x.data instanceof Float32Array ? new Float32Array(n) : new Float64Array(n);
   for (let flat = 0; flat < n; flat++) {
     let rem = flat;
     let at = 0;
-    for (let ax = 0; ax < rank; ax++) {
+    for (let ax = 0; ax < shape.length; ax++) {
       const c = Math.floor(rem / outStrides[ax]!);
       rem -= c * outStrides[ax]!;
-      at += c * src[perm[ax]!]!;
+      at += offset(ax, c);
     }
     out[flat] = x.data[at]!;
   }
-  return { dtype: x.dtype, shape, data: out };
+  return { dtype: x.dtype, shape: [...shape], data: out };
+}
+
+function transpose(node: NodeIn, x: HostTensor, perm: readonly number[]): HostTensor {
+  const rank = x.shape.length;
+  if (perm.length !== rank || [...perm].sort((a, b) => a - b).some((p, i) => p !== i)) fail(node, "perm is not a permutation of the axes", `a permutation of 0 … ${rank - 1}`, `[${perm.join(", ")}]`);
+  const src = stridesOf(x.shape);
+  return strided(node, x, perm.map((p) => x.shape[p]!), (ax, c) => c * src[perm[ax]!]!);
 }
 
 /** ONNX Reshape's target: 0 copies the input's dim (unless allowzero), one -1 is inferred. */
@@ -165,22 +172,8 @@ export function sliceSpec(node: NodeIn, shape: readonly number[], starts: readon
 }
 
 function slice(node: NodeIn, x: HostTensor, spec: readonly { start: number; step: number; count: number }[]): HostTensor {
-  const shape = spec.map((s) => s.count);
-  const n = bounded(node, shape);
   const src = stridesOf(x.shape);
-  const outStrides = stridesOf(shape);
-  const out = x.data instanceof Float32Array ? new Float32Array(n) : new Float64Array(n);
-  for (let flat = 0; flat < n; flat++) {
-    let rem = flat;
-    let at = 0;
-    for (let ax = 0; ax < shape.length; ax++) {
-      const c = Math.floor(rem / outStrides[ax]!);
-      rem -= c * outStrides[ax]!;
-      at += (spec[ax]!.start + c * spec[ax]!.step) * src[ax]!;
-    }
-    out[flat] = x.data[at]!;
-  }
-  return { dtype: x.dtype, shape, data: out };
+  return strided(node, x, spec.map((s) => s.count), (ax, c) => (spec[ax]!.start + c * spec[ax]!.step) * src[ax]!);
 }
 
 function expandTo(node: NodeIn, x: HostTensor, shape: readonly number[]): HostTensor {
