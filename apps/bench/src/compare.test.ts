@@ -11,7 +11,9 @@ describe("diff", () => {
   });
 
   it("puts the line at 1e-3 relative", () => {
-    expect(RELATIVE_TOLERANCE).toBe(1e-3);
+    // Just inside and just outside RELATIVE_TOLERANCE of the reference's largest magnitude.
+    expect(diff(Float32Array.of(10 * (1 + RELATIVE_TOLERANCE * 0.9)), Float32Array.of(10)).ok).toBe(true);
+    expect(diff(Float32Array.of(10 * (1 + RELATIVE_TOLERANCE * 1.1)), Float32Array.of(10)).ok).toBe(false);
     expect(diff(Float32Array.of(10.009), Float32Array.of(10)).ok).toBe(true);
     expect(diff(Float32Array.of(10.011), Float32Array.of(10)).ok).toBe(false);
   });
