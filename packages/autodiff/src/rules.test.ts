@@ -1,14 +1,14 @@
 // Every built-in op's backward rule against central finite differences in float64, on several shapes: the rule's
 // gradient graph and the forward graph both run on the float64 references (test-eval64.ts), so what is tested is the
 // rule itself. Kernels are compared with these references by the executor contract suite.
-import { GraphBuilder } from "@attngraph/graph";
+import { createOpRegistry, definePointwiseOp, GraphBuilder } from "@attngraph/graph";
 import { describe, it } from "vitest";
 import fc from "fast-check";
 import { expectGradientsMatch, randomIds, randomValue, rngOf } from "./test-gradcheck.js";
 
 /** A graph of one op between inputs (all differentiated unless int) and its output. */
-function single(kind: string, shapes: Record<string, readonly number[]>, attrs: Record<string, unknown> = {}, opts: { ints?: Record<string, number>; after?: (b: GraphBuilder, out: string) => string } = {}) {
-  const b = new GraphBuilder();
+function single(kind: string, shapes: Record<string, readonly number[]>, attrs: Record<string, unknown> = {}, opts: { ints?: Record<string, number>; after?: (b: GraphBuilder, out: string) => string; builder?: GraphBuilder } = {}) {
+  const b = opts.builder ?? new GraphBuilder();
   const rng = rngOf(Object.keys(shapes).length * 31 + kind.length);
   const values: Record<string, ReturnType<typeof randomValue>> = {};
   const inputs: Record<string, string> = {};
@@ -136,5 +136,25 @@ describe("backward rules against central differences (float64)", () => {
     expectGradientsMatch(single("add-layer-norm", { a: [2, 3, 4], b: [1, 3, 4], weight: [4], bias: [4] }));
     expectGradientsMatch(single("attention", { q: [1, 4, 3, 2], k: [1, 2, 5, 2], v: [1, 2, 5, 3] }, { causal: true, alignment: "bottom-right", scale: 0.6 }));
     expectGradientsMatch(single("attention", { q: [2, 2, 3, 2], k: [2, 2, 3, 2], v: [2, 2, 3, 2] }, { scale: 0.6, dropoutRate: 0.3, dropoutSeed: 5, training: true }));
+  });
+
+  // Elementwise ops as expressions: the gradient of every input is derived (derive()), not written by hand.
+  const el = (name: string) => ({ op: "input", name, index: [] });
+  const call = (op: string, ...args: unknown[]) => ({ op, args });
+
+  it("a pointwise node of three inputs with a where, a tanh and a division: every input's derived gradient", () => {
+    const expr = call("where", call("gt", el("x0"), 0), call("mul", el("x1"), call("tanh", el("x2"))), call("div", call("mul", el("x0"), el("x2")), call("add", 1, call("abs", el("x1")))));
+    expectGradientsMatch(single("pointwise", { x0: [3, 4], x1: [3, 4], x2: [3, 4] }, { expr }));
+  });
+
+  it("a user op declared by its expression alone (definePointwiseOp) gets its gradient, for each input", () => {
+    const gatedSoftplus = definePointwiseOp({
+      kind: "gated-softplus",
+      doc: "log(1 + exp(a)) · sigmoid(b)",
+      inputs: [{ name: "a" }, { name: "b" }],
+      expr: call("mul", call("log", call("add", 1, call("exp", el("a")))), call("sigmoid", el("b"))),
+    });
+    const builder = new GraphBuilder({ registry: createOpRegistry([gatedSoftplus]) });
+    expectGradientsMatch(single("gated-softplus", { a: [2, 5], b: [2, 5] }, {}, { builder }));
   });
 });

@@ -2,11 +2,11 @@
 // backward, evaluated by testkit's float64 references on dense arrays. It knows nothing of grad(): it runs whatever
 // graph it is given, so a rule is checked by running its gradient graph here against finite differences of the
 // forward graph, also here, with no float32 kernel in the way.
-import type { GraphNode, OpGraph } from "@attngraph/graph";
+import { compilePointwise, pointwiseExprOf, POINTWISE_SLOTS, type AnyOpDef, type Expr, type GraphNode, type OpGraph } from "@attngraph/graph";
 import {
   add64, alibi64, crossEntropy64, crossEntropyGrad64, embedding64, embeddingGrad64, gelu64, geluGrad64, layerNorm64, layerNormGrad64,
   layerNormWeightGrad64, linear64, linearWeightGrad64, maskFull64, maskGrad64, pad64, referenceDropoutKeep, relu64, reluGrad64, rope64, score64, slice64,
-  softmax64, softmaxGrad64, sumTo64, weightedSum64, mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64, siluGrad64,
+  softmax64, softmaxGrad64, sumTo64, weightedSum64, mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64,
 } from "@attngraph/testkit";
 
 export interface Value64 {
@@ -41,7 +41,7 @@ function dropout64(x: Float64Array, seed: number, rate: number): Float64Array {
 
 type Get = (slot: string) => Value64 | undefined;
 
-function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[]) => number[]): Value64 {
+function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (number | string)[]) => number[]): Value64 {
   const a = n.attrs as Record<string, any>;
   const x = () => get("x")!;
   const must = (slot: string) => get(slot)!;
@@ -105,6 +105,10 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
       return { shape: x().shape, data: relu64(x().data) };
     case "silu":
       return { shape: x().shape, data: silu64(x().data) };
+    case "pointwise": {
+      const slots = POINTWISE_SLOTS.map((s) => get(s));
+      return pointwise64(pointwiseExprOf(a.expr, n.name, POINTWISE_SLOTS.filter((_, k) => slots[k] !== undefined)), slots);
+    }
     case "rms-norm":
       return { shape: x().shape, data: rmsNorm64(x().data, last(x()), a.eps, get("weight")?.data) };
     case "mul":
@@ -151,8 +155,6 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
       return { shape: [last(x())], data: layerNormWeightGrad64(must("grad").data, x().data, last(x()), a.eps) };
     case "gelu-grad":
       return { shape: x().shape, data: geluGrad64(must("grad").data, x().data, a.approximate) };
-    case "silu-grad":
-      return { shape: x().shape, data: siluGrad64(must("grad").data, x().data) };
     case "rms-norm-grad":
       return { shape: x().shape, data: rmsNormGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data) };
     case "rms-norm-weight-grad":
@@ -172,8 +174,19 @@ function run(n: GraphNode, get: Get, bind: (shape: readonly (number | string)[])
       return { shape: l.shape, data: crossEntropyGrad64(l.data, last(l), must("targets").data, a.reduction, a.ignoreIndex, get("grad")?.data) };
     }
     default:
+      if (def.pointwise) return pointwise64(def.pointwise(a), def.inputs.map((i) => get(i.name)));
       throw new Error(`eval64: no float64 reference for op ${n.kind}`);
   }
+}
+
+/**
+ * An elementwise expression over the slots x0… (`values` in slot order), evaluated in float64 by the expression's own
+ * compiler: derived gradients, and ops declared by their expression (a user's) that have no hand-written reference.
+ */
+function pointwise64(expr: Expr, values: readonly (Value64 | undefined)[]): Value64 {
+  const fn = compilePointwise(expr, POINTWISE_SLOTS, { float64: true });
+  const [v0, v1, v2, v3] = values.map((v) => v?.data);
+  return { shape: values[0]!.shape, data: v0!.map((_, i) => fn(v0![i]!, v1?.[i] ?? 0, v2?.[i] ?? 0, v3?.[i] ?? 0)) };
 }
 
 /** Every value of one run of `graph` in float64: inputs and weights as given (int32 ids as whole numbers), then each node. */
@@ -187,7 +200,7 @@ export function eval64(graph: OpGraph, given: Readonly<Record<string, Value64>>)
   }
   const bind = (shape: readonly (number | string)[]) => shape.map((d) => (typeof d === "string" ? bindings.get(d)! : d));
   for (const n of graph.nodes) {
-    const out = run(n, (slot) => (n.inputs[slot] === undefined ? undefined : values.get(n.inputs[slot]!)), bind);
+    const out = run(n, graph.registry.get(n.kind, n.name), (slot) => (n.inputs[slot] === undefined ? undefined : values.get(n.inputs[slot]!)), bind);
     if (out.data.length !== size(out.shape)) throw new Error(`eval64: ${n.name} made ${out.data.length} values for [${out.shape}]`);
     values.set(n.name, out);
   }

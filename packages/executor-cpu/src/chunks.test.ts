@@ -5,9 +5,13 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
+import { pointwiseGrad, siluOp } from "@attngraph/graph";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import { CpuExecutor, type UnsignalledCall } from "./executor.js";
 import { createCpuExecutor } from "./register-kernels.js";
+
+/** silu's derived gradient as the pointwise kernel runs it (the output's gradient in x0, x in x1). */
+const SILU_GRAD = (pointwiseGrad(siluOp.pointwise!({}), 0) as { expr: unknown }).expr;
 
 function random(shape: Shape, seed: number): Tensor {
   const next = mulberry32(seed);
@@ -96,7 +100,7 @@ function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
     "relu-grad": { kind: "relu-grad", node: "act.grad", attrs: {}, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
     "rms-norm-grad": { kind: "rms-norm-grad", node: "norm.grad", attrs: { eps: 1e-6 }, inputs: [random([5, 3, 48], 15), x, random([48], 16)], outShape: [5, 3, 48] },
     "rms-norm-weight-grad": { kind: "rms-norm-weight-grad", node: "norm.weight.grad", attrs: { eps: 1e-6 }, inputs: [random([5, 3, 48], 15), x], outShape: [48] },
-    "silu-grad": { kind: "silu-grad", node: "act.grad", attrs: {}, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
+    "pointwise (silu's gradient)": { kind: "pointwise", node: "act.grad", attrs: { expr: SILU_GRAD }, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
     "embedding-grad": { kind: "embedding-grad", node: "emb.grad", attrs: { rows: 30 }, inputs: [ids, random([2, 70, 48], 18)], outShape: [30, 48] },
     "cross-entropy-grad": {
       kind: "cross-entropy-grad",

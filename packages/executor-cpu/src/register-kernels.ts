@@ -11,7 +11,7 @@ import { embeddingKernel } from "./kernels/embedding.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
 import { reluKernel } from "./kernels/relu.js";
-import { siluKernel } from "./kernels/silu.js";
+import { pointwiseKernel } from "./kernels/pointwise.js";
 import { mulKernel } from "./kernels/mul.js";
 import { rmsNormKernel } from "./kernels/rms-norm.js";
 import { layerNormKernel } from "./kernels/layer-norm.js";
@@ -39,7 +39,6 @@ import { layerNormGradKernel } from "./kernels/layer-norm-grad.js";
 import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
 import { reluGradKernel } from "./kernels/relu-grad.js";
-import { siluGradKernel } from "./kernels/silu-grad.js";
 import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./kernels/rms-norm-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
@@ -78,7 +77,7 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["relu", reluKernel],
   ["add", addKernel],
   ["rms-norm", rmsNormKernel],
-  ["silu", siluKernel],
+  ["pointwise", pointwiseKernel],
   ["mul", mulKernel],
   ["embedding", embeddingKernel],
   ["position-embedding", positionEmbeddingKernel],
@@ -98,7 +97,6 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["relu-grad", reluGradKernel],
   ["rms-norm-grad", rmsNormGradKernel],
   ["rms-norm-weight-grad", rmsNormWeightGradKernel],
-  ["silu-grad", siluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],

@@ -440,3 +440,23 @@ function gather(prog: usize, regs: usize, d: usize, desc: i32, pred: i32, list: 
     store<f32>(d + o, isInt ? <f32>load<i32>(at) : load<f32>(at));
   }
 }
+
+/**
+ * An elementwise expression (the pointwise kernel) over `n` elements: the float32 input in word k of `inputs` (a dense
+ * array's byte address; 0 for one the program does not read) is loaded into register 2 + k a tile at a time, the
+ * program runs, and its result register is stored to `out` (dense; it may be input 0's memory: a tile is loaded before
+ * it is stored). Lanes past `n` in the last tile compute on whatever the registers hold and are never stored.
+ */
+export function exprPointwise(prog: usize, regs: usize, inputs: usize, out: usize, n: i32): void {
+  const result = exprReg(regs, word(prog, 2));
+  memory.fill(exprReg(regs, 1), 0xff, <usize>TILE_LANES << 2); // every lane shown
+  for (let e0: i32 = 0; e0 < n; e0 += TILE_LANES) {
+    const len = min(TILE_LANES, n - e0);
+    for (let k: i32 = 0; k < 4; k++) {
+      const a = <usize>load<u32>(inputs + (<usize>k << 2));
+      if (a != 0) memory.copy(exprReg(regs, 2 + k), a + (<usize>e0 << 2), <usize>len << 2);
+    }
+    exprRun(prog, regs, (len + 3) & ~3, 0, 0, 0, 0);
+    memory.copy(out + (<usize>e0 << 2), result, <usize>len << 2);
+  }
+}

@@ -14,7 +14,6 @@ export { relu, reluStrided } from "./relu";
 export { add } from "./add";
 export { mul } from "./mul";
 export { rmsNorm, rmsNormGrad, rmsNormWeightGrad } from "./rms-norm";
-export { silu, siluGrad } from "./silu";
 export { addLayerNorm } from "./add-layer-norm";
 export { embedding } from "./embedding";
 export { crossEntropy } from "./cross-entropy";
@@ -39,4 +38,4 @@ export function heapBase(): usize {
   return __heap_base;
 }
 // Score and mask modifications in the fused attention (the program's registers, for the host's sizes and checks).
-export { exprClearStatus, exprRegsBytes } from "./expr-program";
+export { exprClearStatus, exprPointwise, exprRegsBytes } from "./expr-program";

@@ -3,7 +3,7 @@
 // fires, releasing what it allocated; its numbers are bit for bit those of one uninterrupted call; a call without a
 // signal stays synchronous. The run-level check (runtime → AbortError) is cancel.test.ts.
 import { describe, expect, it } from "vitest";
-import type { KernelCall } from "@attngraph/graph";
+import { pointwiseGrad, siluOp, type KernelCall } from "@attngraph/graph";
 import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import type { WasmExecutor, WasmKernel } from "./executor.js";
@@ -17,6 +17,10 @@ const heads = (B: number, n: number, T: number, D: number, seed: number) => rand
 const bits = (t: Tensor): Uint32Array => new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer);
 
 const never = () => new AbortController().signal;
+
+/** silu as the scheduler lowers it, and its derived gradient (the output's gradient in x0, x in x1). */
+const SILU = siluOp.pointwise!({});
+const SILU_GRAD = (pointwiseGrad(SILU, 0) as { expr: unknown }).expr;
 
 /** A kernel call on host tensors, uploaded to `ex` on demand. */
 interface HostCall {
@@ -78,7 +82,7 @@ function cases(): Record<string, HostCall> {
     relu: { kind: "relu", node: "act", attrs: {}, inputs: [random([7, 301], 18, 4)], outShape: [7, 301] },
     "relu (strided)": { kind: "relu", node: "act", attrs: {}, inputs: [random([301, 7], 41).transpose(0, 1)], outShape: [7, 301] },
     "rms-norm": { kind: "rms-norm", node: "norm", attrs: { eps: 1e-6 }, inputs: [random([3, 40, 37], 15), random([37], 16)], outShape: [3, 40, 37] },
-    silu: { kind: "silu", node: "act", attrs: {}, inputs: [random([301, 7], 41).transpose(0, 1)], outShape: [7, 301] },
+    "pointwise (silu, strided)": { kind: "pointwise", node: "act", attrs: { expr: SILU }, inputs: [random([301, 7], 41).transpose(0, 1)], outShape: [7, 301] },
     mul: { kind: "mul", node: "gated", attrs: {}, inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)], outShape: [3, 5, 4, 6] },
     add: { kind: "add", node: "residual", attrs: {}, inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)], outShape: [3, 5, 4, 6] },
     embedding: { kind: "embedding", node: "tok_embed", attrs: {}, inputs: [Tensor.int32(Array.from({ length: 120 }, (_, i) => (i * 37) % 50), [4, 30]), random([50, 24], 21)], outShape: [4, 30, 24] },
@@ -111,7 +115,7 @@ function cases(): Record<string, HostCall> {
     "relu-grad (strided)": { kind: "relu-grad", node: "act.grad", attrs: {}, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
     "rms-norm-grad": { kind: "rms-norm-grad", node: "norm.grad", attrs: { eps: 1e-6 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1]), random([37], 16)], outShape: [3, 40, 37] },
     "rms-norm-weight-grad": { kind: "rms-norm-weight-grad", node: "norm.dw", attrs: { eps: 1e-6 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])], outShape: [37] },
-    "silu-grad": { kind: "silu-grad", node: "act.grad", attrs: {}, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
+    "pointwise (silu's gradient)": { kind: "pointwise", node: "act.grad", attrs: { expr: SILU_GRAD }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
     "embedding-grad": { kind: "embedding-grad", node: "tok_embed.grad", attrs: { rows: 50 }, inputs: [Tensor.int32(Array.from({ length: 120 }, (_, i) => (i * 37) % 50), [4, 30]), random([4, 30, 24], 41)], outShape: [50, 24] },
     "attention-lse": { kind: "attention-lse", node: "context.lse", attrs: { ...mask, scale: 0.35 }, inputs: [q, k, pad], outShape: [B, H, L] },
     "attention-grad (wrt k: a kv head's accumulator kept across chunks)": {

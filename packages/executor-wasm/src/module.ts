@@ -71,6 +71,8 @@ export interface KernelExports {
   exprRegsBytes(registers: number): number;
   /** See assembly/expr-program.ts: clears a register area's status words. */
   exprClearStatus(regs: number): void;
+  /** See assembly/expr-program.ts: an elementwise expression over n dense elements of up to four inputs. */
+  exprPointwise(prog: number, regs: number, inputs: number, out: number, n: number): void;
   layerNorm(src: number, desc: number, dst: number, w: number, ws: number, b: number, bs: number, eps: number, r0: number, r1: number): void;
   gelu(src: number, dst: number, n: number, tanh: number): void;
   geluStrided(src: number, desc: number, dst: number, tanh: number, r0: number, r1: number): void;
@@ -85,9 +87,6 @@ export interface KernelExports {
   rmsNormGrad(g: number, gdesc: number, x: number, xdesc: number, w: number, ws: number, dst: number, eps: number, r0: number, r1: number): void;
   /** Adds rows [r0, r1) into float64 accumulators acc [E]. */
   rmsNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;
-  /** See assembly/silu.ts: rows [r0, r1) of any views → dst dense. */
-  silu(src: number, desc: number, dst: number, r0: number, r1: number): void;
-  siluGrad(g: number, gdesc: number, x: number, xdesc: number, dst: number, r0: number, r1: number): void;
   /** See assembly/add-layer-norm.ts: a block of rows of a + b (as `add`) and their layer norm (as `layerNorm`), side by side. */
   addLayerNorm(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
   embedding(ids: number, desc: number, nv: number, w: number, ws0: number, ws1: number, dst: number, ne: number, k0: number, k1: number): void;

@@ -11,7 +11,7 @@ import { embeddingKernel } from "./kernels/embedding.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
 import { reluKernel } from "./kernels/relu.js";
-import { siluKernel } from "./kernels/silu.js";
+import { pointwiseKernel } from "./kernels/pointwise.js";
 import { mulKernel } from "./kernels/mul.js";
 import { rmsNormKernel } from "./kernels/rms-norm.js";
 import { kvAppendKernel } from "./kernels/kv-append.js";
@@ -32,7 +32,6 @@ import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
 import { reluGradKernel } from "./kernels/relu-grad.js";
-import { siluGradKernel } from "./kernels/silu-grad.js";
 import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./kernels/rms-norm-grad.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
@@ -75,7 +74,8 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["relu", reluKernel],
   ["add", addKernel],
   ["rms-norm", rmsNormKernel],
-  ["silu", siluKernel],
+  // Every elementwise op declared as an expression (silu, its gradient, users' own).
+  ["pointwise", pointwiseKernel],
   ["mul", mulKernel],
   ["embedding", embeddingKernel],
   ["position-embedding", positionEmbeddingKernel],
@@ -98,7 +98,6 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["relu-grad", reluGradKernel],
   ["rms-norm-grad", rmsNormGradKernel],
   ["rms-norm-weight-grad", rmsNormWeightGradKernel],
-  ["silu-grad", siluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],

@@ -11,7 +11,7 @@ import { embeddingKernel } from "./kernels/embedding.wgsl.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.wgsl.js";
 import { geluKernel } from "./kernels/gelu.wgsl.js";
 import { reluKernel } from "./kernels/relu.wgsl.js";
-import { siluGradKernel, siluKernel } from "./kernels/silu.wgsl.js";
+import { pointwiseKernel } from "./kernels/pointwise.wgsl.js";
 import { mulKernel } from "./kernels/mul.wgsl.js";
 import { rmsNormKernel } from "./kernels/rms-norm.wgsl.js";
 import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./kernels/rms-norm-grad.wgsl.js";
@@ -72,7 +72,8 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["relu", reluKernel],
   ["add", addKernel],
   ["rms-norm", rmsNormKernel],
-  ["silu", siluKernel],
+  // Every elementwise op declared as an expression (silu, its gradient, users' own).
+  ["pointwise", pointwiseKernel],
   ["mul", mulKernel],
   ["embedding", embeddingKernel],
   ["position-embedding", positionEmbeddingKernel],
@@ -92,7 +93,6 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["relu-grad", reluGradKernel],
   ["rms-norm-grad", rmsNormGradKernel],
   ["rms-norm-weight-grad", rmsNormWeightGradKernel],
-  ["silu-grad", siluGradKernel],
   ["embedding-grad", embeddingGradKernel],
   ["position-embedding-grad", positionEmbeddingGradKernel],
   ["cross-entropy-grad", crossEntropyGradKernel],

@@ -1,7 +1,7 @@
 export { GraphBuilder, insertAfter, type Ref } from "./builder.js";
 export { OpGraph, type GraphNode, type GraphParts, type NodeSpec, type ValueDecl } from "./graph.js";
 export type { ValueInfo } from "./infer-node.js";
-export { OpRegistry, createOpRegistry } from "./registry.js";
+export { OpRegistry, createOpRegistry, kernelKinds } from "./registry.js";
 export { defineOp, normalizeAttrs, inferShape, makeContext, type OpDef, type AnyOpDef, type OpInput, type AttrSpec, type AttrType, type OpContext } from "./op-def.js";
 export type { VjpContext, VjpRule } from "./vjp.js";
 export { fromJSON, toJSON, GRAPH_FORMAT, GRAPH_FORMAT_VERSION, type GraphJSON } from "./json.js";

@@ -6,6 +6,7 @@ import { AttnGraphError, type DType } from "@attngraph/tensor";
 import { GraphValidationError, show } from "./errors.js";
 import { copyJson } from "./expr/copy-json.js";
 import type { VjpRule } from "./vjp.js";
+import type { Expr } from "./expr/types.js";
 
 export interface OpInput {
   readonly name: string;
@@ -88,6 +89,13 @@ export interface OpDef<A extends object = Record<string, unknown>> {
    * one cannot be differentiated through: grad() fails with "unsupported: gradient of op <kind>" naming the node.
    */
   readonly vjp?: VjpRule<A>;
+  /**
+   * For an elementwise op declared as an expression (definePointwiseOp): its value as an expression over the slots
+   * x0, x1, … (the op's inputs in declared order), checked. The scheduler lowers such a node to one "pointwise" step,
+   * which every executor runs by evaluating the expression; the same function must return the same object for the
+   * same attributes (executors cache what they compile by it).
+   */
+  readonly pointwise?: (attrs: A) => Expr;
 }
 
 /** Declares an op kind, checking the declaration itself. Use it for ops of your own. */

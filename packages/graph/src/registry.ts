@@ -49,3 +49,11 @@ export class OpRegistry {
 export function createOpRegistry(extra: readonly AnyOpDef[] = []): OpRegistry {
   return new OpRegistry([...builtinOps, ...extra]);
 }
+
+/**
+ * The op kinds an executor implements as kernels: every built-in op but those declared by their elementwise expression
+ * (silu, …), which the scheduler lowers to the one "pointwise" kernel.
+ */
+export function kernelKinds(ops: readonly AnyOpDef[] = builtinOps): string[] {
+  return ops.filter((op) => op.pointwise === undefined).map((op) => op.kind);
+}

@@ -93,8 +93,8 @@ describe("export failures", () => {
     }
   });
 
-  it("the Llama ops' backward ops (rms-norm-grad, rms-norm-weight-grad, silu-grad) fail naming the node and its kind", () => {
-    for (const kind of ["rms-norm-grad", "rms-norm-weight-grad", "silu-grad"]) {
+  it("the Llama ops' backward ops (rms-norm-grad, rms-norm-weight-grad) fail naming the node and its kind", () => {
+    for (const kind of ["rms-norm-grad", "rms-norm-weight-grad"]) {
       const b = new GraphBuilder();
       const g = b.input("g", [2, 3]);
       const graph = b.output(b.add(kind, "n.grad", { grad: g, x: b.input("x", [2, 3]) })).build();

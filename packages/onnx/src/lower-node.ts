@@ -6,6 +6,7 @@ import { OnnxExportError } from "./errors.js";
 import type { DimRef, Lowering } from "./lowering.js";
 import { CONTRIB_DOMAIN, type ModelWriter } from "./model-writer.js";
 import { LOWERINGS } from "./ops/index.js";
+import { pointwiseLowering } from "./ops/pointwise.js";
 import type { NodeExport } from "./report.js";
 import type { RuntimeShapes } from "./runtime-shapes.js";
 
@@ -19,7 +20,9 @@ export interface LowerEnv {
 }
 
 export function lowerNode(n: GraphNode, env: LowerEnv): NodeExport {
-  const lowering = Object.hasOwn(LOWERINGS, n.kind) ? LOWERINGS[n.kind] : undefined;
+  // An op declared by its elementwise expression (silu, a user's own) exports as that expression.
+  const def = env.graph.registry.has(n.kind) ? env.graph.registry.get(n.kind, n.name) : undefined;
+  const lowering = Object.hasOwn(LOWERINGS, n.kind) ? LOWERINGS[n.kind] : def?.pointwise ? pointwiseLowering(def.pointwise(n.attrs as never), def.inputs.map((i) => i.name)) : undefined;
   if (!lowering) {
     const what = env.builtin.has(n.kind) ? `op ${n.kind} has no ONNX form yet` : `user op ${n.kind} has no ONNX form (only built-in ops export)`;
     throw new OnnxExportError(n.name, what, "a built-in forward op", n.kind);

@@ -8,9 +8,12 @@ import { createOpRegistry, type Executor } from "@attngraph/graph";
 export function renderSupportMatrix(executors: readonly Executor[] = [createCpuExecutor(), createWasmExecutor(), createWebGpuExecutor()]): string {
   const registry = createOpRegistry();
   const rows = registry.kinds().map((kind) => {
+    // An op declared by its elementwise expression runs as the pointwise kernel: asked as the scheduler asks.
+    const def = registry.get(kind);
+    const [asked, attrs] = def.pointwise ? ["pointwise", { expr: def.pointwise({}) }] : [kind, {}];
     const cells = executors.map((ex) => {
-      const s = ex.supports(kind, {});
-      return s.ok ? "yes" : `no (${s.reason})`;
+      const s = ex.supports(asked, attrs);
+      return s.ok ? (def.pointwise ? "yes (pointwise kernel)" : "yes") : `no (${s.reason})`;
     });
     return `| \`${kind}\` | ${registry.get(kind).doc} | ${cells.join(" | ")} |`;
   });

@@ -3,6 +3,10 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, ShapeError, Tensor, type Shape } from "@attngraph/tensor";
 import { createCpuExecutor } from "../register-kernels.js";
+import { pointwiseGrad, siluOp } from "@attngraph/graph";
+
+/** silu's derived gradient as the pointwise kernel runs it (the output's gradient in x0, x in x1). */
+const SILU_GRAD = (pointwiseGrad(siluOp.pointwise!({}), 0) as { expr: unknown }).expr;
 
 const ex = createCpuExecutor();
 
@@ -55,7 +59,7 @@ const steps: Step[] = [
   { kind: "relu-grad", inputs: [values([B, L, E], 18), values([B, L, E], 19)], attrs: {}, outShape: [B, L, E] },
   { kind: "rms-norm-grad", inputs: [values([B, L, E], 15), values([B, L, E], 16), values([E], 17)], attrs: { eps: 1e-6 }, outShape: [B, L, E] },
   { kind: "rms-norm-weight-grad", inputs: [values([B, L, E], 15), values([B, L, E], 16)], attrs: { eps: 1e-6 }, outShape: [E] },
-  { kind: "silu-grad", inputs: [values([B, L, E], 18), values([B, L, E], 19)], attrs: {}, outShape: [B, L, E] },
+  { kind: "pointwise", inputs: [values([B, L, E], 18), values([B, L, E], 19)], attrs: { expr: SILU_GRAD }, outShape: [B, L, E] },
   { kind: "embedding-grad", inputs: [Tensor.int32([3, 1, 3, 0, 2, 3], [B, L]) as unknown as Tensor, values([B, L, E], 20)], attrs: { rows: 5 }, outShape: [5, E] },
   { kind: "attention-lse", inputs: [q, k, pad], attrs: { ...attnMask, scale: 0.5 }, outShape: [B, H, L] },
   ...(["q", "k", "v"] as const).map((wrt) => ({

@@ -58,6 +58,11 @@ export interface ProgramSource {
   readonly derivative: boolean;
   /** Subject prefix of sites: the node (`attn` → `attn.scoreMod.args[1]`). */
   readonly node: string;
+  /**
+   * For an elementwise expression (the pointwise kernel): the inputs read element by element (reads with no index),
+   * in registers 2, 3, … that the kernel fills a tile at a time; `scoreMod` is then the expression.
+   */
+  readonly elements?: readonly string[];
 }
 
 type RegType = "i" | "f" | "m";
@@ -94,7 +99,10 @@ const isIntLiteral = (x: number) => Number.isInteger(x) && !Object.is(x, -0) && 
 /** Compiles the modifications (checked by checkExpr) into a program (see the file's head). */
 export function compileProgram(src: ProgramSource): ExprProgram {
   const instrs: Instr[] = [];
-  let nextV = 2; // virtual registers 0 and 1: SCORE and SHOWN
+  const elements = src.elements ?? [];
+  const fixed = 2 + elements.length;
+  let nextV = fixed; // virtual registers 0 and 1: SCORE and SHOWN; then the elements' registers
+  const elementOf = (e: ExprInput): number => (e.index.length === 0 ? elements.indexOf(e.name) : -1);
   const sites: ProgramSite[] = [];
   const siteOf = new Map<ExprInput, number>();
   const ranks = new Map<string, number>();
@@ -111,7 +119,7 @@ export function compileProgram(src: ProgramSource): ExprProgram {
     if (typeof e !== "object") return false;
     let r = reads.get(e);
     if (r === undefined) {
-      r = e.op === "input" || e.args.some(hasReads);
+      r = e.op === "input" ? elementOf(e) < 0 : e.args.some(hasReads); // an element is a register, not a read
       reads.set(e, r);
     }
     return r;
@@ -173,6 +181,8 @@ export function compileProgram(src: ProgramSource): ExprProgram {
 
   const make = (e: Exclude<Expr, number | string>, pred: number): Val => {
     if (e.op === "input") {
+      const k = elementOf(e);
+      if (k >= 0) return { v: 2 + k, t: "f" };
       const idx = e.index.map((i) => emit(i, pred));
       let site = siteOf.get(e);
       if (site === undefined) {
@@ -250,7 +260,7 @@ export function compileProgram(src: ProgramSource): ExprProgram {
   const d = src.derivative && src.scoreMod !== null ? toF(emit(derive(src.scoreMod, { kind: "score" }), SHOWN)) : undefined;
   const outputs = [s.v, k?.v, d?.v].filter((x): x is number => x !== undefined);
   markUniform(instrs, uniform, outputs);
-  const { phys, registers } = allocate(instrs, outputs);
+  const { phys, registers } = allocate(instrs, outputs, fixed);
   return serialize(instrs, phys, registers, [phys(s.v), k === undefined ? -1 : phys(k.v), d === undefined ? -1 : phys(d.v)], ranks, sites);
 }
 
@@ -274,13 +284,15 @@ function markUniform(instrs: Instr[], uniform: ReadonlySet<number>, outputs: rea
  * register one of its operands held: every operation reads a lane before it writes that lane). Registers 0 and 1 are
  * the kernel's; the outputs are kept to the end.
  */
-function allocate(instrs: readonly Instr[], outputs: readonly number[]): { phys: (v: number) => number; registers: number } {
+function allocate(instrs: readonly Instr[], outputs: readonly number[], fixed: number): { phys: (v: number) => number; registers: number } {
   const last = new Map<number, number>();
   instrs.forEach((ins, n) => ins.srcs.forEach((s) => last.set(s, n)));
   for (const o of outputs) last.set(o, Infinity);
-  const map = new Map<number, number>([[SCORE, SCORE], [SHOWN, SHOWN]]);
+  // The kernel's registers keep their numbers (an element's may be reused once its last reader ran: it is reloaded
+  // per tile).
+  const map = new Map<number, number>(Array.from({ length: fixed }, (_, r) => [r, r]));
   const free: number[] = [];
-  let registers = 2;
+  let registers = fixed;
   instrs.forEach((ins, n) => {
     for (const s of new Set(ins.srcs)) {
       if (s > SHOWN && last.get(s) === n) free.push(map.get(s)!);

@@ -78,14 +78,15 @@ const CALL: Partial<Record<string, (a: string[]) => string>> = {
   tanh: ([a]) => `tanh(clamp(${a}, -20.0, 20.0))`,
   sqrt: ([a]) => `sqrt(${a})`,
   floor: ([a]) => `floor(${a})`,
-  sigmoid: ([a]) => `1.0 / (1.0 + exp(-${a}))`,
 };
 
 /**
  * WGSL defining `fn <name>(score, b, h, q, kv) -> f32` (or `-> bool` for a mask) for `e`, with its helpers. The
- * gathered inputs' storage bindings and views are the program's (`gathered`, by the names the expression uses).
+ * gathered inputs' storage bindings and views are the program's (`gathered`, by the names the expression uses). With
+ * `elements` (an elementwise expression), the function is `fn <name>(v0, v1, …) -> f32` of the current element of
+ * each named input instead.
  */
-export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[]): string {
+export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[], elements?: readonly string[]): string {
   const helpers: string[] = [
     // The identity, as a function: WGSL evaluates a builtin of literals (log(0.0), exp(100.0), 1.0 / 0.0) when it
     // compiles the shader and rejects one whose value is not finite. A user function's result is never a constant
@@ -93,6 +94,8 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
     `fn ${name}_rt(x: f32) -> f32 { return x; }`,
     // Python's mod and floor division of two integers, exact (f32 division may be off by an ulp: 41 / 41 < 1).
     `fn ${name}_imod(a: f32, b: f32) -> f32 { let x = i32(a); let y = i32(b); if (y == 0) { return a - b * floor(a / b); } var r = x % y; if (r != 0 && ((r < 0) != (y < 0))) { r += y; } return f32(r); }`,
+    // sigmoid from exp(−|v|) only: exp never overflows, so a large negative v gives 0, never NaN.
+    `fn ${name}_sigmoid(v: f32) -> f32 { let z = exp(-abs(v)); return select(z / (1.0 + z), 1.0 / (1.0 + z), v >= 0.0); }`,
     `fn ${name}_idiv(a: f32, b: f32) -> f32 { let x = i32(a); let y = i32(b); if (y == 0) { return floor(a / b); } var d = x / y; if (d * y != x && ((x < 0) != (y < 0))) { d -= 1; } return f32(d); }`,
   ];
   const byName = new Map(gathered.map((g) => [g.name, g]));
@@ -118,6 +121,9 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
     const t = `t${temps++}`;
     const wgslType = typeOf(x) === "bool" ? "bool" : "f32";
     if (x.op === "input") {
+      // An elementwise expression's read of the current element: the function's parameter.
+      const k = x.index.length === 0 && elements ? elements.indexOf(x.name) : -1;
+      if (k >= 0) return `v${k}`;
       const index = x.index.map((i) => emit(i, depth));
       lines.push(`${indent(depth)}let ${t} = ${reader(x.name, x.index.length)}(${index.join(", ")});`);
       return t;
@@ -145,6 +151,7 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
     if (x.args.every((a) => typeof a === "number")) args[0] = `${name}_rt(${args[0]})`;
     let code: string;
     if (x.op === "mod" && ints) code = `${name}_imod(${args[0]}, ${args[1]})`;
+    else if (x.op === "sigmoid") code = `${name}_sigmoid(${args[0]})`;
     else if (x.op === "floor" && typeof x.args[0] === "object" && x.args[0].op === "div" && x.args[0].args.every((a) => typeOf(a) === "int")) {
       // floor(a / b) of integers: the division node itself is not emitted, only its exact floor.
       const [a, b] = (x.args[0] as { args: readonly Expr[] }).args.map((y) => emit(y, depth));
@@ -155,5 +162,6 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
   };
   const result = emit(e, 1);
   const type = typeOf(e) === "bool" ? "bool" : "f32";
-  return [...helpers, `fn ${name}(score: f32, b: f32, h: f32, q: f32, kv: f32) -> ${type} {`, ...lines, `  return ${result};`, `}`].join("\n");
+  const params = elements ? elements.map((_, k) => `v${k}: f32`).join(", ") : "score: f32, b: f32, h: f32, q: f32, kv: f32";
+  return [...helpers, `fn ${name}(${params}) -> ${type} {`, ...lines, `  return ${result};`, `}`].join("\n");
 }

@@ -10,8 +10,11 @@ import type { Expr, ExprOpName, ExprType } from "./types.js";
 export interface ExprScope {
   /** Names the error's subject starts with: `node flex: scoreMod`. */
   readonly subject: string;
-  /** "score": a score modification (may read `score`, evaluates to a number); "mask": true/false, no `score`. */
-  readonly role: "score" | "mask";
+  /**
+   * "score": a score modification (may read `score`, evaluates to a number); "mask": true/false, no `score`;
+   * "pointwise": a number from the elements of the inputs alone (no score, no positions): an elementwise op.
+   */
+  readonly role: "score" | "mask" | "pointwise";
   /** Gathered inputs by name, with their ranks (one index expression per axis). */
   readonly inputs: ReadonlyMap<string, number>;
 }
@@ -44,6 +47,7 @@ export function checkExpr(raw: unknown, scope: ExprScope): CheckedExpr {
       return { expr: x, type: Number.isInteger(x) ? "int" : "num" };
     }
     if (typeof e === "string") {
+      if (scope.role === "pointwise") fail(path, "an elementwise expression reads no variables", "numbers and its inputs' elements", show(e));
       if (e === "score") {
         if (scope.role === "mask") fail(path, "a mask modification cannot read the score", "b, h, q, kv, numbers or gathered inputs", '"score"');
         return { expr: e, type: "num" };
@@ -91,9 +95,9 @@ export function checkExpr(raw: unknown, scope: ExprScope): CheckedExpr {
     return { expr: Object.freeze({ op: "input" as const, name: name as string, index: Object.freeze(checked) }), type: "num" };
   };
   const top = walk(raw, "", 0);
-  const want: ExprType[] = scope.role === "mask" ? ["bool"] : ["int", "num"];
+  const want: ExprType[] = scope.role === "mask" ? ["bool"] : ["int", "num"]; // pointwise: a number, as a score-mod
   if (!want.includes(top.type)) {
-    fail("", scope.role === "mask" ? "a mask modification must be true/false" : "a score modification must be a number", scope.role === "mask" ? "a comparison, and/or/not, or where of true/false values" : "a number", top.type === "bool" ? "true/false" : "a number");
+    fail("", scope.role === "mask" ? "a mask modification must be true/false" : `a ${scope.role === "score" ? "score modification" : "pointwise expression"} must be a number`, scope.role === "mask" ? "a comparison, and/or/not, or where of true/false values" : "a number", top.type === "bool" ? "true/false" : "a number");
   }
   return top;
 }

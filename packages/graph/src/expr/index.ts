@@ -13,3 +13,4 @@ export { attentionInputGrad, type AttentionGradViews } from "./attention-input-g
 export { formatExpr } from "./format.js";
 export { BLOCK_ALL, BLOCK_NONE, BLOCK_SOME, BlockClasses, classifyBlock, varsRead, type BlockClass } from "./block-class.js";
 export { Intervals, type VarRanges } from "./intervals.js";
+export { checkPointwise, compilePointwise, elementOf, elementsRead, pointwiseScope, pointwiseVjpExpr, POINTWISE_SLOTS, type PointwiseFn } from "./pointwise.js";

@@ -11,6 +11,7 @@ import { positionEmbeddingOp } from "./position-embedding.js";
 import { geluOp } from "./gelu.js";
 import { reluOp } from "./relu.js";
 import { siluOp } from "./silu.js";
+import { pointwiseOp } from "./pointwise.js";
 import { mulOp } from "./mul.js";
 import { rmsNormOp } from "./rms-norm.js";
 import { layerNormOp } from "./layer-norm.js";
@@ -40,7 +41,6 @@ import { embeddingGradOp } from "./embedding-grad.js";
 import { positionEmbeddingGradOp } from "./position-embedding-grad.js";
 import { geluGradOp } from "./gelu-grad.js";
 import { reluGradOp } from "./relu-grad.js";
-import { siluGradOp } from "./silu-grad.js";
 import { rmsNormGradOp, rmsNormWeightGradOp } from "./rms-norm-grad.js";
 import { layerNormGradOp, layerNormWeightGradOp } from "./layer-norm-grad.js";
 import { linearWeightGradOp } from "./linear-weight-grad.js";
@@ -77,6 +77,8 @@ export const builtinOps: readonly AnyOpDef[] = [
   rmsNormOp,
   siluOp,
   mulOp,
+  // Any elementwise expression (what a pointwise-declared op such as silu lowers to, and its derived gradients).
+  pointwiseOp,
   embeddingOp,
   positionEmbeddingOp,
   crossEntropyOp,
@@ -96,7 +98,6 @@ export const builtinOps: readonly AnyOpDef[] = [
   reluGradOp,
   rmsNormGradOp,
   rmsNormWeightGradOp,
-  siluGradOp,
   embeddingGradOp,
   positionEmbeddingGradOp,
   crossEntropyGradOp,
@@ -130,7 +131,7 @@ export type { LayerNormAttrs } from "./layer-norm.js";
 export type { ReluAttrs } from "./relu.js";
 export type { MulAttrs } from "./mul.js";
 export type { RmsNormAttrs } from "./rms-norm.js";
-export type { SiluAttrs } from "./silu.js";
+export { definePointwiseOp, pointwiseCallExpr, pointwiseGrad, pointwiseExprOf, pointwiseOp, type PointwiseAttrs, type PointwiseOpSpec } from "./pointwise.js";
 export { maskModOp, scoreModInputGradOp, scoreModOp };
 export type { MaskModAttrs } from "./mask-mod.js";
 export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
@@ -155,7 +156,7 @@ export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";
 export type { TransposeAttrs } from "./transpose.js";
 export type { WeightedSumAttrs } from "./weighted-sum.js";
-export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, reluGradOp, rmsNormGradOp, rmsNormWeightGradOp, siluGradOp, softmaxGradOp, sumToOp };
+export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, reluGradOp, rmsNormGradOp, rmsNormWeightGradOp, softmaxGradOp, sumToOp };
 export type { CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
 export type { EmbeddingGradAttrs } from "./embedding-grad.js";
 export type { GeluGradAttrs } from "./gelu-grad.js";
@@ -165,7 +166,6 @@ export type { MaskGradAttrs } from "./mask-grad.js";
 export type { PadAttrs } from "./pad.js";
 export type { ReluGradAttrs } from "./relu-grad.js";
 export type { RmsNormGradAttrs } from "./rms-norm-grad.js";
-export type { SiluGradAttrs } from "./silu-grad.js";
 export type { SoftmaxGradAttrs } from "./softmax-grad.js";
 export type { SumToAttrs } from "./sum-to.js";
 export { adamMomentOp, adamStepOp };

@@ -30,6 +30,8 @@ export interface ExprEnv {
   readonly score?: () => string;
   /** The gathered inputs' names, slot by slot (the node's `inputs` attribute). */
   readonly inputs: readonly string[];
+  /** An elementwise expression's inputs: a read with no index of one of these names is that ONNX value itself. */
+  readonly elements?: ReadonlyMap<string, string>;
 }
 
 /** `e` as an ONNX value broadcastable to [B, H, L, S]: float32 for a number or integer, bool for true/false. */
@@ -79,6 +81,8 @@ class ExprLowering {
   /** A gathered read: Gather on the flattened input at Σ clamp(index_a) · stride_a, as float32. */
   #read(e: ExprInput): Val {
     const l = this.#l;
+    const element = e.index.length === 0 ? this.#env.elements?.get(e.name) : undefined;
+    if (element !== undefined) return { name: element, ty: "num", elem: "float" };
     const slotIndex = this.#env.inputs.indexOf(e.name);
     if (slotIndex < 0) return l.unsupported(`the expression reads ${e.name}, which is not among the node's gathered inputs`, this.#env.inputs.join(", ") || "no gathered inputs", e.name);
     const slot = `g${slotIndex}`;

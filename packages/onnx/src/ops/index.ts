@@ -20,7 +20,7 @@ import { projection } from "./projection.js";
 import { relu } from "./relu.js";
 import { mul } from "./mul.js";
 import { rmsNorm } from "./rms-norm.js";
-import { silu } from "./silu.js";
+import { pointwise } from "./pointwise.js";
 import { reshape } from "./reshape.js";
 import { rope } from "./rope.js";
 import { score } from "./score.js";
@@ -53,7 +53,7 @@ export const LOWERINGS: Readonly<Record<string, OpLowering>> = {
   relu,
   add,
   "rms-norm": rmsNorm,
-  silu,
+  pointwise,
   mul,
   embedding,
   "position-embedding": positionEmbedding,

@@ -1,7 +1,9 @@
 // The ops of a Llama block against their float64 references (reference/llama64.ts): rms-norm (weighted or not, on a
 // strided x, a zero row), silu over a wide range with large |x| and +∞ (no overflow to NaN), broadcasting mul, and the
-// backward ops rms-norm-grad, rms-norm-weight-grad and silu-grad on strided inputs. Wrong dtypes are typed errors.
+// backward ops rms-norm-grad, rms-norm-weight-grad and silu's derived gradient on strided inputs. silu runs as the
+// scheduler lowers it: the pointwise kernel with silu's expression (and its derivative). Wrong dtypes are typed errors.
 import { it } from "vitest";
+import { pointwiseGrad, siluOp, type Expr } from "@attngraph/graph";
 import { Tensor } from "@attngraph/tensor";
 import { mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64, siluGrad64 } from "../reference/llama64.js";
 import { attrs } from "./attrs.js";
@@ -9,6 +11,10 @@ import { expectTypedError } from "./block-checks.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, OP_TOL, runValues, stridedOn, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+
+/** The pointwise kernel's attributes for silu and for its gradient (the output's gradient in x0, x in x1). */
+const SILU = { expr: siluOp.pointwise!({}) };
+const SILU_GRAD = { expr: (pointwiseGrad(SILU.expr, 0) as { expr: Expr }).expr };
 
 const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 const eps = (e: number) => ({ eps: e });
@@ -35,9 +41,9 @@ export function llamaChecks(ctx: ContractContext): void {
   it("silu: -20..20, ±100, ±3e38 and +∞ (no overflow to NaN); a strided input", async () => {
     const values = [...Array.from({ length: 81 }, (_, i) => -20 + i * 0.5), -100, 100, -1e-3, 1e-3, 0, 3e38, -3e38, Infinity];
     const x = Tensor.from(values, [values.length]);
-    expectClose(await ctx.h.run("silu", attrs.none(), [x], x.shape), { shape: x.shape, data: silu64(f64(x)) }, OP_TOL, "silu");
+    expectClose(await ctx.h.run("pointwise", SILU, [x], x.shape), { shape: x.shape, data: silu64(f64(x)) }, OP_TOL, "silu");
     const strided = randomTensor(createRng(501), [4, 6], (r) => 3 * r.normal()).permute([1, 0]);
-    expectClose(await ctx.h.run("silu", attrs.none(), [strided], [6, 4]), { shape: [6, 4], data: silu64(f64(strided)) }, OP_TOL, "silu of a strided input");
+    expectClose(await ctx.h.run("pointwise", SILU, [strided], [6, 4]), { shape: [6, 4], data: silu64(f64(strided)) }, OP_TOL, "silu of a strided input");
   });
 
   const mulCases: [string, number[], number[]][] = [
@@ -70,17 +76,17 @@ export function llamaChecks(ctx: ContractContext): void {
     const values = [...Array.from({ length: 41 }, (_, i) => -20 + i), -100, 100, 0];
     const x = Tensor.from(values, [values.length]);
     const g = randomTensor(createRng(504), [values.length]);
-    expectClose(await ctx.h.run("silu-grad", attrs.none(), [g, x], x.shape), { shape: x.shape, data: siluGrad64(f64(g), f64(x)) }, OP_TOL, "silu-grad");
+    expectClose(await ctx.h.run("pointwise", SILU_GRAD, [g, x], x.shape), { shape: x.shape, data: siluGrad64(f64(g), f64(x)) }, OP_TOL, "silu-grad");
     const xs = randomTensor(createRng(505), [5, 3], (r) => 3 * r.normal()).permute([1, 0]);
     const gs = randomTensor(createRng(506), [5, 3]).permute([1, 0]);
-    expectClose(await ctx.h.run("silu-grad", attrs.none(), [gs, xs], [3, 5]), { shape: [3, 5], data: siluGrad64(f64(gs), f64(xs)) }, OP_TOL, "silu-grad strided");
+    expectClose(await ctx.h.run("pointwise", SILU_GRAD, [gs, xs], [3, 5]), { shape: [3, 5], data: siluGrad64(f64(gs), f64(xs)) }, OP_TOL, "silu-grad strided");
   });
 
   it("int32 into rms-norm, silu or mul is a typed error", async () => {
     const intX = await ctx.h.upload(Tensor.int32([1, 2, 3], [3]));
     const fx = await ctx.h.upload(Tensor.from([1, 2, 3], [3]));
     expectTypedError(await thrown(async () => ctx.h.dispatch("rms-norm", eps(1e-6), [intX, undefined], [3])), "int32 into rms-norm", /float32/);
-    expectTypedError(await thrown(async () => ctx.h.dispatch("silu", attrs.none(), [intX], [3])), "int32 into silu", /float32/);
+    expectTypedError(await thrown(async () => ctx.h.dispatch("pointwise", SILU, [intX], [3])), "int32 into silu", /float32/);
     expectTypedError(await thrown(async () => ctx.h.dispatch("mul", attrs.none(), [fx, intX], [3])), "int32 into mul", /float32/);
   });
 }

@@ -1,0 +1,57 @@
+// pointwise: any elementwise expression (@attngraph/graph's expression form, reads with no index) as a WGSL shader
+// generated per expression (exprWgsl, the generator of the attention modifications), one invocation per element over
+// inputs of one shape, any strides. silu, its gradient and every other op declared by an expression run here.
+import { pointwiseCallExpr, POINTWISE_SLOTS, type Expr } from "@attngraph/graph";
+import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { ProgramInfo } from "../program.js";
+import { optionalInput, requireInput } from "./checks.js";
+import { exprWgsl } from "./expr.wgsl.js";
+import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+
+/** Shader keys by expression object (a plan step keeps one): the expression's JSON is written once. */
+const keys = new WeakMap<object, string>();
+function keyOf(expr: Expr): string {
+  if (typeof expr !== "object") return JSON.stringify(expr);
+  let k = keys.get(expr);
+  if (k === undefined) keys.set(expr, (k = JSON.stringify(expr)));
+  return k;
+}
+
+function program(expr: Expr, inputs: readonly (GpuTensor | undefined)[], out: GpuTensor): ProgramInfo {
+  const p = new Params();
+  const present = inputs.flatMap((t, k) => (t === undefined ? [] : [{ t, k, view: p.view(t) }]));
+  const n = p.u32(out.size);
+  const args = POINTWISE_SLOTS.map((_, k) => {
+    const at = present.findIndex((x) => x.k === k);
+    return at < 0 ? "0.0" : `X${k}[view_at(${present[at]!.view}u, i)]`;
+  });
+  const slots = present.map((x) => x.k).join("");
+  return {
+    name: "pointwise",
+    // The views' words are params: one shader per expression and set of present inputs serves every shape and layout.
+    cacheKey: `pointwise:${slots}:${keyOf(expr)}`,
+    code: () => /* wgsl */ `${PRELUDE}
+${exprWgsl(expr, "pw", [], POINTWISE_SLOTS)}
+${storageBindings(present.map((x) => `X${x.k}`))}
+@compute @workgroup_size(${WG})
+fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
+  let i = flat_id(g, nw);
+  if (i >= pu(${n}u)) { return; }
+  Y[i] = pw(${args.join(", ")});
+}`,
+    params: p,
+    inputs: present.map((x) => x.t),
+    output: out,
+    workgroups: elementwiseGrid(out.size),
+  };
+}
+
+/** Inputs: x0 [...], x1…x3 [...] (optional, x0's shape) → x0's shape. */
+export const pointwiseKernel: WebGpuKernel = async (call, gpu) => {
+  const inputs = POINTWISE_SLOTS.map((name, i) => (i === 0 ? requireInput(call, 0, name) : optionalInput(call, i, name)));
+  const expr = pointwiseCallExpr(call, inputs);
+  const out = gpu.alloc(inputs[0]!.shape);
+  if (out.size > 0) await gpu.run(program(expr, inputs, out));
+  return out;
+};
