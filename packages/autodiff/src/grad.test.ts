@@ -152,12 +152,14 @@ describe("what grad() builds", () => {
     expect([...all.get("unused.grad")!.data].every((v) => v === 0)).toBe(true); // ±0: 0 · x keeps x's sign
   });
 
-  it("relu's rule reads the forward output, as PyTorch's threshold_backward does, not the input", () => {
+  it("relu's derived rule is one pointwise node: a select of the output's gradient on x (threshold_backward's)", () => {
     const b = new GraphBuilder();
     const x = b.input("x", [2, 3]);
     const g = grad(b.output(b.add("relu", "out", { x })).build(), { loss: "out", wrt: ["x"] });
     const dx = g.graph.node("x.grad");
-    expect([dx.kind, dx.inputs["y"], dx.inputs["grad"]]).toEqual(["relu-grad", "out", "out.grad"]);
+    expect([dx.kind, dx.inputs["x0"], dx.inputs["x1"]]).toEqual(["pointwise", "out.grad", "x"]);
+    const el = (name: string) => ({ op: "input", name, index: [] });
+    expect(dx.attrs["expr"]).toEqual({ op: "where", args: [{ op: "le", args: [el("x1"), 0] }, 0, el("x0")] });
   });
 
   it("mul's rule multiplies the gradient by the other side and sums a broadcast side back (sum-to)", () => {

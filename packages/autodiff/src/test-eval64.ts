@@ -5,7 +5,7 @@
 import { compilePointwise, pointwiseExprOf, POINTWISE_SLOTS, type AnyOpDef, type Expr, type GraphNode, type OpGraph } from "@attngraph/graph";
 import {
   add64, alibi64, crossEntropy64, crossEntropyGrad64, embedding64, embeddingGrad64, gelu64, geluGrad64, layerNorm64, layerNormGrad64,
-  layerNormWeightGrad64, linear64, linearWeightGrad64, maskFull64, maskGrad64, pad64, referenceDropoutKeep, relu64, reluGrad64, rope64, score64, slice64,
+  layerNormWeightGrad64, linear64, linearWeightGrad64, maskFull64, maskGrad64, pad64, referenceDropoutKeep, relu64, rope64, score64, slice64,
   softmax64, softmaxGrad64, sumTo64, weightedSum64, mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64,
 } from "@attngraph/testkit";
 
@@ -159,8 +159,6 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
       return { shape: x().shape, data: rmsNormGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data) };
     case "rms-norm-weight-grad":
       return { shape: [last(x())], data: rmsNormWeightGrad64(must("grad").data, x().data, last(x()), a.eps) };
-    case "relu-grad":
-      return { shape: must("y").shape, data: reluGrad64(must("grad").data, must("y").data) };
     case "embedding-grad": {
       const g = must("grad");
       return { shape: [a.rows, last(g)], data: embeddingGrad64(must("ids").data, g.data, a.rows, last(g)) };

@@ -5,13 +5,14 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
-import { pointwiseGrad, siluOp } from "@attngraph/graph";
+import { pointwiseGrad, reluOp, siluOp } from "@attngraph/graph";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import { CpuExecutor, type UnsignalledCall } from "./executor.js";
 import { createCpuExecutor } from "./register-kernels.js";
 
 /** silu's derived gradient as the pointwise kernel runs it (the output's gradient in x0, x in x1). */
 const SILU_GRAD = (pointwiseGrad(siluOp.pointwise!({}), 0) as { expr: unknown }).expr;
+const RELU_GRAD = (pointwiseGrad(reluOp.pointwise!({}), 0) as { expr: unknown }).expr;
 
 function random(shape: Shape, seed: number): Tensor {
   const next = mulberry32(seed);
@@ -97,7 +98,7 @@ function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
     "layer-norm-grad": { kind: "layer-norm-grad", node: "ln.grad", attrs: { eps: 1e-5 }, inputs: [random([5, 3, 48], 15), x, random([48], 16)], outShape: [5, 3, 48] },
     "layer-norm-weight-grad": { kind: "layer-norm-weight-grad", node: "ln.weight.grad", attrs: { eps: 1e-5 }, inputs: [random([5, 3, 48], 15), x], outShape: [48] },
     "gelu-grad": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "none" }, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
-    "relu-grad": { kind: "relu-grad", node: "act.grad", attrs: {}, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
+    "pointwise (relu's gradient)": { kind: "pointwise", node: "act.grad", attrs: { expr: RELU_GRAD }, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
     "rms-norm-grad": { kind: "rms-norm-grad", node: "norm.grad", attrs: { eps: 1e-6 }, inputs: [random([5, 3, 48], 15), x, random([48], 16)], outShape: [5, 3, 48] },
     "rms-norm-weight-grad": { kind: "rms-norm-weight-grad", node: "norm.weight.grad", attrs: { eps: 1e-6 }, inputs: [random([5, 3, 48], 15), x], outShape: [48] },
     "pointwise (silu's gradient)": { kind: "pointwise", node: "act.grad", attrs: { expr: SILU_GRAD }, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },

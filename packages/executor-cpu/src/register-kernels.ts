@@ -10,7 +10,6 @@ import { crossEntropyKernel } from "./kernels/cross-entropy.js";
 import { embeddingKernel } from "./kernels/embedding.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
-import { reluKernel } from "./kernels/relu.js";
 import { pointwiseKernel } from "./kernels/pointwise.js";
 import { mulKernel } from "./kernels/mul.js";
 import { rmsNormKernel } from "./kernels/rms-norm.js";
@@ -38,7 +37,6 @@ import { scoreModInputGradKernel } from "./kernels/score-mod-input-grad.js";
 import { layerNormGradKernel } from "./kernels/layer-norm-grad.js";
 import { layerNormWeightGradKernel } from "./kernels/layer-norm-weight-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
-import { reluGradKernel } from "./kernels/relu-grad.js";
 import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./kernels/rms-norm-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
@@ -74,7 +72,6 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["attention", attentionKernel],
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
-  ["relu", reluKernel],
   ["add", addKernel],
   ["rms-norm", rmsNormKernel],
   ["pointwise", pointwiseKernel],
@@ -94,7 +91,6 @@ export const cpuKernels: CpuKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
-  ["relu-grad", reluGradKernel],
   ["rms-norm-grad", rmsNormGradKernel],
   ["rms-norm-weight-grad", rmsNormWeightGradKernel],
   ["embedding-grad", embeddingGradKernel],

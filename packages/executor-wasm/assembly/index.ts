@@ -10,7 +10,6 @@ export { rope, alibi } from "./position";
 export { attentionBlock, attentionDecode, attentionDecodeScratchBytes, attentionPack, attentionParamsBytes, attentionParamsLayout, attentionRun, attentionScratchBytes } from "./attention";
 export { layerNorm } from "./layer-norm";
 export { gelu, geluStrided } from "./gelu";
-export { relu, reluStrided } from "./relu";
 export { add } from "./add";
 export { mul } from "./mul";
 export { rmsNorm, rmsNormGrad, rmsNormWeightGrad } from "./rms-norm";
@@ -24,7 +23,6 @@ export { maskGrad, softmaxGrad } from "./softmax-grad";
 export { attentionGradBlock, attentionGradFlush, attentionGradPack, attentionGradParamsBytes, attentionGradParamsLayout, attentionGradRun, attentionGradScratchBytes } from "./attention-grad";
 export { f64ToF32, layerNormGrad, layerNormWeightGrad } from "./layer-norm-grad";
 export { geluGrad, geluGradStrided } from "./gelu-grad";
-export { reluGrad, reluGradStrided } from "./relu-grad";
 export { embeddingGrad } from "./embedding-grad";
 export { crossEntropyGrad } from "./cross-entropy-grad";
 // Optimizer updates.

@@ -3,7 +3,7 @@
 // fires, releasing what it allocated; its numbers are bit for bit those of one uninterrupted call; a call without a
 // signal stays synchronous. The run-level check (runtime → AbortError) is cancel.test.ts.
 import { describe, expect, it } from "vitest";
-import { pointwiseGrad, siluOp, type KernelCall } from "@attngraph/graph";
+import { pointwiseGrad, reluOp, siluOp, type KernelCall } from "@attngraph/graph";
 import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import type { WasmExecutor, WasmKernel } from "./executor.js";
@@ -21,6 +21,8 @@ const never = () => new AbortController().signal;
 /** silu as the scheduler lowers it, and its derived gradient (the output's gradient in x0, x in x1). */
 const SILU = siluOp.pointwise!({});
 const SILU_GRAD = (pointwiseGrad(SILU, 0) as { expr: unknown }).expr;
+const RELU = reluOp.pointwise!({});
+const RELU_GRAD = (pointwiseGrad(RELU, 0) as { expr: unknown }).expr;
 
 /** A kernel call on host tensors, uploaded to `ex` on demand. */
 interface HostCall {
@@ -79,8 +81,7 @@ function cases(): Record<string, HostCall> {
     },
     "layer-norm": { kind: "layer-norm", node: "ln", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 15), random([37], 16), random([37], 17)], outShape: [3, 40, 37] },
     gelu: { kind: "gelu", node: "act", attrs: { approximate: "none" }, inputs: [random([7, 301], 18, 4)], outShape: [7, 301] },
-    relu: { kind: "relu", node: "act", attrs: {}, inputs: [random([7, 301], 18, 4)], outShape: [7, 301] },
-    "relu (strided)": { kind: "relu", node: "act", attrs: {}, inputs: [random([301, 7], 41).transpose(0, 1)], outShape: [7, 301] },
+    "pointwise (relu)": { kind: "pointwise", node: "act", attrs: { expr: RELU }, inputs: [random([7, 301], 18, 4)], outShape: [7, 301] },
     "rms-norm": { kind: "rms-norm", node: "norm", attrs: { eps: 1e-6 }, inputs: [random([3, 40, 37], 15), random([37], 16)], outShape: [3, 40, 37] },
     "pointwise (silu, strided)": { kind: "pointwise", node: "act", attrs: { expr: SILU }, inputs: [random([301, 7], 41).transpose(0, 1)], outShape: [7, 301] },
     mul: { kind: "mul", node: "gated", attrs: {}, inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)], outShape: [3, 5, 4, 6] },
@@ -111,8 +112,7 @@ function cases(): Record<string, HostCall> {
     "layer-norm-weight-grad": { kind: "layer-norm-weight-grad", node: "ln.dgamma", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])], outShape: [37] },
     "gelu-grad": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "none" }, inputs: [random([7, 301], 39), random([7, 301], 18, 4)], outShape: [7, 301] },
     "gelu-grad (strided)": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "tanh" }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
-    "relu-grad": { kind: "relu-grad", node: "act.grad", attrs: {}, inputs: [random([7, 301], 39), random([7, 301], 18, 4)], outShape: [7, 301] },
-    "relu-grad (strided)": { kind: "relu-grad", node: "act.grad", attrs: {}, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
+    "pointwise (relu's gradient, strided)": { kind: "pointwise", node: "act.grad", attrs: { expr: RELU_GRAD }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
     "rms-norm-grad": { kind: "rms-norm-grad", node: "norm.grad", attrs: { eps: 1e-6 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1]), random([37], 16)], outShape: [3, 40, 37] },
     "rms-norm-weight-grad": { kind: "rms-norm-weight-grad", node: "norm.dw", attrs: { eps: 1e-6 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])], outShape: [37] },
     "pointwise (silu's gradient)": { kind: "pointwise", node: "act.grad", attrs: { expr: SILU_GRAD }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },

@@ -76,9 +76,6 @@ export interface KernelExports {
   layerNorm(src: number, desc: number, dst: number, w: number, ws: number, b: number, bs: number, eps: number, r0: number, r1: number): void;
   gelu(src: number, dst: number, n: number, tanh: number): void;
   geluStrided(src: number, desc: number, dst: number, tanh: number, r0: number, r1: number): void;
-  /** See assembly/relu.ts: n contiguous elements, or rows [r0, r1) of any view, → dst dense (dst may be src). */
-  relu(src: number, dst: number, n: number): void;
-  reluStrided(src: number, desc: number, dst: number, r0: number, r1: number): void;
   add(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number): void;
   /** See assembly/mul.ts: add's blocks, multiplied. */
   mul(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number): void;
@@ -92,7 +89,7 @@ export interface KernelExports {
   embedding(ids: number, desc: number, nv: number, w: number, ws0: number, ws1: number, dst: number, ne: number, k0: number, k1: number): void;
   /** Returns `acc` plus the losses of rows [r0, r1), added in order; writes each to dst unless dst is 0. */
   crossEntropy(logits: number, desc: number, targets: number, tdesc: number, dst: number, ignore: number, hasIgnore: number, r0: number, r1: number, acc: number): number;
-  // Backward ops (assembly/sum-to.ts, transpose.ts, softmax-grad.ts, attention-grad.ts, layer-norm-grad.ts, gelu-grad.ts, relu-grad.ts, embedding-grad.ts, cross-entropy-grad.ts).
+  // Backward ops (assembly/sum-to.ts, transpose.ts, softmax-grad.ts, attention-grad.ts, layer-norm-grad.ts, gelu-grad.ts, embedding-grad.ts, cross-entropy-grad.ts).
   /** dst[0 .. bytes) = 0. */
   zero(dst: number, bytes: number): void;
   /** sum-to, reduced axes outer: rows [r0, r1) of the kept view (kdesc) each summed over the reduced view (rdesc), in float64. */
@@ -125,8 +122,6 @@ export interface KernelExports {
   f64ToF32(src: number, dst: number, n: number): void;
   geluGrad(g: number, x: number, dst: number, n: number, tanh: number): void;
   geluGradStrided(g: number, gdesc: number, x: number, xdesc: number, dst: number, tanh: number, r0: number, r1: number): void;
-  reluGrad(g: number, y: number, dst: number, n: number): void;
-  reluGradStrided(g: number, gdesc: number, y: number, ydesc: number, dst: number, r0: number, r1: number): void;
   embeddingGrad(ids: number, idesc: number, nv: number, g: number, gdesc: number, dst: number, ne: number, k0: number, k1: number): void;
   crossEntropyGrad(logits: number, desc: number, targets: number, tdesc: number, grad: number, gstride: number, div: number, ignore: number, hasIgnore: number, dst: number, r0: number, r1: number): void;
   /** adam-moment over n contiguous elements of state, grad and (with hasParam) param. */

@@ -10,7 +10,6 @@ import { dropoutKernel } from "./kernels/dropout.js";
 import { embeddingKernel } from "./kernels/embedding.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.js";
 import { geluKernel } from "./kernels/gelu.js";
-import { reluKernel } from "./kernels/relu.js";
 import { pointwiseKernel } from "./kernels/pointwise.js";
 import { mulKernel } from "./kernels/mul.js";
 import { rmsNormKernel } from "./kernels/rms-norm.js";
@@ -31,7 +30,6 @@ import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.js";
 import { geluGradKernel } from "./kernels/gelu-grad.js";
-import { reluGradKernel } from "./kernels/relu-grad.js";
 import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./kernels/rms-norm-grad.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.js";
@@ -71,7 +69,6 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   // Beyond attention: the ops of a transformer block and its loss.
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
-  ["relu", reluKernel],
   ["add", addKernel],
   ["rms-norm", rmsNormKernel],
   // Every elementwise op declared as an expression (silu, its gradient, users' own).
@@ -95,7 +92,6 @@ export const wasmKernels: WasmKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
-  ["relu-grad", reluGradKernel],
   ["rms-norm-grad", rmsNormGradKernel],
   ["rms-norm-weight-grad", rmsNormWeightGradKernel],
   ["embedding-grad", embeddingGradKernel],

@@ -4,6 +4,7 @@
 // doubled strides, junk between) inputs, shapes past one workgroup or tile, the special values each op promises
 // (fully masked softmax rows exactly 0, −∞ in mask-grad, NaN propagating), repeated ids, and the errors, which for bad
 // ids and targets are those of the forward embedding and cross-entropy kernels.
+import { pointwiseGrad, reluOp, type Expr } from "@attngraph/graph";
 import { afterAll, describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, compare, type AnyTensor } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
@@ -11,6 +12,9 @@ import type { GpuTensor } from "./gpu-tensor.js";
 import { randomTensor } from "./test-helpers.js";
 import { GpuOps } from "./test-gpu.js";
 import { broadcastIndex, erfc64, unravel } from "./test-reference64.js";
+
+/** relu's derived gradient as the pointwise kernel runs it (the output's gradient in x0, relu's input in x1). */
+const RELU_GRAD = { expr: (pointwiseGrad(reluOp.pointwise!({}), 0) as { expr: Expr }).expr };
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
@@ -356,22 +360,22 @@ describe("layer-norm-grad and layer-norm-weight-grad", () => {
   });
 });
 
-describe("relu-grad", () => {
+describe("relu's derived gradient (the pointwise kernel)", () => {
   it("grad where y > 0 or NaN, exactly 0 where y <= 0 (a NaN or infinite grad there included); strided", async () => {
     const y = Tensor.from([0, -0, Number.NaN, Infinity, 1e-30, 2.5, 0, 3, 0, 7], [10]);
     const g = Tensor.from([1.5, -2, 3, -4, 5, -6, Number.NaN, Number.NaN, Infinity, 8], [10]);
-    const got = values(await ops.run("relu-grad", {}, [g, y], y.shape));
+    const got = values(await ops.run("pointwise", RELU_GRAD, [g, y], y.shape));
     expect(got).toEqual([0, 0, 3, -4, 5, -6, 0, Number.NaN, 0, 8]);
     expect(got.slice(0, 2).map((v) => Object.is(v, 0))).toEqual([true, true]);
     const y2 = Tensor.from(values(randomTensor([5, 6], 63, 3)).map((v) => Math.max(v, 0)), [5, 6]);
     const g2 = randomTensor([5, 6], 64);
     const want2 = values(y2).map((v, k) => (v <= 0 ? 0 : values(g2)[k]!));
-    for (const [layout, yi] of await layouts(y2, [1, 0])) expectClose(await ops.run("relu-grad", {}, [await ops.spaced(g2), yi], [5, 6]), want2, layout, { abs: 0, rel: 0 });
+    for (const [layout, yi] of await layouts(y2, [1, 0])) expectClose(await ops.run("pointwise", RELU_GRAD, [await ops.spaced(g2), yi], [5, 6]), want2, layout, { abs: 0, rel: 0 });
   });
 
   it("errors: shapes that differ", async () => {
     const x = randomTensor([2, 3], 1);
-    await expect(ops.error("relu-grad", {}, [x, randomTensor([3, 2], 1)], [2, 3], "act")).resolves.toMatchObject({ code: "shape", subject: "act.y" });
+    await expect(ops.error("pointwise", RELU_GRAD, [x, randomTensor([3, 2], 1)], [2, 3], "act")).resolves.toMatchObject({ code: "shape", subject: "act.x1" });
   });
 });
 

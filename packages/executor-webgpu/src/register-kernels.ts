@@ -10,7 +10,6 @@ import { dropoutKernel } from "./kernels/dropout.wgsl.js";
 import { embeddingKernel } from "./kernels/embedding.wgsl.js";
 import { positionEmbeddingKernel } from "./kernels/position-embedding.wgsl.js";
 import { geluKernel } from "./kernels/gelu.wgsl.js";
-import { reluKernel } from "./kernels/relu.wgsl.js";
 import { pointwiseKernel } from "./kernels/pointwise.wgsl.js";
 import { mulKernel } from "./kernels/mul.wgsl.js";
 import { rmsNormKernel } from "./kernels/rms-norm.wgsl.js";
@@ -32,7 +31,6 @@ import { crossEntropyGradKernel } from "./kernels/cross-entropy-grad.wgsl.js";
 import { embeddingGradKernel } from "./kernels/embedding-grad.wgsl.js";
 import { positionEmbeddingGradKernel } from "./kernels/position-embedding-grad.wgsl.js";
 import { geluGradKernel } from "./kernels/gelu-grad.wgsl.js";
-import { reluGradKernel } from "./kernels/relu-grad.wgsl.js";
 import { layerNormGradKernel, layerNormWeightGradKernel } from "./kernels/layer-norm-grad.wgsl.js";
 import { linearWeightGradKernel } from "./kernels/linear-weight-grad.wgsl.js";
 import { maskGradKernel } from "./kernels/mask-grad.wgsl.js";
@@ -69,7 +67,6 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["kv-append", kvAppendKernel],
   ["layer-norm", layerNormKernel],
   ["gelu", geluKernel],
-  ["relu", reluKernel],
   ["add", addKernel],
   ["rms-norm", rmsNormKernel],
   // Every elementwise op declared as an expression (silu, its gradient, users' own).
@@ -90,7 +87,6 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
   ["layer-norm-grad", layerNormGradKernel],
   ["layer-norm-weight-grad", layerNormWeightGradKernel],
   ["gelu-grad", geluGradKernel],
-  ["relu-grad", reluGradKernel],
   ["rms-norm-grad", rmsNormGradKernel],
   ["rms-norm-weight-grad", rmsNormWeightGradKernel],
   ["embedding-grad", embeddingGradKernel],

@@ -200,7 +200,7 @@ describe("OpRegistry", () => {
       "projection", "reshape", "transpose", "slice", "rope", "score", "alibi", "score-mod", "mask-mod", "mask", "softmax", "dropout", "weighted-sum", "out-proj", "attention",
       "kv-append",
       "layer-norm", "gelu", "relu", "add", "rms-norm", "silu", "mul", "pointwise", "embedding", "position-embedding", "cross-entropy", "linear-gelu", "add-layer-norm",
-      "sum-to", "pad", "linear-weight-grad", "softmax-grad", "mask-grad", "score-mod-input-grad", "layer-norm-grad", "layer-norm-weight-grad", "gelu-grad", "relu-grad", "rms-norm-grad", "rms-norm-weight-grad", "embedding-grad", "position-embedding-grad", "cross-entropy-grad",
+      "sum-to", "pad", "linear-weight-grad", "softmax-grad", "mask-grad", "score-mod-input-grad", "layer-norm-grad", "layer-norm-weight-grad", "gelu-grad", "rms-norm-grad", "rms-norm-weight-grad", "embedding-grad", "position-embedding-grad", "cross-entropy-grad",
       "attention-lse", "attention-grad",
       "adam-moment", "adam-step", "sgd-momentum", "sgd-step",
       "sum-squares", "clip-by-norm", "grad-accumulate",

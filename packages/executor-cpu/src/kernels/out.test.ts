@@ -56,7 +56,6 @@ const steps: Step[] = [
   { kind: "layer-norm-grad", inputs: [values([B, L, E], 15), values([B, L, E], 16), values([E], 17)], attrs: { eps: 1e-5 }, outShape: [B, L, E] },
   { kind: "layer-norm-weight-grad", inputs: [values([B, L, E], 15), values([B, L, E], 16)], attrs: { eps: 1e-5 }, outShape: [E] },
   { kind: "gelu-grad", inputs: [values([B, L, E], 18), values([B, L, E], 19)], attrs: { approximate: "tanh" }, outShape: [B, L, E] },
-  { kind: "relu-grad", inputs: [values([B, L, E], 18), values([B, L, E], 19)], attrs: {}, outShape: [B, L, E] },
   { kind: "rms-norm-grad", inputs: [values([B, L, E], 15), values([B, L, E], 16), values([E], 17)], attrs: { eps: 1e-6 }, outShape: [B, L, E] },
   { kind: "rms-norm-weight-grad", inputs: [values([B, L, E], 15), values([B, L, E], 16)], attrs: { eps: 1e-6 }, outShape: [E] },
   { kind: "pointwise", inputs: [values([B, L, E], 18), values([B, L, E], 19)], attrs: { expr: SILU_GRAD }, outShape: [B, L, E] },

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { pointwiseGrad, siluOp, type Expr } from "@attngraph/graph";
+import { pointwiseGrad, reluOp, siluOp, type Expr } from "@attngraph/graph";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { pointwiseKernel } from "./pointwise.js";
 
 // silu as the scheduler lowers it (x0 · sigmoid(x0)) and its derived gradient over (x0 = grad, x1 = x).
 const silu = siluOp.pointwise!({});
 const siluGrad = (pointwiseGrad(silu, 0) as { expr: Expr }).expr;
+const relu = reluOp.pointwise!({});
+const reluGrad = (pointwiseGrad(relu, 0) as { expr: Expr }).expr;
 const run = (expr: Expr, inputs: Tensor[], out?: Tensor, node = "mlp.act") =>
   pointwiseKernel({ kind: "pointwise", node, attrs: { expr }, inputs, outShape: inputs[0]!.shape, out }) as Tensor;
 
@@ -58,5 +60,13 @@ describe("pointwise kernel", () => {
         expect((err as AttnGraphError).subject).toMatch(/^user\.op\.expr/);
       }
     }
+  });
+
+  it("relu: NaN and +∞ kept, −∞ and −0 give +0; its derived gradient is a select (an ∞ grad where x <= 0 gives 0)", () => {
+    const x = Tensor.from([-2, -0, 0, 3.5, NaN, Infinity, -Infinity], [7]);
+    const y = run(relu, [x]).toArray();
+    expect(y.map((v) => (Object.is(v, -0) ? "-0" : v))).toEqual([0, 0, 0, 3.5, NaN, Infinity, 0]);
+    const g = Tensor.from([Infinity, NaN, 5, 2, 7, 1, Infinity], [7]);
+    expect(run(reluGrad, [g, x]).toArray()).toEqual([0, 0, 0, 2, 7, 1, 0]);
   });
 });

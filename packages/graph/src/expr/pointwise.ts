@@ -54,9 +54,19 @@ export function elementsRead(e: Expr): string[] {
  */
 export function pointwiseVjpExpr(e: Expr, wrt: string, grad: string): Expr {
   const read = findRead(e, wrt);
-  const d = read === undefined ? 0 : derive(e, { kind: "read", read });
+  return times(elementOf(grad), read === undefined ? 0 : derive(e, { kind: "read", read }));
+}
+
+/**
+ * g · d with the product moved into `where` branches: where(c, g · a, g · b), as PyTorch's backward of a select
+ * (torch.where, relu's threshold_backward) picks the gradient rather than multiplying by 0 or 1, so an infinite or NaN
+ * gradient in the branch not taken gives 0, not NaN.
+ */
+function times(g: Expr, d: Expr): Expr {
   if (d === 0) return 0;
-  return d === 1 ? elementOf(grad) : { op: "mul", args: [elementOf(grad), d] };
+  if (d === 1) return g;
+  if (typeof d === "object" && d.op === "where") return { op: "where", args: [d.args[0]!, times(g, d.args[1]!), times(g, d.args[2]!)] };
+  return { op: "mul", args: [g, d] };
 }
 
 function findRead(e: Expr, name: string): ExprInput | undefined {

@@ -40,7 +40,6 @@ import { crossEntropyGradOp } from "./cross-entropy-grad.js";
 import { embeddingGradOp } from "./embedding-grad.js";
 import { positionEmbeddingGradOp } from "./position-embedding-grad.js";
 import { geluGradOp } from "./gelu-grad.js";
-import { reluGradOp } from "./relu-grad.js";
 import { rmsNormGradOp, rmsNormWeightGradOp } from "./rms-norm-grad.js";
 import { layerNormGradOp, layerNormWeightGradOp } from "./layer-norm-grad.js";
 import { linearWeightGradOp } from "./linear-weight-grad.js";
@@ -95,7 +94,6 @@ export const builtinOps: readonly AnyOpDef[] = [
   layerNormGradOp,
   layerNormWeightGradOp,
   geluGradOp,
-  reluGradOp,
   rmsNormGradOp,
   rmsNormWeightGradOp,
   embeddingGradOp,
@@ -128,7 +126,6 @@ export type { PositionEmbeddingAttrs } from "./position-embedding.js";
 export type { PositionEmbeddingGradAttrs } from "./position-embedding-grad.js";
 export type { GeluAttrs } from "./gelu.js";
 export type { LayerNormAttrs } from "./layer-norm.js";
-export type { ReluAttrs } from "./relu.js";
 export type { MulAttrs } from "./mul.js";
 export type { RmsNormAttrs } from "./rms-norm.js";
 export { definePointwiseOp, pointwiseCallExpr, pointwiseGrad, pointwiseExprOf, pointwiseOp, type PointwiseAttrs, type PointwiseOpSpec } from "./pointwise.js";
@@ -156,7 +153,7 @@ export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";
 export type { TransposeAttrs } from "./transpose.js";
 export type { WeightedSumAttrs } from "./weighted-sum.js";
-export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, reluGradOp, rmsNormGradOp, rmsNormWeightGradOp, softmaxGradOp, sumToOp };
+export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, rmsNormGradOp, rmsNormWeightGradOp, softmaxGradOp, sumToOp };
 export type { CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
 export type { EmbeddingGradAttrs } from "./embedding-grad.js";
 export type { GeluGradAttrs } from "./gelu-grad.js";
@@ -164,7 +161,6 @@ export type { LayerNormGradAttrs } from "./layer-norm-grad.js";
 export type { LinearWeightGradAttrs } from "./linear-weight-grad.js";
 export type { MaskGradAttrs } from "./mask-grad.js";
 export type { PadAttrs } from "./pad.js";
-export type { ReluGradAttrs } from "./relu-grad.js";
 export type { RmsNormGradAttrs } from "./rms-norm-grad.js";
 export type { SoftmaxGradAttrs } from "./softmax-grad.js";
 export type { SumToAttrs } from "./sum-to.js";

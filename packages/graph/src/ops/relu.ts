@@ -1,19 +1,16 @@
-import { defineOp } from "../op-def.js";
-import { gradOf } from "../vjp-helpers.js";
+import { definePointwiseOp } from "./pointwise.js";
 
-export interface ReluAttrs {}
+const x = { op: "input", name: "x", index: [] } as const;
 
 /**
- * ReLU elementwise, PyTorch `nn.ReLU` (`TransformerEncoderLayer`'s default activation): max(x, 0), with NaN passed
- * through as `torch.relu` does (clamp_min propagates NaN). x [...] → same shape.
+ * ReLU elementwise, PyTorch `nn.ReLU` (`TransformerEncoderLayer`'s default activation): 0 where x <= 0, else x, so NaN
+ * passes through as `torch.relu` does (clamp_min propagates NaN) and −0 gives +0. Declared as its expression: the
+ * gradient is derived as a select (grad where x > 0 or x is NaN, else 0: PyTorch's threshold_backward, so an infinite
+ * grad where x <= 0 gives 0, and the derivative at 0 is 0). x [...] → same shape.
  */
-export const reluOp = defineOp<ReluAttrs>({
+export const reluOp = definePointwiseOp({
   kind: "relu",
   doc: "ReLU elementwise: max(x, 0); NaN stays NaN (torch.relu).",
   inputs: [{ name: "x", doc: "[...]" }],
-  attrs: {},
-  inPlace: 0,
-  inferShape: ([x]) => x!,
-  // The backward reads the output, as PyTorch's does (threshold_backward(grad, result, 0)): y > 0 exactly where x > 0.
-  vjp: (ctx) => [ctx.addGrad(0, "relu-grad", { grad: gradOf(ctx, "relu"), y: ctx.output })],
+  expr: { op: "where", args: [{ op: "le", args: [x, 0] }, 0, x] },
 });

@@ -32,7 +32,7 @@ import type {
 export type BoundRopeAttrs = Omit<RopeAttrs, "positionOffset"> & { readonly positionOffset: number };
 
 export const attrs = {
-  /** projection, score, weighted-sum, out-proj, relu and relu-grad have no attributes. */
+  /** projection, score, weighted-sum and out-proj have no attributes. */
   none: (): Record<string, never> => ({}),
   mask: (a: Partial<MaskAttrs> = {}): MaskAttrs => ({ causal: false, window: null, alignment: "top-left", scale: 1, ...a }),
   softmax: (scale = 1): SoftmaxAttrs => ({ scale }),
@@ -83,7 +83,6 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "out-proj": attrs.none(),
   "layer-norm": { ...attrs.layerNorm() },
   gelu: { ...attrs.gelu("tanh") },
-  relu: attrs.none(),
   add: attrs.none(),
   "rms-norm": { eps: 1e-6 },
   pointwise: { expr: { op: "mul", args: [{ op: "input", name: "x0", index: [] }, 2] } },
@@ -101,7 +100,6 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "layer-norm-grad": { ...attrs.layerNormGrad() },
   "layer-norm-weight-grad": { ...attrs.layerNormGrad() },
   "gelu-grad": { ...attrs.geluGrad("tanh") },
-  "relu-grad": attrs.none(),
   "rms-norm-grad": { eps: 1e-6 },
   "rms-norm-weight-grad": { eps: 1e-6 },
   "embedding-grad": { ...attrs.embeddingGrad(5) },

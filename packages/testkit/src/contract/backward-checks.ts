@@ -8,6 +8,7 @@
 // "unsupported".
 // Legend: B batch, H heads, L length, S keys, D head dim, E model dim, V vocabulary / classes.
 import { expect, it } from "vitest";
+import { pointwiseGrad, reluOp, type Expr } from "@attngraph/graph";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import {
   crossEntropyGrad64,
@@ -30,6 +31,9 @@ import { expectTypedError } from "./block-checks.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, expectExact, OP_TOL, runValues, stridedOn, thrown, type Harness } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+
+/** relu's derived gradient as the pointwise kernel runs it (the output's gradient in x0, relu's input in x1). */
+const RELU_GRAD = { expr: (pointwiseGrad(reluOp.pointwise!({}), 0) as { expr: Expr }).expr };
 
 const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 const f32 = (data: ArrayLike<number>, shape: readonly number[]): Tensor => Tensor.from(Float32Array.from(data), shape);
@@ -294,17 +298,19 @@ export function backwardChecks(ctx: ContractContext): void {
     });
   }
 
-  // ---------------------------------------------------------------------------------------------------- relu-grad
-  it("relu-grad: grad where y > 0 or NaN, exactly 0 where y <= 0 (a NaN grad included); strided host views and transposed values", async () => {
+  // ---------------------------------------------------------------------------------------------------- relu's gradient
+  // The pointwise kernel with relu's derived gradient (grad in x0, relu's input in x1; fed relu outputs here, which
+  // relu leaves as they are): a select, as PyTorch's threshold_backward.
+  it("relu's gradient: grad where x > 0 or NaN, exactly 0 where x <= 0 (a NaN grad included); strided host views and transposed values", async () => {
     const y = Tensor.from([0, -0, NaN, Infinity, 1e-30, 2.5, 0, 3, 0, 7], [10]);
     const g = Tensor.from([1.5, -2, 3, -4, 5, -6, NaN, NaN, Infinity, 8], [10]);
-    expectExact(await ctx.h.run("relu-grad", attrs.none(), [g, y], y.shape), { shape: y.shape, data: reluGrad64(f64(g), f64(y)) }, "relu-grad edge cases");
+    expectExact(await ctx.h.run("pointwise", RELU_GRAD, [g, y], y.shape), { shape: y.shape, data: reluGrad64(f64(g), f64(y)) }, "relu-grad edge cases");
     const rng = createRng(972);
     const y2 = Tensor.from(relu64(f64(randomTensor(rng, [4, 6], (r) => 3 * r.normal()))), [4, 6]);
     const g2 = randomTensor(rng, [4, 6]);
     const want = { shape: [4, 6], data: reluGrad64(f64(g2), f64(y2)) };
-    expectExact(await ctx.h.run("relu-grad", attrs.none(), [hostStrided(g2), hostStrided(y2)], [4, 6]), want, "relu-grad, strided views");
-    expectExact(await runValues(ctx.h, "relu-grad", attrs.none(), [await ctx.h.upload(g2), await onExecutor(ctx.h, y2)], [4, 6]), want, "relu-grad, a transposed y");
+    expectExact(await ctx.h.run("pointwise", RELU_GRAD, [hostStrided(g2), hostStrided(y2)], [4, 6]), want, "relu-grad, strided views");
+    expectExact(await runValues(ctx.h, "pointwise", RELU_GRAD, [await ctx.h.upload(g2), await onExecutor(ctx.h, y2)], [4, 6]), want, "relu-grad, a transposed y");
   });
 
   // ---------------------------------------------------------------------------------------------------- embedding-grad

@@ -4,11 +4,15 @@
 // mask and additive bias composed with causal and padding. Wrong dtypes in either direction are typed errors.
 import { expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { reluOp } from "@attngraph/graph";
 import { add64, crossEntropy64, embedding64, gelu64, layerNorm64, maskFull64, relu64 } from "../reference/block64.js";
 import { attrs } from "./attrs.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, expectExact, OP_TOL, runValues, stridedOn, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+
+/** relu as the scheduler lowers it: the pointwise kernel with relu's expression over x0. */
+const RELU = { expr: reluOp.pointwise!({}) };
 
 const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 
@@ -53,11 +57,11 @@ export function blockChecks(ctx: ContractContext): void {
   it("relu: max(x, 0) exactly; NaN and +∞ kept, −∞ and −0 give 0; a strided input and a strided value", async () => {
     const values = [...Array.from({ length: 41 }, (_, i) => -5 + i * 0.25), NaN, Infinity, -Infinity, -0, 0, -1e-30, 1e-30, 3e38, -3e38];
     const x = Tensor.from(values, [values.length]);
-    expectExact(await ctx.h.run("relu", attrs.none(), [x], x.shape), { shape: x.shape, data: relu64(f64(x)) }, "relu");
+    expectExact(await ctx.h.run("pointwise", RELU, [x], x.shape), { shape: x.shape, data: relu64(f64(x)) }, "relu");
     const strided = randomTensor(createRng(402), [4, 6], (r) => 3 * r.normal()).permute([1, 0]);
-    expectExact(await ctx.h.run("relu", attrs.none(), [strided], [6, 4]), { shape: [6, 4], data: relu64(f64(strided)) }, "relu of a strided input");
+    expectExact(await ctx.h.run("pointwise", RELU, [strided], [6, 4]), { shape: [6, 4], data: relu64(f64(strided)) }, "relu of a strided input");
     const onDevice = await stridedOn(ctx.h, strided.contiguous(), [1, 0]); // strided's values, made by a transpose
-    expectExact(await runValues(ctx.h, "relu", attrs.none(), [onDevice], [6, 4]), { shape: [6, 4], data: relu64(f64(strided)) }, "relu of a strided value");
+    expectExact(await runValues(ctx.h, "pointwise", RELU, [onDevice], [6, 4]), { shape: [6, 4], data: relu64(f64(strided)) }, "relu of a strided value");
   });
 
   const addCases: [string, number[], number[]][] = [
@@ -133,7 +137,7 @@ export function blockChecks(ctx: ContractContext): void {
     expectTypedError(await thrown(async () => ctx.h.dispatch("embedding", attrs.none(), [floatIds, table], [2, 4])), "float32 ids", /int32/);
     const intX = await ctx.h.upload(Tensor.int32([1, 2, 3], [3]));
     expectTypedError(await thrown(async () => ctx.h.dispatch("gelu", attrs.gelu(), [intX], [3])), "int32 into gelu", /float32/);
-    expectTypedError(await thrown(async () => ctx.h.dispatch("relu", attrs.none(), [intX], [3])), "int32 into relu", /float32/);
+    expectTypedError(await thrown(async () => ctx.h.dispatch("pointwise", RELU, [intX], [3])), "int32 into relu", /float32/);
   });
 
   const userMasks: { label: string; L: number; S: number; shape: number[]; causal?: boolean; pad?: number[] }[] = [
