@@ -37,3 +37,5 @@ export function heapBase(): usize {
 }
 // Score and mask modifications in the fused attention (the program's registers, for the host's sizes and checks).
 export { exprClearStatus, exprPointwise, exprRegsBytes } from "./expr-program";
+// The built-in elementwise ops rendered from their expressions at build time (src/pointwise-as.ts).
+export * from "./generated/pointwise";

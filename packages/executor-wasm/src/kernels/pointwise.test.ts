@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { reluOp, type Expr } from "@attngraph/graph";
+import { builtinPointwise } from "../pointwise-as.js";
 import { f64, onWasm, onWasmViews, random, thrown, wasmExecutor } from "../test-util.js";
 
 const ex = await wasmExecutor();
@@ -66,5 +67,23 @@ describe("pointwise on wasm (relu's expression)", () => {
     const [x, y, z] = [a, b, c].map((t) => t.toFloat32Array());
     const want = Float32Array.from(x!, (v, i) => (v > 0 ? Math.fround(y![i]! * z![i]!) : Math.fround(z![i]! - 1.5)));
     expect(bitsOf(got)).toEqual(bitsOf(want));
+  });
+
+  it("each built-in expression's loop rendered at build time gives the interpreter's bits (tails of n mod 4 included)", () => {
+    const special = [0, -0, 1e-30, -1e-30, 3e38, -3e38, Infinity, -Infinity, NaN, 1e-45, -1e-45, 88.7, -88.7, 20, -20];
+    for (const { name, expr } of builtinPointwise()) {
+      const slots = new Set(JSON.stringify(expr).match(/x[0-3]/g));
+      for (const n of [1, 7, 301, 4099]) {
+        const inputs = [0, 1, 2, 3].filter((k) => slots.has(`x${k}`) || k === 0).map((k) => {
+          const t = random([n], n * 7 + k, 6).toFloat32Array();
+          special.forEach((v, j) => j < n && (t[(j * (k + 3)) % n] = v));
+          return Tensor.from(Array.from(t), [n]);
+        });
+        const fast = onWasm(ex, "pointwise", { expr }, inputs, [n]);
+        // × 1 keeps every value (NaN, −0, ±∞) and is no built-in's expression: the interpreter runs it.
+        const slow = onWasm(ex, "pointwise", { expr: { op: "mul", args: [expr, 1] } }, inputs, [n]);
+        expect(bits(fast), `${name}, n = ${n}`).toEqual(bits(slow));
+      }
+    }
   });
 });

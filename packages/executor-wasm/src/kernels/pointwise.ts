@@ -1,12 +1,27 @@
-// pointwise: any elementwise expression (@attngraph/graph's expression form, reads with no index) on the module's
-// expression interpreter (assembly/expr-program.ts, the one the fused attention runs its modifications on): compiled
-// once per expression into a program of vector instructions over tile-sized registers, run a tile of 4096 elements at a
-// time. silu, its gradient and every other op declared by an expression run here: no kernel per op.
+// pointwise: any elementwise expression (@attngraph/graph's expression form, reads with no index). A built-in op's
+// expression (silu, relu and their derived gradients) runs as the SIMD loop rendered for it at build time
+// (src/pointwise-as.ts → assembly/generated/pointwise.ts); any other (a user's op) on the module's expression
+// interpreter (assembly/expr-program.ts, the one the fused attention runs its modifications on), compiled once per
+// expression into vector instructions over tile-sized registers. Both compute the same numbers. No kernel per op.
 import { pointwiseCallExpr, POINTWISE_SLOTS, type Expr } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
 import { optionalInput, requireInput, type Call } from "./adapter.js";
 import { compileProgram, type ExprProgram } from "./expr-program.js";
+import { builtinPointwise, pointwiseKey } from "../pointwise-as.js";
+
+/** A rendered built-in expression's export: n dense elements (a multiple of 4) of up to four inputs → out. */
+type RenderedFn = (x0: number, x1: number, x2: number, x3: number, out: number, n: number) => void;
+
+let rendered: Map<string, string> | undefined;
+/** The export rendered for `expr` at build time, if it is a built-in one's. */
+function renderedFor(ctx: WasmContext, expr: Expr): RenderedFn | undefined {
+  rendered ??= new Map(builtinPointwise().map((p) => [pointwiseKey(p.expr), p.name]));
+  const name = rendered.get(pointwiseKey(expr));
+  // The generated exports are not in KernelExports (their names come from the op list): looked up by name.
+  const fn = name === undefined ? undefined : (ctx.exports as unknown as Record<string, unknown>)[name];
+  return typeof fn === "function" ? (fn as RenderedFn) : undefined;
+}
 
 const programs = new WeakMap<object, ExprProgram>();
 
@@ -27,7 +42,7 @@ export function pointwiseKernel(call: Call, ctx: WasmContext): WasmValue {
   const x0 = inputs[0]!;
   const out = ctx.output(call, x0.shape);
   if (out.size === 0) return out;
-  const program = programOf(expr, call.node);
+  const fast = renderedFor(ctx, expr);
   const temps: WasmValue[] = [];
   let loaded: WasmValue | undefined;
   try {
@@ -38,7 +53,15 @@ export function pointwiseKernel(call: Call, ctx: WasmContext): WasmValue {
       if (d.temp) temps.push(d.value);
       return d.value;
     });
-    const { words, registers } = program;
+    const n = out.size;
+    const whole = fast === undefined ? 0 : n & ~3;
+    if (fast !== undefined) {
+      const [a0, a1, a2, a3] = dense.map((d) => d?.address ?? 0);
+      fast(a0!, a1!, a2!, a3!, out.address, whole);
+      if (whole === n) return out;
+    }
+    // The interpreter: every element, or the last n mod 4 after a rendered loop.
+    const { words, registers } = programOf(expr, call.node);
     loaded = ctx.alloc([words.length + 4], `${call.node} (pointwise program)`);
     const regsBytes = ctx.exports.exprRegsBytes(registers);
     const regs = ctx.scratch(regsBytes, call.node);
@@ -46,9 +69,9 @@ export function pointwiseKernel(call: Call, ctx: WasmContext): WasmValue {
     const i32 = ctx.i32();
     const base = loaded.address / 4;
     i32.set(words, base);
-    dense.forEach((d, k) => (i32[base + words.length + k] = d?.address ?? 0));
+    dense.forEach((d, k) => (i32[base + words.length + k] = d === undefined ? 0 : d.address + 4 * whole));
     ctx.i32().fill(0, regs / 4, regs / 4 + 16); // the status words
-    ctx.exports.exprPointwise(loaded.address, regs, loaded.address + 4 * words.length, out.address, out.size);
+    ctx.exports.exprPointwise(loaded.address, regs, loaded.address + 4 * words.length, out.address + 4 * whole, n - whole);
     return out;
   } finally {
     if (loaded) ctx.release(loaded);

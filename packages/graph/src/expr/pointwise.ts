@@ -26,11 +26,21 @@ export function pointwiseScope(subject: string, names: readonly string[]): ExprS
  */
 export function checkPointwise(raw: unknown, subject: string, names: readonly string[]): Expr {
   const { expr } = checkExpr(raw, pointwiseScope(subject, names));
-  const reads = new Map<string, ExprInput>();
+  // Structurally equal sub-expressions become one object (checkExpr copies a shared subtree once per use): a derived
+  // gradient repeats the forward's sigmoid or tanh, and every renderer computes a shared node once.
+  const nodes = new Map<string, Expr>();
+  const keys = new Map<Expr, string>();
+  const keyOf = (e: Expr): string => (typeof e === "object" ? keys.get(e)! : typeof e === "number" ? (Object.is(e, -0) ? "-0" : String(e)) : e);
   const walk = (e: Expr): Expr => {
     if (typeof e !== "object") return e;
-    if (isInput(e)) return reads.get(e.name) ?? (reads.set(e.name, Object.freeze(elementOf(e.name))), reads.get(e.name)!);
-    return Object.freeze({ op: e.op, args: Object.freeze(e.args.map(walk)) });
+    const args = isInput(e) ? [] : e.args.map(walk);
+    const key = isInput(e) ? `@${e.name}` : `${e.op}(${args.map(keyOf).join(",")})`;
+    const known = nodes.get(key);
+    if (known !== undefined) return known;
+    const made: Expr = isInput(e) ? Object.freeze(elementOf(e.name)) : Object.freeze({ op: e.op, args: Object.freeze(args) });
+    nodes.set(key, made);
+    keys.set(made, key);
+    return made;
   };
   return walk(expr);
 }
