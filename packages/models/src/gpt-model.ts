@@ -8,7 +8,7 @@ import { CausalLm, compileOptionsOf, type LmGraphOptions, type ModelCompileOptio
 import type { GptConfig } from "./gpt-config.js";
 import { gptStateDict, type GptLayout } from "./gpt-layout.js";
 import { gptTrainer, type GptTrainerOptions } from "./gpt-trainer.js";
-import { gptGraph } from "./gpt.js";
+import { GPT_IGNORE_INDEX, gptGraph } from "./gpt.js";
 
 
 export class GptModel extends CausalLm {
@@ -26,8 +26,7 @@ export class GptModel extends CausalLm {
     return gptGraph(this.config, options);
   }
 
-  /** nanoGPT's F.cross_entropy(…, ignore_index=-1) (gpt.ts's loss node). */
-  protected readonly ignoreIndex = -1;
+  protected readonly ignoreIndex = GPT_IGNORE_INDEX;
 
   protected get vocabSize(): number {
     return this.config.vocabSize;

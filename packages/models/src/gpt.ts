@@ -11,6 +11,9 @@ import { DECODE_DIMS, GraphBuilder, type OpGraph, type Ref } from "@attngraph/gr
 import { addLayerNorm, addLinear } from "@attngraph/nn";
 import type { GptConfig } from "./gpt-config.js";
 
+/** The target that the loss skips: nanoGPT's F.cross_entropy(…, ignore_index=-1). */
+export const GPT_IGNORE_INDEX = -1;
+
 /** nanoGPT's names of the attention's weights inside `attn`. */
 const GPT_ATTENTION_WEIGHTS: Readonly<Partial<Record<StandardWeight, string>>> = {
   W_qkv: "c_attn.weight",
@@ -46,7 +49,7 @@ export function gptGraph(c: GptConfig, options: GptGraphOptions = {}): OpGraph {
   b.output(logits);
   if (options.loss) {
     const targets = b.input("targets", ["B", "T"], "int32");
-    b.output(b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean", ignoreIndex: -1 }));
+    b.output(b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean", ignoreIndex: GPT_IGNORE_INDEX }));
   }
   return b.build();
 }

@@ -5,7 +5,7 @@ import type { OpGraph } from "@attngraph/graph";
 import type { Tensor } from "@attngraph/tensor";
 import { CausalLm, type LmGraphOptions, type ModelCompileOptions } from "./causal-lm.js";
 import type { LlamaConfig } from "./llama-config.js";
-import { llamaGraph } from "./llama.js";
+import { LLAMA_IGNORE_INDEX, llamaGraph } from "./llama.js";
 
 export class LlamaModel extends CausalLm {
   readonly family = "llama" as const;
@@ -20,8 +20,7 @@ export class LlamaModel extends CausalLm {
     return llamaGraph(this.config, options);
   }
 
-  /** Hugging Face's ignore_index -100 (llama.ts's loss node). */
-  protected readonly ignoreIndex = -100;
+  protected readonly ignoreIndex = LLAMA_IGNORE_INDEX;
 
   protected get vocabSize(): number {
     return this.config.vocabSize;

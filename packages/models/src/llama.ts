@@ -11,6 +11,9 @@ import { GraphBuilder, type OpGraph, type Ref } from "@attngraph/graph";
 import { addLinear } from "@attngraph/nn";
 import type { LlamaConfig } from "./llama-config.js";
 
+/** The target that the loss skips: Hugging Face's CrossEntropyLoss(ignore_index=-100). */
+export const LLAMA_IGNORE_INDEX = -100;
+
 /** Hugging Face's names of the attention's weights inside `self_attn`. */
 const LLAMA_ATTENTION_WEIGHTS: Readonly<Partial<Record<StandardWeight, string>>> = {
   W_query: "q_proj.weight",
@@ -42,7 +45,7 @@ export function llamaGraph(c: LlamaConfig, options: LlamaGraphOptions = {}): OpG
   b.output(logits);
   if (options.loss) {
     const targets = b.input("targets", ["B", "T"], "int32");
-    b.output(b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean", ignoreIndex: -100 }));
+    b.output(b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean", ignoreIndex: LLAMA_IGNORE_INDEX }));
   }
   return b.build();
 }

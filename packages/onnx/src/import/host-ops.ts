@@ -2,7 +2,7 @@
 // values that are known: initializers, Constant nodes, Shape of a value whose dims are fixed, and what these compute.
 // A folded node leaves no trace in the graph (explain() counts them). Results are bounded (MAX_FOLDED elements) so
 // that a ConstantOfShape or Range of absurd size is a typed error, not an out-of-memory.
-import { OnnxImportError } from "./import-error.js";
+import { nodeError } from "./import-error.js";
 import { broadcastIndex, broadcastShape } from "./broadcast-host.js";
 import { ONNX_ELEM, formatShape, hostTensor, isFloat, sizeOf, stridesOf, type ElemType, type HostTensor } from "./host-tensor.js";
 import type { NodeIn } from "./read-model.js";
@@ -12,7 +12,7 @@ export const MAX_FOLDED = 2 ** 26;
 export type HostOp = (node: NodeIn, ins: readonly (HostTensor | undefined)[], opset: number) => HostTensor[];
 
 function fail(node: NodeIn, what: string, expected: string, got: string): never {
-  throw new OnnxImportError(`node ${node.name} (${node.opType})`, what, expected, got);
+  throw nodeError(node, what, expected, got);
 }
 
 export function need(node: NodeIn, ins: readonly (HostTensor | undefined)[], i: number): HostTensor {

@@ -42,3 +42,8 @@ export class OnnxUnsupportedOpsError extends AttnGraphError {
     this.ops = ops;
   }
 }
+
+/** An OnnxImportError about one node, named `node <name> (<op type>)`: how every node-level check fails. */
+export function nodeError(node: { readonly name: string; readonly opType: string }, what: string, expected?: string, got?: string): OnnxImportError {
+  return new OnnxImportError(`node ${node.name} (${node.opType})`, what, expected, got);
+}

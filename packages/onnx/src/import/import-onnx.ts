@@ -166,7 +166,7 @@ function declareInputs(model: ModelIn, ctx: LowerContext, options: ImportOptions
 /** The attngraph node for ONNX output `name`, named `name` (a copy by reshape where the value has another name). */
 function outputNode(ctx: LowerContext, name: string): string {
   if (!ctx.env.has(name)) throw new OnnxImportError(`output ${name}`, "no node makes this output", "an output some node writes", name);
-  const v = ctx.val(name, { name: `output ${name}`, opType: "output", domain: "", inputs: [name], outputs: [], attrs: new Map(), index: -1 });
+  const v = ctx.outputVal(name);
   if (v.kind === "const") throw new OnnxImportError(`output ${name}`, "unsupported: an output that is a constant (it does not depend on any input)", "an output computed from the inputs", "a constant");
   if (v.ref === name) return name;
   if (ctx.taken(name)) throw new GraphValidationError(name, "an output's name is taken by another value", "a free name", name, "duplicate-name");

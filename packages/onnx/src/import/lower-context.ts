@@ -5,7 +5,7 @@ import { GraphBuilder, type Expr, type ExprType, type Ref } from "@attngraph/gra
 import { INT32_MAX, INT32_MIN, Tensor, type AnyTensor, type DType } from "@attngraph/tensor";
 import type { GraphIndex } from "./graph-index.js";
 import { formatShape, isFloat, type HostTensor } from "./host-tensor.js";
-import { OnnxImportError } from "./import-error.js";
+import { OnnxImportError, nodeError } from "./import-error.js";
 import { materialize } from "./pointwise.js";
 import type { NodeIn } from "./read-model.js";
 
@@ -76,8 +76,16 @@ export class LowerContext {
   /** The value as it is now: an expression stays one (pointwise.ts reads it so). */
   rawVal(name: string, node: NodeIn): Val {
     const v = this.env.get(name);
-    if (!v) throw new OnnxImportError(`node ${node.name} (${node.opType})`, `input ${name} is not defined before the node`, "a graph input, an initializer or an earlier node's output", name);
+    if (!v) throw nodeError(node, `input ${name} is not defined before the node`, "a graph input, an initializer or an earlier node's output", name);
     return v;
+  }
+
+  /**
+   * Graph output `name` as a node value: an expression held for it becomes a score-mod node first, as for any reader.
+   * Errors name `output <name>`.
+   */
+  outputVal(name: string): Exclude<Val, ExprVal> {
+    return this.val(name, { name: `output ${name}`, opType: "output", domain: "", inputs: [name], outputs: [], attrs: new Map(), index: -1 });
   }
 
   /** The value as a node reads it: an expression becomes a score-mod node first. */
@@ -153,12 +161,12 @@ export class LowerContext {
   }
 
   fail(node: NodeIn, what: string, expected: string, got: string): never {
-    throw new OnnxImportError(`node ${node.name} (${node.opType})`, what, expected, got);
+    throw nodeError(node, what, expected, got);
   }
 
   /** A node in a form attngraph has no op for: named, with what would be needed. */
   unsupported(node: NodeIn, what: string, got?: string): never {
     const shapes = node.inputs.filter(Boolean).map((v) => (this.env.has(v) ? `${this.env.get(v)!.kind === "const" ? "constant" : "runtime"} ${formatShape(this.shapeOf(v, node))}` : "?"));
-    throw new OnnxImportError(`node ${node.name} (${node.opType})`, `unsupported: ${what}`, undefined, got ?? `inputs ${shapes.join(", ")}`);
+    throw nodeError(node, `unsupported: ${what}`, undefined, got ?? `inputs ${shapes.join(", ")}`);
   }
 }

@@ -4,10 +4,10 @@
 // positions (ReduceSum / Max(count, 1)). → cross-entropy { ignoreIndex, reduction }. ONNX's own
 // SoftmaxCrossEntropyLoss (what torch.onnx.export writes for F.cross_entropy) is built in lower-ops.ts.
 import type { GraphIndex } from "../graph-index.js";
-import { attrInt, attrInts } from "../host-ops.js";
+import { attrInt } from "../host-ops.js";
 import type { LowerContext } from "../lower-context.js";
 import type { NodeIn } from "../read-model.js";
-import { feeding, scalarProduct, splitStatic, type Group } from "./group.js";
+import { feeding, onlyReader, reducesLastAxis, scalarProduct, splitStatic, type Group } from "./group.js";
 
 export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | undefined {
   const [logits, idx] = gather.inputs as [string, string];
@@ -26,8 +26,8 @@ export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | un
     targets = eq.inputs[0]!;
     nodes.push(safeWhere, eq);
   }
-  const picked = single(index, gather, "Squeeze");
-  const diff = picked && single(index, picked, "Sub");
+  const picked = onlyReader(index, gather, "Squeeze");
+  const diff = picked && onlyReader(index, picked, "Sub");
   if (!picked || !diff || diff.inputs[1] !== picked.outputs[0]) return undefined;
   nodes.push(picked, diff);
   // lse = Add(Log(ReduceSum(Exp(Sub(logits, M)))), Squeeze(M)).
@@ -44,7 +44,7 @@ export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | un
   // losses: diff, or Where(ignored, 0, diff).
   let losses = diff;
   if (ignored) {
-    const w = single(index, diff, "Where");
+    const w = onlyReader(index, diff, "Where");
     if (!w || w.inputs[0] !== ignored.outputs[0] || !index.isStatic(w.inputs[1]!)) return undefined;
     losses = w;
     nodes.push(w);
@@ -56,7 +56,7 @@ export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | un
   const r = uses.length === 1 ? uses[0]!.node : undefined;
   if (r?.opType === "ReduceMean" && !ignored) [reduction, terminal] = ["mean", r];
   else if (r?.opType === "ReduceSum") {
-    const div = single(index, r, "Div");
+    const div = onlyReader(index, r, "Div");
     const count = div && ignored ? countOf(index, div, ignored) : undefined;
     if (div && count) {
       [reduction, terminal] = ["mean", div];
@@ -73,7 +73,7 @@ export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | un
     internal,
     lower: (ctx) => {
       const rank = ctx.shapeOf(logits, gather).length;
-      if (!lastAxis(ctx, max, rank) || !lastAxis(ctx, sum, rank) || attrInt(gather, "axis", 0) !== -1 && attrInt(gather, "axis", 0) !== rank - 1) return false;
+      if (!reducesLastAxis(ctx, max, rank) || !reducesLastAxis(ctx, sum, rank) || attrInt(gather, "axis", 0) !== -1 && attrInt(gather, "axis", 0) !== rank - 1) return false;
       const ignoreIndex = ignored ? scalarProduct(ctx, [ignored.inputs[1]!]) : undefined;
       if (ignored && (ignoreIndex === undefined || !Number.isInteger(ignoreIndex))) return false;
       const r = ctx.add("cross-entropy", ctx.nameFor(terminal, terminal.outputs[0]!), { logits: ctx.ref(logits, gather), targets: ctx.ref(targets, gather) }, { ignoreIndex: ignoreIndex ?? null, reduction }, [terminal, ...internal]);
@@ -93,13 +93,4 @@ function countOf(index: GraphIndex, div: NodeIn, ignored: NodeIn): NodeIn[] | un
   return max && total && cast && not && not.inputs[0] === ignored.outputs[0] ? [max, total, cast, not] : undefined;
 }
 
-function single(index: GraphIndex, n: NodeIn, opType: string): NodeIn | undefined {
-  const v = n.outputs[0]!;
-  const uses = index.usesOf(v);
-  return !index.outputs.has(v) && uses.length === 1 && uses[0]!.node.opType === opType ? uses[0]!.node : undefined;
-}
 
-function lastAxis(ctx: LowerContext, reduce: NodeIn, rank: number): boolean {
-  const axes = reduce.inputs[1] ? Array.from(ctx.constOf(reduce.inputs[1])?.data ?? [NaN]) : attrInts(reduce, "axes");
-  return axes !== undefined && axes.length === 1 && (axes[0] === -1 || axes[0] === rank - 1);
-}

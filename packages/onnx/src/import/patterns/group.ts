@@ -2,6 +2,7 @@
 // values are static, who reads what, see GraphIndex); the constants a pattern needs (GELU's 0.5, LayerNorm's
 // exponent 2) are checked when the group is built, and a group whose constants do not fit is built node by node.
 import type { GraphIndex } from "../graph-index.js";
+import { attrInt, attrInts } from "../host-ops.js";
 import type { LowerContext } from "../lower-context.js";
 import type { NodeIn } from "../read-model.js";
 
@@ -40,6 +41,20 @@ export function factorsOf(index: GraphIndex, values: readonly string[], consumer
 export function feeding(index: GraphIndex, value: string | undefined, opType: string, reader: NodeIn): NodeIn | undefined {
   const p = index.made(value, opType);
   return p && index.onlyFeeds(value!, reader) ? p : undefined;
+}
+
+/** The one node reading `n`'s output, when it is an `opType` and the output is not a graph output: else undefined. */
+export function onlyReader(index: GraphIndex, n: NodeIn, opType: string): NodeIn | undefined {
+  const v = n.outputs[0]!;
+  const uses = index.usesOf(v);
+  return !index.outputs.has(v) && uses.length === 1 && uses[0]!.node.opType === opType ? uses[0]!.node : undefined;
+}
+
+/** Whether a ReduceMean/ReduceSum/ReduceMax reduces the last axis alone (and, with `keepdims`, keeps it). */
+export function reducesLastAxis(ctx: LowerContext, reduce: NodeIn, rank: number, keepdims = false): boolean {
+  const axes = reduce.inputs[1] ? Array.from(ctx.constOf(reduce.inputs[1])?.data ?? [NaN]) : attrInts(reduce, "axes");
+  if (keepdims && attrInt(reduce, "keepdims", 1) !== 1) return false;
+  return axes !== undefined && axes.length === 1 && (axes[0] === -1 || axes[0] === rank - 1);
 }
 
 /** The runtime input and the static input of a two-input node, when it has exactly one of each. */

@@ -2,10 +2,9 @@
 // d = x − ReduceMean(x); y = d / Sqrt(ReduceMean(d²) + eps) [· gamma] [+ beta], over the last axis.
 import type { GraphIndex } from "../graph-index.js";
 import type { NodeIn } from "../read-model.js";
-import { attrInt, attrInts } from "../host-ops.js";
 import type { LowerContext } from "../lower-context.js";
 import { asVector } from "../lower-ops.js";
-import { feeding, near, scalarProduct, splitStatic, type Group } from "./group.js";
+import { feeding, onlyReader, reducesLastAxis, near, scalarProduct, splitStatic, type Group } from "./group.js";
 
 export function matchLayerNorm(index: GraphIndex, div: NodeIn): Group | undefined {
   const [dv, sv] = div.inputs as [string, string];
@@ -25,10 +24,10 @@ export function matchLayerNorm(index: GraphIndex, div: NodeIn): Group | undefine
   if (index.outputs.has(dv) || !index.usesOf(dv).every((u) => u.node === square || u.node === div)) return undefined;
   // Optional affine: · gamma, then + beta, each a static operand read by nothing else.
   let last = div;
-  const gammaNode = single(index, div, "Mul");
+  const gammaNode = onlyReader(index, div, "Mul");
   const gamma = gammaNode && splitStatic(index, gammaNode);
   if (gammaNode && gamma) last = gammaNode;
-  const betaNode = single(index, last, "Add");
+  const betaNode = onlyReader(index, last, "Add");
   const beta = betaNode && splitStatic(index, betaNode);
   if (betaNode && beta) last = betaNode;
   const nodes = [mean, sub, square, variance, addEps, sqrt, div, ...(last !== div ? [gammaNode!] : []), ...(last === betaNode ? [betaNode] : [])].filter((n, i, a) => a.indexOf(n) === i);
@@ -38,7 +37,7 @@ export function matchLayerNorm(index: GraphIndex, div: NodeIn): Group | undefine
     internal: nodes.filter((n) => n !== last),
     lower: (ctx) => {
       const rank = ctx.shapeOf(x, div).length;
-      if (!lastAxisOnly(ctx, mean, rank) || !lastAxisOnly(ctx, variance, rank)) return false;
+      if (!reducesLastAxis(ctx, mean, rank, true) || !reducesLastAxis(ctx, variance, rank, true)) return false;
       if (square.opType === "Pow" && !near(scalarProduct(ctx, [square.inputs[1]!]), 2)) return false;
       const e = scalarProduct(ctx, [eps.constant]);
       if (e === undefined || !(e > 0)) return false;
@@ -53,14 +52,4 @@ export function matchLayerNorm(index: GraphIndex, div: NodeIn): Group | undefine
 }
 
 /** The one node of `opType` reading `n`'s output, when nothing else reads it. */
-function single(index: GraphIndex, n: NodeIn, opType: string): NodeIn | undefined {
-  const v = n.outputs[0]!;
-  const uses = index.usesOf(v);
-  if (index.outputs.has(v) || uses.length !== 1 || uses[0]!.node.opType !== opType) return undefined;
-  return uses[0]!.node;
-}
 
-function lastAxisOnly(ctx: LowerContext, reduce: NodeIn, rank: number): boolean {
-  const axes = reduce.inputs[1] ? Array.from(ctx.constOf(reduce.inputs[1])?.data ?? [NaN]) : attrInts(reduce, "axes");
-  return attrInt(reduce, "keepdims", 1) === 1 && axes !== undefined && axes.length === 1 && (axes[0] === -1 || axes[0] === rank - 1);
-}
