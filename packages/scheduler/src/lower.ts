@@ -8,6 +8,7 @@ import { fuseBlockOps } from "./passes/fusion-block.js";
 import { placeNode } from "./passes/placement.js";
 import { planViews } from "./passes/views.js";
 import type { PassReport, Plan, PlanStep } from "./plan.js";
+import { lowerPointwise } from "./passes/pointwise.js";
 
 export interface LowerOptions {
   /** Executors in order of preference. Each node goes to the first that supports it, unless placed explicitly. */
@@ -32,8 +33,8 @@ export interface LowerOptions {
 
 /**
  * Lowers a graph to a plan. The passes run in this order, each a module of its own that reports what it changed:
- * dead-node elimination, fusion, placement, view elision. Everything that can be wrong about executors is reported
- * here, before any run.
+ * dead-node elimination, fusion, pointwise lowering, placement, view elision. Everything that can be wrong about
+ * executors is reported here, before any run.
  */
 export function lower(graph: OpGraph, options: LowerOptions): Plan {
   const executors = checkExecutors(options.executors);
@@ -76,6 +77,10 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   } else {
     passes.push({ pass: "fusion", summary: "off (fusion: false)" });
   }
+
+  const pointwise = lowerPointwise(drafts, graph);
+  if (pointwise.report.summary !== "none") passes.push(pointwise.report);
+  drafts = pointwise.steps;
 
   const executorOf = new Map<string, string>();
   const placements = drafts.map((d) => {

@@ -16,9 +16,6 @@ export function draftSteps(graph: OpGraph): DraftStep[] {
     const def = graph.registry.get(node.kind, node.name);
     // Own keys only: an unfilled optional slot named "valueOf" is absent, not Object.prototype.valueOf.
     const inputs = def.inputs.map((i) => (Object.hasOwn(node.inputs, i.name) ? node.inputs[i.name] : undefined));
-    // An op declared as an elementwise expression (silu, …) runs as the generic pointwise kernel: executors hold one
-    // kernel that evaluates expressions, not one per op.
-    if (def.pointwise) return { node: node.name, kind: "pointwise", attrs: { expr: def.pointwise(node.attrs as never) }, inputs, shape: node.shape };
     return { node: node.name, kind: node.kind, attrs: node.attrs, inputs, shape: node.shape };
   });
 }
