@@ -2,7 +2,7 @@
 // user masks and biases, ALiBi, RoPE, the fused ops, losses and the backward-shaped helpers (pad, sum-to), in both
 // contrib modes.
 import { describe, expect, it } from "vitest";
-import { GraphBuilder } from "@attngraph/graph";
+import { createOpRegistry, definePointwiseOp, GraphBuilder } from "@attngraph/graph";
 import { Tensor } from "@attngraph/tensor";
 import { OnnxExportError } from "./errors.js";
 import { exportOnnx } from "./export.js";
@@ -107,6 +107,21 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const byNode = Object.fromEntries(report.nodes.map((n) => [n.node, n]));
     expect([byNode["act"]!.onnxOps, byNode["prod"]!.onnxOps]).toEqual([["Sigmoid", "Mul"], ["Mul"]]);
     expect(byNode["norm"]!.onnxOps).toEqual(["Mul", "ReduceMean", "Add", "Sqrt", "Reciprocal", "Mul", "Mul"]);
+  });
+
+  it("elementwise expressions: a user's definePointwiseOp and a pointwise node of three inputs, as plain ONNX nodes", async () => {
+    const el = (name: string) => ({ op: "input", name, index: [] });
+    const softplus = definePointwiseOp({ kind: "softplus", doc: "log(1 + exp(x))", inputs: [{ name: "x" }], expr: { op: "log", args: [{ op: "add", args: [1, { op: "exp", args: [el("x")] }] }] } });
+    const b = new GraphBuilder({ registry: createOpRegistry([softplus]) });
+    const [x, y, z] = ["x", "y", "z"].map((n) => b.input(n, ["B", 4]));
+    const soft = b.add("softplus", "soft", { x: x! });
+    const expr = { op: "where", args: [{ op: "gt", args: [el("x0"), 0] }, { op: "div", args: [el("x1"), { op: "add", args: [1, { op: "abs", args: [el("x2")] }] }] }, { op: "mod", args: [el("x2"), 0.75] }] };
+    const mixed = b.add("pointwise", "mixed", { x0: soft, x1: y!, x2: z! }, { expr });
+    const g = b.output(soft, mixed).build();
+    const report = await expectOrtMatchesCpu(g, {}, { x: randomTensor([3, 4], 31, 3), y: randomTensor([3, 4], 32, 3), z: randomTensor([3, 4], 33, 3) }, { contrib });
+    const byNode = Object.fromEntries(report.nodes.map((n) => [n.node, n]));
+    expect(byNode["soft"]!.onnxOps).toEqual(["Exp", "Add", "Log"]);
+    expect(byNode["mixed"]!.onnxOps).toContain("Where");
   });
 
   it("add-layer-norm: SkipLayerNormalization for equal rank-3 shapes, plain for a broadcast and without a weight", async () => {
