@@ -1,100 +1,25 @@
-import { GraphValidationError, yieldToEventLoop, type Arena, type Executor, type OpGraph } from "@attngraph/graph";
+import { GraphValidationError, type OpGraph } from "@attngraph/graph";
 import { explain, lower, type BufferPlan, type LowerOptions, type Plan } from "@attngraph/scheduler";
 import { UnsupportedError, type AnyTensor, type Shape, type Tensor } from "@attngraph/tensor";
 import { Observable, Subject } from "rxjs";
-import { AbortError, NumericsError, RunError, SessionDisposedError, TapError } from "./errors.js";
+import { AbortError, SessionDisposedError, TapError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
 import { DEFAULT_TAP_POLICY, TapRegistry, withRunTap, type RunTap, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
-import { WeightStore, type Resident, type WeightLease } from "./weights.js";
-import { downloadOwned } from "./download-owned.js";
-import { disagreement, ValidationError, type Disagreement, type Validation } from "./validate.js";
-import { runStop } from "./run-stop.js";
+import { WeightStore, type Resident } from "./weights.js";
+import type { Validation } from "./validate.js";
 import { dropoutStepOf, withDropoutStep } from "./dropout-steps.js";
-import { applyOverrides, checkOverride, checkOverrideTarget, PatchRegistry, type Override } from "./overrides.js";
+import { checkOverride, checkOverrideTarget, PatchRegistry, type Override } from "./overrides.js";
+import type { RunOptions, SessionOptions } from "./run-options.js";
+import type { Held, RunContext } from "./run-context.js";
+import { runSteps, type StepEnv } from "./step-loop.js";
+
+export type { RunOptions, SessionOptions } from "./run-options.js";
 
 const NO_NODES: ReadonlySet<string> = new Set();
 /** #planFor's key of the plan with nothing watched and nothing patched. */
 const PLAIN_KEY = "\u0001";
-
-export interface RunOptions {
-  /**
-   * Aborting rejects the run with an AbortError and emits a run-cancelled event: between steps, or inside a long step
-   * on executors whose kernels work in chunks (cpu and wasm check the signal between chunks, see KernelCall.signal).
-   */
-  readonly signal?: AbortSignal;
-  /**
-   * Node → a tensor to use instead of its value in this run, or a function of the computed value (activation patching).
-   * Applied after the session's own patches (`session.patch`); readers downstream and taps see the result.
-   */
-  readonly override?: Readonly<Record<string, Override>>;
-  /**
-   * Sizes of symbolic dims no input carries, by name: a decode graph's past length `P` (see `Decoder`, which passes it
-   * on every call). A dim an input also binds must agree.
-   */
-  readonly dims?: Readonly<Record<string, number>>;
-  /**
-   * This run's own tap: `nodes` watched in this run only, each event handed to `next` before the run settles. Tools
-   * that read one run's values (runWithCache) use it: a session tap sees every run started while it is subscribed.
-   */
-  readonly tap?: RunTap;
-  /**
-   * The dropout step this run draws its masks with (training-mode dropout: each seed is folded with it, see
-   * `dropoutSeedAt`). Default: the run's index in the session (0 for its first run), so each run draws a new mask; the
-   * trainer passes its step number. The same step gives the same masks on every executor.
-   */
-  readonly dropoutStep?: number;
-  /**
-   * The weights (of compile's `updates`) this run updates, by name; default every one. The nodes only the others need
-   * are not run (the run's plan keeps only these updates): a trainer's micro steps of gradient accumulation update the
-   * accumulators and compute no optimizer step.
-   */
-  readonly updates?: readonly string[];
-}
-
-/** What a session does beyond lowering: memory limit and tap delivery (see CompileOptions). */
-export interface SessionOptions {
-  readonly maxArenaBytes?: number;
-  readonly taps?: Partial<TapPolicy>;
-  /** Weight → the node whose value becomes it after each successful run (checked by compile(); see CompileOptions). */
-  readonly updates?: ReadonlyMap<string, string>;
-  /** Read back every computed value and fail at the first NaN or ±∞ (see CompileOptions). */
-  readonly checkNumerics?: boolean;
-  /** Run every step on a second executor too and compare (compile's validateWith, checked). */
-  readonly validation?: Validation;
-  /** "per-run" (default): each run draws new dropout masks; "fixed": every run the seed's own (see CompileOptions). */
-  readonly dropoutMasks?: "per-run" | "fixed";
-}
-
-
-/** A value of one run, on the executor that holds it. */
-type Held = { readonly executor: string; readonly value: unknown };
-
-/** Everything one run needs, decided before its first step. */
-interface RunContext {
-  readonly runId: number;
-  /** The plan for this run's set of watched nodes. */
-  readonly plan: Plan;
-  readonly shapes: ReadonlyMap<string, Shape>;
-  /** Steps whose symbolic "dim" attributes this run's binding made concrete: what their kernels get. */
-  readonly attrs: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
-  readonly memory: BufferPlan;
-  /** This run's arenas (from the pool), by executor. */
-  readonly arenas: ReadonlyMap<string, Arena<unknown>>;
-  /** The run's inputs by name (own keys only). */
-  readonly inputs: ReadonlyMap<string, AnyTensor>;
-  /** The weights this run started with (a later setWeights() does not change a run in flight). */
-  readonly weights: WeightLease;
-  /** Watched node → its subscribers, snapshotted before the run. */
-  readonly watched: ReadonlyMap<string, readonly Watcher[]>;
-  /** Patched node → its overrides in order (the session's patches, then the run's), snapshotted before the run. */
-  readonly overrides: ReadonlyMap<string, readonly Override[]>;
-  readonly signal: AbortSignal | undefined;
-  readonly t0: number;
-  /** The updated weights this run assigns (RunOptions.updates); undefined: all. */
-  readonly applying: ReadonlySet<string> | undefined;
-}
 
 /**
  * Runs a lowered plan. Only the session runs things and only it emits events. Runs are independent: each has its own
@@ -124,6 +49,8 @@ export class Session {
   #tapCount = 0;
   /** Aborted by dispose(): whether the session is disposed, and what stops runs waiting on user code (an override). */
   readonly #disposal = new AbortController();
+  /** What the step loop reads of this session (step-loop.ts). */
+  readonly #stepEnv: StepEnv;
 
   get #disposed(): boolean {
     return this.#disposal.signal.aborted;
@@ -146,6 +73,14 @@ export class Session {
     this.#weightShapes = this.#weights.shapes(); // setWeights() keeps every shape, so this never changes
     this.#nodeNames = graph.nodes.map((n) => n.name);
     this.events$ = this.#events.asObservable();
+    this.#stepEnv = {
+      events: this.#events,
+      registry: graph.registry,
+      checkNumerics: this.#checkNumerics,
+      validation: this.#validation,
+      tapPolicy: this.#tapPolicy,
+      disposal: this.#disposal.signal,
+    };
     this.#planFor(new Set());
   }
 
@@ -371,7 +306,7 @@ export class Session {
     const values = new Map<string, Held>();
     const onExecutor = new Map<string, Held>(); // `${executor}\u0000${value}` → value uploaded there
     try {
-      const outputs = await this.#steps(run, values, onExecutor, setCurrent);
+      const outputs = await runSteps(this.#stepEnv, run, values, onExecutor, setCurrent);
       // The updated weights' new values stay on their executors: taken out of what the run gives back below.
       const kept = new Map<string, Resident>();
       for (const [weight, node] of this.#updates) {
@@ -388,172 +323,6 @@ export class Session {
     }
   }
 
-  async #steps(run: RunContext, values: Map<string, Held>, onExecutor: Map<string, Held>, setCurrent: (node: string | undefined) => void): Promise<Record<string, Tensor>> {
-    const { plan, inputs, weights } = run;
-    const valueOn = async (name: string, executor: Executor): Promise<unknown> => {
-      const held = values.get(name);
-      if (held?.executor === executor.name) return held.value;
-      const key = `${executor.name}\u0000${name}`;
-      const uploaded = onExecutor.get(key);
-      if (uploaded) return uploaded.value;
-      let host: AnyTensor;
-      if (held) host = await plan.executors.get(held.executor)!.download(held.value);
-      else if (inputs.has(name)) host = inputs.get(name)!;
-      else return weights.on(name, executor);
-      const v = await executor.upload(host);
-      onExecutor.set(key, { executor: executor.name, value: v });
-      return v;
-    };
-
-    // validateWith: the validator's copies of the values its steps read (the primary's values, moved there).
-    const validator = this.#validation?.executor;
-    const forValidator = new Map<string, Promise<unknown>>();
-    const onValidator = (name: string): Promise<unknown> => {
-      let v = forValidator.get(name);
-      if (!v) {
-        const held = values.get(name);
-        if (!held && !inputs.has(name)) return weights.on(name, validator!); // the weight store releases its uploads
-        // A copy: a host executor's download may be a view of memory the step about to run overwrites (in place).
-        v = (held ? Promise.resolve(plan.executors.get(held.executor)!.download(held.value)) : Promise.resolve(inputs.get(name)!)).then((t) => validator!.upload(t.clone()));
-        forValidator.set(name, v);
-      }
-      return v;
-    };
-    if (!validator) return this.#stepLoop(run, values, onExecutor, valueOn, setCurrent, undefined);
-    try {
-      return await this.#stepLoop(run, values, onExecutor, valueOn, setCurrent, onValidator);
-    } finally {
-      await Promise.all([...forValidator.values()].map((v) => v.then((value) => validator.release?.(value), () => undefined)));
-    }
-  }
-
-  async #stepLoop(
-    run: RunContext,
-    values: Map<string, Held>,
-    onExecutor: Map<string, Held>,
-    valueOn: (name: string, executor: Executor) => Promise<unknown>,
-    setCurrent: (node: string | undefined) => void,
-    onValidator: ((name: string) => Promise<unknown>) | undefined,
-  ): Promise<Record<string, Tensor>> {
-    const { runId, plan, shapes, memory, arenas, watched, overrides, signal } = run;
-    const attrsOf = (step: Plan["steps"][number]) => run.attrs.get(step.node) ?? step.attrs;
-    /** A value already on `executor` (computed there by this run, moved there, or a settled weight upload), or undefined. */
-    const readyOn = (name: string, executor: Executor): { readonly value: unknown } | undefined => {
-      const held = values.get(name);
-      if (held?.executor === executor.name) return held;
-      // A weight is never in onExecutor (valueOn takes it from the weight store): asked there first, without a key.
-      if (!held && !run.inputs.has(name)) return run.weights.ready(name, executor);
-      return onExecutor.get(`${executor.name}\u0000${name}`);
-    };
-    const events = this.#events;
-    const mayHide = new Set<string>(); // values where −∞ is by design (checkNumerics)
-    for (const step of plan.steps) {
-      setCurrent(step.node);
-      // dispose() came while this run was in flight: stop here; #execute releases what the run holds.
-      if (this.#disposed) throw new SessionDisposedError(`run ${runId}`, step.node);
-      if (signal) {
-        await yieldToEventLoop();
-        if (signal.aborted) throw new AbortError(runId, step.node, signal.reason);
-      }
-      const executor = plan.executors.get(step.placement.executor)!;
-      // Values already on the executor are taken as they are; only the others (uploads, moves) are awaited, so a
-      // step of a small graph costs no microtask per input.
-      const args: unknown[] = new Array(step.inputs.length);
-      let pending: Promise<void>[] | undefined;
-      step.inputs.forEach((v, i) => {
-        if (v === undefined) return;
-        const ready = readyOn(v, executor);
-        if (ready) args[i] = ready.value;
-        else (pending ??= []).push(valueOn(v, executor).then((value) => void (args[i] = value)));
-      });
-      if (pending) await Promise.all(pending);
-      const outShape = shapes.get(step.node)!;
-      const slot = memory.offsets.get(step.node);
-      const arena = slot ? arenas.get(slot.executor) : undefined;
-      const out = slot && arena ? arena.view(slot.offset, outShape) : undefined;
-      // validateWith: the validator gets this step's inputs now, before the step runs (an in-place kernel overwrites its
-      // input), when the validator has a kernel for it at all.
-      const checked = onValidator && this.#validation!.executor.supports(step.kind, step.attrs).ok ? await settled(inputsFor(step.inputs, onValidator)) : undefined;
-      // The clock is read only for a subscriber (node-end's ms); one that subscribes mid-step sees the next step's.
-      const start = events.observed ? performance.now() : -1;
-      if (start >= 0) events.next({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
-      let value: unknown;
-      try {
-        // Always the same object shape (out and signal present, maybe undefined): kernels read one monomorphic call.
-        const dispatched = executor.dispatch({ kind: step.kind, node: step.node, attrs: attrsOf(step), inputs: args, outShape, out, signal });
-        value = isThenable(dispatched) ? await dispatched : dispatched; // a synchronous kernel costs no microtask
-        // A kernel that ignored its destination and returned another planned value (an identity returning its input)
-        // would alias memory the plan reuses: move it into its own slot.
-        if (out !== undefined && value !== out && arena!.holds(value)) value = arena!.copy(value, out);
-      } catch (e) {
-        // A kernel that saw the signal mid-step threw (KernelCall.signal): the run was aborted, not broken.
-        if (signal?.aborted) throw new AbortError(runId, step.node, signal.reason, "during");
-        throw new RunError(runId, step.node, step.kind, executor.name, e);
-      }
-      // validateWith compares the kernel's own result (before any override) with the validator's on the same inputs.
-      if (checked) await this.#validate(runId, step, attrsOf(step), executor, value, outShape, checked);
-      const patches = overrides.get(step.node);
-      if (patches) {
-        // The computed value goes back with everything else the run holds; readers see the override's.
-        onExecutor.set(`\u0001computed\u0000${step.node}`, { executor: executor.name, value });
-        value = await applyOverrides(runId, step.node, outShape, executor, value, patches, runStop(runId, step.node, signal, this.#disposal.signal));
-      }
-      values.set(step.node, { executor: executor.name, value });
-      if (this.#checkNumerics) {
-        // −∞ belongs where an op hides entries (OpDef.hidesWithMinusInfinity) and in views and copies of such a value.
-        // A step that replaces nodes (fused non-empty) returns none of their hidden entries (attention's output has no
-        // −∞); a step a fusion adds beside them (attention-lse, −∞ for a row that sees no key) is its op's own.
-        const def = step.fused?.length ? undefined : this.graph.registry.get(step.kind, step.node);
-        const source = step.inputs[0];
-        if (def?.hidesWithMinusInfinity || (step.layout !== "compute" && source !== undefined && mayHide.has(source))) mayHide.add(step.node);
-        // A view shows values its source step was checked for; everything else is read back and scanned.
-        if (step.layout !== "view") await this.#checkFinite(runId, step, executor, value, mayHide.has(step.node));
-      }
-      if (events.observed && start >= 0) {
-        events.next({ type: "node-end", runId, node: step.node, kind: step.kind, executor: executor.name, shape: outShape, ms: performance.now() - start });
-      }
-      const subs = watched.get(step.node);
-      if (subs) await this.#enqueue(runId, step.node, executor, value, subs);
-    }
-
-    setCurrent(undefined);
-    const result: Record<string, Tensor> = {};
-    for (const name of plan.outputs) {
-      const held = values.get(name)!;
-      // A copy: an output may live in a pooled arena or be a view of an input or weight; the caller must own it.
-      const value = await downloadOwned(plan.executors.get(held.executor)!, held.value);
-      // defineProperty: an output named "__proto__" is an own key like any other, not the object's prototype.
-      Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
-    }
-    return result;
-  }
-
-  /**
-   * Runs `step` on the validator on the same inputs and compares: a disagreement (or the validator failing) is a
-   * ValidationError in "error" mode, a "validation-mismatch" event in "warn" mode. `inputs` were moved to the
-   * validator before the step ran.
-   */
-  async #validate(runId: number, step: Plan["steps"][number], attrs: Readonly<Record<string, unknown>>, executor: Executor, value: unknown, outShape: Shape, inputs: { readonly value: unknown[] } | { readonly error: unknown }): Promise<void> {
-    const { executor: validator, mode, tolerance } = this.#validation!;
-    const base = { node: step.node, kind: step.kind, executor: executor.name, validator: validator.name };
-    let d: Disagreement | undefined;
-    try {
-      if ("error" in inputs) throw inputs.error;
-      const args = inputs.value;
-      const theirs = await validator.dispatch({ kind: step.kind, node: step.node, attrs, inputs: args, outShape });
-      try {
-        d = disagreement(base, await executor.download(value), await validator.download(theirs), tolerance);
-      } finally {
-        validator.release?.(theirs);
-      }
-    } catch (e) {
-      d = { ...base, index: -1, got: NaN, expected: NaN, failures: 0, reason: `${validator.name} failed: ${e instanceof Error ? e.message : String(e)}` };
-    }
-    if (!d) return;
-    if (mode === "error") throw new ValidationError(runId, d);
-    if (this.#events.observed) this.#events.next({ type: "validation-mismatch", runId, ...d });
-  }
-
   /** This run's overrides by node (the session's patches, then the run's), every name and value checked. */
   #overridesOf(runId: number, runOverrides: Readonly<Record<string, Override>> | undefined): Map<string, Override[]> {
     if (runOverrides !== undefined) {
@@ -564,26 +333,6 @@ export class Session {
       }
     }
     return this.#patches.snapshot(runOverrides);
-  }
-
-  async #checkFinite(runId: number, step: { node: string; kind: string }, executor: Executor, value: unknown, minusInfinityOk: boolean): Promise<void> {
-    const data = (await executor.download(value)).toFloat32Array();
-    for (let i = 0; i < data.length; i++) {
-      const v = data[i]!;
-      if (!Number.isFinite(v) && !(v === -Infinity && minusInfinityOk)) throw new NumericsError(runId, step.node, step.kind, i, v);
-    }
-  }
-
-  /**
-   * Copies a watched tensor onto each subscriber's queue (the copy must be made now: the value may live in an arena the
-   * next step reuses). No subscriber code runs here; see TapPolicy for when the queues drain.
-   */
-  async #enqueue(runId: number, node: string, executor: Executor, value: unknown, subs: readonly Watcher[]): Promise<void> {
-    const tensor = await downloadOwned(executor, value);
-    subs.forEach((w, i) => {
-      const lost = w.push({ runId, node, tensor: i === 0 ? tensor : tensor.clone() }, this.#tapPolicy);
-      if (lost && this.#events.observed) this.#events.next({ type: "tap-dropped", runId: lost.runId, node: lost.node, dropped: w.dropped });
-    });
   }
 
   /**
@@ -610,26 +359,8 @@ export class Session {
   }
 }
 
-/** A step's inputs on the validator. */
-function inputsFor(names: readonly (string | undefined)[], on: (name: string) => Promise<unknown>): Promise<unknown[]> {
-  return Promise.all(names.map((v) => (v === undefined ? undefined : on(v))));
-}
-
-/** `p`'s outcome once settled, kept as a value (a failure is reported when the comparison is made). */
-async function settled<T>(p: Promise<T>): Promise<{ readonly value: T } | { readonly error: unknown }> {
-  try {
-    return { value: await p };
-  } catch (error) {
-    return { error };
-  }
-}
-
 function shapesOf(inputs: ReadonlyMap<string, AnyTensor>): Record<string, Shape> {
   const out: Record<string, Shape> = Object.create(null) as Record<string, Shape>;
   for (const [name, t] of inputs) out[name] = t.shape;
   return out;
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return typeof (v as { then?: unknown } | null)?.then === "function";
 }
