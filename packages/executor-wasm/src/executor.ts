@@ -11,143 +11,18 @@ import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameSh
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
-import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 import { WasmContext } from "./context.js";
 import { DerivedLayouts } from "./derived.js";
-import { WasmHeap, blockBytes, type Subject } from "./heap.js";
-import { loadKernelModule, type KernelExports, type WasmFlavour, type WasmModuleName, type WasmSource } from "./module.js";
-import { controlWords } from "./threads/control.js";
-import { ThreadPool, threadsUnavailable, type ThreadCall } from "./threads/pool.js";
+import type { Subject } from "./heap.js";
+import { loadKernelModule, type KernelExports, type WasmFlavour } from "./module.js";
+import { checkedOptions, type ChunkedWasmKernel, type UnsignalledCall, type WasmExecutorOptions, type WasmKernel } from "./executor-options.js";
+import { DESCRIPTOR_BYTES, Instance } from "./instance.js";
+import { Workers } from "./threads/workers.js";
 import { WasmValue, type WasmBlock } from "./value.js";
 
-/**
- * A wasm kernel: validates `call`, writes its result into the module's memory through `ctx` and returns a value of
- * shape `call.outShape` (new, `call.out`, or a view of an input made with `ctx.view`). It must not mutate its inputs,
- * except kv-append's cache, which it writes in place and reports with `ctx.wroteInto`.
- */
-export type WasmKernel = (call: KernelCall<WasmValue>, ctx: WasmContext) => WasmValue;
-
-/** A call without an AbortSignal: always answered synchronously. */
-export type UnsignalledCall = KernelCall<WasmValue> & { readonly signal?: undefined };
-
-/**
- * A kernel that can run long (the built-in projection, out-proj, score, weighted-sum, mask, softmax, attention,
- * layer-norm, gelu, relu, add, embedding and cross-entropy, the fused block ops, and the backward ops but pad).
- * Synchronous for a call without a signal, and for any call whose work fits one chunk of `ctx.chunkWork`
- * multiply-adds; a bigger call with a signal works in chunks, yielding to the event loop and checking the signal
- * between them, and answers with a Promise (rejected with a KernelAbortedError once the signal fired).
- */
-export interface ChunkedWasmKernel {
-  (call: UnsignalledCall, ctx: WasmContext): WasmValue;
-  (call: KernelCall<WasmValue>, ctx: WasmContext): WasmValue | Promise<WasmValue>;
-}
-
-export interface WasmExecutorOptions {
-  /** "auto" (default): relaxed SIMD when the engine validates it, else plain SIMD. */
-  readonly flavour?: WasmFlavour | "auto";
-  /** Memory beyond this is refused before growing, with an error naming the tensor. Default 2 GiB (max 4 GiB). */
-  readonly maxMemoryBytes?: number;
-  /** Where to load the modules from (bytes or URLs); default: dist/wasm of this package. */
-  readonly sources?: Partial<Record<WasmModuleName, WasmSource>>;
-  /**
-   * Threads to run the big kernels on (default 1): the host's thread plus `threads − 1` workers (Node worker_threads,
-   * browser Web Workers) over one shared memory, each matmul split by rows of its output and each fused attention by
-   * batch or kv head. Needs SharedArrayBuffer: in a browser, a cross-origin isolated page (COOP same-origin, COEP
-   * require-corp). Where that is missing, or a worker cannot start, the executor runs on one thread and
-   * `executor.threading.reason` (and the plan's explain()) says why. The numbers do not depend on it, bit for bit.
-   */
-  readonly threads?: number;
-  /**
-   * With threads: calls of fewer multiply-adds than this stay on one thread (default 2²⁰, below which waking the
-   * workers costs more than the split saves); the memory-bound ones (a decoding step's matrix–vector products and
-   * attention) count bytes streamed instead. 0 splits every call that can be split: what the conformance runner
-   * uses so that small golden cases exercise the threads too.
-   */
-  readonly parallelWork?: number;
-  /**
-   * Work per chunk of a long kernel run with a signal, in multiply-adds (default 2²⁸, about 16 ms on one core): an
-   * aborted run stops within about one chunk. Smaller means quicker cancellation and more yields.
-   */
-  readonly chunkWork?: number;
-  /**
-   * Pack each uploaded weight into the matmul's panel layout at its first use and keep it beside the weight (default
-   * true): later runs skip packing (~10–15% of a projection). Costs one more copy of every weight a matmul reads as
-   * its B operand; false packs per call instead (less memory). Either way the numbers are the same, bit for bit.
-   */
-  readonly prepackWeights?: boolean;
-}
+export type { ChunkedWasmKernel, UnsignalledCall, WasmExecutorOptions, WasmKernel } from "./executor-options.js";
 
 const EXECUTOR = "wasm";
-/** Most threads (the module's per-thread areas: assembly/threads.ts MAX_THREADS). */
-const MAX_THREADS = 16;
-/** Fewest multiply-adds (bytes, for memory-bound calls) a call needs to be split over the threads (see WasmExecutorOptions.parallelWork). */
-const DEFAULT_PARALLEL_WORK = 2 ** 20;
-const PAGE = 65536;
-const DEFAULT_MAX = 2 ** 31;
-/**
- * Two rank-6 view descriptors (2 × 12 i32) in the first 128 bytes, then the kernel params area (PARAMS_BYTES: the
- * fused attention's whole-call entries read three params blocks side by side, up to 264 bytes).
- */
-const DESCRIPTOR_BYTES = 448;
-const PARAMS_OFFSET = 128;
-const PARAMS_BYTES = 320;
-
-/** One instance of the module with its memory, allocator and scratch. Replaced whole after a trap. */
-class Instance {
-  readonly memory: WebAssembly.Memory;
-  readonly exports: KernelExports;
-  readonly heap: WasmHeap;
-  readonly descriptors: number;
-  /** The thread pool's control block (threaded module only; 0 otherwise). */
-  readonly control: number;
-  /** Kernel scratch: [0] the host's (`scratch`, also a parallel job's call 0), [i] a parallel job's call i. */
-  readonly #callScratch: ({ ptr: number; bytes: number } | undefined)[] = [];
-  /** Params areas of a parallel job's calls 1 .. (call 0 takes the host's `params`). */
-  readonly #callParams: number[] = [];
-
-  constructor(module: WebAssembly.Module, maxBytes: number, readonly gen: number, threads: number) {
-    const maximum = Math.min(65536, Math.ceil(maxBytes / PAGE));
-    const shared = threads > 1;
-    this.memory = new WebAssembly.Memory({ initial: Math.min(16, maximum), maximum, ...(shared ? { shared: true } : {}) });
-    this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports as unknown as KernelExports;
-    this.heap = new WasmHeap(this.memory, this.exports.heapBase(), maxBytes);
-    this.descriptors = this.heap.alloc(DESCRIPTOR_BYTES, "wasm descriptors and params");
-    const paramsBytes = Math.max(this.exports.attentionParamsBytes(), this.exports.attentionGradParamsBytes());
-    if (paramsBytes > PARAMS_BYTES) throw new Error(`wasm module: attention params need ${paramsBytes} bytes, the host reserves ${PARAMS_BYTES}`);
-    this.control = shared ? this.heap.alloc(controlWords(threads) * 4, "wasm thread control block") : 0;
-  }
-
-  /** Call i's params area (i = 0: the host's). */
-  paramsOf(i: number): number {
-    if (i === 0) return this.params;
-    return (this.#callParams[i] ??= this.heap.alloc(PARAMS_BYTES, `wasm params area of parallel call ${i}`));
-  }
-
-  /** Call i's scratch (i = 0: the host's shared scratch), grown to the largest need seen. */
-  scratchOf(i: number, bytes: number, subject: string): number {
-    const own = this.#callScratch[i];
-    if (own !== undefined && own.bytes >= bytes) return own.ptr;
-    if (own !== undefined) this.heap.free(own.ptr, own.bytes);
-    this.#callScratch[i] = undefined;
-    const size = blockBytes(bytes);
-    this.#callScratch[i] = { ptr: this.heap.alloc(size, `${subject} (kernel scratch${i === 0 ? "" : ` of parallel call ${i}`})`), bytes: size };
-    return this.#callScratch[i]!.ptr;
-  }
-
-  /** The params area (PARAMS_BYTES) for a kernel that takes its numbers in memory (written right before each call). */
-  get params(): number {
-    return this.descriptors + PARAMS_OFFSET;
-  }
-
-  /** Bytes held as kernel scratch (one block, grown to the largest need seen, never shrunk). */
-  get scratchBytes(): number {
-    return this.#callScratch[0]?.bytes ?? 0;
-  }
-
-  scratch(bytes: number, subject: string): number {
-    return this.scratchOf(0, bytes, subject);
-  }
-}
 
 export class WasmExecutor implements Executor<WasmValue> {
   readonly specVersion = 1 as const;
@@ -161,12 +36,8 @@ export class WasmExecutor implements Executor<WasmValue> {
   #flavour: WasmFlavour | undefined;
   #inst: Instance | undefined;
   #gen = 0;
-  /** Threads asked for (1: none), and the pool while it runs. */
-  readonly #threads: number;
-  #pool: ThreadPool | undefined;
-  /** Aborts the pool start under way (init()'s, or a restart after a trap), if any. */
-  #starting: AbortController | undefined;
-  #threadReason: string | undefined;
+  /** The worker threads asked for and the pool while it runs. */
+  readonly #workers: Workers;
   /** Whether the module in use is the threaded build (its memory shared). */
   #shared = false;
   #loading: Promise<void> | undefined;
@@ -179,29 +50,9 @@ export class WasmExecutor implements Executor<WasmValue> {
 
   constructor(options: WasmExecutorOptions = {}) {
     this.#options = options;
-    const max = options.maxMemoryBytes ?? DEFAULT_MAX;
-    if (!(Number.isFinite(max) && max >= PAGE)) {
-      throw new AttnGraphError("attr", describe("executor wasm.maxMemoryBytes", "invalid memory limit", "a number of bytes >= 65536", String(max)), {
-        subject: "executor wasm.maxMemoryBytes",
-      });
-    }
-    this.#maxBytes = Math.min(max, 2 ** 32);
-    const chunkWork = options.chunkWork ?? DEFAULT_CHUNK_WORK;
-    if (!(Number.isSafeInteger(chunkWork) && chunkWork >= 1)) {
-      const subject = "executor wasm.chunkWork";
-      throw new AttnGraphError("attr", describe(subject, "invalid chunk size", "a whole number of multiply-adds >= 1", String(chunkWork)), { subject });
-    }
-    const threads = options.threads ?? 1;
-    if (!(Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS)) {
-      const subject = "executor wasm.threads";
-      throw new AttnGraphError("attr", describe(subject, "invalid thread count", `a whole number from 1 to ${MAX_THREADS}`, String(threads)), { subject });
-    }
-    this.#threads = threads;
-    const parallelWork = options.parallelWork ?? DEFAULT_PARALLEL_WORK;
-    if (!(Number.isSafeInteger(parallelWork) && parallelWork >= 0)) {
-      const subject = "executor wasm.parallelWork";
-      throw new AttnGraphError("attr", describe(subject, "invalid split threshold", "a whole number of multiply-adds >= 0", String(parallelWork)), { subject });
-    }
+    const { maxBytes, chunkWork, threads, parallelWork } = checkedOptions(options);
+    this.#maxBytes = maxBytes;
+    this.#workers = new Workers(threads);
     const self = this;
     this.#derived = new DerivedLayouts({
       alloc: (bytes, subject) => this.#newBlock(bytes, subject, undefined, false),
@@ -234,12 +85,14 @@ export class WasmExecutor implements Executor<WasmValue> {
       derived: (source, key, bytes, subject, fill) => (prepack ? this.#derived.get(source, key, bytes, subject, fill) : undefined),
       wroteInto: (block) => this.#wroteInto(block),
       get threads() {
-        return self.#pool !== undefined && self.#pool.lost === undefined ? self.#pool.threads : 1;
+        return self.#workers.threads;
       },
       get maxCalls() {
-        return self.#pool !== undefined && self.#pool.lost === undefined ? self.#pool.maxCalls : 1;
+        return self.#workers.maxCalls;
       },
-      parallel: (calls) => this.#parallel(calls),
+      parallel: (calls) => {
+        if (this.#workers.run(calls, this.#instance().exports)) this.stats.threaded++;
+      },
       parallelWork,
       callScratch: (i, bytes, subject) => this.#instance().scratchOf(i, bytes, subject),
       callParams: (i) => this.#instance().paramsOf(i),
@@ -251,10 +104,7 @@ export class WasmExecutor implements Executor<WasmValue> {
    * than were asked for (no SharedArrayBuffer, a page that is not cross-origin isolated, a worker that failed).
    */
   get threading(): { readonly requested: number; readonly threads: number; readonly reason?: string } {
-    const running = this.#pool !== undefined && this.#pool.lost === undefined ? this.#pool.threads : 1;
-    const why = () => (this.#disposed ? "the executor is disposed" : (this.#threadReason ?? this.#pool?.lost ?? "workers not started yet (init() starts them)"));
-    const reason = running < this.#threads ? why() : undefined;
-    return { requested: this.#threads, threads: running, ...(reason !== undefined ? { reason } : {}) };
+    return this.#workers.threading(this.#disposed);
   }
 
   /** One line for a plan's explain(): the flavour and the threads, with the reason when fewer run than were asked. */
@@ -262,19 +112,6 @@ export class WasmExecutor implements Executor<WasmValue> {
     const t = this.threading;
     const threads = t.threads === 1 ? "1 thread" : `${t.threads} threads`;
     return `${this.#flavour ?? "not initialised"} flavour, ${threads}${t.reason !== undefined ? ` (${t.requested} asked for: ${t.reason})` : ""}`;
-  }
-
-  /** The calls over the host and the workers (see ThreadPool.run); one by one here when no pool runs. */
-  #parallel(calls: readonly ThreadCall[]): void {
-    const inst = this.#instance();
-    const here = (c: ThreadCall) => (inst.exports[c.name] as (...a: number[]) => unknown)(...c.args);
-    const pool = this.#pool;
-    if (pool === undefined || pool.lost !== undefined || calls.length <= 1) {
-      for (const c of calls) here(c);
-      return;
-    }
-    this.stats.threaded++;
-    pool.run(calls, here);
   }
 
   /** The module flavour in use ("relaxed" or "simd"); undefined before `init()`. */
@@ -332,9 +169,7 @@ export class WasmExecutor implements Executor<WasmValue> {
   }
 
   async #load(): Promise<void> {
-    const unavailable = this.#threads > 1 ? threadsUnavailable() : undefined;
-    if (unavailable !== undefined) this.#threadReason = unavailable;
-    const shared = this.#threads > 1 && unavailable === undefined;
+    const shared = this.#workers.shared();
     const { module, flavour } = await loadKernelModule(this.#options.flavour ?? "auto", this.#options.sources, shared);
     // dispose() came while the module loaded: instantiating now would bring the executor back.
     if (this.#disposed) throw this.#disposedError();
@@ -342,39 +177,9 @@ export class WasmExecutor implements Executor<WasmValue> {
     this.#flavour = flavour;
     this.#shared = shared;
     this.#inst = this.#instantiate();
-    if (shared) await this.#startPool(module, this.#inst);
-    // dispose() came while the workers started: it aborted the start (#stopWorkers), so none of them runs now.
+    if (shared) await this.#workers.start(module, this.#inst);
+    // dispose() came while the workers started: it aborted the start (Workers.stop), so none of them runs now.
     if (this.#disposed) throw this.#disposedError();
-  }
-
-  /**
-   * Starts the workers over `inst`'s memory; a failure leaves one thread and the reason. #stopWorkers (dispose, a
-   * new instance after a trap) aborts it at any of its awaits, and the workers spawned so far are terminated then.
-   */
-  async #startPool(module: WebAssembly.Module, inst: Instance): Promise<void> {
-    const starting = new AbortController();
-    this.#starting = starting;
-    try {
-      const pool = await ThreadPool.start(module, inst.memory, inst.control, this.#threads, starting.signal);
-      // Aborted after the pool was ready but before this line ran: it is no longer wanted.
-      if (starting.signal.aborted) pool.stop();
-      else {
-        this.#pool = pool;
-        this.#threadReason = undefined;
-      }
-    } catch (e) {
-      if (!starting.signal.aborted) this.#threadReason = `workers did not start (${e instanceof Error ? e.message : String(e)})`;
-    } finally {
-      if (this.#starting === starting) this.#starting = undefined;
-    }
-  }
-
-  /** Stops the workers, those running and those still starting. */
-  #stopWorkers(): void {
-    this.#starting?.abort();
-    this.#starting = undefined;
-    this.#pool?.stop();
-    this.#pool = undefined;
   }
 
   /** A dense copy of `tensor` in the module's memory; an int32 tensor (ids, targets) stays int32, 4 bytes an element. */
@@ -473,7 +278,7 @@ export class WasmExecutor implements Executor<WasmValue> {
     this.stats.traps++;
     this.#inst = this.#instantiate();
     // The workers' instances were over the old memory: new ones start in the background (one thread meanwhile).
-    if (this.#shared) void this.#startPool(this.#module!, this.#inst);
+    if (this.#shared) void this.#workers.start(this.#module!, this.#inst);
     const what = `WebAssembly trap in the kernel for op ${call.kind} on executor ${EXECUTOR} (${e.message}); the module and its memory were re-instantiated`;
     return new AttnGraphError("wasm-trap", describe(call.node, what), { subject: call.node, cause: e });
   }
@@ -486,7 +291,7 @@ export class WasmExecutor implements Executor<WasmValue> {
   dispose(): void {
     this.#disposed = true;
     this.#derived.clear();
-    this.#stopWorkers();
+    this.#workers.stop();
     this.#inst = undefined;
     this.#module = undefined;
     this.#gen++;
@@ -511,8 +316,8 @@ export class WasmExecutor implements Executor<WasmValue> {
     this.stats.instances++;
     const gen = ++this.#gen;
     // The workers' instances are over the old memory (a trap replaces it).
-    this.#stopWorkers();
-    return new Instance(this.#module!, this.#maxBytes, gen, this.#shared ? this.#threads : 1);
+    this.#workers.stop();
+    return new Instance(this.#module!, this.#maxBytes, gen, this.#shared ? this.#workers.requested : 1);
   }
 
   /** Writes `tensor`'s elements row-major at byte address `ptr`, as the bits of its own dtype (never converted). */
