@@ -12,57 +12,19 @@ import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, 
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
-import { sharedDevice, type DeviceOptions } from "./device.js";
+import { sharedDevice } from "./device.js";
 import { GpuTensor, isGpuTensor, type GpuStorage } from "./gpu-tensor.js";
 import { pipelineFor, type ProgramInfo } from "./program.js";
 import { copyProgram } from "./kernels/copy.wgsl.js";
 import { PARAM_WORDS } from "./kernels/shared.wgsl.js";
+import type { KernelContext, WebGpuExecutorOptions, WebGpuKernel, WebGpuStats } from "./kernel-context.js";
+import { deviceLost, disposedError, firstLine } from "./device-errors.js";
+
+export type { KernelContext, WebGpuExecutorOptions, WebGpuKernel, WebGpuStats } from "./kernel-context.js";
+export { isDeviceLost } from "./device-errors.js";
 
 /** Constant buffers kept per device (least recently used evicted first). */
 const MAX_CONSTANTS = 256;
-
-/** What a kernel gets besides its call: memory, views and program runs on the executor's current device. */
-export interface KernelContext {
-  readonly device: GPUDevice;
-  /** A new dense row-major tensor of `shape` (pooled memory, garbage contents); float32 unless told. */
-  alloc(shape: Shape, dtype?: DType): GpuTensor;
-  /** A view sharing `t`'s memory. */
-  view(t: GpuTensor, shape: Shape, strides?: readonly number[], offset?: number): GpuTensor;
-  /** Encodes and submits one program; resolves once it is queued. */
-  run(info: ProgramInfo): Promise<void>;
-  /** `t` as a dense tensor: `t` itself (a new view) when already dense, else a copy. */
-  contiguous(t: GpuTensor): Promise<GpuTensor>;
-  /**
-   * Host values of `t`, of its dtype: the uploaded tensor when `t` came from `upload` untouched, else a readback
-   * (counted).
-   */
-  hostValues(t: GpuTensor): Promise<AnyTensor>;
-  /** A small read-only buffer of constants (slopes, rotary tables), cached by `key` (the MAX_CONSTANTS last used). */
-  constants(key: string, make: () => Float32Array): GPUBuffer;
-  /** Gives back a temporary the kernel made and does not return. */
-  release(t: GpuTensor): void;
-}
-
-/**
- * A WebGPU kernel: reads `call.inputs` (never writing them, but for kv-append's cache, which it writes in place and
- * whose storage then drops its host tensor) and returns a value of shape `call.outShape` (new, or a view).
- */
-export type WebGpuKernel = (call: KernelCall<GpuTensor>, gpu: KernelContext) => GpuTensor | Promise<GpuTensor>;
-
-export interface WebGpuExecutorOptions extends DeviceOptions {
-  /** Use this device instead of requesting one. If it is lost, the executor requests its own. */
-  readonly device?: GPUDevice;
-}
-
-/** Counters for tests and benchmarks. */
-export interface WebGpuStats {
-  /** Buffers mapped back to the host (one per download, and per host check of a computed value). */
-  readbacks: number;
-  uploads: number;
-  dispatches: number;
-  /** Devices acquired (1 + re-creations after a loss). */
-  devices: number;
-}
 
 const EXECUTOR = "webgpu";
 
@@ -385,31 +347,7 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   }
 }
 
-function disposedError(): AttnGraphError {
-  return new AttnGraphError("disposed", describe(`executor ${EXECUTOR}`, "the executor is disposed", "a live executor", "disposed"));
-}
-
-function deviceLost(subject: string, info: { reason: string; message: string }, cause?: unknown): AttnGraphError {
-  const got = `${info.reason || "unknown"}${info.message ? ` (${firstLine(info.message)})` : ""}`;
-  const err = new AttnGraphError("device-lost", describe(subject, "the WebGPU device was lost; the next run requests a new one", "a live device", got), {
-    subject,
-    got,
-    ...(cause === undefined ? {} : { cause }),
-  });
-  return err;
-}
-
-/** Whether `e` reports a lost WebGPU device (the run failed, the next one re-creates the device). */
-export function isDeviceLost(e: unknown): boolean {
-  const inner = (e as { cause?: unknown } | null)?.cause;
-  return (AttnGraphError.isInstance(e) && e.code === "device-lost") || (inner !== undefined && inner !== e && isDeviceLost(inner));
-}
-
 /** A host tensor's elements, dense row-major, in its own element type (both are 4 bytes per element). */
 function hostData(t: AnyTensor): Float32Array | Int32Array {
   return t.dtype === "int32" ? t.toInt32Array() : t.toFloat32Array();
-}
-
-function firstLine(s: string): string {
-  return s.split("\n")[0]!.trim();
 }
