@@ -1,34 +1,8 @@
 import { AttnGraphError } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
-import {
-  checkClipByNormAttrs,
-  checkGradAccumulateAttrs,
-  checkLrScaleValue,
-  expectScalarShape,
-  checkAdamMomentAttrs,
-  checkAdamStepAttrs,
-  checkDropoutAttrs,
-  checkGradScale,
-  checkIntAttr,
-  checkMaskAttrs,
-  checkOptimizerStepValue,
-  checkPadAttrs,
-  checkScale,
-  checkSgdMomentumAttrs,
-  checkSgdStepAttrs,
-  checkSumToShape,
-  expectAxis,
-  expectCrossEntropyShapes,
-  expectHeadGroups,
-  expectLeadingShape,
-  expectLinearWeightGradShapes,
-  expectLossGradShape,
-  expectRank,
-  expectSameShape,
-  expectStepShape,
-  maskOffset,
-  windowOf,
-} from "./kernel-checks.js";
+import { checkDropoutAttrs, checkMaskAttrs, checkScale, expectHeadGroups, expectRank, maskOffset, windowOf, checkGradScale } from "./kernel-checks.js";
+import { checkIntAttr, checkPadAttrs, checkSumToShape, expectAxis, expectCrossEntropyShapes, expectLeadingShape, expectLinearWeightGradShapes, expectLossGradShape, expectSameShape } from "./kernel-checks-backward.js";
+import { checkClipByNormAttrs, checkGradAccumulateAttrs, checkLrScaleValue, expectScalarShape, checkAdamMomentAttrs, checkAdamStepAttrs, checkOptimizerStepValue, checkSgdMomentumAttrs, checkSgdStepAttrs, expectStepShape } from "./kernel-checks-optim.js";
 
 const call = (attrs: Record<string, unknown>) => ({ node: "n", kind: "mask", attrs });
 const thrown = (f: () => unknown) => {

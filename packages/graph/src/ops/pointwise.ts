@@ -7,7 +7,8 @@ import { checkPointwise, elementsRead, pointwiseVjpExpr, POINTWISE_SLOTS } from 
 import { renameReads } from "../expr/rename.js";
 import type { Expr } from "../expr/types.js";
 import { GraphValidationError } from "../errors.js";
-import { expectSameShape, type CallInfo, type Shaped } from "../kernel-checks.js";
+import { type CallInfo, type Shaped } from "../kernel-checks.js";
+import { expectSameShape } from "../kernel-checks-backward.js";
 import { gradOf, sameShapeExactly } from "../vjp-helpers.js";
 import type { VjpContext } from "../vjp.js";
 
