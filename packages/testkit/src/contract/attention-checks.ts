@@ -12,6 +12,7 @@ import { composeAttention } from "./compose.js";
 import type { ContractContext } from "./context.js";
 import { expectClose } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+import { f64 } from "./values.js";
 
 /** A chain of ten float32 kernels against float64: looser than a single op. */
 const CHAIN_TOL: Tolerance = { abs: 1e-5, rel: 1e-4 };
@@ -80,8 +81,7 @@ function hiddenValueChecks(ctx: ContractContext): void {
   const NAN_KEY = 70;
   const PAD_KEY = 20;
   const scale = 1 / Math.sqrt(D);
-  const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
-  const poisoned = (seed: number): { q: Tensor; k: Tensor; v: Tensor } => {
+    const poisoned = (seed: number): { q: Tensor; k: Tensor; v: Tensor } => {
     const rng = createRng(seed);
     const q = randomTensor(rng, [B, H, L, D]);
     const k = randomTensor(rng, [B, Hkv, S, D]);

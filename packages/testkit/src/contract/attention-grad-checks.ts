@@ -12,6 +12,7 @@ import { expectTypedError } from "./block-checks.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, runValues, stridedOn, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+import { f64 } from "./values.js";
 
 /** Float32 recomputation of exp(s − lse) and sums over up to 130 keys against float64: looser than one elementwise op. */
 const GRAD_TOL: Tolerance = { abs: 5e-5, rel: 5e-4 };
@@ -36,8 +37,6 @@ interface Made extends AttentionGradProblem {
   readonly v: Tensor;
   readonly grad: Tensor;
 }
-
-const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 
 function make(c: Case, seed: number, value?: (rng: ReturnType<typeof createRng>, i: number) => number): Made {
   const rng = createRng(seed);

@@ -10,11 +10,10 @@ import { attrs } from "./attrs.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, expectExact, OP_TOL, runValues, stridedOn, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+import { f64 } from "./values.js";
 
 /** relu as the scheduler lowers it: the pointwise kernel with relu's expression over x0. */
 const RELU = { expr: reluOp.pointwise!({}) };
-
-const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 
 /** Asserts `e` is an AttnGraphError whose message matches every pattern. */
 export function expectTypedError(e: unknown, label: string, ...patterns: RegExp[]): void {

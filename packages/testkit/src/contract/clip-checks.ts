@@ -12,8 +12,8 @@ import { attrs } from "./attrs.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, runValues, stridedOn, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+import { f64 } from "./values.js";
 
-const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 /** float32 sums of many squares: a little looser than one elementwise op (webgpu adds them in float32). */
 const SUM_TOL = { abs: 1e-5, rel: 2e-5 };
 const TOL = { abs: 1e-6, rel: 1e-5 };

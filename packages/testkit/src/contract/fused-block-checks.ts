@@ -8,8 +8,7 @@ import { linear64 } from "../reference/ops64.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, OP_TOL, runValues, stridedOn } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
-
-const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
+import { f64 } from "./values.js";
 
 export function fusedBlockChecks(ctx: ContractContext): void {
   for (const approximate of ["none", "tanh"] as const) {

@@ -8,8 +8,7 @@ import { attrs } from "./attrs.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, expectExact, OP_TOL } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
-
-const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
+import { f64 } from "./values.js";
 
 export function linearChecks(ctx: ContractContext): void {
   for (const kind of ["projection", "out-proj"] as const) {

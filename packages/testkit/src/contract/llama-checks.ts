@@ -11,12 +11,12 @@ import { expectTypedError } from "./block-checks.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, OP_TOL, runValues, stridedOn, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+import { f64 } from "./values.js";
 
 /** The pointwise kernel's attributes for silu and for its gradient (the output's gradient in x0, x in x1). */
 const SILU = { expr: siluOp.pointwise!({}) };
 const SILU_GRAD = { expr: (pointwiseGrad(SILU.expr, 0) as { expr: Expr }).expr };
 
-const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 const eps = (e: number) => ({ eps: e });
 
 export function llamaChecks(ctx: ContractContext): void {

@@ -11,9 +11,9 @@ import { attrs, type BoundRopeAttrs } from "./attrs.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, OP_TOL, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+import { f64 } from "./values.js";
 
 const B = 2;
-const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 
 /**
  * A random [B, H, L, n] view of a permuted [n, B, L, H] buffer that starts 5 elements in: the last axis is strided and

@@ -1,0 +1,45 @@
+// What the optimizer checks (optim-checks.ts, sgd-checks.ts) share: the step as a tensor, names as regular
+// expressions, and the rule for invalid steps.
+import { expect } from "vitest";
+import { Tensor } from "@attngraph/tensor";
+import { expectTypedError } from "./block-checks.js";
+import { expectClose, OP_TOL, thrown, type Harness } from "./harness.js";
+
+/** The step t as a float32 tensor of shape [] or [1]. */
+export const stepTensor = (t: number, shape: readonly number[]): Tensor => Tensor.from([t], shape);
+
+/** `s` as a literal in a regular expression. */
+export const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * The invalid-step rule of adam-step and sgd-momentum: a step that is not an integer >= 1 (0, 1.5, -2, NaN) is a typed
+ * error naming `<node>.step` (never "unsupported"), or all-NaN output where the step lives only on the device; never
+ * finite numbers. A valid step (t = 2, `expected`) works before and after, so the executor stays usable.
+ */
+export async function expectInvalidStepsRefused(
+  h: Harness,
+  c: { kind: string; attrs: object; node: string; shape: readonly number[]; inputs: (step: Tensor) => Promise<unknown[]>; expected: Float64Array },
+): Promise<void> {
+  const run = async (step: Tensor) => h.download(await h.dispatch(c.kind, c.attrs, await c.inputs(step), c.shape, c.node));
+  const good = async (label: string): Promise<void> => expectClose(await run(stepTensor(2, [1])), { shape: c.shape, data: c.expected }, OP_TOL, label);
+  await good(`${c.kind} with a valid step, before the invalid ones`);
+  const names = new RegExp(`${escape(c.node)}\\.step`);
+  const size = c.shape.reduce((x, y) => x * y, 1);
+  for (const [t, stepShape] of [[0, []], [1.5, [1]], [-2, [1]], [NaN, []]] as const) {
+    const label = `${c.kind} with step ${t} as [${stepShape}]`;
+    let out: Tensor | undefined;
+    const e = await thrown(async () => {
+      out = await run(stepTensor(t, stepShape));
+    });
+    if (e !== undefined) {
+      expectTypedError(e, label, names);
+      expect((e as { code?: unknown }).code, `${label}: the error's code`).not.toBe("unsupported");
+    } else {
+      const got = out!.toFloat32Array();
+      expect(got.length, `${label}: output size`).toBe(size);
+      const finite = Array.from(got).filter((x) => !Number.isNaN(x));
+      expect(finite, `${label}: neither a typed error naming ${c.node}.step nor all-NaN output`).toEqual([]);
+    }
+  }
+  await good(`${c.kind} after the invalid steps`);
+}
