@@ -50,3 +50,18 @@ export function formatError(fn: () => unknown): GraphFormatError {
   }
   throw new Error("expected a GraphFormatError, nothing was thrown");
 }
+
+/** A small valid document to break in one place at a time. */
+export function jsonDoc(): any {
+  return {
+    format: "attngraph.graph",
+    version: 1,
+    inputs: [{ name: "x", shape: ["B", "T", 8] }],
+    weights: [{ name: "W", shape: [8, 8] }],
+    nodes: [
+      { name: "q", kind: "projection", inputs: { x: "x", weight: "W" }, attrs: {} },
+      { name: "s", kind: "softmax", inputs: { x: "q" }, attrs: { scale: 0.5 } },
+    ],
+    outputs: ["s"],
+  };
+}
