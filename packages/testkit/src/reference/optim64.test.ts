@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError } from "@attngraph/tensor";
 import { adamMoment64, adamStep64, sgdMomentum64, sgdStep64 } from "./optim64.js";
 
-import { normals, expectNear, TorchOptions, TorchAdam, OpsAdam, bowlGrad } from "./test-optim-torch.js";
+import { normals, expectNear, type TorchOptions, TorchAdam, OpsAdam, bowlGrad } from "./test-optim-torch.js";
 
 describe("adamMoment64", () => {
   it("by hand: beta · state + (1 − beta) · g, g² for the second moment, g = grad + weightDecay · param", () => {
@@ -119,12 +119,3 @@ describe("a training loop built from adamMoment64 and adamStep64 equals torch.op
     });
   });
 });
-
-interface TorchSgdOptions {
-  readonly lr: number;
-  readonly momentum: number;
-  readonly dampening: number;
-  readonly weight_decay: number;
-  readonly nesterov: boolean;
-}
-

@@ -119,6 +119,14 @@ export function bowlGrad(p: Float64Array, centre: Float64Array, curvature: Float
   return Float64Array.from(p, (x, i) => 2 * curvature[i]! * (x - centre[i]!) + noise[i]!);
 }
 
+export interface TorchSgdOptions {
+  readonly lr: number;
+  readonly momentum: number;
+  readonly dampening: number;
+  readonly weight_decay: number;
+  readonly nesterov: boolean;
+}
+
 /**
  * torch.optim.SGD, single-tensor path, maximize off, transcribed directly:
  *   if nesterov and (momentum <= 0 or dampening != 0): raise ValueError
