@@ -74,6 +74,7 @@ export function caseOf(doc: JsonDocument): LoadedCase {
 
 /** JSON.parse's message, cut short with control characters escaped: it quotes the file's bytes. */
 function parseErrorText(e: unknown): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes
   const s = (e instanceof Error ? e.message : String(e)).replace(/[\u0000-\u001f\u007f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
   return clip(s, 160);
 }

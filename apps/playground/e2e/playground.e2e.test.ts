@@ -6,7 +6,7 @@
 import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { B, CASE, H, L, S, SCREENSHOT, app, browser, cellKinds, checkCellsMatchGolden, diffed, expectedWeight, golden, here, lowerAndDiag, outputValues, page, pageErrors, readCell, rerun, shownValue, upper, usePlayground } from "./page.js";
+import { B, CASE, H, L, S, SCREENSHOT, app, cellKinds, checkCellsMatchGolden, diffed, expectedWeight, golden, lowerAndDiag, outputValues, page, pageErrors, readCell, rerun, shownValue, upper, usePlayground } from "./page.js";
 
 usePlayground();
 

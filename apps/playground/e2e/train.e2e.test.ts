@@ -4,7 +4,7 @@
 import { copyFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI_LOSS_1, TRAIN_SCREENSHOT, app, browser, chart, page, pageErrors, readTrainCell, startTraining, trainCopyTask, trainStatus, trainUntil, usePlayground } from "./page.js";
+import { CLI_LOSS_1, TRAIN_SCREENSHOT, app, chart, page, pageErrors, readTrainCell, startTraining, trainCopyTask, trainStatus, trainUntil, usePlayground } from "./page.js";
 
 usePlayground();
 

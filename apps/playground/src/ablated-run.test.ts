@@ -25,7 +25,7 @@ afterAll(() => session.dispose());
 
 /** Head `h` of batch 0 of a [B, H, L, S] tensor. */
 function head(t: Tensor, h: number): number[] {
-  const [, H, L, S] = t.shape as [number, number, number, number];
+  const [, , L, S] = t.shape as [number, number, number, number];
   return Array.from(t.toFloat32Array().subarray(h * L * S, (h + 1) * L * S));
 }
 

@@ -87,7 +87,7 @@ export class TrainController<S, L extends TrainLoop> {
   /** Goes on with the same trainer. False when nothing is paused (or pausing). */
   resume(): boolean {
     const run = this.#run;
-    if (!run || !run.pause) return false;
+    if (!run?.pause) return false;
     run.pause = false;
     this.#set(run.started ? "running" : "starting");
     run.wake?.();

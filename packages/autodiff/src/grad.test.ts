@@ -3,7 +3,7 @@
 import { buildAttention, type AttentionConfigInput, type AttentionOptions } from "@attngraph/attention";
 import { GraphBuilder, GraphValidationError, defineOp, createOpRegistry, type OpGraph } from "@attngraph/graph";
 import { simpleTransformer, transformerBlock } from "@attngraph/nn";
-import { AttnGraphError } from "@attngraph/tensor";
+import type { AttnGraphError } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { grad } from "./grad.js";
 import { eval64 } from "./test-eval64.js";

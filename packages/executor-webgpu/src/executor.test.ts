@@ -50,7 +50,7 @@ describe("webgpu executor", () => {
 
   it("a WGSL compile error is reported naming the node and the program", async () => {
     const ex = new WebGpuExecutor();
-    ex.registerKernel("bad-wgsl", async (call, gpu) => {
+    ex.registerKernel("bad-wgsl", async (_call, gpu) => {
       const out = gpu.alloc([1]);
       await gpu.run({ name: "bad", cacheKey: "bad-wgsl", code: () => "fn main( {", params: new Params(), inputs: [], output: out, workgroups: [1, 1, 1] });
       return out;

@@ -8,7 +8,7 @@
 //   Dispatches are serialised, because error scopes are a per-device stack that interleaved runs would mix up.
 // - Readback: only `download` maps memory back (the runtime downloads outputs and watched nodes only); `stats`
 //   counts it, so tests can prove that nothing else is read.
-import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type AnyTensor, type DType, } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
@@ -257,7 +257,7 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
 
   async #readback(s: DeviceState, t: GpuTensor): Promise<AnyTensor> {
     // Copy the span the view reaches (dense views: exactly their elements), then rebuild the view on the host.
-    let first = t.offset;
+    const first = t.offset;
     let last = t.offset;
     for (let i = 0; i < t.rank; i++) last += Math.max(0, t.shape[i]! - 1) * t.strides[i]!;
     const int = t.dtype === "int32";

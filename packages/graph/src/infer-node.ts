@@ -26,7 +26,7 @@ export interface ValueInfo {
 export function inferNode(
   registry: OpRegistry,
   node: NodeInput,
-  valueOf: (value: string) => ValueInfo | undefined,
+  valueInfo: (value: string) => ValueInfo | undefined,
 ): { attrs: Record<string, unknown>; shape: SymShape; dtype: DType } {
   const def = registry.get(node.kind, node.name);
   const ctx = makeContext(node.name);
@@ -42,7 +42,7 @@ export function inferNode(
       if (!i.optional) ctx.fail(i.name, `missing input of op ${def.kind}`, "a value name");
       return undefined;
     }
-    const v = valueOf(ref);
+    const v = valueInfo(ref);
     if (!v) {
       throw new GraphValidationError(`${node.name}.${i.name}`, "input refers to no value in the graph", "a graph input, weight or node name", show(ref), "dangling-edge");
     }

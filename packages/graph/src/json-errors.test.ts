@@ -51,6 +51,7 @@ describe("fromJSON: graph errors name the node", () => {
     d.nodes[1].attrs.scale = "big";
     expect(validationError(() => fromJSON(d)).subject).toBe("s.scale");
     d = jsonDoc();
+    // biome-ignore lint/suspicious/noProto: an attribute named __proto__ is what this tries
     d.nodes[1].attrs.__proto__ = 1;
     d = JSON.parse(JSON.stringify(jsonDoc()).replace('"scale":0.5', '"scale":0.5,"__proto__":{"x":1}'));
     expect(validationError(() => fromJSON(d)).subject).toBe("s.__proto__");

@@ -182,7 +182,7 @@ describe("fromJSON: format errors name the JSON path", () => {
     const bytes = new TextDecoder("latin1").decode(buf);
     const garbage = [
       bytes,
-      "{" + bytes,
+      `{${bytes}`,
       "[".repeat(1_000_000) + "]".repeat(1_000_000), // valid JSON, nested a million deep
       "[".repeat(1_000_000), // truncated nesting
       '{"a":'.repeat(2_000_000),

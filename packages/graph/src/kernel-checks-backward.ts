@@ -3,7 +3,7 @@
 import { ShapeError, formatShape, sameShape, type Shape } from "@attngraph/tensor";
 import type { CrossEntropyAttrs } from "./ops/cross-entropy.js";
 import type { PadAttrs } from "./ops/pad.js";
-import { type CallInfo, type Shaped, attrError, checkScale, expectDim } from "./kernel-checks.js";
+import { type CallInfo, type Shaped, attrError, expectDim } from "./kernel-checks.js";
 
 // ---- backward ops (sum-to, pad, linear-weight-grad, softmax-grad, mask-grad, layer-norm(-weight)-grad, gelu-grad,
 // embedding-grad, cross-entropy-grad) ----

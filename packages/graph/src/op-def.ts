@@ -234,4 +234,5 @@ export function inferShape(def: AnyOpDef, shapes: readonly (SymShape | undefined
 }
 
 /** An op of any attribute type: what registries and lists hold. `any` is deliberate: attrs types differ per op. */
+// biome-ignore lint/suspicious/noExplicitAny: an op of any attributes: OpDef is contravariant in them (its rules take them)
 export type AnyOpDef = OpDef<any>;

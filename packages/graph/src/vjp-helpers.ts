@@ -2,8 +2,11 @@
 import type { Dim, SymShape } from "./dims.js";
 import type { VjpContext } from "./vjp.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: every op's rule shares these, whatever its attributes
+type AnyVjpContext = VjpContext<any>;
+
 /** The output's gradient; a rule other than a loss's cannot start from the implicit 1 of a scalar loss. */
-export function gradOf(ctx: VjpContext<any>, kind: string): string {
+export function gradOf(ctx: AnyVjpContext, kind: string): string {
   if (ctx.grad === undefined) ctx.unsupported(`a scalar loss from op ${kind} (only cross-entropy seeds its own gradient; differentiate a non-scalar value, whose gradient is then an input)`);
   return ctx.grad;
 }
@@ -21,7 +24,7 @@ export function sameShapeExactly(a: SymShape, b: SymShape): boolean {
  * The gradient of a value that was broadcast to `grad`'s shape: `grad` itself when no broadcast happened, else summed
  * back (`sum-to`). Added as input `i`'s gradient.
  */
-export function unbroadcast(ctx: VjpContext<any>, i: number, grad: string, target: SymShape): string {
+export function unbroadcast(ctx: AnyVjpContext, i: number, grad: string, target: SymShape): string {
   if (sameShapeExactly(ctx.shapeOf(grad), target)) return grad;
   return ctx.addGrad(i, "sum-to", { x: grad }, { shape: [...target] });
 }
@@ -30,7 +33,7 @@ export function unbroadcast(ctx: VjpContext<any>, i: number, grad: string, targe
  * The gradient of projection-like ops (projection, out-proj; the linear part of linear-gelu) from the gradient `g` of
  * their pre-activation output: dx = g · W (a projection by Wᵀ, a view), dW = Σ gᵀ · x, db = Σ g.
  */
-export function linearGrads(ctx: VjpContext<any>, g: string): (string | undefined)[] {
+export function linearGrads(ctx: AnyVjpContext, g: string): (string | undefined)[] {
   const [x, w, b] = ctx.inputs;
   const dx = ctx.needs(0) ? ctx.addGrad(0, "projection", { x: g, weight: ctx.add("transpose", "weight.t", { x: w }, { perm: [1, 0] }) }) : undefined;
   const dw = ctx.needs(1) ? ctx.addGrad(1, "linear-weight-grad", { grad: g, x }) : undefined;
@@ -43,7 +46,7 @@ export function linearGrads(ctx: VjpContext<any>, g: string): (string | undefine
  * heads that shared one key/value head → [B, Hkv, S, D] (grouped-query attention). With H = Hkv the product is already
  * the gradient and is added as it.
  */
-export function sumHeadGroups(ctx: VjpContext<any>, i: number, kind: string, inputs: Readonly<Record<string, string>>, kvShape: SymShape, step: string): string {
+export function sumHeadGroups(ctx: AnyVjpContext, i: number, kind: string, inputs: Readonly<Record<string, string>>, kvShape: SymShape, step: string): string {
   const [b, hkv, s, d] = kvShape;
   const h = ctx.shapeOf(ctx.output)[1]!;
   if (sameDimExactly(h, hkv!)) return ctx.addGrad(i, kind, inputs);
@@ -55,6 +58,6 @@ export function sumHeadGroups(ctx: VjpContext<any>, i: number, kind: string, inp
 }
 
 /** Swaps the last two axes of a [B, H, X, Y] value (a view). */
-export function swapLast(ctx: VjpContext<any>, value: string, name: string): string {
+export function swapLast(ctx: AnyVjpContext, value: string, name: string): string {
   return ctx.add("transpose", name, { x: value }, { perm: [0, 1, 3, 2] });
 }

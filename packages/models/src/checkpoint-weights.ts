@@ -3,7 +3,7 @@
 // own key names, with the family and layout the loader assumed — a user fixes a checkpoint in one go.
 import type { OpGraph } from "@attngraph/graph";
 import { StateDictError } from "@attngraph/nn";
-import { Tensor, formatShape, type AnyTensor } from "@attngraph/tensor";
+import { type Tensor, formatShape, type AnyTensor } from "@attngraph/tensor";
 import { transposed } from "./state-dict-input.js";
 
 export interface KeyMapping {

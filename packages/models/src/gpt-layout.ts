@@ -35,7 +35,7 @@ export function detectGptLayout(sd: ReadonlyMap<string, AnyTensor>): { layout: G
   const wpe = sd.get(`${prefix}wpe.weight`);
   if (wte.shape.length !== 2) throw new ModelConfigError(`${prefix}wte.weight`, "the token embedding must be a table", "[vocab_size, n_embd]", formatShape(wte.shape));
   const [vocabSize, nEmbd] = wte.shape as [number, number];
-  if (!wpe || wpe.shape.length !== 2) throw new ModelConfigError(`${prefix}wpe.weight`, "the position embedding is missing or not a table", `[block_size, ${nEmbd}]`, wpe ? formatShape(wpe.shape) : "no such key");
+  if (wpe?.shape.length !== 2) throw new ModelConfigError(`${prefix}wpe.weight`, "the position embedding is missing or not a table", `[block_size, ${nEmbd}]`, wpe ? formatShape(wpe.shape) : "no such key");
   const blocks = new Set<number>();
   for (const key of sd.keys()) {
     const m = key.startsWith(prefix) ? /^h\.(\d+)\./.exec(key.slice(prefix.length)) : null;

@@ -56,7 +56,7 @@ const IGNORED = new Set(["model_type", "architectures", "attention_dropout", "in
 export function llamaShapes(sd: ReadonlyMap<string, AnyTensor>): LlamaShapes {
   const table = (key: string, expected: string): readonly [number, number] => {
     const t = sd.get(key);
-    if (!t || t.shape.length !== 2) throw new ModelConfigError(key, "missing or not a matrix", expected, t ? formatShape(t.shape) : "no such key");
+    if (t?.shape.length !== 2) throw new ModelConfigError(key, "missing or not a matrix", expected, t ? formatShape(t.shape) : "no such key");
     return t.shape as [number, number];
   };
   const [vocabSize, hiddenSize] = table("model.embed_tokens.weight", "[vocab_size, hidden_size]");

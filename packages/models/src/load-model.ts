@@ -96,7 +96,7 @@ export function loadModel(source: Checkpoint, options: LoadModelOptions = {}): M
   }
   const inProj = sd.get("self_attn.in_proj_weight");
   const linear1 = sd.get("linear1.weight");
-  if (!inProj || inProj.shape.length !== 2 || !linear1 || linear1.shape.length !== 2) {
+  if (inProj?.shape.length !== 2 || !linear1 || linear1.shape.length !== 2) {
     throw new ModelConfigError("checkpoint", "not a torch.nn.TransformerEncoderLayer state_dict", "self_attn.in_proj_weight [3·d_model, d_model] and linear1.weight [dim_feedforward, d_model]", `${inProj ? `self_attn.in_proj_weight ${formatShape(inProj.shape)}` : "no self_attn.in_proj_weight"}, ${linear1 ? `linear1.weight ${formatShape(linear1.shape)}` : "no linear1.weight"}`);
   }
   const c = encoderLayerConfigFrom(config as EncoderLayerConfigInput | undefined, { dModel: inProj.shape[1]!, dimFeedforward: linear1.shape[0]!, bias: sd.has("self_attn.in_proj_bias") });

@@ -44,7 +44,7 @@ export class MhaModel extends LoadedModel<MhaGraphOptions> {
 
   /** The module's forward: `attn_output` shaped like query and `attn_output_weights` (see MhaInputs). */
   async run(inputs: MhaInputs, options: RunOptions = {}): Promise<MhaOutputs> {
-    const { graph, inputs: feed, options: o } = this.prepare(inputs);
+    const { graph, inputs: feed } = this.prepare(inputs);
     const out = await (await this.sessionOf(graph)).run(feed, options);
     const perHead = out["attn_output_weights"];
     // attngraph has no mean-over-an-axis op: the graph gives the weights per head and the average (PyTorch's default

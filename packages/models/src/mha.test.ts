@@ -13,7 +13,6 @@ import { loadModel } from "./load-model.js";
 import { MhaModel } from "./mha-model.js";
 import { maxDiff } from "./test-cases.js";
 import { mhaCase, mhaForward } from "./test-mha-cases.js";
-import { ModelInputError } from "./token-ids.js";
 
 const cpu = [createCpuExecutor()];
 const CASES = ["mha-packed-self-batchfirst", "mha-kdim-vdim-seqfirst", "mha-packed-cross-nobias"] as const;

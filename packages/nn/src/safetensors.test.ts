@@ -157,6 +157,7 @@ describe("stateDict: the tensors as a plain object", () => {
     expect(Object.entries(tensors)).toEqual([]);
     expect(Object.keys(stateDict).sort()).toEqual(["__proto__", "b.weight"]);
     expect(stateDict["b.weight"]).toBe(tensors.get("b.weight"));
+    // biome-ignore lint/suspicious/noProto: a tensor named __proto__ is what this reads back
     expect(Array.from(stateDict["__proto__"]!.toFloat32Array())).toEqual([3]);
   });
 });

@@ -1,7 +1,6 @@
 // What an exported model declares (opsets, inputs, outputs, initializers) and how an export fails: a user op, a
 // backward op, training-mode dropout and a missing weight each name the node (or weight) at fault.
 import { describe, expect, it } from "vitest";
-import { buildAttention } from "@attngraph/attention";
 import { createOpRegistry, defineOp, GraphBuilder } from "@attngraph/graph";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { OnnxExportError } from "./errors.js";

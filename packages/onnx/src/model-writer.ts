@@ -33,7 +33,7 @@ export class ModelWriter {
   /** Renames the output of the last node written (a lowering's result takes its graph node's name). */
   renameLastOutput(from: string, to: string): boolean {
     const last = this.nodes[this.nodes.length - 1];
-    if (!last || last.output.length !== 1 || last.output[0] !== from) return false;
+    if (last?.output.length !== 1 || last.output[0] !== from) return false;
     this.nodes[this.nodes.length - 1] = { ...last, output: [to] };
     return true;
   }

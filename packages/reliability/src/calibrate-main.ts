@@ -29,7 +29,7 @@ for (const entry of executors) {
       for (const v of r) max = Math.max(max, Math.abs(v));
       let e = 0;
       for (let i = 0; i < g.length; i++) e = Math.max(e, Math.abs(g[i]! - r[i]!) / (1 + max));
-      if (!(worst.get(name)?.error! >= e)) worst.set(name, { error: e, at: describeCase(c) });
+      if (!((worst.get(name)?.error ?? Number.NEGATIVE_INFINITY) >= e)) worst.set(name, { error: e, at: describeCase(c) });
     }
   }
   console.log(`${entry.name}: ${cases.length} cases (seed ${seed}) in ${((performance.now() - t0) / 1000).toFixed(1)} s; tolerance ${TOL}`);

@@ -78,7 +78,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: concurrent runs o
     const bad = { x: materialize({ config: normalizeConfig({ ...config, dIn: 7 }), fusedQkv: false, B: 1, T: 3, S: 3, padding: false, magnitude: 1, seed: 1 }).inputs.x! };
     const all = await Promise.allSettled([...inputs.slice(0, 5), bad, ...inputs.slice(5)].map((x) => s.run(x)));
     expect(all[5]!.status).toBe("rejected");
-    const ok = all.filter((r, k) => k !== 5).map((r) => (r as PromiseFulfilledResult<Record<string, Tensor>>).value.output!.toArray());
+    const ok = all.filter((_r, k) => k !== 5).map((r) => (r as PromiseFulfilledResult<Record<string, Tensor>>).value.output!.toArray());
     expect(ok).toEqual(alone);
   });
 });

@@ -65,7 +65,7 @@ const variants: Variant[] = [
 function reference(variant: Variant, t: Readonly<Record<string, Tensor>> = {}): Float64Array {
   const [qd, kd, vd] = [q.toArray(), k.toArray(), v.toArray()];
   const out = new Float64Array(B * H * T * D);
-  const refFn = t["table"] ? (s: number, b: number, h: number, i: number, j: number) => ({ score: 2 * Math.tanh((s + t["table"]!.toArray()[h * (2 * T - 1) + i - j + T - 1]!) / 2), seen: true }) : variant.ref;
+  const refFn = t["table"] ? (s: number, _b: number, h: number, i: number, j: number) => ({ score: 2 * Math.tanh((s + t["table"]!.toArray()[h * (2 * T - 1) + i - j + T - 1]!) / 2), seen: true }) : variant.ref;
   for (let b = 0; b < B; b++)
     for (let h = 0; h < H; h++)
       for (let i = 0; i < T; i++) {

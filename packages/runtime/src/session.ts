@@ -242,21 +242,21 @@ export class Session {
     const t0 = performance.now();
     if (events.observed) emit({ type: "run-start", runId, time: t0 });
     let current: string | undefined;
-    const signal = (options ?? {}).signal;
+    const signal = options?.signal;
     let watched: Map<string, Watcher[]> | undefined;
     try {
       if (signal?.aborted) throw new AbortError(runId, undefined, signal.reason);
       const byName = checkInputs(this.graph, inputs);
-      const applying = this.#applyingOf((options ?? {}).updates);
-      const overrides = this.#overridesOf(runId, (options ?? {}).override);
+      const applying = this.#applyingOf(options?.updates);
+      const overrides = this.#overridesOf(runId, options?.override);
       const snap = this.#taps.snapshot(this.#nodeNames);
       watched = snap.watched;
       if (snap.failed.length) throw snap.failed[0]!;
-      const runTap = (options ?? {}).tap;
+      const runTap = options?.tap;
       if (runTap !== undefined) watched = this.#withRunTap(watched, runTap);
       const plan = this.#planFor(watched, overrides, applying);
-      const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes, (options ?? {}).dims);
-      const dropoutStep = dropoutStepOf((options ?? {}).dropoutStep, this.#dropoutMasks, runId - 1);
+      const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes, options?.dims);
+      const dropoutStep = dropoutStepOf(options?.dropoutStep, this.#dropoutMasks, runId - 1);
       checkMemory(runId, plan, prepared, this.#maxArenaBytes); // before the arenas below are allocated
       const arenas = acquireArenas(prepared, plan.executors);
       const weights = this.#weights.lease();

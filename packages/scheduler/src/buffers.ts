@@ -33,7 +33,6 @@ interface Interval {
  * Only compute steps are planned; views alias their source and copies are allocated by their kernel.
  */
 export function planBuffers(plan: Plan, shapes: ReadonlyMap<string, Shape>, canPlan: (executor: string) => boolean): BufferPlan {
-  const index = new Map(plan.steps.map((s, i) => [s.node, i] as const));
   // The value whose memory a step's result may live in. Views alias their input; so may a "copy" step, which copies
   // only when the layout forbids a view (a reshape of a slice is often still a view), so it is treated like one.
   const root = new Map<string, string>();

@@ -46,14 +46,14 @@ export function formatTensor(shape: Shape, values: Float32Array | Int32Array, dt
     const cells = items(n).map((i) => (i < 0 ? " ..." : fmt.format(values[start + i]!)));
     const lines: string[] = [];
     for (let i = 0; i < cells.length; i += perLine) lines.push(cells.slice(i, i + perLine).join(", "));
-    return `[${lines.join(",\n" + " ".repeat(indent + 1))}]`;
+    return `[${lines.join(`,\n${" ".repeat(indent + 1)}`)}]`;
   };
   const block = (depth: number, start: number, indent: number): string => {
     const dim = shape.length - depth;
     if (dim === 1) return vector(start, shape[depth]!, indent);
     const slices = items(shape[depth]!).map((i) => (i < 0 ? "..." : block(depth + 1, start + i * strides[depth]!, indent + 1)));
     // A 3-D tensor puts one blank line between its matrices, a 4-D one two, and so on.
-    return `[${slices.join("," + "\n".repeat(dim - 1) + " ".repeat(indent + 1))}]`;
+    return `[${slices.join(`,${"\n".repeat(dim - 1)}${" ".repeat(indent + 1)}`)}]`;
   };
   return shape.length === 0 ? `${PREFIX}${fmt.format(values[0]!)})` : `${PREFIX}${block(0, 0, PREFIX.length)})`;
 }

@@ -27,7 +27,9 @@ import { clipChecks } from "./contract/clip-checks.js";
 import { positionChecks } from "./contract/position-checks.js";
 import { softmaxChecks } from "./contract/softmax-checks.js";
 
-export type ExecutorFactory = () => Executor<any> | Promise<Executor<any>>;
+// biome-ignore lint/suspicious/noExplicitAny: any executor, whatever its value type
+export type AnyExecutor = Executor<any>;
+export type ExecutorFactory = () => AnyExecutor | Promise<AnyExecutor>;
 
 /**
  * Declares the contract suite for one executor.
@@ -37,8 +39,8 @@ export type ExecutorFactory = () => Executor<any> | Promise<Executor<any>>;
  */
 export function describeExecutorContract(name: string, make: ExecutorFactory): void {
   describe(`executor contract: ${name}`, () => {
-    const made: Executor<any>[] = [];
-    const fresh = async (): Promise<Executor<any>> => {
+    const made: AnyExecutor[] = [];
+    const fresh = async (): Promise<AnyExecutor> => {
       const ex = await make();
       made.push(ex);
       await ex.init?.();

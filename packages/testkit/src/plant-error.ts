@@ -3,6 +3,7 @@
 // executor: the result is read back, edited and uploaded again (the original result is not released: a test helper).
 import type { Executor, KernelCall } from "@attngraph/graph";
 
+// biome-ignore lint/suspicious/noExplicitAny: any executor, whatever its value type
 export function withPlantedError(base: Executor<any>, kind: string, delta: number, name = "mutant"): Executor<any> {
   return {
     specVersion: 1,

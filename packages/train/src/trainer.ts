@@ -5,7 +5,7 @@ import type { Executor, OpGraph } from "@attngraph/graph";
 import { compile, type Session, type SessionEvent } from "@attngraph/runtime";
 import { GraphValidationError } from "@attngraph/graph";
 import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
-import { Observable, Subject, merge } from "rxjs";
+import { type Observable, Subject, merge } from "rxjs";
 import type { Optimizer } from "./optimizer.js";
 import type { ParamGroup } from "./param-groups.js";
 import type { LrSchedule } from "./schedule.js";

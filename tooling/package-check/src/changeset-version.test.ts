@@ -50,7 +50,7 @@ describe("changeset version (dry run on a copy)", () => {
     if (copy) rmSync(copy, { recursive: true, force: true });
   });
 
-  const after = (path: string) => JSON.parse(readFileSync(join(copy, path, "package.json"), "utf8")) as { version: string; dependencies?: Record<string, string> };
+  const bumped = (path: string) => JSON.parse(readFileSync(join(copy, path, "package.json"), "utf8")) as { version: string; dependencies?: Record<string, string> };
 
   it("there are changesets, and each names only workspace packages", () => {
     expect(changesets.length).toBeGreaterThan(0);
@@ -69,11 +69,11 @@ describe("changeset version (dry run on a copy)", () => {
 
   it("gives every public package one version above 0.0.0, kept workspace ranges", () => {
     const publics = pkgs.filter((p) => !p.private);
-    const versions = new Set(publics.map((p) => after(p.path).version));
+    const versions = new Set(publics.map((p) => bumped(p.path).version));
     expect([...versions].length, `public versions: ${[...versions].join(", ")}`).toBe(1);
     expect([...versions][0]).not.toBe("0.0.0");
     for (const p of publics) {
-      for (const [dep, range] of Object.entries(after(p.path).dependencies ?? {})) {
+      for (const [dep, range] of Object.entries(bumped(p.path).dependencies ?? {})) {
         if (dep.startsWith("@attngraph/")) expect(range, `${p.name} → ${dep}`).toBe("workspace:*");
       }
     }

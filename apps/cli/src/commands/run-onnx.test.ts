@@ -57,7 +57,7 @@ describe("attngraph import <model.onnx>", () => {
     expect(r.code).toBe(0);
     expect(r.out[0]).toMatch(/^ONNX model \(opset 17, from pytorch\): 114 nodes of 21 op types/);
     expect(r.out[0]).toMatch(/patterns recognised: linear ×4, score ×1, mask ×1, softmax ×1, weighted-sum ×1, gelu ×1/);
-    expect(r.out[0]).toMatch(/attention chains: 1\n  \/h\.0\/attn\/: .* \(mask: causal top-left\)/);
+    expect(r.out[0]).toMatch(/attention chains: 1\n {2}\/h\.0\/attn\/: .* \(mask: causal top-left\)/);
     expect(r.out[0]).toMatch(/attngraph nodes: 29 \(--explain lists them\)$/);
     const full = await cli("import", MODEL, "--inputs", CASE, "--explain");
     expect(full.out[0]).toMatch(/logits = projection {2}← \/lm_head\/MatMul/);

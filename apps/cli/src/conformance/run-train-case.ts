@@ -49,12 +49,12 @@ export function trainGraphCase(c: TrainCase): GraphCase {
  * The gradients a case expects, by the graph's value names (its state_dict names and `x`). The block and attention
  * kinds differentiate their output against `gradOutput`; a train case its mean cross-entropy (`loss`), a scalar.
  */
-function gradientsOf(c: TrainCase, graph: OpGraph): GraphCase["gradients"] | undefined {
+function gradientsOf(c: TrainCase, _graph: OpGraph): GraphCase["gradients"] | undefined {
   const expected = Object.entries(c.expectedGrad).map(([wrt, tensor]) => ({ name: `grad ${wrt}`, wrt, tensor }));
   if (expected.length === 0) return undefined;
   if (c.kind === "train") return { loss: "loss", expected };
   const seed = c.inputs["gradOutput"];
-  if (!seed || seed.dtype !== "float32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.gradOutput: expectedGrad needs a float tensor here`, { subject: `${c.file}: $.inputs.gradOutput` });
+  if (seed?.dtype !== "float32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.gradOutput: expectedGrad needs a float tensor here`, { subject: `${c.file}: $.inputs.gradOutput` });
   return { loss: "output", seed: seed as Tensor, expected };
 }
 
@@ -93,7 +93,7 @@ function build(c: TrainCase, options: { loss?: boolean } = {}): { graph: OpGraph
       // Every step trains on the first batchSize samples (the worked example's loop).
       const firstRows = (name: string) => {
         const t = c.inputs[name];
-        if (!t || t.dtype !== "int32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.${name}: missing int32 ${name}`, { subject: `${c.file}: $.inputs.${name}` });
+        if (t?.dtype !== "int32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.${name}: missing int32 ${name}`, { subject: `${c.file}: $.inputs.${name}` });
         return Tensor.int32(t.toInt32Array().subarray(0, n * t.shape[1]!), [n, t.shape[1]!]);
       };
       return { graph, inputs: { tokens: firstRows("tokens"), ...(loss ? { targets: firstRows("targets") } : {}) } };

@@ -19,7 +19,7 @@ export function isTrainingResult(name: string): boolean {
 /** The first n rows of an int32 input of the case. */
 function firstRows(c: TrainCase, name: string, n: number): Tensor<"int32"> {
   const t = c.inputs[name];
-  if (!t || t.dtype !== "int32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.${name}: missing int32 ${name}`, { subject: `${c.file}: $.inputs.${name}` });
+  if (t?.dtype !== "int32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.${name}: missing int32 ${name}`, { subject: `${c.file}: $.inputs.${name}` });
   return Tensor.int32(t.toInt32Array().subarray(0, n * t.shape[1]!), [n, t.shape[1]!]);
 }
 

@@ -69,7 +69,7 @@ describe("runConformance", () => {
     json.expectedGrad.bias.data[3] += 0.01;
     writeFileSync(join(dir, "planted.json"), JSON.stringify(json));
     const planted = await runConformance(dir, { executors });
-    expect(formatResult(planted.results[0]!)).toMatch(/^FAIL flex-relbias-learnable-b1-h2-t8-d8  bias\.grad: 1 of 30 off, worst at 3/);
+    expect(formatResult(planted.results[0]!)).toMatch(/^FAIL flex-relbias-learnable-b1-h2-t8-d8 {2}bias\.grad: 1 of 30 off, worst at 3/);
   });
 });
 
@@ -94,16 +94,16 @@ describe("golden-models", () => {
 
   it("a case whose numbers are wrong fails, naming what: a training loss, a greedy token, the output", async () => {
     const loss = await runConformance(planted("nanogpt-bias-l2", (j) => (j.train.losses[3] += 1e-3)), { executors });
-    expect(formatResult(loss.results[0]!)).toMatch(/^FAIL nanogpt-bias-l2  training losses \(5 AdamW steps, clipped\): 1 of 5 off, worst at 3/);
+    expect(formatResult(loss.results[0]!)).toMatch(/^FAIL nanogpt-bias-l2 {2}training losses \(5 AdamW steps, clipped\): 1 of 5 off, worst at 3/);
     const token = await runConformance(planted("gpt2-hf-layout-l1", (j) => (j.generate.greedy.data[5] = 7)), { executors });
-    expect(formatResult(token.results[0]!)).toMatch(/^FAIL gpt2-hf-layout-l1  greedy tokens: 1 of 9 off, worst at 5: got 13, expected 7/);
+    expect(formatResult(token.results[0]!)).toMatch(/^FAIL gpt2-hf-layout-l1 {2}greedy tokens: 1 of 9 off, worst at 5: got 13, expected 7/);
     const output = await runConformance(planted("torch-encoder-layer-normfirst-gelu", (j) => (j.expected.output.data[0] += 0.01)), { executors });
-    expect(formatResult(output.results[0]!)).toMatch(/^FAIL torch-encoder-layer-normfirst-gelu  output: 1 of 448 off, worst at 0/);
+    expect(formatResult(output.results[0]!)).toMatch(/^FAIL torch-encoder-layer-normfirst-gelu {2}output: 1 of 448 off, worst at 0/);
   });
 
   it("a checkpoint that does not fit fails the case with every bad key named", async () => {
     const dir = planted("nanogpt-bias-l2", (j) => (j.config.n_layer = 3));
     const s = await runConformance(dir, { executors });
-    expect(formatResult(s.results[0]!)).toMatch(/^FAIL nanogpt-bias-l2  config\.n_layer: disagrees with the checkpoint/);
+    expect(formatResult(s.results[0]!)).toMatch(/^FAIL nanogpt-bias-l2 {2}config\.n_layer: disagrees with the checkpoint/);
   });
 });

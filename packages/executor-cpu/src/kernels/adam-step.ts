@@ -26,8 +26,8 @@ export function adamStepImpl(param: StridedView, m: StridedView, v: StridedView,
   const pd = param.data;
   const md = m.data;
   const vd = v.data;
-  const stepSize = a.lr / (1 - Math.pow(a.beta1, t));
-  const bc2Sqrt = Math.sqrt(1 - Math.pow(a.beta2, t));
+  const stepSize = a.lr / (1 - a.beta1 ** t);
+  const bc2Sqrt = Math.sqrt(1 - a.beta2 ** t);
   const decay = a.decoupled ? 1 - a.lr * a.weightDecay : 1;
   const eps = a.eps;
   const y = out ?? new Float32Array(rowCount(param.shape) * n);

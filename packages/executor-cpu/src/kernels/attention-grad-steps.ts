@@ -365,7 +365,7 @@ function lseBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i0
         const x = scale * sv;
         // `>` skips NaN; it is remembered, reaches exp below and makes the row's lse NaN.
         if (x > mx) mx = x;
-        else if (x !== x) nan = true;
+        else if (Number.isNaN(x)) nan = true;
       }
       if (mx === -Infinity && !nan) continue; // nothing visible in this block for this row
       const mOld = rowMax[r]!;

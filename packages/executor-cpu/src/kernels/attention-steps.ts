@@ -242,7 +242,7 @@ function keyBlocks(p: Problem, s: AttentionScratch, b: number, h: number, i0: nu
         const x = scale * sv;
         // `>` skips NaN; it is remembered, reaches exp below and makes the row NaN, as softmax does.
         if (x > mx) mx = x;
-        else if (x !== x) nan = true;
+        else if (Number.isNaN(x)) nan = true;
       }
       // The weights go to pp in the A-panel layout of P · V: row r, key c at ((r >> 2) · bc + c) · 4 + (r & 3).
       const pRow = (r >> 2) * bc * 4 + (r & 3);

@@ -3,7 +3,7 @@
 import { AttnGraphError, describe, type Tensor } from "@attngraph/tensor";
 import { afterwards, checkMaskScale, findNonBinary, nonBinaryMaskError, overRows, userMaskStrides, type MaskGeometry } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { attrError, expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
+import { expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import type { RowRange, StridedView } from "./strided.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
 import { checkMaskAttrs, maskOffset, windowOf } from "@attngraph/graph";

@@ -1,7 +1,7 @@
 // softmax: softmax(scale · x) over the last axis, the step that turns masked scores into attention weights.
-import { afterwards, overRows, type SoftmaxAttrs } from "@attngraph/graph";
+import { afterwards, overRows, } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { attrError, outData, requireInput, result } from "./adapter.js";
+import { outData, requireInput, result } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { KernelCall } from "@attngraph/graph";
 import { Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
-import { attentionGrad64, attentionGradProblem, attentionLse64, attentionOut64, type AttentionGradCase, type AttentionGradProblem, type AttentionProblem64 } from "@attngraph/testkit";
+import { attentionGrad64, attentionGradProblem, attentionLse64, type AttentionGradCase, type AttentionGradProblem, } from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
 import type { WasmExecutor } from "../executor.js";
 import type { WasmValue } from "../value.js";

@@ -21,7 +21,7 @@ export const sumToKernel = chunkedKernel((call, ctx) => {
     // Kept axes: the output's, reading x with its strides (0 on an axis of 1, whose index is always 0).
     const kept = new WasmValue(x.block, shape, shape.map((d, i) => (d === 1 ? 0 : x.strides[lead + i]!)), x.offset);
     // Reduced axes: x's leading ones and those where the output has 1, in x's order.
-    const axes = x.shape.map((d, i) => i).filter((i) => x.shape[i] !== 1 && (i < lead || shape[i - lead] === 1));
+    const axes = x.shape.map((_d, i) => i).filter((i) => x.shape[i] !== 1 && (i < lead || shape[i - lead] === 1));
     const reduced = new WasmValue(x.block, axes.map((i) => x.shape[i]!), axes.map((i) => x.strides[i]!), x.offset);
     const count = reduced.size;
     if (count === 0) {

@@ -305,7 +305,7 @@ function dkvProgram(call: Call, gpu: KernelContext, x: GradInputs, a: AttentionG
   const weight = isK
     ? `var dp = 0.0;
             for (var c = 0u; c < ndv; c++) { dp = fma(G[gBase + c * gs3], V[vBase + c * vs3], dp); }
-            ${mods ? "let delta = DELTA[(b * nh + h) * nl + i];\n            " + dsModWgsl("w") : "w = scale * pij * (keep * dp - DELTA[(b * nh + h) * nl + i]);"}`
+            ${mods ? `let delta = DELTA[(b * nh + h) * nl + i];\n            ${dsModWgsl("w")}` : "w = scale * pij * (keep * dp - DELTA[(b * nh + h) * nl + i]);"}`
     : `w = keep * pij;`;
   return {
     name: `attention-grad-${wrt}`,

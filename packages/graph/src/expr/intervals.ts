@@ -169,7 +169,7 @@ export class Intervals {
     const walk = (axis: number, offset: number): boolean => {
       if (axis === box.length) {
         const v = t.data[offset]!;
-        if (v !== v) return false;
+        if (Number.isNaN(v)) return false;
         if (v < lo) lo = v;
         if (v > hi) hi = v;
         return true;

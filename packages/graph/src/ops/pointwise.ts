@@ -7,7 +7,7 @@ import { checkPointwise, elementsRead, pointwiseVjpExpr, POINTWISE_SLOTS } from 
 import { renameReads } from "../expr/rename.js";
 import type { Expr } from "../expr/types.js";
 import { GraphValidationError } from "../errors.js";
-import { type CallInfo, type Shaped } from "../kernel-checks.js";
+import type { CallInfo, Shaped } from "../kernel-checks.js";
 import { expectSameShape } from "../kernel-checks-backward.js";
 import { gradOf, sameShapeExactly } from "../vjp-helpers.js";
 import type { VjpContext } from "../vjp.js";
@@ -39,6 +39,7 @@ export function pointwiseGrad(e: Expr, i: number): { readonly expr: Expr; readon
 }
 
 /** The gradient of each input of an elementwise expression `e` over the slots: one pointwise node per input. */
+// biome-ignore lint/suspicious/noExplicitAny: the rule of any pointwise op, whatever its attributes (VjpContext is contravariant in them)
 function pointwiseVjp(ctx: VjpContext<any>, e: Expr, kind: string): (string | undefined)[] {
   const g = gradOf(ctx, kind);
   return ctx.inputs.map((v, i) => {

@@ -53,7 +53,7 @@ function maskModWhere(ctx: LowerContext, n: NodeIn): boolean {
   const vb = ctx.rawVal(b, n);
   const isMinusInf = (v: Val) => v.kind === "const" && v.t.data.length === 1 && v.t.data[0] === -Infinity;
   const [x, hideWhenTrue] = isMinusInf(vb) && va.kind === "node" ? [va, false] : isMinusInf(va) && vb.kind === "node" ? [vb, true] : [undefined, false];
-  if (!x || x.shape.length !== 4) return false;
+  if (x?.shape.length !== 4) return false;
   const cond = leaf(ctx, c, n);
   if (cond.type !== "bool" || cond.leaves.size === 0 || broadcastShape(cond.shape, x.shape, n.name).join() !== x.shape.join()) return false;
   const keep: Expr = hideWhenTrue ? { op: "not", args: [cond.expr] } : cond.expr;

@@ -3,7 +3,7 @@
 // cross-entropy-grad, and rope's `inverse`.
 import { expect, it } from "vitest";
 import { pointwiseGrad, reluOp, type Expr } from "@attngraph/graph";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { type AttnGraphError, Tensor } from "@attngraph/tensor";
 import { crossEntropyGrad64, embeddingGrad64, geluGrad64, layerNormGrad64, layerNormWeightGrad64, reluGrad64 } from "../reference/backward64.js";
 import { relu64 } from "../reference/block64.js";
 import { rope64 } from "../reference/rope64.js";

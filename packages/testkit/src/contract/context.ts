@@ -6,5 +6,6 @@ export interface ContractContext {
   /** The shared executor; read it inside a test, not while the suite is being collected. */
   readonly h: Harness;
   /** A new executor from the suite's factory, initialised, for tests that change an executor's state. */
+  // biome-ignore lint/suspicious/noExplicitAny: any executor, whatever its value type
   fresh(): Promise<Executor<any>>;
 }

@@ -2,7 +2,7 @@
 // reference: linear-gelu = gelu(projection) and add-layer-norm = [add | layer-norm(add)] on the last axis. The
 // scheduler swaps one for the other whenever nothing watches the middle, so they must agree to float32 rounding.
 import { it } from "vitest";
-import { Tensor } from "@attngraph/tensor";
+import type { Tensor } from "@attngraph/tensor";
 import { add64, gelu64, layerNorm64 } from "../reference/block64.js";
 import { linear64 } from "../reference/ops64.js";
 import type { ContractContext } from "./context.js";

@@ -15,6 +15,7 @@ export interface Expected {
 export const OP_TOL: Tolerance = { abs: 1e-5, rel: 1e-5 };
 
 export class Harness {
+  // biome-ignore lint/suspicious/noExplicitAny: any executor, whatever its value type
   constructor(readonly executor: Executor<any>) {}
 
   upload(t: AnyTensor): Promise<unknown> {

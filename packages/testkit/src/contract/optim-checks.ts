@@ -27,8 +27,8 @@ import { sgdChecks } from "./sgd-checks.js";
  * roughly) instead of blowing up where a random v happens to be tiny: m = (1 − β1^t) μ, v = (1 − β2^t)(μ² + σ²).
  */
 function plausibleMoments(rng: Rng, shape: readonly number[], t: number, beta1: number, beta2: number): { m: Tensor; v: Tensor } {
-  const bc1 = 1 - Math.pow(beta1, t);
-  const bc2 = 1 - Math.pow(beta2, t);
+  const bc1 = 1 - beta1 ** t;
+  const bc2 = 1 - beta2 ** t;
   const mu = randomTensor(rng, shape).toFloat32Array();
   const sigma = randomTensor(rng, shape, (r) => 0.5 * Math.abs(r.normal())).toFloat32Array();
   return {

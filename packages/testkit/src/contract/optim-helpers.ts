@@ -9,7 +9,7 @@ import { expectClose, OP_TOL, thrown, type Harness } from "./harness.js";
 export const stepTensor = (t: number, shape: readonly number[]): Tensor => Tensor.from([t], shape);
 
 /** `s` as a literal in a regular expression. */
-export const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
  * The invalid-step rule of adam-step and sgd-momentum: a step that is not an integer >= 1 (0, 1.5, -2, NaN) is a typed
@@ -23,7 +23,7 @@ export async function expectInvalidStepsRefused(
   const run = async (step: Tensor) => h.download(await h.dispatch(c.kind, c.attrs, await c.inputs(step), c.shape, c.node));
   const good = async (label: string): Promise<void> => expectClose(await run(stepTensor(2, [1])), { shape: c.shape, data: c.expected }, OP_TOL, label);
   await good(`${c.kind} with a valid step, before the invalid ones`);
-  const names = new RegExp(`${escape(c.node)}\\.step`);
+  const names = new RegExp(`${escapeRegex(c.node)}\\.step`);
   const size = c.shape.reduce((x, y) => x * y, 1);
   for (const [t, stepShape] of [[0, []], [1.5, [1]], [-2, [1]], [NaN, []]] as const) {
     const label = `${c.kind} with step ${t} as [${stepShape}]`;

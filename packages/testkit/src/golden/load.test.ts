@@ -228,6 +228,7 @@ describe("loadCase", () => {
   it("10 MB of garbage names the file and stays short", () => {
     const p = file("garbage.json", "\u0000garbage{[".repeat(1_048_576));
     const e = caseError(() => loadCase(p), p, "invalid JSON");
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: no control character may reach the message
     expect(e.message).not.toMatch(/[\u0000-\u001f]/); // the file's bytes are quoted escaped
   });
 

@@ -84,6 +84,7 @@ function packageRoot(from: string): string {
 
 /** The error's own message, cut short and with control characters escaped: parse errors quote the file's bytes. */
 function errorText(e: unknown): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes
   const s = (e instanceof Error ? e.message : String(e)).replace(/[\u0000-\u001f\u007f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
   return clip(s, 160);
 }

@@ -6,7 +6,7 @@
 // first steps and moment / buffer updates computed by hand.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError } from "@attngraph/tensor";
-import { adamMoment64, adamStep64, sgdMomentum64, sgdStep64 } from "./optim64.js";
+import { adamMoment64, adamStep64, } from "./optim64.js";
 
 import { normals, expectNear, type TorchOptions, TorchAdam, OpsAdam, bowlGrad } from "./test-optim-torch.js";
 

@@ -51,8 +51,8 @@ export function adamMoment64(state: ArrayLike<number>, grad: ArrayLike<number>, 
 export function adamStep64(param: ArrayLike<number>, m: ArrayLike<number>, v: ArrayLike<number>, step: number, a: AdamStep64): Float64Array {
   if (m.length !== param.length || v.length !== param.length) throw new Error(`adamStep64: ${param.length} parameters, ${m.length} first and ${v.length} second moments`);
   if (!(Number.isInteger(step) && step >= 1)) throw new AttnGraphError("input", describe("step", "the step count must be an integer >= 1", "1, 2, 3, …", String(step)));
-  const bc1 = 1 - Math.pow(a.beta1, step);
-  const bc2 = 1 - Math.pow(a.beta2, step);
+  const bc1 = 1 - a.beta1 ** step;
+  const bc2 = 1 - a.beta2 ** step;
   const stepSize = a.lr / bc1;
   const bc2Sqrt = Math.sqrt(bc2);
   const decay = a.decoupled ? 1 - a.lr * a.weightDecay : 1;

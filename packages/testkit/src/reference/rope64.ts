@@ -23,7 +23,7 @@ export function rope64(x: Float64Array, B: number, H: number, L: number, D: numb
   for (let row = 0; row < B * H * L; row++) {
     const p = a.positionOffset + (row % L);
     for (let i = 0; i < half; i++) {
-      const w = p / Math.pow(a.base, (2 * i) / r);
+      const w = p / a.base ** ((2 * i) / r);
       const [re, im] = mulComplex([x[row * D + i]!, x[row * D + i + half]!], [Math.cos(w), sign * Math.sin(w)]);
       out[row * D + i] = re;
       out[row * D + i + half] = im;

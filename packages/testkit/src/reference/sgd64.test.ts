@@ -6,7 +6,7 @@
 // first steps and moment / buffer updates computed by hand.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError } from "@attngraph/tensor";
-import { adamMoment64, adamStep64, sgdMomentum64, sgdStep64 } from "./optim64.js";
+import { sgdMomentum64, sgdStep64 } from "./optim64.js";
 
 import { normals, expectNear, bowlGrad, TorchSGD, OpsSGD, type TorchSgdOptions } from "./test-optim-torch.js";
 
@@ -88,7 +88,7 @@ describe("sgdStep64", () => {
   it("with a constant gradient the buffer is g · (1 − m^t)/(1 − m) and the parameter follows the geometric sums", () => {
     const m = 0.8;
     const g = [0.3, -7];
-    const geo = (k: number): number => (1 - Math.pow(m, k)) / (1 - m);
+    const geo = (k: number): number => (1 - m ** k) / (1 - m);
     for (const nesterov of [false, true]) {
       const a = { lr: 0.01, momentum: m, nesterov, weightDecay: 0 };
       let b: Float64Array = new Float64Array(2).fill(NaN);

@@ -5,7 +5,6 @@
 // SoftmaxCrossEntropyLoss (what torch.onnx.export writes for F.cross_entropy) is built in lower-ops.ts.
 import type { GraphIndex } from "../graph-index.js";
 import { attrInt } from "../host-ops.js";
-import type { LowerContext } from "../lower-context.js";
 import type { NodeIn } from "../read-model.js";
 import { feeding, onlyReader, reducesLastAxis, scalarProduct, splitStatic, type Group } from "./group.js";
 

@@ -54,7 +54,7 @@ export function matchGelu(index: GraphIndex, t: NodeIn): Group | undefined {
 }
 
 /** The node of the product that reads `value` (the terminal or one of its flattened Muls). */
-function readerOf(index: GraphIndex, value: string, t: NodeIn, muls: readonly NodeIn[]): NodeIn {
+function readerOf(_index: GraphIndex, value: string, t: NodeIn, muls: readonly NodeIn[]): NodeIn {
   return [t, ...muls].find((n) => n.inputs.includes(value)) ?? t;
 }
 
@@ -64,7 +64,7 @@ function matchTanhArgument(index: GraphIndex, tanh: NodeIn, x: string) {
   if (outer.runtime.length !== 1) return undefined;
   const sumValue = outer.runtime[0]!;
   const sum = feeding(index, sumValue, "Add", readerOf(index, sumValue, tanh, outer.nodes));
-  if (!sum || !sum.inputs.includes(x)) return undefined;
+  if (!sum?.inputs.includes(x)) return undefined;
   const cubicValue = sum.inputs[0] === x ? sum.inputs[1]! : sum.inputs[0]!;
   const inner = factorsOf(index, [cubicValue], sum);
   let pow: string | undefined;

@@ -71,7 +71,7 @@ export function scalarProduct(ctx: LowerContext, values: readonly string[]): num
   let p = 1;
   for (const v of values) {
     const t = ctx.constOf(v);
-    if (!t || t.data.length !== 1) return undefined;
+    if (t?.data.length !== 1) return undefined;
     p *= t.data[0]!;
   }
   return p;

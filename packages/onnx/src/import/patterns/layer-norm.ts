@@ -2,7 +2,6 @@
 // d = x − ReduceMean(x); y = d / Sqrt(ReduceMean(d²) + eps) [· gamma] [+ beta], over the last axis.
 import type { GraphIndex } from "../graph-index.js";
 import type { NodeIn } from "../read-model.js";
-import type { LowerContext } from "../lower-context.js";
 import { asVector } from "../lower-ops.js";
 import { feeding, onlyReader, reducesLastAxis, near, scalarProduct, splitStatic, type Group } from "./group.js";
 

@@ -20,7 +20,7 @@ export function matchLinear(index: GraphIndex, matmul: NodeIn): Group | undefine
     lower: (ctx) => {
       const wt = ctx.constOf(w);
       const b = asVector(ctx.constOf(bias.constant));
-      if (!wt || wt.shape.length !== 2 || !isFloat(wt.dtype) || !b || b.shape[0] !== wt.shape[1]) return false;
+      if (wt?.shape.length !== 2 || !isFloat(wt.dtype) || !b || b.shape[0] !== wt.shape[1]) return false;
       const inputs = { x: ctx.ref(x, matmul), weight: projectionWeight(ctx, w, wt), bias: ctx.weight(bias.constant, b) };
       const r = ctx.add("projection", ctx.nameFor(add, add.outputs[0]!), inputs, {}, [add, matmul]);
       ctx.setNode(add.outputs[0]!, r);

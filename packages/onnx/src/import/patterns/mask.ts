@@ -65,7 +65,7 @@ function leaves(index: GraphIndex, cond: string, reader: NodeIn, u: string, ors:
   const eqValue = unsq ? unsq.inputs[0] : cond;
   const equal = feeding(index, eqValue, "Equal", unsq ?? reader);
   const eq = equal && splitStatic(index, equal);
-  if (!equal || !eq || (unsq && unsq.inputs[1] && !index.isStatic(unsq.inputs[1]))) return undefined;
+  if (!equal || !eq || (unsq?.inputs[1] && !index.isStatic(unsq.inputs[1]))) return undefined;
   return [{ kind: "equal", value: eq.runtime, equal, nodes: [equal, ...(unsq ? [unsq] : [])] }];
 }
 
@@ -158,7 +158,7 @@ function lowerMask(ctx: LowerContext, n: NodeIn, m: MaskMatch): boolean {
   }
   // A constant bias of 0 and −∞ only (a causal mask written as an additive one) hides: it is a 0/1 mask, whose
   // geometry the kernels can use (skipping the key blocks a causal mask hides).
-  if (staticBias && staticBias.data.every((v) => v === 0 || v === -Infinity) && m.hideWhenTrue) {
+  if (staticBias?.data.every((v) => v === 0 || v === -Infinity) && m.hideWhenTrue) {
     const hides: HostTensor = { dtype: "bool", shape: staticBias.shape, data: Float64Array.from(staticBias.data, (v) => (v === -Infinity ? 1 : 0)) };
     hiddenStatic = hiddenStatic ? HOST_OPS["Or"]!(n, [hiddenStatic, hides], 0)[0]! : hides;
     staticBias = undefined;
