@@ -12,7 +12,11 @@ export default defineConfig({
     // The wasm executor's kernel modules, for `?url` imports (src/executors.ts passes their URLs to the executor).
     // The package's own lookup (`new URL(\`../dist/wasm/attngraph-${flavour}.wasm\`, import.meta.url)`) is bundled by
     // Vite 8 with glob keys "./wasm/…" but looked up as "../dist/wasm/…", so in a Vite build it fetches ".../undefined".
-    alias: { "@attngraph/executor-wasm/wasm": fileURLToPath(new URL("./node_modules/@attngraph/executor-wasm/dist/wasm", import.meta.url)) },
+    alias: {
+      "@attngraph/executor-wasm/wasm": fileURLToPath(
+        new URL("./node_modules/@attngraph/executor-wasm/dist/wasm", import.meta.url),
+      ),
+    },
   },
   // The Model tab's chunk holds GPT-2's BPE ranks (js-tiktoken's, ~600 kB of data); it is loaded apart from the rest.
   build: { outDir: "dist", target: "es2022", chunkSizeWarningLimit: 1200 },

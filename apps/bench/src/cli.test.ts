@@ -6,14 +6,55 @@ import { DEFAULT_BLOCK_SHAPES, DEFAULT_DECODE_SHAPES, DEFAULT_SHAPES, parseShape
 describe("parseCli", () => {
   it("has the documented defaults", () => {
     const o = parseCli([]);
-    expect(o).toEqual({ problem: "attention", impls: undefined, shapes: DEFAULT_SHAPES, shapeIgnored: false, threads: 1, json: "bench-results.json", runs: 10, warmup: 2, budgetS: 10, interleave: false, help: false });
-    expect(o.shapes.map(shapeLabel)).toEqual(["2,6,8,2", "4,128,256,8", "1,128,768,12", "1,512,768,12", "1,1024,768,12"]);
+    expect(o).toEqual({
+      problem: "attention",
+      impls: undefined,
+      shapes: DEFAULT_SHAPES,
+      shapeIgnored: false,
+      threads: 1,
+      json: "bench-results.json",
+      runs: 10,
+      warmup: 2,
+      budgetS: 10,
+      interleave: false,
+      help: false,
+    });
+    expect(o.shapes.map(shapeLabel)).toEqual([
+      "2,6,8,2",
+      "4,128,256,8",
+      "1,128,768,12",
+      "1,512,768,12",
+      "1,1024,768,12",
+    ]);
   });
 
   it("reads a comma list of impls, repeated --shape, and the numeric flags", () => {
-    const o = parseCli(["--impl", "cpu, tfjs-cpu", "--impl", "ort-node,cpu", "--shape", "1,128,768,12", "--shape", "2,6,8,2", "--threads", "2", "--runs", "12", "--warmup", "0", "--budget", "2.5", "--json", "out.json", "--interleave"]);
+    const o = parseCli([
+      "--impl",
+      "cpu, tfjs-cpu",
+      "--impl",
+      "ort-node,cpu",
+      "--shape",
+      "1,128,768,12",
+      "--shape",
+      "2,6,8,2",
+      "--threads",
+      "2",
+      "--runs",
+      "12",
+      "--warmup",
+      "0",
+      "--budget",
+      "2.5",
+      "--json",
+      "out.json",
+      "--interleave",
+    ]);
     expect(o.impls).toEqual(["cpu", "tfjs-cpu", "ort-node"]);
-    expect(o.shapes).toEqual([{ b: 1, t: 128, d: 768, h: 12 }, { b: 2, t: 6, d: 8, h: 2 }]);
+    expect(o.shapes).toEqual([
+      { b: 1, t: 128, d: 768, h: 12 },
+      { b: 2, t: 6, d: 8, h: 2 },
+    ]);
     expect([o.threads, o.runs, o.warmup, o.budgetS, o.json, o.interleave]).toEqual([2, 12, 0, 2.5, "out.json", true]);
   });
 
@@ -30,7 +71,9 @@ describe("parseCli", () => {
     const o = parseCli(["--problem", "train-block"]);
     expect(o.problem).toBe("train-block");
     expect(o.shapes.map(shapeLabel)).toEqual(["1,512,768,12"]);
-    expect(parseCli(["--problem", "train-block", "--shape", "2,6,8,2", "--shape", "1,128,768,12"]).shapes.map(shapeLabel)).toEqual(["2,6,8,2", "1,128,768,12"]);
+    expect(
+      parseCli(["--problem", "train-block", "--shape", "2,6,8,2", "--shape", "1,128,768,12"]).shapes.map(shapeLabel),
+    ).toEqual(["2,6,8,2", "1,128,768,12"]);
   });
 
   it("--problem train-copy: the worked example's fixed shape; a --shape given is ignored, and said so", () => {
@@ -44,14 +87,21 @@ describe("parseCli", () => {
 
   it("--problem decode: one new token over a cache of T; default caches of 128, 512 and 1024 at d 768, 12 heads, after a tiny one", () => {
     const o = parseCli(["--problem", "decode", "--impl", "wasm,cpu,ort-web,ort-node", "--threads", "1"]);
-    expect([o.problem, o.impls, o.threads, o.shapeIgnored]).toEqual(["decode", ["wasm", "cpu", "ort-web", "ort-node"], 1, false]);
+    expect([o.problem, o.impls, o.threads, o.shapeIgnored]).toEqual([
+      "decode",
+      ["wasm", "cpu", "ort-web", "ort-node"],
+      1,
+      false,
+    ]);
     expect(o.shapes).toEqual(DEFAULT_DECODE_SHAPES);
     expect(o.shapes.map(shapeLabel)).toEqual(["2,6,8,2", "1,128,768,12", "1,512,768,12", "1,1024,768,12"]);
     expect(parseCli(["--problem", "decode", "--shape", "1,64,768,12"]).shapes.map(shapeLabel)).toEqual(["1,64,768,12"]);
   });
 
   it("rejects what it does not understand with a UsageError", () => {
-    expect(() => parseCli(["--problem", "mlp"])).toThrow(/--problem "mlp": expected attention, block, train-block, train-copy, decode or flex/);
+    expect(() => parseCli(["--problem", "mlp"])).toThrow(
+      /--problem "mlp": expected attention, block, train-block, train-copy, decode or flex/,
+    );
     for (const argv of [
       ["--shape", "1,128,768"],
       ["--shape", "1,128,768,0"],

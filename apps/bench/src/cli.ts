@@ -2,7 +2,16 @@
 import { parseArgs } from "node:util";
 import { COPY_SHAPE, PROBLEM_KINDS, type ProblemKind } from "./problem.js";
 import { FLEX_PARTS, FLEX_VARIANTS, type FlexPart, type FlexVariant } from "./flex/variants.js";
-import { DEFAULT_BLOCK_SHAPES, DEFAULT_DECODE_SHAPES, DEFAULT_FLEX_SHAPES, DEFAULT_SHAPES, DEFAULT_TRAIN_BLOCK_SHAPES, flexShape, parseShape, type BenchShape } from "./shapes.js";
+import {
+  DEFAULT_BLOCK_SHAPES,
+  DEFAULT_DECODE_SHAPES,
+  DEFAULT_FLEX_SHAPES,
+  DEFAULT_SHAPES,
+  DEFAULT_TRAIN_BLOCK_SHAPES,
+  flexShape,
+  parseShape,
+  type BenchShape,
+} from "./shapes.js";
 
 /** Each problem's shapes when no --shape is given (train-copy's is fixed: see parseCli). */
 const DEFAULTS: Readonly<Record<ProblemKind, readonly BenchShape[]>> = {
@@ -89,7 +98,8 @@ against each other.
   -h, --help         this text`;
 
 function positiveInt(flag: string, text: string, min: number): number {
-  if (!/^[0-9]+$/.test(text) || Number(text) < min) throw new UsageError(`--${flag} "${text}": expected an integer >= ${min}`);
+  if (!/^[0-9]+$/.test(text) || Number(text) < min)
+    throw new UsageError(`--${flag} "${text}": expected an integer >= ${min}`);
   return Number(text);
 }
 
@@ -121,16 +131,32 @@ export function parseCli(argv: readonly string[]): BenchOptions {
     throw new UsageError((e as Error).message);
   }
   const v = parsed.values;
-  const impls = v.impl?.flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
+  const impls = v.impl
+    ?.flatMap((s) => s.split(","))
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   if (v.impl && impls!.length === 0) throw new UsageError("--impl: expected a comma-separated list of names");
   const problem = (v.problem ?? "attention") as ProblemKind;
-  if (!PROBLEM_KINDS.includes(problem)) throw new UsageError(`--problem "${v.problem}": expected ${PROBLEM_KINDS.slice(0, -1).join(", ")} or ${PROBLEM_KINDS.at(-1)}`);
-  if (problem !== "flex") for (const f of ["t", "variant", "part"] as const) if (v[f] !== undefined) throw new UsageError(`--${f}: only with --problem flex`);
+  if (!PROBLEM_KINDS.includes(problem))
+    throw new UsageError(
+      `--problem "${v.problem}": expected ${PROBLEM_KINDS.slice(0, -1).join(", ")} or ${PROBLEM_KINDS.at(-1)}`,
+    );
+  if (problem !== "flex")
+    for (const f of ["t", "variant", "part"] as const)
+      if (v[f] !== undefined) throw new UsageError(`--${f}: only with --problem flex`);
   const listOf = <T extends string>(flag: string, text: string | undefined, known: readonly T[]): T[] | undefined => {
     if (text === undefined) return undefined;
-    const items = [...new Set(text.split(",").map((x) => x.trim()).filter((x) => x.length > 0))];
+    const items = [
+      ...new Set(
+        text
+          .split(",")
+          .map((x) => x.trim())
+          .filter((x) => x.length > 0),
+      ),
+    ];
     const bad = items.filter((x) => !known.includes(x as T));
-    if (items.length === 0 || bad.length) throw new UsageError(`--${flag} "${text}": expected a comma-separated list of ${known.join(", ")}`);
+    if (items.length === 0 || bad.length)
+      throw new UsageError(`--${flag} "${text}": expected a comma-separated list of ${known.join(", ")}`);
     return items as T[];
   };
   const variants = listOf("variant", v.variant, FLEX_VARIANTS);
@@ -145,7 +171,8 @@ export function parseCli(argv: readonly string[]): BenchOptions {
     throw new UsageError((e as Error).message);
   }
   const budget = v.budget ?? "10";
-  if (!/^[0-9]+(\.[0-9]+)?$/.test(budget) || Number(budget) <= 0) throw new UsageError(`--budget "${budget}": expected a number of seconds > 0`);
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(budget) || Number(budget) <= 0)
+    throw new UsageError(`--budget "${budget}": expected a number of seconds > 0`);
   return {
     problem,
     impls: impls ? [...new Set(impls)] : undefined,

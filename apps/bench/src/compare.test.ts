@@ -19,7 +19,10 @@ describe("diff", () => {
   });
 
   it("fails NaN and a length mismatch", () => {
-    expect(diff(Float32Array.of(1, NaN, 1), Float32Array.of(1, 1, 1))).toMatchObject({ maxAbsDiff: Infinity, ok: false });
+    expect(diff(Float32Array.of(1, NaN, 1), Float32Array.of(1, 1, 1))).toMatchObject({
+      maxAbsDiff: Infinity,
+      ok: false,
+    });
     expect(diff(Float32Array.of(1), Float32Array.of(1, 1)).ok).toBe(false);
   });
 });
@@ -35,13 +38,24 @@ describe("diffEach (a training step's losses)", () => {
     expect(diffEach(off, ref).relDiff).toBeCloseTo(0.1 / 10.7, 6);
     expect(diffEach(off, ref).maxAbsDiff).toBeCloseTo(0.1, 5);
     expect(diffEach(Float32Array.of(-10.7001, -14173.5), ref).ok).toBe(true);
-    expect(diffEach(Float32Array.of(NaN, -14173), ref)).toMatchObject({ maxAbsDiff: Infinity, relDiff: Infinity, ok: false });
+    expect(diffEach(Float32Array.of(NaN, -14173), ref)).toMatchObject({
+      maxAbsDiff: Infinity,
+      relDiff: Infinity,
+      ok: false,
+    });
     expect(diffEach(Float32Array.of(1), ref).ok).toBe(false);
     expect(diffEach(ref, ref)).toEqual({ maxAbsDiff: 0, relDiff: 0, ok: true });
   });
 
   it("is what worstPair uses when given", () => {
-    const w = worstPair(new Map([["a", Float32Array.of(1, 1000)], ["b", Float32Array.of(1.5, 1000)], ["c", Float32Array.of(1, 1001)]]), diffEach);
+    const w = worstPair(
+      new Map([
+        ["a", Float32Array.of(1, 1000)],
+        ["b", Float32Array.of(1.5, 1000)],
+        ["c", Float32Array.of(1, 1001)],
+      ]),
+      diffEach,
+    );
     expect(new Set([w!.a, w!.b])).toContain("b");
     expect(w!.diff.relDiff).toBeCloseTo(0.5, 5);
   });
@@ -49,7 +63,13 @@ describe("diffEach (a training step's losses)", () => {
 
 describe("worstPair", () => {
   it("finds the two outputs that differ most", () => {
-    const w = worstPair(new Map([["a", Float32Array.of(1, 1)], ["b", Float32Array.of(1.1, 1)], ["c", Float32Array.of(0.9, 1)]]));
+    const w = worstPair(
+      new Map([
+        ["a", Float32Array.of(1, 1)],
+        ["b", Float32Array.of(1.1, 1)],
+        ["c", Float32Array.of(0.9, 1)],
+      ]),
+    );
     expect(new Set([w!.a, w!.b])).toEqual(new Set(["b", "c"]));
     expect(w!.diff.maxAbsDiff).toBeCloseTo(0.2, 5);
     expect(worstPair(new Map([["a", Float32Array.of(1)]]))).toBeUndefined();

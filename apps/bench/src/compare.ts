@@ -52,7 +52,10 @@ export function diffEach(out: Float32Array, ref: Float32Array, tolerance = RELAT
 }
 
 /** The pair of outputs that differ most (relative to the second of the pair), or undefined with fewer than two. */
-export function worstPair(outputs: ReadonlyMap<string, Float32Array>, compare: (out: Float32Array, ref: Float32Array) => Diff = diff): { a: string; b: string; diff: Diff } | undefined {
+export function worstPair(
+  outputs: ReadonlyMap<string, Float32Array>,
+  compare: (out: Float32Array, ref: Float32Array) => Diff = diff,
+): { a: string; b: string; diff: Diff } | undefined {
   const names = [...outputs.keys()];
   let worst: { a: string; b: string; diff: Diff } | undefined;
   for (let i = 0; i < names.length; i++) {

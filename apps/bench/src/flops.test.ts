@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { attentionCoreFlops, blockFlops, blockMatmulFlops, causalAttentionFlops, decodeFlops, FLOP_FORMULA, gflops, problemFlops, projectionFlops, trainBlockFlops, trainCopyFlops } from "./flops.js";
+import {
+  attentionCoreFlops,
+  blockFlops,
+  blockMatmulFlops,
+  causalAttentionFlops,
+  decodeFlops,
+  FLOP_FORMULA,
+  gflops,
+  problemFlops,
+  projectionFlops,
+  trainBlockFlops,
+  trainCopyFlops,
+} from "./flops.js";
 import { COPY_SHAPE } from "./problem.js";
 
 describe("causal attention FLOPs", () => {
@@ -67,12 +79,15 @@ describe("training step FLOPs", () => {
     const rows = s.b * s.t;
     // [m, k] · [k, n] forward; dX = dY · Wᵀ is [m, n] · [n, k], dW = Xᵀ · dY is [k, m] · [m, n]: m·k·n MACs each.
     const linear = (m: number, k: number, n: number) => 3 * m * k * n;
-    let macs = linear(rows, s.d, 3 * s.d) + linear(rows, s.d, s.d) + linear(rows, s.d, 4 * s.d) + linear(rows, 4 * s.d, s.d);
+    let macs =
+      linear(rows, s.d, 3 * s.d) + linear(rows, s.d, s.d) + linear(rows, s.d, 4 * s.d) + linear(rows, 4 * s.d, s.d);
     // Per head: S = Q·Kᵀ [T, D]·[D, T], C = W·V [T, T]·[T, D]; backward dQ, dK (from dS), dW, dV: 6 products, causal half.
     macs += (s.b * s.h * 6 * s.t * s.t * D) / 2;
     expect(trainBlockFlops(s)).toBe(2 * macs);
     const V = 10;
-    expect(trainCopyFlops(COPY_SHAPE, V)).toBe(3 * blockFlops(COPY_SHAPE) + 2 * linear(COPY_SHAPE.b * COPY_SHAPE.t, COPY_SHAPE.d, V));
+    expect(trainCopyFlops(COPY_SHAPE, V)).toBe(
+      3 * blockFlops(COPY_SHAPE) + 2 * linear(COPY_SHAPE.b * COPY_SHAPE.t, COPY_SHAPE.d, V),
+    );
     expect(problemFlops("train-copy", COPY_SHAPE)).toBe(trainCopyFlops(COPY_SHAPE, 10)); // 19.8 MFLOP
     expect(trainCopyFlops(COPY_SHAPE, 10)).toBe(19_759_104);
   });

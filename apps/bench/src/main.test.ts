@@ -48,14 +48,24 @@ describe("main", () => {
     const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
     const io = capture();
     const cpu = attngraphImpl("cpu");
-    expect(await main(["--problem", "block", ...quick, "--json", json], io, [cpu, { ...cpu, name: "again", family: "peer" }])).toBe(0);
+    expect(
+      await main(["--problem", "block", ...quick, "--json", json], io, [
+        cpu,
+        { ...cpu, name: "again", family: "peer" },
+      ]),
+    ).toBe(0);
     const text = io.stdout.join("\n");
     expect(text).toContain("attngraph bench: pre-norm transformer block forward");
     expect(text).toContain("24·b·T·d² + 2·b·T²·d");
     expect(text).toContain("shape b=2 T=6 d=8 heads=2 (19.6 kFLOP per forward)"); // 24·2·6·8² + 2·2·6²·8 = 18432 + 1152
     const r = JSON.parse(readFileSync(json, "utf8"));
     expect(r.meta.problem).toBe("block");
-    expect(r.rows.map((x: { problem: string; status: string; flops: number }) => [x.problem, x.status, x.flops])).toEqual([["block", "ok", 19_584], ["block", "ok", 19_584]]);
+    expect(
+      r.rows.map((x: { problem: string; status: string; flops: number }) => [x.problem, x.status, x.flops]),
+    ).toEqual([
+      ["block", "ok", 19_584],
+      ["block", "ok", 19_584],
+    ]);
     expect(r.rows[1].maxAbsDiff).toBe(0);
   });
 
@@ -65,7 +75,11 @@ describe("main", () => {
     const broken = fakePeer("broken", () => new Error("Cannot find module 'nope'"));
     expect(await main([...quick, "--json", json], io, [attngraphImpl("cpu"), broken])).toBe(0);
     expect(io.stdout.join("\n")).toMatch(/^broken\s+unavailable: Cannot find module 'nope'$/m);
-    expect(JSON.parse(readFileSync(json, "utf8")).rows[1]).toMatchObject({ impl: "broken", status: "unavailable", medianMs: null });
+    expect(JSON.parse(readFileSync(json, "utf8")).rows[1]).toMatchObject({
+      impl: "broken",
+      status: "unavailable",
+      medianMs: null,
+    });
   });
 
   it("marks the output that differs from the others by more than 1e-3 relative, and exits 1", async () => {
@@ -73,15 +87,20 @@ describe("main", () => {
     const io = capture();
     const cpu = attngraphImpl("cpu");
     const alsoRight: Impl = { ...cpu, name: "also-right", family: "peer" };
-    const slightlyOff: Impl = { name: "slightly-off", family: "peer", setup: async (p, o) => {
-      const r = await cpu.setup(p, o);
-      return { ...r, run: async () => (await r.run()).map((v, i) => (i === 0 ? v + 1e-4 : v)) };
-    } };
+    const slightlyOff: Impl = {
+      name: "slightly-off",
+      family: "peer",
+      setup: async (p, o) => {
+        const r = await cpu.setup(p, o);
+        return { ...r, run: async () => (await r.run()).map((v, i) => (i === 0 ? v + 1e-4 : v)) };
+      },
+    };
     const wrong = fakePeer("wrong", (n) => new Float32Array(n).fill(0.25));
     expect(await main([...quick, "--json", json], io, [wrong, cpu, alsoRight, slightlyOff])).toBe(1);
     const text = io.stdout.join("\n");
     expect(text).toMatch(/^wrong .*MISMATCH/m);
-    for (const ok of ["cpu", "also-right", "slightly-off"]) expect(text).not.toMatch(new RegExp(`^${ok} .*MISMATCH`, "m"));
+    for (const ok of ["cpu", "also-right", "slightly-off"])
+      expect(text).not.toMatch(new RegExp(`^${ok} .*MISMATCH`, "m"));
     const rows = JSON.parse(readFileSync(json, "utf8")).rows;
     expect(rows.map((r: { status: string }) => r.status)).toEqual(["mismatch", "ok", "ok", "ok"]);
     expect(rows[2]).toMatchObject({ impl: "also-right", reference: "wrong", disagreesWith: ["wrong"] });
@@ -92,21 +111,28 @@ describe("main", () => {
     const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
     const wrong = fakePeer("wrong", (n) => new Float32Array(n).fill(0.25));
     expect(await main([...quick, "--json", json], capture(), [attngraphImpl("cpu"), wrong])).toBe(1);
-    expect(JSON.parse(readFileSync(json, "utf8")).rows.map((r: { status: string }) => r.status)).toEqual(["mismatch", "mismatch"]);
+    expect(JSON.parse(readFileSync(json, "utf8")).rows.map((r: { status: string }) => r.status)).toEqual([
+      "mismatch",
+      "mismatch",
+    ]);
   });
 
   it("exits 1 when observing an attngraph run changes its output", async () => {
     const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
     const cpu = attngraphImpl("cpu");
-    const leaky: Impl = { name: "leaky", family: "attngraph", setup: async (p, o) => {
-      const r = await cpu.setup(p, o);
-      let tapped = false;
-      return {
-        ...r,
-        run: async () => (tapped ? (await r.run()).map((v) => v * 2) : r.run()),
-        streams: { "events$": () => () => undefined, "tap-all": () => ((tapped = true), () => void (tapped = false)) },
-      };
-    } };
+    const leaky: Impl = {
+      name: "leaky",
+      family: "attngraph",
+      setup: async (p, o) => {
+        const r = await cpu.setup(p, o);
+        let tapped = false;
+        return {
+          ...r,
+          run: async () => (tapped ? (await r.run()).map((v) => v * 2) : r.run()),
+          streams: { events$: () => () => undefined, "tap-all": () => ((tapped = true), () => void (tapped = false)) },
+        };
+      },
+    };
     const io = capture();
     expect(await main([...quick, "--json", json], io, [leaky])).toBe(1);
     const overhead = JSON.parse(readFileSync(json, "utf8")).streamOverhead;
@@ -123,7 +149,11 @@ describe("main", () => {
       async setup(p) {
         log.push(`setup ${name}`);
         const out = new Float32Array("x" in p ? p.x.length : 0).fill(0.5);
-        return { threads: 1, run: async () => (log.push(`run ${name}`), out), dispose: async () => void log.push(`dispose ${name}`) };
+        return {
+          threads: 1,
+          run: async () => (log.push(`run ${name}`), out),
+          dispose: async () => void log.push(`dispose ${name}`),
+        };
       },
     });
     const broken = fakePeer("broken", () => new Error("no such package"));
@@ -135,7 +165,11 @@ describe("main", () => {
     expect(log.slice(-2)).toEqual(["dispose a", "dispose b"]);
     const r = JSON.parse(readFileSync(json, "utf8"));
     expect(r.meta.interleave).toBe(true);
-    expect(r.rows.map((x: { impl: string; status: string; runs: number }) => [x.impl, x.status, x.runs])).toEqual([["a", "ok", 3], ["broken", "unavailable", 0], ["b", "ok", 3]]);
+    expect(r.rows.map((x: { impl: string; status: string; runs: number }) => [x.impl, x.status, x.runs])).toEqual([
+      ["a", "ok", 3],
+      ["broken", "unavailable", 0],
+      ["b", "ok", 3],
+    ]);
     expect(io.stdout.join("\n")).toContain("timed in alternating rounds (--interleave)");
   });
 
@@ -143,18 +177,25 @@ describe("main", () => {
     const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
     const cpu = attngraphImpl("cpu");
     let calls = 0;
-    const flaky: Impl = { name: "flaky", family: "peer", setup: async (p) => ({
-      threads: 1,
-      run: async () => {
-        if (++calls === 2) throw new Error("device lost");
-        return new Float32Array("x" in p ? p.x.length : 0);
-      },
-      dispose: async () => undefined,
-    }) };
+    const flaky: Impl = {
+      name: "flaky",
+      family: "peer",
+      setup: async (p) => ({
+        threads: 1,
+        run: async () => {
+          if (++calls === 2) throw new Error("device lost");
+          return new Float32Array("x" in p ? p.x.length : 0);
+        },
+        dispose: async () => undefined,
+      }),
+    };
     const io = capture();
     expect(await main([...quick, "--interleave", "--json", json], io, [cpu, flaky])).toBe(0);
     const r = JSON.parse(readFileSync(json, "utf8"));
-    expect(r.rows.map((x: { impl: string; status: string }) => [x.impl, x.status])).toEqual([["cpu", "ok"], ["flaky", "failed"]]);
+    expect(r.rows.map((x: { impl: string; status: string }) => [x.impl, x.status])).toEqual([
+      ["cpu", "ok"],
+      ["flaky", "failed"],
+    ]);
     expect(r.rows[1].reason).toContain("device lost");
     expect(r.rows[0].runs).toBe(3);
     expect(r.streamOverhead.map((o: { impl: string }) => o.impl)).toEqual(["cpu", "cpu", "cpu"]);
@@ -165,18 +206,32 @@ describe("main", () => {
     const io = capture();
     // Named, onnxruntime is a row that says why it does not run (left out by default: see the next test).
     const impls = [attngraphImpl("cpu"), tfjsImpl("cpu"), ortNodeImpl];
-    expect(await main(["--problem", "train-block", ...quick, "--interleave", "--impl", "cpu,tfjs-cpu,ort-node", "--json", json], io, impls)).toBe(0);
+    expect(
+      await main(
+        ["--problem", "train-block", ...quick, "--interleave", "--impl", "cpu,tfjs-cpu,ort-node", "--json", json],
+        io,
+        impls,
+      ),
+    ).toBe(0);
     const text = io.stdout.join("\n");
     expect(text).toContain("attngraph bench: one training step of the pre-norm transformer block");
     expect(text).toContain("GFLOP/s from the causal FLOP count 3 · (24·b·T·d² + 2·b·T²·d)");
     expect(text).toContain("shape b=2 T=6 d=8 heads=2 (58.8 kFLOP per step)"); // 3 · 19584
-    expect(text).toMatch(/impl\s+threads\s+runs\s+median ms\s+GFLOP\/s\s+losses, steps 1 and 2\s+max\|Δ\| vs cpu\s+check\s+peak planned\s+t\/tfjs-cpu/);
+    expect(text).toMatch(
+      /impl\s+threads\s+runs\s+median ms\s+GFLOP\/s\s+losses, steps 1 and 2\s+max\|Δ\| vs cpu\s+check\s+peak planned\s+t\/tfjs-cpu/,
+    );
     expect(text).toMatch(/^ort-node\s+unavailable: no training: onnxruntime-web\/-node run inference only$/m);
     expect(text).toContain("losses of the first two steps compared: cpu, tfjs-cpu;");
     expect(text).not.toContain("event-stream overhead");
     const r = JSON.parse(readFileSync(json, "utf8"));
     expect(r.meta.problem).toBe("train-block");
-    expect(r.rows.map((x: { impl: string; status: string; problem: string }) => [x.impl, x.status, x.problem])).toEqual([["cpu", "ok", "train-block"], ["tfjs-cpu", "ok", "train-block"], ["ort-node", "unavailable", "train-block"]]);
+    expect(r.rows.map((x: { impl: string; status: string; problem: string }) => [x.impl, x.status, x.problem])).toEqual(
+      [
+        ["cpu", "ok", "train-block"],
+        ["tfjs-cpu", "ok", "train-block"],
+        ["ort-node", "unavailable", "train-block"],
+      ],
+    );
     const [cpu, tfjs] = r.rows;
     expect(cpu.losses).toHaveLength(2);
     expect(Math.abs(tfjs.losses[0] - cpu.losses[0])).toBeLessThan(1e-4 * Math.max(1, Math.abs(cpu.losses[0])));
@@ -187,16 +242,34 @@ describe("main", () => {
   it("a training peer whose losses differ is a MISMATCH; a default run leaves out what cannot train and the run-when-named variants; train-copy says --shape is ignored", async () => {
     const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
     const cpu = attngraphImpl("cpu");
-    const offBy = (name: string, step: 0 | 1, by: number): Impl => ({ name, family: "peer", setup: async (p, o) => {
-      const r = await cpu.setup(p, o);
-      return { ...r, checked: async () => (await r.checked!()).map((l, i) => (i === step ? l * by : l)) };
-    } });
+    const offBy = (name: string, step: 0 | 1, by: number): Impl => ({
+      name,
+      family: "peer",
+      setup: async (p, o) => {
+        const r = await cpu.setup(p, o);
+        return { ...r, checked: async () => (await r.checked!()).map((l, i) => (i === step ? l * by : l)) };
+      },
+    });
     const io = capture();
     // A second step's loss off by 1 % is caught as surely as the first's (each loss relative to itself).
-    const impls = [cpu, offBy("second-off", 1, 1.01), offBy("also-right", 0, 1 + 1e-6), ortNodeImpl, tfjsImpl("cpu", "stock")];
-    expect(await main(["--problem", "train-copy", "--shape", "1,512,768,12", "--runs", "3", "--warmup", "0", "--json", json], io, impls)).toBe(1);
+    const impls = [
+      cpu,
+      offBy("second-off", 1, 1.01),
+      offBy("also-right", 0, 1 + 1e-6),
+      ortNodeImpl,
+      tfjsImpl("cpu", "stock"),
+    ];
+    expect(
+      await main(
+        ["--problem", "train-copy", "--shape", "1,512,768,12", "--runs", "3", "--warmup", "0", "--json", json],
+        io,
+        impls,
+      ),
+    ).toBe(1);
     const text = io.stdout.join("\n");
-    expect(text).toContain("shape b=32 T=8 d=32 heads=4 (fixed: the worked example's copy task, vocab 10; --shape ignored) (19.8 MFLOP per step)");
+    expect(text).toContain(
+      "shape b=32 T=8 d=32 heads=4 (fixed: the worked example's copy task, vocab 10; --shape ignored) (19.8 MFLOP per step)",
+    );
     expect(text).toMatch(/^second-off .*MISMATCH/m);
     expect(text).not.toMatch(/^also-right .*MISMATCH/m);
     const r = JSON.parse(readFileSync(json, "utf8"));
@@ -208,7 +281,9 @@ describe("main", () => {
     const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
     const io = capture();
     const impls = [attngraphImpl("cpu"), tfjsImpl("cpu"), ortNodeImpl];
-    expect(await main(["--problem", "decode", ...quick, "--impl", "cpu,tfjs-cpu,ort-node", "--json", json], io, impls)).toBe(0);
+    expect(
+      await main(["--problem", "decode", ...quick, "--impl", "cpu,tfjs-cpu,ort-node", "--json", json], io, impls),
+    ).toBe(0);
     const text = io.stdout.join("\n");
     expect(text).toContain("attngraph bench: one decoding step of causal multi-head attention");
     expect(text).toContain("8·b·d² + 4·b·(T + 1)·d");
@@ -218,11 +293,18 @@ describe("main", () => {
     expect(text).toContain("event-stream overhead");
     const r = JSON.parse(readFileSync(json, "utf8"));
     expect(r.meta.problem).toBe("decode");
-    expect(r.rows.map((x: { impl: string; status: string; flops: number }) => [x.impl, x.status, x.flops])).toEqual([["cpu", "ok", 1472], ["tfjs-cpu", "unavailable", 1472], ["ort-node", "ok", 1472]]);
+    expect(r.rows.map((x: { impl: string; status: string; flops: number }) => [x.impl, x.status, x.flops])).toEqual([
+      ["cpu", "ok", 1472],
+      ["tfjs-cpu", "unavailable", 1472],
+      ["ort-node", "ok", 1472],
+    ]);
     expect(r.rows[2].maxAbsDiff).toBeLessThan(1e-5);
     const byDefault = capture();
     expect(await main(["--problem", "decode", ...quick, "--json", json], byDefault, impls)).toBe(0);
-    expect(JSON.parse(readFileSync(json, "utf8")).rows.map((x: { impl: string }) => x.impl)).toEqual(["cpu", "ort-node"]);
+    expect(JSON.parse(readFileSync(json, "utf8")).rows.map((x: { impl: string }) => x.impl)).toEqual([
+      "cpu",
+      "ort-node",
+    ]);
   }, 60_000);
 
   it("exits 2 on a bad command line or an unknown impl, and 0 with the usage for --help", async () => {

@@ -21,7 +21,11 @@ const processIO: IO = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
-export async function main(argv: readonly string[], io: IO = processIO, impls: readonly Impl[] = allImpls()): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: IO = processIO,
+  impls: readonly Impl[] = allImpls(),
+): Promise<number> {
   let options;
   try {
     options = parseCli(argv);
@@ -32,7 +36,8 @@ export async function main(argv: readonly string[], io: IO = processIO, impls: r
     if (options.problem === "flex") return await flexMain(options, io);
     const known = impls.map((i) => i.name);
     const unknown = options.impls?.filter((n) => !known.includes(n)) ?? [];
-    if (unknown.length) throw new UsageError(`--impl: unknown ${unknown.map((n) => `"${n}"`).join(", ")}; known: ${known.join(", ")}`);
+    if (unknown.length)
+      throw new UsageError(`--impl: unknown ${unknown.map((n) => `"${n}"`).join(", ")}; known: ${known.join(", ")}`);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     io.err(`bench: ${e.message}\n\n${USAGE}`);

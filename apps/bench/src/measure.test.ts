@@ -65,7 +65,11 @@ describe("measureInterleaved", () => {
       },
       ...(setupMs ? { before: () => ((t += setupMs), () => void (t += setupMs)) } : {}),
     });
-    const [a, b] = await measureInterleaved([variant("a", 1), variant("b", 2, 100)], { runs: 3, warmup: 0, budgetMs: 1e9, minRuns: 3 }, () => t);
+    const [a, b] = await measureInterleaved(
+      [variant("a", 1), variant("b", 2, 100)],
+      { runs: 3, warmup: 0, budgetMs: 1e9, minRuns: 3 },
+      () => t,
+    );
     expect(log).toEqual(["a", "b", "b", "a", "a", "b"]);
     expect(a!.samplesMs).toEqual([1, 1, 1]);
     expect(b!.samplesMs).toEqual([2, 2, 2]); // the subscribe/unsubscribe time is not counted

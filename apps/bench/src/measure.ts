@@ -41,7 +41,11 @@ export function median(values: readonly number[]): number {
 }
 
 /** Runs `fn` for warm-up and then timed runs (see MeasureOptions); `now` is injectable for tests. */
-export async function measure(fn: () => Promise<unknown>, options: MeasureOptions, now: () => number = () => performance.now()): Promise<Measurement> {
+export async function measure(
+  fn: () => Promise<unknown>,
+  options: MeasureOptions,
+  now: () => number = () => performance.now(),
+): Promise<Measurement> {
   return (await measureInterleaved([{ run: fn }], options, now))[0]!;
 }
 
@@ -50,7 +54,11 @@ export async function measure(fn: () => Promise<unknown>, options: MeasureOption
  * round), so that drift on a shared machine (JIT tiers, other work, heat) lands on all of them alike. Warm-up and the
  * budget count rounds; the budget is per variant (n variants get n · budgetMs).
  */
-export async function measureInterleaved(variants: readonly Variant[], options: MeasureOptions, now: () => number = () => performance.now()): Promise<Measurement[]> {
+export async function measureInterleaved(
+  variants: readonly Variant[],
+  options: MeasureOptions,
+  now: () => number = () => performance.now(),
+): Promise<Measurement[]> {
   const { runs, warmup, budgetMs, minRuns, warmupMs = 500 } = options;
   const n = variants.length;
   const samples: number[][] = variants.map(() => []);

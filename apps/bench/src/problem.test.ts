@@ -71,12 +71,32 @@ describe("the training problems", () => {
     expect(new Set(p.tokens).size).toBe(10);
     const sd = copyStateDict(p);
     expect(Object.keys(sd)).toEqual([
-      "embed.weight", "pos_embed",
-      "transformer.ln1.weight", "transformer.ln1.bias", "transformer.attention.qkv_proj.weight", "transformer.attention.out_proj.weight",
-      "transformer.ln2.weight", "transformer.ln2.bias", "transformer.mlp.0.weight", "transformer.mlp.0.bias", "transformer.mlp.2.weight", "transformer.mlp.2.bias",
-      "output.weight", "output.bias",
+      "embed.weight",
+      "pos_embed",
+      "transformer.ln1.weight",
+      "transformer.ln1.bias",
+      "transformer.attention.qkv_proj.weight",
+      "transformer.attention.out_proj.weight",
+      "transformer.ln2.weight",
+      "transformer.ln2.bias",
+      "transformer.mlp.0.weight",
+      "transformer.mlp.0.bias",
+      "transformer.mlp.2.weight",
+      "transformer.mlp.2.bias",
+      "output.weight",
+      "output.bias",
     ]);
-    expect([sd["embed.weight"]!.shape, sd["pos_embed"]!.shape, sd["transformer.mlp.0.weight"]!.shape, sd["output.weight"]!.shape]).toEqual([[10, 32], [1, 8, 32], [128, 32], [10, 32]]);
+    expect([
+      sd["embed.weight"]!.shape,
+      sd["pos_embed"]!.shape,
+      sd["transformer.mlp.0.weight"]!.shape,
+      sd["output.weight"]!.shape,
+    ]).toEqual([
+      [10, 32],
+      [1, 8, 32],
+      [128, 32],
+      [10, 32],
+    ]);
     for (const { shape, data } of Object.values(sd)) expect(data).toHaveLength(shape.reduce((a, b) => a * b, 1));
     // embed and pos_embed N(0, 1), as nn.Embedding and torch.randn make them
     const e = [...p.embed, ...p.pos];
@@ -103,7 +123,15 @@ describe("the decode problem", () => {
     const p = makeDecodeProblem(shape);
     const attention = makeProblem(shape);
     expect(p.kind).toBe("decode");
-    expect([p.prompt, p.wq, p.wk, p.wv, p.wo, p.bo, p.scale]).toEqual([attention.x, attention.wq, attention.wk, attention.wv, attention.wo, attention.bo, attention.scale]);
+    expect([p.prompt, p.wq, p.wk, p.wv, p.wo, p.bo, p.scale]).toEqual([
+      attention.x,
+      attention.wq,
+      attention.wk,
+      attention.wv,
+      attention.wo,
+      attention.bo,
+      attention.scale,
+    ]);
     expect(p.token).toHaveLength(2 * 8);
     expect(Math.max(...p.token.map(Math.abs))).toBeLessThanOrEqual(1);
     expect(p.token).not.toEqual(p.prompt.subarray(0, 16));

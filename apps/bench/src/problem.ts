@@ -57,7 +57,14 @@ export function makeProblem(shape: BenchShape, seed = 42): Problem {
  * attention variants as score and mask modifications, has its own problem, runner and report (src/flex/).
  */
 export type ProblemKind = "attention" | "block" | "train-block" | "train-copy" | "decode" | "flex";
-export const PROBLEM_KINDS: readonly ProblemKind[] = ["attention", "block", "train-block", "train-copy", "decode", "flex"];
+export const PROBLEM_KINDS: readonly ProblemKind[] = [
+  "attention",
+  "block",
+  "train-block",
+  "train-copy",
+  "decode",
+  "flex",
+];
 
 /** The training problems: one timed run is one optimizer step, and the check compares losses (see run.ts). */
 export type TrainKind = "train-block" | "train-copy";
@@ -147,7 +154,10 @@ export type BlockWeights = Omit<BlockProblem, "kind" | "shape" | "x" | "scale" |
  * The block's weights by PyTorch state_dict key (what `transformerBlock(...).weights` lists), `{ shape, data }`, each
  * name behind `prefix` (`"transformer."` inside the copy-task model).
  */
-export function blockStateDict(p: BlockWeights & { readonly shape: BenchShape }, prefix = ""): Record<string, { shape: number[]; data: Float32Array }> {
+export function blockStateDict(
+  p: BlockWeights & { readonly shape: BenchShape },
+  prefix = "",
+): Record<string, { shape: number[]; data: Float32Array }> {
   const d = p.shape.d;
   const hidden = MLP_RATIO * d;
   const entries: [string, number[], Float32Array][] = [
@@ -256,7 +266,7 @@ export function copyStateDict(p: TrainCopyProblem): Record<string, { shape: numb
   const { t, d } = p.shape;
   return {
     "embed.weight": { shape: [p.vocab, d], data: p.embed },
-    "pos_embed": { shape: [1, t, d], data: p.pos },
+    pos_embed: { shape: [1, t, d], data: p.pos },
     ...blockStateDict({ ...p.block, shape: p.shape }, "transformer."),
     "output.weight": { shape: [p.vocab, d], data: p.wOut },
     "output.bias": { shape: [p.vocab], data: p.bOut },

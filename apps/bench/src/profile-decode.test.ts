@@ -16,6 +16,8 @@ describe("profileDecode", () => {
   });
 
   it("names the executors it knows when asked for another", async () => {
-    await expect(profileDecode("tpu", { b: 1, t: 2, d: 8, h: 2 })).rejects.toThrow(/no attngraph executor "tpu"; known: cpu, wasm, webgpu/);
+    await expect(profileDecode("tpu", { b: 1, t: 2, d: 8, h: 2 })).rejects.toThrow(
+      /no attngraph executor "tpu"; known: cpu, wasm, webgpu/,
+    );
   });
 });

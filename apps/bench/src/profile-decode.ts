@@ -20,7 +20,12 @@ export interface DecodeProfile {
   /** Mean run-end time the runtime reports (its own work around the nodes included). */
   readonly runMs: number;
   /** Mean dispatch time per step of each node, slowest first. */
-  readonly nodes: readonly { readonly node: string; readonly kind: string; readonly executor: string; readonly ms: number }[];
+  readonly nodes: readonly {
+    readonly node: string;
+    readonly kind: string;
+    readonly executor: string;
+    readonly ms: number;
+  }[];
 }
 
 /** Profiles `steps` decoding steps on executor `name` after `warmup` untimed ones. */
@@ -55,15 +60,24 @@ export function formatProfile(name: string, p: DecodeProfile): string[] {
   const sum = p.nodes.reduce((a, n) => a + n.ms, 0);
   return [
     `${name} ${shapeLabel(p.shape)}: step ${fmtMs(p.wallMs)} ms wall, ${fmtMs(p.runMs)} ms run-end, nodes ${fmtMs(sum)} ms (mean of ${p.steps} steps)`,
-    ...p.nodes.map((n) => `  ${fmtMs(n.ms).padStart(7)} ms  ${((100 * n.ms) / p.runMs).toFixed(1).padStart(5)} %  ${n.node} (${n.kind})`),
+    ...p.nodes.map(
+      (n) =>
+        `  ${fmtMs(n.ms).padStart(7)} ms  ${((100 * n.ms) / p.runMs).toFixed(1).padStart(5)} %  ${n.node} (${n.kind})`,
+    ),
   ];
 }
 
 async function main(argv: readonly string[]): Promise<void> {
-  const { values } = parseArgs({ args: [...argv], strict: true, options: { executor: { type: "string" }, shape: { type: "string", multiple: true }, steps: { type: "string" } } });
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    options: { executor: { type: "string" }, shape: { type: "string", multiple: true }, steps: { type: "string" } },
+  });
   const shapes = values.shape ? values.shape.map(parseShape) : DEFAULT_DECODE_SHAPES;
   const name = values.executor ?? "wasm";
-  for (const shape of shapes) for (const line of formatProfile(name, await profileDecode(name, shape, Number(values.steps ?? 50)))) console.log(line);
+  for (const shape of shapes)
+    for (const line of formatProfile(name, await profileDecode(name, shape, Number(values.steps ?? 50))))
+      console.log(line);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main(process.argv.slice(2));

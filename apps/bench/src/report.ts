@@ -7,12 +7,14 @@ import type { BenchResults, OutputCheck, OverheadRow, ResultRow } from "./result
 /** The report's first line, per `--problem`. */
 export const PROBLEM_TITLE = {
   attention: "causal multi-head attention forward with out_proj (bias), float32",
-  block: "pre-norm transformer block forward (LayerNorm, causal MHA with fused qkv_proj, residual, LayerNorm, GELU MLP 4·d, residual), float32",
+  block:
+    "pre-norm transformer block forward (LayerNorm, causal MHA with fused qkv_proj, residual, LayerNorm, GELU MLP 4·d, residual), float32",
   "train-block":
     "one training step of the pre-norm transformer block (forward, backward, Adam lr 1e-3 on all parameters) on L = sum(output ⊙ gradOutput), gradOutput fixed and seeded, float32",
   "train-copy":
     "one training step of the worked example's copy-task model (embedding + pos_embed, pre-norm block, output Linear; mean cross-entropy, targets = tokens; Adam lr 1e-3), float32",
-  decode: "one decoding step of causal multi-head attention with out_proj (bias): one new token over a KV cache of T positions, float32",
+  decode:
+    "one decoding step of causal multi-head attention with out_proj (bias): one new token over a KV cache of T positions, float32",
   flex: "attention variants as score and mask modifications (src/flex/report.ts prints this problem)",
 } as const satisfies Record<ProblemKind, string>;
 
@@ -21,7 +23,14 @@ export function alignTable(rows: readonly (readonly string[])[], leftCols = 1): 
   const widths: number[] = [];
   for (const r of rows) if (r.length > 1) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
   return rows
-    .map((r) => (r.length === 1 ? r[0]! : r.map((c, i) => (i < leftCols ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd()))
+    .map((r) =>
+      r.length === 1
+        ? r[0]!
+        : r
+            .map((c, i) => (i < leftCols ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+            .join("  ")
+            .trimEnd(),
+    )
     .join("\n");
 }
 
@@ -41,7 +50,8 @@ export function fmtGflops(g: number): string {
 
 /** A FLOP count with a unit: "7.30 kFLOP", "1.01 GFLOP". */
 export function fmtFlops(flops: number): string {
-  const [div, unit] = flops >= 1e9 ? [1e9, "GFLOP"] : flops >= 1e6 ? [1e6, "MFLOP"] : flops >= 1e3 ? [1e3, "kFLOP"] : [1, "FLOP"];
+  const [div, unit] =
+    flops >= 1e9 ? [1e9, "GFLOP"] : flops >= 1e6 ? [1e6, "MFLOP"] : flops >= 1e3 ? [1e3, "kFLOP"] : [1, "FLOP"];
   return `${(flops / div).toPrecision(3)} ${unit}`;
 }
 
@@ -62,11 +72,21 @@ export function fmtLoss(x: number): string {
   return Number.isFinite(x) ? String(Number(x.toPrecision(5))) : String(x);
 }
 
-function shapeTable(rows: readonly ResultRow[], check: OutputCheck | undefined, peers: readonly string[], wanted: number, meta: BenchResults["meta"]): string {
+function shapeTable(
+  rows: readonly ResultRow[],
+  check: OutputCheck | undefined,
+  peers: readonly string[],
+  wanted: number,
+  meta: BenchResults["meta"],
+): string {
   const r0 = rows[0]!;
   const ref = check?.reference ?? null;
   const training = isTrainKind(meta.problem);
-  const peerMs = new Map(rows.filter((r) => r.status !== "unavailable" && r.status !== "failed" && r.medianMs !== null && !r.correctnessOnly).map((r) => [r.impl, r.medianMs!] as const));
+  const peerMs = new Map(
+    rows
+      .filter((r) => r.status !== "unavailable" && r.status !== "failed" && r.medianMs !== null && !r.correctnessOnly)
+      .map((r) => [r.impl, r.medianMs!] as const),
+  );
   const header = [
     "impl",
     "threads",
@@ -81,10 +101,14 @@ function shapeTable(rows: readonly ResultRow[], check: OutputCheck | undefined, 
   ];
   const body = rows.map((r): string[] => {
     if (r.medianMs === null) return [`${r.impl.padEnd(10)}  ${r.status}: ${r.reason ?? ""}`];
-    const checkCell = r.status === "mismatch" ? "MISMATCH" : r.impl === ref ? "ref" : r.maxAbsDiff === undefined ? "—" : "ok";
+    const checkCell =
+      r.status === "mismatch" ? "MISMATCH" : r.impl === ref ? "ref" : r.maxAbsDiff === undefined ? "—" : "ok";
     // A software adapter's row (SwiftShader): its output is checked, its times are not GPU figures and are left out.
     const timed = !r.correctnessOnly;
-    const remarks = [...(r.correctnessOnly ? [`correctness only: ${r.correctnessOnly}`] : []), ...(r.note ? [r.note] : [])];
+    const remarks = [
+      ...(r.correctnessOnly ? [`correctness only: ${r.correctnessOnly}`] : []),
+      ...(r.note ? [r.note] : []),
+    ];
     return [
       r.impl + (remarks.length ? ` (${remarks.join("; ")})` : ""),
       String(r.threads),
@@ -105,7 +129,10 @@ function shapeTable(rows: readonly ResultRow[], check: OutputCheck | undefined, 
         ? ` (T cached positions + 1 new token)`
         : "";
   const per = training ? "step" : meta.problem === "decode" ? "token" : "forward";
-  const lines = [`shape b=${r0.b} T=${r0.t} d=${r0.d} heads=${r0.h}${fixed} (${fmtFlops(r0.flops)} per ${per})`, alignTable([header, ...body])];
+  const lines = [
+    `shape b=${r0.b} T=${r0.t} d=${r0.d} heads=${r0.h}${fixed} (${fmtFlops(r0.flops)} per ${per})`,
+    alignTable([header, ...body]),
+  ];
   if (check?.worstPair) {
     const w = check.worstPair;
     lines.push(
@@ -159,7 +186,11 @@ export function adapterLines(rows: readonly ResultRow[]): string[] {
 export function formatReport(results: BenchResults): string {
   const { meta } = results;
   // Ratio columns: the peers with a time that is a figure (not a software adapter's).
-  const peers = [...new Set(results.rows.filter((r) => r.family === "peer" && r.medianMs !== null && !r.correctnessOnly).map((r) => r.impl))];
+  const peers = [
+    ...new Set(
+      results.rows.filter((r) => r.family === "peer" && r.medianMs !== null && !r.correctnessOnly).map((r) => r.impl),
+    ),
+  ];
   const out = [
     `attngraph bench: ${PROBLEM_TITLE[meta.problem]}`,
     `${meta.cpu}, ${meta.cores} cores, Node ${meta.node}; threads ${meta.threads}`,
@@ -183,10 +214,23 @@ export function formatReport(results: BenchResults): string {
   const shapes = [...new Set(results.rows.map(shapeKey))];
   for (const s of shapes) {
     const rows = results.rows.filter((r) => shapeKey(r) === s);
-    out.push("", shapeTable(rows, results.checks.find((c) => shapeKey(c) === s), peers, meta.runs, meta));
+    out.push(
+      "",
+      shapeTable(
+        rows,
+        results.checks.find((c) => shapeKey(c) === s),
+        peers,
+        meta.runs,
+        meta,
+      ),
+    );
   }
   if (results.streamOverhead.length) {
-    out.push("", "event-stream overhead of attngraph executors: median ms (runs), change against no subscriber", overheadTable(results.streamOverhead));
+    out.push(
+      "",
+      "event-stream overhead of attngraph executors: median ms (runs), change against no subscriber",
+      overheadTable(results.streamOverhead),
+    );
   }
   const notes: string[] = [];
   if (results.rows.some((r) => r.medianMs !== null && r.runs < meta.runs)) {
@@ -194,12 +238,17 @@ export function formatReport(results: BenchResults): string {
   }
   const bad = results.rows.filter((r) => r.status === "mismatch");
   if (bad.length) {
-    notes.push(`MISMATCH: an output that differs by more than ${meta.tolerance} relative from more than half of the others`);
-    for (const r of bad) notes.push(`  ${r.impl} at ${shapeKey(r)}: differs from ${(r.disagreesWith ?? []).join(", ")}`);
+    notes.push(
+      `MISMATCH: an output that differs by more than ${meta.tolerance} relative from more than half of the others`,
+    );
+    for (const r of bad)
+      notes.push(`  ${r.impl} at ${shapeKey(r)}: differs from ${(r.disagreesWith ?? []).join(", ")}`);
   }
   const changed = results.streamOverhead.filter((o) => !o.outputOk);
   if (changed.length) {
-    notes.push(`MISMATCH: observing the run changed its output: ${changed.map((o) => `${o.impl} at ${shapeKey(o)} with ${o.mode} (max|Δ| ${fmtDiff(o.maxAbsDiff)})`).join(", ")}`);
+    notes.push(
+      `MISMATCH: observing the run changed its output: ${changed.map((o) => `${o.impl} at ${shapeKey(o)} with ${o.mode} (max|Δ| ${fmtDiff(o.maxAbsDiff)})`).join(", ")}`,
+    );
   }
   const failed = results.rows.filter((r) => r.status === "failed" && r.family === "attngraph");
   if (failed.length) notes.push(`FAILED: ${failed.map((r) => `${r.impl} at ${shapeKey(r)}`).join(", ")}`);

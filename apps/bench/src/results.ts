@@ -90,7 +90,12 @@ export interface OutputCheck {
   readonly h: number;
   readonly reference: string | null;
   readonly compared: readonly string[];
-  readonly worstPair: { readonly a: string; readonly b: string; readonly maxAbsDiff: number; readonly relDiff: number } | null;
+  readonly worstPair: {
+    readonly a: string;
+    readonly b: string;
+    readonly maxAbsDiff: number;
+    readonly relDiff: number;
+  } | null;
 }
 
 export interface BenchResults {

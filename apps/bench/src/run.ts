@@ -24,8 +24,17 @@ function message(e: unknown): string {
 }
 
 /** Runs every implementation on every shape. `progress` gets one line per finished measurement. */
-export async function runBench(options: BenchOptions, impls: readonly Impl[], progress: (line: string) => void): Promise<BenchResults> {
-  const measureOptions: MeasureOptions = { runs: options.runs, warmup: options.warmup, budgetMs: options.budgetS * 1000, minRuns: MIN_RUNS };
+export async function runBench(
+  options: BenchOptions,
+  impls: readonly Impl[],
+  progress: (line: string) => void,
+): Promise<BenchResults> {
+  const measureOptions: MeasureOptions = {
+    runs: options.runs,
+    warmup: options.warmup,
+    budgetMs: options.budgetS * 1000,
+    minRuns: MIN_RUNS,
+  };
   const rows: ResultRow[] = [];
   const streamOverhead: OverheadRow[] = [];
   const checks: OutputCheck[] = [];
@@ -33,7 +42,15 @@ export async function runBench(options: BenchOptions, impls: readonly Impl[], pr
   const release = holdEventLoop();
   try {
     for (const shape of options.shapes) {
-      const { shapeRows, overhead, check } = await runShape(options.problem, shape, impls, options.threads, measureOptions, options.interleave, progress);
+      const { shapeRows, overhead, check } = await runShape(
+        options.problem,
+        shape,
+        impls,
+        options.threads,
+        measureOptions,
+        options.interleave,
+        progress,
+      );
       rows.push(...shapeRows);
       streamOverhead.push(...overhead);
       checks.push(check);
@@ -75,7 +92,15 @@ const FLOP_WORDS: Readonly<Record<ProblemKind, string>> = {
   decode: `one token: ${FLOP_FORMULA.decode} = 8·b·d² (Q, K, V, out projections of the new token) + 4·b·(T + 1)·d (its scores and weighted sum over T cached positions and itself)`,
 };
 
-async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Impl[], threads: number, mo: MeasureOptions, interleave: boolean, progress: (line: string) => void) {
+async function runShape(
+  kind: ProblemKind,
+  shape: BenchShape,
+  impls: readonly Impl[],
+  threads: number,
+  mo: MeasureOptions,
+  interleave: boolean,
+  progress: (line: string) => void,
+) {
   const problem = makeBenchProblem(kind, shape);
   const flops = problemFlops(kind, shape);
   const base = { problem: kind, b: shape.b, t: shape.t, d: shape.d, h: shape.h, flops };
@@ -86,7 +111,21 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
 
   const notRun = (impl: Impl, status: "unavailable" | "failed", e: unknown): ResultRow => {
     progress(`${label} ${impl.name}: ${status}: ${message(e)}`);
-    return { impl: impl.name, family: impl.family, ...base, threads, medianMs: null, minMs: null, runs: 0, samplesMs: [], warmupRuns: 0, budgetLimited: false, gflops: null, status, reason: message(e) };
+    return {
+      impl: impl.name,
+      family: impl.family,
+      ...base,
+      threads,
+      medianMs: null,
+      minMs: null,
+      runs: 0,
+      samplesMs: [],
+      warmupRuns: 0,
+      budgetLimited: false,
+      gflops: null,
+      status,
+      reason: message(e),
+    };
   };
   // A training problem's check compares the losses of each runner's first two steps (Runner.checked), each loss
   // relative to itself (diffEach): the second (after the first update) can be far larger than the first.
@@ -109,7 +148,9 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
     const checked = runner.checked ? await runner.checked() : undefined;
     outputs.set(impl.name, Float32Array.from(checked ?? last));
     const software = runner.gpu?.software;
-    progress(`${label} ${impl.name}: ${software ? `ran ${m.samplesMs.length} times, correctness only (${software}: its times are not GPU figures)` : `${m.medianMs.toFixed(3)} ms (median of ${m.samplesMs.length})`}`);
+    progress(
+      `${label} ${impl.name}: ${software ? `ran ${m.samplesMs.length} times, correctness only (${software}: its times are not GPU figures)` : `${m.medianMs.toFixed(3)} ms (median of ${m.samplesMs.length})`}`,
+    );
     return {
       impl: impl.name,
       family: impl.family,
@@ -152,10 +193,19 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
       modes.forEach((mode, i) => {
         const s = ms[i]!;
         const d = diff(lastOf.get(mode)!, mainOut);
-        progress(`${label} ${impl.name} stream overhead, ${mode}: ${runner.gpu?.software ? `ran ${s.samplesMs.length} times, correctness only` : `${s.medianMs.toFixed(3)} ms (median of ${s.samplesMs.length})`}`);
+        progress(
+          `${label} ${impl.name} stream overhead, ${mode}: ${runner.gpu?.software ? `ran ${s.samplesMs.length} times, correctness only` : `${s.medianMs.toFixed(3)} ms (median of ${s.samplesMs.length})`}`,
+        );
         overhead.push({
-          impl: impl.name, ...base, threads: runner.threads, mode, medianMs: s.medianMs, runs: s.samplesMs.length,
-          overheadPct: ((s.medianMs - none) / none) * 100, maxAbsDiff: d.maxAbsDiff, outputOk: d.ok,
+          impl: impl.name,
+          ...base,
+          threads: runner.threads,
+          mode,
+          medianMs: s.medianMs,
+          runs: s.samplesMs.length,
+          overheadPct: ((s.medianMs - none) / none) * 100,
+          maxAbsDiff: d.maxAbsDiff,
+          outputOk: d.ok,
           ...(runner.gpu?.software ? { correctnessOnly: runner.gpu.software } : {}),
         });
       });
@@ -243,15 +293,30 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
   // The max |Δ| reported is against the reference: the first implementation that produced an output.
   const names = [...outputs.keys()];
   const disagreements = new Map(
-    names.map((n) => [n, names.filter((m) => m !== n && !(compare(outputs.get(n)!, outputs.get(m)!).ok && compare(outputs.get(m)!, outputs.get(n)!).ok))] as const),
+    names.map(
+      (n) =>
+        [
+          n,
+          names.filter(
+            (m) =>
+              m !== n &&
+              !(compare(outputs.get(n)!, outputs.get(m)!).ok && compare(outputs.get(m)!, outputs.get(n)!).ok),
+          ),
+        ] as const,
+    ),
   );
   const [reference, refOut] = [...outputs][0] ?? [];
   const worst = worstPair(outputs, compare);
   const check: OutputCheck = {
-    b: shape.b, t: shape.t, d: shape.d, h: shape.h,
+    b: shape.b,
+    t: shape.t,
+    d: shape.d,
+    h: shape.h,
     reference: reference ?? null,
     compared: names,
-    worstPair: worst ? { a: worst.a, b: worst.b, maxAbsDiff: worst.diff.maxAbsDiff, relDiff: worst.diff.relDiff } : null,
+    worstPair: worst
+      ? { a: worst.a, b: worst.b, maxAbsDiff: worst.diff.maxAbsDiff, relDiff: worst.diff.relDiff }
+      : null,
   };
   return {
     check,
@@ -261,7 +326,14 @@ async function runShape(kind: ProblemKind, shape: BenchShape, impls: readonly Im
       const d = compare(out, refOut);
       const disagreesWith = disagreements.get(r.impl)!;
       const mismatch = disagreesWith.length * 2 > names.length - 1;
-      return { ...r, reference, maxAbsDiff: d.maxAbsDiff, relDiff: d.relDiff, disagreesWith, status: mismatch ? "mismatch" : "ok" };
+      return {
+        ...r,
+        reference,
+        maxAbsDiff: d.maxAbsDiff,
+        relDiff: d.relDiff,
+        disagreesWith,
+        status: mismatch ? "mismatch" : "ok",
+      };
     }),
     overhead,
   };

@@ -1,17 +1,25 @@
 // For tests only: the benchmark's attention in float64, written out loop by loop with no library, so that every
 // implementation (attngraph's cpu executor included) is checked against something that shares no code with it.
-import { MLP_RATIO, type BlockProblem, type DecodeProblem, type Problem, type TrainBlockProblem, type TrainCopyProblem } from "./problem.js";
+import {
+  MLP_RATIO,
+  type BlockProblem,
+  type DecodeProblem,
+  type Problem,
+  type TrainBlockProblem,
+  type TrainCopyProblem,
+} from "./problem.js";
 
 /** y = causal multi-head attention with out_proj (bias) of p.x, in float64. */
 export function referenceAttention(p: Problem): Float64Array {
   const { b, t, d } = p.shape;
   const linear = (x: ArrayLike<number>, w: Float32Array, rows: number) => {
     const y = new Float64Array(rows * d);
-    for (let r = 0; r < rows; r++) for (let o = 0; o < d; o++) {
-      let acc = 0;
-      for (let i = 0; i < d; i++) acc += x[r * d + i]! * w[o * d + i]!;
-      y[r * d + o] = acc;
-    }
+    for (let r = 0; r < rows; r++)
+      for (let o = 0; o < d; o++) {
+        let acc = 0;
+        for (let i = 0; i < d; i++) acc += x[r * d + i]! * w[o * d + i]!;
+        y[r * d + o] = acc;
+      }
     return y;
   };
   const q = linear(p.x, p.wq, b * t);
@@ -38,7 +46,11 @@ export function decodeAsAttention(p: DecodeProblem): Problem {
 }
 
 /** The last position of each batch entry of y [b, n, d]: [b, 1, d]. */
-export function lastPositions(y: ArrayLike<number>, shape: { readonly b: number; readonly d: number }, n: number): Float64Array {
+export function lastPositions(
+  y: ArrayLike<number>,
+  shape: { readonly b: number; readonly d: number },
+  n: number,
+): Float64Array {
   const { b, d } = shape;
   const out = new Float64Array(b * d);
   for (let i = 0; i < b; i++) for (let e = 0; e < d; e++) out[i * d + e] = y[(i * n + n - 1) * d + e]!;
@@ -61,11 +73,12 @@ export function referenceBlock(p: Omit<BlockProblem, "kind">, x: ArrayLike<numbe
   // y [rows, out] = x [rows, in] · Wᵀ (+ bias), W [out, in] starting at row `w0` of a bigger matrix.
   const linear = (x: ArrayLike<number>, inF: number, w: Float32Array, outF: number, bias?: Float32Array, w0 = 0) => {
     const y = new Float64Array(rows * outF);
-    for (let r = 0; r < rows; r++) for (let o = 0; o < outF; o++) {
-      let acc = bias ? bias[o]! : 0;
-      for (let i = 0; i < inF; i++) acc += x[r * inF + i]! * w[(w0 + o) * inF + i]!;
-      y[r * outF + o] = acc;
-    }
+    for (let r = 0; r < rows; r++)
+      for (let o = 0; o < outF; o++) {
+        let acc = bias ? bias[o]! : 0;
+        for (let i = 0; i < inF; i++) acc += x[r * inF + i]! * w[(w0 + o) * inF + i]!;
+        y[r * outF + o] = acc;
+      }
     return y;
   };
   const layerNorm = (x: ArrayLike<number>, weight: Float32Array, bias: Float32Array) => {
@@ -107,7 +120,8 @@ export function referenceFirstLoss(p: TrainBlockProblem | TrainCopyProblem): num
   const { b, t, d } = p.shape;
   const V = p.vocab;
   const x = new Float64Array(b * t * d);
-  for (let r = 0; r < b * t; r++) for (let i = 0; i < d; i++) x[r * d + i] = p.embed[p.tokens[r]! * d + i]! + p.pos[(r % t) * d + i]!;
+  for (let r = 0; r < b * t; r++)
+    for (let i = 0; i < d; i++) x[r * d + i] = p.embed[p.tokens[r]! * d + i]! + p.pos[(r % t) * d + i]!;
   const h = referenceBlock({ ...p.block, shape: p.shape, x: new Float32Array(0), scale: p.scale, eps: p.eps }, x);
   let loss = 0;
   for (let r = 0; r < b * t; r++) {
@@ -158,25 +172,33 @@ export function maxAbsDiff(a: ArrayLike<number>, ref: ArrayLike<number>): number
  * The attention core both references share: softmax(scale · q·kᵀ + causal mask) · v per batch and head, over q, k, v
  * [b·t, d] with the heads side by side (head h is columns h·D … h·D + D − 1); heads merged back the same way.
  */
-function causalHeads(q: Float64Array, k: Float64Array, v: Float64Array, shape: { readonly b: number; readonly t: number; readonly d: number; readonly h: number }, scale: number): Float64Array {
+function causalHeads(
+  q: Float64Array,
+  k: Float64Array,
+  v: Float64Array,
+  shape: { readonly b: number; readonly t: number; readonly d: number; readonly h: number },
+  scale: number,
+): Float64Array {
   const { b, t, d, h } = shape;
   const D = d / h;
   const ctx = new Float64Array(b * t * d);
-  for (let n = 0; n < b; n++) for (let head = 0; head < h; head++) for (let i = 0; i < t; i++) {
-    const s: number[] = [];
-    for (let j = 0; j <= i; j++) {
-      let acc = 0;
-      for (let e = 0; e < D; e++) acc += q[(n * t + i) * d + head * D + e]! * k[(n * t + j) * d + head * D + e]!;
-      s.push(acc * scale);
-    }
-    const max = Math.max(...s);
-    const ex = s.map((z) => Math.exp(z - max));
-    const sum = ex.reduce((a, z) => a + z, 0);
-    for (let e = 0; e < D; e++) {
-      let acc = 0;
-      for (let j = 0; j <= i; j++) acc += (ex[j]! / sum) * v[(n * t + j) * d + head * D + e]!;
-      ctx[(n * t + i) * d + head * D + e] = acc;
-    }
-  }
+  for (let n = 0; n < b; n++)
+    for (let head = 0; head < h; head++)
+      for (let i = 0; i < t; i++) {
+        const s: number[] = [];
+        for (let j = 0; j <= i; j++) {
+          let acc = 0;
+          for (let e = 0; e < D; e++) acc += q[(n * t + i) * d + head * D + e]! * k[(n * t + j) * d + head * D + e]!;
+          s.push(acc * scale);
+        }
+        const max = Math.max(...s);
+        const ex = s.map((z) => Math.exp(z - max));
+        const sum = ex.reduce((a, z) => a + z, 0);
+        for (let e = 0; e < D; e++) {
+          let acc = 0;
+          for (let j = 0; j <= i; j++) acc += (ex[j]! / sum) * v[(n * t + j) * d + head * D + e]!;
+          ctx[(n * t + i) * d + head * D + e] = acc;
+        }
+      }
   return ctx;
 }

@@ -44,7 +44,12 @@ export function loadDiffSubject(doc: JsonDocument, options: SubjectOptions): Dif
   if (doc.kind === "graph") return randomFed(doc, options);
   const loaded = caseOf(doc);
   if (loaded.format === "models") return { name: loaded.case.name, ...modelCaseSubject(loaded.case) };
-  const gc = loaded.format === "train" ? trainGraphCase(loaded.case) : loaded.format === "flex" ? flexGraphCase(loaded.case) : attentionGraphCase(loaded.case, options.fusedQkv);
+  const gc =
+    loaded.format === "train"
+      ? trainGraphCase(loaded.case)
+      : loaded.format === "flex"
+        ? flexGraphCase(loaded.case)
+        : attentionGraphCase(loaded.case, options.fusedQkv);
   const { graph, inputs } = withGradients(gc);
   return { name: loaded.case.name, graph, inputs, weights: gc.weights() };
 }
@@ -63,11 +68,26 @@ function randomFed(doc: JsonDocument, options: SubjectOptions): DiffSubject {
 
 function refuseIdle(doc: JsonDocument, options: SubjectOptions): void {
   if (doc.kind !== "graph") {
-    const why = doc.kind === "repro" ? "with a repro: it brings the recorded inputs" : "with a golden case: it brings its own inputs and weights";
-    refuseFlags("diff", `${why} (--dims and --seed are for a graph document)`, { "--dims": options.dims, "--seed": options.seed });
+    const why =
+      doc.kind === "repro"
+        ? "with a repro: it brings the recorded inputs"
+        : "with a golden case: it brings its own inputs and weights";
+    refuseFlags("diff", `${why} (--dims and --seed are for a graph document)`, {
+      "--dims": options.dims,
+      "--seed": options.seed,
+    });
   }
   if (doc.kind !== "case" || isTrainCaseJSON(doc.json) || isFlexCaseJSON(doc.json)) {
-    const what = doc.kind === "case" ? (isFlexCaseJSON(doc.json) ? "a golden-flex case" : "a golden-train case") : doc.kind === "repro" ? "a repro" : "a graph document";
-    refuseFlags("diff", `with ${what}: it builds a golden attention case's graph with one fused QKV projection`, { "--fused-qkv": options.fusedQkv });
+    const what =
+      doc.kind === "case"
+        ? isFlexCaseJSON(doc.json)
+          ? "a golden-flex case"
+          : "a golden-train case"
+        : doc.kind === "repro"
+          ? "a repro"
+          : "a graph document";
+    refuseFlags("diff", `with ${what}: it builds a golden attention case's graph with one fused QKV projection`, {
+      "--fused-qkv": options.fusedQkv,
+    });
   }
 }

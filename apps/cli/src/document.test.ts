@@ -35,7 +35,9 @@ describe("expectKind", () => {
     writeFileSync(path, JSON.stringify({ format: "attngraph.graph", version: 1 }));
     const doc = readDocument(path);
     expect(() => expectKind(doc, "run", ["case", "repro"])).toThrow(UsageError);
-    expect(() => expectKind(doc, "run", ["case", "repro"])).toThrow(`run: ${path} is a graph document, expected a golden case or a repro; a graph document goes to attngraph diff (with --dims) or attngraph export`);
+    expect(() => expectKind(doc, "run", ["case", "repro"])).toThrow(
+      `run: ${path} is a graph document, expected a golden case or a repro; a graph document goes to attngraph diff (with --dims) or attngraph export`,
+    );
     expect(() => expectKind(doc, "export", ["case", "graph"])).not.toThrow();
   });
 });

@@ -58,7 +58,9 @@ export function readDocument(path: string, flag?: string): JsonDocument {
 export function expectKind(doc: JsonDocument, who: string, accepted: readonly DocumentKind[]): void {
   if (accepted.includes(doc.kind)) return;
   const expected = accepted.map((k) => KINDS[k].what).join(" or ");
-  throw new UsageError(`${who}: ${clip(doc.path)} is ${KINDS[doc.kind].what}, expected ${expected}; ${KINDS[doc.kind].what} goes to ${KINDS[doc.kind].takenBy}`);
+  throw new UsageError(
+    `${who}: ${clip(doc.path)} is ${KINDS[doc.kind].what}, expected ${expected}; ${KINDS[doc.kind].what} goes to ${KINDS[doc.kind].takenBy}`,
+  );
 }
 
 /**
@@ -72,9 +74,14 @@ export function caseOf(doc: JsonDocument): LoadedCase {
   return { format: "attention", case: parseCase(doc.json, doc.path) };
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
+
 /** JSON.parse's message, cut short with control characters escaped: it quotes the file's bytes. */
 function parseErrorText(e: unknown): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes
-  const s = (e instanceof Error ? e.message : String(e)).replace(/[\u0000-\u001f\u007f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const s = (e instanceof Error ? e.message : String(e)).replace(
+    CONTROL_CHARACTERS,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
   return clip(s, 160);
 }

@@ -13,14 +13,23 @@ describe("executorsFor", () => {
   });
 
   // Names that Object.prototype holds: looked up in a plain object they crashed or came back as non-executors.
-  it.each(["__proto__", "hasOwnProperty", "valueOf", "constructor", "toString", "cpu,toString"])("%s is an unknown executor", (name) => {
-    expect(() => executorsFor(name)).toThrow(UsageError);
-    expect(() => executorsFor(name)).toThrow(/^unknown executor "(__proto__|hasOwnProperty|valueOf|constructor|toString)"; available: cpu, wasm, webgpu$/);
-  });
+  it.each(["__proto__", "hasOwnProperty", "valueOf", "constructor", "toString", "cpu,toString"])(
+    "%s is an unknown executor",
+    (name) => {
+      expect(() => executorsFor(name)).toThrow(UsageError);
+      expect(() => executorsFor(name)).toThrow(
+        /^unknown executor "(__proto__|hasOwnProperty|valueOf|constructor|toString)"; available: cpu, wasm, webgpu$/,
+      );
+    },
+  );
 
   // The other executors run on one thread: --threads 4 with cpu ran on one without a word.
   it("refuses --threads when no executor is wasm", () => {
-    expect(() => executorsFor("cpu", undefined, { threads: 4 })).toThrow(new UsageError("--threads sets the wasm executor's threads, and the executors are cpu: add wasm or leave --threads out"));
+    expect(() => executorsFor("cpu", undefined, { threads: 4 })).toThrow(
+      new UsageError(
+        "--threads sets the wasm executor's threads, and the executors are cpu: add wasm or leave --threads out",
+      ),
+    );
     expect(executorsFor("cpu,wasm", undefined, { threads: 2 }).map((e) => e.name)).toEqual(["cpu", "wasm"]);
   });
 });

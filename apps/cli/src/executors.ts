@@ -12,7 +12,14 @@ import { registerUserKernels, type UserOps } from "./user-ops.js";
 const factories = new Map<string, (options: ExecutorOptions) => Executor>([
   ["cpu", () => createCpuExecutor()],
   // Needs async init (loading its module, starting its workers): compile() initialises every executor it is given.
-  ["wasm", ({ threads, parallelWork }) => createWasmExecutor({ ...(threads !== undefined ? { threads } : {}), ...(parallelWork !== undefined ? { parallelWork } : {}) })],
+  [
+    "wasm",
+    ({ threads, parallelWork }) =>
+      createWasmExecutor({
+        ...(threads !== undefined ? { threads } : {}),
+        ...(parallelWork !== undefined ? { parallelWork } : {}),
+      }),
+  ],
   // Requests its device in init() (navigator.gpu, or the webgpu package in Node); "webgpu: no adapter" fails compile.
   ["webgpu", () => createWebGpuExecutor()],
 ]);
@@ -31,7 +38,8 @@ export interface ExecutorOptions {
 export function parseThreads(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isInteger(n) || n < 1 || n > 16) throw new UsageError(`--threads: expected a whole number from 1 to 16, got "${clip(text)}"`);
+  if (!/^\d+$/.test(text.trim()) || !Number.isInteger(n) || n < 1 || n > 16)
+    throw new UsageError(`--threads: expected a whole number from 1 to 16, got "${clip(text)}"`);
   return n;
 }
 
@@ -47,7 +55,9 @@ export function executorsFor(list: string, ops?: UserOps, options: ExecutorOptio
   });
   // The other executors run on one thread: --threads without wasm would be dropped without a word.
   if (options.threads !== undefined && !executors.some((e) => e.name === "wasm")) {
-    throw new UsageError(`--threads sets the wasm executor's threads, and the executors are ${clip(list)}: add wasm or leave --threads out`);
+    throw new UsageError(
+      `--threads sets the wasm executor's threads, and the executors are ${clip(list)}: add wasm or leave --threads out`,
+    );
   }
   return executors;
 }

@@ -27,32 +27,53 @@ describe("files: one line naming the path and the reason", () => {
     expect(readText(join(dir, "b.json"))).toBe("{}");
     expect(readBytes(join(dir, "a.json"))).toEqual(new Uint8Array([123, 125]));
     expect(listJson(dir)).toEqual([join(dir, "a.json"), join(dir, "b.json")]);
-    expect([isDirectory(dir), isDirectory(join(dir, "a.json")), isDirectory(join(dir, "none"))]).toEqual([true, false, false]);
+    expect([isDirectory(dir), isDirectory(join(dir, "a.json")), isDirectory(join(dir, "none"))]).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 
   it("a missing file, a folder read as a file, the flag that named it", () => {
     const dir = tmp();
     const missing = fileError(() => readBytes(join(dir, "nope.safetensors"), "--weights"));
-    expect(missing.message).toBe(`--weights ${join(dir, "nope.safetensors")}: cannot read the file, expected a readable file, got no such file or folder (ENOENT)`);
-    expect([missing.code, missing.errno, missing.path, AttnGraphError.isInstance(missing)]).toEqual(["file", "ENOENT", join(dir, "nope.safetensors"), true]);
-    expect(fileError(() => readText(dir)).message).toBe(`${dir}: cannot read the file, expected a readable file, got it is a folder (EISDIR)`);
+    expect(missing.message).toBe(
+      `--weights ${join(dir, "nope.safetensors")}: cannot read the file, expected a readable file, got no such file or folder (ENOENT)`,
+    );
+    expect([missing.code, missing.errno, missing.path, AttnGraphError.isInstance(missing)]).toEqual([
+      "file",
+      "ENOENT",
+      join(dir, "nope.safetensors"),
+      true,
+    ]);
+    expect(fileError(() => readText(dir)).message).toBe(
+      `${dir}: cannot read the file, expected a readable file, got it is a folder (EISDIR)`,
+    );
   });
 
   it("a write into a missing folder, onto a folder", () => {
     const dir = tmp();
     const path = join(dir, "no/such/dir/m.onnx");
-    expect(fileError(() => writeFile(path, "x", "-o")).message).toBe(`-o ${path}: cannot write the file, expected a writable file in an existing folder, got its folder does not exist (ENOENT)`);
-    expect(fileError(() => writeFile(dir, "x", "-o")).message).toMatch(/: cannot write the file, .*, got it is a folder \(EISDIR\)$/);
+    expect(fileError(() => writeFile(path, "x", "-o")).message).toBe(
+      `-o ${path}: cannot write the file, expected a writable file in an existing folder, got its folder does not exist (ENOENT)`,
+    );
+    expect(fileError(() => writeFile(dir, "x", "-o")).message).toMatch(
+      /: cannot write the file, .*, got it is a folder \(EISDIR\)$/,
+    );
   });
 
   it.skipIf(!existsSync("/dev/full"))("a full disk (/dev/full)", () => {
-    expect(fileError(() => writeFile("/dev/full", new Uint8Array(10), "-o")).message).toBe("-o /dev/full: cannot write the file, expected a writable file in an existing folder, got no space left on the device (ENOSPC)");
+    expect(fileError(() => writeFile("/dev/full", new Uint8Array(10), "-o")).message).toBe(
+      "-o /dev/full: cannot write the file, expected a writable file in an existing folder, got no space left on the device (ENOSPC)",
+    );
   });
 
   it("a folder to list that is a file, or missing", () => {
     const dir = tmp();
     writeFileSync(join(dir, "case.json"), "{}");
-    expect(fileError(() => listJson(join(dir, "case.json"))).message).toMatch(/case\.json: cannot list the folder, expected a readable folder, got it is not a folder \(ENOTDIR\)$/);
+    expect(fileError(() => listJson(join(dir, "case.json"))).message).toMatch(
+      /case\.json: cannot list the folder, expected a readable folder, got it is not a folder \(ENOTDIR\)$/,
+    );
     expect(fileError(() => listJson(join(dir, "none"))).errno).toBe("ENOENT");
   });
 

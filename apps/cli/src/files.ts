@@ -44,7 +44,10 @@ export function writeFile(path: string, data: string | Uint8Array, flag?: string
 /** The `*.json` files of a folder, sorted by name, joined onto `dir`. */
 export function listJson(dir: string, flag?: string): string[] {
   const names = attempt(dir, "list", flag, () => readdirSync(dir));
-  return names.filter((n) => n.endsWith(".json")).sort().map((n) => join(dir, n));
+  return names
+    .filter((n) => n.endsWith(".json"))
+    .sort()
+    .map((n) => join(dir, n));
 }
 
 /** Whether `path` is a folder; anything that cannot be looked at is not one (reading it then says why). */
@@ -70,7 +73,9 @@ function attempt<T>(path: string, action: Action, flag: string | undefined, io: 
  */
 export function toFileError(path: string, action: Action, e: unknown, flag?: string): FileError | undefined {
   const errno = (e as { code?: unknown } | null)?.code;
-  return typeof errno === "string" && e instanceof Error ? new FileError(path, action, errno, reasonOf(e, errno, action), flag, e) : undefined;
+  return typeof errno === "string" && e instanceof Error
+    ? new FileError(path, action, errno, reasonOf(e, errno, action), flag, e)
+    : undefined;
 }
 
 /** The reason in a few words, without Node's copy of the path (`ENOENT: no such file or directory, open 'x'`). */

@@ -23,12 +23,20 @@ describe("a flag of another command is a usage error naming it, the command and 
     expect(await cli("export", CASE, "-o", OUT, "--steps", "5")).toEqual({
       code: 2,
       out: [],
-      err: ["attngraph: --steps is not an option of export; export takes -o/--output, --contrib, --weights, --seed, --dims, --ops, --fused-qkv, --explain"],
+      err: [
+        "attngraph: --steps is not an option of export; export takes -o/--output, --contrib, --weights, --seed, --dims, --ops, --fused-qkv, --explain",
+      ],
     });
   });
 
   it("run --steps 3 (the case ran, the 3 dropped)", async () => {
-    expect(await cli("run", CASE, "--steps", "3")).toMatchObject({ code: 2, out: [], err: ["attngraph: --steps is not an option of run; run takes --executor, --tap, --fused-qkv, --explain, --threads, --ops, --inputs, --dims"] });
+    expect(await cli("run", CASE, "--steps", "3")).toMatchObject({
+      code: 2,
+      out: [],
+      err: [
+        "attngraph: --steps is not an option of run; run takes --executor, --tap, --fused-qkv, --explain, --threads, --ops, --inputs, --dims",
+      ],
+    });
   });
 
   // One flag per command that another command takes; none of them may run.
@@ -48,13 +56,22 @@ describe("a flag of another command is a usage error naming it, the command and 
 
   // `--weights "$W"` with W unset exported seeded random weights; `--seed ""` seeded with 0.
   it("an option given an empty value", async () => {
-    expect(await cli("export", CASE, "-o", OUT, "--weights", "")).toMatchObject({ code: 2, out: [], err: ['attngraph: --weights: expected a value, got ""'] });
-    expect((await cli("diff", CASE, "--executors", "cpu,wasm", "--tolerance=")).err).toEqual(['attngraph: --tolerance: expected a value, got ""']);
+    expect(await cli("export", CASE, "-o", OUT, "--weights", "")).toMatchObject({
+      code: 2,
+      out: [],
+      err: ['attngraph: --weights: expected a value, got ""'],
+    });
+    expect((await cli("diff", CASE, "--executors", "cpu,wasm", "--tolerance=")).err).toEqual([
+      'attngraph: --tolerance: expected a value, got ""',
+    ]);
     expect((await cli("train", "copy", "--seed", " ")).err).toEqual(['attngraph: --seed: expected a value, got " "']);
   });
 
   it("an argument after the one a command takes", async () => {
-    expect(await cli("run", CASE, "extra.json")).toMatchObject({ code: 2, err: [`attngraph: run: unexpected argument "extra.json": run takes one <case.json | model.onnx | repro.json>`] });
+    expect(await cli("run", CASE, "extra.json")).toMatchObject({
+      code: 2,
+      err: [`attngraph: run: unexpected argument "extra.json": run takes one <case.json | model.onnx | repro.json>`],
+    });
     expect((await cli("conformance", goldenDir, goldenDir)).code).toBe(2);
   });
 });
@@ -66,17 +83,23 @@ describe("checkCommandLine", () => {
   const pos = (value: string) => ({ kind: "positional", value }) as const;
 
   it("passes the command's own flags and --help", () => {
-    expect(() => checkCommandLine("export", line, [pos("export"), pos("a"), opt("output", "-o"), opt("help")], shortOf)).not.toThrow();
+    expect(() =>
+      checkCommandLine("export", line, [pos("export"), pos("a"), opt("output", "-o"), opt("help")], shortOf),
+    ).not.toThrow();
   });
 
   it("names the flag as typed and lists the command's flags with their short forms", () => {
-    expect(() => checkCommandLine("export", line, [pos("export"), opt("steps")], shortOf)).toThrow(new UsageError("--steps is not an option of export; export takes -o/--output, --seed"));
+    expect(() => checkCommandLine("export", line, [pos("export"), opt("steps")], shortOf)).toThrow(
+      new UsageError("--steps is not an option of export; export takes -o/--output, --seed"),
+    );
   });
 });
 
 describe("refuseFlags", () => {
   it("names the first flag that is set; unset, false and empty lists pass", () => {
     expect(() => refuseFlags("run", "with a repro", { "--a": undefined, "--b": false, "--c": [] })).not.toThrow();
-    expect(() => refuseFlags("run", "with a repro", { "--a": undefined, "--seed": "0", "--c": true })).toThrow(new UsageError("run: --seed does nothing with a repro"));
+    expect(() => refuseFlags("run", "with a repro", { "--a": undefined, "--seed": "0", "--c": true })).toThrow(
+      new UsageError("run: --seed does nothing with a repro"),
+    );
   });
 });

@@ -12,22 +12,37 @@ export interface CommandLine {
   readonly operand: string;
 }
 
-type Token = { readonly kind: "option"; readonly name: string; readonly rawName: string; readonly value?: string | undefined } | { readonly kind: "positional"; readonly value: string } | { readonly kind: "option-terminator" };
+type Token =
+  | { readonly kind: "option"; readonly name: string; readonly rawName: string; readonly value?: string | undefined }
+  | { readonly kind: "positional"; readonly value: string }
+  | { readonly kind: "option-terminator" };
 
 /**
  * Throws a UsageError for the first option `command` does not take (naming it and listing what the command takes), an
  * option given an empty value, or an argument after its one operand. `tokens` are parseArgs' tokens, the command name among the positionals.
  */
-export function checkCommandLine(command: string, line: CommandLine, tokens: readonly Token[], shortOf: (flag: string) => string | undefined): void {
+export function checkCommandLine(
+  command: string,
+  line: CommandLine,
+  tokens: readonly Token[],
+  shortOf: (flag: string) => string | undefined,
+): void {
   const name = (flag: string) => (shortOf(flag) ? `-${shortOf(flag)}/--${flag}` : `--${flag}`);
   for (const t of tokens) {
     if (t.kind !== "option" || t.name === "help") continue;
-    if (!line.flags.includes(t.name)) throw new UsageError(`${clip(t.rawName)} is not an option of ${command}; ${command} takes ${line.flags.map(name).join(", ")}`);
+    if (!line.flags.includes(t.name))
+      throw new UsageError(
+        `${clip(t.rawName)} is not an option of ${command}; ${command} takes ${line.flags.map(name).join(", ")}`,
+      );
     // `--weights ""` (an unset shell variable) read as not given, and `--seed ""` as 0.
-    if (t.value !== undefined && t.value.trim() === "") throw new UsageError(`${clip(t.rawName)}: expected a value, got "${clip(t.value)}"`);
+    if (t.value !== undefined && t.value.trim() === "")
+      throw new UsageError(`${clip(t.rawName)}: expected a value, got "${clip(t.value)}"`);
   }
   const extra = tokens.filter((t) => t.kind === "positional").slice(2);
-  if (extra.length) throw new UsageError(`${command}: unexpected argument "${clip(extra[0]!.value)}": ${command} takes one ${line.operand}`);
+  if (extra.length)
+    throw new UsageError(
+      `${command}: unexpected argument "${clip(extra[0]!.value)}": ${command} takes one ${line.operand}`,
+    );
 }
 
 /**

@@ -14,6 +14,8 @@ describe("outputFailed: an error of stdout", () => {
   it("a full disk (`> /dev/full`) is one FileError line, exit 1", () => {
     const err: string[] = [];
     expect(outputFailed(systemError("ENOSPC", "ENOSPC: no space left on device, write"), (l) => err.push(l))).toBe(1);
-    expect(err).toEqual(["attngraph: FileError: stdout: cannot write the file, expected a writable file in an existing folder, got no space left on the device (ENOSPC)"]);
+    expect(err).toEqual([
+      "attngraph: FileError: stdout: cannot write the file, expected a writable file in an existing folder, got no space left on the device (ENOSPC)",
+    ]);
   });
 });

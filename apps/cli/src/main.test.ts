@@ -32,14 +32,21 @@ describe("attngraph conformance", () => {
     expect(out.at(-1)).toBe(`${caseCount} passed, 0 failed`);
     expect(code).toBe(0);
     for (const bad of ["0", "17", "1.5", "two"]) {
-      expect(await cli("conformance", goldenDir, "--executor", "wasm", "--threads", bad)).toMatchObject({ code: 2, out: [], err: [`attngraph: --threads: expected a whole number from 1 to 16, got "${bad}"`] });
+      expect(await cli("conformance", goldenDir, "--executor", "wasm", "--threads", bad)).toMatchObject({
+        code: 2,
+        out: [],
+        err: [`attngraph: --threads: expected a whole number from 1 to 16, got "${bad}"`],
+      });
     }
   });
 
   it("reports a malformed case by file and field as a failed case, and exits 1", async () => {
     const dir = mkdtempSync(join(tmpdir(), "attngraph-cases-"));
     copyFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), join(dir, "a-good.json"));
-    writeFileSync(join(dir, "b-broken.json"), JSON.stringify({ name: "broken", source: "x", config: { dIn: 8, dOut: 8, numHeads: 3 } }));
+    writeFileSync(
+      join(dir, "b-broken.json"),
+      JSON.stringify({ name: "broken", source: "x", config: { dIn: 8, dOut: 8, numHeads: 3 } }),
+    );
     writeFileSync(join(dir, "c-garbage.json"), "{ not json");
     const { code, out } = await cli("conformance", dir);
     expect(out[0]).toMatch(/^PASS t1-causal/);
@@ -75,23 +82,35 @@ describe("attngraph conformance", () => {
     const dir = mkdtempSync(join(tmpdir(), "attngraph-cases-"));
     const c = JSON.parse(readFileSync(join(goldenDir, "t1-causal-b2-d8-h2.json"), "utf8"));
     writeFileSync(join(dir, "a-empty.json"), JSON.stringify({ ...c, name: "empty", expected: {} }));
-    writeFileSync(join(dir, "b-weights-only.json"), JSON.stringify({ ...c, name: "weights-only", expected: { weights: c.expected.weights } }));
+    writeFileSync(
+      join(dir, "b-weights-only.json"),
+      JSON.stringify({ ...c, name: "weights-only", expected: { weights: c.expected.weights } }),
+    );
     writeFileSync(join(dir, "c-full.json"), JSON.stringify({ ...c, name: "full" }));
     const { code, out } = await cli("conformance", dir, "--tap", "none");
     expect(out).toEqual([
       "FAIL empty  nothing to compare: expected holds no tensors",
       "FAIL weights-only  nothing to compare: not compared under --tap none: weights",
-      expect.stringMatching(/^PASS full {2}\(1 tensors, worst: output .*; not compared under --tap none: queries, keys, values, scores, weights, context\)$/),
+      expect.stringMatching(
+        /^PASS full {2}\(1 tensors, worst: output .*; not compared under --tap none: queries, keys, values, scores, weights, context\)$/,
+      ),
       "1 passed, 2 failed",
     ]);
     expect(code).toBe(1);
   });
 
   it("refuses unknown and unbuilt executors with a clear message", async () => {
-    expect(await cli("conformance", goldenDir, "--executor", "tpu")).toMatchObject({ code: 2, err: [expect.stringMatching(/unknown executor "tpu"/)] });
+    expect(await cli("conformance", goldenDir, "--executor", "tpu")).toMatchObject({
+      code: 2,
+      err: [expect.stringMatching(/unknown executor "tpu"/)],
+    });
     expect((await cli("conformance")).code).toBe(2);
     for (const name of ["__proto__", "hasOwnProperty", "valueOf", "constructor", "toString"]) {
-      expect(await cli("conformance", goldenDir, "--executor", name)).toMatchObject({ code: 2, out: [], err: [`attngraph: unknown executor "${name}"; available: cpu, wasm, webgpu`] });
+      expect(await cli("conformance", goldenDir, "--executor", name)).toMatchObject({
+        code: 2,
+        out: [],
+        err: [`attngraph: unknown executor "${name}"; available: cpu, wasm, webgpu`],
+      });
     }
   });
 
@@ -167,7 +186,17 @@ describe("attngraph demo", () => {
   it("demo block prints the block's intermediates from the stream, each matching PyTorch", async () => {
     const { code, out } = await cli("demo", "block");
     const text = out.join("\n");
-    for (const n of ["ln1", "attention.weights", "attention", "residual", "ln2", "mlp.hidden", "mlp.gelu", "mlp", "output"]) {
+    for (const n of [
+      "ln1",
+      "attention.weights",
+      "attention",
+      "residual",
+      "ln2",
+      "mlp.hidden",
+      "mlp.gelu",
+      "mlp",
+      "output",
+    ]) {
       expect(text).toMatch(new RegExp(`^${n.replace(".", "\\.")} \\[[^\\]]*\\]  matches PyTorch$`, "m"));
     }
     expect(text).toContain("every intermediate matches PyTorch (float64 reference, tolerance 0.0001): yes");
@@ -183,9 +212,12 @@ describe("attngraph demo", () => {
   it("prints the plan and every intermediate tensor, and matches PyTorch", async () => {
     const { code, out } = await cli("demo");
     const text = out.join("\n");
-    for (const n of ["queries", "keys", "values", "scores", "weights", "context", "output"]) expect(text).toMatch(new RegExp(`^${n} \\[`, "m"));
+    for (const n of ["queries", "keys", "values", "scores", "weights", "context", "output"])
+      expect(text).toMatch(new RegExp(`^${n} \\[`, "m"));
     expect(text).toContain("plan: 16 steps on cpu");
-    expect(text).toContain("(untapped, the same graph runs in 13 steps: fused scores + masked + weights + context.heads → attention)");
+    expect(text).toContain(
+      "(untapped, the same graph runs in 13 steps: fused scores + masked + weights + context.heads → attention)",
+    );
     expect(text).toContain("output matches PyTorch (float64 reference, tolerance 0.0001): yes");
     expect(code).toBe(0);
   });

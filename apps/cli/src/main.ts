@@ -93,7 +93,12 @@ function pick(values: Record<string, unknown>, keys: readonly string[]): Record<
 /** Runs the CLI and returns the exit status. Errors become one readable line, never a stack trace. */
 export async function main(argv: readonly string[], io: IO = processIO): Promise<number> {
   try {
-    const { values, positionals, tokens } = parseArgs({ args: [...argv], allowPositionals: true, tokens: true, options });
+    const { values, positionals, tokens } = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      tokens: true,
+      options,
+    });
     const [command, ...rest] = positionals;
     if (values.help || !command) {
       io.out(help);
@@ -103,7 +108,14 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
     if (!line) throw new UsageError(`unknown command "${clip(command)}"\n${help}`);
     checkCommandLine(command, line, tokens, shortOf);
     const threads = parseThreads(values.threads);
-    const common = { positionals: rest, executor: values.executor ?? DEFAULT_EXECUTOR, tap: values.tap, fusedQkv: values["fused-qkv"], explain: values.explain, threads };
+    const common = {
+      positionals: rest,
+      executor: values.executor ?? DEFAULT_EXECUTOR,
+      tap: values.tap,
+      fusedQkv: values["fused-qkv"],
+      explain: values.explain,
+      threads,
+    };
     switch (command) {
       case "demo":
         return await demo(common, io);
@@ -113,11 +125,32 @@ export async function main(argv: readonly string[], io: IO = processIO): Promise
         // The executor as given: a repro names its own, and refuses --executor.
         return await run({ ...common, executor: values.executor, ...pick(values, ["ops", "inputs", "dims"]) }, io);
       case "diff":
-        return await diff({ positionals: rest, executors: values.executors, tap: values.tap, fusedQkv: values["fused-qkv"], threads, ...pick(values, ["tolerance", "repro", "ops", "dims", "seed"]) }, io);
+        return await diff(
+          {
+            positionals: rest,
+            executors: values.executors,
+            tap: values.tap,
+            fusedQkv: values["fused-qkv"],
+            threads,
+            ...pick(values, ["tolerance", "repro", "ops", "dims", "seed"]),
+          },
+          io,
+        );
       case "export":
-        return await exportModel({ positionals: rest, fusedQkv: values["fused-qkv"], explain: values.explain, ...pick(values, ["output", "contrib", "weights", "seed", "dims", "ops"]) }, io);
+        return await exportModel(
+          {
+            positionals: rest,
+            fusedQkv: values["fused-qkv"],
+            explain: values.explain,
+            ...pick(values, ["output", "contrib", "weights", "seed", "dims", "ops"]),
+          },
+          io,
+        );
       case "import":
-        return await importModel({ positionals: rest, explain: values.explain, ...pick(values, ["inputs", "dims"]) }, io);
+        return await importModel(
+          { positionals: rest, explain: values.explain, ...pick(values, ["inputs", "dims"]) },
+          io,
+        );
       case "train":
         return await train({ ...common, ...pick(values, ["steps", "lr", "seed", "dropout", "init"]) }, io);
       default:

@@ -2,7 +2,13 @@
 // @attngraph/runtime and run on the cpu executor, against the float64 reference of @attngraph/testkit (written
 // independently of the kernels). Lives in the CLI because it is the one package that depends on all of them.
 // Legend: B batch, H heads, Hkv kv heads, L query length, S key length, D head dim, E = dOut = H·D.
-import { attentionWeights, buildAttention, normalizeConfig, type AttentionConfigInput, type PositionEncoding } from "@attngraph/attention";
+import {
+  attentionWeights,
+  buildAttention,
+  normalizeConfig,
+  type AttentionConfigInput,
+  type PositionEncoding,
+} from "@attngraph/attention";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { compile } from "@attngraph/runtime";
 import { compare, Tensor, type Tolerance } from "@attngraph/tensor";
@@ -23,7 +29,13 @@ interface Case {
 }
 
 const cases: readonly Case[] = [
-  { label: "ALiBi, the paper's slopes for H = 6, causal", config: { dIn: 8, dOut: 12, numHeads: 6, causal: true }, position: { kind: "alibi" }, B: 2, L: 5 },
+  {
+    label: "ALiBi, the paper's slopes for H = 6, causal",
+    config: { dIn: 8, dOut: 12, numHeads: 6, causal: true },
+    position: { kind: "alibi" },
+    B: 2,
+    L: 5,
+  },
   {
     label: "ALiBi, given slopes, GQA H=4/Hkv=2, scale 0.3, key padding, no mask otherwise",
     config: { dIn: 6, dOut: 16, numHeads: 4, numKvHeads: 2, scale: 0.3, qkvBias: true },
@@ -32,7 +44,13 @@ const cases: readonly Case[] = [
     L: 4,
     pad: [0, 0, 0, 1, 1, 0, 0, 0],
   },
-  { label: "RoPE over the whole head dim, causal", config: { dIn: 8, dOut: 16, numHeads: 2, causal: true }, position: { kind: "rope" }, B: 2, L: 6 },
+  {
+    label: "RoPE over the whole head dim, causal",
+    config: { dIn: 8, dOut: 16, numHeads: 2, causal: true },
+    position: { kind: "rope" },
+    B: 2,
+    L: 6,
+  },
   {
     label: "RoPE, rotaryDim 4 < D = 8, positionOffset 5, base 500, GQA H=4/Hkv=1",
     config: { dIn: 8, dOut: 32, numHeads: 4, numKvHeads: 1, causal: true, window: 3 },
@@ -44,14 +62,21 @@ const cases: readonly Case[] = [
 
 /** Deterministic values of magnitude ~1, different for each seed. */
 const seeded = (shape: number[], seed: number, scale = 1): Tensor =>
-  Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => scale * Math.sin(seed * 97.3 + i * 1.7)), shape);
+  Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => scale * Math.sin(seed * 97.3 + i * 1.7)),
+    shape,
+  );
 
 function setup(c: Case) {
   const config = normalizeConfig(c.config);
   const { dIn, dOut: E } = config;
   const Ekv = config.numKvHeads * (E / config.numHeads);
   const init = (shape: number[], seed: number) => seeded(shape, seed, 1 / Math.sqrt(dIn));
-  const raw: Record<string, Tensor> = { W_query: init([E, dIn], 1), W_key: init([Ekv, dIn], 2), W_value: init([Ekv, dIn], 3) };
+  const raw: Record<string, Tensor> = {
+    W_query: init([E, dIn], 1),
+    W_key: init([Ekv, dIn], 2),
+    W_value: init([Ekv, dIn], 3),
+  };
   if (config.qkvBias) Object.assign(raw, { b_query: init([E], 4), b_key: init([Ekv], 5), b_value: init([Ekv], 6) });
   if (config.outProj) Object.assign(raw, { out_proj: init([E, E], 7), out_bias: init([E], 8) });
   const inputs: Record<string, Tensor> = { x: seeded([c.B, c.L, dIn], 9) };
@@ -100,6 +125,7 @@ describe("position encodings end to end (builder → compile → cpu) against th
     const c = cases[0]!;
     const zero = await runGraph(c, { kind: "alibi", slopes: [0, 0, 0, 0, 0, 0] });
     const plain = await runGraph(c, undefined);
-    for (const name of ["weights", "output"]) expect(compare(zero[name]!, plain[name]!.toFloat32Array(), TOL).ok, name).toBe(true);
+    for (const name of ["weights", "output"])
+      expect(compare(zero[name]!, plain[name]!.toFloat32Array(), TOL).ok, name).toBe(true);
   });
 });

@@ -16,13 +16,17 @@ export async function replay(doc: JsonDocument, ops: UserOps | undefined, io: IO
   const c = r.comparison;
   io.out(`replay of ${clip(doc.path)}: node ${r.node} (op ${r.kind}), ${r.executor} against ${r.reference}`);
   for (const [name, same] of Object.entries(r.sameAsRecorded)) {
-    io.out(`  ${name}: ${same === "error" ? "failed (now or when recorded)" : same ? "same output as recorded" : "output differs from the recorded one"}`);
+    io.out(
+      `  ${name}: ${same === "error" ? "failed (now or when recorded)" : same ? "same output as recorded" : "output differs from the recorded one"}`,
+    );
   }
   const detail =
     c.status === "failed"
       ? `failed: ${c.reason}`
       : `${c.failures} of ${c.size} element(s) out of tolerance, max abs ${c.maxAbs}, max rel ${c.maxRel}${c.worst ? `, worst at ${c.worst.index}: ${c.worst.got} vs ${c.worst.expected}` : ""}`;
-  io.out(`  ${r.executor} ${c.status === "agree" ? "agrees with" : c.status === "failed" ? "fails where" : "disagrees with"} ${r.reference}: ${detail}`);
+  io.out(
+    `  ${r.executor} ${c.status === "agree" ? "agrees with" : c.status === "failed" ? "fails where" : "disagrees with"} ${r.reference}: ${detail}`,
+  );
   io.out(r.reproduced ? "the disagreement reproduces" : "the disagreement is gone");
   return r.reproduced ? 1 : 0;
 }

@@ -15,7 +15,9 @@ const buildThenNode = Object.entries(scripts).filter(([, cmd]) => {
 
 describe("root package.json scripts", () => {
   it("the scripts that build and then run a program include the five we know of (so the check below cannot pass empty)", () => {
-    expect(buildThenNode.map(([name]) => name)).toEqual(expect.arrayContaining(["attngraph", "bench", "demo", "gen:docs", "soak"]));
+    expect(buildThenNode.map(([name]) => name)).toEqual(
+      expect.arrayContaining(["attngraph", "bench", "demo", "gen:docs", "soak"]),
+    );
   });
 
   it.each(buildThenNode)("%s sends the build's stdout to stderr, leaving stdout to the program", (_name, cmd) => {

@@ -20,21 +20,30 @@ describe("seededValues", () => {
   it("refuses values past the runtime's memory limit before allocating any, naming the largest", () => {
     const huge = () => seededValues("g.json", [x, w], parseDims("B=1,T=1000000000"), mulberry32(0));
     expect(huge).toThrow(ShapeError);
-    expect(huge).toThrow("g.json: x [1, 1000000000, 4]: too large to fill with random values, expected at most 4 GiB of float32 values in all (the runtime's memory limit; give smaller --dims), got 14.9 GiB");
+    expect(huge).toThrow(
+      "g.json: x [1, 1000000000, 4]: too large to fill with random values, expected at most 4 GiB of float32 values in all (the runtime's memory limit; give smaller --dims), got 14.9 GiB",
+    );
     expect(() => seededValues("g.json", [x], parseDims("B=2,T=1000000000"), mulberry32(0))).toThrow(/got 29\.8 GiB$/);
     // Counted together: two values each under the limit.
     const half = { name: "h", shape: [1024, 1024, 1024] };
-    expect(() => seededValues("g.json", [half, { ...half, name: "k" }], new Map(), mulberry32(0))).toThrow(/h \[1024, 1024, 1024\]: too large .*memory limit\), got 8\.0 GiB$/);
+    expect(() => seededValues("g.json", [half, { ...half, name: "k" }], new Map(), mulberry32(0))).toThrow(
+      /h \[1024, 1024, 1024\]: too large .*memory limit\), got 8\.0 GiB$/,
+    );
   });
 
   it("a symbolic dim without a size names the flag", () => {
-    expect(() => seededValues("g.json", [x], parseDims("B=2"), mulberry32(0))).toThrow(new UsageError("g.json: x has the symbolic dim T: give its size with --dims T=<n>"));
+    expect(() => seededValues("g.json", [x], parseDims("B=2"), mulberry32(0))).toThrow(
+      new UsageError("g.json: x has the symbolic dim T: give its size with --dims T=<n>"),
+    );
   });
 });
 
 describe("parseDims", () => {
   it("reads name=size pairs", () => {
-    expect([...parseDims(" B = 2,T=8")]).toEqual([["B", 2], ["T", 8]]);
+    expect([...parseDims(" B = 2,T=8")]).toEqual([
+      ["B", 2],
+      ["T", 8],
+    ]);
   });
 
   it.each(["B", "B=0", "B=-1", "B=1.5", "B=99999999999999999999"])("refuses %s", (text) => {
@@ -49,7 +58,11 @@ describe("parseDims", () => {
 describe("checkDimsUsed", () => {
   it("refuses a dim that sizes nothing, naming the dims there are", () => {
     expect(() => checkDimsUsed("g.json", parseDims("B=1,T=2"), [x, w], "input or weight")).not.toThrow();
-    expect(() => checkDimsUsed("g.json", parseDims("B=1,Q=2"), [x, w], "input or weight")).toThrow(new UsageError("--dims Q: no input or weight of g.json has this symbolic dim (theirs: B, T)"));
-    expect(() => checkDimsUsed("g.json", parseDims("B=1"), [w], "weight")).toThrow(/--dims B: no weight of g\.json has this symbolic dim \(theirs: none\)/);
+    expect(() => checkDimsUsed("g.json", parseDims("B=1,Q=2"), [x, w], "input or weight")).toThrow(
+      new UsageError("--dims Q: no input or weight of g.json has this symbolic dim (theirs: B, T)"),
+    );
+    expect(() => checkDimsUsed("g.json", parseDims("B=1"), [w], "weight")).toThrow(
+      /--dims B: no weight of g\.json has this symbolic dim \(theirs: none\)/,
+    );
   });
 });

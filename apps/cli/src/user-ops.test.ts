@@ -16,10 +16,14 @@ const OP = `{ kind: "twice", doc: "2x", inputs: [{ name: "x" }], attrs: {}, infe
 
 describe("loadUserOps", () => {
   it("takes a module's ops and kernels; kernels alone (for built-in kinds) too", async () => {
-    const both = await loadUserOps(module(`export const ops = [${OP}]; export const kernels = { cpu: { twice: () => {} } };`));
+    const both = await loadUserOps(
+      module(`export const ops = [${OP}]; export const kernels = { cpu: { twice: () => {} } };`),
+    );
     expect(both.registry.get("twice")?.kind).toBe("twice");
     expect([...both.kernels.get("cpu")!.keys()]).toEqual(["twice"]);
-    expect((await loadUserOps(module("export const kernels = { wasm: { softmax: () => {} } };"))).kernels.get("wasm")?.size).toBe(1);
+    expect(
+      (await loadUserOps(module("export const kernels = { wasm: { softmax: () => {} } };"))).kernels.get("wasm")?.size,
+    ).toBe(1);
   });
 
   // Each was taken without a word and then did nothing.
@@ -32,6 +36,8 @@ describe("loadUserOps", () => {
     const path = module(source);
     const loading = loadUserOps(path);
     await expect(loading).rejects.toThrow(UsageError);
-    await expect(loading).rejects.toThrow(`--ops ${path}: exports no op and no kernel, expected "ops" (an array of defineOp() results) or "kernels" ({ executor: { kind: kernel } }), ${got}`);
+    await expect(loading).rejects.toThrow(
+      `--ops ${path}: exports no op and no kernel, expected "ops" (an array of defineOp() results) or "kernels" ({ executor: { kind: kernel } }), ${got}`,
+    );
   });
 });

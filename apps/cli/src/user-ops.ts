@@ -21,22 +21,37 @@ export async function loadUserOps(file: string): Promise<UserOps> {
   try {
     mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
   } catch (e) {
-    throw new UsageError(`--ops ${clip(file)}: cannot load the module: ${clip(e instanceof Error ? e.message : String(e), 300)}`);
+    throw new UsageError(
+      `--ops ${clip(file)}: cannot load the module: ${clip(e instanceof Error ? e.message : String(e), 300)}`,
+    );
   }
   const ops = mod["ops"] ?? [];
-  if (!Array.isArray(ops)) throw new UsageError(`--ops ${clip(file)}: "ops" must be an array of defineOp() results, got ${typeof ops}`);
+  if (!Array.isArray(ops))
+    throw new UsageError(`--ops ${clip(file)}: "ops" must be an array of defineOp() results, got ${typeof ops}`);
   const kernels = new Map<string, Map<string, unknown>>();
   const given = mod["kernels"] ?? {};
-  if (typeof given !== "object" || given === null) throw new UsageError(`--ops ${clip(file)}: "kernels" must be { executor: { kind: kernel } }, got ${typeof given}`);
+  if (typeof given !== "object" || given === null)
+    throw new UsageError(`--ops ${clip(file)}: "kernels" must be { executor: { kind: kernel } }, got ${typeof given}`);
   for (const [executor, byKind] of Object.entries(given)) {
-    if (!EXECUTORS.includes(executor)) throw new UsageError(`--ops ${clip(file)}: kernels for unknown executor "${clip(executor)}"; known: ${EXECUTORS.join(", ")}`);
-    if (typeof byKind !== "object" || byKind === null) throw new UsageError(`--ops ${clip(file)}: kernels.${executor} must be { kind: kernel }`);
+    if (!EXECUTORS.includes(executor))
+      throw new UsageError(
+        `--ops ${clip(file)}: kernels for unknown executor "${clip(executor)}"; known: ${EXECUTORS.join(", ")}`,
+      );
+    if (typeof byKind !== "object" || byKind === null)
+      throw new UsageError(`--ops ${clip(file)}: kernels.${executor} must be { kind: kernel }`);
     kernels.set(executor, new Map(Object.entries(byKind)));
   }
   // A module with no op and no kernel (a typo such as `op`, or everything under `default`) would be taken and do nothing.
   if (ops.length === 0 && ![...kernels.values()].some((byKind) => byKind.size > 0)) {
     const exported = Object.keys(mod).sort();
-    throw new UsageError(describe(`--ops ${clip(file)}`, "exports no op and no kernel", `"ops" (an array of defineOp() results) or "kernels" ({ executor: { kind: kernel } })`, exported.length ? `exports ${clip(exported.join(", "))}` : "no exports"));
+    throw new UsageError(
+      describe(
+        `--ops ${clip(file)}`,
+        "exports no op and no kernel",
+        `"ops" (an array of defineOp() results) or "kernels" ({ executor: { kind: kernel } })`,
+        exported.length ? `exports ${clip(exported.join(", "))}` : "no exports",
+      ),
+    );
   }
   // createOpRegistry checks the definitions (a kind twice, a built-in kind redefined): its error names the kind.
   return { registry: createOpRegistry(ops as AnyOpDef[]), kernels };

@@ -31,12 +31,25 @@ let page: Page;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium); this test never downloads a browser`);
-  if (!existsSync(join(dist, "index.html"))) throw new Error(`${dist}/index.html is missing: run \`vite build\` first (the package's test script does)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium); this test never downloads a browser`,
+    );
+  if (!existsSync(join(dist, "index.html")))
+    throw new Error(`${dist}/index.html is missing: run \`vite build\` first (the package's test script does)`);
   server = await serve(dist);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--enable-unsafe-webgpu"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--enable-unsafe-webgpu",
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   page.setDefaultTimeout(60_000);
@@ -55,7 +68,10 @@ afterAll(async () => {
 
 const status = () => page.locator("#model-status");
 const errorsText = () => page.locator("#model-errors").innerText();
-const streamed = async () => (await page.locator("#model-tokens button.token").evaluateAll((bs) => bs.map((b) => Number((b as HTMLElement).dataset.token))));
+const streamed = async () =>
+  await page
+    .locator("#model-tokens button.token")
+    .evaluateAll((bs) => bs.map((b) => Number((b as HTMLElement).dataset.token)));
 
 async function waitState(...states: string[]): Promise<string> {
   await page.waitForFunction((s) => s.includes(document.getElementById("model-status")!.dataset.state!), states);
@@ -89,7 +105,9 @@ describe("the Model tab", () => {
     const description = await page.locator("#model-description").innerText();
     expect(description).toContain("nanogpt-bias-l2.safetensors: GPT-2 family");
     expect(description).toContain("2 layers, 4 heads, n_embd 32, vocab 50, block 16");
-    expect(await page.locator("#model-prompt-hint").innerText()).toContain("token ids separated by spaces, each in [0, 50)");
+    expect(await page.locator("#model-prompt-hint").innerText()).toContain(
+      "token ids separated by spaces, each in [0, 50)",
+    );
   });
 
   it("streams the golden case's greedy tokens one by one, on cpu, wasm and (with an adapter) webgpu", async () => {
@@ -99,7 +117,9 @@ describe("the Model tab", () => {
     await page.check("#model-greedy");
     // webgpu too where Chromium has an adapter (headless Chromium on SwiftShader has one); its option is disabled where not.
     const option = page.locator('#model-executor option[value="webgpu"]');
-    await page.waitForFunction(() => !document.querySelector('#model-executor option[value="webgpu"]')!.textContent!.includes("checking"));
+    await page.waitForFunction(
+      () => !document.querySelector('#model-executor option[value="webgpu"]')!.textContent!.includes("checking"),
+    );
     const webgpu = !(await option.evaluate((o) => (o as HTMLOptionElement).disabled));
     for (const executor of webgpu ? ["cpu", "wasm", "webgpu"] : ["cpu", "wasm"]) {
       await page.selectOption("#model-executor", executor);
@@ -119,8 +139,16 @@ describe("the Model tab", () => {
     for (const index of [5, 0]) {
       await page.click(`#model-tokens button.token[data-index="${index}"]`);
       await page.waitForFunction((i) => document.getElementById("attention-grid")!.dataset.index === String(i), index);
-      expect(await page.locator(`#model-tokens button.token[data-index="${index}"]`).getAttribute("aria-pressed")).toBe("true");
-      const rows = await page.locator("#attention-grid canvas.heatmap").evaluateAll((cs) => cs.map((c) => ({ layer: (c as HTMLElement).dataset.layer, head: (c as HTMLElement).dataset.head, values: JSON.parse((c as HTMLElement).dataset.values!) as number[] })));
+      expect(await page.locator(`#model-tokens button.token[data-index="${index}"]`).getAttribute("aria-pressed")).toBe(
+        "true",
+      );
+      const rows = await page.locator("#attention-grid canvas.heatmap").evaluateAll((cs) =>
+        cs.map((c) => ({
+          layer: (c as HTMLElement).dataset.layer,
+          head: (c as HTMLElement).dataset.head,
+          values: JSON.parse((c as HTMLElement).dataset.values!) as number[],
+        })),
+      );
       expect(rows.length).toBe(golden.config.n_layer * golden.config.n_head);
       expect(new Set(rows.map((r) => `${r.layer}/${r.head}`)).size).toBe(rows.length);
       for (const r of rows) {
@@ -132,12 +160,16 @@ describe("the Model tab", () => {
         await page.screenshot({ path: SCREENSHOT, fullPage: true });
       }
       // Each cell is labelled by its key's token.
-      expect(await page.locator("#attention-grid figure").first().locator(".key-labels span").allInnerTexts()).toEqual(golden.generate.greedy.data.slice(0, index + 1).map(String));
+      expect(await page.locator("#attention-grid figure").first().locator(".key-labels span").allInnerTexts()).toEqual(
+        golden.generate.greedy.data.slice(0, index + 1).map(String),
+      );
     }
     expect(await page.locator("#attention-note").innerText()).toContain("2 layers × 4 heads");
     const canvas = page.locator('#attention-grid canvas[data-layer="1"][data-head="2"]');
     await canvas.hover({ position: { x: 2, y: 2 } });
-    expect(await page.locator("#attention-readout").innerText()).toMatch(/^layer 1, head 2: "13" \(0\) attends to "13" \(0\) with 1(\.0+)?$/);
+    expect(await page.locator("#attention-readout").innerText()).toMatch(
+      /^layer 1, head 2: "13" \(0\) attends to "13" \(0\) with 1(\.0+)?$/,
+    );
   });
 
   it("stops a generation: no token comes after Stop", async () => {
@@ -178,7 +210,11 @@ describe("the Model tab", () => {
 
   it("takes text with GPT-2's vocabulary and streams text", async () => {
     const buffer = Buffer.from(tinyGptSafetensors({ vocab: 50257, block: 16, embd: 8, layers: 1, seed: 7 }));
-    await page.setInputFiles("#model-file", { name: "tiny-gpt2-vocab.safetensors", mimeType: "application/octet-stream", buffer });
+    await page.setInputFiles("#model-file", {
+      name: "tiny-gpt2-vocab.safetensors",
+      mimeType: "application/octet-stream",
+      buffer,
+    });
     expect(await waitState("error")).toBe("error"); // n_embd 8 is no GPT-2 size: the heads are asked for
     expect(await page.inputValue("#model-heads")).toBe("");
     await page.fill("#model-heads", "2");
@@ -198,7 +234,11 @@ describe("the Model tab", () => {
   it("names every missing key of a broken checkpoint", async () => {
     const omit = ["transformer.h.0.mlp.c_fc.bias", "transformer.ln_f.weight"];
     const buffer = Buffer.from(tinyGptSafetensors({ vocab: 20, block: 8, embd: 8, layers: 1, seed: 3, omit }));
-    await page.setInputFiles("#model-file", { name: "broken.safetensors", mimeType: "application/octet-stream", buffer });
+    await page.setInputFiles("#model-file", {
+      name: "broken.safetensors",
+      mimeType: "application/octet-stream",
+      buffer,
+    });
     expect(await waitState("error")).toBe("error");
     await page.fill("#model-heads", "2");
     await page.click("#model-load");

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { MASKED_RGB } from "../src/colormap.js";
 import { serve, type Served } from "@attngraph/static-server";
 
-
 export const here = dirname(fileURLToPath(import.meta.url));
 export const app = join(here, "..");
 export const dist = join(app, "dist");
@@ -24,9 +23,14 @@ export interface JsonTensor {
   shape: number[];
   data: number[];
 }
-export const golden = JSON.parse(readFileSync(CASE, "utf8")) as { name: string; expected: { weights: JsonTensor }; tolerance: { abs: number; rel: number } };
+export const golden = JSON.parse(readFileSync(CASE, "utf8")) as {
+  name: string;
+  expected: { weights: JsonTensor };
+  tolerance: { abs: number; rel: number };
+};
 export const [B, H, L, S] = golden.expected.weights.shape as [number, number, number, number];
-export const expectedWeight = (b: number, h: number, i: number, j: number) => golden.expected.weights.data[((b * H + h) * L + i) * S + j]!;
+export const expectedWeight = (b: number, h: number, i: number, j: number) =>
+  golden.expected.weights.data[((b * H + h) * L + i) * S + j]!;
 
 export let server: Served;
 export let browser: Browser;
@@ -37,13 +41,25 @@ export const pageErrors: string[] = [];
 export function usePlayground(): void {
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium); this test never downloads a browser`);
+      throw new Error(
+        `${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium); this test never downloads a browser`,
+      );
     }
-    if (!existsSync(join(dist, "index.html"))) throw new Error(`${dist}/index.html is missing: run \`vite build\` first (the package's test script does)`);
+    if (!existsSync(join(dist, "index.html")))
+      throw new Error(`${dist}/index.html is missing: run \`vite build\` first (the package's test script does)`);
     server = await serve(dist);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--enable-unsafe-webgpu"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--enable-unsafe-webgpu",
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     // Generous: under `pnpm test` the 2 cores are shared with every other package's tests (CI has seen 5× slower runs).
@@ -167,7 +183,11 @@ export interface TrainStatus {
 }
 
 export async function trainStatus(): Promise<TrainStatus> {
-  return page.locator("#train-status").evaluate((s: HTMLElement) => ({ state: s.dataset.state!, step: Number(s.dataset.step), loss: Number(s.dataset.loss) }));
+  return page.locator("#train-status").evaluate((s: HTMLElement) => ({
+    state: s.dataset.state!,
+    step: Number(s.dataset.step),
+    loss: Number(s.dataset.loss),
+  }));
 }
 
 /** Waits until the training status is in one of `states` with at least `minStep` steps done. */
@@ -210,7 +230,10 @@ export async function recordTrainDraws(): Promise<() => Promise<{ step: number; 
         const ctx = c.getContext("2d")!;
         const cells: number[] = [];
         for (let i = 0; i < Number(c.dataset.rows); i++) {
-          for (let j = 0; j < Number(c.dataset.cols); j++) cells.push(...ctx.getImageData(Math.floor((j + 0.5) * px), Math.floor((i + 0.5) * px), 1, 1).data.slice(0, 3));
+          for (let j = 0; j < Number(c.dataset.cols); j++)
+            cells.push(
+              ...ctx.getImageData(Math.floor((j + 0.5) * px), Math.floor((i + 0.5) * px), 1, 1).data.slice(0, 3),
+            );
         }
         return cells.join(",");
       });
@@ -218,7 +241,8 @@ export async function recordTrainDraws(): Promise<() => Promise<{ step: number; 
     });
     w.trainObserver.observe(box, { attributes: true, attributeFilter: ["data-step"] });
   });
-  return () => page.evaluate(() => (window as unknown as { trainDraws: { step: number; pixels: string }[] }).trainDraws);
+  return () =>
+    page.evaluate(() => (window as unknown as { trainDraws: { step: number; pixels: string }[] }).trainDraws);
 }
 
 export async function startTraining(executor: string, steps: number): Promise<void> {

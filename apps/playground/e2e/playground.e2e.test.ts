@@ -6,14 +6,38 @@
 import { copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { B, CASE, H, L, S, SCREENSHOT, app, cellKinds, checkCellsMatchGolden, diffed, expectedWeight, golden, lowerAndDiag, outputValues, page, pageErrors, readCell, rerun, shownValue, upper, usePlayground } from "./page.js";
+import {
+  B,
+  CASE,
+  H,
+  L,
+  S,
+  SCREENSHOT,
+  app,
+  cellKinds,
+  checkCellsMatchGolden,
+  diffed,
+  expectedWeight,
+  golden,
+  lowerAndDiag,
+  outputValues,
+  page,
+  pageErrors,
+  readCell,
+  rerun,
+  shownValue,
+  upper,
+  usePlayground,
+} from "./page.js";
 
 usePlayground();
 
 describe("playground in Chromium", () => {
   it("starts with a random-weight run on cpu and says which executors are not available here", async () => {
     expect(await page.locator("#status").getAttribute("data-state")).toBe("done");
-    await expect.poll(() => page.locator('#executor-notes li[data-executor="cpu"]').textContent()).toBe("cpu: available");
+    await expect
+      .poll(() => page.locator('#executor-notes li[data-executor="cpu"]').textContent())
+      .toBe("cpu: available");
     for (const name of ["wasm", "webgpu"]) {
       const note = page.locator(`#executor-notes li[data-executor="${name}"]`);
       await expect.poll(() => note.textContent()).not.toContain("checking");
@@ -32,7 +56,9 @@ describe("playground in Chromium", () => {
     expect(await page.locator("#executor").inputValue()).toBe("cpu");
     expect(await page.locator("#heatmaps canvas.heatmap").count()).toBe(H);
     // Every graph node the plan runs is placed on cpu, as explain() says.
-    const executors = await page.locator("#graph g.node:not(.input)").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-executor")));
+    const executors = await page
+      .locator("#graph g.node:not(.input)")
+      .evaluateAll((gs) => gs.map((g) => g.getAttribute("data-executor")));
     expect(new Set(executors)).toEqual(new Set(["cpu"]));
     await checkCellsMatchGolden();
     expect(await page.locator("#golden-note").textContent()).toContain(`weights match the golden case ${golden.name}`);
@@ -45,7 +71,9 @@ describe("playground in Chromium", () => {
     expect(await rerun(() => page.selectOption("#executor", "wasm"))).toBe("done");
     expect(await page.locator("#status").textContent()).toContain("on wasm");
     // The plan puts every node on wasm (cpu is only the fallback for ops wasm lacks; it lacks none of these).
-    const executors = await page.locator("#graph g.node:not(.input)").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-executor")));
+    const executors = await page
+      .locator("#graph g.node:not(.input)")
+      .evaluateAll((gs) => gs.map((g) => g.getAttribute("data-executor")));
     expect(new Set(executors)).toEqual(new Set(["wasm"]));
     expect(await page.locator('#timings-table tr[data-node="weights"] td:nth-child(3)').textContent()).toBe("wasm");
     await checkCellsMatchGolden();
@@ -61,13 +89,17 @@ describe("playground in Chromium", () => {
       // Headless Chromium with --disable-gpu still has SwiftShader's CPU Vulkan, so this is the usual branch here.
       // The page's first webgpu run: every pipeline is compiled here.
       expect(await rerun(() => page.selectOption("#executor", "webgpu"), 120_000)).toBe("done");
-      const executors = await page.locator("#graph g.node:not(.input)").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-executor")));
+      const executors = await page
+        .locator("#graph g.node:not(.input)")
+        .evaluateAll((gs) => gs.map((g) => g.getAttribute("data-executor")));
       expect(executors).toContain("webgpu");
       await checkCellsMatchGolden();
     } else {
       expect(text).toMatch(/^webgpu: not available here \(.+\)$/);
       expect(await rerun(() => page.selectOption("#executor", "webgpu"))).toBe("error");
-      expect(await page.locator('#errors p[data-kind="executor"]').textContent()).toContain("webgpu: not available here (");
+      expect(await page.locator('#errors p[data-kind="executor"]').textContent()).toContain(
+        "webgpu: not available here (",
+      );
     }
     expect(await rerun(() => page.selectOption("#executor", "cpu"))).toBe("done");
     expect(await page.locator("#errors p").count()).toBe(0);
@@ -97,7 +129,9 @@ describe("playground in Chromium", () => {
   it("taps a clicked node and shows its tensor with min/max/mean", async () => {
     expect(await rerun(() => page.locator('#graph g.node[data-node="masked"]').click())).toBe("done");
     expect(await page.locator("#graph g.node.selected").getAttribute("data-node")).toBe("masked");
-    expect(await page.locator("#tensor-head").textContent()).toContain(`masked (mask on cpu) shape [${B}, ${H}, ${L}, ${S}]`);
+    expect(await page.locator("#tensor-head").textContent()).toContain(
+      `masked (mask on cpu) shape [${B}, ${H}, ${L}, ${S}]`,
+    );
     // 15 masked cells per head and batch: L·(L−1)/2.
     expect(await page.locator("#tensor-stats").textContent()).toContain(`${B * H * ((L * (L - 1)) / 2)} masked (−∞)`);
     expect(await page.locator("#tensor-table td.masked").count()).toBe((L * (L - 1)) / 2);
@@ -107,7 +141,9 @@ describe("playground in Chromium", () => {
   it("shows a bad config in words and stays usable", async () => {
     const dOut = page.locator('input[name="dOut"]');
     expect(await rerun(() => dOut.fill("7"))).toBe("error");
-    expect(await page.locator('#errors p[data-kind="config"]').textContent()).toContain("config.dOut: dOut must be divisible by numHeads");
+    expect(await page.locator('#errors p[data-kind="config"]').textContent()).toContain(
+      "config.dOut: dOut must be divisible by numHeads",
+    );
     expect(await rerun(() => dOut.fill("6"))).toBe("done");
     expect(await page.locator("#errors p").count()).toBe(0);
 
@@ -130,12 +166,21 @@ describe("playground in Chromium", () => {
     expect(await figure(0).getAttribute("data-ablated")).toBe("false");
     expect(await page.locator("#output-note").textContent()).toBe("head 1 ablated");
     // The tapped weights are the ones readers saw after the override: zeros in head 1, the mask still drawn.
-    for (const [i, j] of [[2, 0], [L - 1, L - 1], [1, 1]] as const) expect(await readCell(1, i, j)).toBe(`weights[b=0, h=1, i=${i}, j=${j}] = 0`);
+    for (const [i, j] of [
+      [2, 0],
+      [L - 1, L - 1],
+      [1, 1],
+    ] as const)
+      expect(await readCell(1, i, j)).toBe(`weights[b=0, h=1, i=${i}, j=${j}] = 0`);
     expect(await readCell(1, 0, 2)).toBe("weights[b=0, h=1, i=0, j=2] = masked (0)");
     // A single attention layer: the other head's pattern does not change.
     const other = await readCell(0, 2, 2);
-    expect(Math.abs(shownValue(other) - expectedWeight(0, 0, 2, 2))).toBeLessThanOrEqual(golden.tolerance.abs + golden.tolerance.rel * expectedWeight(0, 0, 2, 2));
-    expect(await page.locator("#golden-note").textContent()).toContain("head 1 of weights zeroed: no golden comparison");
+    expect(Math.abs(shownValue(other) - expectedWeight(0, 0, 2, 2))).toBeLessThanOrEqual(
+      golden.tolerance.abs + golden.tolerance.rel * expectedWeight(0, 0, 2, 2),
+    );
+    expect(await page.locator("#golden-note").textContent()).toContain(
+      "head 1 of weights zeroed: no golden comparison",
+    );
 
     // The output view shows the ablated run, and the line says by how much it moved.
     const after = await outputValues();
@@ -206,7 +251,9 @@ describe("playground in Chromium", () => {
     expect(await page.locator("#graph g.node.diff-agree").count()).toBe(nodes);
     expect(await page.locator("#graph g.node.diff-disagree").count()).toBe(0);
     expect(await page.locator('#diff-table tr[data-node="weights"] td:nth-child(6)').textContent()).toBe("wasm");
-    expect(await page.locator("#diff-summary").textContent()).toBe(`wasm against cpu: ${nodes} of ${nodes} nodes agree within abs 0.0001, rel 0.0001`);
+    expect(await page.locator("#diff-summary").textContent()).toBe(
+      `wasm against cpu: ${nodes} of ${nodes} nodes agree within abs 0.0001, rel 0.0001`,
+    );
     expect(await page.locator("#diff-first").textContent()).toBe("no node disagrees: there is nothing to reproduce");
     expect(await page.locator("#diff-repro").count()).toBe(0);
 

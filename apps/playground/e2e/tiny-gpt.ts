@@ -5,7 +5,14 @@ import { writeSafetensors } from "@attngraph/nn";
 import { Tensor } from "@attngraph/tensor";
 
 /** `omit`: keys left out of the file (a broken checkpoint, for the loader's error). */
-export function tinyGptSafetensors(o: { vocab: number; block: number; embd: number; layers: number; seed: number; omit?: readonly string[] }): Uint8Array {
+export function tinyGptSafetensors(o: {
+  vocab: number;
+  block: number;
+  embd: number;
+  layers: number;
+  seed: number;
+  omit?: readonly string[];
+}): Uint8Array {
   let s = o.seed >>> 0;
   const uniform = (scale: number) => {
     // mulberry32: small, seedable, good enough for weights nobody trains.
@@ -17,7 +24,8 @@ export function tinyGptSafetensors(o: { vocab: number; block: number; embd: numb
   };
   const E = o.embd;
   const tensors = new Map<string, Tensor>();
-  const put = (name: string, shape: number[], fill: () => number) => tensors.set(name, Tensor.from(Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, fill), shape));
+  const put = (name: string, shape: number[], fill: () => number) =>
+    tensors.set(name, Tensor.from(Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, fill), shape));
   const random = (name: string, shape: number[]) => put(name, shape, () => uniform(0.5));
   put("transformer.wte.weight", [o.vocab, E], () => uniform(1));
   random("transformer.wpe.weight", [o.block, E]);

@@ -4,7 +4,20 @@
 import { copyFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI_LOSS_1, TRAIN_SCREENSHOT, app, chart, page, pageErrors, readTrainCell, startTraining, trainCopyTask, trainStatus, trainUntil, usePlayground } from "./page.js";
+import {
+  CLI_LOSS_1,
+  TRAIN_SCREENSHOT,
+  app,
+  chart,
+  page,
+  pageErrors,
+  readTrainCell,
+  startTraining,
+  trainCopyTask,
+  trainStatus,
+  trainUntil,
+  usePlayground,
+} from "./page.js";
 
 usePlayground();
 
@@ -81,7 +94,9 @@ describe("playground training in Chromium", () => {
   it("shows a bad training setting in words", async () => {
     await page.fill("#train-lr", "0");
     await page.click("#train-start");
-    expect(await page.locator('#train-errors p[data-kind="config"]').textContent()).toContain("lr: expected a number > 0");
+    expect(await page.locator('#train-errors p[data-kind="config"]').textContent()).toContain(
+      "lr: expected a number > 0",
+    );
     await page.fill("#train-lr", "0.001");
     await startTraining("cpu", 40);
     expect(await trainUntil(["done"])).toMatchObject({ step: 40 });

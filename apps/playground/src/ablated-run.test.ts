@@ -44,7 +44,12 @@ describe("ablatedRun", () => {
     expect(head(w, 1).every((v) => v === 0)).toBe(true);
     expect(head(w, 0)).toEqual(head(plain.tapped.get(ABLATED_NODE)!, 0));
     // The mask is upstream of the override: its −∞ cells are still there for the heatmap to grey out.
-    expect(r.tapped.get("masked")!.toFloat32Array().some((v) => v === -Infinity)).toBe(true);
+    expect(
+      r.tapped
+        .get("masked")!
+        .toFloat32Array()
+        .some((v) => v === -Infinity),
+    ).toBe(true);
     const moved = maxAbsDelta(r.outputs.output!.toFloat32Array(), plain.outputs.output!.toFloat32Array());
     expect(r.outputDelta).toBeGreaterThan(1e-3);
     expect(Math.abs(r.outputDelta! - moved)).toBeLessThan(1e-6);
@@ -62,6 +67,8 @@ describe("ablatedRun", () => {
   });
 
   it("fails the run, naming the node, for a head the config does not have", async () => {
-    await expect(ablatedRun(session, data.inputs, watched, [2], signal)).rejects.toThrow(/override of node weights: .*expected an integer in \[0, 2\), got 2/);
+    await expect(ablatedRun(session, data.inputs, watched, [2], signal)).rejects.toThrow(
+      /override of node weights: .*expected an integer in \[0, 2\), got 2/,
+    );
   });
 });

@@ -35,7 +35,12 @@ export interface AblatedRun extends ObservedRun {
 }
 
 /** One run of `session` with `watched` tapped: its outputs, the tapped tensors and the per-node timings. */
-export async function observedRun(session: Session, inputs: Readonly<Record<string, AnyTensor>>, watched: readonly string[], options: RunOptions): Promise<ObservedRun> {
+export async function observedRun(
+  session: Session,
+  inputs: Readonly<Record<string, AnyTensor>>,
+  watched: readonly string[],
+  options: RunOptions,
+): Promise<ObservedRun> {
   const tapped = new Map<string, Tensor>();
   const timings: NodeTiming[] = [];
   let totalMs = 0;
@@ -44,7 +49,8 @@ export async function observedRun(session: Session, inputs: Readonly<Record<stri
     session.tap([...watched]).subscribe((e) => tapped.set(e.node, e.tensor)),
     session.events$.subscribe((e) => {
       if (e.type === "run-start") runId = e.runId;
-      else if (e.type === "node-end") timings.push({ node: e.node, kind: e.kind, executor: e.executor, shape: e.shape, ms: e.ms });
+      else if (e.type === "node-end")
+        timings.push({ node: e.node, kind: e.kind, executor: e.executor, shape: e.shape, ms: e.ms });
       else if (e.type === "run-end") totalMs = e.ms;
     }),
   ];
@@ -60,14 +66,28 @@ export async function observedRun(session: Session, inputs: Readonly<Record<stri
  * The run the page shows: plain without `heads`; with them, the run with those heads of ABLATED_NODE zeroed, and its
  * output delta against the same session's run without them.
  */
-export async function ablatedRun(session: Session, inputs: Readonly<Record<string, AnyTensor>>, watched: readonly string[], heads: readonly number[], signal: AbortSignal): Promise<AblatedRun> {
-  if (heads.length === 0) return { ...(await observedRun(session, inputs, watched, { signal })), outputDelta: undefined };
+export async function ablatedRun(
+  session: Session,
+  inputs: Readonly<Record<string, AnyTensor>>,
+  watched: readonly string[],
+  heads: readonly number[],
+  signal: AbortSignal,
+): Promise<AblatedRun> {
+  if (heads.length === 0)
+    return { ...(await observedRun(session, inputs, watched, { signal })), outputDelta: undefined };
   // The reference run patches the node too, with the identity: a patched node is lowered as a step of its own, so both
   // runs share one plan and the delta is the ablation's alone, not a fused kernel's rounding against an unfused one.
   const clean = await observedRun(session, inputs, watched, { signal, override: { [ABLATED_NODE]: (v) => v } });
   signal.throwIfAborted();
   const list = [...heads];
-  const run = await observedRun(session, inputs, watched, { signal, override: { [ABLATED_NODE]: (v) => ablated(ABLATED_NODE, v, list, "zero", ABLATED_AXIS) } });
-  const outputDelta = Math.max(...session.graph.outputs.map((o) => maxAbsDelta(run.outputs[o]!.toFloat32Array(), clean.outputs[o]!.toFloat32Array())));
+  const run = await observedRun(session, inputs, watched, {
+    signal,
+    override: { [ABLATED_NODE]: (v) => ablated(ABLATED_NODE, v, list, "zero", ABLATED_AXIS) },
+  });
+  const outputDelta = Math.max(
+    ...session.graph.outputs.map((o) =>
+      maxAbsDelta(run.outputs[o]!.toFloat32Array(), clean.outputs[o]!.toFloat32Array()),
+    ),
+  );
   return { ...run, outputDelta };
 }

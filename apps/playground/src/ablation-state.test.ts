@@ -33,8 +33,12 @@ describe("ablation state", () => {
   });
 
   it("says what the ablation did to the output, or how to start one", () => {
-    expect(ablationLine([1], 0.0123456789, "output")).toBe("ablating head 1 changed output by max |Δ| = 0.0123457 (against the same config run without the ablation)");
+    expect(ablationLine([1], 0.0123456789, "output")).toBe(
+      "ablating head 1 changed output by max |Δ| = 0.0123457 (against the same config run without the ablation)",
+    );
     expect(ablationLine([0, 2], 0.5, "output")).toContain("ablating heads 0, 2 changed output by max |Δ| = 0.5");
-    expect(ablationLine([], undefined, "output")).toBe("no head ablated: click a head's heatmap to zero its weights and see what output loses");
+    expect(ablationLine([], undefined, "output")).toBe(
+      "no head ablated: click a head's heatmap to zero its weights and see what output loses",
+    );
   });
 });

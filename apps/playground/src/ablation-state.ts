@@ -19,8 +19,11 @@ export function forHeadCount(state: AblationState, numHeads: unknown): AblationS
 
 /** Head `h` ablated if it was not, restored if it was. */
 export function toggleHead(state: AblationState, h: number): AblationState {
-  if (!Number.isInteger(h) || h < 0) throw new RangeError(`toggleHead: a head index must be an integer >= 0, got ${String(h)}`);
-  const heads = state.heads.includes(h) ? state.heads.filter((x) => x !== h) : [...state.heads, h].sort((a, b) => a - b);
+  if (!Number.isInteger(h) || h < 0)
+    throw new RangeError(`toggleHead: a head index must be an integer >= 0, got ${String(h)}`);
+  const heads = state.heads.includes(h)
+    ? state.heads.filter((x) => x !== h)
+    : [...state.heads, h].sort((a, b) => a - b);
   return { ...state, heads };
 }
 
@@ -29,13 +32,15 @@ export function toggleHead(state: AblationState, h: number): AblationState {
  * as Infinity (a NaN that appeared is a change) and equal non-finite values count as 0.
  */
 export function maxAbsDelta(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new RangeError(`maxAbsDelta: the outputs differ in size: ${a.length} and ${b.length} values`);
+  if (a.length !== b.length)
+    throw new RangeError(`maxAbsDelta: the outputs differ in size: ${a.length} and ${b.length} values`);
   let max = 0;
   for (let i = 0; i < a.length; i++) {
     const x = a[i]!;
     const y = b[i]!;
     if (Object.is(x, y)) continue;
-    const d = Number.isFinite(x) && Number.isFinite(y) ? Math.abs(x - y) : Number.isNaN(x) && Number.isNaN(y) ? 0 : Infinity;
+    const d =
+      Number.isFinite(x) && Number.isFinite(y) ? Math.abs(x - y) : Number.isNaN(x) && Number.isNaN(y) ? 0 : Infinity;
     if (d > max) max = d;
   }
   return max;
@@ -48,6 +53,7 @@ export function headList(heads: readonly number[]): string {
 
 /** The line the page shows about the output: what the ablation did to it, or how to start one. */
 export function ablationLine(heads: readonly number[], delta: number | undefined, output: string): string {
-  if (heads.length === 0 || delta === undefined) return `no head ablated: click a head's heatmap to zero its weights and see what ${output} loses`;
+  if (heads.length === 0 || delta === undefined)
+    return `no head ablated: click a head's heatmap to zero its weights and see what ${output} loses`;
   return `ablating ${headList(heads)} changed ${output} by max |Δ| = ${formatValue(delta)} (against the same config run without the ablation)`;
 }

@@ -13,10 +13,18 @@ const MIN_LABELLED_CELL = 10;
  * Draws `rows` into `container`. `labels` are the run's tokens as shown (index 0 is the run's first position); each
  * canvas carries data-layer, data-head and data-values (its row, as JSON), so a test can read what is drawn.
  */
-export function renderAttentionGrid(container: HTMLElement, readout: HTMLElement, rows: AttentionRows, labels: readonly string[]): void {
+export function renderAttentionGrid(
+  container: HTMLElement,
+  readout: HTMLElement,
+  rows: AttentionRows,
+  labels: readonly string[],
+): void {
   const i = rows.position;
   const H = rows.layers[0]?.length ?? 0;
-  const head = el("tr", {}, [el("th", {}, ["layer \\ head"]), ...Array.from({ length: H }, (_, h) => el("th", {}, [`head ${h}`]))]);
+  const head = el("tr", {}, [
+    el("th", {}, ["layer \\ head"]),
+    ...Array.from({ length: H }, (_, h) => el("th", {}, [`head ${h}`])),
+  ]);
   const body = rows.layers.map((heads, layer) =>
     el("tr", { "data-layer": String(layer) }, [
       el("th", {}, [`layer ${layer}`]),
@@ -25,16 +33,29 @@ export function renderAttentionGrid(container: HTMLElement, readout: HTMLElement
         const canvas = matrixCanvas(
           { rows: 1, cols: row.length, value: (_, j) => row[j]!, masked: () => false },
           { min: 0, max: 1 },
-          (_, j) => (readout.textContent = `layer ${layer}, head ${h}: "${labels[i]}" (${i}) attends to "${labels[j]}" (${j}) with ${formatValue(row[j]!)}`),
+          (_, j) =>
+            (readout.textContent = `layer ${layer}, head ${h}: "${labels[i]}" (${i}) attends to "${labels[j]}" (${j}) with ${formatValue(row[j]!)}`),
           px,
         );
         Object.assign(canvas.dataset, { layer: String(layer), head: String(h), values: JSON.stringify([...row]) });
         canvas.setAttribute("aria-label", `layer ${layer}, head ${h}: attention of token ${i} over tokens 0 to ${i}`);
-        const keys = px < MIN_LABELLED_CELL ? [] : [el("div", { class: "key-labels" }, labels.slice(0, row.length).map((t) => el("span", { style: `width: ${px}px`, title: t }, [t])))];
+        const keys =
+          px < MIN_LABELLED_CELL
+            ? []
+            : [
+                el(
+                  "div",
+                  { class: "key-labels" },
+                  labels.slice(0, row.length).map((t) => el("span", { style: `width: ${px}px`, title: t }, [t])),
+                ),
+              ];
         return el("td", {}, [el("figure", { "data-layer": String(layer), "data-head": String(h) }, [canvas, ...keys])]);
       }),
     ]),
   );
-  container.replaceChildren(el("table", { class: "attention-grid" }, [el("thead", {}, [head]), el("tbody", {}, body)]), legend({ min: 0, max: 1 }));
+  container.replaceChildren(
+    el("table", { class: "attention-grid" }, [el("thead", {}, [head]), el("tbody", {}, body)]),
+    legend({ min: 0, max: 1 }),
+  );
   Object.assign(container.dataset, { layers: String(rows.layers.length), heads: String(H), position: String(i) });
 }

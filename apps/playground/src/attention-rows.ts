@@ -37,13 +37,22 @@ export function attentionRows(tapped: ReadonlyMap<string, Tensor>, position: num
   return {
     position,
     layers: layers.map((layer, k) => {
-      if (layer !== k) throw new AttentionRowsError(`transformer.h.${k}.attn.weights: missing from the tapped nodes (layers ${layers.join(", ")} came)`);
+      if (layer !== k)
+        throw new AttentionRowsError(
+          `transformer.h.${k}.attn.weights: missing from the tapped nodes (layers ${layers.join(", ")} came)`,
+        );
       const t = byLayer.get(layer)!;
       const [, H, L, S] = t.shape as [number, number, number, number];
-      if (t.shape.length !== 4 || L !== S) throw new AttentionRowsError(`transformer.h.${layer}.attn.weights: expected [B, H, T, T], got [${t.shape.join(", ")}]`);
-      if (!Number.isInteger(position) || position < 0 || position >= L) throw new AttentionRowsError(`position: expected an integer in [0, ${L}) (the run's T), got ${position}`);
+      if (t.shape.length !== 4 || L !== S)
+        throw new AttentionRowsError(
+          `transformer.h.${layer}.attn.weights: expected [B, H, T, T], got [${t.shape.join(", ")}]`,
+        );
+      if (!Number.isInteger(position) || position < 0 || position >= L)
+        throw new AttentionRowsError(`position: expected an integer in [0, ${L}) (the run's T), got ${position}`);
       const w = t.toFloat32Array();
-      return Array.from({ length: H }, (_, h) => w.slice((h * L + position) * S, (h * L + position) * S + position + 1));
+      return Array.from({ length: H }, (_, h) =>
+        w.slice((h * L + position) * S, (h * L + position) * S + position + 1),
+      );
     }),
   };
 }

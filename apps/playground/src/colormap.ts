@@ -25,7 +25,11 @@ export function rampColour(t: number): RGB {
   const f = x - i;
   const a = STOPS[i]!;
   const b = STOPS[i + 1]!;
-  return [Math.round(a[0] + (b[0] - a[0]) * f), Math.round(a[1] + (b[1] - a[1]) * f), Math.round(a[2] + (b[2] - a[2]) * f)];
+  return [
+    Math.round(a[0] + (b[0] - a[0]) * f),
+    Math.round(a[1] + (b[1] - a[1]) * f),
+    Math.round(a[2] + (b[2] - a[2]) * f),
+  ];
 }
 
 export interface ColourRange {

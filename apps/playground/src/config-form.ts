@@ -18,7 +18,13 @@ export interface FormHandlers {
   onForgetCase(): void;
 }
 
-type Field = { key: string; label: string; type: "number" | "checkbox" | "select"; options?: readonly [string, string][]; title?: string };
+type Field = {
+  key: string;
+  label: string;
+  type: "number" | "checkbox" | "select";
+  options?: readonly [string, string][];
+  title?: string;
+};
 
 const FIELDS: { legend: string; fields: Field[] }[] = [
   {
@@ -39,20 +45,44 @@ const FIELDS: { legend: string; fields: Field[] }[] = [
       { key: "causal", label: "causal", type: "checkbox" },
       { key: "window", label: "window (blank: none)", type: "number", title: "sliding window, needs causal" },
       { key: "scale", label: "scale (blank: 1/√D)", type: "number" },
-      { key: "position", label: "position", type: "select", options: [["none", "none"], ["alibi", "ALiBi"], ["rope", "RoPE"]] },
+      {
+        key: "position",
+        label: "position",
+        type: "select",
+        options: [
+          ["none", "none"],
+          ["alibi", "ALiBi"],
+          ["rope", "RoPE"],
+        ],
+      },
       { key: "fusedQkv", label: "fused QKV", type: "checkbox" },
       { key: "qkvBias", label: "QKV bias", type: "checkbox" },
-      { key: "outProj", label: "output projection", type: "select", options: [["bias", "with bias"], ["nobias", "no bias"], ["none", "none"]] },
+      {
+        key: "outProj",
+        label: "output projection",
+        type: "select",
+        options: [
+          ["bias", "with bias"],
+          ["nobias", "no bias"],
+          ["none", "none"],
+        ],
+      },
       { key: "cross", label: "cross-attention", type: "checkbox" },
     ],
   },
   {
     legend: "Numbers",
-    fields: [{ key: "seed", label: "random seed", type: "number", title: "weights and inputs when no loaded case fits" }],
+    fields: [
+      { key: "seed", label: "random seed", type: "number", title: "weights and inputs when no loaded case fits" },
+    ],
   },
 ];
 
-export function createConfigForm(form: HTMLFormElement, executors: readonly ExecutorEntry[], handlers: FormHandlers): ConfigForm {
+export function createConfigForm(
+  form: HTMLFormElement,
+  executors: readonly ExecutorEntry[],
+  handlers: FormHandlers,
+): ConfigForm {
   form.replaceChildren();
   const inputs = new Map<string, HTMLInputElement | HTMLSelectElement>();
   let selected: string | undefined;
@@ -79,7 +109,9 @@ export function createConfigForm(form: HTMLFormElement, executors: readonly Exec
   const caseSet = el("fieldset", {}, [el("legend", {}, ["Golden case"])]);
   const file = el("input", { type: "file", id: "case-file", accept: ".json,application/json" }) as HTMLInputElement;
   const caseNote = el("p", { id: "case-note", class: "muted" }, ["none loaded: random weights"]);
-  const forget = el("button", { type: "button", id: "forget-case", hidden: "" }, ["forget the case"]) as HTMLButtonElement;
+  const forget = el("button", { type: "button", id: "forget-case", hidden: "" }, [
+    "forget the case",
+  ]) as HTMLButtonElement;
   caseSet.append(file, caseNote, forget);
   form.append(caseSet);
   file.addEventListener("change", () => {
@@ -94,8 +126,16 @@ export function createConfigForm(form: HTMLFormElement, executors: readonly Exec
     for (const f of group.fields) {
       const input =
         f.type === "select"
-          ? (el("select", { name: f.key }, (f.options ?? []).map(([v, t]) => el("option", { value: v }, [t]))) as HTMLSelectElement)
-          : (el("input", { name: f.key, type: f.type, ...(f.type === "number" ? { step: "any" } : {}) }) as HTMLInputElement);
+          ? (el(
+              "select",
+              { name: f.key },
+              (f.options ?? []).map(([v, t]) => el("option", { value: v }, [t])),
+            ) as HTMLSelectElement)
+          : (el("input", {
+              name: f.key,
+              type: f.type,
+              ...(f.type === "number" ? { step: "any" } : {}),
+            }) as HTMLInputElement);
       if (f.title) input.title = f.title;
       inputs.set(f.key, input);
       set.append(label(f.label, input));

@@ -15,7 +15,10 @@ export const MASKED_NODE = "transformer.attention.masked";
 /** `samples` sequences of random tokens in [0, vocab), from `seed` (the CLI's copyData). */
 export function copyData(seed: number, samples: number = COPY.samples): Tensor<"int32"> {
   const next = mulberry32(seed);
-  return Tensor.int32(Array.from({ length: samples * COPY.seqLen }, () => Math.floor(next() * COPY.vocab)), [samples, COPY.seqLen]);
+  return Tensor.int32(
+    Array.from({ length: samples * COPY.seqLen }, () => Math.floor(next() * COPY.vocab)),
+    [samples, COPY.seqLen],
+  );
 }
 
 export interface CopyTask {
@@ -28,7 +31,10 @@ export interface CopyTask {
 }
 
 export function copyTask(seed: number): CopyTask {
-  const graph = simpleTransformer({ vocabSize: COPY.vocab, embedDim: COPY.embed, nHeads: COPY.heads, seqLen: COPY.seqLen }, { loss: true });
+  const graph = simpleTransformer(
+    { vocabSize: COPY.vocab, embedDim: COPY.embed, nHeads: COPY.heads, seqLen: COPY.seqLen },
+    { loss: true },
+  );
   const data = copyData(seed);
   const first = Tensor.int32(data.toInt32Array().slice(0, COPY.batch * COPY.seqLen), [COPY.batch, COPY.seqLen]);
   return { graph, weights: defaultInit(graph, seed), batch: { tokens: first, targets: first } };

@@ -2,7 +2,16 @@
 // disagreement in words, and the checks on what the user picked.
 import type { DiffResult, NodeComparison, NodeDiff } from "@attngraph/tools";
 import { describe, expect, it } from "vitest";
-import { checkPair, diffRows, diffSummary, firstLine, graphKey, nodeStatuses, reproFileName, statusClass } from "./diff-model.js";
+import {
+  checkPair,
+  diffRows,
+  diffSummary,
+  firstLine,
+  graphKey,
+  nodeStatuses,
+  reproFileName,
+  statusClass,
+} from "./diff-model.js";
 import { defaultConfig } from "./playground-config.js";
 
 const compared = (status: NodeComparison["status"], maxAbs = NaN, ranOn = "wasm", reason?: string): NodeComparison => ({
@@ -15,7 +24,12 @@ const compared = (status: NodeComparison["status"], maxAbs = NaN, ranOn = "wasm"
   size: 4,
   ...(reason ? { reason } : {}),
 });
-const node = (name: string, kind: string, c: NodeComparison): NodeDiff => ({ node: name, kind, shape: [2, 2], against: [c] });
+const node = (name: string, kind: string, c: NodeComparison): NodeDiff => ({
+  node: name,
+  kind,
+  shape: [2, 2],
+  against: [c],
+});
 
 const result = (nodes: NodeDiff[], first?: DiffResult["first"]): DiffResult => ({
   reference: "cpu",
@@ -26,7 +40,10 @@ const result = (nodes: NodeDiff[], first?: DiffResult["first"]): DiffResult => (
   ok: !first,
 });
 
-const agreeing = result([node("queries", "projection", compared("agree", 1.2e-7)), node("weights", "softmax", compared("agree", 0))]);
+const agreeing = result([
+  node("queries", "projection", compared("agree", 1.2e-7)),
+  node("weights", "softmax", compared("agree", 0)),
+]);
 const mixed = result(
   [
     node("queries", "projection", compared("agree", 1.2e-7)),
@@ -40,10 +57,42 @@ const mixed = result(
 describe("diff model", () => {
   it("makes one row per node with its status, errors and executor", () => {
     expect(diffRows(mixed)).toEqual([
-      { node: "queries", kind: "projection", status: "agree", maxAbs: "1.2e-7", maxRel: "0.0000012", ranOn: "wasm", reason: undefined },
-      { node: "scores", kind: "score", status: "unsupported", maxAbs: "—", maxRel: "—", ranOn: "cpu", reason: "unsupported on wasm: no kernel" },
-      { node: "weights", kind: "softmax", status: "disagree", maxAbs: "0.5", maxRel: "5", ranOn: "wasm", reason: undefined },
-      { node: "output", kind: "out-proj", status: "not-run", maxAbs: "—", maxRel: "—", ranOn: "wasm", reason: "run failed" },
+      {
+        node: "queries",
+        kind: "projection",
+        status: "agree",
+        maxAbs: "1.2e-7",
+        maxRel: "0.0000012",
+        ranOn: "wasm",
+        reason: undefined,
+      },
+      {
+        node: "scores",
+        kind: "score",
+        status: "unsupported",
+        maxAbs: "—",
+        maxRel: "—",
+        ranOn: "cpu",
+        reason: "unsupported on wasm: no kernel",
+      },
+      {
+        node: "weights",
+        kind: "softmax",
+        status: "disagree",
+        maxAbs: "0.5",
+        maxRel: "5",
+        ranOn: "wasm",
+        reason: undefined,
+      },
+      {
+        node: "output",
+        kind: "out-proj",
+        status: "not-run",
+        maxAbs: "—",
+        maxRel: "—",
+        ranOn: "wasm",
+        reason: "run failed",
+      },
     ]);
     expect([...nodeStatuses(mixed)]).toEqual([
       ["queries", "agree"],
@@ -51,7 +100,11 @@ describe("diff model", () => {
       ["weights", "disagree"],
       ["output", "not-run"],
     ]);
-    expect(["agree", "disagree", "unsupported"].map((s) => statusClass(s as "agree"))).toEqual(["diff-agree", "diff-disagree", "diff-unsupported"]);
+    expect(["agree", "disagree", "unsupported"].map((s) => statusClass(s as "agree"))).toEqual([
+      "diff-agree",
+      "diff-disagree",
+      "diff-unsupported",
+    ]);
   });
 
   it("refuses a result with other than one comparison per node", () => {
@@ -68,24 +121,37 @@ describe("diff model", () => {
 
   it("names the first disagreement and whether the node alone still disagrees", () => {
     expect(firstLine(agreeing)).toBe("no node disagrees: there is nothing to reproduce");
-    expect(firstLine(mixed)).toBe("first disagreement: node weights (softmax) on wasm; run alone on cpu's values of its inputs, it still disagrees: the kernel itself differs");
+    expect(firstLine(mixed)).toBe(
+      "first disagreement: node weights (softmax) on wasm; run alone on cpu's values of its inputs, it still disagrees: the kernel itself differs",
+    );
     const upstream = { ...mixed, first: { ...mixed.first!, alone: "agrees" as const } };
     expect(firstLine(upstream)).toContain("it agrees: the difference built up upstream");
-    const failed = result([node("weights", "softmax", compared("failed", NaN, "wasm", "boom"))], { node: "weights", kind: "softmax", executor: "wasm", alone: "disagrees" });
+    const failed = result([node("weights", "softmax", compared("failed", NaN, "wasm", "boom"))], {
+      node: "weights",
+      kind: "softmax",
+      executor: "wasm",
+      alone: "disagrees",
+    });
     expect(firstLine(failed)).toMatch(/^first failure: node weights/);
-    expect(reproFileName({ node: "blocks.0/attn weights", kind: "softmax", executor: "wasm", alone: "agrees" })).toBe("repro-blocks.0_attn_weights-wasm.json");
+    expect(reproFileName({ node: "blocks.0/attn weights", kind: "softmax", executor: "wasm", alone: "agrees" })).toBe(
+      "repro-blocks.0_attn_weights-wasm.json",
+    );
   });
 
   it("refuses the same executor on both sides", () => {
     expect(() => checkPair("cpu", "wasm")).not.toThrow();
-    expect(() => checkPair("cpu", "cpu")).toThrow("pick two different executors: both sides are cpu, and the diff compares one executor with another");
+    expect(() => checkPair("cpu", "cpu")).toThrow(
+      "pick two different executors: both sides are cpu, and the diff compares one executor with another",
+    );
   });
 
   it("keys a diff by the graph and the numbers, not by the executor, the tapped node or the ablation", () => {
     const key = graphKey(defaultConfig, undefined);
     expect(graphKey({ ...defaultConfig, executor: "wasm", selected: "scores" }, undefined)).toBe(key);
     expect(graphKey({ ...defaultConfig, seed: 2 }, undefined)).not.toBe(key);
-    expect(graphKey({ ...defaultConfig, attention: { ...defaultConfig.attention, causal: false } }, undefined)).not.toBe(key);
+    expect(
+      graphKey({ ...defaultConfig, attention: { ...defaultConfig.attention, causal: false } }, undefined),
+    ).not.toBe(key);
     expect(graphKey(defaultConfig, "seed-002")).not.toBe(key);
   });
 });

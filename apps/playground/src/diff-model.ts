@@ -38,14 +38,23 @@ const measured = (v: number) => (Number.isNaN(v) ? "—" : formatValue(v));
 
 /** The page diffs two executors, so each node has one comparison: the second executor's against the reference's. */
 function comparisonOf(node: string, against: readonly NodeComparison[]): NodeComparison {
-  if (against.length !== 1) throw new RangeError(`diff of node ${node}: expected one comparison (two executors), got ${against.length}`);
+  if (against.length !== 1)
+    throw new RangeError(`diff of node ${node}: expected one comparison (two executors), got ${against.length}`);
   return against[0]!;
 }
 
 export function diffRows(result: DiffResult): DiffRow[] {
   return result.nodes.map((n) => {
     const c = comparisonOf(n.node, n.against);
-    return { node: n.node, kind: n.kind, status: c.status, maxAbs: measured(c.maxAbs), maxRel: measured(c.maxRel), ranOn: c.ranOn, reason: c.reason };
+    return {
+      node: n.node,
+      kind: n.kind,
+      status: c.status,
+      maxAbs: measured(c.maxAbs),
+      maxRel: measured(c.maxRel),
+      ranOn: c.ranOn,
+      reason: c.reason,
+    };
   });
 }
 
@@ -81,7 +90,9 @@ export function diffSummary(result: DiffResult): string {
 export function firstLine(result: DiffResult): string {
   const first = result.first;
   if (!first) return "no node disagrees: there is nothing to reproduce";
-  const status = result.nodes.find((n) => n.node === first.node)?.against.find((c) => c.executor === first.executor)?.status;
+  const status = result.nodes
+    .find((n) => n.node === first.node)
+    ?.against.find((c) => c.executor === first.executor)?.status;
   const lead = `first ${status === "failed" ? "failure" : "disagreement"}: node ${first.node} (${first.kind}) on ${first.executor}`;
   const alone: Record<FirstDisagreement["alone"], string> = {
     disagrees: `run alone on ${result.reference}'s values of its inputs, it still disagrees: the kernel itself differs`,
@@ -98,7 +109,10 @@ export function reproFileName(first: FirstDisagreement): string {
 
 /** The two sides must be different executors: the diff tells them apart by name, and one compared with itself says nothing. */
 export function checkPair(reference: string, other: string): void {
-  if (reference === other) throw new DiffSetupError(`pick two different executors: both sides are ${reference}, and the diff compares one executor with another`);
+  if (reference === other)
+    throw new DiffSetupError(
+      `pick two different executors: both sides are ${reference}, and the diff compares one executor with another`,
+    );
 }
 
 /**

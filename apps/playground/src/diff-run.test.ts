@@ -15,10 +15,18 @@ import { builderOptions, defaultConfig } from "./playground-config.js";
 
 const config = normalizeConfig(defaultConfig.attention);
 const data = runInputs(config, defaultConfig, undefined);
-const subject: DiffSubject = { graph: buildAttention(config, builderOptions(defaultConfig, false)), inputs: data.inputs, weights: data.weights };
+const subject: DiffSubject = {
+  graph: buildAttention(config, builderOptions(defaultConfig, false)),
+  inputs: data.inputs,
+  weights: data.weights,
+};
 
 /** An entry whose `fresh()` makes a new executor each time and records it; `create()` (the page's shared one) must not be used. */
-function entry(name: string, make: () => Executor, available: true | string = true): ExecutorEntry & { made: Executor[]; disposed: number } {
+function entry(
+  name: string,
+  make: () => Executor,
+  available: true | string = true,
+): ExecutorEntry & { made: Executor[]; disposed: number } {
   const e = {
     name,
     made: [] as Executor[],
@@ -57,15 +65,24 @@ describe("runDiff", () => {
     const r = await runDiff(cpu, mutant, subject);
     const softmax = subject.graph.nodes.find((n) => n.kind === "softmax")!.name;
     expect(r.first).toMatchObject({ node: softmax, executor: "mutant", alone: "disagrees" });
-    expect(r.first!.repro).toMatchObject({ format: "attngraph.repro", node: softmax, reference: "cpu", executor: "mutant" });
+    expect(r.first!.repro).toMatchObject({
+      format: "attngraph.repro",
+      node: softmax,
+      reference: "cpu",
+      executor: "mutant",
+    });
     expect(diffRows(r).find((x) => x.node === softmax)).toMatchObject({ status: "disagree", maxAbs: "0.25" });
-    expect(firstLine(r)).toContain(`first disagreement: node ${softmax} (softmax) on mutant; run alone on cpu's values of its inputs, it still disagrees`);
+    expect(firstLine(r)).toContain(
+      `first disagreement: node ${softmax} (softmax) on mutant; run alone on cpu's values of its inputs, it still disagrees`,
+    );
   });
 
   it("fails in words, before making any executor, when one cannot run here", async () => {
     const cpu = entry("cpu", () => createCpuExecutor());
     const webgpu = entry("webgpu", () => createCpuExecutor(), "navigator.gpu has no adapter");
-    await expect(runDiff(cpu, webgpu, subject)).rejects.toThrow("webgpu: not available here (navigator.gpu has no adapter)");
+    await expect(runDiff(cpu, webgpu, subject)).rejects.toThrow(
+      "webgpu: not available here (navigator.gpu has no adapter)",
+    );
     expect(cpu.made.length + webgpu.made.length).toBe(0);
   });
 

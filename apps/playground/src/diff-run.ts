@@ -18,7 +18,11 @@ export interface DiffSubject {
  * Diffs `other` against `reference` on `subject`. An entry that cannot run here fails with its reason in words
  * (ExecutorUnavailableError, "webgpu: not available here (navigator.gpu has no adapter)") before anything runs.
  */
-export async function runDiff(reference: ExecutorEntry, other: ExecutorEntry, subject: DiffSubject): Promise<DiffResult> {
+export async function runDiff(
+  reference: ExecutorEntry,
+  other: ExecutorEntry,
+  subject: DiffSubject,
+): Promise<DiffResult> {
   checkPair(reference.name, other.name);
   for (const entry of [reference, other]) {
     const ok = await entry.available();
@@ -27,7 +31,12 @@ export async function runDiff(reference: ExecutorEntry, other: ExecutorEntry, su
   const made: Executor[] = [];
   try {
     for (const entry of [reference, other]) made.push(await entry.fresh());
-    return await diffExecutors(subject.graph, { executors: made, inputs: subject.inputs, weights: subject.weights, tap: "all" });
+    return await diffExecutors(subject.graph, {
+      executors: made,
+      inputs: subject.inputs,
+      weights: subject.weights,
+      tap: "all",
+    });
   } finally {
     // allSettled: a dispose that throws must not hide the diff's own error.
     await Promise.allSettled(made.map(async (e) => e.dispose?.()));

@@ -4,7 +4,16 @@
 // is the graph the diff ran (same config and numbers): a later run of another config leaves the table, marked stale.
 import type { DiffResult } from "@attngraph/tools";
 import { el } from "./config-form.js";
-import { DIFF_STATUSES, DiffSetupError, diffRows, diffSummary, firstLine, nodeStatuses, reproFileName, statusClass } from "./diff-model.js";
+import {
+  DIFF_STATUSES,
+  DiffSetupError,
+  diffRows,
+  diffSummary,
+  firstLine,
+  nodeStatuses,
+  reproFileName,
+  statusClass,
+} from "./diff-model.js";
 import { runDiff, type DiffSubject } from "./diff-run.js";
 import type { ErrorsView } from "./errors-view.js";
 import type { ExecutorEntry } from "./executor-entry.js";
@@ -20,18 +29,39 @@ export interface DiffView {
   graphDrawn(key: string): void;
 }
 
-export function createDiffView(container: HTMLElement, graphView: HTMLElement, entries: readonly ExecutorEntry[], errors: ErrorsView, drawn: () => DrawnGraph | undefined): DiffView {
+export function createDiffView(
+  container: HTMLElement,
+  graphView: HTMLElement,
+  entries: readonly ExecutorEntry[],
+  errors: ErrorsView,
+  drawn: () => DrawnGraph | undefined,
+): DiffView {
   const pick = (id: string, value: string) => {
-    const select = el("select", { id }, entries.map((e) => el("option", { value: e.name }, [e.name]))) as HTMLSelectElement;
+    const select = el(
+      "select",
+      { id },
+      entries.map((e) => el("option", { value: e.name }, [e.name])),
+    ) as HTMLSelectElement;
     select.value = value;
     return select;
   };
   const a = pick("diff-reference", entries[0]?.name ?? "");
   const b = pick("diff-other", entries[1]?.name ?? entries[0]?.name ?? "");
   const button = el("button", { type: "button", id: "diff-run" }, ["Run diff"]) as HTMLButtonElement;
-  const status = el("p", { id: "diff-status", "data-state": "idle", "data-seq": "0" }, ["not run yet: every node of the graph above, on both executors, compared"]);
+  const status = el("p", { id: "diff-status", "data-state": "idle", "data-seq": "0" }, [
+    "not run yet: every node of the graph above, on both executors, compared",
+  ]);
   const result = el("div", { id: "diff-result" });
-  container.replaceChildren(el("p", { class: "diff-controls" }, [el("label", {}, ["reference ", a]), el("label", {}, [" against ", b]), " ", button]), status, result);
+  container.replaceChildren(
+    el("p", { class: "diff-controls" }, [
+      el("label", {}, ["reference ", a]),
+      el("label", {}, [" against ", b]),
+      " ",
+      button,
+    ]),
+    status,
+    result,
+  );
 
   let shown: { readonly key: string; readonly result: DiffResult } | undefined;
   let currentKey: string | undefined;
@@ -54,7 +84,11 @@ export function createDiffView(container: HTMLElement, graphView: HTMLElement, e
   function draw(r: DiffResult): void {
     if (reproUrl) URL.revokeObjectURL(reproUrl); // the previous diff's repro file
     reproUrl = undefined;
-    const head = el("tr", {}, ["node", "kind", "status", "max abs", "max rel", "ran on"].map((h) => el("th", {}, [h])));
+    const head = el(
+      "tr",
+      {},
+      ["node", "kind", "status", "max abs", "max rel", "ran on"].map((h) => el("th", {}, [h])),
+    );
     const rows = diffRows(r).map((row) => {
       const tr = el("tr", { "data-node": row.node, "data-status": row.status, class: statusClass(row.status) }, [
         el("td", { class: "left" }, [row.node]),
@@ -70,13 +104,24 @@ export function createDiffView(container: HTMLElement, graphView: HTMLElement, e
     const first = el("p", { id: "diff-first" }, [firstLine(r)]);
     if (r.first?.repro) {
       reproUrl = URL.createObjectURL(new Blob([JSON.stringify(r.first.repro)], { type: "application/json" }));
-      first.append(" · ", el("a", { id: "diff-repro", href: reproUrl, download: reproFileName(r.first) }, [`download the repro (${reproFileName(r.first)})`]));
+      first.append(
+        " · ",
+        el("a", { id: "diff-repro", href: reproUrl, download: reproFileName(r.first) }, [
+          `download the repro (${reproFileName(r.first)})`,
+        ]),
+      );
     }
-    const legend = el("p", { class: "muted diff-legend" }, DIFF_STATUSES.flatMap((s) => [el("span", { class: `swatch ${statusClass(s)}` }), ` ${s} `]));
+    const legend = el(
+      "p",
+      { class: "muted diff-legend" },
+      DIFF_STATUSES.flatMap((s) => [el("span", { class: `swatch ${statusClass(s)}` }), ` ${s} `]),
+    );
     result.replaceChildren(
       el("p", { id: "diff-summary" }, [diffSummary(r)]),
       first,
-      el("p", { class: "diff-stale", hidden: "" }, ["the graph has changed since this diff: run it again to colour the graph"]),
+      el("p", { class: "diff-stale", hidden: "" }, [
+        "the graph has changed since this diff: run it again to colour the graph",
+      ]),
       el("table", { id: "diff-table" }, [head, ...rows]),
       legend,
     );
@@ -94,7 +139,10 @@ export function createDiffView(container: HTMLElement, graphView: HTMLElement, e
       shown = { key: subject.key, result: r };
       draw(r);
       colour();
-      setStatus("done", `diff done: ${b.value} against ${a.value} on ${r.nodes.length} nodes, ${r.ok ? "no disagreement" : "see the first disagreement below"}`);
+      setStatus(
+        "done",
+        `diff done: ${b.value} against ${a.value} on ${r.nodes.length} nodes, ${r.ok ? "no disagreement" : "see the first disagreement below"}`,
+      );
     } catch (e) {
       errors.show("diff", e);
       setStatus("error", `the diff of ${b.value} against ${a.value} did not run: see the errors`);

@@ -72,17 +72,26 @@ const wasm = lazyEntry(
   async () => (typeof WebAssembly === "object" ? true : "this browser has no WebAssembly"),
   // The module URLs are passed in: the package's own `new URL(…${flavour}…, import.meta.url)` lookup does not survive
   // a Vite build (see vite.config.ts).
-  async () => (await import("@attngraph/executor-wasm")).createWasmExecutor({ sources: { relaxed: new URL(wasmRelaxedUrl, document.baseURI), simd: new URL(wasmSimdUrl, document.baseURI) } }),
+  async () =>
+    (await import("@attngraph/executor-wasm")).createWasmExecutor({
+      sources: { relaxed: new URL(wasmRelaxedUrl, document.baseURI), simd: new URL(wasmSimdUrl, document.baseURI) },
+    }),
 );
 
-const webgpu = lazyEntry("webgpu", webGpuAdapterReason, async () => (await import("@attngraph/executor-webgpu")).createWebGpuExecutor());
+const webgpu = lazyEntry("webgpu", webGpuAdapterReason, async () =>
+  (await import("@attngraph/executor-webgpu")).createWebGpuExecutor(),
+);
 
 /** Every entry, in the picker's order. */
 export const executorEntries: readonly ExecutorEntry[] = [cpu, wasm, webgpu];
 
 export function executorEntry(name: string): ExecutorEntry {
   const e = executorEntries.find((x) => x.name === name);
-  if (!e) throw new ExecutorUnavailableError(name, `unknown executor; the page knows ${executorEntries.map((x) => x.name).join(", ")}`);
+  if (!e)
+    throw new ExecutorUnavailableError(
+      name,
+      `unknown executor; the page knows ${executorEntries.map((x) => x.name).join(", ")}`,
+    );
   return e;
 }
 

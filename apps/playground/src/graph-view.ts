@@ -50,7 +50,13 @@ function svg(tag: string, attrs: Record<string, string | number>, text?: string)
   return e;
 }
 
-export function renderGraph(container: HTMLElement, graph: OpGraph, plan: Plan, selected: string | undefined, onSelect: (node: string) => void): void {
+export function renderGraph(
+  container: HTMLElement,
+  graph: OpGraph,
+  plan: Plan,
+  selected: string | undefined,
+  onSelect: (node: string) => void,
+): void {
   const layer = layers(graph);
   const placed = placements(plan);
   const rows: string[][] = [];
@@ -64,14 +70,30 @@ export function renderGraph(container: HTMLElement, graph: OpGraph, plan: Plan, 
     row.forEach((name, k) => pos.set(name, { x: offset + k * (W + GX), y: GY + d * (H + GY) }));
   });
 
-  const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": "op graph" }) as SVGSVGElement;
+  const root = svg("svg", {
+    viewBox: `0 0 ${width} ${height}`,
+    width,
+    height,
+    role: "img",
+    "aria-label": "op graph",
+  }) as SVGSVGElement;
   for (const n of graph.nodes) {
     const to = pos.get(n.name)!;
     for (const src of Object.values(n.inputs)) {
       const from = pos.get(src);
       if (!from) continue; // a weight: not drawn
-      const x1 = from.x + W / 2, y1 = from.y + H, x2 = to.x + W / 2, y2 = to.y;
-      root.append(svg("path", { class: "edge", d: `M${x1},${y1} C${x1},${y1 + GY} ${x2},${y2 - GY} ${x2},${y2}`, "data-from": src, "data-to": n.name }));
+      const x1 = from.x + W / 2,
+        y1 = from.y + H,
+        x2 = to.x + W / 2,
+        y2 = to.y;
+      root.append(
+        svg("path", {
+          class: "edge",
+          d: `M${x1},${y1} C${x1},${y1 + GY} ${x2},${y2 - GY} ${x2},${y2}`,
+          "data-from": src,
+          "data-to": n.name,
+        }),
+      );
     }
   }
   const inputNames = new Set(graph.inputs.map((v) => v.name));
@@ -81,18 +103,34 @@ export function renderGraph(container: HTMLElement, graph: OpGraph, plan: Plan, 
     const node = isInput ? undefined : graph.node(name);
     const where = placed.get(name);
     const executor = isInput ? "input" : where ? where.executor : "not run";
-    const cls = ["node", isInput ? "input" : where ? "" : "dead", name === selected ? "selected" : ""].filter(Boolean).join(" ");
-    const g = svg("g", { class: cls, transform: `translate(${p.x},${p.y})`, "data-node": name, "data-executor": executor, tabindex: 0 });
+    const cls = ["node", isInput ? "input" : where ? "" : "dead", name === selected ? "selected" : ""]
+      .filter(Boolean)
+      .join(" ");
+    const g = svg("g", {
+      class: cls,
+      transform: `translate(${p.x},${p.y})`,
+      "data-node": name,
+      "data-executor": executor,
+      tabindex: 0,
+    });
     g.append(svg("rect", { width: W, height: H, rx: 6, stroke: COLOURS[executor] ?? "#8c959f" }));
     g.append(svg("text", { class: "name", x: 8, y: 17 }, name));
-    const detail = isInput ? `input [${graph.inputs.find((v) => v.name === name)!.shape.join(", ")}]` : where?.fusedInto ? `${node!.kind} → ${where.executor} (fused: ${where.fusedInto})` : `${node!.kind} → ${executor}`;
+    const detail = isInput
+      ? `input [${graph.inputs.find((v) => v.name === name)!.shape.join(", ")}]`
+      : where?.fusedInto
+        ? `${node!.kind} → ${where.executor} (fused: ${where.fusedInto})`
+        : `${node!.kind} → ${executor}`;
     g.append(svg("text", { x: 8, y: 34, fill: COLOURS[executor] ?? "#57606a" }, detail));
     const weights = node ? Object.values(node.inputs).filter((v) => weightNames.has(v)) : [];
     const tip = [
       `${name}${node ? ` (${node.kind})` : ""}`,
       node ? `shape [${node.shape.join(", ")}]` : "",
       weights.length ? `weights: ${weights.join(", ")}` : "",
-      where ? `placement: ${where.executor} (${where.how})${where.skipped.length ? `; skipped ${where.skipped.join("; ")}` : ""}` : isInput ? "" : "not run: reaches no output and no tap",
+      where
+        ? `placement: ${where.executor} (${where.how})${where.skipped.length ? `; skipped ${where.skipped.join("; ")}` : ""}`
+        : isInput
+          ? ""
+          : "not run: reaches no output and no tap",
     ].filter(Boolean);
     g.append(svg("title", {}, tip.join("\n")));
     if (!isInput) {
@@ -103,7 +141,9 @@ export function renderGraph(container: HTMLElement, graph: OpGraph, plan: Plan, 
     }
     root.append(g);
   }
-  const legend = Object.entries(COLOURS).map(([k, c]) => `<span style="color:${c}">■ ${k}</span>`).join(" ");
+  const legend = Object.entries(COLOURS)
+    .map(([k, c]) => `<span style="color:${c}">■ ${k}</span>`)
+    .join(" ");
   container.replaceChildren(root);
   container.insertAdjacentHTML("beforeend", `<p class="muted">executor per node: ${legend}; dashed: input</p>`);
 }

@@ -23,7 +23,12 @@ export function cellSize(rows: number, cols: number): number {
  * A canvas drawing `m` at `px` pixels per cell; hovering calls `onHover(i, j)`. The canvas carries data-rows, data-cols and data-cell (pixels
  * per cell), so a test can aim at a cell the way a user would.
  */
-export function matrixCanvas(m: Matrix, range: ColourRange, onHover: (i: number, j: number) => void, px = cellSize(m.rows, m.cols)): HTMLCanvasElement {
+export function matrixCanvas(
+  m: Matrix,
+  range: ColourRange,
+  onHover: (i: number, j: number) => void,
+  px = cellSize(m.rows, m.cols),
+): HTMLCanvasElement {
   const canvas = document.createElement("canvas");
   canvas.className = "heatmap";
   canvas.width = m.cols * px;
@@ -51,9 +56,14 @@ export function matrixCanvas(m: Matrix, range: ColourRange, onHover: (i: number,
 export function legend(range: ColourRange): HTMLElement {
   const bar = el("canvas", { class: "bar", width: "120", height: "10" }) as HTMLCanvasElement;
   const ctx = bar.getContext("2d");
-  if (ctx) for (let x = 0; x < 120; x++) ((ctx.fillStyle = cssColour(rampColour(x / 119))), ctx.fillRect(x, 0, 1, 10));
+  if (ctx) for (let x = 0; x < 120; x++) (ctx.fillStyle = cssColour(rampColour(x / 119))), ctx.fillRect(x, 0, 1, 10);
   const swatch = el("span", { class: "swatch", style: `background: ${cssColour(MASKED_RGB)}` });
-  return el("div", { class: "legend" }, [formatValue(range.min), bar, formatValue(range.max), el("span", {}, [swatch, " masked"])]);
+  return el("div", { class: "legend" }, [
+    formatValue(range.min),
+    bar,
+    formatValue(range.max),
+    el("span", {}, [swatch, " masked"]),
+  ]);
 }
 
 /** Which heads are ablated in the drawn run, and what a click on a head asks for. */
@@ -67,7 +77,14 @@ export interface HeadAblation {
  * masked cells; without a mask node nothing is masked. With `ablation`, clicking a head's heatmap (or its button)
  * toggles that head, and ablated heads are marked (class `ablated`, `data-ablated="true"`, "ablated" in the caption).
  */
-export function renderWeightHeatmaps(container: HTMLElement, readout: HTMLElement, weights: Tensor, masked: Tensor | undefined, b: number, ablation?: HeadAblation): void {
+export function renderWeightHeatmaps(
+  container: HTMLElement,
+  readout: HTMLElement,
+  weights: Tensor,
+  masked: Tensor | undefined,
+  b: number,
+  ablation?: HeadAblation,
+): void {
   const [B, H, L, S] = weights.shape as [number, number, number, number];
   const w = weights.toFloat32Array();
   const mk = masked && masked.size === weights.size ? masked.toFloat32Array() : undefined;
@@ -90,13 +107,20 @@ export function renderWeightHeatmaps(container: HTMLElement, readout: HTMLElemen
     canvas.dataset.head = String(h);
     canvas.dataset.masked = String(maskedCount);
     const off = ablation?.ablated.includes(h) ?? false;
-    canvas.setAttribute("aria-label", `attention weights of head ${h}, batch ${bi}: ${L} queries × ${S} keys, ${maskedCount} masked${off ? ", ablated (zeroed)" : ""}`);
+    canvas.setAttribute(
+      "aria-label",
+      `attention weights of head ${h}, batch ${bi}: ${L} queries × ${S} keys, ${maskedCount} masked${off ? ", ablated (zeroed)" : ""}`,
+    );
     const caption: (Node | string)[] = [`head ${h}${off ? " · ablated" : ""} · ${maskedCount} of ${L * S} masked`];
     const figure = el("figure", { "data-head": String(h) }, [canvas]);
     if (ablation) {
       figure.dataset.ablated = String(off);
       figure.classList.toggle("ablated", off);
-      const button = el("button", { type: "button", class: "ablate-head", "data-head": String(h), "aria-pressed": String(off) }, [off ? "restore" : "ablate"]);
+      const button = el(
+        "button",
+        { type: "button", class: "ablate-head", "data-head": String(h), "aria-pressed": String(off) },
+        [off ? "restore" : "ablate"],
+      );
       button.title = off ? `run head ${h} again` : `zero head ${h}'s weights in the next run`;
       button.addEventListener("click", () => ablation.onToggle(h));
       canvas.title = button.title;

@@ -21,7 +21,8 @@ export function caseMismatch(g: GoldenCase, c: AttentionConfig, p: PlaygroundCon
     if (g.config[k] !== c[k]) return `${k} is ${String(c[k])}, the case has ${String(g.config[k])}`;
   }
   const x = g.inputs.x!.shape;
-  if (x[0] !== p.batch || x[1] !== p.length) return `sizes B=${p.batch}, L=${p.length}; the case has B=${x[0]}, L=${x[1]}`;
+  if (x[0] !== p.batch || x[1] !== p.length)
+    return `sizes B=${p.batch}, L=${p.length}; the case has B=${x[0]}, L=${x[1]}`;
   const kv = g.inputs.kv?.shape;
   if (kv && kv[1] !== p.kvLength) return `S=${p.kvLength}; the case has S=${kv[1]}`;
   return undefined;
@@ -30,13 +31,25 @@ export function caseMismatch(g: GoldenCase, c: AttentionConfig, p: PlaygroundCon
 export function runInputs(c: AttentionConfig, p: PlaygroundConfig, loaded: GoldenCase | undefined): RunInputs {
   const mismatch = loaded ? caseMismatch(loaded, c, p) : undefined;
   if (loaded && mismatch === undefined) {
-    return { weights: attentionWeights(c, loaded.weights, { fusedQkv: p.fusedQkv }), inputs: { ...loaded.inputs }, source: `golden case ${loaded.name}`, golden: loaded };
+    return {
+      weights: attentionWeights(c, loaded.weights, { fusedQkv: p.fusedQkv }),
+      inputs: { ...loaded.inputs },
+      source: `golden case ${loaded.name}`,
+      golden: loaded,
+    };
   }
   const next = mulberry32(p.seed);
-  const uniform = (shape: number[], bound: number) => Tensor.from(Array.from({ length: shape.reduce((a, d) => a * d, 1) }, () => (next() * 2 - 1) * bound), shape);
+  const uniform = (shape: number[], bound: number) =>
+    Tensor.from(
+      Array.from({ length: shape.reduce((a, d) => a * d, 1) }, () => (next() * 2 - 1) * bound),
+      shape,
+    );
   const normal = (shape: number[]) =>
     Tensor.from(
-      Array.from({ length: shape.reduce((a, d) => a * d, 1) }, () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next())),
+      Array.from(
+        { length: shape.reduce((a, d) => a * d, 1) },
+        () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next()),
+      ),
       shape,
     );
   const ekv = c.numKvHeads * headDim(c);
@@ -55,5 +68,10 @@ export function runInputs(c: AttentionConfig, p: PlaygroundConfig, loaded: Golde
   const inputs: Record<string, Tensor> = { x: normal([p.batch, p.length, c.dIn]) };
   if (c.cross) inputs.kv = normal([p.batch, p.kvLength, c.dIn]);
   const why = loaded ? `; the loaded case does not fit: ${mismatch}` : "";
-  return { weights: attentionWeights(c, raw, { fusedQkv: p.fusedQkv }), inputs, source: `random, seed ${p.seed}${why}`, golden: undefined };
+  return {
+    weights: attentionWeights(c, raw, { fusedQkv: p.fusedQkv }),
+    inputs,
+    source: `random, seed ${p.seed}${why}`,
+    golden: undefined,
+  };
 }

@@ -70,7 +70,12 @@ function svgEl(tag: string, attrs: Record<string, string | number>, text?: strin
  * Draws the chart into `svg`. The svg carries data-points (steps drawn), data-first and data-last (their losses) and
  * data-y-max, for a test to read what a user sees.
  */
-export function renderLossChart(svg: SVGSVGElement, losses: readonly number[], planned: number, box: ChartBox = CHART_BOX): void {
+export function renderLossChart(
+  svg: SVGSVGElement,
+  losses: readonly number[],
+  planned: number,
+  box: ChartBox = CHART_BOX,
+): void {
   const s = lossScale(losses, planned, box);
   const bottom = box.height - box.bottom;
   const right = box.width - box.right;
@@ -81,17 +86,42 @@ export function renderLossChart(svg: SVGSVGElement, losses: readonly number[], p
   for (const f of [0, 0.5, 1]) {
     const y = s.y(f * s.yMax);
     children.push(svgEl("line", { class: f === 0 ? "axis" : "grid", x1: box.left, x2: right, y1: y, y2: y }));
-    children.push(svgEl("text", { class: "tick", x: box.left - 6, y: y + 4, "text-anchor": "end" }, String(Number((f * s.yMax).toPrecision(3)))));
+    children.push(
+      svgEl(
+        "text",
+        { class: "tick", x: box.left - 6, y: y + 4, "text-anchor": "end" },
+        String(Number((f * s.yMax).toPrecision(3))),
+      ),
+    );
   }
   children.push(svgEl("line", { class: "axis", x1: box.left, x2: box.left, y1: box.top, y2: bottom }));
   for (const step of s.xMax > 1 ? [1, s.xMax] : [1]) {
-    children.push(svgEl("text", { class: "tick", x: s.x(step), y: bottom + 14, "text-anchor": step === 1 ? "start" : "end" }, String(step)));
+    children.push(
+      svgEl(
+        "text",
+        { class: "tick", x: s.x(step), y: bottom + 14, "text-anchor": step === 1 ? "start" : "end" },
+        String(step),
+      ),
+    );
   }
-  children.push(svgEl("text", { class: "label", x: (box.left + right) / 2, y: box.height - 2, "text-anchor": "middle" }, "step"));
+  children.push(
+    svgEl("text", { class: "label", x: (box.left + right) / 2, y: box.height - 2, "text-anchor": "middle" }, "step"),
+  );
   children.push(svgEl("polyline", { class: "loss", points: linePoints(losses, s) }));
   const last = losses.length;
-  if (last && Number.isFinite(losses[last - 1]!)) children.push(svgEl("circle", { class: "loss", cx: s.x(last), cy: s.y(losses[last - 1]!), r: 3 }));
+  if (last && Number.isFinite(losses[last - 1]!))
+    children.push(svgEl("circle", { class: "loss", cx: s.x(last), cy: s.y(losses[last - 1]!), r: 3 }));
   svg.replaceChildren(...children);
-  Object.assign(svg.dataset, { points: String(last), first: String(losses[0] ?? ""), last: String(losses[last - 1] ?? ""), yMax: String(s.yMax) });
-  svg.setAttribute("aria-label", last ? `loss curve: ${last} of ${planned} steps, from ${losses[0]!.toFixed(4)} to ${losses[last - 1]!.toFixed(4)}` : "loss curve: no steps yet");
+  Object.assign(svg.dataset, {
+    points: String(last),
+    first: String(losses[0] ?? ""),
+    last: String(losses[last - 1] ?? ""),
+    yMax: String(s.yMax),
+  });
+  svg.setAttribute(
+    "aria-label",
+    last
+      ? `loss curve: ${last} of ${planned} steps, from ${losses[0]!.toFixed(4)} to ${losses[last - 1]!.toFixed(4)}`
+      : "loss curve: no steps yet",
+  );
 }

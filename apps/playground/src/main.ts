@@ -67,16 +67,36 @@ function drawWeights(): void {
   const text = `[B, H, L, S] = [${weights.shape.join(", ")}] on ${last.plan.steps.find((s) => s.node === "weights")?.placement.executor ?? "?"} · rows = queries i, columns = keys j`;
   note.append(text);
   if (B > 1) {
-    const pick = Object.assign(document.createElement("input"), { type: "number", min: "0", max: String(B - 1), value: String(batchIndex), id: "batch-index" });
+    const pick = Object.assign(document.createElement("input"), {
+      type: "number",
+      min: "0",
+      max: String(B - 1),
+      value: String(batchIndex),
+      id: "batch-index",
+    });
     pick.addEventListener("input", () => {
       batchIndex = Math.max(0, Math.min(B - 1, Number(pick.value) || 0));
-      renderWeightHeatmaps($("heatmaps"), readout, weights, last?.tapped.get("masked"), batchIndex, headAblation(last?.ablated ?? []));
+      renderWeightHeatmaps(
+        $("heatmaps"),
+        readout,
+        weights,
+        last?.tapped.get("masked"),
+        batchIndex,
+        headAblation(last?.ablated ?? []),
+      );
     });
     const label = document.createElement("label");
     label.append(" · batch ", pick);
     note.append(label);
   }
-  renderWeightHeatmaps($("heatmaps"), readout, weights, last.tapped.get("masked"), batchIndex, headAblation(last.ablated));
+  renderWeightHeatmaps(
+    $("heatmaps"),
+    readout,
+    weights,
+    last.tapped.get("masked"),
+    batchIndex,
+    headAblation(last.ablated),
+  );
 }
 
 function drawOutput(r: RunOutcome): void {
@@ -86,7 +106,12 @@ function drawOutput(r: RunOutcome): void {
   delta.textContent = ablationLine(r.ablated, r.outputDelta, node);
   delta.dataset.delta = r.outputDelta === undefined ? "" : String(r.outputDelta);
   const step = r.plan.steps.find((s) => s.node === node || s.fused?.includes(node));
-  renderTensor($("output"), { node, kind: r.graph.node(node).kind, executor: step?.placement.executor ?? "?", tensor }, "", { ids: "output" });
+  renderTensor(
+    $("output"),
+    { node, kind: r.graph.node(node).kind, executor: step?.placement.executor ?? "?", tensor },
+    "",
+    { ids: "output" },
+  );
 }
 
 function draw(r: RunOutcome, config: PlaygroundConfig, c: GoldenCase | undefined): void {
@@ -105,35 +130,43 @@ function draw(r: RunOutcome, config: PlaygroundConfig, c: GoldenCase | undefined
   const step = sel ? r.plan.steps.find((s) => s.node === sel) : undefined;
   renderTensor(
     $("tensor"),
-    sel && tensor ? { node: sel, kind: r.graph.node(sel).kind, executor: step?.placement.executor ?? "?", tensor } : undefined,
-    sel ? `node ${sel} is not in this graph; click a node` : "click a node in the graph to tap it: the next run reads its tensor back",
+    sel && tensor
+      ? { node: sel, kind: r.graph.node(sel).kind, executor: step?.placement.executor ?? "?", tensor }
+      : undefined,
+    sel
+      ? `node ${sel} is not in this graph; click a node`
+      : "click a node in the graph to tap it: the next run reads its tensor back",
   );
   renderTimings($("timings"), r.timings, r.totalMs);
   $("explain").textContent = r.explain;
 }
 
-const controller = new RunController<{ config: PlaygroundConfig; loaded: GoldenCase | undefined; ablated: readonly number[] }, RunOutcome>(
-  ({ config, loaded: c, ablated }, signal) => runOnce(config, c, ablated, signal),
-  {
-    onStart: ({ config }, id) => setStatus("running", `run ${id} on ${config.executor}…`),
-    onResult: (r, { config, loaded: c }, id) => {
-      errors.clear("config");
-      errors.clear("executor");
-      errors.clear("run");
-      draw(r, config, c);
-      views.classList.remove("stale");
-      setStatus("done", `run ${id} on ${r.executor}: ${r.totalMs.toFixed(2)} ms · ${r.source}${r.ablated.length ? ` · ${headList(r.ablated)} ablated` : ""}`, id);
-    },
-    onError: (e, { config }, id) => {
-      errors.clear("config");
-      errors.clear("executor");
-      errors.clear("run");
-      errors.show(kindOf(e), e);
-      if (last) views.classList.add("stale");
-      setStatus("error", `run ${id} on ${config.executor} failed: the views show the last good run`, id);
-    },
+const controller = new RunController<
+  { config: PlaygroundConfig; loaded: GoldenCase | undefined; ablated: readonly number[] },
+  RunOutcome
+>(({ config, loaded: c, ablated }, signal) => runOnce(config, c, ablated, signal), {
+  onStart: ({ config }, id) => setStatus("running", `run ${id} on ${config.executor}…`),
+  onResult: (r, { config, loaded: c }, id) => {
+    errors.clear("config");
+    errors.clear("executor");
+    errors.clear("run");
+    draw(r, config, c);
+    views.classList.remove("stale");
+    setStatus(
+      "done",
+      `run ${id} on ${r.executor}: ${r.totalMs.toFixed(2)} ms · ${r.source}${r.ablated.length ? ` · ${headList(r.ablated)} ablated` : ""}`,
+      id,
+    );
   },
-);
+  onError: (e, { config }, id) => {
+    errors.clear("config");
+    errors.clear("executor");
+    errors.clear("run");
+    errors.show(kindOf(e), e);
+    if (last) views.classList.add("stale");
+    setStatus("error", `run ${id} on ${config.executor} failed: the views show the last good run`, id);
+  },
+});
 
 function submit(): void {
   const config = form.read();

@@ -20,7 +20,8 @@ export interface ModelForm {
 }
 
 const labelled = (text: string, control: HTMLElement) => el("label", {}, [el("span", {}, [text]), control]);
-const input = (id: string, attrs: Record<string, string>) => el("input", { id, name: id, ...attrs }) as HTMLInputElement;
+const input = (id: string, attrs: Record<string, string>) =>
+  el("input", { id, name: id, ...attrs }) as HTMLInputElement;
 const show = (v: number | undefined) => (v === undefined ? "" : String(v));
 
 export function createModelForm(form: HTMLFormElement, executors: readonly ExecutorEntry[]): ModelForm {
@@ -32,9 +33,21 @@ export function createModelForm(form: HTMLFormElement, executors: readonly Execu
   const prompt = el("textarea", { id: "model-prompt", name: "model-prompt", rows: "3" }) as HTMLTextAreaElement;
   const promptHint = el("p", { class: "notes", id: "model-prompt-hint" }, ["load a model first"]);
   const maxNew = input("model-max-new", { type: "number", min: "1", step: "1", value: String(d.maxNewTokens) });
-  const temperature = input("model-temperature", { type: "number", min: "0", step: "any", value: String(d.temperature) });
+  const temperature = input("model-temperature", {
+    type: "number",
+    min: "0",
+    step: "any",
+    value: String(d.temperature),
+  });
   const topK = input("model-top-k", { type: "number", min: "1", step: "1", value: show(d.topK), placeholder: "all" });
-  const topP = input("model-top-p", { type: "number", min: "0", max: "1", step: "any", value: show(d.topP), placeholder: "off" });
+  const topP = input("model-top-p", {
+    type: "number",
+    min: "0",
+    max: "1",
+    step: "any",
+    value: show(d.topP),
+    placeholder: "off",
+  });
   const seed = input("model-seed", { type: "number", min: "0", step: "1", value: String(d.seed) });
   const greedy = input("model-greedy", { type: "checkbox" });
   greedy.checked = d.greedy;
@@ -43,7 +56,9 @@ export function createModelForm(form: HTMLFormElement, executors: readonly Execu
   form.replaceChildren(
     el("fieldset", {}, [
       el("legend", {}, ["Model"]),
-      el("p", { class: "notes" }, ["A GPT-2-family .safetensors file (nanoGPT or Hugging Face GPT-2 names): pick it or drop it on the tab."]),
+      el("p", { class: "notes" }, [
+        "A GPT-2-family .safetensors file (nanoGPT or Hugging Face GPT-2 names): pick it or drop it on the tab.",
+      ]),
       labelled("file", file),
       labelled("heads (n_head)", heads),
       labelled("executor", executor),
@@ -70,6 +85,14 @@ export function createModelForm(form: HTMLFormElement, executors: readonly Execu
     promptHint,
     generate,
     stop,
-    read: () => ({ executor: executor.value, maxNewTokens: maxNew.value, temperature: temperature.value, topK: topK.value, topP: topP.value, seed: seed.value, greedy: greedy.checked }),
+    read: () => ({
+      executor: executor.value,
+      maxNewTokens: maxNew.value,
+      temperature: temperature.value,
+      topK: topK.value,
+      topP: topP.value,
+      seed: seed.value,
+      greedy: greedy.checked,
+    }),
   };
 }

@@ -6,8 +6,13 @@ import { startGeneration } from "./model-generation.js";
 import { GENERATE_DEFAULTS } from "./model-settings.js";
 
 const dir = new URL("../../../packages/testkit/golden-models/", import.meta.url);
-const golden = JSON.parse(readFileSync(new URL("nanogpt-bias-l2.json", dir), "utf8")) as { generate: { prompt: { data: number[] }; max_new_tokens: number; greedy: { data: number[] } } };
-const model = () => gptModelOf(readModelFile("m", new Uint8Array(readFileSync(new URL("nanogpt-bias-l2.safetensors", dir)))), 4, [createCpuExecutor()]);
+const golden = JSON.parse(readFileSync(new URL("nanogpt-bias-l2.json", dir), "utf8")) as {
+  generate: { prompt: { data: number[] }; max_new_tokens: number; greedy: { data: number[] } };
+};
+const model = () =>
+  gptModelOf(readModelFile("m", new Uint8Array(readFileSync(new URL("nanogpt-bias-l2.safetensors", dir)))), 4, [
+    createCpuExecutor(),
+  ]);
 
 describe("startGeneration", () => {
   it("streams the golden case's greedy tokens one by one, then says done", async () => {
@@ -16,11 +21,17 @@ describe("startGeneration", () => {
     const { prompt, max_new_tokens, greedy } = golden.generate;
     const got: number[] = [];
     await new Promise<void>((resolve, reject) => {
-      startGeneration(decoder, prompt.data, { ...GENERATE_DEFAULTS, maxNewTokens: max_new_tokens, greedy: true }, undefined, {
-        onToken: (i, t) => (expect(i).toBe(got.length), got.push(t)),
-        onDone: resolve,
-        onError: reject,
-      });
+      startGeneration(
+        decoder,
+        prompt.data,
+        { ...GENERATE_DEFAULTS, maxNewTokens: max_new_tokens, greedy: true },
+        undefined,
+        {
+          onToken: (i, t) => (expect(i).toBe(got.length), got.push(t)),
+          onDone: resolve,
+          onError: reject,
+        },
+      );
     });
     expect([...prompt.data, ...got]).toEqual(greedy.data);
     await decoder.dispose();

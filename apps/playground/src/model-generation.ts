@@ -21,7 +21,13 @@ export interface Generation {
  * Starts generating after `prompt` on `decoder`. A bad option or prompt throws here (a GenerateError naming it),
  * before anything runs; a failure while running goes to onError.
  */
-export function startGeneration(decoder: Decoder, prompt: readonly number[], s: GenerateSettings, tokenizer: Tokenizer | undefined, h: GenerationHandlers): Generation {
+export function startGeneration(
+  decoder: Decoder,
+  prompt: readonly number[],
+  s: GenerateSettings,
+  tokenizer: Tokenizer | undefined,
+  h: GenerationHandlers,
+): Generation {
   const events = generate(decoder, [...prompt], {
     maxNewTokens: s.maxNewTokens,
     temperature: s.temperature,

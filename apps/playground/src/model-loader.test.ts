@@ -3,7 +3,8 @@ import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { describe, expect, it } from "vitest";
 import { gptModelOf, needsHeads, NotGptModelError, readModelFile, suggestedHeads } from "./model-loader.js";
 
-const golden = (name: string) => new Uint8Array(readFileSync(new URL(`../../../packages/testkit/golden-models/${name}`, import.meta.url)));
+const golden = (name: string) =>
+  new Uint8Array(readFileSync(new URL(`../../../packages/testkit/golden-models/${name}`, import.meta.url)));
 
 describe("the Model tab's loader", () => {
   it("reads a nanoGPT file, asks for n_head, then loads it with the heads given", async () => {
@@ -31,7 +32,9 @@ describe("the Model tab's loader", () => {
     const bad = readModelFile("bad.safetensors", golden("nanogpt-bias-l2.safetensors"));
     const broken = new Map(bad.tensors);
     broken.delete("transformer.h.1.mlp.c_fc.weight");
-    expect(() => gptModelOf({ ...bad, tensors: broken }, 4, [createCpuExecutor()])).toThrow("transformer.h.1.mlp.c_fc.weight");
+    expect(() => gptModelOf({ ...bad, tensors: broken }, 4, [createCpuExecutor()])).toThrow(
+      "transformer.h.1.mlp.c_fc.weight",
+    );
     expect(() => readModelFile("x.safetensors", new Uint8Array(3))).toThrow(/safetensors/);
     expect(needsHeads(new Error("config.n_head"))).toBe(false);
   });

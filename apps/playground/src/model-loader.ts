@@ -17,7 +17,9 @@ export interface ModelFile {
 /** A model that loaded but is not one this tab runs. */
 export class NotGptModelError extends Error {
   constructor(file: string, description: string) {
-    super(`${file}: the Model tab runs GPT-2-family models (nanoGPT or Hugging Face GPT-2 state_dicts); this file is ${description}`);
+    super(
+      `${file}: the Model tab runs GPT-2-family models (nanoGPT or Hugging Face GPT-2 state_dicts); this file is ${description}`,
+    );
     this.name = "NotGptModelError";
   }
 }
@@ -48,7 +50,8 @@ export function needsHeads(error: unknown): boolean {
  */
 export function gptModelOf(file: ModelFile, nHead: number | undefined, executors: readonly Executor[]): GptModel {
   // Told apart by its keys before loading: the loader would first ask an encoder layer for its nhead.
-  if (file.width === undefined && file.tensors.has("self_attn.in_proj_weight")) throw new NotGptModelError(file.name, "a torch.nn.TransformerEncoderLayer state_dict");
+  if (file.width === undefined && file.tensors.has("self_attn.in_proj_weight"))
+    throw new NotGptModelError(file.name, "a torch.nn.TransformerEncoderLayer state_dict");
   const model = loadModel(file.tensors, { executors, ...(nHead === undefined ? {} : { config: { n_head: nHead } }) });
   // By family, not instanceof: the field survives two copies of the package in one bundle.
   if (model.family !== "gpt2") throw new NotGptModelError(file.name, model.description);

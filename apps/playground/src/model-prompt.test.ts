@@ -11,7 +11,9 @@ describe("parseTokenIds", () => {
     expect(() => parseTokenIds("1 50", 50)).toThrow('prompt token 1: expected an integer in [0, 50), got "50"');
     expect(() => parseTokenIds("1 -2", 50)).toThrow('prompt token 1: expected an integer in [0, 50), got "-2"');
     expect(() => parseTokenIds("1.5", 50)).toThrow('prompt token 0: expected an integer in [0, 50), got "1.5"');
-    expect(() => parseTokenIds("  ", 50)).toThrow("prompt: expected token ids separated by spaces (integers in [0, 50)), got nothing");
+    expect(() => parseTokenIds("  ", 50)).toThrow(
+      "prompt: expected token ids separated by spaces (integers in [0, 50)), got nothing",
+    );
   });
 
   it("throws what the errors view files under Bad config", () => {

@@ -16,10 +16,14 @@ export class PromptError extends Error {
 /** Space-separated (or comma-separated) ids, each an integer in [0, vocabSize). */
 export function parseTokenIds(raw: string, vocabSize: number): number[] {
   const parts = raw.split(/[\s,]+/).filter((p) => p !== "");
-  if (parts.length === 0) throw new PromptError(`prompt: expected token ids separated by spaces (integers in [0, ${vocabSize})), got nothing`);
+  if (parts.length === 0)
+    throw new PromptError(
+      `prompt: expected token ids separated by spaces (integers in [0, ${vocabSize})), got nothing`,
+    );
   return parts.map((p, i) => {
     const id = /^\d+$/.test(p) ? Number(p) : Number.NaN;
-    if (!Number.isSafeInteger(id) || id >= vocabSize) throw new PromptError(`prompt token ${i}: expected an integer in [0, ${vocabSize}), got "${p.slice(0, 20)}"`);
+    if (!Number.isSafeInteger(id) || id >= vocabSize)
+      throw new PromptError(`prompt token ${i}: expected an integer in [0, ${vocabSize}), got "${p.slice(0, 20)}"`);
     return id;
   });
 }

@@ -14,7 +14,15 @@ export interface GenerateSettings {
   readonly greedy: boolean;
 }
 
-export const GENERATE_DEFAULTS: GenerateSettings = { executor: "cpu", maxNewTokens: 20, temperature: 0.8, topK: 200, topP: undefined, seed: 1337, greedy: false };
+export const GENERATE_DEFAULTS: GenerateSettings = {
+  executor: "cpu",
+  maxNewTokens: 20,
+  temperature: 0.8,
+  topK: 200,
+  topP: undefined,
+  seed: 1337,
+  greedy: false,
+};
 
 /** More new tokens than this is a typo: each is one decoder step, drawn into the page. */
 export const MAX_NEW_TOKENS = 4096;
@@ -28,11 +36,13 @@ export class GenerateSettingsError extends Error {
 
 function field(name: string, raw: string, ok: (v: number) => boolean, expected: string): number {
   const v = raw.trim() === "" ? Number.NaN : Number(raw);
-  if (!Number.isFinite(v) || !ok(v)) throw new GenerateSettingsError(`${name}: expected ${expected}, got "${raw.slice(0, 40)}"`);
+  if (!Number.isFinite(v) || !ok(v))
+    throw new GenerateSettingsError(`${name}: expected ${expected}, got "${raw.slice(0, 40)}"`);
   return v;
 }
 
-const optional = (raw: string, read: (raw: string) => number): number | undefined => (raw.trim() === "" ? undefined : read(raw));
+const optional = (raw: string, read: (raw: string) => number): number | undefined =>
+  raw.trim() === "" ? undefined : read(raw);
 
 export interface RawGenerateSettings {
   readonly executor: string;
@@ -48,10 +58,19 @@ export interface RawGenerateSettings {
 export function parseGenerateSettings(raw: RawGenerateSettings): GenerateSettings {
   return {
     executor: raw.executor,
-    maxNewTokens: field("max new tokens", raw.maxNewTokens, (v) => Number.isInteger(v) && v >= 1 && v <= MAX_NEW_TOKENS, `an integer from 1 to ${MAX_NEW_TOKENS}`),
+    maxNewTokens: field(
+      "max new tokens",
+      raw.maxNewTokens,
+      (v) => Number.isInteger(v) && v >= 1 && v <= MAX_NEW_TOKENS,
+      `an integer from 1 to ${MAX_NEW_TOKENS}`,
+    ),
     temperature: field("temperature", raw.temperature, (v) => v >= 0, "a number >= 0 (0 is greedy)"),
-    topK: optional(raw.topK, (s) => field("top-k", s, (v) => Number.isInteger(v) && v >= 1, "an integer >= 1, or empty for all tokens")),
-    topP: optional(raw.topP, (s) => field("top-p", s, (v) => v > 0 && v <= 1, "a number in (0, 1], or empty for no cut")),
+    topK: optional(raw.topK, (s) =>
+      field("top-k", s, (v) => Number.isInteger(v) && v >= 1, "an integer >= 1, or empty for all tokens"),
+    ),
+    topP: optional(raw.topP, (s) =>
+      field("top-p", s, (v) => v > 0 && v <= 1, "a number in (0, 1], or empty for no cut"),
+    ),
     seed: field("seed", raw.seed, (v) => Number.isInteger(v) && v >= 0 && v <= 0xffffffff, "an integer >= 0"),
     greedy: raw.greedy,
   };

@@ -3,7 +3,9 @@ import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { describe, expect, it } from "vitest";
 import { ModelSlot } from "./model-slot.js";
 
-const bytes = new Uint8Array(readFileSync(new URL("../../../packages/testkit/golden-models/nanogpt-bias-l2.safetensors", import.meta.url)));
+const bytes = new Uint8Array(
+  readFileSync(new URL("../../../packages/testkit/golden-models/nanogpt-bias-l2.safetensors", import.meta.url)),
+);
 const cpuOnly = async (name: string) => {
   if (name !== "cpu") throw new Error(`${name}: not available here (test)`);
   return [createCpuExecutor()];

@@ -59,7 +59,11 @@ export class ModelSlot {
     const seq = ++this.#seq;
     await this.unload();
     const file = this.#file;
-    if (!file) return { kind: "failed", error: new Error("no model file yet: pick a .safetensors file or drop one on this tab") };
+    if (!file)
+      return {
+        kind: "failed",
+        error: new Error("no model file yet: pick a .safetensors file or drop one on this tab"),
+      };
     let model: GptModel;
     try {
       model = gptModelOf(file, heads, await this.#executorsFor(executor));

@@ -84,7 +84,12 @@ export function createModelTab(v: ModelTabElements, executors: readonly Executor
       if (out.headsHint !== undefined && f.heads.value === "") {
         // Only a guess: GPT-2's own head count for this width. The user checks it and presses Load.
         f.heads.value = String(out.headsHint);
-        errors.show("model", new Error(`${messageOf(out.error)}; heads is prefilled with ${out.headsHint}, GPT-2's count for n_embd ${file?.width}: check it and press Load`));
+        errors.show(
+          "model",
+          new Error(
+            `${messageOf(out.error)}; heads is prefilled with ${out.headsHint}, GPT-2's count for n_embd ${file?.width}: check it and press Load`,
+          ),
+        );
       } else {
         errors.show(kindOf(out.error) === "executor" ? "executor" : "model", out.error);
       }
@@ -94,7 +99,10 @@ export function createModelTab(v: ModelTabElements, executors: readonly Executor
     const { model, file: loadedFile } = out.loaded;
     describe(loadedFile, out.loaded);
     const V = model.config.vocabSize;
-    f.promptHint.textContent = V === GPT2_VOCAB ? "text, through GPT-2's tokenizer; new tokens stream in as text" : `token ids separated by spaces, each in [0, ${V}) (vocab ${V} has no tokenizer); new tokens show as ids`;
+    f.promptHint.textContent =
+      V === GPT2_VOCAB
+        ? "text, through GPT-2's tokenizer; new tokens stream in as text"
+        : `token ids separated by spaces, each in [0, ${V}) (vocab ${V} has no tokenizer); new tokens show as ids`;
     f.prompt.placeholder = V === GPT2_VOCAB ? "Hello, my name is" : "1 2 3";
     f.heads.value = String(model.config.nHead);
     setStatus("loaded", `${loadedFile.name} loaded on ${exec}: press Generate`);
@@ -190,7 +198,12 @@ export function createModelTab(v: ModelTabElements, executors: readonly Executor
     const labels = strip.labels();
     const w = contextWindow(ids.length, l.model.config.blockSize);
     if (index < w.start) {
-      errors.show("attention", new Error(`token ${index}: outside the model's context (a forward run sees the last ${l.model.config.blockSize} tokens, ${w.start} to ${ids.length - 1})`));
+      errors.show(
+        "attention",
+        new Error(
+          `token ${index}: outside the model's context (a forward run sees the last ${l.model.config.blockSize} tokens, ${w.start} to ${ids.length - 1})`,
+        ),
+      );
       return;
     }
     v.gridNote.textContent = `token ${index}: running the model on ${w.length} tokens…`;

@@ -21,7 +21,19 @@ export interface PlaygroundConfig {
 }
 
 export const defaultConfig: PlaygroundConfig = {
-  attention: { dIn: 8, dOut: 8, numHeads: 2, numKvHeads: 2, causal: true, window: null, scale: null, qkvBias: false, outProj: true, outBias: true, cross: false },
+  attention: {
+    dIn: 8,
+    dOut: 8,
+    numHeads: 2,
+    numKvHeads: 2,
+    causal: true,
+    window: null,
+    scale: null,
+    qkvBias: false,
+    outProj: true,
+    outBias: true,
+    cross: false,
+  },
   position: "none",
   fusedQkv: false,
   batch: 1,
@@ -44,10 +56,19 @@ export function builderOptions(c: PlaygroundConfig, keyPaddingMask: boolean): At
 
 /** A size field must be a whole number ≥ 1; said in the same words as the library's config errors. */
 export function checkSizes(c: PlaygroundConfig): void {
-  for (const [key, v] of [["batch", c.batch], ["length", c.length], ["kvLength", c.kvLength], ["seed", c.seed]] as const) {
+  for (const [key, v] of [
+    ["batch", c.batch],
+    ["length", c.length],
+    ["kvLength", c.kvLength],
+    ["seed", c.seed],
+  ] as const) {
     const min = key === "seed" ? 0 : 1;
-    if (!Number.isSafeInteger(v) || v < min) throw new SizeError(`${key}: invalid value, expected an integer >= ${min}, got ${Number.isNaN(v) ? "nothing" : String(v)}`);
-    if (key !== "seed" && v > 256) throw new SizeError(`${key}: too large for the page, expected at most 256, got ${v}`);
+    if (!Number.isSafeInteger(v) || v < min)
+      throw new SizeError(
+        `${key}: invalid value, expected an integer >= ${min}, got ${Number.isNaN(v) ? "nothing" : String(v)}`,
+      );
+    if (key !== "seed" && v > 256)
+      throw new SizeError(`${key}: too large for the page, expected at most 256, got ${v}`);
   }
 }
 

@@ -38,7 +38,8 @@ export class RunController<C, R> {
   /** Runs `config` as soon as the run in flight (if any) has stopped; that run is aborted now. */
   submit(config: C): void {
     this.#pending = { config };
-    if (this.#current) this.#current.controller.abort(new Error(`run ${this.#current.id} superseded by a newer config`));
+    if (this.#current)
+      this.#current.controller.abort(new Error(`run ${this.#current.id} superseded by a newer config`));
     else this.#startNext();
   }
 

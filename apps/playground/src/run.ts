@@ -44,11 +44,17 @@ export interface RunOutcome {
 /** The nodes a run watches: what the heatmaps need, plus the node clicked in the graph. */
 export function watchedNodes(graph: OpGraph, selected: string | undefined): string[] {
   const names = ["weights", "masked"].filter((n) => graph.has(n) && graph.roleOf(n) === "node");
-  if (selected && graph.has(selected) && graph.roleOf(selected) === "node" && !names.includes(selected)) names.push(selected);
+  if (selected && graph.has(selected) && graph.roleOf(selected) === "node" && !names.includes(selected))
+    names.push(selected);
   return names;
 }
 
-export async function runOnce(p: PlaygroundConfig, loaded: GoldenCase | undefined, ablatedHeads: readonly number[], signal: AbortSignal): Promise<RunOutcome> {
+export async function runOnce(
+  p: PlaygroundConfig,
+  loaded: GoldenCase | undefined,
+  ablatedHeads: readonly number[],
+  signal: AbortSignal,
+): Promise<RunOutcome> {
   checkSizes(p);
   const config = normalizeConfig(p.attention); // a bad value is a ConfigError naming the key
   const data = runInputs(config, p, loaded);
@@ -75,7 +81,10 @@ export async function runOnce(p: PlaygroundConfig, loaded: GoldenCase | undefine
       timings: run.timings,
       totalMs: run.totalMs,
       source: data.source,
-      golden: data.golden && heads.length ? `${headList(heads)} of ${ABLATED_NODE} zeroed: no golden comparison` : goldenCheck(data.golden, config, p, run.tapped.get("weights")),
+      golden:
+        data.golden && heads.length
+          ? `${headList(heads)} of ${ABLATED_NODE} zeroed: no golden comparison`
+          : goldenCheck(data.golden, config, p, run.tapped.get("weights")),
       inputs: data.inputs,
       weights: data.weights,
       output: { node: outputNode, tensor: run.outputs[outputNode]! },
@@ -88,7 +97,12 @@ export async function runOnce(p: PlaygroundConfig, loaded: GoldenCase | undefine
 }
 
 /** Compares `weights` with the case when the case's expected numbers are for this very config. */
-function goldenCheck(g: GoldenCase | undefined, c: AttentionConfig, p: PlaygroundConfig, weights: Tensor | undefined): string | undefined {
+function goldenCheck(
+  g: GoldenCase | undefined,
+  c: AttentionConfig,
+  p: PlaygroundConfig,
+  weights: Tensor | undefined,
+): string | undefined {
   if (!g) return undefined;
   const expected = g.expected.weights;
   if (!expected || !weights) return `the case ${g.name} has no expected weights`;

@@ -25,7 +25,9 @@ describe("matrixSlice", () => {
   // [2, 3, 2, 2]: value = 100·a + 10·b + 2·r + c, so each element names its own index.
   const shape = [2, 3, 2, 2];
   const data: number[] = [];
-  for (let a = 0; a < 2; a++) for (let b = 0; b < 3; b++) for (let r = 0; r < 2; r++) for (let c = 0; c < 2; c++) data.push(100 * a + 10 * b + 2 * r + c);
+  for (let a = 0; a < 2; a++)
+    for (let b = 0; b < 3; b++)
+      for (let r = 0; r < 2; r++) for (let c = 0; c < 2; c++) data.push(100 * a + 10 * b + 2 * r + c);
 
   it("takes the last two axes at a leading index", () => {
     const m = matrixSlice(shape, data, 4); // a = 1, b = 1

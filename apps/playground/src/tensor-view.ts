@@ -22,7 +22,12 @@ export interface TensorViewOptions {
 }
 
 /** Draws `info` into `container`. */
-export function renderTensor(container: HTMLElement, info: TensorInfo | undefined, hint: string, options: TensorViewOptions = {}): void {
+export function renderTensor(
+  container: HTMLElement,
+  info: TensorInfo | undefined,
+  hint: string,
+  options: TensorViewOptions = {},
+): void {
   const { slice = 0, ids = "tensor" } = options;
   container.replaceChildren();
   if (!info) {
@@ -34,10 +39,21 @@ export function renderTensor(container: HTMLElement, info: TensorInfo | undefine
   const s = tensorStats(data);
   const m = matrixSlice(tensor.shape, data, slice);
   const shape = `[${tensor.shape.join(", ")}]`;
-  const extra = [s.negInf ? `${s.negInf} masked (−∞)` : "", s.nan ? `${s.nan} NaN` : "", s.posInf ? `${s.posInf} +∞` : ""].filter(Boolean).join(", ");
+  const extra = [
+    s.negInf ? `${s.negInf} masked (−∞)` : "",
+    s.nan ? `${s.nan} NaN` : "",
+    s.posInf ? `${s.posInf} +∞` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
   container.append(
-    el("p", { id: `${ids}-head` }, [el("strong", {}, [info.node]), ` (${info.kind} on ${info.executor}) shape ${shape}`]),
-    el("p", { id: `${ids}-stats` }, [`min ${formatValue(s.min)} · max ${formatValue(s.max)} · mean ${formatValue(s.mean)} · ${s.count} values${extra ? ` · ${extra}` : ""}`]),
+    el("p", { id: `${ids}-head` }, [
+      el("strong", {}, [info.node]),
+      ` (${info.kind} on ${info.executor}) shape ${shape}`,
+    ]),
+    el("p", { id: `${ids}-stats` }, [
+      `min ${formatValue(s.min)} · max ${formatValue(s.max)} · mean ${formatValue(s.mean)} · ${s.count} values${extra ? ` · ${extra}` : ""}`,
+    ]),
   );
   const readout = el("output", { id: `${ids}-readout` }, [""]);
   const draw = (index: number) => {
@@ -45,7 +61,10 @@ export function renderTensor(container: HTMLElement, info: TensorInfo | undefine
     const label = `${info.node}${sliceLabel(tensor.shape, sl)}`;
     const range = { min: Number.isNaN(s.min) ? 0 : s.min, max: Number.isNaN(s.max) ? 1 : s.max };
     if (sl.rows <= 24 && sl.cols <= 16) {
-      const head = el("tr", {}, [el("th", {}, ["i \\ j"]), ...Array.from({ length: sl.cols }, (_, j) => el("th", {}, [String(j)]))]);
+      const head = el("tr", {}, [
+        el("th", {}, ["i \\ j"]),
+        ...Array.from({ length: sl.cols }, (_, j) => el("th", {}, [String(j)])),
+      ]);
       const rows = Array.from({ length: sl.rows }, (_, i) =>
         el("tr", {}, [
           el("th", {}, [String(i)]),
@@ -55,11 +74,16 @@ export function renderTensor(container: HTMLElement, info: TensorInfo | undefine
             // A light tint of the heatmap colour keeps the number readable.
             const tint = v === -Infinity ? "" : `background: rgba(${r}, ${g}, ${b}, 0.25)`;
             // The exact float32 value, for a reader (or a test) that needs more than the 6 digits shown.
-            return el("td", { ...(v === -Infinity ? { class: "masked" } : { style: tint }), "data-value": String(v) }, [formatValue(v)]);
+            return el("td", { ...(v === -Infinity ? { class: "masked" } : { style: tint }), "data-value": String(v) }, [
+              formatValue(v),
+            ]);
           }),
         ]),
       );
-      return el("div", {}, [el("p", { class: "muted" }, [label]), el("table", { id: `${ids}-table` }, [head, ...rows])]);
+      return el("div", {}, [
+        el("p", { class: "muted" }, [label]),
+        el("table", { id: `${ids}-table` }, [head, ...rows]),
+      ]);
     }
     const canvas = matrixCanvas({ rows: sl.rows, cols: sl.cols, value: sl.at, masked: () => false }, range, (i, j) => {
       readout.textContent = `${info.node}[${[...sl.lead, i, j].join(", ")}] = ${formatValue(sl.at(i, j))}`;
@@ -68,7 +92,13 @@ export function renderTensor(container: HTMLElement, info: TensorInfo | undefine
   };
   let body = draw(m.lead.length ? slice : 0);
   if (m.slices > 1) {
-    const picker = el("input", { type: "number", min: "0", max: String(m.slices - 1), value: String(Math.min(slice, m.slices - 1)), id: `${ids}-slice` }) as HTMLInputElement;
+    const picker = el("input", {
+      type: "number",
+      min: "0",
+      max: String(m.slices - 1),
+      value: String(Math.min(slice, m.slices - 1)),
+      id: `${ids}-slice`,
+    }) as HTMLInputElement;
     picker.addEventListener("input", () => {
       const next = draw(Number(picker.value) || 0);
       body.replaceWith(next);

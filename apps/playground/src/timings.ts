@@ -4,7 +4,11 @@ import type { NodeTiming } from "./run.js";
 
 export function renderTimings(container: HTMLElement, timings: readonly NodeTiming[], totalMs: number): void {
   const sum = timings.reduce((a, t) => a + t.ms, 0);
-  const head = el("tr", {}, ["node", "op", "executor", "shape", "ms"].map((h) => el("th", {}, [h])));
+  const head = el(
+    "tr",
+    {},
+    ["node", "op", "executor", "shape", "ms"].map((h) => el("th", {}, [h])),
+  );
   const rows = timings.map((t) =>
     el("tr", { "data-node": t.node }, [
       el("td", { style: "text-align: left" }, [t.node]),
@@ -16,6 +20,8 @@ export function renderTimings(container: HTMLElement, timings: readonly NodeTimi
   );
   container.replaceChildren(
     el("table", { id: "timings-table" }, [head, ...rows]),
-    el("p", { class: "muted" }, [`${timings.length} steps, ${sum.toFixed(3)} ms in steps, ${totalMs.toFixed(3)} ms for the run`]),
+    el("p", { class: "muted" }, [
+      `${timings.length} steps, ${sum.toFixed(3)} ms in steps, ${totalMs.toFixed(3)} ms for the run`,
+    ]),
   );
 }

@@ -23,7 +23,18 @@ export interface TokenStrip {
 export function createTokenStrip(container: HTMLElement, onPick: (index: number) => void): TokenStrip {
   let tokens: StripToken[] = [];
   const button = (t: StripToken, index: number) => {
-    const b = el("button", { type: "button", class: `token ${t.source}`, "data-index": String(index), "data-token": String(t.id), "aria-pressed": "false", title: `token ${index}: id ${t.id} (${t.source}); click for its attention` }, [t.label]);
+    const b = el(
+      "button",
+      {
+        type: "button",
+        class: `token ${t.source}`,
+        "data-index": String(index),
+        "data-token": String(t.id),
+        "aria-pressed": "false",
+        title: `token ${index}: id ${t.id} (${t.source}); click for its attention`,
+      },
+      [t.label],
+    );
     b.addEventListener("click", () => onPick(index));
     return b;
   };
@@ -41,7 +52,8 @@ export function createTokenStrip(container: HTMLElement, onPick: (index: number)
     ids: () => tokens.map((t) => t.id),
     labels: () => tokens.map((t) => t.label),
     select(index) {
-      for (const b of container.querySelectorAll<HTMLElement>("button.token")) b.setAttribute("aria-pressed", String(Number(b.dataset.index) === index));
+      for (const b of container.querySelectorAll<HTMLElement>("button.token"))
+        b.setAttribute("aria-pressed", String(Number(b.dataset.index) === index));
     },
   };
 }

@@ -243,6 +243,16 @@ describe("TrainController", () => {
       t!.finish(1);
     }
     await controller.settled();
-    expect(log).toEqual(["trainer 1 step 1", "shown 1", "yield", "trainer 1 step 2", "shown 2", "yield", "trainer 1 step 3", "shown 3", "trainer 1 disposed"]);
+    expect(log).toEqual([
+      "trainer 1 step 1",
+      "shown 1",
+      "yield",
+      "trainer 1 step 2",
+      "shown 2",
+      "yield",
+      "trainer 1 step 3",
+      "shown 3",
+      "trainer 1 disposed",
+    ]);
   });
 });

@@ -45,7 +45,11 @@ export class TrainController<S, L extends TrainLoop> {
   #step = 0;
   #starts = 0;
 
-  constructor(create: (settings: S, signal: AbortSignal) => Promise<L>, handlers: TrainHandlers<L>, betweenSteps: () => Promise<void> = nextTask) {
+  constructor(
+    create: (settings: S, signal: AbortSignal) => Promise<L>,
+    handlers: TrainHandlers<L>,
+    betweenSteps: () => Promise<void> = nextTask,
+  ) {
     this.#create = create;
     this.#handlers = handlers;
     this.#yield = betweenSteps;
@@ -68,7 +72,14 @@ export class TrainController<S, L extends TrainLoop> {
     const ticket = ++this.#starts;
     await this.stop();
     if (ticket !== this.#starts) return;
-    const run: Run = { abort: new AbortController(), step: 0, pause: false, started: false, wake: undefined, done: Promise.resolve() };
+    const run: Run = {
+      abort: new AbortController(),
+      step: 0,
+      pause: false,
+      started: false,
+      wake: undefined,
+      done: Promise.resolve(),
+    };
     this.#run = run;
     this.#step = 0;
     this.#set("starting");
@@ -137,12 +148,12 @@ export class TrainController<S, L extends TrainLoop> {
       }
     } catch (e) {
       if (run.abort.signal.aborted) final = "stopped";
-      else ((final = "error"), (error = e));
+      else (final = "error"), (error = e);
     }
     try {
       await loop?.dispose();
     } catch (e) {
-      if (final !== "error") ((final = "error"), (error = e));
+      if (final !== "error") (final = "error"), (error = e);
     }
     if (this.#run === run) this.#run = undefined;
     if (final === "error") this.#handlers.onError(error);

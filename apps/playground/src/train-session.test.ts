@@ -18,7 +18,13 @@ describe("copy task", () => {
     const { batch } = copyTask(3);
     expect(batch.tokens.shape).toEqual([32, 8]);
     expect(batch.targets).toBe(batch.tokens);
-    expect(Array.from(batch.tokens.toInt32Array())).toEqual(Array.from(copyData(3).toInt32Array().subarray(0, 32 * 8)));
+    expect(Array.from(batch.tokens.toInt32Array())).toEqual(
+      Array.from(
+        copyData(3)
+          .toInt32Array()
+          .subarray(0, 32 * 8),
+      ),
+    );
   });
 });
 

@@ -19,9 +19,17 @@ export interface CopyTrainer extends TrainLoop {
   explain(): string;
 }
 
-export async function createCopyTrainer(settings: { readonly lr: number; readonly seed: number }, executors: readonly Executor[]): Promise<CopyTrainer> {
+export async function createCopyTrainer(
+  settings: { readonly lr: number; readonly seed: number },
+  executors: readonly Executor[],
+): Promise<CopyTrainer> {
   const task = copyTask(settings.seed);
-  const trainer = await createTrainer(task.graph, { loss: "loss", optimizer: adam({ lr: settings.lr }), executors, weights: task.weights });
+  const trainer = await createTrainer(task.graph, {
+    loss: "loss",
+    optimizer: adam({ lr: settings.lr }),
+    executors,
+    weights: task.weights,
+  });
   const taps: AttentionTaps = {};
   // The trainer's session runs forward, backward and Adam as one run; a tap reads a forward node back each step.
   const sub = trainer.session.tap([WEIGHTS_NODE, MASKED_NODE]).subscribe((e) => {

@@ -10,7 +10,9 @@ describe("parseTrainSettings", () => {
   });
 
   it("names the bad field and what it expected", () => {
-    expect(() => parseTrainSettings({ ...raw, steps: "0" })).toThrow('steps: expected an integer from 1 to 10000, got "0"');
+    expect(() => parseTrainSettings({ ...raw, steps: "0" })).toThrow(
+      'steps: expected an integer from 1 to 10000, got "0"',
+    );
     expect(() => parseTrainSettings({ ...raw, steps: "2.5" })).toThrow("steps: expected an integer");
     expect(() => parseTrainSettings({ ...raw, lr: "" })).toThrow('lr: expected a number > 0 (and < 10), got ""');
     expect(() => parseTrainSettings({ ...raw, lr: "-1" })).toThrow("lr: expected a number > 0");

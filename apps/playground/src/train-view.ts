@@ -41,7 +41,10 @@ function labelled(text: string, control: HTMLElement): HTMLElement {
   return el("label", {}, [el("span", {}, [text]), control]);
 }
 
-export function createTrainView(v: TrainViewElements, executors: readonly ExecutorEntry[]): TrainController<TrainSettings, CopyTrainer> {
+export function createTrainView(
+  v: TrainViewElements,
+  executors: readonly ExecutorEntry[],
+): TrainController<TrainSettings, CopyTrainer> {
   const errors = createErrorsView(v.errors);
   const executor = executorSelect("train-executor", executors, TRAIN_DEFAULTS.executor);
   const steps = numberInput("train-steps", TRAIN_DEFAULTS.steps, { min: "1", step: "1" });
@@ -55,7 +58,9 @@ export function createTrainView(v: TrainViewElements, executors: readonly Execut
   v.form.replaceChildren(
     el("fieldset", {}, [
       el("legend", {}, ["Copy task"]),
-      el("p", { class: "notes" }, ["SimpleTransformer (vocab 10, embed 32, 4 heads, 8 tokens) learns to copy random sequences; Adam, every step on the first 32 of 100 samples."]),
+      el("p", { class: "notes" }, [
+        "SimpleTransformer (vocab 10, embed 32, 4 heads, 8 tokens) learns to copy random sequences; Adam, every step on the first 32 of 100 samples.",
+      ]),
       labelled("executor", executor),
       labelled("steps", steps),
       labelled("learning rate", lr),
@@ -75,7 +80,8 @@ export function createTrainView(v: TrainViewElements, executors: readonly Execut
     v.status.dataset.loss = last === undefined ? "" : String(last);
     const where = state === "idle" ? "" : ` on ${running.executor}`;
     v.status.textContent = `${WORDS[state]}${where} · step ${step} of ${planned}${last === undefined ? "" : ` · loss ${last.toFixed(4)}`}`;
-    start.textContent = state === "idle" || state === "done" || state === "stopped" || state === "error" ? "Start" : "Restart";
+    start.textContent =
+      state === "idle" || state === "done" || state === "stopped" || state === "error" ? "Start" : "Restart";
     pause.disabled = state !== "starting" && state !== "running";
     resume.disabled = state !== "pausing" && state !== "paused";
     stop.disabled = !(state === "starting" || state === "running" || state === "pausing" || state === "paused");
@@ -95,7 +101,11 @@ export function createTrainView(v: TrainViewElements, executors: readonly Execut
     planned = s.steps;
     losses = [];
     renderLossChart(v.chart, losses, planned);
-    v.heatmaps.replaceChildren(el("p", { class: "muted" }, [`each head's ${WEIGHTS_NODE} of sample 0 appears after the first step (masked cells from ${MASKED_NODE})`]));
+    v.heatmaps.replaceChildren(
+      el("p", { class: "muted" }, [
+        `each head's ${WEIGHTS_NODE} of sample 0 appears after the first step (masked cells from ${MASKED_NODE})`,
+      ]),
+    );
     delete v.heatmaps.dataset.step;
     v.explain.textContent = "";
     showStatus(controller.state, 0);

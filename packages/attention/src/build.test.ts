@@ -78,7 +78,8 @@ describe("buildAttention", () => {
   it("nests names under a prefix so blocks can be stacked", () => {
     const b = new GraphBuilder();
     let x = b.input("x", ["B", "T", 8]);
-    for (const i of [0, 1]) x = addAttention(b, x, { dIn: 8, dOut: 8, numHeads: 2 }, { prefix: `blocks.${i}.attn` }).output;
+    for (const i of [0, 1])
+      x = addAttention(b, x, { dIn: 8, dOut: 8, numHeads: 2 }, { prefix: `blocks.${i}.attn` }).output;
     const g = b.output(x).build();
     expect(g.has("blocks.1.attn.weights")).toBe(true);
     expect(g.weights.map((w) => w.name)).toContain("blocks.0.attn.W_query");
@@ -91,17 +92,31 @@ describe("buildAttention", () => {
   });
 
   it("rejects bad configs with errors naming the key", () => {
-    expect(() => buildAttention({ dIn: 8, dOut: 10, numHeads: 4 })).toThrow(/config.dOut: dOut must be divisible by numHeads, expected a multiple of 4, got 10/);
-    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 4, numKvHeads: 3 })).toThrow(/config.numKvHeads: numHeads must be divisible by numKvHeads/);
-    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 2, window: 2 })).toThrow(/config.window: a sliding window needs causal/);
-    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 2, window: 0, causal: true })).toThrow(/config.window: invalid window/);
+    expect(() => buildAttention({ dIn: 8, dOut: 10, numHeads: 4 })).toThrow(
+      /config.dOut: dOut must be divisible by numHeads, expected a multiple of 4, got 10/,
+    );
+    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 4, numKvHeads: 3 })).toThrow(
+      /config.numKvHeads: numHeads must be divisible by numKvHeads/,
+    );
+    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 2, window: 2 })).toThrow(
+      /config.window: a sliding window needs causal/,
+    );
+    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 2, window: 0, causal: true })).toThrow(
+      /config.window: invalid window/,
+    );
     expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 2, cross: true, causal: true })).toThrow(/config.causal/);
-    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 0 })).toThrow(/config.numHeads: invalid value, expected an integer >= 1, got 0/);
-    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 2, heads: 2 } as never)).toThrow(/config.heads: unknown key/);
+    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 0 })).toThrow(
+      /config.numHeads: invalid value, expected an integer >= 1, got 0/,
+    );
+    expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 2, heads: 2 } as never)).toThrow(
+      /config.heads: unknown key/,
+    );
     expect(() => buildAttention({ dIn: 8, dOut: 8, numHeads: 2, dropout: 1 })).toThrow(/config.dropout/);
     const b = new GraphBuilder();
     const x = b.input("x", ["B", "T", 8]);
-    expect(() => addAttention(b, x, { dIn: 8, dOut: 8, numHeads: 2, cross: true })).toThrow(/config.cross: cross-attention needs a key\/value input `kv`/);
+    expect(() => addAttention(b, x, { dIn: 8, dOut: 8, numHeads: 2, cross: true })).toThrow(
+      /config.cross: cross-attention needs a key\/value input `kv`/,
+    );
   });
 });
 
@@ -109,8 +124,15 @@ describe("position encodings", () => {
   const mha = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
 
   it("rope: q.rope and k.rope after the split heads feed the score; the softmax keeps the scale", () => {
-    const g = buildAttention({ dIn: 16, dOut: 16, numHeads: 4, numKvHeads: 2, causal: true }, { position: { kind: "rope", rotaryDim: 2, positionOffset: 3 } });
-    expect(g.node("q.rope")).toMatchObject({ kind: "rope", inputs: { x: "q.heads" }, attrs: { base: 10000, rotaryDim: 2, positionOffset: 3 } });
+    const g = buildAttention(
+      { dIn: 16, dOut: 16, numHeads: 4, numKvHeads: 2, causal: true },
+      { position: { kind: "rope", rotaryDim: 2, positionOffset: 3 } },
+    );
+    expect(g.node("q.rope")).toMatchObject({
+      kind: "rope",
+      inputs: { x: "q.heads" },
+      attrs: { base: 10000, rotaryDim: 2, positionOffset: 3 },
+    });
     expect(g.node("k.rope")).toMatchObject({ kind: "rope", inputs: { x: "k.heads" } });
     expect(g.shapeOf("q.rope")).toEqual(["B", 4, "T", 4]);
     expect(g.shapeOf("k.rope")).toEqual(["B", 2, "T", 4]); // Hkv heads: keys are rotated before they are shared
@@ -122,13 +144,20 @@ describe("position encodings", () => {
   it("alibi: scores.alibi between the raw scores and the mask takes the scale; the softmax gets scale 1", () => {
     const g = buildAttention(mha, { position: { kind: "alibi" } });
     expect(g.node("scores")).toMatchObject({ kind: "score", inputs: { q: "q.heads", k: "k.heads" } });
-    expect(g.node("scores.alibi")).toMatchObject({ kind: "alibi", inputs: { scores: "scores" }, attrs: { slopes: null, scale: 0.5, alignment: "top-left" } });
+    expect(g.node("scores.alibi")).toMatchObject({
+      kind: "alibi",
+      inputs: { scores: "scores" },
+      attrs: { slopes: null, scale: 0.5, alignment: "top-left" },
+    });
     expect(g.node("masked").inputs).toEqual({ scores: "scores.alibi" });
     expect(g.node("weights").attrs).toEqual({ scale: 1 });
   });
 
   it("alibi without a mask feeds the softmax directly, with given slopes and a configured scale", () => {
-    const g = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, scale: 0.3 }, { position: { kind: "alibi", slopes: [0.5, 0.25] } });
+    const g = buildAttention(
+      { dIn: 8, dOut: 8, numHeads: 2, scale: 0.3 },
+      { position: { kind: "alibi", slopes: [0.5, 0.25] } },
+    );
     expect(g.has("masked")).toBe(false);
     expect(g.node("scores.alibi").attrs).toEqual({ slopes: [0.5, 0.25], scale: 0.3, alignment: "top-left" });
     expect(g.node("weights")).toMatchObject({ inputs: { x: "scores.alibi" }, attrs: { scale: 1 } });
@@ -138,7 +167,10 @@ describe("position encodings", () => {
     const b = new GraphBuilder();
     const x = b.input("x", ["B", "T", 8]);
     const y = addAttention(b, x, mha, { prefix: "blocks.0.attn", position: { kind: "rope" } }).output;
-    const z = addAttention(b, y, mha, { prefix: "blocks.1.attn", position: { kind: "alibi", slopes: [1, 0.5] } }).output;
+    const z = addAttention(b, y, mha, {
+      prefix: "blocks.1.attn",
+      position: { kind: "alibi", slopes: [1, 0.5] },
+    }).output;
     const g = b.output(z).build();
     expect(g.node("blocks.0.attn.q.rope").inputs.x).toBe("blocks.0.attn.q.heads");
     expect(g.node("blocks.1.attn.masked").inputs.scores).toBe("blocks.1.attn.scores.alibi");
@@ -149,17 +181,25 @@ describe("position encodings", () => {
     const bad = (position: unknown) => () => buildAttention(mha, { position: position as never });
     expect(bad({ kind: "sinusoidal" })).toThrow(/config.position.kind: unknown position encoding/);
     expect(bad(null)).toThrow(/config.position: invalid position encoding/);
-    expect(bad({ kind: "alibi", slopes: [0.5] })).toThrow(/config.position.slopes: ALiBi needs one slope per query head, expected 2 slopes, got 1/);
+    expect(bad({ kind: "alibi", slopes: [0.5] })).toThrow(
+      /config.position.slopes: ALiBi needs one slope per query head, expected 2 slopes, got 1/,
+    );
     expect(bad({ kind: "alibi", slopes: [0.5, NaN] })).toThrow(/config.position.slopes: invalid ALiBi slopes/);
     expect(bad({ kind: "alibi", base: 10 })).toThrow(/config.position.base: unknown key for alibi/);
     expect(bad({ kind: "rope", slopes: [1, 1] })).toThrow(/config.position.slopes: unknown key for rope/);
     expect(bad({ kind: "rope", base: 0 })).toThrow(/config.position.base: invalid RoPE base/);
-    expect(bad({ kind: "rope", rotaryDim: 3 })).toThrow(/config.position.rotaryDim: invalid rotaryDim, expected an even integer in \[2, 4\]/);
+    expect(bad({ kind: "rope", rotaryDim: 3 })).toThrow(
+      /config.position.rotaryDim: invalid rotaryDim, expected an even integer in \[2, 4\]/,
+    );
     expect(bad({ kind: "rope", rotaryDim: 6 })).toThrow(/config.position.rotaryDim/);
     expect(bad({ kind: "rope", positionOffset: -1 })).toThrow(/config.position.positionOffset: invalid positionOffset/);
     expect(bad({ kind: "rope", positionOffset: 0.5 })).toThrow(/config.position.positionOffset/);
-    expect(() => buildAttention({ dIn: 6, dOut: 6, numHeads: 2 }, { position: { kind: "rope" } })).toThrow(/config.position.rotaryDim: RoPE over the whole head dim needs an even D/);
-    expect(buildAttention({ dIn: 6, dOut: 6, numHeads: 2 }, { position: { kind: "rope", rotaryDim: 2 } }).shapeOf("q.rope")).toEqual(["B", 2, "T", 3]);
+    expect(() => buildAttention({ dIn: 6, dOut: 6, numHeads: 2 }, { position: { kind: "rope" } })).toThrow(
+      /config.position.rotaryDim: RoPE over the whole head dim needs an even D/,
+    );
+    expect(
+      buildAttention({ dIn: 6, dOut: 6, numHeads: 2 }, { position: { kind: "rope", rotaryDim: 2 } }).shapeOf("q.rope"),
+    ).toEqual(["B", 2, "T", 3]);
     try {
       bad({ kind: "rope", base: -1 })();
       expect.unreachable();
@@ -171,7 +211,10 @@ describe("position encodings", () => {
 
   it("a user 0/1 mask input feeds the mask node, which keeps the softmax scale", () => {
     const g = buildAttention({ ...mha, causal: false }, { userMask: "mask" });
-    expect(g.inputs.map((v) => [v.name, v.shape])).toEqual([["x", ["B", "T", 8]], ["mask", ["T", "T"]]]);
+    expect(g.inputs.map((v) => [v.name, v.shape])).toEqual([
+      ["x", ["B", "T", 8]],
+      ["mask", ["T", "T"]],
+    ]);
     expect(g.node("masked").inputs).toEqual({ scores: "scores", mask: "mask" });
     expect(g.node("masked").attrs["scale"]).toBe(1);
     expect(g.node("weights").attrs).toEqual({ scale: 0.5 });
@@ -185,7 +228,13 @@ describe("position encodings", () => {
   });
 
   it("weightNames renames weights, e.g. to PyTorch state_dict keys", () => {
-    const g = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, outBias: false }, { fusedQkv: true, weightNames: { W_qkv: "qkv_proj.weight", out_proj: "out_proj.weight" } });
-    expect(g.weights.map((w) => [w.name, w.shape])).toEqual([["qkv_proj.weight", [24, 8]], ["out_proj.weight", [8, 8]]]);
+    const g = buildAttention(
+      { dIn: 8, dOut: 8, numHeads: 2, outBias: false },
+      { fusedQkv: true, weightNames: { W_qkv: "qkv_proj.weight", out_proj: "out_proj.weight" } },
+    );
+    expect(g.weights.map((w) => [w.name, w.shape])).toEqual([
+      ["qkv_proj.weight", [24, 8]],
+      ["out_proj.weight", [8, 8]],
+    ]);
   });
 });

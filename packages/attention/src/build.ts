@@ -4,7 +4,14 @@
 // Shape legend: B batch, H heads, Hkv key/value heads, L query length (dim "T"), S key length ("T" for self-attention,
 // "S" for cross-attention), D head dim, E = H·D model dim, Ekv = Hkv·D.
 import { DECODE_DIMS, GraphBuilder, type OpGraph, type OpRegistry, type Ref } from "@attngraph/graph";
-import { effectiveScale, headDim, normalizeConfig, ConfigError, type AttentionConfig, type AttentionConfigInput } from "./config.js";
+import {
+  effectiveScale,
+  headDim,
+  normalizeConfig,
+  ConfigError,
+  type AttentionConfig,
+  type AttentionConfigInput,
+} from "./config.js";
 import { positionAttrs, type PositionEncoding } from "./position.js";
 
 export interface AttentionOptions {
@@ -52,7 +59,19 @@ export interface AttentionOptions {
 }
 
 /** The standard weight names of an attention graph (the golden cases'). */
-export type StandardWeight = "W_query" | "W_key" | "W_value" | "b_query" | "b_key" | "b_value" | "W_qkv" | "b_qkv" | "W_kv" | "b_kv" | "out_proj" | "out_bias";
+export type StandardWeight =
+  | "W_query"
+  | "W_key"
+  | "W_value"
+  | "b_query"
+  | "b_key"
+  | "b_value"
+  | "W_qkv"
+  | "b_qkv"
+  | "W_kv"
+  | "b_kv"
+  | "out_proj"
+  | "out_bias";
 
 /** The refs of the standard nodes added by `addAttention`. */
 export interface AttentionRefs {
@@ -73,7 +92,13 @@ export function addAttention(
   b: GraphBuilder,
   x: Ref,
   configInput: AttentionConfigInput | AttentionConfig,
-  options: AttentionOptions & { kv?: Ref; keyPaddingMaskRef?: Ref; maskRef?: Ref; biasRef?: Ref; outputName?: string } = {},
+  options: AttentionOptions & {
+    kv?: Ref;
+    keyPaddingMaskRef?: Ref;
+    maskRef?: Ref;
+    biasRef?: Ref;
+    outputName?: string;
+  } = {},
 ): AttentionRefs {
   const c = normalizeConfig(configInput);
   const H = c.numHeads;
@@ -85,9 +110,11 @@ export function addAttention(
   const name = (n: string) => p + n;
   const w = (n: StandardWeight, shape: readonly number[]) => b.weight(p + (options.weightNames?.[n] ?? n), shape);
   const xShape = b.shapeOf(x);
-  if (xShape.length !== 3) throw new ConfigError("dIn", "queries input must be [B, T, dIn]", "rank 3", `rank ${xShape.length}`);
+  if (xShape.length !== 3)
+    throw new ConfigError("dIn", "queries input must be [B, T, dIn]", "rank 3", `rank ${xShape.length}`);
   const L = xShape[1]!;
-  if (c.cross && !options.kv) throw new ConfigError("cross", "cross-attention needs a key/value input `kv`", "an input kv [B, S, dIn]", "none");
+  if (c.cross && !options.kv)
+    throw new ConfigError("cross", "cross-attention needs a key/value input `kv`", "an input kv [B, S, dIn]", "none");
   const kv = c.cross ? options.kv! : x;
   const S = b.shapeOf(kv)[1]!;
   const batch = xShape[0]!;
@@ -96,7 +123,10 @@ export function addAttention(
   if (decode) checkDecodable(c, options, position?.kind === "rope" ? Number(position.attrs.positionOffset) : 0);
   // In decode mode the mask and ALiBi see [B, H, T, P + T]: query i of this call is at position P + i.
   const alignment = decode ? { alignment: "bottom-right" } : {};
-  const ropeAttrs = position?.kind === "rope" ? { ...position.attrs, ...(decode ? { positionOffset: DECODE_DIMS.position } : {}) } : undefined;
+  const ropeAttrs =
+    position?.kind === "rope"
+      ? { ...position.attrs, ...(decode ? { positionOffset: DECODE_DIMS.position } : {}) }
+      : undefined;
 
   const proj = (n: string, src: Ref, wn: StandardWeight, bn: StandardWeight, rows: number) =>
     b.add("projection", name(n), { x: src, weight: w(wn, [rows, c.dIn]), bias: c.qkvBias ? w(bn, [rows]) : undefined });
@@ -121,7 +151,12 @@ export function addAttention(
 
   // Split heads: [B, L, E] → [B, L, H, D] → [B, H, L, D] (both views).
   const heads = (src: Ref, n: string, len: string | number, h: number) =>
-    b.add("transpose", name(`${n}.heads`), { x: b.add("reshape", name(`${n}.split`), { x: src }, { shape: [batch, len, h, D] }) }, { perm: [0, 2, 1, 3] });
+    b.add(
+      "transpose",
+      name(`${n}.heads`),
+      { x: b.add("reshape", name(`${n}.split`), { x: src }, { shape: [batch, len, h, D] }) },
+      { perm: [0, 2, 1, 3] },
+    );
   let qh = heads(queries, "q", L, H); // [B, H, L, D]
   let kh = heads(keys, "k", S, Hkv); // [B, Hkv, S, D]
   if (ropeAttrs) {
@@ -132,7 +167,12 @@ export function addAttention(
   if (decode) {
     // This call's keys and values go into the caches; the score and weighted sum read all P + T positions.
     const cache = (n: string, src: Ref) =>
-      b.add("kv-append", name(`${n}.cache`), { cache: b.weight(name(`${n}.cache.state`), [batch, Hkv, "M", D]), x: src }, { past: DECODE_DIMS.past, shift: DECODE_DIMS.shift, length: "S" });
+      b.add(
+        "kv-append",
+        name(`${n}.cache`),
+        { cache: b.weight(name(`${n}.cache.state`), [batch, Hkv, "M", D]), x: src },
+        { past: DECODE_DIMS.past, shift: DECODE_DIMS.shift, length: "S" },
+      );
     kh = cache("k", kh); // [B, Hkv, S, D], S = P + T
     vh = cache("v", vh);
   }
@@ -141,7 +181,9 @@ export function addAttention(
   // ALiBi's bias is added after the scaling, softmax(q·kᵀ/√D + m·(j − i)), so its node takes the scale and the
   // softmax gets 1 (a softmax scale would scale the bias too).
   const alibi = position?.kind === "alibi";
-  const biased = alibi ? b.add("alibi", name("scores.alibi"), { scores }, { ...position.attrs, ...alignment, scale: effectiveScale(c) }) : scores; // [B, H, L, S]
+  const biased = alibi
+    ? b.add("alibi", name("scores.alibi"), { scores }, { ...position.attrs, ...alignment, scale: effectiveScale(c) })
+    : scores; // [B, H, L, S]
   const padding = options.keyPaddingMaskRef;
   // An additive bias is added after the scaling, softmax(q·kᵀ·scale + bias), so (as with ALiBi) the mask node applies
   // the scale and the softmax gets 1. With ALiBi the scale is already applied.
@@ -149,18 +191,37 @@ export function addAttention(
   const maskScale = bias && !alibi ? effectiveScale(c) : 1;
   const masked =
     c.causal || padding || options.maskRef || bias
-      ? b.add("mask", name("masked"), { scores: biased, keyPaddingMask: padding, mask: options.maskRef, bias }, { causal: c.causal, window: c.window, scale: maskScale, ...alignment })
+      ? b.add(
+          "mask",
+          name("masked"),
+          { scores: biased, keyPaddingMask: padding, mask: options.maskRef, bias },
+          { causal: c.causal, window: c.window, scale: maskScale, ...alignment },
+        )
       : biased; // [B, H, L, S], masked entries −∞
   const dropout = c.dropout > 0;
-  const probs = b.add("softmax", name(dropout ? "probs" : "weights"), { x: masked }, { scale: alibi || bias ? 1 : effectiveScale(c) }); // [B, H, L, S]
+  const probs = b.add(
+    "softmax",
+    name(dropout ? "probs" : "weights"),
+    { x: masked },
+    { scale: alibi || bias ? 1 : effectiveScale(c) },
+  ); // [B, H, L, S]
   const weights = dropout
-    ? b.add("dropout", name("weights"), { x: probs }, { rate: c.dropout, seed: options.seed ?? 0, training: options.training ?? false })
+    ? b.add(
+        "dropout",
+        name("weights"),
+        { x: probs },
+        { rate: c.dropout, seed: options.seed ?? 0, training: options.training ?? false },
+      )
     : probs;
   const ctxHeads = b.add("weighted-sum", name("context.heads"), { weights, v: vh }); // [B, H, L, D]
   const merged = b.add("transpose", name("context.merge"), { x: ctxHeads }, { perm: [0, 2, 1, 3] }); // [B, L, H, D]
   const context = b.add("reshape", name("context"), { x: merged }, { shape: [batch, L, E] }); // [B, L, E]
   const output = c.outProj
-    ? b.add("out-proj", options.outputName ?? name("output"), { x: context, weight: w("out_proj", [E, E]), bias: c.outBias ? w("out_bias", [E]) : undefined })
+    ? b.add("out-proj", options.outputName ?? name("output"), {
+        x: context,
+        weight: w("out_proj", [E, E]),
+        bias: c.outBias ? w("out_bias", [E]) : undefined,
+      })
     : context;
   return { queries, keys, values, scores, weights, context, output };
 }
@@ -169,7 +230,10 @@ export function addAttention(
  * A whole attention graph for `config` (the golden cases' config object): inputs `x` [B, T, dIn], plus `kv` [B, S, dIn]
  * when cross, `keyPaddingMask` [B, S] and a user `mask` or `bias` [T, S] when asked; one output (`output`, or `context` without an output projection).
  */
-export function buildAttention(config: AttentionConfigInput | AttentionConfig, options: AttentionOptions = {}): OpGraph {
+export function buildAttention(
+  config: AttentionConfigInput | AttentionConfig,
+  options: AttentionOptions = {},
+): OpGraph {
   const c = normalizeConfig(config);
   const b = new GraphBuilder(options.registry ? { registry: options.registry } : {});
   const x = b.input("x", ["B", "T", c.dIn]);
@@ -191,10 +255,21 @@ function checkDecodable(c: AttentionConfig, options: AttentionOptions, ropeOffse
   const no = (key: string, why: string, expected: string, got: string): never => {
     throw new ConfigError(key, `decode: ${why}`, expected, got);
   };
-  if (!c.causal) no("causal", "needs causal attention: otherwise earlier tokens attend to later ones and change as tokens arrive", "causal: true", "false");
-  if (c.cross) no("cross", "cross-attention has no cache to grow: its keys and values come from kv", "cross: false", "true");
-  if (options.keyPaddingMask) no("keyPaddingMask", "a key padding mask is not supported", "no keyPaddingMask", "keyPaddingMask");
-  if (options.userMask) no("userMask", "a user mask [T, S] is not supported (S grows every call)", "no userMask", options.userMask);
-  if (c.dropout > 0 && options.training) no("dropout", "decoding runs in eval mode", "training: false", "training: true");
-  if (ropeOffset !== 0) no("position.positionOffset", "RoPE positions come from the cache (P + t)", "0", String(ropeOffset));
+  if (!c.causal)
+    no(
+      "causal",
+      "needs causal attention: otherwise earlier tokens attend to later ones and change as tokens arrive",
+      "causal: true",
+      "false",
+    );
+  if (c.cross)
+    no("cross", "cross-attention has no cache to grow: its keys and values come from kv", "cross: false", "true");
+  if (options.keyPaddingMask)
+    no("keyPaddingMask", "a key padding mask is not supported", "no keyPaddingMask", "keyPaddingMask");
+  if (options.userMask)
+    no("userMask", "a user mask [T, S] is not supported (S grows every call)", "no userMask", options.userMask);
+  if (c.dropout > 0 && options.training)
+    no("dropout", "decoding runs in eval mode", "training: false", "training: true");
+  if (ropeOffset !== 0)
+    no("position.positionOffset", "RoPE positions come from the cache (P + t)", "0", String(ropeOffset));
 }

@@ -39,7 +39,9 @@ describe("normalizeConfig errors stay short", () => {
   });
 
   it("numbers are shown as numbers (NaN is not null)", () => {
-    expect(configError({ ...base, scale: Number.NaN }).message).toBe("config.scale: invalid scale, expected a finite number or null, got NaN");
+    expect(configError({ ...base, scale: Number.NaN }).message).toBe(
+      "config.scale: invalid scale, expected a finite number or null, got NaN",
+    );
     expect(configError({ ...base, dropout: 1 }).got).toBe("1");
   });
 });

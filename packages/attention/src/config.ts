@@ -43,16 +43,31 @@ export class ConfigError extends AttnGraphError {
   }
 }
 
-const KEYS = ["dIn", "dOut", "numHeads", "numKvHeads", "causal", "window", "qkvBias", "outProj", "outBias", "scale", "cross", "dropout"];
+const KEYS = [
+  "dIn",
+  "dOut",
+  "numHeads",
+  "numKvHeads",
+  "causal",
+  "window",
+  "qkvBias",
+  "outProj",
+  "outBias",
+  "scale",
+  "cross",
+  "dropout",
+];
 
 /** Fills defaults and checks every key and the rules between keys. */
 export function normalizeConfig(raw: AttentionConfigInput | Record<string, unknown>): AttentionConfig {
-  if (typeof raw !== "object" || raw === null) throw new ConfigError("", "config must be an object", "an object", shown(raw));
+  if (typeof raw !== "object" || raw === null)
+    throw new ConfigError("", "config must be an object", "an object", shown(raw));
   const r = raw as Record<string, unknown>;
   for (const k of Object.keys(r)) if (!KEYS.includes(k)) throw new ConfigError(k, "unknown key", KEYS.join(", "), k);
   const int = (k: string, min: number, dflt?: number): number => {
     const v = r[k] ?? dflt;
-    if (!Number.isSafeInteger(v) || (v as number) < min) throw new ConfigError(k, "invalid value", `an integer >= ${min}`, shown(v));
+    if (!Number.isSafeInteger(v) || (v as number) < min)
+      throw new ConfigError(k, "invalid value", `an integer >= ${min}`, shown(v));
     return v as number;
   };
   const bool = (k: string, dflt: boolean): boolean => {
@@ -78,18 +93,37 @@ export function normalizeConfig(raw: AttentionConfigInput | Record<string, unkno
   if (typeof dropout !== "number" || !(dropout >= 0 && dropout < 1)) {
     throw new ConfigError("dropout", "invalid dropout rate", "a number in [0, 1)", shown(dropout));
   }
-  if (dOut % numHeads !== 0) throw new ConfigError("dOut", "dOut must be divisible by numHeads", `a multiple of ${numHeads}`, String(dOut));
+  if (dOut % numHeads !== 0)
+    throw new ConfigError("dOut", "dOut must be divisible by numHeads", `a multiple of ${numHeads}`, String(dOut));
   if (numHeads % numKvHeads !== 0) {
-    throw new ConfigError("numKvHeads", "numHeads must be divisible by numKvHeads", `a divisor of ${numHeads}`, String(numKvHeads));
+    throw new ConfigError(
+      "numKvHeads",
+      "numHeads must be divisible by numKvHeads",
+      `a divisor of ${numHeads}`,
+      String(numKvHeads),
+    );
   }
-  if (window !== null && !causal) throw new ConfigError("window", "a sliding window needs causal", "causal: true", "causal: false");
-  if (causal && cross) throw new ConfigError("causal", "causal attention needs self-attention", "cross: false", "cross: true");
+  if (window !== null && !causal)
+    throw new ConfigError("window", "a sliding window needs causal", "causal: true", "causal: false");
+  if (causal && cross)
+    throw new ConfigError("causal", "causal attention needs self-attention", "cross: false", "cross: true");
   const outProj = bool("outProj", true);
   const outBias = bool("outBias", outProj);
-  if (outBias && !outProj) throw new ConfigError("outBias", "an output bias needs an output projection", "outProj: true", "outProj: false");
+  if (outBias && !outProj)
+    throw new ConfigError("outBias", "an output bias needs an output projection", "outProj: true", "outProj: false");
   return {
-    dIn, dOut, numHeads, numKvHeads, causal, window: window as number | null,
-    qkvBias: bool("qkvBias", false), outProj, outBias, scale: scale as number | null, cross, dropout,
+    dIn,
+    dOut,
+    numHeads,
+    numKvHeads,
+    causal,
+    window: window as number | null,
+    qkvBias: bool("qkvBias", false),
+    outProj,
+    outBias,
+    scale: scale as number | null,
+    cross,
+    dropout,
   };
 }
 

@@ -2,7 +2,15 @@
 // q, k, v in heads layout to the output, with a `score-mod` node (the scaled scores through an expression) and a
 // `mask-mod` node (−∞ where an expression says a key is not seen) between `scores` and the softmax. The expressions may
 // gather from tensors of their own (per-head slopes, a bias table, document ids), inputs of the graph.
-import { GraphBuilder, gatheredInputs, MAX_GATHERED, type OpGraph, type OpRegistry, type Ref, type SymShape } from "@attngraph/graph";
+import {
+  GraphBuilder,
+  gatheredInputs,
+  MAX_GATHERED,
+  type OpGraph,
+  type OpRegistry,
+  type Ref,
+  type SymShape,
+} from "@attngraph/graph";
 import { ConfigError } from "./config.js";
 
 export interface FlexAttentionSpec {
@@ -46,7 +54,13 @@ export function addFlexAttention(
 ): FlexRefs {
   const name = (n: string) => (options.prefix ? `${options.prefix}.${n}` : n);
   const gathered = Object.entries(refs.gathered ?? {});
-  if (gathered.length > MAX_GATHERED - 1) throw new ConfigError("gathered", "too many gathered inputs", `at most ${MAX_GATHERED - 1} (the backward gathers one more)`, String(gathered.length));
+  if (gathered.length > MAX_GATHERED - 1)
+    throw new ConfigError(
+      "gathered",
+      "too many gathered inputs",
+      `at most ${MAX_GATHERED - 1} (the backward gathers one more)`,
+      String(gathered.length),
+    );
   const has = (e: unknown) => e !== undefined && e !== null;
   // Each node gathers what its expression reads (an unread input would only be a dependency).
   const reading = (e: unknown) => {
@@ -58,9 +72,28 @@ export function addFlexAttention(
   // With a score modification the scale is applied before it (its `score` is the scaled score), so the softmax gets 1.
   const sm = reading(spec.scoreMod);
   const mm = reading(spec.maskMod);
-  const modified = has(spec.scoreMod) ? b.add("score-mod", name("scores.mod"), { x: scores, ...sm.slots }, { scale: spec.scale, expr: spec.scoreMod, inputs: sm.inputs }) : undefined;
-  const masked = has(spec.maskMod) ? b.add("mask-mod", name("masked"), { x: modified ?? scores, ...mm.slots }, { expr: spec.maskMod, inputs: mm.inputs }) : undefined;
-  const weights = b.add("softmax", name("weights"), { x: masked ?? modified ?? scores }, { scale: modified ? 1 : spec.scale });
+  const modified = has(spec.scoreMod)
+    ? b.add(
+        "score-mod",
+        name("scores.mod"),
+        { x: scores, ...sm.slots },
+        { scale: spec.scale, expr: spec.scoreMod, inputs: sm.inputs },
+      )
+    : undefined;
+  const masked = has(spec.maskMod)
+    ? b.add(
+        "mask-mod",
+        name("masked"),
+        { x: modified ?? scores, ...mm.slots },
+        { expr: spec.maskMod, inputs: mm.inputs },
+      )
+    : undefined;
+  const weights = b.add(
+    "softmax",
+    name("weights"),
+    { x: masked ?? modified ?? scores },
+    { scale: modified ? 1 : spec.scale },
+  );
   const output = b.add("weighted-sum", options.outputName ?? name("output"), { weights, v: refs.v });
   return { scores, modified, masked, weights, output };
 }
@@ -72,19 +105,32 @@ export function addFlexAttention(
 export function flexAttention(spec: FlexAttentionSpec): OpGraph {
   const H = spec.numHeads;
   const Hkv = spec.numKvHeads ?? H;
-  for (const [key, v] of [["numHeads", H], ["numKvHeads", Hkv], ["headDim", spec.headDim], ["valueDim", spec.valueDim ?? spec.headDim]] as const) {
-    if (!Number.isSafeInteger(v) || v < 1) throw new ConfigError(key, "must be a positive integer", "an integer >= 1", String(v));
+  for (const [key, v] of [
+    ["numHeads", H],
+    ["numKvHeads", Hkv],
+    ["headDim", spec.headDim],
+    ["valueDim", spec.valueDim ?? spec.headDim],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 1)
+      throw new ConfigError(key, "must be a positive integer", "an integer >= 1", String(v));
   }
   if (H % Hkv !== 0) throw new ConfigError("numKvHeads", "must divide numHeads", `a divisor of ${H}`, String(Hkv));
   const scale = spec.scale ?? 1 / Math.sqrt(spec.headDim);
-  if (typeof scale !== "number" || !Number.isFinite(scale)) throw new ConfigError("scale", "must be a finite number or null", "a number or null (1/√D)", String(spec.scale));
+  if (typeof scale !== "number" || !Number.isFinite(scale))
+    throw new ConfigError("scale", "must be a finite number or null", "a number or null (1/√D)", String(spec.scale));
   const b = new GraphBuilder(spec.registry ? { registry: spec.registry } : {});
   const q = b.input("q", ["B", H, "L", spec.headDim]);
   const k = b.input("k", ["B", Hkv, "S", spec.headDim]);
   const v = b.input("v", ["B", Hkv, "S", spec.valueDim ?? spec.headDim]);
   const gathered: Record<string, Ref> = {};
   for (const [n, shape] of Object.entries(spec.gathered ?? {})) {
-    if (n === "q" || n === "k" || n === "v") throw new ConfigError(`gathered.${n}`, "a gathered input cannot be named like the core's inputs", "a name other than q, k, v", n);
+    if (n === "q" || n === "k" || n === "v")
+      throw new ConfigError(
+        `gathered.${n}`,
+        "a gathered input cannot be named like the core's inputs",
+        "a name other than q, k, v",
+        n,
+      );
     gathered[n] = b.input(n, shape);
   }
   const refs = addFlexAttention(b, { q, k, v, gathered }, { scale, scoreMod: spec.scoreMod, maskMod: spec.maskMod });
@@ -110,4 +156,3 @@ function readNames(e: unknown): Set<string> {
   walk(e, 0);
   return out;
 }
-

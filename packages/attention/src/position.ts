@@ -21,39 +21,88 @@ const KEYS: Record<PositionEncoding["kind"], readonly string[]> = {
 };
 
 /** ALiBi's attributes apart from the scale, or RoPE's, for H query heads of dim D. */
-export type PositionAttrs = { readonly kind: "alibi"; readonly attrs: Omit<AlibiAttrs, "scale"> } | { readonly kind: "rope"; readonly attrs: RopeAttrs };
+export type PositionAttrs =
+  | { readonly kind: "alibi"; readonly attrs: Omit<AlibiAttrs, "scale"> }
+  | { readonly kind: "rope"; readonly attrs: RopeAttrs };
 
 /** Checks the option (unknown keys, types, slopes per head, rotaryDim against D) and fills its defaults. */
 export function positionAttrs(position: unknown, H: number, D: number): PositionAttrs {
   if (typeof position !== "object" || position === null || Array.isArray(position)) {
-    throw new ConfigError("position", "invalid position encoding", '{ kind: "alibi" | "rope", ... }', JSON.stringify(position));
+    throw new ConfigError(
+      "position",
+      "invalid position encoding",
+      '{ kind: "alibi" | "rope", ... }',
+      JSON.stringify(position),
+    );
   }
   const p = position as Record<string, unknown>;
-  if (p.kind !== "alibi" && p.kind !== "rope") throw new ConfigError("position.kind", "unknown position encoding", '"alibi" or "rope"', JSON.stringify(p.kind));
+  if (p.kind !== "alibi" && p.kind !== "rope")
+    throw new ConfigError("position.kind", "unknown position encoding", '"alibi" or "rope"', JSON.stringify(p.kind));
   const keys = KEYS[p.kind];
-  for (const k of Object.keys(p)) if (!keys.includes(k)) throw new ConfigError(`position.${k}`, `unknown key for ${p.kind}`, keys.join(", "), k);
+  for (const k of Object.keys(p))
+    if (!keys.includes(k)) throw new ConfigError(`position.${k}`, `unknown key for ${p.kind}`, keys.join(", "), k);
 
   if (p.kind === "alibi") {
     const slopes = p.slopes ?? null;
     if (slopes !== null) {
       if (!Array.isArray(slopes) || !slopes.every((m) => typeof m === "number" && Number.isFinite(m))) {
-        throw new ConfigError("position.slopes", "invalid ALiBi slopes", "an array of finite numbers", JSON.stringify(slopes));
+        throw new ConfigError(
+          "position.slopes",
+          "invalid ALiBi slopes",
+          "an array of finite numbers",
+          JSON.stringify(slopes),
+        );
       }
-      if (slopes.length !== H) throw new ConfigError("position.slopes", "ALiBi needs one slope per query head", `${H} slopes`, String(slopes.length));
+      if (slopes.length !== H)
+        throw new ConfigError(
+          "position.slopes",
+          "ALiBi needs one slope per query head",
+          `${H} slopes`,
+          String(slopes.length),
+        );
     }
-    return { kind: "alibi", attrs: { slopes: slopes === null ? null : [...(slopes as number[])], alignment: "top-left" } };
+    return {
+      kind: "alibi",
+      attrs: { slopes: slopes === null ? null : [...(slopes as number[])], alignment: "top-left" },
+    };
   }
 
   const base = p.base ?? 10000;
-  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw new ConfigError("position.base", "invalid RoPE base", "a finite number > 0", JSON.stringify(base));
+  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0)
+    throw new ConfigError("position.base", "invalid RoPE base", "a finite number > 0", JSON.stringify(base));
   const rotaryDim = p.rotaryDim ?? null;
-  if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || (rotaryDim as number) < 2 || (rotaryDim as number) % 2 !== 0 || (rotaryDim as number) > D)) {
-    throw new ConfigError("position.rotaryDim", "invalid rotaryDim", `an even integer in [2, ${D}] (the head dim D)`, JSON.stringify(rotaryDim));
+  if (
+    rotaryDim !== null &&
+    (!Number.isSafeInteger(rotaryDim) ||
+      (rotaryDim as number) < 2 ||
+      (rotaryDim as number) % 2 !== 0 ||
+      (rotaryDim as number) > D)
+  ) {
+    throw new ConfigError(
+      "position.rotaryDim",
+      "invalid rotaryDim",
+      `an even integer in [2, ${D}] (the head dim D)`,
+      JSON.stringify(rotaryDim),
+    );
   }
-  if (rotaryDim === null && D % 2 !== 0) throw new ConfigError("position.rotaryDim", "RoPE over the whole head dim needs an even D", `an even rotaryDim <= ${D}`, `none with D=${D}`);
+  if (rotaryDim === null && D % 2 !== 0)
+    throw new ConfigError(
+      "position.rotaryDim",
+      "RoPE over the whole head dim needs an even D",
+      `an even rotaryDim <= ${D}`,
+      `none with D=${D}`,
+    );
   const positionOffset = p.positionOffset ?? 0;
   if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0) {
-    throw new ConfigError("position.positionOffset", "invalid positionOffset", "an integer >= 0", JSON.stringify(positionOffset));
+    throw new ConfigError(
+      "position.positionOffset",
+      "invalid positionOffset",
+      "an integer >= 0",
+      JSON.stringify(positionOffset),
+    );
   }
-  return { kind: "rope", attrs: { base, rotaryDim: rotaryDim as number | null, positionOffset: positionOffset as number, inverse: false } };
+  return {
+    kind: "rope",
+    attrs: { base, rotaryDim: rotaryDim as number | null, positionOffset: positionOffset as number, inverse: false },
+  };
 }

@@ -18,7 +18,16 @@ const raw = {
 describe("attentionWeights", () => {
   it("passes the golden names through as tensors", () => {
     const w = attentionWeights(config, raw);
-    expect(Object.keys(w).sort()).toEqual(["W_key", "W_query", "W_value", "b_key", "b_query", "b_value", "out_bias", "out_proj"]);
+    expect(Object.keys(w).sort()).toEqual([
+      "W_key",
+      "W_query",
+      "W_value",
+      "b_key",
+      "b_query",
+      "b_value",
+      "out_bias",
+      "out_proj",
+    ]);
     expect(w.W_key!.toArray()).toEqual([100, 101, 102, 103]);
   });
 

@@ -22,7 +22,9 @@ export function attentionWeights(
     return w instanceof Tensor ? w : Tensor.from(w.data, w.shape);
   };
   const out: Record<string, Tensor> = {};
-  const qkv = c.qkvBias ? ["W_query", "W_key", "W_value", "b_query", "b_key", "b_value"] : ["W_query", "W_key", "W_value"];
+  const qkv = c.qkvBias
+    ? ["W_query", "W_key", "W_value", "b_query", "b_key", "b_value"]
+    : ["W_query", "W_key", "W_value"];
   const ekv = c.numKvHeads * headDim(c);
   if (options.fusedQkv && !c.cross) {
     out[`${p}W_qkv`] = stackRows(["W_query", "W_key", "W_value"].map(get), [c.dOut + 2 * ekv, c.dIn]);
@@ -49,6 +51,12 @@ function stackRows(parts: Tensor[], shape: number[]): Tensor {
     t.copyInto(data, at);
     at += t.size;
   }
-  if (at !== data.length) throw new ConfigError("W_qkv", "stacked weights do not fill the fused projection", `${data.length} values`, `${at}`);
+  if (at !== data.length)
+    throw new ConfigError(
+      "W_qkv",
+      "stacked weights do not fill the fused projection",
+      `${data.length} values`,
+      `${at}`,
+    );
   return new Tensor(data, shape);
 }

@@ -39,8 +39,12 @@ describe("grad() on whole graphs, against central differences (float64)", () => 
       const graph = buildAttention(config, options);
       const rng = rngOf(label.length);
       const values = valuesFor(graph, { B: 2, T: 3, S: 4 }, rng);
-      if (values["keyPaddingMask"]) values["keyPaddingMask"] = { shape: [2, 3], data: Float64Array.from([0, 0, 1, 0, 1, 1]) };
-      const wrt = [...graph.inputs.filter((i) => i.name === "x" || i.name === "kv" || i.name === "bias").map((i) => i.name), ...graph.weights.map((w) => w.name)];
+      if (values["keyPaddingMask"])
+        values["keyPaddingMask"] = { shape: [2, 3], data: Float64Array.from([0, 0, 1, 0, 1, 1]) };
+      const wrt = [
+        ...graph.inputs.filter((i) => i.name === "x" || i.name === "kv" || i.name === "bias").map((i) => i.name),
+        ...graph.weights.map((w) => w.name),
+      ];
       expectGradientsMatch({ graph, loss: graph.outputs[0]!, wrt, values, samples: 12 }, rng);
     });
   }
@@ -51,7 +55,11 @@ describe("grad() on whole graphs, against central differences (float64)", () => 
     values["keyPaddingMask"] = { shape: [1, 3], data: Float64Array.from([1, 1, 1]) }; // every key hidden
     const g = grad(graph, { loss: "output", wrt: ["x", "W_query", "W_key", "W_value"] });
     const all = eval64(g.graph, { ...values, [g.seed!]: randomValue(rngOf(6), [1, 3, 4]) });
-    for (const w of ["x", "W_query", "W_key", "W_value"]) expect([...all.get(`${w}.grad`)!.data].every((v) => v === 0), w).toBe(true);
+    for (const w of ["x", "W_query", "W_key", "W_value"])
+      expect(
+        [...all.get(`${w}.grad`)!.data].every((v) => v === 0),
+        w,
+      ).toBe(true);
   });
 
   it("a transformer block (pre-norm, GELU MLP, residuals, a user mask)", () => {
@@ -59,11 +67,17 @@ describe("grad() on whole graphs, against central differences (float64)", () => 
     const rng = rngOf(12);
     const values = valuesFor(graph, { B: 2, T: 3 }, rng);
     values["mask"] = { shape: [3, 3], data: Float64Array.from([1, 0, 0, 1, 1, 0, 1, 1, 1]) };
-    expectGradientsMatch({ graph, loss: "output", wrt: ["x", ...graph.weights.map((w) => w.name)], values, samples: 10 }, rng);
+    expectGradientsMatch(
+      { graph, loss: "output", wrt: ["x", ...graph.weights.map((w) => w.name)], values, samples: 10 },
+      rng,
+    );
   });
 
   it("the worked example's model: mean cross-entropy, a scalar loss, through embeddings and pos_embed", () => {
-    const graph = simpleTransformer({ vocabSize: 5, embedDim: 8, nHeads: 2, seqLen: 4, mlpRatio: 2, blocks: 2 }, { loss: true });
+    const graph = simpleTransformer(
+      { vocabSize: 5, embedDim: 8, nHeads: 2, seqLen: 4, mlpRatio: 2, blocks: 2 },
+      { loss: true },
+    );
     const rng = rngOf(13);
     const values = valuesFor(graph, { B: 2 }, rng, 5);
     const g = grad(graph, { loss: "loss", wrt: graph.weights.map((w) => w.name) });
@@ -81,7 +95,10 @@ describe("learned positions (position-embedding), GPT-2's wte + wpe", () => {
     const wte = b.weight("wte", [5, 4]);
     const wpe = b.weight("wpe", [6, 4]);
     const head = b.weight("head", [5, 4]);
-    const x = b.add("add", "x", { a: b.add("embedding", "tok", { ids, weight: wte }), b: b.add("position-embedding", "pos", { ids, weight: wpe }, { offset }) });
+    const x = b.add("add", "x", {
+      a: b.add("embedding", "tok", { ids, weight: wte }),
+      b: b.add("position-embedding", "pos", { ids, weight: wpe }, { offset }),
+    });
     const logits = b.add("projection", "logits", { x, weight: head });
     return b.output(b.add("cross-entropy", "loss", { logits, targets })).build();
   }
@@ -128,7 +145,8 @@ describe("what grad() builds", () => {
     expect(g.seed).toBe("output.grad");
     expect(g.graph.inputs.map((i) => i.name)).toEqual(["x", "output.grad"]);
     // Intermediate gradients are nodes too, tappable by name; the forward nodes are all still there.
-    for (const n of ["weights.grad", "scores.grad", "queries.grad", "context.grad"]) expect(g.graph.has(n), n).toBe(true);
+    for (const n of ["weights.grad", "scores.grad", "queries.grad", "context.grad"])
+      expect(g.graph.has(n), n).toBe(true);
     for (const n of graph.nodes) expect(g.graph.node(n.name).kind).toBe(n.kind);
   });
 
@@ -137,7 +155,12 @@ describe("what grad() builds", () => {
     const sum = g.graph.node("x.grad");
     expect(sum.kind).toBe("add");
     const parts = g.graph.nodes.filter((n) => n.name.startsWith("x.grad."));
-    expect(parts.map((n) => n.name).sort()).toEqual(["x.grad.keys.0", "x.grad.queries.0", "x.grad.sum1", "x.grad.values.0"]);
+    expect(parts.map((n) => n.name).sort()).toEqual([
+      "x.grad.keys.0",
+      "x.grad.queries.0",
+      "x.grad.sum1",
+      "x.grad.values.0",
+    ]);
   });
 
   it("a wrt that does not reach the loss gets a zero gradient and a note", () => {
@@ -148,7 +171,11 @@ describe("what grad() builds", () => {
     const other = b.add("gelu", "other", { x: y });
     const g = grad(b.output(out, other).build(), { loss: "out", wrt: ["x", "unused"] });
     expect(g.notes).toEqual(["unused does not reach out: its gradient unused.grad is 0"]);
-    const all = eval64(g.graph, { x: randomValue(rngOf(1), [2, 3]), unused: randomValue(rngOf(2), [4]), "out.grad": randomValue(rngOf(3), [2, 3]) });
+    const all = eval64(g.graph, {
+      x: randomValue(rngOf(1), [2, 3]),
+      unused: randomValue(rngOf(2), [4]),
+      "out.grad": randomValue(rngOf(3), [2, 3]),
+    });
     expect([...all.get("unused.grad")!.data].every((v) => v === 0)).toBe(true); // ±0: 0 · x keeps x's sign
   });
 
@@ -176,7 +203,10 @@ describe("what grad() builds", () => {
     const b = new GraphBuilder();
     const x = b.input("x", [2, 4]);
     const w = b.input("w", [4]);
-    const g = grad(b.output(b.add("rms-norm", "out", { x, weight: w }, { eps: 1e-5 })).build(), { loss: "out", wrt: ["x", "w"] });
+    const g = grad(b.output(b.add("rms-norm", "out", { x, weight: w }, { eps: 1e-5 })).build(), {
+      loss: "out",
+      wrt: ["x", "w"],
+    });
     expect([g.graph.node("x.grad").kind, g.graph.node("x.grad").attrs["eps"]]).toEqual(["rms-norm-grad", 1e-5]);
     expect(g.graph.node("w.grad").kind).toBe("rms-norm-weight-grad");
   });
@@ -203,12 +233,24 @@ describe("what grad() builds", () => {
 
   it("a graph or options that are none are typed errors naming the argument, not TypeErrors", () => {
     const probes: [() => unknown, string, RegExp][] = [
-      [() => grad(graph, null as never), "grad options", /^grad options: missing options, expected \{ loss: a node name, wrt: \[names\] \}, got null$/],
+      [
+        () => grad(graph, null as never),
+        "grad options",
+        /^grad options: missing options, expected \{ loss: a node name, wrt: \[names\] \}, got null$/,
+      ],
       [() => grad(graph, undefined as never), "grad options", /got undefined$/],
       [() => grad(graph, ["output"] as never), "grad options", /got an array$/],
-      [() => grad(null as never, { loss: "output", wrt: ["x"] }), "grad graph", /^grad graph: not an op graph, expected an OpGraph, got null$/],
+      [
+        () => grad(null as never, { loss: "output", wrt: ["x"] }),
+        "grad graph",
+        /^grad graph: not an op graph, expected an OpGraph, got null$/,
+      ],
       [() => grad({} as never, { loss: "output", wrt: ["x"] }), "grad graph", /got object$/],
-      [() => grad(graph, {} as never), "grad.loss", /the loss must be a node of the graph, expected a node name, got undefined$/],
+      [
+        () => grad(graph, {} as never),
+        "grad.loss",
+        /the loss must be a node of the graph, expected a node name, got undefined$/,
+      ],
     ];
     for (const [f, subject, message] of probes) {
       let e: unknown;
@@ -223,7 +265,13 @@ describe("what grad() builds", () => {
   });
 
   it("an op without a backward rule is `unsupported: gradient of op X` naming the node; a rule's bad shape is named too", () => {
-    const softcap = defineOp<{ cap: number }>({ kind: "softcap", doc: "cap · tanh(x / cap)", inputs: [{ name: "x" }], attrs: { cap: { type: "number", default: 30 } }, inferShape: ([x]) => x! });
+    const softcap = defineOp<{ cap: number }>({
+      kind: "softcap",
+      doc: "cap · tanh(x / cap)",
+      inputs: [{ name: "x" }],
+      attrs: { cap: { type: "number", default: 30 } },
+      inferShape: ([x]) => x!,
+    });
     const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });
     const x = b.input("x", [2, 3]);
     const out = b.add("gelu", "out", { x: b.add("softcap", "capped", { x }) });
@@ -239,10 +287,19 @@ describe("what grad() builds", () => {
     expect(e.message).toBe("unsupported: gradient of op softcap (node capped): the op declares no backward rule");
     expect(e.subject).toBe("capped");
 
-    const bad = defineOp<{ cap: number }>({ kind: "bad-rule", doc: "a rule that returns the wrong shape", inputs: [{ name: "x" }], attrs: { cap: { type: "number", default: 1 } }, inferShape: ([x]) => x!, vjp: (ctx) => [ctx.add("sum-to", "s", { x: ctx.grad }, { shape: [1] })] });
+    const bad = defineOp<{ cap: number }>({
+      kind: "bad-rule",
+      doc: "a rule that returns the wrong shape",
+      inputs: [{ name: "x" }],
+      attrs: { cap: { type: "number", default: 1 } },
+      inferShape: ([x]) => x!,
+      vjp: (ctx) => [ctx.add("sum-to", "s", { x: ctx.grad }, { shape: [1] })],
+    });
     const b2 = new GraphBuilder({ registry: createOpRegistry([bad]) });
     const y = b2.add("bad-rule", "y", { x: b2.input("x", [2, 3]) });
-    expect(() => grad(b2.output(y).build(), { loss: "y", wrt: ["x"] })).toThrow(/y\.vjp: the backward rule of op bad-rule gave input x a gradient of another shape/);
+    expect(() => grad(b2.output(y).build(), { loss: "y", wrt: ["x"] })).toThrow(
+      /y\.vjp: the backward rule of op bad-rule gave input x a gradient of another shape/,
+    );
   });
 
   it("a user op with its own rule is differentiated like a built-in one", () => {
@@ -274,8 +331,17 @@ describe("wrt an intermediate node", () => {
     const g = grad(graph, { loss: "w", wrt: ["h", "y", "x"] });
     expect(g.grads).toEqual({ h: "h.grad", y: "y.grad", x: "x.grad" });
     const rng = rngOf(4);
-    expectGradientsMatch({ graph, loss: "w", wrt: ["x", "z"], values: { x: randomValue(rng, [2, 3]), z: randomValue(rng, [2, 3]) } });
-    const all = eval64(g.graph, { x: randomValue(rng, [2, 3]), z: randomValue(rng, [2, 3]), "w.grad": { shape: [2, 3], data: Float64Array.from([1, 2, 3, 4, 5, 6]) } });
+    expectGradientsMatch({
+      graph,
+      loss: "w",
+      wrt: ["x", "z"],
+      values: { x: randomValue(rng, [2, 3]), z: randomValue(rng, [2, 3]) },
+    });
+    const all = eval64(g.graph, {
+      x: randomValue(rng, [2, 3]),
+      z: randomValue(rng, [2, 3]),
+      "w.grad": { shape: [2, 3], data: Float64Array.from([1, 2, 3, 4, 5, 6]) },
+    });
     expect([...all.get("h.grad")!.data]).toEqual([2, 4, 6, 8, 10, 12]); // h is read twice by y = h + h
   });
 

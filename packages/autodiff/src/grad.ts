@@ -41,23 +41,59 @@ export function grad(graph: OpGraph, options: GradOptions): GradResult {
   // Both are checked before use: a null would otherwise end in a TypeError that names neither grad() nor the argument.
   // The graph is recognised by its methods, not instanceof (a second copy of @attngraph/graph still makes graphs).
   if (typeof (graph as Partial<OpGraph> | null)?.has !== "function" || !Array.isArray(graph.nodes)) {
-    throw new GraphValidationError("grad graph", "not an op graph", "an OpGraph", graph === null ? "null" : typeof graph);
+    throw new GraphValidationError(
+      "grad graph",
+      "not an op graph",
+      "an OpGraph",
+      graph === null ? "null" : typeof graph,
+    );
   }
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new GraphValidationError("grad options", "missing options", "{ loss: a node name, wrt: [names] }", Array.isArray(options) ? "an array" : String(options));
+    throw new GraphValidationError(
+      "grad options",
+      "missing options",
+      "{ loss: a node name, wrt: [names] }",
+      Array.isArray(options) ? "an array" : String(options),
+    );
   }
   const { loss, wrt } = options;
   if (typeof loss !== "string" || !graph.has(loss) || graph.roleOf(loss) !== "node") {
-    throw new GraphValidationError("grad.loss", "the loss must be a node of the graph", "a node name", JSON.stringify(loss) ?? String(loss));
+    throw new GraphValidationError(
+      "grad.loss",
+      "the loss must be a node of the graph",
+      "a node name",
+      JSON.stringify(loss) ?? String(loss),
+    );
   }
-  if (!Array.isArray(wrt) || wrt.length === 0) throw new GraphValidationError("grad.wrt", "nothing to differentiate with respect to", "a non-empty list of names", JSON.stringify(wrt) ?? String(wrt));
+  if (!Array.isArray(wrt) || wrt.length === 0)
+    throw new GraphValidationError(
+      "grad.wrt",
+      "nothing to differentiate with respect to",
+      "a non-empty list of names",
+      JSON.stringify(wrt) ?? String(wrt),
+    );
   for (const w of wrt) {
-    if (typeof w !== "string" || !graph.has(w)) throw new GraphValidationError("grad.wrt", "no such value in the graph", "an input, weight or node name", JSON.stringify(w));
-    if (graph.dtypeOf(w) !== "float32") throw new GraphValidationError(`grad.wrt.${w}`, "an int32 value has no gradient", "a float32 value", "int32");
+    if (typeof w !== "string" || !graph.has(w))
+      throw new GraphValidationError(
+        "grad.wrt",
+        "no such value in the graph",
+        "an input, weight or node name",
+        JSON.stringify(w),
+      );
+    if (graph.dtypeOf(w) !== "float32")
+      throw new GraphValidationError(`grad.wrt.${w}`, "an int32 value has no gradient", "a float32 value", "int32");
   }
-  if (new Set(wrt).size !== wrt.length) throw new GraphValidationError("grad.wrt", "a name is listed twice", "distinct names", wrt.join(", "));
-  if (wrt.includes(loss)) throw new GraphValidationError("grad.wrt", "the loss itself is no variable to differentiate by (its gradient is the seed)", "inputs, weights or nodes before the loss", loss);
-  if (graph.dtypeOf(loss) !== "float32") throw new GraphValidationError("grad.loss", "an int32 value cannot be differentiated", "a float32 node", "int32");
+  if (new Set(wrt).size !== wrt.length)
+    throw new GraphValidationError("grad.wrt", "a name is listed twice", "distinct names", wrt.join(", "));
+  if (wrt.includes(loss))
+    throw new GraphValidationError(
+      "grad.wrt",
+      "the loss itself is no variable to differentiate by (its gradient is the seed)",
+      "inputs, weights or nodes before the loss",
+      loss,
+    );
+  if (graph.dtypeOf(loss) !== "float32")
+    throw new GraphValidationError("grad.loss", "an int32 value cannot be differentiated", "a float32 node", "int32");
 
   const b = GraphBuilder.from(graph);
   const active = activeValues(graph, loss, wrt);
@@ -74,7 +110,10 @@ export function grad(graph: OpGraph, options: GradOptions): GradResult {
     const inputs = def.inputs.map((spec) => node.inputs[spec.name]);
     const needs = inputs.map((v) => v !== undefined && active.has(v));
     if (!needs.some(Boolean)) continue; // a `wrt` node itself: nothing before it is differentiated
-    if (!def.vjp) throw new UnsupportedError(`gradient of op ${node.kind} (node ${node.name}): the op declares no backward rule`, { subject: node.name });
+    if (!def.vjp)
+      throw new UnsupportedError(`gradient of op ${node.kind} (node ${node.name}): the op declares no backward rule`, {
+        subject: node.name,
+      });
     const ctx: VjpContext<Record<string, unknown>> = {
       node: node.name,
       attrs: node.attrs,
@@ -96,7 +135,12 @@ export function grad(graph: OpGraph, options: GradOptions): GradResult {
       const want = b.shapeOf(v);
       const got = b.shapeOf(d);
       if (want.length !== got.length || want.some((x, j) => x !== got[j])) {
-        throw new GraphValidationError(`${node.name}.vjp`, `the backward rule of op ${node.kind} gave input ${def.inputs[i]!.name} a gradient of another shape`, `[${want.join(", ")}]`, `[${got.join(", ")}]`);
+        throw new GraphValidationError(
+          `${node.name}.vjp`,
+          `the backward rule of op ${node.kind} gave input ${def.inputs[i]!.name} a gradient of another shape`,
+          `[${want.join(", ")}]`,
+          `[${got.join(", ")}]`,
+        );
       }
       names.contribute(v, d);
     });

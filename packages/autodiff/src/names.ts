@@ -45,7 +45,8 @@ export class GradNames {
       return parts[0] === name ? name : b.add("reshape", name, { x: parts[0] }, { shape: [...b.shapeOf(value)] });
     }
     let sum = parts[0]!;
-    for (let i = 1; i < parts.length; i++) sum = b.add("add", i === parts.length - 1 ? name : `${name}.sum${i}`, { a: sum, b: parts[i] });
+    for (let i = 1; i < parts.length; i++)
+      sum = b.add("add", i === parts.length - 1 ? name : `${name}.sum${i}`, { a: sum, b: parts[i] });
     return sum;
   }
 

@@ -7,7 +7,16 @@ import fc from "fast-check";
 import { expectGradientsMatch, randomIds, randomValue, rngOf } from "./test-gradcheck.js";
 
 /** A graph of one op between inputs (all differentiated unless int) and its output. */
-function single(kind: string, shapes: Record<string, readonly number[]>, attrs: Record<string, unknown> = {}, opts: { ints?: Record<string, number>; after?: (b: GraphBuilder, out: string) => string; builder?: GraphBuilder } = {}) {
+function single(
+  kind: string,
+  shapes: Record<string, readonly number[]>,
+  attrs: Record<string, unknown> = {},
+  opts: {
+    ints?: Record<string, number>;
+    after?: (b: GraphBuilder, out: string) => string;
+    builder?: GraphBuilder;
+  } = {},
+) {
   const b = opts.builder ?? new GraphBuilder();
   const rng = rngOf(Object.keys(shapes).length * 31 + kind.length);
   const values: Record<string, ReturnType<typeof randomValue>> = {};
@@ -28,11 +37,18 @@ const softmaxAfter = (b: GraphBuilder, out: string) => b.add("softmax", "probs",
 describe("backward rules against central differences (float64)", () => {
   it("projection and out-proj (with and without bias)", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 5 }), fc.boolean(), (b, t, i, o, bias) => {
-        for (const kind of ["projection", "out-proj"]) {
-          expectGradientsMatch(single(kind, { x: [b, t, i], weight: [o, i], ...(bias ? { bias: [o] } : {}) }));
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.boolean(),
+        (b, t, i, o, bias) => {
+          for (const kind of ["projection", "out-proj"]) {
+            expectGradientsMatch(single(kind, { x: [b, t, i], weight: [o, i], ...(bias ? { bias: [o] } : {}) }));
+          }
+        },
+      ),
       { numRuns: 6, seed: 1 },
     );
   });
@@ -52,10 +68,15 @@ describe("backward rules against central differences (float64)", () => {
 
   it("score and weighted-sum, also with grouped key/value heads", () => {
     fc.assert(
-      fc.property(fc.constantFrom([2, 2], [4, 2], [3, 1]), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 4 }), ([h, hkv], l, s) => {
-        expectGradientsMatch(single("score", { q: [2, h!, l, 4], k: [2, hkv!, s, 4] }));
-        expectGradientsMatch(single("weighted-sum", { weights: [1, h!, l, s], v: [1, hkv!, s, 2] }));
-      }),
+      fc.property(
+        fc.constantFrom([2, 2], [4, 2], [3, 1]),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 4 }),
+        ([h, hkv], l, s) => {
+          expectGradientsMatch(single("score", { q: [2, h!, l, 4], k: [2, hkv!, s, 4] }));
+          expectGradientsMatch(single("weighted-sum", { weights: [1, h!, l, s], v: [1, hkv!, s, 2] }));
+        },
+      ),
       { numRuns: 6, seed: 2 },
     );
   });
@@ -65,14 +86,28 @@ describe("backward rules against central differences (float64)", () => {
     const c = single("mask", { scores: [2, 2, 5, 5] }, { causal: true, window: 2 }, { after: softmaxAfter });
     expectGradientsMatch(c);
     const rng = rngOf(3);
-    for (const shape of [[4, 5], [2, 4, 5], [2, 1, 4, 5]] as const) {
+    for (const shape of [
+      [4, 5],
+      [2, 4, 5],
+      [2, 1, 4, 5],
+    ] as const) {
       const bb = new GraphBuilder();
       const sc = bb.input("scores", [2, 2, 4, 5]);
       const kp = bb.input("keyPaddingMask", [2, 5]);
       const bias = bb.input("bias", shape);
-      const m = bb.add("mask", "masked", { scores: sc, keyPaddingMask: kp, bias }, { scale: 0.5, causal: true, alignment: "bottom-right" });
+      const m = bb.add(
+        "mask",
+        "masked",
+        { scores: sc, keyPaddingMask: kp, bias },
+        { scale: 0.5, causal: true, alignment: "bottom-right" },
+      );
       const out = bb.add("softmax", "probs", { x: m });
-      expectGradientsMatch({ graph: bb.output(out).build(), loss: out, wrt: ["scores", "bias"], values: { scores: randomValue(rng, [2, 2, 4, 5]), keyPaddingMask: pad, bias: randomValue(rng, shape) } });
+      expectGradientsMatch({
+        graph: bb.output(out).build(),
+        loss: out,
+        wrt: ["scores", "bias"],
+        values: { scores: randomValue(rng, [2, 2, 4, 5]), keyPaddingMask: pad, bias: randomValue(rng, shape) },
+      });
     }
   });
 
@@ -123,19 +158,47 @@ describe("backward rules against central differences (float64)", () => {
   it("embedding (repeated ids accumulate) and cross-entropy (every reduction, ignored targets)", () => {
     expectGradientsMatch(single("embedding", { ids: [2, 6], weight: [4, 3] }, {}, { ints: { ids: 4 } }));
     // Learned positions: the table's rows offset..offset+T-1 get the gradient, the others 0; ids get none.
-    expectGradientsMatch(single("position-embedding", { ids: [2, 3], weight: [7, 4] }, { offset: 2 }, { ints: { ids: 4 }, after: softmaxAfter }));
+    expectGradientsMatch(
+      single(
+        "position-embedding",
+        { ids: [2, 3], weight: [7, 4] },
+        { offset: 2 },
+        { ints: { ids: 4 }, after: softmaxAfter },
+      ),
+    );
     expectGradientsMatch(single("position-embedding", { ids: [5], weight: [5, 2] }, {}, { ints: { ids: 4 } }));
     for (const reduction of ["mean", "sum", "none"]) {
-      expectGradientsMatch(single("cross-entropy", { logits: [2, 3, 5], targets: [2, 3] }, { reduction }, { ints: { targets: 5 } }));
-      expectGradientsMatch(single("cross-entropy", { logits: [6, 4], targets: [6] }, { reduction, ignoreIndex: 2 }, { ints: { targets: 4 } }));
+      expectGradientsMatch(
+        single("cross-entropy", { logits: [2, 3, 5], targets: [2, 3] }, { reduction }, { ints: { targets: 5 } }),
+      );
+      expectGradientsMatch(
+        single(
+          "cross-entropy",
+          { logits: [6, 4], targets: [6] },
+          { reduction, ignoreIndex: 2 },
+          { ints: { targets: 4 } },
+        ),
+      );
     }
   });
 
   it("the fused ops: linear-gelu, add-layer-norm, attention", () => {
     expectGradientsMatch(single("linear-gelu", { x: [2, 3, 4], weight: [5, 4], bias: [5] }));
     expectGradientsMatch(single("add-layer-norm", { a: [2, 3, 4], b: [1, 3, 4], weight: [4], bias: [4] }));
-    expectGradientsMatch(single("attention", { q: [1, 4, 3, 2], k: [1, 2, 5, 2], v: [1, 2, 5, 3] }, { causal: true, alignment: "bottom-right", scale: 0.6 }));
-    expectGradientsMatch(single("attention", { q: [2, 2, 3, 2], k: [2, 2, 3, 2], v: [2, 2, 3, 2] }, { scale: 0.6, dropoutRate: 0.3, dropoutSeed: 5, training: true }));
+    expectGradientsMatch(
+      single(
+        "attention",
+        { q: [1, 4, 3, 2], k: [1, 2, 5, 2], v: [1, 2, 5, 3] },
+        { causal: true, alignment: "bottom-right", scale: 0.6 },
+      ),
+    );
+    expectGradientsMatch(
+      single(
+        "attention",
+        { q: [2, 2, 3, 2], k: [2, 2, 3, 2], v: [2, 2, 3, 2] },
+        { scale: 0.6, dropoutRate: 0.3, dropoutSeed: 5, training: true },
+      ),
+    );
   });
 
   // Elementwise ops as expressions: the gradient of every input is derived (derive()), not written by hand.
@@ -143,7 +206,12 @@ describe("backward rules against central differences (float64)", () => {
   const call = (op: string, ...args: unknown[]) => ({ op, args });
 
   it("a pointwise node of three inputs with a where, a tanh and a division: every input's derived gradient", () => {
-    const expr = call("where", call("gt", el("x0"), 0), call("mul", el("x1"), call("tanh", el("x2"))), call("div", call("mul", el("x0"), el("x2")), call("add", 1, call("abs", el("x1")))));
+    const expr = call(
+      "where",
+      call("gt", el("x0"), 0),
+      call("mul", el("x1"), call("tanh", el("x2"))),
+      call("div", call("mul", el("x0"), el("x2")), call("add", 1, call("abs", el("x1")))),
+    );
     expectGradientsMatch(single("pointwise", { x0: [3, 4], x1: [3, 4], x2: [3, 4] }, { expr }));
   });
 

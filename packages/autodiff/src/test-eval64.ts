@@ -2,11 +2,46 @@
 // backward, evaluated by testkit's float64 references on dense arrays. It knows nothing of grad(): it runs whatever
 // graph it is given, so a rule is checked by running its gradient graph here against finite differences of the
 // forward graph, also here, with no float32 kernel in the way.
-import { compilePointwise, pointwiseExprOf, POINTWISE_SLOTS, type AnyOpDef, type Expr, type GraphNode, type OpGraph } from "@attngraph/graph";
 import {
-  add64, alibi64, crossEntropy64, crossEntropyGrad64, embedding64, embeddingGrad64, gelu64, geluGrad64, layerNorm64, layerNormGrad64,
-  layerNormWeightGrad64, linear64, linearWeightGrad64, maskFull64, maskGrad64, pad64, referenceDropoutKeep, relu64, rope64, score64, slice64,
-  softmax64, softmaxGrad64, sumTo64, weightedSum64, mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64,
+  compilePointwise,
+  pointwiseExprOf,
+  POINTWISE_SLOTS,
+  type AnyOpDef,
+  type Expr,
+  type GraphNode,
+  type OpGraph,
+} from "@attngraph/graph";
+import {
+  add64,
+  alibi64,
+  crossEntropy64,
+  crossEntropyGrad64,
+  embedding64,
+  embeddingGrad64,
+  gelu64,
+  geluGrad64,
+  layerNorm64,
+  layerNormGrad64,
+  layerNormWeightGrad64,
+  linear64,
+  linearWeightGrad64,
+  maskFull64,
+  maskGrad64,
+  pad64,
+  referenceDropoutKeep,
+  relu64,
+  rope64,
+  score64,
+  slice64,
+  softmax64,
+  softmaxGrad64,
+  sumTo64,
+  weightedSum64,
+  mul64,
+  rmsNorm64,
+  rmsNormGrad64,
+  rmsNormWeightGrad64,
+  silu64,
 } from "@attngraph/testkit";
 
 export interface Value64 {
@@ -46,14 +81,24 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
   const x = () => get("x")!;
   const must = (slot: string) => get(slot)!;
   const last = (v: Value64) => v.shape[v.shape.length - 1]!;
-  const heads = (q: Value64, k: Value64) => ({ B: q.shape[0]!, H: q.shape[1]!, Hkv: k.shape[1]!, L: q.shape[2]!, S: k.shape[2]!, D: q.shape[3]! });
+  const heads = (q: Value64, k: Value64) => ({
+    B: q.shape[0]!,
+    H: q.shape[1]!,
+    Hkv: k.shape[1]!,
+    L: q.shape[2]!,
+    S: k.shape[2]!,
+    D: q.shape[3]!,
+  });
   switch (n.kind) {
     case "projection":
     case "out-proj":
     case "linear-gelu": {
       const w = must("weight");
       const y = linear64(x().data, last(x()), w.data, w.shape[0]!, get("bias")?.data);
-      return { shape: [...x().shape.slice(0, -1), w.shape[0]!], data: n.kind === "linear-gelu" ? gelu64(y, a.approximate) : y };
+      return {
+        shape: [...x().shape.slice(0, -1), w.shape[0]!],
+        data: n.kind === "linear-gelu" ? gelu64(y, a.approximate) : y,
+      };
     }
     case "reshape":
       return { shape: bind(a.shape), data: x().data };
@@ -68,7 +113,9 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
       return { shape: x().shape, data: rope64(x().data, B!, H!, L!, D!, a as never) };
     }
     case "score": {
-      const q = must("q"), k = must("k"), d = heads(q, k);
+      const q = must("q"),
+        k = must("k"),
+        d = heads(q, k);
       return { shape: [d.B, d.H, d.L, d.S], data: score64(q.data, k.data, d) };
     }
     case "alibi": {
@@ -79,26 +126,49 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
     case "mask": {
       const s = must("scores");
       const [B, H, L, S] = s.shape as number[];
-      return { shape: s.shape, data: maskFull64(s.data, B!, H!, L!, S!, a as never, get("keyPaddingMask")?.data, get("mask"), get("bias")) };
+      return {
+        shape: s.shape,
+        data: maskFull64(s.data, B!, H!, L!, S!, a as never, get("keyPaddingMask")?.data, get("mask"), get("bias")),
+      };
     }
     case "softmax":
       return { shape: x().shape, data: softmax64(x().data, last(x()), a.scale) };
     case "dropout":
       return { shape: x().shape, data: a.training && a.rate > 0 ? dropout64(x().data, a.seed, a.rate) : x().data };
     case "weighted-sum": {
-      const w = must("weights"), v = must("v"), d = heads(w, v);
-      return { shape: [d.B, d.H, d.L, v.shape[3]!], data: weightedSum64(w.data, v.data, { ...d, S: w.shape[3]!, D: v.shape[3]! }) };
+      const w = must("weights"),
+        v = must("v"),
+        d = heads(w, v);
+      return {
+        shape: [d.B, d.H, d.L, v.shape[3]!],
+        data: weightedSum64(w.data, v.data, { ...d, S: w.shape[3]!, D: v.shape[3]! }),
+      };
     }
     case "attention": {
-      const q = must("q"), k = must("k"), v = must("v"), d = heads(q, k);
+      const q = must("q"),
+        k = must("k"),
+        v = must("v"),
+        d = heads(q, k);
       let s = score64(q.data, k.data, d);
-      if (a.causal || get("keyPaddingMask")) s = maskFull64(s, d.B, d.H, d.L, d.S, { causal: a.causal, window: a.window, alignment: a.alignment }, get("keyPaddingMask")?.data);
+      if (a.causal || get("keyPaddingMask"))
+        s = maskFull64(
+          s,
+          d.B,
+          d.H,
+          d.L,
+          d.S,
+          { causal: a.causal, window: a.window, alignment: a.alignment },
+          get("keyPaddingMask")?.data,
+        );
       let w = softmax64(s, d.S, a.scale);
       if (a.training && a.dropoutRate > 0) w = dropout64(w, a.dropoutSeed, a.dropoutRate);
       return { shape: [d.B, d.H, d.L, v.shape[3]!], data: weightedSum64(w, v.data, { ...d, D: v.shape[3]! }) };
     }
     case "layer-norm":
-      return { shape: x().shape, data: layerNorm64(x().data, last(x()), a.eps, get("weight")?.data, get("bias")?.data) };
+      return {
+        shape: x().shape,
+        data: layerNorm64(x().data, last(x()), a.eps, get("weight")?.data, get("bias")?.data),
+      };
     case "gelu":
       return { shape: x().shape, data: gelu64(x().data, a.approximate) };
     case "relu":
@@ -107,7 +177,14 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
       return { shape: x().shape, data: silu64(x().data) };
     case "pointwise": {
       const slots = POINTWISE_SLOTS.map((s) => get(s));
-      return pointwise64(pointwiseExprOf(a.expr, n.name, POINTWISE_SLOTS.filter((_, k) => slots[k] !== undefined)), slots);
+      return pointwise64(
+        pointwiseExprOf(
+          a.expr,
+          n.name,
+          POINTWISE_SLOTS.filter((_, k) => slots[k] !== undefined),
+        ),
+        slots,
+      );
     }
     case "rms-norm":
       return { shape: x().shape, data: rmsNorm64(x().data, last(x()), a.eps, get("weight")?.data) };
@@ -127,7 +204,8 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
       return { shape: [...s.shape.slice(0, -1), 2 * e], data: out };
     }
     case "embedding": {
-      const ids = must("ids"), w = must("weight");
+      const ids = must("ids"),
+        w = must("weight");
       return { shape: [...ids.shape, w.shape[1]!], data: embedding64(ids.data, w.data, w.shape[0]!, w.shape[1]!) };
     }
     case "position-embedding": {
@@ -136,8 +214,12 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
       return slice64(w.data, w.shape, 0, bind([a.offset])[0]!, last(must("ids")));
     }
     case "cross-entropy": {
-      const l = must("logits"), t = must("targets");
-      return { shape: a.reduction === "none" ? t.shape : [], data: crossEntropy64(l.data, last(l), t.data, a.reduction, a.ignoreIndex) };
+      const l = must("logits"),
+        t = must("targets");
+      return {
+        shape: a.reduction === "none" ? t.shape : [],
+        data: crossEntropy64(l.data, last(l), t.data, a.reduction, a.ignoreIndex),
+      };
     }
     case "sum-to":
       return { shape: bind(a.shape), data: sumTo64(x().data, x().shape, bind(a.shape)) };
@@ -146,17 +228,26 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
       return { shape: [last(g), last(x())], data: linearWeightGrad64(g.data, last(g), x().data, last(x())) };
     }
     case "softmax-grad":
-      return { shape: must("y").shape, data: softmaxGrad64(must("y").data, must("grad").data, last(must("y")), a.scale) };
+      return {
+        shape: must("y").shape,
+        data: softmaxGrad64(must("y").data, must("grad").data, last(must("y")), a.scale),
+      };
     case "mask-grad":
       return { shape: must("grad").shape, data: maskGrad64(must("grad").data, must("masked").data, a.scale) };
     case "layer-norm-grad":
-      return { shape: x().shape, data: layerNormGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data) };
+      return {
+        shape: x().shape,
+        data: layerNormGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data),
+      };
     case "layer-norm-weight-grad":
       return { shape: [last(x())], data: layerNormWeightGrad64(must("grad").data, x().data, last(x()), a.eps) };
     case "gelu-grad":
       return { shape: x().shape, data: geluGrad64(must("grad").data, x().data, a.approximate) };
     case "rms-norm-grad":
-      return { shape: x().shape, data: rmsNormGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data) };
+      return {
+        shape: x().shape,
+        data: rmsNormGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data),
+      };
     case "rms-norm-weight-grad":
       return { shape: [last(x())], data: rmsNormWeightGrad64(must("grad").data, x().data, last(x()), a.eps) };
     case "embedding-grad": {
@@ -164,15 +255,23 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
       return { shape: [a.rows, last(g)], data: embeddingGrad64(must("ids").data, g.data, a.rows, last(g)) };
     }
     case "position-embedding-grad": {
-      const g = must("grad"), offset = bind([a.offset])[0]!;
+      const g = must("grad"),
+        offset = bind([a.offset])[0]!;
       return pad64(g.data, g.shape, 0, offset, a.rows - offset - g.shape[0]!);
     }
     case "cross-entropy-grad": {
       const l = must("logits");
-      return { shape: l.shape, data: crossEntropyGrad64(l.data, last(l), must("targets").data, a.reduction, a.ignoreIndex, get("grad")?.data) };
+      return {
+        shape: l.shape,
+        data: crossEntropyGrad64(l.data, last(l), must("targets").data, a.reduction, a.ignoreIndex, get("grad")?.data),
+      };
     }
     default:
-      if (def.pointwise) return pointwise64(def.pointwise(a), def.inputs.map((i) => get(i.name)));
+      if (def.pointwise)
+        return pointwise64(
+          def.pointwise(a),
+          def.inputs.map((i) => get(i.name)),
+        );
       throw new Error(`eval64: no float64 reference for op ${n.kind}`);
   }
 }
@@ -196,10 +295,17 @@ export function eval64(graph: OpGraph, given: Readonly<Record<string, Value64>>)
     if (!v) throw new Error(`eval64: no value for ${decl.name}`);
     decl.shape.forEach((d, i) => typeof d === "string" && bindings.set(d, v.shape[i]!));
   }
-  const bind = (shape: readonly (number | string)[]) => shape.map((d) => (typeof d === "string" ? bindings.get(d)! : d));
+  const bind = (shape: readonly (number | string)[]) =>
+    shape.map((d) => (typeof d === "string" ? bindings.get(d)! : d));
   for (const n of graph.nodes) {
-    const out = run(n, graph.registry.get(n.kind, n.name), (slot) => (n.inputs[slot] === undefined ? undefined : values.get(n.inputs[slot]!)), bind);
-    if (out.data.length !== size(out.shape)) throw new Error(`eval64: ${n.name} made ${out.data.length} values for [${out.shape}]`);
+    const out = run(
+      n,
+      graph.registry.get(n.kind, n.name),
+      (slot) => (n.inputs[slot] === undefined ? undefined : values.get(n.inputs[slot]!)),
+      bind,
+    );
+    if (out.data.length !== size(out.shape))
+      throw new Error(`eval64: ${n.name} made ${out.data.length} values for [${out.shape}]`);
     values.set(n.name, out);
   }
   return values;

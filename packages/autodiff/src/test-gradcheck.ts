@@ -63,7 +63,9 @@ export function expectGradientsMatch(c: GradCheck, rng: Rng = rngOf(7)): Map<str
       };
       const numeric = (at(h) - at(-h)) / (2 * h);
       const got = analytic.data[i]!;
-      expect(Math.abs(got - numeric), `${w}.grad[${i}]: analytic ${got}, numeric ${numeric}`).toBeLessThanOrEqual(1e-6 + 1e-5 * Math.abs(numeric));
+      expect(Math.abs(got - numeric), `${w}.grad[${i}]: analytic ${got}, numeric ${numeric}`).toBeLessThanOrEqual(
+        1e-6 + 1e-5 * Math.abs(numeric),
+      );
     }
   }
   return all;

@@ -36,7 +36,11 @@ function naive(m, n, k, a, b, c) {
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) {
       let acc = 0;
-      for (let p = 0, ap = a.offset + i * a.rowStride, bp = b.offset + j * b.colStride; p < k; p++, ap += a.colStride, bp += b.rowStride) {
+      for (
+        let p = 0, ap = a.offset + i * a.rowStride, bp = b.offset + j * b.colStride;
+        p < k;
+        p++, ap += a.colStride, bp += b.rowStride
+      ) {
         acc += a.data[ap] * b.data[bp];
       }
       c[i * n + j] = acc;
@@ -47,23 +51,67 @@ function naive(m, n, k, a, b, c) {
 /** The core's 4×4 tile with Math.fround after every multiply and add (float32 accumulation), for the comparison. */
 function froundTile(kc, ap, a, bp, b, c, co, ldc) {
   const f = Math.fround;
-  let c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
-  let c20 = 0, c21 = 0, c22 = 0, c23 = 0, c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+  let c00 = 0,
+    c01 = 0,
+    c02 = 0,
+    c03 = 0,
+    c10 = 0,
+    c11 = 0,
+    c12 = 0,
+    c13 = 0;
+  let c20 = 0,
+    c21 = 0,
+    c22 = 0,
+    c23 = 0,
+    c30 = 0,
+    c31 = 0,
+    c32 = 0,
+    c33 = 0;
   for (let p = 0; p < kc; p++, a += 4, b += 4) {
-    const a0 = ap[a], a1 = ap[a + 1], a2 = ap[a + 2], a3 = ap[a + 3];
+    const a0 = ap[a],
+      a1 = ap[a + 1],
+      a2 = ap[a + 2],
+      a3 = ap[a + 3];
     const b0 = bp[b];
-    c00 = f(c00 + f(a0 * b0)); c10 = f(c10 + f(a1 * b0)); c20 = f(c20 + f(a2 * b0)); c30 = f(c30 + f(a3 * b0));
+    c00 = f(c00 + f(a0 * b0));
+    c10 = f(c10 + f(a1 * b0));
+    c20 = f(c20 + f(a2 * b0));
+    c30 = f(c30 + f(a3 * b0));
     const b1 = bp[b + 1];
-    c01 = f(c01 + f(a0 * b1)); c11 = f(c11 + f(a1 * b1)); c21 = f(c21 + f(a2 * b1)); c31 = f(c31 + f(a3 * b1));
+    c01 = f(c01 + f(a0 * b1));
+    c11 = f(c11 + f(a1 * b1));
+    c21 = f(c21 + f(a2 * b1));
+    c31 = f(c31 + f(a3 * b1));
     const b2 = bp[b + 2];
-    c02 = f(c02 + f(a0 * b2)); c12 = f(c12 + f(a1 * b2)); c22 = f(c22 + f(a2 * b2)); c32 = f(c32 + f(a3 * b2));
+    c02 = f(c02 + f(a0 * b2));
+    c12 = f(c12 + f(a1 * b2));
+    c22 = f(c22 + f(a2 * b2));
+    c32 = f(c32 + f(a3 * b2));
     const b3 = bp[b + 3];
-    c03 = f(c03 + f(a0 * b3)); c13 = f(c13 + f(a1 * b3)); c23 = f(c23 + f(a2 * b3)); c33 = f(c33 + f(a3 * b3));
+    c03 = f(c03 + f(a0 * b3));
+    c13 = f(c13 + f(a1 * b3));
+    c23 = f(c23 + f(a2 * b3));
+    c33 = f(c33 + f(a3 * b3));
   }
-  c[co] = c00; c[co + 1] = c01; c[co + 2] = c02; c[co + 3] = c03; co += ldc;
-  c[co] = c10; c[co + 1] = c11; c[co + 2] = c12; c[co + 3] = c13; co += ldc;
-  c[co] = c20; c[co + 1] = c21; c[co + 2] = c22; c[co + 3] = c23; co += ldc;
-  c[co] = c30; c[co + 1] = c31; c[co + 2] = c32; c[co + 3] = c33;
+  c[co] = c00;
+  c[co + 1] = c01;
+  c[co + 2] = c02;
+  c[co + 3] = c03;
+  co += ldc;
+  c[co] = c10;
+  c[co + 1] = c11;
+  c[co + 2] = c12;
+  c[co + 3] = c13;
+  co += ldc;
+  c[co] = c20;
+  c[co + 1] = c21;
+  c[co + 2] = c22;
+  c[co + 3] = c23;
+  co += ldc;
+  c[co] = c30;
+  c[co + 1] = c31;
+  c[co + 2] = c32;
+  c[co + 3] = c33;
 }
 
 /** Packs both operands whole (sizes here are multiples of 4) and runs the fround tile over them. */
@@ -76,7 +124,9 @@ function froundMatmul(m, n, k, a, b, c, ap, bp) {
 function benchMatmul(label, m, n, k, transposedB) {
   const a = { data: random(m * k, 1), offset: 0, rowStride: k, colStride: 1 };
   // transposedB: B = Wᵀ with W [N, K] row-major (the projection layout x · Wᵀ); else B [K, N] row-major.
-  const b = transposedB ? { data: random(n * k, 2), offset: 0, rowStride: 1, colStride: k } : { data: random(k * n, 2), offset: 0, rowStride: n, colStride: 1 };
+  const b = transposedB
+    ? { data: random(n * k, 2), offset: 0, rowStride: 1, colStride: k }
+    : { data: random(k * n, 2), offset: 0, rowStride: n, colStride: 1 };
   const c = new Float32Array(m * n);
   const flops = 2 * m * n * k;
   const gf = (ms) => (flops / (ms * 1e6)).toFixed(2);
@@ -103,7 +153,12 @@ function benchAttention(B, H, L, D) {
   const ws = [B, H, L, S];
   const call = (kind, inputs, attrs, outShape) => cpu.dispatch({ kind, node: kind, attrs, inputs, outShape });
   const fused = () =>
-    call("attention", [q, k, v, undefined], { causal: true, window: null, alignment: "top-left", scale, dropoutRate: 0, dropoutSeed: 0, training: false }, [B, H, L, D]);
+    call(
+      "attention",
+      [q, k, v, undefined],
+      { causal: true, window: null, alignment: "top-left", scale, dropoutRate: 0, dropoutSeed: 0, training: false },
+      [B, H, L, D],
+    );
   const chain = () => {
     const scores = call("score", [q, k], {}, ws);
     const masked = call("mask", [scores, undefined], { causal: true, window: null, alignment: "top-left" }, ws);
@@ -112,7 +167,9 @@ function benchAttention(B, H, L, D) {
   };
   const tFused = median(fused, 5);
   const tChain = median(chain, 3);
-  console.log(`attention B${B} H${H} L=S=${L} D${D} causal: fused ${tFused.toFixed(0)} ms, unfused chain ${tChain.toFixed(0)} ms (${(tChain / tFused).toFixed(1)}×)`);
+  console.log(
+    `attention B${B} H${H} L=S=${L} D${D} causal: fused ${tFused.toFixed(0)} ms, unfused chain ${tChain.toFixed(0)} ms (${(tChain / tFused).toFixed(1)}×)`,
+  );
 }
 
 function benchAttentionBackward(B, H, L, D) {
@@ -133,7 +190,8 @@ function benchAttentionBackward(B, H, L, D) {
   let lse;
   const tLse = median(() => (lse = call("attention-lse", [q, k, undefined], { ...mask, scale }, [B, H, L])), 3);
   const t = {};
-  for (const wrt of ["q", "k", "v"]) t[wrt] = median(() => call("attention-grad", [q, k, v, out, grad, lse, undefined], { ...attrs, wrt }, hd), 3);
+  for (const wrt of ["q", "k", "v"])
+    t[wrt] = median(() => call("attention-grad", [q, k, v, out, grad, lse, undefined], { ...attrs, wrt }, hd), 3);
   // The chain's backward from its kept weights: dW = grad · vᵀ, softmax-grad, mask-grad, then dq = dS · k,
   // dk = dSᵀ · q and dv = Wᵀ · grad (H = Hkv, so weighted-sum does the transposed products too).
   const scores = call("score", [q, k], {}, ws);

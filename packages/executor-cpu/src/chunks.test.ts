@@ -22,7 +22,8 @@ function random(shape: Shape, seed: number): Tensor {
 }
 
 /** [B, T, n, D] stored, seen as [B, n, T, D]: the strided layout the standard builder hands to the kernels. */
-const heads = (B: number, n: number, T: number, D: number, seed: number) => random([B, T, n, D], seed).permute([0, 2, 1, 3]);
+const heads = (B: number, n: number, T: number, D: number, seed: number) =>
+  random([B, T, n, D], seed).permute([0, 2, 1, 3]);
 
 /** The exact bits of a tensor's elements, row-major (NaN payloads and −0 included). */
 const bits = (t: Tensor): Uint32Array => new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer);
@@ -34,23 +35,55 @@ type Call = UnsignalledCall;
 
 /** One call of each chunked kernel, shaped to span many chunks of a tiny chunkWork, with the awkward cases in. */
 function cases(): Record<string, Call> {
-  const B = 2, H = 4, Hkv = 2, L = 150, S = 200, D = 8;
+  const B = 2,
+    H = 4,
+    Hkv = 2,
+    L = 150,
+    S = 200,
+    D = 8;
   const q = heads(B, H, L, D, 1);
   const k = heads(B, Hkv, S, D, 2);
   const v = heads(B, Hkv, S, D, 3);
   const vBad = v.contiguous();
   vBad.data[5 * D + 1] = NaN; // a non-finite value row takes the zero-skipping product
-  const pad = new Tensor(Float32Array.from({ length: B * S }, (_, i) => (i % 7 === 3 ? 1 : 0)), [B, S]);
+  const pad = new Tensor(
+    Float32Array.from({ length: B * S }, (_, i) => (i % 7 === 3 ? 1 : 0)),
+    [B, S],
+  );
   const scores = random([B, H, L, S], 4);
   const x = random([3, 5, 48], 5).permute([1, 0, 2]); // leading axes that do not collapse: rows are gathered
   const mask = { causal: true, window: 90, alignment: "bottom-right" };
   return {
-    projection: { kind: "projection", node: "queries", attrs: {}, inputs: [x, random([40, 48], 6), random([40], 7)], outShape: [5, 3, 40] },
-    "out-proj": { kind: "out-proj", node: "output", attrs: {}, inputs: [random([2, 70, 48], 8), random([48, 48], 9), undefined], outShape: [2, 70, 48] },
+    projection: {
+      kind: "projection",
+      node: "queries",
+      attrs: {},
+      inputs: [x, random([40, 48], 6), random([40], 7)],
+      outShape: [5, 3, 40],
+    },
+    "out-proj": {
+      kind: "out-proj",
+      node: "output",
+      attrs: {},
+      inputs: [random([2, 70, 48], 8), random([48, 48], 9), undefined],
+      outShape: [2, 70, 48],
+    },
     score: { kind: "score", node: "scores", attrs: {}, inputs: [q, k], outShape: [B, H, L, S] },
-    "weighted-sum": { kind: "weighted-sum", node: "context", attrs: {}, inputs: [random([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad], outShape: [B, H, L, D] },
+    "weighted-sum": {
+      kind: "weighted-sum",
+      node: "context",
+      attrs: {},
+      inputs: [random([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad],
+      outShape: [B, H, L, D],
+    },
     mask: { kind: "mask", node: "masked", attrs: mask, inputs: [scores, pad], outShape: [B, H, L, S] },
-    softmax: { kind: "softmax", node: "weights", attrs: { scale: 0.5 }, inputs: [scores.permute([0, 1, 3, 2])], outShape: [B, H, S, L] },
+    softmax: {
+      kind: "softmax",
+      node: "weights",
+      attrs: { scale: 0.5 },
+      inputs: [scores.permute([0, 1, 3, 2])],
+      outShape: [B, H, S, L],
+    },
     attention: {
       kind: "attention",
       node: "context.heads",
@@ -64,10 +97,22 @@ function cases(): Record<string, Call> {
 }
 
 /** The fused attention backward: lse, then each input's gradient (a NaN value row, padding, window, dropout in). */
-function attentionGradCases(q: Tensor, k: Tensor, v: Tensor, pad: Tensor, mask: Record<string, unknown>): Record<string, Call> {
+function attentionGradCases(
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  pad: Tensor,
+  mask: Record<string, unknown>,
+): Record<string, Call> {
   const [B, H, L, D] = q.shape as [number, number, number, number];
   const [, Hkv, S] = k.shape as [number, number, number];
-  const lseCall: Call = { kind: "attention-lse", node: "attn.lse", attrs: { ...mask, scale: 0.35 }, inputs: [q, k, pad], outShape: [B, H, L] };
+  const lseCall: Call = {
+    kind: "attention-lse",
+    node: "attn.lse",
+    attrs: { ...mask, scale: 0.35 },
+    inputs: [q, k, pad],
+    outShape: [B, H, L],
+  };
   const lse = createCpuExecutor().dispatch(lseCall);
   const out = heads(B, H, L, D, 23);
   const grad = heads(B, H, L, D, 24);
@@ -79,30 +124,116 @@ function attentionGradCases(q: Tensor, k: Tensor, v: Tensor, pad: Tensor, mask: 
     inputs: [q, k, v, out, grad, lse, pad],
     outShape: wrt === "q" ? [B, H, L, D] : [B, Hkv, S, D],
   });
-  return { "attention-lse": lseCall, "attention-grad wrt q": gradCall("q"), "attention-grad wrt k": gradCall("k"), "attention-grad wrt v": gradCall("v") };
+  return {
+    "attention-lse": lseCall,
+    "attention-grad wrt q": gradCall("q"),
+    "attention-grad wrt k": gradCall("k"),
+    "attention-grad wrt v": gradCall("v"),
+  };
 }
 
 /** The backward kernels that work in chunks; the ones that accumulate across rows (sum-to, weight grads) included. */
 function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
   const [B, H, L, S] = scores.shape as [number, number, number, number];
-  const masked = new Tensor(scores.toFloat32Array().map((v, i) => (i % 5 === 2 ? -Infinity : v)), scores.shape);
+  const masked = new Tensor(
+    scores.toFloat32Array().map((v, i) => (i % 5 === 2 ? -Infinity : v)),
+    scores.shape,
+  );
   const weights = random([B, H, S, L], 12).permute([0, 1, 3, 2]);
   const grad = random([B, H, L, S], 13);
-  const ids = Tensor.int32(Array.from({ length: 2 * 70 }, (_, i) => (i * 7) % 30), [2, 70]) as unknown as Tensor;
-  const targets = Tensor.int32(Array.from({ length: 2 * 70 }, (_, i) => (i % 9 === 4 ? -1 : (i * 5) % 48)), [2, 70]) as unknown as Tensor;
+  const ids = Tensor.int32(
+    Array.from({ length: 2 * 70 }, (_, i) => (i * 7) % 30),
+    [2, 70],
+  ) as unknown as Tensor;
+  const targets = Tensor.int32(
+    Array.from({ length: 2 * 70 }, (_, i) => (i % 9 === 4 ? -1 : (i * 5) % 48)),
+    [2, 70],
+  ) as unknown as Tensor;
   return {
-    "sum-to": { kind: "sum-to", node: "bias.grad", attrs: { shape: [48, 1] }, inputs: [x.permute([0, 2, 1])], outShape: [48, 1] },
-    "linear-weight-grad": { kind: "linear-weight-grad", node: "W.grad", attrs: {}, inputs: [random([5, 3, 40], 14).permute([1, 0, 2]), x.permute([1, 0, 2])], outShape: [40, 48] },
-    "softmax-grad": { kind: "softmax-grad", node: "scores.grad", attrs: { scale: 0.5 }, inputs: [weights, grad], outShape: [B, H, L, S] },
-    "mask-grad": { kind: "mask-grad", node: "masked.grad", attrs: { scale: 0.5 }, inputs: [grad, masked], outShape: [B, H, L, S] },
-    "layer-norm-grad": { kind: "layer-norm-grad", node: "ln.grad", attrs: { eps: 1e-5 }, inputs: [random([5, 3, 48], 15), x, random([48], 16)], outShape: [5, 3, 48] },
-    "layer-norm-weight-grad": { kind: "layer-norm-weight-grad", node: "ln.weight.grad", attrs: { eps: 1e-5 }, inputs: [random([5, 3, 48], 15), x], outShape: [48] },
-    "gelu-grad": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "none" }, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
-    "pointwise (relu's gradient)": { kind: "pointwise", node: "act.grad", attrs: { expr: RELU_GRAD }, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
-    "rms-norm-grad": { kind: "rms-norm-grad", node: "norm.grad", attrs: { eps: 1e-6 }, inputs: [random([5, 3, 48], 15), x, random([48], 16)], outShape: [5, 3, 48] },
-    "rms-norm-weight-grad": { kind: "rms-norm-weight-grad", node: "norm.weight.grad", attrs: { eps: 1e-6 }, inputs: [random([5, 3, 48], 15), x], outShape: [48] },
-    "pointwise (silu's gradient)": { kind: "pointwise", node: "act.grad", attrs: { expr: SILU_GRAD }, inputs: [random([5, 3, 48], 17), x], outShape: [5, 3, 48] },
-    "embedding-grad": { kind: "embedding-grad", node: "emb.grad", attrs: { rows: 30 }, inputs: [ids, random([2, 70, 48], 18)], outShape: [30, 48] },
+    "sum-to": {
+      kind: "sum-to",
+      node: "bias.grad",
+      attrs: { shape: [48, 1] },
+      inputs: [x.permute([0, 2, 1])],
+      outShape: [48, 1],
+    },
+    "linear-weight-grad": {
+      kind: "linear-weight-grad",
+      node: "W.grad",
+      attrs: {},
+      inputs: [random([5, 3, 40], 14).permute([1, 0, 2]), x.permute([1, 0, 2])],
+      outShape: [40, 48],
+    },
+    "softmax-grad": {
+      kind: "softmax-grad",
+      node: "scores.grad",
+      attrs: { scale: 0.5 },
+      inputs: [weights, grad],
+      outShape: [B, H, L, S],
+    },
+    "mask-grad": {
+      kind: "mask-grad",
+      node: "masked.grad",
+      attrs: { scale: 0.5 },
+      inputs: [grad, masked],
+      outShape: [B, H, L, S],
+    },
+    "layer-norm-grad": {
+      kind: "layer-norm-grad",
+      node: "ln.grad",
+      attrs: { eps: 1e-5 },
+      inputs: [random([5, 3, 48], 15), x, random([48], 16)],
+      outShape: [5, 3, 48],
+    },
+    "layer-norm-weight-grad": {
+      kind: "layer-norm-weight-grad",
+      node: "ln.weight.grad",
+      attrs: { eps: 1e-5 },
+      inputs: [random([5, 3, 48], 15), x],
+      outShape: [48],
+    },
+    "gelu-grad": {
+      kind: "gelu-grad",
+      node: "act.grad",
+      attrs: { approximate: "none" },
+      inputs: [random([5, 3, 48], 17), x],
+      outShape: [5, 3, 48],
+    },
+    "pointwise (relu's gradient)": {
+      kind: "pointwise",
+      node: "act.grad",
+      attrs: { expr: RELU_GRAD },
+      inputs: [random([5, 3, 48], 17), x],
+      outShape: [5, 3, 48],
+    },
+    "rms-norm-grad": {
+      kind: "rms-norm-grad",
+      node: "norm.grad",
+      attrs: { eps: 1e-6 },
+      inputs: [random([5, 3, 48], 15), x, random([48], 16)],
+      outShape: [5, 3, 48],
+    },
+    "rms-norm-weight-grad": {
+      kind: "rms-norm-weight-grad",
+      node: "norm.weight.grad",
+      attrs: { eps: 1e-6 },
+      inputs: [random([5, 3, 48], 15), x],
+      outShape: [48],
+    },
+    "pointwise (silu's gradient)": {
+      kind: "pointwise",
+      node: "act.grad",
+      attrs: { expr: SILU_GRAD },
+      inputs: [random([5, 3, 48], 17), x],
+      outShape: [5, 3, 48],
+    },
+    "embedding-grad": {
+      kind: "embedding-grad",
+      node: "emb.grad",
+      attrs: { rows: 30 },
+      inputs: [ids, random([2, 70, 48], 18)],
+      outShape: [30, 48],
+    },
     "cross-entropy-grad": {
       kind: "cross-entropy-grad",
       node: "loss.grad",
@@ -147,7 +278,10 @@ describe("chunked kernels on the cpu executor", () => {
   it("two chunked calls interleaving on one executor do not share scratch", async () => {
     const a = cases().attention!;
     const b = { ...a, inputs: [heads(2, 4, 150, 8, 20), heads(2, 2, 200, 8, 21), heads(2, 2, 200, 8, 22), undefined] };
-    const [gotA, gotB] = await Promise.all([tiny.dispatch({ ...a, signal: never() }), tiny.dispatch({ ...b, signal: never() })]);
+    const [gotA, gotB] = await Promise.all([
+      tiny.dispatch({ ...a, signal: never() }),
+      tiny.dispatch({ ...b, signal: never() }),
+    ]);
     expect(bits(gotA)).toEqual(bits(plain.dispatch(a)));
     expect(bits(gotB)).toEqual(bits(plain.dispatch(b)));
   });
@@ -173,7 +307,10 @@ describe("aborting a long kernel on the cpu executor", () => {
    * Dispatches `call` with a signal, aborts 50 ms later, and returns the error and how long after abort() it came.
    * `out` starts as NaN, so that the rows the kernel wrote can be counted afterwards.
    */
-  async function abortAfter50ms(ex: CpuExecutor, call: Call): Promise<{ error: unknown; latency: number; out: Tensor }> {
+  async function abortAfter50ms(
+    ex: CpuExecutor,
+    call: Call,
+  ): Promise<{ error: unknown; latency: number; out: Tensor }> {
     const out = new Tensor(new Float32Array(call.outShape.reduce((a, b) => a * b, 1)).fill(NaN), call.outShape);
     const controller = new AbortController();
     let abortedAt = 0;
@@ -218,7 +355,13 @@ describe("aborting a long kernel on the cpu executor", () => {
   it("a projection over a huge batch stops within well under a second of abort(), with part of its rows done", async () => {
     const ex = createCpuExecutor();
     const rows = 32768; // 32768 · 512 · 512 ≈ 9·10⁹ multiply-adds: seconds on one core
-    const call: Call = { kind: "projection", node: "queries", attrs: {}, inputs: [random([rows, 512], 31), random([512, 512], 32)], outShape: [rows, 512] };
+    const call: Call = {
+      kind: "projection",
+      node: "queries",
+      attrs: {},
+      inputs: [random([rows, 512], 31), random([512, 512], 32)],
+      outShape: [rows, 512],
+    };
     const { error, latency, out } = await abortAfter50ms(ex, call);
     expect(error).toBeInstanceOf(KernelAbortedError);
     expect(latency).toBeLessThan(1000);

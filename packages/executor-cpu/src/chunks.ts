@@ -12,6 +12,8 @@ export const DEFAULT_CHUNK_WORK = 2 ** 25;
  * Types a kernel function as a ChunkedCpuKernel. Its promise (synchronous without a signal) is kept by construction:
  * a built-in kernel answers with a Promise only through `overRows`/`runSteps` with a signal from `chunkSignal`.
  */
-export function chunkedKernel(fn: (call: KernelCall<Tensor>, chunkWork?: number) => Tensor | Promise<Tensor>): ChunkedCpuKernel {
+export function chunkedKernel(
+  fn: (call: KernelCall<Tensor>, chunkWork?: number) => Tensor | Promise<Tensor>,
+): ChunkedCpuKernel {
   return fn as ChunkedCpuKernel;
 }

@@ -54,7 +54,12 @@ describe("CpuExecutor", () => {
 
   it("dispatch calls the kernel and returns its tensor", () => {
     const ex = new CpuExecutor();
-    ex.registerKernel("double", (call) => Tensor.from(call.inputs[0]!.toArray().map((v) => 2 * v), call.inputs[0]!.shape));
+    ex.registerKernel("double", (call) =>
+      Tensor.from(
+        call.inputs[0]!.toArray().map((v) => 2 * v),
+        call.inputs[0]!.shape,
+      ),
+    );
     const y = ex.dispatch({ kind: "double", node: "d", attrs: {}, inputs: [Tensor.from([1, 2], [2])], outShape: [2] });
     expect(y.toArray()).toEqual([2, 4]);
   });
@@ -62,7 +67,9 @@ describe("CpuExecutor", () => {
   it("a kernel returning the wrong shape is a kernel-output error naming node, expected and got", () => {
     const ex = new CpuExecutor();
     ex.registerKernel("bad", () => Tensor.zeros([2, 3]));
-    const err = catchError(() => ex.dispatch({ kind: "bad", node: "blocks.0.attn.weights", attrs: {}, inputs: [], outShape: [3, 2] }));
+    const err = catchError(() =>
+      ex.dispatch({ kind: "bad", node: "blocks.0.attn.weights", attrs: {}, inputs: [], outShape: [3, 2] }),
+    );
     expect(err.code).toBe("kernel-output");
     expect(err.subject).toBe("blocks.0.attn.weights");
     expect(err.expected).toBe("[3, 2]");
@@ -73,7 +80,9 @@ describe("CpuExecutor", () => {
   it("a kernel returning something that is not a tensor is a kernel-output error too", () => {
     const ex = new CpuExecutor();
     ex.registerKernel("bad", (() => undefined) as unknown as CpuKernel);
-    expect(catchError(() => ex.dispatch({ kind: "bad", node: "n", attrs: {}, inputs: [], outShape: [1] })).code).toBe("kernel-output");
+    expect(catchError(() => ex.dispatch({ kind: "bad", node: "n", attrs: {}, inputs: [], outShape: [1] })).code).toBe(
+      "kernel-output",
+    );
   });
 
   it("upload and download hand the host tensor through", async () => {

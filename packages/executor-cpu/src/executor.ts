@@ -2,7 +2,15 @@
 // executors are checked against, and the fallback everywhere, so its kernels are both exact about errors and fast (the
 // speed lives in kernels/matmul.ts and the fused kernels/attention.ts; this file only dispatches). Long kernels work in
 // chunks when the call carries a signal (chunks.ts), so a run can be aborted mid-step.
-import { AttnGraphError, UnsupportedError, describe, formatShape, sameShape, type AnyTensor, type Tensor } from "@attngraph/tensor";
+import {
+  AttnGraphError,
+  UnsupportedError,
+  describe,
+  formatShape,
+  sameShape,
+  type AnyTensor,
+  type Tensor,
+} from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { CpuArena } from "./arena.js";
@@ -48,7 +56,11 @@ export class CpuExecutor implements Executor<Tensor> {
     const work = options.chunkWork ?? DEFAULT_CHUNK_WORK;
     if (!(Number.isSafeInteger(work) && work >= 1)) {
       const subject = "executor cpu.chunkWork";
-      throw new AttnGraphError("attr", describe(subject, "invalid chunk size", "a whole number of multiply-adds >= 1", String(work)), { subject });
+      throw new AttnGraphError(
+        "attr",
+        describe(subject, "invalid chunk size", "a whole number of multiply-adds >= 1", String(work)),
+        { subject },
+      );
     }
     this.#chunkWork = work;
   }
@@ -91,7 +103,8 @@ export class CpuExecutor implements Executor<Tensor> {
   dispatch(call: KernelCall<Tensor>): Tensor | Promise<Tensor>;
   dispatch(call: KernelCall<Tensor>): Tensor | Promise<Tensor> {
     const kernel = this.#kernels.get(call.kind);
-    if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
+    if (kernel === undefined)
+      throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     const out: unknown = kernel(call, this.#chunkWork);
     // Only a call with a signal may be answered later; anything else that is not a tensor is reported below.
     if (call.signal !== undefined && out instanceof Promise) return out.then((t: unknown) => checkOutput(call, t));
@@ -115,7 +128,12 @@ function checkOutput(call: KernelCall<Tensor>, out: unknown): Tensor {
 }
 
 function isTensorLike(v: unknown): v is Tensor {
-  return typeof v === "object" && v !== null && Array.isArray((v as Tensor).shape) && (v as Tensor).data instanceof Float32Array;
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    Array.isArray((v as Tensor).shape) &&
+    (v as Tensor).data instanceof Float32Array
+  );
 }
 
 function describeValue(v: unknown): string {

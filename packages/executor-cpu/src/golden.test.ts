@@ -11,8 +11,13 @@ const files = listCases(goldenDir);
 /** Runs the standard attention block as kernel calls and returns each named intermediate. */
 function runCase(c: GoldenCase): Record<string, Tensor> {
   const ex = createCpuExecutor();
-  const call = (kind: string, node: string, inputs: (Tensor | undefined)[], attrs: Record<string, unknown>, outShape: Shape) =>
-    ex.dispatch({ kind, node, attrs, inputs, outShape });
+  const call = (
+    kind: string,
+    node: string,
+    inputs: (Tensor | undefined)[],
+    attrs: Record<string, unknown>,
+    outShape: Shape,
+  ) => ex.dispatch({ kind, node, attrs, inputs, outShape });
   const { numHeads: H, numKvHeads: Hkv, dOut, causal, window, cross } = c.config;
   const D = dOut / H;
   const x = c.inputs.x!;
@@ -32,13 +37,20 @@ function runCase(c: GoldenCase): Record<string, Tensor> {
   const k = split(keys, "keys", Hkv, S);
   const v = split(values, "values", Hkv, S);
   const scores = call("score", "scores", [q, k], {}, [B, H, L, S]); // (B, H, L, S)
-  const masked = call("mask", "masked", [scores, c.inputs.keyPaddingMask], { causal, window, alignment: "top-left" }, [B, H, L, S]);
+  const masked = call("mask", "masked", [scores, c.inputs.keyPaddingMask], { causal, window, alignment: "top-left" }, [
+    B,
+    H,
+    L,
+    S,
+  ]);
   const probs = call("softmax", "probs", [masked], { scale: c.config.scale ?? 1 / Math.sqrt(D) }, [B, H, L, S]);
   const weights = call("dropout", "weights", [probs], { rate: 0.1, seed: 1, training: false }, [B, H, L, S]);
   const heads = call("weighted-sum", "context.heads", [weights, v], {}, [B, H, L, D]); // (B, H, L, D)
   const merged = call("transpose", "context.merge", [heads], { perm: [0, 2, 1, 3] }, [B, L, H, D]); // (B, L, H, D)
   const context = call("reshape", "context", [merged], { shape: [B, L, dOut] }, [B, L, dOut]); // (B, L, E), a copy
-  const output = c.weights.out_proj ? call("out-proj", "output", [context, w("out_proj"), w("out_bias")], {}, [B, L, c.weights.out_proj.shape[0]!]) : context;
+  const output = c.weights.out_proj
+    ? call("out-proj", "output", [context, w("out_proj"), w("out_bias")], {}, [B, L, c.weights.out_proj.shape[0]!])
+    : context;
   return { queries, keys, values, scores, weights, context, output };
 }
 

@@ -26,7 +26,13 @@ describe("kernel registration", () => {
     const ex = createCpuExecutor({ kernels: [["softmax", softmaxKernel]] });
     expect(ex.supports("softmax", {}).ok).toBe(true);
     expect(ex.supports("score", {}).ok).toBe(false);
-    const y = ex.dispatch({ kind: "softmax", node: "w", attrs: { scale: 1 }, inputs: [Tensor.from([0, 0], [2])], outShape: [2] });
+    const y = ex.dispatch({
+      kind: "softmax",
+      node: "w",
+      attrs: { scale: 1 },
+      inputs: [Tensor.from([0, 0], [2])],
+      outShape: [2],
+    });
     expect(y.toArray()).toEqual([0.5, 0.5]);
   });
 

@@ -10,10 +10,20 @@ import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import asc from "assemblyscript/asc";
 
-const { values } = parseArgs({ options: { flavour: { type: "string", default: "simd" }, json: { type: "string" }, reps: { type: "string", default: "7" } } });
-if (values.flavour !== "simd" && values.flavour !== "relaxed") throw new Error(`--flavour ${values.flavour}: expected simd or relaxed`);
+const { values } = parseArgs({
+  options: {
+    flavour: { type: "string", default: "simd" },
+    json: { type: "string" },
+    reps: { type: "string", default: "7" },
+  },
+});
+if (values.flavour !== "simd" && values.flavour !== "relaxed")
+  throw new Error(`--flavour ${values.flavour}: expected simd or relaxed`);
 const bytes = readFileSync(new URL(`../dist/wasm/attngraph-${values.flavour}.wasm`, import.meta.url));
-if (!WebAssembly.validate(bytes)) throw new Error(`this engine rejects the ${values.flavour} flavour (Node 20 needs --experimental-wasm-relaxed-simd for relaxed)`);
+if (!WebAssembly.validate(bytes))
+  throw new Error(
+    `this engine rejects the ${values.flavour} flavour (Node 20 needs --experimental-wasm-relaxed-simd for relaxed)`,
+  );
 const memory = new WebAssembly.Memory({ initial: 2500 });
 const e = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } }).exports;
 const reps = Number(values.reps);
@@ -29,9 +39,18 @@ const STREAM_SOURCE = `export function streamRead(p: usize, bytes: usize): f32 {
   }
   return f32x4.extract_lane(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)), 0);
 }`;
-const streamWasm = await asc.compileString(STREAM_SOURCE, { optimizeLevel: 3, runtime: "stub", importMemory: true, enable: ["simd"], noAssert: true });
-if (streamWasm.error) throw new Error(`compiling the streaming ceiling failed: ${streamWasm.error.message}\n${streamWasm.stderr}`);
-const { streamRead } = new WebAssembly.Instance(new WebAssembly.Module(streamWasm.binary), { env: { memory, abort() {} } }).exports;
+const streamWasm = await asc.compileString(STREAM_SOURCE, {
+  optimizeLevel: 3,
+  runtime: "stub",
+  importMemory: true,
+  enable: ["simd"],
+  noAssert: true,
+});
+if (streamWasm.error)
+  throw new Error(`compiling the streaming ceiling failed: ${streamWasm.error.message}\n${streamWasm.stderr}`);
+const { streamRead } = new WebAssembly.Instance(new WebAssembly.Module(streamWasm.binary), {
+  env: { memory, abort() {} },
+}).exports;
 
 /** Lays out A [m, k], W [n, k] (nn.Linear layout; B = Wᵀ), C, packed B and scratch from the heap base; fills A and W. */
 function layout(m, n, k) {
@@ -62,14 +81,28 @@ function best(fn, inner = 1) {
 const gflops = (m, n, k, ms) => (2 * m * n * k) / ms / 1e6;
 const rows = [];
 for (const t of [128, 512]) {
-  for (const [name, n, k] of [["qkv_proj", 2304, 768], ["out_proj", 768, 768], ["mlp.0", 3072, 768], ["mlp.2", 768, 3072]]) {
+  for (const [name, n, k] of [
+    ["qkv_proj", 2304, 768],
+    ["out_proj", 768, 768],
+    ["mlp.0", 3072, 768],
+    ["mlp.2", 768, 3072],
+  ]) {
     const m = t;
     const p = layout(m, n, k);
     // B = Wᵀ: element [kk, j] at W + (j·k + kk)·4, row stride 1 and column stride k (what the projection passes).
     const perCall = best(() => e.matmul(m, n, k, p.a, k, p.w, 1, k, p.c, n, 0, 0, p.scratch));
     e.packMatmulB(p.w, 1, k, k, n, p.packed);
     const packed = best(() => e.matmulPacked(m, n, k, p.a, k, p.packed, p.c, n, 0, 0, p.scratch));
-    rows.push({ shape: `${name} T=${t}`, m, n, k, perCallMs: perCall, packedMs: packed, perCallGflops: gflops(m, n, k, perCall), packedGflops: gflops(m, n, k, packed) });
+    rows.push({
+      shape: `${name} T=${t}`,
+      m,
+      n,
+      k,
+      perCallMs: perCall,
+      packedMs: packed,
+      perCallGflops: gflops(m, n, k, perCall),
+      packedGflops: gflops(m, n, k, packed),
+    });
   }
 }
 // Ceiling: 10 rows × 32 columns × 256 deep (A 10 KiB, packed B 32 KiB, C 1.3 KiB: all in a 48 KiB L1), many times.
@@ -89,22 +122,49 @@ const weights = [];
 let next = Math.ceil((vp.scratch + e.matmulScratchBytes(vn, vk)) / 64) * 64;
 const wBytes = Math.ceil((e.packedBFloats(vn, vk) * 4) / 64) * 64;
 const dramWeights = 32;
-if (next + dramWeights * wBytes > memory.buffer.byteLength) memory.grow(Math.ceil((next + dramWeights * wBytes - memory.buffer.byteLength) / 65536));
+if (next + dramWeights * wBytes > memory.buffer.byteLength)
+  memory.grow(Math.ceil((next + dramWeights * wBytes - memory.buffer.byteLength) / 65536));
 for (let w = 0; w < dramWeights; w++) {
   weights.push(next);
   e.packMatmulB(vp.w, 1, vk, vk, vn, next);
   next += wBytes;
 }
 const setRows = (set, label) => {
-  const streamMs = best(() => { for (const w of set) streamRead(w, vn * vk * 4); }, Math.ceil(100 / set.length)) / set.length;
+  const streamMs =
+    best(
+      () => {
+        for (const w of set) streamRead(w, vn * vk * 4);
+      },
+      Math.ceil(100 / set.length),
+    ) / set.length;
   const streamGbps = (vn * vk * 4) / streamMs / 1e6;
   const rows = [1, 2, 3].map((m) => {
-    const ms = best(() => { for (const w of set) e.matmulPacked(m, vn, vk, vp.a, vk, w, vp.c, vn, 0, 0, vp.scratch); }, Math.ceil(100 / set.length)) / set.length;
-    return { shape: `matvec m=${m}`, m, n: vn, k: vk, ms, gflops: gflops(m, vn, vk, ms), gbps: (m * vn * vk * 4) / ms / 1e6 };
+    const ms =
+      best(
+        () => {
+          for (const w of set) e.matmulPacked(m, vn, vk, vp.a, vk, w, vp.c, vn, 0, 0, vp.scratch);
+        },
+        Math.ceil(100 / set.length),
+      ) / set.length;
+    return {
+      shape: `matvec m=${m}`,
+      m,
+      n: vn,
+      k: vk,
+      ms,
+      gflops: gflops(m, vn, vk, ms),
+      gbps: (m * vn * vk * 4) / ms / 1e6,
+    };
   });
   return { label, weights: set.length, streamGbps, rows };
 };
-const mvSets = [setRows(weights.slice(0, 4), "4 weights in turn (9 MiB, in L3)"), setRows(weights, `${dramWeights} weights in turn (${Math.round((dramWeights * vn * vk * 4) / 2 ** 20)} MiB, from DRAM)`)];
+const mvSets = [
+  setRows(weights.slice(0, 4), "4 weights in turn (9 MiB, in L3)"),
+  setRows(
+    weights,
+    `${dramWeights} weights in turn (${Math.round((dramWeights * vn * vk * 4) / 2 ** 20)} MiB, from DRAM)`,
+  ),
+];
 
 const fmt = (x) => x.toFixed(x < 10 ? 2 : 1);
 const lines = [
@@ -112,17 +172,34 @@ const lines = [
   `in-L1 ceiling of the 5×8 tile (${cm}×${cn}×${ck}, repeated): ${fmt(ceiling)} GFLOP/s`,
   "",
   "shape            m     n     k   per call ms  GFLOP/s   packed ms  GFLOP/s  % of ceiling",
-  ...rows.map((r) =>
-    `${r.shape.padEnd(14)} ${String(r.m).padStart(4)} ${String(r.n).padStart(5)} ${String(r.k).padStart(5)}  ${fmt(r.perCallMs).padStart(11)}  ${fmt(r.perCallGflops).padStart(7)}  ${fmt(r.packedMs).padStart(10)}  ${fmt(r.packedGflops).padStart(7)}  ${((100 * r.packedGflops) / ceiling).toFixed(0).padStart(12)}`,
+  ...rows.map(
+    (r) =>
+      `${r.shape.padEnd(14)} ${String(r.m).padStart(4)} ${String(r.n).padStart(5)} ${String(r.k).padStart(5)}  ${fmt(r.perCallMs).padStart(11)}  ${fmt(r.perCallGflops).padStart(7)}  ${fmt(r.packedMs).padStart(10)}  ${fmt(r.packedGflops).padStart(7)}  ${((100 * r.packedGflops) / ceiling).toFixed(0).padStart(12)}`,
   ),
   ...mvSets.flatMap((set) => [
     "",
     `${set.label}: streaming ceiling (a plain v128 read of each 2.25 MiB weight) ${fmt(set.streamGbps)} GB/s`,
     "shape            m     n     k   ms per call  GFLOP/s  weight GB/s  % of ceiling",
-    ...set.rows.map((r) =>
-      `${r.shape.padEnd(14)} ${String(r.m).padStart(4)} ${String(r.n).padStart(5)} ${String(r.k).padStart(5)}  ${r.ms.toFixed(4).padStart(11)}  ${fmt(r.gflops).padStart(7)}  ${fmt(r.gbps).padStart(11)}  ${((100 * r.gbps) / set.streamGbps).toFixed(0).padStart(12)}`,
+    ...set.rows.map(
+      (r) =>
+        `${r.shape.padEnd(14)} ${String(r.m).padStart(4)} ${String(r.n).padStart(5)} ${String(r.k).padStart(5)}  ${r.ms.toFixed(4).padStart(11)}  ${fmt(r.gflops).padStart(7)}  ${fmt(r.gbps).padStart(11)}  ${((100 * r.gbps) / set.streamGbps).toFixed(0).padStart(12)}`,
     ),
   ]),
 ];
 console.log(lines.join("\n"));
-if (values.json) writeFileSync(values.json, JSON.stringify({ flavour: values.flavour, node: process.version, cpu: cpus()[0]?.model.trim(), ceilingGflops: ceiling, rows, matvec: mvSets }, null, 2));
+if (values.json)
+  writeFileSync(
+    values.json,
+    JSON.stringify(
+      {
+        flavour: values.flavour,
+        node: process.version,
+        cpu: cpus()[0]?.model.trim(),
+        ceilingGflops: ceiling,
+        rows,
+        matvec: mvSets,
+      },
+      null,
+      2,
+    ),
+  );

@@ -16,7 +16,18 @@ const { renderBuiltinPointwiseModule } = await import(`${root}dist/pointwise-as.
 mkdirSync(`${root}assembly/generated`, { recursive: true });
 writeFileSync(`${root}assembly/generated/pointwise.ts`, renderBuiltinPointwiseModule());
 
-const common = ["assembly/index.ts", "-O3", "--noAssert", "--runtime", "stub", "--importMemory", "--initialMemory", "2", "--enable", "simd"];
+const common = [
+  "assembly/index.ts",
+  "-O3",
+  "--noAssert",
+  "--runtime",
+  "stub",
+  "--importMemory",
+  "--initialMemory",
+  "2",
+  "--enable",
+  "simd",
+];
 const shared = ["--sharedMemory", "--maximumMemory", "65536", "--enable", "threads"];
 const flavours = {
   simd: [],
@@ -26,7 +37,10 @@ const flavours = {
 };
 
 for (const [name, extra] of Object.entries(flavours)) {
-  const { error, stderr } = await asc.main([...common, ...extra, "--outFile", `${outDir}/attngraph-${name}.wasm`], { stdout: process.stdout, stderr: process.stderr });
+  const { error, stderr } = await asc.main([...common, ...extra, "--outFile", `${outDir}/attngraph-${name}.wasm`], {
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
   if (error) {
     console.error(`executor-wasm: building the ${name} flavour failed: ${error.message}\n${stderr.toString()}`);
     process.exit(1);

@@ -36,7 +36,13 @@ describe("wasm arenas and call.out", () => {
       const base = arena.view(0, shape);
       const up = ex.upload(random(shape, 4));
       arena.copy(up, base);
-      const strided = ex.dispatch({ kind: "transpose", node: "t", attrs: { perm: [0, 1, 3, 2] }, inputs: [base], outShape: shape });
+      const strided = ex.dispatch({
+        kind: "transpose",
+        node: "t",
+        attrs: { perm: [0, 1, 3, 2] },
+        inputs: [base],
+        outShape: shape,
+      });
       const want = onWasm(ex, kind, attrs, [ex.download(strided).contiguous()], shape);
       const got = ex.dispatch({ kind, node: kind, attrs, inputs: [strided], outShape: shape, out: base });
       expect(got).toBe(base);
@@ -52,16 +58,33 @@ describe("wasm arenas and call.out", () => {
     const arena = ex.createArena(100);
     const out = arena.view(40, [2, 3]);
     const [xv, wv] = [ex.upload(x), ex.upload(w)];
-    expect(ex.dispatch({ kind: "projection", node: "p", attrs: {}, inputs: [xv, wv, undefined], outShape: [2, 3], out })).toBe(out);
+    expect(
+      ex.dispatch({ kind: "projection", node: "p", attrs: {}, inputs: [xv, wv, undefined], outShape: [2, 3], out }),
+    ).toBe(out);
     expect(worst(ex.download(out), onWasm(ex, "projection", {}, [x, w, undefined], [2, 3]), 0, 0)).toBe(0);
     const bad = arena.view(0, [3, 2]);
-    expect(() => ex.dispatch({ kind: "projection", node: "p", attrs: {}, inputs: [xv, wv, undefined], outShape: [2, 3], out: bad })).toThrow(/^p\.out: /);
+    expect(() =>
+      ex.dispatch({
+        kind: "projection",
+        node: "p",
+        attrs: {},
+        inputs: [xv, wv, undefined],
+        outShape: [2, 3],
+        out: bad,
+      }),
+    ).toThrow(/^p\.out: /);
   });
 
   it("download of views reads only what the view reaches; released values are refused", () => {
     const t = Tensor.from([1, 2, 3, 4, 5, 6], [2, 3]);
     const v = ex.upload(t);
-    const s = ex.dispatch({ kind: "slice", node: "s", attrs: { axis: 1, start: 1, size: 2 }, inputs: [v], outShape: [2, 2] });
+    const s = ex.dispatch({
+      kind: "slice",
+      node: "s",
+      attrs: { axis: 1, start: 1, size: 2 },
+      inputs: [v],
+      outShape: [2, 2],
+    });
     expect(Array.from(ex.download(s).toFloat32Array())).toEqual([2, 3, 5, 6]);
     ex.release(v);
     expect(Array.from(ex.download(s).toFloat32Array())).toEqual([2, 3, 5, 6]); // the view keeps the block alive

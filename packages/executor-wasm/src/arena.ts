@@ -26,7 +26,9 @@ export class WasmArena implements Arena<WasmValue> {
   view(offset: number, shape: Shape): WasmValue {
     this.#host.revive(this.block, `arena of ${this.block.bytes / 4} float32`);
     if (offset < 0 || (offset + sizeOf(shape)) * 4 > this.block.bytes) {
-      throw new RangeError(`wasm arena: view [${shape.join(", ")}] at ${offset} does not fit ${this.block.bytes / 4} elements`);
+      throw new RangeError(
+        `wasm arena: view [${shape.join(", ")}] at ${offset} does not fit ${this.block.bytes / 4} elements`,
+      );
     }
     return new WasmValue(this.block, shape, contiguousStrides(shape), offset);
   }

@@ -17,7 +17,12 @@ function blockGraph() {
   const targets = b.input("targets", [B, T], "int32");
   const tok = b.add("embedding", "tok", { ids, weight: b.weight("tok_embed", [V, E]) });
   const h = b.add("add", "h", { a: tok, b: b.weight("pos_embed", [1, T, E]) });
-  const ln = b.add("layer-norm", "ln", { x: h, weight: b.weight("ln_w", [E]), bias: b.weight("ln_b", [E]) }, { eps: 1e-5 });
+  const ln = b.add(
+    "layer-norm",
+    "ln",
+    { x: h, weight: b.weight("ln_w", [E]), bias: b.weight("ln_b", [E]) },
+    { eps: 1e-5 },
+  );
   const up = b.add("projection", "up", { x: ln, weight: b.weight("W_up", [4 * E, E]) });
   const act = b.add("gelu", "act", { x: up }, { approximate: "tanh" });
   const down = b.add("projection", "down", { x: act, weight: b.weight("W_down", [E, 4 * E]) });
@@ -41,8 +46,14 @@ describe("a transformer block and its loss in a wasm session", () => {
   it("gives the kernels' numbers, with int32 ids and targets as run inputs, and keeps the memory flat", async () => {
     const wasm = await wasmExecutor();
     const session = await compile(blockGraph(), { executors: [wasm], weights });
-    const ids = Tensor.int32(Array.from({ length: B * T }, (_, i) => (i * 5) % V), [B, T]);
-    const targets = Tensor.int32(Array.from({ length: B * T }, (_, i) => (i % 4 === 3 ? -100 : (i * 3) % V)), [B, T]);
+    const ids = Tensor.int32(
+      Array.from({ length: B * T }, (_, i) => (i * 5) % V),
+      [B, T],
+    );
+    const targets = Tensor.int32(
+      Array.from({ length: B * T }, (_, i) => (i % 4 === 3 ? -100 : (i * 3) % V)),
+      [B, T],
+    );
     // The block fusion put the fused kernels in: h → ln is one add-layer-norm (h stays a value: res reads it), up → act
     // one linear-gelu.
     expect(session.plan.steps.map((s) => s.kind)).toEqual(expect.arrayContaining(["linear-gelu", "add-layer-norm"]));
@@ -89,9 +100,17 @@ describe("a transformer block and its loss in a wasm session", () => {
   it("an out-of-range id fails the run naming the node and position; the session goes on working", async () => {
     const session = await compile(blockGraph(), { executors: [await wasmExecutor()], weights });
     const targets = Tensor.int32(new Array<number>(B * T).fill(0), [B, T]);
-    const bad = Tensor.int32(Array.from({ length: B * T }, (_, i) => (i === 7 ? V : 0)), [B, T]);
-    const e = await session.run({ ids: bad, targets }).then(() => undefined, (err: unknown) => err);
-    expect(String((e as Error).message)).toMatch(/tok\.ids: token id out of range, expected token id in \[0, 11\), got 11 at \[1, 1\]/);
+    const bad = Tensor.int32(
+      Array.from({ length: B * T }, (_, i) => (i === 7 ? V : 0)),
+      [B, T],
+    );
+    const e = await session.run({ ids: bad, targets }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(String((e as Error).message)).toMatch(
+      /tok\.ids: token id out of range, expected token id in \[0, 11\), got 11 at \[1, 1\]/,
+    );
     const ok = await session.run({ ids: Tensor.int32(new Array<number>(B * T).fill(1), [B, T]), targets });
     expect(Number.isFinite(ok.loss!.toFloat32Array()[0]!)).toBe(true);
     await session.dispose();

@@ -15,7 +15,11 @@ import type { PageResult, PageThreading } from "./test-browser-page.js";
 const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 const DIST = here("../dist");
-const TYPES: Record<string, string> = { ".js": "text/javascript", ".wasm": "application/wasm", ".map": "application/json" };
+const TYPES: Record<string, string> = {
+  ".js": "text/javascript",
+  ".wasm": "application/wasm",
+  ".map": "application/json",
+};
 /** The pool's worker entry, wherever it lives under dist/threads/. */
 const WORKER = /^\/dist\/threads\/worker[\w-]*\.js$/;
 
@@ -69,7 +73,9 @@ async function serve(js: string, isolated: boolean): Promise<Served> {
     } else if (path === "/") {
       res.setHeader("content-type", "text/html");
       // An empty icon: else the browser asks for /favicon.ico and logs the 404 as a console error.
-      res.end('<!doctype html><html><head><link rel="icon" href="data:,"><script type="module" src="/page.js"></script></head><body></body></html>');
+      res.end(
+        '<!doctype html><html><head><link rel="icon" href="data:,"><script type="module" src="/page.js"></script></head><body></body></html>',
+      );
     } else {
       res.statusCode = 404;
       res.end();
@@ -88,7 +94,8 @@ describe("headless Chromium, threads: 2", () => {
 
   beforeAll(async () => {
     expect(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium (see .ci/run)`).toBe(true);
-    const built = existsSync(`${DIST}/threads`) && readdirSync(`${DIST}/threads`).some((f) => WORKER.test(`/dist/threads/${f}`));
+    const built =
+      existsSync(`${DIST}/threads`) && readdirSync(`${DIST}/threads`).some((f) => WORKER.test(`/dist/threads/${f}`));
     expect(built, "no worker entry in dist/threads: build the package first").toBe(true);
     const bundle = await build({
       entryPoints: [here("./test-browser-page.ts")],
@@ -128,10 +135,14 @@ describe("headless Chromium, threads: 2", () => {
     });
     try {
       await page.goto(url);
-      await page.waitForFunction(() => {
-        const w = globalThis as unknown as { __results?: unknown; __error?: unknown };
-        return w.__results !== undefined || w.__error !== undefined;
-      }, undefined, { timeout: 60_000 });
+      await page.waitForFunction(
+        () => {
+          const w = globalThis as unknown as { __results?: unknown; __error?: unknown };
+          return w.__results !== undefined || w.__error !== undefined;
+        },
+        undefined,
+        { timeout: 60_000 },
+      );
       const { results, threading, error } = await page.evaluate(() => {
         const w = globalThis as unknown as { __results?: PageResult[]; __threading?: PageThreading; __error?: string };
         return { results: w.__results, threading: w.__threading, error: w.__error };

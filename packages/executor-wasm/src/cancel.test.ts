@@ -13,7 +13,14 @@ import { random, wasmExecutor } from "./test-util.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 1, causal: true };
 const m = (seed: number) => ({ shape: [8, 8], data: random([8, 8], seed).toFloat32Array() });
-const weights = () => attentionWeights(config, { W_query: m(1), W_key: m(2), W_value: m(3), out_proj: m(4), out_bias: { shape: [8], data: random([8], 5).toFloat32Array() } });
+const weights = () =>
+  attentionWeights(config, {
+    W_query: m(1),
+    W_key: m(2),
+    W_value: m(3),
+    out_proj: m(4),
+    out_bias: { shape: [8], data: random([8], 5).toFloat32Array() },
+  });
 
 /** The exact bits of a tensor's elements, row-major. */
 const bits = (t: Tensor): Uint32Array => new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer);
@@ -66,11 +73,15 @@ describe.each(executors)("abort() in the middle of a long step on $name", ({ cre
     expect(end - abortedAt, "from abort() to the rejection, in ms").toBeLessThan(1000);
     expect(estimate, "a whole run would have taken far longer than the aborted one").toBeGreaterThan(5 * (end - start));
     // It stopped inside the fused attention step: started, never ended, and named by run-cancelled.
-    const started = events.filter((e) => e.type === "node-start" && e.kind === "attention").map((e) => (e as { node: string }).node);
+    const started = events
+      .filter((e) => e.type === "node-start" && e.kind === "attention")
+      .map((e) => (e as { node: string }).node);
     expect(started).toHaveLength(1);
     expect(events.some((e) => e.type === "node-end" && e.kind === "attention")).toBe(false);
     expect(events.find((e) => e.type === "run-cancelled")).toMatchObject({ node: started[0] });
-    expect((error as AbortError).message).toBe(`run ${(events[0] as { runId: number }).runId}: aborted during node ${started[0]}`);
+    expect((error as AbortError).message).toBe(
+      `run ${(events[0] as { runId: number }).runId}: aborted during node ${started[0]}`,
+    );
 
     const again = (await session.run({ x: small })).output!;
     expect(bits(again)).toEqual(bits(want));

@@ -11,7 +11,8 @@ import { random, wasmExecutor } from "./test-util.js";
 import type { WasmValue } from "./value.js";
 
 /** [B, T, n, D] stored, seen as [B, n, T, D]: the strided layout the standard builder hands to the kernels. */
-const heads = (B: number, n: number, T: number, D: number, seed: number) => random([B, T, n, D], seed).permute([0, 2, 1, 3]);
+const heads = (B: number, n: number, T: number, D: number, seed: number) =>
+  random([B, T, n, D], seed).permute([0, 2, 1, 3]);
 
 /** The exact bits of a tensor's elements, row-major (NaN payloads and −0 included). */
 const bits = (t: Tensor): Uint32Array => new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer);
@@ -49,22 +50,54 @@ async function run(ex: WasmExecutor, call: HostCall, signal?: AbortSignal): Prom
 
 /** One call of each chunked kernel, shaped to span many chunks of a tiny chunkWork, with the awkward cases in. */
 function cases(): Record<string, HostCall> {
-  const B = 2, H = 4, Hkv = 2, L = 150, S = 200, D = 12;
+  const B = 2,
+    H = 4,
+    Hkv = 2,
+    L = 150,
+    S = 200,
+    D = 12;
   const q = heads(B, H, L, D, 1);
   const k = heads(B, Hkv, S, D, 2);
   const vBad = heads(B, Hkv, S, D, 3).contiguous();
   vBad.data[5 * D + 1] = NaN; // a non-finite value row takes the zero-skipping product
-  const pad = new Tensor(Float32Array.from({ length: B * S }, (_, i) => (i % 7 === 3 ? 1 : 0)), [B, S]);
+  const pad = new Tensor(
+    Float32Array.from({ length: B * S }, (_, i) => (i % 7 === 3 ? 1 : 0)),
+    [B, S],
+  );
   const scores = random([B, H, L, S], 4);
   const x = random([3, 5, 48], 5).permute([1, 0, 2]); // leading axes that do not collapse: rows are copied first
   const mask = { causal: true, window: 90, alignment: "bottom-right" };
   return {
-    projection: { kind: "projection", node: "queries", attrs: {}, inputs: [x, random([40, 48], 6), random([40], 7)], outShape: [5, 3, 40] },
-    "out-proj": { kind: "out-proj", node: "output", attrs: {}, inputs: [random([2, 70, 48], 8), random([48, 48], 9), undefined], outShape: [2, 70, 48] },
+    projection: {
+      kind: "projection",
+      node: "queries",
+      attrs: {},
+      inputs: [x, random([40, 48], 6), random([40], 7)],
+      outShape: [5, 3, 40],
+    },
+    "out-proj": {
+      kind: "out-proj",
+      node: "output",
+      attrs: {},
+      inputs: [random([2, 70, 48], 8), random([48, 48], 9), undefined],
+      outShape: [2, 70, 48],
+    },
     score: { kind: "score", node: "scores", attrs: {}, inputs: [q, k], outShape: [B, H, L, S] },
-    "weighted-sum": { kind: "weighted-sum", node: "context", attrs: {}, inputs: [random([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad], outShape: [B, H, L, D] },
+    "weighted-sum": {
+      kind: "weighted-sum",
+      node: "context",
+      attrs: {},
+      inputs: [random([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad],
+      outShape: [B, H, L, D],
+    },
     mask: { kind: "mask", node: "masked", attrs: mask, inputs: [scores, pad], outShape: [B, H, L, S] },
-    softmax: { kind: "softmax", node: "weights", attrs: { scale: 0.5 }, inputs: [scores.permute([0, 1, 3, 2])], outShape: [B, H, S, L] },
+    softmax: {
+      kind: "softmax",
+      node: "weights",
+      attrs: { scale: 0.5 },
+      inputs: [scores.permute([0, 1, 3, 2])],
+      outShape: [B, H, S, L],
+    },
     attention: {
       kind: "attention",
       node: "context.heads",
@@ -76,60 +109,256 @@ function cases(): Record<string, HostCall> {
       kind: "mask",
       node: "masked",
       attrs: { ...mask, scale: 0.25 },
-      inputs: [random([B, 2, 40, S], 23), pad, new Tensor(random([B, 40, S], 13).data.map((v) => (v > -0.5 ? 1 : 0)), [B, 40, S]), random([1, 2, 40, S], 14)],
+      inputs: [
+        random([B, 2, 40, S], 23),
+        pad,
+        new Tensor(
+          random([B, 40, S], 13).data.map((v) => (v > -0.5 ? 1 : 0)),
+          [B, 40, S],
+        ),
+        random([1, 2, 40, S], 14),
+      ],
       outShape: [B, 2, 40, S],
     },
-    "layer-norm": { kind: "layer-norm", node: "ln", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 15), random([37], 16), random([37], 17)], outShape: [3, 40, 37] },
-    gelu: { kind: "gelu", node: "act", attrs: { approximate: "none" }, inputs: [random([7, 301], 18, 4)], outShape: [7, 301] },
-    "pointwise (relu)": { kind: "pointwise", node: "act", attrs: { expr: RELU }, inputs: [random([7, 301], 18, 4)], outShape: [7, 301] },
-    "rms-norm": { kind: "rms-norm", node: "norm", attrs: { eps: 1e-6 }, inputs: [random([3, 40, 37], 15), random([37], 16)], outShape: [3, 40, 37] },
-    "pointwise (silu, strided)": { kind: "pointwise", node: "act", attrs: { expr: SILU }, inputs: [random([301, 7], 41).transpose(0, 1)], outShape: [7, 301] },
-    mul: { kind: "mul", node: "gated", attrs: {}, inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)], outShape: [3, 5, 4, 6] },
-    add: { kind: "add", node: "residual", attrs: {}, inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)], outShape: [3, 5, 4, 6] },
-    embedding: { kind: "embedding", node: "tok_embed", attrs: {}, inputs: [Tensor.int32(Array.from({ length: 120 }, (_, i) => (i * 37) % 50), [4, 30]), random([50, 24], 21)], outShape: [4, 30, 24] },
-    "linear-gelu": { kind: "linear-gelu", node: "mlp.act", attrs: { approximate: "tanh" }, inputs: [x, random([40, 48], 24), random([40], 25)], outShape: [5, 3, 40] },
+    "layer-norm": {
+      kind: "layer-norm",
+      node: "ln",
+      attrs: { eps: 1e-5 },
+      inputs: [random([3, 40, 37], 15), random([37], 16), random([37], 17)],
+      outShape: [3, 40, 37],
+    },
+    gelu: {
+      kind: "gelu",
+      node: "act",
+      attrs: { approximate: "none" },
+      inputs: [random([7, 301], 18, 4)],
+      outShape: [7, 301],
+    },
+    "pointwise (relu)": {
+      kind: "pointwise",
+      node: "act",
+      attrs: { expr: RELU },
+      inputs: [random([7, 301], 18, 4)],
+      outShape: [7, 301],
+    },
+    "rms-norm": {
+      kind: "rms-norm",
+      node: "norm",
+      attrs: { eps: 1e-6 },
+      inputs: [random([3, 40, 37], 15), random([37], 16)],
+      outShape: [3, 40, 37],
+    },
+    "pointwise (silu, strided)": {
+      kind: "pointwise",
+      node: "act",
+      attrs: { expr: SILU },
+      inputs: [random([301, 7], 41).transpose(0, 1)],
+      outShape: [7, 301],
+    },
+    mul: {
+      kind: "mul",
+      node: "gated",
+      attrs: {},
+      inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)],
+      outShape: [3, 5, 4, 6],
+    },
+    add: {
+      kind: "add",
+      node: "residual",
+      attrs: {},
+      inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)],
+      outShape: [3, 5, 4, 6],
+    },
+    embedding: {
+      kind: "embedding",
+      node: "tok_embed",
+      attrs: {},
+      inputs: [
+        Tensor.int32(
+          Array.from({ length: 120 }, (_, i) => (i * 37) % 50),
+          [4, 30],
+        ),
+        random([50, 24], 21),
+      ],
+      outShape: [4, 30, 24],
+    },
+    "linear-gelu": {
+      kind: "linear-gelu",
+      node: "mlp.act",
+      attrs: { approximate: "tanh" },
+      inputs: [x, random([40, 48], 24), random([40], 25)],
+      outShape: [5, 3, 40],
+    },
     "add-layer-norm": {
       kind: "add-layer-norm",
       node: "ln2",
       attrs: { eps: 1e-5 },
-      inputs: [random([3, 1, 5, 4, 6], 26).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 27), random([6], 28), undefined],
+      inputs: [
+        random([3, 1, 5, 4, 6], 26).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]),
+        random([5, 1, 6], 27),
+        random([6], 28),
+        undefined,
+      ],
       outShape: [3, 5, 4, 12],
     },
     "cross-entropy": {
       kind: "cross-entropy",
       node: "loss",
       attrs: { ignoreIndex: -100, reduction: "mean" },
-      inputs: [random([4, 30, 17], 22, 5), Tensor.int32(Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)), [4, 30])],
+      inputs: [
+        random([4, 30, 17], 22, 5),
+        Tensor.int32(
+          Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)),
+          [4, 30],
+        ),
+      ],
       outShape: [],
     },
     // Backward ops.
-    "sum-to (reduced axes outer)": { kind: "sum-to", node: "bias.grad", attrs: { shape: [3, 1, 24] }, inputs: [random([4, 3, 30, 24], 31)], outShape: [3, 1, 24] },
-    "sum-to (reduced axes inner)": { kind: "sum-to", node: "rows.grad", attrs: { shape: [40, 1] }, inputs: [random([40, 300], 32)], outShape: [40, 1] },
-    "linear-weight-grad": { kind: "linear-weight-grad", node: "q_proj.dW", attrs: {}, inputs: [random([3, 5, 40], 33).permute([1, 0, 2]), x], outShape: [40, 48] },
-    "softmax-grad": { kind: "softmax-grad", node: "weights.grad", attrs: { scale: 0.5 }, inputs: [random([B, H, S, L], 34).permute([0, 1, 3, 2]), scores], outShape: [B, H, L, S] },
-    "mask-grad": { kind: "mask-grad", node: "masked.grad", attrs: { scale: 0.25 }, inputs: [scores, new Tensor(random([B, H, L, S], 35).data.map((v) => (v > 0.3 ? -Infinity : v)), [B, H, L, S])], outShape: [B, H, L, S] },
-    "layer-norm-grad": { kind: "layer-norm-grad", node: "ln.grad", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 36), random([3, 40, 37], 15), random([37], 16)], outShape: [3, 40, 37] },
-    "layer-norm-weight-grad": { kind: "layer-norm-weight-grad", node: "ln.dgamma", attrs: { eps: 1e-5 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])], outShape: [37] },
-    "gelu-grad": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "none" }, inputs: [random([7, 301], 39), random([7, 301], 18, 4)], outShape: [7, 301] },
-    "gelu-grad (strided)": { kind: "gelu-grad", node: "act.grad", attrs: { approximate: "tanh" }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
-    "pointwise (relu's gradient, strided)": { kind: "pointwise", node: "act.grad", attrs: { expr: RELU_GRAD }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
-    "rms-norm-grad": { kind: "rms-norm-grad", node: "norm.grad", attrs: { eps: 1e-6 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1]), random([37], 16)], outShape: [3, 40, 37] },
-    "rms-norm-weight-grad": { kind: "rms-norm-weight-grad", node: "norm.dw", attrs: { eps: 1e-6 }, inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])], outShape: [37] },
-    "pointwise (silu's gradient)": { kind: "pointwise", node: "act.grad", attrs: { expr: SILU_GRAD }, inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)], outShape: [7, 301] },
-    "embedding-grad": { kind: "embedding-grad", node: "tok_embed.grad", attrs: { rows: 50 }, inputs: [Tensor.int32(Array.from({ length: 120 }, (_, i) => (i * 37) % 50), [4, 30]), random([4, 30, 24], 41)], outShape: [50, 24] },
-    "attention-lse": { kind: "attention-lse", node: "context.lse", attrs: { ...mask, scale: 0.35 }, inputs: [q, k, pad], outShape: [B, H, L] },
+    "sum-to (reduced axes outer)": {
+      kind: "sum-to",
+      node: "bias.grad",
+      attrs: { shape: [3, 1, 24] },
+      inputs: [random([4, 3, 30, 24], 31)],
+      outShape: [3, 1, 24],
+    },
+    "sum-to (reduced axes inner)": {
+      kind: "sum-to",
+      node: "rows.grad",
+      attrs: { shape: [40, 1] },
+      inputs: [random([40, 300], 32)],
+      outShape: [40, 1],
+    },
+    "linear-weight-grad": {
+      kind: "linear-weight-grad",
+      node: "q_proj.dW",
+      attrs: {},
+      inputs: [random([3, 5, 40], 33).permute([1, 0, 2]), x],
+      outShape: [40, 48],
+    },
+    "softmax-grad": {
+      kind: "softmax-grad",
+      node: "weights.grad",
+      attrs: { scale: 0.5 },
+      inputs: [random([B, H, S, L], 34).permute([0, 1, 3, 2]), scores],
+      outShape: [B, H, L, S],
+    },
+    "mask-grad": {
+      kind: "mask-grad",
+      node: "masked.grad",
+      attrs: { scale: 0.25 },
+      inputs: [
+        scores,
+        new Tensor(
+          random([B, H, L, S], 35).data.map((v) => (v > 0.3 ? -Infinity : v)),
+          [B, H, L, S],
+        ),
+      ],
+      outShape: [B, H, L, S],
+    },
+    "layer-norm-grad": {
+      kind: "layer-norm-grad",
+      node: "ln.grad",
+      attrs: { eps: 1e-5 },
+      inputs: [random([3, 40, 37], 36), random([3, 40, 37], 15), random([37], 16)],
+      outShape: [3, 40, 37],
+    },
+    "layer-norm-weight-grad": {
+      kind: "layer-norm-weight-grad",
+      node: "ln.dgamma",
+      attrs: { eps: 1e-5 },
+      inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])],
+      outShape: [37],
+    },
+    "gelu-grad": {
+      kind: "gelu-grad",
+      node: "act.grad",
+      attrs: { approximate: "none" },
+      inputs: [random([7, 301], 39), random([7, 301], 18, 4)],
+      outShape: [7, 301],
+    },
+    "gelu-grad (strided)": {
+      kind: "gelu-grad",
+      node: "act.grad",
+      attrs: { approximate: "tanh" },
+      inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)],
+      outShape: [7, 301],
+    },
+    "pointwise (relu's gradient, strided)": {
+      kind: "pointwise",
+      node: "act.grad",
+      attrs: { expr: RELU_GRAD },
+      inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)],
+      outShape: [7, 301],
+    },
+    "rms-norm-grad": {
+      kind: "rms-norm-grad",
+      node: "norm.grad",
+      attrs: { eps: 1e-6 },
+      inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1]), random([37], 16)],
+      outShape: [3, 40, 37],
+    },
+    "rms-norm-weight-grad": {
+      kind: "rms-norm-weight-grad",
+      node: "norm.dw",
+      attrs: { eps: 1e-6 },
+      inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])],
+      outShape: [37],
+    },
+    "pointwise (silu's gradient)": {
+      kind: "pointwise",
+      node: "act.grad",
+      attrs: { expr: SILU_GRAD },
+      inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)],
+      outShape: [7, 301],
+    },
+    "embedding-grad": {
+      kind: "embedding-grad",
+      node: "tok_embed.grad",
+      attrs: { rows: 50 },
+      inputs: [
+        Tensor.int32(
+          Array.from({ length: 120 }, (_, i) => (i * 37) % 50),
+          [4, 30],
+        ),
+        random([4, 30, 24], 41),
+      ],
+      outShape: [50, 24],
+    },
+    "attention-lse": {
+      kind: "attention-lse",
+      node: "context.lse",
+      attrs: { ...mask, scale: 0.35 },
+      inputs: [q, k, pad],
+      outShape: [B, H, L],
+    },
     "attention-grad (wrt k: a kv head's accumulator kept across chunks)": {
       kind: "attention-grad",
       node: "context.dk",
       attrs: { ...mask, scale: 0.35, dropoutRate: 0.2, dropoutSeed: 11, training: true, wrt: "k" },
-      inputs: [q, k, heads(B, Hkv, S, D, 43), random([B, H, L, D], 44), random([B, H, L, D], 45), random([B, H, L], 46), pad],
+      inputs: [
+        q,
+        k,
+        heads(B, Hkv, S, D, 43),
+        random([B, H, L, D], 44),
+        random([B, H, L, D], 45),
+        random([B, H, L], 46),
+        pad,
+      ],
       outShape: [B, Hkv, S, D],
     },
     "cross-entropy-grad": {
       kind: "cross-entropy-grad",
       node: "loss.grad",
       attrs: { ignoreIndex: -100, reduction: "none" },
-      inputs: [random([4, 30, 17], 22, 5), Tensor.int32(Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)), [4, 30]), random([30, 4], 42).transpose(0, 1)],
+      inputs: [
+        random([4, 30, 17], 22, 5),
+        Tensor.int32(
+          Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)),
+          [4, 30],
+        ),
+        random([30, 4], 42).transpose(0, 1),
+      ],
       outShape: [4, 30, 17],
     },
   };
@@ -166,7 +395,10 @@ describe("chunked kernels on the wasm executor", () => {
     const plain = await wasmExecutor();
     const tiny = await wasmExecutor({ chunkWork: 1 });
     const a = cases().attention!;
-    const b = { ...a, inputs: [heads(2, 4, 150, 12, 20), heads(2, 2, 200, 12, 21), heads(2, 2, 200, 12, 22), undefined] };
+    const b = {
+      ...a,
+      inputs: [heads(2, 4, 150, 12, 20), heads(2, 2, 200, 12, 21), heads(2, 2, 200, 12, 22), undefined],
+    };
     const [gotA, gotB] = await Promise.all([run(tiny, a, never()), run(tiny, b, never())]);
     expect(bits(gotA)).toEqual(bits(await run(plain, a)));
     expect(bits(gotB)).toEqual(bits(await run(plain, b)));
@@ -181,16 +413,33 @@ describe("chunked kernels on the wasm executor", () => {
     };
     tiny.registerKernel("trap", trap);
     const s = tiny.upload(random([8, 300], 3));
-    const pending = Promise.resolve(tiny.dispatch({ kind: "softmax", node: "weights", attrs: { scale: 1 }, inputs: [s], outShape: [8, 300], signal: never() }));
-    expect(() => tiny.dispatch({ kind: "trap", node: "t", attrs: {}, inputs: [s], outShape: [8, 300] })).toThrow(/WebAssembly trap/);
-    const e = await pending.then(() => undefined, (err: unknown) => err);
+    const pending = Promise.resolve(
+      tiny.dispatch({
+        kind: "softmax",
+        node: "weights",
+        attrs: { scale: 1 },
+        inputs: [s],
+        outShape: [8, 300],
+        signal: never(),
+      }),
+    );
+    expect(() => tiny.dispatch({ kind: "trap", node: "t", attrs: {}, inputs: [s], outShape: [8, 300] })).toThrow(
+      /WebAssembly trap/,
+    );
+    const e = await pending.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
     expect((e as Error).message).toMatch(/^weights: the wasm module was replaced/);
   });
 
   it("rejects a chunk size that is not a whole number >= 1", async () => {
     for (const bad of [0, -1, 1.5, NaN]) {
-      const e = await wasmExecutor({ chunkWork: bad }).then(() => undefined, (err: unknown) => err);
+      const e = await wasmExecutor({ chunkWork: bad }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect((e as Error).message, String(bad)).toMatch(/^executor wasm\.chunkWork: invalid chunk size/);
     }
   });
@@ -209,8 +458,18 @@ describe("aborting a long kernel on the wasm executor", () => {
       abortedAt = performance.now();
       controller.abort(new Error("user cancelled"));
     }, 50);
-    const call = { kind: "attention", node: "context.heads", attrs, inputs: [q, q, q], outShape: [1, 1, T, 8], signal: controller.signal };
-    const error = await Promise.resolve(ex.dispatch(call)).then(() => undefined, (e: unknown) => e);
+    const call = {
+      kind: "attention",
+      node: "context.heads",
+      attrs,
+      inputs: [q, q, q],
+      outShape: [1, 1, T, 8],
+      signal: controller.signal,
+    };
+    const error = await Promise.resolve(ex.dispatch(call)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     const latency = performance.now() - abortedAt;
     expect(error).toBeInstanceOf(KernelAbortedError);
     expect((error as KernelAbortedError).name).toBe("AbortError");
@@ -218,7 +477,13 @@ describe("aborting a long kernel on the wasm executor", () => {
     expect(latency).toBeLessThan(1000);
     expect(ex.inUseBytes, "the output and the call's own scratch are released").toBe(before);
     // The module is still usable, and right.
-    const small = { kind: "attention", node: "context.heads", attrs, inputs: [random([1, 1, 300, 8], 31), random([1, 1, 300, 8], 32), random([1, 1, 300, 8], 33)], outShape: [1, 1, 300, 8] };
+    const small = {
+      kind: "attention",
+      node: "context.heads",
+      attrs,
+      inputs: [random([1, 1, 300, 8], 31), random([1, 1, 300, 8], 32), random([1, 1, 300, 8], 33)],
+      outShape: [1, 1, 300, 8],
+    };
     expect(bits(await run(ex, small))).toEqual(bits(await run(await wasmExecutor(), small)));
   });
 });

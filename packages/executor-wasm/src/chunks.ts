@@ -31,17 +31,29 @@ function sameModule(ctx: WasmContext, node: string): shared.ChunkCheck {
 }
 
 function reinstantiated(node: string): AttnGraphError {
-  const what = "the wasm module was replaced (after a trap in another kernel) or disposed while this kernel waited between chunks";
+  const what =
+    "the wasm module was replaced (after a trap in another kernel) or disposed while this kernel waited between chunks";
   return new AttnGraphError("wasm-trap", describe(node, what), { subject: node });
 }
 
 /** The graph package's `runSteps` in chunks of `ctx.chunkWork`, also giving up once the module was replaced. */
-export function runSteps(ctx: WasmContext, steps: Iterator<number>, signal: AbortSignal | undefined, node: string): Promise<void> | undefined {
+export function runSteps(
+  ctx: WasmContext,
+  steps: Iterator<number>,
+  signal: AbortSignal | undefined,
+  node: string,
+): Promise<void> | undefined {
   return shared.runSteps(steps, signal, ctx.chunkWork, node, sameModule(ctx, node));
 }
 
 /** The graph package's `overRows` in chunks of `ctx.chunkWork`, also giving up once the module was replaced. */
-export function overRows(call: KernelCall<WasmValue>, ctx: WasmContext, rows: number, rowWork: number, part: (start: number, end: number) => void): Promise<void> | undefined {
+export function overRows(
+  call: KernelCall<WasmValue>,
+  ctx: WasmContext,
+  rows: number,
+  rowWork: number,
+  part: (start: number, end: number) => void,
+): Promise<void> | undefined {
   return shared.overRows(call, ctx.chunkWork, rows, rowWork, part, sameModule(ctx, call.node));
 }
 
@@ -50,13 +62,16 @@ export function overRows(call: KernelCall<WasmValue>, ctx: WasmContext, rows: nu
  * bh whose rows meet the range, its rows [i0, i1) of L.
  */
 export function headRows(r0: number, r1: number, nl: number, f: (bh: number, i0: number, i1: number) => void): void {
-  for (let bh = Math.floor(r0 / Math.max(1, nl)); bh * nl < r1; bh++) f(bh, Math.max(0, r0 - bh * nl), Math.min(nl, r1 - bh * nl));
+  for (let bh = Math.floor(r0 / Math.max(1, nl)); bh * nl < r1; bh++)
+    f(bh, Math.max(0, r0 - bh * nl), Math.min(nl, r1 - bh * nl));
 }
 
 /**
  * Types a kernel function as a ChunkedWasmKernel. Its promise (synchronous without a signal) is kept by construction:
  * a built-in kernel answers with a Promise only through `overRows`/`runSteps` with a signal from `chunkSignal`.
  */
-export function chunkedKernel(fn: (call: KernelCall<WasmValue>, ctx: WasmContext) => WasmValue | Promise<WasmValue>): ChunkedWasmKernel {
+export function chunkedKernel(
+  fn: (call: KernelCall<WasmValue>, ctx: WasmContext) => WasmValue | Promise<WasmValue>,
+): ChunkedWasmKernel {
   return fn as ChunkedWasmKernel;
 }

@@ -1,7 +1,17 @@
 // What a wasm kernel gets besides its call: the module's exports and the memory helpers. Kernels pass byte addresses
 // to the module and never keep a typed-array view across an allocation (an allocation may grow the memory, which
 // detaches every view); `f32()`/`f64()`/`i32()` hand out a view of the current buffer.
-import { AttnGraphError, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type DType, type Shape } from "@attngraph/tensor";
+import {
+  AttnGraphError,
+  UnsupportedError,
+  contiguousStrides,
+  describe,
+  formatShape,
+  sameShape,
+  sizeOf,
+  type DType,
+  type Shape,
+} from "@attngraph/tensor";
 import type { KernelCall } from "@attngraph/graph";
 import type { KernelExports } from "./module.js";
 import type { ThreadCall } from "./threads/pool.js";
@@ -25,7 +35,13 @@ export interface ContextHost {
   /** Work per chunk of a long kernel called with a signal, in multiply-adds (chunks.ts). */
   readonly chunkWork: number;
   /** A layout derived once from an upload and kept (derived.ts); undefined: none (not an upload, no room, turned off). */
-  derived(source: WasmBlock, key: string, bytes: number, subject: string, fill: (address: number) => void): number | undefined;
+  derived(
+    source: WasmBlock,
+    key: string,
+    bytes: number,
+    subject: string,
+    fill: (address: number) => void,
+  ): number | undefined;
   /** A kernel wrote into `block` in place (see `WasmContext.wroteInto`). */
   wroteInto(block: WasmBlock): void;
   /** Threads running now (1 without a pool). */
@@ -147,26 +163,43 @@ export class WasmContext {
     if (out instanceof WasmValue && out.dense && sameShape(out.shape, shape)) return out;
     const subject = `${call.node}.out`;
     if (!(out instanceof WasmValue)) {
-      throw new AttnGraphError("input", describe(subject, `planned output of op ${call.kind} is not a wasm value`, "a WasmValue", typeof out), {
-        subject,
-        expected: "a WasmValue",
-        got: typeof out,
-      });
+      throw new AttnGraphError(
+        "input",
+        describe(subject, `planned output of op ${call.kind} is not a wasm value`, "a WasmValue", typeof out),
+        {
+          subject,
+          expected: "a WasmValue",
+          got: typeof out,
+        },
+      );
     }
     if (!sameShape(out.shape, shape)) {
-      throw new AttnGraphError("shape", describe(subject, `planned output of op ${call.kind} has the wrong shape`, formatShape(shape), formatShape(out.shape)), {
-        subject,
-        expected: formatShape(shape),
-        got: formatShape(out.shape),
-      });
+      throw new AttnGraphError(
+        "shape",
+        describe(
+          subject,
+          `planned output of op ${call.kind} has the wrong shape`,
+          formatShape(shape),
+          formatShape(out.shape),
+        ),
+        {
+          subject,
+          expected: formatShape(shape),
+          got: formatShape(out.shape),
+        },
+      );
     }
     if (!out.dense) {
       const got = `strides ${formatShape(out.strides)}`;
-      throw new AttnGraphError("input", describe(subject, `planned output of op ${call.kind} must be dense and row-major`, "contiguous strides", got), {
-        subject,
-        expected: "contiguous strides",
-        got,
-      });
+      throw new AttnGraphError(
+        "input",
+        describe(subject, `planned output of op ${call.kind} must be dense and row-major`, "contiguous strides", got),
+        {
+          subject,
+          expected: "contiguous strides",
+          got,
+        },
+      );
     }
     return out;
   }
@@ -180,7 +213,12 @@ export class WasmContext {
   }
 
   /** Another view of `v`'s block (one more reference), of the same dtype. */
-  view(v: WasmValue, shape: Shape, strides: readonly number[] = contiguousStrides(shape), offset = v.offset): WasmValue {
+  view(
+    v: WasmValue,
+    shape: Shape,
+    strides: readonly number[] = contiguousStrides(shape),
+    offset = v.offset,
+  ): WasmValue {
     v.block.refs++;
     return new WasmValue(v.block, shape, strides, offset, v.dtype);
   }
@@ -190,14 +228,22 @@ export class WasmContext {
    * and kept while `w` is uploaded; undefined when w is not an upload (or prepacking is off, or it does not fit): pack
    * per call then.
    */
-  packedMatmulB(w: WasmValue, b: { readonly address: number; readonly rowStride: number; readonly colStride: number }, k: number, n: number, subject: string): number | undefined {
+  packedMatmulB(
+    w: WasmValue,
+    b: { readonly address: number; readonly rowStride: number; readonly colStride: number },
+    k: number,
+    n: number,
+    subject: string,
+  ): number | undefined {
     if (k === 0 || n === 0) return undefined; // (whether w is an upload is the layout cache's rule: derived.ts)
     const e = this.exports;
     // The layout depends on where in the block B starts and how it is strided (not on the block's address, which a
     // restored upload changes), and on k and n.
     const key = `matmul-b @${(b.address - w.block.ptr) / 4} ${b.rowStride},${b.colStride} ${k}x${n}`;
     const bytes = e.packedBFloats(n, k) * 4;
-    return this.#host.derived(w.block, key, bytes, `${subject} (weight packed for the matmul)`, (dst) => e.packMatmulB(b.address, b.rowStride, b.colStride, k, n, dst));
+    return this.#host.derived(w.block, key, bytes, `${subject} (weight packed for the matmul)`, (dst) =>
+      e.packMatmulB(b.address, b.rowStride, b.colStride, k, n, dst),
+    );
   }
 
   release(v: WasmValue): void {
@@ -248,7 +294,10 @@ export class WasmContext {
       } else dims.push([n, s]);
     }
     if (v.rank > 0 && v.shape[v.rank - 1] === 1) dims.push([1, 0]);
-    if (dims.length > DESC_RANK) throw new UnsupportedError(`wasm view of rank ${v.rank} whose layout does not collapse to ${DESC_RANK} dims (shape ${formatShape(v.shape)}, strides ${formatShape(v.strides)})`);
+    if (dims.length > DESC_RANK)
+      throw new UnsupportedError(
+        `wasm view of rank ${v.rank} whose layout does not collapse to ${DESC_RANK} dims (shape ${formatShape(v.shape)}, strides ${formatShape(v.strides)})`,
+      );
     while (dims.length < DESC_RANK) dims.unshift([1, 0]);
     const addr = this.#host.descriptors + slot * 48;
     const ints = this.i32();
@@ -260,4 +309,3 @@ export class WasmContext {
     return addr;
   }
 }
-

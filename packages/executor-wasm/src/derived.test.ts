@@ -49,14 +49,21 @@ describe("prepacked weights", () => {
 
   // Edge tiles (rows mod 5 = 1..4, columns mod 8 ≠ 0), k past one and several 256-deep blocks, more rows than one
   // 80-row block, with and without bias.
-  const shapes = [[1, 1, 1], [4, 9, 13], [84, 257, 31], [163, 600, 16], [6, 512, 8]] as const;
+  const shapes = [
+    [1, 1, 1],
+    [4, 9, 13],
+    [84, 257, 31],
+    [163, 600, 16],
+    [6, 512, 8],
+  ] as const;
   for (const [rows, nIn, nOut] of shapes) {
     it(`[${rows}, ${nIn}] · [${nOut}, ${nIn}]ᵀ: bit for bit the numbers of packing per call`, async () => {
       const packed = await wasmExecutor();
       const perCall = await wasmExecutor({ prepackWeights: false });
       const [xh, wh, bh] = [random([rows, nIn], rows), random([nOut, nIn], nOut + 1), random([nOut], 9)];
       for (const bias of [false, true]) {
-        const run = (ex: WasmExecutor) => projection(ex, ex.upload(xh), ex.upload(wh), bias ? ex.upload(bh) : undefined);
+        const run = (ex: WasmExecutor) =>
+          projection(ex, ex.upload(xh), ex.upload(wh), bias ? ex.upload(bh) : undefined);
         const a = run(packed);
         const b = run(perCall);
         expect(worst(a, b, 0, 0)).toBe(0);

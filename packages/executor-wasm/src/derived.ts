@@ -31,7 +31,13 @@ export class DerivedLayouts {
    * works from `source` itself, as it would without this cache. `key` must name everything the layout depends on
    * besides the block's contents (the view's offset and strides, the shape).
    */
-  get(source: WasmBlock, key: string, bytes: number, subject: string, fill: (address: number) => void): number | undefined {
+  get(
+    source: WasmBlock,
+    key: string,
+    bytes: number,
+    subject: string,
+    fill: (address: number) => void,
+  ): number | undefined {
     if (source.source === undefined || source.arena || source.freed) return undefined;
     let layouts = this.#bySource.get(source);
     const hit = layouts?.get(key);
@@ -68,7 +74,8 @@ export class DerivedLayouts {
   /** Bytes held in layouts of the current memory. */
   get bytes(): number {
     let n = 0;
-    for (const layouts of this.#bySource.values()) for (const b of layouts.values()) if (!b.freed && b.gen === this.#host.generation) n += b.bytes;
+    for (const layouts of this.#bySource.values())
+      for (const b of layouts.values()) if (!b.freed && b.gen === this.#host.generation) n += b.bytes;
     return n;
   }
 }

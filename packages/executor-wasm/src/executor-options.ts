@@ -72,15 +72,24 @@ export const PAGE = 65536;
 const DEFAULT_MAX = 2 ** 31;
 
 /** The options' values, defaults applied, each checked. */
-export function checkedOptions(options: WasmExecutorOptions): { readonly maxBytes: number; readonly chunkWork: number; readonly threads: number; readonly parallelWork: number } {
+export function checkedOptions(options: WasmExecutorOptions): {
+  readonly maxBytes: number;
+  readonly chunkWork: number;
+  readonly threads: number;
+  readonly parallelWork: number;
+} {
   const max = options.maxMemoryBytes ?? DEFAULT_MAX;
-  if (!(Number.isFinite(max) && max >= PAGE)) invalid("maxMemoryBytes", "invalid memory limit", "a number of bytes >= 65536", max);
+  if (!(Number.isFinite(max) && max >= PAGE))
+    invalid("maxMemoryBytes", "invalid memory limit", "a number of bytes >= 65536", max);
   const chunkWork = options.chunkWork ?? DEFAULT_CHUNK_WORK;
-  if (!(Number.isSafeInteger(chunkWork) && chunkWork >= 1)) invalid("chunkWork", "invalid chunk size", "a whole number of multiply-adds >= 1", chunkWork);
+  if (!(Number.isSafeInteger(chunkWork) && chunkWork >= 1))
+    invalid("chunkWork", "invalid chunk size", "a whole number of multiply-adds >= 1", chunkWork);
   const threads = options.threads ?? 1;
-  if (!(Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS)) invalid("threads", "invalid thread count", `a whole number from 1 to ${MAX_THREADS}`, threads);
+  if (!(Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS))
+    invalid("threads", "invalid thread count", `a whole number from 1 to ${MAX_THREADS}`, threads);
   const parallelWork = options.parallelWork ?? DEFAULT_PARALLEL_WORK;
-  if (!(Number.isSafeInteger(parallelWork) && parallelWork >= 0)) invalid("parallelWork", "invalid split threshold", "a whole number of multiply-adds >= 0", parallelWork);
+  if (!(Number.isSafeInteger(parallelWork) && parallelWork >= 0))
+    invalid("parallelWork", "invalid split threshold", "a whole number of multiply-adds >= 0", parallelWork);
   return { maxBytes: Math.min(max, 2 ** 32), chunkWork, threads, parallelWork };
 }
 

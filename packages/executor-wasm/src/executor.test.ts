@@ -18,7 +18,11 @@ const EXITED = { timeout: 60_000, interval: 10 };
 const TEST_TIMEOUT = 120_000;
 
 /** A promise's outcome as a value: "resolved", or what it rejected with. */
-const outcome = (p: Promise<unknown>): Promise<unknown> => p.then(() => "resolved", (e: unknown) => e);
+const outcome = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => "resolved",
+    (e: unknown) => e,
+  );
 
 function expectDisposedError(e: unknown): void {
   expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
@@ -33,7 +37,9 @@ async function expectGone(ex: WasmExecutor): Promise<void> {
   expectDisposedError(thrown(() => ex.memory));
   expectDisposedError(await outcome(ex.init()));
   const { requested } = ex.threading;
-  expect(ex.threading).toEqual(requested > 1 ? { requested, threads: 1, reason: "the executor is disposed" } : { requested, threads: 1 });
+  expect(ex.threading).toEqual(
+    requested > 1 ? { requested, threads: 1, reason: "the executor is disposed" } : { requested, threads: 1 },
+  );
 }
 
 const made: WasmExecutor[] = [];
@@ -69,7 +75,10 @@ function afterCompile(then: () => void): void {
  */
 function atFirstPost(then: () => void, when: "before" | "after"): void {
   const post = Worker.prototype.postMessage;
-  vi.spyOn(Worker.prototype, "postMessage").mockImplementationOnce(function (this: Worker, ...args: Parameters<Worker["postMessage"]>) {
+  vi.spyOn(Worker.prototype, "postMessage").mockImplementationOnce(function (
+    this: Worker,
+    ...args: Parameters<Worker["postMessage"]>
+  ) {
     if (when === "before") then();
     post.apply(this, args);
     if (when === "after") then();
@@ -85,152 +94,215 @@ async function turns(n: number): Promise<void> {
 }
 
 describe("dispose() while init() is pending (threads: 3)", () => {
-  it("right after init() is called: init() rejects, no worker starts", async () => {
-    const ex = executor(3);
-    const init = outcome(ex.init());
-    ex.dispose();
-    expectDisposedError(await init);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
+  it(
+    "right after init() is called: init() rejects, no worker starts",
+    async () => {
+      const ex = executor(3);
+      const init = outcome(ex.init());
+      ex.dispose();
+      expectDisposedError(await init);
+      await expectGone(ex);
+    },
+    TEST_TIMEOUT,
+  );
 
-  it("after a microtask", async () => {
-    const ex = executor(3);
-    const init = outcome(ex.init());
-    await Promise.resolve();
-    ex.dispose();
-    expectDisposedError(await init);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
+  it(
+    "after a microtask",
+    async () => {
+      const ex = executor(3);
+      const init = outcome(ex.init());
+      await Promise.resolve();
+      ex.dispose();
+      expectDisposedError(await init);
+      await expectGone(ex);
+    },
+    TEST_TIMEOUT,
+  );
 
-  it("once the module is compiled, before it is instantiated", async () => {
-    const ex = executor(3);
-    afterCompile(() => ex.dispose());
-    expectDisposedError(await outcome(ex.init()));
-    expect(ex.stats.instances).toBe(0);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
+  it(
+    "once the module is compiled, before it is instantiated",
+    async () => {
+      const ex = executor(3);
+      afterCompile(() => ex.dispose());
+      expectDisposedError(await outcome(ex.init()));
+      expect(ex.stats.instances).toBe(0);
+      await expectGone(ex);
+    },
+    TEST_TIMEOUT,
+  );
 
   // From the compiled module to the workers' spawn (instantiate, the pool's start, its import of worker_threads, the
   // Worker constructors) every step is a microtask away from the last: dispose() lands at each of them in turn.
-  it("at each of the 40 microtasks after the module is compiled (the workers spawning)", async () => {
-    for (let n = 0; n < 40; n++) {
+  it(
+    "at each of the 40 microtasks after the module is compiled (the workers spawning)",
+    async () => {
+      for (let n = 0; n < 40; n++) {
+        const ex = executor(3);
+        afterCompile(() => void microtasks(n).then(() => ex.dispose()));
+        const e = await outcome(ex.init());
+        expectDisposedError(e);
+        await expectGone(ex);
+      }
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "once the workers are spawned, before any gets the module",
+    async () => {
       const ex = executor(3);
-      afterCompile(() => void microtasks(n).then(() => ex.dispose()));
-      const e = await outcome(ex.init());
-      expectDisposedError(e);
+      let spawned = 0;
+      atFirstPost(() => ((spawned = liveWorkers()), ex.dispose()), "before");
+      expectDisposedError(await outcome(ex.init()));
+      expect(spawned).toBe(2);
       await expectGone(ex);
-    }
-  }, TEST_TIMEOUT);
+    },
+    TEST_TIMEOUT,
+  );
 
-  it("once the workers are spawned, before any gets the module", async () => {
-    const ex = executor(3);
-    let spawned = 0;
-    atFirstPost(() => ((spawned = liveWorkers()), ex.dispose()), "before");
-    expectDisposedError(await outcome(ex.init()));
-    expect(spawned).toBe(2);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
-
-  it("while the workers instantiate the module (their handshake)", async () => {
-    const ex = executor(3);
-    let spawned = 0;
-    atFirstPost(() => ((spawned = liveWorkers()), ex.dispose()), "after");
-    expectDisposedError(await outcome(ex.init()));
-    expect(spawned).toBe(2);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
+  it(
+    "while the workers instantiate the module (their handshake)",
+    async () => {
+      const ex = executor(3);
+      let spawned = 0;
+      atFirstPost(() => ((spawned = liveWorkers()), ex.dispose()), "after");
+      expectDisposedError(await outcome(ex.init()));
+      expect(spawned).toBe(2);
+      await expectGone(ex);
+    },
+    TEST_TIMEOUT,
+  );
 
   // The pool does not wait for the workers' replies once dispose() came: one that never answers is terminated too.
-  it("while the workers' replies are awaited, one never coming", async () => {
-    const ex = executor(3);
-    let posts = 0;
-    // The init messages are swallowed: no worker ever gets the module, so none replies.
-    vi.spyOn(Worker.prototype, "postMessage").mockImplementation(() => {
-      if (++posts === 2) queueMicrotask(() => ex.dispose());
-    });
-    expectDisposedError(await outcome(ex.init()));
-    expect(posts).toBe(2);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
+  it(
+    "while the workers' replies are awaited, one never coming",
+    async () => {
+      const ex = executor(3);
+      let posts = 0;
+      // The init messages are swallowed: no worker ever gets the module, so none replies.
+      vi.spyOn(Worker.prototype, "postMessage").mockImplementation(() => {
+        if (++posts === 2) queueMicrotask(() => ex.dispose());
+      });
+      expectDisposedError(await outcome(ex.init()));
+      expect(posts).toBe(2);
+      await expectGone(ex);
+    },
+    TEST_TIMEOUT,
+  );
 
   // From the compiled module to init()'s end (the workers load, instantiate the module and reply: events, not
   // microtasks) dispose() lands after each turn of the event loop in turn. Once init() has resolved it stays resolved;
   // the executor is disposed either way.
-  it("at each of the 30 turns of the event loop after the module is compiled (the workers starting)", async () => {
-    for (let n = 0; n < 30; n++) {
+  it(
+    "at each of the 30 turns of the event loop after the module is compiled (the workers starting)",
+    async () => {
+      for (let n = 0; n < 30; n++) {
+        const ex = executor(3);
+        let settled = false;
+        let before = false; // whether init() had settled when dispose() came
+        afterCompile(() => void turns(n).then(() => ((before = settled), ex.dispose())));
+        const e = await outcome(ex.init().finally(() => (settled = true)));
+        if (before) expect(e).toBe("resolved");
+        else expectDisposedError(e);
+        await expectGone(ex);
+      }
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "after init() resolved: the workers are terminated",
+    async () => {
       const ex = executor(3);
-      let settled = false;
-      let before = false; // whether init() had settled when dispose() came
-      afterCompile(() => void turns(n).then(() => ((before = settled), ex.dispose())));
-      const e = await outcome(ex.init().finally(() => (settled = true)));
-      if (before) expect(e).toBe("resolved");
-      else expectDisposedError(e);
+      await ex.init();
+      expect(ex.threading.threads).toBe(3);
+      expect(liveWorkers()).toBe(2);
+      ex.dispose();
+      ex.dispose(); // a second call changes nothing
       await expectGone(ex);
-    }
-  }, TEST_TIMEOUT);
+    },
+    TEST_TIMEOUT,
+  );
 
-  it("after init() resolved: the workers are terminated", async () => {
-    const ex = executor(3);
-    await ex.init();
-    expect(ex.threading.threads).toBe(3);
-    expect(liveWorkers()).toBe(2);
-    ex.dispose();
-    ex.dispose(); // a second call changes nothing
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
-
-  it("before init(): init() rejects and starts nothing", async () => {
-    const ex = executor(3);
-    ex.dispose();
-    expectDisposedError(await outcome(ex.init()));
-    expect(ex.stats.instances).toBe(0);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
+  it(
+    "before init(): init() rejects and starts nothing",
+    async () => {
+      const ex = executor(3);
+      ex.dispose();
+      expectDisposedError(await outcome(ex.init()));
+      expect(ex.stats.instances).toBe(0);
+      await expectGone(ex);
+    },
+    TEST_TIMEOUT,
+  );
 
   // A kernel answering later (it awaits, holding the exports it took) that traps once dispose() came must not bring
   // the module back: a trap otherwise re-instantiates it and restarts the workers.
-  it("a kernel in flight that traps after dispose() does not revive the module", async () => {
-    const ex = executor(3);
-    await ex.init();
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const late = (async (call, ctx) => {
-      const x = call.inputs[0]!;
-      const exports = ctx.exports;
-      const desc = ctx.desc(x);
-      await gate;
-      exports.copy(0xfffff000, desc, 0); // out of bounds: a trap
-      return x;
-    }) as ChunkedWasmKernel;
-    ex.registerKernel("late-trap", late);
-    const x = ex.upload(Tensor.from([1, 2], [2]));
-    const run = outcome(Promise.resolve(ex.dispatch({ kind: "late-trap", node: "late", attrs: {}, inputs: [x], outShape: [2], signal: new AbortController().signal })));
-    const instances = ex.stats.instances;
-    ex.dispose();
-    open();
-    const e = await run;
-    expectDisposedError(e);
-    expect((e as Error).cause).toBeInstanceOf(WebAssembly.RuntimeError);
-    expect(ex.stats.instances).toBe(instances);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
+  it(
+    "a kernel in flight that traps after dispose() does not revive the module",
+    async () => {
+      const ex = executor(3);
+      await ex.init();
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const late = (async (call, ctx) => {
+        const x = call.inputs[0]!;
+        const exports = ctx.exports;
+        const desc = ctx.desc(x);
+        await gate;
+        exports.copy(0xfffff000, desc, 0); // out of bounds: a trap
+        return x;
+      }) as ChunkedWasmKernel;
+      ex.registerKernel("late-trap", late);
+      const x = ex.upload(Tensor.from([1, 2], [2]));
+      const run = outcome(
+        Promise.resolve(
+          ex.dispatch({
+            kind: "late-trap",
+            node: "late",
+            attrs: {},
+            inputs: [x],
+            outShape: [2],
+            signal: new AbortController().signal,
+          }),
+        ),
+      );
+      const instances = ex.stats.instances;
+      ex.dispose();
+      open();
+      const e = await run;
+      expectDisposedError(e);
+      expect((e as Error).cause).toBeInstanceOf(WebAssembly.RuntimeError);
+      expect(ex.stats.instances).toBe(instances);
+      await expectGone(ex);
+    },
+    TEST_TIMEOUT,
+  );
 });
 
 describe("dispose() while init() is pending (one thread)", () => {
-  it("right after init() is called", async () => {
-    const ex = executor(1);
-    const init = outcome(ex.init());
-    ex.dispose();
-    expectDisposedError(await init);
-    expect(ex.stats.instances).toBe(0);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
+  it(
+    "right after init() is called",
+    async () => {
+      const ex = executor(1);
+      const init = outcome(ex.init());
+      ex.dispose();
+      expectDisposedError(await init);
+      expect(ex.stats.instances).toBe(0);
+      await expectGone(ex);
+    },
+    TEST_TIMEOUT,
+  );
 
-  it("once the module is compiled", async () => {
-    const ex = executor(1);
-    afterCompile(() => ex.dispose());
-    expectDisposedError(await outcome(ex.init()));
-    expect(ex.stats.instances).toBe(0);
-    await expectGone(ex);
-  }, TEST_TIMEOUT);
+  it(
+    "once the module is compiled",
+    async () => {
+      const ex = executor(1);
+      afterCompile(() => ex.dispose());
+      expectDisposedError(await outcome(ex.init()));
+      expect(ex.stats.instances).toBe(0);
+      await expectGone(ex);
+    },
+    TEST_TIMEOUT,
+  );
 });

@@ -7,7 +7,15 @@
 // session's key/value cache) is not, its contents died with the memory. Arenas re-allocate their block on their next
 // `view`; anything else from before the trap is an error when used, and is ignored when released. Long kernels called
 // with a signal work in chunks (chunks.ts); one waiting between chunks when a trap replaces the module gives up.
-import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, sameShape, type AnyTensor } from "@attngraph/tensor";
+import {
+  AttnGraphError,
+  Tensor,
+  UnsupportedError,
+  describe,
+  formatShape,
+  sameShape,
+  type AnyTensor,
+} from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
@@ -15,7 +23,13 @@ import { WasmContext } from "./context.js";
 import { DerivedLayouts } from "./derived.js";
 import type { Subject } from "./heap.js";
 import { loadKernelModule, type KernelExports, type WasmFlavour } from "./module.js";
-import { checkedOptions, type ChunkedWasmKernel, type UnsignalledCall, type WasmExecutorOptions, type WasmKernel } from "./executor-options.js";
+import {
+  checkedOptions,
+  type ChunkedWasmKernel,
+  type UnsignalledCall,
+  type WasmExecutorOptions,
+  type WasmKernel,
+} from "./executor-options.js";
 import { DESCRIPTOR_BYTES, Instance } from "./instance.js";
 import { Workers } from "./threads/workers.js";
 import { WasmValue, type WasmBlock } from "./value.js";
@@ -82,7 +96,8 @@ export class WasmExecutor implements Executor<WasmValue> {
       newBlock: (bytes, subject) => this.#newBlock(bytes, subject, undefined, false),
       releaseValue: (v) => this.release(v),
       scratch: (bytes, subject) => this.#instance().scratch(bytes, subject),
-      derived: (source, key, bytes, subject, fill) => (prepack ? this.#derived.get(source, key, bytes, subject, fill) : undefined),
+      derived: (source, key, bytes, subject, fill) =>
+        prepack ? this.#derived.get(source, key, bytes, subject, fill) : undefined,
       wroteInto: (block) => this.#wroteInto(block),
       get threads() {
         return self.#workers.threads;
@@ -184,7 +199,12 @@ export class WasmExecutor implements Executor<WasmValue> {
 
   /** A dense copy of `tensor` in the module's memory; an int32 tensor (ids, targets) stays int32, 4 bytes an element. */
   upload(tensor: AnyTensor): WasmValue {
-    const block = this.#newBlock(tensor.size * 4, () => `upload of a tensor ${formatShape(tensor.shape)} ${tensor.dtype}`, tensor, false);
+    const block = this.#newBlock(
+      tensor.size * 4,
+      () => `upload of a tensor ${formatShape(tensor.shape)} ${tensor.dtype}`,
+      tensor,
+      false,
+    );
     block.refs = 1;
     this.#copyIn(tensor, block.ptr);
     this.stats.uploads++;
@@ -201,8 +221,13 @@ export class WasmExecutor implements Executor<WasmValue> {
     if (v.dtype !== "float32") {
       const subject = "download";
       const got = `an int32 value ${formatShape(v.shape)}`;
-      const what = "download() gives float32 tensors (every op output is float32); use downloadAny() for an int32 value";
-      throw new AttnGraphError("input", describe(subject, what, "a float32 value", got), { subject, expected: "a float32 value", got });
+      const what =
+        "download() gives float32 tensors (every op output is float32); use downloadAny() for an int32 value";
+      throw new AttnGraphError("input", describe(subject, what, "a float32 value", got), {
+        subject,
+        expected: "a float32 value",
+        got,
+      });
     }
     const [lo, hi] = v.span();
     const base = v.block.ptr / 4;
@@ -244,13 +269,15 @@ export class WasmExecutor implements Executor<WasmValue> {
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue>;
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue> {
     const kernel = this.#kernels.get(call.kind);
-    if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
+    if (kernel === undefined)
+      throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     const gen = this.#instance().gen;
     const inputs = call.inputs;
     for (let i = 0; i < inputs.length; i++) {
       const v = inputs[i];
       // A live value of this instance needs nothing (the usual case, checked without naming it); else #live says why.
-      if (v instanceof WasmValue && (v.released || v.block.freed || v.block.gen !== gen)) this.#live(v, `${call.node}.inputs[${i}]`);
+      if (v instanceof WasmValue && (v.released || v.block.freed || v.block.gen !== gen))
+        this.#live(v, `${call.node}.inputs[${i}]`);
     }
     let out: unknown;
     try {
@@ -301,7 +328,9 @@ export class WasmExecutor implements Executor<WasmValue> {
     if (this.#inst === undefined) {
       if (this.#disposed) throw this.#disposedError();
       const what = "not initialised: await init() first (compile() does)";
-      throw new AttnGraphError("not-initialised", describe(`executor ${EXECUTOR}`, what), { subject: `executor ${EXECUTOR}` });
+      throw new AttnGraphError("not-initialised", describe(`executor ${EXECUTOR}`, what), {
+        subject: `executor ${EXECUTOR}`,
+      });
     }
     return this.#inst;
   }
@@ -309,7 +338,10 @@ export class WasmExecutor implements Executor<WasmValue> {
   /** What any use after dispose() fails with: the error this executor has always given a disposed executor. */
   #disposedError(cause?: unknown): AttnGraphError {
     const subject = `executor ${EXECUTOR}`;
-    return new AttnGraphError("not-initialised", describe(subject, "disposed"), { subject, ...(cause === undefined ? {} : { cause }) });
+    return new AttnGraphError("not-initialised", describe(subject, "disposed"), {
+      subject,
+      ...(cause === undefined ? {} : { cause }),
+    });
   }
 
   #instantiate(): Instance {
@@ -357,10 +389,18 @@ export class WasmExecutor implements Executor<WasmValue> {
   /** Checks that `v` may be read now, restoring an upload made before a trap. */
   #live(v: WasmValue, subject: string): WasmValue {
     if (!(v instanceof WasmValue)) {
-      throw new AttnGraphError("input", describe(subject, "not a value of executor wasm", "a WasmValue", typeof v), { subject, expected: "a WasmValue", got: typeof v });
+      throw new AttnGraphError("input", describe(subject, "not a value of executor wasm", "a WasmValue", typeof v), {
+        subject,
+        expected: "a WasmValue",
+        got: typeof v,
+      });
     }
     if (v.released || v.block.freed) {
-      throw new AttnGraphError("input", describe(subject, "value was released", "a live value", "a released one"), { subject, expected: "a live value", got: "a released one" });
+      throw new AttnGraphError("input", describe(subject, "value was released", "a live value", "a released one"), {
+        subject,
+        expected: "a live value",
+        got: "a released one",
+      });
     }
     const gen = this.#instance().gen;
     if (v.block.gen !== gen) {
@@ -381,11 +421,15 @@ function checkOutput(call: KernelCall<WasmValue>, out: unknown): WasmValue {
   if (!(out instanceof WasmValue) || !sameShape(out.shape, call.outShape)) {
     const expected = formatShape(call.outShape);
     const got = out instanceof WasmValue ? formatShape(out.shape) : typeof out;
-    throw new AttnGraphError("kernel-output", describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got), {
-      subject: call.node,
-      expected,
-      got,
-    });
+    throw new AttnGraphError(
+      "kernel-output",
+      describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got),
+      {
+        subject: call.node,
+        expected,
+        got,
+      },
+    );
   }
   return out;
 }

@@ -28,7 +28,9 @@ describe("memory limit", () => {
     expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
     expect((e as AttnGraphError).code).toBe("memory-limit");
     expect((e as AttnGraphError).subject).toContain("upload of a tensor [1048581]");
-    expect((e as Error).message).toMatch(/allocating 4\.0 MiB would grow the wasm memory past its limit, expected at most 4\.0 MiB/);
+    expect((e as Error).message).toMatch(
+      /allocating 4\.0 MiB would grow the wasm memory past its limit, expected at most 4\.0 MiB/,
+    );
     expect(ex.memory.buffer.byteLength).toBe(before);
     expect(ex.download(small).size).toBe(1000); // still usable
   });
@@ -37,7 +39,15 @@ describe("memory limit", () => {
     const ex = await wasmExecutor({ maxMemoryBytes: 2 ** 20 });
     const x = ex.upload(random([64, 8], 2));
     const w = ex.upload(random([4096, 8], 3));
-    const e = caught(() => ex.dispatch({ kind: "projection", node: "blocks.0.attn.queries", attrs: {}, inputs: [x, w, undefined], outShape: [64, 4096] }));
+    const e = caught(() =>
+      ex.dispatch({
+        kind: "projection",
+        node: "blocks.0.attn.queries",
+        attrs: {},
+        inputs: [x, w, undefined],
+        outShape: [64, 4096],
+      }),
+    );
     expect((e as AttnGraphError).code).toBe("memory-limit");
     expect((e as AttnGraphError).subject).toBe("blocks.0.attn.queries (output of op projection) [64, 4096] float32");
     expect((e as Error).message).toContain("1.0 MiB");
@@ -63,11 +73,15 @@ describe("a trap inside a kernel", () => {
     const kept = ex.upload(t);
     const memory = ex.memory;
     armed = true;
-    const e = caught(() => ex.dispatch({ kind: "probe", node: "scores.probe", attrs: {}, inputs: [kept], outShape: [3, 5] }));
+    const e = caught(() =>
+      ex.dispatch({ kind: "probe", node: "scores.probe", attrs: {}, inputs: [kept], outShape: [3, 5] }),
+    );
     armed = false;
     expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
     expect((e as AttnGraphError).code).toBe("wasm-trap");
-    expect((e as Error).message).toMatch(/^scores\.probe: WebAssembly trap in the kernel for op probe on executor wasm/);
+    expect((e as Error).message).toMatch(
+      /^scores\.probe: WebAssembly trap in the kernel for op probe on executor wasm/,
+    );
     expect(ex.stats.traps).toBe(1);
     expect(ex.memory).not.toBe(memory);
     // The upload made before the trap is restored into the new memory on first use.
@@ -76,19 +90,34 @@ describe("a trap inside a kernel", () => {
   });
 
   it("in a session: the run rejects naming the node, and the next run gives the same output as before", async () => {
-    const probeOp = defineOp<Record<string, never>>({ kind: "probe", doc: "identity that can trap", inputs: [{ name: "x", doc: "any" }], attrs: {}, inferShape: ([x]) => x! });
+    const probeOp = defineOp<Record<string, never>>({
+      kind: "probe",
+      doc: "identity that can trap",
+      inputs: [{ name: "x", doc: "any" }],
+      attrs: {},
+      inferShape: ([x]) => x!,
+    });
     const config = { dIn: 16, dOut: 16, numHeads: 2, causal: true };
     const base = multiHeadAttention(config, { registry: createOpRegistry([probeOp]) });
     const graph = insertAfter(base, "scores", (b, scores) => b.add("probe", "scores.probe", { x: scores }, {}));
     const m = (seed: number) => ({ shape: [16, 16], data: random([16, 16], seed).toFloat32Array() });
-    const weights = attentionWeights(config, { W_query: m(1), W_key: m(2), W_value: m(3), out_proj: m(4), out_bias: { shape: [16], data: random([16], 5).toFloat32Array() } });
+    const weights = attentionWeights(config, {
+      W_query: m(1),
+      W_key: m(2),
+      W_value: m(3),
+      out_proj: m(4),
+      out_bias: { shape: [16], data: random([16], 5).toFloat32Array() },
+    });
     const wasm = await wasmExecutor();
     wasm.registerKernel("probe", probe);
     const session = await compile(graph, { executors: [wasm], weights });
     const x = random([2, 9, 16], 6);
     const before = (await session.run({ x })).output!;
     armed = true;
-    const err = await session.run({ x }).then(() => undefined, (e: unknown) => e);
+    const err = await session.run({ x }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     armed = false;
     expect(String(err)).toContain("scores.probe");
     expect(((err as { cause?: unknown }).cause as AttnGraphError | undefined)?.code).toBe("wasm-trap");
@@ -99,12 +128,24 @@ describe("a trap inside a kernel", () => {
   });
 
   it("in a decode session: the cache died with the memory; the next step fails, reset() makes new caches and decoding works", async () => {
-    const probeOp = defineOp<Record<string, never>>({ kind: "probe", doc: "identity that can trap", inputs: [{ name: "x", doc: "any" }], attrs: {}, inferShape: ([x]) => x! });
+    const probeOp = defineOp<Record<string, never>>({
+      kind: "probe",
+      doc: "identity that can trap",
+      inputs: [{ name: "x", doc: "any" }],
+      attrs: {},
+      inferShape: ([x]) => x!,
+    });
     const config = { dIn: 16, dOut: 16, numHeads: 2, causal: true };
     const base = multiHeadAttention(config, { registry: createOpRegistry([probeOp]), decode: true });
     const graph = insertAfter(base, "scores", (b, scores) => b.add("probe", "scores.probe", { x: scores }, {}));
     const m = (seed: number) => ({ shape: [16, 16], data: random([16, 16], seed).toFloat32Array() });
-    const weights = attentionWeights(config, { W_query: m(1), W_key: m(2), W_value: m(3), out_proj: m(4), out_bias: { shape: [16], data: random([16], 5).toFloat32Array() } });
+    const weights = attentionWeights(config, {
+      W_query: m(1),
+      W_key: m(2),
+      W_value: m(3),
+      out_proj: m(4),
+      out_bias: { shape: [16], data: random([16], 5).toFloat32Array() },
+    });
     const wasm = await wasmExecutor();
     wasm.registerKernel("probe", probe);
     const decoder = await compileDecoder(graph, { executors: [wasm], weights, maxLength: 8, batch: 1 });
@@ -113,11 +154,16 @@ describe("a trap inside a kernel", () => {
     const first = (await decoder.step({ x: prompt })).output!;
     const second = (await decoder.step({ x: token })).output!;
     armed = true;
-    const err = await decoder.step({ x: token }).then(() => undefined, (e: unknown) => e);
+    const err = await decoder.step({ x: token }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     armed = false;
     expect(((err as { cause?: unknown }).cause as AttnGraphError | undefined)?.code).toBe("wasm-trap");
     // The keys and values of the 4 positions before were in the old memory: the next step cannot read them.
-    await expect(decoder.step({ x: token })).rejects.toThrow(/node k\.cache .*written in place \(a decode session's cache\) before the wasm module was re-instantiated .*reset\(\) makes new caches/);
+    await expect(decoder.step({ x: token })).rejects.toThrow(
+      /node k\.cache .*written in place \(a decode session's cache\) before the wasm module was re-instantiated .*reset\(\) makes new caches/,
+    );
     decoder.reset();
     expect(worst((await decoder.step({ x: prompt })).output!, first, 0, 0)).toBe(0);
     expect(worst((await decoder.step({ x: token })).output!, second, 0, 0)).toBe(0);

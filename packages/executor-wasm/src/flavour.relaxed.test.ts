@@ -25,13 +25,22 @@ describe("relaxed SIMD flavour", () => {
     expect(worst(p(relaxed), p(simd))).toBeLessThan(1);
     const q = random([1, 2, 130, 16], 3);
     const k = random([1, 2, 130, 16], 4);
-    const attrs = { causal: true, window: null, alignment: "top-left", scale: 0.25, dropoutRate: 0, dropoutSeed: 0, training: false };
+    const attrs = {
+      causal: true,
+      window: null,
+      alignment: "top-left",
+      scale: 0.25,
+      dropoutRate: 0,
+      dropoutSeed: 0,
+      training: false,
+    };
     const a = (ex: typeof relaxed) => onWasm(ex, "attention", attrs, [q, k, k, undefined], [1, 2, 130, 16]);
     expect(worst(a(relaxed), a(simd))).toBeLessThan(1);
     // The decode path (one query row, K and V read in place) and the CPU executor.
     const q1 = random([1, 2, 1, 64], 7);
     const k1 = random([1, 2, 300, 64], 8);
-    const d = (ex: typeof relaxed) => onWasm(ex, "attention", { ...attrs, alignment: "bottom-right" }, [q1, k1, k1, undefined], [1, 2, 1, 64]);
+    const d = (ex: typeof relaxed) =>
+      onWasm(ex, "attention", { ...attrs, alignment: "bottom-right" }, [q1, k1, k1, undefined], [1, 2, 1, 64]);
     expect(worst(d(relaxed), d(simd))).toBeLessThan(1);
     // One row (the matvec on the prepacked weight): the 5-row tile's bits on this flavour too.
     const x1 = random([1, 300], 9);
@@ -39,8 +48,16 @@ describe("relaxed SIMD flavour", () => {
     const row = onWasm(relaxed, "projection", {}, [x1, w1, undefined], [1, 45]).toFloat32Array();
     const six = new Float32Array(6 * 300).fill(0.5);
     six.set(x1.toFloat32Array()); // row 0 is x1's: the tile computes it beside 5 others
-    const tile = onWasm(relaxed, "projection", {}, [new Tensor(six, [6, 300]), w1, undefined], [6, 45]).toFloat32Array();
-    expect(Array.from(new Uint32Array(Float32Array.from(row).buffer))).toEqual(Array.from(new Uint32Array(Float32Array.from(tile.slice(0, 45)).buffer)));
+    const tile = onWasm(
+      relaxed,
+      "projection",
+      {},
+      [new Tensor(six, [6, 300]), w1, undefined],
+      [6, 45],
+    ).toFloat32Array();
+    expect(Array.from(new Uint32Array(Float32Array.from(row).buffer))).toEqual(
+      Array.from(new Uint32Array(Float32Array.from(tile.slice(0, 45)).buffer)),
+    );
   });
 
   it("the fused block ops give the unfused pairs' bits on the relaxed flavour too", async () => {
@@ -56,8 +73,12 @@ describe("relaxed SIMD flavour", () => {
     const ln = onWasm(relaxed, "layer-norm", { eps: 1e-5 }, [sum, g, undefined], [2, 5, 24]);
     const fused = onWasm(relaxed, "add-layer-norm", { eps: 1e-5 }, [a, b, g, undefined], [2, 5, 48]).toFloat32Array();
     for (let r = 0; r < 10; r++) {
-      expect(Array.from(fused.subarray(r * 48, r * 48 + 24))).toEqual(Array.from(sum.toFloat32Array().subarray(r * 24, (r + 1) * 24)));
-      expect(Array.from(fused.subarray(r * 48 + 24, (r + 1) * 48))).toEqual(Array.from(ln.toFloat32Array().subarray(r * 24, (r + 1) * 24)));
+      expect(Array.from(fused.subarray(r * 48, r * 48 + 24))).toEqual(
+        Array.from(sum.toFloat32Array().subarray(r * 24, (r + 1) * 24)),
+      );
+      expect(Array.from(fused.subarray(r * 48 + 24, (r + 1) * 48))).toEqual(
+        Array.from(ln.toFloat32Array().subarray(r * 24, (r + 1) * 24)),
+      );
     }
   });
 });

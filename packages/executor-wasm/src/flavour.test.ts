@@ -33,13 +33,26 @@ function computes(ex: WasmExecutor): void {
   const b = random([40], 3);
   const proj = onWasm(ex, "projection", {}, [x, w, b], [2, 67, 40]);
   expect(worst(proj, onCpu("projection", {}, [x, w, b], [2, 67, 40])), "projection vs cpu").toBeLessThan(1);
-  expect(proj.toFloat32Array().some((v) => Math.abs(v) > 0.1), "projection is not all zeros").toBe(true);
+  expect(
+    proj.toFloat32Array().some((v) => Math.abs(v) > 0.1),
+    "projection is not all zeros",
+  ).toBe(true);
   const q = random([1, 2, 130, 16], 4);
   const k = random([1, 2, 130, 16], 5);
   const v = random([1, 2, 130, 16], 6);
-  const attrs = { causal: true, window: null, alignment: "top-left", scale: 0.25, dropoutRate: 0, dropoutSeed: 0, training: false };
+  const attrs = {
+    causal: true,
+    window: null,
+    alignment: "top-left",
+    scale: 0.25,
+    dropoutRate: 0,
+    dropoutSeed: 0,
+    training: false,
+  };
   const att = onWasm(ex, "attention", attrs, [q, k, v, undefined], [1, 2, 130, 16]);
-  expect(worst(att, onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 130, 16])), "attention vs cpu").toBeLessThan(1);
+  expect(worst(att, onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 130, 16])), "attention vs cpu").toBeLessThan(
+    1,
+  );
   // Causal: query 0 sees only key 0, so its context row is v's row 0 exactly (up to rounding).
   expect(Math.abs(att.get(0, 0, 0, 0) - v.get(0, 0, 0, 0))).toBeLessThan(1e-6);
 }
@@ -69,7 +82,10 @@ describe(`flavour selection (this engine ${engineHasRelaxed ? "validates" : "rej
   });
 
   it.runIf(!engineHasRelaxed)('asking for "relaxed" is a loud UnsupportedError at init', async () => {
-    const e = await wasmExecutor({ flavour: "relaxed" }).then(() => undefined, (err: unknown) => err);
+    const e = await wasmExecutor({ flavour: "relaxed" }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(AttnGraphError.isInstance(e)).toBe(true);
     expect((e as AttnGraphError).code).toBe("unsupported");
     expect((e as Error).message).toMatch(/^unsupported: wasm flavour relaxed/);
@@ -85,7 +101,9 @@ describe(`flavour selection (this engine ${engineHasRelaxed ? "validates" : "rej
     return import("./register-kernels.js").then(({ createWasmExecutor }) => {
       const ex = createWasmExecutor();
       expect(ex.supports("softmax", {}).ok).toBe(true); // answered without the module
-      expect(() => ex.dispatch({ kind: "softmax", node: "s", attrs: { scale: 1 }, inputs: [], outShape: [1] })).toThrow(/not initialised: await init\(\) first/);
+      expect(() => ex.dispatch({ kind: "softmax", node: "s", attrs: { scale: 1 }, inputs: [], outShape: [1] })).toThrow(
+        /not initialised: await init\(\) first/,
+      );
     });
   });
 });

@@ -18,7 +18,13 @@ function runCase(ex: WasmExecutor, c: GoldenCase, fused: boolean): Record<string
     held.push(v);
     return v;
   };
-  const call = (kind: string, node: string, inputs: (WasmValue | undefined)[], attrs: Record<string, unknown>, outShape: Shape) => {
+  const call = (
+    kind: string,
+    node: string,
+    inputs: (WasmValue | undefined)[],
+    attrs: Record<string, unknown>,
+    outShape: Shape,
+  ) => {
     const v = ex.dispatch({ kind, node, attrs, inputs, outShape });
     held.push(v);
     return v;
@@ -48,7 +54,13 @@ function runCase(ex: WasmExecutor, c: GoldenCase, fused: boolean): Record<string
   const got: Record<string, WasmValue> = { queries, keys, values };
   let heads: WasmValue;
   if (fused) {
-    heads = call("attention", "context.heads", [q, k, v, pad], { ...maskAttrs, scale, dropoutRate: 0.1, dropoutSeed: 1, training: false }, [B, H, L, D]);
+    heads = call(
+      "attention",
+      "context.heads",
+      [q, k, v, pad],
+      { ...maskAttrs, scale, dropoutRate: 0.1, dropoutSeed: 1, training: false },
+      [B, H, L, D],
+    );
   } else {
     got.scores = call("score", "scores", [q, k], {}, [B, H, L, S]); // (B, H, L, S)
     const masked = call("mask", "masked", [got.scores, pad], maskAttrs, [B, H, L, S]);
@@ -58,7 +70,9 @@ function runCase(ex: WasmExecutor, c: GoldenCase, fused: boolean): Record<string
   }
   const merged = call("transpose", "context.merge", [heads], { perm: [0, 2, 1, 3] }, [B, L, H, D]); // (B, L, H, D)
   got.context = call("reshape", "context", [merged], { shape: [B, L, dOut] }, [B, L, dOut]); // (B, L, E), a copy
-  got.output = c.weights.out_proj ? call("out-proj", "output", [got.context, w("out_proj"), w("out_bias")], {}, [B, L, c.weights.out_proj.shape[0]!]) : got.context;
+  got.output = c.weights.out_proj
+    ? call("out-proj", "output", [got.context, w("out_proj"), w("out_bias")], {}, [B, L, c.weights.out_proj.shape[0]!])
+    : got.context;
   const result = Object.fromEntries(Object.entries(got).map(([name, value]) => [name, ex.download(value)]));
   for (const value of held) ex.release(value);
   return result;
@@ -72,17 +86,20 @@ describe("golden cases through the wasm kernels", async () => {
   });
 
   for (const fused of [false, true]) {
-    it.each(files.map((f) => [f.slice(goldenDir.length + 1), f]))(`%s (${fused ? "fused attention" : "unfused chain"})`, (_name, file) => {
-      const c = loadCase(file);
-      const before = ex.inUseBytes;
-      const got = runCase(ex, c, fused);
-      const names = Object.keys(c.expected).filter((n) => n in got);
-      expect(names.length).toBeGreaterThan(fused ? 2 : 5);
-      for (const name of names) {
-        const result = compare(got[name]!, c.expected[name]!, c.tolerance);
-        expect({ name, ...result }).toMatchObject({ name, ok: true });
-      }
-      expect(ex.inUseBytes, "everything released").toBe(before);
-    });
+    it.each(files.map((f) => [f.slice(goldenDir.length + 1), f]))(
+      `%s (${fused ? "fused attention" : "unfused chain"})`,
+      (_name, file) => {
+        const c = loadCase(file);
+        const before = ex.inUseBytes;
+        const got = runCase(ex, c, fused);
+        const names = Object.keys(c.expected).filter((n) => n in got);
+        expect(names.length).toBeGreaterThan(fused ? 2 : 5);
+        for (const name of names) {
+          const result = compare(got[name]!, c.expected[name]!, c.tolerance);
+          expect({ name, ...result }).toMatchObject({ name, ok: true });
+        }
+        expect(ex.inUseBytes, "everything released").toBe(before);
+      },
+    );
   }
 });

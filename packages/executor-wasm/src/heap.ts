@@ -118,11 +118,15 @@ export class WasmHeap {
       const subject = subjectText(lazySubject);
       const expected = `at most ${formatBytes(this.#maxBytes)} of wasm memory (maxMemoryBytes)`;
       const got = `${formatBytes(size)} more, ${formatBytes(end)} in all`;
-      throw new AttnGraphError("memory-limit", describe(subject, `allocating ${formatBytes(size)} would grow the wasm memory past its limit`, expected, got), {
-        subject,
-        expected,
-        got,
-      });
+      throw new AttnGraphError(
+        "memory-limit",
+        describe(subject, `allocating ${formatBytes(size)} would grow the wasm memory past its limit`, expected, got),
+        {
+          subject,
+          expected,
+          got,
+        },
+      );
     }
     // Grow by at least a quarter of what there is, to keep the number of grows small, but never past the limit.
     const want = Math.min(Math.max(end, have + have / 4), this.#maxBytes);
@@ -132,12 +136,21 @@ export class WasmHeap {
     } catch (cause) {
       const subject = subjectText(lazySubject);
       const expected = `${formatBytes(pages * PAGE)} more wasm memory`;
-      throw new AttnGraphError("memory-limit", describe(subject, `the engine refused to grow the wasm memory for ${formatBytes(size)}`, expected, String(cause)), {
-        subject,
-        expected,
-        got: String(cause),
-        cause,
-      });
+      throw new AttnGraphError(
+        "memory-limit",
+        describe(
+          subject,
+          `the engine refused to grow the wasm memory for ${formatBytes(size)}`,
+          expected,
+          String(cause),
+        ),
+        {
+          subject,
+          expected,
+          got: String(cause),
+          cause,
+        },
+      );
     }
   }
 }

@@ -26,15 +26,26 @@ export class Instance {
   /** Params areas of a parallel job's calls 1 .. (call 0 takes the host's `params`). */
   readonly #callParams: number[] = [];
 
-  constructor(module: WebAssembly.Module, maxBytes: number, readonly gen: number, threads: number) {
+  constructor(
+    module: WebAssembly.Module,
+    maxBytes: number,
+    readonly gen: number,
+    threads: number,
+  ) {
     const maximum = Math.min(65536, Math.ceil(maxBytes / PAGE));
     const shared = threads > 1;
-    this.memory = new WebAssembly.Memory({ initial: Math.min(16, maximum), maximum, ...(shared ? { shared: true } : {}) });
-    this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports as unknown as KernelExports;
+    this.memory = new WebAssembly.Memory({
+      initial: Math.min(16, maximum),
+      maximum,
+      ...(shared ? { shared: true } : {}),
+    });
+    this.exports = new WebAssembly.Instance(module, { env: { memory: this.memory } })
+      .exports as unknown as KernelExports;
     this.heap = new WasmHeap(this.memory, this.exports.heapBase(), maxBytes);
     this.descriptors = this.heap.alloc(DESCRIPTOR_BYTES, "wasm descriptors and params");
     const paramsBytes = Math.max(this.exports.attentionParamsBytes(), this.exports.attentionGradParamsBytes());
-    if (paramsBytes > PARAMS_BYTES) throw new Error(`wasm module: attention params need ${paramsBytes} bytes, the host reserves ${PARAMS_BYTES}`);
+    if (paramsBytes > PARAMS_BYTES)
+      throw new Error(`wasm module: attention params need ${paramsBytes} bytes, the host reserves ${PARAMS_BYTES}`);
     this.control = shared ? this.heap.alloc(controlWords(threads) * 4, "wasm thread control block") : 0;
   }
 
@@ -51,7 +62,10 @@ export class Instance {
     if (own !== undefined) this.heap.free(own.ptr, own.bytes);
     this.#callScratch[i] = undefined;
     const size = blockBytes(bytes);
-    this.#callScratch[i] = { ptr: this.heap.alloc(size, `${subject} (kernel scratch${i === 0 ? "" : ` of parallel call ${i}`})`), bytes: size };
+    this.#callScratch[i] = {
+      ptr: this.heap.alloc(size, `${subject} (kernel scratch${i === 0 ? "" : ` of parallel call ${i}`})`),
+      bytes: size,
+    };
     return this.#callScratch[i]!.ptr;
   }
 

@@ -26,7 +26,9 @@ describe("int32 values", () => {
     const ex = await wasmExecutor();
     const e = thrown(() => ex.download(ex.upload(Tensor.int32([1, 2], [2]))));
     expect(AttnGraphError.isInstance(e)).toBe(true);
-    expect((e as Error).message).toMatch(/^download: download\(\) gives float32 tensors .*use downloadAny\(\) for an int32 value, expected a float32 value, got an int32 value \[2\]/);
+    expect((e as Error).message).toMatch(
+      /^download: download\(\) gives float32 tensors .*use downloadAny\(\) for an int32 value, expected a float32 value, got an int32 value \[2\]/,
+    );
   });
 
   it("an int32 upload made before a trap is restored as int32 in the new memory", async () => {
@@ -39,9 +41,15 @@ describe("int32 values", () => {
     ex.registerKernel("trap", trap);
     const table = ex.upload(random([4, 3], 2));
     const ids = ex.upload(Tensor.int32([3, 1, 2], [3]));
-    const before = ex.download(ex.dispatch({ kind: "embedding", node: "emb", attrs: {}, inputs: [ids, table], outShape: [3, 3] })).toFloat32Array();
-    expect(() => ex.dispatch({ kind: "trap", node: "t", attrs: {}, inputs: [table], outShape: [4, 3] })).toThrow(/WebAssembly trap/);
-    const after = ex.download(ex.dispatch({ kind: "embedding", node: "emb", attrs: {}, inputs: [ids, table], outShape: [3, 3] })).toFloat32Array();
+    const before = ex
+      .download(ex.dispatch({ kind: "embedding", node: "emb", attrs: {}, inputs: [ids, table], outShape: [3, 3] }))
+      .toFloat32Array();
+    expect(() => ex.dispatch({ kind: "trap", node: "t", attrs: {}, inputs: [table], outShape: [4, 3] })).toThrow(
+      /WebAssembly trap/,
+    );
+    const after = ex
+      .download(ex.dispatch({ kind: "embedding", node: "emb", attrs: {}, inputs: [ids, table], outShape: [3, 3] }))
+      .toFloat32Array();
     expect(after).toEqual(before);
     expect(Array.from(ex.downloadAny(ids).toInt32Array())).toEqual([3, 1, 2]);
   });
@@ -49,8 +57,14 @@ describe("int32 values", () => {
   it("view kernels and float kernels refuse int32 values (their slots are float32, as the graph declares)", async () => {
     const ex = await wasmExecutor();
     const ids = ex.upload(Tensor.int32([1, 2, 3, 4], [2, 2]));
-    for (const [kind, attrs] of [["reshape", { shape: [4] }], ["transpose", { perm: [1, 0] }], ["softmax", { scale: 1 }]] as const) {
-      const e = thrown(() => ex.dispatch({ kind, node: "n", attrs, inputs: [ids], outShape: kind === "reshape" ? [4] : [2, 2] })) as Error;
+    for (const [kind, attrs] of [
+      ["reshape", { shape: [4] }],
+      ["transpose", { perm: [1, 0] }],
+      ["softmax", { scale: 1 }],
+    ] as const) {
+      const e = thrown(() =>
+        ex.dispatch({ kind, node: "n", attrs, inputs: [ids], outShape: kind === "reshape" ? [4] : [2, 2] }),
+      ) as Error;
       expect(e.message, kind).toMatch(/^n\.x: input 0 \(x\) of op .* has the wrong dtype, expected float32, got int32/);
     }
   });

@@ -21,34 +21,137 @@ export interface KernelExports {
   /** This instance's per-thread areas (0 on the host's instance, a worker's index on its own). */
   setThreadSlot(slot: number): void;
   copy(src: number, desc: number, dst: number): void;
-  matmul(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number): void;
+  matmul(
+    m: number,
+    n: number,
+    k: number,
+    a: number,
+    lda: number,
+    b: number,
+    brs: number,
+    bcs: number,
+    c: number,
+    ldc: number,
+    bias: number,
+    biasStride: number,
+    scratch: number,
+  ): void;
   matmulScratchBytes(n: number, k: number): number;
   /** Floats of B [k, n] packed by `packMatmulB`. */
   packedBFloats(n: number, k: number): number;
   /** B [k, n] (element [kk, j] at b + (kk·brs + j·bcs)·4) packed once into the matmul's panels at dst. */
   packMatmulB(b: number, brs: number, bcs: number, k: number, n: number, dst: number): void;
   /** `matmul` with B from `packMatmulB`: the same numbers bit for bit. */
-  matmulPacked(m: number, n: number, k: number, a: number, lda: number, packed: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number): void;
+  matmulPacked(
+    m: number,
+    n: number,
+    k: number,
+    a: number,
+    lda: number,
+    packed: number,
+    c: number,
+    ldc: number,
+    bias: number,
+    biasStride: number,
+    scratch: number,
+  ): void;
   matmulPackedScratchBytes(n: number): number;
   /** Rows below which matmulPacked runs its matrix–vector path (a threaded call then splits columns, not rows). */
   matvecRows(): number;
   /** Columns [j0, j1) of matmulPacked for fewer than matvecRows() rows (j0 a multiple of 8): one thread's share. */
-  matvecPackedColumns(m: number, n: number, k: number, a: number, lda: number, packed: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number, j0: number, j1: number): void;
-  matmulSkipZero(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number): void;
+  matvecPackedColumns(
+    m: number,
+    n: number,
+    k: number,
+    a: number,
+    lda: number,
+    packed: number,
+    c: number,
+    ldc: number,
+    bias: number,
+    biasStride: number,
+    scratch: number,
+    j0: number,
+    j1: number,
+  ): void;
+  matmulSkipZero(
+    m: number,
+    n: number,
+    k: number,
+    a: number,
+    lda: number,
+    b: number,
+    brs: number,
+    bcs: number,
+    c: number,
+    ldc: number,
+  ): void;
   allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
   /** See assembly/mask.ts: scores and strides, pad, user mask, bias (each address 0 when absent, strides over [B, H, L, S]), scale, geometry, dst, rows. */
   mask(
-    src: number, s0: number, s1: number, s2: number, s3: number,
-    pad: number, ps0: number, ps1: number,
-    user: number, u0: number, u1: number, u2: number, u3: number,
-    bias: number, b0: number, b1: number, b2: number, b3: number, scale: number,
-    nb: number, nh: number, nl: number, ns: number, causal: number, off: number, win: number, dst: number, r0: number, r1: number,
+    src: number,
+    s0: number,
+    s1: number,
+    s2: number,
+    s3: number,
+    pad: number,
+    ps0: number,
+    ps1: number,
+    user: number,
+    u0: number,
+    u1: number,
+    u2: number,
+    u3: number,
+    bias: number,
+    b0: number,
+    b1: number,
+    b2: number,
+    b3: number,
+    scale: number,
+    nb: number,
+    nh: number,
+    nl: number,
+    ns: number,
+    causal: number,
+    off: number,
+    win: number,
+    dst: number,
+    r0: number,
+    r1: number,
   ): void;
   softmax(src: number, desc: number, dst: number, scale: number, r0: number, r1: number): void;
   dropout(src: number, desc: number, dst: number, mixedSeed: number, threshold: number, keptScale: number): void;
   dropoutBits(seed: number, i: number): number;
-  rope(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, nd: number, r: number, cos: number, sin: number, dst: number): void;
-  alibi(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, ns: number, slopes: number, scale: number, off: number, dst: number): void;
+  rope(
+    src: number,
+    s0: number,
+    s1: number,
+    s2: number,
+    s3: number,
+    nb: number,
+    nh: number,
+    nl: number,
+    nd: number,
+    r: number,
+    cos: number,
+    sin: number,
+    dst: number,
+  ): void;
+  alibi(
+    src: number,
+    s0: number,
+    s1: number,
+    s2: number,
+    s3: number,
+    nb: number,
+    nh: number,
+    nl: number,
+    ns: number,
+    slopes: number,
+    scale: number,
+    off: number,
+    dst: number,
+  ): void;
   /** See assembly/attention.ts: `params` is a PackParams block (src/kernels/attention-params.ts writes it). */
   attentionPack(params: number): number;
   /** See assembly/attention.ts: `params` is a BlockParams block; returns the key blocks still to run (0: written). */
@@ -73,22 +176,110 @@ export interface KernelExports {
   exprClearStatus(regs: number): void;
   /** See assembly/expr-program.ts: an elementwise expression over n dense elements of up to four inputs. */
   exprPointwise(prog: number, regs: number, inputs: number, out: number, n: number): void;
-  layerNorm(src: number, desc: number, dst: number, w: number, ws: number, b: number, bs: number, eps: number, r0: number, r1: number): void;
+  layerNorm(
+    src: number,
+    desc: number,
+    dst: number,
+    w: number,
+    ws: number,
+    b: number,
+    bs: number,
+    eps: number,
+    r0: number,
+    r1: number,
+  ): void;
   gelu(src: number, dst: number, n: number, tanh: number): void;
   geluStrided(src: number, desc: number, dst: number, tanh: number, r0: number, r1: number): void;
-  add(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number): void;
+  add(
+    a: number,
+    ars: number,
+    acs: number,
+    b: number,
+    brs: number,
+    bcs: number,
+    dst: number,
+    rows: number,
+    n: number,
+  ): void;
   /** See assembly/mul.ts: add's blocks, multiplied. */
-  mul(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number): void;
+  mul(
+    a: number,
+    ars: number,
+    acs: number,
+    b: number,
+    brs: number,
+    bcs: number,
+    dst: number,
+    rows: number,
+    n: number,
+  ): void;
   /** See assembly/rms-norm.ts: rows [r0, r1) of any view → dst dense; w = 0 when there is no weight. */
   rmsNorm(src: number, desc: number, dst: number, w: number, ws: number, eps: number, r0: number, r1: number): void;
-  rmsNormGrad(g: number, gdesc: number, x: number, xdesc: number, w: number, ws: number, dst: number, eps: number, r0: number, r1: number): void;
+  rmsNormGrad(
+    g: number,
+    gdesc: number,
+    x: number,
+    xdesc: number,
+    w: number,
+    ws: number,
+    dst: number,
+    eps: number,
+    r0: number,
+    r1: number,
+  ): void;
   /** Adds rows [r0, r1) into float64 accumulators acc [E]. */
-  rmsNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;
+  rmsNormWeightGrad(
+    g: number,
+    gdesc: number,
+    x: number,
+    xdesc: number,
+    acc: number,
+    eps: number,
+    r0: number,
+    r1: number,
+  ): void;
   /** See assembly/add-layer-norm.ts: a block of rows of a + b (as `add`) and their layer norm (as `layerNorm`), side by side. */
-  addLayerNorm(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
-  embedding(ids: number, desc: number, nv: number, w: number, ws0: number, ws1: number, dst: number, ne: number, k0: number, k1: number): void;
+  addLayerNorm(
+    a: number,
+    ars: number,
+    acs: number,
+    b: number,
+    brs: number,
+    bcs: number,
+    dst: number,
+    rows: number,
+    n: number,
+    w: number,
+    ws: number,
+    bias: number,
+    bs: number,
+    eps: number,
+  ): void;
+  embedding(
+    ids: number,
+    desc: number,
+    nv: number,
+    w: number,
+    ws0: number,
+    ws1: number,
+    dst: number,
+    ne: number,
+    k0: number,
+    k1: number,
+  ): void;
   /** Returns `acc` plus the losses of rows [r0, r1), added in order; writes each to dst unless dst is 0. */
-  crossEntropy(logits: number, desc: number, targets: number, tdesc: number, dst: number, ignore: number, hasIgnore: number, r0: number, r1: number, acc: number): number;
+  crossEntropy(
+    logits: number,
+    desc: number,
+    targets: number,
+    tdesc: number,
+    dst: number,
+    ignore: number,
+    hasIgnore: number,
+    r0: number,
+    r1: number,
+    acc: number,
+  ): number;
   // Backward ops (assembly/sum-to.ts, transpose.ts, softmax-grad.ts, attention-grad.ts, layer-norm-grad.ts, gelu-grad.ts, embedding-grad.ts, cross-entropy-grad.ts).
   /** dst[0 .. bytes) = 0. */
   zero(dst: number, bytes: number): void;
@@ -100,8 +291,26 @@ export interface KernelExports {
   pad(src: number, desc: number, dst: number, rpc: number, before: number, after: number): void;
   /** Rows [r0, r1) of any view → columns [r0, r1) of dst [n, ld]. */
   transposeRows(src: number, desc: number, dst: number, ld: number, r0: number, r1: number): void;
-  softmaxGrad(y: number, ydesc: number, g: number, gdesc: number, dst: number, scale: number, r0: number, r1: number): void;
-  maskGrad(g: number, gdesc: number, m: number, mdesc: number, dst: number, scale: number, r0: number, r1: number): void;
+  softmaxGrad(
+    y: number,
+    ydesc: number,
+    g: number,
+    gdesc: number,
+    dst: number,
+    scale: number,
+    r0: number,
+    r1: number,
+  ): void;
+  maskGrad(
+    g: number,
+    gdesc: number,
+    m: number,
+    mdesc: number,
+    dst: number,
+    scale: number,
+    r0: number,
+    r1: number,
+  ): void;
   /** See assembly/attention-grad.ts: `params` is a GradPackParams block (src/kernels/attention-grad-params.ts writes it). */
   attentionGradPack(params: number): number;
   /** See assembly/attention-grad.ts: `params` is a GradBlockParams block; returns the key blocks still to run (0: done). */
@@ -116,22 +325,126 @@ export interface KernelExports {
   attentionGradParamsLayout(dst: number): number;
   /** Scratch bytes of the attention backward for key length S, head dims D and Dv, and mode (0 lse, 1 q, 2 k, 3 v). */
   attentionGradScratchBytes(ns: number, nd: number, ndv: number, mode: number): number;
-  layerNormGrad(g: number, gdesc: number, x: number, xdesc: number, w: number, ws: number, dst: number, eps: number, r0: number, r1: number): void;
+  layerNormGrad(
+    g: number,
+    gdesc: number,
+    x: number,
+    xdesc: number,
+    w: number,
+    ws: number,
+    dst: number,
+    eps: number,
+    r0: number,
+    r1: number,
+  ): void;
   /** Adds rows [r0, r1)'s grad ⊙ x̂ into the float64 accumulators at acc ([E]). */
-  layerNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;
+  layerNormWeightGrad(
+    g: number,
+    gdesc: number,
+    x: number,
+    xdesc: number,
+    acc: number,
+    eps: number,
+    r0: number,
+    r1: number,
+  ): void;
   f64ToF32(src: number, dst: number, n: number): void;
   geluGrad(g: number, x: number, dst: number, n: number, tanh: number): void;
-  geluGradStrided(g: number, gdesc: number, x: number, xdesc: number, dst: number, tanh: number, r0: number, r1: number): void;
-  embeddingGrad(ids: number, idesc: number, nv: number, g: number, gdesc: number, dst: number, ne: number, k0: number, k1: number): void;
-  crossEntropyGrad(logits: number, desc: number, targets: number, tdesc: number, grad: number, gstride: number, div: number, ignore: number, hasIgnore: number, dst: number, r0: number, r1: number): void;
+  geluGradStrided(
+    g: number,
+    gdesc: number,
+    x: number,
+    xdesc: number,
+    dst: number,
+    tanh: number,
+    r0: number,
+    r1: number,
+  ): void;
+  embeddingGrad(
+    ids: number,
+    idesc: number,
+    nv: number,
+    g: number,
+    gdesc: number,
+    dst: number,
+    ne: number,
+    k0: number,
+    k1: number,
+  ): void;
+  crossEntropyGrad(
+    logits: number,
+    desc: number,
+    targets: number,
+    tdesc: number,
+    grad: number,
+    gstride: number,
+    div: number,
+    ignore: number,
+    hasIgnore: number,
+    dst: number,
+    r0: number,
+    r1: number,
+  ): void;
   /** adam-moment over n contiguous elements of state, grad and (with hasParam) param. */
-  adamMoment(s: number, g: number, p: number, dst: number, n: number, beta: number, wd: number, square: number, hasParam: number): void;
+  adamMoment(
+    s: number,
+    g: number,
+    p: number,
+    dst: number,
+    n: number,
+    beta: number,
+    wd: number,
+    square: number,
+    hasParam: number,
+  ): void;
   /** adam-moment over rows [r0, r1): state and grad any views (descriptors), param dense. */
-  adamMomentStrided(s: number, sdesc: number, g: number, gdesc: number, p: number, dst: number, beta: number, wd: number, square: number, hasParam: number, r0: number, r1: number): void;
+  adamMomentStrided(
+    s: number,
+    sdesc: number,
+    g: number,
+    gdesc: number,
+    p: number,
+    dst: number,
+    beta: number,
+    wd: number,
+    square: number,
+    hasParam: number,
+    r0: number,
+    r1: number,
+  ): void;
   /** adam-step over n contiguous elements of param, m and v; t the step (an integer >= 1). */
-  adamStep(p: number, m: number, v: number, dst: number, n: number, t: number, lr: number, beta1: number, beta2: number, eps: number, wd: number, decoupled: number): void;
+  adamStep(
+    p: number,
+    m: number,
+    v: number,
+    dst: number,
+    n: number,
+    t: number,
+    lr: number,
+    beta1: number,
+    beta2: number,
+    eps: number,
+    wd: number,
+    decoupled: number,
+  ): void;
   /** adam-step over rows [r0, r1): param and m any views (descriptors), v dense. */
-  adamStepStrided(p: number, pdesc: number, m: number, mdesc: number, v: number, dst: number, t: number, lr: number, beta1: number, beta2: number, eps: number, wd: number, decoupled: number, r0: number, r1: number): void;
+  adamStepStrided(
+    p: number,
+    pdesc: number,
+    m: number,
+    mdesc: number,
+    v: number,
+    dst: number,
+    t: number,
+    lr: number,
+    beta1: number,
+    beta2: number,
+    eps: number,
+    wd: number,
+    decoupled: number,
+    r0: number,
+    r1: number,
+  ): void;
   /** Σ x² of n contiguous elements, in float64 (sum-squares). */
   sumSquares(x: number, n: number): number;
   /** dst = x · coef over n contiguous elements (clip-by-norm). */
@@ -139,13 +452,61 @@ export interface KernelExports {
   /** dst = (restart ? 0 : acc) + scale · g over n contiguous elements (grad-accumulate). */
   accumulateScaled(acc: number, g: number, dst: number, n: number, scale: number, restart: number): void;
   /** sgd-momentum over n contiguous elements of buf (read only without first), grad and (with hasParam) param; keep = 1 − dampening. */
-  sgdMomentum(b: number, g: number, p: number, dst: number, n: number, mu: number, keep: number, wd: number, first: number, hasParam: number): void;
+  sgdMomentum(
+    b: number,
+    g: number,
+    p: number,
+    dst: number,
+    n: number,
+    mu: number,
+    keep: number,
+    wd: number,
+    first: number,
+    hasParam: number,
+  ): void;
   /** sgd-momentum over rows [r0, r1): buf and grad any views (descriptors), param dense. */
-  sgdMomentumStrided(b: number, bdesc: number, g: number, gdesc: number, p: number, dst: number, mu: number, keep: number, wd: number, first: number, hasParam: number, r0: number, r1: number): void;
+  sgdMomentumStrided(
+    b: number,
+    bdesc: number,
+    g: number,
+    gdesc: number,
+    p: number,
+    dst: number,
+    mu: number,
+    keep: number,
+    wd: number,
+    first: number,
+    hasParam: number,
+    r0: number,
+    r1: number,
+  ): void;
   /** sgd-step over n contiguous elements of param, grad and buf; mode 0: u = d, 1: u = buf, 2: u = d + mu · buf (Nesterov). */
-  sgdStep(p: number, g: number, b: number, dst: number, n: number, lr: number, mu: number, wd: number, mode: number): void;
+  sgdStep(
+    p: number,
+    g: number,
+    b: number,
+    dst: number,
+    n: number,
+    lr: number,
+    mu: number,
+    wd: number,
+    mode: number,
+  ): void;
   /** sgd-step over rows [r0, r1): param and grad any views (descriptors), buf dense. */
-  sgdStepStrided(p: number, pdesc: number, g: number, gdesc: number, b: number, dst: number, lr: number, mu: number, wd: number, mode: number, r0: number, r1: number): void;
+  sgdStepStrided(
+    p: number,
+    pdesc: number,
+    g: number,
+    gdesc: number,
+    b: number,
+    dst: number,
+    lr: number,
+    mu: number,
+    wd: number,
+    mode: number,
+    r0: number,
+    r1: number,
+  ): void;
 }
 
 // One literal `new URL` per file: bundlers (Vite, rolldown, webpack) only rewrite URLs they can read statically.
@@ -190,11 +551,16 @@ export async function loadKernelModule(
   if (flavour !== "simd") {
     const relaxed = await wasmBytes(file("relaxed"), sources[file("relaxed")]);
     if (WebAssembly.validate(relaxed)) return { module: await WebAssembly.compile(relaxed), flavour: "relaxed" };
-    if (flavour === "relaxed") throw new UnsupportedError("wasm flavour relaxed: this engine rejects relaxed SIMD (Node 20 needs --experimental-wasm-relaxed-simd)");
+    if (flavour === "relaxed")
+      throw new UnsupportedError(
+        "wasm flavour relaxed: this engine rejects relaxed SIMD (Node 20 needs --experimental-wasm-relaxed-simd)",
+      );
   }
   const simd = await wasmBytes(file("simd"), sources[file("simd")]);
   if (!WebAssembly.validate(simd)) {
-    throw new UnsupportedError(`executor wasm: this engine rejects WebAssembly SIMD (fixed-width f32x4)${shared ? " with threads (shared memory, atomics)" : ""}`);
+    throw new UnsupportedError(
+      `executor wasm: this engine rejects WebAssembly SIMD (fixed-width f32x4)${shared ? " with threads (shared memory, atomics)" : ""}`,
+    );
   }
   return { module: await WebAssembly.compile(simd), flavour: "simd" };
 }

@@ -86,32 +86,58 @@ export function renderPointwiseAs(e: Expr, name: string): string {
 
 function simd(op: string, a: string, b: string, c: string): string {
   switch (op) {
-    case "add": return `f32x4.add(${a}, ${b})`;
-    case "sub": return `f32x4.sub(${a}, ${b})`;
-    case "mul": return `f32x4.mul(${a}, ${b})`;
-    case "div": return `f32x4.div(${a}, ${b})`;
-    case "min": return `f32x4.min(${a}, ${b})`;
-    case "max": return `f32x4.max(${a}, ${b})`;
-    case "neg": return `f32x4.neg(${a})`;
-    case "abs": return `f32x4.abs(${a})`;
-    case "sqrt": return `f32x4.sqrt(${a})`;
-    case "floor": return `f32x4.floor(${a})`;
-    case "eq": return `f32x4.eq(${a}, ${b})`;
-    case "ne": return `f32x4.ne(${a}, ${b})`;
-    case "lt": return `f32x4.lt(${a}, ${b})`;
-    case "le": return `f32x4.le(${a}, ${b})`;
-    case "gt": return `f32x4.gt(${a}, ${b})`;
-    case "ge": return `f32x4.ge(${a}, ${b})`;
-    case "and": return `v128.and(${a}, ${b})`;
-    case "or": return `v128.or(${a}, ${b})`;
-    case "not": return `v128.not(${a})`;
-    case "where": return `v128.bitselect(${b}, ${c}, ${a})`;
-    case "tanh": return `tanh4(${a})`;
-    case "exp": return `lanes4Exp(${a})`;
-    case "log": return `lanes4Log(${a})`;
-    case "sigmoid": return `lanes4Sigmoid(${a})`;
-    case "mod": return `lanes4Mod(${a}, ${b})`;
-    default: throw new Error(`renderPointwiseAs: no rendering for ${op} (known: ${Object.keys(EXPR_OPS).join(", ")})`);
+    case "add":
+      return `f32x4.add(${a}, ${b})`;
+    case "sub":
+      return `f32x4.sub(${a}, ${b})`;
+    case "mul":
+      return `f32x4.mul(${a}, ${b})`;
+    case "div":
+      return `f32x4.div(${a}, ${b})`;
+    case "min":
+      return `f32x4.min(${a}, ${b})`;
+    case "max":
+      return `f32x4.max(${a}, ${b})`;
+    case "neg":
+      return `f32x4.neg(${a})`;
+    case "abs":
+      return `f32x4.abs(${a})`;
+    case "sqrt":
+      return `f32x4.sqrt(${a})`;
+    case "floor":
+      return `f32x4.floor(${a})`;
+    case "eq":
+      return `f32x4.eq(${a}, ${b})`;
+    case "ne":
+      return `f32x4.ne(${a}, ${b})`;
+    case "lt":
+      return `f32x4.lt(${a}, ${b})`;
+    case "le":
+      return `f32x4.le(${a}, ${b})`;
+    case "gt":
+      return `f32x4.gt(${a}, ${b})`;
+    case "ge":
+      return `f32x4.ge(${a}, ${b})`;
+    case "and":
+      return `v128.and(${a}, ${b})`;
+    case "or":
+      return `v128.or(${a}, ${b})`;
+    case "not":
+      return `v128.not(${a})`;
+    case "where":
+      return `v128.bitselect(${b}, ${c}, ${a})`;
+    case "tanh":
+      return `tanh4(${a})`;
+    case "exp":
+      return `lanes4Exp(${a})`;
+    case "log":
+      return `lanes4Log(${a})`;
+    case "sigmoid":
+      return `lanes4Sigmoid(${a})`;
+    case "mod":
+      return `lanes4Mod(${a}, ${b})`;
+    default:
+      throw new Error(`renderPointwiseAs: no rendering for ${op} (known: ${Object.keys(EXPR_OPS).join(", ")})`);
   }
 }
 

@@ -23,7 +23,13 @@ export interface PageThreading {
 
 // test-util.ts's onWasm and random, copied: test-util makes a CPU executor on import (its reference), which this
 // page does not need.
-function onWasm(ex: WasmExecutor, kind: string, attrs: Record<string, unknown>, inputs: readonly (Tensor | undefined)[], outShape: Shape): Tensor {
+function onWasm(
+  ex: WasmExecutor,
+  kind: string,
+  attrs: Record<string, unknown>,
+  inputs: readonly (Tensor | undefined)[],
+  outShape: Shape,
+): Tensor {
   const values = inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
   const out = ex.dispatch({ kind, node: kind, attrs, inputs: values, outShape });
   const host = ex.download(out).contiguous();
@@ -50,7 +56,9 @@ function sameBits(name: string, got: Tensor, want: Tensor): PageResult {
   const y = new Uint32Array(Float32Array.from(b).buffer);
   if (x.length !== y.length) return { name, ok: false, error: `${x.length} elements, want ${y.length}` };
   const i = x.findIndex((v, j) => v !== y[j]);
-  return i < 0 ? { name, ok: true } : { name, ok: false, error: `element ${i}: ${a[i]} (threads: 2) vs ${b[i]} (one thread)` };
+  return i < 0
+    ? { name, ok: true }
+    : { name, ok: false, error: `element ${i}: ${a[i]} (threads: 2) vs ${b[i]} (one thread)` };
 }
 
 function kernels(one: WasmExecutor, two: WasmExecutor): PageResult[] {
@@ -58,14 +66,34 @@ function kernels(one: WasmExecutor, two: WasmExecutor): PageResult[] {
   const x = random([rows, nIn], 1);
   const w = random([nOut, nIn], 2);
   const bias = random([nOut], 3);
-  const results = [sameBits(`projection [${rows}, ${nIn}] · [${nOut}, ${nIn}]ᵀ + bias`, onWasm(two, "projection", {}, [x, w, bias], [rows, nOut]), onWasm(one, "projection", {}, [x, w, bias], [rows, nOut]))];
+  const results = [
+    sameBits(
+      `projection [${rows}, ${nIn}] · [${nOut}, ${nIn}]ᵀ + bias`,
+      onWasm(two, "projection", {}, [x, w, bias], [rows, nOut]),
+      onWasm(one, "projection", {}, [x, w, bias], [rows, nOut]),
+    ),
+  ];
   const [B, H, Hkv, L, S, D] = [2, 4, 2, 40, 40, 16];
   const q = random([B, H, L, D], 11);
   const k = random([B, Hkv, S, D], 12);
   const v = random([B, Hkv, S, D], 13);
-  const attrs = { causal: true, window: null, alignment: "bottom-right", scale: 1 / Math.sqrt(D), dropoutRate: 0, dropoutSeed: 0, training: false };
+  const attrs = {
+    causal: true,
+    window: null,
+    alignment: "bottom-right",
+    scale: 1 / Math.sqrt(D),
+    dropoutRate: 0,
+    dropoutSeed: 0,
+    training: false,
+  };
   const out: Shape = [B, H, L, D];
-  results.push(sameBits(`fused attention B${B} H${H} Hkv${Hkv} L${L} S${S} D${D}, causal`, onWasm(two, "attention", attrs, [q, k, v, undefined], out), onWasm(one, "attention", attrs, [q, k, v, undefined], out)));
+  results.push(
+    sameBits(
+      `fused attention B${B} H${H} Hkv${Hkv} L${L} S${S} D${D}, causal`,
+      onWasm(two, "attention", attrs, [q, k, v, undefined], out),
+      onWasm(one, "attention", attrs, [q, k, v, undefined], out),
+    ),
+  );
   return results;
 }
 
@@ -76,7 +104,9 @@ async function goldenCase(ex: WasmExecutor): Promise<PageResult[]> {
   const x = Tensor.from(golden.inputs.x.data, golden.inputs.x.shape);
   const expected = golden.expected as Record<string, { shape: number[]; data: number[] }>;
   const got = new Map<string, Tensor>();
-  const sub = session.tap(Object.keys(expected).filter((n) => n !== "output")).subscribe((e) => got.set(e.node, e.tensor));
+  const sub = session
+    .tap(Object.keys(expected).filter((n) => n !== "output"))
+    .subscribe((e) => got.set(e.node, e.tensor));
   const tapped = await session.run({ x });
   sub.unsubscribe();
   got.set("output", tapped[graph.outputs[0]!]!);
@@ -84,11 +114,19 @@ async function goldenCase(ex: WasmExecutor): Promise<PageResult[]> {
   const results: PageResult[] = [];
   const check = (name: string, t: Tensor | undefined, want: { shape: number[]; data: number[] }) => {
     const r = t ? compare(t, Tensor.from(want.data, want.shape), golden.tolerance) : undefined;
-    results.push({ name, ok: r?.ok === true, ...(r?.ok ? {} : { error: r ? JSON.stringify(r.worst) : "no tensor delivered" }) });
+    results.push({
+      name,
+      ok: r?.ok === true,
+      ...(r?.ok ? {} : { error: r ? JSON.stringify(r.worst) : "no tensor delivered" }),
+    });
   };
-  for (const [name, want] of Object.entries(expected)) check(`golden ${golden.name} (tapped): ${name}`, got.get(name), want);
+  for (const [name, want] of Object.entries(expected))
+    check(`golden ${golden.name} (tapped): ${name}`, got.get(name), want);
   check(`golden ${golden.name} (untapped, fused): output`, fused, expected["output"]!);
-  results.push({ name: "golden: the untapped plan uses the fused attention kernel", ok: session.plan.steps.some((s) => s.kind === "attention") });
+  results.push({
+    name: "golden: the untapped plan uses the fused attention kernel",
+    ok: session.plan.steps.some((s) => s.kind === "attention"),
+  });
   await session.dispose();
   return results;
 }

@@ -14,7 +14,14 @@ export async function wasmExecutor(options: CreateWasmExecutorOptions = {}): Pro
 }
 
 /** Uploads, dispatches, downloads and releases everything: the result as a host tensor. */
-export function onWasm(ex: WasmExecutor, kind: string, attrs: Record<string, unknown>, inputs: readonly (AnyTensor | undefined)[], outShape: Shape, node = kind): Tensor {
+export function onWasm(
+  ex: WasmExecutor,
+  kind: string,
+  attrs: Record<string, unknown>,
+  inputs: readonly (AnyTensor | undefined)[],
+  outShape: Shape,
+  node = kind,
+): Tensor {
   const values = inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
   const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });
   const host = ex.download(out).contiguous();
@@ -23,7 +30,12 @@ export function onWasm(ex: WasmExecutor, kind: string, attrs: Record<string, unk
   return host;
 }
 
-export function onCpu(kind: string, attrs: Record<string, unknown>, inputs: readonly (Tensor | undefined)[], outShape: Shape): Tensor {
+export function onCpu(
+  kind: string,
+  attrs: Record<string, unknown>,
+  inputs: readonly (Tensor | undefined)[],
+  outShape: Shape,
+): Tensor {
   return cpu.dispatch({ kind, node: kind, attrs, inputs, outShape }).contiguous();
 }
 
@@ -65,12 +77,20 @@ export function worst(a: Tensor, b: Tensor, abs = 1e-5, rel = 1e-4): number {
  */
 export function uploadView(ex: WasmExecutor, t: AnyTensor): WasmValue {
   const n = t.data.length;
-  const whole = t.data instanceof Int32Array ? ex.upload(new Tensor<"int32">(t.data, [n])) : ex.upload(new Tensor(t.data, [n]));
+  const whole =
+    t.data instanceof Int32Array ? ex.upload(new Tensor<"int32">(t.data, [n])) : ex.upload(new Tensor(t.data, [n]));
   return new WasmValue(whole.block, t.shape, t.strides, whole.offset + t.offset, t.dtype);
 }
 
 /** `onWasm` with every input uploaded with its own layout (`uploadView`): the kernels' strided paths. */
-export function onWasmViews(ex: WasmExecutor, kind: string, attrs: Record<string, unknown>, inputs: readonly (AnyTensor | undefined)[], outShape: Shape, node = kind): Tensor {
+export function onWasmViews(
+  ex: WasmExecutor,
+  kind: string,
+  attrs: Record<string, unknown>,
+  inputs: readonly (AnyTensor | undefined)[],
+  outShape: Shape,
+  node = kind,
+): Tensor {
   const values = inputs.map((t) => (t === undefined ? undefined : uploadView(ex, t)));
   try {
     const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });

@@ -5,7 +5,8 @@ import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { createWasmExecutor } from "./index.js";
 import { onWasm, random, wasmExecutor } from "./test-util.js";
 
-const bits = (t: { toFloat32Array(): Float32Array }) => Array.from(new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer));
+const bits = (t: { toFloat32Array(): Float32Array }) =>
+  Array.from(new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer));
 
 const one = await wasmExecutor({ flavour: "simd" });
 const two = await wasmExecutor({ flavour: "simd", threads: 2 });
@@ -21,7 +22,12 @@ describe("wasm executor with threads: 2", () => {
     expect(one.describe()).toBe("simd flavour, 1 thread");
   });
 
-  for (const [rows, nIn, nOut] of [[128, 256, 384], [37, 300, 45], [7, 768, 768], [203, 64, 1000]] as const) {
+  for (const [rows, nIn, nOut] of [
+    [128, 256, 384],
+    [37, 300, 45],
+    [7, 768, 768],
+    [203, 64, 1000],
+  ] as const) {
     it(`projection [${rows}, ${nIn}] · [${nOut}, ${nIn}]ᵀ + bias: the one-thread bits`, () => {
       const x = random([rows, nIn], 1);
       const w = random([nOut, nIn], 2);
@@ -35,7 +41,14 @@ describe("wasm executor with threads: 2", () => {
   }
 
   // A decoding step's projections (one to three rows against the packed weight): split by columns, whole passes of 24.
-  for (const [rows, nIn, nOut] of [[1, 768, 768], [2, 300, 1000], [3, 512, 77], [1, 64, 20], [2, 1000, 205], [1, 3072, 768]] as const) {
+  for (const [rows, nIn, nOut] of [
+    [1, 768, 768],
+    [2, 300, 1000],
+    [3, 512, 77],
+    [1, 64, 20],
+    [2, 1000, 205],
+    [1, 3072, 768],
+  ] as const) {
     it(`projection of ${rows} row${rows > 1 ? "s" : ""} [${nIn}] · [${nOut}, ${nIn}]ᵀ + bias: columns split, the one-thread bits`, () => {
       const x = random([rows, nIn], 4);
       const w = random([nOut, nIn], 5);
@@ -79,17 +92,32 @@ describe("wasm executor with threads: 2", () => {
   });
 
   // [B, H, Hkv, L, S, D]: by batch (B ≥ threads), by kv head (B = 1), GQA groups kept whole, one kv head (MQA: by batch).
-  for (const [B, H, Hkv, L, S, D] of [[4, 4, 4, 64, 64, 32], [1, 12, 12, 128, 128, 64], [1, 8, 2, 100, 130, 32], [3, 6, 1, 70, 70, 16]] as const) {
+  for (const [B, H, Hkv, L, S, D] of [
+    [4, 4, 4, 64, 64, 32],
+    [1, 12, 12, 128, 128, 64],
+    [1, 8, 2, 100, 130, 32],
+    [3, 6, 1, 70, 70, 16],
+  ] as const) {
     for (const variant of ["causal, padded", "window 33, dropout 0.2"] as const) {
       it(`fused attention B${B} H${H} Hkv${Hkv} L${L} S${S} D${D}, ${variant}: the one-thread bits`, () => {
         const q = random([B, H, L, D], 11);
         const k = random([B, Hkv, S, D], 12);
         const v = random([B, Hkv, S, D], 13);
         const dropping = variant.includes("dropout");
-        const pad = dropping ? undefined : new Tensor(random([B, S], 14).data.map((x) => (x > -0.8 ? 1 : 0)), [B, S]);
+        const pad = dropping
+          ? undefined
+          : new Tensor(
+              random([B, S], 14).data.map((x) => (x > -0.8 ? 1 : 0)),
+              [B, S],
+            );
         const attrs = {
-          causal: true, window: dropping ? 33 : null, alignment: "bottom-right", scale: 1 / Math.sqrt(D),
-          dropoutRate: dropping ? 0.2 : 0, dropoutSeed: 7, training: dropping,
+          causal: true,
+          window: dropping ? 33 : null,
+          alignment: "bottom-right",
+          scale: 1 / Math.sqrt(D),
+          dropoutRate: dropping ? 0.2 : 0,
+          dropoutSeed: 7,
+          training: dropping,
         };
         const before = two.stats.threaded;
         const got = onWasm(two, "attention", attrs, [q, k, v, pad], [B, H, L, D]);
@@ -102,13 +130,30 @@ describe("wasm executor with threads: 2", () => {
   // The decode path (at most 16 query rows, no dropout: attentionDecode reads K and V in place), split by batch or kv
   // head when the K and V it streams reach 2^20 bytes: a decoding step over a 1025-position cache, GQA groups of 4 with
   // 3 query rows (split by kv head), a padded batch (split by batch); below the threshold, one thread.
-  for (const [B, H, Hkv, L, S, D] of [[1, 12, 12, 1, 1025, 64], [1, 8, 2, 3, 2100, 32], [1, 8, 2, 3, 700, 32], [3, 4, 4, 1, 300, 64], [1, 12, 12, 1, 129, 64]] as const) {
+  for (const [B, H, Hkv, L, S, D] of [
+    [1, 12, 12, 1, 1025, 64],
+    [1, 8, 2, 3, 2100, 32],
+    [1, 8, 2, 3, 700, 32],
+    [3, 4, 4, 1, 300, 64],
+    [1, 12, 12, 1, 129, 64],
+  ] as const) {
     it(`decode-path attention B${B} H${H} Hkv${Hkv} L${L} S${S} D${D}, causal bottom-right, padded: the one-thread bits`, () => {
       const q = random([B, H, L, D], 21);
       const k = random([B, Hkv, S, D], 22);
       const v = random([B, Hkv, S, D], 23);
-      const pad = new Tensor(random([B, S], 24).data.map((x) => (x > -0.8 ? 1 : 0)), [B, S]);
-      const attrs = { causal: true, window: null, alignment: "bottom-right", scale: 1 / Math.sqrt(D), dropoutRate: 0, dropoutSeed: 0, training: false };
+      const pad = new Tensor(
+        random([B, S], 24).data.map((x) => (x > -0.8 ? 1 : 0)),
+        [B, S],
+      );
+      const attrs = {
+        causal: true,
+        window: null,
+        alignment: "bottom-right",
+        scale: 1 / Math.sqrt(D),
+        dropoutRate: 0,
+        dropoutSeed: 0,
+        training: false,
+      };
       const before = two.stats.threaded;
       const got = onWasm(two, "attention", attrs, [q, k, v, pad], [B, H, L, D]);
       expect(two.stats.threaded - before).toBe(4 * B * Hkv * S * 2 * D >= 2 ** 20 && (B > 1 || Hkv > 1) ? 1 : 0);

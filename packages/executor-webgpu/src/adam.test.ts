@@ -29,13 +29,24 @@ const LAYOUTS: readonly Layout[] = ["dense", "permuted", "spaced"];
 /** `t` as a GPU value in `layout`: uploaded, uploaded transposed and transposed back (perm reverses the axes), spaced. */
 async function inLayout(t: Tensor, layout: Layout): Promise<Tensor | GpuTensor> {
   if (layout === "dense") return t;
-  if (layout === "permuted") return ops.permuted(t, t.shape.map((_, i) => t.rank - 1 - i));
+  if (layout === "permuted")
+    return ops.permuted(
+      t,
+      t.shape.map((_, i) => t.rank - 1 - i),
+    );
   return ops.spaced(t);
 }
 
 // ---- float64 references (torch.optim.Adam's formulas) ----
 
-function moment64(state: readonly number[], grad: readonly number[], param: readonly number[] | undefined, beta: number, square: boolean, weightDecay: number): number[] {
+function moment64(
+  state: readonly number[],
+  grad: readonly number[],
+  param: readonly number[] | undefined,
+  beta: number,
+  square: boolean,
+  weightDecay: number,
+): number[] {
   return state.map((s, i) => {
     const g = grad[i]! + weightDecay * (param ? param[i]! : 0);
     return beta * s + (1 - beta) * (square ? g * g : g);
@@ -52,7 +63,13 @@ type StepAttrs = {
   decoupled: boolean;
 };
 
-function step64(param: readonly number[], m: readonly number[], v: readonly number[], t: number, a: StepAttrs): number[] {
+function step64(
+  param: readonly number[],
+  m: readonly number[],
+  v: readonly number[],
+  t: number,
+  a: StepAttrs,
+): number[] {
   const bc1 = 1 - a.beta1 ** t;
   const bc2 = 1 - a.beta2 ** t;
   return param.map((p0, i) => {
@@ -62,7 +79,8 @@ function step64(param: readonly number[], m: readonly number[], v: readonly numb
 }
 
 /** The second moment is never negative: |x| of seeded values. */
-const positive = (shape: number[], seed: number, scale = 1): Tensor => Tensor.from(values(randomTensor(shape, seed, scale)).map(Math.abs), shape);
+const positive = (shape: number[], seed: number, scale = 1): Tensor =>
+  Tensor.from(values(randomTensor(shape, seed, scale)).map(Math.abs), shape);
 
 /** A step value computed on the GPU (a sum of two uploads), so the executor holds no host copy of it. */
 async function gpuStep(t: number, shape: number[] = [1]): Promise<GpuTensor> {
@@ -105,43 +123,113 @@ describe("adam-moment", () => {
       const want = moment64(values(state), values(grad), undefined, 0.8, square, 0);
       for (const layout of LAYOUTS) {
         const inputs = [await inLayout(state, layout), await inLayout(grad, layout)];
-        expectClose(await ops.run("adam-moment", { beta: 0.8, square, weightDecay: 0 }, inputs, shape), want, `square ${square}, ${layout}`);
-        expectClose(await ops.run("adam-moment", { beta: 0.8, square, weightDecay: 0 }, [...inputs, undefined], shape), want, `square ${square}, ${layout}, undefined param`);
+        expectClose(
+          await ops.run("adam-moment", { beta: 0.8, square, weightDecay: 0 }, inputs, shape),
+          want,
+          `square ${square}, ${layout}`,
+        );
+        expectClose(
+          await ops.run("adam-moment", { beta: 0.8, square, weightDecay: 0 }, [...inputs, undefined], shape),
+          want,
+          `square ${square}, ${layout}, undefined param`,
+        );
       }
     }
-    expectClose(await ops.run("adam-moment", { beta: 0.8 }, [state, grad], shape), moment64(values(state), values(grad), undefined, 0.8, false, 0), "defaults");
+    expectClose(
+      await ops.run("adam-moment", { beta: 0.8 }, [state, grad], shape),
+      moment64(values(state), values(grad), undefined, 0.8, false, 0),
+      "defaults",
+    );
   });
 
   it("beta 0 gives g (or g²); past one workgroup; a scalar and an empty tensor", async () => {
-    expectClose(await ops.run("adam-moment", { beta: 0, square: true, weightDecay: 0 }, [state, grad], shape), values(grad).map((g) => g * g), "beta 0");
+    expectClose(
+      await ops.run("adam-moment", { beta: 0, square: true, weightDecay: 0 }, [state, grad], shape),
+      values(grad).map((g) => g * g),
+      "beta 0",
+    );
     const big = randomTensor([70, 33], 5);
     const bigG = randomTensor([70, 33], 6);
-    expectClose(await ops.run("adam-moment", { beta: 0.9, square: false, weightDecay: 0 }, [await ops.permuted(big, [1, 0]), bigG], [70, 33]), moment64(values(big), values(bigG), undefined, 0.9, false, 0), "[70, 33]");
-    const one = await ops.run("adam-moment", { beta: 0.5, square: false, weightDecay: 0 }, [Tensor.from([2], []), Tensor.from([4], [])], []);
+    expectClose(
+      await ops.run(
+        "adam-moment",
+        { beta: 0.9, square: false, weightDecay: 0 },
+        [await ops.permuted(big, [1, 0]), bigG],
+        [70, 33],
+      ),
+      moment64(values(big), values(bigG), undefined, 0.9, false, 0),
+      "[70, 33]",
+    );
+    const one = await ops.run(
+      "adam-moment",
+      { beta: 0.5, square: false, weightDecay: 0 },
+      [Tensor.from([2], []), Tensor.from([4], [])],
+      [],
+    );
     expect(one.shape).toEqual([]);
     expect(values(one)).toEqual([3]);
-    const empty = await ops.run("adam-moment", { beta: 0.5, square: false, weightDecay: 0 }, [Tensor.from([], [0, 3]), Tensor.from([], [0, 3])], [0, 3]);
+    const empty = await ops.run(
+      "adam-moment",
+      { beta: 0.5, square: false, weightDecay: 0 },
+      [Tensor.from([], [0, 3]), Tensor.from([], [0, 3])],
+      [0, 3],
+    );
     expect(empty.shape).toEqual([0, 3]);
   });
 
   it("NaN propagates from state and grad", async () => {
-    const got = await ops.run("adam-moment", { beta: 0.9, square: false, weightDecay: 0 }, [Tensor.from([Number.NaN, 1], [2]), Tensor.from([1, Number.NaN], [2])], [2]);
+    const got = await ops.run(
+      "adam-moment",
+      { beta: 0.9, square: false, weightDecay: 0 },
+      [Tensor.from([Number.NaN, 1], [2]), Tensor.from([1, Number.NaN], [2])],
+      [2],
+    );
     expect(values(got).every(Number.isNaN)).toBe(true);
   });
 
   it("errors name the node and field", async () => {
     const s = Tensor.from([1, 2], [2]);
     const base = { beta: 0.9, square: false, weightDecay: 0 };
-    await expect(ops.error("adam-moment", { ...base, beta: 1 }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.beta" });
-    await expect(ops.error("adam-moment", { ...base, beta: -0.1 }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.beta" });
-    await expect(ops.error("adam-moment", { square: false }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.beta" });
-    await expect(ops.error("adam-moment", { ...base, square: "yes" }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.square" });
-    await expect(ops.error("adam-moment", { ...base, weightDecay: -1 }, [s, s, s], [2], "m1")).resolves.toMatchObject({ code: "attr", subject: "m1.weightDecay" });
-    await expect(ops.error("adam-moment", { ...base, weightDecay: 0.1 }, [s, s], [2], "m1")).resolves.toMatchObject({ code: "input", subject: "m1.param" });
-    await expect(ops.error("adam-moment", base, [s, Tensor.from([1, 2, 3], [3])], [2], "m1")).resolves.toMatchObject({ code: "shape", subject: "m1.grad" });
-    await expect(ops.error("adam-moment", base, [s, s, Tensor.from([1], [1])], [2], "m1")).resolves.toMatchObject({ code: "shape", subject: "m1.param" });
-    await expect(ops.error("adam-moment", base, [s], [2], "m1")).resolves.toMatchObject({ code: "input", subject: "m1.grad" });
-    await expect(ops.error("adam-moment", base, [s, Tensor.int32([1, 2], [2])], [2], "m1")).resolves.toMatchObject({ code: "input", subject: "m1.grad" });
+    await expect(ops.error("adam-moment", { ...base, beta: 1 }, [s, s], [2], "m1")).resolves.toMatchObject({
+      code: "attr",
+      subject: "m1.beta",
+    });
+    await expect(ops.error("adam-moment", { ...base, beta: -0.1 }, [s, s], [2], "m1")).resolves.toMatchObject({
+      code: "attr",
+      subject: "m1.beta",
+    });
+    await expect(ops.error("adam-moment", { square: false }, [s, s], [2], "m1")).resolves.toMatchObject({
+      code: "attr",
+      subject: "m1.beta",
+    });
+    await expect(ops.error("adam-moment", { ...base, square: "yes" }, [s, s], [2], "m1")).resolves.toMatchObject({
+      code: "attr",
+      subject: "m1.square",
+    });
+    await expect(ops.error("adam-moment", { ...base, weightDecay: -1 }, [s, s, s], [2], "m1")).resolves.toMatchObject({
+      code: "attr",
+      subject: "m1.weightDecay",
+    });
+    await expect(ops.error("adam-moment", { ...base, weightDecay: 0.1 }, [s, s], [2], "m1")).resolves.toMatchObject({
+      code: "input",
+      subject: "m1.param",
+    });
+    await expect(ops.error("adam-moment", base, [s, Tensor.from([1, 2, 3], [3])], [2], "m1")).resolves.toMatchObject({
+      code: "shape",
+      subject: "m1.grad",
+    });
+    await expect(ops.error("adam-moment", base, [s, s, Tensor.from([1], [1])], [2], "m1")).resolves.toMatchObject({
+      code: "shape",
+      subject: "m1.param",
+    });
+    await expect(ops.error("adam-moment", base, [s], [2], "m1")).resolves.toMatchObject({
+      code: "input",
+      subject: "m1.grad",
+    });
+    await expect(ops.error("adam-moment", base, [s, Tensor.int32([1, 2], [2])], [2], "m1")).resolves.toMatchObject({
+      code: "input",
+      subject: "m1.grad",
+    });
   });
 });
 
@@ -163,7 +251,12 @@ describe("adam-step", () => {
             for (const [j, lm] of LAYOUTS.entries()) {
               const lv = LAYOUTS[(i + 2 * j) % 3]!;
               const stepShape = (i + j) % 2 === 0 ? [] : [1];
-              const inputs = [await inLayout(param, lp), await inLayout(m, lm), await inLayout(v, lv), Tensor.from([t], stepShape)];
+              const inputs = [
+                await inLayout(param, lp),
+                await inLayout(m, lm),
+                await inLayout(v, lv),
+                Tensor.from([t], stepShape),
+              ];
               const got = await ops.run("adam-step", attrs, inputs, shape);
               expect(got.shape).toEqual(shape);
               expectClose(got, want, `t ${t}, param ${lp}, m ${lm}, v ${lv}, step [${stepShape}]`);
@@ -180,12 +273,36 @@ describe("adam-step", () => {
       ["[] upload", Tensor.from([3], [])],
       ["[1] upload", Tensor.from([3], [1])],
       ["[1] spaced view", await ops.spaced(Tensor.from([3], [1]))],
-      ["[1] slice of [0, NaN, 2.5, 3, -1]", await ops.dispatch("slice", { axis: 0, start: 3, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1])],
-      ["[] reshape of that slice", await ops.dispatch("reshape", {}, [await ops.dispatch("slice", { axis: 0, start: 3, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1])], [])],
+      [
+        "[1] slice of [0, NaN, 2.5, 3, -1]",
+        await ops.dispatch(
+          "slice",
+          { axis: 0, start: 3, size: 1 },
+          [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])],
+          [1],
+        ),
+      ],
+      [
+        "[] reshape of that slice",
+        await ops.dispatch(
+          "reshape",
+          {},
+          [
+            await ops.dispatch(
+              "slice",
+              { axis: 0, start: 3, size: 1 },
+              [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])],
+              [1],
+            ),
+          ],
+          [],
+        ),
+      ],
       ["[] computed", await gpuStep(3, [])],
       ["[1] computed", await gpuStep(3, [1])],
     ];
-    for (const [label, step] of steps) expectClose(await ops.run("adam-step", { ...ADAM }, [param, m, v, step], shape), want, label);
+    for (const [label, step] of steps)
+      expectClose(await ops.run("adam-step", { ...ADAM }, [param, m, v, step], shape), want, label);
     // Absent attributes take the op's defaults (beta1 0.9, beta2 0.999, eps 1e-8, no weight decay).
     expectClose(await ops.run("adam-step", { lr: 1e-3 }, [param, m, v, Tensor.from([3], [])], shape), want, "defaults");
   });
@@ -207,8 +324,16 @@ describe("adam-step", () => {
     ];
     for (const [beta1, beta2, t] of cases) {
       const attrs = { ...ADAM, beta1, beta2 };
-      expectClose(await ops.run("adam-step", attrs, [param, m, v, Tensor.from([t], [])], shape), step64(values(param), values(m), values(v), t, attrs), `beta1 ${beta1}, beta2 ${beta2}, t ${t}`);
-      expectClose(await ops.run("adam-step", attrs, [param, m, v, await gpuStep(t)], shape), step64(values(param), values(m), values(v), t, attrs), `computed t ${t}`);
+      expectClose(
+        await ops.run("adam-step", attrs, [param, m, v, Tensor.from([t], [])], shape),
+        step64(values(param), values(m), values(v), t, attrs),
+        `beta1 ${beta1}, beta2 ${beta2}, t ${t}`,
+      );
+      expectClose(
+        await ops.run("adam-step", attrs, [param, m, v, await gpuStep(t)], shape),
+        step64(values(param), values(m), values(v), t, attrs),
+        `computed t ${t}`,
+      );
     }
   });
 
@@ -217,12 +342,31 @@ describe("adam-step", () => {
     const mm = randomTensor([40, 50], 22, 0.1);
     const vv = positive([40, 50], 23, 0.1);
     const attrs = { ...ADAM, eps: 0, weightDecay: 0.05, decoupled: true };
-    const inputs = [await ops.permuted(p, [1, 0]), await ops.spaced(mm), await ops.permuted(vv, [1, 0]), Tensor.from([4], [1])];
-    expectClose(await ops.run("adam-step", attrs, inputs, [40, 50]), step64(values(p), values(mm), values(vv), 4, attrs), "[40, 50]");
-    const one = await ops.run("adam-step", ADAM, [Tensor.from([1], []), Tensor.from([0.5], []), Tensor.from([0.25], []), Tensor.from([2], [])], []);
+    const inputs = [
+      await ops.permuted(p, [1, 0]),
+      await ops.spaced(mm),
+      await ops.permuted(vv, [1, 0]),
+      Tensor.from([4], [1]),
+    ];
+    expectClose(
+      await ops.run("adam-step", attrs, inputs, [40, 50]),
+      step64(values(p), values(mm), values(vv), 4, attrs),
+      "[40, 50]",
+    );
+    const one = await ops.run(
+      "adam-step",
+      ADAM,
+      [Tensor.from([1], []), Tensor.from([0.5], []), Tensor.from([0.25], []), Tensor.from([2], [])],
+      [],
+    );
     expect(one.shape).toEqual([]);
     expectClose(one, step64([1], [0.5], [0.25], 2, ADAM), "scalar");
-    const empty = await ops.run("adam-step", ADAM, [Tensor.from([], [2, 0]), Tensor.from([], [2, 0]), Tensor.from([], [2, 0]), Tensor.from([1], [])], [2, 0]);
+    const empty = await ops.run(
+      "adam-step",
+      ADAM,
+      [Tensor.from([], [2, 0]), Tensor.from([], [2, 0]), Tensor.from([], [2, 0]), Tensor.from([1], [])],
+      [2, 0],
+    );
     expect(empty.shape).toEqual([2, 0]);
   });
 
@@ -234,7 +378,16 @@ describe("adam-step", () => {
       ["NaN", Tensor.from([Number.NaN], []), "NaN"],
       ["Infinity", Tensor.from([Number.POSITIVE_INFINITY], []), "Infinity"],
       ["a spaced view of 0.5", await ops.spaced(Tensor.from([0.5], [1])), "0.5"],
-      ["a slice at 2.5", await ops.dispatch("slice", { axis: 0, start: 2, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1]), "2.5"],
+      [
+        "a slice at 2.5",
+        await ops.dispatch(
+          "slice",
+          { axis: 0, start: 2, size: 1 },
+          [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])],
+          [1],
+        ),
+        "2.5",
+      ],
     ];
     for (const [label, step, got] of bad) {
       const before = webgpu.stats.readbacks;
@@ -267,21 +420,52 @@ describe("adam-step", () => {
   it("errors name the node and field", async () => {
     const s = Tensor.from([1, 2], [2]);
     const t = Tensor.from([1], []);
-    const err = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ops.error("adam-step", attrs, inputs, [2], "upd");
+    const err = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) =>
+      ops.error("adam-step", attrs, inputs, [2], "upd");
     await expect(err({ ...ADAM, lr: 0 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
     await expect(err({ beta1: 0.9 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
-    await expect(err({ ...ADAM, lr: Number.POSITIVE_INFINITY }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
-    await expect(err({ ...ADAM, beta1: 1 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.beta1" });
-    await expect(err({ ...ADAM, beta2: 1.5 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.beta2" });
+    await expect(err({ ...ADAM, lr: Number.POSITIVE_INFINITY }, [s, s, s, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.lr",
+    });
+    await expect(err({ ...ADAM, beta1: 1 }, [s, s, s, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.beta1",
+    });
+    await expect(err({ ...ADAM, beta2: 1.5 }, [s, s, s, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.beta2",
+    });
     await expect(err({ ...ADAM, eps: -1 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.eps" });
-    await expect(err({ ...ADAM, weightDecay: -1 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.weightDecay" });
-    await expect(err({ ...ADAM, decoupled: 1 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "upd.decoupled" });
-    await expect(err(ADAM, [s, Tensor.from([1], [1]), s, t])).resolves.toMatchObject({ code: "shape", subject: "upd.m" });
-    await expect(err(ADAM, [s, s, Tensor.from([1, 2, 3], [3]), t])).resolves.toMatchObject({ code: "shape", subject: "upd.v" });
-    await expect(err(ADAM, [s, s, s, Tensor.from([1, 2], [2])])).resolves.toMatchObject({ code: "shape", subject: "upd.step" });
-    await expect(err(ADAM, [s, s, s, Tensor.from([1], [1, 1])])).resolves.toMatchObject({ code: "shape", subject: "upd.step" });
+    await expect(err({ ...ADAM, weightDecay: -1 }, [s, s, s, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.weightDecay",
+    });
+    await expect(err({ ...ADAM, decoupled: 1 }, [s, s, s, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.decoupled",
+    });
+    await expect(err(ADAM, [s, Tensor.from([1], [1]), s, t])).resolves.toMatchObject({
+      code: "shape",
+      subject: "upd.m",
+    });
+    await expect(err(ADAM, [s, s, Tensor.from([1, 2, 3], [3]), t])).resolves.toMatchObject({
+      code: "shape",
+      subject: "upd.v",
+    });
+    await expect(err(ADAM, [s, s, s, Tensor.from([1, 2], [2])])).resolves.toMatchObject({
+      code: "shape",
+      subject: "upd.step",
+    });
+    await expect(err(ADAM, [s, s, s, Tensor.from([1], [1, 1])])).resolves.toMatchObject({
+      code: "shape",
+      subject: "upd.step",
+    });
     await expect(err(ADAM, [s, s, s, undefined])).resolves.toMatchObject({ code: "input", subject: "upd.step" });
-    await expect(ops.error("adam-step", ADAM, [s, s, s, Tensor.int32([1], [])], [2], "upd")).resolves.toMatchObject({ code: "input", subject: "upd.step" });
+    await expect(ops.error("adam-step", ADAM, [s, s, s, Tensor.int32([1], [])], [2], "upd")).resolves.toMatchObject({
+      code: "input",
+      subject: "upd.step",
+    });
   });
 });
 
@@ -292,7 +476,10 @@ describe("a 5-step Adam loop (torch.optim.Adam / AdamW) on the GPU", () => {
   const shape = [6, 9];
   const p0 = randomTensor(shape, 31);
   const c = randomTensor(shape, 32);
-  const negC = Tensor.from(values(c).map((x) => -x), shape);
+  const negC = Tensor.from(
+    values(c).map((x) => -x),
+    shape,
+  );
 
   function adam64(a: StepAttrs, steps: number): number[] {
     let p = values(p0);
@@ -310,9 +497,21 @@ describe("a 5-step Adam loop (torch.optim.Adam / AdamW) on the GPU", () => {
   }
 
   const variants: [string, StepAttrs, "upload" | "gpu"][] = [
-    ["Adam, t uploaded each step", { lr: 0.05, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false }, "upload"],
-    ["Adam with L2 weight decay, t uploaded each step", { lr: 0.05, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1, decoupled: false }, "upload"],
-    ["AdamW, t counted on the GPU", { lr: 0.05, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.1, decoupled: true }, "gpu"],
+    [
+      "Adam, t uploaded each step",
+      { lr: 0.05, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false },
+      "upload",
+    ],
+    [
+      "Adam with L2 weight decay, t uploaded each step",
+      { lr: 0.05, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1, decoupled: false },
+      "upload",
+    ],
+    [
+      "AdamW, t counted on the GPU",
+      { lr: 0.05, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.1, decoupled: true },
+      "gpu",
+    ],
   ];
   for (const [label, a, stepFrom] of variants) {
     it(`${label}: matches the float64 loop, and reads nothing back before the end`, async () => {
@@ -335,8 +534,18 @@ describe("a 5-step Adam loop (torch.optim.Adam / AdamW) on the GPU", () => {
           t = (await ops.value(Tensor.from([step], [])))!;
         }
         const grad = await ops.dispatch("add", {}, [p, minusC], shape);
-        const m2 = await ops.dispatch("adam-moment", { beta: a.beta1, square: false, weightDecay: wd }, [m, grad, p], shape);
-        const v2 = await ops.dispatch("adam-moment", { beta: a.beta2, square: true, weightDecay: wd }, [v, grad, p], shape);
+        const m2 = await ops.dispatch(
+          "adam-moment",
+          { beta: a.beta1, square: false, weightDecay: wd },
+          [m, grad, p],
+          shape,
+        );
+        const v2 = await ops.dispatch(
+          "adam-moment",
+          { beta: a.beta2, square: true, weightDecay: wd },
+          [v, grad, p],
+          shape,
+        );
         const p2 = await ops.dispatch("adam-step", { ...a }, [p, m2, v2, t], shape);
         for (const old of [m, v, p, grad]) webgpu.release(old);
         [m, v, p] = [m2, v2, p2];

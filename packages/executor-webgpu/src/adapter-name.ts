@@ -22,8 +22,13 @@ export function adapterName(info: AdapterInfoLike | undefined): string {
   const device = info?.device ?? "";
   const description = info?.description ?? "";
   const low = (s: string) => s.toLowerCase();
-  const deviceNames = device !== "" && !/^(0x)?[0-9a-f]+$/i.test(device) && !(arch !== "" && low(device).includes(low(arch)));
+  const deviceNames =
+    device !== "" && !/^(0x)?[0-9a-f]+$/i.test(device) && !(arch !== "" && low(device).includes(low(arch)));
   // "nvidia-h200" already says "nvidia": the vendor is not repeated in front of it.
-  const head = (deviceNames ? [vendor !== "" && low(device).startsWith(low(vendor)) ? "" : vendor, arch, device] : [vendor, arch]).filter((s) => s !== "").join(" ");
+  const head = (
+    deviceNames ? [vendor !== "" && low(device).startsWith(low(vendor)) ? "" : vendor, arch, device] : [vendor, arch]
+  )
+    .filter((s) => s !== "")
+    .join(" ");
   return head && description ? `${head} (${description})` : head || description || "unknown adapter";
 }

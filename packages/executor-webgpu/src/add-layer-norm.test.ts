@@ -40,7 +40,12 @@ interface Host {
 }
 
 /** Fused, unfused (add → layer-norm) and float64 for the same inputs (GPU views allowed: `host` holds the values). */
-async function expectAddLayerNorm(host: Host, sumShape: number[], eps = 1e-5, inputs: [Input, Input, Input, Input] = [host.a, host.b, host.w, host.bias]): Promise<void> {
+async function expectAddLayerNorm(
+  host: Host,
+  sumShape: number[],
+  eps = 1e-5,
+  inputs: [Input, Input, Input, Input] = [host.a, host.b, host.w, host.bias],
+): Promise<void> {
   const e = sumShape[sumShape.length - 1]!;
   const outShape = [...sumShape.slice(0, -1), 2 * e];
   const fused = await ops.run("add-layer-norm", { eps }, inputs, outShape);
@@ -100,8 +105,18 @@ describe("add-layer-norm kernel vs add → layer-norm and float64", () => {
     const bias = randomTensor([e], 24);
     const permuted = await ops.permuted(a, [2, 0, 1]);
     expect(permuted.strides[2], "the last axis is strided").not.toBe(1);
-    await expectAddLayerNorm({ a, b: pos, w, bias }, [3, 4, e], 1e-5, [permuted, await ops.spaced(pos), await ops.spaced(w), await ops.spaced(bias)]);
-    await expectAddLayerNorm({ a: pos, b: a, w, bias }, [3, 4, e], 1e-5, [await ops.permuted(pos, [1, 2, 0]), await ops.spaced(a), w, bias]);
+    await expectAddLayerNorm({ a, b: pos, w, bias }, [3, 4, e], 1e-5, [
+      permuted,
+      await ops.spaced(pos),
+      await ops.spaced(w),
+      await ops.spaced(bias),
+    ]);
+    await expectAddLayerNorm({ a: pos, b: a, w, bias }, [3, 4, e], 1e-5, [
+      await ops.permuted(pos, [1, 2, 0]),
+      await ops.spaced(a),
+      w,
+      bias,
+    ]);
     await expectAddLayerNorm({ a, b: a }, [3, 4, e], 1e-5, [await ops.spaced(a), permuted, undefined, undefined]);
   });
 
@@ -117,10 +132,19 @@ describe("add-layer-norm kernel vs add → layer-norm and float64", () => {
     expect(got.sum).toEqual(rows.flat().map((v) => Math.fround(Math.fround(v) + Math.fround(v))));
     expect(got.norm).toEqual([...values(bias), ...values(bias), ...values(bias)]);
     const plain = halves(await ops.run("add-layer-norm", { eps: 1e-5 }, [a, a, w, undefined], [rows.length, 2 * e]), e);
-    expect(plain.norm.every((v) => Object.is(v, 0)), "+0 everywhere, not -0 from a negative weight").toBe(true);
+    expect(
+      plain.norm.every((v) => Object.is(v, 0)),
+      "+0 everywhere, not -0 from a negative weight",
+    ).toBe(true);
 
-    const far = Tensor.from(Array.from({ length: 2 * e }, (_, i) => 1e4 + (i % 3) * 0.5), [2, e]);
-    const step = Tensor.from(Array.from({ length: 2 * e }, (_, i) => (i >= e ? 0.25 : 0)), [2, e]);
+    const far = Tensor.from(
+      Array.from({ length: 2 * e }, (_, i) => 1e4 + (i % 3) * 0.5),
+      [2, e],
+    );
+    const step = Tensor.from(
+      Array.from({ length: 2 * e }, (_, i) => (i >= e ? 0.25 : 0)),
+      [2, e],
+    );
     await expectAddLayerNorm({ a: far, b: step, w, bias }, [2, e]);
   });
 
@@ -135,7 +159,12 @@ describe("add-layer-norm kernel vs add → layer-norm and float64", () => {
   });
 
   it("no rows: an empty result", async () => {
-    const got = await ops.run("add-layer-norm", { eps: 1e-5 }, [Tensor.from([], [0, 4]), randomTensor([4], 33), undefined, undefined], [0, 8]);
+    const got = await ops.run(
+      "add-layer-norm",
+      { eps: 1e-5 },
+      [Tensor.from([], [0, 4]), randomTensor([4], 33), undefined, undefined],
+      [0, 8],
+    );
     expect(got.shape).toEqual([0, 8]);
   });
 
@@ -143,14 +172,35 @@ describe("add-layer-norm kernel vs add → layer-norm and float64", () => {
     const a = randomTensor([2, 4], 41);
     const b = randomTensor([2, 4], 42);
     const node = "blocks.0.residual+ln2";
-    const err = (attrs: Record<string, unknown>, inputs: Input[], out = [2, 8]) => ops.error("add-layer-norm", attrs, inputs, out, node);
-    await expect(err({ eps: 1e-5 }, [a, randomTensor([3], 43), undefined, undefined])).resolves.toMatchObject({ code: "shape", subject: `${node}.b` });
-    await expect(err({ eps: 1e-5 }, [a, b, undefined, undefined], [2, 4])).resolves.toMatchObject({ code: "shape", subject: `${node}.out` });
-    await expect(err({ eps: 1e-5 }, [a, b, randomTensor([5], 44), undefined])).resolves.toMatchObject({ code: "shape", subject: `${node}.weight` });
-    await expect(err({ eps: 1e-5 }, [a, b, randomTensor([1, 4], 45), undefined])).resolves.toMatchObject({ code: "shape", subject: `${node}.weight` });
-    await expect(err({ eps: 1e-5 }, [a, b, undefined, randomTensor([3], 46)])).resolves.toMatchObject({ code: "shape", subject: `${node}.bias` });
-    await expect(err({ eps: 0 }, [a, b, undefined, undefined])).resolves.toMatchObject({ code: "attr", subject: `${node}.eps` });
-    await expect(err({ eps: 1e-5 }, [Tensor.int32([1, 2, 3, 4, 5, 6, 7, 8], [2, 4]), b, undefined, undefined])).resolves.toMatchObject({
+    const err = (attrs: Record<string, unknown>, inputs: Input[], out = [2, 8]) =>
+      ops.error("add-layer-norm", attrs, inputs, out, node);
+    await expect(err({ eps: 1e-5 }, [a, randomTensor([3], 43), undefined, undefined])).resolves.toMatchObject({
+      code: "shape",
+      subject: `${node}.b`,
+    });
+    await expect(err({ eps: 1e-5 }, [a, b, undefined, undefined], [2, 4])).resolves.toMatchObject({
+      code: "shape",
+      subject: `${node}.out`,
+    });
+    await expect(err({ eps: 1e-5 }, [a, b, randomTensor([5], 44), undefined])).resolves.toMatchObject({
+      code: "shape",
+      subject: `${node}.weight`,
+    });
+    await expect(err({ eps: 1e-5 }, [a, b, randomTensor([1, 4], 45), undefined])).resolves.toMatchObject({
+      code: "shape",
+      subject: `${node}.weight`,
+    });
+    await expect(err({ eps: 1e-5 }, [a, b, undefined, randomTensor([3], 46)])).resolves.toMatchObject({
+      code: "shape",
+      subject: `${node}.bias`,
+    });
+    await expect(err({ eps: 0 }, [a, b, undefined, undefined])).resolves.toMatchObject({
+      code: "attr",
+      subject: `${node}.eps`,
+    });
+    await expect(
+      err({ eps: 1e-5 }, [Tensor.int32([1, 2, 3, 4, 5, 6, 7, 8], [2, 4]), b, undefined, undefined]),
+    ).resolves.toMatchObject({
       code: "input",
       subject: `${node}.a`,
       expected: "float32",

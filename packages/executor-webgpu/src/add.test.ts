@@ -55,8 +55,19 @@ describe("add kernel vs float64", () => {
 
   it("errors: shapes that do not broadcast name <node>.b; an outShape that is not the broadcast shape names <node>.out; int32 names the slot", async () => {
     const a = randomTensor([2, 3], 21);
-    await expect(ops.error("add", {}, [a, randomTensor([2], 22)], [2, 3], "blocks.1.residual")).resolves.toMatchObject({ code: "shape", subject: "blocks.1.residual.b" });
-    await expect(ops.error("add", {}, [a, randomTensor([3], 23)], [1, 2, 3], "res")).resolves.toMatchObject({ code: "shape", subject: "res.out" });
-    await expect(ops.error("add", {}, [a, Tensor.int32([1, 2, 3], [3])], [2, 3], "res")).resolves.toMatchObject({ code: "input", subject: "res.b", expected: "float32", got: "int32" });
+    await expect(ops.error("add", {}, [a, randomTensor([2], 22)], [2, 3], "blocks.1.residual")).resolves.toMatchObject({
+      code: "shape",
+      subject: "blocks.1.residual.b",
+    });
+    await expect(ops.error("add", {}, [a, randomTensor([3], 23)], [1, 2, 3], "res")).resolves.toMatchObject({
+      code: "shape",
+      subject: "res.out",
+    });
+    await expect(ops.error("add", {}, [a, Tensor.int32([1, 2, 3], [3])], [2, 3], "res")).resolves.toMatchObject({
+      code: "input",
+      subject: "res.b",
+      expected: "float32",
+      got: "int32",
+    });
   });
 });

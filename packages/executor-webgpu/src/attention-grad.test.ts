@@ -5,7 +5,13 @@
 // NaN score (lse NaN), and the padding value check shared with the forward attention kernel.
 import { afterAll, describe, expect, it } from "vitest";
 import { Tensor, compare } from "@attngraph/tensor";
-import { attentionGrad64, attentionLse64, attentionOut64, mulberry32, type AttentionProblem64 } from "@attngraph/testkit";
+import {
+  attentionGrad64,
+  attentionLse64,
+  attentionOut64,
+  mulberry32,
+  type AttentionProblem64,
+} from "@attngraph/testkit";
 import { createWebGpuExecutor } from "./index.js";
 import type { GpuTensor } from "./gpu-tensor.js";
 import { GpuOps } from "./test-gpu.js";
@@ -39,18 +45,35 @@ function make(c: Case, seed: number) {
   const k = Tensor.from(normal(seed + 1, B * Hkv * S * D), [B, Hkv, S, D]);
   const v = Tensor.from(normal(seed + 2, B * Hkv * S * Dv), [B, Hkv, S, Dv]);
   const grad = Tensor.from(normal(seed + 3, B * H * L * Dv), [B, H, L, Dv]);
-  const pad = c.pad ? Tensor.from(Array.from({ length: B * S }, (_, e) => c.pad!(Math.floor(e / S), e % S)), [B, S]) : undefined;
+  const pad = c.pad
+    ? Tensor.from(
+        Array.from({ length: B * S }, (_, e) => c.pad!(Math.floor(e / S), e % S)),
+        [B, S],
+      )
+    : undefined;
   const mask = { causal: false, window: null, alignment: "top-left", ...c.mask } as AttentionProblem64["mask"];
   const f64 = (t: Tensor) => Float64Array.from(t.toFloat32Array());
   const problem: AttentionProblem64 = {
-    q: f64(q), k: f64(k), v: f64(v), ...(pad ? { pad: f64(pad) } : {}),
-    dims: c.dims, mask, scale: c.scale, ...(c.dropout ? { dropout: c.dropout } : {}),
+    q: f64(q),
+    k: f64(k),
+    v: f64(v),
+    ...(pad ? { pad: f64(pad) } : {}),
+    dims: c.dims,
+    mask,
+    scale: c.scale,
+    ...(c.dropout ? { dropout: c.dropout } : {}),
   };
   const out = Tensor.from(Float32Array.from(attentionOut64(problem)), [B, H, L, Dv]);
   const lse = Tensor.from(Float32Array.from(attentionLse64(problem)), [B, H, L]);
   const lseAttrs = { ...mask, scale: c.scale };
   const drop = c.dropout ?? { rate: 0, seed: 0 };
-  const attrs = (wrt: Wrt) => ({ ...lseAttrs, dropoutRate: drop.rate, dropoutSeed: drop.seed, training: c.dropout !== undefined, wrt });
+  const attrs = (wrt: Wrt) => ({
+    ...lseAttrs,
+    dropoutRate: drop.rate,
+    dropoutSeed: drop.seed,
+    training: c.dropout !== undefined,
+    wrt,
+  });
   const want = attentionGrad64(problem, f64(grad));
   return { q, k, v, grad, pad, out, lse, lseAttrs, attrs, problem, want };
 }
@@ -66,7 +89,11 @@ function expectClose(got: Tensor, want: ArrayLike<number>, label: string): void 
 }
 
 const CASES: readonly Case[] = [
-  { label: "vs the testkit reference, no mask, S = 70 (two key blocks)", dims: { B: 1, H: 2, Hkv: 2, L: 5, S: 70, D: 8, Dv: 8 }, scale: 0.35 },
+  {
+    label: "vs the testkit reference, no mask, S = 70 (two key blocks)",
+    dims: { B: 1, H: 2, Hkv: 2, L: 5, S: 70, D: 8, Dv: 8 },
+    scale: 0.35,
+  },
   {
     label: "GQA H=6/Hkv=2, causal window 40, L = S = 90 (a key's query rows span blocks and heads)",
     dims: { B: 1, H: 6, Hkv: 2, L: 90, S: 90, D: 4, Dv: 6 },
@@ -88,12 +115,17 @@ describe("attention-lse and attention-grad vs the float64 reference", () => {
   CASES.forEach((c, n) => {
     it(c.label, async () => {
       const m = make(c, 300 + 10 * n);
-      const place = async (t: Tensor | undefined): Promise<Tensor | GpuTensor | undefined> => (t && c.spaced ? ops.spaced(t) : t);
+      const place = async (t: Tensor | undefined): Promise<Tensor | GpuTensor | undefined> =>
+        t && c.spaced ? ops.spaced(t) : t;
       const [q, k, v, out, grad, lse, pad] = await Promise.all([m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad].map(place));
       const { B, H, L } = c.dims;
       const gotLse = await ops.run("attention-lse", m.lseAttrs, [q, k, pad], [B, H, L]);
       expectClose(gotLse, attentionLse64(m.problem), "lse");
-      for (const [wrt, want] of [["q", m.want.dq], ["k", m.want.dk], ["v", m.want.dv]] as const) {
+      for (const [wrt, want] of [
+        ["q", m.want.dq],
+        ["k", m.want.dk],
+        ["v", m.want.dv],
+      ] as const) {
         const got = await ops.run("attention-grad", m.attrs(wrt), [q, k, v, out, grad, lse, pad], shapeOf(c, wrt));
         expectClose(got, want, `wrt ${wrt}`);
       }
@@ -118,9 +150,17 @@ describe("attention-lse and attention-grad vs the float64 reference", () => {
       else expect(Math.abs(lse[r]! - w)).toBeLessThan(1e-4);
     });
     expect(wantLse.filter((w) => w === -Infinity).length).toBe(B * H * L - 2 * 3); // only batch 0's last three rows see a key
-    const run = async (wrt: Wrt) => (await ops.run("attention-grad", m.attrs(wrt), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], shapeOf(c, wrt))).toFloat32Array();
+    const run = async (wrt: Wrt) =>
+      (
+        await ops.run("attention-grad", m.attrs(wrt), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], shapeOf(c, wrt))
+      ).toFloat32Array();
     const [dq, dk, dv] = [await run("q"), await run("k"), await run("v")];
-    for (const [name, d] of [["dq", dq], ["dk", dk], ["dv", dv]] as const) expect(d.every(Number.isFinite), `${name} finite`).toBe(true);
+    for (const [name, d] of [
+      ["dq", dq],
+      ["dk", dk],
+      ["dv", dv],
+    ] as const)
+      expect(d.every(Number.isFinite), `${name} finite`).toBe(true);
     wantLse.forEach((w, r) => {
       if (w === -Infinity) expect(Array.from(dq.subarray(r * D, (r + 1) * D)), `dq row ${r}`).toEqual([0, 0, 0, 0]);
     });
@@ -150,9 +190,23 @@ describe("attention-lse and attention-grad vs the float64 reference", () => {
   it("a padding value of 2 is the forward attention's error, naming <node>.keyPaddingMask", async () => {
     const c = CASES[0]!;
     const m = make(c, 600);
-    const pad = Tensor.from(Array.from({ length: c.dims.S }, (_, j) => (j === 3 ? 2 : 0)), [1, c.dims.S]);
-    const e = await ops.error("attention-grad", m.attrs("k"), [m.q, m.k, m.v, m.out, m.grad, m.lse, pad], shapeOf(c, "k"), "blocks.0.attn_grad");
-    expect(e).toMatchObject({ code: "input", subject: "blocks.0.attn_grad.keyPaddingMask", expected: "0 or 1", got: "2 at [0, 3]" });
+    const pad = Tensor.from(
+      Array.from({ length: c.dims.S }, (_, j) => (j === 3 ? 2 : 0)),
+      [1, c.dims.S],
+    );
+    const e = await ops.error(
+      "attention-grad",
+      m.attrs("k"),
+      [m.q, m.k, m.v, m.out, m.grad, m.lse, pad],
+      shapeOf(c, "k"),
+      "blocks.0.attn_grad",
+    );
+    expect(e).toMatchObject({
+      code: "input",
+      subject: "blocks.0.attn_grad.keyPaddingMask",
+      expected: "0 or 1",
+      got: "2 at [0, 3]",
+    });
     const e2 = await ops.error("attention-lse", m.lseAttrs, [m.q, m.k, pad], [1, 2, 5], "blocks.0.attn_lse");
     expect(e2).toMatchObject({ code: "input", subject: "blocks.0.attn_lse.keyPaddingMask" });
   });

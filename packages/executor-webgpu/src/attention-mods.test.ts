@@ -40,11 +40,22 @@ function normal(seed: number, n: number): Float32Array {
 }
 
 const softcap: Expr = { op: "mul", args: [{ op: "tanh", args: [{ op: "div", args: ["score", 2] }] }, 2] };
-const alibi: Expr = { op: "add", args: ["score", { op: "mul", args: [input("slopes", ["h"]), { op: "sub", args: ["kv", "q"] }] }] };
-const docMask: Expr = { op: "and", args: [{ op: "eq", args: [input("doc", ["b", "q"]), input("doc", ["b", "kv"])] }, ge("q", "kv")] };
+const alibi: Expr = {
+  op: "add",
+  args: ["score", { op: "mul", args: [input("slopes", ["h"]), { op: "sub", args: ["kv", "q"] }] }],
+};
+const docMask: Expr = {
+  op: "and",
+  args: [{ op: "eq", args: [input("doc", ["b", "q"]), input("doc", ["b", "kv"])] }, ge("q", "kv")],
+};
 
 const CASES: readonly Case[] = [
-  { label: "causal as a mask modification ge(q, kv)", dims: { B: 2, H: 2, Hkv: 2, L: 9, S: 9, D: 8, Dv: 8 }, scale: 0.35, maskMod: ge("q", "kv") },
+  {
+    label: "causal as a mask modification ge(q, kv)",
+    dims: { B: 2, H: 2, Hkv: 2, L: 9, S: 9, D: 8, Dv: 8 },
+    scale: 0.35,
+    maskMod: ge("q", "kv"),
+  },
   {
     label: "ALiBi with gathered per-head slopes, GQA H=4/Hkv=2, causal mask modification",
     dims: { B: 2, H: 4, Hkv: 2, L: 10, S: 10, D: 8, Dv: 8 },
@@ -53,12 +64,22 @@ const CASES: readonly Case[] = [
     maskMod: ge("q", "kv"),
     gathered: { slopes: { shape: [4], value: (h) => 2 ** -(h + 1) } },
   },
-  { label: "softcap tanh, positional causal, S = 70 (two key blocks)", dims: { B: 1, H: 2, Hkv: 2, L: 12, S: 70, D: 8, Dv: 4 }, causal: true, alignment: "bottom-right", scale: 1.5, scoreMod: softcap },
+  {
+    label: "softcap tanh, positional causal, S = 70 (two key blocks)",
+    dims: { B: 1, H: 2, Hkv: 2, L: 12, S: 70, D: 8, Dv: 4 },
+    causal: true,
+    alignment: "bottom-right",
+    scale: 1.5,
+    scoreMod: softcap,
+  },
   {
     label: "relative bias table [H, L + S − 1], L ≠ S",
     dims: { B: 1, H: 2, Hkv: 1, L: 5, S: 7, D: 8, Dv: 6 },
     scale: 0.4,
-    scoreMod: { op: "add", args: ["score", input("bias", ["h", { op: "add", args: [{ op: "sub", args: ["q", "kv"] }, 6] }])] },
+    scoreMod: {
+      op: "add",
+      args: ["score", input("bias", ["h", { op: "add", args: [{ op: "sub", args: ["q", "kv"] }, 6] }])],
+    },
     gathered: { bias: { shape: [2, 11], value: (e) => Math.sin(e) } },
   },
   {
@@ -87,7 +108,10 @@ const CASES: readonly Case[] = [
     maskMod: { op: "gt", args: [input("keep", ["b", "h", "q", "kv"]), 0.5] },
     pad: (b, j) => (j === 2 + b ? 1 : 0),
     dropout: { rate: 0.3, seed: 11 },
-    gathered: { keep: { shape: [2, 4, 6, 9], value: (e) => ((e * 7919) % 5 === 0 ? 0 : 1) }, slopes: { shape: [4], value: (h) => 0.5 / (h + 1) } },
+    gathered: {
+      keep: { shape: [2, 4, 6, 9], value: (e) => ((e * 7919) % 5 === 0 ? 0 : 1) },
+      slopes: { shape: [4], value: (h) => 0.5 / (h + 1) },
+    },
   },
   {
     label: "a score modification of −∞ hides keys: row 0 sees none (zeros, lse −∞, no NaN in any gradient)",
@@ -110,13 +134,26 @@ function setup(c: Case) {
   const k = Tensor.from(normal(2, B * Hkv * S * D), [B, Hkv, S, D]);
   const v = Tensor.from(normal(3, B * Hkv * S * Dv), [B, Hkv, S, Dv]);
   const grad = Tensor.from(normal(4, B * H * L * Dv), [B, H, L, Dv]);
-  const pad = c.pad ? Tensor.from(Array.from({ length: B * S }, (_, e) => c.pad!(Math.floor(e / S), e % S)), [B, S]) : undefined;
+  const pad = c.pad
+    ? Tensor.from(
+        Array.from({ length: B * S }, (_, e) => c.pad!(Math.floor(e / S), e % S)),
+        [B, S],
+      )
+    : undefined;
   const names = Object.keys(c.gathered ?? {});
   const gathered = names.map((n) => {
     const g = c.gathered![n]!;
-    return Tensor.from(Array.from({ length: g.shape.reduce((a, d) => a * d, 1) }, (_, e) => g.value(e)), g.shape);
+    return Tensor.from(
+      Array.from({ length: g.shape.reduce((a, d) => a * d, 1) }, (_, e) => g.value(e)),
+      g.shape,
+    );
   });
-  const host = new Map<string, GatheredTensor>(names.map((n, i) => [n, { data: gathered[i]!.toFloat32Array(), shape: gathered[i]!.shape, strides: gathered[i]!.strides, offset: 0 }]));
+  const host = new Map<string, GatheredTensor>(
+    names.map((n, i) => [
+      n,
+      { data: gathered[i]!.toFloat32Array(), shape: gathered[i]!.shape, strides: gathered[i]!.strides, offset: 0 },
+    ]),
+  );
   const problem: Flex64 = {
     dims: c.dims,
     q: q.toFloat32Array(),
@@ -142,7 +179,10 @@ function setup(c: Case) {
 function expectClose(got: Tensor, want: ArrayLike<number>, label: string): void {
   const r = compare(got, Array.from(want), TOL);
   expect({ label, ok: r.ok, worst: r.worst }).toMatchObject({ ok: true });
-  expect(got.toFloat32Array().every((x) => !Number.isNaN(x)), `${label}: no NaN`).toBe(true);
+  expect(
+    got.toFloat32Array().every((x) => !Number.isNaN(x)),
+    `${label}: no NaN`,
+  ).toBe(true);
 }
 
 describe("fused attention with modifications vs a float64 reference", () => {
@@ -160,7 +200,12 @@ describe("fused attention with modifications vs a float64 reference", () => {
       const lseT = Tensor.from(Float32Array.from(ref.lse), [B, H, L]);
       const shapes = { q: [B, H, L, D], k: [B, Hkv, S, D], v: [B, Hkv, S, Dv] };
       for (const wrt of ["q", "k", "v"] as const) {
-        const got = await ops.run("attention-grad", { ...s.attrs, wrt }, [s.q, s.k, s.v, outT, s.grad, lseT, s.pad, ...s.gathered], shapes[wrt]);
+        const got = await ops.run(
+          "attention-grad",
+          { ...s.attrs, wrt },
+          [s.q, s.k, s.v, outT, s.grad, lseT, s.pad, ...s.gathered],
+          shapes[wrt],
+        );
         expectClose(got, wrt === "q" ? want.dq : wrt === "k" ? want.dk : want.dv, `d${wrt}`);
       }
     });
@@ -177,7 +222,12 @@ describe("fused attention with modifications vs a float64 reference", () => {
 
   it("an operation on literals only whose value is not finite compiles (WGSL would reject it as a constant)", async () => {
     const expr: Expr = { op: "add", args: ["score", { op: "exp", args: [100] }] };
-    const got = await ops.run("score-mod", { scale: 1, expr, inputs: [] }, [Tensor.from([1, 2, 3, 4], [1, 1, 2, 2])], [1, 1, 2, 2]);
+    const got = await ops.run(
+      "score-mod",
+      { scale: 1, expr, inputs: [] },
+      [Tensor.from([1, 2, 3, 4], [1, 1, 2, 2])],
+      [1, 1, 2, 2],
+    );
     expect(Array.from(got.toFloat32Array())).toEqual([Infinity, Infinity, Infinity, Infinity]);
   });
 
@@ -204,20 +254,48 @@ describe("typed errors of the modifications", () => {
     const s = setup(c);
     const { B, H, Hkv, L, S, D, Dv } = c.dims;
     const index = { code: "index", name: "ExprIndexError", subject: expect.stringContaining("mods.scoreMod") };
-    expect(await ops.error("attention", s.attrs, [s.q, s.k, s.v, undefined, ...s.gathered], [B, H, L, Dv], "mods")).toMatchObject(index);
-    expect(await ops.error("attention-lse", s.lseAttrs, [s.q, s.k, undefined, ...s.gathered], [B, H, L], "mods")).toMatchObject(index);
+    expect(
+      await ops.error("attention", s.attrs, [s.q, s.k, s.v, undefined, ...s.gathered], [B, H, L, Dv], "mods"),
+    ).toMatchObject(index);
+    expect(
+      await ops.error("attention-lse", s.lseAttrs, [s.q, s.k, undefined, ...s.gathered], [B, H, L], "mods"),
+    ).toMatchObject(index);
     const outT = Tensor.from(new Float32Array(B * H * L * Dv), [B, H, L, Dv]);
     const lseT = Tensor.from(new Float32Array(B * H * L), [B, H, L]);
-    for (const [wrt, shape] of [["q", [B, H, L, D]], ["k", [B, Hkv, S, D]], ["v", [B, Hkv, S, Dv]]] as const) {
-      expect(await ops.error("attention-grad", { ...s.attrs, wrt }, [s.q, s.k, s.v, outT, s.grad, lseT, undefined, ...s.gathered], shape, "mods")).toMatchObject(index);
+    for (const [wrt, shape] of [
+      ["q", [B, H, L, D]],
+      ["k", [B, Hkv, S, D]],
+      ["v", [B, Hkv, S, Dv]],
+    ] as const) {
+      expect(
+        await ops.error(
+          "attention-grad",
+          { ...s.attrs, wrt },
+          [s.q, s.k, s.v, outT, s.grad, lseT, undefined, ...s.gathered],
+          shape,
+          "mods",
+        ),
+      ).toMatchObject(index);
     }
   });
 
   it("a mask modification's out-of-range index too, even where the position hides the key", async () => {
     const { scoreMod: _unused, ...rest } = c;
-    const s = setup({ ...rest, maskMod: { op: "gt", args: [input("table", [input("bucket", ["kv"])]), 0] }, causal: true });
+    const s = setup({
+      ...rest,
+      maskMod: { op: "gt", args: [input("table", [input("bucket", ["kv"])]), 0] },
+      causal: true,
+    });
     const { B, H, L, Dv } = c.dims;
-    expect(await ops.error("attention", { ...s.attrs, causal: true }, [s.q, s.k, s.v, undefined, ...s.gathered], [B, H, L, Dv], "mods")).toMatchObject({ code: "index", subject: expect.stringContaining("mods.maskMod") });
+    expect(
+      await ops.error(
+        "attention",
+        { ...s.attrs, causal: true },
+        [s.q, s.k, s.v, undefined, ...s.gathered],
+        [B, H, L, Dv],
+        "mods",
+      ),
+    ).toMatchObject({ code: "index", subject: expect.stringContaining("mods.maskMod") });
   });
 
   it("gathered views past the params words are an UnsupportedError", async () => {
@@ -230,7 +308,11 @@ describe("typed errors of the modifications", () => {
     const inputs = await Promise.all([s.q, s.k, s.v, undefined, ...s.gathered].map((t) => ops.value(t)));
     const held = webgpu.buffersInUse;
     const e = await ops.error("attention", s.attrs, inputs, [B, H, L, Dv], "mods");
-    expect(e).toMatchObject({ code: "unsupported", subject: "mods", message: expect.stringContaining("words of params") });
+    expect(e).toMatchObject({
+      code: "unsupported",
+      subject: "mods",
+      message: expect.stringContaining("words of params"),
+    });
     expect(webgpu.buffersInUse, "the output is released").toBe(held);
   });
 
@@ -245,8 +327,19 @@ describe("typed errors of the modifications", () => {
     const { B, H, L, D, Dv } = c.dims;
     const outT = Tensor.from(new Float32Array(B * H * L * Dv), [B, H, L, Dv]);
     const lseT = Tensor.from(new Float32Array(B * H * L), [B, H, L]);
-    const e = await ops.error("attention-grad", { ...s.attrs, wrt: "q" }, [s.q, s.k, s.v, outT, s.grad, lseT, undefined, ...s.gathered], [B, H, L, D], "mods");
-    if (limit - 7 <= 8) expect(e).toMatchObject({ code: "unsupported", subject: "mods", message: expect.stringContaining("storage buffers") });
+    const e = await ops.error(
+      "attention-grad",
+      { ...s.attrs, wrt: "q" },
+      [s.q, s.k, s.v, outT, s.grad, lseT, undefined, ...s.gathered],
+      [B, H, L, D],
+      "mods",
+    );
+    if (limit - 7 <= 8)
+      expect(e).toMatchObject({
+        code: "unsupported",
+        subject: "mods",
+        message: expect.stringContaining("storage buffers"),
+      });
     else expect(e).toBeUndefined();
   });
 });

@@ -12,7 +12,6 @@ import { GpuOps } from "./test-gpu.js";
 
 import { values, expectClose, layouts, sumTo64, pad64, linearWeightGrad64, softmaxGrad64 } from "./test-backward64.js";
 
-
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
@@ -40,7 +39,11 @@ describe("sum-to", () => {
 
   it("GQA head groups [B, Hkv, g, S, D] → [B, Hkv, 1, S, D]; x with an axis of 1 kept", async () => {
     const q = randomTensor([2, 2, 3, 4, 5], 2);
-    expectClose(await ops.run("sum-to", { shape: [2, 2, 1, 4, 5] }, [q], [2, 2, 1, 4, 5]), sumTo64(values(q), q.shape, [2, 2, 1, 4, 5]), "gqa");
+    expectClose(
+      await ops.run("sum-to", { shape: [2, 2, 1, 4, 5] }, [q], [2, 2, 1, 4, 5]),
+      sumTo64(values(q), q.shape, [2, 2, 1, 4, 5]),
+      "gqa",
+    );
     const y = randomTensor([3, 1, 4], 3);
     expectClose(await ops.run("sum-to", { shape: [1, 4] }, [y], [1, 4]), sumTo64(values(y), y.shape, [1, 4]), "kept 1");
   });
@@ -50,20 +53,36 @@ describe("sum-to", () => {
     expectClose(await ops.run("sum-to", { shape: [7] }, [a], [7]), sumTo64(values(a), a.shape, [7]), "[300, 7]");
     const b = randomTensor([5, 80, 6], 5);
     for (const [layout, input] of await layouts(ops, b, [2, 1, 0])) {
-      expectClose(await ops.run("sum-to", { shape: [1, 6] }, [input], [1, 6]), sumTo64(values(b), b.shape, [1, 6]), `[5, 80, 6] ${layout}`);
+      expectClose(
+        await ops.run("sum-to", { shape: [1, 6] }, [input], [1, 6]),
+        sumTo64(values(b), b.shape, [1, 6]),
+        `[5, 80, 6] ${layout}`,
+      );
     }
   });
 
   it("an empty summed axis gives zeros; a shape x does not broadcast from is an error", async () => {
     expect(values(await ops.run("sum-to", { shape: [3] }, [Tensor.from([], [0, 3])], [3]))).toEqual([0, 0, 0]);
-    await expect(ops.error("sum-to", { shape: [5] }, [x], [5], "db")).resolves.toMatchObject({ code: "shape", subject: "db.shape" });
-    await expect(ops.error("sum-to", { shape: [1, 2, 3, 4] }, [x], [1, 2, 3, 4], "db")).resolves.toMatchObject({ code: "shape", subject: "db.shape" });
+    await expect(ops.error("sum-to", { shape: [5] }, [x], [5], "db")).resolves.toMatchObject({
+      code: "shape",
+      subject: "db.shape",
+    });
+    await expect(ops.error("sum-to", { shape: [1, 2, 3, 4] }, [x], [1, 2, 3, 4], "db")).resolves.toMatchObject({
+      code: "shape",
+      subject: "db.shape",
+    });
   });
 });
 
 describe("pad", () => {
   const x = randomTensor([2, 3, 4], 10);
-  for (const [axis, before, after] of [[-1, 2, 1], [0, 1, 0], [1, 0, 3], [-2, 2, 2], [2, 0, 0]] as const) {
+  for (const [axis, before, after] of [
+    [-1, 2, 1],
+    [0, 1, 0],
+    [1, 0, 3],
+    [-2, 2, 2],
+    [2, 0, 0],
+  ] as const) {
     it(`axis ${axis}, before ${before}, after ${after}: dense and strided`, async () => {
       const want = pad64(values(x), x.shape, axis, before, after);
       const a = axis < 0 ? axis + 3 : axis;
@@ -77,9 +96,18 @@ describe("pad", () => {
   }
 
   it("errors: an axis out of range, a negative count", async () => {
-    await expect(ops.error("pad", { axis: 3, before: 1, after: 0 }, [x], [2, 3, 5], "p")).resolves.toMatchObject({ code: "attr", subject: "p.axis" });
-    await expect(ops.error("pad", { axis: -4, before: 1, after: 0 }, [x], [2, 3, 5], "p")).resolves.toMatchObject({ code: "attr", subject: "p.axis" });
-    await expect(ops.error("pad", { axis: 0, before: -1, after: 0 }, [x], [1, 3, 4], "p")).resolves.toMatchObject({ code: "attr", subject: "p.before" });
+    await expect(ops.error("pad", { axis: 3, before: 1, after: 0 }, [x], [2, 3, 5], "p")).resolves.toMatchObject({
+      code: "attr",
+      subject: "p.axis",
+    });
+    await expect(ops.error("pad", { axis: -4, before: 1, after: 0 }, [x], [2, 3, 5], "p")).resolves.toMatchObject({
+      code: "attr",
+      subject: "p.axis",
+    });
+    await expect(ops.error("pad", { axis: 0, before: -1, after: 0 }, [x], [1, 3, 4], "p")).resolves.toMatchObject({
+      code: "attr",
+      subject: "p.before",
+    });
   });
 });
 
@@ -95,24 +123,45 @@ describe("linear-weight-grad", () => {
       ["spaced", await ops.spaced(g), await ops.spaced(x)],
       ["mixed", g, await ops.permuted(x, [1, 2, 0])],
     ];
-    for (const [label, gi, xi] of variants) expectClose(await ops.run("linear-weight-grad", {}, [gi, xi], [5, 4]), want, label);
+    for (const [label, gi, xi] of variants)
+      expectClose(await ops.run("linear-weight-grad", {}, [gi, xi], [5, 4]), want, label);
   });
 
   it("past one tile on every axis: rows 150, Out 70, In 65; and rank-1 inputs (one row)", async () => {
     const g = randomTensor([3, 50, 70], 22);
     const x = randomTensor([3, 50, 65], 23);
-    expectClose(await ops.run("linear-weight-grad", {}, [g, x], [70, 65]), linearWeightGrad64(values(g), values(x), 70, 65), "150 rows", { abs: 1e-5, rel: 1e-4 });
+    expectClose(
+      await ops.run("linear-weight-grad", {}, [g, x], [70, 65]),
+      linearWeightGrad64(values(g), values(x), 70, 65),
+      "150 rows",
+      { abs: 1e-5, rel: 1e-4 },
+    );
     const gt = await ops.permuted(g, [2, 0, 1]);
-    expectClose(await ops.run("linear-weight-grad", {}, [gt, x], [70, 65]), linearWeightGrad64(values(g), values(x), 70, 65), "150 rows, grad strided", { abs: 1e-5, rel: 1e-4 });
+    expectClose(
+      await ops.run("linear-weight-grad", {}, [gt, x], [70, 65]),
+      linearWeightGrad64(values(g), values(x), 70, 65),
+      "150 rows, grad strided",
+      { abs: 1e-5, rel: 1e-4 },
+    );
     const g1 = randomTensor([3], 24);
     const x1 = randomTensor([2], 25);
-    expectClose(await ops.run("linear-weight-grad", {}, [g1, x1], [3, 2]), linearWeightGrad64(values(g1), values(x1), 3, 2), "rank 1");
+    expectClose(
+      await ops.run("linear-weight-grad", {}, [g1, x1], [3, 2]),
+      linearWeightGrad64(values(g1), values(x1), 3, 2),
+      "rank 1",
+    );
   });
 
   it("zero rows give zeros; mismatched leading axes are an error", async () => {
-    expect(values(await ops.run("linear-weight-grad", {}, [Tensor.from([], [0, 2]), Tensor.from([], [0, 3])], [2, 3]))).toEqual([0, 0, 0, 0, 0, 0]);
-    await expect(ops.error("linear-weight-grad", {}, [randomTensor([2, 3, 5], 1), randomTensor([3, 2, 4], 2)], [5, 4], "dw")).resolves.toMatchObject({ code: "shape", subject: "dw.x" });
-    await expect(ops.error("linear-weight-grad", {}, [randomTensor([2, 3, 5], 1), randomTensor([6, 4], 2)], [5, 4], "dw")).resolves.toMatchObject({ code: "shape", subject: "dw.x" });
+    expect(
+      values(await ops.run("linear-weight-grad", {}, [Tensor.from([], [0, 2]), Tensor.from([], [0, 3])], [2, 3])),
+    ).toEqual([0, 0, 0, 0, 0, 0]);
+    await expect(
+      ops.error("linear-weight-grad", {}, [randomTensor([2, 3, 5], 1), randomTensor([3, 2, 4], 2)], [5, 4], "dw"),
+    ).resolves.toMatchObject({ code: "shape", subject: "dw.x" });
+    await expect(
+      ops.error("linear-weight-grad", {}, [randomTensor([2, 3, 5], 1), randomTensor([6, 4], 2)], [5, 4], "dw"),
+    ).resolves.toMatchObject({ code: "shape", subject: "dw.x" });
   });
 });
 
@@ -130,7 +179,10 @@ describe("softmax-grad", () => {
     return Tensor.from(out, shape);
   }
 
-  for (const [label, shape] of [["[2, 3, 5]", [2, 3, 5]], ["[2, 2, 3, 150] (past one workgroup)", [2, 2, 3, 150]]] as const) {
+  for (const [label, shape] of [
+    ["[2, 3, 5]", [2, 3, 5]],
+    ["[2, 2, 3, 150] (past one workgroup)", [2, 2, 3, 150]],
+  ] as const) {
     it(`${label}, scale 0.5: dense and strided`, async () => {
       const y = softmaxRows([...shape], 30);
       const g = randomTensor([...shape], 31);
@@ -139,7 +191,11 @@ describe("softmax-grad", () => {
       const ys = await layouts(ops, y, perm);
       const gs = await layouts(ops, g, perm);
       for (let k = 0; k < ys.length; k++) {
-        expectClose(await ops.run("softmax-grad", { scale: 0.5 }, [ys[k]![1], gs[(k + 1) % gs.length]![1]], [...shape]), want, `${ys[k]![0]} y`);
+        expectClose(
+          await ops.run("softmax-grad", { scale: 0.5 }, [ys[k]![1], gs[(k + 1) % gs.length]![1]], [...shape]),
+          want,
+          `${ys[k]![0]} y`,
+        );
       }
     });
   }
@@ -148,7 +204,10 @@ describe("softmax-grad", () => {
     const y = Tensor.from([0, 0, 0, 0, 0.25, 0.75, 0, 0], [2, 4]);
     const g = Tensor.from([-3, 5, -1e30, 2, 1, -2, 3, 4], [2, 4]);
     const got = values(await ops.run("softmax-grad", { scale: 2 }, [y, g], [2, 4]));
-    expect(got.slice(0, 4).every((v) => Object.is(v, 0)), String(got)).toBe(true);
+    expect(
+      got.slice(0, 4).every((v) => Object.is(v, 0)),
+      String(got),
+    ).toBe(true);
     expectClose(Tensor.from(got, [2, 4]), softmaxGrad64(values(y), values(g), 4, 2), "masked row");
     const yn = Tensor.from([0.5, Number.NaN, 0.5, 0, 0.5, 0.5], [2, 3]);
     const gn = Tensor.from([1, 2, 3, 1, Number.NaN, 2], [2, 3]);
@@ -157,8 +216,18 @@ describe("softmax-grad", () => {
   });
 
   it("errors: shapes that differ, a non-finite scale", async () => {
-    await expect(ops.error("softmax-grad", { scale: 1 }, [randomTensor([2, 3], 1), randomTensor([3, 2], 1)], [2, 3], "sg")).resolves.toMatchObject({ code: "shape", subject: "sg.grad" });
-    await expect(ops.error("softmax-grad", { scale: Number.NaN }, [randomTensor([2, 3], 1), randomTensor([2, 3], 1)], [2, 3], "sg")).resolves.toMatchObject({ code: "attr", subject: "sg.scale" });
+    await expect(
+      ops.error("softmax-grad", { scale: 1 }, [randomTensor([2, 3], 1), randomTensor([3, 2], 1)], [2, 3], "sg"),
+    ).resolves.toMatchObject({ code: "shape", subject: "sg.grad" });
+    await expect(
+      ops.error(
+        "softmax-grad",
+        { scale: Number.NaN },
+        [randomTensor([2, 3], 1), randomTensor([2, 3], 1)],
+        [2, 3],
+        "sg",
+      ),
+    ).resolves.toMatchObject({ code: "attr", subject: "sg.scale" });
   });
 });
 
@@ -179,6 +248,8 @@ describe("mask-grad", () => {
   });
 
   it("errors: shapes that differ", async () => {
-    await expect(ops.error("mask-grad", { scale: 1 }, [randomTensor([2, 3], 1), randomTensor([2, 4], 1)], [2, 3], "mg")).resolves.toMatchObject({ code: "shape", subject: "mg.masked" });
+    await expect(
+      ops.error("mask-grad", { scale: 1 }, [randomTensor([2, 3], 1), randomTensor([2, 4], 1)], [2, 3], "mg"),
+    ).resolves.toMatchObject({ code: "shape", subject: "mg.masked" });
   });
 });

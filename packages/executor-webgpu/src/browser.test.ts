@@ -56,7 +56,11 @@ describe("headless Chromium", () => {
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     const address = server.address();
     url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--no-sandbox"] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--no-sandbox"],
+    });
   });
 
   afterAll(async () => {
@@ -69,10 +73,14 @@ describe("headless Chromium", () => {
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
     await page.goto(url);
-    await page.waitForFunction(() => {
-      const w = globalThis as unknown as { __results?: unknown; __error?: unknown };
-      return w.__results !== undefined || w.__error !== undefined;
-    }, undefined, { timeout: 240_000 });
+    await page.waitForFunction(
+      () => {
+        const w = globalThis as unknown as { __results?: unknown; __error?: unknown };
+        return w.__results !== undefined || w.__error !== undefined;
+      },
+      undefined,
+      { timeout: 240_000 },
+    );
     const { results, error } = await page.evaluate(() => {
       const w = globalThis as unknown as { __results?: ShimResult[]; __error?: string };
       return { results: w.__results, error: w.__error };

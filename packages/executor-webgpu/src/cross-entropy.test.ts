@@ -14,10 +14,16 @@ afterAll(() => webgpu.dispose());
 
 const TOL = { abs: 1e-5, rel: 1e-5 };
 const values = (t: Tensor): number[] => Array.from(t.toFloat32Array());
-const attrs = (reduction: "mean" | "sum" | "none", ignoreIndex: number | null = null): Record<string, unknown> => ({ reduction, ignoreIndex });
+const attrs = (reduction: "mean" | "sum" | "none", ignoreIndex: number | null = null): Record<string, unknown> => ({
+  reduction,
+  ignoreIndex,
+});
 
 describe("cross-entropy kernel vs float64", () => {
-  for (const [label, shape] of [["[N, V], V = 5", [6, 5]], ["[B, T, V], V = 150 (past one workgroup)", [2, 3, 150]]] as const) {
+  for (const [label, shape] of [
+    ["[N, V], V = 5", [6, 5]],
+    ["[B, T, V], V = 150 (past one workgroup)", [2, 3, 150]],
+  ] as const) {
     it(`${label}: mean, sum and none`, async () => {
       const v = shape[shape.length - 1]!;
       const logits = randomTensor([...shape], v, 3);
@@ -39,7 +45,12 @@ describe("cross-entropy kernel vs float64", () => {
     const t = [0, -100, 3, -100, 2, 1];
     const targets = Tensor.int32(t, [2, 3]);
     for (const reduction of ["mean", "sum", "none"] as const) {
-      const got = await ops.run("cross-entropy", attrs(reduction, -100), [logits, targets], reduction === "none" ? [2, 3] : []);
+      const got = await ops.run(
+        "cross-entropy",
+        attrs(reduction, -100),
+        [logits, targets],
+        reduction === "none" ? [2, 3] : [],
+      );
       expect(compare(got, crossEntropy64(values(logits), 4, t, reduction, -100), TOL).ok, reduction).toBe(true);
     }
     const none = Tensor.int32(new Array<number>(6).fill(-100), [2, 3]);
@@ -49,7 +60,12 @@ describe("cross-entropy kernel vs float64", () => {
       expect(values(got)).toEqual([0]);
     }
     // An ignore index inside [0, V) is still ignored (it is a class nobody is scored on).
-    const inRange = await ops.run("cross-entropy", attrs("none", 3), [logits, Tensor.int32([0, 3, 3, 1, 2, 1], [2, 3])], [2, 3]);
+    const inRange = await ops.run(
+      "cross-entropy",
+      attrs("none", 3),
+      [logits, Tensor.int32([0, 3, 3, 1, 2, 1], [2, 3])],
+      [2, 3],
+    );
     expect(values(inRange).map((v) => v === 0)).toEqual([false, true, true, false, false, false]);
   });
 
@@ -59,7 +75,10 @@ describe("cross-entropy kernel vs float64", () => {
     const targets = Tensor.int32(t, [3, 4]);
     const permuted = await ops.permuted(logits, [2, 0, 1]);
     expect(permuted.strides[2]).not.toBe(1);
-    for (const [l, tv] of [[permuted, await ops.spaced(targets)], [await ops.spaced(logits), await ops.permuted(targets, [1, 0])]] as const) {
+    for (const [l, tv] of [
+      [permuted, await ops.spaced(targets)],
+      [await ops.spaced(logits), await ops.permuted(targets, [1, 0])],
+    ] as const) {
       for (const reduction of ["mean", "none"] as const) {
         const got = await ops.run("cross-entropy", attrs(reduction), [l, tv], reduction === "none" ? [3, 4] : []);
         expect(compare(got, crossEntropy64(values(logits), 9, t, reduction), TOL).ok, reduction).toBe(true);
@@ -80,14 +99,26 @@ describe("cross-entropy kernel vs float64", () => {
     const mean = values(await ops.run("cross-entropy", attrs("mean"), [special, Tensor.int32([1, 1, 0, 2], [4])], []));
     expect(Number.isNaN(mean[0])).toBe(true);
     // The NaN row ignored: the mean is over the rest.
-    const ignored = values(await ops.run("cross-entropy", attrs("mean", -1), [special, Tensor.int32([-1, -1, -1, 2], [4])], []));
+    const ignored = values(
+      await ops.run("cross-entropy", attrs("mean", -1), [special, Tensor.int32([-1, -1, -1, 2], [4])], []),
+    );
     expect(ignored[0]).toBeCloseTo(crossEntropy64([1, 2, 3], 3, [2], "none")[0]!, 6);
   });
 
   it("a target outside [0, V) is an error naming node, position and value; the ignore index is allowed", async () => {
     const logits = randomTensor([2, 3, 4], 31);
-    for (const [bad, ignore] of [[4, null], [-1, null], [-1, -100]] as const) {
-      const e = await ops.error("cross-entropy", attrs("mean", ignore), [logits, Tensor.int32([0, 1, 2, 3, bad, 0], [2, 3])], [], "loss");
+    for (const [bad, ignore] of [
+      [4, null],
+      [-1, null],
+      [-1, -100],
+    ] as const) {
+      const e = await ops.error(
+        "cross-entropy",
+        attrs("mean", ignore),
+        [logits, Tensor.int32([0, 1, 2, 3, bad, 0], [2, 3])],
+        [],
+        "loss",
+      );
       expect(e).toMatchObject({ code: "input", subject: "loss.targets", got: `${bad} at [1, 1]` });
     }
   });
@@ -95,18 +126,39 @@ describe("cross-entropy kernel vs float64", () => {
   it("errors: shapes, attributes and dtypes name the node and field", async () => {
     const logits = randomTensor([2, 3, 4], 41);
     const targets = Tensor.int32([0, 1, 2, 3, 0, 1], [2, 3]);
-    await expect(ops.error("cross-entropy", attrs("mean"), [logits, Tensor.int32([0, 1], [2])], [], "loss")).resolves.toMatchObject({ code: "shape", subject: "loss.targets" });
-    await expect(ops.error("cross-entropy", attrs("mean"), [logits, Tensor.int32([0, 1, 2, 3], [2, 2])], [], "loss")).resolves.toMatchObject({ code: "shape", subject: "loss.targets" });
-    await expect(ops.error("cross-entropy", attrs("mean"), [randomTensor([4], 42), Tensor.int32([0], [])], [], "loss")).resolves.toMatchObject({ code: "shape", subject: "loss.logits" });
-    await expect(ops.error("cross-entropy", { reduction: "max", ignoreIndex: null }, [logits, targets], [], "loss")).resolves.toMatchObject({ code: "attr", subject: "loss.reduction" });
-    await expect(ops.error("cross-entropy", attrs("mean", 0.5), [logits, targets], [], "loss")).resolves.toMatchObject({ code: "attr", subject: "loss.ignoreIndex" });
-    await expect(ops.error("cross-entropy", attrs("mean"), [logits, Tensor.from([0, 1, 2, 3, 0, 1], [2, 3])], [], "loss")).resolves.toMatchObject({
+    await expect(
+      ops.error("cross-entropy", attrs("mean"), [logits, Tensor.int32([0, 1], [2])], [], "loss"),
+    ).resolves.toMatchObject({ code: "shape", subject: "loss.targets" });
+    await expect(
+      ops.error("cross-entropy", attrs("mean"), [logits, Tensor.int32([0, 1, 2, 3], [2, 2])], [], "loss"),
+    ).resolves.toMatchObject({ code: "shape", subject: "loss.targets" });
+    await expect(
+      ops.error("cross-entropy", attrs("mean"), [randomTensor([4], 42), Tensor.int32([0], [])], [], "loss"),
+    ).resolves.toMatchObject({ code: "shape", subject: "loss.logits" });
+    await expect(
+      ops.error("cross-entropy", { reduction: "max", ignoreIndex: null }, [logits, targets], [], "loss"),
+    ).resolves.toMatchObject({ code: "attr", subject: "loss.reduction" });
+    await expect(ops.error("cross-entropy", attrs("mean", 0.5), [logits, targets], [], "loss")).resolves.toMatchObject({
+      code: "attr",
+      subject: "loss.ignoreIndex",
+    });
+    await expect(
+      ops.error("cross-entropy", attrs("mean"), [logits, Tensor.from([0, 1, 2, 3, 0, 1], [2, 3])], [], "loss"),
+    ).resolves.toMatchObject({
       code: "input",
       subject: "loss.targets",
       expected: "int32",
       got: "float32",
     });
-    await expect(ops.error("cross-entropy", attrs("mean"), [Tensor.int32(new Array<number>(24).fill(0), [2, 3, 4]), targets], [], "loss")).resolves.toMatchObject({
+    await expect(
+      ops.error(
+        "cross-entropy",
+        attrs("mean"),
+        [Tensor.int32(new Array<number>(24).fill(0), [2, 3, 4]), targets],
+        [],
+        "loss",
+      ),
+    ).resolves.toMatchObject({
       code: "input",
       subject: "loss.logits",
       expected: "float32",

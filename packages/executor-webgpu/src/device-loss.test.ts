@@ -40,7 +40,8 @@ describe("device loss", () => {
   it("a decode session: the step that meets the loss fails, so does the next (its caches died), reset() decodes again", async () => {
     const graph = multiHeadAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }, { decode: true });
     const weights: Record<string, Tensor> = {};
-    for (const [i, w] of graph.weights.entries()) if (!w.name.endsWith(".cache.state")) weights[w.name] = randomTensor(w.shape as number[], 100 + i, 0.5);
+    for (const [i, w] of graph.weights.entries())
+      if (!w.name.endsWith(".cache.state")) weights[w.name] = randomTensor(w.shape as number[], 100 + i, 0.5);
     const owner = createWebGpuExecutor();
     await owner.init();
     const device = owner.device!;
@@ -52,9 +53,15 @@ describe("device loss", () => {
     const second = (await decoder.step({ x: token }))["output"]!;
     device.destroy();
     await device.lost;
-    const error = await decoder.step({ x: token }).then(() => undefined, (e: unknown) => e);
+    const error = await decoder.step({ x: token }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isDeviceLost(error), `expected a device-lost error, got ${String(error)}`).toBe(true);
-    const stale = await decoder.step({ x: token }).then(() => undefined, (e: unknown) => e);
+    const stale = await decoder.step({ x: token }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isDeviceLost(stale), `the cache from the lost device: ${String(stale)}`).toBe(true);
     decoder.reset();
     expect(compare((await decoder.step({ x: prompt }))["output"]!, first, { abs: 1e-6, rel: 1e-6 }).ok).toBe(true);

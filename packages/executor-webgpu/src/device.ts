@@ -27,7 +27,12 @@ export interface Acquired {
 const nodeGpus = new Map<NodeBindings, Map<string, GPU>>();
 
 /** Limits the kernels need beyond WebGPU's defaults where the adapter has them (compatibility mode starts lower). */
-const WANTED_LIMITS = ["maxStorageBuffersPerShaderStage", "maxComputeWorkgroupStorageSize", "maxStorageBufferBindingSize", "maxBufferSize"] as const;
+const WANTED_LIMITS = [
+  "maxStorageBuffersPerShaderStage",
+  "maxComputeWorkgroupStorageSize",
+  "maxStorageBufferBindingSize",
+  "maxBufferSize",
+] as const;
 
 // One device per process and set of options, shared by every executor that did not bring its own: pipelines are cached
 // per device, and the conformance runner makes a fresh executor per case. Dropped when the device is lost.
@@ -56,13 +61,23 @@ export async function acquireDevice(options: DeviceOptions = {}): Promise<Acquir
     const adapter = await browserGpu.requestAdapter(options.adapterOptions);
     if (adapter) return open(adapter, "navigator.gpu");
     tried.push("navigator.gpu.requestAdapter() returned null");
-    throw noAdapter(tried, "the browser exposes WebGPU but gave no adapter: enable hardware acceleration, or on Linux start Chromium with --enable-unsafe-webgpu --enable-features=Vulkan");
+    throw noAdapter(
+      tried,
+      "the browser exposes WebGPU but gave no adapter: enable hardware acceleration, or on Linux start Chromium with --enable-unsafe-webgpu --enable-features=Vulkan",
+    );
   }
   if (!isNode()) {
-    throw noAdapter(["navigator.gpu is undefined"], "use a browser with WebGPU (Chrome/Edge 113+, Safari 26+, Firefox 141+), on https:// or http://localhost; on Linux Chromium needs --enable-unsafe-webgpu");
+    throw noAdapter(
+      ["navigator.gpu is undefined"],
+      "use a browser with WebGPU (Chrome/Edge 113+, Safari 26+, Firefox 141+), on https:// or http://localhost; on Linux Chromium needs --enable-unsafe-webgpu",
+    );
   }
   const bindings = options.nodeBindings ?? (await loadNodeBindings(tried));
-  if (!bindings) throw noAdapter(tried, "install the webgpu npm package, an optional peer dependency of @attngraph/executor-webgpu (npm install webgpu), or pass { device } to createWebGpuExecutor");
+  if (!bindings)
+    throw noAdapter(
+      tried,
+      "install the webgpu npm package, an optional peer dependency of @attngraph/executor-webgpu (npm install webgpu), or pass { device } to createWebGpuExecutor",
+    );
   // Vulkan (or Metal/D3D12) first; a machine without a GPU can use SwiftShader through VK_ICD_FILENAMES.
   const primary = gpuFor(bindings, []);
   const adapter = await primary.requestAdapter(options.adapterOptions);
@@ -72,7 +87,10 @@ export async function acquireDevice(options: DeviceOptions = {}): Promise<Acquir
   process.env["EGL_PLATFORM"] ??= "surfaceless";
   try {
     const gl = gpuFor(bindings, ["backend=opengles"]);
-    const glAdapter = await gl.requestAdapter({ ...options.adapterOptions, featureLevel: "compatibility" } as GPURequestAdapterOptions);
+    const glAdapter = await gl.requestAdapter({
+      ...options.adapterOptions,
+      featureLevel: "compatibility",
+    } as GPURequestAdapterOptions);
     if (glAdapter) return open(glAdapter, "webgpu (Dawn, OpenGL ES)");
     tried.push("Dawn's OpenGL ES backend found no adapter");
   } catch (e) {
@@ -122,5 +140,9 @@ function isNode(): boolean {
 }
 
 function noAdapter(tried: readonly string[], fix: string): AttnGraphError {
-  return new AttnGraphError("no-adapter", `webgpu: no adapter (${tried.join("; ")}): ${fix}`, { subject: "executor webgpu", expected: "a WebGPU adapter", got: "none" });
+  return new AttnGraphError("no-adapter", `webgpu: no adapter (${tried.join("; ")}): ${fix}`, {
+    subject: "executor webgpu",
+    expected: "a WebGPU adapter",
+    got: "none",
+  });
 }

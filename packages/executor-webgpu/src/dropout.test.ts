@@ -13,7 +13,12 @@ const webgpu = createWebGpuExecutor();
 const cpu = createCpuExecutor();
 afterAll(() => webgpu.dispose());
 
-async function onGpu(kind: string, attrs: Record<string, unknown>, inputs: (Tensor | undefined)[], outShape: number[]): Promise<Tensor> {
+async function onGpu(
+  kind: string,
+  attrs: Record<string, unknown>,
+  inputs: (Tensor | undefined)[],
+  outShape: number[],
+): Promise<Tensor> {
   const values = await Promise.all(inputs.map((t) => (t ? webgpu.upload(t) : undefined)));
   return webgpu.download(await webgpu.dispatch({ kind, node: `test.${kind}`, attrs, inputs: values, outShape }));
 }
@@ -33,7 +38,10 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
   if (g.x >= arrayLength(&bits)) { return; }
   bits[g.x] = dropout_bits(fmix32(pairs[g.x].x), pairs[g.x].y);
 }`;
-  const pipeline = await device.createComputePipelineAsync({ layout: "auto", compute: { module: device.createShaderModule({ code }), entryPoint: "main" } });
+  const pipeline = await device.createComputePipelineAsync({
+    layout: "auto",
+    compute: { module: device.createShaderModule({ code }), entryPoint: "main" },
+  });
   // GPUBufferUsage / GPUMapMode values as numbers: Node has no such globals (see buffers.ts).
   const [MAP_READ, COPY_SRC, COPY_DST, STORAGE] = [0x1, 0x4, 0x8, 0x80];
   const input = device.createBuffer({ size: pairs.byteLength, usage: STORAGE | COPY_DST });
@@ -43,7 +51,10 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
     device.queue.writeBuffer(input, 0, pairs);
     const bindGroup = device.createBindGroup({
       layout: pipeline.getBindGroupLayout(0),
-      entries: [{ binding: 0, resource: { buffer: input } }, { binding: 1, resource: { buffer: output } }],
+      entries: [
+        { binding: 0, resource: { buffer: input } },
+        { binding: 1, resource: { buffer: output } },
+      ],
     });
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
@@ -62,9 +73,19 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
 
 describe("the WGSL generator vs @attngraph/graph's dropoutBits", () => {
   it("the same 32 bits for 64 seeds × 1,100 counters (near 0, around 2³¹, below 2³², and spread between)", async () => {
-    const counters = [0, 2 ** 31 - 300, 2 ** 32 - 300].flatMap((start) => Array.from({ length: 300 }, (_, k) => start + k));
+    const counters = [0, 2 ** 31 - 300, 2 ** 32 - 300].flatMap((start) =>
+      Array.from({ length: 300 }, (_, k) => start + k),
+    );
     for (let k = 0; k < 200; k++) counters.push((k * 0x2545f491) % 2 ** 32);
-    const seeds = [0, 1, 42, 0x7fffffff, 0x80000000, 0xffffffff, ...Array.from({ length: 58 }, (_, k) => ((k + 1) * 0x9e3779b1) % 2 ** 32)];
+    const seeds = [
+      0,
+      1,
+      42,
+      0x7fffffff,
+      0x80000000,
+      0xffffffff,
+      ...Array.from({ length: 58 }, (_, k) => ((k + 1) * 0x9e3779b1) % 2 ** 32),
+    ];
     const pairs = new Uint32Array(seeds.length * counters.length * 2);
     let p = 0;
     for (const seed of seeds) for (const i of counters) (pairs[p++] = seed), (pairs[p++] = i);
@@ -72,7 +93,8 @@ describe("the WGSL generator vs @attngraph/graph's dropoutBits", () => {
     const mismatches: string[] = [];
     for (let k = 0; k < got.length; k++) {
       const [seed, i] = [pairs[2 * k]!, pairs[2 * k + 1]!];
-      if (got[k] !== dropoutBits(seed, i)) mismatches.push(`seed ${seed}, i ${i}: ${got[k]} vs ${dropoutBits(seed, i)}`);
+      if (got[k] !== dropoutBits(seed, i))
+        mismatches.push(`seed ${seed}, i ${i}: ${got[k]} vs ${dropoutBits(seed, i)}`);
     }
     expect(got.length).toBe(64 * 1100);
     expect(mismatches.slice(0, 5)).toEqual([]);
@@ -80,13 +102,20 @@ describe("the WGSL generator vs @attngraph/graph's dropoutBits", () => {
 });
 
 describe("dropout on webgpu vs cpu", () => {
-  for (const [seed, rate] of [[0, 0.5], [42, 0.1], [0xffffffff, 0.3], [123456789, 0.9]] as const) {
+  for (const [seed, rate] of [
+    [0, 0.5],
+    [42, 0.1],
+    [0xffffffff, 0.3],
+    [123456789, 0.9],
+  ] as const) {
     it(`dropout kernel: the same bits as cpu (seed ${seed}, rate ${rate}), on a strided view too`, async () => {
       const x = randomTensor([3, 5, 7, 11], seed % 997);
       for (const input of [x, x.permute([3, 1, 2, 0])]) {
         const attrs = { rate, seed, training: true };
         const got = (await onGpu("dropout", attrs, [input], [...input.shape])).toFloat32Array();
-        const want = cpu.dispatch({ kind: "dropout", node: "d", attrs, inputs: [input], outShape: input.shape }).toFloat32Array();
+        const want = cpu
+          .dispatch({ kind: "dropout", node: "d", attrs, inputs: [input], outShape: input.shape })
+          .toFloat32Array();
         expect(firstDifference(got, want)).toBe(-1);
         const wrongMask = Array.from(got).findIndex((v, i) => (v !== 0) !== dropoutKeep(seed, i, rate));
         expect(wrongMask).toBe(-1);
@@ -102,9 +131,19 @@ describe("dropout on webgpu vs cpu", () => {
     const eye = new Float32Array(B * H * S * S);
     for (let m = 0; m < B * H; m++) for (let j = 0; j < S; j++) eye[(m * S + j) * S + j] = 1;
     const v = new Tensor(eye, [B, H, S, S]);
-    const attrs = { causal: false, window: null, alignment: "top-left", scale: 0.5, dropoutRate: 0.4, dropoutSeed: 7, training: true };
+    const attrs = {
+      causal: false,
+      window: null,
+      alignment: "top-left",
+      scale: 0.5,
+      dropoutRate: 0.4,
+      dropoutSeed: 7,
+      training: true,
+    };
     const got = (await onGpu("attention", attrs, [q, k, v, undefined], [B, H, L, S])).toFloat32Array();
-    const want = cpu.dispatch({ kind: "attention", node: "a", attrs, inputs: [q, k, v, undefined], outShape: [B, H, L, S] }).toFloat32Array();
+    const want = cpu
+      .dispatch({ kind: "attention", node: "a", attrs, inputs: [q, k, v, undefined], outShape: [B, H, L, S] })
+      .toFloat32Array();
     const zerosDiffer = Array.from(got).findIndex((g, i) => (g === 0) !== (want[i] === 0));
     expect(zerosDiffer, "first weight dropped on one executor only").toBe(-1);
     expect(Array.from(got).filter((g) => g === 0).length).toBeGreaterThan(B * H * L * S * 0.3);

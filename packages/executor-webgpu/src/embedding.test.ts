@@ -24,7 +24,14 @@ describe("embedding kernel", () => {
   const table = randomTensor([V, E], 1);
 
   it("ids [B, T], [N] and [] pick rows; repeated ids; the first and last row", async () => {
-    for (const [ids, shape] of [[[6, 0, 3, 3, 1, 6], [2, 3]], [[0, 6, 2], [3]], [[4], []]] as const) {
+    for (const [ids, shape] of [
+      [
+        [6, 0, 3, 3, 1, 6],
+        [2, 3],
+      ],
+      [[0, 6, 2], [3]],
+      [[4], []],
+    ] as const) {
       const got = await ops.run("embedding", {}, [Tensor.int32(ids, shape), table], [...shape, E]);
       expect(got.shape).toEqual([...shape, E]);
       expect(Array.from(got.toFloat32Array())).toEqual(embedding64(ids, table));
@@ -45,11 +52,20 @@ describe("embedding kernel", () => {
   });
 
   it("an id of V or -1 is an error naming node, position and id; an uploaded ids tensor is checked without a readback", async () => {
-    for (const [bad, where] of [[V, "[1, 0]"], [-1, "[1, 0]"], [2 ** 31 - 1, "[1, 0]"]] as const) {
+    for (const [bad, where] of [
+      [V, "[1, 0]"],
+      [-1, "[1, 0]"],
+      [2 ** 31 - 1, "[1, 0]"],
+    ] as const) {
       const ids = await webgpu.upload(Tensor.int32([0, 1, 2, bad, 0, 0], [2, 3]));
       const before = webgpu.stats.readbacks;
       const e = await ops.error("embedding", {}, [ids, table], [2, 3, E], "wte");
-      expect(e).toMatchObject({ code: "input", subject: "wte.ids", got: `${bad} at ${where}`, expected: `token id in [0, ${V})` });
+      expect(e).toMatchObject({
+        code: "input",
+        subject: "wte.ids",
+        got: `${bad} at ${where}`,
+        expected: `token id in [0, ${V})`,
+      });
       expect((e as Error).message).toContain("wte.ids");
       expect(webgpu.stats.readbacks - before, "no readback for an upload").toBe(0);
     }
@@ -59,7 +75,10 @@ describe("embedding kernel", () => {
     // Logical ids [[0, 1], [2, 9], [3, 4]]: stored transposed, so the bad id's position must come from the view.
     const view = await ops.permuted(Tensor.int32([0, 1, 2, 9, 3, 4], [3, 2]), [1, 0]);
     const before = webgpu.stats.readbacks;
-    await expect(ops.error("embedding", {}, [view, table], [3, 2, E], "wte")).resolves.toMatchObject({ subject: "wte.ids", got: "9 at [1, 1]" });
+    await expect(ops.error("embedding", {}, [view, table], [3, 2, E], "wte")).resolves.toMatchObject({
+      subject: "wte.ids",
+      got: "9 at [1, 1]",
+    });
     expect(webgpu.stats.readbacks - before).toBe(1);
   });
 
@@ -70,12 +89,16 @@ describe("embedding kernel", () => {
       expected: "int32",
       got: "float32",
     });
-    await expect(ops.error("embedding", {}, [Tensor.int32([0], [1]), Tensor.int32([1, 2], [1, 2])], [1, 2], "wte")).resolves.toMatchObject({
+    await expect(
+      ops.error("embedding", {}, [Tensor.int32([0], [1]), Tensor.int32([1, 2], [1, 2])], [1, 2], "wte"),
+    ).resolves.toMatchObject({
       code: "input",
       subject: "wte.weight",
       expected: "float32",
       got: "int32",
     });
-    await expect(ops.error("embedding", {}, [Tensor.int32([0], [1]), randomTensor([5], 3)], [1, 5], "wte")).resolves.toMatchObject({ code: "shape", subject: "wte.weight" });
+    await expect(
+      ops.error("embedding", {}, [Tensor.int32([0], [1]), randomTensor([5], 3)], [1, 5], "wte"),
+    ).resolves.toMatchObject({ code: "shape", subject: "wte.weight" });
   });
 });

@@ -9,7 +9,13 @@ describe("webgpu executor", () => {
   afterAll(() => webgpu.dispose());
 
   it("construction and supports() need no device and never throw", () => {
-    const noGpu = createWebGpuExecutor({ nodeBindings: { create: () => { throw new Error("must not be called"); } } });
+    const noGpu = createWebGpuExecutor({
+      nodeBindings: {
+        create: () => {
+          throw new Error("must not be called");
+        },
+      },
+    });
     expect(noGpu.supports("softmax", {})).toEqual({ ok: true });
     expect(noGpu.supports("attention", {})).toEqual({ ok: true });
     expect(noGpu.supports("no-such-op", {})).toMatchObject({ ok: false });
@@ -17,8 +23,13 @@ describe("webgpu executor", () => {
   });
 
   it('init() without an adapter is a clear "webgpu: no adapter" saying what to install', async () => {
-    const none = createWebGpuExecutor({ nodeBindings: { create: () => ({ requestAdapter: async () => null }) as unknown as GPU } });
-    const e = await none.init().then(() => undefined, (err: unknown) => err);
+    const none = createWebGpuExecutor({
+      nodeBindings: { create: () => ({ requestAdapter: async () => null }) as unknown as GPU },
+    });
+    const e = await none.init().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
     expect((e as AttnGraphError).code).toBe("no-adapter");
     expect((e as Error).message).toMatch(/^webgpu: no adapter/);
@@ -38,12 +49,16 @@ describe("webgpu executor", () => {
     ex.registerKernel("broken", broken);
     await ex.init();
     const x = await ex.upload(Tensor.from([1, 2], [2]));
-    const e = await Promise.resolve(ex.dispatch({ kind: "broken", node: "blocks.3.broken", attrs: {}, inputs: [x], outShape: [2] })).catch((err: unknown) => err);
+    const e = await Promise.resolve(
+      ex.dispatch({ kind: "broken", node: "blocks.3.broken", attrs: {}, inputs: [x], outShape: [2] }),
+    ).catch((err: unknown) => err);
     expect(e).toMatchObject({ code: "webgpu-validation", subject: "blocks.3.broken" });
     expect((e as Error).message).toContain("blocks.3.broken");
     // The executor stays usable.
     ex.registerKernel("double", doubleKernel);
-    const y = await ex.download(await ex.dispatch({ kind: "double", node: "d", attrs: {}, inputs: [x], outShape: [2] }));
+    const y = await ex.download(
+      await ex.dispatch({ kind: "double", node: "d", attrs: {}, inputs: [x], outShape: [2] }),
+    );
     expect(Array.from(y.toFloat32Array())).toEqual([2, 4]);
     await ex.dispose();
   });
@@ -52,17 +67,33 @@ describe("webgpu executor", () => {
     const ex = new WebGpuExecutor();
     ex.registerKernel("bad-wgsl", async (_call, gpu) => {
       const out = gpu.alloc([1]);
-      await gpu.run({ name: "bad", cacheKey: "bad-wgsl", code: () => "fn main( {", params: new Params(), inputs: [], output: out, workgroups: [1, 1, 1] });
+      await gpu.run({
+        name: "bad",
+        cacheKey: "bad-wgsl",
+        code: () => "fn main( {",
+        params: new Params(),
+        inputs: [],
+        output: out,
+        workgroups: [1, 1, 1],
+      });
       return out;
     });
-    const e = await Promise.resolve(ex.dispatch({ kind: "bad-wgsl", node: "my.node", attrs: {}, inputs: [], outShape: [1] })).catch((err: unknown) => err);
+    const e = await Promise.resolve(
+      ex.dispatch({ kind: "bad-wgsl", node: "my.node", attrs: {}, inputs: [], outShape: [1] }),
+    ).catch((err: unknown) => err);
     expect(e).toMatchObject({ code: "webgpu-validation", subject: "my.node" });
     await ex.dispose();
   });
 
   it("release returns memory to the pool: views keep their buffer alive until the last one goes", async () => {
     const x = await webgpu.upload(Tensor.from([1, 2, 3, 4, 5, 6], [2, 3]));
-    const t = await webgpu.dispatch({ kind: "transpose", node: "t", attrs: { perm: [1, 0] }, inputs: [x], outShape: [3, 2] });
+    const t = await webgpu.dispatch({
+      kind: "transpose",
+      node: "t",
+      attrs: { perm: [1, 0] },
+      inputs: [x],
+      outShape: [3, 2],
+    });
     expect(t.storage).toBe(x.storage);
     webgpu.release(x);
     expect(Array.from((await webgpu.download(t)).toFloat32Array())).toEqual([1, 4, 2, 5, 3, 6]);
@@ -93,16 +124,29 @@ describe("dispose() while init() waits for its device", () => {
             await gate;
             const a = await gpu.requestAdapter(o);
             // Only what device.ts reads of an adapter; the device it makes is kept here to be destroyed at the end.
-            return a && { limits: a.limits, info: a.info, requestDevice: async (d?: GPUDeviceDescriptor) => (late = await a.requestDevice(d)) };
+            return (
+              a && {
+                limits: a.limits,
+                info: a.info,
+                requestDevice: async (d?: GPUDeviceDescriptor) => (late = await a.requestDevice(d)),
+              }
+            );
           },
         } as unknown as GPU;
       },
     };
     const ex = createWebGpuExecutor({ nodeBindings: bindings });
-    const init = ex.init().then(() => "resolved", (e: unknown) => e);
+    const init = ex.init().then(
+      () => "resolved",
+      (e: unknown) => e,
+    );
     await ex.dispose();
     open();
-    const expectDisposed = (e: unknown) => expect(e).toMatchObject({ code: "disposed", message: "executor webgpu: the executor is disposed, expected a live executor, got disposed" });
+    const expectDisposed = (e: unknown) =>
+      expect(e).toMatchObject({
+        code: "disposed",
+        message: "executor webgpu: the executor is disposed, expected a live executor, got disposed",
+      });
     expectDisposed(await init);
     expect(late, "the device did arrive after dispose()").toBeDefined();
     expect(ex.device).toBeUndefined();

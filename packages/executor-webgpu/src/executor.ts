@@ -8,7 +8,18 @@
 //   Dispatches are serialised, because error scopes are a per-device stack that interleaved runs would mix up.
 // - Readback: only `download` maps memory back (the runtime downloads outputs and watched nodes only); `stats`
 //   counts it, so tests can prove that nothing else is read.
-import { AttnGraphError, Tensor, UnsupportedError, contiguousStrides, describe, formatShape, sameShape, sizeOf, type AnyTensor, type DType, } from "@attngraph/tensor";
+import {
+  AttnGraphError,
+  Tensor,
+  UnsupportedError,
+  contiguousStrides,
+  describe,
+  formatShape,
+  sameShape,
+  sizeOf,
+  type AnyTensor,
+  type DType,
+} from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable } from "@attngraph/graph";
 import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
@@ -110,7 +121,8 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
    * `download` as returning a float32 Tensor, because the runtime downloads only op outputs.
    */
   async download(value: GpuTensor): Promise<Tensor> {
-    if (!isGpuTensor(value)) throw new AttnGraphError("input", describe("download", "not a webgpu value", "a GpuTensor", typeof value));
+    if (!isGpuTensor(value))
+      throw new AttnGraphError("input", describe("download", "not a webgpu value", "a GpuTensor", typeof value));
     const s = await this.#device();
     await this.#live(s, value);
     return (await this.#readback(s, value)) as Tensor;
@@ -145,7 +157,8 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
 
   async #dispatch(call: KernelCall<GpuTensor>): Promise<GpuTensor> {
     const kernel = this.#kernels.get(call.kind);
-    if (kernel === undefined) throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
+    if (kernel === undefined)
+      throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
     const s = await this.#device();
     for (const v of call.inputs) if (isGpuTensor(v)) await this.#live(s, v);
     this.stats.dispatches++;
@@ -167,17 +180,30 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
       if (out) this.release(out);
       const code = oom && !validation ? "webgpu-out-of-memory" : "webgpu-validation";
       const what = `WebGPU ${code === "webgpu-validation" ? "validation" : "out-of-memory"} error in op ${call.kind}`;
-      throw new AttnGraphError(code, describe(call.node, what, undefined, firstLine(gpuError.message)), { subject: call.node, got: gpuError.message, cause: thrown ?? gpuError });
+      throw new AttnGraphError(code, describe(call.node, what, undefined, firstLine(gpuError.message)), {
+        subject: call.node,
+        got: gpuError.message,
+        cause: thrown ?? gpuError,
+      });
     }
     if (thrown !== undefined) throw thrown;
     if (!isGpuTensor(out) || !sameShape(out.shape, call.outShape)) {
       const expected = formatShape(call.outShape);
       const got = isGpuTensor(out) ? formatShape(out.shape) : "something that is not a GpuTensor";
-      throw new AttnGraphError("kernel-output", describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got), {
-        subject: call.node,
-        expected,
-        got,
-      });
+      throw new AttnGraphError(
+        "kernel-output",
+        describe(
+          call.node,
+          `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`,
+          expected,
+          got,
+        ),
+        {
+          subject: call.node,
+          expected,
+          got,
+        },
+      );
     }
     return out;
   }
@@ -185,8 +211,10 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   #context(s: DeviceState, call: KernelCall<GpuTensor>): KernelContext {
     const ctx: KernelContext = {
       device: s.device,
-      alloc: (shape, dtype = "float32") => new GpuTensor(this.#allocate(s, sizeOf(shape), dtype, undefined), shape, contiguousStrides(shape), 0),
-      view: (t, shape, strides = contiguousStrides(shape), offset = t.offset) => new GpuTensor(t.storage, shape, strides, offset),
+      alloc: (shape, dtype = "float32") =>
+        new GpuTensor(this.#allocate(s, sizeOf(shape), dtype, undefined), shape, contiguousStrides(shape), 0),
+      view: (t, shape, strides = contiguousStrides(shape), offset = t.offset) =>
+        new GpuTensor(t.storage, shape, strides, offset),
       run: (info) => this.#run(s, call.node, info),
       contiguous: async (t) => {
         if (t.isContiguous) return ctx.view(t, t.shape, t.strides, t.offset);
@@ -233,15 +261,21 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     try {
       pipeline = await pipelineFor(s.device, info);
     } catch (e) {
-      throw new AttnGraphError("webgpu-validation", describe(node, `WGSL program ${info.cacheKey} failed to compile`, undefined, firstLine((e as Error).message)), {
-        subject: node,
-        cause: e,
-      });
+      throw new AttnGraphError(
+        "webgpu-validation",
+        describe(node, `WGSL program ${info.cacheKey} failed to compile`, undefined, firstLine((e as Error).message)),
+        {
+          subject: node,
+          cause: e,
+        },
+      );
     }
     const uniform = s.pool.acquire(PARAM_WORDS * 4, UNIFORM_USAGE);
     s.device.queue.writeBuffer(uniform, 0, info.params.words);
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform } }];
-    info.inputs.forEach((v, i) => entries.push({ binding: i + 1, resource: { buffer: isGpuTensor(v) ? v.storage.buffer : v } }));
+    info.inputs.forEach((v, i) =>
+      entries.push({ binding: i + 1, resource: { buffer: isGpuTensor(v) ? v.storage.buffer : v } }),
+    );
     entries.push({ binding: info.inputs.length + 1, resource: { buffer: info.output.storage.buffer } });
     const bindGroup = s.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
     const encoder = s.device.createCommandEncoder({ label: node });
@@ -261,7 +295,8 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     let last = t.offset;
     for (let i = 0; i < t.rank; i++) last += Math.max(0, t.shape[i]! - 1) * t.strides[i]!;
     const int = t.dtype === "int32";
-    if (t.size === 0) return int ? new Tensor<"int32">(new Int32Array(0), t.shape) : new Tensor(new Float32Array(0), t.shape);
+    if (t.size === 0)
+      return int ? new Tensor<"int32">(new Int32Array(0), t.shape) : new Tensor(new Float32Array(0), t.shape);
     const count = last - first + 1;
     const bytes = count * 4;
     const staging = s.pool.acquire(bytes, READBACK_USAGE);
@@ -273,12 +308,18 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
       await staging.mapAsync(MAP_READ_MODE, 0, bytes);
     } catch (e) {
       this.#checkLost(s, "download", e);
-      throw new AttnGraphError("webgpu-readback", describe("download", "mapping the readback buffer failed", undefined, (e as Error).message), { cause: e });
+      throw new AttnGraphError(
+        "webgpu-readback",
+        describe("download", "mapping the readback buffer failed", undefined, (e as Error).message),
+        { cause: e },
+      );
     }
     const bits = staging.getMappedRange(0, bytes).slice(0);
     staging.unmap();
     s.pool.give(staging);
-    return int ? new Tensor<"int32">(new Int32Array(bits), t.shape, t.strides, t.offset - first) : new Tensor(new Float32Array(bits), t.shape, t.strides, t.offset - first);
+    return int
+      ? new Tensor<"int32">(new Int32Array(bits), t.shape, t.strides, t.offset - first)
+      : new Tensor(new Float32Array(bits), t.shape, t.strides, t.offset - first);
   }
 
   /** Makes a value usable on the current device: an upload from before a device loss is uploaded again. */
@@ -286,9 +327,18 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     const st = t.storage;
     if (st.device === s.device) return;
     if (!st.host) {
-      throw new AttnGraphError("device-lost", describe("webgpu", "this value was computed on a device that was lost since", "a value from the current device", "a stale value"), {
-        subject: "webgpu",
-      });
+      throw new AttnGraphError(
+        "device-lost",
+        describe(
+          "webgpu",
+          "this value was computed on a device that was lost since",
+          "a value from the current device",
+          "a stale value",
+        ),
+        {
+          subject: "webgpu",
+        },
+      );
     }
     const data = hostData(st.host);
     st.buffer = s.pool.acquire(Math.max(16, data.byteLength), STORAGE_USAGE);
@@ -332,11 +382,20 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
   }
 
   async #acquire(): Promise<DeviceState> {
-    const { device, description } = this.#userDevice ? { device: this.#userDevice, description: "user device" } : await sharedDevice(this.#options);
+    const { device, description } = this.#userDevice
+      ? { device: this.#userDevice, description: "user device" }
+      : await sharedDevice(this.#options);
     // dispose() came while the device was requested: keeping it now would undo the dispose (init() resolving, a state
     // that nothing frees).
     if (this.#disposed) throw disposedError();
-    const state: DeviceState = { device, description, pool: new BufferPool(device), constants: new Map(), lost: undefined, reported: false };
+    const state: DeviceState = {
+      device,
+      description,
+      pool: new BufferPool(device),
+      constants: new Map(),
+      lost: undefined,
+      reported: false,
+    };
     void device.lost.then((info) => {
       if (info.reason === "destroyed" && this.#state !== state) return; // our own dispose
       state.lost = info;

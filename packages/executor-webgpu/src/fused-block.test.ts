@@ -17,21 +17,39 @@ const [B, T, E] = [2, 3, 8];
 function blockGraph(): OpGraph {
   const b = new GraphBuilder();
   const x = b.input("x", ["B", T, E]);
-  const ln = (name: string, v: typeof x) => b.add("layer-norm", name, { x: v, weight: b.weight(`${name}.weight`, [E]), bias: b.weight(`${name}.bias`, [E]) }, { eps: 1e-5 });
+  const ln = (name: string, v: typeof x) =>
+    b.add(
+      "layer-norm",
+      name,
+      { x: v, weight: b.weight(`${name}.weight`, [E]), bias: b.weight(`${name}.bias`, [E]) },
+      { eps: 1e-5 },
+    );
   const attention = b.add("projection", "attention", { x: ln("ln1", x), weight: b.weight("attention.w", [E, E]) });
   const residual = b.add("add", "residual", { a: x, b: attention });
-  const hidden = b.add("projection", "mlp.hidden", { x: ln("ln2", residual), weight: b.weight("mlp.0.weight", [4 * E, E]), bias: b.weight("mlp.0.bias", [4 * E]) });
+  const hidden = b.add("projection", "mlp.hidden", {
+    x: ln("ln2", residual),
+    weight: b.weight("mlp.0.weight", [4 * E, E]),
+    bias: b.weight("mlp.0.bias", [4 * E]),
+  });
   const gelu = b.add("gelu", "mlp.gelu", { x: hidden }, { approximate: "none" });
-  const mlp = b.add("projection", "mlp", { x: gelu, weight: b.weight("mlp.2.weight", [E, 4 * E]), bias: b.weight("mlp.2.bias", [E]) });
+  const mlp = b.add("projection", "mlp", {
+    x: gelu,
+    weight: b.weight("mlp.2.weight", [E, 4 * E]),
+    bias: b.weight("mlp.2.bias", [E]),
+  });
   return b.output(b.add("add", "output", { a: residual, b: mlp })).build();
 }
 
 const graph = blockGraph();
-const weights = Object.fromEntries(graph.weights.map((w, i) => [w.name, randomTensor(w.shape as number[], 300 + i, 0.5)]));
+const weights = Object.fromEntries(
+  graph.weights.map((w, i) => [w.name, randomTensor(w.shape as number[], 300 + i, 0.5)]),
+);
 const x = randomTensor([B, T, E], 399, 2);
 
 const webgpu = createWebGpuExecutor();
-const unfusedGpu = createWebGpuExecutor({ kernels: webgpuKernels.filter(([kind]) => kind !== "linear-gelu" && kind !== "add-layer-norm") });
+const unfusedGpu = createWebGpuExecutor({
+  kernels: webgpuKernels.filter(([kind]) => kind !== "linear-gelu" && kind !== "add-layer-norm"),
+});
 const sessions: Session[] = [];
 afterAll(async () => {
   for (const s of sessions) await s.dispose();

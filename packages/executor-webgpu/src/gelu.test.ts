@@ -25,7 +25,10 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
   if (g.x >= arrayLength(&ys)) { return; }
   ys[g.x] = ${fn}(xs[g.x]);
 }`;
-  const pipeline = await device.createComputePipelineAsync({ layout: "auto", compute: { module: device.createShaderModule({ code }), entryPoint: "main" } });
+  const pipeline = await device.createComputePipelineAsync({
+    layout: "auto",
+    compute: { module: device.createShaderModule({ code }), entryPoint: "main" },
+  });
   // GPUBufferUsage / GPUMapMode values as numbers: Node has no such globals (see buffers.ts).
   const [MAP_READ, COPY_SRC, COPY_DST, STORAGE] = [0x1, 0x4, 0x8, 0x80];
   const input = device.createBuffer({ size: xs.byteLength, usage: STORAGE | COPY_DST });
@@ -33,7 +36,13 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
   const read = device.createBuffer({ size: xs.byteLength, usage: MAP_READ | COPY_DST });
   try {
     device.queue.writeBuffer(input, 0, xs);
-    const bindGroup = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: input } }, { binding: 1, resource: { buffer: output } }] });
+    const bindGroup = device.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [
+        { binding: 0, resource: { buffer: input } },
+        { binding: 1, resource: { buffer: output } },
+      ],
+    });
     const encoder = device.createCommandEncoder();
     const pass = encoder.beginComputePass();
     pass.setPipeline(pipeline);
@@ -61,7 +70,18 @@ function worstAbs(xs: Float32Array, got: Float32Array, want: (x: number) => numb
 
 describe("WGSL erf, erfc and Φ vs float64", () => {
   // Every 1/1024 over [-7, 7], plus the tiny and the far.
-  const grid = Float32Array.from([...Array.from({ length: 14 * 1024 + 1 }, (_, k) => -7 + k / 1024), 1e-30, -1e-30, 1e-7, -1e-7, 0, 30, -30, 1e6, -1e6]);
+  const grid = Float32Array.from([
+    ...Array.from({ length: 14 * 1024 + 1 }, (_, k) => -7 + k / 1024),
+    1e-30,
+    -1e-30,
+    1e-7,
+    -1e-7,
+    0,
+    30,
+    -30,
+    1e6,
+    -1e6,
+  ]);
 
   it("erf: absolute error below 1e-6 everywhere, odd, and relative error below 1e-6 near 0", async () => {
     const got = await wgsl("erf", grid);
@@ -102,7 +122,9 @@ describe("gelu kernel vs float64", () => {
       const r = compare(got, want, { abs: 2e-6, rel: 1e-5 });
       expect({ ok: r.ok, worst: r.worst }).toMatchObject({ ok: true });
       const far = [30, -30, 1e4, -1e4, 3e38, -3e38, 1e20, -1e20];
-      const big = Array.from((await ops.run("gelu", { approximate }, [Tensor.from(far, [far.length])], [far.length])).toFloat32Array());
+      const big = Array.from(
+        (await ops.run("gelu", { approximate }, [Tensor.from(far, [far.length])], [far.length])).toFloat32Array(),
+      );
       far.forEach((v, k) => expect(big[k], `gelu(${v})`).toBeCloseTo(v > 0 ? Math.fround(v) : 0, 5));
     });
 
@@ -119,7 +141,11 @@ describe("gelu kernel vs float64", () => {
   }
 
   it("errors: an unknown approximate, an int32 x", async () => {
-    await expect(ops.error("gelu", { approximate: "fast" }, [Tensor.from([1], [1])], [1], "mlp.act")).resolves.toMatchObject({ code: "attr", subject: "mlp.act.approximate" });
-    await expect(ops.error("gelu", { approximate: "none" }, [Tensor.int32([1], [1])], [1], "mlp.act")).resolves.toMatchObject({ code: "input", subject: "mlp.act.x", expected: "float32", got: "int32" });
+    await expect(
+      ops.error("gelu", { approximate: "fast" }, [Tensor.from([1], [1])], [1], "mlp.act"),
+    ).resolves.toMatchObject({ code: "attr", subject: "mlp.act.approximate" });
+    await expect(
+      ops.error("gelu", { approximate: "none" }, [Tensor.int32([1], [1])], [1], "mlp.act"),
+    ).resolves.toMatchObject({ code: "input", subject: "mlp.act.x", expected: "float32", got: "int32" });
   });
 });

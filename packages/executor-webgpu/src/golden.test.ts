@@ -22,7 +22,10 @@ describe("golden cases through compile on webgpu", () => {
     const session = await compile(graph, { executors: [webgpu], weights: attentionWeights(c.config, c.weights) });
     const nodeFor = (n: string) => (n === "output" ? graph.outputs[0]! : n);
     try {
-      expect(session.plan.steps.every((s) => s.placement.executor === "webgpu"), "every step placed on webgpu").toBe(true);
+      expect(
+        session.plan.steps.every((s) => s.placement.executor === "webgpu"),
+        "every step placed on webgpu",
+      ).toBe(true);
       // Tapped: the chain runs unfused and every expected tensor is delivered.
       const got = new Map<string, Tensor>();
       const wanted = new Set(Object.keys(c.expected).map(nodeFor));

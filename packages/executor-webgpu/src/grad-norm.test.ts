@@ -30,7 +30,12 @@ describe("clipping, accumulation and lrScale from values computed on the GPU", (
     const clipped = await ops.dispatch("clip-by-norm", { maxNorm: 0.5, eps: 1e-6 }, [gv, total], [5, 7]);
     const acc1 = await ops.dispatch("grad-accumulate", { scale: 0.5 }, [clipped, clipped, await onGpu(1)], [5, 7]);
     const acc2 = await ops.dispatch("grad-accumulate", { scale: 0.5 }, [acc1, clipped, await onGpu(2, [])], [5, 7]);
-    const v = (await ops.value(Tensor.from(values(g).map((x) => x * x), [5, 7])))!; // a second moment is >= 0
+    const v = (await ops.value(
+      Tensor.from(
+        values(g).map((x) => x * x),
+        [5, 7],
+      ),
+    ))!; // a second moment is >= 0
     const p = await ops.dispatch("adam-step", { lr: 0.1 }, [gv, acc2, v, await onGpu(1), await onGpu(0)], [5, 7]);
     expect(webgpu.stats.readbacks).toBe(readbacks);
     const norm = Math.sqrt(values(g).reduce((s, x) => s + x * x, 0));
@@ -48,7 +53,12 @@ describe("clipping, accumulation and lrScale from values computed on the GPU", (
       expect(values(got).every(Number.isNaN), `k ${k}`).toBe(true);
     }
     for (const s of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      const got = await ops.run("adam-step", { lr: 0.1 }, [g, g, g.contiguous(), await onGpu(1), await onGpu(s)], [3, 4]);
+      const got = await ops.run(
+        "adam-step",
+        { lr: 0.1 },
+        [g, g, g.contiguous(), await onGpu(1), await onGpu(s)],
+        [3, 4],
+      );
       expect(values(got).every(Number.isNaN), `lrScale ${s}`).toBe(true);
     }
     const got = await ops.run("clip-by-norm", { maxNorm: 1 }, [g, await onGpu(Number.NaN)], [3, 4]);

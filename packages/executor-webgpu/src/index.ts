@@ -1,5 +1,18 @@
-export { WebGpuExecutor, isDeviceLost, type KernelContext, type WebGpuKernel, type WebGpuExecutorOptions, type WebGpuStats } from "./executor.js";
-export { createWebGpuExecutor, registerWebGpuKernels, webgpuKernels, type CreateWebGpuExecutorOptions, type WebGpuKernelList } from "./register-kernels.js";
+export {
+  WebGpuExecutor,
+  isDeviceLost,
+  type KernelContext,
+  type WebGpuKernel,
+  type WebGpuExecutorOptions,
+  type WebGpuStats,
+} from "./executor.js";
+export {
+  createWebGpuExecutor,
+  registerWebGpuKernels,
+  webgpuKernels,
+  type CreateWebGpuExecutorOptions,
+  type WebGpuKernelList,
+} from "./register-kernels.js";
 export { GpuTensor, type GpuStorage } from "./gpu-tensor.js";
 export type { NodeBindings, DeviceOptions } from "./device.js";
 export type { ProgramInfo } from "./program.js";

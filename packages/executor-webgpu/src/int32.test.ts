@@ -17,7 +17,20 @@ const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
 
 // 0x7fc00001 and 0xff800000 are a NaN and −∞ as float32 bits, 1 and 0x007fffff denormals.
-const SPECIAL = [0, 1, -1, 0x7fffffff, -0x80000000, 0x7fc00001, 0xff800000 | 0, 0x007fffff, 16777217, -16777217, 0x7f800000, 12345];
+const SPECIAL = [
+  0,
+  1,
+  -1,
+  0x7fffffff,
+  -0x80000000,
+  0x7fc00001,
+  0xff800000 | 0,
+  0x007fffff,
+  16777217,
+  -16777217,
+  0x7f800000,
+  12345,
+];
 
 async function download(v: Parameters<typeof webgpu.download>[0]): Promise<AnyTensor> {
   return webgpu.download(v) as Promise<AnyTensor>;
@@ -66,7 +79,13 @@ describe("int32 values", () => {
       ["projection", {}, [f4, Tensor.int32([1, 2], [1, 2])], [1, 1, 2, 1], "weight"],
       ["score", {}, [f4, i4], [1, 1, 2, 2], "k"],
       ["weighted-sum", {}, [i4, f4], [1, 1, 2, 2], "weights"],
-      ["mask", { causal: false, window: null, alignment: "top-left", scale: 1 }, [f4, Tensor.int32([0, 0], [1, 2])], [1, 1, 2, 2], "keyPaddingMask"],
+      [
+        "mask",
+        { causal: false, window: null, alignment: "top-left", scale: 1 },
+        [f4, Tensor.int32([0, 0], [1, 2])],
+        [1, 1, 2, 2],
+        "keyPaddingMask",
+      ],
       ["alibi", { slopes: null, scale: 1, alignment: "top-left" }, [i4], [1, 1, 2, 2], "scores"],
       ["rope", { base: 10000, rotaryDim: null, positionOffset: 0 }, [i4], [1, 1, 2, 2], "x"],
       ["attention", { causal: false, window: null, alignment: "top-left", scale: 1 }, [f4, f4, i4], [1, 1, 2, 2], "v"],
@@ -97,7 +116,13 @@ describe("int32 ids and targets through compile()", () => {
     const logits = b.add("projection", "logits", { x: act, weight: head });
     const loss = b.add("cross-entropy", "loss", { logits, targets }, { ignoreIndex: -100 });
     b.output(loss, logits);
-    const w = { wte: randomTensor([V, E], 1), wpe: randomTensor([1, T, E], 2), "ln.weight": randomTensor([E], 3), "ln.bias": randomTensor([E], 4), head: randomTensor([V, E], 5) };
+    const w = {
+      wte: randomTensor([V, E], 1),
+      wpe: randomTensor([1, T, E], 2),
+      "ln.weight": randomTensor([E], 3),
+      "ln.bias": randomTensor([E], 4),
+      head: randomTensor([V, E], 5),
+    };
     const session = await compile(b.build(), { executors: [webgpu], weights: w });
     const idv = [3, 0, 10, 7, 7, 1];
     const tv = [0, -100, 5, 10, 2, 2];

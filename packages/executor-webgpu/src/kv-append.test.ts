@@ -18,10 +18,16 @@ const SENTINEL = 7.5;
 const [B, H, M, D] = [2, 3, 6, 4];
 
 /** A tensor of `shape` filled with SENTINEL, so positions never written show it. */
-const sentinel = (shape: number[]) => new Tensor(new Float32Array(shape.reduce((p, d) => p * d, 1)).fill(SENTINEL), shape);
+const sentinel = (shape: number[]) =>
+  new Tensor(new Float32Array(shape.reduce((p, d) => p * d, 1)).fill(SENTINEL), shape);
 
 const append = (cache: GpuTensor, x: GpuTensor, past: unknown, node = "blocks.0.attn.keys.cache") => {
-  const outShape = [cache.shape[0]!, cache.shape[1]!, (typeof past === "number" ? past : 0) + x.shape[2]!, cache.shape[3]!];
+  const outShape = [
+    cache.shape[0]!,
+    cache.shape[1]!,
+    (typeof past === "number" ? past : 0) + x.shape[2]!,
+    cache.shape[3]!,
+  ];
   return webgpu.dispatch({ kind: "kv-append", node, attrs: { past, length: "S" }, inputs: [cache, x], outShape });
 };
 
@@ -89,11 +95,22 @@ describe("kv-append on webgpu", () => {
     const cache = await webgpu.upload(host);
     const x = randomTensor([B, H, 1, D], 12);
     const vx = await webgpu.upload(x);
-    const y = await webgpu.dispatch({ kind: "kv-append", node: "k.cache", attrs: { past: 2, shift: 3, length: "S" }, inputs: [cache, vx], outShape: [B, H, 3, D] });
+    const y = await webgpu.dispatch({
+      kind: "kv-append",
+      node: "k.cache",
+      attrs: { past: 2, shift: 3, length: "S" },
+      inputs: [cache, vx],
+      outShape: [B, H, 3, D],
+    });
     const got = (await webgpu.download(y)).contiguous();
     for (let i = 0; i < B; i++)
       for (let h = 0; h < H; h++)
-        for (let d = 0; d < D; d++) expect([got.get(i, h, 0, d), got.get(i, h, 1, d), got.get(i, h, 2, d)]).toEqual([host.get(i, h, 3, d), host.get(i, h, 4, d), x.get(i, h, 0, d)]);
+        for (let d = 0; d < D; d++)
+          expect([got.get(i, h, 0, d), got.get(i, h, 1, d), got.get(i, h, 2, d)]).toEqual([
+            host.get(i, h, 3, d),
+            host.get(i, h, 4, d),
+            x.get(i, h, 0, d),
+          ]);
     for (const v of [y, vx, cache]) webgpu.release(v);
   });
 
@@ -117,7 +134,15 @@ describe("kv-append on webgpu", () => {
     const cache = await ex.upload(sentinel([1, 1, M, D]));
     const untouched = await ex.upload(sentinel([1, 1, M, D]));
     const x = await ex.upload(randomTensor([1, 1, 1, D], 6));
-    ex.release(await ex.dispatch({ kind: "kv-append", node: "k.cache", attrs: { past: 0, length: "S" }, inputs: [cache, x], outShape: [1, 1, 1, D] }));
+    ex.release(
+      await ex.dispatch({
+        kind: "kv-append",
+        node: "k.cache",
+        attrs: { past: 0, length: "S" },
+        inputs: [cache, x],
+        outShape: [1, 1, 1, D],
+      }),
+    );
     device.destroy();
     await device.lost;
     await expect(ex.download(untouched)).rejects.toMatchObject({ code: "device-lost" }); // the loss, reported once
@@ -139,7 +164,10 @@ describe("kv-append on webgpu", () => {
     ];
     for (const [shape, past, code, field] of cases) {
       const vx = await webgpu.upload(randomTensor(shape, 7));
-      const e = (await append(cache, vx, past, "dec.k").then(() => undefined, (err: unknown) => err)) as AttnGraphError;
+      const e = (await append(cache, vx, past, "dec.k").then(
+        () => undefined,
+        (err: unknown) => err,
+      )) as AttnGraphError;
       expect(AttnGraphError.isInstance(e), `${String(shape)} past ${String(past)}: ${String(e)}`).toBe(true);
       expect([e.code, e.subject]).toEqual([code, `dec.k.${field}`]);
       if (code === "shape") expect(e).toBeInstanceOf(ShapeError);
@@ -147,7 +175,10 @@ describe("kv-append on webgpu", () => {
     }
     // x a view of the cache itself: WebGPU cannot read and write one buffer in a copy or a dispatch.
     const self = await ops.dispatch("slice", { axis: 2, start: 0, size: 1 }, [cache], [B, H, 1, D]);
-    const e = (await append(cache, self, 1, "dec.k").then(() => undefined, (err: unknown) => err)) as AttnGraphError;
+    const e = (await append(cache, self, 1, "dec.k").then(
+      () => undefined,
+      (err: unknown) => err,
+    )) as AttnGraphError;
     expect([e.code, e.subject]).toEqual(["input", "dec.k.x"]);
     expect((await values(cache)).every((v) => v === SENTINEL)).toBe(true); // nothing was written by a refused call
     for (const v of [self, cache]) webgpu.release(v);

@@ -41,7 +41,12 @@ describe("layer-norm kernel vs float64", () => {
     const spaced = await ops.spaced(x);
     expect(spaced.offset).toBe(1);
     for (const input of [permuted, spaced]) {
-      const got = await ops.run("layer-norm", { eps: 1e-5 }, [input, await ops.spaced(w), await ops.spaced(b)], [3, 4, e]);
+      const got = await ops.run(
+        "layer-norm",
+        { eps: 1e-5 },
+        [input, await ops.spaced(w), await ops.spaced(b)],
+        [3, 4, e],
+      );
       const r = compare(got, want, TOL);
       expect({ ok: r.ok, worst: r.worst }).toMatchObject({ ok: true });
     }
@@ -58,9 +63,15 @@ describe("layer-norm kernel vs float64", () => {
     const bias = values(b);
     expect(values(got)).toEqual([...bias, ...bias, ...bias]);
     const plain = await ops.run("layer-norm", { eps: 1e-5 }, [x, w, undefined], [rows.length, e]);
-    expect(values(plain).every((v) => Object.is(v, 0)), "+0 everywhere, not -0 from a negative weight").toBe(true);
+    expect(
+      values(plain).every((v) => Object.is(v, 0)),
+      "+0 everywhere, not -0 from a negative weight",
+    ).toBe(true);
 
-    const offset = Tensor.from(Array.from({ length: 2 * e }, (_, i) => 1e4 + (i % 3) * 0.5 + (i >= e ? 0.25 : 0)), [2, e]);
+    const offset = Tensor.from(
+      Array.from({ length: 2 * e }, (_, i) => 1e4 + (i % 3) * 0.5 + (i >= e ? 0.25 : 0)),
+      [2, e],
+    );
     const far = await ops.run("layer-norm", { eps: 1e-5 }, [offset, w, b], [2, e]);
     const r = compare(far, layerNorm64(values(offset), e, 1e-5, values(w), values(b)), { abs: 1e-4, rel: 1e-4 });
     expect({ ok: r.ok, worst: r.worst }).toMatchObject({ ok: true });
@@ -75,13 +86,22 @@ describe("layer-norm kernel vs float64", () => {
 
   it("errors name the node and field: weight length, weight rank, eps, int32 x", async () => {
     const x = randomTensor([2, 4], 41);
-    await expect(ops.error("layer-norm", { eps: 1e-5 }, [x, randomTensor([5], 42), undefined], [2, 4], "blocks.0.ln1")).resolves.toMatchObject({
+    await expect(
+      ops.error("layer-norm", { eps: 1e-5 }, [x, randomTensor([5], 42), undefined], [2, 4], "blocks.0.ln1"),
+    ).resolves.toMatchObject({
       code: "shape",
       subject: "blocks.0.ln1.weight",
     });
-    await expect(ops.error("layer-norm", { eps: 1e-5 }, [x, undefined, randomTensor([1, 4], 43)], [2, 4], "ln")).resolves.toMatchObject({ code: "shape", subject: "ln.bias" });
-    await expect(ops.error("layer-norm", { eps: 0 }, [x, undefined, undefined], [2, 4], "ln")).resolves.toMatchObject({ code: "attr", subject: "ln.eps" });
-    await expect(ops.error("layer-norm", { eps: 1e-5 }, [Tensor.int32([1, 2], [2]), undefined, undefined], [2], "ln")).resolves.toMatchObject({
+    await expect(
+      ops.error("layer-norm", { eps: 1e-5 }, [x, undefined, randomTensor([1, 4], 43)], [2, 4], "ln"),
+    ).resolves.toMatchObject({ code: "shape", subject: "ln.bias" });
+    await expect(ops.error("layer-norm", { eps: 0 }, [x, undefined, undefined], [2, 4], "ln")).resolves.toMatchObject({
+      code: "attr",
+      subject: "ln.eps",
+    });
+    await expect(
+      ops.error("layer-norm", { eps: 1e-5 }, [Tensor.int32([1, 2], [2]), undefined, undefined], [2], "ln"),
+    ).resolves.toMatchObject({
       code: "input",
       subject: "ln.x",
       expected: "float32",

@@ -20,14 +20,25 @@ const H = 3;
 
 /** A seeded 0/1 tensor with about a quarter zeros. */
 function zeroOne(shape: number[], seed: number): Tensor {
-  return Tensor.from(Array.from(randomTensor(shape, seed).toFloat32Array(), (v) => (v < -0.5 ? 0 : 1)), shape);
+  return Tensor.from(
+    Array.from(randomTensor(shape, seed).toFloat32Array(), (v) => (v < -0.5 ? 0 : 1)),
+    shape,
+  );
 }
 
-function attrs(a: { causal?: boolean; window?: number | null; alignment?: string; scale?: number } = {}): Record<string, unknown> {
+function attrs(
+  a: { causal?: boolean; window?: number | null; alignment?: string; scale?: number } = {},
+): Record<string, unknown> {
   return { causal: false, window: null, alignment: "top-left", scale: 1, ...a };
 }
 
-async function expectMask(scores: Tensor, inputs: [Input, Input, Input], a: Record<string, unknown>, ref: MaskRef, tol = { abs: 0, rel: 0 }): Promise<void> {
+async function expectMask(
+  scores: Tensor,
+  inputs: [Input, Input, Input],
+  a: Record<string, unknown>,
+  ref: MaskRef,
+  tol = { abs: 0, rel: 0 },
+): Promise<void> {
   const got = await ops.run("mask", a, [scores, ...inputs], scores.shape);
   const r = compare(got, mask64(values(scores), scores.shape, ref), tol);
   expect({ ok: r.ok, worst: r.worst }).toMatchObject({ ok: true });
@@ -52,7 +63,13 @@ describe("mask kernel: user mask", () => {
       await expectMask(scores, [undefined, user, undefined], attrs(), { user: { data: values(user), shape } });
       const pad = Tensor.from([0, 0, 0, 1, 1, 1, 0, 0, 0, 0], [B, S]);
       const composed = attrs({ causal: true, window: 3, alignment: "bottom-right" });
-      await expectMask(scores, [pad, user, undefined], composed, { causal: true, window: 3, bottomRight: true, pad: values(pad), user: { data: values(user), shape } });
+      await expectMask(scores, [pad, user, undefined], composed, {
+        causal: true,
+        window: 3,
+        bottomRight: true,
+        pad: values(pad),
+        user: { data: values(user), shape },
+      });
     });
   }
 
@@ -60,12 +77,26 @@ describe("mask kernel: user mask", () => {
     const scores = randomTensor([B, H, L, S], 7);
     const user = zeroOne([B, L, S], 8);
     const bias = randomTensor([L, S], 9);
-    const ref: MaskRef = { causal: true, scale: 0.25, user: { data: values(user), shape: [B, L, S] }, bias: { data: values(bias), shape: [L, S] } };
+    const ref: MaskRef = {
+      causal: true,
+      scale: 0.25,
+      user: { data: values(user), shape: [B, L, S] },
+      bias: { data: values(bias), shape: [L, S] },
+    };
     const before = webgpu.stats.readbacks;
-    await expectMask(scores, [undefined, await ops.permuted(user, [2, 0, 1]), await ops.spaced(bias)], attrs({ causal: true, scale: 0.25 }), ref, { abs: 1e-6, rel: 1e-6 });
+    await expectMask(
+      scores,
+      [undefined, await ops.permuted(user, [2, 0, 1]), await ops.spaced(bias)],
+      attrs({ causal: true, scale: 0.25 }),
+      ref,
+      { abs: 1e-6, rel: 1e-6 },
+    );
     expect(webgpu.stats.readbacks - before, "the strided mask's check and the result").toBe(2);
     const uploaded = webgpu.stats.readbacks;
-    await expectMask(scores, [undefined, user, bias], attrs({ causal: true, scale: 0.25 }), ref, { abs: 1e-6, rel: 1e-6 });
+    await expectMask(scores, [undefined, user, bias], attrs({ causal: true, scale: 0.25 }), ref, {
+      abs: 1e-6,
+      rel: 1e-6,
+    });
     expect(webgpu.stats.readbacks - uploaded, "an uploaded mask is checked from its host copy").toBe(1);
   });
 });
@@ -76,10 +107,29 @@ describe("mask kernel: bias and scale", () => {
   it("scale · score + bias with −∞ bias entries, every bias rank, composed with causal and a user mask", async () => {
     const scores = randomTensor([B, H, L, S], 21, 2);
     const user = zeroOne([L, S], 22);
-    for (const shape of [[L, S], [B, 1, S], [1, H, L, 1], [B, H, L, S]]) {
-      const bias = Tensor.from(Array.from(randomTensor(shape, shape.length + 30).toFloat32Array(), (v) => (v > 0.7 ? -Infinity : v)), shape);
+    for (const shape of [
+      [L, S],
+      [B, 1, S],
+      [1, H, L, 1],
+      [B, H, L, S],
+    ]) {
+      const bias = Tensor.from(
+        Array.from(randomTensor(shape, shape.length + 30).toFloat32Array(), (v) => (v > 0.7 ? -Infinity : v)),
+        shape,
+      );
       expect(values(bias)).toContain(-Infinity);
-      await expectMask(scores, [undefined, user, bias], attrs({ causal: true, scale: 0.125 }), { causal: true, scale: 0.125, user: { data: values(user), shape: [L, S] }, bias: { data: values(bias), shape } }, { abs: 1e-6, rel: 1e-6 });
+      await expectMask(
+        scores,
+        [undefined, user, bias],
+        attrs({ causal: true, scale: 0.125 }),
+        {
+          causal: true,
+          scale: 0.125,
+          user: { data: values(user), shape: [L, S] },
+          bias: { data: values(bias), shape },
+        },
+        { abs: 1e-6, rel: 1e-6 },
+      );
     }
   });
 
@@ -97,17 +147,26 @@ describe("mask kernel: bias and scale", () => {
     expect(Object.is(got[0], -0)).toBe(true);
     expect(new Uint32Array(got.buffer)[1]).toBe(new Uint32Array(scores.toFloat32Array().buffer)[1]);
     expect(Number.isNaN(got[2])).toBe(true);
-    const scaled = values(await ops.run("mask", attrs({ scale: 0.5 }), [scores, undefined, undefined, undefined], [1, 1, 1, 4]));
+    const scaled = values(
+      await ops.run("mask", attrs({ scale: 0.5 }), [scores, undefined, undefined, undefined], [1, 1, 1, 4]),
+    );
     expect(scaled[3]).toBe(1.5);
   });
 });
 
 describe("mask kernel: errors", () => {
   const scores = randomTensor([1, 2, 2, 3], 41);
-  for (const [label, value] of [["2", 2], ["NaN", Number.NaN], ["0.5", 0.5], ["-1", -1]] as const) {
+  for (const [label, value] of [
+    ["2", 2],
+    ["NaN", Number.NaN],
+    ["0.5", 0.5],
+    ["-1", -1],
+  ] as const) {
     it(`a user mask value of ${label} is an error naming <node>.mask and the element`, async () => {
       const user = Tensor.from([1, 1, 0, 1, value, 1], [2, 3]);
-      await expect(ops.error("mask", attrs(), [scores, undefined, user, undefined], [1, 2, 2, 3], "blocks.0.attn.mask")).resolves.toMatchObject({
+      await expect(
+        ops.error("mask", attrs(), [scores, undefined, user, undefined], [1, 2, 2, 3], "blocks.0.attn.mask"),
+      ).resolves.toMatchObject({
         code: "input",
         subject: "blocks.0.attn.mask.mask",
         got: `${value} at [1, 1]`,
@@ -117,19 +176,37 @@ describe("mask kernel: errors", () => {
 
   it("wrong rank or dims of mask and bias name the input; an int32 mask names its slot; a bad scale is an attr error", async () => {
     const node = "m";
-    await expect(ops.error("mask", attrs(), [scores, undefined, Tensor.from(new Array<number>(6).fill(1), [3, 2]), undefined], [1, 2, 2, 3], node)).resolves.toMatchObject({
+    await expect(
+      ops.error(
+        "mask",
+        attrs(),
+        [scores, undefined, Tensor.from(new Array<number>(6).fill(1), [3, 2]), undefined],
+        [1, 2, 2, 3],
+        node,
+      ),
+    ).resolves.toMatchObject({
       code: "shape",
       subject: "m.mask",
     });
-    await expect(ops.error("mask", attrs(), [scores, undefined, Tensor.from([1, 1, 1], [3]), undefined], [1, 2, 2, 3], node)).resolves.toMatchObject({ code: "shape", subject: "m.mask" });
-    await expect(ops.error("mask", attrs(), [scores, undefined, undefined, randomTensor([1, 3, 2, 3], 42)], [1, 2, 2, 3], node)).resolves.toMatchObject({ code: "shape", subject: "m.bias" });
-    await expect(ops.error("mask", attrs(), [scores, undefined, undefined, randomTensor([2, 1, 1, 1, 3], 43)], [1, 2, 2, 3], node)).resolves.toMatchObject({ code: "shape", subject: "m.bias" });
-    await expect(ops.error("mask", attrs(), [scores, undefined, Tensor.int32([1, 1, 1], [1, 3]), undefined], [1, 2, 2, 3], node)).resolves.toMatchObject({
+    await expect(
+      ops.error("mask", attrs(), [scores, undefined, Tensor.from([1, 1, 1], [3]), undefined], [1, 2, 2, 3], node),
+    ).resolves.toMatchObject({ code: "shape", subject: "m.mask" });
+    await expect(
+      ops.error("mask", attrs(), [scores, undefined, undefined, randomTensor([1, 3, 2, 3], 42)], [1, 2, 2, 3], node),
+    ).resolves.toMatchObject({ code: "shape", subject: "m.bias" });
+    await expect(
+      ops.error("mask", attrs(), [scores, undefined, undefined, randomTensor([2, 1, 1, 1, 3], 43)], [1, 2, 2, 3], node),
+    ).resolves.toMatchObject({ code: "shape", subject: "m.bias" });
+    await expect(
+      ops.error("mask", attrs(), [scores, undefined, Tensor.int32([1, 1, 1], [1, 3]), undefined], [1, 2, 2, 3], node),
+    ).resolves.toMatchObject({
       code: "input",
       subject: "m.mask",
       expected: "float32",
       got: "int32",
     });
-    await expect(ops.error("mask", attrs({ scale: Number.NaN }), [scores, undefined, undefined, undefined], [1, 2, 2, 3], node)).resolves.toMatchObject({ code: "attr", subject: "m.scale" });
+    await expect(
+      ops.error("mask", attrs({ scale: Number.NaN }), [scores, undefined, undefined, undefined], [1, 2, 2, 3], node),
+    ).resolves.toMatchObject({ code: "attr", subject: "m.scale" });
   });
 });

@@ -32,22 +32,37 @@ describe("pointwise kernel (relu's expression)", () => {
 
   it("a strided input, an offset one with NaN between its elements, and 1000 elements (many workgroups)", async () => {
     const x = randomTensor([5, 6], 7, 4);
-    for (const input of [await ops.permuted(x, [1, 0]), await ops.spaced(x)]) expectSame(await ops.run("pointwise", RELU, [input], [5, 6]), relu64(x), "strided");
+    for (const input of [await ops.permuted(x, [1, 0]), await ops.spaced(x)])
+      expectSame(await ops.run("pointwise", RELU, [input], [5, 6]), relu64(x), "strided");
     const big = randomTensor([1000], 8, 3);
     expectSame(await ops.run("pointwise", RELU, [big], [1000]), relu64(big), "1000 elements");
   });
 
   it("errors: an int32 x", async () => {
-    await expect(ops.error("pointwise", RELU, [Tensor.int32([1], [1])], [1], "mlp.act")).resolves.toMatchObject({ code: "input", subject: "mlp.act.x0", expected: "float32", got: "int32" });
+    await expect(ops.error("pointwise", RELU, [Tensor.int32([1], [1])], [1], "mlp.act")).resolves.toMatchObject({
+      code: "input",
+      subject: "mlp.act.x0",
+      expected: "float32",
+      got: "int32",
+    });
   });
 
   it("three inputs with a where; inputs of different shapes are a shape error naming the slot", async () => {
     const el = (name: string) => ({ op: "input", name, index: [] });
-    const expr = { op: "where", args: [{ op: "gt", args: [el("x0"), 0] }, { op: "mul", args: [el("x1"), el("x2")] }, { op: "sub", args: [el("x2"), 1.5] }] } as Expr;
+    const expr = {
+      op: "where",
+      args: [
+        { op: "gt", args: [el("x0"), 0] },
+        { op: "mul", args: [el("x1"), el("x2")] },
+        { op: "sub", args: [el("x2"), 1.5] },
+      ],
+    } as Expr;
     const [a, b, c] = [randomTensor([300], 1, 2), randomTensor([300], 2, 2), randomTensor([300], 3, 2)];
     const [x, y, z] = [a, b, c].map((t) => t.toFloat32Array());
     const want = Array.from(x!, (v, i) => (v > 0 ? Math.fround(y![i]! * z![i]!) : Math.fround(z![i]! - 1.5)));
     expectSame(await ops.run("pointwise", { expr }, [a, await ops.spaced(b), c], [300]), want, "three inputs");
-    await expect(ops.error("pointwise", { expr }, [a, randomTensor([299], 4), c], [300], "user")).resolves.toMatchObject({ code: "shape", subject: "user.x1" });
+    await expect(
+      ops.error("pointwise", { expr }, [a, randomTensor([299], 4), c], [300], "user"),
+    ).resolves.toMatchObject({ code: "shape", subject: "user.x1" });
   });
 });

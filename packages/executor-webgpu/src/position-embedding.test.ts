@@ -17,12 +17,22 @@ const P = 9;
 const E = 5;
 const table = randomTensor([P, E], 3);
 /** Rows from..from+n-1 of a host tensor [P, E], exactly. */
-const rows = (t: Tensor, from: number, n: number) => Array.from(t.contiguous().toFloat32Array().slice(from * E, (from + n) * E));
+const rows = (t: Tensor, from: number, n: number) =>
+  Array.from(
+    t
+      .contiguous()
+      .toFloat32Array()
+      .slice(from * E, (from + n) * E),
+  );
 
 describe("position-embedding kernel", () => {
   it("copies rows offset..offset+T-1 exactly; ids of any rank, their values never read back", async () => {
     const before = webgpu.stats.readbacks;
-    for (const [ids, offset] of [[Tensor.int32([42, -3, 9000, 0], [2, 2]), 0], [Tensor.int32([1, 1, 1, 1], [4]), 5], [Tensor.int32([7], [1, 1, 1]), P - 1]] as const) {
+    for (const [ids, offset] of [
+      [Tensor.int32([42, -3, 9000, 0], [2, 2]), 0],
+      [Tensor.int32([1, 1, 1, 1], [4]), 5],
+      [Tensor.int32([7], [1, 1, 1]), P - 1],
+    ] as const) {
       const t = ids.shape.at(-1)!;
       const got = await ops.run("position-embedding", { offset }, [ids, table], [t, E]);
       expect(got.shape).toEqual([t, E]);
@@ -34,7 +44,12 @@ describe("position-embedding kernel", () => {
   it("reads a transposed and a spaced table", async () => {
     for (const view of [await ops.permuted(table, [1, 0]), await ops.spaced(table)]) {
       const strided = view.shape.length === 2 ? view : await ops.dispatch("reshape", {}, [view], [P, E]);
-      const got = await ops.run("position-embedding", { offset: 3 }, [Tensor.int32([0, 0, 0, 0], [4]), strided], [4, E]);
+      const got = await ops.run(
+        "position-embedding",
+        { offset: 3 },
+        [Tensor.int32([0, 0, 0, 0], [4]), strided],
+        [4, E],
+      );
       expect(Array.from(got.toFloat32Array())).toEqual(rows(table, 3, 4));
     }
   });
@@ -46,17 +61,41 @@ describe("position-embedding kernel", () => {
     want.splice(2 * E, 3 * E, ...g.toFloat32Array());
     expect(Array.from(got.toFloat32Array())).toEqual(want);
     const gT = await ops.permuted(g, [1, 0]);
-    expect(Array.from((await ops.run("position-embedding-grad", { rows: 3, offset: 0 }, [gT], [3, E])).toFloat32Array())).toEqual(Array.from(g.toFloat32Array()));
+    expect(
+      Array.from((await ops.run("position-embedding-grad", { rows: 3, offset: 0 }, [gT], [3, E])).toFloat32Array()),
+    ).toEqual(Array.from(g.toFloat32Array()));
   });
 
   it("positions past the table and an unbound offset are errors naming the node", async () => {
-    const e = (await ops.error("position-embedding", { offset: 7 }, [Tensor.int32([0, 0, 0], [3]), table], [3, E], "wpe")) as AttnGraphError;
+    const e = (await ops.error(
+      "position-embedding",
+      { offset: 7 },
+      [Tensor.int32([0, 0, 0], [3]), table],
+      [3, E],
+      "wpe",
+    )) as AttnGraphError;
     expect(AttnGraphError.isInstance(e)).toBe(true);
     expect([e.subject, e.expected, e.got]).toEqual(["wpe.offset", "offset + T <= P = 9", "7 + 3 = 10"]);
     expect(e.message).toContain("positions 7..9 run past the table's P rows (the block size)");
-    const g = (await ops.error("position-embedding-grad", { rows: 4, offset: 2 }, [randomTensor([3, E], 1)], [4, E], "wpe.grad")) as AttnGraphError;
+    const g = (await ops.error(
+      "position-embedding-grad",
+      { rows: 4, offset: 2 },
+      [randomTensor([3, E], 1)],
+      [4, E],
+      "wpe.grad",
+    )) as AttnGraphError;
     expect(g.subject).toBe("wpe.grad.offset");
-    expect(((await ops.error("position-embedding", { offset: "N" }, [Tensor.int32([0], [1]), table], [1, E], "wpe")) as AttnGraphError).code).toBe("attr");
+    expect(
+      (
+        (await ops.error(
+          "position-embedding",
+          { offset: "N" },
+          [Tensor.int32([0], [1]), table],
+          [1, E],
+          "wpe",
+        )) as AttnGraphError
+      ).code,
+    ).toBe("attr");
   });
 
   it("a named offset is bound per run: token embeddings plus positions N..N+T-1", async () => {
@@ -72,10 +111,16 @@ describe("position-embedding kernel", () => {
     const ids = Tensor.int32([1, 5, 0, 2, 2, 3], [2, 3]);
     for (const n of [0, 4, P - 3]) {
       const x = (await session.run({ ids }, { dims: { N: n } })).x!;
-      const want = Array.from(ids.toInt32Array()).flatMap((id, k) => Array.from({ length: E }, (_, j) => Math.fround(wte.toFloat32Array()[id * E + j]! + table.toFloat32Array()[(n + (k % 3)) * E + j]!)));
+      const want = Array.from(ids.toInt32Array()).flatMap((id, k) =>
+        Array.from({ length: E }, (_, j) =>
+          Math.fround(wte.toFloat32Array()[id * E + j]! + table.toFloat32Array()[(n + (k % 3)) * E + j]!),
+        ),
+      );
       expect(Array.from(x.toFloat32Array()), `N = ${n}`).toEqual(want);
     }
-    await expect(session.run({ ids }, { dims: { N: P - 2 } })).rejects.toThrow(/positions 7\.\.9 run past the table's P rows/);
+    await expect(session.run({ ids }, { dims: { N: P - 2 } })).rejects.toThrow(
+      /positions 7\.\.9 run past the table's P rows/,
+    );
     await session.dispose();
   });
 });

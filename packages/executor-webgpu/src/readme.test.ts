@@ -7,7 +7,11 @@ import { Tensor } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
 
 it("README example: compile onto webgpu, tap weights, run", async () => {
-  const rand = (shape: number[]) => Tensor.from(Array.from({ length: shape.reduce((a, d) => a * d, 1) }, () => Math.random() - 0.5), shape);
+  const rand = (shape: number[]) =>
+    Tensor.from(
+      Array.from({ length: shape.reduce((a, d) => a * d, 1) }, () => Math.random() - 0.5),
+      shape,
+    );
   const graph = multiHeadAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true });
   const weights = Object.fromEntries(graph.weights.map((w) => [w.name, rand(w.shape as number[])]));
   const webgpu = createWebGpuExecutor();

@@ -106,7 +106,10 @@ export const webgpuKernels: WebGpuKernelList = Object.freeze([
 ] as const);
 
 /** Registers each listed kernel; a kind already registered on `executor` is a "duplicate-kernel" error. */
-export function registerWebGpuKernels(executor: WebGpuExecutor, kernels: WebGpuKernelList = webgpuKernels): WebGpuExecutor {
+export function registerWebGpuKernels(
+  executor: WebGpuExecutor,
+  kernels: WebGpuKernelList = webgpuKernels,
+): WebGpuExecutor {
   for (const [kind, kernel] of kernels) executor.registerKernel(kind, kernel);
   return executor;
 }

@@ -30,7 +30,11 @@ const LAYOUTS: readonly Layout[] = ["dense", "permuted", "spaced"];
 /** `t` as a GPU value in `layout`: uploaded, uploaded transposed and transposed back (perm reverses the axes), spaced. */
 async function inLayout(t: Tensor, layout: Layout): Promise<Tensor | GpuTensor> {
   if (layout === "dense") return t;
-  if (layout === "permuted") return ops.permuted(t, t.shape.map((_, i) => t.rank - 1 - i));
+  if (layout === "permuted")
+    return ops.permuted(
+      t,
+      t.shape.map((_, i) => t.rank - 1 - i),
+    );
   return ops.spaced(t);
 }
 
@@ -53,12 +57,25 @@ const decayed = (grad: readonly number[], param: readonly number[] | undefined, 
   grad.map((g, i) => (weightDecay !== 0 ? g + weightDecay * param![i]! : g));
 
 /** sgd-momentum: d at t = 1 (buf not read), else momentum · buf + (1 − dampening) · d. */
-function momentum64(buf: readonly number[], grad: readonly number[], param: readonly number[] | undefined, t: number, a: MomentumAttrs): number[] {
-  return decayed(grad, param, a.weightDecay).map((d, i) => (t === 1 ? d : a.momentum * buf[i]! + (1 - a.dampening) * d));
+function momentum64(
+  buf: readonly number[],
+  grad: readonly number[],
+  param: readonly number[] | undefined,
+  t: number,
+  a: MomentumAttrs,
+): number[] {
+  return decayed(grad, param, a.weightDecay).map((d, i) =>
+    t === 1 ? d : a.momentum * buf[i]! + (1 - a.dampening) * d,
+  );
 }
 
 /** sgd-step: param − lr · u, u = d (momentum 0), buf, or d + momentum · buf (nesterov). */
-function step64(param: readonly number[], grad: readonly number[], buf: readonly number[] | undefined, a: StepAttrs): number[] {
+function step64(
+  param: readonly number[],
+  grad: readonly number[],
+  buf: readonly number[] | undefined,
+  a: StepAttrs,
+): number[] {
   return decayed(grad, param, a.weightDecay).map((d, i) => {
     const u = a.momentum === 0 ? d : a.nesterov ? d + a.momentum * buf![i]! : buf![i]!;
     return param[i]! - a.lr * u;
@@ -95,7 +112,12 @@ describe("sgd-momentum", () => {
           for (const [j, lg] of LAYOUTS.entries()) {
             const lp = LAYOUTS[(i + j) % 3]!;
             const stepShape = (i + j) % 2 === 0 ? [] : [1];
-            const inputs = [await inLayout(buf, lb), await inLayout(grad, lg), await inLayout(param, lp), Tensor.from([t], stepShape)];
+            const inputs = [
+              await inLayout(buf, lb),
+              await inLayout(grad, lg),
+              await inLayout(param, lp),
+              Tensor.from([t], stepShape),
+            ];
             const got = await ops.run("sgd-momentum", { ...a }, inputs, shape);
             expect(got.shape).toEqual(shape);
             expectClose(got, want, `t ${t}, buf ${lb}, grad ${lg}, param ${lp}, step [${stepShape}]`);
@@ -108,8 +130,16 @@ describe("sgd-momentum", () => {
   it("t = 1 clones d: the old buffer is not read (a NaN buffer gives d), dampening does not apply", async () => {
     const a = { momentum: 0.9, dampening: 0.5, weightDecay: 0.1 };
     const want = decayed(values(grad), values(param), 0.1);
-    expectClose(await ops.run("sgd-momentum", a, [nanLike(buf), grad, param, Tensor.from([1], [])], shape), want, "uploaded t = 1");
-    expectClose(await ops.run("sgd-momentum", a, [nanLike(buf), grad, param, await gpuStep(1)], shape), want, "computed t = 1");
+    expectClose(
+      await ops.run("sgd-momentum", a, [nanLike(buf), grad, param, Tensor.from([1], [])], shape),
+      want,
+      "uploaded t = 1",
+    );
+    expectClose(
+      await ops.run("sgd-momentum", a, [nanLike(buf), grad, param, await gpuStep(1)], shape),
+      want,
+      "computed t = 1",
+    );
     const at2 = await ops.run("sgd-momentum", a, [nanLike(buf), grad, param, Tensor.from([2], [])], shape);
     expect(values(at2).every(Number.isNaN), "t = 2 reads the buffer").toBe(true);
   });
@@ -119,19 +149,36 @@ describe("sgd-momentum", () => {
     const want = momentum64(values(buf), values(grad), undefined, 4, a);
     for (const layout of LAYOUTS) {
       const inputs = [await inLayout(buf, layout), await inLayout(grad, layout)];
-      expectClose(await ops.run("sgd-momentum", a, [...inputs, undefined, Tensor.from([4], [1])], shape), want, `${layout}, param absent`);
+      expectClose(
+        await ops.run("sgd-momentum", a, [...inputs, undefined, Tensor.from([4], [1])], shape),
+        want,
+        `${layout}, param absent`,
+      );
     }
     // Param given with weightDecay 0 contributes nothing (even an infinite one: 0 · ∞ is never formed).
     const inf = Tensor.from(new Array<number>(buf.size).fill(Number.POSITIVE_INFINITY), shape);
-    expectClose(await ops.run("sgd-momentum", a, [buf, grad, inf, Tensor.from([4], [])], shape), want, "infinite param, no decay");
-    const defaults = momentum64(values(buf), values(grad), undefined, 2, { momentum: 0.9, dampening: 0, weightDecay: 0 });
-    expectClose(await ops.run("sgd-momentum", { momentum: 0.9 }, [buf, grad, undefined, Tensor.from([2], [])], shape), defaults, "defaults");
+    expectClose(
+      await ops.run("sgd-momentum", a, [buf, grad, inf, Tensor.from([4], [])], shape),
+      want,
+      "infinite param, no decay",
+    );
+    const defaults = momentum64(values(buf), values(grad), undefined, 2, {
+      momentum: 0.9,
+      dampening: 0,
+      weightDecay: 0,
+    });
+    expectClose(
+      await ops.run("sgd-momentum", { momentum: 0.9 }, [buf, grad, undefined, Tensor.from([2], [])], shape),
+      defaults,
+      "defaults",
+    );
   });
 
   it("the step as [] and [1], uploaded, a view into an upload, and computed on the GPU", async () => {
     const a = { momentum: 0.9, dampening: 0.1, weightDecay: 0.01 };
     const want = momentum64(values(buf), values(grad), values(param), 3, a);
-    const slice = () => ops.dispatch("slice", { axis: 0, start: 3, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1]);
+    const slice = () =>
+      ops.dispatch("slice", { axis: 0, start: 3, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1]);
     const steps: [string, Tensor | GpuTensor][] = [
       ["[] upload", Tensor.from([3], [])],
       ["[1] upload", Tensor.from([3], [1])],
@@ -141,7 +188,8 @@ describe("sgd-momentum", () => {
       ["[] computed", await gpuStep(3, [])],
       ["[1] computed", await gpuStep(3, [1])],
     ];
-    for (const [label, step] of steps) expectClose(await ops.run("sgd-momentum", a, [buf, grad, param, step], shape), want, label);
+    for (const [label, step] of steps)
+      expectClose(await ops.run("sgd-momentum", a, [buf, grad, param, step], shape), want, label);
   });
 
   it("past one workgroup, transposed; a scalar and an empty tensor; NaN propagates", async () => {
@@ -150,13 +198,32 @@ describe("sgd-momentum", () => {
     const g = randomTensor([70, 33], 6);
     const p = randomTensor([70, 33], 7);
     const inputs = [await ops.permuted(b, [1, 0]), g, await ops.spaced(p), Tensor.from([2], [1])];
-    expectClose(await ops.run("sgd-momentum", a, inputs, [70, 33]), momentum64(values(b), values(g), values(p), 2, a), "[70, 33]");
-    const one = await ops.run("sgd-momentum", { momentum: 0.5, dampening: 0.5 }, [Tensor.from([2], []), Tensor.from([4], []), undefined, Tensor.from([2], [])], []);
+    expectClose(
+      await ops.run("sgd-momentum", a, inputs, [70, 33]),
+      momentum64(values(b), values(g), values(p), 2, a),
+      "[70, 33]",
+    );
+    const one = await ops.run(
+      "sgd-momentum",
+      { momentum: 0.5, dampening: 0.5 },
+      [Tensor.from([2], []), Tensor.from([4], []), undefined, Tensor.from([2], [])],
+      [],
+    );
     expect(one.shape).toEqual([]);
     expect(values(one)).toEqual([3]);
-    const empty = await ops.run("sgd-momentum", { momentum: 0.5 }, [Tensor.from([], [0, 3]), Tensor.from([], [0, 3]), undefined, Tensor.from([1], [])], [0, 3]);
+    const empty = await ops.run(
+      "sgd-momentum",
+      { momentum: 0.5 },
+      [Tensor.from([], [0, 3]), Tensor.from([], [0, 3]), undefined, Tensor.from([1], [])],
+      [0, 3],
+    );
     expect(empty.shape).toEqual([0, 3]);
-    const nan = await ops.run("sgd-momentum", { momentum: 0.9 }, [Tensor.from([Number.NaN, 1], [2]), Tensor.from([1, Number.NaN], [2]), undefined, Tensor.from([2], [])], [2]);
+    const nan = await ops.run(
+      "sgd-momentum",
+      { momentum: 0.9 },
+      [Tensor.from([Number.NaN, 1], [2]), Tensor.from([1, Number.NaN], [2]), undefined, Tensor.from([2], [])],
+      [2],
+    );
     expect(values(nan).every(Number.isNaN)).toBe(true);
   });
 
@@ -169,7 +236,16 @@ describe("sgd-momentum", () => {
       ["NaN", Tensor.from([Number.NaN], []), "NaN"],
       ["Infinity", Tensor.from([Number.POSITIVE_INFINITY], []), "Infinity"],
       ["a spaced view of 0.5", await ops.spaced(Tensor.from([0.5], [1])), "0.5"],
-      ["a slice at 2.5", await ops.dispatch("slice", { axis: 0, start: 2, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1]), "2.5"],
+      [
+        "a slice at 2.5",
+        await ops.dispatch(
+          "slice",
+          { axis: 0, start: 2, size: 1 },
+          [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])],
+          [1],
+        ),
+        "2.5",
+      ],
     ];
     for (const [label, step, got] of bad) {
       const before = webgpu.stats.readbacks;
@@ -204,21 +280,58 @@ describe("sgd-momentum", () => {
     const s = Tensor.from([1, 2], [2]);
     const t = Tensor.from([1], []);
     const base = { momentum: 0.9, dampening: 0, weightDecay: 0 };
-    const err = (attrs: Record<string, unknown>, inputs: (AnyTensor | undefined)[]) => ops.error("sgd-momentum", attrs, inputs, [2], "mb");
-    await expect(err({ dampening: 0 }, [s, s, undefined, t])).resolves.toMatchObject({ code: "attr", subject: "mb.momentum" });
-    await expect(err({ ...base, momentum: -0.1 }, [s, s, undefined, t])).resolves.toMatchObject({ code: "attr", subject: "mb.momentum" });
-    await expect(err({ ...base, momentum: Number.NaN }, [s, s, undefined, t])).resolves.toMatchObject({ code: "attr", subject: "mb.momentum" });
-    await expect(err({ ...base, dampening: 1.5 }, [s, s, undefined, t])).resolves.toMatchObject({ code: "attr", subject: "mb.dampening" });
-    await expect(err({ ...base, dampening: -0.5 }, [s, s, undefined, t])).resolves.toMatchObject({ code: "attr", subject: "mb.dampening" });
-    await expect(err({ ...base, weightDecay: -1 }, [s, s, s, t])).resolves.toMatchObject({ code: "attr", subject: "mb.weightDecay" });
-    await expect(err({ ...base, weightDecay: 0.1 }, [s, s, undefined, t])).resolves.toMatchObject({ code: "input", subject: "mb.param" });
-    await expect(err(base, [s, Tensor.from([1, 2, 3], [3]), undefined, t])).resolves.toMatchObject({ code: "shape", subject: "mb.grad" });
-    await expect(err(base, [s, s, Tensor.from([1], [1]), t])).resolves.toMatchObject({ code: "shape", subject: "mb.param" });
-    await expect(err(base, [s, s, undefined, Tensor.from([1, 2], [2])])).resolves.toMatchObject({ code: "shape", subject: "mb.step" });
-    await expect(err(base, [s, s, undefined, Tensor.from([1], [1, 1])])).resolves.toMatchObject({ code: "shape", subject: "mb.step" });
+    const err = (attrs: Record<string, unknown>, inputs: (AnyTensor | undefined)[]) =>
+      ops.error("sgd-momentum", attrs, inputs, [2], "mb");
+    await expect(err({ dampening: 0 }, [s, s, undefined, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "mb.momentum",
+    });
+    await expect(err({ ...base, momentum: -0.1 }, [s, s, undefined, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "mb.momentum",
+    });
+    await expect(err({ ...base, momentum: Number.NaN }, [s, s, undefined, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "mb.momentum",
+    });
+    await expect(err({ ...base, dampening: 1.5 }, [s, s, undefined, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "mb.dampening",
+    });
+    await expect(err({ ...base, dampening: -0.5 }, [s, s, undefined, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "mb.dampening",
+    });
+    await expect(err({ ...base, weightDecay: -1 }, [s, s, s, t])).resolves.toMatchObject({
+      code: "attr",
+      subject: "mb.weightDecay",
+    });
+    await expect(err({ ...base, weightDecay: 0.1 }, [s, s, undefined, t])).resolves.toMatchObject({
+      code: "input",
+      subject: "mb.param",
+    });
+    await expect(err(base, [s, Tensor.from([1, 2, 3], [3]), undefined, t])).resolves.toMatchObject({
+      code: "shape",
+      subject: "mb.grad",
+    });
+    await expect(err(base, [s, s, Tensor.from([1], [1]), t])).resolves.toMatchObject({
+      code: "shape",
+      subject: "mb.param",
+    });
+    await expect(err(base, [s, s, undefined, Tensor.from([1, 2], [2])])).resolves.toMatchObject({
+      code: "shape",
+      subject: "mb.step",
+    });
+    await expect(err(base, [s, s, undefined, Tensor.from([1], [1, 1])])).resolves.toMatchObject({
+      code: "shape",
+      subject: "mb.step",
+    });
     await expect(err(base, [s, s, undefined, undefined])).resolves.toMatchObject({ code: "input", subject: "mb.step" });
     await expect(err(base, [s])).resolves.toMatchObject({ code: "input", subject: "mb.grad" });
-    await expect(err(base, [s, s, undefined, Tensor.int32([1], [])])).resolves.toMatchObject({ code: "input", subject: "mb.step" });
+    await expect(err(base, [s, s, undefined, Tensor.int32([1], [])])).resolves.toMatchObject({
+      code: "input",
+      subject: "mb.step",
+    });
   });
 });
 
@@ -245,7 +358,11 @@ describe("sgd-step", () => {
       for (const [i, lp] of LAYOUTS.entries()) {
         for (const [j, lg] of LAYOUTS.entries()) {
           const lb = LAYOUTS[(i + 2 * j) % 3]!;
-          const inputs = [await inLayout(param, lp), await inLayout(grad, lg), withBuf ? await inLayout(buf, lb) : undefined];
+          const inputs = [
+            await inLayout(param, lp),
+            await inLayout(grad, lg),
+            withBuf ? await inLayout(buf, lb) : undefined,
+          ];
           const got = await ops.run("sgd-step", { ...a }, inputs, shape);
           expect(got.shape).toEqual(shape);
           expectClose(got, want, `param ${lp}, grad ${lg}${withBuf ? `, buf ${lb}` : ""}`);
@@ -260,9 +377,17 @@ describe("sgd-step", () => {
     expectClose(await ops.run("sgd-step", a, [param, grad], shape), want, "two inputs");
     expectClose(await ops.run("sgd-step", a, [param, grad, undefined], shape), want, "undefined buf");
     expectClose(await ops.run("sgd-step", a, [param, grad, nanLike(buf)], shape), want, "NaN buf, not read");
-    expectClose(await ops.run("sgd-step", { lr: 0.1 }, [param, grad], shape), step64(values(param), values(grad), undefined, { lr: 0.1, momentum: 0, nesterov: false, weightDecay: 0 }), "defaults");
+    expectClose(
+      await ops.run("sgd-step", { lr: 0.1 }, [param, grad], shape),
+      step64(values(param), values(grad), undefined, { lr: 0.1, momentum: 0, nesterov: false, weightDecay: 0 }),
+      "defaults",
+    );
     const m = { lr: 0.1, momentum: 0.9 };
-    expectClose(await ops.run("sgd-step", m, [param, grad, buf], shape), step64(values(param), values(grad), values(buf), { ...m, nesterov: false, weightDecay: 0 }), "defaults with momentum");
+    expectClose(
+      await ops.run("sgd-step", m, [param, grad, buf], shape),
+      step64(values(param), values(grad), values(buf), { ...m, nesterov: false, weightDecay: 0 }),
+      "defaults with momentum",
+    );
   });
 
   it("past one workgroup, transposed; a scalar and an empty tensor; NaN propagates", async () => {
@@ -275,28 +400,63 @@ describe("sgd-step", () => {
     const one = await ops.run("sgd-step", { lr: 0.5 }, [Tensor.from([1], []), Tensor.from([4], [])], []);
     expect(one.shape).toEqual([]);
     expect(values(one)).toEqual([-1]);
-    const empty = await ops.run("sgd-step", a, [Tensor.from([], [2, 0]), Tensor.from([], [2, 0]), Tensor.from([], [2, 0])], [2, 0]);
+    const empty = await ops.run(
+      "sgd-step",
+      a,
+      [Tensor.from([], [2, 0]), Tensor.from([], [2, 0]), Tensor.from([], [2, 0])],
+      [2, 0],
+    );
     expect(empty.shape).toEqual([2, 0]);
-    const nan = await ops.run("sgd-step", { lr: 0.1, momentum: 0.9 }, [Tensor.from([Number.NaN, 1], [2]), Tensor.from([1, 1], [2]), Tensor.from([1, Number.NaN], [2])], [2]);
+    const nan = await ops.run(
+      "sgd-step",
+      { lr: 0.1, momentum: 0.9 },
+      [Tensor.from([Number.NaN, 1], [2]), Tensor.from([1, 1], [2]), Tensor.from([1, Number.NaN], [2])],
+      [2],
+    );
     expect(values(nan).every(Number.isNaN)).toBe(true);
   });
 
   it("errors name the node and field", async () => {
     const s = Tensor.from([1, 2], [2]);
     const base = { lr: 0.1, momentum: 0.9, nesterov: false, weightDecay: 0 };
-    const err = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ops.error("sgd-step", attrs, inputs, [2], "upd");
+    const err = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) =>
+      ops.error("sgd-step", attrs, inputs, [2], "upd");
     await expect(err({ ...base, lr: 0 }, [s, s, s])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
     await expect(err({ momentum: 0.9 }, [s, s, s])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
-    await expect(err({ ...base, lr: Number.POSITIVE_INFINITY }, [s, s, s])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
-    await expect(err({ ...base, momentum: -1 }, [s, s, s])).resolves.toMatchObject({ code: "attr", subject: "upd.momentum" });
-    await expect(err({ ...base, nesterov: "yes" }, [s, s, s])).resolves.toMatchObject({ code: "attr", subject: "upd.nesterov" });
-    await expect(err({ ...base, momentum: 0, nesterov: true }, [s, s])).resolves.toMatchObject({ code: "attr", subject: "upd.nesterov" });
-    await expect(err({ ...base, weightDecay: -1 }, [s, s, s])).resolves.toMatchObject({ code: "attr", subject: "upd.weightDecay" });
+    await expect(err({ ...base, lr: Number.POSITIVE_INFINITY }, [s, s, s])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.lr",
+    });
+    await expect(err({ ...base, momentum: -1 }, [s, s, s])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.momentum",
+    });
+    await expect(err({ ...base, nesterov: "yes" }, [s, s, s])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.nesterov",
+    });
+    await expect(err({ ...base, momentum: 0, nesterov: true }, [s, s])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.nesterov",
+    });
+    await expect(err({ ...base, weightDecay: -1 }, [s, s, s])).resolves.toMatchObject({
+      code: "attr",
+      subject: "upd.weightDecay",
+    });
     await expect(err(base, [s, s])).resolves.toMatchObject({ code: "input", subject: "upd.buf" });
-    await expect(err(base, [s, Tensor.from([1], [1]), s])).resolves.toMatchObject({ code: "shape", subject: "upd.grad" });
-    await expect(err(base, [s, s, Tensor.from([1, 2, 3], [3])])).resolves.toMatchObject({ code: "shape", subject: "upd.buf" });
+    await expect(err(base, [s, Tensor.from([1], [1]), s])).resolves.toMatchObject({
+      code: "shape",
+      subject: "upd.grad",
+    });
+    await expect(err(base, [s, s, Tensor.from([1, 2, 3], [3])])).resolves.toMatchObject({
+      code: "shape",
+      subject: "upd.buf",
+    });
     await expect(err(base, [s])).resolves.toMatchObject({ code: "input", subject: "upd.grad" });
-    await expect(ops.error("sgd-step", base, [s, s, Tensor.int32([1, 2], [2])], [2], "upd")).resolves.toMatchObject({ code: "input", subject: "upd.buf" });
+    await expect(ops.error("sgd-step", base, [s, s, Tensor.int32([1, 2], [2])], [2], "upd")).resolves.toMatchObject({
+      code: "input",
+      subject: "upd.buf",
+    });
   });
 });
 
@@ -307,7 +467,10 @@ describe("a 5-step SGD loop (torch.optim.SGD) on the GPU", () => {
   const shape = [6, 9];
   const p0 = randomTensor(shape, 31);
   const c = randomTensor(shape, 32);
-  const negC = Tensor.from(values(c).map((x) => -x), shape);
+  const negC = Tensor.from(
+    values(c).map((x) => -x),
+    shape,
+  );
 
   interface Sgd {
     lr: number;
@@ -337,11 +500,31 @@ describe("a 5-step SGD loop (torch.optim.SGD) on the GPU", () => {
   }
 
   const variants: [string, Sgd, "upload" | "gpu"][] = [
-    ["plain SGD (momentum 0, no buffer)", { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0 }, "upload"],
-    ["SGD with weight decay, momentum 0", { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0.1 }, "upload"],
-    ["momentum 0.9, t uploaded each step", { lr: 0.05, momentum: 0.9, dampening: 0, nesterov: false, weightDecay: 0 }, "upload"],
-    ["momentum 0.8, dampening 0.2, weight decay 0.05, t counted on the GPU", { lr: 0.05, momentum: 0.8, dampening: 0.2, nesterov: false, weightDecay: 0.05 }, "gpu"],
-    ["nesterov momentum 0.9, weight decay 0.01, t counted on the GPU", { lr: 0.05, momentum: 0.9, dampening: 0, nesterov: true, weightDecay: 0.01 }, "gpu"],
+    [
+      "plain SGD (momentum 0, no buffer)",
+      { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0 },
+      "upload",
+    ],
+    [
+      "SGD with weight decay, momentum 0",
+      { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0.1 },
+      "upload",
+    ],
+    [
+      "momentum 0.9, t uploaded each step",
+      { lr: 0.05, momentum: 0.9, dampening: 0, nesterov: false, weightDecay: 0 },
+      "upload",
+    ],
+    [
+      "momentum 0.8, dampening 0.2, weight decay 0.05, t counted on the GPU",
+      { lr: 0.05, momentum: 0.8, dampening: 0.2, nesterov: false, weightDecay: 0.05 },
+      "gpu",
+    ],
+    [
+      "nesterov momentum 0.9, weight decay 0.01, t counted on the GPU",
+      { lr: 0.05, momentum: 0.9, dampening: 0, nesterov: true, weightDecay: 0.01 },
+      "gpu",
+    ],
   ];
   for (const [label, a, stepFrom] of variants) {
     it(`${label}: matches the float64 loop, and reads nothing back before the end`, async () => {
@@ -364,10 +547,20 @@ describe("a 5-step SGD loop (torch.optim.SGD) on the GPU", () => {
         const grad = await ops.dispatch("add", {}, [p, minusC], shape);
         let buf2: GpuTensor | undefined;
         if (buf !== undefined) {
-          buf2 = await ops.dispatch("sgd-momentum", { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay }, [buf, grad, p, t], shape);
+          buf2 = await ops.dispatch(
+            "sgd-momentum",
+            { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay },
+            [buf, grad, p, t],
+            shape,
+          );
           webgpu.release(buf);
         }
-        const p2 = await ops.dispatch("sgd-step", { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay }, [p, grad, buf2], shape);
+        const p2 = await ops.dispatch(
+          "sgd-step",
+          { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay },
+          [p, grad, buf2],
+          shape,
+        );
         for (const old of [p, grad]) webgpu.release(old);
         [p, buf] = [p2, buf2];
       }

@@ -7,7 +7,8 @@ import type { GpuOps } from "./test-gpu.js";
 import { broadcastIndex, erfc64, unravel } from "./test-reference64.js";
 
 export const TOL = { abs: 1e-5, rel: 1e-5 };
-export const values = (t: AnyTensor): number[] => Array.from(t.dtype === "int32" ? t.toInt32Array() : t.toFloat32Array());
+export const values = (t: AnyTensor): number[] =>
+  Array.from(t.dtype === "int32" ? t.toInt32Array() : t.toFloat32Array());
 export const sizeOf = (shape: readonly number[]): number => shape.reduce((a, d) => a * d, 1);
 
 export function expectClose(got: Tensor, want: readonly number[], label: string, tol = TOL): void {
@@ -16,7 +17,11 @@ export function expectClose(got: Tensor, want: readonly number[], label: string,
 }
 
 /** The dense input and two GPU views with its values: transposed (by `perm`) and spaced (offset, doubled strides). */
-export async function layouts(ops: GpuOps, t: Tensor, perm: readonly number[]): Promise<[string, Tensor | GpuTensor][]> {
+export async function layouts(
+  ops: GpuOps,
+  t: Tensor,
+  perm: readonly number[],
+): Promise<[string, Tensor | GpuTensor][]> {
   return [
     ["dense", t],
     [`permuted ${perm.join("")}`, await ops.permuted(t, perm)],
@@ -32,7 +37,13 @@ export function sumTo64(x: readonly number[], xs: readonly number[], out: readon
   return y;
 }
 
-export function pad64(x: readonly number[], xs: readonly number[], axis: number, before: number, after: number): number[] {
+export function pad64(
+  x: readonly number[],
+  xs: readonly number[],
+  axis: number,
+  before: number,
+  after: number,
+): number[] {
   const a = axis < 0 ? axis + xs.length : axis;
   const os = xs.map((d, i) => (i === a ? before + d + after : d));
   return Array.from({ length: sizeOf(os) }, (_, f) => {
@@ -46,7 +57,9 @@ export function pad64(x: readonly number[], xs: readonly number[], axis: number,
 export function linearWeightGrad64(g: readonly number[], x: readonly number[], nOut: number, nIn: number): number[] {
   const rows = g.length / nOut;
   const out = new Array<number>(nOut * nIn).fill(0);
-  for (let r = 0; r < rows; r++) for (let o = 0; o < nOut; o++) for (let i = 0; i < nIn; i++) out[o * nIn + i]! += g[r * nOut + o]! * x[r * nIn + i]!;
+  for (let r = 0; r < rows; r++)
+    for (let o = 0; o < nOut; o++)
+      for (let i = 0; i < nIn; i++) out[o * nIn + i]! += g[r * nOut + o]! * x[r * nIn + i]!;
   return out;
 }
 
@@ -74,7 +87,13 @@ export function normRows(x: readonly number[], e: number, eps: number): { xh: nu
   return { xh, rstd };
 }
 
-export function layerNormGrad64(g: readonly number[], x: readonly number[], e: number, eps: number, w?: readonly number[]): number[] {
+export function layerNormGrad64(
+  g: readonly number[],
+  x: readonly number[],
+  e: number,
+  eps: number,
+  w?: readonly number[],
+): number[] {
   const { xh, rstd } = normRows(x, e, eps);
   const out: number[] = [];
   for (let o = 0, row = 0; o < x.length; o += e, row++) {
@@ -110,7 +129,14 @@ export function embeddingGrad64(ids: readonly number[], g: readonly number[], v:
   return out;
 }
 
-export function crossEntropyGrad64(logits: readonly number[], v: number, t: readonly number[], reduction: "mean" | "sum" | "none", ignoreIndex: number | null, grad?: readonly number[]): number[] {
+export function crossEntropyGrad64(
+  logits: readonly number[],
+  v: number,
+  t: readonly number[],
+  reduction: "mean" | "sum" | "none",
+  ignoreIndex: number | null,
+  grad?: readonly number[],
+): number[] {
   const count = t.filter((c) => c !== ignoreIndex).length;
   return t.flatMap((c, p) => {
     if (c === ignoreIndex) return new Array<number>(v).fill(0);
@@ -122,7 +148,14 @@ export function crossEntropyGrad64(logits: readonly number[], v: number, t: read
   });
 }
 
-export function rope64(x: readonly number[], shape: readonly number[], base: number, r: number, positionOffset: number, inverse: boolean): number[] {
+export function rope64(
+  x: readonly number[],
+  shape: readonly number[],
+  base: number,
+  r: number,
+  positionOffset: number,
+  inverse: boolean,
+): number[] {
   const [, , nl, nd] = shape as [number, number, number, number];
   const half = r / 2;
   return x.map((_, f) => {

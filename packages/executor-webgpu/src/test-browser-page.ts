@@ -14,11 +14,16 @@ const NEEDS_NODE = "matches the expected tensors of every golden case";
 async function goldenCase(): Promise<ShimResult[]> {
   const webgpu = createWebGpuExecutor();
   const graph = buildAttention(golden.config);
-  const session = await compile(graph, { executors: [webgpu], weights: attentionWeights(golden.config, golden.weights) });
+  const session = await compile(graph, {
+    executors: [webgpu],
+    weights: attentionWeights(golden.config, golden.weights),
+  });
   const x = Tensor.from(golden.inputs.x.data, golden.inputs.x.shape);
   const expected = golden.expected as Record<string, { shape: number[]; data: number[] }>;
   const got = new Map<string, Tensor>();
-  const sub = session.tap(Object.keys(expected).filter((n) => n !== "output")).subscribe((e) => got.set(e.node, e.tensor));
+  const sub = session
+    .tap(Object.keys(expected).filter((n) => n !== "output"))
+    .subscribe((e) => got.set(e.node, e.tensor));
   const tapped = await session.run({ x });
   sub.unsubscribe();
   got.set("output", tapped[graph.outputs[0]!]!);
@@ -26,11 +31,19 @@ async function goldenCase(): Promise<ShimResult[]> {
   const results: ShimResult[] = [];
   const check = (name: string, t: Tensor | undefined, want: { shape: number[]; data: number[] }) => {
     const r = t ? compare(t, Tensor.from(want.data, want.shape), golden.tolerance) : undefined;
-    results.push({ name, ok: r?.ok === true, ...(r?.ok ? {} : { error: r ? JSON.stringify(r.worst) : "no tensor delivered" }) });
+    results.push({
+      name,
+      ok: r?.ok === true,
+      ...(r?.ok ? {} : { error: r ? JSON.stringify(r.worst) : "no tensor delivered" }),
+    });
   };
-  for (const [name, want] of Object.entries(expected)) check(`golden ${golden.name} (tapped): ${name}`, got.get(name), want);
+  for (const [name, want] of Object.entries(expected))
+    check(`golden ${golden.name} (tapped): ${name}`, got.get(name), want);
   check(`golden ${golden.name} (untapped, fused): output`, fused, expected["output"]!);
-  results.push({ name: "golden: the untapped plan uses the fused attention kernel", ok: session.plan.steps.some((s) => s.kind === "attention") });
+  results.push({
+    name: "golden: the untapped plan uses the fused attention kernel",
+    ok: session.plan.steps.some((s) => s.kind === "attention"),
+  });
   await session.dispose();
   await webgpu.dispose();
   return results;
@@ -40,7 +53,9 @@ async function main(): Promise<void> {
   const w = globalThis as unknown as { __results?: ShimResult[]; __error?: string };
   try {
     describeExecutorContract("webgpu (browser)", () => createWebGpuExecutor());
-    const contract = await runAll((name) => (name.endsWith(NEEDS_NODE) ? "reads the golden files with node:fs; one golden case runs below instead" : undefined));
+    const contract = await runAll((name) =>
+      name.endsWith(NEEDS_NODE) ? "reads the golden files with node:fs; one golden case runs below instead" : undefined,
+    );
     w.__results = [...contract, ...(await goldenCase())];
   } catch (e) {
     w.__error = e instanceof Error ? `${e.message}\n${e.stack}` : String(e);

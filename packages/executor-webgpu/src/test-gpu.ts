@@ -14,13 +14,25 @@ export class GpuOps {
     return t === undefined || t instanceof GpuTensor ? t : this.ex.upload(t);
   }
 
-  async dispatch(kind: string, attrs: Record<string, unknown>, inputs: readonly Input[], outShape: readonly number[], node = `test.${kind}`): Promise<GpuTensor> {
+  async dispatch(
+    kind: string,
+    attrs: Record<string, unknown>,
+    inputs: readonly Input[],
+    outShape: readonly number[],
+    node = `test.${kind}`,
+  ): Promise<GpuTensor> {
     const values = await Promise.all(inputs.map((t) => this.value(t)));
     return this.ex.dispatch({ kind, node, attrs, inputs: values, outShape });
   }
 
   /** Uploads, dispatches, downloads. */
-  async run(kind: string, attrs: Record<string, unknown>, inputs: readonly Input[], outShape: readonly number[], node?: string): Promise<Tensor> {
+  async run(
+    kind: string,
+    attrs: Record<string, unknown>,
+    inputs: readonly Input[],
+    outShape: readonly number[],
+    node?: string,
+  ): Promise<Tensor> {
     const out = await this.dispatch(kind, attrs, inputs, outShape, node);
     const host = await this.ex.download(out);
     this.ex.release(out);
@@ -28,7 +40,13 @@ export class GpuOps {
   }
 
   /** What the dispatch threw (undefined if it returned). */
-  async error(kind: string, attrs: Record<string, unknown>, inputs: readonly Input[], outShape: readonly number[], node?: string): Promise<unknown> {
+  async error(
+    kind: string,
+    attrs: Record<string, unknown>,
+    inputs: readonly Input[],
+    outShape: readonly number[],
+    node?: string,
+  ): Promise<unknown> {
     return this.dispatch(kind, attrs, inputs, outShape, node).then(
       () => undefined,
       (e: unknown) => e,
@@ -53,7 +71,9 @@ export class GpuOps {
     const n = t.size;
     const int = t.dtype === "int32";
     const flat = int ? t.toInt32Array() : t.toFloat32Array();
-    const data = Array.from({ length: 2 * n + 1 }, (_, k) => (k % 2 === 1 ? flat[(k - 1) / 2]! : int ? -7 : Number.NaN));
+    const data = Array.from({ length: 2 * n + 1 }, (_, k) =>
+      k % 2 === 1 ? flat[(k - 1) / 2]! : int ? -7 : Number.NaN,
+    );
     const wide = int ? Tensor.int32(data, [2 * n + 1]) : Tensor.from(data, [2 * n + 1]);
     const sliced = await this.dispatch("slice", { axis: 0, start: 1, size: 2 * n }, [wide], [2 * n]);
     const pairs = await this.dispatch("reshape", {}, [sliced], [n, 2]);

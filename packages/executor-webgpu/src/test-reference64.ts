@@ -3,7 +3,13 @@
 // strided inputs are compared through their logical (row-major) values.
 
 /** nn.LayerNorm over rows of length e: two-pass mean and biased variance. */
-export function layerNorm64(x: readonly number[], e: number, eps: number, w?: readonly number[], b?: readonly number[]): number[] {
+export function layerNorm64(
+  x: readonly number[],
+  e: number,
+  eps: number,
+  w?: readonly number[],
+  b?: readonly number[],
+): number[] {
   const out: number[] = [];
   for (let o = 0; o < x.length; o += e) {
     const row = x.slice(o, o + e);
@@ -16,7 +22,13 @@ export function layerNorm64(x: readonly number[], e: number, eps: number, w?: re
 }
 
 /** nn.Linear over rows of length nIn: x · Wᵀ + b, weight [nOut, nIn] row-major. */
-export function linear64(x: readonly number[], nIn: number, w: readonly number[], nOut: number, b?: readonly number[]): number[] {
+export function linear64(
+  x: readonly number[],
+  nIn: number,
+  w: readonly number[],
+  nOut: number,
+  b?: readonly number[],
+): number[] {
   const out: number[] = [];
   for (let o = 0; o < x.length; o += nIn) {
     for (let n = 0; n < nOut; n++) {
@@ -82,7 +94,13 @@ export function broadcastIndex(idx: readonly number[], shape: readonly number[])
 }
 
 /** a + b with NumPy broadcasting into `out` (the broadcast shape). */
-export function add64(a: readonly number[], as: readonly number[], b: readonly number[], bs: readonly number[], out: readonly number[]): number[] {
+export function add64(
+  a: readonly number[],
+  as: readonly number[],
+  b: readonly number[],
+  bs: readonly number[],
+  out: readonly number[],
+): number[] {
   const n = out.reduce((p, d) => p * d, 1);
   return Array.from({ length: n }, (_, f) => {
     const idx = unravel(f, out);
@@ -91,7 +109,13 @@ export function add64(a: readonly number[], as: readonly number[], b: readonly n
 }
 
 /** Per-position cross-entropy of rows of length v; ignored positions give 0 and are not counted. */
-export function crossEntropy64(logits: readonly number[], v: number, targets: readonly number[], reduction: "mean" | "sum" | "none", ignoreIndex: number | null = null): number[] {
+export function crossEntropy64(
+  logits: readonly number[],
+  v: number,
+  targets: readonly number[],
+  reduction: "mean" | "sum" | "none",
+  ignoreIndex: number | null = null,
+): number[] {
   const per = targets.map((t, r) => {
     if (t === ignoreIndex) return 0;
     const row = logits.slice(r * v, r * v + v);
@@ -120,7 +144,8 @@ export function mask64(scores: readonly number[], shape: readonly number[], m: M
   const [nb, nh, nl, ns] = shape as [number, number, number, number];
   const off = m.bottomRight ? ns - nl : 0;
   // A user input of rank 2 is [L, S], of rank 3 [B, L, S]: place it on the B, H, L, S axes it stands for.
-  const full = (s: readonly number[]): number[] => (s.length === 2 ? [1, 1, ...s] : s.length === 3 ? [s[0]!, 1, s[1]!, s[2]!] : [...s]);
+  const full = (s: readonly number[]): number[] =>
+    s.length === 2 ? [1, 1, ...s] : s.length === 3 ? [s[0]!, 1, s[1]!, s[2]!] : [...s];
   return scores.map((x, f) => {
     const [b, h, i, j] = unravel(f, [nb, nh, nl, ns]) as [number, number, number, number];
     let hidden = x === -Infinity;

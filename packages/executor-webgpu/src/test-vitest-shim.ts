@@ -1,7 +1,16 @@
 // Just enough of vitest's API (describe, it, beforeAll, afterAll, expect) to run the testkit's executor contract suite
 // inside a browser page: the headless-Chromium test bundles the suite with `vitest` aliased to this file. `expect` is
 // vitest's own (@vitest/expect on chai), so assertions behave exactly as in Node.
-import { GLOBAL_EXPECT, JestAsymmetricMatchers, JestChaiExpect, JestExtend, chai, getState, setState, type ExpectStatic } from "@vitest/expect";
+import {
+  GLOBAL_EXPECT,
+  JestAsymmetricMatchers,
+  JestChaiExpect,
+  JestExtend,
+  chai,
+  getState,
+  setState,
+  type ExpectStatic,
+} from "@vitest/expect";
 
 chai.use(JestExtend);
 chai.use(JestChaiExpect);
@@ -59,7 +68,16 @@ export const expect = ((value: unknown, message?: string) => {
   return chai.expect(value, message);
 }) as unknown as ExpectStatic;
 Object.assign(expect, chai.expect);
-setState({ assertionCalls: 0, isExpectingAssertions: false, isExpectingAssertionsError: null, expectedAssertionsNumber: null, expectedAssertionsNumberErrorGen: null }, expect);
+setState(
+  {
+    assertionCalls: 0,
+    isExpectingAssertions: false,
+    isExpectingAssertionsError: null,
+    expectedAssertionsNumber: null,
+    expectedAssertionsNumberErrorGen: null,
+  },
+  expect,
+);
 (globalThis as Record<PropertyKey, unknown>)[GLOBAL_EXPECT] = expect;
 
 /** Runs everything declared so far, in order; `skip(name)` says which tests cannot run here, and why. */

@@ -9,7 +9,11 @@ import type { Dim, SymShape } from "./dims.js";
  * size other than 1 it gives that size (the symbol must then be bound to it or to 1, checked at run time); two
  * different symbols give a's.
  */
-export function broadcastShapes(a: SymShape, b: SymShape, fail: (axisFromEnd: number, da: Dim, db: Dim) => never): Dim[] {
+export function broadcastShapes(
+  a: SymShape,
+  b: SymShape,
+  fail: (axisFromEnd: number, da: Dim, db: Dim) => never,
+): Dim[] {
   const n = Math.max(a.length, b.length);
   const out: Dim[] = new Array<Dim>(n);
   for (let i = 0; i < n; i++) {
@@ -29,7 +33,11 @@ export function broadcastShapes(a: SymShape, b: SymShape, fail: (axisFromEnd: nu
  * Element strides that read `shape` (with `strides`) as if it had the broadcast shape `target`: a leading axis it
  * lacks, or an axis of 1 that stretches, gets stride 0. `target` must be a broadcast of `shape` (broadcastShapes).
  */
-export function broadcastStrides(shape: readonly number[], strides: readonly number[], target: readonly number[]): number[] {
+export function broadcastStrides(
+  shape: readonly number[],
+  strides: readonly number[],
+  target: readonly number[],
+): number[] {
   const lead = target.length - shape.length;
   return target.map((d, i) => {
     if (i < lead) return 0;

@@ -61,7 +61,12 @@ describe("GraphBuilder: the standard attention chain", () => {
     expect(graph.roleOf("x")).toBe("input");
     expect(graph.roleOf("W_query")).toBe("weight");
     expect(graph.roleOf("scores")).toBe("node");
-    expect(graph.consumers("x").map((c) => c.node).sort()).toEqual(["keys", "queries", "values"]);
+    expect(
+      graph
+        .consumers("x")
+        .map((c) => c.node)
+        .sort(),
+    ).toEqual(["keys", "queries", "values"]);
     expect(graph.consumers("scores")).toEqual([{ node: "masked", slot: "scores" }]);
     expect(graph.has("nope")).toBe(false);
     expect(() => graph.node("nope")).toThrow(/nope: no such node/);
@@ -106,7 +111,9 @@ describe("GraphBuilder: the standard attention chain", () => {
   it("prints one line per node", () => {
     const b = start();
     const q = b.add("projection", "q", { x: "x", weight: "W" });
-    expect(b.output(q).build().toString()).toBe("input  x [B, T, 8]\nweight W [8, 8]\nq = projection(x, W) [B, T, 8]\noutputs q");
+    expect(b.output(q).build().toString()).toBe(
+      "input  x [B, T, 8]\nweight W [8, 8]\nq = projection(x, W) [B, T, 8]\noutputs q",
+    );
   });
 });
 
@@ -118,7 +125,9 @@ describe("GraphBuilder: each mistake is a GraphValidationError naming the node a
     expect(e.subject).toBe("queries.weight");
     expect(e.expected).toBe("8");
     expect(e.got).toBe("7 in [8, 7]");
-    expect(e.message).toBe("queries.weight: weight columns must equal the input's last dim, expected 8, got 7 in [8, 7]");
+    expect(e.message).toBe(
+      "queries.weight: weight columns must equal the input's last dim, expected 8, got 7 in [8, 7]",
+    );
   });
 
   it("a weight of the wrong rank", () => {
@@ -205,8 +214,12 @@ describe("GraphBuilder: each mistake is a GraphValidationError naming the node a
     expect(e.subject).toBe("mask.window");
     expect([e.expected, e.got]).toEqual(["causal: true", "causal: false"]);
     expect(() => b.add("mask", "mask", { scores: s }, { window: 3, causal: true })).not.toThrow();
-    expect(validationError(() => b.add("mask", "m0", { scores: s }, { window: 0, causal: true })).expected).toBe(">= 1");
-    expect(validationError(() => b.add("mask", "m1", { scores: s }, { alignment: "center" })).subject).toBe("m1.alignment");
+    expect(validationError(() => b.add("mask", "m0", { scores: s }, { window: 0, causal: true })).expected).toBe(
+      ">= 1",
+    );
+    expect(validationError(() => b.add("mask", "m1", { scores: s }, { alignment: "center" })).subject).toBe(
+      "m1.alignment",
+    );
   });
 
   it("a key padding mask that does not fit the scores", () => {
@@ -233,13 +246,20 @@ describe("GraphBuilder: each mistake is a GraphValidationError naming the node a
 
   it("a transpose perm that is not a permutation", () => {
     const b = start();
-    for (const perm of [[0, 1], [0, 1, 1], [0, 1, 3], [0, -1, 1]]) {
+    for (const perm of [
+      [0, 1],
+      [0, 1, 1],
+      [0, 1, 3],
+      [0, -1, 1],
+    ]) {
       const e = validationError(() => b.add("transpose", "t", { x: "x" }, { perm }));
       expect(e.subject).toBe("t.perm");
       expect(e.expected).toBe("a permutation of 0..2");
       expect(e.got).toBe(`[${perm.join(", ")}]`);
     }
-    expect(validationError(() => b.add("transpose", "t", { x: "x" }, { perm: [0, 1.5, 2] })).expected).toBe("an array of integers");
+    expect(validationError(() => b.add("transpose", "t", { x: "x" }, { perm: [0, 1.5, 2] })).expected).toBe(
+      "an array of integers",
+    );
   });
 
   it("a reshape that changes the element count", () => {
@@ -281,8 +301,12 @@ describe("GraphBuilder: each mistake is a GraphValidationError naming the node a
     b.input("q", [2, 4, 5, 8]);
     b.input("kb", [3, 4, 5, 8]);
     b.input("kd", [2, 4, 5, 6]);
-    expect(validationError(() => b.add("score", "s", { q: "q", k: "kb" })).message).toContain("batch of keys must match queries");
-    expect(validationError(() => b.add("score", "s", { q: "q", k: "kd" })).message).toContain("head dim of keys must match queries");
+    expect(validationError(() => b.add("score", "s", { q: "q", k: "kb" })).message).toContain(
+      "batch of keys must match queries",
+    );
+    expect(validationError(() => b.add("score", "s", { q: "q", k: "kd" })).message).toContain(
+      "head dim of keys must match queries",
+    );
     b.input("w", [2, 4, 5, 7]);
     b.input("v", [2, 4, 6, 8]);
     const e = validationError(() => b.add("weighted-sum", "c", { weights: "w", v: "v" }));
@@ -367,7 +391,9 @@ describe("insertAfter", () => {
     const q = b.input("q", [1, 2, 3, 4]);
     const x = b.add("transpose", "x", { x: q }, { perm: [0, 1, 2, 3] });
     const s = b.add("score", "s", { q: x, k: x });
-    const g = insertAfter(b.output(s, x).build(), "x", (bb, v) => bb.add("dropout", "d2", { x: bb.add("dropout", "d1", { x: v }) }));
+    const g = insertAfter(b.output(s, x).build(), "x", (bb, v) =>
+      bb.add("dropout", "d2", { x: bb.add("dropout", "d1", { x: v }) }),
+    );
     expect(g.node("s").inputs).toEqual({ q: "d2", k: "d2" });
     expect(g.outputs).toEqual(["s", "d2"]);
     expect(g.nodes.map((n) => n.name)).toEqual(["x", "d1", "d2", "s"]);

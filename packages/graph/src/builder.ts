@@ -68,7 +68,12 @@ export class GraphBuilder {
    * Adds a node of op `kind` named `name` (prefixed with the builder's prefix). `inputs` maps the op's input slots to
    * values. Returns the node's reference.
    */
-  add(kind: string, name: string, inputs: Readonly<Record<string, Ref | undefined>>, attrs: Readonly<Record<string, unknown>> = {}): Ref {
+  add(
+    kind: string,
+    name: string,
+    inputs: Readonly<Record<string, Ref | undefined>>,
+    attrs: Readonly<Record<string, unknown>> = {},
+  ): Ref {
     // fromEntries defines own properties: `clean[slot] = ref` would drop a slot named "__proto__" (it sets the
     // prototype) instead of letting inferNode reject it as an unknown slot.
     const clean = Object.fromEntries(Object.entries(inputs).filter((e): e is [string, string] => e[1] !== undefined));
@@ -77,7 +82,13 @@ export class GraphBuilder {
 
   #addSpec(spec: NodeSpec): Ref {
     if (this.#shapes.has(spec.name)) {
-      throw new GraphValidationError(spec.name, "duplicate name", "names unique across inputs, weights and nodes", show(spec.name), "duplicate-name");
+      throw new GraphValidationError(
+        spec.name,
+        "duplicate name",
+        "names unique across inputs, weights and nodes",
+        show(spec.name),
+        "duplicate-name",
+      );
     }
     const { attrs, shape, dtype } = inferNode(this.registry, spec, (ref) => {
       const s = this.#shapes.get(ref);
@@ -114,14 +125,35 @@ export class GraphBuilder {
   }
 
   parts(): GraphParts {
-    return { inputs: [...this.#inputs], weights: [...this.#weights], nodes: [...this.#nodes], outputs: [...this.#outputs] };
+    return {
+      inputs: [...this.#inputs],
+      weights: [...this.#weights],
+      nodes: [...this.#nodes],
+      outputs: [...this.#outputs],
+    };
   }
 
   #declare(name: string, shape: SymShape, dtype: DType): void {
-    if (dtype !== "float32" && dtype !== "int32") throw new GraphValidationError(`${name}.dtype`, "unknown dtype", "float32, int32", show(dtype));
-    if (this.#shapes.has(name)) throw new GraphValidationError(name, "duplicate name", "names unique across inputs, weights and nodes", show(name), "duplicate-name");
-    if (!Array.isArray(shape) || !shape.every((d) => (typeof d === "string" && d.length > 0) || (Number.isSafeInteger(d) && d >= 0))) {
-      throw new GraphValidationError(name, "invalid shape", "an array of non-negative integers or dim names", show(shape));
+    if (dtype !== "float32" && dtype !== "int32")
+      throw new GraphValidationError(`${name}.dtype`, "unknown dtype", "float32, int32", show(dtype));
+    if (this.#shapes.has(name))
+      throw new GraphValidationError(
+        name,
+        "duplicate name",
+        "names unique across inputs, weights and nodes",
+        show(name),
+        "duplicate-name",
+      );
+    if (
+      !Array.isArray(shape) ||
+      !shape.every((d) => (typeof d === "string" && d.length > 0) || (Number.isSafeInteger(d) && d >= 0))
+    ) {
+      throw new GraphValidationError(
+        name,
+        "invalid shape",
+        "an array of non-negative integers or dim names",
+        show(shape),
+      );
     }
     this.#shapes.set(name, shape);
     this.#dtypes.set(name, dtype);
@@ -140,7 +172,9 @@ export function insertAfter(graph: OpGraph, target: string, fn: (b: GraphBuilder
   for (const v of parts.weights) b.weight(v.name, v.shape, v.dtype ?? "float32");
   let replacement: Ref | undefined;
   for (const n of parts.nodes) {
-    const inputs = Object.fromEntries(Object.entries(n.inputs).map(([slot, src]) => [slot, src === target && replacement ? replacement : src]));
+    const inputs = Object.fromEntries(
+      Object.entries(n.inputs).map(([slot, src]) => [slot, src === target && replacement ? replacement : src]),
+    );
     b.add(n.kind, n.name, inputs, n.attrs);
     if (n.name === target) replacement = fn(b, target);
   }

@@ -5,7 +5,16 @@
 // (executor-cpu and executor-wasm src/chunks.test.ts).
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AttnGraphError } from "@attngraph/tensor";
-import { KernelAbortedError, afterwards, chunkSignal, overRows, rowSteps, runSteps, withCleanup, yieldToEventLoop } from "./chunks.js";
+import {
+  KernelAbortedError,
+  afterwards,
+  chunkSignal,
+  overRows,
+  rowSteps,
+  runSteps,
+  withCleanup,
+  yieldToEventLoop,
+} from "./chunks.js";
 
 const never = () => new AbortController().signal;
 
@@ -95,7 +104,10 @@ describe("runSteps", () => {
     const steps = logged([1, 1, 1, 1], log);
     const pending = runSteps(steps, controller.signal, 1, "weights")!;
     controller.abort("stop");
-    const e = await pending.then(() => undefined, (err: unknown) => err);
+    const e = await pending.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(e).toBeInstanceOf(KernelAbortedError);
     expect((e as KernelAbortedError).name).toBe("AbortError");
     expect((e as KernelAbortedError).code).toBe("aborted");
@@ -110,7 +122,10 @@ describe("runSteps", () => {
     let calls = 0;
     const stop = new AttnGraphError("wasm-trap", "n: replaced", { subject: "n" });
     const steps = logged([1, 1, 1, 1], log);
-    const e = await runSteps(steps, never(), 1, "n", () => (++calls === 2 ? stop : undefined))!.then(() => undefined, (err: unknown) => err);
+    const e = await runSteps(steps, never(), 1, "n", () => (++calls === 2 ? stop : undefined))!.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(e).toBe(stop);
     expect(log).toEqual(["step 0", "step 1"]);
     expect(steps.returned()).toBe(true);
@@ -118,7 +133,10 @@ describe("runSteps", () => {
     // An aborted signal wins over the check.
     const controller = new AbortController();
     controller.abort("first");
-    const e2 = await runSteps(logged([1, 1], []), controller.signal, 1, "n", () => stop)!.then(() => undefined, (err: unknown) => err);
+    const e2 = await runSteps(logged([1, 1], []), controller.signal, 1, "n", () => stop)!.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(e2).toBeInstanceOf(KernelAbortedError);
 
     // Without a signal, the check is never called.
@@ -141,13 +159,29 @@ describe("rowSteps and overRows", () => {
     const parts: [number, number][] = [];
     const part = (s: number, e: number) => void parts.push([s, e]);
     expect([...rowSteps(10, 3, 7, part)]).toEqual([6, 6, 6, 6, 6]); // floor(7 / 3) = 2 rows a step
-    expect(parts).toEqual([[0, 2], [2, 4], [4, 6], [6, 8], [8, 10]]);
+    expect(parts).toEqual([
+      [0, 2],
+      [2, 4],
+      [4, 6],
+      [6, 8],
+      [8, 10],
+    ]);
     parts.length = 0;
     expect([...rowSteps(5, 3, 7, part)]).toEqual([6, 6, 3]); // the last step takes the rows left
-    expect(parts).toEqual([[0, 2], [2, 4], [4, 5]]);
+    expect(parts).toEqual([
+      [0, 2],
+      [2, 4],
+      [4, 5],
+    ]);
     parts.length = 0;
     expect([...rowSteps(5, 100, 7, part)]).toEqual([100, 100, 100, 100, 100]); // a row over one chunk: one row a step
-    expect(parts).toEqual([[0, 1], [1, 2], [2, 3], [3, 4], [4, 5]]);
+    expect(parts).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [3, 4],
+      [4, 5],
+    ]);
     parts.length = 0;
     expect([...rowSteps(3, 0, 7, part)]).toEqual([0]); // no work per row: all rows, one step
     expect(parts).toEqual([[0, 3]]);
@@ -158,7 +192,10 @@ describe("rowSteps and overRows", () => {
     const part = (s: number, e: number) => void parts.push([s, e]);
     expect(overRows({ node: "n" }, 4, 100, 10, part)).toBeUndefined();
     expect(overRows({ node: "n", signal: never() }, 1000, 100, 10, part)).toBeUndefined();
-    expect(parts).toEqual([[0, 100], [0, 100]]);
+    expect(parts).toEqual([
+      [0, 100],
+      [0, 100],
+    ]);
   });
 
   it("overRows with a signal and more than one chunk: chunks of whole rows covering [0, rows) once, in order", async () => {
@@ -166,18 +203,37 @@ describe("rowSteps and overRows", () => {
     const pending = overRows({ node: "n", signal: never() }, 25, 10, 10, (s, e) => void parts.push([s, e]));
     expect(pending).toBeInstanceOf(Promise);
     await pending;
-    expect(parts).toEqual([[0, 2], [2, 4], [4, 6], [6, 8], [8, 10]]);
+    expect(parts).toEqual([
+      [0, 2],
+      [2, 4],
+      [4, 6],
+      [6, 8],
+      [8, 10],
+    ]);
   });
 
   it("overRows passes the check on, and stops on abort naming the call's node", async () => {
     const stop = new Error("replaced");
-    const e = await overRows({ node: "n", signal: never() }, 1, 4, 1, () => {}, () => stop)!.then(() => undefined, (err: unknown) => err);
+    const e = await overRows(
+      { node: "n", signal: never() },
+      1,
+      4,
+      1,
+      () => {},
+      () => stop,
+    )!.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(e).toBe(stop);
     const controller = new AbortController();
     const rowsDone: number[] = [];
     const pending = overRows({ node: "scores", signal: controller.signal }, 1, 4, 1, (s) => void rowsDone.push(s))!;
     controller.abort();
-    const e2 = await pending.then(() => undefined, (err: unknown) => err);
+    const e2 = await pending.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect((e2 as Error).message).toBe("scores: aborted between two chunks of the kernel");
     expect(rowsDone).toEqual([0]);
   });

@@ -21,7 +21,10 @@ export function yieldToEventLoop(): Promise<void> {
   if (typeof g.setImmediate === "function") return new Promise((resolve) => g.setImmediate!(resolve));
   return new Promise((resolve) => {
     // Typed loosely: @types/node's MessagePort is the worker_threads one, browsers have the DOM one.
-    const ch = new MessageChannel() as unknown as { port1: { onmessage: (() => void) | null; close(): void }; port2: { postMessage(m: unknown): void } };
+    const ch = new MessageChannel() as unknown as {
+      port1: { onmessage: (() => void) | null; close(): void };
+      port2: { postMessage(m: unknown): void };
+    };
     ch.port1.onmessage = () => {
       ch.port1.close();
       resolve();
@@ -45,7 +48,11 @@ export class KernelAbortedError extends AttnGraphError {
 export type ChunkCheck = () => unknown;
 
 /** The call's signal when the call is worth chunking (`work` over one chunk), else undefined: run it in one go. */
-export function chunkSignal(call: Pick<KernelCall<unknown>, "signal">, work: number, chunkWork: number): AbortSignal | undefined {
+export function chunkSignal(
+  call: Pick<KernelCall<unknown>, "signal">,
+  work: number,
+  chunkWork: number,
+): AbortSignal | undefined {
   return call.signal !== undefined && work > chunkWork ? call.signal : undefined;
 }
 
@@ -55,7 +62,13 @@ export function chunkSignal(call: Pick<KernelCall<unknown>, "signal">, work: num
  * with a KernelAbortedError once the signal has fired, or with what `check()` returned, and the remaining steps never
  * run).
  */
-export function runSteps(steps: Iterator<number>, signal: AbortSignal | undefined, chunkWork: number, node: string, check?: ChunkCheck): Promise<void> | undefined {
+export function runSteps(
+  steps: Iterator<number>,
+  signal: AbortSignal | undefined,
+  chunkWork: number,
+  node: string,
+  check?: ChunkCheck,
+): Promise<void> | undefined {
   if (signal === undefined) {
     while (!steps.next().done);
     return undefined;
@@ -82,7 +95,12 @@ export function runSteps(steps: Iterator<number>, signal: AbortSignal | undefine
  * Steps over the rows [0, rows) of a kernel whose rows are independent: `part(start, end)` computes rows
  * [start, end), and each step is as many rows as make one chunk (at least one).
  */
-export function* rowSteps(rows: number, rowWork: number, chunkWork: number, part: (start: number, end: number) => void): Generator<number, void, void> {
+export function* rowSteps(
+  rows: number,
+  rowWork: number,
+  chunkWork: number,
+  part: (start: number, end: number) => void,
+): Generator<number, void, void> {
   const per = Math.max(1, Math.floor(chunkWork / Math.max(1, rowWork)));
   for (let r0 = 0; r0 < rows; r0 += per) {
     const r1 = Math.min(rows, r0 + per);

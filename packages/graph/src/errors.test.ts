@@ -38,7 +38,14 @@ describe("errors", () => {
     let deep: unknown[] = [];
     for (let i = 0; i < 1_000_000; i++) deep = [deep];
     expect(show(deep)).toBe("[[[[[...]]]]]");
-    const hostile = new Proxy({}, { ownKeys: () => { throw new Error("no"); } });
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error("no");
+        },
+      },
+    );
     expect(show(hostile)).toBe("object");
   });
 });

@@ -1,4 +1,4 @@
-import { AttnGraphError, describe } from "@attngraph/tensor";
+import { AttnGraphError, describe, type ErrorCode } from "@attngraph/tensor";
 
 /**
  * A graph that cannot be built or compiled as given: a wrong shape, a missing or unknown input, a cycle, an unknown op
@@ -7,7 +7,7 @@ import { AttnGraphError, describe } from "@attngraph/tensor";
  * `cause` keeps the original error when a user's shape rule or attribute check threw something else.
  */
 export class GraphValidationError extends AttnGraphError {
-  constructor(subject: string, what: string, expected?: string, got?: string, code = "validation", cause?: unknown) {
+  constructor(subject: string, what: string, expected?: string, got?: string, code: ErrorCode = "validation", cause?: unknown) {
     super(code, describe(subject, what, expected, got), {
       subject,
       ...(expected === undefined ? {} : { expected }),
@@ -52,7 +52,8 @@ function render(v: unknown, depth: number, budget: { left: number }): string {
   if (budget.left <= 0) return "...";
   let s: string;
   if (typeof v === "string") s = JSON.stringify(v.length > MAX_SHOW ? v.slice(0, MAX_SHOW) : v);
-  else if (typeof v === "number") s = String(v); // NaN and Infinity by name (JSON.stringify would say null)
+  else if (typeof v === "number")
+    s = String(v); // NaN and Infinity by name (JSON.stringify would say null)
   else if (v === undefined || v === null || typeof v === "boolean" || typeof v === "bigint") s = String(v);
   else if (typeof v === "symbol" || typeof v === "function") s = typeof v;
   else if (Array.isArray(v)) {

@@ -17,7 +17,11 @@ describe("OpGraph node order", () => {
 
   it("keeps declaration order wherever dependencies allow", () => {
     // a(x), b(a), c(x): a Kahn's queue would give a, c, b; declaration order is a, b, c and is valid
-    expect(build([soft("a", "x"), soft("b", "a"), soft("c", "x")], ["b", "c"]).nodes.map((n) => n.name)).toEqual(["a", "b", "c"]);
+    expect(build([soft("a", "x"), soft("b", "a"), soft("c", "x")], ["b", "c"]).nodes.map((n) => n.name)).toEqual([
+      "a",
+      "b",
+      "c",
+    ]);
     // c must move after b, and the independent d keeps its place relative to the others
     const g = build([soft("c", "b"), soft("d", "x"), soft("a", "x"), soft("b", "a")], ["c", "d"]);
     expect(g.nodes.map((n) => n.name)).toEqual(["d", "a", "b", "c"]);
@@ -27,10 +31,23 @@ describe("OpGraph node order", () => {
     const { graph } = standardAttention();
     const names = graph.nodes.map((n) => n.name);
     expect(names).toEqual([
-      "queries", "queries.split", "queries.heads",
-      "keys", "keys.split", "keys.heads",
-      "values", "values.split", "values.heads",
-      "scores", "masked", "softmax", "weights", "context.heads", "context.merge", "context", "output",
+      "queries",
+      "queries.split",
+      "queries.heads",
+      "keys",
+      "keys.split",
+      "keys.heads",
+      "values",
+      "values.split",
+      "values.heads",
+      "scores",
+      "masked",
+      "softmax",
+      "weights",
+      "context.heads",
+      "context.merge",
+      "context",
+      "output",
     ]);
     expect(fromJSON(toJSON(graph)).nodes.map((n) => n.name)).toEqual(names);
   });
@@ -42,7 +59,9 @@ describe("OpGraph node order", () => {
       const nodes = [...parts.nodes.slice(shift), ...parts.nodes.slice(0, shift)].reverse();
       const g = OpGraph.create(graph.registry, { ...parts, nodes });
       const pos = new Map(g.nodes.map((n, i) => [n.name, i]));
-      for (const n of g.nodes) for (const src of Object.values(n.inputs)) if (pos.has(src)) expect(pos.get(src)!).toBeLessThan(pos.get(n.name)!);
+      for (const n of g.nodes)
+        for (const src of Object.values(n.inputs))
+          if (pos.has(src)) expect(pos.get(src)!).toBeLessThan(pos.get(n.name)!);
       expect(g.node("output").shape).toEqual(["B", "T", 8]);
     }
   });
@@ -61,9 +80,14 @@ describe("OpGraph node order", () => {
   });
 
   it("accepts names that are Object.prototype members", () => {
-    const g = build([soft("__proto__", "x"), soft("constructor", "__proto__"), soft("toString", "constructor")], ["toString"]);
+    const g = build(
+      [soft("__proto__", "x"), soft("constructor", "__proto__"), soft("toString", "constructor")],
+      ["toString"],
+    );
     expect(g.nodes.map((n) => n.name)).toEqual(["__proto__", "constructor", "toString"]);
-    const e = validationError(() => build([soft("toString", "constructor"), soft("constructor", "toString")], ["toString"]));
+    const e = validationError(() =>
+      build([soft("toString", "constructor"), soft("constructor", "toString")], ["toString"]),
+    );
     expect(e.code).toBe("cycle");
     expect(e.got).toBe("toString → constructor → toString");
   });
@@ -87,7 +111,12 @@ describe("OpGraph.create validation", () => {
     expect(validationError(() => build([soft("x", "x")])).code).toBe("duplicate-name");
     expect(validationError(() => build([soft("a", "x"), soft("a", "x")])).code).toBe("duplicate-name");
     const e = validationError(() =>
-      OpGraph.create(registry, { inputs: [{ name: "x", shape: [1] }], weights: [{ name: "x", shape: [1] }], nodes: [soft("a", "x")], outputs: ["a"] }),
+      OpGraph.create(registry, {
+        inputs: [{ name: "x", shape: [1] }],
+        weights: [{ name: "x", shape: [1] }],
+        nodes: [soft("a", "x")],
+        outputs: ["a"],
+      }),
     );
     expect(e.subject).toBe("x");
   });

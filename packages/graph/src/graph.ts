@@ -82,7 +82,13 @@ export class OpGraph {
     for (const n of parts.nodes) {
       for (const [slot, src] of Object.entries(n.inputs)) {
         if (!this.#store.hasNode(src)) {
-          throw new GraphValidationError(`${n.name}.${slot}`, "input refers to no value in the graph", "a graph input, weight or node name", show(src), "dangling-edge");
+          throw new GraphValidationError(
+            `${n.name}.${slot}`,
+            "input refers to no value in the graph",
+            "a graph input, weight or node name",
+            show(src),
+            "dangling-edge",
+          );
         }
         this.#store.addDirectedEdge(src, n.name, { slot });
       }
@@ -102,9 +108,11 @@ export class OpGraph {
       nodes.push(node);
     }
     this.nodes = Object.freeze(nodes);
-    if (parts.outputs.length === 0) throw new GraphValidationError("graph.outputs", "a graph needs at least one output", "a node name", "none");
+    if (parts.outputs.length === 0)
+      throw new GraphValidationError("graph.outputs", "a graph needs at least one output", "a node name", "none");
     for (const out of parts.outputs) {
-      if (!this.#byName.has(out)) throw new GraphValidationError("graph.outputs", "output is not a node", "a node name", show(out));
+      if (!this.#byName.has(out))
+        throw new GraphValidationError("graph.outputs", "output is not a node", "a node name", show(out));
     }
     this.outputs = Object.freeze([...parts.outputs]);
   }
@@ -115,17 +123,37 @@ export class OpGraph {
   }
 
   #addName(name: string, role: Role, shape: SymShape, dtype: DType): void {
-    if (typeof name !== "string" || name.length === 0) throw new GraphValidationError("graph", "invalid name", "a non-empty string", show(name));
+    if (typeof name !== "string" || name.length === 0)
+      throw new GraphValidationError("graph", "invalid name", "a non-empty string", show(name));
     if (this.#store.hasNode(name)) {
-      throw new GraphValidationError(name, "duplicate name", "names unique across inputs, weights and nodes", `a second ${role} named ${show(name)}`, "duplicate-name");
+      throw new GraphValidationError(
+        name,
+        "duplicate name",
+        "names unique across inputs, weights and nodes",
+        `a second ${role} named ${show(name)}`,
+        "duplicate-name",
+      );
     }
     this.#store.addNode(name, { role, shape, dtype });
   }
 
   #infer(spec: NodeSpec): GraphNode {
-    const { attrs: normalized, shape, dtype } = inferNode(this.registry, spec, (v) => (this.#store.hasNode(v) ? { shape: this.shapeOf(v), dtype: this.dtypeOf(v) } : undefined));
+    const {
+      attrs: normalized,
+      shape,
+      dtype,
+    } = inferNode(this.registry, spec, (v) =>
+      this.#store.hasNode(v) ? { shape: this.shapeOf(v), dtype: this.dtypeOf(v) } : undefined,
+    );
     for (const [k, v] of Object.entries(normalized)) if (Array.isArray(v)) normalized[k] = Object.freeze([...v]);
-    return Object.freeze({ name: spec.name, kind: spec.kind, inputs: Object.freeze({ ...spec.inputs }), attrs: Object.freeze(normalized), shape: Object.freeze([...shape]), dtype });
+    return Object.freeze({
+      name: spec.name,
+      kind: spec.kind,
+      inputs: Object.freeze({ ...spec.inputs }),
+      attrs: Object.freeze(normalized),
+      shape: Object.freeze([...shape]),
+      dtype,
+    });
   }
 
   has(name: string): boolean {
@@ -135,7 +163,8 @@ export class OpGraph {
   /** The node with this name; an error naming it if there is none. */
   node(name: string): GraphNode {
     const n = this.#byName.get(name);
-    if (!n) throw new GraphValidationError(name, "no such node", `one of ${[...this.#byName.keys()].join(", ")}`, show(name));
+    if (!n)
+      throw new GraphValidationError(name, "no such node", `one of ${[...this.#byName.keys()].join(", ")}`, show(name));
     return n;
   }
 
@@ -174,8 +203,12 @@ export class OpGraph {
   /** A one-line-per-node summary: `name = kind(inputs) [shape]`. */
   toString(): string {
     const lines = [
-      ...this.inputs.map((v) => `input  ${v.name} ${formatDims(v.shape)}${v.dtype && v.dtype !== "float32" ? ` ${v.dtype}` : ""}`),
-      ...this.weights.map((v) => `weight ${v.name} ${formatDims(v.shape)}${v.dtype && v.dtype !== "float32" ? ` ${v.dtype}` : ""}`),
+      ...this.inputs.map(
+        (v) => `input  ${v.name} ${formatDims(v.shape)}${v.dtype && v.dtype !== "float32" ? ` ${v.dtype}` : ""}`,
+      ),
+      ...this.weights.map(
+        (v) => `weight ${v.name} ${formatDims(v.shape)}${v.dtype && v.dtype !== "float32" ? ` ${v.dtype}` : ""}`,
+      ),
       ...this.nodes.map((n) => `${n.name} = ${n.kind}(${Object.values(n.inputs).join(", ")}) ${formatDims(n.shape)}`),
       `outputs ${this.outputs.join(", ")}`,
     ];

@@ -2,7 +2,18 @@ export { GraphBuilder, insertAfter, type Ref } from "./builder.js";
 export { OpGraph, type GraphNode, type GraphParts, type NodeSpec, type ValueDecl } from "./graph.js";
 export type { ValueInfo } from "./infer-node.js";
 export { OpRegistry, createOpRegistry, kernelKinds } from "./registry.js";
-export { defineOp, normalizeAttrs, inferShape, makeContext, type OpDef, type AnyOpDef, type OpInput, type AttrSpec, type AttrType, type OpContext } from "./op-def.js";
+export {
+  defineOp,
+  normalizeAttrs,
+  inferShape,
+  makeContext,
+  type OpDef,
+  type AnyOpDef,
+  type OpInput,
+  type AttrSpec,
+  type AttrType,
+  type OpContext,
+} from "./op-def.js";
 export type { VjpContext, VjpRule } from "./vjp.js";
 export { fromJSON, toJSON, GRAPH_FORMAT, GRAPH_FORMAT_VERSION, type GraphJSON } from "./json.js";
 export { broadcastShapes, broadcastStrides } from "./broadcast.js";
@@ -11,10 +22,69 @@ export { GraphValidationError, GraphFormatError } from "./errors.js";
 export type { Arena, Executor, KernelCall, Support } from "./executor-contract.js";
 export * from "./ops/index.js";
 export { dropoutBits, dropoutKeep, dropoutSeedAt, dropoutThreshold, fmix32, mixedBits } from "./ops/dropout-hash.js";
-export { addLayerNormShape, addShape, attrError, checkCrossEntropyAttrs, checkDropoutAttrs, checkGeluApproximate, checkLayerNormEps, checkMaskAttrs, checkMaskScale, checkPositionOffset, checkScale, dtypeError, findBadIndex, findNonBinary, multiIndex, nonBinaryMaskError, userMaskStrides, type Strided, expectDim, expectHeadGroups, expectNormParams, expectRmsWeight, expectRank, maskOffset, windowOf, type CallInfo, type DropoutFields, type Shaped, checkGradScale } from "./kernel-checks.js";
-export { checkIntAttr, checkPadAttrs, checkSumToShape, expectAxis, expectCrossEntropyShapes, expectLeadingShape, expectLinearWeightGradShapes, expectLossGradShape, expectSameShape } from "./kernel-checks-backward.js";
-export { checkAdamMomentAttrs, checkAdamStepAttrs, checkClipByNormAttrs, checkGradAccumulateAttrs, checkLrScaleValue, expectScalarShape, checkOptimizerStepValue, checkSgdMomentumAttrs, checkSgdStepAttrs, expectStepShape } from "./kernel-checks-optim.js";
-export { checkAttentionGradAttrs, checkAttentionLseAttrs, checkKvAppend, kernelInputError, expectAttentionGradShapes, expectAttentionQk, modsOf } from "./kernel-checks-attention.js";
+export {
+  addLayerNormShape,
+  addShape,
+  attrError,
+  checkCrossEntropyAttrs,
+  checkDropoutAttrs,
+  checkGeluApproximate,
+  checkLayerNormEps,
+  checkMaskAttrs,
+  checkMaskScale,
+  checkPositionOffset,
+  checkScale,
+  dtypeError,
+  findBadIndex,
+  findNonBinary,
+  multiIndex,
+  nonBinaryMaskError,
+  userMaskStrides,
+  type Strided,
+  expectDim,
+  expectHeadGroups,
+  expectNormParams,
+  expectRmsWeight,
+  expectRank,
+  maskOffset,
+  windowOf,
+  type CallInfo,
+  type DropoutFields,
+  type Shaped,
+  checkGradScale,
+} from "./kernel-checks.js";
+export {
+  checkIntAttr,
+  checkPadAttrs,
+  checkSumToShape,
+  expectAxis,
+  expectCrossEntropyShapes,
+  expectLeadingShape,
+  expectLinearWeightGradShapes,
+  expectLossGradShape,
+  expectSameShape,
+} from "./kernel-checks-backward.js";
+export {
+  checkAdamMomentAttrs,
+  checkAdamStepAttrs,
+  checkClipByNormAttrs,
+  checkGradAccumulateAttrs,
+  checkLrScaleValue,
+  expectScalarShape,
+  checkOptimizerStepValue,
+  checkSgdMomentumAttrs,
+  checkSgdStepAttrs,
+  expectStepShape,
+} from "./kernel-checks-optim.js";
+export {
+  checkAttentionGradAttrs,
+  checkAttentionLseAttrs,
+  checkKvAppend,
+  kernelInputError,
+  expectAttentionGradShapes,
+  expectAttentionQk,
+  modsOf,
+} from "./kernel-checks-attention.js";
 export { KernelTable } from "./kernel-table.js";
 export {
   KernelAbortedError,

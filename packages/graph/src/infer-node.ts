@@ -44,10 +44,22 @@ export function inferNode(
     }
     const v = valueInfo(ref);
     if (!v) {
-      throw new GraphValidationError(`${node.name}.${i.name}`, "input refers to no value in the graph", "a graph input, weight or node name", show(ref), "dangling-edge");
+      throw new GraphValidationError(
+        `${node.name}.${i.name}`,
+        "input refers to no value in the graph",
+        "a graph input, weight or node name",
+        show(ref),
+        "dangling-edge",
+      );
     }
     const want = i.dtype ?? "float32";
-    if (v.dtype !== want) ctx.fail(i.name, `input of op ${def.kind} has the wrong dtype`, want, `${v.dtype} ${formatDims(v.shape)} from ${show(ref)}`);
+    if (v.dtype !== want)
+      ctx.fail(
+        i.name,
+        `input of op ${def.kind} has the wrong dtype`,
+        want,
+        `${v.dtype} ${formatDims(v.shape)} from ${show(ref)}`,
+      );
     return v.shape;
   });
   const attrs = normalizeAttrs(def, node.attrs ?? {}, ctx);

@@ -97,7 +97,11 @@ describe("names that Object.prototype holds are ordinary names", () => {
   }
 
   it.each(names)("%s as an input, a weight, a node and an output round-trips", (name) => {
-    for (const [from, role] of [["x", "input"], ["W", "weight"], ["s", "node"]] as const) {
+    for (const [from, role] of [
+      ["x", "input"],
+      ["W", "weight"],
+      ["s", "node"],
+    ] as const) {
       const text = renamed(from, name);
       const g = fromJSON(text);
       expect(g.roleOf(name)).toBe(role);
@@ -122,7 +126,10 @@ describe("names that Object.prototype holds are ordinary names", () => {
     const g = fromJSON(text, registry);
     expect(Object.entries(g.node("left").inputs)).toEqual([["x", "x"]]);
     expect(Object.entries(g.node("left").attrs)).toEqual([[name, 2]]);
-    expect(Object.entries(g.node("given").inputs)).toEqual([["x", "x"], [name, "left"]]);
+    expect(Object.entries(g.node("given").inputs)).toEqual([
+      ["x", "x"],
+      [name, "left"],
+    ]);
     expect(JSON.stringify(toJSON(g))).toBe(text);
   });
 });
@@ -148,7 +155,12 @@ describe("hostile documents", () => {
     d.nodes[0][long] = 1;
     short(formatError(() => fromJSON(d)));
     d = jsonDoc();
-    d.nodes = Array.from({ length: 100_000 }, (_, i) => ({ name: `node${i}`, kind: "softmax", inputs: { x: `node${(i + 1) % 100_000}` }, attrs: {} }));
+    d.nodes = Array.from({ length: 100_000 }, (_, i) => ({
+      name: `node${i}`,
+      kind: "softmax",
+      inputs: { x: `node${(i + 1) % 100_000}` },
+      attrs: {},
+    }));
     d.outputs = ["node0"];
     const cycle = validationError(() => fromJSON(d));
     expect(cycle.code).toBe("cycle");
@@ -162,7 +174,8 @@ describe("hostile documents", () => {
 
   it("graph.node() of an unknown name in a graph of many nodes lists them cut short", () => {
     const d = jsonDoc();
-    for (let i = 0; i < 10_000; i++) d.nodes.push({ name: `extra${i}`, kind: "softmax", inputs: { x: "x" }, attrs: {} });
+    for (let i = 0; i < 10_000; i++)
+      d.nodes.push({ name: `extra${i}`, kind: "softmax", inputs: { x: "x" }, attrs: {} });
     const e = validationError(() => fromJSON(d).node("y".repeat(100_000)));
     expect(e.message.length).toBeLessThan(600);
     expect(e.expected).toMatch(/^one of q, s, extra0, .*…/);
@@ -172,7 +185,9 @@ describe("hostile documents", () => {
     const d = JSON.parse(JSON.stringify(jsonDoc()).replace('"scale":0.5', '"scale":1e39'));
     const e = validationError(() => fromJSON(d));
     expect(e.subject).toBe("s.scale");
-    expect(e.message).toBe("s.scale: invalid attribute, expected a number within the float32 range (|v| <= 3.4028234663852886e+38), got 1e+39");
+    expect(e.message).toBe(
+      "s.scale: invalid attribute, expected a number within the float32 range (|v| <= 3.4028234663852886e+38), got 1e+39",
+    );
   });
 
   it("an unknown op kind of 10 kB is shown shortened: the message stays short (found by the reliability fuzz)", () => {

@@ -29,7 +29,12 @@ describe("toJSON / fromJSON", () => {
     const b = new GraphBuilder();
     b.input("s", ["B", 2, "T", "T"]);
     const m = b.add("mask", "m", { scores: "s" });
-    expect(toJSON(b.output(m).build()).nodes[0]!.attrs).toEqual({ causal: false, window: null, alignment: "top-left", scale: 1 });
+    expect(toJSON(b.output(m).build()).nodes[0]!.attrs).toEqual({
+      causal: false,
+      window: null,
+      alignment: "top-left",
+      scale: 1,
+    });
   });
 
   it("an int32 input is written with its dtype in version 2; a float32-only graph stays version 1", () => {
@@ -162,7 +167,7 @@ describe("fromJSON: format errors name the JSON path", () => {
   });
 
   it("a document that is not an object", () => {
-    for (const v of [null, 3, [], "\"graph\"", undefined]) expect(formatError(() => fromJSON(v)).subject).toBe("$");
+    for (const v of [null, 3, [], '"graph"', undefined]) expect(formatError(() => fromJSON(v)).subject).toBe("$");
   });
 
   it("an invalid JSON string", () => {
@@ -172,7 +177,9 @@ describe("fromJSON: format errors name the JSON path", () => {
   });
 
   // A hang guard, not a speed check: alone this takes a few seconds, on a loaded 2-core CI machine it has taken 41 s.
-  it("10 MB of garbage is a GraphFormatError, never a raw crash, and the message stays short", { timeout: 180_000 }, () => {
+  it("10 MB of garbage is a GraphFormatError, never a raw crash, and the message stays short", {
+    timeout: 180_000,
+  }, () => {
     const buf = new Uint8Array(10_000_000);
     let seed = 1;
     for (let i = 0; i < buf.length; i++) {
@@ -188,7 +195,10 @@ describe("fromJSON: format errors name the JSON path", () => {
       '{"a":'.repeat(2_000_000),
       JSON.stringify(bytes), // one valid 10 MB string
       JSON.stringify({ format: bytes }),
-      JSON.stringify({ ...jsonDoc(), inputs: Array.from({ length: 200_000 }, (_, i) => ({ name: `x${i}`, shape: [bytes.slice(i, i + 40), -1] })) }),
+      JSON.stringify({
+        ...jsonDoc(),
+        inputs: Array.from({ length: 200_000 }, (_, i) => ({ name: `x${i}`, shape: [bytes.slice(i, i + 40), -1] })),
+      }),
       "\u0000".repeat(10_000_000),
     ];
     for (const g of garbage) {

@@ -35,7 +35,9 @@ export interface GraphJSON {
 export function toJSON(graph: OpGraph): GraphJSON {
   return {
     format: GRAPH_FORMAT,
-    version: [...graph.inputs, ...graph.weights].some((v) => v.dtype !== undefined && v.dtype !== "float32") ? GRAPH_FORMAT_VERSION : 1,
+    version: [...graph.inputs, ...graph.weights].some((v) => v.dtype !== undefined && v.dtype !== "float32")
+      ? GRAPH_FORMAT_VERSION
+      : 1,
     inputs: graph.inputs.map(declJSON),
     weights: graph.weights.map(declJSON),
     nodes: graph.nodes.map((n) => ({
@@ -49,7 +51,9 @@ export function toJSON(graph: OpGraph): GraphJSON {
 }
 
 function declJSON(v: ValueDecl): GraphJSON["inputs"][number] {
-  return v.dtype && v.dtype !== "float32" ? { name: v.name, shape: [...v.shape], dtype: v.dtype } : { name: v.name, shape: [...v.shape] };
+  return v.dtype && v.dtype !== "float32"
+    ? { name: v.name, shape: [...v.shape], dtype: v.dtype }
+    : { name: v.name, shape: [...v.shape] };
 }
 
 /**
@@ -63,7 +67,13 @@ export function fromJSON(json: unknown, registry: OpRegistry = createOpRegistry(
   } catch (e) {
     if (AttnGraphError.isInstance(e)) throw e;
     // Whatever slipped past the checks (a stack overflow on pathological input, say) still names the document.
-    throw new GraphFormatError("$", "could not read the graph", "a graph document", e instanceof Error ? `${e.name}: ${e.message}` : show(e), e);
+    throw new GraphFormatError(
+      "$",
+      "could not read the graph",
+      "a graph document",
+      e instanceof Error ? `${e.name}: ${e.message}` : show(e),
+      e,
+    );
   }
 }
 
@@ -77,9 +87,15 @@ function read(json: unknown, registry: OpRegistry): OpGraph {
     }
   }
   const root = obj(doc, "$", ["format", "version", "inputs", "weights", "nodes", "outputs"]);
-  if (root.format !== GRAPH_FORMAT) throw new GraphFormatError("$.format", "not an attngraph graph", show(GRAPH_FORMAT), show(root.format));
+  if (root.format !== GRAPH_FORMAT)
+    throw new GraphFormatError("$.format", "not an attngraph graph", show(GRAPH_FORMAT), show(root.format));
   if (!READABLE_VERSIONS.includes(root.version as number)) {
-    throw new GraphFormatError("$.version", "unknown format version", READABLE_VERSIONS.join(" or "), show(root.version));
+    throw new GraphFormatError(
+      "$.version",
+      "unknown format version",
+      READABLE_VERSIONS.join(" or "),
+      show(root.version),
+    );
   }
   const fields = root.version === 1 ? ["name", "shape"] : ["name", "shape", "dtype"];
   const decls = (key: "inputs" | "weights"): ValueDecl[] =>
@@ -88,7 +104,8 @@ function read(json: unknown, registry: OpRegistry): OpGraph {
       const o = obj(v, p, fields);
       const decl = { name: str(o.name, `${p}.name`), shape: dims(o.shape, `${p}.shape`) };
       if (o.dtype === undefined) return decl;
-      if (o.dtype !== "float32" && o.dtype !== "int32") throw new GraphFormatError(`${p}.dtype`, "unknown dtype", "float32 or int32", show(o.dtype));
+      if (o.dtype !== "float32" && o.dtype !== "int32")
+        throw new GraphFormatError(`${p}.dtype`, "unknown dtype", "float32 or int32", show(o.dtype));
       return { ...decl, dtype: o.dtype };
     });
   const inputs = decls("inputs");
@@ -108,11 +125,13 @@ function read(json: unknown, registry: OpRegistry): OpGraph {
 
 /** An object; with `keys`, one with no other fields. */
 function obj(v: unknown, path: string, keys?: readonly string[]): Record<string, unknown> {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new GraphFormatError(path, "wrong type", "an object", show(v));
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new GraphFormatError(path, "wrong type", "an object", show(v));
   const o = v as Record<string, unknown>;
   if (keys) {
     for (const k of Object.keys(o)) {
-      if (!keys.includes(k)) throw new GraphFormatError(`${path}.${k}`, "unknown field", `one of ${keys.join(", ")}`, show(k));
+      if (!keys.includes(k))
+        throw new GraphFormatError(`${path}.${k}`, "unknown field", `one of ${keys.join(", ")}`, show(k));
     }
   }
   return o;
@@ -122,7 +141,8 @@ function arr(v: unknown, path: string): unknown[] {
   return v;
 }
 function str(v: unknown, path: string): string {
-  if (typeof v !== "string" || v.length === 0) throw new GraphFormatError(path, "wrong type", "a non-empty string", show(v));
+  if (typeof v !== "string" || v.length === 0)
+    throw new GraphFormatError(path, "wrong type", "a non-empty string", show(v));
   return v;
 }
 function dims(v: unknown, path: string): Dim[] {

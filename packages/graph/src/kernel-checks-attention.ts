@@ -2,10 +2,27 @@
 // kernel-checks.ts).
 import { AttnGraphError, ShapeError, describe, formatShape, sameShape, type Shape } from "@attngraph/tensor";
 import type { DropoutAttrs } from "./ops/dropout.js";
-import { ATTENTION_GRAD_WRT, type AttentionGradAttrs, type AttentionGradWrt, type AttentionLseAttrs } from "./ops/attention-grad.js";
+import {
+  ATTENTION_GRAD_WRT,
+  type AttentionGradAttrs,
+  type AttentionGradWrt,
+  type AttentionLseAttrs,
+} from "./ops/attention-grad.js";
 import type { AttentionMods } from "./ops/attention-mods.js";
 import type { KvAppendAttrs } from "./ops/kv-append.js";
-import { type CallInfo, type DropoutFields, type Shaped, type Strided, attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, expectDim, expectHeadGroups, expectRank } from "./kernel-checks.js";
+import {
+  type CallInfo,
+  type DropoutFields,
+  type Shaped,
+  type Strided,
+  attrError,
+  checkDropoutAttrs,
+  checkMaskAttrs,
+  checkScale,
+  expectDim,
+  expectHeadGroups,
+  expectRank,
+} from "./kernel-checks.js";
 
 // ---- the fused attention backward (attention-lse, attention-grad) ----
 
@@ -28,10 +45,21 @@ export function modsOf(call: CallInfo): AttentionMods {
 /** attention-grad's attributes: the fused attention's (absent dropout = none) and `wrt`. */
 export function checkAttentionGradAttrs(call: CallInfo): AttentionGradAttrs {
   const wrt = call.attrs["wrt"];
-  if (!ATTENTION_GRAD_WRT.includes(wrt as AttentionGradWrt)) throw attrError(call, "wrt", '"q", "k", "v" or a gathered slot g0 … g7', wrt);
+  if (!ATTENTION_GRAD_WRT.includes(wrt as AttentionGradWrt))
+    throw attrError(call, "wrt", '"q", "k", "v" or a gathered slot g0 … g7', wrt);
   const d = checkDropoutAttrs(call, ATTENTION_DROPOUT, NO_ATTENTION_DROPOUT);
   const m = checkMaskAttrs(call);
-  return { causal: m.causal, window: m.window, alignment: m.alignment, scale: checkScale(call), dropoutRate: d.rate, dropoutSeed: d.seed, training: d.training, wrt: wrt as AttentionGradWrt, ...modsOf(call) };
+  return {
+    causal: m.causal,
+    window: m.window,
+    alignment: m.alignment,
+    scale: checkScale(call),
+    dropoutRate: d.rate,
+    dropoutSeed: d.seed,
+    training: d.training,
+    wrt: wrt as AttentionGradWrt,
+    ...modsOf(call),
+  };
 }
 
 /** q [B, H, L, D] and k [B, Hkv, S, D] of attention-lse and attention-grad; the padding mask's shape when there is one. */
@@ -45,22 +73,53 @@ export function expectAttentionQk(call: CallInfo, q: Shaped, k: Shaped, pad: Sha
   if (pad !== undefined) {
     expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
     expectDim(call, "keyPaddingMask", "batch B of the padding mask must match the queries", nb, pad.shape[0]!, pad);
-    expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", k.shape[2]!, pad.shape[1]!, pad);
+    expectDim(
+      call,
+      "keyPaddingMask",
+      "padding mask length must equal the key length S",
+      k.shape[2]!,
+      pad.shape[1]!,
+      pad,
+    );
   }
 }
 
 /** Every input of attention-grad: v [B, Hkv, S, Dv], out and grad [B, H, L, Dv], lse [B, H, L], and q, k, padding. */
-export function expectAttentionGradShapes(call: CallInfo, q: Shaped, k: Shaped, v: Shaped, out: Shaped, grad: Shaped, lse: Shaped, pad: Shaped | undefined): void {
+export function expectAttentionGradShapes(
+  call: CallInfo,
+  q: Shaped,
+  k: Shaped,
+  v: Shaped,
+  out: Shaped,
+  grad: Shaped,
+  lse: Shaped,
+  pad: Shaped | undefined,
+): void {
   expectAttentionQk(call, q, k, pad);
   expectRank(call, "v", v, 4, "[B, Hkv, S, Dv]");
   expectDim(call, "v", "batch B of values must match the queries", q.shape[0]!, v.shape[0]!, v);
   expectDim(call, "v", "values must have as many heads Hkv as keys", k.shape[1]!, v.shape[1]!, v);
   expectDim(call, "v", "value length must equal the key length S", k.shape[2]!, v.shape[2]!, v);
   const rows = [q.shape[0]!, q.shape[1]!, q.shape[2]!, v.shape[3]!];
-  for (const [name, t] of [["out", out], ["grad", grad]] as const) {
-    if (!sameShape(t.shape, rows)) throw new ShapeError(`${call.node}.${name}`, `${name} must be [B, H, L, Dv] of q and v`, formatShape(rows), formatShape(t.shape));
+  for (const [name, t] of [
+    ["out", out],
+    ["grad", grad],
+  ] as const) {
+    if (!sameShape(t.shape, rows))
+      throw new ShapeError(
+        `${call.node}.${name}`,
+        `${name} must be [B, H, L, Dv] of q and v`,
+        formatShape(rows),
+        formatShape(t.shape),
+      );
   }
-  if (!sameShape(lse.shape, rows.slice(0, 3))) throw new ShapeError(`${call.node}.lse`, "lse must be [B, H, L] of q", formatShape(rows.slice(0, 3)), formatShape(lse.shape));
+  if (!sameShape(lse.shape, rows.slice(0, 3)))
+    throw new ShapeError(
+      `${call.node}.lse`,
+      "lse must be [B, H, L] of q",
+      formatShape(rows.slice(0, 3)),
+      formatShape(lse.shape),
+    );
 }
 
 /**
@@ -69,7 +128,11 @@ export function expectAttentionGradShapes(call: CallInfo, q: Shaped, k: Shaped, 
  * written in place, and writes through a broadcast view would overwrite each other). Whether x aliases the cache's
  * memory is the executor's to check (only it knows where values live).
  */
-export function checkKvAppend(call: CallInfo, cache: Strided, x: Shaped): { readonly past: number; readonly shift: number } {
+export function checkKvAppend(
+  call: CallInfo,
+  cache: Strided,
+  x: Shaped,
+): { readonly past: number; readonly shift: number } {
   expectRank(call, "cache", cache, 4, "[B, Hkv, M, D]");
   expectRank(call, "x", x, 4, "[B, Hkv, L, D]");
   (["B", "Hkv", "", "D"] as const).forEach((name, i) => {
@@ -77,12 +140,22 @@ export function checkKvAppend(call: CallInfo, cache: Strided, x: Shaped): { read
   });
   const { past, shift = 0 } = call.attrs as Partial<KvAppendAttrs>;
   const m = cache.shape[2]!;
-  if (!Number.isSafeInteger(past) || (past as number) < 0) throw attrError(call, "past", "an integer >= 0 (the runtime binds a dim name)", past);
-  if (!Number.isSafeInteger(shift) || (shift as number) < 0) throw attrError(call, "shift", "an integer >= 0 (the runtime binds a dim name)", shift);
-  if ((past as number) + x.shape[2]! > m) throw attrError(call, "past", `past + L <= ${m} (the cache's length)`, `${past} + ${x.shape[2]}`);
-  if ((shift as number) + (past as number) > m) throw attrError(call, "shift", `shift + past <= ${m} (the cache's length)`, `${shift} + ${past}`);
+  if (!Number.isSafeInteger(past) || (past as number) < 0)
+    throw attrError(call, "past", "an integer >= 0 (the runtime binds a dim name)", past);
+  if (!Number.isSafeInteger(shift) || (shift as number) < 0)
+    throw attrError(call, "shift", "an integer >= 0 (the runtime binds a dim name)", shift);
+  if ((past as number) + x.shape[2]! > m)
+    throw attrError(call, "past", `past + L <= ${m} (the cache's length)`, `${past} + ${x.shape[2]}`);
+  if ((shift as number) + (past as number) > m)
+    throw attrError(call, "shift", `shift + past <= ${m} (the cache's length)`, `${shift} + ${past}`);
   if (overlapping(cache.shape, cache.strides)) {
-    throw kernelInputError(call, "cache", "the cache is written in place, so no two of its elements may share memory", "a non-overlapping view", `strides ${formatShape(cache.strides)} for ${formatShape(cache.shape)}`);
+    throw kernelInputError(
+      call,
+      "cache",
+      "the cache is written in place, so no two of its elements may share memory",
+      "a non-overlapping view",
+      `strides ${formatShape(cache.strides)} for ${formatShape(cache.shape)}`,
+    );
   }
   return { past: past as number, shift: shift as number };
 }
@@ -100,7 +173,13 @@ function overlapping(shape: Shape, strides: readonly number[]): boolean {
 }
 
 /** An "input" error naming `<node>.<field>`: a value a kernel cannot take (not a shape or attribute problem). */
-export function kernelInputError(call: CallInfo, field: string, what: string, expected: string, got: string): AttnGraphError {
+export function kernelInputError(
+  call: CallInfo,
+  field: string,
+  what: string,
+  expected: string,
+  got: string,
+): AttnGraphError {
   const subject = `${call.node}.${field}`;
   return new AttnGraphError("input", describe(subject, what, expected, got), { subject, expected, got });
 }

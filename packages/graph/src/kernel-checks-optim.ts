@@ -11,7 +11,13 @@ import { type CallInfo, type Shaped, attrError } from "./kernel-checks.js";
 // the op's declared defaults, each error naming `<node>.<field>`; and the step count t ----
 
 /** The number attribute `field`, absent = `fallback` (undefined: required), for which `ok` holds. */
-function numberAttr(call: CallInfo, field: string, fallback: number | undefined, ok: (v: number) => boolean, expected: string): number {
+function numberAttr(
+  call: CallInfo,
+  field: string,
+  fallback: number | undefined,
+  ok: (v: number) => boolean,
+  expected: string,
+): number {
   const v = fallback === undefined ? call.attrs[field] : (call.attrs[field] ?? fallback);
   if (typeof v !== "number" || !ok(v)) throw attrError(call, field, expected, v);
   return v;
@@ -24,9 +30,12 @@ function boolAttr(call: CallInfo, field: string): boolean {
   return v;
 }
 
-const positive = (call: CallInfo, field: string): number => numberAttr(call, field, undefined, (v) => v > 0 && v < Infinity, "a finite number > 0");
-const nonNegative = (call: CallInfo, field: string, fallback?: number): number => numberAttr(call, field, fallback, (v) => v >= 0 && v < Infinity, "a finite number >= 0");
-const belowOne = (call: CallInfo, field: string, fallback?: number): number => numberAttr(call, field, fallback, (v) => v >= 0 && v < 1, `a number with 0 <= ${field} < 1`);
+const positive = (call: CallInfo, field: string): number =>
+  numberAttr(call, field, undefined, (v) => v > 0 && v < Infinity, "a finite number > 0");
+const nonNegative = (call: CallInfo, field: string, fallback?: number): number =>
+  numberAttr(call, field, fallback, (v) => v >= 0 && v < Infinity, "a finite number >= 0");
+const belowOne = (call: CallInfo, field: string, fallback?: number): number =>
+  numberAttr(call, field, fallback, (v) => v >= 0 && v < 1, `a number with 0 <= ${field} < 1`);
 
 /** adam-moment: beta in [0, 1) (required), square a boolean (false), weightDecay a finite number >= 0 (0). */
 export function checkAdamMomentAttrs(call: CallInfo): AdamMomentAttrs {
@@ -67,7 +76,8 @@ export function checkSgdStepAttrs(call: CallInfo): SgdStepAttrs {
   const momentum = nonNegative(call, "momentum", 0);
   const nesterov = boolAttr(call, "nesterov");
   const weightDecay = nonNegative(call, "weightDecay", 0);
-  if (nesterov && momentum === 0) throw attrError(call, "nesterov", "false with momentum 0 (Nesterov momentum needs a momentum)", nesterov);
+  if (nesterov && momentum === 0)
+    throw attrError(call, "nesterov", "false with momentum 0 (Nesterov momentum needs a momentum)", nesterov);
   return { lr, momentum, nesterov, weightDecay };
 }
 
@@ -86,7 +96,13 @@ export function checkGradAccumulateAttrs(call: CallInfo): GradAccumulateAttrs {
 /** A one-element input (adam-step's lrScale, sum-squares' acc, clip-by-norm's sumSquares): [] or [1], else a shape error naming `<node>.<field>`. */
 export function expectScalarShape(call: CallInfo, field: string, x: Shaped): void {
   const s = x.shape;
-  if (!(s.length === 0 || (s.length === 1 && s[0] === 1))) throw new ShapeError(`${call.node}.${field}`, `op ${call.kind} takes ${field} as one number`, "[] or [1]", formatShape(s));
+  if (!(s.length === 0 || (s.length === 1 && s[0] === 1)))
+    throw new ShapeError(
+      `${call.node}.${field}`,
+      `op ${call.kind} takes ${field} as one number`,
+      "[] or [1]",
+      formatShape(s),
+    );
 }
 
 /**
@@ -98,13 +114,23 @@ export function checkLrScaleValue(call: CallInfo, s: number): number {
   const subject = `${call.node}.lrScale`;
   const expected = "a finite number >= 0";
   const got = String(s);
-  throw new AttnGraphError("input", describe(subject, `invalid learning-rate factor of op ${call.kind}`, expected, got), { subject, expected, got });
+  throw new AttnGraphError(
+    "input",
+    describe(subject, `invalid learning-rate factor of op ${call.kind}`, expected, got),
+    { subject, expected, got },
+  );
 }
 
 /** An optimizer's step input (adam-step, sgd-momentum) must be one number, shape [] or [1]: a shape error naming `<node>.step`. */
 export function expectStepShape(call: CallInfo, step: Shaped): void {
   const s = step.shape;
-  if (!(s.length === 0 || (s.length === 1 && s[0] === 1))) throw new ShapeError(`${call.node}.step`, `op ${call.kind} takes the step count as one number`, "[] or [1]", formatShape(s));
+  if (!(s.length === 0 || (s.length === 1 && s[0] === 1)))
+    throw new ShapeError(
+      `${call.node}.step`,
+      `op ${call.kind} takes the step count as one number`,
+      "[] or [1]",
+      formatShape(s),
+    );
 }
 
 /**
@@ -116,6 +142,9 @@ export function checkOptimizerStepValue(call: CallInfo, t: number): number {
   const subject = `${call.node}.step`;
   const expected = "an integer >= 1 (1 for the first step)";
   const got = String(t);
-  throw new AttnGraphError("input", describe(subject, `invalid step count of op ${call.kind}`, expected, got), { subject, expected, got });
+  throw new AttnGraphError("input", describe(subject, `invalid step count of op ${call.kind}`, expected, got), {
+    subject,
+    expected,
+    got,
+  });
 }
-

@@ -26,18 +26,25 @@ export interface Strided extends Shaped {
 
 /** Rank check; `legend` is the expected shape in the shape legend, e.g. "[B, H, L, D]". */
 export function expectRank(call: CallInfo, name: string, t: Shaped, rank: number, legend: string): void {
-  if (t.shape.length !== rank) throw new ShapeError(`${call.node}.${name}`, `op ${call.kind} needs rank ${rank}`, legend, formatShape(t.shape));
+  if (t.shape.length !== rank)
+    throw new ShapeError(`${call.node}.${name}`, `op ${call.kind} needs rank ${rank}`, legend, formatShape(t.shape));
 }
 
 /** One dim must equal another: `what` says which ("head dim D of k must match q"). */
 export function expectDim(call: CallInfo, name: string, what: string, expected: number, got: number, t: Shaped): void {
-  if (expected !== got) throw new ShapeError(`${call.node}.${name}`, what, String(expected), `${got} in ${formatShape(t.shape)}`);
+  if (expected !== got)
+    throw new ShapeError(`${call.node}.${name}`, what, String(expected), `${got} in ${formatShape(t.shape)}`);
 }
 
 /** Grouped-query attention: H query heads share Hkv key/value heads, so Hkv must divide H. */
 export function expectHeadGroups(call: CallInfo, name: string, h: number, hkv: number, t: Shaped): void {
   if (hkv === 0 ? h !== 0 : h % hkv !== 0) {
-    throw new ShapeError(`${call.node}.${name}`, "query heads H must be a multiple of key/value heads Hkv", `a divisor of H=${h}`, `Hkv=${hkv} in ${formatShape(t.shape)}`);
+    throw new ShapeError(
+      `${call.node}.${name}`,
+      "query heads H must be a multiple of key/value heads Hkv",
+      `a divisor of H=${h}`,
+      `Hkv=${hkv} in ${formatShape(t.shape)}`,
+    );
   }
 }
 
@@ -45,7 +52,11 @@ export function expectHeadGroups(call: CallInfo, name: string, h: number, hkv: n
 export function attrError(call: CallInfo, field: string, expected: string, value: unknown): AttnGraphError {
   const subject = `${call.node}.${field}`;
   const got = showValue(value);
-  return new AttnGraphError("attr", describe(subject, `invalid attribute of op ${call.kind}`, expected, got), { subject, expected, got });
+  return new AttnGraphError("attr", describe(subject, `invalid attribute of op ${call.kind}`, expected, got), {
+    subject,
+    expected,
+    got,
+  });
 }
 
 /** The mask attributes { causal, window, alignment } of a call (mask or attention), each checked; absent window = null. */
@@ -53,9 +64,11 @@ export function checkMaskAttrs(call: CallInfo): MaskGeometry {
   const { causal, alignment } = call.attrs as Partial<MaskAttrs>;
   const window = (call.attrs as Partial<MaskAttrs>).window ?? null; // absent = no window, as normalizeAttrs does
   if (typeof causal !== "boolean") throw attrError(call, "causal", "true or false", causal);
-  if (window !== null && (!Number.isInteger(window) || window < 1)) throw attrError(call, "window", "null or an integer >= 1", window);
+  if (window !== null && (!Number.isInteger(window) || window < 1))
+    throw attrError(call, "window", "null or an integer >= 1", window);
   if (window !== null && !causal) throw attrError(call, "window", "a sliding window only with causal: true", window);
-  if (alignment !== "top-left" && alignment !== "bottom-right") throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
+  if (alignment !== "top-left" && alignment !== "bottom-right")
+    throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
   return { causal, window, alignment };
 }
 
@@ -86,15 +99,31 @@ export function checkMaskScale(call: CallInfo): MaskAttrs["scale"] {
  * [B, H, L, S]: the rank and dims checked, naming `<node>.<field>`; returns its strides over [B, H, L, S] in elements,
  * 0 on every axis it does not have or holds once (so `offset + b·s0 + h·s1 + i·s2 + j·s3` reads it for any index).
  */
-export function userMaskStrides(call: CallInfo, field: string, scores: readonly number[], m: Strided): [number, number, number, number] {
+export function userMaskStrides(
+  call: CallInfo,
+  field: string,
+  scores: readonly number[],
+  m: Strided,
+): [number, number, number, number] {
   const axes = USER_MASK_AXES[m.shape.length];
-  if (!axes) throw new ShapeError(`${call.node}.${field}`, `a user ${field} is [L, S], [B, L, S] or [B, H, L, S]`, "rank 2, 3 or 4", formatShape(m.shape));
+  if (!axes)
+    throw new ShapeError(
+      `${call.node}.${field}`,
+      `a user ${field} is [L, S], [B, L, S] or [B, H, L, S]`,
+      "rank 2, 3 or 4",
+      formatShape(m.shape),
+    );
   const out: [number, number, number, number] = [0, 0, 0, 0];
   const legend = "BHLS";
   axes.forEach((axis, i) => {
     const d = m.shape[i]!;
     if (d !== 1 && d !== scores[axis]) {
-      throw new ShapeError(`${call.node}.${field}`, `${field} dim ${legend[axis]} must match the scores or be 1`, `${scores[axis]} or 1`, `${d} in ${formatShape(m.shape)}`);
+      throw new ShapeError(
+        `${call.node}.${field}`,
+        `${field} dim ${legend[axis]} must match the scores or be 1`,
+        `${scores[axis]} or 1`,
+        `${d} in ${formatShape(m.shape)}`,
+      );
     }
     out[axis] = d === 1 ? 0 : m.strides[i]!;
   });
@@ -114,12 +143,24 @@ export function findNonBinary(values: ArrayLike<number>, shape: readonly number[
 export function nonBinaryMaskError(call: CallInfo, field: string, got: string): AttnGraphError {
   const subject = `${call.node}.${field}`;
   const expected = "0 (hidden key) or 1 (visible key)";
-  return new AttnGraphError("input", describe(subject, "user mask values must be 0 or 1", expected, got), { subject, expected, got });
+  return new AttnGraphError("input", describe(subject, "user mask values must be 0 or 1", expected, got), {
+    subject,
+    expected,
+    got,
+  });
 }
 
 /** A layer norm's optional weight and bias: each rank 1 of the normalized dim E, named `<node>.weight` / `<node>.bias`. */
-export function expectNormParams(call: CallInfo, e: number, weight: Shaped | undefined, bias: Shaped | undefined): void {
-  for (const [name, t] of [["weight", weight], ["bias", bias]] as const) {
+export function expectNormParams(
+  call: CallInfo,
+  e: number,
+  weight: Shaped | undefined,
+  bias: Shaped | undefined,
+): void {
+  for (const [name, t] of [
+    ["weight", weight],
+    ["bias", bias],
+  ] as const) {
     if (t === undefined) continue;
     expectRank(call, name, t, 1, "[E]");
     expectDim(call, name, `layer norm ${name} length must equal the normalized (last) dim E`, e, t.shape[0]!, t);
@@ -130,21 +171,42 @@ export function expectNormParams(call: CallInfo, e: number, weight: Shaped | und
 export function expectRmsWeight(call: CallInfo, e: number, weight: Shaped | undefined): void {
   if (weight === undefined) return;
   expectRank(call, "weight", weight, 1, "[E]");
-  expectDim(call, "weight", "rms norm weight length must equal the normalized (last) dim E", e, weight.shape[0]!, weight);
+  expectDim(
+    call,
+    "weight",
+    "rms norm weight length must equal the normalized (last) dim E",
+    e,
+    weight.shape[0]!,
+    weight,
+  );
 }
 
 /**
  * The sums' shape [..., E] of an add-layer-norm call, whose outShape is [..., 2E]: an odd last dim, a and b that do not
  * broadcast to [..., E] exactly, or no axis at all are errors naming `<node>.out`, `.b` or `.a`.
  */
-export function addLayerNormShape(call: CallInfo & { readonly outShape: Shape }, a: Shaped, b: Shaped): { readonly sumShape: number[]; readonly e: number } {
+export function addLayerNormShape(
+  call: CallInfo & { readonly outShape: Shape },
+  a: Shaped,
+  b: Shaped,
+): { readonly sumShape: number[]; readonly e: number } {
   const twoE = call.outShape[call.outShape.length - 1];
   if (twoE !== undefined && twoE % 2 !== 0) {
-    throw new ShapeError(`${call.node}.out`, "the last dim of outShape must be 2E: the sums and their layer norm side by side", "an even number", formatShape(call.outShape));
+    throw new ShapeError(
+      `${call.node}.out`,
+      "the last dim of outShape must be 2E: the sums and their layer norm side by side",
+      "an even number",
+      formatShape(call.outShape),
+    );
   }
   // The sums' shape is the outShape with half its last dim: addShape checks that a and b broadcast to exactly that.
-  const sumShape = addShape({ ...call, outShape: twoE === undefined ? call.outShape : [...call.outShape.slice(0, -1), twoE / 2] }, a, b);
-  if (sumShape.length < 1) throw new ShapeError(`${call.node}.a`, `${call.kind} needs at least one axis`, "[..., E]", formatShape(sumShape));
+  const sumShape = addShape(
+    { ...call, outShape: twoE === undefined ? call.outShape : [...call.outShape.slice(0, -1), twoE / 2] },
+    a,
+    b,
+  );
+  if (sumShape.length < 1)
+    throw new ShapeError(`${call.node}.a`, `${call.kind} needs at least one axis`, "[..., E]", formatShape(sumShape));
   return { sumShape, e: sumShape[sumShape.length - 1]! };
 }
 
@@ -154,13 +216,18 @@ export function addLayerNormShape(call: CallInfo & { readonly outShape: Shape },
  */
 export function dtypeError(call: CallInfo, slot: number, name: string, expected: string, got: string): AttnGraphError {
   const subject = `${call.node}.${name}`;
-  return new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, expected, got), { subject, expected, got });
+  return new AttnGraphError(
+    "input",
+    describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, expected, got),
+    { subject, expected, got },
+  );
 }
 
 /** LayerNorm's eps: a finite number > 0. */
 export function checkLayerNormEps(call: CallInfo): number {
   const eps = call.attrs["eps"];
-  if (typeof eps !== "number" || !Number.isFinite(eps) || !(eps > 0)) throw attrError(call, "eps", "a finite number > 0", eps);
+  if (typeof eps !== "number" || !Number.isFinite(eps) || !(eps > 0))
+    throw attrError(call, "eps", "a finite number > 0", eps);
   return eps;
 }
 
@@ -175,20 +242,34 @@ export function checkGeluApproximate(call: CallInfo): GeluAttrs["approximate"] {
 export function checkCrossEntropyAttrs(call: CallInfo): CrossEntropyAttrs {
   const ignoreIndex = call.attrs["ignoreIndex"] ?? null;
   const reduction = call.attrs["reduction"] ?? "mean";
-  if (ignoreIndex !== null && (!Number.isInteger(ignoreIndex) || (ignoreIndex as number) < -(2 ** 31) || (ignoreIndex as number) >= 2 ** 31)) {
+  if (
+    ignoreIndex !== null &&
+    (!Number.isInteger(ignoreIndex) || (ignoreIndex as number) < -(2 ** 31) || (ignoreIndex as number) >= 2 ** 31)
+  ) {
     throw attrError(call, "ignoreIndex", "null or an int32 integer", ignoreIndex);
   }
-  if (reduction !== "mean" && reduction !== "sum" && reduction !== "none") throw attrError(call, "reduction", '"mean", "sum" or "none"', reduction);
+  if (reduction !== "mean" && reduction !== "sum" && reduction !== "none")
+    throw attrError(call, "reduction", '"mean", "sum" or "none"', reduction);
   return { ignoreIndex: ignoreIndex as number | null, reduction };
 }
 
 /** The broadcast shape of an add's two inputs, which must equal the call's outShape. */
 export function addShape(call: CallInfo & { readonly outShape: Shape }, a: Shaped, b: Shaped): number[] {
   const out = broadcastShapes(a.shape, b.shape, (i, da, db) => {
-    throw new ShapeError(`${call.node}.b`, `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, `${db} in ${formatShape(b.shape)}`);
+    throw new ShapeError(
+      `${call.node}.b`,
+      `shapes do not broadcast at axis ${i} from the end`,
+      `${da} or 1`,
+      `${db} in ${formatShape(b.shape)}`,
+    );
   }) as number[];
   if (out.length !== call.outShape.length || out.some((d, i) => d !== call.outShape[i])) {
-    throw new ShapeError(`${call.node}.out`, "outShape must be the broadcast shape of a and b", formatShape(out), formatShape(call.outShape));
+    throw new ShapeError(
+      `${call.node}.out`,
+      "outShape must be the broadcast shape of a and b",
+      formatShape(out),
+      formatShape(call.outShape),
+    );
   }
   return out;
 }
@@ -197,14 +278,26 @@ export function addShape(call: CallInfo & { readonly outShape: Shape }, a: Shape
  * The first id outside [0, v) of an embedding's ids (or a cross-entropy's targets, where `skip` is the ignore index),
  * as an "input" error naming `<node>.<field>`, the position and the id; undefined when all are in range.
  */
-export function findBadIndex(call: CallInfo, field: string, ids: ArrayLike<number>, shape: readonly number[], v: number, what: string, skip: number | null = null): AttnGraphError | undefined {
+export function findBadIndex(
+  call: CallInfo,
+  field: string,
+  ids: ArrayLike<number>,
+  shape: readonly number[],
+  v: number,
+  what: string,
+  skip: number | null = null,
+): AttnGraphError | undefined {
   for (let k = 0; k < ids.length; k++) {
     const id = ids[k]!;
     if ((id < 0 || id >= v) && id !== skip) {
       const subject = `${call.node}.${field}`;
       const expected = `${what} in [0, ${v})${skip === null ? "" : ` or ${skip} (ignored)`}`;
       const got = `${id} at ${multiIndex(k, shape)}`;
-      return new AttnGraphError("input", describe(subject, `${what} out of range`, expected, got), { subject, expected, got });
+      return new AttnGraphError("input", describe(subject, `${what} out of range`, expected, got), {
+        subject,
+        expected,
+        got,
+      });
     }
   }
   return undefined;
@@ -217,9 +310,15 @@ export function findBadIndex(call: CallInfo, field: string, ids: ArrayLike<numbe
  */
 export function checkPositionOffset(call: CallInfo, t: number, rows: number): number {
   const offset = call.attrs["offset"] ?? 0;
-  if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0) throw attrError(call, "offset", "an integer >= 0 (a dim name must be bound before the kernel runs)", offset);
+  if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0)
+    throw attrError(call, "offset", "an integer >= 0 (a dim name must be bound before the kernel runs)", offset);
   if (offset + t > rows) {
-    throw new ShapeError(`${call.node}.offset`, `positions ${offset}..${offset + t - 1} run past the table's P rows (the block size)`, `offset + T <= P = ${rows}`, `${offset} + ${t} = ${offset + t}`);
+    throw new ShapeError(
+      `${call.node}.offset`,
+      `positions ${offset}..${offset + t - 1} run past the table's P rows (the block size)`,
+      `offset + T <= P = ${rows}`,
+      `${offset} + ${t} = ${offset + t}`,
+    );
   }
   return offset;
 }
@@ -248,13 +347,19 @@ const DROPOUT_FIELDS: DropoutFields = { rate: "rate", seed: "seed", training: "t
  * Dropout attributes of a call, each checked and named by its field in errors. With `defaults`, an absent attribute
  * takes its default (the fused attention's dropout is optional); without, absent is an error.
  */
-export function checkDropoutAttrs(call: CallInfo, fields: DropoutFields = DROPOUT_FIELDS, defaults?: DropoutAttrs): DropoutAttrs {
+export function checkDropoutAttrs(
+  call: CallInfo,
+  fields: DropoutFields = DROPOUT_FIELDS,
+  defaults?: DropoutAttrs,
+): DropoutAttrs {
   const rate = call.attrs[fields.rate] ?? defaults?.rate;
   const seed = call.attrs[fields.seed] ?? defaults?.seed;
   const training = call.attrs[fields.training] ?? defaults?.training;
   if (typeof training !== "boolean") throw attrError(call, fields.training, "true or false", training);
-  if (typeof rate !== "number" || !(rate >= 0 && rate < 1)) throw attrError(call, fields.rate, "a number with 0 <= rate < 1", rate);
-  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw attrError(call, fields.seed, "an integer in 0..2^32-1", seed);
+  if (typeof rate !== "number" || !(rate >= 0 && rate < 1))
+    throw attrError(call, fields.rate, "a number with 0 <= rate < 1", rate);
+  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw attrError(call, fields.seed, "an integer in 0..2^32-1", seed);
   return { rate, seed, training };
 }
 

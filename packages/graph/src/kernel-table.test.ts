@@ -10,7 +10,9 @@ describe("KernelTable", () => {
     expect(t.supports("softmax")).toEqual({ ok: true });
     expect(t.get("softmax")).toBe(k);
     expect(() => t.register("softmax", () => 2)).toThrow(/op softmax: a kernel is already registered on executor test/);
-    expect(() => t.register("mask", 3 as never)).toThrow(/op mask: kernel for executor test must be a function, expected \(\) => number, got number/);
+    expect(() => t.register("mask", 3 as never)).toThrow(
+      /op mask: kernel for executor test must be a function, expected \(\) => number, got number/,
+    );
     expect(() => t.register("", k)).toThrow(/executor test: op kind must be a non-empty string/);
     expect(t.get("softmax")).toBe(k);
   });

@@ -21,24 +21,36 @@ export class KernelTable<K> {
   register(kind: string, kernel: K): void {
     if (typeof kind !== "string" || kind.length === 0) {
       const subject = `executor ${this.executor}`;
-      throw new AttnGraphError("invalid-kernel", describe(subject, "op kind must be a non-empty string", "a string", String(kind)), { subject });
+      throw new AttnGraphError(
+        "invalid-kernel",
+        describe(subject, "op kind must be a non-empty string", "a string", String(kind)),
+        { subject },
+      );
     }
     const subject = `op ${kind}`;
     if (typeof kernel !== "function") {
-      throw new AttnGraphError("invalid-kernel", describe(subject, `kernel for executor ${this.executor} must be a function`, this.signature, typeof kernel), {
-        subject,
-        expected: this.signature,
-        got: typeof kernel,
-      });
+      throw new AttnGraphError(
+        "invalid-kernel",
+        describe(subject, `kernel for executor ${this.executor} must be a function`, this.signature, typeof kernel),
+        {
+          subject,
+          expected: this.signature,
+          got: typeof kernel,
+        },
+      );
     }
     if (this.#kernels.has(kind)) {
       const expected = "one kernel per op and executor";
       const got = "a second registration";
-      throw new AttnGraphError("duplicate-kernel", describe(subject, `a kernel is already registered on executor ${this.executor}`, expected, got), {
-        subject,
-        expected,
-        got,
-      });
+      throw new AttnGraphError(
+        "duplicate-kernel",
+        describe(subject, `a kernel is already registered on executor ${this.executor}`, expected, got),
+        {
+          subject,
+          expected,
+          got,
+        },
+      );
     }
     this.#kernels.set(kind, kernel);
   }

@@ -47,31 +47,41 @@ describe("defineOp and user ops", () => {
   it("checks the user op's attributes like a built-in's", () => {
     const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });
     b.input("s", [1]);
-    expect(validationError(() => b.add("softcap", "c", { x: "s" })).message).toBe("c.cap: missing attribute, expected number");
+    expect(validationError(() => b.add("softcap", "c", { x: "s" })).message).toBe(
+      "c.cap: missing attribute, expected number",
+    );
     expect(validationError(() => b.add("softcap", "c", { x: "s" }, { cap: -1 })).expected).toBe(">= 0");
     expect(validationError(() => b.add("softcap", "c", { x: "s" }, { cap: 1, scale: 2 })).subject).toBe("c.scale");
   });
 
   // Slot and attribute names are the op author's strings; "valueOf" is as legal as "cap". Before own-key lookups, an
   // empty optional slot named "valueOf" read Object.prototype.valueOf ("input refers to no value ..., got function").
-  it.each(["valueOf", "constructor", "toString", "__proto__"])("a user op may name an optional slot and an attribute %s", (name) => {
-    const op = defineOp<Record<string, number>>({
-      kind: "named",
-      doc: "x, plus an optional second input",
-      inputs: [{ name: "x" }, { name, optional: true }],
-      attrs: { [name]: { type: "number", default: 2 } },
-      inferShape: ([x]) => x!,
-    });
-    const b = new GraphBuilder({ registry: createOpRegistry([op]) });
-    b.input("s", [2, 3]);
-    const left = b.add("named", "left", { x: "s" }); // slot empty, attribute defaulted
-    const given = b.add("named", "given", { x: "s", [name]: "s" }, { [name]: 5 });
-    const g = b.output(left, given).build();
-    expect(Object.getPrototypeOf(g.node("left").attrs)).toBe(Object.prototype);
-    expect(Object.entries(g.node("left").attrs)).toEqual([[name, 2]]);
-    expect(Object.entries(g.node("given").attrs)).toEqual([[name, 5]]);
-    expect(g.consumers("s").map((c) => c.slot).sort()).toEqual([name, "x", "x"].sort());
-  });
+  it.each(["valueOf", "constructor", "toString", "__proto__"])(
+    "a user op may name an optional slot and an attribute %s",
+    (name) => {
+      const op = defineOp<Record<string, number>>({
+        kind: "named",
+        doc: "x, plus an optional second input",
+        inputs: [{ name: "x" }, { name, optional: true }],
+        attrs: { [name]: { type: "number", default: 2 } },
+        inferShape: ([x]) => x!,
+      });
+      const b = new GraphBuilder({ registry: createOpRegistry([op]) });
+      b.input("s", [2, 3]);
+      const left = b.add("named", "left", { x: "s" }); // slot empty, attribute defaulted
+      const given = b.add("named", "given", { x: "s", [name]: "s" }, { [name]: 5 });
+      const g = b.output(left, given).build();
+      expect(Object.getPrototypeOf(g.node("left").attrs)).toBe(Object.prototype);
+      expect(Object.entries(g.node("left").attrs)).toEqual([[name, 2]]);
+      expect(Object.entries(g.node("given").attrs)).toEqual([[name, 5]]);
+      expect(
+        g
+          .consumers("s")
+          .map((c) => c.slot)
+          .sort(),
+      ).toEqual([name, "x", "x"].sort());
+    },
+  );
 
   it("rejects bad declarations", () => {
     expect(() => defineOp({ ...softcap, kind: "soft cap" })).toThrow(GraphValidationError);
@@ -102,12 +112,16 @@ describe("defineOp and user ops", () => {
     const thrower = userOp(() => {
       throw "a string";
     });
-    expect(validationError(() => thrower.add("softcap", "c", { x: "s" }, { cap: 1 })).message).toContain('threw: "a string"');
+    expect(validationError(() => thrower.add("softcap", "c", { x: "s" }, { cap: 1 })).message).toContain(
+      'threw: "a string"',
+    );
   });
 
   it("errors of the project pass through a shape rule unchanged", () => {
     const b = userOp((_inputs, _a, ctx) => ctx.fail("x", "needs a square", "L = S", "L != S"));
-    expect(validationError(() => b.add("softcap", "c", { x: "s" }, { cap: 1 })).message).toBe("c.x: needs a square, expected L = S, got L != S");
+    expect(validationError(() => b.add("softcap", "c", { x: "s" }, { cap: 1 })).message).toBe(
+      "c.x: needs a square, expected L = S, got L != S",
+    );
     const shape = new ShapeError("inner", "bad");
     const c = userOp(() => {
       throw shape;
@@ -176,15 +190,32 @@ describe("normalizeAttrs and inferShape", () => {
   it("number attributes beyond the float32 range are invalid", () => {
     const alibi = builtinOps.find((o) => o.kind === "alibi")!;
     const scale = validationError(() => normalizeAttrs(softmaxOp, { scale: 1e39 }, ctx));
-    expect([scale.subject, scale.expected, scale.got]).toEqual(["n.scale", "a number within the float32 range (|v| <= 3.4028234663852886e+38)", "1e+39"]);
+    expect([scale.subject, scale.expected, scale.got]).toEqual([
+      "n.scale",
+      "a number within the float32 range (|v| <= 3.4028234663852886e+38)",
+      "1e+39",
+    ]);
     expect(validationError(() => normalizeAttrs(softmaxOp, { scale: -3.5e38 }, ctx)).subject).toBe("n.scale");
     const slopes = validationError(() => normalizeAttrs(alibi, { slopes: [0.5, 1e39] }, ctx));
-    expect([slopes.subject, slopes.expected]).toEqual(["n.slopes", "numbers within the float32 range (|v| <= 3.4028234663852886e+38)"]);
+    expect([slopes.subject, slopes.expected]).toEqual([
+      "n.slopes",
+      "numbers within the float32 range (|v| <= 3.4028234663852886e+38)",
+    ]);
     expect(normalizeAttrs(softmaxOp, { scale: 3.4028234663852886e38 }, ctx)).toEqual({ scale: 3.4028234663852886e38 });
   });
 
   it("checks declared input ranks before the rule runs", () => {
-    const e = validationError(() => inferShape(builtinOps.find((o) => o.kind === "score")!, [["B", 2, 3], ["B", 2, 3, 4]], {}, ctx));
+    const e = validationError(() =>
+      inferShape(
+        builtinOps.find((o) => o.kind === "score")!,
+        [
+          ["B", 2, 3],
+          ["B", 2, 3, 4],
+        ],
+        {},
+        ctx,
+      ),
+    );
     expect(e.subject).toBe("n.q");
   });
 
@@ -197,13 +228,58 @@ describe("normalizeAttrs and inferShape", () => {
 describe("OpRegistry", () => {
   it("holds the built-in op kinds from one explicit list", () => {
     expect(createOpRegistry().kinds()).toEqual([
-      "projection", "reshape", "transpose", "slice", "rope", "score", "alibi", "score-mod", "mask-mod", "mask", "softmax", "dropout", "weighted-sum", "out-proj", "attention",
+      "projection",
+      "reshape",
+      "transpose",
+      "slice",
+      "rope",
+      "score",
+      "alibi",
+      "score-mod",
+      "mask-mod",
+      "mask",
+      "softmax",
+      "dropout",
+      "weighted-sum",
+      "out-proj",
+      "attention",
       "kv-append",
-      "layer-norm", "gelu", "relu", "add", "rms-norm", "silu", "mul", "pointwise", "embedding", "position-embedding", "cross-entropy", "linear-gelu", "add-layer-norm",
-      "sum-to", "pad", "linear-weight-grad", "softmax-grad", "mask-grad", "score-mod-input-grad", "layer-norm-grad", "layer-norm-weight-grad", "gelu-grad", "rms-norm-grad", "rms-norm-weight-grad", "embedding-grad", "position-embedding-grad", "cross-entropy-grad",
-      "attention-lse", "attention-grad",
-      "adam-moment", "adam-step", "sgd-momentum", "sgd-step",
-      "sum-squares", "clip-by-norm", "grad-accumulate",
+      "layer-norm",
+      "gelu",
+      "relu",
+      "add",
+      "rms-norm",
+      "silu",
+      "mul",
+      "pointwise",
+      "embedding",
+      "position-embedding",
+      "cross-entropy",
+      "linear-gelu",
+      "add-layer-norm",
+      "sum-to",
+      "pad",
+      "linear-weight-grad",
+      "softmax-grad",
+      "mask-grad",
+      "score-mod-input-grad",
+      "layer-norm-grad",
+      "layer-norm-weight-grad",
+      "gelu-grad",
+      "rms-norm-grad",
+      "rms-norm-weight-grad",
+      "embedding-grad",
+      "position-embedding-grad",
+      "cross-entropy-grad",
+      "attention-lse",
+      "attention-grad",
+      "adam-moment",
+      "adam-step",
+      "sgd-momentum",
+      "sgd-step",
+      "sum-squares",
+      "clip-by-norm",
+      "grad-accumulate",
     ]);
     expect(new OpRegistry().kinds()).toEqual([]);
   });

@@ -30,7 +30,17 @@ export interface OpInput {
  * "dim": one integer or the name of a symbolic dim, bound when a run's shapes are (a decode session binds the cache's
  * past length `P` that way); kernels always get the bound integer. "dims": a shape whose entries may be names.
  */
-export type AttrType = "number" | "integer" | "boolean" | "string" | "dim" | "dims" | "integers" | "numbers" | "strings" | "expr";
+export type AttrType =
+  | "number"
+  | "integer"
+  | "boolean"
+  | "string"
+  | "dim"
+  | "dims"
+  | "integers"
+  | "numbers"
+  | "strings"
+  | "expr";
 
 export interface AttrSpec {
   readonly type: AttrType;
@@ -108,8 +118,15 @@ export function defineOp<A extends object>(def: OpDef<A>): OpDef<A> {
     if (names.has(input.name)) throw new GraphValidationError(`op ${def.kind}`, `input "${input.name}" declared twice`);
     names.add(input.name);
   }
-  if (def.inputs.length === 0) throw new GraphValidationError(`op ${def.kind}`, "declares no inputs", "at least one input");
-  if (typeof def.inferShape !== "function") throw new GraphValidationError(`op ${def.kind}`, "declares no shape rule", "an inferShape function", show(def.inferShape));
+  if (def.inputs.length === 0)
+    throw new GraphValidationError(`op ${def.kind}`, "declares no inputs", "at least one input");
+  if (typeof def.inferShape !== "function")
+    throw new GraphValidationError(
+      `op ${def.kind}`,
+      "declares no shape rule",
+      "an inferShape function",
+      show(def.inferShape),
+    );
   return Object.freeze(def);
 }
 
@@ -123,12 +140,21 @@ export function makeContext(node: string): OpContext {
 }
 
 /** Applies defaults and checks every attribute against its spec; unknown attributes are an error. */
-export function normalizeAttrs(def: AnyOpDef, raw: Readonly<Record<string, unknown>>, ctx: OpContext): Record<string, unknown> {
+export function normalizeAttrs(
+  def: AnyOpDef,
+  raw: Readonly<Record<string, unknown>>,
+  ctx: OpContext,
+): Record<string, unknown> {
   const specs = def.attrs as Record<string, AttrSpec>;
   for (const key of Object.keys(raw)) {
     // own keys only: "toString" or "constructor" must not pass as attributes through Object.prototype
     if (!Object.hasOwn(specs, key)) {
-      ctx.fail(key, `unknown attribute for op ${def.kind}`, Object.keys(specs).join(", ") || "no attributes", show(key));
+      ctx.fail(
+        key,
+        `unknown attribute for op ${def.kind}`,
+        Object.keys(specs).join(", ") || "no attributes",
+        show(key),
+      );
     }
   }
   // Read own keys, and build `out` from entries (own properties): attributes named "toString" or "__proto__" are legal,
@@ -163,7 +189,14 @@ function userRule<T>(def: AnyOpDef, rule: string, ctx: OpContext, run: () => T):
   } catch (e) {
     if (AttnGraphError.isInstance(e)) throw e;
     const message = e instanceof Error ? e.message : show(e);
-    throw new GraphValidationError(ctx.node, `${rule} of op ${def.kind} threw: ${message}`, undefined, undefined, "validation", e);
+    throw new GraphValidationError(
+      ctx.node,
+      `${rule} of op ${def.kind} threw: ${message}`,
+      undefined,
+      undefined,
+      "validation",
+      e,
+    );
   }
 }
 
@@ -190,27 +223,31 @@ function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): voi
       if (!((typeof v === "string" && v.length > 0) || Number.isSafeInteger(v))) bad("an integer or a dim name");
       break;
     case "dims":
-      if (!Array.isArray(v) || !v.every((d) => (typeof d === "string" && d.length > 0) || Number.isSafeInteger(d))) bad("an array of dims (integers or names)");
+      if (!Array.isArray(v) || !v.every((d) => (typeof d === "string" && d.length > 0) || Number.isSafeInteger(d)))
+        bad("an array of dims (integers or names)");
       break;
     case "integers":
       if (!Array.isArray(v) || !v.every((d) => Number.isSafeInteger(d))) bad("an array of integers");
       break;
     case "numbers":
-      if (!Array.isArray(v) || !v.every((d) => typeof d === "number" && Number.isFinite(d))) bad("an array of finite numbers");
+      if (!Array.isArray(v) || !v.every((d) => typeof d === "number" && Number.isFinite(d)))
+        bad("an array of finite numbers");
       break;
     case "strings":
       if (!Array.isArray(v) || !v.every((d) => typeof d === "string")) bad("an array of strings");
       break;
     case "expr":
       // The form is checked where the inputs' ranks are known (the op's shape rule, checkExpr); here only the kind.
-      if (!(typeof v === "number" || typeof v === "string" || (typeof v === "object" && !Array.isArray(v)))) bad("an expression: a number, a variable or { op, ... }");
+      if (!(typeof v === "number" || typeof v === "string" || (typeof v === "object" && !Array.isArray(v))))
+        bad("an expression: a number, a variable or { op, ... }");
       break;
   }
   // Kernels take number attributes as float32 (WGSL uniforms, f32 in wasm): beyond its range a scale of 1e39 would
   // become Infinity there and the run would end in NaN. (Integer attributes are safe integers, far inside the range.)
   if (spec.type === "number" || spec.type === "numbers") {
     const values = Array.isArray(v) ? (v as number[]) : [v as number];
-    if (values.some((x) => Math.abs(x) > FLOAT32_MAX)) bad(`${spec.type === "number" ? "a number" : "numbers"} within the float32 range (|v| <= ${FLOAT32_MAX})`);
+    if (values.some((x) => Math.abs(x) > FLOAT32_MAX))
+      bad(`${spec.type === "number" ? "a number" : "numbers"} within the float32 range (|v| <= ${FLOAT32_MAX})`);
   }
   if (typeof v === "number") {
     if (spec.min !== undefined && v < spec.min) bad(`>= ${spec.min}`);
@@ -219,16 +256,36 @@ function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): voi
 }
 
 /** Checks input ranks declared on the op, then runs its shape rule. */
-export function inferShape(def: AnyOpDef, shapes: readonly (SymShape | undefined)[], attrs: object, ctx: OpContext): SymShape {
+export function inferShape(
+  def: AnyOpDef,
+  shapes: readonly (SymShape | undefined)[],
+  attrs: object,
+  ctx: OpContext,
+): SymShape {
   def.inputs.forEach((spec, i) => {
     const s = shapes[i];
     if (s && spec.rank !== undefined && s.length !== spec.rank) {
-      ctx.fail(spec.name, `input must have rank ${spec.rank}`, `rank ${spec.rank}`, `${formatDims(s)} (rank ${s.length})`);
+      ctx.fail(
+        spec.name,
+        `input must have rank ${spec.rank}`,
+        `rank ${spec.rank}`,
+        `${formatDims(s)} (rank ${s.length})`,
+      );
     }
   });
   const out: unknown = userRule(def, "shape rule", ctx, () => def.inferShape(shapes, attrs, ctx));
-  if (!Array.isArray(out) || !out.every((d: unknown) => (typeof d === "string" && d.length > 0) || (Number.isSafeInteger(d) && (d as number) >= 0))) {
-    ctx.fail("", `shape rule of op ${def.kind} returned an invalid shape`, "an array of non-negative integers or dim names", show(out));
+  if (
+    !Array.isArray(out) ||
+    !out.every(
+      (d: unknown) => (typeof d === "string" && d.length > 0) || (Number.isSafeInteger(d) && (d as number) >= 0),
+    )
+  ) {
+    ctx.fail(
+      "",
+      `shape rule of op ${def.kind} returned an invalid shape`,
+      "an array of non-negative integers or dim names",
+      show(out),
+    );
   }
   return out as Dim[];
 }

@@ -57,7 +57,9 @@ it("runs the README example with the output it shows", () => {
   const registry = createOpRegistry();
   registry.register(softcapOp);
   const g = GraphBuilder.from(graph).output("output").build(); // built-ins only: insertAfter needs the graph's own registry to know softcap
-  expect(() => insertAfter(g, "scores", (bb, s) => bb.add("softcap", "scores.capped", { x: s }, { cap: 30 }))).toThrow(/unknown op kind/);
+  expect(() => insertAfter(g, "scores", (bb, s) => bb.add("softcap", "scores.capped", { x: s }, { cap: 30 }))).toThrow(
+    /unknown op kind/,
+  );
   const withCap = fromJSON(text, registry);
   const capped = insertAfter(withCap, "scores", (bb, s) => bb.add("softcap", "scores.capped", { x: s }, { cap: 30 }));
   expect(capped.node("masked").inputs.scores).toBe("scores.capped");

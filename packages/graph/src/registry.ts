@@ -35,7 +35,13 @@ export class OpRegistry {
     const op = this.#ops.get(kind);
     if (!op) {
       // show(): the kind may come from an untrusted document; a 10 kB kind must not make a 20 kB message.
-      throw new GraphValidationError(node, `unknown op kind ${show(kind)}`, `one of ${[...this.#ops.keys()].join(", ")}`, show(kind), "unknown-op");
+      throw new GraphValidationError(
+        node,
+        `unknown op kind ${show(kind)}`,
+        `one of ${[...this.#ops.keys()].join(", ")}`,
+        show(kind),
+        "unknown-op",
+      );
     }
     return op;
   }

@@ -34,7 +34,9 @@ describe("stableTopologicalOrder", () => {
       const n = 1 + rand(30);
       const rank = Array.from({ length: n }, (_, i) => i).sort(() => rand(3) - 1); // a hidden valid order
       const pos = new Map(rank.map((v, i) => [v, i]));
-      const deps = Array.from({ length: n }, (_, i) => Array.from({ length: rand(3) }, () => rank[rand(pos.get(i)! + 1)]!).filter((d) => d !== i));
+      const deps = Array.from({ length: n }, (_, i) =>
+        Array.from({ length: rand(3) }, () => rank[rand(pos.get(i)! + 1)]!).filter((d) => d !== i),
+      );
       const order = stableTopologicalOrder(deps)!;
       // reference: repeatedly take the smallest node whose deps are placed
       const placed = new Set<number>();

@@ -7,7 +7,10 @@ type AnyVjpContext = VjpContext<any>;
 
 /** The output's gradient; a rule other than a loss's cannot start from the implicit 1 of a scalar loss. */
 export function gradOf(ctx: AnyVjpContext, kind: string): string {
-  if (ctx.grad === undefined) ctx.unsupported(`a scalar loss from op ${kind} (only cross-entropy seeds its own gradient; differentiate a non-scalar value, whose gradient is then an input)`);
+  if (ctx.grad === undefined)
+    ctx.unsupported(
+      `a scalar loss from op ${kind} (only cross-entropy seeds its own gradient; differentiate a non-scalar value, whose gradient is then an input)`,
+    );
   return ctx.grad;
 }
 
@@ -35,9 +38,12 @@ export function unbroadcast(ctx: AnyVjpContext, i: number, grad: string, target:
  */
 export function linearGrads(ctx: AnyVjpContext, g: string): (string | undefined)[] {
   const [x, w, b] = ctx.inputs;
-  const dx = ctx.needs(0) ? ctx.addGrad(0, "projection", { x: g, weight: ctx.add("transpose", "weight.t", { x: w }, { perm: [1, 0] }) }) : undefined;
+  const dx = ctx.needs(0)
+    ? ctx.addGrad(0, "projection", { x: g, weight: ctx.add("transpose", "weight.t", { x: w }, { perm: [1, 0] }) })
+    : undefined;
   const dw = ctx.needs(1) ? ctx.addGrad(1, "linear-weight-grad", { grad: g, x }) : undefined;
-  const db = b !== undefined && ctx.needs(2) ? ctx.addGrad(2, "sum-to", { x: g }, { shape: [...ctx.shapeOf(b)] }) : undefined;
+  const db =
+    b !== undefined && ctx.needs(2) ? ctx.addGrad(2, "sum-to", { x: g }, { shape: [...ctx.shapeOf(b)] }) : undefined;
   return [dx, dw, db];
 }
 
@@ -46,11 +52,19 @@ export function linearGrads(ctx: AnyVjpContext, g: string): (string | undefined)
  * heads that shared one key/value head → [B, Hkv, S, D] (grouped-query attention). With H = Hkv the product is already
  * the gradient and is added as it.
  */
-export function sumHeadGroups(ctx: AnyVjpContext, i: number, kind: string, inputs: Readonly<Record<string, string>>, kvShape: SymShape, step: string): string {
+export function sumHeadGroups(
+  ctx: AnyVjpContext,
+  i: number,
+  kind: string,
+  inputs: Readonly<Record<string, string>>,
+  kvShape: SymShape,
+  step: string,
+): string {
   const [b, hkv, s, d] = kvShape;
   const h = ctx.shapeOf(ctx.output)[1]!;
   if (sameDimExactly(h, hkv!)) return ctx.addGrad(i, kind, inputs);
-  if (typeof h !== "number" || typeof hkv !== "number") ctx.unsupported(`grouped heads with symbolic head counts (H=${h}, Hkv=${hkv})`);
+  if (typeof h !== "number" || typeof hkv !== "number")
+    ctx.unsupported(`grouped heads with symbolic head counts (H=${h}, Hkv=${hkv})`);
   const perHead = ctx.add(kind, `${step}.heads`, inputs); // [B, H, S, D]
   const split = ctx.add("reshape", `${step}.groups`, { x: perHead }, { shape: [b!, hkv, h / hkv, s!, d!] });
   const summed = ctx.add("sum-to", `${step}.sum`, { x: split }, { shape: [b!, hkv, 1, s!, d!] });

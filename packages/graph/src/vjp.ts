@@ -20,12 +20,22 @@ export interface VjpContext<A extends object = Record<string, unknown>> {
   /** Whether input `i` needs a gradient (a float value between a `wrt` and the loss). Others may be left undefined. */
   needs(i: number): boolean;
   /** Adds a node computing part of a gradient, named `<node>.vjp.<name>`, and returns its value. */
-  add(kind: string, name: string, inputs: Readonly<Record<string, string | undefined>>, attrs?: Readonly<Record<string, unknown>>): string;
+  add(
+    kind: string,
+    name: string,
+    inputs: Readonly<Record<string, string | undefined>>,
+    attrs?: Readonly<Record<string, unknown>>,
+  ): string;
   /**
    * Adds the node that is input `i`'s gradient: named as grad() wants it (`<value>.grad` when this is the value's only
    * gradient), so no extra node is needed. Use it for the last node of each input's gradient.
    */
-  addGrad(i: number, kind: string, inputs: Readonly<Record<string, string | undefined>>, attrs?: Readonly<Record<string, unknown>>): string;
+  addGrad(
+    i: number,
+    kind: string,
+    inputs: Readonly<Record<string, string | undefined>>,
+    attrs?: Readonly<Record<string, unknown>>,
+  ): string;
   /** The (symbolic) shape of any value in the graph being built. */
   shapeOf(value: string): SymShape;
   /** Throws `unsupported: gradient of op <kind> …` naming the node. */
@@ -36,4 +46,6 @@ export interface VjpContext<A extends object = Record<string, unknown>> {
  * An op's backward rule: returns the gradient of each input (declared order), `undefined` where none is needed or the
  * input is absent. A returned value must have its input's shape.
  */
-export type VjpRule<A extends object = Record<string, unknown>> = (ctx: VjpContext<A>) => readonly (string | undefined)[];
+export type VjpRule<A extends object = Record<string, unknown>> = (
+  ctx: VjpContext<A>,
+) => readonly (string | undefined)[];

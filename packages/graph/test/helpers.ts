@@ -23,7 +23,11 @@ export function standardAttention(b = new GraphBuilder()): { b: GraphBuilder; gr
   const ctx = b.add("weighted-sum", "context.heads", { weights, v }); // [B, H, L, D]
   const merged = b.add("transpose", "context.merge", { x: ctx }, { perm: [0, 2, 1, 3] }); // [B, L, H, D]
   const context = b.add("reshape", "context", { x: merged }, { shape: ["B", "T", 8] }); // [B, L, E]
-  const out = b.add("out-proj", "output", { x: context, weight: b.weight("W_out", [8, 8]), bias: b.weight("b_out", [8]) });
+  const out = b.add("out-proj", "output", {
+    x: context,
+    weight: b.weight("W_out", [8, 8]),
+    bias: b.weight("b_out", [8]),
+  });
   return { b, graph: b.output(out).build() };
 }
 

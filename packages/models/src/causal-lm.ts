@@ -37,15 +37,26 @@ export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
    * The graph a forward call runs and its inputs, checked (ids in the vocabulary, T within the context, targets
    * shaped like idx) before anything runs: what run() feeds, and what a tool (a per-node diff, an export) takes.
    */
-  prepare(inputs: { readonly idx: unknown; readonly targets?: unknown }): { graph: OpGraph; inputs: Record<string, AnyTensor>; loss: boolean } {
-    if (typeof inputs !== "object" || inputs === null) throw new ModelInputError("inputs", "not an inputs object", "{ idx, targets? }", String(inputs));
+  prepare(inputs: { readonly idx: unknown; readonly targets?: unknown }): {
+    graph: OpGraph;
+    inputs: Record<string, AnyTensor>;
+    loss: boolean;
+  } {
+    if (typeof inputs !== "object" || inputs === null)
+      throw new ModelInputError("inputs", "not an inputs object", "{ idx, targets? }", String(inputs));
     const { length } = this.context;
     const idx = tokenIds("idx", inputs.idx, this.vocabSize, length);
     const loss = inputs.targets !== undefined;
     const feed: Record<string, AnyTensor> = { idx };
     if (loss) {
       const targets = tokenIds("targets", inputs.targets, this.vocabSize, length, this.ignoreIndex);
-      if (targets.shape[0] !== idx.shape[0] || targets.shape[1] !== idx.shape[1]) throw new ModelInputError("targets", "targets must be shaped like idx", `[${idx.shape.join(", ")}]`, `[${targets.shape.join(", ")}]`);
+      if (targets.shape[0] !== idx.shape[0] || targets.shape[1] !== idx.shape[1])
+        throw new ModelInputError(
+          "targets",
+          "targets must be shaped like idx",
+          `[${idx.shape.join(", ")}]`,
+          `[${targets.shape.join(", ")}]`,
+        );
       feed["targets"] = targets;
     }
     return { graph: this.graph({ loss }), inputs: feed, loss };
@@ -55,9 +66,18 @@ export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
    * Logits [B, T, vocab] of token ids [B, T] (an int32 Tensor or nested arrays), and with `targets` the mean
    * cross-entropy `loss` (nanoGPT's forward(idx, targets)). Ids are checked before anything runs.
    */
-  run(inputs: { readonly idx: unknown; readonly targets: unknown }, options?: RunOptions): Promise<{ logits: Tensor; loss: Tensor }>;
-  run(inputs: { readonly idx: unknown; readonly targets?: undefined }, options?: RunOptions): Promise<{ logits: Tensor; loss?: Tensor }>;
-  async run(inputs: { readonly idx: unknown; readonly targets?: unknown }, options: RunOptions = {}): Promise<{ logits: Tensor; loss?: Tensor }> {
+  run(
+    inputs: { readonly idx: unknown; readonly targets: unknown },
+    options?: RunOptions,
+  ): Promise<{ logits: Tensor; loss: Tensor }>;
+  run(
+    inputs: { readonly idx: unknown; readonly targets?: undefined },
+    options?: RunOptions,
+  ): Promise<{ logits: Tensor; loss?: Tensor }>;
+  async run(
+    inputs: { readonly idx: unknown; readonly targets?: unknown },
+    options: RunOptions = {},
+  ): Promise<{ logits: Tensor; loss?: Tensor }> {
     const { inputs: feed, loss } = this.prepare(inputs);
     const out = await (await this.session({ loss })).run(feed, options);
     return loss ? { logits: out["logits"]!, loss: out["loss"]! } : { logits: out["logits"]! };
@@ -67,8 +87,19 @@ export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
   decoder(options: { readonly maxLength?: number; readonly batch?: number } = {}): Promise<Decoder> {
     const { length, name } = this.context;
     const maxLength = options.maxLength ?? length;
-    if (!Number.isSafeInteger(maxLength) || maxLength < 1 || maxLength > length) throw new ModelInputError("decoder maxLength", "the cache cannot hold more positions than the model has", `an integer in 1..${length} (${name})`, String(options.maxLength));
-    return compileDecoder(this.graph({ decode: true }), { ...compileOptionsOf(this.options, "a decoder"), weights: this.weights, maxLength, ...(options.batch === undefined ? {} : { batch: options.batch }) });
+    if (!Number.isSafeInteger(maxLength) || maxLength < 1 || maxLength > length)
+      throw new ModelInputError(
+        "decoder maxLength",
+        "the cache cannot hold more positions than the model has",
+        `an integer in 1..${length} (${name})`,
+        String(options.maxLength),
+      );
+    return compileDecoder(this.graph({ decode: true }), {
+      ...compileOptionsOf(this.options, "a decoder"),
+      weights: this.weights,
+      maxLength,
+      ...(options.batch === undefined ? {} : { batch: options.batch }),
+    });
   }
 
   /**
@@ -86,7 +117,11 @@ export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
   }
 
   #decoderFor(prompt: Prompt): Promise<Decoder> {
-    const batch = Tensor.isTensor(prompt) ? prompt.shape[0]! : Array.isArray(prompt) && Array.isArray(prompt[0]) ? prompt.length : 1;
+    const batch = Tensor.isTensor(prompt)
+      ? prompt.shape[0]!
+      : Array.isArray(prompt) && Array.isArray(prompt[0])
+        ? prompt.length
+        : 1;
     let d = this.#decoders.get(batch);
     if (!d) {
       d = this.decoder({ batch });

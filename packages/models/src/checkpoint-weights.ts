@@ -34,12 +34,15 @@ export function weightsFrom(graph: OpGraph, sd: ReadonlyMap<string, AnyTensor>, 
       continue;
     }
     used.add(key);
-    if (t.dtype !== "float32") misShaped.push({ key, expected: `float32 ${formatShape(want)}`, got: `${t.dtype} ${formatShape(t.shape)}` });
-    else if (t.shape.length !== want.length || want.some((d, i) => d !== t.shape[i])) misShaped.push({ key, expected: formatShape(want), got: formatShape(t.shape) });
+    if (t.dtype !== "float32")
+      misShaped.push({ key, expected: `float32 ${formatShape(want)}`, got: `${t.dtype} ${formatShape(t.shape)}` });
+    else if (t.shape.length !== want.length || want.some((d, i) => d !== t.shape[i]))
+      misShaped.push({ key, expected: formatShape(want), got: formatShape(t.shape) });
     else out[w.name] = flip ? transposed(t) : (t as Tensor);
   }
   const unexpected = [...sd.keys()].filter((k) => !used.has(k) && !(m.ignorable?.(k) ?? false));
-  if (missing.length || unexpected.length || misShaped.length) throw new StateDictError(missing, unexpected, misShaped, [], m.assumed);
+  if (missing.length || unexpected.length || misShaped.length)
+    throw new StateDictError(missing, unexpected, misShaped, [], m.assumed);
   return out;
 }
 

@@ -21,16 +21,22 @@ function show(v: unknown): string {
 export function integerField(c: Readonly<Record<string, unknown>>, key: string, min = 1): number | undefined {
   const v = c[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min) throw new ModelConfigError(`config.${key}`, "invalid value", `an integer >= ${min}`, show(v));
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min)
+    throw new ModelConfigError(`config.${key}`, "invalid value", `an integer >= ${min}`, show(v));
   return v;
 }
 
 export function optionalField(c: Readonly<Record<string, unknown>>, key: string, type: "boolean"): boolean | undefined;
 export function optionalField(c: Readonly<Record<string, unknown>>, key: string, type: "string"): string | undefined;
 export function optionalField(c: Readonly<Record<string, unknown>>, key: string, type: "number"): number | undefined;
-export function optionalField(c: Readonly<Record<string, unknown>>, key: string, type: "boolean" | "string" | "number"): unknown {
+export function optionalField(
+  c: Readonly<Record<string, unknown>>,
+  key: string,
+  type: "boolean" | "string" | "number",
+): unknown {
   const v = c[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== type || (type === "number" && !Number.isFinite(v))) throw new ModelConfigError(`config.${key}`, "invalid value", `a ${type}`, show(v));
+  if (typeof v !== type || (type === "number" && !Number.isFinite(v)))
+    throw new ModelConfigError(`config.${key}`, "invalid value", `a ${type}`, show(v));
   return v;
 }

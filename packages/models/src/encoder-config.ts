@@ -28,28 +28,83 @@ export interface EncoderLayerConfig {
   readonly bias: boolean;
 }
 
-const FIELDS = ["d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first", "bias", "device", "dtype"];
+const FIELDS = [
+  "d_model",
+  "nhead",
+  "dim_feedforward",
+  "dropout",
+  "activation",
+  "layer_norm_eps",
+  "batch_first",
+  "norm_first",
+  "bias",
+  "device",
+  "dtype",
+];
 
 /** The full config from the caller's fields and what the weights said; a field that contradicts them names both. */
-export function encoderLayerConfigFrom(input: EncoderLayerConfigInput | undefined, shapes: { dModel: number; dimFeedforward: number; bias: boolean }): EncoderLayerConfig {
+export function encoderLayerConfigFrom(
+  input: EncoderLayerConfigInput | undefined,
+  shapes: { dModel: number; dimFeedforward: number; bias: boolean },
+): EncoderLayerConfig {
   const c = input ?? {};
-  if (typeof c !== "object" || c === null || Array.isArray(c)) throw new ModelConfigError("config", "not a config object", "an object such as { nhead: 4 }", String(c));
-  for (const key of Object.keys(c)) if (!FIELDS.includes(key)) throw new ModelConfigError(`config.${key}`, "not an argument of torch.nn.TransformerEncoderLayer (or not supported)", FIELDS.join(", "), key);
+  if (typeof c !== "object" || c === null || Array.isArray(c))
+    throw new ModelConfigError("config", "not a config object", "an object such as { nhead: 4 }", String(c));
+  for (const key of Object.keys(c))
+    if (!FIELDS.includes(key))
+      throw new ModelConfigError(
+        `config.${key}`,
+        "not an argument of torch.nn.TransformerEncoderLayer (or not supported)",
+        FIELDS.join(", "),
+        key,
+      );
   const dModel = integerField(c, "d_model") ?? shapes.dModel;
-  if (dModel !== shapes.dModel) throw new ModelConfigError("config.d_model", "disagrees with the checkpoint (columns of self_attn.in_proj_weight)", String(shapes.dModel), String(dModel));
+  if (dModel !== shapes.dModel)
+    throw new ModelConfigError(
+      "config.d_model",
+      "disagrees with the checkpoint (columns of self_attn.in_proj_weight)",
+      String(shapes.dModel),
+      String(dModel),
+    );
   const ff = integerField(c, "dim_feedforward") ?? shapes.dimFeedforward;
-  if (ff !== shapes.dimFeedforward) throw new ModelConfigError("config.dim_feedforward", "disagrees with the checkpoint (rows of linear1.weight)", String(shapes.dimFeedforward), String(ff));
+  if (ff !== shapes.dimFeedforward)
+    throw new ModelConfigError(
+      "config.dim_feedforward",
+      "disagrees with the checkpoint (rows of linear1.weight)",
+      String(shapes.dimFeedforward),
+      String(ff),
+    );
   const nHead = integerField(c, "nhead");
-  if (nHead === undefined) throw new ModelConfigError("config.nhead", "the number of heads is in no weight's shape: pass it", `an integer dividing d_model ${dModel}`, "none");
-  if (dModel % nHead !== 0) throw new ModelConfigError("config.nhead", "nhead must divide d_model", `a divisor of ${dModel}`, String(nHead));
+  if (nHead === undefined)
+    throw new ModelConfigError(
+      "config.nhead",
+      "the number of heads is in no weight's shape: pass it",
+      `an integer dividing d_model ${dModel}`,
+      "none",
+    );
+  if (dModel % nHead !== 0)
+    throw new ModelConfigError("config.nhead", "nhead must divide d_model", `a divisor of ${dModel}`, String(nHead));
   const activation = optionalField(c, "activation", "string") ?? "relu";
-  if (activation !== "relu" && activation !== "gelu") throw new ModelConfigError("config.activation", "unsupported activation", '"relu" or "gelu"', activation);
+  if (activation !== "relu" && activation !== "gelu")
+    throw new ModelConfigError("config.activation", "unsupported activation", '"relu" or "gelu"', activation);
   const bias = optionalField(c, "bias", "boolean") ?? shapes.bias;
-  if (bias !== shapes.bias) throw new ModelConfigError("config.bias", "disagrees with the checkpoint (whether self_attn.in_proj_bias is there)", String(shapes.bias), String(bias));
+  if (bias !== shapes.bias)
+    throw new ModelConfigError(
+      "config.bias",
+      "disagrees with the checkpoint (whether self_attn.in_proj_bias is there)",
+      String(shapes.bias),
+      String(bias),
+    );
   const eps = optionalField(c, "layer_norm_eps", "number") ?? 1e-5;
   if (!(eps > 0)) throw new ModelConfigError("config.layer_norm_eps", "must be positive", "> 0", String(eps));
   const dropout = optionalField(c, "dropout", "number");
-  if (dropout !== undefined && (dropout < 0 || dropout > 1)) throw new ModelConfigError("config.dropout", "a probability", "0 <= dropout <= 1 (eval: not applied)", String(dropout));
+  if (dropout !== undefined && (dropout < 0 || dropout > 1))
+    throw new ModelConfigError(
+      "config.dropout",
+      "a probability",
+      "0 <= dropout <= 1 (eval: not applied)",
+      String(dropout),
+    );
   return {
     dModel,
     nHead,
@@ -80,9 +135,27 @@ export function pythonCallArgs(text: string, callee: string): Record<string, unk
     const key = eq < 0 ? POSITIONAL[i] : part.slice(0, eq).trim();
     const raw = (eq < 0 ? part : part.slice(eq + 1)).trim();
     if (key === undefined) return;
-    out[key] = raw === "True" ? true : raw === "False" ? false : raw === "None" ? null : /^['"].*['"]$/.test(raw) ? raw.slice(1, -1) : Number(raw);
+    out[key] =
+      raw === "True"
+        ? true
+        : raw === "False"
+          ? false
+          : raw === "None"
+            ? null
+            : /^['"].*['"]$/.test(raw)
+              ? raw.slice(1, -1)
+              : Number(raw);
   });
   return out;
 }
 
-const POSITIONAL = ["d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first"];
+const POSITIONAL = [
+  "d_model",
+  "nhead",
+  "dim_feedforward",
+  "dropout",
+  "activation",
+  "layer_norm_eps",
+  "batch_first",
+  "norm_first",
+];

@@ -54,7 +54,10 @@ export function encoderLayerGraph(c: EncoderLayerConfig, masks: EncoderMasks = {
     ).output;
   const ff = (y: Ref) => {
     const h = addLinear(b, y, "ff.hidden", c.dimFeedforward, { weights: "linear1", bias: c.bias });
-    const a = c.activation === "gelu" ? b.add("gelu", "ff.act", { x: h }, { approximate: "none" }) : b.add("relu", "ff.act", { x: h });
+    const a =
+      c.activation === "gelu"
+        ? b.add("gelu", "ff.act", { x: h }, { approximate: "none" })
+        : b.add("relu", "ff.act", { x: h });
     return addLinear(b, a, "ff", E, { weights: "linear2", bias: c.bias });
   };
   if (c.normFirst) {
@@ -65,5 +68,7 @@ export function encoderLayerGraph(c: EncoderLayerConfig, masks: EncoderMasks = {
     x = ln(b.add("add", "ff.residual", { a: x, b: ff(x) }), "norm2");
   }
   const out = c.batchFirst ? x : b.add("transpose", "output.seq_first", { x }, { perm: [1, 0, 2] });
-  return b.output(b.add("reshape", "output", { x: out }, { shape: c.batchFirst ? ["B", "T", E] : ["T", "B", E] })).build();
+  return b
+    .output(b.add("reshape", "output", { x: out }, { shape: c.batchFirst ? ["B", "T", E] : ["T", "B", E] }))
+    .build();
 }

@@ -47,10 +47,21 @@ export class EncoderLayerModel extends LoadedModel<EncoderMasks> {
    */
   prepare(inputs: EncoderLayerInputs): { graph: OpGraph; inputs: Record<string, AnyTensor>; masks: EncoderMasks } {
     const c = this.config;
-    if (typeof inputs !== "object" || inputs === null) throw new ModelInputError("inputs", "not an inputs object", "{ src, src_mask?, src_key_padding_mask? }", String(inputs));
+    if (typeof inputs !== "object" || inputs === null)
+      throw new ModelInputError(
+        "inputs",
+        "not an inputs object",
+        "{ src, src_mask?, src_key_padding_mask? }",
+        String(inputs),
+      );
     const src = inputs.src;
     if (!Tensor.isTensor(src) || src.dtype !== "float32" || src.shape.length !== 3 || src.shape[2] !== c.dModel) {
-      throw new ModelInputError("src", "the layer's input", `a float32 tensor ${c.batchFirst ? "[B, T" : "[T, B"}, ${c.dModel}] (batch_first=${c.batchFirst ? "True" : "False"})`, Tensor.isTensor(src) ? `${src.dtype} ${formatShape(src.shape)}` : typeof src);
+      throw new ModelInputError(
+        "src",
+        "the layer's input",
+        `a float32 tensor ${c.batchFirst ? "[B, T" : "[T, B"}, ${c.dModel}] (batch_first=${c.batchFirst ? "True" : "False"})`,
+        Tensor.isTensor(src) ? `${src.dtype} ${formatShape(src.shape)}` : typeof src,
+      );
     }
     const [B, T] = c.batchFirst ? [src.shape[0]!, src.shape[1]!] : [src.shape[1]!, src.shape[0]!];
     const feed: Record<string, AnyTensor> = { src };

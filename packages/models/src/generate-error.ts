@@ -1,10 +1,10 @@
 // The errors of generate(): a bad prompt or option (named field, expected, got), raised before any kernel runs, and a
 // generation cancelled through its AbortSignal.
-import { AttnGraphError } from "@attngraph/tensor";
+import { AttnGraphError, type ErrorCode } from "@attngraph/tensor";
 
 /** A prompt, option or graph that generate() cannot use: `subject` names it; nothing ran. */
 export class GenerateError extends AttnGraphError {
-  constructor(subject: string, what: string, expected: string, got: string, code = "generate") {
+  constructor(subject: string, what: string, expected: string, got: string, code: ErrorCode = "generate") {
     super(code, `${subject}: ${what} (expected ${expected}, got ${got})`, { subject, expected, got });
     this.name = "GenerateError";
   }
@@ -15,7 +15,10 @@ export class GenerateAbortError extends AttnGraphError {
   /** Tokens generated per row before the abort. */
   readonly generated: number;
   constructor(generated: number, cause?: unknown) {
-    super("aborted", `generate: aborted after ${generated} new token${generated === 1 ? "" : "s"}`, { subject: "generate", cause });
+    super("aborted", `generate: aborted after ${generated} new token${generated === 1 ? "" : "s"}`, {
+      subject: "generate",
+      cause,
+    });
     this.name = "AbortError";
     this.generated = generated;
   }

@@ -15,7 +15,10 @@ const executors: readonly [string, () => Executor][] = [
   ["wasm", () => createWasmExecutor()],
   ["webgpu", () => createWebGpuExecutor()],
 ];
-const rows = [[3, 1, 4], [9, 2, 6]];
+const rows = [
+  [3, 1, 4],
+  [9, 2, 6],
+];
 
 describe.each(executors)("generate on %s", (_name, create) => {
   it("greedy through the decoder (batch 2, past blockSize) equals greedy by full re-runs, and cpu's logits", async () => {
@@ -24,12 +27,16 @@ describe.each(executors)("generate on %s", (_name, create) => {
     const want = await fullGreedyWithLogits(executor, rows, 8, 6);
     const dec = await tinyDecoder(executor, 6, 2);
     try {
-      const events = await firstValueFrom(generate(dec, rows, { maxNewTokens: 8, greedy: true, logits: true }).pipe(toArray()));
+      const events = await firstValueFrom(
+        generate(dec, rows, { maxNewTokens: 8, greedy: true, logits: true }).pipe(toArray()),
+      );
       const tokens = rows.map((r, b) => [...r, ...events.map((e) => (e.token as number[])[b]!)]);
       expect(tokens).toEqual(want.tokens);
       expect(tokens).toEqual(reference.tokens);
       events.forEach((e, i) =>
-        (e.logits as Float32Array[]).forEach((row, b) => row.forEach((v, j) => expect(Math.abs(v - reference.logits[i]![b]![j]!)).toBeLessThan(1e-3))),
+        (e.logits as Float32Array[]).forEach((row, b) =>
+          row.forEach((v, j) => expect(Math.abs(v - reference.logits[i]![b]![j]!)).toBeLessThan(1e-3)),
+        ),
       );
       const seeded = { maxNewTokens: 8, temperature: 0.8, topK: 5, seed: 3 } as const;
       expect(await generateTokens(dec, rows, seeded)).toEqual(await generateTokens(dec, rows, seeded));

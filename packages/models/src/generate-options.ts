@@ -52,7 +52,21 @@ export interface CheckedOptions {
   readonly tokenizer: Tokenizer | undefined;
 }
 
-const KNOWN = new Set(["maxNewTokens", "temperature", "greedy", "topK", "topP", "seed", "stopTokens", "signal", "logits", "blockSize", "input", "output", "tokenizer"]);
+const KNOWN = new Set([
+  "maxNewTokens",
+  "temperature",
+  "greedy",
+  "topK",
+  "topP",
+  "seed",
+  "stopTokens",
+  "signal",
+  "logits",
+  "blockSize",
+  "input",
+  "output",
+  "tokenizer",
+]);
 
 function show(v: unknown): string {
   if (typeof v === "string") return JSON.stringify(v);
@@ -66,23 +80,52 @@ function bad(key: string, what: string, expected: string, v: unknown): never {
 
 /** Checks `options` against a decoder of cache length `maxLength`; returns them with defaults filled in. */
 export function checkOptions(options: GenerateOptions, maxLength: number): CheckedOptions {
-  if (typeof options !== "object" || options === null) throw new GenerateError("generate options", "options must be an object", "{ maxNewTokens, ... }", show(options));
-  for (const key of Object.keys(options)) if (!KNOWN.has(key)) bad(key, "unknown option", [...KNOWN].join(", "), (options as unknown as Record<string, unknown>)[key]);
-  const { maxNewTokens, temperature = 1, greedy = false, topK, topP, stopTokens = [], signal, logits = false, blockSize = maxLength, input = "idx", output = "logits", tokenizer } = options;
-  if (!Number.isSafeInteger(maxNewTokens) || maxNewTokens < 0) bad("maxNewTokens", "must be a non-negative integer", "an integer >= 0", maxNewTokens);
-  if (typeof temperature !== "number" || !(temperature >= 0) || !Number.isFinite(temperature)) bad("temperature", "must be a finite number >= 0 (0 is greedy)", "a number >= 0", temperature);
+  if (typeof options !== "object" || options === null)
+    throw new GenerateError("generate options", "options must be an object", "{ maxNewTokens, ... }", show(options));
+  for (const key of Object.keys(options))
+    if (!KNOWN.has(key))
+      bad(key, "unknown option", [...KNOWN].join(", "), (options as unknown as Record<string, unknown>)[key]);
+  const {
+    maxNewTokens,
+    temperature = 1,
+    greedy = false,
+    topK,
+    topP,
+    stopTokens = [],
+    signal,
+    logits = false,
+    blockSize = maxLength,
+    input = "idx",
+    output = "logits",
+    tokenizer,
+  } = options;
+  if (!Number.isSafeInteger(maxNewTokens) || maxNewTokens < 0)
+    bad("maxNewTokens", "must be a non-negative integer", "an integer >= 0", maxNewTokens);
+  if (typeof temperature !== "number" || !(temperature >= 0) || !Number.isFinite(temperature))
+    bad("temperature", "must be a finite number >= 0 (0 is greedy)", "a number >= 0", temperature);
   if (typeof greedy !== "boolean") bad("greedy", "must be true or false", "a boolean", greedy);
-  if (topK !== undefined && (!Number.isSafeInteger(topK) || topK < 1)) bad("topK", "must be an integer >= 1", "an integer >= 1", topK);
-  if (topP !== undefined && (typeof topP !== "number" || !(topP > 0 && topP <= 1))) bad("topP", "must be in (0, 1]", "a number p with 0 < p <= 1", topP);
+  if (topK !== undefined && (!Number.isSafeInteger(topK) || topK < 1))
+    bad("topK", "must be an integer >= 1", "an integer >= 1", topK);
+  if (topP !== undefined && (typeof topP !== "number" || !(topP > 0 && topP <= 1)))
+    bad("topP", "must be in (0, 1]", "a number p with 0 < p <= 1", topP);
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
   if (!Number.isSafeInteger(seed)) bad("seed", "must be an integer (taken modulo 2^32)", "an integer", seed);
-  if (!Array.isArray(stopTokens) || !stopTokens.every((t) => Number.isSafeInteger(t) && t >= 0)) bad("stopTokens", "must be token ids", "an array of integers >= 0", stopTokens);
-  if (signal !== undefined && !(signal instanceof AbortSignal)) bad("signal", "must be an AbortSignal", "an AbortSignal", signal);
+  if (!Array.isArray(stopTokens) || !stopTokens.every((t) => Number.isSafeInteger(t) && t >= 0))
+    bad("stopTokens", "must be token ids", "an array of integers >= 0", stopTokens);
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    bad("signal", "must be an AbortSignal", "an AbortSignal", signal);
   if (typeof logits !== "boolean") bad("logits", "must be true or false", "a boolean", logits);
-  if (!Number.isSafeInteger(blockSize) || blockSize < 1 || blockSize > maxLength) bad("blockSize", "the context must fit the decoder's cache", `an integer in [1, ${maxLength}] (the decoder's maxLength)`, blockSize);
+  if (!Number.isSafeInteger(blockSize) || blockSize < 1 || blockSize > maxLength)
+    bad(
+      "blockSize",
+      "the context must fit the decoder's cache",
+      `an integer in [1, ${maxLength}] (the decoder's maxLength)`,
+      blockSize,
+    );
   if (typeof input !== "string") bad("input", "must be an input name", "a string", input);
   if (typeof output !== "string") bad("output", "must be an output name", "a string", output);
-  if (tokenizer !== undefined && (typeof tokenizer?.encode !== "function" || typeof tokenizer?.decode !== "function")) bad("tokenizer", "must encode and decode", "{ encode(text), decode(ids) } (e.g. gpt2Tokenizer())", tokenizer);
+  if (tokenizer !== undefined && (typeof tokenizer?.encode !== "function" || typeof tokenizer?.decode !== "function"))
+    bad("tokenizer", "must encode and decode", "{ encode(text), decode(ids) } (e.g. gpt2Tokenizer())", tokenizer);
   return {
     maxNewTokens,
     sampling: { temperature, greedy: greedy || temperature === 0, topK, topP },

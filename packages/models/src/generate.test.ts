@@ -23,9 +23,13 @@ describe("generate on cpu", () => {
     const want = await fullGreedyWithLogits(cpu, prompt, 10, 6);
     expect(await generateTokens(dec, prompt, { maxNewTokens: 10, greedy: true })).toEqual(want.tokens);
     expect(await generateTokens(dec, prompt[0]!, { maxNewTokens: 10, temperature: 0 })).toEqual(want.tokens);
-    expect(await generateTokens(dec, Tensor.int32([3, 1, 4], [1, 3]), { maxNewTokens: 3, greedy: true, blockSize: 4 })).toEqual(await fullGreedy(cpu, prompt, 3, 4));
+    expect(
+      await generateTokens(dec, Tensor.int32([3, 1, 4], [1, 3]), { maxNewTokens: 3, greedy: true, blockSize: 4 }),
+    ).toEqual(await fullGreedy(cpu, prompt, 3, 4));
     // Logits too, step by step: past the crop the context restarts at position 0 (RoPE sees it), as in nanoGPT.
-    const events = await firstValueFrom(generate(dec, prompt, { maxNewTokens: 10, greedy: true, logits: true }).pipe(toArray()));
+    const events = await firstValueFrom(
+      generate(dec, prompt, { maxNewTokens: 10, greedy: true, logits: true }).pipe(toArray()),
+    );
     events.forEach((e, i) => expect(maxDiff(e.logits as Float32Array, want.logits[i]![0]!)).toBeLessThan(1e-4));
     const uncropped = await fullGreedyWithLogits(cpu, prompt, 10, 13);
     expect(maxDiff(uncropped.logits[9]![0]!, want.logits[9]![0]!)).toBeGreaterThan(1e-3);
@@ -35,8 +39,13 @@ describe("generate on cpu", () => {
   it("a batch of 2 rows: one event per position with a token per row, each row as the full graph's", async () => {
     const cpu = createCpuExecutor();
     const dec = await tinyDecoder(cpu, 8, 2);
-    const rows = [[3, 1, 4], [9, 2, 6]];
-    const events = await firstValueFrom(generate(dec, rows, { maxNewTokens: 4, greedy: true, logits: true }).pipe(toArray()));
+    const rows = [
+      [3, 1, 4],
+      [9, 2, 6],
+    ];
+    const events = await firstValueFrom(
+      generate(dec, rows, { maxNewTokens: 4, greedy: true, logits: true }).pipe(toArray()),
+    );
     expect(events.map((e) => e.index)).toEqual([0, 1, 2, 3]);
     const want = await fullGreedy(cpu, rows, 4, 8);
     expect(events.map((e) => e.token)).toEqual([0, 1, 2, 3].map((i) => [want[0]![3 + i], want[1]![3 + i]]));
@@ -48,11 +57,14 @@ describe("generate on cpu", () => {
 
   it("the same seed gives the same sampled tokens; another seed other tokens; top-k 1 is greedy", async () => {
     const dec = await tinyDecoder(createCpuExecutor(), 32);
-    const sampled = (seed: number) => generateTokens(dec, prompt, { maxNewTokens: 20, temperature: 1.5, topP: 0.95, seed });
+    const sampled = (seed: number) =>
+      generateTokens(dec, prompt, { maxNewTokens: 20, temperature: 1.5, topP: 0.95, seed });
     const a = await sampled(1);
     expect(await sampled(1)).toEqual(a);
     expect(await sampled(2)).not.toEqual(a);
-    expect(await generateTokens(dec, prompt, { maxNewTokens: 8, topK: 1, seed: 5 })).toEqual(await generateTokens(dec, prompt, { maxNewTokens: 8, greedy: true }));
+    expect(await generateTokens(dec, prompt, { maxNewTokens: 8, topK: 1, seed: 5 })).toEqual(
+      await generateTokens(dec, prompt, { maxNewTokens: 8, greedy: true }),
+    );
     await dec.dispose();
   });
 
@@ -62,8 +74,12 @@ describe("generate on cpu", () => {
     const greedy = (await fullGreedy(cpu, prompt, 6, 16))[0]!;
     const stop = greedy[5]!; // the third new token
     const stopAt = greedy.indexOf(stop, 3);
-    expect(await generateTokens(dec, prompt, { maxNewTokens: 6, greedy: true, stopTokens: [stop] })).toEqual([greedy.slice(0, stopAt + 1)]);
-    const events = await firstValueFrom(generate(dec, prompt, { maxNewTokens: 6, greedy: true, stopTokens: [stop] }).pipe(toArray()));
+    expect(await generateTokens(dec, prompt, { maxNewTokens: 6, greedy: true, stopTokens: [stop] })).toEqual([
+      greedy.slice(0, stopAt + 1),
+    ]);
+    const events = await firstValueFrom(
+      generate(dec, prompt, { maxNewTokens: 6, greedy: true, stopTokens: [stop] }).pipe(toArray()),
+    );
     expect(events.at(-1)!.token).toBe(stop);
     await dec.dispose();
   });
@@ -88,7 +104,9 @@ describe("generate on cpu", () => {
 
     const aborted = new AbortController();
     aborted.abort();
-    await expect(generateTokens(dec, prompt, { maxNewTokens: 3, signal: aborted.signal })).rejects.toBeInstanceOf(GenerateAbortError);
+    await expect(generateTokens(dec, prompt, { maxNewTokens: 3, signal: aborted.signal })).rejects.toBeInstanceOf(
+      GenerateAbortError,
+    );
 
     let count = 0;
     let settled = false;
@@ -111,7 +129,9 @@ describe("generate on cpu", () => {
     const tok = gpt2Tokenizer();
     const dec = await tinyDecoder(createCpuExecutor(), 16);
     // The tiny model's vocabulary is 13 tokens: GPT-2 ids 0..12 are the characters ! to -, and "!%(" is [0, 4, 7].
-    const events = await firstValueFrom(generate(dec, "!%(", { maxNewTokens: 4, greedy: true, tokenizer: tok }).pipe(toArray()));
+    const events = await firstValueFrom(
+      generate(dec, "!%(", { maxNewTokens: 4, greedy: true, tokenizer: tok }).pipe(toArray()),
+    );
     const tokens = events.map((e) => e.token as number);
     expect(tokens).toEqual((await generateTokens(dec, [0, 4, 7], { maxNewTokens: 4, greedy: true }))[0]!.slice(3));
     expect(events.map((e) => e.text)).toEqual(tokens.map((t) => tok.decode([t])));
@@ -119,25 +139,73 @@ describe("generate on cpu", () => {
   });
 
   const bad: [string, () => unknown, RegExp][] = [
-    ["a float tensor of ids", () => generate(dec1, new Tensor(new Float32Array([1, 2]), [1, 2]) as never, { maxNewTokens: 1 }), /prompt: token ids must be an int32 tensor .*got a float32 tensor \[1, 2\]/],
-    ["an id outside [0, V)", () => generate(dec1, [1, V], { maxNewTokens: 1 }), /prompt\[0\]\[1\]: not a token id of the graph \(expected an integer in \[0, 13\), got 13\)/],
+    [
+      "a float tensor of ids",
+      () => generate(dec1, new Tensor(new Float32Array([1, 2]), [1, 2]) as never, { maxNewTokens: 1 }),
+      /prompt: token ids must be an int32 tensor .*got a float32 tensor \[1, 2\]/,
+    ],
+    [
+      "an id outside [0, V)",
+      () => generate(dec1, [1, V], { maxNewTokens: 1 }),
+      /prompt\[0\]\[1\]: not a token id of the graph \(expected an integer in \[0, 13\), got 13\)/,
+    ],
     ["a negative id", () => generate(dec1, [-1], { maxNewTokens: 1 }), /got -1/],
-    ["a prompt longer than the cache", () => generate(dec1, [1, 2, 3, 4, 5, 6, 7, 8, 9], { maxNewTokens: 1 }), /prompt: longer than the context .*expected <= 8 ids, got 9/],
-    ["a prompt longer than blockSize", () => generate(dec1, [1, 2, 3], { maxNewTokens: 1, blockSize: 2 }), /expected <= 2 ids, got 3/],
-    ["blockSize past maxLength", () => generate(dec1, [1], { maxNewTokens: 1, blockSize: 9 }), /options\.blockSize.*\[1, 8\].*got 9/],
+    [
+      "a prompt longer than the cache",
+      () => generate(dec1, [1, 2, 3, 4, 5, 6, 7, 8, 9], { maxNewTokens: 1 }),
+      /prompt: longer than the context .*expected <= 8 ids, got 9/,
+    ],
+    [
+      "a prompt longer than blockSize",
+      () => generate(dec1, [1, 2, 3], { maxNewTokens: 1, blockSize: 2 }),
+      /expected <= 2 ids, got 3/,
+    ],
+    [
+      "blockSize past maxLength",
+      () => generate(dec1, [1], { maxNewTokens: 1, blockSize: 9 }),
+      /options\.blockSize.*\[1, 8\].*got 9/,
+    ],
     ["topP 0", () => generate(dec1, [1], { maxNewTokens: 1, topP: 0 }), /options\.topP: must be in \(0, 1\].*got 0/],
     ["topP 1.5", () => generate(dec1, [1], { maxNewTokens: 1, topP: 1.5 }), /got 1\.5/],
-    ["topK 0", () => generate(dec1, [1], { maxNewTokens: 1, topK: 0 }), /options\.topK: must be an integer >= 1.*got 0/],
+    [
+      "topK 0",
+      () => generate(dec1, [1], { maxNewTokens: 1, topK: 0 }),
+      /options\.topK: must be an integer >= 1.*got 0/,
+    ],
     ["temperature -1", () => generate(dec1, [1], { maxNewTokens: 1, temperature: -1 }), /options\.temperature.*got -1/],
-    ["maxNewTokens 1.5", () => generate(dec1, [1], { maxNewTokens: 1.5 }), /options\.maxNewTokens: must be a non-negative integer.*got 1\.5/],
+    [
+      "maxNewTokens 1.5",
+      () => generate(dec1, [1], { maxNewTokens: 1.5 }),
+      /options\.maxNewTokens: must be a non-negative integer.*got 1\.5/,
+    ],
     ["maxNewTokens -1", () => generate(dec1, [1], { maxNewTokens: -1 }), /got -1/],
-    ["an unknown option", () => generate(dec1, [1], { maxNewTokens: 1, top_k: 3 } as never), /options\.top_k: unknown option/],
-    ["two rows for a batch-1 decoder", () => generate(dec1, [[1], [2]], { maxNewTokens: 1 }), /prompt: the batch differs .*expected 1 row .*got 2/],
-    ["rows of two lengths", () => generate(dec2, [[1], [2, 3]], { maxNewTokens: 1 }), /prompt\[1\]: every row must have the same length/],
+    [
+      "an unknown option",
+      () => generate(dec1, [1], { maxNewTokens: 1, top_k: 3 } as never),
+      /options\.top_k: unknown option/,
+    ],
+    [
+      "two rows for a batch-1 decoder",
+      () => generate(dec1, [[1], [2]], { maxNewTokens: 1 }),
+      /prompt: the batch differs .*expected 1 row .*got 2/,
+    ],
+    [
+      "rows of two lengths",
+      () => generate(dec2, [[1], [2, 3]], { maxNewTokens: 1 }),
+      /prompt\[1\]: every row must have the same length/,
+    ],
     ["an empty prompt", () => generate(dec1, [], { maxNewTokens: 1 }), /at least one token/],
     ["text without a tokenizer", () => generate(dec1, "hi", { maxNewTokens: 1 }), /a text prompt needs a tokenizer/],
-    ["an input that is not there", () => generate(dec1, [1], { maxNewTokens: 1, input: "ids" }), /graph input ids: no such input .*got none/],
-    ["logits named wrong", () => generate(dec1, [1], { maxNewTokens: 1, output: "h.0.output" }), /graph output h\.0\.output: no such output/],
+    [
+      "an input that is not there",
+      () => generate(dec1, [1], { maxNewTokens: 1, input: "ids" }),
+      /graph input ids: no such input .*got none/,
+    ],
+    [
+      "logits named wrong",
+      () => generate(dec1, [1], { maxNewTokens: 1, output: "h.0.output" }),
+      /graph output h\.0\.output: no such output/,
+    ],
   ];
   let dec1: Awaited<ReturnType<typeof tinyDecoder>>;
   let dec2: Awaited<ReturnType<typeof tinyDecoder>>;

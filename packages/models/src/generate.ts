@@ -76,19 +76,33 @@ function prepare(decoder: Decoder, prompt: Prompt, options: GenerateOptions) {
     const onAbort = () => stop.abort(o.signal!.reason);
     if (o.signal?.aborted) onAbort();
     else o.signal?.addEventListener("abort", onAbort, { once: true });
-    const run = (turns.get(decoder) ?? Promise.resolve()).then(() => decode(decoder, rows, o, io, stop.signal, (e) => subscriber.next(e)));
-    turns.set(decoder, run.catch(() => undefined));
-    run.then(
-      () => subscriber.complete(),
-      (e: unknown) => subscriber.error(e),
-    ).finally(() => o.signal?.removeEventListener("abort", onAbort));
+    const run = (turns.get(decoder) ?? Promise.resolve()).then(() =>
+      decode(decoder, rows, o, io, stop.signal, (e) => subscriber.next(e)),
+    );
+    turns.set(
+      decoder,
+      run.catch(() => undefined),
+    );
+    run
+      .then(
+        () => subscriber.complete(),
+        (e: unknown) => subscriber.error(e),
+      )
+      .finally(() => o.signal?.removeEventListener("abort", onAbort));
     return () => stop.abort();
   });
   return { rows: rows.map((r) => [...r]), events, stopTokens: o.stopTokens };
 }
 
 /** The generation loop: feed, download the last position's logits, sample, emit; crop to blockSize as nanoGPT does. */
-async function decode(decoder: Decoder, prompt: number[][], o: CheckedOptions, io: GraphIO, signal: AbortSignal, emit: (e: TokenEvent) => void): Promise<void> {
+async function decode(
+  decoder: Decoder,
+  prompt: number[][],
+  o: CheckedOptions,
+  io: GraphIO,
+  signal: AbortSignal,
+  emit: (e: TokenEvent) => void,
+): Promise<void> {
   const B = prompt.length;
   const random = splitmix32(o.seed);
   const sequences = prompt.map((r) => [...r]);
@@ -116,7 +130,13 @@ async function decode(decoder: Decoder, prompt: number[][], o: CheckedOptions, i
     const tokens = last.map((row, b) => {
       if (done[b]) return sequences[b]!.at(-1)!;
       const t = sampleToken(row, o.sampling, random, `${io.output}[${b}, ${T - 1}]`);
-      if (t >= io.vocabSize) throw new GenerateError(`${io.output}[${b}, ${T - 1}]`, "sampled a token the graph cannot take back (the logits' V exceeds the embedding's rows)", `an id < ${io.vocabSize}`, String(t));
+      if (t >= io.vocabSize)
+        throw new GenerateError(
+          `${io.output}[${b}, ${T - 1}]`,
+          "sampled a token the graph cannot take back (the logits' V exceeds the embedding's rows)",
+          `an id < ${io.vocabSize}`,
+          String(t),
+        );
       return t;
     });
     const added = text?.add(tokens, done, o.tokenizer!);
@@ -139,7 +159,12 @@ async function decode(decoder: Decoder, prompt: number[][], o: CheckedOptions, i
 /** The logits of each row's last position, copied out of logits [B, T, V]. */
 function lastPositions(logits: Tensor | undefined, name: string, B: number, T: number): Float32Array[] {
   if (logits === undefined || logits.shape.length !== 3 || logits.shape[0] !== B || logits.shape[1] !== T) {
-    throw new GenerateError(`graph output ${name}`, "the step's logits do not have the fed shape", `[${B}, ${T}, V]`, logits ? `[${logits.shape.join(", ")}]` : "no such output");
+    throw new GenerateError(
+      `graph output ${name}`,
+      "the step's logits do not have the fed shape",
+      `[${B}, ${T}, V]`,
+      logits ? `[${logits.shape.join(", ")}]` : "no such output",
+    );
   }
   const V = logits.shape[2]!;
   const data = logits.toFloat32Array();

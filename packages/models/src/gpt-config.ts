@@ -36,11 +36,53 @@ export interface GptConfig {
   readonly tied: boolean;
 }
 
-const KNOWN = new Set(["block_size", "vocab_size", "n_layer", "n_head", "n_embd", "bias", "n_positions", "n_ctx", "layer_norm_epsilon", "activation_function", "dropout", "tie_weights", "tie_word_embeddings"]);
+const KNOWN = new Set([
+  "block_size",
+  "vocab_size",
+  "n_layer",
+  "n_head",
+  "n_embd",
+  "bias",
+  "n_positions",
+  "n_ctx",
+  "layer_norm_epsilon",
+  "activation_function",
+  "dropout",
+  "tie_weights",
+  "tie_word_embeddings",
+]);
 // Fields of a Hugging Face config.json that do not change the forward pass in eval mode.
-const IGNORED = new Set(["model_type", "architectures", "attn_pdrop", "embd_pdrop", "resid_pdrop", "initializer_range", "bos_token_id", "eos_token_id", "n_inner", "summary_activation", "summary_first_dropout", "summary_proj_to_labels", "summary_type", "summary_use_proj", "task_specific_params", "transformers_version", "use_cache", "torch_dtype", "scale_attn_weights", "reorder_and_upcast_attn", "scale_attn_by_inverse_layer_idx", "_name_or_path"]);
+const IGNORED = new Set([
+  "model_type",
+  "architectures",
+  "attn_pdrop",
+  "embd_pdrop",
+  "resid_pdrop",
+  "initializer_range",
+  "bos_token_id",
+  "eos_token_id",
+  "n_inner",
+  "summary_activation",
+  "summary_first_dropout",
+  "summary_proj_to_labels",
+  "summary_type",
+  "summary_use_proj",
+  "task_specific_params",
+  "transformers_version",
+  "use_cache",
+  "torch_dtype",
+  "scale_attn_weights",
+  "reorder_and_upcast_attn",
+  "scale_attn_by_inverse_layer_idx",
+  "_name_or_path",
+]);
 
-const GELUS: Readonly<Record<string, "erf" | "tanh">> = { gelu: "erf", gelu_new: "tanh", gelu_pytorch_tanh: "tanh", gelu_fast: "tanh" };
+const GELUS: Readonly<Record<string, "erf" | "tanh">> = {
+  gelu: "erf",
+  gelu_new: "tanh",
+  gelu_pytorch_tanh: "tanh",
+  gelu_fast: "tanh",
+};
 
 /** What the checkpoint's shapes said (gpt-layout.ts), to check a config against or to fill it from. */
 export interface GptShapes {
@@ -57,31 +99,77 @@ export interface GptShapes {
  * naming both; n_head, which no shape holds, comes from the caller, else from GPT-2's released sizes (768 → 12, 1024 →
  * 16, 1280 → 20, 1600 → 25) when `guessHeads` (the Hugging Face layout), else an error.
  */
-export function gptConfigFrom(input: GptConfigInput | undefined, shapes: GptShapes, defaults: { gelu: "erf" | "tanh"; guessHeads: boolean }): GptConfig {
+export function gptConfigFrom(
+  input: GptConfigInput | undefined,
+  shapes: GptShapes,
+  defaults: { gelu: "erf" | "tanh"; guessHeads: boolean },
+): GptConfig {
   const c = input ?? {};
-  if (typeof c !== "object" || c === null || Array.isArray(c)) throw new ModelConfigError("config", "not a config object", "an object such as { n_head: 4 }", String(c));
+  if (typeof c !== "object" || c === null || Array.isArray(c))
+    throw new ModelConfigError("config", "not a config object", "an object such as { n_head: 4 }", String(c));
   for (const key of Object.keys(c)) {
-    if (!KNOWN.has(key) && !IGNORED.has(key)) throw new ModelConfigError(`config.${key}`, "unknown GPT config field", [...KNOWN].join(", "), key);
+    if (!KNOWN.has(key) && !IGNORED.has(key))
+      throw new ModelConfigError(`config.${key}`, "unknown GPT config field", [...KNOWN].join(", "), key);
   }
   const agree = (key: string, value: number | undefined, fromShapes: number, where: string): number => {
-    if (value !== undefined && value !== fromShapes) throw new ModelConfigError(`config.${key}`, `disagrees with the checkpoint (${where})`, String(fromShapes), String(value));
+    if (value !== undefined && value !== fromShapes)
+      throw new ModelConfigError(
+        `config.${key}`,
+        `disagrees with the checkpoint (${where})`,
+        String(fromShapes),
+        String(value),
+      );
     return fromShapes;
   };
-  const blockSize = agree("block_size", integerField(c, "block_size") ?? integerField(c, "n_positions") ?? integerField(c, "n_ctx"), shapes.blockSize, "rows of wpe.weight");
+  const blockSize = agree(
+    "block_size",
+    integerField(c, "block_size") ?? integerField(c, "n_positions") ?? integerField(c, "n_ctx"),
+    shapes.blockSize,
+    "rows of wpe.weight",
+  );
   const vocabSize = agree("vocab_size", integerField(c, "vocab_size"), shapes.vocabSize, "rows of wte.weight");
   const nLayer = agree("n_layer", integerField(c, "n_layer"), shapes.nLayer, "blocks h.0 … in the file");
   const nEmbd = agree("n_embd", integerField(c, "n_embd"), shapes.nEmbd, "columns of wte.weight");
   const bias = optionalField(c, "bias", "boolean") ?? shapes.bias;
-  if (bias !== shapes.bias) throw new ModelConfigError("config.bias", "disagrees with the checkpoint (whether c_attn.bias is there)", String(shapes.bias), String(bias));
+  if (bias !== shapes.bias)
+    throw new ModelConfigError(
+      "config.bias",
+      "disagrees with the checkpoint (whether c_attn.bias is there)",
+      String(shapes.bias),
+      String(bias),
+    );
   const nHead = integerField(c, "n_head") ?? (defaults.guessHeads ? GPT2_HEADS[nEmbd] : undefined);
-  if (nHead === undefined) throw new ModelConfigError("config.n_head", "the number of heads is in no weight's shape: pass it", `an integer dividing n_embd ${nEmbd} (e.g. { n_head: ${nEmbd % 4 === 0 ? 4 : 1} })`, "none");
-  if (nHead < 1 || nEmbd % nHead !== 0) throw new ModelConfigError("config.n_head", "n_head must divide n_embd", `a divisor of ${nEmbd}`, String(nHead));
+  if (nHead === undefined)
+    throw new ModelConfigError(
+      "config.n_head",
+      "the number of heads is in no weight's shape: pass it",
+      `an integer dividing n_embd ${nEmbd} (e.g. { n_head: ${nEmbd % 4 === 0 ? 4 : 1} })`,
+      "none",
+    );
+  if (nHead < 1 || nEmbd % nHead !== 0)
+    throw new ModelConfigError("config.n_head", "n_head must divide n_embd", `a divisor of ${nEmbd}`, String(nHead));
   const act = optionalField(c, "activation_function", "string");
-  if (act !== undefined && !Object.hasOwn(GELUS, act)) throw new ModelConfigError("config.activation_function", "unsupported activation", Object.keys(GELUS).join(", "), act);
+  if (act !== undefined && !Object.hasOwn(GELUS, act))
+    throw new ModelConfigError(
+      "config.activation_function",
+      "unsupported activation",
+      Object.keys(GELUS).join(", "),
+      act,
+    );
   const eps = optionalField(c, "layer_norm_epsilon", "number") ?? 1e-5;
   if (!(eps > 0)) throw new ModelConfigError("config.layer_norm_epsilon", "must be positive", "> 0", String(eps));
   const tie = optionalField(c, "tie_weights", "boolean") ?? optionalField(c, "tie_word_embeddings", "boolean");
-  return { blockSize, vocabSize, nLayer, nHead, nEmbd, bias, layerNormEps: eps, gelu: act === undefined ? defaults.gelu : GELUS[act]!, tied: tie ?? shapes.tied };
+  return {
+    blockSize,
+    vocabSize,
+    nLayer,
+    nHead,
+    nEmbd,
+    bias,
+    layerNormEps: eps,
+    gelu: act === undefined ? defaults.gelu : GELUS[act]!,
+    tied: tie ?? shapes.tied,
+  };
 }
 
 /** Heads of GPT-2's released sizes by width: small, medium, large, xl. */

@@ -30,12 +30,30 @@ const BUFFER = /^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$/;
 /** Reads the layout and the shapes (sizes, bias, tie) off a checkpoint's keys, or says why it is not a GPT-2. */
 export function detectGptLayout(sd: ReadonlyMap<string, AnyTensor>): { layout: GptLayout; shapes: GptShapes } {
   const prefix = sd.has("transformer.wte.weight") ? "transformer." : sd.has("wte.weight") ? "" : undefined;
-  if (prefix === undefined) throw new ModelConfigError("checkpoint", "not a GPT-2 / nanoGPT checkpoint: no token embedding", "a key transformer.wte.weight (nanoGPT) or wte.weight (Hugging Face GPT-2)", `keys ${[...sd.keys()].slice(0, 5).join(", ")}${sd.size > 5 ? ", …" : ""}`);
+  if (prefix === undefined)
+    throw new ModelConfigError(
+      "checkpoint",
+      "not a GPT-2 / nanoGPT checkpoint: no token embedding",
+      "a key transformer.wte.weight (nanoGPT) or wte.weight (Hugging Face GPT-2)",
+      `keys ${[...sd.keys()].slice(0, 5).join(", ")}${sd.size > 5 ? ", …" : ""}`,
+    );
   const wte = sd.get(`${prefix}wte.weight`)!;
   const wpe = sd.get(`${prefix}wpe.weight`);
-  if (wte.shape.length !== 2) throw new ModelConfigError(`${prefix}wte.weight`, "the token embedding must be a table", "[vocab_size, n_embd]", formatShape(wte.shape));
+  if (wte.shape.length !== 2)
+    throw new ModelConfigError(
+      `${prefix}wte.weight`,
+      "the token embedding must be a table",
+      "[vocab_size, n_embd]",
+      formatShape(wte.shape),
+    );
   const [vocabSize, nEmbd] = wte.shape as [number, number];
-  if (wpe?.shape.length !== 2) throw new ModelConfigError(`${prefix}wpe.weight`, "the position embedding is missing or not a table", `[block_size, ${nEmbd}]`, wpe ? formatShape(wpe.shape) : "no such key");
+  if (wpe?.shape.length !== 2)
+    throw new ModelConfigError(
+      `${prefix}wpe.weight`,
+      "the position embedding is missing or not a table",
+      `[block_size, ${nEmbd}]`,
+      wpe ? formatShape(wpe.shape) : "no such key",
+    );
   const blocks = new Set<number>();
   for (const key of sd.keys()) {
     const m = key.startsWith(prefix) ? /^h\.(\d+)\./.exec(key.slice(prefix.length)) : null;
@@ -44,7 +62,8 @@ export function detectGptLayout(sd: ReadonlyMap<string, AnyTensor>): { layout: G
   const nLayer = blocks.size === 0 ? 0 : Math.max(...blocks) + 1;
   if (nLayer === 0) throw new ModelConfigError("checkpoint", "no transformer block", `keys ${prefix}h.0.…`, "none");
   const cAttn = sd.get(`${prefix}h.0.attn.c_attn.weight`);
-  const conv1d = cAttn !== undefined && cAttn.shape.length === 2 && cAttn.shape[0] === nEmbd && cAttn.shape[1] === 3 * nEmbd;
+  const conv1d =
+    cAttn !== undefined && cAttn.shape.length === 2 && cAttn.shape[0] === nEmbd && cAttn.shape[1] === 3 * nEmbd;
   const lmHead = sd.get("lm_head.weight");
   const tied = lmHead === undefined || sameTensor(lmHead, wte);
   const layout: GptLayout = {
@@ -55,7 +74,10 @@ export function detectGptLayout(sd: ReadonlyMap<string, AnyTensor>): { layout: G
       ? `Hugging Face GPT-2 layout (Conv1D weights [in, out], keys ${prefix ? "with" : "without"} \`transformer.\`, ${lmHead ? "lm_head.weight present" : "lm_head tied to wte, absent"})`
       : `nanoGPT layout (nn.Linear weights [out, in], keys ${prefix ? "under" : "without"} \`transformer.\`, lm_head ${lmHead ? (tied ? "tied to wte" : "its own") : "tied to wte, absent"})`,
   };
-  return { layout, shapes: { blockSize: wpe.shape[0]!, vocabSize, nLayer, nEmbd, bias: sd.has(`${prefix}h.0.attn.c_attn.bias`), tied } };
+  return {
+    layout,
+    shapes: { blockSize: wpe.shape[0]!, vocabSize, nLayer, nEmbd, bias: sd.has(`${prefix}h.0.attn.c_attn.bias`), tied },
+  };
 }
 
 /** The file key of a graph weight (nanoGPT's name) in this layout. */
@@ -67,7 +89,12 @@ function fileKey(name: string, layout: GptLayout): string {
  * The graph's weights from the checkpoint: renamed, Conv1D weights transposed. Everything that does not fit is one
  * StateDictError naming every missing, unexpected and mis-shaped key by the file's own names, and the layout assumed.
  */
-export function gptWeightsFrom(graph: OpGraph, sd: ReadonlyMap<string, AnyTensor>, layout: GptLayout, family: string): Record<string, Tensor> {
+export function gptWeightsFrom(
+  graph: OpGraph,
+  sd: ReadonlyMap<string, AnyTensor>,
+  layout: GptLayout,
+  family: string,
+): Record<string, Tensor> {
   // nanoGPT's state_dict holds lm_head.weight even when it is wte (one tensor, two names): the same values are fine.
   const tiedHead = layout.hasLmHead && !graph.weights.some((w) => w.name === "lm_head.weight");
   return weightsFrom(graph, sd, {
@@ -83,13 +110,19 @@ export function gptWeightsFrom(graph: OpGraph, sd: ReadonlyMap<string, AnyTensor
  * [in, out] again, lm_head.weight written beside wte when the layout has it (nanoGPT saves both), so PyTorch code
  * (GPT.load_state_dict, GPT2LMHeadModel.from_pretrained) loads the file as it loaded the original.
  */
-export function gptStateDict(graph: OpGraph, weights: ReadonlyMap<string, AnyTensor> | Readonly<Record<string, AnyTensor>>, layout: GptLayout): Map<string, Tensor> {
-  const get = (name: string) => (weights instanceof Map ? weights.get(name) : (weights as Record<string, AnyTensor>)[name]);
+export function gptStateDict(
+  graph: OpGraph,
+  weights: ReadonlyMap<string, AnyTensor> | Readonly<Record<string, AnyTensor>>,
+  layout: GptLayout,
+): Map<string, Tensor> {
+  const get = (name: string) =>
+    weights instanceof Map ? weights.get(name) : (weights as Record<string, AnyTensor>)[name];
   const out = new Map<string, Tensor>();
   for (const w of graph.weights) {
     if (isDecoderState(graph, w.name)) continue;
     const t = get(w.name);
-    if (t === undefined) throw new ModelConfigError(`weights.${w.name}`, "a weight of the model is missing", "a tensor", "nothing");
+    if (t === undefined)
+      throw new ModelConfigError(`weights.${w.name}`, "a weight of the model is missing", "a tensor", "nothing");
     const conv = layout.kind === "hf-gpt2" && CONV1D.test(w.name);
     out.set(fileKey(w.name, layout), conv ? transposed(t) : Tensor.from(t.contiguous().data as Float32Array, t.shape));
   }

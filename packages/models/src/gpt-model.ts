@@ -10,7 +10,6 @@ import { gptStateDict, type GptLayout } from "./gpt-layout.js";
 import { gptTrainer, type GptTrainerOptions } from "./gpt-trainer.js";
 import { GPT_IGNORE_INDEX, gptGraph } from "./gpt.js";
 
-
 export class GptModel extends CausalLm {
   readonly family = "gpt2" as const;
   readonly config: GptConfig;

@@ -22,7 +22,11 @@ export interface GptTrainerOptions {
 }
 
 /** A trainer of `model` from its current weights; `model.setWeights(await trainer.parameters())` takes them back. */
-export function gptTrainer(model: GptModel, executors: readonly Executor[], options: GptTrainerOptions): Promise<Trainer> {
+export function gptTrainer(
+  model: GptModel,
+  executors: readonly Executor[],
+  options: GptTrainerOptions,
+): Promise<Trainer> {
   const clip = options.clipGradNorm ?? 1.0;
   return createTrainer(model.graph({ loss: true }), {
     loss: "loss",

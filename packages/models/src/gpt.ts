@@ -61,7 +61,13 @@ function addGptBlock(b: GraphBuilder, x: Ref, c: GptConfig, p: string, decode: b
     b,
     ln1,
     { dIn: c.nEmbd, dOut: c.nEmbd, numHeads: c.nHead, causal: true, qkvBias: c.bias, outBias: c.bias, outProj: true },
-    { prefix: `${p}.attn`, outputName: `${p}.attn`, fusedQkv: true, weightNames: GPT_ATTENTION_WEIGHTS, ...(decode ? { decode: true } : {}) },
+    {
+      prefix: `${p}.attn`,
+      outputName: `${p}.attn`,
+      fusedQkv: true,
+      weightNames: GPT_ATTENTION_WEIGHTS,
+      ...(decode ? { decode: true } : {}),
+    },
   ).output;
   const mid = b.add("add", `${p}.residual`, { a: x, b: attn });
   const ln2 = addLayerNorm(b, mid, `${p}.ln_2`, { eps: c.layerNormEps, bias: c.bias });

@@ -5,7 +5,13 @@ export { CausalLm, type LmGraphOptions } from "./causal-lm.js";
 export { LoadedModel, type ModelCompileOptions } from "./loaded-model.js";
 export { LlamaModel } from "./llama-model.js";
 export { llamaGraph, type LlamaGraphOptions } from "./llama.js";
-export { llamaConfigFrom, llamaShapes, type LlamaConfig, type LlamaConfigInput, type LlamaShapes } from "./llama-config.js";
+export {
+  llamaConfigFrom,
+  llamaShapes,
+  type LlamaConfig,
+  type LlamaConfigInput,
+  type LlamaShapes,
+} from "./llama-config.js";
 export { EncoderLayerModel, type EncoderLayerInputs } from "./encoder-model.js";
 export { MhaModel } from "./mha-model.js";
 export type { MhaInputs, MhaOutputs } from "./mha-inputs.js";
@@ -15,7 +21,12 @@ export { gptGraph, type GptGraphOptions } from "./gpt.js";
 export { gptConfigFrom, type GptConfig, type GptConfigInput } from "./gpt-config.js";
 export { detectGptLayout, gptStateDict, type GptLayout } from "./gpt-layout.js";
 export { encoderLayerGraph, TORCH_MHA_WEIGHTS, type EncoderMasks } from "./encoder-layer.js";
-export { encoderLayerConfigFrom, pythonCallArgs, type EncoderLayerConfig, type EncoderLayerConfigInput } from "./encoder-config.js";
+export {
+  encoderLayerConfigFrom,
+  pythonCallArgs,
+  type EncoderLayerConfig,
+  type EncoderLayerConfigInput,
+} from "./encoder-config.js";
 export { ModelConfigError } from "./config-fields.js";
 export { ModelInputError, tokenIds } from "./token-ids.js";
 export { tensorsOf, type Checkpoint } from "./state-dict-input.js";

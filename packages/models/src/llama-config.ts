@@ -48,21 +48,57 @@ export interface LlamaShapes {
   readonly tied: boolean;
 }
 
-const KNOWN = new Set(["hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "rms_norm_eps", "rope_theta", "max_position_embeddings", "vocab_size", "tie_word_embeddings", "hidden_act", "rope_scaling", "attention_bias", "mlp_bias", "head_dim", "pretraining_tp"]);
+const KNOWN = new Set([
+  "hidden_size",
+  "intermediate_size",
+  "num_hidden_layers",
+  "num_attention_heads",
+  "num_key_value_heads",
+  "rms_norm_eps",
+  "rope_theta",
+  "max_position_embeddings",
+  "vocab_size",
+  "tie_word_embeddings",
+  "hidden_act",
+  "rope_scaling",
+  "attention_bias",
+  "mlp_bias",
+  "head_dim",
+  "pretraining_tp",
+]);
 // Fields of a Hugging Face config.json that do not change the forward pass in eval mode.
-const IGNORED = new Set(["model_type", "architectures", "attention_dropout", "initializer_range", "bos_token_id", "eos_token_id", "pad_token_id", "transformers_version", "use_cache", "torch_dtype", "_name_or_path"]);
+const IGNORED = new Set([
+  "model_type",
+  "architectures",
+  "attention_dropout",
+  "initializer_range",
+  "bos_token_id",
+  "eos_token_id",
+  "pad_token_id",
+  "transformers_version",
+  "use_cache",
+  "torch_dtype",
+  "_name_or_path",
+]);
 
 /** Sizes off the checkpoint: the embedding table, the blocks present, q/k/gate projections; or what is off. */
 export function llamaShapes(sd: ReadonlyMap<string, AnyTensor>): LlamaShapes {
   const table = (key: string, expected: string): readonly [number, number] => {
     const t = sd.get(key);
-    if (t?.shape.length !== 2) throw new ModelConfigError(key, "missing or not a matrix", expected, t ? formatShape(t.shape) : "no such key");
+    if (t?.shape.length !== 2)
+      throw new ModelConfigError(key, "missing or not a matrix", expected, t ? formatShape(t.shape) : "no such key");
     return t.shape as [number, number];
   };
   const [vocabSize, hiddenSize] = table("model.embed_tokens.weight", "[vocab_size, hidden_size]");
   let numLayers = 0;
   while (sd.has(`model.layers.${numLayers}.self_attn.q_proj.weight`)) numLayers++;
-  if (numLayers === 0) throw new ModelConfigError("model.layers.0.self_attn.q_proj.weight", "a Llama checkpoint has at least one decoder layer", "[hidden_size, hidden_size]", "no such key");
+  if (numLayers === 0)
+    throw new ModelConfigError(
+      "model.layers.0.self_attn.q_proj.weight",
+      "a Llama checkpoint has at least one decoder layer",
+      "[hidden_size, hidden_size]",
+      "no such key",
+    );
   const [kvRows] = table("model.layers.0.self_attn.k_proj.weight", "[num_key_value_heads · head_dim, hidden_size]");
   const [intermediateSize] = table("model.layers.0.mlp.gate_proj.weight", "[intermediate_size, hidden_size]");
   return { vocabSize, hiddenSize, intermediateSize, numLayers, kvRows, tied: !sd.has("lm_head.weight") };
@@ -74,14 +110,27 @@ export function llamaShapes(sd: ReadonlyMap<string, AnyTensor>): LlamaShapes {
  */
 export function llamaConfigFrom(input: LlamaConfigInput | undefined, shapes: LlamaShapes): LlamaConfig {
   const c = input ?? {};
-  if (typeof c !== "object" || c === null || Array.isArray(c)) throw new ModelConfigError("config", "not a config object", "an object such as { num_attention_heads: 4 }", String(c));
+  if (typeof c !== "object" || c === null || Array.isArray(c))
+    throw new ModelConfigError(
+      "config",
+      "not a config object",
+      "an object such as { num_attention_heads: 4 }",
+      String(c),
+    );
   for (const key of Object.keys(c)) {
-    if (!KNOWN.has(key) && !IGNORED.has(key)) throw new ModelConfigError(`config.${key}`, "unknown Llama config field", [...KNOWN].join(", "), key);
+    if (!KNOWN.has(key) && !IGNORED.has(key))
+      throw new ModelConfigError(`config.${key}`, "unknown Llama config field", [...KNOWN].join(", "), key);
   }
   refuseUnbuilt(c);
   const agree = (key: string, fromShapes: number, where: string): number => {
     const value = integerField(c, key);
-    if (value !== undefined && value !== fromShapes) throw new ModelConfigError(`config.${key}`, `disagrees with the checkpoint (${where})`, String(fromShapes), String(value));
+    if (value !== undefined && value !== fromShapes)
+      throw new ModelConfigError(
+        `config.${key}`,
+        `disagrees with the checkpoint (${where})`,
+        String(fromShapes),
+        String(value),
+      );
     return fromShapes;
   };
   const hiddenSize = agree("hidden_size", shapes.hiddenSize, "columns of model.embed_tokens.weight");
@@ -89,35 +138,100 @@ export function llamaConfigFrom(input: LlamaConfigInput | undefined, shapes: Lla
   const numLayers = agree("num_hidden_layers", shapes.numLayers, "layers model.layers.0 … in the file");
   const intermediateSize = agree("intermediate_size", shapes.intermediateSize, "rows of mlp.gate_proj.weight");
   const numHeads = integerField(c, "num_attention_heads");
-  if (numHeads === undefined) throw new ModelConfigError("config.num_attention_heads", "the number of heads is in no weight's shape: pass it", `an integer dividing hidden_size ${hiddenSize}`, "none");
-  if (hiddenSize % numHeads !== 0) throw new ModelConfigError("config.num_attention_heads", "num_attention_heads must divide hidden_size", `a divisor of ${hiddenSize}`, String(numHeads));
+  if (numHeads === undefined)
+    throw new ModelConfigError(
+      "config.num_attention_heads",
+      "the number of heads is in no weight's shape: pass it",
+      `an integer dividing hidden_size ${hiddenSize}`,
+      "none",
+    );
+  if (hiddenSize % numHeads !== 0)
+    throw new ModelConfigError(
+      "config.num_attention_heads",
+      "num_attention_heads must divide hidden_size",
+      `a divisor of ${hiddenSize}`,
+      String(numHeads),
+    );
   const headDim = hiddenSize / numHeads;
   const givenHeadDim = integerField(c, "head_dim");
-  if (givenHeadDim !== undefined && givenHeadDim !== headDim) throw new UnsupportedError(`a head_dim other than hidden_size / num_attention_heads (config.head_dim)`, { subject: "config.head_dim", expected: String(headDim), got: String(givenHeadDim) });
-  if (headDim % 2 !== 0) throw new UnsupportedError(`RoPE over an odd head dim (hidden_size / num_attention_heads = ${headDim})`, { subject: "config.num_attention_heads", expected: "an even head dim", got: String(headDim) });
-  if (shapes.kvRows % headDim !== 0) throw new ModelConfigError("model.layers.0.self_attn.k_proj.weight", "k_proj rows must be a whole number of heads", `a multiple of head_dim ${headDim}`, String(shapes.kvRows));
+  if (givenHeadDim !== undefined && givenHeadDim !== headDim)
+    throw new UnsupportedError(`a head_dim other than hidden_size / num_attention_heads (config.head_dim)`, {
+      subject: "config.head_dim",
+      expected: String(headDim),
+      got: String(givenHeadDim),
+    });
+  if (headDim % 2 !== 0)
+    throw new UnsupportedError(`RoPE over an odd head dim (hidden_size / num_attention_heads = ${headDim})`, {
+      subject: "config.num_attention_heads",
+      expected: "an even head dim",
+      got: String(headDim),
+    });
+  if (shapes.kvRows % headDim !== 0)
+    throw new ModelConfigError(
+      "model.layers.0.self_attn.k_proj.weight",
+      "k_proj rows must be a whole number of heads",
+      `a multiple of head_dim ${headDim}`,
+      String(shapes.kvRows),
+    );
   const numKvHeads = integerField(c, "num_key_value_heads") ?? shapes.kvRows / headDim;
-  if (numKvHeads * headDim !== shapes.kvRows) throw new ModelConfigError("config.num_key_value_heads", "disagrees with the checkpoint (rows of k_proj.weight / head_dim)", String(shapes.kvRows / headDim), String(numKvHeads));
-  if (numHeads % numKvHeads !== 0) throw new ModelConfigError("config.num_key_value_heads", "num_attention_heads must be a multiple of num_key_value_heads", `a divisor of ${numHeads}`, String(numKvHeads));
+  if (numKvHeads * headDim !== shapes.kvRows)
+    throw new ModelConfigError(
+      "config.num_key_value_heads",
+      "disagrees with the checkpoint (rows of k_proj.weight / head_dim)",
+      String(shapes.kvRows / headDim),
+      String(numKvHeads),
+    );
+  if (numHeads % numKvHeads !== 0)
+    throw new ModelConfigError(
+      "config.num_key_value_heads",
+      "num_attention_heads must be a multiple of num_key_value_heads",
+      `a divisor of ${numHeads}`,
+      String(numKvHeads),
+    );
   const rmsNormEps = optionalField(c, "rms_norm_eps", "number") ?? 1e-6;
-  if (!(rmsNormEps > 0)) throw new ModelConfigError("config.rms_norm_eps", "must be positive", "> 0", String(rmsNormEps));
+  if (!(rmsNormEps > 0))
+    throw new ModelConfigError("config.rms_norm_eps", "must be positive", "> 0", String(rmsNormEps));
   const ropeTheta = optionalField(c, "rope_theta", "number") ?? 10000;
   if (!(ropeTheta > 0)) throw new ModelConfigError("config.rope_theta", "must be positive", "> 0", String(ropeTheta));
   const maxPositions = integerField(c, "max_position_embeddings") ?? 2048;
   const tie = optionalField(c, "tie_word_embeddings", "boolean");
-  if (tie === false && shapes.tied) throw new ModelConfigError("config.tie_word_embeddings", "the checkpoint has no lm_head.weight, so the head must be tied", "true (or leave it out)", "false");
-  return { hiddenSize, intermediateSize, numLayers, numHeads, numKvHeads, headDim, rmsNormEps, ropeTheta, maxPositions, vocabSize, tied: tie ?? shapes.tied };
+  if (tie === false && shapes.tied)
+    throw new ModelConfigError(
+      "config.tie_word_embeddings",
+      "the checkpoint has no lm_head.weight, so the head must be tied",
+      "true (or leave it out)",
+      "false",
+    );
+  return {
+    hiddenSize,
+    intermediateSize,
+    numLayers,
+    numHeads,
+    numKvHeads,
+    headDim,
+    rmsNormEps,
+    ropeTheta,
+    maxPositions,
+    vocabSize,
+    tied: tie ?? shapes.tied,
+  };
 }
 
 /** Hugging Face options this port does not build: each refused by its field name. */
 function refuseUnbuilt(c: Readonly<Record<string, unknown>>): void {
   const refuse = (key: string, what: string, expected: string) => {
-    throw new UnsupportedError(`${what} (config.${key})`, { subject: `config.${key}`, expected, got: JSON.stringify(c[key]) });
+    throw new UnsupportedError(`${what} (config.${key})`, {
+      subject: `config.${key}`,
+      expected,
+      got: JSON.stringify(c[key]),
+    });
   };
   const act = optionalField(c, "hidden_act", "string");
   if (act !== undefined && act !== "silu") refuse("hidden_act", `Llama MLP activation ${act}`, '"silu"');
-  if (c["rope_scaling"] !== undefined && c["rope_scaling"] !== null) refuse("rope_scaling", "RoPE scaling (linear, dynamic, llama3, yarn)", "null");
-  if (optionalField(c, "attention_bias", "boolean") === true) refuse("attention_bias", "biases in the attention projections", "false");
+  if (c["rope_scaling"] !== undefined && c["rope_scaling"] !== null)
+    refuse("rope_scaling", "RoPE scaling (linear, dynamic, llama3, yarn)", "null");
+  if (optionalField(c, "attention_bias", "boolean") === true)
+    refuse("attention_bias", "biases in the attention projections", "false");
   if (optionalField(c, "mlp_bias", "boolean") === true) refuse("mlp_bias", "biases in the MLP projections", "false");
   const tp = integerField(c, "pretraining_tp");
   if (tp !== undefined && tp !== 1) refuse("pretraining_tp", "pretraining_tp slicing", "1");

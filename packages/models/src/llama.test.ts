@@ -42,14 +42,19 @@ describe("Llama from a Hugging Face LlamaForCausalLM checkpoint", () => {
     const { bytes, f } = fixture("llama-tiny");
     const model = loadModel(bytes, { config: f.config, executors: [createCpuExecutor()] });
     expect(model).toBeInstanceOf(LlamaModel);
-    expect(model.description).toMatch(/2 layers, 4 heads, 2 key\/value heads, hidden 32, intermediate 64, vocab 48, max positions 32, rope_theta 10000, lm_head its own/);
+    expect(model.description).toMatch(
+      /2 layers, 4 heads, 2 key\/value heads, hidden 32, intermediate 64, vocab 48, max positions 32, rope_theta 10000, lm_head its own/,
+    );
     await expectPyTorch(model as LlamaModel, f, 2e-5);
     await model.dispose();
   });
 
   it("tied (no lm_head.weight), 1 layer, rope_theta 500: the sizes and kv heads from the shapes, only the heads given", async () => {
     const { bytes, f } = fixture("llama-tiny-tied");
-    const model = loadModel(bytes, { config: { num_attention_heads: 4, rope_theta: 500, rms_norm_eps: 1e-5, max_position_embeddings: 32 }, executors: [createCpuExecutor()] }) as LlamaModel;
+    const model = loadModel(bytes, {
+      config: { num_attention_heads: 4, rope_theta: 500, rms_norm_eps: 1e-5, max_position_embeddings: 32 },
+      executors: [createCpuExecutor()],
+    }) as LlamaModel;
     expect([model.config.tied, model.config.numKvHeads, model.config.numLayers]).toEqual([true, 2, 1]);
     expect(model.graph().weights.map((w) => w.name)).not.toContain("lm_head.weight");
     await expectPyTorch(model, f, 2e-5);
@@ -95,7 +100,9 @@ describe("Llama configs and checkpoints that do not fit are refused by name", ()
   });
 
   it("sizes that contradict the shapes name the field and the weight that says otherwise", () => {
-    expect(() => load({ ...f.config, hidden_size: 64 })()).toThrow(/config\.hidden_size: disagrees with the checkpoint \(columns of model\.embed_tokens\.weight\) \(expected 32, got 64\)/);
+    expect(() => load({ ...f.config, hidden_size: 64 })()).toThrow(
+      /config\.hidden_size: disagrees with the checkpoint \(columns of model\.embed_tokens\.weight\) \(expected 32, got 64\)/,
+    );
     expect(subjectOf(load({ ...f.config, intermediate_size: 32 }))).toBe("config.intermediate_size");
     expect(subjectOf(load({ ...f.config, num_hidden_layers: 3 }))).toBe("config.num_hidden_layers");
     expect(subjectOf(load({ ...f.config, tie_word_embeddings: "yes" }))).toBe("config.tie_word_embeddings");
@@ -103,7 +110,14 @@ describe("Llama configs and checkpoints that do not fit are refused by name", ()
   });
 
   it("what is not built is an UnsupportedError naming the field: rope_scaling, biases, another activation, head_dim", () => {
-    for (const [key, value] of [["rope_scaling", { type: "linear", factor: 2 }], ["attention_bias", true], ["mlp_bias", true], ["hidden_act", "gelu"], ["head_dim", 16], ["pretraining_tp", 2]] as const) {
+    for (const [key, value] of [
+      ["rope_scaling", { type: "linear", factor: 2 }],
+      ["attention_bias", true],
+      ["mlp_bias", true],
+      ["hidden_act", "gelu"],
+      ["head_dim", 16],
+      ["pretraining_tp", 2],
+    ] as const) {
       const e = (() => {
         try {
           load({ ...f.config, [key]: value })();
@@ -121,6 +135,8 @@ describe("Llama configs and checkpoints that do not fit are refused by name", ()
     const sd = readSafetensors(bytes).tensors;
     sd.delete("model.layers.1.mlp.up_proj.weight");
     expect(() => loadModel(sd, { config: f.config })).toThrow(/model\.layers\.1\.mlp\.up_proj\.weight/);
-    expect(() => loadModel(new Map([["foo.weight", sd.get("model.norm.weight")!]]))).toThrow(/model\.embed_tokens\.weight \+ model\.layers\.0\.self_attn\.q_proj\.weight \(Llama\)/);
+    expect(() => loadModel(new Map([["foo.weight", sd.get("model.norm.weight")!]]))).toThrow(
+      /model\.embed_tokens\.weight \+ model\.layers\.0\.self_attn\.q_proj\.weight \(Llama\)/,
+    );
   });
 });

@@ -45,7 +45,9 @@ export function llamaGraph(c: LlamaConfig, options: LlamaGraphOptions = {}): OpG
   b.output(logits);
   if (options.loss) {
     const targets = b.input("targets", ["B", "T"], "int32");
-    b.output(b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean", ignoreIndex: LLAMA_IGNORE_INDEX }));
+    b.output(
+      b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean", ignoreIndex: LLAMA_IGNORE_INDEX }),
+    );
   }
   return b.build();
 }
@@ -62,12 +64,29 @@ function addLlamaLayer(b: GraphBuilder, x: Ref, c: LlamaConfig, p: string, decod
   const attn = addAttention(
     b,
     n1,
-    { dIn: c.hiddenSize, dOut: c.hiddenSize, numHeads: c.numHeads, numKvHeads: c.numKvHeads, causal: true, qkvBias: false, outBias: false, outProj: true },
-    { prefix: `${p}.self_attn`, outputName: `${p}.self_attn`, weightNames: LLAMA_ATTENTION_WEIGHTS, position: { kind: "rope", base: c.ropeTheta }, ...(decode ? { decode: true } : {}) },
+    {
+      dIn: c.hiddenSize,
+      dOut: c.hiddenSize,
+      numHeads: c.numHeads,
+      numKvHeads: c.numKvHeads,
+      causal: true,
+      qkvBias: false,
+      outBias: false,
+      outProj: true,
+    },
+    {
+      prefix: `${p}.self_attn`,
+      outputName: `${p}.self_attn`,
+      weightNames: LLAMA_ATTENTION_WEIGHTS,
+      position: { kind: "rope", base: c.ropeTheta },
+      ...(decode ? { decode: true } : {}),
+    },
   ).output;
   const h = b.add("add", `${p}.residual`, { a: x, b: attn }); // [B, T, E]
   const n2 = addRmsNorm(b, h, `${p}.post_attention_layernorm`, c.rmsNormEps);
-  const gate = b.add("silu", `${p}.mlp.act`, { x: addLinear(b, n2, `${p}.mlp.gate_proj`, c.intermediateSize, { bias: false }) }); // [B, T, I]
+  const gate = b.add("silu", `${p}.mlp.act`, {
+    x: addLinear(b, n2, `${p}.mlp.gate_proj`, c.intermediateSize, { bias: false }),
+  }); // [B, T, I]
   const up = addLinear(b, n2, `${p}.mlp.up_proj`, c.intermediateSize, { bias: false }); // [B, T, I]
   const gated = b.add("mul", `${p}.mlp.gated`, { a: gate, b: up });
   const down = addLinear(b, gated, `${p}.mlp.down_proj`, c.hiddenSize, { bias: false }); // [B, T, E]

@@ -11,11 +11,19 @@ import { ModelInputError } from "./token-ids.js";
  * How a model's sessions compile: compile()'s options but the weights (the model's) and updates (a trainer's).
  * Executors may be left out for host-only use (graph(), prepare(), stateDict()); running then says they are needed.
  */
-export type ModelCompileOptions = Omit<CompileOptions, "weights" | "updates" | "executors"> & { readonly executors?: CompileOptions["executors"] };
+export type ModelCompileOptions = Omit<CompileOptions, "weights" | "updates" | "executors"> & {
+  readonly executors?: CompileOptions["executors"];
+};
 
 /** The options compile() needs, or a ModelConfigError when the model was loaded without executors. */
 export function compileOptionsOf(options: ModelCompileOptions, what: string): Omit<CompileOptions, "weights"> {
-  if (!options.executors || options.executors.length === 0) throw new ModelConfigError("options.executors", `${what} needs executors: loadModel(…, { executors: [createCpuExecutor()] })`, "one or more executors", "none");
+  if (!options.executors || options.executors.length === 0)
+    throw new ModelConfigError(
+      "options.executors",
+      `${what} needs executors: loadModel(…, { executors: [createCpuExecutor()] })`,
+      "one or more executors",
+      "none",
+    );
   return options as Omit<CompileOptions, "weights">;
 }
 
@@ -79,11 +87,18 @@ export abstract class LoadedModel<GraphOptions extends object> {
    * every session from its next run on. Every model weight must be there, float32.
    */
   async setWeights(weights: ReadonlyMap<string, AnyTensor> | Readonly<Record<string, AnyTensor>>): Promise<void> {
-    const get = (name: string) => (weights instanceof Map ? weights.get(name) : (weights as Record<string, AnyTensor>)[name]);
+    const get = (name: string) =>
+      weights instanceof Map ? weights.get(name) : (weights as Record<string, AnyTensor>)[name];
     const next: Record<string, Tensor> = {};
     for (const name of Object.keys(this.#weights)) {
       const t = get(name);
-      if (t === undefined || t.dtype !== "float32") throw new ModelInputError(`weights.${name}`, "a weight of the model is missing or not float32", "a float32 tensor", t === undefined ? "nothing" : t.dtype);
+      if (t === undefined || t.dtype !== "float32")
+        throw new ModelInputError(
+          `weights.${name}`,
+          "a weight of the model is missing or not float32",
+          "a float32 tensor",
+          t === undefined ? "nothing" : t.dtype,
+        );
       next[name] = t as Tensor;
     }
     this.#weights = next;

@@ -41,19 +41,41 @@ export interface MhaShapes {
   readonly bias: boolean;
 }
 
-const FIELDS = ["embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim", "batch_first", "device", "dtype"];
+const FIELDS = [
+  "embed_dim",
+  "num_heads",
+  "dropout",
+  "bias",
+  "add_bias_kv",
+  "add_zero_attn",
+  "kdim",
+  "vdim",
+  "batch_first",
+  "device",
+  "dtype",
+];
 
 /** The module's shapes off its state_dict keys, or an error naming what is not there (or not supported). */
 export function mhaShapesOf(sd: ReadonlyMap<string, AnyTensor>): MhaShapes {
   // bias_k / bias_v exist only with add_bias_kv=True: a key and value appended to every sequence, not built here.
-  for (const key of ["bias_k", "bias_v"]) if (sd.has(key)) throw new UnsupportedError(`add_bias_kv (the checkpoint has ${key}): torch.nn.MultiheadAttention with add_bias_kv=True is not supported`, { subject: key });
+  for (const key of ["bias_k", "bias_v"])
+    if (sd.has(key))
+      throw new UnsupportedError(
+        `add_bias_kv (the checkpoint has ${key}): torch.nn.MultiheadAttention with add_bias_kv=True is not supported`,
+        { subject: key },
+      );
   const out = sd.get("out_proj.weight");
   const packed = sd.get("in_proj_weight");
   const q = sd.get("q_proj_weight");
   const rows = (t: AnyTensor | undefined) => (t && t.shape.length === 2 ? t.shape : undefined);
   if (!rows(out) || (!rows(packed) && !rows(q))) {
     const show = (k: string) => (sd.has(k) ? `${k} ${formatShape(sd.get(k)!.shape)}` : `no ${k}`);
-    throw new ModelConfigError("checkpoint", "not a torch.nn.MultiheadAttention state_dict", "in_proj_weight [3·E, E] (or q_proj_weight [E, E], k_proj_weight [E, kdim], v_proj_weight [E, vdim]) and out_proj.weight [E, E]", `${show(packed ? "in_proj_weight" : "q_proj_weight")}, ${show("out_proj.weight")}`);
+    throw new ModelConfigError(
+      "checkpoint",
+      "not a torch.nn.MultiheadAttention state_dict",
+      "in_proj_weight [3·E, E] (or q_proj_weight [E, E], k_proj_weight [E, kdim], v_proj_weight [E, vdim]) and out_proj.weight [E, E]",
+      `${show(packed ? "in_proj_weight" : "q_proj_weight")}, ${show("out_proj.weight")}`,
+    );
   }
   const E = out!.shape[1]!;
   const bias = sd.has("in_proj_bias");
@@ -66,21 +88,65 @@ export function mhaShapesOf(sd: ReadonlyMap<string, AnyTensor>): MhaShapes {
 /** The full config from the caller's fields and what the weights said; a field that contradicts them names both. */
 export function mhaConfigFrom(input: MhaConfigInput | undefined, shapes: MhaShapes): MhaConfig {
   const c = input ?? {};
-  if (typeof c !== "object" || c === null || Array.isArray(c)) throw new ModelConfigError("config", "not a config object", "an object such as { num_heads: 4 }", String(c));
-  for (const key of Object.keys(c)) if (!FIELDS.includes(key)) throw new ModelConfigError(`config.${key}`, "not an argument of torch.nn.MultiheadAttention (or not supported)", FIELDS.join(", "), key);
-  for (const key of ["add_bias_kv", "add_zero_attn"]) if (optionalField(c, key, "boolean") === true) throw new UnsupportedError(`${key}: torch.nn.MultiheadAttention with ${key}=True is not supported`, { subject: `config.${key}` });
+  if (typeof c !== "object" || c === null || Array.isArray(c))
+    throw new ModelConfigError("config", "not a config object", "an object such as { num_heads: 4 }", String(c));
+  for (const key of Object.keys(c))
+    if (!FIELDS.includes(key))
+      throw new ModelConfigError(
+        `config.${key}`,
+        "not an argument of torch.nn.MultiheadAttention (or not supported)",
+        FIELDS.join(", "),
+        key,
+      );
+  for (const key of ["add_bias_kv", "add_zero_attn"])
+    if (optionalField(c, key, "boolean") === true)
+      throw new UnsupportedError(`${key}: torch.nn.MultiheadAttention with ${key}=True is not supported`, {
+        subject: `config.${key}`,
+      });
   const agree = (key: string, from: string, want: number | boolean, got: number | boolean | undefined) => {
-    if (got !== undefined && got !== want) throw new ModelConfigError(`config.${key}`, `disagrees with the checkpoint (${from})`, String(want), String(got));
+    if (got !== undefined && got !== want)
+      throw new ModelConfigError(`config.${key}`, `disagrees with the checkpoint (${from})`, String(want), String(got));
   };
   const E = shapes.embedDim;
   agree("embed_dim", "columns of out_proj.weight", E, integerField(c, "embed_dim"));
-  agree("kdim", shapes.packed ? "in_proj_weight is packed, so kdim = embed_dim" : "columns of k_proj_weight", shapes.kdim, integerField(c, "kdim"));
-  agree("vdim", shapes.packed ? "in_proj_weight is packed, so vdim = embed_dim" : "columns of v_proj_weight", shapes.vdim, integerField(c, "vdim"));
+  agree(
+    "kdim",
+    shapes.packed ? "in_proj_weight is packed, so kdim = embed_dim" : "columns of k_proj_weight",
+    shapes.kdim,
+    integerField(c, "kdim"),
+  );
+  agree(
+    "vdim",
+    shapes.packed ? "in_proj_weight is packed, so vdim = embed_dim" : "columns of v_proj_weight",
+    shapes.vdim,
+    integerField(c, "vdim"),
+  );
   agree("bias", "whether in_proj_bias is there", shapes.bias, optionalField(c, "bias", "boolean"));
   const H = integerField(c, "num_heads");
-  if (H === undefined) throw new ModelConfigError("config.num_heads", "the number of heads is in no weight's shape: pass it", `an integer dividing embed_dim ${E}`, "none");
-  if (E % H !== 0) throw new ModelConfigError("config.num_heads", "num_heads must divide embed_dim", `a divisor of ${E}`, String(H));
+  if (H === undefined)
+    throw new ModelConfigError(
+      "config.num_heads",
+      "the number of heads is in no weight's shape: pass it",
+      `an integer dividing embed_dim ${E}`,
+      "none",
+    );
+  if (E % H !== 0)
+    throw new ModelConfigError("config.num_heads", "num_heads must divide embed_dim", `a divisor of ${E}`, String(H));
   const dropout = optionalField(c, "dropout", "number");
-  if (dropout !== undefined && (dropout < 0 || dropout > 1)) throw new ModelConfigError("config.dropout", "a probability", "0 <= dropout <= 1 (eval: not applied)", String(dropout));
-  return { embedDim: E, numHeads: H, kdim: shapes.kdim, vdim: shapes.vdim, packed: shapes.packed, bias: shapes.bias, batchFirst: optionalField(c, "batch_first", "boolean") ?? false };
+  if (dropout !== undefined && (dropout < 0 || dropout > 1))
+    throw new ModelConfigError(
+      "config.dropout",
+      "a probability",
+      "0 <= dropout <= 1 (eval: not applied)",
+      String(dropout),
+    );
+  return {
+    embedDim: E,
+    numHeads: H,
+    kdim: shapes.kdim,
+    vdim: shapes.vdim,
+    packed: shapes.packed,
+    bias: shapes.bias,
+    batchFirst: optionalField(c, "batch_first", "boolean") ?? false,
+  };
 }

@@ -37,21 +37,40 @@ export interface MhaOutputs {
 }
 
 /** The graph options a forward call needs and the tensors it feeds, or a ModelInputError naming the argument. */
-export function mhaFeed(c: MhaConfig, inputs: MhaInputs): { options: MhaGraphOptions; feed: Record<string, AnyTensor> } {
-  if (typeof inputs !== "object" || inputs === null) throw new ModelInputError("inputs", "not an inputs object", "{ query, key, value, attn_mask?, key_padding_mask? }", String(inputs));
+export function mhaFeed(
+  c: MhaConfig,
+  inputs: MhaInputs,
+): { options: MhaGraphOptions; feed: Record<string, AnyTensor> } {
+  if (typeof inputs !== "object" || inputs === null)
+    throw new ModelInputError(
+      "inputs",
+      "not an inputs object",
+      "{ query, key, value, attn_mask?, key_padding_mask? }",
+      String(inputs),
+    );
   const [B, L] = checked(c, "query", inputs.query, "L", c.embedDim);
   // PyTorch's `query is key is value`: one tensor, one packed matmul. With kdim or vdim other than E the same tensor
   // cannot be the key, so it goes through the three-input checks, which name the width that does not fit.
-  const self = inputs.query === inputs.key && inputs.key === inputs.value && c.kdim === c.embedDim && c.vdim === c.embedDim;
-  const o: { -readonly [K in keyof MhaGraphOptions]: MhaGraphOptions[K] } = { needWeights: inputs.need_weights ?? true };
+  const self =
+    inputs.query === inputs.key && inputs.key === inputs.value && c.kdim === c.embedDim && c.vdim === c.embedDim;
+  const o: { -readonly [K in keyof MhaGraphOptions]: MhaGraphOptions[K] } = {
+    needWeights: inputs.need_weights ?? true,
+  };
   const feed: Record<string, AnyTensor> = { query: inputs.query as Tensor };
   let S = L;
   if (self) o.selfAttention = true;
   else {
     const [bk, sk] = checked(c, "key", inputs.key, "S", c.kdim);
     const [bv, sv] = checked(c, "value", inputs.value, "S", c.vdim);
-    if (bk !== B || bv !== B) throw new ModelInputError(bk !== B ? "key" : "value", "batch must match the query's", `B = ${B}`, String(bk !== B ? bk : bv));
-    if (sv !== sk) throw new ModelInputError("value", "key and value must have the same length S", `S = ${sk} (key's)`, String(sv));
+    if (bk !== B || bv !== B)
+      throw new ModelInputError(
+        bk !== B ? "key" : "value",
+        "batch must match the query's",
+        `B = ${B}`,
+        String(bk !== B ? bk : bv),
+      );
+    if (sv !== sk)
+      throw new ModelInputError("value", "key and value must have the same length S", `S = ${sk} (key's)`, String(sv));
     S = sk;
     feed["key"] = inputs.key as Tensor;
     feed["value"] = inputs.value as Tensor;
@@ -75,7 +94,12 @@ function checked(c: MhaConfig, name: string, x: unknown, len: string, width: num
   if (!ok) {
     const layout = c.batchFirst ? `[B, ${len}, ${width}]` : `[${len}, B, ${width}]`;
     const got = Tensor.isTensor(x) ? `${x.dtype} ${formatShape(x.shape)}` : x === undefined ? "none" : typeof x;
-    throw new ModelInputError(name, `the module's ${name} input`, `a float32 tensor ${layout} (batch_first=${c.batchFirst ? "True" : "False"}; an unbatched 2-D input is not supported)`, got);
+    throw new ModelInputError(
+      name,
+      `the module's ${name} input`,
+      `a float32 tensor ${layout} (batch_first=${c.batchFirst ? "True" : "False"}; an unbatched 2-D input is not supported)`,
+      got,
+    );
   }
   const s = (x as Tensor).shape;
   return c.batchFirst ? [s[0]!, s[1]!] : [s[1]!, s[0]!];
@@ -87,7 +111,8 @@ export function meanOverHeads(w: Tensor): Tensor {
   const src = w.contiguous().data as Float32Array;
   const out = new Float32Array(B * L * S);
   const plane = L * S;
-  for (let b = 0; b < B; b++) for (let h = 0; h < H; h++) for (let i = 0; i < plane; i++) out[b * plane + i]! += src[(b * H + h) * plane + i]!;
+  for (let b = 0; b < B; b++)
+    for (let h = 0; h < H; h++) for (let i = 0; i < plane; i++) out[b * plane + i]! += src[(b * H + h) * plane + i]!;
   for (let i = 0; i < out.length; i++) out[i]! /= H;
   return Tensor.from(out, [B, L, S]);
 }

@@ -24,7 +24,13 @@ export class MhaModel extends LoadedModel<MhaGraphOptions> {
   }
 
   protected graphKey(o: MhaGraphOptions): string {
-    return [o.selfAttention ? "self" : "-", o.mask ?? "-", o.keyPadding ? "pad" : "-", o.causal ? "causal" : "-", o.needWeights ? "w" : "-"].join("/");
+    return [
+      o.selfAttention ? "self" : "-",
+      o.mask ?? "-",
+      o.keyPadding ? "pad" : "-",
+      o.causal ? "causal" : "-",
+      o.needWeights ? "w" : "-",
+    ].join("/");
   }
 
   get description(): string {
@@ -49,7 +55,8 @@ export class MhaModel extends LoadedModel<MhaGraphOptions> {
     const perHead = out["attn_output_weights"];
     // attngraph has no mean-over-an-axis op: the graph gives the weights per head and the average (PyTorch's default
     // average_attn_weights=True) is taken here, one pass over [B, H, L, S] on the host.
-    const weights = perHead === undefined ? null : inputs.average_attn_weights === false ? perHead : meanOverHeads(perHead);
+    const weights =
+      perHead === undefined ? null : inputs.average_attn_weights === false ? perHead : meanOverHeads(perHead);
     return { attn_output: out["attn_output"]!, attn_output_weights: weights };
   }
 }

@@ -35,24 +35,41 @@ describe("torch.nn.MultiheadAttention on cpu", () => {
     await model.dispose();
   });
 
-  it.each(CASES)("%s: average_attn_weights=False gives the weights per head [B, H, L, S]; need_weights=False gives null", async (name) => {
-    const c = mhaCase(name);
-    const model = load(name);
-    const perHead = await model.run({ ...mhaForward(c), average_attn_weights: false });
-    expect(perHead.attn_output_weights!.shape).toEqual(c.expected.attn_output_weights_per_head.shape);
-    expect(maxDiff(perHead.attn_output_weights!.data, c.expected.attn_output_weights_per_head.data)).toBeLessThan(2e-5);
-    const none = await model.run({ ...mhaForward(c), need_weights: false });
-    expect(none.attn_output_weights).toBeNull();
-    expect(maxDiff(none.attn_output.data, c.expected.attn_output.data)).toBeLessThan(2e-5);
-    await model.dispose();
-  });
+  it.each(CASES)(
+    "%s: average_attn_weights=False gives the weights per head [B, H, L, S]; need_weights=False gives null",
+    async (name) => {
+      const c = mhaCase(name);
+      const model = load(name);
+      const perHead = await model.run({ ...mhaForward(c), average_attn_weights: false });
+      expect(perHead.attn_output_weights!.shape).toEqual(c.expected.attn_output_weights_per_head.shape);
+      expect(maxDiff(perHead.attn_output_weights!.data, c.expected.attn_output_weights_per_head.data)).toBeLessThan(
+        2e-5,
+      );
+      const none = await model.run({ ...mhaForward(c), need_weights: false });
+      expect(none.attn_output_weights).toBeNull();
+      expect(maxDiff(none.attn_output.data, c.expected.attn_output.data)).toBeLessThan(2e-5);
+      await model.dispose();
+    },
+  );
 
   it("the family is read off the keys; the description says what was found; the graph loads the module's own names", () => {
     const packed = load("mha-packed-self-batchfirst");
-    expect(packed.description).toBe("torch.nn.MultiheadAttention(embed_dim=16, num_heads=4, bias=True, kdim=16, vdim=16, batch_first=True)");
-    expect(packed.graph({ selfAttention: true }).weights.map((w) => w.name).sort()).toEqual(["in_proj_bias", "in_proj_weight", "out_proj.bias", "out_proj.weight"]);
+    expect(packed.description).toBe(
+      "torch.nn.MultiheadAttention(embed_dim=16, num_heads=4, bias=True, kdim=16, vdim=16, batch_first=True)",
+    );
+    expect(
+      packed
+        .graph({ selfAttention: true })
+        .weights.map((w) => w.name)
+        .sort(),
+    ).toEqual(["in_proj_bias", "in_proj_weight", "out_proj.bias", "out_proj.weight"]);
     const split = load("mha-kdim-vdim-seqfirst");
-    expect(split.graph().weights.map((w) => w.name).sort()).toEqual(["in_proj_bias", "k_proj_weight", "out_proj.bias", "out_proj.weight", "q_proj_weight", "v_proj_weight"]);
+    expect(
+      split
+        .graph()
+        .weights.map((w) => w.name)
+        .sort(),
+    ).toEqual(["in_proj_bias", "k_proj_weight", "out_proj.bias", "out_proj.weight", "q_proj_weight", "v_proj_weight"]);
     const c = mhaCase("mha-packed-cross-nobias");
     const named: MhaModel = loadModel(c.bytes, { family: "MultiheadAttention", config: { num_heads: 2 } }); // typed by the family
     expect(named).toBeInstanceOf(MhaModel);
@@ -78,7 +95,10 @@ describe("torch.nn.MultiheadAttention on cpu", () => {
     const causal = await model.run({ ...rest, is_causal: true });
     expect(maxDiff(causal.attn_output.data, c.expected.attn_output.data)).toBeLessThan(2e-5);
     const bools = Array.from({ length: L }, (_, i) => Array.from({ length: L }, (_, j) => j > i));
-    const additive = Tensor.from(bools.flat().map((m) => (m ? -Infinity : 0)), [L, L]);
+    const additive = Tensor.from(
+      bools.flat().map((m) => (m ? -Infinity : 0)),
+      [L, L],
+    );
     for (const attn_mask of [bools, additive]) {
       const out = await model.run({ ...rest, attn_mask });
       expect(maxDiff(out.attn_output.data, c.expected.attn_output.data)).toBeLessThan(2e-5);
@@ -110,7 +130,9 @@ describe.each([
         const model = load(name, [executor]);
         const out = await model.run({ ...mhaForward(c), average_attn_weights: false });
         expect(maxDiff(out.attn_output.data, c.expected.attn_output.data), name).toBeLessThan(1e-4);
-        expect(maxDiff(out.attn_output_weights!.data, c.expected.attn_output_weights_per_head.data), name).toBeLessThan(1e-4);
+        expect(maxDiff(out.attn_output_weights!.data, c.expected.attn_output_weights_per_head.data), name).toBeLessThan(
+          1e-4,
+        );
         await model.dispose();
       }
     } finally {
@@ -129,19 +151,31 @@ describe("torch.nn.MultiheadAttention: what does not fit is named", () => {
     expect(() => loadModel(withBiasKv, { config: { num_heads: 4 } })).toThrow(UnsupportedError);
     expect(() => loadModel(withBiasKv, { config: { num_heads: 4 } })).toThrow(/^unsupported: add_bias_kv/);
     expect(() => loadModel(sd(), { config: { num_heads: 4, add_bias_kv: true } })).toThrow(/^unsupported: add_bias_kv/);
-    expect(() => loadModel(sd(), { config: { num_heads: 4, add_zero_attn: true } })).toThrow(/^unsupported: add_zero_attn/);
+    expect(() => loadModel(sd(), { config: { num_heads: 4, add_zero_attn: true } })).toThrow(
+      /^unsupported: add_zero_attn/,
+    );
   });
 
   it("num_heads is needed; config fields that contradict the shapes name both", () => {
     expect(() => loadModel(sd())).toThrow(/config\.num_heads: the number of heads is in no weight's shape: pass it/);
-    expect(() => loadModel(sd(), { config: { num_heads: 3 } })).toThrow(/config\.num_heads: num_heads must divide embed_dim \(expected a divisor of 16, got 3\)/);
+    expect(() => loadModel(sd(), { config: { num_heads: 3 } })).toThrow(
+      /config\.num_heads: num_heads must divide embed_dim \(expected a divisor of 16, got 3\)/,
+    );
     const split = mhaCase("mha-kdim-vdim-seqfirst");
-    expect(() => loadModel(split.bytes, { config: { num_heads: 3, kdim: 6 } })).toThrow(/config\.kdim: disagrees with the checkpoint \(columns of k_proj_weight\) \(expected 5, got 6\)/);
-    expect(() => loadModel(split.bytes, { config: { num_heads: 3, vdim: 5 } })).toThrow(/config\.vdim: disagrees with the checkpoint \(columns of v_proj_weight\) \(expected 7, got 5\)/);
-    expect(() => loadModel(sd(), { config: { num_heads: 4, kdim: 5 } })).toThrow(/config\.kdim: disagrees with the checkpoint \(in_proj_weight is packed, so kdim = embed_dim\)/);
+    expect(() => loadModel(split.bytes, { config: { num_heads: 3, kdim: 6 } })).toThrow(
+      /config\.kdim: disagrees with the checkpoint \(columns of k_proj_weight\) \(expected 5, got 6\)/,
+    );
+    expect(() => loadModel(split.bytes, { config: { num_heads: 3, vdim: 5 } })).toThrow(
+      /config\.vdim: disagrees with the checkpoint \(columns of v_proj_weight\) \(expected 7, got 5\)/,
+    );
+    expect(() => loadModel(sd(), { config: { num_heads: 4, kdim: 5 } })).toThrow(
+      /config\.kdim: disagrees with the checkpoint \(in_proj_weight is packed, so kdim = embed_dim\)/,
+    );
     expect(() => loadModel(sd(), { config: { num_heads: 4, embed_dim: 8 } })).toThrow(/config\.embed_dim: disagrees/);
     expect(() => loadModel(sd(), { config: { num_heads: 4, bias: false } })).toThrow(ModelConfigError);
-    expect(() => loadModel(sd(), { config: { num_heads: 4, nhead: 4 } })).toThrow(/config\.nhead: not an argument of torch\.nn\.MultiheadAttention/);
+    expect(() => loadModel(sd(), { config: { num_heads: 4, nhead: 4 } })).toThrow(
+      /config\.nhead: not an argument of torch\.nn\.MultiheadAttention/,
+    );
   });
 
   it("a checkpoint that does not fit lists every missing and mis-shaped key by its own name", () => {
@@ -165,15 +199,29 @@ describe("torch.nn.MultiheadAttention: what does not fit is named", () => {
     const c = mhaCase("mha-kdim-vdim-seqfirst");
     const model = load("mha-kdim-vdim-seqfirst");
     const f = mhaForward(c); // query [4, 2, 12], key [6, 2, 5], value [6, 2, 7], seq-first
-    await expect(model.run({ ...f, query: Tensor.zeros([2, 4, 8]) })).rejects.toThrow(/query: the module's query input \(expected a float32 tensor \[L, B, 12\] \(batch_first=False/);
-    await expect(model.run({ ...f, key: Tensor.zeros([6, 2, 12]) })).rejects.toThrow(/key: the module's key input \(expected a float32 tensor \[S, B, 5\].*got float32 \[6, 2, 12\]/);
-    await expect(model.run({ ...f, value: Tensor.zeros([5, 2, 7]) })).rejects.toThrow(/value: key and value must have the same length S \(expected S = 6/);
-    await expect(model.run({ ...f, key: Tensor.zeros([6, 3, 5]) })).rejects.toThrow(/key: batch must match the query's \(expected B = 2, got 3\)/);
+    await expect(model.run({ ...f, query: Tensor.zeros([2, 4, 8]) })).rejects.toThrow(
+      /query: the module's query input \(expected a float32 tensor \[L, B, 12\] \(batch_first=False/,
+    );
+    await expect(model.run({ ...f, key: Tensor.zeros([6, 2, 12]) })).rejects.toThrow(
+      /key: the module's key input \(expected a float32 tensor \[S, B, 5\].*got float32 \[6, 2, 12\]/,
+    );
+    await expect(model.run({ ...f, value: Tensor.zeros([5, 2, 7]) })).rejects.toThrow(
+      /value: key and value must have the same length S \(expected S = 6/,
+    );
+    await expect(model.run({ ...f, key: Tensor.zeros([6, 3, 5]) })).rejects.toThrow(
+      /key: batch must match the query's \(expected B = 2, got 3\)/,
+    );
     await expect(model.run({ ...f, value: undefined })).rejects.toThrow(/value: .*got none/);
     const q = Tensor.zeros([4, 2, 12]); // one tensor as query, key and value: its width 12 is not kdim 5
-    await expect(model.run({ query: q, key: q, value: q })).rejects.toThrow(/key: the module's key input \(expected a float32 tensor \[S, B, 5\]/);
-    await expect(model.run({ ...f, attn_mask: Tensor.zeros([4, 4]) })).rejects.toThrow(/attn_mask: the attention mask is \[L, S\].*expected \[4, 6\], got \[4, 4\]/);
-    await expect(model.run({ ...f, key_padding_mask: Tensor.int32([0, 0], [2, 1]) })).rejects.toThrow(/key_padding_mask: the key padding mask is \[B, S\].*expected \[2, 6\]/);
+    await expect(model.run({ query: q, key: q, value: q })).rejects.toThrow(
+      /key: the module's key input \(expected a float32 tensor \[S, B, 5\]/,
+    );
+    await expect(model.run({ ...f, attn_mask: Tensor.zeros([4, 4]) })).rejects.toThrow(
+      /attn_mask: the attention mask is \[L, S\].*expected \[4, 6\], got \[4, 4\]/,
+    );
+    await expect(model.run({ ...f, key_padding_mask: Tensor.int32([0, 0], [2, 1]) })).rejects.toThrow(
+      /key_padding_mask: the key padding mask is \[B, S\].*expected \[2, 6\]/,
+    );
     await expect(model.run({ ...f, attn_mask: undefined })).resolves.toBeDefined(); // still usable after the errors
     await model.dispose();
   });

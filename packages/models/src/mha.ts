@@ -38,9 +38,11 @@ export function mhaGraph(c: MhaConfig, o: MhaGraphOptions = {}): OpGraph {
   const E = c.embedDim;
   const H = c.numHeads;
   const S = o.selfAttention ? "L" : "S";
-  const seq = (name: string, len: string, width: number) => b.input(name, c.batchFirst ? ["B", len, width] : [len, "B", width]);
+  const seq = (name: string, len: string, width: number) =>
+    b.input(name, c.batchFirst ? ["B", len, width] : [len, "B", width]);
   // Sequence-first inputs: the attention nodes read [B, L, E], so the graph works batch-first inside.
-  const batchFirst = (x: Ref, name: string) => (c.batchFirst ? x : b.add("transpose", `${name}.batch_first`, { x }, { perm: [1, 0, 2] }));
+  const batchFirst = (x: Ref, name: string) =>
+    c.batchFirst ? x : b.add("transpose", `${name}.batch_first`, { x }, { perm: [1, 0, 2] });
   const query = batchFirst(seq("query", "L", E), "query"); // [B, L, E]
   const mask = o.mask ? b.input(o.mask === "mask" ? "attn_mask" : "attn_bias", ["L", S]) : undefined;
   const pad = o.keyPadding ? b.input("key_padding_mask", ["B", S]) : undefined;
@@ -67,9 +69,18 @@ export function mhaGraph(c: MhaConfig, o: MhaGraphOptions = {}): OpGraph {
     ({ out, weights } = attentionNodes(b, c, o, { query, key, value, mask, pad, outName }));
   }
   // Sequence-first: back to [L, B, E] (the reshape gives the output its own dense layout, as the encoder layer's).
-  const attnOutput = c.batchFirst ? out : b.add("reshape", "attn_output", { x: b.add("transpose", "attn_output.seq_first", { x: out }, { perm: [1, 0, 2] }) }, { shape: ["L", "B", E] });
+  const attnOutput = c.batchFirst
+    ? out
+    : b.add(
+        "reshape",
+        "attn_output",
+        { x: b.add("transpose", "attn_output.seq_first", { x: out }, { perm: [1, 0, 2] }) },
+        { shape: ["L", "B", E] },
+      );
   if (!o.needWeights) return b.output(attnOutput).build();
-  return b.output(attnOutput, b.add("reshape", "attn_output_weights", { x: weights }, { shape: ["B", H, "L", S] })).build();
+  return b
+    .output(attnOutput, b.add("reshape", "attn_output_weights", { x: weights }, { shape: ["B", H, "L", S] }))
+    .build();
 }
 
 interface Sources {
@@ -86,13 +97,18 @@ function attentionNodes(b: GraphBuilder, c: MhaConfig, o: MhaGraphOptions, s: So
   const E = c.embedDim;
   const H = c.numHeads;
   const D = E / H;
-  const rows = (w: Ref, part: string, i: number) => b.add("slice", `in_proj_${part}`, { x: w }, { axis: 0, start: i * E, size: E });
+  const rows = (w: Ref, part: string, i: number) =>
+    b.add("slice", `in_proj_${part}`, { x: w }, { axis: 0, start: i * E, size: E });
   let wq: Ref, wk: Ref, wv: Ref;
   if (c.packed) {
     const w = b.weight("in_proj_weight", [3 * E, E]);
     [wq, wk, wv] = [rows(w, "weight.q", 0), rows(w, "weight.k", 1), rows(w, "weight.v", 2)]; // [E, E] each
   } else {
-    [wq, wk, wv] = [b.weight("q_proj_weight", [E, E]), b.weight("k_proj_weight", [E, c.kdim]), b.weight("v_proj_weight", [E, c.vdim])];
+    [wq, wk, wv] = [
+      b.weight("q_proj_weight", [E, E]),
+      b.weight("k_proj_weight", [E, c.kdim]),
+      b.weight("v_proj_weight", [E, c.vdim]),
+    ];
   }
   const bias = c.bias ? b.weight("in_proj_bias", [3 * E]) : undefined;
   const biasOf = (part: string, i: number) => (bias ? rows(bias, `bias.${part}`, i) : undefined); // [E]
@@ -100,7 +116,13 @@ function attentionNodes(b: GraphBuilder, c: MhaConfig, o: MhaGraphOptions, s: So
   const keys = b.add("projection", "keys", { x: s.key, weight: wk, bias: biasOf("k", 1) }); // [B, S, E]
   const values = b.add("projection", "values", { x: s.value, weight: wv, bias: biasOf("v", 2) }); // [B, S, E]
   // Split heads: [B, len, E] → [B, len, H, D] → [B, H, len, D].
-  const heads = (x: Ref, n: string, len: string) => b.add("transpose", `${n}.heads`, { x: b.add("reshape", `${n}.split`, { x }, { shape: ["B", len, H, D] }) }, { perm: [0, 2, 1, 3] });
+  const heads = (x: Ref, n: string, len: string) =>
+    b.add(
+      "transpose",
+      `${n}.heads`,
+      { x: b.add("reshape", `${n}.split`, { x }, { shape: ["B", len, H, D] }) },
+      { perm: [0, 2, 1, 3] },
+    );
   const S = o.selfAttention ? "L" : "S";
   const scores = b.add("score", "scores", { q: heads(queries, "q", "L"), k: heads(keys, "k", S) }); // [B, H, L, S]
   const scale = 1 / Math.sqrt(D);
@@ -109,12 +131,21 @@ function attentionNodes(b: GraphBuilder, c: MhaConfig, o: MhaGraphOptions, s: So
   const additive = o.mask === "bias";
   const masked =
     o.causal || s.mask || s.pad
-      ? b.add("mask", "masked", { scores, keyPaddingMask: s.pad, mask: additive ? undefined : s.mask, bias: additive ? s.mask : undefined }, { causal: o.causal ?? false, window: null, scale: additive ? scale : 1, alignment: "top-left" })
+      ? b.add(
+          "mask",
+          "masked",
+          { scores, keyPaddingMask: s.pad, mask: additive ? undefined : s.mask, bias: additive ? s.mask : undefined },
+          { causal: o.causal ?? false, window: null, scale: additive ? scale : 1, alignment: "top-left" },
+        )
       : scores; // [B, H, L, S]
   const weights = b.add("softmax", "weights", { x: masked }, { scale: additive ? 1 : scale }); // [B, H, L, S]
   const ctxHeads = b.add("weighted-sum", "context.heads", { weights, v: heads(values, "v", S) }); // [B, H, L, D]
   const merged = b.add("transpose", "context.merge", { x: ctxHeads }, { perm: [0, 2, 1, 3] }); // [B, L, H, D]
   const context = b.add("reshape", "context", { x: merged }, { shape: ["B", "L", E] }); // [B, L, E]
-  const out = b.add("out-proj", s.outName, { x: context, weight: b.weight("out_proj.weight", [E, E]), bias: c.bias ? b.weight("out_proj.bias", [E]) : undefined }); // [B, L, E]
+  const out = b.add("out-proj", s.outName, {
+    x: context,
+    weight: b.weight("out_proj.weight", [E, E]),
+    bias: c.bias ? b.weight("out_proj.bias", [E]) : undefined,
+  }); // [B, L, E]
   return { out, weights };
 }

@@ -16,9 +16,19 @@ const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
 /** Runs README blocks as one async function body: their imports dropped (given here), `scope` as local names. */
 async function run(code: string, scope: Record<string, unknown>): Promise<Record<string, unknown>> {
   const body = code.replace(/^import .*$/gm, "");
-  const names = [...body.matchAll(/^const (\w+)|^const \{ ([\w, ]+) \}/gm)].flatMap((m) => (m[1] ? [m[1]] : m[2]!.split(",").map((n) => n.trim())));
-  const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (...args: string[]) => (...a: unknown[]) => Promise<Record<string, unknown>>;
-  const given = { ...models, createCpuExecutor, Tensor, readFileSync: (f: string) => readFileSync(join(goldenModelsDir, f)), ...scope };
+  const names = [...body.matchAll(/^const (\w+)|^const \{ ([\w, ]+) \}/gm)].flatMap((m) =>
+    m[1] ? [m[1]] : m[2]!.split(",").map((n) => n.trim()),
+  );
+  const AsyncFunction = Object.getPrototypeOf(async () => undefined).constructor as new (
+    ...args: string[]
+  ) => (...a: unknown[]) => Promise<Record<string, unknown>>;
+  const given = {
+    ...models,
+    createCpuExecutor,
+    Tensor,
+    readFileSync: (f: string) => readFileSync(join(goldenModelsDir, f)),
+    ...scope,
+  };
   const fn = new AsyncFunction(...Object.keys(given), `${body}\nreturn { ${names.join(", ")} };`);
   return fn(...Object.values(given));
 }
@@ -29,7 +39,13 @@ describe("README examples", () => {
     const log = vi.spyOn(console, "log").mockImplementation(() => {});
     const t = c.train!;
     const [steps, B, T1] = t.batches.shape as [number, number, number];
-    const rows = (s: number, from: number, to: number) => Tensor.int32(Array.from({ length: B }, (_, b) => [...t.batches.toInt32Array().subarray((s * B + b) * T1 + from, (s * B + b) * T1 + to)]).flat(), [B, to - from]);
+    const rows = (s: number, from: number, to: number) =>
+      Tensor.int32(
+        Array.from({ length: B }, (_, b) => [
+          ...t.batches.toInt32Array().subarray((s * B + b) * T1 + from, (s * B + b) * T1 + to),
+        ]).flat(),
+        [B, to - from],
+      );
     const batches = Array.from({ length: steps }, (_, s) => ({ idx: rows(s, 0, T1 - 1), targets: rows(s, 1, T1) }));
     const got = await run(blocks[0]! + blocks[1]!, { batches });
     log.mockRestore();
@@ -59,14 +75,22 @@ describe("README examples", () => {
     const got = await run(blocks[4]!, { readFileSync: fixture });
     const printed = log.mock.calls;
     log.mockRestore();
-    expect(printed).toEqual([[[4, 2, 12], [2, 4, 6]]]);
+    expect(printed).toEqual([
+      [
+        [4, 2, 12],
+        [2, 4, 6],
+      ],
+    ]);
     expect(got["mha"]).toBeInstanceOf(models.MhaModel);
     await (got["mha"] as models.MhaModel).dispose();
   });
 
   it("Llama (fixtures/llama-tiny): PyTorch's logits and greedy tokens", async () => {
     const fixture = (f: string) => readFileSync(fileURLToPath(new URL(`../${f}`, import.meta.url)));
-    const want = JSON.parse(fixture("fixtures/llama-tiny.json").toString("utf8")) as { logits: number[]; idx: number[][] };
+    const want = JSON.parse(fixture("fixtures/llama-tiny.json").toString("utf8")) as {
+      logits: number[];
+      idx: number[][];
+    };
     const got = await run(blocks[5]!, { readFileSync: fixture });
     const llama = got["llama"] as models.LlamaModel;
     expect((got["out"] as { logits: Tensor }).logits.shape).toEqual([1, 3, 48]);
@@ -78,6 +102,7 @@ describe("README examples", () => {
   });
 
   it("each public case's example is at most five lines of code besides imports", () => {
-    for (const b of blocks.slice(0, 6)) expect(b.split("\n").filter((l) => l.trim() && !l.startsWith("import ")).length).toBeLessThanOrEqual(5);
+    for (const b of blocks.slice(0, 6))
+      expect(b.split("\n").filter((l) => l.trim() && !l.startsWith("import ")).length).toBeLessThanOrEqual(5);
   });
 });

@@ -51,7 +51,12 @@ describe("samplingProbs", () => {
 
   it("top-k, then top-p on what top-k kept (Hugging Face's order)", () => {
     const kept = softmax([2, 1, 0]);
-    close(samplingProbs(logits, { ...plain, topK: 3, topP: 0.8 }), [kept[0]! / (kept[0]! + kept[1]!), kept[1]! / (kept[0]! + kept[1]!), 0, 0]);
+    close(samplingProbs(logits, { ...plain, topK: 3, topP: 0.8 }), [
+      kept[0]! / (kept[0]! + kept[1]!),
+      kept[1]! / (kept[0]! + kept[1]!),
+      0,
+      0,
+    ]);
   });
 
   it("−∞ logits get 0; all −∞, NaN or +∞ is a GenerateError", () => {

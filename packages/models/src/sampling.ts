@@ -34,11 +34,18 @@ export function samplingProbs(logits: ArrayLike<number>, options: SamplingOption
   let max = -Infinity;
   for (let i = 0; i < V; i++) {
     const v = logits[i]!;
-    if (Number.isNaN(v) || v === Infinity) throw new GenerateError(subject, `a logit of ${v} at token ${i}`, "finite numbers or −∞", String(v));
+    if (Number.isNaN(v) || v === Infinity)
+      throw new GenerateError(subject, `a logit of ${v} at token ${i}`, "finite numbers or −∞", String(v));
     scaled[i] = v / options.temperature;
     if (scaled[i]! > max) max = scaled[i]!;
   }
-  if (max === -Infinity) throw new GenerateError(subject, "every logit is −∞ (or underflows at this temperature): nothing to sample", "at least one finite logit", "all −∞");
+  if (max === -Infinity)
+    throw new GenerateError(
+      subject,
+      "every logit is −∞ (or underflows at this temperature): nothing to sample",
+      "at least one finite logit",
+      "all −∞",
+    );
   if (options.topK !== undefined && options.topK < V) {
     const kth = [...scaled].sort((a, b) => b - a)[options.topK - 1]!;
     for (let i = 0; i < V; i++) if (scaled[i]! < kth) scaled[i] = -Infinity;
@@ -79,7 +86,12 @@ export function drawFrom(probs: ArrayLike<number>, u: number): number {
 }
 
 /** The next token for one row of logits: argmax when greedy, else a draw with `random()` from samplingProbs. */
-export function sampleToken(logits: ArrayLike<number>, options: SamplingOptions, random: () => number, subject = "logits"): number {
+export function sampleToken(
+  logits: ArrayLike<number>,
+  options: SamplingOptions,
+  random: () => number,
+  subject = "logits",
+): number {
   if (options.greedy) return argmax(logits, subject);
   return drawFrom(samplingProbs(logits, options, subject), random());
 }

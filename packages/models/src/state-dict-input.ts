@@ -4,18 +4,49 @@ import { readSafetensors, type TensorJSON } from "@attngraph/nn";
 import { Tensor, type AnyTensor } from "@attngraph/tensor";
 import { ModelConfigError } from "./config-fields.js";
 
-export type Checkpoint = Uint8Array | ArrayBuffer | ReadonlyMap<string, AnyTensor | TensorJSON> | Readonly<Record<string, AnyTensor | TensorJSON>>;
+export type Checkpoint =
+  | Uint8Array
+  | ArrayBuffer
+  | ReadonlyMap<string, AnyTensor | TensorJSON>
+  | Readonly<Record<string, AnyTensor | TensorJSON>>;
 
 /** The checkpoint's tensors by key; JSON tensors become float32 Tensors (their values are checked by the loader). */
 export function tensorsOf(source: Checkpoint): Map<string, AnyTensor> {
-  if (source instanceof Uint8Array || source instanceof ArrayBuffer) return readSafetensors(source instanceof ArrayBuffer ? new Uint8Array(source) : source).tensors as Map<string, AnyTensor>;
-  const entries = source instanceof Map ? [...source.entries()] : typeof source === "object" && source !== null && !Array.isArray(source) ? Object.entries(source) : undefined;
-  if (entries === undefined) throw new ModelConfigError("checkpoint", "not a checkpoint", "the bytes of a .safetensors file, or a Map or object of tensors by state_dict key", Array.isArray(source) ? "an array" : String(source));
+  if (source instanceof Uint8Array || source instanceof ArrayBuffer)
+    return readSafetensors(source instanceof ArrayBuffer ? new Uint8Array(source) : source).tensors as Map<
+      string,
+      AnyTensor
+    >;
+  const entries =
+    source instanceof Map
+      ? [...source.entries()]
+      : typeof source === "object" && source !== null && !Array.isArray(source)
+        ? Object.entries(source)
+        : undefined;
+  if (entries === undefined)
+    throw new ModelConfigError(
+      "checkpoint",
+      "not a checkpoint",
+      "the bytes of a .safetensors file, or a Map or object of tensors by state_dict key",
+      Array.isArray(source) ? "an array" : String(source),
+    );
   const out = new Map<string, AnyTensor>();
   for (const [key, v] of entries) {
     if (Tensor.isTensor(v)) out.set(key, v);
-    else if (typeof v === "object" && v !== null && Array.isArray((v as TensorJSON).shape) && Array.isArray((v as TensorJSON).data)) out.set(key, Tensor.from((v as TensorJSON).data as number[], (v as TensorJSON).shape));
-    else throw new ModelConfigError(`checkpoint.${key}`, "not a tensor", "a Tensor or { shape, data }", v === null ? "null" : typeof v);
+    else if (
+      typeof v === "object" &&
+      v !== null &&
+      Array.isArray((v as TensorJSON).shape) &&
+      Array.isArray((v as TensorJSON).data)
+    )
+      out.set(key, Tensor.from((v as TensorJSON).data as number[], (v as TensorJSON).shape));
+    else
+      throw new ModelConfigError(
+        `checkpoint.${key}`,
+        "not a tensor",
+        "a Tensor or { shape, data }",
+        v === null ? "null" : typeof v,
+      );
   }
   return out;
 }

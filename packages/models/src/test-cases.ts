@@ -20,7 +20,11 @@ export function modelCase(name: string): ModelCase & { bytes: Uint8Array } {
 
 /** Every case name of both folders. */
 export function modelCaseNames(): string[] {
-  return [goldenModelsDir, goldenModelsExtraDir].flatMap((d) => readdirSync(d).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5)));
+  return [goldenModelsDir, goldenModelsExtraDir].flatMap((d) =>
+    readdirSync(d)
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => f.slice(0, -5)),
+  );
 }
 
 /** max |a − b| over two equally long arrays. */

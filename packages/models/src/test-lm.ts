@@ -16,7 +16,12 @@ export function tinyLm(decode = false): OpGraph {
   const b = new GraphBuilder();
   const idx = b.input("idx", ["B", "T"], "int32");
   const x = b.add("embedding", "wte", { ids: idx, weight: b.weight("wte.weight", [V, E]) }); // [B, T, E]
-  const block = addTransformerBlock(b, x, { embedDim: E, nHeads: 2, causal: true, position: { kind: "rope" } }, { prefix: "h.0", decode });
+  const block = addTransformerBlock(
+    b,
+    x,
+    { embedDim: E, nHeads: 2, causal: true, position: { kind: "rope" } },
+    { prefix: "h.0", decode },
+  );
   return b.output(addLinear(b, block.output, "logits", V, { weights: "lm_head", bias: false })).build(); // [B, T, V]
 }
 
@@ -30,12 +35,22 @@ export function tinyDecoder(executor: Executor, maxLength: number, batch = 1): P
 }
 
 /** Greedy tokens by re-running the full graph on the last `blockSize` tokens of each row at every step (nanoGPT). */
-export async function fullGreedy(executor: Executor, prompt: number[][], maxNewTokens: number, blockSize: number): Promise<number[][]> {
+export async function fullGreedy(
+  executor: Executor,
+  prompt: number[][],
+  maxNewTokens: number,
+  blockSize: number,
+): Promise<number[][]> {
   return (await fullGreedyWithLogits(executor, prompt, maxNewTokens, blockSize)).tokens;
 }
 
 /** fullGreedy, and each step's last-position logits [V] per row (logits[step][row]). */
-export async function fullGreedyWithLogits(executor: Executor, prompt: number[][], maxNewTokens: number, blockSize: number): Promise<{ tokens: number[][]; logits: Float32Array[][] }> {
+export async function fullGreedyWithLogits(
+  executor: Executor,
+  prompt: number[][],
+  maxNewTokens: number,
+  blockSize: number,
+): Promise<{ tokens: number[][]; logits: Float32Array[][] }> {
   const session = await compile(tinyLm(), { executors: [executor], weights: loadStateDict(tinyLm(), stateDict) });
   const rows = prompt.map((r) => [...r]);
   const steps: Float32Array[][] = [];
@@ -43,7 +58,9 @@ export async function fullGreedyWithLogits(executor: Executor, prompt: number[][
     for (let i = 0; i < maxNewTokens; i++) {
       const context = rows.map((r) => r.slice(-blockSize));
       const T = context[0]!.length;
-      const logits = (await session.run({ idx: Tensor.int32(context.flat(), [rows.length, T]) })).logits!.toFloat32Array();
+      const logits = (
+        await session.run({ idx: Tensor.int32(context.flat(), [rows.length, T]) })
+      ).logits!.toFloat32Array();
       steps.push(
         rows.map((r, b) => {
           const last = logits.slice((b * T + T - 1) * V, (b * T + T) * V);

@@ -22,12 +22,24 @@ export interface MhaCase {
 }
 
 function tensorOf(d: TensorDoc): AnyTensor {
-  if (d.dtype === "bool") return Tensor.int32(d.data.map((v) => (v ? 1 : 0)), d.shape);
-  return Tensor.from(d.data.map((v) => (v === "-inf" ? -Infinity : (v as number))), d.shape);
+  if (d.dtype === "bool")
+    return Tensor.int32(
+      d.data.map((v) => (v ? 1 : 0)),
+      d.shape,
+    );
+  return Tensor.from(
+    d.data.map((v) => (v === "-inf" ? -Infinity : (v as number))),
+    d.shape,
+  );
 }
 
 export function mhaCase(name: string): MhaCase {
-  const doc = JSON.parse(readFileSync(`${DIR}${name}.json`, "utf8")) as { config: Record<string, unknown>; self_attention: boolean; inputs: Record<string, TensorDoc>; expected: Record<string, TensorDoc> };
+  const doc = JSON.parse(readFileSync(`${DIR}${name}.json`, "utf8")) as {
+    config: Record<string, unknown>;
+    self_attention: boolean;
+    inputs: Record<string, TensorDoc>;
+    expected: Record<string, TensorDoc>;
+  };
   const map = (o: Record<string, TensorDoc>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, tensorOf(v)]));
   return {
     config: doc.config,
@@ -39,8 +51,21 @@ export function mhaCase(name: string): MhaCase {
 }
 
 /** The case's forward inputs as MultiheadAttention takes them (self-attention: the one query tensor three times). */
-export function mhaForward(c: MhaCase): { query: AnyTensor; key: AnyTensor; value: AnyTensor; attn_mask?: AnyTensor; key_padding_mask?: AnyTensor } {
+export function mhaForward(c: MhaCase): {
+  query: AnyTensor;
+  key: AnyTensor;
+  value: AnyTensor;
+  attn_mask?: AnyTensor;
+  key_padding_mask?: AnyTensor;
+} {
   const query = c.inputs["query"]!;
-  const masks = Object.fromEntries(["attn_mask", "key_padding_mask"].filter((n) => c.inputs[n]).map((n) => [n, c.inputs[n]!]));
-  return { query, key: c.selfAttention ? query : c.inputs["key"]!, value: c.selfAttention ? query : c.inputs["value"]!, ...masks };
+  const masks = Object.fromEntries(
+    ["attn_mask", "key_padding_mask"].filter((n) => c.inputs[n]).map((n) => [n, c.inputs[n]!]),
+  );
+  return {
+    query,
+    key: c.selfAttention ? query : c.inputs["key"]!,
+    value: c.selfAttention ? query : c.inputs["value"]!,
+    ...masks,
+  };
 }

@@ -26,8 +26,12 @@ describe("gpt2Tokenizer", () => {
   });
 
   it("an id outside the vocabulary or text that is not a string is a GenerateError naming it", () => {
-    expect(() => tok.decode([15496, 50257])).toThrow(/gpt2Tokenizer\.decode ids\[1\]: not a GPT-2 token id \(expected an integer in \[0, 50257\), got 50257\)/);
+    expect(() => tok.decode([15496, 50257])).toThrow(
+      /gpt2Tokenizer\.decode ids\[1\]: not a GPT-2 token id \(expected an integer in \[0, 50257\), got 50257\)/,
+    );
     expect(() => tok.decode([1.5])).toThrow(GenerateError);
-    expect(() => tok.encode(42 as never)).toThrow(/gpt2Tokenizer\.encode text: not text \(expected a string, got number\)/);
+    expect(() => tok.encode(42 as never)).toThrow(
+      /gpt2Tokenizer\.encode text: not text \(expected a string, got number\)/,
+    );
   });
 });

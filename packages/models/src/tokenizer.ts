@@ -33,13 +33,25 @@ export function gpt2Tokenizer(): Tokenizer {
   const enc = encoding;
   return {
     encode: (text) => {
-      if (typeof text !== "string") throw new GenerateError("gpt2Tokenizer.encode text", "not text", "a string", text === null ? "null" : typeof text);
+      if (typeof text !== "string")
+        throw new GenerateError(
+          "gpt2Tokenizer.encode text",
+          "not text",
+          "a string",
+          text === null ? "null" : typeof text,
+        );
       return enc.encode(text, allowedSpecial);
     },
     decode: (ids) => {
       // Checked here: tiktoken decodes an id it does not know as nothing, so a wrong id would vanish from the text.
       ids.forEach((id, i) => {
-        if (!Number.isSafeInteger(id) || id < 0 || id >= VOCAB_SIZE) throw new GenerateError(`gpt2Tokenizer.decode ids[${i}]`, "not a GPT-2 token id", `an integer in [0, ${VOCAB_SIZE})`, String(id));
+        if (!Number.isSafeInteger(id) || id < 0 || id >= VOCAB_SIZE)
+          throw new GenerateError(
+            `gpt2Tokenizer.decode ids[${i}]`,
+            "not a GPT-2 token id",
+            `an integer in [0, ${VOCAB_SIZE})`,
+            String(id),
+          );
       });
       return enc.decode(ids as number[]);
     },

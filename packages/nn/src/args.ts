@@ -22,12 +22,18 @@ export function kindOf(v: unknown): string {
 export function checkGraph(subject: string, graph: unknown): asserts graph is OpGraph {
   const g = graph as Partial<OpGraph> | null | undefined;
   if (typeof g !== "object" || g === null || typeof g.has !== "function" || !Array.isArray(g.weights)) {
-    throw new GraphValidationError(subject, "not an op graph", "an OpGraph (GraphBuilder.build(), a builder such as transformerBlock)", kindOf(graph));
+    throw new GraphValidationError(
+      subject,
+      "not an op graph",
+      "an OpGraph (GraphBuilder.build(), a builder such as transformerBlock)",
+      kindOf(graph),
+    );
   }
 }
 
 /** An options argument: absent (undefined) or an object; null, a string or an array is a mistake, not "no options". */
 export function checkOptions(subject: string, options: unknown, expected: string): void {
   if (options === undefined) return;
-  if (typeof options !== "object" || options === null || Array.isArray(options)) throw new GraphValidationError(subject, "options must be an object", expected, kindOf(options));
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new GraphValidationError(subject, "options must be an object", expected, kindOf(options));
 }

@@ -12,7 +12,18 @@ const blockCase = loadAnyCase(`${goldenTrainDir}/block-causal-b2-t10-e16-h4.json
 describe("transformerBlock", () => {
   it("has the worked example's node names and state_dict weight names", () => {
     const g = transformerBlock({ embedDim: 16, nHeads: 4 }, { mask: true });
-    for (const n of ["ln1", "attention", "attention.weights", "residual", "ln2", "mlp.hidden", "mlp.gelu", "mlp", "output"]) expect(g.has(n), n).toBe(true);
+    for (const n of [
+      "ln1",
+      "attention",
+      "attention.weights",
+      "residual",
+      "ln2",
+      "mlp.hidden",
+      "mlp.gelu",
+      "mlp",
+      "output",
+    ])
+      expect(g.has(n), n).toBe(true);
     expect(g.weights.map((w) => w.name).sort()).toEqual(Object.keys(blockCase.params).sort());
     expect(g.outputs).toEqual(["output"]);
   });
@@ -46,7 +57,9 @@ describe("transformerBlock", () => {
     expect(e.missing).toEqual(["ln1.bias"]);
     expect(e.unexpected).toEqual(["extra.weight"]);
     expect(e.misShaped).toEqual([{ key: "ln2.weight", expected: "[16]", got: "[15]" }]);
-    expect(e.message).toMatch(/missing ln1.bias; unexpected extra.weight; wrong shape ln2.weight \(expected \[16\], got \[15\]\)/);
+    expect(e.message).toMatch(
+      /missing ln1.bias; unexpected extra.weight; wrong shape ln2.weight \(expected \[16\], got \[15\]\)/,
+    );
   });
 
   it("fused (linear-gelu, add-layer-norm) and unfused runs agree with the golden block; residual and ln2 tapped from the fused plan too", async () => {
@@ -60,23 +73,42 @@ describe("transformerBlock", () => {
     fused.tap(["residual", "ln2"]).subscribe((e) => got.set(e.node, e.tensor));
     const tapped = await fused.run(inputs);
     expect(fused.explain({ watched: ["residual", "ln2"] })).toContain("add-layer-norm");
-    for (const n of ["residual", "ln2"]) expect(compare(got.get(n)!, blockCase.expected[n]!, blockCase.tolerance).ok, n).toBe(true);
+    for (const n of ["residual", "ln2"])
+      expect(compare(got.get(n)!, blockCase.expected[n]!, blockCase.tolerance).ok, n).toBe(true);
     expect(tapped["output"]!.toArray()).toEqual(untapped["output"]!.toArray());
     await fused.dispose();
   });
 
   it("options that are null or not an object are a typed error naming the function, not a TypeError", () => {
-    expect(() => transformerBlock({ embedDim: 4, nHeads: 1 }, null as never)).toThrow(/^transformerBlock options: options must be an object, expected \{ mask\?, .*got null$/);
+    expect(() => transformerBlock({ embedDim: 4, nHeads: 1 }, null as never)).toThrow(
+      /^transformerBlock options: options must be an object, expected \{ mask\?, .*got null$/,
+    );
     const b = new GraphBuilder();
-    expect(() => addTransformerBlock(b, b.input("x", ["B", "T", 4]), { embedDim: 4, nHeads: 1 }, "transformer.0" as never)).toThrow(GraphValidationError);
+    expect(() =>
+      addTransformerBlock(b, b.input("x", ["B", "T", 4]), { embedDim: 4, nHeads: 1 }, "transformer.0" as never),
+    ).toThrow(GraphValidationError);
   });
 
   it("takes any attention variant: GQA with a sliding window and RoPE, key padding; fused and fully tapped runs agree", async () => {
-    const g = transformerBlock({ embedDim: 16, nHeads: 4, causal: true, attention: { numKvHeads: 2, window: 3 }, position: { kind: "rope" } }, { keyPaddingMask: true });
+    const g = transformerBlock(
+      { embedDim: 16, nHeads: 4, causal: true, attention: { numKvHeads: 2, window: 3 }, position: { kind: "rope" } },
+      { keyPaddingMask: true },
+    );
     expect(g.has("attention.q.rope") && g.shapeOf("attention.keys")).toEqual(["B", "T", 8]);
-    const weights = Object.fromEntries(g.weights.map((w, k) => [w.name, Tensor.from(Array.from({ length: (w.shape as number[]).reduce((a, d) => a * d, 1) }, (_, i) => Math.sin(i * 0.37 + k)), w.shape as number[])]));
+    const weights = Object.fromEntries(
+      g.weights.map((w, k) => [
+        w.name,
+        Tensor.from(
+          Array.from({ length: (w.shape as number[]).reduce((a, d) => a * d, 1) }, (_, i) => Math.sin(i * 0.37 + k)),
+          w.shape as number[],
+        ),
+      ]),
+    );
     const s = await compile(g, { executors: [createCpuExecutor()], weights });
-    const x = Tensor.from(Array.from({ length: 2 * 5 * 16 }, (_, i) => Math.cos(i * 0.11)), [2, 5, 16]);
+    const x = Tensor.from(
+      Array.from({ length: 2 * 5 * 16 }, (_, i) => Math.cos(i * 0.11)),
+      [2, 5, 16],
+    );
     const keyPaddingMask = Tensor.from([0, 0, 0, 0, 1, 0, 0, 0, 0, 0], [2, 5]);
     const fused = await s.run({ x, keyPaddingMask });
     const sub = s.tap(() => true).subscribe();

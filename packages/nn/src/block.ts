@@ -61,16 +61,34 @@ export interface BlockOptions {
 }
 
 /** Adds one pre-norm transformer block reading x [B, T, E]; returns its refs. */
-export function addTransformerBlock(b: GraphBuilder, x: Ref, configInput: BlockConfigInput | BlockConfig, options: BlockOptions = {}): BlockRefs {
+export function addTransformerBlock(
+  b: GraphBuilder,
+  x: Ref,
+  configInput: BlockConfigInput | BlockConfig,
+  options: BlockOptions = {},
+): BlockRefs {
   const c = normalizeBlockConfig(configInput);
-  checkOptions("addTransformerBlock options", options, "{ prefix?, maskRef?, keyPaddingMaskRef?, fusedQkv?, decode?, training?, seed? }");
+  checkOptions(
+    "addTransformerBlock options",
+    options,
+    "{ prefix?, maskRef?, keyPaddingMaskRef?, fusedQkv?, decode?, training?, seed? }",
+  );
   const p = options.prefix ? `${options.prefix}.` : "";
   const E = c.embedDim;
   const ln1 = addLayerNorm(b, x, `${p}ln1`, { eps: c.layerNormEps });
   const attentionRefs = addAttention(
     b,
     ln1,
-    { qkvBias: false, outBias: false, ...c.attention, dIn: E, dOut: E, numHeads: c.nHeads, causal: c.causal, outProj: true },
+    {
+      qkvBias: false,
+      outBias: false,
+      ...c.attention,
+      dIn: E,
+      dOut: E,
+      numHeads: c.nHeads,
+      causal: c.causal,
+      outProj: true,
+    },
     {
       prefix: `${p}attention`,
       outputName: `${p}attention`,
@@ -98,7 +116,13 @@ export function addTransformerBlock(b: GraphBuilder, x: Ref, configInput: BlockC
  */
 export function transformerBlock(
   config: BlockConfigInput,
-  options: { readonly mask?: boolean; readonly keyPaddingMask?: boolean; readonly fusedQkv?: boolean; readonly decode?: boolean; readonly registry?: OpRegistry } = {},
+  options: {
+    readonly mask?: boolean;
+    readonly keyPaddingMask?: boolean;
+    readonly fusedQkv?: boolean;
+    readonly decode?: boolean;
+    readonly registry?: OpRegistry;
+  } = {},
 ): OpGraph {
   const c = normalizeBlockConfig(config);
   checkOptions("transformerBlock options", options, "{ mask?, keyPaddingMask?, fusedQkv?, decode?, registry? }");

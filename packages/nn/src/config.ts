@@ -59,25 +59,46 @@ export interface TransformerConfig extends BlockConfig {
 }
 
 function positiveInt(key: string, v: unknown): number {
-  if (!Number.isSafeInteger(v) || (v as number) < 1) throw new ConfigError(key, "must be a positive integer", "an integer >= 1", String(v));
+  if (!Number.isSafeInteger(v) || (v as number) < 1)
+    throw new ConfigError(key, "must be a positive integer", "an integer >= 1", String(v));
   return v as number;
 }
 
 /** Checks a block config and fills in its defaults; a ConfigError names the key at fault. */
 export function normalizeBlockConfig(raw: BlockConfigInput): BlockConfig {
-  if (typeof raw !== "object" || raw === null) throw new ConfigError("config", "a block config must be an object", "{ embedDim, nHeads, ... }", String(raw));
+  if (typeof raw !== "object" || raw === null)
+    throw new ConfigError("config", "a block config must be an object", "{ embedDim, nHeads, ... }", String(raw));
   const embedDim = positiveInt("embedDim", raw.embedDim);
   const nHeads = positiveInt("nHeads", raw.nHeads);
-  if (embedDim % nHeads !== 0) throw new ConfigError("nHeads", "embedDim must be a multiple of nHeads", `a divisor of ${embedDim}`, String(nHeads));
+  if (embedDim % nHeads !== 0)
+    throw new ConfigError(
+      "nHeads",
+      "embedDim must be a multiple of nHeads",
+      `a divisor of ${embedDim}`,
+      String(nHeads),
+    );
   const mlpRatio = raw.mlpRatio ?? 4;
-  if (!Number.isSafeInteger(mlpRatio * embedDim) || mlpRatio <= 0) throw new ConfigError("mlpRatio", "mlpRatio · embedDim must be a positive integer", "e.g. 4", String(mlpRatio));
+  if (!Number.isSafeInteger(mlpRatio * embedDim) || mlpRatio <= 0)
+    throw new ConfigError("mlpRatio", "mlpRatio · embedDim must be a positive integer", "e.g. 4", String(mlpRatio));
   const layerNormEps = raw.layerNormEps ?? 1e-5;
-  if (typeof layerNormEps !== "number" || !(layerNormEps > 0) || !Number.isFinite(layerNormEps)) throw new ConfigError("layerNormEps", "must be a positive number", "e.g. 1e-5", String(layerNormEps));
+  if (typeof layerNormEps !== "number" || !(layerNormEps > 0) || !Number.isFinite(layerNormEps))
+    throw new ConfigError("layerNormEps", "must be a positive number", "e.g. 1e-5", String(layerNormEps));
   const gelu = raw.gelu ?? "erf";
-  if (gelu !== "erf" && gelu !== "tanh") throw new ConfigError("gelu", "unknown GELU form", '"erf" or "tanh"', String(gelu));
+  if (gelu !== "erf" && gelu !== "tanh")
+    throw new ConfigError("gelu", "unknown GELU form", '"erf" or "tanh"', String(gelu));
   const causal = raw.causal ?? false;
-  if (typeof causal !== "boolean") throw new ConfigError("causal", "must be true or false", "a boolean", String(causal));
-  return { embedDim, nHeads, mlpRatio, layerNormEps, gelu, causal, attention: raw.attention ?? {}, position: raw.position };
+  if (typeof causal !== "boolean")
+    throw new ConfigError("causal", "must be true or false", "a boolean", String(causal));
+  return {
+    embedDim,
+    nHeads,
+    mlpRatio,
+    layerNormEps,
+    gelu,
+    causal,
+    attention: raw.attention ?? {},
+    position: raw.position,
+  };
 }
 
 /** Checks a SimpleTransformer config and fills in its defaults. */
@@ -87,6 +108,7 @@ export function normalizeTransformerConfig(raw: TransformerConfigInput): Transfo
   const seqLen = positiveInt("seqLen", raw.seqLen);
   const blocks = positiveInt("blocks", raw.blocks ?? 1);
   const dropout = raw.dropout ?? 0;
-  if (typeof dropout !== "number" || !(dropout >= 0 && dropout < 1)) throw new ConfigError("dropout", "invalid dropout rate", "a number in [0, 1)", String(raw.dropout));
+  if (typeof dropout !== "number" || !(dropout >= 0 && dropout < 1))
+    throw new ConfigError("dropout", "invalid dropout rate", "a number in [0, 1)", String(raw.dropout));
   return { ...block, vocabSize, seqLen, blocks, dropout };
 }

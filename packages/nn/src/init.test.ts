@@ -8,7 +8,12 @@ const graph = simpleTransformer({ vocabSize: 10, embedDim: 32, nHeads: 4, seqLen
 const stats = (a: ArrayLike<number>) => {
   const xs = Array.from(a);
   const mean = xs.reduce((s, v) => s + v, 0) / xs.length;
-  return { min: Math.min(...xs), max: Math.max(...xs), mean, std: Math.sqrt(xs.reduce((s, v) => s + (v - mean) ** 2, 0) / xs.length) };
+  return {
+    min: Math.min(...xs),
+    max: Math.max(...xs),
+    mean,
+    std: Math.sqrt(xs.reduce((s, v) => s + (v - mean) ** 2, 0) / xs.length),
+  };
 };
 
 describe("defaultInit", () => {
@@ -20,7 +25,12 @@ describe("defaultInit", () => {
   });
 
   it("nn.Linear: weight and bias uniform in ±1/sqrt(in); LayerNorm: ones and zeros; embedding and pos_embed: N(0, 1)", () => {
-    for (const [name, fanIn] of [["transformer.attention.qkv_proj.weight", 32], ["transformer.mlp.2.weight", 128], ["transformer.mlp.0.bias", 32], ["output.bias", 32]] as const) {
+    for (const [name, fanIn] of [
+      ["transformer.attention.qkv_proj.weight", 32],
+      ["transformer.mlp.2.weight", 128],
+      ["transformer.mlp.0.bias", 32],
+      ["output.bias", 32],
+    ] as const) {
       const s = stats(w[name]!.toArray());
       const bound = 1 / Math.sqrt(fanIn);
       expect(s.max, name).toBeLessThanOrEqual(bound);
@@ -36,8 +46,11 @@ describe("defaultInit", () => {
     }
   });
 
-  it("a seed that is not an integer, or a graph that is none, is a typed error naming it (\"7\" and 1.5 were silently 7 and 1)", () => {
-    for (const seed of ["7", 1.5, NaN, null]) expect(() => defaultInit(graph, seed as never)).toThrow(/^defaultInit seed: invalid seed, expected an integer \(taken modulo 2\^32\), got /);
+  it('a seed that is not an integer, or a graph that is none, is a typed error naming it ("7" and 1.5 were silently 7 and 1)', () => {
+    for (const seed of ["7", 1.5, NaN, null])
+      expect(() => defaultInit(graph, seed as never)).toThrow(
+        /^defaultInit seed: invalid seed, expected an integer \(taken modulo 2\^32\), got /,
+      );
     expect(() => defaultInit(null as never)).toThrow(GraphValidationError);
     expect(() => defaultInit(null as never)).toThrow(/^defaultInit graph: not an op graph.*got null$/);
   });

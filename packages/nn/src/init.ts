@@ -25,13 +25,17 @@ function uniform(seed: number): () => number {
 export function defaultInit(graph: OpGraph, seed = 0): Record<string, Tensor> {
   checkGraph("defaultInit graph", graph);
   // `seed >>> 0` would make "7", 1.5 and NaN seeds 7, 1 and 0 without a word: a run that is not the one asked for.
-  if (!Number.isSafeInteger(seed)) throw new GraphValidationError("defaultInit seed", "invalid seed", "an integer (taken modulo 2^32)", kindOf(seed));
+  if (!Number.isSafeInteger(seed))
+    throw new GraphValidationError("defaultInit seed", "invalid seed", "an integer (taken modulo 2^32)", kindOf(seed));
   const u = uniform(seed);
   const normal = () => Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u()); // Box–Muller
   const out: Record<string, Tensor> = {};
   for (const w of graph.weights) {
     const shape = w.shape.map((d) => {
-      if (typeof d !== "number") throw new AttnGraphError("validation", `defaultInit: weight ${w.name} has a symbolic dim ${d}`, { subject: w.name });
+      if (typeof d !== "number")
+        throw new AttnGraphError("validation", `defaultInit: weight ${w.name} has a symbolic dim ${d}`, {
+          subject: w.name,
+        });
       return d;
     });
     const size = shape.reduce((a, b) => a * b, 1);

@@ -20,7 +20,10 @@ describe("findDuplicateKey", () => {
   });
 
   it("reads keys as JSON does: escapes decoded, quotes, braces and commas inside strings are text", () => {
-    expect(findDuplicateKey(String.raw`{"a\"b":1,"x":"},{\"a\\\"b\":","a\u0022b":2}`, 2)).toEqual({ path: [], key: 'a"b' });
+    expect(findDuplicateKey(String.raw`{"a\"b":1,"x":"},{\"a\\\"b\":","a\u0022b":2}`, 2)).toEqual({
+      path: [],
+      key: 'a"b',
+    });
     expect(findDuplicateKey(String.raw`{"\\":1,"\\\\":2}`, 2)).toBeUndefined();
     expect(findDuplicateKey(' { "k" : { "a" : 1 , "a" : 2 } } ', 2)).toEqual({ path: ["k"], key: "a" });
   });

@@ -43,7 +43,13 @@ export function findDuplicateKey(json: string, depth: number): DuplicateKey | un
       const parent = stack[stack.length - 1];
       const path = parent ? [...parent.path, parent.object ? parent.lastKey : "[]"] : [];
       const object = c === "{";
-      stack.push({ object, keys: object && stack.length < depth ? new Set() : undefined, path, expectKey: object, lastKey: "" });
+      stack.push({
+        object,
+        keys: object && stack.length < depth ? new Set() : undefined,
+        path,
+        expectKey: object,
+        lastKey: "",
+      });
     } else if (c === "}" || c === "]") {
       stack.pop();
     } else if (c === ",") {

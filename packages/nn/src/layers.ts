@@ -8,7 +8,12 @@ import { checkOptions } from "./args.js";
  * nn.LayerNorm(E): node `name` over the last axis, weights `<name>.weight` and `<name>.bias` [E] (unless !affine;
  * `bias: false` keeps the scale only, as nn.LayerNorm(E, bias=False) and nanoGPT's LayerNorm(ndim, bias=False) do).
  */
-export function addLayerNorm(b: GraphBuilder, x: Ref, name: string, options: { readonly eps?: number; readonly affine?: boolean; readonly bias?: boolean } = {}): Ref {
+export function addLayerNorm(
+  b: GraphBuilder,
+  x: Ref,
+  name: string,
+  options: { readonly eps?: number; readonly affine?: boolean; readonly bias?: boolean } = {},
+): Ref {
   checkOptions("addLayerNorm options", options, "{ eps?, affine?, bias? }");
   const shape = b.shapeOf(x);
   const e = shape[shape.length - 1]!;
@@ -19,13 +24,19 @@ export function addLayerNorm(b: GraphBuilder, x: Ref, name: string, options: { r
 }
 
 /** nn.Linear(in, out): node `name` = x · Wᵀ + b with weights `<weights>.weight` [out, in] and `<weights>.bias` [out]. */
-export function addLinear(b: GraphBuilder, x: Ref, name: string, outFeatures: number, options: { readonly weights?: string; readonly bias?: boolean } = {}): Ref {
+export function addLinear(
+  b: GraphBuilder,
+  x: Ref,
+  name: string,
+  outFeatures: number,
+  options: { readonly weights?: string; readonly bias?: boolean } = {},
+): Ref {
   checkOptions("addLinear options", options, "{ weights?, bias? }");
   const shape = b.shapeOf(x);
   const inFeatures = shape[shape.length - 1]!;
   const w = options.weights ?? name;
   const weight = b.weight(`${w}.weight`, [outFeatures, inFeatures]);
-  const bias = options.bias ?? true ? b.weight(`${w}.bias`, [outFeatures]) : undefined;
+  const bias = (options.bias ?? true) ? b.weight(`${w}.bias`, [outFeatures]) : undefined;
   return b.add("projection", name, { x, weight, bias });
 }
 
@@ -34,7 +45,13 @@ export function addLinear(b: GraphBuilder, x: Ref, name: string, outFeatures: nu
  * `<prefix>.hidden`, `<prefix>.gelu` and `<prefix>` (the output), weights `<prefix>.0.*` and `<prefix>.2.*` as PyTorch
  * numbers the Sequential's children.
  */
-export function addMlp(b: GraphBuilder, x: Ref, prefix: string, hidden: number, options: { readonly gelu?: "erf" | "tanh" } = {}): Ref {
+export function addMlp(
+  b: GraphBuilder,
+  x: Ref,
+  prefix: string,
+  hidden: number,
+  options: { readonly gelu?: "erf" | "tanh" } = {},
+): Ref {
   checkOptions("addMlp options", options, "{ gelu? }");
   const shape = b.shapeOf(x);
   const e = shape[shape.length - 1]! as number;

@@ -29,7 +29,10 @@ describe("simpleTransformer", () => {
 
   it("the loss output is the mean cross-entropy of the logits against the targets", async () => {
     const { s } = await session({ loss: true });
-    const t = tokens([[1, 2, 3, 4, 5, 6, 7, 8], [9, 0, 9, 0, 1, 1, 2, 2]]);
+    const t = tokens([
+      [1, 2, 3, 4, 5, 6, 7, 8],
+      [9, 0, 9, 0, 1, 1, 2, 2],
+    ]);
     const out = await s.run({ tokens: t, targets: t });
     expect(out["output"]!.shape).toEqual([2, 8, 10]);
     const want = crossEntropy64(Float64Array.from(out["output"]!.toFloat32Array()), 10, t.toInt32Array(), "mean");
@@ -39,15 +42,23 @@ describe("simpleTransformer", () => {
   });
 
   it("null options are a typed error naming simpleTransformer's options, not a TypeError", () => {
-    expect(() => simpleTransformer(config, null as never)).toThrow(/^simpleTransformer options: options must be an object, expected \{ loss\?, registry\?, training\?, seed\? \}, got null$/);
+    expect(() => simpleTransformer(config, null as never)).toThrow(
+      /^simpleTransformer options: options must be an object, expected \{ loss\?, registry\?, training\?, seed\? \}, got null$/,
+    );
   });
 
   it("float32 tokens are a typed error naming the input; an id outside the vocabulary names the node and position; the session stays usable", async () => {
     const { s } = await session();
-    const floats = await s.run({ tokens: Tensor.from(new Array<number>(8).fill(1), [1, 8]) as never }).catch((e: unknown) => e);
-    expect(AttnGraphError.isInstance(floats) && floats.message).toMatch(/input tokens: wrong dtype, expected an int32 tensor \(Tensor\.int32\), got float32 \[1, 8\]/);
+    const floats = await s
+      .run({ tokens: Tensor.from(new Array<number>(8).fill(1), [1, 8]) as never })
+      .catch((e: unknown) => e);
+    expect(AttnGraphError.isInstance(floats) && floats.message).toMatch(
+      /input tokens: wrong dtype, expected an int32 tensor \(Tensor\.int32\), got float32 \[1, 8\]/,
+    );
     const bad = await s.run({ tokens: tokens([[1, 2, 3, 10, 5, 6, 7, 8]]) }).catch((e: unknown) => e);
-    expect(AttnGraphError.isInstance(bad) && bad.message).toMatch(/embed\.ids: token id out of range, expected token id in \[0, 10\), got 10 at \[0, 3\]/);
+    expect(AttnGraphError.isInstance(bad) && bad.message).toMatch(
+      /embed\.ids: token id out of range, expected token id in \[0, 10\), got 10 at \[0, 3\]/,
+    );
     expect((await s.run({ tokens: tokens([[1, 2, 3, 4, 5, 6, 7, 8]]) }))["output"]!.shape).toEqual([1, 8, 10]);
     await s.dispose();
   });
@@ -61,8 +72,14 @@ describe("simpleTransformer", () => {
       ["transformer.1.attention.weights", 0.1, 6, true],
     ]);
     // Built without training: the dropout nodes are the identity (eval), as PyTorch's module.eval().
-    expect(simpleTransformer(config).nodes.filter((n) => n.kind === "dropout").every((n) => n.attrs["training"] === false)).toBe(true);
-    expect(() => simpleTransformer({ ...config, dropout: 1 })).toThrow(/dropout: invalid dropout rate, expected a number in \[0, 1\), got 1/);
+    expect(
+      simpleTransformer(config)
+        .nodes.filter((n) => n.kind === "dropout")
+        .every((n) => n.attrs["training"] === false),
+    ).toBe(true);
+    expect(() => simpleTransformer({ ...config, dropout: 1 })).toThrow(
+      /dropout: invalid dropout rate, expected a number in \[0, 1\), got 1/,
+    );
     expect(() => simpleTransformer(config, { training: true, seed: -1 })).toThrow(/seed: invalid dropout seed/);
   });
 });

@@ -43,11 +43,17 @@ export function simpleTransformer(config: TransformerConfigInput, options: Trans
   const pos = b.weight("pos_embed", [1, c.seqLen, c.embedDim]);
   let x = b.add("add", "embed.pos", { a: embedded, b: pos }); // [B, T, E], pos_embed broadcast over the batch
   const seed = options.seed ?? 0;
-  if (!Number.isSafeInteger(seed) || seed < 0 || seed + c.blocks - 1 > 0xffffffff) throw new ConfigError("seed", "invalid dropout seed", "an integer in [0, 2^32 − blocks]", String(options.seed));
+  if (!Number.isSafeInteger(seed) || seed < 0 || seed + c.blocks - 1 > 0xffffffff)
+    throw new ConfigError("seed", "invalid dropout seed", "an integer in [0, 2^32 − blocks]", String(options.seed));
   const attention = c.dropout > 0 ? { ...c.attention, dropout: c.dropout } : c.attention;
   for (let i = 0; i < c.blocks; i++) {
     const dropout = c.dropout > 0 && options.training === true ? { training: true, seed: seed + i } : {};
-    x = addTransformerBlock(b, x, { ...c, attention, causal: true }, { prefix: blockName(i, c.blocks), ...dropout }).output;
+    x = addTransformerBlock(
+      b,
+      x,
+      { ...c, attention, causal: true },
+      { prefix: blockName(i, c.blocks), ...dropout },
+    ).output;
   }
   const logits = addLinear(b, x, "output", c.vocabSize); // [B, T, V]
   b.output(logits);

@@ -53,10 +53,15 @@ function error(bytes: Uint8Array): SafetensorsError {
 describe("safetensors", () => {
   it("reads a file laid out by PyTorch's rules (made by fixtures/make_pt_layout.py) into an attention that reproduces the golden case", async () => {
     const c = load("mha-backward-causal-b2-t4-e8-h2.json");
-    const { tensors, metadata } = readSafetensors(new Uint8Array(readFileSync(`${fixtures}/mha-causal-pt.safetensors`)));
+    const { tensors, metadata } = readSafetensors(
+      new Uint8Array(readFileSync(`${fixtures}/mha-causal-pt.safetensors`)),
+    );
     expect(metadata).toEqual({ format: "pt" });
     expect([...tensors.keys()]).toEqual(["out_proj.weight", "qkv_proj.weight"]);
-    const g = buildAttention({ dIn: 8, dOut: 8, numHeads: 2, qkvBias: false, outBias: false }, { fusedQkv: true, weightNames: PYTORCH_ATTENTION_WEIGHTS, userMask: "mask" });
+    const g = buildAttention(
+      { dIn: 8, dOut: 8, numHeads: 2, qkvBias: false, outBias: false },
+      { fusedQkv: true, weightNames: PYTORCH_ATTENTION_WEIGHTS, userMask: "mask" },
+    );
     const s = await compile(g, { executors: [createCpuExecutor()], weights: loadStateDict(g, tensors) });
     const out = await s.run({ x: c.inputs["x"]!, mask: c.inputs["mask"]! });
     expect(compare(out["output"]!, c.expected["output"]!, c.tolerance).ok).toBe(true);
@@ -111,32 +116,179 @@ describe("safetensors", () => {
   const sixteen = new Uint8Array(16);
   const broken: [string, () => Uint8Array, string, RegExp][] = [
     ["shorter than the header size", () => new Uint8Array(5), "safetensors header size", /file too short/],
-    ["a header longer than the file", () => file({ w: t4 }, sixteen, 10_000n), "safetensors header size", /header longer than the file/],
-    ["a header of 2^64 - 1 bytes", () => file({ w: t4 }, sixteen, 2n ** 64n - 1n), "safetensors header size", /header longer than the file/],
-    ["truncated data", () => file({ w: t4 }, sixteen).subarray(0, 8 + JSON.stringify({ w: t4 }).length + 10), "tensor w.data_offsets", /outside the data/],
-    ["a header that is not JSON", () => { const f = file({ w: t4 }, sixteen); f[9] = 0x7b; f[8] = 0x5b; return f; }, "safetensors header", /not UTF-8 JSON/],
+    [
+      "a header longer than the file",
+      () => file({ w: t4 }, sixteen, 10_000n),
+      "safetensors header size",
+      /header longer than the file/,
+    ],
+    [
+      "a header of 2^64 - 1 bytes",
+      () => file({ w: t4 }, sixteen, 2n ** 64n - 1n),
+      "safetensors header size",
+      /header longer than the file/,
+    ],
+    [
+      "truncated data",
+      () => file({ w: t4 }, sixteen).subarray(0, 8 + JSON.stringify({ w: t4 }).length + 10),
+      "tensor w.data_offsets",
+      /outside the data/,
+    ],
+    [
+      "a header that is not JSON",
+      () => {
+        const f = file({ w: t4 }, sixteen);
+        f[9] = 0x7b;
+        f[8] = 0x5b;
+        return f;
+      },
+      "safetensors header",
+      /not UTF-8 JSON/,
+    ],
     ["a header that is an array", () => file([1, 2], sixteen), "safetensors header", /not a JSON object/],
-    ["an unsupported dtype", () => file({ w: { ...t4, dtype: "F8_E4M3" } }, sixteen), "tensor w.dtype", /unsupported dtype.*got F8_E4M3/],
-    ["a shape with a negative dim", () => file({ w: { ...t4, shape: [-2, 2] } }, sixteen), "tensor w.shape", /invalid shape/],
-    ["offsets that do not match the shape", () => file({ w: { ...t4, shape: [3, 2] } }, sixteen), "tensor w.data_offsets", /24 bytes .* got 16 bytes/],
-    ["begin after end", () => file({ w: { ...t4, data_offsets: [16, 0] } }, sixteen), "tensor w.data_offsets", /outside the data/],
-    ["overlapping tensors", () => file({ a: { dtype: "F32", shape: [3], data_offsets: [0, 12] }, b: { dtype: "F32", shape: [2], data_offsets: [8, 16] } }, sixteen), "tensor b.data_offsets", /overlaps tensor a/],
-    ["metadata that is not strings", () => file({ __metadata__: { format: 1 }, w: t4 }, sixteen), "__metadata__.format", /must be strings/],
-    ["an I64 beyond int32", () => { const d = new Uint8Array(8); new DataView(d.buffer).setBigInt64(0, 2n ** 40n, true); return file({ i: { dtype: "I64", shape: [1], data_offsets: [0, 8] } }, d); }, "tensor i[0]", /outside the int32 range/],
-    ["an F64 beyond float32", () => { const d = new Uint8Array(8); new DataView(d.buffer).setFloat64(0, 1e39, true); return file({ f: { dtype: "F64", shape: [1], data_offsets: [0, 8] } }, d); }, "tensor f[0]", /outside the float32 range/],
+    [
+      "an unsupported dtype",
+      () => file({ w: { ...t4, dtype: "F8_E4M3" } }, sixteen),
+      "tensor w.dtype",
+      /unsupported dtype.*got F8_E4M3/,
+    ],
+    [
+      "a shape with a negative dim",
+      () => file({ w: { ...t4, shape: [-2, 2] } }, sixteen),
+      "tensor w.shape",
+      /invalid shape/,
+    ],
+    [
+      "offsets that do not match the shape",
+      () => file({ w: { ...t4, shape: [3, 2] } }, sixteen),
+      "tensor w.data_offsets",
+      /24 bytes .* got 16 bytes/,
+    ],
+    [
+      "begin after end",
+      () => file({ w: { ...t4, data_offsets: [16, 0] } }, sixteen),
+      "tensor w.data_offsets",
+      /outside the data/,
+    ],
+    [
+      "overlapping tensors",
+      () =>
+        file(
+          {
+            a: { dtype: "F32", shape: [3], data_offsets: [0, 12] },
+            b: { dtype: "F32", shape: [2], data_offsets: [8, 16] },
+          },
+          sixteen,
+        ),
+      "tensor b.data_offsets",
+      /overlaps tensor a/,
+    ],
+    [
+      "metadata that is not strings",
+      () => file({ __metadata__: { format: 1 }, w: t4 }, sixteen),
+      "__metadata__.format",
+      /must be strings/,
+    ],
+    [
+      "an I64 beyond int32",
+      () => {
+        const d = new Uint8Array(8);
+        new DataView(d.buffer).setBigInt64(0, 2n ** 40n, true);
+        return file({ i: { dtype: "I64", shape: [1], data_offsets: [0, 8] } }, d);
+      },
+      "tensor i[0]",
+      /outside the int32 range/,
+    ],
+    [
+      "an F64 beyond float32",
+      () => {
+        const d = new Uint8Array(8);
+        new DataView(d.buffer).setFloat64(0, 1e39, true);
+        return file({ f: { dtype: "F64", shape: [1], data_offsets: [0, 8] } }, d);
+      },
+      "tensor f[0]",
+      /outside the float32 range/,
+    ],
     // The reference reader's rules: data back to back from 0 to the end of the file, each name once.
-    ["a gap between tensors", () => file({ a: { dtype: "F32", shape: [1], data_offsets: [0, 4] }, b: { dtype: "F32", shape: [2], data_offsets: [8, 16] } }, sixteen), "tensor b.data_offsets", /gap of 4 bytes no tensor holds after tensor a, expected begin = 4, got \[8, 16\]/],
-    ["a gap before the first tensor", () => file({ w: { dtype: "F32", shape: [3], data_offsets: [4, 16] } }, sixteen), "tensor w.data_offsets", /gap of 4 bytes no tensor holds at the data's start/],
-    ["bytes after the last tensor", () => file({ w: t4 }, new Uint8Array(20)), "safetensors data", /4 bytes after the last tensor's data, expected 16 bytes of data .*got 20 bytes/],
-    ["data but no tensors", () => file({ __metadata__: { format: "pt" } }, sixteen), "safetensors data", /16 bytes after the last tensor's data/],
-    ["a tensor named twice", () => rawFile(`{"w":${JSON.stringify({ ...t4, data_offsets: [0, 16] })},"w":${JSON.stringify({ ...t4, shape: [2], data_offsets: [16, 24] })}}`, new Uint8Array(24)), "tensor w", /named twice in the header/],
-    ["a field named twice in an entry", () => rawFile('{"w":{"dtype":"F32","shape":[2,2],"dtype":"I32","data_offsets":[0,16]}}', sixteen), "tensor w.dtype", /named twice/],
-    ["__metadata__ twice", () => rawFile('{"__metadata__":{"a":"1"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"__metadata__":{"b":"2"}}', sixteen), "__metadata__", /named twice/],
-    ["a metadata key twice", () => rawFile('{"__metadata__":{"format":"pt","format":"np"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}', sixteen), "__metadata__.format", /named twice.*got a second "format"/],
+    [
+      "a gap between tensors",
+      () =>
+        file(
+          {
+            a: { dtype: "F32", shape: [1], data_offsets: [0, 4] },
+            b: { dtype: "F32", shape: [2], data_offsets: [8, 16] },
+          },
+          sixteen,
+        ),
+      "tensor b.data_offsets",
+      /gap of 4 bytes no tensor holds after tensor a, expected begin = 4, got \[8, 16\]/,
+    ],
+    [
+      "a gap before the first tensor",
+      () => file({ w: { dtype: "F32", shape: [3], data_offsets: [4, 16] } }, sixteen),
+      "tensor w.data_offsets",
+      /gap of 4 bytes no tensor holds at the data's start/,
+    ],
+    [
+      "bytes after the last tensor",
+      () => file({ w: t4 }, new Uint8Array(20)),
+      "safetensors data",
+      /4 bytes after the last tensor's data, expected 16 bytes of data .*got 20 bytes/,
+    ],
+    [
+      "data but no tensors",
+      () => file({ __metadata__: { format: "pt" } }, sixteen),
+      "safetensors data",
+      /16 bytes after the last tensor's data/,
+    ],
+    [
+      "a tensor named twice",
+      () =>
+        rawFile(
+          `{"w":${JSON.stringify({ ...t4, data_offsets: [0, 16] })},"w":${JSON.stringify({ ...t4, shape: [2], data_offsets: [16, 24] })}}`,
+          new Uint8Array(24),
+        ),
+      "tensor w",
+      /named twice in the header/,
+    ],
+    [
+      "a field named twice in an entry",
+      () => rawFile('{"w":{"dtype":"F32","shape":[2,2],"dtype":"I32","data_offsets":[0,16]}}', sixteen),
+      "tensor w.dtype",
+      /named twice/,
+    ],
+    [
+      "__metadata__ twice",
+      () =>
+        rawFile(
+          '{"__metadata__":{"a":"1"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"__metadata__":{"b":"2"}}',
+          sixteen,
+        ),
+      "__metadata__",
+      /named twice/,
+    ],
+    [
+      "a metadata key twice",
+      () =>
+        rawFile(
+          '{"__metadata__":{"format":"pt","format":"np"},"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}',
+          sixteen,
+        ),
+      "__metadata__.format",
+      /named twice.*got a second "format"/,
+    ],
   ];
   it("reads what the rules allow: empty tensors anywhere in the data, no tensors at all, an escaped quote in a name", () => {
     const { tensors } = readSafetensors(
-      file({ e: { dtype: "F32", shape: [0, 3], data_offsets: [4, 4] }, 'a"b': { dtype: "F32", shape: [1], data_offsets: [0, 4] }, z: { dtype: "I32", shape: [0], data_offsets: [4, 4] }, 'a"c': { dtype: "F32", shape: [], data_offsets: [4, 8] } }, new Uint8Array(8)),
+      file(
+        {
+          e: { dtype: "F32", shape: [0, 3], data_offsets: [4, 4] },
+          'a"b': { dtype: "F32", shape: [1], data_offsets: [0, 4] },
+          z: { dtype: "I32", shape: [0], data_offsets: [4, 4] },
+          'a"c': { dtype: "F32", shape: [], data_offsets: [4, 8] },
+        },
+        new Uint8Array(8),
+      ),
     );
     expect([...tensors.keys()].sort()).toEqual(['a"b', 'a"c', "e", "z"]);
     expect(tensors.get("e")!.shape).toEqual([0, 3]);
@@ -152,7 +304,12 @@ describe("safetensors", () => {
 
 describe("stateDict: the tensors as a plain object", () => {
   it("holds every tensor of the Map under its key, so Object.entries lists them (over the Map it lists nothing)", () => {
-    const bytes = writeSafetensors(new Map([["b.weight", Tensor.from([1, 2], [2])], ["__proto__", Tensor.from([3], [1])]]));
+    const bytes = writeSafetensors(
+      new Map([
+        ["b.weight", Tensor.from([1, 2], [2])],
+        ["__proto__", Tensor.from([3], [1])],
+      ]),
+    );
     const { tensors, stateDict } = readSafetensors(bytes);
     expect(Object.entries(tensors)).toEqual([]);
     expect(Object.keys(stateDict).sort()).toEqual(["__proto__", "b.weight"]);

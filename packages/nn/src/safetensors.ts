@@ -5,13 +5,26 @@
 // tensor and field, never a crash or a wrong tensor. It refuses what the reference reader (huggingface/safetensors)
 // refuses: the tensors' data must be back to back from byte 0 to the file's end (a gap or trailing bytes could hide
 // anything), and a name may appear once (the format's header is a map; JSON.parse would keep the last silently).
-import { AttnGraphError, INT32_MAX, INT32_MIN, Tensor, clip, describe, sizeOf, type AnyTensor } from "@attngraph/tensor";
+import {
+  AttnGraphError,
+  INT32_MAX,
+  INT32_MIN,
+  Tensor,
+  clip,
+  describe,
+  sizeOf,
+  type AnyTensor,
+} from "@attngraph/tensor";
 import { findDuplicateKey } from "./json-keys.js";
 
 /** A file that is not valid safetensors, a dtype this reader does not take, or tensors and metadata no file can hold. */
 export class SafetensorsError extends AttnGraphError {
   constructor(subject: string, what: string, expected?: string, got?: string) {
-    super("safetensors", describe(subject, what, expected, got), { subject, ...(expected === undefined ? {} : { expected }), ...(got === undefined ? {} : { got }) });
+    super("safetensors", describe(subject, what, expected, got), {
+      subject,
+      ...(expected === undefined ? {} : { expected }),
+      ...(got === undefined ? {} : { got }),
+    });
     this.name = "SafetensorsError";
   }
 }
@@ -54,13 +67,29 @@ export function bfloat16ToFloat(b: number): number {
  * `stateDict` holds the same tensors as a plain object (no prototype), for code written for objects
  * (`Object.entries`, `sd["wte.weight"]`): over a Map, `Object.entries` lists nothing, silently.
  */
-export function readSafetensors(bytes: Uint8Array): { tensors: Map<string, AnyTensor>; stateDict: Record<string, AnyTensor>; metadata: Record<string, string> } {
-  if (!(bytes instanceof Uint8Array)) throw new SafetensorsError("safetensors", "expected the file's bytes", "a Uint8Array", typeof bytes);
-  if (bytes.length < 8) throw new SafetensorsError("safetensors header size", "file too short for the header size", ">= 8 bytes", `${bytes.length} bytes`);
+export function readSafetensors(bytes: Uint8Array): {
+  tensors: Map<string, AnyTensor>;
+  stateDict: Record<string, AnyTensor>;
+  metadata: Record<string, string>;
+} {
+  if (!(bytes instanceof Uint8Array))
+    throw new SafetensorsError("safetensors", "expected the file's bytes", "a Uint8Array", typeof bytes);
+  if (bytes.length < 8)
+    throw new SafetensorsError(
+      "safetensors header size",
+      "file too short for the header size",
+      ">= 8 bytes",
+      `${bytes.length} bytes`,
+    );
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = view.getBigUint64(0, true);
   if (n > BigInt(Math.min(MAX_HEADER_BYTES, bytes.length - 8))) {
-    throw new SafetensorsError("safetensors header size", "header longer than the file (or than 100 MB)", `<= ${Math.min(MAX_HEADER_BYTES, bytes.length - 8)} bytes`, `${n} bytes`);
+    throw new SafetensorsError(
+      "safetensors header size",
+      "header longer than the file (or than 100 MB)",
+      `<= ${Math.min(MAX_HEADER_BYTES, bytes.length - 8)} bytes`,
+      `${n} bytes`,
+    );
   }
   const headerEnd = 8 + Number(n);
   let text = "";
@@ -69,11 +98,28 @@ export function readSafetensors(bytes: Uint8Array): { tensors: Map<string, AnyTe
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(8, headerEnd));
     header = JSON.parse(text);
   } catch (e) {
-    throw new SafetensorsError("safetensors header", "header is not UTF-8 JSON", "a JSON object", clip((e as Error).message));
+    throw new SafetensorsError(
+      "safetensors header",
+      "header is not UTF-8 JSON",
+      "a JSON object",
+      clip((e as Error).message),
+    );
   }
-  if (typeof header !== "object" || header === null || Array.isArray(header)) throw new SafetensorsError("safetensors header", "header is not a JSON object", "an object", Array.isArray(header) ? "an array" : String(header));
+  if (typeof header !== "object" || header === null || Array.isArray(header))
+    throw new SafetensorsError(
+      "safetensors header",
+      "header is not a JSON object",
+      "an object",
+      Array.isArray(header) ? "an array" : String(header),
+    );
   const twice = findDuplicateKey(text, 2);
-  if (twice) throw new SafetensorsError(duplicateSubject(twice.path, twice.key), "named twice in the header (JSON would keep only the last)", "each name once", `a second ${clip(JSON.stringify(twice.key), 60)}`);
+  if (twice)
+    throw new SafetensorsError(
+      duplicateSubject(twice.path, twice.key),
+      "named twice in the header (JSON would keep only the last)",
+      "each name once",
+      `a second ${clip(JSON.stringify(twice.key), 60)}`,
+    );
   const dataLength = bytes.length - headerEnd;
   const metadata: Record<string, string> = {};
   const entries: Entry[] = [];
@@ -108,9 +154,11 @@ function duplicateSubject(path: readonly string[], key: string): string {
 
 /** `__metadata__` into `out`: an object of strings, as the format says (the reference reader refuses other values). */
 function readMetadata(entry: unknown, out: Record<string, string>): void {
-  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new SafetensorsError(METADATA_KEY, "metadata must be an object of strings", "{ key: string }", String(entry));
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry))
+    throw new SafetensorsError(METADATA_KEY, "metadata must be an object of strings", "{ key: string }", String(entry));
   for (const [k, v] of Object.entries(entry)) {
-    if (typeof v !== "string") throw new SafetensorsError(`${METADATA_KEY}.${clip(k)}`, "metadata values must be strings", "a string", typeof v);
+    if (typeof v !== "string")
+      throw new SafetensorsError(`${METADATA_KEY}.${clip(k)}`, "metadata values must be strings", "a string", typeof v);
     Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   }
 }
@@ -118,18 +166,48 @@ function readMetadata(entry: unknown, out: Record<string, string>): void {
 /** A tensor's entry: a known dtype, a shape of non-negative integers, offsets inside the data that hold that many bytes. */
 function checkEntry(name: string, entry: unknown, dataLength: number): Entry {
   const subject = `tensor ${clip(name)}`;
-  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) throw new SafetensorsError(subject, "entry must be an object", "{ dtype, shape, data_offsets }", String(entry));
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry))
+    throw new SafetensorsError(subject, "entry must be an object", "{ dtype, shape, data_offsets }", String(entry));
   const { dtype, shape, data_offsets: offsets } = entry as Record<string, unknown>;
   const spec = typeof dtype === "string" && Object.hasOwn(DTYPES, dtype) ? DTYPES[dtype]! : undefined;
-  if (!spec) throw new SafetensorsError(`${subject}.dtype`, "unsupported dtype", Object.keys(DTYPES).join(", "), clip(String(dtype)));
-  if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw new SafetensorsError(`${subject}.shape`, "invalid shape", "an array of non-negative integers", clip(JSON.stringify(shape) ?? String(shape)));
+  if (!spec)
+    throw new SafetensorsError(
+      `${subject}.dtype`,
+      "unsupported dtype",
+      Object.keys(DTYPES).join(", "),
+      clip(String(dtype)),
+    );
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+    throw new SafetensorsError(
+      `${subject}.shape`,
+      "invalid shape",
+      "an array of non-negative integers",
+      clip(JSON.stringify(shape) ?? String(shape)),
+    );
   if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)) {
-    throw new SafetensorsError(`${subject}.data_offsets`, "invalid data offsets", "[begin, end], non-negative integers", clip(JSON.stringify(offsets) ?? String(offsets)));
+    throw new SafetensorsError(
+      `${subject}.data_offsets`,
+      "invalid data offsets",
+      "[begin, end], non-negative integers",
+      clip(JSON.stringify(offsets) ?? String(offsets)),
+    );
   }
   const [begin, end] = offsets as [number, number];
-  if (begin > end || end > dataLength) throw new SafetensorsError(`${subject}.data_offsets`, "data offsets outside the data", `0 <= begin <= end <= ${dataLength}`, `[${begin}, ${end}]`);
+  if (begin > end || end > dataLength)
+    throw new SafetensorsError(
+      `${subject}.data_offsets`,
+      "data offsets outside the data",
+      `0 <= begin <= end <= ${dataLength}`,
+      `[${begin}, ${end}]`,
+    );
   const count = sizeOf(shape as number[]);
-  if (end - begin !== count * spec.bytes) throw new SafetensorsError(`${subject}.data_offsets`, "byte length does not match dtype and shape", `${count * spec.bytes} bytes (${count} × ${dtype})`, `${end - begin} bytes`);
+  if (end - begin !== count * spec.bytes)
+    throw new SafetensorsError(
+      `${subject}.data_offsets`,
+      "byte length does not match dtype and shape",
+      `${count * spec.bytes} bytes (${count} × ${dtype})`,
+      `${end - begin} bytes`,
+    );
   return { name, dtype: dtype as string, shape: shape as number[], begin, end };
 }
 
@@ -144,13 +222,30 @@ function checkContiguous(entries: readonly Entry[], dataLength: number): void {
   let before: string | undefined;
   for (const s of spans) {
     const subject = `tensor ${clip(s.name)}.data_offsets`;
-    if (s.begin < at) throw new SafetensorsError(subject, `data overlaps tensor ${clip(before!, 60)}`, `begin >= ${at}`, `[${s.begin}, ${s.end}]`);
-    if (s.begin > at) throw new SafetensorsError(subject, `gap of ${s.begin - at} bytes no tensor holds ${before === undefined ? "at the data's start" : `after tensor ${clip(before, 60)}`}`, `begin = ${at}`, `[${s.begin}, ${s.end}]`);
+    if (s.begin < at)
+      throw new SafetensorsError(
+        subject,
+        `data overlaps tensor ${clip(before!, 60)}`,
+        `begin >= ${at}`,
+        `[${s.begin}, ${s.end}]`,
+      );
+    if (s.begin > at)
+      throw new SafetensorsError(
+        subject,
+        `gap of ${s.begin - at} bytes no tensor holds ${before === undefined ? "at the data's start" : `after tensor ${clip(before, 60)}`}`,
+        `begin = ${at}`,
+        `[${s.begin}, ${s.end}]`,
+      );
     at = s.end;
     before = s.name;
   }
   if (at !== dataLength) {
-    throw new SafetensorsError("safetensors data", `${dataLength - at} bytes after the last tensor's data`, `${at} bytes of data (the file ends where its last tensor does)`, `${dataLength} bytes`);
+    throw new SafetensorsError(
+      "safetensors data",
+      `${dataLength - at} bytes after the last tensor's data`,
+      `${at} bytes of data (the file ends where its last tensor does)`,
+      `${dataLength} bytes`,
+    );
   }
 }
 
@@ -163,10 +258,22 @@ function readTensor(view: DataView, dataStart: number, e: Entry): AnyTensor {
   const subject = `tensor ${clip(e.name)}`;
   if (spec.int) {
     const bad = values.findIndex((v) => v < INT32_MIN || v > INT32_MAX);
-    if (bad >= 0) throw new SafetensorsError(`${subject}[${bad}]`, `${e.dtype} value outside the int32 range`, "an int32 value", String(values[bad]));
+    if (bad >= 0)
+      throw new SafetensorsError(
+        `${subject}[${bad}]`,
+        `${e.dtype} value outside the int32 range`,
+        "an int32 value",
+        String(values[bad]),
+      );
     return Tensor.int32(values, e.shape);
   }
   const bad = values.findIndex((v) => Number.isFinite(v) && Math.abs(v) > 3.4028234663852886e38);
-  if (bad >= 0) throw new SafetensorsError(`${subject}[${bad}]`, `${e.dtype} value outside the float32 range`, "|v| <= 3.4e38", String(values[bad]));
+  if (bad >= 0)
+    throw new SafetensorsError(
+      `${subject}[${bad}]`,
+      `${e.dtype} value outside the float32 range`,
+      "|v| <= 3.4e38",
+      String(values[bad]),
+    );
   return Tensor.from(values, e.shape);
 }

@@ -49,13 +49,25 @@ describe("loadStateDict on a decode graph", () => {
   });
 
   it("what it loads compiles as a decoder, which gives the full graph's outputs position by position", async () => {
-    const x = new Tensor(Float32Array.from({ length: 4 * 8 }, (_, i) => Math.sin(i)), [1, 4, 8]);
+    const x = new Tensor(
+      Float32Array.from({ length: 4 * 8 }, (_, i) => Math.sin(i)),
+      [1, 4, 8],
+    );
     const s = await compile(full, { executors: [createCpuExecutor()], weights: loadStateDict(full, stateDict) });
     const want = (await s.run({ x })).output!.toFloat32Array();
     await s.dispose();
-    const dec = await compileDecoder(decode, { executors: [createCpuExecutor()], weights: loadStateDict(decode, stateDict), maxLength: 4 });
+    const dec = await compileDecoder(decode, {
+      executors: [createCpuExecutor()],
+      weights: loadStateDict(decode, stateDict),
+      maxLength: 4,
+    });
     const got: number[] = [];
-    for (let t = 0; t < 4; t++) got.push(...(await dec.step({ x: new Tensor(x.toFloat32Array().slice(t * 8, (t + 1) * 8), [1, 1, 8]) })).output!.toFloat32Array());
+    for (let t = 0; t < 4; t++)
+      got.push(
+        ...(
+          await dec.step({ x: new Tensor(x.toFloat32Array().slice(t * 8, (t + 1) * 8), [1, 1, 8]) })
+        ).output!.toFloat32Array(),
+      );
     await dec.dispose();
     for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!)).toBeLessThan(1e-5);
   });

@@ -38,22 +38,48 @@ describe("loadStateDict: JSON tensors", () => {
     ["a nested row, as tolist() writes", [1, 2], "an array (data must be flat)"],
     ["a boolean", true, "true"],
   ];
-  it.each(bad)("an element that is %s is a StateDictError naming the tensor, the index, what was expected and what came", (_, value, got) => {
-    const e = failure(() => loadStateDict(graph, { "lin.weight": { shape: [2, 2], data: [1, 2, value, 4] as number[] }, "lin.bias": bias }));
-    expect(e).toBeInstanceOf(StateDictError);
-    expect((e as StateDictError).badValues).toEqual([{ key: "lin.weight", index: 2, expected: "a finite float32 number", got }]);
-    expect(e.message).toBe(`state_dict does not fit the graph: bad values (expected finite float32 numbers): ${got} at lin.weight[2]`);
-  });
+  it.each(bad)(
+    "an element that is %s is a StateDictError naming the tensor, the index, what was expected and what came",
+    (_, value, got) => {
+      const e = failure(() =>
+        loadStateDict(graph, { "lin.weight": { shape: [2, 2], data: [1, 2, value, 4] as number[] }, "lin.bias": bias }),
+      );
+      expect(e).toBeInstanceOf(StateDictError);
+      expect((e as StateDictError).badValues).toEqual([
+        { key: "lin.weight", index: 2, expected: "a finite float32 number", got },
+      ]);
+      expect(e.message).toBe(
+        `state_dict does not fit the graph: bad values (expected finite float32 numbers): ${got} at lin.weight[2]`,
+      );
+    },
+  );
 
   it("names the first bad element of every tensor, beside missing and unexpected keys, in one error", () => {
-    const e = failure(() => loadStateDict(graph, { "lin.weight": { shape: [2, 2], data: [1, "x", null, 4] as number[] }, extra: bias })) as StateDictError;
-    expect([e.missing, e.unexpected, e.badValues.map((b) => `${b.key}[${b.index}]`)]).toEqual([["lin.bias"], ["extra"], ["lin.weight[1]"]]);
-    const both = failure(() => loadStateDict(graph, { "lin.weight": { shape: [2, 2], data: [1, 2, 3, NaN] }, "lin.bias": { shape: [2], data: new Float64Array([1e40, 0]) } })) as StateDictError;
-    expect(both.badValues.map((b) => `${b.key}[${b.index}] ${b.got}`)).toEqual(["lin.weight[3] NaN", "lin.bias[0] 1e+40"]);
+    const e = failure(() =>
+      loadStateDict(graph, { "lin.weight": { shape: [2, 2], data: [1, "x", null, 4] as number[] }, extra: bias }),
+    ) as StateDictError;
+    expect([e.missing, e.unexpected, e.badValues.map((b) => `${b.key}[${b.index}]`)]).toEqual([
+      ["lin.bias"],
+      ["extra"],
+      ["lin.weight[1]"],
+    ]);
+    const both = failure(() =>
+      loadStateDict(graph, {
+        "lin.weight": { shape: [2, 2], data: [1, 2, 3, NaN] },
+        "lin.bias": { shape: [2], data: new Float64Array([1e40, 0]) },
+      }),
+    ) as StateDictError;
+    expect(both.badValues.map((b) => `${b.key}[${b.index}] ${b.got}`)).toEqual([
+      "lin.weight[3] NaN",
+      "lin.bias[0] 1e+40",
+    ]);
   });
 
   it("keeps what a checkpoint may hold: -0, underflow to 0 (1e-50), a decimal that rounds to float32's largest, typed arrays", () => {
-    const w = loadStateDict(graph, { "lin.weight": { shape: [2, 2], data: [-0, 1e-50, 3.4028235e38, -1.5] }, "lin.bias": { shape: [2], data: new Float32Array([0.25, 2]) } });
+    const w = loadStateDict(graph, {
+      "lin.weight": { shape: [2, 2], data: [-0, 1e-50, 3.4028235e38, -1.5] },
+      "lin.bias": { shape: [2], data: new Float32Array([0.25, 2]) },
+    });
     const values = w["lin.weight"]!.toArray();
     expect(Object.is(values[0], -0)).toBe(true);
     expect(values.slice(1)).toEqual([0, 3.4028234663852886e38, -1.5]);
@@ -73,14 +99,44 @@ describe("loadStateDict: what it is given", () => {
   });
 
   const wrong: [string, () => unknown, string, RegExp][] = [
-    ["a null state_dict", () => loadStateDict(graph, null as never), "loadStateDict stateDict", /not a state_dict, expected an object or Map of tensors by state_dict key, got null$/],
-    ["an undefined state_dict", () => loadStateDict(graph, undefined as never), "loadStateDict stateDict", /got undefined$/],
-    ["an array of tensors", () => loadStateDict(graph, [tensors["lin.weight"]] as never), "loadStateDict stateDict", /got an array$/],
+    [
+      "a null state_dict",
+      () => loadStateDict(graph, null as never),
+      "loadStateDict stateDict",
+      /not a state_dict, expected an object or Map of tensors by state_dict key, got null$/,
+    ],
+    [
+      "an undefined state_dict",
+      () => loadStateDict(graph, undefined as never),
+      "loadStateDict stateDict",
+      /got undefined$/,
+    ],
+    [
+      "an array of tensors",
+      () => loadStateDict(graph, [tensors["lin.weight"]] as never),
+      "loadStateDict stateDict",
+      /got an array$/,
+    ],
     ["a string", () => loadStateDict(graph, "lin.weight" as never), "loadStateDict stateDict", /got "lin\.weight"$/],
-    ["a Map with a number key", () => loadStateDict(graph, new Map<unknown, unknown>([[1, tensors["lin.bias"]]]) as never), "loadStateDict stateDict", /string keys, got number 1$/],
+    [
+      "a Map with a number key",
+      () => loadStateDict(graph, new Map<unknown, unknown>([[1, tensors["lin.bias"]]]) as never),
+      "loadStateDict stateDict",
+      /string keys, got number 1$/,
+    ],
     ["a null graph", () => loadStateDict(null as never, tensors), "loadStateDict graph", /not an op graph.*got null$/],
-    ["null options", () => loadStateDict(graph, tensors, null as never), "loadStateDict options", /options must be an object.*got null$/],
-    ["strict: \"no\"", () => loadStateDict(graph, tensors, { strict: "no" } as never), "loadStateDict options.strict", /must be true or false, expected a boolean, got "no"$/],
+    [
+      "null options",
+      () => loadStateDict(graph, tensors, null as never),
+      "loadStateDict options",
+      /options must be an object.*got null$/,
+    ],
+    [
+      'strict: "no"',
+      () => loadStateDict(graph, tensors, { strict: "no" } as never),
+      "loadStateDict options.strict",
+      /must be true or false, expected a boolean, got "no"$/,
+    ],
   ];
   it.each(wrong)("%s is a GraphValidationError naming the argument", (_, f, subject, message) => {
     const e = failure(f);

@@ -33,15 +33,27 @@ export class StateDictError extends AttnGraphError {
   /** What the loader assumed the checkpoint to be (a family and layout), when one chose: said first in the message. */
   readonly assumed: string | undefined;
 
-  constructor(missing: string[], unexpected: string[], misShaped: { key: string; expected: string; got: string }[], badValues: BadValue[] = [], assumed?: string) {
+  constructor(
+    missing: string[],
+    unexpected: string[],
+    misShaped: { key: string; expected: string; got: string }[],
+    badValues: BadValue[] = [],
+    assumed?: string,
+  ) {
     const parts = [
       missing.length ? `missing ${list(missing)}` : "",
       unexpected.length ? `unexpected ${list(unexpected)}` : "",
-      misShaped.length ? `wrong shape ${list(misShaped.map((m) => `${m.key} (expected ${m.expected}, got ${m.got})`))}` : "",
+      misShaped.length
+        ? `wrong shape ${list(misShaped.map((m) => `${m.key} (expected ${m.expected}, got ${m.got})`))}`
+        : "",
       // Every bad value expects the same (FLOAT32_ELEMENT): said once, so each item has room for the key, index and got.
-      badValues.length ? `bad values (expected finite float32 numbers): ${list(badValues.map((b) => `${b.got} at ${b.key}[${b.index}]`))}` : "",
+      badValues.length
+        ? `bad values (expected finite float32 numbers): ${list(badValues.map((b) => `${b.got} at ${b.key}[${b.index}]`))}`
+        : "",
     ].filter(Boolean);
-    super("state-dict", `state_dict does not fit ${assumed ?? "the graph"}: ${parts.join("; ")}`, { subject: "state_dict" });
+    super("state-dict", `state_dict does not fit ${assumed ?? "the graph"}: ${parts.join("; ")}`, {
+      subject: "state_dict",
+    });
     this.assumed = assumed;
     this.name = "StateDictError";
     this.missing = missing;
@@ -69,11 +81,21 @@ function list(items: readonly string[]): string {
  * A weight that is a kv-append node's `cache` (a decode graph's, `decode: true`) is not expected: the decoder owns it,
  * and under strict a key by its name is unexpected, like any other key the checkpoint should not hold.
  */
-export function loadStateDict(graph: OpGraph, stateDict: StateDict, options: { readonly strict?: boolean } = {}): Record<string, AnyTensor> {
+export function loadStateDict(
+  graph: OpGraph,
+  stateDict: StateDict,
+  options: { readonly strict?: boolean } = {},
+): Record<string, AnyTensor> {
   checkGraph("loadStateDict graph", graph);
   checkOptions("loadStateDict options", options, "{ strict?: boolean }");
   const strict = options.strict ?? true;
-  if (typeof strict !== "boolean") throw new GraphValidationError("loadStateDict options.strict", "must be true or false", "a boolean", kindOf(strict));
+  if (typeof strict !== "boolean")
+    throw new GraphValidationError(
+      "loadStateDict options.strict",
+      "must be true or false",
+      "a boolean",
+      kindOf(strict),
+    );
   const given = new Map(entriesOf(stateDict));
   const missing: string[] = [];
   const misShaped: { key: string; expected: string; got: string }[] = [];
@@ -100,16 +122,27 @@ export function loadStateDict(graph: OpGraph, stateDict: StateDict, options: { r
       const bad = firstBadElement(v.data);
       if (bad) badValues.push({ key: w.name, index: bad.index, expected: FLOAT32_ELEMENT, got: bad.got });
     } else {
-      misShaped.push({ key: w.name, expected: `a tensor ${formatShape(w.shape as number[])}`, got: v === null ? "null" : typeof v === "object" ? "an object that is neither a Tensor nor { shape, data }" : typeof v });
+      misShaped.push({
+        key: w.name,
+        expected: `a tensor ${formatShape(w.shape as number[])}`,
+        got:
+          v === null
+            ? "null"
+            : typeof v === "object"
+              ? "an object that is neither a Tensor nor { shape, data }"
+              : typeof v,
+      });
       continue;
     }
-    const fits = t.shape.length === w.shape.length && w.shape.every((d, i) => typeof d === "string" || d === t.shape[i]);
+    const fits =
+      t.shape.length === w.shape.length && w.shape.every((d, i) => typeof d === "string" || d === t.shape[i]);
     if (!fits) misShaped.push({ key: w.name, expected: formatShape(w.shape as number[]), got: formatShape(t.shape) });
     else Object.defineProperty(out, w.name, { value: t, enumerable: true, writable: true, configurable: true });
   }
   const declared = new Set(loaded.map((w) => w.name));
   const unexpected = strict ? [...given.keys()].filter((k) => !declared.has(k)) : [];
-  if (missing.length || unexpected.length || misShaped.length || badValues.length) throw new StateDictError(missing, unexpected, misShaped, badValues);
+  if (missing.length || unexpected.length || misShaped.length || badValues.length)
+    throw new StateDictError(missing, unexpected, misShaped, badValues);
   return out;
 }
 
@@ -127,11 +160,22 @@ function decoderState(graph: OpGraph): Set<string> {
 function entriesOf(stateDict: unknown): [string, unknown][] {
   if (stateDict instanceof Map) {
     const odd = [...stateDict.keys()].filter((k) => typeof k !== "string");
-    if (odd.length) throw new GraphValidationError("loadStateDict stateDict", "a Map's keys must be state_dict names", "string keys", kindOf(odd[0]));
+    if (odd.length)
+      throw new GraphValidationError(
+        "loadStateDict stateDict",
+        "a Map's keys must be state_dict names",
+        "string keys",
+        kindOf(odd[0]),
+      );
     return [...stateDict.entries()] as [string, unknown][];
   }
   if (typeof stateDict !== "object" || stateDict === null || Array.isArray(stateDict)) {
-    throw new GraphValidationError("loadStateDict stateDict", "not a state_dict", "an object or Map of tensors by state_dict key", kindOf(stateDict));
+    throw new GraphValidationError(
+      "loadStateDict stateDict",
+      "not a state_dict",
+      "an object or Map of tensors by state_dict key",
+      kindOf(stateDict),
+    );
   }
   return Object.keys(stateDict).map((k) => [k, (stateDict as Record<string, unknown>)[k]]);
 }

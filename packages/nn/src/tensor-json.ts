@@ -10,7 +10,13 @@ export interface TensorJSON {
 
 /** An object with an array `shape` and an array-like `data`: the JSON form (its values are checked separately). */
 export function isTensorJSON(v: unknown): v is TensorJSON {
-  return typeof v === "object" && v !== null && Array.isArray((v as TensorJSON).shape) && typeof (v as TensorJSON).data === "object" && (v as TensorJSON).data !== null;
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    Array.isArray((v as TensorJSON).shape) &&
+    typeof (v as TensorJSON).data === "object" &&
+    (v as TensorJSON).data !== null
+  );
 }
 
 /** What a JSON element must be: a number that rounds to a finite float32 (|x| below about 3.4e38); 1e-50 becomes 0. */

@@ -24,20 +24,36 @@ export function decodeCaches(graph: OpGraph, live: ReadonlySet<string>): Map<str
     if (n.kind !== "kv-append" || !live.has(n.name)) continue;
     const cache = n.inputs["cache"]!;
     if (graph.roleOf(cache) !== "weight") {
-      throw new OnnxExportError(n.name, "kv-append: the cache must be a weight (a decode graph's state), which the model takes as its past input", "a weight [B, Hkv, M, D]", `${graph.roleOf(cache)} ${cache}`);
+      throw new OnnxExportError(
+        n.name,
+        "kv-append: the cache must be a weight (a decode graph's state), which the model takes as its past input",
+        "a weight [B, Hkv, M, D]",
+        `${graph.roleOf(cache)} ${cache}`,
+      );
     }
     const other = caches.get(cache);
-    if (other) throw new OnnxExportError(n.name, `kv-append: cache ${cache} is also written by ${other.node}; each cache needs its own past input`, "one kv-append node per cache", `${other.node} and ${n.name}`);
+    if (other)
+      throw new OnnxExportError(
+        n.name,
+        `kv-append: cache ${cache} is also written by ${other.node}; each cache needs its own past input`,
+        "one kv-append node per cache",
+        `${other.node} and ${n.name}`,
+      );
     const { past, shift } = n.attrs as unknown as KvAppendAttrs;
     // A shift bound per call is a window's ring, which the model does not have (it keeps every position): exported as
     // 0. A fixed shift would drop positions on every call.
-    if (typeof shift === "number" && shift !== 0) throw new OnnxExportError(n.name, "kv-append: a fixed shift has no ONNX form (the model keeps every position)", "shift 0 or a dim bound per call", String(shift));
+    if (typeof shift === "number" && shift !== 0)
+      throw new OnnxExportError(
+        n.name,
+        "kv-append: a fixed shift has no ONNX form (the model keeps every position)",
+        "shift 0 or a dim bound per call",
+        String(shift),
+      );
     const shape = graph.shapeOf(cache);
     caches.set(cache, { node: n.name, pastShape: [shape[0]!, shape[1]!, past, shape[3]!] });
   }
   return caches;
 }
-
 
 /**
  * The weights an exported model holds, what `exportOnnx`'s `weights` must give: the graph's weights but the decode

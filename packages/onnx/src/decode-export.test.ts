@@ -21,7 +21,17 @@ const B = 2;
 const D_IN = 16;
 
 const attention = (heads: { numHeads: number; numKvHeads?: number; window?: number }, options: AttentionOptions) =>
-  multiHeadAttention({ dIn: D_IN, dOut: D_IN, causal: true, window: heads.window ?? null, numHeads: heads.numHeads, numKvHeads: heads.numKvHeads ?? heads.numHeads }, { ...options, decode: true });
+  multiHeadAttention(
+    {
+      dIn: D_IN,
+      dOut: D_IN,
+      causal: true,
+      window: heads.window ?? null,
+      numHeads: heads.numHeads,
+      numKvHeads: heads.numKvHeads ?? heads.numHeads,
+    },
+    { ...options, decode: true },
+  );
 
 /** name, graph, whether it has a sliding window (its decoder then gets a cache small enough to ring), contrib mode. */
 const variants: [string, OpGraph, boolean, ("auto" | "none")?][] = [
@@ -31,8 +41,17 @@ const variants: [string, OpGraph, boolean, ("auto" | "none")?][] = [
   ["ALiBi", attention({ numHeads: 4 }, { position: { kind: "alibi" } }), false],
   ["RoPE with a window 4", attention({ numHeads: 2, window: 4 }, { position: { kind: "rope" } }), true],
   ["fused QKV", attention({ numHeads: 2 }, { fusedQkv: true }), false],
-  ["transformer block with RoPE", transformerBlock({ embedDim: D_IN, nHeads: 2, causal: true, position: { kind: "rope" } }, { decode: true }), false],
-  ["transformer block, plain ops only (contrib none)", transformerBlock({ embedDim: D_IN, nHeads: 2, causal: true }, { decode: true }), false, "none"],
+  [
+    "transformer block with RoPE",
+    transformerBlock({ embedDim: D_IN, nHeads: 2, causal: true, position: { kind: "rope" } }, { decode: true }),
+    false,
+  ],
+  [
+    "transformer block, plain ops only (contrib none)",
+    transformerBlock({ embedDim: D_IN, nHeads: 2, causal: true }, { decode: true }),
+    false,
+    "none",
+  ],
 ];
 
 describe("exported decode graph (past and present caches) in onnxruntime-node", () => {
@@ -47,7 +66,12 @@ describe("exported decode graph (past and present caches) in onnxruntime-node", 
       const model = exportOnnx(graph, weights, { contrib: contrib ?? "auto" });
       // A window's decoder gets a cache of 5 positions, so its ring drops old ones during the 7 tokens (and RoPE's N runs
       // ahead of its P); the model keeps them all and must still agree.
-      const decoder = await compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: windowed ? 5 : 16, batch: B });
+      const decoder = await compileDecoder(graph, {
+        executors: [createCpuExecutor()],
+        weights,
+        maxLength: windowed ? 5 : 16,
+        batch: B,
+      });
       try {
         const out = graph.outputs[0]!;
         // Each cache's past starts empty: [B, Hkv, 0, D] from its declaration [B, Hkv, M, D].
@@ -63,7 +87,10 @@ describe("exported decode graph (past and present caches) in onnxruntime-node", 
           const want = (await decoder.step({ x }))[out] as Tensor;
           const got = await runInOrt(model, { x, ...past }, [out, ...caches.map((n) => n.name)]);
           const r = compare(got[out] as Tensor, want, { abs: 2e-5, rel: 2e-4 });
-          expect(r.ok, `call ${step}: ${r.failures} of ${want.size} differ, worst ${JSON.stringify(r.worst)} ${r.shapeMismatch ?? ""}`).toBe(true);
+          expect(
+            r.ok,
+            `call ${step}: ${r.failures} of ${want.size} differ, worst ${JSON.stringify(r.worst)} ${r.shapeMismatch ?? ""}`,
+          ).toBe(true);
           seen += length;
           for (const n of caches) expect(got[n.name]!.shape[2]).toBe(seen);
           if (windowed && step === 4) expect(decoder.cached).toBeLessThan(seen); // the decoder's ring did drop positions
@@ -77,9 +104,20 @@ describe("exported decode graph (past and present caches) in onnxruntime-node", 
 
   it("declares each cache as a past input [B, Hkv, P, D] and its kv-append node as a present output [B, Hkv, S, D]", () => {
     const graph = multiHeadAttention({ dIn: 8, dOut: 8, numHeads: 2, numKvHeads: 1, causal: true }, { decode: true });
-    const weights = Object.fromEntries(graph.weights.filter((w) => !w.name.endsWith(".cache.state")).map((w, i) => [w.name, randomTensor(w.shape as number[], i)]));
-    const onnx = decodeModel(exportOnnx(graph, weights))["graph"] as { input: { name: string; type: unknown }[]; output: { name: string; type: unknown }[]; initializer: { name: string }[] };
-    const dims = (v: { type: unknown }) => (v.type as { tensor_type: { shape: { dim: Record<string, unknown>[] } } }).tensor_type.shape.dim.map((d) => d["dim_param"] ?? d["dim_value"]);
+    const weights = Object.fromEntries(
+      graph.weights
+        .filter((w) => !w.name.endsWith(".cache.state"))
+        .map((w, i) => [w.name, randomTensor(w.shape as number[], i)]),
+    );
+    const onnx = decodeModel(exportOnnx(graph, weights))["graph"] as {
+      input: { name: string; type: unknown }[];
+      output: { name: string; type: unknown }[];
+      initializer: { name: string }[];
+    };
+    const dims = (v: { type: unknown }) =>
+      (v.type as { tensor_type: { shape: { dim: Record<string, unknown>[] } } }).tensor_type.shape.dim.map(
+        (d) => d["dim_param"] ?? d["dim_value"],
+      );
     expect(onnx.input.map((v) => [v.name, dims(v)])).toEqual([
       ["x", ["B", "T", 8]],
       ["k.cache.state", ["B", 1, "P", 4]],

@@ -27,19 +27,52 @@ export function kindOf(v: unknown): string {
 /** `graph` must be an OpGraph: recognised by its methods, not instanceof (a second copy of @attngraph/graph makes them too). */
 export function checkGraph(subject: string, graph: unknown): asserts graph is OpGraph {
   const g = graph as Partial<OpGraph> | null;
-  if (typeof g?.has !== "function" || !Array.isArray(g.nodes)) throw new OnnxExportError(subject, "not an op graph", "an OpGraph", kindOf(graph));
+  if (typeof g?.has !== "function" || !Array.isArray(g.nodes))
+    throw new OnnxExportError(subject, "not an op graph", "an OpGraph", kindOf(graph));
 }
 
 /** Checks exportOnnx's graph, weights (an object; its tensors are checked where the export reads them) and options. */
 export function checkExportArgs(graph: unknown, weights: unknown, options: unknown): ExportArgs {
   checkGraph("exportOnnx graph", graph);
-  if (typeof weights !== "object" || weights === null || Array.isArray(weights)) throw new OnnxExportError("exportOnnx weights", "weights must be an object of tensors by name", "{ [weight]: Tensor }", kindOf(weights));
+  if (typeof weights !== "object" || weights === null || Array.isArray(weights))
+    throw new OnnxExportError(
+      "exportOnnx weights",
+      "weights must be an object of tensors by name",
+      "{ [weight]: Tensor }",
+      kindOf(weights),
+    );
   if (options === undefined) return { contrib: true, outputs: [], graphName: "attngraph" };
-  if (typeof options !== "object" || options === null || Array.isArray(options)) throw new OnnxExportError("exportOnnx options", "options must be an object", "{ contrib?, outputs?, graphName? }", kindOf(options));
+  if (typeof options !== "object" || options === null || Array.isArray(options))
+    throw new OnnxExportError(
+      "exportOnnx options",
+      "options must be an object",
+      "{ contrib?, outputs?, graphName? }",
+      kindOf(options),
+    );
   const { contrib = "auto", outputs = [], graphName = "attngraph" } = options as Record<string, unknown>;
-  if (!CONTRIB_MODES.includes(contrib as never)) throw new OnnxExportError("options.contrib", "unknown contrib mode", CONTRIB_MODES.map((m) => `"${m}"`).join(" or "), kindOf(contrib));
-  if (!Array.isArray(outputs) || !outputs.every((o) => typeof o === "string")) throw new OnnxExportError("options.outputs", "extra outputs must be node names", "an array of strings", Array.isArray(outputs) ? `an array holding ${kindOf(outputs.find((o) => typeof o !== "string"))}` : kindOf(outputs));
+  if (!CONTRIB_MODES.includes(contrib as never))
+    throw new OnnxExportError(
+      "options.contrib",
+      "unknown contrib mode",
+      CONTRIB_MODES.map((m) => `"${m}"`).join(" or "),
+      kindOf(contrib),
+    );
+  if (!Array.isArray(outputs) || !outputs.every((o) => typeof o === "string"))
+    throw new OnnxExportError(
+      "options.outputs",
+      "extra outputs must be node names",
+      "an array of strings",
+      Array.isArray(outputs)
+        ? `an array holding ${kindOf(outputs.find((o) => typeof o !== "string"))}`
+        : kindOf(outputs),
+    );
   // ONNX's checker refuses a graph without a name ("Field 'name' of graph is required to be non-empty").
-  if (typeof graphName !== "string" || graphName === "") throw new OnnxExportError("options.graphName", "the ONNX graph's name must be a non-empty string", "a string such as \"attngraph\"", kindOf(graphName));
+  if (typeof graphName !== "string" || graphName === "")
+    throw new OnnxExportError(
+      "options.graphName",
+      "the ONNX graph's name must be a non-empty string",
+      'a string such as "attngraph"',
+      kindOf(graphName),
+    );
   return { contrib: contrib === "auto", outputs: outputs as string[], graphName };
 }

@@ -36,15 +36,25 @@ export const CONTRIB_OPSET = 1;
  * The model's bytes (a ModelProto). Throws OnnxExportError naming the node that has no ONNX form, the weight that is
  * missing or does not fit, or the argument or option that is not what it should be.
  */
-export function exportOnnx(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, options: ExportOptions = {}): Uint8Array {
+export function exportOnnx(
+  graph: OpGraph,
+  weights: Readonly<Record<string, AnyTensor>>,
+  options: ExportOptions = {},
+): Uint8Array {
   return exportOnnxWithReport(graph, weights, options).model;
 }
 
 /** The model's bytes and what became of each node (see formatExportReport). */
-export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, options: ExportOptions = {}): { model: Uint8Array; report: ExportReport } {
+export function exportOnnxWithReport(
+  graph: OpGraph,
+  weights: Readonly<Record<string, AnyTensor>>,
+  options: ExportOptions = {},
+): { model: Uint8Array; report: ExportReport } {
   const args = checkExportArgs(graph, weights, options);
   const requested = [...new Set([...graph.outputs, ...args.outputs])];
-  for (const o of requested) if (!graph.has(o) || graph.roleOf(o) !== "node") throw new OnnxExportError(`outputs: ${o}`, "an exported output must be a node of the graph", "a node name", o);
+  for (const o of requested)
+    if (!graph.has(o) || graph.roleOf(o) !== "node")
+      throw new OnnxExportError(`outputs: ${o}`, "an exported output must be a node of the graph", "a node name", o);
   const live = liveNodes(graph, requested);
   // The caches of the kv-append nodes the outputs read (a dead one is not exported, like any dead node).
   const caches = decodeCaches(graph, live);
@@ -64,8 +74,16 @@ export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<st
     if (!live.has(n.name)) continue;
     reports.push(lowerNode(n, { graph, writer, shapes, builtin, contrib: args.contrib }));
   }
-  const opsetImports = [{ domain: "", version: ONNX_OPSET }, ...(writer.domains.has(CONTRIB_DOMAIN) ? [{ domain: CONTRIB_DOMAIN, version: CONTRIB_OPSET }] : [])];
-  const info = (name: string, shape: SymShape): ValueInfoMsg => valueInfo(name, graph.dtypeOf(name) === "int32" ? DataType.INT32 : DataType.FLOAT, shape.map((d) => (typeof d === "string" ? (bound.get(d) ?? d) : d)));
+  const opsetImports = [
+    { domain: "", version: ONNX_OPSET },
+    ...(writer.domains.has(CONTRIB_DOMAIN) ? [{ domain: CONTRIB_DOMAIN, version: CONTRIB_OPSET }] : []),
+  ];
+  const info = (name: string, shape: SymShape): ValueInfoMsg =>
+    valueInfo(
+      name,
+      graph.dtypeOf(name) === "int32" ? DataType.INT32 : DataType.FLOAT,
+      shape.map((d) => (typeof d === "string" ? (bound.get(d) ?? d) : d)),
+    );
   const model = encodeModel({
     graphName: args.graphName,
     nodes: writer.nodes,
@@ -82,23 +100,44 @@ export function exportOnnxWithReport(graph: OpGraph, weights: Readonly<Record<st
  * weight declarations to the given sizes (they become constants in the model). A decode cache is not a weight of the
  * model (it becomes an input), so it is neither needed nor read, and its dims (B among them) stay symbolic.
  */
-function bindWeights(graph: OpGraph, weights: Readonly<Record<string, AnyTensor>>, caches: ReadonlyMap<string, DecodeCache>): Map<string, number> {
+function bindWeights(
+  graph: OpGraph,
+  weights: Readonly<Record<string, AnyTensor>>,
+  caches: ReadonlyMap<string, DecodeCache>,
+): Map<string, number> {
   const bound = new Map<string, number>();
   for (const w of graph.weights) {
     if (caches.has(w.name)) continue;
     // Own keys only: a weight named "constructor" is missing from {}, not Object's constructor.
     const t: unknown = Object.hasOwn(weights, w.name) ? weights[w.name] : undefined;
-    if (t === undefined) throw new OnnxExportError(w.name, "weight missing: an exported model holds every weight as an initializer", `a tensor ${formatDims(w.shape)}`, "nothing");
-    if (!Tensor.isTensor(t)) throw new OnnxExportError(w.name, "weight is not a tensor", `a Tensor ${formatDims(w.shape)}`, kindOf(t));
+    if (t === undefined)
+      throw new OnnxExportError(
+        w.name,
+        "weight missing: an exported model holds every weight as an initializer",
+        `a tensor ${formatDims(w.shape)}`,
+        "nothing",
+      );
+    if (!Tensor.isTensor(t))
+      throw new OnnxExportError(w.name, "weight is not a tensor", `a Tensor ${formatDims(w.shape)}`, kindOf(t));
     const dtype = w.dtype ?? "float32";
     if (t.dtype !== dtype) throw new OnnxExportError(w.name, "weight has the wrong dtype", dtype, t.dtype);
-    const fits = t.rank === w.shape.length && w.shape.every((d, i) => (typeof d === "number" ? d === t.shape[i] : (bound.get(d) ?? t.shape[i]) === t.shape[i]));
-    if (!fits) throw new OnnxExportError(w.name, "weight shape does not match its declaration", formatDims(w.shape), formatDims(t.shape));
+    const fits =
+      t.rank === w.shape.length &&
+      w.shape.every((d, i) => (typeof d === "number" ? d === t.shape[i] : (bound.get(d) ?? t.shape[i]) === t.shape[i]));
+    if (!fits)
+      throw new OnnxExportError(
+        w.name,
+        "weight shape does not match its declaration",
+        formatDims(w.shape),
+        formatDims(t.shape),
+      );
     w.shape.forEach((d, i) => typeof d === "string" && bound.set(d, t.shape[i]!));
   }
   return bound;
 }
 
 function initializer(name: string, t: AnyTensor): ReturnType<typeof floatTensor> {
-  return t.dtype === "int32" ? int32Tensor(name, t.shape, t.toInt32Array()) : floatTensor(name, t.shape, t.toFloat32Array());
+  return t.dtype === "int32"
+    ? int32Tensor(name, t.shape, t.toInt32Array())
+    : floatTensor(name, t.shape, t.toFloat32Array());
 }

@@ -22,7 +22,10 @@ describe.each(["auto", "none"] as const)("golden cases in onnxruntime (contrib %
     const got = await runInOrt(model, gc.inputs, nodes);
     for (const e of gc.expected) {
       const r = compare(got[e.node] as Tensor, e.tensor, gc.tolerance);
-      expect(r.ok, `${e.name}: ${r.failures} of ${e.tensor.size} outside tolerance, worst ${JSON.stringify(r.worst)}${r.shapeMismatch ?? ""}`).toBe(true);
+      expect(
+        r.ok,
+        `${e.name}: ${r.failures} of ${e.tensor.size} outside tolerance, worst ${JSON.stringify(r.worst)}${r.shapeMismatch ?? ""}`,
+      ).toBe(true);
     }
   });
 });

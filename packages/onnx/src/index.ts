@@ -5,7 +5,18 @@ export { OnnxExportError } from "./errors.js";
 export { LOWERINGS } from "./ops/index.js";
 export type { DimRef, Lowering, OpLowering } from "./lowering.js";
 // The protobuf subset of onnx.proto and its writers, for models built by hand (the bench's reference models).
-export { DataType, decodeModel, doubleTensor, encodeModel, floatTensor, floatValueInfo, int32Tensor, int64Tensor, node, valueInfo } from "./proto/proto.js";
+export {
+  DataType,
+  decodeModel,
+  doubleTensor,
+  encodeModel,
+  floatTensor,
+  floatValueInfo,
+  int32Tensor,
+  int64Tensor,
+  node,
+  valueInfo,
+} from "./proto/proto.js";
 export type { AttrValue, InfoDim, ModelParts, NodeMsg, OpsetImport, TensorMsg, ValueInfoMsg } from "./proto/proto.js";
 export { importOnnx, type ImportOptions, type ImportedOnnx, type ImportedInput } from "./import/import-onnx.js";
 export { ImportReport } from "./import/import-report.js";

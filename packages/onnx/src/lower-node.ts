@@ -22,9 +22,18 @@ export interface LowerEnv {
 export function lowerNode(n: GraphNode, env: LowerEnv): NodeExport {
   // An op declared by its elementwise expression (silu, a user's own) exports as that expression.
   const def = env.graph.registry.has(n.kind) ? env.graph.registry.get(n.kind, n.name) : undefined;
-  const lowering = Object.hasOwn(LOWERINGS, n.kind) ? LOWERINGS[n.kind] : def?.pointwise ? pointwiseLowering(def.pointwise(n.attrs as never), def.inputs.map((i) => i.name)) : undefined;
+  const lowering = Object.hasOwn(LOWERINGS, n.kind)
+    ? LOWERINGS[n.kind]
+    : def?.pointwise
+      ? pointwiseLowering(
+          def.pointwise(n.attrs as never),
+          def.inputs.map((i) => i.name),
+        )
+      : undefined;
   if (!lowering) {
-    const what = env.builtin.has(n.kind) ? `op ${n.kind} has no ONNX form yet` : `user op ${n.kind} has no ONNX form (only built-in ops export)`;
+    const what = env.builtin.has(n.kind)
+      ? `op ${n.kind} has no ONNX form yet`
+      : `user op ${n.kind} has no ONNX form (only built-in ops export)`;
     throw new OnnxExportError(n.name, what, "a built-in forward op", n.kind);
   }
   const ops: string[] = [];
@@ -36,14 +45,26 @@ export function lowerNode(n: GraphNode, env: LowerEnv): NodeExport {
     ops.push("Identity");
   }
   const contrib = ops.some((o) => o.startsWith(`${CONTRIB_DOMAIN}.`));
-  return { node: n.name, kind: n.kind, onnxOps: ops, contrib, ...(plainBecause && env.contrib && !contrib ? { plainBecause } : {}) };
+  return {
+    node: n.name,
+    kind: n.kind,
+    onnxOps: ops,
+    contrib,
+    ...(plainBecause && env.contrib && !contrib ? { plainBecause } : {}),
+  };
 }
 
 function bind(n: GraphNode, env: LowerEnv, ops: string[], plain: (reason: string) => void): Lowering {
   const { writer, shapes, graph } = env;
   const resolve = (dim: string) => {
     const c = shapes.carrier(dim);
-    if (!c) throw new OnnxExportError(n.name, `symbolic dim ${dim} is carried by no graph input, so the model cannot compute it`, "a dim of some graph input", dim);
+    if (!c)
+      throw new OnnxExportError(
+        n.name,
+        `symbolic dim ${dim} is carried by no graph input, so the model cannot compute it`,
+        "a dim of some graph input",
+        dim,
+      );
     return c;
   };
   const unsupported = (what: string, expected?: string, got?: string): never => {

@@ -34,9 +34,20 @@ export interface Lowering {
   /** Records why this node stays plain although contrib ops are allowed (shown in the export report). */
   plainBecause(reason: string): void;
   /** Emits one ONNX node; returns its first output's name (all names with `outputs` > 1, see emitMulti). */
-  emit(op: string, inputs: readonly string[], attrs?: Readonly<Record<string, AttrValue>>, options?: EmitOptions): string;
+  emit(
+    op: string,
+    inputs: readonly string[],
+    attrs?: Readonly<Record<string, AttrValue>>,
+    options?: EmitOptions,
+  ): string;
   /** Emits one ONNX node with several outputs; "" in `inputs` leaves an optional input out. */
-  emitMulti(op: string, inputs: readonly string[], outputs: number, attrs?: Readonly<Record<string, AttrValue>>, options?: EmitOptions): string[];
+  emitMulti(
+    op: string,
+    inputs: readonly string[],
+    outputs: number,
+    attrs?: Readonly<Record<string, AttrValue>>,
+    options?: EmitOptions,
+  ): string[];
   /** A constant initializer (a scalar when `dims` is []), shared by every node that asks for the same one. */
   constant(type: ConstType, values: readonly number[], dims?: readonly number[]): string;
   /** A 1-D int64 tensor with these dims, computed from the inputs' shapes where a dim is not a number. */

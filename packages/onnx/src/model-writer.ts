@@ -1,6 +1,15 @@
 // The model under construction: ONNX nodes in order, initializers, and the names taken so far. Every name the graph
 // uses is reserved up front, so a helper value a lowering adds ("scores/scaled") can never shadow a graph value.
-import { doubleTensor, floatTensor, int32Tensor, int64Tensor, node, type AttrValue, type NodeMsg, type TensorMsg } from "./proto/proto.js";
+import {
+  doubleTensor,
+  floatTensor,
+  int32Tensor,
+  int64Tensor,
+  node,
+  type AttrValue,
+  type NodeMsg,
+  type TensorMsg,
+} from "./proto/proto.js";
 import type { ConstType } from "./lowering.js";
 
 export const CONTRIB_DOMAIN = "com.microsoft";
@@ -25,7 +34,14 @@ export class ModelWriter {
     return name;
   }
 
-  emit(op: string, name: string, inputs: readonly string[], outputs: readonly string[], attrs: Readonly<Record<string, AttrValue>>, domain: string): void {
+  emit(
+    op: string,
+    name: string,
+    inputs: readonly string[],
+    outputs: readonly string[],
+    attrs: Readonly<Record<string, AttrValue>>,
+    domain: string,
+  ): void {
     this.domains.add(domain);
     this.nodes.push(node(op, name, inputs, outputs, attrs, domain));
   }

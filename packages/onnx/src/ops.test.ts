@@ -17,12 +17,25 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const pad = b.input("pad", ["B", "S"]);
     const m = b.input("m", ["B", "L", "S"]);
     const bias = b.input("bias", ["L", "S"]);
-    const masked = b.add("mask", "masked", { scores: s, keyPaddingMask: pad, mask: m, bias }, { causal: true, window: 2, alignment: "bottom-right", scale: 0.5 });
+    const masked = b.add(
+      "mask",
+      "masked",
+      { scores: s, keyPaddingMask: pad, mask: m, bias },
+      { causal: true, window: 2, alignment: "bottom-right", scale: 0.5 },
+    );
     const w = b.add("softmax", "weights", { x: masked }, { scale: 1.5 });
     const g = b.output(masked, w).build();
     const padding = Tensor.from([0, 0, 1, 0, 0, 1, 1, 1, 1, 1], [2, 5]); // batch 1: every key padded
-    const user = Tensor.from(Array.from({ length: 30 }, (_, i) => (i % 7 === 3 ? 0 : 1)), [2, 3, 5]);
-    await expectOrtMatchesCpu(g, {}, { scores: randomTensor([2, 2, 3, 5], 1, 3), pad: padding, m: user, bias: randomTensor([3, 5], 2) }, { contrib });
+    const user = Tensor.from(
+      Array.from({ length: 30 }, (_, i) => (i % 7 === 3 ? 0 : 1)),
+      [2, 3, 5],
+    );
+    await expectOrtMatchesCpu(
+      g,
+      {},
+      { scores: randomTensor([2, 2, 3, 5], 1, 3), pad: padding, m: user, bias: randomTensor([3, 5], 2) },
+      { contrib },
+    );
   });
 
   it("mask without user terms, top-left, L > S; softmax with a scale of 0", async () => {
@@ -37,14 +50,18 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const b = new GraphBuilder();
     const s = b.input("scores", ["B", 3, 4, 6]);
     const masked = b.add("mask", "masked", { scores: s }, { causal: true, alignment: "bottom-right" });
-    const g = b.output(b.add("alibi", "biased", { scores: masked }, { slopes: null, scale: 0.3, alignment: "bottom-right" })).build();
+    const g = b
+      .output(b.add("alibi", "biased", { scores: masked }, { slopes: null, scale: 0.3, alignment: "bottom-right" }))
+      .build();
     await expectOrtMatchesCpu(g, {}, { scores: randomTensor([2, 3, 4, 6], 4, 2) }, { contrib });
   });
 
   it.each([false, true])("rope over 4 of 6 dims from position 3 (inverse %s)", async (inverse) => {
     const b = new GraphBuilder();
     const x = b.input("x", ["B", 2, "T", 6]);
-    const g = b.output(b.add("rope", "rotated", { x }, { base: 100, rotaryDim: 4, positionOffset: 3, inverse })).build();
+    const g = b
+      .output(b.add("rope", "rotated", { x }, { base: 100, rotaryDim: 4, positionOffset: 3, inverse }))
+      .build();
     await expectOrtMatchesCpu(g, {}, { x: randomTensor([2, 2, 5, 6], 5) }, { contrib });
   });
 
@@ -54,8 +71,22 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const k = b.input("k", ["B", 2, "S", 8]);
     const v = b.input("v", ["B", 2, "S", 8]);
     const pad = b.input("pad", ["B", "S"]);
-    const g = b.output(b.add("attention", "context", { q, k, v, keyPaddingMask: pad }, { causal: true, window: 2, alignment: "bottom-right", scale: 0.4 })).build();
-    const inputs = { q: randomTensor([2, 4, 3, 8], 6), k: randomTensor([2, 2, 5, 8], 7), v: randomTensor([2, 2, 5, 8], 8), pad: Tensor.from([0, 1, 0, 0, 0, 1, 1, 1, 1, 1], [2, 5]) };
+    const g = b
+      .output(
+        b.add(
+          "attention",
+          "context",
+          { q, k, v, keyPaddingMask: pad },
+          { causal: true, window: 2, alignment: "bottom-right", scale: 0.4 },
+        ),
+      )
+      .build();
+    const inputs = {
+      q: randomTensor([2, 4, 3, 8], 6),
+      k: randomTensor([2, 2, 5, 8], 7),
+      v: randomTensor([2, 2, 5, 8], 8),
+      pad: Tensor.from([0, 1, 0, 0, 0, 1, 1, 1, 1, 1], [2, 5]),
+    };
     await expectOrtMatchesCpu(g, {}, inputs, { contrib });
   });
 
@@ -65,7 +96,12 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const k = b.input("k", ["B", 1, "S", 4]);
     const s = b.add("score", "scores", { q, k });
     const g = b.output(s, b.add("weighted-sum", "context", { weights: s, v: k })).build();
-    await expectOrtMatchesCpu(g, {}, { q: randomTensor([2, 3, 4, 4], 9), k: randomTensor([2, 1, 6, 4], 10) }, { contrib });
+    await expectOrtMatchesCpu(
+      g,
+      {},
+      { q: randomTensor([2, 3, 4, 4], 9), k: randomTensor([2, 1, 6, 4], 10) },
+      { contrib },
+    );
   });
 
   it.each(["none", "tanh"] as const)("linear-gelu, gelu (%s) with and without a bias", async (approximate) => {
@@ -76,9 +112,17 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const fused = b.add("linear-gelu", "fused", { x, weight: w, bias }, { approximate });
     const bare = b.add("linear-gelu", "bare", { x, weight: w }, { approximate });
     const g = b.output(fused, bare, b.add("gelu", "act", { x }, { approximate })).build();
-    const report = await expectOrtMatchesCpu(g, { w: randomTensor([5, 6], 11), b: randomTensor([5], 12) }, { x: randomTensor([2, 3, 6], 13, 3) }, { contrib });
+    const report = await expectOrtMatchesCpu(
+      g,
+      { w: randomTensor([5, 6], 11), b: randomTensor([5], 12) },
+      { x: randomTensor([2, 3, 6], 13, 3) },
+      { contrib },
+    );
     const contribOps = report.nodes.flatMap((n) => n.onnxOps.filter((o) => o.startsWith("com.microsoft.")));
-    const expected = approximate === "tanh" ? ["com.microsoft.FastGelu", "com.microsoft.FastGelu", "com.microsoft.FastGelu"] : ["com.microsoft.BiasGelu", "com.microsoft.Gelu", "com.microsoft.Gelu"];
+    const expected =
+      approximate === "tanh"
+        ? ["com.microsoft.FastGelu", "com.microsoft.FastGelu", "com.microsoft.FastGelu"]
+        : ["com.microsoft.BiasGelu", "com.microsoft.Gelu", "com.microsoft.Gelu"];
     expect(contribOps).toEqual(contrib === "auto" ? expected : []);
   });
 
@@ -88,7 +132,12 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const w = b.weight("w", [5, 6]);
     const act = b.add("relu", "act", { x: b.add("projection", "up", { x, weight: w }) });
     const g = b.output(act, b.add("relu", "bare", { x })).build();
-    const report = await expectOrtMatchesCpu(g, { w: randomTensor([5, 6], 11) }, { x: randomTensor([2, 3, 6], 13, 3) }, { contrib });
+    const report = await expectOrtMatchesCpu(
+      g,
+      { w: randomTensor([5, 6], 11) },
+      { x: randomTensor([2, 3, 6], 13, 3) },
+      { contrib },
+    );
     const byNode = Object.fromEntries(report.nodes.map((n) => [n.node, n]));
     expect([byNode["act"]!.onnxOps, byNode["bare"]!.onnxOps]).toEqual([["Relu"], ["Relu"]]);
   });
@@ -102,7 +151,12 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const prod = b.add("mul", "prod", { a: gate, b: up });
     const scaled = b.add("mul", "scaled", { a: prod, b: b.weight("s", [5]) });
     const g = b.output(scaled, b.add("rms-norm", "plain", { x }, { eps: 1e-2 })).build();
-    const weights = { nw: randomTensor([6], 21), wg: randomTensor([5, 6], 22), wu: randomTensor([5, 6], 23), s: randomTensor([5], 24) };
+    const weights = {
+      nw: randomTensor([6], 21),
+      wg: randomTensor([5, 6], 22),
+      wu: randomTensor([5, 6], 23),
+      s: randomTensor([5], 24),
+    };
     const report = await expectOrtMatchesCpu(g, weights, { x: randomTensor([2, 3, 6], 25, 3) }, { contrib });
     const byNode = Object.fromEntries(report.nodes.map((n) => [n.node, n]));
     expect([byNode["act"]!.onnxOps, byNode["prod"]!.onnxOps]).toEqual([["Sigmoid", "Mul"], ["Mul"]]);
@@ -111,14 +165,31 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
 
   it("elementwise expressions: a user's definePointwiseOp and a pointwise node of three inputs, as plain ONNX nodes", async () => {
     const el = (name: string) => ({ op: "input", name, index: [] });
-    const softplus = definePointwiseOp({ kind: "softplus", doc: "log(1 + exp(x))", inputs: [{ name: "x" }], expr: { op: "log", args: [{ op: "add", args: [1, { op: "exp", args: [el("x")] }] }] } });
+    const softplus = definePointwiseOp({
+      kind: "softplus",
+      doc: "log(1 + exp(x))",
+      inputs: [{ name: "x" }],
+      expr: { op: "log", args: [{ op: "add", args: [1, { op: "exp", args: [el("x")] }] }] },
+    });
     const b = new GraphBuilder({ registry: createOpRegistry([softplus]) });
     const [x, y, z] = ["x", "y", "z"].map((n) => b.input(n, ["B", 4]));
     const soft = b.add("softplus", "soft", { x: x! });
-    const expr = { op: "where", args: [{ op: "gt", args: [el("x0"), 0] }, { op: "div", args: [el("x1"), { op: "add", args: [1, { op: "abs", args: [el("x2")] }] }] }, { op: "mod", args: [el("x2"), 0.75] }] };
+    const expr = {
+      op: "where",
+      args: [
+        { op: "gt", args: [el("x0"), 0] },
+        { op: "div", args: [el("x1"), { op: "add", args: [1, { op: "abs", args: [el("x2")] }] }] },
+        { op: "mod", args: [el("x2"), 0.75] },
+      ],
+    };
     const mixed = b.add("pointwise", "mixed", { x0: soft, x1: y!, x2: z! }, { expr });
     const g = b.output(soft, mixed).build();
-    const report = await expectOrtMatchesCpu(g, {}, { x: randomTensor([3, 4], 31, 3), y: randomTensor([3, 4], 32, 3), z: randomTensor([3, 4], 33, 3) }, { contrib });
+    const report = await expectOrtMatchesCpu(
+      g,
+      {},
+      { x: randomTensor([3, 4], 31, 3), y: randomTensor([3, 4], 32, 3), z: randomTensor([3, 4], 33, 3) },
+      { contrib },
+    );
     const byNode = Object.fromEntries(report.nodes.map((n) => [n.node, n]));
     expect(byNode["soft"]!.onnxOps).toEqual(["Exp", "Add", "Log"]);
     expect(byNode["mixed"]!.onnxOps).toContain("Where");
@@ -134,7 +205,12 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const broadcast = b.add("add-layer-norm", "broadcast", { a, b: beta, weight: w }, { eps: 1e-3 });
     const bare = b.add("add-layer-norm", "bare", { a, b: c }, { eps: 1e-5 });
     const g = b.output(skip, broadcast, bare, b.add("layer-norm", "ln", { x: a }, { eps: 1e-5 })).build();
-    const report = await expectOrtMatchesCpu(g, { w: randomTensor([8], 14), beta: randomTensor([8], 15) }, { a: randomTensor([2, 3, 8], 16, 2), c: randomTensor([2, 3, 8], 17) }, { contrib });
+    const report = await expectOrtMatchesCpu(
+      g,
+      { w: randomTensor([8], 14), beta: randomTensor([8], 15) },
+      { a: randomTensor([2, 3, 8], 16, 2), c: randomTensor([2, 3, 8], 17) },
+      { contrib },
+    );
     const byNode = Object.fromEntries(report.nodes.map((n) => [n.node, n]));
     expect(byNode["skip"]!.onnxOps.includes("com.microsoft.SkipLayerNormalization")).toBe(contrib === "auto");
     expect(byNode["broadcast"]!.contrib).toBe(false);
@@ -142,25 +218,42 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     if (contrib === "auto") expect(byNode["bare"]!.plainBecause).toMatch(/weight/);
   });
 
-  it.each(["mean", "sum", "none"] as const)("embedding and cross-entropy (%s) with an ignored target", async (reduction) => {
-    const b = new GraphBuilder();
-    const ids = b.input("ids", ["B", "T"], "int32");
-    const targets = b.input("targets", ["B", "T"], "int32");
-    const table = b.weight("table", [7, 5]);
-    const logits = b.add("embedding", "logits", { ids, weight: table });
-    const g = b.output(logits, b.add("cross-entropy", "loss", { logits, targets }, { ignoreIndex: -100, reduction })).build();
-    const inputs = { ids: Tensor.int32([0, 3, 6, 2, 2, 5], [2, 3]), targets: Tensor.int32([1, -100, 4, 0, 3, -100], [2, 3]) };
-    await expectOrtMatchesCpu(g, { table: randomTensor([7, 5], 18, 4) }, inputs, { contrib });
-  });
+  it.each(["mean", "sum", "none"] as const)(
+    "embedding and cross-entropy (%s) with an ignored target",
+    async (reduction) => {
+      const b = new GraphBuilder();
+      const ids = b.input("ids", ["B", "T"], "int32");
+      const targets = b.input("targets", ["B", "T"], "int32");
+      const table = b.weight("table", [7, 5]);
+      const logits = b.add("embedding", "logits", { ids, weight: table });
+      const g = b
+        .output(logits, b.add("cross-entropy", "loss", { logits, targets }, { ignoreIndex: -100, reduction }))
+        .build();
+      const inputs = {
+        ids: Tensor.int32([0, 3, 6, 2, 2, 5], [2, 3]),
+        targets: Tensor.int32([1, -100, 4, 0, 3, -100], [2, 3]),
+      };
+      await expectOrtMatchesCpu(g, { table: randomTensor([7, 5], 18, 4) }, inputs, { contrib });
+    },
+  );
 
-  it.each([[0, "T"], [2, "T"], [3, 3]] as const)("position-embedding at offset %s with T = %s, broadcast over the batch when added", async (offset, t) => {
+  it.each([
+    [0, "T"],
+    [2, "T"],
+    [3, 3],
+  ] as const)("position-embedding at offset %s with T = %s, broadcast over the batch when added", async (offset, t) => {
     const b = new GraphBuilder();
     const ids = b.input("ids", ["B", t], "int32");
     const tok = b.add("embedding", "tok", { ids, weight: b.weight("wte", [7, 5]) });
     const pos = b.add("position-embedding", "pos", { ids, weight: b.weight("wpe", [6, 5]) }, { offset });
     const g = b.output(pos, b.add("add", "x", { a: tok, b: pos })).build();
     const inputs = { ids: Tensor.int32([0, 3, 6, 2, 2, 5], [2, 3]) };
-    const report = await expectOrtMatchesCpu(g, { wte: randomTensor([7, 5], 20), wpe: randomTensor([6, 5], 21) }, inputs, { contrib });
+    const report = await expectOrtMatchesCpu(
+      g,
+      { wte: randomTensor([7, 5], 20), wpe: randomTensor([6, 5], 21) },
+      inputs,
+      { contrib },
+    );
     expect(report.nodes.find((n) => n.node === "pos")!.onnxOps).toContain("Slice");
   });
 
@@ -168,8 +261,15 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const b = new GraphBuilder();
     const logits = b.input("logits", [2, 3]);
     const targets = b.input("targets", [2], "int32");
-    const g = b.output(b.add("cross-entropy", "loss", { logits, targets }, { ignoreIndex: 9, reduction: "mean" })).build();
-    await expectOrtMatchesCpu(g, {}, { logits: randomTensor([2, 3], 19), targets: Tensor.int32([9, 9], [2]) }, { contrib });
+    const g = b
+      .output(b.add("cross-entropy", "loss", { logits, targets }, { ignoreIndex: 9, reduction: "mean" }))
+      .build();
+    await expectOrtMatchesCpu(
+      g,
+      {},
+      { logits: randomTensor([2, 3], 19), targets: Tensor.int32([9, 9], [2]) },
+      { contrib },
+    );
   });
 
   it("reshape with symbolic dims, transpose, slice, pad and sum-to", async () => {
@@ -180,7 +280,9 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     const part = b.add("slice", "part", { x: heads }, { axis: -1, start: 1, size: 2 });
     const padded = b.add("pad", "padded", { x: part }, { axis: 3, before: 1, after: 2 });
     const summed = b.add("sum-to", "summed", { x: padded }, { shape: [2, 1, 5] });
-    const g = b.output(heads, padded, summed, b.add("sum-to", "same", { x: part }, { shape: ["B", 2, "T", 2] })).build();
+    const g = b
+      .output(heads, padded, summed, b.add("sum-to", "same", { x: part }, { shape: ["B", 2, "T", 2] }))
+      .build();
     await expectOrtMatchesCpu(g, {}, { x: randomTensor([3, 4, 6], 20) }, { contrib });
   });
 
@@ -197,7 +299,9 @@ describe("position-embedding with a named offset", () => {
   it("fails the export naming the node when no graph input carries the offset's dim", () => {
     const b = new GraphBuilder();
     const ids = b.input("ids", ["B", "T"], "int32");
-    const g = b.output(b.add("position-embedding", "pos", { ids, weight: b.weight("wpe", [6, 5]) }, { offset: "N" })).build();
+    const g = b
+      .output(b.add("position-embedding", "pos", { ids, weight: b.weight("wpe", [6, 5]) }, { offset: "N" }))
+      .build();
     let e: unknown;
     try {
       exportOnnx(g, { wpe: randomTensor([6, 5], 1) });

@@ -17,7 +17,10 @@ export class RuntimeShapes {
   constructor(writer: ModelWriter, inputs: readonly ValueDecl[], bound: ReadonlyMap<string, number>) {
     this.#writer = writer;
     this.#bound = bound;
-    for (const v of inputs) v.shape.forEach((d, axis) => typeof d === "string" && !this.#carriers.has(d) && this.#carriers.set(d, { of: v.name, axis }));
+    for (const v of inputs)
+      v.shape.forEach(
+        (d, axis) => typeof d === "string" && !this.#carriers.has(d) && this.#carriers.set(d, { of: v.name, axis }),
+      );
   }
 
   /** The dim as a number when known at export time. */

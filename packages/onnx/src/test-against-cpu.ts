@@ -13,7 +13,10 @@ import { runInOrt } from "./test-ort.js";
 /** A float tensor of values in [-scale, scale) from a seeded generator. */
 export function randomTensor(shape: readonly number[], seed: number, scale = 1): Tensor {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, d) => a * d, 1) }, () => (next() * 2 - 1) * scale), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, d) => a * d, 1) }, () => (next() * 2 - 1) * scale),
+    shape,
+  );
 }
 
 /** Exports, runs both sides, expects every output within tolerance; returns the export's report. */
@@ -30,7 +33,10 @@ export async function expectOrtMatchesCpu(
   const got = await runInOrt(model, inputs, graph.outputs);
   for (const name of graph.outputs) {
     const r = compare(got[name] as Tensor, expected[name] as Tensor, tolerance);
-    expect(r.ok, `${name}: ${r.failures} of ${(expected[name] as Tensor).size} differ, worst ${JSON.stringify(r.worst)} ${r.shapeMismatch ?? ""}`).toBe(true);
+    expect(
+      r.ok,
+      `${name}: ${r.failures} of ${(expected[name] as Tensor).size} differ, worst ${JSON.stringify(r.worst)} ${r.shapeMismatch ?? ""}`,
+    ).toBe(true);
   }
   return report;
 }

@@ -36,7 +36,10 @@ export function flexCaseFolders(): string[] {
 /** Every golden-flex case file with its graph case (flexAttention: score → score-mod → mask-mod → softmax → weighted-sum). */
 export function flexGraphCases(): { id: string; gc: GraphCase }[] {
   return flexCaseFolders().flatMap((dir) =>
-    listCases(dir).map((file) => ({ id: `${dir.split("/").slice(-2).join("/")}/${file.split("/").pop()}`, gc: flexGraphCase(parseFlexCase(JSON.parse(readFileSync(file, "utf8")), file)) })),
+    listCases(dir).map((file) => ({
+      id: `${dir.split("/").slice(-2).join("/")}/${file.split("/").pop()}`,
+      gc: flexGraphCase(parseFlexCase(JSON.parse(readFileSync(file, "utf8")), file)),
+    })),
   );
 }
 
@@ -47,7 +50,10 @@ export function graphCases(): { id: string; gc: GraphCase }[] {
       const loaded = loadAnyCase(file);
       const id = `${dir.split("/").slice(-2).join("/")}/${file.split("/").pop()}`;
       if (loaded.format === "train") return [{ id, gc: trainForward(loaded.case) }];
-      return [false, true].map((fused) => ({ id: `${id}${fused ? " (fused QKV)" : ""}`, gc: attentionGraphCase(loaded.case, fused) }));
+      return [false, true].map((fused) => ({
+        id: `${id}${fused ? " (fused QKV)" : ""}`,
+        gc: attentionGraphCase(loaded.case, fused),
+      }));
     }),
   );
 }
@@ -55,7 +61,11 @@ export function graphCases(): { id: string; gc: GraphCase }[] {
 /** A golden-train case's forward step: the graph of its kind, its parameters by state_dict name, its inputs. */
 function trainForward(c: TrainCase): GraphCase {
   const cfg = c.config as Record<string, number | string>;
-  const block = { embedDim: cfg["embedDim"] as number, nHeads: cfg["nHeads"] as number, ...pickDefined(cfg, ["mlpRatio", "layerNormEps", "gelu"]) };
+  const block = {
+    embedDim: cfg["embedDim"] as number,
+    nHeads: cfg["nHeads"] as number,
+    ...pickDefined(cfg, ["mlpRatio", "layerNormEps", "gelu"]),
+  };
   const mask = c.inputs["mask"];
   const withMask = mask ? { mask } : {};
   let graph;
@@ -65,18 +75,37 @@ function trainForward(c: TrainCase): GraphCase {
     inputs = { x: c.inputs["x"]!, ...withMask };
   } else if (c.kind === "mha-backward") {
     const e = block.embedDim;
-    graph = buildAttention({ dIn: e, dOut: e, numHeads: block.nHeads, qkvBias: false, outProj: true, outBias: false }, { fusedQkv: true, weightNames: PYTORCH_ATTENTION_WEIGHTS, ...(mask ? { userMask: "mask" as const } : {}) });
+    graph = buildAttention(
+      { dIn: e, dOut: e, numHeads: block.nHeads, qkvBias: false, outProj: true, outBias: false },
+      { fusedQkv: true, weightNames: PYTORCH_ATTENTION_WEIGHTS, ...(mask ? { userMask: "mask" as const } : {}) },
+    );
     inputs = { x: c.inputs["x"]!, ...withMask };
   } else {
-    graph = simpleTransformer({ ...block, vocabSize: cfg["vocabSize"] as number, seqLen: cfg["seqLen"] as number, blocks: cfg["blocks"] as number, dropout: cfg["dropout"] as number });
+    graph = simpleTransformer({
+      ...block,
+      vocabSize: cfg["vocabSize"] as number,
+      seqLen: cfg["seqLen"] as number,
+      blocks: cfg["blocks"] as number,
+      dropout: cfg["dropout"] as number,
+    });
     const n = c.training!.batchSize;
     const tokens = c.inputs["tokens"]!;
     inputs = { tokens: Tensor.int32(tokens.toInt32Array().subarray(0, n * tokens.shape[1]!), [n, tokens.shape[1]!]) };
   }
   const forward = TRAIN_FORWARD_NODES[c.kind];
-  const expected = Object.entries(c.expected).flatMap(([name, tensor]) => (Object.hasOwn(forward, name) ? [{ name, node: forward[name]!, tensor }] : []));
+  const expected = Object.entries(c.expected).flatMap(([name, tensor]) =>
+    Object.hasOwn(forward, name) ? [{ name, node: forward[name]!, tensor }] : [],
+  );
   const g = graph;
-  return { file: c.file, name: c.name, graph: g, weights: () => loadStateDict(g, c.params), inputs, expected, tolerance: c.tolerance };
+  return {
+    file: c.file,
+    name: c.name,
+    graph: g,
+    weights: () => loadStateDict(g, c.params),
+    inputs,
+    expected,
+    tolerance: c.tolerance,
+  };
 }
 
 function pickDefined(cfg: Record<string, unknown>, keys: readonly string[]): Record<string, never> {

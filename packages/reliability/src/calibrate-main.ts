@@ -22,16 +22,26 @@ for (const entry of executors) {
     const got: [string, Float32Array, Float64Array][] = [
       ["output (fused)", untapped.output.toFloat32Array(), ref.output.data],
       ["output (unfused)", tapped.output.toFloat32Array(), ref.output.data],
-      ...NAMES.filter((n) => tapped.taps.has(n)).map((n): [string, Float32Array, Float64Array] => [n, tapped.taps.get(n)!.toFloat32Array(), ref[n].data]),
+      ...NAMES.filter((n) => tapped.taps.has(n)).map((n): [string, Float32Array, Float64Array] => [
+        n,
+        tapped.taps.get(n)!.toFloat32Array(),
+        ref[n].data,
+      ]),
     ];
     for (const [name, g, r] of got) {
       let max = 0;
       for (const v of r) max = Math.max(max, Math.abs(v));
       let e = 0;
       for (let i = 0; i < g.length; i++) e = Math.max(e, Math.abs(g[i]! - r[i]!) / (1 + max));
-      if (!((worst.get(name)?.error ?? Number.NEGATIVE_INFINITY) >= e)) worst.set(name, { error: e, at: describeCase(c) });
+      if (!((worst.get(name)?.error ?? Number.NEGATIVE_INFINITY) >= e))
+        worst.set(name, { error: e, at: describeCase(c) });
     }
   }
-  console.log(`${entry.name}: ${cases.length} cases (seed ${seed}) in ${((performance.now() - t0) / 1000).toFixed(1)} s; tolerance ${TOL}`);
-  for (const [name, w] of worst) console.log(`  ${name.padEnd(17)} ${w.error.toExponential(2)}  (${(TOL / w.error).toFixed(0)}× under tolerance)  ${w.at}`);
+  console.log(
+    `${entry.name}: ${cases.length} cases (seed ${seed}) in ${((performance.now() - t0) / 1000).toFixed(1)} s; tolerance ${TOL}`,
+  );
+  for (const [name, w] of worst)
+    console.log(
+      `  ${name.padEnd(17)} ${w.error.toExponential(2)}  (${(TOL / w.error).toFixed(0)}× under tolerance)  ${w.at}`,
+    );
 }

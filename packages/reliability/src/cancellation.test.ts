@@ -8,7 +8,8 @@ import { materialize } from "./cases.js";
 import { executors } from "./executors.js";
 
 const config = normalizeConfig({ dIn: 16, dOut: 16, numHeads: 4, causal: true, qkvBias: true });
-const caseOf = (T: number, seed: number) => materialize({ config, fusedQkv: false, B: 2, T, S: T, padding: true, magnitude: 1, seed });
+const caseOf = (T: number, seed: number) =>
+  materialize({ config, fusedQkv: false, B: 2, T, S: T, padding: true, magnitude: 1, seed });
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: cancellation", (_name, entry) => {
   async function session() {
@@ -27,7 +28,8 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: cancellation", (_
     let abortedAt = Infinity;
     // Abort from outside the run (a task of its own, as a UI event handler would), once the run is a few steps in.
     const sub = s.events$.subscribe((e) => {
-      if (e.type === "node-end" && e.runId === 2 && e.node === "values") setImmediate(() => ((abortedAt = performance.now()), ac.abort(new Error("user"))));
+      if (e.type === "node-end" && e.runId === 2 && e.node === "values")
+        setImmediate(() => ((abortedAt = performance.now()), ac.abort(new Error("user"))));
     });
     const t0 = performance.now();
     const err = await s.run(m.inputs, { signal: ac.signal }).catch((e: unknown) => e);
@@ -61,7 +63,9 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: cancellation", (_
       const err = await s.run(m.inputs, { signal: ac.signal }).catch((e: unknown) => e);
       sub.unsubscribe();
       expect(err, `abort after ${order[k]}`).toBeInstanceOf(AbortError);
-      expect(seen.filter((e) => e.type === "node-end").map((e) => (e as { node: string }).node)).toEqual(order.slice(0, k + 1));
+      expect(seen.filter((e) => e.type === "node-end").map((e) => (e as { node: string }).node)).toEqual(
+        order.slice(0, k + 1),
+      );
       expect(seen.at(-1)).toMatchObject({ type: "run-cancelled", node: order[k + 1] });
     }
     expect((await s.run(m.inputs)).output!.toArray()).toEqual(expected);
@@ -87,7 +91,10 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: cancellation", (_
     sub.unsubscribe();
     settled.forEach((r, i) => {
       if (i === 2 || i === 5) expect(r.status === "rejected" && r.reason, `run ${i}`).toBeInstanceOf(AbortError);
-      else if (i !== 9) expect((r as PromiseFulfilledResult<Record<string, Tensor>>).value.output!.toArray(), `run ${i}`).toEqual(alone[i]);
+      else if (i !== 9)
+        expect((r as PromiseFulfilledResult<Record<string, Tensor>>).value.output!.toArray(), `run ${i}`).toEqual(
+          alone[i],
+        );
     });
     // Run 9 may have finished before its timer fired; either way it is an AbortError or its own correct result.
     const r9 = settled[9]!;

@@ -32,7 +32,11 @@ export function work(c: AttentionCase): number {
 }
 
 /** Mostly small sizes, sometimes up to `max`: small cases find most bugs and shrink fast; large ones cover blocking. */
-const size = (max: number) => fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: Math.min(8, max) }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max }) });
+const size = (max: number) =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.integer({ min: 1, max: Math.min(8, max) }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max }) },
+  );
 
 /** Random valid cases whose `work` stays under `budget` multiply-adds. */
 export function attentionCases(budget = 150_000): fc.Arbitrary<AttentionCase> {
@@ -50,7 +54,10 @@ export function attentionCases(budget = 150_000): fc.Arbitrary<AttentionCase> {
       qkvBias: fc.boolean(),
       outProj: fc.boolean(),
       outBias: fc.boolean(),
-      scale: fc.option(fc.integer({ min: 1, max: 40 }).map((n) => n / 20), { nil: null }),
+      scale: fc.option(
+        fc.integer({ min: 1, max: 40 }).map((n) => n / 20),
+        { nil: null },
+      ),
       dropout: fc.constantFrom(0, 0, 0.25), // eval mode: the dropout node is there and must be the identity
       fusedQkv: fc.boolean(),
       padding: fc.boolean(),
@@ -74,7 +81,16 @@ export function attentionCases(budget = 150_000): fc.Arbitrary<AttentionCase> {
         dropout: r.dropout,
       });
       const S = r.mode === "cross" ? r.S : r.T;
-      return { config, fusedQkv: r.fusedQkv, B: r.B, T: r.T, S, padding: r.padding, magnitude: r.magnitude, seed: r.seed };
+      return {
+        config,
+        fusedQkv: r.fusedQkv,
+        B: r.B,
+        T: r.T,
+        S,
+        padding: r.padding,
+        magnitude: r.magnitude,
+        seed: r.seed,
+      };
     })
     .filter((c) => c.config.dOut <= 64 && work(c) <= budget);
 }
@@ -93,15 +109,22 @@ export function materialize(c: AttentionCase): Materialized {
   const next = prng(c.seed);
   const { dIn, dOut: E, numHeads: H, numKvHeads: Hkv } = c.config;
   const Ekv = Hkv * (E / H);
-  const linear = (rows: number, cols: number) => new Tensor(uniform(rows * cols, 1 / Math.sqrt(cols), next), [rows, cols]);
+  const linear = (rows: number, cols: number) =>
+    new Tensor(uniform(rows * cols, 1 / Math.sqrt(cols), next), [rows, cols]);
   const bias = (n: number) => new Tensor(uniform(n, 0.5, next), [n]);
   const raw: Record<string, Tensor> = { W_query: linear(E, dIn), W_key: linear(Ekv, dIn), W_value: linear(Ekv, dIn) };
   if (c.config.qkvBias) Object.assign(raw, { b_query: bias(E), b_key: bias(Ekv), b_value: bias(Ekv) });
   if (c.config.outProj) raw.out_proj = linear(E, E);
   if (c.config.outBias) raw.out_bias = bias(E);
-  const inputs: Record<string, Tensor> = { x: new Tensor(uniform(c.B * c.T * dIn, c.magnitude, next), [c.B, c.T, dIn]) };
+  const inputs: Record<string, Tensor> = {
+    x: new Tensor(uniform(c.B * c.T * dIn, c.magnitude, next), [c.B, c.T, dIn]),
+  };
   if (c.config.cross) inputs.kv = new Tensor(uniform(c.B * c.S * dIn, c.magnitude, next), [c.B, c.S, dIn]);
-  if (c.padding) inputs.keyPaddingMask = Tensor.from(Array.from({ length: c.B * c.S }, () => (next() < 0.25 ? 1 : 0)), [c.B, c.S]);
+  if (c.padding)
+    inputs.keyPaddingMask = Tensor.from(
+      Array.from({ length: c.B * c.S }, () => (next() < 0.25 ? 1 : 0)),
+      [c.B, c.S],
+    );
   const graph = buildAttention(c.config, { fusedQkv: c.fusedQkv, keyPaddingMask: c.padding });
   return { graph, raw, weights: attentionWeights(c.config, raw, { fusedQkv: c.fusedQkv }), inputs };
 }

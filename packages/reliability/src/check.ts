@@ -37,8 +37,15 @@ export function toleranceFor(ref: Dense): Tolerance {
 }
 
 /** What is wrong with `got` against `expected`, or undefined. NaN must meet NaN and ±∞ the same ∞ (`equalNan`). */
-export function mismatch(label: string, got: Dense, expected: Dense, tol: Tolerance, equalNan = false): string | undefined {
-  if (!sameShape(got.shape, expected.shape)) return `${label}: shape ${formatShape(got.shape)}, expected ${formatShape(expected.shape)}`;
+export function mismatch(
+  label: string,
+  got: Dense,
+  expected: Dense,
+  tol: Tolerance,
+  equalNan = false,
+): string | undefined {
+  if (!sameShape(got.shape, expected.shape))
+    return `${label}: shape ${formatShape(got.shape)}, expected ${formatShape(expected.shape)}`;
   const r = compare(got.data, expected.data, tol, { equalNan });
   if (r.ok) return undefined;
   const w = r.worst!;
@@ -73,7 +80,11 @@ export async function runCase(m: Materialized, executor: Executor, tapped: boole
     const outputs = await session.run(m.inputs);
     sub?.unsubscribe();
     const plan = tapped ? undefined : session.plan;
-    return { output: outputs[m.graph.outputs[0]!]!, taps, fused: plan ? plan.steps.some((s) => s.fused !== undefined) : false };
+    return {
+      output: outputs[m.graph.outputs[0]!]!,
+      taps,
+      fused: plan ? plan.steps.some((s) => s.fused !== undefined) : false,
+    };
   } finally {
     await session.dispose();
   }

@@ -7,15 +7,40 @@ import { describe, expect, it } from "vitest";
 import { materialize } from "./cases.js";
 import { executors } from "./executors.js";
 
-const config = normalizeConfig({ dIn: 8, dOut: 16, numHeads: 4, numKvHeads: 2, causal: true, window: 5, qkvBias: true });
+const config = normalizeConfig({
+  dIn: 8,
+  dOut: 16,
+  numHeads: 4,
+  numKvHeads: 2,
+  causal: true,
+  window: 5,
+  qkvBias: true,
+});
 
 /** 50 inputs of 1..20 tokens (so runs differ in shape, binding and arena as well as in numbers). */
 function inputsFor(n: number): Record<string, Tensor>[] {
-  return Array.from({ length: n }, (_, i) => materialize({ config, fusedQkv: false, B: 1 + (i % 2), T: 1 + ((i * 7) % 20), S: 1 + ((i * 7) % 20), padding: false, magnitude: 1, seed: 100 + i }).inputs);
+  return Array.from(
+    { length: n },
+    (_, i) =>
+      materialize({
+        config,
+        fusedQkv: false,
+        B: 1 + (i % 2),
+        T: 1 + ((i * 7) % 20),
+        S: 1 + ((i * 7) % 20),
+        padding: false,
+        magnitude: 1,
+        seed: 100 + i,
+      }).inputs,
+  );
 }
 
 /** Starts a run and returns its id: run ids are handed out synchronously, in call order, with run-start. */
-function start(s: Session, inputs: Record<string, Tensor>, signal?: AbortSignal): { id: number; done: Promise<Record<string, Tensor>> } {
+function start(
+  s: Session,
+  inputs: Record<string, Tensor>,
+  signal?: AbortSignal,
+): { id: number; done: Promise<Record<string, Tensor>> } {
   let id = -1;
   const sub = s.events$.subscribe((e) => e.type === "run-start" && id < 0 && (id = e.runId));
   const done = s.run(inputs, signal ? { signal } : {});
@@ -64,7 +89,9 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: concurrent runs o
       expect(e.tensor.toArray(), `${e.node} of run ${e.runId}`).toEqual(alone[i]![e.node as "weights" | "context"]);
     }
     expect(new Set(early.map((e) => `${e.runId}:${e.node}`)).size).toBe(early.length);
-    expect(late.map((e) => idOf.get(e.runId)).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 25 }, (_, k) => 25 + k));
+    expect(late.map((e) => idOf.get(e.runId)).sort((a, b) => a! - b!)).toEqual(
+      Array.from({ length: 25 }, (_, k) => 25 + k),
+    );
     for (const e of late) expect(e.tensor.toArray()).toEqual(alone[idOf.get(e.runId)!]!.weights);
     expect(quitter).toEqual([]);
   });
@@ -75,10 +102,23 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: concurrent runs o
     const inputs = inputsFor(10);
     const alone = [];
     for (const x of inputs) alone.push((await s.run(x)).output!.toArray());
-    const bad = { x: materialize({ config: normalizeConfig({ ...config, dIn: 7 }), fusedQkv: false, B: 1, T: 3, S: 3, padding: false, magnitude: 1, seed: 1 }).inputs.x! };
+    const bad = {
+      x: materialize({
+        config: normalizeConfig({ ...config, dIn: 7 }),
+        fusedQkv: false,
+        B: 1,
+        T: 3,
+        S: 3,
+        padding: false,
+        magnitude: 1,
+        seed: 1,
+      }).inputs.x!,
+    };
     const all = await Promise.allSettled([...inputs.slice(0, 5), bad, ...inputs.slice(5)].map((x) => s.run(x)));
     expect(all[5]!.status).toBe("rejected");
-    const ok = all.filter((_r, k) => k !== 5).map((r) => (r as PromiseFulfilledResult<Record<string, Tensor>>).value.output!.toArray());
+    const ok = all
+      .filter((_r, k) => k !== 5)
+      .map((r) => (r as PromiseFulfilledResult<Record<string, Tensor>>).value.output!.toArray());
     expect(ok).toEqual(alone);
   });
 });

@@ -3,7 +3,14 @@
 // every attention variant that caches (multi-head, GQA, MQA, ALiBi, RoPE, a sliding window, fused QKV), untapped (the
 // attention fuses) and with every node tapped; a sliding window decoding past its cache's length (its ring); and a
 // whole pre-norm transformer block.
-import { attentionWeights, buildAttention, normalizeConfig, type AttentionConfigInput, type AttentionOptions, type PositionEncoding } from "@attngraph/attention";
+import {
+  attentionWeights,
+  buildAttention,
+  normalizeConfig,
+  type AttentionConfigInput,
+  type AttentionOptions,
+  type PositionEncoding,
+} from "@attngraph/attention";
 import { defaultInit, transformerBlock } from "@attngraph/nn";
 import { compile, compileDecoder, DecodeError } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
@@ -41,7 +48,15 @@ function weightsFor(v: Variant, seed: number): Record<string, Tensor> {
   const next = prng(seed);
   const D = c.dOut / c.numHeads;
   const ekv = c.numKvHeads * D;
-  const t = (shape: number[], scale: number) => new Tensor(uniform(shape.reduce((a, b) => a * b, 1), scale, next), shape);
+  const t = (shape: number[], scale: number) =>
+    new Tensor(
+      uniform(
+        shape.reduce((a, b) => a * b, 1),
+        scale,
+        next,
+      ),
+      shape,
+    );
   const raw = {
     W_query: t([c.dOut, c.dIn], 0.35),
     W_key: t([ekv, c.dIn], 0.35),
@@ -65,37 +80,50 @@ function positions(t: Tensor, from: number, to: number): Tensor {
 }
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: decoding with a KV cache", (_name, entry) => {
-  it.each(variants.map((v) => [v.name, v] as const))("%s: every schedule, untapped and tapped, equals the full causal run", async (_v, v) => {
-    const options: AttentionOptions = { ...(v.position ? { position: v.position } : {}), ...(v.fusedQkv ? { fusedQkv: true } : {}) };
-    const weights = weightsFor(v, 11);
-    const x = new Tensor(uniform(B * T * 8, 1, prng(12)), [B, T, 8]);
-    const executor = await entry.create();
-    const full = await compile(buildAttention(v.config, options), { executors: [executor], weights });
-    const want = (await full.run({ x })).output!;
-    await full.dispose();
-    const graph = buildAttention(v.config, { ...options, decode: true });
-    for (const tapped of [false, true]) {
-      for (const schedule of schedules) {
-        const dec = await compileDecoder(graph, { executors: [executor], weights, maxLength: 8, batch: B });
-        const sub = tapped ? dec.session.tap(graph.nodes.map((n) => n.name)).subscribe() : undefined;
-        try {
-          let at = 0;
-          for (const n of schedule) {
-            const got = (await dec.step({ x: positions(x, at, at + n) })).output!;
-            const ref = positions(want, at, at + n);
-            const label = `${v.name}, ${tapped ? "tapped" : "untapped"}, schedule ${schedule.join("+")}, positions ${at}..${at + n - 1}`;
-            expect(mismatch(label, { shape: got.shape, data: got.toFloat32Array() }, { shape: ref.shape, data: ref.toFloat32Array() }, toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }))).toBeUndefined();
-            at += n;
+  it.each(variants.map((v) => [v.name, v] as const))(
+    "%s: every schedule, untapped and tapped, equals the full causal run",
+    async (_v, v) => {
+      const options: AttentionOptions = {
+        ...(v.position ? { position: v.position } : {}),
+        ...(v.fusedQkv ? { fusedQkv: true } : {}),
+      };
+      const weights = weightsFor(v, 11);
+      const x = new Tensor(uniform(B * T * 8, 1, prng(12)), [B, T, 8]);
+      const executor = await entry.create();
+      const full = await compile(buildAttention(v.config, options), { executors: [executor], weights });
+      const want = (await full.run({ x })).output!;
+      await full.dispose();
+      const graph = buildAttention(v.config, { ...options, decode: true });
+      for (const tapped of [false, true]) {
+        for (const schedule of schedules) {
+          const dec = await compileDecoder(graph, { executors: [executor], weights, maxLength: 8, batch: B });
+          const sub = tapped ? dec.session.tap(graph.nodes.map((n) => n.name)).subscribe() : undefined;
+          try {
+            let at = 0;
+            for (const n of schedule) {
+              const got = (await dec.step({ x: positions(x, at, at + n) })).output!;
+              const ref = positions(want, at, at + n);
+              const label = `${v.name}, ${tapped ? "tapped" : "untapped"}, schedule ${schedule.join("+")}, positions ${at}..${at + n - 1}`;
+              expect(
+                mismatch(
+                  label,
+                  { shape: got.shape, data: got.toFloat32Array() },
+                  { shape: ref.shape, data: ref.toFloat32Array() },
+                  toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }),
+                ),
+              ).toBeUndefined();
+              at += n;
+            }
+            expect(dec.length).toBe(T);
+          } finally {
+            sub?.unsubscribe();
+            await dec.dispose();
           }
-          expect(dec.length).toBe(T);
-        } finally {
-          sub?.unsubscribe();
-          await dec.dispose();
         }
       }
-    }
-    await executor.dispose?.();
-  });
+      await executor.dispose?.();
+    },
+  );
 
   it("a sliding window's ring (window 3, RoPE, GQA): 11 tokens through a cache of 5 positions equal the full causal run", async () => {
     const v: Variant = { name: "ring", config: { ...base, numKvHeads: 2, window: 3 }, position: { kind: "rope" } };
@@ -104,17 +132,30 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: decoding with a K
     const x = new Tensor(uniform(B * n * 8, 1, prng(22)), [B, n, 8]);
     const executor = await entry.create();
     try {
-      const full = await compile(buildAttention(v.config, { position: v.position! }), { executors: [executor], weights });
+      const full = await compile(buildAttention(v.config, { position: v.position! }), {
+        executors: [executor],
+        weights,
+      });
       const want = (await full.run({ x })).output!;
       await full.dispose();
       const graph = buildAttention(v.config, { position: v.position!, decode: true });
-      for (const schedule of [[2, 1, 1, 1, 1, 1, 1, 1, 1, 1], [3, 2, 2, 2, 2]]) {
+      for (const schedule of [
+        [2, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+        [3, 2, 2, 2, 2],
+      ]) {
         const dec = await compileDecoder(graph, { executors: [executor], weights, maxLength: 5, batch: B });
         let at = 0;
         for (const k of schedule) {
           const got = (await dec.step({ x: positions(x, at, at + k) })).output!;
           const ref = positions(want, at, at + k);
-          expect(mismatch(`ring, schedule ${schedule.join("+")}, positions ${at}..${at + k - 1}`, { shape: got.shape, data: got.toFloat32Array() }, { shape: ref.shape, data: ref.toFloat32Array() }, toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }))).toBeUndefined();
+          expect(
+            mismatch(
+              `ring, schedule ${schedule.join("+")}, positions ${at}..${at + k - 1}`,
+              { shape: got.shape, data: got.toFloat32Array() },
+              { shape: ref.shape, data: ref.toFloat32Array() },
+              toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }),
+            ),
+          ).toBeUndefined();
           at += k;
           expect(dec.cached).toBeLessThanOrEqual(5);
         }
@@ -135,11 +176,23 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: decoding with a K
       const full = await compile(transformerBlock(config), { executors: [executor], weights });
       const want = (await full.run({ x })).output!;
       await full.dispose();
-      const dec = await compileDecoder(transformerBlock(config, { decode: true }), { executors: [executor], weights, maxLength: T, batch: B });
+      const dec = await compileDecoder(transformerBlock(config, { decode: true }), {
+        executors: [executor],
+        weights,
+        maxLength: T,
+        batch: B,
+      });
       for (let at = 0; at < T; at++) {
         const got = (await dec.step({ x: positions(x, at, at + 1) })).output!;
         const ref = positions(want, at, at + 1);
-        expect(mismatch(`block, position ${at}`, { shape: got.shape, data: got.toFloat32Array() }, { shape: ref.shape, data: ref.toFloat32Array() }, toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }))).toBeUndefined();
+        expect(
+          mismatch(
+            `block, position ${at}`,
+            { shape: got.shape, data: got.toFloat32Array() },
+            { shape: ref.shape, data: ref.toFloat32Array() },
+            toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }),
+          ),
+        ).toBeUndefined();
       }
       await dec.dispose();
     } finally {
@@ -157,13 +210,25 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: decoding with a K
       const full = await compile(buildAttention(v.config), { executors: [executor], weights });
       const want = (await full.run({ x })).output!;
       await full.dispose();
-      const dec = await compileDecoder(buildAttention(v.config, { decode: true }), { executors: [executor], weights, maxLength: 8, batch: B });
+      const dec = await compileDecoder(buildAttention(v.config, { decode: true }), {
+        executors: [executor],
+        weights,
+        maxLength: 8,
+        batch: B,
+      });
       await dec.step({ x: positions(x, 0, 3) });
       const p = dec.step({ x: positions(x, 3, 4) });
       expect(() => dec.reset()).toThrow(DecodeError);
       const got = (await p).output!;
       const ref = positions(want, 3, 4);
-      expect(mismatch("token 4 after a refused reset", { shape: got.shape, data: got.toFloat32Array() }, { shape: ref.shape, data: ref.toFloat32Array() }, toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }))).toBeUndefined();
+      expect(
+        mismatch(
+          "token 4 after a refused reset",
+          { shape: got.shape, data: got.toFloat32Array() },
+          { shape: ref.shape, data: ref.toFloat32Array() },
+          toleranceFor({ shape: ref.shape, data: ref.toFloat32Array() }),
+        ),
+      ).toBeUndefined();
       expect(dec.length).toBe(4);
       for (let t = 4; t < 6; t++) await dec.step({ x: positions(x, t, t + 1) });
       const seventh = dec.step({ x: positions(x, 6, 7) });

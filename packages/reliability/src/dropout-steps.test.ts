@@ -30,7 +30,8 @@ const x = new Tensor(uniform(B * T * 8, 1, next), [B, T, 8]);
 const STEPS = 3;
 
 /** The generator's keep mask of the [B, H, T, T] weights at dropout step `step`. */
-const expectedKept = (step: number) => Array.from({ length: B * 2 * T * T }, (_, i) => dropoutKeep(dropoutSeedAt(SEED, step), i, 0.4));
+const expectedKept = (step: number) =>
+  Array.from({ length: B * 2 * T * T }, (_, i) => dropoutKeep(dropoutSeedAt(SEED, step), i, 0.4));
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: dropout masks per run", (_name, entry) => {
   it("run k drops what the generator drops at step k (a new mask each run); fused and unfused outputs agree at each step", async () => {
@@ -42,13 +43,16 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: dropout masks per
       const masks: boolean[][] = [];
       for (let k = 0; k < STEPS; k++) {
         let w: Tensor | undefined;
-        const unfusedOut = (await tapped.run({ x }, { tap: { nodes: "weights", next: (e) => (w = e.tensor) } })).output!;
+        const unfusedOut = (await tapped.run({ x }, { tap: { nodes: "weights", next: (e) => (w = e.tensor) } }))
+          .output!;
         const fusedOut = (await fused.run({ x })).output!;
         const kept = Array.from(w!.toFloat32Array(), (v) => v !== 0);
         expect(kept, `run ${k}: the mask of step ${k}`).toEqual(expectedKept(k));
         masks.push(kept);
         const want = dense(unfusedOut);
-        expect(mismatch(`run ${k}: fused vs unfused output`, dense(fusedOut), want, { abs: 1e-5, rel: 1e-5 })).toBeUndefined();
+        expect(
+          mismatch(`run ${k}: fused vs unfused output`, dense(fusedOut), want, { abs: 1e-5, rel: 1e-5 }),
+        ).toBeUndefined();
       }
       expect(masks[1]).not.toEqual(masks[0]);
       expect(masks[2]).not.toEqual(masks[1]);
@@ -69,7 +73,10 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: dropout masks per
     const fused = await compile(g.graph, { executors: [executor], weights });
     const unfused = await compile(g.graph, { executors: [cpu], weights, fusion: false });
     try {
-      expect(fused.plan.steps.some((s) => s.kind === "attention-grad"), "the plan uses the fused backward").toBe(true);
+      expect(
+        fused.plan.steps.some((s) => s.kind === "attention-grad"),
+        "the plan uses the fused backward",
+      ).toBe(true);
       const previous: number[][] = [];
       for (const step of [0, 1, 5]) {
         const got = await fused.run(feeds, { dropoutStep: step });
@@ -77,7 +84,9 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: dropout masks per
         for (const n of names) {
           const ref = dense(want[n]!);
           const scale = 1 + Math.max(...Array.from(ref.data, Math.abs));
-          expect(mismatch(`${n} at step ${step}`, dense(got[n]!), ref, { abs: 1e-4 * scale, rel: 1e-4 })).toBeUndefined();
+          expect(
+            mismatch(`${n} at step ${step}`, dense(got[n]!), ref, { abs: 1e-4 * scale, rel: 1e-4 }),
+          ).toBeUndefined();
         }
         const dq = got[g.grads["W_query"]!]!.toArray();
         for (const p of previous) expect(dq, `W_query.grad at step ${step} equals an earlier step's`).not.toEqual(p);

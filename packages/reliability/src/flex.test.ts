@@ -36,16 +36,42 @@ interface Variant {
 const variants: Variant[] = [
   {
     name: "ALiBi + causal",
-    scoreMod: { op: "add", args: ["score", { op: "mul", args: [read("slopes", "h"), { op: "sub", args: ["kv", "q"] }] }] },
+    scoreMod: {
+      op: "add",
+      args: ["score", { op: "mul", args: [read("slopes", "h"), { op: "sub", args: ["kv", "q"] }] }],
+    },
     maskMod: causal,
     gathered: { slopes },
     ref: (s, _b, h, i, j) => ({ score: s + [0.5, 0.25][h]! * (j - i), seen: i >= j }),
   },
   {
     name: "soft-capped relative bias table",
-    scoreMod: { op: "mul", args: [{ op: "tanh", args: [{ op: "div", args: [{ op: "add", args: ["score", read("table", "h", { op: "add", args: [{ op: "sub", args: ["q", "kv"] }, T - 1] })] }, 2] }] }, 2] },
+    scoreMod: {
+      op: "mul",
+      args: [
+        {
+          op: "tanh",
+          args: [
+            {
+              op: "div",
+              args: [
+                {
+                  op: "add",
+                  args: ["score", read("table", "h", { op: "add", args: [{ op: "sub", args: ["q", "kv"] }, T - 1] })],
+                },
+                2,
+              ],
+            },
+          ],
+        },
+        2,
+      ],
+    },
     gathered: { table },
-    ref: (s, _b, h, i, j) => ({ score: 2 * Math.tanh((s + table.toArray()[h * (2 * T - 1) + i - j + T - 1]!) / 2), seen: true }),
+    ref: (s, _b, h, i, j) => ({
+      score: 2 * Math.tanh((s + table.toArray()[h * (2 * T - 1) + i - j + T - 1]!) / 2),
+      seen: true,
+    }),
   },
   {
     name: "document mask + causal",
@@ -55,9 +81,25 @@ const variants: Variant[] = [
   },
   {
     name: "a read where guards, and an index read from a tensor",
-    scoreMod: { op: "add", args: ["score", { op: "where", args: [{ op: "lt", args: ["kv", 2] }, read("slopes", "kv"), read("slopes", { op: "mod", args: [read("ids", "q"), 2] })] }] },
+    scoreMod: {
+      op: "add",
+      args: [
+        "score",
+        {
+          op: "where",
+          args: [
+            { op: "lt", args: ["kv", 2] },
+            read("slopes", "kv"),
+            read("slopes", { op: "mod", args: [read("ids", "q"), 2] }),
+          ],
+        },
+      ],
+    },
     gathered: { slopes, ids },
-    ref: (s, _b, _h, i, j) => ({ score: s + (j < 2 ? [0.5, 0.25][j]! : [0.5, 0.25][ids.toArray()[i]! % 2]!), seen: true }),
+    ref: (s, _b, _h, i, j) => ({
+      score: s + (j < 2 ? [0.5, 0.25][j]! : [0.5, 0.25][ids.toArray()[i]! % 2]!),
+      seen: true,
+    }),
   },
 ];
 
@@ -65,7 +107,12 @@ const variants: Variant[] = [
 function reference(variant: Variant, t: Readonly<Record<string, Tensor>> = {}): Float64Array {
   const [qd, kd, vd] = [q.toArray(), k.toArray(), v.toArray()];
   const out = new Float64Array(B * H * T * D);
-  const refFn = t["table"] ? (s: number, _b: number, h: number, i: number, j: number) => ({ score: 2 * Math.tanh((s + t["table"]!.toArray()[h * (2 * T - 1) + i - j + T - 1]!) / 2), seen: true }) : variant.ref;
+  const refFn = t["table"]
+    ? (s: number, _b: number, h: number, i: number, j: number) => ({
+        score: 2 * Math.tanh((s + t["table"]!.toArray()[h * (2 * T - 1) + i - j + T - 1]!) / 2),
+        seen: true,
+      })
+    : variant.ref;
   for (let b = 0; b < B; b++)
     for (let h = 0; h < H; h++)
       for (let i = 0; i < T; i++) {
@@ -77,123 +124,207 @@ function reference(variant: Variant, t: Readonly<Record<string, Tensor>> = {}): 
         const m = Math.max(...scores.filter((x) => x.seen).map((x) => x.score));
         const e = scores.map((x) => (x.seen ? Math.exp(x.score - m) : 0));
         const z = e.reduce((a, x) => a + x, 0);
-        for (let d = 0; d < D; d++) out[((b * H + h) * T + i) * D + d] = z === 0 ? 0 : e.reduce((a, w, j) => a + (w / z) * vd[((b * H + h) * T + j) * D + d]!, 0);
+        for (let d = 0; d < D; d++)
+          out[((b * H + h) * T + i) * D + d] =
+            z === 0 ? 0 : e.reduce((a, w, j) => a + (w / z) * vd[((b * H + h) * T + j) * D + d]!, 0);
       }
   return out;
 }
 
 function graphOf(variant: Variant) {
-  return flexAttention({ numHeads: H, headDim: D, scoreMod: variant.scoreMod ?? null, maskMod: variant.maskMod ?? null, gathered: Object.fromEntries(Object.entries(variant.gathered).map(([n, t]) => [n, [...t.shape]])) });
+  return flexAttention({
+    numHeads: H,
+    headDim: D,
+    scoreMod: variant.scoreMod ?? null,
+    maskMod: variant.maskMod ?? null,
+    gathered: Object.fromEntries(Object.entries(variant.gathered).map(([n, t]) => [n, [...t.shape]])),
+  });
 }
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask modifications", (_name, entry) => {
-  it.each(variants.map((v) => [v.name, v] as const))("%s equals the float64 attention, untapped and with every node tapped", async (_v, variant) => {
-    const s = await compile(graphOf(variant), { executors: [await entry.create()] });
-    try {
-      const want = reference(variant);
-      for (const tapped of [false, true]) {
-        const out = (await s.run({ q, k, v, ...variant.gathered }, tapped ? { tap: { nodes: () => true, next: () => undefined } } : {})).output!.toArray();
-        out.forEach((x, i) => expect(Math.abs(x - want[i]!), `${tapped ? "tapped" : "untapped"} output[${i}]`).toBeLessThan(2e-6));
-      }
-    } finally {
-      await s.dispose();
-    }
-  }, hangDeadline(entry));
-
-  it("the gradient of a learnable bias table equals finite differences of the float64 attention", async () => {
-    const variant = variants[1]!;
-    const forward = graphOf(variant);
-    const g = grad(forward, { loss: "output", wrt: ["table", "q"] });
-    const seed = new Tensor(uniform(B * H * T * D, 1, prng(5)), [B, H, T, D]);
-    const s = await compile(g.graph, { executors: [await entry.create()] });
-    try {
-      const out = await s.run({ q, k, v, table, [g.seed!]: seed });
-      const got = out[g.grads["table"]!]!.toArray();
-      const loss = (t: Tensor) => reference(variant, { table: t }).reduce((a, x, i) => a + x * seed.toArray()[i]!, 0);
-      for (let i = 0; i < table.size; i += 3) {
-        const bump = (d: number) => Tensor.from(table.toArray().map((x, j) => (j === i ? x + d : x)), table.shape);
-        const fd = (loss(bump(1e-4)) - loss(bump(-1e-4))) / 2e-4;
-        expect(Math.abs(got[i]! - fd), `table[${i}]: got ${got[i]}, finite differences ${fd}`).toBeLessThan(2e-4 * (1 + Math.abs(fd)));
-      }
-    } finally {
-      await s.dispose();
-    }
-  }, hangDeadline(entry));
-
-  it("a gathered read out of range is the ExprIndexError naming the node and the read, and the session goes on", async () => {
-    const variant = variants[0]!;
-    const s = await compile(graphOf(variant), { executors: [await entry.create()] });
-    try {
-      const short = Tensor.from([0.5], [1]).reshape([1]); // one slope for two heads
-      const g2 = flexAttention({ numHeads: H, headDim: D, scoreMod: variant.scoreMod, maskMod: causal, gathered: { slopes: [1] } });
-      const bad = await compile(g2, { executors: [await entry.create()] });
-      const e = await bad.run({ q, k, v, slopes: short }).catch((err: unknown) => err);
-      // Unfused: the score-mod node's expression; fused (the chain became one attention step, named for its
-      // weighted-sum): that step's scoreMod, the same sub-expression.
-      expect((e as Error).message).toMatch(/(scores\.mod\.expr|output\.scoreMod)\.args\[1\]\.args\[0\]: gathered index 1 on axis 0 is out of range at b=0, h=1, q=0, kv=0, expected an integer in \[0, 1\)/);
-      await bad.dispose();
-      expect((await s.run({ q, k, v, slopes })).output!.shape).toEqual([B, H, T, D]);
-    } finally {
-      await s.dispose();
-    }
-  }, hangDeadline(entry));
-
-  it("a gathered input that is the scores themselves is read before anything overwrites them", async () => {
-    // r[b, h, q, kv] = s[b, h, q, S − 1 − kv] where s is computed (its buffer could be reused for the output).
-    const b = new GraphBuilder();
-    const x = b.input("x", [B, H, T, T]);
-    const s = b.add("score-mod", "s", { x }, { scale: 2, expr: "score" });
-    const r = b.add("score-mod", "r", { x: s, g0: s }, { scale: 1, expr: read("self", "b", "h", "q", { op: "sub", args: [T - 1, "kv"] }), inputs: ["self"] });
-    const session = await compile(b.output(r).build(), { executors: [await entry.create()] });
-    try {
-      const input = new Tensor(uniform(B * H * T * T, 1, prng(3)), [B, H, T, T]);
-      const got = (await session.run({ x: input })).r!.toArray();
-      const src = input.toArray();
-      got.forEach((g, i) => expect(g, `element ${i}`).toBe(Math.fround(2 * src[i - (i % T) + (T - 1 - (i % T))]!)));
-    } finally {
-      await session.dispose();
-    }
-  }, hangDeadline(entry));
-
-  it("integer mod and floor division are exact (kv = 41 is a multiple of 41), and a 150-deep expression runs", async () => {
-    const n = 90;
-    const xs = new Tensor(uniform(n, 1, prng(8)), [1, 1, 1, n]);
-    const deep = Array.from({ length: 150 }, () => 0).reduce<unknown>((e) => ({ op: "add", args: [e, 0.25] }), "score");
-    const cases: [unknown, "score-mod" | "mask-mod", (x: number, kv: number) => number][] = [
-      [{ op: "eq", args: [{ op: "mod", args: ["kv", 41] }, 0] }, "mask-mod", (x, kv) => (kv % 41 === 0 ? x : -Infinity)],
-      [{ op: "eq", args: [{ op: "floor", args: [{ op: "div", args: ["kv", 41] }] }, 1] }, "mask-mod", (x, kv) => (Math.floor(kv / 41) === 1 ? x : -Infinity)],
-      [{ op: "mod", args: [{ op: "sub", args: [3, "kv"] }, 7] }, "score-mod", (_x, kv) => ((((3 - kv) % 7) + 7) % 7)],
-      [deep, "score-mod", (x) => Array.from({ length: 150 }).reduce<number>((a) => Math.fround(a + 0.25), x)],
-    ];
-    for (const [expr, kind, want] of cases) {
-      const b = new GraphBuilder();
-      const out = b.add(kind, "m", { x: b.input("x", [1, 1, 1, n]) }, kind === "score-mod" ? { scale: 1, expr } : { expr });
-      const session = await compile(b.output(out).build(), { executors: [await entry.create()] });
+  it.each(variants.map((v) => [v.name, v] as const))(
+    "%s equals the float64 attention, untapped and with every node tapped",
+    async (_v, variant) => {
+      const s = await compile(graphOf(variant), { executors: [await entry.create()] });
       try {
-        const got = (await session.run({ x: xs })).m!.toArray();
-        // Exact, but for the long chain of float additions: a WGSL compiler may fold its constants (no strict IEEE order).
-        const exact = expr !== deep;
-        got.forEach((g, kv) => {
-          const w = want(xs.toArray()[kv]!, kv);
-          if (exact) expect(g, `${JSON.stringify(expr).slice(0, 60)} at kv=${kv}`).toBe(w);
-          else expect(Math.abs(g - w), `the 150-deep chain at kv=${kv}`).toBeLessThan(1e-5 * (1 + Math.abs(w)));
+        const want = reference(variant);
+        for (const tapped of [false, true]) {
+          const out = (
+            await s.run(
+              { q, k, v, ...variant.gathered },
+              tapped ? { tap: { nodes: () => true, next: () => undefined } } : {},
+            )
+          ).output!.toArray();
+          out.forEach((x, i) =>
+            expect(Math.abs(x - want[i]!), `${tapped ? "tapped" : "untapped"} output[${i}]`).toBeLessThan(2e-6),
+          );
+        }
+      } finally {
+        await s.dispose();
+      }
+    },
+    hangDeadline(entry),
+  );
+
+  it(
+    "the gradient of a learnable bias table equals finite differences of the float64 attention",
+    async () => {
+      const variant = variants[1]!;
+      const forward = graphOf(variant);
+      const g = grad(forward, { loss: "output", wrt: ["table", "q"] });
+      const seed = new Tensor(uniform(B * H * T * D, 1, prng(5)), [B, H, T, D]);
+      const s = await compile(g.graph, { executors: [await entry.create()] });
+      try {
+        const out = await s.run({ q, k, v, table, [g.seed!]: seed });
+        const got = out[g.grads["table"]!]!.toArray();
+        const loss = (t: Tensor) => reference(variant, { table: t }).reduce((a, x, i) => a + x * seed.toArray()[i]!, 0);
+        for (let i = 0; i < table.size; i += 3) {
+          const bump = (d: number) =>
+            Tensor.from(
+              table.toArray().map((x, j) => (j === i ? x + d : x)),
+              table.shape,
+            );
+          const fd = (loss(bump(1e-4)) - loss(bump(-1e-4))) / 2e-4;
+          expect(Math.abs(got[i]! - fd), `table[${i}]: got ${got[i]}, finite differences ${fd}`).toBeLessThan(
+            2e-4 * (1 + Math.abs(fd)),
+          );
+        }
+      } finally {
+        await s.dispose();
+      }
+    },
+    hangDeadline(entry),
+  );
+
+  it(
+    "a gathered read out of range is the ExprIndexError naming the node and the read, and the session goes on",
+    async () => {
+      const variant = variants[0]!;
+      const s = await compile(graphOf(variant), { executors: [await entry.create()] });
+      try {
+        const short = Tensor.from([0.5], [1]).reshape([1]); // one slope for two heads
+        const g2 = flexAttention({
+          numHeads: H,
+          headDim: D,
+          scoreMod: variant.scoreMod,
+          maskMod: causal,
+          gathered: { slopes: [1] },
         });
+        const bad = await compile(g2, { executors: [await entry.create()] });
+        const e = await bad.run({ q, k, v, slopes: short }).catch((err: unknown) => err);
+        // Unfused: the score-mod node's expression; fused (the chain became one attention step, named for its
+        // weighted-sum): that step's scoreMod, the same sub-expression.
+        expect((e as Error).message).toMatch(
+          /(scores\.mod\.expr|output\.scoreMod)\.args\[1\]\.args\[0\]: gathered index 1 on axis 0 is out of range at b=0, h=1, q=0, kv=0, expected an integer in \[0, 1\)/,
+        );
+        await bad.dispose();
+        expect((await s.run({ q, k, v, slopes })).output!.shape).toEqual([B, H, T, D]);
+      } finally {
+        await s.dispose();
+      }
+    },
+    hangDeadline(entry),
+  );
+
+  it(
+    "a gathered input that is the scores themselves is read before anything overwrites them",
+    async () => {
+      // r[b, h, q, kv] = s[b, h, q, S − 1 − kv] where s is computed (its buffer could be reused for the output).
+      const b = new GraphBuilder();
+      const x = b.input("x", [B, H, T, T]);
+      const s = b.add("score-mod", "s", { x }, { scale: 2, expr: "score" });
+      const r = b.add(
+        "score-mod",
+        "r",
+        { x: s, g0: s },
+        { scale: 1, expr: read("self", "b", "h", "q", { op: "sub", args: [T - 1, "kv"] }), inputs: ["self"] },
+      );
+      const session = await compile(b.output(r).build(), { executors: [await entry.create()] });
+      try {
+        const input = new Tensor(uniform(B * H * T * T, 1, prng(3)), [B, H, T, T]);
+        const got = (await session.run({ x: input })).r!.toArray();
+        const src = input.toArray();
+        got.forEach((g, i) => expect(g, `element ${i}`).toBe(Math.fround(2 * src[i - (i % T) + (T - 1 - (i % T))]!)));
       } finally {
         await session.dispose();
       }
-    }
-  }, hangDeadline(entry));
+    },
+    hangDeadline(entry),
+  );
 
-  it("a key the mask hides passes no gradient, even where the score modification's derivative is infinite", async () => {
-    const graph = flexAttention({ numHeads: H, headDim: D, scoreMod: { op: "div", args: ["score", { op: "sub", args: ["q", "kv"] }] }, maskMod: { op: "gt", args: ["q", "kv"] } });
-    const g = grad(graph, { loss: "output", wrt: ["q", "k", "v"] });
-    const session = await compile(g.graph, { executors: [await entry.create()] });
-    try {
-      const out = await session.run({ q, k, v, [g.seed!]: new Tensor(uniform(B * H * T * D, 1, prng(6)), [B, H, T, D]) });
-      for (const n of ["q", "k", "v"]) expect(out[g.grads[n]!]!.toArray().every(Number.isFinite), `${n}.grad is finite`).toBe(true);
-    } finally {
-      await session.dispose();
-    }
-  }, hangDeadline(entry));
+  it(
+    "integer mod and floor division are exact (kv = 41 is a multiple of 41), and a 150-deep expression runs",
+    async () => {
+      const n = 90;
+      const xs = new Tensor(uniform(n, 1, prng(8)), [1, 1, 1, n]);
+      const deep = Array.from({ length: 150 }, () => 0).reduce<unknown>(
+        (e) => ({ op: "add", args: [e, 0.25] }),
+        "score",
+      );
+      const cases: [unknown, "score-mod" | "mask-mod", (x: number, kv: number) => number][] = [
+        [
+          { op: "eq", args: [{ op: "mod", args: ["kv", 41] }, 0] },
+          "mask-mod",
+          (x, kv) => (kv % 41 === 0 ? x : -Infinity),
+        ],
+        [
+          { op: "eq", args: [{ op: "floor", args: [{ op: "div", args: ["kv", 41] }] }, 1] },
+          "mask-mod",
+          (x, kv) => (Math.floor(kv / 41) === 1 ? x : -Infinity),
+        ],
+        [{ op: "mod", args: [{ op: "sub", args: [3, "kv"] }, 7] }, "score-mod", (_x, kv) => (((3 - kv) % 7) + 7) % 7],
+        [deep, "score-mod", (x) => Array.from({ length: 150 }).reduce<number>((a) => Math.fround(a + 0.25), x)],
+      ];
+      for (const [expr, kind, want] of cases) {
+        const b = new GraphBuilder();
+        const out = b.add(
+          kind,
+          "m",
+          { x: b.input("x", [1, 1, 1, n]) },
+          kind === "score-mod" ? { scale: 1, expr } : { expr },
+        );
+        const session = await compile(b.output(out).build(), { executors: [await entry.create()] });
+        try {
+          const got = (await session.run({ x: xs })).m!.toArray();
+          // Exact, but for the long chain of float additions: a WGSL compiler may fold its constants (no strict IEEE order).
+          const exact = expr !== deep;
+          got.forEach((g, kv) => {
+            const w = want(xs.toArray()[kv]!, kv);
+            if (exact) expect(g, `${JSON.stringify(expr).slice(0, 60)} at kv=${kv}`).toBe(w);
+            else expect(Math.abs(g - w), `the 150-deep chain at kv=${kv}`).toBeLessThan(1e-5 * (1 + Math.abs(w)));
+          });
+        } finally {
+          await session.dispose();
+        }
+      }
+    },
+    hangDeadline(entry),
+  );
+
+  it(
+    "a key the mask hides passes no gradient, even where the score modification's derivative is infinite",
+    async () => {
+      const graph = flexAttention({
+        numHeads: H,
+        headDim: D,
+        scoreMod: { op: "div", args: ["score", { op: "sub", args: ["q", "kv"] }] },
+        maskMod: { op: "gt", args: ["q", "kv"] },
+      });
+      const g = grad(graph, { loss: "output", wrt: ["q", "k", "v"] });
+      const session = await compile(g.graph, { executors: [await entry.create()] });
+      try {
+        const out = await session.run({
+          q,
+          k,
+          v,
+          [g.seed!]: new Tensor(uniform(B * H * T * D, 1, prng(6)), [B, H, T, D]),
+        });
+        for (const n of ["q", "k", "v"])
+          expect(out[g.grads[n]!]!.toArray().every(Number.isFinite), `${n}.grad is finite`).toBe(true);
+      } finally {
+        await session.dispose();
+      }
+    },
+    hangDeadline(entry),
+  );
 });
-

@@ -27,21 +27,39 @@ interface GradCase {
 /** The case's graph in training mode (dropout active when the config has one), its gradient graph and feeds. */
 function gradCase(c: AttentionCase): GradCase {
   const m = materialize(c);
-  const forward = buildAttention(c.config, { fusedQkv: c.fusedQkv, keyPaddingMask: c.padding, training: true, seed: c.seed });
-  const wrt = [...forward.inputs.filter((i) => i.name !== "keyPaddingMask").map((i) => i.name), ...forward.weights.map((w) => w.name)];
+  const forward = buildAttention(c.config, {
+    fusedQkv: c.fusedQkv,
+    keyPaddingMask: c.padding,
+    training: true,
+    seed: c.seed,
+  });
+  const wrt = [
+    ...forward.inputs.filter((i) => i.name !== "keyPaddingMask").map((i) => i.name),
+    ...forward.weights.map((w) => w.name),
+  ];
   const g = grad(forward, { loss: forward.outputs[0]!, wrt });
   const out = forward.shapeOf(forward.outputs[0]!);
   const shape = [c.B, c.T, out[out.length - 1] as number];
-  const feeds = { ...m.inputs, [g.seed!]: new Tensor(uniform(shape[0]! * shape[1]! * shape[2]!, 1, prng(c.seed + 1)), shape) };
+  const feeds = {
+    ...m.inputs,
+    [g.seed!]: new Tensor(uniform(shape[0]! * shape[1]! * shape[2]!, 1, prng(c.seed + 1)), shape),
+  };
   return { m, graph: g.graph, grads: wrt.map((w) => g.grads[w]!), feeds };
 }
 
 /** Runs the gradient graph once; returns every gradient and whether the plan used the fused backward. */
-async function runGrads(gc: GradCase, executor: Executor, fusion: boolean): Promise<{ grads: Map<string, Tensor>; fusedBackward: boolean }> {
+async function runGrads(
+  gc: GradCase,
+  executor: Executor,
+  fusion: boolean,
+): Promise<{ grads: Map<string, Tensor>; fusedBackward: boolean }> {
   const session = await compile(gc.graph, { executors: [executor], weights: gc.m.weights, fusion });
   try {
     const out = await session.run(gc.feeds);
-    return { grads: new Map(gc.grads.map((n) => [n, out[n]!])), fusedBackward: session.plan.steps.some((s) => s.kind === "attention-grad") };
+    return {
+      grads: new Map(gc.grads.map((n) => [n, out[n]!])),
+      fusedBackward: session.plan.steps.some((s) => s.kind === "attention-grad"),
+    };
   } finally {
     await session.dispose();
   }
@@ -57,7 +75,10 @@ async function compareFused(c: AttentionCase, name: string, executor: Executor, 
   if (base.fusedBackward) problems.push("the unfused plan used the fused attention backward");
   for (const n of gc.grads) {
     const want = dense(base.grads.get(n)!);
-    const p = mismatch(`${n} (${name} fused vs cpu unfused)`, dense(got.grads.get(n)!), want, { abs: 1e-4 * (1 + maxAbs(want.data)), rel: 1e-4 });
+    const p = mismatch(`${n} (${name} fused vs cpu unfused)`, dense(got.grads.get(n)!), want, {
+      abs: 1e-4 * (1 + maxAbs(want.data)),
+      rel: 1e-4,
+    });
     if (p) problems.push(p);
   }
   return problems.map((p) => `${p}\n  case: ${describeCase(c)}`);
@@ -74,7 +95,10 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: fused attention b
   it("equals the unfused backward on cpu: every input and weight gradient, on random cases", async () => {
     const cpu = createCpuExecutor();
     const { numRuns, ...rest } = fcSettings(60);
-    await fc.assert(fusedProperty(name, await entry.create(), cpu), { ...rest, numRuns: Math.max(1, Math.round(numRuns * (entry.propertyShare ?? 1))) });
+    await fc.assert(fusedProperty(name, await entry.create(), cpu), {
+      ...rest,
+      numRuns: Math.max(1, Math.round(numRuns * (entry.propertyShare ?? 1))),
+    });
   });
 });
 
@@ -82,7 +106,10 @@ describe("the fused backward property can fail", () => {
   it("catches a planted error of 1e-3 in one element of attention-grad's output", async () => {
     const cpu = createCpuExecutor();
     const mutant = withPlantedError(cpu, "attention-grad", 1e-3);
-    const err = await fc.assert(fusedProperty("mutant", mutant, cpu), { ...fcSettings(30), seed: 1, numRuns: 30 }).then(() => undefined, (e: unknown) => e);
+    const err = await fc.assert(fusedProperty("mutant", mutant, cpu), { ...fcSettings(30), seed: 1, numRuns: 30 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toMatch(/\.grad \(mutant fused vs cpu unfused\)/);
   });

@@ -15,7 +15,9 @@ import { fcSettings } from "./settings.js";
 /** Rejects if `p` has not settled within `ms`: a hang becomes a failure naming what hung, not a test timeout. */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still running after ${ms} ms`)), ms)));
+  const deadline = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still running after ${ms} ms`)), ms)),
+  );
   return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
 }
 
@@ -40,11 +42,27 @@ function poisonTargets(c: AttentionCase): string[] {
 }
 
 /** Every tensor poisonTargets can name, for the coverage check. */
-const ALL_TARGETS = ["x", "kv", "W_query", "W_key", "W_value", "b_query", "b_key", "b_value", "out_proj", "out_bias"] as const;
+const ALL_TARGETS = [
+  "x",
+  "kv",
+  "W_query",
+  "W_key",
+  "W_value",
+  "b_query",
+  "b_key",
+  "b_value",
+  "out_proj",
+  "out_bias",
+] as const;
 
 /** A case plus one element set to NaN or ±∞, in one of the inputs or weights this case has: no case is a no-op. */
 const poisoned = attentionCases(40_000).chain((c) =>
-  fc.record({ c: fc.constant(c), value: fc.constantFrom(...NON_FINITE), target: fc.constantFrom(...poisonTargets(c)), at: fc.nat() }),
+  fc.record({
+    c: fc.constant(c),
+    value: fc.constantFrom(...NON_FINITE),
+    target: fc.constantFrom(...poisonTargets(c)),
+    at: fc.nat(),
+  }),
 );
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinity", (name, entry) => {
@@ -57,7 +75,8 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinit
         hits.set(target, (hits.get(target) ?? 0) + 1);
         const m = materialize(c);
         const t = m.raw[target] ?? m.inputs[target];
-        if (!t || t.size === 0) throw new Error(`poisoned ${target}, which this case does not have: ${describeCase(c)}`);
+        if (!t || t.size === 0)
+          throw new Error(`poisoned ${target}, which this case does not have: ${describeCase(c)}`);
         t.data[at % t.size] = value;
         // Rebuild the graph's weights from the poisoned raw ones (fused QKV stacks copies).
         const weights = attentionWeights(c.config, m.raw, { fusedQkv: c.fusedQkv });
@@ -83,7 +102,16 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinit
   }, 180_000); // 150 cases × 2 runs: about 15 s on SwiftShader, more on a busy machine
 
   it("a NaN in x: weights rows that see it are all NaN, the others still sum to 1 (causal: earlier queries unaffected)", async () => {
-    const c: AttentionCase = { config: normalizeConfig({ dIn: 4, dOut: 4, numHeads: 2, causal: true }), fusedQkv: false, B: 1, T: 5, S: 5, padding: false, magnitude: 1, seed: 3 };
+    const c: AttentionCase = {
+      config: normalizeConfig({ dIn: 4, dOut: 4, numHeads: 2, causal: true }),
+      fusedQkv: false,
+      B: 1,
+      T: 5,
+      S: 5,
+      padding: false,
+      magnitude: 1,
+      seed: 3,
+    };
     const m = materialize(c);
     m.inputs.x!.data[2 * 4 + 1] = NaN; // token 2
     const out = await runCase(m, await entry.create(), true);
@@ -91,21 +119,32 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinit
     for (let h = 0; h < 2; h++)
       for (let i = 0; i < 5; i++) {
         const row = [0, 1, 2, 3, 4].map((j) => w.get(0, h, i, j));
-        if (i < 2) expect(row.reduce((a, v) => a + v, 0)).toBeCloseTo(1, 6); // never sees key 2
+        if (i < 2)
+          expect(row.reduce((a, v) => a + v, 0)).toBeCloseTo(1, 6); // never sees key 2
         else expect(row.every(Number.isNaN)).toBe(true);
       }
     // And so is their context: query 0 gives key 2 a weight of exactly 0, so key 2's NaN value row adds nothing to it
     // (FlashAttention semantics, docs/reliability.md; PyTorch's math path would give 0 · NaN = NaN). Queries that see
     // key 2 are NaN: a NaN is never turned into a number.
     const ctx = out.taps.get("context")!; // [B, L, E]
-    for (let i = 0; i < 5; i++) expect([0, 1, 2, 3].every((e) => (i < 2 ? Number.isFinite : Number.isNaN)(ctx.get(0, i, e)))).toBe(true);
+    for (let i = 0; i < 5; i++)
+      expect([0, 1, 2, 3].every((e) => (i < 2 ? Number.isFinite : Number.isNaN)(ctx.get(0, i, e)))).toBe(true);
   });
 
   // Found by this suite: the fused kernels skip key blocks (64 keys) that the causal mask hides from a whole query block,
   // so a NaN value row there cannot reach those queries. Decided (docs/reliability.md): a key weighed exactly 0 adds
   // nothing, so the unfused chain and the reference agree with them, and queries before token 90 stay finite.
   it("fused and unfused agree on a NaN value row hidden from a whole key block (T > 64): earlier queries stay finite", async () => {
-    const c: AttentionCase = { config: normalizeConfig({ dIn: 4, dOut: 4, numHeads: 1, causal: true }), fusedQkv: false, B: 1, T: 100, S: 100, padding: false, magnitude: 1, seed: 3 };
+    const c: AttentionCase = {
+      config: normalizeConfig({ dIn: 4, dOut: 4, numHeads: 1, causal: true }),
+      fusedQkv: false,
+      B: 1,
+      T: 100,
+      S: 100,
+      padding: false,
+      magnitude: 1,
+      seed: 3,
+    };
     const m = materialize(c);
     m.inputs.x!.data[90 * 4] = NaN;
     const ex = await entry.create();
@@ -126,9 +165,13 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinit
       const err = await s.run({ x: m.inputs.x!, keyPaddingMask: pad }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RunError);
       expect(AttnGraphError.isInstance(err) && err.code).toBe("input");
-      expect((err as Error).message).toMatch(/keyPaddingMask: key padding values must be 1 \(padded key\) or 0 \(real key\), expected 0 or 1, got .* at \[0, 1\]/);
+      expect((err as Error).message).toMatch(
+        /keyPaddingMask: key padding values must be 1 \(padded key\) or 0 \(real key\), expected 0 or 1, got .* at \[0, 1\]/,
+      );
     }
-    expect((await s.run({ x: m.inputs.x!, keyPaddingMask: Tensor.from([0, 1, 0], [1, 3]) })).output!.shape).toEqual([1, 3, 4]);
+    expect((await s.run({ x: m.inputs.x!, keyPaddingMask: Tensor.from([0, 1, 0], [1, 3]) })).output!.shape).toEqual([
+      1, 3, 4,
+    ]);
   });
 });
 
@@ -137,11 +180,71 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: empty sequences",
   // taps; S = 0 keys (cross-attention over nothing) gives rows with every key hidden: weights [B, H, L, 0], context
   // zeros and output the bias, as FORMAT.md says of fully masked rows.
   const cases: [string, AttentionCase][] = [
-    ["T = 0, causal", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, causal: true, qkvBias: true }), fusedQkv: false, B: 2, T: 0, S: 0, padding: false, magnitude: 1, seed: 1 }],
-    ["T = 0, padded, fused QKV", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2 }), fusedQkv: true, B: 1, T: 0, S: 0, padding: true, magnitude: 1, seed: 2 }],
-    ["B = 0", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, numKvHeads: 1 }), fusedQkv: false, B: 0, T: 3, S: 3, padding: false, magnitude: 1, seed: 3 }],
-    ["cross, S = 0 keys", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, cross: true }), fusedQkv: false, B: 2, T: 3, S: 0, padding: false, magnitude: 1, seed: 4 }],
-    ["cross, T = 0 queries", { config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, cross: true }), fusedQkv: false, B: 1, T: 0, S: 4, padding: true, magnitude: 1, seed: 5 }],
+    [
+      "T = 0, causal",
+      {
+        config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, causal: true, qkvBias: true }),
+        fusedQkv: false,
+        B: 2,
+        T: 0,
+        S: 0,
+        padding: false,
+        magnitude: 1,
+        seed: 1,
+      },
+    ],
+    [
+      "T = 0, padded, fused QKV",
+      {
+        config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2 }),
+        fusedQkv: true,
+        B: 1,
+        T: 0,
+        S: 0,
+        padding: true,
+        magnitude: 1,
+        seed: 2,
+      },
+    ],
+    [
+      "B = 0",
+      {
+        config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, numKvHeads: 1 }),
+        fusedQkv: false,
+        B: 0,
+        T: 3,
+        S: 3,
+        padding: false,
+        magnitude: 1,
+        seed: 3,
+      },
+    ],
+    [
+      "cross, S = 0 keys",
+      {
+        config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, cross: true }),
+        fusedQkv: false,
+        B: 2,
+        T: 3,
+        S: 0,
+        padding: false,
+        magnitude: 1,
+        seed: 4,
+      },
+    ],
+    [
+      "cross, T = 0 queries",
+      {
+        config: normalizeConfig({ dIn: 4, dOut: 8, numHeads: 2, cross: true }),
+        fusedQkv: false,
+        B: 1,
+        T: 0,
+        S: 4,
+        padding: true,
+        magnitude: 1,
+        seed: 5,
+      },
+    ],
   ];
   it.each(cases)("%s: outputs and taps of the right (empty) shapes, equal to the reference", async (_, c) => {
     const ex = await entry.create();
@@ -150,7 +253,15 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: empty sequences",
     for (const tapped of [false, true]) {
       const out = await within(runCase(m, ex, tapped), hangDeadline(entry), `${name} ${describeCase(c)}`);
       expect(mismatch("output", dense(out.output), ref.output, toleranceFor(ref.output))).toBeUndefined();
-      for (const [n, t] of out.taps) expect(mismatch(`tap ${n}`, dense(t), ref[n as (typeof NAMES)[number]], toleranceFor(ref[n as (typeof NAMES)[number]]))).toBeUndefined();
+      for (const [n, t] of out.taps)
+        expect(
+          mismatch(
+            `tap ${n}`,
+            dense(t),
+            ref[n as (typeof NAMES)[number]],
+            toleranceFor(ref[n as (typeof NAMES)[number]]),
+          ),
+        ).toBeUndefined();
       if (tapped) expect(out.taps.get("weights")!.shape).toEqual([c.B, c.config.numHeads, c.T, c.S]);
     }
     if (c.S === 0 && c.T > 0) expect(ref.output.data.some((v) => v !== 0)).toBe(true); // the bias: not an all-zero case
@@ -159,7 +270,12 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: empty sequences",
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large for memory", (name, entry) => {
   // x [1, 1e6, 4096] as a view of one float (strides 0): the run must refuse before allocating anything.
-  const huge = (shape: number[]) => new Tensor(new Float32Array(1), shape, shape.map(() => 0));
+  const huge = (shape: number[]) =>
+    new Tensor(
+      new Float32Array(1),
+      shape,
+      shape.map(() => 0),
+    );
   const config = normalizeConfig({ dIn: 4096, dOut: 4096, numHeads: 32 });
   const weights = () => {
     const raw = Object.fromEntries(["W_query", "W_key", "W_value", "out_proj"].map((n) => [n, huge([4096, 4096])]));
@@ -171,16 +287,24 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large 
     const calls: string[] = [];
     // The spy has an arena exactly when the executor has one (webgpu has none: a spy with one would test another plan).
     const arena = ex.createArena ? { createArena: (n: number) => (calls.push(`arena ${n}`), ex.createArena!(n)) } : {};
-    const spy = { ...bindAll(ex), ...arena, dispatch: (c: Parameters<typeof ex.dispatch>[0]) => (calls.push(c.node), ex.dispatch(c)) };
+    const spy = {
+      ...bindAll(ex),
+      ...arena,
+      dispatch: (c: Parameters<typeof ex.dispatch>[0]) => (calls.push(c.node), ex.dispatch(c)),
+    };
     const s = await compile(buildAttention(config), { executors: [spy], weights: weights() });
     const events: SessionEvent[] = [];
     s.events$.subscribe((e) => events.push(e));
     const before = process.memoryUsage().arrayBuffers;
-    const err = await within(s.run({ x: huge([1, 1e6, 4096]) }), hangDeadline(entry), "huge run").catch((e: unknown) => e);
+    const err = await within(s.run({ x: huge([1, 1e6, 4096]) }), hangDeadline(entry), "huge run").catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(MemoryLimitError);
     expect(AttnGraphError.isInstance(err) && err.code).toBe("memory-limit");
     expect((err as MemoryLimitError).subject).toBe("node queries");
-    expect((err as Error).message).toMatch(/node queries: its output \[1, 1000000, 4096\] \(float32\) needs 15\.3 GiB \(16384000000 bytes\), over the limit of 4\.0 GiB/);
+    expect((err as Error).message).toMatch(
+      /node queries: its output \[1, 1000000, 4096\] \(float32\) needs 15\.3 GiB \(16384000000 bytes\), over the limit of 4\.0 GiB/,
+    );
     expect(calls).toEqual([]);
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 ** 2);
     expect(events.at(-1)).toMatchObject({ type: "run-error", runId: 1 });
@@ -191,7 +315,11 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large 
     const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: weights() });
     const sub = s.tap("weights").subscribe();
     // maxArenaBytes is large enough for queries [1, 1e6, 4096] (16 GB) but not for [1, 32, 1e6, 1e6].
-    const s2 = await compile(buildAttention(config), { executors: [await entry.create()], weights: weights(), maxArenaBytes: 2 ** 40 });
+    const s2 = await compile(buildAttention(config), {
+      executors: [await entry.create()],
+      weights: weights(),
+      maxArenaBytes: 2 ** 40,
+    });
     const sub2 = s2.tap("weights").subscribe();
     const err = await s2.run({ x: huge([1, 1e6, 4096]) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MemoryLimitError);
@@ -199,13 +327,26 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large 
     expect((err as Error).message).toMatch(/\[1, 32, 1000000, 1000000\]/);
     sub.unsubscribe();
     sub2.unsubscribe();
-    expect(((await s.run({ x: huge([1, 1e6, 4096]) }).catch((e: unknown) => e)) as MemoryLimitError).subject).toBe("node queries");
+    expect(((await s.run({ x: huge([1, 1e6, 4096]) }).catch((e: unknown) => e)) as MemoryLimitError).subject).toBe(
+      "node queries",
+    );
   });
 
   it("the limit is a compile option checked up front: 0, -1, NaN and a string are refused", async () => {
-    const m = materialize({ config: normalizeConfig({ dIn: 8, dOut: 8, numHeads: 2 }), fusedQkv: false, B: 1, T: 4, S: 4, padding: false, magnitude: 1, seed: 1 });
+    const m = materialize({
+      config: normalizeConfig({ dIn: 8, dOut: 8, numHeads: 2 }),
+      fusedQkv: false,
+      B: 1,
+      T: 4,
+      S: 4,
+      padding: false,
+      magnitude: 1,
+      seed: 1,
+    });
     for (const bad of [0, -1, NaN, "1GB"]) {
-      await expect(compile(m.graph, { executors: [await entry.create()], weights: m.weights, maxArenaBytes: bad as number })).rejects.toThrow(/compile\.maxArenaBytes: invalid memory limit/);
+      await expect(
+        compile(m.graph, { executors: [await entry.create()], weights: m.weights, maxArenaBytes: bad as number }),
+      ).rejects.toThrow(/compile\.maxArenaBytes: invalid memory limit/);
     }
   });
 
@@ -219,18 +360,33 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: shapes too large 
   }
 
   it("the arena as a whole is limited too; the session stays usable for shapes that fit", async () => {
-    expect(typeof (await entry.create()).createArena, `${name} has no arena: list it in NO_ARENA with the reason`).toBe("function");
+    expect(typeof (await entry.create()).createArena, `${name} has no arena: list it in NO_ARENA with the reason`).toBe(
+      "function",
+    );
     const small = normalizeConfig({ dIn: 8, dOut: 8, numHeads: 2 });
-    const m = materialize({ config: small, fusedQkv: false, B: 1, T: 64, S: 64, padding: false, magnitude: 1, seed: 1 });
+    const m = materialize({
+      config: small,
+      fusedQkv: false,
+      B: 1,
+      T: 64,
+      S: 64,
+      padding: false,
+      magnitude: 1,
+      seed: 1,
+    });
     // Every single value is [1, 64, 8] = 2 KiB; three of them live at once, so a 4 KiB arena limit is exceeded.
     const s = await compile(m.graph, { executors: [await entry.create()], weights: m.weights, maxArenaBytes: 4096 });
     const err = await s.run(m.inputs).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MemoryLimitError);
-    expect((err as Error).message).toMatch(new RegExp(`arena on ${name}: the planned arena \\(largest value: node \\w+\\) needs`));
+    expect((err as Error).message).toMatch(
+      new RegExp(`arena on ${name}: the planned arena \\(largest value: node \\w+\\) needs`),
+    );
     // The session stays usable: a shorter sequence fits and is computed correctly.
     const short = { x: new Tensor(m.inputs.x!.data.subarray(0, 8 * 8), [1, 8, 8]) };
     const ref = referenceAttention(small, m.raw, short);
-    expect(mismatch("output", dense((await s.run(short)).output!), ref.output, toleranceFor(ref.output))).toBeUndefined();
+    expect(
+      mismatch("output", dense((await s.run(short)).output!), ref.output, toleranceFor(ref.output)),
+    ).toBeUndefined();
   });
 });
 

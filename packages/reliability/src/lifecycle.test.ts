@@ -25,7 +25,12 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: session lifecycle
   it("setWeights() reaches the executor from the next run on, equal to a fresh session with those weights", async () => {
     const session = await compile(c.graph, { executors: [await entry.create()], weights: c.weights });
     const before = (await session.run(c.inputs)).output!.toArray();
-    const changed = { W_value: Tensor.from(c.weights["W_value"]!.toArray().map((v) => -v), c.weights["W_value"]!.shape) };
+    const changed = {
+      W_value: Tensor.from(
+        c.weights["W_value"]!.toArray().map((v) => -v),
+        c.weights["W_value"]!.shape,
+      ),
+    };
     session.setWeights(changed);
     const after = (await session.run(c.inputs)).output!.toArray();
     expect(after).not.toEqual(before);

@@ -28,7 +28,7 @@ const ABLATED = 1;
 /** weights [B, H, T, T] with head `h` zeroed in every batch entry. */
 function withoutHead(w: Tensor, h: number): Tensor {
   const data = w.toFloat32Array().slice();
-  for (let b = 0; b < B; b++) data.fill(0, ((b * H + h) * T) * T, ((b * H + h + 1) * T) * T);
+  for (let b = 0; b < B; b++) data.fill(0, (b * H + h) * T * T, (b * H + h + 1) * T * T);
   return new Tensor(data, w.shape);
 }
 
@@ -36,15 +36,30 @@ function withoutHead(w: Tensor, h: number): Tensor {
 function referenceWithout(h: number): Float64Array {
   const ref = referenceAttention(config, raw, { x });
   const w = Float64Array.from(ref.weights.data);
-  for (let b = 0; b < B; b++) w.fill(0, ((b * H + h) * T) * T, ((b * H + h + 1) * T) * T);
+  for (let b = 0; b < B; b++) w.fill(0, (b * H + h) * T * T, (b * H + h + 1) * T * T);
   const dims = { B, H, Hkv: H, L: T, S: T, D };
-  const context = mergeHeads64(weightedSum64(w, splitHeads64(Float64Array.from(ref.values.data), B, T, H, D), dims), B, H, T, D);
-  return linear64(context, 12, Float64Array.from(raw.out_proj.toFloat32Array()), 12, Float64Array.from(raw.out_bias.toFloat32Array()));
+  const context = mergeHeads64(
+    weightedSum64(w, splitHeads64(Float64Array.from(ref.values.data), B, T, H, D), dims),
+    B,
+    H,
+    T,
+    D,
+  );
+  return linear64(
+    context,
+    12,
+    Float64Array.from(raw.out_proj.toFloat32Array()),
+    12,
+    Float64Array.from(raw.out_bias.toFloat32Array()),
+  );
 }
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patching", (_name, entry) => {
   it("zero-ablating a head equals the float64 reference without it; a tap in the same run sees the ablated weights", async () => {
-    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    const s = await compile(buildAttention(config), {
+      executors: [await entry.create()],
+      weights: attentionWeights(config, raw),
+    });
     try {
       const seen: Tensor[] = [];
       const sub = s.tap("weights").subscribe((e) => seen.push(e.tensor));
@@ -55,8 +70,14 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
       expect(p).toBeUndefined();
       const w = seen[0]!.toFloat32Array();
       for (let b = 0; b < B; b++) {
-        expect(w.subarray(((b * H + ABLATED) * T) * T, ((b * H + ABLATED + 1) * T) * T).every((v) => v === 0), `tapped head ${ABLATED}, batch ${b}`).toBe(true);
-        expect(w.subarray(((b * H) * T) * T, ((b * H + 1) * T) * T).some((v) => v !== 0), `tapped head 0, batch ${b}`).toBe(true);
+        expect(
+          w.subarray((b * H + ABLATED) * T * T, (b * H + ABLATED + 1) * T * T).every((v) => v === 0),
+          `tapped head ${ABLATED}, batch ${b}`,
+        ).toBe(true);
+        expect(
+          w.subarray(b * H * T * T, (b * H + 1) * T * T).some((v) => v !== 0),
+          `tapped head 0, batch ${b}`,
+        ).toBe(true);
       }
     } finally {
       await s.dispose();
@@ -64,7 +85,10 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
   });
 
   it("patching `weights` with its own value changes nothing, bit for bit (against the same, unfused lowering)", async () => {
-    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    const s = await compile(buildAttention(config), {
+      executors: [await entry.create()],
+      weights: attentionWeights(config, raw),
+    });
     try {
       const sub = s.tap("weights").subscribe();
       const plain = (await s.run({ x })).output!;
@@ -77,10 +101,21 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
   });
 
   it("an object shaped like a tensor is an OverrideError, never a wrong output, a NaN or an untyped TypeError", async () => {
-    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    const s = await compile(buildAttention(config), {
+      executors: [await entry.create()],
+      weights: attentionWeights(config, raw),
+    });
     try {
       const real = Tensor.zeros([B, H, T, T]);
-      const duck = { shape: real.shape, dtype: "float32", data: real.data, strides: real.strides, offset: 0, toFloat32Array: () => real.toFloat32Array(), copyInto: () => undefined };
+      const duck = {
+        shape: real.shape,
+        dtype: "float32",
+        data: real.data,
+        strides: real.strides,
+        offset: 0,
+        toFloat32Array: () => real.toFloat32Array(),
+        copyInto: () => undefined,
+      };
       for (const override of [duck, () => duck]) {
         const e = await s.run({ x }, { override: { weights: override as never } }).catch((err: unknown) => err);
         expect(e).toBeInstanceOf(OverrideError);
@@ -93,9 +128,15 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
   });
 
   it("NaN the input carries passes an identity override and an ablation; NaN the override adds is refused", async () => {
-    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    const s = await compile(buildAttention(config), {
+      executors: [await entry.create()],
+      weights: attentionWeights(config, raw),
+    });
     try {
-      const poisoned = new Tensor(x.toFloat32Array().map((v, i) => (i === 0 ? NaN : v)), x.shape); // batch 0, token 0
+      const poisoned = new Tensor(
+        x.toFloat32Array().map((v, i) => (i === 0 ? NaN : v)),
+        x.shape,
+      ); // batch 0, token 0
       const plain = (await s.run({ x: poisoned }, { tap: { nodes: "weights", next: () => undefined } })).output!;
       const same = (await s.run({ x: poisoned }, { override: { weights: (w) => w } })).output!;
       expect(Array.from(same.toFloat32Array())).toEqual(Array.from(plain.toFloat32Array()));
@@ -104,7 +145,20 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
       remove();
       expect(Number.isNaN(ablated[0]!)).toBe(true); // the data's NaN, still there
       expect(Number.isFinite(ablated[T * 12]!)).toBe(true); // batch 1 never saw it
-      await expect(s.run({ x }, { override: { weights: (w) => new Tensor(w.toFloat32Array().map((v, i) => (i === 5 ? NaN : v)), w.shape) } })).rejects.toThrow(OverrideError);
+      await expect(
+        s.run(
+          { x },
+          {
+            override: {
+              weights: (w) =>
+                new Tensor(
+                  w.toFloat32Array().map((v, i) => (i === 5 ? NaN : v)),
+                  w.shape,
+                ),
+            },
+          },
+        ),
+      ).rejects.toThrow(OverrideError);
     } finally {
       await s.dispose();
     }
@@ -117,7 +171,12 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
       // The baseline is after a run of the same plan: its weights' uploads and its pooled arena stay with the session.
       await s.run({ x }, { override: { weights: (w) => w } });
       const live = entry.live?.read(executor);
-      const e = await s.run({ x }, { override: { weights: () => new Promise<Tensor>(() => undefined) }, signal: AbortSignal.timeout(200) }).catch((err: unknown) => err);
+      const e = await s
+        .run(
+          { x },
+          { override: { weights: () => new Promise<Tensor>(() => undefined) }, signal: AbortSignal.timeout(200) },
+        )
+        .catch((err: unknown) => err);
       expect((e as Error).name).toBe("AbortError");
       if (entry.live) expect(entry.live.read(executor), entry.live.unit).toBe(live);
       expect((await s.run({ x })).output!.shape).toEqual([B, T, 12]);
@@ -127,15 +186,22 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
   });
 
   it("runWithCache calls in flight together each read their own run (T = 3 and T = 5, then 20 at once)", async () => {
-    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    const s = await compile(buildAttention(config), {
+      executors: [await entry.create()],
+      weights: attentionWeights(config, raw),
+    });
     try {
       const input = (t: number, seed: number) => new Tensor(uniform(t * 8, 1, prng(seed)), [1, t, 8]);
-      const [three, five] = await Promise.all([runWithCache(s, { x: input(3, 1) }, ["context"]), runWithCache(s, { x: input(5, 2) }, ["context"])]);
+      const [three, five] = await Promise.all([
+        runWithCache(s, { x: input(3, 1) }, ["context"]),
+        runWithCache(s, { x: input(5, 2) }, ["context"]),
+      ]);
       expect(three.cache.get("context")!.shape).toEqual([1, 3, 12]);
       expect(five.cache.get("context")!.shape).toEqual([1, 5, 12]);
       const inputs = Array.from({ length: 20 }, (_, i) => input(1 + (i % 6), 10 + i));
       const alone: number[][] = [];
-      for (const xi of inputs) alone.push((await runWithCache(s, { x: xi }, ["context"])).cache.get("context")!.toArray());
+      for (const xi of inputs)
+        alone.push((await runWithCache(s, { x: xi }, ["context"])).cache.get("context")!.toArray());
       const together = await Promise.all(inputs.map((xi) => runWithCache(s, { x: xi }, ["context"])));
       together.forEach((r, i) => expect(r.cache.get("context")!.toArray(), `call ${i}`).toEqual(alone[i]));
     } finally {
@@ -144,7 +210,10 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
   });
 
   it("ablateHeads on a value without heads ([B, T, E]) is refused, not read with T as heads", async () => {
-    const s = await compile(buildAttention(config), { executors: [await entry.create()], weights: attentionWeights(config, raw) });
+    const s = await compile(buildAttention(config), {
+      executors: [await entry.create()],
+      weights: attentionWeights(config, raw),
+    });
     try {
       expect(() => ablateHeads(s, "output", [0])).toThrow(/ablateHeads output: the value has no heads axis/);
       expect(() => ablateHeads(s, "context", [0])).toThrow(/no heads axis/);

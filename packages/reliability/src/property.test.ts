@@ -22,7 +22,10 @@ function referenceProperty(name: string, executor: Executor) {
 describe.each(executors.map((e) => [e.name, e] as const))("%s against the float64 reference", (name, entry) => {
   it("untapped (fused) and tapped (unfused) runs: output and every tapped tensor within tolerance", async () => {
     const { numRuns, ...rest } = fcSettings(300);
-    await fc.assert(referenceProperty(name, await entry.create()), { ...rest, numRuns: Math.max(1, Math.round(numRuns * (entry.propertyShare ?? 1))) });
+    await fc.assert(referenceProperty(name, await entry.create()), {
+      ...rest,
+      numRuns: Math.max(1, Math.round(numRuns * (entry.propertyShare ?? 1))),
+    });
   });
 });
 
@@ -42,7 +45,10 @@ describe("executors against each other", () => {
             if (ex === first && fusion) continue;
             const got = dense((await runCase(m, ex, false, fusion)).output);
             // Both sides are float32: twice the reference tolerance (each may be off by one tolerance the other way).
-            const p = mismatch(`${name} ${fusion ? "fused" : "unfused"} vs ${firstName} fused`, got, base, { abs: 2 * TOL * (1 + maxAbs(base.data)), rel: 2 * TOL });
+            const p = mismatch(`${name} ${fusion ? "fused" : "unfused"} vs ${firstName} fused`, got, base, {
+              abs: 2 * TOL * (1 + maxAbs(base.data)),
+              rel: 2 * TOL,
+            });
             if (p) problems.push(p);
           }
         }
@@ -59,7 +65,10 @@ describe("the property can fail", () => {
     // A cpu executor whose projections are wrong by 1e-3 in their first element: the kind of slip a new kernel makes.
     const mutant = withPlantedError(cpu, "projection", 1e-3);
     // What CI would print: fc.assert's error carries the shrunk counterexample and the property's own message.
-    const err = await fc.assert(referenceProperty("mutant", mutant), { ...fcSettings(50), seed: 1, numRuns: 50 }).then(() => undefined, (e: unknown) => e);
+    const err = await fc.assert(referenceProperty("mutant", mutant), { ...fcSettings(50), seed: 1, numRuns: 50 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     const report = (err as Error).message;
     expect(report).toMatch(/Counterexample: \[\{"config":\{"dIn":\d+,"dOut":\d+,"numHeads":\d+/); // the whole config

@@ -10,7 +10,11 @@ export const DEFAULT_FC_SEED = 0x5eed;
  * property's own error message (config, tensor, worst element) inside the report beside the shrunk counterexample.
  */
 export function fcSettings(defaultRuns: number): { seed: number; numRuns: number; includeErrorInReport: true } {
-  return { seed: intFromEnv("ATTNGRAPH_FC_SEED") ?? DEFAULT_FC_SEED, numRuns: intFromEnv("ATTNGRAPH_FC_RUNS") ?? defaultRuns, includeErrorInReport: true };
+  return {
+    seed: intFromEnv("ATTNGRAPH_FC_SEED") ?? DEFAULT_FC_SEED,
+    numRuns: intFromEnv("ATTNGRAPH_FC_RUNS") ?? defaultRuns,
+    includeErrorInReport: true,
+  };
 }
 
 /** Runs per executor and tap mode of the soak: ATTNGRAPH_SOAK_RUNS, else `defaultRuns`. */

@@ -16,7 +16,12 @@ const base = materialize({ config, fusedQkv: false, B: 2, T: 8, S: 8, padding: t
 
 /** Inputs of `n` distinct lengths (T = 1..n), with a key padding mask like the soak's. */
 function inputsOfLengths(n: number) {
-  return Array.from({ length: n }, (_, i) => materialize({ config, fusedQkv: false, B: 2, T: i + 1, S: i + 1, padding: true, magnitude: 1, seed: 100 + i }).inputs);
+  return Array.from(
+    { length: n },
+    (_, i) =>
+      materialize({ config, fusedQkv: false, B: 2, T: i + 1, S: i + 1, padding: true, magnitude: 1, seed: 100 + i })
+        .inputs,
+  );
 }
 
 function liveOf(entry: ExecutorEntry, executor: Executor): number {
@@ -47,7 +52,10 @@ export interface ShapeSoakResult {
 }
 
 /** `rounds` rounds of `inFlight` concurrent runs, each of a different one of `shapes` input lengths. */
-export async function shapeSoak(entry: ExecutorEntry, options: { readonly shapes: number; readonly inFlight: number; readonly rounds: number }): Promise<ShapeSoakResult> {
+export async function shapeSoak(
+  entry: ExecutorEntry,
+  options: { readonly shapes: number; readonly inFlight: number; readonly rounds: number },
+): Promise<ShapeSoakResult> {
   const { shapes, inFlight, rounds } = options;
   const inputs = inputsOfLengths(shapes);
   const executor = await entry.create();
@@ -67,8 +75,23 @@ export async function shapeSoak(entry: ExecutorEntry, options: { readonly shapes
   await session.dispose();
   const disposed = liveOf(entry, executor);
   await executor.dispose?.();
-  const reserved = reservedWarm === undefined || reservedFinal === undefined ? undefined : { warm: reservedWarm, final: reservedFinal };
-  return { executor: entry.name, unit: entry.live!.unit, shapes, inFlight, rounds, ms, before, warm, final, disposed, ...(reserved ? { reserved } : {}) };
+  const reserved =
+    reservedWarm === undefined || reservedFinal === undefined
+      ? undefined
+      : { warm: reservedWarm, final: reservedFinal };
+  return {
+    executor: entry.name,
+    unit: entry.live!.unit,
+    shapes,
+    inFlight,
+    rounds,
+    ms,
+    before,
+    warm,
+    final,
+    disposed,
+    ...(reserved ? { reserved } : {}),
+  };
 }
 
 export interface DisposeSoakResult {
@@ -85,7 +108,10 @@ export interface DisposeSoakResult {
 }
 
 /** `times` sessions on one executor, each disposed while `inFlight` runs of different shapes are under way. */
-export async function disposeMidRunSoak(entry: ExecutorEntry, options: { readonly times: number; readonly inFlight: number }): Promise<DisposeSoakResult> {
+export async function disposeMidRunSoak(
+  entry: ExecutorEntry,
+  options: { readonly times: number; readonly inFlight: number },
+): Promise<DisposeSoakResult> {
   const inputs = inputsOfLengths(options.inFlight);
   const executor = await entry.create();
   await executor.init?.();
@@ -95,7 +121,12 @@ export async function disposeMidRunSoak(entry: ExecutorEntry, options: { readonl
   const otherErrors: string[] = [];
   for (let i = 0; i < options.times; i++) {
     const session: Session = await compile(base.graph, { executors: [executor], weights: base.weights });
-    const runs = inputs.map((x) => session.run(x).then(() => "finished", (e: unknown) => e));
+    const runs = inputs.map((x) =>
+      session.run(x).then(
+        () => "finished",
+        (e: unknown) => e,
+      ),
+    );
     // Let the runs get under way before pulling the session away, by a varying amount so that dispose() lands at
     // different steps: microtask hops for executors whose steps never leave the microtask queue (cpu, wasm), timer
     // ticks for those that wait on a device (webgpu).
@@ -110,13 +141,28 @@ export async function disposeMidRunSoak(entry: ExecutorEntry, options: { readonl
   }
   const after = liveOf(entry, executor);
   await executor.dispose?.();
-  return { executor: entry.name, unit: entry.live!.unit, times: options.times, finished, rejected, otherErrors, before, after };
+  return {
+    executor: entry.name,
+    unit: entry.live!.unit,
+    times: options.times,
+    finished,
+    rejected,
+    otherErrors,
+    before,
+    after,
+  };
 }
 
 export function formatShapeSoakTable(results: readonly ShapeSoakResult[]): string {
   const mib = (n: number) => (n / 1024 ** 2).toFixed(2);
   return table(
-    ["executor", "shapes × in flight × rounds", "s", "live before → warm → final → disposed", "wasm Memory MiB (warm → final)"],
+    [
+      "executor",
+      "shapes × in flight × rounds",
+      "s",
+      "live before → warm → final → disposed",
+      "wasm Memory MiB (warm → final)",
+    ],
     results.map((r) => [
       r.executor,
       `${r.shapes} × ${r.inFlight} × ${r.rounds}`,
@@ -130,6 +176,12 @@ export function formatShapeSoakTable(results: readonly ShapeSoakResult[]): strin
 export function formatDisposeSoakTable(results: readonly DisposeSoakResult[]): string {
   return table(
     ["executor", "disposals", "runs finished / rejected", "other errors", "live before → after"],
-    results.map((r) => [r.executor, String(r.times), `${r.finished} / ${r.rejected}`, String(r.otherErrors.length), `${r.before} → ${r.after} ${r.unit}`]),
+    results.map((r) => [
+      r.executor,
+      String(r.times),
+      `${r.finished} / ${r.rejected}`,
+      String(r.otherErrors.length),
+      `${r.before} → ${r.after} ${r.unit}`,
+    ]),
   );
 }

@@ -14,7 +14,8 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: soak", (_name, en
     const r = await soak(entry, { runs, taps });
     console.log(formatSoakTable([r]));
     expect(r.growth).toBeLessThan(SOAK_GROWTH_BOUND);
-    if (r.executorMemory) expect(r.executorMemory.growth, r.executorMemory.unit).toBeLessThanOrEqual(r.executorMemory.bound);
+    if (r.executorMemory)
+      expect(r.executorMemory.growth, r.executorMemory.unit).toBeLessThanOrEqual(r.executorMemory.bound);
     expect(r.tapEvents).toBe(taps ? 3 * runs : 0);
   });
 });

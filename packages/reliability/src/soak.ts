@@ -29,7 +29,13 @@ export interface SoakResult {
   readonly final: number;
   readonly growth: number;
   /** The executor's own memory (ExecutorEntry.memory) after warm-up and at the end, in its unit. */
-  readonly executorMemory?: { readonly unit: string; readonly baseline: number; readonly final: number; readonly growth: number; readonly bound: number };
+  readonly executorMemory?: {
+    readonly unit: string;
+    readonly baseline: number;
+    readonly final: number;
+    readonly growth: number;
+    readonly bound: number;
+  };
   readonly tapEvents: number;
 }
 
@@ -50,7 +56,9 @@ export function fullGc(): void {
 export async function soak(entry: ExecutorEntry, options: SoakOptions): Promise<SoakResult> {
   const config = normalizeConfig({ dIn: 32, dOut: 32, numHeads: 4, numKvHeads: 2, causal: true, qkvBias: true });
   const base = materialize({ config, fusedQkv: false, B: 2, T: 8, S: 8, padding: true, magnitude: 1, seed: 1 });
-  const inputs = SHAPES.map((T, i) => materialize({ config, fusedQkv: false, B: 2, T, S: T, padding: true, magnitude: 1, seed: 10 + i }).inputs);
+  const inputs = SHAPES.map(
+    (T, i) => materialize({ config, fusedQkv: false, B: 2, T, S: T, padding: true, magnitude: 1, seed: 10 + i }).inputs,
+  );
   const executor = await entry.create();
   const session = await compile(base.graph, { executors: [executor], weights: base.weights });
   let tapEvents = 0;
@@ -87,15 +95,54 @@ export async function soak(entry: ExecutorEntry, options: SoakOptions): Promise<
   sub?.unsubscribe();
   await session.dispose();
   const executorMemory = entry.memory
-    ? { unit: entry.memory.unit, baseline: ownBaseline, final: ownFinal, growth: ownFinal - ownBaseline, bound: entry.memory.bound }
+    ? {
+        unit: entry.memory.unit,
+        baseline: ownBaseline,
+        final: ownFinal,
+        growth: ownFinal - ownBaseline,
+        bound: entry.memory.bound,
+      }
     : undefined;
-  return { executor: entry.name, taps: options.taps, runs: options.runs, ms, baseline, final, growth: final - baseline, tapEvents, ...(executorMemory ? { executorMemory } : {}) };
+  return {
+    executor: entry.name,
+    taps: options.taps,
+    runs: options.runs,
+    ms,
+    baseline,
+    final,
+    growth: final - baseline,
+    tapEvents,
+    ...(executorMemory ? { executorMemory } : {}),
+  };
 }
 
 export function formatSoakTable(results: readonly SoakResult[]): string {
   const mib = (n: number) => (n / 1024 ** 2).toFixed(2);
-  const own = (r: SoakResult) => (r.executorMemory ? `${r.executorMemory.baseline} → ${r.executorMemory.final} ${r.executorMemory.unit}` : "-");
-  const rows = results.map((r) => [r.executor, r.taps ? "on" : "off", String(r.runs), (r.ms / 1000).toFixed(1), ((r.runs / r.ms) * 1000).toFixed(0), mib(r.baseline), mib(r.final), mib(r.growth), own(r), String(r.tapEvents)]);
-  const head = ["executor", "taps", "runs", "s", "runs/s", "heap+buffers MiB (warm)", "final MiB", "growth MiB", "executor memory (warm → final)", "tap events"];
+  const own = (r: SoakResult) =>
+    r.executorMemory ? `${r.executorMemory.baseline} → ${r.executorMemory.final} ${r.executorMemory.unit}` : "-";
+  const rows = results.map((r) => [
+    r.executor,
+    r.taps ? "on" : "off",
+    String(r.runs),
+    (r.ms / 1000).toFixed(1),
+    ((r.runs / r.ms) * 1000).toFixed(0),
+    mib(r.baseline),
+    mib(r.final),
+    mib(r.growth),
+    own(r),
+    String(r.tapEvents),
+  ]);
+  const head = [
+    "executor",
+    "taps",
+    "runs",
+    "s",
+    "runs/s",
+    "heap+buffers MiB (warm)",
+    "final MiB",
+    "growth MiB",
+    "executor memory (warm → final)",
+    "tap events",
+  ];
   return table(head, rows);
 }

@@ -57,7 +57,9 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: tap subscribers",
     const firstTap = log.findIndex((l) => l.what.startsWith("tap"));
     expect(log.filter((l) => l.what.startsWith("tap")).length).toBe(3); // delivered before run() settled
     expect(firstTap).toBeGreaterThan(lastStep); // no subscriber time inside the run's steps
-    const stepMs = events.filter((e): e is Extract<SessionEvent, { type: "node-end" }> => e.type === "node-end").reduce((a, e) => a + e.ms, 0);
+    const stepMs = events
+      .filter((e): e is Extract<SessionEvent, { type: "node-end" }> => e.type === "node-end")
+      .reduce((a, e) => a + e.ms, 0);
     // The 75 ms of subscriber work appears in no step's time. The bound is that work, not a speed claim: steps that
     // included it would sum to 75 ms or more however fast the machine (the order check above is the exact one).
     expect(stepMs).toBeLessThan(75);
@@ -86,7 +88,9 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: tap subscribers",
     } else {
       // Deliveries interleave with the other runs' device waits: whatever arrived plus whatever was dropped is every
       // run exactly once, the newest four always arrive, and never more than 4 were pending.
-      expect([...got.map((e) => e.runId), ...dropped.map((d) => d.runId)].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect([...got.map((e) => e.runId), ...dropped.map((d) => d.runId)].sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 20 }, (_, i) => i + 1),
+      );
       expect(got.map((e) => e.runId).slice(-4)).toEqual([17, 18, 19, 20]);
     }
   });
@@ -105,7 +109,9 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: tap subscribers",
     const sub = s.tap("output").subscribe((e) => e.runId === 3 && nested.push(s.run(m.inputs)));
     expect((await s.run(m.inputs)).output!.toArray()).toEqual(expected.output!.toArray());
     expect(nested.length).toBe(1);
-    expect(((await nested[0]!) as { output: { toArray(): number[] } }).output.toArray()).toEqual(expected.output!.toArray());
+    expect(((await nested[0]!) as { output: { toArray(): number[] } }).output.toArray()).toEqual(
+      expected.output!.toArray(),
+    );
     sub.unsubscribe();
   });
 });

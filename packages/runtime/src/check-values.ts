@@ -9,7 +9,8 @@ import { formatShape, Tensor, type AnyTensor } from "@attngraph/tensor";
 function kindOf(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";
-  if (typeof v === "object") return "shape" in v ? "an object with a shape that is not a Tensor" : "an object that is not a Tensor";
+  if (typeof v === "object")
+    return "shape" in v ? "an object with a shape that is not a Tensor" : "an object that is not a Tensor";
   return typeof v;
 }
 
@@ -34,12 +35,20 @@ const inputDtypes = new WeakMap<OpGraph, ReadonlyMap<string, string>>();
 
 export function checkInputs(graph: OpGraph, inputs: unknown): Map<string, AnyTensor> {
   let declared = inputDtypes.get(graph);
-  if (declared === undefined) inputDtypes.set(graph, (declared = new Map(graph.inputs.map((v) => [v.name, v.dtype ?? "float32"] as const))));
+  if (declared === undefined)
+    inputDtypes.set(graph, (declared = new Map(graph.inputs.map((v) => [v.name, v.dtype ?? "float32"] as const))));
   const out = new Map<string, AnyTensor>();
   for (const [name, t] of ownEntries(inputs, "run inputs", "inputs")) {
-    if (!Tensor.isTensor(t)) throw new GraphValidationError(`input ${name}`, "not a tensor", "a Tensor (@attngraph/tensor)", kindOf(t));
+    if (!Tensor.isTensor(t))
+      throw new GraphValidationError(`input ${name}`, "not a tensor", "a Tensor (@attngraph/tensor)", kindOf(t));
     const dtype = declared.get(name);
-    if (dtype !== undefined && t.dtype !== dtype) throw new GraphValidationError(`input ${name}`, "wrong dtype", dtypeWanted(dtype), `${t.dtype} ${formatShape(t.shape)}`);
+    if (dtype !== undefined && t.dtype !== dtype)
+      throw new GraphValidationError(
+        `input ${name}`,
+        "wrong dtype",
+        dtypeWanted(dtype),
+        `${t.dtype} ${formatShape(t.shape)}`,
+      );
     out.set(name, t);
   }
   return out;
@@ -49,7 +58,11 @@ export function checkInputs(graph: OpGraph, inputs: unknown): Map<string, AnyTen
  * Weights against the graph's declarations: every name declared (and, unless `partial`, every declaration given),
  * every value a Tensor of the declared shape (symbolic dims match any size).
  */
-export function checkWeights(graph: OpGraph, weights: unknown, options: { readonly partial?: boolean } = {}): Map<string, AnyTensor> {
+export function checkWeights(
+  graph: OpGraph,
+  weights: unknown,
+  options: { readonly partial?: boolean } = {},
+): Map<string, AnyTensor> {
   const declared = new Map(graph.weights.map((w) => [w.name, w.shape] as const));
   const dtypes = new Map(graph.weights.map((w) => [w.name, w.dtype ?? "float32"] as const));
   // Only undefined means "none" (compile without weights); null is a mistake to report (setWeights(null) did nothing).
@@ -57,16 +70,41 @@ export function checkWeights(graph: OpGraph, weights: unknown, options: { readon
   const out = new Map<string, AnyTensor>();
   for (const [name, t] of given) {
     const shape = declared.get(name);
-    if (!shape) throw new GraphValidationError(`weight ${name}`, "the graph declares no such weight", [...declared.keys()].join(", ") || "no weights", name);
-    if (!Tensor.isTensor(t)) throw new GraphValidationError(`weight ${name}`, "not a tensor", `a Tensor of shape [${shape.join(", ")}]`, kindOf(t));
+    if (!shape)
+      throw new GraphValidationError(
+        `weight ${name}`,
+        "the graph declares no such weight",
+        [...declared.keys()].join(", ") || "no weights",
+        name,
+      );
+    if (!Tensor.isTensor(t))
+      throw new GraphValidationError(
+        `weight ${name}`,
+        "not a tensor",
+        `a Tensor of shape [${shape.join(", ")}]`,
+        kindOf(t),
+      );
     const ok = t.shape.length === shape.length && shape.every((d, i) => typeof d === "string" || d === t.shape[i]);
-    if (!ok) throw new GraphValidationError(`weight ${name}`, "wrong shape", `[${shape.join(", ")}]`, formatShape(t.shape));
-    if (t.dtype !== dtypes.get(name)) throw new GraphValidationError(`weight ${name}`, "wrong dtype", dtypeWanted(dtypes.get(name)!), `${t.dtype} ${formatShape(t.shape)}`);
+    if (!ok)
+      throw new GraphValidationError(`weight ${name}`, "wrong shape", `[${shape.join(", ")}]`, formatShape(t.shape));
+    if (t.dtype !== dtypes.get(name))
+      throw new GraphValidationError(
+        `weight ${name}`,
+        "wrong dtype",
+        dtypeWanted(dtypes.get(name)!),
+        `${t.dtype} ${formatShape(t.shape)}`,
+      );
     out.set(name, t);
   }
   if (!options.partial) {
     for (const [name, shape] of declared) {
-      if (!given.has(name)) throw new GraphValidationError(`weight ${name}`, "missing weight", `a tensor of shape [${shape.join(", ")}]`, "nothing");
+      if (!given.has(name))
+        throw new GraphValidationError(
+          `weight ${name}`,
+          "missing weight",
+          `a tensor of shape [${shape.join(", ")}]`,
+          "nothing",
+        );
     }
   }
   return out;

@@ -58,20 +58,40 @@ export interface CompileOptions extends LowerOptions {
  */
 export async function compile(graph: OpGraph, options: CompileOptions): Promise<Session> {
   if (typeof options !== "object" || options === null) {
-    throw new GraphValidationError("compile options", "missing options", "{ executors: [...], weights }", String(options));
+    throw new GraphValidationError(
+      "compile options",
+      "missing options",
+      "{ executors: [...], weights }",
+      String(options),
+    );
   }
   const { maxArenaBytes, taps } = options;
   if (maxArenaBytes !== undefined && !(typeof maxArenaBytes === "number" && maxArenaBytes > 0)) {
-    throw new GraphValidationError("compile.maxArenaBytes", "invalid memory limit", "a number of bytes > 0 (or Infinity)", String(maxArenaBytes));
+    throw new GraphValidationError(
+      "compile.maxArenaBytes",
+      "invalid memory limit",
+      "a number of bytes > 0 (or Infinity)",
+      String(maxArenaBytes),
+    );
   }
   if (taps?.delivery !== undefined && taps.delivery !== "settle" && taps.delivery !== "detached") {
-    throw new GraphValidationError("compile.taps.delivery", "unknown tap delivery", '"settle" or "detached"', String(taps.delivery));
+    throw new GraphValidationError(
+      "compile.taps.delivery",
+      "unknown tap delivery",
+      '"settle" or "detached"',
+      String(taps.delivery),
+    );
   }
   if (taps?.buffer !== undefined && !(Number.isSafeInteger(taps.buffer) && taps.buffer >= 1)) {
     throw new GraphValidationError("compile.taps.buffer", "invalid tap buffer", "an integer >= 1", String(taps.buffer));
   }
   if (options.dropoutMasks !== undefined && options.dropoutMasks !== "per-run" && options.dropoutMasks !== "fixed") {
-    throw new GraphValidationError("compile.dropoutMasks", "unknown dropout masks mode", '"per-run" or "fixed"', String(options.dropoutMasks));
+    throw new GraphValidationError(
+      "compile.dropoutMasks",
+      "unknown dropout masks mode",
+      '"per-run" or "fixed"',
+      String(options.dropoutMasks),
+    );
   }
   const updates = checkUpdates(graph, options.updates);
   lower(graph, { ...options, keep: [...updates.values()] }); // the untapped plan: every placement error surfaces here, before any run
@@ -94,21 +114,51 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
 function checkUpdates(graph: OpGraph, updates: CompileOptions["updates"]): Map<string, string> {
   const out = new Map<string, string>();
   if (updates === undefined) return out;
-  if (typeof updates !== "object" || updates === null) throw new GraphValidationError("compile.updates", "invalid updates", "an object of weight name → node name", String(updates));
+  if (typeof updates !== "object" || updates === null)
+    throw new GraphValidationError(
+      "compile.updates",
+      "invalid updates",
+      "an object of weight name → node name",
+      String(updates),
+    );
   const weights = new Map(graph.weights.map((w) => [w.name, w] as const));
   const used = new Map<string, string>();
   for (const [weight, node] of Object.entries(updates)) {
     const field = `compile.updates.${weight}`;
     const decl = weights.get(weight);
-    if (!decl) throw new GraphValidationError(field, "no weight of this name", `one of ${[...weights.keys()].join(", ") || "(no weights)"}`, weight);
-    if (typeof node !== "string" || !graph.has(node) || graph.roleOf(node) !== "node") throw new GraphValidationError(field, "no node of this name", "a node name", String(node));
+    if (!decl)
+      throw new GraphValidationError(
+        field,
+        "no weight of this name",
+        `one of ${[...weights.keys()].join(", ") || "(no weights)"}`,
+        weight,
+      );
+    if (typeof node !== "string" || !graph.has(node) || graph.roleOf(node) !== "node")
+      throw new GraphValidationError(field, "no node of this name", "a node name", String(node));
     const shape = graph.shapeOf(node);
     if (shape.length !== decl.shape.length || shape.some((d, i) => d !== decl.shape[i])) {
-      throw new GraphValidationError(field, "the node's shape is not the weight's", formatDims(decl.shape), `${node} ${formatDims(shape)}`);
+      throw new GraphValidationError(
+        field,
+        "the node's shape is not the weight's",
+        formatDims(decl.shape),
+        `${node} ${formatDims(shape)}`,
+      );
     }
-    if ((decl.dtype ?? "float32") !== graph.dtypeOf(node)) throw new GraphValidationError(field, "the node's dtype is not the weight's", decl.dtype ?? "float32", graph.dtypeOf(node));
+    if ((decl.dtype ?? "float32") !== graph.dtypeOf(node))
+      throw new GraphValidationError(
+        field,
+        "the node's dtype is not the weight's",
+        decl.dtype ?? "float32",
+        graph.dtypeOf(node),
+      );
     const twice = used.get(node);
-    if (twice) throw new GraphValidationError(field, "a node can update one weight only", `a node other than ${node}`, `${node}, which updates ${twice} too`);
+    if (twice)
+      throw new GraphValidationError(
+        field,
+        "a node can update one weight only",
+        `a node other than ${node}`,
+        `${node}, which updates ${twice} too`,
+      );
     used.set(node, weight);
     out.set(weight, node);
   }

@@ -27,7 +27,8 @@ function tokens(t: Tensor, from: number, to: number): Tensor {
   const [b, , e] = t.shape as [number, number, number];
   const src = t.toFloat32Array();
   const out = new Float32Array(b * (to - from) * e);
-  for (let i = 0; i < b; i++) out.set(src.subarray((i * t.shape[1]! + from) * e, (i * t.shape[1]! + to) * e), i * (to - from) * e);
+  for (let i = 0; i < b; i++)
+    out.set(src.subarray((i * t.shape[1]! + from) * e, (i * t.shape[1]! + to) * e), i * (to - from) * e);
   return new Tensor(out, [b, to - from, e]);
 }
 
@@ -43,10 +44,20 @@ async function fullRun(): Promise<Tensor> {
 describe("compileDecoder on cpu", () => {
   it("a prompt of 3 then one token at a time gives the full causal run's outputs; the cache is tapped at every call", async () => {
     const full = await fullRun();
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 16, batch: B });
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
+      executors: [createCpuExecutor()],
+      weights,
+      maxLength: 16,
+      batch: B,
+    });
     const cached: number[][] = [];
     const sub = dec.session.tap("k.cache").subscribe((e) => cached.push([...e.tensor.shape]));
-    for (const [from, to] of [[0, 3], [3, 4], [4, 5], [5, 6]] as const) {
+    for (const [from, to] of [
+      [0, 3],
+      [3, 4],
+      [4, 5],
+      [5, 6],
+    ] as const) {
       const out = (await dec.step({ x: tokens(x, from, to) })).output!;
       expect(out.shape).toEqual([B, to - from, 8]);
       const want = tokens(full, from, to).toFloat32Array();
@@ -55,7 +66,12 @@ describe("compileDecoder on cpu", () => {
       expect(dec.length).toBe(to);
     }
     sub.unsubscribe();
-    expect(cached).toEqual([[B, 2, 3, 4], [B, 2, 4, 4], [B, 2, 5, 4], [B, 2, 6, 4]]);
+    expect(cached).toEqual([
+      [B, 2, 3, 4],
+      [B, 2, 4, 4],
+      [B, 2, 5, 4],
+      [B, 2, 6, 4],
+    ]);
     await dec.dispose();
   });
 
@@ -66,29 +82,59 @@ describe("compileDecoder on cpu", () => {
       const b = new GraphBuilder();
       const ids = b.input("ids", ["B", "T"], "int32");
       const tok = b.add("embedding", "tok", { ids, weight: b.weight("wte", [5, 8]) });
-      const pos = b.add("position-embedding", "pos", { ids, weight: b.weight("wpe", [T, 8]) }, { offset: decode ? DECODE_DIMS.position : 0 });
+      const pos = b.add(
+        "position-embedding",
+        "pos",
+        { ids, weight: b.weight("wpe", [T, 8]) },
+        { offset: decode ? DECODE_DIMS.position : 0 },
+      );
       return b.output(addAttention(b, b.add("add", "h", { a: tok, b: pos }), config, { decode }).output).build();
     };
     const all = { ...weights, wte: randomTensor([5, 8], 7), wpe: randomTensor([T, 8], 8) };
     const ids = Tensor.int32([0, 4, 2, 2, 1, 3, 3, 1, 0, 4, 4, 2], [B, T]);
-    const columns = (from: number, to: number) => Tensor.int32(Array.from({ length: B * (to - from) }, (_, k) => ids.toInt32Array()[Math.floor(k / (to - from)) * T + from + (k % (to - from))]!), [B, to - from]);
+    const columns = (from: number, to: number) =>
+      Tensor.int32(
+        Array.from(
+          { length: B * (to - from) },
+          (_, k) => ids.toInt32Array()[Math.floor(k / (to - from)) * T + from + (k % (to - from))]!,
+        ),
+        [B, to - from],
+      );
     const s = await compile(gpt(false), { executors: [createCpuExecutor()], weights: all });
     const full = (await s.run({ ids })).output!;
     await s.dispose();
-    const dec = await compileDecoder(gpt(true), { executors: [createCpuExecutor()], weights: all, maxLength: 16, batch: B });
-    for (const [from, to] of [[0, 2], [2, 3], [3, 5], [5, 6]] as const) {
+    const dec = await compileDecoder(gpt(true), {
+      executors: [createCpuExecutor()],
+      weights: all,
+      maxLength: 16,
+      batch: B,
+    });
+    for (const [from, to] of [
+      [0, 2],
+      [2, 3],
+      [3, 5],
+      [5, 6],
+    ] as const) {
       const got = (await dec.step({ ids: columns(from, to) })).output!.toFloat32Array();
       const want = tokens(full, from, to).toFloat32Array();
-      for (let i = 0; i < want.length; i++) expect(Math.abs(got[i]! - want[i]!), `positions ${from}..${to - 1}`).toBeLessThan(1e-5);
+      for (let i = 0; i < want.length; i++)
+        expect(Math.abs(got[i]! - want[i]!), `positions ${from}..${to - 1}`).toBeLessThan(1e-5);
     }
     // A 7th position runs past the table's T = 6 rows: the step fails naming the node, and the decoder goes on.
-    await expect(dec.step({ ids: columns(0, 1) })).rejects.toThrow(/pos\.offset: positions 6\.\.6 run past the table's P rows/);
+    await expect(dec.step({ ids: columns(0, 1) })).rejects.toThrow(
+      /pos\.offset: positions 6\.\.6 run past the table's P rows/,
+    );
     expect(dec.length).toBe(T);
     await dec.dispose();
   });
 
   it("reset() starts a new sequence and truncate(n) rewinds: the same tokens give the same outputs again", async () => {
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
+      executors: [createCpuExecutor()],
+      weights,
+      maxLength: 8,
+      batch: B,
+    });
     const first = (await dec.step({ x: tokens(x, 0, 4) })).output!.toFloat32Array();
     const fifth = (await dec.step({ x: tokens(x, 4, 5) })).output!.toFloat32Array();
     dec.truncate(4);
@@ -102,7 +148,12 @@ describe("compileDecoder on cpu", () => {
   });
 
   it("more positions than maxLength is a CacheOverflowError naming the cache; nothing changes and the decoder goes on", async () => {
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 5, batch: B });
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
+      executors: [createCpuExecutor()],
+      weights,
+      maxLength: 5,
+      batch: B,
+    });
     await dec.step({ x: tokens(x, 0, 4) });
     const err = await dec.step({ x: tokens(x, 4, 6) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CacheOverflowError);
@@ -119,7 +170,12 @@ describe("compileDecoder on cpu", () => {
     const full = await compile(buildAttention(windowed), { executors: [createCpuExecutor()], weights });
     const want = (await full.run({ x })).output!;
     await full.dispose();
-    const dec = await compileDecoder(buildAttention(windowed, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 3, batch: B });
+    const dec = await compileDecoder(buildAttention(windowed, { decode: true }), {
+      executors: [createCpuExecutor()],
+      weights,
+      maxLength: 3,
+      batch: B,
+    });
     const cached: number[] = [];
     for (let at = 0; at < T; at++) {
       const got = (await dec.step({ x: tokens(x, at, at + 1) })).output!.toFloat32Array();
@@ -134,8 +190,15 @@ describe("compileDecoder on cpu", () => {
     dec.truncate(T - 1);
     expect([dec.length, dec.cached]).toEqual([T - 1, 1]);
     // Three new tokens after the one kept position do not fit in 3: a CacheOverflowError that says why.
-    await expect(dec.step({ x: tokens(x, 0, 3) })).rejects.toThrow(/3 new positions after the 1 a window keeps do not fit in the cache/);
-    const nonWindowed = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 3, batch: B });
+    await expect(dec.step({ x: tokens(x, 0, 3) })).rejects.toThrow(
+      /3 new positions after the 1 a window keeps do not fit in the cache/,
+    );
+    const nonWindowed = await compileDecoder(buildAttention(config, { decode: true }), {
+      executors: [createCpuExecutor()],
+      weights,
+      maxLength: 3,
+      batch: B,
+    });
     await nonWindowed.step({ x: tokens(x, 0, 3) });
     await expect(nonWindowed.step({ x: tokens(x, 3, 4) })).rejects.toBeInstanceOf(CacheOverflowError);
     await Promise.all([dec.dispose(), nonWindowed.dispose()]);
@@ -147,7 +210,12 @@ describe("compileDecoder on cpu", () => {
     const full = await compile(buildAttention(windowed), { executors: [createCpuExecutor()], weights });
     const want = (await full.run({ x: long })).output!;
     await full.dispose();
-    const dec = await compileDecoder(buildAttention(windowed, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 5, batch: B });
+    const dec = await compileDecoder(buildAttention(windowed, { decode: true }), {
+      executors: [createCpuExecutor()],
+      weights,
+      maxLength: 5,
+      batch: B,
+    });
     const expectStep = async (at: number) => {
       const got = (await dec.step({ x: tokens(long, at, at + 1) })).output!.toFloat32Array();
       const ref = tokens(want, at, at + 1).toFloat32Array();
@@ -168,7 +236,9 @@ describe("compileDecoder on cpu", () => {
     });
     await expect(dec.step({ x: tokens(long, 5, 6) })).rejects.toThrow(/injected/);
     unpatch();
-    await expect(dec.step({ x: tokens(long, 5, 6) })).rejects.toThrow(/^decoder: a step that moved the window's ring \(dropping 2 positions\) failed, so the caches' positions are unknown \(expected reset\(\) \(or truncate\(0\)\) first/);
+    await expect(dec.step({ x: tokens(long, 5, 6) })).rejects.toThrow(
+      /^decoder: a step that moved the window's ring \(dropping 2 positions\) failed, so the caches' positions are unknown \(expected reset\(\) \(or truncate\(0\)\) first/,
+    );
     expect(() => dec.truncate(4)).toThrow(DecodeError);
     dec.reset();
     for (let at = 0; at < 9; at++) await expectStep(at);
@@ -176,7 +246,12 @@ describe("compileDecoder on cpu", () => {
   });
 
   it("memoryPlan gives the next step's buffer plan at the current length and throws what the step would", async () => {
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
+      executors: [createCpuExecutor()],
+      weights,
+      maxLength: 8,
+      batch: B,
+    });
     const plan = (n: number) => dec.memoryPlan({ x: [B, n, 8] });
     expect(plan(1).peakBytes).toBeGreaterThan(0);
     expect(plan(4).unplannedBytes).toBeGreaterThan(plan(1).unplannedBytes);
@@ -188,26 +263,50 @@ describe("compileDecoder on cpu", () => {
   });
 
   it("another batch than the cache's is a DecodeError naming the input, before anything runs", async () => {
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
+      executors: [createCpuExecutor()],
+      weights,
+      maxLength: 8,
+      batch: B,
+    });
     const err = await dec.step({ x: randomTensor([3, 1, 8], 9) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DecodeError);
-    expect((err as Error).message).toBe("input x: the batch differs from the cache's (dim 0) (expected batch 2 (compileDecoder's batch), got batch 3)");
+    expect((err as Error).message).toBe(
+      "input x: the batch differs from the cache's (dim 0) (expected batch 2 (compileDecoder's batch), got batch 3)",
+    );
     expect(dec.length).toBe(0);
     await dec.dispose();
   });
 
   it("refuses a graph without a cache, a non-causal decode graph (saying why), and a cache passed as a weight", async () => {
-    await expect(compileDecoder(buildAttention(config), { executors: [createCpuExecutor()], weights, maxLength: 8 })).rejects.toThrow(/no kv-append node/);
+    await expect(
+      compileDecoder(buildAttention(config), { executors: [createCpuExecutor()], weights, maxLength: 8 }),
+    ).rejects.toThrow(/no kv-append node/);
     expect(() => buildAttention({ ...config, causal: false }, { decode: true })).toThrow(ConfigError);
-    expect(() => buildAttention({ ...config, causal: false }, { decode: true })).toThrow(/decode: needs causal attention: otherwise earlier tokens attend to later ones/);
+    expect(() => buildAttention({ ...config, causal: false }, { decode: true })).toThrow(
+      /decode: needs causal attention: otherwise earlier tokens attend to later ones/,
+    );
     const graph = buildAttention(config, { decode: true });
-    await expect(compileDecoder(graph, { executors: [createCpuExecutor()], weights: { ...weights, "k.cache.state": Tensor.zeros([1, 2, 8, 4]) }, maxLength: 8 })).rejects.toThrow(/a cache is the decoder's own state/);
-    await expect(compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 0 })).rejects.toThrow(DecodeError);
+    await expect(
+      compileDecoder(graph, {
+        executors: [createCpuExecutor()],
+        weights: { ...weights, "k.cache.state": Tensor.zeros([1, 2, 8, 4]) },
+        maxLength: 8,
+      }),
+    ).rejects.toThrow(/a cache is the decoder's own state/);
+    await expect(compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 0 })).rejects.toThrow(
+      DecodeError,
+    );
   });
 
   it("reset() or truncate() while a step is queued is refused (it would run first, and the step lose its prefix)", async () => {
     const full = await fullRun();
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), { executors: [createCpuExecutor()], weights, maxLength: 16, batch: B });
+    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
+      executors: [createCpuExecutor()],
+      weights,
+      maxLength: 16,
+      batch: B,
+    });
     await dec.step({ x: tokens(x, 0, 3) });
     const p = dec.step({ x: tokens(x, 3, 4) }); // queued: not awaited
     expect(() => dec.reset()).toThrow(DecodeError);
@@ -230,18 +329,26 @@ describe("compileDecoder on cpu", () => {
   it("inputs that are not tensors, and caches larger than memory allows, are typed errors", async () => {
     const graph = buildAttention(config, { decode: true });
     const dec = await compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 8, batch: B });
-    await expect(dec.step(null as never)).rejects.toThrow(/run inputs: invalid inputs, expected an object of tensors by name, got null/);
+    await expect(dec.step(null as never)).rejects.toThrow(
+      /run inputs: invalid inputs, expected an object of tensors by name, got null/,
+    );
     await expect(dec.step({ x: null as never })).rejects.toThrow(/input x: not a tensor/);
     await expect(dec.step({ x: { shape: [B, 1, 8] } as never })).rejects.toThrow(/input x: not a tensor/);
     expect((await dec.step({ x: tokens(x, 0, 2) })).output!.shape).toEqual([B, 2, 8]); // still usable
     await dec.dispose();
     for (const maxLength of [2 ** 31 - 1, 2 ** 28]) {
-      const e = await compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength }).catch((err: unknown) => err);
+      const e = await compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength }).catch(
+        (err: unknown) => err,
+      );
       expect(e, `maxLength ${maxLength}`).toBeInstanceOf(DecodeError);
       expect((e as DecodeError).code).toBe("memory-limit");
-      expect((e as Error).message).toMatch(/compileDecoder\.maxLength: the cache k\.cache\.state \[1, 2, \d+, 4\] \(float32\) needs \d+ bytes/);
+      expect((e as Error).message).toMatch(
+        /compileDecoder\.maxLength: the cache k\.cache\.state \[1, 2, \d+, 4\] \(float32\) needs \d+ bytes/,
+      );
     }
     // Under a lower limit of the caller's, a smaller cache is refused the same way.
-    await expect(compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 1024, maxArenaBytes: 1000 })).rejects.toThrow(/maxArenaBytes 1000/);
+    await expect(
+      compileDecoder(graph, { executors: [createCpuExecutor()], weights, maxLength: 1024, maxArenaBytes: 1000 }),
+    ).rejects.toThrow(/maxArenaBytes 1000/);
   });
 });

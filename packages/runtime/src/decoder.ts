@@ -4,7 +4,7 @@
 // the attention reads all P + T. The decoder owns the caches and the dims of DECODE_DIMS, bound on every run: P (the
 // cached positions), Q (positions a sliding window's full cache drops first), N (the absolute position, for RoPE).
 import { DECODE_DIMS, type OpGraph, type SymShape } from "@attngraph/graph";
-import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, type AnyTensor, type ErrorCode, type Shape } from "@attngraph/tensor";
 import type { BufferPlan } from "@attngraph/scheduler";
 import { checkInputs } from "./check-values.js";
 import { compile, type CompileOptions } from "./compile.js";
@@ -20,7 +20,7 @@ export interface DecoderOptions extends CompileOptions {
 
 /** A decode graph or call the decoder cannot serve: named subject, what was expected and what came. */
 export class DecodeError extends AttnGraphError {
-  constructor(subject: string, what: string, expected: string, got: string, code = "decode") {
+  constructor(subject: string, what: string, expected: string, got: string, code: ErrorCode = "decode") {
     super(code, `${subject}: ${what} (expected ${expected}, got ${got})`, { subject, expected, got });
     this.name = "DecodeError";
   }
@@ -80,35 +80,84 @@ function sourceOf(graph: OpGraph, dim: string): DimSource | undefined {
 function decodeLayout(graph: OpGraph): DecodeLayout {
   const appends = graph.nodes.filter((n) => n.kind === "kv-append");
   if (appends.length === 0) {
-    throw new DecodeError("graph", "no kv-append node: nothing to cache between calls", "a decode graph (buildAttention(config, { decode: true }))", "a graph without kv-append");
+    throw new DecodeError(
+      "graph",
+      "no kv-append node: nothing to cache between calls",
+      "a decode graph (buildAttention(config, { decode: true }))",
+      "a graph without kv-append",
+    );
   }
   const caches = new Map<string, SymShape>();
   let pastDim: string | undefined;
   let newTokens: number | DimSource | undefined;
   for (const n of appends) {
     const cache = n.inputs["cache"]!;
-    if (graph.roleOf(cache) !== "weight") throw new DecodeError(`${n.name}.cache`, "a kv-append's cache must be a weight the decoder allocates", "a weight", `a ${graph.roleOf(cache)}`);
+    if (graph.roleOf(cache) !== "weight")
+      throw new DecodeError(
+        `${n.name}.cache`,
+        "a kv-append's cache must be a weight the decoder allocates",
+        "a weight",
+        `a ${graph.roleOf(cache)}`,
+      );
     const past = n.attrs["past"];
-    if (typeof past !== "string") throw new DecodeError(`${n.name}.past`, "the past length must be a dim name the decoder binds", "a dim name", String(past));
-    if (pastDim !== undefined && past !== pastDim) throw new DecodeError(`${n.name}.past`, "every kv-append must share one past-length dim", pastDim, past);
+    if (typeof past !== "string")
+      throw new DecodeError(
+        `${n.name}.past`,
+        "the past length must be a dim name the decoder binds",
+        "a dim name",
+        String(past),
+      );
+    if (pastDim !== undefined && past !== pastDim)
+      throw new DecodeError(`${n.name}.past`, "every kv-append must share one past-length dim", pastDim, past);
     pastDim = past;
     const shape = graph.shapeOf(cache);
-    if (typeof shape[1] !== "number" || typeof shape[3] !== "number") throw new DecodeError(cache, "the cache's Hkv and D must be fixed", "[B, Hkv, M, D] with numbers for Hkv and D", `[${shape.join(", ")}]`);
+    if (typeof shape[1] !== "number" || typeof shape[3] !== "number")
+      throw new DecodeError(
+        cache,
+        "the cache's Hkv and D must be fixed",
+        "[B, Hkv, M, D] with numbers for Hkv and D",
+        `[${shape.join(", ")}]`,
+      );
     caches.set(cache, shape);
     const t = graph.shapeOf(n.inputs["x"]!)[2]!;
     const source = typeof t === "number" ? t : sourceOf(graph, t);
-    if (source === undefined) throw new DecodeError(`${n.name}.x`, `the new-token dim ${t} is carried by no graph input`, "an input with that dim", "none");
+    if (source === undefined)
+      throw new DecodeError(
+        `${n.name}.x`,
+        `the new-token dim ${t} is carried by no graph input`,
+        "an input with that dim",
+        "none",
+      );
     newTokens ??= source;
   }
   const shifts = new Set(appends.map((n) => n.attrs["shift"]));
   const shift = shifts.size === 1 ? [...shifts][0] : undefined;
-  if (shift !== undefined && typeof shift !== "string" && shift !== 0) throw new DecodeError(`${appends[0]!.name}.shift`, "a fixed shift has no meaning in a decode graph", "0 or a dim name", String(shift));
-  if (shifts.size > 1) throw new DecodeError(`${appends[0]!.name}.shift`, "every kv-append must share one shift dim", "one dim name", [...shifts].join(", "));
-  const windows = graph.nodes.filter((n) => n.kind === "mask" || n.kind === "attention").map((n) => (n.attrs["causal"] === true ? n.attrs["window"] : null));
-  const ringKeep = typeof shift === "string" && windows.length > 0 && windows.every((w) => typeof w === "number") ? Math.max(...(windows as number[])) - 1 : undefined;
+  if (shift !== undefined && typeof shift !== "string" && shift !== 0)
+    throw new DecodeError(
+      `${appends[0]!.name}.shift`,
+      "a fixed shift has no meaning in a decode graph",
+      "0 or a dim name",
+      String(shift),
+    );
+  if (shifts.size > 1)
+    throw new DecodeError(
+      `${appends[0]!.name}.shift`,
+      "every kv-append must share one shift dim",
+      "one dim name",
+      [...shifts].join(", "),
+    );
+  const windows = graph.nodes
+    .filter((n) => n.kind === "mask" || n.kind === "attention")
+    .map((n) => (n.attrs["causal"] === true ? n.attrs["window"] : null));
+  const ringKeep =
+    typeof shift === "string" && windows.length > 0 && windows.every((w) => typeof w === "number")
+      ? Math.max(...(windows as number[])) - 1
+      : undefined;
   const named = new Set<string>();
   for (const n of graph.nodes) {
-    for (const [key, spec] of Object.entries(graph.registry.get(n.kind, n.name).attrs as Record<string, { type: string }>)) {
+    for (const [key, spec] of Object.entries(
+      graph.registry.get(n.kind, n.name).attrs as Record<string, { type: string }>,
+    )) {
       if (spec.type === "dim" && typeof n.attrs[key] === "string") named.add(n.attrs[key] as string);
     }
   }
@@ -137,15 +186,25 @@ function decodeLayout(graph: OpGraph): DecodeLayout {
  */
 export async function compileDecoder(graph: OpGraph, options: DecoderOptions): Promise<Decoder> {
   const { maxLength, batch = 1 } = options;
-  if (!Number.isSafeInteger(maxLength) || maxLength < 1) throw new DecodeError("compileDecoder.maxLength", "invalid cache length", "an integer >= 1", String(maxLength));
-  if (!Number.isSafeInteger(batch) || batch < 1) throw new DecodeError("compileDecoder.batch", "invalid batch", "an integer >= 1", String(batch));
+  if (!Number.isSafeInteger(maxLength) || maxLength < 1)
+    throw new DecodeError("compileDecoder.maxLength", "invalid cache length", "an integer >= 1", String(maxLength));
+  if (!Number.isSafeInteger(batch) || batch < 1)
+    throw new DecodeError("compileDecoder.batch", "invalid batch", "an integer >= 1", String(batch));
   const layout = decodeLayout(graph);
   const weights: Record<string, AnyTensor> = { ...(options.weights ?? {}) };
   for (const [name, shape] of layout.caches) {
-    if (Object.hasOwn(weights, name)) throw new DecodeError(`weights.${name}`, "a cache is the decoder's own state", "no weight under this name", "a tensor");
+    if (Object.hasOwn(weights, name))
+      throw new DecodeError(
+        `weights.${name}`,
+        "a cache is the decoder's own state",
+        "no weight under this name",
+        "a tensor",
+      );
     const [b, , m] = shape;
-    if (typeof b === "number" && b !== batch) throw new DecodeError(name, "the graph fixes the cache's batch", `batch ${b}`, `batch ${batch}`);
-    if (typeof m === "number" && m !== maxLength) throw new DecodeError(name, "the graph fixes the cache's length", `maxLength ${m}`, `maxLength ${maxLength}`);
+    if (typeof b === "number" && b !== batch)
+      throw new DecodeError(name, "the graph fixes the cache's batch", `batch ${b}`, `batch ${batch}`);
+    if (typeof m === "number" && m !== maxLength)
+      throw new DecodeError(name, "the graph fixes the cache's length", `maxLength ${m}`, `maxLength ${maxLength}`);
   }
   checkCacheBytes(layout, batch, maxLength, options.maxArenaBytes ?? DEFAULT_MAX_ARENA_BYTES);
   Object.assign(weights, zeroCaches(layout, batch, maxLength));
@@ -176,7 +235,8 @@ function checkCacheBytes(layout: DecodeLayout, batch: number, maxLength: number,
 /** Every cache of the layout zeroed, [batch, Hkv, maxLength, D] (Hkv and D are numbers: decodeLayout checks). */
 function zeroCaches(layout: DecodeLayout, batch: number, maxLength: number): Record<string, Tensor> {
   const caches: Record<string, Tensor> = {};
-  for (const [name, shape] of layout.caches) caches[name] = Tensor.zeros([batch, shape[1] as number, maxLength, shape[3] as number]);
+  for (const [name, shape] of layout.caches)
+    caches[name] = Tensor.zeros([batch, shape[1] as number, maxLength, shape[3] as number]);
   return caches;
 }
 
@@ -230,7 +290,10 @@ export class Decoder {
    * - an executor that lost its memory in the failure (a wasm trap, a WebGPU device loss): the caches' contents died
    *   with it, and the next step fails there; `reset()` makes the caches anew.
    */
-  step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims"> = {}): Promise<Record<string, Tensor>> {
+  step(
+    inputs: Readonly<Record<string, AnyTensor>>,
+    options: Omit<RunOptions, "dims"> = {},
+  ): Promise<Record<string, Tensor>> {
     // Counted from the call, not from when its turn comes: a reset() or truncate() between a step's call and its turn
     // would otherwise run first, and the step would compute without its prefix.
     this.#pending++;
@@ -239,8 +302,12 @@ export class Decoder {
     return run;
   }
 
-  async #step(inputs: Readonly<Record<string, AnyTensor>>, options: Omit<RunOptions, "dims">): Promise<Record<string, Tensor>> {
-    if (this.#interrupted !== undefined) throw new DecodeError("decoder", this.#interrupted, "reset() (or truncate(0)) first: a new sequence", "a step");
+  async #step(
+    inputs: Readonly<Record<string, AnyTensor>>,
+    options: Omit<RunOptions, "dims">,
+  ): Promise<Record<string, Tensor>> {
+    if (this.#interrupted !== undefined)
+      throw new DecodeError("decoder", this.#interrupted, "reset() (or truncate(0)) first: a new sequence", "a step");
     const shapes = Object.fromEntries([...checkInputs(this.session.graph, inputs)].map(([name, t]) => [name, t.shape]));
     const { dims, past, added, shift } = this.#next(shapes);
     try {
@@ -252,7 +319,8 @@ export class Decoder {
       this.#failed = true;
       // kv-append moves the kept positions down over the ones it drops: run again from the counts, it would move
       // positions that already moved. Whether this step's append ran before the failure is not known.
-      if (shift > 0) this.#interrupted = `a step that moved the window's ring (dropping ${shift} positions) failed, so the caches' positions are unknown`;
+      if (shift > 0)
+        this.#interrupted = `a step that moved the window's ring (dropping ${shift} positions) failed, so the caches' positions are unknown`;
       throw e;
     }
   }
@@ -266,19 +334,37 @@ export class Decoder {
   }
 
   /** What the next step with inputs of these shapes binds: P (after a window's ring, if it must drop), Q, N. */
-  #next(shapes: Readonly<Record<string, Shape>>): { dims: Record<string, number>; past: number; added: number; shift: number } {
+  #next(shapes: Readonly<Record<string, Shape>>): {
+    dims: Record<string, number>;
+    past: number;
+    added: number;
+    shift: number;
+  } {
     const { newTokens, batch, caches, pastDim, shiftDim, positionDim, ringKeep } = this.#layout;
     const read = (s: DimSource, what: string): number => {
       const shape = Object.hasOwn(shapes, s.input) ? shapes[s.input] : undefined;
-      if (shape === undefined) throw new DecodeError(`input ${s.input}`, `missing input (it carries the ${what})`, "a tensor", "nothing");
+      if (shape === undefined)
+        throw new DecodeError(`input ${s.input}`, `missing input (it carries the ${what})`, "a tensor", "nothing");
       return shape[s.axis]!;
     };
     if (batch) {
       const b = read(batch, "batch");
-      if (b !== this.batch) throw new DecodeError(`input ${batch.input}`, `the batch differs from the cache's (dim ${batch.axis})`, `batch ${this.batch} (compileDecoder's batch)`, `batch ${b}`);
+      if (b !== this.batch)
+        throw new DecodeError(
+          `input ${batch.input}`,
+          `the batch differs from the cache's (dim ${batch.axis})`,
+          `batch ${this.batch} (compileDecoder's batch)`,
+          `batch ${b}`,
+        );
     }
     const added = typeof newTokens === "number" ? newTokens : read(newTokens, "new tokens");
-    if (added < 1) throw new DecodeError(typeof newTokens === "number" ? "graph" : `input ${newTokens.input}`, "a step needs at least one new token", ">= 1", String(added));
+    if (added < 1)
+      throw new DecodeError(
+        typeof newTokens === "number" ? "graph" : `input ${newTokens.input}`,
+        "a step needs at least one new token",
+        ">= 1",
+        String(added),
+      );
     const cache = caches.keys().next().value!;
     let past = this.#cached;
     let shift = 0;
@@ -308,7 +394,13 @@ export class Decoder {
   truncate(n: number): void {
     if (this.#pending > 0) {
       const what = `${this.#pending} step${this.#pending === 1 ? "" : "s"} not yet settled`;
-      throw new DecodeError("decoder", "a step is queued or running; truncate or reset after it settles (await it)", "no step in flight", what, "decode-busy");
+      throw new DecodeError(
+        "decoder",
+        "a step is queued or running; truncate or reset after it settles (await it)",
+        "no step in flight",
+        what,
+        "decode-busy",
+      );
     }
     const oldest = this.#position - this.#cached;
     if (n === 0) {
@@ -317,9 +409,13 @@ export class Decoder {
       this.#interrupted = undefined;
       return;
     }
-    if (this.#interrupted !== undefined) throw new DecodeError("truncate(n)", this.#interrupted, "0 (a new sequence)", String(n));
+    if (this.#interrupted !== undefined)
+      throw new DecodeError("truncate(n)", this.#interrupted, "0 (a new sequence)", String(n));
     if (!Number.isSafeInteger(n) || n < oldest || n > this.#position) {
-      const range = oldest === 0 ? `an integer in 0..${this.#position}` : `0, or an integer in ${oldest}..${this.#position} (the window's ring dropped the positions before ${oldest})`;
+      const range =
+        oldest === 0
+          ? `an integer in 0..${this.#position}`
+          : `0, or an integer in ${oldest}..${this.#position} (the window's ring dropped the positions before ${oldest})`;
       throw new DecodeError("truncate(n)", "invalid sequence length", range, String(n));
     }
     this.#cached -= this.#position - n;

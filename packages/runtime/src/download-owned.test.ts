@@ -23,12 +23,22 @@ describe("downloadOwned", () => {
 
   it("copies a download that is not dense, even from such an executor, into a dense tensor", async () => {
     const span = new Tensor(new Float32Array([9, 1, 2, 3, 4, 5, 6]), [3, 2], [1, 3], 1); // a transposed view, offset 1
-    const out = await downloadOwned(host(() => span, true), dense);
+    const out = await downloadOwned(
+      host(() => span, true),
+      dense,
+    );
     expect(out).not.toBe(span);
     expect(out.offset).toBe(0);
     expect([...out.data]).toEqual([1, 4, 2, 5, 3, 6]);
     const padded = new Tensor(new Float32Array([1, 2, 3, 4, 5, 6, 7]), [2, 3]); // dense, but its buffer is longer
-    expect((await downloadOwned(host(() => padded, true), dense)).data.length).toBe(6);
+    expect(
+      (
+        await downloadOwned(
+          host(() => padded, true),
+          dense,
+        )
+      ).data.length,
+    ).toBe(6);
   });
 
   it("copies every download of an executor that does not declare it (cpu: the download is the value itself)", async () => {
@@ -38,6 +48,11 @@ describe("downloadOwned", () => {
     expect(out).not.toBe(dense);
     expect(out.data).not.toBe(dense.data);
     expect([...out.data]).toEqual([...dense.data]);
-    expect(await downloadOwned(host((t) => t, false), dense)).not.toBe(dense);
+    expect(
+      await downloadOwned(
+        host((t) => t, false),
+        dense,
+      ),
+    ).not.toBe(dense);
   });
 });

@@ -11,5 +11,7 @@ import type { Tensor } from "@attngraph/tensor";
  */
 export async function downloadOwned(executor: Executor, value: unknown): Promise<Tensor> {
   const t = await executor.download(value);
-  return executor.downloadsCopy === true && t.offset === 0 && t.data.length === t.size && t.isContiguous() ? t : t.clone();
+  return executor.downloadsCopy === true && t.offset === 0 && t.data.length === t.size && t.isContiguous()
+    ? t
+    : t.clone();
 }

@@ -17,11 +17,13 @@ function dropoutGraph() {
   return b.output(y).build();
 }
 const ones = Tensor.from(new Array(256).fill(1), [4, 64]);
-const session = (options: Partial<CompileOptions> = {}) => compile(dropoutGraph(), { executors: [createCpuExecutor()], ...options });
+const session = (options: Partial<CompileOptions> = {}) =>
+  compile(dropoutGraph(), { executors: [createCpuExecutor()], ...options });
 /** Which elements a run kept (x = 1 everywhere: kept ones are 1 / (1 − rate), dropped ones 0). */
 const kept = (y: Tensor) => Array.from(y.toFloat32Array(), (v) => v !== 0);
 /** What the generator keeps at `step`, computed independently of the runtime. */
-const expectedKept = (step: number) => Array.from({ length: 256 }, (_, i) => dropoutKeep(dropoutSeedAt(SEED, step), i, RATE));
+const expectedKept = (step: number) =>
+  Array.from({ length: 256 }, (_, i) => dropoutKeep(dropoutSeedAt(SEED, step), i, RATE));
 
 describe("dropout steps", () => {
   it("run k of a session draws the mask of step k: new on every run, the seed's own on the first", async () => {
@@ -41,8 +43,12 @@ describe("dropout steps", () => {
     expect(kept((await b.run({ x: ones }, { dropoutStep: 7 })).y!)).toEqual(expectedKept(7));
     const fixed = await session({ dropoutMasks: "fixed" });
     for (let k = 0; k < 3; k++) expect(kept((await fixed.run({ x: ones })).y!), `run ${k}`).toEqual(expectedKept(0));
-    await expect(a.run({ x: ones }, { dropoutStep: -1 })).rejects.toThrow(/run options\.dropoutStep: invalid dropout step, expected an integer >= 0, got -1/);
+    await expect(a.run({ x: ones }, { dropoutStep: -1 })).rejects.toThrow(
+      /run options\.dropoutStep: invalid dropout step, expected an integer >= 0, got -1/,
+    );
     await expect(a.run({ x: ones }, { dropoutStep: 1.5 })).rejects.toThrow(GraphValidationError);
-    await expect(session({ dropoutMasks: "sometimes" as never })).rejects.toThrow(/compile\.dropoutMasks: unknown dropout masks mode/);
+    await expect(session({ dropoutMasks: "sometimes" as never })).rejects.toThrow(
+      /compile\.dropoutMasks: unknown dropout masks mode/,
+    );
   });
 });

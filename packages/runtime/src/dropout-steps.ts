@@ -34,7 +34,12 @@ function seededOf(plan: Plan, registry: OpRegistry): readonly SeededStep[] {
  * The attributes a run's steps get: `bound` (steps whose dims the run's shapes bound) with every dropout seed folded
  * with `step`. Returns `bound` itself when nothing changes (step 0, or no dropout in the plan).
  */
-export function withDropoutStep(plan: Plan, registry: OpRegistry, bound: ReadonlyMap<string, Attrs>, step: number): ReadonlyMap<string, Attrs> {
+export function withDropoutStep(
+  plan: Plan,
+  registry: OpRegistry,
+  bound: ReadonlyMap<string, Attrs>,
+  step: number,
+): ReadonlyMap<string, Attrs> {
   if (step === 0) return bound;
   const seeded = seededOf(plan, registry);
   if (seeded.length === 0) return bound;
@@ -50,7 +55,13 @@ export function withDropoutStep(plan: Plan, registry: OpRegistry, bound: Readonl
 /** A run's dropout step: `explicit` (RunOptions.dropoutStep, checked), else 0 for fixed masks, else the run's index. */
 export function dropoutStepOf(explicit: unknown, masks: "per-run" | "fixed", runIndex: number): number {
   if (explicit !== undefined) {
-    if (!Number.isSafeInteger(explicit) || (explicit as number) < 0) throw new GraphValidationError("run options.dropoutStep", "invalid dropout step", "an integer >= 0", String(explicit));
+    if (!Number.isSafeInteger(explicit) || (explicit as number) < 0)
+      throw new GraphValidationError(
+        "run options.dropoutStep",
+        "invalid dropout step",
+        "an integer >= 0",
+        String(explicit),
+      );
     return explicit as number;
   }
   return masks === "fixed" ? 0 : runIndex;

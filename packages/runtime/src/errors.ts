@@ -4,7 +4,10 @@ import { AttnGraphError } from "@attngraph/tensor";
 export class AbortError extends AttnGraphError {
   /** `when` says whether the run stopped before `node` started or inside it (a kernel that checks the signal). */
   constructor(runId: number, node?: string, cause?: unknown, when: "before" | "during" = "before") {
-    super("aborted", `run ${runId}: aborted${node ? ` ${when} node ${node}` : ""}`, { subject: node ?? `run ${runId}`, cause });
+    super("aborted", `run ${runId}: aborted${node ? ` ${when} node ${node}` : ""}`, {
+      subject: node ?? `run ${runId}`,
+      cause,
+    });
     this.name = "AbortError";
   }
 }
@@ -15,10 +18,14 @@ export class RunError extends AttnGraphError {
   readonly executor: string;
   constructor(runId: number, node: string, kind: string, executor: string, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    super(AttnGraphError.isInstance(cause) ? cause.code : "kernel", `run ${runId}: node ${node} (op ${kind} on ${executor}) failed: ${why}`, {
-      subject: node,
-      cause,
-    });
+    super(
+      AttnGraphError.isInstance(cause) ? cause.code : "kernel",
+      `run ${runId}: node ${node} (op ${kind} on ${executor}) failed: ${why}`,
+      {
+        subject: node,
+        cause,
+      },
+    );
     this.name = "RunError";
     this.node = node;
     this.executor = executor;
@@ -34,7 +41,11 @@ export class NumericsError extends AttnGraphError {
   readonly index: number;
   readonly value: number;
   constructor(runId: number, node: string, kind: string, index: number, value: number) {
-    super("numerics", `run ${runId}: node ${node} (op ${kind}) produced ${value} at element ${index} (checkNumerics)`, { subject: node, expected: "finite values", got: String(value) });
+    super("numerics", `run ${runId}: node ${node} (op ${kind}) produced ${value} at element ${index} (checkNumerics)`, {
+      subject: node,
+      expected: "finite values",
+      got: String(value),
+    });
     this.name = "NumericsError";
     this.node = node;
     this.index = index;
@@ -50,11 +61,15 @@ export class MemoryLimitError extends AttnGraphError {
   readonly bytes: number;
   readonly limit: number;
   constructor(runId: number, subject: string, what: string, bytes: number, limit: number) {
-    super("memory-limit", `run ${runId}: ${subject}: ${what} needs ${formatBytes(bytes)} (${bytes} bytes), over the limit of ${formatBytes(limit)} (maxArenaBytes ${limit})`, {
-      subject,
-      expected: `<= ${limit} bytes`,
-      got: `${bytes} bytes`,
-    });
+    super(
+      "memory-limit",
+      `run ${runId}: ${subject}: ${what} needs ${formatBytes(bytes)} (${bytes} bytes), over the limit of ${formatBytes(limit)} (maxArenaBytes ${limit})`,
+      {
+        subject,
+        expected: `<= ${limit} bytes`,
+        got: `${bytes} bytes`,
+      },
+    );
     this.name = "MemoryLimitError";
     this.bytes = bytes;
     this.limit = limit;
@@ -93,7 +108,10 @@ export class SessionDisposedError extends AttnGraphError {
 export class TapError extends AttnGraphError {
   constructor(tap: string, node: string, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    super("tap", `${tap}: the node predicate threw on node ${node}: ${why}; the tap was dropped`, { subject: tap, cause });
+    super("tap", `${tap}: the node predicate threw on node ${node}: ${why}; the tap was dropped`, {
+      subject: tap,
+      cause,
+    });
     this.name = "TapError";
   }
 }

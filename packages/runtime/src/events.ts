@@ -4,7 +4,14 @@ import type { Disagreement } from "./validate.js";
 /** Everything a session reports, on `session.events$`. Times are `performance.now()` milliseconds. */
 export type SessionEvent =
   | { readonly type: "run-start"; readonly runId: number; readonly time: number }
-  | { readonly type: "node-start"; readonly runId: number; readonly node: string; readonly kind: string; readonly executor: string; readonly time: number }
+  | {
+      readonly type: "node-start";
+      readonly runId: number;
+      readonly node: string;
+      readonly kind: string;
+      readonly executor: string;
+      readonly time: number;
+    }
   | {
       readonly type: "node-end";
       readonly runId: number;

@@ -15,8 +15,21 @@ describe("README: variants as data", () => {
     const slopes = Tensor.from([0.5, 0.25, 0.125, 0.0625], [4]);
     // README: from here
     const graph = flexAttention({
-      numHeads: 4, headDim: 8,
-      scoreMod: { op: "add", args: ["score", { op: "mul", args: [{ op: "input", name: "slopes", index: ["h"] }, { op: "sub", args: ["kv", "q"] }] }] },
+      numHeads: 4,
+      headDim: 8,
+      scoreMod: {
+        op: "add",
+        args: [
+          "score",
+          {
+            op: "mul",
+            args: [
+              { op: "input", name: "slopes", index: ["h"] },
+              { op: "sub", args: ["kv", "q"] },
+            ],
+          },
+        ],
+      },
       maskMod: { op: "ge", args: ["q", "kv"] },
       gathered: { slopes: [4] },
     });

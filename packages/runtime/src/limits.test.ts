@@ -7,10 +7,21 @@ import { MemoryLimitError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
-const ramp = (shape: number[]) => Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i)), shape);
+const ramp = (shape: number[]) =>
+  Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => Math.sin(i)),
+    shape,
+  );
 const weights = () =>
-  attentionWeights(config, { W_query: ramp([8, 8]), W_key: ramp([8, 8]), W_value: ramp([8, 8]), out_proj: ramp([8, 8]), out_bias: ramp([8]) });
-const session = (extra: object = {}) => compile(buildAttention(config), { executors: [createCpuExecutor()], weights: weights(), ...extra });
+  attentionWeights(config, {
+    W_query: ramp([8, 8]),
+    W_key: ramp([8, 8]),
+    W_value: ramp([8, 8]),
+    out_proj: ramp([8, 8]),
+    out_bias: ramp([8]),
+  });
+const session = (extra: object = {}) =>
+  compile(buildAttention(config), { executors: [createCpuExecutor()], weights: weights(), ...extra });
 
 describe("maxArenaBytes", () => {
   it("refuses, before allocating, a run whose value would pass the limit, naming the node; the session stays usable", async () => {
@@ -27,11 +38,15 @@ describe("maxArenaBytes", () => {
 
   it("defaults to 4 GiB and rejects a limit that is not a positive number", async () => {
     const s = await session();
-    const err = await s.run({ x: new Tensor(new Float32Array(1), [1, 2 ** 28, 8], [0, 0, 0]) }).catch((e: unknown) => e);
+    const err = await s
+      .run({ x: new Tensor(new Float32Array(1), [1, 2 ** 28, 8], [0, 0, 0]) })
+      .catch((e: unknown) => e);
     expect((err as MemoryLimitError).limit).toBe(4 * 1024 ** 3);
     await expect(session({ maxArenaBytes: -1 })).rejects.toThrow(/compile\.maxArenaBytes: invalid memory limit/);
     await expect(session({ taps: { buffer: 0 } })).rejects.toThrow(/compile\.taps\.buffer: invalid tap buffer/);
-    await expect(session({ taps: { delivery: "later" } })).rejects.toThrow(/compile\.taps\.delivery: unknown tap delivery/);
+    await expect(session({ taps: { delivery: "later" } })).rejects.toThrow(
+      /compile\.taps\.delivery: unknown tap delivery/,
+    );
   });
 });
 
@@ -39,7 +54,11 @@ describe("tap delivery", () => {
   it('"settle" (default): subscribers run after the last step and before run() settles; run-end comes after them', async () => {
     const s = await session();
     const order: string[] = [];
-    s.events$.subscribe((e) => (e.type === "node-end" || e.type === "run-end") && order.push(e.type === "run-end" ? "run-end" : `step ${e.node}`));
+    s.events$.subscribe(
+      (e) =>
+        (e.type === "node-end" || e.type === "run-end") &&
+        order.push(e.type === "run-end" ? "run-end" : `step ${e.node}`),
+    );
     s.tap(["queries", "weights"]).subscribe((e) => order.push(`tap ${e.node}`));
     await s.run({ x: ramp([1, 3, 8]) });
     order.push("settled");
@@ -69,6 +88,8 @@ describe("tap delivery", () => {
     for (let waited = 0; got.length < 2 && waited < 5_000; waited += 5) await new Promise((r) => setTimeout(r, 5));
     await new Promise((r) => setTimeout(r, 5)); // and nothing more arrives
     expect(got.map((e) => e.runId)).toEqual([4, 5]);
-    expect(events.filter((e) => e.type === "tap-dropped")).toEqual([1, 2, 3].map((runId, i) => ({ type: "tap-dropped", runId, node: "weights", dropped: i + 1 })));
+    expect(events.filter((e) => e.type === "tap-dropped")).toEqual(
+      [1, 2, 3].map((runId, i) => ({ type: "tap-dropped", runId, node: "weights", dropped: i + 1 })),
+    );
   });
 });

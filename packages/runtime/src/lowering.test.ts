@@ -8,12 +8,21 @@ import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
 
 const config = { dIn: 16, dOut: 16, numHeads: 4, numKvHeads: 2, causal: true, window: 5 };
-const seeded = (shape: number[], seed: number) => Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) => Math.sin(seed * 31 + i * 0.7)), shape);
+const seeded = (shape: number[], seed: number) =>
+  Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) => Math.sin(seed * 31 + i * 0.7)),
+    shape,
+  );
 const weights = attentionWeights(config, {
-  W_query: seeded([16, 16], 1), W_key: seeded([8, 16], 2), W_value: seeded([8, 16], 3), out_proj: seeded([16, 16], 4), out_bias: seeded([16], 5),
+  W_query: seeded([16, 16], 1),
+  W_key: seeded([8, 16], 2),
+  W_value: seeded([8, 16], 3),
+  out_proj: seeded([16, 16], 4),
+  out_bias: seeded([16], 5),
 });
 const x = seeded([2, 9, 16], 6);
-const session = (fusion = true) => compile(buildAttention(config), { executors: [createCpuExecutor()], weights, fusion });
+const session = (fusion = true) =>
+  compile(buildAttention(config), { executors: [createCpuExecutor()], weights, fusion });
 
 describe("taps decide lowering", () => {
   it("fuses the middle of an untapped run and keeps it for a run that taps weights", async () => {
@@ -58,7 +67,9 @@ describe("taps decide lowering", () => {
     expect(plan.peakBytes).toBeLessThan(plan.unplannedBytes);
     const first = (await s.run({ x })).output!.toArray();
     for (let i = 0; i < 20; i++) expect((await s.run({ x })).output!.toArray()).toEqual(first);
-    expect(s.explain({ inputs: { x: x.shape } })).toMatch(/memory: .* planned peak \(arena\) vs .* for all intermediates unplanned/);
+    expect(s.explain({ inputs: { x: x.shape } })).toMatch(
+      /memory: .* planned peak \(arena\) vs .* for all intermediates unplanned/,
+    );
   });
 
   it("keeps concurrent runs apart even though they use pooled arenas", async () => {

@@ -9,10 +9,19 @@ import { compile } from "./compile.js";
 import { NumericsError } from "./errors.js";
 
 /** log(x) elementwise: NaN below 0, −∞ at 0. */
-const logOp = defineOp<{ base: number }>({ kind: "log", doc: "log(x)", inputs: [{ name: "x" }], attrs: { base: { type: "number", default: Math.E } }, inferShape: ([x]) => x! });
+const logOp = defineOp<{ base: number }>({
+  kind: "log",
+  doc: "log(x)",
+  inputs: [{ name: "x" }],
+  attrs: { base: { type: "number", default: Math.E } },
+  inferShape: ([x]) => x!,
+});
 const logKernel: CpuKernel = ({ inputs }) => {
   const x = inputs[0]!.contiguous();
-  return new Tensor(x.data.map((v) => Math.log(v)), x.shape);
+  return new Tensor(
+    x.data.map((v) => Math.log(v)),
+    x.shape,
+  );
 };
 
 function graph() {
@@ -35,7 +44,9 @@ describe("checkNumerics", () => {
     expect(e).toBeInstanceOf(NumericsError);
     expect((e as NumericsError).message).toBe("run 1: node logged (op log) produced NaN at element 2 (checkNumerics)");
     expect([(e as NumericsError).subject, (e as NumericsError).index]).toEqual(["logged", 2]);
-    await expect(s.run({ x: Tensor.from([0, 2, 1, 3], [4]) })).rejects.toThrow(/node logged \(op log\) produced -Infinity at element 0/);
+    await expect(s.run({ x: Tensor.from([0, 2, 1, 3], [4]) })).rejects.toThrow(
+      /node logged \(op log\) produced -Infinity at element 0/,
+    );
     const { out } = await s.run({ x: Tensor.from([1, 2, 1, 3], [4]) });
     expect(out!.shape).toEqual([4]);
     await s.dispose();
@@ -52,8 +63,15 @@ describe("checkNumerics", () => {
     const config = { dIn: 4, dOut: 4, numHeads: 2, causal: true, outProj: false };
     const g = buildAttention(config, { keyPaddingMask: true });
     const w = (n: number) => ({ shape: [4, 4], data: Array.from({ length: 16 }, (_, i) => Math.sin(i + n)) });
-    const s = await compile(g, { executors: [createCpuExecutor()], weights: attentionWeights(config, { W_query: w(1), W_key: w(2), W_value: w(3) }), checkNumerics: true });
-    const x = Tensor.from(Array.from({ length: 12 }, (_, i) => Math.cos(i)), [1, 3, 4]);
+    const s = await compile(g, {
+      executors: [createCpuExecutor()],
+      weights: attentionWeights(config, { W_query: w(1), W_key: w(2), W_value: w(3) }),
+      checkNumerics: true,
+    });
+    const x = Tensor.from(
+      Array.from({ length: 12 }, (_, i) => Math.cos(i)),
+      [1, 3, 4],
+    );
     const { context } = await s.run({ x, keyPaddingMask: Tensor.from([0, 0, 1], [1, 3]) });
     expect(context!.toFloat32Array().every(Number.isFinite)).toBe(true);
     await s.dispose();

@@ -12,7 +12,6 @@ import { randomTensor } from "./test-random.js";
 import type { SessionEvent } from "./events.js";
 import { OverrideError } from "./overrides.js";
 
-
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true, outProj: true, outBias: true };
 const raw = {
   W_query: randomTensor([8, 8], 1),
@@ -22,8 +21,13 @@ const raw = {
   out_bias: randomTensor([8], 5),
 };
 const x = randomTensor([2, 4, 8], 9);
-const session = () => compile(buildAttention(config), { executors: [createCpuExecutor()], weights: attentionWeights(config, raw) });
-const scaled = (t: Tensor, k: number) => new Tensor(t.toFloat32Array().map((v) => v * k), t.shape);
+const session = () =>
+  compile(buildAttention(config), { executors: [createCpuExecutor()], weights: attentionWeights(config, raw) });
+const scaled = (t: Tensor, k: number) =>
+  new Tensor(
+    t.toFloat32Array().map((v) => v * k),
+    t.shape,
+  );
 const bits = (t: Tensor) => Array.from(new Uint32Array(t.toFloat32Array().buffer.slice(0)));
 
 describe("overrides and patches", () => {
@@ -56,7 +60,10 @@ describe("overrides and patches", () => {
     const plain = await s.run({ x });
     const seen: string[] = [];
     const remove1 = s.patch("weights", (w) => (seen.push("patch 1"), scaled(w, 0)));
-    const remove2 = s.patch("weights", (w) => (seen.push(`patch 2 sees ${w.toFloat32Array().every((v) => v === 0) ? "zeros" : "values"}`), w));
+    const remove2 = s.patch(
+      "weights",
+      (w) => (seen.push(`patch 2 sees ${w.toFloat32Array().every((v) => v === 0) ? "zeros" : "values"}`), w),
+    );
     const patched = await s.run({ x }, { override: { weights: (w) => (seen.push("run override"), w) } });
     expect(seen).toEqual(["patch 1", "patch 2 sees zeros", "run override"]);
     expect(bits(patched.output!)).not.toEqual(bits(plain.output!));
@@ -80,9 +87,20 @@ describe("overrides and patches", () => {
     const started: string[] = [];
     s.events$.subscribe((e: SessionEvent) => e.type === "node-start" && started.push(e.node));
     const cases: [unknown, RegExp][] = [
-      [Tensor.zeros([2, 2, 4, 5]), /override of node weights: wrong shape, expected \[2, 2, 4, 4\], got \[2, 2, 4, 5\]/],
-      [() => { throw new Error("boom"); }, /override of node weights: the override function threw, expected a tensor, got boom/],
-      [(w: Tensor) => scaled(w, NaN), /override of node weights: NaN in the override's value where the node's value had none, .*got NaN at element 0/],
+      [
+        Tensor.zeros([2, 2, 4, 5]),
+        /override of node weights: wrong shape, expected \[2, 2, 4, 4\], got \[2, 2, 4, 5\]/,
+      ],
+      [
+        () => {
+          throw new Error("boom");
+        },
+        /override of node weights: the override function threw, expected a tensor, got boom/,
+      ],
+      [
+        (w: Tensor) => scaled(w, NaN),
+        /override of node weights: NaN in the override's value where the node's value had none, .*got NaN at element 0/,
+      ],
       [() => 3, /override of node weights: not a tensor/],
     ];
     for (const [override, message] of cases) {
@@ -99,9 +117,13 @@ describe("overrides and patches", () => {
   it("an override of a name that is no node, or of something that is neither tensor nor function, is refused up front", async () => {
     const s = await session();
     await expect(s.run({ x }, { override: { nope: Tensor.zeros([1]) } })).rejects.toThrow(GraphValidationError);
-    await expect(s.run({ x }, { override: { x: Tensor.zeros([1]) } })).rejects.toThrow(/override x: an override must name a node of the graph/);
+    await expect(s.run({ x }, { override: { x: Tensor.zeros([1]) } })).rejects.toThrow(
+      /override x: an override must name a node of the graph/,
+    );
     expect(() => s.patch("weights", 42 as never)).toThrow(OverrideError);
-    expect(() => s.patch("weights", 42 as never)).toThrow(/patch: override of node weights: invalid override, expected a Tensor \(@attngraph\/tensor\) or a function/);
+    expect(() => s.patch("weights", 42 as never)).toThrow(
+      /patch: override of node weights: invalid override, expected a Tensor \(@attngraph\/tensor\) or a function/,
+    );
     expect(() => s.patch("W_query", (w) => w)).toThrow(/patch W_query: an override must name a node/);
     expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]);
   });
@@ -109,13 +131,16 @@ describe("overrides and patches", () => {
 
 describe("the README's ablation example", () => {
   it("zero-ablates head 1 and then unpatches", async () => {
-    const session = await compile(buildAttention({ ...config, numHeads: 4 }), { executors: [createCpuExecutor()], weights: attentionWeights({ ...config, numHeads: 4 }, raw) });
+    const session = await compile(buildAttention({ ...config, numHeads: 4 }), {
+      executors: [createCpuExecutor()],
+      weights: attentionWeights({ ...config, numHeads: 4 }, raw),
+    });
     const plain = (await session.run({ x })).output!;
     // README: from here
     const ablate = session.patch("weights", (w) => {
       const [b, h, l, s] = w.shape as [number, number, number, number];
       const data = w.toFloat32Array().slice();
-      for (let i = 0; i < b; i++) data.fill(0, ((i * h + 1) * l) * s, ((i * h + 2) * l) * s);
+      for (let i = 0; i < b; i++) data.fill(0, (i * h + 1) * l * s, (i * h + 2) * l * s);
       return new Tensor(data, w.shape);
     });
     const { output } = await session.run({ x });
@@ -127,7 +152,14 @@ describe("the README's ablation example", () => {
 });
 
 describe("overrides: what counts as a tensor, NaN, and stopping", () => {
-  const duck = (t: Tensor) => ({ shape: t.shape, dtype: "float32", data: t.toFloat32Array(), toFloat32Array: () => t.toFloat32Array(), strides: t.strides, offset: 0 });
+  const duck = (t: Tensor) => ({
+    shape: t.shape,
+    dtype: "float32",
+    data: t.toFloat32Array(),
+    toFloat32Array: () => t.toFloat32Array(),
+    strides: t.strides,
+    offset: 0,
+  });
 
   it("an object shaped like a tensor is not one: an OverrideError, as a value and as a function's result", async () => {
     const s = await session();
@@ -135,7 +167,9 @@ describe("overrides: what counts as a tensor, NaN, and stopping", () => {
     for (const override of [like, () => like]) {
       const e = await s.run({ x }, { override: { weights: override as never } }).catch((err: unknown) => err);
       expect(e).toBeInstanceOf(OverrideError);
-      expect((e as Error).message).toMatch(/override of node weights: (invalid override|not a tensor), expected a .*Tensor.*, got an object \(shape, dtype, data, toFloat32Array\), not a Tensor/);
+      expect((e as Error).message).toMatch(
+        /override of node weights: (invalid override|not a tensor), expected a .*Tensor.*, got an object \(shape, dtype, data, toFloat32Array\), not a Tensor/,
+      );
     }
     expect(() => s.patch("weights", like as never)).toThrow(OverrideError);
     expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]);
@@ -143,19 +177,61 @@ describe("overrides: what counts as a tensor, NaN, and stopping", () => {
 
   it("NaN the run's own data carries passes through an identity and an ablation; NaN an override adds is refused", async () => {
     const s = await session();
-    const poisoned = new Tensor(x.toFloat32Array().map((v, i) => (i === 3 ? NaN : v)), x.shape);
+    const poisoned = new Tensor(
+      x.toFloat32Array().map((v, i) => (i === 3 ? NaN : v)),
+      x.shape,
+    );
     // The same plan as the identity's: `weights` kept unfused by a tap instead of a patch.
-    const plain = await s.run({ x: poisoned }, { override: { queries: (q) => q }, tap: { nodes: "weights", next: () => undefined } });
+    const plain = await s.run(
+      { x: poisoned },
+      { override: { queries: (q) => q }, tap: { nodes: "weights", next: () => undefined } },
+    );
     const identity = await s.run({ x: poisoned }, { override: { queries: (q) => q, weights: (w) => w } });
     expect(bits(identity.output!)).toEqual(bits(plain.output!));
-    const zeroed = await s.run({ x: poisoned }, { override: { queries: (q) => new Tensor(q.toFloat32Array().map((v, i) => (i >= 8 ? 0 : v)), q.shape) } });
+    const zeroed = await s.run(
+      { x: poisoned },
+      {
+        override: {
+          queries: (q) =>
+            new Tensor(
+              q.toFloat32Array().map((v, i) => (i >= 8 ? 0 : v)),
+              q.shape,
+            ),
+        },
+      },
+    );
     expect(Number.isNaN(zeroed.output!.toFloat32Array()[0]!)).toBe(true); // token 0 still NaN: it is the data's
     // A NaN where the value had a number: refused, naming the element.
-    await expect(s.run({ x: poisoned }, { override: { queries: (q) => new Tensor(q.toFloat32Array().map((v, i) => (i === 9 ? NaN : v)), q.shape) } })).rejects.toThrow(
+    await expect(
+      s.run(
+        { x: poisoned },
+        {
+          override: {
+            queries: (q) =>
+              new Tensor(
+                q.toFloat32Array().map((v, i) => (i === 9 ? NaN : v)),
+                q.shape,
+              ),
+          },
+        },
+      ),
+    ).rejects.toThrow(
       /override of node queries: NaN in the override's value where the node's value had none.*NaN at element 9/,
     );
     // A tensor override with NaN where the computed value had none: refused too.
-    await expect(s.run({ x }, { override: { queries: Tensor.from(Array.from({ length: 64 }, (_, i) => (i === 0 ? NaN : 0)), [2, 4, 8]) } })).rejects.toThrow(OverrideError);
+    await expect(
+      s.run(
+        { x },
+        {
+          override: {
+            queries: Tensor.from(
+              Array.from({ length: 64 }, (_, i) => (i === 0 ? NaN : 0)),
+              [2, 4, 8],
+            ),
+          },
+        },
+      ),
+    ).rejects.toThrow(OverrideError);
   });
 
   it("an override whose promise never settles: the run's abort settles it at once, and dispose() does too", async () => {
@@ -167,10 +243,14 @@ describe("overrides: what counts as a tensor, NaN, and stopping", () => {
       setTimeout(() => controller.abort(new Error("timeout")), 0);
       return never();
     };
-    const e = await s.run({ x }, { override: { weights: abortThenHang }, signal: controller.signal }).catch((err: unknown) => err);
+    const e = await s
+      .run({ x }, { override: { weights: abortThenHang }, signal: controller.signal })
+      .catch((err: unknown) => err);
     expect((e as Error).name).toBe("AbortError");
     expect((e as Error).message).toMatch(/run \d+: aborted during node weights/);
-    await expect(s.run({ x }, { override: { weights: never }, signal: AbortSignal.abort() })).rejects.toThrow(/aborted/);
+    await expect(s.run({ x }, { override: { weights: never }, signal: AbortSignal.abort() })).rejects.toThrow(
+      /aborted/,
+    );
     expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]); // the session is usable
     const disposeThenHang = () => {
       setTimeout(() => void s.dispose(), 0);
@@ -182,7 +262,9 @@ describe("overrides: what counts as a tensor, NaN, and stopping", () => {
   it("setWeights(null) or a non-object is a typed error, not a silent no-op", async () => {
     const s = await session();
     expect(() => s.setWeights(null as never)).toThrow(GraphValidationError);
-    expect(() => s.setWeights(null as never)).toThrow(/weights: invalid weights, expected an object of tensors by name, got null/);
+    expect(() => s.setWeights(null as never)).toThrow(
+      /weights: invalid weights, expected an object of tensors by name, got null/,
+    );
     expect(() => s.setWeights(5 as never)).toThrow(/invalid weights/);
   });
 });

@@ -28,7 +28,11 @@ export class OverrideError extends AttnGraphError {
   readonly node: string;
   /** `runId`: the run that met it; undefined for `patch()`, refused before any run. */
   constructor(runId: number | undefined, node: string, what: string, expected: string, got: string, cause?: unknown) {
-    super("override", `${runId === undefined ? "patch: " : `run ${runId}: `}override of node ${node}: ${what}, expected ${expected}, got ${got}`, { subject: node, expected, got, ...(cause === undefined ? {} : { cause }) });
+    super(
+      "override",
+      `${runId === undefined ? "patch: " : `run ${runId}: `}override of node ${node}: ${what}, expected ${expected}, got ${got}`,
+      { subject: node, expected, got, ...(cause === undefined ? {} : { cause }) },
+    );
     this.name = "OverrideError";
     this.node = node;
   }
@@ -71,7 +75,13 @@ export function checkOverrideTarget(graph: OpGraph, node: string, field: string)
 /** What `patch()` and a run's `override` take: a Tensor (by its brand: an object with a `shape` is not one) or a function. */
 export function checkOverride(override: unknown, node: string, runId?: number): asserts override is Override {
   if (typeof override !== "function" && !Tensor.isTensor(override)) {
-    throw new OverrideError(runId, node, "invalid override", "a Tensor (@attngraph/tensor) or a function (value, ctx) => tensor", kindOf(override));
+    throw new OverrideError(
+      runId,
+      node,
+      "invalid override",
+      "a Tensor (@attngraph/tensor) or a function (value, ctx) => tensor",
+      kindOf(override),
+    );
   }
 }
 
@@ -82,7 +92,15 @@ export function checkOverride(override: unknown, node: string, runId?: number): 
  * else it holds). A function's promise is raced against `stop`: an override that never settles cannot hold a run past
  * its abort (or its session's dispose).
  */
-export async function applyOverrides(runId: number, node: string, shape: Shape, executor: Executor, value: unknown, overrides: readonly Override[], stop: Stop): Promise<unknown> {
+export async function applyOverrides(
+  runId: number,
+  node: string,
+  shape: Shape,
+  executor: Executor,
+  value: unknown,
+  overrides: readonly Override[],
+  stop: Stop,
+): Promise<unknown> {
   /** The value the next override replaces, on the host; downloaded only when a function or a NaN check needs it. */
   let current: AnyTensor | undefined;
   const before = async (): Promise<AnyTensor> => (current ??= await executor.download(value));
@@ -94,7 +112,14 @@ export async function applyOverrides(runId: number, node: string, shape: Shape, 
         got = await stop.race(Promise.resolve().then(() => o(host as Tensor, { runId, node, shape })));
       } catch (e) {
         if (stop.stopped(e)) throw e;
-        throw new OverrideError(runId, node, "the override function threw", "a tensor", e instanceof Error ? e.message : String(e), e);
+        throw new OverrideError(
+          runId,
+          node,
+          "the override function threw",
+          "a tensor",
+          e instanceof Error ? e.message : String(e),
+          e,
+        );
       }
     } else {
       got = o;
@@ -117,16 +142,31 @@ export interface Stop {
  * value the override replaced) held NaN. NaN in a run's own data is data: an identity or an ablation must pass it on,
  * but NaN the override itself introduced is refused (it would poison every reader without an error).
  */
-async function checkResult(runId: number, node: string, shape: Shape, got: unknown, replaced: () => Promise<AnyTensor>): Promise<AnyTensor> {
-  if (!Tensor.isTensor(got)) throw new OverrideError(runId, node, "not a tensor", `a float32 Tensor ${formatShape(shape)}`, kindOf(got));
-  if (!sameShape(got.shape, shape)) throw new OverrideError(runId, node, "wrong shape", formatShape(shape), formatShape(got.shape));
+async function checkResult(
+  runId: number,
+  node: string,
+  shape: Shape,
+  got: unknown,
+  replaced: () => Promise<AnyTensor>,
+): Promise<AnyTensor> {
+  if (!Tensor.isTensor(got))
+    throw new OverrideError(runId, node, "not a tensor", `a float32 Tensor ${formatShape(shape)}`, kindOf(got));
+  if (!sameShape(got.shape, shape))
+    throw new OverrideError(runId, node, "wrong shape", formatShape(shape), formatShape(got.shape));
   if (got.dtype !== "float32") throw new OverrideError(runId, node, "wrong dtype", "float32", got.dtype);
   const data = got.toFloat32Array();
   let was: Float32Array | undefined;
   for (let i = 0; i < data.length; i++) {
     if (!Number.isNaN(data[i]!)) continue;
     was ??= (await replaced()).toFloat32Array();
-    if (!Number.isNaN(was[i]!)) throw new OverrideError(runId, node, "NaN in the override's value where the node's value had none", "numbers (NaN only where the value replaced held NaN)", `NaN at element ${i}`);
+    if (!Number.isNaN(was[i]!))
+      throw new OverrideError(
+        runId,
+        node,
+        "NaN in the override's value where the node's value had none",
+        "numbers (NaN only where the value replaced held NaN)",
+        `NaN at element ${i}`,
+      );
   }
   return got;
 }

@@ -34,23 +34,51 @@ export class PreparedCache {
     this.#all.clear();
   }
 
-  get(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>> = {}): Prepared {
+  get(
+    plan: Plan,
+    inputShapes: Readonly<Record<string, Shape>>,
+    weightShapes: Readonly<Record<string, Shape>>,
+    dims: Readonly<Record<string, number>> = {},
+  ): Prepared {
     // A run with the shapes of the one before (the usual case) finds its binding without building a key.
     const last = this.#last;
-    if (last !== undefined && last.plan === plan && !last.prepared.retired && sameBinding(last.inputShapes, inputShapes) && sameBinding(last.dims, dims)) return last.prepared;
+    if (
+      last !== undefined &&
+      last.plan === plan &&
+      !last.prepared.retired &&
+      sameBinding(last.inputShapes, inputShapes) &&
+      sameBinding(last.dims, dims)
+    )
+      return last.prepared;
     const prepared = this.#get(plan, inputShapes, weightShapes, dims);
     this.#last = { plan, inputShapes: copyBinding(inputShapes), dims: copyBinding(dims), prepared };
     return prepared;
   }
 
-  #last: { readonly plan: Plan; readonly inputShapes: Record<string, Shape | number>; readonly dims: Record<string, Shape | number>; readonly prepared: Prepared } | undefined;
+  #last:
+    | {
+        readonly plan: Plan;
+        readonly inputShapes: Record<string, Shape | number>;
+        readonly dims: Record<string, Shape | number>;
+        readonly prepared: Prepared;
+      }
+    | undefined;
 
-  #get(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>>): Prepared {
+  #get(
+    plan: Plan,
+    inputShapes: Readonly<Record<string, Shape>>,
+    weightShapes: Readonly<Record<string, Shape>>,
+    dims: Readonly<Record<string, number>>,
+  ): Prepared {
     let byKey = this.#byPlan.get(plan);
     if (!byKey) this.#byPlan.set(plan, (byKey = new Map()));
     const key = [
-      ...Object.keys(inputShapes).sort().map((k) => `${k}:${inputShapes[k]!.join(",")}`),
-      ...Object.keys(dims).sort().map((k) => `=${k}:${dims[k]}`),
+      ...Object.keys(inputShapes)
+        .sort()
+        .map((k) => `${k}:${inputShapes[k]!.join(",")}`),
+      ...Object.keys(dims)
+        .sort()
+        .map((k) => `=${k}:${dims[k]}`),
     ].join(";");
     let p = byKey.get(key);
     if (!p) {
@@ -71,7 +99,10 @@ export class PreparedCache {
 }
 
 /** Whether two bindings (name → shape or dim size) name the same things with the same values. */
-function sameBinding(a: Readonly<Record<string, Shape | number>>, b: Readonly<Record<string, Shape | number>>): boolean {
+function sameBinding(
+  a: Readonly<Record<string, Shape | number>>,
+  b: Readonly<Record<string, Shape | number>>,
+): boolean {
   let n = 0;
   // Own keys only (not `for in`: an enumerable property someone put on Object.prototype is no input).
   for (const k of Object.keys(b)) {
@@ -110,7 +141,8 @@ export function acquireArenas(p: Prepared, executors: ReadonlyMap<string, Execut
   const free = p.pool.pop();
   if (free) return free;
   const set = new Map<string, Arena<unknown>>();
-  for (const [name, elements] of p.memory.arenaElements) set.set(name, executors.get(name)!.createArena!(elements) as Arena<unknown>);
+  for (const [name, elements] of p.memory.arenaElements)
+    set.set(name, executors.get(name)!.createArena!(elements) as Arena<unknown>);
   return set;
 }
 
@@ -133,12 +165,25 @@ export function checkMemory(runId: number, plan: Plan, p: Prepared, limit: numbe
   for (const step of plan.steps) {
     if (step.layout === "view") continue;
     const bytes = sizeOf(p.shapes.get(step.node) ?? []) * 4;
-    if (bytes > limit) throw new MemoryLimitError(runId, `node ${step.node}`, `its output ${formatShape(p.shapes.get(step.node)!)} (float32)`, bytes, limit);
+    if (bytes > limit)
+      throw new MemoryLimitError(
+        runId,
+        `node ${step.node}`,
+        `its output ${formatShape(p.shapes.get(step.node)!)} (float32)`,
+        bytes,
+        limit,
+      );
     if (!largest || bytes > largest.bytes) largest = { node: step.node, bytes };
   }
   for (const [executor, elements] of p.memory.arenaElements) {
     if (elements * 4 > limit) {
-      throw new MemoryLimitError(runId, `arena on ${executor}`, `the planned arena (largest value: node ${largest?.node ?? "?"})`, elements * 4, limit);
+      throw new MemoryLimitError(
+        runId,
+        `arena on ${executor}`,
+        `the planned arena (largest value: node ${largest?.node ?? "?"})`,
+        elements * 4,
+        limit,
+      );
     }
   }
   p.checkedLimit = limit;

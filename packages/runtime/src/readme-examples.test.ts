@@ -8,9 +8,17 @@ import { compile } from "./compile.js";
 import { compileDecoder } from "./decoder.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
-const seeded = (shape: number[], seed: number) => Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) => Math.sin(seed * 97 + i)), shape);
+const seeded = (shape: number[], seed: number) =>
+  Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) => Math.sin(seed * 97 + i)),
+    shape,
+  );
 const weights = attentionWeights(config, {
-  W_query: seeded([8, 8], 1), W_key: seeded([8, 8], 2), W_value: seeded([8, 8], 3), out_proj: seeded([8, 8], 4), out_bias: seeded([8], 5),
+  W_query: seeded([8, 8], 1),
+  W_key: seeded([8, 8], 2),
+  W_value: seeded([8, 8], 3),
+  out_proj: seeded([8, 8], 4),
+  out_bias: seeded([8], 5),
 });
 const x = seeded([1, 4, 8], 6);
 
@@ -45,14 +53,19 @@ describe("README examples", () => {
     const softcapKernel: CpuKernel = ({ inputs, attrs }) => {
       const s = inputs[0]!.contiguous();
       const cap = attrs.cap as number;
-      return new Tensor(s.data.map((v) => Math.tanh(v / cap) * cap), s.shape);
+      return new Tensor(
+        s.data.map((v) => Math.tanh(v / cap) * cap),
+        s.shape,
+      );
     };
     const cpu = createCpuExecutor();
     cpu.registerKernel("softcap", softcapKernel);
 
     // 3. Put it between score and mask.
     const base = multiHeadAttention(config, { registry });
-    const capped = insertAfter(base, "scores", (b, scores) => b.add("softcap", "scores.capped", { x: scores }, { cap: 0.5 }));
+    const capped = insertAfter(base, "scores", (b, scores) =>
+      b.add("softcap", "scores.capped", { x: scores }, { cap: 0.5 }),
+    );
 
     const session = await compile(capped, { executors: [cpu], weights });
     const { output } = await session.run({ x });
@@ -72,13 +85,19 @@ describe("README examples", () => {
     const prompt = seeded([1, 3, 8], 7);
     const token = seeded([1, 1, 8], 8);
     // README: decode
-    const decoder = await compileDecoder(buildAttention(config, { decode: true }), { executors: [cpu], weights, maxLength: 128 });
+    const decoder = await compileDecoder(buildAttention(config, { decode: true }), {
+      executors: [cpu],
+      weights,
+      maxLength: 128,
+    });
     const first = await decoder.step({ x: prompt }); // [1, T, dIn]: the prompt's outputs, its keys and values cached
     const next = await decoder.step({ x: token }); // [1, 1, dIn]: one more position, reading the T cached ones
     decoder.session.tap("k.cache"); // the cached keys [B, Hkv, P + T, D] on every step, like any node
     // README: end
     const full = await compile(buildAttention(config), { executors: [cpu], weights });
-    const whole = (await full.run({ x: Tensor.from([...prompt.toArray(), ...token.toArray()].flat(2) as number[], [1, 4, 8]) })).output!.toFloat32Array();
+    const whole = (
+      await full.run({ x: Tensor.from([...prompt.toArray(), ...token.toArray()].flat(2) as number[], [1, 4, 8]) })
+    ).output!.toFloat32Array();
     const stepped = [...first.output!.toFloat32Array(), ...next.output!.toFloat32Array()];
     stepped.forEach((v, i) => expect(Math.abs(v - whole[i]!)).toBeLessThan(1e-5));
     expect(decoder.length).toBe(4);

@@ -7,7 +7,9 @@ import type { Stop } from "./overrides.js";
 export function runStop(runId: number, node: string, signal: AbortSignal | undefined, disposal: AbortSignal): Stop {
   const mine = new WeakSet<object>();
   const reason = (): Error => {
-    const e = signal?.aborted ? new AbortError(runId, node, signal.reason, "during") : new SessionDisposedError(`run ${runId}`, node);
+    const e = signal?.aborted
+      ? new AbortError(runId, node, signal.reason, "during")
+      : new SessionDisposedError(`run ${runId}`, node);
     mine.add(e);
     return e;
   };

@@ -11,9 +11,18 @@ import { TapError } from "./errors.js";
 import { randomTensor } from "./test-random.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true, outProj: true, outBias: false };
-const raw = { W_query: randomTensor([8, 8], 1), W_key: randomTensor([8, 8], 2), W_value: randomTensor([8, 8], 3), out_proj: randomTensor([8, 8], 4) };
+const raw = {
+  W_query: randomTensor([8, 8], 1),
+  W_key: randomTensor([8, 8], 2),
+  W_value: randomTensor([8, 8], 3),
+  out_proj: randomTensor([8, 8], 4),
+};
 const session = (taps?: { delivery: "settle" | "detached"; buffer: number }) =>
-  compile(buildAttention(config), { executors: [createCpuExecutor()], weights: attentionWeights(config, raw), ...(taps ? { taps } : {}) });
+  compile(buildAttention(config), {
+    executors: [createCpuExecutor()],
+    weights: attentionWeights(config, raw),
+    ...(taps ? { taps } : {}),
+  });
 
 describe("run taps", () => {
   it("20 runs in flight each get exactly their own tensors, under their own run id, equal to the run alone", async () => {
@@ -23,11 +32,16 @@ describe("run taps", () => {
     for (const x of xs) {
       let got: Tensor | undefined;
       // The same nodes as below: taps decide lowering, and the fused chain rounds differently.
-      await s.run({ x }, { tap: { nodes: ["context", "weights"], next: (e) => e.node === "context" && (got = e.tensor) } });
+      await s.run(
+        { x },
+        { tap: { nodes: ["context", "weights"], next: (e) => e.node === "context" && (got = e.tensor) } },
+      );
       alone.push(got!);
     }
     const seen = xs.map(() => [] as TapEvent[]);
-    await Promise.all(xs.map((x, i) => s.run({ x }, { tap: { nodes: ["context", "weights"], next: (e) => seen[i]!.push(e) } })));
+    await Promise.all(
+      xs.map((x, i) => s.run({ x }, { tap: { nodes: ["context", "weights"], next: (e) => seen[i]!.push(e) } })),
+    );
     seen.forEach((events, i) => {
       expect(events.map((e) => e.node).sort(), `run ${i}`).toEqual(["context", "weights"]);
       expect(new Set(events.map((e) => e.runId)).size, `run ${i}: one run id`).toBe(1);
@@ -44,7 +58,10 @@ describe("run taps", () => {
     const sessionSeen: TapEvent[] = [];
     const sub = s.tap("weights").subscribe((e) => sessionSeen.push(e));
     const own: TapEvent[] = [];
-    await Promise.all([s.run({ x: randomTensor([1, 3, 8], 7) }, { tap: { nodes: "context", next: (e) => own.push(e) } }), s.run({ x: randomTensor([1, 5, 8], 8) })]);
+    await Promise.all([
+      s.run({ x: randomTensor([1, 3, 8], 7) }, { tap: { nodes: "context", next: (e) => own.push(e) } }),
+      s.run({ x: randomTensor([1, 5, 8], 8) }),
+    ]);
     sub.unsubscribe();
     expect(own.map((e) => e.node)).toEqual(["context"]);
     expect(own[0]!.tensor.shape).toEqual([1, 3, 8]);
@@ -54,7 +71,10 @@ describe("run taps", () => {
   it("delivers before the run settles even when the session's taps are detached", async () => {
     const s = await session({ delivery: "detached", buffer: 1 });
     const got: string[] = [];
-    await s.run({ x: randomTensor([1, 4, 8], 3) }, { tap: { nodes: ["queries", "keys", "values", "weights"], next: (e) => got.push(e.node) } });
+    await s.run(
+      { x: randomTensor([1, 4, 8], 3) },
+      { tap: { nodes: ["queries", "keys", "values", "weights"], next: (e) => got.push(e.node) } },
+    );
     expect(got.sort()).toEqual(["keys", "queries", "values", "weights"]); // none dropped by the session's buffer of 1
   });
 

@@ -9,7 +9,6 @@ import { randomTensor } from "./test-random.js";
 import { AbortError, RunError, SessionDisposedError, TapError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 
-
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
 function rawWeights() {
   return {
@@ -21,7 +20,10 @@ function rawWeights() {
   };
 }
 async function session() {
-  return compile(buildAttention(config), { executors: [createCpuExecutor()], weights: attentionWeights(config, rawWeights()) });
+  return compile(buildAttention(config), {
+    executors: [createCpuExecutor()],
+    weights: attentionWeights(config, rawWeights()),
+  });
 }
 
 describe("Session.run", () => {
@@ -41,7 +43,9 @@ describe("Session.run", () => {
     const s = await session();
     await expect(s.run({ x: randomTensor([2, 5, 7], 1) })).rejects.toThrow(/input x: wrong size of dim 2/);
     await expect(s.run({})).rejects.toThrow(/input x: missing input/);
-    await expect(s.run({ x: randomTensor([2, 5, 8], 1), y: randomTensor([1], 1) })).rejects.toThrow(/input y: unknown input/);
+    await expect(s.run({ x: randomTensor([2, 5, 8], 1), y: randomTensor([1], 1) })).rejects.toThrow(
+      /input y: unknown input/,
+    );
     await expect(s.run({ x: [1, 2, 3] as never })).rejects.toThrow(/input x: not a tensor/);
     expect((await s.run({ x: randomTensor([1, 3, 8], 1) })).output!.shape).toEqual([1, 3, 8]);
   });
@@ -88,7 +92,11 @@ describe("Session.tap", () => {
   it("taps views as their logical values (a transposed view reads like its contiguous copy)", async () => {
     const s = await session();
     const x = randomTensor([1, 3, 8], 5);
-    const [split, heads] = await Promise.all([firstValueFrom(s.tap("q.split")), firstValueFrom(s.tap("q.heads")), s.run({ x })]);
+    const [split, heads] = await Promise.all([
+      firstValueFrom(s.tap("q.split")),
+      firstValueFrom(s.tap("q.heads")),
+      s.run({ x }),
+    ]);
     expect(heads.tensor.shape).toEqual([1, 2, 3, 4]);
     expect(heads.tensor.get(0, 1, 2, 3)).toBe(split.tensor.get(0, 2, 1, 3));
   });
@@ -135,7 +143,15 @@ describe("Session.events$", () => {
   });
 
   it("a failing kernel rejects with a RunError naming the node, emits run-error, and the next run works", async () => {
-    const registry = createOpRegistry([defineOp({ kind: "boom", doc: "fails on negative sums", inputs: [{ name: "x" }], attrs: {}, inferShape: ([x]) => x! })]);
+    const registry = createOpRegistry([
+      defineOp({
+        kind: "boom",
+        doc: "fails on negative sums",
+        inputs: [{ name: "x" }],
+        attrs: {},
+        inferShape: ([x]) => x!,
+      }),
+    ]);
     const b = new GraphBuilder({ registry });
     const x = b.input("x", ["N"]);
     const graph = b.output(b.add("boom", "explode", { x })).build();
@@ -200,16 +216,26 @@ describe("compile", () => {
     const w = attentionWeights(config, rawWeights());
     const executors = [createCpuExecutor()];
     const { W_key: _, ...missing } = w;
-    await expect(compile(graph, { executors, weights: missing })).rejects.toThrow(/weight W_key: missing weight, expected a tensor of shape \[8, 8\]/);
-    await expect(compile(graph, { executors, weights: { ...w, extra: Tensor.zeros([1]) } })).rejects.toThrow(/weight extra: the graph declares no such weight/);
-    await expect(compile(graph, { executors, weights: { ...w, W_key: Tensor.zeros([8, 7]) } })).rejects.toThrow(/weight W_key: wrong shape, expected \[8, 8\], got \[8, 7\]/);
+    await expect(compile(graph, { executors, weights: missing })).rejects.toThrow(
+      /weight W_key: missing weight, expected a tensor of shape \[8, 8\]/,
+    );
+    await expect(compile(graph, { executors, weights: { ...w, extra: Tensor.zeros([1]) } })).rejects.toThrow(
+      /weight extra: the graph declares no such weight/,
+    );
+    await expect(compile(graph, { executors, weights: { ...w, W_key: Tensor.zeros([8, 7]) } })).rejects.toThrow(
+      /weight W_key: wrong shape, expected \[8, 8\], got \[8, 7\]/,
+    );
   });
 
   it("a node no executor supports fails at compile time, not mid-run", async () => {
-    const registry = createOpRegistry([defineOp({ kind: "softcap", doc: "tanh(s/c)·c", inputs: [{ name: "x" }], attrs: {}, inferShape: ([x]) => x! })]);
+    const registry = createOpRegistry([
+      defineOp({ kind: "softcap", doc: "tanh(s/c)·c", inputs: [{ name: "x" }], attrs: {}, inferShape: ([x]) => x! }),
+    ]);
     const b = new GraphBuilder({ registry });
     const graph = b.output(b.add("softcap", "capped", { x: b.input("x", [2]) })).build();
-    await expect(compile(graph, { executors: [createCpuExecutor()] })).rejects.toThrow(/^unsupported: op softcap on executor cpu/);
+    await expect(compile(graph, { executors: [createCpuExecutor()] })).rejects.toThrow(
+      /^unsupported: op softcap on executor cpu/,
+    );
   });
 });
 
@@ -227,7 +253,10 @@ describe("releasing executor memory", () => {
       dispatch: (c: Parameters<typeof cpu.dispatch>[0]) => cpu.dispatch(c),
       release: (t: Tensor) => void released.push(t),
     };
-    const s = await compile(buildAttention(config), { executors: [executor], weights: attentionWeights(config, rawWeights()) });
+    const s = await compile(buildAttention(config), {
+      executors: [executor],
+      weights: attentionWeights(config, rawWeights()),
+    });
     const x = randomTensor([1, 3, 8], 1);
     await s.run({ x });
     expect(released).toContain(x); // the upload of x
@@ -253,7 +282,9 @@ describe("misuse is a typed error and the session stays usable", () => {
     const err = await s.run({ x }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TapError);
     expect(AttnGraphError.isInstance(err) && err.code).toBe("tap");
-    expect((err as Error).message).toMatch(/^tap #1 \(predicate\): the node predicate threw on node [\w.]+: boom; the tap was dropped$/);
+    expect((err as Error).message).toMatch(
+      /^tap #1 \(predicate\): the node predicate threw on node [\w.]+: boom; the tap was dropped$/,
+    );
     expect(completed).toBe(true);
     const out = await s.run({ x });
     expect(out.output!.shape).toEqual([1, 3, 8]);
@@ -273,8 +304,12 @@ describe("misuse is a typed error and the session stays usable", () => {
   it("inputs that are not Tensors (duck-typed, null, arrays) are typed errors naming the input", async () => {
     const s = await session();
     const fake = { shape: [1, 3, 8], data: new Float32Array(24), strides: [24, 8, 1], offset: 0 };
-    await expect(s.run({ x: fake as never })).rejects.toThrow(/^input x: not a tensor, expected a Tensor \(@attngraph\/tensor\), got an object with a shape that is not a Tensor$/);
-    await expect(s.run(null as never)).rejects.toThrow(/^run inputs: invalid inputs, expected an object of tensors by name, got null$/);
+    await expect(s.run({ x: fake as never })).rejects.toThrow(
+      /^input x: not a tensor, expected a Tensor \(@attngraph\/tensor\), got an object with a shape that is not a Tensor$/,
+    );
+    await expect(s.run(null as never)).rejects.toThrow(
+      /^run inputs: invalid inputs, expected an object of tensors by name, got null$/,
+    );
     await expect(s.run([] as never)).rejects.toThrow(/run inputs: invalid inputs/);
     await expect(s.run({ x: null as never })).rejects.toThrow(/^input x: not a tensor.*got null$/);
     // null options are the defaults, not an error: the run gives its output.
@@ -285,7 +320,9 @@ describe("misuse is a typed error and the session stays usable", () => {
   it("compile(): missing options or executors, a non-executor, and plain-object weights are typed errors", async () => {
     const graph = buildAttention(config);
     const weights = attentionWeights(config, rawWeights());
-    await expect(compile(graph, {} as never)).rejects.toThrow(/^executors: no executor list, expected an array of executors/);
+    await expect(compile(graph, {} as never)).rejects.toThrow(
+      /^executors: no executor list, expected an array of executors/,
+    );
     await expect(compile(graph, undefined as never)).rejects.toThrow(/^compile options: missing options/);
     await expect(compile(graph, { executors: [{}] as never })).rejects.toThrow(/^executors\[0\]: not an executor/);
     const plain = { ...weights, W_key: { shape: [8, 8], data: new Float32Array(64) } };
@@ -297,7 +334,9 @@ describe("misuse is a typed error and the session stays usable", () => {
   it("names are own keys: an input, weight, output or placement named like an Object.prototype member is just a name", async () => {
     const b = new GraphBuilder();
     const x = b.input("constructor", [2]);
-    const out = b.output(b.add("transpose", "__proto__", { x: b.add("reshape", "valueOf", { x }, { shape: [2, 1] }) }, { perm: [1, 0] }));
+    const out = b.output(
+      b.add("transpose", "__proto__", { x: b.add("reshape", "valueOf", { x }, { shape: [2, 1] }) }, { perm: [1, 0] }),
+    );
     const graph = out.build();
     const s = await compile(graph, { executors: [createCpuExecutor()], placement: { valueOf: "cpu" } });
     const result = await s.run({ constructor: Tensor.from([1, 2], [2]) });
@@ -322,7 +361,10 @@ describe("weights: copied at compile, changed only by setWeights()", () => {
     expect((await s.run({ x })).output!.toArray()).toEqual(before);
     s.setWeights({ out_bias: Tensor.zeros([8]) });
     const after = (await s.run({ x })).output!;
-    const fresh = await compile(buildAttention(config), { executors: [createCpuExecutor()], weights: { ...attentionWeights(config, raw), out_bias: Tensor.zeros([8]) } });
+    const fresh = await compile(buildAttention(config), {
+      executors: [createCpuExecutor()],
+      weights: { ...attentionWeights(config, raw), out_bias: Tensor.zeros([8]) },
+    });
     expect(after.toArray()).toEqual((await fresh.run({ x })).output!.toArray());
     expect(s.getWeights().get("out_bias")!.toArray()).toEqual(new Array(8).fill(0));
   });
@@ -332,7 +374,9 @@ describe("weights: copied at compile, changed only by setWeights()", () => {
     const x = randomTensor([1, 4, 8], 3);
     const before = (await s.run({ x })).output!.toArray();
     expect(() => s.setWeights({ nope: Tensor.zeros([1]) })).toThrow(/^weight nope: the graph declares no such weight/);
-    expect(() => s.setWeights({ out_bias: Tensor.zeros([7]) })).toThrow(/^weight out_bias: wrong shape, expected \[8\], got \[7\]/);
+    expect(() => s.setWeights({ out_bias: Tensor.zeros([7]) })).toThrow(
+      /^weight out_bias: wrong shape, expected \[8\], got \[7\]/,
+    );
     expect(() => s.setWeights({ out_bias: { shape: [8] } as never })).toThrow(/^weight out_bias: not a tensor/);
     expect((await s.run({ x })).output!.toArray()).toEqual(before);
   });
@@ -373,7 +417,10 @@ describe("dispose() while runs are in flight", () => {
       },
       release: (v: unknown) => void live.delete(v),
     };
-    const s = await compile(buildAttention(config), { executors: [executor], weights: attentionWeights(config, rawWeights()) });
+    const s = await compile(buildAttention(config), {
+      executors: [executor],
+      weights: attentionWeights(config, rawWeights()),
+    });
     const runs = [3, 4, 5, 6].map((t) => s.run({ x: randomTensor([1, t, 8], t) }).catch((e: unknown) => e));
     await new Promise((r) => setTimeout(r, 3));
     await s.dispose();

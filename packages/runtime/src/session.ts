@@ -6,7 +6,15 @@ import { AbortError, SessionDisposedError, TapError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
-import { DEFAULT_TAP_POLICY, TapRegistry, withRunTap, type RunTap, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
+import {
+  DEFAULT_TAP_POLICY,
+  TapRegistry,
+  withRunTap,
+  type RunTap,
+  type TapPolicy,
+  type TapSelector,
+  type Watcher,
+} from "./taps.js";
 import { WeightStore, type Resident } from "./weights.js";
 import type { Validation } from "./validate.js";
 import { dropoutStepOf, withDropoutStep } from "./dropout-steps.js";
@@ -60,7 +68,12 @@ export class Session {
   readonly events$: Observable<SessionEvent>;
 
   /** `weights` were checked by compile(); the session copies them (see weights.ts). */
-  constructor(graph: OpGraph, options: LowerOptions, weights: ReadonlyMap<string, AnyTensor>, sessionOptions: SessionOptions = {}) {
+  constructor(
+    graph: OpGraph,
+    options: LowerOptions,
+    weights: ReadonlyMap<string, AnyTensor>,
+    sessionOptions: SessionOptions = {},
+  ) {
     this.graph = graph;
     this.#options = options;
     this.#maxArenaBytes = sessionOptions.maxArenaBytes ?? DEFAULT_MAX_ARENA_BYTES;
@@ -94,14 +107,25 @@ export class Session {
    * updated weights, made on first use and kept. A run that updates only some weights plans only the nodes its outputs
    * and those weights need (a trainer's micro step computes no optimizer update).
    */
-  #planFor(watched: ReadonlySet<string> | ReadonlyMap<string, unknown>, patched: ReadonlySet<string> | ReadonlyMap<string, unknown> = NO_NODES, applying?: ReadonlySet<string>): Plan {
+  #planFor(
+    watched: ReadonlySet<string> | ReadonlyMap<string, unknown>,
+    patched: ReadonlySet<string> | ReadonlyMap<string, unknown> = NO_NODES,
+    applying?: ReadonlySet<string>,
+  ): Plan {
     // The untapped, unpatched plan (nearly every run) is found without building a key.
     const plain = watched.size === 0 && patched.size === 0 && applying === undefined;
-    const key = plain ? PLAIN_KEY : `${[...watched.keys()].sort().join("\u0000")}\u0001${[...patched.keys()].sort().join("\u0000")}\u0001${applying ? [...applying].sort().join("\u0000") : "*"}`;
+    const key = plain
+      ? PLAIN_KEY
+      : `${[...watched.keys()].sort().join("\u0000")}\u0001${[...patched.keys()].sort().join("\u0000")}\u0001${applying ? [...applying].sort().join("\u0000") : "*"}`;
     let plan = this.#plans.get(key);
     if (!plan) {
       const keep = [...this.#updates].filter(([w]) => !applying || applying.has(w)).map(([, node]) => node);
-      plan = lower(this.graph, { ...this.#options, watched: new Set(watched.keys()), patched: new Set(patched.keys()), keep });
+      plan = lower(this.graph, {
+        ...this.#options,
+        watched: new Set(watched.keys()),
+        patched: new Set(patched.keys()),
+        keep,
+      });
       if (this.#plans.size >= 64) this.#plans.clear();
       this.#plans.set(key, plan);
     }
@@ -115,7 +139,10 @@ export class Session {
   tap(selector: TapSelector): Observable<TapEvent> {
     if (this.#disposed) throw new SessionDisposedError("tap()");
     const matches = this.#matcher(selector);
-    const label = typeof selector === "function" ? `tap #${++this.#tapCount} (predicate)` : `tap ${typeof selector === "string" ? selector : selector.join(", ")}`;
+    const label =
+      typeof selector === "function"
+        ? `tap #${++this.#tapCount} (predicate)`
+        : `tap ${typeof selector === "string" ? selector : selector.join(", ")}`;
     return new Observable<TapEvent>((subscriber) => {
       // Subscribed after dispose(): there will be no more runs, so the stream ends now instead of never.
       if (this.#disposed) return subscriber.complete();
@@ -126,7 +153,12 @@ export class Session {
   /** `watched` with the run's own tap added (its selector checked like tap()'s). */
   #withRunTap(watched: Map<string, Watcher[]>, runTap: RunTap): Map<string, Watcher[]> {
     if (typeof runTap !== "object" || runTap === null || typeof runTap.next !== "function") {
-      throw new GraphValidationError("run options.tap", "invalid run tap", "{ nodes: a node name, a list of names or a predicate, next: (event) => void }", runTap === null ? "null" : typeof runTap);
+      throw new GraphValidationError(
+        "run options.tap",
+        "invalid run tap",
+        "{ nodes: a node name, a list of names or a predicate, next: (event) => void }",
+        runTap === null ? "null" : typeof runTap,
+      );
     }
     const matches = this.#matcher(runTap.nodes);
     const label = "run options.tap";
@@ -144,7 +176,12 @@ export class Session {
     if (typeof selector === "function") return selector;
     const names = typeof selector === "string" ? [selector] : selector;
     if (!Array.isArray(names) || names.some((n) => typeof n !== "string")) {
-      throw new GraphValidationError("tap", "invalid selector", "a node name, a list of node names or a predicate", typeof selector);
+      throw new GraphValidationError(
+        "tap",
+        "invalid selector",
+        "a node name, a list of node names or a predicate",
+        typeof selector,
+      );
     }
     for (const n of names) {
       if (!this.#nodeNames.includes(n)) {
@@ -173,7 +210,10 @@ export class Session {
     if (this.#disposed) throw new SessionDisposedError("getWeights()");
     const resident = this.#weights.resident();
     if (resident.length) {
-      throw new UnsupportedError(`getWeights() of weights that live on an executor since a run updated them (${resident.slice(0, 4).join(", ")}${resident.length > 4 ? ", …" : ""}): use await session.readWeights()`, { subject: "getWeights()" });
+      throw new UnsupportedError(
+        `getWeights() of weights that live on an executor since a run updated them (${resident.slice(0, 4).join(", ")}${resident.length > 4 ? ", …" : ""}): use await session.readWeights()`,
+        { subject: "getWeights()" },
+      );
     }
     return this.#weights.values();
   }
@@ -203,10 +243,18 @@ export class Session {
    * memory against the sum of all intermediates.
    */
   explain(
-    options: { readonly inputs?: Readonly<Record<string, Shape>>; readonly watched?: Iterable<string>; readonly patched?: Iterable<string>; readonly dims?: Readonly<Record<string, number>> } = {},
+    options: {
+      readonly inputs?: Readonly<Record<string, Shape>>;
+      readonly watched?: Iterable<string>;
+      readonly patched?: Iterable<string>;
+      readonly dims?: Readonly<Record<string, number>>;
+    } = {},
   ): string {
     const plan = this.#planFor(new Set(options.watched ?? []), new Set(options.patched ?? []));
-    return explain(plan, options.inputs ? this.#prepared.get(plan, options.inputs, this.#weightShapes, options.dims).memory : undefined);
+    return explain(
+      plan,
+      options.inputs ? this.#prepared.get(plan, options.inputs, this.#weightShapes, options.dims).memory : undefined,
+    );
   }
 
   /** The buffer plan of an untapped run with inputs of these shapes. */
@@ -263,7 +311,21 @@ export class Session {
       let result: Record<string, Tensor>;
       try {
         const attrs = withDropoutStep(plan, this.graph.registry, prepared.attrs, dropoutStep);
-        const run = { runId, plan, shapes: prepared.shapes, attrs, memory: prepared.memory, arenas, inputs: byName, weights, watched, overrides, signal, t0, applying };
+        const run = {
+          runId,
+          plan,
+          shapes: prepared.shapes,
+          attrs,
+          memory: prepared.memory,
+          arenas,
+          inputs: byName,
+          weights,
+          watched,
+          overrides,
+          signal,
+          t0,
+          applying,
+        };
         const done = await this.#execute(run, (node) => (current = node));
         result = done.outputs;
         // Only a run that finished changes the weights: a failed or cancelled one leaves them as they were.
@@ -294,14 +356,29 @@ export class Session {
   /** RunOptions.updates as a set, each name checked against compile's `updates`. */
   #applyingOf(updates: readonly string[] | undefined): ReadonlySet<string> | undefined {
     if (updates === undefined) return undefined;
-    if (!Array.isArray(updates)) throw new GraphValidationError("run options.updates", "invalid list of weights to update", "a list of weight names", typeof updates);
+    if (!Array.isArray(updates))
+      throw new GraphValidationError(
+        "run options.updates",
+        "invalid list of weights to update",
+        "a list of weight names",
+        typeof updates,
+      );
     for (const w of updates) {
-      if (!this.#updates.has(w)) throw new GraphValidationError("run options.updates", "not a weight this session updates", [...this.#updates.keys()].join(", ") || "none (compile without updates)", String(w));
+      if (!this.#updates.has(w))
+        throw new GraphValidationError(
+          "run options.updates",
+          "not a weight this session updates",
+          [...this.#updates.keys()].join(", ") || "none (compile without updates)",
+          String(w),
+        );
     }
     return new Set(updates);
   }
 
-  async #execute(run: RunContext, setCurrent: (node: string | undefined) => void): Promise<{ outputs: Record<string, Tensor>; kept: Map<string, Resident> }> {
+  async #execute(
+    run: RunContext,
+    setCurrent: (node: string | undefined) => void,
+  ): Promise<{ outputs: Record<string, Tensor>; kept: Map<string, Resident> }> {
     const { plan } = run;
     const values = new Map<string, Held>();
     const onExecutor = new Map<string, Held>(); // `${executor}\u0000${value}` → value uploaded there
@@ -326,7 +403,13 @@ export class Session {
   /** This run's overrides by node (the session's patches, then the run's), every name and value checked. */
   #overridesOf(runId: number, runOverrides: Readonly<Record<string, Override>> | undefined): Map<string, Override[]> {
     if (runOverrides !== undefined) {
-      if (typeof runOverrides !== "object" || runOverrides === null) throw new GraphValidationError("run options.override", "invalid overrides", "an object of node name → tensor or function", String(runOverrides));
+      if (typeof runOverrides !== "object" || runOverrides === null)
+        throw new GraphValidationError(
+          "run options.override",
+          "invalid overrides",
+          "an object of node name → tensor or function",
+          String(runOverrides),
+        );
       for (const node of Object.keys(runOverrides)) {
         checkOverrideTarget(this.graph, node, `override ${node}`);
         checkOverride(runOverrides[node], node, runId);

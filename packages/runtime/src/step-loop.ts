@@ -26,7 +26,13 @@ export interface StepEnv {
   readonly disposal: AbortSignal;
 }
 
-export async function runSteps(env: StepEnv, run: RunContext, values: Map<string, Held>, onExecutor: Map<string, Held>, setCurrent: (node: string | undefined) => void): Promise<Record<string, Tensor>> {
+export async function runSteps(
+  env: StepEnv,
+  run: RunContext,
+  values: Map<string, Held>,
+  onExecutor: Map<string, Held>,
+  setCurrent: (node: string | undefined) => void,
+): Promise<Record<string, Tensor>> {
   const { plan, inputs, weights } = run;
   const valueOn = async (name: string, executor: Executor): Promise<unknown> => {
     const held = values.get(name);
@@ -52,7 +58,11 @@ export async function runSteps(env: StepEnv, run: RunContext, values: Map<string
       const held = values.get(name);
       if (!held && !inputs.has(name)) return weights.on(name, validator!); // the weight store releases its uploads
       // A copy: a host executor's download may be a view of memory the step about to run overwrites (in place).
-      v = (held ? Promise.resolve(plan.executors.get(held.executor)!.download(held.value)) : Promise.resolve(inputs.get(name)!)).then((t) => validator!.upload(t.clone()));
+      v = (
+        held
+          ? Promise.resolve(plan.executors.get(held.executor)!.download(held.value))
+          : Promise.resolve(inputs.get(name)!)
+      ).then((t) => validator!.upload(t.clone()));
       forValidator.set(name, v);
     }
     return v;
@@ -61,7 +71,14 @@ export async function runSteps(env: StepEnv, run: RunContext, values: Map<string
   try {
     return await stepLoop(env, run, values, onExecutor, valueOn, setCurrent, onValidator);
   } finally {
-    await Promise.all([...forValidator.values()].map((v) => v.then((value) => validator.release?.(value), () => undefined)));
+    await Promise.all(
+      [...forValidator.values()].map((v) =>
+        v.then(
+          (value) => validator.release?.(value),
+          () => undefined,
+        ),
+      ),
+    );
   }
 }
 
@@ -112,14 +129,33 @@ async function stepLoop(
     const out = slot && arena ? arena.view(slot.offset, outShape) : undefined;
     // validateWith: the validator gets this step's inputs now, before the step runs (an in-place kernel overwrites its
     // input), when the validator has a kernel for it at all.
-    const checked = onValidator && env.validation!.executor.supports(step.kind, step.attrs).ok ? await settled(inputsFor(step.inputs, onValidator)) : undefined;
+    const checked =
+      onValidator && env.validation!.executor.supports(step.kind, step.attrs).ok
+        ? await settled(inputsFor(step.inputs, onValidator))
+        : undefined;
     // The clock is read only for a subscriber (node-end's ms); one that subscribes mid-step sees the next step's.
     const start = events.observed ? performance.now() : -1;
-    if (start >= 0) events.next({ type: "node-start", runId, node: step.node, kind: step.kind, executor: executor.name, time: start });
+    if (start >= 0)
+      events.next({
+        type: "node-start",
+        runId,
+        node: step.node,
+        kind: step.kind,
+        executor: executor.name,
+        time: start,
+      });
     let value: unknown;
     try {
       // Always the same object shape (out and signal present, maybe undefined): kernels read one monomorphic call.
-      const dispatched = executor.dispatch({ kind: step.kind, node: step.node, attrs: attrsOf(step), inputs: args, outShape, out, signal });
+      const dispatched = executor.dispatch({
+        kind: step.kind,
+        node: step.node,
+        attrs: attrsOf(step),
+        inputs: args,
+        outShape,
+        out,
+        signal,
+      });
       value = isThenable(dispatched) ? await dispatched : dispatched; // a synchronous kernel costs no microtask
       // A kernel that ignored its destination and returned another planned value (an identity returning its input)
       // would alias memory the plan reuses: move it into its own slot.
@@ -135,7 +171,15 @@ async function stepLoop(
     if (patches) {
       // The computed value goes back with everything else the run holds; readers see the override's.
       onExecutor.set(`\u0001computed\u0000${step.node}`, { executor: executor.name, value });
-      value = await applyOverrides(runId, step.node, outShape, executor, value, patches, runStop(runId, step.node, signal, env.disposal));
+      value = await applyOverrides(
+        runId,
+        step.node,
+        outShape,
+        executor,
+        value,
+        patches,
+        runStop(runId, step.node, signal, env.disposal),
+      );
     }
     values.set(step.node, { executor: executor.name, value });
     if (env.checkNumerics) {
@@ -144,12 +188,21 @@ async function stepLoop(
       // −∞); a step a fusion adds beside them (attention-lse, −∞ for a row that sees no key) is its op's own.
       const def = step.fused?.length ? undefined : env.registry.get(step.kind, step.node);
       const source = step.inputs[0];
-      if (def?.hidesWithMinusInfinity || (step.layout !== "compute" && source !== undefined && mayHide.has(source))) mayHide.add(step.node);
+      if (def?.hidesWithMinusInfinity || (step.layout !== "compute" && source !== undefined && mayHide.has(source)))
+        mayHide.add(step.node);
       // A view shows values its source step was checked for; everything else is read back and scanned.
       if (step.layout !== "view") await checkFinite(runId, step, executor, value, mayHide.has(step.node));
     }
     if (events.observed && start >= 0) {
-      events.next({ type: "node-end", runId, node: step.node, kind: step.kind, executor: executor.name, shape: outShape, ms: performance.now() - start });
+      events.next({
+        type: "node-end",
+        runId,
+        node: step.node,
+        kind: step.kind,
+        executor: executor.name,
+        shape: outShape,
+        ms: performance.now() - start,
+      });
     }
     const subs = watched.get(step.node);
     if (subs) await enqueue(env, runId, step.node, executor, value, subs);
@@ -172,7 +225,16 @@ async function stepLoop(
  * ValidationError in "error" mode, a "validation-mismatch" event in "warn" mode. `inputs` were moved to the
  * validator before the step ran.
  */
-async function validateStep(env: StepEnv, runId: number, step: Plan["steps"][number], attrs: Readonly<Record<string, unknown>>, executor: Executor, value: unknown, outShape: Shape, inputs: { readonly value: unknown[] } | { readonly error: unknown }): Promise<void> {
+async function validateStep(
+  env: StepEnv,
+  runId: number,
+  step: Plan["steps"][number],
+  attrs: Readonly<Record<string, unknown>>,
+  executor: Executor,
+  value: unknown,
+  outShape: Shape,
+  inputs: { readonly value: unknown[] } | { readonly error: unknown },
+): Promise<void> {
   const { executor: validator, mode, tolerance } = env.validation!;
   const base = { node: step.node, kind: step.kind, executor: executor.name, validator: validator.name };
   let d: Disagreement | undefined;
@@ -186,18 +248,32 @@ async function validateStep(env: StepEnv, runId: number, step: Plan["steps"][num
       validator.release?.(theirs);
     }
   } catch (e) {
-    d = { ...base, index: -1, got: NaN, expected: NaN, failures: 0, reason: `${validator.name} failed: ${e instanceof Error ? e.message : String(e)}` };
+    d = {
+      ...base,
+      index: -1,
+      got: NaN,
+      expected: NaN,
+      failures: 0,
+      reason: `${validator.name} failed: ${e instanceof Error ? e.message : String(e)}`,
+    };
   }
   if (!d) return;
   if (mode === "error") throw new ValidationError(runId, d);
   if (env.events.observed) env.events.next({ type: "validation-mismatch", runId, ...d });
 }
 
-async function checkFinite(runId: number, step: { node: string; kind: string }, executor: Executor, value: unknown, minusInfinityOk: boolean): Promise<void> {
+async function checkFinite(
+  runId: number,
+  step: { node: string; kind: string },
+  executor: Executor,
+  value: unknown,
+  minusInfinityOk: boolean,
+): Promise<void> {
   const data = (await executor.download(value)).toFloat32Array();
   for (let i = 0; i < data.length; i++) {
     const v = data[i]!;
-    if (!Number.isFinite(v) && !(v === -Infinity && minusInfinityOk)) throw new NumericsError(runId, step.node, step.kind, i, v);
+    if (!Number.isFinite(v) && !(v === -Infinity && minusInfinityOk))
+      throw new NumericsError(runId, step.node, step.kind, i, v);
   }
 }
 
@@ -205,11 +281,19 @@ async function checkFinite(runId: number, step: { node: string; kind: string }, 
  * Copies a watched tensor onto each subscriber's queue (the copy must be made now: the value may live in an arena the
  * next step reuses). No subscriber code runs here; see TapPolicy for when the queues drain.
  */
-async function enqueue(env: StepEnv, runId: number, node: string, executor: Executor, value: unknown, subs: readonly Watcher[]): Promise<void> {
+async function enqueue(
+  env: StepEnv,
+  runId: number,
+  node: string,
+  executor: Executor,
+  value: unknown,
+  subs: readonly Watcher[],
+): Promise<void> {
   const tensor = await downloadOwned(executor, value);
   subs.forEach((w, i) => {
     const lost = w.push({ runId, node, tensor: i === 0 ? tensor : tensor.clone() }, env.tapPolicy);
-    if (lost && env.events.observed) env.events.next({ type: "tap-dropped", runId: lost.runId, node: lost.node, dropped: w.dropped });
+    if (lost && env.events.observed)
+      env.events.next({ type: "tap-dropped", runId: lost.runId, node: lost.node, dropped: w.dropped });
   });
 }
 

@@ -108,9 +108,10 @@ export class Watcher {
       // synchronously anyway (rxjs' deprecated synchronous error handling). Report it the way rxjs does.
       const report = rxConfig.onUnhandledError;
       if (report) report(err);
-      else setTimeout(() => {
-        throw err;
-      });
+      else
+        setTimeout(() => {
+          throw err;
+        });
     }
   }
 
@@ -132,7 +133,10 @@ export class Watcher {
  * nodes in the snapshot are read back and copied); a subscription made mid-run starts with the next run.
  */
 /** The snapshot of a run nobody watches (most runs): one shared, never changed, instead of a new one per run. */
-const NOBODY_WATCHES: { watched: Map<string, Watcher[]>; failed: TapError[] } = Object.freeze({ watched: new Map<string, Watcher[]>(), failed: [] as TapError[] });
+const NOBODY_WATCHES: { watched: Map<string, Watcher[]>; failed: TapError[] } = Object.freeze({
+  watched: new Map<string, Watcher[]>(),
+  failed: [] as TapError[],
+});
 
 export class TapRegistry {
   readonly #watchers = new Set<Watcher>();
@@ -180,7 +184,8 @@ export class TapRegistry {
       if (subs.length) watched.set(node, subs);
     }
     for (const w of broken) this.#watchers.delete(w);
-    for (const list of watched.values()) for (let i = list.length - 1; i >= 0; i--) if (broken.has(list[i]!)) list.splice(i, 1);
+    for (const list of watched.values())
+      for (let i = list.length - 1; i >= 0; i--) if (broken.has(list[i]!)) list.splice(i, 1);
     for (const [node, list] of watched) if (list.length === 0) watched.delete(node);
     for (const w of broken) w.subscriber.complete();
     return { watched, failed };
@@ -191,7 +196,13 @@ export class TapRegistry {
  * `watched` (a run's snapshot of the session's taps) with a run tap added: a new map, so the snapshot (which may be the
  * shared empty one) is never changed. `matches` was checked against the graph's names by the caller.
  */
-export function withRunTap(watched: ReadonlyMap<string, Watcher[]>, nodes: readonly string[], label: string, matches: (node: string) => boolean, next: (event: TapEvent) => void): Map<string, Watcher[]> {
+export function withRunTap(
+  watched: ReadonlyMap<string, Watcher[]>,
+  nodes: readonly string[],
+  label: string,
+  matches: (node: string) => boolean,
+  next: (event: TapEvent) => void,
+): Map<string, Watcher[]> {
   let closed = false;
   const sink: TapSink = {
     get closed() {

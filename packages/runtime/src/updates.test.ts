@@ -51,11 +51,17 @@ describe("compile({ updates })", () => {
   });
 
   it("getWeights() names the weights that live on an executor; readWeights() reads them; setWeights() brings them home", async () => {
-    const session = await compile(stepGraph(), { executors: [createCpuExecutor()], weights: { W: W0 }, updates: { W: "W.next" } });
+    const session = await compile(stepGraph(), {
+      executors: [createCpuExecutor()],
+      weights: { W: W0 },
+      updates: { W: "W.next" },
+    });
     expect(session.getWeights().get("W")!.toArray()).toEqual(W0.toArray());
     await session.run({ g: G });
     expect(() => session.getWeights()).toThrow(UnsupportedError);
-    expect(() => session.getWeights()).toThrow(/unsupported: getWeights\(\) of weights that live on an executor since a run updated them \(W\): use await session\.readWeights\(\)/);
+    expect(() => session.getWeights()).toThrow(
+      /unsupported: getWeights\(\) of weights that live on an executor since a run updated them \(W\): use await session\.readWeights\(\)/,
+    );
     expect((await session.readWeights()).get("W")!.toArray()).toEqual([0.5, 1.5, 2.5, 2, 3, 4]);
     session.setWeights({ W: W0 });
     expect(session.getWeights().get("W")!.toArray()).toEqual(W0.toArray());
@@ -70,7 +76,11 @@ describe("compile({ updates })", () => {
     b.add("add", "W.next", { a: w, b: g });
     b.add("add", "V.next", { a: v, b: g });
     const graph = b.output(b.add("gelu", "y", { x: w })).build();
-    const session = await compile(graph, { executors: [createCpuExecutor()], weights: { W: W0, V: W0 }, updates: { W: "W.next", V: "V.next" } });
+    const session = await compile(graph, {
+      executors: [createCpuExecutor()],
+      weights: { W: W0, V: W0 },
+      updates: { W: "W.next", V: "V.next" },
+    });
     const ran: string[] = [];
     const sub = session.events$.subscribe((e) => e.type === "node-start" && ran.push(e.node));
     await session.run({ g: G }, { updates: ["V"] });
@@ -82,7 +92,9 @@ describe("compile({ updates })", () => {
     const after = await session.readWeights();
     expect(after.get("W")!.toArray()).toEqual(W0.toArray());
     expect(after.get("V")!.toArray()).toEqual([0.5, 1.5, 2.5, 2, 3, 4]);
-    await expect(session.run({ g: G }, { updates: ["nope"] })).rejects.toThrow(/run options\.updates: not a weight this session updates, expected W, V, got nope/);
+    await expect(session.run({ g: G }, { updates: ["nope"] })).rejects.toThrow(
+      /run options\.updates: not a weight this session updates, expected W, V, got nope/,
+    );
     await session.run({ g: G });
     expect((await session.readWeights()).get("W")!.toArray()).toEqual([0.5, 1.5, 2.5, 2, 3, 4]);
     await session.dispose();
@@ -94,7 +106,11 @@ describe("compile({ updates })", () => {
     const ids = b.input("ids", [2], "int32");
     const e = b.add("embedding", "e", { ids, weight: w });
     b.add("add", "W.next", { a: w, b: w });
-    const session = await compile(b.output(e).build(), { executors: [createCpuExecutor()], weights: { W: Tensor.from([1, 2, 3, 4, 5, 6], [3, 2]) }, updates: { W: "W.next" } });
+    const session = await compile(b.output(e).build(), {
+      executors: [createCpuExecutor()],
+      weights: { W: Tensor.from([1, 2, 3, 4, 5, 6], [3, 2]) },
+      updates: { W: "W.next" },
+    });
     await expect(session.run({ ids: Tensor.int32([0, 7], [2]) })).rejects.toThrow(/id/);
     expect(session.getWeights().get("W")!.toArray()).toEqual([1, 2, 3, 4, 5, 6]);
     await session.run({ ids: Tensor.int32([0, 1], [2]) });
@@ -103,7 +119,11 @@ describe("compile({ updates })", () => {
   });
 
   it("the kept node is computed though no output reads it, and never planned into the arena", async () => {
-    const session = await compile(stepGraph(), { executors: [createCpuExecutor()], weights: { W: W0 }, updates: { W: "W.next" } });
+    const session = await compile(stepGraph(), {
+      executors: [createCpuExecutor()],
+      weights: { W: W0 },
+      updates: { W: "W.next" },
+    });
     expect(session.explain()).toMatch(/kept after the run \(not in an arena\): W\.next/);
     expect(session.plan.steps.map((s) => s.node)).toContain("W.next");
     expect(session.memoryPlan({ g: [2, 3] }).offsets.has("W.next")).toBe(false);
@@ -112,7 +132,8 @@ describe("compile({ updates })", () => {
 
   it("names the field for an unknown weight or node, a shape mismatch, or one node updating two weights", async () => {
     const graph = stepGraph();
-    const make = (updates: Record<string, string>) => compile(graph, { executors: [createCpuExecutor()], weights: { W: W0 }, updates });
+    const make = (updates: Record<string, string>) =>
+      compile(graph, { executors: [createCpuExecutor()], weights: { W: W0 }, updates });
     await expect(make({ V: "W.next" })).rejects.toThrow(/compile\.updates\.V: no weight of this name/);
     await expect(make({ W: "nope" })).rejects.toThrow(/compile\.updates\.W: no node of this name/);
     const b = new GraphBuilder();
@@ -122,12 +143,20 @@ describe("compile({ updates })", () => {
     const next = b.add("gelu", "next", { x: w });
     const g2 = b.output(b.add("add", "y", { a: w, b: v }), t, next).build();
     const weights = { W: W0, V: W0 };
-    await expect(compile(g2, { executors: [createCpuExecutor()], weights, updates: { W: "t" } })).rejects.toThrow(/compile\.updates\.W: the node's shape is not the weight's, expected \[2, 3\], got t \[3, 2\]/);
-    await expect(compile(g2, { executors: [createCpuExecutor()], weights, updates: { W: "next", V: "next" } })).rejects.toThrow(/compile\.updates\.V: a node can update one weight only/);
+    await expect(compile(g2, { executors: [createCpuExecutor()], weights, updates: { W: "t" } })).rejects.toThrow(
+      /compile\.updates\.W: the node's shape is not the weight's, expected \[2, 3\], got t \[3, 2\]/,
+    );
+    await expect(
+      compile(g2, { executors: [createCpuExecutor()], weights, updates: { W: "next", V: "next" } }),
+    ).rejects.toThrow(/compile\.updates\.V: a node can update one weight only/);
   });
 
   it("runs that update weights take turns: two at once both count", async () => {
-    const session = await compile(stepGraph(), { executors: [createCpuExecutor()], weights: { W: W0 }, updates: { W: "W.next" } });
+    const session = await compile(stepGraph(), {
+      executors: [createCpuExecutor()],
+      weights: { W: W0 },
+      updates: { W: "W.next" },
+    });
     const [a, b] = await Promise.all([session.run({ g: G }), session.run({ g: G })]);
     // The second saw the first's update: gelu(0) then gelu(0.5) at element 0.
     expect([a.y!.toArray()[0], Number(b.y!.toArray()[0]!.toFixed(4))]).toEqual([0, 0.3457]);

@@ -25,7 +25,12 @@ const mutant = (kind: string): Executor => withPlantedError(createCpuExecutor(),
 
 describe("validateWith", () => {
   it("two executors that agree: the run goes on and nothing is reported", async () => {
-    const s = await compile(buildAttention(config), { executors: [createCpuExecutor()], weights, validateWith: createCpuExecutor(), validate: { mode: "warn" } });
+    const s = await compile(buildAttention(config), {
+      executors: [createCpuExecutor()],
+      weights,
+      validateWith: createCpuExecutor(),
+      validate: { mode: "warn" },
+    });
     const events: SessionEvent[] = [];
     s.events$.subscribe((e) => events.push(e));
     expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]);
@@ -38,16 +43,34 @@ describe("validateWith", () => {
   });
 
   it('"error": the first node whose kernel is wrong fails the run, named, with both executors and the worst element', async () => {
-    const s = await compile(buildAttention(config), { executors: [mutant("out-proj")], weights, validateWith: createCpuExecutor() });
+    const s = await compile(buildAttention(config), {
+      executors: [mutant("out-proj")],
+      weights,
+      validateWith: createCpuExecutor(),
+    });
     const e = await s.run({ x }).catch((err: unknown) => err);
     expect(e).toBeInstanceOf(ValidationError);
     const d = (e as ValidationError).disagreement;
-    expect(d).toMatchObject({ node: "output", kind: "out-proj", executor: "mutant", validator: "cpu", index: 0, failures: 1 });
-    expect((e as Error).message).toMatch(/^run 1: node output \(op out-proj\) on mutant disagrees with cpu: 1 element\(s\) out of tolerance, worst at 0: /);
+    expect(d).toMatchObject({
+      node: "output",
+      kind: "out-proj",
+      executor: "mutant",
+      validator: "cpu",
+      index: 0,
+      failures: 1,
+    });
+    expect((e as Error).message).toMatch(
+      /^run 1: node output \(op out-proj\) on mutant disagrees with cpu: 1 element\(s\) out of tolerance, worst at 0: /,
+    );
   });
 
   it('"warn": every disagreeing node is reported on events$ and the run resolves; nodes downstream are judged on their own inputs', async () => {
-    const s = await compile(buildAttention(config), { executors: [mutant("projection")], weights, validateWith: createCpuExecutor(), validate: { mode: "warn" } });
+    const s = await compile(buildAttention(config), {
+      executors: [mutant("projection")],
+      weights,
+      validateWith: createCpuExecutor(),
+      validate: { mode: "warn" },
+    });
     const mismatches: string[] = [];
     s.events$.subscribe((e) => e.type === "validation-mismatch" && mismatches.push(e.node));
     expect((await s.run({ x })).output!.shape).toEqual([2, 4, 8]);
@@ -58,9 +81,22 @@ describe("validateWith", () => {
   it("bad options are typed errors naming the field", async () => {
     const graph = buildAttention(config);
     const executors = [createCpuExecutor()];
-    await expect(compile(graph, { executors, weights, validateWith: {} as never })).rejects.toThrow(GraphValidationError);
-    await expect(compile(graph, { executors, weights, validateWith: createCpuExecutor(), validate: { mode: "loud" as never } })).rejects.toThrow(/compile\.validate\.mode/);
-    await expect(compile(graph, { executors, weights, validateWith: createCpuExecutor(), validate: { tolerance: { abs: -1, rel: 0 } } })).rejects.toThrow(/compile\.validate\.tolerance\.abs/);
-    await expect(compile(graph, { executors, weights, validate: { mode: "warn" } })).rejects.toThrow(/validate options without validateWith/);
+    await expect(compile(graph, { executors, weights, validateWith: {} as never })).rejects.toThrow(
+      GraphValidationError,
+    );
+    await expect(
+      compile(graph, { executors, weights, validateWith: createCpuExecutor(), validate: { mode: "loud" as never } }),
+    ).rejects.toThrow(/compile\.validate\.mode/);
+    await expect(
+      compile(graph, {
+        executors,
+        weights,
+        validateWith: createCpuExecutor(),
+        validate: { tolerance: { abs: -1, rel: 0 } },
+      }),
+    ).rejects.toThrow(/compile\.validate\.tolerance\.abs/);
+    await expect(compile(graph, { executors, weights, validate: { mode: "warn" } })).rejects.toThrow(
+      /validate options without validateWith/,
+    );
   });
 });

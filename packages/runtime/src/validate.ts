@@ -40,12 +40,17 @@ export interface Disagreement {
 export class ValidationError extends AttnGraphError {
   readonly disagreement: Disagreement;
   constructor(runId: number, d: Disagreement) {
-    const what = d.reason ?? `${d.failures} element(s) out of tolerance, worst at ${d.index}: ${d.got} vs ${d.expected}`;
-    super("validation", `run ${runId}: node ${d.node} (op ${d.kind}) on ${d.executor} disagrees with ${d.validator}: ${what}`, {
-      subject: d.node,
-      expected: `${d.validator}'s result`,
-      got: d.reason ?? String(d.got),
-    });
+    const what =
+      d.reason ?? `${d.failures} element(s) out of tolerance, worst at ${d.index}: ${d.got} vs ${d.expected}`;
+    super(
+      "validation",
+      `run ${runId}: node ${d.node} (op ${d.kind}) on ${d.executor} disagrees with ${d.validator}: ${what}`,
+      {
+        subject: d.node,
+        expected: `${d.validator}'s result`,
+        got: d.reason ?? String(d.got),
+      },
+    );
     this.name = "ValidationError";
     this.disagreement = d;
   }
@@ -54,26 +59,62 @@ export class ValidationError extends AttnGraphError {
 /** compile's validateWith / validate options, checked. */
 export function checkValidation(executor: unknown, options: ValidateOptions | undefined): Validation | undefined {
   if (executor === undefined) {
-    if (options !== undefined) throw new GraphValidationError("compile.validate", "validate options without validateWith", "validateWith: an executor", "no validateWith");
+    if (options !== undefined)
+      throw new GraphValidationError(
+        "compile.validate",
+        "validate options without validateWith",
+        "validateWith: an executor",
+        "no validateWith",
+      );
     return undefined;
   }
-  if (typeof executor !== "object" || executor === null || typeof (executor as Executor).dispatch !== "function" || typeof (executor as Executor).supports !== "function") {
-    throw new GraphValidationError("compile.validateWith", "not an executor", "an executor (e.g. createCpuExecutor())", typeof executor);
+  if (
+    typeof executor !== "object" ||
+    executor === null ||
+    typeof (executor as Executor).dispatch !== "function" ||
+    typeof (executor as Executor).supports !== "function"
+  ) {
+    throw new GraphValidationError(
+      "compile.validateWith",
+      "not an executor",
+      "an executor (e.g. createCpuExecutor())",
+      typeof executor,
+    );
   }
   const mode = options?.mode ?? "error";
-  if (mode !== "error" && mode !== "warn") throw new GraphValidationError("compile.validate.mode", "unknown mode", '"error" or "warn"', String(mode));
+  if (mode !== "error" && mode !== "warn")
+    throw new GraphValidationError("compile.validate.mode", "unknown mode", '"error" or "warn"', String(mode));
   const tolerance = options?.tolerance ?? DEFAULT_VALIDATE_TOLERANCE;
   for (const k of ["abs", "rel"] as const) {
     const v = tolerance[k];
-    if (typeof v !== "number" || !(v >= 0)) throw new GraphValidationError(`compile.validate.tolerance.${k}`, "invalid tolerance", "a number >= 0", String(v));
+    if (typeof v !== "number" || !(v >= 0))
+      throw new GraphValidationError(
+        `compile.validate.tolerance.${k}`,
+        "invalid tolerance",
+        "a number >= 0",
+        String(v),
+      );
   }
   return { executor: executor as Executor, mode, tolerance };
 }
 
 /** The disagreement between the primary's and the validator's result of one node, or undefined when they agree. */
-export function disagreement(base: Omit<Disagreement, "index" | "got" | "expected" | "failures" | "reason">, got: Tensor, expected: Tensor, tolerance: Tolerance): Disagreement | undefined {
+export function disagreement(
+  base: Omit<Disagreement, "index" | "got" | "expected" | "failures" | "reason">,
+  got: Tensor,
+  expected: Tensor,
+  tolerance: Tolerance,
+): Disagreement | undefined {
   const r = compare(got, expected, tolerance, { equalNan: true });
   if (r.ok) return undefined;
-  if (r.shapeMismatch !== undefined || r.worst === undefined) return { ...base, index: -1, got: NaN, expected: NaN, failures: r.failures, reason: r.shapeMismatch ?? "shapes differ" };
+  if (r.shapeMismatch !== undefined || r.worst === undefined)
+    return {
+      ...base,
+      index: -1,
+      got: NaN,
+      expected: NaN,
+      failures: r.failures,
+      reason: r.shapeMismatch ?? "shapes differ",
+    };
   return { ...base, index: r.worst.index, got: r.worst.got, expected: r.worst.expected, failures: r.failures };
 }

@@ -63,7 +63,12 @@ describe("WeightStore", () => {
 
   it("dispose() with a run in flight: an upload the run makes afterwards is released when it ends", async () => {
     const ex = counting();
-    const store = new WeightStore(new Map([["a", Tensor.from([1], [1])], ["b", Tensor.from([2], [1])]]));
+    const store = new WeightStore(
+      new Map([
+        ["a", Tensor.from([1], [1])],
+        ["b", Tensor.from([2], [1])],
+      ]),
+    );
     const lease = store.lease();
     const a = await lease.on("a", ex);
     store.dispose();

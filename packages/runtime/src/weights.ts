@@ -65,7 +65,10 @@ class WeightEntry {
       v = upload;
       this.#uploads.set(executor, upload);
       // Remembered only while it is still this entry's upload (not freed in the meantime).
-      upload.then((value) => this.#uploads.get(executor) === upload && this.#ready.set(executor, { value }), () => undefined);
+      upload.then(
+        (value) => this.#uploads.get(executor) === upload && this.#ready.set(executor, { value }),
+        () => undefined,
+      );
     }
     return v;
   }
@@ -99,7 +102,14 @@ class WeightEntry {
     this.#uploads.clear();
     this.#ready.clear();
     // An upload that failed has nothing to give back.
-    await Promise.all(uploads.map(([executor, v]) => v.then((value) => executor.release?.(value), () => undefined)));
+    await Promise.all(
+      uploads.map(([executor, v]) =>
+        v.then(
+          (value) => executor.release?.(value),
+          () => undefined,
+        ),
+      ),
+    );
   }
 }
 
@@ -153,7 +163,8 @@ export class WeightStore {
 
   /** Makes values a run computed (and kept) the weights' new values, where they are: nothing is copied. */
   assign(values: ReadonlyMap<string, Resident>): void {
-    for (const [name, resident] of values) this.#swap(name, new WeightEntry({ resident, shape: this.#entries.get(name)!.shape }));
+    for (const [name, resident] of values)
+      this.#swap(name, new WeightEntry({ resident, shape: this.#entries.get(name)!.shape }));
   }
 
   #swap(name: string, entry: WeightEntry): void {

@@ -19,7 +19,12 @@ export class InputError extends AttnGraphError {
  * shapes. What could not be checked at build time (a symbol against a number) is checked here, naming the input or node.
  * Returns the concrete shape of every value.
  */
-export function resolveShapes(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>> = {}): Map<string, Shape> {
+export function resolveShapes(
+  plan: Plan,
+  inputShapes: Readonly<Record<string, Shape>>,
+  weightShapes: Readonly<Record<string, Shape>>,
+  dims: Readonly<Record<string, number>> = {},
+): Map<string, Shape> {
   return resolveBinding(plan, inputShapes, weightShapes, dims).shapes;
 }
 
@@ -34,32 +39,51 @@ export interface Binding {
  * resolveShapes, plus the bound attributes. `dims` binds symbolic dims no input carries (a decode session's past
  * length `P`); an input that binds the same name must agree with it.
  */
-export function resolveBinding(plan: Plan, inputShapes: Readonly<Record<string, Shape>>, weightShapes: Readonly<Record<string, Shape>>, dims: Readonly<Record<string, number>> = {}): Binding {
+export function resolveBinding(
+  plan: Plan,
+  inputShapes: Readonly<Record<string, Shape>>,
+  weightShapes: Readonly<Record<string, Shape>>,
+  dims: Readonly<Record<string, number>> = {},
+): Binding {
   const bindings = new Map<string, { size: number; from: string }>();
   const shapes = new Map<string, Shape>();
   const boundAttrs = new Map<string, Readonly<Record<string, unknown>>>();
   for (const [name, size] of Object.entries(dims)) {
-    if (!Number.isSafeInteger(size) || size < 0) throw new InputError(`dim ${name}`, "a run's dim must be an integer >= 0", "an integer >= 0", String(size));
+    if (!Number.isSafeInteger(size) || size < 0)
+      throw new InputError(`dim ${name}`, "a run's dim must be an integer >= 0", "an integer >= 0", String(size));
     bindings.set(name, { size, from: "the run's dims" });
   }
   const declared = new Set(plan.inputs.map((i) => i.name));
   for (const name of Object.keys(inputShapes)) {
-    if (!declared.has(name)) throw new InputError(`input ${name}`, "unknown input", [...declared].join(", ") || "no inputs", name);
+    if (!declared.has(name))
+      throw new InputError(`input ${name}`, "unknown input", [...declared].join(", ") || "no inputs", name);
   }
   const bind = (kind: "input" | "weight", name: string, decl: SymShape, actual: Shape | undefined) => {
-    if (actual === undefined) throw new InputError(`${kind} ${name}`, `missing ${kind}`, `a tensor of shape ${formatDims(decl)}`, "nothing");
+    if (actual === undefined)
+      throw new InputError(`${kind} ${name}`, `missing ${kind}`, `a tensor of shape ${formatDims(decl)}`, "nothing");
     if (actual.length !== decl.length) {
-      throw new InputError(`${kind} ${name}`, "wrong rank", `${formatDims(decl)} (rank ${decl.length})`, `${formatShape(actual)} (rank ${actual.length})`);
+      throw new InputError(
+        `${kind} ${name}`,
+        "wrong rank",
+        `${formatDims(decl)} (rank ${decl.length})`,
+        `${formatShape(actual)} (rank ${actual.length})`,
+      );
     }
     decl.forEach((d, i) => {
       const got = actual[i]!;
       if (typeof d === "number") {
-        if (d !== got) throw new InputError(`${kind} ${name}`, `wrong size of dim ${i}`, `${formatDims(decl)}`, formatShape(actual));
+        if (d !== got)
+          throw new InputError(`${kind} ${name}`, `wrong size of dim ${i}`, `${formatDims(decl)}`, formatShape(actual));
         return;
       }
       const prev = bindings.get(d);
       if (prev && prev.size !== got) {
-        throw new InputError(`${kind} ${name}`, `dim ${i} (${d}) disagrees with ${prev.from}`, `${d}=${prev.size}`, `${d}=${got} in ${formatShape(actual)}`);
+        throw new InputError(
+          `${kind} ${name}`,
+          `dim ${i} (${d}) disagrees with ${prev.from}`,
+          `${d}=${prev.size}`,
+          `${d}=${got} in ${formatShape(actual)}`,
+        );
       }
       if (!prev) bindings.set(d, { size: got, from: `${kind} ${name}` });
     });
@@ -76,15 +100,30 @@ export function resolveBinding(plan: Plan, inputShapes: Readonly<Record<string, 
     // Attributes of type "dims" (reshape's and sum-to's target shape) may name symbolic dims: bound like the inputs.
     const concreteAttrs = bindDimsAttrs(def.attrs as Record<string, { type: string }>, step.attrs, bindings, step.node);
     // Kernels get bound "dim" attributes (a number where they take one); "dims" shapes they read from outShape.
-    if (Object.entries(def.attrs as Record<string, { type: string }>).some(([k, a]) => a.type === "dim" && typeof step.attrs[k] === "string")) boundAttrs.set(step.node, concreteAttrs);
-    const out = inferShape(def, step.inputs.map((v) => (v === undefined ? undefined : shapes.get(v))), concreteAttrs, ctx);
+    if (
+      Object.entries(def.attrs as Record<string, { type: string }>).some(
+        ([k, a]) => a.type === "dim" && typeof step.attrs[k] === "string",
+      )
+    )
+      boundAttrs.set(step.node, concreteAttrs);
+    const out = inferShape(
+      def,
+      step.inputs.map((v) => (v === undefined ? undefined : shapes.get(v))),
+      concreteAttrs,
+      ctx,
+    );
     if (!isConcrete(out)) throw new InputError(step.node, "shape has an unbound dim", "concrete dims", formatDims(out));
     shapes.set(step.node, out);
   }
   return { shapes, attrs: boundAttrs };
 }
 
-function bindDimsAttrs(specs: Readonly<Record<string, { type: string }>>, attrs: Readonly<Record<string, unknown>>, bindings: ReadonlyMap<string, { size: number }>, node: string): Readonly<Record<string, unknown>> {
+function bindDimsAttrs(
+  specs: Readonly<Record<string, { type: string }>>,
+  attrs: Readonly<Record<string, unknown>>,
+  bindings: ReadonlyMap<string, { size: number }>,
+  node: string,
+): Readonly<Record<string, unknown>> {
   let out: Record<string, unknown> | undefined;
   for (const [key, spec] of Object.entries(specs)) {
     const v = attrs[key];
@@ -100,11 +139,22 @@ function bindDimsAttrs(specs: Readonly<Record<string, { type: string }>>, attrs:
   return out ?? attrs;
 }
 
-function bindAll(shape: SymShape, bindings: ReadonlyMap<string, { size: number }>, node: string, key = "shape"): number[] {
+function bindAll(
+  shape: SymShape,
+  bindings: ReadonlyMap<string, { size: number }>,
+  node: string,
+  key = "shape",
+): number[] {
   return shape.map((d) => {
     if (typeof d === "number") return d;
     const b = bindings.get(d);
-    if (!b) throw new InputError(`${node}.${key}`, `dim ${d} is bound by no input`, "a dim name used by a graph input (or given as a run's dims)", d);
+    if (!b)
+      throw new InputError(
+        `${node}.${key}`,
+        `dim ${d} is bound by no input`,
+        "a dim name used by a graph input (or given as a run's dims)",
+        d,
+      );
     return b.size;
   });
 }

@@ -10,7 +10,9 @@ const config = { dIn: 768, dOut: 768, numHeads: 12, causal: true };
 const weights = { W_query: [768, 768], W_key: [768, 768], W_value: [768, 768], out_proj: [768, 768], out_bias: [768] };
 
 function planned(fused: boolean, t = 1024, fusedQkv = false) {
-  const plan = lower(buildAttention(config, { fusedQkv }), { executors: [fakeExecutor("cpu", fused ? "fused" : "all")] });
+  const plan = lower(buildAttention(config, { fusedQkv }), {
+    executors: [fakeExecutor("cpu", fused ? "fused" : "all")],
+  });
   const w = fusedQkv ? { W_qkv: [3 * 768, 768], out_proj: [768, 768], out_bias: [768] } : weights;
   const shapes = resolveShapes(plan, { x: [1, t, 768] }, w);
   return { plan, shapes, memory: planBuffers(plan, shapes, () => true) };
@@ -18,7 +20,12 @@ function planned(fused: boolean, t = 1024, fusedQkv = false) {
 
 describe("buffer planning", () => {
   it("never lets two values that are alive at the same step overlap", () => {
-    for (const [fused, fusedQkv] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+    for (const [fused, fusedQkv] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ] as const) {
       const { plan, shapes, memory } = planned(fused, 37, fusedQkv);
       const idx = new Map(plan.steps.map((s, i) => [s.node, i] as const));
       const root = (v: string): string => {
@@ -39,7 +46,12 @@ describe("buffer planning", () => {
         const u = k === undefined ? undefined : s.inputs[k];
         if (u && live.get(u)?.[1] === i) live.get(u)![1] = i - 0.5;
       });
-      const entries = [...memory.offsets].map(([n, { offset }]) => ({ n, offset, size: shapes.get(n)!.reduce((a, d) => a * d, 1), life: live.get(n)! }));
+      const entries = [...memory.offsets].map(([n, { offset }]) => ({
+        n,
+        offset,
+        size: shapes.get(n)!.reduce((a, d) => a * d, 1),
+        life: live.get(n)!,
+      }));
       for (const a of entries) {
         for (const b of entries) {
           if (a.n >= b.n) continue;
@@ -71,6 +83,8 @@ describe("buffer planning", () => {
 
   it("explain() prints the planned peak against the unplanned sum", () => {
     const { plan, memory } = planned(false);
-    expect(explain(plan, memory)).toMatch(/memory: [\d.]+ MiB planned peak \(arena\) vs [\d.]+ MiB for all intermediates unplanned \([\d.]+%\)/);
+    expect(explain(plan, memory)).toMatch(
+      /memory: [\d.]+ MiB planned peak \(arena\) vs [\d.]+ MiB for all intermediates unplanned \([\d.]+%\)/,
+    );
   });
 });

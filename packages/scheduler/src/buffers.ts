@@ -32,11 +32,16 @@ interface Interval {
  * Plans the arena for one binding of shapes. `canPlan(executor)` says whether an executor takes planned destinations.
  * Only compute steps are planned; views alias their source and copies are allocated by their kernel.
  */
-export function planBuffers(plan: Plan, shapes: ReadonlyMap<string, Shape>, canPlan: (executor: string) => boolean): BufferPlan {
+export function planBuffers(
+  plan: Plan,
+  shapes: ReadonlyMap<string, Shape>,
+  canPlan: (executor: string) => boolean,
+): BufferPlan {
   // The value whose memory a step's result may live in. Views alias their input; so may a "copy" step, which copies
   // only when the layout forbids a view (a reshape of a slice is often still a view), so it is treated like one.
   const root = new Map<string, string>();
-  for (const s of plan.steps) root.set(s.node, s.layout === "compute" ? s.node : (root.get(s.inputs[0]!) ?? s.inputs[0]!));
+  for (const s of plan.steps)
+    root.set(s.node, s.layout === "compute" ? s.node : (root.get(s.inputs[0]!) ?? s.inputs[0]!));
   const end = new Map<string, number>();
   const extend = (v: string, at: number) => {
     const r = root.get(v) ?? v;
@@ -60,7 +65,13 @@ export function planBuffers(plan: Plan, shapes: ReadonlyMap<string, Shape>, canP
     const k = s.fused ? undefined : plan.graph.registry.get(s.kind, s.node).inPlace;
     const src = k === undefined ? undefined : s.inputs[k];
     const host = src === undefined ? undefined : bufferOf.get(src);
-    if (host && root.get(src!) === src && end.get(src!) === i && host.size === size && host.executor === s.placement.executor) {
+    if (
+      host &&
+      root.get(src!) === src &&
+      end.get(src!) === i &&
+      host.size === size &&
+      host.executor === s.placement.executor
+    ) {
       const grown = { ...host, end: Math.max(host.end, until), members: [...host.members, s.node] };
       buffers[buffers.indexOf(host)] = grown;
       for (const m of grown.members) bufferOf.set(m, grown);

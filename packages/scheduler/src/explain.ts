@@ -18,7 +18,11 @@ export function explain(plan: Plan, memory?: BufferPlan): string {
   ]);
   const header = ["#", "node", "op", "executor", "layout", "shape", "inputs"];
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
-  const line = (r: string[]) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join("  ").trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!)))
+      .join("  ")
+      .trimEnd();
   const used = [...new Set(plan.steps.map((s) => s.placement.executor))];
   const out = [
     `plan: ${plan.steps.length} steps on ${used.join(", ") || "no executor"} (executors in preference order: ${[...plan.executors.keys()].join(", ")})`,
@@ -28,7 +32,9 @@ export function explain(plan: Plan, memory?: BufferPlan): string {
     }),
     ...plan.inputs.map((v) => `input   ${v.name} ${formatDims(v.shape)}`),
     ...plan.weights.map((v) => `weight  ${v.name} ${formatDims(v.shape)}`),
-    ...(plan.watched.size > plan.patched.size ? [`watched ${[...plan.watched].filter((n) => !plan.patched.has(n)).join(", ")}`] : []),
+    ...(plan.watched.size > plan.patched.size
+      ? [`watched ${[...plan.watched].filter((n) => !plan.patched.has(n)).join(", ")}`]
+      : []),
     ...(plan.patched.size ? [`patched ${[...plan.patched].join(", ")}`] : []),
     "",
     line(header),
@@ -40,11 +46,14 @@ export function explain(plan: Plan, memory?: BufferPlan): string {
   ];
   for (const s of plan.steps) {
     if (s.placement.how === "override") out.push(`placement: ${s.node} → ${s.placement.executor} (placed by the user)`);
-    if (s.placement.how === "fallback") out.push(`placement: ${s.node} → ${s.placement.executor} (${s.placement.skipped.join("; ")})`);
+    if (s.placement.how === "fallback")
+      out.push(`placement: ${s.node} → ${s.placement.executor} (${s.placement.skipped.join("; ")})`);
   }
   if (memory) {
     const pct = memory.unplannedBytes ? ((100 * memory.peakBytes) / memory.unplannedBytes).toFixed(1) : "0";
-    out.push(`memory: ${bytes(memory.peakBytes)} planned peak (arena) vs ${bytes(memory.unplannedBytes)} for all intermediates unplanned (${pct}%)`);
+    out.push(
+      `memory: ${bytes(memory.peakBytes)} planned peak (arena) vs ${bytes(memory.unplannedBytes)} for all intermediates unplanned (${pct}%)`,
+    );
   }
   return out.join("\n");
 }

@@ -20,7 +20,13 @@ describe("lower", () => {
   });
 
   it("an unfilled optional slot named like an Object.prototype member is absent (own keys only)", () => {
-    const op = defineOp<Record<string, never>>({ kind: "shift", doc: "x (+ valueOf)", inputs: [{ name: "x" }, { name: "valueOf", optional: true }], attrs: {}, inferShape: ([x]) => x! });
+    const op = defineOp<Record<string, never>>({
+      kind: "shift",
+      doc: "x (+ valueOf)",
+      inputs: [{ name: "x" }, { name: "valueOf", optional: true }],
+      attrs: {},
+      inferShape: ([x]) => x!,
+    });
     const b = new GraphBuilder({ registry: createOpRegistry([op]) });
     const graph = b.output(b.add("shift", "shifted", { x: b.input("x", [2]) })).build();
     const plan = lower(graph, { executors: [fakeExecutor("cpu", "all")] });
@@ -51,35 +57,53 @@ describe("lower", () => {
       executors: [fakeExecutor("a", "all"), fakeExecutor("b", "all")],
       placement: { queries: "b" },
     });
-    expect(plan.steps.find((s) => s.node === "q.split")!.placement).toMatchObject({ executor: "b", how: "follows-input" });
+    expect(plan.steps.find((s) => s.node === "q.split")!.placement).toMatchObject({
+      executor: "b",
+      how: "follows-input",
+    });
     expect(plan.steps.find((s) => s.node === "keys")!.placement.executor).toBe("a");
   });
 
   it("honours per-node overrides and refuses an override the executor cannot run", () => {
     const executors = [fakeExecutor("cpu", "all"), fakeExecutor("wasm", ["projection", "reshape", "transpose"])];
     const plan = lower(buildAttention(config), { executors, placement: { queries: "wasm" } });
-    expect(plan.steps.find((s) => s.node === "queries")!.placement).toMatchObject({ executor: "wasm", how: "override" });
-    expect(() => lower(buildAttention(config), { executors, placement: { scores: "wasm" } })).toThrow(/unsupported: op score on executor wasm/);
+    expect(plan.steps.find((s) => s.node === "queries")!.placement).toMatchObject({
+      executor: "wasm",
+      how: "override",
+    });
+    expect(() => lower(buildAttention(config), { executors, placement: { scores: "wasm" } })).toThrow(
+      /unsupported: op score on executor wasm/,
+    );
   });
 
   it("reports a node no executor supports as unsupported, naming op, node and executors", () => {
     const err = (() => {
       try {
-        lower(buildAttention(config), { executors: [fakeExecutor("cpu", "all", { softmax: "no kernel for op softmax" })] });
+        lower(buildAttention(config), {
+          executors: [fakeExecutor("cpu", "all", { softmax: "no kernel for op softmax" })],
+        });
       } catch (e) {
         return e;
       }
     })();
     expect(AttnGraphError.isInstance(err) && err.code).toBe("unsupported");
-    expect((err as Error).message).toMatch(/^unsupported: op softmax on executor cpu \(node weights: cpu: no kernel for op softmax\)/);
+    expect((err as Error).message).toMatch(
+      /^unsupported: op softmax on executor cpu \(node weights: cpu: no kernel for op softmax\)/,
+    );
   });
 
   it("rejects bad executor lists and placements with errors naming the field", () => {
     const graph = buildAttention(config);
     expect(() => lower(graph, { executors: [] })).toThrow(GraphValidationError);
-    expect(() => lower(graph, { executors: [fakeExecutor("cpu", "all"), fakeExecutor("cpu", "all")] })).toThrow(/two executors share a name/);
-    expect(() => lower(graph, { executors: [fakeExecutor("cpu", "all")], placement: { nope: "cpu" } })).toThrow(/placement.nope/);
-    expect(() => lower(graph, { executors: [fakeExecutor("cpu", "all")], placement: { scores: "gpu" } })).toThrow(/placement.scores: no executor with this name/);
+    expect(() => lower(graph, { executors: [fakeExecutor("cpu", "all"), fakeExecutor("cpu", "all")] })).toThrow(
+      /two executors share a name/,
+    );
+    expect(() => lower(graph, { executors: [fakeExecutor("cpu", "all")], placement: { nope: "cpu" } })).toThrow(
+      /placement.nope/,
+    );
+    expect(() => lower(graph, { executors: [fakeExecutor("cpu", "all")], placement: { scores: "gpu" } })).toThrow(
+      /placement.scores: no executor with this name/,
+    );
     const v2 = { ...fakeExecutor("x", "all"), specVersion: 2 } as never;
     expect(() => lower(graph, { executors: [v2] })).toThrow(/unsupported contract version/);
   });
@@ -102,7 +126,10 @@ describe("lower", () => {
   });
 
   it("explain() prints the line an executor describes itself with, for each executor the plan uses", () => {
-    const wasm = { ...fakeExecutor("wasm", "all"), describe: () => "simd flavour, 1 thread (2 asked for: no SharedArrayBuffer)" };
+    const wasm = {
+      ...fakeExecutor("wasm", "all"),
+      describe: () => "simd flavour, 1 thread (2 asked for: no SharedArrayBuffer)",
+    };
     const unused = { ...fakeExecutor("gpu", ["projection"]), describe: () => "never shown" };
     const text = explain(lower(buildAttention(config), { executors: [wasm, unused] }));
     expect(text.split("\n")[1]).toBe("executor wasm: simd flavour, 1 thread (2 asked for: no SharedArrayBuffer)");

@@ -41,17 +41,23 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   // A Map of own keys: a node named "valueOf" must not find Object.prototype.valueOf as its placement.
   const overrides = new Map(Object.entries(options.placement ?? {}));
   for (const name of overrides.keys()) {
-    if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`placement.${name}`, "placement names no node of the graph", "a node name", name);
+    if (!graph.has(name) || graph.roleOf(name) !== "node")
+      throw new GraphValidationError(`placement.${name}`, "placement names no node of the graph", "a node name", name);
   }
   const watched = new Set(options.watched ?? []);
-  for (const name of watched) if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`tap ${name}`, "no node of this name");
+  for (const name of watched)
+    if (!graph.has(name) || graph.roleOf(name) !== "node")
+      throw new GraphValidationError(`tap ${name}`, "no node of this name");
   const patched = new Set(options.patched ?? []);
   for (const name of patched) {
-    if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`override ${name}`, "no node of this name", "a node name", name);
+    if (!graph.has(name) || graph.roleOf(name) !== "node")
+      throw new GraphValidationError(`override ${name}`, "no node of this name", "a node name", name);
     watched.add(name); // a patched value must exist as itself, exactly as a tapped one
   }
   const kept = new Set(options.keep ?? []);
-  for (const name of kept) if (!graph.has(name) || graph.roleOf(name) !== "node") throw new GraphValidationError(`keep ${name}`, "no node of this name", "a node name", name);
+  for (const name of kept)
+    if (!graph.has(name) || graph.roleOf(name) !== "node")
+      throw new GraphValidationError(`keep ${name}`, "no node of this name", "a node name", name);
   // To dead-node elimination and fusion a kept node is an output: live, and materialised by a step of its own.
   const liveOutputs = [...graph.outputs, ...kept];
 
@@ -62,10 +68,24 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   if (options.fusion !== false) {
     // The backward first: it fuses a training graph's chains forward and backward together, which the forward fusion
     // alone cannot (the backward reads the chain's middle).
-    const backward = fuseAttentionBackward(drafts, { graph, outputs: liveOutputs, watched, patched, executors, overrides });
+    const backward = fuseAttentionBackward(drafts, {
+      graph,
+      outputs: liveOutputs,
+      watched,
+      patched,
+      executors,
+      overrides,
+    });
     if (backward.report) passes.push(backward.report);
     drafts = backward.steps;
-    const fused = fuseAttention(drafts, { outputs: liveOutputs, watched, patched, executors, overrides, shapeOf: (v) => (graph.has(v) ? graph.shapeOf(v) : undefined) });
+    const fused = fuseAttention(drafts, {
+      outputs: liveOutputs,
+      watched,
+      patched,
+      executors,
+      overrides,
+      shapeOf: (v) => (graph.has(v) ? graph.shapeOf(v) : undefined),
+    });
     passes.push(fused.report);
     drafts = fused.steps;
     // Only where the graph has the block ops: an attention-only plan's explain() stays as it was.
@@ -86,12 +106,21 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   const placements = drafts.map((d) => {
     const first = d.inputs[0];
     const isView = d.fused === undefined && graph.registry.get(d.kind, d.node).view === true;
-    const p = placeNode(d, executors, overrides.get(d.node), first === undefined ? undefined : executorOf.get(first), isView);
+    const p = placeNode(
+      d,
+      executors,
+      overrides.get(d.node),
+      first === undefined ? undefined : executorOf.get(first),
+      isView,
+    );
     executorOf.set(d.node, p.executor);
     return p;
   });
   const moved = drafts.filter((_, i) => placements[i]!.how === "fallback" || placements[i]!.how === "override").length;
-  passes.push({ pass: "placement", summary: `${[...new Set(placements.map((p) => p.executor))].join(", ")}${moved ? `; ${moved} node(s) placed by fallback or by the user (below)` : ""}` });
+  passes.push({
+    pass: "placement",
+    summary: `${[...new Set(placements.map((p) => p.executor))].join(", ")}${moved ? `; ${moved} node(s) placed by fallback or by the user (below)` : ""}`,
+  });
   const views = planViews(drafts, graph);
   passes.push(views.report);
 
@@ -103,23 +132,51 @@ export function lower(graph: OpGraph, options: LowerOptions): Plan {
   steps.forEach((s, i) => s.inputs.forEach((v) => v !== undefined && lastUse.set(v, i)));
   for (const out of liveOutputs) lastUse.set(out, steps.length);
   const byName = new Map(executors.map((e) => [e.name, e] as const));
-  return { graph, steps, executors: byName, inputs: graph.inputs, weights: graph.weights, outputs: graph.outputs, watched, patched, kept, lastUse, passes };
+  return {
+    graph,
+    steps,
+    executors: byName,
+    inputs: graph.inputs,
+    weights: graph.weights,
+    outputs: graph.outputs,
+    watched,
+    patched,
+    kept,
+    lastUse,
+    passes,
+  };
 }
 
 function checkExecutors(executors: readonly Executor[]): readonly Executor[] {
   if (!Array.isArray(executors)) {
-    throw new GraphValidationError("executors", "no executor list", "an array of executors (e.g. [createCpuExecutor()])", executors === null ? "null" : typeof executors);
+    throw new GraphValidationError(
+      "executors",
+      "no executor list",
+      "an array of executors (e.g. [createCpuExecutor()])",
+      executors === null ? "null" : typeof executors,
+    );
   }
-  if (executors.length === 0) throw new GraphValidationError("executors", "no executor given", "at least one executor", "none");
+  if (executors.length === 0)
+    throw new GraphValidationError("executors", "no executor given", "at least one executor", "none");
   const seen = new Set<string>();
   for (const [i, ex] of executors.entries()) {
     if (typeof ex !== "object" || ex === null || typeof ex.name !== "string" || typeof ex.supports !== "function") {
-      throw new GraphValidationError(`executors[${i}]`, "not an executor", "an object with name, supports(), dispatch() (the executor contract)", ex === null ? "null" : typeof ex);
+      throw new GraphValidationError(
+        `executors[${i}]`,
+        "not an executor",
+        "an object with name, supports(), dispatch() (the executor contract)",
+        ex === null ? "null" : typeof ex,
+      );
     }
     if (ex.specVersion !== 1) {
-      throw new AttnGraphError("executor", `executor ${ex.name}: unsupported contract version`, { subject: ex.name, expected: "1", got: String(ex.specVersion) });
+      throw new AttnGraphError("executor", `executor ${ex.name}: unsupported contract version`, {
+        subject: ex.name,
+        expected: "1",
+        got: String(ex.specVersion),
+      });
     }
-    if (seen.has(ex.name)) throw new GraphValidationError("executors", "two executors share a name", "unique names", ex.name);
+    if (seen.has(ex.name))
+      throw new GraphValidationError("executors", "two executors share a name", "unique names", ex.name);
     seen.add(ex.name);
   }
   return executors;

@@ -2,14 +2,20 @@
 import type { Executor } from "@attngraph/graph";
 
 /** "all": every op but the fused `attention` (so the unfused chain stays); "fused": every op including it. */
-export function fakeExecutor(name: string, supported: readonly string[] | "all" | "fused", refuse: Record<string, string> = {}): Executor {
+export function fakeExecutor(
+  name: string,
+  supported: readonly string[] | "all" | "fused",
+  refuse: Record<string, string> = {},
+): Executor {
   return {
     specVersion: 1,
     name,
     supports: (kind) =>
       refuse[kind]
         ? { ok: false, reason: refuse[kind] }
-        : supported === "fused" || (supported === "all" && kind !== "attention") || (Array.isArray(supported) && supported.includes(kind))
+        : supported === "fused" ||
+            (supported === "all" && kind !== "attention") ||
+            (Array.isArray(supported) && supported.includes(kind))
           ? { ok: true }
           : { ok: false, reason: `no kernel for op ${kind}` },
     registerKernel: () => {},

@@ -95,7 +95,16 @@ describe("compare", () => {
 
   it("compares strided tensor views in row-major order", () => {
     const t = Tensor.from([1, 2, 3, 4, 5, 6], [2, 3]).transpose(0, 1);
-    expect(compare(t, Tensor.fromNested([[1, 4], [2, 5], [3, 6]])).ok).toBe(true);
+    expect(
+      compare(
+        t,
+        Tensor.fromNested([
+          [1, 4],
+          [2, 5],
+          [3, 6],
+        ]),
+      ).ok,
+    ).toBe(true);
     expect(compare(t, [1, 4, 2, 5, 3, 6]).ok).toBe(true);
     expect(compare(t, [1, 2, 3, 4, 5, 6]).ok).toBe(false);
   });

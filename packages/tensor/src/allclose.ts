@@ -40,7 +40,12 @@ export function compare(
   options: { equalNan?: boolean } = {},
 ): Comparison {
   if (isTensor(got) && isTensor(expected) && !sameShape(got.shape, expected.shape)) {
-    return { ok: false, failures: 1, worst: undefined, shapeMismatch: `shape ${formatShape(got.shape)} vs ${formatShape(expected.shape)}` };
+    return {
+      ok: false,
+      failures: 1,
+      worst: undefined,
+      shapeMismatch: `shape ${formatShape(got.shape)} vs ${formatShape(expected.shape)}`,
+    };
   }
   const a = isTensor(got) ? got.toFloat32Array() : got;
   const b = isTensor(expected) ? expected.toFloat32Array() : expected;
@@ -82,7 +87,11 @@ export function compare(
 }
 
 /** True when every element is within tolerance (see `compare`). */
-export function allclose(got: Tensor | ArrayLike<number>, expected: Tensor | ArrayLike<number>, tol?: Tolerance): boolean {
+export function allclose(
+  got: Tensor | ArrayLike<number>,
+  expected: Tensor | ArrayLike<number>,
+  tol?: Tolerance,
+): boolean {
   return compare(got, expected, tol).ok;
 }
 

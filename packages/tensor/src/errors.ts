@@ -10,15 +10,115 @@ export interface ErrorDetails {
   readonly cause?: unknown;
 }
 
+/**
+ * Every code an AttnGraphError carries: stable and machine-readable (tests and tools switch on them; messages may
+ * change). A new kind of failure adds its code here.
+ */
+export type ErrorCode =
+  /** a graph or its input breaks a declared rule (the general case of GraphValidationError). */
+  | "validation"
+  /** two values of a graph share a name. */
+  | "duplicate-name"
+  /** a node reads a value the graph does not have. */
+  | "dangling-edge"
+  /** the graph has a cycle. */
+  | "cycle"
+  /** an op kind no registry declares. */
+  | "unknown-op"
+  /** an op kind declared twice in one registry. */
+  | "duplicate-op"
+  /** a shape that does not fit (rank, dims, broadcasting). */
+  | "shape"
+  /** a value given to a run or a kernel is missing, of the wrong kind or dtype, or holds a bad value. */
+  | "input"
+  /** an attribute (or an executor option) out of its range. */
+  | "attr"
+  /** an expression's attribute of the wrong form. */
+  | "attribute"
+  /** a gathered read of an expression outside its input. */
+  | "index"
+  /** a document (graph JSON) that is not of the format. */
+  | "format"
+  /** a builder's configuration out of range. */
+  | "config"
+  /** asked for something not built (yet): the message says what. */
+  | "unsupported"
+  /** a run's step failed with something other than an AttnGraphError (a kernel's own exception). */
+  | "kernel"
+  /** an executor list or placement that cannot run the graph. */
+  | "executor"
+  /** a second kernel for one op kind on one executor. */
+  | "duplicate-kernel"
+  /** a kernel that is not a function. */
+  | "invalid-kernel"
+  /** a kernel returned a value of the wrong shape. */
+  | "kernel-output"
+  /** a run or an allocation over the memory limit. */
+  | "memory-limit"
+  /** an executor used before init() (or after dispose()). */
+  | "not-initialised"
+  /** a session or executor used after dispose(). */
+  | "disposed"
+  /** a run or a kernel stopped by its AbortSignal. */
+  | "aborted"
+  /** NaN or ±∞ where checkNumerics allows none. */
+  | "numerics"
+  /** a tap's selector or subscriber failed. */
+  | "tap"
+  /** an activation patch of the wrong shape or that threw. */
+  | "override"
+  /** a decoder step that cannot go on (its inputs, its state). */
+  | "decode"
+  /** a decoder's key/value cache is full. */
+  | "cache-overflow"
+  /** a decoder called again while its previous step runs. */
+  | "decode-busy"
+  /** the wasm module trapped (it is re-instantiated). */
+  | "wasm-trap"
+  /** the WebGPU device was lost (the next run requests a new one). */
+  | "device-lost"
+  /** no WebGPU adapter on this machine or page. */
+  | "no-adapter"
+  /** WebGPU reported a validation error for a kernel's program. */
+  | "webgpu-validation"
+  /** WebGPU ran out of memory for a kernel's buffers. */
+  | "webgpu-out-of-memory"
+  /** a WebGPU readback failed. */
+  | "webgpu-readback"
+  /** a .safetensors file that cannot be read or written. */
+  | "safetensors"
+  /** a state dict that does not fit the graph's weights. */
+  | "state-dict"
+  /** a model checkpoint's configuration or tensors that do not fit its family. */
+  | "model-config"
+  /** a model's input (token ids) out of range. */
+  | "model-input"
+  /** generation that cannot go on (its prompt, its options). */
+  | "generate"
+  /** a graph that exportOnnx cannot write. */
+  | "onnx-export"
+  /** an ONNX file that importOnnx cannot read or build. */
+  | "onnx-import"
+  /** a golden case file that is not of the format. */
+  | "case-format"
+  /** a file the CLI cannot read. */
+  | "file"
+  /** the per-node executor diff cannot compare. */
+  | "diff"
+  /** a repro that cannot be replayed. */
+  | "replay"
+  /** a repro file that is not of the format. */
+  | "repro-format";
+
 export class AttnGraphError extends Error {
   readonly [MARKER] = true;
-  /** A stable machine-readable code, e.g. `shape`, `validation`, `unsupported`. */
-  readonly code: string;
+  /** A stable machine-readable code (ErrorCode), e.g. `shape`, `validation`, `unsupported`. */
+  readonly code: ErrorCode;
   readonly subject: string | undefined;
   readonly expected: string | undefined;
   readonly got: string | undefined;
 
-  constructor(code: string, message: string, details: ErrorDetails = {}) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
     // The fields are cut as describe() cuts them, so the message and the fields always say the same thing.
     super(clip(message, MAX_MESSAGE), details.cause === undefined ? undefined : { cause: details.cause });
     this.name = "AttnGraphError";

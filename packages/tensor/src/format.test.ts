@@ -11,8 +11,11 @@ interface TorchCase {
 }
 
 // What PyTorch printed for each case (scripts/torch-print.py regenerates the file).
-const fixture = JSON.parse(readFileSync(new URL("./format.torch.json", import.meta.url), "utf8")) as { cases: TorchCase[] };
-const decode = (v: TorchCase["values"][number]): number => (v === "nan" ? NaN : v === "inf" ? Infinity : v === "-inf" ? -Infinity : v);
+const fixture = JSON.parse(readFileSync(new URL("./format.torch.json", import.meta.url), "utf8")) as {
+  cases: TorchCase[];
+};
+const decode = (v: TorchCase["values"][number]): number =>
+  v === "nan" ? NaN : v === "inf" ? Infinity : v === "-inf" ? -Infinity : v;
 
 describe("formatTensor matches PyTorch's print", () => {
   it("prints a 2x3 matrix with 4 decimals and aligned rows", () => {
@@ -47,7 +50,10 @@ describe("formatTensor matches PyTorch's print", () => {
   });
 
   it("summarises more than 1000 elements with ...", () => {
-    const s = Tensor.from(Array.from({ length: 1001 }, (_, i) => i % 2), [1001]).toString();
+    const s = Tensor.from(
+      Array.from({ length: 1001 }, (_, i) => i % 2),
+      [1001],
+    ).toString();
     expect(s).toBe("tensor([0., 1., 0.,  ..., 0., 1., 0.])");
     expect(Tensor.zeros([1000]).toString()).not.toContain("...");
   });

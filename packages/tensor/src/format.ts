@@ -16,10 +16,19 @@ const PREFIX = "tensor(";
  * PyTorch's `str(tensor)` for a tensor of this shape whose row-major elements are `values`. An int32 tensor prints its
  * integers as torch prints an integer tensor (`tensor([3, 1, 4])`, no decimal point).
  */
-export function formatTensor(shape: Shape, values: Float32Array | Int32Array, dtype: "float32" | "int32" = "float32"): string {
+export function formatTensor(
+  shape: Shape,
+  values: Float32Array | Int32Array,
+  dtype: "float32" | "int32" = "float32",
+): string {
   const size = sizeOf(shape);
   if (values.length !== size) {
-    throw new ShapeError("formatTensor", "value count does not match the shape", `${size} values for ${formatShape(shape)}`, `${values.length}`);
+    throw new ShapeError(
+      "formatTensor",
+      "value count does not match the shape",
+      `${size} values for ${formatShape(shape)}`,
+      `${values.length}`,
+    );
   }
   // torch prints the size of an empty tensor unless it is 1-D: tensor([]) but tensor([], size=(0, 3)).
   if (size === 0) return shape.length === 1 ? `${PREFIX}[])` : `${PREFIX}[], size=(${shape.join(", ")}))`;
@@ -51,7 +60,9 @@ export function formatTensor(shape: Shape, values: Float32Array | Int32Array, dt
   const block = (depth: number, start: number, indent: number): string => {
     const dim = shape.length - depth;
     if (dim === 1) return vector(start, shape[depth]!, indent);
-    const slices = items(shape[depth]!).map((i) => (i < 0 ? "..." : block(depth + 1, start + i * strides[depth]!, indent + 1)));
+    const slices = items(shape[depth]!).map((i) =>
+      i < 0 ? "..." : block(depth + 1, start + i * strides[depth]!, indent + 1),
+    );
     // A 3-D tensor puts one blank line between its matrices, a 4-D one two, and so on.
     return `[${slices.join(`,${"\n".repeat(dim - 1)}${" ".repeat(indent + 1)}`)}]`;
   };
@@ -85,7 +96,10 @@ function makeFormatter(values: readonly number[]): Formatter {
   }
   return {
     width,
-    format: (v) => (Number.isFinite(v) ? finite(v, intMode, sciMode) : Number.isNaN(v) ? "nan" : v > 0 ? "inf" : "-inf").padStart(width),
+    format: (v) =>
+      (Number.isFinite(v) ? finite(v, intMode, sciMode) : Number.isNaN(v) ? "nan" : v > 0 ? "inf" : "-inf").padStart(
+        width,
+      ),
   };
 }
 
@@ -96,7 +110,9 @@ function finite(v: number, intMode: boolean, sciMode: boolean): string {
 
 /** Python's `f"{v:.{digits}f}"`: exact value, rounded half to even, "-" kept on negative zero. */
 function fixed(v: number, digits: number): string {
-  const s = scaled(v, digits).toString().padStart(digits + 1, "0");
+  const s = scaled(v, digits)
+    .toString()
+    .padStart(digits + 1, "0");
   const body = digits === 0 ? s : `${s.slice(0, -digits)}.${s.slice(-digits)}`;
   return sign(v) + body;
 }

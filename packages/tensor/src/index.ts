@@ -1,5 +1,14 @@
-export { Tensor, viewStrides, INT32_MIN, INT32_MAX, type NestedArray, type DType, type DataOf, type AnyTensor } from "./tensor.js";
+export {
+  Tensor,
+  viewStrides,
+  INT32_MIN,
+  INT32_MAX,
+  type NestedArray,
+  type DType,
+  type DataOf,
+  type AnyTensor,
+} from "./tensor.js";
 export { sizeOf, contiguousStrides, sameShape, formatShape, checkShape, type Shape } from "./shape.js";
 export { allclose, compare, type Tolerance, type Comparison, type Mismatch } from "./allclose.js";
 export { formatTensor } from "./format.js";
-export { AttnGraphError, ShapeError, UnsupportedError, clip, describe, type ErrorDetails } from "./errors.js";
+export { AttnGraphError, ShapeError, UnsupportedError, clip, describe, type ErrorCode, type ErrorDetails } from "./errors.js";

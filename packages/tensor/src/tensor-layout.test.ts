@@ -242,7 +242,11 @@ describe("int32 tensors", () => {
     const v = t.transpose(0, 1);
     expect(v.dtype).toBe("int32");
     expect(v.clone().data).toBeInstanceOf(Int32Array);
-    expect(v.toNested()).toEqual([[2 ** 31 - 1, 7], [-(2 ** 31), 8], [0, 9]]);
+    expect(v.toNested()).toEqual([
+      [2 ** 31 - 1, 7],
+      [-(2 ** 31), 8],
+      [0, 9],
+    ]);
     expect(v.contiguous().toArray()).toEqual([2 ** 31 - 1, 7, -(2 ** 31), 8, 0, 9]);
     expect(Tensor.isTensor(t)).toBe(true);
     expect(Tensor.from([1.5], [1]).dtype).toBe("float32");

@@ -228,12 +228,14 @@ describe("permute and transpose", () => {
   });
 
   it("the heads transpose of attention: [B, L, H, D] → [B, H, L, D]", () => {
-    const B = 2, L = 3, H = 2, D = 2;
+    const B = 2,
+      L = 3,
+      H = 2,
+      D = 2;
     const x = Tensor.from(iota(B * L * H * D), [B, L, H, D]);
     const y = x.transpose(1, 2);
     for (let b = 0; b < B; b++)
       for (let h = 0; h < H; h++)
-        for (let l = 0; l < L; l++)
-          for (let d = 0; d < D; d++) expect(y.get(b, h, l, d)).toBe(x.get(b, l, h, d));
+        for (let l = 0; l < L; l++) for (let d = 0; d < D; d++) expect(y.get(b, h, l, d)).toBe(x.get(b, l, h, d));
   });
 });

@@ -46,14 +46,29 @@ export class Tensor<D extends DType = "float32"> {
   constructor(data: DataOf<NoInfer<D>>, shape: Shape, strides?: readonly number[], offset = 0) {
     checkShape("tensor", shape);
     if (!(data instanceof Float32Array) && !(data instanceof Int32Array)) {
-      throw new ShapeError("tensor", "data must be a Float32Array or an Int32Array", "Float32Array | Int32Array", describeData(data));
+      throw new ShapeError(
+        "tensor",
+        "data must be a Float32Array or an Int32Array",
+        "Float32Array | Int32Array",
+        describeData(data),
+      );
     }
     const st = strides ?? contiguousStrides(shape);
     if (st.length !== shape.length) {
-      throw new ShapeError("tensor", "strides do not match the shape's rank", `${shape.length} strides`, `${st.length}`);
+      throw new ShapeError(
+        "tensor",
+        "strides do not match the shape's rank",
+        `${shape.length} strides`,
+        `${st.length}`,
+      );
     }
     if (!st.every((s) => Number.isSafeInteger(s)) || !Number.isSafeInteger(offset)) {
-      throw new ShapeError("tensor", "strides and offset must be integers", "integers", `strides ${formatShape(st)}, offset ${offset}`);
+      throw new ShapeError(
+        "tensor",
+        "strides and offset must be integers",
+        "integers",
+        `strides ${formatShape(st)}, offset ${offset}`,
+      );
     }
     if (sizeOf(shape) > 0) {
       // The lowest and highest element the view reaches (strides may be negative).
@@ -97,7 +112,12 @@ export class Tensor<D extends DType = "float32"> {
   static int32(values: ArrayLike<number>, shape: Shape): Tensor<"int32"> {
     checkShape("Tensor.int32", shape);
     if (values.length !== sizeOf(shape)) {
-      throw new ShapeError("Tensor.int32", "value count does not match the shape", `${sizeOf(shape)} values for ${formatShape(shape)}`, `${values.length}`);
+      throw new ShapeError(
+        "Tensor.int32",
+        "value count does not match the shape",
+        `${sizeOf(shape)} values for ${formatShape(shape)}`,
+        `${values.length}`,
+      );
     }
     const data = new Int32Array(values.length);
     for (let i = 0; i < values.length; i++) {
@@ -114,7 +134,12 @@ export class Tensor<D extends DType = "float32"> {
   static from(values: ArrayLike<number>, shape: Shape): Tensor {
     checkShape("Tensor.from", shape);
     if (values.length !== sizeOf(shape)) {
-      throw new ShapeError("Tensor.from", "value count does not match the shape", `${sizeOf(shape)} values for ${formatShape(shape)}`, `${values.length}`);
+      throw new ShapeError(
+        "Tensor.from",
+        "value count does not match the shape",
+        `${sizeOf(shape)} values for ${formatShape(shape)}`,
+        `${values.length}`,
+      );
     }
     return new Tensor(Float32Array.from(values), shape);
   }
@@ -138,7 +163,12 @@ export class Tensor<D extends DType = "float32"> {
         return;
       }
       if (!Array.isArray(v) || v.length !== shape[depth]) {
-        throw new ShapeError("Tensor.fromNested", `ragged nesting at depth ${depth}`, `${shape[depth]} items`, Array.isArray(v) ? `${v.length}` : "a number");
+        throw new ShapeError(
+          "Tensor.fromNested",
+          `ragged nesting at depth ${depth}`,
+          `${shape[depth]} items`,
+          Array.isArray(v) ? `${v.length}` : "a number",
+        );
       }
       for (const item of v as readonly NestedArray[]) walk(item, depth + 1);
     };
@@ -172,7 +202,9 @@ export class Tensor<D extends DType = "float32"> {
 
   /** A dense copy that shares nothing with this tensor, of the same dtype. */
   clone(): Tensor<D> {
-    const out = (this.data instanceof Int32Array ? new Int32Array(this.size) : new Float32Array(this.size)) as DataOf<D>;
+    const out = (
+      this.data instanceof Int32Array ? new Int32Array(this.size) : new Float32Array(this.size)
+    ) as DataOf<D>;
     this.copyInto(out);
     return new Tensor<D>(out, this.shape);
   }
@@ -181,7 +213,12 @@ export class Tensor<D extends DType = "float32"> {
   copyInto(out: Float32Array | Int32Array, at = 0): void {
     const n = this.size;
     if (!Number.isSafeInteger(at) || at < 0 || at + n > out.length) {
-      throw new ShapeError("copyInto", "the elements do not fit in the output", `${n} elements from index ${at} within ${out.length}`, `index ${at}`);
+      throw new ShapeError(
+        "copyInto",
+        "the elements do not fit in the output",
+        `${n} elements from index ${at} within ${out.length}`,
+        `index ${at}`,
+      );
     }
     if (n === 0) return;
     if (this.isContiguous()) {
@@ -226,7 +263,12 @@ export class Tensor<D extends DType = "float32"> {
     const target = inferDim(shape, this.size);
     const strides = viewStrides(this.shape, this.strides, target);
     if (!strides) {
-      throw new ShapeError("view", "this layout cannot be viewed with the new shape; use reshape() or contiguous()", formatShape(target), `strides ${formatShape(this.strides)}`);
+      throw new ShapeError(
+        "view",
+        "this layout cannot be viewed with the new shape; use reshape() or contiguous()",
+        formatShape(target),
+        `strides ${formatShape(this.strides)}`,
+      );
     }
     return new Tensor<D>(this.data, target, strides, this.offset);
   }
@@ -234,7 +276,12 @@ export class Tensor<D extends DType = "float32"> {
   /** Permutes the dims (a view). `perm[i]` is the source dim of output dim i. */
   permute(perm: readonly number[]): Tensor<D> {
     checkPerm(perm, this.rank);
-    return new Tensor<D>(this.data, perm.map((p) => this.shape[p]!), perm.map((p) => this.strides[p]!), this.offset);
+    return new Tensor<D>(
+      this.data,
+      perm.map((p) => this.shape[p]!),
+      perm.map((p) => this.strides[p]!),
+      this.offset,
+    );
   }
 
   /** Swaps two dims (a view), like `torch.transpose(dim0, dim1)`. Negative dims count from the end. */
@@ -298,7 +345,9 @@ export class Tensor<D extends DType = "float32"> {
 
   /** PyTorch-style text: `tensor([[0.1000, 0.2000], ...])`. */
   toString(): string {
-    return this.dtype === "int32" ? formatTensor(this.shape, this.toInt32Array(), "int32") : formatTensor(this.shape, this.toFloat32Array());
+    return this.dtype === "int32"
+      ? formatTensor(this.shape, this.toInt32Array(), "int32")
+      : formatTensor(this.shape, this.toFloat32Array());
   }
 }
 
@@ -319,18 +368,28 @@ function normDim(dim: number, rank: number): number {
 function checkPerm(perm: readonly number[], rank: number): void {
   const seen = new Set(perm);
   if (perm.length !== rank || seen.size !== rank || perm.some((p) => !Number.isInteger(p) || p < 0 || p >= rank)) {
-    throw new ShapeError("permute", "not a permutation of the dims", `a permutation of 0..${rank - 1}`, formatShape(perm));
+    throw new ShapeError(
+      "permute",
+      "not a permutation of the dims",
+      `a permutation of 0..${rank - 1}`,
+      formatShape(perm),
+    );
   }
 }
 
 function inferDim(shape: Shape, size: number): number[] {
   const free = shape.filter((d) => d === -1).length;
   if (free > 1) throw new ShapeError("reshape", "at most one dim may be -1", undefined, formatShape(shape));
-  checkShape("reshape", shape.map((d) => (d === -1 ? 0 : d)));
+  checkShape(
+    "reshape",
+    shape.map((d) => (d === -1 ? 0 : d)),
+  );
   const known = shape.reduce((a, d) => (d === -1 ? a : a * d), 1);
   const out = shape.map((d) => (d === -1 ? (known === 0 ? 0 : size / known) : d));
   if (!out.every((d) => Number.isInteger(d)) || sizeOf(out) !== size) {
-    const got = free ? `${formatShape(shape)} (no whole size for -1)` : `${formatShape(shape)} (${sizeOf(out)} elements)`;
+    const got = free
+      ? `${formatShape(shape)} (no whole size for -1)`
+      : `${formatShape(shape)} (${sizeOf(out)} elements)`;
     throw new ShapeError("reshape", "element count must stay the same", `${size} elements`, got);
   }
   return out;

@@ -69,7 +69,8 @@ export function describeExecutorContract(name: string, make: ExecutorFactory): v
     describe("dropout", () => dropoutChecks(ctx));
     describe("position encodings: alibi and rope", () => positionChecks(ctx));
     describe("attention composed from dispatch calls", () => attentionChecks(ctx));
-    describe("transformer block ops: layer-norm, gelu, relu, add, embedding, cross-entropy, user masks", () => blockChecks(ctx));
+    describe("transformer block ops: layer-norm, gelu, relu, add, embedding, cross-entropy, user masks", () =>
+      blockChecks(ctx));
     describe("Llama block ops: rms-norm, silu, mul and their gradients", () => llamaChecks(ctx));
     describe("fused block ops: linear-gelu, add-layer-norm", () => fusedBlockChecks(ctx));
     describe("backward ops", () => backwardChecks(ctx));

@@ -1,6 +1,23 @@
 export { parseCase, type GoldenCase } from "./golden/case.js";
-export { loadCase, loadAnyCase, listCases, goldenDir, goldenGradDir, goldenTrainDir, goldenFlexDir, goldenModelsDir, goldenModelsExtraDir } from "./golden/load.js";
-export { parseTrainCase, isTrainCaseJSON, TRAIN_CASE_KINDS, type TrainCase, type TrainCaseKind, type TrainingSpec } from "./golden/train-case.js";
+export {
+  loadCase,
+  loadAnyCase,
+  listCases,
+  goldenDir,
+  goldenGradDir,
+  goldenTrainDir,
+  goldenFlexDir,
+  goldenModelsDir,
+  goldenModelsExtraDir,
+} from "./golden/load.js";
+export {
+  parseTrainCase,
+  isTrainCaseJSON,
+  TRAIN_CASE_KINDS,
+  type TrainCase,
+  type TrainCaseKind,
+  type TrainingSpec,
+} from "./golden/train-case.js";
 export { CaseFormatError } from "./golden/errors.js";
 export { isFlexCaseJSON, parseFlexCase, type FlexCase } from "./golden/flex-case.js";
 export { isModelCaseJSON, parseModelCase, type ModelCase, type ModelTraining } from "./golden/model-case.js";
@@ -10,14 +27,67 @@ export { referenceAttention, type Position64, type ReferenceName, type TensorLik
 export { alibi64, alibiSlopes64, type Alibi64 } from "./reference/alibi64.js";
 export { rope64, type Rope64 } from "./reference/rope64.js";
 export { referenceDropout, referenceDropoutBits, referenceDropoutKeep } from "./reference/dropout64.js";
-export { linear64, splitHeads64, mergeHeads64, kvHead, score64, mask64, softmax64, weightedSum64, type HeadDims, type Mask64, type Tensor64 } from "./reference/ops64.js";
-export { add64, crossEntropy64, embedding64, erf64, gelu64, layerNorm64, maskFull64, relu64, type UserMask64 } from "./reference/block64.js";
+export {
+  linear64,
+  splitHeads64,
+  mergeHeads64,
+  kvHead,
+  score64,
+  mask64,
+  softmax64,
+  weightedSum64,
+  type HeadDims,
+  type Mask64,
+  type Tensor64,
+} from "./reference/ops64.js";
+export {
+  add64,
+  crossEntropy64,
+  embedding64,
+  erf64,
+  gelu64,
+  layerNorm64,
+  maskFull64,
+  relu64,
+  type UserMask64,
+} from "./reference/block64.js";
 export { mulberry32 } from "./prng.js";
 export { mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64, siluGrad64 } from "./reference/llama64.js";
-export { crossEntropyGrad64, embeddingGrad64, geluGrad64, layerNormGrad64, layerNormWeightGrad64, linearWeightGrad64, maskGrad64, pad64, reluGrad64, slice64, softmaxGrad64, sumTo64 } from "./reference/backward64.js";
-export { attentionGrad64, attentionLse64, attentionOut64, type AttentionProblem64 } from "./reference/attention-grad64.js";
+export {
+  crossEntropyGrad64,
+  embeddingGrad64,
+  geluGrad64,
+  layerNormGrad64,
+  layerNormWeightGrad64,
+  linearWeightGrad64,
+  maskGrad64,
+  pad64,
+  reluGrad64,
+  slice64,
+  softmaxGrad64,
+  sumTo64,
+} from "./reference/backward64.js";
+export {
+  attentionGrad64,
+  attentionLse64,
+  attentionOut64,
+  type AttentionProblem64,
+} from "./reference/attention-grad64.js";
 export { flexForward64, flexGrad64, type Flex64 } from "./reference/flex64.js";
-export { attentionGradProblem, type AttentionGradCase, type AttentionGradProblem } from "./reference/attention-grad-case.js";
+export {
+  attentionGradProblem,
+  type AttentionGradCase,
+  type AttentionGradProblem,
+} from "./reference/attention-grad-case.js";
 export { clipGradNorm64 } from "./reference/clip64.js";
-export { adamMoment64, adamStep64, sgdMomentum64, sgdStep64, type AdamMoment64, type AdamStep64, type SgdMomentum64, type SgdStep64 } from "./reference/optim64.js";
+export {
+  adamMoment64,
+  adamStep64,
+  sgdMomentum64,
+  sgdStep64,
+  type AdamMoment64,
+  type AdamStep64,
+  type SgdMomentum64,
+  type SgdStep64,
+} from "./reference/optim64.js";
 export { withPlantedError } from "./plant-error.js";

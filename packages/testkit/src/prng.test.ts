@@ -9,7 +9,7 @@ function* reference(seed: number): Generator<number> {
   for (;;) {
     x = (x + 0x6d2b79f5n) % M;
     let z = ((x ^ (x >> 15n)) * (x | 1n)) % M;
-    z ^= (z + ((z ^ (z >> 7n)) * (z | 61n))) % M;
+    z ^= (z + (z ^ (z >> 7n)) * (z | 61n)) % M;
     yield Number(z ^ (z >> 14n)) / 2 ** 32;
   }
 }

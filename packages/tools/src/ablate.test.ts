@@ -16,7 +16,9 @@ describe("ablateHeads", () => {
     const want = referenceWithout(1);
     want.forEach((w, i) => expect(Math.abs(out[i]! - w), `output[${i}]`).toBeLessThan(1e-5 * (1 + Math.abs(w))));
     remove();
-    expect(Array.from((await s.run({ x: clean })).output!.toFloat32Array())).toEqual(Array.from(before.toFloat32Array()));
+    expect(Array.from((await s.run({ x: clean })).output!.toFloat32Array())).toEqual(
+      Array.from(before.toFloat32Array()),
+    );
   });
 
   it("mean ablation puts each ablated head's batch mean in every batch entry and leaves the other heads alone", async () => {
@@ -42,7 +44,9 @@ describe("ablateHeads", () => {
     remove();
     expect((await s.run({ x: clean })).output!.shape).toEqual([B, T, E]);
     expect(() => ablateHeads(s, "weights", [0], "max" as never)).toThrow(GraphValidationError);
-    expect(() => ablateHeads(s, "weights", [0], "bogus" as never)).toThrow(/ablateHeads mode: unknown ablation mode, expected "zero" or "mean", got bogus/);
+    expect(() => ablateHeads(s, "weights", [0], "bogus" as never)).toThrow(
+      /ablateHeads mode: unknown ablation mode, expected "zero" or "mean", got bogus/,
+    );
     expect(() => ablateHeads(s, "weights", null as never)).toThrow(/ablateHeads heads: invalid head list/);
     expect(() => ablateHeads(s, "weights", [0.5])).toThrow(/ablateHeads heads: invalid head list/);
   });
@@ -52,7 +56,9 @@ describe("ablateHeads", () => {
     const before = (await s.run({ x: clean })).output!.toArray();
     for (const node of ["output", "context", "queries"]) {
       expect(() => ablateHeads(s, node, [0]), node).toThrow(GraphValidationError);
-      expect(() => ablateHeads(s, node, [0]), node).toThrow(new RegExp(`ablateHeads ${node}: the value has no heads axis`));
+      expect(() => ablateHeads(s, node, [0]), node).toThrow(
+        new RegExp(`ablateHeads ${node}: the value has no heads axis`),
+      );
     }
     expect(() => ablateHeads(s, "nope", [0])).toThrow(/ablateHeads nope: no node of this name/);
     // Nothing was patched: the session runs as before.
@@ -76,4 +82,3 @@ describe("ablateHeads", () => {
     }
   });
 });
-

@@ -15,10 +15,21 @@ export type AblationMode = "zero" | "mean";
  * without one ([B, T, E] after the heads are merged) is a GraphValidationError now, as is an unknown mode or a head
  * list that is not integers; a head index outside the value's heads fails the run with an OverrideError naming the node.
  */
-export function ablateHeads(session: Session, node: string, heads: readonly number[], mode: AblationMode = "zero"): () => void {
-  if (mode !== "zero" && mode !== "mean") throw new GraphValidationError("ablateHeads mode", "unknown ablation mode", '"zero" or "mean"', String(mode));
+export function ablateHeads(
+  session: Session,
+  node: string,
+  heads: readonly number[],
+  mode: AblationMode = "zero",
+): () => void {
+  if (mode !== "zero" && mode !== "mean")
+    throw new GraphValidationError("ablateHeads mode", "unknown ablation mode", '"zero" or "mean"', String(mode));
   if (!Array.isArray(heads) || heads.some((h) => !Number.isInteger(h) || h < 0)) {
-    throw new GraphValidationError("ablateHeads heads", "invalid head list", "a list of head indices (integers >= 0)", Array.isArray(heads) ? `[${heads.map(String).join(", ")}]` : String(heads));
+    throw new GraphValidationError(
+      "ablateHeads heads",
+      "invalid head list",
+      "a list of head indices (integers >= 0)",
+      Array.isArray(heads) ? `[${heads.map(String).join(", ")}]` : String(heads),
+    );
   }
   const axis = requireHeadsAxis(session.graph, node, `ablateHeads ${node}`);
   const list = [...heads];
@@ -26,7 +37,13 @@ export function ablateHeads(session: Session, node: string, heads: readonly numb
 }
 
 /** `value` with `heads` (on `axis`) ablated (see ablateHeads). */
-export function ablated(node: string, value: Tensor, heads: readonly number[], mode: AblationMode, axis: number): Tensor {
+export function ablated(
+  node: string,
+  value: Tensor,
+  heads: readonly number[],
+  mode: AblationMode,
+  axis: number,
+): Tensor {
   checkHeads(node, value, heads, axis);
   const data = editable(value);
   for (const h of heads) {

@@ -43,23 +43,52 @@ export interface AttributionResult {
 }
 
 export async function attributeHeads(graph: OpGraph, options: AttributionOptions): Promise<AttributionResult> {
-  if (!Array.isArray(options.nodes) || options.nodes.length === 0) throw new GraphValidationError("attributeHeads.nodes", "nothing to attribute", "a non-empty list of per-head nodes", String(options.nodes));
+  if (!Array.isArray(options.nodes) || options.nodes.length === 0)
+    throw new GraphValidationError(
+      "attributeHeads.nodes",
+      "nothing to attribute",
+      "a non-empty list of per-head nodes",
+      String(options.nodes),
+    );
   for (const n of options.nodes) {
-    if (!graph.has(n) || graph.roleOf(n) !== "node") throw new GraphValidationError(`attributeHeads.nodes ${n}`, "no node of this name", "a node of the graph", n);
+    if (!graph.has(n) || graph.roleOf(n) !== "node")
+      throw new GraphValidationError(`attributeHeads.nodes ${n}`, "no node of this name", "a node of the graph", n);
   }
   const axes = options.nodes.map((n) => requireHeadsAxis(graph, n, `attributeHeads.nodes ${n}`));
   const g = grad(graph, { loss: options.metric, wrt: options.nodes });
   if (g.seed && !options.seed) {
-    throw new GraphValidationError(`attributeHeads.metric ${options.metric}`, "the metric node is not a scalar: give `seed` (the metric is then sum(node ⊙ seed))", "seed of the node's shape", "no seed");
+    throw new GraphValidationError(
+      `attributeHeads.metric ${options.metric}`,
+      "the metric node is not a scalar: give `seed` (the metric is then sum(node ⊙ seed))",
+      "seed of the node's shape",
+      "no seed",
+    );
   }
-  if (!g.seed && options.seed) throw new GraphValidationError(`attributeHeads.seed`, "the metric node is a scalar: it is the metric itself, with no seed", "no seed", "a seed");
-  const withSeed = (inputs: Readonly<Record<string, AnyTensor>>) => (g.seed ? { ...inputs, [g.seed]: options.seed! } : inputs);
-  const session = await compile(g.graph, { executors: [...options.executors], ...(options.weights ? { weights: options.weights } : {}) });
+  if (!g.seed && options.seed)
+    throw new GraphValidationError(
+      `attributeHeads.seed`,
+      "the metric node is a scalar: it is the metric itself, with no seed",
+      "no seed",
+      "a seed",
+    );
+  const withSeed = (inputs: Readonly<Record<string, AnyTensor>>) =>
+    g.seed ? { ...inputs, [g.seed]: options.seed! } : inputs;
+  const session = await compile(g.graph, {
+    executors: [...options.executors],
+    ...(options.weights ? { weights: options.weights } : {}),
+  });
   try {
     const gradNames = options.nodes.map((n) => g.grads[n]!);
     // Both runs draw the same dropout masks (step 0): in training mode they differ by their inputs alone.
-    const at = await runWithCache(session, withSeed(options.corrupted ?? options.inputs), [...options.nodes, ...gradNames, options.metric], { dropoutStep: 0 });
-    const clean = options.corrupted ? (await runWithCache(session, withSeed(options.inputs), options.nodes, { dropoutStep: 0 })).cache : undefined;
+    const at = await runWithCache(
+      session,
+      withSeed(options.corrupted ?? options.inputs),
+      [...options.nodes, ...gradNames, options.metric],
+      { dropoutStep: 0 },
+    );
+    const clean = options.corrupted
+      ? (await runWithCache(session, withSeed(options.inputs), options.nodes, { dropoutStep: 0 })).cache
+      : undefined;
     const metricValue = at.cache.get(options.metric)!;
     const metric = options.seed ? dot(metricValue, options.seed) : metricValue.toFloat32Array()[0]!;
     const nodes = options.nodes.map((node, i): HeadAttribution => {
@@ -80,7 +109,11 @@ export async function attributeHeads(graph: OpGraph, options: AttributionOptions
           perBatch[b]![h]! += s;
         });
       }
-      return { node, perHead: Array.from({ length: nh }, (_, h) => perBatch.reduce((s, row) => s + row[h]!, 0)), perBatch };
+      return {
+        node,
+        perHead: Array.from({ length: nh }, (_, h) => perBatch.reduce((s, row) => s + row[h]!, 0)),
+        perBatch,
+      };
     });
     return { metric, nodes };
   } finally {
@@ -98,7 +131,13 @@ function dot(a: Tensor, b: Tensor): number {
 
 /** a − b in float64: the clean and the corrupted run's values of `node`. */
 function difference(node: string, a: Tensor, b: Tensor): Float64Array {
-  if (!sameShape(a.shape, b.shape)) throw new ShapeError(node, "the clean and corrupted runs give this node different shapes", formatShape(a.shape), formatShape(b.shape));
+  if (!sameShape(a.shape, b.shape))
+    throw new ShapeError(
+      node,
+      "the clean and corrupted runs give this node different shapes",
+      formatShape(a.shape),
+      formatShape(b.shape),
+    );
   const x = a.toFloat32Array();
   const y = b.toFloat32Array();
   return Float64Array.from(x, (v, i) => v - y[i]!);

@@ -9,7 +9,9 @@ describe("runWithCache", () => {
     const { outputs, cache } = await runWithCache(s, { x: clean }, ["weights", "context.heads", "queries"]);
     expect([...cache.keys()].sort()).toEqual(["context.heads", "queries", "weights"]);
     expect(cache.get("weights")!.shape).toEqual([B, H, T, T]);
-    expect(Array.from(outputs.output!.toFloat32Array())).toEqual(Array.from((await runWithCache(s, { x: clean }, ["weights"])).outputs.output!.toFloat32Array()));
+    expect(Array.from(outputs.output!.toFloat32Array())).toEqual(
+      Array.from((await runWithCache(s, { x: clean }, ["weights"])).outputs.output!.toFloat32Array()),
+    );
     await expect(runWithCache(s, { x: clean }, ["nope"])).rejects.toThrow(/nope/);
   });
 
@@ -17,7 +19,10 @@ describe("runWithCache", () => {
     const s = await session();
     const three = u([1, 3, 8], 1);
     const five = u([1, 5, 8], 1);
-    const [a, b] = await Promise.all([runWithCache(s, { x: three }, ["context", "weights"]), runWithCache(s, { x: five }, ["context"])]);
+    const [a, b] = await Promise.all([
+      runWithCache(s, { x: three }, ["context", "weights"]),
+      runWithCache(s, { x: five }, ["context"]),
+    ]);
     expect(a.cache.get("context")!.shape).toEqual([1, 3, 12]);
     expect(b.cache.get("context")!.shape).toEqual([1, 5, 12]);
     expect([...b.cache.keys()]).toEqual(["context"]);
@@ -31,7 +36,11 @@ describe("runWithCache", () => {
 
   it("names that are not a list, or a tap in the options, are typed errors", async () => {
     const s = await session();
-    await expect(runWithCache(s, { x: clean }, null as never)).rejects.toThrow(/runWithCache names: invalid node names/);
-    await expect(runWithCache(s, { x: clean }, ["weights"], { tap: { nodes: "weights", next: () => undefined } })).rejects.toThrow(/runWithCache options\.tap/);
+    await expect(runWithCache(s, { x: clean }, null as never)).rejects.toThrow(
+      /runWithCache names: invalid node names/,
+    );
+    await expect(
+      runWithCache(s, { x: clean }, ["weights"], { tap: { nodes: "weights", next: () => undefined } }),
+    ).rejects.toThrow(/runWithCache options\.tap/);
   });
 });

@@ -4,12 +4,21 @@ import { compare, type Tensor, type Tolerance } from "@attngraph/tensor";
 import type { NodeComparison } from "./diff-types.js";
 
 /** A compared node's numbers, as NodeComparison carries them; only the two compared statuses. */
-export type ValueComparison = Pick<NodeComparison, "maxAbs" | "maxRel" | "failures" | "size" | "worst" | "reason"> & { readonly status: "agree" | "disagree" };
+export type ValueComparison = Pick<NodeComparison, "maxAbs" | "maxRel" | "failures" | "size" | "worst" | "reason"> & {
+  readonly status: "agree" | "disagree";
+};
 
 export function compareValues(got: Tensor, ref: Tensor, tolerance: Tolerance): ValueComparison {
   const r = compare(got, ref, tolerance, { equalNan: true });
   if (r.shapeMismatch !== undefined) {
-    return { status: "disagree", maxAbs: NaN, maxRel: NaN, failures: ref.size, size: ref.size, reason: `shape differs: ${r.shapeMismatch}` };
+    return {
+      status: "disagree",
+      maxAbs: NaN,
+      maxRel: NaN,
+      failures: ref.size,
+      size: ref.size,
+      reason: `shape differs: ${r.shapeMismatch}`,
+    };
   }
   const a = got.toFloat32Array();
   const b = ref.toFloat32Array();
@@ -29,5 +38,12 @@ export function compareValues(got: Tensor, ref: Tensor, tolerance: Tolerance): V
       if (rel > maxRel) maxRel = rel;
     }
   }
-  return { status: r.ok ? "agree" : "disagree", maxAbs, maxRel, failures: r.failures, size: ref.size, ...(r.worst && !r.ok ? { worst: r.worst } : {}) };
+  return {
+    status: r.ok ? "agree" : "disagree",
+    maxAbs,
+    maxRel,
+    failures: r.failures,
+    size: ref.size,
+    ...(r.worst && !r.ok ? { worst: r.worst } : {}),
+  };
 }

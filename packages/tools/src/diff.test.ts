@@ -13,12 +13,23 @@ import { replayRepro } from "./repro.js";
 import { clean, config, weights } from "./test-fixture.js";
 
 // A user op, y = 2x, placed between score and mask.
-const double = defineOp<Record<string, never>>({ kind: "double", doc: "2 · x", inputs: [{ name: "x", doc: "any" }], attrs: {}, inferShape: ([s]) => s! });
+const double = defineOp<Record<string, never>>({
+  kind: "double",
+  doc: "2 · x",
+  inputs: [{ name: "x", doc: "any" }],
+  attrs: {},
+  inferShape: ([s]) => s!,
+});
 const registry = createOpRegistry([double]);
-const graph: OpGraph = insertAfter(buildAttention(config, { registry }), "scores", (b, s) => b.add("double", "scores.doubled", { x: s }));
+const graph: OpGraph = insertAfter(buildAttention(config, { registry }), "scores", (b, s) =>
+  b.add("double", "scores.doubled", { x: s }),
+);
 const cpuDouble: CpuKernel = ({ inputs }) => {
   const x = inputs[0]!.contiguous();
-  return new Tensor(x.data.map((v) => 2 * v), x.shape);
+  return new Tensor(
+    x.data.map((v) => 2 * v),
+    x.shape,
+  );
 };
 /** `shift`: element i reads element i + shift (clamped): 0 is right, 1 is the planted off-by-one. */
 const wasmDouble =
@@ -46,7 +57,11 @@ const inputs = { x: clean };
 
 describe("diffExecutors", () => {
   it("cpu and wasm agree on every node of the attention graph", async () => {
-    const r = await diffExecutors(buildAttention(config), { executors: [createCpuExecutor(), createWasmExecutor()], inputs, weights });
+    const r = await diffExecutors(buildAttention(config), {
+      executors: [createCpuExecutor(), createWasmExecutor()],
+      inputs,
+      weights,
+    });
     expect(r.ok).toBe(true);
     expect(r.first).toBeUndefined();
     expect(r.nodes.map((n) => n.node)).toEqual(buildAttention(config).nodes.map((n) => n.name));
@@ -68,7 +83,13 @@ describe("diffExecutors", () => {
     expect(statuses["weights"]).toBe("disagree"); // downstream inherits it: "first" is what tells them apart
     expect(r.first).toMatchObject({ node: "scores.doubled", kind: "double", executor: "wasm", alone: "disagrees" });
     const repro = JSON.parse(JSON.stringify(r.first!.repro));
-    expect(repro).toMatchObject({ format: "attngraph.repro", version: 1, node: "scores.doubled", reference: "cpu", executor: "wasm" });
+    expect(repro).toMatchObject({
+      format: "attngraph.repro",
+      version: 1,
+      node: "scores.doubled",
+      reference: "cpu",
+      executor: "wasm",
+    });
     expect(Object.keys(repro.inputs)).toEqual(["scores"]);
 
     const again = await replayRepro(repro, { executors: [cpu(), wasm(wasmDouble(1))], registry });
@@ -112,21 +133,41 @@ describe("diffExecutors", () => {
   });
 
   it("a list of nodes is compared in graph order; repro: false builds none", async () => {
-    const r = await diffExecutors(graph, { executors: [cpu(), wasm(wasmDouble(1))], inputs, weights, tap: ["output", "scores.doubled"], repro: false });
+    const r = await diffExecutors(graph, {
+      executors: [cpu(), wasm(wasmDouble(1))],
+      inputs,
+      weights,
+      tap: ["output", "scores.doubled"],
+      repro: false,
+    });
     expect(r.nodes.map((n) => n.node)).toEqual(["scores.doubled", "output"]);
     expect(r.first).toEqual({ node: "scores.doubled", kind: "double", executor: "wasm", alone: "not-built" });
   });
 
   it("bad options are typed errors naming the field", async () => {
     const base = { inputs, weights };
-    await expect(diffExecutors(graph, { ...base, executors: [cpu()] })).rejects.toThrow(/diff\.executors.*two executors or more/);
-    await expect(diffExecutors(graph, { ...base, executors: [cpu(), cpu()] })).rejects.toThrow(/two executors of the same name.*cpu/);
-    await expect(diffExecutors(graph, { ...base, executors: [cpu(), wasm()], tap: ["nope"] })).rejects.toThrow(/diff\.tap nope.*no node/);
-    await expect(diffExecutors(graph, { ...base, executors: [cpu(), wasm()], tap: ["x"] })).rejects.toThrow(/diff\.tap x/);
-    await expect(diffExecutors(graph, { ...base, executors: [cpu(), wasm()], tolerance: { abs: -1, rel: 0 } })).rejects.toThrow(/diff\.tolerance\.abs/);
+    await expect(diffExecutors(graph, { ...base, executors: [cpu()] })).rejects.toThrow(
+      /diff\.executors.*two executors or more/,
+    );
+    await expect(diffExecutors(graph, { ...base, executors: [cpu(), cpu()] })).rejects.toThrow(
+      /two executors of the same name.*cpu/,
+    );
+    await expect(diffExecutors(graph, { ...base, executors: [cpu(), wasm()], tap: ["nope"] })).rejects.toThrow(
+      /diff\.tap nope.*no node/,
+    );
+    await expect(diffExecutors(graph, { ...base, executors: [cpu(), wasm()], tap: ["x"] })).rejects.toThrow(
+      /diff\.tap x/,
+    );
+    await expect(
+      diffExecutors(graph, { ...base, executors: [cpu(), wasm()], tolerance: { abs: -1, rel: 0 } }),
+    ).rejects.toThrow(/diff\.tolerance\.abs/);
     await expect(diffExecutors(graph, null as never)).rejects.toThrow(/diff options: missing options/);
-    await expect(diffExecutors(null as never, { ...base, executors: [cpu(), wasm()] })).rejects.toThrow(/diff graph: not a graph/);
+    await expect(diffExecutors(null as never, { ...base, executors: [cpu(), wasm()] })).rejects.toThrow(
+      /diff graph: not a graph/,
+    );
     // The reference must run the whole graph: without a kernel for the user op there is nothing to compare against.
-    await expect(diffExecutors(graph, { ...base, executors: [wasm(), cpu()] })).rejects.toThrow(/reference executor wasm failed/);
+    await expect(diffExecutors(graph, { ...base, executors: [wasm(), cpu()] })).rejects.toThrow(
+      /reference executor wasm failed/,
+    );
   });
 });

@@ -28,9 +28,13 @@ export async function diffExecutors(graph: OpGraph, options: DiffOptions): Promi
   const [reference, ...others] = executors as [Executor, ...Executor[]];
   const refRun = await runOn(graph, [reference], options, compared, tap);
   if (refRun.failure) {
-    throw new AttnGraphError("diff", `diff: the reference executor ${reference.name} failed${refRun.failure.node ? ` at node ${refRun.failure.node}` : ""}: ${refRun.failure.message}`, {
-      subject: refRun.failure.node ?? reference.name,
-    });
+    throw new AttnGraphError(
+      "diff",
+      `diff: the reference executor ${reference.name} failed${refRun.failure.node ? ` at node ${refRun.failure.node}` : ""}: ${refRun.failure.message}`,
+      {
+        subject: refRun.failure.node ?? reference.name,
+      },
+    );
   }
   const runs: ExecutorRun[] = [];
   // One at a time: executors share the machine, and a run's timing is not what is measured here.
@@ -39,7 +43,9 @@ export async function diffExecutors(graph: OpGraph, options: DiffOptions): Promi
   const nodes: NodeDiff[] = compared.map((node) => {
     const ref = refRun.values.get(node)!;
     const n = graph.node(node);
-    const against = others.map((e, i) => compareNode(n.kind, n.attrs, node, e, reference.name, ref, runs[i]!, tolerance));
+    const against = others.map((e, i) =>
+      compareNode(n.kind, n.attrs, node, e, reference.name, ref, runs[i]!, tolerance),
+    );
     return { node, kind: n.kind, shape: ref.shape, against };
   });
   const culprit = firstDisagreement(nodes);
@@ -52,33 +58,85 @@ export async function diffExecutors(graph: OpGraph, options: DiffOptions): Promi
       const inputs = await inputValues(graph, node, reference, options, refRun.values);
       const other = executors.find((e) => e.name === executor)!;
       const { repro, alone } = await buildRepro(graph, node, inputs, reference, other, tolerance);
-      first = { node, kind, executor, alone: alone.status === "disagree" || alone.status === "failed" ? "disagrees" : "agrees", repro };
+      first = {
+        node,
+        kind,
+        executor,
+        alone: alone.status === "disagree" || alone.status === "failed" ? "disagrees" : "agrees",
+        repro,
+      };
     }
   }
-  const ok = !nodes.some((n) => n.against.some((c) => c.status === "disagree" || c.status === "failed" || c.status === "not-run"));
-  return { reference: reference.name, executors: executors.map((e) => e.name), tolerance, nodes, ...(first ? { first } : {}), ok };
+  const ok = !nodes.some((n) =>
+    n.against.some((c) => c.status === "disagree" || c.status === "failed" || c.status === "not-run"),
+  );
+  return {
+    reference: reference.name,
+    executors: executors.map((e) => e.name),
+    tolerance,
+    nodes,
+    ...(first ? { first } : {}),
+    ok,
+  };
 }
 
-function checkOptions(graph: OpGraph, options: DiffOptions): { executors: readonly Executor[]; tolerance: Tolerance; compared: string[]; tap: "all" | "none" | "list" } {
-  if (typeof (graph as Partial<OpGraph> | null)?.node !== "function" || !Array.isArray((graph as Partial<OpGraph>).nodes)) throw new GraphValidationError("diff graph", "not a graph", "an OpGraph (GraphBuilder.build(), graphFromJSON())", graph === null ? "null" : typeof graph);
-  if (typeof options !== "object" || options === null) throw new GraphValidationError("diff options", "missing options", "{ executors: [reference, other, ...], inputs, weights? }", options === null ? "null" : typeof options);
+function checkOptions(
+  graph: OpGraph,
+  options: DiffOptions,
+): { executors: readonly Executor[]; tolerance: Tolerance; compared: string[]; tap: "all" | "none" | "list" } {
+  if (
+    typeof (graph as Partial<OpGraph> | null)?.node !== "function" ||
+    !Array.isArray((graph as Partial<OpGraph>).nodes)
+  )
+    throw new GraphValidationError(
+      "diff graph",
+      "not a graph",
+      "an OpGraph (GraphBuilder.build(), graphFromJSON())",
+      graph === null ? "null" : typeof graph,
+    );
+  if (typeof options !== "object" || options === null)
+    throw new GraphValidationError(
+      "diff options",
+      "missing options",
+      "{ executors: [reference, other, ...], inputs, weights? }",
+      options === null ? "null" : typeof options,
+    );
   const executors = options.executors;
   if (!Array.isArray(executors) || executors.length < 2) {
-    throw new GraphValidationError("diff.executors", "needs two executors or more", "[reference, other, ...]", Array.isArray(executors) ? `${executors.length}` : typeof executors);
+    throw new GraphValidationError(
+      "diff.executors",
+      "needs two executors or more",
+      "[reference, other, ...]",
+      Array.isArray(executors) ? `${executors.length}` : typeof executors,
+    );
   }
   const names = executors.map((e) => e.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
-  if (dup !== undefined) throw new GraphValidationError("diff.executors", "two executors of the same name", "different names (the report tells them apart by name)", dup);
+  if (dup !== undefined)
+    throw new GraphValidationError(
+      "diff.executors",
+      "two executors of the same name",
+      "different names (the report tells them apart by name)",
+      dup,
+    );
   const tolerance = options.tolerance ?? DEFAULT_VALIDATE_TOLERANCE;
   for (const k of ["abs", "rel"] as const) {
-    if (typeof tolerance[k] !== "number" || !(tolerance[k] >= 0)) throw new GraphValidationError(`diff.tolerance.${k}`, "invalid tolerance", "a number >= 0", String(tolerance[k]));
+    if (typeof tolerance[k] !== "number" || !(tolerance[k] >= 0))
+      throw new GraphValidationError(`diff.tolerance.${k}`, "invalid tolerance", "a number >= 0", String(tolerance[k]));
   }
   const tap = options.tap ?? "all";
   if (tap === "all") return { executors, tolerance, compared: graph.nodes.map((n) => n.name), tap };
   if (tap === "none") return { executors, tolerance, compared: [...graph.outputs], tap };
-  if (!Array.isArray(tap) || tap.length === 0) throw new GraphValidationError("diff.tap", "invalid tap", '"all", "none" or a non-empty list of node names', String(tap));
+  if (!Array.isArray(tap) || tap.length === 0)
+    throw new GraphValidationError(
+      "diff.tap",
+      "invalid tap",
+      '"all", "none" or a non-empty list of node names',
+      String(tap),
+    );
   for (const n of tap) {
-    if (typeof n !== "string" || !graph.has(n) || graph.roleOf(n) !== "node") throw new GraphValidationError(`diff.tap ${String(n)}`, "no node of this name", "a node of the graph", String(n));
+    if (typeof n !== "string" || !graph.has(n) || graph.roleOf(n) !== "node")
+      throw new GraphValidationError(`diff.tap ${String(n)}`, "no node of this name", "a node of the graph", String(n));
   }
   // Graph order, whatever order the list came in: "first" means first in the graph.
   const wanted = new Set(tap);
@@ -86,12 +144,21 @@ function checkOptions(graph: OpGraph, options: DiffOptions): { executors: readon
 }
 
 /** One end-to-end run of `graph` on `executors` (preference order), the compared nodes read back. Never throws for a run failure. */
-async function runOn(graph: OpGraph, executors: readonly Executor[], options: DiffOptions, compared: readonly string[], tap: "all" | "none" | "list"): Promise<ExecutorRun> {
+async function runOn(
+  graph: OpGraph,
+  executors: readonly Executor[],
+  options: DiffOptions,
+  compared: readonly string[],
+  tap: "all" | "none" | "list",
+): Promise<ExecutorRun> {
   const values = new Map<string, Tensor>();
   const ranOn = new Map<string, string>();
   let session: Session;
   try {
-    session = await compile(graph, { executors: [...executors], ...(options.weights ? { weights: options.weights } : {}) });
+    session = await compile(graph, {
+      executors: [...executors],
+      ...(options.weights ? { weights: options.weights } : {}),
+    });
   } catch (e) {
     return { values, ranOn, failure: { node: undefined, message: messageOf(e) } };
   }
@@ -100,7 +167,10 @@ async function runOn(graph: OpGraph, executors: readonly Executor[], options: Di
     if (e.type === "node-start") ranOn.set(e.node, e.executor);
   });
   // Under "none" the outputs come from run() itself, so no tap changes how the graph is lowered.
-  const taps = tap === "none" ? undefined : session.tap((n) => wanted.has(n)).subscribe(({ node, tensor }) => values.set(node, tensor));
+  const taps =
+    tap === "none"
+      ? undefined
+      : session.tap((n) => wanted.has(n)).subscribe(({ node, tensor }) => values.set(node, tensor));
   try {
     const outputs = await session.run(options.inputs);
     if (tap === "none") for (const n of compared) values.set(n, outputs[n]!);
@@ -114,17 +184,45 @@ async function runOn(graph: OpGraph, executors: readonly Executor[], options: Di
   }
 }
 
-function compareNode(kind: string, attrs: Readonly<Record<string, unknown>>, node: string, executor: Executor, reference: string, ref: Tensor, run: ExecutorRun, tolerance: Tolerance): NodeComparison {
+function compareNode(
+  kind: string,
+  attrs: Readonly<Record<string, unknown>>,
+  node: string,
+  executor: Executor,
+  reference: string,
+  ref: Tensor,
+  run: ExecutorRun,
+  tolerance: Tolerance,
+): NodeComparison {
   const ranOn = run.ranOn.get(node) ?? executor.name;
   const got = run.values.get(node);
   if (!got) {
     const at = run.failure?.node;
     const status = at === node || (at === undefined && run.failure) ? "failed" : "not-run";
-    return { executor: executor.name, ranOn, status, maxAbs: NaN, maxRel: NaN, failures: 0, size: ref.size, reason: run.failure?.message ?? "no value was delivered" };
+    return {
+      executor: executor.name,
+      ranOn,
+      status,
+      maxAbs: NaN,
+      maxRel: NaN,
+      failures: 0,
+      size: ref.size,
+      reason: run.failure?.message ?? "no value was delivered",
+    };
   }
   if (ranOn === reference && ranOn !== executor.name) {
     const support = executor.supports(kind, attrs);
-    if (!support.ok) return { executor: executor.name, ranOn, status: "unsupported", maxAbs: NaN, maxRel: NaN, failures: 0, size: ref.size, reason: `unsupported on ${executor.name}: ${support.reason}` };
+    if (!support.ok)
+      return {
+        executor: executor.name,
+        ranOn,
+        status: "unsupported",
+        maxAbs: NaN,
+        maxRel: NaN,
+        failures: 0,
+        size: ref.size,
+        reason: `unsupported on ${executor.name}: ${support.reason}`,
+      };
   }
   return { executor: executor.name, ranOn, ...compareValues(got, ref, tolerance) };
 }
@@ -138,7 +236,13 @@ function firstDisagreement(nodes: readonly NodeDiff[]): { node: string; executor
 }
 
 /** The reference's values of `node`'s inputs: given inputs and weights, tapped nodes, or one more reference run for the rest. */
-async function inputValues(graph: OpGraph, node: string, reference: Executor, options: DiffOptions, tapped: ReadonlyMap<string, Tensor>): Promise<Map<string, AnyTensor>> {
+async function inputValues(
+  graph: OpGraph,
+  node: string,
+  reference: Executor,
+  options: DiffOptions,
+  tapped: ReadonlyMap<string, Tensor>,
+): Promise<Map<string, AnyTensor>> {
   const names = [...new Set(Object.values(graph.node(node).inputs))];
   const out = new Map<string, AnyTensor>();
   const missing: string[] = [];

@@ -12,7 +12,8 @@ export function headsAxis(graph: OpGraph, node: string): number | undefined {
 
 /** headsAxis, or a typed error naming the node and saying which values have heads. */
 export function requireHeadsAxis(graph: OpGraph, node: string, subject: string): number {
-  if (!graph.has(node) || graph.roleOf(node) !== "node") throw new GraphValidationError(subject, "no node of this name", "a node of the graph", node);
+  if (!graph.has(node) || graph.roleOf(node) !== "node")
+    throw new GraphValidationError(subject, "no node of this name", "a node of the graph", node);
   const axis = headsAxis(graph, node);
   if (axis === undefined) {
     throw new GraphValidationError(

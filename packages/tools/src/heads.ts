@@ -4,10 +4,12 @@ import { ShapeError, Tensor, formatShape } from "@attngraph/tensor";
 
 /** Checks `t` has an axis `axis` (its heads) and that every head index is one of them. */
 export function checkHeads(node: string, t: Tensor, heads: readonly number[], axis: number): void {
-  if (t.shape.length <= axis) throw new ShapeError(node, `a per-head value has heads on axis ${axis}`, `rank > ${axis}`, formatShape(t.shape));
+  if (t.shape.length <= axis)
+    throw new ShapeError(node, `a per-head value has heads on axis ${axis}`, `rank > ${axis}`, formatShape(t.shape));
   const h = t.shape[axis]!;
   for (const x of heads) {
-    if (!Number.isInteger(x) || x < 0 || x >= h) throw new ShapeError(`${node} head`, "a head index of this value", `an integer in [0, ${h})`, String(x));
+    if (!Number.isInteger(x) || x < 0 || x >= h)
+      throw new ShapeError(`${node} head`, "a head index of this value", `an integer in [0, ${h})`, String(x));
   }
 }
 
@@ -16,7 +18,12 @@ export function checkHeads(node: string, t: Tensor, heads: readonly number[], ax
  * (>= 1): `b` is the batch entry, `k` the range's offset within that entry's block of head h (the same k in every
  * batch entry means the same position).
  */
-export function forHead(t: Tensor, axis: number, h: number, f: (start: number, end: number, b: number, k: number) => void): void {
+export function forHead(
+  t: Tensor,
+  axis: number,
+  h: number,
+  f: (start: number, end: number, b: number, k: number) => void,
+): void {
   const shape = t.shape;
   const nh = shape[axis]!;
   const inner = shape.slice(axis + 1).reduce((a, d) => a * d, 1);

@@ -40,9 +40,20 @@ export interface PatchingResult {
  * The clean and corrupted inputs must give the patched nodes the same shapes (an OverrideError naming the node
  * otherwise).
  */
-export async function patchFrom(session: Session, clean: CachedRun, corrupted: Readonly<Record<string, AnyTensor>>, options: PatchingOptions): Promise<PatchingResult> {
+export async function patchFrom(
+  session: Session,
+  clean: CachedRun,
+  corrupted: Readonly<Record<string, AnyTensor>>,
+  options: PatchingOptions,
+): Promise<PatchingResult> {
   const missing = options.nodes.find((n) => !clean.cache.has(n));
-  if (missing !== undefined) throw new GraphValidationError(`patchFrom ${missing}`, "not in the clean run's cache: name it in runWithCache", "a cached node", missing);
+  if (missing !== undefined)
+    throw new GraphValidationError(
+      `patchFrom ${missing}`,
+      "not in the clean run's cache: name it in runWithCache",
+      "a cached node",
+      missing,
+    );
   const cleanMetric = options.metric(clean.outputs);
   // Every run draws the same dropout masks (step 0), so in training mode the runs compared differ by the patch alone.
   const corruptedMetric = options.metric(await session.run(corrupted, { dropoutStep: 0 }));
@@ -51,9 +62,17 @@ export async function patchFrom(session: Session, clean: CachedRun, corrupted: R
   const measure = async (node: string, override: Tensor | ((value: Tensor) => Tensor), head?: number) => {
     const metric = options.metric(await session.run(corrupted, { override: { [node]: override }, dropoutStep: 0 }));
     const effect = metric - corruptedMetric;
-    effects.push({ node, ...(head === undefined ? {} : { head }), metric, effect, recovered: span === 0 ? null : effect / span });
+    effects.push({
+      node,
+      ...(head === undefined ? {} : { head }),
+      metric,
+      effect,
+      recovered: span === 0 ? null : effect / span,
+    });
   };
-  const axes = new Map(options.perHead ? options.nodes.map((n) => [n, requireHeadsAxis(session.graph, n, `patchFrom ${n}`)] as const) : []);
+  const axes = new Map(
+    options.perHead ? options.nodes.map((n) => [n, requireHeadsAxis(session.graph, n, `patchFrom ${n}`)] as const) : [],
+  );
   for (const node of options.nodes) {
     const source = clean.cache.get(node)!;
     if (!options.perHead) {
@@ -72,7 +91,13 @@ export async function patchFrom(session: Session, clean: CachedRun, corrupted: R
 /** `value` with head `h` (on `axis`) copied from `source` (same shape). */
 function withHeadFrom(node: string, value: Tensor, source: Tensor, h: number, axis: number): Tensor {
   checkHeads(node, value, [h], axis);
-  if (!sameShape(value.shape, source.shape)) throw new ShapeError(node, "the clean and corrupted runs give this node different shapes", formatShape(source.shape), formatShape(value.shape));
+  if (!sameShape(value.shape, source.shape))
+    throw new ShapeError(
+      node,
+      "the clean and corrupted runs give this node different shapes",
+      formatShape(source.shape),
+      formatShape(value.shape),
+    );
   const data = editable(value);
   const from = source.toFloat32Array();
   forHead(value, axis, h, (start, end) => data.set(from.subarray(start, end), start));

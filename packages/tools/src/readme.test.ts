@@ -10,15 +10,36 @@ it("runs the README example; the heads' recoveries add up to 100 %", async () =>
   const log = vi.spyOn(console, "log").mockImplementation(() => {});
   // README: from here
   const config = { dIn: 4, dOut: 4, numHeads: 2, causal: true };
-  const w = (n: number, m: number, k: number) => Tensor.from(Array.from({ length: n * m }, (_, i) => Math.sin(i * k) * 0.5), [n, m]);
-  const weights = attentionWeights(config, { W_query: w(4, 4, 1), W_key: w(4, 4, 2), W_value: w(4, 4, 3), out_proj: w(4, 4, 4), out_bias: w(1, 4, 5).reshape([4]) });
+  const w = (n: number, m: number, k: number) =>
+    Tensor.from(
+      Array.from({ length: n * m }, (_, i) => Math.sin(i * k) * 0.5),
+      [n, m],
+    );
+  const weights = attentionWeights(config, {
+    W_query: w(4, 4, 1),
+    W_key: w(4, 4, 2),
+    W_value: w(4, 4, 3),
+    out_proj: w(4, 4, 4),
+    out_bias: w(1, 4, 5).reshape([4]),
+  });
   const session = await compile(multiHeadAttention(config), { executors: [createCpuExecutor()], weights });
-  const clean = Tensor.from(Array.from({ length: 12 }, (_, i) => Math.cos(i)), [1, 3, 4]);
-  const corrupted = Tensor.from(Array.from({ length: 12 }, (_, i) => Math.cos(i + 5)), [1, 3, 4]);
+  const clean = Tensor.from(
+    Array.from({ length: 12 }, (_, i) => Math.cos(i)),
+    [1, 3, 4],
+  );
+  const corrupted = Tensor.from(
+    Array.from({ length: 12 }, (_, i) => Math.cos(i + 5)),
+    [1, 3, 4],
+  );
   const metric = (o: Record<string, Tensor>) => o.output!.toFloat32Array()[0]!; // the first output element
 
   const cleanRun = await runWithCache(session, { x: clean }, ["context.heads"]);
-  const { effects } = await patchFrom(session, cleanRun, { x: corrupted }, { nodes: ["context.heads"], metric, perHead: true });
+  const { effects } = await patchFrom(
+    session,
+    cleanRun,
+    { x: corrupted },
+    { nodes: ["context.heads"], metric, perHead: true },
+  );
   for (const e of effects) console.log(`head ${e.head}: recovers ${(100 * e.recovered!).toFixed(0)}%`);
 
   const restore = ablateHeads(session, "weights", [0]);

@@ -11,10 +11,22 @@ import { config } from "./test-fixture.js";
 import { Tensor } from "@attngraph/tensor";
 
 const graph = buildAttention(config);
-const scores = Tensor.from(Array.from({ length: 2 * 3 * 5 * 5 }, (_, i) => Math.sin(i)), [2, 3, 5, 5]);
+const scores = Tensor.from(
+  Array.from({ length: 2 * 3 * 5 * 5 }, (_, i) => Math.sin(i)),
+  [2, 3, 5, 5],
+);
 
 async function repro(): Promise<Repro> {
-  return JSON.parse(JSON.stringify((await buildRepro(graph, "masked", new Map([["scores", scores]]), createCpuExecutor(), createWasmExecutor(), { abs: 1e-4, rel: 1e-4 })).repro));
+  return JSON.parse(
+    JSON.stringify(
+      (
+        await buildRepro(graph, "masked", new Map([["scores", scores]]), createCpuExecutor(), createWasmExecutor(), {
+          abs: 1e-4,
+          rel: 1e-4,
+        })
+      ).repro,
+    ),
+  );
 }
 
 describe("repro files", () => {
@@ -35,8 +47,16 @@ describe("repro files", () => {
     ["$.node", (r) => ({ ...r, node: 3 }), /not a string/],
     ["$.tolerance.rel", (r) => ({ ...r, tolerance: { abs: 0 } }), /invalid tolerance/],
     // A well-formed graph that is wrong as a graph (an unknown op kind) names its node.
-    ["$.graph (masked)", (r) => ({ ...r, graph: { ...r.graph, nodes: [{ ...r.graph.nodes[0], kind: "nope" }] } }), /not a valid graph.*nope/],
-    ["$.graph.nodes[0].attrs", (r) => ({ ...r, graph: { ...r.graph, nodes: [{ ...r.graph.nodes[0], attrs: 5 }] } }), /not a valid graph/],
+    [
+      "$.graph (masked)",
+      (r) => ({ ...r, graph: { ...r.graph, nodes: [{ ...r.graph.nodes[0], kind: "nope" }] } }),
+      /not a valid graph.*nope/,
+    ],
+    [
+      "$.graph.nodes[0].attrs",
+      (r) => ({ ...r, graph: { ...r.graph, nodes: [{ ...r.graph.nodes[0], attrs: 5 }] } }),
+      /not a valid graph/,
+    ],
     ["$.graph.nodes", (r) => ({ ...r, node: "other" }), /not the repro's node/],
     ["$.inputs.scores", (r) => ({ ...r, inputs: {} }), /missing input/],
     ["$.inputs.scores.data", (r) => ({ ...r, inputs: { scores: { shape: [1], data: [] } } }), /wrong length/],
@@ -56,6 +76,8 @@ describe("repro files", () => {
   });
 
   it("replaying without an executor the file names says which is missing", async () => {
-    await expect(replayRepro(await repro(), { executors: [createCpuExecutor()] })).rejects.toThrow(/ran on wasm; no executor of that name was given \(given: cpu\)/);
+    await expect(replayRepro(await repro(), { executors: [createCpuExecutor()] })).rejects.toThrow(
+      /ran on wasm; no executor of that name was given \(given: cpu\)/,
+    );
   });
 });

@@ -13,10 +13,20 @@ type Outcome = { readonly tensor: Tensor } | { readonly error: string };
  * The repro of `node` of `graph` on `inputs` (the reference's values, by value name), with the node's output alone on
  * `reference` and on `other`, and how those two compare.
  */
-export async function buildRepro(graph: OpGraph, node: string, inputs: ReadonlyMap<string, AnyTensor>, reference: Executor, other: Executor, tolerance: Tolerance, source?: string): Promise<{ repro: Repro; alone: NodeComparison }> {
+export async function buildRepro(
+  graph: OpGraph,
+  node: string,
+  inputs: ReadonlyMap<string, AnyTensor>,
+  reference: Executor,
+  other: Executor,
+  tolerance: Tolerance,
+  source?: string,
+): Promise<{ repro: Repro; alone: NodeComparison }> {
   const n = graph.node(node);
   const single = OpGraph.create(graph.registry, {
-    inputs: [...inputs].map(([name, t]) => (t.dtype === "int32" ? { name, shape: [...t.shape], dtype: "int32" as const } : { name, shape: [...t.shape] })),
+    inputs: [...inputs].map(([name, t]) =>
+      t.dtype === "int32" ? { name, shape: [...t.shape], dtype: "int32" as const } : { name, shape: [...t.shape] },
+    ),
     weights: [],
     nodes: [{ name: node, kind: n.kind, inputs: n.inputs, attrs: n.attrs }],
     outputs: [node],
@@ -41,7 +51,11 @@ export async function buildRepro(graph: OpGraph, node: string, inputs: ReadonlyM
 }
 
 /** The node of a single-node graph run once on one executor: its output, or the message of the error it failed with. */
-async function runSingle(graph: OpGraph, inputs: Readonly<Record<string, AnyTensor>>, executor: Executor): Promise<Outcome> {
+async function runSingle(
+  graph: OpGraph,
+  inputs: Readonly<Record<string, AnyTensor>>,
+  executor: Executor,
+): Promise<Outcome> {
   try {
     const session = await compile(graph, { executors: [executor] });
     try {
@@ -90,7 +104,15 @@ export interface ReplayResult {
 }
 
 /** Reads a repro (an object or JSON text), every field checked: a ReproFormatError names the field at fault. */
-export function readRepro(json: unknown, registry?: OpRegistry): { repro: Repro; graph: OpGraph; inputs: Record<string, AnyTensor>; outputs: Record<string, Tensor | { error: string }> } {
+export function readRepro(
+  json: unknown,
+  registry?: OpRegistry,
+): {
+  repro: Repro;
+  graph: OpGraph;
+  inputs: Record<string, AnyTensor>;
+  outputs: Record<string, Tensor | { error: string }>;
+} {
   let doc = json;
   if (typeof json === "string") {
     try {
@@ -99,40 +121,60 @@ export function readRepro(json: unknown, registry?: OpRegistry): { repro: Repro;
       throw new ReproFormatError("$", "not valid JSON", "a repro document", (e as Error).message);
     }
   }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new ReproFormatError("$", "not a repro", "an object", Array.isArray(doc) ? "an array" : typeof doc);
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc))
+    throw new ReproFormatError("$", "not a repro", "an object", Array.isArray(doc) ? "an array" : typeof doc);
   const r = doc as Record<string, unknown>;
-  if (r.format !== REPRO_FORMAT) throw new ReproFormatError("$.format", "not an attngraph repro", JSON.stringify(REPRO_FORMAT), String(r.format));
-  if (r.version !== REPRO_VERSION) throw new ReproFormatError("$.version", "unknown version", String(REPRO_VERSION), String(r.version));
+  if (r.format !== REPRO_FORMAT)
+    throw new ReproFormatError("$.format", "not an attngraph repro", JSON.stringify(REPRO_FORMAT), String(r.format));
+  if (r.version !== REPRO_VERSION)
+    throw new ReproFormatError("$.version", "unknown version", String(REPRO_VERSION), String(r.version));
   for (const key of ["node", "kind", "reference", "executor"] as const) {
-    if (typeof r[key] !== "string" || r[key] === "") throw new ReproFormatError(`$.${key}`, "missing or not a string", "a non-empty string", String(r[key]));
+    if (typeof r[key] !== "string" || r[key] === "")
+      throw new ReproFormatError(`$.${key}`, "missing or not a string", "a non-empty string", String(r[key]));
   }
   const tol = r.tolerance as Record<string, unknown> | undefined;
   for (const k of ["abs", "rel"] as const) {
-    if (typeof tol?.[k] !== "number" || !((tol[k] as number) >= 0)) throw new ReproFormatError(`$.tolerance.${k}`, "invalid tolerance", "a number >= 0", String(tol?.[k]));
+    if (typeof tol?.[k] !== "number" || !((tol[k] as number) >= 0))
+      throw new ReproFormatError(`$.tolerance.${k}`, "invalid tolerance", "a number >= 0", String(tol?.[k]));
   }
   let graph: OpGraph;
   try {
     graph = fromJSON(r.graph, registry);
   } catch (e) {
     const subject = AttnGraphError.isInstance(e) ? (e.subject ?? "$") : "$";
-    throw new ReproFormatError(`$.graph${subject.startsWith("$") ? subject.slice(1) : ` (${subject})`}`, "not a valid graph", "an attngraph graph of one node", e instanceof Error ? e.message : String(e));
+    throw new ReproFormatError(
+      `$.graph${subject.startsWith("$") ? subject.slice(1) : ` (${subject})`}`,
+      "not a valid graph",
+      "an attngraph graph of one node",
+      e instanceof Error ? e.message : String(e),
+    );
   }
   if (graph.nodes.length !== 1 || graph.nodes[0]!.name !== r.node || graph.nodes[0]!.kind !== r.kind) {
-    throw new ReproFormatError("$.graph.nodes", "not the repro's node", `one node ${String(r.node)} of kind ${String(r.kind)}`, graph.nodes.map((n) => `${n.name} (${n.kind})`).join(", "));
+    throw new ReproFormatError(
+      "$.graph.nodes",
+      "not the repro's node",
+      `one node ${String(r.node)} of kind ${String(r.kind)}`,
+      graph.nodes.map((n) => `${n.name} (${n.kind})`).join(", "),
+    );
   }
   const inputs: Record<string, AnyTensor> = {};
   const given = isRecord(r.inputs) ? r.inputs : undefined;
   if (!given) throw new ReproFormatError("$.inputs", "missing", "an object of tensors by input name", typeof r.inputs);
   for (const decl of graph.inputs) {
-    if (!Object.hasOwn(given, decl.name)) throw new ReproFormatError(`$.inputs.${decl.name}`, "missing input", "a tensor", "nothing");
+    if (!Object.hasOwn(given, decl.name))
+      throw new ReproFormatError(`$.inputs.${decl.name}`, "missing input", "a tensor", "nothing");
     inputs[decl.name] = tensorFromJSON(given[decl.name], `$.inputs.${decl.name}`);
   }
   const outputs: Record<string, Tensor | { error: string }> = {};
   const recorded = isRecord(r.outputs) ? r.outputs : undefined;
   for (const name of [r.reference as string, r.executor as string]) {
     const o = recorded?.[name];
-    if (o === undefined) throw new ReproFormatError(`$.outputs.${name}`, "missing output", "a tensor or { error }", "nothing");
-    outputs[name] = isRecord(o) && typeof o.error === "string" ? { error: o.error } : (tensorFromJSON(o, `$.outputs.${name}`) as Tensor);
+    if (o === undefined)
+      throw new ReproFormatError(`$.outputs.${name}`, "missing output", "a tensor or { error }", "nothing");
+    outputs[name] =
+      isRecord(o) && typeof o.error === "string"
+        ? { error: o.error }
+        : (tensorFromJSON(o, `$.outputs.${name}`) as Tensor);
   }
   return { repro: doc as Repro, graph, inputs, outputs };
 }
@@ -142,12 +184,20 @@ export async function replayRepro(json: unknown, options: ReplayOptions): Promis
   const { repro, graph, inputs, outputs } = readRepro(json, options.registry);
   const find = (name: string): Executor => {
     const e = options.executors.find((x) => x.name === name);
-    if (!e) throw new AttnGraphError("replay", `replay: the repro ran on ${name}; no executor of that name was given (given: ${options.executors.map((x) => x.name).join(", ") || "none"})`, { subject: name });
+    if (!e)
+      throw new AttnGraphError(
+        "replay",
+        `replay: the repro ran on ${name}; no executor of that name was given (given: ${options.executors.map((x) => x.name).join(", ") || "none"})`,
+        { subject: name },
+      );
     return e;
   };
   const reference = find(repro.reference);
   const executor = find(repro.executor);
-  const fresh = { [reference.name]: await runSingle(graph, inputs, reference), [executor.name]: await runSingle(graph, inputs, executor) };
+  const fresh = {
+    [reference.name]: await runSingle(graph, inputs, reference),
+    [executor.name]: await runSingle(graph, inputs, executor),
+  };
   const comparison = judge(executor.name, fresh[reference.name]!, fresh[executor.name]!, repro.tolerance);
   const sameAsRecorded: Record<string, boolean | "error"> = {};
   for (const name of [reference.name, executor.name]) {
@@ -155,7 +205,15 @@ export async function replayRepro(json: unknown, options: ReplayOptions): Promis
     const then = outputs[name]!;
     sameAsRecorded[name] = "error" in now || "error" in then ? "error" : sameValues(now.tensor, then as Tensor);
   }
-  return { node: repro.node, kind: repro.kind, reference: reference.name, executor: executor.name, comparison, reproduced: comparison.status !== "agree", sameAsRecorded };
+  return {
+    node: repro.node,
+    kind: repro.kind,
+    reference: reference.name,
+    executor: executor.name,
+    comparison,
+    reproduced: comparison.status !== "agree",
+    sameAsRecorded,
+  };
 }
 
 /** Equal shapes and values (NaN = NaN; JSON keeps neither NaN payloads nor the sign of zero, so bits are not compared). */

@@ -10,7 +10,11 @@ describe("tensor JSON", () => {
     expect(Array.from(back.toFloat32Array())).toEqual(Array.from(t.toFloat32Array()));
     const ids = Tensor.int32([1, -2, 2147483647], [3, 1]);
     const idsBack = tensorFromJSON(JSON.parse(JSON.stringify(tensorToJSON(ids))), "$");
-    expect([idsBack.dtype, idsBack.shape, Array.from(idsBack.toInt32Array())]).toEqual(["int32", [3, 1], [1, -2, 2147483647]]);
+    expect([idsBack.dtype, idsBack.shape, Array.from(idsBack.toInt32Array())]).toEqual([
+      "int32",
+      [3, 1],
+      [1, -2, 2147483647],
+    ]);
   });
 
   it.each([

@@ -13,14 +13,20 @@ export interface TensorJSON {
 /** A repro file (or any tensor document) that does not follow its format: `path` names the JSON field at fault. */
 export class ReproFormatError extends AttnGraphError {
   constructor(path: string, what: string, expected: string, got: string) {
-    super("repro-format", `${path}: ${what}: expected ${expected}, got ${clip(got, 80)}`, { subject: path, expected, got });
+    super("repro-format", `${path}: ${what}: expected ${expected}, got ${clip(got, 80)}`, {
+      subject: path,
+      expected,
+      got,
+    });
     this.name = "ReproFormatError";
   }
 }
 
 export function tensorToJSON(t: AnyTensor): TensorJSON {
   if (t.dtype === "int32") return { shape: [...t.shape], dtype: "int32", data: Array.from(t.toInt32Array()) };
-  const data = Array.from(t.toFloat32Array(), (v) => (Number.isFinite(v) ? v : (String(v) as "NaN" | "Infinity" | "-Infinity")));
+  const data = Array.from(t.toFloat32Array(), (v) =>
+    Number.isFinite(v) ? v : (String(v) as "NaN" | "Infinity" | "-Infinity"),
+  );
   return { shape: [...t.shape], data };
 }
 
@@ -28,24 +34,44 @@ const SPECIAL: Readonly<Record<string, number>> = { NaN: NaN, Infinity: Infinity
 
 /** Reads a TensorJSON at `path`, every field checked (a ReproFormatError names the first one at fault). */
 export function tensorFromJSON(json: unknown, path: string): AnyTensor {
-  if (typeof json !== "object" || json === null || Array.isArray(json)) throw new ReproFormatError(path, "not a tensor", "{ shape, data }", typeof json);
+  if (typeof json !== "object" || json === null || Array.isArray(json))
+    throw new ReproFormatError(path, "not a tensor", "{ shape, data }", typeof json);
   const { shape, data, dtype } = json as Record<string, unknown>;
   for (const key of Object.keys(json)) {
-    if (key !== "shape" && key !== "data" && key !== "dtype") throw new ReproFormatError(`${path}.${key}`, "unknown field", "shape, data or dtype", key);
+    if (key !== "shape" && key !== "data" && key !== "dtype")
+      throw new ReproFormatError(`${path}.${key}`, "unknown field", "shape, data or dtype", key);
   }
-  if (!Array.isArray(shape) || shape.some((d) => !Number.isInteger(d) || (d as number) < 0)) throw new ReproFormatError(`${path}.shape`, "invalid shape", "a list of integers >= 0", JSON.stringify(shape) ?? String(shape));
-  if (dtype !== undefined && dtype !== "int32") throw new ReproFormatError(`${path}.dtype`, "unknown dtype", '"int32" or absent (float32)', String(dtype));
+  if (!Array.isArray(shape) || shape.some((d) => !Number.isInteger(d) || (d as number) < 0))
+    throw new ReproFormatError(
+      `${path}.shape`,
+      "invalid shape",
+      "a list of integers >= 0",
+      JSON.stringify(shape) ?? String(shape),
+    );
+  if (dtype !== undefined && dtype !== "int32")
+    throw new ReproFormatError(`${path}.dtype`, "unknown dtype", '"int32" or absent (float32)', String(dtype));
   const size = (shape as number[]).reduce((a, b) => a * b, 1);
   if (!Array.isArray(data) || data.length !== size) {
-    throw new ReproFormatError(`${path}.data`, "wrong length", `${size} values for shape [${(shape as number[]).join(", ")}]`, Array.isArray(data) ? `${data.length} values` : typeof data);
+    throw new ReproFormatError(
+      `${path}.data`,
+      "wrong length",
+      `${size} values for shape [${(shape as number[]).join(", ")}]`,
+      Array.isArray(data) ? `${data.length} values` : typeof data,
+    );
   }
   const kind: DType = dtype === "int32" ? "int32" : "float32";
   const values = new Float64Array(size);
   for (let i = 0; i < size; i++) {
     const v = data[i];
-    const n = typeof v === "number" ? v : typeof v === "string" && kind === "float32" && v in SPECIAL ? SPECIAL[v]! : undefined;
+    const n =
+      typeof v === "number" ? v : typeof v === "string" && kind === "float32" && v in SPECIAL ? SPECIAL[v]! : undefined;
     if (n === undefined || (kind === "int32" && !(Number.isInteger(n) && n >= -2147483648 && n <= 2147483647))) {
-      throw new ReproFormatError(`${path}.data[${i}]`, "invalid value", kind === "int32" ? "an int32 integer" : 'a number, "NaN", "Infinity" or "-Infinity"', JSON.stringify(v) ?? String(v));
+      throw new ReproFormatError(
+        `${path}.data[${i}]`,
+        "invalid value",
+        kind === "int32" ? "an int32 integer" : 'a number, "NaN", "Infinity" or "-Infinity"',
+        JSON.stringify(v) ?? String(v),
+      );
     }
     values[i] = n;
   }

@@ -11,17 +11,31 @@ import { createTrainer } from "./trainer.js";
 const [V, E, H, T, B] = [10, 16, 2, 6, 2];
 const SEED = 31;
 const RATE = 0.3;
-const tokens = Tensor.int32(Array.from({ length: B * T }, (_, i) => (i * 7) % V), [B, T]);
+const tokens = Tensor.int32(
+  Array.from({ length: B * T }, (_, i) => (i * 7) % V),
+  [B, T],
+);
 
 /** Which weights the generator keeps in block 0 (seed SEED) at dropout step `step`, where a weight is visible. */
-const keptAt = (step: number) => Array.from({ length: B * H * T * T }, (_, i) => dropoutKeep(dropoutSeedAt(SEED, step), i, RATE));
+const keptAt = (step: number) =>
+  Array.from({ length: B * H * T * T }, (_, i) => dropoutKeep(dropoutSeedAt(SEED, step), i, RATE));
 
 describe("trainer with dropout", () => {
   it("step t drops what dropout step t − 1 drops: a new mask each step", async () => {
-    const graph = simpleTransformer({ vocabSize: V, embedDim: E, nHeads: H, seqLen: T, dropout: RATE }, { loss: true, training: true, seed: SEED });
-    const trainer = await createTrainer(graph, { loss: "loss", optimizer: adam({ lr: 1e-3 }), executors: [createCpuExecutor()], weights: defaultInit(graph, 1) });
+    const graph = simpleTransformer(
+      { vocabSize: V, embedDim: E, nHeads: H, seqLen: T, dropout: RATE },
+      { loss: true, training: true, seed: SEED },
+    );
+    const trainer = await createTrainer(graph, {
+      loss: "loss",
+      optimizer: adam({ lr: 1e-3 }),
+      executors: [createCpuExecutor()],
+      weights: defaultInit(graph, 1),
+    });
     const masks: boolean[][] = [];
-    const sub = trainer.session.tap("transformer.attention.weights").subscribe((e) => masks.push(Array.from(e.tensor.toFloat32Array(), (v) => v !== 0)));
+    const sub = trainer.session
+      .tap("transformer.attention.weights")
+      .subscribe((e) => masks.push(Array.from(e.tensor.toFloat32Array(), (v) => v !== 0)));
     try {
       for (let t = 1; t <= 3; t++) await trainer.step({ tokens, targets: tokens });
       sub.unsubscribe();

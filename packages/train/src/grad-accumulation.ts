@@ -20,12 +20,17 @@ export interface AccumulatedGrads {
 
 /** n, checked: an integer >= 1 (1: no accumulation). */
 export function checkAccumulate(n: unknown): number {
-  if (typeof n !== "number" || !Number.isInteger(n) || n < 1) throw new GraphValidationError("train.accumulate", "invalid number of microbatches", "an integer >= 1", String(n));
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 1)
+    throw new GraphValidationError("train.accumulate", "invalid number of microbatches", "an integer >= 1", String(n));
   return n;
 }
 
 /** Adds the micro-step input and, per parameter of `grads` (parameter → gradient node), its accumulator and sum. */
-export function addGradAccumulation(b: GraphBuilder, grads: Readonly<Record<string, string>>, n: number): AccumulatedGrads {
+export function addGradAccumulation(
+  b: GraphBuilder,
+  grads: Readonly<Record<string, string>>,
+  n: number,
+): AccumulatedGrads {
   const micro = b.input(MICRO_STEP_INPUT, [1]);
   const sums: Record<string, string> = {};
   const updates: Record<string, string> = {};

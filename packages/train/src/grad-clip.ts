@@ -18,12 +18,34 @@ const CLIP_EPS = 1e-6;
  * Adds the clipping nodes for `grads` (parameter → gradient node, in the order the total adds them).
  * @param maxNorm torch's max_norm, a finite number > 0
  */
-export function addGradClipping(b: GraphBuilder, grads: Readonly<Record<string, string>>, maxNorm: number): ClippedGrads {
-  if (typeof maxNorm !== "number" || !(maxNorm > 0) || !Number.isFinite(maxNorm)) throw new GraphValidationError("train.clipGradNorm", "invalid maximum norm", "a finite number > 0", String(maxNorm));
+export function addGradClipping(
+  b: GraphBuilder,
+  grads: Readonly<Record<string, string>>,
+  maxNorm: number,
+): ClippedGrads {
+  if (typeof maxNorm !== "number" || !(maxNorm > 0) || !Number.isFinite(maxNorm))
+    throw new GraphValidationError(
+      "train.clipGradNorm",
+      "invalid maximum norm",
+      "a finite number > 0",
+      String(maxNorm),
+    );
   const params = Object.keys(grads);
-  if (params.length === 0) throw new GraphValidationError("train.clipGradNorm", "no gradient to clip", "at least one parameter the loss reaches", "none");
+  if (params.length === 0)
+    throw new GraphValidationError(
+      "train.clipGradNorm",
+      "no gradient to clip",
+      "at least one parameter the loss reaches",
+      "none",
+    );
   let total: string | undefined;
-  for (const p of params) total = b.add("sum-squares", `${p}.grad.sumsq`, { x: grads[p]!, ...(total ? { acc: total } : {}) }, {});
-  const clipped = Object.fromEntries(params.map((p) => [p, b.add("clip-by-norm", `${p}.grad.clipped`, { x: grads[p]!, sumSquares: total! }, { maxNorm, eps: CLIP_EPS })]));
+  for (const p of params)
+    total = b.add("sum-squares", `${p}.grad.sumsq`, { x: grads[p]!, ...(total ? { acc: total } : {}) }, {});
+  const clipped = Object.fromEntries(
+    params.map((p) => [
+      p,
+      b.add("clip-by-norm", `${p}.grad.clipped`, { x: grads[p]!, sumSquares: total! }, { maxNorm, eps: CLIP_EPS }),
+    ]),
+  );
   return { grads: clipped, sumSquares: total! };
 }

@@ -21,7 +21,12 @@ import { createTrainer, type StepEvent } from "./trainer.js";
 
 interface Scenario {
   readonly lr: number;
-  readonly groups: readonly { readonly names?: string[]; readonly rank2?: boolean; readonly weight_decay: number; readonly lr?: number }[];
+  readonly groups: readonly {
+    readonly names?: string[];
+    readonly rank2?: boolean;
+    readonly weight_decay: number;
+    readonly lr?: number;
+  }[];
   readonly clip: number;
   readonly schedule?: { readonly lr: number; readonly min_lr: number; readonly warmup: number; readonly decay: number };
   readonly steps: number;
@@ -34,7 +39,9 @@ interface Scenario {
   readonly finalParams: Record<string, { shape: number[]; data: number[] }>;
 }
 
-const fixture = JSON.parse(readFileSync(new URL("../fixtures/groups-clip.json", import.meta.url), "utf8")) as { scenarios: Record<string, Scenario> };
+const fixture = JSON.parse(readFileSync(new URL("../fixtures/groups-clip.json", import.meta.url), "utf8")) as {
+  scenarios: Record<string, Scenario>;
+};
 const copy = loadAnyCase(join(goldenTrainDir, "seed-003-copy-task-v10-e32-h4-t8.json")).case as TrainCase;
 /** The golden cases' loss tolerance (nanogpt-bias-l2's train section checks its losses within 1e-4). */
 const LOSS_TOL = { abs: 1e-4, rel: 1e-4 };
@@ -50,19 +57,35 @@ function rows(from: number, n: number): Tensor<"int32"> {
 /** The scenario's groups in the trainer's terms: nanoGPTGroups for the rank rule, else the listed names. */
 function groupsOf(s: Scenario): ParamGroup[] {
   if (s.groups.every((g) => g.rank2 !== undefined)) return nanoGPTGroups(s.groups.find((g) => g.rank2)!.weight_decay);
-  return s.groups.map((g) => ({ params: g.names!, weightDecay: g.weight_decay, ...(g.lr !== undefined ? { lr: g.lr } : {}) }));
+  return s.groups.map((g) => ({
+    params: g.names!,
+    weightDecay: g.weight_decay,
+    ...(g.lr !== undefined ? { lr: g.lr } : {}),
+  }));
 }
 
 async function train(s: Scenario, executor: Executor) {
   const cfg = copy.config as Record<string, number>;
-  const graph = simpleTransformer({ vocabSize: cfg.vocabSize!, embedDim: cfg.embedDim!, nHeads: cfg.nHeads!, seqLen: cfg.seqLen! }, { loss: true });
+  const graph = simpleTransformer(
+    { vocabSize: cfg.vocabSize!, embedDim: cfg.embedDim!, nHeads: cfg.nHeads!, seqLen: cfg.seqLen! },
+    { loss: true },
+  );
   const sched = s.schedule;
   const trainer = await createTrainer(graph, {
     loss: "loss",
     optimizer: adam({ lr: s.lr, betas: [0.9, 0.95], eps: 1e-8, decoupled: true }),
     paramGroups: groupsOf(s),
     clipGradNorm: s.clip,
-    ...(sched ? { schedule: cosineSchedule({ lr: sched.lr, minLr: sched.min_lr, warmup: sched.warmup, decaySteps: sched.decay }) } : {}),
+    ...(sched
+      ? {
+          schedule: cosineSchedule({
+            lr: sched.lr,
+            minLr: sched.min_lr,
+            warmup: sched.warmup,
+            decaySteps: sched.decay,
+          }),
+        }
+      : {}),
     ...(s.accumulate ? { accumulate: s.accumulate } : {}),
     executors: [executor],
     weights: loadStateDict(graph, copy.params),
@@ -74,7 +97,10 @@ async function train(s: Scenario, executor: Executor) {
     if (s.accumulate) {
       // The step's rows as n microbatches in order, as the fixture's torch loop splits them.
       const m = s.batchSize / s.accumulate;
-      const micro = Array.from({ length: s.accumulate }, (_, k) => rows(i * s.stride + k * m, m)).map((tokens) => ({ tokens, targets: tokens }));
+      const micro = Array.from({ length: s.accumulate }, (_, k) => rows(i * s.stride + k * m, m)).map((tokens) => ({
+        tokens,
+        targets: tokens,
+      }));
       losses.push(await trainer.step(micro));
     } else {
       const tokens = rows(i * s.stride, s.batchSize);
@@ -92,22 +118,28 @@ const executors: [string, () => Executor][] = [
   ["webgpu", () => createWebGpuExecutor()],
 ];
 
-describe.each(executors)("AdamW with parameter groups, clip_grad_norm_ and a schedule, as PyTorch trains it (%s)", (_name, make) => {
-  for (const [name, s] of Object.entries(fixture.scenarios)) {
-    it(`${name}: ${s.steps} steps' losses, gradient norms${s.lrs ? ", lrs" : ""} and final parameters`, async () => {
-      const executor = make();
-      const { losses, events, params } = await train(s, executor);
-      const r = compare(Tensor.from(losses, [losses.length]), s.losses, LOSS_TOL);
-      expect(r.ok, `losses ${JSON.stringify(losses)} vs ${JSON.stringify(s.losses)}: ${JSON.stringify(r.worst)}`).toBe(true);
-      const norms = events.map((e) => e.gradNorm!);
-      const rn = compare(Tensor.from(norms, [norms.length]), s.gradNorms, LOSS_TOL);
-      expect(rn.ok, `norms ${JSON.stringify(norms)}: ${JSON.stringify(rn.worst)}`).toBe(true);
-      if (s.lrs) expect(events.map((e) => e.lr!)).toEqual(s.lrs.map((x) => expect.closeTo(x, 12)));
-      for (const [p, want] of Object.entries(s.finalParams)) {
-        const rp = compare(params.get(p)! as Tensor, want.data, PARAM_TOL);
-        expect(rp.ok, `${p}: ${JSON.stringify(rp.worst)}`).toBe(true);
-      }
-      await (executor as { dispose?: () => unknown }).dispose?.();
-    }, 300_000); // a hang guard: webgpu on SwiftShader, CI running every package's tests at once on 2 cores
-  }
-});
+describe.each(executors)(
+  "AdamW with parameter groups, clip_grad_norm_ and a schedule, as PyTorch trains it (%s)",
+  (_name, make) => {
+    for (const [name, s] of Object.entries(fixture.scenarios)) {
+      it(`${name}: ${s.steps} steps' losses, gradient norms${s.lrs ? ", lrs" : ""} and final parameters`, async () => {
+        const executor = make();
+        const { losses, events, params } = await train(s, executor);
+        const r = compare(Tensor.from(losses, [losses.length]), s.losses, LOSS_TOL);
+        expect(
+          r.ok,
+          `losses ${JSON.stringify(losses)} vs ${JSON.stringify(s.losses)}: ${JSON.stringify(r.worst)}`,
+        ).toBe(true);
+        const norms = events.map((e) => e.gradNorm!);
+        const rn = compare(Tensor.from(norms, [norms.length]), s.gradNorms, LOSS_TOL);
+        expect(rn.ok, `norms ${JSON.stringify(norms)}: ${JSON.stringify(rn.worst)}`).toBe(true);
+        if (s.lrs) expect(events.map((e) => e.lr!)).toEqual(s.lrs.map((x) => expect.closeTo(x, 12)));
+        for (const [p, want] of Object.entries(s.finalParams)) {
+          const rp = compare(params.get(p)! as Tensor, want.data, PARAM_TOL);
+          expect(rp.ok, `${p}: ${JSON.stringify(rp.worst)}`).toBe(true);
+        }
+        await (executor as { dispose?: () => unknown }).dispose?.();
+      }, 300_000); // a hang guard: webgpu on SwiftShader, CI running every package's tests at once on 2 cores
+    }
+  },
+);

@@ -1,4 +1,13 @@
-export { adam, sgd, type AdamOptions, type GroupOptions, type Optimizer, type ParamUpdate, type SgdOptions, type UpdateExtras } from "./optimizer.js";
+export {
+  adam,
+  sgd,
+  type AdamOptions,
+  type GroupOptions,
+  type Optimizer,
+  type ParamUpdate,
+  type SgdOptions,
+  type UpdateExtras,
+} from "./optimizer.js";
 export { nanoGPTGroups, groupOptimizers, type ParamGroup, type ParamSelector } from "./param-groups.js";
 export { cosineSchedule, type CosineScheduleOptions, type LrSchedule } from "./schedule.js";
 export { addGradClipping, type ClippedGrads } from "./grad-clip.js";

@@ -45,9 +45,11 @@ export interface Optimizer {
 
 /** `base` with `overrides`, refusing fields outside `known` (a typo would otherwise be silently ignored). */
 function merge<T extends object>(kind: string, base: T, overrides: GroupOptions, known: readonly string[]): T {
-  if (typeof overrides !== "object" || overrides === null) throw new GraphValidationError(`${kind}.group`, "invalid group options", "an object", String(overrides));
+  if (typeof overrides !== "object" || overrides === null)
+    throw new GraphValidationError(`${kind}.group`, "invalid group options", "an object", String(overrides));
   for (const [k, v] of Object.entries(overrides)) {
-    if (v !== undefined && !known.includes(k)) throw new GraphValidationError(`${kind}.${k}`, "not an option of this optimizer", known.join(", "), k);
+    if (v !== undefined && !known.includes(k))
+      throw new GraphValidationError(`${kind}.${k}`, "not an option of this optimizer", known.join(", "), k);
   }
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
   return { ...base, ...defined };
@@ -77,9 +79,11 @@ export function adam(options: AdamOptions): Optimizer {
     throw new GraphValidationError(`adam.${field}`, "invalid optimizer option", expected, String(got));
   };
   if (typeof lr !== "number" || !(lr > 0) || !Number.isFinite(lr)) bad("lr", "a finite number > 0", lr);
-  if (!Array.isArray(betas) || betas.length !== 2 || !betas.every((x) => typeof x === "number" && x >= 0 && x < 1)) bad("betas", "two numbers in [0, 1)", JSON.stringify(betas));
+  if (!Array.isArray(betas) || betas.length !== 2 || !betas.every((x) => typeof x === "number" && x >= 0 && x < 1))
+    bad("betas", "two numbers in [0, 1)", JSON.stringify(betas));
   if (typeof eps !== "number" || !(eps >= 0) || !Number.isFinite(eps)) bad("eps", "a finite number >= 0", eps);
-  if (typeof weightDecay !== "number" || !(weightDecay >= 0) || !Number.isFinite(weightDecay)) bad("weightDecay", "a finite number >= 0", weightDecay);
+  if (typeof weightDecay !== "number" || !(weightDecay >= 0) || !Number.isFinite(weightDecay))
+    bad("weightDecay", "a finite number >= 0", weightDecay);
   const [beta1, beta2] = betas;
   const stepInput = "adam.step";
   return {
@@ -94,11 +98,32 @@ export function adam(options: AdamOptions): Optimizer {
       // Adam folds weight decay into the gradient of both moments; AdamW applies it to the parameter in the step.
       const folded = decoupled || weightDecay === 0 ? {} : { param };
       const wd = decoupled ? 0 : weightDecay;
-      const mNext = b.add("adam-moment", `${param}.adam.m.next`, { state: m, grad, ...folded }, { beta: beta1, square: false, weightDecay: wd });
-      const vNext = b.add("adam-moment", `${param}.adam.v.next`, { state: v, grad, ...folded }, { beta: beta2, square: true, weightDecay: wd });
+      const mNext = b.add(
+        "adam-moment",
+        `${param}.adam.m.next`,
+        { state: m, grad, ...folded },
+        { beta: beta1, square: false, weightDecay: wd },
+      );
+      const vNext = b.add(
+        "adam-moment",
+        `${param}.adam.v.next`,
+        { state: v, grad, ...folded },
+        { beta: beta2, square: true, weightDecay: wd },
+      );
       const lrScale = extras.lrScale ? { lrScale: extras.lrScale } : {};
-      const next = b.add("adam-step", `${param}.next`, { param, m: mNext, v: vNext, step: stepInput, ...lrScale }, { lr, beta1, beta2, eps, weightDecay, decoupled });
-      return { updates: { [param]: next, [m]: mNext, [v]: vNext }, state: [{ name: m, shape }, { name: v, shape }] };
+      const next = b.add(
+        "adam-step",
+        `${param}.next`,
+        { param, m: mNext, v: vNext, step: stepInput, ...lrScale },
+        { lr, beta1, beta2, eps, weightDecay, decoupled },
+      );
+      return {
+        updates: { [param]: next, [m]: mNext, [v]: vNext },
+        state: [
+          { name: m, shape },
+          { name: v, shape },
+        ],
+      };
     },
   };
 }
@@ -127,27 +152,47 @@ export function sgd(options: SgdOptions): Optimizer {
     throw new GraphValidationError(`sgd.${field}`, "invalid optimizer option", expected, String(got));
   };
   if (typeof lr !== "number" || !(lr > 0) || !Number.isFinite(lr)) bad("lr", "a finite number > 0", lr);
-  if (typeof momentum !== "number" || !(momentum >= 0) || !Number.isFinite(momentum)) bad("momentum", "a finite number >= 0", momentum);
-  if (typeof dampening !== "number" || !(dampening >= 0 && dampening <= 1)) bad("dampening", "a number in [0, 1]", dampening);
-  if (typeof weightDecay !== "number" || !(weightDecay >= 0) || !Number.isFinite(weightDecay)) bad("weightDecay", "a finite number >= 0", weightDecay);
-  if (nesterov && (momentum === 0 || dampening !== 0)) bad("nesterov", "momentum > 0 and dampening 0 (PyTorch's rule)", `momentum ${momentum}, dampening ${dampening}`);
+  if (typeof momentum !== "number" || !(momentum >= 0) || !Number.isFinite(momentum))
+    bad("momentum", "a finite number >= 0", momentum);
+  if (typeof dampening !== "number" || !(dampening >= 0 && dampening <= 1))
+    bad("dampening", "a number in [0, 1]", dampening);
+  if (typeof weightDecay !== "number" || !(weightDecay >= 0) || !Number.isFinite(weightDecay))
+    bad("weightDecay", "a finite number >= 0", weightDecay);
+  if (nesterov && (momentum === 0 || dampening !== 0))
+    bad("nesterov", "momentum > 0 and dampening 0 (PyTorch's rule)", `momentum ${momentum}, dampening ${dampening}`);
   const stepInput = "sgd.step";
   return {
     kind: "sgd",
     lr,
     stepInput,
-    withOptions: (overrides) => sgd(merge("sgd", options, overrides, ["lr", "weightDecay", "momentum", "dampening", "nesterov"])),
+    withOptions: (overrides) =>
+      sgd(merge("sgd", options, overrides, ["lr", "weightDecay", "momentum", "dampening", "nesterov"])),
     addUpdate(b, param, grad, extras = {}) {
       const shape = b.shapeOf(param);
       const decay = weightDecay > 0 ? { param } : {};
       const lrScale = extras.lrScale ? { lrScale: extras.lrScale } : {};
       if (momentum === 0) {
-        const next = b.add("sgd-step", `${param}.next`, { param, grad, ...lrScale }, { lr, momentum: 0, nesterov: false, weightDecay });
+        const next = b.add(
+          "sgd-step",
+          `${param}.next`,
+          { param, grad, ...lrScale },
+          { lr, momentum: 0, nesterov: false, weightDecay },
+        );
         return { updates: { [param]: next }, state: [] };
       }
       const buf = b.weight(`${param}.sgd.buf`, shape);
-      const bufNext = b.add("sgd-momentum", `${param}.sgd.buf.next`, { buf, grad, ...decay, step: stepInput }, { momentum, dampening, weightDecay });
-      const next = b.add("sgd-step", `${param}.next`, { param, grad, buf: bufNext, ...lrScale }, { lr, momentum, nesterov, weightDecay });
+      const bufNext = b.add(
+        "sgd-momentum",
+        `${param}.sgd.buf.next`,
+        { buf, grad, ...decay, step: stepInput },
+        { momentum, dampening, weightDecay },
+      );
+      const next = b.add(
+        "sgd-step",
+        `${param}.next`,
+        { param, grad, buf: bufNext, ...lrScale },
+        { lr, momentum, nesterov, weightDecay },
+      );
       return { updates: { [param]: next, [buf]: bufNext }, state: [{ name: buf, shape }] };
     },
   };

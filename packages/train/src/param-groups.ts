@@ -28,9 +28,20 @@ export function nanoGPTGroups(weightDecay = 0.1): ParamGroup[] {
  * A parameter in no group or in two, a listed name that is not a trained parameter, or a list named twice is a
  * GraphValidationError naming it.
  */
-export function groupOptimizers(graph: OpGraph, params: readonly string[], optimizer: Optimizer, groups: readonly ParamGroup[] | undefined): Map<string, Optimizer> {
+export function groupOptimizers(
+  graph: OpGraph,
+  params: readonly string[],
+  optimizer: Optimizer,
+  groups: readonly ParamGroup[] | undefined,
+): Map<string, Optimizer> {
   if (groups === undefined) return new Map(params.map((p) => [p, optimizer]));
-  if (!Array.isArray(groups) || groups.length === 0) throw new GraphValidationError("train.paramGroups", "no parameter groups", "a non-empty list of { params, …options }", JSON.stringify(groups));
+  if (!Array.isArray(groups) || groups.length === 0)
+    throw new GraphValidationError(
+      "train.paramGroups",
+      "no parameter groups",
+      "a non-empty list of { params, …options }",
+      JSON.stringify(groups),
+    );
   const shapes = new Map(graph.weights.map((w) => [w.name, w.shape.map(Number)]));
   const trained = new Set(params);
   const owner = new Map<string, number>();
@@ -41,19 +52,43 @@ export function groupOptimizers(graph: OpGraph, params: readonly string[], optim
     if (typeof sel === "function") {
       members = params.filter((p) => sel(p, shapes.get(p)!));
     } else if (Array.isArray(sel)) {
-      for (const p of sel) if (!trained.has(p)) throw new GraphValidationError(field, "no trained parameter of this name", "a weight of the graph that is trained", String(p));
+      for (const p of sel)
+        if (!trained.has(p))
+          throw new GraphValidationError(
+            field,
+            "no trained parameter of this name",
+            "a weight of the graph that is trained",
+            String(p),
+          );
       members = sel;
     } else {
-      throw new GraphValidationError(field, "a group must say which parameters it holds", "a list of names or (name, shape) => boolean", String(sel));
+      throw new GraphValidationError(
+        field,
+        "a group must say which parameters it holds",
+        "a list of names or (name, shape) => boolean",
+        String(sel),
+      );
     }
     for (const p of members) {
       const before = owner.get(p);
-      if (before !== undefined) throw new GraphValidationError(`train.paramGroups.${p}`, "a parameter is in two groups", "exactly one group", `groups ${before} and ${i}`);
+      if (before !== undefined)
+        throw new GraphValidationError(
+          `train.paramGroups.${p}`,
+          "a parameter is in two groups",
+          "exactly one group",
+          `groups ${before} and ${i}`,
+        );
       owner.set(p, i);
     }
   });
   const missing = params.filter((p) => !owner.has(p));
-  if (missing.length > 0) throw new GraphValidationError(`train.paramGroups.${missing[0]}`, "a parameter is in no group", "every trained parameter in exactly one group", `${missing.length} without: ${missing.join(", ")}`);
+  if (missing.length > 0)
+    throw new GraphValidationError(
+      `train.paramGroups.${missing[0]}`,
+      "a parameter is in no group",
+      "every trained parameter in exactly one group",
+      `${missing.length} without: ${missing.join(", ")}`,
+    );
   const perGroup = groups.map(({ params: _p, ...options }) => optimizer.withOptions(options));
   return new Map(params.map((p) => [p, perGroup[owner.get(p)!]!]));
 }

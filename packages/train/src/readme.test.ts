@@ -8,8 +8,16 @@ import { adam, cosineSchedule, createTrainer, nanoGPTGroups, type StepEvent } fr
 it("runs the README example with the output it shows", async () => {
   const log = vi.spyOn(console, "log").mockImplementation(() => {});
   const graph = simpleTransformer({ vocabSize: 10, embedDim: 32, nHeads: 4, seqLen: 8 }, { loss: true });
-  const trainer = await createTrainer(graph, { loss: "loss", optimizer: adam({ lr: 1e-3 }), executors: [createCpuExecutor()], weights: defaultInit(graph, 3) });
-  const tokens = Tensor.int32(Array.from({ length: 32 * 8 }, (_, i) => (i * 7 + (i >> 3)) % 10), [32, 8]);
+  const trainer = await createTrainer(graph, {
+    loss: "loss",
+    optimizer: adam({ lr: 1e-3 }),
+    executors: [createCpuExecutor()],
+    weights: defaultInit(graph, 3),
+  });
+  const tokens = Tensor.int32(
+    Array.from({ length: 32 * 8 }, (_, i) => (i * 7 + (i >> 3)) % 10),
+    [32, 8],
+  );
   trainer.steps$.subscribe(({ step, loss }) => step % 25 === 0 && console.log(`step ${step}: loss ${loss.toFixed(2)}`));
   for (let i = 0; i < 50; i++) await trainer.step({ tokens, targets: tokens });
   const trained = await trainer.parameters();
@@ -39,11 +47,16 @@ it("runs the README's nanoGPT recipe (groups, clipping, schedule, accumulation) 
   const events: StepEvent[] = [];
   trainer.steps$.subscribe((e) => events.push(e));
   const micro = (k: number) => {
-    const tokens = Tensor.int32(Array.from({ length: 4 * 8 }, (_, i) => ((k * 32 + i) * 7 + ((k * 32 + i) >> 3)) % 10), [4, 8]);
+    const tokens = Tensor.int32(
+      Array.from({ length: 4 * 8 }, (_, i) => ((k * 32 + i) * 7 + ((k * 32 + i) >> 3)) % 10),
+      [4, 8],
+    );
     return { tokens, targets: tokens };
   };
   for (let i = 0; i < 10; i++) await trainer.step([micro(0), micro(1), micro(2), micro(3)]);
-  expect(events.map((e) => e.lr)).toEqual(Array.from({ length: 10 }, (_, i) => cosineSchedule({ lr: 6e-3, minLr: 6e-4, warmup: 2, decaySteps: 8 })(i)));
+  expect(events.map((e) => e.lr)).toEqual(
+    Array.from({ length: 10 }, (_, i) => cosineSchedule({ lr: 6e-3, minLr: 6e-4, warmup: 2, decaySteps: 8 })(i)),
+  );
   expect(events.every((e) => e.gradNorm! > 0)).toBe(true);
   expect(events[9]!.loss).toBeLessThan(events[0]!.loss);
   await trainer.dispose();

@@ -29,7 +29,8 @@ export function cosineSchedule(options: CosineScheduleOptions): LrSchedule {
   if (typeof lr !== "number" || !(lr > 0) || !Number.isFinite(lr)) bad("lr", "a finite number > 0", lr);
   if (typeof minLr !== "number" || !(minLr >= 0 && minLr <= lr)) bad("minLr", `a number in [0, lr = ${lr}]`, minLr);
   if (!Number.isInteger(warmup) || warmup < 0) bad("warmup", "an integer >= 0", warmup);
-  if (!Number.isInteger(decaySteps) || decaySteps < warmup) bad("decaySteps", `an integer >= warmup (${warmup})`, decaySteps);
+  if (!Number.isInteger(decaySteps) || decaySteps < warmup)
+    bad("decaySteps", `an integer >= warmup (${warmup})`, decaySteps);
   return (it) => {
     if (it < warmup) return (lr * (it + 1)) / (warmup + 1);
     if (it > decaySteps) return minLr;

@@ -20,7 +20,12 @@ describe("sgd", () => {
     const s = await compile(g.graph, { executors: [createCpuExecutor()], weights });
     const grads = await s.run(batch);
     await s.dispose();
-    const trainer = await createTrainer(graph, { loss: "loss", optimizer: sgd({ lr: 0.5 }), executors: [createCpuExecutor()], weights });
+    const trainer = await createTrainer(graph, {
+      loss: "loss",
+      optimizer: sgd({ lr: 0.5 }),
+      executors: [createCpuExecutor()],
+      weights,
+    });
     await trainer.step(batch);
     const after = await trainer.parameters();
     for (const w of graph.weights) {
@@ -33,8 +38,16 @@ describe("sgd", () => {
   });
 
   it("with momentum (and Nesterov) the loss falls over a few steps; bad options name the field", async () => {
-    for (const options of [{ lr: 0.1, momentum: 0.9 }, { lr: 0.1, momentum: 0.9, nesterov: true, weightDecay: 1e-3 }]) {
-      const trainer = await createTrainer(graph, { loss: "loss", optimizer: sgd(options), executors: [createCpuExecutor()], weights });
+    for (const options of [
+      { lr: 0.1, momentum: 0.9 },
+      { lr: 0.1, momentum: 0.9, nesterov: true, weightDecay: 1e-3 },
+    ]) {
+      const trainer = await createTrainer(graph, {
+        loss: "loss",
+        optimizer: sgd(options),
+        executors: [createCpuExecutor()],
+        weights,
+      });
       const first = await trainer.step(batch);
       let last = first;
       for (let i = 0; i < 10; i++) last = await trainer.step(batch);
@@ -43,7 +56,9 @@ describe("sgd", () => {
       await trainer.dispose();
     }
     expect(() => sgd({ lr: -1 })).toThrow(/sgd\.lr: invalid optimizer option/);
-    expect(() => sgd({ lr: 0.1, nesterov: true })).toThrow(/sgd\.nesterov: invalid optimizer option, expected momentum > 0 and dampening 0/);
+    expect(() => sgd({ lr: 0.1, nesterov: true })).toThrow(
+      /sgd\.nesterov: invalid optimizer option, expected momentum > 0 and dampening 0/,
+    );
     expect(() => sgd({ lr: 0.1, dampening: 2 })).toThrow(/sgd\.dampening/);
   });
 });

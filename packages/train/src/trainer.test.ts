@@ -21,7 +21,10 @@ function firstRows(name: string, n: number): Tensor<"int32"> {
 async function trainCopy(executors: readonly Executor[], steps: number, fusion = true) {
   const cfg = copy.config as Record<string, number>;
   const spec = copy.training!;
-  const graph = simpleTransformer({ vocabSize: cfg.vocabSize!, embedDim: cfg.embedDim!, nHeads: cfg.nHeads!, seqLen: cfg.seqLen! }, { loss: true });
+  const graph = simpleTransformer(
+    { vocabSize: cfg.vocabSize!, embedDim: cfg.embedDim!, nHeads: cfg.nHeads!, seqLen: cfg.seqLen! },
+    { loss: true },
+  );
   const trainer = await createTrainer(graph, {
     loss: "loss",
     optimizer: adam({ lr: spec.lr, betas: spec.betas, eps: spec.eps, weightDecay: spec.weightDecay }),
@@ -49,7 +52,9 @@ describe("trainer: the copy task with Adam", () => {
   it("runs attention with the fused backward (no [B, H, T, T] value in the step), with the unfused rules' losses", async () => {
     const fused = await trainCopy([createCpuExecutor()], 5);
     const plan = fused.trainer.explain();
-    expect(plan).toMatch(/pass attention backward fusion: fused transformer\.attention\.context\.heads: forward → attention \+ transformer\.attention\.context\.heads\.lse; .*q\.heads\.grad → attention-grad \(q\).*k\.heads\.grad → attention-grad \(k\).*v\.heads\.grad → attention-grad \(v\)/);
+    expect(plan).toMatch(
+      /pass attention backward fusion: fused transformer\.attention\.context\.heads: forward → attention \+ transformer\.attention\.context\.heads\.lse; .*q\.heads\.grad → attention-grad \(q\).*k\.heads\.grad → attention-grad \(k\).*v\.heads\.grad → attention-grad \(v\)/,
+    );
     // No step of the plan makes a [B, H, T, T] value, forward or backward (the ops that do are all gone).
     const lsKinds = ["score", "mask", "softmax", "dropout", "softmax-grad", "mask-grad"];
     expect(fused.trainer.session.plan.steps.filter((s) => lsKinds.includes(s.kind)).map((s) => s.node)).toEqual([]);
@@ -64,10 +69,14 @@ describe("trainer: the copy task with Adam", () => {
   it("a step that fails leaves the parameters as they were; the next one goes on", async () => {
     const { trainer, batch } = await trainCopy([createCpuExecutor()], 1);
     const before = await trainer.parameters();
-    const bad = Tensor.int32(batch.targets.toInt32Array().map((v, i) => (i === 3 ? 99 : v)), batch.targets.shape);
+    const bad = Tensor.int32(
+      batch.targets.toInt32Array().map((v, i) => (i === 3 ? 99 : v)),
+      batch.targets.shape,
+    );
     await expect(trainer.step({ ...batch, targets: bad })).rejects.toThrow(/target/);
     const after = await trainer.parameters();
-    for (const [name, t] of before) expect(compare(after.get(name)! as Tensor, t as Tensor, { abs: 0, rel: 0 }).ok, name).toBe(true);
+    for (const [name, t] of before)
+      expect(compare(after.get(name)! as Tensor, t as Tensor, { abs: 0, rel: 0 }).ok, name).toBe(true);
     expect(trainer.steps).toBe(1);
     const aborted = new AbortController();
     aborted.abort(new Error("stop"));
@@ -82,7 +91,14 @@ describe("trainer: the copy task with Adam", () => {
     expect(() => adam({ lr: Number.NaN })).toThrow(/adam\.lr/);
     expect(() => adam({ lr: 1e-3, betas: [0.9, 1] })).toThrow(/adam\.betas/);
     const graph = simpleTransformer({ vocabSize: 5, embedDim: 4, nHeads: 1, seqLen: 2 }, { loss: true });
-    await expect(createTrainer(graph, { loss: "nope", optimizer: adam({ lr: 1e-3 }), executors: [createCpuExecutor()], weights: {} })).rejects.toThrow(/train\.loss: the loss must be a node of the graph/);
+    await expect(
+      createTrainer(graph, {
+        loss: "nope",
+        optimizer: adam({ lr: 1e-3 }),
+        executors: [createCpuExecutor()],
+        weights: {},
+      }),
+    ).rejects.toThrow(/train\.loss: the loss must be a node of the graph/);
   });
 });
 
@@ -90,7 +106,12 @@ describe("trainer streams and explain", () => {
   it("events$ interleaves step events with the session's; explain() shows the update nodes and grad()'s notes", async () => {
     const graph = simpleTransformer({ vocabSize: 5, embedDim: 4, nHeads: 1, seqLen: 3 }, { loss: true });
     const { defaultInit } = await import("@attngraph/nn");
-    const trainer = await createTrainer(graph, { loss: "loss", optimizer: adam({ lr: 1e-2 }), executors: [createCpuExecutor()], weights: defaultInit(graph, 1) });
+    const trainer = await createTrainer(graph, {
+      loss: "loss",
+      optimizer: adam({ lr: 1e-2 }),
+      executors: [createCpuExecutor()],
+      weights: defaultInit(graph, 1),
+    });
     const types: string[] = [];
     trainer.events$.subscribe((e) => types.push(e.type));
     const tokens = Tensor.int32([1, 2, 3, 4, 0, 1], [2, 3]);
@@ -110,10 +131,21 @@ describe("a non-scalar loss", () => {
   it("takes its upstream gradient with each batch and resolves to sum(loss ⊙ seed); SGD-like descent lowers it", async () => {
     const { transformerBlock, defaultInit } = await import("@attngraph/nn");
     const graph = transformerBlock({ embedDim: 8, nHeads: 2, mlpRatio: 2 });
-    const trainer = await createTrainer(graph, { loss: "output", optimizer: adam({ lr: 1e-2 }), executors: [createCpuExecutor()], weights: defaultInit(graph, 2) });
+    const trainer = await createTrainer(graph, {
+      loss: "output",
+      optimizer: adam({ lr: 1e-2 }),
+      executors: [createCpuExecutor()],
+      weights: defaultInit(graph, 2),
+    });
     expect(trainer.training.seed).toBe("output.grad");
-    const x = Tensor.from(Array.from({ length: 2 * 3 * 8 }, (_, i) => Math.sin(i)), [2, 3, 8]);
-    const seed = Tensor.from(Array.from({ length: 2 * 3 * 8 }, (_, i) => Math.cos(i * 0.7)), [2, 3, 8]);
+    const x = Tensor.from(
+      Array.from({ length: 2 * 3 * 8 }, (_, i) => Math.sin(i)),
+      [2, 3, 8],
+    );
+    const seed = Tensor.from(
+      Array.from({ length: 2 * 3 * 8 }, (_, i) => Math.cos(i * 0.7)),
+      [2, 3, 8],
+    );
     const first = await trainer.step({ x, "output.grad": seed });
     let last = first;
     for (let i = 0; i < 5; i++) last = await trainer.step({ x, "output.grad": seed });
@@ -132,7 +164,12 @@ describe("trainer bookkeeping", () => {
     const loss = b.add("cross-entropy", "loss", { logits, targets: tokens });
     const graph = b.output(loss).build();
     const unused = Tensor.from([1, -1], [2]);
-    const trainer = await createTrainer(graph, { loss: "loss", optimizer: adam({ lr: 0.1, weightDecay: 0.5, decoupled: true }), executors: [createCpuExecutor()], weights: { table: Tensor.zeros([3, 3]), unused } });
+    const trainer = await createTrainer(graph, {
+      loss: "loss",
+      optimizer: adam({ lr: 0.1, weightDecay: 0.5, decoupled: true }),
+      executors: [createCpuExecutor()],
+      weights: { table: Tensor.zeros([3, 3]), unused },
+    });
     const batch = { tokens: Tensor.int32([0, 1, 2, 0], [2, 2]) };
     const seen: number[] = [];
     trainer.steps$.subscribe((e) => seen.push(e.step));

@@ -75,7 +75,13 @@ export class Trainer {
   /** Settles when the step before has: steps take turns, each numbered after the one before it finished. */
   #inTurn: Promise<unknown> = Promise.resolve();
 
-  private constructor(session: Session, training: TrainingGraph, params: readonly string[], optimizer: Optimizer, schedule: LrSchedule | undefined) {
+  private constructor(
+    session: Session,
+    training: TrainingGraph,
+    params: readonly string[],
+    optimizer: Optimizer,
+    schedule: LrSchedule | undefined,
+  ) {
     this.session = session;
     this.training = training;
     this.#params = params;
@@ -87,9 +93,15 @@ export class Trainer {
   /** Builds the training graph of `graph` and compiles it. */
   static async create(graph: OpGraph, options: TrainerOptions): Promise<Trainer> {
     if (options.schedule !== undefined && typeof options.schedule !== "function") {
-      throw new GraphValidationError("train.schedule", "invalid learning-rate schedule", "a function of the iteration to the rate", String(options.schedule));
+      throw new GraphValidationError(
+        "train.schedule",
+        "invalid learning-rate schedule",
+        "a function of the iteration to the rate",
+        String(options.schedule),
+      );
     }
-    const params = options.params ?? graph.weights.filter((w) => (w.dtype ?? "float32") === "float32").map((w) => w.name);
+    const params =
+      options.params ?? graph.weights.filter((w) => (w.dtype ?? "float32") === "float32").map((w) => w.name);
     const training = trainingGraph(graph, {
       loss: options.loss,
       params,
@@ -155,7 +167,11 @@ export class Trainer {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(acc && k < n ? { updates: acc.accumulators } : {}),
       };
-      const fed: Record<string, AnyTensor> = { ...b, ...common, ...(acc ? { [acc.micro]: Tensor.from([k], [1]) } : {}) };
+      const fed: Record<string, AnyTensor> = {
+        ...b,
+        ...common,
+        ...(acc ? { [acc.micro]: Tensor.from([k], [1]) } : {}),
+      };
       const out = await this.session.run(fed, runOptions);
       lossSum += this.training.seed ? dot(out[lossName]!, b[this.training.seed]) : out[lossName]!.toArray()[0]!;
       // One float read back: the norm clip_grad_norm_ returns (before clipping), as nanoGPT logs it.
@@ -178,11 +194,22 @@ export class Trainer {
   #microbatches(batch: Batch | readonly Batch[]): readonly Batch[] {
     const n = this.training.accumulate?.n ?? 1;
     if (n === 1) {
-      if (Array.isArray(batch)) throw new GraphValidationError("train.step.batch", "a list of microbatches needs accumulate", "one batch (or createTrainer({ accumulate: n }))", `a list of ${batch.length}`);
+      if (Array.isArray(batch))
+        throw new GraphValidationError(
+          "train.step.batch",
+          "a list of microbatches needs accumulate",
+          "one batch (or createTrainer({ accumulate: n }))",
+          `a list of ${batch.length}`,
+        );
       return [batch as Batch];
     }
     if (!Array.isArray(batch) || batch.length !== n) {
-      throw new GraphValidationError("train.step.batch", "with accumulate, a step takes one batch per micro step", `a list of ${n} batches`, Array.isArray(batch) ? `a list of ${batch.length}` : "one batch");
+      throw new GraphValidationError(
+        "train.step.batch",
+        "with accumulate, a step takes one batch per micro step",
+        `a list of ${n} batches`,
+        Array.isArray(batch) ? `a list of ${batch.length}` : "one batch",
+      );
     }
     return batch;
   }
@@ -190,7 +217,13 @@ export class Trainer {
   /** The schedule's rate at `iteration`, checked: a NaN or negative rate must not reach the parameters. */
   #lrAt(iteration: number): number {
     const lr = this.#schedule!.at(iteration);
-    if (typeof lr !== "number" || !Number.isFinite(lr) || lr < 0) throw new GraphValidationError("train.schedule", `invalid learning rate at iteration ${iteration}`, "a finite number >= 0", String(lr));
+    if (typeof lr !== "number" || !Number.isFinite(lr) || lr < 0)
+      throw new GraphValidationError(
+        "train.schedule",
+        `invalid learning rate at iteration ${iteration}`,
+        "a finite number >= 0",
+        String(lr),
+      );
     return lr;
   }
 
@@ -223,6 +256,7 @@ function dot(loss: Tensor, seed: AnyTensor | undefined): number {
 
 /** `Trainer.create`: a trainer for `graph`'s scalar `loss`. */
 export function createTrainer(graph: OpGraph, options: TrainerOptions): Promise<Trainer> {
-  if (typeof options !== "object" || options === null) throw new AttnGraphError("validation", "createTrainer: missing options", { subject: "createTrainer" });
+  if (typeof options !== "object" || options === null)
+    throw new AttnGraphError("validation", "createTrainer: missing options", { subject: "createTrainer" });
   return Trainer.create(graph, options);
 }

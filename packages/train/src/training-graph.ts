@@ -10,7 +10,6 @@ import { groupOptimizers, type ParamGroup } from "./param-groups.js";
 /** The one-element input a schedule's factor on the learning rate comes in by (adam-step's lrScale). */
 export const LR_SCALE_INPUT = "train.lrScale";
 
-
 export interface TrainingGraph {
   readonly graph: OpGraph;
   /** The upstream-gradient input of a non-scalar loss (`<loss>.grad`, fed with each batch); absent for a scalar loss. */
@@ -53,10 +52,12 @@ export interface TrainingGraphOptions {
 
 export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): TrainingGraph {
   const { loss, optimizer } = options;
-  if (!graph.has(loss) || graph.roleOf(loss) !== "node") throw new GraphValidationError("train.loss", "the loss must be a node of the graph", "a node name", String(loss));
+  if (!graph.has(loss) || graph.roleOf(loss) !== "node")
+    throw new GraphValidationError("train.loss", "the loss must be a node of the graph", "a node name", String(loss));
   const params = options.params ?? graph.weights.filter((w) => (w.dtype ?? "float32") === "float32").map((w) => w.name);
   for (const p of params) {
-    if (!graph.weights.some((w) => w.name === p)) throw new GraphValidationError("train.params", "no weight of this name", "a weight of the graph", p);
+    if (!graph.weights.some((w) => w.name === p))
+      throw new GraphValidationError("train.params", "no weight of this name", "a weight of the graph", p);
   }
   const optimizers = groupOptimizers(graph, params, optimizer, options.paramGroups);
   const n = checkAccumulate(options.accumulate ?? 1);
@@ -70,7 +71,9 @@ export function trainingGraph(graph: OpGraph, options: TrainingGraphOptions): Tr
   // .grad is None), so weight decay does not shrink it either. grad() notes it.
   // So does clipping: torch's clip_grad_norm_ only counts parameters whose .grad is not None.
   const unreached = new Set(g.unreached);
-  const reached: Record<string, string> = Object.fromEntries(params.filter((p) => !unreached.has(p)).map((p) => [p, g.grads[p]!]));
+  const reached: Record<string, string> = Object.fromEntries(
+    params.filter((p) => !unreached.has(p)).map((p) => [p, g.grads[p]!]),
+  );
   const acc = n > 1 ? addGradAccumulation(b, reached, n) : undefined;
   if (acc) {
     Object.assign(updates, acc.updates);

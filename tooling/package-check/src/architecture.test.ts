@@ -13,7 +13,11 @@ function rooms(): { folder: string; name: string; deps: string[] }[] {
   const section = text.slice(text.indexOf("## Rooms"), text.indexOf("\n## ", text.indexOf("## Rooms") + 1));
   return [...section.matchAll(/^\| (\S+) \| (\S+) \| .* \| ([^|]+) \|$/gm)]
     .filter((m) => m[1] !== "folder" && !m[1]!.startsWith("---"))
-    .map((m) => ({ folder: m[1]!, name: m[2]!, deps: m[3]!.trim() === "—" ? [] : m[3]!.split(",").map((d) => d.trim()) }));
+    .map((m) => ({
+      folder: m[1]!,
+      name: m[2]!,
+      deps: m[3]!.trim() === "—" ? [] : m[3]!.split(",").map((d) => d.trim()),
+    }));
 }
 
 /** A package's workspace dependencies by short name ("@attngraph/graph" → "graph"). */
@@ -28,12 +32,17 @@ describe("ARCHITECTURE.md", () => {
   const names = new Set(packages.map((p) => p.name));
 
   it("lists every workspace package, by folder and name, and nothing else", () => {
-    expect(rooms().map((r) => `${r.folder} ${r.name}`).sort()).toEqual(packages.map((p) => `${p.path} ${p.name}`).sort());
+    expect(
+      rooms()
+        .map((r) => `${r.folder} ${r.name}`)
+        .sort(),
+    ).toEqual(packages.map((p) => `${p.path} ${p.name}`).sort());
   });
 
   it("gives each package exactly its runtime dependencies inside the workspace", () => {
     const byName = new Map(rooms().map((r) => [r.name, r.deps]));
-    for (const p of packages) expect([...(byName.get(p.name) ?? [])].sort(), p.name).toEqual(workspaceDeps(p.manifest, names).sort());
+    for (const p of packages)
+      expect([...(byName.get(p.name) ?? [])].sort(), p.name).toEqual(workspaceDeps(p.manifest, names).sort());
   });
 
   it("lists the registry's built-in op kinds, in its order", () => {

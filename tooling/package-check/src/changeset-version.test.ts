@@ -43,21 +43,30 @@ describe("changeset version (dry run on a copy)", () => {
       cpSync(join(p.dir, "package.json"), join(copy, p.path, "package.json"));
     }
     const bin = join(repoRoot, "node_modules/@changesets/cli/bin.js");
-    output = execFileSync(process.execPath, [bin, "version"], { cwd: copy, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    output = execFileSync(process.execPath, [bin, "version"], {
+      cwd: copy,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   }, 120_000);
 
   afterAll(() => {
     if (copy) rmSync(copy, { recursive: true, force: true });
   });
 
-  const bumped = (path: string) => JSON.parse(readFileSync(join(copy, path, "package.json"), "utf8")) as { version: string; dependencies?: Record<string, string> };
+  const bumped = (path: string) =>
+    JSON.parse(readFileSync(join(copy, path, "package.json"), "utf8")) as {
+      version: string;
+      dependencies?: Record<string, string>;
+    };
 
   it("there are changesets, and each names only workspace packages", () => {
     expect(changesets.length).toBeGreaterThan(0);
     const names = new Set(pkgs.map((p) => p.name));
     for (const c of changesets) {
       expect(c.packages.length, `${c.file}: no packages in its front matter`).toBeGreaterThan(0);
-      for (const n of c.packages) expect(names.has(n), `${c.file} names ${n}, which is not a workspace package`).toBe(true);
+      for (const n of c.packages)
+        expect(names.has(n), `${c.file} names ${n}, which is not a workspace package`).toBe(true);
       expect(c.summary.length, `${c.file}: empty summary`).toBeGreaterThan(20);
     }
   });

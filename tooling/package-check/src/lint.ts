@@ -16,9 +16,14 @@ export interface LintResult {
 
 function run(file: string, args: readonly string[]): Promise<LintResult> {
   return new Promise((resolve) => {
-    execFile(file, [...args], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } }, (error, stdout, stderr) => {
-      resolve({ ok: error === null, output: `${stdout}${stderr}`.trim() });
-    });
+    execFile(
+      file,
+      [...args],
+      { encoding: "utf8", env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } },
+      (error, stdout, stderr) => {
+        resolve({ ok: error === null, output: `${stdout}${stderr}`.trim() });
+      },
+    );
   });
 }
 

@@ -15,14 +15,21 @@ export interface Packed {
 }
 
 export function pack(pkg: WorkspacePackage, dest: string): Packed {
-  const out = execFileSync("pnpm", ["pack", "--pack-destination", dest], { cwd: pkg.dir, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const out = execFileSync("pnpm", ["pack", "--pack-destination", dest], {
+    cwd: pkg.dir,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   // pnpm prints the file list, then the tarball's path as the last line.
   const tarball = out.trim().split("\n").at(-1)!.trim();
-  if (!tarball.endsWith(".tgz") || !existsSync(tarball)) throw new Error(`pnpm pack in ${pkg.path}: expected the tarball's path as the last line, got: ${out}`);
+  if (!tarball.endsWith(".tgz") || !existsSync(tarball))
+    throw new Error(`pnpm pack in ${pkg.path}: expected the tarball's path as the last line, got: ${out}`);
   const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
     .split("\n")
     .filter(Boolean)
     .map((f) => f.replace(/^package\//, ""));
-  const manifest = JSON.parse(execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" })) as Record<string, unknown>;
+  const manifest = JSON.parse(
+    execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }),
+  ) as Record<string, unknown>;
   return { pkg, tarball, files, manifest };
 }

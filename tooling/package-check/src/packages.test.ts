@@ -39,41 +39,70 @@ const tarballOf = (name: string): Packed => {
 describe("each public package's tarball", () => {
   it("covers the packages a user installs, and no private one", () => {
     const names = publics.map((p) => p.name);
-    for (const name of ["@attngraph/tensor", "@attngraph/graph", "@attngraph/runtime", "@attngraph/attention", "@attngraph/executor-cpu", "@attngraph/executor-wasm", "@attngraph/executor-webgpu", "attngraph"]) {
+    for (const name of [
+      "@attngraph/tensor",
+      "@attngraph/graph",
+      "@attngraph/runtime",
+      "@attngraph/attention",
+      "@attngraph/executor-cpu",
+      "@attngraph/executor-wasm",
+      "@attngraph/executor-webgpu",
+      "attngraph",
+    ]) {
       expect(names).toContain(name);
     }
-    for (const internal of ["@attngraph/bench", "@attngraph/playground", "@attngraph/package-check", "@attngraph/tsconfig", "@attngraph/vitest-config"]) expect(names).not.toContain(internal);
+    for (const internal of [
+      "@attngraph/bench",
+      "@attngraph/playground",
+      "@attngraph/package-check",
+      "@attngraph/tsconfig",
+      "@attngraph/vitest-config",
+    ])
+      expect(names).not.toContain(internal);
   });
 
   const licence = readFileSync(join(repoRoot, "LICENSE"), "utf8");
 
-  it.each(publics.map((p) => p.name))("%s: built ESM, declarations, README, licence, no tests, resolved versions", (name) => {
-    const { files, manifest, tarball } = tarballOf(name);
-    expect(files).toContain("README.md");
-    expect(files).toContain("LICENSE");
-    expect(readFileSync(join(tarballOf(name).pkg.dir, "LICENSE"), "utf8"), `${name}/LICENSE must be the repo's LICENSE`).toBe(licence);
-    expect(manifest["license"]).toBe("MIT");
-    expect(manifest["type"]).toBe("module");
-    expect(manifest["sideEffects"]).toBe(false);
-    // Every export's JavaScript and declarations are in the tarball.
-    const exports = manifest["exports"] as Record<string, string | Record<string, string>>;
-    for (const [sub, target] of Object.entries(exports)) {
-      if (typeof target === "string") continue; // "./package.json", wildcard folders
-      for (const cond of ["types", "default"]) {
-        const file = target[cond];
-        expect(file, `${name} exports["${sub}"].${cond}`).toBeDefined();
-        expect(files, `${tarball}: exports["${sub}"].${cond}`).toContain(file!.replace(/^\.\//, ""));
+  it.each(publics.map((p) => p.name))(
+    "%s: built ESM, declarations, README, licence, no tests, resolved versions",
+    (name) => {
+      const { files, manifest, tarball } = tarballOf(name);
+      expect(files).toContain("README.md");
+      expect(files).toContain("LICENSE");
+      expect(
+        readFileSync(join(tarballOf(name).pkg.dir, "LICENSE"), "utf8"),
+        `${name}/LICENSE must be the repo's LICENSE`,
+      ).toBe(licence);
+      expect(manifest["license"]).toBe("MIT");
+      expect(manifest["type"]).toBe("module");
+      expect(manifest["sideEffects"]).toBe(false);
+      // Every export's JavaScript and declarations are in the tarball.
+      const exports = manifest["exports"] as Record<string, string | Record<string, string>>;
+      for (const [sub, target] of Object.entries(exports)) {
+        if (typeof target === "string") continue; // "./package.json", wildcard folders
+        for (const cond of ["types", "default"]) {
+          const file = target[cond];
+          expect(file, `${name} exports["${sub}"].${cond}`).toBeDefined();
+          expect(files, `${tarball}: exports["${sub}"].${cond}`).toContain(file!.replace(/^\.\//, ""));
+        }
       }
-    }
-    expect(files.filter((f) => /\.test\.|(^|\/)test-|tsbuildinfo|(^|\/)fixtures\//.test(f)), "test files in the tarball").toEqual([]);
-    // pnpm pack turned every workspace: range into the version it points to.
-    for (const field of ["dependencies", "peerDependencies", "optionalDependencies"]) {
-      for (const [dep, range] of Object.entries((manifest[field] ?? {}) as Record<string, string>)) {
-        expect(range, `${name} ${field}.${dep}`).not.toMatch(/^workspace:/);
-        if (dep.startsWith("@attngraph/") || dep === "attngraph") expect(publics.map((p) => p.name), `${name} depends on the private ${dep}`).toContain(dep);
+      expect(
+        files.filter((f) => /\.test\.|(^|\/)test-|tsbuildinfo|(^|\/)fixtures\//.test(f)),
+        "test files in the tarball",
+      ).toEqual([]);
+      // pnpm pack turned every workspace: range into the version it points to.
+      for (const field of ["dependencies", "peerDependencies", "optionalDependencies"]) {
+        for (const [dep, range] of Object.entries((manifest[field] ?? {}) as Record<string, string>)) {
+          expect(range, `${name} ${field}.${dep}`).not.toMatch(/^workspace:/);
+          if (dep.startsWith("@attngraph/") || dep === "attngraph")
+            expect(
+              publics.map((p) => p.name),
+              `${name} depends on the private ${dep}`,
+            ).toContain(dep);
+        }
       }
-    }
-  });
+    },
+  );
 
   it("ships the wasm executor's binaries", () => {
     const { files } = tarballOf("@attngraph/executor-wasm");
@@ -107,7 +136,9 @@ describe("a scratch project with every tarball installed by plain npm", () => {
 
   it("resolves nothing from the workspace", () => {
     expect(scratch.dir.startsWith(repoRoot)).toBe(false);
-    const installed = JSON.parse(readFileSync(join(scratch.dir, "node_modules/@attngraph/runtime/package.json"), "utf8")) as { version: string };
+    const installed = JSON.parse(
+      readFileSync(join(scratch.dir, "node_modules/@attngraph/runtime/package.json"), "utf8"),
+    ) as { version: string };
     expect(installed.version).toBe(tarballOf("@attngraph/runtime").manifest["version"]);
   });
 
@@ -116,7 +147,10 @@ describe("a scratch project with every tarball installed by plain npm", () => {
     const results = out
       .split("\n")
       .filter((l) => l.startsWith("{"))
-      .map((l) => JSON.parse(l) as { executor: string; ranOn: string; checks: { name: string; ok: boolean; size: number }[] });
+      .map(
+        (l) =>
+          JSON.parse(l) as { executor: string; ranOn: string; checks: { name: string; ok: boolean; size: number }[] },
+      );
     expect(results.map((r) => r.executor)).toEqual(["cpu", "wasm", "webgpu"]);
     for (const r of results) {
       expect(r.ranOn).toBe(r.executor);
@@ -126,7 +160,12 @@ describe("a scratch project with every tarball installed by plain npm", () => {
   }, 180_000);
 
   it("runs the attngraph bin from node_modules/.bin: every golden case passes on wasm", async () => {
-    const out = await scratch.run(join(scratch.dir, "node_modules/.bin/attngraph"), ["conformance", "node_modules/@attngraph/testkit/golden", "--executor", "wasm"]);
+    const out = await scratch.run(join(scratch.dir, "node_modules/.bin/attngraph"), [
+      "conformance",
+      "node_modules/@attngraph/testkit/golden",
+      "--executor",
+      "wasm",
+    ]);
     expect(out).toMatch(/\b(\d+) passed, 0 failed/);
     expect(Number(/\b(\d+) passed/.exec(out)![1])).toBeGreaterThan(10);
   }, 180_000);
@@ -136,13 +175,19 @@ describe("a scratch project with every tarball installed by plain npm", () => {
     afterAll(async () => server?.close());
 
     it("runs the golden case on cpu and wasm with the case's numbers", async () => {
-      if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (pnpm setup:system); this test never downloads a browser`);
+      if (!existsSync(CHROMIUM))
+        throw new Error(
+          `${CHROMIUM} is missing: install Debian's chromium (pnpm setup:system); this test never downloads a browser`,
+        );
       await scratch.run(join(scratch.dir, "node_modules/.bin/vite"), ["build", "web", "--logLevel", "warn"]);
       const dist = join(scratch.dir, "web/dist");
       const assets = readFileSync(join(dist, "index.html"), "utf8");
       expect(assets).toContain("<script");
       server = await serve(dist);
-      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+      });
       try {
         const page = await browser.newPage();
         const errors: string[] = [];
@@ -150,7 +195,9 @@ describe("a scratch project with every tarball installed by plain npm", () => {
         await page.goto(server.url);
         await page.waitForSelector("#result[data-done]", { timeout: 120_000 });
         const text = (await page.textContent("#result"))!;
-        const results = JSON.parse(text) as { error?: string } | { executor: string; ranOn: string; checks: { name: string; ok: boolean }[] }[];
+        const results = JSON.parse(text) as
+          | { error?: string }
+          | { executor: string; ranOn: string; checks: { name: string; ok: boolean }[] }[];
         expect("error" in results ? results.error : undefined).toBeUndefined();
         const list = results as { executor: string; ranOn: string; checks: { name: string; ok: boolean }[] }[];
         expect(list.map((r) => r.executor)).toEqual(["cpu", "wasm"]);

@@ -17,21 +17,38 @@ export interface Scratch {
  * Makes the project in a new folder under the OS temp dir (never inside the repo, whose node_modules Node would find
  * by walking up), with `fixture` (a folder of the user's files) copied in, and runs `npm install`.
  */
-export async function scratchProject(packed: readonly Packed[], registryDeps: Readonly<Record<string, string>>, fixture: string): Promise<Scratch> {
+export async function scratchProject(
+  packed: readonly Packed[],
+  registryDeps: Readonly<Record<string, string>>,
+  fixture: string,
+): Promise<Scratch> {
   const dir = mkdtempSync(join(tmpdir(), "attngraph-consumer-"));
   cpSync(fixture, dir, { recursive: true });
   const deps = Object.fromEntries(packed.map((p) => [p.pkg.name, `file:${p.tarball}`]));
-  const manifest = { name: "attngraph-consumer", private: true, type: "module", dependencies: { ...deps, ...registryDeps } };
+  const manifest = {
+    name: "attngraph-consumer",
+    private: true,
+    type: "module",
+    dependencies: { ...deps, ...registryDeps },
+  };
   writeFileSync(join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   const scratch: Scratch = {
     dir,
     run: (command, args, env = {}) =>
       new Promise((resolve, reject) => {
-        execFile(command, [...args], { cwd: dir, encoding: "utf8", maxBuffer: 64 << 20, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-          const output = `${stdout}${stderr}`;
-          if (error) reject(new Error(`${command} ${args.join(" ")} in ${dir} failed (${error.code ?? error.signal}):\n${output}`));
-          else resolve(output);
-        });
+        execFile(
+          command,
+          [...args],
+          { cwd: dir, encoding: "utf8", maxBuffer: 64 << 20, env: { ...process.env, ...env } },
+          (error, stdout, stderr) => {
+            const output = `${stdout}${stderr}`;
+            if (error)
+              reject(
+                new Error(`${command} ${args.join(" ")} in ${dir} failed (${error.code ?? error.signal}):\n${output}`),
+              );
+            else resolve(output);
+          },
+        );
       }),
   };
   await scratch.run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"]);

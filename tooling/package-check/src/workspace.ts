@@ -21,7 +21,7 @@ export interface WorkspacePackage {
 function workspaceGlobs(): string[] {
   const yaml = readFileSync(join(repoRoot, "pnpm-workspace.yaml"), "utf8");
   const globs = [...yaml.matchAll(/^\s*-\s*["']?([\w.-]+)\/\*["']?\s*$/gm)].map((m) => m[1]!);
-  if (globs.length === 0) throw new Error("pnpm-workspace.yaml: no `- \"dir/*\"` package globs found");
+  if (globs.length === 0) throw new Error('pnpm-workspace.yaml: no `- "dir/*"` package globs found');
   return globs;
 }
 

@@ -14,7 +14,10 @@ import type { FlexCase, FlexImpl, FlexRunner } from "./types.js";
 export class FlexMemoryError extends Error {
   override name = "FlexMemoryError";
   /** The plan's peak that did not fit, kept on the row. */
-  constructor(message: string, readonly plannedPeakBytes?: number) {
+  constructor(
+    message: string,
+    readonly plannedPeakBytes?: number,
+  ) {
     super(message);
   }
 }
@@ -39,14 +42,21 @@ export function attngraphFlexImpl(name: string): FlexImpl {
       const graph = flexGraph(p, c.variant, c.part);
       const executor = await make(options);
       const threading = (executor as { threading?: { threads: number } }).threading;
-      const session = await compile(graph, { executors: [executor], ...(c.part === "layer" ? { weights: benchAttentionWeights(p.layer) } : {}) });
+      const session = await compile(graph, {
+        executors: [executor],
+        ...(c.part === "layer" ? { weights: benchAttentionWeights(p.layer) } : {}),
+      });
       try {
         const inputs = flexInputs(p, c);
         const shapes = Object.fromEntries(Object.entries(inputs).map(([n, t]) => [n, t.shape]));
         const peak = plannedPeakBytes(session, shapes);
         // The cpu executor allocates its arena from the JS heap: a plan larger than the free memory would thrash or
         // kill the process, so it is refused here. The wasm executor refuses past its own limit with an error.
-        if (peak !== undefined && peak > freemem()) throw new FlexMemoryError(`out of memory: planned peak ${fmtBytes(peak)} > ${fmtBytes(freemem())} free`, peak);
+        if (peak !== undefined && peak > freemem())
+          throw new FlexMemoryError(
+            `out of memory: planned peak ${fmtBytes(peak)} > ${fmtBytes(freemem())} free`,
+            peak,
+          );
         const outName = graph.outputs[0]!;
         return {
           threads: threading?.threads ?? 1,

@@ -38,7 +38,14 @@ function coreGraph(p: FlexProblem, variant: FlexVariant): OpGraph {
   }
   const mods = flexMods(variant, p.constants);
   const gathered = Object.fromEntries(mods.gathered.map((n) => [n, GATHERED_SHAPES[n](h, "core")]));
-  return flexAttention({ numHeads: h, headDim: D, scale: p.scale, scoreMod: mods.scoreMod, maskMod: mods.maskMod, gathered });
+  return flexAttention({
+    numHeads: h,
+    headDim: D,
+    scale: p.scale,
+    scoreMod: mods.scoreMod,
+    maskMod: mods.maskMod,
+    gathered,
+  });
 }
 
 function layerGraph(p: FlexProblem, variant: FlexVariant): OpGraph {
@@ -69,18 +76,41 @@ function flexLayer(p: FlexProblem, mods: FlexMods): OpGraph {
   const b = new GraphBuilder();
   const x = b.input("x", ["B", "T", d]);
   const [batch, len] = b.shapeOf(x) as [SymShape[number], SymShape[number]];
-  const gathered: Record<string, Ref> = Object.fromEntries(mods.gathered.map((n) => [n, b.input(n, GATHERED_SHAPES[n](h, "layer"))]));
+  const gathered: Record<string, Ref> = Object.fromEntries(
+    mods.gathered.map((n) => [n, b.input(n, GATHERED_SHAPES[n](h, "layer"))]),
+  );
   const heads = (n: string, weight: string) => {
-    const proj = b.add("projection", n === "q" ? "queries" : n === "k" ? "keys" : "values", { x, weight: b.weight(weight, [d, d]) });
-    return b.add("transpose", `${n}.heads`, { x: b.add("reshape", `${n}.split`, { x: proj }, { shape: [batch, len, h, D] }) }, { perm: [0, 2, 1, 3] });
+    const proj = b.add("projection", n === "q" ? "queries" : n === "k" ? "keys" : "values", {
+      x,
+      weight: b.weight(weight, [d, d]),
+    });
+    return b.add(
+      "transpose",
+      `${n}.heads`,
+      { x: b.add("reshape", `${n}.split`, { x: proj }, { shape: [batch, len, h, D] }) },
+      { perm: [0, 2, 1, 3] },
+    );
   };
   const q = heads("q", "W_query");
   const k = heads("k", "W_key");
   const v = heads("v", "W_value");
-  const core = addFlexAttention(b, { q, k, v, gathered }, { scale: p.scale, scoreMod: mods.scoreMod, maskMod: mods.maskMod }, { outputName: "context.heads" });
+  const core = addFlexAttention(
+    b,
+    { q, k, v, gathered },
+    { scale: p.scale, scoreMod: mods.scoreMod, maskMod: mods.maskMod },
+    { outputName: "context.heads" },
+  );
   const merged = b.add("transpose", "context.merge", { x: core.output }, { perm: [0, 2, 1, 3] });
   const context = b.add("reshape", "context", { x: merged }, { shape: [batch, len, d] });
-  return b.output(b.add("out-proj", "output", { x: context, weight: b.weight("out_proj", [d, d]), bias: b.weight("out_bias", [d]) })).build();
+  return b
+    .output(
+      b.add("out-proj", "output", {
+        x: context,
+        weight: b.weight("out_proj", [d, d]),
+        bias: b.weight("out_bias", [d]),
+      }),
+    )
+    .build();
 }
 
 /** The names and shapes of a variant's gathered inputs in one part's graph (what a run feeds besides x or q, k, v). */

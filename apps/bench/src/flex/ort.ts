@@ -27,14 +27,21 @@ export function ortFlexImpl(runtime: "web" | "node"): FlexImpl {
     async setup(p, c, options): Promise<FlexRunner> {
       const need = ortFlexBytes(p);
       const limit = runtime === "web" ? WASM_MEMORY : freemem();
-      if (need > limit) throw new FlexMemoryError(`out of memory: its [b, H, T, T] tensors need about ${fmtBytes(need)}, over ${runtime === "web" ? "the 4 GiB of wasm memory" : `${fmtBytes(limit)} free`}`);
+      if (need > limit)
+        throw new FlexMemoryError(
+          `out of memory: its [b, H, T, T] tensors need about ${fmtBytes(need)}, over ${runtime === "web" ? "the 4 GiB of wasm memory" : `${fmtBytes(limit)} free`}`,
+        );
       const { ort, sessionOptions, threads } = await loadOrt(runtime, options.threads);
       const session = await ort.InferenceSession.create(buildFlexModel(p, c.variant, c.part), sessionOptions);
       const { b, t, d, h } = p.shape;
       const heads = [b, h, t, d / h];
       const feeds =
         c.part === "core"
-          ? { q: new ort.Tensor("float32", p.q, heads), k: new ort.Tensor("float32", p.k, heads), v: new ort.Tensor("float32", p.v, heads) }
+          ? {
+              q: new ort.Tensor("float32", p.q, heads),
+              k: new ort.Tensor("float32", p.k, heads),
+              v: new ort.Tensor("float32", p.v, heads),
+            }
           : { [ONNX_INPUT]: new ort.Tensor("float32", p.layer.x, [b, t, d]) };
       return {
         threads,

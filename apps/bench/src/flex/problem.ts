@@ -27,7 +27,17 @@ export function makeFlexProblem(shape: BenchShape, constants: FlexConstants = FL
   const uniform = (n: number) => Float32Array.from({ length: n }, () => rand() * 2 - 1);
   const n = b * t * d; // b · H · T · D
   const layer = makeProblem(shape, seed);
-  return { kind: "flex", shape, constants, layer, q: uniform(n), k: uniform(n), v: uniform(n), scale: layer.scale, seed };
+  return {
+    kind: "flex",
+    shape,
+    constants,
+    layer,
+    q: uniform(n),
+    k: uniform(n),
+    v: uniform(n),
+    scale: layer.scale,
+    seed,
+  };
 }
 
 /** A gathered tensor: its data (float32; ids and 0/1 as numbers) and shape. */

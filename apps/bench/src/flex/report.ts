@@ -22,7 +22,17 @@ export function formatFlexReport(results: FlexResults): string {
   for (const k of [...new Set(rows.map(key))]) {
     const group = rows.filter((r) => key(r) === k);
     const r0 = group[0]!;
-    const header = ["variant", "impl", "threads", "runs", "median ms", "max|Δ| vs ref", "check", "peak planned", ...peers.map((p) => `t/${p}`)];
+    const header = [
+      "variant",
+      "impl",
+      "threads",
+      "runs",
+      "median ms",
+      "max|Δ| vs ref",
+      "check",
+      "peak planned",
+      ...peers.map((p) => `t/${p}`),
+    ];
     const body = group.map((r): string[] => {
       if (r.medianMs === null) return [`${r.variant.padEnd(14)}  ${r.impl.padEnd(8)}  ${r.status}: ${r.reason ?? ""}`];
       const peerMs = (p: string) => group.find((x) => x.variant === r.variant && x.impl === p)?.medianMs ?? null;
@@ -41,22 +51,33 @@ export function formatFlexReport(results: FlexResults): string {
         }),
       ];
     });
-    out.push("", `shape b=${r0.b} T=${r0.t} d=${r0.d} heads=${r0.h}, ${PART_TITLE[r0.part]}`, alignTable([header, ...body], 2));
+    out.push(
+      "",
+      `shape b=${r0.b} T=${r0.t} d=${r0.d} heads=${r0.h}, ${PART_TITLE[r0.part]}`,
+      alignTable([header, ...body], 2),
+    );
   }
   const notes: string[] = [];
-  if (rows.some((r) => r.medianMs !== null && r.runs < meta.runs)) notes.push(`* fewer than ${meta.runs} timed runs: the row's runs took longer than its ${meta.budgetS} s budget`);
+  if (rows.some((r) => r.medianMs !== null && r.runs < meta.runs))
+    notes.push(`* fewer than ${meta.runs} timed runs: the row's runs took longer than its ${meta.budgetS} s budget`);
   const bad = rows.filter((r) => r.status === "mismatch");
   if (bad.length) {
-    notes.push(`MISMATCH: an output that differs by more than ${meta.tolerance} relative from more than half of the others`);
-    for (const r of bad) notes.push(`  ${r.impl} ${r.part} ${r.variant} at T=${r.t}: differs from ${(r.disagreesWith ?? []).join(", ")}`);
+    notes.push(
+      `MISMATCH: an output that differs by more than ${meta.tolerance} relative from more than half of the others`,
+    );
+    for (const r of bad)
+      notes.push(`  ${r.impl} ${r.part} ${r.variant} at T=${r.t}: differs from ${(r.disagreesWith ?? []).join(", ")}`);
   }
   const failed = rows.filter((r) => r.status === "failed" && r.family === "attngraph");
-  if (failed.length) notes.push(`FAILED: ${failed.map((r) => `${r.impl} ${r.part} ${r.variant} at T=${r.t}`).join(", ")}`);
+  if (failed.length)
+    notes.push(`FAILED: ${failed.map((r) => `${r.impl} ${r.part} ${r.variant} at T=${r.t}`).join(", ")}`);
   if (notes.length) out.push("", ...notes);
   return out.join("\n");
 }
 
 /** 1 on a mismatch or a failed attngraph row (a row out of memory is unavailable, not failed), else 0. */
 export function flexExitStatus(results: FlexResults): number {
-  return results.rows.some((r) => r.status === "mismatch" || (r.status === "failed" && r.family === "attngraph")) ? 1 : 0;
+  return results.rows.some((r) => r.status === "mismatch" || (r.status === "failed" && r.family === "attngraph"))
+    ? 1
+    : 0;
 }

@@ -42,14 +42,21 @@ export function flexCases(sel: FlexSelection = {}): FlexCase[] {
   // Table order, whatever order the command line named them in.
   const parts = FLEX_PARTS.filter((x) => sel.parts?.includes(x) ?? true);
   const variants = FLEX_VARIANTS.filter((x) => sel.variants?.includes(x) ?? true);
-  return parts.flatMap((part) => variants.filter((v) => part === "core" || v !== "causal-builtin").map((variant) => ({ variant, part })));
+  return parts.flatMap((part) =>
+    variants.filter((v) => part === "core" || v !== "causal-builtin").map((variant) => ({ variant, part })),
+  );
 }
 
 /** Whether an error is a lack of memory: ours (FlexMemoryError), the wasm heap's refusal, or the engine's. */
 export function isOutOfMemory(e: unknown): boolean {
   for (let x = e, i = 0; x instanceof Error && i < 8; x = x.cause, i++) {
     if (x instanceof FlexMemoryError || (x as { code?: unknown }).code === "memory-limit") return true;
-    if (/out of memory|Array buffer allocation failed|Invalid typed array length|bad_alloc|memory access out of bounds/i.test(x.message)) return true;
+    if (
+      /out of memory|Array buffer allocation failed|Invalid typed array length|bad_alloc|memory access out of bounds/i.test(
+        x.message,
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -59,14 +66,32 @@ function message(e: unknown): string {
   return text.split("\n")[0]!.slice(0, 200);
 }
 
-export async function runFlexBench(options: BenchOptions, impls: readonly FlexImpl[], sel: FlexSelection, progress: (line: string) => void): Promise<FlexResults> {
-  const mo: MeasureOptions = { runs: options.runs, warmup: options.warmup, budgetMs: options.budgetS * 1000, minRuns: MIN_RUNS };
+export async function runFlexBench(
+  options: BenchOptions,
+  impls: readonly FlexImpl[],
+  sel: FlexSelection,
+  progress: (line: string) => void,
+): Promise<FlexResults> {
+  const mo: MeasureOptions = {
+    runs: options.runs,
+    warmup: options.warmup,
+    budgetMs: options.budgetS * 1000,
+    minRuns: MIN_RUNS,
+  };
   const rows: FlexRow[] = [];
   for (const shape of options.shapes) {
     const p = makeFlexProblem(shape);
     for (const c of flexCases(sel)) {
       const label = `${c.part} ${c.variant} ${shape.b},${shape.t},${shape.d},${shape.h}`;
-      const base = { problem: "flex" as const, variant: c.variant, part: c.part, b: shape.b, t: shape.t, d: shape.d, h: shape.h };
+      const base = {
+        problem: "flex" as const,
+        variant: c.variant,
+        part: c.part,
+        b: shape.b,
+        t: shape.t,
+        d: shape.d,
+        h: shape.h,
+      };
       const group: FlexRow[] = [];
       const outputs = new Map<string, Float32Array>();
       for (const impl of impls) {
@@ -75,7 +100,23 @@ export async function runFlexBench(options: BenchOptions, impls: readonly FlexIm
           const status = oom || impl.family === "peer" ? "unavailable" : "failed";
           const reason = e instanceof FlexMemoryError ? e.message : oom ? `out of memory: ${message(e)}` : message(e);
           progress(`${label} ${impl.name}: ${status}: ${reason}`);
-          return { ...base, impl: impl.name, family: impl.family, threads: options.threads, medianMs: null, minMs: null, runs: 0, samplesMs: [], warmupRuns: 0, budgetLimited: false, ...(impl.family === "attngraph" ? { plannedPeakBytes: e instanceof FlexMemoryError ? (e.plannedPeakBytes ?? null) : null } : {}), status, reason };
+          return {
+            ...base,
+            impl: impl.name,
+            family: impl.family,
+            threads: options.threads,
+            medianMs: null,
+            minMs: null,
+            runs: 0,
+            samplesMs: [],
+            warmupRuns: 0,
+            budgetLimited: false,
+            ...(impl.family === "attngraph"
+              ? { plannedPeakBytes: e instanceof FlexMemoryError ? (e.plannedPeakBytes ?? null) : null }
+              : {}),
+            status,
+            reason,
+          };
         };
         let runner;
         try {
@@ -90,14 +131,25 @@ export async function runFlexBench(options: BenchOptions, impls: readonly FlexIm
           outputs.set(impl.name, Float32Array.from(last!));
           progress(`${label} ${impl.name}: ${m.medianMs.toFixed(3)} ms (median of ${m.samplesMs.length})`);
           group.push({
-            ...base, impl: impl.name, family: impl.family, threads: runner.threads,
-            medianMs: m.medianMs, minMs: m.minMs, runs: m.samplesMs.length, samplesMs: m.samplesMs, warmupRuns: m.warmupRuns, budgetLimited: m.budgetLimited,
+            ...base,
+            impl: impl.name,
+            family: impl.family,
+            threads: runner.threads,
+            medianMs: m.medianMs,
+            minMs: m.minMs,
+            runs: m.samplesMs.length,
+            samplesMs: m.samplesMs,
+            warmupRuns: m.warmupRuns,
+            budgetLimited: m.budgetLimited,
             ...(impl.family === "attngraph" ? { plannedPeakBytes: runner.plannedPeakBytes ?? null } : {}),
             status: "ok",
             ...(runner.note ? { note: runner.note } : {}),
           });
         } catch (e) {
-          group.push({ ...notRun(e), ...(impl.family === "attngraph" ? { plannedPeakBytes: runner.plannedPeakBytes ?? null } : {}) });
+          group.push({
+            ...notRun(e),
+            ...(impl.family === "attngraph" ? { plannedPeakBytes: runner.plannedPeakBytes ?? null } : {}),
+          });
         } finally {
           await runner.dispose().catch(() => undefined);
         }
@@ -108,9 +160,19 @@ export async function runFlexBench(options: BenchOptions, impls: readonly FlexIm
   const cpu = cpus();
   return {
     meta: {
-      date: new Date().toISOString(), problem: "flex", node: process.version, cpu: cpu[0]?.model.trim() ?? "unknown", cores: cpu.length,
-      threads: options.threads, runs: options.runs, warmup: options.warmup, budgetS: options.budgetS, minRuns: MIN_RUNS, tolerance: RELATIVE_TOLERANCE,
-      window: FLEX_CONSTANTS.window, softcap: FLEX_CONSTANTS.softcap,
+      date: new Date().toISOString(),
+      problem: "flex",
+      node: process.version,
+      cpu: cpu[0]?.model.trim() ?? "unknown",
+      cores: cpu.length,
+      threads: options.threads,
+      runs: options.runs,
+      warmup: options.warmup,
+      budgetS: options.budgetS,
+      minRuns: MIN_RUNS,
+      tolerance: RELATIVE_TOLERANCE,
+      window: FLEX_CONSTANTS.window,
+      softcap: FLEX_CONSTANTS.softcap,
     },
     rows,
   };
@@ -119,7 +181,8 @@ export async function runFlexBench(options: BenchOptions, impls: readonly FlexIm
 /** The outputs of one variant, part and shape against each other; max |Δ| against the first that produced one. */
 function checkGroup(group: readonly FlexRow[], outputs: ReadonlyMap<string, Float32Array>): FlexRow[] {
   const names = [...outputs.keys()];
-  const agree = (a: string, b: string) => diff(outputs.get(a)!, outputs.get(b)!).ok && diff(outputs.get(b)!, outputs.get(a)!).ok;
+  const agree = (a: string, b: string) =>
+    diff(outputs.get(a)!, outputs.get(b)!).ok && diff(outputs.get(b)!, outputs.get(a)!).ok;
   const [reference, refOut] = [...outputs][0] ?? [];
   return group.map((r) => {
     const out = outputs.get(r.impl);
@@ -127,6 +190,13 @@ function checkGroup(group: readonly FlexRow[], outputs: ReadonlyMap<string, Floa
     const d = diff(out, refOut);
     const disagreesWith = names.filter((n) => n !== r.impl && !agree(r.impl, n));
     const mismatch = disagreesWith.length * 2 > names.length - 1;
-    return { ...r, reference, maxAbsDiff: d.maxAbsDiff, relDiff: d.relDiff, disagreesWith, status: mismatch ? "mismatch" : "ok" };
+    return {
+      ...r,
+      reference,
+      maxAbsDiff: d.maxAbsDiff,
+      relDiff: d.relDiff,
+      disagreesWith,
+      status: mismatch ? "mismatch" : "ok",
+    };
   });
 }

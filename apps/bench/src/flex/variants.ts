@@ -6,7 +6,15 @@
 export type FlexVariant = "causal" | "causal-builtin" | "alibi" | "user-mask" | "softcap" | "document" | "window";
 
 /** Table order. `causal-builtin` is the built-in fused causal path (score → mask{causal} → softmax → weighted-sum). */
-export const FLEX_VARIANTS: readonly FlexVariant[] = ["causal", "causal-builtin", "alibi", "user-mask", "softcap", "document", "window"];
+export const FLEX_VARIANTS: readonly FlexVariant[] = [
+  "causal",
+  "causal-builtin",
+  "alibi",
+  "user-mask",
+  "softcap",
+  "document",
+  "window",
+];
 
 /** `layer`: the whole attention layer with its projections (x [B, T, d] → [B, T, d]); `core`: q, k, v [B, H, T, D] → [B, H, T, D]. */
 export type FlexPart = "layer" | "core";
@@ -19,7 +27,10 @@ export interface FlexConstants {
 }
 export const FLEX_CONSTANTS: FlexConstants = Object.freeze({ window: 128, softcap: 50 });
 
-type Expr = number | string | { readonly op: string; readonly args?: readonly Expr[]; readonly name?: string; readonly index?: readonly Expr[] };
+type Expr =
+  | number
+  | string
+  | { readonly op: string; readonly args?: readonly Expr[]; readonly name?: string; readonly index?: readonly Expr[] };
 
 const op = (name: string, ...args: Expr[]): Expr => ({ op: name, args });
 const gather = (name: string, ...index: Expr[]): Expr => ({ op: "input", name, index });
@@ -42,14 +53,30 @@ export function flexMods(variant: Exclude<FlexVariant, "causal-builtin">, c: Fle
     case "causal":
       return { scoreMod: null, maskMod: causalExpr, gathered: [] };
     case "alibi":
-      return { scoreMod: op("add", "score", op("mul", gather("slopes", "h"), op("sub", "kv", "q"))), maskMod: causalExpr, gathered: ["slopes"] };
+      return {
+        scoreMod: op("add", "score", op("mul", gather("slopes", "h"), op("sub", "kv", "q"))),
+        maskMod: causalExpr,
+        gathered: ["slopes"],
+      };
     case "user-mask":
       // 0/1 like buildAttention's userMask "mask" (0 hides the key), composed with causal by "and".
-      return { scoreMod: null, maskMod: op("and", op("ne", gather("mask", "q", "kv"), 0), causalExpr), gathered: ["mask"] };
+      return {
+        scoreMod: null,
+        maskMod: op("and", op("ne", gather("mask", "q", "kv"), 0), causalExpr),
+        gathered: ["mask"],
+      };
     case "softcap":
-      return { scoreMod: op("mul", op("tanh", op("div", "score", c.softcap)), c.softcap), maskMod: causalExpr, gathered: [] };
+      return {
+        scoreMod: op("mul", op("tanh", op("div", "score", c.softcap)), c.softcap),
+        maskMod: causalExpr,
+        gathered: [],
+      };
     case "document":
-      return { scoreMod: null, maskMod: op("and", op("eq", gather("doc", "b", "q"), gather("doc", "b", "kv")), causalExpr), gathered: ["doc"] };
+      return {
+        scoreMod: null,
+        maskMod: op("and", op("eq", gather("doc", "b", "q"), gather("doc", "b", "kv")), causalExpr),
+        gathered: ["doc"],
+      };
     case "window":
       return { scoreMod: null, maskMod: op("and", causalExpr, op("lt", op("sub", "q", "kv"), c.window)), gathered: [] };
   }

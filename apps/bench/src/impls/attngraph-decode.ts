@@ -7,7 +7,13 @@ import type { Executor } from "@attngraph/graph";
 import { compileDecoder, type Decoder } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
 import type { DecodeProblem } from "../problem.js";
-import { benchAttentionWeights, benchConfig, plannedPeakBytes, sessionStreams, type AttngraphRunner } from "./attngraph.js";
+import {
+  benchAttentionWeights,
+  benchConfig,
+  plannedPeakBytes,
+  sessionStreams,
+  type AttngraphRunner,
+} from "./attngraph.js";
 
 /** A decode runner, with its decoder (for the tests and for profiling through decoder.session). */
 export interface DecodeRunner extends AttngraphRunner {
@@ -18,7 +24,12 @@ export interface DecodeRunner extends AttngraphRunner {
 export async function decodeRunner(executor: Executor, p: DecodeProblem, threads: number): Promise<DecodeRunner> {
   const { b, t, d } = p.shape;
   const graph = multiHeadAttention(benchConfig(p), { decode: true });
-  const decoder = await compileDecoder(graph, { executors: [executor], weights: benchAttentionWeights(p), maxLength: t + 1, batch: b });
+  const decoder = await compileDecoder(graph, {
+    executors: [executor],
+    weights: benchAttentionWeights(p),
+    maxLength: t + 1,
+    batch: b,
+  });
   await decoder.step({ x: new Tensor(p.prompt, [b, t, d]) });
   const token = new Tensor(p.token, [b, 1, d]);
   const outName = graph.outputs[0]!;

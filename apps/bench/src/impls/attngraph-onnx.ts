@@ -6,7 +6,13 @@ import { importOnnx } from "@attngraph/onnx";
 import { compile } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
 import type { BenchProblem, ProblemKind } from "../problem.js";
-import { attngraphExecutors, plannedPeakBytes, sessionStreams, type AttngraphImpl, type AttngraphRunner } from "./attngraph.js";
+import {
+  attngraphExecutors,
+  plannedPeakBytes,
+  sessionStreams,
+  type AttngraphImpl,
+  type AttngraphRunner,
+} from "./attngraph.js";
 import { buildModel, modelFeeds } from "./ort.js";
 import type { SetupOptions } from "./types.js";
 
@@ -22,7 +28,9 @@ export function importedImpl(executorName: "wasm" | "cpu"): AttngraphImpl {
     async setup(p: BenchProblem, options: SetupOptions): Promise<AttngraphRunner> {
       if (p.kind !== "attention" && p.kind !== "block") throw new Error(FORWARD_ONLY);
       const feeds = modelFeeds(p);
-      const imported = importOnnx(buildModel(p), { shapes: Object.fromEntries(Object.entries(feeds).map(([k, v]) => [k, v.dims])) });
+      const imported = importOnnx(buildModel(p), {
+        shapes: Object.fromEntries(Object.entries(feeds).map(([k, v]) => [k, v.dims])),
+      });
       const executor = await make(options);
       const session = await compile(imported.graph, { executors: [executor], weights: imported.weights });
       const inputs = Object.fromEntries(Object.entries(feeds).map(([k, v]) => [k, new Tensor(v.data, v.dims)]));
@@ -36,7 +44,10 @@ export function importedImpl(executorName: "wasm" | "cpu"): AttngraphImpl {
           return out.data.subarray(out.offset, out.offset + out.size);
         },
         streams: sessionStreams(session, (n) => void (seen += n)),
-        plannedPeakBytes: plannedPeakBytes(session, Object.fromEntries(Object.entries(inputs).map(([k, t]) => [k, t.shape]))),
+        plannedPeakBytes: plannedPeakBytes(
+          session,
+          Object.fromEntries(Object.entries(inputs).map(([k, t]) => [k, t.shape])),
+        ),
         observed: () => seen,
         dispose: () => session.dispose(),
       };

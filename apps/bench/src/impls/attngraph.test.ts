@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { makeBlockProblem, makeDecodeProblem, makeProblem } from "../problem.js";
-import { decodeAsAttention, lastPositions, maxAbsDiff, referenceAttention, referenceBlock, referenceDecode } from "../test-reference.js";
+import {
+  decodeAsAttention,
+  lastPositions,
+  maxAbsDiff,
+  referenceAttention,
+  referenceBlock,
+  referenceDecode,
+} from "../test-reference.js";
 import { attngraphExecutors, attngraphImpl, benchGraph } from "./attngraph.js";
 
 describe("attngraph impls", () => {
@@ -16,7 +23,10 @@ describe("attngraph impls", () => {
   });
 
   it("builds the transformer block with transformerBlock, weights by state_dict name, and the cpu one computes it", async () => {
-    for (const shape of [{ b: 2, t: 6, d: 8, h: 2 }, { b: 1, t: 5, d: 12, h: 3 }]) {
+    for (const shape of [
+      { b: 2, t: 6, d: 8, h: 2 },
+      { b: 1, t: 5, d: 12, h: 3 },
+    ]) {
       const p = makeBlockProblem(shape, 5);
       const { graph, weights } = benchGraph(p);
       expect(graph.inputs.map((i) => i.name)).toEqual(["x"]); // causal by attribute: no mask input
@@ -58,7 +68,10 @@ describe("attngraph impls", () => {
   });
 
   it("decode: one new token over the prompt's cache, every run from the same T positions, equal to the full causal run's last row", async () => {
-    for (const shape of [{ b: 2, t: 6, d: 8, h: 2 }, { b: 1, t: 5, d: 12, h: 3 }]) {
+    for (const shape of [
+      { b: 2, t: 6, d: 8, h: 2 },
+      { b: 1, t: 5, d: 12, h: 3 },
+    ]) {
       const p = makeDecodeProblem(shape, 4);
       const runner = await attngraphImpl("cpu").setup(p, { threads: 1 });
       const full = await attngraphImpl("cpu").setup(decodeAsAttention(p), { threads: 1 });

@@ -32,7 +32,9 @@ export const attngraphExecutors: Readonly<Record<string, (options: SetupOptions)
   cpu: () => createCpuExecutor(),
   // --threads reaches the wasm executor's worker pool (at most its 16); init() starts the workers.
   wasm: async ({ threads }) => {
-    const executor = (await import("@attngraph/executor-wasm")).createWasmExecutor({ threads: Math.max(1, Math.min(threads, 16)) });
+    const executor = (await import("@attngraph/executor-wasm")).createWasmExecutor({
+      threads: Math.max(1, Math.min(threads, 16)),
+    });
     await executor.init();
     return executor;
   },
@@ -48,7 +50,13 @@ function executorThreads(executor: Executor, asked: number): { readonly threads:
   const threading = (executor as { threading?: { threads: number; reason?: string } }).threading;
   const threads = threading?.threads ?? 1;
   if (asked <= threads) return { threads };
-  return { threads, note: threading?.reason !== undefined ? `${threads} thread${threads > 1 ? "s" : ""}: ${threading.reason}` : "single-threaded" };
+  return {
+    threads,
+    note:
+      threading?.reason !== undefined
+        ? `${threads} thread${threads > 1 ? "s" : ""}: ${threading.reason}`
+        : "single-threaded",
+  };
 }
 
 /**
@@ -88,19 +96,30 @@ export function benchGraph(p: Problem | BlockProblem): { graph: OpGraph; weights
 }
 
 /** The attention's weights by the graph's names (the attention and decode problems share them). */
-export function benchAttentionWeights(p: Pick<Problem, "shape" | "wq" | "wk" | "wv" | "wo" | "bo">): Record<string, AnyTensor> {
+export function benchAttentionWeights(
+  p: Pick<Problem, "shape" | "wq" | "wk" | "wv" | "wo" | "bo">,
+): Record<string, AnyTensor> {
   const { d } = p.shape;
   const m = (data: Float32Array) => ({ shape: [d, d], data });
-  return attentionWeights(benchConfig(p), { W_query: m(p.wq), W_key: m(p.wk), W_value: m(p.wv), out_proj: m(p.wo), out_bias: { shape: [d], data: p.bo } });
+  return attentionWeights(benchConfig(p), {
+    W_query: m(p.wq),
+    W_key: m(p.wk),
+    W_value: m(p.wv),
+    out_proj: m(p.wo),
+    out_bias: { shape: [d], data: p.bo },
+  });
 }
 
 /**
  * The two ways of observing a session's runs (Runner.streams); what the subscribers receive is counted with `count`,
  * so that the stream cannot be optimised away.
  */
-export function sessionStreams(session: Pick<Session, "events$" | "tap">, count: (n: number) => void): NonNullable<Runner["streams"]> {
+export function sessionStreams(
+  session: Pick<Session, "events$" | "tap">,
+  count: (n: number) => void,
+): NonNullable<Runner["streams"]> {
   return {
-    "events$": () => {
+    events$: () => {
       const s = session.events$.subscribe(() => count(1));
       return () => s.unsubscribe();
     },
@@ -115,7 +134,10 @@ export function sessionStreams(session: Pick<Session, "events$" | "tap">, count:
  * Peak planned bytes of the untapped run: the session's buffer plan (arena) for the run's input shapes; undefined
  * ("n/a") for an executor without arenas (it allocates per step, e.g. webgpu from its buffer pool).
  */
-export function plannedPeakBytes(session: { memoryPlan(inputShapes: Readonly<Record<string, readonly number[]>>): ReturnType<Session["memoryPlan"]> }, inputShapes: Readonly<Record<string, readonly number[]>>): number | undefined {
+export function plannedPeakBytes(
+  session: { memoryPlan(inputShapes: Readonly<Record<string, readonly number[]>>): ReturnType<Session["memoryPlan"]> },
+  inputShapes: Readonly<Record<string, readonly number[]>>,
+): number | undefined {
   const plan = session.memoryPlan(inputShapes);
   return plan.arenaElements.size === 0 ? undefined : plan.peakBytes;
 }
@@ -138,14 +160,22 @@ export interface AttngraphImpl extends Impl {
  *  - train-copy: simpleTransformer(config, { loss: true }), the worked example's model with its mean cross-entropy
  *    `loss`; tokens and targets (= tokens) int32 [b, T].
  */
-export function benchTrainModel(p: TrainBlockProblem | TrainCopyProblem): { graph: OpGraph; weights: Record<string, AnyTensor>; loss: string; batch: Record<string, AnyTensor> } {
+export function benchTrainModel(p: TrainBlockProblem | TrainCopyProblem): {
+  graph: OpGraph;
+  weights: Record<string, AnyTensor>;
+  loss: string;
+  batch: Record<string, AnyTensor>;
+} {
   const { b, t, d, h } = p.shape;
   if (p.kind === "train-block") {
     const graph = transformerBlock(benchBlockConfig(p));
     const batch = { x: new Tensor(p.x, [b, t, d]), "output.grad": new Tensor(p.gradOutput, [b, t, d]) };
     return { graph, weights: loadStateDict(graph, blockStateDict(p)), loss: "output", batch };
   }
-  const graph = simpleTransformer({ vocabSize: p.vocab, embedDim: d, nHeads: h, seqLen: t, mlpRatio: MLP_RATIO, layerNormEps: p.eps, gelu: "erf" }, { loss: true });
+  const graph = simpleTransformer(
+    { vocabSize: p.vocab, embedDim: d, nHeads: h, seqLen: t, mlpRatio: MLP_RATIO, layerNormEps: p.eps, gelu: "erf" },
+    { loss: true },
+  );
   const tokens = Tensor.int32(p.tokens, [b, t]);
   return { graph, weights: loadStateDict(graph, copyStateDict(p)), loss: "loss", batch: { tokens, targets: tokens } };
 }
@@ -157,7 +187,11 @@ export function benchTrainModel(p: TrainBlockProblem | TrainCopyProblem): { grap
  * the forward and the backward, the activations kept for the backward included; not the parameters, Adam's moments,
  * or the new parameters and moments the step keeps for the next one (they outlive the run, so no arena holds them).
  */
-async function trainRunner(executor: Executor, p: TrainBlockProblem | TrainCopyProblem, threads: number): Promise<AttngraphRunner> {
+async function trainRunner(
+  executor: Executor,
+  p: TrainBlockProblem | TrainCopyProblem,
+  threads: number,
+): Promise<AttngraphRunner> {
   const { graph, weights, loss, batch } = benchTrainModel(p);
   const optimizer = adam({ lr: p.lr, betas: [...ADAM_BETAS], eps: ADAM_EPS });
   const trainer = await createTrainer(graph, { loss, optimizer, executors: [executor], weights });
@@ -167,7 +201,10 @@ async function trainRunner(executor: Executor, p: TrainBlockProblem | TrainCopyP
     if (losses.length < 2) losses.push(l);
     return l;
   };
-  const inputShapes = { ...Object.fromEntries(Object.entries(batch).map(([k, v]) => [k, v.shape])), [optimizer.stepInput]: [1] };
+  const inputShapes = {
+    ...Object.fromEntries(Object.entries(batch).map(([k, v]) => [k, v.shape])),
+    [optimizer.stepInput]: [1],
+  };
   return {
     threads,
     run: async () => Float32Array.of(await step()),
@@ -191,7 +228,8 @@ export function attngraphImpl(name: string): AttngraphImpl {
       const executor = await make(options);
       const { threads, note } = executorThreads(executor, options.threads);
       if (p.kind === "train-block" || p.kind === "train-copy" || p.kind === "decode") {
-        const runner = p.kind === "decode" ? await decodeRunner(executor, p, threads) : await trainRunner(executor, p, threads);
+        const runner =
+          p.kind === "decode" ? await decodeRunner(executor, p, threads) : await trainRunner(executor, p, threads);
         const gpu = executorGpu(executor);
         return { ...runner, ...(note !== undefined ? { note } : {}), ...(gpu ? { gpu } : {}) };
       }

@@ -8,5 +8,21 @@ import { tfjsImpl } from "./tfjs.js";
 import type { Impl } from "./types.js";
 
 export function allImpls(): Impl[] {
-  return [...Object.keys(attngraphExecutors).map(attngraphImpl), importedImpl("wasm"), importedImpl("cpu"), tfjsImpl("cpu"), tfjsImpl("wasm"), tfjsImpl("webgpu"), tfjsImpl("cpu", "stock"), tfjsImpl("wasm", "stock"), ortWebImpl, ortNodeImpl, ortWebGpuImpl, ortImpl("web", "mha"), ortImpl("node", "mha"), ortImpl("web", "export"), ortImpl("node", "export")];
+  return [
+    ...Object.keys(attngraphExecutors).map(attngraphImpl),
+    importedImpl("wasm"),
+    importedImpl("cpu"),
+    tfjsImpl("cpu"),
+    tfjsImpl("wasm"),
+    tfjsImpl("webgpu"),
+    tfjsImpl("cpu", "stock"),
+    tfjsImpl("wasm", "stock"),
+    ortWebImpl,
+    ortNodeImpl,
+    ortWebGpuImpl,
+    ortImpl("web", "mha"),
+    ortImpl("node", "mha"),
+    ortImpl("web", "export"),
+    ortImpl("node", "export"),
+  ];
 }

@@ -16,8 +16,14 @@ import { adapterInfo, defaultAdapter, describeAdapter, holdEventLoop } from "./w
 export interface OrtLike {
   readonly Tensor: new (type: "float32", data: Float32Array, dims: readonly number[]) => unknown;
   readonly InferenceSession: {
-    create(model: Uint8Array, options: Record<string, unknown>): Promise<{
-      run(feeds: Record<string, unknown>, fetches?: readonly string[]): Promise<Record<string, { readonly data: unknown }>>;
+    create(
+      model: Uint8Array,
+      options: Record<string, unknown>,
+    ): Promise<{
+      run(
+        feeds: Record<string, unknown>,
+        fetches?: readonly string[],
+      ): Promise<Record<string, { readonly data: unknown }>>;
       release(): Promise<void>;
     }>;
   };
@@ -40,7 +46,12 @@ export type DecodeModel = "concat" | "mha" | "export";
 
 /** The ONNX model of the problem, built per shape (weights included). */
 export function buildModel(p: ForwardProblem, decodeModel: DecodeModel = "concat"): Uint8Array {
-  if (p.kind === "decode") return decodeModel === "mha" ? buildDecodeMhaModel(p) : decodeModel === "export" ? buildExportedDecodeModel(p) : buildDecodeModel(p);
+  if (p.kind === "decode")
+    return decodeModel === "mha"
+      ? buildDecodeMhaModel(p)
+      : decodeModel === "export"
+        ? buildExportedDecodeModel(p)
+        : buildDecodeModel(p);
   return p.kind === "block" ? buildBlockModel(p) : buildAttentionModel(p);
 }
 
@@ -50,7 +61,10 @@ function modelOutput(p: ForwardProblem, decodeModel: DecodeModel): string {
 }
 
 /** The model's inputs for the problem, as data and dims: x, and for decode the cached past keys and values. */
-export function modelFeeds(p: ForwardProblem, decodeModel: DecodeModel = "concat"): Record<string, { data: Float32Array; dims: number[] }> {
+export function modelFeeds(
+  p: ForwardProblem,
+  decodeModel: DecodeModel = "concat",
+): Record<string, { data: Float32Array; dims: number[] }> {
   const { b, t, d, h } = p.shape;
   if (p.kind !== "decode") return { [ONNX_INPUT]: { data: p.x, dims: [b, t, d] } };
   if (decodeModel === "export") return exportedDecodeFeeds(p);
@@ -62,11 +76,22 @@ export function modelFeeds(p: ForwardProblem, decodeModel: DecodeModel = "concat
   };
 }
 
-async function ortRunner(ort: OrtLike, problem: BenchProblem, sessionOptions: Record<string, unknown>, threads: number, decodeModel: DecodeModel): Promise<Runner> {
+async function ortRunner(
+  ort: OrtLike,
+  problem: BenchProblem,
+  sessionOptions: Record<string, unknown>,
+  threads: number,
+  decodeModel: DecodeModel,
+): Promise<Runner> {
   if (isTrainKind(problem.kind)) throw new Error(ortUnsupported(problem.kind));
   const p = problem as ForwardProblem;
   const session = await ort.InferenceSession.create(buildModel(p, decodeModel), sessionOptions);
-  const feeds = Object.fromEntries(Object.entries(modelFeeds(p, decodeModel)).map(([name, { data, dims }]) => [name, new ort.Tensor("float32", data, dims)]));
+  const feeds = Object.fromEntries(
+    Object.entries(modelFeeds(p, decodeModel)).map(([name, { data, dims }]) => [
+      name,
+      new ort.Tensor("float32", data, dims),
+    ]),
+  );
   const output = modelOutput(p, decodeModel);
   const fetches = [output];
   return {
@@ -111,7 +136,10 @@ export function ortImpl(runtime: "web" | "node", decodeModel: DecodeModel = "con
  * onnxruntime-web (wasm EP) or -node (CPU EP) loaded, with the session options of every CPU row and the threads it
  * runs with (the flex problem's rows load it here too).
  */
-export async function loadOrt(runtime: "web" | "node", threads: number): Promise<{ ort: OrtLike; sessionOptions: Record<string, unknown>; threads: number }> {
+export async function loadOrt(
+  runtime: "web" | "node",
+  threads: number,
+): Promise<{ ort: OrtLike; sessionOptions: Record<string, unknown>; threads: number }> {
   if (runtime === "web") {
     const ort = await import("onnxruntime-web");
     // Read when the wasm module starts (the first session); later sessions in this process run with the same
@@ -156,7 +184,13 @@ export const ortWebGpuImpl: Impl = {
       const ort = await import("onnxruntime-web/webgpu");
       ort.env.wasm.numThreads = 1;
       ort.env.logLevel = "error";
-      const runner = await ortRunner(ort as unknown as OrtLike, p, { executionProviders: ["webgpu"], graphOptimizationLevel: "all" }, 1, "concat");
+      const runner = await ortRunner(
+        ort as unknown as OrtLike,
+        p,
+        { executionProviders: ["webgpu"], graphOptimizationLevel: "all" },
+        1,
+        "concat",
+      );
       const device = (await ort.env.webgpu.device) as GPUDevice | undefined;
       const info = adapterInfo(device);
       return {

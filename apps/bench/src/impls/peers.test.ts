@@ -26,21 +26,31 @@ describe.each([tfjsImpl("cpu"), tfjsImpl("wasm"), ortWebImpl, ortNodeImpl])("$na
     }
   });
 
-  it.each(shapes)("computes the transformer block (--problem block) like the float64 reference at b=$b T=$t d=$d h=$h", async (shape) => {
-    const p = makeBlockProblem(shape, 3);
-    const runner = await impl.setup(p, { threads: 1 });
-    try {
-      const out = await runner.run();
-      expect(out).toHaveLength(shape.b * shape.t * shape.d);
-      expect(maxAbsDiff(out, referenceBlock(p))).toBeLessThan(1e-5);
-      expect(await runner.run()).toEqual(out);
-    } finally {
-      await runner.dispose();
-    }
-  });
+  it.each(shapes)(
+    "computes the transformer block (--problem block) like the float64 reference at b=$b T=$t d=$d h=$h",
+    async (shape) => {
+      const p = makeBlockProblem(shape, 3);
+      const runner = await impl.setup(p, { threads: 1 });
+      try {
+        const out = await runner.run();
+        expect(out).toHaveLength(shape.b * shape.t * shape.d);
+        expect(maxAbsDiff(out, referenceBlock(p))).toBeLessThan(1e-5);
+        expect(await runner.run()).toEqual(out);
+      } finally {
+        await runner.dispose();
+      }
+    },
+  );
 });
 
-describe.each([ortWebImpl, ortNodeImpl, ortImpl("web", "mha"), ortImpl("node", "mha"), ortImpl("web", "export"), ortImpl("node", "export")])("$name, --problem decode", (impl) => {
+describe.each([
+  ortWebImpl,
+  ortNodeImpl,
+  ortImpl("web", "mha"),
+  ortImpl("node", "mha"),
+  ortImpl("web", "export"),
+  ortImpl("node", "export"),
+])("$name, --problem decode", (impl) => {
   it.each(shapes)("runs the past key/value model like the float64 reference at b=$b T=$t d=$d h=$h", async (shape) => {
     const p = makeDecodeProblem(shape, 3);
     expect(impl.unsupported?.("decode")).toBeUndefined();
@@ -58,7 +68,12 @@ describe.each([ortWebImpl, ortNodeImpl, ortImpl("web", "mha"), ortImpl("node", "
 
 describe("the contrib MultiHeadAttention and exported-graph variants", () => {
   it("run decode only, and only when named", async () => {
-    for (const impl of [ortImpl("web", "mha"), ortImpl("node", "mha"), ortImpl("web", "export"), ortImpl("node", "export")]) {
+    for (const impl of [
+      ortImpl("web", "mha"),
+      ortImpl("node", "mha"),
+      ortImpl("web", "export"),
+      ortImpl("node", "export"),
+    ]) {
       expect(impl.name).toMatch(/^ort-(web|node)-(mha|export)$/);
       expect(impl.onlyWhenNamed).toBe(true);
       expect(impl.unsupported?.("attention")).toMatch(/decode only/);

@@ -19,7 +19,17 @@
 //    of 10⁵–10⁶ products of either sign decides the check.
 import type * as TF from "@tensorflow/tfjs-core";
 import { ADAM_BETAS, ADAM_EPS, transpose2d, type TrainBlockProblem, type TrainCopyProblem } from "../problem.js";
-import { forwardMatOps, tfjsBlockBody, tfjsBlockWeights, type Backend, type MatMul, type MatMulGrad, type MatOps, type TfjsBlockParams, type TfjsBlockWeights } from "./tfjs.js";
+import {
+  forwardMatOps,
+  tfjsBlockBody,
+  tfjsBlockWeights,
+  type Backend,
+  type MatMul,
+  type MatMulGrad,
+  type MatOps,
+  type TfjsBlockParams,
+  type TfjsBlockWeights,
+} from "./tfjs.js";
 import type { Runner } from "./types.js";
 
 /** A 2-D matMul whose gradient is two plain 2-D matMuls with explicitly transposed operands (see the top). */
@@ -42,15 +52,30 @@ export function trainMatOps(tf: typeof TF, matMulGrad: MatMulGrad): MatOps {
   return { matMul, linear: (a, w, bias) => tf.add(matMul(a, w), bias) };
 }
 
-const PARAMS = ["ln1w", "ln1b", "wqkvT", "woT", "ln2w", "ln2b", "w1T", "b1", "w2T", "b2"] as const satisfies readonly (keyof TfjsBlockParams)[];
+const PARAMS = [
+  "ln1w",
+  "ln1b",
+  "wqkvT",
+  "woT",
+  "ln2w",
+  "ln2b",
+  "w1T",
+  "b1",
+  "w2T",
+  "b2",
+] as const satisfies readonly (keyof TfjsBlockParams)[];
 
 /** The block's parameters as tf.variables (the originals disposed), and its constants. */
-function blockVariables(tf: typeof TF, w: TfjsBlockWeights): { vars: TF.Variable[]; withParams: (ps: readonly TF.Tensor[]) => TfjsBlockWeights; constants: TF.Tensor[] } {
+function blockVariables(
+  tf: typeof TF,
+  w: TfjsBlockWeights,
+): { vars: TF.Variable[]; withParams: (ps: readonly TF.Tensor[]) => TfjsBlockWeights; constants: TF.Tensor[] } {
   const vars = PARAMS.map((k) => tf.variable(w[k]));
   for (const k of PARAMS) w[k].dispose();
   const { mask, scale, eps, invSqrt2, half, one } = w;
   const constants = { mask, scale, eps, invSqrt2, half, one };
-  const withParams = (ps: readonly TF.Tensor[]) => ({ ...constants, ...Object.fromEntries(PARAMS.map((k, i) => [k, ps[i]!])) }) as TfjsBlockWeights;
+  const withParams = (ps: readonly TF.Tensor[]) =>
+    ({ ...constants, ...Object.fromEntries(PARAMS.map((k, i) => [k, ps[i]!])) }) as TfjsBlockWeights;
   return { vars, withParams, constants: Object.values(constants) };
 }
 
@@ -63,7 +88,12 @@ export interface TfjsTrainOptions {
 }
 
 /** A training runner on `backend`: each run is one step, resolving to its loss (read back); `checked` as attngraph's. */
-export async function tfjsTrainRunner(tf: typeof TF, backend: Backend, p: TrainBlockProblem | TrainCopyProblem, options: TfjsTrainOptions): Promise<Runner> {
+export async function tfjsTrainRunner(
+  tf: typeof TF,
+  backend: Backend,
+  p: TrainBlockProblem | TrainCopyProblem,
+  options: TfjsTrainOptions,
+): Promise<Runner> {
   const ops = { ...trainMatOps(tf, options.matMulGrad), batchedHeads: options.batchedHeads ?? p.kind === "train-copy" };
   const optimizer = tf.train.adam(p.lr, ADAM_BETAS[0], ADAM_BETAS[1], ADAM_EPS);
   const made = p.kind === "train-block" ? blockStep(tf, p, ops, optimizer) : copyStep(tf, backend, p, ops, optimizer);
@@ -108,7 +138,9 @@ function blockStep(tf: typeof TF, p: TrainBlockProblem, ops: MatOps, optimizer: 
       // The input and upstream gradient go up each step, as the attngraph trainer's batch does.
       const x = tf.tensor2d(p.x, [b * t, d]);
       const dy = tf.tensor2d(p.gradOutput, [b * t, d]);
-      const { value, grads } = tf.valueAndGrads((...ps: TF.Tensor[]) => tfjsBlockBody(tf, p.shape, x, withParams(ps), ops))(vars, dy);
+      const { value, grads } = tf.valueAndGrads((...ps: TF.Tensor[]) =>
+        tfjsBlockBody(tf, p.shape, x, withParams(ps), ops),
+      )(vars, dy);
       optimizer.applyGradients(Object.fromEntries(vars.map((v, i) => [v.name, grads[i]!])));
       tf.dispose([x, dy, ...grads]);
       const out = await value.data();
@@ -128,7 +160,11 @@ function copyStep(tf: typeof TF, backend: Backend, p: TrainCopyProblem, ops: Mat
   const { b, t, d } = p.shape;
   const V = p.vocab;
   const n = b * t;
-  const { vars: blockVars, withParams, constants } = blockVariables(tf, tfjsBlockWeights(tf, { ...p.block, shape: p.shape, scale: p.scale, eps: p.eps }));
+  const {
+    vars: blockVars,
+    withParams,
+    constants,
+  } = blockVariables(tf, tfjsBlockWeights(tf, { ...p.block, shape: p.shape, scale: p.scale, eps: p.eps }));
   const embed = tf.variable(tf.tensor2d(p.embed, [V, d]));
   const pos = tf.variable(tf.tensor3d(p.pos, [1, t, d]));
   const wOutT = tf.variable(tf.tensor2d(transpose2d(p.wOut, V, d), [d, V]));
@@ -145,13 +181,17 @@ function copyStep(tf: typeof TF, backend: Backend, p: TrainCopyProblem, ops: Mat
     async step() {
       const tokens = tf.tensor1d(p.tokens, "int32");
       const targets = tf.tensor1d(p.tokens, "int32"); // the copy task: targets = tokens
-      const cost = optimizer.minimize(() => {
-        const rows = oneHotEmbed ? ops.matMul(oneHot(tokens), embed) : tf.gather(embed, tokens); // [b·T, d]
-        const x = tf.reshape(tf.add(tf.reshape(rows, [b, t, d]), pos), [n, d]) as TF.Tensor2D;
-        const logits = ops.linear(tfjsBlockBody(tf, p.shape, x, withParams(blockVars), ops), wOutT, bOut); // [b·T, V]
-        const picked = tf.sum(tf.mul(oneHot(targets), tf.logSoftmax(logits)), 1); // [b·T]
-        return tf.neg(tf.mean(picked)) as TF.Scalar;
-      }, true, vars)!;
+      const cost = optimizer.minimize(
+        () => {
+          const rows = oneHotEmbed ? ops.matMul(oneHot(tokens), embed) : tf.gather(embed, tokens); // [b·T, d]
+          const x = tf.reshape(tf.add(tf.reshape(rows, [b, t, d]), pos), [n, d]) as TF.Tensor2D;
+          const logits = ops.linear(tfjsBlockBody(tf, p.shape, x, withParams(blockVars), ops), wOutT, bOut); // [b·T, V]
+          const picked = tf.sum(tf.mul(oneHot(targets), tf.logSoftmax(logits)), 1); // [b·T]
+          return tf.neg(tf.mean(picked)) as TF.Scalar;
+        },
+        true,
+        vars,
+      )!;
       tf.dispose([tokens, targets]);
       const loss = (await cost.data())[0]!;
       cost.dispose();

@@ -9,7 +9,17 @@
 // that attention core around LayerNorms, a fused qkv matMul and the GELU MLP (tfjsBlockForward). The training problems
 // (--problem train-block, train-copy) run the same block body under tfjs's autodiff: see tfjs-train.ts.
 import type * as TF from "@tensorflow/tfjs-core";
-import { causalMask, isTrainKind, MLP_RATIO, transpose2d, type BenchProblem, type BlockProblem, type BlockWeights, type Problem, type ProblemKind } from "../problem.js";
+import {
+  causalMask,
+  isTrainKind,
+  MLP_RATIO,
+  transpose2d,
+  type BenchProblem,
+  type BlockProblem,
+  type BlockWeights,
+  type Problem,
+  type ProblemKind,
+} from "../problem.js";
 import type { BenchShape } from "../shapes.js";
 import type { Impl, Runner, SetupOptions } from "./types.js";
 import { adapterInfo, defaultAdapter, describeAdapter, holdEventLoop, type GpuAdapter } from "./webgpu.js";
@@ -46,7 +56,18 @@ export type MatMul = (a: TF.Tensor, b: TF.Tensor) => TF.Tensor2D;
  * softmax → · V_h, then the heads concatenated back to [b·T, d]. Q and V are read at column offsets `qCol`, `vCol` of
  * their [b·T, ·] tensors (so one fused qkv result serves both); kT is K transposed once for all heads, [d, b·T].
  */
-export function causalHeads(tf: typeof TF, shape: BenchShape, q: TF.Tensor, qCol: number, kT: TF.Tensor, v: TF.Tensor, vCol: number, mask: TF.Tensor2D, scale: TF.Scalar, matMul: MatMul = tf.matMul): TF.Tensor2D {
+export function causalHeads(
+  tf: typeof TF,
+  shape: BenchShape,
+  q: TF.Tensor,
+  qCol: number,
+  kT: TF.Tensor,
+  v: TF.Tensor,
+  vCol: number,
+  mask: TF.Tensor2D,
+  scale: TF.Scalar,
+  matMul: MatMul = tf.matMul,
+): TF.Tensor2D {
   const { b, t, d, h } = shape;
   const D = d / h;
   const rows: TF.Tensor2D[] = [];
@@ -65,7 +86,19 @@ export function causalHeads(tf: typeof TF, shape: BenchShape, q: TF.Tensor, qCol
 }
 
 /** The causal multi-head attention forward in tfjs ops; weights are taken pre-transposed to [in, out]. */
-export function tfjsForward(tf: typeof TF, p: Problem, w: { wqT: TF.Tensor2D; wkT: TF.Tensor2D; wvT: TF.Tensor2D; woT: TF.Tensor2D; bo: TF.Tensor1D; mask: TF.Tensor2D; scale: TF.Scalar }): TF.Tensor2D {
+export function tfjsForward(
+  tf: typeof TF,
+  p: Problem,
+  w: {
+    wqT: TF.Tensor2D;
+    wkT: TF.Tensor2D;
+    wvT: TF.Tensor2D;
+    woT: TF.Tensor2D;
+    bo: TF.Tensor1D;
+    mask: TF.Tensor2D;
+    scale: TF.Scalar;
+  },
+): TF.Tensor2D {
   const { b, t, d } = p.shape;
   return tf.tidy(() => {
     const x = tf.tensor2d(p.x, [b * t, d]);
@@ -105,7 +138,10 @@ export interface TfjsBlockConstants {
 }
 
 /** The block's parameters as tfjs tensors (matrices transposed to [in, out]) and its constants. */
-export function tfjsBlockWeights(tf: typeof TF, p: BlockWeights & Pick<BlockProblem, "shape" | "scale" | "eps">): TfjsBlockWeights {
+export function tfjsBlockWeights(
+  tf: typeof TF,
+  p: BlockWeights & Pick<BlockProblem, "shape" | "scale" | "eps">,
+): TfjsBlockWeights {
   const { t, d } = p.shape;
   const hidden = MLP_RATIO * d;
   return {
@@ -155,10 +191,21 @@ export interface MatOps {
  * The causal attention core as batched matMuls: q, k, v [b·T, d] (columns qCol, d, vCol of qkv) → [b·h, T, D] each,
  * softmax(q·kᵀ · scale + mask) · v, heads merged back to [b·T, d].
  */
-export function causalHeadsBatched(tf: typeof TF, shape: BenchShape, qkv: TF.Tensor2D, mask: TF.Tensor2D, scale: TF.Scalar): TF.Tensor2D {
+export function causalHeadsBatched(
+  tf: typeof TF,
+  shape: BenchShape,
+  qkv: TF.Tensor2D,
+  mask: TF.Tensor2D,
+  scale: TF.Scalar,
+): TF.Tensor2D {
   const { b, t, d, h } = shape;
   const D = d / h;
-  const heads = (col: number) => tf.reshape(tf.transpose(tf.reshape(tf.slice(qkv, [0, col], [b * t, d]), [b, t, h, D]), [0, 2, 1, 3]), [b * h, t, D]);
+  const heads = (col: number) =>
+    tf.reshape(tf.transpose(tf.reshape(tf.slice(qkv, [0, col], [b * t, d]), [b, t, h, D]), [0, 2, 1, 3]), [
+      b * h,
+      t,
+      D,
+    ]);
   const weights = tf.softmax(tf.add(tf.mul(tf.matMul(heads(0), heads(d), false, true), scale), mask)); // [b·h, T, T]
   const context = tf.matMul(weights, heads(2 * d)); // [b·h, T, D]
   return tf.reshape(tf.transpose(tf.reshape(context, [b, h, t, D]), [0, 2, 1, 3]), [b * t, d]);
@@ -170,7 +217,13 @@ export function forwardMatOps(tf: typeof TF): MatOps {
 }
 
 /** The block on x [b·T, d] (see tfjsBlockForward), with the given matMuls; no tidy (a training step records it). */
-export function tfjsBlockBody(tf: typeof TF, shape: BenchShape, x: TF.Tensor2D, w: TfjsBlockWeights, ops: MatOps): TF.Tensor2D {
+export function tfjsBlockBody(
+  tf: typeof TF,
+  shape: BenchShape,
+  x: TF.Tensor2D,
+  w: TfjsBlockWeights,
+  ops: MatOps,
+): TF.Tensor2D {
   const { b, t, d } = shape;
   const layerNorm = (x: TF.Tensor, weight: TF.Tensor1D, bias: TF.Tensor1D): TF.Tensor2D => {
     const { mean, variance } = tf.moments(x, -1, true); // [rows, 1] each
@@ -180,7 +233,18 @@ export function tfjsBlockBody(tf: typeof TF, shape: BenchShape, x: TF.Tensor2D, 
   const qkv = ops.matMul(ln1, w.wqkvT); // [b·T, 3d]: q | k | v
   const context = ops.batchedHeads
     ? causalHeadsBatched(tf, shape, qkv, w.mask, w.scale)
-    : causalHeads(tf, shape, qkv, 0, tf.transpose(tf.slice(qkv, [0, d], [b * t, d])), qkv, 2 * d, w.mask, w.scale, ops.matMul); // K transposed once: [d, b·T]
+    : causalHeads(
+        tf,
+        shape,
+        qkv,
+        0,
+        tf.transpose(tf.slice(qkv, [0, d], [b * t, d])),
+        qkv,
+        2 * d,
+        w.mask,
+        w.scale,
+        ops.matMul,
+      ); // K transposed once: [d, b·T]
   const residual = tf.add(x, ops.matMul(context, w.woT));
   const ln2 = layerNorm(residual, w.ln2w, w.ln2b);
   const hid = ops.linear(ln2, w.w1T, w.b1); // [b·T, 4d]
@@ -214,16 +278,23 @@ export type MatMulGrad = "transposed" | "stock";
  * Why tfjs has no decode rows: the issue compares decoding with onnxruntime running a model with past key/values; tfjs
  * has no such model here (a decode step in tfjs ops would be a hand-written loop of our own, not how tfjs users decode).
  */
-export const TFJS_NO_DECODE = "no decode: the decode rows compare onnxruntime's past key/value models (no tfjs decode model here)";
+export const TFJS_NO_DECODE =
+  "no decode: the decode rows compare onnxruntime's past key/value models (no tfjs decode model here)";
 
 /** Why tfjs-webgpu has no training rows: the WebGPU peers are forward rows (attention, block); its training is not checked here. */
-export const TFJS_WEBGPU_FORWARD_ONLY = "forward problems only (attention, block): tfjs-webgpu's training step is not checked here";
+export const TFJS_WEBGPU_FORWARD_ONLY =
+  "forward problems only (attention, block): tfjs-webgpu's training step is not checked here";
 
 /** Why a tfjs row does not run a problem, or undefined. */
 function tfjsUnsupported(backend: Backend, stock: boolean): (kind: ProblemKind) => string | undefined {
   // The stock variant differs only in how gradients are taken (a forward problem has none).
   if (stock) return (kind) => (isTrainKind(kind) ? undefined : "training problems only (stock matMul gradients)");
-  return (kind) => (kind === "decode" ? TFJS_NO_DECODE : backend === "webgpu" && isTrainKind(kind) ? TFJS_WEBGPU_FORWARD_ONLY : undefined);
+  return (kind) =>
+    kind === "decode"
+      ? TFJS_NO_DECODE
+      : backend === "webgpu" && isTrainKind(kind)
+        ? TFJS_WEBGPU_FORWARD_ONLY
+        : undefined;
 }
 
 /**
@@ -247,7 +318,15 @@ export function tfjsImpl(backend: Backend, matMulGrad: MatMulGrad = "transposed"
       // dawn.node's promises need the event loop held open (webgpu.ts); released by dispose, or here on a failed setup.
       const release = backend === "webgpu" ? holdEventLoop() : () => undefined;
       try {
-        return await tfjsRunner(tf, backend, p as Exclude<BenchProblem, { kind: "decode" }>, options, threadCount, matMulGrad, release); // decode: unsupported, above
+        return await tfjsRunner(
+          tf,
+          backend,
+          p as Exclude<BenchProblem, { kind: "decode" }>,
+          options,
+          threadCount,
+          matMulGrad,
+          release,
+        ); // decode: unsupported, above
       } catch (e) {
         release();
         throw e;
@@ -257,10 +336,25 @@ export function tfjsImpl(backend: Backend, matMulGrad: MatMulGrad = "transposed"
 }
 
 /** The runner of a tfjs impl whose backend loaded (`release` ends what setup holds, on dispose). */
-async function tfjsRunner(tf: typeof TF, backend: Backend, p: Exclude<BenchProblem, { kind: "decode" }>, options: SetupOptions, threadCount: () => number, matMulGrad: MatMulGrad, release: () => void): Promise<Runner> {
+async function tfjsRunner(
+  tf: typeof TF,
+  backend: Backend,
+  p: Exclude<BenchProblem, { kind: "decode" }>,
+  options: SetupOptions,
+  threadCount: () => number,
+  matMulGrad: MatMulGrad,
+  release: () => void,
+): Promise<Runner> {
   if (!(await tf.setBackend(backend))) throw new Error(`tf.setBackend("${backend}") failed`);
   const threads = threadCount();
-  const note = threads < options.threads ? (backend === "wasm" ? "no wasm threads in Node" : backend === "webgpu" ? "one host thread: WebGPU" : "single-threaded") : undefined;
+  const note =
+    threads < options.threads
+      ? backend === "wasm"
+        ? "no wasm threads in Node"
+        : backend === "webgpu"
+          ? "one host thread: WebGPU"
+          : "single-threaded"
+      : undefined;
   // The adapter of the device tfjs-backend-webgpu made (it asks navigator.gpu for one itself); else navigator.gpu's own.
   let gpu: GpuAdapter | undefined;
   if (backend === "webgpu") {

@@ -3,14 +3,26 @@
 // reference (the forward), the second step's across implementations (two autodiffs and two Adams that share no code),
 // and the runner contract the harness relies on (one step per run, `checked` = the first two losses).
 import { describe, expect, it } from "vitest";
-import { makeTrainBlockProblem, makeTrainCopyProblem, type TrainBlockProblem, type TrainCopyProblem } from "../problem.js";
+import {
+  makeTrainBlockProblem,
+  makeTrainCopyProblem,
+  type TrainBlockProblem,
+  type TrainCopyProblem,
+} from "../problem.js";
 import { referenceFirstLoss } from "../test-reference.js";
 import { attngraphImpl, benchTrainModel } from "./attngraph.js";
 import { ortNodeImpl, ortWebImpl } from "./ort.js";
 import { tfjsImpl } from "./tfjs.js";
 import type { Impl } from "./types.js";
 
-const impls: Impl[] = [attngraphImpl("cpu"), attngraphImpl("wasm"), tfjsImpl("cpu"), tfjsImpl("wasm"), tfjsImpl("cpu", "stock"), tfjsImpl("wasm", "stock")];
+const impls: Impl[] = [
+  attngraphImpl("cpu"),
+  attngraphImpl("wasm"),
+  tfjsImpl("cpu"),
+  tfjsImpl("wasm"),
+  tfjsImpl("cpu", "stock"),
+  tfjsImpl("wasm", "stock"),
+];
 
 /** Every implementation's first two losses, and what else the test looks at. */
 async function lossesOf(p: TrainBlockProblem | TrainCopyProblem) {
@@ -26,7 +38,12 @@ async function lossesOf(p: TrainBlockProblem | TrainCopyProblem) {
         runs.push(r[0]!);
       }
       const losses = [...(await runner.checked!())];
-      out.set(impl.name, { losses, runs, ...(runner.note ? { note: runner.note } : {}), ...(runner.plannedPeakBytes !== undefined ? { plannedPeakBytes: runner.plannedPeakBytes } : {}) });
+      out.set(impl.name, {
+        losses,
+        runs,
+        ...(runner.note ? { note: runner.note } : {}),
+        ...(runner.plannedPeakBytes !== undefined ? { plannedPeakBytes: runner.plannedPeakBytes } : {}),
+      });
     } finally {
       await runner.dispose();
     }
@@ -51,7 +68,9 @@ describe.each([
     const [, first] = [...all][0]!;
     for (const [name, { losses, runs }] of all) {
       expect(relOrAbs(losses[0]!, ref), `${name} step 1: ${losses[0]} vs ${ref}`).toBeLessThan(1e-5);
-      expect(relOrAbs(losses[1]!, first.losses[1]!), `${name} step 2: ${losses[1]} vs ${first.losses[1]}`).toBeLessThan(1e-5);
+      expect(relOrAbs(losses[1]!, first.losses[1]!), `${name} step 2: ${losses[1]} vs ${first.losses[1]}`).toBeLessThan(
+        1e-5,
+      );
       expect(losses[1]!).toBeLessThan(losses[0]!); // a descent step
       // Each run is one more step from where the previous one left off: the first two runs are the checked losses.
       expect(rel(runs[0]!, losses[0]!)).toBeLessThan(1e-6);

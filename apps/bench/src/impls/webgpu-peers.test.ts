@@ -49,7 +49,11 @@ describe.each([ortWebGpuImpl, tfjsWebGpu])("$name", (impl) => {
         expect(maxAbsDiff(await runner.run(), out)).toBeLessThan(1e-6); // runs are repeatable
         expect(runner.threads).toBe(1);
         expect(runner.gpu?.name).toMatch(/\S/);
-        if (onSwiftShader) expect(runner.gpu).toEqual({ name: "google swiftshader (SwiftShader driver 5.0.0)", software: "SwiftShader, software" });
+        if (onSwiftShader)
+          expect(runner.gpu).toEqual({
+            name: "google swiftshader (SwiftShader driver 5.0.0)",
+            software: "SwiftShader, software",
+          });
       } finally {
         await runner.dispose();
       }
@@ -71,7 +75,11 @@ describe.each([ortWebGpuImpl, tfjsWebGpu])("$name", (impl) => {
 
   it("runs only when named, and not the training problems", () => {
     expect(impl.onlyWhenNamed).toBe(true);
-    expect(allImpls().filter((i) => !i.onlyWhenNamed).map((i) => i.name)).not.toContain(impl.name);
+    expect(
+      allImpls()
+        .filter((i) => !i.onlyWhenNamed)
+        .map((i) => i.name),
+    ).not.toContain(impl.name);
     expect(impl.unsupported?.("attention")).toBeUndefined();
     expect(impl.unsupported?.("block")).toBeUndefined();
     expect(impl.unsupported?.("train-block")).toMatch(/training|forward problems only/);
@@ -95,7 +103,9 @@ describe("ort-webgpu, --problem decode", () => {
 describe("tfjs-webgpu", () => {
   it("says why it has no training rows, and refuses to set one up", async () => {
     expect(tfjsWebGpu.unsupported?.("train-copy")).toBe(TFJS_WEBGPU_FORWARD_ONLY);
-    await expect(tfjsWebGpu.setup({ kind: "train-block" } as TrainBlockProblem, { threads: 1 })).rejects.toThrow(TFJS_WEBGPU_FORWARD_ONLY);
+    await expect(tfjsWebGpu.setup({ kind: "train-block" } as TrainBlockProblem, { threads: 1 })).rejects.toThrow(
+      TFJS_WEBGPU_FORWARD_ONLY,
+    );
   });
 });
 
@@ -104,8 +114,24 @@ describe("the WebGPU rows in a run", () => {
     "on SwiftShader: outputs checked, times left out (correctness only), the adapter named above the tables",
     async () => {
       const json = join(mkdtempSync(join(tmpdir(), "bench-")), "r.json");
-      const io = { stdout: [] as string[], stderr: [] as string[], out: (l: string) => void io.stdout.push(l), err: (l: string) => void io.stderr.push(l) };
-      const args = ["--impl", "cpu,tfjs-webgpu,ort-webgpu", "--shape", "2,6,8,2", "--runs", "3", "--warmup", "0", "--json", json];
+      const io = {
+        stdout: [] as string[],
+        stderr: [] as string[],
+        out: (l: string) => void io.stdout.push(l),
+        err: (l: string) => void io.stderr.push(l),
+      };
+      const args = [
+        "--impl",
+        "cpu,tfjs-webgpu,ort-webgpu",
+        "--shape",
+        "2,6,8,2",
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "--json",
+        json,
+      ];
       expect(await main(args, io, [attngraphImpl("cpu"), tfjsWebGpu, ortWebGpuImpl])).toBe(0);
       const text = io.stdout.join("\n");
       expect(text).toContain(
@@ -114,7 +140,12 @@ describe("the WebGPU rows in a run", () => {
       // No ratio column against a software adapter's time, and no time in its row.
       expect(text).toMatch(/impl\s+threads\s+runs\s+median ms\s+GFLOP\/s\s+max\|Δ\| vs cpu\s+check\s+peak planned$/m);
       for (const name of ["tfjs-webgpu", "ort-webgpu"]) {
-        expect(text).toMatch(new RegExp(`^${name} \\(correctness only: SwiftShader, software\\)\\s+1\\s+3\\s+—\\s+—\\s+(?:0|\\S+e-\\d+)\\s+ok\\s+—$`, "m"));
+        expect(text).toMatch(
+          new RegExp(
+            `^${name} \\(correctness only: SwiftShader, software\\)\\s+1\\s+3\\s+—\\s+—\\s+(?:0|\\S+e-\\d+)\\s+ok\\s+—$`,
+            "m",
+          ),
+        );
       }
       const r = JSON.parse(readFileSync(json, "utf8")) as BenchResults;
       expect(r.rows.map((x) => [x.impl, x.status, x.correctnessOnly, x.adapter])).toEqual([
@@ -130,18 +161,47 @@ describe("the WebGPU rows in a run", () => {
 
 describe("adapters", () => {
   it("names an adapter and tells a software one (SwiftShader, llvmpipe, a fallback adapter) from a GPU", () => {
-    expect(describeAdapter({ vendor: "google", architecture: "swiftshader", device: "swiftshader-device-subzero-", description: "SwiftShader driver 5.0.0", isFallbackAdapter: true })).toEqual({
+    expect(
+      describeAdapter({
+        vendor: "google",
+        architecture: "swiftshader",
+        device: "swiftshader-device-subzero-",
+        description: "SwiftShader driver 5.0.0",
+        isFallbackAdapter: true,
+      }),
+    ).toEqual({
       name: "google swiftshader (SwiftShader driver 5.0.0)",
       software: "SwiftShader, software",
     });
-    expect(describeAdapter({ vendor: "mesa", architecture: "", description: "llvmpipe (LLVM 15.0.6, 256 bits)" }).software).toBe("llvmpipe, software");
-    expect(describeAdapter({ vendor: "acme", description: "Acme Soft GPU", isFallbackAdapter: true }).software).toBe("fallback adapter, software");
-    expect(describeAdapter({ vendor: "nvidia", architecture: "hopper", description: "NVIDIA H200", isFallbackAdapter: false })).toEqual({ name: "nvidia hopper (NVIDIA H200)" });
+    expect(
+      describeAdapter({ vendor: "mesa", architecture: "", description: "llvmpipe (LLVM 15.0.6, 256 bits)" }).software,
+    ).toBe("llvmpipe, software");
+    expect(describeAdapter({ vendor: "acme", description: "Acme Soft GPU", isFallbackAdapter: true }).software).toBe(
+      "fallback adapter, software",
+    );
+    expect(
+      describeAdapter({
+        vendor: "nvidia",
+        architecture: "hopper",
+        description: "NVIDIA H200",
+        isFallbackAdapter: false,
+      }),
+    ).toEqual({ name: "nvidia hopper (NVIDIA H200)" });
     // What Dawn reported for an H200 (NVIDIA's Vulkan driver): the model is in `device`, the architecture empty.
-    expect(describeAdapter({ vendor: "nvidia", architecture: "", device: "nvidia-h200", description: "NVIDIA: 580.159.04 580.159.4.0", isFallbackAdapter: false })).toEqual({
+    expect(
+      describeAdapter({
+        vendor: "nvidia",
+        architecture: "",
+        device: "nvidia-h200",
+        description: "NVIDIA: 580.159.04 580.159.4.0",
+        isFallbackAdapter: false,
+      }),
+    ).toEqual({
       name: "nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)",
     });
-    expect(describeAdapter({ description: "google swiftshader (SwiftShader driver 5.0.0) via webgpu (Dawn)" }).software).toBe("SwiftShader, software"); // the attngraph executor's
+    expect(
+      describeAdapter({ description: "google swiftshader (SwiftShader driver 5.0.0) via webgpu (Dawn)" }).software,
+    ).toBe("SwiftShader, software"); // the attngraph executor's
     expect(describeAdapter(undefined)).toEqual({ name: "unknown adapter" });
   });
 

@@ -24,7 +24,8 @@ export interface AdapterInfoLike extends AdapterName {
 }
 
 /** The error when neither a GPU nor SwiftShader is found: what to set (fits the report's 160-character reason). */
-export const NO_ADAPTER_HINT = "no WebGPU adapter: without a GPU, set VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json (SwiftShader, from `pnpm setup:system`)";
+export const NO_ADAPTER_HINT =
+  "no WebGPU adapter: without a GPU, set VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json (SwiftShader, from `pnpm setup:system`)";
 
 const SOFTWARE: readonly (readonly [RegExp, string])[] = [
   [/swiftshader/i, "SwiftShader"],
@@ -37,7 +38,8 @@ const SOFTWARE: readonly (readonly [RegExp, string])[] = [
 export function describeAdapter(info: AdapterInfoLike | undefined): GpuAdapter {
   const name = adapterName(info);
   const text = [info?.vendor, info?.architecture, info?.device, info?.description].join(" ");
-  const kind = SOFTWARE.find(([re]) => re.test(text))?.[1] ?? (info?.isFallbackAdapter ? "fallback adapter" : undefined);
+  const kind =
+    SOFTWARE.find(([re]) => re.test(text))?.[1] ?? (info?.isFallbackAdapter ? "fallback adapter" : undefined);
   return kind === undefined ? { name } : { name, software: `${kind}, software` };
 }
 
@@ -82,7 +84,8 @@ function copySharedWrites(queue: GPUQueue | undefined): void {
     if (data instanceof SharedArrayBuffer) return new Uint8Array(data).slice().buffer;
     if (ArrayBuffer.isView(data) && data.buffer instanceof SharedArrayBuffer) {
       // A typed array keeps its type and length (writeBuffer counts its dataOffset and size in elements).
-      if (data instanceof DataView) return new DataView(new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice().buffer);
+      if (data instanceof DataView)
+        return new DataView(new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice().buffer);
       return (data as unknown as { slice(): unknown }).slice();
     }
     return data;
@@ -100,7 +103,9 @@ function copySharedWrites(queue: GPUQueue | undefined): void {
  * The adapter `navigator.gpu` (or `gpu`, for tests) gives by default, described; throws NO_ADAPTER_HINT when there is
  * none, which the bench prints as the peer's "unavailable" row.
  */
-export async function defaultAdapter(gpu?: Pick<GPU, "requestAdapter">): Promise<{ readonly adapter: GPUAdapter; readonly described: GpuAdapter }> {
+export async function defaultAdapter(
+  gpu?: Pick<GPU, "requestAdapter">,
+): Promise<{ readonly adapter: GPUAdapter; readonly described: GpuAdapter }> {
   const adapter = await (gpu ?? (await navigatorGpu())).requestAdapter();
   if (!adapter) throw new Error(NO_ADAPTER_HINT);
   return { adapter, described: describeAdapter(adapterInfo(adapter)) };

@@ -12,7 +12,12 @@ describe("ONNX attention model", () => {
     const m = decodeModel(buildAttentionModel(p)) as {
       ir_version: number;
       opset_import: { version: number }[];
-      graph: { node: { op_type: string }[]; initializer: { name: string; dims?: number[] }[]; input: { name: string }[]; output: { name: string }[] };
+      graph: {
+        node: { op_type: string }[];
+        initializer: { name: string; dims?: number[] }[];
+        input: { name: string }[];
+        output: { name: string }[];
+      };
     };
     expect(m.ir_version).toBe(8);
     expect(m.opset_import.map((o) => o.version)).toEqual([17]);
@@ -40,9 +45,18 @@ describe("ONNX attention model", () => {
 
   it("rejects initializers whose data does not fill their dims, and writes int64 little-endian", () => {
     expect(() => floatTensor("w", [2, 2], new Float32Array(3))).toThrow(/3 values for dims \[2, 2\]/);
-    expect([...int64Tensor("s", [0, -1]).raw_data]).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255]);
-    const bytes = encodeModel({ graphName: "g", nodes: [node("Softmax", "s", ["a"], ["b"], { axis: -1 })], initializers: [], inputs: [], outputs: [] });
-    const g = (decodeModel(bytes) as { graph: { node: { attribute: { name: string; i: number; type: number }[] }[] } }).graph;
+    expect([...int64Tensor("s", [0, -1]).raw_data]).toEqual([
+      0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255,
+    ]);
+    const bytes = encodeModel({
+      graphName: "g",
+      nodes: [node("Softmax", "s", ["a"], ["b"], { axis: -1 })],
+      initializers: [],
+      inputs: [],
+      outputs: [],
+    });
+    const g = (decodeModel(bytes) as { graph: { node: { attribute: { name: string; i: number; type: number }[] }[] } })
+      .graph;
     expect(g.node[0]!.attribute[0]).toMatchObject({ name: "axis", i: -1, type: 2 });
   });
 });

@@ -10,7 +10,15 @@
 // Plain opset-17 ops only (no com.microsoft contrib ops), so onnxruntime's optimizer decides what to fuse.
 import { causalMask, transpose2d, type Problem } from "../problem.js";
 import type { BenchShape } from "../shapes.js";
-import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node, type NodeMsg, type TensorMsg } from "@attngraph/onnx";
+import {
+  encodeModel,
+  floatTensor,
+  floatValueInfo,
+  int64Tensor,
+  node,
+  type NodeMsg,
+  type TensorMsg,
+} from "@attngraph/onnx";
 
 /** Input and output names of the model. */
 export const ONNX_INPUT = "x";
@@ -76,13 +84,20 @@ export function projectionNodes(q: string, k: string, v: string): NodeMsg[] {
 
 /** out_proj and its bias, from `context` to the output `y`. */
 export function outProjNodes(context: string): NodeMsg[] {
-  return [node("MatMul", "output.matmul", [context, "out_proj_T"], ["output.matmul"]), node("Add", "output", ["output.matmul", "out_bias"], [ONNX_OUTPUT])];
+  return [
+    node("MatMul", "output.matmul", [context, "out_proj_T"], ["output.matmul"]),
+    node("Add", "output", ["output.matmul", "out_bias"], [ONNX_OUTPUT]),
+  ];
 }
 
 /** The model's bytes for this problem (weights included). */
 export function buildAttentionModel(p: Problem): Uint8Array {
   const { b, t, d, h } = p.shape;
-  const nodes = [...projectionNodes("queries", "keys", "values"), ...attentionCoreNodes("queries", "keys", "values", "context"), ...outProjNodes("context")];
+  const nodes = [
+    ...projectionNodes("queries", "keys", "values"),
+    ...attentionCoreNodes("queries", "keys", "values", "context"),
+    ...outProjNodes("context"),
+  ];
   const initializers = [...attentionWeightInitializers(p), ...attentionCoreInitializers(p)];
   return encodeModel({
     graphName: "causal_mha",

@@ -13,7 +13,12 @@ describe("ONNX transformer block model", () => {
   it("encodes opset 17 with the block's nodes and its weights by state_dict name", () => {
     const m = decodeModel(buildBlockModel(p)) as {
       opset_import: { version: number }[];
-      graph: { node: { op_type: string }[]; initializer: { name: string; dims?: number[] }[]; input: { name: string }[]; output: { name: string }[] };
+      graph: {
+        node: { op_type: string }[];
+        initializer: { name: string; dims?: number[] }[];
+        input: { name: string }[];
+        output: { name: string }[];
+      };
     };
     expect(m.opset_import.map((o) => o.version)).toEqual([17]);
     const ops = m.graph.node.map((n) => n.op_type);
@@ -22,8 +27,15 @@ describe("ONNX transformer block model", () => {
     expect(ops).toEqual(expect.arrayContaining(["Split", "Softmax", "Erf"]));
     const dims = Object.fromEntries(m.graph.initializer.map((i) => [i.name, i.dims ?? []]));
     expect(dims).toMatchObject({
-      "ln1.weight": [8], "attention.qkv_proj.weight_T": [8, 24], "attention.out_proj.weight_T": [8, 8], "ln2.bias": [8],
-      "mlp.0.weight_T": [8, 32], "mlp.0.bias": [32], "mlp.2.weight_T": [32, 8], "mlp.2.bias": [8], causal_mask: [6, 6],
+      "ln1.weight": [8],
+      "attention.qkv_proj.weight_T": [8, 24],
+      "attention.out_proj.weight_T": [8, 8],
+      "ln2.bias": [8],
+      "mlp.0.weight_T": [8, 32],
+      "mlp.0.bias": [32],
+      "mlp.2.weight_T": [32, 8],
+      "mlp.2.bias": [8],
+      causal_mask: [6, 6],
     });
     expect(m.graph.input.map((i) => i.name)).toEqual([ONNX_INPUT]);
     expect(m.graph.output.map((o) => o.name)).toEqual([ONNX_OUTPUT]);
@@ -58,8 +70,14 @@ describe("ONNX transformer block model", () => {
 describe("the float64 reference's erf", () => {
   it("matches tabulated values to 1e-14", () => {
     const table: [number, number][] = [
-      [0, 0], [0.1, 0.1124629160182849], [0.5, 0.5204998778130465], [1, 0.8427007929497149], [2, 0.9953222650189527],
-      [2.5, 0.999593047982555], [3, 0.9999779095030014], [4, 0.9999999845827421],
+      [0, 0],
+      [0.1, 0.1124629160182849],
+      [0.5, 0.5204998778130465],
+      [1, 0.8427007929497149],
+      [2, 0.9953222650189527],
+      [2.5, 0.999593047982555],
+      [3, 0.9999779095030014],
+      [4, 0.9999999845827421],
     ];
     for (const [x, v] of table) {
       expect(Math.abs(erf(x) - v), `erf(${x})`).toBeLessThan(1e-14);

@@ -11,7 +11,13 @@
 //   → MatMul W_oᵀ → Add b_o → y [b, 1, d]
 import type { DecodeProblem } from "../problem.js";
 import { encodeModel, floatValueInfo, node } from "@attngraph/onnx";
-import { attentionWeightInitializers, ONNX_INPUT, ONNX_OUTPUT, outProjNodes, projectionNodes } from "./attention-model.js";
+import {
+  attentionWeightInitializers,
+  ONNX_INPUT,
+  ONNX_OUTPUT,
+  outProjNodes,
+  projectionNodes,
+} from "./attention-model.js";
 import { ONNX_PAST_KEY, ONNX_PAST_VALUE } from "./decode-model.js";
 
 /** The contrib op set the model imports beside opset 17. */
@@ -26,7 +32,14 @@ export function buildDecodeMhaModel(p: DecodeProblem): Uint8Array {
   // the past inputs and attends over the new token alone (the test against the plain model catches that).
   const nodes = [
     ...projectionNodes("q", "k", "v"),
-    node("MultiHeadAttention", "attention", ["q", "k", "v", "", "", "", ONNX_PAST_KEY, ONNX_PAST_VALUE], ["context", "present_key", "present_value"], { num_heads: h }, CONTRIB.domain),
+    node(
+      "MultiHeadAttention",
+      "attention",
+      ["q", "k", "v", "", "", "", ONNX_PAST_KEY, ONNX_PAST_VALUE],
+      ["context", "present_key", "present_value"],
+      { num_heads: h },
+      CONTRIB.domain,
+    ),
     ...outProjNodes("context"),
   ];
   return encodeModel({
@@ -34,7 +47,11 @@ export function buildDecodeMhaModel(p: DecodeProblem): Uint8Array {
     producerName: "@attngraph/bench",
     nodes,
     initializers: attentionWeightInitializers(p),
-    inputs: [floatValueInfo(ONNX_INPUT, [b, 1, d]), floatValueInfo(ONNX_PAST_KEY, [b, h, t, d / h]), floatValueInfo(ONNX_PAST_VALUE, [b, h, t, d / h])],
+    inputs: [
+      floatValueInfo(ONNX_INPUT, [b, 1, d]),
+      floatValueInfo(ONNX_PAST_KEY, [b, h, t, d / h]),
+      floatValueInfo(ONNX_PAST_VALUE, [b, h, t, d / h]),
+    ],
     outputs: [floatValueInfo(ONNX_OUTPUT, [b, 1, d])],
     opsetImports: [{ domain: "", version: 17 }, CONTRIB],
     docString: `one decoding step with com.microsoft MultiHeadAttention (past_key/past_value): ${t} cached positions, b=${b} d=${d} heads=${h}`,

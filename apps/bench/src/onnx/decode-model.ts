@@ -15,7 +15,13 @@
 // model leaves out, so onnxruntime is timed without that copy.
 import type { DecodeProblem } from "../problem.js";
 import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node } from "@attngraph/onnx";
-import { attentionWeightInitializers, ONNX_INPUT, ONNX_OUTPUT, outProjNodes, projectionNodes } from "./attention-model.js";
+import {
+  attentionWeightInitializers,
+  ONNX_INPUT,
+  ONNX_OUTPUT,
+  outProjNodes,
+  projectionNodes,
+} from "./attention-model.js";
 
 export { ONNX_INPUT, ONNX_OUTPUT };
 
@@ -42,15 +48,16 @@ function projectPast(p: DecodeProblem): { key: Float32Array; value: Float32Array
   const D = d / h;
   const project = (w: Float32Array) => {
     const out = new Float32Array(b * t * d);
-    for (let n = 0; n < b; n++) for (let i = 0; i < t; i++) {
-      const x = (n * t + i) * d;
-      for (let o = 0; o < d; o++) {
-        let acc = 0;
-        for (let k = 0; k < d; k++) acc += p.prompt[x + k]! * w[o * d + k]!;
-        // [b, T, H, D] → [b, H, T, D]: output column o is head ⌊o / D⌋, element o mod D.
-        out[((n * h + Math.floor(o / D)) * t + i) * D + (o % D)] = acc;
+    for (let n = 0; n < b; n++)
+      for (let i = 0; i < t; i++) {
+        const x = (n * t + i) * d;
+        for (let o = 0; o < d; o++) {
+          let acc = 0;
+          for (let k = 0; k < d; k++) acc += p.prompt[x + k]! * w[o * d + k]!;
+          // [b, T, H, D] → [b, H, T, D]: output column o is head ⌊o / D⌋, element o mod D.
+          out[((n * h + Math.floor(o / D)) * t + i) * D + (o % D)] = acc;
+        }
       }
-    }
     return out;
   };
   return { key: project(p.wk), value: project(p.wv) };
@@ -91,7 +98,11 @@ export function buildDecodeModel(p: DecodeProblem): Uint8Array {
     producerName: "@attngraph/bench",
     nodes,
     initializers,
-    inputs: [floatValueInfo(ONNX_INPUT, [b, 1, d]), floatValueInfo(ONNX_PAST_KEY, [b, h, t, D]), floatValueInfo(ONNX_PAST_VALUE, [b, h, t, D])],
+    inputs: [
+      floatValueInfo(ONNX_INPUT, [b, 1, d]),
+      floatValueInfo(ONNX_PAST_KEY, [b, h, t, D]),
+      floatValueInfo(ONNX_PAST_VALUE, [b, h, t, D]),
+    ],
     outputs: [floatValueInfo(ONNX_OUTPUT, [b, 1, d])],
     docString: `one decoding step of causal multi-head attention with out_proj: one new token over ${t} cached positions, b=${b} d=${d} heads=${h}`,
   });

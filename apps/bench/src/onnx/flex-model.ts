@@ -6,10 +6,24 @@
 //   layer: x → MatMul W_{q,k,v}ᵀ → Reshape [0,0,H,D] → Transpose → qh, kT, vh (as the default problem's model)
 //   scores = MatMul(q, kT) · scale  [→ Div cap → Tanh → Mul cap (softcap)]  + bias → Softmax → MatMul v
 //   layer: → Transpose → Reshape [0,0,d] → MatMul out_projᵀ → Add out_bias → y
-import { encodeModel, floatTensor, floatValueInfo, int64Tensor, node, type NodeMsg, type TensorMsg } from "@attngraph/onnx";
+import {
+  encodeModel,
+  floatTensor,
+  floatValueInfo,
+  int64Tensor,
+  node,
+  type NodeMsg,
+  type TensorMsg,
+} from "@attngraph/onnx";
 import { flexGathered, type FlexProblem } from "../flex/problem.js";
 import { alibiSlopes, type FlexPart, type FlexVariant } from "../flex/variants.js";
-import { attentionWeightInitializers, ONNX_INPUT, ONNX_OUTPUT, outProjNodes, projectionNodes } from "./attention-model.js";
+import {
+  attentionWeightInitializers,
+  ONNX_INPUT,
+  ONNX_OUTPUT,
+  outProjNodes,
+  projectionNodes,
+} from "./attention-model.js";
 
 /** The core model's inputs (the layer's is ONNX_INPUT, x). */
 export const FLEX_CORE_INPUTS = ["q", "k", "v"] as const;
@@ -46,7 +60,11 @@ function coreNodes(variant: FlexVariant, qh: string, kT: string, vh: string, out
     node("MatMul", "scores", [qh, kT], ["scores"]),
     node("Mul", "scaled", ["scores", "scale"], ["scaled"]),
     ...(capped
-      ? [node("Div", "capped.div", ["scaled", "softcap"], ["capped.div"]), node("Tanh", "capped.tanh", ["capped.div"], ["capped.tanh"]), node("Mul", "capped", ["capped.tanh", "softcap"], ["capped"])]
+      ? [
+          node("Div", "capped.div", ["scaled", "softcap"], ["capped.div"]),
+          node("Tanh", "capped.tanh", ["capped.div"], ["capped.tanh"]),
+          node("Mul", "capped", ["capped.tanh", "softcap"], ["capped"]),
+        ]
       : []),
     node("Add", "masked", [capped ? "capped" : "scaled", "bias"], ["masked"]),
     node("Softmax", "weights", ["masked"], ["weights"], { axis: -1 }),
@@ -66,7 +84,10 @@ export function buildFlexModel(p: FlexProblem, variant: FlexVariant, part: FlexP
   ];
   let nodes: NodeMsg[];
   if (part === "core") {
-    nodes = [node("Transpose", "kT", ["k"], ["kT"], { perm: [0, 1, 3, 2] }), ...coreNodes(variant, "q", "kT", "v", ONNX_OUTPUT)];
+    nodes = [
+      node("Transpose", "kT", ["k"], ["kT"], { perm: [0, 1, 3, 2] }),
+      ...coreNodes(variant, "q", "kT", "v", ONNX_OUTPUT),
+    ];
   } else {
     const split = (src: string, name: string, perm: number[]) => [
       node("Reshape", `${name}.split`, [src, "heads_shape"], [`${name}.split`]),
@@ -82,7 +103,11 @@ export function buildFlexModel(p: FlexProblem, variant: FlexVariant, part: FlexP
       node("Reshape", "context", ["context.merge", "model_shape"], ["context"]),
       ...outProjNodes("context"),
     ];
-    initializers.push(...attentionWeightInitializers(p.layer), int64Tensor("heads_shape", [0, 0, h, D]), int64Tensor("model_shape", [0, 0, d]));
+    initializers.push(
+      ...attentionWeightInitializers(p.layer),
+      int64Tensor("heads_shape", [0, 0, h, D]),
+      int64Tensor("model_shape", [0, 0, d]),
+    );
   }
   const heads = [b, h, t, D];
   return encodeModel({
@@ -90,7 +115,8 @@ export function buildFlexModel(p: FlexProblem, variant: FlexVariant, part: FlexP
     producerName: "@attngraph/bench",
     nodes,
     initializers,
-    inputs: part === "core" ? FLEX_CORE_INPUTS.map((n) => floatValueInfo(n, heads)) : [floatValueInfo(ONNX_INPUT, [b, t, d])],
+    inputs:
+      part === "core" ? FLEX_CORE_INPUTS.map((n) => floatValueInfo(n, heads)) : [floatValueInfo(ONNX_INPUT, [b, t, d])],
     outputs: [floatValueInfo(ONNX_OUTPUT, part === "core" ? heads : [b, t, d])],
     docString: `flex ${variant} ${part}, b=${b} T=${t} d=${d} heads=${h}`,
   });

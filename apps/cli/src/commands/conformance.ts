@@ -11,14 +11,21 @@ export const conformanceHelp = `attngraph conformance <dir> [--executor cpu] [--
   --tap all   taps every node (the numbers must not change)
   --tap none  taps nothing, so the middle may be fused away; compares the outputs only`;
 
-export async function conformance(args: { positionals: string[]; executor: string; fusedQkv: boolean; tap: string[]; threads?: number | undefined }, io: IO): Promise<number> {
+export async function conformance(
+  args: { positionals: string[]; executor: string; fusedQkv: boolean; tap: string[]; threads?: number | undefined },
+  io: IO,
+): Promise<number> {
   const dir = args.positionals[0];
   if (!dir) throw new UsageError(`missing <dir>\n${conformanceHelp}`);
   const tap = args.tap.length === 0 ? "expected" : args.tap[0];
-  if (args.tap.length > 1 || (tap !== "expected" && tap !== "all" && tap !== "none")) throw new UsageError("conformance takes --tap all or --tap none");
+  if (args.tap.length > 1 || (tap !== "expected" && tap !== "all" && tap !== "none"))
+    throw new UsageError("conformance takes --tap all or --tap none");
   // With --threads, every call that can be split is (parallelWork 0): the golden cases are small, and a pass must
   // mean the threaded kernels computed them.
-  const executorOptions = { threads: args.threads, ...(args.threads !== undefined && args.threads > 1 ? { parallelWork: 0 } : {}) };
+  const executorOptions = {
+    threads: args.threads,
+    ...(args.threads !== undefined && args.threads > 1 ? { parallelWork: 0 } : {}),
+  };
   executorsFor(args.executor, undefined, executorOptions); // fail on an unknown name before running anything
   const summary = await runConformance(dir, {
     executors: () => executorsFor(args.executor, undefined, executorOptions),

@@ -25,11 +25,16 @@ const SHOWN: readonly (readonly [node: string, golden: string])[] = [
 export async function demoBlock(args: { executor: string; threads?: number | undefined }, io: IO): Promise<number> {
   const c = loadAnyCase(join(goldenTrainDir, "block-causal-b2-t10-e16-h4.json")).case as TrainCase;
   const graph = transformerBlock(c.config as unknown as BlockConfigInput, { mask: true });
-  const session = await compile(graph, { executors: executorsFor(args.executor, undefined, { threads: args.threads }), weights: loadStateDict(graph, c.params) });
+  const session = await compile(graph, {
+    executors: executorsFor(args.executor, undefined, { threads: args.threads }),
+    weights: loadStateDict(graph, c.params),
+  });
   const x = c.inputs["x"]!;
   const mask = c.inputs["mask"]!;
   io.out("attngraph demo block: pre-norm transformer block (embed 16, 4 heads, 4x GELU MLP, causal mask input)");
-  io.out(`parameters by PyTorch state_dict name and input from the worked example (${c.name}); executor: ${clip(args.executor)}\n`);
+  io.out(
+    `parameters by PyTorch state_dict name and input from the worked example (${c.name}); executor: ${clip(args.executor)}\n`,
+  );
   io.out(session.explain({ watched: SHOWN.map(([n]) => n), inputs: { x: x.shape, mask: mask.shape } }));
   const got = new Map<string, Tensor>();
   const sub = session.tap(SHOWN.map(([n]) => n)).subscribe((e) => got.set(e.node, e.tensor));
@@ -42,8 +47,12 @@ export async function demoBlock(args: { executor: string; threads?: number | und
     const t = got.get(node)!;
     const r = compare(t, c.expected[golden]!, c.tolerance);
     ok &&= r.ok;
-    io.out(`\n${node} [${t.shape.join(", ")}]  ${r.ok ? "matches PyTorch" : `DIFFERS from PyTorch (${r.failures} values off)`}\n${t.toString()}`);
+    io.out(
+      `\n${node} [${t.shape.join(", ")}]  ${r.ok ? "matches PyTorch" : `DIFFERS from PyTorch (${r.failures} values off)`}\n${t.toString()}`,
+    );
   }
-  io.out(`\nevery intermediate matches PyTorch (float64 reference, tolerance ${c.tolerance.abs}): ${ok ? "yes" : "NO"}`);
+  io.out(
+    `\nevery intermediate matches PyTorch (float64 reference, tolerance ${c.tolerance.abs}): ${ok ? "yes" : "NO"}`,
+  );
   return ok ? 0 : 1;
 }

@@ -14,7 +14,10 @@ import { demoBlock } from "./demo-block.js";
 export const demoCommand: CommandLine = { flags: ["executor", "threads"], operand: "[attention | block]" };
 
 /** `attngraph demo [attention|block]`: the attention of the worked examples (default) or their transformer block. */
-export async function demo(args: { executor: string; positionals: readonly string[]; threads?: number | undefined }, io: IO): Promise<number> {
+export async function demo(
+  args: { executor: string; positionals: readonly string[]; threads?: number | undefined },
+  io: IO,
+): Promise<number> {
   const which = args.positionals[0] ?? "attention";
   if (which === "block") return demoBlock(args, io);
   if (which !== "attention") throw new UsageError(`unknown demo "${clip(which)}": expected attention or block`);
@@ -24,7 +27,10 @@ export async function demo(args: { executor: string; positionals: readonly strin
 async function demoAttention(args: { executor: string; threads?: number | undefined }, io: IO): Promise<number> {
   const c = loadCase(join(goldenDir, "seed-002-mha-outproj-eval.json"));
   const graph = buildAttention(c.config);
-  const session = await compile(graph, { executors: executorsFor(args.executor, undefined, { threads: args.threads }), weights: attentionWeights(c.config, c.weights) });
+  const session = await compile(graph, {
+    executors: executorsFor(args.executor, undefined, { threads: args.threads }),
+    weights: attentionWeights(c.config, c.weights),
+  });
 
   io.out("attngraph demo: causal multi-head attention (d_in=6, d_out=6, num_heads=2, output projection with bias)");
   io.out(`weights and input from the worked example (${c.name}); executor: ${clip(args.executor)}\n`);
@@ -45,9 +51,12 @@ async function demoAttention(args: { executor: string; threads?: number | undefi
   io.out(`\nx [${c.inputs.x!.shape.join(", ")}]\n${c.inputs.x!.toString()}`);
   for (const { node, tensor } of tensors) io.out(`\n${node} [${tensor.shape.join(", ")}]\n${tensor.toString()}`);
   io.out("\nper-node time (ms):");
-  for (const e of timings) if (e.type === "node-end") io.out(`  ${e.node.padEnd(14)} ${e.executor.padEnd(5)} ${e.ms.toFixed(3)}`);
+  for (const e of timings)
+    if (e.type === "node-end") io.out(`  ${e.node.padEnd(14)} ${e.executor.padEnd(5)} ${e.ms.toFixed(3)}`);
   const check = compare(output!, c.expected.output!, c.tolerance);
-  io.out(`\noutput matches PyTorch (float64 reference, tolerance ${c.tolerance.abs}): ${check.ok ? "yes" : `NO (${check.failures} values off)`}`);
+  io.out(
+    `\noutput matches PyTorch (float64 reference, tolerance ${c.tolerance.abs}): ${check.ok ? "yes" : `NO (${check.failures} values off)`}`,
+  );
   await session.dispose();
   return check.ok ? 0 : 1;
 }

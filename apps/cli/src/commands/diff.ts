@@ -45,21 +45,45 @@ export interface DiffArgs {
 export async function diff(args: DiffArgs, io: IO): Promise<number> {
   const target = args.positionals[0];
   if (!target) throw new UsageError(`missing <case.json | graph.json | repro.json | dir>\n${diffHelp}`);
-  if (!args.executors) throw new UsageError(`diff needs --executors with two names or more, e.g. --executors cpu,wasm\n${diffHelp}`);
+  if (!args.executors)
+    throw new UsageError(`diff needs --executors with two names or more, e.g. --executors cpu,wasm\n${diffHelp}`);
   const names = args.executors.split(",").map((s) => s.trim());
-  if (names.length < 2) throw new UsageError(`--executors: a diff needs two executors or more, got "${clip(args.executors)}"`);
+  if (names.length < 2)
+    throw new UsageError(`--executors: a diff needs two executors or more, got "${clip(args.executors)}"`);
   const seed = args.seed === undefined ? undefined : Number(args.seed);
-  if (seed !== undefined && !Number.isInteger(seed)) throw new UsageError(`--seed: expected an integer, got "${clip(args.seed!)}"`);
+  if (seed !== undefined && !Number.isInteger(seed))
+    throw new UsageError(`--seed: expected an integer, got "${clip(args.seed!)}"`);
   const tolerance = args.tolerance ? parseTolerance(args.tolerance) : undefined;
   const ops = args.ops ? await loadUserOps(args.ops) : undefined;
   // Made once: a folder of cases shares them (a WebGPU device is slow to get), runs never share state.
   const executors = executorsFor(args.executors, ops, { threads: args.threads });
-  const tap = args.tap.length === 0 || (args.tap.length === 1 && args.tap[0] === "all") ? "all" : args.tap.length === 1 && args.tap[0] === "none" ? "none" : args.tap;
+  const tap =
+    args.tap.length === 0 || (args.tap.length === 1 && args.tap[0] === "all")
+      ? "all"
+      : args.tap.length === 1 && args.tap[0] === "none"
+        ? "none"
+        : args.tap;
   // quiet: one file of a folder (one line while it agrees, and flags apply to the files they fit).
-  const one = async (file: string, reproPath: (node: string, executor: string) => string, quiet: boolean): Promise<boolean> => {
-    const options = { fusedQkv: args.fusedQkv, strict: !quiet, ...(args.dims ? { dims: args.dims } : {}), ...(seed === undefined ? {} : { seed }), ...(ops ? { registry: ops.registry } : {}) };
+  const one = async (
+    file: string,
+    reproPath: (node: string, executor: string) => string,
+    quiet: boolean,
+  ): Promise<boolean> => {
+    const options = {
+      fusedQkv: args.fusedQkv,
+      strict: !quiet,
+      ...(args.dims ? { dims: args.dims } : {}),
+      ...(seed === undefined ? {} : { seed }),
+      ...(ops ? { registry: ops.registry } : {}),
+    };
     const subject = loadDiffSubject(readDocument(file), options);
-    const result = await diffExecutors(subject.graph, { executors, inputs: subject.inputs, weights: subject.weights, tap, ...(tolerance ? { tolerance } : {}) });
+    const result = await diffExecutors(subject.graph, {
+      executors,
+      inputs: subject.inputs,
+      weights: subject.weights,
+      tap,
+      ...(tolerance ? { tolerance } : {}),
+    });
     if (quiet && result.ok) {
       io.out(`AGREE ${clip(subject.name)}  (${result.nodes.length} nodes)`);
       return true;
@@ -68,21 +92,36 @@ export async function diff(args: DiffArgs, io: IO): Promise<number> {
     const first = result.first;
     if (first?.repro) {
       const path = reproPath(first.node, first.executor);
-      writeFile(path, `${JSON.stringify({ ...first.repro, source: subject.name })}\n`, path === args.repro ? "--repro" : undefined);
+      writeFile(
+        path,
+        `${JSON.stringify({ ...first.repro, source: subject.name })}\n`,
+        path === args.repro ? "--repro" : undefined,
+      );
       io.out(`  repro: ${path} (replay: attngraph run ${path}${args.ops ? ` --ops ${args.ops}` : ""})`);
     }
     return result.ok;
   };
   const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, "_");
-  if (!isDirectory(target)) return (await one(target, (node, e) => args.repro ?? `${slug(node)}.${e}.repro.json`, false)) ? 0 : 1;
+  if (!isDirectory(target))
+    return (await one(target, (node, e) => args.repro ?? `${slug(node)}.${e}.repro.json`, false)) ? 0 : 1;
   // A folder: every case, one line each while they agree, the whole table for one that does not.
   const repros = args.repro ?? ".";
-  if (args.repro !== undefined && !isDirectory(args.repro)) throw new UsageError(`--repro: with a folder of cases, give a folder for the repros; "${clip(args.repro)}" is not one`);
+  if (args.repro !== undefined && !isDirectory(args.repro))
+    throw new UsageError(
+      `--repro: with a folder of cases, give a folder for the repros; "${clip(args.repro)}" is not one`,
+    );
   let agreed = 0;
   let failed = 0;
   for (const file of listJson(target)) {
     try {
-      if (await one(file, (node, e) => join(repros, `${slug(basename(file, ".json"))}.${slug(node)}.${e}.repro.json`), true)) agreed++;
+      if (
+        await one(
+          file,
+          (node, e) => join(repros, `${slug(basename(file, ".json"))}.${slug(node)}.${e}.repro.json`),
+          true,
+        )
+      )
+        agreed++;
       else failed++;
     } catch (e) {
       if (!AttnGraphError.isInstance(e) && !(e instanceof UsageError)) throw e;
@@ -96,6 +135,7 @@ export async function diff(args: DiffArgs, io: IO): Promise<number> {
 
 function parseTolerance(text: string): Tolerance {
   const parts = text.split(",").map((s) => Number(s.trim()));
-  if (parts.length > 2 || parts.some((v) => !(v >= 0))) throw new UsageError(`--tolerance: expected abs[,rel] with numbers >= 0, got "${clip(text)}"`);
+  if (parts.length > 2 || parts.some((v) => !(v >= 0)))
+    throw new UsageError(`--tolerance: expected abs[,rel] with numbers >= 0, got "${clip(text)}"`);
   return { abs: parts[0]!, rel: parts[1] ?? parts[0]! };
 }

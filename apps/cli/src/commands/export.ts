@@ -49,7 +49,8 @@ export async function exportModel(args: ExportArgs, io: IO): Promise<number> {
   if (!file) throw new UsageError(`missing <case.json | graph.json>\n${exportHelp}`);
   if (!args.output) throw new UsageError(`missing -o <model.onnx>: where to write the model\n${exportHelp}`);
   const contrib = args.contrib ?? "auto";
-  if (contrib !== "auto" && contrib !== "none") throw new UsageError(`--contrib: expected auto or none, got "${clip(contrib)}"`);
+  if (contrib !== "auto" && contrib !== "none")
+    throw new UsageError(`--contrib: expected auto or none, got "${clip(contrib)}"`);
   const doc = readDocument(file);
   expectKind(doc, "export", ["case", "graph"]);
   const { graph, weights, what } = doc.kind === "graph" ? await graphSubject(doc, args) : caseSubject(doc, args);
@@ -57,7 +58,9 @@ export async function exportModel(args: ExportArgs, io: IO): Promise<number> {
   writeFile(args.output, model, "-o");
   const contribNodes = report.nodes.filter((n) => n.contrib).length;
   const opsets = report.opsetImports.map((o) => `${o.domain || "ai.onnx"} ${o.version}`).join(", ");
-  io.out(`wrote ${args.output}: ${report.nodes.length} nodes (${contribNodes} as com.microsoft ops), ${model.length} bytes, opsets ${opsets}; ${what}`);
+  io.out(
+    `wrote ${args.output}: ${report.nodes.length} nodes (${contribNodes} as com.microsoft ops), ${model.length} bytes, opsets ${opsets}; ${what}`,
+  );
   if (args.explain) for (const line of formatExportReport(report).split("\n")) io.out(line);
   return 0;
 }
@@ -66,12 +69,24 @@ type Subject = { graph: OpGraph; weights: Readonly<Record<string, AnyTensor>>; w
 
 /** A graph document's graph, its weights from --weights or, without, seeded random values, as `attngraph diff` feeds it. */
 async function graphSubject(doc: JsonDocument, args: ExportArgs): Promise<Subject> {
-  refuseFlags("export", "with a graph document: it is exported as it is (--fused-qkv builds a golden attention case with one QKV projection)", { "--fused-qkv": args.fusedQkv });
+  refuseFlags(
+    "export",
+    "with a graph document: it is exported as it is (--fused-qkv builds a golden attention case with one QKV projection)",
+    { "--fused-qkv": args.fusedQkv },
+  );
   const registry = args.ops ? (await loadUserOps(args.ops)).registry : undefined;
   const graph = fromJSON(doc.json, registry);
   if (args.weights) {
-    refuseFlags("export", "with --weights (--seed and --dims are for the random weights drawn without a weights file)", { "--seed": args.seed, "--dims": args.dims });
-    return { graph, weights: Object.fromEntries(readSafetensors(readBytes(args.weights, "--weights")).tensors), what: `weights from ${args.weights}` };
+    refuseFlags(
+      "export",
+      "with --weights (--seed and --dims are for the random weights drawn without a weights file)",
+      { "--seed": args.seed, "--dims": args.dims },
+    );
+    return {
+      graph,
+      weights: Object.fromEntries(readSafetensors(readBytes(args.weights, "--weights")).tensors),
+      what: `weights from ${args.weights}`,
+    };
   }
   const seed = args.seed === undefined ? 0 : Number(args.seed);
   if (!Number.isInteger(seed)) throw new UsageError(`--seed: expected an integer, got "${clip(args.seed!)}"`);
@@ -79,25 +94,39 @@ async function graphSubject(doc: JsonDocument, args: ExportArgs): Promise<Subjec
   const decls = modelWeights(graph);
   const dims = parseDims(args.dims);
   checkDimsUsed(doc.path, dims, decls, "weight", "only weights are drawn; an input's dims stay symbolic in the model");
-  return { graph, weights: seededValues(doc.path, decls, dims, mulberry32(seed)), what: `random weights (seed ${seed}): give real ones with --weights` };
+  return {
+    graph,
+    weights: seededValues(doc.path, decls, dims, mulberry32(seed)),
+    what: `random weights (seed ${seed}): give real ones with --weights`,
+  };
 }
 
 /** A golden case's forward graph with the case's own weights. */
 function caseSubject(doc: JsonDocument, args: ExportArgs): Subject {
-  refuseFlags("export", "with a golden case: it brings its own weights and uses the built-in ops (these are for a graph document)", { "--weights": args.weights, "--seed": args.seed, "--dims": args.dims, "--ops": args.ops });
+  refuseFlags(
+    "export",
+    "with a golden case: it brings its own weights and uses the built-in ops (these are for a graph document)",
+    { "--weights": args.weights, "--seed": args.seed, "--dims": args.dims, "--ops": args.ops },
+  );
   const loaded = caseOf(doc);
   const what = `the case's weights (${loaded.case.name})`;
   if (loaded.format === "train") {
-    refuseFlags("export", "with a golden-train case: it builds a golden attention case with one QKV projection", { "--fused-qkv": args.fusedQkv });
+    refuseFlags("export", "with a golden-train case: it builds a golden attention case with one QKV projection", {
+      "--fused-qkv": args.fusedQkv,
+    });
     return { ...buildTrainCase(loaded.case), what };
   }
   if (loaded.format === "models") {
-    refuseFlags("export", "with a golden-models case: the model's own layout decides its projections", { "--fused-qkv": args.fusedQkv });
+    refuseFlags("export", "with a golden-models case: the model's own layout decides its projections", {
+      "--fused-qkv": args.fusedQkv,
+    });
     const { graph, weights } = modelCaseSubject(loaded.case);
     return { graph, weights, what };
   }
   if (loaded.format === "flex") {
-    refuseFlags("export", "with a golden-flex case: it builds the variant's attention core", { "--fused-qkv": args.fusedQkv });
+    refuseFlags("export", "with a golden-flex case: it builds the variant's attention core", {
+      "--fused-qkv": args.fusedQkv,
+    });
     const gc = flexGraphCase(loaded.case);
     return { graph: gc.graph, weights: gc.weights(), what };
   }

@@ -26,19 +26,26 @@ export interface ImportArgs {
 export async function importModel(args: ImportArgs, io: IO): Promise<number> {
   const file = args.positionals[0];
   if (!file) throw new UsageError(`missing <model.onnx>\n${importHelp}`);
-  if (args.positionals.length > 1) throw new UsageError(`import takes one file, got ${args.positionals.length}: ${clip(args.positionals.join(" "))}`);
+  if (args.positionals.length > 1)
+    throw new UsageError(`import takes one file, got ${args.positionals.length}: ${clip(args.positionals.join(" "))}`);
   if (!isOnnxPath(file)) throw new UsageError(`import reads an ONNX model (a .onnx file), got ${clip(file)}`);
-  if (args.inputs !== undefined) refuseFlags("import", "with --inputs (the shapes come from the inputs)", { "--dims": args.dims });
+  if (args.inputs !== undefined)
+    refuseFlags("import", "with --inputs (the shapes come from the inputs)", { "--dims": args.dims });
   const { imported } = loadOnnxFile(file, args);
   const text = imported.explain();
   if (!args.explain) {
     // The summary: everything before the per-node list.
-    io.out(`${text.slice(0, text.indexOf("\nattngraph nodes:"))}\nattngraph nodes: ${imported.graph.nodes.length} (--explain lists them)`);
+    io.out(
+      `${text.slice(0, text.indexOf("\nattngraph nodes:"))}\nattngraph nodes: ${imported.graph.nodes.length} (--explain lists them)`,
+    );
     return 0;
   }
   // What the scheduler makes of the graph (its fusions), planned on the cpu executor: compiling runs nothing.
   const session = await compile(imported.graph, { executors: [createCpuExecutor()], weights: imported.weights });
-  const passes = session.explain().split("\n").filter((l) => l.startsWith("pass "));
+  const passes = session
+    .explain()
+    .split("\n")
+    .filter((l) => l.startsWith("pass "));
   await session.dispose();
   io.out(`${text}\n${passes.join("\n")}`);
   return 0;

@@ -29,7 +29,9 @@ describe("attngraph run <model.onnx>", () => {
     const r = await cli("run", MODEL, "--inputs", CASE, "--executor", "wasm", "--explain");
     expect(r.code).toBe(0);
     expect(r.out[0]).toMatch(/attention chains: 1/);
-    expect(r.out[0]).toMatch(/pass fusion: fused \/h\.0\/attn\/MatMul \+ \/h\.0\/attn\/Where \+ \/h\.0\/attn\/Softmax \+ \/h\.0\/attn\/MatMul_1 → attention/);
+    expect(r.out[0]).toMatch(
+      /pass fusion: fused \/h\.0\/attn\/MatMul \+ \/h\.0\/attn\/Where \+ \/h\.0\/attn\/Softmax \+ \/h\.0\/attn\/MatMul_1 → attention/,
+    );
     expect(r.out[2]).toMatch(/^\nlogits \[1, 7, 30\]\ntensor\(\[\[\[ 4\.0507e-02, -2\.6915e-02/);
   });
 
@@ -39,15 +41,25 @@ describe("attngraph run <model.onnx>", () => {
     const ok = await cli("run", MODEL, "--inputs", join(dir, "ok.json"), "--tap", "/h.0/attn/weights");
     expect(ok.out[1]).toMatch(/\/h\.0\/attn\/Softmax \[2, 2, 2, 2\]/);
     writeFileSync(join(dir, "bad.json"), JSON.stringify({ idx: { shape: [1, 2], data: [1, 2.5] } }));
-    expect((await cli("run", MODEL, "--inputs", join(dir, "bad.json"))).err[0]).toMatch(/idx\.data\[1\]: the input is INT64, expected an integer, got 2\.5/);
+    expect((await cli("run", MODEL, "--inputs", join(dir, "bad.json"))).err[0]).toMatch(
+      /idx\.data\[1\]: the input is INT64, expected an integer, got 2\.5/,
+    );
   });
 
   it("refuses: no --inputs, an unknown tap, --ops and --fused-qkv; --inputs with a JSON case", async () => {
-    expect(await cli("run", MODEL)).toMatchObject({ code: 2, err: [expect.stringMatching(/an ONNX model runs on the tensors of --inputs/)] });
+    expect(await cli("run", MODEL)).toMatchObject({
+      code: 2,
+      err: [expect.stringMatching(/an ONNX model runs on the tensors of --inputs/)],
+    });
     const tap = await cli("run", MODEL, "--inputs", CASE, "--tap", "nothing-here");
-    expect(tap).toMatchObject({ code: 1, err: [expect.stringMatching(/OnnxImportError: tap nothing-here: no node of the imported graph has this name/)] });
+    expect(tap).toMatchObject({
+      code: 1,
+      err: [expect.stringMatching(/OnnxImportError: tap nothing-here: no node of the imported graph has this name/)],
+    });
     expect((await cli("run", MODEL, "--inputs", CASE, "--fused-qkv")).code).toBe(2);
-    expect((await cli("run", CASE, "--inputs", CASE)).err[0]).toMatch(/--inputs does nothing with a JSON case or repro/);
+    expect((await cli("run", CASE, "--inputs", CASE)).err[0]).toMatch(
+      /--inputs does nothing with a JSON case or repro/,
+    );
   });
 });
 
@@ -65,7 +77,10 @@ describe("attngraph import <model.onnx>", () => {
   });
 
   it("needs the sizes of symbolic dims, and refuses a file that is not ONNX", async () => {
-    expect(await cli("import", MODEL)).toMatchObject({ code: 1, err: [expect.stringMatching(/dims the file leaves open.*idx\[0\] \(batch\), idx\[1\] \(T\)/)] });
+    expect(await cli("import", MODEL)).toMatchObject({
+      code: 1,
+      err: [expect.stringMatching(/dims the file leaves open.*idx\[0\] \(batch\), idx\[1\] \(T\)/)],
+    });
     expect((await cli("import", CASE)).code).toBe(2);
     expect((await cli("import", MODEL, "--inputs", CASE, "--dims", "T=3")).code).toBe(2);
   });

@@ -19,10 +19,16 @@ export interface RunOnnxArgs {
 }
 
 export async function runOnnx(args: RunOnnxArgs, io: IO): Promise<number> {
-  if (args.inputs === undefined) throw new UsageError(`run ${clip(args.file)}: an ONNX model runs on the tensors of --inputs <inputs.json> ({ "name": { "shape": [...], "data": [...] } })`);
+  if (args.inputs === undefined)
+    throw new UsageError(
+      `run ${clip(args.file)}: an ONNX model runs on the tensors of --inputs <inputs.json> ({ "name": { "shape": [...], "data": [...] } })`,
+    );
   const { imported, inputs } = loadOnnxFile(args.file, args);
   const select = args.tap.includes("all") ? () => true : imported.select(args.tap.length ? args.tap : imported.outputs);
-  const session = await compile(imported.graph, { executors: executorsFor(args.executor, undefined, { threads: args.threads }), weights: imported.weights });
+  const session = await compile(imported.graph, {
+    executors: executorsFor(args.executor, undefined, { threads: args.threads }),
+    weights: imported.weights,
+  });
   if (args.explain) io.out(`${imported.explain()}\n\n${session.explain()}\n`);
   const tapped: { node: string; tensor: Tensor }[] = [];
   const sub = session.tap(select).subscribe((e) => tapped.push(e));

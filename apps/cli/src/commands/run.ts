@@ -23,7 +23,10 @@ attngraph run <model.onnx> --inputs <inputs.json> [--executor cpu] [--tap <name|
 attngraph run <repro.json> [--ops <module.js>]
   Replays a repro written by \`attngraph diff\` on the two executors it names; exit status 1 while they still disagree.`;
 
-export const runCommand: CommandLine = { flags: ["executor", "tap", "fused-qkv", "explain", "threads", "ops", "inputs", "dims"], operand: "<case.json | model.onnx | repro.json>" };
+export const runCommand: CommandLine = {
+  flags: ["executor", "tap", "fused-qkv", "explain", "threads", "ops", "inputs", "dims"],
+  operand: "<case.json | model.onnx | repro.json>",
+};
 
 export interface RunArgs {
   readonly positionals: string[];
@@ -42,19 +45,44 @@ export async function run(args: RunArgs, io: IO): Promise<number> {
   const file = args.positionals[0];
   if (!file) throw new UsageError(`missing <case.json>\n${runHelp}`);
   if (isOnnxPath(file)) {
-    refuseFlags("run", "with an ONNX model (its own nodes, no repro ops, no fused-qkv choice)", { "--ops": args.ops, "--fused-qkv": args.fusedQkv || undefined });
-    return await runOnnx({ file, executor: args.executor ?? DEFAULT_EXECUTOR, tap: args.tap, explain: args.explain, threads: args.threads, inputs: args.inputs, dims: args.dims }, io);
+    refuseFlags("run", "with an ONNX model (its own nodes, no repro ops, no fused-qkv choice)", {
+      "--ops": args.ops,
+      "--fused-qkv": args.fusedQkv || undefined,
+    });
+    return await runOnnx(
+      {
+        file,
+        executor: args.executor ?? DEFAULT_EXECUTOR,
+        tap: args.tap,
+        explain: args.explain,
+        threads: args.threads,
+        inputs: args.inputs,
+        dims: args.dims,
+      },
+      io,
+    );
   }
-  refuseFlags("run", "with a JSON case or repro (--inputs and --dims are for an ONNX model)", { "--inputs": args.inputs, "--dims": args.dims });
+  refuseFlags("run", "with a JSON case or repro (--inputs and --dims are for an ONNX model)", {
+    "--inputs": args.inputs,
+    "--dims": args.dims,
+  });
   // Read once: `cat case.json | attngraph run /dev/stdin` has one read to give.
   const doc = readDocument(file);
   expectKind(doc, "run", ["case", "repro"]);
   if (doc.kind === "repro") {
-    const idle = { "--executor": args.executor, "--tap": args.tap, "--fused-qkv": args.fusedQkv, "--explain": args.explain, "--threads": args.threads };
+    const idle = {
+      "--executor": args.executor,
+      "--tap": args.tap,
+      "--fused-qkv": args.fusedQkv,
+      "--explain": args.explain,
+      "--threads": args.threads,
+    };
     refuseFlags("run", "with a repro: it replays on the two executors it names, and prints its one node", idle);
     return await replay(doc, args.ops ? await loadUserOps(args.ops) : undefined, io);
   }
-  refuseFlags("run", "with a golden case: it uses the built-in ops (--ops is for replaying a repro, and for diff)", { "--ops": args.ops });
+  refuseFlags("run", "with a golden case: it uses the built-in ops (--ops is for replaying a repro, and for diff)", {
+    "--ops": args.ops,
+  });
   const executor = args.executor ?? DEFAULT_EXECUTOR;
   const loaded = caseOf(doc);
   let graph: OpGraph;
@@ -63,10 +91,14 @@ export async function run(args: RunArgs, io: IO): Promise<number> {
   if (loaded.format === "train") {
     ({ graph, weights, inputs } = buildTrainCase(loaded.case));
   } else if (loaded.format === "models") {
-    refuseFlags("run", "with a golden-models case: the model's own layout decides its projections", { "--fused-qkv": args.fusedQkv });
+    refuseFlags("run", "with a golden-models case: the model's own layout decides its projections", {
+      "--fused-qkv": args.fusedQkv,
+    });
     ({ graph, weights, inputs } = modelCaseSubject(loaded.case));
   } else if (loaded.format === "flex") {
-    refuseFlags("run", "with a golden-flex case: it builds the variant's attention core from q, k, v in heads layout", { "--fused-qkv": args.fusedQkv });
+    refuseFlags("run", "with a golden-flex case: it builds the variant's attention core from q, k, v in heads layout", {
+      "--fused-qkv": args.fusedQkv,
+    });
     const gc = flexGraphCase(loaded.case);
     ({ graph, inputs } = gc);
     weights = gc.weights();
@@ -76,7 +108,10 @@ export async function run(args: RunArgs, io: IO): Promise<number> {
     weights = attentionWeights(c.config, c.weights, { fusedQkv: args.fusedQkv });
     inputs = c.inputs;
   }
-  const session = await compile(graph, { executors: executorsFor(executor, undefined, { threads: args.threads }), weights });
+  const session = await compile(graph, {
+    executors: executorsFor(executor, undefined, { threads: args.threads }),
+    weights,
+  });
   if (args.explain) io.out(`${session.explain()}\n`);
   const taps = args.tap.length ? args.tap : [...graph.outputs];
   const tapped: { node: string; tensor: Tensor }[] = [];

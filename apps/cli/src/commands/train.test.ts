@@ -21,7 +21,9 @@ describe("attngraph train copy", () => {
   it("from a random init: loss below 0.5 within 50 steps, the copy learned, every head's pattern causal", async () => {
     const { code, out } = await cli("train", "copy", "--executor", "cpu");
     expect(code).toBe(0);
-    expect(out.filter((l) => /^step/.test(l)).map((l) => Number(l.match(/step\s+(\d+)/)![1]))).toEqual([1, 10, 20, 30, 40, 50]);
+    expect(out.filter((l) => /^step/.test(l)).map((l) => Number(l.match(/step\s+(\d+)/)![1]))).toEqual([
+      1, 10, 20, 30, 40, 50,
+    ]);
     const final = Number(out.at(-1)!.replace("final loss ", ""));
     expect(final).toBeLessThan(0.5);
     const tokens = out.find((l) => l.includes("sample 0   tokens"))!.split("tokens ")[1];
@@ -32,7 +34,10 @@ describe("attngraph train copy", () => {
     for (const row of rows) {
       const i = Number(row.match(/q(\d)/)![1]);
       const numbers = row.trim().split(/\s+/).slice(-8).map(Number);
-      expect(numbers.slice(i + 1).every((w) => w === 0), row).toBe(true);
+      expect(
+        numbers.slice(i + 1).every((w) => w === 0),
+        row,
+      ).toBe(true);
       expect(Math.abs(numbers.reduce((a, b) => a + b, 0) - 1)).toBeLessThan(0.03);
     }
   }, 120_000);
@@ -64,7 +69,8 @@ describe("attngraph train copy", () => {
     const plain = await cli("train", "copy", "--executor", "cpu", "--steps", "20");
     const dropped = await cli("train", "copy", "--executor", "cpu", "--steps", "20", "--dropout", "0.1");
     expect(dropped.code, dropped.err.join("\n")).toBe(0);
-    const losses = (r: { out: string[] }) => r.out.filter((l) => l.startsWith("step")).map((l) => Number(l.match(/loss (\S+)/)![1]));
+    const losses = (r: { out: string[] }) =>
+      r.out.filter((l) => l.startsWith("step")).map((l) => Number(l.match(/loss (\S+)/)![1]));
     expect(losses(dropped)[0]).not.toBe(losses(plain)[0]); // step 1 drops weights
     expect(losses(dropped).at(-1)!).toBeLessThan(losses(dropped)[0]!);
   }, 120_000);
@@ -74,15 +80,41 @@ describe("attngraph train copy", () => {
     writeFileSync(join(dir, "graph.json"), JSON.stringify({ format: "attngraph.graph", version: 1 }));
     expect(await cli("train", "copy", "--init", join(dir, "graph.json"))).toMatchObject({
       code: 2,
-      err: [`attngraph: train --init: ${join(dir, "graph.json")} is a graph document, expected a golden case; a graph document goes to attngraph diff (with --dims) or attngraph export`],
+      err: [
+        `attngraph: train --init: ${join(dir, "graph.json")} is a graph document, expected a golden case; a graph document goes to attngraph diff (with --dims) or attngraph export`,
+      ],
     });
-    expect(await cli("train", "copy", "--init", dir)).toMatchObject({ code: 1, err: [`attngraph: FileError: --init ${dir}: cannot read the file, expected a readable file, got it is a folder (EISDIR)`] });
-    expect((await cli("train", "copy", "--init", join(dir, "nope.json"))).err[0]).toMatch(/^attngraph: FileError: --init .*nope\.json: cannot read the file, .*\(ENOENT\)$/);
+    expect(await cli("train", "copy", "--init", dir)).toMatchObject({
+      code: 1,
+      err: [
+        `attngraph: FileError: --init ${dir}: cannot read the file, expected a readable file, got it is a folder (EISDIR)`,
+      ],
+    });
+    expect((await cli("train", "copy", "--init", join(dir, "nope.json"))).err[0]).toMatch(
+      /^attngraph: FileError: --init .*nope\.json: cannot read the file, .*\(ENOENT\)$/,
+    );
     // With --init the data and the weights are the case's: the seed would change nothing.
-    const seeded = await cli("train", "copy", "--init", join(goldenTrainDir, "seed-003-copy-task-v10-e32-h4-t8.json"), "--seed", "5");
-    expect([seeded.code, seeded.out, seeded.err]).toEqual([2, [], ["attngraph: train: --seed does nothing with --init: the data and the initial weights come from the case"]]);
+    const seeded = await cli(
+      "train",
+      "copy",
+      "--init",
+      join(goldenTrainDir, "seed-003-copy-task-v10-e32-h4-t8.json"),
+      "--seed",
+      "5",
+    );
+    expect([seeded.code, seeded.out, seeded.err]).toEqual([
+      2,
+      [],
+      ["attngraph: train: --seed does nothing with --init: the data and the initial weights come from the case"],
+    ]);
     const threads = await cli("train", "copy", "--threads", "4");
-    expect([threads.code, threads.out, threads.err]).toEqual([2, [], ["attngraph: --threads sets the wasm executor's threads, and the executors are cpu: add wasm or leave --threads out"]]);
+    expect([threads.code, threads.out, threads.err]).toEqual([
+      2,
+      [],
+      [
+        "attngraph: --threads sets the wasm executor's threads, and the executors are cpu: add wasm or leave --threads out",
+      ],
+    ]);
   });
 
   it("a pattern row shades each weight and prints it", () => {

@@ -20,9 +20,17 @@ export const trainHelp = `train copy options:
                      (--lr still overrides), so the printed losses are PyTorch's
 Exits 1 if the loss is not finite or did not fall.`;
 
-export const trainCommand: CommandLine = { flags: ["executor", "threads", "steps", "lr", "seed", "dropout", "init"], operand: "task (copy)" };
+export const trainCommand: CommandLine = {
+  flags: ["executor", "threads", "steps", "lr", "seed", "dropout", "init"],
+  operand: "task (copy)",
+};
 
-const V = 10, E = 32, H = 4, T = 8, SAMPLES = 100, BATCH = 32;
+const V = 10,
+  E = 32,
+  H = 4,
+  T = 8,
+  SAMPLES = 100,
+  BATCH = 32;
 
 export interface TrainArgs {
   readonly positionals: readonly string[];
@@ -36,7 +44,13 @@ export interface TrainArgs {
   readonly init?: string;
 }
 
-function number(flag: string, raw: string | undefined, dflt: number, ok: (v: number) => boolean, expected: string): number {
+function number(
+  flag: string,
+  raw: string | undefined,
+  dflt: number,
+  ok: (v: number) => boolean,
+  expected: string,
+): number {
   if (raw === undefined) return dflt;
   const v = Number(raw);
   if (!Number.isFinite(v) || !ok(v)) throw new UsageError(`--${flag}: expected ${expected}, got "${clip(raw, 40)}"`);
@@ -46,10 +60,14 @@ function number(flag: string, raw: string | undefined, dflt: number, ok: (v: num
 /** Sequences of random tokens (targets = tokens): the copy task's data, from a seed. */
 function copyData(seed: number): Tensor<"int32"> {
   const next = mulberry32(seed);
-  return Tensor.int32(Array.from({ length: SAMPLES * T }, () => Math.floor(next() * V)), [SAMPLES, T]);
+  return Tensor.int32(
+    Array.from({ length: SAMPLES * T }, () => Math.floor(next() * V)),
+    [SAMPLES, T],
+  );
 }
 
-const firstRows = (t: AnyTensor, n: number) => Tensor.int32(t.toInt32Array().subarray(0, n * t.shape[1]!), [n, t.shape[1]!]);
+const firstRows = (t: AnyTensor, n: number) =>
+  Tensor.int32(t.toInt32Array().subarray(0, n * t.shape[1]!), [n, t.shape[1]!]);
 
 /** A head's [T, T] weights as the worked example prints them: one row per query, a shade per weight, then the numbers. */
 export function asciiPattern(weights: Float32Array, T: number): string[] {
@@ -65,13 +83,20 @@ export function asciiPattern(weights: Float32Array, T: number): string[] {
 
 export async function train(args: TrainArgs, io: IO): Promise<number> {
   const [task, ...extra] = args.positionals;
-  if (task !== "copy" || extra.length) throw new UsageError(`train: the one task is "copy" (attngraph train copy)\n${trainHelp}`);
+  if (task !== "copy" || extra.length)
+    throw new UsageError(`train: the one task is "copy" (attngraph train copy)\n${trainHelp}`);
   const steps = number("steps", args.steps, 50, (v) => Number.isInteger(v) && v >= 1, "an integer >= 1");
   const lr = number("lr", args.lr, 1e-3, (v) => v > 0, "a number > 0");
   const seed = number("seed", args.seed, 3, (v) => Number.isInteger(v) && v >= 0, "an integer >= 0");
   const dropout = number("dropout", args.dropout, 0, (v) => v >= 0 && v < 1, "a number in [0, 1)");
-  let config: { vocabSize: number; embedDim: number; nHeads: number; seqLen: number } & ReturnType<typeof modelExtras> = { vocabSize: V, embedDim: E, nHeads: H, seqLen: T };
-  let optimizer: { lr: number; betas: readonly [number, number]; eps: number; weightDecay: number } = { lr, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0 };
+  let config: { vocabSize: number; embedDim: number; nHeads: number; seqLen: number } & ReturnType<typeof modelExtras> =
+    { vocabSize: V, embedDim: E, nHeads: H, seqLen: T };
+  let optimizer: { lr: number; betas: readonly [number, number]; eps: number; weightDecay: number } = {
+    lr,
+    betas: [0.9, 0.999],
+    eps: 1e-8,
+    weightDecay: 0,
+  };
   let batchSize = BATCH;
   let weights: Record<string, AnyTensor> | undefined;
   let tokens: AnyTensor;
@@ -79,19 +104,27 @@ export async function train(args: TrainArgs, io: IO): Promise<number> {
   let origin: string;
   if (args.init !== undefined) {
     // The case brings data and weights; the seed still seeds dropout's masks when there is dropout.
-    if (dropout === 0) refuseFlags("train", "with --init: the data and the initial weights come from the case", { "--seed": args.seed });
+    if (dropout === 0)
+      refuseFlags("train", "with --init: the data and the initial weights come from the case", { "--seed": args.seed });
     const doc = readDocument(args.init, "--init");
     expectKind(doc, "train --init", ["case"]);
     const loaded = caseOf(doc);
     const c = loaded.case as TrainCase;
-    if (loaded.format !== "train" || c.kind !== "train" || !c.training) throw new UsageError(`--init: ${clip(args.init)} is not a golden-train "train" case`);
+    if (loaded.format !== "train" || c.kind !== "train" || !c.training)
+      throw new UsageError(`--init: ${clip(args.init)} is not a golden-train "train" case`);
     const cfg = c.config as Record<string, number>;
-    config = { vocabSize: cfg["vocabSize"]!, embedDim: cfg["embedDim"]!, nHeads: cfg["nHeads"]!, seqLen: cfg["seqLen"]! };
+    config = {
+      vocabSize: cfg["vocabSize"]!,
+      embedDim: cfg["embedDim"]!,
+      nHeads: cfg["nHeads"]!,
+      seqLen: cfg["seqLen"]!,
+    };
     const t = c.training;
     optimizer = { lr: args.lr === undefined ? t.lr : lr, betas: t.betas, eps: t.eps, weightDecay: t.weightDecay };
     batchSize = t.batchSize;
     const [tk, tg] = [c.inputs["tokens"], c.inputs["targets"]];
-    if (!tk || !tg || tk.dtype !== "int32" || tg.dtype !== "int32") throw new UsageError(`--init: ${clip(args.init)} has no int32 inputs tokens and targets`);
+    if (!tk || !tg || tk.dtype !== "int32" || tg.dtype !== "int32")
+      throw new UsageError(`--init: ${clip(args.init)} has no int32 inputs tokens and targets`);
     tokens = tk;
     targets = tg;
     origin = `config, parameters, data and Adam settings of ${c.name}`;
@@ -108,7 +141,9 @@ export async function train(args: TrainArgs, io: IO): Promise<number> {
   const batch = { tokens: firstRows(tokens, batchSize), targets: firstRows(targets, batchSize) };
   const executors = executorsFor(args.executor, undefined, { threads: args.threads });
   const { vocabSize, embedDim, nHeads, seqLen } = config;
-  io.out(`attngraph train copy: SimpleTransformer (vocab ${vocabSize}, embed ${embedDim}, ${nHeads} heads, ${seqLen} tokens), Adam lr ${optimizer.lr}, ${steps} steps on the first ${batchSize} of ${tokens.shape[0]} samples`);
+  io.out(
+    `attngraph train copy: SimpleTransformer (vocab ${vocabSize}, embed ${embedDim}, ${nHeads} heads, ${seqLen} tokens), Adam lr ${optimizer.lr}, ${steps} steps on the first ${batchSize} of ${tokens.shape[0]} samples`,
+  );
   io.out(`${origin}; executor: ${clip(args.executor)}\n`);
   const trainer = await createTrainer(graph, { loss: "loss", optimizer: adam(optimizer), executors, weights });
   let first = Number.NaN;
@@ -129,7 +164,9 @@ export async function train(args: TrainArgs, io: IO): Promise<number> {
     sub.unsubscribe();
     await session.dispose();
     const logits = out["output"]!.toFloat32Array();
-    const predicted = Array.from({ length: seqLen }, (_, t) => logits.subarray(t * vocabSize, (t + 1) * vocabSize).reduce((best, v, i, row) => (v > row[best]! ? i : best), 0));
+    const predicted = Array.from({ length: seqLen }, (_, t) =>
+      logits.subarray(t * vocabSize, (t + 1) * vocabSize).reduce((best, v, i, row) => (v > row[best]! ? i : best), 0),
+    );
     io.out(`\nsample 0   tokens ${Array.from(firstRows(tokens, 1).toInt32Array()).join(" ")}`);
     io.out(`       predicted ${predicted.join(" ")}`);
     const w = pattern!.toFloat32Array();
@@ -150,7 +187,12 @@ export async function train(args: TrainArgs, io: IO): Promise<number> {
 }
 
 /** The model settings beyond the four main ones that a case's config may give. */
-function modelExtras(cfg: Record<string, unknown>): { blocks?: number; mlpRatio?: number; layerNormEps?: number; gelu?: "erf" | "tanh" } {
+function modelExtras(cfg: Record<string, unknown>): {
+  blocks?: number;
+  mlpRatio?: number;
+  layerNormEps?: number;
+  gelu?: "erf" | "tanh";
+} {
   return {
     ...(typeof cfg["blocks"] === "number" ? { blocks: cfg["blocks"] } : {}),
     ...(typeof cfg["mlpRatio"] === "number" ? { mlpRatio: cfg["mlpRatio"] } : {}),

@@ -9,14 +9,21 @@ import type { TensorCheck } from "./run-case.js";
 
 const TIE = 1e-5;
 
-export async function greedyCheck(model: GptModel, g: { readonly prompt: Tensor<"int32">; readonly maxNewTokens: number; readonly greedy: Tensor<"int32"> }, notes: string[]): Promise<TensorCheck> {
+export async function greedyCheck(
+  model: GptModel,
+  g: { readonly prompt: Tensor<"int32">; readonly maxNewTokens: number; readonly greedy: Tensor<"int32"> },
+  notes: string[],
+): Promise<TensorCheck> {
   const name = "greedy tokens";
   const expected = Array.from(g.greedy.toInt32Array());
   const gaps: number[] = [];
   const decoder = await model.decoder({ batch: g.prompt.shape[0]! });
   let got: number[];
   try {
-    const events = await lastValueFrom(generate(decoder, g.prompt, { maxNewTokens: g.maxNewTokens, greedy: true, logits: true }).pipe(toArray()), { defaultValue: [] });
+    const events = await lastValueFrom(
+      generate(decoder, g.prompt, { maxNewTokens: g.maxNewTokens, greedy: true, logits: true }).pipe(toArray()),
+      { defaultValue: [] },
+    );
     const B = g.prompt.shape[0]!;
     const P = g.prompt.shape[1]!;
     const prompt = g.prompt.toInt32Array();
@@ -31,7 +38,15 @@ export async function greedyCheck(model: GptModel, g: { readonly prompt: Tensor<
   } finally {
     await decoder.dispose();
   }
-  if (got.length !== expected.length) return { name, ok: false, failures: 1, size: expected.length, worst: undefined, problem: `${got.length} tokens vs ${expected.length}` };
+  if (got.length !== expected.length)
+    return {
+      name,
+      ok: false,
+      failures: 1,
+      size: expected.length,
+      worst: undefined,
+      problem: `${got.length} tokens vs ${expected.length}`,
+    };
   const P = g.prompt.shape[1]!;
   const width = expected.length / g.prompt.shape[0]!;
   for (let i = 0; i < got.length; i++) {
@@ -39,12 +54,26 @@ export async function greedyCheck(model: GptModel, g: { readonly prompt: Tensor<
     const step = (i % width) - P; // gaps hold, per row, one entry per new token
     const gap = step >= 0 ? gaps[Math.floor(i / width) * (width - P) + step] : undefined;
     if (gap !== undefined && gap <= TIE) {
-      notes.push(`greedy token ${i} is a tie (top two logits ${gap.toExponential(1)} apart): got ${got[i]}, PyTorch ${expected[i]}; later tokens not compared`);
+      notes.push(
+        `greedy token ${i} is a tie (top two logits ${gap.toExponential(1)} apart): got ${got[i]}, PyTorch ${expected[i]}; later tokens not compared`,
+      );
       return { name, ok: true, failures: 0, size: expected.length, worst: undefined };
     }
-    return { name, ok: false, failures: got.filter((t, k) => t !== expected[k]).length, size: expected.length, worst: { index: i, got: got[i]!, expected: expected[i]!, error: Math.abs(got[i]! - expected[i]!) } };
+    return {
+      name,
+      ok: false,
+      failures: got.filter((t, k) => t !== expected[k]).length,
+      size: expected.length,
+      worst: { index: i, got: got[i]!, expected: expected[i]!, error: Math.abs(got[i]! - expected[i]!) },
+    };
   }
-  return { name, ok: true, failures: 0, size: expected.length, worst: { index: 0, got: got[0]!, expected: expected[0]!, error: 0 } };
+  return {
+    name,
+    ok: true,
+    failures: 0,
+    size: expected.length,
+    worst: { index: 0, got: got[0]!, expected: expected[0]!, error: 0 },
+  };
 }
 
 /** The distance between the largest and second largest of one row of logits. */

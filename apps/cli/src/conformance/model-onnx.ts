@@ -21,8 +21,18 @@ export function onnxInputs(imported: ImportedOnnx, c: ModelCase): Record<string,
   const inputs: Record<string, AnyTensor> = {};
   for (const i of imported.inputs) {
     const t = Object.hasOwn(c.inputs, i.name) ? c.inputs[i.name] : undefined;
-    if (!t) throw new AttnGraphError("case-format", `${c.file}: $.inputs.${i.name}: the ONNX file's input ${i.name} (${i.onnxType}) has no value in the case`, { subject: `$.inputs.${i.name}` });
-    if (t.dtype !== i.dtype) throw new AttnGraphError("case-format", `${c.file}: $.inputs.${i.name}: the ONNX input is ${i.onnxType}, the case gives ${t.dtype === "int32" ? "integers" : "floats"}`, { subject: `$.inputs.${i.name}` });
+    if (!t)
+      throw new AttnGraphError(
+        "case-format",
+        `${c.file}: $.inputs.${i.name}: the ONNX file's input ${i.name} (${i.onnxType}) has no value in the case`,
+        { subject: `$.inputs.${i.name}` },
+      );
+    if (t.dtype !== i.dtype)
+      throw new AttnGraphError(
+        "case-format",
+        `${c.file}: $.inputs.${i.name}: the ONNX input is ${i.onnxType}, the case gives ${t.dtype === "int32" ? "integers" : "floats"}`,
+        { subject: `$.inputs.${i.name}` },
+      );
     inputs[i.name] = t;
   }
   return inputs;
@@ -48,10 +58,19 @@ export async function onnxChecks(c: ModelCase, options: RunCaseOptions): Promise
     const expected = c.expected[name];
     if (!expected) continue;
     const got = out[name] ?? (only ? out[only] : undefined);
-    checks.push({ ...check(`onnx ${name}`, got, expected, c), ...(got ? {} : { problem: `the ONNX file has no output ${name} (outputs: ${imported.outputs.join(", ")})` }) });
+    checks.push({
+      ...check(`onnx ${name}`, got, expected, c),
+      ...(got ? {} : { problem: `the ONNX file has no output ${name} (outputs: ${imported.outputs.join(", ")})` }),
+    });
   }
   // A file exported with its loss (nanoGPT's forward with targets) has a loss output: compared too.
-  if (c.expected.loss !== undefined && imported.outputs.includes("loss")) checks.push(check("onnx loss", out["loss"], Tensor.from([c.expected.loss], []), c));
-  if (checks.length === 0) throw new AttnGraphError("case-format", `${c.file}: $.expected: nothing to compare the ONNX file's outputs with (logits or output)`, { subject: "$.expected" });
+  if (c.expected.loss !== undefined && imported.outputs.includes("loss"))
+    checks.push(check("onnx loss", out["loss"], Tensor.from([c.expected.loss], []), c));
+  if (checks.length === 0)
+    throw new AttnGraphError(
+      "case-format",
+      `${c.file}: $.expected: nothing to compare the ONNX file's outputs with (logits or output)`,
+      { subject: "$.expected" },
+    );
   return checks;
 }

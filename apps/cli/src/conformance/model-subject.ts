@@ -4,12 +4,29 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { OpGraph } from "@attngraph/graph";
-import { EncoderLayerModel, MhaModel, loadModel, pythonCallArgs, type LoadModelOptions, type Model } from "@attngraph/models";
+import {
+  EncoderLayerModel,
+  MhaModel,
+  loadModel,
+  pythonCallArgs,
+  type LoadModelOptions,
+  type Model,
+} from "@attngraph/models";
 import type { AnyTensor } from "@attngraph/tensor";
 import type { ModelCase } from "@attngraph/testkit";
 
 /** GPTConfig's fields and the Hugging Face names the loader reads (the GELU form, the LayerNorm eps); other keys describe the case. */
-const GPT_FIELDS = ["block_size", "vocab_size", "n_layer", "n_head", "n_embd", "bias", "dropout", "activation_function", "layer_norm_epsilon"];
+const GPT_FIELDS = [
+  "block_size",
+  "vocab_size",
+  "n_layer",
+  "n_head",
+  "n_embd",
+  "bias",
+  "dropout",
+  "activation_function",
+  "layer_norm_epsilon",
+];
 
 /**
  * The constructor arguments: the case's config (GPTConfig's fields of it), else for a torch module the keyword
@@ -34,21 +51,35 @@ export function modelCall(model: Model, c: ModelCase): { graph: OpGraph; inputs:
   if (model instanceof EncoderLayerModel) {
     const mask = Object.keys(c.inputs).find((n) => n.startsWith("src_mask"));
     const pad = Object.keys(c.inputs).find((n) => n.startsWith("src_key_padding_mask"));
-    return model.prepare({ src: c.inputs["src"], ...(mask ? { src_mask: c.inputs[mask] } : {}), ...(pad ? { src_key_padding_mask: c.inputs[pad] } : {}) });
+    return model.prepare({
+      src: c.inputs["src"],
+      ...(mask ? { src_mask: c.inputs[mask] } : {}),
+      ...(pad ? { src_key_padding_mask: c.inputs[pad] } : {}),
+    });
   }
   if (model instanceof MhaModel) {
     // A self-attention case gives only `query`: the same tensor is then key and value, as PyTorch's `query is key is value`.
     const query = c.inputs["query"];
     const mask = c.inputs["attn_mask"];
     const pad = c.inputs["key_padding_mask"];
-    return model.prepare({ query, key: c.inputs["key"] ?? query, value: c.inputs["value"] ?? query, ...(mask ? { attn_mask: mask } : {}), ...(pad ? { key_padding_mask: pad } : {}) });
+    return model.prepare({
+      query,
+      key: c.inputs["key"] ?? query,
+      value: c.inputs["value"] ?? query,
+      ...(mask ? { attn_mask: mask } : {}),
+      ...(pad ? { key_padding_mask: pad } : {}),
+    });
   }
   const targets = c.expected.loss !== undefined ? c.inputs["targets"] : undefined;
   return model.prepare({ idx: c.inputs["idx"], ...(targets ? { targets } : {}) });
 }
 
 /** Graph, weights and inputs of the case's forward call (for run, diff and export). */
-export function modelCaseSubject(c: ModelCase): { graph: OpGraph; weights: Record<string, AnyTensor>; inputs: Record<string, AnyTensor> } {
+export function modelCaseSubject(c: ModelCase): {
+  graph: OpGraph;
+  weights: Record<string, AnyTensor>;
+  inputs: Record<string, AnyTensor>;
+} {
   const model = modelOf(c);
   const { graph, inputs } = modelCall(model, c);
   return { graph, weights: { ...model.weights }, inputs };

@@ -9,7 +9,11 @@ import type { ModelCase } from "@attngraph/testkit";
 import { adam, createTrainer, nanoGPTGroups } from "@attngraph/train";
 import type { TensorCheck } from "./run-case.js";
 
-export async function trainingCheck(model: GptModel, c: ModelCase, executors: readonly Executor[]): Promise<TensorCheck[]> {
+export async function trainingCheck(
+  model: GptModel,
+  c: ModelCase,
+  executors: readonly Executor[],
+): Promise<TensorCheck[]> {
   const t = c.train!;
   const graph = model.graph({ loss: true });
   const trainer = await createTrainer(graph, {
@@ -33,12 +37,23 @@ export async function trainingCheck(model: GptModel, c: ModelCase, executors: re
         targets.set(row.subarray(1), b * (T1 - 1));
       }
       // The model's own checks (ids in the vocabulary, T within the block size) before the step runs.
-      const feed = model.prepare({ idx: Tensor.int32(idx, [B, T1 - 1]), targets: Tensor.int32(targets, [B, T1 - 1]) }).inputs;
+      const feed = model.prepare({
+        idx: Tensor.int32(idx, [B, T1 - 1]),
+        targets: Tensor.int32(targets, [B, T1 - 1]),
+      }).inputs;
       losses.push(await trainer.step(feed));
     }
   } finally {
     await trainer.dispose();
   }
   const r = compare(Float32Array.from(losses), Float32Array.from(t.losses), c.tolerance);
-  return [{ name: `training losses (${steps} AdamW steps${t.gradClip === undefined ? "" : ", clipped"})`, ok: r.ok, failures: r.failures, size: steps, worst: r.worst }];
+  return [
+    {
+      name: `training losses (${steps} AdamW steps${t.gradClip === undefined ? "" : ", clipped"})`,
+      ok: r.ok,
+      failures: r.failures,
+      size: steps,
+      worst: r.worst,
+    },
+  ];
 }

@@ -9,7 +9,8 @@ import { runCase, type RunCaseOptions } from "./run-case.js";
 import { formatResult } from "./runner.js";
 
 const base = loadCase(join(goldenDir, "mha-causal-outproj-b2-t6-d8-h2.json"));
-const run = (c: GoldenCase, tap: NonNullable<RunCaseOptions["tap"]>) => runCase(c, { executors: [createCpuExecutor()], tap });
+const run = (c: GoldenCase, tap: NonNullable<RunCaseOptions["tap"]>) =>
+  runCase(c, { executors: [createCpuExecutor()], tap });
 
 /** The case's `weights` with one element off by 0.25: far outside any tolerance. */
 function wrongWeights(): Tensor {
@@ -60,7 +61,10 @@ describe("golden-grad cases: forward and gradients on one run", () => {
     const c = loadCase(join(goldenGradDir, "cross-t5-kv7-b2-d8-h2-grad.json"));
     const r = await run(c, "expected");
     expect(r.ok, JSON.stringify(r)).toBe(true);
-    expect(r.checks.map((k) => k.name)).toEqual([...Object.keys(c.expected), ...Object.keys(c.expectedGrad).map((n) => `grad ${n}`)]);
+    expect(r.checks.map((k) => k.name)).toEqual([
+      ...Object.keys(c.expected),
+      ...Object.keys(c.expectedGrad).map((n) => `grad ${n}`),
+    ]);
     expect(r.notChecked).toBeUndefined();
   });
 
@@ -68,12 +72,22 @@ describe("golden-grad cases: forward and gradients on one run", () => {
     const c = loadCase(join(goldenGradDir, "qkv-bias-b2-t5-d12-h3-grad.json"));
     const r = await runCase(c, { executors: [createCpuExecutor()], fusedQkv: true, tap: "none" });
     expect(r.ok, JSON.stringify(r)).toBe(true);
-    expect(r.checks.map((k) => k.name)).toEqual(["output", "grad x", "grad W_qkv", "grad b_qkv", "grad out_proj", "grad out_bias"]);
+    expect(r.checks.map((k) => k.name)).toEqual([
+      "output",
+      "grad x",
+      "grad W_qkv",
+      "grad b_qkv",
+      "grad out_proj",
+      "grad out_bias",
+    ]);
   });
 
   it("an expected gradient the graph has no value for is named as not checked, never dropped", async () => {
     const c = loadCase(join(goldenGradDir, "scale0.3-b2-t5-d8-h2-grad.json"));
-    const r = await run({ ...c, expectedGrad: { ...c.expectedGrad, b_query: Tensor.from(new Array(8).fill(0), [8]) } }, "none");
+    const r = await run(
+      { ...c, expectedGrad: { ...c.expectedGrad, b_query: Tensor.from(new Array(8).fill(0), [8]) } },
+      "none",
+    );
     expect(r.ok).toBe(true);
     expect(r.notChecked).toEqual(["expectedGrad.b_query (no value of this name in the graph)"]);
     const cross = loadCase(join(goldenGradDir, "cross-t5-kv7-b2-d8-h2-grad.json"));

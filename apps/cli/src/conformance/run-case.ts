@@ -51,7 +51,13 @@ export async function runFlexCase(c: FlexCase, options: RunCaseOptions): Promise
   try {
     return await runGraphCase(flexGraphCase(c), options);
   } catch (e) {
-    return { file: c.file, name: c.name, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
+    return {
+      file: c.file,
+      name: c.name,
+      ok: false,
+      checks: [],
+      error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e),
+    };
   }
 }
 
@@ -59,7 +65,13 @@ export async function runCase(c: GoldenCase, options: RunCaseOptions): Promise<C
   try {
     return await runGraphCase(attentionGraphCase(c, options.fusedQkv ?? false), options);
   } catch (e) {
-    return { file: c.file, name: c.name, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
+    return {
+      file: c.file,
+      name: c.name,
+      ok: false,
+      checks: [],
+      error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e),
+    };
   }
 }
 
@@ -74,21 +86,33 @@ export async function runGraphCase(gc: GraphCase, options: RunCaseOptions): Prom
     const mode = options.tap ?? "expected";
     const outputNames = new Set(graph.outputs);
     const missing = expected.filter((e) => !graph.has(e.node)).map((e) => e.name);
-    if (missing.length) return { ...base, ok: false, checks: [], error: `expected tensor(s) with no node in the graph: ${missing.join(", ")}` };
+    if (missing.length)
+      return {
+        ...base,
+        ok: false,
+        checks: [],
+        error: `expected tensor(s) with no node in the graph: ${missing.join(", ")}`,
+      };
     // Untapped, only the graph's outputs come back; the rest is reported, never dropped silently.
     const compared = expected.filter((e) => mode !== "none" || outputNames.has(e.node));
     const notCompared = expected.filter((e) => !compared.includes(e)).map((e) => e.name);
     const skipped = notCompared.length ? { notCompared } : {};
     // A case that compares nothing proves nothing: `expected: {}`, or only tensors this mode cannot see.
     if (compared.length === 0) {
-      const error = expected.length === 0 ? "nothing to compare: expected holds no tensors" : `nothing to compare: ${notComparedText(notCompared)}`;
+      const error =
+        expected.length === 0
+          ? "nothing to compare: expected holds no tensors"
+          : `nothing to compare: ${notComparedText(notCompared)}`;
       return { ...base, ok: false, checks: [], error, ...skipped };
     }
     // Compiled only now: the early returns above hold no session that would need disposing.
     const session = await compile(graph, { executors: options.executors, weights: gc.weights() });
     const wanted = new Set(compared.map((e) => e.node));
     const got = new Map<string, Tensor>();
-    const sub = mode === "none" ? undefined : session.tap(mode === "all" ? () => true : (n) => wanted.has(n)).subscribe((e) => got.set(e.node, e.tensor));
+    const sub =
+      mode === "none"
+        ? undefined
+        : session.tap(mode === "all" ? () => true : (n) => wanted.has(n)).subscribe((e) => got.set(e.node, e.tensor));
     try {
       const outputs = await session.run(inputs);
       if (mode === "none") for (const [n, t] of Object.entries(outputs)) got.set(n, t);
@@ -98,13 +122,33 @@ export async function runGraphCase(gc: GraphCase, options: RunCaseOptions): Prom
     }
     const checks = compared.map(({ name, node, tensor: exp }): TensorCheck => {
       const t = got.get(node);
-      if (!t) return { name, ok: false, failures: exp.size, size: exp.size, worst: undefined, problem: "no tensor was delivered" };
+      if (!t)
+        return {
+          name,
+          ok: false,
+          failures: exp.size,
+          size: exp.size,
+          worst: undefined,
+          problem: "no tensor was delivered",
+        };
       const r = compare(t, exp, gc.tolerance);
-      return { name, ok: r.ok, failures: r.failures, size: exp.size, worst: r.worst, ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}) };
+      return {
+        name,
+        ok: r.ok,
+        failures: r.failures,
+        size: exp.size,
+        worst: r.worst,
+        ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}),
+      };
     });
     return { ...base, ok: checks.length > 0 && checks.every((k) => k.ok), checks, ...skipped };
   } catch (e) {
-    return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
+    return {
+      ...base,
+      ok: false,
+      checks: [],
+      error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e),
+    };
   }
 }
 
@@ -112,12 +156,20 @@ export async function runGraphCase(gc: GraphCase, options: RunCaseOptions): Prom
  * The graph, expected tensors and inputs of a run: as given, or, with gradients to check, the gradient graph (whose
  * `<wrt>.grad` outputs are compared like any tensor) fed the upstream gradient.
  */
-export function withGradients(gc: GraphCase): { graph: OpGraph; expected: GraphCase["expected"]; inputs: Readonly<Record<string, AnyTensor>> } {
+export function withGradients(gc: GraphCase): {
+  graph: OpGraph;
+  expected: GraphCase["expected"];
+  inputs: Readonly<Record<string, AnyTensor>>;
+} {
   if (!gc.gradients) return gc;
   const { loss, seed, expected } = gc.gradients;
   const g = grad(gc.graph, { loss, wrt: expected.map((e) => e.wrt) });
   const inputs = g.seed && seed ? { ...gc.inputs, [g.seed]: seed } : gc.inputs;
-  return { graph: g.graph, inputs, expected: [...gc.expected, ...expected.map((e) => ({ name: e.name, node: g.grads[e.wrt]!, tensor: e.tensor }))] };
+  return {
+    graph: g.graph,
+    inputs,
+    expected: [...gc.expected, ...expected.map((e) => ({ name: e.name, node: g.grads[e.wrt]!, tensor: e.tensor }))],
+  };
 }
 
 /** The note on a case's line: `not compared under --tap none: weights, scores`. */

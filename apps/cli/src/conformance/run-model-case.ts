@@ -26,14 +26,30 @@ export async function runModelCase(c: ModelCase, options: RunCaseOptions): Promi
       if (model.family === "gpt2") {
         if (c.generate) checks.push(await greedyCheck(model, c.generate, notes));
         if (c.train) checks.push(...(await trainingCheck(model, c, options.executors)));
-      } else if (c.generate || c.train) throw new AttnGraphError("case-format", `${c.file}: $.generate / $.train: only GPT-2 family cases generate or train`, { subject: `${c.file}` });
+      } else if (c.generate || c.train)
+        throw new AttnGraphError(
+          "case-format",
+          `${c.file}: $.generate / $.train: only GPT-2 family cases generate or train`,
+          { subject: `${c.file}` },
+        );
     } finally {
       await model.dispose();
     }
-    if (checks.length === 0) return { ...base, ok: false, checks, error: "nothing to compare: the case expects no logits, loss, output, generation or training" };
+    if (checks.length === 0)
+      return {
+        ...base,
+        ok: false,
+        checks,
+        error: "nothing to compare: the case expects no logits, loss, output, generation or training",
+      };
     return { ...base, ok: checks.every((k) => k.ok), checks, ...(notes.length ? { notes } : {}) };
   } catch (e) {
-    return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
+    return {
+      ...base,
+      ok: false,
+      checks: [],
+      error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e),
+    };
   }
 }
 
@@ -58,7 +74,22 @@ async function forwardChecks(model: Model, c: ModelCase, options: RunCaseOptions
 }
 
 export function check(name: string, got: AnyTensor | undefined, expected: Tensor, c: ModelCase): TensorCheck {
-  if (!got) return { name, ok: false, failures: expected.size, size: expected.size, worst: undefined, problem: "the model gave no such output" };
+  if (!got)
+    return {
+      name,
+      ok: false,
+      failures: expected.size,
+      size: expected.size,
+      worst: undefined,
+      problem: "the model gave no such output",
+    };
   const r = compare(got as Tensor, expected, c.tolerance);
-  return { name, ok: r.ok, failures: r.failures, size: expected.size, worst: r.worst, ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}) };
+  return {
+    name,
+    ok: r.ok,
+    failures: r.failures,
+    size: expected.size,
+    worst: r.worst,
+    ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}),
+  };
 }

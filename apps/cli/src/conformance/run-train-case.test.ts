@@ -13,20 +13,29 @@ const load = (file: string) => loadAnyCase(join(goldenTrainDir, file)).case as T
 const cpu = () => [createCpuExecutor()];
 
 describe("golden-train cases, forward and gradients", () => {
-  it.each(["expected", "all", "none"] as const)("every case passes on cpu (--tap %s), and each line names what it did not check", async (tap) => {
-    const lines: string[] = [];
-    const s = await runConformance(goldenTrainDir, { executors: cpu, tap, onResult: (r) => lines.push(formatResult(r)) });
-    expect(s.failed, lines.join("\n")).toBe(0);
-    expect(s.passed).toBe(4);
-    for (const line of lines) expect(line).not.toMatch(/not checked/);
-  });
+  it.each(["expected", "all", "none"] as const)(
+    "every case passes on cpu (--tap %s), and each line names what it did not check",
+    async (tap) => {
+      const lines: string[] = [];
+      const s = await runConformance(goldenTrainDir, {
+        executors: cpu,
+        tap,
+        onResult: (r) => lines.push(formatResult(r)),
+      });
+      expect(s.failed, lines.join("\n")).toBe(0);
+      expect(s.passed).toBe(4);
+      for (const line of lines) expect(line).not.toMatch(/not checked/);
+    },
+  );
 
   it("a block case compares all nine intermediates when tapped, only the output untapped, and every gradient both ways", async () => {
     const c = load("block-causal-b2-t10-e16-h4.json");
     const grads = Object.keys(c.expectedGrad).map((n) => `grad ${n}`);
     expect(grads).toHaveLength(11);
     const tapped = await runTrainCase(c, { executors: cpu(), tap: "expected" });
-    expect(tapped.checks.map((k) => k.name).sort()).toEqual(["attention", "ln1", "ln2", "mlp", "mlp.gelu", "mlp.hidden", "output", "residual", "weights", ...grads].sort());
+    expect(tapped.checks.map((k) => k.name).sort()).toEqual(
+      ["attention", "ln1", "ln2", "mlp", "mlp.gelu", "mlp.hidden", "output", "residual", "weights", ...grads].sort(),
+    );
     const none = await runTrainCase(c, { executors: cpu(), tap: "none" });
     expect(none.checks.map((k) => k.name)).toEqual(["output", ...grads]);
     expect(none.notCompared).toHaveLength(8);
@@ -36,7 +45,12 @@ describe("golden-train cases, forward and gradients", () => {
     const c = load("seed-003-copy-task-v10-e32-h4-t8.json");
     const r = await runTrainCase(c, { executors: cpu(), tap: "none" });
     expect(r.ok, formatResult(r)).toBe(true);
-    expect(r.checks.map((k) => k.name)).toEqual(["logits", ...Object.keys(c.params).map((n) => `grad ${n}`), "losses", "finalLogits"]);
+    expect(r.checks.map((k) => k.name)).toEqual([
+      "logits",
+      ...Object.keys(c.params).map((n) => `grad ${n}`),
+      "losses",
+      "finalLogits",
+    ]);
   });
 
   it("a wrong expected gradient fails the case", async () => {
@@ -44,7 +58,10 @@ describe("golden-train cases, forward and gradients", () => {
     const g = c.expectedGrad["qkv_proj.weight"]!;
     const data = g.toArray();
     data[7] = data[7]! - 0.01;
-    const r = await runTrainCase({ ...c, expectedGrad: { ...c.expectedGrad, "qkv_proj.weight": Tensor.from(data, g.shape) } }, { executors: cpu() });
+    const r = await runTrainCase(
+      { ...c, expectedGrad: { ...c.expectedGrad, "qkv_proj.weight": Tensor.from(data, g.shape) } },
+      { executors: cpu() },
+    );
     expect(r.ok).toBe(false);
     expect(formatResult(r)).toMatch(/^FAIL .* grad qkv_proj\.weight: 1 of 432 off/);
   });
@@ -54,7 +71,10 @@ describe("golden-train cases, forward and gradients", () => {
     const ln2 = c.expected["ln2"]!;
     const data = ln2.toArray();
     data[5] = data[5]! + 0.01;
-    const r = await runTrainCase({ ...c, expected: { ...c.expected, ln2: Tensor.from(data, ln2.shape) } }, { executors: cpu() });
+    const r = await runTrainCase(
+      { ...c, expected: { ...c.expected, ln2: Tensor.from(data, ln2.shape) } },
+      { executors: cpu() },
+    );
     expect(r.ok).toBe(false);
     expect(formatResult(r)).toMatch(/^FAIL .* ln2: 1 of 320 off/);
   });
@@ -66,7 +86,11 @@ describe("golden-train cases, forward and gradients", () => {
     expect(r.ok, formatResult(r)).toBe(true);
     expect(r.checks.map((k) => k.name)).toEqual(["losses", "finalLogits", "finalWeights"]);
     const none = await runTrainCase({ ...c, expected: rest, expectedGrad: {} }, { executors: cpu(), tap: "none" });
-    expect([none.ok, none.checks.map((k) => k.name), none.notCompared]).toEqual([true, ["losses", "finalLogits"], ["finalWeights"]]);
+    expect([none.ok, none.checks.map((k) => k.name), none.notCompared]).toEqual([
+      true,
+      ["losses", "finalLogits"],
+      ["finalWeights"],
+    ]);
     // 1.2 s alone; 100 Adam steps of cold sessions took 24.6 s once with the 2 cores loaded by other work.
   }, 60_000);
 
@@ -74,7 +98,10 @@ describe("golden-train cases, forward and gradients", () => {
     const c = load("seed-003-copy-task-v10-e32-h4-t8.json");
     const losses = c.expected["losses"]!.toArray();
     losses[20] = losses[20]! + 0.01;
-    const r = await runTrainCase({ ...c, expected: { losses: Tensor.from(losses, [losses.length]) }, expectedGrad: {} }, { executors: cpu() });
+    const r = await runTrainCase(
+      { ...c, expected: { losses: Tensor.from(losses, [losses.length]) }, expectedGrad: {} },
+      { executors: cpu() },
+    );
     expect(r.ok).toBe(false);
     expect(formatResult(r)).toMatch(/^FAIL .* losses: 1 of 50 off, worst at 20/);
   });

@@ -6,12 +6,17 @@
 // (run-training.ts).
 import { buildAttention } from "@attngraph/attention";
 import type { OpGraph } from "@attngraph/graph";
-import { PYTORCH_ATTENTION_WEIGHTS, loadStateDict, simpleTransformer, transformerBlock, type BlockConfigInput } from "@attngraph/nn";
+import {
+  PYTORCH_ATTENTION_WEIGHTS,
+  loadStateDict,
+  simpleTransformer,
+  transformerBlock,
+  type BlockConfigInput,
+} from "@attngraph/nn";
 import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
 import { TRAIN_FORWARD_NODES as FORWARD, type TrainCase } from "@attngraph/testkit";
 import { runGraphCase, type CaseResult, type GraphCase, type RunCaseOptions } from "./run-case.js";
 import { checkTraining, isTrainingResult } from "./run-training.js";
-
 
 export async function runTrainCase(c: TrainCase, options: RunCaseOptions): Promise<CaseResult> {
   const base = { file: c.file, name: c.name };
@@ -25,9 +30,19 @@ export async function runTrainCase(c: TrainCase, options: RunCaseOptions): Promi
     const checks = [...step0.checks, ...trained.checks];
     const notCompared = [...(step0.notCompared ?? []), ...trained.notCompared];
     const { error: _none, ...rest } = step0;
-    return { ...rest, ok: checks.length > 0 && checks.every((k) => k.ok), checks, ...(notCompared.length ? { notCompared } : {}) };
+    return {
+      ...rest,
+      ok: checks.length > 0 && checks.every((k) => k.ok),
+      checks,
+      ...(notCompared.length ? { notCompared } : {}),
+    };
   } catch (e) {
-    return { ...base, ok: false, checks: [], error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e) };
+    return {
+      ...base,
+      ok: false,
+      checks: [],
+      error: AttnGraphError.isInstance(e) || e instanceof Error ? e.message : String(e),
+    };
   }
 }
 
@@ -38,11 +53,23 @@ export async function runTrainCase(c: TrainCase, options: RunCaseOptions): Promi
 export function trainGraphCase(c: TrainCase): GraphCase {
   const { graph, inputs } = build(c, { loss: Object.keys(c.expectedGrad).length > 0 });
   const forward = FORWARD[c.kind];
-  const expected = Object.entries(c.expected).flatMap(([name, tensor]) => (Object.hasOwn(forward, name) ? [{ name, node: forward[name]!, tensor }] : []));
+  const expected = Object.entries(c.expected).flatMap(([name, tensor]) =>
+    Object.hasOwn(forward, name) ? [{ name, node: forward[name]!, tensor }] : [],
+  );
   const training = c.kind === "train" ? Object.keys(c.expected).filter(isTrainingResult) : [];
   const notChecked = Object.keys(c.expected).filter((n) => !Object.hasOwn(forward, n) && !training.includes(n));
   const gradients = gradientsOf(c, graph);
-  return { file: c.file, name: c.name, graph, weights: () => loadStateDict(graph, c.params), inputs, expected, tolerance: c.tolerance, notChecked, ...(gradients ? { gradients } : {}) };
+  return {
+    file: c.file,
+    name: c.name,
+    graph,
+    weights: () => loadStateDict(graph, c.params),
+    inputs,
+    expected,
+    tolerance: c.tolerance,
+    notChecked,
+    ...(gradients ? { gradients } : {}),
+  };
 }
 
 /**
@@ -54,12 +81,19 @@ function gradientsOf(c: TrainCase, _graph: OpGraph): GraphCase["gradients"] | un
   if (expected.length === 0) return undefined;
   if (c.kind === "train") return { loss: "loss", expected };
   const seed = c.inputs["gradOutput"];
-  if (seed?.dtype !== "float32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.gradOutput: expectedGrad needs a float tensor here`, { subject: `${c.file}: $.inputs.gradOutput` });
+  if (seed?.dtype !== "float32")
+    throw new AttnGraphError("case-format", `${c.file}: $.inputs.gradOutput: expectedGrad needs a float tensor here`, {
+      subject: `${c.file}: $.inputs.gradOutput`,
+    });
   return { loss: "output", seed: seed as Tensor, expected };
 }
 
 /** The graph of a case's kind, its weights loaded by state_dict name, and the inputs of its forward run (`attngraph run`). */
-export function buildTrainCase(c: TrainCase): { graph: OpGraph; weights: Record<string, AnyTensor>; inputs: Record<string, AnyTensor> } {
+export function buildTrainCase(c: TrainCase): {
+  graph: OpGraph;
+  weights: Record<string, AnyTensor>;
+  inputs: Record<string, AnyTensor>;
+} {
   const built = build(c);
   return { ...built, weights: loadStateDict(built.graph, c.params) };
 }
@@ -69,7 +103,10 @@ function build(c: TrainCase, options: { loss?: boolean } = {}): { graph: OpGraph
   const cfg = c.config;
   const num = (key: string): number => {
     const v = cfg[key];
-    if (typeof v !== "number") throw new AttnGraphError("case-format", `${c.file}: $.config.${key}: missing or not a number`, { subject: `${c.file}: $.config.${key}` });
+    if (typeof v !== "number")
+      throw new AttnGraphError("case-format", `${c.file}: $.config.${key}: missing or not a number`, {
+        subject: `${c.file}: $.config.${key}`,
+      });
     return v;
   };
   const mask = c.inputs["mask"];
@@ -88,12 +125,24 @@ function build(c: TrainCase, options: { loss?: boolean } = {}): { graph: OpGraph
     }
     case "train": {
       const loss = options.loss === true;
-      const graph = simpleTransformer({ ...blockConfig(c), vocabSize: num("vocabSize"), seqLen: num("seqLen"), blocks: num("blocks"), dropout: num("dropout") }, { loss });
+      const graph = simpleTransformer(
+        {
+          ...blockConfig(c),
+          vocabSize: num("vocabSize"),
+          seqLen: num("seqLen"),
+          blocks: num("blocks"),
+          dropout: num("dropout"),
+        },
+        { loss },
+      );
       const n = c.training!.batchSize;
       // Every step trains on the first batchSize samples (the worked example's loop).
       const firstRows = (name: string) => {
         const t = c.inputs[name];
-        if (t?.dtype !== "int32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.${name}: missing int32 ${name}`, { subject: `${c.file}: $.inputs.${name}` });
+        if (t?.dtype !== "int32")
+          throw new AttnGraphError("case-format", `${c.file}: $.inputs.${name}: missing int32 ${name}`, {
+            subject: `${c.file}: $.inputs.${name}`,
+          });
         return Tensor.int32(t.toInt32Array().subarray(0, n * t.shape[1]!), [n, t.shape[1]!]);
       };
       return { graph, inputs: { tokens: firstRows("tokens"), ...(loss ? { targets: firstRows("targets") } : {}) } };
@@ -116,7 +165,10 @@ function pick(c: TrainCase, names: readonly string[]): Record<string, AnyTensor>
   const out: Record<string, AnyTensor> = {};
   for (const n of names) {
     const t = c.inputs[n];
-    if (!t) throw new AttnGraphError("case-format", `${c.file}: $.inputs.${n}: missing input`, { subject: `${c.file}: $.inputs.${n}` });
+    if (!t)
+      throw new AttnGraphError("case-format", `${c.file}: $.inputs.${n}: missing input`, {
+        subject: `${c.file}: $.inputs.${n}`,
+      });
     out[n] = t;
   }
   return out;

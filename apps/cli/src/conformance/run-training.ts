@@ -19,7 +19,10 @@ export function isTrainingResult(name: string): boolean {
 /** The first n rows of an int32 input of the case. */
 function firstRows(c: TrainCase, name: string, n: number): Tensor<"int32"> {
   const t = c.inputs[name];
-  if (t?.dtype !== "int32") throw new AttnGraphError("case-format", `${c.file}: $.inputs.${name}: missing int32 ${name}`, { subject: `${c.file}: $.inputs.${name}` });
+  if (t?.dtype !== "int32")
+    throw new AttnGraphError("case-format", `${c.file}: $.inputs.${name}: missing int32 ${name}`, {
+      subject: `${c.file}: $.inputs.${name}`,
+    });
   return Tensor.int32(t.toInt32Array().subarray(0, n * t.shape[1]!), [n, t.shape[1]!]);
 }
 
@@ -27,9 +30,16 @@ function firstRows(c: TrainCase, name: string, n: number): Tensor<"int32"> {
  * Trains as the case says and compares what it expects of training. `tap: "none"` compares only what comes back as
  * outputs (losses, final logits); the final weights are then named as not compared.
  */
-export async function checkTraining(c: TrainCase, executors: readonly Executor[], tap: "expected" | "all" | "none"): Promise<{ checks: TensorCheck[]; notCompared: string[] }> {
+export async function checkTraining(
+  c: TrainCase,
+  executors: readonly Executor[],
+  tap: "expected" | "all" | "none",
+): Promise<{ checks: TensorCheck[]; notCompared: string[] }> {
   const spec = c.training;
-  if (!spec) throw new AttnGraphError("case-format", `${c.file}: $.training: a train case needs its training spec`, { subject: `${c.file}: $.training` });
+  if (!spec)
+    throw new AttnGraphError("case-format", `${c.file}: $.training: a train case needs its training spec`, {
+      subject: `${c.file}: $.training`,
+    });
   const cfg = c.config as Record<string, unknown>;
   const config = {
     vocabSize: cfg["vocabSize"] as number,
@@ -62,7 +72,13 @@ export async function checkTraining(c: TrainCase, executors: readonly Executor[]
   const got = new Map<string, Tensor>([["losses", Tensor.from(losses, [losses.length])]]);
   const blocks = (config.blocks as number | undefined) ?? 1;
   const wanted = Object.keys(c.expected).filter(isTrainingResult);
-  const weightNodes = new Map(Array.from({ length: blocks }, (_, i) => [blocks === 1 ? "finalWeights" : `finalWeights.${i}`, `${blockName(i, blocks)}.attention.weights`] as const));
+  const weightNodes = new Map(
+    Array.from(
+      { length: blocks },
+      (_, i) =>
+        [blocks === 1 ? "finalWeights" : `finalWeights.${i}`, `${blockName(i, blocks)}.attention.weights`] as const,
+    ),
+  );
   if (wanted.some((n) => n !== "losses")) {
     // Sample 0 forward with the trained parameters: its logits, and each block's attention weights through a tap.
     const forward = simpleTransformer(config);
@@ -86,11 +102,26 @@ export async function checkTraining(c: TrainCase, executors: readonly Executor[]
     const t = got.get(name);
     if (!t) {
       if (tap === "none" && weightNodes.has(name)) notCompared.push(name);
-      else checks.push({ name, ok: false, failures: exp.size, size: exp.size, worst: undefined, problem: "nothing produced it (a block that does not exist?)" });
+      else
+        checks.push({
+          name,
+          ok: false,
+          failures: exp.size,
+          size: exp.size,
+          worst: undefined,
+          problem: "nothing produced it (a block that does not exist?)",
+        });
       continue;
     }
     const r = compare(t, exp, c.tolerance);
-    checks.push({ name, ok: r.ok, failures: r.failures, size: exp.size, worst: r.worst, ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}) });
+    checks.push({
+      name,
+      ok: r.ok,
+      failures: r.failures,
+      size: exp.size,
+      worst: r.worst,
+      ...(r.shapeMismatch ? { problem: r.shapeMismatch } : {}),
+    });
   }
   return { checks, notCompared };
 }

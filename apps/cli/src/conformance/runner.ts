@@ -4,7 +4,14 @@ import type { Executor } from "@attngraph/graph";
 import { clip } from "@attngraph/tensor";
 import { caseOf, expectKind, readDocument } from "../document.js";
 import { listJson } from "../files.js";
-import { notCheckedText, notComparedText, runCase, runFlexCase, type CaseResult, type RunCaseOptions } from "./run-case.js";
+import {
+  notCheckedText,
+  notComparedText,
+  runCase,
+  runFlexCase,
+  type CaseResult,
+  type RunCaseOptions,
+} from "./run-case.js";
 import { runTrainCase } from "./run-train-case.js";
 import { runModelCase } from "./run-model-case.js";
 
@@ -39,7 +46,16 @@ export async function runConformance(dir: string, options: ConformanceOptions): 
               ? await runModelCase(loaded.case, run)
               : await runCase(loaded.case, run);
     } catch (e) {
-      r = { file, name: file.split("/").pop()!.replace(/\.json$/, ""), ok: false, checks: [], error: e instanceof Error ? e.message : String(e) };
+      r = {
+        file,
+        name: file
+          .split("/")
+          .pop()!
+          .replace(/\.json$/, ""),
+        ok: false,
+        checks: [],
+        error: e instanceof Error ? e.message : String(e),
+      };
     }
     results.push(r);
     options.onResult?.(r);
@@ -56,11 +72,16 @@ export function formatResult(r: CaseResult): string {
   const status = r.ok ? "PASS" : "FAIL";
   const name = clip(r.name); // the case file's own string: a 4 MB name must not make a 4 MB line
   // Our errors are short already; one from below (a TypeError's message) has no bound of its own.
-  if (r.error) return `${status} ${name}  ${clip(r.error, 599)}${r.notChecked?.length ? `; ${clip(notCheckedText(r.notChecked), 300)}` : ""}`;
-  const note = (r.notCompared?.length ? `; ${notComparedText(r.notCompared)}` : "") + (r.notChecked?.length ? `; ${notCheckedText(r.notChecked)}` : "") + (r.notes?.length ? `; ${r.notes.map((n) => clip(n, 200)).join("; ")}` : "");
+  if (r.error)
+    return `${status} ${name}  ${clip(r.error, 599)}${r.notChecked?.length ? `; ${clip(notCheckedText(r.notChecked), 300)}` : ""}`;
+  const note =
+    (r.notCompared?.length ? `; ${notComparedText(r.notCompared)}` : "") +
+    (r.notChecked?.length ? `; ${notCheckedText(r.notChecked)}` : "") +
+    (r.notes?.length ? `; ${r.notes.map((n) => clip(n, 200)).join("; ")}` : "");
   const worst = [...r.checks].sort((a, b) => (b.worst?.error ?? Infinity) - (a.worst?.error ?? Infinity))[0];
   const failing = r.checks.filter((k) => !k.ok);
-  if (r.ok) return `${status} ${name}  (${r.checks.length} tensors, worst: ${worst ? `${worst.name} ${fmt(worst.worst?.error ?? 0)}` : "none"}${note})`;
+  if (r.ok)
+    return `${status} ${name}  (${r.checks.length} tensors, worst: ${worst ? `${worst.name} ${fmt(worst.worst?.error ?? 0)}` : "none"}${note})`;
   const details = failing.map((k) =>
     k.problem
       ? `${k.name}: ${k.problem}`

@@ -45,13 +45,15 @@ export const recipes: readonly Recipe[] = [
   },
   {
     title: "Grouped-query attention (GQA) and multi-query attention (MQA)",
-    about: "numKvHeads < numHeads: each key/value head serves numHeads/numKvHeads consecutive query heads, indexed by the score and weighted-sum kernels, never repeated in memory. numKvHeads: 1 is MQA.",
+    about:
+      "numKvHeads < numHeads: each key/value head serves numHeads/numKvHeads consecutive query heads, indexed by the score and weighted-sum kernels, never repeated in memory. numKvHeads: 1 is MQA.",
     call: `multiHeadAttention({ dIn: 16, dOut: 16, numHeads: 4, numKvHeads: 2, causal: true })`,
     config: { dIn: 16, dOut: 16, numHeads: 4, numKvHeads: 2, causal: true },
   },
   {
     title: "Cross-attention with a key padding mask",
-    about: "Queries from x [B, T, dIn], keys and values from kv [B, S, dIn]; keyPaddingMask [B, S] hides padded keys (1 = padded).",
+    about:
+      "Queries from x [B, T, dIn], keys and values from kv [B, S, dIn]; keyPaddingMask [B, S] hides padded keys (1 = padded).",
     call: `buildAttention({ dIn: 8, dOut: 8, numHeads: 2, cross: true }, { keyPaddingMask: true })`,
     config: { dIn: 8, dOut: 8, numHeads: 2, cross: true },
     options: { keyPaddingMask: true },
@@ -64,7 +66,8 @@ export const recipes: readonly Recipe[] = [
   },
   {
     title: "Attention dropout",
-    about: "Dropout after the softmax; `weights` is its output. Identity unless built with `training: true`; the mask is a pure function of seed and element index, the same on every executor.",
+    about:
+      "Dropout after the softmax; `weights` is its output. Identity unless built with `training: true`; the mask is a pure function of seed and element index, the same on every executor.",
     call: `multiHeadAttention({ dIn: 8, dOut: 8, numHeads: 2, dropout: 0.1 }, { training: true, seed: 42 })`,
     config: { dIn: 8, dOut: 8, numHeads: 2, dropout: 0.1 },
     options: { training: true, seed: 42 },
@@ -94,8 +97,8 @@ export const recipes: readonly Recipe[] = [
   {
     title: "A user mask: 0/1, or an additive bias",
     about:
-      "`userMask: \"mask\"` adds an input `mask` [T, S] of 0/1 where 0 hides the key (PyTorch `masked_fill(mask == 0, -inf)`, the worked example's convention); " +
-      "it composes with causal, window and key padding by \"or\", and a row it hides completely gives zero weights. `userMask: \"bias\"` adds a float `bias` [T, S] " +
+      '`userMask: "mask"` adds an input `mask` [T, S] of 0/1 where 0 hides the key (PyTorch `masked_fill(mask == 0, -inf)`, the worked example\'s convention); ' +
+      'it composes with causal, window and key padding by "or", and a row it hides completely gives zero weights. `userMask: "bias"` adds a float `bias` [T, S] ' +
       "added to the scaled scores (PyTorch SDPA's float `attn_mask`, −∞ hides), so the mask node applies the scale and the softmax gets 1. " +
       "Masks of [B, T, S] or [B, H, T, S] (dims of 1 broadcast) go in through `addAttention`'s `maskRef`/`biasRef`. The fused attention kernels take " +
       "causal, window and key padding only, so a user mask keeps the chain unfused, and the fusion pass says so.",
@@ -134,7 +137,11 @@ export const recipes: readonly Recipe[] = [
       "(`attention`, `attention-lse`, one `attention-grad` per gradient: FlashAttention style, no [L, S] kept), as the plan below shows.",
     call: `grad(multiHeadAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }), { loss: "output", wrt: ["x", "W_query", "W_key", "W_value", "out_proj", "out_bias"] }).graph`,
     config: { dIn: 8, dOut: 8, numHeads: 2, causal: true },
-    graph: () => grad(buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }), { loss: "output", wrt: ["x", "W_query", "W_key", "W_value", "out_proj", "out_bias"] }).graph,
+    graph: () =>
+      grad(buildAttention({ dIn: 8, dOut: 8, numHeads: 2, causal: true }), {
+        loss: "output",
+        wrt: ["x", "W_query", "W_key", "W_value", "out_proj", "out_bias"],
+      }).graph,
   },
 ];
 
@@ -160,7 +167,9 @@ export function renderCookbook(): string {
     "```",
   ];
   for (const r of recipes) {
-    const plan = lower(r.graph ? r.graph() : buildAttention(r.config, r.options ?? {}), { executors: [createCpuExecutor()] });
+    const plan = lower(r.graph ? r.graph() : buildAttention(r.config, r.options ?? {}), {
+      executors: [createCpuExecutor()],
+    });
     parts.push("", `## ${r.title}`, "", r.about, "", "```ts", r.call, "```", "", "```", explain(plan), "```");
   }
   return `${parts.join("\n")}\n`;

@@ -5,7 +5,9 @@ import { createWasmExecutor } from "@attngraph/executor-wasm";
 import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import { createOpRegistry, type Executor } from "@attngraph/graph";
 
-export function renderSupportMatrix(executors: readonly Executor[] = [createCpuExecutor(), createWasmExecutor(), createWebGpuExecutor()]): string {
+export function renderSupportMatrix(
+  executors: readonly Executor[] = [createCpuExecutor(), createWasmExecutor(), createWebGpuExecutor()],
+): string {
   const registry = createOpRegistry();
   const rows = registry.kinds().map((kind) => {
     // An op declared by its elementwise expression runs as the pointwise kernel: asked as the scheduler asks.

@@ -5,7 +5,10 @@ import { adamMomentKernel } from "./adam-moment.js";
 
 const rand = (shape: Shape, seed: number, scale = 1) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)),
+    shape,
+  );
 };
 
 type Attrs = { beta: number; square?: boolean; weightDecay?: number };
@@ -14,7 +17,12 @@ const run = (state: Tensor, grad: Tensor, param: Tensor | undefined, attrs: Attr
   adamMomentKernel({ kind: "adam-moment", node, attrs, inputs: [state, grad, param], outShape: state.shape });
 
 /** The float64 reference, the op's formula written out: g = grad + wd · param, beta · state + (1 − beta) · (g or g²). */
-function adamMoment64(state: Tensor, grad: Tensor, param: Tensor | undefined, { beta, square = false, weightDecay = 0 }: Attrs): number[] {
+function adamMoment64(
+  state: Tensor,
+  grad: Tensor,
+  param: Tensor | undefined,
+  { beta, square = false, weightDecay = 0 }: Attrs,
+): number[] {
   const s = state.toArray();
   const g = grad.toArray();
   const p = param?.toArray();
@@ -25,7 +33,8 @@ function adamMoment64(state: Tensor, grad: Tensor, param: Tensor | undefined, { 
 }
 
 /** Computed in float64 and rounded once: the kernel's output is the reference rounded to float32, bit for bit. */
-const expectRef = (got: Tensor, want: number[]) => expect(Array.from(got.toFloat32Array())).toEqual(want.map(Math.fround));
+const expectRef = (got: Tensor, want: number[]) =>
+  expect(Array.from(got.toFloat32Array())).toEqual(want.map(Math.fround));
 
 const thrown = (f: () => unknown): AttnGraphError => {
   try {
@@ -44,8 +53,15 @@ describe("adam-moment kernel", () => {
     const param = rand([3, 5], 3, 2);
     for (const square of [false, true]) {
       const s = square ? Tensor.from(state.toArray().map(Math.abs), state.shape) : state;
-      for (const a of [{ beta: 0.9, square }, { beta: 0.999, square, weightDecay: 0.1 }, { beta: 0, square, weightDecay: 0.5 }]) {
-        expectRef(run(s, grad, a.weightDecay ? param : undefined, a), adamMoment64(s, grad, a.weightDecay ? param : undefined, a));
+      for (const a of [
+        { beta: 0.9, square },
+        { beta: 0.999, square, weightDecay: 0.1 },
+        { beta: 0, square, weightDecay: 0.5 },
+      ]) {
+        expectRef(
+          run(s, grad, a.weightDecay ? param : undefined, a),
+          adamMoment64(s, grad, a.weightDecay ? param : undefined, a),
+        );
       }
     }
   });
@@ -74,15 +90,30 @@ describe("adam-moment kernel", () => {
     expect(stateT.isContiguous() || gradT.isContiguous() || paramT.isContiguous()).toBe(false);
     for (const square of [false, true]) {
       const a = { beta: 0.95, square, weightDecay: 0.01 };
-      for (const [s, g, p] of [[stateT, grad, param], [state, gradT, param], [state, grad, paramT], [stateT, gradT, paramT]] as const) {
+      for (const [s, g, p] of [
+        [stateT, grad, param],
+        [state, gradT, param],
+        [state, grad, paramT],
+        [stateT, gradT, paramT],
+      ] as const) {
         expectRef(run(s, g, p, a), adamMoment64(s, g, p, a));
       }
-      expectRef(run(stateT, gradT, undefined, { beta: 0.95, square }), adamMoment64(stateT, gradT, undefined, { beta: 0.95, square }));
+      expectRef(
+        run(stateT, gradT, undefined, { beta: 0.95, square }),
+        adamMoment64(stateT, gradT, undefined, { beta: 0.95, square }),
+      );
     }
   });
 
   it("scalar and empty tensors", () => {
-    expectRef(run(Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], []), { beta: 0.9, square: true, weightDecay: 0.5 }), [0.9 * 2 + 0.1 * 2.5 * 2.5]);
+    expectRef(
+      run(Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], []), {
+        beta: 0.9,
+        square: true,
+        weightDecay: 0.5,
+      }),
+      [0.9 * 2 + 0.1 * 2.5 * 2.5],
+    );
     expect(run(rand([2, 0], 1), rand([2, 0], 2), undefined, { beta: 0.9 }).shape).toEqual([2, 0]);
   });
 
@@ -91,7 +122,14 @@ describe("adam-moment kernel", () => {
     const before = state.toArray();
     const out = Tensor.from(new Float32Array(6), [2, 3]);
     const grad = rand([2, 3], 2);
-    const y = adamMomentKernel({ kind: "adam-moment", node: "optim.w.m", attrs: { beta: 0.9, square: false, weightDecay: 0 }, inputs: [state, grad], outShape: [2, 3], out });
+    const y = adamMomentKernel({
+      kind: "adam-moment",
+      node: "optim.w.m",
+      attrs: { beta: 0.9, square: false, weightDecay: 0 },
+      inputs: [state, grad],
+      outShape: [2, 3],
+      out,
+    });
     expect(y).toBe(out);
     expectRef(out, adamMoment64(state, grad, undefined, { beta: 0.9 }));
     expect(state.toArray()).toEqual(before);

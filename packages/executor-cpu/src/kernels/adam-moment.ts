@@ -14,7 +14,14 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param out where to write row-major; default: a new array
  * @param part the rows (a row = the last axis) to write; default: all
  */
-export function adamMomentImpl(state: StridedView, grad: StridedView, param: StridedView | undefined, a: AdamMomentAttrs, out?: Float32Array, part?: RowRange): Float32Array {
+export function adamMomentImpl(
+  state: StridedView,
+  grad: StridedView,
+  param: StridedView | undefined,
+  a: AdamMomentAttrs,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const sRows = rowOffsets(state, r0, part?.end);
   const gRows = rowOffsets(grad, r0, part?.end);
@@ -62,7 +69,9 @@ export const adamMomentKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_W
   const { length: n } = lastAxis(state);
   const rows = rowCount(state.shape);
   const y = outData(call, state.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * ADAM_MOMENT_WORK, (start, end) => adamMomentImpl(state, grad, param, a, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * ADAM_MOMENT_WORK, (start, end) =>
+    adamMomentImpl(state, grad, param, a, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, state.shape));
 });
 

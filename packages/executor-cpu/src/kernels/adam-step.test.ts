@@ -6,7 +6,10 @@ import { adamStepKernel } from "./adam-step.js";
 
 const rand = (shape: Shape, seed: number, scale = 1, offset = 0) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => offset + scale * (next() * 2 - 1)), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => offset + scale * (next() * 2 - 1)),
+    shape,
+  );
 };
 
 interface Attrs {
@@ -27,7 +30,13 @@ const run = (param: Tensor, m: Tensor, v: Tensor, t: Tensor, attrs: Attrs, node 
  * The float64 reference, torch.optim.Adam's update (AdamW's with `decoupled`) written out: bias corrections
  * 1 − β^t, denom = sqrt(v) / sqrt(bc2) + eps, param − (lr / bc1) · m / denom.
  */
-function adamStep64(param: ArrayLike<number>, m: ArrayLike<number>, v: ArrayLike<number>, t: number, a: Attrs): number[] {
+function adamStep64(
+  param: ArrayLike<number>,
+  m: ArrayLike<number>,
+  v: ArrayLike<number>,
+  t: number,
+  a: Attrs,
+): number[] {
   const { lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, decoupled = false } = a;
   const bc1 = 1 - beta1 ** t;
   const bc2 = 1 - beta2 ** t;
@@ -78,7 +87,10 @@ describe("adam-step kernel", () => {
   it("decoupled false ignores weightDecay; decoupled true shrinks the param by 1 − lr · weightDecay", () => {
     const zero = Tensor.from(new Float32Array(18), [3, 6]);
     expect(run(p, zero, v, step(3), { lr: 0.1, weightDecay: 0.5 }).toArray()).toEqual(p.toArray());
-    near(run(p, zero, v, step(3), { lr: 0.1, weightDecay: 0.5, decoupled: true }), p.toArray().map((x) => x * 0.95));
+    near(
+      run(p, zero, v, step(3), { lr: 0.1, weightDecay: 0.5, decoupled: true }),
+      p.toArray().map((x) => x * 0.95),
+    );
     // m = v = 0 (no gradient reached the element): the param stays, never NaN.
     expect(run(p, zero, zero, step(1), { lr: 0.1 }).toArray()).toEqual(p.toArray());
   });
@@ -89,7 +101,12 @@ describe("adam-step kernel", () => {
     const vT = rand([6, 3], 6, 0.01, 0.011).permute([1, 0]);
     expect(pT.isContiguous() || mT.isContiguous() || vT.isContiguous()).toBe(false);
     for (const a of cases) {
-      for (const [pp, mm, vv] of [[pT, m, v], [p, mT, v], [p, m, vT], [pT, mT, vT]] as const) {
+      for (const [pp, mm, vv] of [
+        [pT, m, v],
+        [p, mT, v],
+        [p, m, vT],
+        [pT, mT, vT],
+      ] as const) {
         const want = adamStep64(pp.toArray(), mm.toArray(), vv.toArray(), 7, a);
         expect(Array.from(run(pp, mm, vv, step(7, [1]), a).toFloat32Array())).toEqual(want.map(Math.fround));
       }
@@ -101,11 +118,19 @@ describe("adam-step kernel", () => {
     const t3 = new Tensor(steps.data, [1], [1], 2);
     const want = adamStep64(p.toArray(), m.toArray(), v.toArray(), 3, { lr: 1e-2 });
     expect(Array.from(run(p, m, v, t3, { lr: 1e-2 }).toFloat32Array())).toEqual(want.map(Math.fround));
-    expect(Array.from(run(p, m, v, new Tensor(steps.data, [], [], 2), { lr: 1e-2 }).toFloat32Array())).toEqual(want.map(Math.fround));
+    expect(Array.from(run(p, m, v, new Tensor(steps.data, [], [], 2), { lr: 1e-2 }).toFloat32Array())).toEqual(
+      want.map(Math.fround),
+    );
   });
 
   it("a step that is not an integer >= 1 is an input error naming <node>.step", () => {
-    for (const [t, shape] of [[0, []], [1.5, [1]], [NaN, []], [-2, [1]], [Infinity, []]] as const) {
+    for (const [t, shape] of [
+      [0, []],
+      [1.5, [1]],
+      [NaN, []],
+      [-2, [1]],
+      [Infinity, []],
+    ] as const) {
       const e = thrown(() => run(p, m, v, step(t, shape), { lr: 1e-2 }));
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.update.step"]);
       expect(e.message).toContain("optim.w.update.step");
@@ -117,7 +142,9 @@ describe("adam-step kernel", () => {
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.step"]);
     e = thrown(() => run(p, m, v, Tensor.from([1], [1, 1]), { lr: 1e-2 }));
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.step"]);
-    e = thrown(() => adamStepKernel({ kind: "adam-step", node: "u", attrs: { lr: 1 }, inputs: [p, m, v], outShape: p.shape }));
+    e = thrown(() =>
+      adamStepKernel({ kind: "adam-step", node: "u", attrs: { lr: 1 }, inputs: [p, m, v], outShape: p.shape }),
+    );
     expect([e.code, e.subject]).toEqual(["input", "u.step"]);
   });
 
@@ -152,12 +179,29 @@ describe("adam-moment and adam-step in chunks", () => {
     const m = rand(shape, 2, 0.1);
     const v = rand([40, 6], 3, 0.01, 0.011).permute([1, 0]);
     const signal = new AbortController().signal;
-    const momentCall = { kind: "adam-moment", node: "optim.w.v", attrs: { beta: 0.99, square: true, weightDecay: 0.01 }, inputs: [v, m, p], outShape: shape };
-    const stepCall = { kind: "adam-step", node: "optim.w.update", attrs: { lr: 1e-2, weightDecay: 0.1, decoupled: true }, inputs: [p, m, v, step(4, [1])], outShape: shape };
-    for (const [kernel, call] of [[adamMomentKernel, momentCall], [adamStepKernel, stepCall]] as const) {
+    const momentCall = {
+      kind: "adam-moment",
+      node: "optim.w.v",
+      attrs: { beta: 0.99, square: true, weightDecay: 0.01 },
+      inputs: [v, m, p],
+      outShape: shape,
+    };
+    const stepCall = {
+      kind: "adam-step",
+      node: "optim.w.update",
+      attrs: { lr: 1e-2, weightDecay: 0.1, decoupled: true },
+      inputs: [p, m, v, step(4, [1])],
+      outShape: shape,
+    };
+    for (const [kernel, call] of [
+      [adamMomentKernel, momentCall],
+      [adamStepKernel, stepCall],
+    ] as const) {
       const pending = kernel({ ...call, signal }, 1);
       expect(pending).toBeInstanceOf(Promise);
-      expect(Array.from((await pending).toFloat32Array())).toEqual(Array.from((kernel(call) as Tensor).toFloat32Array()));
+      expect(Array.from((await pending).toFloat32Array())).toEqual(
+        Array.from((kernel(call) as Tensor).toFloat32Array()),
+      );
     }
   });
 });
@@ -168,7 +212,14 @@ describe("adam-moment → adam-step: a training loop", () => {
    * param *= 1 − lr · wd (AdamW); m.lerp_(grad, 1 − β1); v.mul_(β2).addcmul_(grad, grad, 1 − β2); then
    * param.addcdiv_(m, v.sqrt() / sqrt(bc2) + eps, −lr / bc1).
    */
-  function torchAdam64(p: Float64Array, m: Float64Array, v: Float64Array, g: ArrayLike<number>, t: number, a: Required<Attrs>): void {
+  function torchAdam64(
+    p: Float64Array,
+    m: Float64Array,
+    v: Float64Array,
+    g: ArrayLike<number>,
+    t: number,
+    a: Required<Attrs>,
+  ): void {
     const bc1 = 1 - a.beta1 ** t;
     const bc2 = 1 - a.beta2 ** t;
     for (let k = 0; k < p.length; k++) {
@@ -200,10 +251,22 @@ describe("adam-moment → adam-step: a training loop", () => {
         const g = rand(shape, 200 + t, 2);
         const gT = t % 2 === 0 ? rand([5, 4], 200 + t, 2).permute([1, 0]) : g; // even steps: a strided gradient
         const param = l2 > 0 ? p : undefined;
-        const call = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ({ kind, node, attrs, inputs, outShape: shape });
-        m = adamMomentKernel(call("adam-moment", "optim.w.m", { beta: a.beta1, square: false, weightDecay: l2 }, [m, gT, param])) as Tensor;
-        v = adamMomentKernel(call("adam-moment", "optim.w.v", { beta: a.beta2, square: true, weightDecay: l2 }, [v, gT, param])) as Tensor;
-        p = adamStepKernel(call("adam-step", "optim.w.update", { ...a }, [p, m, v, step(t, t % 2 ? [1] : [])])) as Tensor;
+        const call = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ({
+          kind,
+          node,
+          attrs,
+          inputs,
+          outShape: shape,
+        });
+        m = adamMomentKernel(
+          call("adam-moment", "optim.w.m", { beta: a.beta1, square: false, weightDecay: l2 }, [m, gT, param]),
+        ) as Tensor;
+        v = adamMomentKernel(
+          call("adam-moment", "optim.w.v", { beta: a.beta2, square: true, weightDecay: l2 }, [v, gT, param]),
+        ) as Tensor;
+        p = adamStepKernel(
+          call("adam-step", "optim.w.update", { ...a }, [p, m, v, step(t, t % 2 ? [1] : [])]),
+        ) as Tensor;
         torchAdam64(rp, rm, rv, gT.toArray(), t, a);
         near(m, rm, { abs: 1e-7, rel: 1e-6 });
         near(v, rv, { abs: 1e-7, rel: 1e-6 });

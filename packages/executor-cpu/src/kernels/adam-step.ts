@@ -1,7 +1,17 @@
 // adam-step: Adam's parameter update (torch.optim.Adam; AdamW with `decoupled`), elementwise in float64 and stored as
 // float32: p − (lr / (1 − β1^t)) · m / (sqrt(v) / sqrt(1 − β2^t) + eps), p = param (· (1 − lr · weightDecay) with
 // `decoupled`). The step t is an input (one float, read here), so the graph stays the same from step to step.
-import { afterwards, checkAdamStepAttrs, checkLrScaleValue, checkOptimizerStepValue, expectSameShape, expectScalarShape, expectStepShape, overRows, type AdamStepAttrs } from "@attngraph/graph";
+import {
+  afterwards,
+  checkAdamStepAttrs,
+  checkLrScaleValue,
+  checkOptimizerStepValue,
+  expectSameShape,
+  expectScalarShape,
+  expectStepShape,
+  overRows,
+  type AdamStepAttrs,
+} from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
@@ -15,7 +25,15 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param out where to write row-major; default: a new array
  * @param part the rows (a row = the last axis) to write; default: all
  */
-export function adamStepImpl(param: StridedView, m: StridedView, v: StridedView, t: number, a: AdamStepAttrs, out?: Float32Array, part?: RowRange): Float32Array {
+export function adamStepImpl(
+  param: StridedView,
+  m: StridedView,
+  v: StridedView,
+  t: number,
+  a: AdamStepAttrs,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const pRows = rowOffsets(param, r0, part?.end);
   const mRows = rowOffsets(m, r0, part?.end);
@@ -62,7 +80,9 @@ export const adamStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WOR
   const { length: n } = lastAxis(param);
   const rows = rowCount(param.shape);
   const y = outData(call, param.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * ADAM_STEP_WORK, (start, end) => adamStepImpl(param, m, v, t, a, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * ADAM_STEP_WORK, (start, end) =>
+    adamStepImpl(param, m, v, t, a, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, param.shape));
 });
 

@@ -1,7 +1,16 @@
 // What every kernel adapter needs between a KernelCall and its pure Impl: fetch inputs by slot, check ranks and dims,
 // and report bad attributes, each error naming `<node>.<field>`. Kernels never crash on bad calls: a call may come from
 // a user dispatching by hand, not only from a validated graph.
-import { AttnGraphError, ShapeError, Tensor, describe, formatShape, sameShape, sizeOf, type Shape } from "@attngraph/tensor";
+import {
+  AttnGraphError,
+  ShapeError,
+  Tensor,
+  describe,
+  formatShape,
+  sameShape,
+  sizeOf,
+  type Shape,
+} from "@attngraph/tensor";
 import type { KernelCall } from "@attngraph/graph";
 import type { StridedView } from "./strided.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
@@ -15,11 +24,15 @@ export function requireInput(call: Call, slot: number, name: string): Tensor {
   const v = optionalInput(call, slot, name);
   if (v === undefined) {
     const subject = `${call.node}.${name}`;
-    throw new AttnGraphError("input", describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a tensor", "undefined"), {
-      subject,
-      expected: "a tensor",
-      got: "undefined",
-    });
+    throw new AttnGraphError(
+      "input",
+      describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a tensor", "undefined"),
+      {
+        subject,
+        expected: "a tensor",
+        got: "undefined",
+      },
+    );
   }
   return v;
 }
@@ -30,13 +43,23 @@ export function optionalInput(call: Call, slot: number, name: string): Tensor | 
   if (v === undefined || v === null) return undefined;
   if (Tensor.isTensor(v) && v.dtype !== "float32") throw dtypeError(call, slot, name, "float32", v.dtype);
   const t = v as Tensor;
-  if (typeof v !== "object" || !(t.data instanceof Float32Array) || !Array.isArray(t.shape) || !Array.isArray(t.strides) || typeof t.offset !== "number") {
+  if (
+    typeof v !== "object" ||
+    !(t.data instanceof Float32Array) ||
+    !Array.isArray(t.shape) ||
+    !Array.isArray(t.strides) ||
+    typeof t.offset !== "number"
+  ) {
     const subject = `${call.node}.${name}`;
-    throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a tensor`, "a Tensor", typeof v), {
-      subject,
-      expected: "a Tensor",
-      got: typeof v,
-    });
+    throw new AttnGraphError(
+      "input",
+      describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a tensor`, "a Tensor", typeof v),
+      {
+        subject,
+        expected: "a Tensor",
+        got: typeof v,
+      },
+    );
   }
   return t;
 }
@@ -55,7 +78,6 @@ export function intInput(call: Call, slot: number, name: string): Tensor<"int32"
   return t as Tensor<"int32">;
 }
 
-
 /**
  * Where a compute kernel writes its result of `shape`: the elements of `call.out` when the planner gave one, else
  * undefined (the Impl allocates). `out` holds garbage and is never read. One that is not a dense row-major tensor of
@@ -66,23 +88,43 @@ export function outData(call: Call, shape: Shape): Float32Array | undefined {
   if (out === undefined || out === null) return undefined;
   const subject = `${call.node}.out`;
   const t = out as Tensor;
-  if (typeof out !== "object" || !(t.data instanceof Float32Array) || !Array.isArray(t.shape) || !Array.isArray(t.strides) || typeof t.offset !== "number") {
-    throw new AttnGraphError("input", describe(subject, `planned output of op ${call.kind} is not a tensor`, "a Tensor", typeof out), {
-      subject,
-      expected: "a Tensor",
-      got: typeof out,
-    });
+  if (
+    typeof out !== "object" ||
+    !(t.data instanceof Float32Array) ||
+    !Array.isArray(t.shape) ||
+    !Array.isArray(t.strides) ||
+    typeof t.offset !== "number"
+  ) {
+    throw new AttnGraphError(
+      "input",
+      describe(subject, `planned output of op ${call.kind} is not a tensor`, "a Tensor", typeof out),
+      {
+        subject,
+        expected: "a Tensor",
+        got: typeof out,
+      },
+    );
   }
-  if (!sameShape(t.shape, shape)) throw new ShapeError(subject, `planned output of op ${call.kind} has the wrong shape`, formatShape(shape), formatShape(t.shape));
+  if (!sameShape(t.shape, shape))
+    throw new ShapeError(
+      subject,
+      `planned output of op ${call.kind} has the wrong shape`,
+      formatShape(shape),
+      formatShape(t.shape),
+    );
   const size = sizeOf(shape);
   if (!isDense(t.shape, t.strides) || !Number.isInteger(t.offset) || t.offset < 0 || t.offset + size > t.data.length) {
     const got = `strides ${formatShape(t.strides)}, offset ${t.offset} in a buffer of ${t.data.length}`;
     const expected = "contiguous strides within the buffer";
-    throw new AttnGraphError("input", describe(subject, `planned output of op ${call.kind} must be dense and row-major`, expected, got), {
-      subject,
-      expected,
-      got,
-    });
+    throw new AttnGraphError(
+      "input",
+      describe(subject, `planned output of op ${call.kind} must be dense and row-major`, expected, got),
+      {
+        subject,
+        expected,
+        got,
+      },
+    );
   }
   return t.data.subarray(t.offset, t.offset + size);
 }

@@ -1,7 +1,14 @@
 // add-layer-norm: the fused residual add and layer norm of a pre-norm block, writing [a + b | LayerNorm(a + b)] side by
 // side on the last axis. Each row's sum is stored as float32 first and normalised from those float32 values, the same
 // arithmetic as the add and layer-norm kernels, so both halves are bit for bit what the unfused pair gives.
-import { addLayerNormShape, afterwards, broadcastStrides, checkLayerNormEps, expectNormParams, overRows } from "@attngraph/graph";
+import {
+  addLayerNormShape,
+  afterwards,
+  broadcastStrides,
+  checkLayerNormEps,
+  expectNormParams,
+  overRows,
+} from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
@@ -10,10 +17,29 @@ import { rowCount, rowOffsets, type RowRange, type StridedView } from "./strided
  * Rows `part` of [a + b | LayerNorm(a + b)] into y ([rows, 2E] row-major).
  * @param a, b any strides, broadcastable to `sumShape` [..., E]
  */
-export function addLayerNormImpl(a: StridedView, b: StridedView, sumShape: readonly number[], eps: number, weight: StridedView | undefined, bias: StridedView | undefined, y: Float32Array, part: RowRange): void {
+export function addLayerNormImpl(
+  a: StridedView,
+  b: StridedView,
+  sumShape: readonly number[],
+  eps: number,
+  weight: StridedView | undefined,
+  bias: StridedView | undefined,
+  y: Float32Array,
+  part: RowRange,
+): void {
   const n = sumShape[sumShape.length - 1]!;
-  const as: StridedView = { data: a.data, shape: sumShape, strides: broadcastStrides(a.shape, a.strides, sumShape), offset: a.offset };
-  const bs: StridedView = { data: b.data, shape: sumShape, strides: broadcastStrides(b.shape, b.strides, sumShape), offset: b.offset };
+  const as: StridedView = {
+    data: a.data,
+    shape: sumShape,
+    strides: broadcastStrides(a.shape, a.strides, sumShape),
+    offset: a.offset,
+  };
+  const bs: StridedView = {
+    data: b.data,
+    shape: sumShape,
+    strides: broadcastStrides(b.shape, b.strides, sumShape),
+    offset: b.offset,
+  };
   const ra = rowOffsets(as, part.start, part.end);
   const rb = rowOffsets(bs, part.start, part.end);
   const sa = as.strides[sumShape.length - 1]!;
@@ -56,7 +82,9 @@ export const addLayerNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
   const shape = [...sumShape.slice(0, -1), 2 * e];
   const rows = rowCount(sumShape);
   const y = outData(call, shape) ?? new Float32Array(rows * 2 * e);
-  const pending = overRows(call, chunkWork, rows, e * ADD_LAYER_NORM_WORK, (start, end) => addLayerNormImpl(a, b, sumShape, eps, weight, bias, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, e * ADD_LAYER_NORM_WORK, (start, end) =>
+    addLayerNormImpl(a, b, sumShape, eps, weight, bias, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, shape));
 });
 

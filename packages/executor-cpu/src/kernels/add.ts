@@ -16,9 +16,26 @@ export type BroadcastOp = "add" | "mul";
  * @param out where to write `shape` row-major; default: a new array
  * @param part the rows (a row = the last axis of `shape`) to write; default: all
  */
-export function broadcastImpl(op: BroadcastOp, a: StridedView, b: StridedView, shape: readonly number[], out?: Float32Array, part?: RowRange): Float32Array {
-  const as: StridedView = { data: a.data, shape, strides: broadcastStrides(a.shape, a.strides, shape), offset: a.offset };
-  const bs: StridedView = { data: b.data, shape, strides: broadcastStrides(b.shape, b.strides, shape), offset: b.offset };
+export function broadcastImpl(
+  op: BroadcastOp,
+  a: StridedView,
+  b: StridedView,
+  shape: readonly number[],
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
+  const as: StridedView = {
+    data: a.data,
+    shape,
+    strides: broadcastStrides(a.shape, a.strides, shape),
+    offset: a.offset,
+  };
+  const bs: StridedView = {
+    data: b.data,
+    shape,
+    strides: broadcastStrides(b.shape, b.strides, shape),
+    offset: b.offset,
+  };
   const r0 = part?.start ?? 0;
   const ra = rowOffsets(as, r0, part?.end);
   const rb = rowOffsets(bs, r0, part?.end);
@@ -38,7 +55,13 @@ export function broadcastImpl(op: BroadcastOp, a: StridedView, b: StridedView, s
 }
 
 /** a + b over the broadcast shape (see broadcastImpl). */
-export function addImpl(a: StridedView, b: StridedView, shape: readonly number[], out?: Float32Array, part?: RowRange): Float32Array {
+export function addImpl(
+  a: StridedView,
+  b: StridedView,
+  shape: readonly number[],
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   return broadcastImpl("add", a, b, shape, out, part);
 }
 
@@ -51,7 +74,9 @@ export function broadcastKernel(op: BroadcastOp) {
     const n = shape.length === 0 ? 1 : shape[shape.length - 1]!;
     const rows = rowCount(shape);
     const y = outData(call, shape) ?? new Float32Array(rows * n);
-    const pending = overRows(call, chunkWork, rows, n * BROADCAST_WORK, (start, end) => broadcastImpl(op, a, b, shape, y, { start, end }));
+    const pending = overRows(call, chunkWork, rows, n * BROADCAST_WORK, (start, end) =>
+      broadcastImpl(op, a, b, shape, y, { start, end }),
+    );
     return afterwards(pending, () => result(call, y, shape));
   });
 }

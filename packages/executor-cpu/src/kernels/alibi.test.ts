@@ -19,7 +19,9 @@ describe("alibi kernel", () => {
 
   it("scales the scores, not the bias", () => {
     // 0.25 · 2 + 1 · (j − i)
-    expect(run(Tensor.from(new Array(4).fill(2), [1, 1, 2, 2]), { slopes: [1], scale: 0.25 }).toArray()).toEqual([0.5, 1.5, -0.5, 0.5]);
+    expect(run(Tensor.from(new Array(4).fill(2), [1, 1, 2, 2]), { slopes: [1], scale: 0.25 }).toArray()).toEqual([
+      0.5, 1.5, -0.5, 0.5,
+    ]);
   });
 
   it("uses one slope per head", () => {
@@ -29,7 +31,9 @@ describe("alibi kernel", () => {
 
   it("bottom-right alignment puts query i at key position i + S − L", () => {
     // S − L = 2: query 0 sits at key 2, query 1 at key 3.
-    expect(run(zeros([1, 1, 2, 4]), { slopes: [1], alignment: "bottom-right" }).toArray()).toEqual([-2, -1, 0, 1, -3, -2, -1, 0]);
+    expect(run(zeros([1, 1, 2, 4]), { slopes: [1], alignment: "bottom-right" }).toArray()).toEqual([
+      -2, -1, 0, 1, -3, -2, -1, 0,
+    ]);
   });
 
   it("slopes null = the ALiBi paper's slopes for H heads", () => {
@@ -68,7 +72,12 @@ describe("alibi kernel", () => {
     } catch (e) {
       expect(AttnGraphError.isInstance(e)).toBe(true);
       const err = e as AttnGraphError;
-      expect([err.code, err.subject, err.expected, err.got]).toEqual(["attr", "scores.alibi.slopes", "3 slopes (one per head H)", "[0.5,0.25]"]);
+      expect([err.code, err.subject, err.expected, err.got]).toEqual([
+        "attr",
+        "scores.alibi.slopes",
+        "3 slopes (one per head H)",
+        "[0.5,0.25]",
+      ]);
     }
   });
 

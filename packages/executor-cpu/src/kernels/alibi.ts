@@ -13,7 +13,12 @@ import type { StridedView } from "./strided.js";
  * @param slopes H numbers, one per head (already checked)
  * @returns [B, H, L, S], row-major
  */
-export function alibiImpl(scores: StridedView, slopes: readonly number[], scale: number, alignment: AlibiAttrs["alignment"]): Float32Array {
+export function alibiImpl(
+  scores: StridedView,
+  slopes: readonly number[],
+  scale: number,
+  alignment: AlibiAttrs["alignment"],
+): Float32Array {
   const [nb, nh, nl, ns] = scores.shape as readonly number[] as [number, number, number, number];
   const [s0, s1, s2, s3] = scores.strides as [number, number, number, number];
   const off = alignment === "bottom-right" ? ns - nl : 0;
@@ -44,7 +49,8 @@ export const alibiKernel: CpuKernel = (call) => {
   const given = (call.attrs as Partial<AlibiAttrs>).slopes ?? null; // absent = the paper's slopes, as normalizeAttrs does
   const h = scores.shape[1]!;
   if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
-  if (alignment !== "top-left" && alignment !== "bottom-right") throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
+  if (alignment !== "top-left" && alignment !== "bottom-right")
+    throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
   if (given !== null) {
     // The graph checks this when H is known at build time; a symbolic H, or a hand-made call, is caught here.
     if (!Array.isArray(given) || !given.every((m) => typeof m === "number" && Number.isFinite(m))) {

@@ -158,8 +158,21 @@ function problemOf(
   const rate = attrs.dropoutRate ?? 0;
   const dropping = mode !== "lse" && attrs.training === true && rate > 0;
   return {
-    mode, q, k, v: g.v, out: g.out, grad: g.grad, lse: g.lse, pad: g.pad, y, nh,
-    nhkv: k.shape[1]!, nl, ns, nd, ndv,
+    mode,
+    q,
+    k,
+    v: g.v,
+    out: g.out,
+    grad: g.grad,
+    lse: g.lse,
+    pad: g.pad,
+    y,
+    nh,
+    nhkv: k.shape[1]!,
+    nl,
+    ns,
+    nd,
+    ndv,
     width: mode === "v" ? ndv : nd,
     off: maskOffset(attrs.alignment, nl, ns),
     causal: attrs.causal,
@@ -236,7 +249,8 @@ function* passSteps(p: Problem, s: AttentionGradScratch, keysPerStep: number): G
           startRows(p, s, b, h, i0, br, end > first);
           const visit = mode === "lse" ? lseBlocks : gradBlocks;
           // Panels start at multiples of 4 keys, so the first block starts at `first` rounded down.
-          for (let s0 = first & ~3; s0 < end; s0 += blockStep) yield visit(p, s, b, h, i0, br, end, s0, Math.min(end, s0 + blockStep));
+          for (let s0 = first & ~3; s0 < end; s0 += blockStep)
+            yield visit(p, s, b, h, i0, br, end, s0, Math.min(end, s0 + blockStep));
           if (!perKv) finishRows(p, s, b, h, i0, br);
         }
       }
@@ -265,11 +279,13 @@ function packKeys(p: Problem, s: AttentionGradScratch, b: number, g: number, s0:
   if (mode === "q") {
     // K by head dims: panel ⌊d / 4⌋ holds S keys, so a range of keys is a range within each panel.
     const kd = s.kdPack;
-    for (let d0 = 0; d0 < nd; d0 += 4) packPanels(k.data, kBase + d0 * ks3, ks3, ks2, Math.min(4, nd - d0), s1 - s0, kd, d0 * ns + s0 * 4);
+    for (let d0 = 0; d0 < nd; d0 += 4)
+      packPanels(k.data, kBase + d0 * ks3, ks3, ks2, Math.min(4, nd - d0), s1 - s0, kd, d0 * ns + s0 * 4);
     const bad = s.badKey;
     for (let j = s0; j < s1; j++) {
       let z = 0;
-      for (let d = 0, o = j << 2; d < nd; d += 4, o += ns << 2) z += (kd[o]! + kd[o + 1]! + kd[o + 2]! + kd[o + 3]!) * 0;
+      for (let d = 0, o = j << 2; d < nd; d += 4, o += ns << 2)
+        z += (kd[o]! + kd[o + 1]! + kd[o + 2]! + kd[o + 3]!) * 0;
       bad[j] = z === 0 ? 0 : 1;
       if (z !== 0) s.anyBadKey = true;
     }
@@ -279,7 +295,8 @@ function packKeys(p: Problem, s: AttentionGradScratch, b: number, g: number, s0:
   else {
     const pd = pad.data;
     const ps1 = pad.strides[1]!;
-    for (let j = s0, o = pad.offset + b * pad.strides[0]! + s0 * ps1; j < s1; j++, o += ps1) hidden[j] = pd[o] === 1 ? 1 : 0;
+    for (let j = s0, o = pad.offset + b * pad.strides[0]! + s0 * ps1; j < s1; j++, o += ps1)
+      hidden[j] = pd[o] === 1 ? 1 : 0;
   }
 }
 
@@ -287,7 +304,15 @@ function packKeys(p: Problem, s: AttentionGradScratch, b: number, g: number, s0:
  * Starts query block [i0, i0 + br) of head h: the lse pass resets its running max and sum; the gradient passes read
  * lse and δ_i = grad_i · out_i (float64) per row, and pack what the block's products read.
  */
-function startRows(p: Problem, s: AttentionGradScratch, b: number, h: number, i0: number, br: number, anyKeys: boolean): void {
+function startRows(
+  p: Problem,
+  s: AttentionGradScratch,
+  b: number,
+  h: number,
+  i0: number,
+  br: number,
+  anyKeys: boolean,
+): void {
   const { mode, q, nd, ndv } = p;
   if (mode === "lse") {
     s.rowMax.fill(-Infinity, 0, br);
@@ -299,7 +324,12 @@ function startRows(p: Problem, s: AttentionGradScratch, b: number, h: number, i0
   packPanels(q.data, qBase, qs2, qs3, br, nd, s.qPack, 0);
   if (mode === "lse") return;
   const lse = p.lse!;
-  for (let r = 0, o = lse.offset + b * lse.strides[0]! + h * lse.strides[1]! + i0 * lse.strides[2]!; r < br; r++, o += lse.strides[2]!) s.rowLse[r] = lse.data[o]!;
+  for (
+    let r = 0, o = lse.offset + b * lse.strides[0]! + h * lse.strides[1]! + i0 * lse.strides[2]!;
+    r < br;
+    r++, o += lse.strides[2]!
+  )
+    s.rowLse[r] = lse.data[o]!;
   const grad = p.grad!;
   const [gs0, gs1, gs2, gs3] = grad.strides as [number, number, number, number];
   const gBase = grad.offset + b * gs0 + h * gs1 + i0 * gs2;
@@ -311,7 +341,12 @@ function startRows(p: Problem, s: AttentionGradScratch, b: number, h: number, i0
     const od = out.data;
     for (let r = 0; r < br; r++) {
       let delta = 0;
-      for (let d = 0, go = gBase + r * gs2, oo = out.offset + b * os0 + h * os1 + (i0 + r) * os2; d < ndv; d++, go += gs3, oo += os3) delta += gd[go]! * od[oo]!;
+      for (
+        let d = 0, go = gBase + r * gs2, oo = out.offset + b * os0 + h * os1 + (i0 + r) * os2;
+        d < ndv;
+        d++, go += gs3, oo += os3
+      )
+        delta += gd[go]! * od[oo]!;
       s.rowDelta[r] = delta;
     }
   }
@@ -325,7 +360,8 @@ function startRows(p: Problem, s: AttentionGradScratch, b: number, h: number, i0
   s.anyRowBad = false;
   for (let r = 0; r < br; r++) {
     let z = 0;
-    for (let d = 0, o = r << 2; d < width; d += 4, o += br << 2) z += (rp[o]! + rp[o + 1]! + rp[o + 2]! + rp[o + 3]!) * 0;
+    for (let d = 0, o = r << 2; d < width; d += 4, o += br << 2)
+      z += (rp[o]! + rp[o + 1]! + rp[o + 2]! + rp[o + 3]!) * 0;
     s.rowBad[r] = z === 0 ? 0 : 1;
     if (z !== 0) s.anyRowBad = true;
   }
@@ -335,11 +371,22 @@ function startRows(p: Problem, s: AttentionGradScratch, b: number, h: number, i0
 function scoreBlock(p: Problem, s: AttentionGradScratch, brp: number, s0: number, bcp: number): void {
   const { nd } = p;
   const { qPack: qp, kPack: kp, sBlock: sb } = s;
-  for (let r = 0; r < brp; r += 4) for (let c = 0; c < bcp; c += 4) microKernel(nd, qp, r * nd, kp, (s0 + c) * nd, sb, r * BK + c, BK);
+  for (let r = 0; r < brp; r += 4)
+    for (let c = 0; c < bcp; c += 4) microKernel(nd, qp, r * nd, kp, (s0 + c) * nd, sb, r * BK + c, BK);
 }
 
 /** The lse pass over the key blocks starting in [sFrom, sTo): running max and sum per row, as the forward keeps them. */
-function lseBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i0: number, br: number, end: number, sFrom: number, sTo: number): number {
+function lseBlocks(
+  p: Problem,
+  s: AttentionGradScratch,
+  b: number,
+  h: number,
+  i0: number,
+  br: number,
+  end: number,
+  sFrom: number,
+  sTo: number,
+): number {
   const { ns, nd, off, causal, win, scale } = p;
   const { sBlock: sb, rowMax, rowSum, hidden: pad } = s;
   const brp = roundUp(br);
@@ -388,7 +435,17 @@ function lseBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i0
  * m · P for wrt v) packed as the A operand, then the block's gradient product added to the float64 accumulator.
  * Returns the work done.
  */
-function gradBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i0: number, br: number, end: number, sFrom: number, sTo: number): number {
+function gradBlocks(
+  p: Problem,
+  s: AttentionGradScratch,
+  b: number,
+  h: number,
+  i0: number,
+  br: number,
+  end: number,
+  sFrom: number,
+  sTo: number,
+): number {
   const { mode, ns, nd, ndv, width, off, causal, win, scale, dropping, mixedSeed, threshold, keptScale } = p;
   const headRow = (b * p.nh + h) * p.nl; // row index of [b, h, 0] in [B, H, L, ·]
   const { sBlock: sb, dBlock: db, aPack: ap, tBlock: tb, acc, rowLse, rowDelta, hidden: pad } = s;
@@ -404,10 +461,12 @@ function gradBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i
     if (cls === BLOCK_NONE) continue; // hidden from every row by the mask modification: no coefficient, skipped
     work += br * bc * pairWork(mode, nd, ndv);
     scoreBlock(p, s, brp, s0, bcp);
-    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL, needDp ? s.dmBlock : undefined);
+    if (p.mods)
+      modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL, needDp ? s.dmBlock : undefined);
     if (needDp) {
       const { gPack: gp, vPack: vp } = s;
-      for (let r = 0; r < brp; r += 4) for (let c = 0; c < bcp; c += 4) microKernel(ndv, gp, r * ndv, vp, (s0 + c) * ndv, db, r * BK + c, BK);
+      for (let r = 0; r < brp; r += 4)
+        for (let c = 0; c < bcp; c += 4) microKernel(ndv, gp, r * ndv, vp, (s0 + c) * ndv, db, r * BK + c, BK);
     }
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
@@ -449,7 +508,8 @@ function gradBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i
       // tb[c · wp + d] = Σ_r a[r, c] · x[r, d], x = q (wrt k) or grad (wrt v); then into the kv head's accumulator.
       const rp = s.rPack;
       if (!s.anyRowBad) {
-        for (let c = 0; c < bcp; c += 4) for (let d = 0; d < wp; d += 4) microKernel(br, ap, c * br, rp, d * br, tb, c * wp + d, wp);
+        for (let c = 0; c < bcp; c += 4)
+          for (let d = 0; d < wp; d += 4) microKernel(br, ap, c * br, rp, d * br, tb, c * wp + d, wp);
       } else {
         // The same sums, in the same order, over the coefficients ≠ 0 only (no 0 · NaN from a q or grad row).
         for (let c = 0; c < bc; c++) {
@@ -459,7 +519,8 @@ function gradBlocks(p: Problem, s: AttentionGradScratch, b: number, h: number, i
           for (let r = 0; r < br; r++) {
             const a = ap[aCol + r * 4]!;
             if (a === 0) continue;
-            for (let d = 0, xo = r * 4; d < width; d++) tb[to + d] = tb[to + d]! + a * rp[xo + (d >> 2) * br * 4 + (d & 3)]!;
+            for (let d = 0, xo = r * 4; d < width; d++)
+              tb[to + d] = tb[to + d]! + a * rp[xo + (d >> 2) * br * 4 + (d & 3)]!;
           }
         }
       }
@@ -479,7 +540,8 @@ function dqProduct(p: Problem, s: AttentionGradScratch, br: number, brp: number,
   let badBlock = false;
   if (s.anyBadKey) for (let c = 0; c < bc; c++) if (bad[s0 + c] !== 0) badBlock = true;
   if (!badBlock) {
-    for (let r = 0; r < brp; r += 4) for (let d = 0; d < dp; d += 4) microKernel(bc, ap, r * bc, kd, d * ns + s0 * 4, tb, r * dp + d, dp);
+    for (let r = 0; r < brp; r += 4)
+      for (let d = 0; d < dp; d += 4) microKernel(bc, ap, r * bc, kd, d * ns + s0 * 4, tb, r * dp + d, dp);
   } else {
     // The same sums, in the same order, over the keys with dS ≠ 0 only (a hidden key's NaN or ±∞ row adds nothing).
     for (let r = 0; r < br; r++) {
@@ -489,7 +551,8 @@ function dqProduct(p: Problem, s: AttentionGradScratch, br: number, brp: number,
       for (let c = 0; c < bc; c++) {
         const a = ap[aRow + c * 4]!;
         if (a === 0) continue;
-        for (let d = 0, ko = (s0 + c) * 4; d < nd; d++) tb[to + d] = tb[to + d]! + a * kd[ko + (d >> 2) * ns * 4 + (d & 3)]!;
+        for (let d = 0, ko = (s0 + c) * 4; d < nd; d++)
+          tb[to + d] = tb[to + d]! + a * kd[ko + (d >> 2) * ns * 4 + (d & 3)]!;
       }
     }
   }

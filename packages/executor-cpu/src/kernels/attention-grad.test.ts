@@ -4,7 +4,16 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, compare, type Shape, type Tolerance } from "@attngraph/tensor";
 import type { AttentionGradAttrs } from "@attngraph/graph";
-import { attentionGrad64, attentionGradProblem, attentionLse64, attentionOut64, mulberry32, type AttentionGradCase, type AttentionGradProblem, type AttentionProblem64 } from "@attngraph/testkit";
+import {
+  attentionGrad64,
+  attentionGradProblem,
+  attentionLse64,
+  attentionOut64,
+  mulberry32,
+  type AttentionGradCase,
+  type AttentionGradProblem,
+  type AttentionProblem64,
+} from "@attngraph/testkit";
 import { createCpuExecutor } from "../register-kernels.js";
 
 const ex = createCpuExecutor();
@@ -18,7 +27,8 @@ function random(shape: Shape, seed: number, spread = 1): Tensor {
 }
 
 /** [B, T, n, D] stored, seen as [B, n, T, D]: a strided view. */
-const heads = (B: number, n: number, T: number, D: number, seed: number, spread = 1) => random([B, T, n, D], seed, spread).permute([0, 2, 1, 3]);
+const heads = (B: number, n: number, T: number, D: number, seed: number, spread = 1) =>
+  random([B, T, n, D], seed, spread).permute([0, 2, 1, 3]);
 
 const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 
@@ -44,14 +54,34 @@ const gradShape = (c: Case, wrt: AttentionGradAttrs["wrt"]): Shape =>
   wrt === "q" ? [c.B, c.H, c.L, c.D] : wrt === "k" ? [c.B, c.Hkv, c.S, c.D] : [c.B, c.Hkv, c.S, c.Dv];
 
 const runLse = (m: Made, c: Case, q = m.q, k = m.k) =>
-  ex.dispatch({ kind: "attention-lse", node: "attn.lse", attrs: { ...m.lseAttrs }, inputs: [q, k, m.pad], outShape: [c.B, c.H, c.L] });
+  ex.dispatch({
+    kind: "attention-lse",
+    node: "attn.lse",
+    attrs: { ...m.lseAttrs },
+    inputs: [q, k, m.pad],
+    outShape: [c.B, c.H, c.L],
+  });
 
-const runGrad = (m: Made, c: Case, wrt: AttentionGradAttrs["wrt"], over: Partial<Record<"q" | "k" | "v" | "out" | "grad" | "lse", Tensor>> = {}, out?: Tensor) =>
+const runGrad = (
+  m: Made,
+  c: Case,
+  wrt: AttentionGradAttrs["wrt"],
+  over: Partial<Record<"q" | "k" | "v" | "out" | "grad" | "lse", Tensor>> = {},
+  out?: Tensor,
+) =>
   ex.dispatch({
     kind: "attention-grad",
     node: `attn.d${wrt}`,
     attrs: { ...m.attrs(wrt) },
-    inputs: [over.q ?? m.q, over.k ?? m.k, over.v ?? m.v, over.out ?? m.out, over.grad ?? m.grad, over.lse ?? m.lse, m.pad],
+    inputs: [
+      over.q ?? m.q,
+      over.k ?? m.k,
+      over.v ?? m.v,
+      over.out ?? m.out,
+      over.grad ?? m.grad,
+      over.lse ?? m.lse,
+      m.pad,
+    ],
     outShape: gradShape(c, wrt),
     ...(out ? { out } : {}),
   });
@@ -67,7 +97,11 @@ function expectMatchesReference(c: Case, seed: number): void {
   expect(lse.shape).toEqual([c.B, c.H, c.L]);
   expectNear(lse, attentionLse64(m.problem), "lse");
   const want = attentionGrad64(m.problem, f64(m.grad));
-  for (const [wrt, data] of [["q", want.dq], ["k", want.dk], ["v", want.dv]] as const) {
+  for (const [wrt, data] of [
+    ["q", want.dq],
+    ["k", want.dk],
+    ["v", want.dv],
+  ] as const) {
     const got = runGrad(m, c, wrt);
     expect(got.shape).toEqual(gradShape(c, wrt));
     expectNear(got, data, `d${wrt}`);
@@ -85,14 +119,36 @@ describe("attention-lse and attention-grad kernels", () => {
 
   it("MQA across several 64-blocks: causal window, bottom-right, padding and dropout", () => {
     const c: Case = {
-      B: 1, H: 3, Hkv: 1, L: 130, S: 150, D: 12, Dv: 7, causal: true, window: 45, alignment: "bottom-right", scale: 0.3,
-      pad: (_b, j) => (j % 13 === 5 ? 1 : 0), dropout: { rate: 0.25, seed: 1234 },
+      B: 1,
+      H: 3,
+      Hkv: 1,
+      L: 130,
+      S: 150,
+      D: 12,
+      Dv: 7,
+      causal: true,
+      window: 45,
+      alignment: "bottom-right",
+      scale: 0.3,
+      pad: (_b, j) => (j % 13 === 5 ? 1 : 0),
+      dropout: { rate: 0.25, seed: 1234 },
     };
     expectMatchesReference(c, 21);
   });
 
   it("equals central differences of the float64 forward (the loss Σ grad ⊙ out)", () => {
-    const c: Case = { B: 1, H: 2, Hkv: 1, L: 4, S: 5, D: 3, Dv: 2, causal: true, alignment: "bottom-right", scale: 0.8 };
+    const c: Case = {
+      B: 1,
+      H: 2,
+      Hkv: 1,
+      L: 4,
+      S: 5,
+      D: 3,
+      Dv: 2,
+      causal: true,
+      alignment: "bottom-right",
+      scale: 0.8,
+    };
     const m = make(c, 31);
     const g = f64(m.grad);
     const loss = (p: AttentionProblem64) => attentionOut64(p).reduce((s, o, e) => s + o * g[e]!, 0);
@@ -112,7 +168,19 @@ describe("attention-lse and attention-grad kernels", () => {
 
   it("rows without keys: lse exactly −∞, dq exactly +0, never NaN, even with NaN in what those rows would read", () => {
     // Bottom-right causal with L > S: query rows 0..2 see no key; batch entry 1 is fully padded.
-    const c: Case = { B: 2, H: 2, Hkv: 1, L: 6, S: 3, D: 4, Dv: 3, causal: true, alignment: "bottom-right", scale: 0.5, pad: (b) => (b === 1 ? 1 : 0) };
+    const c: Case = {
+      B: 2,
+      H: 2,
+      Hkv: 1,
+      L: 6,
+      S: 3,
+      D: 4,
+      Dv: 3,
+      causal: true,
+      alignment: "bottom-right",
+      scale: 0.5,
+      pad: (b) => (b === 1 ? 1 : 0),
+    };
     const m = make(c, 41);
     const lse = runLse(m, c).toFloat32Array();
     const seesNone = (b: number, i: number) => b === 1 || i < c.L - c.S;
@@ -138,19 +206,37 @@ describe("attention-lse and attention-grad kernels", () => {
     const dq = runGrad(m, c, "q", { grad, out });
     const dk = runGrad(m, c, "k", { grad, out });
     const dv = runGrad(m, c, "v", { grad, out });
-    for (const [name, t] of [["dq", dq], ["dk", dk], ["dv", dv]] as const) expect(t.toFloat32Array().every(Number.isFinite), `${name} finite`).toBe(true);
+    for (const [name, t] of [
+      ["dq", dq],
+      ["dk", dk],
+      ["dv", dv],
+    ] as const)
+      expect(t.toFloat32Array().every(Number.isFinite), `${name} finite`).toBe(true);
     const dqd = dq.toFloat32Array();
     for (let b = 0; b < c.B; b++)
       for (let h = 0; h < c.H; h++)
         for (let i = 0; i < c.L; i++) {
           if (!seesNone(b, i)) continue;
           const at = ((b * c.H + h) * c.L + i) * c.D;
-          expect(Array.from(dqd.subarray(at, at + c.D)).every((x) => Object.is(x, 0)), `dq row [${b}, ${h}, ${i}] is +0`).toBe(true);
+          expect(
+            Array.from(dqd.subarray(at, at + c.D)).every((x) => Object.is(x, 0)),
+            `dq row [${b}, ${h}, ${i}] is +0`,
+          ).toBe(true);
         }
     // The fully padded batch entry's keys: exactly 0.
     const perB = c.Hkv * c.S;
-    expect(dk.toFloat32Array().subarray(perB * c.D).every((x) => x === 0)).toBe(true);
-    expect(dv.toFloat32Array().subarray(perB * c.Dv).every((x) => x === 0)).toBe(true);
+    expect(
+      dk
+        .toFloat32Array()
+        .subarray(perB * c.D)
+        .every((x) => x === 0),
+    ).toBe(true);
+    expect(
+      dv
+        .toFloat32Array()
+        .subarray(perB * c.Dv)
+        .every((x) => x === 0),
+    ).toBe(true);
     // And the rest is the reference's (computed from the clean rows, which those NaN never reach).
     expectNear(dq, want.dq, "dq");
     expectNear(dk, want.dk, "dk");
@@ -158,7 +244,18 @@ describe("attention-lse and attention-grad kernels", () => {
   });
 
   it("a NaN or ±∞ in a hidden key's k or v row reaches no gradient", () => {
-    const c: Case = { B: 1, H: 2, Hkv: 1, L: 5, S: 6, D: 4, Dv: 4, scale: 0.5, causal: true, pad: (_b, j) => (j === 1 ? 1 : 0) };
+    const c: Case = {
+      B: 1,
+      H: 2,
+      Hkv: 1,
+      L: 5,
+      S: 6,
+      D: 4,
+      Dv: 4,
+      scale: 0.5,
+      causal: true,
+      pad: (_b, j) => (j === 1 ? 1 : 0),
+    };
     const m = make(c, 51);
     const k = m.k.contiguous();
     const v = m.v.contiguous();
@@ -167,10 +264,19 @@ describe("attention-lse and attention-grad kernels", () => {
     k.data[5 * c.D] = -Infinity; // key 5: hidden by causal from every query (L = 5, top-left)
     v.data[5 * c.Dv + 3] = NaN;
     const want = attentionGrad64(m.problem, f64(m.grad));
-    for (const [wrt, data] of [["q", want.dq], ["k", want.dk], ["v", want.dv]] as const) {
+    for (const [wrt, data] of [
+      ["q", want.dq],
+      ["k", want.dk],
+      ["v", want.dv],
+    ] as const) {
       const got = runGrad(m, c, wrt, { k, v });
       const key = wrt === "q" ? undefined : got.toFloat32Array();
-      if (key) for (const j of [1, 5]) expect(Array.from(key.subarray(j * got.shape[3]!, (j + 1) * got.shape[3]!)).every((x) => x === 0), `d${wrt} of key ${j}`).toBe(true);
+      if (key)
+        for (const j of [1, 5])
+          expect(
+            Array.from(key.subarray(j * got.shape[3]!, (j + 1) * got.shape[3]!)).every((x) => x === 0),
+            `d${wrt} of key ${j}`,
+          ).toBe(true);
       expectNear(got, data, `d${wrt}`);
     }
   });
@@ -189,12 +295,34 @@ describe("attention-lse and attention-grad kernels", () => {
   });
 
   it("backs the executor's own forward: lse from attention-lse, out from attention", () => {
-    const c: Case = { B: 2, H: 4, Hkv: 2, L: 70, S: 70, D: 16, Dv: 16, causal: true, scale: 0.25, dropout: { rate: 0.1, seed: 9 } };
+    const c: Case = {
+      B: 2,
+      H: 4,
+      Hkv: 2,
+      L: 70,
+      S: 70,
+      D: 16,
+      Dv: 16,
+      causal: true,
+      scale: 0.25,
+      dropout: { rate: 0.1, seed: 9 },
+    };
     const m = make(c, 61);
     const lse = runLse(m, c);
-    const out = ex.dispatch({ kind: "attention", node: "attn", attrs: { ...m.attrs("q"), wrt: undefined }, inputs: [m.q, m.k, m.v, m.pad], outShape: [c.B, c.H, c.L, c.Dv] });
+    const out = ex.dispatch({
+      kind: "attention",
+      node: "attn",
+      attrs: { ...m.attrs("q"), wrt: undefined },
+      inputs: [m.q, m.k, m.v, m.pad],
+      outShape: [c.B, c.H, c.L, c.Dv],
+    });
     const want = attentionGrad64(m.problem, f64(m.grad));
-    for (const [wrt, data] of [["q", want.dq], ["k", want.dk], ["v", want.dv]] as const) expectNear(runGrad(m, c, wrt, { lse, out }), data, `d${wrt}`);
+    for (const [wrt, data] of [
+      ["q", want.dq],
+      ["k", want.dk],
+      ["v", want.dv],
+    ] as const)
+      expectNear(runGrad(m, c, wrt, { lse, out }), data, `d${wrt}`);
   });
 
   it("writes every element of a planned output (keys no query sees included), and returns it", () => {
@@ -210,12 +338,22 @@ describe("attention-lse and attention-grad kernels", () => {
         const w = got.shape[3]!;
         for (let h = 0; h < c.Hkv; h++) {
           const keys = got.toFloat32Array().subarray((h * c.S + c.L) * w, (h + 1) * c.S * w);
-          expect(keys.every((x) => x === 0), `d${wrt} of the keys no query sees, head ${h}`).toBe(true);
+          expect(
+            keys.every((x) => x === 0),
+            `d${wrt} of the keys no query sees, head ${h}`,
+          ).toBe(true);
         }
       }
     }
     const lseOut = new Tensor(new Float32Array(c.B * c.H * c.L).fill(NaN), [c.B, c.H, c.L]);
-    const lse = ex.dispatch({ kind: "attention-lse", node: "attn.lse", attrs: { ...m.lseAttrs }, inputs: [m.q, m.k, undefined], outShape: [c.B, c.H, c.L], out: lseOut });
+    const lse = ex.dispatch({
+      kind: "attention-lse",
+      node: "attn.lse",
+      attrs: { ...m.lseAttrs },
+      inputs: [m.q, m.k, undefined],
+      outShape: [c.B, c.H, c.L],
+      out: lseOut,
+    });
     expect(lse).toBe(lseOut);
     expectNear(lse, attentionLse64(m.problem), "lse");
   });
@@ -233,13 +371,57 @@ describe("attention-lse and attention-grad kernels", () => {
       return undefined;
     };
     const badPad = Tensor.from([0, 2, 0, 1], [1, 4]);
-    expect(subject(() => ex.dispatch({ kind: "attention-lse", node: "a", attrs: { ...m.lseAttrs }, inputs: [m.q, m.k, badPad], outShape: [1, 2, 3] }))).toBe("a.keyPaddingMask");
+    expect(
+      subject(() =>
+        ex.dispatch({
+          kind: "attention-lse",
+          node: "a",
+          attrs: { ...m.lseAttrs },
+          inputs: [m.q, m.k, badPad],
+          outShape: [1, 2, 3],
+        }),
+      ),
+    ).toBe("a.keyPaddingMask");
     const inputs = [m.q, m.k, m.v, m.out, m.grad, m.lse, badPad];
-    expect(subject(() => ex.dispatch({ kind: "attention-grad", node: "g", attrs: { ...m.attrs("q") }, inputs, outShape: [1, 2, 3, 4] }))).toBe("g.keyPaddingMask");
-    expect(subject(() => ex.dispatch({ kind: "attention-grad", node: "g", attrs: { ...m.attrs("q"), wrt: "out" }, inputs, outShape: [1, 2, 3, 4] }))).toBe("g.wrt");
+    expect(
+      subject(() =>
+        ex.dispatch({ kind: "attention-grad", node: "g", attrs: { ...m.attrs("q") }, inputs, outShape: [1, 2, 3, 4] }),
+      ),
+    ).toBe("g.keyPaddingMask");
+    expect(
+      subject(() =>
+        ex.dispatch({
+          kind: "attention-grad",
+          node: "g",
+          attrs: { ...m.attrs("q"), wrt: "out" },
+          inputs,
+          outShape: [1, 2, 3, 4],
+        }),
+      ),
+    ).toBe("g.wrt");
     const noLse = [m.q, m.k, m.v, m.out, m.grad, undefined, undefined];
-    expect(subject(() => ex.dispatch({ kind: "attention-grad", node: "g", attrs: { ...m.attrs("q") }, inputs: noLse, outShape: [1, 2, 3, 4] }))).toBe("g.lse");
+    expect(
+      subject(() =>
+        ex.dispatch({
+          kind: "attention-grad",
+          node: "g",
+          attrs: { ...m.attrs("q") },
+          inputs: noLse,
+          outShape: [1, 2, 3, 4],
+        }),
+      ),
+    ).toBe("g.lse");
     const wrongK = random([1, 3, 4, 4], 1); // Hkv = 3 does not divide H = 2
-    expect(subject(() => ex.dispatch({ kind: "attention-lse", node: "a", attrs: { ...m.lseAttrs }, inputs: [m.q, wrongK, undefined], outShape: [1, 2, 3] }))).toBe("a.k");
+    expect(
+      subject(() =>
+        ex.dispatch({
+          kind: "attention-lse",
+          node: "a",
+          attrs: { ...m.lseAttrs },
+          inputs: [m.q, wrongK, undefined],
+          outShape: [1, 2, 3],
+        }),
+      ),
+    ).toBe("a.k");
   });
 });

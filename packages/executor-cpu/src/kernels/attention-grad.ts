@@ -43,7 +43,14 @@ import type { StridedView } from "./strided.js";
  * @param keyPaddingMask [B, S] of 0/1 (1 = padded key), any strides, or undefined
  * @param out where to write [B, H, L] row-major; default: a new array
  */
-export function attentionLseImpl(q: StridedView, k: StridedView, keyPaddingMask: StridedView | undefined, attrs: AttentionLseAttrs, out?: Float32Array, mods?: CompiledMods): Float32Array {
+export function attentionLseImpl(
+  q: StridedView,
+  k: StridedView,
+  keyPaddingMask: StridedView | undefined,
+  attrs: AttentionLseAttrs,
+  out?: Float32Array,
+  mods?: CompiledMods,
+): Float32Array {
   const y = out ?? new Float32Array(q.shape[0]! * q.shape[1]! * q.shape[2]!);
   const steps = attentionLseSteps(q, k, keyPaddingMask, attrs, y, sharedGradScratch, Infinity, mods);
   while (!steps.next().done);
@@ -76,7 +83,14 @@ export function attentionGradImpl(
   mods?: CompiledMods,
 ): Float32Array {
   const y = into ?? new Float32Array(gradSize(q, k, v, attrs.wrt));
-  const steps = attentionGradSteps({ q, k, v, out, grad, lse, pad: keyPaddingMask }, attrs, y, sharedGradScratch, Infinity, mods);
+  const steps = attentionGradSteps(
+    { q, k, v, out, grad, lse, pad: keyPaddingMask },
+    attrs,
+    y,
+    sharedGradScratch,
+    Infinity,
+    mods,
+  );
   while (!steps.next().done);
   return y;
 }
@@ -95,7 +109,16 @@ export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
   if (signal === undefined) return result(call, attentionLseImpl(q, k, pad, attrs, outData(call, shape), mods), shape);
   // In chunks: its own scratch (another kernel may run while this one waits).
   const y = outData(call, shape) ?? new Float32Array(shape[0]! * shape[1]! * shape[2]!);
-  const steps = attentionLseSteps(q, k, pad, attrs, y, new AttentionGradScratch(), gradKeysPerChunk("lse", q, 0, chunkWork), mods);
+  const steps = attentionLseSteps(
+    q,
+    k,
+    pad,
+    attrs,
+    y,
+    new AttentionGradScratch(),
+    gradKeysPerChunk("lse", q, 0, chunkWork),
+    mods,
+  );
   return afterwards(runSteps(steps, signal, chunkWork, call.node), () => result(call, y, shape));
 });
 
@@ -127,9 +150,17 @@ export const attentionGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   const shape = attrs.wrt === "q" ? q.shape : attrs.wrt === "k" ? k.shape : v.shape;
   const ndv = v.shape[3]!;
   const signal = chunkSignal(call, attentionGradWork(attrs.wrt, q, k, ndv), chunkWork);
-  if (signal === undefined) return result(call, attentionGradImpl(q, k, v, out, grad, lse, pad, attrs, outData(call, shape), mods), shape);
+  if (signal === undefined)
+    return result(call, attentionGradImpl(q, k, v, out, grad, lse, pad, attrs, outData(call, shape), mods), shape);
   const y = outData(call, shape) ?? new Float32Array(gradSize(q, k, v, attrs.wrt));
-  const steps = attentionGradSteps(inputs, attrs, y, new AttentionGradScratch(), gradKeysPerChunk(attrs.wrt, q, ndv, chunkWork), mods);
+  const steps = attentionGradSteps(
+    inputs,
+    attrs,
+    y,
+    new AttentionGradScratch(),
+    gradKeysPerChunk(attrs.wrt, q, ndv, chunkWork),
+    mods,
+  );
   return afterwards(runSteps(steps, signal, chunkWork, call.node), () => result(call, y, shape));
 });
 

@@ -2,7 +2,14 @@
 // loops compute q·kᵀ for a [BQ, BK] block, then this rewrites it in place to what the softmax sees, s' or −∞ where
 // the mask modification hides the key, so the loops run unchanged with a scale of 1 (−∞ is already their "hidden").
 // Elements outside the rows' visible ranges are rewritten too (never read afterwards): one tight loop per block.
-import { BLOCK_SOME, compileMods, hasMods, type AttentionMods, type BlockClass, type CompiledMods } from "@attngraph/graph";
+import {
+  BLOCK_SOME,
+  compileMods,
+  hasMods,
+  type AttentionMods,
+  type BlockClass,
+  type CompiledMods,
+} from "@attngraph/graph";
 import type { Call } from "./adapter.js";
 import { gatheredOf } from "./gathered.js";
 
@@ -19,10 +26,31 @@ export function compiledMods(call: Call, first: number, derivative: boolean): Co
  */
 
 /** The block's class under the mask modification: BLOCK_NONE blocks are skipped, BLOCK_ALL ones not masked per pair. */
-export function blockClass(m: CompiledMods | undefined, b: number, h: number, i0: number, br: number, s0: number, bc: number): BlockClass {
+export function blockClass(
+  m: CompiledMods | undefined,
+  b: number,
+  h: number,
+  i0: number,
+  br: number,
+  s0: number,
+  bc: number,
+): BlockClass {
   return m?.blocks === undefined ? BLOCK_SOME : m.blocks.of(b, h, i0, i0 + br, s0, s0 + bc);
 }
-export function modifyBlock(m: CompiledMods, scale: number, sb: Float64Array, stride: number, b: number, h: number, i0: number, br: number, s0: number, bc: number, keepAll: boolean, dm?: Float64Array): void {
+export function modifyBlock(
+  m: CompiledMods,
+  scale: number,
+  sb: Float64Array,
+  stride: number,
+  b: number,
+  h: number,
+  i0: number,
+  br: number,
+  s0: number,
+  bc: number,
+  keepAll: boolean,
+  dm?: Float64Array,
+): void {
   const { score, dScore } = m;
   const keep = keepAll ? undefined : m.keep;
   for (let r = 0; r < br; r++) {

@@ -121,7 +121,16 @@ export function* attentionSteps(
   if (nb * nh * nl * ndv === 0) return;
   const dropping = attrs.training && attrs.dropoutRate > 0;
   const p: Problem = {
-    q, k, v, pad, y, nh, nl, ns, nd, ndv,
+    q,
+    k,
+    v,
+    pad,
+    y,
+    nh,
+    nl,
+    ns,
+    nd,
+    ndv,
     dvp: roundUp(ndv),
     off: maskOffset(attrs.alignment, nl, ns),
     causal: attrs.causal,
@@ -156,7 +165,8 @@ export function* attentionSteps(
           const end = Math.min(ns, lastVisibleKey(i0 + br - 1, p.off, p.causal, ns) + 1);
           startBlock(p, scratch, b, h, i0, br, end > first);
           // Panels start at multiples of 4 keys, so the first block starts at `first` rounded down.
-          for (let s = first & ~3; s < end; s += blockStep) yield keyBlocks(p, scratch, b, h, i0, br, end, s, Math.min(end, s + blockStep));
+          for (let s = first & ~3; s < end; s += blockStep)
+            yield keyBlocks(p, scratch, b, h, i0, br, end, s, Math.min(end, s + blockStep));
           finishBlock(p, scratch, b, h, i0, br);
         }
       }
@@ -177,14 +187,16 @@ function packKeys(p: Problem, s: AttentionScratch, b: number, g: number, s0: num
   packPanels(k.data, k.offset + b * ks0 + g * ks1 + s0 * ks2, ks2, ks3, s1 - s0, nd, s.kPack, s0 * nd); // Kᵀ: lanes = keys, depth = D
   // V: lanes = value dims, depth = S; panel ⌊d / 4⌋ holds S keys, so a range of keys is a range within each panel.
   const vBase = v.offset + b * vs0 + g * vs1 + s0 * vs2;
-  for (let d0 = 0; d0 < ndv; d0 += 4) packPanels(v.data, vBase + d0 * vs3, vs3, vs2, Math.min(4, ndv - d0), s1 - s0, vp, d0 * ns + s0 * 4);
+  for (let d0 = 0; d0 < ndv; d0 += 4)
+    packPanels(v.data, vBase + d0 * vs3, vs3, vs2, Math.min(4, ndv - d0), s1 - s0, vp, d0 * ns + s0 * 4);
   const hidden = s.hidden;
   if (pad === undefined) hidden.fill(0, s0, s1);
   else {
     // Padding is per batch: flattened to one byte per key so the inner loop does a single load.
     const pd = pad.data;
     const ps1 = pad.strides[1]!;
-    for (let j = s0, q = pad.offset + b * pad.strides[0]! + s0 * ps1; j < s1; j++, q += ps1) hidden[j] = pd[q] === 1 ? 1 : 0;
+    for (let j = s0, q = pad.offset + b * pad.strides[0]! + s0 * ps1; j < s1; j++, q += ps1)
+      hidden[j] = pd[q] === 1 ? 1 : 0;
   }
   const bad = s.badValue;
   for (let j = s0; j < s1; j++) {
@@ -196,7 +208,15 @@ function packKeys(p: Problem, s: AttentionScratch, b: number, g: number, s0: num
 }
 
 /** Starts query block [i0, i0 + br) of head h: running max −∞, sums and output rows 0, the block's queries packed. */
-function startBlock(p: Problem, s: AttentionScratch, b: number, h: number, i0: number, br: number, anyKeys: boolean): void {
+function startBlock(
+  p: Problem,
+  s: AttentionScratch,
+  b: number,
+  h: number,
+  i0: number,
+  br: number,
+  anyKeys: boolean,
+): void {
   const { q, nd, ndv } = p;
   s.rowMax.fill(-Infinity, 0, br);
   s.rowSum.fill(0, 0, br);
@@ -211,10 +231,34 @@ function startBlock(p: Problem, s: AttentionScratch, b: number, h: number, i0: n
  * into the running max, sum and output rows of the current query block; `end` is the block's last visible key + 1.
  * Returns the work done.
  */
-function keyBlocks(p: Problem, s: AttentionScratch, b: number, h: number, i0: number, br: number, end: number, sFrom: number, sTo: number): number {
+function keyBlocks(
+  p: Problem,
+  s: AttentionScratch,
+  b: number,
+  h: number,
+  i0: number,
+  br: number,
+  end: number,
+  sFrom: number,
+  sTo: number,
+): number {
   const { ns, nd, ndv, dvp, off, causal, win, scale, dropping, mixedSeed, threshold } = p;
   const headRow = (b * p.nh + h) * p.nl; // row index of [b, h, 0] in [B, H, L, ·]
-  const { kPack: kp, vPack: vp, qPack: qp, pPack: pp, sBlock: sb, tBlock: tb, acc: o, rowMax, rowSum, rowAlpha, hidden: pad, badValue: bad, anyBad } = s;
+  const {
+    kPack: kp,
+    vPack: vp,
+    qPack: qp,
+    pPack: pp,
+    sBlock: sb,
+    tBlock: tb,
+    acc: o,
+    rowMax,
+    rowSum,
+    rowAlpha,
+    hidden: pad,
+    badValue: bad,
+    anyBad,
+  } = s;
   const brp = roundUp(br);
   let work = 0;
   for (let s0 = sFrom; s0 < sTo; s0 += BK) {
@@ -225,7 +269,8 @@ function keyBlocks(p: Problem, s: AttentionScratch, b: number, h: number, i0: nu
     if (cls === BLOCK_NONE) continue;
     work += br * bc * (nd + ndv + EXP_WORK);
     // Raw scores of the block: sb[r · BK + c] = q[i0 + r] · k[s0 + c].
-    for (let r = 0; r < brp; r += 4) for (let c = 0; c < bcp; c += 4) microKernel(nd, qp, r * nd, kp, (s0 + c) * nd, sb, r * BK + c, BK);
+    for (let r = 0; r < brp; r += 4)
+      for (let c = 0; c < bcp; c += 4) microKernel(nd, qp, r * nd, kp, (s0 + c) * nd, sb, r * BK + c, BK);
     if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL);
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
@@ -276,7 +321,8 @@ function keyBlocks(p: Problem, s: AttentionScratch, b: number, h: number, i0: nu
     let badBlock = false;
     if (anyBad) for (let c = 0; c < bc; c++) if (bad[s0 + c] !== 0) badBlock = true;
     if (!badBlock) {
-      for (let r = 0; r < brp; r += 4) for (let d = 0; d < dvp; d += 4) microKernel(bc, pp, r * bc, vp, d * ns + s0 * 4, tb, r * dvp + d, dvp);
+      for (let r = 0; r < brp; r += 4)
+        for (let d = 0; d < dvp; d += 4) microKernel(bc, pp, r * bc, vp, d * ns + s0 * 4, tb, r * dvp + d, dvp);
     } else {
       // The same sums, in the same order, over the keys with a weight ≠ 0 only (no 0 · NaN).
       for (let r = 0; r < br; r++) {
@@ -286,7 +332,8 @@ function keyBlocks(p: Problem, s: AttentionScratch, b: number, h: number, i0: nu
         for (let c = 0; c < bc; c++) {
           const w = pp[pRow + c * 4]!;
           if (w === 0) continue;
-          for (let d = 0, vo = (s0 + c) * 4; d < ndv; d++) tb[to + d] = tb[to + d]! + w * vp[vo + (d >> 2) * ns * 4 + (d & 3)]!;
+          for (let d = 0, vo = (s0 + c) * 4; d < ndv; d++)
+            tb[to + d] = tb[to + d]! + w * vp[vo + (d >> 2) * ns * 4 + (d & 3)]!;
         }
       }
     }

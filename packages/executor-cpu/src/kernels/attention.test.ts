@@ -17,7 +17,8 @@ function random(shape: Shape, seed: number, spread = 1): Tensor {
 }
 
 /** [B, T, n, D] stored, seen as [B, n, T, D]: the strided layout the standard builder hands to the kernels. */
-const heads = (B: number, n: number, T: number, D: number, seed: number, spread = 1) => random([B, T, n, D], seed, spread).permute([0, 2, 1, 3]);
+const heads = (B: number, n: number, T: number, D: number, seed: number, spread = 1) =>
+  random([B, T, n, D], seed, spread).permute([0, 2, 1, 3]);
 
 const attrsOf = (a: Partial<AttentionAttrs>): AttentionAttrs => ({
   causal: false,
@@ -32,20 +33,50 @@ const attrsOf = (a: Partial<AttentionAttrs>): AttentionAttrs => ({
 
 function fused(q: Tensor, k: Tensor, v: Tensor, pad: Tensor | undefined, attrs: AttentionAttrs, out?: Tensor): Tensor {
   const outShape = [q.shape[0]!, q.shape[1]!, q.shape[2]!, v.shape[3]!];
-  return ex.dispatch({ kind: "attention", node: "context.heads", attrs: { ...attrs }, inputs: [q, k, v, pad], outShape, ...(out ? { out } : {}) });
+  return ex.dispatch({
+    kind: "attention",
+    node: "context.heads",
+    attrs: { ...attrs },
+    inputs: [q, k, v, pad],
+    outShape,
+    ...(out ? { out } : {}),
+  });
 }
 
 /** The same attention as five dispatches; returns the weights too. */
-function chain(q: Tensor, k: Tensor, v: Tensor, pad: Tensor | undefined, a: AttentionAttrs): { context: Tensor; weights: Tensor } {
+function chain(
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  pad: Tensor | undefined,
+  a: AttentionAttrs,
+): { context: Tensor; weights: Tensor } {
   const [B, H, L] = q.shape as [number, number, number];
   const S = k.shape[2]!;
   const ws: Shape = [B, H, L, S];
-  const call = (kind: string, node: string, inputs: (Tensor | undefined)[], attrs: Record<string, unknown>, outShape: Shape) =>
-    ex.dispatch({ kind, node, attrs, inputs, outShape });
+  const call = (
+    kind: string,
+    node: string,
+    inputs: (Tensor | undefined)[],
+    attrs: Record<string, unknown>,
+    outShape: Shape,
+  ) => ex.dispatch({ kind, node, attrs, inputs, outShape });
   const scores = call("score", "scores", [q, k], {}, ws);
-  const masked = call("mask", "masked", [scores, pad], { causal: a.causal, window: a.window, alignment: a.alignment }, ws);
+  const masked = call(
+    "mask",
+    "masked",
+    [scores, pad],
+    { causal: a.causal, window: a.window, alignment: a.alignment },
+    ws,
+  );
   const probs = call("softmax", "probs", [masked], { scale: a.scale }, ws);
-  const weights = call("dropout", "weights", [probs], { rate: a.dropoutRate, seed: a.dropoutSeed, training: a.training }, ws);
+  const weights = call(
+    "dropout",
+    "weights",
+    [probs],
+    { rate: a.dropoutRate, seed: a.dropoutSeed, training: a.training },
+    ws,
+  );
   const context = call("weighted-sum", "context.heads", [weights, v], {}, [B, H, L, v.shape[3]!]);
   return { context, weights };
 }
@@ -72,25 +103,111 @@ interface Case {
 
 /** Pads the last `n` keys of batch 0 and the first key of every other batch. */
 const padTail = (n: number) => (B: number, S: number) =>
-  Tensor.from(Array.from({ length: B * S }, (_, i) => ((i < S && i >= S - n) || (i >= S && i % S === 0) ? 1 : 0)), [B, S]);
+  Tensor.from(
+    Array.from({ length: B * S }, (_, i) => ((i < S && i >= S - n) || (i >= S && i % S === 0) ? 1 : 0)),
+    [B, S],
+  );
 
 const cases: Case[] = [
   { label: "no mask, L = S across blocks", B: 2, H: 2, Hkv: 2, L: 130, S: 130, D: 16, attrs: {} },
   { label: "causal top-left, L = S", B: 1, H: 3, Hkv: 3, L: 150, S: 150, D: 8, attrs: { causal: true } },
   { label: "causal top-left, L < S", B: 1, H: 2, Hkv: 2, L: 70, S: 200, D: 12, attrs: { causal: true } },
   { label: "causal top-left, L > S", B: 1, H: 2, Hkv: 2, L: 200, S: 70, D: 12, attrs: { causal: true } },
-  { label: "causal bottom-right, L < S", B: 2, H: 2, Hkv: 2, L: 37, S: 150, D: 16, attrs: { causal: true, alignment: "bottom-right" } },
-  { label: "causal bottom-right, L > S (first rows see nothing)", B: 1, H: 2, Hkv: 2, L: 150, S: 37, D: 16, attrs: { causal: true, alignment: "bottom-right" } },
+  {
+    label: "causal bottom-right, L < S",
+    B: 2,
+    H: 2,
+    Hkv: 2,
+    L: 37,
+    S: 150,
+    D: 16,
+    attrs: { causal: true, alignment: "bottom-right" },
+  },
+  {
+    label: "causal bottom-right, L > S (first rows see nothing)",
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: 150,
+    S: 37,
+    D: 16,
+    attrs: { causal: true, alignment: "bottom-right" },
+  },
   { label: "window 5, top-left", B: 1, H: 2, Hkv: 2, L: 140, S: 140, D: 8, attrs: { causal: true, window: 5 } },
-  { label: "window 70, bottom-right, L < S", B: 1, H: 2, Hkv: 2, L: 90, S: 200, D: 8, attrs: { causal: true, window: 70, alignment: "bottom-right" } },
+  {
+    label: "window 70, bottom-right, L < S",
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: 90,
+    S: 200,
+    D: 8,
+    attrs: { causal: true, window: 70, alignment: "bottom-right" },
+  },
   { label: "key padding, no causal", B: 3, H: 2, Hkv: 2, L: 20, S: 75, D: 8, attrs: {}, pad: padTail(10) },
-  { label: "key padding + causal: row 0 of batches 1, 2 sees only a padded key", B: 3, H: 2, Hkv: 2, L: 80, S: 80, D: 8, attrs: { causal: true }, pad: padTail(3) },
+  {
+    label: "key padding + causal: row 0 of batches 1, 2 sees only a padded key",
+    B: 3,
+    H: 2,
+    Hkv: 2,
+    L: 80,
+    S: 80,
+    D: 8,
+    attrs: { causal: true },
+    pad: padTail(3),
+  },
   { label: "GQA H = 4, Hkv = 2, causal", B: 2, H: 4, Hkv: 2, L: 70, S: 70, D: 8, attrs: { causal: true } },
-  { label: "MQA H = 4, Hkv = 1, window", B: 1, H: 4, Hkv: 1, L: 100, S: 100, D: 8, attrs: { causal: true, window: 17 } },
-  { label: "dropout in training, causal", B: 2, H: 2, Hkv: 2, L: 90, S: 90, D: 16, attrs: { causal: true, dropoutRate: 0.3, dropoutSeed: 7, training: true } },
-  { label: "dropout in training, GQA + padding", B: 2, H: 4, Hkv: 1, L: 30, S: 66, D: 8, attrs: { dropoutRate: 0.5, dropoutSeed: 4294967295, training: true }, pad: padTail(5) },
-  { label: "dropout attributes in eval mode change nothing", B: 1, H: 2, Hkv: 2, L: 40, S: 40, D: 8, attrs: { causal: true, dropoutRate: 0.5, dropoutSeed: 3, training: false } },
-  { label: "head dim 1, odd sizes", B: 1, H: 1, Hkv: 1, L: 5, S: 3, D: 1, attrs: { causal: true, alignment: "bottom-right" } },
+  {
+    label: "MQA H = 4, Hkv = 1, window",
+    B: 1,
+    H: 4,
+    Hkv: 1,
+    L: 100,
+    S: 100,
+    D: 8,
+    attrs: { causal: true, window: 17 },
+  },
+  {
+    label: "dropout in training, causal",
+    B: 2,
+    H: 2,
+    Hkv: 2,
+    L: 90,
+    S: 90,
+    D: 16,
+    attrs: { causal: true, dropoutRate: 0.3, dropoutSeed: 7, training: true },
+  },
+  {
+    label: "dropout in training, GQA + padding",
+    B: 2,
+    H: 4,
+    Hkv: 1,
+    L: 30,
+    S: 66,
+    D: 8,
+    attrs: { dropoutRate: 0.5, dropoutSeed: 4294967295, training: true },
+    pad: padTail(5),
+  },
+  {
+    label: "dropout attributes in eval mode change nothing",
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: 40,
+    S: 40,
+    D: 8,
+    attrs: { causal: true, dropoutRate: 0.5, dropoutSeed: 3, training: false },
+  },
+  {
+    label: "head dim 1, odd sizes",
+    B: 1,
+    H: 1,
+    Hkv: 1,
+    L: 5,
+    S: 3,
+    D: 1,
+    attrs: { causal: true, alignment: "bottom-right" },
+  },
   { label: "value head dim Dv = 6 ≠ D = 8", B: 1, H: 2, Hkv: 1, L: 66, S: 67, D: 8, Dv: 6, attrs: { causal: true } },
 ];
 
@@ -112,7 +229,13 @@ describe("fused attention kernel equals the unfused chain", () => {
     // Batch 1 pads every key; bottom-right with L > S hides every key from the first L − S rows of batch 0.
     const [B, H, L, S, D] = [2, 2, 9, 4, 3];
     const pad = Tensor.from([0, 0, 0, 0, 1, 1, 1, 1], [B, S]);
-    const out = fused(heads(B, H, L, D, 4), heads(B, H, S, D, 5), heads(B, H, S, D, 6), pad, attrsOf({ causal: true, alignment: "bottom-right" }));
+    const out = fused(
+      heads(B, H, L, D, 4),
+      heads(B, H, S, D, 5),
+      heads(B, H, S, D, 6),
+      pad,
+      attrsOf({ causal: true, alignment: "bottom-right" }),
+    );
     for (let h = 0; h < H; h++) {
       for (let i = 0; i < L; i++) {
         for (let d = 0; d < D; d++) {
@@ -153,7 +276,13 @@ describe("fused attention kernel equals the unfused chain", () => {
     const v = heads(B, H, L, D, 9);
     const data = v.contiguous().data.slice();
     data[(L - 1) * D] = NaN;
-    const out = fused(heads(B, H, L, D, 10), heads(B, H, L, D, 11), new Tensor(data, [B, H, L, D]), undefined, attrsOf({ causal: true }));
+    const out = fused(
+      heads(B, H, L, D, 10),
+      heads(B, H, L, D, 11),
+      new Tensor(data, [B, H, L, D]),
+      undefined,
+      attrsOf({ causal: true }),
+    );
     for (let i = 0; i < L - 64; i++) expect(Number.isNaN(out.get(0, 0, i, 0))).toBe(false);
     expect(Number.isNaN(out.get(0, 0, L - 1, 0))).toBe(true);
   });
@@ -163,7 +292,13 @@ describe("fused attention kernel equals the unfused chain", () => {
     const [B, H, L, D] = [1, 1, 256, 4];
     const data = heads(B, H, L, D, 30).contiguous().data.slice();
     data[0] = NaN;
-    const out = fused(heads(B, H, L, D, 31), heads(B, H, L, D, 32), new Tensor(data, [B, H, L, D]), undefined, attrsOf({ causal: true, window: 5 }));
+    const out = fused(
+      heads(B, H, L, D, 31),
+      heads(B, H, L, D, 32),
+      new Tensor(data, [B, H, L, D]),
+      undefined,
+      attrsOf({ causal: true, window: 5 }),
+    );
     expect(Number.isNaN(out.get(0, 0, 0, 0))).toBe(true);
     for (let i = 64; i < L; i++) expect(Number.isNaN(out.get(0, 0, i, 0))).toBe(false);
   });
@@ -184,7 +319,13 @@ describe("fused attention kernel equals the unfused chain", () => {
   });
 
   it("no keys at all (S = 0) gives zeros", () => {
-    const out = fused(heads(1, 2, 3, 4, 12), random([1, 2, 0, 4], 13), random([1, 2, 0, 4], 14), undefined, attrsOf({}));
+    const out = fused(
+      heads(1, 2, 3, 4, 12),
+      random([1, 2, 0, 4], 13),
+      random([1, 2, 0, 4], 14),
+      undefined,
+      attrsOf({}),
+    );
     expect(out.toArray()).toEqual(new Array(24).fill(0));
   });
 
@@ -223,23 +364,38 @@ describe("attention kernel: out and errors", () => {
       err = e;
     }
     expect(AttnGraphError.isInstance(err)).toBe(true);
-    expect(err).toMatchObject({ code: "input", subject: "context.heads.keyPaddingMask", expected: "0 or 1", got: "2 at [0, 1]" });
+    expect(err).toMatchObject({
+      code: "input",
+      subject: "context.heads.keyPaddingMask",
+      expected: "0 or 1",
+      got: "2 at [0, 1]",
+    });
   });
 
   it("checks attributes and shapes, naming node and field", () => {
     const q = random([1, 4, 2, 2], 24);
     const kv = random([1, 2, 3, 2], 25);
     expect(() => fused(q, kv, kv, undefined, attrsOf({ window: 2 }))).toThrow(/context\.heads\.window/);
-    expect(() => fused(q, kv, kv, undefined, attrsOf({ dropoutRate: 1, training: true }))).toThrow(/context\.heads\.dropoutRate/);
+    expect(() => fused(q, kv, kv, undefined, attrsOf({ dropoutRate: 1, training: true }))).toThrow(
+      /context\.heads\.dropoutRate/,
+    );
     expect(() => fused(q, kv, kv, undefined, attrsOf({ scale: NaN }))).toThrow(/context\.heads\.scale/);
-    expect(() => fused(q, random([1, 3, 3, 2], 26), random([1, 3, 3, 2], 26), undefined, attrsOf({}))).toThrow(/context\.heads\.k/);
+    expect(() => fused(q, random([1, 3, 3, 2], 26), random([1, 3, 3, 2], 26), undefined, attrsOf({}))).toThrow(
+      /context\.heads\.k/,
+    );
     expect(() => fused(q, kv, random([1, 2, 4, 2], 27), undefined, attrsOf({}))).toThrow(/context\.heads\.v/);
   });
 
   it("treats absent dropout attributes as no dropout", () => {
     const q = random([1, 1, 3, 2], 28);
     const kv = random([1, 1, 3, 2], 29);
-    const got = ex.dispatch({ kind: "attention", node: "a", attrs: { causal: true, alignment: "top-left", scale: 1 }, inputs: [q, kv, kv], outShape: [1, 1, 3, 2] });
+    const got = ex.dispatch({
+      kind: "attention",
+      node: "a",
+      attrs: { causal: true, alignment: "top-left", scale: 1 },
+      inputs: [q, kv, kv],
+      outShape: [1, 1, 3, 2],
+    });
     expect(got.toArray()).toEqual(fused(q, kv, kv, undefined, attrsOf({ causal: true, scale: 1 })).toArray());
   });
 });

@@ -9,7 +9,16 @@
 import { afterwards, chunkSignal, runSteps, type AttentionAttrs, type CompiledMods } from "@attngraph/graph";
 import { compiledMods } from "./attention-mods.js";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectDim, expectHeadGroups, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
+import {
+  expectDim,
+  expectHeadGroups,
+  expectRank,
+  optionalInput,
+  outData,
+  requireInput,
+  result,
+  type Call,
+} from "./adapter.js";
 import { AttentionScratch, attentionSteps, attentionWork, keysPerChunk, sharedScratch } from "./attention-steps.js";
 import { checkDropoutAttrs } from "./dropout.js";
 import { checkKeyPadding, checkMaskAttrs } from "./mask.js";

@@ -41,7 +41,9 @@ export const clipByNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_W
   const { length: n } = lastAxis(x);
   const rows = rowCount(x.shape);
   const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, n === 0 ? 0 : rows, n * CLIP_WORK, (start, end) => scaleImpl(x, coef, y, { start, end }));
+  const pending = overRows(call, chunkWork, n === 0 ? 0 : rows, n * CLIP_WORK, (start, end) =>
+    scaleImpl(x, coef, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, x.shape));
 });
 

@@ -8,14 +8,35 @@ type Reduction = "mean" | "sum" | "none";
 
 const rand = (shape: Shape, seed: number, scale = 1) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)),
+    shape,
+  );
 };
 
-const run = (logits: Tensor, targets: Tensor<"int32">, reduction: Reduction, ignoreIndex: number | null = null, grad?: Tensor) =>
-  crossEntropyGradKernel({ kind: "cross-entropy-grad", node: "loss.grad", attrs: { reduction, ignoreIndex }, inputs: [logits, targets as unknown as Tensor, grad], outShape: logits.shape });
+const run = (
+  logits: Tensor,
+  targets: Tensor<"int32">,
+  reduction: Reduction,
+  ignoreIndex: number | null = null,
+  grad?: Tensor,
+) =>
+  crossEntropyGradKernel({
+    kind: "cross-entropy-grad",
+    node: "loss.grad",
+    attrs: { reduction, ignoreIndex },
+    inputs: [logits, targets as unknown as Tensor, grad],
+    outShape: logits.shape,
+  });
 
 /** The float64 reference: (softmax(logits[p]) − onehot(t)) · g_p per counted position, 0 for ignored ones. */
-function crossEntropyGrad64(logits: Tensor, targets: Tensor<"int32">, reduction: Reduction, ignoreIndex: number | null, grad?: Tensor): number[] {
+function crossEntropyGrad64(
+  logits: Tensor,
+  targets: Tensor<"int32">,
+  reduction: Reduction,
+  ignoreIndex: number | null,
+  grad?: Tensor,
+): number[] {
   const v = logits.shape.at(-1)!;
   const l = logits.toArray();
   const t = Array.from(targets.toInt32Array());
@@ -56,7 +77,8 @@ describe("cross-entropy-grad kernel", () => {
     const got = run(logits, targets, "mean", -100).toArray();
     expect(got.slice(15, 20)).toEqual([0, 0, 0, 0, 0]);
     expect(got.slice(25, 30)).toEqual([0, 0, 0, 0, 0]);
-    for (const r of [0, 1, 2, 4]) expect(Math.abs(got.slice(r * 5, r * 5 + 5).reduce((a, b) => a + b, 0))).toBeLessThan(1e-6);
+    for (const r of [0, 1, 2, 4])
+      expect(Math.abs(got.slice(r * 5, r * 5 + 5).reduce((a, b) => a + b, 0))).toBeLessThan(1e-6);
   });
 
   it("mean with every position ignored gives zeros, not NaN", () => {
@@ -69,7 +91,13 @@ describe("cross-entropy-grad kernel", () => {
     const t = Tensor.int32([1, 3, 0], [3]);
     const got = run(l, t, "mean").toArray();
     const loss = (values: number[]) =>
-      crossEntropyKernel({ kind: "cross-entropy", node: "loss", attrs: { reduction: "mean", ignoreIndex: null }, inputs: [Tensor.from(values, [3, 4]), t as unknown as Tensor], outShape: [] }).toArray()[0]!;
+      crossEntropyKernel({
+        kind: "cross-entropy",
+        node: "loss",
+        attrs: { reduction: "mean", ignoreIndex: null },
+        inputs: [Tensor.from(values, [3, 4]), t as unknown as Tensor],
+        outShape: [],
+      }).toArray()[0]!;
     const base = l.toArray();
     const h = 1e-2;
     base.forEach((_, k) => {
@@ -108,7 +136,15 @@ describe("cross-entropy-grad kernel", () => {
     expect(AttnGraphError.isInstance(got) && got.code).toBe("input");
     expect(got?.subject).toBe("loss.grad.targets");
     expect(got?.message).toContain("5 at [0, 1]");
-    const fwd = err(() => crossEntropyKernel({ kind: "cross-entropy", node: "loss.grad", attrs: { reduction: "sum", ignoreIndex: -100 }, inputs: [logits, bad as unknown as Tensor], outShape: [] }));
+    const fwd = err(() =>
+      crossEntropyKernel({
+        kind: "cross-entropy",
+        node: "loss.grad",
+        attrs: { reduction: "sum", ignoreIndex: -100 },
+        inputs: [logits, bad as unknown as Tensor],
+        outShape: [],
+      }),
+    );
     expect(got?.message).toBe(fwd?.message);
     // Without an ignore index, −100 is just out of range.
     expect(err(() => run(logits, targets, "mean"))?.message).toContain("-100 at [1, 0]");

@@ -1,6 +1,14 @@
 // cross-entropy-grad: the logits' gradient of a language model's loss, (softmax(logits) − onehot(target)) times the
 // loss's gradient per position. Targets are checked with the forward kernel's error before anything is written.
-import { afterwards, checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape, findBadIndex, overRows, type CrossEntropyAttrs } from "@attngraph/graph";
+import {
+  afterwards,
+  checkCrossEntropyAttrs,
+  expectCrossEntropyShapes,
+  expectLossGradShape,
+  findBadIndex,
+  overRows,
+  type CrossEntropyAttrs,
+} from "@attngraph/graph";
 import type { Tensor } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { intInput, optionalInput, outData, requireInput, result } from "./adapter.js";
@@ -18,7 +26,14 @@ let rowScratch: Float64Array = new Float64Array(0); // one row of exponentials; 
  * @param out where to write [..., V] row-major; default: a new array
  * @param part the rows to write; default: all
  */
-export function crossEntropyGradImpl(logits: StridedView, targets: Int32Array, ignoreIndex: number | null, scales: Float64Array, out?: Float32Array, part?: RowRange): Float32Array {
+export function crossEntropyGradImpl(
+  logits: StridedView,
+  targets: Int32Array,
+  ignoreIndex: number | null,
+  scales: Float64Array,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const rows = rowOffsets(logits, r0, part?.end);
   const { length: v, stride: ls } = lastAxis(logits);
@@ -87,7 +102,9 @@ export const crossEntropyGradKernel = chunkedKernel((call, chunkWork = DEFAULT_C
   const scales = positionScales(grad, t, attrs);
   const rows = rowCount(logits.shape);
   const y = outData(call, logits.shape) ?? new Float32Array(rows * v);
-  const pending = overRows(call, chunkWork, rows, v * CROSS_ENTROPY_GRAD_WORK, (start, end) => crossEntropyGradImpl(logits, t, attrs.ignoreIndex, scales, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, v * CROSS_ENTROPY_GRAD_WORK, (start, end) =>
+    crossEntropyGradImpl(logits, t, attrs.ignoreIndex, scales, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, logits.shape));
 });
 

@@ -11,7 +11,11 @@ import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
  * @param logits [..., V], any strides
  * @returns the loss per position (row-major over the leading axes) and how many positions were counted
  */
-export function crossEntropyRows(logits: StridedView, targets: Int32Array, ignoreIndex: number | null): { losses: Float64Array; counted: number } {
+export function crossEntropyRows(
+  logits: StridedView,
+  targets: Int32Array,
+  ignoreIndex: number | null,
+): { losses: Float64Array; counted: number } {
   const rows = rowOffsets(logits);
   const { length: v, stride: ls } = lastAxis(logits);
   const ld = logits.data;

@@ -4,7 +4,8 @@ import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { referenceDropout } from "@attngraph/testkit";
 import { dropoutBits, dropoutImpl, dropoutKeep, dropoutKernel, dropoutThreshold, fmix32 } from "./dropout.js";
 
-const run = (x: Tensor, attrs: Record<string, unknown>) => dropoutKernel({ kind: "dropout", node: "weights", attrs, inputs: [x], outShape: x.shape });
+const run = (x: Tensor, attrs: Record<string, unknown>) =>
+  dropoutKernel({ kind: "dropout", node: "weights", attrs, inputs: [x], outShape: x.shape });
 
 const ones = (n: number) => new Tensor(new Float32Array(n).fill(1), [n]);
 
@@ -26,20 +27,25 @@ describe("dropout kernel", () => {
     expect(run(x, { rate: 0, seed: 1, training: true })).toBe(x);
   });
 
-  it.each([[9, 0.3], [0, 0.5], [0xffffffff, 0.1], [0x80000000, 0.9]])(
-    "equals the testkit's independent float64 reference bit for bit (seed %s, rate %s)",
-    (seed, rate) => {
-      const vals = Array.from({ length: 4096 }, (_, i) => (i % 97) / 7 - 3);
-      const y = run(Tensor.from(vals, [64, 64]), { rate, seed, training: true }).toFloat32Array();
-      const want = referenceDropout(vals, seed, rate);
-      const first = y.findIndex((v, i) => !Object.is(v, want[i]));
-      expect(first, `first element that differs: ${first}`).toBe(-1);
-      expect(y.some((v) => v === 0) && y.some((v) => v !== 0)).toBe(true);
-    },
-  );
+  it.each([
+    [9, 0.3],
+    [0, 0.5],
+    [0xffffffff, 0.1],
+    [0x80000000, 0.9],
+  ])("equals the testkit's independent float64 reference bit for bit (seed %s, rate %s)", (seed, rate) => {
+    const vals = Array.from({ length: 4096 }, (_, i) => (i % 97) / 7 - 3);
+    const y = run(Tensor.from(vals, [64, 64]), { rate, seed, training: true }).toFloat32Array();
+    const want = referenceDropout(vals, seed, rate);
+    const first = y.findIndex((v, i) => !Object.is(v, want[i]));
+    expect(first, `first element that differs: ${first}`).toBe(-1);
+    expect(y.some((v) => v === 0) && y.some((v) => v !== 0)).toBe(true);
+  });
 
   it("indexes by the row-major position in the output, also for a strided input", () => {
-    const base = Tensor.from(Array.from({ length: 12 }, (_, i) => i + 1), [3, 4]);
+    const base = Tensor.from(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+      [3, 4],
+    );
     const t = base.transpose(0, 1); // [4, 3]
     const got = dropoutImpl(t, 0.5, 3);
     const want = dropoutImpl(t.contiguous(), 0.5, 3);

@@ -2,7 +2,15 @@
 // and WGSL executors reproduce the CPU mask bit for bit, in any order and in parallel. The spec is in the README; the
 // generator itself is written once, in @attngraph/graph (ops/dropout-hash.ts), and re-exported here under the names
 // this package always exported.
-import { checkDropoutAttrs, dropoutBits, dropoutKeep, dropoutThreshold, fmix32, mixedBits, type DropoutFields } from "@attngraph/graph";
+import {
+  checkDropoutAttrs,
+  dropoutBits,
+  dropoutKeep,
+  dropoutThreshold,
+  fmix32,
+  mixedBits,
+  type DropoutFields,
+} from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
 import { outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
@@ -50,4 +58,3 @@ export const dropoutKernel: CpuKernel = (call) => {
   }
   return result(call, dropoutImpl(x, rate, seed, out), x.shape);
 };
-

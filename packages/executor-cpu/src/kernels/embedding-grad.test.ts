@@ -6,11 +6,20 @@ import { embeddingKernel } from "./embedding.js";
 
 const rand = (shape: Shape, seed: number) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1),
+    shape,
+  );
 };
 
 const run = (ids: Tensor<"int32">, grad: Tensor, rows: number) =>
-  embeddingGradKernel({ kind: "embedding-grad", node: "tok_emb.grad", attrs: { rows }, inputs: [ids as unknown as Tensor, grad], outShape: [rows, grad.shape.at(-1)!] });
+  embeddingGradKernel({
+    kind: "embedding-grad",
+    node: "tok_emb.grad",
+    attrs: { rows },
+    inputs: [ids as unknown as Tensor, grad],
+    outShape: [rows, grad.shape.at(-1)!],
+  });
 
 /** The float64 reference: zeros, then out[ids[p], :] += grad[p, :] for every position p in order. */
 function embeddingGrad64(ids: Tensor<"int32">, grad: Tensor, rows: number): number[] {
@@ -55,7 +64,13 @@ describe("embedding-grad kernel", () => {
     const ids = Tensor.int32([3, 1, 3, 0, 2, 3], [6]);
     const w = rand([5, 4], 3);
     const g = rand([6, 4], 4);
-    const fwd = embeddingKernel({ kind: "embedding", node: "tok_emb", attrs: {}, inputs: [ids as unknown as Tensor, w], outShape: [6, 4] }).toArray();
+    const fwd = embeddingKernel({
+      kind: "embedding",
+      node: "tok_emb",
+      attrs: {},
+      inputs: [ids as unknown as Tensor, w],
+      outShape: [6, 4],
+    }).toArray();
     const back = run(ids, g, 5).toArray();
     const lhs = fwd.reduce((a, v, k) => a + v * g.toArray()[k]!, 0);
     const rhs = back.reduce((a, v, k) => a + v * w.toArray()[k]!, 0);
@@ -64,7 +79,14 @@ describe("embedding-grad kernel", () => {
 
   it("zeroes a planned out that holds garbage", () => {
     const out = new Tensor(new Float32Array(6).fill(NaN), [3, 2]);
-    const y = embeddingGradKernel({ kind: "embedding-grad", node: "tok_emb.grad", attrs: { rows: 3 }, inputs: [Tensor.int32([1], [1]) as unknown as Tensor, Tensor.from([5, 6], [1, 2])], outShape: [3, 2], out });
+    const y = embeddingGradKernel({
+      kind: "embedding-grad",
+      node: "tok_emb.grad",
+      attrs: { rows: 3 },
+      inputs: [Tensor.int32([1], [1]) as unknown as Tensor, Tensor.from([5, 6], [1, 2])],
+      outShape: [3, 2],
+      out,
+    });
     expect(y).toBe(out);
     expect(y.toArray()).toEqual([0, 0, 5, 6, 0, 0]);
   });
@@ -88,7 +110,13 @@ describe("embedding-grad kernel", () => {
       // The same words as the forward kernel's error for the same ids.
       const fwd = (() => {
         try {
-          embeddingKernel({ kind: "embedding", node: "tok_emb.grad", attrs: {}, inputs: [ids as unknown as Tensor, rand([4, 3], 6)], outShape: [2, 2, 3] });
+          embeddingKernel({
+            kind: "embedding",
+            node: "tok_emb.grad",
+            attrs: {},
+            inputs: [ids as unknown as Tensor, rand([4, 3], 6)],
+            outShape: [2, 2, 3],
+          });
         } catch (e) {
           return e as AttnGraphError;
         }
@@ -109,7 +137,17 @@ describe("embedding-grad kernel", () => {
       return undefined;
     };
     const ids = Tensor.int32([0, 1], [2]);
-    expect(subject(() => embeddingGradKernel({ kind: "embedding-grad", node: "e", attrs: { rows: 2 }, inputs: [Tensor.from([0, 1], [2]), rand([2, 3], 1)], outShape: [2, 3] }))).toBe("e.ids");
+    expect(
+      subject(() =>
+        embeddingGradKernel({
+          kind: "embedding-grad",
+          node: "e",
+          attrs: { rows: 2 },
+          inputs: [Tensor.from([0, 1], [2]), rand([2, 3], 1)],
+          outShape: [2, 3],
+        }),
+      ),
+    ).toBe("e.ids");
     expect(subject(() => run(ids, rand([3, 3], 1), 2))).toBe("tok_emb.grad.grad");
     expect(subject(() => run(ids, rand([2], 1), 2))).toBe("tok_emb.grad.grad");
     expect(subject(() => run(ids, rand([2, 3], 1), 0))).toBe("tok_emb.grad.rows");

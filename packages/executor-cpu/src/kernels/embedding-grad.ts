@@ -22,7 +22,12 @@ export function positionsById(ids: Int32Array): Uint32Array {
  * yields the work of each id (its positions · E); ids must already be checked to lie in [0, V).
  * @param grad [..., E], any strides; its rows are the positions of `ids`
  */
-export function* embeddingGradSteps(ids: Int32Array, order: Uint32Array, grad: StridedView, out: Float32Array): Generator<number, void, void> {
+export function* embeddingGradSteps(
+  ids: Int32Array,
+  order: Uint32Array,
+  grad: StridedView,
+  out: Float32Array,
+): Generator<number, void, void> {
   const rows = rowOffsets(grad);
   const { length: e, stride: gs } = lastAxis(grad);
   const gd = grad.data;
@@ -53,6 +58,11 @@ export const embeddingGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   const out = outData(call, shape) ?? new Float32Array(v * e);
   out.fill(0); // a planned `out` holds garbage, and rows no id names stay 0
   const work = flat.length * e;
-  const pending = runSteps(embeddingGradSteps(flat, positionsById(flat), grad, out), chunkSignal(call, work, chunkWork), chunkWork, call.node);
+  const pending = runSteps(
+    embeddingGradSteps(flat, positionsById(flat), grad, out),
+    chunkSignal(call, work, chunkWork),
+    chunkWork,
+    call.node,
+  );
   return afterwards(pending, () => result(call, out, shape));
 });

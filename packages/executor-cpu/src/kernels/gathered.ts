@@ -12,6 +12,15 @@ export function gatheredOf(call: Call, first: number): Map<string, GatheredTenso
  * The call's expression attribute `field`, checked against its gathered inputs (a kernel may be dispatched by hand,
  * with any attributes): the same typed error the graph gives, naming `<node>.<field>` and the sub-expression.
  */
-export function exprOf(call: Call, field: string, role: "score" | "mask", gathered: ReadonlyMap<string, GatheredTensor>): Expr {
-  return checkExprCached(call.attrs[field], { subject: `${call.node}.${field}`, role, inputs: new Map([...gathered].map(([n, t]) => [n, t.shape.length])) });
+export function exprOf(
+  call: Call,
+  field: string,
+  role: "score" | "mask",
+  gathered: ReadonlyMap<string, GatheredTensor>,
+): Expr {
+  return checkExprCached(call.attrs[field], {
+    subject: `${call.node}.${field}`,
+    role,
+    inputs: new Map([...gathered].map(([n, t]) => [n, t.shape.length])),
+  });
 }

@@ -6,11 +6,20 @@ import { gelu } from "./gelu.js";
 
 const rand = (shape: Shape, seed: number, scale = 1) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)),
+    shape,
+  );
 };
 
 const run = (grad: Tensor, x: Tensor, approximate = "none") =>
-  geluGradKernel({ kind: "gelu-grad", node: "mlp.act.grad", attrs: { approximate }, inputs: [grad, x], outShape: x.shape });
+  geluGradKernel({
+    kind: "gelu-grad",
+    node: "mlp.act.grad",
+    attrs: { approximate },
+    inputs: [grad, x],
+    outShape: x.shape,
+  });
 
 /** erf by its Maclaurin series (converges for the |x| <= 4 used here, in float64): independent of the kernel's fit. */
 function erf64(x: number): number {
@@ -55,7 +64,11 @@ describe("gelu-grad kernel", () => {
     it(`is the derivative of the forward gelu (approximate "${approximate}"): central differences agree`, () => {
       const tanh = approximate === "tanh";
       const xs = [-3, -1.2, -0.3, 0, 0.4, 1.7, 3];
-      const got = run(Tensor.from(new Array(xs.length).fill(1), [xs.length]), Tensor.from(xs, [xs.length]), approximate).toArray();
+      const got = run(
+        Tensor.from(new Array(xs.length).fill(1), [xs.length]),
+        Tensor.from(xs, [xs.length]),
+        approximate,
+      ).toArray();
       const h = 1e-4;
       xs.forEach((v, k) => expect(got[k]).toBeCloseTo((gelu(v + h, tanh) - gelu(v - h, tanh)) / (2 * h), 5));
     });
@@ -70,7 +83,11 @@ describe("gelu-grad kernel", () => {
   });
 
   it("propagates NaN", () => {
-    expect(run(Tensor.from([1, NaN], [2]), Tensor.from([NaN, 1], [2])).toArray().every(Number.isNaN)).toBe(true);
+    expect(
+      run(Tensor.from([1, NaN], [2]), Tensor.from([NaN, 1], [2]))
+        .toArray()
+        .every(Number.isNaN),
+    ).toBe(true);
   });
 
   it("rejects mismatched shapes and an unknown form, naming node and field", () => {

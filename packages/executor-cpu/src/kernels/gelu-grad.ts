@@ -27,7 +27,13 @@ export function geluDerivative(x: number, tanh: boolean): number {
  * @param out where to write row-major; default: a new array
  * @param part the rows (a row = the last axis) to write; default: all
  */
-export function geluGradImpl(grad: StridedView, x: StridedView, tanh: boolean, out?: Float32Array, part?: RowRange): Float32Array {
+export function geluGradImpl(
+  grad: StridedView,
+  x: StridedView,
+  tanh: boolean,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const gRows = rowOffsets(grad, r0, part?.end);
   const xRows = rowOffsets(x, r0, part?.end);
@@ -38,7 +44,8 @@ export function geluGradImpl(grad: StridedView, x: StridedView, tanh: boolean, o
   const y = out ?? new Float32Array(rowCount(x.shape) * n);
   for (let r = 0; r < xRows.length; r++) {
     const o = (r0 + r) * n;
-    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs) y[o + j] = gd[q]! * geluDerivative(xd[p]!, tanh);
+    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs)
+      y[o + j] = gd[q]! * geluDerivative(xd[p]!, tanh);
   }
   return y;
 }
@@ -52,7 +59,9 @@ export const geluGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WOR
   const { length: n } = lastAxis(x);
   const rows = rowCount(x.shape);
   const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * GELU_GRAD_WORK, (start, end) => geluGradImpl(grad, x, tanh, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * GELU_GRAD_WORK, (start, end) =>
+    geluGradImpl(grad, x, tanh, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, x.shape));
 });
 

@@ -18,14 +18,25 @@ export function erf(x: number): number {
     Math.exp(
       -z * z -
         1.26551223 +
-        t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? 1 - erfc : erfc - 1;
 }
 
 /** GELU of one value: exact x · Φ(x) (approximate "none"), or the tanh approximation. NaN stays NaN. */
 export function gelu(x: number, tanh: boolean): number {
-  return tanh ? 0.5 * x * (1 + Math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))) : 0.5 * x * (1 + erf(x * Math.SQRT1_2));
+  return tanh
+    ? 0.5 * x * (1 + Math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
+    : 0.5 * x * (1 + erf(x * Math.SQRT1_2));
 }
 
 /**

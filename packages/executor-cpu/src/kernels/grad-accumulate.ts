@@ -1,7 +1,14 @@
 // grad-accumulate: the running sum of a parameter's microbatch gradients, nanoGPT's gradient accumulation (loss / n per
 // micro step, .grad summed): scale · grad at micro step k = 1 (acc is not read: it holds the last update's sum), acc +
 // scale · grad after; in float64, stored as float32 once.
-import { afterwards, checkGradAccumulateAttrs, checkOptimizerStepValue, expectSameShape, expectStepShape, overRows } from "@attngraph/graph";
+import {
+  afterwards,
+  checkGradAccumulateAttrs,
+  checkOptimizerStepValue,
+  expectSameShape,
+  expectStepShape,
+  overRows,
+} from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
@@ -13,7 +20,14 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param out where to write; default: a new array
  * @param part the rows (a row = the last axis) to write; default: all
  */
-export function gradAccumulateImpl(acc: StridedView, grad: StridedView, scale: number, restart: boolean, out?: Float32Array, part?: RowRange): Float32Array {
+export function gradAccumulateImpl(
+  acc: StridedView,
+  grad: StridedView,
+  scale: number,
+  restart: boolean,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const aRows = rowOffsets(acc, r0, part?.end);
   const gRows = rowOffsets(grad, r0, part?.end);
@@ -24,7 +38,8 @@ export function gradAccumulateImpl(acc: StridedView, grad: StridedView, scale: n
   const y = out ?? new Float32Array(rowCount(acc.shape) * n);
   for (let r = 0; r < aRows.length; r++) {
     const o = (r0 + r) * n;
-    for (let j = 0, p = aRows[r]!, q = gRows[r]!; j < n; j++, p += as, q += gs) y[o + j] = (restart ? 0 : ad[p]!) + scale * gd[q]!;
+    for (let j = 0, p = aRows[r]!, q = gRows[r]!; j < n; j++, p += as, q += gs)
+      y[o + j] = (restart ? 0 : ad[p]!) + scale * gd[q]!;
   }
   return y;
 }
@@ -41,7 +56,9 @@ export const gradAccumulateKernel = chunkedKernel((call, chunkWork = DEFAULT_CHU
   const { length: n } = lastAxis(acc);
   const rows = rowCount(acc.shape);
   const y = outData(call, acc.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, n === 0 ? 0 : rows, n * ACCUMULATE_WORK, (start, end) => gradAccumulateImpl(acc, grad, scale, k === 1, y, { start, end }));
+  const pending = overRows(call, chunkWork, n === 0 ? 0 : rows, n * ACCUMULATE_WORK, (start, end) =>
+    gradAccumulateImpl(acc, grad, scale, k === 1, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, acc.shape));
 });
 

@@ -45,6 +45,13 @@ export const kvAppendKernel: CpuKernel = (call) => {
   const x = requireInput(call, 1, "x");
   const { past, shift } = checkKvAppend(call, cache, x);
   // x read from the cache's own array could be overwritten before it is read.
-  if (x.data === cache.data) throw kernelInputError(call, "x", "x must not be a view of the cache it is written into", "a value of its own", "a view of the cache");
+  if (x.data === cache.data)
+    throw kernelInputError(
+      call,
+      "x",
+      "x must not be a view of the cache it is written into",
+      "a value of its own",
+      "a view of the cache",
+    );
   return toTensor(kvAppendImpl(cache, x, past, shift));
 };

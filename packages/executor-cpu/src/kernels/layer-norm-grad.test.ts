@@ -5,11 +5,20 @@ import { layerNormGradKernel } from "./layer-norm-grad.js";
 
 const rand = (shape: Shape, seed: number, shift = 0) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => shift + next() * 2 - 1), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => shift + next() * 2 - 1),
+    shape,
+  );
 };
 
 const run = (grad: Tensor, x: Tensor, weight?: Tensor, eps = 1e-5) =>
-  layerNormGradKernel({ kind: "layer-norm-grad", node: "ln1.grad", attrs: { eps }, inputs: [grad, x, weight], outShape: x.shape });
+  layerNormGradKernel({
+    kind: "layer-norm-grad",
+    node: "ln1.grad",
+    attrs: { eps },
+    inputs: [grad, x, weight],
+    outShape: x.shape,
+  });
 
 /** The float64 reference, straight from the formula: dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight. */
 function layerNormGrad64(grad: Tensor, x: Tensor, weight: Tensor | undefined, eps: number): number[] {
@@ -48,7 +57,8 @@ describe("layer-norm-grad kernel", () => {
 
   it("sums to 0 over each row (a shift of the input does not change its layer norm)", () => {
     const got = run(rand([4, 16], 4), rand([4, 16], 5)).toArray();
-    for (let r = 0; r < 4; r++) expect(Math.abs(got.slice(r * 16, r * 16 + 16).reduce((a, b) => a + b, 0))).toBeLessThan(1e-5);
+    for (let r = 0; r < 4; r++)
+      expect(Math.abs(got.slice(r * 16, r * 16 + 16).reduce((a, b) => a + b, 0))).toBeLessThan(1e-5);
   });
 
   it("reads strided inputs: transposed grad and x, a strided weight", () => {

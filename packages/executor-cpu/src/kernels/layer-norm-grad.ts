@@ -1,12 +1,25 @@
 // layer-norm-grad: layer norm's input gradient. The row statistics are recomputed from x (two passes, as the forward
 // kernel computes them) instead of being saved by the forward pass: cheaper in memory, and the same numbers.
-import { afterwards, checkLayerNormEps, expectAxis, expectNormParams, expectSameShape, overRows } from "@attngraph/graph";
+import {
+  afterwards,
+  checkLayerNormEps,
+  expectAxis,
+  expectNormParams,
+  expectSameShape,
+  overRows,
+} from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
 
 /** Mean and 1/sqrt(biased var + eps) of one row of n values at data[base + j·stride], in float64 (as layerNormImpl). */
-export function rowStats(data: Float32Array, base: number, n: number, stride: number, eps: number): { readonly mean: number; readonly rstd: number } {
+export function rowStats(
+  data: Float32Array,
+  base: number,
+  n: number,
+  stride: number,
+  eps: number,
+): { readonly mean: number; readonly rstd: number } {
   let sum = 0;
   for (let j = 0, p = base; j < n; j++, p += stride) sum += data[p]!;
   const mean = sum / n;
@@ -27,7 +40,14 @@ export function rowStats(data: Float32Array, base: number, n: number, stride: nu
  * @param out where to write [..., E] row-major; default: a new array
  * @param part the rows to write; default: all
  */
-export function layerNormGradImpl(grad: StridedView, x: StridedView, weight: StridedView | undefined, eps: number, out?: Float32Array, part?: RowRange): Float32Array {
+export function layerNormGradImpl(
+  grad: StridedView,
+  x: StridedView,
+  weight: StridedView | undefined,
+  eps: number,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const xRows = rowOffsets(x, r0, part?.end);
   const gRows = rowOffsets(grad, r0, part?.end);
@@ -72,7 +92,9 @@ export const layerNormGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   expectNormParams(call, n, weight, undefined);
   const rows = rowCount(x.shape);
   const dx = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * LAYER_NORM_GRAD_WORK, (start, end) => layerNormGradImpl(grad, x, weight, eps, dx, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * LAYER_NORM_GRAD_WORK, (start, end) =>
+    layerNormGradImpl(grad, x, weight, eps, dx, { start, end }),
+  );
   return afterwards(pending, () => result(call, dx, x.shape));
 });
 

@@ -5,11 +5,20 @@ import { layerNormWeightGradKernel } from "./layer-norm-weight-grad.js";
 
 const rand = (shape: Shape, seed: number, shift = 0) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => shift + next() * 2 - 1), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => shift + next() * 2 - 1),
+    shape,
+  );
 };
 
 const run = (grad: Tensor, x: Tensor, eps = 1e-5) =>
-  layerNormWeightGradKernel({ kind: "layer-norm-weight-grad", node: "ln1.weight.grad", attrs: { eps }, inputs: [grad, x], outShape: [x.shape.at(-1)!] });
+  layerNormWeightGradKernel({
+    kind: "layer-norm-weight-grad",
+    node: "ln1.weight.grad",
+    attrs: { eps },
+    inputs: [grad, x],
+    outShape: [x.shape.at(-1)!],
+  });
 
 /** The float64 reference: Σ over rows of grad ⊙ x̂, x̂ = (x − mean) / sqrt(var + eps) per row. */
 function weightGrad64(grad: Tensor, x: Tensor, eps: number): number[] {

@@ -12,7 +12,13 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param grad [..., E], any strides
  * @param x [..., E], any strides
  */
-export function layerNormWeightGradImpl(grad: StridedView, x: StridedView, eps: number, acc: Float64Array, part?: RowRange): Float64Array {
+export function layerNormWeightGradImpl(
+  grad: StridedView,
+  x: StridedView,
+  eps: number,
+  acc: Float64Array,
+  part?: RowRange,
+): Float64Array {
   const r0 = part?.start ?? 0;
   const xRows = rowOffsets(x, r0, part?.end);
   const gRows = rowOffsets(grad, r0, part?.end);
@@ -22,7 +28,8 @@ export function layerNormWeightGradImpl(grad: StridedView, x: StridedView, eps: 
   const gd = grad.data;
   for (let r = 0; r < xRows.length; r++) {
     const { mean, rstd } = rowStats(xd, xRows[r]!, n, xs, eps);
-    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs) acc[j] = acc[j]! + gd[q]! * ((xd[p]! - mean) * rstd);
+    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs)
+      acc[j] = acc[j]! + gd[q]! * ((xd[p]! - mean) * rstd);
   }
   return acc;
 }
@@ -38,7 +45,9 @@ export const layerNormWeightGradKernel = chunkedKernel((call, chunkWork = DEFAUL
   const shape = [n];
   const y = outData(call, shape) ?? new Float32Array(n);
   const acc = new Float64Array(n);
-  const pending = overRows(call, chunkWork, rowCount(x.shape), n * LAYER_NORM_WEIGHT_GRAD_WORK, (start, end) => layerNormWeightGradImpl(grad, x, eps, acc, { start, end }));
+  const pending = overRows(call, chunkWork, rowCount(x.shape), n * LAYER_NORM_WEIGHT_GRAD_WORK, (start, end) =>
+    layerNormWeightGradImpl(grad, x, eps, acc, { start, end }),
+  );
   return afterwards(pending, () => {
     y.set(acc);
     return result(call, y, shape);

@@ -17,7 +17,14 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param out where to write [..., E] row-major; default: a new array
  * @param part the rows to write; default: all
  */
-export function layerNormImpl(x: StridedView, eps: number, weight: StridedView | undefined, bias: StridedView | undefined, out?: Float32Array, part?: RowRange): Float32Array {
+export function layerNormImpl(
+  x: StridedView,
+  eps: number,
+  weight: StridedView | undefined,
+  bias: StridedView | undefined,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const rows = rowOffsets(x, r0, part?.end);
   const { length: n, stride: xs } = lastAxis(x);
@@ -60,7 +67,9 @@ export const layerNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WO
   expectNormParams(call, n, weight, bias);
   const rows = rowCount(x.shape);
   const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * LAYER_NORM_WORK, (start, end) => layerNormImpl(x, eps, weight, bias, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * LAYER_NORM_WORK, (start, end) =>
+    layerNormImpl(x, eps, weight, bias, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, x.shape));
 });
 

@@ -5,11 +5,20 @@ import { linearWeightGradKernel } from "./linear-weight-grad.js";
 
 const rand = (shape: Shape, seed: number) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1),
+    shape,
+  );
 };
 
 const run = (grad: Tensor, x: Tensor) =>
-  linearWeightGradKernel({ kind: "linear-weight-grad", node: "W_query.grad", attrs: {}, inputs: [grad, x], outShape: [grad.shape.at(-1)!, x.shape.at(-1)!] });
+  linearWeightGradKernel({
+    kind: "linear-weight-grad",
+    node: "W_query.grad",
+    attrs: {},
+    inputs: [grad, x],
+    outShape: [grad.shape.at(-1)!, x.shape.at(-1)!],
+  });
 
 /** The float64 reference: dW[o, i] = Σ_r grad[r, o] · x[r, i], leading axes flattened into r. */
 function weightGrad64(grad: Tensor, x: Tensor): number[] {
@@ -70,7 +79,13 @@ describe("linear-weight-grad kernel", () => {
 
   it("rejects leading axes that differ, naming the node", () => {
     try {
-      linearWeightGradKernel({ kind: "linear-weight-grad", node: "W_query.grad", attrs: {}, inputs: [rand([2, 3, 4], 1), rand([2, 4, 5], 2)], outShape: [4, 5] });
+      linearWeightGradKernel({
+        kind: "linear-weight-grad",
+        node: "W_query.grad",
+        attrs: {},
+        inputs: [rand([2, 3, 4], 1), rand([2, 4, 5], 2)],
+        outShape: [4, 5],
+      });
       expect.unreachable();
     } catch (e) {
       expect(AttnGraphError.isInstance(e) && e.code).toBe("shape");

@@ -11,7 +11,10 @@ import { lastAxis, rowCount, type RowRange, type StridedView } from "./strided.j
  * The two operands of dW = gradᵀ · x over all rows r (leading axes flattened): gradᵀ [Out, rows] and x [rows, In].
  * Views where the leading axes collapse into one stride, else dense copies, made once per call (not once per chunk).
  */
-export function weightGradOperands(grad: StridedView, x: StridedView): { readonly gt: MatOperand; readonly xm: MatOperand } {
+export function weightGradOperands(
+  grad: StridedView,
+  x: StridedView,
+): { readonly gt: MatOperand; readonly xm: MatOperand } {
   const rows = rowCount(x.shape);
   const g = lastAxis(grad);
   const xl = lastAxis(x);
@@ -26,7 +29,15 @@ export function weightGradOperands(grad: StridedView, x: StridedView): { readonl
  * @param rows the shared (flattened leading) dim
  * @param out where to write [Out, In] row-major
  */
-export function linearWeightGradImpl(gt: MatOperand, xm: MatOperand, nOut: number, nIn: number, rows: number, out?: Float32Array, part?: RowRange): Float32Array {
+export function linearWeightGradImpl(
+  gt: MatOperand,
+  xm: MatOperand,
+  nOut: number,
+  nIn: number,
+  rows: number,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const y = out ?? new Float32Array(nOut * nIn);
   const o0 = part?.start ?? 0;
   const o1 = part?.end ?? nOut;
@@ -49,6 +60,8 @@ export const linearWeightGradKernel = chunkedKernel((call, chunkWork = DEFAULT_C
   const shape = [nOut, nIn];
   const y = outData(call, shape) ?? new Float32Array(nOut * nIn);
   const { gt, xm } = weightGradOperands(grad, x);
-  const pending = overRows(call, chunkWork, nOut, rows * nIn, (start, end) => linearWeightGradImpl(gt, xm, nOut, nIn, rows, y, { start, end }));
+  const pending = overRows(call, chunkWork, nOut, rows * nIn, (start, end) =>
+    linearWeightGradImpl(gt, xm, nOut, nIn, rows, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, shape));
 });

@@ -5,10 +5,20 @@ import { maskGradKernel } from "./mask-grad.js";
 
 const rand = (shape: Shape, seed: number) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1),
+    shape,
+  );
 };
 
-const run = (grad: Tensor, masked: Tensor, scale = 1) => maskGradKernel({ kind: "mask-grad", node: "scores.grad", attrs: { scale }, inputs: [grad, masked], outShape: grad.shape });
+const run = (grad: Tensor, masked: Tensor, scale = 1) =>
+  maskGradKernel({
+    kind: "mask-grad",
+    node: "scores.grad",
+    attrs: { scale },
+    inputs: [grad, masked],
+    outShape: grad.shape,
+  });
 
 /** The reference rule: (masked == −∞) ? 0 : scale · grad, each value rounded to float32 as the kernel stores it. */
 const maskGrad64 = (grad: Tensor, masked: Tensor, scale: number) => {
@@ -30,7 +40,9 @@ describe("mask-grad kernel", () => {
 
   it("matches the reference on strided inputs with −∞ scattered in", () => {
     const grad = rand([2, 4, 5], 1).permute([2, 0, 1]); // [5, 2, 4]
-    const m = rand([5, 2, 4], 2).toArray().map((v, k) => (k % 3 === 0 ? -Infinity : v));
+    const m = rand([5, 2, 4], 2)
+      .toArray()
+      .map((v, k) => (k % 3 === 0 ? -Infinity : v));
     const masked = Tensor.from(m, [4, 5, 2]).permute([1, 2, 0]); // [5, 2, 4], strided
     expect(grad.isContiguous() || masked.isContiguous()).toBe(false);
     expect(run(grad, masked, 0.25).toArray()).toEqual(maskGrad64(grad, masked, 0.25));

@@ -13,7 +13,13 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param out where to write row-major; default: a new array
  * @param part the rows (a row = the last axis) to write; default: all
  */
-export function maskGradImpl(grad: StridedView, masked: StridedView, scale: number, out?: Float32Array, part?: RowRange): Float32Array {
+export function maskGradImpl(
+  grad: StridedView,
+  masked: StridedView,
+  scale: number,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const gRows = rowOffsets(grad, r0, part?.end);
   const mRows = rowOffsets(masked, r0, part?.end);
@@ -24,7 +30,8 @@ export function maskGradImpl(grad: StridedView, masked: StridedView, scale: numb
   const y = out ?? new Float32Array(rowCount(grad.shape) * n);
   for (let r = 0; r < gRows.length; r++) {
     const o = (r0 + r) * n;
-    for (let j = 0, p = gRows[r]!, q = mRows[r]!; j < n; j++, p += gs, q += ms) y[o + j] = md[q] === -Infinity ? 0 : scale * gd[p]!;
+    for (let j = 0, p = gRows[r]!, q = mRows[r]!; j < n; j++, p += gs, q += ms)
+      y[o + j] = md[q] === -Infinity ? 0 : scale * gd[p]!;
   }
   return y;
 }
@@ -38,7 +45,9 @@ export const maskGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WOR
   const { length: n } = lastAxis(grad);
   const rows = rowCount(grad.shape);
   const y = outData(call, grad.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * MASK_GRAD_WORK, (start, end) => maskGradImpl(grad, masked, scale, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * MASK_GRAD_WORK, (start, end) =>
+    maskGradImpl(grad, masked, scale, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, grad.shape));
 });
 

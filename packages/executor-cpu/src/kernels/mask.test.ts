@@ -11,12 +11,22 @@ function run(scores: Tensor, attrs: Partial<MaskAttrs>, pad?: Tensor): Tensor {
 }
 
 /** A [1, 1, L, S] tensor of 1..L·S, so unmasked entries are recognisable. */
-const ramp = (l: number, s: number) => Tensor.from(Array.from({ length: l * s }, (_, i) => i + 1), [1, 1, l, s]);
+const ramp = (l: number, s: number) =>
+  Tensor.from(
+    Array.from({ length: l * s }, (_, i) => i + 1),
+    [1, 1, l, s],
+  );
 /** Which entries of a [.., L, S] result are hidden, as rows of 0/1 strings ("1" = masked). */
 const pattern = (t: Tensor, s: number) => {
   const v = t.toArray();
   const rows: string[] = [];
-  for (let i = 0; i < v.length; i += s) rows.push(v.slice(i, i + s).map((x) => (x === NEG ? "1" : "0")).join(""));
+  for (let i = 0; i < v.length; i += s)
+    rows.push(
+      v
+        .slice(i, i + s)
+        .map((x) => (x === NEG ? "1" : "0"))
+        .join(""),
+    );
   return rows;
 };
 
@@ -53,11 +63,17 @@ describe("mask kernel", () => {
 
   it("a window with bottom-right alignment shifts with the causal diagonal", () => {
     // off = 2, w = 2: query 0 sees keys 1..2, query 1 sees keys 2..3.
-    expect(pattern(run(ramp(2, 4), { causal: true, window: 2, alignment: "bottom-right" }), 4)).toEqual(["1001", "1100"]);
+    expect(pattern(run(ramp(2, 4), { causal: true, window: 2, alignment: "bottom-right" }), 4)).toEqual([
+      "1001",
+      "1100",
+    ]);
   });
 
   it("key padding hides padded keys for every head and query of that batch", () => {
-    const scores = Tensor.from(Array.from({ length: 2 * 2 * 1 * 3 }, (_, i) => i), [2, 2, 1, 3]);
+    const scores = Tensor.from(
+      Array.from({ length: 2 * 2 * 1 * 3 }, (_, i) => i),
+      [2, 2, 1, 3],
+    );
     const pad = Tensor.from([0, 0, 1, 1, 0, 0], [2, 3]);
     expect(run(scores, {}, pad).toArray()).toEqual([0, 1, NEG, 3, 4, NEG, NEG, 7, 8, NEG, 10, 11]);
   });
@@ -68,10 +84,15 @@ describe("mask kernel", () => {
   });
 
   it("reads strided scores and a strided padding mask", () => {
-    const dense = Tensor.from(Array.from({ length: 2 * 3 }, (_, i) => i + 1), [1, 1, 2, 3]);
+    const dense = Tensor.from(
+      Array.from({ length: 2 * 3 }, (_, i) => i + 1),
+      [1, 1, 2, 3],
+    );
     const viaT = Tensor.from([1, 4, 2, 5, 3, 6], [1, 1, 3, 2]).transpose(2, 3); // same values, strided
     const padT = Tensor.from([0, 1, 0], [3, 1]).transpose(0, 1);
-    expect(run(viaT, { causal: true }, padT).toArray()).toEqual(run(dense, { causal: true }, padT.contiguous()).toArray());
+    expect(run(viaT, { causal: true }, padT).toArray()).toEqual(
+      run(dense, { causal: true }, padT.contiguous()).toArray(),
+    );
     expect(run(viaT, { causal: true }, padT).toArray()).toEqual([1, NEG, NEG, 4, NEG, NEG]);
   });
 
@@ -105,4 +126,3 @@ describe("mask kernel", () => {
     expect(() => run(ramp(2, 2), { window: 1 })).toThrow(/masked\.window/);
   });
 });
-

@@ -1,7 +1,15 @@
 // mask: hide scores by setting them to −∞ (causal with an alignment, sliding window, key padding; composed by "or").
 // Softmax then gives hidden keys a weight of exactly 0.
 import { AttnGraphError, describe, type Tensor } from "@attngraph/tensor";
-import { afterwards, checkMaskScale, findNonBinary, nonBinaryMaskError, overRows, userMaskStrides, type MaskGeometry } from "@attngraph/graph";
+import {
+  afterwards,
+  checkMaskScale,
+  findNonBinary,
+  nonBinaryMaskError,
+  overRows,
+  userMaskStrides,
+  type MaskGeometry,
+} from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -32,7 +40,14 @@ export function lastWindowedKey(i: number, off: number, win: number): number {
  * @param rows the rows of [B · H · L] to write; default: all
  * @returns [B, H, L, S], row-major (`out` when given)
  */
-export function maskImpl(scores: StridedView, keyPaddingMask: StridedView | undefined, attrs: MaskGeometry, out?: Float32Array, rows?: RowRange, user?: UserTerms): Float32Array {
+export function maskImpl(
+  scores: StridedView,
+  keyPaddingMask: StridedView | undefined,
+  attrs: MaskGeometry,
+  out?: Float32Array,
+  rows?: RowRange,
+  user?: UserTerms,
+): Float32Array {
   const [nb, nh, nl, ns] = scores.shape as readonly number[] as [number, number, number, number];
   const [ss0, ss1, ss2, ss3] = scores.strides as [number, number, number, number];
   const off = maskOffset(attrs.alignment, nl, ns);
@@ -73,8 +88,16 @@ export function maskImpl(scores: StridedView, keyPaddingMask: StridedView | unde
  * a 0/1 user mask (0 hides), an additive bias, and the scale applied to visible scores before the bias.
  */
 export interface UserTerms {
-  readonly mask?: { readonly data: Float32Array; readonly offset: number; readonly strides: readonly [number, number, number, number] };
-  readonly bias?: { readonly data: Float32Array; readonly offset: number; readonly strides: readonly [number, number, number, number] };
+  readonly mask?: {
+    readonly data: Float32Array;
+    readonly offset: number;
+    readonly strides: readonly [number, number, number, number];
+  };
+  readonly bias?: {
+    readonly data: Float32Array;
+    readonly offset: number;
+    readonly strides: readonly [number, number, number, number];
+  };
   readonly scale: number;
 }
 
@@ -122,11 +145,15 @@ export function checkKeyPadding(call: Call, pad: Tensor, nb: number, ns: number,
   if (bad >= 0) {
     const subject = `${call.node}.keyPaddingMask`;
     const got = `${pad.toFloat32Array()[bad]} at [${Math.floor(bad / ns)}, ${bad % ns}]`;
-    throw new AttnGraphError("input", describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got), {
-      subject,
-      expected: "0 or 1",
-      got,
-    });
+    throw new AttnGraphError(
+      "input",
+      describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got),
+      {
+        subject,
+        expected: "0 or 1",
+        got,
+      },
+    );
   }
 }
 
@@ -139,7 +166,11 @@ export function userTermsOf(call: Call, scores: Tensor): UserTerms | undefined {
   const bias = optionalInput(call, 3, "bias");
   const scale = checkMaskScale(call);
   if (mask === undefined && bias === undefined && scale === 1) return undefined;
-  const view = (t: Tensor, field: string) => ({ data: t.data, offset: t.offset, strides: userMaskStrides(call, field, scores.shape, t) });
+  const view = (t: Tensor, field: string) => ({
+    data: t.data,
+    offset: t.offset,
+    strides: userMaskStrides(call, field, scores.shape, t),
+  });
   if (mask !== undefined) {
     const m = view(mask, "mask");
     const bad = findNonBinary(mask.toFloat32Array(), mask.shape);
@@ -163,7 +194,9 @@ export const maskKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) =
   const [nb, nh, nl, ns] = scores.shape as [number, number, number, number];
   const y = outData(call, scores.shape) ?? new Float32Array(nb * nh * nl * ns);
   // In place (out = scores' memory) each row is read before it is written, chunk or not.
-  const pending = overRows(call, chunkWork, nb * nh * nl, ns * MASK_WORK, (start, end) => maskImpl(scores, pad, attrs, y, { start, end }, user));
+  const pending = overRows(call, chunkWork, nb * nh * nl, ns * MASK_WORK, (start, end) =>
+    maskImpl(scores, pad, attrs, y, { start, end }, user),
+  );
   return afterwards(pending, () => result(call, y, scores.shape));
 });
 

@@ -18,7 +18,9 @@ function naive(m: number, n: number, k: number, a: MatOperand, b: MatOperand, bi
   for (let i = 0; i < m; i++) {
     for (let j = 0; j < n; j++) {
       let acc = 0;
-      for (let p = 0; p < k; p++) acc += a.data[a.offset + i * a.rowStride + p * a.colStride]! * b.data[b.offset + p * b.rowStride + j * b.colStride]!;
+      for (let p = 0; p < k; p++)
+        acc +=
+          a.data[a.offset + i * a.rowStride + p * a.colStride]! * b.data[b.offset + p * b.rowStride + j * b.colStride]!;
       if (bias !== undefined) acc += bias.data[bias.offset + j * bias.stride]!;
       c[i * n + j] = acc;
     }
@@ -26,7 +28,12 @@ function naive(m: number, n: number, k: number, a: MatOperand, b: MatOperand, bi
   return c;
 }
 
-const rowMajor = (data: Float32Array, cols: number, offset = 0): MatOperand => ({ data, offset, rowStride: cols, colStride: 1 });
+const rowMajor = (data: Float32Array, cols: number, offset = 0): MatOperand => ({
+  data,
+  offset,
+  rowStride: cols,
+  colStride: 1,
+});
 
 describe("matmul", () => {
   it.each([

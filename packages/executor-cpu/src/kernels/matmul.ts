@@ -86,29 +86,77 @@ export function packPanels(
  * The register tile: c[co + r · ldc + j] = Σ_p ap[a + p · 4 + r] · bp[b + p · 4 + j] for r, j < 4, over kc steps of
  * two packed panels, in float64. Sixteen accumulators in locals; nothing allocated, no closures.
  */
-export function microKernel(kc: number, ap: Float64Array, a: number, bp: Float64Array, b: number, c: Float64Array, co: number, ldc: number): void {
-  let c00 = 0, c01 = 0, c02 = 0, c03 = 0;
-  let c10 = 0, c11 = 0, c12 = 0, c13 = 0;
-  let c20 = 0, c21 = 0, c22 = 0, c23 = 0;
-  let c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+export function microKernel(
+  kc: number,
+  ap: Float64Array,
+  a: number,
+  bp: Float64Array,
+  b: number,
+  c: Float64Array,
+  co: number,
+  ldc: number,
+): void {
+  let c00 = 0,
+    c01 = 0,
+    c02 = 0,
+    c03 = 0;
+  let c10 = 0,
+    c11 = 0,
+    c12 = 0,
+    c13 = 0;
+  let c20 = 0,
+    c21 = 0,
+    c22 = 0,
+    c23 = 0;
+  let c30 = 0,
+    c31 = 0,
+    c32 = 0,
+    c33 = 0;
   for (let p = 0; p < kc; p++, a += 4, b += 4) {
-    const a0 = ap[a]!, a1 = ap[a + 1]!, a2 = ap[a + 2]!, a3 = ap[a + 3]!;
+    const a0 = ap[a]!,
+      a1 = ap[a + 1]!,
+      a2 = ap[a + 2]!,
+      a3 = ap[a + 3]!;
     const b0 = bp[b]!;
-    c00 += a0 * b0; c10 += a1 * b0; c20 += a2 * b0; c30 += a3 * b0;
+    c00 += a0 * b0;
+    c10 += a1 * b0;
+    c20 += a2 * b0;
+    c30 += a3 * b0;
     const b1 = bp[b + 1]!;
-    c01 += a0 * b1; c11 += a1 * b1; c21 += a2 * b1; c31 += a3 * b1;
+    c01 += a0 * b1;
+    c11 += a1 * b1;
+    c21 += a2 * b1;
+    c31 += a3 * b1;
     const b2 = bp[b + 2]!;
-    c02 += a0 * b2; c12 += a1 * b2; c22 += a2 * b2; c32 += a3 * b2;
+    c02 += a0 * b2;
+    c12 += a1 * b2;
+    c22 += a2 * b2;
+    c32 += a3 * b2;
     const b3 = bp[b + 3]!;
-    c03 += a0 * b3; c13 += a1 * b3; c23 += a2 * b3; c33 += a3 * b3;
+    c03 += a0 * b3;
+    c13 += a1 * b3;
+    c23 += a2 * b3;
+    c33 += a3 * b3;
   }
-  c[co] = c00; c[co + 1] = c01; c[co + 2] = c02; c[co + 3] = c03;
+  c[co] = c00;
+  c[co + 1] = c01;
+  c[co + 2] = c02;
+  c[co + 3] = c03;
   co += ldc;
-  c[co] = c10; c[co + 1] = c11; c[co + 2] = c12; c[co + 3] = c13;
+  c[co] = c10;
+  c[co + 1] = c11;
+  c[co + 2] = c12;
+  c[co + 3] = c13;
   co += ldc;
-  c[co] = c20; c[co + 1] = c21; c[co + 2] = c22; c[co + 3] = c23;
+  c[co] = c20;
+  c[co + 1] = c21;
+  c[co + 2] = c22;
+  c[co + 3] = c23;
   co += ldc;
-  c[co] = c30; c[co + 1] = c31; c[co + 2] = c32; c[co + 3] = c33;
+  c[co] = c30;
+  c[co + 1] = c31;
+  c[co + 2] = c32;
+  c[co + 3] = c33;
 }
 
 /**
@@ -131,29 +179,68 @@ function microKernelStore(
   bias2: number,
   bias3: number,
 ): void {
-  let c00 = 0, c01 = 0, c02 = 0, c03 = 0;
-  let c10 = 0, c11 = 0, c12 = 0, c13 = 0;
-  let c20 = 0, c21 = 0, c22 = 0, c23 = 0;
-  let c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+  let c00 = 0,
+    c01 = 0,
+    c02 = 0,
+    c03 = 0;
+  let c10 = 0,
+    c11 = 0,
+    c12 = 0,
+    c13 = 0;
+  let c20 = 0,
+    c21 = 0,
+    c22 = 0,
+    c23 = 0;
+  let c30 = 0,
+    c31 = 0,
+    c32 = 0,
+    c33 = 0;
   for (let p = 0; p < kc; p++, a += 4, b += 4) {
-    const a0 = ap[a]!, a1 = ap[a + 1]!, a2 = ap[a + 2]!, a3 = ap[a + 3]!;
+    const a0 = ap[a]!,
+      a1 = ap[a + 1]!,
+      a2 = ap[a + 2]!,
+      a3 = ap[a + 3]!;
     const b0 = bp[b]!;
-    c00 += a0 * b0; c10 += a1 * b0; c20 += a2 * b0; c30 += a3 * b0;
+    c00 += a0 * b0;
+    c10 += a1 * b0;
+    c20 += a2 * b0;
+    c30 += a3 * b0;
     const b1 = bp[b + 1]!;
-    c01 += a0 * b1; c11 += a1 * b1; c21 += a2 * b1; c31 += a3 * b1;
+    c01 += a0 * b1;
+    c11 += a1 * b1;
+    c21 += a2 * b1;
+    c31 += a3 * b1;
     const b2 = bp[b + 2]!;
-    c02 += a0 * b2; c12 += a1 * b2; c22 += a2 * b2; c32 += a3 * b2;
+    c02 += a0 * b2;
+    c12 += a1 * b2;
+    c22 += a2 * b2;
+    c32 += a3 * b2;
     const b3 = bp[b + 3]!;
-    c03 += a0 * b3; c13 += a1 * b3; c23 += a2 * b3; c33 += a3 * b3;
+    c03 += a0 * b3;
+    c13 += a1 * b3;
+    c23 += a2 * b3;
+    c33 += a3 * b3;
   }
   // The bias is added after the sum, as a plain loop `acc = Σ; acc += bias` would, so results match it bit for bit.
-  c[co] = c00 + bias0; c[co + 1] = c01 + bias1; c[co + 2] = c02 + bias2; c[co + 3] = c03 + bias3;
+  c[co] = c00 + bias0;
+  c[co + 1] = c01 + bias1;
+  c[co + 2] = c02 + bias2;
+  c[co + 3] = c03 + bias3;
   co += ldc;
-  c[co] = c10 + bias0; c[co + 1] = c11 + bias1; c[co + 2] = c12 + bias2; c[co + 3] = c13 + bias3;
+  c[co] = c10 + bias0;
+  c[co + 1] = c11 + bias1;
+  c[co + 2] = c12 + bias2;
+  c[co + 3] = c13 + bias3;
   co += ldc;
-  c[co] = c20 + bias0; c[co + 1] = c21 + bias1; c[co + 2] = c22 + bias2; c[co + 3] = c23 + bias3;
+  c[co] = c20 + bias0;
+  c[co + 1] = c21 + bias1;
+  c[co + 2] = c22 + bias2;
+  c[co + 3] = c23 + bias3;
   co += ldc;
-  c[co] = c30 + bias0; c[co + 1] = c31 + bias1; c[co + 2] = c32 + bias2; c[co + 3] = c33 + bias3;
+  c[co] = c30 + bias0;
+  c[co + 1] = c31 + bias1;
+  c[co + 2] = c32 + bias2;
+  c[co + 3] = c33 + bias3;
 }
 
 let aPack: Float64Array = new Float64Array(0);

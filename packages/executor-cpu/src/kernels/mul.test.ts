@@ -12,7 +12,10 @@ describe("mul kernel", () => {
 
   it("shapes that do not broadcast, or an outShape that is not theirs, are errors naming the field", () => {
     const a = Tensor.from([1, 2, 3], [3]);
-    for (const [b, outShape, field] of [[Tensor.from([1, 2], [2]), [3], "gated.b"], [Tensor.from([1], [1]), [4], "gated.out"]] as const) {
+    for (const [b, outShape, field] of [
+      [Tensor.from([1, 2], [2]), [3], "gated.b"],
+      [Tensor.from([1], [1]), [4], "gated.out"],
+    ] as const) {
       try {
         mulKernel({ kind: "mul", node: "gated", attrs: {}, inputs: [a, b], outShape });
         expect.unreachable();

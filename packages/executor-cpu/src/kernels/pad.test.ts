@@ -28,7 +28,10 @@ function pad64(x: Tensor, axis: number, before: number, after: number): number[]
 }
 
 describe("pad kernel", () => {
-  const x = Tensor.from(Array.from({ length: 24 }, (_, i) => i + 1), [2, 3, 4]);
+  const x = Tensor.from(
+    Array.from({ length: 24 }, (_, i) => i + 1),
+    [2, 3, 4],
+  );
 
   it.each([
     [2, 1, 2],
@@ -58,7 +61,14 @@ describe("pad kernel", () => {
   it("zeroes a planned out that holds garbage", () => {
     const shape = [2, 3, 7];
     const out = new Tensor(new Float32Array(42).fill(NaN), shape);
-    const y = padKernel({ kind: "pad", node: "qkv.grad", attrs: { axis: 2, before: 1, after: 2 }, inputs: [x], outShape: shape, out });
+    const y = padKernel({
+      kind: "pad",
+      node: "qkv.grad",
+      attrs: { axis: 2, before: 1, after: 2 },
+      inputs: [x],
+      outShape: shape,
+      out,
+    });
     expect(y).toBe(out);
     expect(y.toArray()).toEqual(pad64(x, 2, 1, 2));
   });

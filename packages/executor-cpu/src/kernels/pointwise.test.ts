@@ -48,10 +48,16 @@ describe("pointwise kernel", () => {
 
   it("three inputs, a where; an expression reading an absent input or a variable is a typed error naming the node", () => {
     const e = (name: string) => ({ op: "input", name, index: [] }) as const;
-    const expr = { op: "where", args: [{ op: "gt", args: [e("x0"), 0] }, { op: "mul", args: [e("x1"), e("x2")] }, e("x2")] } as Expr;
+    const expr = {
+      op: "where",
+      args: [{ op: "gt", args: [e("x0"), 0] }, { op: "mul", args: [e("x1"), e("x2")] }, e("x2")],
+    } as Expr;
     const got = run(expr, [Tensor.from([1, -1], [2]), Tensor.from([3, 4], [2]), Tensor.from([5, 6], [2])]).toArray();
     expect(got).toEqual([15, 6]);
-    for (const bad of [{ op: "add", args: [e("x0"), e("x3")] }, { op: "add", args: [e("x0"), "q"] }] as Expr[]) {
+    for (const bad of [
+      { op: "add", args: [e("x0"), e("x3")] },
+      { op: "add", args: [e("x0"), "q"] },
+    ] as Expr[]) {
       try {
         run(bad, [Tensor.from([1], [1])], undefined, "user.op");
         expect.unreachable();

@@ -1,14 +1,23 @@
 // pointwise: any elementwise expression (@attngraph/graph's expression form, reads with no index), compiled once per
 // expression to a JavaScript function of the elements and run over every element of inputs of one shape, any strides.
 // silu, its gradient and every other op declared by an expression run here: no kernel per op.
-import { afterwards, compilePointwise, elementsRead, overRows, pointwiseCallExpr, POINTWISE_SLOTS } from "@attngraph/graph";
+import {
+  afterwards,
+  compilePointwise,
+  elementsRead,
+  overRows,
+  pointwiseCallExpr,
+  POINTWISE_SLOTS,
+} from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets } from "./strided.js";
 
 /** Inputs: x0 [...], x1…x3 [...] (optional, x0's shape) → x0's shape. */
 export const pointwiseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const inputs = POINTWISE_SLOTS.map((name, i) => (i === 0 ? requireInput(call, 0, name) : optionalInput(call, i, name)));
+  const inputs = POINTWISE_SLOTS.map((name, i) =>
+    i === 0 ? requireInput(call, 0, name) : optionalInput(call, i, name),
+  );
   const expr = pointwiseCallExpr(call, inputs);
   const read = elementsRead(expr);
   const fn = compilePointwise(expr, POINTWISE_SLOTS);

@@ -9,12 +9,27 @@ import { positionEmbeddingKernel } from "./position-embedding.js";
 const P = 8;
 const E = 3;
 const next = mulberry32(5);
-const table = Tensor.from(Array.from({ length: P * E }, () => next() * 2 - 1), [P, E]);
+const table = Tensor.from(
+  Array.from({ length: P * E }, () => next() * 2 - 1),
+  [P, E],
+);
 
 const forward = (ids: Tensor<"int32">, weight: Tensor, offset: unknown) =>
-  positionEmbeddingKernel({ kind: "position-embedding", node: "wpe", attrs: { offset }, inputs: [ids as unknown as Tensor, weight], outShape: [ids.shape.at(-1)!, weight.shape[1]!] });
+  positionEmbeddingKernel({
+    kind: "position-embedding",
+    node: "wpe",
+    attrs: { offset },
+    inputs: [ids as unknown as Tensor, weight],
+    outShape: [ids.shape.at(-1)!, weight.shape[1]!],
+  });
 const backward = (grad: Tensor, rows: number, offset: unknown) =>
-  positionEmbeddingGradKernel({ kind: "position-embedding-grad", node: "wpe.grad", attrs: { rows, offset }, inputs: [grad], outShape: [rows, grad.shape[1]!] });
+  positionEmbeddingGradKernel({
+    kind: "position-embedding-grad",
+    node: "wpe.grad",
+    attrs: { rows, offset },
+    inputs: [grad],
+    outShape: [rows, grad.shape[1]!],
+  });
 
 /** Rows from..from+n-1 of the table, exactly. */
 const rows = (from: number, n: number) => Array.from(table.toFloat32Array().slice(from * E, (from + n) * E));
@@ -42,7 +57,10 @@ describe("position-embedding kernel", () => {
   });
 
   it("reads a table through transposed strides", () => {
-    const tT = Tensor.from(Array.from({ length: P * E }, (_, k) => table.toFloat32Array()[(k % P) * E + Math.floor(k / P)]!), [E, P]).transpose(0, 1);
+    const tT = Tensor.from(
+      Array.from({ length: P * E }, (_, k) => table.toFloat32Array()[(k % P) * E + Math.floor(k / P)]!),
+      [E, P],
+    ).transpose(0, 1);
     expect(tT.isContiguous()).toBe(false);
     expect(Array.from(forward(Tensor.int32([0, 0, 0, 0], [4]), tT, 3).toFloat32Array())).toEqual(rows(3, 4));
   });
@@ -63,11 +81,16 @@ describe("position-embedding-grad kernel", () => {
     const y = backward(g, 5, 2);
     expect(y.shape).toEqual([5, 3]);
     expect(Array.from(y.toFloat32Array())).toEqual([0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 0, 0]);
-    expect(Array.from(backward(g.transpose(0, 1).contiguous().transpose(0, 1), 2, 0).toFloat32Array())).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(Array.from(backward(g.transpose(0, 1).contiguous().transpose(0, 1), 2, 0).toFloat32Array())).toEqual([
+      1, 2, 3, 4, 5, 6,
+    ]);
   });
 
   it("is the transpose of the forward: ⟨pe(W), G⟩ = ⟨W, pe-grad(G)⟩", () => {
-    const g = Tensor.from(Array.from({ length: 4 * E }, () => next() * 2 - 1), [4, E]);
+    const g = Tensor.from(
+      Array.from({ length: 4 * E }, () => next() * 2 - 1),
+      [4, E],
+    );
     const fwd = forward(Tensor.int32([0, 0, 0, 0], [1, 4]), table, 3).toFloat32Array();
     const back = backward(g, P, 3).toFloat32Array();
     const lhs = fwd.reduce((a, v, k) => a + v * g.toFloat32Array()[k]!, 0);

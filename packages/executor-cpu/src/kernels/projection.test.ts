@@ -40,7 +40,10 @@ describe("projection kernel", () => {
   });
 
   it("gathers an x whose leading axes do not collapse into one row stride ([L, B, E] seen through a permute)", () => {
-    const xb = Tensor.from(Array.from({ length: 2 * 5 * 3 }, (_, i) => Math.cos(i)), [2, 5, 3]); // [B, L, E]
+    const xb = Tensor.from(
+      Array.from({ length: 2 * 5 * 3 }, (_, i) => Math.cos(i)),
+      [2, 5, 3],
+    ); // [B, L, E]
     const xl = xb.permute([1, 0, 2]); // [L, B, E]: rows are not evenly spaced
     const got = run(xl, w, b);
     const want = run(xl.contiguous(), w, b);

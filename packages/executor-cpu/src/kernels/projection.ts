@@ -20,7 +20,13 @@ import { lastAxis, leadingStride, rowCount, rowOffsets, type RowRange, type Stri
  * @param rows the rows of x (leading axes flattened) to compute; default: all
  * @returns [..., Out], row-major (`out` when given)
  */
-export function projectionImpl(x: StridedView, weight: StridedView, bias: StridedView | undefined, out?: Float32Array, rows?: RowRange): Float32Array {
+export function projectionImpl(
+  x: StridedView,
+  weight: StridedView,
+  bias: StridedView | undefined,
+  out?: Float32Array,
+  rows?: RowRange,
+): Float32Array {
   const { length: nIn, stride: xs } = lastAxis(x);
   const all = rowCount(x.shape);
   const nOut = weight.shape[0]!;
@@ -29,7 +35,12 @@ export function projectionImpl(x: StridedView, weight: StridedView, bias: Stride
   const r1 = rows?.end ?? all;
   const a = rowsOperand(x, r0, r1, nIn, xs);
   // W is [Out, In]; the product needs Wᵀ [In, Out], which is W with its strides swapped.
-  const w: MatOperand = { data: weight.data, offset: weight.offset, rowStride: weight.strides[1]!, colStride: weight.strides[0]! };
+  const w: MatOperand = {
+    data: weight.data,
+    offset: weight.offset,
+    rowStride: weight.strides[1]!,
+    colStride: weight.strides[0]!,
+  };
   const b = bias === undefined ? undefined : { data: bias.data, offset: bias.offset, stride: bias.strides[0]! };
   matmul(r1 - r0, nOut, nIn, a, w, y, r0 * nOut, nOut, b);
   return y;
@@ -44,7 +55,8 @@ export function rowsOperand(x: StridedView, r0: number, r1: number, nIn: number,
   if (rs !== undefined) return { data: x.data, offset: x.offset + r0 * rs, rowStride: rs, colStride: xs };
   const starts = rowOffsets(x, r0, r1);
   const dense = new Float32Array((r1 - r0) * nIn);
-  for (let r = 0, o = 0; r < starts.length; r++) for (let i = 0, p = starts[r]!; i < nIn; i++, p += xs) dense[o++] = x.data[p]!;
+  for (let r = 0, o = 0; r < starts.length; r++)
+    for (let i = 0, p = starts[r]!; i < nIn; i++, p += xs) dense[o++] = x.data[p]!;
   return { data: dense, offset: 0, rowStride: nIn, colStride: 1 };
 }
 
@@ -56,7 +68,13 @@ export function projectionInputs(call: Call) {
   const x = requireInput(call, 0, "x");
   const w = requireInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
-  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, `op ${call.kind} needs at least one axis`, "[..., In]", formatShape(x.shape));
+  if (x.rank < 1)
+    throw new ShapeError(
+      `${call.node}.x`,
+      `op ${call.kind} needs at least one axis`,
+      "[..., In]",
+      formatShape(x.shape),
+    );
   expectRank(call, "weight", w, 2, "[Out, In]");
   const nIn = x.shape[x.rank - 1]!;
   const nOut = w.shape[0]!;
@@ -73,6 +91,8 @@ export const projectionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_W
   const { x, w, b, nIn, nOut, shape } = projectionInputs(call);
   const rows = rowCount(x.shape);
   const y = outData(call, shape) ?? new Float32Array(rows * nOut);
-  const pending = overRows(call, chunkWork, rows, nIn * nOut, (start, end) => projectionImpl(x, w, b, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, nIn * nOut, (start, end) =>
+    projectionImpl(x, w, b, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, shape));
 });

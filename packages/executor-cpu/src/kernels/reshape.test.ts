@@ -2,10 +2,14 @@ import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
 import { reshapeKernel } from "./reshape.js";
 
-const x = Tensor.from(Array.from({ length: 24 }, (_, i) => i), [2, 3, 4]);
+const x = Tensor.from(
+  Array.from({ length: 24 }, (_, i) => i),
+  [2, 3, 4],
+);
 
 describe("reshape kernel", () => {
-  const run = (t: Tensor, shape: number[]) => reshapeKernel({ kind: "reshape", node: "split", attrs: { shape }, inputs: [t], outShape: shape });
+  const run = (t: Tensor, shape: number[]) =>
+    reshapeKernel({ kind: "reshape", node: "split", attrs: { shape }, inputs: [t], outShape: shape });
 
   it("is a view of a contiguous input", () => {
     const y = run(x, [2, 3, 2, 2]); // split heads: [B, L, E] → [B, L, H, D]

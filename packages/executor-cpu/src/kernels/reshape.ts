@@ -17,7 +17,12 @@ export function reshapeImpl(x: StridedView, shape: Shape): StridedView {
 export const reshapeKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
   if (sizeOf(call.outShape) !== x.size || call.outShape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
-    throw new ShapeError(`${call.node}.shape`, "element count must stay the same", `a shape of ${x.size} elements`, `${formatShape(call.outShape)} from ${formatShape(x.shape)}`);
+    throw new ShapeError(
+      `${call.node}.shape`,
+      "element count must stay the same",
+      `a shape of ${x.size} elements`,
+      `${formatShape(call.outShape)} from ${formatShape(x.shape)}`,
+    );
   }
   return toTensor(reshapeImpl(x, call.outShape));
 };

@@ -1,6 +1,13 @@
 // rms-norm-grad and rms-norm-weight-grad: RMS norm's gradients to its input and to its weight, r = 1/RMS recomputed
 // from x as the forward computes it (rmsOf), so nothing is saved between the passes.
-import { afterwards, checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape, overRows } from "@attngraph/graph";
+import {
+  afterwards,
+  checkLayerNormEps,
+  expectAxis,
+  expectRmsWeight,
+  expectSameShape,
+  overRows,
+} from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { rmsOf } from "./rms-norm.js";
@@ -12,7 +19,14 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param out where to write [..., E] row-major; default: a new array
  * @param part the rows to write; default: all
  */
-export function rmsNormGradImpl(grad: StridedView, x: StridedView, weight: StridedView | undefined, eps: number, out?: Float32Array, part?: RowRange): Float32Array {
+export function rmsNormGradImpl(
+  grad: StridedView,
+  x: StridedView,
+  weight: StridedView | undefined,
+  eps: number,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const xRows = rowOffsets(x, r0, part?.end);
   const gRows = rowOffsets(grad, r0, part?.end);
@@ -27,10 +41,12 @@ export function rmsNormGradImpl(grad: StridedView, x: StridedView, weight: Strid
   for (let r = 0; r < xRows.length; r++) {
     const inv = rmsOf(xd, xRows[r]!, n, xs, eps);
     let dot = 0;
-    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs) dot += gd[q]! * (wd === undefined ? 1 : wd[wo + j * ws]!) * xd[p]!;
+    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs)
+      dot += gd[q]! * (wd === undefined ? 1 : wd[wo + j * ws]!) * xd[p]!;
     const c = (dot / n) * inv * inv; // mean(ĝ ⊙ x̂) · r, applied to x (x̂ · r · mean = x · r² · mean(ĝ ⊙ x))
     const o = (r0 + r) * n;
-    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs) y[o + j] = inv * (gd[q]! * (wd === undefined ? 1 : wd[wo + j * ws]!) - xd[p]! * c);
+    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs)
+      y[o + j] = inv * (gd[q]! * (wd === undefined ? 1 : wd[wo + j * ws]!) - xd[p]! * c);
   }
   return y;
 }
@@ -47,7 +63,9 @@ export const rmsNormGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_
   expectRmsWeight(call, n, weight);
   const rows = rowCount(x.shape);
   const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * RMS_NORM_GRAD_WORK, (start, end) => rmsNormGradImpl(grad, x, weight, eps, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * RMS_NORM_GRAD_WORK, (start, end) =>
+    rmsNormGradImpl(grad, x, weight, eps, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, x.shape));
 });
 
@@ -55,7 +73,13 @@ export const rmsNormGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_
  * Adds grad ⊙ x̂ of rows [start, end) into `acc` [E] (float64), rows in order, so one part or several give the same
  * numbers bit for bit.
  */
-export function rmsNormWeightGradImpl(grad: StridedView, x: StridedView, eps: number, acc: Float64Array, part?: RowRange): Float64Array {
+export function rmsNormWeightGradImpl(
+  grad: StridedView,
+  x: StridedView,
+  eps: number,
+  acc: Float64Array,
+  part?: RowRange,
+): Float64Array {
   const r0 = part?.start ?? 0;
   const xRows = rowOffsets(x, r0, part?.end);
   const gRows = rowOffsets(grad, r0, part?.end);
@@ -63,7 +87,8 @@ export function rmsNormWeightGradImpl(grad: StridedView, x: StridedView, eps: nu
   const { stride: gs } = lastAxis(grad);
   for (let r = 0; r < xRows.length; r++) {
     const inv = rmsOf(x.data, xRows[r]!, n, xs, eps);
-    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs) acc[j] = acc[j]! + grad.data[q]! * (x.data[p]! * inv);
+    for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs)
+      acc[j] = acc[j]! + grad.data[q]! * (x.data[p]! * inv);
   }
   return acc;
 }
@@ -79,7 +104,9 @@ export const rmsNormWeightGradKernel = chunkedKernel((call, chunkWork = DEFAULT_
   const shape = [n];
   const y = outData(call, shape) ?? new Float32Array(n);
   const acc = new Float64Array(n);
-  const pending = overRows(call, chunkWork, rowCount(x.shape), n * RMS_NORM_GRAD_WORK, (start, end) => rmsNormWeightGradImpl(grad, x, eps, acc, { start, end }));
+  const pending = overRows(call, chunkWork, rowCount(x.shape), n * RMS_NORM_GRAD_WORK, (start, end) =>
+    rmsNormWeightGradImpl(grad, x, eps, acc, { start, end }),
+  );
   return afterwards(pending, () => {
     y.set(acc);
     return result(call, y, shape);

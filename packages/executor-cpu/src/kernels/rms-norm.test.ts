@@ -3,7 +3,8 @@ import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { rmsNormKernel } from "./rms-norm.js";
 import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./rms-norm-grad.js";
 
-const call = (x: Tensor, w: Tensor | undefined, eps = 1e-6, out?: Tensor) => rmsNormKernel({ kind: "rms-norm", node: "norm", attrs: { eps }, inputs: [x, w], outShape: x.shape, out }) as Tensor;
+const call = (x: Tensor, w: Tensor | undefined, eps = 1e-6, out?: Tensor) =>
+  rmsNormKernel({ kind: "rms-norm", node: "norm", attrs: { eps }, inputs: [x, w], outShape: x.shape, out }) as Tensor;
 
 describe("rms-norm kernels", () => {
   it("x / sqrt(mean(x²) + eps) · weight; a zero row gives zeros; in place", () => {
@@ -35,9 +36,25 @@ describe("rms-norm kernels", () => {
   it("the gradients: a constant row of x gives dx ⊥ x (the scale's direction is normalised away); dw sums grad ⊙ x̂", () => {
     const x = Tensor.from([2, 2, 2, 2, 1, -1, 1, -1], [2, 4]);
     const g = Tensor.from([1, 1, 1, 1, 1, 0, 0, 0], [2, 4]);
-    const dx = (rmsNormGradKernel({ kind: "rms-norm-grad", node: "n.grad", attrs: { eps: 1e-12 }, inputs: [g, x, undefined], outShape: [2, 4] }) as Tensor).toArray();
+    const dx = (
+      rmsNormGradKernel({
+        kind: "rms-norm-grad",
+        node: "n.grad",
+        attrs: { eps: 1e-12 },
+        inputs: [g, x, undefined],
+        outShape: [2, 4],
+      }) as Tensor
+    ).toArray();
     dx.slice(0, 4).forEach((v) => expect(Math.abs(v)).toBeLessThan(1e-6)); // g ∥ x: moving along x changes nothing
-    const dw = (rmsNormWeightGradKernel({ kind: "rms-norm-weight-grad", node: "n.w.grad", attrs: { eps: 1e-12 }, inputs: [g, x], outShape: [4] }) as Tensor).toArray();
+    const dw = (
+      rmsNormWeightGradKernel({
+        kind: "rms-norm-weight-grad",
+        node: "n.w.grad",
+        attrs: { eps: 1e-12 },
+        inputs: [g, x],
+        outShape: [4],
+      }) as Tensor
+    ).toArray();
     expect(dw.map((v) => Math.round(v * 1e5) / 1e5)).toEqual([2, 1, 1, 1]); // x̂ of row 0 is 1s, of row 1 is ±1
   });
 });

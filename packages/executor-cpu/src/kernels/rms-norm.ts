@@ -21,7 +21,13 @@ export function rmsOf(data: Float32Array, base: number, n: number, stride: numbe
  * @param out where to write [..., E] row-major; default: a new array
  * @param part the rows to write; default: all
  */
-export function rmsNormImpl(x: StridedView, eps: number, weight: StridedView | undefined, out?: Float32Array, part?: RowRange): Float32Array {
+export function rmsNormImpl(
+  x: StridedView,
+  eps: number,
+  weight: StridedView | undefined,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const rows = rowOffsets(x, r0, part?.end);
   const { length: n, stride: xs } = lastAxis(x);
@@ -33,7 +39,8 @@ export function rmsNormImpl(x: StridedView, eps: number, weight: StridedView | u
   for (let r = 0; r < rows.length; r++) {
     const inv = rmsOf(xd, rows[r]!, n, xs, eps);
     const o = (r0 + r) * n;
-    for (let j = 0, p = rows[r]!; j < n; j++, p += xs) y[o + j] = wd === undefined ? xd[p]! * inv : xd[p]! * inv * wd[wo + j * ws]!;
+    for (let j = 0, p = rows[r]!; j < n; j++, p += xs)
+      y[o + j] = wd === undefined ? xd[p]! * inv : xd[p]! * inv * wd[wo + j * ws]!;
   }
   return y;
 }
@@ -48,7 +55,9 @@ export const rmsNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK
   expectRmsWeight(call, n, weight);
   const rows = rowCount(x.shape);
   const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * RMS_NORM_WORK, (start, end) => rmsNormImpl(x, eps, weight, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * RMS_NORM_WORK, (start, end) =>
+    rmsNormImpl(x, eps, weight, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, x.shape));
 });
 

@@ -22,8 +22,18 @@ describe("rope kernel", () => {
 
   it("pairs dim i with dim i + D/2 (split-half, NeoX/Llama), not 2i with 2i + 1 (GPT-J)", () => {
     // D = 4, position 1, base 100: θ_0 = 1, θ_1 = 100^(−1/2) = 0.1. Only x[0] = 1: it turns towards x[2].
-    close(run(Tensor.from([1, 0, 0, 0], [1, 1, 1, 4]), { base: 100, positionOffset: 1 }).toArray(), [Math.cos(1), 0, Math.sin(1), 0]);
-    close(run(Tensor.from([0, 1, 0, 0], [1, 1, 1, 4]), { base: 100, positionOffset: 1 }).toArray(), [0, Math.cos(0.1), 0, Math.sin(0.1)]);
+    close(run(Tensor.from([1, 0, 0, 0], [1, 1, 1, 4]), { base: 100, positionOffset: 1 }).toArray(), [
+      Math.cos(1),
+      0,
+      Math.sin(1),
+      0,
+    ]);
+    close(run(Tensor.from([0, 1, 0, 0], [1, 1, 1, 4]), { base: 100, positionOffset: 1 }).toArray(), [
+      0,
+      Math.cos(0.1),
+      0,
+      Math.sin(0.1),
+    ]);
   });
 
   it("rotates only the first rotaryDim dims and copies the rest", () => {
@@ -37,11 +47,19 @@ describe("rope kernel", () => {
     const row = [0.1, -0.4, 0.9, 0.25, -0.6, 0.3];
     const five = Tensor.from(Array.from({ length: 5 }, () => row).flat(), [1, 1, 5, 6]);
     const shifted = run(Tensor.from(row, [1, 1, 1, 6]), { positionOffset: 4, base: 50 }).toArray();
-    close(shifted, run(five, { base: 50 }).toArray().slice(4 * 6));
+    close(
+      shifted,
+      run(five, { base: 50 })
+        .toArray()
+        .slice(4 * 6),
+    );
   });
 
   it("preserves the norm of every rotated pair", () => {
-    const x = Tensor.from(Array.from({ length: 3 * 8 }, (_, k) => Math.cos(k * 1.7)), [1, 1, 3, 8]);
+    const x = Tensor.from(
+      Array.from({ length: 3 * 8 }, (_, k) => Math.cos(k * 1.7)),
+      [1, 1, 3, 8],
+    );
     const y = run(x, { positionOffset: 1000 }).toArray();
     const xs = x.toArray();
     for (let l = 0; l < 3; l++)
@@ -58,33 +76,51 @@ describe("rope kernel", () => {
     const padded = Float32Array.from([9, 9, ...values]);
     const scrambled = new Tensor(padded, [6, 2, 3, 2], [12, 6, 2, 1], 2).permute([1, 3, 2, 0]); // [D, B, L, H] → [B, H, L, D]
     expect(scrambled.strides[3]).toBe(12);
-    expect(Array.from(ropeImpl(scrambled, 10000, 4, 7))).toEqual(Array.from(ropeImpl(scrambled.contiguous(), 10000, 4, 7)));
+    expect(Array.from(ropeImpl(scrambled, 10000, 4, 7))).toEqual(
+      Array.from(ropeImpl(scrambled.contiguous(), 10000, 4, 7)),
+    );
   });
 
   it("inverse rotates by −θ: out[i] = x1·cos θ + x2·sin θ, out[i + r/2] = x2·cos θ − x1·sin θ", () => {
     const x = Tensor.from([0.3, -0.7, 0.3, -0.7], [1, 1, 2, 2]); // positions 0 and 1, D = 2
     const [x1, x2] = [0.3, -0.7];
-    close(run(x, { inverse: true }).toArray(), [x1, x2, x1 * Math.cos(1) + x2 * Math.sin(1), x2 * Math.cos(1) - x1 * Math.sin(1)]);
+    close(run(x, { inverse: true }).toArray(), [
+      x1,
+      x2,
+      x1 * Math.cos(1) + x2 * Math.sin(1),
+      x2 * Math.cos(1) - x1 * Math.sin(1),
+    ]);
   });
 
   it("inverse undoes the forward rotation and is its transpose (RoPE's backward), rotaryDim and strides included", () => {
     const values = Array.from({ length: 2 * 3 * 4 * 6 }, (_, k) => Math.sin(k * 0.7));
     const x = Tensor.from(values, [2, 4, 3, 6]).permute([0, 2, 1, 3]); // [2, 3, 4, 6], strided
-    const g = Tensor.from(values.map((v) => v * v - 0.3), [2, 3, 4, 6]);
+    const g = Tensor.from(
+      values.map((v) => v * v - 0.3),
+      [2, 3, 4, 6],
+    );
     for (const rotaryDim of [null, 4]) {
       const attrs = { rotaryDim, positionOffset: 5, base: 100 };
       const fwd = run(x, attrs);
       close(run(fwd, { ...attrs, inverse: true }).toArray(), x.toArray());
       // ⟨rope(x), g⟩ = ⟨x, rope⁻¹(g)⟩: the inverse of a rotation is its transpose.
       const lhs = fwd.toArray().reduce((a, v, k) => a + v * g.toArray()[k]!, 0);
-      const rhs = run(g, { ...attrs, inverse: true }).toArray().reduce((a, v, k) => a + v * x.toArray()[k]!, 0);
+      const rhs = run(g, { ...attrs, inverse: true })
+        .toArray()
+        .reduce((a, v, k) => a + v * x.toArray()[k]!, 0);
       expect(lhs).toBeCloseTo(rhs, 4);
     }
   });
 
   it("treats an absent inverse as the forward rotation, and rejects one that is not a boolean", () => {
     const x = Tensor.from([1, 2, 3, 4], [1, 1, 2, 2]);
-    const bare = ropeKernel({ kind: "rope", node: "q.rope", attrs: { base: 10000, rotaryDim: null, positionOffset: 0 }, inputs: [x], outShape: x.shape });
+    const bare = ropeKernel({
+      kind: "rope",
+      node: "q.rope",
+      attrs: { base: 10000, rotaryDim: null, positionOffset: 0 },
+      inputs: [x],
+      outShape: x.shape,
+    });
     expect(bare.toArray()).toEqual(run(x, { inverse: false }).toArray());
     try {
       run(x, { inverse: 1 as unknown as boolean });

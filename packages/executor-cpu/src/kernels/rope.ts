@@ -14,7 +14,13 @@ import type { StridedView } from "./strided.js";
  * @param inverse rotate by −θ (sin flips sign): the rotation's transpose, which is RoPE's backward
  * @returns [B, H, L, D], row-major
  */
-export function ropeImpl(x: StridedView, base: number, r: number, positionOffset: number, inverse = false): Float32Array {
+export function ropeImpl(
+  x: StridedView,
+  base: number,
+  r: number,
+  positionOffset: number,
+  inverse = false,
+): Float32Array {
   const [nb, nh, nl, nd] = x.shape as readonly number[] as [number, number, number, number];
   const [s0, s1, s2, s3] = x.strides as [number, number, number, number];
   const half = r / 2;
@@ -59,14 +65,22 @@ export const ropeKernel: CpuKernel = (call) => {
   const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null; // absent = all of D, as normalizeAttrs does
   const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false; // absent = the forward rotation (calls made before it existed)
   const d = x.shape[3]!;
-  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
-  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
+  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0)
+    throw attrError(call, "base", "a finite number > 0", base);
+  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0)
+    throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
   if (typeof inverse !== "boolean") throw attrError(call, "inverse", "true or false", inverse);
   if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) {
     throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
   }
   // The graph checks these when D is known at build time; a symbolic D, or a hand-made call, is caught here.
   if (rotaryDim !== null && rotaryDim > d) throw attrError(call, "rotaryDim", `<= the head dim D=${d}`, rotaryDim);
-  if (rotaryDim === null && d % 2 !== 0) throw new ShapeError(`${call.node}.x`, "RoPE over the whole head dim needs an even D", "an even D", `D=${d} in ${formatShape(x.shape)}`);
-  return new Tensor(ropeImpl(x, base, rotaryDim ?? d, (positionOffset as number), inverse), x.shape);
+  if (rotaryDim === null && d % 2 !== 0)
+    throw new ShapeError(
+      `${call.node}.x`,
+      "RoPE over the whole head dim needs an even D",
+      "an even D",
+      `D=${d} in ${formatShape(x.shape)}`,
+    );
+  return new Tensor(ropeImpl(x, base, rotaryDim ?? d, positionOffset as number, inverse), x.shape);
 };

@@ -20,7 +20,9 @@ export const scoreModInputGradKernel = chunkedKernel((call: Call, chunkWork = DE
   const rows = inputGradRows(expr, wrt, gathered, `${call.node}.expr`);
   const sums = new Float64Array(target.shape.reduce((a, n) => a * n, 1));
   const [B, H, L, S] = x.shape as [number, number, number, number];
-  const pending = overRows(call, chunkWork, B * H * L, S * READ_WORK, (start, end) => rows(x, grad, scale, sums, start, end));
+  const pending = overRows(call, chunkWork, B * H * L, S * READ_WORK, (start, end) =>
+    rows(x, grad, scale, sums, start, end),
+  );
   return afterwards(pending, () => {
     const y = outData(call, target.shape) ?? new Float32Array(sums.length);
     for (let i = 0; i < sums.length; i++) y[i] = sums[i]!;

@@ -19,7 +19,9 @@ function exprKernel(role: "score" | "mask") {
     const f = compileExpr(expr, gathered, `${call.node}.expr`);
     const [B, H, L, S] = x.shape as [number, number, number, number];
     const y = outData(call, x.shape) ?? new Float32Array(B * H * L * S);
-    const pending = overRows(call, chunkWork, B * H * L, S * EXPR_WORK, (start, end) => exprRows(x, f, scale, role === "mask", y, 0, start, end));
+    const pending = overRows(call, chunkWork, B * H * L, S * EXPR_WORK, (start, end) =>
+      exprRows(x, f, scale, role === "mask", y, 0, start, end),
+    );
     return afterwards(pending, () => result(call, y, x.shape));
   });
 }

@@ -3,7 +3,13 @@ import { ShapeError, Tensor } from "@attngraph/tensor";
 import { scoreImpl, scoreKernel } from "./score.js";
 
 const run = (q: Tensor, k: Tensor) =>
-  scoreKernel({ kind: "score", node: "scores", attrs: {}, inputs: [q, k], outShape: [q.shape[0]!, q.shape[1]!, q.shape[2]!, k.shape[2]!] });
+  scoreKernel({
+    kind: "score",
+    node: "scores",
+    attrs: {},
+    inputs: [q, k],
+    outShape: [q.shape[0]!, q.shape[1]!, q.shape[2]!, k.shape[2]!],
+  });
 
 /** Deterministic, non-symmetric values so a wrong index shows up. */
 const values = (n: number, seed: number) => Array.from({ length: n }, (_, i) => Math.sin(seed * 7.1 + i * 1.3) * 2);
@@ -53,7 +59,11 @@ describe("score kernel", () => {
     const want = naiveScore(q, k);
     got.toArray().forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 5));
     // Head 1 uses key head 0 when Hkv = 2 (group of 2), so it differs from using key head 1.
-    if (Hkv === 2) expect(got.get(0, 1, 0, 0)).toBeCloseTo(q.get(0, 1, 0, 0) * k.get(0, 0, 0, 0) + q.get(0, 1, 0, 1) * k.get(0, 0, 0, 1), 5);
+    if (Hkv === 2)
+      expect(got.get(0, 1, 0, 0)).toBeCloseTo(
+        q.get(0, 1, 0, 0) * k.get(0, 0, 0, 0) + q.get(0, 1, 0, 1) * k.get(0, 0, 0, 1),
+        5,
+      );
   });
 
   it("rejects Hkv that does not divide H, naming the node", () => {
@@ -65,8 +75,14 @@ describe("score kernel", () => {
 
   it("rejects a head-dim mismatch and a missing k", () => {
     expect(() => run(Tensor.zeros([1, 1, 1, 2]), Tensor.zeros([1, 1, 1, 3]))).toThrow(/scores\.k: head dim D/);
-    expect(() => scoreKernel({ kind: "score", node: "scores", attrs: {}, inputs: [Tensor.zeros([1, 1, 1, 2])], outShape: [1, 1, 1, 1] })).toThrow(
-      /scores\.k: missing required input 1/,
-    );
+    expect(() =>
+      scoreKernel({
+        kind: "score",
+        node: "scores",
+        attrs: {},
+        inputs: [Tensor.zeros([1, 1, 1, 2])],
+        outShape: [1, 1, 1, 1],
+      }),
+    ).toThrow(/scores\.k: missing required input 1/);
   });
 });

@@ -5,7 +5,10 @@ import { sgdMomentumKernel } from "./sgd-momentum.js";
 
 const rand = (shape: Shape, seed: number, scale = 1) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)),
+    shape,
+  );
 };
 
 type Attrs = { momentum: number; dampening?: number; weightDecay?: number };
@@ -13,13 +16,25 @@ type Attrs = { momentum: number; dampening?: number; weightDecay?: number };
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
 const run = (buf: Tensor, grad: Tensor, param: Tensor | undefined, t: Tensor, attrs: Attrs, node = "optim.w.buf") =>
-  sgdMomentumKernel({ kind: "sgd-momentum", node, attrs: { ...attrs }, inputs: [buf, grad, param, t], outShape: buf.shape });
+  sgdMomentumKernel({
+    kind: "sgd-momentum",
+    node,
+    attrs: { ...attrs },
+    inputs: [buf, grad, param, t],
+    outShape: buf.shape,
+  });
 
 /**
  * The float64 reference, torch.optim.SGD's buffer update written out: d = grad + wd · param; d at t = 1 (the clone),
  * else momentum · buf + (1 − dampening) · d.
  */
-function sgdMomentum64(buf: ArrayLike<number>, grad: ArrayLike<number>, param: ArrayLike<number> | undefined, t: number, { momentum, dampening = 0, weightDecay = 0 }: Attrs): number[] {
+function sgdMomentum64(
+  buf: ArrayLike<number>,
+  grad: ArrayLike<number>,
+  param: ArrayLike<number> | undefined,
+  t: number,
+  { momentum, dampening = 0, weightDecay = 0 }: Attrs,
+): number[] {
   return Array.from(grad, (g, k) => {
     const d = g + (param ? weightDecay * param[k]! : 0);
     return t === 1 ? d : momentum * buf[k]! + (1 - dampening) * d;
@@ -27,7 +42,8 @@ function sgdMomentum64(buf: ArrayLike<number>, grad: ArrayLike<number>, param: A
 }
 
 /** Computed in float64 and rounded once: the kernel's output is the reference rounded to float32, bit for bit. */
-const expectRef = (got: Tensor, want: number[]) => expect(Array.from(got.toFloat32Array())).toEqual(want.map(Math.fround));
+const expectRef = (got: Tensor, want: number[]) =>
+  expect(Array.from(got.toFloat32Array())).toEqual(want.map(Math.fround));
 
 const thrown = (f: () => unknown): AttnGraphError => {
   try {
@@ -55,7 +71,10 @@ describe("sgd-momentum kernel", () => {
     for (const a of cases) {
       const p = a.weightDecay ? param : undefined;
       for (const [k, t] of [1, 2, 7].entries()) {
-        expectRef(run(buf, grad, p, step(t, k % 2 ? [1] : []), a), sgdMomentum64(buf.toArray(), grad.toArray(), p?.toArray(), t, a));
+        expectRef(
+          run(buf, grad, p, step(t, k % 2 ? [1] : []), a),
+          sgdMomentum64(buf.toArray(), grad.toArray(), p?.toArray(), t, a),
+        );
       }
     }
   });
@@ -63,7 +82,10 @@ describe("sgd-momentum kernel", () => {
   it("t = 1 clones d, ignoring the buffer and dampening (NaN in buf does not reach the output)", () => {
     const nan = Tensor.from(new Float32Array(15).fill(NaN), [3, 5]);
     const a = { momentum: 0.9, dampening: 0.5, weightDecay: 0.1 };
-    expectRef(run(nan, grad, param, step(1), a), grad.toArray().map((g, k) => g + 0.1 * param.toArray()[k]!));
+    expectRef(
+      run(nan, grad, param, step(1), a),
+      grad.toArray().map((g, k) => g + 0.1 * param.toArray()[k]!),
+    );
   });
 
   it("param absent: the gradient alone (dampening and weightDecay default 0); present with weightDecay 0 adds nothing", () => {
@@ -71,7 +93,9 @@ describe("sgd-momentum kernel", () => {
     const g = Tensor.from([0.5, -1, 2, 0], [4]);
     expect(run(b, g, undefined, step(2), { momentum: 0.5 }).toArray()).toEqual([1, 0, 3.5, 2]);
     expect(run(b, g, undefined, step(1), { momentum: 0.5 }).toArray()).toEqual([0.5, -1, 2, 0]);
-    expect(run(buf, grad, param, step(3), { momentum: 0.8 }).toArray()).toEqual(run(buf, grad, undefined, step(3), { momentum: 0.8 }).toArray());
+    expect(run(buf, grad, param, step(3), { momentum: 0.8 }).toArray()).toEqual(
+      run(buf, grad, undefined, step(3), { momentum: 0.8 }).toArray(),
+    );
   });
 
   it("strided (transposed) buf, grad and param, each and all", () => {
@@ -84,10 +108,18 @@ describe("sgd-momentum kernel", () => {
     expect(bT.isContiguous() || gT.isContiguous() || pT.isContiguous()).toBe(false);
     const a = { momentum: 0.9, dampening: 0.2, weightDecay: 0.01 };
     for (const t of [1, 4]) {
-      for (const [x, y, z] of [[bT, g, p], [b, gT, p], [b, g, pT], [bT, gT, pT]] as const) {
+      for (const [x, y, z] of [
+        [bT, g, p],
+        [b, gT, p],
+        [b, g, pT],
+        [bT, gT, pT],
+      ] as const) {
         expectRef(run(x, y, z, step(t), a), sgdMomentum64(x.toArray(), y.toArray(), z.toArray(), t, a));
       }
-      expectRef(run(bT, gT, undefined, step(t), { momentum: 0.9 }), sgdMomentum64(bT.toArray(), gT.toArray(), undefined, t, { momentum: 0.9 }));
+      expectRef(
+        run(bT, gT, undefined, step(t), { momentum: 0.9 }),
+        sgdMomentum64(bT.toArray(), gT.toArray(), undefined, t, { momentum: 0.9 }),
+      );
     }
   });
 
@@ -102,21 +134,41 @@ describe("sgd-momentum kernel", () => {
   });
 
   it("scalar and empty tensors", () => {
-    expectRef(run(Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], []), step(2), { momentum: 0.9, dampening: 0.5, weightDecay: 0.5 }), [0.9 * 2 + 0.5 * 2.5]);
+    expectRef(
+      run(Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], []), step(2), {
+        momentum: 0.9,
+        dampening: 0.5,
+        weightDecay: 0.5,
+      }),
+      [0.9 * 2 + 0.5 * 2.5],
+    );
     expect(run(rand([2, 0], 1), rand([2, 0], 2), undefined, step(2), { momentum: 0.9 }).shape).toEqual([2, 0]);
   });
 
   it("writes into a planned output, never into its inputs", () => {
     const before = buf.toArray();
     const out = Tensor.from(new Float32Array(15), [3, 5]);
-    const y = sgdMomentumKernel({ kind: "sgd-momentum", node: "optim.w.buf", attrs: { momentum: 0.9 }, inputs: [buf, grad, undefined, step(2)], outShape: [3, 5], out });
+    const y = sgdMomentumKernel({
+      kind: "sgd-momentum",
+      node: "optim.w.buf",
+      attrs: { momentum: 0.9 },
+      inputs: [buf, grad, undefined, step(2)],
+      outShape: [3, 5],
+      out,
+    });
     expect(y).toBe(out);
     expectRef(out, sgdMomentum64(buf.toArray(), grad.toArray(), undefined, 2, { momentum: 0.9 }));
     expect(buf.toArray()).toEqual(before);
   });
 
   it("a step that is not an integer >= 1 is an input error naming <node>.step", () => {
-    for (const [t, shape] of [[0, []], [1.5, [1]], [NaN, []], [-2, [1]], [Infinity, []]] as const) {
+    for (const [t, shape] of [
+      [0, []],
+      [1.5, [1]],
+      [NaN, []],
+      [-2, [1]],
+      [Infinity, []],
+    ] as const) {
       const e = thrown(() => run(buf, grad, undefined, step(t, shape), { momentum: 0.9 }));
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
       expect(e.message).toContain("optim.w.buf.step");
@@ -128,7 +180,15 @@ describe("sgd-momentum kernel", () => {
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.step"]);
     e = thrown(() => run(buf, grad, undefined, Tensor.from([1], [1, 1]), { momentum: 0.9 }));
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.step"]);
-    e = thrown(() => sgdMomentumKernel({ kind: "sgd-momentum", node: "b", attrs: { momentum: 0.9 }, inputs: [buf, grad], outShape: buf.shape }));
+    e = thrown(() =>
+      sgdMomentumKernel({
+        kind: "sgd-momentum",
+        node: "b",
+        attrs: { momentum: 0.9 },
+        inputs: [buf, grad],
+        outShape: buf.shape,
+      }),
+    );
     expect([e.code, e.subject]).toEqual(["input", "b.step"]);
   });
 

@@ -2,7 +2,15 @@
 // d = grad + weightDecay · param, d at the first step (t = 1, PyTorch clones d into the buffer) and
 // momentum · buf + (1 − dampening) · d after. The step t is an input (one float, read here), so the graph stays the
 // same from step to step.
-import { afterwards, checkOptimizerStepValue, checkSgdMomentumAttrs, expectSameShape, expectStepShape, overRows, type SgdMomentumAttrs } from "@attngraph/graph";
+import {
+  afterwards,
+  checkOptimizerStepValue,
+  checkSgdMomentumAttrs,
+  expectSameShape,
+  expectStepShape,
+  overRows,
+  type SgdMomentumAttrs,
+} from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
@@ -17,7 +25,15 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param out where to write row-major; default: a new array
  * @param part the rows (a row = the last axis) to write; default: all
  */
-export function sgdMomentumImpl(buf: StridedView, grad: StridedView, param: StridedView | undefined, t: number, a: SgdMomentumAttrs, out?: Float32Array, part?: RowRange): Float32Array {
+export function sgdMomentumImpl(
+  buf: StridedView,
+  grad: StridedView,
+  param: StridedView | undefined,
+  t: number,
+  a: SgdMomentumAttrs,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const first = t === 1;
   const bRows = first ? undefined : rowOffsets(buf, r0, part?.end);
@@ -66,7 +82,9 @@ export const sgdMomentumKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_
   const { length: n } = lastAxis(buf);
   const rows = rowCount(buf.shape);
   const y = outData(call, buf.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * SGD_MOMENTUM_WORK, (start, end) => sgdMomentumImpl(buf, grad, param, t, a, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * SGD_MOMENTUM_WORK, (start, end) =>
+    sgdMomentumImpl(buf, grad, param, t, a, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, buf.shape));
 });
 

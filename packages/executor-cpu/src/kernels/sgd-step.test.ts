@@ -6,7 +6,10 @@ import { sgdStepKernel } from "./sgd-step.js";
 
 const rand = (shape: Shape, seed: number, scale = 1) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)),
+    shape,
+  );
 };
 
 interface Attrs {
@@ -25,7 +28,12 @@ const run = (param: Tensor, grad: Tensor, buf: Tensor | undefined, attrs: Attrs,
  * The float64 reference, torch.optim.SGD's update written out: d = grad + wd · param; u = d (momentum 0), buf, or
  * d + momentum · buf (nesterov); param − lr · u.
  */
-function sgdStep64(param: ArrayLike<number>, grad: ArrayLike<number>, buf: ArrayLike<number> | undefined, a: Attrs): number[] {
+function sgdStep64(
+  param: ArrayLike<number>,
+  grad: ArrayLike<number>,
+  buf: ArrayLike<number> | undefined,
+  a: Attrs,
+): number[] {
   const { lr, momentum = 0, nesterov = false, weightDecay = 0 } = a;
   return Array.from(param, (p, k) => {
     const d = grad[k]! + weightDecay * p;
@@ -65,7 +73,9 @@ describe("sgd-step kernel", () => {
   it("matches torch's update in float64: plain, weight decay, momentum, nesterov (bit for bit the reference rounded once)", () => {
     for (const a of cases) {
       const buf = a.momentum ? b : undefined;
-      expect(Array.from(run(p, g, buf, a).toFloat32Array())).toEqual(sgdStep64(p.toArray(), g.toArray(), buf?.toArray(), a).map(Math.fround));
+      expect(Array.from(run(p, g, buf, a).toFloat32Array())).toEqual(
+        sgdStep64(p.toArray(), g.toArray(), buf?.toArray(), a).map(Math.fround),
+      );
     }
   });
 
@@ -83,20 +93,35 @@ describe("sgd-step kernel", () => {
     const bT = rand([6, 3], 6).permute([1, 0]);
     expect(pT.isContiguous() || gT.isContiguous() || bT.isContiguous()).toBe(false);
     for (const a of cases) {
-      for (const [pp, gg, bb] of [[pT, g, b], [p, gT, b], [p, g, bT], [pT, gT, bT]] as const) {
+      for (const [pp, gg, bb] of [
+        [pT, g, b],
+        [p, gT, b],
+        [p, g, bT],
+        [pT, gT, bT],
+      ] as const) {
         const buf = a.momentum ? bb : undefined;
-        expect(Array.from(run(pp, gg, buf, a).toFloat32Array())).toEqual(sgdStep64(pp.toArray(), gg.toArray(), buf?.toArray(), a).map(Math.fround));
+        expect(Array.from(run(pp, gg, buf, a).toFloat32Array())).toEqual(
+          sgdStep64(pp.toArray(), gg.toArray(), buf?.toArray(), a).map(Math.fround),
+        );
       }
     }
   });
 
   it("scalar and empty tensors; a planned output", () => {
-    expect(run(Tensor.from([2], []), Tensor.from([1], []), Tensor.from([4], []), { lr: 0.5, momentum: 0.5, nesterov: true }).toArray()).toEqual([2 - 0.5 * (1 + 2)]);
+    expect(
+      run(Tensor.from([2], []), Tensor.from([1], []), Tensor.from([4], []), {
+        lr: 0.5,
+        momentum: 0.5,
+        nesterov: true,
+      }).toArray(),
+    ).toEqual([2 - 0.5 * (1 + 2)]);
     expect(run(rand([0, 3], 1), rand([0, 3], 2), undefined, { lr: 1 }).shape).toEqual([0, 3]);
     const out = Tensor.from(new Float32Array(18), [3, 6]);
     const y = sgdStepKernel({ kind: "sgd-step", node: "u", attrs: { lr: 0.1 }, inputs: [p, g], outShape: [3, 6], out });
     expect(y).toBe(out);
-    expect(Array.from(out.toFloat32Array())).toEqual(sgdStep64(p.toArray(), g.toArray(), undefined, { lr: 0.1 }).map(Math.fround));
+    expect(Array.from(out.toFloat32Array())).toEqual(
+      sgdStep64(p.toArray(), g.toArray(), undefined, { lr: 0.1 }).map(Math.fround),
+    );
   });
 
   it("momentum without the buffer is an input error naming <node>.buf; shapes that differ, shape errors", () => {
@@ -132,12 +157,29 @@ describe("sgd-momentum and sgd-step in chunks", () => {
     const g = rand(shape, 2);
     const b = rand([40, 6], 3).permute([1, 0]);
     const signal = new AbortController().signal;
-    const momentumCall = { kind: "sgd-momentum", node: "optim.w.buf", attrs: { momentum: 0.9, dampening: 0.1, weightDecay: 0.01 }, inputs: [b, g, p, step(4, [1])], outShape: shape };
-    const stepCall = { kind: "sgd-step", node: "optim.w.update", attrs: { lr: 1e-2, momentum: 0.9, nesterov: true, weightDecay: 0.01 }, inputs: [p, g, b], outShape: shape };
-    for (const [kernel, call] of [[sgdMomentumKernel, momentumCall], [sgdStepKernel, stepCall]] as const) {
+    const momentumCall = {
+      kind: "sgd-momentum",
+      node: "optim.w.buf",
+      attrs: { momentum: 0.9, dampening: 0.1, weightDecay: 0.01 },
+      inputs: [b, g, p, step(4, [1])],
+      outShape: shape,
+    };
+    const stepCall = {
+      kind: "sgd-step",
+      node: "optim.w.update",
+      attrs: { lr: 1e-2, momentum: 0.9, nesterov: true, weightDecay: 0.01 },
+      inputs: [p, g, b],
+      outShape: shape,
+    };
+    for (const [kernel, call] of [
+      [sgdMomentumKernel, momentumCall],
+      [sgdStepKernel, stepCall],
+    ] as const) {
       const pending = kernel({ ...call, signal }, 1);
       expect(pending).toBeInstanceOf(Promise);
-      expect(Array.from((await pending).toFloat32Array())).toEqual(Array.from((kernel(call) as Tensor).toFloat32Array()));
+      expect(Array.from((await pending).toFloat32Array())).toEqual(
+        Array.from((kernel(call) as Tensor).toFloat32Array()),
+      );
     }
   });
 });
@@ -148,7 +190,13 @@ describe("sgd-momentum → sgd-step: a training loop", () => {
    * with momentum, buf = clone(grad) at the first step, else buf.mul_(momentum).add_(grad, alpha=1 − dampening);
    * grad = grad.add(buf, alpha=momentum) with nesterov, else buf; param.add_(grad, alpha=−lr).
    */
-  function torchSgd64(p: Float64Array, buf: Float64Array | undefined, g: ArrayLike<number>, t: number, a: Required<Attrs> & { dampening: number }): void {
+  function torchSgd64(
+    p: Float64Array,
+    buf: Float64Array | undefined,
+    g: ArrayLike<number>,
+    t: number,
+    a: Required<Attrs> & { dampening: number },
+  ): void {
     for (let k = 0; k < p.length; k++) {
       let gk = g[k]!;
       if (a.weightDecay !== 0) gk = gk + a.weightDecay * p[k]!;
@@ -168,21 +216,44 @@ describe("sgd-momentum → sgd-step: a training loop", () => {
     { lr: 5e-2, momentum: 0.8, dampening: 0, nesterov: true, weightDecay: 0.01 },
   ];
   for (const a of loops) {
-    const label = a.momentum === 0 ? "plain SGD" : `${a.nesterov ? "Nesterov" : "momentum"} ${a.momentum}, dampening ${a.dampening}`;
+    const label =
+      a.momentum === 0
+        ? "plain SGD"
+        : `${a.nesterov ? "Nesterov" : "momentum"} ${a.momentum}, dampening ${a.dampening}`;
     it(`5 steps of ${label} (weightDecay ${a.weightDecay}) on a [4, 5] parameter match a float64 loop of torch's update`, () => {
       const shape = [4, 5];
       let p = rand(shape, 100);
       let buf: Tensor | undefined = a.momentum > 0 ? Tensor.from(new Float32Array(20).fill(NaN), shape) : undefined; // unread at step 1
       const rp = Float64Array.from(p.toArray());
       const rb = a.momentum > 0 ? new Float64Array(20) : undefined;
-      const call = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ({ kind, node, attrs, inputs, outShape: shape });
+      const call = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ({
+        kind,
+        node,
+        attrs,
+        inputs,
+        outShape: shape,
+      });
       for (let t = 1; t <= 5; t++) {
         const g = t % 2 === 0 ? rand([5, 4], 200 + t, 2).permute([1, 0]) : rand(shape, 200 + t, 2); // even steps: a strided gradient
         if (buf) {
           const mAttrs = { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay };
-          buf = sgdMomentumKernel(call("sgd-momentum", "optim.w.buf", mAttrs, [buf, g, a.weightDecay > 0 ? p : undefined, step(t, t % 2 ? [1] : [])])) as Tensor;
+          buf = sgdMomentumKernel(
+            call("sgd-momentum", "optim.w.buf", mAttrs, [
+              buf,
+              g,
+              a.weightDecay > 0 ? p : undefined,
+              step(t, t % 2 ? [1] : []),
+            ]),
+          ) as Tensor;
         }
-        p = sgdStepKernel(call("sgd-step", "optim.w.update", { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay }, [p, g, buf])) as Tensor;
+        p = sgdStepKernel(
+          call(
+            "sgd-step",
+            "optim.w.update",
+            { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay },
+            [p, g, buf],
+          ),
+        ) as Tensor;
         torchSgd64(rp, rb, g.toArray(), t, a);
         if (buf) near(buf, rb!, { abs: 1e-6, rel: 1e-6 });
         near(p, rp, { abs: 1e-6, rel: 1e-6 });

@@ -1,7 +1,15 @@
 // sgd-step: SGD's parameter update (torch.optim.SGD, maximize false), elementwise in float64 and stored as float32:
 // with d = grad + weightDecay · param, param − lr · u where u = d without momentum, buf (the buffer after this step's
 // sgd-momentum) with it, and d + momentum · buf with `nesterov`.
-import { afterwards, checkLrScaleValue, checkSgdStepAttrs, expectSameShape, expectScalarShape, overRows, type SgdStepAttrs } from "@attngraph/graph";
+import {
+  afterwards,
+  checkLrScaleValue,
+  checkSgdStepAttrs,
+  expectSameShape,
+  expectScalarShape,
+  overRows,
+  type SgdStepAttrs,
+} from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
@@ -14,7 +22,14 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param out where to write row-major; default: a new array
  * @param part the rows (a row = the last axis) to write; default: all
  */
-export function sgdStepImpl(param: StridedView, grad: StridedView, buf: StridedView | undefined, a: SgdStepAttrs, out?: Float32Array, part?: RowRange): Float32Array {
+export function sgdStepImpl(
+  param: StridedView,
+  grad: StridedView,
+  buf: StridedView | undefined,
+  a: SgdStepAttrs,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const useBuf = a.momentum > 0 && buf !== undefined;
   const pRows = rowOffsets(param, r0, part?.end);
@@ -68,7 +83,9 @@ export const sgdStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK
   const { length: n } = lastAxis(param);
   const rows = rowCount(param.shape);
   const y = outData(call, param.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * SGD_STEP_WORK, (start, end) => sgdStepImpl(param, grad, buf, a, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * SGD_STEP_WORK, (start, end) =>
+    sgdStepImpl(param, grad, buf, a, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, param.shape));
 });
 

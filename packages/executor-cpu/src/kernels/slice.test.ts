@@ -2,11 +2,20 @@ import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
 import { sliceKernel } from "./slice.js";
 
-const x = Tensor.from(Array.from({ length: 24 }, (_, i) => i), [2, 3, 4]);
+const x = Tensor.from(
+  Array.from({ length: 24 }, (_, i) => i),
+  [2, 3, 4],
+);
 
 describe("slice kernel", () => {
   const run = (t: Tensor, axis: number, start: number, size: number) =>
-    sliceKernel({ kind: "slice", node: "q", attrs: { axis, start, size }, inputs: [t], outShape: t.shape.map((d, i) => (i === (axis < 0 ? axis + t.rank : axis) ? size : d)) });
+    sliceKernel({
+      kind: "slice",
+      node: "q",
+      attrs: { axis, start, size },
+      inputs: [t],
+      outShape: t.shape.map((d, i) => (i === (axis < 0 ? axis + t.rank : axis) ? size : d)),
+    });
 
   it("narrows the last axis as a view at an offset", () => {
     const y = run(x, -1, 1, 2);

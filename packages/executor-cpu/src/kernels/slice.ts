@@ -22,10 +22,13 @@ export const sliceKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
   const { axis, start, size } = call.attrs as Partial<SliceAttrs>;
   const r = x.rank;
-  if (!Number.isInteger(axis) || axis! < -r || axis! >= r) throw attrError(call, "axis", `an integer in -${r}..${r - 1}`, axis);
+  if (!Number.isInteger(axis) || axis! < -r || axis! >= r)
+    throw attrError(call, "axis", `an integer in -${r}..${r - 1}`, axis);
   const a = axis! < 0 ? axis! + r : axis!;
   const dim = x.shape[a]!;
-  if (!Number.isInteger(start) || start! < 0 || start! > dim) throw attrError(call, "start", `an integer in 0..${dim}`, start);
-  if (!Number.isInteger(size) || size! < 0 || start! + size! > dim) throw attrError(call, "size", `an integer with start + size <= ${dim}`, size);
+  if (!Number.isInteger(start) || start! < 0 || start! > dim)
+    throw attrError(call, "start", `an integer in 0..${dim}`, start);
+  if (!Number.isInteger(size) || size! < 0 || start! + size! > dim)
+    throw attrError(call, "size", `an integer with start + size <= ${dim}`, size);
   return toTensor(sliceImpl(x, a, start!, size!));
 };

@@ -5,10 +5,20 @@ import { softmaxGradKernel } from "./softmax-grad.js";
 
 const rand = (shape: Shape, seed: number, lo = -1, hi = 1) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => lo + next() * (hi - lo)), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => lo + next() * (hi - lo)),
+    shape,
+  );
 };
 
-const run = (y: Tensor, grad: Tensor, scale = 1) => softmaxGradKernel({ kind: "softmax-grad", node: "scores.grad", attrs: { scale }, inputs: [y, grad], outShape: y.shape });
+const run = (y: Tensor, grad: Tensor, scale = 1) =>
+  softmaxGradKernel({
+    kind: "softmax-grad",
+    node: "scores.grad",
+    attrs: { scale },
+    inputs: [y, grad],
+    outShape: y.shape,
+  });
 
 /** The float64 reference: per row, scale · y ⊙ (grad − Σ grad ⊙ y). */
 function softmaxGrad64(y: Tensor, grad: Tensor, scale: number): number[] {
@@ -67,7 +77,10 @@ describe("softmax-grad kernel", () => {
     const got = run(y, g, 0.5).toArray();
     expect(got.slice(0, 3)).toEqual([0, 0, 0]);
     expect(got.slice(0, 3).every((v) => Object.is(v, 0))).toBe(true);
-    near(Tensor.from(got.slice(3), [3]), softmaxGrad64(Tensor.from([0.25, 0.75, 0], [3]), Tensor.from([1, 2, 3], [3]), 0.5));
+    near(
+      Tensor.from(got.slice(3), [3]),
+      softmaxGrad64(Tensor.from([0.25, 0.75, 0], [3]), Tensor.from([1, 2, 3], [3]), 0.5),
+    );
   });
 
   it("propagates NaN through its row only", () => {

@@ -16,7 +16,13 @@ import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from 
  * @param out where to write [..., S] row-major; default: a new array
  * @param part the rows to write; default: all
  */
-export function softmaxGradImpl(y: StridedView, grad: StridedView, scale: number, out?: Float32Array, part?: RowRange): Float32Array {
+export function softmaxGradImpl(
+  y: StridedView,
+  grad: StridedView,
+  scale: number,
+  out?: Float32Array,
+  part?: RowRange,
+): Float32Array {
   const r0 = part?.start ?? 0;
   const yRows = rowOffsets(y, r0, part?.end);
   const gRows = rowOffsets(grad, r0, part?.end);
@@ -38,7 +44,8 @@ export function softmaxGradImpl(y: StridedView, grad: StridedView, scale: number
       dx.fill(0, o, o + n);
       continue;
     }
-    for (let j = 0, p = yRows[r]!, q = gRows[r]!; j < n; j++, p += ys, q += gs) dx[o + j] = scale * yd[p]! * (gd[q]! - dot);
+    for (let j = 0, p = yRows[r]!, q = gRows[r]!; j < n; j++, p += ys, q += gs)
+      dx[o + j] = scale * yd[p]! * (gd[q]! - dot);
   }
   return dx;
 }
@@ -52,7 +59,9 @@ export const softmaxGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_
   const { length: n } = lastAxis(y);
   const rows = rowCount(y.shape);
   const dx = outData(call, y.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * SOFTMAX_GRAD_WORK, (start, end) => softmaxGradImpl(y, grad, scale, dx, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * SOFTMAX_GRAD_WORK, (start, end) =>
+    softmaxGradImpl(y, grad, scale, dx, { start, end }),
+  );
   return afterwards(pending, () => result(call, dx, y.shape));
 });
 

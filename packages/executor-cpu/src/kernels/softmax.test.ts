@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { softmaxImpl, softmaxKernel } from "./softmax.js";
 
-const run = (x: Tensor, scale = 1) => softmaxKernel({ kind: "softmax", node: "weights", attrs: { scale }, inputs: [x], outShape: x.shape });
+const run = (x: Tensor, scale = 1) =>
+  softmaxKernel({ kind: "softmax", node: "weights", attrs: { scale }, inputs: [x], outShape: x.shape });
 
 describe("softmax kernel", () => {
   it("matches a hand-computed row", () => {
@@ -68,7 +69,8 @@ describe("softmax kernel", () => {
 
   it("rejects a missing or non-finite scale with an attr error naming the node", () => {
     const x = Tensor.from([1, 2], [2]);
-    const bad = () => softmaxKernel({ kind: "softmax", node: "weights", attrs: { scale: Infinity }, inputs: [x], outShape: x.shape });
+    const bad = () =>
+      softmaxKernel({ kind: "softmax", node: "weights", attrs: { scale: Infinity }, inputs: [x], outShape: x.shape });
     expect(bad).toThrow(AttnGraphError);
     expect(bad).toThrow(/weights\.scale/);
   });

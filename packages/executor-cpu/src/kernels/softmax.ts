@@ -1,5 +1,5 @@
 // softmax: softmax(scale · x) over the last axis, the step that turns masked scores into attention weights.
-import { afterwards, overRows, } from "@attngraph/graph";
+import { afterwards, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { outData, requireInput, result } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
@@ -59,7 +59,9 @@ export const softmaxKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK
   const rows = rowCount(x.shape);
   const y = outData(call, x.shape) ?? new Float32Array(rows * n);
   // In place (out = x's memory) each row is read before it is written, chunk or not.
-  const pending = overRows(call, chunkWork, rows, n * SOFTMAX_WORK, (start, end) => softmaxImpl(x, scale, y, { start, end }));
+  const pending = overRows(call, chunkWork, rows, n * SOFTMAX_WORK, (start, end) =>
+    softmaxImpl(x, scale, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, x.shape));
 });
 

@@ -5,10 +5,14 @@ import { sumToKernel } from "./sum-to.js";
 
 const rand = (shape: Shape, seed: number) => {
   const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1), shape);
+  return Tensor.from(
+    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1),
+    shape,
+  );
 };
 
-const run = (x: Tensor, to: Shape) => sumToKernel({ kind: "sum-to", node: "bias.grad", attrs: { shape: to }, inputs: [x], outShape: to });
+const run = (x: Tensor, to: Shape) =>
+  sumToKernel({ kind: "sum-to", node: "bias.grad", attrs: { shape: to }, inputs: [x], outShape: to });
 
 /** The float64 reference: every element of x added where its index lands in `to` (summed axes contribute index 0). */
 function sumTo64(x: Tensor, to: Shape): number[] {
@@ -41,11 +45,14 @@ const near = (got: Tensor, want: readonly number[]) => {
 describe("sum-to kernel", () => {
   const x = rand([2, 3, 4], 1);
 
-  it.each([[[4]], [[1, 3, 4]], [[2, 1, 4]], [[3, 1]], [[1, 1, 1]], [[]]] as const)("sums [2, 3, 4] down to %j", (to) => {
-    const y = run(x, to);
-    expect(y.shape).toEqual(to);
-    near(y, sumTo64(x, to));
-  });
+  it.each([[[4]], [[1, 3, 4]], [[2, 1, 4]], [[3, 1]], [[1, 1, 1]], [[]]] as const)(
+    "sums [2, 3, 4] down to %j",
+    (to) => {
+      const y = run(x, to);
+      expect(y.shape).toEqual(to);
+      near(y, sumTo64(x, to));
+    },
+  );
 
   it("sums over leading axes: the bias gradient of [2, 3, 4] is [4]", () => {
     const v = x.toArray();

@@ -52,7 +52,9 @@ export const sumToKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) 
   // −0 is the identity of IEEE addition (0 is not: 0 + −0 = 0), so an output equal to x's shape is an exact copy.
   const acc = new Float64Array(size).fill(-0);
   const { length: n } = lastAxis(x);
-  const pending = overRows(call, chunkWork, rowCount(x.shape), n * SUM_TO_WORK, (start, end) => sumToImpl(x, to, acc, { start, end }));
+  const pending = overRows(call, chunkWork, rowCount(x.shape), n * SUM_TO_WORK, (start, end) =>
+    sumToImpl(x, to, acc, { start, end }),
+  );
   return afterwards(pending, () => {
     // An empty x sums nothing: its sums are 0, not the −0 they started at.
     if (sizeOf(x.shape) === 0) y.fill(0);

@@ -2,11 +2,20 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { transposeKernel } from "./transpose.js";
 
-const x = Tensor.from(Array.from({ length: 24 }, (_, i) => i), [2, 3, 4]);
+const x = Tensor.from(
+  Array.from({ length: 24 }, (_, i) => i),
+  [2, 3, 4],
+);
 
 describe("transpose kernel", () => {
   const run = (t: Tensor, perm: unknown) =>
-    transposeKernel({ kind: "transpose", node: "heads", attrs: { perm }, inputs: [t], outShape: Array.isArray(perm) ? perm.map((p: number) => t.shape[p] ?? 0) : [] });
+    transposeKernel({
+      kind: "transpose",
+      node: "heads",
+      attrs: { perm },
+      inputs: [t],
+      outShape: Array.isArray(perm) ? perm.map((p: number) => t.shape[p] ?? 0) : [],
+    });
 
   it("permutes axes as a view", () => {
     const y = run(x, [0, 2, 1]);

@@ -20,7 +20,11 @@ export const transposeKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
   const { perm } = call.attrs as Partial<TransposeAttrs>;
   const r = x.rank;
-  const ok = Array.isArray(perm) && perm.length === r && new Set(perm).size === r && perm.every((p) => Number.isInteger(p) && p >= 0 && p < r);
+  const ok =
+    Array.isArray(perm) &&
+    perm.length === r &&
+    new Set(perm).size === r &&
+    perm.every((p) => Number.isInteger(p) && p >= 0 && p < r);
   if (!ok) throw attrError(call, "perm", `a permutation of 0..${r - 1}`, perm);
   return toTensor(transposeImpl(x, perm));
 };

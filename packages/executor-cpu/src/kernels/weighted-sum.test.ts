@@ -3,7 +3,13 @@ import { ShapeError, Tensor } from "@attngraph/tensor";
 import { weightedSumImpl, weightedSumKernel } from "./weighted-sum.js";
 
 const run = (w: Tensor, v: Tensor) =>
-  weightedSumKernel({ kind: "weighted-sum", node: "context", attrs: {}, inputs: [w, v], outShape: [w.shape[0]!, w.shape[1]!, w.shape[2]!, v.shape[3]!] });
+  weightedSumKernel({
+    kind: "weighted-sum",
+    node: "context",
+    attrs: {},
+    inputs: [w, v],
+    outShape: [w.shape[0]!, w.shape[1]!, w.shape[2]!, v.shape[3]!],
+  });
 
 const values = (n: number, seed: number) => Array.from({ length: n }, (_, i) => Math.cos(seed * 3.7 + i * 0.9));
 
@@ -38,7 +44,9 @@ describe("weighted-sum kernel", () => {
     const v = Tensor.from(values(B * S * H * D, 2), [B, S, H, D]).permute([0, 2, 1, 3]);
     expect(v.isContiguous()).toBe(false);
     const want = naiveWeightedSum(w, v);
-    run(w, v).toArray().forEach((x, i) => expect(x).toBeCloseTo(want[i]!, 5));
+    run(w, v)
+      .toArray()
+      .forEach((x, i) => expect(x).toBeCloseTo(want[i]!, 5));
     expect(Array.from(weightedSumImpl(w, v))).toEqual(Array.from(weightedSumImpl(w, v.contiguous())));
   });
 

@@ -22,7 +22,12 @@ import type { RowRange, StridedView } from "./strided.js";
  * @param rows the rows of [B · H · L] to compute (each on its own, as in the whole call); default: all
  * @returns [B, H, L, D], row-major (`out` when given)
  */
-export function weightedSumImpl(weights: StridedView, v: StridedView, out?: Float32Array, rows?: RowRange): Float32Array {
+export function weightedSumImpl(
+  weights: StridedView,
+  v: StridedView,
+  out?: Float32Array,
+  rows?: RowRange,
+): Float32Array {
   const [nb, nh, nl, ns] = weights.shape as readonly number[] as [number, number, number, number];
   const nhkv = v.shape[1]!;
   const nd = v.shape[3]!;
@@ -41,7 +46,12 @@ export function weightedSumImpl(weights: StridedView, v: StridedView, out?: Floa
     const i0 = Math.max(0, r0 - bh * nl);
     const i1 = Math.min(nl, r1 - bh * nl);
     const vh = Math.floor(h / group);
-    const wh = { data: weights.data, offset: weights.offset + b * ws0 + h * ws1 + i0 * ws2, rowStride: ws2, colStride: ws3 }; // [L, S]
+    const wh = {
+      data: weights.data,
+      offset: weights.offset + b * ws0 + h * ws1 + i0 * ws2,
+      rowStride: ws2,
+      colStride: ws3,
+    }; // [L, S]
     const vv = { data: v.data, offset: v.offset + b * vs0 + vh * vs1, rowStride: vs2, colStride: vs3 }; // [S, D]
     if (b * nhkv + vh !== checked) {
       finite = allFinite(vv, ns, nd);
@@ -57,7 +67,8 @@ export function weightedSumImpl(weights: StridedView, v: StridedView, out?: Floa
 function allFinite(m: MatOperand, rows: number, cols: number): boolean {
   const { data, rowStride, colStride } = m;
   let z = 0;
-  for (let i = 0, r = m.offset; i < rows; i++, r += rowStride) for (let j = 0, p = r; j < cols; j++, p += colStride) z += data[p]! * 0;
+  for (let i = 0, r = m.offset; i < rows; i++, r += rowStride)
+    for (let j = 0, p = r; j < cols; j++, p += colStride) z += data[p]! * 0;
   return z === 0;
 }
 
@@ -67,11 +78,23 @@ let rowAcc: Float64Array = new Float64Array(0);
  * y[yOff + i · n + j] = Σ_k a[i, k] · b[k, j] over the k with a[i, k] ≠ 0, in float64 in the order k = 0, 1, …: the
  * matmul's numbers for finite values (a skipped term would add ±0), without 0 · NaN.
  */
-function skipZeroProduct(m: number, n: number, k: number, a: MatOperand, b: MatOperand, y: Float32Array, yOff: number): void {
+function skipZeroProduct(
+  m: number,
+  n: number,
+  k: number,
+  a: MatOperand,
+  b: MatOperand,
+  y: Float32Array,
+  yOff: number,
+): void {
   const acc = (rowAcc = ensure64(rowAcc, n));
   for (let i = 0; i < m; i++) {
     acc.fill(0, 0, n);
-    for (let kk = 0, ap = a.offset + i * a.rowStride, bp = b.offset; kk < k; kk++, ap += a.colStride, bp += b.rowStride) {
+    for (
+      let kk = 0, ap = a.offset + i * a.rowStride, bp = b.offset;
+      kk < k;
+      kk++, ap += a.colStride, bp += b.rowStride
+    ) {
       const w = a.data[ap]!;
       if (w === 0) continue;
       for (let j = 0, q = bp; j < n; j++, q += b.colStride) acc[j] = acc[j]! + w * b.data[q]!;
@@ -93,6 +116,8 @@ export const weightedSumKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_
   const nd = v.shape[3]!;
   const shape = [nb, nh, nl, nd];
   const y = outData(call, shape) ?? new Float32Array(nb * nh * nl * nd);
-  const pending = overRows(call, chunkWork, nb * nh * nl, ns * nd, (start, end) => weightedSumImpl(w, v, y, { start, end }));
+  const pending = overRows(call, chunkWork, nb * nh * nl, ns * nd, (start, end) =>
+    weightedSumImpl(w, v, y, { start, end }),
+  );
   return afterwards(pending, () => result(call, y, shape));
 });

@@ -15,7 +15,12 @@ interface Attrs {
 }
 
 /** The op's formula in float64: the kernel computes in float64 too and rounds once, so it matches bit for bit. */
-function adamMoment64(state: Tensor, grad: Tensor, param: Tensor | undefined, { beta, square = false, weightDecay = 0 }: Attrs): Float64Array {
+function adamMoment64(
+  state: Tensor,
+  grad: Tensor,
+  param: Tensor | undefined,
+  { beta, square = false, weightDecay = 0 }: Attrs,
+): Float64Array {
   const s = f64(state);
   const g = f64(grad);
   const p = param && f64(param);
@@ -38,7 +43,12 @@ describe("adam-moment on wasm", () => {
       const p = random([2, 3, n], n + 100, 2);
       for (const square of [false, true]) {
         const s = square ? positive(random([2, 3, n], n + 50)) : random([2, 3, n], n + 50);
-        for (const a of [{ beta: 0.9, square }, { beta: 0.999, square, weightDecay: 0.1 }, { beta: 0, square, weightDecay: 0.5 }, { beta: 0.8, square, weightDecay: 0 }]) {
+        for (const a of [
+          { beta: 0.9, square },
+          { beta: 0.999, square, weightDecay: 0.1 },
+          { beta: 0, square, weightDecay: 0.5 },
+          { beta: 0.8, square, weightDecay: 0 },
+        ]) {
           const param = a.weightDecay === undefined ? undefined : p;
           expectRef(run(s, g, param, a), s, g, param, a);
         }
@@ -61,7 +71,13 @@ describe("adam-moment on wasm", () => {
     const pT = random([3, 7, 5], 6).permute([0, 2, 1]);
     for (const square of [false, true]) {
       const a = { beta: 0.95, square, weightDecay: 0.01 };
-      for (const [x, y, z] of [[sT, g, p], [s, gT, p], [s, g, pT], [sT, gT, pT]] as const) expectRef(run(x, y, z, a, true), x, y, z, a);
+      for (const [x, y, z] of [
+        [sT, g, p],
+        [s, gT, p],
+        [s, g, pT],
+        [sT, gT, pT],
+      ] as const)
+        expectRef(run(x, y, z, a, true), x, y, z, a);
       expectRef(run(sT, gT, undefined, { beta: 0.95, square }, true), sT, gT, undefined, { beta: 0.95, square });
     }
     expect(ex.inUseBytes).toBe(before);
@@ -82,7 +98,14 @@ describe("adam-moment on wasm", () => {
       [random([50, 6], 7).transpose(0, 1), random([6, 50], 8), random([50, 6], 9).transpose(0, 1)],
     ] as const) {
       const inputs = [s, g, p].map((t) => uploadView(tiny, t));
-      const pending = tiny.dispatch({ kind: "adam-moment", node: "optim.w.v", attrs: a, inputs, outShape: [6, 50], signal: new AbortController().signal });
+      const pending = tiny.dispatch({
+        kind: "adam-moment",
+        node: "optim.w.v",
+        attrs: a,
+        inputs,
+        outShape: [6, 50],
+        signal: new AbortController().signal,
+      });
       expect(pending).toBeInstanceOf(Promise);
       const out = (await pending) as WasmValue;
       expectRef(tiny.download(out), s, g, p, a);
@@ -96,7 +119,9 @@ describe("adam-moment on wasm", () => {
     const call = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => {
       const values = inputs.map((t) => t && ex.upload(t));
       try {
-        return thrown(() => ex.dispatch({ kind: "adam-moment", node: "optim.w.m", attrs, inputs: values, outShape: [2, 3] })) as AttnGraphError;
+        return thrown(() =>
+          ex.dispatch({ kind: "adam-moment", node: "optim.w.m", attrs, inputs: values, outShape: [2, 3] }),
+        ) as AttnGraphError;
       } finally {
         for (const v of values) if (v) ex.release(v);
       }

@@ -19,7 +19,13 @@ interface Attrs {
 }
 
 /** torch's update in float64: bc = 1 − β^t; param (· (1 − lr · wd) for AdamW) − (lr / bc1) · m / (sqrt(v) / sqrt(bc2) + eps). */
-function adamStep64(param: ArrayLike<number>, m: ArrayLike<number>, v: ArrayLike<number>, t: number, a: Attrs): Float64Array {
+function adamStep64(
+  param: ArrayLike<number>,
+  m: ArrayLike<number>,
+  v: ArrayLike<number>,
+  t: number,
+  a: Attrs,
+): Float64Array {
   const { lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, decoupled = false } = a;
   const bc1 = 1 - beta1 ** t;
   const bc2 = 1 - beta2 ** t;
@@ -33,17 +39,24 @@ const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 const run = (p: Tensor, m: Tensor, v: Tensor, t: Tensor, a: Attrs, views = false, node = "optim.w.update") =>
   (views ? onWasmViews : onWasm)(ex, "adam-step", { ...a }, [p, m, v, t], p.shape, node);
 /** Float64 in the module too (β^t by the module's own pow): equal to the reference rounded once, within an ulp or so. */
-const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-7, rel = 1e-6) => expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);
+const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-7, rel = 1e-6) =>
+  expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);
 /** Dispatches on uploads of `inputs` (released after) and returns what it threw. */
 function failure(attrs: Record<string, unknown>, inputs: Tensor[], node = "optim.w.update"): AttnGraphError {
   const values = inputs.map((t) => ex.upload(t));
   try {
-    return thrown(() => ex.dispatch({ kind: "adam-step", node, attrs, inputs: values, outShape: inputs[0]!.shape })) as AttnGraphError;
+    return thrown(() =>
+      ex.dispatch({ kind: "adam-step", node, attrs, inputs: values, outShape: inputs[0]!.shape }),
+    ) as AttnGraphError;
   } finally {
     for (const v of values) ex.release(v);
   }
 }
-const positive = (t: Tensor, at: number) => new Tensor(t.toFloat32Array().map((x) => at + Math.abs(x)), t.shape);
+const positive = (t: Tensor, at: number) =>
+  new Tensor(
+    t.toFloat32Array().map((x) => at + Math.abs(x)),
+    t.shape,
+  );
 
 const cases: Attrs[] = [
   { lr: 1e-3 },
@@ -60,7 +73,8 @@ describe("adam-step on wasm", () => {
       const m = random([3, n], n + 10, 0.1);
       const v = positive(random([3, n], n + 20, 0.01), 1e-3);
       for (const a of cases) {
-        for (const [k, t] of [1, 2, 10, 1000, 1e6].entries()) expectNear(run(p, m, v, step(t, k % 2 ? [1] : []), a), adamStep64(f64(p), f64(m), f64(v), t, a));
+        for (const [k, t] of [1, 2, 10, 1000, 1e6].entries())
+          expectNear(run(p, m, v, step(t, k % 2 ? [1] : []), a), adamStep64(f64(p), f64(m), f64(v), t, a));
       }
     }
   });
@@ -68,8 +82,13 @@ describe("adam-step on wasm", () => {
   it("decoupled false ignores weightDecay; moments of 0 keep the param (times the AdamW decay), never NaN", () => {
     const p = random([2, 9], 1);
     const zero = new Tensor(new Float32Array(18), [2, 9]);
-    expect(Array.from(run(p, zero, zero, step(3), { lr: 0.1, weightDecay: 0.5 }).toFloat32Array())).toEqual(Array.from(p.toFloat32Array()));
-    expectNear(run(p, zero, zero, step(3), { lr: 0.1, weightDecay: 0.5, decoupled: true }), Array.from(p.toFloat32Array(), (x) => x * 0.95));
+    expect(Array.from(run(p, zero, zero, step(3), { lr: 0.1, weightDecay: 0.5 }).toFloat32Array())).toEqual(
+      Array.from(p.toFloat32Array()),
+    );
+    expectNear(
+      run(p, zero, zero, step(3), { lr: 0.1, weightDecay: 0.5, decoupled: true }),
+      Array.from(p.toFloat32Array(), (x) => x * 0.95),
+    );
   });
 
   it("strided param, m and v (transposed), each and all; the dense copy of a strided v released", () => {
@@ -81,7 +100,12 @@ describe("adam-step on wasm", () => {
     const mT = random([5, 6, 4], 5, 0.1).permute([2, 0, 1]);
     const vT = positive(random([4, 6, 5], 6, 0.01), 1e-3).permute([0, 2, 1]);
     for (const a of cases) {
-      for (const [x, y, z] of [[pT, m, v], [p, mT, v], [p, m, vT], [pT, mT, vT]] as const) {
+      for (const [x, y, z] of [
+        [pT, m, v],
+        [p, mT, v],
+        [p, m, vT],
+        [pT, mT, vT],
+      ] as const) {
         expectNear(run(x, y, z, step(7, [1]), a, true), adamStep64(f64(x), f64(y), f64(z), 7, a));
       }
     }
@@ -103,7 +127,13 @@ describe("adam-step on wasm", () => {
     const m = random([2, 3], 2, 0.1);
     const v = positive(random([2, 3], 3, 0.01), 1e-3);
     const before = ex.inUseBytes;
-    for (const [t, shape] of [[0, []], [1.5, [1]], [NaN, []], [-2, [1]], [Infinity, []]] as const) {
+    for (const [t, shape] of [
+      [0, []],
+      [1.5, [1]],
+      [NaN, []],
+      [-2, [1]],
+      [Infinity, []],
+    ] as const) {
       const e = failure({ lr: 1e-2 }, [p, m, v, step(t, shape)]);
       expect(AttnGraphError.isInstance(e), `step ${t}`).toBe(true);
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.update.step"]);
@@ -144,14 +174,27 @@ describe("adam-step on wasm", () => {
     const v = positive(random([6, 50], 9, 0.01), 1e-3);
     for (const [p, m, vv] of [
       [random([6, 50], 7), random([6, 50], 8, 0.1), v],
-      [random([50, 6], 7).transpose(0, 1), random([6, 50], 8, 0.1), positive(random([50, 6], 9, 0.01), 1e-3).transpose(0, 1)],
+      [
+        random([50, 6], 7).transpose(0, 1),
+        random([6, 50], 8, 0.1),
+        positive(random([50, 6], 9, 0.01), 1e-3).transpose(0, 1),
+      ],
     ] as const) {
       const inputs = [p, m, vv, step(4, [1])].map((t) => uploadView(tiny, t));
-      const pending = tiny.dispatch({ kind: "adam-step", node: "optim.w.update", attrs: a, inputs, outShape: [6, 50], signal: new AbortController().signal });
+      const pending = tiny.dispatch({
+        kind: "adam-step",
+        node: "optim.w.update",
+        attrs: a,
+        inputs,
+        outShape: [6, 50],
+        signal: new AbortController().signal,
+      });
       expect(pending).toBeInstanceOf(Promise);
       const out = (await pending) as WasmValue;
       const got = tiny.download(out).toFloat32Array();
-      expect(Array.from(got)).toEqual(Array.from(onWasmViews(ex, "adam-step", a, [p, m, vv, step(4, [1])], [6, 50]).toFloat32Array()));
+      expect(Array.from(got)).toEqual(
+        Array.from(onWasmViews(ex, "adam-step", a, [p, m, vv, step(4, [1])], [6, 50]).toFloat32Array()),
+      );
       for (const x of [out, ...inputs]) tiny.release(x);
       expect(tiny.inUseBytes).toBe(0);
     }
@@ -160,7 +203,14 @@ describe("adam-step on wasm", () => {
 
 describe("adam-moment → adam-step on wasm: a training loop", () => {
   /** One step of torch.optim.Adam (AdamW with `decoupled`) in float64, as its source reads. */
-  function torchAdam64(p: Float64Array, m: Float64Array, v: Float64Array, g: ArrayLike<number>, t: number, a: Required<Attrs>): void {
+  function torchAdam64(
+    p: Float64Array,
+    m: Float64Array,
+    v: Float64Array,
+    g: ArrayLike<number>,
+    t: number,
+    a: Required<Attrs>,
+  ): void {
     const bc1 = 1 - a.beta1 ** t;
     const bc2 = 1 - a.beta2 ** t;
     for (let k = 0; k < p.length; k++) {
@@ -196,9 +246,22 @@ describe("adam-moment → adam-step on wasm: a training loop", () => {
         const g = uploadView(ex, gHost);
         const s = ex.upload(step(t, t % 2 ? [1] : []));
         const param = l2 > 0 ? p : undefined;
-        const dispatch = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (WasmValue | undefined)[]) => ex.dispatch({ kind, node, attrs, inputs, outShape: shape }) as WasmValue;
-        const m2 = dispatch("adam-moment", "optim.w.m", { beta: a.beta1, square: false, weightDecay: l2 }, [m, g, param]);
-        const v2 = dispatch("adam-moment", "optim.w.v", { beta: a.beta2, square: true, weightDecay: l2 }, [v, g, param]);
+        const dispatch = (
+          kind: string,
+          node: string,
+          attrs: Record<string, unknown>,
+          inputs: (WasmValue | undefined)[],
+        ) => ex.dispatch({ kind, node, attrs, inputs, outShape: shape }) as WasmValue;
+        const m2 = dispatch("adam-moment", "optim.w.m", { beta: a.beta1, square: false, weightDecay: l2 }, [
+          m,
+          g,
+          param,
+        ]);
+        const v2 = dispatch("adam-moment", "optim.w.v", { beta: a.beta2, square: true, weightDecay: l2 }, [
+          v,
+          g,
+          param,
+        ]);
         const p2 = dispatch("adam-step", "optim.w.update", { ...a }, [p, m2, v2, s]);
         torchAdam64(rp, rm, rv, f64(gHost), t, a);
         expectNear(ex.download(m2), rm);
@@ -207,7 +270,10 @@ describe("adam-moment → adam-step on wasm: a training loop", () => {
         for (const x of [p, m, v, g, s]) ex.release(x);
         [p, m, v] = [p2, m2, v2];
       }
-      const moved = ex.download(p).toFloat32Array().reduce((w, x, k) => Math.max(w, Math.abs(x - p0.toFloat32Array()[k]!)), 0);
+      const moved = ex
+        .download(p)
+        .toFloat32Array()
+        .reduce((w, x, k) => Math.max(w, Math.abs(x - p0.toFloat32Array()[k]!)), 0);
       expect(moved).toBeGreaterThan(a.lr);
       for (const x of [p, m, v]) ex.release(x);
       expect(ex.inUseBytes).toBe(before);

@@ -3,7 +3,15 @@
 // (assembly/adam.ts `adamStep`, β^t there too), rounded once. The step t is one float read here from the module's
 // memory and checked (an integer >= 1). All three dense: one span of elements; else param and m go row by row through
 // their descriptors and a strided v is copied dense first. With a signal, a big call runs in chunks.
-import { checkAdamStepAttrs, checkLrScaleValue, checkOptimizerStepValue, expectSameShape, expectScalarShape, expectStepShape, withCleanup } from "@attngraph/graph";
+import {
+  checkAdamStepAttrs,
+  checkLrScaleValue,
+  checkOptimizerStepValue,
+  expectSameShape,
+  expectScalarShape,
+  expectStepShape,
+  withCleanup,
+} from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
@@ -37,13 +45,42 @@ export const adamStepKernel = chunkedKernel((call, ctx) => {
       if (p.dense && m.dense) {
         // Chunks of elements: any range of a span is itself a span.
         const part = (e0: number, e1: number) =>
-          ctx.exports.adamStep(p.address + e0 * 4, m.address + e0 * 4, vd.address + e0 * 4, out.address + e0 * 4, e1 - e0, t, lr, beta1, beta2, eps, weightDecay, dec);
+          ctx.exports.adamStep(
+            p.address + e0 * 4,
+            m.address + e0 * 4,
+            vd.address + e0 * 4,
+            out.address + e0 * 4,
+            e1 - e0,
+            t,
+            lr,
+            beta1,
+            beta2,
+            eps,
+            weightDecay,
+            dec,
+          );
         return overRows(call, ctx, p.size, ADAM_STEP_WORK, part);
       }
       const n = p.shape[p.rank - 1]!;
       // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
       const part = (r0: number, r1: number) =>
-        ctx.exports.adamStepStrided(p.address, ctx.desc(p, 0), m.address, ctx.desc(m, 1), vd.address, out.address, t, lr, beta1, beta2, eps, weightDecay, dec, r0, r1);
+        ctx.exports.adamStepStrided(
+          p.address,
+          ctx.desc(p, 0),
+          m.address,
+          ctx.desc(m, 1),
+          vd.address,
+          out.address,
+          t,
+          lr,
+          beta1,
+          beta2,
+          eps,
+          weightDecay,
+          dec,
+          r0,
+          r1,
+        );
       return overRows(call, ctx, p.size / n, n * ADAM_STEP_WORK, part);
     };
     return withCleanup(run, () => temp && ctx.release(temp));

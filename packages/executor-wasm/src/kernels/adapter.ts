@@ -9,8 +9,35 @@ import { WasmValue } from "../value.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
 // The dropout generator's host half (fmix32 of the seed, the threshold) is the graph package's too: the module takes
 // the seed pre-mixed.
-import { attrError, dtypeError, checkDropoutAttrs, checkMaskAttrs, checkScale, dropoutThreshold, expectDim, expectHeadGroups, expectRank, fmix32, maskOffset, windowOf, type DropoutFields } from "@attngraph/graph";
-export { attrError, checkDropoutAttrs, checkMaskAttrs, checkScale, dropoutThreshold, expectDim, expectHeadGroups, expectRank, fmix32, maskOffset, windowOf, type DropoutFields };
+import {
+  attrError,
+  dtypeError,
+  checkDropoutAttrs,
+  checkMaskAttrs,
+  checkScale,
+  dropoutThreshold,
+  expectDim,
+  expectHeadGroups,
+  expectRank,
+  fmix32,
+  maskOffset,
+  windowOf,
+  type DropoutFields,
+} from "@attngraph/graph";
+export {
+  attrError,
+  checkDropoutAttrs,
+  checkMaskAttrs,
+  checkScale,
+  dropoutThreshold,
+  expectDim,
+  expectHeadGroups,
+  expectRank,
+  fmix32,
+  maskOffset,
+  windowOf,
+  type DropoutFields,
+};
 
 export type Call = KernelCall<WasmValue>;
 
@@ -22,11 +49,15 @@ export function requireInput(call: Call, slot: number, name: string, dtype: DTyp
   const v = optionalInput(call, slot, name, dtype);
   if (v === undefined) {
     const subject = `${call.node}.${name}`;
-    throw new AttnGraphError("input", describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a value", "undefined"), {
-      subject,
-      expected: "a value",
-      got: "undefined",
-    });
+    throw new AttnGraphError(
+      "input",
+      describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a value", "undefined"),
+      {
+        subject,
+        expected: "a value",
+        got: "undefined",
+      },
+    );
   }
   return v;
 }
@@ -42,11 +73,15 @@ export function optionalInput(call: Call, slot: number, name: string, dtype: DTy
   if (v instanceof WasmValue && v.dtype === dtype) return v; // the usual case: no error text built
   const subject = `${call.node}.${name}`;
   if (!(v instanceof WasmValue)) {
-    throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a wasm value`, "a WasmValue", typeof v), {
-      subject,
-      expected: "a WasmValue",
-      got: typeof v,
-    });
+    throw new AttnGraphError(
+      "input",
+      describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a wasm value`, "a WasmValue", typeof v),
+      {
+        subject,
+        expected: "a WasmValue",
+        got: typeof v,
+      },
+    );
   }
   if (v.dtype !== dtype) {
     throw dtypeError(call, slot, name, dtype, v.dtype);
@@ -58,7 +93,14 @@ export function optionalInput(call: Call, slot: number, name: string, dtype: DTy
  * Checks a key padding mask [B, S] against batch `nb` and key length `ns`, and that every value is exactly 0 or 1
  * (read from the module's memory), before anything is written: the CPU executor's rule and error.
  */
-export function checkKeyPadding(call: Call, ctx: WasmContext, pad: WasmValue, nb: number, ns: number, batchOf: string): void {
+export function checkKeyPadding(
+  call: Call,
+  ctx: WasmContext,
+  pad: WasmValue,
+  nb: number,
+  ns: number,
+  batchOf: string,
+): void {
   expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
   expectDim(call, "keyPaddingMask", `batch B of the padding mask must match the ${batchOf}`, nb, pad.shape[0]!, pad);
   expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", ns, pad.shape[1]!, pad);
@@ -71,11 +113,15 @@ export function checkKeyPadding(call: Call, ctx: WasmContext, pad: WasmValue, nb
       if (v !== 0 && v !== 1) {
         const subject = `${call.node}.keyPaddingMask`;
         const got = `${v} at [${b}, ${j}]`;
-        throw new AttnGraphError("input", describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got), {
-          subject,
-          expected: "0 or 1",
-          got,
-        });
+        throw new AttnGraphError(
+          "input",
+          describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got),
+          {
+            subject,
+            expected: "0 or 1",
+            got,
+          },
+        );
       }
     }
   }
@@ -98,7 +144,12 @@ export function clobbers(out: WasmValue, input: WasmValue): boolean {
  * Runs `write(dst)` for an in-place capable op: into `ctx.output` directly, or, when that would clobber the input
  * before it is read (an out aliasing a strided input), into a temporary first.
  */
-export function writeInPlace(call: Call, ctx: WasmContext, input: WasmValue, write: (dst: WasmValue) => void): WasmValue {
+export function writeInPlace(
+  call: Call,
+  ctx: WasmContext,
+  input: WasmValue,
+  write: (dst: WasmValue) => void,
+): WasmValue {
   const done = writeInPlaceChunked(call, ctx, input, (dst) => {
     write(dst);
     return undefined;
@@ -110,7 +161,12 @@ export function writeInPlace(call: Call, ctx: WasmContext, input: WasmValue, wri
  * `writeInPlace` for a `write` that may answer with a Promise (a kernel working in chunks, chunks.ts): the temporary,
  * if any, is kept until it settles, and the result is then a Promise too.
  */
-export function writeInPlaceChunked(call: Call, ctx: WasmContext, input: WasmValue, write: (dst: WasmValue) => Promise<void> | undefined): WasmValue | Promise<WasmValue> {
+export function writeInPlaceChunked(
+  call: Call,
+  ctx: WasmContext,
+  input: WasmValue,
+  write: (dst: WasmValue) => Promise<void> | undefined,
+): WasmValue | Promise<WasmValue> {
   const out = ctx.output(call, input.shape);
   if (!clobbers(out, input)) return fillingChunked(call, ctx, out, () => write(out));
   const tmp = ctx.alloc(input.shape, `${call.node} (temporary)`);
@@ -151,7 +207,12 @@ export function filling(call: Call, ctx: WasmContext, out: WasmValue, fill: () =
  * `filling` for a `fill` that may answer with a Promise (a kernel working in chunks, chunks.ts): then a Promise of
  * `out`, with the same release when it rejects.
  */
-export function fillingChunked(call: Call, ctx: WasmContext, out: WasmValue, fill: () => Promise<void> | undefined): WasmValue | Promise<WasmValue> {
+export function fillingChunked(
+  call: Call,
+  ctx: WasmContext,
+  out: WasmValue,
+  fill: () => Promise<void> | undefined,
+): WasmValue | Promise<WasmValue> {
   const failed = (e: unknown): never => {
     if (out !== call.out) ctx.release(out);
     throw e;

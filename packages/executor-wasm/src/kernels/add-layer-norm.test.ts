@@ -61,7 +61,15 @@ function pair(on: WasmExecutor, a: Tensor, b: Tensor, eps: number, w?: Tensor, b
 }
 
 /** Runs add-layer-norm and checks it against the pair (bits) and float64 (sums exact, norm close). */
-function check(a: Tensor, b: Tensor, eps: number, w?: Tensor, bias?: Tensor, views = false, tol: [number, number] = [1e-5, 1e-4]): void {
+function check(
+  a: Tensor,
+  b: Tensor,
+  eps: number,
+  w?: Tensor,
+  bias?: Tensor,
+  views = false,
+  tol: [number, number] = [1e-5, 1e-4],
+): void {
   const ref = want(a, b, eps, w, bias);
   const shape = ref.sum.shape;
   const e = shape[shape.length - 1]!;
@@ -118,30 +126,63 @@ describe("add-layer-norm on wasm", () => {
     check(a, pos, 1e-5, w, undefined, true);
     check(b.permute([1, 0, 2]), pos.permute([1, 0, 2]), 1e-5, undefined, bias, true); // [7, 2, E] + [7, 1, E]
     // dense inputs, strided affine only (the layer norm's scalar path, on both sides)
-    check(random([4, 16], 26), random([4, 16], 27), 1e-5, new Tensor(random([32], 28).data, [16], [2], 0), undefined, true);
+    check(
+      random([4, 16], 26),
+      random([4, 16], 27),
+      1e-5,
+      new Tensor(random([32], 28).data, [16], [2], 0),
+      undefined,
+      true,
+    );
   });
 
   it("rows far from 0 keep their small deviations; constant rows give exactly the bias; a NaN spoils its own row only", () => {
     const e = 8;
-    const big = Tensor.from(Array.from({ length: 3 * e }, (_, i) => 1e4 + ((i * 7) % 5) * 0.25), [3, e]);
-    const small = Tensor.from(Array.from({ length: 3 * e }, (_, i) => -((i % 3) * 0.125)), [3, e]);
+    const big = Tensor.from(
+      Array.from({ length: 3 * e }, (_, i) => 1e4 + ((i * 7) % 5) * 0.25),
+      [3, e],
+    );
+    const small = Tensor.from(
+      Array.from({ length: 3 * e }, (_, i) => -((i % 3) * 0.125)),
+      [3, e],
+    );
     check(big, small, 1e-5, undefined, undefined, false, [1e-5, 1e-5]);
     const bias = random([e], 29);
-    const constant = onWasm(ex, "add-layer-norm", { eps: 1e-5 }, [Tensor.from(new Array<number>(2 * e).fill(3.25), [2, e]), Tensor.from([-1e4], [1]), random([e], 30), bias], [2, 2 * e]);
+    const constant = onWasm(
+      ex,
+      "add-layer-norm",
+      { eps: 1e-5 },
+      [Tensor.from(new Array<number>(2 * e).fill(3.25), [2, e]), Tensor.from([-1e4], [1]), random([e], 30), bias],
+      [2, 2 * e],
+    );
     const [sum, norm] = halves(constant);
     expect(sum.toFloat32Array().every((v) => v === 3.25 - 1e4)).toBe(true);
-    for (let r = 0; r < 2; r++) expect(Array.from(norm.toFloat32Array().slice(r * e, (r + 1) * e))).toEqual(Array.from(bias.toFloat32Array()));
+    for (let r = 0; r < 2; r++)
+      expect(Array.from(norm.toFloat32Array().slice(r * e, (r + 1) * e))).toEqual(Array.from(bias.toFloat32Array()));
     const nan = random([3, e], 31).contiguous();
     nan.data[e + 2] = NaN;
-    const [s2, n2] = halves(onWasm(ex, "add-layer-norm", { eps: 1e-5 }, [nan, random([e], 32), undefined, undefined], [3, 2 * e]));
+    const [s2, n2] = halves(
+      onWasm(ex, "add-layer-norm", { eps: 1e-5 }, [nan, random([e], 32), undefined, undefined], [3, 2 * e]),
+    );
     expect(Number.isNaN(s2.toFloat32Array()[e + 2]!)).toBe(true);
-    expect(n2.toFloat32Array().slice(e, 2 * e).every(Number.isNaN)).toBe(true);
+    expect(
+      n2
+        .toFloat32Array()
+        .slice(e, 2 * e)
+        .every(Number.isNaN),
+    ).toBe(true);
     expect([...n2.toFloat32Array().slice(0, e), ...n2.toFloat32Array().slice(2 * e)].some(Number.isNaN)).toBe(false);
   });
 
   it("empty: no rows, or E = 0", () => {
-    expect(onWasm(ex, "add-layer-norm", { eps: 1e-5 }, [random([0, 4], 1), random([4], 2), undefined, undefined], [0, 8]).shape).toEqual([0, 8]);
-    expect(onWasm(ex, "add-layer-norm", { eps: 1e-5 }, [random([3, 0], 1), random([0], 2), undefined, undefined], [3, 0]).shape).toEqual([3, 0]);
+    expect(
+      onWasm(ex, "add-layer-norm", { eps: 1e-5 }, [random([0, 4], 1), random([4], 2), undefined, undefined], [0, 8])
+        .shape,
+    ).toEqual([0, 8]);
+    expect(
+      onWasm(ex, "add-layer-norm", { eps: 1e-5 }, [random([3, 0], 1), random([0], 2), undefined, undefined], [3, 0])
+        .shape,
+    ).toEqual([3, 0]);
   });
 
   it("writes into a planned out (an arena view) and leaves nothing allocated", async () => {
@@ -152,7 +193,14 @@ describe("add-layer-norm on wasm", () => {
     const [av, bv, wv] = [a, b, w].map((t) => on.upload(t));
     const arena = on.createArena(300);
     const out = arena.view(16, [2, 5, 24]);
-    const got = on.dispatch({ kind: "add-layer-norm", node: "ln2", attrs: { eps: 1e-5 }, inputs: [av, bv, wv, undefined], outShape: [2, 5, 24], out });
+    const got = on.dispatch({
+      kind: "add-layer-norm",
+      node: "ln2",
+      attrs: { eps: 1e-5 },
+      inputs: [av, bv, wv, undefined],
+      outShape: [2, 5, 24],
+      out,
+    });
     expect(got).toBe(out);
     expect(bits(on.download(got))).toEqual(bits(pair(ex, a, b, 1e-5, w)));
     arena.dispose();
@@ -167,10 +215,19 @@ describe("add-layer-norm on wasm", () => {
     const w = random([6], 38);
     const bias = random([6], 39);
     const inputs = [a, b, w, bias].map((t) => tiny.upload(t));
-    const pending = tiny.dispatch({ kind: "add-layer-norm", node: "ln2", attrs: { eps: 1e-5 }, inputs, outShape: [3, 5, 40, 12], signal: new AbortController().signal });
+    const pending = tiny.dispatch({
+      kind: "add-layer-norm",
+      node: "ln2",
+      attrs: { eps: 1e-5 },
+      inputs,
+      outShape: [3, 5, 40, 12],
+      signal: new AbortController().signal,
+    });
     expect(pending).toBeInstanceOf(Promise);
     const out = await pending;
-    expect(bits(tiny.download(out))).toEqual(bits(onWasm(ex, "add-layer-norm", { eps: 1e-5 }, [a, b, w, bias], [3, 5, 40, 12])));
+    expect(bits(tiny.download(out))).toEqual(
+      bits(onWasm(ex, "add-layer-norm", { eps: 1e-5 }, [a, b, w, bias], [3, 5, 40, 12])),
+    );
     for (const v of [out, ...inputs]) tiny.release(v);
     expect(tiny.inUseBytes).toBe(0);
   });
@@ -179,22 +236,34 @@ describe("add-layer-norm on wasm", () => {
     const a = ex.upload(random([2, 4], 40));
     const b = ex.upload(random([4], 41));
     const call = (attrs: Record<string, unknown>, inputs: unknown[], outShape = [2, 8]) =>
-      thrown(() => ex.dispatch({ kind: "add-layer-norm", node: "blocks.0.ln2", attrs, inputs: inputs as never, outShape })) as AttnGraphError;
+      thrown(() =>
+        ex.dispatch({ kind: "add-layer-norm", node: "blocks.0.ln2", attrs, inputs: inputs as never, outShape }),
+      ) as AttnGraphError;
     for (const eps of [0, -1, NaN, Infinity, "1e-5", undefined]) {
       const e = call({ eps }, [a, b]);
       expect(AttnGraphError.isInstance(e)).toBe(true);
       expect(e.message).toMatch(/^blocks\.0\.ln2\.eps: /);
     }
     const ok = { eps: 1e-5 };
-    expect(call(ok, [a, ex.upload(random([3], 42))]).message).toMatch(/^blocks\.0\.ln2\.b: shapes do not broadcast at axis 0 from the end, expected 4 or 1, got 3 in \[3\]/);
+    expect(call(ok, [a, ex.upload(random([3], 42))]).message).toMatch(
+      /^blocks\.0\.ln2\.b: shapes do not broadcast at axis 0 from the end, expected 4 or 1, got 3 in \[3\]/,
+    );
     expect(call(ok, [a, b], [2, 4]).message).toMatch(/^blocks\.0\.ln2\.out: outShape must be the broadcast shape/);
     expect(call(ok, [a, b], [2, 7]).message).toMatch(/^blocks\.0\.ln2\.out: the last dim of outShape must be 2E/);
-    expect(call(ok, [a, b, ex.upload(random([5], 43))]).message).toMatch(/^blocks\.0\.ln2\.weight: .*expected 4, got 5/);
-    expect(call(ok, [a, b, undefined, ex.upload(random([2, 4], 44))]).message).toMatch(/^blocks\.0\.ln2\.bias: op add-layer-norm needs rank 1/);
-    expect(call(ok, [ex.upload(random([], 45)), ex.upload(random([], 46))], []).message).toMatch(/^blocks\.0\.ln2\.a: add-layer-norm needs at least one axis/);
+    expect(call(ok, [a, b, ex.upload(random([5], 43))]).message).toMatch(
+      /^blocks\.0\.ln2\.weight: .*expected 4, got 5/,
+    );
+    expect(call(ok, [a, b, undefined, ex.upload(random([2, 4], 44))]).message).toMatch(
+      /^blocks\.0\.ln2\.bias: op add-layer-norm needs rank 1/,
+    );
+    expect(call(ok, [ex.upload(random([], 45)), ex.upload(random([], 46))], []).message).toMatch(
+      /^blocks\.0\.ln2\.a: add-layer-norm needs at least one axis/,
+    );
     expect(call(ok, [a]).message).toMatch(/^blocks\.0\.ln2\.b: missing required input 1/);
     const e = call(ok, [a, ex.upload(Tensor.int32([1, 2, 3, 4], [4]))]);
-    expect(e.message).toMatch(/^blocks\.0\.ln2\.b: input 1 \(b\) of op add-layer-norm has the wrong dtype, expected float32, got int32/);
+    expect(e.message).toMatch(
+      /^blocks\.0\.ln2\.b: input 1 \(b\) of op add-layer-norm has the wrong dtype, expected float32, got int32/,
+    );
     expect(e.code).toBe("input");
   });
 });

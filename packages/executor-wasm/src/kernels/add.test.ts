@@ -81,8 +81,14 @@ describe("add on wasm", () => {
 
   it("merges axes only where both inputs allow it", () => {
     // [B, T, E] + [1, T, E] → [B, T·E]; [B, T, E] + [E] → [B·T, E]
-    expect(mergeAxes([2, 3, 4], [12, 4, 1], [0, 4, 1])).toEqual([{ n: 2, sa: 12, sb: 0 }, { n: 12, sa: 1, sb: 1 }]);
-    expect(mergeAxes([2, 3, 4], [12, 4, 1], [0, 0, 1])).toEqual([{ n: 6, sa: 4, sb: 0 }, { n: 4, sa: 1, sb: 1 }]);
+    expect(mergeAxes([2, 3, 4], [12, 4, 1], [0, 4, 1])).toEqual([
+      { n: 2, sa: 12, sb: 0 },
+      { n: 12, sa: 1, sb: 1 },
+    ]);
+    expect(mergeAxes([2, 3, 4], [12, 4, 1], [0, 0, 1])).toEqual([
+      { n: 6, sa: 4, sb: 0 },
+      { n: 4, sa: 1, sb: 1 },
+    ]);
     expect(mergeAxes([1, 3, 1], [3, 1, 1], [0, 0, 0])).toEqual([{ n: 3, sa: 1, sb: 0 }]);
   });
 
@@ -100,12 +106,21 @@ describe("add on wasm", () => {
   it("errors name the node and field: shapes that do not broadcast, a wrong outShape, an int32 input", () => {
     const a = ex.upload(random([2, 3], 1));
     const b = ex.upload(random([4], 2));
-    const call = (inputs: unknown[], outShape: number[]) => thrown(() => ex.dispatch({ kind: "add", node: "blocks.0.residual", attrs: {}, inputs: inputs as never, outShape }));
+    const call = (inputs: unknown[], outShape: number[]) =>
+      thrown(() =>
+        ex.dispatch({ kind: "add", node: "blocks.0.residual", attrs: {}, inputs: inputs as never, outShape }),
+      );
     const e1 = call([a, b], [2, 3]) as AttnGraphError;
     expect(AttnGraphError.isInstance(e1)).toBe(true);
-    expect(e1.message).toMatch(/^blocks\.0\.residual\.b: shapes do not broadcast at axis 0 from the end, expected 3 or 1, got 4 in \[4\]/);
-    expect((call([a, ex.upload(random([3], 3))], [3, 3]) as Error).message).toMatch(/^blocks\.0\.residual\.out: outShape must be the broadcast shape/);
-    expect((call([a, ex.upload(Tensor.int32([1, 2, 3], [3]))], [2, 3]) as Error).message).toMatch(/^blocks\.0\.residual\.b: .*wrong dtype, expected float32, got int32/);
+    expect(e1.message).toMatch(
+      /^blocks\.0\.residual\.b: shapes do not broadcast at axis 0 from the end, expected 3 or 1, got 4 in \[4\]/,
+    );
+    expect((call([a, ex.upload(random([3], 3))], [3, 3]) as Error).message).toMatch(
+      /^blocks\.0\.residual\.out: outShape must be the broadcast shape/,
+    );
+    expect((call([a, ex.upload(Tensor.int32([1, 2, 3], [3]))], [2, 3]) as Error).message).toMatch(
+      /^blocks\.0\.residual\.b: .*wrong dtype, expected float32, got int32/,
+    );
     expect((call([a], [2, 3]) as Error).message).toMatch(/^blocks\.0\.residual\.b: missing required input 1/);
   });
 });

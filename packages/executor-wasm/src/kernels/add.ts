@@ -40,9 +40,15 @@ export const addKernel = chunkedKernel((call, ctx) => {
   const out = ctx.output(call, shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
-    const axes = mergeAxes(shape, broadcastStrides(a.shape, a.strides, shape), broadcastStrides(b.shape, b.strides, shape));
+    const axes = mergeAxes(
+      shape,
+      broadcastStrides(a.shape, a.strides, shape),
+      broadcastStrides(b.shape, b.strides, shape),
+    );
     const n = axes.at(-1)?.n ?? 1;
-    const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) => ctx.exports.add(pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n));
+    const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) =>
+      ctx.exports.add(pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n),
+    );
     return overRows(call, ctx, out.size / n, n * ADD_WORK, part);
   });
 });
@@ -51,14 +57,29 @@ export const addKernel = chunkedKernel((call, ctx) => {
  * A block of rows r, r + 1, …, r + rows − 1 (flat row indices) of a + b, each n long: a's row i starts at byte address
  * pa + i·ars·4 and steps acs elements, b's likewise; strides in elements, 0 where an input stretches.
  */
-export type AddBlock = (pa: number, ars: number, acs: number, pb: number, brs: number, bcs: number, r: number, rows: number, n: number) => void;
+export type AddBlock = (
+  pa: number,
+  ars: number,
+  acs: number,
+  pb: number,
+  brs: number,
+  bcs: number,
+  r: number,
+  rows: number,
+  n: number,
+) => void;
 
 /**
  * a + b laid over `axes` (mergeAxes) as blocks for the module: the last axis is its row, the one before it its rows, any
  * further axes are walked here. `part(r0, r1)` hands rows [r0, r1) of the flat [outer…, mid] rows to `block`, one call
  * per outer index they meet (add writes them dense; add-layer-norm into its [sum | norm] rows).
  */
-export function addBlocks(a: WasmValue, b: WasmValue, axes: readonly Axis[], block: AddBlock): (r0: number, r1: number) => void {
+export function addBlocks(
+  a: WasmValue,
+  b: WasmValue,
+  axes: readonly Axis[],
+  block: AddBlock,
+): (r0: number, r1: number) => void {
   const inner = axes.at(-1) ?? { n: 1, sa: 0, sb: 0 };
   const mid = axes.length >= 2 ? axes[axes.length - 2]! : { n: 1, sa: 0, sb: 0 };
   const outer = axes.slice(0, -2);

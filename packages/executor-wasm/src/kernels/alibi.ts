@@ -11,7 +11,8 @@ export const alibiKernel: WasmKernel = (call, ctx) => {
   const given = (call.attrs as Partial<AlibiAttrs>).slopes ?? null;
   const [nb, nh, nl, ns] = scores.shape as [number, number, number, number];
   if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
-  if (alignment !== "top-left" && alignment !== "bottom-right") throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
+  if (alignment !== "top-left" && alignment !== "bottom-right")
+    throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
   if (given !== null) {
     if (!Array.isArray(given) || !given.every((m) => typeof m === "number" && Number.isFinite(m))) {
       throw attrError(call, "slopes", "null or an array of finite numbers", given);
@@ -24,6 +25,20 @@ export const alibiKernel: WasmKernel = (call, ctx) => {
   const at = ctx.scratch(Math.max(1, nh) * 8, call.node);
   ctx.f64().set(slopes, at / 8);
   const [s0, s1, s2, s3] = scores.strides as [number, number, number, number];
-  ctx.exports.alibi(scores.address, s0, s1, s2, s3, nb, nh, nl, ns, at, scale, maskOffset(alignment, nl, ns), out.address);
+  ctx.exports.alibi(
+    scores.address,
+    s0,
+    s1,
+    s2,
+    s3,
+    nb,
+    nh,
+    nl,
+    ns,
+    at,
+    scale,
+    maskOffset(alignment, nl, ns),
+    out.address,
+  );
   return out;
 };

@@ -5,7 +5,15 @@
 // mask or a sliding window as a mask modification then costs in proportion to the keys kept, and a causal mask written
 // as an expression costs what the built-in one does off the diagonal. Rows are per batch and head only when the
 // expression reads b or h.
-import { BlockClasses, BLOCK_SOME, checkExprCached, maskOffset, windowOf, type AttentionAttrs, type AttentionMods } from "@attngraph/graph";
+import {
+  BlockClasses,
+  BLOCK_SOME,
+  checkExprCached,
+  maskOffset,
+  windowOf,
+  type AttentionAttrs,
+  type AttentionMods,
+} from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
 import type { Call } from "./adapter.js";
@@ -18,14 +26,31 @@ const BK = 64;
 
 export interface BlockClassTable {
   readonly value: WasmValue;
-  readonly fields: { readonly classes: number; readonly clsQB: number; readonly clsBlk: number; readonly clsH: number; readonly clsByB: number };
+  readonly fields: {
+    readonly classes: number;
+    readonly clsQB: number;
+    readonly clsBlk: number;
+    readonly clsH: number;
+    readonly clsByB: number;
+  };
 }
 
 /** The call's table in module memory (release `value` after the call), or undefined when no block is hidden or kept whole. */
-export function blockClassTable(ctx: WasmContext, call: Call, mods: CallMods, q: readonly number[], ns: number, attrs: AttentionAttrs): BlockClassTable | undefined {
+export function blockClassTable(
+  ctx: WasmContext,
+  call: Call,
+  mods: CallMods,
+  q: readonly number[],
+  ns: number,
+  attrs: AttentionAttrs,
+): BlockClassTable | undefined {
   const raw = (call.attrs as AttentionMods).maskMod ?? null;
   if (raw === null) return undefined;
-  const keep = checkExprCached(raw, { subject: `${call.node}.maskMod`, role: "mask", inputs: new Map([...mods.gathered].map(([n, v]) => [n, v.rank])) });
+  const keep = checkExprCached(raw, {
+    subject: `${call.node}.maskMod`,
+    role: "mask",
+    inputs: new Map([...mods.gathered].map(([n, v]) => [n, v.rank])),
+  });
   const [nb, nh, nl] = q as [number, number, number];
   const classes = new BlockClasses(keep, views(ctx, mods.gathered));
   const byB = classes.readsB;
@@ -58,5 +83,8 @@ export function blockClassTable(ctx: WasmContext, call: Call, mods: CallMods, q:
   // Allocated after the classes are found: an allocation may grow the memory and detach the views they read.
   const value = ctx.alloc([Math.ceil(table.length / 4)], `${call.node} (block classes)`);
   new Uint8Array(ctx.f32().buffer, value.address, table.length).set(table);
-  return { value, fields: { classes: value.address, clsQB: nQB, clsBlk: nBlk, clsH: byH ? nh : 1, clsByB: byB ? 1 : 0 } };
+  return {
+    value,
+    fields: { classes: value.address, clsQB: nQB, clsBlk: nBlk, clsH: byH ? nh : 1, clsByB: byB ? 1 : 0 },
+  };
 }

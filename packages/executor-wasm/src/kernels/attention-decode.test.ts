@@ -42,7 +42,12 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
           const q = random([B, c.H, L, c.D], 41 + L);
           const k = cacheView(B, c.Hkv, c.M, c.S, c.D, 42, 2);
           const v = cacheView(B, c.Hkv, c.M, c.S, c.Dv, 43);
-          const pad = padded ? new Tensor(random([B, c.S], 44).data.map((x) => (x > 0.4 ? 1 : 0)), [B, c.S]) : undefined;
+          const pad = padded
+            ? new Tensor(
+                random([B, c.S], 44).data.map((x) => (x > 0.4 ? 1 : 0)),
+                [B, c.S],
+              )
+            : undefined;
           const attrs = attrsOf({ window: c.window });
           const shape = [B, c.H, L, c.Dv];
           const got = onWasmViews(ex, "attention", attrs, [q, k, v, pad], shape);
@@ -57,7 +62,12 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
     const q = random([1, 2, 4, 8], 51);
     const k = cacheView(1, 2, 9, 3, 8, 52);
     const v = cacheView(1, 2, 9, 3, 8, 53);
-    for (const attrs of [attrsOf({ causal: false }), attrsOf({ alignment: "top-left" }), attrsOf({ alignment: "bottom-right" }), attrsOf({ window: 2, alignment: "top-left" })]) {
+    for (const attrs of [
+      attrsOf({ causal: false }),
+      attrsOf({ alignment: "top-left" }),
+      attrsOf({ alignment: "bottom-right" }),
+      attrsOf({ window: 2, alignment: "top-left" }),
+    ]) {
       const got = onWasmViews(ex, "attention", attrs, [q, k, v, undefined], [1, 2, 4, 8]);
       const want = onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 4, 8]);
       expect(worst(got, want, 1e-5, 1e-4)).toBeLessThan(1);
@@ -79,7 +89,10 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
       vData[(h * M + 4) * D] = -Infinity;
     }
     const v = new Tensor(vData, [2, H, S, D], [H * M * D, M * D, D, 1]);
-    const pad = new Tensor(Float32Array.from({ length: 2 * S }, (_, i) => (i === 2 || i >= S ? 1 : 0)), [2, S]);
+    const pad = new Tensor(
+      Float32Array.from({ length: 2 * S }, (_, i) => (i === 2 || i >= S ? 1 : 0)),
+      [2, S],
+    );
     const attrs = attrsOf({ window: S - 4 }); // the one query (position S − 1) sees keys 4.. S − 1 less padded ones
     const windowed = { ...attrs, window: S - 5 }; // … keys 5.. S − 1: key 4's −∞ is hidden too
     const got = onWasmViews(ex, "attention", windowed, [q, k, v, pad], [2, H, 1, D]);
@@ -100,7 +113,13 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
     data[(1 * 2 + 1) * 8 + 3] = NaN; // head 1, row 1
     const k = cacheView(1, 1, 40, 33, 8, 72);
     const v = cacheView(1, 1, 40, 33, 8, 73);
-    const got = onWasmViews(ex, "attention", attrsOf({}), [new Tensor(data, q.shape), k, v, undefined], [1, 2, 2, 8]).toFloat32Array();
+    const got = onWasmViews(
+      ex,
+      "attention",
+      attrsOf({}),
+      [new Tensor(data, q.shape), k, v, undefined],
+      [1, 2, 2, 8],
+    ).toFloat32Array();
     expect(got.slice(3 * 8, 4 * 8).every(Number.isNaN)).toBe(true);
     expect(got.filter(Number.isNaN).length).toBe(8);
   });
@@ -110,7 +129,14 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
     const k = random([1, 2, 8, 20], 82).permute([0, 1, 3, 2]); // [1, 2, 20, 8], stride 20 along D
     const v = cacheView(1, 2, 24, 20, 8, 83);
     const attrs = attrsOf({});
-    expect(worst(onWasmViews(ex, "attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]), onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]), 1e-5, 1e-4)).toBeLessThan(1);
+    expect(
+      worst(
+        onWasmViews(ex, "attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]),
+        onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]),
+        1e-5,
+        1e-4,
+      ),
+    ).toBeLessThan(1);
   });
 
   it("training dropout keeps the packing path (drops what the CPU executor drops)", () => {
@@ -118,7 +144,14 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
     const k = cacheView(1, 2, 80, 70, 8, 92);
     const v = cacheView(1, 2, 80, 70, 8, 93);
     const attrs = { ...attrsOf({}), dropoutRate: 0.3, training: true };
-    expect(worst(onWasmViews(ex, "attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]), onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]), 1e-5, 1e-4)).toBeLessThan(1);
+    expect(
+      worst(
+        onWasmViews(ex, "attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]),
+        onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]),
+        1e-5,
+        1e-4,
+      ),
+    ).toBeLessThan(1);
   });
 
   it("in chunks (one module call per kv head), bit for bit the unchunked call", async () => {
@@ -131,11 +164,20 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
     // One kv head's work (2 query heads × 2 rows × 70 keys × (16 + 16 + 60)) fits a chunk; the whole call does not.
     const chunked = await wasmExecutor({ chunkWork: 2 * L * S * (2 * D + 60) });
     const inputs = [q, k, v].map((t) => chunked.upload(t));
-    const out = await chunked.dispatch({ kind: "attention", node: "context", attrs, inputs: [...inputs, undefined], outShape: [Bc, H, L, D], signal: new AbortController().signal });
+    const out = await chunked.dispatch({
+      kind: "attention",
+      node: "context",
+      attrs,
+      inputs: [...inputs, undefined],
+      outShape: [Bc, H, L, D],
+      signal: new AbortController().signal,
+    });
     const got = chunked.download(out).contiguous();
     chunked.release(out);
     for (const x of inputs) chunked.release(x);
-    expect(Array.from(new Uint32Array(got.toFloat32Array().buffer))).toEqual(Array.from(new Uint32Array(plain.toFloat32Array().buffer)));
+    expect(Array.from(new Uint32Array(got.toFloat32Array().buffer))).toEqual(
+      Array.from(new Uint32Array(plain.toFloat32Array().buffer)),
+    );
     expect(chunked.inUseBytes).toBe(0);
   });
 });

@@ -6,17 +6,60 @@ import type { WasmContext } from "../context.js";
 import { writeParams, writeRunParams, type RunParams } from "./attention-params.js";
 
 /** GradPackParams' fields, in the module's order (4 bytes each). */
-export const GRAD_PACK_FIELDS = ["kb", "ks2", "ks3", "vb", "vs2", "vs3", "pb", "ps1", "ns", "nd", "ndv", "s0", "s1", "mode", "dst", "scratch"] as const;
+export const GRAD_PACK_FIELDS = [
+  "kb",
+  "ks2",
+  "ks3",
+  "vb",
+  "vs2",
+  "vs3",
+  "pb",
+  "ps1",
+  "ns",
+  "nd",
+  "ndv",
+  "s0",
+  "s1",
+  "mode",
+  "dst",
+  "scratch",
+] as const;
 
 /** GradBlockParams' fields, in the module's order (4 bytes each). `scale` and `keptScale` are float32, the rest integers. */
 export const GRAD_BLOCK_FIELDS = [
-  "qb", "qs2", "gb", "gs2", "ob", "os2", "lb", "ls2",
-  "i0", "br", "ns", "nd", "ndv",
-  "causal", "off", "win", "scale",
-  "dropping", "mixedSeed", "threshold", "keptScale",
-  "padded", "headRow", "anyBad", "fromBlock", "maxBlocks",
-  "mode", "out", "scratch",
-  "prog", "regs", "bi", "hi",
+  "qb",
+  "qs2",
+  "gb",
+  "gs2",
+  "ob",
+  "os2",
+  "lb",
+  "ls2",
+  "i0",
+  "br",
+  "ns",
+  "nd",
+  "ndv",
+  "causal",
+  "off",
+  "win",
+  "scale",
+  "dropping",
+  "mixedSeed",
+  "threshold",
+  "keptScale",
+  "padded",
+  "headRow",
+  "anyBad",
+  "fromBlock",
+  "maxBlocks",
+  "mode",
+  "out",
+  "scratch",
+  "prog",
+  "regs",
+  "bi",
+  "hi",
 ] as const;
 
 /** What one call computes, as the module numbers it. */
@@ -45,7 +88,13 @@ export function attentionGradFlush(ctx: WasmContext, params: number, p: GradPack
  * A whole unchunked call (see attentionGradRun): `pack` and `block` with their per-head addresses at batch, kv head
  * and head 0, `run` the counts and the batch and head strides; the module makes every pack, block and flush call itself.
  */
-export function attentionGradRun(ctx: WasmContext, params: number, pack: GradPackParams, block: GradBlockParams, run: RunParams): void {
+export function attentionGradRun(
+  ctx: WasmContext,
+  params: number,
+  pack: GradPackParams,
+  block: GradBlockParams,
+  run: RunParams,
+): void {
   const [p, b, r] = writeRunParams(ctx, params, GRAD_PACK_FIELDS, pack, GRAD_BLOCK_FIELDS, block, run);
   ctx.exports.attentionGradRun(p, b, r);
 }

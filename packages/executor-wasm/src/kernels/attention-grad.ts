@@ -5,7 +5,17 @@
 // forward fused attention, in resumable pieces: without chunks, one module call (`attentionGradRun`) loops over them
 // in the module; with a signal and a big call, they are driven from here in chunks with a yield and a signal check
 // between them (chunks.ts). Both make the same piece calls in the same order.
-import { attentionInputGrad, attrError, checkAttentionGradAttrs, checkAttentionLseAttrs, expectAttentionGradShapes, expectAttentionQk, withCleanup, type AttentionGradAttrs, type AttentionLseAttrs } from "@attngraph/graph";
+import {
+  attentionInputGrad,
+  attrError,
+  checkAttentionGradAttrs,
+  checkAttentionLseAttrs,
+  expectAttentionGradShapes,
+  expectAttentionQk,
+  withCleanup,
+  type AttentionGradAttrs,
+  type AttentionLseAttrs,
+} from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
@@ -20,9 +30,29 @@ import {
   type GradPackParams,
 } from "./attention-grad-params.js";
 import type { RunParams } from "./attention-params.js";
-import { checkKeyPadding, dropoutThreshold, fillingChunked, fmix32, maskOffset, optionalInput, requireInput, windowOf, type Call } from "./adapter.js";
+import {
+  checkKeyPadding,
+  dropoutThreshold,
+  fillingChunked,
+  fmix32,
+  maskOffset,
+  optionalInput,
+  requireInput,
+  windowOf,
+  type Call,
+} from "./adapter.js";
 import { gatheredValues, view, views } from "./score-mod.js";
-import { callMods, clearStatus, failed, loadProgram, regsAfter, scratchWithRegs, throwIfFailed, type CallMods, type LoadedProgram } from "./attention-mods.js";
+import {
+  callMods,
+  clearStatus,
+  failed,
+  loadProgram,
+  regsAfter,
+  scratchWithRegs,
+  throwIfFailed,
+  type CallMods,
+  type LoadedProgram,
+} from "./attention-mods.js";
 
 /** Query rows and keys per block of the module's backward (assembly/attention-grad.ts). */
 const BQ = 64;
@@ -38,7 +68,11 @@ interface Problem {
   readonly grad: WasmValue | undefined;
   readonly lse: WasmValue | undefined;
   readonly pad: WasmValue | undefined;
-  readonly attrs: AttentionLseAttrs & { readonly dropoutRate: number; readonly dropoutSeed: number; readonly training: boolean };
+  readonly attrs: AttentionLseAttrs & {
+    readonly dropoutRate: number;
+    readonly dropoutSeed: number;
+    readonly training: boolean;
+  };
   readonly mode: GradMode;
   /** The call's score and mask modifications (attention-mods.ts), if any. */
   readonly mods: CallMods | undefined;
@@ -58,8 +92,27 @@ export const attentionLseKernel = chunkedKernel((call, ctx) => {
   const [nb, nh, nl] = q.shape as [number, number, number, number];
   const out = ctx.output(call, [nb, nh, nl]);
   // Field by field, not `{ ...attrs, dropoutRate: 0, … }`: a spread plus new fields costs microseconds a call in Node 20.
-  const noDropout = { causal: attrs.causal, window: attrs.window, alignment: attrs.alignment, scale: attrs.scale, dropoutRate: 0, dropoutSeed: 0, training: false };
-  const problem: Problem = { q, k, v: undefined, out: undefined, grad: undefined, lse: undefined, pad, attrs: noDropout, mode: GRAD_MODE.lse, mods: callMods(call, 3, false) };
+  const noDropout = {
+    causal: attrs.causal,
+    window: attrs.window,
+    alignment: attrs.alignment,
+    scale: attrs.scale,
+    dropoutRate: 0,
+    dropoutSeed: 0,
+    training: false,
+  };
+  const problem: Problem = {
+    q,
+    k,
+    v: undefined,
+    out: undefined,
+    grad: undefined,
+    lse: undefined,
+    pad,
+    attrs: noDropout,
+    mode: GRAD_MODE.lse,
+    mods: callMods(call, 3, false),
+  };
   return run(call, ctx, problem, out);
 });
 
@@ -79,11 +132,17 @@ export const attentionGradKernel = chunkedKernel((call, ctx) => {
   const attrs = checkAttentionGradAttrs(call);
   expectAttentionGradShapes(call, q, k, v, o, g, lse, pad);
   if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
-  if (attrs.wrt !== "q" && attrs.wrt !== "k" && attrs.wrt !== "v") return gatheredGrad(call, ctx, { q, k, v, out: o, grad: g, lse, pad }, attrs);
+  if (attrs.wrt !== "q" && attrs.wrt !== "k" && attrs.wrt !== "v")
+    return gatheredGrad(call, ctx, { q, k, v, out: o, grad: g, lse, pad }, attrs);
   const mods = callMods(call, 7, attrs.wrt === "q" || attrs.wrt === "k");
   const shape = attrs.wrt === "q" ? q.shape : attrs.wrt === "k" ? k.shape : v.shape;
   const out = ctx.output(call, shape);
-  return run(call, ctx, { q, k, v, out: o, grad: g, lse, pad, attrs, mode: GRAD_MODE[attrs.wrt as "q" | "k" | "v"], mods }, out);
+  return run(
+    call,
+    ctx,
+    { q, k, v, out: o, grad: g, lse, pad, attrs, mode: GRAD_MODE[attrs.wrt as "q" | "k" | "v"], mods },
+    out,
+  );
 });
 
 /** Runs `p` into `dst`: rows read in place need unit stride along their last axis (a copy first otherwise). */
@@ -106,7 +165,18 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
     let loaded: LoadedProgram | undefined;
     const go = () => {
       const out = p.mode === GRAD_MODE.v ? p.out : rows(p.out, "out");
-      const dense: Problem = { q: rows(p.q, "q")!, k: p.k, v: p.v, out, grad: rows(p.grad, "grad"), lse: p.lse, pad: p.pad, attrs: p.attrs, mode: p.mode, mods: p.mods };
+      const dense: Problem = {
+        q: rows(p.q, "q")!,
+        k: p.k,
+        v: p.v,
+        out,
+        grad: rows(p.grad, "grad"),
+        lse: p.lse,
+        pad: p.pad,
+        attrs: p.attrs,
+        mode: p.mode,
+        mods: p.mods,
+      };
       if (p.mods !== undefined) loaded = loadProgram(ctx, p.mods, call.node);
       const kernelBytes = ctx.exports.attentionGradScratchBytes(ns, nd, ndv, p.mode);
       // With a modification the scratch ends with its program's registers (attention-mods.ts).
@@ -173,20 +243,83 @@ function gradParams(p: Problem, dst: WasmValue, scratch: number): GradParams {
   const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
   const dropping = attrs.training && attrs.dropoutRate > 0;
   const address = (x: WasmValue | undefined) => (x === undefined ? 0 : x.address);
-  const pack = { kb: k.address, ks2, ks3, vb: address(v), vs2, vs3, pb: address(pad), ps1, ns, nd, ndv, s0: 0, s1: ns, mode, dst: 0, scratch };
+  const pack = {
+    kb: k.address,
+    ks2,
+    ks3,
+    vb: address(v),
+    vs2,
+    vs3,
+    pb: address(pad),
+    ps1,
+    ns,
+    nd,
+    ndv,
+    s0: 0,
+    s1: ns,
+    mode,
+    dst: 0,
+    scratch,
+  };
   const block = {
-    qb: q.address, qs2, gb: address(grad), gs2, ob: address(out), os2, lb: address(lse), ls2,
-    i0: 0, br: 0, ns, nd, ndv,
-    causal: attrs.causal ? 1 : 0, off: maskOffset(attrs.alignment, nl, ns), win: windowOf(attrs), scale: attrs.scale,
+    qb: q.address,
+    qs2,
+    gb: address(grad),
+    gs2,
+    ob: address(out),
+    os2,
+    lb: address(lse),
+    ls2,
+    i0: 0,
+    br: 0,
+    ns,
+    nd,
+    ndv,
+    causal: attrs.causal ? 1 : 0,
+    off: maskOffset(attrs.alignment, nl, ns),
+    win: windowOf(attrs),
+    scale: attrs.scale,
     dropping: dropping ? 1 : 0,
     mixedSeed: fmix32(attrs.dropoutSeed),
     threshold: dropoutThreshold(attrs.dropoutRate),
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
-    padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, mode, out: dst.address, scratch,
-    prog: 0, regs: 0, bi: 0, hi: 0,
+    padded: pad === undefined ? 0 : 1,
+    headRow: 0,
+    anyBad: 0,
+    fromBlock: 0,
+    maxBlocks: ALL_BLOCKS,
+    mode,
+    out: dst.address,
+    scratch,
+    prog: 0,
+    regs: 0,
+    bi: 0,
+    hi: 0,
   };
   // b0 .. g1: read by the forward's attentionRun only (the backward runs every batch and kv head).
-  const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1, b0: 0, b1: nb, g0: 0, g1: nhkv };
+  const run = {
+    nb,
+    nh,
+    nhkv,
+    nl,
+    qs0,
+    qs1,
+    ks0,
+    ks1,
+    vs0,
+    vs1,
+    ps0,
+    gs0,
+    gs1,
+    os0,
+    os1,
+    ls0,
+    ls1,
+    b0: 0,
+    b1: nb,
+    g0: 0,
+    g1: nhkv,
+  };
   return { pack, block, run };
 }
 
@@ -197,13 +330,24 @@ function gradParams(p: Problem, dst: WasmValue, scratch: number): GradParams {
  * calls `attentionGradRun` makes, in the same order. With a modification, an index error ends the call at the block
  * that met it.
  */
-function* steps(ctx: WasmContext, params: GradParams, keysPerStep: number, mods?: CallMods): Generator<number, void, void> {
+function* steps(
+  ctx: WasmContext,
+  params: GradParams,
+  keysPerStep: number,
+  mods?: CallMods,
+): Generator<number, void, void> {
   const { pack, block, run } = params;
   const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1 } = run;
   const { ns, nd, ndv } = pack;
   const mode = pack.mode as GradMode;
   const group = nh / nhkv;
-  const kb = pack.kb, vb = pack.vb, pb = pack.pb, qb = block.qb, gb = block.gb, ob = block.ob, lb = block.lb;
+  const kb = pack.kb,
+    vb = pack.vb,
+    pb = pack.pb,
+    qb = block.qb,
+    gb = block.gb,
+    ob = block.ob,
+    lb = block.lb;
   const perKv = mode === GRAD_MODE.k || mode === GRAD_MODE.v;
   const flushWidth = mode === GRAD_MODE.v ? ndv : nd;
   const work = productWork(mode, nd, ndv) + EXP_WORK;
@@ -211,7 +355,8 @@ function* steps(ctx: WasmContext, params: GradParams, keysPerStep: number, mods?
   const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
   const blocksPerStep = keysPerStep === Infinity ? ALL_BLOCKS : Math.max(1, Math.floor(keysPerStep / BK));
   block.maxBlocks = blocksPerStep;
-  const rows = (base: number, b: number, h: number, s0: number, s1: number) => (base === 0 ? 0 : base + (b * s0 + h * s1) * 4);
+  const rows = (base: number, b: number, h: number, s0: number, s1: number) =>
+    base === 0 ? 0 : base + (b * s0 + h * s1) * 4;
   for (let b = 0; b < nb; b++) {
     for (let g = 0; g < nhkv; g++) {
       pack.kb = kb + (b * ks0 + g * ks1) * 4;
@@ -260,14 +405,25 @@ function* steps(ctx: WasmContext, params: GradParams, keysPerStep: number, mods?
  * attention-grad wrt a gathered slot (a learnable bias table): @attngraph/graph's shared host loop over views of the
  * module's memory (taken after the output is allocated, so no growth detaches them), stored into the output.
  */
-function gatheredGrad(call: Call, ctx: WasmContext, x: Record<"q" | "k" | "v" | "out" | "grad" | "lse", WasmValue> & { readonly pad: WasmValue | undefined }, attrs: AttentionGradAttrs): WasmValue | Promise<WasmValue> {
+function gatheredGrad(
+  call: Call,
+  ctx: WasmContext,
+  x: Record<"q" | "k" | "v" | "out" | "grad" | "lse", WasmValue> & { readonly pad: WasmValue | undefined },
+  attrs: AttentionGradAttrs,
+): WasmValue | Promise<WasmValue> {
   const gathered = gatheredValues(call, 7);
   const target = gathered.get((attrs.inputs ?? [])[Number(attrs.wrt.slice(1))] ?? "");
-  if (target === undefined) throw attrError(call, "wrt", `a gathered slot among g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
+  if (target === undefined)
+    throw attrError(call, "wrt", `a gathered slot among g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
   const out = ctx.output(call, target.shape);
   return fillingChunked(call, ctx, out, () => {
     const v = (t: WasmValue) => view(ctx, t);
-    const y = attentionInputGrad({ q: v(x.q), k: v(x.k), v: v(x.v), out: v(x.out), grad: v(x.grad), lse: v(x.lse), pad: x.pad && v(x.pad) }, attrs, views(ctx, gathered), call.node);
+    const y = attentionInputGrad(
+      { q: v(x.q), k: v(x.k), v: v(x.v), out: v(x.out), grad: v(x.grad), lse: v(x.lse), pad: x.pad && v(x.pad) },
+      attrs,
+      views(ctx, gathered),
+      call.node,
+    );
     ctx.f32().set(y, out.address / 4);
   });
 }

@@ -53,15 +53,33 @@ interface Made {
   readonly ref: { out: Float64Array; lse: Float64Array; dq: Float64Array; dk: Float64Array; dv: Float64Array };
 }
 
-function compile(e: unknown, role: "score" | "mask", inputs: ReadonlyMap<string, GatheredTensor>, subject: string): { fn: ExprFn; expr: Expr } {
+function compile(
+  e: unknown,
+  role: "score" | "mask",
+  inputs: ReadonlyMap<string, GatheredTensor>,
+  subject: string,
+): { fn: ExprFn; expr: Expr } {
   const ranks = new Map([...inputs].map(([n, t]) => [n, t.shape.length]));
   const { expr } = checkExpr(e, { subject, role, inputs: ranks });
   return { fn: compileExpr(expr, inputs, subject), expr };
 }
 
 /** The float64 reference of the ops' definition (@attngraph/testkit's flex64, shared with the webgpu executor's tests). */
-function reference(c: ModCase, q: Tensor, k: Tensor, v: Tensor, grad: Tensor, pad: Tensor | undefined, node: string): Made["ref"] {
-  const inputs = new Map(Object.entries(c.gathered ?? {}).map(([n, t]) => [n, { data: t.toFloat32Array(), shape: t.shape, strides: t.strides, offset: 0 } as GatheredTensor]));
+function reference(
+  c: ModCase,
+  q: Tensor,
+  k: Tensor,
+  v: Tensor,
+  grad: Tensor,
+  pad: Tensor | undefined,
+  node: string,
+): Made["ref"] {
+  const inputs = new Map(
+    Object.entries(c.gathered ?? {}).map(([n, t]) => [
+      n,
+      { data: t.toFloat32Array(), shape: t.shape, strides: t.strides, offset: 0 } as GatheredTensor,
+    ]),
+  );
   const f: Flex64 = {
     dims: { B: c.B, H: c.H, Hkv: c.Hkv, L: c.L, S: c.S, D: c.D, Dv: c.Dv },
     q: q.toFloat32Array(),
@@ -85,26 +103,61 @@ function make(c: ModCase, seed: number): Made {
   const k = random([c.B, c.Hkv, c.S, c.D], seed + 1, 1.5);
   const v = random([c.B, c.Hkv, c.S, c.Dv], seed + 2);
   const grad = random([c.B, c.H, c.L, c.Dv], seed + 3);
-  const pad = c.pad ? Tensor.from(Array.from({ length: c.B * c.S }, (_, e) => c.pad!(Math.floor(e / c.S), e % c.S)), [c.B, c.S]) : undefined;
+  const pad = c.pad
+    ? Tensor.from(
+        Array.from({ length: c.B * c.S }, (_, e) => c.pad!(Math.floor(e / c.S), e % c.S)),
+        [c.B, c.S],
+      )
+    : undefined;
   const names = Object.keys(c.gathered ?? {});
-  return { c, q, k, v, grad, pad, names, gathered: names.map((n) => c.gathered![n]!), ref: reference(c, q, k, v, grad, pad, "attn") };
+  return {
+    c,
+    q,
+    k,
+    v,
+    grad,
+    pad,
+    names,
+    gathered: names.map((n) => c.gathered![n]!),
+    ref: reference(c, q, k, v, grad, pad, "attn"),
+  };
 }
 
 function attrs(m: Made): Record<string, unknown> {
   const c = m.c;
   return {
-    causal: c.causal ?? false, window: c.window ?? null, alignment: c.alignment ?? "top-left", scale: c.scale,
-    dropoutRate: c.dropout?.rate ?? 0, dropoutSeed: c.dropout?.seed ?? 0, training: c.dropout !== undefined,
-    scoreMod: c.scoreMod ?? null, maskMod: c.maskMod ?? null, inputs: m.names,
+    causal: c.causal ?? false,
+    window: c.window ?? null,
+    alignment: c.alignment ?? "top-left",
+    scale: c.scale,
+    dropoutRate: c.dropout?.rate ?? 0,
+    dropoutSeed: c.dropout?.seed ?? 0,
+    training: c.dropout !== undefined,
+    scoreMod: c.scoreMod ?? null,
+    maskMod: c.maskMod ?? null,
+    inputs: m.names,
   };
 }
 
 /** Dispatches on `ex` (awaiting a chunked call), downloads, releases. */
-async function run(ex: WasmExecutor, kind: string, a: Record<string, unknown>, inputs: readonly (Tensor | undefined)[], outShape: Shape): Promise<Tensor> {
+async function run(
+  ex: WasmExecutor,
+  kind: string,
+  a: Record<string, unknown>,
+  inputs: readonly (Tensor | undefined)[],
+  outShape: Shape,
+): Promise<Tensor> {
   const values = inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
   try {
     const signal = ex === chunked ? new AbortController().signal : undefined;
-    const out = await ex.dispatch({ kind, node: "attn", attrs: a, inputs: values, outShape, ...(signal ? { signal } : {}) });
+    const out = await ex.dispatch({
+      kind,
+      node: "attn",
+      attrs: a,
+      inputs: values,
+      outShape,
+      ...(signal ? { signal } : {}),
+    });
     const host = ex.download(out).contiguous();
     ex.release(out);
     return host;
@@ -113,7 +166,8 @@ async function run(ex: WasmExecutor, kind: string, a: Record<string, unknown>, i
   }
 }
 
-const forward = (ex: WasmExecutor, m: Made) => run(ex, "attention", attrs(m), [m.q, m.k, m.v, m.pad, ...m.gathered], [m.c.B, m.c.H, m.c.L, m.c.Dv]);
+const forward = (ex: WasmExecutor, m: Made) =>
+  run(ex, "attention", attrs(m), [m.q, m.k, m.v, m.pad, ...m.gathered], [m.c.B, m.c.H, m.c.L, m.c.Dv]);
 const lseOf = (ex: WasmExecutor, m: Made) => {
   const { dropoutRate: _r, dropoutSeed: _s, training: _t, ...a } = attrs(m);
   return run(ex, "attention-lse", a, [m.q, m.k, m.pad, ...m.gathered], [m.c.B, m.c.H, m.c.L]);
@@ -122,7 +176,13 @@ const gradOf = (ex: WasmExecutor, m: Made, wrt: "q" | "k" | "v") => {
   const shape = wrt === "q" ? m.q.shape : wrt === "k" ? m.k.shape : m.v.shape;
   const out = new Tensor(Float32Array.from(m.ref.out), [m.c.B, m.c.H, m.c.L, m.c.Dv]);
   const lse = new Tensor(Float32Array.from(m.ref.lse), [m.c.B, m.c.H, m.c.L]);
-  return run(ex, "attention-grad", { ...attrs(m), wrt }, [m.q, m.k, m.v, out, m.grad, lse, m.pad, ...m.gathered], shape);
+  return run(
+    ex,
+    "attention-grad",
+    { ...attrs(m), wrt },
+    [m.q, m.k, m.v, out, m.grad, lse, m.pad, ...m.gathered],
+    shape,
+  );
 };
 
 const ABS = 5e-5;
@@ -145,56 +205,249 @@ async function expectAll(ex: WasmExecutor, m: Made, label: string): Promise<void
 }
 
 const T = 80;
-const slopes = (H: number) => Tensor.from(Array.from({ length: H }, (_, h) => 2 ** (-(h + 1))), [H]);
+const slopes = (H: number) =>
+  Tensor.from(
+    Array.from({ length: H }, (_, h) => 2 ** -(h + 1)),
+    [H],
+  );
 const alibi = call("add", "score", call("mul", read("slopes", "h"), call("sub", "kv", "q")));
-const docs = (B: number, n: number) => Tensor.from(Array.from({ length: B * n }, (_, e) => Math.floor((e % n) / (13 + 7 * Math.floor(e / n)))), [B, n]);
+const docs = (B: number, n: number) =>
+  Tensor.from(
+    Array.from({ length: B * n }, (_, e) => Math.floor((e % n) / (13 + 7 * Math.floor(e / n)))),
+    [B, n],
+  );
 const sameDoc = call("eq", read("doc", "b", "q"), read("doc", "b", "kv"));
 
 const CASES: readonly ModCase[] = [
-  { label: "causal as a mask modification ge(q, kv), L = S = 150", B: 2, H: 2, Hkv: 2, L: 150, S: 150, D: 16, Dv: 16, scale: 0.25, maskMod: causalMask },
-  { label: "ALiBi, slopes gathered per head, GQA 4/2, causal mask", B: 1, H: 4, Hkv: 2, L: 100, S: 100, D: 8, Dv: 8, scale: 0.35, scoreMod: alibi, maskMod: causalMask, gathered: { slopes: slopes(4) } },
-  { label: "softcap tanh(score / 2) · 2, causal bottom-right, L 70, S 130", B: 1, H: 2, Hkv: 2, L: 70, S: 130, D: 12, Dv: 9, scale: 0.5, causal: true, alignment: "bottom-right", scoreMod: call("mul", call("tanh", call("div", "score", 2)), 2) },
   {
-    label: "relative bias table [H, 2T − 1] gathered", B: 1, H: 2, Hkv: 2, L: T, S: T, D: 8, Dv: 8, scale: 0.35,
-    scoreMod: call("add", "score", read("bias", "h", call("add", call("sub", "q", "kv"), T - 1))), gathered: { bias: random([2, 2 * T - 1], 77) },
-  },
-  { label: "document ids [B, T] with eq, and causal", B: 2, H: 2, Hkv: 2, L: T, S: T, D: 8, Dv: 8, scale: 0.35, maskMod: call("and", sameDoc, causalMask), gathered: { doc: docs(2, T) } },
-  { label: "prefix LM: or(kv < prefix[b], q >= kv), 130 keys", B: 2, H: 2, Hkv: 2, L: 130, S: 130, D: 16, Dv: 16, scale: 0.25, maskMod: call("or", call("lt", "kv", read("prefix", "b")), causalMask), gathered: { prefix: Tensor.from([40, 70], [2]) } },
-  {
-    label: "a keep mask [B, H, L, S], L 70, S 90", B: 2, H: 2, Hkv: 2, L: 70, S: 90, D: 8, Dv: 8, scale: 0.35,
-    maskMod: call("gt", read("keep", "b", "h", "q", "kv"), -0.6), gathered: { keep: random([2, 2, 70, 90], 5) },
-  },
-  {
-    label: "ALiBi + documents with GQA 4/2, L 90 ≠ S 140, padding, dropout 0.2", B: 2, H: 4, Hkv: 2, L: 90, S: 140, D: 8, Dv: 12, scale: 0.4,
-    pad: (b, j) => (b === 1 && j % 7 === 3 ? 1 : 0), dropout: { rate: 0.2, seed: 99 },
-    scoreMod: alibi, maskMod: call("eq", read("doc", "b", call("min", "q", 139)), read("doc", "b", "kv")), gathered: { slopes: slopes(4), doc: docs(2, 140) },
+    label: "causal as a mask modification ge(q, kv), L = S = 150",
+    B: 2,
+    H: 2,
+    Hkv: 2,
+    L: 150,
+    S: 150,
+    D: 16,
+    Dv: 16,
+    scale: 0.25,
+    maskMod: causalMask,
   },
   {
-    label: "window 20 + causal built in, scoreMod with exp, log, sqrt, sigmoid, abs, max", B: 1, H: 2, Hkv: 1, L: 100, S: 100, D: 8, Dv: 8, scale: 0.3, causal: true, window: 20,
-    scoreMod: call("add", call("max", "score", call("neg", call("sqrt", call("abs", "score")))), call("mul", 0.1, call("sub", call("sigmoid", "score"), call("log", call("add", 1.5, call("exp", call("neg", call("abs", "score")))))))),
+    label: "ALiBi, slopes gathered per head, GQA 4/2, causal mask",
+    B: 1,
+    H: 4,
+    Hkv: 2,
+    L: 100,
+    S: 100,
+    D: 8,
+    Dv: 8,
+    scale: 0.35,
+    scoreMod: alibi,
+    maskMod: causalMask,
+    gathered: { slopes: slopes(4) },
   },
   {
-    label: "where reads its branch only where taken (a table of 10 read at kv < 10), mod by a literal and by a variable", B: 1, H: 2, Hkv: 2, L: 40, S: 70, D: 8, Dv: 8, scale: 0.3,
-    scoreMod: call("where", call("lt", "kv", 10), call("add", "score", read("tbl", "kv")), call("sub", "score", call("mod", "kv", call("add", "h", 2)))),
-    maskMod: call("or", call("ne", call("mod", call("sub", "q", "kv"), 3), 0), call("and", call("lt", "kv", 10), call("gt", read("tbl", "kv"), 0))),
+    label: "softcap tanh(score / 2) · 2, causal bottom-right, L 70, S 130",
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: 70,
+    S: 130,
+    D: 12,
+    Dv: 9,
+    scale: 0.5,
+    causal: true,
+    alignment: "bottom-right",
+    scoreMod: call("mul", call("tanh", call("div", "score", 2)), 2),
+  },
+  {
+    label: "relative bias table [H, 2T − 1] gathered",
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: T,
+    S: T,
+    D: 8,
+    Dv: 8,
+    scale: 0.35,
+    scoreMod: call("add", "score", read("bias", "h", call("add", call("sub", "q", "kv"), T - 1))),
+    gathered: { bias: random([2, 2 * T - 1], 77) },
+  },
+  {
+    label: "document ids [B, T] with eq, and causal",
+    B: 2,
+    H: 2,
+    Hkv: 2,
+    L: T,
+    S: T,
+    D: 8,
+    Dv: 8,
+    scale: 0.35,
+    maskMod: call("and", sameDoc, causalMask),
+    gathered: { doc: docs(2, T) },
+  },
+  {
+    label: "prefix LM: or(kv < prefix[b], q >= kv), 130 keys",
+    B: 2,
+    H: 2,
+    Hkv: 2,
+    L: 130,
+    S: 130,
+    D: 16,
+    Dv: 16,
+    scale: 0.25,
+    maskMod: call("or", call("lt", "kv", read("prefix", "b")), causalMask),
+    gathered: { prefix: Tensor.from([40, 70], [2]) },
+  },
+  {
+    label: "a keep mask [B, H, L, S], L 70, S 90",
+    B: 2,
+    H: 2,
+    Hkv: 2,
+    L: 70,
+    S: 90,
+    D: 8,
+    Dv: 8,
+    scale: 0.35,
+    maskMod: call("gt", read("keep", "b", "h", "q", "kv"), -0.6),
+    gathered: { keep: random([2, 2, 70, 90], 5) },
+  },
+  {
+    label: "ALiBi + documents with GQA 4/2, L 90 ≠ S 140, padding, dropout 0.2",
+    B: 2,
+    H: 4,
+    Hkv: 2,
+    L: 90,
+    S: 140,
+    D: 8,
+    Dv: 12,
+    scale: 0.4,
+    pad: (b, j) => (b === 1 && j % 7 === 3 ? 1 : 0),
+    dropout: { rate: 0.2, seed: 99 },
+    scoreMod: alibi,
+    maskMod: call("eq", read("doc", "b", call("min", "q", 139)), read("doc", "b", "kv")),
+    gathered: { slopes: slopes(4), doc: docs(2, 140) },
+  },
+  {
+    label: "window 20 + causal built in, scoreMod with exp, log, sqrt, sigmoid, abs, max",
+    B: 1,
+    H: 2,
+    Hkv: 1,
+    L: 100,
+    S: 100,
+    D: 8,
+    Dv: 8,
+    scale: 0.3,
+    causal: true,
+    window: 20,
+    scoreMod: call(
+      "add",
+      call("max", "score", call("neg", call("sqrt", call("abs", "score")))),
+      call(
+        "mul",
+        0.1,
+        call(
+          "sub",
+          call("sigmoid", "score"),
+          call("log", call("add", 1.5, call("exp", call("neg", call("abs", "score"))))),
+        ),
+      ),
+    ),
+  },
+  {
+    label:
+      "where reads its branch only where taken (a table of 10 read at kv < 10), mod by a literal and by a variable",
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: 40,
+    S: 70,
+    D: 8,
+    Dv: 8,
+    scale: 0.3,
+    scoreMod: call(
+      "where",
+      call("lt", "kv", 10),
+      call("add", "score", read("tbl", "kv")),
+      call("sub", "score", call("mod", "kv", call("add", "h", 2))),
+    ),
+    maskMod: call(
+      "or",
+      call("ne", call("mod", call("sub", "q", "kv"), 3), 0),
+      call("and", call("lt", "kv", 10), call("gt", read("tbl", "kv"), 0)),
+    ),
     gathered: { tbl: random([10], 3) },
   },
   {
-    label: "a gathered value as an index (bias[doc[b, kv]]) and floor of a number", B: 2, H: 2, Hkv: 2, L: 50, S: 60, D: 8, Dv: 8, scale: 0.3,
-    scoreMod: call("add", "score", call("add", read("bias", read("doc", "b", "kv")), call("mul", 0.01, call("floor", call("div", "kv", 7))))), gathered: { doc: docs(2, 60), bias: random([5], 11) },
+    label: "a gathered value as an index (bias[doc[b, kv]]) and floor of a number",
+    B: 2,
+    H: 2,
+    Hkv: 2,
+    L: 50,
+    S: 60,
+    D: 8,
+    Dv: 8,
+    scale: 0.3,
+    scoreMod: call(
+      "add",
+      "score",
+      call("add", read("bias", read("doc", "b", "kv")), call("mul", 0.01, call("floor", call("div", "kv", 7)))),
+    ),
+    gathered: { doc: docs(2, 60), bias: random([5], 11) },
   },
   {
-    label: "a read the same in every lane of a tile, made once, and only where taken (slopes[h + 100] never is)", B: 1, H: 3, Hkv: 1, L: 70, S: 70, D: 8, Dv: 8, scale: 0.3,
-    scoreMod: call("where", call("lt", "kv", -1), call("add", "score", read("slopes", call("add", "h", 100))), call("add", "score", call("mul", read("slopes", "h"), "q"))),
+    label: "a read the same in every lane of a tile, made once, and only where taken (slopes[h + 100] never is)",
+    B: 1,
+    H: 3,
+    Hkv: 1,
+    L: 70,
+    S: 70,
+    D: 8,
+    Dv: 8,
+    scale: 0.3,
+    scoreMod: call(
+      "where",
+      call("lt", "kv", -1),
+      call("add", "score", read("slopes", call("add", "h", 100))),
+      call("add", "score", call("mul", read("slopes", "h"), "q")),
+    ),
     gathered: { slopes: slopes(3) },
   },
   {
     // Every instruction once: integer and float forms of add, sub, mul, min, max, neg, abs, mod and the comparisons,
     // where of integers, of numbers and of masks, not, and literals outside int32 and −0 (computed as floats).
-    label: "every operation, integer and float forms", B: 1, H: 2, Hkv: 2, L: 30, S: 40, D: 8, Dv: 8, scale: 0.5,
-    scoreMod: call("add", call("add", call("min", "score", call("mul", 0.5, call("max", "kv", "q"))), call("mul", 0.001, call("abs", call("neg", call("sub", call("mul", "q", 3), call("min", "kv", call("max", "h", 1))))))),
-      call("where", call("not", call("le", "q", "kv")), call("mul", 0.01, call("where", call("gt", "score", 0), call("mod", "kv", 4), call("abs", call("neg", "h")))), call("sub", call("mul", "score", -0), call("div", call("mod", call("sub", "q", 17), -5), 3e9)))),
-    maskMod: call("where", call("ge", "kv", 2), call("or", call("lt", call("mul", "q", 1.5), call("add", "kv", 20)), call("eq", "h", 1)), call("ne", call("mod", "kv", 2), call("neg", 0))),
+    label: "every operation, integer and float forms",
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: 30,
+    S: 40,
+    D: 8,
+    Dv: 8,
+    scale: 0.5,
+    scoreMod: call(
+      "add",
+      call(
+        "add",
+        call("min", "score", call("mul", 0.5, call("max", "kv", "q"))),
+        call(
+          "mul",
+          0.001,
+          call("abs", call("neg", call("sub", call("mul", "q", 3), call("min", "kv", call("max", "h", 1))))),
+        ),
+      ),
+      call(
+        "where",
+        call("not", call("le", "q", "kv")),
+        call("mul", 0.01, call("where", call("gt", "score", 0), call("mod", "kv", 4), call("abs", call("neg", "h")))),
+        call("sub", call("mul", "score", -0), call("div", call("mod", call("sub", "q", 17), -5), 3e9)),
+      ),
+    ),
+    maskMod: call(
+      "where",
+      call("ge", "kv", 2),
+      call("or", call("lt", call("mul", "q", 1.5), call("add", "kv", 20)), call("eq", "h", 1)),
+      call("ne", call("mod", "kv", 2), call("neg", 0)),
+    ),
   },
 ];
 
@@ -213,10 +466,39 @@ describe("what depends only on b and h runs once per tile (uniform instructions)
   // ALiBi's slopes as a tree of `where` over h (the fusion pass's form), a mask that is uniform per head (hides
   // every key of head 0: its rows see nothing), and one that mixes a uniform and a per-lane part; the uniform values
   // reach per-lane instructions, the derivative and the kernel's outputs.
-  const slope = call("where", call("lt", "h", 1), 0.5, call("where", call("lt", call("add", "h", "b"), 2), 0.25, 0.125));
+  const slope = call(
+    "where",
+    call("lt", "h", 1),
+    0.5,
+    call("where", call("lt", call("add", "h", "b"), 2), 0.25, 0.125),
+  );
   const cases: ModCase[] = [
-    { label: "ALiBi slopes by where over h, uniform mask", B: 2, H: 3, Hkv: 3, L: 70, S: 70, D: 8, Dv: 8, scale: 0.3, scoreMod: call("add", "score", call("mul", slope, call("sub", "kv", "q"))), maskMod: call("gt", "h", 0) },
-    { label: "a uniform factor of the score, a mixed mask", B: 1, H: 3, Hkv: 1, L: 40, S: 75, D: 8, Dv: 8, scale: 0.3, scoreMod: call("mul", "score", call("add", slope, 1)), maskMod: call("or", call("eq", "h", 1), call("ge", "q", "kv")) },
+    {
+      label: "ALiBi slopes by where over h, uniform mask",
+      B: 2,
+      H: 3,
+      Hkv: 3,
+      L: 70,
+      S: 70,
+      D: 8,
+      Dv: 8,
+      scale: 0.3,
+      scoreMod: call("add", "score", call("mul", slope, call("sub", "kv", "q"))),
+      maskMod: call("gt", "h", 0),
+    },
+    {
+      label: "a uniform factor of the score, a mixed mask",
+      B: 1,
+      H: 3,
+      Hkv: 1,
+      L: 40,
+      S: 75,
+      D: 8,
+      Dv: 8,
+      scale: 0.3,
+      scoreMod: call("mul", "score", call("add", slope, 1)),
+      maskMod: call("or", call("eq", "h", 1), call("ge", "q", "kv")),
+    },
   ];
   cases.forEach((c, n) => {
     const m = make(c, 700 + n);
@@ -228,14 +510,54 @@ describe("what depends only on b and h runs once per tile (uniform instructions)
 describe("tanh runs on four lanes at once (a float32 polynomial and exp), close to the float64 reference", () => {
   // One query row per x: q = x, one key k = 1 (D = 1, scale 1), so the score is x; a second key scores 0. With
   // v = [1, 0] the output is e^{tanh x} / (e^{tanh x} + 1): tanh x read back through the softmax.
-  const xs = [0, -0, 1e-30, -3e-8, 1e-4, 0.3, -0.6249, 0.625, -0.63, 1, -2.5, 4.2, 8.9, -9.5, 30, -100, 3e38, Infinity, -Infinity, NaN];
+  const xs = [
+    0,
+    -0,
+    1e-30,
+    -3e-8,
+    1e-4,
+    0.3,
+    -0.6249,
+    0.625,
+    -0.63,
+    1,
+    -2.5,
+    4.2,
+    8.9,
+    -9.5,
+    30,
+    -100,
+    3e38,
+    Infinity,
+    -Infinity,
+    NaN,
+  ];
   it("over small, medium, large, infinite and NaN scores", async () => {
     const L = xs.length;
     const q = Tensor.from(xs, [1, 1, L, 1]);
     const k = Tensor.from([1, 1], [1, 1, 2, 1]);
     const v = Tensor.from([1, 0], [1, 1, 2, 1]);
     const scoreMod = call("where", call("eq", "kv", 0), call("tanh", "score"), 0);
-    const out = (await run(one, "attention", { causal: false, window: null, alignment: "top-left", scale: 1, dropoutRate: 0, dropoutSeed: 0, training: false, scoreMod, maskMod: null, inputs: [] }, [q, k, v, undefined], [1, 1, L, 1])).toFloat32Array();
+    const out = (
+      await run(
+        one,
+        "attention",
+        {
+          causal: false,
+          window: null,
+          alignment: "top-left",
+          scale: 1,
+          dropoutRate: 0,
+          dropoutSeed: 0,
+          training: false,
+          scoreMod,
+          maskMod: null,
+          inputs: [],
+        },
+        [q, k, v, undefined],
+        [1, 1, L, 1],
+      )
+    ).toFloat32Array();
     xs.forEach((x, i) => {
       const t = Math.tanh(x);
       const want = Math.exp(t) / (Math.exp(t) + 1);
@@ -248,11 +570,40 @@ describe("tanh runs on four lanes at once (a float32 polynomial and exp), close 
 describe("a read along kv whose other indices follow the row (mask[q, kv], bias[h, q, kv]) takes whole rows at once", () => {
   // Rows wider than a tile (S = 150): full rows take the contiguous path, the block's last partial one and the rows a
   // causal mask cuts take the per-lane one; both must give the reference's numbers.
-  const keep = Tensor.from(Array.from({ length: 70 * 150 }, (_, e) => ((e * 7919) % 11 === 3 ? 0 : 1)), [70, 150]);
+  const keep = Tensor.from(
+    Array.from({ length: 70 * 150 }, (_, e) => ((e * 7919) % 11 === 3 ? 0 : 1)),
+    [70, 150],
+  );
   const bias = random([3, 70, 150], 91, 0.5);
   const cases: ModCase[] = [
-    { label: "a 0/1 mask [L, S]", B: 1, H: 2, Hkv: 2, L: 70, S: 150, D: 8, Dv: 8, scale: 0.3, maskMod: call("ne", read("keep", "q", "kv"), 0), gathered: { keep } },
-    { label: "a bias [H, L, S] with causal bottom-right", B: 2, H: 3, Hkv: 1, L: 70, S: 150, D: 8, Dv: 8, scale: 0.3, causal: true, alignment: "bottom-right", scoreMod: call("add", "score", read("bias", "h", "q", "kv")), gathered: { bias } },
+    {
+      label: "a 0/1 mask [L, S]",
+      B: 1,
+      H: 2,
+      Hkv: 2,
+      L: 70,
+      S: 150,
+      D: 8,
+      Dv: 8,
+      scale: 0.3,
+      maskMod: call("ne", read("keep", "q", "kv"), 0),
+      gathered: { keep },
+    },
+    {
+      label: "a bias [H, L, S] with causal bottom-right",
+      B: 2,
+      H: 3,
+      Hkv: 1,
+      L: 70,
+      S: 150,
+      D: 8,
+      Dv: 8,
+      scale: 0.3,
+      causal: true,
+      alignment: "bottom-right",
+      scoreMod: call("add", "score", read("bias", "h", "q", "kv")),
+      gathered: { bias },
+    },
   ];
   cases.forEach((c, n) => {
     const m = make(c, 800 + n);
@@ -267,12 +618,27 @@ describe("the fused forward equals the unfused chain on wasm (score → score-mo
     const reading = (e: unknown) => m.names.filter((n) => JSON.stringify(e ?? null).includes(`"name":"${n}"`));
     const slots = (names: readonly string[]) => names.map((n) => m.gathered[m.names.indexOf(n)]!);
     let x = await run(one, "score", {}, [m.q, m.k], [B, H, L, S]);
-    if (m.c.scoreMod !== undefined) x = await run(one, "score-mod", { scale, expr: m.c.scoreMod, inputs: reading(m.c.scoreMod) }, [x, ...slots(reading(m.c.scoreMod))], [B, H, L, S]);
-    if (m.c.maskMod !== undefined) x = await run(one, "mask-mod", { expr: m.c.maskMod, inputs: reading(m.c.maskMod) }, [x, ...slots(reading(m.c.maskMod))], [B, H, L, S]);
+    if (m.c.scoreMod !== undefined)
+      x = await run(
+        one,
+        "score-mod",
+        { scale, expr: m.c.scoreMod, inputs: reading(m.c.scoreMod) },
+        [x, ...slots(reading(m.c.scoreMod))],
+        [B, H, L, S],
+      );
+    if (m.c.maskMod !== undefined)
+      x = await run(
+        one,
+        "mask-mod",
+        { expr: m.c.maskMod, inputs: reading(m.c.maskMod) },
+        [x, ...slots(reading(m.c.maskMod))],
+        [B, H, L, S],
+      );
     const w = await run(one, "softmax", { scale: m.c.scoreMod !== undefined ? 1 : scale }, [x], [B, H, L, S]);
     return run(one, "weighted-sum", {}, [w, m.v], [B, H, L, Dv]);
   };
-  for (const n of [0, 1, 3, 4, 5, 6]) { // the cases without a built-in mask, padding or dropout (the chain has none here)
+  for (const n of [0, 1, 3, 4, 5, 6]) {
+    // the cases without a built-in mask, padding or dropout (the chain has none here)
     it(CASES[n]!.label, async () => {
       const m = make(CASES[n]!, 40 + n);
       const fused = await forward(one, m);
@@ -284,17 +650,38 @@ describe("the fused forward equals the unfused chain on wasm (score → score-mo
 describe("an index out of range is the reference's ExprIndexError", () => {
   // The relative bias table one entry too short: q − kv + T − 1 reaches 2T − 2 at q = T − 1, kv = 0.
   const c: ModCase = {
-    label: "short table", B: 1, H: 2, Hkv: 2, L: T, S: T, D: 8, Dv: 8, scale: 0.35,
-    scoreMod: call("add", "score", read("bias", "h", call("add", call("sub", "q", "kv"), T - 1))), gathered: { bias: random([2, 2 * T - 2], 77) },
+    label: "short table",
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: T,
+    S: T,
+    D: 8,
+    Dv: 8,
+    scale: 0.35,
+    scoreMod: call("add", "score", read("bias", "h", call("add", call("sub", "q", "kv"), T - 1))),
+    gathered: { bias: random([2, 2 * T - 2], 77) },
   };
-  const m: Made = { ...make({ ...c, scoreMod: undefined, gathered: undefined }, 5), c, names: ["bias"], gathered: [c.gathered!["bias"]!] };
+  const m: Made = {
+    ...make({ ...c, scoreMod: undefined, gathered: undefined }, 5),
+    c,
+    names: ["bias"],
+    gathered: [c.gathered!["bias"]!],
+  };
   const expectIndexError = async (p: Promise<unknown>) => {
-    const e = await p.then(() => undefined, (x: unknown) => x);
+    const e = await p.then(
+      () => undefined,
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(ExprIndexError);
     expect((e as Error).message).toContain("attn.scoreMod.args[1]: gathered index 158 on axis 1 is out of range");
     expect((e as Error).message).toContain("expected an integer in [0, 158)");
   };
-  for (const [name, ex] of [["1 thread", one], ["2 threads", two], ["chunked", chunked]] as const) {
+  for (const [name, ex] of [
+    ["1 thread", one],
+    ["2 threads", two],
+    ["chunked", chunked],
+  ] as const) {
     it(`forward, lse and grad (${name})`, async () => {
       await expectIndexError(forward(ex, m));
       await expectIndexError(lseOf(ex, m));
@@ -305,23 +692,60 @@ describe("an index out of range is the reference's ExprIndexError", () => {
     });
   }
   it("the reference names the same sub-expression", () => {
-    const inputs = new Map([["bias", { data: c.gathered!["bias"]!.toFloat32Array(), shape: [2, 2 * T - 2], strides: [2 * T - 2, 1], offset: 0 } as GatheredTensor]]);
+    const inputs = new Map([
+      [
+        "bias",
+        {
+          data: c.gathered!["bias"]!.toFloat32Array(),
+          shape: [2, 2 * T - 2],
+          strides: [2 * T - 2, 1],
+          offset: 0,
+        } as GatheredTensor,
+      ],
+    ]);
     const f = compile(c.scoreMod, "score", inputs, "attn.scoreMod").fn;
     expect(() => f(0, 0, 0, T - 1, 0)).toThrow("attn.scoreMod.args[1]: gathered index 158 on axis 1 is out of range");
   });
   it("a read the same in every lane out of range (slopes[h + 1] at the last head)", async () => {
     const bad: ModCase = { ...CASES[1]!, scoreMod: call("add", "score", read("slopes", call("add", "h", 1))) };
-    const mb: Made = { ...make({ ...bad, scoreMod: undefined, gathered: undefined }, 5), c: bad, names: ["slopes"], gathered: [bad.gathered!["slopes"]!] };
+    const mb: Made = {
+      ...make({ ...bad, scoreMod: undefined, gathered: undefined }, 5),
+      c: bad,
+      names: ["slopes"],
+      gathered: [bad.gathered!["slopes"]!],
+    };
     for (const ex of [one, two]) {
-      const e = await forward(ex, mb).then(() => undefined, (x: unknown) => x);
+      const e = await forward(ex, mb).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
       expect(e).toBeInstanceOf(ExprIndexError);
-      expect((e as Error).message).toContain("attn.scoreMod.args[1]: gathered index 4 on axis 0 is out of range at b=0, h=3");
+      expect((e as Error).message).toContain(
+        "attn.scoreMod.args[1]: gathered index 4 on axis 0 is out of range at b=0, h=3",
+      );
     }
   });
   it("a non-integer float index (a gathered value) is an index error too", async () => {
-    const bad: ModCase = { ...CASES[10]!, gathered: { doc: Tensor.from(Array.from({ length: 120 }, (_, e) => (e === 77 ? 1.5 : 0)), [2, 60]), bias: random([5], 11) } };
-    const mb: Made = { ...make({ ...bad, scoreMod: undefined, gathered: undefined }, 5), c: bad, names: ["doc", "bias"], gathered: [bad.gathered!["doc"]!, bad.gathered!["bias"]!] };
-    const e = await forward(one, mb).then(() => undefined, (x: unknown) => x);
+    const bad: ModCase = {
+      ...CASES[10]!,
+      gathered: {
+        doc: Tensor.from(
+          Array.from({ length: 120 }, (_, e) => (e === 77 ? 1.5 : 0)),
+          [2, 60],
+        ),
+        bias: random([5], 11),
+      },
+    };
+    const mb: Made = {
+      ...make({ ...bad, scoreMod: undefined, gathered: undefined }, 5),
+      c: bad,
+      names: ["doc", "bias"],
+      gathered: [bad.gathered!["doc"]!, bad.gathered!["bias"]!],
+    };
+    const e = await forward(one, mb).then(
+      () => undefined,
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(ExprIndexError);
     expect((e as Error).message).toContain("gathered index 1.5 on axis 0");
     expect((e as Error).message).toContain("b=1");

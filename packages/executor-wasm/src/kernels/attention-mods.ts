@@ -3,7 +3,14 @@
 // (expr-program.ts), loaded into module memory per call with the gathered inputs' descriptors, and, after the
 // kernels ran it tile by tile, their status words read back: an index out of range becomes the ExprIndexError the
 // reference (compileExpr) gives, naming the sub-expression and the element.
-import { checkExprCached, ExprIndexError, gatheredOfCall, hasMods, type AttentionMods, type Expr } from "@attngraph/graph";
+import {
+  checkExprCached,
+  ExprIndexError,
+  gatheredOfCall,
+  hasMods,
+  type AttentionMods,
+  type Expr,
+} from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
 import { optionalInput, type Call } from "./adapter.js";
@@ -32,7 +39,8 @@ export function callMods(call: Call, first: number, derivative: boolean): CallMo
   };
   const scoreMod = check("scoreMod", "score");
   const maskMod = check("maskMod", "mask");
-  const scoreOnly = scoreMod !== null && maskMod !== null ? programFor(scoreMod, null, derivative, call.node) : undefined;
+  const scoreOnly =
+    scoreMod !== null && maskMod !== null ? programFor(scoreMod, null, derivative, call.node) : undefined;
   return { program: programFor(scoreMod, maskMod, derivative, call.node), scoreOnly, gathered };
 }
 
@@ -73,7 +81,12 @@ export interface LoadedProgram {
 }
 
 /** Copies the program into module memory with the call's gathered inputs' descriptors (address, shape, strides). */
-export function loadProgram(ctx: WasmContext, mods: CallMods, node: string, program: ExprProgram = mods.program): LoadedProgram {
+export function loadProgram(
+  ctx: WasmContext,
+  mods: CallMods,
+  node: string,
+  program: ExprProgram = mods.program,
+): LoadedProgram {
   const { words, descriptors, registers } = program;
   const value = ctx.alloc([words.length], `${node} (modification program)`);
   // Views after the allocation: it may have grown the memory.
@@ -124,7 +137,11 @@ export function throwIfFailed(ctx: WasmContext, mods: CallMods, regsList: readon
     const axis = i32[w + 2]!;
     const value = ctx.f64()[(regs + 16) / 8]!;
     const shape = mods.gathered.get(site.input)!.shape;
-    throw new ExprIndexError(site.subject, axis, shape[axis]!, value, [i32[w + 6]!, i32[w + 7]!, i32[w + 8]!, i32[w + 9]!]);
+    throw new ExprIndexError(site.subject, axis, shape[axis]!, value, [
+      i32[w + 6]!,
+      i32[w + 7]!,
+      i32[w + 8]!,
+      i32[w + 9]!,
+    ]);
   }
 }
-

@@ -14,7 +14,9 @@ describe("attention params block", () => {
     expect(count).toBe(PACK_FIELDS.length + BLOCK_FIELDS.length + RUN_FIELDS.length);
     const offsets = Array.from(new Int32Array(ex.memory.buffer, probe.address, count));
     expect(offsets.slice(0, PACK_FIELDS.length)).toEqual(PACK_FIELDS.map((_, i) => i * 4));
-    expect(offsets.slice(PACK_FIELDS.length, PACK_FIELDS.length + BLOCK_FIELDS.length)).toEqual(BLOCK_FIELDS.map((_, i) => i * 4));
+    expect(offsets.slice(PACK_FIELDS.length, PACK_FIELDS.length + BLOCK_FIELDS.length)).toEqual(
+      BLOCK_FIELDS.map((_, i) => i * 4),
+    );
     expect(offsets.slice(PACK_FIELDS.length + BLOCK_FIELDS.length)).toEqual(RUN_FIELDS.map((_, i) => i * 4));
     // attentionRun's three blocks side by side, as writeRunParams lays them out.
     expect(e.attentionParamsBytes()).toBe((PACK_FIELDS.length + BLOCK_FIELDS.length + RUN_FIELDS.length) * 4);

@@ -7,17 +7,57 @@
 import type { WasmContext } from "../context.js";
 
 /** PackParams' fields, in the module's order (4 bytes each). */
-export const PACK_FIELDS = ["kb", "ks2", "ks3", "vb", "vs2", "vs3", "pb", "ps1", "ns", "nd", "ndv", "s0", "s1", "scratch"] as const;
+export const PACK_FIELDS = [
+  "kb",
+  "ks2",
+  "ks3",
+  "vb",
+  "vs2",
+  "vs3",
+  "pb",
+  "ps1",
+  "ns",
+  "nd",
+  "ndv",
+  "s0",
+  "s1",
+  "scratch",
+] as const;
 
 /** BlockParams' fields, in the module's order (4 bytes each). `scale` and `keptScale` are float32, the rest integers. */
 export const BLOCK_FIELDS = [
-  "qb", "qs2", "i0", "br", "ns", "nd", "ndv",
-  "causal", "off", "win", "scale",
-  "dropping", "mixedSeed", "threshold", "keptScale",
-  "padded", "headRow", "anyBad", "fromBlock", "maxBlocks",
-  "out", "scratch",
-  "prog", "regs", "bi", "hi",
-  "classes", "clsQB", "clsBlk", "clsH", "clsByB", "progAll",
+  "qb",
+  "qs2",
+  "i0",
+  "br",
+  "ns",
+  "nd",
+  "ndv",
+  "causal",
+  "off",
+  "win",
+  "scale",
+  "dropping",
+  "mixedSeed",
+  "threshold",
+  "keptScale",
+  "padded",
+  "headRow",
+  "anyBad",
+  "fromBlock",
+  "maxBlocks",
+  "out",
+  "scratch",
+  "prog",
+  "regs",
+  "bi",
+  "hi",
+  "classes",
+  "clsQB",
+  "clsBlk",
+  "clsH",
+  "clsByB",
+  "progAll",
 ] as const;
 
 /**
@@ -25,7 +65,29 @@ export const BLOCK_FIELDS = [
  * in-module loop over a whole call (`attentionRun`, `attentionGradRun`); 0 for a tensor the call lacks. `attentionRun`
  * runs batches [b0, b1) and kv heads [g0, g1) (a thread's share; 0, B, 0, Hkv for a whole call).
  */
-export const RUN_FIELDS = ["nb", "nh", "nhkv", "nl", "qs0", "qs1", "ks0", "ks1", "vs0", "vs1", "ps0", "gs0", "gs1", "os0", "os1", "ls0", "ls1", "b0", "b1", "g0", "g1"] as const;
+export const RUN_FIELDS = [
+  "nb",
+  "nh",
+  "nhkv",
+  "nl",
+  "qs0",
+  "qs1",
+  "ks0",
+  "ks1",
+  "vs0",
+  "vs1",
+  "ps0",
+  "gs0",
+  "gs1",
+  "os0",
+  "os1",
+  "ls0",
+  "ls1",
+  "b0",
+  "b1",
+  "g0",
+  "g1",
+] as const;
 
 const FLOAT_FIELDS: ReadonlySet<string> = new Set(["scale", "keptScale"]);
 
@@ -38,7 +100,12 @@ export type RunParams = Readonly<Record<(typeof RUN_FIELDS)[number], number>>;
  * `keptScale`) as float32, the others as 32-bit integers (an unsigned value such as a seed keeps its bits). Shared with
  * the fused backward's params (attention-grad-params.ts).
  */
-export function writeParams(ctx: WasmContext, address: number, fields: readonly string[], values: Readonly<Record<string, number>>): number {
+export function writeParams(
+  ctx: WasmContext,
+  address: number,
+  fields: readonly string[],
+  values: Readonly<Record<string, number>>,
+): number {
   const ints = ctx.i32();
   const floats = ctx.f32();
   const base = address / 4;
@@ -97,7 +164,13 @@ export function attentionBlock(ctx: WasmContext, params: number, p: BlockParams)
  * A whole unchunked call (see attentionRun): `pack` and `block` with their per-head addresses at batch, kv head and
  * head 0, `run` the counts and the batch and head strides; the module makes every pack and block call itself.
  */
-export function attentionRun(ctx: WasmContext, params: number, pack: PackParams, block: BlockParams, run: RunParams): void {
+export function attentionRun(
+  ctx: WasmContext,
+  params: number,
+  pack: PackParams,
+  block: BlockParams,
+  run: RunParams,
+): void {
   const [p, b, r] = writeRunParams(ctx, params, PACK_FIELDS, pack, BLOCK_FIELDS, block, run);
   ctx.exports.attentionRun(p, b, r);
 }
@@ -106,7 +179,13 @@ export function attentionRun(ctx: WasmContext, params: number, pack: PackParams,
  * A whole call with few query rows (see attentionDecode), with the same three blocks as `attentionRun`; `block.headRow`
  * is the output row of batch 0, head 0 (0 for a whole call; a kv head's first query head for a chunked step).
  */
-export function attentionDecode(ctx: WasmContext, params: number, pack: PackParams, block: BlockParams, run: RunParams): void {
+export function attentionDecode(
+  ctx: WasmContext,
+  params: number,
+  pack: PackParams,
+  block: BlockParams,
+  run: RunParams,
+): void {
   const [p, b, r] = writeRunParams(ctx, params, PACK_FIELDS, pack, BLOCK_FIELDS, block, run);
   ctx.exports.attentionDecode(p, b, r);
 }

@@ -6,12 +6,23 @@ import { threadParts } from "./attention.js";
 
 describe("threadParts", () => {
   it("shares 12 kv heads of one batch over 2 threads as 6 calls of 2 (equal), not 8 of 1 or 2", () => {
-    expect(threadParts(2, 8, 1, 12, 2 ** 30, 2 ** 20)).toEqual(Array.from({ length: 6 }, (_, i) => [0, 1, 2 * i, 2 * i + 2]));
+    expect(threadParts(2, 8, 1, 12, 2 ** 30, 2 ** 20)).toEqual(
+      Array.from({ length: 6 }, (_, i) => [0, 1, 2 * i, 2 * i + 2]),
+    );
   });
 
   it("shares batches when there are at least as many as threads, or one kv head", () => {
-    expect(threadParts(2, 8, 4, 8, 2 ** 30, 2 ** 20)).toEqual([[0, 1, 0, 8], [1, 2, 0, 8], [2, 3, 0, 8], [3, 4, 0, 8]]);
-    expect(threadParts(4, 16, 3, 1, 2 ** 30, 2 ** 20)).toEqual([[0, 1, 0, 1], [1, 2, 0, 1], [2, 3, 0, 1]]);
+    expect(threadParts(2, 8, 4, 8, 2 ** 30, 2 ** 20)).toEqual([
+      [0, 1, 0, 8],
+      [1, 2, 0, 8],
+      [2, 3, 0, 8],
+      [3, 4, 0, 8],
+    ]);
+    expect(threadParts(4, 16, 3, 1, 2 ** 30, 2 ** 20)).toEqual([
+      [0, 1, 0, 1],
+      [1, 2, 0, 1],
+      [2, 3, 0, 1],
+    ]);
   });
 
   it("keeps an uneven count when no divisor of it reaches the thread count, and small or single-threaded calls whole", () => {

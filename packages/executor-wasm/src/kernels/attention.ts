@@ -38,7 +38,17 @@ import {
   type Call,
 } from "./adapter.js";
 import { blockClassTable, type BlockClassTable } from "./attention-blocks.js";
-import { callMods, clearStatus, failed, loadProgram, regsAfter, scratchWithRegs, throwIfFailed, type CallMods, type LoadedProgram } from "./attention-mods.js";
+import {
+  callMods,
+  clearStatus,
+  failed,
+  loadProgram,
+  regsAfter,
+  scratchWithRegs,
+  throwIfFailed,
+  type CallMods,
+  type LoadedProgram,
+} from "./attention-mods.js";
 
 const ATTENTION_DROPOUT_FIELDS = { rate: "dropoutRate", seed: "dropoutSeed", training: "training" } as const;
 const NO_DROPOUT = { rate: 0, seed: 0, training: false } as const;
@@ -74,7 +84,9 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
   const out = ctx.output(call, [nb, nh, nl, ndv]);
   if (out.size === 0) return out;
   const signal = chunkSignal(call, ctx, nb * nh * nl * ns * (nd + ndv + EXP_WORK));
-  const decode = mods === undefined && decodes(attrs, nl, k, v, signal === undefined ? 0 : (nh / nhkv) * nl * ns * (nd + ndv + EXP_WORK), ctx.chunkWork);
+  const decode =
+    mods === undefined &&
+    decodes(attrs, nl, k, v, signal === undefined ? 0 : (nh / nhkv) * nl * ns * (nd + ndv + EXP_WORK), ctx.chunkWork);
   return fillingChunked(call, ctx, out, () => {
     // The module reads q's rows in place; a q strided along D is made dense first.
     const copied = q0.strides[3] === 1 || nd <= 1 ? undefined : ctx.dense(q0, `${call.node} (dense copy of q)`).value;
@@ -86,10 +98,21 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       if (decode) {
         const bytes = ctx.exports.attentionDecodeScratchBytes(ns);
         if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
-        const params = attentionParams(copied ?? q0, k, v, pad, attrs, out, own?.address ?? ctx.scratch(bytes, call.node));
+        const params = attentionParams(
+          copied ?? q0,
+          k,
+          v,
+          pad,
+          attrs,
+          out,
+          own?.address ?? ctx.scratch(bytes, call.node),
+        );
         if (signal === undefined) {
           // Split by the bytes of K and V it streams, as the matvec is (memory-bound: few multiply-adds per byte).
-          const parts = ctx.threads > 1 ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, 4 * nb * nhkv * ns * (nd + ndv), ctx.parallelWork) : [];
+          const parts =
+            ctx.threads > 1
+              ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, 4 * nb * nhkv * ns * (nd + ndv), ctx.parallelWork)
+              : [];
           if (parts.length > 1) runThreaded(ctx, "attentionDecode", parts, params, bytes, call.node);
           else attentionDecode(ctx, ctx.params, params.pack, params.block, params.run);
           return undefined;
@@ -101,7 +124,10 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       const kernelBytes = ctx.exports.attentionScratchBytes(ns, nd, ndv);
       // With a modification each call's scratch ends with its programs' registers (attention-mods.ts; both programs
       // use the same area, so it fits the larger).
-      const bytes = scratchWithRegs(kernelBytes, loadedAll !== undefined && loaded !== undefined && loadedAll.regsBytes > loaded.regsBytes ? loadedAll : loaded);
+      const bytes = scratchWithRegs(
+        kernelBytes,
+        loadedAll !== undefined && loaded !== undefined && loadedAll.regsBytes > loaded.regsBytes ? loadedAll : loaded,
+      );
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
@@ -116,7 +142,10 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
         if (classTable !== undefined) Object.assign(params.block, classTable.fields);
       }
       if (signal === undefined) {
-        const parts = ctx.threads > 1 ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, nb * nh * nl * ns * (nd + ndv), ctx.parallelWork) : [];
+        const parts =
+          ctx.threads > 1
+            ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, nb * nh * nl * ns * (nd + ndv), ctx.parallelWork)
+            : [];
         if (parts.length > 1) {
           const regsList = runThreaded(ctx, "attentionRun", parts, params, bytes, call.node, regsOf);
           if (mods !== undefined) throwIfFailed(ctx, mods, regsList);
@@ -152,7 +181,14 @@ export const DECODE_ROWS = 16;
  * their last axis (any other strides), and, for a chunked call, one kv head's work within a chunk (the decode path
  * steps per kv head).
  */
-function decodes(attrs: AttentionAttrs, nl: number, k: WasmValue, v: WasmValue, kvHeadWork: number, chunkWork: number): boolean {
+function decodes(
+  attrs: AttentionAttrs,
+  nl: number,
+  k: WasmValue,
+  v: WasmValue,
+  kvHeadWork: number,
+  chunkWork: number,
+): boolean {
   if (nl > DECODE_ROWS || (attrs.training && attrs.dropoutRate > 0)) return false;
   if (!(k.strides[3] === 1 || k.shape[3]! <= 1) || !(v.strides[3] === 1 || v.shape[3]! <= 1)) return false;
   return kvHeadWork <= chunkWork;
@@ -166,7 +202,10 @@ function* decodeSteps(ctx: WasmContext, params: AttentionParams): Generator<numb
   const { pack, block, run } = params;
   const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0 } = run;
   const group = nh / nhkv;
-  const kb = pack.kb, vb = pack.vb, pb = pack.pb, qb = block.qb;
+  const kb = pack.kb,
+    vb = pack.vb,
+    pb = pack.pb,
+    qb = block.qb;
   const one: RunParams = { ...run, nb: 1, nh: group, nhkv: 1, b0: 0, b1: 1, g0: 0, g1: 1 };
   const work = group * nl * pack.ns * (pack.nd + pack.ndv + EXP_WORK);
   for (let b = 0; b < nb; b++) {
@@ -221,19 +260,79 @@ function attentionParams(
   const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
   const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
   const dropping = attrs.training && attrs.dropoutRate > 0;
-  const pack = { kb: k.address, ks2, ks3, vb: v.address, vs2, vs3, pb: pad === undefined ? 0 : pad.address, ps1, ns, nd, ndv, s0: 0, s1: ns, scratch };
+  const pack = {
+    kb: k.address,
+    ks2,
+    ks3,
+    vb: v.address,
+    vs2,
+    vs3,
+    pb: pad === undefined ? 0 : pad.address,
+    ps1,
+    ns,
+    nd,
+    ndv,
+    s0: 0,
+    s1: ns,
+    scratch,
+  };
   const block = {
-    qb: q.address, qs2, i0: 0, br: 0, ns, nd, ndv,
-    causal: attrs.causal ? 1 : 0, off: maskOffset(attrs.alignment, nl, ns), win: windowOf(attrs), scale: attrs.scale,
+    qb: q.address,
+    qs2,
+    i0: 0,
+    br: 0,
+    ns,
+    nd,
+    ndv,
+    causal: attrs.causal ? 1 : 0,
+    off: maskOffset(attrs.alignment, nl, ns),
+    win: windowOf(attrs),
+    scale: attrs.scale,
     dropping: dropping ? 1 : 0,
     mixedSeed: fmix32(attrs.dropoutSeed),
     threshold: dropoutThreshold(attrs.dropoutRate),
     keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
-    padded: pad === undefined ? 0 : 1, headRow: 0, anyBad: 0, fromBlock: 0, maxBlocks: ALL_BLOCKS, out: out.address, scratch,
-    prog: 0, regs: 0, bi: 0, hi: 0,
-    classes: 0, clsQB: 0, clsBlk: 0, clsH: 1, clsByB: 0, progAll: 0,
+    padded: pad === undefined ? 0 : 1,
+    headRow: 0,
+    anyBad: 0,
+    fromBlock: 0,
+    maxBlocks: ALL_BLOCKS,
+    out: out.address,
+    scratch,
+    prog: 0,
+    regs: 0,
+    bi: 0,
+    hi: 0,
+    classes: 0,
+    clsQB: 0,
+    clsBlk: 0,
+    clsH: 1,
+    clsByB: 0,
+    progAll: 0,
   };
-  const run = { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0: 0, gs1: 0, os0: 0, os1: 0, ls0: 0, ls1: 0, b0: 0, b1: nb, g0: 0, g1: nhkv };
+  const run = {
+    nb,
+    nh,
+    nhkv,
+    nl,
+    qs0,
+    qs1,
+    ks0,
+    ks1,
+    vs0,
+    vs1,
+    ps0,
+    gs0: 0,
+    gs1: 0,
+    os0: 0,
+    os1: 0,
+    ls0: 0,
+    ls1: 0,
+    b0: 0,
+    b1: nb,
+    g0: 0,
+    g1: nhkv,
+  };
   return { pack, block, run };
 }
 
@@ -243,7 +342,14 @@ function attentionParams(
  * least as many batches as threads (or one kv head), else by kv head in every batch; one share when the call's `work`
  * (multiply-adds of its scores and weighted sums; for the decode path, bytes of K and V read) is below `minWork`.
  */
-export function threadParts(threads: number, maxCalls: number, nb: number, nhkv: number, work: number, minWork: number): [number, number, number, number][] {
+export function threadParts(
+  threads: number,
+  maxCalls: number,
+  nb: number,
+  nhkv: number,
+  work: number,
+  minWork: number,
+): [number, number, number, number][] {
   if (threads <= 1 || work < minWork) return [[0, nb, 0, nhkv]];
   const byBatch = nb >= threads || nhkv === 1;
   const count = byBatch ? nb : nhkv;
@@ -281,7 +387,15 @@ function runThreaded(
       regsList.push(regs);
     }
     const run = { ...params.run, b0, b1, g0, g1 };
-    const args = writeRunParams(ctx, ctx.callParams(i), PACK_FIELDS, { ...params.pack, scratch }, BLOCK_FIELDS, { ...params.block, scratch, regs }, run);
+    const args = writeRunParams(
+      ctx,
+      ctx.callParams(i),
+      PACK_FIELDS,
+      { ...params.pack, scratch },
+      BLOCK_FIELDS,
+      { ...params.block, scratch, regs },
+      run,
+    );
     return { name, args };
   });
   ctx.parallel(calls);
@@ -297,12 +411,20 @@ const ALL_BLOCKS = 2 ** 31 - 1;
  * its work (an upper bound). With whole steps these are the calls `attentionRun` makes, in the same order. With a
  * modification, an index error ends the call at the block that met it.
  */
-function* attentionSteps(ctx: WasmContext, params: AttentionParams, keysPerStep: number, mods?: CallMods): Generator<number, void, void> {
+function* attentionSteps(
+  ctx: WasmContext,
+  params: AttentionParams,
+  keysPerStep: number,
+  mods?: CallMods,
+): Generator<number, void, void> {
   const { pack, block, run } = params;
   const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0 } = run;
   const { ns, nd, ndv } = pack;
   const group = nh / nhkv;
-  const kb = pack.kb, vb = pack.vb, pb = pack.pb, qb = block.qb;
+  const kb = pack.kb,
+    vb = pack.vb,
+    pb = pack.pb,
+    qb = block.qb;
   // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
   const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
   const blocksPerStep = keysPerStep === Infinity ? ALL_BLOCKS : Math.max(1, Math.floor(keysPerStep / BK));
@@ -348,5 +470,13 @@ function checkAttrs(call: Call): AttentionAttrs {
   const dropout = checkDropoutAttrs(call, ATTENTION_DROPOUT_FIELDS, NO_DROPOUT);
   // Field by field, not `{ ...mask, scale, … }`: a spread plus new fields costs ~4 µs a call in Node 20 (V8 11), more
   // than a small call's whole work.
-  return { causal: mask.causal, window: mask.window, alignment: mask.alignment, scale, dropoutRate: dropout.rate, dropoutSeed: dropout.seed, training: dropout.training };
+  return {
+    causal: mask.causal,
+    window: mask.window,
+    alignment: mask.alignment,
+    scale,
+    dropoutRate: dropout.rate,
+    dropoutSeed: dropout.seed,
+    training: dropout.training,
+  };
 }

@@ -22,7 +22,8 @@ export const clipByNormKernel = chunkedKernel((call, ctx) => {
     const run = () => {
       if (!x.dense) temp = ctx.dense(x, `${call.node} (dense copy of a strided x)`).value;
       const xd = temp ?? x;
-      const part = (e0: number, e1: number) => ctx.exports.scaleBy(xd.address + e0 * 4, out.address + e0 * 4, e1 - e0, coef);
+      const part = (e0: number, e1: number) =>
+        ctx.exports.scaleBy(xd.address + e0 * 4, out.address + e0 * 4, e1 - e0, coef);
       return overRows(call, ctx, x.size, CLIP_WORK, part);
     };
     return withCleanup(run, () => temp && ctx.release(temp));

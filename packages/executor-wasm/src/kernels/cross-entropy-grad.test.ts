@@ -11,7 +11,13 @@ const ex = await wasmExecutor();
 type Reduction = "mean" | "sum" | "none";
 
 /** (softmax(row) − onehot(t)) · g per counted row, g = grad ("sum"), grad/count ("mean"), grad[p] ("none"); float64. */
-function crossEntropyGrad64(logits: Tensor, targets: Tensor<"int32">, reduction: Reduction, ignoreIndex: number | null, grad?: Tensor): Float64Array {
+function crossEntropyGrad64(
+  logits: Tensor,
+  targets: Tensor<"int32">,
+  reduction: Reduction,
+  ignoreIndex: number | null,
+  grad?: Tensor,
+): Float64Array {
   const v = logits.shape[logits.rank - 1]!;
   const x = f64(logits);
   const t = targets.toInt32Array();
@@ -29,8 +35,21 @@ function crossEntropyGrad64(logits: Tensor, targets: Tensor<"int32">, reduction:
   return out;
 }
 
-const run = (logits: Tensor, targets: Tensor<"int32">, reduction: Reduction, ignoreIndex: number | null = null, grad?: Tensor, views = false) =>
-  (views ? onWasmViews : onWasm)(ex, "cross-entropy-grad", { ignoreIndex, reduction }, [logits, targets, grad], logits.shape);
+const run = (
+  logits: Tensor,
+  targets: Tensor<"int32">,
+  reduction: Reduction,
+  ignoreIndex: number | null = null,
+  grad?: Tensor,
+  views = false,
+) =>
+  (views ? onWasmViews : onWasm)(
+    ex,
+    "cross-entropy-grad",
+    { ignoreIndex, reduction },
+    [logits, targets, grad],
+    logits.shape,
+  );
 
 const expectGrad = (got: Tensor, want: Float64Array) => {
   expect(worst(got, new Tensor(Float32Array.from(want), got.shape), 1e-6, 1e-5)).toBeLessThan(1);
@@ -43,7 +62,10 @@ describe("cross-entropy-grad on wasm", () => {
     it(`${reduction}: without a loss gradient (= 1) and with one, over [B, T, V] and [N, V]`, () => {
       const grad = reduction === "none" ? random([2, 5], 2, 2) : Tensor.from([0.37], []);
       expectGrad(run(logits, targets, reduction), crossEntropyGrad64(logits, targets, reduction, null));
-      expectGrad(run(logits, targets, reduction, null, grad), crossEntropyGrad64(logits, targets, reduction, null, grad));
+      expectGrad(
+        run(logits, targets, reduction, null, grad),
+        crossEntropyGrad64(logits, targets, reduction, null, grad),
+      );
       const flat = logits.reshape([10, 11]);
       const ft = targets.reshape([10]);
       const fg = reduction === "none" ? grad.reshape([10]) : grad;
@@ -102,19 +124,43 @@ describe("cross-entropy-grad on wasm", () => {
     for (const bad of [5, -1, -100]) {
       const tv = ex.upload(Tensor.int32([0, 1, 2, 3, bad, 4], [2, 3]));
       const out = ex.upload(Tensor.from(new Array<number>(30).fill(42), [2, 3, 5]));
-      const e = thrown(() => ex.dispatch({ kind: "cross-entropy-grad", node: "loss.grad", attrs: { ignoreIndex: null, reduction: "mean" }, inputs: [l, tv, undefined], outShape: [2, 3, 5], out })) as AttnGraphError;
+      const e = thrown(() =>
+        ex.dispatch({
+          kind: "cross-entropy-grad",
+          node: "loss.grad",
+          attrs: { ignoreIndex: null, reduction: "mean" },
+          inputs: [l, tv, undefined],
+          outShape: [2, 3, 5],
+          out,
+        }),
+      ) as AttnGraphError;
       expect(AttnGraphError.isInstance(e)).toBe(true);
       expect(e.code).toBe("input");
       expect(e.subject).toBe("loss.grad.targets");
       expect(e.message).toBe(`loss.grad.targets: target out of range, expected target in [0, 5), got ${bad} at [1, 1]`);
-      expect(ex.download(out).toFloat32Array().every((x) => x === 42)).toBe(true);
+      expect(
+        ex
+          .download(out)
+          .toFloat32Array()
+          .every((x) => x === 42),
+      ).toBe(true);
       ex.release(tv);
       ex.release(out);
     }
     // with an ignore index the message says so; a strided target's position is its logical one
     const tv = uploadView(ex, Tensor.int32([0, 1, 2, 7, -100, 4], [3, 2]).transpose(0, 1)); // [[0, 2, -100], [1, 7, 4]]
-    const e = thrown(() => ex.dispatch({ kind: "cross-entropy-grad", node: "loss.grad", attrs: { ignoreIndex: -100, reduction: "sum" }, inputs: [l, tv, undefined], outShape: [2, 3, 5] })) as Error;
-    expect(e.message).toBe("loss.grad.targets: target out of range, expected target in [0, 5) or -100 (ignored), got 7 at [1, 1]");
+    const e = thrown(() =>
+      ex.dispatch({
+        kind: "cross-entropy-grad",
+        node: "loss.grad",
+        attrs: { ignoreIndex: -100, reduction: "sum" },
+        inputs: [l, tv, undefined],
+        outShape: [2, 3, 5],
+      }),
+    ) as Error;
+    expect(e.message).toBe(
+      "loss.grad.targets: target out of range, expected target in [0, 5) or -100 (ignored), got 7 at [1, 1]",
+    );
     // the executor is still usable
     const lh = random([2, 3, 5], 6);
     const th = Tensor.int32([0, 1, 2, 3, 4, 4], [2, 3]);
@@ -123,8 +169,10 @@ describe("cross-entropy-grad on wasm", () => {
   });
 
   it("shape and attribute errors name the field", () => {
-    const call = (inputs: readonly (AnyTensor | undefined)[], attrs: Record<string, unknown> = { ignoreIndex: null, reduction: "mean" }) =>
-      thrown(() => onWasm(ex, "cross-entropy-grad", attrs, inputs, [2, 5], "loss.grad")) as AttnGraphError;
+    const call = (
+      inputs: readonly (AnyTensor | undefined)[],
+      attrs: Record<string, unknown> = { ignoreIndex: null, reduction: "mean" },
+    ) => thrown(() => onWasm(ex, "cross-entropy-grad", attrs, inputs, [2, 5], "loss.grad")) as AttnGraphError;
     const l = random([2, 5], 1);
     const t = Tensor.int32([0, 1], [2]);
     for (const [inputs, attrs, code, field] of [
@@ -140,7 +188,16 @@ describe("cross-entropy-grad on wasm", () => {
       expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
       expect([e.code, e.subject]).toEqual([code, `loss.grad.${field}`]);
     }
-    const e = thrown(() => onWasm(ex, "cross-entropy-grad", { ignoreIndex: null, reduction: "mean" }, [l, Tensor.from([0, 1], [2])], [2, 5], "loss.grad")) as Error;
+    const e = thrown(() =>
+      onWasm(
+        ex,
+        "cross-entropy-grad",
+        { ignoreIndex: null, reduction: "mean" },
+        [l, Tensor.from([0, 1], [2])],
+        [2, 5],
+        "loss.grad",
+      ),
+    ) as Error;
     expect(e.message).toMatch(/^loss\.grad\.targets: input 1 \(targets\) of op cross-entropy-grad has the wrong dtype/);
   });
 });

@@ -4,7 +4,13 @@
 // on the host first with the forward kernel's check and error (findBadIndex), before anything is allocated or written.
 // logits, targets and grad may be any views (a strided per-position grad is copied dense first). With a signal, a big
 // call runs in chunks of positions.
-import { checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape, findBadIndex, withCleanup } from "@attngraph/graph";
+import {
+  checkCrossEntropyAttrs,
+  expectCrossEntropyShapes,
+  expectLossGradShape,
+  findBadIndex,
+  withCleanup,
+} from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
@@ -43,7 +49,20 @@ export const crossEntropyGradKernel = chunkedKernel((call, ctx) => {
       const div = reduction === "mean" ? Math.max(1, counted) : 1;
       // Descriptors are shared: both written again for each chunk (another kernel may run in between).
       const part = (r0: number, r1: number) =>
-        ctx.exports.crossEntropyGrad(logits.address, ctx.desc(logits, 0), targets.address, ctx.desc(targets, 1), gAddress, gStride, div, ignoreIndex ?? 0, ignoreIndex === null ? 0 : 1, out.address, r0, r1);
+        ctx.exports.crossEntropyGrad(
+          logits.address,
+          ctx.desc(logits, 0),
+          targets.address,
+          ctx.desc(targets, 1),
+          gAddress,
+          gStride,
+          div,
+          ignoreIndex ?? 0,
+          ignoreIndex === null ? 0 : 1,
+          out.address,
+          r0,
+          r1,
+        );
       return overRows(call, ctx, targets.size, nv * CROSS_ENTROPY_GRAD_WORK, part);
     };
     return withCleanup(run, () => temp && ctx.release(temp));

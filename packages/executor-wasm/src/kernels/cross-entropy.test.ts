@@ -10,7 +10,12 @@ const ex = await wasmExecutor();
 type Reduction = "mean" | "sum" | "none";
 
 /** Per-position losses and the reduction, in float64. */
-function crossEntropy64(logits: Tensor, targets: Tensor<"int32">, reduction: Reduction, ignoreIndex: number | null = null): Float64Array {
+function crossEntropy64(
+  logits: Tensor,
+  targets: Tensor<"int32">,
+  reduction: Reduction,
+  ignoreIndex: number | null = null,
+): Float64Array {
   const v = logits.shape[logits.rank - 1]!;
   const x = f64(logits);
   const t = targets.toInt32Array();
@@ -29,8 +34,20 @@ function crossEntropy64(logits: Tensor, targets: Tensor<"int32">, reduction: Red
   return Float64Array.of(reduction === "sum" ? total : count === 0 ? 0 : total / count);
 }
 
-const run = (logits: Tensor, targets: Tensor<"int32">, reduction: Reduction, ignoreIndex: number | null = null, views = false) =>
-  (views ? onWasmViews : onWasm)(ex, "cross-entropy", { ignoreIndex, reduction }, [logits, targets], reduction === "none" ? targets.shape : []);
+const run = (
+  logits: Tensor,
+  targets: Tensor<"int32">,
+  reduction: Reduction,
+  ignoreIndex: number | null = null,
+  views = false,
+) =>
+  (views ? onWasmViews : onWasm)(
+    ex,
+    "cross-entropy",
+    { ignoreIndex, reduction },
+    [logits, targets],
+    reduction === "none" ? targets.shape : [],
+  );
 
 const expectLoss = (got: Tensor, want: Float64Array) => {
   expect(worst(got, new Tensor(Float32Array.from(want), got.shape), 1e-6, 1e-6)).toBeLessThan(1);
@@ -66,7 +83,11 @@ describe("cross-entropy on wasm", () => {
     for (const l of [logits, nan]) {
       expect(Array.from(run(l, none, "mean", -100).toFloat32Array())).toEqual([0]);
       expect(Array.from(run(l, none, "sum", -100).toFloat32Array())).toEqual([0]);
-      expect(run(l, none, "none", -100).toFloat32Array().every((v) => v === 0)).toBe(true);
+      expect(
+        run(l, none, "none", -100)
+          .toFloat32Array()
+          .every((v) => v === 0),
+      ).toBe(true);
     }
   });
 
@@ -110,11 +131,29 @@ describe("cross-entropy on wasm", () => {
       [[0, 1, 2, 3, 1, -100], null, "got -100 at [1, 2]"],
     ] as const) {
       const t = ex.upload(Tensor.int32(values, [2, 3]));
-      const e = thrown(() => ex.dispatch({ kind: "cross-entropy", node: "loss", attrs: { ignoreIndex, reduction: "none" }, inputs: [l, t], outShape: [2, 3], out })) as AttnGraphError;
+      const e = thrown(() =>
+        ex.dispatch({
+          kind: "cross-entropy",
+          node: "loss",
+          attrs: { ignoreIndex, reduction: "none" },
+          inputs: [l, t],
+          outShape: [2, 3],
+          out,
+        }),
+      ) as AttnGraphError;
       expect(AttnGraphError.isInstance(e)).toBe(true);
       expect(e.subject).toBe("loss.targets");
-      expect(e.message).toMatch(new RegExp(`^loss\\.targets: target out of range, expected target in \\[0, 4\\)${ignoreIndex === null ? "" : " or -100 \\(ignored\\)"}, ${msg.replace(/[[\]]/g, "\\$&")}$`));
-      expect(ex.download(out).toFloat32Array().every((v) => v === 42)).toBe(true);
+      expect(e.message).toMatch(
+        new RegExp(
+          `^loss\\.targets: target out of range, expected target in \\[0, 4\\)${ignoreIndex === null ? "" : " or -100 \\(ignored\\)"}, ${msg.replace(/[[\]]/g, "\\$&")}$`,
+        ),
+      );
+      expect(
+        ex
+          .download(out)
+          .toFloat32Array()
+          .every((v) => v === 42),
+      ).toBe(true);
     }
   });
 
@@ -122,12 +161,24 @@ describe("cross-entropy on wasm", () => {
     const l = ex.upload(random([2, 3, 4], 6));
     const t = ex.upload(Tensor.int32([0, 1, 2, 3, 0, 1], [2, 3]));
     const call = (inputs: unknown[], attrs: Record<string, unknown> = { ignoreIndex: null, reduction: "mean" }) =>
-      thrown(() => ex.dispatch({ kind: "cross-entropy", node: "loss", attrs, inputs: inputs as never, outShape: [] })) as Error;
-    expect(call([l, ex.upload(Tensor.from([0, 1, 2, 3, 0, 1], [2, 3]))]).message).toBe("loss.targets: input 1 (targets) of op cross-entropy has the wrong dtype, expected int32, got float32");
-    expect(call([ex.upload(Tensor.int32(new Array<number>(24).fill(0), [2, 3, 4])), t]).message).toMatch(/^loss\.logits: .*wrong dtype, expected float32, got int32/);
-    expect(call([ex.upload(random([4], 1)), ex.upload(Tensor.int32([0], []))]).message).toMatch(/^loss\.logits: cross-entropy needs logits with a class axis/);
-    expect(call([l, ex.upload(Tensor.int32([0, 1], [2]))]).message).toMatch(/^loss\.targets: targets must have the logits' shape without the class axis, expected \[2, 3\], got \[2\]/);
-    expect(call([l, ex.upload(Tensor.int32([0, 1, 2, 3, 0, 1], [3, 2]))]).message).toMatch(/^loss\.targets: targets dim 0 must match the logits, expected 2, got 3/);
+      thrown(() =>
+        ex.dispatch({ kind: "cross-entropy", node: "loss", attrs, inputs: inputs as never, outShape: [] }),
+      ) as Error;
+    expect(call([l, ex.upload(Tensor.from([0, 1, 2, 3, 0, 1], [2, 3]))]).message).toBe(
+      "loss.targets: input 1 (targets) of op cross-entropy has the wrong dtype, expected int32, got float32",
+    );
+    expect(call([ex.upload(Tensor.int32(new Array<number>(24).fill(0), [2, 3, 4])), t]).message).toMatch(
+      /^loss\.logits: .*wrong dtype, expected float32, got int32/,
+    );
+    expect(call([ex.upload(random([4], 1)), ex.upload(Tensor.int32([0], []))]).message).toMatch(
+      /^loss\.logits: cross-entropy needs logits with a class axis/,
+    );
+    expect(call([l, ex.upload(Tensor.int32([0, 1], [2]))]).message).toMatch(
+      /^loss\.targets: targets must have the logits' shape without the class axis, expected \[2, 3\], got \[2\]/,
+    );
+    expect(call([l, ex.upload(Tensor.int32([0, 1, 2, 3, 0, 1], [3, 2]))]).message).toMatch(
+      /^loss\.targets: targets dim 0 must match the logits, expected 2, got 3/,
+    );
     expect(call([l, t], { ignoreIndex: 1.5, reduction: "mean" }).message).toMatch(/^loss\.ignoreIndex: /);
     expect(call([l, t], { ignoreIndex: null, reduction: "max" }).message).toMatch(/^loss\.reduction: /);
     // absent attributes take the defaults (ignoreIndex null, reduction mean)

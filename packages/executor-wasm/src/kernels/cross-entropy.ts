@@ -30,7 +30,18 @@ export const crossEntropyKernel = chunkedKernel((call, ctx) => {
     // Descriptors are shared: both written again for each chunk (another kernel may run in between).
     const part = (r0: number, r1: number) => {
       const dst = reduction === "none" ? out.address : 0;
-      total = ctx.exports.crossEntropy(logits.address, ctx.desc(logits, 0), targets.address, ctx.desc(targets, 1), dst, ignoreIndex ?? 0, ignoreIndex === null ? 0 : 1, r0, r1, total);
+      total = ctx.exports.crossEntropy(
+        logits.address,
+        ctx.desc(logits, 0),
+        targets.address,
+        ctx.desc(targets, 1),
+        dst,
+        ignoreIndex ?? 0,
+        ignoreIndex === null ? 0 : 1,
+        r0,
+        r1,
+        total,
+      );
     };
     const finish = (): void => {
       if (reduction === "none") return;

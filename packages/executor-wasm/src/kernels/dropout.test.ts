@@ -12,9 +12,19 @@ const bits = (a: Float32Array) => new Uint32Array(a.buffer, a.byteOffset, a.leng
 describe("dropout on wasm vs cpu", () => {
   it("the module's generator gives @attngraph/graph's dropoutBits, bit for bit, over 64 seeds × 1,100 counters", () => {
     // Counters near 0, around 2³¹ (where a signed/unsigned slip shows) and below 2³² (the wrap), and a spread between.
-    const counters = [0, 2 ** 31 - 300, 2 ** 32 - 300].flatMap((start) => Array.from({ length: 300 }, (_, k) => start + k));
+    const counters = [0, 2 ** 31 - 300, 2 ** 32 - 300].flatMap((start) =>
+      Array.from({ length: 300 }, (_, k) => start + k),
+    );
     for (let k = 0; k < 200; k++) counters.push((k * 0x2545f491) % 2 ** 32);
-    const seeds = [0, 1, 42, 0x7fffffff, 0x80000000, 0xffffffff, ...Array.from({ length: 58 }, (_, k) => ((k + 1) * 0x9e3779b1) % 2 ** 32)];
+    const seeds = [
+      0,
+      1,
+      42,
+      0x7fffffff,
+      0x80000000,
+      0xffffffff,
+      ...Array.from({ length: 58 }, (_, k) => ((k + 1) * 0x9e3779b1) % 2 ** 32),
+    ];
     const mismatches: string[] = [];
     for (const seed of seeds) {
       for (const i of counters) {
@@ -27,14 +37,24 @@ describe("dropout on wasm vs cpu", () => {
 
   it("the kernel's mask is the testkit's independent reference, bit for bit", () => {
     const x = random([8, 512], 3);
-    for (const [seed, rate] of [[0, 0.5], [0xffffffff, 0.1], [0x80000000, 0.9]] as const) {
+    for (const [seed, rate] of [
+      [0, 0.5],
+      [0xffffffff, 0.1],
+      [0x80000000, 0.9],
+    ] as const) {
       const got = onWasm(ex, "dropout", { rate, seed, training: true }, [x], x.shape).toFloat32Array();
       const want = referenceDropout(x.toFloat32Array(), seed, rate);
       expect(Array.from(bits(got))).toEqual(Array.from(bits(want)));
     }
   });
 
-  for (const [seed, rate] of [[0, 0.5], [1, 0.1], [1234, 0.3], [0xdeadbeef, 0.9], [7, 0.999]] as const) {
+  for (const [seed, rate] of [
+    [0, 0.5],
+    [1, 0.1],
+    [1234, 0.3],
+    [0xdeadbeef, 0.9],
+    [7, 0.999],
+  ] as const) {
     it(`bit-identical output, seed ${seed}, rate ${rate}`, () => {
       const x = random([3, 5, 7, 11], seed + 1);
       const attrs = { rate, seed, training: true };
@@ -54,8 +74,13 @@ describe("dropout on wasm vs cpu", () => {
 
   it("eval mode and rate 0 are the identity", () => {
     const x = random([2, 3], 6);
-    for (const attrs of [{ rate: 0.5, seed: 1, training: false }, { rate: 0, seed: 1, training: true }]) {
-      expect(Array.from(onWasm(ex, "dropout", attrs, [x], x.shape).toFloat32Array())).toEqual(Array.from(x.toFloat32Array()));
+    for (const attrs of [
+      { rate: 0.5, seed: 1, training: false },
+      { rate: 0, seed: 1, training: true },
+    ]) {
+      expect(Array.from(onWasm(ex, "dropout", attrs, [x], x.shape).toFloat32Array())).toEqual(
+        Array.from(x.toFloat32Array()),
+      );
     }
   });
 });

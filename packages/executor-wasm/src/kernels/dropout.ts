@@ -15,6 +15,14 @@ export const dropoutKernel: WasmKernel = (call, ctx) => {
     });
   }
   return writeInPlace(call, ctx, x, (dst) => {
-    if (dst.size > 0) ctx.exports.dropout(x.address, ctx.desc(x), dst.address, fmix32(seed), dropoutThreshold(rate), Math.fround(1 / (1 - rate)));
+    if (dst.size > 0)
+      ctx.exports.dropout(
+        x.address,
+        ctx.desc(x),
+        dst.address,
+        fmix32(seed),
+        dropoutThreshold(rate),
+        Math.fround(1 / (1 - rate)),
+      );
   });
 };

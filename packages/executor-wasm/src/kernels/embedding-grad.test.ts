@@ -21,7 +21,8 @@ function embeddingGrad64(ids: Tensor<"int32">, grad: Tensor, v: number): Float64
   return out;
 }
 
-const run = (ids: Tensor<"int32">, g: Tensor, v: number, views = false) => (views ? onWasmViews : onWasm)(ex, "embedding-grad", { rows: v }, [ids, g], [v, g.shape[g.rank - 1]!]);
+const run = (ids: Tensor<"int32">, g: Tensor, v: number, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "embedding-grad", { rows: v }, [ids, g], [v, g.shape[g.rank - 1]!]);
 const expectGrad = (got: Tensor, ids: Tensor<"int32">, g: Tensor, v: number) => {
   expect(got.shape).toEqual([v, g.shape[g.rank - 1]!]);
   expect(worst(got, new Tensor(Float32Array.from(embeddingGrad64(ids, g, v)), got.shape), 1e-6, 1e-6)).toBeLessThan(1);
@@ -44,7 +45,11 @@ describe("embedding-grad on wasm", () => {
   });
 
   it("ids of rank 0, 1 and 3", () => {
-    for (const ids of [Tensor.int32([4], []), Tensor.int32([0, 1, 2, 3, 4, 4], [6]), Tensor.int32([1, 2, 3, 4, 0, 1, 2, 3], [2, 2, 2])]) {
+    for (const ids of [
+      Tensor.int32([4], []),
+      Tensor.int32([0, 1, 2, 3, 4, 4], [6]),
+      Tensor.int32([1, 2, 3, 4, 0, 1, 2, 3], [2, 2, 2]),
+    ]) {
       const g = random([...ids.shape, 6], ids.size);
       expectGrad(run(ids, g, 5), ids, g, 5);
     }
@@ -63,18 +68,43 @@ describe("embedding-grad on wasm", () => {
     for (const bad of [5, -1, 2 ** 31 - 1, -(2 ** 31)]) {
       const ids = ex.upload(Tensor.int32([0, 1, 2, bad, 0, 4], [2, 3]));
       const out = ex.upload(Tensor.from(new Array<number>(20).fill(42), [5, 4]));
-      const e = thrown(() => ex.dispatch({ kind: "embedding-grad", node: "tok_embed.grad", attrs: { rows: 5 }, inputs: [ids, g], outShape: [5, 4], out })) as AttnGraphError;
+      const e = thrown(() =>
+        ex.dispatch({
+          kind: "embedding-grad",
+          node: "tok_embed.grad",
+          attrs: { rows: 5 },
+          inputs: [ids, g],
+          outShape: [5, 4],
+          out,
+        }),
+      ) as AttnGraphError;
       expect(AttnGraphError.isInstance(e)).toBe(true);
       expect(e.code).toBe("input");
       expect(e.subject).toBe("tok_embed.grad.ids");
-      expect(e.message).toBe(`tok_embed.grad.ids: token id out of range, expected token id in [0, 5), got ${bad} at [1, 0]`);
-      expect(ex.download(out).toFloat32Array().every((v) => v === 42), "the planned output is untouched").toBe(true);
+      expect(e.message).toBe(
+        `tok_embed.grad.ids: token id out of range, expected token id in [0, 5), got ${bad} at [1, 0]`,
+      );
+      expect(
+        ex
+          .download(out)
+          .toFloat32Array()
+          .every((v) => v === 42),
+        "the planned output is untouched",
+      ).toBe(true);
       ex.release(ids);
       ex.release(out);
     }
     // strided ids: the position is the one in the ids' own (logical) shape
     const strided = uploadView(ex, Tensor.int32([0, 1, 2, 3, 9, 4], [3, 2]).transpose(0, 1)); // [[0, 2, 9], [1, 3, 4]]
-    const e = thrown(() => ex.dispatch({ kind: "embedding-grad", node: "emb.grad", attrs: { rows: 5 }, inputs: [strided, g], outShape: [5, 4] })) as Error;
+    const e = thrown(() =>
+      ex.dispatch({
+        kind: "embedding-grad",
+        node: "emb.grad",
+        attrs: { rows: 5 },
+        inputs: [strided, g],
+        outShape: [5, 4],
+      }),
+    ) as Error;
     expect(e.message).toMatch(/^emb\.grad\.ids: token id out of range, .* got 9 at \[0, 2\]$/);
     // the executor is still usable, with the same numbers
     const ids = Tensor.int32([0, 1, 2, 3, 0, 4], [2, 3]);
@@ -93,7 +123,10 @@ describe("embedding-grad on wasm", () => {
     const good = { ids: Tensor.int32([0, 4, 4, 1, 2, 0], [2, 3]), grad: random([2, 3, 4], 1) };
     const first = (await session.run(good))["tok_embed.grad"]!;
     expectGrad(first, good.ids, good.grad, 5);
-    const err = await session.run({ ...good, ids: Tensor.int32([0, 4, 5, 1, 2, 0], [2, 3]) }).then(() => undefined, (e: unknown) => e);
+    const err = await session.run({ ...good, ids: Tensor.int32([0, 4, 5, 1, 2, 0], [2, 3]) }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(String(err)).toContain("tok_embed.grad");
     const cause = (err as { cause?: unknown }).cause ?? err;
     expect(AttnGraphError.isInstance(cause) && cause.code).toBe("input");
@@ -105,12 +138,20 @@ describe("embedding-grad on wasm", () => {
 
   it("float32 ids, a grad of the wrong rank or dims, a bad rows attribute: typed errors naming the field", () => {
     const call = (inputs: unknown[], attrs: Record<string, unknown> = { rows: 5 }) =>
-      thrown(() => ex.dispatch({ kind: "embedding-grad", node: "emb.grad", attrs, inputs: inputs as never, outShape: [5, 4] })) as AttnGraphError;
+      thrown(() =>
+        ex.dispatch({ kind: "embedding-grad", node: "emb.grad", attrs, inputs: inputs as never, outShape: [5, 4] }),
+      ) as AttnGraphError;
     const ids = ex.upload(Tensor.int32([0, 1], [2]));
     const g = ex.upload(random([2, 4], 1));
-    expect(call([ex.upload(Tensor.from([0, 1], [2])), g]).message).toBe("emb.grad.ids: input 0 (ids) of op embedding-grad has the wrong dtype, expected int32, got float32");
-    expect([call([ids, ex.upload(random([8], 1))]).code, call([ids, ex.upload(random([8], 1))]).subject]).toEqual(["shape", "emb.grad.grad"]);
+    expect(call([ex.upload(Tensor.from([0, 1], [2])), g]).message).toBe(
+      "emb.grad.ids: input 0 (ids) of op embedding-grad has the wrong dtype, expected int32, got float32",
+    );
+    expect([call([ids, ex.upload(random([8], 1))]).code, call([ids, ex.upload(random([8], 1))]).subject]).toEqual([
+      "shape",
+      "emb.grad.grad",
+    ]);
     expect(call([ids, ex.upload(random([3, 4], 1))]).subject).toBe("emb.grad.grad");
-    for (const rows of [0, -1, 2.5, "5", undefined]) expect([call([ids, g], { rows }).code, call([ids, g], { rows }).subject]).toEqual(["attr", "emb.grad.rows"]);
+    for (const rows of [0, -1, 2.5, "5", undefined])
+      expect([call([ids, g], { rows }).code, call([ids, g], { rows }).subject]).toEqual(["attr", "emb.grad.rows"]);
   });
 });

@@ -24,7 +24,8 @@ export const embeddingGradKernel = chunkedKernel((call, ctx) => {
     if (out.size === 0) return undefined;
     ctx.exports.zero(out.address, out.size * 4);
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
-    const part = (k0: number, k1: number) => ctx.exports.embeddingGrad(ids.address, ctx.desc(ids, 0), nv, g.address, ctx.desc(g, 1), out.address, ne, k0, k1);
+    const part = (k0: number, k1: number) =>
+      ctx.exports.embeddingGrad(ids.address, ctx.desc(ids, 0), nv, g.address, ctx.desc(g, 1), out.address, ne, k0, k1);
     return ids.size === 0 ? undefined : overRows(call, ctx, ids.size, ne * EMBEDDING_GRAD_WORK, part);
   });
 });

@@ -33,7 +33,11 @@ describe("embedding on wasm", () => {
 
   it("ids of rank 0, 1 and 3", () => {
     const table = random([5, 6], 1);
-    for (const ids of [Tensor.int32([4], []), Tensor.int32([0, 1, 2, 3, 4], [5]), Tensor.int32([1, 2, 3, 4, 0, 1, 2, 3], [2, 2, 2])]) {
+    for (const ids of [
+      Tensor.int32([4], []),
+      Tensor.int32([0, 1, 2, 3, 4], [5]),
+      Tensor.int32([1, 2, 3, 4, 0, 1, 2, 3], [2, 2, 2]),
+    ]) {
       expectRows(onWasm(ex, "embedding", {}, [ids, table], [...ids.shape, 6]), ids, table);
     }
   });
@@ -46,34 +50,67 @@ describe("embedding on wasm", () => {
 
   it("an id outside [0, V) is an error naming the node, the position and the id, before anything is written", () => {
     const table = ex.upload(random([5, 4], 3));
-    for (const [bad, at] of [[5, "[1, 0]"], [-1, "[1, 0]"], [2 ** 31 - 1, "[1, 0]"], [-(2 ** 31), "[1, 0]"]] as const) {
+    for (const [bad, at] of [
+      [5, "[1, 0]"],
+      [-1, "[1, 0]"],
+      [2 ** 31 - 1, "[1, 0]"],
+      [-(2 ** 31), "[1, 0]"],
+    ] as const) {
       const ids = ex.upload(Tensor.int32([0, 1, 2, bad, 0, 7], [2, 3]));
       const out = ex.upload(Tensor.from(new Array<number>(24).fill(42), [2, 3, 4]));
-      const e = thrown(() => ex.dispatch({ kind: "embedding", node: "tok_embed", attrs: {}, inputs: [ids, table], outShape: [2, 3, 4], out })) as AttnGraphError;
+      const e = thrown(() =>
+        ex.dispatch({
+          kind: "embedding",
+          node: "tok_embed",
+          attrs: {},
+          inputs: [ids, table],
+          outShape: [2, 3, 4],
+          out,
+        }),
+      ) as AttnGraphError;
       expect(AttnGraphError.isInstance(e)).toBe(true);
       expect(e.code).toBe("input");
       expect(e.subject).toBe("tok_embed.ids");
       expect(e.message).toBe(`tok_embed.ids: token id out of range, expected token id in [0, 5), got ${bad} at ${at}`);
-      expect(ex.download(out).toFloat32Array().every((v) => v === 42), "the planned output is untouched").toBe(true);
+      expect(
+        ex
+          .download(out)
+          .toFloat32Array()
+          .every((v) => v === 42),
+        "the planned output is untouched",
+      ).toBe(true);
       ex.release(ids);
       ex.release(out);
     }
     // strided ids: the position is the one in the ids' own (logical) shape
     const strided = uploadView(ex, Tensor.int32([0, 1, 2, 3, 9, 4], [3, 2]).transpose(0, 1)); // [[0, 2, 9], [1, 3, 4]]
-    const e = thrown(() => ex.dispatch({ kind: "embedding", node: "tok_embed", attrs: {}, inputs: [strided, table], outShape: [2, 3, 4] })) as Error;
+    const e = thrown(() =>
+      ex.dispatch({ kind: "embedding", node: "tok_embed", attrs: {}, inputs: [strided, table], outShape: [2, 3, 4] }),
+    ) as Error;
     expect(e.message).toMatch(/got 9 at \[0, 2\]$/);
   });
 
   it("float32 ids, an int32 table, a table not [V, E]: typed errors naming the field", () => {
     const table = ex.upload(random([5, 4], 4));
-    const call = (inputs: unknown[], outShape = [2, 4]) => thrown(() => ex.dispatch({ kind: "embedding", node: "tok_embed", attrs: {}, inputs: inputs as never, outShape })) as Error;
-    expect(call([ex.upload(Tensor.from([0, 1], [2])), table]).message).toBe("tok_embed.ids: input 0 (ids) of op embedding has the wrong dtype, expected int32, got float32");
-    expect(call([ex.upload(Tensor.int32([0, 1], [2])), ex.upload(Tensor.int32([1, 2, 3, 4], [2, 2]))]).message).toMatch(/^tok_embed\.weight: .*wrong dtype, expected float32, got int32/);
-    expect(call([ex.upload(Tensor.int32([0, 1], [2])), ex.upload(random([20], 1))]).message).toMatch(/^tok_embed\.weight: op embedding needs rank 2/);
+    const call = (inputs: unknown[], outShape = [2, 4]) =>
+      thrown(() =>
+        ex.dispatch({ kind: "embedding", node: "tok_embed", attrs: {}, inputs: inputs as never, outShape }),
+      ) as Error;
+    expect(call([ex.upload(Tensor.from([0, 1], [2])), table]).message).toBe(
+      "tok_embed.ids: input 0 (ids) of op embedding has the wrong dtype, expected int32, got float32",
+    );
+    expect(call([ex.upload(Tensor.int32([0, 1], [2])), ex.upload(Tensor.int32([1, 2, 3, 4], [2, 2]))]).message).toMatch(
+      /^tok_embed\.weight: .*wrong dtype, expected float32, got int32/,
+    );
+    expect(call([ex.upload(Tensor.int32([0, 1], [2])), ex.upload(random([20], 1))]).message).toMatch(
+      /^tok_embed\.weight: op embedding needs rank 2/,
+    );
   });
 
   it("an empty table V = 0 refuses every id; no ids at all gives an empty output", () => {
-    const e = thrown(() => onWasm(ex, "embedding", {}, [Tensor.int32([0], [1]), random([0, 4], 1)], [1, 4], "emb")) as Error;
+    const e = thrown(() =>
+      onWasm(ex, "embedding", {}, [Tensor.int32([0], [1]), random([0, 4], 1)], [1, 4], "emb"),
+    ) as Error;
     expect(e.message).toMatch(/^emb\.ids: token id out of range, expected token id in \[0, 0\), got 0 at \[0\]/);
     expect(onWasm(ex, "embedding", {}, [Tensor.int32([], [0]), random([3, 4], 1)], [0, 4]).shape).toEqual([0, 4]);
   });

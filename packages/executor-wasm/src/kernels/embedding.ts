@@ -20,7 +20,8 @@ export const embeddingKernel = chunkedKernel((call, ctx) => {
     if (out.size === 0) return undefined;
     const [ws0, ws1] = w.strides as [number, number];
     // The descriptor slot is shared: written again for each chunk (another kernel may run in between).
-    const part = (k0: number, k1: number) => ctx.exports.embedding(ids.address, ctx.desc(ids), nv, w.address, ws0, ws1, out.address, ne, k0, k1);
+    const part = (k0: number, k1: number) =>
+      ctx.exports.embedding(ids.address, ctx.desc(ids), nv, w.address, ws0, ws1, out.address, ne, k0, k1);
     return overRows(call, ctx, ids.size, ne * EMBEDDING_WORK, part);
   });
 });

@@ -15,15 +15,54 @@ import { derive, EXPR_OPS, readSites, type Expr, type ExprInput } from "@attngra
 
 /** Opcodes: the module's (assembly/expr-program.ts) numbers. */
 export const OP = {
-  CONST: 0, VAR_Q: 1, VAR_KV: 2, VAR_B: 3, VAR_H: 4, I2F: 5,
-  FADD: 10, FSUB: 11, FMUL: 12, FDIV: 13, FMIN: 14, FMAX: 15, FMOD: 16,
-  IADD: 20, ISUB: 21, IMUL: 22, IMIN: 23, IMAX: 24, IMOD: 25,
-  FNEG: 30, FABS: 31, FEXP: 32, FLOG: 33, FTANH: 34, FSQRT: 35, FSIGMOID: 36, FFLOOR: 37,
-  INEG: 40, IABS: 41,
-  FEQ: 50, FNE: 51, FLT: 52, FLE: 53, FGT: 54, FGE: 55,
-  IEQ: 60, INE: 61, ILT: 62, ILE: 63, IGT: 64, IGE: 65,
-  AND: 70, OR: 71, NOT: 72, SELECT: 73,
-  GATHER: 80, GATHER_UNIFORM: 81, GATHER_ROW: 82,
+  CONST: 0,
+  VAR_Q: 1,
+  VAR_KV: 2,
+  VAR_B: 3,
+  VAR_H: 4,
+  I2F: 5,
+  FADD: 10,
+  FSUB: 11,
+  FMUL: 12,
+  FDIV: 13,
+  FMIN: 14,
+  FMAX: 15,
+  FMOD: 16,
+  IADD: 20,
+  ISUB: 21,
+  IMUL: 22,
+  IMIN: 23,
+  IMAX: 24,
+  IMOD: 25,
+  FNEG: 30,
+  FABS: 31,
+  FEXP: 32,
+  FLOG: 33,
+  FTANH: 34,
+  FSQRT: 35,
+  FSIGMOID: 36,
+  FFLOOR: 37,
+  INEG: 40,
+  IABS: 41,
+  FEQ: 50,
+  FNE: 51,
+  FLT: 52,
+  FLE: 53,
+  FGT: 54,
+  FGE: 55,
+  IEQ: 60,
+  INE: 61,
+  ILT: 62,
+  ILE: 63,
+  IGT: 64,
+  IGE: 65,
+  AND: 70,
+  OR: 71,
+  NOT: 72,
+  SELECT: 73,
+  GATHER: 80,
+  GATHER_UNIFORM: 81,
+  GATHER_ROW: 82,
 } as const;
 
 const HEADER_WORDS = 6;
@@ -106,7 +145,10 @@ export function compileProgram(src: ProgramSource): ExprProgram {
   const sites: ProgramSite[] = [];
   const siteOf = new Map<ExprInput, number>();
   const ranks = new Map<string, number>();
-  for (const [field, e] of [["scoreMod", src.scoreMod], ["maskMod", src.maskMod]] as const) {
+  for (const [field, e] of [
+    ["scoreMod", src.scoreMod],
+    ["maskMod", src.maskMod],
+  ] as const) {
     if (e === null) continue;
     for (const s of readSites(e)) {
       siteOf.set(s.read, sites.length);
@@ -133,14 +175,31 @@ export function compileProgram(src: ProgramSource): ExprProgram {
     const dst = nextV++;
     if (op === OP.VAR_KV) kvReg = dst;
     const rowOperands = op === OP.GATHER ? [] : srcs;
-    if (op === OP.CONST || op === OP.VAR_B || op === OP.VAR_H || op === OP.VAR_Q || (op !== OP.VAR_KV && op !== OP.GATHER && srcs.length > 0 && rowOperands.every((s) => rowUniform.has(s)))) rowUniform.add(dst);
+    if (
+      op === OP.CONST ||
+      op === OP.VAR_B ||
+      op === OP.VAR_H ||
+      op === OP.VAR_Q ||
+      (op !== OP.VAR_KV && op !== OP.GATHER && srcs.length > 0 && rowOperands.every((s) => rowUniform.has(s)))
+    )
+      rowUniform.add(dst);
     // Uniform: a literal, b or h, or an operation of uniform operands (a read's predicate does not count: it only
     // says whether the read is made).
     const operands = op === OP.GATHER ? srcs.slice(1) : srcs;
-    const u = op === OP.CONST || op === OP.VAR_B || op === OP.VAR_H || (op !== OP.VAR_Q && op !== OP.VAR_KV && srcs.length > 0 && operands.every((s) => uniform.has(s)));
+    const u =
+      op === OP.CONST ||
+      op === OP.VAR_B ||
+      op === OP.VAR_H ||
+      (op !== OP.VAR_Q && op !== OP.VAR_KV && srcs.length > 0 && operands.every((s) => uniform.has(s)));
     if (u) uniform.add(dst);
     const index = srcs.slice(1);
-    const rowRead = op === OP.GATHER && !u && index.length > 0 && index[index.length - 1] === kvReg && !extra.floatIndex?.[index.length - 1] && index.slice(0, -1).every((s) => rowUniform.has(s));
+    const rowRead =
+      op === OP.GATHER &&
+      !u &&
+      index.length > 0 &&
+      index[index.length - 1] === kvReg &&
+      !extra.floatIndex?.[index.length - 1] &&
+      index.slice(0, -1).every((s) => rowUniform.has(s));
     instrs.push({ op: op === OP.GATHER && u ? OP.GATHER_UNIFORM : rowRead ? OP.GATHER_ROW : op, dst, srcs, ...extra });
     return { v: dst, t, u };
   };
@@ -159,11 +218,17 @@ export function compileProgram(src: ProgramSource): ExprProgram {
   const toF = (x: Val): Val => (x.t === "f" ? x : memoOf(`i2f ${x.v}`, () => push(OP.I2F, "f", [x.v])));
   /** The predicate p ∧ m (p ∧ ¬m): where a branch's reads run. */
   const and = (p: number, m: Val): number => memoOf(`and ${p} ${m.v}`, () => push(OP.AND, "m", [p, m.v])).v;
-  const andNot = (p: number, m: Val): number => and(p, memoOf(`not ${m.v}`, () => push(OP.NOT, "m", [m.v])));
+  const andNot = (p: number, m: Val): number =>
+    and(
+      p,
+      memoOf(`not ${m.v}`, () => push(OP.NOT, "m", [m.v])),
+    );
 
   const emit = (e: Expr, pred: number): Val => {
     if (typeof e === "number") {
-      return isIntLiteral(e) ? memoOf(`i ${e}`, () => push(OP.CONST, "i", [], { imm: e })) : memoOf(`f ${bitsOf(e)}`, () => push(OP.CONST, "f", [], { imm: bitsOf(e) }));
+      return isIntLiteral(e)
+        ? memoOf(`i ${e}`, () => push(OP.CONST, "i", [], { imm: e }))
+        : memoOf(`f ${bitsOf(e)}`, () => push(OP.CONST, "f", [], { imm: bitsOf(e) }));
     }
     if (e === "score") return { v: SCORE, t: "f" };
     if (typeof e === "string") {
@@ -190,7 +255,11 @@ export function compileProgram(src: ProgramSource): ExprProgram {
         sites.push({ subject: `${src.node}.scoreMod (derivative)`, input: e.name });
         ranks.set(e.name, e.index.length);
       }
-      return push(OP.GATHER, "f", [pred, ...idx.map((x) => x.v)], { input: e.name, site, floatIndex: idx.map((x) => x.t === "f") });
+      return push(OP.GATHER, "f", [pred, ...idx.map((x) => x.v)], {
+        input: e.name,
+        site,
+        floatIndex: idx.map((x) => x.t === "f"),
+      });
     }
     const a = e.args;
     switch (e.op) {
@@ -228,28 +297,57 @@ export function compileProgram(src: ProgramSource): ExprProgram {
     }
     const args = a.map((x) => emit(x, pred));
     const ints = args.every((x) => x.t === "i");
-    const f = (op: number, t: RegType = "f") => push(op, t, args.map((x) => toF(x).v));
-    const i = (op: number, t: RegType = "i") => push(op, t, args.map((x) => x.v));
+    const f = (op: number, t: RegType = "f") =>
+      push(
+        op,
+        t,
+        args.map((x) => toF(x).v),
+      );
+    const i = (op: number, t: RegType = "i") =>
+      push(
+        op,
+        t,
+        args.map((x) => x.v),
+      );
     switch (e.op) {
-      case "add": return ints ? i(OP.IADD) : f(OP.FADD);
-      case "sub": return ints ? i(OP.ISUB) : f(OP.FSUB);
-      case "mul": return ints ? i(OP.IMUL) : f(OP.FMUL);
-      case "min": return ints ? i(OP.IMIN) : f(OP.FMIN);
-      case "max": return ints ? i(OP.IMAX) : f(OP.FMAX);
-      case "div": return f(OP.FDIV);
-      case "neg": return ints ? i(OP.INEG) : f(OP.FNEG);
-      case "abs": return ints ? i(OP.IABS) : f(OP.FABS);
-      case "exp": return f(OP.FEXP);
-      case "log": return f(OP.FLOG);
-      case "tanh": return f(OP.FTANH);
-      case "sqrt": return f(OP.FSQRT);
-      case "sigmoid": return f(OP.FSIGMOID);
-      case "eq": return ints ? i(OP.IEQ, "m") : f(OP.FEQ, "m");
-      case "ne": return ints ? i(OP.INE, "m") : f(OP.FNE, "m");
-      case "lt": return ints ? i(OP.ILT, "m") : f(OP.FLT, "m");
-      case "le": return ints ? i(OP.ILE, "m") : f(OP.FLE, "m");
-      case "gt": return ints ? i(OP.IGT, "m") : f(OP.FGT, "m");
-      case "ge": return ints ? i(OP.IGE, "m") : f(OP.FGE, "m");
+      case "add":
+        return ints ? i(OP.IADD) : f(OP.FADD);
+      case "sub":
+        return ints ? i(OP.ISUB) : f(OP.FSUB);
+      case "mul":
+        return ints ? i(OP.IMUL) : f(OP.FMUL);
+      case "min":
+        return ints ? i(OP.IMIN) : f(OP.FMIN);
+      case "max":
+        return ints ? i(OP.IMAX) : f(OP.FMAX);
+      case "div":
+        return f(OP.FDIV);
+      case "neg":
+        return ints ? i(OP.INEG) : f(OP.FNEG);
+      case "abs":
+        return ints ? i(OP.IABS) : f(OP.FABS);
+      case "exp":
+        return f(OP.FEXP);
+      case "log":
+        return f(OP.FLOG);
+      case "tanh":
+        return f(OP.FTANH);
+      case "sqrt":
+        return f(OP.FSQRT);
+      case "sigmoid":
+        return f(OP.FSIGMOID);
+      case "eq":
+        return ints ? i(OP.IEQ, "m") : f(OP.FEQ, "m");
+      case "ne":
+        return ints ? i(OP.INE, "m") : f(OP.FNE, "m");
+      case "lt":
+        return ints ? i(OP.ILT, "m") : f(OP.FLT, "m");
+      case "le":
+        return ints ? i(OP.ILE, "m") : f(OP.FLE, "m");
+      case "gt":
+        return ints ? i(OP.IGT, "m") : f(OP.FGT, "m");
+      case "ge":
+        return ints ? i(OP.IGE, "m") : f(OP.FGE, "m");
       default:
         throw new Error(`expr-program: no instruction for ${e.op} (known: ${Object.keys(EXPR_OPS).join(", ")})`);
     }
@@ -257,11 +355,19 @@ export function compileProgram(src: ProgramSource): ExprProgram {
 
   const s = src.scoreMod === null ? { v: SCORE, t: "f" as const } : toF(emit(src.scoreMod, SHOWN));
   const k = src.maskMod === null ? undefined : emit(src.maskMod, SHOWN);
-  const d = src.derivative && src.scoreMod !== null ? toF(emit(derive(src.scoreMod, { kind: "score" }), SHOWN)) : undefined;
+  const d =
+    src.derivative && src.scoreMod !== null ? toF(emit(derive(src.scoreMod, { kind: "score" }), SHOWN)) : undefined;
   const outputs = [s.v, k?.v, d?.v].filter((x): x is number => x !== undefined);
   markUniform(instrs, uniform, outputs);
   const { phys, registers } = allocate(instrs, outputs, fixed);
-  return serialize(instrs, phys, registers, [phys(s.v), k === undefined ? -1 : phys(k.v), d === undefined ? -1 : phys(d.v)], ranks, sites);
+  return serialize(
+    instrs,
+    phys,
+    registers,
+    [phys(s.v), k === undefined ? -1 : phys(k.v), d === undefined ? -1 : phys(d.v)],
+    ranks,
+    sites,
+  );
 }
 
 /**
@@ -272,7 +378,9 @@ export function compileProgram(src: ProgramSource): ExprProgram {
  */
 function markUniform(instrs: Instr[], uniform: ReadonlySet<number>, outputs: readonly number[]): void {
   const wide = new Set<number>(outputs);
-  for (const ins of instrs) if (!uniform.has(ins.dst) || ins.op === OP.GATHER_UNIFORM || ins.op === OP.GATHER_ROW) for (const s of ins.srcs) wide.add(s);
+  for (const ins of instrs)
+    if (!uniform.has(ins.dst) || ins.op === OP.GATHER_UNIFORM || ins.op === OP.GATHER_ROW)
+      for (const s of ins.srcs) wide.add(s);
   instrs.forEach((ins, n) => {
     if (!uniform.has(ins.dst) || ins.op === OP.GATHER_UNIFORM) return;
     instrs[n] = { ...ins, op: ins.op | UNIFORM_FLAG | (wide.has(ins.dst) ? SPLAT_FLAG : 0) };
@@ -284,7 +392,11 @@ function markUniform(instrs: Instr[], uniform: ReadonlySet<number>, outputs: rea
  * register one of its operands held: every operation reads a lane before it writes that lane). Registers 0 and 1 are
  * the kernel's; the outputs are kept to the end.
  */
-function allocate(instrs: readonly Instr[], outputs: readonly number[], fixed: number): { phys: (v: number) => number; registers: number } {
+function allocate(
+  instrs: readonly Instr[],
+  outputs: readonly number[],
+  fixed: number,
+): { phys: (v: number) => number; registers: number } {
   const last = new Map<number, number>();
   instrs.forEach((ins, n) => ins.srcs.forEach((s) => last.set(s, n)));
   for (const o of outputs) last.set(o, Infinity);

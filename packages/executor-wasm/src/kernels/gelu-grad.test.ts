@@ -34,9 +34,11 @@ const grad64 = (g: Tensor, x: Tensor, approximate: "none" | "tanh") => {
   return f64(x).map((v, i) => gv[i]! * geluPrime64(v, approximate));
 };
 
-const maxAbs = (got: Float32Array, want: Float64Array) => got.reduce((m, v, i) => Math.max(m, Math.abs(v - want[i]!)), 0);
+const maxAbs = (got: Float32Array, want: Float64Array) =>
+  got.reduce((m, v, i) => Math.max(m, Math.abs(v - want[i]!)), 0);
 
-const run = (g: Tensor, x: Tensor, approximate: "none" | "tanh", views = false) => (views ? onWasmViews : onWasm)(ex, "gelu-grad", { approximate }, [g, x], x.shape);
+const run = (g: Tensor, x: Tensor, approximate: "none" | "tanh", views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "gelu-grad", { approximate }, [g, x], x.shape);
 
 describe("gelu-grad on wasm", () => {
   for (const approximate of ["none", "tanh"] as const) {
@@ -66,7 +68,11 @@ describe("gelu-grad on wasm", () => {
       const dense = run(g, x, approximate);
       const gT = g.permute([2, 0, 1]).contiguous().permute([1, 2, 0]);
       const xT = x.permute([1, 0, 2]).contiguous().permute([1, 0, 2]);
-      for (const [a, b] of [[gT, x], [g, xT], [gT, xT]] as const) {
+      for (const [a, b] of [
+        [gT, x],
+        [g, xT],
+        [gT, xT],
+      ] as const) {
         expect(Array.from(run(a, b, approximate, true).toFloat32Array())).toEqual(Array.from(dense.toFloat32Array()));
       }
     });
@@ -81,12 +87,15 @@ describe("gelu-grad on wasm", () => {
   }
 
   it("shapes that differ, a bad approximate: typed errors naming the field", () => {
-    const call = (inputs: Tensor[], attrs: Record<string, unknown>) => thrown(() => onWasm(ex, "gelu-grad", attrs, inputs, [2, 3], "mlp.act.grad")) as AttnGraphError;
+    const call = (inputs: Tensor[], attrs: Record<string, unknown>) =>
+      thrown(() => onWasm(ex, "gelu-grad", attrs, inputs, [2, 3], "mlp.act.grad")) as AttnGraphError;
     let e = call([random([2, 3], 1), random([3, 2], 2)], { approximate: "none" });
     expect(AttnGraphError.isInstance(e)).toBe(true);
     expect([e.code, e.subject]).toEqual(["shape", "mlp.act.grad.x"]);
     e = call([random([2, 3], 1), random([2, 3], 2)], { approximate: "fast" });
     expect([e.code, e.subject]).toEqual(["attr", "mlp.act.grad.approximate"]);
-    expect(onWasm(ex, "gelu-grad", { approximate: "none" }, [random([0, 3], 1), random([0, 3], 2)], [0, 3]).shape).toEqual([0, 3]);
+    expect(
+      onWasm(ex, "gelu-grad", { approximate: "none" }, [random([0, 3], 1), random([0, 3], 2)], [0, 3]).shape,
+    ).toEqual([0, 3]);
   });
 });

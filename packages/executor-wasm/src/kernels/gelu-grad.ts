@@ -16,11 +16,13 @@ export const geluGradKernel = chunkedKernel((call, ctx) => {
     if (out.size === 0) return undefined;
     if (x.dense && g.dense) {
       // Chunks of elements: any range of a span is itself a span.
-      const part = (e0: number, e1: number) => ctx.exports.geluGrad(g.address + e0 * 4, x.address + e0 * 4, out.address + e0 * 4, e1 - e0, tanh);
+      const part = (e0: number, e1: number) =>
+        ctx.exports.geluGrad(g.address + e0 * 4, x.address + e0 * 4, out.address + e0 * 4, e1 - e0, tanh);
       return overRows(call, ctx, x.size, GELU_GRAD_WORK, part);
     }
     const n = x.shape[x.rank - 1]!;
-    const part = (r0: number, r1: number) => ctx.exports.geluGradStrided(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), out.address, tanh, r0, r1);
+    const part = (r0: number, r1: number) =>
+      ctx.exports.geluGradStrided(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), out.address, tanh, r0, r1);
     return overRows(call, ctx, x.size / n, n * GELU_GRAD_WORK, part);
   });
 });

@@ -31,7 +31,12 @@ function gelu64(x: number, approximate: "none" | "tanh"): number {
 }
 
 /** The largest absolute error, and the largest relative one over values above `floor` in magnitude. */
-function errors(got: Float32Array, x: Float64Array, approximate: "none" | "tanh", floor = 1e-30): { abs: number; rel: number } {
+function errors(
+  got: Float32Array,
+  x: Float64Array,
+  approximate: "none" | "tanh",
+  floor = 1e-30,
+): { abs: number; rel: number } {
   let abs = 0;
   let rel = 0;
   x.forEach((v, i) => {
@@ -62,17 +67,31 @@ describe("gelu on wasm", () => {
 
     it(`${approximate}: extremes: ±0, ±1e-3, ±30, ±1e30, ±∞, NaN`, () => {
       const values = [0, -0, 1e-3, -1e-3, 30, -30, 1e30, -1e30, Infinity, -Infinity, NaN];
-      const got = onWasm(ex, "gelu", { approximate }, [Tensor.from(values, [values.length])], [values.length]).toFloat32Array();
+      const got = onWasm(
+        ex,
+        "gelu",
+        { approximate },
+        [Tensor.from(values, [values.length])],
+        [values.length],
+      ).toFloat32Array();
       values.forEach((v, i) => {
         const w = gelu64(v, approximate);
         if (Number.isNaN(w)) expect(got[i], `gelu(${v})`).toBeNaN();
         else if (!Number.isFinite(w)) expect(got[i], `gelu(${v})`).toBe(w);
-        else expect(Math.abs(got[i]! - w), `gelu(${v}) = ${got[i]}, expected ${w}`).toBeLessThanOrEqual(Math.abs(w) * 1e-6 + 1e-30);
+        else
+          expect(Math.abs(got[i]! - w), `gelu(${v}) = ${got[i]}, expected ${w}`).toBeLessThanOrEqual(
+            Math.abs(w) * 1e-6 + 1e-30,
+          );
       });
     });
 
     it(`${approximate}: a strided view gives the bits of its dense copy; odd lengths and rank 0`, () => {
-      for (const [rows, n] of [[7, 5], [3, 1], [2, 13], [4, 8]] as const) {
+      for (const [rows, n] of [
+        [7, 5],
+        [3, 1],
+        [2, 13],
+        [4, 8],
+      ] as const) {
         const x = random([n, rows], rows * 31 + n, 6).transpose(0, 1); // [rows, n], last axis strided
         const strided = onWasmViews(ex, "gelu", { approximate }, [x], [rows, n]).toFloat32Array();
         const dense = onWasm(ex, "gelu", { approximate }, [x.contiguous()], [rows, n]).toFloat32Array();
@@ -89,7 +108,14 @@ describe("gelu on wasm", () => {
     const x = random([3, 11], 3, 4);
     const xv = ex.upload(x);
     const want = onWasm(ex, "gelu", { approximate: "none" }, [x], x.shape).toFloat32Array();
-    const out = ex.dispatch({ kind: "gelu", node: "mlp.act", attrs: { approximate: "none" }, inputs: [xv], outShape: x.shape, out: xv });
+    const out = ex.dispatch({
+      kind: "gelu",
+      node: "mlp.act",
+      attrs: { approximate: "none" },
+      inputs: [xv],
+      outShape: x.shape,
+      out: xv,
+    });
     expect(out).toBe(xv);
     expect(ex.download(out).toFloat32Array()).toEqual(want);
     ex.release(xv);
@@ -97,11 +123,17 @@ describe("gelu on wasm", () => {
 
   it("errors name the node and field: an unknown form, an int32 x", () => {
     const x = ex.upload(random([4], 1));
-    const bad = thrown(() => ex.dispatch({ kind: "gelu", node: "mlp.act", attrs: { approximate: "fast" }, inputs: [x], outShape: [4] }));
+    const bad = thrown(() =>
+      ex.dispatch({ kind: "gelu", node: "mlp.act", attrs: { approximate: "fast" }, inputs: [x], outShape: [4] }),
+    );
     expect(AttnGraphError.isInstance(bad)).toBe(true);
-    expect((bad as Error).message).toMatch(/^mlp\.act\.approximate: invalid attribute of op gelu, expected "none" or "tanh", got "fast"/);
+    expect((bad as Error).message).toMatch(
+      /^mlp\.act\.approximate: invalid attribute of op gelu, expected "none" or "tanh", got "fast"/,
+    );
     const ints = ex.upload(Tensor.int32([1, 2, 3], [3]));
-    const e = thrown(() => ex.dispatch({ kind: "gelu", node: "mlp.act", attrs: { approximate: "none" }, inputs: [ints], outShape: [3] }));
+    const e = thrown(() =>
+      ex.dispatch({ kind: "gelu", node: "mlp.act", attrs: { approximate: "none" }, inputs: [ints], outShape: [3] }),
+    );
     expect((e as Error).message).toMatch(/^mlp\.act\.x: .*wrong dtype, expected float32, got int32/);
     // absent approximate is the default "none"
     const y = ex.dispatch({ kind: "gelu", node: "mlp.act", attrs: {}, inputs: [x], outShape: [4] });

@@ -13,7 +13,8 @@ export const geluKernel = chunkedKernel((call, ctx) => {
     if (dst.size === 0) return undefined;
     if (x.dense) {
       // Chunks of elements: any range of a span is itself a span.
-      const part = (e0: number, e1: number) => ctx.exports.gelu(x.address + e0 * 4, dst.address + e0 * 4, e1 - e0, tanh);
+      const part = (e0: number, e1: number) =>
+        ctx.exports.gelu(x.address + e0 * 4, dst.address + e0 * 4, e1 - e0, tanh);
       return overRows(call, ctx, x.size, GELU_WORK, part);
     }
     const n = x.shape[x.rank - 1]!;

@@ -2,7 +2,13 @@
 // grad at micro step k = 1, acc + scale · grad after, in float64 in the module (assembly/grad-norm.ts
 // `accumulateScaled`), rounded once. k is one float read here from the module's memory and checked (an integer >= 1).
 // Strided operands are copied dense first (gradients and the accumulator are almost always dense).
-import { checkGradAccumulateAttrs, checkOptimizerStepValue, expectSameShape, expectStepShape, withCleanup } from "@attngraph/graph";
+import {
+  checkGradAccumulateAttrs,
+  checkOptimizerStepValue,
+  expectSameShape,
+  expectStepShape,
+  withCleanup,
+} from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, requireInput } from "./adapter.js";
@@ -31,7 +37,15 @@ export const gradAccumulateKernel = chunkedKernel((call, ctx) => {
       // At a restart acc is not read: no copy of it either.
       const a = restart ? acc : dense(acc, "acc");
       const g = dense(grad, "grad");
-      const part = (e0: number, e1: number) => ctx.exports.accumulateScaled(a.address + e0 * 4, g.address + e0 * 4, out.address + e0 * 4, e1 - e0, scale, restart);
+      const part = (e0: number, e1: number) =>
+        ctx.exports.accumulateScaled(
+          a.address + e0 * 4,
+          g.address + e0 * 4,
+          out.address + e0 * 4,
+          e1 - e0,
+          scale,
+          restart,
+        );
       return overRows(call, ctx, acc.size, ACCUMULATE_WORK, part);
     };
     return withCleanup(run, () => temps.forEach((t) => ctx.release(t)));

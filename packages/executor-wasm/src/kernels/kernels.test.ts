@@ -8,7 +8,15 @@ import { cpu, onCpu, onWasm, random, wasmExecutor, worst } from "../test-util.js
 const ex = await wasmExecutor();
 
 describe("matmul-backed kernels on the 5×8 tile", () => {
-  for (const [rows, nIn, nOut] of [[1, 1, 1], [3, 5, 7], [67, 300, 13], [130, 513, 40], [8, 16, 8], [84, 40, 9], [161, 20, 24]] as const) {
+  for (const [rows, nIn, nOut] of [
+    [1, 1, 1],
+    [3, 5, 7],
+    [67, 300, 13],
+    [130, 513, 40],
+    [8, 16, 8],
+    [84, 40, 9],
+    [161, 20, 24],
+  ] as const) {
     it(`projection [2, ${rows}, ${nIn}] · [${nOut}, ${nIn}]ᵀ + bias`, () => {
       const x = random([2, rows, nIn], rows + nIn);
       const w = random([nOut, nIn], nOut);
@@ -39,7 +47,12 @@ describe("matmul-backed kernels on the 5×8 tile", () => {
     expect(worst(c, onCpu("weighted-sum", {}, [w, v], [2, 6, 70, 12]))).toBeLessThan(1);
     // A weights view strided along S is copied first; same numbers.
     const wt = random([2, 6, 131, 70], 8).permute([0, 1, 3, 2]);
-    expect(worst(onWasm(ex, "weighted-sum", {}, [wt, v], [2, 6, 70, 12]), onCpu("weighted-sum", {}, [wt, v], [2, 6, 70, 12]))).toBeLessThan(1);
+    expect(
+      worst(
+        onWasm(ex, "weighted-sum", {}, [wt, v], [2, 6, 70, 12]),
+        onCpu("weighted-sum", {}, [wt, v], [2, 6, 70, 12]),
+      ),
+    ).toBeLessThan(1);
   });
 });
 
@@ -47,10 +60,51 @@ describe("fused attention over many key blocks", () => {
   const B = 2;
   const cases = [
     { label: "causal L=S=200", H: 4, Hkv: 4, L: 200, S: 200, D: 16, causal: true, window: null, alignment: "top-left" },
-    { label: "no mask L=70 S=150, D=20 Dv=12", H: 2, Hkv: 2, L: 70, S: 150, D: 20, Dv: 12, causal: false, window: null, alignment: "top-left" },
-    { label: "causal bottom-right L=50 S=190, GQA 6/3", H: 6, Hkv: 3, L: 50, S: 190, D: 8, causal: true, window: null, alignment: "bottom-right" },
-    { label: "window 37 L=S=260, MQA", H: 4, Hkv: 1, L: 260, S: 260, D: 16, causal: true, window: 37, alignment: "top-left" },
-    { label: "causal top-left L=130 S=40 (rows with no key)", H: 2, Hkv: 2, L: 130, S: 40, D: 8, causal: true, window: null, alignment: "bottom-right" },
+    {
+      label: "no mask L=70 S=150, D=20 Dv=12",
+      H: 2,
+      Hkv: 2,
+      L: 70,
+      S: 150,
+      D: 20,
+      Dv: 12,
+      causal: false,
+      window: null,
+      alignment: "top-left",
+    },
+    {
+      label: "causal bottom-right L=50 S=190, GQA 6/3",
+      H: 6,
+      Hkv: 3,
+      L: 50,
+      S: 190,
+      D: 8,
+      causal: true,
+      window: null,
+      alignment: "bottom-right",
+    },
+    {
+      label: "window 37 L=S=260, MQA",
+      H: 4,
+      Hkv: 1,
+      L: 260,
+      S: 260,
+      D: 16,
+      causal: true,
+      window: 37,
+      alignment: "top-left",
+    },
+    {
+      label: "causal top-left L=130 S=40 (rows with no key)",
+      H: 2,
+      Hkv: 2,
+      L: 130,
+      S: 40,
+      D: 8,
+      causal: true,
+      window: null,
+      alignment: "bottom-right",
+    },
   ] as const;
   for (const c of cases) {
     for (const padded of [false, true]) {
@@ -59,15 +113,34 @@ describe("fused attention over many key blocks", () => {
         const q = random([B, c.L, c.H, c.D], 11).permute([0, 2, 1, 3]);
         const k = random([B, c.S, c.Hkv, c.D], 12, 2).permute([0, 2, 1, 3]);
         const v = random([B, c.S, c.Hkv, Dv], 13).permute([0, 2, 1, 3]);
-        const padMask = padded ? new Tensor(random([B, c.S], 14).data.map((x) => (x > 0.3 ? 1 : 0)), [B, c.S]) : undefined;
-        const attrs = { causal: c.causal, window: c.window, alignment: c.alignment, scale: 1 / Math.sqrt(c.D), dropoutRate: 0, dropoutSeed: 0, training: false };
+        const padMask = padded
+          ? new Tensor(
+              random([B, c.S], 14).data.map((x) => (x > 0.3 ? 1 : 0)),
+              [B, c.S],
+            )
+          : undefined;
+        const attrs = {
+          causal: c.causal,
+          window: c.window,
+          alignment: c.alignment,
+          scale: 1 / Math.sqrt(c.D),
+          dropoutRate: 0,
+          dropoutSeed: 0,
+          training: false,
+        };
         const shape = [B, c.H, c.L, Dv];
         const got = onWasm(ex, "attention", attrs, [q, k, v, padMask], shape);
         const want = onCpu("attention", attrs, [q, k, v, padMask], shape);
         expect(worst(got, want, 1e-5, 1e-4)).toBeLessThan(1);
         // and the unfused chain on wasm gives the same numbers
         const s = onWasm(ex, "score", {}, [q, k], [B, c.H, c.L, c.S]);
-        const m = onWasm(ex, "mask", { causal: c.causal, window: c.window, alignment: c.alignment }, [s, padMask], s.shape);
+        const m = onWasm(
+          ex,
+          "mask",
+          { causal: c.causal, window: c.window, alignment: c.alignment },
+          [s, padMask],
+          s.shape,
+        );
         const p = onWasm(ex, "softmax", { scale: attrs.scale }, [m], s.shape);
         const chain = onWasm(ex, "weighted-sum", {}, [p, v], shape);
         expect(worst(got, chain, 1e-5, 1e-4)).toBeLessThan(1);
@@ -81,7 +154,15 @@ describe("fused attention over many key blocks", () => {
     const k = random([B, H, S, D], 22);
     const v = random([B, H, S, D], 23);
     for (const seed of [0, 7, 0xdeadbeef]) {
-      const attrs = { causal: true, window: null, alignment: "top-left", scale: 0.25, dropoutRate: 0.3, dropoutSeed: seed, training: true };
+      const attrs = {
+        causal: true,
+        window: null,
+        alignment: "top-left",
+        scale: 0.25,
+        dropoutRate: 0.3,
+        dropoutSeed: seed,
+        training: true,
+      };
       const got = onWasm(ex, "attention", attrs, [q, k, v, undefined], [B, H, L, D]);
       const want = onCpu("attention", attrs, [q, k, v, undefined], [B, H, L, D]);
       expect(worst(got, want, 1e-5, 1e-4)).toBeLessThan(1);
@@ -96,7 +177,15 @@ describe("fused attention over many key blocks", () => {
     data[66 * 8 + 3] = NaN;
     const qn = new Tensor(data, q.shape);
     const k = random([1, 1, 70, 8], 32);
-    const attrs = { causal: false, window: null, alignment: "top-left", scale: 1, dropoutRate: 0, dropoutSeed: 0, training: false };
+    const attrs = {
+      causal: false,
+      window: null,
+      alignment: "top-left",
+      scale: 1,
+      dropoutRate: 0,
+      dropoutSeed: 0,
+      training: false,
+    };
     const got = onWasm(ex, "attention", attrs, [qn, k, k, undefined], [1, 1, 70, 8]).toFloat32Array();
     expect(got.slice(66 * 8, 67 * 8).every(Number.isNaN)).toBe(true);
     expect(got.filter(Number.isNaN).length).toBe(8);

@@ -13,10 +13,16 @@ const SENTINEL = 7.5;
 const [B, H, M, D] = [2, 3, 6, 4];
 
 /** A cache [B, H, M, D] filled with SENTINEL, so positions never written show it. */
-const sentinelCache = (shape: number[] = [B, H, M, D]) => new Tensor(new Float32Array(shape.reduce((p, d) => p * d, 1)).fill(SENTINEL), shape);
+const sentinelCache = (shape: number[] = [B, H, M, D]) =>
+  new Tensor(new Float32Array(shape.reduce((p, d) => p * d, 1)).fill(SENTINEL), shape);
 
 const append = (cache: WasmValue, x: WasmValue, past: unknown, node = "blocks.0.attn.keys.cache") => {
-  const outShape = [cache.shape[0]!, cache.shape[1]!, (typeof past === "number" ? past : 0) + x.shape[2]!, cache.shape[3]!];
+  const outShape = [
+    cache.shape[0]!,
+    cache.shape[1]!,
+    (typeof past === "number" ? past : 0) + x.shape[2]!,
+    cache.shape[3]!,
+  ];
   return ex.dispatch({ kind: "kv-append", node, attrs: { past, length: "S" }, inputs: [cache, x], outShape });
 };
 
@@ -64,11 +70,22 @@ describe("kv-append on wasm", () => {
     const cache = ex.upload(host);
     const x = random([B, H, 1, D], 12);
     const vx = ex.upload(x);
-    const y = ex.dispatch({ kind: "kv-append", node: "k.cache", attrs: { past: 2, shift: 3, length: "S" }, inputs: [cache, vx], outShape: [B, H, 3, D] }) as WasmValue;
+    const y = ex.dispatch({
+      kind: "kv-append",
+      node: "k.cache",
+      attrs: { past: 2, shift: 3, length: "S" },
+      inputs: [cache, vx],
+      outShape: [B, H, 3, D],
+    }) as WasmValue;
     const got = ex.download(y).contiguous();
     for (let i = 0; i < B; i++)
       for (let h = 0; h < H; h++)
-        for (let d = 0; d < D; d++) expect([got.get(i, h, 0, d), got.get(i, h, 1, d), got.get(i, h, 2, d)]).toEqual([host.get(i, h, 3, d), host.get(i, h, 4, d), x.get(i, h, 0, d)]);
+        for (let d = 0; d < D; d++)
+          expect([got.get(i, h, 0, d), got.get(i, h, 1, d), got.get(i, h, 2, d)]).toEqual([
+            host.get(i, h, 3, d),
+            host.get(i, h, 4, d),
+            x.get(i, h, 0, d),
+          ]);
     for (const v of [y, vx, cache]) ex.release(v);
   });
 
@@ -108,7 +125,12 @@ describe("kv-append on wasm", () => {
     expect(after).not.toEqual(before);
     const rows = x.toFloat32Array();
     const xs = hostX.toFloat32Array();
-    after.forEach((got, m) => expect(got).toBeCloseTo(xs.reduce((s, v, d) => s + v * rows[m * D + d]!, 0), 5));
+    after.forEach((got, m) =>
+      expect(got).toBeCloseTo(
+        xs.reduce((s, v, d) => s + v * rows[m * D + d]!, 0),
+        5,
+      ),
+    );
     expect(ex.prepacked.made).toBe(made); // packed per call now: the cache is no longer an unchanging upload
     for (const v of [w, vx, cache, px]) ex.release(v);
   });
@@ -124,12 +146,39 @@ describe("kv-append on wasm", () => {
     const cache = own.upload(sentinelCache());
     const untouched = own.upload(sentinelCache());
     const vx = own.upload(random([B, H, 1, D], 6));
-    own.release(own.dispatch({ kind: "kv-append", node: "k.cache", attrs: { past: 0, length: "S" }, inputs: [cache, vx], outShape: [B, H, 1, D] }));
-    expect((thrown(() => own.dispatch({ kind: "trap", node: "t", attrs: {}, inputs: [vx], outShape: vx.shape })) as AttnGraphError).code).toBe("wasm-trap");
-    const e = thrown(() => own.dispatch({ kind: "kv-append", node: "k.cache", attrs: { past: 1, length: "S" }, inputs: [cache, untouched], outShape: [B, H, M + 1, D] })) as AttnGraphError;
+    own.release(
+      own.dispatch({
+        kind: "kv-append",
+        node: "k.cache",
+        attrs: { past: 0, length: "S" },
+        inputs: [cache, vx],
+        outShape: [B, H, 1, D],
+      }),
+    );
+    expect(
+      (
+        thrown(() =>
+          own.dispatch({ kind: "trap", node: "t", attrs: {}, inputs: [vx], outShape: vx.shape }),
+        ) as AttnGraphError
+      ).code,
+    ).toBe("wasm-trap");
+    const e = thrown(() =>
+      own.dispatch({
+        kind: "kv-append",
+        node: "k.cache",
+        attrs: { past: 1, length: "S" },
+        inputs: [cache, untouched],
+        outShape: [B, H, M + 1, D],
+      }),
+    ) as AttnGraphError;
     expect(AttnGraphError.isInstance(e)).toBe(true);
     expect([e.code, e.subject]).toEqual(["input", "k.cache.inputs[0]"]);
-    expect(own.download(untouched).toFloat32Array().every((v) => v === SENTINEL)).toBe(true); // a plain upload is restored
+    expect(
+      own
+        .download(untouched)
+        .toFloat32Array()
+        .every((v) => v === SENTINEL),
+    ).toBe(true); // a plain upload is restored
     own.dispose();
   });
 
@@ -157,7 +206,13 @@ describe("kv-append on wasm", () => {
     const bcast = new WasmValue(wide.block, [B, H, M, D], [M * D, 0, D, 1]); // borrows wide's reference
     const vx = ex.upload(random([B, H, 1, D], 8));
     expect((thrown(() => append(bcast, vx, 0, "dec.k")) as AttnGraphError).subject).toBe("dec.k.cache");
-    const self = ex.dispatch({ kind: "slice", node: "s", attrs: { axis: 2, start: 0, size: 1 }, inputs: [cache], outShape: [B, H, 1, D] });
+    const self = ex.dispatch({
+      kind: "slice",
+      node: "s",
+      attrs: { axis: 2, start: 0, size: 1 },
+      inputs: [cache],
+      outShape: [B, H, 1, D],
+    });
     expect((thrown(() => append(cache, self, 1, "dec.k")) as AttnGraphError).subject).toBe("dec.k.x");
     expect(values(cache).every((v) => v === SENTINEL)).toBe(true); // nothing was written by a refused call
     for (const v of [vx, self, wide, cache]) ex.release(v);

@@ -15,7 +15,10 @@ export const kvAppendKernel: WasmKernel = (call, ctx) => {
   const { past, shift } = checkKvAppendHere(call, cache, x);
   const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
   const heap = ctx.i32();
-  const at = (v: WasmValue, position: number) => ({ base: v.address / 4 + position * v.strides[2]!, strides: v.strides });
+  const at = (v: WasmValue, position: number) => ({
+    base: v.address / 4 + position * v.strides[2]!,
+    strides: v.strides,
+  });
   // A window's full cache first drops its oldest positions: [shift, shift + past) moves to the front.
   if (shift > 0) copyRows(heap, at(cache, 0), at(cache, shift), [nb, nh, past, nd]);
   copyRows(heap, at(cache, past), at(x, 0), [nb, nh, nl, nd]);
@@ -26,7 +29,14 @@ export const kvAppendKernel: WasmKernel = (call, ctx) => {
 /** The shared checks, plus: x read from the cache's own block could be overwritten before it is read. */
 function checkKvAppendHere(call: Call, cache: WasmValue, x: WasmValue): { past: number; shift: number } {
   const checked = checkKvAppend(call, cache, x);
-  if (x.block === cache.block) throw kernelInputError(call, "x", "x must not be a view of the cache it is written into", "a value of its own", "a view of the cache");
+  if (x.block === cache.block)
+    throw kernelInputError(
+      call,
+      "x",
+      "x must not be a view of the cache it is written into",
+      "a value of its own",
+      "a view of the cache",
+    );
   return checked;
 }
 
@@ -42,7 +52,12 @@ interface HeapView {
  * memmove of the heap's bytes); otherwise element by element through the int32 view, so the bits move unchanged either
  * way (a float view may canonicalise NaN payloads). Nothing is allocated here, so the heap view stays valid throughout.
  */
-function copyRows(heap: Int32Array, dst: HeapView, src: HeapView, shape: readonly [number, number, number, number]): void {
+function copyRows(
+  heap: Int32Array,
+  dst: HeapView,
+  src: HeapView,
+  shape: readonly [number, number, number, number],
+): void {
   const [nb, nh, nl, nd] = shape;
   const [db, dh, dl, dd] = dst.strides as [number, number, number, number];
   const [sb, sh, sl, sd] = src.strides as [number, number, number, number];
@@ -58,5 +73,3 @@ function copyRows(heap: Int32Array, dst: HeapView, src: HeapView, shape: readonl
     }
   }
 }
-
-

@@ -38,7 +38,8 @@ function layerNormGrad64(grad: Tensor, x: Tensor, eps: number, weight?: Tensor):
       mg += gh;
       mgx += gh * xhat[o + j]!;
     }
-    for (let j = 0; j < e; j++) out[o + j] = rstd[r]! * (g[o + j]! * (w ? w[j]! : 1) - mg / e - xhat[o + j]! * (mgx / e));
+    for (let j = 0; j < e; j++)
+      out[o + j] = rstd[r]! * (g[o + j]! * (w ? w[j]! : 1) - mg / e - xhat[o + j]! * (mgx / e));
   }
   return out;
 }
@@ -53,9 +54,12 @@ function layerNormWeightGrad64(grad: Tensor, x: Tensor, eps: number): Float64Arr
   return out;
 }
 
-const close = (got: Tensor, want: Float64Array, abs = 1e-5, rel = 1e-5) => expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThan(1);
-const dx = (g: Tensor, x: Tensor, w?: Tensor, eps = 1e-5, views = false) => (views ? onWasmViews : onWasm)(ex, "layer-norm-grad", { eps }, [g, x, w], x.shape);
-const dw = (g: Tensor, x: Tensor, eps = 1e-5, views = false) => (views ? onWasmViews : onWasm)(ex, "layer-norm-weight-grad", { eps }, [g, x], [x.shape[x.rank - 1]!]);
+const close = (got: Tensor, want: Float64Array, abs = 1e-5, rel = 1e-5) =>
+  expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThan(1);
+const dx = (g: Tensor, x: Tensor, w?: Tensor, eps = 1e-5, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "layer-norm-grad", { eps }, [g, x, w], x.shape);
+const dw = (g: Tensor, x: Tensor, eps = 1e-5, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "layer-norm-weight-grad", { eps }, [g, x], [x.shape[x.rank - 1]!]);
 
 describe("layer-norm-grad on wasm", () => {
   it("E of every length mod 4, with and without a weight", () => {
@@ -74,14 +78,21 @@ describe("layer-norm-grad on wasm", () => {
     const x = random([2, 5, 7], 3);
     const xT = random([2, 7, 5], 4).permute([0, 2, 1]);
     const weight = new Tensor(random([14], 6).toFloat32Array(), [7], [2], 1); // every other element: stride 2
-    for (const [a, b] of [[gT, x], [g, xT], [gT, xT]] as const) {
+    for (const [a, b] of [
+      [gT, x],
+      [g, xT],
+      [gT, xT],
+    ] as const) {
       close(dx(a, b, undefined, 1e-5, true), layerNormGrad64(a, b, 1e-5));
       close(dx(a, b, weight, 1e-5, true), layerNormGrad64(a, b, 1e-5, weight));
     }
   });
 
   it("rows far from 0 (two-pass statistics) and a constant row (x̂ = 0: dx = rstd · (ĝ − mean ĝ))", () => {
-    const x = new Tensor(Float32Array.from(random([4, 16], 7, 0.01).toFloat32Array(), (v) => 1e4 + v), [4, 16]);
+    const x = new Tensor(
+      Float32Array.from(random([4, 16], 7, 0.01).toFloat32Array(), (v) => 1e4 + v),
+      [4, 16],
+    );
     const g = random([4, 16], 8);
     close(dx(g, x), layerNormGrad64(g, x, 1e-5), 1e-3, 1e-4);
     const c = Tensor.from(new Array<number>(8).fill(3), [1, 8]);
@@ -90,7 +101,8 @@ describe("layer-norm-grad on wasm", () => {
   });
 
   it("mismatched shapes, a weight of the wrong length, a bad eps: typed errors naming the field", () => {
-    const call = (inputs: readonly (AnyTensor | undefined)[], eps: unknown = 1e-5) => thrown(() => onWasm(ex, "layer-norm-grad", { eps }, inputs, [2, 4], "ln1.grad")) as AttnGraphError;
+    const call = (inputs: readonly (AnyTensor | undefined)[], eps: unknown = 1e-5) =>
+      thrown(() => onWasm(ex, "layer-norm-grad", { eps }, inputs, [2, 4], "ln1.grad")) as AttnGraphError;
     const g = random([2, 4], 1);
     for (const [inputs, eps, code, field] of [
       [[g, random([2, 5], 2)], 1e-5, "shape", "x"],
@@ -128,7 +140,9 @@ describe("layer-norm-weight-grad on wasm", () => {
 
   it("no rows gives zeros; mismatched shapes are a shape error naming <node>.x", () => {
     expect(Array.from(dw(random([0, 3], 1), random([0, 3], 2)).toFloat32Array())).toEqual([0, 0, 0]);
-    const e = thrown(() => onWasm(ex, "layer-norm-weight-grad", { eps: 1e-5 }, [random([2, 3], 1), random([3, 3], 2)], [3], "ln1.dgamma")) as AttnGraphError;
+    const e = thrown(() =>
+      onWasm(ex, "layer-norm-weight-grad", { eps: 1e-5 }, [random([2, 3], 1), random([3, 3], 2)], [3], "ln1.dgamma"),
+    ) as AttnGraphError;
     expect([e.code, e.subject]).toEqual(["shape", "ln1.dgamma.x"]);
   });
 });

@@ -29,7 +29,18 @@ export const layerNormGradKernel = chunkedKernel((call, ctx) => {
     if (out.size === 0) return undefined;
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
     const part = (r0: number, r1: number) =>
-      ctx.exports.layerNormGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), w?.address ?? 0, w?.strides[0] ?? 0, out.address, eps, r0, r1);
+      ctx.exports.layerNormGrad(
+        g.address,
+        ctx.desc(g, 0),
+        x.address,
+        ctx.desc(x, 1),
+        w?.address ?? 0,
+        w?.strides[0] ?? 0,
+        out.address,
+        eps,
+        r0,
+        r1,
+      );
     return overRows(call, ctx, rows, e * LAYER_NORM_GRAD_WORK, part);
   });
 });
@@ -50,7 +61,8 @@ export const layerNormWeightGradKernel = chunkedKernel((call, ctx) => {
     const acc = ctx.alloc([2 * e], `${call.node} (float64 accumulators)`);
     const run = () => {
       ctx.exports.zero(acc.address, e * 8);
-      const part = (r0: number, r1: number) => ctx.exports.layerNormWeightGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), acc.address, eps, r0, r1);
+      const part = (r0: number, r1: number) =>
+        ctx.exports.layerNormWeightGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), acc.address, eps, r0, r1);
       const finish = () => ctx.exports.f64ToF32(acc.address, out.address, e);
       const pending = overRows(call, ctx, rows, e * LAYER_NORM_GRAD_WORK, part);
       if (pending === undefined) {

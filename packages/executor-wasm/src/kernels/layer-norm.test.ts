@@ -9,7 +9,8 @@ import { WasmValue } from "../value.js";
 
 const ex = await wasmExecutor();
 
-const want = (x: Tensor, e: number, eps: number, w?: Tensor, b?: Tensor) => new Tensor(Float32Array.from(layerNorm64(f64(x), e, eps, w && f64(w), b && f64(b))), x.shape);
+const want = (x: Tensor, e: number, eps: number, w?: Tensor, b?: Tensor) =>
+  new Tensor(Float32Array.from(layerNorm64(f64(x), e, eps, w && f64(w), b && f64(b))), x.shape);
 
 describe("layer-norm on wasm", () => {
   for (const e of [1, 2, 3, 4, 5, 8, 37, 300]) {
@@ -17,10 +18,18 @@ describe("layer-norm on wasm", () => {
       const x = random([3, 4, e], e, 2);
       const w = random([e], e + 1);
       const b = random([e], e + 2);
-      expect(worst(onWasm(ex, "layer-norm", { eps: 1e-5 }, [x, w, b], x.shape), want(x, e, 1e-5, w, b))).toBeLessThan(1);
-      expect(worst(onWasm(ex, "layer-norm", { eps: 1e-3 }, [x, undefined, undefined], x.shape), want(x, e, 1e-3))).toBeLessThan(1);
-      expect(worst(onWasm(ex, "layer-norm", { eps: 1e-5 }, [x, w, undefined], x.shape), want(x, e, 1e-5, w))).toBeLessThan(1);
-      expect(worst(onWasm(ex, "layer-norm", { eps: 1e-5 }, [x, undefined, b], x.shape), want(x, e, 1e-5, undefined, b))).toBeLessThan(1);
+      expect(worst(onWasm(ex, "layer-norm", { eps: 1e-5 }, [x, w, b], x.shape), want(x, e, 1e-5, w, b))).toBeLessThan(
+        1,
+      );
+      expect(
+        worst(onWasm(ex, "layer-norm", { eps: 1e-3 }, [x, undefined, undefined], x.shape), want(x, e, 1e-3)),
+      ).toBeLessThan(1);
+      expect(
+        worst(onWasm(ex, "layer-norm", { eps: 1e-5 }, [x, w, undefined], x.shape), want(x, e, 1e-5, w)),
+      ).toBeLessThan(1);
+      expect(
+        worst(onWasm(ex, "layer-norm", { eps: 1e-5 }, [x, undefined, b], x.shape), want(x, e, 1e-5, undefined, b)),
+      ).toBeLessThan(1);
     });
   }
 
@@ -35,12 +44,16 @@ describe("layer-norm on wasm", () => {
     expect(worst(got, want(x, e, 1e-5, wv, bv))).toBeLessThan(1);
     // a dense x with strided weight only
     const xd = random([4, e], 4);
-    expect(worst(onWasmViews(ex, "layer-norm", { eps: 1e-5 }, [xd, wv, undefined], [4, e]), want(xd, e, 1e-5, wv))).toBeLessThan(1);
+    expect(
+      worst(onWasmViews(ex, "layer-norm", { eps: 1e-5 }, [xd, wv, undefined], [4, e]), want(xd, e, 1e-5, wv)),
+    ).toBeLessThan(1);
   });
 
   it("a permuted x whose rows are still contiguous (leading axes swapped) takes the vector path", () => {
     const x = random([6, 3, 16], 5).permute([1, 0, 2]);
-    expect(worst(onWasmViews(ex, "layer-norm", { eps: 1e-5 }, [x, undefined, undefined], [3, 6, 16]), want(x, 16, 1e-5))).toBeLessThan(1);
+    expect(
+      worst(onWasmViews(ex, "layer-norm", { eps: 1e-5 }, [x, undefined, undefined], [3, 6, 16]), want(x, 16, 1e-5)),
+    ).toBeLessThan(1);
   });
 
   it("a constant row gives exactly the bias (0 without one), never NaN, on both paths", () => {
@@ -50,19 +63,24 @@ describe("layer-norm on wasm", () => {
       const b = random([e], 9);
       const w = random([e], 10);
       const out = onWasm(ex, "layer-norm", { eps: 1e-5 }, [x, w, b], [4, e]).toFloat32Array();
-      for (let r = 0; r < 4; r++) expect(Array.from(out.slice(r * e, (r + 1) * e)), `row ${r}, E=${e}`).toEqual(Array.from(b.toFloat32Array()));
+      for (let r = 0; r < 4; r++)
+        expect(Array.from(out.slice(r * e, (r + 1) * e)), `row ${r}, E=${e}`).toEqual(Array.from(b.toFloat32Array()));
       const plain = onWasm(ex, "layer-norm", { eps: 1e-5 }, [x, undefined, undefined], [4, e]).toFloat32Array();
       expect(plain.every((v) => v === 0)).toBe(true);
       // strided: the same rows read with a stride
       const xt = Tensor.from(rows, [4, e]).transpose(0, 1).contiguous().transpose(0, 1);
       const strided = onWasmViews(ex, "layer-norm", { eps: 1e-5 }, [xt, w, b], [4, e]).toFloat32Array();
-      for (let r = 0; r < 4; r++) expect(Array.from(strided.slice(r * e, (r + 1) * e))).toEqual(Array.from(b.toFloat32Array()));
+      for (let r = 0; r < 4; r++)
+        expect(Array.from(strided.slice(r * e, (r + 1) * e))).toEqual(Array.from(b.toFloat32Array()));
     }
   });
 
   it("rows offset by 1e4 keep their small deviations (float64 x − mean)", () => {
     const e = 8;
-    const x = Tensor.from(Array.from({ length: 3 * e }, (_, i) => 1e4 + ((i * 7) % 5) * 0.25 - (i % 3) * 0.125), [3, e]);
+    const x = Tensor.from(
+      Array.from({ length: 3 * e }, (_, i) => 1e4 + ((i * 7) % 5) * 0.25 - (i % 3) * 0.125),
+      [3, e],
+    );
     const got = onWasm(ex, "layer-norm", { eps: 1e-5 }, [x, undefined, undefined], x.shape);
     expect(worst(got, want(x, e, 1e-5), 1e-5, 1e-5)).toBeLessThan(1);
   });
@@ -81,7 +99,14 @@ describe("layer-norm on wasm", () => {
     const w = random([24], 13);
     const xv = ex.upload(x);
     const wv = ex.upload(w);
-    const out = ex.dispatch({ kind: "layer-norm", node: "ln", attrs: { eps: 1e-5 }, inputs: [xv, wv, undefined], outShape: x.shape, out: xv });
+    const out = ex.dispatch({
+      kind: "layer-norm",
+      node: "ln",
+      attrs: { eps: 1e-5 },
+      inputs: [xv, wv, undefined],
+      outShape: x.shape,
+      out: xv,
+    });
     expect(out).toBe(xv);
     expect(worst(ex.download(out), want(x, 24, 1e-5, w))).toBeLessThan(1);
     ex.release(xv);
@@ -96,7 +121,14 @@ describe("layer-norm on wasm", () => {
     ex.release(storage);
     const xt = new WasmValue(arena.block, [5, 24], [1, 5], 0); // x transposed, read from the arena's block
     const out = arena.view(0, [5, 24]); // the same elements, written row-major: would clobber xt
-    const got = ex.dispatch({ kind: "layer-norm", node: "ln", attrs: { eps: 1e-5 }, inputs: [xt, undefined, undefined], outShape: [5, 24], out });
+    const got = ex.dispatch({
+      kind: "layer-norm",
+      node: "ln",
+      attrs: { eps: 1e-5 },
+      inputs: [xt, undefined, undefined],
+      outShape: [5, 24],
+      out,
+    });
     expect(got).toBe(out);
     expect(worst(ex.download(got), want(x.transpose(0, 1), 24, 1e-5))).toBeLessThan(1);
     arena.dispose();
@@ -104,17 +136,26 @@ describe("layer-norm on wasm", () => {
 
   it("errors name the node and field: eps, weight length and rank, a scalar x, an int32 x", () => {
     const x = ex.upload(random([2, 4], 15));
-    const call = (attrs: Record<string, unknown>, inputs: unknown[], outShape = [2, 4]) => thrown(() => ex.dispatch({ kind: "layer-norm", node: "blocks.0.ln1", attrs, inputs: inputs as never, outShape }));
+    const call = (attrs: Record<string, unknown>, inputs: unknown[], outShape = [2, 4]) =>
+      thrown(() => ex.dispatch({ kind: "layer-norm", node: "blocks.0.ln1", attrs, inputs: inputs as never, outShape }));
     for (const eps of [0, -1, NaN, Infinity, "1e-5"]) {
       const e = call({ eps }, [x]);
       expect(AttnGraphError.isInstance(e)).toBe(true);
       expect((e as Error).message).toMatch(/^blocks\.0\.ln1\.eps: /);
     }
-    expect((call({ eps: 1e-5 }, [x, ex.upload(random([5], 1))]) as Error).message).toMatch(/^blocks\.0\.ln1\.weight: .*expected 4, got 5/);
-    expect((call({ eps: 1e-5 }, [x, undefined, ex.upload(random([2, 4], 1))]) as Error).message).toMatch(/^blocks\.0\.ln1\.bias: op layer-norm needs rank 1/);
-    expect((call({ eps: 1e-5 }, [ex.upload(random([], 1))], []) as Error).message).toMatch(/^blocks\.0\.ln1\.x: layer norm needs at least one axis/);
+    expect((call({ eps: 1e-5 }, [x, ex.upload(random([5], 1))]) as Error).message).toMatch(
+      /^blocks\.0\.ln1\.weight: .*expected 4, got 5/,
+    );
+    expect((call({ eps: 1e-5 }, [x, undefined, ex.upload(random([2, 4], 1))]) as Error).message).toMatch(
+      /^blocks\.0\.ln1\.bias: op layer-norm needs rank 1/,
+    );
+    expect((call({ eps: 1e-5 }, [ex.upload(random([], 1))], []) as Error).message).toMatch(
+      /^blocks\.0\.ln1\.x: layer norm needs at least one axis/,
+    );
     const e = call({ eps: 1e-5 }, [ex.upload(Tensor.int32([1, 2, 3, 4, 5, 6, 7, 8], [2, 4]))]) as AttnGraphError;
-    expect(e.message).toMatch(/^blocks\.0\.ln1\.x: input 0 \(x\) of op layer-norm has the wrong dtype, expected float32, got int32/);
+    expect(e.message).toMatch(
+      /^blocks\.0\.ln1\.x: input 0 \(x\) of op layer-norm has the wrong dtype, expected float32, got int32/,
+    );
     expect(e.code).toBe("input");
   });
 });

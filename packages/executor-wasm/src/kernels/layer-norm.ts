@@ -12,7 +12,8 @@ export const layerNormKernel = chunkedKernel((call, ctx) => {
   const w = optionalInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
   const eps = checkLayerNormEps(call);
-  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "rank >= 1", formatShape(x.shape));
+  if (x.rank < 1)
+    throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "rank >= 1", formatShape(x.shape));
   const e = x.shape[x.rank - 1]!;
   expectNormParams(call, e, w, b);
   const rows = e === 0 ? 0 : x.size / e;
@@ -20,7 +21,18 @@ export const layerNormKernel = chunkedKernel((call, ctx) => {
     if (dst.size === 0) return undefined;
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
     const part = (r0: number, r1: number) =>
-      ctx.exports.layerNorm(x.address, ctx.desc(x), dst.address, w?.address ?? 0, w?.strides[0] ?? 0, b?.address ?? 0, b?.strides[0] ?? 0, eps, r0, r1);
+      ctx.exports.layerNorm(
+        x.address,
+        ctx.desc(x),
+        dst.address,
+        w?.address ?? 0,
+        w?.strides[0] ?? 0,
+        b?.address ?? 0,
+        b?.strides[0] ?? 0,
+        eps,
+        r0,
+        r1,
+      );
     return overRows(call, ctx, rows, e * LAYER_NORM_WORK, part);
   });
 });

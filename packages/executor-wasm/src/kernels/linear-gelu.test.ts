@@ -21,7 +21,14 @@ function want(x: Tensor, w: Tensor, b: Tensor | undefined, approximate: "none" |
 }
 
 /** projection then gelu, two dispatches on `on`. */
-function pair(on: WasmExecutor, x: Tensor, w: Tensor, b: Tensor | undefined, approximate: "none" | "tanh", views = false): Tensor {
+function pair(
+  on: WasmExecutor,
+  x: Tensor,
+  w: Tensor,
+  b: Tensor | undefined,
+  approximate: "none" | "tanh",
+  views = false,
+): Tensor {
   const run = views ? onWasmViews : onWasm;
   const shape: Shape = [...x.shape.slice(0, -1), w.shape[0]!];
   const pre = run(on, "projection", {}, [x, w, b], shape);
@@ -29,7 +36,13 @@ function pair(on: WasmExecutor, x: Tensor, w: Tensor, b: Tensor | undefined, app
 }
 
 describe("linear-gelu on wasm", () => {
-  const shapes = [[1, 1, 1], [3, 5, 7], [67, 300, 13], [130, 40, 33], [8, 16, 8]] as const;
+  const shapes = [
+    [1, 1, 1],
+    [3, 5, 7],
+    [67, 300, 13],
+    [130, 40, 33],
+    [8, 16, 8],
+  ] as const;
   for (const approximate of ["none", "tanh"] as const) {
     for (const [rows, nIn, nOut] of shapes) {
       it(`${approximate}: [2, ${rows}, ${nIn}] · [${nOut}, ${nIn}]ᵀ (+ bias): the unfused pair bit for bit, float64 within 1e-5`, () => {
@@ -65,9 +78,17 @@ describe("linear-gelu on wasm", () => {
   it("a rank-1 x, and empty rows or outputs", () => {
     const x = random([9], 5);
     const w = random([6, 9], 6);
-    expect(bits(onWasm(ex, "linear-gelu", { approximate: "tanh" }, [x, w, undefined], [6]))).toEqual(bits(pair(ex, x, w, undefined, "tanh")));
-    expect(onWasm(ex, "linear-gelu", { approximate: "none" }, [random([0, 4], 7), random([3, 4], 8), undefined], [0, 3]).size).toBe(0);
-    expect(onWasm(ex, "linear-gelu", { approximate: "none" }, [random([2, 4], 7), random([0, 4], 8), undefined], [2, 0]).size).toBe(0);
+    expect(bits(onWasm(ex, "linear-gelu", { approximate: "tanh" }, [x, w, undefined], [6]))).toEqual(
+      bits(pair(ex, x, w, undefined, "tanh")),
+    );
+    expect(
+      onWasm(ex, "linear-gelu", { approximate: "none" }, [random([0, 4], 7), random([3, 4], 8), undefined], [0, 3])
+        .size,
+    ).toBe(0);
+    expect(
+      onWasm(ex, "linear-gelu", { approximate: "none" }, [random([2, 4], 7), random([0, 4], 8), undefined], [2, 0])
+        .size,
+    ).toBe(0);
   });
 
   it("writes into a planned out (an arena view) and leaves nothing allocated", async () => {
@@ -78,7 +99,14 @@ describe("linear-gelu on wasm", () => {
     const wv = on.upload(w);
     const arena = on.createArena(100);
     const out = arena.view(0, [5, 20]);
-    const got = on.dispatch({ kind: "linear-gelu", node: "mlp.act", attrs: { approximate: "none" }, inputs: [xv, wv, undefined], outShape: [5, 20], out });
+    const got = on.dispatch({
+      kind: "linear-gelu",
+      node: "mlp.act",
+      attrs: { approximate: "none" },
+      inputs: [xv, wv, undefined],
+      outShape: [5, 20],
+      out,
+    });
     expect(got).toBe(out);
     expect(bits(on.download(got))).toEqual(bits(pair(ex, x, w, undefined, "none")));
     arena.dispose();
@@ -96,7 +124,14 @@ describe("linear-gelu on wasm", () => {
       const xv = tiny.upload(x);
       const wv = tiny.upload(w);
       const bv = tiny.upload(b);
-      const pending = tiny.dispatch({ kind: "linear-gelu", node: "act", attrs: { approximate }, inputs: [xv, wv, bv], outShape: [5, 3, 40], signal: new AbortController().signal });
+      const pending = tiny.dispatch({
+        kind: "linear-gelu",
+        node: "act",
+        attrs: { approximate },
+        inputs: [xv, wv, bv],
+        outShape: [5, 3, 40],
+        signal: new AbortController().signal,
+      });
       expect(pending).toBeInstanceOf(Promise);
       const out = await pending;
       expect(bits(tiny.download(out))).toEqual(bits(onWasm(ex, "linear-gelu", { approximate }, [x, w, b], [5, 3, 40])));
@@ -109,21 +144,35 @@ describe("linear-gelu on wasm", () => {
     const x = ex.upload(random([2, 4], 15));
     const w = ex.upload(random([3, 4], 16));
     const call = (attrs: Record<string, unknown>, inputs: unknown[], outShape = [2, 3]) =>
-      thrown(() => ex.dispatch({ kind: "linear-gelu", node: "blocks.0.mlp.act", attrs, inputs: inputs as never, outShape })) as AttnGraphError;
+      thrown(() =>
+        ex.dispatch({ kind: "linear-gelu", node: "blocks.0.mlp.act", attrs, inputs: inputs as never, outShape }),
+      ) as AttnGraphError;
     for (const approximate of ["erf", 1, true, "Tanh"]) {
       const e = call({ approximate }, [x, w]);
       expect(AttnGraphError.isInstance(e)).toBe(true);
       expect(e.message).toMatch(/^blocks\.0\.mlp\.act\.approximate: /);
     }
     const ok = { approximate: "none" };
-    expect(call(ok, [x, ex.upload(random([3, 5], 17))]).message).toMatch(/^blocks\.0\.mlp\.act\.weight: weight columns must equal the input's last dim In, expected 4, got 5/);
-    expect(call(ok, [x, ex.upload(random([12], 17))]).message).toMatch(/^blocks\.0\.mlp\.act\.weight: op linear-gelu needs rank 2/);
-    expect(call(ok, [x, w, ex.upload(random([4], 18))]).message).toMatch(/^blocks\.0\.mlp\.act\.bias: bias length must equal the weight's rows Out, expected 3, got 4/);
-    expect(call(ok, [x, w, ex.upload(random([1, 3], 18))]).message).toMatch(/^blocks\.0\.mlp\.act\.bias: op linear-gelu needs rank 1/);
-    expect(call(ok, [ex.upload(random([], 19)), w], [3]).message).toMatch(/^blocks\.0\.mlp\.act\.x: op linear-gelu needs at least one axis/);
+    expect(call(ok, [x, ex.upload(random([3, 5], 17))]).message).toMatch(
+      /^blocks\.0\.mlp\.act\.weight: weight columns must equal the input's last dim In, expected 4, got 5/,
+    );
+    expect(call(ok, [x, ex.upload(random([12], 17))]).message).toMatch(
+      /^blocks\.0\.mlp\.act\.weight: op linear-gelu needs rank 2/,
+    );
+    expect(call(ok, [x, w, ex.upload(random([4], 18))]).message).toMatch(
+      /^blocks\.0\.mlp\.act\.bias: bias length must equal the weight's rows Out, expected 3, got 4/,
+    );
+    expect(call(ok, [x, w, ex.upload(random([1, 3], 18))]).message).toMatch(
+      /^blocks\.0\.mlp\.act\.bias: op linear-gelu needs rank 1/,
+    );
+    expect(call(ok, [ex.upload(random([], 19)), w], [3]).message).toMatch(
+      /^blocks\.0\.mlp\.act\.x: op linear-gelu needs at least one axis/,
+    );
     expect(call(ok, [x]).message).toMatch(/^blocks\.0\.mlp\.act\.weight: missing required input 1/);
     const e = call(ok, [ex.upload(Tensor.int32([1, 2, 3, 4, 5, 6, 7, 8], [2, 4])), w]);
-    expect(e.message).toMatch(/^blocks\.0\.mlp\.act\.x: input 0 \(x\) of op linear-gelu has the wrong dtype, expected float32, got int32/);
+    expect(e.message).toMatch(
+      /^blocks\.0\.mlp\.act\.x: input 0 \(x\) of op linear-gelu has the wrong dtype, expected float32, got int32/,
+    );
     expect(e.code).toBe("input");
   });
 });

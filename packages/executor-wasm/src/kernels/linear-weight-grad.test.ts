@@ -32,11 +32,21 @@ const expectGrad = (grad: Tensor, x: Tensor, views = false) => {
   expect(got.shape).toEqual(shape);
   // float32 sums over the rows: the tolerance grows with their count
   const rows = grad.size / shape[0]!;
-  expect(worst(got, new Tensor(Float32Array.from(weightGrad64(grad, x)), shape), 1e-6 * Math.sqrt(rows), 1e-5)).toBeLessThan(1);
+  expect(
+    worst(got, new Tensor(Float32Array.from(weightGrad64(grad, x)), shape), 1e-6 * Math.sqrt(rows), 1e-5),
+  ).toBeLessThan(1);
 };
 
 describe("linear-weight-grad on wasm", () => {
-  for (const [rows, nOut, nIn] of [[1, 1, 1], [3, 5, 8], [7, 3, 5], [67, 13, 300], [300, 9, 20], [600, 90, 33], [40, 161, 17]] as const) {
+  for (const [rows, nOut, nIn] of [
+    [1, 1, 1],
+    [3, 5, 8],
+    [7, 3, 5],
+    [67, 13, 300],
+    [300, 9, 20],
+    [600, 90, 33],
+    [40, 161, 17],
+  ] as const) {
     it(`grad [2, ${rows}, ${nOut}], x [2, ${rows}, ${nIn}] → [${nOut}, ${nIn}]`, () => {
       expectGrad(random([2, rows, nOut], rows + nOut), random([2, rows, nIn], rows + nIn + 1));
     });
@@ -65,13 +75,16 @@ describe("linear-weight-grad on wasm", () => {
   });
 
   it("no rows at all gives zeros; Out or In of 0 gives an empty result", () => {
-    expect(Array.from(onWasm(ex, "linear-weight-grad", {}, [random([0, 3], 1), random([0, 2], 2)], [3, 2]).toFloat32Array())).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(
+      Array.from(onWasm(ex, "linear-weight-grad", {}, [random([0, 3], 1), random([0, 2], 2)], [3, 2]).toFloat32Array()),
+    ).toEqual([0, 0, 0, 0, 0, 0]);
     expect(onWasm(ex, "linear-weight-grad", {}, [random([4, 0], 1), random([4, 2], 2)], [0, 2]).shape).toEqual([0, 2]);
     expect(onWasm(ex, "linear-weight-grad", {}, [random([4, 3], 1), random([4, 0], 2)], [3, 0]).shape).toEqual([3, 0]);
   });
 
   it("mismatched leading axes or ranks are shape errors naming <node>.x / <node>.grad", () => {
-    const call = (g: Tensor, x: Tensor) => thrown(() => onWasm(ex, "linear-weight-grad", {}, [g, x], [3, 4], "q_proj.dW")) as AttnGraphError;
+    const call = (g: Tensor, x: Tensor) =>
+      thrown(() => onWasm(ex, "linear-weight-grad", {}, [g, x], [3, 4], "q_proj.dW")) as AttnGraphError;
     for (const [g, x, field] of [
       [random([2, 5, 3], 1), random([2, 6, 4], 2), "x"],
       [random([2, 5, 3], 1), random([10, 4], 2), "x"],

@@ -50,7 +50,14 @@ export const linearWeightGradKernel = chunkedKernel((call, ctx) => {
 });
 
 /** gradᵀ [Out, R] with unit column stride: grad itself when its rows are one element apart, else a transposed copy. */
-function gradTransposed(ctx: WasmContext, g: WasmValue, nOut: number, rows: number, temps: WasmValue[], node: string): Operand {
+function gradTransposed(
+  ctx: WasmContext,
+  g: WasmValue,
+  nOut: number,
+  rows: number,
+  temps: WasmValue[],
+  node: string,
+): Operand {
   const colStride = g.strides[g.rank - 1]!;
   if (rows === 1 || leadingStride(g) === 1) return { address: g.address, rowStride: colStride, colStride: 1 };
   const t = ctx.alloc([nOut, rows], `${node} (gradient transposed for the matmul)`);

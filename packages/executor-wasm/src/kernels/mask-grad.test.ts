@@ -17,11 +17,14 @@ function maskGrad64(grad: Tensor, masked: Tensor, scale: number): Float64Array {
 /** A masked forward output: −∞ at every third element, +∞ and NaN sprinkled in (they are not hidden). */
 function maskedLike(shape: number[], seed: number): Tensor {
   const t = random(shape, seed);
-  const d = Float32Array.from(t.toFloat32Array(), (v, i) => (i % 3 === 1 ? -Infinity : i % 11 === 5 ? Infinity : i % 13 === 4 ? NaN : v));
+  const d = Float32Array.from(t.toFloat32Array(), (v, i) =>
+    i % 3 === 1 ? -Infinity : i % 11 === 5 ? Infinity : i % 13 === 4 ? NaN : v,
+  );
   return new Tensor(d, shape);
 }
 
-const run = (g: Tensor, m: Tensor, scale: number, views = false) => (views ? onWasmViews : onWasm)(ex, "mask-grad", { scale }, [g, m], g.shape);
+const run = (g: Tensor, m: Tensor, scale: number, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "mask-grad", { scale }, [g, m], g.shape);
 const expectGrad = (got: Tensor, g: Tensor, m: Tensor, scale: number) =>
   expect(Array.from(got.toFloat32Array())).toEqual(Array.from(Float32Array.from(maskGrad64(g, m, scale))));
 
@@ -54,13 +57,20 @@ describe("mask-grad on wasm", () => {
     const gT = random([2, 3, 7, 5], 2).permute([0, 1, 3, 2]);
     const m = maskedLike([2, 3, 5, 7], 3);
     const mT = maskedLike([7, 2, 3, 5], 4).permute([1, 2, 3, 0]);
-    for (const [a, b] of [[gT, m], [g, mT], [gT, mT]] as const) expectGrad(run(a, b, 0.35, true), a, b, 0.35);
+    for (const [a, b] of [
+      [gT, m],
+      [g, mT],
+      [gT, mT],
+    ] as const)
+      expectGrad(run(a, b, 0.35, true), a, b, 0.35);
   });
 
   it("scalar and empty inputs; shapes that differ are a shape error naming <node>.masked", () => {
     expectGrad(run(Tensor.from([3], []), Tensor.from([1], []), 0.5), Tensor.from([3], []), Tensor.from([1], []), 0.5);
     expect(run(random([2, 0], 1), random([2, 0], 2), 1).shape).toEqual([2, 0]);
-    const e = thrown(() => onWasm(ex, "mask-grad", { scale: 1 }, [random([2, 3], 1), random([2, 4], 2)], [2, 3], "masked.grad")) as AttnGraphError;
+    const e = thrown(() =>
+      onWasm(ex, "mask-grad", { scale: 1 }, [random([2, 3], 1), random([2, 4], 2)], [2, 3], "masked.grad"),
+    ) as AttnGraphError;
     expect(AttnGraphError.isInstance(e)).toBe(true);
     expect([e.code, e.subject]).toEqual(["shape", "masked.grad.masked"]);
   });

@@ -16,7 +16,8 @@ export const maskGradKernel = chunkedKernel((call, ctx) => {
   const out = ctx.output(call, g.shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
-    const part = (r0: number, r1: number) => ctx.exports.maskGrad(g.address, ctx.desc(g, 0), m.address, ctx.desc(m, 1), out.address, scale, r0, r1);
+    const part = (r0: number, r1: number) =>
+      ctx.exports.maskGrad(g.address, ctx.desc(g, 0), m.address, ctx.desc(m, 1), out.address, scale, r0, r1);
     return overRows(call, ctx, rows, n * MASK_GRAD_WORK, part);
   });
 });

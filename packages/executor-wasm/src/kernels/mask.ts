@@ -5,7 +5,17 @@
 // rows (chunks.ts).
 import { checkMaskScale, findNonBinary, nonBinaryMaskError, userMaskStrides } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { checkKeyPadding, checkMaskAttrs, expectRank, maskOffset, optionalInput, requireInput, windowOf, writeInPlaceChunked, type Call } from "./adapter.js";
+import {
+  checkKeyPadding,
+  checkMaskAttrs,
+  expectRank,
+  maskOffset,
+  optionalInput,
+  requireInput,
+  windowOf,
+  writeInPlaceChunked,
+  type Call,
+} from "./adapter.js";
 import { hostElements } from "./host-read.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
@@ -30,15 +40,44 @@ export const maskKernel = chunkedKernel((call, ctx) => {
   const [nb, nh, nl, ns] = scores.shape as [number, number, number, number];
   if (pad !== undefined) checkKeyPadding(call, ctx, pad, nb, ns, "scores");
   const u = user === undefined ? ABSENT : userMask(call, ctx, scores.shape, user);
-  const bi = bias === undefined ? ABSENT : ([bias.address, ...userMaskStrides(call, "bias", scores.shape, bias)] as const);
+  const bi =
+    bias === undefined ? ABSENT : ([bias.address, ...userMaskStrides(call, "bias", scores.shape, bias)] as const);
   const [s0, s1, s2, s3] = scores.strides as [number, number, number, number];
   return writeInPlaceChunked(call, ctx, scores, (dst) => {
     if (dst.size === 0) return undefined;
     const off = maskOffset(attrs.alignment, nl, ns);
     const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
     const part = (r0: number, r1: number) =>
-      ctx.exports.mask(scores.address, s0, s1, s2, s3, pad?.address ?? 0, ps0, ps1, ...u, ...bi, scale, nb, nh, nl, ns, attrs.causal ? 1 : 0, off, windowOf(attrs), dst.address, r0, r1);
-    return overRows(call, ctx, nb * nh * nl, ns * (user === undefined && bias === undefined ? MASK_WORK : MASK_USER_WORK), part);
+      ctx.exports.mask(
+        scores.address,
+        s0,
+        s1,
+        s2,
+        s3,
+        pad?.address ?? 0,
+        ps0,
+        ps1,
+        ...u,
+        ...bi,
+        scale,
+        nb,
+        nh,
+        nl,
+        ns,
+        attrs.causal ? 1 : 0,
+        off,
+        windowOf(attrs),
+        dst.address,
+        r0,
+        r1,
+      );
+    return overRows(
+      call,
+      ctx,
+      nb * nh * nl,
+      ns * (user === undefined && bias === undefined ? MASK_WORK : MASK_USER_WORK),
+      part,
+    );
   });
 });
 

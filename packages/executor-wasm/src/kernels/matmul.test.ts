@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { columnParts, rowParts } from "./matmul.js";
 
-const covers = (parts: [number, number][], n: number) => parts.every(([a, b], i) => a < b && (i === 0 ? a === 0 : a === parts[i - 1]![1])) && parts.at(-1)![1] === n;
+const covers = (parts: [number, number][], n: number) =>
+  parts.every(([a, b], i) => a < b && (i === 0 ? a === 0 : a === parts[i - 1]![1])) && parts.at(-1)![1] === n;
 
 describe("rowParts", () => {
   it("cuts 512 rows into at most maxCalls calls of whole tiles, at least 40 rows each", () => {
@@ -14,15 +15,31 @@ describe("rowParts", () => {
   });
 
   it("keeps 128 rows in few calls (not 8 of 16: each call streams all of B), as many for each thread, and small calls whole", () => {
-    expect(rowParts(2, 8, 128, 768, 768, 2 ** 20)).toEqual([[0, 65], [65, 128]]); // not 45, 45, 38: one thread 83 rows
-    expect(rowParts(3, 12, 128, 768, 768, 2 ** 20)).toEqual([[0, 45], [45, 90], [90, 128]]);
-    expect(rowParts(4, 16, 128, 768, 768, 2 ** 20)).toEqual([[0, 45], [45, 90], [90, 128]]); // fewer calls than threads: one each
+    expect(rowParts(2, 8, 128, 768, 768, 2 ** 20)).toEqual([
+      [0, 65],
+      [65, 128],
+    ]); // not 45, 45, 38: one thread 83 rows
+    expect(rowParts(3, 12, 128, 768, 768, 2 ** 20)).toEqual([
+      [0, 45],
+      [45, 90],
+      [90, 128],
+    ]);
+    expect(rowParts(4, 16, 128, 768, 768, 2 ** 20)).toEqual([
+      [0, 45],
+      [45, 90],
+      [90, 128],
+    ]); // fewer calls than threads: one each
     expect(rowParts(2, 8, 79, 768, 768, 2 ** 20)).toEqual([[0, 79]]);
     expect(rowParts(2, 8, 512, 8, 8, 2 ** 20)).toEqual([[0, 512]]); // 32768 multiply-adds
   });
 
   it("gives every thread as many calls when there are more calls than threads", () => {
-    for (const [threads, m] of [[2, 200], [2, 360], [3, 512], [4, 1024]] as const) {
+    for (const [threads, m] of [
+      [2, 200],
+      [2, 360],
+      [3, 512],
+      [4, 1024],
+    ] as const) {
       const parts = rowParts(threads, 4 * threads, m, 768, 768, 2 ** 20);
       expect(parts.length % threads).toBe(0);
       expect(covers(parts, m)).toBe(true);
@@ -30,7 +47,10 @@ describe("rowParts", () => {
   });
 
   it("with parallelWork 0 cuts down to one tile of rows", () => {
-    expect(rowParts(2, 4, 12, 8, 8, 0)).toEqual([[0, 10], [10, 12]]);
+    expect(rowParts(2, 4, 12, 8, 8, 0)).toEqual([
+      [0, 10],
+      [10, 12],
+    ]);
     expect(rowParts(2, 4, 4, 8, 8, 0)).toEqual([[0, 4]]);
   });
 });

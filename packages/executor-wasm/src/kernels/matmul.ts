@@ -37,7 +37,21 @@ export function matmul(
       ctx.parallel(
         cols.map(([j0, j1], i) => ({
           name: "matvecPackedColumns",
-          args: [m, n, k, a.address, a.rowStride, packed, c, ldc, bias?.address ?? 0, bias?.stride ?? 0, scratch[i]!, j0, j1],
+          args: [
+            m,
+            n,
+            k,
+            a.address,
+            a.rowStride,
+            packed,
+            c,
+            ldc,
+            bias?.address ?? 0,
+            bias?.stride ?? 0,
+            scratch[i]!,
+            j0,
+            j1,
+          ],
         })),
       );
       return;
@@ -47,7 +61,13 @@ export function matmul(
   if (parts.length > 1) {
     // Threads: each call takes whole rows of C (multiples of the tile's 5 rows) with its own scratch; every element is
     // summed exactly as one call over all rows sums it, so the numbers do not depend on the thread count.
-    const scratch = parts.map((_, i) => ctx.callScratch(i, packed !== undefined ? ctx.exports.matmulPackedScratchBytes(n) : ctx.exports.matmulScratchBytes(n, k), subject));
+    const scratch = parts.map((_, i) =>
+      ctx.callScratch(
+        i,
+        packed !== undefined ? ctx.exports.matmulPackedScratchBytes(n) : ctx.exports.matmulScratchBytes(n, k),
+        subject,
+      ),
+    );
     const biasArgs = [bias?.address ?? 0, bias?.stride ?? 0];
     ctx.parallel(
       parts.map(([r0, r1], i) => {
@@ -55,18 +75,60 @@ export function matmul(
         const ct = c + r0 * ldc * 4;
         return packed !== undefined
           ? { name: "matmulPacked", args: [r1 - r0, n, k, at, a.rowStride, packed, ct, ldc, ...biasArgs, scratch[i]!] }
-          : { name: "matmul", args: [r1 - r0, n, k, at, a.rowStride, b.address, b.rowStride, b.colStride, ct, ldc, ...biasArgs, scratch[i]!] };
+          : {
+              name: "matmul",
+              args: [
+                r1 - r0,
+                n,
+                k,
+                at,
+                a.rowStride,
+                b.address,
+                b.rowStride,
+                b.colStride,
+                ct,
+                ldc,
+                ...biasArgs,
+                scratch[i]!,
+              ],
+            };
       }),
     );
     return;
   }
   if (packed !== undefined) {
     const scratch = ctx.scratch(ctx.exports.matmulPackedScratchBytes(n), subject);
-    ctx.exports.matmulPacked(m, n, k, a.address, a.rowStride, packed, c, ldc, bias?.address ?? 0, bias?.stride ?? 0, scratch);
+    ctx.exports.matmulPacked(
+      m,
+      n,
+      k,
+      a.address,
+      a.rowStride,
+      packed,
+      c,
+      ldc,
+      bias?.address ?? 0,
+      bias?.stride ?? 0,
+      scratch,
+    );
     return;
   }
   const scratch = ctx.scratch(ctx.exports.matmulScratchBytes(n, k), subject);
-  ctx.exports.matmul(m, n, k, a.address, a.rowStride, b.address, b.rowStride, b.colStride, c, ldc, bias?.address ?? 0, bias?.stride ?? 0, scratch);
+  ctx.exports.matmul(
+    m,
+    n,
+    k,
+    a.address,
+    a.rowStride,
+    b.address,
+    b.rowStride,
+    b.colStride,
+    c,
+    ldc,
+    bias?.address ?? 0,
+    bias?.stride ?? 0,
+    scratch,
+  );
 }
 
 /** Rows of the module's register tile: a thread's share of C is a multiple of it. */
@@ -83,7 +145,14 @@ const MIN_CALL_ROWS = 40;
  * multiply-adds. More calls than `threads` come in whole rounds (a multiple of `threads`), so that every thread gets as
  * many rows: 128 rows on 2 threads in 3 calls of 45, 45 and 38 left one thread 83 rows and capped the speed-up at 1.5.
  */
-export function rowParts(threads: number, maxCalls: number, m: number, n: number, k: number, minWork: number): [number, number][] {
+export function rowParts(
+  threads: number,
+  maxCalls: number,
+  m: number,
+  n: number,
+  k: number,
+  minWork: number,
+): [number, number][] {
   let parts = Math.min(maxCalls, Math.floor(m / (minWork === 0 ? TILE_ROWS : MIN_CALL_ROWS)));
   if (parts > threads) parts -= parts % threads;
   if (parts <= 1 || m * n * k < minWork) return [[0, m]];
@@ -110,12 +179,17 @@ export function columnParts(maxCalls: number, n: number, work: number, minWork: 
  * x [..., K] as the A operand of a matmul: its rows when the leading axes collapse into one row stride and the last
  * axis has unit stride; else a dense copy (`temp`, which the caller releases).
  */
-export function rowsOperand(ctx: WasmContext, x: WasmValue, subject: string): { readonly a: Operand; readonly temp: WasmValue | undefined } {
+export function rowsOperand(
+  ctx: WasmContext,
+  x: WasmValue,
+  subject: string,
+): { readonly a: Operand; readonly temp: WasmValue | undefined } {
   const r = x.rank;
   const colStride = r === 0 ? 1 : x.strides[r - 1]!;
   const rs = leadingStride(x);
   const k = r === 0 ? 1 : x.shape[r - 1]!;
-  if ((colStride === 1 || k <= 1) && rs !== undefined) return { a: { address: x.address, rowStride: rs, colStride: 1 }, temp: undefined };
+  if ((colStride === 1 || k <= 1) && rs !== undefined)
+    return { a: { address: x.address, rowStride: rs, colStride: 1 }, temp: undefined };
   const { value } = ctx.dense(x, `${subject} (dense copy of a strided operand)`);
   return { a: { address: value.address, rowStride: k, colStride: 1 }, temp: value };
 }

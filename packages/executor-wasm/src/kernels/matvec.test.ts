@@ -12,7 +12,22 @@ const ex = await wasmExecutor();
 const bits = (t: Tensor) => Array.from(new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer));
 
 describe("projection of one row (matvec on the prepacked weight)", () => {
-  for (const [nIn, nOut] of [[1, 1], [5, 7], [64, 32], [300, 45], [768, 768], [513, 100], [256, 8], [40, 36], [1000, 45], [800, 13], [1280, 100], [3072, 24], [768, 12], [768, 8]] as const) {
+  for (const [nIn, nOut] of [
+    [1, 1],
+    [5, 7],
+    [64, 32],
+    [300, 45],
+    [768, 768],
+    [513, 100],
+    [256, 8],
+    [40, 36],
+    [1000, 45],
+    [800, 13],
+    [1280, 100],
+    [3072, 24],
+    [768, 12],
+    [768, 8],
+  ] as const) {
     for (const withBias of [false, true]) {
       it(`[1, ${nIn}] · [${nOut}, ${nIn}]ᵀ${withBias ? " + bias" : ""}: the CPU executor's numbers, the tile's bits`, () => {
         const w = random([nOut, nIn], nOut + nIn);
@@ -28,12 +43,26 @@ describe("projection of one row (matvec on the prepacked weight)", () => {
           expect(ex.prepacked.made).toBe(made + 1); // the uploaded weight was packed: the matvec ran on its panels
           expect(bits(got)).toEqual(bits(all).slice(r * nOut, (r + 1) * nOut));
           // Absolute tolerance grows with the depth: a sum of nIn rounded products that cancels to near 0 is off by more.
-          expect(worst(got, onCpu("projection", {}, [xr, w, b], [1, 1, nOut]), 1e-5 * Math.max(1, nIn / 512), 1e-4)).toBeLessThan(1);
+          expect(
+            worst(got, onCpu("projection", {}, [xr, w, b], [1, 1, nOut]), 1e-5 * Math.max(1, nIn / 512), 1e-4),
+          ).toBeLessThan(1);
         }
         // Two rows (rows 5 and 6, the tile's edge) and three (rows 4 to 6) take the matvec too, row by row.
-        const two = onWasm(ex, "projection", {}, [new Tensor(Float32Array.from(xs.subarray(5 * nIn)), [2, nIn]), w, b], [2, nOut]);
+        const two = onWasm(
+          ex,
+          "projection",
+          {},
+          [new Tensor(Float32Array.from(xs.subarray(5 * nIn)), [2, nIn]), w, b],
+          [2, nOut],
+        );
         expect(bits(two)).toEqual(bits(all).slice(5 * nOut));
-        const three = onWasm(ex, "projection", {}, [new Tensor(Float32Array.from(xs.subarray(4 * nIn)), [3, nIn]), w, b], [3, nOut]);
+        const three = onWasm(
+          ex,
+          "projection",
+          {},
+          [new Tensor(Float32Array.from(xs.subarray(4 * nIn)), [3, nIn]), w, b],
+          [3, nOut],
+        );
         expect(bits(three)).toEqual(bits(all).slice(4 * nOut));
       });
     }

@@ -13,9 +13,15 @@ export const mulKernel = chunkedKernel((call, ctx) => {
   const out = ctx.output(call, shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
-    const axes = mergeAxes(shape, broadcastStrides(a.shape, a.strides, shape), broadcastStrides(b.shape, b.strides, shape));
+    const axes = mergeAxes(
+      shape,
+      broadcastStrides(a.shape, a.strides, shape),
+      broadcastStrides(b.shape, b.strides, shape),
+    );
     const n = axes.at(-1)?.n ?? 1;
-    const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) => ctx.exports.mul(pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n));
+    const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) =>
+      ctx.exports.mul(pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n),
+    );
     return overRows(call, ctx, out.size / n, n * ADD_WORK, part);
   });
 });

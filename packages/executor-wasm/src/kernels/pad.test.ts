@@ -15,7 +15,8 @@ function pad64(x: Tensor, axis: number, before: number, after: number): { shape:
   const m = before + d + after;
   const src = f64(x);
   const data = new Float64Array(outer * m * inner);
-  for (let o = 0; o < outer; o++) for (let i = 0; i < d * inner; i++) data[(o * m + before) * inner + i] = src[o * d * inner + i]!;
+  for (let o = 0; o < outer; o++)
+    for (let i = 0; i < d * inner; i++) data[(o * m + before) * inner + i] = src[o * d * inner + i]!;
   return { shape: x.shape.map((v, i) => (i === a ? m : v)), data };
 }
 
@@ -30,7 +31,13 @@ describe("pad on wasm", () => {
   const x = random([2, 3, 5], 1);
   for (const axis of [0, 1, 2, -1, -2, -3]) {
     it(`axis ${axis} of [2, 3, 5]`, () => {
-      for (const [before, after] of [[1, 2], [0, 3], [4, 0], [0, 0]] as const) expectPad(x, axis, before, after);
+      for (const [before, after] of [
+        [1, 2],
+        [0, 3],
+        [4, 0],
+        [0, 0],
+      ] as const)
+        expectPad(x, axis, before, after);
     });
   }
 
@@ -57,7 +64,8 @@ describe("pad on wasm", () => {
   });
 
   it("an axis out of range or a negative count is an attribute error naming <node>.<attr>", () => {
-    const call = (attrs: Record<string, unknown>, t: Tensor = x) => thrown(() => onWasm(ex, "pad", attrs, [t], [2, 3, 5], "qkv.grad")) as AttnGraphError;
+    const call = (attrs: Record<string, unknown>, t: Tensor = x) =>
+      thrown(() => onWasm(ex, "pad", attrs, [t], [2, 3, 5], "qkv.grad")) as AttnGraphError;
     for (const [attrs, field] of [
       [{ axis: 3, before: 0, after: 0 }, "axis"],
       [{ axis: -4, before: 0, after: 0 }, "axis"],

@@ -10,7 +10,10 @@ export const padKernel: WasmKernel = (call, ctx) => {
   const x = requireInput(call, 0, "x");
   const { axis: a, before, after } = checkPadAttrs(call, x.rank);
   const r = x.rank;
-  const out = ctx.output(call, x.shape.map((d, i) => (i === a ? before + d + after : d)));
+  const out = ctx.output(
+    call,
+    x.shape.map((d, i) => (i === a ? before + d + after : d)),
+  );
   return filling(call, ctx, out, () => {
     if (out.size === 0) return;
     if (x.size === 0) {

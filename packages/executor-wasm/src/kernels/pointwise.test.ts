@@ -16,7 +16,8 @@ const RELU = { expr: reluOp.pointwise!({}) };
 const relu64 = (x: Tensor) => f64(x).map((v) => Math.max(v, 0));
 
 /** The float32 bits, every NaN as one (a NaN's sign and payload mean nothing, and V8's own NaN is negative). */
-const bitsOf = (a: Float32Array) => Array.from(new Uint32Array(a.buffer), (b, i) => (Number.isNaN(a[i]) ? 0x7fc00000 : b));
+const bitsOf = (a: Float32Array) =>
+  Array.from(new Uint32Array(a.buffer), (b, i) => (Number.isNaN(a[i]) ? 0x7fc00000 : b));
 const bits = (t: Tensor) => bitsOf(t.toFloat32Array());
 const expectBits = (got: Tensor, want: Float64Array) => expect(bits(got)).toEqual(bitsOf(Float32Array.from(want)));
 
@@ -35,7 +36,12 @@ describe("pointwise on wasm (relu's expression)", () => {
   });
 
   it("a strided view gives the bits of its dense copy", () => {
-    for (const [rows, n] of [[7, 5], [3, 1], [2, 13], [4, 8]] as const) {
+    for (const [rows, n] of [
+      [7, 5],
+      [3, 1],
+      [2, 13],
+      [4, 8],
+    ] as const) {
       const x = random([n, rows], rows * 31 + n, 6).transpose(0, 1); // [rows, n], last axis strided
       const strided = onWasmViews(ex, "pointwise", RELU, [x], [rows, n]);
       expectBits(strided, relu64(x));
@@ -46,7 +52,14 @@ describe("pointwise on wasm (relu's expression)", () => {
   it("runs in place (out = x's own memory)", () => {
     const x = random([3, 11], 3, 4);
     const xv = ex.upload(x);
-    const out = ex.dispatch({ kind: "pointwise", node: "mlp.act", attrs: RELU, inputs: [xv], outShape: x.shape, out: xv });
+    const out = ex.dispatch({
+      kind: "pointwise",
+      node: "mlp.act",
+      attrs: RELU,
+      inputs: [xv],
+      outShape: x.shape,
+      out: xv,
+    });
     expect(out).toBe(xv);
     expectBits(ex.download(out), relu64(x));
     ex.release(xv);
@@ -54,14 +67,23 @@ describe("pointwise on wasm (relu's expression)", () => {
 
   it("an int32 x is an error naming the node and field", () => {
     const ints = ex.upload(Tensor.int32([1, 2, 3], [3]));
-    const e = thrown(() => ex.dispatch({ kind: "pointwise", node: "mlp.act", attrs: RELU, inputs: [ints], outShape: [3] }));
+    const e = thrown(() =>
+      ex.dispatch({ kind: "pointwise", node: "mlp.act", attrs: RELU, inputs: [ints], outShape: [3] }),
+    );
     expect(AttnGraphError.isInstance(e)).toBe(true);
     expect((e as Error).message).toMatch(/^mlp\.act\.x0: .*wrong dtype, expected float32, got int32/);
   });
 
   it("three inputs and a where, across tiles: each input's element in its own register", () => {
     const el = (name: string) => ({ op: "input", name, index: [] });
-    const expr = { op: "where", args: [{ op: "gt", args: [el("x0"), 0] }, { op: "mul", args: [el("x1"), el("x2")] }, { op: "sub", args: [el("x2"), 1.5] }] } as Expr;
+    const expr = {
+      op: "where",
+      args: [
+        { op: "gt", args: [el("x0"), 0] },
+        { op: "mul", args: [el("x1"), el("x2")] },
+        { op: "sub", args: [el("x2"), 1.5] },
+      ],
+    } as Expr;
     const [a, b, c] = [random([5000], 1, 2), random([5000], 2, 2), random([5000], 3, 2)];
     const got = onWasm(ex, "pointwise", { expr }, [a, b, c], [5000]).toFloat32Array();
     const [x, y, z] = [a, b, c].map((t) => t.toFloat32Array());
@@ -74,11 +96,13 @@ describe("pointwise on wasm (relu's expression)", () => {
     for (const { name, expr } of builtinPointwise()) {
       const slots = new Set(JSON.stringify(expr).match(/x[0-3]/g));
       for (const n of [1, 7, 301, 4099]) {
-        const inputs = [0, 1, 2, 3].filter((k) => slots.has(`x${k}`) || k === 0).map((k) => {
-          const t = random([n], n * 7 + k, 6).toFloat32Array();
-          special.forEach((v, j) => j < n && (t[(j * (k + 3)) % n] = v));
-          return Tensor.from(Array.from(t), [n]);
-        });
+        const inputs = [0, 1, 2, 3]
+          .filter((k) => slots.has(`x${k}`) || k === 0)
+          .map((k) => {
+            const t = random([n], n * 7 + k, 6).toFloat32Array();
+            special.forEach((v, j) => j < n && (t[(j * (k + 3)) % n] = v));
+            return Tensor.from(Array.from(t), [n]);
+          });
         const fast = onWasm(ex, "pointwise", { expr }, inputs, [n]);
         // × 1 keeps every value (NaN, −0, ±∞) and is no built-in's expression: the interpreter runs it.
         const slow = onWasm(ex, "pointwise", { expr: { op: "mul", args: [expr, 1] } }, inputs, [n]);

@@ -37,7 +37,9 @@ function programOf(expr: Expr, node: string): ExprProgram {
 
 /** Inputs: x0 [...], x1…x3 [...] (optional, x0's shape) → x0's shape. */
 export function pointwiseKernel(call: Call, ctx: WasmContext): WasmValue {
-  const inputs = POINTWISE_SLOTS.map((name, i) => (i === 0 ? requireInput(call, 0, name) : optionalInput(call, i, name)));
+  const inputs = POINTWISE_SLOTS.map((name, i) =>
+    i === 0 ? requireInput(call, 0, name) : optionalInput(call, i, name),
+  );
   const expr = pointwiseCallExpr(call, inputs);
   const x0 = inputs[0]!;
   const out = ctx.output(call, x0.shape);
@@ -71,7 +73,13 @@ export function pointwiseKernel(call: Call, ctx: WasmContext): WasmValue {
     i32.set(words, base);
     dense.forEach((d, k) => (i32[base + words.length + k] = d === undefined ? 0 : d.address + 4 * whole));
     ctx.i32().fill(0, regs / 4, regs / 4 + 16); // the status words
-    ctx.exports.exprPointwise(loaded.address, regs, loaded.address + 4 * words.length, out.address + 4 * whole, n - whole);
+    ctx.exports.exprPointwise(
+      loaded.address,
+      regs,
+      loaded.address + 4 * words.length,
+      out.address + 4 * whole,
+      n - whole,
+    );
     return out;
   } finally {
     if (loaded) ctx.release(loaded);

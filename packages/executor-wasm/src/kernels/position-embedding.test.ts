@@ -11,11 +11,21 @@ const ex = await wasmExecutor();
 const P = 9;
 const E = 5;
 const table = random([P, E], 7);
-const rows = (t: Tensor, from: number, n: number) => Array.from(t.contiguous().toFloat32Array().slice(from * E, (from + n) * E));
+const rows = (t: Tensor, from: number, n: number) =>
+  Array.from(
+    t
+      .contiguous()
+      .toFloat32Array()
+      .slice(from * E, (from + n) * E),
+  );
 
 describe("position-embedding on wasm", () => {
   it("copies rows offset..offset+T-1 exactly; ids of any rank, their values unread", () => {
-    for (const [ids, offset] of [[Tensor.int32([42, -3, 9000, 0], [2, 2]), 0], [Tensor.int32([1, 1, 1, 1], [4]), 5], [Tensor.int32([7], [1, 1, 1]), P - 1]] as const) {
+    for (const [ids, offset] of [
+      [Tensor.int32([42, -3, 9000, 0], [2, 2]), 0],
+      [Tensor.int32([1, 1, 1, 1], [4]), 5],
+      [Tensor.int32([7], [1, 1, 1]), P - 1],
+    ] as const) {
       const t = ids.shape.at(-1)!;
       const got = onWasm(ex, "position-embedding", { offset }, [ids, table], [t, E]);
       expect(got.shape).toEqual([t, E]);
@@ -33,23 +43,61 @@ describe("position-embedding on wasm", () => {
   it("the gradient puts grad rows at offset.. of a zero [P, E] (a planned output's garbage overwritten)", () => {
     const g = random([3, E], 9);
     const out = ex.upload(Tensor.from(new Array<number>(P * E).fill(42), [P, E]));
-    const got = ex.download(ex.dispatch({ kind: "position-embedding-grad", node: "wpe.grad", attrs: { rows: P, offset: 2 }, inputs: [ex.upload(g)], outShape: [P, E], out }));
+    const got = ex.download(
+      ex.dispatch({
+        kind: "position-embedding-grad",
+        node: "wpe.grad",
+        attrs: { rows: P, offset: 2 },
+        inputs: [ex.upload(g)],
+        outShape: [P, E],
+        out,
+      }),
+    );
     const want = new Array<number>(P * E).fill(0);
     want.splice(2 * E, 3 * E, ...g.toFloat32Array());
     expect(Array.from(got.toFloat32Array())).toEqual(want);
-    const strided = onWasmViews(ex, "position-embedding-grad", { rows: 3, offset: 0 }, [random([E, 3], 10).transpose(0, 1)], [3, E]);
+    const strided = onWasmViews(
+      ex,
+      "position-embedding-grad",
+      { rows: 3, offset: 0 },
+      [random([E, 3], 10).transpose(0, 1)],
+      [3, E],
+    );
     expect(Array.from(strided.toFloat32Array())).toEqual(rows(random([E, 3], 10).transpose(0, 1), 0, 3));
   });
 
   it("positions past the table are an error naming the node, before anything is written", () => {
     const out = ex.upload(Tensor.from(new Array<number>(3 * E).fill(42), [3, E]));
-    const e = thrown(() => ex.dispatch({ kind: "position-embedding", node: "wpe", attrs: { offset: 7 }, inputs: [ex.upload(Tensor.int32([0, 0, 0], [3])), ex.upload(table)], outShape: [3, E], out })) as AttnGraphError;
+    const e = thrown(() =>
+      ex.dispatch({
+        kind: "position-embedding",
+        node: "wpe",
+        attrs: { offset: 7 },
+        inputs: [ex.upload(Tensor.int32([0, 0, 0], [3])), ex.upload(table)],
+        outShape: [3, E],
+        out,
+      }),
+    ) as AttnGraphError;
     expect(AttnGraphError.isInstance(e)).toBe(true);
     expect([e.subject, e.expected, e.got]).toEqual(["wpe.offset", "offset + T <= P = 9", "7 + 3 = 10"]);
-    expect(ex.download(out).toFloat32Array().every((v) => v === 42), "the planned output is untouched").toBe(true);
-    const g = thrown(() => onWasm(ex, "position-embedding-grad", { rows: 4, offset: 2 }, [random([3, E], 1)], [4, E], "wpe.grad")) as AttnGraphError;
+    expect(
+      ex
+        .download(out)
+        .toFloat32Array()
+        .every((v) => v === 42),
+      "the planned output is untouched",
+    ).toBe(true);
+    const g = thrown(() =>
+      onWasm(ex, "position-embedding-grad", { rows: 4, offset: 2 }, [random([3, E], 1)], [4, E], "wpe.grad"),
+    ) as AttnGraphError;
     expect(g.subject).toBe("wpe.grad.offset");
-    expect((thrown(() => onWasm(ex, "position-embedding", { offset: "N" }, [Tensor.int32([0], [1]), table], [1, E], "wpe")) as AttnGraphError).code).toBe("attr");
+    expect(
+      (
+        thrown(() =>
+          onWasm(ex, "position-embedding", { offset: "N" }, [Tensor.int32([0], [1]), table], [1, E], "wpe"),
+        ) as AttnGraphError
+      ).code,
+    ).toBe("attr");
   });
 
   it("a named offset is bound per run: token embeddings plus positions N..N+T-1, and N past the table refused", async () => {
@@ -65,10 +113,16 @@ describe("position-embedding on wasm", () => {
     const ids = Tensor.int32([1, 5, 0, 2, 2, 3], [2, 3]);
     for (const n of [0, 4, P - 3]) {
       const x = (await session.run({ ids }, { dims: { N: n } })).x!;
-      const want = Array.from(ids.toInt32Array()).flatMap((id, k) => Array.from({ length: E }, (_, j) => Math.fround(wte.toFloat32Array()[id * E + j]! + table.toFloat32Array()[(n + (k % 3)) * E + j]!)));
+      const want = Array.from(ids.toInt32Array()).flatMap((id, k) =>
+        Array.from({ length: E }, (_, j) =>
+          Math.fround(wte.toFloat32Array()[id * E + j]! + table.toFloat32Array()[(n + (k % 3)) * E + j]!),
+        ),
+      );
       expect(Array.from(x.toFloat32Array()), `N = ${n}`).toEqual(want);
     }
-    await expect(session.run({ ids }, { dims: { N: P - 2 } })).rejects.toThrow(/positions 7\.\.9 run past the table's P rows/);
+    await expect(session.run({ ids }, { dims: { N: P - 2 } })).rejects.toThrow(
+      /positions 7\.\.9 run past the table's P rows/,
+    );
     await session.dispose();
   });
 });

@@ -30,7 +30,13 @@ export function linear(call: Call, ctx: WasmContext, epilogue?: Epilogue): WasmV
   const x = requireInput(call, 0, "x");
   const w = requireInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
-  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, `op ${call.kind} needs at least one axis`, "[..., In]", formatShape(x.shape));
+  if (x.rank < 1)
+    throw new ShapeError(
+      `${call.node}.x`,
+      `op ${call.kind} needs at least one axis`,
+      "[..., In]",
+      formatShape(x.shape),
+    );
   expectRank(call, "weight", w, 2, "[Out, In]");
   const nIn = x.shape[x.rank - 1]!;
   const nOut = w.shape[0]!;
@@ -55,6 +61,9 @@ export function linear(call: Call, ctx: WasmContext, epilogue?: Epilogue): WasmV
       epilogue?.rows(out, r0, r1);
     };
     const rowWork = nIn * nOut + (epilogue === undefined ? 0 : nOut * epilogue.work);
-    return withCleanup(() => overRows(call, ctx, rows, rowWork, part), () => temp && ctx.release(temp));
+    return withCleanup(
+      () => overRows(call, ctx, rows, rowWork, part),
+      () => temp && ctx.release(temp),
+    );
   });
 }

@@ -9,7 +9,12 @@ export const reshapeKernel: WasmKernel = (call, ctx) => {
   const x = requireInput(call, 0, "x");
   const shape = call.outShape;
   if (sizeOf(shape) !== x.size || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
-    throw new ShapeError(`${call.node}.shape`, "element count must stay the same", `a shape of ${x.size} elements`, `${formatShape(shape)} from ${formatShape(x.shape)}`);
+    throw new ShapeError(
+      `${call.node}.shape`,
+      "element count must stay the same",
+      `a shape of ${x.size} elements`,
+      `${formatShape(shape)} from ${formatShape(x.shape)}`,
+    );
   }
   // A dense input (the usual case: a projection's output) is a view with the target's own row-major strides.
   const strides = x.dense ? contiguousStrides(shape) : viewStrides(x.shape, x.strides, shape);

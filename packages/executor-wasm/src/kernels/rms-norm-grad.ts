@@ -25,7 +25,19 @@ export const rmsNormGradKernel = chunkedKernel((call, ctx) => {
   const out = ctx.output(call, x.shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
-    const part = (r0: number, r1: number) => ctx.exports.rmsNormGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), w?.address ?? 0, w?.strides[0] ?? 0, out.address, eps, r0, r1);
+    const part = (r0: number, r1: number) =>
+      ctx.exports.rmsNormGrad(
+        g.address,
+        ctx.desc(g, 0),
+        x.address,
+        ctx.desc(x, 1),
+        w?.address ?? 0,
+        w?.strides[0] ?? 0,
+        out.address,
+        eps,
+        r0,
+        r1,
+      );
     return overRows(call, ctx, rows, e * RMS_NORM_GRAD_WORK, part);
   });
 });
@@ -46,7 +58,8 @@ export const rmsNormWeightGradKernel = chunkedKernel((call, ctx) => {
     const acc = ctx.alloc([2 * e], `${call.node} (float64 accumulators)`);
     const run = () => {
       ctx.exports.zero(acc.address, e * 8);
-      const part = (r0: number, r1: number) => ctx.exports.rmsNormWeightGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), acc.address, eps, r0, r1);
+      const part = (r0: number, r1: number) =>
+        ctx.exports.rmsNormWeightGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), acc.address, eps, r0, r1);
       const finish = () => ctx.exports.f64ToF32(acc.address, out.address, e);
       const pending = overRows(call, ctx, rows, e * RMS_NORM_GRAD_WORK, part);
       if (pending === undefined) {

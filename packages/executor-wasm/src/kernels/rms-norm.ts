@@ -10,14 +10,16 @@ export const rmsNormKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
   const w = optionalInput(call, 1, "weight");
   const eps = checkLayerNormEps(call);
-  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, "rms norm needs at least one axis", "rank >= 1", formatShape(x.shape));
+  if (x.rank < 1)
+    throw new ShapeError(`${call.node}.x`, "rms norm needs at least one axis", "rank >= 1", formatShape(x.shape));
   const e = x.shape[x.rank - 1]!;
   expectRmsWeight(call, e, w);
   const rows = e === 0 ? 0 : x.size / e;
   return writeInPlaceChunked(call, ctx, x, (dst) => {
     if (dst.size === 0) return undefined;
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
-    const part = (r0: number, r1: number) => ctx.exports.rmsNorm(x.address, ctx.desc(x), dst.address, w?.address ?? 0, w?.strides[0] ?? 0, eps, r0, r1);
+    const part = (r0: number, r1: number) =>
+      ctx.exports.rmsNorm(x.address, ctx.desc(x), dst.address, w?.address ?? 0, w?.strides[0] ?? 0, eps, r0, r1);
     return overRows(call, ctx, rows, e * RMS_NORM_WORK, part);
   });
 });

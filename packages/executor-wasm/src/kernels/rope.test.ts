@@ -30,19 +30,32 @@ function rope64(x: Tensor, base: number, rotaryDim: number | null, offset: numbe
   return out;
 }
 
-const attrs = (a: Record<string, unknown> = {}) => ({ base: 10000, rotaryDim: null, positionOffset: 0, inverse: false, ...a });
-const close = (got: Tensor, want: Float64Array) => expect(worst(got, new Tensor(Float32Array.from(want), got.shape), 1e-6, 1e-5)).toBeLessThan(1);
+const attrs = (a: Record<string, unknown> = {}) => ({
+  base: 10000,
+  rotaryDim: null,
+  positionOffset: 0,
+  inverse: false,
+  ...a,
+});
+const close = (got: Tensor, want: Float64Array) =>
+  expect(worst(got, new Tensor(Float32Array.from(want), got.shape), 1e-6, 1e-5)).toBeLessThan(1);
 
 describe("rope inverse on wasm", () => {
   it("inverse rotates by −θ (with rotaryDim < D and a position offset), and absent inverse is the forward rotation", () => {
     const x = random([2, 3, 7, 8], 1);
     for (const a of [{}, { rotaryDim: 4 }, { positionOffset: 5, base: 500 }] as Record<string, unknown>[]) {
       const p = attrs(a);
-      for (const inverse of [false, true]) close(onWasm(ex, "rope", { ...p, inverse }, [x], x.shape), rope64(x, p.base as number, p.rotaryDim as number | null, p.positionOffset as number, inverse));
+      for (const inverse of [false, true])
+        close(
+          onWasm(ex, "rope", { ...p, inverse }, [x], x.shape),
+          rope64(x, p.base as number, p.rotaryDim as number | null, p.positionOffset as number, inverse),
+        );
     }
     const { inverse: _, ...noInverse } = attrs();
     void _;
-    expect(Array.from(onWasm(ex, "rope", noInverse, [x], x.shape).toFloat32Array())).toEqual(Array.from(onWasm(ex, "rope", attrs(), [x], x.shape).toFloat32Array()));
+    expect(Array.from(onWasm(ex, "rope", noInverse, [x], x.shape).toFloat32Array())).toEqual(
+      Array.from(onWasm(ex, "rope", attrs(), [x], x.shape).toFloat32Array()),
+    );
   });
 
   it("inverse undoes the forward rotation and is its transpose: ⟨rope(x), y⟩ = ⟨x, rope⁻¹(y)⟩", () => {
@@ -62,7 +75,9 @@ describe("rope inverse on wasm", () => {
   });
 
   it("a non-boolean inverse is an attribute error naming <node>.inverse", () => {
-    const e = thrown(() => onWasm(ex, "rope", attrs({ inverse: 1 }), [random([1, 1, 2, 4], 5)], [1, 1, 2, 4], "q.rope.grad")) as AttnGraphError;
+    const e = thrown(() =>
+      onWasm(ex, "rope", attrs({ inverse: 1 }), [random([1, 1, 2, 4], 5)], [1, 1, 2, 4], "q.rope.grad"),
+    ) as AttnGraphError;
     expect(AttnGraphError.isInstance(e)).toBe(true);
     expect([e.code, e.subject]).toEqual(["attr", "q.rope.grad.inverse"]);
   });

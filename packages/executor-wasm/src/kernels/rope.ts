@@ -14,14 +14,22 @@ export const ropeKernel: WasmKernel = (call, ctx) => {
   const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null;
   const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false; // absent (a call by hand): the forward rotation
   const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
-  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
-  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
+  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0)
+    throw attrError(call, "base", "a finite number > 0", base);
+  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0)
+    throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
   if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) {
     throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
   }
   if (typeof inverse !== "boolean") throw attrError(call, "inverse", "true or false", inverse);
   if (rotaryDim !== null && rotaryDim > nd) throw attrError(call, "rotaryDim", `<= the head dim D=${nd}`, rotaryDim);
-  if (rotaryDim === null && nd % 2 !== 0) throw new ShapeError(`${call.node}.x`, "RoPE over the whole head dim needs an even D", "an even D", `D=${nd} in ${formatShape(x.shape)}`);
+  if (rotaryDim === null && nd % 2 !== 0)
+    throw new ShapeError(
+      `${call.node}.x`,
+      "RoPE over the whole head dim needs an even D",
+      "an even D",
+      `D=${nd} in ${formatShape(x.shape)}`,
+    );
   const r = rotaryDim ?? nd;
   const half = r / 2;
   const out = ctx.alloc(x.shape, `${call.node} (output of op rope)`);

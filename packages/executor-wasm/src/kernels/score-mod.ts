@@ -2,7 +2,18 @@
 // expression (data: any of them, no kernel per expression) is compiled to JavaScript (compileExpr) and run over that
 // memory by @attngraph/graph's host loops (exprRows, inputGradRows), the cpu executor's loops. Views of the memory
 // are taken per chunk: an allocation between two chunks (another run's) may grow the memory and detach older views.
-import { checkExprCached, gatheredOfCall, inputGradTarget, checkScale, compileExpr, exprRows, inputGradRows, type Expr, type F32View, type GatheredTensor } from "@attngraph/graph";
+import {
+  checkExprCached,
+  gatheredOfCall,
+  inputGradTarget,
+  checkScale,
+  compileExpr,
+  exprRows,
+  inputGradRows,
+  type Expr,
+  type F32View,
+  type GatheredTensor,
+} from "@attngraph/graph";
 import { overRows } from "../chunks.js";
 import { chunkedKernel } from "../chunks.js";
 import type { WasmContext } from "../context.js";
@@ -23,7 +34,11 @@ export function gatheredValues(call: Call, first: number): Map<string, WasmValue
 }
 
 function exprAttr(call: Call, role: "score" | "mask", gathered: ReadonlyMap<string, WasmValue>): Expr {
-  return checkExprCached(call.attrs["expr"], { subject: `${call.node}.expr`, role, inputs: new Map([...gathered].map(([n, v]) => [n, v.rank])) });
+  return checkExprCached(call.attrs["expr"], {
+    subject: `${call.node}.expr`,
+    role,
+    inputs: new Map([...gathered].map(([n, v]) => [n, v.rank])),
+  });
 }
 
 export function views(ctx: WasmContext, gathered: ReadonlyMap<string, WasmValue>): Map<string, GatheredTensor> {
@@ -68,7 +83,15 @@ export const scoreModInputGradKernel = chunkedKernel((call, ctx) => {
   const [B, H, L, S] = x.shape as [number, number, number, number];
   const out = ctx.output(call, target.shape);
   return fillingChunked(call, ctx, out, () => {
-    const part = (start: number, end: number) => inputGradRows(expr, wrt, views(ctx, gathered), `${call.node}.expr`)(view(ctx, x), view(ctx, grad), scale, sums, start, end);
+    const part = (start: number, end: number) =>
+      inputGradRows(expr, wrt, views(ctx, gathered), `${call.node}.expr`)(
+        view(ctx, x),
+        view(ctx, grad),
+        scale,
+        sums,
+        start,
+        end,
+      );
     const pending = overRows(call, ctx, B * H * L, S * EXPR_WORK, part);
     const store = () => ctx.f32().set(Float32Array.from(sums), out.address / 4);
     if (pending === undefined) return void store();

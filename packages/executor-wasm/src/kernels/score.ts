@@ -33,6 +33,9 @@ export const scoreKernel = chunkedKernel((call, ctx) => {
         const kt = { address: k.address + (b * ks0 + kh * ks1) * 4, rowStride: ks3, colStride: ks2 }; // Kᵀ [D, S]
         matmul(ctx, i1 - i0, ns, nd, a, kt, out.address + (bh * nl + i0) * ns * 4, ns, undefined, call.node);
       });
-    return withCleanup(() => overRows(call, ctx, nb * nh * nl, ns * nd, part), () => copied && ctx.release(copied));
+    return withCleanup(
+      () => overRows(call, ctx, nb * nh * nl, ns * nd, part),
+      () => copied && ctx.release(copied),
+    );
   });
 });

@@ -17,7 +17,13 @@ interface Attrs {
 }
 
 /** The op's formula in float64: the kernel computes in float64 too and rounds once, so it matches bit for bit. */
-function sgdMomentum64(buf: Tensor, grad: Tensor, param: Tensor | undefined, t: number, { momentum, dampening = 0, weightDecay = 0 }: Attrs): Float64Array {
+function sgdMomentum64(
+  buf: Tensor,
+  grad: Tensor,
+  param: Tensor | undefined,
+  t: number,
+  { momentum, dampening = 0, weightDecay = 0 }: Attrs,
+): Float64Array {
   const b = f64(buf);
   const p = param && f64(param);
   return f64(grad).map((g, k) => {
@@ -48,7 +54,8 @@ describe("sgd-momentum on wasm", () => {
       const p = random([2, 3, n], n + 100, 2);
       for (const a of cases) {
         const param = a.weightDecay === undefined ? undefined : p;
-        for (const [k, t] of [1, 2, 7].entries()) expectRef(run(b, g, param, step(t, k % 2 ? [1] : []), a), b, g, param, t, a);
+        for (const [k, t] of [1, 2, 7].entries())
+          expectRef(run(b, g, param, step(t, k % 2 ? [1] : []), a), b, g, param, t, a);
       }
     }
   });
@@ -66,10 +73,14 @@ describe("sgd-momentum on wasm", () => {
   });
 
   it("param absent takes the defaults dampening 0, weightDecay 0; param present with weightDecay 0 adds nothing", () => {
-    const got = run(Tensor.from([1, 2, 3, 4], [4]), Tensor.from([0.5, -1, 2, 0], [4]), undefined, step(2), { momentum: 0.5 });
+    const got = run(Tensor.from([1, 2, 3, 4], [4]), Tensor.from([0.5, -1, 2, 0], [4]), undefined, step(2), {
+      momentum: 0.5,
+    });
     expect(Array.from(got.toFloat32Array())).toEqual([1, 0, 3.5, 2]);
     const [b, g, p] = [random([2, 9], 1), random([2, 9], 2), random([2, 9], 3)];
-    expect(Array.from(run(b, g, p, step(3), { momentum: 0.8 }).toFloat32Array())).toEqual(Array.from(run(b, g, undefined, step(3), { momentum: 0.8 }).toFloat32Array()));
+    expect(Array.from(run(b, g, p, step(3), { momentum: 0.8 }).toFloat32Array())).toEqual(
+      Array.from(run(b, g, undefined, step(3), { momentum: 0.8 }).toFloat32Array()),
+    );
   });
 
   it("strided buf, grad and param (transposed), each and all, at t = 1 and 4; the dense copy of a strided param released", () => {
@@ -82,7 +93,13 @@ describe("sgd-momentum on wasm", () => {
     const pT = random([3, 7, 5], 6).permute([0, 2, 1]);
     const a = { momentum: 0.9, dampening: 0.2, weightDecay: 0.01 };
     for (const t of [1, 4]) {
-      for (const [x, y, z] of [[bT, g, p], [b, gT, p], [b, g, pT], [bT, gT, pT]] as const) expectRef(run(x, y, z, step(t), a, true), x, y, z, t, a);
+      for (const [x, y, z] of [
+        [bT, g, p],
+        [b, gT, p],
+        [b, g, pT],
+        [bT, gT, pT],
+      ] as const)
+        expectRef(run(x, y, z, step(t), a, true), x, y, z, t, a);
       expectRef(run(bT, gT, undefined, step(t), { momentum: 0.9 }, true), bT, gT, undefined, t, { momentum: 0.9 });
     }
     expect(ex.inUseBytes).toBe(before);
@@ -91,8 +108,11 @@ describe("sgd-momentum on wasm", () => {
   it("reads the step through a view: a slice of a steps tensor at an offset, and a reshape of it to []", () => {
     const [b, g] = [random([3, 5], 1), random([3, 5], 2)];
     const steps = Tensor.from([1, 2, 3, 4], [4]);
-    for (const t of [new Tensor(steps.data, [1], [1], 2), new Tensor(steps.data, [], [], 2)]) expectRef(run(b, g, undefined, t, { momentum: 0.9 }, true), b, g, undefined, 3, { momentum: 0.9 });
-    expectRef(run(b, g, undefined, new Tensor(steps.data, [], [], 0), { momentum: 0.9 }, true), b, g, undefined, 1, { momentum: 0.9 });
+    for (const t of [new Tensor(steps.data, [1], [1], 2), new Tensor(steps.data, [], [], 2)])
+      expectRef(run(b, g, undefined, t, { momentum: 0.9 }, true), b, g, undefined, 3, { momentum: 0.9 });
+    expectRef(run(b, g, undefined, new Tensor(steps.data, [], [], 0), { momentum: 0.9 }, true), b, g, undefined, 1, {
+      momentum: 0.9,
+    });
   });
 
   it("scalar and empty inputs", () => {
@@ -111,7 +131,14 @@ describe("sgd-momentum on wasm", () => {
         [random([50, 6], 7).transpose(0, 1), random([6, 50], 8), random([50, 6], 9).transpose(0, 1)],
       ] as const) {
         const inputs = [b, g, p, step(t, [1])].map((x) => uploadView(tiny, x));
-        const pending = tiny.dispatch({ kind: "sgd-momentum", node: "optim.w.buf", attrs: a, inputs, outShape: [6, 50], signal: new AbortController().signal });
+        const pending = tiny.dispatch({
+          kind: "sgd-momentum",
+          node: "optim.w.buf",
+          attrs: a,
+          inputs,
+          outShape: [6, 50],
+          signal: new AbortController().signal,
+        });
         expect(pending).toBeInstanceOf(Promise);
         const out = (await pending) as WasmValue;
         expectRef(tiny.download(out), b, g, p, t, a);
@@ -124,10 +151,24 @@ describe("sgd-momentum on wasm", () => {
   it("a step that is not an integer >= 1 (0, 1.5, NaN, -2, ∞) is an input error naming <node>.step; the executor still works", () => {
     const [b, g] = [random([2, 3], 1), random([2, 3], 2)];
     const before = ex.inUseBytes;
-    for (const [t, shape] of [[0, []], [1.5, [1]], [NaN, []], [-2, [1]], [Infinity, []]] as const) {
+    for (const [t, shape] of [
+      [0, []],
+      [1.5, [1]],
+      [NaN, []],
+      [-2, [1]],
+      [Infinity, []],
+    ] as const) {
       const values = [b, g, undefined, step(t, shape)].map((x) => x && ex.upload(x));
       try {
-        const e = thrown(() => ex.dispatch({ kind: "sgd-momentum", node: "optim.w.buf", attrs: { momentum: 0.9 }, inputs: values, outShape: [2, 3] })) as AttnGraphError;
+        const e = thrown(() =>
+          ex.dispatch({
+            kind: "sgd-momentum",
+            node: "optim.w.buf",
+            attrs: { momentum: 0.9 },
+            inputs: values,
+            outShape: [2, 3],
+          }),
+        ) as AttnGraphError;
         expect(AttnGraphError.isInstance(e), `step ${t}`).toBe(true);
         expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
         expect(e.message).toContain("optim.w.buf.step");
@@ -144,7 +185,9 @@ describe("sgd-momentum on wasm", () => {
     const call = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => {
       const values = inputs.map((t) => t && ex.upload(t));
       try {
-        return thrown(() => ex.dispatch({ kind: "sgd-momentum", node: "optim.w.buf", attrs, inputs: values, outShape: [2, 3] })) as AttnGraphError;
+        return thrown(() =>
+          ex.dispatch({ kind: "sgd-momentum", node: "optim.w.buf", attrs, inputs: values, outShape: [2, 3] }),
+        ) as AttnGraphError;
       } finally {
         for (const v of values) if (v) ex.release(v);
       }

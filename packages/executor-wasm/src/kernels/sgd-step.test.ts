@@ -17,7 +17,12 @@ interface Attrs {
 }
 
 /** torch's update in float64: d = grad + wd · param; u = d (momentum 0), buf, or d + momentum · buf (nesterov); param − lr · u. */
-function sgdStep64(param: ArrayLike<number>, grad: ArrayLike<number>, buf: ArrayLike<number> | undefined, a: Attrs): Float64Array {
+function sgdStep64(
+  param: ArrayLike<number>,
+  grad: ArrayLike<number>,
+  buf: ArrayLike<number> | undefined,
+  a: Attrs,
+): Float64Array {
   const { lr, momentum = 0, nesterov = false, weightDecay = 0 } = a;
   return Float64Array.from(param, (p, k) => {
     const d = grad[k]! + weightDecay * p;
@@ -31,8 +36,11 @@ const run = (p: Tensor, g: Tensor, b: Tensor | undefined, a: Attrs, views = fals
   (views ? onWasmViews : onWasm)(ex, "sgd-step", { ...a }, [p, g, b], p.shape, node);
 /** Float64 in the module too, the same operations in the same order: the reference rounded once, bit for bit. */
 const expectRef = (got: Tensor, p: Tensor, g: Tensor, b: Tensor | undefined, a: Attrs) =>
-  expect(Array.from(got.toFloat32Array())).toEqual(Array.from(Float32Array.from(sgdStep64(f64(p), f64(g), b && f64(b), a))));
-const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-6, rel = 1e-6) => expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);
+  expect(Array.from(got.toFloat32Array())).toEqual(
+    Array.from(Float32Array.from(sgdStep64(f64(p), f64(g), b && f64(b), a))),
+  );
+const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-6, rel = 1e-6) =>
+  expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);
 
 const cases: Attrs[] = [
   { lr: 1e-2 },
@@ -62,7 +70,11 @@ describe("sgd-step on wasm", () => {
     expect(Array.from(run(x, dx, undefined, { lr: 0.5 }).toFloat32Array())).toEqual([0.75, 2.5, 2, 4, 3]);
     const nan = new Tensor(new Float32Array(5).fill(NaN), [5]);
     expect(Array.from(run(x, dx, nan, { lr: 0.5 }).toFloat32Array())).toEqual([0.75, 2.5, 2, 4, 3]);
-    expect(Array.from(run(x, dx, new Tensor(new Float32Array(10).fill(NaN), [5], [2], 1), { lr: 0.5 }, true).toFloat32Array())).toEqual([0.75, 2.5, 2, 4, 3]);
+    expect(
+      Array.from(
+        run(x, dx, new Tensor(new Float32Array(10).fill(NaN), [5], [2], 1), { lr: 0.5 }, true).toFloat32Array(),
+      ),
+    ).toEqual([0.75, 2.5, 2, 4, 3]);
   });
 
   it("strided param, grad and buf (transposed), each and all; the dense copy of a strided buf released", () => {
@@ -74,7 +86,12 @@ describe("sgd-step on wasm", () => {
     const gT = random([5, 6, 4], 5).permute([2, 0, 1]);
     const bT = random([4, 6, 5], 6).permute([0, 2, 1]);
     for (const a of cases) {
-      for (const [x, y, z] of [[pT, g, b], [p, gT, b], [p, g, bT], [pT, gT, bT]] as const) {
+      for (const [x, y, z] of [
+        [pT, g, b],
+        [p, gT, b],
+        [p, g, bT],
+        [pT, gT, bT],
+      ] as const) {
         const buf = a.momentum ? z : undefined;
         expectRef(run(x, y, buf, a, true), x, y, buf, a);
       }
@@ -83,19 +100,38 @@ describe("sgd-step on wasm", () => {
   });
 
   it("scalar and empty inputs", () => {
-    expect(Array.from(run(Tensor.from([2], []), Tensor.from([1], []), Tensor.from([4], []), { lr: 0.5, momentum: 0.5, nesterov: true }).toFloat32Array())).toEqual([2 - 0.5 * (1 + 2)]);
+    expect(
+      Array.from(
+        run(Tensor.from([2], []), Tensor.from([1], []), Tensor.from([4], []), {
+          lr: 0.5,
+          momentum: 0.5,
+          nesterov: true,
+        }).toFloat32Array(),
+      ),
+    ).toEqual([2 - 0.5 * (1 + 2)]);
     expect(run(random([0, 3], 1), random([0, 3], 2), undefined, { lr: 1 }).shape).toEqual([0, 3]);
   });
 
   it("in chunks of a tiny chunkWork (dense, and strided with a buf copied dense): bit for bit the reference, nothing left allocated", async () => {
     const tiny = await wasmExecutor({ chunkWork: 1 });
-    for (const a of [{ lr: 1e-2, weightDecay: 0.1 }, { lr: 1e-2, momentum: 0.9 }, { lr: 1e-2, momentum: 0.9, nesterov: true, weightDecay: 0.01 }]) {
+    for (const a of [
+      { lr: 1e-2, weightDecay: 0.1 },
+      { lr: 1e-2, momentum: 0.9 },
+      { lr: 1e-2, momentum: 0.9, nesterov: true, weightDecay: 0.01 },
+    ]) {
       for (const [p, g, b] of [
         [random([6, 50], 7), random([6, 50], 8), random([6, 50], 9)],
         [random([50, 6], 7).transpose(0, 1), random([6, 50], 8), random([50, 6], 9).transpose(0, 1)],
       ] as const) {
         const inputs = [p, g, a.momentum ? b : undefined].map((x) => x && uploadView(tiny, x));
-        const pending = tiny.dispatch({ kind: "sgd-step", node: "optim.w.update", attrs: a, inputs, outShape: [6, 50], signal: new AbortController().signal });
+        const pending = tiny.dispatch({
+          kind: "sgd-step",
+          node: "optim.w.update",
+          attrs: a,
+          inputs,
+          outShape: [6, 50],
+          signal: new AbortController().signal,
+        });
         expect(pending).toBeInstanceOf(Promise);
         const out = (await pending) as WasmValue;
         expectRef(tiny.download(out), p, g, a.momentum ? b : undefined, a);
@@ -110,7 +146,9 @@ describe("sgd-step on wasm", () => {
     const call = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => {
       const values = inputs.map((t) => t && ex.upload(t));
       try {
-        return thrown(() => ex.dispatch({ kind: "sgd-step", node: "optim.w.update", attrs, inputs: values, outShape: [2, 3] })) as AttnGraphError;
+        return thrown(() =>
+          ex.dispatch({ kind: "sgd-step", node: "optim.w.update", attrs, inputs: values, outShape: [2, 3] }),
+        ) as AttnGraphError;
       } finally {
         for (const v of values) if (v) ex.release(v);
       }
@@ -172,7 +210,10 @@ describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
     { lr: 5e-2, momentum: 0.8, dampening: 0, nesterov: true, weightDecay: 0.01 },
   ];
   for (const a of loops) {
-    const label = a.momentum === 0 ? "plain SGD" : `${a.nesterov ? "Nesterov" : "momentum"} ${a.momentum}, dampening ${a.dampening}`;
+    const label =
+      a.momentum === 0
+        ? "plain SGD"
+        : `${a.nesterov ? "Nesterov" : "momentum"} ${a.momentum}, dampening ${a.dampening}`;
     it(`5 steps of ${label} (weightDecay ${a.weightDecay}) on a [4, 7] parameter, values kept on the executor`, () => {
       const shape = [4, 7];
       const n = 28;
@@ -183,21 +224,41 @@ describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
       let b = a.momentum > 0 ? ex.upload(new Tensor(new Float32Array(n).fill(NaN), shape)) : undefined;
       const rp = f64(p0);
       const rb = a.momentum > 0 ? new Float64Array(n) : undefined;
-      const dispatch = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (WasmValue | undefined)[]) => ex.dispatch({ kind, node, attrs, inputs, outShape: shape }) as WasmValue;
+      const dispatch = (
+        kind: string,
+        node: string,
+        attrs: Record<string, unknown>,
+        inputs: (WasmValue | undefined)[],
+      ) => ex.dispatch({ kind, node, attrs, inputs, outShape: shape }) as WasmValue;
       for (let t = 1; t <= 5; t++) {
         const gHost = t % 2 === 0 ? random([7, 4], 200 + t, 2).transpose(0, 1) : random(shape, 200 + t, 2); // even steps: strided
         const g = uploadView(ex, gHost);
         const s = ex.upload(step(t, t % 2 ? [1] : []));
         const param = a.weightDecay > 0 ? p : undefined;
-        const b2 = b && dispatch("sgd-momentum", "optim.w.buf", { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay }, [b, g, param, s]);
-        const p2 = dispatch("sgd-step", "optim.w.update", { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay }, [p, g, b2]);
+        const b2 =
+          b &&
+          dispatch(
+            "sgd-momentum",
+            "optim.w.buf",
+            { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay },
+            [b, g, param, s],
+          );
+        const p2 = dispatch(
+          "sgd-step",
+          "optim.w.update",
+          { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay },
+          [p, g, b2],
+        );
         torchSgd64(rp, rb, f64(gHost), t, a);
         if (b2) expectNear(ex.download(b2), rb!);
         expectNear(ex.download(p2), rp);
         for (const x of [p, b, g, s]) if (x) ex.release(x);
         [p, b] = [p2, b2];
       }
-      const moved = ex.download(p).toFloat32Array().reduce((w, x, k) => Math.max(w, Math.abs(x - p0.toFloat32Array()[k]!)), 0);
+      const moved = ex
+        .download(p)
+        .toFloat32Array()
+        .reduce((w, x, k) => Math.max(w, Math.abs(x - p0.toFloat32Array()[k]!)), 0);
       expect(moved).toBeGreaterThan(a.lr);
       for (const x of [p, b]) if (x) ex.release(x);
       expect(ex.inUseBytes).toBe(before);

@@ -8,11 +8,14 @@ export const sliceKernel: WasmKernel = (call, ctx) => {
   const x = requireInput(call, 0, "x");
   const { axis, start, size } = call.attrs as Partial<SliceAttrs>;
   const r = x.rank;
-  if (!Number.isInteger(axis) || axis! < -r || axis! >= r) throw attrError(call, "axis", `an integer in -${r}..${r - 1}`, axis);
+  if (!Number.isInteger(axis) || axis! < -r || axis! >= r)
+    throw attrError(call, "axis", `an integer in -${r}..${r - 1}`, axis);
   const a = axis! < 0 ? axis! + r : axis!;
   const dim = x.shape[a]!;
-  if (!Number.isInteger(start) || start! < 0 || start! > dim) throw attrError(call, "start", `an integer in 0..${dim}`, start);
-  if (!Number.isInteger(size) || size! < 0 || start! + size! > dim) throw attrError(call, "size", `an integer with start + size <= ${dim}`, size);
+  if (!Number.isInteger(start) || start! < 0 || start! > dim)
+    throw attrError(call, "start", `an integer in 0..${dim}`, start);
+  if (!Number.isInteger(size) || size! < 0 || start! + size! > dim)
+    throw attrError(call, "size", `an integer with start + size <= ${dim}`, size);
   const shape = x.shape.map((d, i) => (i === a ? size! : d));
   // An empty slice keeps the base offset: start · stride may point past the block when start equals the dim.
   return ctx.view(x, shape, x.strides, size === 0 ? x.offset : x.offset + start! * x.strides[a]!);

@@ -37,7 +37,8 @@ function softmaxRows(x: Tensor): Tensor {
   return new Tensor(out, x.shape);
 }
 
-const run = (y: Tensor, g: Tensor, scale = 1, views = false) => (views ? onWasmViews : onWasm)(ex, "softmax-grad", { scale }, [y, g], y.shape);
+const run = (y: Tensor, g: Tensor, scale = 1, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "softmax-grad", { scale }, [y, g], y.shape);
 const expectGrad = (got: Tensor, y: Tensor, g: Tensor, scale = 1) =>
   expect(worst(got, new Tensor(Float32Array.from(softmaxGrad64(y, g, scale)), y.shape), 1e-6, 1e-5)).toBeLessThan(1);
 
@@ -55,19 +56,49 @@ describe("softmax-grad on wasm", () => {
     const yT = y.permute([0, 2, 1]).contiguous().permute([0, 2, 1]); // same values, strided along S
     const g = random([2, 7, 9], 2);
     const gT = random([9, 2, 7], 3).permute([1, 2, 0]);
-    for (const [a, b] of [[yT, g], [y, gT], [yT, gT]] as const) expectGrad(run(a, b, 0.5, true), a, b, 0.5);
+    for (const [a, b] of [
+      [yT, g],
+      [y, gT],
+      [yT, gT],
+    ] as const)
+      expectGrad(run(a, b, 0.5, true), a, b, 0.5);
   });
 
   it("a fully masked row (y all 0) is exactly +0 whatever its grad (NaN, ±∞); partially masked rows follow the formula", () => {
     const s = 6;
-    const y = softmaxRows(Tensor.from([
-      -Infinity, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity,
-      0.1, -Infinity, 0.3, -Infinity, 0.5, 0.6,
-      -Infinity, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity,
-    ], [3, s]));
-    const g = Tensor.from([1, -2, NaN, Infinity, -Infinity, 3, 0.5, 0.25, -1, 2, 0.3, -0.7, -1, -2, -3, -4, -5, -6], [3, s]);
+    const y = softmaxRows(
+      Tensor.from(
+        [
+          -Infinity,
+          -Infinity,
+          -Infinity,
+          -Infinity,
+          -Infinity,
+          -Infinity,
+          0.1,
+          -Infinity,
+          0.3,
+          -Infinity,
+          0.5,
+          0.6,
+          -Infinity,
+          -Infinity,
+          -Infinity,
+          -Infinity,
+          -Infinity,
+          -Infinity,
+        ],
+        [3, s],
+      ),
+    );
+    const g = Tensor.from(
+      [1, -2, NaN, Infinity, -Infinity, 3, 0.5, 0.25, -1, 2, 0.3, -0.7, -1, -2, -3, -4, -5, -6],
+      [3, s],
+    );
     const got = run(y, g, 0.5).toFloat32Array();
-    for (const r of [0, 2]) for (let j = 0; j < s; j++) expect(Object.is(got[r * s + j], 0), `row ${r} col ${j}: ${got[r * s + j]}`).toBe(true);
+    for (const r of [0, 2])
+      for (let j = 0; j < s; j++)
+        expect(Object.is(got[r * s + j], 0), `row ${r} col ${j}: ${got[r * s + j]}`).toBe(true);
     const want = softmaxGrad64(y, g, 0.5);
     for (let j = 0; j < s; j++) expect(Math.abs(got[s + j]! - want[s + j]!)).toBeLessThan(1e-6);
     // the same through the strided path (rows of 6 elements, strided)
@@ -77,18 +108,29 @@ describe("softmax-grad on wasm", () => {
 
   it("NaN in y or in a visible row's grad makes that row NaN, and only that row", () => {
     const y = softmaxRows(random([3, 5], 4));
-    const yNaN = new Tensor(Float32Array.from(y.toFloat32Array(), (v, i) => (i === 7 ? NaN : v)), [3, 5]);
+    const yNaN = new Tensor(
+      Float32Array.from(y.toFloat32Array(), (v, i) => (i === 7 ? NaN : v)),
+      [3, 5],
+    );
     const got = run(yNaN, random([3, 5], 5)).toFloat32Array();
     expect(Array.from(got.subarray(5, 10)).every(Number.isNaN)).toBe(true);
-    expect(Array.from(got.subarray(0, 5)).concat(Array.from(got.subarray(10))).some(Number.isNaN)).toBe(false);
-    const gNaN = new Tensor(Float32Array.from(random([3, 5], 6).toFloat32Array(), (v, i) => (i === 12 ? NaN : v)), [3, 5]);
+    expect(
+      Array.from(got.subarray(0, 5))
+        .concat(Array.from(got.subarray(10)))
+        .some(Number.isNaN),
+    ).toBe(false);
+    const gNaN = new Tensor(
+      Float32Array.from(random([3, 5], 6).toFloat32Array(), (v, i) => (i === 12 ? NaN : v)),
+      [3, 5],
+    );
     const got2 = run(y, gNaN).toFloat32Array();
     expect(Array.from(got2.subarray(10)).every(Number.isNaN)).toBe(true);
     expect(Array.from(got2.subarray(0, 10)).some(Number.isNaN)).toBe(false);
   });
 
   it("y and grad of different shapes, a scalar y, a bad scale: typed errors naming the field", () => {
-    const call = (inputs: Tensor[], attrs: Record<string, unknown> = { scale: 1 }) => thrown(() => onWasm(ex, "softmax-grad", attrs, inputs, [2, 3], "attn.weights.grad")) as AttnGraphError;
+    const call = (inputs: Tensor[], attrs: Record<string, unknown> = { scale: 1 }) =>
+      thrown(() => onWasm(ex, "softmax-grad", attrs, inputs, [2, 3], "attn.weights.grad")) as AttnGraphError;
     let e = call([random([2, 3], 1), random([3, 2], 2)]);
     expect([e.code, e.subject]).toEqual(["shape", "attn.weights.grad.grad"]);
     e = call([Tensor.from([1], []), Tensor.from([1], [])]);

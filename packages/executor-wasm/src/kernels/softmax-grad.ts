@@ -19,7 +19,8 @@ export const softmaxGradKernel = chunkedKernel((call, ctx) => {
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
-    const part = (r0: number, r1: number) => ctx.exports.softmaxGrad(y.address, ctx.desc(y, 0), g.address, ctx.desc(g, 1), out.address, scale, r0, r1);
+    const part = (r0: number, r1: number) =>
+      ctx.exports.softmaxGrad(y.address, ctx.desc(y, 0), g.address, ctx.desc(g, 1), out.address, scale, r0, r1);
     return overRows(call, ctx, rows, n * SOFTMAX_GRAD_WORK, part);
   });
 });

@@ -12,7 +12,9 @@ export const softmaxKernel = chunkedKernel((call, ctx) => {
   return writeInPlaceChunked(call, ctx, x, (dst) => {
     if (dst.size === 0) return undefined;
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
-    return overRows(call, ctx, rows, n * SOFTMAX_WORK, (r0, r1) => ctx.exports.softmax(x.address, ctx.desc(x), dst.address, scale, r0, r1));
+    return overRows(call, ctx, rows, n * SOFTMAX_WORK, (r0, r1) =>
+      ctx.exports.softmax(x.address, ctx.desc(x), dst.address, scale, r0, r1),
+    );
   });
 });
 

@@ -31,11 +31,24 @@ const expectSum = (got: Tensor, x: Tensor, out: Shape) => {
   expect(worst(got, new Tensor(Float32Array.from(sumTo64(x, out)), out), 1e-6, 1e-6)).toBeLessThan(1);
 };
 
-const sumTo = (x: Tensor, out: Shape, views = false) => (views ? onWasmViews : onWasm)(ex, "sum-to", { shape: out }, [x], out);
+const sumTo = (x: Tensor, out: Shape, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "sum-to", { shape: out }, [x], out);
 
 describe("sum-to on wasm", () => {
   const x = random([2, 3, 4], 1);
-  for (const out of [[4], [3, 4], [1, 3, 4], [2, 1, 4], [2, 3, 1], [1, 1, 4], [2, 1, 1], [3, 1], [1], [], [1, 1, 1]] as Shape[]) {
+  for (const out of [
+    [4],
+    [3, 4],
+    [1, 3, 4],
+    [2, 1, 4],
+    [2, 3, 1],
+    [1, 1, 4],
+    [2, 1, 1],
+    [3, 1],
+    [1],
+    [],
+    [1, 1, 1],
+  ] as Shape[]) {
     it(`[2, 3, 4] → [${out.join(", ")}]`, () => expectSum(sumTo(x, out), x, out));
   }
 
@@ -57,7 +70,14 @@ describe("sum-to on wasm", () => {
     const g = random([2, 2, 3, 5, 6], 3);
     expectSum(sumTo(g, [2, 2, 1, 5, 6]), g, [2, 2, 1, 5, 6]);
     const y = random([2, 3, 4, 5], 4);
-    for (const out of [[2, 1, 1, 5], [3, 1, 5], [1, 4, 1], [4, 5], [2, 3, 1, 1]] as Shape[]) expectSum(sumTo(y, out), y, out);
+    for (const out of [
+      [2, 1, 1, 5],
+      [3, 1, 5],
+      [1, 4, 1],
+      [4, 5],
+      [2, 3, 1, 1],
+    ] as Shape[])
+      expectSum(sumTo(y, out), y, out);
   });
 
   it("a reduced axis read contiguously ([N, S] → [N, 1], long rows) takes the other loop order, same numbers", () => {
@@ -72,14 +92,24 @@ describe("sum-to on wasm", () => {
     const t = random([7, 5], 5).transpose(0, 1); // [5, 7], rows strided
     for (const out of [[7], [1, 7], [5, 1], [], [5, 7]] as Shape[]) expectSum(sumTo(t, out, true), t, out);
     const p = random([4, 3, 6, 2], 6).permute([2, 0, 3, 1]); // [6, 4, 2, 3]
-    for (const out of [[4, 2, 3], [1, 2, 1], [6, 1, 1, 3], [4, 1, 3], [6, 4, 2, 1]] as Shape[]) expectSum(sumTo(p, out, true), p, out);
+    for (const out of [
+      [4, 2, 3],
+      [1, 2, 1],
+      [6, 1, 1, 3],
+      [4, 1, 3],
+      [6, 4, 2, 1],
+    ] as Shape[])
+      expectSum(sumTo(p, out, true), p, out);
   });
 
   it("sums float64: a large value does not swallow small ones", () => {
     const t = Tensor.from([1e8, ...new Array<number>(1000).fill(1), -1e8], [1002, 1]);
     expect(Array.from(sumTo(t, [1]).toFloat32Array())).toEqual([1000]);
     expect(Array.from(sumTo(t.reshape([1, 1002]), [1, 1]).toFloat32Array())).toEqual([1000]);
-    const cols = Tensor.from(Array.from({ length: 1002 * 3 }, (_, i) => (i < 3 ? 1e8 : i >= 1001 * 3 ? -1e8 : 1)), [1002, 3]);
+    const cols = Tensor.from(
+      Array.from({ length: 1002 * 3 }, (_, i) => (i < 3 ? 1e8 : i >= 1001 * 3 ? -1e8 : 1)),
+      [1002, 3],
+    );
     expect(Array.from(sumTo(cols, [3]).toFloat32Array())).toEqual([1000, 1000, 1000]);
   });
 

@@ -19,10 +19,20 @@ export const sumToKernel = chunkedKernel((call, ctx) => {
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
     // Kept axes: the output's, reading x with its strides (0 on an axis of 1, whose index is always 0).
-    const kept = new WasmValue(x.block, shape, shape.map((d, i) => (d === 1 ? 0 : x.strides[lead + i]!)), x.offset);
+    const kept = new WasmValue(
+      x.block,
+      shape,
+      shape.map((d, i) => (d === 1 ? 0 : x.strides[lead + i]!)),
+      x.offset,
+    );
     // Reduced axes: x's leading ones and those where the output has 1, in x's order.
     const axes = x.shape.map((_d, i) => i).filter((i) => x.shape[i] !== 1 && (i < lead || shape[i - lead] === 1));
-    const reduced = new WasmValue(x.block, axes.map((i) => x.shape[i]!), axes.map((i) => x.strides[i]!), x.offset);
+    const reduced = new WasmValue(
+      x.block,
+      axes.map((i) => x.shape[i]!),
+      axes.map((i) => x.strides[i]!),
+      x.offset,
+    );
     const count = reduced.size;
     if (count === 0) {
       ctx.exports.zero(out.address, out.size * 4);
@@ -37,10 +47,12 @@ export const sumToKernel = chunkedKernel((call, ctx) => {
     const reducedStride = Math.abs(reduced.strides[reduced.rank - 1]!);
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
     if (reducedStride < keptStride) {
-      const part = (e0: number, e1: number) => ctx.exports.sumToInner(x.address, ctx.desc(kept, 0), ctx.desc(reduced, 1), out.address, e0, e1);
+      const part = (e0: number, e1: number) =>
+        ctx.exports.sumToInner(x.address, ctx.desc(kept, 0), ctx.desc(reduced, 1), out.address, e0, e1);
       return overRows(call, ctx, out.size, count * SUM_TO_WORK, part);
     }
-    const part = (r0: number, r1: number) => ctx.exports.sumTo(x.address, ctx.desc(kept, 0), ctx.desc(reduced, 1), out.address, r0, r1);
+    const part = (r0: number, r1: number) =>
+      ctx.exports.sumTo(x.address, ctx.desc(kept, 0), ctx.desc(reduced, 1), out.address, r0, r1);
     return overRows(call, ctx, out.size / n, n * count * SUM_TO_WORK, part);
   });
 });

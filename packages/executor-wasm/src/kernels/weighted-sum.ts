@@ -21,7 +21,8 @@ export const weightedSumKernel = chunkedKernel((call, ctx) => {
   const nd = v.shape[3]!;
   const out = ctx.output(call, [nb, nh, nl, nd]);
   return fillingChunked(call, ctx, out, () => {
-    const copied = w0.strides[3] === 1 || ns <= 1 ? undefined : ctx.dense(w0, `${call.node} (dense copy of weights)`).value;
+    const copied =
+      w0.strides[3] === 1 || ns <= 1 ? undefined : ctx.dense(w0, `${call.node} (dense copy of weights)`).value;
     const w = copied ?? w0;
     const nhkv = v.shape[1]!;
     const group = nh / Math.max(1, nhkv);
@@ -45,6 +46,9 @@ export const weightedSumKernel = chunkedKernel((call, ctx) => {
         if (finite) matmul(ctx, i1 - i0, nd, ns, a, vv, c, nd, undefined, call.node);
         else ctx.exports.matmulSkipZero(i1 - i0, nd, ns, a.address, ws2, vv.address, vs2, vs3, c, nd);
       });
-    return withCleanup(() => overRows(call, ctx, nb * nh * nl, ns * nd, part), () => copied && ctx.release(copied));
+    return withCleanup(
+      () => overRows(call, ctx, nb * nh * nl, ns * nd, part),
+      () => copied && ctx.release(copied),
+    );
   });
 });

@@ -45,7 +45,14 @@ export const controlWords = (threads: number): number => TABLE + CALL_WORDS * ma
  * The module exports a thread may run, by the code the host writes in a call (0: none). Every argument is an int32
  * (addresses, counts, strides); kernels that need floats read them from a params block in memory.
  */
-export const THREAD_CALLS = ["", "matmul", "matmulPacked", "matvecPackedColumns", "attentionRun", "attentionDecode"] as const;
+export const THREAD_CALLS = [
+  "",
+  "matmul",
+  "matmulPacked",
+  "matvecPackedColumns",
+  "attentionRun",
+  "attentionDecode",
+] as const;
 export type ThreadCallName = Exclude<(typeof THREAD_CALLS)[number], "">;
 
 /** The init message a worker gets once: the compiled module, the shared memory, its slot and the control block. */

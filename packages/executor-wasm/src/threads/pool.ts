@@ -6,7 +6,24 @@
 // Waiting: Atomics.wait where the thread may block (Node's main thread, workers), else polling (a browser page's main
 // thread may not block). Kernels split their work so that each call writes its own part of the output, in the same
 // order of operations as one call over the whole: threaded numbers equal single-threaded ones, bit for bit.
-import { CALL_WORDS, COUNT, FAILED, NEXT, PENDING, SEQ, STOP, TABLE, THREAD_CALLS, SPIN_MS, controlWords, maxCalls, pollWhile, type ThreadCallName, type WorkerInit, type WorkerReply } from "./control.js";
+import {
+  CALL_WORDS,
+  COUNT,
+  FAILED,
+  NEXT,
+  PENDING,
+  SEQ,
+  STOP,
+  TABLE,
+  THREAD_CALLS,
+  SPIN_MS,
+  controlWords,
+  maxCalls,
+  pollWhile,
+  type ThreadCallName,
+  type WorkerInit,
+  type WorkerReply,
+} from "./control.js";
 
 /** One call of a module export with int32 arguments (at most CALL_WORDS − 1 of them). */
 export interface ThreadCall {
@@ -20,12 +37,19 @@ interface WorkerHandle {
 
 /** Why threads cannot run here, or undefined when they can (shared memory, atomics and workers all present). */
 export function threadsUnavailable(): string | undefined {
-  const g = globalThis as unknown as { SharedArrayBuffer?: unknown; Atomics?: unknown; crossOriginIsolated?: boolean; Worker?: unknown; process?: { versions?: { node?: string } } };
+  const g = globalThis as unknown as {
+    SharedArrayBuffer?: unknown;
+    Atomics?: unknown;
+    crossOriginIsolated?: boolean;
+    Worker?: unknown;
+    process?: { versions?: { node?: string } };
+  };
   const node = g.process?.versions?.node !== undefined;
   if (!node && g.crossOriginIsolated !== true) {
     return "the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp), so it has no SharedArrayBuffer";
   }
-  if (typeof g.SharedArrayBuffer !== "function" || typeof g.Atomics !== "object") return "this engine has no SharedArrayBuffer or Atomics";
+  if (typeof g.SharedArrayBuffer !== "function" || typeof g.Atomics !== "object")
+    return "this engine has no SharedArrayBuffer or Atomics";
   if (!node && typeof g.Worker !== "function") return "this environment has no Worker";
   return undefined;
 }
@@ -43,7 +67,9 @@ export function liveWorkers(): number {
  * from src/ and from dist/). The browser's is the literal `new Worker(new URL(…), { type: "module" })` that bundlers
  * (Vite, webpack, rolldown) recognise and bundle.
  */
-async function spawn(onExit: (why: string) => void): Promise<{ handle: WorkerHandle; post(m: WorkerInit): void; reply: Promise<WorkerReply> }> {
+async function spawn(
+  onExit: (why: string) => void,
+): Promise<{ handle: WorkerHandle; post(m: WorkerInit): void; reply: Promise<WorkerReply> }> {
   const g = globalThis as unknown as { process?: { versions?: { node?: string } } };
   if (g.process?.versions?.node !== undefined) {
     const { Worker } = await import("node:worker_threads");
@@ -64,7 +90,11 @@ async function spawn(onExit: (why: string) => void): Promise<{ handle: WorkerHan
   const w = new Worker(new URL("../../dist/threads/worker-browser.js", import.meta.url), { type: "module" });
   const reply = new Promise<WorkerReply>((resolve) => {
     w.addEventListener("message", (e: MessageEvent) => resolve(e.data as WorkerReply), { once: true });
-    w.addEventListener("error", (e: ErrorEvent) => resolve({ ready: false, error: e.message || "worker failed to load" }), { once: true });
+    w.addEventListener(
+      "error",
+      (e: ErrorEvent) => resolve({ ready: false, error: e.message || "worker failed to load" }),
+      { once: true },
+    );
   });
   live++;
   // A browser Worker has no exit event: it is gone once terminated (counted once, however often terminate() is called).
@@ -112,7 +142,13 @@ export class ThreadPool {
    * way no worker is left running: those started so far are terminated, and one whose start was under way when the
    * pool gave up is terminated the moment it exists.
    */
-  static async start(module: WebAssembly.Module, memory: WebAssembly.Memory, control: number, threads: number, signal?: AbortSignal): Promise<ThreadPool> {
+  static async start(
+    module: WebAssembly.Module,
+    memory: WebAssembly.Memory,
+    control: number,
+    threads: number,
+    signal?: AbortSignal,
+  ): Promise<ThreadPool> {
     signal?.throwIfAborted();
     const ctl = new Int32Array(memory.buffer, control, controlWords(threads));
     ctl.fill(0);
@@ -167,7 +203,8 @@ export class ThreadPool {
    * kernel (a trap: the executor re-instantiates the module).
    */
   run(calls: readonly ThreadCall[], here: (call: ThreadCall) => void): void {
-    if (calls.length > this.maxCalls) throw new Error(`thread pool: ${calls.length} calls in one job, at most ${this.maxCalls}`);
+    if (calls.length > this.maxCalls)
+      throw new Error(`thread pool: ${calls.length} calls in one job, at most ${this.maxCalls}`);
     const ctl = this.#ctl;
     calls.forEach((call, i) => {
       const at = TABLE + CALL_WORDS * i;
@@ -193,7 +230,9 @@ export class ThreadPool {
     const failed = Atomics.load(ctl, FAILED);
     if (failed > 0) {
       const names = [...new Set(calls.map((c) => c.name))].join(", ");
-      throw new WebAssembly.RuntimeError(`${failed} call${failed > 1 ? "s" : ""} trapped on a worker thread (${names})`);
+      throw new WebAssembly.RuntimeError(
+        `${failed} call${failed > 1 ? "s" : ""} trapped on a worker thread (${names})`,
+      );
     }
   }
 

@@ -3,8 +3,19 @@
 // threaded module over the shared memory (its own globals and per-thread areas: setThreadSlot), then loop: wait for
 // the job sequence number to change, take calls from the job's table until none is left, count the pending workers
 // down. It never allocates: the host owns the memory and every address.
-import { FAILED, PENDING, SEQ, SPIN_MS, STOP, THREAD_CALLS, controlWords, pollWhile, takeCalls, type WorkerInit, type WorkerReply } from "./control.js";
-
+import {
+  FAILED,
+  PENDING,
+  SEQ,
+  SPIN_MS,
+  STOP,
+  THREAD_CALLS,
+  controlWords,
+  pollWhile,
+  takeCalls,
+  type WorkerInit,
+  type WorkerReply,
+} from "./control.js";
 
 type Exports = Record<string, (...args: number[]) => unknown> & { setThreadSlot(slot: number): void };
 

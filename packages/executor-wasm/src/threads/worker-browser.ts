@@ -5,5 +5,10 @@
 import type { WorkerInit } from "./control.js";
 import { startWorker } from "./serve.js";
 
-const scope = globalThis as unknown as { postMessage(m: unknown): void; addEventListener(t: "message", h: (e: MessageEvent) => void, o: { once: boolean }): void };
-scope.addEventListener("message", (e) => startWorker(e.data as WorkerInit, (reply) => scope.postMessage(reply)), { once: true });
+const scope = globalThis as unknown as {
+  postMessage(m: unknown): void;
+  addEventListener(t: "message", h: (e: MessageEvent) => void, o: { once: boolean }): void;
+};
+scope.addEventListener("message", (e) => startWorker(e.data as WorkerInit, (reply) => scope.postMessage(reply)), {
+  once: true,
+});

@@ -40,7 +40,10 @@ export class Workers {
   /** Asked for, running, and why fewer run (`disposed`: the executor's state, which says it first). */
   threading(disposed: boolean): { readonly requested: number; readonly threads: number; readonly reason?: string } {
     const running = this.threads;
-    const why = () => (disposed ? "the executor is disposed" : (this.#reason ?? this.#pool?.lost ?? "workers not started yet (init() starts them)"));
+    const why = () =>
+      disposed
+        ? "the executor is disposed"
+        : (this.#reason ?? this.#pool?.lost ?? "workers not started yet (init() starts them)");
     const reason = running < this.requested ? why() : undefined;
     return { requested: this.requested, threads: running, ...(reason !== undefined ? { reason } : {}) };
   }
@@ -73,7 +76,8 @@ export class Workers {
         this.#reason = undefined;
       }
     } catch (e) {
-      if (!starting.signal.aborted) this.#reason = `workers did not start (${e instanceof Error ? e.message : String(e)})`;
+      if (!starting.signal.aborted)
+        this.#reason = `workers did not start (${e instanceof Error ? e.message : String(e)})`;
     } finally {
       if (this.#starting === starting) this.#starting = undefined;
     }

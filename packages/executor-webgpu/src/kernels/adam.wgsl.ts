@@ -20,7 +20,16 @@ import { optionalInput, requireInput, type Call } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the attributes (a call may come from a hand dispatch:
 // each checked, absent ones take the op's defaults), the shapes, and the step count's shape and value.
-import { checkAdamMomentAttrs, checkAdamStepAttrs, checkLrScaleValue, checkOptimizerStepValue, expectSameShape, expectScalarShape, expectStepShape, type AdamStepAttrs } from "@attngraph/graph";
+import {
+  checkAdamMomentAttrs,
+  checkAdamStepAttrs,
+  checkLrScaleValue,
+  checkOptimizerStepValue,
+  expectSameShape,
+  expectScalarShape,
+  expectStepShape,
+  type AdamStepAttrs,
+} from "@attngraph/graph";
 
 /** ln beta for `bias_correction`: −1e4 stands for beta = 0 (−∞), whose powers are all exactly 0 in float32. */
 const lnBeta = (b: number): number => (b > 0 ? Math.max(Math.log(b), -1e4) : -1e4);
@@ -28,7 +37,15 @@ const lnBeta = (b: number): number => (b > 0 ? Math.max(Math.log(b), -1e4) : -1e
 // ---- adam-moment ----
 
 /** Params: state view, grad view, param view (state's when absent), n, beta, 1 − beta, weightDecay, decay on, square. */
-function momentProgram(state: GpuTensor, grad: GpuTensor, param: GpuTensor | undefined, b: number, square: boolean, weightDecay: number, out: GpuTensor): ProgramInfo {
+function momentProgram(
+  state: GpuTensor,
+  grad: GpuTensor,
+  param: GpuTensor | undefined,
+  b: number,
+  square: boolean,
+  weightDecay: number,
+  out: GpuTensor,
+): ProgramInfo {
   const p = new Params();
   const sv = p.view(state);
   const gv = p.view(grad);
@@ -103,7 +120,15 @@ fn bias_correction(ln_beta: f32, t: f32) -> f32 { return -expm1_f32(max(t * ln_b
  * or 1), then lrScale present, weightDecay and decoupled. With lrScale, the shader scales lr and takes the decay factor
  * from the scaled lr itself; without, the factor is the host's (float64, rounded once), as before lrScale existed.
  */
-function stepProgram(param: GpuTensor, m: GpuTensor, v: GpuTensor, step: GpuTensor, lrScale: GpuTensor | undefined, a: AdamStepAttrs, out: GpuTensor): ProgramInfo {
+function stepProgram(
+  param: GpuTensor,
+  m: GpuTensor,
+  v: GpuTensor,
+  step: GpuTensor,
+  lrScale: GpuTensor | undefined,
+  a: AdamStepAttrs,
+  out: GpuTensor,
+): ProgramInfo {
   const p = new Params();
   const pv = p.view(param);
   const mv = p.view(m);

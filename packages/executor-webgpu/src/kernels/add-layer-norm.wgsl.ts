@@ -20,7 +20,15 @@ import { addLayerNormShape, broadcastStrides, checkLayerNormEps, expectNormParam
  * stride) for weight and for bias. Workgroups: one per row (a 2-D grid past 65535 rows). Absent weight/bias are bound
  * to a and never read.
  */
-function program(a: GpuTensor, b: GpuTensor, sumShape: readonly number[], w: GpuTensor | undefined, bias: GpuTensor | undefined, eps: number, out: GpuTensor): ProgramInfo {
+function program(
+  a: GpuTensor,
+  b: GpuTensor,
+  sumShape: readonly number[],
+  w: GpuTensor | undefined,
+  bias: GpuTensor | undefined,
+  eps: number,
+  out: GpuTensor,
+): ProgramInfo {
   const ne = sumShape[sumShape.length - 1]!;
   const rows = sumShape.slice(0, -1).reduce((n, d) => n * d, 1);
   const as = broadcastStrides(a.shape, a.strides, sumShape);

@@ -13,7 +13,13 @@ import { addShape, broadcastStrides } from "@attngraph/graph";
 const OPERATORS = { add: "+", mul: "*" } as const;
 
 /** Params: a and b as views of the output shape, n. One invocation per output element. */
-function program(op: keyof typeof OPERATORS, a: GpuTensor, b: GpuTensor, shape: readonly number[], out: GpuTensor): ProgramInfo {
+function program(
+  op: keyof typeof OPERATORS,
+  a: GpuTensor,
+  b: GpuTensor,
+  shape: readonly number[],
+  out: GpuTensor,
+): ProgramInfo {
   const p = new Params();
   const av = p.view({ shape, strides: broadcastStrides(a.shape, a.strides, shape), offset: a.offset });
   const bv = p.view({ shape, strides: broadcastStrides(b.shape, b.strides, shape), offset: b.offset });

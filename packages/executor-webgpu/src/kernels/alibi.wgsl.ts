@@ -9,7 +9,13 @@ import { attrError, expectRank, requireInput } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 
 /** Params: scores view, scale, off, n. */
-function program(scores: GpuTensor, slopes: GPUBuffer, scale: number, alignment: AlibiAttrs["alignment"], out: GpuTensor): ProgramInfo {
+function program(
+  scores: GpuTensor,
+  slopes: GPUBuffer,
+  scale: number,
+  alignment: AlibiAttrs["alignment"],
+  out: GpuTensor,
+): ProgramInfo {
   const [, , nl, ns] = scores.shape as [number, number, number, number];
   const p = new Params();
   const sv = p.view(scores);
@@ -46,9 +52,11 @@ export const alibiKernel: WebGpuKernel = async (call, gpu) => {
   const given = (call.attrs as Partial<AlibiAttrs>).slopes ?? null;
   const h = scores.shape[1]!;
   if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
-  if (alignment !== "top-left" && alignment !== "bottom-right") throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
+  if (alignment !== "top-left" && alignment !== "bottom-right")
+    throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
   if (given !== null) {
-    if (!Array.isArray(given) || !given.every((m) => typeof m === "number" && Number.isFinite(m))) throw attrError(call, "slopes", "null or an array of finite numbers", given);
+    if (!Array.isArray(given) || !given.every((m) => typeof m === "number" && Number.isFinite(m)))
+      throw attrError(call, "slopes", "null or an array of finite numbers", given);
     if (given.length !== h) throw attrError(call, "slopes", `${h} slopes (one per head H)`, given);
   }
   const slopes = given ?? alibiSlopes(h);

@@ -31,7 +31,12 @@ import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./softmax.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
-import { checkAttentionGradAttrs, checkAttentionLseAttrs, expectAttentionGradShapes, expectAttentionQk } from "@attngraph/graph";
+import {
+  checkAttentionGradAttrs,
+  checkAttentionLseAttrs,
+  expectAttentionGradShapes,
+  expectAttentionQk,
+} from "@attngraph/graph";
 
 /** WGSL: a view's buffer index of element [a, b, c, 0] of a rank-3 or rank-4 view (the row base). */
 const ROW_WGSL = /* wgsl */ `
@@ -46,7 +51,16 @@ function dotQk(qBase: string, kBase: string): string {
 }
 
 /** Params: q view, k view, pad view (or q again), hasPad, mask words, scale, rows. One workgroup per query row. */
-function lseProgram(call: Call, gpu: KernelContext, q: GpuTensor, k: GpuTensor, pad: GpuTensor | undefined, a: AttentionLseAttrs, mods: FusedMods | undefined, out: GpuTensor): ProgramInfo {
+function lseProgram(
+  call: Call,
+  gpu: KernelContext,
+  q: GpuTensor,
+  k: GpuTensor,
+  pad: GpuTensor | undefined,
+  a: AttentionLseAttrs,
+  mods: FusedMods | undefined,
+  out: GpuTensor,
+): ProgramInfo {
   const [nb, nh, nl] = q.shape as [number, number, number, number];
   const ns = k.shape[2]!;
   const rows = nb * nh * nl;
@@ -166,7 +180,11 @@ interface GradInputs {
 }
 
 /** Packs the words every attention-grad program shares after its views; returns their positions. */
-function packCommon(p: Params, x: GradInputs, a: AttentionGradAttrs): { hasPad: number; m: number; sc: number; dropping: number; d: number; group: number } {
+function packCommon(
+  p: Params,
+  x: GradInputs,
+  a: AttentionGradAttrs,
+): { hasPad: number; m: number; sc: number; dropping: number; d: number; group: number } {
   const [, nh, nl] = x.q.shape as [number, number, number, number];
   const nkv = x.k.shape[1]!;
   const hasPad = p.u32(x.pad ? 1 : 0);
@@ -196,7 +214,14 @@ function dsModWgsl(w: string): string {
  * wrt q. Params: q, k, v, out, grad, lse, pad (or q) views, common words, rows. One workgroup per query row; bindings
  * Q K V O G LSE PAD and Y (8 storage buffers, WebGPU's default limit per stage).
  */
-function dqProgram(call: Call, gpu: KernelContext, x: GradInputs, a: AttentionGradAttrs, mods: FusedMods | undefined, out: GpuTensor): ProgramInfo {
+function dqProgram(
+  call: Call,
+  gpu: KernelContext,
+  x: GradInputs,
+  a: AttentionGradAttrs,
+  mods: FusedMods | undefined,
+  out: GpuTensor,
+): ProgramInfo {
   const [nb, nh, nl] = x.q.shape as [number, number, number, number];
   const rows = nb * nh * nl;
   const p = new Params();
@@ -286,7 +311,16 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
  * wrt k or v. Params: q, k, v, grad, lse, pad (or q) views, common words, rows. One workgroup per key row (b, kh, j).
  * Bindings: Q K V G LSE PAD DELTA and Y for k; Q K G LSE PAD and Y for v (v needs neither V nor δ).
  */
-function dkvProgram(call: Call, gpu: KernelContext, x: GradInputs, a: AttentionGradAttrs, mods: FusedMods | undefined, wrt: "k" | "v", delta: GpuTensor | undefined, out: GpuTensor): ProgramInfo {
+function dkvProgram(
+  call: Call,
+  gpu: KernelContext,
+  x: GradInputs,
+  a: AttentionGradAttrs,
+  mods: FusedMods | undefined,
+  wrt: "k" | "v",
+  delta: GpuTensor | undefined,
+  out: GpuTensor,
+): ProgramInfo {
   const [nb, nkv, ns] = x.k.shape as [number, number, number, number];
   const rows = nb * nkv * ns;
   const p = new Params();
@@ -384,12 +418,14 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
   }
 }`,
     params: p,
-    inputs: [...(isK ? [x.q, x.k, x.v, x.grad, x.lse, x.pad ?? x.q, delta!] : [x.q, x.k, x.grad, x.lse, x.pad ?? x.q]), ...(mb?.inputs ?? [])],
+    inputs: [
+      ...(isK ? [x.q, x.k, x.v, x.grad, x.lse, x.pad ?? x.q, delta!] : [x.q, x.k, x.grad, x.lse, x.pad ?? x.q]),
+      ...(mb?.inputs ?? []),
+    ],
     output: out,
     workgroups: rowGrid(rows),
   };
 }
-
 
 /** Runs `program` into `out`, released if anything throws (a limit reached while binding the modifications). */
 async function runInto(gpu: KernelContext, out: GpuTensor, program: () => ProgramInfo): Promise<GpuTensor> {
@@ -439,7 +475,8 @@ export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
   const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
   const [, nkv, ns] = k.shape as [number, number, number, number];
   const wrt = attrs.wrt;
-  if (wrt !== "q" && wrt !== "k" && wrt !== "v") return gatheredInputGrad(call, gpu, { q, k, v, out: o, grad, lse, pad }, attrs);
+  if (wrt !== "q" && wrt !== "k" && wrt !== "v")
+    return gatheredInputGrad(call, gpu, { q, k, v, out: o, grad, lse, pad }, attrs);
   if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, ns, "queries");
   // dv needs no derivative of the score modification.
   const mods = fusedMods(call, 7, wrt !== "v");

@@ -10,15 +10,29 @@ import { hostGathered } from "./expr-host.js";
 
 type Inputs = Record<"q" | "k" | "v" | "out" | "grad" | "lse", GpuTensor> & { readonly pad: GpuTensor | undefined };
 
-export async function gatheredInputGrad(call: Call, gpu: KernelContext, x: Inputs, attrs: AttentionGradAttrs): Promise<GpuTensor> {
+export async function gatheredInputGrad(
+  call: Call,
+  gpu: KernelContext,
+  x: Inputs,
+  attrs: AttentionGradAttrs,
+): Promise<GpuTensor> {
   const gathered = gatheredOfCall(call, 7, (slot, name) => optionalInput(call, slot, name));
   const target = gathered.get((attrs.inputs ?? [])[Number(attrs.wrt.slice(1))] ?? "");
-  if (target === undefined) throw attrError(call, "wrt", `a gathered slot among g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
+  if (target === undefined)
+    throw attrError(call, "wrt", `a gathered slot among g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
   const host = async (t: GpuTensor): Promise<F32View> => {
     const h = (await gpu.hostValues(t)).contiguous();
     return { data: h.toFloat32Array(), shape: h.shape, strides: h.strides, offset: 0 };
   };
-  const views = { q: await host(x.q), k: await host(x.k), v: await host(x.v), out: await host(x.out), grad: await host(x.grad), lse: await host(x.lse), pad: x.pad && (await host(x.pad)) };
+  const views = {
+    q: await host(x.q),
+    k: await host(x.k),
+    v: await host(x.v),
+    out: await host(x.out),
+    grad: await host(x.grad),
+    lse: await host(x.lse),
+    pad: x.pad && (await host(x.pad)),
+  };
   const y = attentionInputGrad(views, attrs, await hostGathered(gpu, gathered), call.node);
   const out = gpu.alloc(target.shape);
   if (out.size > 0) gpu.device.queue.writeBuffer(out.storage.buffer, 0, y);

@@ -9,7 +9,17 @@
 // i is the query's row index with no alignment offset, h the query head (GQA: not the key's head). The gathered
 // inputs the expressions read are bound as storage buffers MOD0, MOD1, … after the program's own; a program without
 // modifications is the plain kernel, unchanged.
-import { checkExprCached, compileExpr, derive, gatheredOfCall, inputsRead, modsOf, treeSize, unprovedReads, type Expr } from "@attngraph/graph";
+import {
+  checkExprCached,
+  compileExpr,
+  derive,
+  gatheredOfCall,
+  inputsRead,
+  modsOf,
+  treeSize,
+  unprovedReads,
+  type Expr,
+} from "@attngraph/graph";
 import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
@@ -47,7 +57,11 @@ function scoreDerivative(e: Expr, subject: string): Expr {
   let d = derivatives.get(e);
   if (d === undefined) {
     d = derive(e, { kind: "score" });
-    if (treeSize(d, MAX_DERIVED) > MAX_DERIVED) throw new UnsupportedError(`the derivative of ${subject} with respect to the score has more than ${MAX_DERIVED} nodes`, { subject });
+    if (treeSize(d, MAX_DERIVED) > MAX_DERIVED)
+      throw new UnsupportedError(
+        `the derivative of ${subject} with respect to the score has more than ${MAX_DERIVED} nodes`,
+        { subject },
+      );
     derivatives.set(e, d);
   }
   return d;
@@ -62,8 +76,12 @@ export function fusedMods(call: Call, first: number, grad: boolean): FusedMods |
   if (a.scoreMod === null && a.maskMod === null) return undefined;
   const gathered = gatheredOfCall(call, first, (slot, n) => optionalInput(call, slot, n));
   const inputs = new Map([...gathered].map(([n, t]) => [n, t.rank]));
-  const scoreMod = a.scoreMod === null ? null : checkExprCached(a.scoreMod, { subject: `${call.node}.scoreMod`, role: "score", inputs });
-  const maskMod = a.maskMod === null ? null : checkExprCached(a.maskMod, { subject: `${call.node}.maskMod`, role: "mask", inputs });
+  const scoreMod =
+    a.scoreMod === null
+      ? null
+      : checkExprCached(a.scoreMod, { subject: `${call.node}.scoreMod`, role: "score", inputs });
+  const maskMod =
+    a.maskMod === null ? null : checkExprCached(a.maskMod, { subject: `${call.node}.maskMod`, role: "mask", inputs });
   const dScore = grad && scoreMod !== null ? scoreDerivative(scoreMod, `${call.node}.scoreMod`) : null;
   // The derivative reads what the expression reads (derive keeps the reads and their indices): nothing more to bind.
   const read = new Set<string>();
@@ -93,14 +111,18 @@ export function bindMods(call: Call, gpu: KernelContext, m: FusedMods, p: Params
   if (m.scoreMod !== null) parts.push(exprWgsl(m.scoreMod, "score_mod", gathered));
   if (m.maskMod !== null) parts.push(exprWgsl(m.maskMod, "mask_mod", gathered));
   if (m.dScore !== null) parts.push(exprWgsl(m.dScore, "score_mod_d", gathered));
-  parts.push(`fn mod_keep(b: u32, h: u32, i: u32, j: u32) -> bool { return ${m.maskMod !== null ? `mask_mod(0.0, ${at})` : "true"}; }`);
+  parts.push(
+    `fn mod_keep(b: u32, h: u32, i: u32, j: u32) -> bool { return ${m.maskMod !== null ? `mask_mod(0.0, ${at})` : "true"}; }`,
+  );
   parts.push(
     m.scoreMod !== null
       ? `fn mod_score(${sig}) -> f32 { return score_mod(scale * raw, ${at}); }`
       : // The plain kernels' rule: a raw score of −∞ hides the key, a NaN or +∞ one makes the row NaN.
         `fn mod_score(${sig}) -> f32 { if (is_neg_inf(raw)) { return neg_inf(); } if (is_bad(raw)) { return nan(); } return scale * raw; }`,
   );
-  parts.push(`fn mod_dscore(${sig}) -> f32 { return ${m.dScore !== null ? `scale * score_mod_d(scale * raw, ${at})` : "scale"}; }`);
+  parts.push(
+    `fn mod_dscore(${sig}) -> f32 { return ${m.dScore !== null ? `scale * score_mod_d(scale * raw, ${at})` : "scale"}; }`,
+  );
   return { names: gathered.map((g) => g.binding), inputs: m.bound.map(([, t]) => t), wgsl: parts.join("\n") };
 }
 
@@ -116,7 +138,14 @@ function usesScore(e: Expr): boolean {
  * indices, under the same `where` choices, so its reads are covered. A score modification whose reads depend on the
  * score gets scale · q·k computed here (float32, the kernel's order of terms).
  */
-export async function checkModReads(call: Call, gpu: KernelContext, m: FusedMods, q: GpuTensor, k: GpuTensor, scale: number): Promise<void> {
+export async function checkModReads(
+  call: Call,
+  gpu: KernelContext,
+  m: FusedMods,
+  q: GpuTensor,
+  k: GpuTensor,
+  scale: number,
+): Promise<void> {
   const [B, H, L, D] = q.shape as [number, number, number, number];
   const [, Hkv, S] = k.shape as [number, number, number, number];
   const shapes = new Map(m.bound.map(([n, t]) => [n, t.shape]));
@@ -144,6 +173,8 @@ export async function checkModReads(call: Call, gpu: KernelContext, m: FusedMods
   for (const [e, field] of todo) {
     const f = compileExpr(e, host, `${call.node}.${field}`);
     const withScore = field === "scoreMod";
-    for (let b = 0; b < B; b++) for (let h = 0; h < H; h++) for (let i = 0; i < L; i++) for (let j = 0; j < S; j++) f(withScore ? score(b, h, i, j) : 0, b, h, i, j);
+    for (let b = 0; b < B; b++)
+      for (let h = 0; h < H; h++)
+        for (let i = 0; i < L; i++) for (let j = 0; j < S; j++) f(withScore ? score(b, h, i, j) : 0, b, h, i, j);
   }
 }

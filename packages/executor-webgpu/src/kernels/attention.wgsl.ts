@@ -11,7 +11,15 @@ import type { AttentionAttrs } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { checkScale, expectDim, expectHeadGroups, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
+import {
+  checkScale,
+  expectDim,
+  expectHeadGroups,
+  expectRank,
+  optionalInput,
+  requireInput,
+  type Call,
+} from "./checks.js";
 import { DROPOUT_WGSL, checkDropoutAttrs, packDropout } from "./dropout.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, checkMaskAttrs, packMask } from "./mask.wgsl.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
@@ -21,12 +29,26 @@ import { REDUCE_WGSL } from "./softmax.wgsl.js";
 function checkAttrs(call: Call): AttentionAttrs {
   const mask = checkMaskAttrs(call);
   const scale = checkScale(call);
-  const d = checkDropoutAttrs(call, { rate: "dropoutRate", seed: "dropoutSeed", training: "training" }, { rate: 0, seed: 0, training: false });
+  const d = checkDropoutAttrs(
+    call,
+    { rate: "dropoutRate", seed: "dropoutSeed", training: "training" },
+    { rate: 0, seed: 0, training: false },
+  );
   return { ...mask, scale, dropoutRate: d.rate, dropoutSeed: d.seed, training: d.training };
 }
 
 /** Params: q, k, v, pad views; hasPad; mask words; scale; dropping; dropout words; group (H / Hkv). */
-function program(call: Call, gpu: KernelContext, q: GpuTensor, k: GpuTensor, v: GpuTensor, pad: GpuTensor | undefined, a: AttentionAttrs, mods: FusedMods | undefined, out: GpuTensor): ProgramInfo {
+function program(
+  call: Call,
+  gpu: KernelContext,
+  q: GpuTensor,
+  k: GpuTensor,
+  v: GpuTensor,
+  pad: GpuTensor | undefined,
+  a: AttentionAttrs,
+  mods: FusedMods | undefined,
+  out: GpuTensor,
+): ProgramInfo {
   const [nb, nh, nl] = q.shape as [number, number, number, number];
   const ns = k.shape[2]!;
   const p = new Params();

@@ -18,26 +18,39 @@ export function requireInput(call: Call, slot: number, name: string, dtype: Slot
   const v = optionalInput(call, slot, name, dtype);
   if (v === undefined) {
     const subject = `${call.node}.${name}`;
-    throw new AttnGraphError("input", describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a tensor", "undefined"), {
-      subject,
-      expected: "a tensor",
-      got: "undefined",
-    });
+    throw new AttnGraphError(
+      "input",
+      describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a tensor", "undefined"),
+      {
+        subject,
+        expected: "a tensor",
+        got: "undefined",
+      },
+    );
   }
   return v;
 }
 
-export function optionalInput(call: Call, slot: number, name: string, dtype: SlotType = "float32"): GpuTensor | undefined {
+export function optionalInput(
+  call: Call,
+  slot: number,
+  name: string,
+  dtype: SlotType = "float32",
+): GpuTensor | undefined {
   const v: unknown = call.inputs[slot];
   if (v === undefined || v === null) return undefined;
   if (!(v instanceof GpuTensor)) {
     const subject = `${call.node}.${name}`;
     const got = typeof v === "object" ? "an object that is not a webgpu value (upload it first)" : typeof v;
-    throw new AttnGraphError("input", describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a webgpu value`, "a GpuTensor", got), {
-      subject,
-      expected: "a GpuTensor",
-      got,
-    });
+    throw new AttnGraphError(
+      "input",
+      describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a webgpu value`, "a GpuTensor", got),
+      {
+        subject,
+        expected: "a GpuTensor",
+        got,
+      },
+    );
   }
   if (dtype !== "any" && v.dtype !== dtype) {
     throw dtypeError(call, slot, name, dtype, v.dtype);

@@ -19,7 +19,8 @@ export interface CopyDestination {
 export function copyProgram(x: GpuTensor, out: GpuTensor, into?: CopyDestination): ProgramInfo {
   const params = new Params();
   params.view(x);
-  const dv = into === undefined ? undefined : params.view({ shape: x.shape, strides: into.strides, offset: into.offset });
+  const dv =
+    into === undefined ? undefined : params.view({ shape: x.shape, strides: into.strides, offset: into.offset });
   const n = params.u32(x.size);
   const target = dv === undefined ? "i" : `view_at(${dv}u, i)`;
   return {

@@ -31,7 +31,15 @@ type GradMode = (typeof GradMode)[keyof typeof GradMode];
  * Params: logits view, targets view, grad view (rank 0 when absent), rows N, V, the logits' last stride, hasIgnore,
  * ignoreIndex, grad mode, divisor (the count for "mean", else 1). One workgroup per position (a 2-D grid past 65535).
  */
-function program(logits: GpuTensor, targets: GpuTensor, grad: GpuTensor | undefined, mode: GradMode, divisor: number, ignoreIndex: number | null, out: GpuTensor): ProgramInfo {
+function program(
+  logits: GpuTensor,
+  targets: GpuTensor,
+  grad: GpuTensor | undefined,
+  mode: GradMode,
+  divisor: number,
+  ignoreIndex: number | null,
+  out: GpuTensor,
+): ProgramInfo {
   const nv = logits.shape[logits.rank - 1]!;
   const rows = targets.size;
   const p = new Params();

@@ -7,7 +7,10 @@ import type { KernelContext } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 
 /** Host copies of the gathered inputs (uploads are read without a readback), as compileExpr reads them. */
-export async function hostGathered(gpu: KernelContext, gathered: ReadonlyMap<string, GpuTensor>): Promise<Map<string, GatheredTensor>> {
+export async function hostGathered(
+  gpu: KernelContext,
+  gathered: ReadonlyMap<string, GpuTensor>,
+): Promise<Map<string, GatheredTensor>> {
   const out = new Map<string, GatheredTensor>();
   for (const [n, t] of gathered) {
     const h = (await gpu.hostValues(t)).contiguous();

@@ -21,10 +21,19 @@ export interface WgslGathered {
  * `p`, after the program's own words. A view takes 2 + 2 · rank words: too many for the params uniform is an
  * UnsupportedError naming `subject`, raised before anything is encoded.
  */
-export function bindGathered(p: Params, gathered: readonly (readonly [string, GpuTensor])[], prefix: string, subject: string, what: string): WgslGathered[] {
+export function bindGathered(
+  p: Params,
+  gathered: readonly (readonly [string, GpuTensor])[],
+  prefix: string,
+  subject: string,
+  what: string,
+): WgslGathered[] {
   const words = gathered.reduce((a, [, t]) => a + 2 + 2 * t.rank, 0);
   if (p.size + words > PARAM_WORDS) {
-    throw new UnsupportedError(`${what} on webgpu: its gathered inputs' views need ${words} words of params beside the program's ${p.size}, more than the ${PARAM_WORDS} a program has (fewer or lower-rank gathered inputs)`, { subject });
+    throw new UnsupportedError(
+      `${what} on webgpu: its gathered inputs' views need ${words} words of params beside the program's ${p.size}, more than the ${PARAM_WORDS} a program has (fewer or lower-rank gathered inputs)`,
+      { subject },
+    );
   }
   return gathered.map(([name, t], i) => ({ name, binding: `${prefix}${i}`, view: p.view(t) }));
 }
@@ -33,10 +42,19 @@ export function bindGathered(p: Params, gathered: readonly (readonly [string, Gp
  * The storage buffers a program binds (`own`, its output included, plus the gathered inputs) within the device's
  * limit, which may be as low as WebGPU's default of 8: an UnsupportedError naming `subject` otherwise.
  */
-export function checkStorageLimit(device: GPUDevice, own: number, gathered: number, subject: string, what: string): void {
+export function checkStorageLimit(
+  device: GPUDevice,
+  own: number,
+  gathered: number,
+  subject: string,
+  what: string,
+): void {
   const limit = device.limits.maxStorageBuffersPerShaderStage;
   if (own + gathered > limit) {
-    throw new UnsupportedError(`${what} reading ${gathered} gathered input${gathered === 1 ? "" : "s"} on webgpu: this device binds at most ${limit} storage buffers per shader, the program needs ${own} of its own (at most ${Math.max(0, limit - own)} gathered inputs)`, { subject });
+    throw new UnsupportedError(
+      `${what} reading ${gathered} gathered input${gathered === 1 ? "" : "s"} on webgpu: this device binds at most ${limit} storage buffers per shader, the program needs ${own} of its own (at most ${Math.max(0, limit - own)} gathered inputs)`,
+      { subject },
+    );
   }
 }
 
@@ -86,7 +104,12 @@ const CALL: Partial<Record<string, (a: string[]) => string>> = {
  * `elements` (an elementwise expression), the function is `fn <name>(v0, v1, …) -> f32` of the current element of
  * each named input instead.
  */
-export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[], elements?: readonly string[]): string {
+export function exprWgsl(
+  e: Expr,
+  name: string,
+  gathered: readonly WgslGathered[],
+  elements?: readonly string[],
+): string {
   const helpers: string[] = [
     // The identity, as a function: WGSL evaluates a builtin of literals (log(0.0), exp(100.0), 1.0 / 0.0) when it
     // compiles the shader and rejects one whose value is not finite. A user function's result is never a constant
@@ -107,7 +130,10 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
     fn = `${name}_read_${readers.size}`;
     readers.set(input, fn);
     const params = Array.from({ length: rank }, (_, a) => `i${a}: f32`).join(", ");
-    const at = Array.from({ length: rank }, (_, a) => ` + u32(clamp(i${a}, 0.0, f32(view_dim(${g.view}u, ${a}u)) - 1.0)) * view_stride(${g.view}u, ${a}u)`).join("");
+    const at = Array.from(
+      { length: rank },
+      (_, a) => ` + u32(clamp(i${a}, 0.0, f32(view_dim(${g.view}u, ${a}u)) - 1.0)) * view_stride(${g.view}u, ${a}u)`,
+    ).join("");
     helpers.push(`fn ${fn}(${params}) -> f32 { return ${g.binding}[view_offset(${g.view}u)${at}]; }`);
     return fn;
   };
@@ -152,7 +178,12 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
     let code: string;
     if (x.op === "mod" && ints) code = `${name}_imod(${args[0]}, ${args[1]})`;
     else if (x.op === "sigmoid") code = `${name}_sigmoid(${args[0]})`;
-    else if (x.op === "floor" && typeof x.args[0] === "object" && x.args[0].op === "div" && x.args[0].args.every((a) => typeOf(a) === "int")) {
+    else if (
+      x.op === "floor" &&
+      typeof x.args[0] === "object" &&
+      x.args[0].op === "div" &&
+      x.args[0].args.every((a) => typeOf(a) === "int")
+    ) {
       // floor(a / b) of integers: the division node itself is not emitted, only its exact floor.
       const [a, b] = (x.args[0] as { args: readonly Expr[] }).args.map((y) => emit(y, depth));
       code = `${name}_idiv(${a}, ${b})`;
@@ -162,6 +193,8 @@ export function exprWgsl(e: Expr, name: string, gathered: readonly WgslGathered[
   };
   const result = emit(e, 1);
   const type = typeOf(e) === "bool" ? "bool" : "f32";
-  const params = elements ? elements.map((_, k) => `v${k}: f32`).join(", ") : "score: f32, b: f32, h: f32, q: f32, kv: f32";
+  const params = elements
+    ? elements.map((_, k) => `v${k}: f32`).join(", ")
+    : "score: f32, b: f32, h: f32, q: f32, kv: f32";
   return [...helpers, `fn ${name}(${params}) -> ${type} {`, ...lines, `  return ${result};`, `}`].join("\n");
 }

@@ -42,7 +42,14 @@ export const kvAppendKernel: WebGpuKernel = async (call, gpu) => {
 /** The shared checks, plus: WebGPU refuses a copy or a dispatch that reads and writes one buffer. */
 function checkKvAppendHere(call: Call, cache: GpuTensor, x: GpuTensor): { past: number; shift: number } {
   const checked = checkKvAppend(call, cache, x);
-  if (x.storage === cache.storage) throw kernelInputError(call, "x", "x must not be a view of the cache it is written into", "a value of its own", "a view of the cache");
+  if (x.storage === cache.storage)
+    throw kernelInputError(
+      call,
+      "x",
+      "x must not be a view of the cache it is written into",
+      "a value of its own",
+      "a view of the cache",
+    );
   return checked;
 }
 
@@ -76,5 +83,3 @@ function copyBlocks(call: Call, gpu: KernelContext, cache: GpuTensor, x: GpuTens
 function scatterProgram(cache: GpuTensor, x: GpuTensor, past: number): ProgramInfo {
   return copyProgram(x, cache, { strides: cache.strides, offset: cache.offset + past * cache.strides[2]! });
 }
-
-

@@ -32,7 +32,13 @@ function rowStatsWgsl(x: (j: string) => string, ne: string, eps: string): string
 }
 
 /** Params: grad view, x view, rows, E, grad's and x's last strides, eps, weight (present, offset, stride). */
-function gradProgram(grad: GpuTensor, x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTensor): ProgramInfo {
+function gradProgram(
+  grad: GpuTensor,
+  x: GpuTensor,
+  w: GpuTensor | undefined,
+  eps: number,
+  out: GpuTensor,
+): ProgramInfo {
   const ne = x.shape[x.rank - 1]!;
   const rows = x.size / ne;
   const p = new Params();

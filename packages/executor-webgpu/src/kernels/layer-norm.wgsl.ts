@@ -58,7 +58,12 @@ export function normalizeRowWgsl(r: RowNorm): string {
 }
 
 /** Params: eps, then (present, offset, stride) for weight and for bias; returns the word positions for RowNorm. */
-export function packLayerNormParams(p: Params, eps: number, w: GpuTensor | undefined, b: GpuTensor | undefined): Pick<RowNorm, "eps" | "weight" | "bias"> {
+export function packLayerNormParams(
+  p: Params,
+  eps: number,
+  w: GpuTensor | undefined,
+  b: GpuTensor | undefined,
+): Pick<RowNorm, "eps" | "weight" | "bias"> {
   const ep = p.f32(eps);
   const affine = (t: GpuTensor | undefined): number => {
     const at = p.u32(t ? 1 : 0);
@@ -80,7 +85,13 @@ export function rowGrid(rows: number): [number, number, number] {
  * Params: x view, rows, E, x's last stride, eps, then (present, offset, stride) for weight and for bias. Workgroups:
  * one per row (a 2-D grid past 65535 rows). Absent weight/bias are bound to x and never read.
  */
-function program(x: GpuTensor, w: GpuTensor | undefined, b: GpuTensor | undefined, eps: number, out: GpuTensor): ProgramInfo {
+function program(
+  x: GpuTensor,
+  w: GpuTensor | undefined,
+  b: GpuTensor | undefined,
+  eps: number,
+  out: GpuTensor,
+): ProgramInfo {
   const ne = x.shape[x.rank - 1]!;
   const rows = x.size / ne;
   const p = new Params();
@@ -115,7 +126,8 @@ export const layerNormKernel: WebGpuKernel = async (call, gpu) => {
   const w = optionalInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
   const eps = checkLayerNormEps(call);
-  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "[..., E]", formatShape(x.shape));
+  if (x.rank < 1)
+    throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "[..., E]", formatShape(x.shape));
   const ne = x.shape[x.rank - 1]!;
   expectNormParams(call, ne, w, b);
   const out = gpu.alloc(x.shape);

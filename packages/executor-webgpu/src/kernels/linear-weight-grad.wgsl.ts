@@ -20,7 +20,7 @@ export const linearWeightGradKernel: WebGpuKernel = async (call, gpu) => {
   const rows = gradIn.shape.slice(0, -1).reduce((a, d) => a * d, 1);
   const out = gpu.alloc([nOut, nIn]);
   if (out.size === 0) return out;
-  const temps: typeof gradIn[] = [];
+  const temps: (typeof gradIn)[] = [];
   try {
     let grad = gradIn;
     let gRow = leadingStride(grad);

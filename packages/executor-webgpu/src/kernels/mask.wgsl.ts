@@ -12,7 +12,15 @@ import type { ProgramInfo } from "../program.js";
 import { expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import { checkMaskAttrs, checkMaskScale, findNonBinary, maskOffset, nonBinaryMaskError, userMaskStrides, windowOf } from "@attngraph/graph";
+import {
+  checkMaskAttrs,
+  checkMaskScale,
+  findNonBinary,
+  maskOffset,
+  nonBinaryMaskError,
+  userMaskStrides,
+  windowOf,
+} from "@attngraph/graph";
 export { checkMaskAttrs };
 
 /** WGSL: whether query i sees key j by position; `m` is the word of (causal, window, off) in the params. */
@@ -38,7 +46,14 @@ export function packMask(p: Params, attrs: MaskGeometry, nl: number, ns: number)
  * a caller's bug, never silently "not padded"). The values come from the uploaded host tensor, so this costs no
  * readback for an input; a padding mask computed on the GPU is read back once.
  */
-export async function checkKeyPadding(call: Call, gpu: KernelContext, pad: GpuTensor, nb: number, ns: number, batchOf: string): Promise<void> {
+export async function checkKeyPadding(
+  call: Call,
+  gpu: KernelContext,
+  pad: GpuTensor,
+  nb: number,
+  ns: number,
+  batchOf: string,
+): Promise<void> {
   expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
   expectDim(call, "keyPaddingMask", `batch B of the padding mask must match the ${batchOf}`, nb, pad.shape[0]!, pad);
   expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", ns, pad.shape[1]!, pad);
@@ -48,11 +63,15 @@ export async function checkKeyPadding(call: Call, gpu: KernelContext, pad: GpuTe
   if (bad >= 0) {
     const subject = `${call.node}.keyPaddingMask`;
     const got = `${flat[bad]} at [${Math.floor(bad / ns)}, ${bad % ns}]`;
-    throw new AttnGraphError("input", describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got), {
-      subject,
-      expected: "0 or 1",
-      got,
-    });
+    throw new AttnGraphError(
+      "input",
+      describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got),
+      {
+        subject,
+        expected: "0 or 1",
+        got,
+      },
+    );
   }
 }
 
@@ -66,7 +85,13 @@ interface UserInput {
  * Checks a user mask or bias against scores [B, H, L, S] (shared rule: rank 2, 3 or 4, dims equal or 1). A mask's values
  * must each be exactly 0 or 1, checked on the host like padding flags (free for an upload, one readback otherwise).
  */
-async function userInput(call: Call, gpu: KernelContext, field: "mask" | "bias", t: GpuTensor, scores: GpuTensor): Promise<UserInput> {
+async function userInput(
+  call: Call,
+  gpu: KernelContext,
+  field: "mask" | "bias",
+  t: GpuTensor,
+  scores: GpuTensor,
+): Promise<UserInput> {
   const strides = userMaskStrides(call, field, scores.shape, t);
   if (field === "mask") {
     const bad = findNonBinary((await gpu.hostValues(t)).toFloat32Array(), t.shape);
@@ -87,7 +112,15 @@ function packUser(p: Params, u: UserInput | undefined): number {
  * Params: scores view, pad view (or the scores view again), hasPad, mask words, user mask words, bias words, scale, n.
  * One invocation per output element. Absent inputs are bound to the scores buffer and never read.
  */
-function program(scores: GpuTensor, pad: GpuTensor | undefined, user: UserInput | undefined, bias: UserInput | undefined, attrs: MaskGeometry, scale: number, out: GpuTensor): ProgramInfo {
+function program(
+  scores: GpuTensor,
+  pad: GpuTensor | undefined,
+  user: UserInput | undefined,
+  bias: UserInput | undefined,
+  attrs: MaskGeometry,
+  scale: number,
+  out: GpuTensor,
+): ProgramInfo {
   const [, , nl, ns] = scores.shape as [number, number, number, number];
   const p = new Params();
   const sv = p.view(scores);

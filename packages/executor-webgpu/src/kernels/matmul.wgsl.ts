@@ -46,7 +46,15 @@ export interface MatmulVariant {
  * Params: M, N, K, B1, group, A (offset, s0, s1, row, col), B (offset, s0, s1, row, col), hasBias, bias offset, bias
  * stride, and for the gelu variant one more word: tanh (1) or exact (0).
  */
-export function matmulProgram(name: string, dims: MatmulShape, a: Operand, b: Operand, bias: GpuTensor | undefined, out: GpuTensor, variant: MatmulVariant = {}): ProgramInfo {
+export function matmulProgram(
+  name: string,
+  dims: MatmulShape,
+  a: Operand,
+  b: Operand,
+  bias: GpuTensor | undefined,
+  out: GpuTensor,
+  variant: MatmulVariant = {},
+): ProgramInfo {
   const { skipZeroA = false, gelu } = variant;
   if (skipZeroA && gelu !== undefined) throw new Error("webgpu: matmul variants skipZeroA and gelu do not combine");
   const p = new Params();

@@ -49,7 +49,9 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
 
 /** Inputs: x0 [...], x1…x3 [...] (optional, x0's shape) → x0's shape. */
 export const pointwiseKernel: WebGpuKernel = async (call, gpu) => {
-  const inputs = POINTWISE_SLOTS.map((name, i) => (i === 0 ? requireInput(call, 0, name) : optionalInput(call, i, name)));
+  const inputs = POINTWISE_SLOTS.map((name, i) =>
+    i === 0 ? requireInput(call, 0, name) : optionalInput(call, i, name),
+  );
   const expr = pointwiseCallExpr(call, inputs);
   const out = gpu.alloc(inputs[0]!.shape);
   if (out.size > 0) await gpu.run(program(expr, inputs, out));

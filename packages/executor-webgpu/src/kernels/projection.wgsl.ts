@@ -16,7 +16,13 @@ export function linearInputs(call: Call): { x: GpuTensor; w: GpuTensor; b: GpuTe
 
 /** Ranks and dims of x [..., In], weight [Out, In], bias [Out]. */
 export function checkLinearShapes(call: Call, x: GpuTensor, w: GpuTensor, b: GpuTensor | undefined): void {
-  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, `op ${call.kind} needs at least one axis`, "[..., In]", formatShape(x.shape));
+  if (x.rank < 1)
+    throw new ShapeError(
+      `${call.node}.x`,
+      `op ${call.kind} needs at least one axis`,
+      "[..., In]",
+      formatShape(x.shape),
+    );
   expectRank(call, "weight", w, 2, "[Out, In]");
   expectDim(call, "weight", "weight columns must equal the input's last dim In", x.shape[x.rank - 1]!, w.shape[1]!, w);
   if (b !== undefined) {
@@ -36,7 +42,14 @@ export const projectionKernel: WebGpuKernel = async (call, gpu) => {
  * x · Wᵀ + b (checked inputs) as a new [..., Out] tensor; with `gelu`, the matmul's gelu epilogue is applied to each
  * element before it is stored (linear-gelu).
  */
-export async function linear(call: Call, gpu: KernelContext, input: GpuTensor, w: GpuTensor, b: GpuTensor | undefined, gelu?: GeluAttrs["approximate"]): Promise<GpuTensor> {
+export async function linear(
+  call: Call,
+  gpu: KernelContext,
+  input: GpuTensor,
+  w: GpuTensor,
+  b: GpuTensor | undefined,
+  gelu?: GeluAttrs["approximate"],
+): Promise<GpuTensor> {
   const nIn = input.shape[input.rank - 1]!;
   const nOut = w.shape[0]!;
   const rows = input.shape.slice(0, -1).reduce((a, d) => a * d, 1);

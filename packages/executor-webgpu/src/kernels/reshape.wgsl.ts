@@ -10,7 +10,12 @@ export const reshapeKernel: WebGpuKernel = async (call, gpu) => {
   const x = requireInput(call, 0, "x", "any"); // a view keeps the dtype of what it views
   const shape = call.outShape;
   if (sizeOf(shape) !== x.size || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
-    throw new ShapeError(`${call.node}.shape`, "element count must stay the same", `a shape of ${x.size} elements`, `${formatShape(shape)} from ${formatShape(x.shape)}`);
+    throw new ShapeError(
+      `${call.node}.shape`,
+      "element count must stay the same",
+      `a shape of ${x.size} elements`,
+      `${formatShape(shape)} from ${formatShape(x.shape)}`,
+    );
   }
   const strides = viewStrides(x.shape, x.strides, shape);
   if (strides) return gpu.view(x, shape, strides, x.offset);

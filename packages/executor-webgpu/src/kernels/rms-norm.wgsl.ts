@@ -66,7 +66,8 @@ export const rmsNormKernel: WebGpuKernel = async (call, gpu) => {
   const x = requireInput(call, 0, "x");
   const w = optionalInput(call, 1, "weight");
   const eps = checkLayerNormEps(call);
-  if (x.rank < 1) throw new ShapeError(`${call.node}.x`, "rms norm needs at least one axis", "[..., E]", formatShape(x.shape));
+  if (x.rank < 1)
+    throw new ShapeError(`${call.node}.x`, "rms norm needs at least one axis", "[..., E]", formatShape(x.shape));
   expectRmsWeight(call, x.shape[x.rank - 1]!, w);
   const out = gpu.alloc(x.shape);
   if (x.size > 0) await gpu.run(program(x, w, eps, out));

@@ -69,15 +69,26 @@ export const ropeKernel: WebGpuKernel = async (call, gpu) => {
   const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null;
   const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false;
   const d = x.shape[3]!;
-  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0) throw attrError(call, "base", "a finite number > 0", base);
-  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0) throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
-  if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
+  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0)
+    throw attrError(call, "base", "a finite number > 0", base);
+  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0)
+    throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
+  if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0))
+    throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
   if (rotaryDim !== null && rotaryDim > d) throw attrError(call, "rotaryDim", `<= the head dim D=${d}`, rotaryDim);
-  if (rotaryDim === null && d % 2 !== 0) throw new ShapeError(`${call.node}.x`, "RoPE over the whole head dim needs an even D", "an even D", `D=${d} in ${formatShape(x.shape)}`);
+  if (rotaryDim === null && d % 2 !== 0)
+    throw new ShapeError(
+      `${call.node}.x`,
+      "RoPE over the whole head dim needs an even D",
+      "an even D",
+      `D=${d} in ${formatShape(x.shape)}`,
+    );
   if (typeof inverse !== "boolean") throw attrError(call, "inverse", "true or false", inverse);
   const r = rotaryDim ?? d;
   const nl = x.shape[2]!;
-  const table = gpu.constants(`rope:${nl}:${r}:${base}:${positionOffset}`, () => rotaryTable(nl, r, base, (positionOffset as number)));
+  const table = gpu.constants(`rope:${nl}:${r}:${base}:${positionOffset}`, () =>
+    rotaryTable(nl, r, base, positionOffset as number),
+  );
   const out = gpu.alloc(x.shape);
   await gpu.run(program(x, table, r, inverse, out));
   return out;

@@ -5,7 +5,18 @@
 // ExprIndexError as cpu, and the GPU never reads out of range (its reads also clamp). score-mod-input-grad scatters
 // into the gathered input's gradient, which WGSL can only do with atomics on u32 (order-dependent rounding): it runs on
 // the host over read-back values, deterministic and identical to cpu.
-import { checkExprCached, gatheredOfCall, inputGradTarget, checkScale, compileExpr, exprRows, inputGradRows, inputsRead, unprovedReads, type Expr } from "@attngraph/graph";
+import {
+  checkExprCached,
+  gatheredOfCall,
+  inputGradTarget,
+  checkScale,
+  compileExpr,
+  exprRows,
+  inputGradRows,
+  inputsRead,
+  unprovedReads,
+  type Expr,
+} from "@attngraph/graph";
 import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
@@ -22,23 +33,52 @@ function gatheredOf(call: Call, first: number): Map<string, GpuTensor> {
 }
 
 function exprAttr(call: Call, role: "score" | "mask", gathered: ReadonlyMap<string, GpuTensor>): Expr {
-  return checkExprCached(call.attrs["expr"], { subject: `${call.node}.expr`, role, inputs: new Map([...gathered].map(([n, t]) => [n, t.rank])) });
+  return checkExprCached(call.attrs["expr"], {
+    subject: `${call.node}.expr`,
+    role,
+    inputs: new Map([...gathered].map(([n, t]) => [n, t.rank])),
+  });
 }
 
 /**
  * Runs the expression on the host over every element when a read cannot be proved in range, so that an out-of-range
  * read is the ExprIndexError cpu gives (a read that depends on the score needs x's values too).
  */
-async function checkUnproved(call: Call, gpu: KernelContext, expr: Expr, x: GpuTensor, gathered: ReadonlyMap<string, GpuTensor>, role: "score" | "mask", scale: number): Promise<void> {
+async function checkUnproved(
+  call: Call,
+  gpu: KernelContext,
+  expr: Expr,
+  x: GpuTensor,
+  gathered: ReadonlyMap<string, GpuTensor>,
+  role: "score" | "mask",
+  scale: number,
+): Promise<void> {
   const [B, H, L, S] = x.shape as [number, number, number, number];
   const shapes = new Map([...gathered].map(([n, t]) => [n, t.shape]));
   if (unprovedReads(expr, { B, H, L, S }, shapes).length === 0) return;
   const host = (await gpu.hostValues(x)).contiguous();
   const f = compileExpr(expr, await hostGathered(gpu, gathered), `${call.node}.expr`);
-  exprRows({ data: host.toFloat32Array(), shape: host.shape, strides: host.strides, offset: 0 }, f, scale, role === "mask", new Float32Array(host.size), 0, 0, B * H * L);
+  exprRows(
+    { data: host.toFloat32Array(), shape: host.shape, strides: host.strides, offset: 0 },
+    f,
+    scale,
+    role === "mask",
+    new Float32Array(host.size),
+    0,
+    0,
+    B * H * L,
+  );
 }
 
-function program(call: Call, role: "score" | "mask", expr: Expr, x: GpuTensor, gathered: ReadonlyMap<string, GpuTensor>, scale: number, out: GpuTensor): ProgramInfo {
+function program(
+  call: Call,
+  role: "score" | "mask",
+  expr: Expr,
+  x: GpuTensor,
+  gathered: ReadonlyMap<string, GpuTensor>,
+  scale: number,
+  out: GpuTensor,
+): ProgramInfo {
   const [, H, L, S] = x.shape as [number, number, number, number];
   const p = new Params();
   const xv = p.view(x);
@@ -58,7 +98,11 @@ function program(call: Call, role: "score" | "mask", expr: Expr, x: GpuTensor, g
     cacheKey: `${call.kind}:${key}`,
     code: () => /* wgsl */ `${PRELUDE}
 ${storageBindings(["X", ...bindings])}
-${exprWgsl(expr, "modification", names.map((name, i) => ({ name, binding: bindings[i]!, view: views[i]! })))}
+${exprWgsl(
+  expr,
+  "modification",
+  names.map((name, i) => ({ name, binding: bindings[i]!, view: views[i]! })),
+)}
 @compute @workgroup_size(${WG})
 fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
   let i = flat_id(g, nw);
@@ -96,13 +140,19 @@ function exprKernel(role: "score" | "mask"): WebGpuKernel {
     const limit = gpu.device.limits.maxStorageBuffersPerShaderStage;
     const bound = inputsRead(expr).size;
     if (bound + 2 > limit) {
-      throw new UnsupportedError(`${call.kind} reading ${bound} gathered inputs on webgpu: this device binds at most ${limit} storage buffers per shader (${limit - 2} gathered inputs)`, { subject: call.node });
+      throw new UnsupportedError(
+        `${call.kind} reading ${bound} gathered inputs on webgpu: this device binds at most ${limit} storage buffers per shader (${limit - 2} gathered inputs)`,
+        { subject: call.node },
+      );
     }
     // The params uniform holds x's view, five numbers and each bound input's view (2 + 2 · rank words).
     const read = inputsRead(expr);
     const words = 10 + 5 + [...gathered].filter(([n]) => read.has(n)).reduce((a, [, t]) => a + 2 + 2 * t.rank, 0);
     if (words > PARAM_WORDS) {
-      throw new UnsupportedError(`${call.kind} on webgpu: its gathered inputs' views need ${words} words of params, more than the ${PARAM_WORDS} a program has (fewer or lower-rank gathered inputs)`, { subject: call.node });
+      throw new UnsupportedError(
+        `${call.kind} on webgpu: its gathered inputs' views need ${words} words of params, more than the ${PARAM_WORDS} a program has (fewer or lower-rank gathered inputs)`,
+        { subject: call.node },
+      );
     }
     await checkUnproved(call, gpu, expr, x, gathered, role, scale);
     const out = gpu.alloc(x.shape);
@@ -129,7 +179,14 @@ export const scoreModInputGradKernel: WebGpuKernel = async (call, gpu) => {
   const view = (t: typeof hx) => ({ data: t.toFloat32Array(), shape: t.shape, strides: t.strides, offset: 0 });
   const sums = new Float64Array(target.size);
   const [B, H, L] = x.shape as [number, number, number, number];
-  inputGradRows(expr, wrt, await hostGathered(gpu, gathered), `${call.node}.expr`)(view(hx), view(hg), scale, sums, 0, B * H * L);
+  inputGradRows(expr, wrt, await hostGathered(gpu, gathered), `${call.node}.expr`)(
+    view(hx),
+    view(hg),
+    scale,
+    sums,
+    0,
+    B * H * L,
+  );
   const out = gpu.alloc(target.shape);
   if (out.size > 0) gpu.device.queue.writeBuffer(out.storage.buffer, 0, Float32Array.from(sums));
   return out;

@@ -18,12 +18,25 @@ import { optionalInput, requireInput } from "./checks.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the attributes (each checked, absent ones take the op's
 // defaults) and the shapes.
-import { checkSgdMomentumAttrs, checkSgdStepAttrs, expectSameShape, type SgdMomentumAttrs, type SgdStepAttrs } from "@attngraph/graph";
+import {
+  checkSgdMomentumAttrs,
+  checkSgdStepAttrs,
+  expectSameShape,
+  type SgdMomentumAttrs,
+  type SgdStepAttrs,
+} from "@attngraph/graph";
 
 // ---- sgd-momentum ----
 
 /** Params: buf, grad, param (buf's when absent) and step views, n, momentum, 1 − dampening, weightDecay, decay on. */
-function momentumProgram(buf: GpuTensor, grad: GpuTensor, param: GpuTensor | undefined, step: GpuTensor, a: SgdMomentumAttrs, out: GpuTensor): ProgramInfo {
+function momentumProgram(
+  buf: GpuTensor,
+  grad: GpuTensor,
+  param: GpuTensor | undefined,
+  step: GpuTensor,
+  a: SgdMomentumAttrs,
+  out: GpuTensor,
+): ProgramInfo {
   const p = new Params();
   const bv = p.view(buf);
   const gv = p.view(grad);
@@ -80,7 +93,14 @@ export const sgdMomentumKernel: WebGpuKernel = async (call, gpu) => {
  * Params: param, grad and buf (param's when unused) views, n, lr, momentum, weightDecay, decay on, mode (0 d, 1 buf, 2
  * nesterov), then the lrScale view (param's when absent) and whether it is there.
  */
-function stepProgram(param: GpuTensor, grad: GpuTensor, buf: GpuTensor | undefined, lrScale: GpuTensor | undefined, a: SgdStepAttrs, out: GpuTensor): ProgramInfo {
+function stepProgram(
+  param: GpuTensor,
+  grad: GpuTensor,
+  buf: GpuTensor | undefined,
+  lrScale: GpuTensor | undefined,
+  a: SgdStepAttrs,
+  out: GpuTensor,
+): ProgramInfo {
   const useBuf = a.momentum > 0 && buf !== undefined;
   const p = new Params();
   const pv = p.view(param);

@@ -106,7 +106,9 @@ export type ElementType = "f32" | "i32" | "u32";
  * storage `Y`.
  */
 export function storageBindings(names: readonly string[], types: Readonly<Record<string, ElementType>> = {}): string {
-  const lines = names.map((n, i) => `@group(0) @binding(${i + 1}) var<storage, read> ${n}: array<${types[n] ?? "f32"}>;`);
+  const lines = names.map(
+    (n, i) => `@group(0) @binding(${i + 1}) var<storage, read> ${n}: array<${types[n] ?? "f32"}>;`,
+  );
   lines.push(`@group(0) @binding(${names.length + 1}) var<storage, read_write> Y: array<f32>;`);
   return lines.join("\n");
 }

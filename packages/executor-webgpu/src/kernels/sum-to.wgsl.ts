@@ -19,7 +19,14 @@ import { checkSumToShape } from "@attngraph/graph";
 const WG_MIN_TERMS = 256;
 
 /** The kept and summed views of x for outShape `shape` (checked), and R, the terms per output. */
-function split(x: GpuTensor, shape: readonly number[]): { kept: Pick<GpuTensor, "shape" | "strides" | "offset">; summed: Pick<GpuTensor, "shape" | "strides" | "offset">; terms: number } {
+function split(
+  x: GpuTensor,
+  shape: readonly number[],
+): {
+  kept: Pick<GpuTensor, "shape" | "strides" | "offset">;
+  summed: Pick<GpuTensor, "shape" | "strides" | "offset">;
+  terms: number;
+} {
   const lead = x.rank - shape.length;
   const sShape: number[] = [];
   const sStrides: number[] = [];

@@ -7,8 +7,17 @@ export const transposeKernel: WebGpuKernel = (call, gpu) => {
   const x = requireInput(call, 0, "x", "any"); // a view keeps the dtype of what it views
   const perm = call.attrs["perm"];
   const r = x.rank;
-  const ok = Array.isArray(perm) && perm.length === r && new Set(perm).size === r && perm.every((p) => Number.isInteger(p) && p >= 0 && p < r);
+  const ok =
+    Array.isArray(perm) &&
+    perm.length === r &&
+    new Set(perm).size === r &&
+    perm.every((p) => Number.isInteger(p) && p >= 0 && p < r);
   if (!ok) throw attrError(call, "perm", `a permutation of 0..${r - 1}`, perm);
   const p = perm as number[];
-  return gpu.view(x, p.map((i) => x.shape[i]!), p.map((i) => x.strides[i]!), x.offset);
+  return gpu.view(
+    x,
+    p.map((i) => x.shape[i]!),
+    p.map((i) => x.strides[i]!),
+    x.offset,
+  );
 };

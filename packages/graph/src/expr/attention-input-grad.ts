@@ -34,13 +34,22 @@ function at(t: F32View, ...index: number[]): number {
  * attention-grad wrt gathered slot `attrs.wrt` ("gN"): zeros of that input's shape plus Σ dS'_ij · ∂scoreMod/∂read over
  * every pair a query sees and every read of the input (attention-grad.ts has the math). Returns it row-major.
  */
-export function attentionInputGrad(x: AttentionGradViews, attrs: AttentionGradAttrs, gathered: ReadonlyMap<string, GatheredTensor>, node: string): Float32Array {
+export function attentionInputGrad(
+  x: AttentionGradViews,
+  attrs: AttentionGradAttrs,
+  gathered: ReadonlyMap<string, GatheredTensor>,
+  node: string,
+): Float32Array {
   const slot = Number(attrs.wrt.slice(1));
   const names = attrs.inputs ?? [];
   const name = names[slot];
   const target = name === undefined ? undefined : gathered.get(name);
   if (name === undefined || target === undefined) {
-    throw new AttnGraphError("attribute", `${node}.wrt: no gathered input in slot ${attrs.wrt}, expected one of g0 … g${names.length - 1}`, { subject: `${node}.wrt` });
+    throw new AttnGraphError(
+      "attribute",
+      `${node}.wrt: no gathered input in slot ${attrs.wrt}, expected one of g0 … g${names.length - 1}`,
+      { subject: `${node}.wrt` },
+    );
   }
   const shape = target.shape;
   const size = shape.reduce((p, n) => p * n, 1);

@@ -27,12 +27,18 @@ const MAX_DERIVED = 10_000;
  * The call's modifications checked against its gathered inputs (the graph's typed errors, naming `<node>.scoreMod`)
  * and compiled; undefined when it has none.
  */
-export function compileMods(mods: AttentionMods, gathered: ReadonlyMap<string, GatheredTensor>, node: string, derivative: boolean): CompiledMods | undefined {
+export function compileMods(
+  mods: AttentionMods,
+  gathered: ReadonlyMap<string, GatheredTensor>,
+  node: string,
+  derivative: boolean,
+): CompiledMods | undefined {
   const scoreMod = mods.scoreMod ?? null;
   const maskMod = mods.maskMod ?? null;
   if (scoreMod === null && maskMod === null) return undefined;
   const ranks = new Map([...gathered].map(([n, t]) => [n, t.shape.length]));
-  const checked = (raw: unknown, field: string, role: "score" | "mask"): Expr => checkExprCached(raw, { subject: `${node}.${field}`, role, inputs: ranks });
+  const checked = (raw: unknown, field: string, role: "score" | "mask"): Expr =>
+    checkExprCached(raw, { subject: `${node}.${field}`, role, inputs: ranks });
   const score = scoreMod === null ? undefined : checked(scoreMod, "scoreMod", "score");
   const keep = maskMod === null ? undefined : checked(maskMod, "maskMod", "mask");
   let dScore: ExprFn | undefined;
@@ -55,7 +61,12 @@ function derivedScore(e: Expr, node: string): Expr {
   const cached = typeof e === "object" ? derivedByExpr.get(e) : undefined;
   if (cached !== undefined) return cached;
   const d = derive(e, { kind: "score" });
-  if (treeSize(d, MAX_DERIVED) > MAX_DERIVED) throw new AttnGraphError("unsupported", `unsupported: the gradient of ${node}.scoreMod: its derivative has more than ${MAX_DERIVED} nodes`, { subject: `${node}.scoreMod` });
+  if (treeSize(d, MAX_DERIVED) > MAX_DERIVED)
+    throw new AttnGraphError(
+      "unsupported",
+      `unsupported: the gradient of ${node}.scoreMod: its derivative has more than ${MAX_DERIVED} nodes`,
+      { subject: `${node}.scoreMod` },
+    );
   if (typeof e === "object") derivedByExpr.set(e, d);
   return d;
 }

@@ -16,7 +16,11 @@ export const BLOCK_SOME: BlockClass = 1;
 export const BLOCK_ALL: BlockClass = 2;
 
 /** The class of a block for mask modification `keep` (checked), its gathered inputs bound. */
-export function classifyBlock(keep: Expr, ranges: VarRanges, gathered: ReadonlyMap<string, GatheredTensor>): BlockClass {
+export function classifyBlock(
+  keep: Expr,
+  ranges: VarRanges,
+  gathered: ReadonlyMap<string, GatheredTensor>,
+): BlockClass {
   const [canFalse, canTrue] = new Intervals(ranges, gathered).bool(keep);
   return !canTrue ? BLOCK_NONE : canFalse ? BLOCK_SOME : BLOCK_ALL;
 }

@@ -42,34 +42,51 @@ export function checkExpr(raw: unknown, scope: ExprScope): CheckedExpr {
     if (typeof e === "number") {
       // Every executor computes in float32 (WGSL, wasm; cpu rounds each step): a literal is one, so 0.1 means the same
       // number everywhere, and 1e39 (infinite in float32) is refused rather than read differently per executor.
-      if (!Number.isFinite(e) || Math.abs(e) > FLOAT32_MAX) fail(path, "invalid number", "a finite float32 number (|x| <= 3.4028234663852886e38)", show(e));
+      if (!Number.isFinite(e) || Math.abs(e) > FLOAT32_MAX)
+        fail(path, "invalid number", "a finite float32 number (|x| <= 3.4028234663852886e38)", show(e));
       const x = Math.fround(e);
       return { expr: x, type: Number.isInteger(x) ? "int" : "num" };
     }
     if (typeof e === "string") {
-      if (scope.role === "pointwise") fail(path, "an elementwise expression reads no variables", "numbers and its inputs' elements", show(e));
+      if (scope.role === "pointwise")
+        fail(path, "an elementwise expression reads no variables", "numbers and its inputs' elements", show(e));
       if (e === "score") {
-        if (scope.role === "mask") fail(path, "a mask modification cannot read the score", "b, h, q, kv, numbers or gathered inputs", '"score"');
+        if (scope.role === "mask")
+          fail(path, "a mask modification cannot read the score", "b, h, q, kv, numbers or gathered inputs", '"score"');
         return { expr: e, type: "num" };
       }
       if (e === "b" || e === "h" || e === "q" || e === "kv") return { expr: e, type: "int" };
       fail(path, "unknown variable", scope.role === "score" ? "score, b, h, q or kv" : "b, h, q or kv", show(e));
     }
-    if (typeof e !== "object" || e === null || Array.isArray(e)) fail(path, "invalid expression", "a number, a variable or { op, args }", show(e));
+    if (typeof e !== "object" || e === null || Array.isArray(e))
+      fail(path, "invalid expression", "a number, a variable or { op, args }", show(e));
     const o = e as Record<string, unknown>;
     const op = o["op"];
     if (op === "input") return walkInput(o, path, depth);
-    if (typeof op !== "string" || !Object.hasOwn(EXPR_OPS, op)) fail(`${path}.op`, "unknown operation", `input or one of ${EXPR_OP_NAMES.join(", ")}`, show(op));
+    if (typeof op !== "string" || !Object.hasOwn(EXPR_OPS, op))
+      fail(`${path}.op`, "unknown operation", `input or one of ${EXPR_OP_NAMES.join(", ")}`, show(op));
     const spec = EXPR_OPS[op as ExprOpName];
     const extra = Object.keys(o).find((k) => k !== "op" && k !== "args");
     if (extra !== undefined) fail(path, `unknown field of an ${show(op)} expression`, "op and args", show(extra));
     const args = o["args"];
     if (!Array.isArray(args)) fail(`${path}.args`, "missing arguments", `a list of ${spec.arity}`, show(args));
     const list = args as unknown[];
-    if (list.length !== spec.arity) fail(`${path}.args`, `${op} takes ${spec.arity} argument${spec.arity === 1 ? "" : "s"}`, String(spec.arity), String(list.length));
+    if (list.length !== spec.arity)
+      fail(
+        `${path}.args`,
+        `${op} takes ${spec.arity} argument${spec.arity === 1 ? "" : "s"}`,
+        String(spec.arity),
+        String(list.length),
+      );
     const checked = list.map((a, i) => walk(a, `${path}.args[${i}]`, depth + 1));
     const type = spec.type(checked.map((c) => c.type));
-    if (type !== "int" && type !== "num" && type !== "bool") return fail(path, `${op}: wrong argument types`, type, checked.map((c) => (c.type === "bool" ? "true/false" : "a number")).join(", "));
+    if (type !== "int" && type !== "num" && type !== "bool")
+      return fail(
+        path,
+        `${op}: wrong argument types`,
+        type,
+        checked.map((c) => (c.type === "bool" ? "true/false" : "a number")).join(", "),
+      );
     return { expr: Object.freeze({ op: op as ExprOpName, args: Object.freeze(checked.map((c) => c.expr)) }), type };
   };
   const walkInput = (o: Record<string, unknown>, path: string, depth: number): { expr: Expr; type: ExprType } => {
@@ -78,26 +95,53 @@ export function checkExpr(raw: unknown, scope: ExprScope): CheckedExpr {
     if (extra !== undefined) fail(path, "unknown field of an input expression", "op, name and index", show(extra));
     if (typeof name !== "string" || !scope.inputs.has(name)) {
       const known = [...scope.inputs.keys()];
-      fail(`${path}.name`, "no gathered input of this name", known.length ? `one of ${known.join(", ")}` : "no gathered inputs are declared", show(name));
+      fail(
+        `${path}.name`,
+        "no gathered input of this name",
+        known.length ? `one of ${known.join(", ")}` : "no gathered inputs are declared",
+        show(name),
+      );
     }
     const rank = scope.inputs.get(name as string)!;
     const index = o["index"];
     if (!Array.isArray(index) || index.length !== rank) {
-      fail(`${path}.index`, `${name as string} has ${rank} axes: one index per axis`, `a list of ${rank}`, Array.isArray(index) ? `${index.length}` : show(index));
+      fail(
+        `${path}.index`,
+        `${name as string} has ${rank} axes: one index per axis`,
+        `a list of ${rank}`,
+        Array.isArray(index) ? `${index.length}` : show(index),
+      );
     }
     const checked = (index as unknown[]).map((a, i) => {
       const c = walk(a, `${path}.index[${i}]`, depth + 1);
       // A gathered value may hold an integer (a document id): it is checked when read. Anything else known now is wrong.
-      if (c.type === "bool") fail(`${path}.index[${i}]`, "an index must be an integer", "an integer expression", "true/false");
-      if (c.type === "num" && !readsInput(c.expr)) fail(`${path}.index[${i}]`, "an index must be an integer", "an integer expression (floor(...) of a number)", "a number");
+      if (c.type === "bool")
+        fail(`${path}.index[${i}]`, "an index must be an integer", "an integer expression", "true/false");
+      if (c.type === "num" && !readsInput(c.expr))
+        fail(
+          `${path}.index[${i}]`,
+          "an index must be an integer",
+          "an integer expression (floor(...) of a number)",
+          "a number",
+        );
       return c.expr;
     });
-    return { expr: Object.freeze({ op: "input" as const, name: name as string, index: Object.freeze(checked) }), type: "num" };
+    return {
+      expr: Object.freeze({ op: "input" as const, name: name as string, index: Object.freeze(checked) }),
+      type: "num",
+    };
   };
   const top = walk(raw, "", 0);
   const want: ExprType[] = scope.role === "mask" ? ["bool"] : ["int", "num"]; // pointwise: a number, as a score-mod
   if (!want.includes(top.type)) {
-    fail("", scope.role === "mask" ? "a mask modification must be true/false" : `a ${scope.role === "score" ? "score modification" : "pointwise expression"} must be a number`, scope.role === "mask" ? "a comparison, and/or/not, or where of true/false values" : "a number", top.type === "bool" ? "true/false" : "a number");
+    fail(
+      "",
+      scope.role === "mask"
+        ? "a mask modification must be true/false"
+        : `a ${scope.role === "score" ? "score modification" : "pointwise expression"} must be a number`,
+      scope.role === "mask" ? "a comparison, and/or/not, or where of true/false values" : "a number",
+      top.type === "bool" ? "true/false" : "a number",
+    );
   }
   return top;
 }

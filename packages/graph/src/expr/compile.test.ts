@@ -10,24 +10,106 @@ const tensor = (data: number[], shape: number[]): GatheredTensor => {
   return { data: Float32Array.from(data), shape, strides, offset: 0 };
 };
 const both = (raw: unknown, role: "score" | "mask", inputs: Record<string, GatheredTensor> = {}, float64 = false) => {
-  const scope = { subject: "node f: scoreMod", role, inputs: new Map(Object.entries(inputs).map(([k, t]) => [k, t.shape.length])) };
+  const scope = {
+    subject: "node f: scoreMod",
+    role,
+    inputs: new Map(Object.entries(inputs).map(([k, t]) => [k, t.shape.length])),
+  };
   const { expr } = checkExpr(raw, scope);
   const bound = new Map(Object.entries(inputs));
-  return [compileExpr(expr, bound, "node f: scoreMod", { float64 }), compileExprClosures(expr, bound, "node f: scoreMod", { float64 })] as const;
+  return [
+    compileExpr(expr, bound, "node f: scoreMod", { float64 }),
+    compileExprClosures(expr, bound, "node f: scoreMod", { float64 }),
+  ] as const;
 };
 
 describe("compileExpr", () => {
   it("ALiBi, a relative bias table, soft-capping and a document mask give the FORMAT's values, both forms alike", () => {
     const slopes = tensor([0.5, 0.25], [2]);
-    const table = tensor([...Array(15).keys()].map((i) => i / 10), [1, 15]);
+    const table = tensor(
+      [...Array(15).keys()].map((i) => i / 10),
+      [1, 15],
+    );
     const doc = tensor([0, 0, 1, 1], [1, 4]);
-    const cases: [unknown, "score" | "mask", Record<string, GatheredTensor>, (s: number, b: number, h: number, q: number, kv: number) => number | boolean][] = [
-      [{ op: "add", args: ["score", { op: "mul", args: [{ op: "input", name: "slopes", index: ["h"] }, { op: "sub", args: ["kv", "q"] }] }] }, "score", { slopes }, (s, _b, h, q, kv) => s + [0.5, 0.25][h]! * (kv - q)],
-      [{ op: "add", args: ["score", { op: "input", name: "table", index: [0, { op: "add", args: [{ op: "sub", args: ["q", "kv"] }, 7] }] }] }, "score", { table }, (s, _b, _h, q, kv) => s + Math.fround((q - kv + 7) / 10)],
-      [{ op: "mul", args: [{ op: "tanh", args: [{ op: "div", args: ["score", 2] }] }, 2] }, "score", {}, (s) => Math.tanh(s / 2) * 2],
-      [{ op: "and", args: [{ op: "eq", args: [{ op: "input", name: "doc", index: ["b", "q"] }, { op: "input", name: "doc", index: ["b", "kv"] }] }, { op: "ge", args: ["q", "kv"] }] }, "mask", { doc }, (_s, _b, _h, q, kv) => [0, 0, 1, 1][q] === [0, 0, 1, 1][kv] && q >= kv],
-      [{ op: "eq", args: [{ op: "mod", args: [{ op: "sub", args: ["kv", "q"] }, 3] }, 1] }, "mask", {}, (_s, _b, _h, q, kv) => (((kv - q) % 3) + 3) % 3 === 1],
-      [{ op: "where", args: [{ op: "lt", args: ["q", 2] }, { op: "floor", args: [{ op: "sigmoid", args: ["score"] }] }, { op: "max", args: ["score", { op: "abs", args: [-1] }] }] }, "score", {}, (s, _b, _h, q) => (q < 2 ? Math.floor(1 / (1 + Math.exp(-s))) : Math.max(s, 1))],
+    const cases: [
+      unknown,
+      "score" | "mask",
+      Record<string, GatheredTensor>,
+      (s: number, b: number, h: number, q: number, kv: number) => number | boolean,
+    ][] = [
+      [
+        {
+          op: "add",
+          args: [
+            "score",
+            {
+              op: "mul",
+              args: [
+                { op: "input", name: "slopes", index: ["h"] },
+                { op: "sub", args: ["kv", "q"] },
+              ],
+            },
+          ],
+        },
+        "score",
+        { slopes },
+        (s, _b, h, q, kv) => s + [0.5, 0.25][h]! * (kv - q),
+      ],
+      [
+        {
+          op: "add",
+          args: [
+            "score",
+            { op: "input", name: "table", index: [0, { op: "add", args: [{ op: "sub", args: ["q", "kv"] }, 7] }] },
+          ],
+        },
+        "score",
+        { table },
+        (s, _b, _h, q, kv) => s + Math.fround((q - kv + 7) / 10),
+      ],
+      [
+        { op: "mul", args: [{ op: "tanh", args: [{ op: "div", args: ["score", 2] }] }, 2] },
+        "score",
+        {},
+        (s) => Math.tanh(s / 2) * 2,
+      ],
+      [
+        {
+          op: "and",
+          args: [
+            {
+              op: "eq",
+              args: [
+                { op: "input", name: "doc", index: ["b", "q"] },
+                { op: "input", name: "doc", index: ["b", "kv"] },
+              ],
+            },
+            { op: "ge", args: ["q", "kv"] },
+          ],
+        },
+        "mask",
+        { doc },
+        (_s, _b, _h, q, kv) => [0, 0, 1, 1][q] === [0, 0, 1, 1][kv] && q >= kv,
+      ],
+      [
+        { op: "eq", args: [{ op: "mod", args: [{ op: "sub", args: ["kv", "q"] }, 3] }, 1] },
+        "mask",
+        {},
+        (_s, _b, _h, q, kv) => (((kv - q) % 3) + 3) % 3 === 1,
+      ],
+      [
+        {
+          op: "where",
+          args: [
+            { op: "lt", args: ["q", 2] },
+            { op: "floor", args: [{ op: "sigmoid", args: ["score"] }] },
+            { op: "max", args: ["score", { op: "abs", args: [-1] }] },
+          ],
+        },
+        "score",
+        {},
+        (s, _b, _h, q) => (q < 2 ? Math.floor(1 / (1 + Math.exp(-s))) : Math.max(s, 1)),
+      ],
     ];
     for (const [raw, role, inputs, want] of cases) {
       const [generated, closures] = both(raw, role, inputs, true); // float64: the reference's arithmetic
@@ -50,14 +132,26 @@ describe("compileExpr", () => {
 
   it("a read out of range, negative or at a fraction throws an ExprIndexError naming the read and the position", () => {
     const slopes = tensor([0.5, 0.25], [2]);
-    const [generated, closures] = both({ op: "add", args: ["score", { op: "input", name: "slopes", index: ["kv"] }] }, "score", { slopes });
-    for (const [f, form] of [[generated, "generated"], [closures, "closures"]] as const) {
+    const [generated, closures] = both(
+      { op: "add", args: ["score", { op: "input", name: "slopes", index: ["kv"] }] },
+      "score",
+      { slopes },
+    );
+    for (const [f, form] of [
+      [generated, "generated"],
+      [closures, "closures"],
+    ] as const) {
       expect(f(0, 0, 0, 0, 1), form).toBeCloseTo(0.25);
       expect(() => f(0, 1, 0, 3, 2), form).toThrow(ExprIndexError);
-      expect(() => f(0, 1, 0, 3, 2), form).toThrow(/node f: scoreMod\.args\[1\]: gathered index 2 on axis 0 is out of range at b=1, h=0, q=3, kv=2, expected an integer in \[0, 2\)/);
+      expect(() => f(0, 1, 0, 3, 2), form).toThrow(
+        /node f: scoreMod\.args\[1\]: gathered index 2 on axis 0 is out of range at b=1, h=0, q=3, kv=2, expected an integer in \[0, 2\)/,
+      );
     }
     const ids = tensor([0, 1.5, -1], [3]);
-    const [f] = both({ op: "input", name: "slopes", index: [{ op: "input", name: "ids", index: ["q"] }] }, "score", { slopes, ids });
+    const [f] = both({ op: "input", name: "slopes", index: [{ op: "input", name: "ids", index: ["q"] }] }, "score", {
+      slopes,
+      ids,
+    });
     expect(f(0, 0, 0, 0, 0)).toBe(0.5);
     expect(() => f(0, 0, 0, 1, 0)).toThrow(/gathered index 1\.5 on axis 0/);
     expect(() => f(0, 0, 0, 2, 0)).toThrow(/gathered index -1 on axis 0/);
@@ -65,7 +159,11 @@ describe("compileExpr", () => {
 
   it("a read in the branch where does not take is not made (a guarded read is not an error)", () => {
     const t = tensor([1, 2, 3], [3]);
-    const [f, g] = both({ op: "where", args: [{ op: "lt", args: ["kv", 3] }, { op: "input", name: "t", index: ["kv"] }, 0] }, "score", { t });
+    const [f, g] = both(
+      { op: "where", args: [{ op: "lt", args: ["kv", 3] }, { op: "input", name: "t", index: ["kv"] }, 0] },
+      "score",
+      { t },
+    );
     expect([f(0, 0, 0, 0, 2), f(0, 0, 0, 0, 5), g(0, 0, 0, 0, 5)]).toEqual([3, 0, 0]);
   });
 
@@ -80,4 +178,3 @@ describe("compileExpr", () => {
     expect(tenth(1, 0, 0, 0, 0)).toBe(Math.fround(0.1)); // the literal is the float32 0.1
   });
 });
-

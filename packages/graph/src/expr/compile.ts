@@ -21,11 +21,15 @@ export type ExprFn = (score: number, b: number, h: number, q: number, kv: number
 /** A gathered index outside its input (or not an integer) at run time. `subject` names the sub-expression. */
 export class ExprIndexError extends AttnGraphError {
   constructor(subject: string, axis: number, size: number, value: number, at: readonly number[]) {
-    super("index", `${subject}: gathered index ${value} on axis ${axis} is out of range at b=${at[0]}, h=${at[1]}, q=${at[2]}, kv=${at[3]}, expected an integer in [0, ${size})`, {
-      subject,
-      expected: `an integer in [0, ${size})`,
-      got: String(value),
-    });
+    super(
+      "index",
+      `${subject}: gathered index ${value} on axis ${axis} is out of range at b=${at[0]}, h=${at[1]}, q=${at[2]}, kv=${at[3]}, expected an integer in [0, ${size})`,
+      {
+        subject,
+        expected: `an integer in [0, ${size})`,
+        got: String(value),
+      },
+    );
     this.name = "ExprIndexError";
   }
 }
@@ -55,10 +59,21 @@ function reader(t: GatheredTensor, subject: string): Reader {
     case 1:
       return (b, h, q, kv, i0 = 0) => (ok(i0, 0) ? data[offset + i0 * s0]! : fail(0, i0, b, h, q, kv));
     case 2:
-      return (b, h, q, kv, i0 = 0, i1 = 0) => (!ok(i0, 0) ? fail(0, i0, b, h, q, kv) : !ok(i1, 1) ? fail(1, i1, b, h, q, kv) : data[offset + i0 * s0 + i1 * s1]!);
+      return (b, h, q, kv, i0 = 0, i1 = 0) =>
+        !ok(i0, 0)
+          ? fail(0, i0, b, h, q, kv)
+          : !ok(i1, 1)
+            ? fail(1, i1, b, h, q, kv)
+            : data[offset + i0 * s0 + i1 * s1]!;
     case 3:
       return (b, h, q, kv, i0 = 0, i1 = 0, i2 = 0) =>
-        !ok(i0, 0) ? fail(0, i0, b, h, q, kv) : !ok(i1, 1) ? fail(1, i1, b, h, q, kv) : !ok(i2, 2) ? fail(2, i2, b, h, q, kv) : data[offset + i0 * s0 + i1 * s1 + i2 * s2]!;
+        !ok(i0, 0)
+          ? fail(0, i0, b, h, q, kv)
+          : !ok(i1, 1)
+            ? fail(1, i1, b, h, q, kv)
+            : !ok(i2, 2)
+              ? fail(2, i2, b, h, q, kv)
+              : data[offset + i0 * s0 + i1 * s1 + i2 * s2]!;
     case 4:
       return (b, h, q, kv, i0 = 0, i1 = 0, i2 = 0, i3 = 0) =>
         !ok(i0, 0)
@@ -87,15 +102,30 @@ function reader(t: GatheredTensor, subject: string): Reader {
  * `e` (checked by checkExpr) as a function, its gathered inputs bound to `inputs` (by name). `subject` starts the
  * messages of its read errors (`node flex: scoreMod`).
  */
-export function compileExpr(e: Expr, inputs: ReadonlyMap<string, GatheredTensor>, subject: string, options: CompileOptions = {}): ExprFn {
+export function compileExpr(
+  e: Expr,
+  inputs: ReadonlyMap<string, GatheredTensor>,
+  subject: string,
+  options: CompileOptions = {},
+): ExprFn {
   const sites = readSites(e);
   const readers = sites.map((s) => reader(inputs.get(s.read.name)!, `${subject}${s.path}`));
   const round = options.float64 ? (x: number) => x : Math.fround;
   try {
-    return compileSource(e, sites.map((s) => s.read), readers, round);
+    return compileSource(
+      e,
+      sites.map((s) => s.read),
+      readers,
+      round,
+    );
   } catch (err) {
     if (!(err instanceof EvalError)) throw err;
-    return compileClosures(e, sites.map((s) => s.read), readers, round); // generated code forbidden here (CSP)
+    return compileClosures(
+      e,
+      sites.map((s) => s.read),
+      readers,
+      round,
+    ); // generated code forbidden here (CSP)
   }
 }
 
@@ -110,7 +140,12 @@ export interface CompileOptions {
 /** Generated factories by expression (the attribute object a plan step keeps): generated once, bound per call. */
 const factories = new WeakMap<object, (...a: unknown[]) => ExprFn>();
 
-function compileSource(e: Expr, reads: readonly ExprInput[], readers: readonly Reader[], round: (x: number) => number): ExprFn {
+function compileSource(
+  e: Expr,
+  reads: readonly ExprInput[],
+  readers: readonly Reader[],
+  round: (x: number) => number,
+): ExprFn {
   const cached = typeof e === "object" ? factories.get(e) : undefined;
   if (cached) return cached(pyMod, sigmoid, round, ...readers);
   const js = (x: Expr): string => {
@@ -123,12 +158,23 @@ function compileSource(e: Expr, reads: readonly ExprInput[], readers: readonly R
     return EXPR_OPS[x.op].type(x.args.map(typeOfArg)) === "bool" ? code : `f(${code})`;
   };
   const names = readers.map((_, i) => `r${i}`);
-  const make = new Function("pyMod", "sigmoid", "f", ...names, `"use strict"; return function (score, b, h, q, kv) { return ${js(e)}; };`) as (...a: unknown[]) => ExprFn;
+  const make = new Function(
+    "pyMod",
+    "sigmoid",
+    "f",
+    ...names,
+    `"use strict"; return function (score, b, h, q, kv) { return ${js(e)}; };`,
+  ) as (...a: unknown[]) => ExprFn;
   if (typeof e === "object") factories.set(e, make);
   return make(pyMod, sigmoid, round, ...readers);
 }
 
-function compileClosures(e: Expr, reads: readonly ExprInput[], readers: readonly Reader[], round: (x: number) => number): ExprFn {
+function compileClosures(
+  e: Expr,
+  reads: readonly ExprInput[],
+  readers: readonly Reader[],
+  round: (x: number) => number,
+): ExprFn {
   type Node = (s: number, b: number, h: number, q: number, kv: number) => number | boolean;
   const build = (x: Expr): Node => {
     if (typeof x === "number") return () => x;
@@ -149,18 +195,30 @@ function compileClosures(e: Expr, reads: readonly ExprInput[], readers: readonly
     };
     const args = x.args.map(build);
     if (x.op === "where") return (s, b, h, q, kv) => (args[0]!(s, b, h, q, kv) ? args[1]! : args[2]!)(s, b, h, q, kv);
-    if (x.op === "and") return (s, b, h, q, kv) => Boolean(args[0]!(s, b, h, q, kv)) && Boolean(args[1]!(s, b, h, q, kv));
-    if (x.op === "or") return (s, b, h, q, kv) => Boolean(args[0]!(s, b, h, q, kv)) || Boolean(args[1]!(s, b, h, q, kv));
+    if (x.op === "and")
+      return (s, b, h, q, kv) => Boolean(args[0]!(s, b, h, q, kv)) && Boolean(args[1]!(s, b, h, q, kv));
+    if (x.op === "or")
+      return (s, b, h, q, kv) => Boolean(args[0]!(s, b, h, q, kv)) || Boolean(args[1]!(s, b, h, q, kv));
     return (s, b, h, q, kv) => value(...args.map((a) => a(s, b, h, q, kv)));
   };
   return build(e);
 }
 
 /** For tests: the closure form regardless of whether generated code is allowed. */
-export function compileExprClosures(e: Expr, inputs: ReadonlyMap<string, GatheredTensor>, subject: string, options: CompileOptions = {}): ExprFn {
+export function compileExprClosures(
+  e: Expr,
+  inputs: ReadonlyMap<string, GatheredTensor>,
+  subject: string,
+  options: CompileOptions = {},
+): ExprFn {
   const sites = readSites(e);
   const round = options.float64 ? (x: number) => x : Math.fround;
-  return compileClosures(e, sites.map((s) => s.read), sites.map((s) => reader(inputs.get(s.read.name)!, `${subject}${s.path}`)), round);
+  return compileClosures(
+    e,
+    sites.map((s) => s.read),
+    sites.map((s) => reader(inputs.get(s.read.name)!, `${subject}${s.path}`)),
+    round,
+  );
 }
 
 /** A sub-expression's type for code generation: bool for comparisons and logic, a number otherwise. */

@@ -10,12 +10,24 @@ const MAX_LEVELS = 1024;
 export function copyJson(value: unknown, subject: string): unknown {
   let nodes = 0;
   const copy = (v: unknown, depth: number): unknown => {
-    if (++nodes > MAX_NODES || depth > MAX_LEVELS) throw new GraphValidationError(subject, "expression too large", `at most ${MAX_NODES} nodes, ${MAX_LEVELS} JSON levels deep`, "more");
+    if (++nodes > MAX_NODES || depth > MAX_LEVELS)
+      throw new GraphValidationError(
+        subject,
+        "expression too large",
+        `at most ${MAX_NODES} nodes, ${MAX_LEVELS} JSON levels deep`,
+        "more",
+      );
     if (v === null || typeof v === "number" || typeof v === "string" || typeof v === "boolean") return v;
     if (Array.isArray(v)) return v.map((x) => copy(x, depth + 1));
     if (typeof v === "object") {
       const out: Record<string, unknown> = {};
-      for (const k of Object.keys(v)) Object.defineProperty(out, k, { value: copy((v as Record<string, unknown>)[k], depth + 1), enumerable: true, writable: true, configurable: true });
+      for (const k of Object.keys(v))
+        Object.defineProperty(out, k, {
+          value: copy((v as Record<string, unknown>)[k], depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       return out;
     }
     throw new GraphValidationError(subject, "not a JSON value", "numbers, strings, lists and objects", typeof v);

@@ -48,7 +48,10 @@ export function derive(e: Expr, wrt: Wrt): Expr {
       if (da === 0 && db === 0) return 0;
       const first = e.op === "min" ? "lt" : "gt";
       const second = e.op === "min" ? "gt" : "lt";
-      const w: Expr = { op: "where", args: [call(first, a, b), 1, { op: "where", args: [call(second, a, b), 0, 0.5] }] };
+      const w: Expr = {
+        op: "where",
+        args: [call(first, a, b), 1, { op: "where", args: [call(second, a, b), 0, 0.5] }],
+      };
       return add(mul(w, da), mul(sub(1, w), db));
     }
     case "mod":
@@ -59,7 +62,9 @@ export function derive(e: Expr, wrt: Wrt): Expr {
     case "abs": {
       // sign(a) · a', with sign(0) = 0 as torch.abs's gradient; a' appears once.
       const da = d(a);
-      return da === 0 ? 0 : mul({ op: "where", args: [call("gt", a, 0), 1, { op: "where", args: [call("lt", a, 0), -1, 0] }] }, da);
+      return da === 0
+        ? 0
+        : mul({ op: "where", args: [call("gt", a, 0), 1, { op: "where", args: [call("lt", a, 0), -1, 0] }] }, da);
     }
     case "exp":
       return mul(e, d(a));

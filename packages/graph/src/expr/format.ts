@@ -2,7 +2,21 @@
 // the rest, gathered reads as name[i, j]. Bounded: a long expression is cut with "…", never a multi-kilobyte line.
 import { isInput, type Expr } from "./types.js";
 
-const INFIX: Readonly<Record<string, string>> = { add: "+", sub: "−", mul: "·", div: "/", mod: "%", eq: "==", ne: "!=", lt: "<", le: "≤", gt: ">", ge: "≥", and: "and", or: "or" };
+const INFIX: Readonly<Record<string, string>> = {
+  add: "+",
+  sub: "−",
+  mul: "·",
+  div: "/",
+  mod: "%",
+  eq: "==",
+  ne: "!=",
+  lt: "<",
+  le: "≤",
+  gt: ">",
+  ge: "≥",
+  and: "and",
+  or: "or",
+};
 
 /** `e` as text of at most `max` characters. */
 export function formatExpr(e: Expr, max = 160): string {

@@ -18,7 +18,16 @@ export interface F32View {
  * Rows [start, end) of the [B, H, L] leading axes of x [B, H, L, S]: out[r · S + kv] = f(scale · x, b, h, q, kv), or
  * for a mask (f true/false) x where f holds and −∞ elsewhere. `out` is dense, written from `outOffset`.
  */
-export function exprRows(x: F32View, f: ExprFn, scale: number, mask: boolean, out: Float32Array, outOffset: number, start: number, end: number): void {
+export function exprRows(
+  x: F32View,
+  f: ExprFn,
+  scale: number,
+  mask: boolean,
+  out: Float32Array,
+  outOffset: number,
+  start: number,
+  end: number,
+): void {
   const [, H, L, S] = x.shape as [number, number, number, number];
   const [sb, sh, sq, sk] = x.strides as [number, number, number, number];
   const d = x.data;
@@ -42,7 +51,13 @@ export interface ReadGradSites {
 }
 
 /** Each read of `wrt` in score modification `expr` (checked), compiled against `gathered`. */
-export function readGradSites(expr: Expr, wrt: string, gathered: ReadonlyMap<string, GatheredTensor>, subject: string, shape: readonly number[]): ReadGradSites {
+export function readGradSites(
+  expr: Expr,
+  wrt: string,
+  gathered: ReadonlyMap<string, GatheredTensor>,
+  subject: string,
+  shape: readonly number[],
+): ReadGradSites {
   const sites = derivedReads(expr, wrt, subject).map((s) => ({
     d: compileExpr(s.derivative, gathered, s.path),
     index: s.index.map((i) => compileExpr(i, gathered, s.path)),
@@ -55,7 +70,16 @@ export function readGradSites(expr: Expr, wrt: string, gathered: ReadonlyMap<str
  * Adds g · d expr / d read (at score, b, h, q, kv) into `sums` at the index of every read. A read whose derivative is
  * 0 (a branch `where` did not take) is skipped, index and all; an index out of range is an ExprIndexError.
  */
-export function addReadGrads(r: ReadGradSites, sums: Float64Array, g: number, score: number, b: number, h: number, q: number, kv: number): void {
+export function addReadGrads(
+  r: ReadGradSites,
+  sums: Float64Array,
+  g: number,
+  score: number,
+  b: number,
+  h: number,
+  q: number,
+  kv: number,
+): void {
   for (const site of r.sites) {
     const d = site.d(score, b, h, q, kv) as number;
     if (d === 0) continue;
@@ -74,7 +98,12 @@ export function addReadGrads(r: ReadGradSites, sums: Float64Array, g: number, sc
  * grad · d expr / d read added into `sums` (float64, row-major over the input's shape) at the index of every read of
  * `wrt`. A read whose derivative is 0 (a branch `where` did not take) is skipped, index and all.
  */
-export function inputGradRows(expr: Expr, wrt: string, gathered: ReadonlyMap<string, GatheredTensor>, subject: string): (x: F32View, grad: F32View, scale: number, sums: Float64Array, start: number, end: number) => void {
+export function inputGradRows(
+  expr: Expr,
+  wrt: string,
+  gathered: ReadonlyMap<string, GatheredTensor>,
+  subject: string,
+): (x: F32View, grad: F32View, scale: number, sums: Float64Array, start: number, end: number) => void {
   const target = gathered.get(wrt)!;
   const sites = readGradSites(expr, wrt, gathered, subject, target.shape);
   return (x, grad, scale, sums, start, end) => {
@@ -109,7 +138,10 @@ const derivedByExpr = new WeakMap<object, Map<string, readonly DerivedRead[]>>()
 
 /** Each read of `wrt` in `expr` with d expr / d read; a derivative past MAX_DERIVED nodes is an "unsupported" error. */
 function derivedReads(expr: Expr, wrt: string, subject: string): readonly DerivedRead[] {
-  const byInput = typeof expr === "object" ? (derivedByExpr.get(expr) ?? new Map<string, readonly DerivedRead[]>()) : new Map<string, readonly DerivedRead[]>();
+  const byInput =
+    typeof expr === "object"
+      ? (derivedByExpr.get(expr) ?? new Map<string, readonly DerivedRead[]>())
+      : new Map<string, readonly DerivedRead[]>();
   const key = `${wrt}|${subject}`;
   let list = byInput.get(key);
   if (list === undefined) {
@@ -118,7 +150,11 @@ function derivedReads(expr: Expr, wrt: string, subject: string): readonly Derive
       .map((s) => {
         const derivative = derive(expr, { kind: "read", read: s.read });
         if (treeSize(derivative, MAX_DERIVED) > MAX_DERIVED) {
-          throw new AttnGraphError("unsupported", `unsupported: the gradient of ${wrt} at ${subject}${s.path}: its derivative has more than ${MAX_DERIVED} nodes`, { subject: `${subject}${s.path}` });
+          throw new AttnGraphError(
+            "unsupported",
+            `unsupported: the gradient of ${wrt} at ${subject}${s.path}: its derivative has more than ${MAX_DERIVED} nodes`,
+            { subject: `${subject}${s.path}` },
+          );
         }
         return { derivative, index: s.read.index, path: `${subject}${s.path}` };
       });

@@ -2,7 +2,15 @@ export type { Expr, ExprCall, ExprInput, ExprOpName, ExprType, ExprVar } from ".
 export { isCall, isInput, POSITION_VARS } from "./types.js";
 export { EXPR_OPS, EXPR_OP_NAMES, pyMod, sigmoid, type ExprOpSpec } from "./ops.js";
 export { checkExpr, checkExprCached, inputsRead, type CheckedExpr, type ExprScope } from "./check.js";
-export { compileExpr, compileExprClosures, ExprIndexError, readSites, type CompileOptions, type ExprFn, type GatheredTensor } from "./compile.js";
+export {
+  compileExpr,
+  compileExprClosures,
+  ExprIndexError,
+  readSites,
+  type CompileOptions,
+  type ExprFn,
+  type GatheredTensor,
+} from "./compile.js";
 export { derive, treeSize, type Wrt } from "./derive.js";
 export { gatheredOfCall, inputGradTarget } from "./gathered-call.js";
 export { exprRows, inputGradRows, type F32View } from "./host-kernels.js";
@@ -11,6 +19,23 @@ export { renameReads } from "./rename.js";
 export { compileMods, type CompiledMods } from "./attention-mods-host.js";
 export { attentionInputGrad, type AttentionGradViews } from "./attention-input-grad.js";
 export { formatExpr } from "./format.js";
-export { BLOCK_ALL, BLOCK_NONE, BLOCK_SOME, BlockClasses, classifyBlock, varsRead, type BlockClass } from "./block-class.js";
+export {
+  BLOCK_ALL,
+  BLOCK_NONE,
+  BLOCK_SOME,
+  BlockClasses,
+  classifyBlock,
+  varsRead,
+  type BlockClass,
+} from "./block-class.js";
 export { Intervals, type VarRanges } from "./intervals.js";
-export { checkPointwise, compilePointwise, elementOf, elementsRead, pointwiseScope, pointwiseVjpExpr, POINTWISE_SLOTS, type PointwiseFn } from "./pointwise.js";
+export {
+  checkPointwise,
+  compilePointwise,
+  elementOf,
+  elementsRead,
+  pointwiseScope,
+  pointwiseVjpExpr,
+  POINTWISE_SLOTS,
+  type PointwiseFn,
+} from "./pointwise.js";

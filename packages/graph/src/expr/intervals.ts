@@ -174,7 +174,8 @@ export class Intervals {
         if (v > hi) hi = v;
         return true;
       }
-      for (let i = box[axis]![0]; i <= box[axis]![1]; i++) if (!walk(axis + 1, offset + i * t.strides[axis]!)) return false;
+      for (let i = box[axis]![0]; i <= box[axis]![1]; i++)
+        if (!walk(axis + 1, offset + i * t.strides[axis]!)) return false;
       return true;
     };
     return walk(0, t.offset) ? [lo, hi] : ANY;

@@ -16,9 +16,11 @@ export interface ExprOpSpec {
 const numeric = (t: ExprType) => t === "int" || t === "num";
 const arith2 = (intResult: boolean) => (a: readonly ExprType[]) =>
   a.every(numeric) ? (intResult && a.every((t) => t === "int") ? "int" : "num") : "two numbers";
-const arith1 = (intResult: boolean) => (a: readonly ExprType[]) => (numeric(a[0]!) ? (intResult && a[0] === "int" ? "int" : "num") : "a number");
+const arith1 = (intResult: boolean) => (a: readonly ExprType[]) =>
+  numeric(a[0]!) ? (intResult && a[0] === "int" ? "int" : "num") : "a number";
 const compare = (a: readonly ExprType[]) => (a.every(numeric) ? "bool" : "two numbers");
-const logic = (a: readonly ExprType[]) => (a.every((t) => t === "bool") ? "bool" : a.length === 1 ? "true/false" : "two true/false values");
+const logic = (a: readonly ExprType[]) =>
+  a.every((t) => t === "bool") ? "bool" : a.length === 1 ? "true/false" : "two true/false values";
 
 /** Python's `%`: the result has the sign of the divisor. */
 export function pyMod(a: number, b: number): number {
@@ -34,8 +36,18 @@ export const EXPR_OPS: Readonly<Record<ExprOpName, ExprOpSpec>> = {
   sub: { arity: 2, type: arith2(true), value: (a: number, b: number) => a - b, js: ([a, b]) => `(${a} - ${b})` },
   mul: { arity: 2, type: arith2(true), value: (a: number, b: number) => a * b, js: ([a, b]) => `(${a} * ${b})` },
   div: { arity: 2, type: arith2(false), value: (a: number, b: number) => a / b, js: ([a, b]) => `(${a} / ${b})` },
-  min: { arity: 2, type: arith2(true), value: (a: number, b: number) => Math.min(a, b), js: ([a, b]) => `Math.min(${a}, ${b})` },
-  max: { arity: 2, type: arith2(true), value: (a: number, b: number) => Math.max(a, b), js: ([a, b]) => `Math.max(${a}, ${b})` },
+  min: {
+    arity: 2,
+    type: arith2(true),
+    value: (a: number, b: number) => Math.min(a, b),
+    js: ([a, b]) => `Math.min(${a}, ${b})`,
+  },
+  max: {
+    arity: 2,
+    type: arith2(true),
+    value: (a: number, b: number) => Math.max(a, b),
+    js: ([a, b]) => `Math.max(${a}, ${b})`,
+  },
   mod: { arity: 2, type: arith2(true), value: pyMod, js: ([a, b]) => `pyMod(${a}, ${b})` },
   eq: { arity: 2, type: compare, value: (a: number, b: number) => a === b, js: ([a, b]) => `(${a} === ${b})` },
   ne: { arity: 2, type: compare, value: (a: number, b: number) => a !== b, js: ([a, b]) => `(${a} !== ${b})` },
@@ -52,7 +64,12 @@ export const EXPR_OPS: Readonly<Record<ExprOpName, ExprOpSpec>> = {
   log: { arity: 1, type: arith1(false), value: (a: number) => Math.log(a), js: ([a]) => `Math.log(${a})` },
   tanh: { arity: 1, type: arith1(false), value: (a: number) => Math.tanh(a), js: ([a]) => `Math.tanh(${a})` },
   sqrt: { arity: 1, type: arith1(false), value: (a: number) => Math.sqrt(a), js: ([a]) => `Math.sqrt(${a})` },
-  floor: { arity: 1, type: (a) => (numeric(a[0]!) ? "int" : "a number"), value: (a: number) => Math.floor(a), js: ([a]) => `Math.floor(${a})` },
+  floor: {
+    arity: 1,
+    type: (a) => (numeric(a[0]!) ? "int" : "a number"),
+    value: (a: number) => Math.floor(a),
+    js: ([a]) => `Math.floor(${a})`,
+  },
   sigmoid: { arity: 1, type: arith1(false), value: sigmoid, js: ([a]) => `sigmoid(${a})` },
   where: {
     arity: 3,

@@ -30,14 +30,17 @@ export function checkPointwise(raw: unknown, subject: string, names: readonly st
   // gradient repeats the forward's sigmoid or tanh, and every renderer computes a shared node once.
   const nodes = new Map<string, Expr>();
   const keys = new Map<Expr, string>();
-  const keyOf = (e: Expr): string => (typeof e === "object" ? keys.get(e)! : typeof e === "number" ? (Object.is(e, -0) ? "-0" : String(e)) : e);
+  const keyOf = (e: Expr): string =>
+    typeof e === "object" ? keys.get(e)! : typeof e === "number" ? (Object.is(e, -0) ? "-0" : String(e)) : e;
   const walk = (e: Expr): Expr => {
     if (typeof e !== "object") return e;
     const args = isInput(e) ? [] : e.args.map(walk);
     const key = isInput(e) ? `@${e.name}` : `${e.op}(${args.map(keyOf).join(",")})`;
     const known = nodes.get(key);
     if (known !== undefined) return known;
-    const made: Expr = isInput(e) ? Object.freeze(elementOf(e.name)) : Object.freeze({ op: e.op, args: Object.freeze(args) });
+    const made: Expr = isInput(e)
+      ? Object.freeze(elementOf(e.name))
+      : Object.freeze({ op: e.op, args: Object.freeze(args) });
     nodes.set(key, made);
     keys.set(made, key);
     return made;
@@ -75,7 +78,8 @@ export function pointwiseVjpExpr(e: Expr, wrt: string, grad: string): Expr {
 function times(g: Expr, d: Expr): Expr {
   if (d === 0) return 0;
   if (d === 1) return g;
-  if (typeof d === "object" && d.op === "where") return { op: "where", args: [d.args[0]!, times(g, d.args[1]!), times(g, d.args[2]!)] };
+  if (typeof d === "object" && d.op === "where")
+    return { op: "where", args: [d.args[0]!, times(g, d.args[1]!), times(g, d.args[2]!)] };
   return { op: "mul", args: [g, d] };
 }
 
@@ -99,7 +103,11 @@ const compiled = new WeakMap<object, Map<string, PointwiseFn>>();
  * is rounded to float32, as the wasm and WGSL renderings compute; with `float64`, nothing is (references). Generated
  * source, or closures where the page forbids generated code; cached by the expression object.
  */
-export function compilePointwise(e: Expr, names: readonly string[], options: { readonly float64?: boolean } = {}): PointwiseFn {
+export function compilePointwise(
+  e: Expr,
+  names: readonly string[],
+  options: { readonly float64?: boolean } = {},
+): PointwiseFn {
   const key = `${options.float64 ? "64" : "32"}|${names.join(",")}`;
   const byKey = typeof e === "object" ? compiled.get(e) : undefined;
   const hit = byKey?.get(key);
@@ -124,7 +132,12 @@ function pointwiseSource(e: Expr, names: readonly string[]): (...a: unknown[]) =
     const code = EXPR_OPS[x.op].js(x.args.map(js));
     return typeOf(x) === "bool" ? code : `f(${code})`;
   };
-  return new Function("pyMod", "sigmoid", "f", `"use strict"; return function (v0, v1, v2, v3) { return ${js(e)}; };`) as (...a: unknown[]) => PointwiseFn;
+  return new Function(
+    "pyMod",
+    "sigmoid",
+    "f",
+    `"use strict"; return function (v0, v1, v2, v3) { return ${js(e)}; };`,
+  ) as (...a: unknown[]) => PointwiseFn;
 }
 
 function pointwiseClosures(e: Expr, names: readonly string[], round: (x: number) => number): PointwiseFn {

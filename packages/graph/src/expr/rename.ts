@@ -10,7 +10,9 @@ export function renameReads(e: Expr, names: ReadonlyMap<string, string>): Expr {
     if (typeof x !== "object") return x;
     const seen = memo.get(x);
     if (seen !== undefined) return seen;
-    const out: Expr = isInput(x) ? { op: "input", name: names.get(x.name) ?? x.name, index: x.index.map(walk) } : { op: x.op, args: x.args.map(walk) };
+    const out: Expr = isInput(x)
+      ? { op: "input", name: names.get(x.name) ?? x.name, index: x.index.map(walk) }
+      : { op: x.op, args: x.args.map(walk) };
     memo.set(x, out);
     return out;
   };

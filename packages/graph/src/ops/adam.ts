@@ -86,7 +86,10 @@ export const adamStepOp = defineOp<AdamStepAttrs>({
     if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string")))) {
       ctx.fail("step", "the step count is one number", "[] or [1]", formatDims(step!));
     }
-    if (lrScale && !(lrScale.length === 0 || (lrScale.length === 1 && (lrScale[0] === 1 || typeof lrScale[0] === "string")))) {
+    if (
+      lrScale &&
+      !(lrScale.length === 0 || (lrScale.length === 1 && (lrScale[0] === 1 || typeof lrScale[0] === "string")))
+    ) {
       ctx.fail("lrScale", "the learning-rate factor is one number", "[] or [1]", formatDims(lrScale));
     }
     return param!;

@@ -27,15 +27,25 @@ export const addLayerNormOp = defineOp<AddLayerNormAttrs>({
   ],
   attrs: { eps: { type: "number", default: 1e-5, doc: "> 0, added to the variance" } },
   checkAttrs: (a, ctx) => {
-    if (!(a.eps > 0)) ctx.fail("eps", "eps must be positive (a constant row would divide 0 by 0)", "> 0", String(a.eps));
+    if (!(a.eps > 0))
+      ctx.fail("eps", "eps must be positive (a constant row would divide 0 by 0)", "> 0", String(a.eps));
   },
   inferShape: ([a, b, w, bias], _attrs, ctx) => {
-    const sum = broadcastShapes(a!, b!, (i, da, db) => ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db)));
+    const sum = broadcastShapes(a!, b!, (i, da, db) =>
+      ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db)),
+    );
     if (sum.length < 1) ctx.fail("a", "add-layer-norm needs at least one axis", "rank >= 1", formatDims(sum));
     const e = sum[sum.length - 1]!;
-    if (typeof e !== "number") return ctx.fail("a", "the normalized (last) dim must be known to lay out [sum | norm]", "a number", formatDims(sum));
+    if (typeof e !== "number")
+      return ctx.fail(
+        "a",
+        "the normalized (last) dim must be known to lay out [sum | norm]",
+        "a number",
+        formatDims(sum),
+      );
     if (w) expectDim(ctx, "weight", "layer norm weight length must equal the normalized (last) dim E", e, w[0]!, w);
-    if (bias) expectDim(ctx, "bias", "layer norm bias length must equal the normalized (last) dim E", e, bias[0]!, bias);
+    if (bias)
+      expectDim(ctx, "bias", "layer norm bias length must equal the normalized (last) dim E", e, bias[0]!, bias);
     return [...sum.slice(0, -1), 2 * e];
   },
   vjp: (ctx) => addLayerNorm(ctx),

@@ -19,10 +19,15 @@ export const addOp = defineOp<AddAttrs>({
   attrs: {},
   // The output may take a's memory when it has a's size (the planner checks sizes: a stretched `a` never qualifies).
   inPlace: 0,
-  inferShape: ([a, b], _attrs, ctx) => broadcastShapes(a!, b!, (i, da, db) => ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db))),
+  inferShape: ([a, b], _attrs, ctx) =>
+    broadcastShapes(a!, b!, (i, da, db) =>
+      ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db)),
+    ),
   // Each side gets the gradient, summed over the axes it was broadcast along.
   vjp: (ctx) => {
     const g = gradOf(ctx, "add");
-    return ctx.inputs.map((v, i) => (v !== undefined && ctx.needs(i) ? unbroadcast(ctx, i, g, ctx.shapeOf(v)) : undefined));
+    return ctx.inputs.map((v, i) =>
+      v !== undefined && ctx.needs(i) ? unbroadcast(ctx, i, g, ctx.shapeOf(v)) : undefined,
+    );
   },
 });

@@ -43,7 +43,9 @@ export const alibiOp = defineOp<AlibiAttrs>({
     return scores!;
   },
   // The bias is constant: the gradient is scale · g where the output is finite (a −∞ input stays −∞ and gets 0).
-  vjp: (ctx) => [ctx.addGrad(0, "mask-grad", { grad: gradOf(ctx, "alibi"), masked: ctx.output }, { scale: ctx.attrs.scale })],
+  vjp: (ctx) => [
+    ctx.addGrad(0, "mask-grad", { grad: gradOf(ctx, "alibi"), masked: ctx.output }, { scale: ctx.attrs.scale }),
+  ],
 });
 
 /**

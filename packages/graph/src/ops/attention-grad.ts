@@ -18,7 +18,12 @@ export interface AttentionLseAttrs extends MaskGeometry, AttentionMods {
 /** The gradient targets: q, k, v, or a gathered input by slot (a learnable bias table, per-head temperatures). */
 export type AttentionGradWrt = "q" | "k" | "v" | `g${number}`;
 
-export const ATTENTION_GRAD_WRT: readonly AttentionGradWrt[] = ["q", "k", "v", ...Array.from({ length: MAX_GATHERED }, (_, i) => `g${i}` as const)];
+export const ATTENTION_GRAD_WRT: readonly AttentionGradWrt[] = [
+  "q",
+  "k",
+  "v",
+  ...Array.from({ length: MAX_GATHERED }, (_, i) => `g${i}` as const),
+];
 
 export interface AttentionGradAttrs extends AttentionAttrs {
   /** Which input's gradient this step computes. */
@@ -33,11 +38,18 @@ const MASK_ATTRS = {
 } as const;
 
 function checkWindow(a: MaskGeometry, ctx: OpContext): void {
-  if (a.window !== null && !a.causal) ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
+  if (a.window !== null && !a.causal)
+    ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
 }
 
 /** q [B, H, L, D] against k [B, Hkv, S, D] (and v [B, Hkv, S, Dv], the padding mask [B, S]) as the attention op checks. */
-function expectAttentionShapes(ctx: OpContext, q: SymShape, k: SymShape, v: SymShape | undefined, pad: SymShape | undefined): void {
+function expectAttentionShapes(
+  ctx: OpContext,
+  q: SymShape,
+  k: SymShape,
+  v: SymShape | undefined,
+  pad: SymShape | undefined,
+): void {
   const [b, h, , d] = q;
   expectDim(ctx, "k", "batch of keys must match queries", b!, k[0]!, k);
   expectHeadGroups(ctx, "k", h!, k[1]!);
@@ -114,19 +126,25 @@ export const attentionGradOp = defineOp<AttentionGradAttrs>({
   },
   checkAttrs: (a, ctx) => {
     checkWindow(a, ctx);
-    if (a.dropoutRate >= 1) ctx.fail("dropoutRate", "dropout rate must be below 1", "0 <= rate < 1", String(a.dropoutRate));
+    if (a.dropoutRate >= 1)
+      ctx.fail("dropoutRate", "dropout rate must be below 1", "0 <= rate < 1", String(a.dropoutRate));
   },
   inferShape: ([q, k, v, out, g, lse, pad, ...gathered], attrs, ctx) => {
     checkMods(ctx, attrs, gathered);
     expectAttentionShapes(ctx, q!, k!, v!, pad);
     const outShape = [q![0]!, q![1]!, q![2]!, v![3]!];
-    for (const [name, s] of [["out", out!], ["grad", g!]] as const) {
+    for (const [name, s] of [
+      ["out", out!],
+      ["grad", g!],
+    ] as const) {
       outShape.forEach((d, i) => expectDim(ctx, name, `${name} must be [B, H, L, Dv] of q and v`, d, s[i]!, s));
     }
     outShape.slice(0, 3).forEach((d, i) => expectDim(ctx, "lse", "lse must be [B, H, L] of q", d, lse![i]!, lse!));
-    if (attrs.wrt === "q" || attrs.wrt === "k" || attrs.wrt === "v") return attrs.wrt === "q" ? q! : attrs.wrt === "k" ? k! : v!;
+    if (attrs.wrt === "q" || attrs.wrt === "k" || attrs.wrt === "v")
+      return attrs.wrt === "q" ? q! : attrs.wrt === "k" ? k! : v!;
     const slot = Number(attrs.wrt.slice(1));
-    if (slot >= (attrs.inputs ?? []).length) ctx.fail("wrt", "no gathered input in that slot", `one of g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
+    if (slot >= (attrs.inputs ?? []).length)
+      ctx.fail("wrt", "no gathered input in that slot", `one of g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
     return gathered[slot]!;
   },
 });

@@ -26,7 +26,11 @@ export interface AttentionMods {
 
 /** The attribute declarations of the modifications (every fused attention op has them, defaults = none). */
 export const MOD_ATTRS = {
-  scoreMod: { type: "expr", nullable: true, doc: "a score modification (golden-flex FORMAT.md); its score is scale · q·k" },
+  scoreMod: {
+    type: "expr",
+    nullable: true,
+    doc: "a score modification (golden-flex FORMAT.md); its score is scale · q·k",
+  },
   maskMod: { type: "expr", nullable: true, doc: "a mask modification: true = the key is seen" },
   inputs: { type: "strings", default: [], doc: "names of the gathered inputs g0, g1, …" },
 } as const;

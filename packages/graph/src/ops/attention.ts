@@ -48,8 +48,10 @@ export const attentionOp = defineOp<AttentionAttrs>({
     ...MOD_ATTRS,
   },
   checkAttrs: (a, ctx) => {
-    if (a.window !== null && !a.causal) ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
-    if (a.dropoutRate >= 1) ctx.fail("dropoutRate", "dropout rate must be below 1", "0 <= rate < 1", String(a.dropoutRate));
+    if (a.window !== null && !a.causal)
+      ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
+    if (a.dropoutRate >= 1)
+      ctx.fail("dropoutRate", "dropout rate must be below 1", "0 <= rate < 1", String(a.dropoutRate));
   },
   inferShape: ([q, k, v, pad, ...gathered], attrs, ctx) => {
     checkMods(ctx, attrs, gathered);

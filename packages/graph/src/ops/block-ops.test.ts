@@ -21,7 +21,9 @@ describe("block op rules", () => {
     const b = new GraphBuilder();
     b.input("x", [2, 3]);
     expect(b.shapeOf(b.add("gelu", "g", { x: "x" }, { approximate: "tanh" }))).toEqual([2, 3]);
-    expect(validationError(() => b.add("gelu", "g2", { x: "x" }, { approximate: "erf" })).subject).toBe("g2.approximate");
+    expect(validationError(() => b.add("gelu", "g2", { x: "x" }, { approximate: "erf" })).subject).toBe(
+      "g2.approximate",
+    );
   });
 
   it("add broadcasts from the last axis; dims of 1 stretch; a mismatch names the axis", () => {
@@ -68,9 +70,13 @@ describe("block op rules", () => {
     b.input("targets", ["B", "T"], "int32");
     b.input("short", ["B"], "int32");
     expect(b.shapeOf(b.add("cross-entropy", "loss", { logits: "logits", targets: "targets" }))).toEqual([]);
-    expect(b.shapeOf(b.add("cross-entropy", "per", { logits: "logits", targets: "targets" }, { reduction: "none" }))).toEqual(["B", "T"]);
+    expect(
+      b.shapeOf(b.add("cross-entropy", "per", { logits: "logits", targets: "targets" }, { reduction: "none" })),
+    ).toEqual(["B", "T"]);
     expect(b.add("cross-entropy", "ign", { logits: "logits", targets: "targets" }, { ignoreIndex: -100 })).toBe("ign");
-    expect(validationError(() => b.add("cross-entropy", "bad", { logits: "logits", targets: "short" })).subject).toBe("bad.targets");
+    expect(validationError(() => b.add("cross-entropy", "bad", { logits: "logits", targets: "short" })).subject).toBe(
+      "bad.targets",
+    );
   });
 
   it("mask: user mask and bias of rank 2, 3 or 4, dims equal to the scores' or 1; the graph records the slots", () => {
@@ -81,7 +87,8 @@ describe("block op rules", () => {
     b.input("m4", [1, 2, "T", "T"]);
     b.input("bad", [3, 4, 5, 6, 7]);
     b.input("badHeads", [1, 3, "T", "T"]);
-    for (const m of ["m2", "m3", "m4"]) expect(b.shapeOf(b.add("mask", `mask.${m}`, { scores: "scores", mask: m, bias: m }))).toEqual(["B", 2, "T", "T"]);
+    for (const m of ["m2", "m3", "m4"])
+      expect(b.shapeOf(b.add("mask", `mask.${m}`, { scores: "scores", mask: m, bias: m }))).toEqual(["B", 2, "T", "T"]);
     expect(validationError(() => b.add("mask", "x1", { scores: "scores", mask: "bad" })).subject).toBe("x1.mask");
     const e = validationError(() => b.add("mask", "x2", { scores: "scores", bias: "badHeads" }));
     expect(e.subject).toBe("x2.bias");

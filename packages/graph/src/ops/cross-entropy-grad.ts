@@ -24,11 +24,18 @@ export const crossEntropyGradOp = defineOp<CrossEntropyGradAttrs>({
     reduction: { type: "string", default: "mean", oneOf: ["mean", "sum", "none"] },
   },
   inferShape: ([l, t, g], { reduction }, ctx) => {
-    if (l!.length < 2 || t!.length !== l!.length - 1) ctx.fail("targets", "targets must have the logits' shape without the class axis", formatDims(l!.slice(0, -1)), formatDims(t!));
+    if (l!.length < 2 || t!.length !== l!.length - 1)
+      ctx.fail(
+        "targets",
+        "targets must have the logits' shape without the class axis",
+        formatDims(l!.slice(0, -1)),
+        formatDims(t!),
+      );
     t!.forEach((d, i) => expectDim(ctx, "targets", `targets dim ${i} must match the logits`, l![i]!, d, t));
     if (g) {
       const want = reduction === "none" ? t! : [];
-      if (g.length !== want.length) ctx.fail("grad", "the loss gradient must have the loss's shape", formatDims(want), formatDims(g));
+      if (g.length !== want.length)
+        ctx.fail("grad", "the loss gradient must have the loss's shape", formatDims(want), formatDims(g));
       want.forEach((d, i) => expectDim(ctx, "grad", `grad dim ${i} must match the targets`, d, g[i]!, g));
     }
     return l!;

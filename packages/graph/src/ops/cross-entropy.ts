@@ -31,8 +31,20 @@ export const crossEntropyOp = defineOp<CrossEntropyAttrs>({
   inferShape: ([logits, targets], { reduction }, ctx) => {
     const l = logits!;
     const t = targets!;
-    if (l.length < 2) ctx.fail("logits", "cross-entropy needs logits with a class axis and at least one position axis", "[..., V] of rank >= 2", formatDims(l));
-    if (t.length !== l.length - 1) ctx.fail("targets", "targets must have the logits' shape without the class axis", formatDims(l.slice(0, -1)), formatDims(t));
+    if (l.length < 2)
+      ctx.fail(
+        "logits",
+        "cross-entropy needs logits with a class axis and at least one position axis",
+        "[..., V] of rank >= 2",
+        formatDims(l),
+      );
+    if (t.length !== l.length - 1)
+      ctx.fail(
+        "targets",
+        "targets must have the logits' shape without the class axis",
+        formatDims(l.slice(0, -1)),
+        formatDims(t),
+      );
     t.forEach((d, i) => expectDim(ctx, "targets", `targets dim ${i} must match the logits`, l[i]!, d, t));
     return reduction === "none" ? [...t] : [];
   },

@@ -13,7 +13,8 @@ function refFmix32(h: bigint): bigint {
   h ^= h >> 16n;
   return h;
 }
-const refBits = (seed: number, i: number) => Number(refFmix32(refFmix32(BigInt(seed)) ^ ((BigInt(i) * 0x9e3779b9n) % M)));
+const refBits = (seed: number, i: number) =>
+  Number(refFmix32(refFmix32(BigInt(seed)) ^ ((BigInt(i) * 0x9e3779b9n) % M)));
 
 /** Seeds and counters across the uint32 range: the edges where signed/unsigned slips show, and a spread between. */
 const EDGES = [0, 1, 2, 42, 1000, 0x7fffffff, 0x80000000, 0x80000001, 0xdeadbeef, 0xfffffffe, 0xffffffff];

@@ -20,7 +20,14 @@ export const dropoutOp = defineOp<DropoutAttrs>({
   inputs: [{ name: "x" }],
   attrs: {
     rate: { type: "number", default: 0, min: 0, max: 1 },
-    seed: { type: "integer", default: 0, min: 0, max: 0xffffffff, dropoutSeed: true, doc: "folded with the run's dropout step (see dropoutSeedAt)" },
+    seed: {
+      type: "integer",
+      default: 0,
+      min: 0,
+      max: 0xffffffff,
+      dropoutSeed: true,
+      doc: "folded with the run's dropout step (see dropoutSeedAt)",
+    },
     training: { type: "boolean", default: false },
   },
   checkAttrs: (a, ctx) => {

@@ -21,7 +21,13 @@ export const embeddingGradOp = defineOp<EmbeddingGradAttrs>({
   ],
   attrs: { rows: { type: "integer", min: 1, doc: "V, the table's rows" } },
   inferShape: ([ids, g], { rows }, ctx) => {
-    if (g!.length !== ids!.length + 1) ctx.fail("grad", "grad must be the ids' shape plus the embedding axis", `rank ${ids!.length + 1}`, formatDims(g!));
+    if (g!.length !== ids!.length + 1)
+      ctx.fail(
+        "grad",
+        "grad must be the ids' shape plus the embedding axis",
+        `rank ${ids!.length + 1}`,
+        formatDims(g!),
+      );
     ids!.forEach((d, i) => expectDim(ctx, "grad", `grad dim ${i} must match the ids`, d, g![i]!, g));
     return [rows, g![g!.length - 1]!];
   },

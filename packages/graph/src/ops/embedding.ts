@@ -21,7 +21,11 @@ export const embeddingOp = defineOp<EmbeddingAttrs>({
   vjp: (ctx) => {
     const [ids, w] = ctx.inputs as [string, string];
     const rows = ctx.shapeOf(w)[0]!;
-    if (typeof rows !== "number") ctx.unsupported(`the gradient of an embedding table with a symbolic row count (${rows})`);
-    return [undefined, ctx.needs(1) ? ctx.addGrad(1, "embedding-grad", { ids, grad: gradOf(ctx, "embedding") }, { rows }) : undefined];
+    if (typeof rows !== "number")
+      ctx.unsupported(`the gradient of an embedding table with a symbolic row count (${rows})`);
+    return [
+      undefined,
+      ctx.needs(1) ? ctx.addGrad(1, "embedding-grad", { ids, grad: gradOf(ctx, "embedding") }, { rows }) : undefined,
+    ];
   },
 });

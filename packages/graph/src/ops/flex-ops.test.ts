@@ -6,7 +6,19 @@ import { GraphBuilder } from "../builder.js";
 import { GraphValidationError } from "../errors.js";
 import { fromJSON, toJSON } from "../json.js";
 
-const alibi = { op: "add", args: ["score", { op: "mul", args: [{ op: "input", name: "slopes", index: ["h"] }, { op: "sub", args: ["kv", "q"] }] }] };
+const alibi = {
+  op: "add",
+  args: [
+    "score",
+    {
+      op: "mul",
+      args: [
+        { op: "input", name: "slopes", index: ["h"] },
+        { op: "sub", args: ["kv", "q"] },
+      ],
+    },
+  ],
+};
 const causal = { op: "ge", args: ["q", "kv"] };
 
 function builder() {
@@ -38,11 +50,31 @@ describe("score-mod and mask-mod", () => {
   });
 
   it.each([
-    [{ x: "s" }, { expr: alibi }, /m\.expr\.args\[1\]\.args\[0\]\.name: no gathered input of this name, expected no gathered inputs are declared, got "slopes"/],
-    [{ x: "s", g0: "doc" }, { expr: alibi, inputs: ["slopes"] }, /m\.expr\.args\[1\]\.args\[0\]\.index: slopes has 2 axes/],
-    [{ x: "s" }, { expr: alibi, inputs: ["slopes"] }, /m\.g0: missing gathered input slopes, expected a tensor in this slot, got nothing/],
-    [{ x: "s", g0: "slopes", g1: "doc" }, { expr: alibi, inputs: ["slopes"] }, /m\.g1: a tensor in a slot no name is given for/],
-    [{ x: "s", g0: "slopes", g1: "doc" }, { expr: alibi, inputs: ["slopes", "slopes"] }, /m\.inputs: a gathered input named twice/],
+    [
+      { x: "s" },
+      { expr: alibi },
+      /m\.expr\.args\[1\]\.args\[0\]\.name: no gathered input of this name, expected no gathered inputs are declared, got "slopes"/,
+    ],
+    [
+      { x: "s", g0: "doc" },
+      { expr: alibi, inputs: ["slopes"] },
+      /m\.expr\.args\[1\]\.args\[0\]\.index: slopes has 2 axes/,
+    ],
+    [
+      { x: "s" },
+      { expr: alibi, inputs: ["slopes"] },
+      /m\.g0: missing gathered input slopes, expected a tensor in this slot, got nothing/,
+    ],
+    [
+      { x: "s", g0: "slopes", g1: "doc" },
+      { expr: alibi, inputs: ["slopes"] },
+      /m\.g1: a tensor in a slot no name is given for/,
+    ],
+    [
+      { x: "s", g0: "slopes", g1: "doc" },
+      { expr: alibi, inputs: ["slopes", "slopes"] },
+      /m\.inputs: a gathered input named twice/,
+    ],
     [{ x: "s", g0: "slopes" }, { expr: alibi, inputs: ["q"] }, /m\.inputs: invalid gathered input name/],
     [{ x: "s" }, { expr: causal }, /m\.expr: a score modification must be a number/],
     [{ x: "s" }, { expr: [1, 2] }, /m\.expr: invalid attribute, expected an expression/],
@@ -56,9 +88,23 @@ describe("score-mod and mask-mod", () => {
 
   it("a mask modification may not read the score; score-mod-input-grad names a gathered input and has its shape", () => {
     const b = builder();
-    expect(() => b.add("mask-mod", "k", { x: "s" }, { expr: { op: "gt", args: ["score", 0] } })).toThrow(/k\.expr\.args\[0\]: a mask modification cannot read the score/);
-    const g = b.add("score-mod-input-grad", "dg", { x: "s", grad: "s", g0: "slopes" }, { expr: alibi, inputs: ["slopes"], wrt: "slopes" });
+    expect(() => b.add("mask-mod", "k", { x: "s" }, { expr: { op: "gt", args: ["score", 0] } })).toThrow(
+      /k\.expr\.args\[0\]: a mask modification cannot read the score/,
+    );
+    const g = b.add(
+      "score-mod-input-grad",
+      "dg",
+      { x: "s", grad: "s", g0: "slopes" },
+      { expr: alibi, inputs: ["slopes"], wrt: "slopes" },
+    );
     expect(b.shapeOf(g)).toEqual([4]);
-    expect(() => b.add("score-mod-input-grad", "dh", { x: "s", grad: "s", g0: "slopes" }, { expr: alibi, inputs: ["slopes"], wrt: "doc" })).toThrow(/dh\.wrt: not a gathered input of the expression/);
+    expect(() =>
+      b.add(
+        "score-mod-input-grad",
+        "dh",
+        { x: "s", grad: "s", g0: "slopes" },
+        { expr: alibi, inputs: ["slopes"], wrt: "doc" },
+      ),
+    ).toThrow(/dh\.wrt: not a gathered input of the expression/);
   });
 });

@@ -19,24 +19,47 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_.:-]*$/;
 const RESERVED = new Set(["score", "b", "h", "q", "kv"]);
 
 /** Checks `inputs` (the names) against the connected slots; returns name → rank. */
-export function gatheredRanks(ctx: OpContext, names: readonly string[], slots: readonly (SymShape | undefined)[]): Map<string, number> {
-  if (names.length > MAX_GATHERED) ctx.fail("inputs", "too many gathered inputs", `at most ${MAX_GATHERED}`, String(names.length));
+export function gatheredRanks(
+  ctx: OpContext,
+  names: readonly string[],
+  slots: readonly (SymShape | undefined)[],
+): Map<string, number> {
+  if (names.length > MAX_GATHERED)
+    ctx.fail("inputs", "too many gathered inputs", `at most ${MAX_GATHERED}`, String(names.length));
   const ranks = new Map<string, number>();
   names.forEach((n, i) => {
-    if (!NAME.test(n) || RESERVED.has(n)) ctx.fail("inputs", "invalid gathered input name", "a name (letters, digits, _ . : -), not score, b, h, q or kv", JSON.stringify(n));
+    if (!NAME.test(n) || RESERVED.has(n))
+      ctx.fail(
+        "inputs",
+        "invalid gathered input name",
+        "a name (letters, digits, _ . : -), not score, b, h, q or kv",
+        JSON.stringify(n),
+      );
     if (ranks.has(n)) ctx.fail("inputs", "a gathered input named twice", "distinct names", n);
     const shape = slots[i];
     if (shape === undefined) ctx.fail(`g${i}`, `missing gathered input ${n}`, "a tensor in this slot", "nothing");
     ranks.set(n, shape.length);
   });
   for (let i = names.length; i < slots.length; i++) {
-    if (slots[i] !== undefined) ctx.fail(`g${i}`, "a tensor in a slot no name is given for", `names in inputs for g0 … g${i}`, `${names.length} names`);
+    if (slots[i] !== undefined)
+      ctx.fail(
+        `g${i}`,
+        "a tensor in a slot no name is given for",
+        `names in inputs for g0 … g${i}`,
+        `${names.length} names`,
+      );
   }
   return ranks;
 }
 
 /** Checks an expression attribute of the node (`field`) against its gathered inputs. */
-export function checkNodeExpr(ctx: OpContext, field: string, raw: unknown, role: "score" | "mask", ranks: ReadonlyMap<string, number>): CheckedExpr {
+export function checkNodeExpr(
+  ctx: OpContext,
+  field: string,
+  raw: unknown,
+  role: "score" | "mask",
+  ranks: ReadonlyMap<string, number>,
+): CheckedExpr {
   return checkExpr(raw, { subject: `${ctx.node}.${field}`, role, inputs: ranks });
 }
 

@@ -17,5 +17,12 @@ export const geluOp = defineOp<GeluAttrs>({
   attrs: { approximate: { type: "string", default: "none", oneOf: ["none", "tanh"] } },
   inPlace: 0,
   inferShape: ([x]) => x!,
-  vjp: (ctx) => [ctx.addGrad(0, "gelu-grad", { grad: gradOf(ctx, "gelu"), x: ctx.inputs[0] }, { approximate: ctx.attrs.approximate })],
+  vjp: (ctx) => [
+    ctx.addGrad(
+      0,
+      "gelu-grad",
+      { grad: gradOf(ctx, "gelu"), x: ctx.inputs[0] },
+      { approximate: ctx.attrs.approximate },
+    ),
+  ],
 });

@@ -26,11 +26,13 @@ export const gradAccumulateOp = defineOp<GradAccumulateAttrs>({
     scale: { type: "number", min: 0 },
   },
   checkAttrs: (a, ctx) => {
-    if (!(a.scale > 0) || !Number.isFinite(a.scale)) ctx.fail("scale", "the gradient scale must be positive", "a finite number > 0", String(a.scale));
+    if (!(a.scale > 0) || !Number.isFinite(a.scale))
+      ctx.fail("scale", "the gradient scale must be positive", "a finite number > 0", String(a.scale));
   },
   inferShape: ([acc, grad, step], _attrs, ctx) => {
     expectSameShape(ctx, "grad", acc!, grad!);
-    if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string")))) ctx.fail("step", "the micro step is one number", "[] or [1]", formatDims(step!));
+    if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string"))))
+      ctx.fail("step", "the micro step is one number", "[] or [1]", formatDims(step!));
     return acc!;
   },
 });

@@ -9,7 +9,8 @@ import type { SymShape } from "../dims.js";
 
 /** A one-element value: [] or [1] (a symbolic dim passes until bound). */
 function expectOneElement(ctx: OpContext, field: string, what: string, s: SymShape): void {
-  if (!(s.length === 0 || (s.length === 1 && (s[0] === 1 || typeof s[0] === "string")))) ctx.fail(field, what, "[] or [1]", formatDims(s));
+  if (!(s.length === 0 || (s.length === 1 && (s[0] === 1 || typeof s[0] === "string"))))
+    ctx.fail(field, what, "[] or [1]", formatDims(s));
 }
 
 /**
@@ -54,7 +55,8 @@ export const clipByNormOp = defineOp<ClipByNormAttrs>({
     eps: { type: "number", default: 1e-6, min: 0 },
   },
   checkAttrs: (a, ctx) => {
-    if (!(a.maxNorm > 0) || !Number.isFinite(a.maxNorm)) ctx.fail("maxNorm", "the norm to clip to must be positive", "a finite number > 0", String(a.maxNorm));
+    if (!(a.maxNorm > 0) || !Number.isFinite(a.maxNorm))
+      ctx.fail("maxNorm", "the norm to clip to must be positive", "a finite number > 0", String(a.maxNorm));
   },
   inferShape: ([x, total], _attrs, ctx) => {
     expectOneElement(ctx, "sumSquares", "the total is one number", total!);

@@ -114,7 +114,19 @@ export const builtinOps: readonly AnyOpDef[] = [
   gradAccumulateOp,
 ];
 
-export { addOp, addLayerNormOp, crossEntropyOp, embeddingOp, geluOp, layerNormOp, linearGeluOp, mulOp, reluOp, rmsNormOp, siluOp };
+export {
+  addOp,
+  addLayerNormOp,
+  crossEntropyOp,
+  embeddingOp,
+  geluOp,
+  layerNormOp,
+  linearGeluOp,
+  mulOp,
+  reluOp,
+  rmsNormOp,
+  siluOp,
+};
 export type { AddLayerNormAttrs } from "./add-layer-norm.js";
 export type { LinearGeluAttrs } from "./linear-gelu.js";
 export { USER_MASK_AXES } from "./mask.js";
@@ -128,13 +140,35 @@ export type { GeluAttrs } from "./gelu.js";
 export type { LayerNormAttrs } from "./layer-norm.js";
 export type { MulAttrs } from "./mul.js";
 export type { RmsNormAttrs } from "./rms-norm.js";
-export { definePointwiseOp, pointwiseCallExpr, pointwiseGrad, pointwiseExprOf, pointwiseOp, type PointwiseAttrs, type PointwiseOpSpec } from "./pointwise.js";
+export {
+  definePointwiseOp,
+  pointwiseCallExpr,
+  pointwiseGrad,
+  pointwiseExprOf,
+  pointwiseOp,
+  type PointwiseAttrs,
+  type PointwiseOpSpec,
+} from "./pointwise.js";
 export { maskModOp, scoreModInputGradOp, scoreModOp };
 export type { MaskModAttrs } from "./mask-mod.js";
 export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
 export { scoreModGradStep } from "./score-mod.js";
 export { GATHERED_SLOTS, MAX_GATHERED, gatheredInputs } from "./gathered.js";
-export { alibiOp, attentionOp, dropoutOp, maskOp, outProjOp, projectionOp, reshapeOp, ropeOp, scoreOp, sliceOp, softmaxOp, transposeOp, weightedSumOp };
+export {
+  alibiOp,
+  attentionOp,
+  dropoutOp,
+  maskOp,
+  outProjOp,
+  projectionOp,
+  reshapeOp,
+  ropeOp,
+  scoreOp,
+  sliceOp,
+  softmaxOp,
+  transposeOp,
+  weightedSumOp,
+};
 export type { AlibiAttrs } from "./alibi.js";
 export { alibiSlopes } from "./alibi.js";
 export type { AttentionAttrs } from "./attention.js";
@@ -153,7 +187,20 @@ export type { SliceAttrs } from "./slice.js";
 export type { SoftmaxAttrs } from "./softmax.js";
 export type { TransposeAttrs } from "./transpose.js";
 export type { WeightedSumAttrs } from "./weighted-sum.js";
-export { crossEntropyGradOp, embeddingGradOp, geluGradOp, layerNormGradOp, layerNormWeightGradOp, linearWeightGradOp, maskGradOp, padOp, rmsNormGradOp, rmsNormWeightGradOp, softmaxGradOp, sumToOp };
+export {
+  crossEntropyGradOp,
+  embeddingGradOp,
+  geluGradOp,
+  layerNormGradOp,
+  layerNormWeightGradOp,
+  linearWeightGradOp,
+  maskGradOp,
+  padOp,
+  rmsNormGradOp,
+  rmsNormWeightGradOp,
+  softmaxGradOp,
+  sumToOp,
+};
 export type { CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
 export type { EmbeddingGradAttrs } from "./embedding-grad.js";
 export type { GeluGradAttrs } from "./gelu-grad.js";

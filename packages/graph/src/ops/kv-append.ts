@@ -37,7 +37,12 @@ export const kvAppendOp = defineOp<KvAppendAttrs>({
   ],
   attrs: {
     past: { type: "dim", min: 0, doc: "positions already in the cache: an integer, or a dim name bound per run" },
-    shift: { type: "dim", default: 0, min: 0, doc: "positions dropped from the front first (a window's ring); 0 = none" },
+    shift: {
+      type: "dim",
+      default: 0,
+      min: 0,
+      doc: "positions dropped from the front first (a window's ring); 0 = none",
+    },
     length: { type: "string", doc: "the symbolic name of past + L (the key length S)" },
   },
   view: true,
@@ -55,7 +60,12 @@ export const kvAppendOp = defineOp<KvAppendAttrs>({
     const m = cache![2]!;
     if (typeof past !== "number" || typeof l !== "number") return [cache![0]!, cache![1]!, length, cache![3]!];
     if (typeof m === "number" && past + l > m) {
-      ctx.fail("x", "the cache is full: past + new positions exceed its length", `past + L <= ${m}`, `${past} + ${l} = ${past + l}`);
+      ctx.fail(
+        "x",
+        "the cache is full: past + new positions exceed its length",
+        `past + L <= ${m}`,
+        `${past} + ${l} = ${past + l}`,
+      );
     }
     if (typeof m === "number" && typeof shift === "number" && shift + past > m) {
       ctx.fail("shift", "the positions to move run past the cache's end", `shift + past <= ${m}`, `${shift} + ${past}`);

@@ -22,7 +22,8 @@ export const layerNormOp = defineOp<LayerNormAttrs>({
   ],
   attrs: { eps: { type: "number", default: 1e-5, doc: "> 0, added to the variance" } },
   checkAttrs: (a, ctx) => {
-    if (!(a.eps > 0)) ctx.fail("eps", "eps must be positive (a constant row would divide 0 by 0)", "> 0", String(a.eps));
+    if (!(a.eps > 0))
+      ctx.fail("eps", "eps must be positive (a constant row would divide 0 by 0)", "> 0", String(a.eps));
   },
   inPlace: 0,
   inferShape: ([x, w, b], _attrs, ctx) => {

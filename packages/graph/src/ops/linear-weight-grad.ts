@@ -17,8 +17,10 @@ export const linearWeightGradOp = defineOp<LinearWeightGradAttrs>({
   ],
   attrs: {},
   inferShape: ([g, x], _attrs, ctx) => {
-    if (g!.length < 1 || g!.length !== x!.length) ctx.fail("x", "grad and x must have the same leading axes", `rank ${g!.length}`, formatDims(x!));
-    for (let i = 0; i < g!.length - 1; i++) expectDim(ctx, "x", `x dim ${i} must match the gradient's`, g![i]!, x![i]!, x);
+    if (g!.length < 1 || g!.length !== x!.length)
+      ctx.fail("x", "grad and x must have the same leading axes", `rank ${g!.length}`, formatDims(x!));
+    for (let i = 0; i < g!.length - 1; i++)
+      expectDim(ctx, "x", `x dim ${i} must match the gradient's`, g![i]!, x![i]!, x);
     return [g![g!.length - 1]!, x![x!.length - 1]!];
   },
 });

@@ -45,7 +45,11 @@ describe("llama block op rules", () => {
     expect(b.shapeOf(b.add("rms-norm-grad", "dx", { grad: "g", x: "x", weight: "w" }))).toEqual([2, 3, 5]);
     expect(b.shapeOf(b.add("rms-norm-weight-grad", "dw", { grad: "g", x: "x" }))).toEqual([5]);
     expect(validationError(() => b.add("rms-norm-grad", "dx2", { grad: "g", x: "other" })).subject).toBe("dx2.x");
-    expect(validationError(() => b.add("rms-norm-grad", "dx3", { grad: "g", x: "x", weight: "w4" })).subject).toBe("dx3.weight");
-    expect(validationError(() => b.add("rms-norm-weight-grad", "dw2", { grad: "g", x: "x" }, { eps: 0 })).subject).toBe("dw2.eps");
+    expect(validationError(() => b.add("rms-norm-grad", "dx3", { grad: "g", x: "x", weight: "w4" })).subject).toBe(
+      "dx3.weight",
+    );
+    expect(validationError(() => b.add("rms-norm-weight-grad", "dw2", { grad: "g", x: "x" }, { eps: 0 })).subject).toBe(
+      "dw2.eps",
+    );
   });
 });

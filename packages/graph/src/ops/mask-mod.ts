@@ -31,5 +31,9 @@ export const maskModOp = defineOp<MaskModAttrs>({
     return x!;
   },
   // A seen score passes its gradient, a hidden one (−∞ in the output) none; the mask's inputs have none.
-  vjp: (ctx) => [ctx.needs(0) ? ctx.addGrad(0, "mask-grad", { grad: gradOf(ctx, "mask-mod"), masked: ctx.output }, { scale: 1 }) : undefined],
+  vjp: (ctx) => [
+    ctx.needs(0)
+      ? ctx.addGrad(0, "mask-grad", { grad: gradOf(ctx, "mask-mod"), masked: ctx.output }, { scale: 1 })
+      : undefined,
+  ],
 });

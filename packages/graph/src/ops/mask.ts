@@ -38,8 +38,16 @@ export const maskOp = defineOp<MaskAttrs>({
   inputs: [
     { name: "scores", rank: 4, doc: "[B, H, L, S]" },
     { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
-    { name: "mask", optional: true, doc: "[L, S], [B, L, S] or [B, H, L, S] of 0/1, 0 = hidden key (dims of 1 broadcast)" },
-    { name: "bias", optional: true, doc: "[L, S], [B, L, S] or [B, H, L, S], added to the (scaled) scores; -inf hides" },
+    {
+      name: "mask",
+      optional: true,
+      doc: "[L, S], [B, L, S] or [B, H, L, S] of 0/1, 0 = hidden key (dims of 1 broadcast)",
+    },
+    {
+      name: "bias",
+      optional: true,
+      doc: "[L, S], [B, L, S] or [B, H, L, S], added to the (scaled) scores; -inf hides",
+    },
   ],
   attrs: {
     causal: { type: "boolean", default: false },
@@ -48,7 +56,8 @@ export const maskOp = defineOp<MaskAttrs>({
     scale: { type: "number", default: 1, doc: "visible scores are multiplied by this before the bias is added" },
   },
   checkAttrs: (a, ctx) => {
-    if (a.window !== null && !a.causal) ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
+    if (a.window !== null && !a.causal)
+      ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
   },
   inPlace: 0,
   hidesWithMinusInfinity: true,
@@ -66,14 +75,19 @@ export const maskOp = defineOp<MaskAttrs>({
   vjp: (ctx) => {
     const g = gradOf(ctx, "mask");
     const bias = ctx.inputs[3];
-    const scores = ctx.needs(0) ? ctx.addGrad(0, "mask-grad", { grad: g, masked: ctx.output }, { scale: ctx.attrs.scale }) : undefined;
+    const scores = ctx.needs(0)
+      ? ctx.addGrad(0, "mask-grad", { grad: g, masked: ctx.output }, { scale: ctx.attrs.scale })
+      : undefined;
     let dbias: string | undefined;
     if (bias !== undefined && ctx.needs(3)) {
       const visible = ctx.add("mask-grad", "bias.visible", { grad: g, masked: ctx.output }, { scale: 1 });
       const m = ctx.shapeOf(bias);
       // A rank-3 bias is [B, L, S]: per batch, not per head, so it is summed as [B, 1, L, S].
-      const summed = m.length === 3 ? ctx.add("sum-to", "bias.sum", { x: visible }, { shape: [m[0]!, 1, m[1]!, m[2]!] }) : undefined;
-      dbias = summed ? ctx.addGrad(3, "reshape", { x: summed }, { shape: [...m] }) : ctx.addGrad(3, "sum-to", { x: visible }, { shape: [...m] });
+      const summed =
+        m.length === 3 ? ctx.add("sum-to", "bias.sum", { x: visible }, { shape: [m[0]!, 1, m[1]!, m[2]!] }) : undefined;
+      dbias = summed
+        ? ctx.addGrad(3, "reshape", { x: summed }, { shape: [...m] })
+        : ctx.addGrad(3, "sum-to", { x: visible }, { shape: [...m] });
     }
     return [scores, undefined, undefined, dbias];
   },
@@ -84,12 +98,23 @@ export const USER_MASK_AXES: Readonly<Record<number, readonly number[]>> = { 2: 
 
 function checkUserMaskShape(ctx: OpContext, field: string, scores: SymShape, m: SymShape): void {
   const axes = USER_MASK_AXES[m.length];
-  if (!axes) ctx.fail(field, `a user ${field} is [L, S], [B, L, S] or [B, H, L, S]`, "rank 2, 3 or 4", `${formatDims(m)} (rank ${m.length})`);
+  if (!axes)
+    ctx.fail(
+      field,
+      `a user ${field} is [L, S], [B, L, S] or [B, H, L, S]`,
+      "rank 2, 3 or 4",
+      `${formatDims(m)} (rank ${m.length})`,
+    );
   const legend = ["B", "H", "L", "S"];
   axes.forEach((axis, i) => {
     const d = m[i]!;
     if (d !== 1 && !sameDim(scores[axis]!, d)) {
-      ctx.fail(field, `${field} dim ${legend[axis]} must match the scores or be 1`, `${scores[axis]} or 1`, `${d} in ${formatDims(m)}`);
+      ctx.fail(
+        field,
+        `${field} dim ${legend[axis]} must match the scores or be 1`,
+        `${scores[axis]} or 1`,
+        `${d} in ${formatDims(m)}`,
+      );
     }
   });
 }

@@ -18,7 +18,10 @@ export const mulOp = defineOp<MulAttrs>({
   attrs: {},
   // The output may take a's memory when it has a's size (the planner checks sizes: a stretched `a` never qualifies).
   inPlace: 0,
-  inferShape: ([a, b], _attrs, ctx) => broadcastShapes(a!, b!, (i, da, db) => ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db))),
+  inferShape: ([a, b], _attrs, ctx) =>
+    broadcastShapes(a!, b!, (i, da, db) =>
+      ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db)),
+    ),
   // d(a·b)/da = b: each side gets g times the other, summed over the axes it was broadcast along.
   vjp: (ctx) => {
     const g = gradOf(ctx, "mul");

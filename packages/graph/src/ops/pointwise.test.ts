@@ -34,17 +34,29 @@ describe("pointwise ops", () => {
     const b = new GraphBuilder();
     b.input("a", [2, 3]);
     b.input("c", [3, 2]);
-    expect(b.shapeOf(b.add("pointwise", "ok", { x0: "a", x1: "a" }, { expr: { op: "add", args: [el("x0"), el("x1")] } }))).toEqual([2, 3]);
+    expect(
+      b.shapeOf(b.add("pointwise", "ok", { x0: "a", x1: "a" }, { expr: { op: "add", args: [el("x0"), el("x1")] } })),
+    ).toEqual([2, 3]);
     expect(failure(() => b.add("pointwise", "p1", { x0: "a", x1: "c" }, { expr: el("x0") })).subject).toBe("p1.x1");
-    expect(failure(() => b.add("pointwise", "p2", { x0: "a" }, { expr: { op: "add", args: [el("x0"), el("x1")] } })).subject).toBe("p2.expr.args[1].name");
-    expect(failure(() => b.add("pointwise", "p3", { x0: "a" }, { expr: { op: "add", args: [el("x0"), "q"] } })).subject).toBe("p3.expr.args[1]");
-    expect(failure(() => b.add("pointwise", "p4", { x0: "a" }, { expr: { op: "lt", args: [el("x0"), 1] } })).message).toMatch(/must be a number/);
+    expect(
+      failure(() => b.add("pointwise", "p2", { x0: "a" }, { expr: { op: "add", args: [el("x0"), el("x1")] } })).subject,
+    ).toBe("p2.expr.args[1].name");
+    expect(
+      failure(() => b.add("pointwise", "p3", { x0: "a" }, { expr: { op: "add", args: [el("x0"), "q"] } })).subject,
+    ).toBe("p3.expr.args[1]");
+    expect(
+      failure(() => b.add("pointwise", "p4", { x0: "a" }, { expr: { op: "lt", args: [el("x0"), 1] } })).message,
+    ).toMatch(/must be a number/);
   });
 
   it("definePointwiseOp refuses a bad expression or more than four inputs when it is declared", () => {
-    expect(failure(() => definePointwiseOp({ kind: "bad", doc: "", inputs: [{ name: "x" }], expr: el("y") })).subject).toMatch(/^op bad: expr/);
+    expect(
+      failure(() => definePointwiseOp({ kind: "bad", doc: "", inputs: [{ name: "x" }], expr: el("y") })).subject,
+    ).toMatch(/^op bad: expr/);
     const five = ["a", "b", "c", "d", "e"].map((name) => ({ name }));
-    expect(failure(() => definePointwiseOp({ kind: "wide", doc: "", inputs: five, expr: el("a") })).subject).toBe("op wide");
+    expect(failure(() => definePointwiseOp({ kind: "wide", doc: "", inputs: five, expr: el("a") })).subject).toBe(
+      "op wide",
+    );
   });
 
   it("a constant derivative still makes a node of the input's shape (x0 + 2 → grad)", () => {

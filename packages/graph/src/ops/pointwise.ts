@@ -21,7 +21,13 @@ export interface PointwiseAttrs {
 function sameShapes(names: readonly string[], inputs: readonly (SymShape | undefined)[], ctx: OpContext): SymShape {
   const first = inputs[0]!;
   inputs.forEach((s, i) => {
-    if (s !== undefined && !sameShapeExactly(s, first)) ctx.fail(names[i]!, `elementwise inputs must have ${names[0]}'s shape`, `[${first.join(", ")}]`, `[${s.join(", ")}]`);
+    if (s !== undefined && !sameShapeExactly(s, first))
+      ctx.fail(
+        names[i]!,
+        `elementwise inputs must have ${names[0]}'s shape`,
+        `[${first.join(", ")}]`,
+        `[${s.join(", ")}]`,
+      );
   });
   return first;
 }
@@ -33,9 +39,16 @@ function sameShapes(names: readonly string[], inputs: readonly (SymShape | undef
 export function pointwiseGrad(e: Expr, i: number): { readonly expr: Expr; readonly reads: readonly string[] } | string {
   const d = pointwiseVjpExpr(e, POINTWISE_SLOTS[i]!, "grad");
   const reads = elementsRead(d).filter((n) => n !== "grad");
-  if (reads.length + 1 > POINTWISE_SLOTS.length) return `the derivative reads ${reads.length + 1} inputs (a pointwise node takes at most ${POINTWISE_SLOTS.length})`;
-  const names = new Map<string, string>([["grad", "x0"], ...reads.map((n, k) => [n, POINTWISE_SLOTS[k + 1]!] as [string, string])]);
-  return { expr: checkPointwise(renameReads(d, names), "pointwise gradient", POINTWISE_SLOTS.slice(0, reads.length + 1)), reads };
+  if (reads.length + 1 > POINTWISE_SLOTS.length)
+    return `the derivative reads ${reads.length + 1} inputs (a pointwise node takes at most ${POINTWISE_SLOTS.length})`;
+  const names = new Map<string, string>([
+    ["grad", "x0"],
+    ...reads.map((n, k) => [n, POINTWISE_SLOTS[k + 1]!] as [string, string]),
+  ]);
+  return {
+    expr: checkPointwise(renameReads(d, names), "pointwise gradient", POINTWISE_SLOTS.slice(0, reads.length + 1)),
+    reads,
+  };
 }
 
 /** The gradient of each input of an elementwise expression `e` over the slots: one pointwise node per input. */
@@ -116,7 +129,12 @@ export interface PointwiseOpSpec {
 export function definePointwiseOp(spec: PointwiseOpSpec): OpDef<Record<string, never>> {
   const names = spec.inputs.map((i) => i.name);
   if (names.length === 0 || names.length > POINTWISE_SLOTS.length) {
-    throw new GraphValidationError(`op ${spec.kind}`, "an elementwise op takes 1 to 4 inputs", `1 to ${POINTWISE_SLOTS.length}`, String(names.length));
+    throw new GraphValidationError(
+      `op ${spec.kind}`,
+      "an elementwise op takes 1 to 4 inputs",
+      `1 to ${POINTWISE_SLOTS.length}`,
+      String(names.length),
+    );
   }
   const own = checkPointwise(spec.expr, `op ${spec.kind}: expr`, names);
   const slots = renameReads(own, new Map(names.map((n, i) => [n, POINTWISE_SLOTS[i]!])));

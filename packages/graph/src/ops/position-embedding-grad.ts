@@ -19,12 +19,22 @@ export const positionEmbeddingGradOp = defineOp<PositionEmbeddingGradAttrs>({
   inputs: [{ name: "grad", rank: 2, doc: "[T, E]" }],
   attrs: {
     rows: { type: "integer", min: 1, doc: "P, the table's rows" },
-    offset: { type: "dim", default: 0, min: 0, doc: "the forward's offset: an integer >= 0, or a dim name bound per run" },
+    offset: {
+      type: "dim",
+      default: 0,
+      min: 0,
+      doc: "the forward's offset: an integer >= 0, or a dim name bound per run",
+    },
   },
   inferShape: ([g], { rows, offset }, ctx) => {
     const t = g![0]!;
     if (typeof t === "number" && typeof offset === "number" && offset + t > rows) {
-      ctx.fail("offset", `positions ${offset}..${offset + t - 1} run past the table's P rows (the block size)`, `offset + T <= P = ${rows}`, `${offset} + ${t} = ${offset + t} for grad ${formatDims(g!)}`);
+      ctx.fail(
+        "offset",
+        `positions ${offset}..${offset + t - 1} run past the table's P rows (the block size)`,
+        `offset + T <= P = ${rows}`,
+        `${offset} + ${t} = ${offset + t} for grad ${formatDims(g!)}`,
+      );
     }
     return [rows, g![1]!];
   },

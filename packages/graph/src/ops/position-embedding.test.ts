@@ -17,8 +17,12 @@ describe("position-embedding", () => {
   it("reads T from the ids' last dim: ids [..., T] and weight [P, E] → [T, E], float32", () => {
     const b = builder();
     expect(b.shapeOf(b.add("position-embedding", "pos", { ids: "tokens", weight: "wpe" }))).toEqual(["T", 4]);
-    expect(b.shapeOf(b.add("position-embedding", "pos2", { ids: "fixed", weight: "wpe" }, { offset: 3 }))).toEqual([5, 4]);
-    expect(b.shapeOf(b.add("position-embedding", "pos3", { ids: "flat", weight: "wpe" }, { offset: "N" }))).toEqual([5, 4]);
+    expect(b.shapeOf(b.add("position-embedding", "pos2", { ids: "fixed", weight: "wpe" }, { offset: 3 }))).toEqual([
+      5, 4,
+    ]);
+    expect(b.shapeOf(b.add("position-embedding", "pos3", { ids: "flat", weight: "wpe" }, { offset: "N" }))).toEqual([
+      5, 4,
+    ]);
     expect(b.dtypeOf("pos")).toBe("float32");
     const g = b.output("pos", "pos2", "pos3").build();
     expect(g.node("pos").attrs).toEqual({ offset: 0 });
@@ -30,7 +34,9 @@ describe("position-embedding", () => {
     const e = validationError(() => b.add("position-embedding", "pos", { ids: "fixed", weight: "wpe" }, { offset: 4 }));
     expect([e.subject, e.expected, e.got]).toEqual(["pos.offset", "offset + T <= P = 8", "4 + 5 = 9"]);
     expect(e.message).toContain("positions 4..8 run past the table's P rows (the block size)");
-    expect(b.shapeOf(b.add("position-embedding", "edge", { ids: "fixed", weight: "wpe" }, { offset: 3 }))).toEqual([5, 4]);
+    expect(b.shapeOf(b.add("position-embedding", "edge", { ids: "fixed", weight: "wpe" }, { offset: 3 }))).toEqual([
+      5, 4,
+    ]);
   });
 
   it("refuses float ids, a scalar ids, a negative offset and a table that is not [P, E]", () => {
@@ -38,10 +44,19 @@ describe("position-embedding", () => {
     b.input("floats", ["B", "T"]);
     b.input("scalar", [], "int32");
     b.weight("vec", [8]);
-    expect(validationError(() => b.add("position-embedding", "p1", { ids: "floats", weight: "wpe" })).subject).toBe("p1.ids");
-    expect(validationError(() => b.add("position-embedding", "p2", { ids: "scalar", weight: "wpe" })).subject).toBe("p2.ids");
-    expect(validationError(() => b.add("position-embedding", "p3", { ids: "tokens", weight: "wpe" }, { offset: -1 })).subject).toBe("p3.offset");
-    expect(validationError(() => b.add("position-embedding", "p4", { ids: "tokens", weight: "vec" })).subject).toBe("p4.weight");
+    expect(validationError(() => b.add("position-embedding", "p1", { ids: "floats", weight: "wpe" })).subject).toBe(
+      "p1.ids",
+    );
+    expect(validationError(() => b.add("position-embedding", "p2", { ids: "scalar", weight: "wpe" })).subject).toBe(
+      "p2.ids",
+    );
+    expect(
+      validationError(() => b.add("position-embedding", "p3", { ids: "tokens", weight: "wpe" }, { offset: -1 }))
+        .subject,
+    ).toBe("p3.offset");
+    expect(validationError(() => b.add("position-embedding", "p4", { ids: "tokens", weight: "vec" })).subject).toBe(
+      "p4.weight",
+    );
   });
 
   it("broadcasts over the batch when added to token embeddings [B, T, E]", () => {
@@ -62,7 +77,9 @@ describe("position-embedding-grad", () => {
     expect(b.shapeOf(b.add("position-embedding-grad", "dn", { grad: "g" }, { rows: 8, offset: "N" }))).toEqual([8, 4]);
     const e = validationError(() => b.add("position-embedding-grad", "d2", { grad: "g" }, { rows: 8, offset: 4 }));
     expect([e.subject, e.expected]).toEqual(["d2.offset", "offset + T <= P = 8"]);
-    expect(validationError(() => b.add("position-embedding-grad", "d3", { grad: "g3" }, { rows: 8 })).subject).toBe("d3.grad");
+    expect(validationError(() => b.add("position-embedding-grad", "d3", { grad: "g3" }, { rows: 8 })).subject).toBe(
+      "d3.grad",
+    );
     expect(validationError(() => b.add("position-embedding-grad", "d4", { grad: "g" })).subject).toBe("d4.rows");
   });
 });

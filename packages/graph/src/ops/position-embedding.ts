@@ -25,15 +25,26 @@ export const positionEmbeddingOp = defineOp<PositionEmbeddingAttrs>({
     { name: "weight", rank: 2, doc: "[P, E]" },
   ],
   attrs: {
-    offset: { type: "dim", default: 0, min: 0, doc: "position of token 0: an integer >= 0, or a dim name bound per run (a decode graph's N)" },
+    offset: {
+      type: "dim",
+      default: 0,
+      min: 0,
+      doc: "position of token 0: an integer >= 0, or a dim name bound per run (a decode graph's N)",
+    },
   },
   inferShape: ([ids, w], { offset }, ctx) => {
-    if (ids!.length < 1) ctx.fail("ids", "position-embedding reads T from the ids' last dim", "[..., T] (rank >= 1)", formatDims(ids!));
+    if (ids!.length < 1)
+      ctx.fail("ids", "position-embedding reads T from the ids' last dim", "[..., T] (rank >= 1)", formatDims(ids!));
     const t = ids![ids!.length - 1]!;
     const p = w![0]!;
     // Symbolic dims pass here; the runtime re-runs this rule with the run's dims bound, and the kernels check too.
     if (typeof t === "number" && typeof p === "number" && typeof offset === "number" && offset + t > p) {
-      ctx.fail("offset", `positions ${offset}..${offset + t - 1} run past the table's P rows (the block size)`, `offset + T <= P = ${p}`, `${offset} + ${t} = ${offset + t}`);
+      ctx.fail(
+        "offset",
+        `positions ${offset}..${offset + t - 1} run past the table's P rows (the block size)`,
+        `offset + T <= P = ${p}`,
+        `${offset} + ${t} = ${offset + t}`,
+      );
     }
     return [t, w![1]!];
   },
@@ -41,8 +52,14 @@ export const positionEmbeddingOp = defineOp<PositionEmbeddingAttrs>({
   vjp: (ctx) => {
     const w = ctx.inputs[1]!;
     const rows = ctx.shapeOf(w)[0]!;
-    if (typeof rows !== "number") ctx.unsupported(`the gradient of a position table with a symbolic row count (${rows})`);
+    if (typeof rows !== "number")
+      ctx.unsupported(`the gradient of a position table with a symbolic row count (${rows})`);
     const grad = gradOf(ctx, "position-embedding");
-    return [undefined, ctx.needs(1) ? ctx.addGrad(1, "position-embedding-grad", { grad }, { rows, offset: ctx.attrs.offset }) : undefined];
+    return [
+      undefined,
+      ctx.needs(1)
+        ? ctx.addGrad(1, "position-embedding-grad", { grad }, { rows, offset: ctx.attrs.offset })
+        : undefined,
+    ];
   },
 });

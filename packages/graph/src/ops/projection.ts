@@ -20,7 +20,12 @@ export const projectionOp = defineOp<ProjectionAttrs>({
   vjp: (ctx) => linearGrads(ctx, gradOf(ctx, "projection")),
 });
 
-export function linearShape(x: readonly (string | number)[], w: readonly (string | number)[], b: readonly (string | number)[] | undefined, ctx: Parameters<typeof expectDim>[0]) {
+export function linearShape(
+  x: readonly (string | number)[],
+  w: readonly (string | number)[],
+  b: readonly (string | number)[] | undefined,
+  ctx: Parameters<typeof expectDim>[0],
+) {
   if (x.length < 1) ctx.fail("x", "input must have at least one axis", "rank >= 1", formatDims(x));
   expectDim(ctx, "weight", "weight columns must equal the input's last dim", x[x.length - 1]!, w[1]!, w);
   if (b) expectDim(ctx, "bias", "bias length must equal the weight's rows", w[0]!, b[0]!, b);

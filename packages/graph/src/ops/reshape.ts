@@ -17,9 +17,15 @@ export const reshapeOp = defineOp<ReshapeAttrs>({
   inferShape: ([x], { shape }, ctx) => {
     // No -1 here: with symbolic dims the inferred size is not always a whole dim, so the target is spelled out.
     if (!shape.every((d) => typeof d === "string" || d >= 0)) {
-      ctx.fail("shape", "dims must be non-negative integers or dim names", "e.g. [\"B\", \"T\", 2, 4]", formatDims(shape));
+      ctx.fail("shape", "dims must be non-negative integers or dim names", 'e.g. ["B", "T", 2, 4]', formatDims(shape));
     }
-    if (!sameSize(x!, shape)) ctx.fail("shape", "element count must stay the same", `a shape with the size of ${formatDims(x!)}`, formatDims(shape));
+    if (!sameSize(x!, shape))
+      ctx.fail(
+        "shape",
+        "element count must stay the same",
+        `a shape with the size of ${formatDims(x!)}`,
+        formatDims(shape),
+      );
     return shape;
   },
   // A reshape moves no element: its gradient is the output's gradient in the input's shape.

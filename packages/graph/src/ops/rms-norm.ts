@@ -26,7 +26,15 @@ export const rmsNormOp = defineOp<RmsNormAttrs>({
   inPlace: 0,
   inferShape: ([x, w], _attrs, ctx) => {
     if (x!.length < 1) ctx.fail("x", "rms norm needs at least one axis", "rank >= 1", "a scalar");
-    if (w) expectDim(ctx, "weight", "rms norm weight length must equal the normalized (last) dim E", x![x!.length - 1]!, w[0]!, w);
+    if (w)
+      expectDim(
+        ctx,
+        "weight",
+        "rms norm weight length must equal the normalized (last) dim E",
+        x![x!.length - 1]!,
+        w[0]!,
+        w,
+      );
     return x!;
   },
   // The reciprocal RMS is recomputed from x (one row reduction) rather than saved, as layer-norm's rule does.

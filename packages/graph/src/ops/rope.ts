@@ -30,20 +30,28 @@ export const ropeOp = defineOp<RopeAttrs>({
   attrs: {
     base: { type: "number", default: 10000, doc: "> 0" },
     rotaryDim: { type: "integer", nullable: true, min: 2, doc: "even, <= D; null = D" },
-    positionOffset: { type: "dim", default: 0, min: 0, doc: "an integer >= 0, or a dim name bound per run (a decode graph's past length)" },
+    positionOffset: {
+      type: "dim",
+      default: 0,
+      min: 0,
+      doc: "an integer >= 0, or a dim name bound per run (a decode graph's past length)",
+    },
     inverse: { type: "boolean", default: false, doc: "rotate by −θ (the backward of RoPE)" },
   },
   checkAttrs: (a, ctx) => {
     if (!(a.base > 0)) ctx.fail("base", "the RoPE base must be positive", "> 0", String(a.base));
-    if (a.rotaryDim !== null && a.rotaryDim % 2 !== 0) ctx.fail("rotaryDim", "rotated dims come in pairs", "an even number", String(a.rotaryDim));
+    if (a.rotaryDim !== null && a.rotaryDim % 2 !== 0)
+      ctx.fail("rotaryDim", "rotated dims come in pairs", "an even number", String(a.rotaryDim));
   },
   outputHeads: 1,
   inferShape: ([x], { rotaryDim }, ctx) => {
     const d = x![3]!;
     // A symbolic D passes here; the runtime re-runs this rule on concrete shapes, and the kernels check too.
     if (typeof d === "number") {
-      if (rotaryDim === null && d % 2 !== 0) ctx.fail("x", "RoPE over the whole head dim needs an even D", "an even D", `D=${d}`);
-      if (rotaryDim !== null && rotaryDim > d) ctx.fail("rotaryDim", "rotaryDim must not exceed the head dim D", `<= ${d}`, String(rotaryDim));
+      if (rotaryDim === null && d % 2 !== 0)
+        ctx.fail("x", "RoPE over the whole head dim needs an even D", "an even D", `D=${d}`);
+      if (rotaryDim !== null && rotaryDim > d)
+        ctx.fail("rotaryDim", "rotaryDim must not exceed the head dim D", `<= ${d}`, String(rotaryDim));
     }
     return x!;
   },

@@ -46,12 +46,23 @@ export const scoreModOp = defineOp<ScoreModAttrs>({
       const step = scoreModGradStep({ scale, expr, inputs });
       if (step === "identity") out[0] = g;
       else if (typeof step === "string") ctx.unsupported(step);
-      else if (step.gathersGrad) out[0] = ctx.addGrad(0, "score-mod", { x: x!, ...gatheredInputs([...gathered.slice(0, inputs.length), g]) }, { ...step.attrs });
+      else if (step.gathersGrad)
+        out[0] = ctx.addGrad(
+          0,
+          "score-mod",
+          { x: x!, ...gatheredInputs([...gathered.slice(0, inputs.length), g]) },
+          { ...step.attrs },
+        );
       else out[0] = ctx.addGrad(0, "score-mod", { x: g }, { ...step.attrs });
     }
     inputs.forEach((name, i) => {
       if (!ctx.needs(i + 1)) return;
-      out[i + 1] = ctx.addGrad(i + 1, "score-mod-input-grad", { x: x!, grad: g, ...gatheredInputs(gathered.slice(0, inputs.length)) }, { scale, expr, inputs, wrt: name });
+      out[i + 1] = ctx.addGrad(
+        i + 1,
+        "score-mod-input-grad",
+        { x: x!, grad: g, ...gatheredInputs(gathered.slice(0, inputs.length)) },
+        { scale, expr, inputs, wrt: name },
+      );
     });
     return out;
   },
@@ -65,17 +76,32 @@ const MAX_DERIVED = 10_000;
  * constant derivative), or a score-mod of x gathering the gradient as one more input (`gathersGrad`); a string says
  * why there is none. One definition for the rule and for the scheduler's backward fusion, which recognises the step.
  */
-export function scoreModGradStep(a: ScoreModAttrs): "identity" | { readonly attrs: ScoreModAttrs; readonly gathersGrad: boolean } | string {
+export function scoreModGradStep(
+  a: ScoreModAttrs,
+): "identity" | { readonly attrs: ScoreModAttrs; readonly gathersGrad: boolean } | string {
   const dScore = derive(a.expr, { kind: "score" });
-  if (treeSize(dScore, MAX_DERIVED) > MAX_DERIVED) return `the score's gradient of this score modification: its derivative has more than ${MAX_DERIVED} nodes`;
+  if (treeSize(dScore, MAX_DERIVED) > MAX_DERIVED)
+    return `the score's gradient of this score modification: its derivative has more than ${MAX_DERIVED} nodes`;
   if (dScore === 1 && a.scale === 1) return "identity";
-  if (typeof dScore === "number") return { attrs: { scale: 1, expr: { op: "mul", args: ["score", Math.fround(dScore * a.scale)] }, inputs: [] }, gathersGrad: false };
-  if (a.inputs.length >= MAX_GATHERED) return `the gradient of a score-mod with ${MAX_GATHERED} gathered inputs (its backward gathers one more: the gradient)`;
+  if (typeof dScore === "number")
+    return {
+      attrs: { scale: 1, expr: { op: "mul", args: ["score", Math.fround(dScore * a.scale)] }, inputs: [] },
+      gathersGrad: false,
+    };
+  if (a.inputs.length >= MAX_GATHERED)
+    return `the gradient of a score-mod with ${MAX_GATHERED} gathered inputs (its backward gathers one more: the gradient)`;
   const gradName = freshName(a.inputs);
   const upstream: Expr = { op: "input", name: gradName, index: ["b", "h", "q", "kv"] };
   // A zero gradient (a key the mask hid, a row that sees no key) stays 0: the derivative may be ±∞ or NaN there
   // (score / (q − kv) at q = kv), and 0 · ∞ would be NaN.
-  const times: Expr = { op: "where", args: [{ op: "ne", args: [upstream, 0] }, { op: "mul", args: [upstream, a.scale === 1 ? dScore : { op: "mul", args: [dScore, a.scale] }] }, 0] };
+  const times: Expr = {
+    op: "where",
+    args: [
+      { op: "ne", args: [upstream, 0] },
+      { op: "mul", args: [upstream, a.scale === 1 ? dScore : { op: "mul", args: [dScore, a.scale] }] },
+      0,
+    ],
+  };
   return { attrs: { scale: a.scale, expr: times, inputs: [...a.inputs, gradName] }, gathersGrad: true };
 }
 
@@ -98,7 +124,11 @@ export interface ScoreModInputGradAttrs extends ScoreModAttrs {
 export const scoreModInputGradOp = defineOp<ScoreModInputGradAttrs>({
   kind: "score-mod-input-grad",
   doc: "The gradient of a score-mod's gathered input: Σ grad · d expr / d read, scattered to the indices it read.",
-  inputs: [{ name: "x", rank: 4, doc: "[B, H, L, S], the forward's raw scores" }, { name: "grad", rank: 4, doc: "[B, H, L, S], the gradient of the score-mod's output" }, ...GATHERED_SLOTS],
+  inputs: [
+    { name: "x", rank: 4, doc: "[B, H, L, S], the forward's raw scores" },
+    { name: "grad", rank: 4, doc: "[B, H, L, S], the gradient of the score-mod's output" },
+    ...GATHERED_SLOTS,
+  ],
   attrs: {
     scale: { type: "number", default: 1 },
     expr: { type: "expr" },
@@ -109,7 +139,8 @@ export const scoreModInputGradOp = defineOp<ScoreModInputGradAttrs>({
     x!.forEach((d, i) => expectDim(ctx, "grad", `dim ${i} of the gradient must match the scores`, d, grad![i]!, grad));
     checkNodeExpr(ctx, "expr", expr, "score", gatheredRanks(ctx, inputs, gathered));
     const i = inputs.indexOf(wrt);
-    if (i < 0) ctx.fail("wrt", "not a gathered input of the expression", inputs.join(", ") || "no gathered inputs", wrt);
+    if (i < 0)
+      ctx.fail("wrt", "not a gathered input of the expression", inputs.join(", ") || "no gathered inputs", wrt);
     return gathered[i]!;
   },
 });

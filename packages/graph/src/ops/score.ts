@@ -29,7 +29,9 @@ export const scoreOp = defineOp<ScoreAttrs>({
     const g = gradOf(ctx, "score");
     const [q, k] = ctx.inputs as [string, string];
     const dq = ctx.needs(0) ? ctx.addGrad(0, "weighted-sum", { weights: g, v: k }) : undefined;
-    const dk = ctx.needs(1) ? sumHeadGroups(ctx, 1, "weighted-sum", { weights: swapLast(ctx, g, "grad.t"), v: q }, ctx.shapeOf(k), "k") : undefined;
+    const dk = ctx.needs(1)
+      ? sumHeadGroups(ctx, 1, "weighted-sum", { weights: swapLast(ctx, g, "grad.t"), v: q }, ctx.shapeOf(k), "k")
+      : undefined;
     return [dq, dk];
   },
 });

@@ -32,7 +32,8 @@ export const sgdMomentumOp = defineOp<SgdMomentumAttrs>({
     expectSameShape(ctx, "grad", buf!, grad!);
     if (param) expectSameShape(ctx, "param", buf!, param);
     if (weightDecay > 0 && !param) ctx.fail("param", "weight decay needs the parameter", "a param input", "none");
-    if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string")))) ctx.fail("step", "the step count is one number", "[] or [1]", formatDims(step!));
+    if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string"))))
+      ctx.fail("step", "the step count is one number", "[] or [1]", formatDims(step!));
     return buf!;
   },
 });
@@ -67,11 +68,15 @@ export const sgdStepOp = defineOp<SgdStepAttrs>({
   },
   checkAttrs: (a, ctx) => {
     if (!(a.lr > 0)) ctx.fail("lr", "the learning rate must be positive", "> 0", String(a.lr));
-    if (a.nesterov && a.momentum === 0) ctx.fail("nesterov", "Nesterov momentum needs a momentum", "momentum > 0", "momentum 0");
+    if (a.nesterov && a.momentum === 0)
+      ctx.fail("nesterov", "Nesterov momentum needs a momentum", "momentum > 0", "momentum 0");
   },
   inferShape: ([param, grad, buf, lrScale], { momentum }, ctx) => {
     expectSameShape(ctx, "grad", param!, grad!);
-    if (lrScale && !(lrScale.length === 0 || (lrScale.length === 1 && (lrScale[0] === 1 || typeof lrScale[0] === "string")))) {
+    if (
+      lrScale &&
+      !(lrScale.length === 0 || (lrScale.length === 1 && (lrScale[0] === 1 || typeof lrScale[0] === "string")))
+    ) {
       ctx.fail("lrScale", "the learning-rate factor is one number", "[] or [1]", formatDims(lrScale));
     }
     if (buf) expectSameShape(ctx, "buf", param!, buf);

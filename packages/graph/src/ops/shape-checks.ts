@@ -2,7 +2,14 @@ import { formatDims, sameDim, type Dim, type SymShape } from "../dims.js";
 import type { OpContext } from "../op-def.js";
 
 /** Fails naming `field` unless the two dims can be equal. */
-export function expectDim(ctx: OpContext, field: string, what: string, expected: Dim, got: Dim, shape?: SymShape): void {
+export function expectDim(
+  ctx: OpContext,
+  field: string,
+  what: string,
+  expected: Dim,
+  got: Dim,
+  shape?: SymShape,
+): void {
   if (!sameDim(expected, got)) {
     ctx.fail(field, what, String(expected), shape ? `${got} in ${formatDims(shape)}` : String(got));
   }

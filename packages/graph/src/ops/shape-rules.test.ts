@@ -30,7 +30,9 @@ describe("built-in shape rules", () => {
   it("out-proj: context [B, L, E] → [B, L, Eout]", () => {
     const b = builder({ ctx: ["B", "T", 8], W: [4, 8], bias: [4], bad: [5] });
     expect(b.shapeOf(b.add("out-proj", "o", { x: "ctx", weight: "W", bias: "bias" }))).toEqual(["B", "T", 4]);
-    expect(validationError(() => b.add("out-proj", "o2", { x: "ctx", weight: "W", bias: "bad" })).subject).toBe("o2.bias");
+    expect(validationError(() => b.add("out-proj", "o2", { x: "ctx", weight: "W", bias: "bad" })).subject).toBe(
+      "o2.bias",
+    );
   });
 
   it("score: q [B, H, L, D], k [B, Hkv, S, D] → [B, H, L, S]", () => {
@@ -47,7 +49,11 @@ describe("built-in shape rules", () => {
 
   it("mask keeps [B, H, L, S]; the padding mask is [B, S]", () => {
     const b = builder({ s: [2, 4, 5, 7], pad: [2, 7], padB: [3, 7] });
-    expect(b.shapeOf(b.add("mask", "m", { scores: "s", keyPaddingMask: "pad" }, { causal: true, alignment: "bottom-right" }))).toEqual([2, 4, 5, 7]);
+    expect(
+      b.shapeOf(
+        b.add("mask", "m", { scores: "s", keyPaddingMask: "pad" }, { causal: true, alignment: "bottom-right" }),
+      ),
+    ).toEqual([2, 4, 5, 7]);
     const e = validationError(() => b.add("mask", "m2", { scores: "s", keyPaddingMask: "padB" }));
     expect([e.subject, e.expected, e.got]).toEqual(["m2.keyPaddingMask", "2", "3 in [3, 7]"]);
     b.input("flat", [2, 7]);
@@ -57,21 +63,33 @@ describe("built-in shape rules", () => {
   it("softmax and dropout keep the shape; softmax needs an axis", () => {
     const b = builder({ s: ["B", 2, "T", "T"], scalar: [] });
     expect(b.shapeOf(b.add("softmax", "p", { x: "s" }, { scale: 0.125 }))).toEqual(["B", 2, "T", "T"]);
-    expect(b.shapeOf(b.add("dropout", "d", { x: "s" }, { rate: 0.5, seed: 0xffffffff, training: true }))).toEqual(["B", 2, "T", "T"]);
+    expect(b.shapeOf(b.add("dropout", "d", { x: "s" }, { rate: 0.5, seed: 0xffffffff, training: true }))).toEqual([
+      "B",
+      2,
+      "T",
+      "T",
+    ]);
     expect(validationError(() => b.add("softmax", "p0", { x: "scalar" })).subject).toBe("p0.x");
     expect(validationError(() => b.add("dropout", "d2", { x: "s" }, { seed: 2 ** 32 })).subject).toBe("d2.seed");
   });
 
   it("alibi keeps [B, H, L, S]; given slopes must be one per head when H is known", () => {
     const b = builder({ s: ["B", 3, "T", "S"], sym: ["B", "H", "T", "S"], flat: [2, 7] });
-    expect(b.shapeOf(b.add("alibi", "a", { scores: "s" }, { slopes: [0.5, 0.25, 0.125], scale: 0.5 }))).toEqual(["B", 3, "T", "S"]);
+    expect(b.shapeOf(b.add("alibi", "a", { scores: "s" }, { slopes: [0.5, 0.25, 0.125], scale: 0.5 }))).toEqual([
+      "B",
+      3,
+      "T",
+      "S",
+    ]);
     expect(b.shapeOf(b.add("alibi", "a0", { scores: "s" }))).toEqual(["B", 3, "T", "S"]); // null = the paper's slopes
     const e = validationError(() => b.add("alibi", "a2", { scores: "s" }, { slopes: [0.5, 0.25] }));
     expect([e.subject, e.expected, e.got]).toEqual(["a2.slopes", "3 slopes", "2"]);
     // A symbolic H passes until the runtime binds it.
     expect(b.shapeOf(b.add("alibi", "a3", { scores: "sym" }, { slopes: [0.5] }))).toEqual(["B", "H", "T", "S"]);
     expect(validationError(() => b.add("alibi", "a4", { scores: "flat" })).subject).toBe("a4.scores");
-    expect(validationError(() => b.add("alibi", "a5", { scores: "s" }, { alignment: "center" })).subject).toBe("a5.alignment");
+    expect(validationError(() => b.add("alibi", "a5", { scores: "s" }, { alignment: "center" })).subject).toBe(
+      "a5.alignment",
+    );
   });
 
   it("rope keeps [B, H, L, D]; D even, rotaryDim even and <= D when known", () => {
@@ -84,10 +102,19 @@ describe("built-in shape rules", () => {
     expect([e.subject, e.expected, e.got]).toEqual(["r3.rotaryDim", "<= 8", "10"]);
     expect(validationError(() => b.add("rope", "r4", { x: "x" }, { rotaryDim: 3 })).subject).toBe("r4.rotaryDim");
     expect(validationError(() => b.add("rope", "r5", { x: "x" }, { base: 0 })).subject).toBe("r5.base");
-    expect(validationError(() => b.add("rope", "r6", { x: "x" }, { positionOffset: -1 })).subject).toBe("r6.positionOffset");
-    expect(validationError(() => b.add("rope", "r7", { x: "x" }, { positionOffset: 1.5 })).subject).toBe("r7.positionOffset");
+    expect(validationError(() => b.add("rope", "r6", { x: "x" }, { positionOffset: -1 })).subject).toBe(
+      "r6.positionOffset",
+    );
+    expect(validationError(() => b.add("rope", "r7", { x: "x" }, { positionOffset: 1.5 })).subject).toBe(
+      "r7.positionOffset",
+    );
     expect(b.shapeOf(b.add("rope", "r8", { x: "sym" }, { rotaryDim: 64 }))).toEqual(["B", 2, "T", "D"]);
-    expect(b.output("r").build().node("r").attrs).toEqual({ base: 10000, rotaryDim: null, positionOffset: 0, inverse: false });
+    expect(b.output("r").build().node("r").attrs).toEqual({
+      base: 10000,
+      rotaryDim: null,
+      positionOffset: 0,
+      inverse: false,
+    });
   });
 
   it("transpose permutes; reshape keeps the element count", () => {
@@ -97,7 +124,12 @@ describe("built-in shape rules", () => {
   });
 
   it("marks exactly reshape, transpose, slice and kv-append (a view of its cache) as views", () => {
-    expect(builtinOps.filter((o) => o.view).map((o) => o.kind).sort()).toEqual(["kv-append", "reshape", "slice", "transpose"]);
+    expect(
+      builtinOps
+        .filter((o) => o.view)
+        .map((o) => o.kind)
+        .sort(),
+    ).toEqual(["kv-append", "reshape", "slice", "transpose"]);
   });
 
   it("kv-append: [B, Hkv, M, D] + [B, Hkv, L, D] → [B, Hkv, past + L, D]; symbolic past gives the named length; a full cache or another Hkv fails naming the node", () => {

@@ -27,10 +27,16 @@ describe("slice", () => {
     const b = qkv();
     const e = validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 3, start: 0, size: 1 }));
     expect([e.subject, e.expected, e.got]).toEqual(["s.axis", "-3..2", "3"]);
-    expect(validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: -4, start: 0, size: 1 })).subject).toBe("s.axis");
+    expect(validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: -4, start: 0, size: 1 })).subject).toBe(
+      "s.axis",
+    );
     const past = validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: 20, size: 8 }));
     expect([past.subject, past.expected, past.got]).toEqual(["s.size", "start + size <= 24", "20 + 8"]);
-    expect(validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: -1, size: 8 })).subject).toBe("s.start");
-    expect(validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: 0 })).message).toContain("missing attribute");
+    expect(validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: -1, size: 8 })).subject).toBe(
+      "s.start",
+    );
+    expect(validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: 0 })).message).toContain(
+      "missing attribute",
+    );
   });
 });

@@ -26,7 +26,8 @@ export const sliceOp = defineOp<SliceAttrs>({
     const a = axis < 0 ? axis + r : axis;
     if (a < 0 || a >= r) ctx.fail("axis", "axis out of range", `-${r}..${r - 1}`, String(axis));
     const d = x![a]!;
-    if (typeof d === "number" && start + size > d) ctx.fail("size", "slice runs past the axis", `start + size <= ${d}`, `${start} + ${size}`);
+    if (typeof d === "number" && start + size > d)
+      ctx.fail("size", "slice runs past the axis", `start + size <= ${d}`, `${start} + ${size}`);
     return x!.map((v, i) => (i === a ? size : v));
   },
   // The narrowed entries get the gradient; the rest of the axis gets 0 (a pad).
@@ -35,6 +36,13 @@ export const sliceOp = defineOp<SliceAttrs>({
     const a = ctx.attrs.axis < 0 ? ctx.attrs.axis + x.length : ctx.attrs.axis;
     const d = x[a]!;
     if (typeof d !== "number") ctx.unsupported(`the gradient of a slice of a symbolic axis (${d})`);
-    return [ctx.addGrad(0, "pad", { x: gradOf(ctx, "slice") }, { axis: a, before: ctx.attrs.start, after: (d as number) - ctx.attrs.start - ctx.attrs.size })];
+    return [
+      ctx.addGrad(
+        0,
+        "pad",
+        { x: gradOf(ctx, "slice") },
+        { axis: a, before: ctx.attrs.start, after: (d as number) - ctx.attrs.start - ctx.attrs.size },
+      ),
+    ];
   },
 });

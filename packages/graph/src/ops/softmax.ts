@@ -21,5 +21,7 @@ export const softmaxOp = defineOp<SoftmaxAttrs>({
     return x!;
   },
   // From the output itself: scale · y ⊙ (g − Σ g ⊙ y); a fully masked row (y = 0) gets 0.
-  vjp: (ctx) => [ctx.addGrad(0, "softmax-grad", { y: ctx.output, grad: gradOf(ctx, "softmax") }, { scale: ctx.attrs.scale })],
+  vjp: (ctx) => [
+    ctx.addGrad(0, "softmax-grad", { y: ctx.output, grad: gradOf(ctx, "softmax") }, { scale: ctx.attrs.scale }),
+  ],
 });

@@ -17,11 +17,19 @@ export const sumToOp = defineOp<SumToAttrs>({
   inputs: [{ name: "x", doc: "[...], a broadcast of `shape`" }],
   attrs: { shape: { type: "dims", doc: "the result's shape; names are symbolic dims" } },
   inferShape: ([x], { shape }, ctx) => {
-    if (!shape.every((d) => typeof d === "string" || d >= 0)) ctx.fail("shape", "dims must be non-negative integers or dim names", "e.g. [16] or [1, \"T\", 16]", formatDims(shape));
-    if (shape.length > x!.length) ctx.fail("shape", "sum-to cannot add axes", `rank <= ${x!.length}`, formatDims(shape));
+    if (!shape.every((d) => typeof d === "string" || d >= 0))
+      ctx.fail(
+        "shape",
+        "dims must be non-negative integers or dim names",
+        'e.g. [16] or [1, "T", 16]',
+        formatDims(shape),
+      );
+    if (shape.length > x!.length)
+      ctx.fail("shape", "sum-to cannot add axes", `rank <= ${x!.length}`, formatDims(shape));
     const lead = x!.length - shape.length;
     shape.forEach((d, i) => {
-      if (d !== 1 && !sameDim(d, x![lead + i]!)) ctx.fail("shape", `dim ${i} must equal x's or be 1`, `${x![lead + i]} or 1`, `${d} in ${formatDims(shape)}`);
+      if (d !== 1 && !sameDim(d, x![lead + i]!))
+        ctx.fail("shape", `dim ${i} must equal x's or be 1`, `${x![lead + i]} or 1`, `${d} in ${formatDims(shape)}`);
     });
     return shape;
   },

@@ -16,7 +16,8 @@ export const transposeOp = defineOp<TransposeAttrs>({
   inferShape: ([x], { perm }, ctx) => {
     const r = x!.length;
     const ok = perm.length === r && new Set(perm).size === r && perm.every((p) => p >= 0 && p < r);
-    if (!ok) ctx.fail("perm", "not a permutation of the input's axes", `a permutation of 0..${r - 1}`, `[${perm.join(", ")}]`);
+    if (!ok)
+      ctx.fail("perm", "not a permutation of the input's axes", `a permutation of 0..${r - 1}`, `[${perm.join(", ")}]`);
     return perm.map((p) => x![p]!);
   },
   // The gradient goes back through the inverse permutation.

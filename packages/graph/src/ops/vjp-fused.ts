@@ -14,7 +14,12 @@ import type { LinearGeluAttrs } from "./linear-gelu.js";
 export function gelu(ctx: VjpContext<LinearGeluAttrs>): (string | undefined)[] {
   const [x, weight, bias] = ctx.inputs;
   const pre = ctx.add("projection", "pre", { x, weight, bias });
-  const g = ctx.add("gelu-grad", "pre.grad", { grad: gradOf(ctx, "linear-gelu"), x: pre }, { approximate: ctx.attrs.approximate });
+  const g = ctx.add(
+    "gelu-grad",
+    "pre.grad",
+    { grad: gradOf(ctx, "linear-gelu"), x: pre },
+    { approximate: ctx.attrs.approximate },
+  );
   return linearGrads(ctx, g);
 }
 
@@ -33,7 +38,9 @@ export function addLayerNorm(ctx: VjpContext<AddLayerNormAttrs>): (string | unde
   return [
     ctx.needs(0) ? unbroadcast(ctx, 0, dSum, ctx.shapeOf(a)) : undefined,
     ctx.needs(1) ? unbroadcast(ctx, 1, dSum, ctx.shapeOf(b)) : undefined,
-    weight !== undefined && ctx.needs(2) ? ctx.addGrad(2, "layer-norm-weight-grad", { grad: gNorm, x: sum }, { eps }) : undefined,
+    weight !== undefined && ctx.needs(2)
+      ? ctx.addGrad(2, "layer-norm-weight-grad", { grad: gNorm, x: sum }, { eps })
+      : undefined,
     bias !== undefined && ctx.needs(3) ? ctx.addGrad(3, "sum-to", { x: gNorm }, { shape: [e] }) : undefined,
   ];
 }
@@ -50,7 +57,14 @@ export function attention(ctx: VjpContext<AttentionAttrs>): (string | undefined)
   const a = ctx.attrs;
   const scores = ctx.add("score", "scores", { q, k });
   const masking = a.causal || pad !== undefined;
-  const masked = masking ? ctx.add("mask", "masked", { scores, keyPaddingMask: pad }, { causal: a.causal, window: a.window, alignment: a.alignment }) : scores;
+  const masked = masking
+    ? ctx.add(
+        "mask",
+        "masked",
+        { scores, keyPaddingMask: pad },
+        { causal: a.causal, window: a.window, alignment: a.alignment },
+      )
+    : scores;
   const probs = ctx.add("softmax", "probs", { x: masked }, { scale: a.scale });
   const dropping = a.training && a.dropoutRate > 0;
   const drop = { rate: a.dropoutRate, seed: a.dropoutSeed, training: a.training };
@@ -61,8 +75,26 @@ export function attention(ctx: VjpContext<AttentionAttrs>): (string | undefined)
   const dScores = masking ? ctx.add("mask-grad", "scores.grad", { grad: dMasked, masked }, { scale: 1 }) : dMasked;
   return [
     ctx.needs(0) ? ctx.addGrad(0, "weighted-sum", { weights: dScores, v: k }) : undefined,
-    ctx.needs(1) ? sumHeadGroups(ctx, 1, "weighted-sum", { weights: swapLast(ctx, dScores, "scores.grad.t"), v: q }, ctx.shapeOf(k), "k") : undefined,
-    ctx.needs(2) ? sumHeadGroups(ctx, 2, "weighted-sum", { weights: swapLast(ctx, weights, "weights.t"), v: g }, ctx.shapeOf(v), "v") : undefined,
+    ctx.needs(1)
+      ? sumHeadGroups(
+          ctx,
+          1,
+          "weighted-sum",
+          { weights: swapLast(ctx, dScores, "scores.grad.t"), v: q },
+          ctx.shapeOf(k),
+          "k",
+        )
+      : undefined,
+    ctx.needs(2)
+      ? sumHeadGroups(
+          ctx,
+          2,
+          "weighted-sum",
+          { weights: swapLast(ctx, weights, "weights.t"), v: g },
+          ctx.shapeOf(v),
+          "v",
+        )
+      : undefined,
     undefined,
   ];
 }
@@ -73,8 +105,17 @@ function attentionWithMods(ctx: VjpContext<AttentionAttrs>): (string | undefined
   const a = ctx.attrs;
   const mods = { scoreMod: a.scoreMod ?? null, maskMod: a.maskMod ?? null, inputs: a.inputs ?? [] };
   const slots = gatheredInputs(gathered.slice(0, mods.inputs.length));
-  const lse = ctx.add("attention-lse", "lse", { q, k, keyPaddingMask: pad, ...slots }, { causal: a.causal, window: a.window, alignment: a.alignment, scale: a.scale, ...mods });
+  const lse = ctx.add(
+    "attention-lse",
+    "lse",
+    { q, k, keyPaddingMask: pad, ...slots },
+    { causal: a.causal, window: a.window, alignment: a.alignment, scale: a.scale, ...mods },
+  );
   const inputs = { q, k, v, out: ctx.output, grad: g, lse, keyPaddingMask: pad, ...slots };
   const wrt = (i: number): AttentionGradWrt => (i < 3 ? (["q", "k", "v"] as const)[i]! : `g${i - 4}`);
-  return ctx.inputs.map((x, i) => (x !== undefined && i !== 3 && ctx.needs(i) ? ctx.addGrad(i, "attention-grad", inputs, { ...a, ...mods, wrt: wrt(i) }) : undefined));
+  return ctx.inputs.map((x, i) =>
+    x !== undefined && i !== 3 && ctx.needs(i)
+      ? ctx.addGrad(i, "attention-grad", inputs, { ...a, ...mods, wrt: wrt(i) })
+      : undefined,
+  );
 }

@@ -26,7 +26,9 @@ export const weightedSumOp = defineOp<WeightedSumAttrs>({
     const g = gradOf(ctx, "weighted-sum");
     const [w, v] = ctx.inputs as [string, string];
     const dw = ctx.needs(0) ? ctx.addGrad(0, "score", { q: g, k: v }) : undefined;
-    const dv = ctx.needs(1) ? sumHeadGroups(ctx, 1, "weighted-sum", { weights: swapLast(ctx, w, "weights.t"), v: g }, ctx.shapeOf(v), "v") : undefined;
+    const dv = ctx.needs(1)
+      ? sumHeadGroups(ctx, 1, "weighted-sum", { weights: swapLast(ctx, w, "weights.t"), v: g }, ctx.shapeOf(v), "v")
+      : undefined;
     return [dw, dv];
   },
 });

@@ -9,7 +9,13 @@ export function broadcastShape(a: readonly number[], b: readonly number[], subje
   for (let i = 0; i < rank; i++) {
     const da = a[a.length - rank + i] ?? 1;
     const db = b[b.length - rank + i] ?? 1;
-    if (da !== db && da !== 1 && db !== 1) throw new OnnxImportError(subject, "the inputs do not broadcast", "dims equal or 1", `${formatShape(a)} and ${formatShape(b)}`);
+    if (da !== db && da !== 1 && db !== 1)
+      throw new OnnxImportError(
+        subject,
+        "the inputs do not broadcast",
+        "dims equal or 1",
+        `${formatShape(a)} and ${formatShape(b)}`,
+      );
     out.push(da === 1 ? db : da);
   }
   return out;

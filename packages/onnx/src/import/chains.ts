@@ -12,7 +12,7 @@ export function findChains(ctx: LowerContext): Chain[] {
     const sm = nodes.get(ws.inputs["weights"] ?? "");
     if (sm?.kind !== "softmax") continue;
     // Between the softmax and the score: masks and score modifications, any of them.
-    const mods: typeof ws[] = [];
+    const mods: (typeof ws)[] = [];
     let below = nodes.get(sm.inputs["x"] ?? "");
     while (below && (below.kind === "mask" || below.kind === "mask-mod" || below.kind === "score-mod")) {
       mods.unshift(below);
@@ -31,7 +31,10 @@ export function findChains(ctx: LowerContext): Chain[] {
     if (mask) alias("masked", mask.name);
     alias("weights", sm.name);
     alias("context.heads", ws.name);
-    const what = [...(mask ? [built.get(mask.name)?.note ?? "mask"] : []), ...mods.filter((m) => m.kind !== "mask").map((m) => m.kind)];
+    const what = [
+      ...(mask ? [built.get(mask.name)?.note ?? "mask"] : []),
+      ...mods.filter((m) => m.kind !== "mask").map((m) => m.kind),
+    ];
     chains.push({ scope, onnx, nodes: parts.map((p) => p.name), mask: what.join(", ") || "none" });
   }
   return chains;

@@ -26,7 +26,11 @@ function compute(ctx: LowerContext, n: NodeIn): HostTensor[] {
     const dims = shape.slice(start, Math.max(start, end));
     return [hostTensor("int64", [dims.length], dims)];
   }
-  const ins = n.inputs.map((v) => (v ? ctx.constOf(v) ?? ctx.fail(n, `input ${v} is not known at import`, "a constant", "a runtime value") : undefined));
+  const ins = n.inputs.map((v) =>
+    v
+      ? (ctx.constOf(v) ?? ctx.fail(n, `input ${v} is not known at import`, "a constant", "a runtime value"))
+      : undefined,
+  );
   return HOST_OPS[n.opType]!(n, ins, 0);
 }
 
@@ -42,5 +46,10 @@ function constantValue(ctx: LowerContext, n: NodeIn): HostTensor {
   if (fs) return hostTensor("float32", [fs.length], fs);
   const is = a("value_ints")?.ints;
   if (is) return hostTensor("int64", [is.length], is);
-  return ctx.fail(n, "a Constant without a value the importer reads", "value, value_float(s) or value_int(s)", [...n.attrs.keys()].join(", ") || "no attribute");
+  return ctx.fail(
+    n,
+    "a Constant without a value the importer reads",
+    "value, value_float(s) or value_int(s)",
+    [...n.attrs.keys()].join(", ") || "no attribute",
+  );
 }

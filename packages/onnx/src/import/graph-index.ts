@@ -35,7 +35,12 @@ export class GraphIndex {
       for (const o of n.outputs) if (o) this.producer.set(o, n);
       const present = n.inputs.filter((v) => v !== "");
       const isStatic =
-        n.opType === "Constant" || SHAPE_ONLY.has(n.opType) || (n.domain === "" && Object.hasOwn(HOST_OPS, n.opType) && present.every((v) => this.static.has(v)) && !keepAsOp(n));
+        n.opType === "Constant" ||
+        SHAPE_ONLY.has(n.opType) ||
+        (n.domain === "" &&
+          Object.hasOwn(HOST_OPS, n.opType) &&
+          present.every((v) => this.static.has(v)) &&
+          !keepAsOp(n));
       if (isStatic) for (const o of n.outputs) if (o) this.static.add(o);
     }
   }

@@ -4,7 +4,16 @@
 // that a ConstantOfShape or Range of absurd size is a typed error, not an out-of-memory.
 import { nodeError } from "./import-error.js";
 import { broadcastIndex, broadcastShape } from "./broadcast-host.js";
-import { ONNX_ELEM, formatShape, hostTensor, isFloat, sizeOf, stridesOf, type ElemType, type HostTensor } from "./host-tensor.js";
+import {
+  ONNX_ELEM,
+  formatShape,
+  hostTensor,
+  isFloat,
+  sizeOf,
+  stridesOf,
+  type ElemType,
+  type HostTensor,
+} from "./host-tensor.js";
 import type { NodeIn } from "./read-model.js";
 
 export const MAX_FOLDED = 2 ** 26;
@@ -22,9 +31,17 @@ export function need(node: NodeIn, ins: readonly (HostTensor | undefined)[], i: 
 }
 
 function bounded(node: NodeIn, shape: readonly number[]): number {
-  for (const d of shape) if (!Number.isSafeInteger(d) || d < 0) fail(node, "a result dim is not a whole number >= 0", "dims >= 0", formatShape(shape));
+  for (const d of shape)
+    if (!Number.isSafeInteger(d) || d < 0)
+      fail(node, "a result dim is not a whole number >= 0", "dims >= 0", formatShape(shape));
   const n = sizeOf(shape);
-  if (n > MAX_FOLDED) fail(node, "folding this node at import would make too large a tensor", `at most ${MAX_FOLDED} elements`, formatShape(shape));
+  if (n > MAX_FOLDED)
+    fail(
+      node,
+      "folding this node at import would make too large a tensor",
+      `at most ${MAX_FOLDED} elements`,
+      formatShape(shape),
+    );
   return n;
 }
 
@@ -45,7 +62,8 @@ export function attrFloat(node: NodeIn, name: string, fallback: number): number 
 
 export function normAxis(node: NodeIn, axis: number, rank: number): number {
   const a = axis < 0 ? axis + rank : axis;
-  if (!Number.isInteger(a) || a < 0 || a >= rank) fail(node, "axis out of range", `-${rank} … ${rank - 1}`, String(axis));
+  if (!Number.isInteger(a) || a < 0 || a >= rank)
+    fail(node, "axis out of range", `-${rank} … ${rank - 1}`, String(axis));
   return a;
 }
 
@@ -94,7 +112,8 @@ export function gather(node: NodeIn, data: HostTensor, indices: HostTensor, axis
   for (let o = 0; o < outer; o++) {
     for (const raw of indices.data) {
       const j = raw < 0 ? raw + dim : raw;
-      if (!Number.isInteger(j) || j < 0 || j >= dim) fail(node, "an index is out of range", `-${dim} … ${dim - 1}`, String(raw));
+      if (!Number.isInteger(j) || j < 0 || j >= dim)
+        fail(node, "an index is out of range", `-${dim} … ${dim - 1}`, String(raw));
       out.set(data.data.subarray((o * dim + j) * inner, (o * dim + j + 1) * inner), at);
       at += inner;
     }
@@ -106,7 +125,12 @@ export function gather(node: NodeIn, data: HostTensor, indices: HostTensor, axis
  * A tensor of `shape` whose element at coordinates c is x's at Σ offset(axis, c[axis]): the one strided walk behind
  * Transpose and Slice.
  */
-function strided(node: NodeIn, x: HostTensor, shape: readonly number[], offset: (axis: number, c: number) => number): HostTensor {
+function strided(
+  node: NodeIn,
+  x: HostTensor,
+  shape: readonly number[],
+  offset: (axis: number, c: number) => number,
+): HostTensor {
   const n = bounded(node, shape);
   const outStrides = stridesOf(shape);
   const out = x.data instanceof Float32Array ? new Float32Array(n) : new Float64Array(n);
@@ -125,29 +149,70 @@ function strided(node: NodeIn, x: HostTensor, shape: readonly number[], offset: 
 
 function transpose(node: NodeIn, x: HostTensor, perm: readonly number[]): HostTensor {
   const rank = x.shape.length;
-  if (perm.length !== rank || [...perm].sort((a, b) => a - b).some((p, i) => p !== i)) fail(node, "perm is not a permutation of the axes", `a permutation of 0 … ${rank - 1}`, `[${perm.join(", ")}]`);
+  if (perm.length !== rank || [...perm].sort((a, b) => a - b).some((p, i) => p !== i))
+    fail(node, "perm is not a permutation of the axes", `a permutation of 0 … ${rank - 1}`, `[${perm.join(", ")}]`);
   const src = stridesOf(x.shape);
-  return strided(node, x, perm.map((p) => x.shape[p]!), (ax, c) => c * src[perm[ax]!]!);
+  return strided(
+    node,
+    x,
+    perm.map((p) => x.shape[p]!),
+    (ax, c) => c * src[perm[ax]!]!,
+  );
 }
 
 /** ONNX Reshape's target: 0 copies the input's dim (unless allowzero), one -1 is inferred. */
-export function reshapeTarget(node: NodeIn, inShape: readonly number[], target: readonly number[], allowzero: boolean): number[] {
-  const shape = target.map((d, i) => (d === 0 && !allowzero ? inShape[i] ?? fail(node, "a 0 in the shape copies a dim the input does not have", `at most ${inShape.length} dims`, `index ${i}`) : d));
+export function reshapeTarget(
+  node: NodeIn,
+  inShape: readonly number[],
+  target: readonly number[],
+  allowzero: boolean,
+): number[] {
+  const shape = target.map((d, i) =>
+    d === 0 && !allowzero
+      ? (inShape[i] ??
+        fail(
+          node,
+          "a 0 in the shape copies a dim the input does not have",
+          `at most ${inShape.length} dims`,
+          `index ${i}`,
+        ))
+      : d,
+  );
   const total = sizeOf(inShape);
   const minus = shape.filter((d) => d === -1).length;
   if (minus > 1) fail(node, "at most one -1 in a shape", "one -1", `[${target.join(", ")}]`);
-  if (shape.some((d) => d < -1 || !Number.isInteger(d))) fail(node, "a shape holds whole numbers >= -1", "dims >= -1", `[${target.join(", ")}]`);
+  if (shape.some((d) => d < -1 || !Number.isInteger(d)))
+    fail(node, "a shape holds whole numbers >= -1", "dims >= -1", `[${target.join(", ")}]`);
   if (minus === 1) {
     const known = shape.filter((d) => d !== -1).reduce((a, d) => a * d, 1);
-    if (known === 0 || total % known !== 0) fail(node, "the -1 cannot be inferred", `a divisor of ${total} elements`, `[${target.join(", ")}] of ${formatShape(inShape)}`);
+    if (known === 0 || total % known !== 0)
+      fail(
+        node,
+        "the -1 cannot be inferred",
+        `a divisor of ${total} elements`,
+        `[${target.join(", ")}] of ${formatShape(inShape)}`,
+      );
     shape[shape.indexOf(-1)] = total / known;
   }
-  if (sizeOf(shape) !== total) fail(node, "the shape does not hold the input's elements", `${total} elements (${formatShape(inShape)})`, `[${shape.join(", ")}]`);
+  if (sizeOf(shape) !== total)
+    fail(
+      node,
+      "the shape does not hold the input's elements",
+      `${total} elements (${formatShape(inShape)})`,
+      `[${shape.join(", ")}]`,
+    );
   return shape;
 }
 
 /** ONNX Slice's starts/ends/axes/steps, clamped as the spec says, for a tensor of `shape`. */
-export function sliceSpec(node: NodeIn, shape: readonly number[], starts: readonly number[], ends: readonly number[], axesIn?: readonly number[], stepsIn?: readonly number[]) {
+export function sliceSpec(
+  node: NodeIn,
+  shape: readonly number[],
+  starts: readonly number[],
+  ends: readonly number[],
+  axesIn?: readonly number[],
+  stepsIn?: readonly number[],
+) {
   const axes = (axesIn ?? starts.map((_, i) => i)).map((a) => normAxis(node, a, shape.length));
   const steps = stepsIn ?? starts.map(() => 1);
   const spec = shape.map((d) => ({ start: 0, step: 1, count: d }));
@@ -171,9 +236,18 @@ export function sliceSpec(node: NodeIn, shape: readonly number[], starts: readon
   return spec;
 }
 
-function slice(node: NodeIn, x: HostTensor, spec: readonly { start: number; step: number; count: number }[]): HostTensor {
+function slice(
+  node: NodeIn,
+  x: HostTensor,
+  spec: readonly { start: number; step: number; count: number }[],
+): HostTensor {
   const src = stridesOf(x.shape);
-  return strided(node, x, spec.map((s) => s.count), (ax, c) => (spec[ax]!.start + c * spec[ax]!.step) * src[ax]!);
+  return strided(
+    node,
+    x,
+    spec.map((s) => s.count),
+    (ax, c) => (spec[ax]!.start + c * spec[ax]!.step) * src[ax]!,
+  );
 }
 
 function expandTo(node: NodeIn, x: HostTensor, shape: readonly number[]): HostTensor {
@@ -205,14 +279,17 @@ export function unsqueezeShape(node: NodeIn, shape: readonly number[], axes: rea
 export function squeezeShape(node: NodeIn, shape: readonly number[], axes: readonly number[] | undefined): number[] {
   if (!axes) return shape.filter((d) => d !== 1);
   const at = new Set(axes.map((a) => normAxis(node, a, shape.length)));
-  for (const a of at) if (shape[a] !== 1) fail(node, `axis ${a} has size ${shape[a]}`, "a dim of 1 to squeeze", formatShape(shape));
+  for (const a of at)
+    if (shape[a] !== 1) fail(node, `axis ${a} has size ${shape[a]}`, "a dim of 1 to squeeze", formatShape(shape));
   return shape.filter((_, i) => !at.has(i));
 }
 
 function cast(node: NodeIn, x: HostTensor): HostTensor {
   const to = ONNX_ELEM[attrInt(node, "to")];
-  if (!to) fail(node, "Cast to a type the importer does not hold", "a float, int or bool type", String(attrInt(node, "to")));
-  const f = to === "bool" ? (v: number) => (v !== 0 ? 1 : 0) : isFloat(to) ? (v: number) => v : (v: number) => Math.trunc(v);
+  if (!to)
+    fail(node, "Cast to a type the importer does not hold", "a float, int or bool type", String(attrInt(node, "to")));
+  const f =
+    to === "bool" ? (v: number) => (v !== 0 ? 1 : 0) : isFloat(to) ? (v: number) => v : (v: number) => Math.trunc(v);
   return hostTensor(to, x.shape, Array.from(x.data, f));
 }
 
@@ -229,7 +306,7 @@ function erf(x: number): number {
     return (2 / Math.sqrt(Math.PI)) * sum;
   }
   let t = 0;
-  for (let n = 60; n >= 1; n--) t = (n / 2) / (ax + t);
+  for (let n = 60; n >= 1; n--) t = n / 2 / (ax + t);
   const erfc = Math.exp(-ax * ax) / Math.sqrt(Math.PI) / (ax + t);
   return Math.sign(x) * (1 - erfc);
 }
@@ -252,13 +329,20 @@ export const HOST_OPS: Readonly<Record<string, HostOp>> = {
   GreaterOrEqual: binary((a, b) => (a >= b ? 1 : 0), "bool"),
   Xor: binary((a, b) => ((a !== 0) !== (b !== 0) ? 1 : 0), "bool"),
   // fmod 0 (integers): the result takes the divisor's sign; fmod 1: C's fmod, the dividend's sign.
-  Mod: (n, ins) => binary(attrInt(n, "fmod", 0) === 1 ? (a, b) => a % b : (a, b) => a - b * Math.floor(a / b))(n, ins, 0),
+  Mod: (n, ins) =>
+    binary(attrInt(n, "fmod", 0) === 1 ? (a, b) => a % b : (a, b) => a - b * Math.floor(a / b))(n, ins, 0),
   Not: unary((a) => (a ? 0 : 1)),
   IsInf: (n, ins) => {
     const x = need(n, ins, 0);
     const neg = attrInt(n, "detect_negative", 1) === 1;
     const pos = attrInt(n, "detect_positive", 1) === 1;
-    return [hostTensor("bool", x.shape, Array.from(x.data, (v) => ((v === -Infinity && neg) || (v === Infinity && pos) ? 1 : 0)))];
+    return [
+      hostTensor(
+        "bool",
+        x.shape,
+        Array.from(x.data, (v) => ((v === -Infinity && neg) || (v === Infinity && pos) ? 1 : 0)),
+      ),
+    ];
   },
   Abs: unary(Math.abs),
   Floor: unary(Math.floor),
@@ -302,7 +386,9 @@ export const HOST_OPS: Readonly<Record<string, HostOp>> = {
     if (parts.length === 0) fail(n, "Concat of nothing", "at least one input", "none");
     const rank = parts[0]!.shape.length;
     const axis = normAxis(n, attrInt(n, "axis"), rank);
-    for (const p of parts) if (p.shape.length !== rank || p.shape.some((d, i) => i !== axis && d !== parts[0]!.shape[i])) fail(n, "inputs differ outside the axis", formatShape(parts[0]!.shape), formatShape(p.shape));
+    for (const p of parts)
+      if (p.shape.length !== rank || p.shape.some((d, i) => i !== axis && d !== parts[0]!.shape[i]))
+        fail(n, "inputs differ outside the axis", formatShape(parts[0]!.shape), formatShape(p.shape));
     const shape = [...parts[0]!.shape];
     shape[axis] = parts.reduce((a, p) => a + p.shape[axis]!, 0);
     const total = bounded(n, shape);
@@ -320,7 +406,14 @@ export const HOST_OPS: Readonly<Record<string, HostOp>> = {
   },
   Slice: (n, ins) => {
     const x = need(n, ins, 0);
-    const spec = sliceSpec(n, x.shape, ints(need(n, ins, 1)), ints(need(n, ins, 2)), ins[3] && ints(ins[3]), ins[4] && ints(ins[4]));
+    const spec = sliceSpec(
+      n,
+      x.shape,
+      ints(need(n, ins, 1)),
+      ints(need(n, ins, 2)),
+      ins[3] && ints(ins[3]),
+      ins[4] && ints(ins[4]),
+    );
     return [slice(n, x, spec)];
   },
   Split: (n, ins) => {
@@ -329,7 +422,9 @@ export const HOST_OPS: Readonly<Record<string, HostOp>> = {
     const sizes = splitSizes(n, x.shape[axis]!, ins[1] ? ints(ins[1]) : attrInts(n, "split"), n.outputs.length);
     let start = 0;
     return sizes.map((size) => {
-      const spec = x.shape.map((d, i) => (i === axis ? { start, step: 1, count: size } : { start: 0, step: 1, count: d }));
+      const spec = x.shape.map((d, i) =>
+        i === axis ? { start, step: 1, count: size } : { start: 0, step: 1, count: d },
+      );
       start += size;
       return slice(n, x, spec);
     });
@@ -340,7 +435,11 @@ export const HOST_OPS: Readonly<Record<string, HostOp>> = {
     const b = need(n, ins, 2);
     const shape = broadcastShape(broadcastShape(c.shape, a.shape, n.name), b.shape, n.name);
     const count = bounded(n, shape);
-    const [ic, ia, ib] = [broadcastIndex(c.shape, shape), broadcastIndex(a.shape, shape), broadcastIndex(b.shape, shape)];
+    const [ic, ia, ib] = [
+      broadcastIndex(c.shape, shape),
+      broadcastIndex(a.shape, shape),
+      broadcastIndex(b.shape, shape),
+    ];
     const out = a.data instanceof Float32Array ? new Float32Array(count) : new Float64Array(count);
     for (let i = 0; i < count; i++) out[i] = c.data[ic[i]!] ? a.data[ia[i]!]! : b.data[ib[i]!]!;
     return [{ dtype: a.dtype, shape, data: out }];
@@ -350,7 +449,13 @@ export const HOST_OPS: Readonly<Record<string, HostOp>> = {
     if (d === 0) fail(n, "Range with delta 0", "a non-zero delta", "0");
     const count = Math.max(Math.ceil((l! - s!) / d!), 0);
     bounded(n, [count]);
-    return [hostTensor(need(n, ins, 0).dtype, [count], Array.from({ length: count }, (_, i) => s! + i * d!))];
+    return [
+      hostTensor(
+        need(n, ins, 0).dtype,
+        [count],
+        Array.from({ length: count }, (_, i) => s! + i * d!),
+      ),
+    ];
   },
   ConstantOfShape: (n, ins) => {
     const shape = ints(need(n, ins, 0));
@@ -387,7 +492,8 @@ function scalar(node: NodeIn, t: HostTensor, i: number): number {
 
 export function splitSizes(node: NodeIn, dim: number, split: readonly number[] | undefined, outputs: number): number[] {
   if (split) {
-    if (split.length !== outputs || split.reduce((a, b) => a + b, 0) !== dim || split.some((s) => s < 0)) fail(node, "split sizes must add up to the axis", `${outputs} sizes summing to ${dim}`, `[${split.join(", ")}]`);
+    if (split.length !== outputs || split.reduce((a, b) => a + b, 0) !== dim || split.some((s) => s < 0))
+      fail(node, "split sizes must add up to the axis", `${outputs} sizes summing to ${dim}`, `[${split.join(", ")}]`);
     return [...split];
   }
   const each = Math.ceil(dim / outputs);

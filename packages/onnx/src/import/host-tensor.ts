@@ -10,10 +10,34 @@ export interface HostTensor {
 }
 
 /** ONNX TensorProto.DataType → the types read here; undefined for the rest (strings, complex, bfloat16, …). */
-export const ONNX_ELEM: Readonly<Record<number, ElemType>> = { 1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64" };
+export const ONNX_ELEM: Readonly<Record<number, ElemType>> = {
+  1: "float32",
+  2: "uint8",
+  3: "int8",
+  6: "int32",
+  7: "int64",
+  9: "bool",
+  10: "float16",
+  11: "float64",
+};
 export const ONNX_ELEM_NAMES: Readonly<Record<number, string>> = {
-  0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64", 8: "STRING", 9: "BOOL", 10: "FLOAT16",
-  11: "DOUBLE", 12: "UINT32", 13: "UINT64", 14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16",
+  0: "UNDEFINED",
+  1: "FLOAT",
+  2: "UINT8",
+  3: "INT8",
+  4: "UINT16",
+  5: "INT16",
+  6: "INT32",
+  7: "INT64",
+  8: "STRING",
+  9: "BOOL",
+  10: "FLOAT16",
+  11: "DOUBLE",
+  12: "UINT32",
+  13: "UINT64",
+  14: "COMPLEX64",
+  15: "COMPLEX128",
+  16: "BFLOAT16",
 };
 
 export function sizeOf(shape: readonly number[]): number {

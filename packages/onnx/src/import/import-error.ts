@@ -32,7 +32,10 @@ export class OnnxImportError extends AttnGraphError {
 export class OnnxUnsupportedOpsError extends AttnGraphError {
   readonly ops: readonly UnsupportedOp[];
   constructor(ops: readonly UnsupportedOp[]) {
-    const list = ops.map((o) => `${o.domain ? `${o.domain}.` : ""}${o.opType} ×${o.count} (${o.nodes.slice(0, 3).join(", ")}${o.count > 3 ? ", …" : ""})`);
+    const list = ops.map(
+      (o) =>
+        `${o.domain ? `${o.domain}.` : ""}${o.opType} ×${o.count} (${o.nodes.slice(0, 3).join(", ")}${o.count > 3 ? ", …" : ""})`,
+    );
     super("unsupported", `unsupported: ONNX op types this importer does not build: ${list.join("; ")}`, {
       subject: "graph.node",
       expected: "the ops torch.onnx.export writes for transformers (see @attngraph/onnx's README)",
@@ -44,6 +47,11 @@ export class OnnxUnsupportedOpsError extends AttnGraphError {
 }
 
 /** An OnnxImportError about one node, named `node <name> (<op type>)`: how every node-level check fails. */
-export function nodeError(node: { readonly name: string; readonly opType: string }, what: string, expected?: string, got?: string): OnnxImportError {
+export function nodeError(
+  node: { readonly name: string; readonly opType: string },
+  what: string,
+  expected?: string,
+  got?: string,
+): OnnxImportError {
   return new OnnxImportError(`node ${node.name} (${node.opType})`, what, expected, got);
 }

@@ -17,7 +17,9 @@ const onnxCases = [goldenModelsDir, goldenModelsExtraDir].flatMap((dir) =>
 );
 
 function importCase(c: ModelCase, dir: string) {
-  return importOnnx(readFileSync(join(dir, c.onnx!)), { shapes: Object.fromEntries(Object.entries(c.inputs).map(([k, t]) => [k, t.shape])) });
+  return importOnnx(readFileSync(join(dir, c.onnx!)), {
+    shapes: Object.fromEntries(Object.entries(c.inputs).map(([k, t]) => [k, t.shape])),
+  });
 }
 
 describe("golden-models ONNX files imported", () => {
@@ -26,40 +28,46 @@ describe("golden-models ONNX files imported", () => {
     expect(onnxCases.length).toBeGreaterThanOrEqual(4);
   });
 
-  it.each(onnxCases)("%s: PyTorch's logits on cpu, attention as score → mask → softmax → weighted-sum", async (_name, c, dir) => {
-    const imported = importCase(c, dir);
-    const layers = (c.config!["n_layer"] as number) ?? 1;
-    expect(imported.report.chains).toHaveLength(layers);
-    expect(imported.report.chains.every((ch) => ch.mask === "causal top-left")).toBe(true);
-    expect(imported.report.patterns["gelu"]).toBe(layers);
-    const session = await compile(imported.graph, { executors: [createCpuExecutor()], weights: imported.weights });
-    try {
-      expect(session.explain()).toMatch(/attention \(fused\)/);
-      const weights: { node: string; tensor: Tensor }[] = [];
-      const sub = session.tap(imported.select(["weights"])).subscribe((e) => weights.push(e));
-      const out = await session.run(Object.fromEntries(imported.inputs.map((i) => [i.name, c.inputs[i.name] as AnyTensor])));
-      sub.unsubscribe();
-      const r = compare(out["logits"]!, c.expected.logits!, c.tolerance);
-      expect(r.ok, `${r.failures} off, worst ${JSON.stringify(r.worst)}`).toBe(true);
-      // Exported with targets: nanoGPT's loss too (SoftmaxCrossEntropyLoss, ignore_index -1).
-      if (imported.outputs.includes("loss")) expect(compare(out["loss"]!, Tensor.from([c.expected.loss!], []), c.tolerance).ok).toBe(true);
-      // Each layer's attention weights [B, H, T, T]: causal rows of probabilities.
-      expect(weights).toHaveLength(layers);
-      const [B, T] = c.inputs["idx"]!.shape as [number, number];
-      for (const { tensor } of weights) {
-        expect(tensor.shape).toEqual([B, c.config!["n_head"], T, T]);
-        const d = tensor.toFloat32Array();
-        for (let row = 0; row < d.length / T; row++) {
-          const i = row % T;
-          const vals = Array.from(d.subarray(row * T, row * T + T));
-          expect(vals.reduce((a, v) => a + v, 0)).toBeCloseTo(1, 5);
-          expect(vals.slice(i + 1).every((v) => v === 0)).toBe(true);
+  it.each(onnxCases)(
+    "%s: PyTorch's logits on cpu, attention as score → mask → softmax → weighted-sum",
+    async (_name, c, dir) => {
+      const imported = importCase(c, dir);
+      const layers = (c.config!["n_layer"] as number) ?? 1;
+      expect(imported.report.chains).toHaveLength(layers);
+      expect(imported.report.chains.every((ch) => ch.mask === "causal top-left")).toBe(true);
+      expect(imported.report.patterns["gelu"]).toBe(layers);
+      const session = await compile(imported.graph, { executors: [createCpuExecutor()], weights: imported.weights });
+      try {
+        expect(session.explain()).toMatch(/attention \(fused\)/);
+        const weights: { node: string; tensor: Tensor }[] = [];
+        const sub = session.tap(imported.select(["weights"])).subscribe((e) => weights.push(e));
+        const out = await session.run(
+          Object.fromEntries(imported.inputs.map((i) => [i.name, c.inputs[i.name] as AnyTensor])),
+        );
+        sub.unsubscribe();
+        const r = compare(out["logits"]!, c.expected.logits!, c.tolerance);
+        expect(r.ok, `${r.failures} off, worst ${JSON.stringify(r.worst)}`).toBe(true);
+        // Exported with targets: nanoGPT's loss too (SoftmaxCrossEntropyLoss, ignore_index -1).
+        if (imported.outputs.includes("loss"))
+          expect(compare(out["loss"]!, Tensor.from([c.expected.loss!], []), c.tolerance).ok).toBe(true);
+        // Each layer's attention weights [B, H, T, T]: causal rows of probabilities.
+        expect(weights).toHaveLength(layers);
+        const [B, T] = c.inputs["idx"]!.shape as [number, number];
+        for (const { tensor } of weights) {
+          expect(tensor.shape).toEqual([B, c.config!["n_head"], T, T]);
+          const d = tensor.toFloat32Array();
+          for (let row = 0; row < d.length / T; row++) {
+            const i = row % T;
+            const vals = Array.from(d.subarray(row * T, row * T + T));
+            expect(vals.reduce((a, v) => a + v, 0)).toBeCloseTo(1, 5);
+            expect(vals.slice(i + 1).every((v) => v === 0)).toBe(true);
+          }
         }
+      } finally {
+        await session.dispose();
       }
-    } finally {
-      await session.dispose();
-    }
-  });
+    },
+  );
 
   it("names point back to the file: ONNX node names, value names, aliases, last segments and globs", () => {
     const [, c, dir] = onnxCases.find(([n]) => n === "nanogpt-onnx-l1")!;
@@ -94,6 +102,9 @@ describe("golden-models ONNX files imported", () => {
     // Causal: the first three positions' logits do not depend on what comes after them.
     const want = c.expected.logits!.toFloat32Array().subarray(0, 3 * 30);
     const got = out["logits"]!.toFloat32Array();
-    for (const half of [0, 1]) expect(compare(Tensor.from(got.subarray(half * 90, half * 90 + 90), [90]), Tensor.from(want, [90]), c.tolerance).ok).toBe(true);
+    for (const half of [0, 1])
+      expect(
+        compare(Tensor.from(got.subarray(half * 90, half * 90 + 90), [90]), Tensor.from(want, [90]), c.tolerance).ok,
+      ).toBe(true);
   });
 });

@@ -56,7 +56,9 @@ export function importOnnx(bytes: Uint8Array, options: ImportOptions = {}): Impo
   // that the weight keeps its name (and setWeights reaches it), though its inputs are all known at import.
   const index = new GraphIndex(model, (n) => {
     const t = model.initializers.get(n.inputs[0] ?? "");
-    return (n.opType === "Gather" || n.opType === "Slice") && t !== undefined && isFloat(t.dtype) && t.shape.length === 2;
+    return (
+      (n.opType === "Gather" || n.opType === "Slice") && t !== undefined && isFloat(t.dtype) && t.shape.length === 2
+    );
   });
   const ctx = new LowerContext(index);
   const inputs = declareInputs(model, ctx, options);
@@ -89,11 +91,19 @@ export function importOnnx(bytes: Uint8Array, options: ImportOptions = {}): Impo
     report,
     resolve: (name) => resolveNames(graph, ctx.aliases, name),
     select: (names) => {
-      const all = new Set(names.flatMap((n) => {
-        const found = resolveNames(graph, ctx.aliases, n);
-        if (found.length === 0) throw new OnnxImportError(`tap ${n}`, "no node of the imported graph has this name", "an ONNX node or value name, an attngraph node name, an alias like …/weights, or a glob", n);
-        return found;
-      }));
+      const all = new Set(
+        names.flatMap((n) => {
+          const found = resolveNames(graph, ctx.aliases, n);
+          if (found.length === 0)
+            throw new OnnxImportError(
+              `tap ${n}`,
+              "no node of the imported graph has this name",
+              "an ONNX node or value name, an attngraph node name, an alias like …/weights, or a glob",
+              n,
+            );
+          return found;
+        }),
+      );
       return (node) => all.has(node);
     },
     explain: () => report.format(),
@@ -109,8 +119,20 @@ function build(ctx: LowerContext, n: NodeIn): void {
 
 function checkOpsets(model: ModelIn): void {
   const v = model.opsets.get("") ?? model.opsets.get("ai.onnx");
-  if (v === undefined) throw new OnnxImportError("model.opset_import", "the model imports no version of the default ONNX domain", `an opset from ${OPSET_RANGE.min} to ${OPSET_RANGE.max}`, [...model.opsets].map(([d, n]) => `${d || "ai.onnx"} ${n}`).join(", ") || "none");
-  if (v < OPSET_RANGE.min || v > OPSET_RANGE.max) throw new OnnxImportError("model.opset_import", "an opset whose ops the importer does not read", `${OPSET_RANGE.min} … ${OPSET_RANGE.max} (re-export with opset_version=17)`, String(v));
+  if (v === undefined)
+    throw new OnnxImportError(
+      "model.opset_import",
+      "the model imports no version of the default ONNX domain",
+      `an opset from ${OPSET_RANGE.min} to ${OPSET_RANGE.max}`,
+      [...model.opsets].map(([d, n]) => `${d || "ai.onnx"} ${n}`).join(", ") || "none",
+    );
+  if (v < OPSET_RANGE.min || v > OPSET_RANGE.max)
+    throw new OnnxImportError(
+      "model.opset_import",
+      "an opset whose ops the importer does not read",
+      `${OPSET_RANGE.min} … ${OPSET_RANGE.max} (re-export with opset_version=17)`,
+      String(v),
+    );
 }
 
 function checkOpTypes(model: ModelIn): void {
@@ -119,7 +141,11 @@ function checkOpTypes(model: ModelIn): void {
     if (isSupported(n.domain, n.opType)) continue;
     const key = `${n.domain}\u0000${n.opType}`;
     const entry = bad.get(key) ?? { opType: n.opType, domain: n.domain, count: 0, nodes: [] };
-    bad.set(key, { ...entry, count: entry.count + 1, nodes: entry.nodes.length < 3 ? [...entry.nodes, n.name] : entry.nodes });
+    bad.set(key, {
+      ...entry,
+      count: entry.count + 1,
+      nodes: entry.nodes.length < 3 ? [...entry.nodes, n.name] : entry.nodes,
+    });
   }
   if (bad.size > 0) throw new OnnxUnsupportedOpsError([...bad.values()].sort((a, b) => b.count - a.count));
 }
@@ -130,16 +156,40 @@ function declareInputs(model: ModelIn, ctx: LowerContext, options: ImportOptions
   for (const v of model.inputs) {
     if (model.initializers.has(v.name)) continue; // IR < 4 lists initializers among the inputs
     if (v.elemType === undefined || !["float32", "int64", "int32", "float16", "float64"].includes(v.elemType)) {
-      throw new OnnxImportError(`input ${v.name}`, "an input type the importer does not feed", "FLOAT or INT64/INT32 (token ids)", v.elemTypeName);
+      throw new OnnxImportError(
+        `input ${v.name}`,
+        "an input type the importer does not feed",
+        "FLOAT or INT64/INT32 (token ids)",
+        v.elemTypeName,
+      );
     }
-    if (!v.dims) throw new OnnxImportError(`input ${v.name}`, "the input has no shape in the file", "a shape (or shapes: { name: [...] })", "none");
+    if (!v.dims)
+      throw new OnnxImportError(
+        `input ${v.name}`,
+        "the input has no shape in the file",
+        "a shape (or shapes: { name: [...] })",
+        "none",
+      );
     const given = options.shapes && Object.hasOwn(options.shapes, v.name) ? options.shapes[v.name] : undefined;
-    if (given && (!Array.isArray(given) || given.length !== v.dims.length)) throw new OnnxImportError(`shapes.${v.name}`, "the shape does not have the input's rank", `${v.dims.length} dims`, JSON.stringify(given));
+    if (given && (!Array.isArray(given) || given.length !== v.dims.length))
+      throw new OnnxImportError(
+        `shapes.${v.name}`,
+        "the shape does not have the input's rank",
+        `${v.dims.length} dims`,
+        JSON.stringify(given),
+      );
     const shape = v.dims.map((d, i) => {
       const g = given?.[i];
       if (g !== undefined) {
-        if (!Number.isSafeInteger(g) || g < 0 || g > 2 ** 31 - 1) throw new OnnxImportError(`shapes.${v.name}[${i}]`, "a dim must be a whole number >= 0", "0 … 2^31 − 1", String(g));
-        if (typeof d === "number" && d !== g) throw new OnnxImportError(`shapes.${v.name}[${i}]`, "the file fixes this dim", String(d), String(g));
+        if (!Number.isSafeInteger(g) || g < 0 || g > 2 ** 31 - 1)
+          throw new OnnxImportError(
+            `shapes.${v.name}[${i}]`,
+            "a dim must be a whole number >= 0",
+            "0 … 2^31 − 1",
+            String(g),
+          );
+        if (typeof d === "number" && d !== g)
+          throw new OnnxImportError(`shapes.${v.name}[${i}]`, "the file fixes this dim", String(d), String(g));
         return g;
       }
       if (typeof d === "number") return d;
@@ -148,14 +198,27 @@ function declareInputs(model: ModelIn, ctx: LowerContext, options: ImportOptions
         missing.push(`${v.name}[${i}]${d ? ` (${d})` : ""}`);
         return 0;
       }
-      if (!Number.isSafeInteger(fromDims) || fromDims < 0 || fromDims > 2 ** 31 - 1) throw new OnnxImportError(`dims.${d}`, "a dim must be a whole number >= 0", "0 … 2^31 − 1", String(fromDims));
+      if (!Number.isSafeInteger(fromDims) || fromDims < 0 || fromDims > 2 ** 31 - 1)
+        throw new OnnxImportError(`dims.${d}`, "a dim must be a whole number >= 0", "0 … 2^31 − 1", String(fromDims));
       return fromDims;
     });
-    if (shape.reduce((a, x) => a * x, 1) > 2 ** 31 - 1) throw new OnnxImportError(`input ${v.name}`, "the dims overflow: more elements than one tensor can hold", "at most 2^31 − 1 elements", `[${shape.join(", ")}]`);
+    if (shape.reduce((a, x) => a * x, 1) > 2 ** 31 - 1)
+      throw new OnnxImportError(
+        `input ${v.name}`,
+        "the dims overflow: more elements than one tensor can hold",
+        "at most 2^31 − 1 elements",
+        `[${shape.join(", ")}]`,
+      );
     const dtype: DType = isFloat(v.elemType) ? "float32" : "int32";
     out.push({ name: v.name, shape, dtype, onnxType: v.elemTypeName });
   }
-  if (missing.length) throw new OnnxImportError("dims", "the inputs have dims the file leaves open", "their values: dims: { name: n } or shapes: { input: [...] }", missing.join(", "));
+  if (missing.length)
+    throw new OnnxImportError(
+      "dims",
+      "the inputs have dims the file leaves open",
+      "their values: dims: { name: n } or shapes: { input: [...] }",
+      missing.join(", "),
+    );
   for (const i of out) {
     ctx.b.input(i.name, [...i.shape], i.dtype);
     ctx.env.set(i.name, { kind: "node", ref: i.name, shape: i.shape, dtype: i.dtype });
@@ -165,10 +228,24 @@ function declareInputs(model: ModelIn, ctx: LowerContext, options: ImportOptions
 
 /** The attngraph node for ONNX output `name`, named `name` (a copy by reshape where the value has another name). */
 function outputNode(ctx: LowerContext, name: string): string {
-  if (!ctx.env.has(name)) throw new OnnxImportError(`output ${name}`, "no node makes this output", "an output some node writes", name);
+  if (!ctx.env.has(name))
+    throw new OnnxImportError(`output ${name}`, "no node makes this output", "an output some node writes", name);
   const v = ctx.outputVal(name);
-  if (v.kind === "const") throw new OnnxImportError(`output ${name}`, "unsupported: an output that is a constant (it does not depend on any input)", "an output computed from the inputs", "a constant");
+  if (v.kind === "const")
+    throw new OnnxImportError(
+      `output ${name}`,
+      "unsupported: an output that is a constant (it does not depend on any input)",
+      "an output computed from the inputs",
+      "a constant",
+    );
   if (v.ref === name) return name;
-  if (ctx.taken(name)) throw new GraphValidationError(name, "an output's name is taken by another value", "a free name", name, "duplicate-name");
+  if (ctx.taken(name))
+    throw new GraphValidationError(
+      name,
+      "an output's name is taken by another value",
+      "a free name",
+      name,
+      "duplicate-name",
+    );
   return ctx.add("reshape", name, { x: v.ref }, { shape: [...v.shape] }, [], `the output ${name} (a copy of ${v.ref})`);
 }

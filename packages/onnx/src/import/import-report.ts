@@ -23,7 +23,9 @@ export class ImportReport {
       const k = n.domain && n.domain !== "ai.onnx" ? `${n.domain}.${n.opType}` : n.opType;
       counts.set(k, (counts.get(k) ?? 0) + 1);
     }
-    this.ops = [...counts].map(([opType, count]) => ({ opType, count })).sort((a, b) => b.count - a.count || a.opType.localeCompare(b.opType));
+    this.ops = [...counts]
+      .map(([opType, count]) => ({ opType, count }))
+      .sort((a, b) => b.count - a.count || a.opType.localeCompare(b.opType));
     this.folded = ctx.folded;
     const patterns: Record<string, number> = {};
     for (const k of ctx.patterns) patterns[k] = (patterns[k] ?? 0) + 1;
@@ -41,11 +43,19 @@ export class ImportReport {
       `ONNX model (opset ${this.opset}${this.producer ? `, from ${this.producer}` : ""}): ${total} nodes of ${this.ops.length} op types`,
       `  ${this.ops.map((o) => `${o.opType} ×${o.count}`).join(", ")}`,
       `folded at import (shape arithmetic, constants, masks): ${this.folded} nodes`,
-      `patterns recognised: ${Object.entries(this.patterns).map(([k, n]) => `${k} ×${n}`).join(", ") || "none"}${this.patternsDeclined ? ` (${this.patternsDeclined} matched in shape but not in constants, built node by node)` : ""}`,
+      `patterns recognised: ${
+        Object.entries(this.patterns)
+          .map(([k, n]) => `${k} ×${n}`)
+          .join(", ") || "none"
+      }${this.patternsDeclined ? ` (${this.patternsDeclined} matched in shape but not in constants, built node by node)` : ""}`,
       `attention chains: ${this.chains.length}`,
-      ...this.chains.map((c) => `  ${c.scope || "(top level)"}: ${c.onnx.join(" → ")}  ⇒  ${c.nodes.join(", ")} (mask: ${c.mask})`),
+      ...this.chains.map(
+        (c) => `  ${c.scope || "(top level)"}: ${c.onnx.join(" → ")}  ⇒  ${c.nodes.join(", ")} (mask: ${c.mask})`,
+      ),
       `attngraph nodes: ${this.built.length}`,
-      ...this.built.map((b) => `  ${b.name} = ${b.kind}  ← ${b.onnx.join(", ") || "(added)"}${b.note ? `  [${b.note}]` : ""}`),
+      ...this.built.map(
+        (b) => `  ${b.name} = ${b.kind}  ← ${b.onnx.join(", ") || "(added)"}${b.note ? `  [${b.note}]` : ""}`,
+      ),
     ];
     return lines.join("\n");
   }

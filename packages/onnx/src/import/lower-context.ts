@@ -25,7 +25,13 @@ export interface ExprVal {
 
 export type Val =
   | { readonly kind: "const"; readonly t: HostTensor }
-  | { readonly kind: "node"; readonly ref: Ref; readonly shape: readonly number[]; readonly dtype: DType; readonly view?: IntView }
+  | {
+      readonly kind: "node";
+      readonly ref: Ref;
+      readonly shape: readonly number[];
+      readonly dtype: DType;
+      readonly view?: IntView;
+    }
   | ExprVal;
 
 /**
@@ -76,7 +82,13 @@ export class LowerContext {
   /** The value as it is now: an expression stays one (pointwise.ts reads it so). */
   rawVal(name: string, node: NodeIn): Val {
     const v = this.env.get(name);
-    if (!v) throw nodeError(node, `input ${name} is not defined before the node`, "a graph input, an initializer or an earlier node's output", name);
+    if (!v)
+      throw nodeError(
+        node,
+        `input ${name} is not defined before the node`,
+        "a graph input, an initializer or an earlier node's output",
+        name,
+      );
     return v;
   }
 
@@ -85,7 +97,15 @@ export class LowerContext {
    * Errors name `output <name>`.
    */
   outputVal(name: string): Exclude<Val, ExprVal> {
-    return this.val(name, { name: `output ${name}`, opType: "output", domain: "", inputs: [name], outputs: [], attrs: new Map(), index: -1 });
+    return this.val(name, {
+      name: `output ${name}`,
+      opType: "output",
+      domain: "",
+      inputs: [name],
+      outputs: [],
+      attrs: new Map(),
+      index: -1,
+    });
   }
 
   /** The value as a node reads it: an expression becomes a score-mod node first. */
@@ -105,7 +125,11 @@ export class LowerContext {
   /** The node value's attngraph reference; a constant becomes a weight named after its ONNX value. */
   ref(name: string, node: NodeIn): Ref {
     const v = this.val(name, node);
-    if (v.kind === "node" && v.view) this.unsupported(node, `an integer tensor reshaped from ${formatShape(v.view.shape)} to ${formatShape(v.shape)} read by ${node.opType} (attngraph reshapes float values; embeddings and losses take ids of any shape)`);
+    if (v.kind === "node" && v.view)
+      this.unsupported(
+        node,
+        `an integer tensor reshaped from ${formatShape(v.view.shape)} to ${formatShape(v.shape)} read by ${node.opType} (attngraph reshapes float values; embeddings and losses take ids of any shape)`,
+      );
     return v.kind === "node" ? v.ref : this.weight(name, v.t);
   }
 
@@ -118,7 +142,13 @@ export class LowerContext {
       name = `${wanted}#${i}`;
     }
     const float = isFloat(t.dtype);
-    if (!float && t.data.some((v) => v < INT32_MIN || v > INT32_MAX)) throw new OnnxImportError(`weight ${name}`, "an integer constant read by the graph must fit int32", "values in int32", "a value outside");
+    if (!float && t.data.some((v) => v < INT32_MIN || v > INT32_MAX))
+      throw new OnnxImportError(
+        `weight ${name}`,
+        "an integer constant read by the graph must fit int32",
+        "values in int32",
+        "a value outside",
+      );
     this.b.weight(name, [...t.shape], float ? "float32" : "int32");
     this.weights[name] = float ? Tensor.from(t.data, [...t.shape]) : Tensor.int32(t.data, [...t.shape]);
     return name;
@@ -142,7 +172,14 @@ export class LowerContext {
   }
 
   /** Adds an attngraph node standing for `onnx` nodes; aliases their names to it. */
-  add(kind: string, name: string, inputs: Readonly<Record<string, Ref | undefined>>, attrs: Readonly<Record<string, unknown>>, onnx: readonly NodeIn[], note?: string): Ref {
+  add(
+    kind: string,
+    name: string,
+    inputs: Readonly<Record<string, Ref | undefined>>,
+    attrs: Readonly<Record<string, unknown>>,
+    onnx: readonly NodeIn[],
+    note?: string,
+  ): Ref {
     const ref = this.b.add(kind, name, inputs, attrs);
     this.built.push({ name: ref, kind, onnx: onnx.map((n) => n.name), ...(note ? { note } : {}) });
     for (const n of onnx) if (!this.aliases.has(n.name)) this.aliases.set(n.name, ref);
@@ -166,7 +203,13 @@ export class LowerContext {
 
   /** A node in a form attngraph has no op for: named, with what would be needed. */
   unsupported(node: NodeIn, what: string, got?: string): never {
-    const shapes = node.inputs.filter(Boolean).map((v) => (this.env.has(v) ? `${this.env.get(v)!.kind === "const" ? "constant" : "runtime"} ${formatShape(this.shapeOf(v, node))}` : "?"));
+    const shapes = node.inputs
+      .filter(Boolean)
+      .map((v) =>
+        this.env.has(v)
+          ? `${this.env.get(v)!.kind === "const" ? "constant" : "runtime"} ${formatShape(this.shapeOf(v, node))}`
+          : "?",
+      );
     throw nodeError(node, `unsupported: ${what}`, undefined, got ?? `inputs ${shapes.join(", ")}`);
   }
 }

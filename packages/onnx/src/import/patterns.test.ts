@@ -7,7 +7,17 @@ import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { compile } from "@attngraph/runtime";
 import { AttnGraphError, compare, Tensor } from "@attngraph/tensor";
 import * as ort from "onnxruntime-node";
-import { DataType, encodeModel, floatTensor, floatValueInfo, int64Tensor, node, valueInfo, type NodeMsg, type TensorMsg } from "../proto/proto.js";
+import {
+  DataType,
+  encodeModel,
+  floatTensor,
+  floatValueInfo,
+  int64Tensor,
+  node,
+  valueInfo,
+  type NodeMsg,
+  type TensorMsg,
+} from "../proto/proto.js";
 import { randomTensor } from "../test-against-cpu.js";
 import { runInOrt } from "../test-ort.js";
 import { importOnnx, type ImportedOnnx } from "./import-onnx.js";
@@ -48,12 +58,16 @@ async function expectLikeOrt(s: Spec, seed = 1): Promise<ImportedOnnx> {
   return imported;
 }
 
-const w = (name: string, shape: number[], seed: number) => floatTensor(name, shape, randomTensor(shape, seed, 0.5).toFloat32Array());
+const w = (name: string, shape: number[], seed: number) =>
+  floatTensor(name, shape, randomTensor(shape, seed, 0.5).toFloat32Array());
 
 describe("patterns against onnxruntime", () => {
   it("Gemm (transB, alpha, beta) then Relu", async () => {
     const im = await expectLikeOrt({
-      nodes: [node("Gemm", "fc", ["x", "W", "b"], ["h"], { transB: 1, alpha: { float: 0.5 }, beta: { float: 2 } }), node("Relu", "act", ["h"], ["y"])],
+      nodes: [
+        node("Gemm", "fc", ["x", "W", "b"], ["h"], { transB: 1, alpha: { float: 0.5 }, beta: { float: 2 } }),
+        node("Relu", "act", ["h"], ["y"]),
+      ],
       inits: [w("W", [5, 4], 2), w("b", [5], 3)],
       inputs: { x: [3, 4] },
       outputs: { y: [3, 5] },
@@ -84,7 +98,17 @@ describe("patterns against onnxruntime", () => {
         node("Sigmoid", "silu/sig", ["ge"], ["sg"]),
         node("Mul", "silu/out", ["ge", "sg"], ["y"]),
       ],
-      inits: [scalar("two", 2), scalar("eps", 1e-5), w("g", [6], 4), w("beta", [6], 5), scalar("three", 3), scalar("k1", 0.044715), scalar("k2", Math.sqrt(2 / Math.PI)), scalar("one", 1), scalar("half", 0.5)],
+      inits: [
+        scalar("two", 2),
+        scalar("eps", 1e-5),
+        w("g", [6], 4),
+        w("beta", [6], 5),
+        scalar("three", 3),
+        scalar("k1", 0.044715),
+        scalar("k2", Math.sqrt(2 / Math.PI)),
+        scalar("one", 1),
+        scalar("half", 0.5),
+      ],
       inputs: { x: [2, 3, 6] },
       outputs: { y: [2, 3, 6] },
     });
@@ -133,7 +157,14 @@ describe("patterns against onnxruntime", () => {
     const im = await expectLikeOrt({
       contrib: true,
       nodes: [
-        node("SkipLayerNormalization", "sln", ["x", "skip", "g", "beta", "bias"], ["n", "", "", "sum"], { epsilon: { float: 1e-5 } }, "com.microsoft"),
+        node(
+          "SkipLayerNormalization",
+          "sln",
+          ["x", "skip", "g", "beta", "bias"],
+          ["n", "", "", "sum"],
+          { epsilon: { float: 1e-5 } },
+          "com.microsoft",
+        ),
         node("Gelu", "gelu", ["n"], ["a"], {}, "com.microsoft"),
         node("FastGelu", "fast", ["a", "bias"], ["f"], {}, "com.microsoft"),
         node("BiasGelu", "biasgelu", ["f", "bias"], ["y"], {}, "com.microsoft"),
@@ -145,22 +176,34 @@ describe("patterns against onnxruntime", () => {
     expect(im.graph.nodes.filter((n) => n.kind === "gelu")).toHaveLength(3);
   });
 
-  it.each([0, 1])("onnxruntime's Attention (packed QKV weights and bias, 2 heads, unidirectional %i) as an attention chain", async (unidirectional) => {
-    const im = await expectLikeOrt({
-      contrib: true,
-      nodes: [node("Attention", "attn", ["x", "W", "b"], ["y"], { num_heads: 2, unidirectional }, "com.microsoft")],
-      inits: [w("W", [6, 24], 21), w("b", [24], 22)],
-      inputs: { x: [2, 5, 6] },
-      outputs: { y: [2, 5, 8] },
-    });
-    expect(im.report.chains).toHaveLength(1);
-    expect(im.report.chains[0]!.mask).toBe(unidirectional ? "causal bottom-right" : "none");
-  });
+  it.each([0, 1])(
+    "onnxruntime's Attention (packed QKV weights and bias, 2 heads, unidirectional %i) as an attention chain",
+    async (unidirectional) => {
+      const im = await expectLikeOrt({
+        contrib: true,
+        nodes: [node("Attention", "attn", ["x", "W", "b"], ["y"], { num_heads: 2, unidirectional }, "com.microsoft")],
+        inits: [w("W", [6, 24], 21), w("b", [24], 22)],
+        inputs: { x: [2, 5, 6] },
+        outputs: { y: [2, 5, 8] },
+      });
+      expect(im.report.chains).toHaveLength(1);
+      expect(im.report.chains[0]!.mask).toBe(unidirectional ? "causal bottom-right" : "none");
+    },
+  );
 
   it("onnxruntime's MultiHeadAttention (cross-attention, L != S, packed bias, a scale)", async () => {
     const im = await expectLikeOrt({
       contrib: true,
-      nodes: [node("MultiHeadAttention", "mha", ["q", "k", "v", "bias"], ["y"], { num_heads: 4, scale: { float: 0.3 } }, "com.microsoft")],
+      nodes: [
+        node(
+          "MultiHeadAttention",
+          "mha",
+          ["q", "k", "v", "bias"],
+          ["y"],
+          { num_heads: 4, scale: { float: 0.3 } },
+          "com.microsoft",
+        ),
+      ],
       inits: [w("bias", [24], 23)],
       inputs: { q: [2, 3, 8], k: [2, 7, 8], v: [2, 7, 8] },
       outputs: { y: [2, 3, 8] },
@@ -176,7 +219,9 @@ describe("patterns against onnxruntime", () => {
       inputs: { x: [2, 5, 6] },
       outputs: { y: [2, 5, 8] },
     });
-    expect(() => importOnnx(model)).toThrow(/node attn \(Attention\): unsupported: Attention with mask_index \(input 3\)/);
+    expect(() => importOnnx(model)).toThrow(
+      /node attn \(Attention\): unsupported: Attention with mask_index \(input 3\)/,
+    );
   });
 
   it("a GELU-shaped product whose constants are not GELU's is built node by node: Erf is refused by name", () => {
@@ -213,7 +258,14 @@ describe("patterns against onnxruntime", () => {
         node("Flatten", "f", ["a"], ["y"], { axis: 1 }),
         node("Transpose", "t", ["b"], ["z"]),
       ],
-      inits: [int64Tensor("shape", [0, -1, 4]), int64Tensor("ax0", [0]), int64Tensor("st", [1]), int64Tensor("en", [100]), int64Tensor("axs", [1]), int64Tensor("sizes", [1, 3])],
+      inits: [
+        int64Tensor("shape", [0, -1, 4]),
+        int64Tensor("ax0", [0]),
+        int64Tensor("st", [1]),
+        int64Tensor("en", [100]),
+        int64Tensor("axs", [1]),
+        int64Tensor("sizes", [1, 3]),
+      ],
       inputs: { x: [2, 3, 8] },
       outputs: { y: [2, 5], z: [3, 5, 2] },
     });
@@ -238,12 +290,20 @@ describe("SoftmaxCrossEntropyLoss (torch's F.cross_entropy) against onnxruntime"
     const count = labelsShape.reduce((a, d) => a * d, 1);
     const labels = Array.from({ length: count }, (_, i) => (i * 3) % 5);
     const session = await ort.InferenceSession.create(model);
-    const want = (await session.run({ scores: new ort.Tensor("float32", scores.toFloat32Array(), [...scoresShape]), labels: new ort.Tensor("int64", BigInt64Array.from(labels, BigInt), [...labelsShape]) }))["loss"]!;
+    const want = (
+      await session.run({
+        scores: new ort.Tensor("float32", scores.toFloat32Array(), [...scoresShape]),
+        labels: new ort.Tensor("int64", BigInt64Array.from(labels, BigInt), [...labelsShape]),
+      })
+    )["loss"]!;
     await session.release();
     const imported = importOnnx(model);
     const s = await compile(imported.graph, { executors: [createCpuExecutor()], weights: imported.weights });
     const got = await s.run({ scores, labels: Tensor.int32(labels, [...labelsShape]) }).finally(() => s.dispose());
-    const r = compare(got["loss"]!, Tensor.from(want.data as Float32Array, want.dims.map(Number)), { abs: 1e-5, rel: 1e-5 });
+    const r = compare(got["loss"]!, Tensor.from(want.data as Float32Array, want.dims.map(Number)), {
+      abs: 1e-5,
+      rel: 1e-5,
+    });
     expect(r.ok, JSON.stringify(r.worst)).toBe(true);
   });
 });

@@ -19,11 +19,46 @@ const VARS = ["b", "h", "q", "kv"] as const;
 
 /** Ops that become expressions whenever one operand is runtime; the first five also have plain ops (used when no operand is an expression). */
 const PLAIN = new Set(["Add", "Sub", "Mul", "Div", "Neg"]);
-const UNARY: Readonly<Record<string, ExprOpName>> = { Neg: "neg", Abs: "abs", Exp: "exp", Log: "log", Tanh: "tanh", Sqrt: "sqrt", Sigmoid: "sigmoid", Floor: "floor", Not: "not" };
-const BINARY: Readonly<Record<string, ExprOpName>> = {
-  Add: "add", Sub: "sub", Mul: "mul", Div: "div", Min: "min", Max: "max", Equal: "eq", Less: "lt", Greater: "gt", LessOrEqual: "le", GreaterOrEqual: "ge", And: "and", Or: "or", Xor: "ne",
+const UNARY: Readonly<Record<string, ExprOpName>> = {
+  Neg: "neg",
+  Abs: "abs",
+  Exp: "exp",
+  Log: "log",
+  Tanh: "tanh",
+  Sqrt: "sqrt",
+  Sigmoid: "sigmoid",
+  Floor: "floor",
+  Not: "not",
 };
-const POINTWISE = new Set([...Object.keys(UNARY), ...Object.keys(BINARY), "Where", "Mod", "Clip", "Cast", "Ceil", "Reciprocal", "Pow", "Identity", "Expand"]);
+const BINARY: Readonly<Record<string, ExprOpName>> = {
+  Add: "add",
+  Sub: "sub",
+  Mul: "mul",
+  Div: "div",
+  Min: "min",
+  Max: "max",
+  Equal: "eq",
+  Less: "lt",
+  Greater: "gt",
+  LessOrEqual: "le",
+  GreaterOrEqual: "ge",
+  And: "and",
+  Or: "or",
+  Xor: "ne",
+};
+const POINTWISE = new Set([
+  ...Object.keys(UNARY),
+  ...Object.keys(BINARY),
+  "Where",
+  "Mod",
+  "Clip",
+  "Cast",
+  "Ceil",
+  "Reciprocal",
+  "Pow",
+  "Identity",
+  "Expand",
+]);
 
 /** Builds `n` as an expression when it is elementwise and reads an expression, or has no plain op; false otherwise. */
 export function tryPointwise(ctx: LowerContext, n: NodeIn): boolean {
@@ -31,7 +66,14 @@ export function tryPointwise(ctx: LowerContext, n: NodeIn): boolean {
   const vals = n.inputs.map((v) => (v ? ctx.rawVal(v, n) : undefined));
   const anyExpr = vals.some((v) => v?.kind === "expr");
   const anyRuntime = vals.some((v) => v !== undefined && v.kind !== "const");
-  if (!anyExpr && (PLAIN.has(n.opType) || n.opType === "Identity" || n.opType === "Expand" || (n.opType === "Cast" && !castChangesKind(ctx, n)))) return false;
+  if (
+    !anyExpr &&
+    (PLAIN.has(n.opType) ||
+      n.opType === "Identity" ||
+      n.opType === "Expand" ||
+      (n.opType === "Cast" && !castChangesKind(ctx, n)))
+  )
+    return false;
   if (!anyRuntime) return false;
   if (n.opType === "Where" && maskModWhere(ctx, n)) return true;
   const e = build(ctx, n);
@@ -52,13 +94,30 @@ function maskModWhere(ctx: LowerContext, n: NodeIn): boolean {
   const va = ctx.rawVal(a, n);
   const vb = ctx.rawVal(b, n);
   const isMinusInf = (v: Val) => v.kind === "const" && v.t.data.length === 1 && v.t.data[0] === -Infinity;
-  const [x, hideWhenTrue] = isMinusInf(vb) && va.kind === "node" ? [va, false] : isMinusInf(va) && vb.kind === "node" ? [vb, true] : [undefined, false];
+  const [x, hideWhenTrue] =
+    isMinusInf(vb) && va.kind === "node"
+      ? [va, false]
+      : isMinusInf(va) && vb.kind === "node"
+        ? [vb, true]
+        : [undefined, false];
   if (x?.shape.length !== 4) return false;
   const cond = leaf(ctx, c, n);
-  if (cond.type !== "bool" || cond.leaves.size === 0 || broadcastShape(cond.shape, x.shape, n.name).join() !== x.shape.join()) return false;
+  if (
+    cond.type !== "bool" ||
+    cond.leaves.size === 0 ||
+    broadcastShape(cond.shape, x.shape, n.name).join() !== x.shape.join()
+  )
+    return false;
   const keep: Expr = hideWhenTrue ? { op: "not", args: [cond.expr] } : cond.expr;
   const { expr, slots, inputs } = slotted(ctx, n, keep, cond.leaves, undefined);
-  const r = ctx.add("mask-mod", ctx.nameFor(n, n.outputs[0]!), { x: x.ref, ...slots }, { expr, inputs }, [...cond.onnx, n], "a mask modification read from the ONNX nodes");
+  const r = ctx.add(
+    "mask-mod",
+    ctx.nameFor(n, n.outputs[0]!),
+    { x: x.ref, ...slots },
+    { expr, inputs },
+    [...cond.onnx, n],
+    "a mask modification read from the ONNX nodes",
+  );
   ctx.setNode(n.outputs[0]!, r);
   return true;
 }
@@ -66,7 +125,12 @@ function maskModWhere(ctx: LowerContext, n: NodeIn): boolean {
 function build(ctx: LowerContext, n: NodeIn): ExprVal {
   const args = n.inputs.filter(Boolean).map((v) => leaf(ctx, v, n));
   const op = n.opType;
-  if (UNARY[op]) return unary(UNARY[op]!, args[0]!, op === "Not" ? "bool" : op === "Floor" ? "int" : op === "Neg" || op === "Abs" ? args[0]!.type : "num");
+  if (UNARY[op])
+    return unary(
+      UNARY[op]!,
+      args[0]!,
+      op === "Not" ? "bool" : op === "Floor" ? "int" : op === "Neg" || op === "Abs" ? args[0]!.type : "num",
+    );
   if (BINARY[op]) {
     const name = BINARY[op]!;
     const bool = ["eq", "lt", "gt", "le", "ge", "and", "or", "ne"].includes(name);
@@ -114,8 +178,14 @@ function build(ctx: LowerContext, n: NodeIn): ExprVal {
       const to = attrInt(n, "to");
       const x = args[0]!;
       if (to === 9) return x.type === "bool" ? x : call("ne", [x, number(0)], "bool", n);
-      if (to === 1 || to === 10 || to === 11) return x.type === "bool" ? call("where", [x, number(1), number(0)], "int", n) : x;
-      if (to === 6 || to === 7) return x.type === "num" ? trunc(x, n) : x.type === "bool" ? call("where", [x, number(1), number(0)], "int", n) : x;
+      if (to === 1 || to === 10 || to === 11)
+        return x.type === "bool" ? call("where", [x, number(1), number(0)], "int", n) : x;
+      if (to === 6 || to === 7)
+        return x.type === "num"
+          ? trunc(x, n)
+          : x.type === "bool"
+            ? call("where", [x, number(1), number(0)], "int", n)
+            : x;
       return ctx.unsupported(n, `Cast of a runtime value to type ${to} inside an expression`);
     }
   }
@@ -129,7 +199,15 @@ function trunc(z: ExprVal, n: NodeIn): ExprVal {
 }
 
 function number(v: number): ExprVal {
-  return { kind: "expr", expr: v, type: Number.isInteger(v) ? "int" : "num", shape: [], leaves: new Map(), onnx: [], node: undefined };
+  return {
+    kind: "expr",
+    expr: v,
+    type: Number.isInteger(v) ? "int" : "num",
+    shape: [],
+    leaves: new Map(),
+    onnx: [],
+    node: undefined,
+  };
 }
 
 function unary(op: ExprOpName, a: ExprVal, type: ExprType): ExprVal {
@@ -139,7 +217,15 @@ function unary(op: ExprOpName, a: ExprVal, type: ExprType): ExprVal {
 function call(op: ExprOpName, args: readonly ExprVal[], type: ExprType, n: NodeIn): ExprVal {
   const leaves = new Map(args.flatMap((a) => [...a.leaves]));
   const shape = args.reduce<number[]>((s, a) => broadcastShape(s, a.shape, `node ${n.name} (${n.opType})`), []);
-  return { kind: "expr", expr: { op, args: args.map((a) => a.expr) }, type, shape, leaves, onnx: args.flatMap((a) => a.onnx), node: n };
+  return {
+    kind: "expr",
+    expr: { op, args: args.map((a) => a.expr) },
+    type,
+    shape,
+    leaves,
+    onnx: args.flatMap((a) => a.onnx),
+    node: n,
+  };
 }
 
 /** The index that reads a tensor of `shape` broadcast against [B, H, L, S]: a position variable, or 0 along a dim of 1. */
@@ -155,7 +241,15 @@ export function leaf(ctx: LowerContext, name: string, n: NodeIn): ExprVal {
   if (v.kind === "const") return constLeaf(ctx, name, v.t, n);
   const key = `leaf:${v.ref}`;
   const type: ExprType = v.dtype === "int32" ? "int" : "num";
-  return { kind: "expr", expr: { op: "input", name: key, index: broadcastIndex(v.shape, n, ctx) }, type, shape: [...v.shape], leaves: new Map([[key, { ref: v.ref, shape: v.shape }]]), onnx: [], node: undefined };
+  return {
+    kind: "expr",
+    expr: { op: "input", name: key, index: broadcastIndex(v.shape, n, ctx) },
+    type,
+    shape: [...v.shape],
+    leaves: new Map([[key, { ref: v.ref, shape: v.shape }]]),
+    onnx: [],
+    node: undefined,
+  };
 }
 
 function constLeaf(ctx: LowerContext, name: string, t: HostTensor, n: NodeIn): ExprVal {
@@ -164,16 +258,29 @@ function constLeaf(ctx: LowerContext, name: string, t: HostTensor, n: NodeIn): E
   if (t.data.length === 1) {
     const x = t.data[0]!;
     if (bool) return { ...number(0), expr: { op: "eq", args: [0, x ? 0 : 1] }, type: "bool", shape: [...t.shape] };
-    if (!Number.isFinite(x) || Math.abs(x) > FLOAT32_MAX) ctx.unsupported(n, `the constant ${x} in an expression (expressions hold finite float32 numbers)`);
+    if (!Number.isFinite(x) || Math.abs(x) > FLOAT32_MAX)
+      ctx.unsupported(n, `the constant ${x} in an expression (expressions hold finite float32 numbers)`);
     return { ...number(x), shape: [...t.shape] };
   }
   // Gathered inputs are float32 (the expression ops read numbers); integers up to 2^24 are exact there.
-  if (!isFloat(t.dtype) && t.data.some((v) => Math.abs(v) > 2 ** 24)) ctx.unsupported(n, "an integer constant beyond 2^24 read inside an expression");
-  const ref = ctx.weight(isFloat(t.dtype) ? name : `${name}.float`, isFloat(t.dtype) ? t : { dtype: "float32", shape: t.shape, data: Float32Array.from(t.data) });
+  if (!isFloat(t.dtype) && t.data.some((v) => Math.abs(v) > 2 ** 24))
+    ctx.unsupported(n, "an integer constant beyond 2^24 read inside an expression");
+  const ref = ctx.weight(
+    isFloat(t.dtype) ? name : `${name}.float`,
+    isFloat(t.dtype) ? t : { dtype: "float32", shape: t.shape, data: Float32Array.from(t.data) },
+  );
   const key = `leaf:${ref}`;
   let expr: Expr = { op: "input", name: key, index: broadcastIndex(t.shape, n, ctx) };
   if (bool) expr = { op: "ne", args: [expr, 0] };
-  return { kind: "expr", expr, type, shape: [...t.shape], leaves: new Map([[key, { ref, shape: t.shape }]]), onnx: [], node: undefined };
+  return {
+    kind: "expr",
+    expr,
+    type,
+    shape: [...t.shape],
+    leaves: new Map([[key, { ref, shape: t.shape }]]),
+    onnx: [],
+    node: undefined,
+  };
 }
 
 /** A read of a rank-1 runtime table at constant indices (the exporter's flattened gathered read): an expression. */
@@ -182,11 +289,25 @@ export function gatherLeaf(ctx: LowerContext, n: NodeIn, table: Val & { kind: "n
   const key = `leaf:${table.ref}`;
   const expr: Expr = { op: "input", name: key, index: [idx.expr] };
   const leaves = new Map([...idx.leaves, [key, { ref: table.ref, shape: table.shape }]]);
-  return { kind: "expr", expr, type: table.dtype === "int32" ? "int" : "num", shape: [...indices.shape], leaves, onnx: [n], node: n };
+  return {
+    kind: "expr",
+    expr,
+    type: table.dtype === "int32" ? "int" : "num",
+    shape: [...indices.shape],
+    leaves,
+    onnx: [n],
+    node: n,
+  };
 }
 
 /** Renames leaf reads to gathered slots g0…; with `score`, reads of that tensor at the full index become `score`. */
-function slotted(ctx: LowerContext, n: NodeIn, expr: Expr, leaves: ReadonlyMap<string, { ref: Ref; shape: readonly number[] }>, score: string | undefined) {
+function slotted(
+  ctx: LowerContext,
+  n: NodeIn,
+  expr: Expr,
+  leaves: ReadonlyMap<string, { ref: Ref; shape: readonly number[] }>,
+  score: string | undefined,
+) {
   const names = new Map<string, string>();
   const rewrite = (e: Expr): Expr => {
     if (typeof e !== "object") return e;
@@ -198,7 +319,8 @@ function slotted(ctx: LowerContext, n: NodeIn, expr: Expr, leaves: ReadonlyMap<s
     return { op: e.op, args: e.args.map(rewrite) };
   };
   const out = rewrite(expr);
-  if (names.size > MAX_GATHERED) ctx.unsupported(n, `an expression reading ${names.size} tensors (at most ${MAX_GATHERED})`);
+  if (names.size > MAX_GATHERED)
+    ctx.unsupported(n, `an expression reading ${names.size} tensors (at most ${MAX_GATHERED})`);
   const slots: Record<string, Ref> = {};
   const inputs: string[] = [];
   for (const [key, slot] of names) {
@@ -211,12 +333,28 @@ function slotted(ctx: LowerContext, n: NodeIn, expr: Expr, leaves: ReadonlyMap<s
 /** An expression value read by a node that is not elementwise: a score-mod node (its full-shape runtime leaf is x). */
 export function materialize(ctx: LowerContext, name: string, e: ExprVal, reader: NodeIn): Ref {
   const at = e.node ?? reader;
-  if (e.type === "bool") ctx.unsupported(at, "a true/false value read outside a mask (attngraph holds them only inside expressions)");
-  if (e.shape.length !== 4) ctx.unsupported(at, `an elementwise value of shape ${formatShape(e.shape)} that attngraph has no op for (expressions run over [B, H, L, S])`);
+  if (e.type === "bool")
+    ctx.unsupported(at, "a true/false value read outside a mask (attngraph holds them only inside expressions)");
+  if (e.shape.length !== 4)
+    ctx.unsupported(
+      at,
+      `an elementwise value of shape ${formatShape(e.shape)} that attngraph has no op for (expressions run over [B, H, L, S])`,
+    );
   const x = [...e.leaves].find(([, l]) => l.shape.join() === e.shape.join());
-  if (!x) ctx.unsupported(at, `an elementwise value over ${formatShape(e.shape)} that reads no runtime tensor of that shape (a score modification needs its scores)`);
+  if (!x)
+    ctx.unsupported(
+      at,
+      `an elementwise value over ${formatShape(e.shape)} that reads no runtime tensor of that shape (a score modification needs its scores)`,
+    );
   const { expr, slots, inputs } = slotted(ctx, at, e.expr, e.leaves, x[0]);
-  const r = ctx.add("score-mod", ctx.nameFor(at, name), { x: x[1].ref, ...slots }, { scale: 1, expr, inputs }, e.onnx, "a score modification read from the ONNX nodes");
+  const r = ctx.add(
+    "score-mod",
+    ctx.nameFor(at, name),
+    { x: x[1].ref, ...slots },
+    { scale: 1, expr, inputs },
+    e.onnx,
+    "a score modification read from the ONNX nodes",
+  );
   ctx.setNode(name, r);
   return r;
 }

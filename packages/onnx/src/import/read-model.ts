@@ -71,26 +71,46 @@ export interface ReadOptions {
 type Obj = Record<string, unknown>;
 
 export function readModel(bytes: unknown, options: ReadOptions = {}): ModelIn {
-  if (!(bytes instanceof Uint8Array)) throw new OnnxImportError("bytes", "an ONNX model is given as its bytes", "a Uint8Array", typeof bytes === "object" ? String((bytes as object)?.constructor?.name ?? bytes) : typeof bytes);
+  if (!(bytes instanceof Uint8Array))
+    throw new OnnxImportError(
+      "bytes",
+      "an ONNX model is given as its bytes",
+      "a Uint8Array",
+      typeof bytes === "object" ? String((bytes as object)?.constructor?.name ?? bytes) : typeof bytes,
+    );
   if (bytes.length === 0) throw new OnnxImportError("bytes", "the file is empty", "an ONNX ModelProto", "0 bytes");
   let m: Obj;
   try {
     m = ModelProto.toObject(ModelProto.decode(bytes), { longs: Number, defaults: false, arrays: true }) as Obj;
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    throw new OnnxImportError("bytes", "not an ONNX ModelProto (truncated or malformed protobuf)", "protobuf bytes of onnx.ModelProto", why);
+    throw new OnnxImportError(
+      "bytes",
+      "not an ONNX ModelProto (truncated or malformed protobuf)",
+      "protobuf bytes of onnx.ModelProto",
+      why,
+    );
   }
   const graph = m["graph"] as Obj | undefined;
-  if (!graph) throw new OnnxImportError("model.graph", "the model has no graph", "a GraphProto", "none (is this an ONNX file?)");
+  if (!graph)
+    throw new OnnxImportError("model.graph", "the model has no graph", "a GraphProto", "none (is this an ONNX file?)");
   const opsets = new Map<string, number>();
   for (const o of (m["opset_import"] as Obj[]) ?? []) opsets.set(String(o["domain"] ?? ""), Number(o["version"] ?? 0));
   const rawNodes = (graph["node"] as Obj[]) ?? [];
-  if (rawNodes.length > MAX_NODES) throw new OnnxImportError("graph.node", "too many nodes", `at most ${MAX_NODES}`, String(rawNodes.length));
+  if (rawNodes.length > MAX_NODES)
+    throw new OnnxImportError("graph.node", "too many nodes", `at most ${MAX_NODES}`, String(rawNodes.length));
   const initializers = new Map<string, HostTensor>();
   ((graph["initializer"] as Obj[]) ?? []).forEach((t, i) => {
     const name = stringField(t["name"], `graph.initializer[${i}].name`);
-    if (!name) throw new OnnxImportError(`graph.initializer[${i}].name`, "an initializer needs a name", "a non-empty string", '""');
-    if (initializers.has(name)) throw new OnnxImportError(`initializer ${name}`, "two initializers of one name", "unique names", name);
+    if (!name)
+      throw new OnnxImportError(
+        `graph.initializer[${i}].name`,
+        "an initializer needs a name",
+        "a non-empty string",
+        '""',
+      );
+    if (initializers.has(name))
+      throw new OnnxImportError(`initializer ${name}`, "two initializers of one name", "unique names", name);
     initializers.set(name, readTensor(t, `initializer ${name}`, options));
   });
   const nodes = rawNodes.map((n, i) => readNode(n, i, options));
@@ -113,7 +133,8 @@ function stringField(v: unknown, field: string): string {
 
 function readNode(n: Obj, index: number, options: ReadOptions): NodeIn {
   const opType = stringField(n["op_type"], `graph.node[${index}].op_type`);
-  if (!opType) throw new OnnxImportError(`graph.node[${index}].op_type`, "a node without an op type", "e.g. MatMul", '""');
+  if (!opType)
+    throw new OnnxImportError(`graph.node[${index}].op_type`, "a node without an op type", "e.g. MatMul", '""');
   const name = stringField(n["name"], `graph.node[${index}].name`) || `${opType}#${index}`;
   const attrs = new Map<string, AttrIn>();
   for (const a of (n["attribute"] as Obj[]) ?? []) {
@@ -132,7 +153,15 @@ function readNode(n: Obj, index: number, options: ReadOptions): NodeIn {
   }
   const ins = ((n["input"] as unknown[]) ?? []).map((v, i) => stringField(v, `node ${name}.input[${i}]`));
   const outs = ((n["output"] as unknown[]) ?? []).map((v, i) => stringField(v, `node ${name}.output[${i}]`));
-  return { name, opType, domain: stringField(n["domain"], `node ${name}.domain`), inputs: ins, outputs: outs, attrs, index };
+  return {
+    name,
+    opType,
+    domain: stringField(n["domain"], `node ${name}.domain`),
+    inputs: ins,
+    outputs: outs,
+    attrs,
+    index,
+  };
 }
 
 function readValueInfo(v: Obj, field: string): ValueIn {
@@ -140,7 +169,16 @@ function readValueInfo(v: Obj, field: string): ValueIn {
   const tt = ((v["type"] as Obj | undefined)?.["tensor_type"] as Obj | undefined) ?? undefined;
   const code = Number(tt?.["elem_type"] ?? 0);
   const shape = tt?.["shape"] as Obj | undefined;
-  const dims = shape ? ((shape["dim"] as Obj[]) ?? []).map((d): DimIn => (d["dim_value"] !== undefined ? Number(d["dim_value"]) : typeof d["dim_param"] === "string" && d["dim_param"] ? (d["dim_param"] as string) : undefined)) : undefined;
+  const dims = shape
+    ? ((shape["dim"] as Obj[]) ?? []).map(
+        (d): DimIn =>
+          d["dim_value"] !== undefined
+            ? Number(d["dim_value"])
+            : typeof d["dim_param"] === "string" && d["dim_param"]
+              ? (d["dim_param"] as string)
+              : undefined,
+      )
+    : undefined;
   return { name, elemType: ONNX_ELEM[code], elemTypeName: ONNX_ELEM_NAMES[code] ?? `type ${code}`, dims };
 }
 
@@ -148,47 +186,127 @@ function readValueInfo(v: Obj, field: string): ValueIn {
 export function checkDims(dims: readonly number[], subject: string): number {
   let count = 1;
   for (const [i, d] of dims.entries()) {
-    if (!Number.isSafeInteger(d) || d < 0) throw new OnnxImportError(`${subject}.dims[${i}]`, "a dim must be a whole number >= 0", "0 … 2^31 − 1", String(d));
+    if (!Number.isSafeInteger(d) || d < 0)
+      throw new OnnxImportError(
+        `${subject}.dims[${i}]`,
+        "a dim must be a whole number >= 0",
+        "0 … 2^31 − 1",
+        String(d),
+      );
     count *= d;
-    if (count > MAX_ELEMENTS) throw new OnnxImportError(`${subject}.dims`, "the dims overflow: more elements than one tensor can hold", `at most ${MAX_ELEMENTS} elements`, formatShape(dims));
+    if (count > MAX_ELEMENTS)
+      throw new OnnxImportError(
+        `${subject}.dims`,
+        "the dims overflow: more elements than one tensor can hold",
+        `at most ${MAX_ELEMENTS} elements`,
+        formatShape(dims),
+      );
   }
   return count;
 }
 
-const BYTES: Partial<Record<ElemType, number>> = { float32: 4, float64: 8, int64: 8, int32: 4, bool: 1, float16: 2, int8: 1, uint8: 1 };
+const BYTES: Partial<Record<ElemType, number>> = {
+  float32: 4,
+  float64: 8,
+  int64: 8,
+  int32: 4,
+  bool: 1,
+  float16: 2,
+  int8: 1,
+  uint8: 1,
+};
 
 export function readTensor(t: Obj, subject: string, options: ReadOptions): HostTensor {
   const code = Number(t["data_type"] ?? 0);
   const dtype = ONNX_ELEM[code];
-  if (!dtype) throw new OnnxImportError(`${subject}.data_type`, "an element type the importer does not read", "FLOAT, FLOAT16, DOUBLE, INT64, INT32, INT8, UINT8 or BOOL", ONNX_ELEM_NAMES[code] ?? String(code));
+  if (!dtype)
+    throw new OnnxImportError(
+      `${subject}.data_type`,
+      "an element type the importer does not read",
+      "FLOAT, FLOAT16, DOUBLE, INT64, INT32, INT8, UINT8 or BOOL",
+      ONNX_ELEM_NAMES[code] ?? String(code),
+    );
   const dims = ((t["dims"] as unknown[]) ?? []).map(Number);
   const count = checkDims(dims, subject);
   let raw = t["raw_data"] as Uint8Array | undefined;
   if (Number(t["data_location"] ?? 0) === 1) raw = externalBytes(t, subject, options);
   if (raw !== undefined) {
     const want = count * BYTES[dtype]!;
-    if (raw.length !== want) throw new OnnxImportError(`${subject}.raw_data`, `the data does not match the dims ${formatShape(dims)} of ${dtype}`, `${want} bytes`, `${raw.length} bytes`);
+    if (raw.length !== want)
+      throw new OnnxImportError(
+        `${subject}.raw_data`,
+        `the data does not match the dims ${formatShape(dims)} of ${dtype}`,
+        `${want} bytes`,
+        `${raw.length} bytes`,
+      );
     return { dtype: dtype === "float16" ? "float32" : dtype, shape: dims, data: fromRaw(dtype, raw, count) };
   }
   // float16 values sit in int32_data as their 16 bits (onnx.proto).
-  const field = dtype === "float32" ? "float_data" : dtype === "float64" ? "double_data" : dtype === "int64" ? "int64_data" : "int32_data";
+  const field =
+    dtype === "float32"
+      ? "float_data"
+      : dtype === "float64"
+        ? "double_data"
+        : dtype === "int64"
+          ? "int64_data"
+          : "int32_data";
   const values = (t[field] as number[] | undefined) ?? [];
-  if (values.length !== count) throw new OnnxImportError(`${subject}.${field}`, `the data does not match the dims ${formatShape(dims)}`, `${count} values`, `${values.length} values`);
+  if (values.length !== count)
+    throw new OnnxImportError(
+      `${subject}.${field}`,
+      `the data does not match the dims ${formatShape(dims)}`,
+      `${count} values`,
+      `${values.length} values`,
+    );
   if (dtype === "float16") return { dtype: "float32", shape: dims, data: Float32Array.from(values, halfToFloat) };
-  return { dtype, shape: dims, data: dtype === "float32" ? Float32Array.from(values) : Float64Array.from(values, Number) };
+  return {
+    dtype,
+    shape: dims,
+    data: dtype === "float32" ? Float32Array.from(values) : Float64Array.from(values, Number),
+  };
 }
 
 function externalBytes(t: Obj, subject: string, options: ReadOptions): Uint8Array {
-  const entries = new Map(((t["external_data"] as Obj[]) ?? []).map((e) => [String(e["key"] ?? ""), String(e["value"] ?? "")]));
+  const entries = new Map(
+    ((t["external_data"] as Obj[]) ?? []).map((e) => [String(e["key"] ?? ""), String(e["value"] ?? "")]),
+  );
   const location = entries.get("location");
-  if (!location) throw new OnnxImportError(`${subject}.external_data`, "external data without a location", "a location entry", "none");
+  if (!location)
+    throw new OnnxImportError(
+      `${subject}.external_data`,
+      "external data without a location",
+      "a location entry",
+      "none",
+    );
   const given = options.externalData;
-  const file = typeof given === "function" ? given(location) : given && Object.hasOwn(given, location) ? given[location] : undefined;
-  if (!file) throw new OnnxImportError(`${subject}.external_data`, `the tensor's data is in another file that was not given`, `externalData: { "${location}": bytes }`, location);
+  const file =
+    typeof given === "function"
+      ? given(location)
+      : given && Object.hasOwn(given, location)
+        ? given[location]
+        : undefined;
+  if (!file)
+    throw new OnnxImportError(
+      `${subject}.external_data`,
+      `the tensor's data is in another file that was not given`,
+      `externalData: { "${location}": bytes }`,
+      location,
+    );
   const offset = entries.has("offset") ? Number(entries.get("offset")) : 0;
   const length = entries.has("length") ? Number(entries.get("length")) : file.length - offset;
-  if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > file.length) {
-    throw new OnnxImportError(`${subject}.external_data`, `offset and length must lie inside ${location}`, `within ${file.length} bytes`, `offset ${entries.get("offset")}, length ${entries.get("length")}`);
+  if (
+    !Number.isSafeInteger(offset) ||
+    !Number.isSafeInteger(length) ||
+    offset < 0 ||
+    length < 0 ||
+    offset + length > file.length
+  ) {
+    throw new OnnxImportError(
+      `${subject}.external_data`,
+      `offset and length must lie inside ${location}`,
+      `within ${file.length} bytes`,
+      `offset ${entries.get("offset")}, length ${entries.get("length")}`,
+    );
   }
   return file.subarray(offset, offset + length);
 }
@@ -199,14 +317,22 @@ function fromRaw(dtype: ElemType, raw: Uint8Array, count: number): Float32Array 
   copy.set(raw);
   const buf = copy.buffer;
   switch (dtype) {
-    case "float32": return new Float32Array(buf, 0, count);
-    case "float64": return new Float64Array(buf, 0, count);
-    case "int32": return Float64Array.from(new Int32Array(buf, 0, count));
-    case "int64": return Float64Array.from(new BigInt64Array(buf, 0, count), Number);
-    case "float16": return Float32Array.from(new Uint16Array(buf, 0, count), halfToFloat);
-    case "int8": return Float64Array.from(new Int8Array(buf, 0, count));
-    case "uint8": return Float64Array.from(copy);
-    case "bool": return Float64Array.from(copy, (b) => (b ? 1 : 0));
+    case "float32":
+      return new Float32Array(buf, 0, count);
+    case "float64":
+      return new Float64Array(buf, 0, count);
+    case "int32":
+      return Float64Array.from(new Int32Array(buf, 0, count));
+    case "int64":
+      return Float64Array.from(new BigInt64Array(buf, 0, count), Number);
+    case "float16":
+      return Float32Array.from(new Uint16Array(buf, 0, count), halfToFloat);
+    case "int8":
+      return Float64Array.from(new Int8Array(buf, 0, count));
+    case "uint8":
+      return Float64Array.from(copy);
+    case "bool":
+      return Float64Array.from(copy, (b) => (b ? 1 : 0));
   }
 }
 

@@ -13,7 +13,12 @@ export function resolveNames(graph: OpGraph, aliases: ReadonlyMap<string, string
   const target = (k: string) => (isNode.has(k) ? k : aliases.get(k)!);
   let match: (k: string) => boolean;
   if (name.includes("*")) {
-    const re = new RegExp(`^${name.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+    const re = new RegExp(
+      `^${name
+        .split("*")
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+        .join(".*")}$`,
+    );
     match = (k) => re.test(k);
   } else match = (k) => lastSegment(k) === name;
   return [...new Set(keys.filter(match).map(target))];

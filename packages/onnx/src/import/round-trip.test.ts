@@ -26,23 +26,33 @@ describe.each(executors)("golden cases exported and imported again, run on %s", 
     it.each(cases.map((c) => [c.id, c.gc] as const))("%s", async (_id, gc) => {
       const nodes = [...new Set(gc.expected.map((e) => e.node))];
       const model = exportOnnx(gc.graph, gc.weights(), { contrib, outputs: nodes });
-      const imported = importOnnx(model, { shapes: Object.fromEntries(Object.entries(gc.inputs).map(([k, t]) => [k, t.shape])) });
+      const imported = importOnnx(model, {
+        shapes: Object.fromEntries(Object.entries(gc.inputs).map(([k, t]) => [k, t.shape])),
+      });
       const session = await compile(imported.graph, { executors: [make()], weights: imported.weights });
       const got = await session.run(gc.inputs).finally(() => session.dispose());
       for (const e of gc.expected) {
         const r = compare(got[e.node] as Tensor, e.tensor, gc.tolerance);
-        expect(r.ok, `${e.name}: ${r.failures} of ${e.tensor.size} outside tolerance, worst ${JSON.stringify(r.worst)}${r.shapeMismatch ?? ""}`).toBe(true);
+        expect(
+          r.ok,
+          `${e.name}: ${r.failures} of ${e.tensor.size} outside tolerance, worst ${JSON.stringify(r.worst)}${r.shapeMismatch ?? ""}`,
+        ).toBe(true);
       }
     });
   });
 });
 
 describe("the round trip keeps the names", () => {
-  it.each(cases.map((c) => [c.id, c.gc] as const))("%s: every weight under its own name, every tapped node found by its name", (_id, gc) => {
-    const weights = gc.weights();
-    const nodes = [...new Set(gc.expected.map((e) => e.node))];
-    const imported = importOnnx(exportOnnx(gc.graph, weights, { outputs: nodes }), { shapes: Object.fromEntries(Object.entries(gc.inputs).map(([k, t]) => [k, t.shape])) });
-    for (const name of Object.keys(weights)) expect(Object.keys(imported.weights), name).toContain(name);
-    for (const node of nodes) expect(imported.resolve(node)).toEqual([node]);
-  });
+  it.each(cases.map((c) => [c.id, c.gc] as const))(
+    "%s: every weight under its own name, every tapped node found by its name",
+    (_id, gc) => {
+      const weights = gc.weights();
+      const nodes = [...new Set(gc.expected.map((e) => e.node))];
+      const imported = importOnnx(exportOnnx(gc.graph, weights, { outputs: nodes }), {
+        shapes: Object.fromEntries(Object.entries(gc.inputs).map(([k, t]) => [k, t.shape])),
+      });
+      for (const name of Object.keys(weights)) expect(Object.keys(imported.weights), name).toContain(name);
+      for (const node of nodes) expect(imported.resolve(node)).toEqual([node]);
+    },
+  );
 });

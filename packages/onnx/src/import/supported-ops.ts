@@ -4,15 +4,41 @@ import { HOST_OPS } from "./host-ops.js";
 
 /** Built as attngraph nodes (lower-ops.ts) or inside a recognised pattern (patterns/*.ts). */
 const RUNTIME_OPS = [
-  "Constant", "Shape", "Size", "MatMul", "Gemm", "Softmax", "LayerNormalization", "ReduceMean", "Relu", "Gelu", "Dropout", "Flatten", "Split",
-  "Squeeze", "Unsqueeze", "Reshape", "Transpose", "Slice", "Gather", "Cast", "Expand", "Where",
+  "Constant",
+  "Shape",
+  "Size",
+  "MatMul",
+  "Gemm",
+  "Softmax",
+  "LayerNormalization",
+  "ReduceMean",
+  "Relu",
+  "Gelu",
+  "Dropout",
+  "Flatten",
+  "Split",
+  "Squeeze",
+  "Unsqueeze",
+  "Reshape",
+  "Transpose",
+  "Slice",
+  "Gather",
+  "Cast",
+  "Expand",
+  "Where",
   // Cross-entropy: exportOnnx's form (patterns/cross-entropy.ts) and ONNX's own op.
-  "GatherElements", "ReduceMax", "ReduceSum", "SoftmaxCrossEntropyLoss",
+  "GatherElements",
+  "ReduceMax",
+  "ReduceSum",
+  "SoftmaxCrossEntropyLoss",
 ];
 
 export const SUPPORTED_OPS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ["", new Set([...Object.keys(HOST_OPS), ...RUNTIME_OPS])],
-  ["com.microsoft", new Set(["Gelu", "FastGelu", "BiasGelu", "SkipLayerNormalization", "Attention", "MultiHeadAttention"])],
+  [
+    "com.microsoft",
+    new Set(["Gelu", "FastGelu", "BiasGelu", "SkipLayerNormalization", "Attention", "MultiHeadAttention"]),
+  ],
 ]);
 
 /** The default domain's opsets whose ops read as the importer reads them (axes as inputs from 13 on). */

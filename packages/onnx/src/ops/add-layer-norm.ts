@@ -15,7 +15,13 @@ export const addLayerNorm: OpLowering = (l) => {
   let sum: string;
   let norm: string;
   if (l.contrib && why === undefined) {
-    [norm, , , sum] = l.emitMulti("SkipLayerNormalization", [a, b, weight!, ...(bias === undefined ? [] : [bias])], 4, { epsilon: { float: eps } }, { domain: CONTRIB_DOMAIN }) as [string, string, string, string];
+    [norm, , , sum] = l.emitMulti(
+      "SkipLayerNormalization",
+      [a, b, weight!, ...(bias === undefined ? [] : [bias])],
+      4,
+      { epsilon: { float: eps } },
+      { domain: CONTRIB_DOMAIN },
+    ) as [string, string, string, string];
   } else {
     if (why !== undefined) l.plainBecause(why);
     sum = l.emit("Add", [a, b]);
@@ -29,6 +35,7 @@ function whyNotSkipLayerNorm(l: Lowering, weight: string | undefined): string | 
   const b = l.shapeOf("b");
   if (weight === undefined) return "SkipLayerNormalization needs a weight (gamma)";
   if (a.length !== 3) return `SkipLayerNormalization needs rank-3 inputs, got rank ${a.length}`;
-  if (a.length !== b.length || !a.every((d, i) => sameDim(d, b[i]!))) return "SkipLayerNormalization needs a and b of one shape (no broadcasting)";
+  if (a.length !== b.length || !a.every((d, i) => sameDim(d, b[i]!)))
+    return "SkipLayerNormalization needs a and b of one shape (no broadcasting)";
   return undefined;
 }

@@ -10,7 +10,15 @@ export const alibi: OpLowering = (l) => {
   const a = l.node.attrs as unknown as AlibiAttrs;
   const scores = l.required("scores");
   const h = l.known(l.shapeOf("scores")[1]!);
-  const slopes = a.slopes ?? (h === undefined ? l.unsupported("the paper's slopes need the head count H at export time", "a numeric H or explicit slopes", String(l.shapeOf("scores")[1])) : paperSlopes(h));
+  const slopes =
+    a.slopes ??
+    (h === undefined
+      ? l.unsupported(
+          "the paper's slopes need the head count H at export time",
+          "a numeric H or explicit slopes",
+          String(l.shapeOf("scores")[1]),
+        )
+      : paperSlopes(h));
   const { pos, key } = positionGrid(l, scores, a.alignment);
   const distance = l.emit("Cast", [l.emit("Sub", [key, pos])], { to: 1 }); // [L, S] float: j − pos
   const bias = l.emit("Mul", [l.constant("float", slopes, [1, slopes.length, 1, 1]), distance]); // [1, H, L, S]

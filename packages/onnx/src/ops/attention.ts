@@ -18,7 +18,11 @@ export const attention: OpLowering = (l) => {
   const q = l.required("q");
   const s = scores(l, q, l.required("k"), l.shapeOf("q"), l.shapeOf("k")); // [B, H, L, S]
   const pad = l.input("keyPaddingMask");
-  const masked = hide(l, s, anyHidden(l, [positionHidden(l, s, a), pad === undefined ? undefined : paddingHidden(l, pad)]));
+  const masked = hide(
+    l,
+    s,
+    anyHidden(l, [positionHidden(l, s, a), pad === undefined ? undefined : paddingHidden(l, pad)]),
+  );
   const weights = maskedSoftmax(l, masked, a.scale);
   return groupedMatMul(l, weights, l.required("v"), l.shapeOf("q")[1]!, l.shapeOf("v")[1]!); // [B, H, L, D]
 };

@@ -17,7 +17,10 @@ export const crossEntropy: OpLowering = (l) => {
   const lse = l.emit("Add", [l.emit("Log", [sumExp]), l.emit("Squeeze", [max, last])]);
   const ignored = ignoreIndex === null ? undefined : l.emit("Equal", [targets, l.constant("int32", [ignoreIndex], [])]);
   const safe = ignored === undefined ? targets : l.emit("Where", [ignored, l.constant("int32", [0], []), targets]);
-  const picked = l.emit("Squeeze", [l.emit("GatherElements", [logits, l.emit("Unsqueeze", [safe, last])], { axis: -1 }), last]);
+  const picked = l.emit("Squeeze", [
+    l.emit("GatherElements", [logits, l.emit("Unsqueeze", [safe, last])], { axis: -1 }),
+    last,
+  ]);
   const diff = l.emit("Sub", [lse, picked]);
   const losses = ignored === undefined ? diff : l.emit("Where", [ignored, l.constant("float", [0], []), diff]);
   if (reduction === "none") return losses;

@@ -16,7 +16,9 @@ type Ty = "int" | "num" | "bool";
  * A lowered (sub-)expression: a literal, or an ONNX value with its element type. An integer may be held as float32
  * (floor of a number, kept in float so that ±∞ stays ±∞ until it is used as an integer).
  */
-type Val = { readonly lit: number; readonly ty: "int" | "num" } | { readonly name: string; readonly ty: Ty; readonly elem: "int64" | "float" | "bool" };
+type Val =
+  | { readonly lit: number; readonly ty: "int" | "num" }
+  | { readonly name: string; readonly ty: Ty; readonly elem: "int64" | "float" | "bool" };
 
 const ONNX_FLOAT = 1;
 const ONNX_INT64 = 7;
@@ -54,7 +56,12 @@ class ExprLowering {
   lower(e: Expr): Val {
     if (typeof e === "number") return { lit: e, ty: Number.isInteger(e) ? "int" : "num" };
     if (e === "score") {
-      if (!this.#env.score) return this.#l.unsupported("a mask modification reads the score", "b, h, q, kv, numbers or gathered inputs", "score");
+      if (!this.#env.score)
+        return this.#l.unsupported(
+          "a mask modification reads the score",
+          "b, h, q, kv, numbers or gathered inputs",
+          "score",
+        );
       return { name: this.#env.score(), ty: "num", elem: "float" };
     }
     if (typeof e === "string") return { name: this.#position(e), ty: "int", elem: "int64" };
@@ -69,7 +76,11 @@ class ExprLowering {
     let name = this.#positions.get(v);
     if (name === undefined) {
       const l = this.#l;
-      const range = l.emit("Range", [l.constant("int64", [0], []), l.dimScalar({ of: this.#env.x, axis }), l.constant("int64", [1], [])]);
+      const range = l.emit("Range", [
+        l.constant("int64", [0], []),
+        l.dimScalar({ of: this.#env.x, axis }),
+        l.constant("int64", [1], []),
+      ]);
       const dims = [1, 1, 1, 1];
       dims[axis] = -1;
       name = l.emit("Reshape", [range, l.constant("int64", dims)]);
@@ -84,11 +95,21 @@ class ExprLowering {
     const element = e.index.length === 0 ? this.#env.elements?.get(e.name) : undefined;
     if (element !== undefined) return { name: element, ty: "num", elem: "float" };
     const slotIndex = this.#env.inputs.indexOf(e.name);
-    if (slotIndex < 0) return l.unsupported(`the expression reads ${e.name}, which is not among the node's gathered inputs`, this.#env.inputs.join(", ") || "no gathered inputs", e.name);
+    if (slotIndex < 0)
+      return l.unsupported(
+        `the expression reads ${e.name}, which is not among the node's gathered inputs`,
+        this.#env.inputs.join(", ") || "no gathered inputs",
+        e.name,
+      );
     const slot = `g${slotIndex}`;
     const data = l.required(slot);
     const shape: SymShape = l.shapeOf(slot);
-    if (shape.length !== e.index.length) return l.unsupported(`${e.name} has ${shape.length} axes, the read gives ${e.index.length} indices`, String(shape.length), String(e.index.length));
+    if (shape.length !== e.index.length)
+      return l.unsupported(
+        `${e.name} has ${shape.length} axes, the read gives ${e.index.length} indices`,
+        String(shape.length),
+        String(e.index.length),
+      );
     let flat: Val | undefined;
     let stride: Val = { lit: 1, ty: "int" };
     for (let a = shape.length - 1; a >= 0; a--) {
@@ -113,7 +134,10 @@ class ExprLowering {
   #clamp(index: string, dim: number | string): string {
     const l = this.#l;
     const d = this.#dim(dim);
-    const last = "lit" in d ? l.constant("int64", [Math.max(d.lit - 1, 0)], []) : l.emit("Sub", [d.name, l.constant("int64", [1], [])]);
+    const last =
+      "lit" in d
+        ? l.constant("int64", [Math.max(d.lit - 1, 0)], [])
+        : l.emit("Sub", [d.name, l.constant("int64", [1], [])]);
     return l.emit("Clip", [index, l.constant("int64", [0], []), last]);
   }
 
@@ -129,11 +153,36 @@ class ExprLowering {
     const l = this.#l;
     const args = e.args.map((a) => this.lower(a));
     const allInt = args.every((a) => a.ty === "int");
-    const num = (op: string): Val => ({ name: l.emit(op, args.map((a) => this.asFloatOf(a))), ty: "num", elem: "float" });
-    const arith = (op: string): Val => (allInt ? { name: l.emit(op, args.map((a) => this.asInt(a))), ty: "int", elem: "int64" } : num(op));
-    const compared = (op: string): string => l.emit(op, allInt ? args.map((a) => this.asInt(a)) : args.map((a) => this.asFloatOf(a)));
+    const num = (op: string): Val => ({
+      name: l.emit(
+        op,
+        args.map((a) => this.asFloatOf(a)),
+      ),
+      ty: "num",
+      elem: "float",
+    });
+    const arith = (op: string): Val =>
+      allInt
+        ? {
+            name: l.emit(
+              op,
+              args.map((a) => this.asInt(a)),
+            ),
+            ty: "int",
+            elem: "int64",
+          }
+        : num(op);
+    const compared = (op: string): string =>
+      l.emit(op, allInt ? args.map((a) => this.asInt(a)) : args.map((a) => this.asFloatOf(a)));
     const compare = (op: string): Val => ({ name: compared(op), ty: "bool", elem: "bool" });
-    const logic = (op: string): Val => ({ name: l.emit(op, args.map((a) => this.bool(a))), ty: "bool", elem: "bool" });
+    const logic = (op: string): Val => ({
+      name: l.emit(
+        op,
+        args.map((a) => this.bool(a)),
+      ),
+      ty: "bool",
+      elem: "bool",
+    });
     switch (e.op) {
       case "add":
         return arith("Add");
@@ -192,7 +241,11 @@ class ExprLowering {
         if (a.ty === "bool" && b.ty === "bool") {
           // onnxruntime has no Where over bool: (c ∧ a) ∨ (¬c ∧ b).
           const taken = l.emit("And", [cond, this.bool(a)]);
-          return { name: l.emit("Or", [taken, l.emit("And", [l.emit("Not", [cond]), this.bool(b)])]), ty: "bool", elem: "bool" };
+          return {
+            name: l.emit("Or", [taken, l.emit("And", [l.emit("Not", [cond]), this.bool(b)])]),
+            ty: "bool",
+            elem: "bool",
+          };
         }
         if (a.ty === "int" && b.ty === "int") {
           // Both held as float (floors of numbers): stay float; otherwise int64.

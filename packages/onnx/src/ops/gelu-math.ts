@@ -10,8 +10,11 @@ const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
 /** gelu(x (+ bias)) elementwise; contrib ops when the lowering allows them. */
 export function gelu(l: Lowering, x: string, bias: string | undefined, approximate: GeluAttrs["approximate"]): string {
   if (l.contrib) {
-    if (approximate === "tanh") return l.emit("FastGelu", [x, ...(bias === undefined ? [] : [bias])], {}, { domain: CONTRIB_DOMAIN });
-    return bias === undefined ? l.emit("Gelu", [x], {}, { domain: CONTRIB_DOMAIN }) : l.emit("BiasGelu", [x, bias], {}, { domain: CONTRIB_DOMAIN });
+    if (approximate === "tanh")
+      return l.emit("FastGelu", [x, ...(bias === undefined ? [] : [bias])], {}, { domain: CONTRIB_DOMAIN });
+    return bias === undefined
+      ? l.emit("Gelu", [x], {}, { domain: CONTRIB_DOMAIN })
+      : l.emit("BiasGelu", [x, bias], {}, { domain: CONTRIB_DOMAIN });
   }
   const pre = bias === undefined ? x : l.emit("Add", [x, bias]);
   return approximate === "tanh" ? tanhGelu(l, pre) : erfGelu(l, pre);

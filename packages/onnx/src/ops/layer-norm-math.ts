@@ -3,9 +3,18 @@
 import type { Lowering } from "../lowering.js";
 
 /** x [..., E] → (x − mean) / sqrt(var + eps) · weight + bias, biased variance. */
-export function layerNormalization(l: Lowering, x: string, weight: string | undefined, bias: string | undefined, eps: number): string {
+export function layerNormalization(
+  l: Lowering,
+  x: string,
+  weight: string | undefined,
+  bias: string | undefined,
+  eps: number,
+): string {
   const scale = weight ?? ones(l, x);
-  return l.emit("LayerNormalization", [x, scale, ...(bias === undefined ? [] : [bias])], { axis: -1, epsilon: { float: eps } });
+  return l.emit("LayerNormalization", [x, scale, ...(bias === undefined ? [] : [bias])], {
+    axis: -1,
+    epsilon: { float: eps },
+  });
 }
 
 /** Ones [E] for x [..., E] (E read at run time when symbolic). */

@@ -16,7 +16,9 @@ export function pointwiseLowering(expr: Expr, names: readonly string[]): OpLower
     const first = l.required(names[0]!);
     const value = lowerExpr({ l, x: first, inputs: [], elements }, expr);
     // An expression that reads no element is a constant: it still has the node's shape.
-    return typeof expr === "object" && elementsOf(expr) ? value.name : l.emit("Expand", [value.name, l.emit("Shape", [first])]);
+    return typeof expr === "object" && elementsOf(expr)
+      ? value.name
+      : l.emit("Expand", [value.name, l.emit("Shape", [first])]);
   };
 }
 

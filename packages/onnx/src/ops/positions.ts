@@ -44,7 +44,9 @@ export function paddingHidden(l: Lowering, keyPaddingMask: string): string {
 
 /** hidden ∨ … over the parts present; undefined when none is. */
 export function anyHidden(l: Lowering, parts: readonly (string | undefined)[]): string | undefined {
-  return parts.filter((p): p is string => p !== undefined).reduce<string | undefined>((acc, p) => (acc === undefined ? p : l.emit("Or", [acc, p])), undefined);
+  return parts
+    .filter((p): p is string => p !== undefined)
+    .reduce<string | undefined>((acc, p) => (acc === undefined ? p : l.emit("Or", [acc, p])), undefined);
 }
 
 /** x with −∞ where `hidden` is true (hidden broadcasts against x [B, H, L, S]). */

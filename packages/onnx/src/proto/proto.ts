@@ -41,7 +41,8 @@ function bytesOf(data: ArrayBufferView): Uint8Array {
 }
 
 function checkCount(name: string, dims: readonly number[], length: number): void {
-  if (length !== dims.reduce((a, d) => a * d, 1)) throw new Error(`initializer ${name}: ${length} values for dims [${dims.join(", ")}]`);
+  if (length !== dims.reduce((a, d) => a * d, 1))
+    throw new Error(`initializer ${name}: ${length} values for dims [${dims.join(", ")}]`);
 }
 
 /** A float32 initializer (raw_data is little-endian IEEE 754, which is what Float32Array holds on x86 and ARM). */
@@ -63,7 +64,11 @@ export function int32Tensor(name: string, dims: readonly number[], data: Int32Ar
 }
 
 /** An int64 initializer, e.g. a Reshape target shape; a 1-D tensor unless `dims` says otherwise ([] = a scalar). */
-export function int64Tensor(name: string, values: readonly number[], dims: readonly number[] = [values.length]): TensorMsg {
+export function int64Tensor(
+  name: string,
+  values: readonly number[],
+  dims: readonly number[] = [values.length],
+): TensorMsg {
   checkCount(name, dims, values.length);
   const data = BigInt64Array.from(values.map((v) => BigInt(v)));
   return { name, dims, data_type: DataType.INT64, raw_data: bytesOf(data) };
@@ -71,7 +76,8 @@ export function int64Tensor(name: string, values: readonly number[], dims: reado
 
 function attribute(name: string, v: AttrValue): object {
   if (typeof v === "string") return { name, type: AttributeType.STRING, s: new TextEncoder().encode(v) };
-  if (typeof v === "number") return Number.isInteger(v) ? { name, type: AttributeType.INT, i: v } : { name, type: AttributeType.FLOAT, f: v };
+  if (typeof v === "number")
+    return Number.isInteger(v) ? { name, type: AttributeType.INT, i: v } : { name, type: AttributeType.FLOAT, f: v };
   if ("float" in v) return { name, type: AttributeType.FLOAT, f: v.float }; // a float attribute whose value is whole (epsilon 1, alpha 2)
   return { name, type: AttributeType.INTS, ints: [...v] };
 }
@@ -146,5 +152,8 @@ export function encodeModel(parts: ModelParts): Uint8Array {
 
 /** Decodes bytes written by encodeModel back to a plain object (for tests and inspection). */
 export function decodeModel(bytes: Uint8Array): Record<string, unknown> {
-  return ModelProto.toObject(ModelProto.decode(bytes), { longs: Number, bytes: Array, defaults: false }) as Record<string, unknown>;
+  return ModelProto.toObject(ModelProto.decode(bytes), { longs: Number, bytes: Array, defaults: false }) as Record<
+    string,
+    unknown
+  >;
 }

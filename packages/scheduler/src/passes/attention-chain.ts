@@ -29,7 +29,11 @@ export interface AttentionChain {
  * say), a reason when it does but no fused kernel covers the chain (a node other than a score under the mask, a user
  * mask, a bias or a mask scale, a score modification after a mask).
  */
-export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, DraftStep>, shapeOf: (value: string) => SymShape | undefined = () => undefined): AttentionChain | string | undefined {
+export function matchAttentionChain(
+  ws: DraftStep,
+  byNode: ReadonlyMap<string, DraftStep>,
+  shapeOf: (value: string) => SymShape | undefined = () => undefined,
+): AttentionChain | string | undefined {
   const take = (value: string | undefined, kind: string): DraftStep | undefined => {
     const s = value === undefined ? undefined : byNode.get(value);
     return s?.kind === kind && s.fused === undefined ? s : undefined;
@@ -58,12 +62,23 @@ export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, D
   if (!score) {
     const other = scoreInput === undefined ? undefined : byNode.get(scoreInput);
     const reader = scoreMod ?? masks[masks.length - 1] ?? softmax;
-    if (other?.kind === "score-mod" || other?.kind === "mask-mod" || other?.kind === "mask" || other?.kind === "alibi") {
+    if (
+      other?.kind === "score-mod" ||
+      other?.kind === "mask-mod" ||
+      other?.kind === "mask" ||
+      other?.kind === "alibi"
+    ) {
       return `${reader.node} reads ${other.node} (op ${other.kind}): the fused kernels take one score modification, then the masks`;
     }
     return `${reader.node} reads ${other ? `${other.node} (op ${other.kind})` : scoreInput}, not a score: no fused kernel covers that`;
   }
-  const middle = [score, ...(scoreMod ? [scoreMod] : []), ...[...masks].reverse(), softmax, ...(dropout ? [dropout] : [])];
+  const middle = [
+    score,
+    ...(scoreMod ? [scoreMod] : []),
+    ...[...masks].reverse(),
+    softmax,
+    ...(dropout ? [dropout] : []),
+  ];
 
   // The score expression (over score = scale · raw) and the mask expressions, each with the gathered values it reads.
   let scale = 1;
@@ -74,11 +89,20 @@ export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, D
     scorePart = part;
     scale = scoreMod.attrs.scale as number;
   } else if (scoreMod) {
-    scorePart = { expr: scoreMod.attrs.expr as Expr, names: scoreMod.attrs.inputs as string[], values: (scoreMod.attrs.inputs as string[]).map((_, i) => scoreMod.inputs[1 + i]!) };
+    scorePart = {
+      expr: scoreMod.attrs.expr as Expr,
+      names: scoreMod.attrs.inputs as string[],
+      values: (scoreMod.attrs.inputs as string[]).map((_, i) => scoreMod.inputs[1 + i]!),
+    };
     scale = scoreMod.attrs.scale as number;
   }
   const maskParts: ModPart[] = [];
-  if (maskMod) maskParts.push({ expr: maskMod.attrs.expr as Expr, names: maskMod.attrs.inputs as string[], values: (maskMod.attrs.inputs as string[]).map((_, i) => maskMod.inputs[1 + i]!) });
+  if (maskMod)
+    maskParts.push({
+      expr: maskMod.attrs.expr as Expr,
+      names: maskMod.attrs.inputs as string[],
+      values: (maskMod.attrs.inputs as string[]).map((_, i) => maskMod.inputs[1 + i]!),
+    });
   // The mask: a user mask hides, a bias adds after the mask's scale, the softmax's scale multiplies what it gets.
   let after = mask ? ((mask.attrs.scale as number | undefined) ?? 1) : 1;
   if (mask?.inputs[2] !== undefined) {
@@ -87,18 +111,34 @@ export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, D
     maskParts.push(part);
   }
   if (mask?.inputs[3] !== undefined) {
-    const part = biasPart(score, mask.inputs[3], shapeOf(mask.inputs[3]) ?? [], times(scorePart?.expr ?? "score", after));
+    const part = biasPart(
+      score,
+      mask.inputs[3],
+      shapeOf(mask.inputs[3]) ?? [],
+      times(scorePart?.expr ?? "score", after),
+    );
     if (typeof part === "string") return part;
-    scorePart = { expr: part.expr, names: [...(scorePart?.names ?? []), ...part.names], values: [...(scorePart?.values ?? []), ...part.values] };
+    scorePart = {
+      expr: part.expr,
+      names: [...(scorePart?.names ?? []), ...part.names],
+      values: [...(scorePart?.values ?? []), ...part.values],
+    };
     after = 1;
   }
   after *= softmax.attrs.scale as number;
   if (scorePart) scorePart = { ...scorePart, expr: times(scorePart.expr, after) };
   else scale = after; // no score modification: the scales are one linear factor
-  const gathered = mergeGathered([scorePart, ...maskParts], new Set(middle.map((s) => s.node)), (scoreMod ?? mask ?? maskMod)?.node ?? ws.node);
+  const gathered = mergeGathered(
+    [scorePart, ...maskParts],
+    new Set(middle.map((s) => s.node)),
+    (scoreMod ?? mask ?? maskMod)?.node ?? ws.node,
+  );
   if (typeof gathered === "string") return gathered;
   const [scoreExpr, ...maskExprs] = gathered.exprs;
-  const maskExpr = maskExprs.reduce<Expr | undefined>((a, e) => (a === undefined ? e : { op: "and", args: [a, e!] }), undefined);
+  const maskExpr = maskExprs.reduce<Expr | undefined>(
+    (a, e) => (a === undefined ? e : { op: "and", args: [a, e!] }),
+    undefined,
+  );
   const attrs = {
     causal: mask?.attrs.causal ?? false,
     window: mask?.attrs.window ?? null,
@@ -107,7 +147,9 @@ export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, D
     dropoutRate: dropout?.attrs.rate ?? 0,
     dropoutSeed: dropout?.attrs.seed ?? 0,
     training: dropout?.attrs.training ?? false,
-    ...(scoreExpr !== undefined || maskExpr !== undefined ? { scoreMod: scoreExpr ?? null, maskMod: maskExpr ?? null, inputs: gathered.names } : {}),
+    ...(scoreExpr !== undefined || maskExpr !== undefined
+      ? { scoreMod: scoreExpr ?? null, maskMod: maskExpr ?? null, inputs: gathered.names }
+      : {}),
   };
   return {
     score,
@@ -120,7 +162,8 @@ export function matchAttentionChain(ws: DraftStep, byNode: ReadonlyMap<string, D
     middle,
     attrs,
     inputs: [score.inputs[0], score.inputs[1], ws.inputs[1], mask?.inputs[1], ...gathered.values],
-    scoreModSlots: scoreMod?.kind === "score-mod" ? gathered.slots[0]!.slice(0, (scoreMod.attrs.inputs as string[]).length) : [],
+    scoreModSlots:
+      scoreMod?.kind === "score-mod" ? gathered.slots[0]!.slice(0, (scoreMod.attrs.inputs as string[]).length) : [],
   };
 }
 
@@ -139,7 +182,11 @@ interface Merged {
  * input that is a value of the chain itself (the scores, read at other positions) cannot be fused: nothing computes
  * it any more.
  */
-function mergeGathered(parts: readonly (ModPart | undefined)[], middle: ReadonlySet<string>, node: string): Merged | string {
+function mergeGathered(
+  parts: readonly (ModPart | undefined)[],
+  middle: ReadonlySet<string>,
+  node: string,
+): Merged | string {
   const names: string[] = [];
   const values: string[] = [];
   const exprs: (Expr | undefined)[] = [];
@@ -155,7 +202,8 @@ function mergeGathered(parts: readonly (ModPart | undefined)[], middle: Readonly
     for (let i = 0; i < part.names.length; i++) {
       const value = part.values[i]!;
       const own = part.names[i]!;
-      if (middle.has(value)) return `${node} gathers from ${value}, a value inside the attention chain: a fused kernel never holds it`;
+      if (middle.has(value))
+        return `${node} gathers from ${value}, a value inside the attention chain: a fused kernel never holds it`;
       let at = values.indexOf(value);
       if (at < 0) {
         let name = own;
@@ -167,7 +215,8 @@ function mergeGathered(parts: readonly (ModPart | undefined)[], middle: Readonly
       if (names[at] !== own) renames.set(own, names[at]!);
       mine.push(at);
     }
-    if (values.length > MAX_GATHERED) return `${node}: the modifications gather from ${values.length} tensors, the fused kernels take at most ${MAX_GATHERED}`;
+    if (values.length > MAX_GATHERED)
+      return `${node}: the modifications gather from ${values.length} tensors, the fused kernels take at most ${MAX_GATHERED}`;
     exprs.push(renameReads(part.expr, renames));
     slots.push(mine);
   }

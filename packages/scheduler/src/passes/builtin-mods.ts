@@ -30,14 +30,20 @@ function perHead(values: readonly number[], lo = 0, hi = values.length): Expr {
 export function alibiPart(step: DraftStep): ModPart | string {
   const [, h, l, s] = step.shape;
   const given = step.attrs.slopes as readonly number[] | null;
-  if (given === null && typeof h !== "number") return `${step.node} has the paper's slopes for a head count not known when planning (${String(h)})`;
+  if (given === null && typeof h !== "number")
+    return `${step.node} has the paper's slopes for a head count not known when planning (${String(h)})`;
   const slopes = given ?? alibiSlopes(h as number);
   let q: Expr = "q";
   if (step.attrs.alignment === "bottom-right" && !sameDim(l!, s!)) {
-    if (typeof l !== "number" || typeof s !== "number") return `${step.node} aligns bottom-right with L and S not known when planning`;
+    if (typeof l !== "number" || typeof s !== "number")
+      return `${step.node} aligns bottom-right with L and S not known when planning`;
     q = { op: "add", args: ["q", s - l] };
   }
-  return { expr: { op: "add", args: ["score", { op: "mul", args: [perHead(slopes), { op: "sub", args: ["kv", q] }] }] }, names: [], values: [] };
+  return {
+    expr: { op: "add", args: ["score", { op: "mul", args: [perHead(slopes), { op: "sub", args: ["kv", q] }] }] },
+    names: [],
+    values: [],
+  };
 }
 
 /**
@@ -54,7 +60,8 @@ function userIndex(m: SymShape, scores: SymShape, node: string, field: string): 
     const axis = axes[i]!;
     if (d === 1) out.push(0);
     else if (sameDim(d, scores[axis]!)) out.push(vars[axis]!);
-    else return `${node}.${field} dim ${i} (${String(d)}) is neither 1 nor known to equal the scores' (${String(scores[axis])})`;
+    else
+      return `${node}.${field} dim ${i} (${String(d)}) is neither 1 nor known to equal the scores' (${String(scores[axis])})`;
   }
   return out;
 }

@@ -17,7 +17,9 @@ describe("dead-node elimination", () => {
   it("drops nodes that reach no output and no tap, with the chains feeding them", () => {
     const plan = lower(graphWithBranch(), { executors: [fakeExecutor("cpu", "all")] });
     expect(plan.steps.map((s) => s.node)).toEqual(["used"]);
-    expect(plan.passes.find((p) => p.pass === "dead nodes")!.summary).toBe("removed unused, unused.t (consumed by no output or tap)");
+    expect(plan.passes.find((p) => p.pass === "dead nodes")!.summary).toBe(
+      "removed unused, unused.t (consumed by no output or tap)",
+    );
   });
 
   it("keeps a dead branch that a tap watches", () => {

@@ -64,25 +64,59 @@ function trainingChain(o: Options = {}): OpGraph {
 }
 
 const fused = [fakeExecutor("cpu", "fused")];
-const LS = ["scores", "masked", "probs", "weights", "weights.t", "weights.grad", "probs.grad", "masked.grad", "scores.grad", "scores.grad.t"];
+const LS = [
+  "scores",
+  "masked",
+  "probs",
+  "weights",
+  "weights.t",
+  "weights.grad",
+  "probs.grad",
+  "masked.grad",
+  "scores.grad",
+  "scores.grad.t",
+];
 
 describe("attention backward fusion", () => {
   it("puts attention, attention-lse and one attention-grad per gradient in place of the chain and its backward", () => {
     const plan = lower(trainingChain(), { executors: fused });
     const step = (n: string) => plan.steps.find((s) => s.node === n)!;
     expect(plan.steps.map((s) => `${s.node}:${s.kind}`)).toEqual([
-      "context:attention", "context.lse:attention-lse", "v.grad:attention-grad", "q.grad:attention-grad", "k.grad:attention-grad",
+      "context:attention",
+      "context.lse:attention-lse",
+      "v.grad:attention-grad",
+      "q.grad:attention-grad",
+      "k.grad:attention-grad",
     ]);
-    const attrs = { causal: true, window: null, alignment: "top-left", scale: 0.5, dropoutRate: 0.1, dropoutSeed: 5, training: true };
+    const attrs = {
+      causal: true,
+      window: null,
+      alignment: "top-left",
+      scale: 0.5,
+      dropoutRate: 0.1,
+      dropoutSeed: 5,
+      training: true,
+    };
     expect(step("context").attrs).toEqual(attrs);
-    expect(step("context.lse")).toMatchObject({ inputs: ["q", "k", "pad"], attrs: { causal: true, window: null, alignment: "top-left", scale: 0.5 }, shape: ["B", 4, "T"] });
+    expect(step("context.lse")).toMatchObject({
+      inputs: ["q", "k", "pad"],
+      attrs: { causal: true, window: null, alignment: "top-left", scale: 0.5 },
+      shape: ["B", 4, "T"],
+    });
     for (const wrt of ["q", "k", "v"]) {
-      expect(step(`${wrt}.grad`)).toMatchObject({ attrs: { ...attrs, wrt }, inputs: ["q", "k", "v", "context", "context.grad", "context.lse", "pad"] });
+      expect(step(`${wrt}.grad`)).toMatchObject({
+        attrs: { ...attrs, wrt },
+        inputs: ["q", "k", "v", "context", "context.grad", "context.lse", "pad"],
+      });
     }
     expect(step("k.grad").shape).toEqual(["B", 2, "T", 4]);
     expect(step("k.grad").fused).toEqual(["scores.grad.t", "k.heads", "k.groups", "k.sum", "k.grad"]);
     // No [L, S] value is left in the plan.
-    for (const n of LS) expect(plan.steps.some((s) => s.node === n), n).toBe(false);
+    for (const n of LS)
+      expect(
+        plan.steps.some((s) => s.node === n),
+        n,
+      ).toBe(false);
     expect(explain(plan)).toContain(
       "pass attention backward fusion: fused context: forward → attention + context.lse; q.grad → attention-grad (q), k.grad → attention-grad (k), v.grad → attention-grad (v)",
     );
@@ -90,45 +124,98 @@ describe("attention backward fusion", () => {
 
   it("fuses without mask and dropout, with ungrouped heads, and with only some gradients asked for", () => {
     const plain = lower(trainingChain({ heads: 2, kvHeads: 2, mask: false, dropout: false }), { executors: fused });
-    expect(plain.steps.map((s) => s.kind)).toEqual(["attention", "attention-lse", "attention-grad", "attention-grad", "attention-grad"]);
+    expect(plain.steps.map((s) => s.kind)).toEqual([
+      "attention",
+      "attention-lse",
+      "attention-grad",
+      "attention-grad",
+      "attention-grad",
+    ]);
     expect(plain.steps.find((s) => s.node === "context.lse")!.inputs).toEqual(["q", "k", undefined]);
     const onlyV = lower(trainingChain({ needs: ["v"] }), { executors: fused });
-    expect(onlyV.steps.map((s) => `${s.node}:${s.kind}`)).toEqual(["context:attention", "context.lse:attention-lse", "v.grad:attention-grad"]);
+    expect(onlyV.steps.map((s) => `${s.node}:${s.kind}`)).toEqual([
+      "context:attention",
+      "context.lse:attention-lse",
+      "v.grad:attention-grad",
+    ]);
     const onlyK = lower(trainingChain({ needs: ["k"] }), { executors: fused });
-    expect(onlyK.steps.map((s) => `${s.node}:${s.kind}`)).toEqual(["context:attention", "context.lse:attention-lse", "k.grad:attention-grad"]);
-    expect(onlyK.steps.find((s) => s.node === "k.grad")!.fused).toEqual(["scores.grad.t", "k.heads", "k.groups", "k.sum", "weights.grad", "probs.grad", "masked.grad", "scores.grad", "k.grad"]);
+    expect(onlyK.steps.map((s) => `${s.node}:${s.kind}`)).toEqual([
+      "context:attention",
+      "context.lse:attention-lse",
+      "k.grad:attention-grad",
+    ]);
+    expect(onlyK.steps.find((s) => s.node === "k.grad")!.fused).toEqual([
+      "scores.grad.t",
+      "k.heads",
+      "k.groups",
+      "k.sum",
+      "weights.grad",
+      "probs.grad",
+      "masked.grad",
+      "scores.grad",
+      "k.grad",
+    ]);
   });
 
   it("a tap on any [L, S] value, forward or backward, keeps the whole chain unfused and says why", () => {
     for (const tapped of ["weights", "scores.grad", "weights.t"]) {
       const plan = lower(trainingChain(), { executors: fused, watched: [tapped] });
-      expect(plan.steps.some((s) => s.kind === "attention-grad" || s.kind === "attention"), tapped).toBe(false);
-      expect(plan.passes.find((p) => p.pass === "attention backward fusion")!.summary).toBe(`nothing fused; kept unfused: context (${tapped} is tapped)`);
+      expect(
+        plan.steps.some((s) => s.kind === "attention-grad" || s.kind === "attention"),
+        tapped,
+      ).toBe(false);
+      expect(plan.passes.find((p) => p.pass === "attention backward fusion")!.summary).toBe(
+        `nothing fused; kept unfused: context (${tapped} is tapped)`,
+      );
     }
     // A tap on a gradient the fused steps keep by name does not prevent the fusion.
-    expect(lower(trainingChain(), { executors: fused, watched: ["k.grad", "context"] }).steps.filter((s) => s.kind === "attention-grad")).toHaveLength(3);
+    expect(
+      lower(trainingChain(), { executors: fused, watched: ["k.grad", "context"] }).steps.filter(
+        (s) => s.kind === "attention-grad",
+      ),
+    ).toHaveLength(3);
   });
 
   it("a patched [L, S] value, or a patched forward output (attention-grad reads it), keeps the chain and says so", () => {
-    const summary = (patched: string) => lower(trainingChain(), { executors: fused, patched: [patched] }).passes.find((p) => p.pass === "attention backward fusion")!.summary;
+    const summary = (patched: string) =>
+      lower(trainingChain(), { executors: fused, patched: [patched] }).passes.find(
+        (p) => p.pass === "attention backward fusion",
+      )!.summary;
     expect(summary("weights")).toBe("nothing fused; kept unfused: context (weights is patched)");
-    expect(summary("context")).toBe("nothing fused; kept unfused: context (context is patched: the fused backward would read the override)");
+    expect(summary("context")).toBe(
+      "nothing fused; kept unfused: context (context is patched: the fused backward would read the override)",
+    );
     // A patched gradient the fused steps keep by name does not prevent the fusion.
-    expect(lower(trainingChain(), { executors: fused, patched: ["q.grad"] }).steps.filter((s) => s.kind === "attention-grad")).toHaveLength(3);
+    expect(
+      lower(trainingChain(), { executors: fused, patched: ["q.grad"] }).steps.filter(
+        (s) => s.kind === "attention-grad",
+      ),
+    ).toHaveLength(3);
   });
 
   it("an [L, S] value that is an output, placed by the user, or read by anything else keeps the chain", () => {
     const extra = trainingChain({ extraReader: "masked.grad" });
-    const summary = (plan: ReturnType<typeof lower>) => plan.passes.find((p) => p.pass === "attention backward fusion")!.summary;
-    expect(summary(lower(extra, { executors: fused }))).toBe("nothing fused; kept unfused: context (masked.grad is read by reader (op softmax), not only by the chain and its backward)");
-    expect(summary(lower(trainingChain(), { executors: fused, placement: { "probs.grad": "cpu" } }))).toBe("nothing fused; kept unfused: context (probs.grad is placed by the user)");
-    expect(summary(lower(trainingChain(), { executors: fused, keep: ["scores.grad"] }))).toBe("nothing fused; kept unfused: context (scores.grad is an output)");
+    const summary = (plan: ReturnType<typeof lower>) =>
+      plan.passes.find((p) => p.pass === "attention backward fusion")!.summary;
+    expect(summary(lower(extra, { executors: fused }))).toBe(
+      "nothing fused; kept unfused: context (masked.grad is read by reader (op softmax), not only by the chain and its backward)",
+    );
+    expect(summary(lower(trainingChain(), { executors: fused, placement: { "probs.grad": "cpu" } }))).toBe(
+      "nothing fused; kept unfused: context (probs.grad is placed by the user)",
+    );
+    expect(summary(lower(trainingChain(), { executors: fused, keep: ["scores.grad"] }))).toBe(
+      "nothing fused; kept unfused: context (scores.grad is an output)",
+    );
   });
 
   it("needs an executor with every kernel, and does nothing with fusion off", () => {
-    const noGrad = lower(trainingChain(), { executors: [fakeExecutor("cpu", "fused", { "attention-grad": "no kernel" })] });
+    const noGrad = lower(trainingChain(), {
+      executors: [fakeExecutor("cpu", "fused", { "attention-grad": "no kernel" })],
+    });
     expect(noGrad.steps.some((s) => s.kind === "attention-grad" || s.kind === "attention")).toBe(false);
-    expect(noGrad.passes.find((p) => p.pass === "attention backward fusion")!.summary).toBe("nothing fused; kept unfused: context (no executor has an attention-grad kernel)");
+    expect(noGrad.passes.find((p) => p.pass === "attention backward fusion")!.summary).toBe(
+      "nothing fused; kept unfused: context (no executor has an attention-grad kernel)",
+    );
     // The forward fusion then says why it cannot fuse the forward alone.
     expect(noGrad.passes.find((p) => p.pass === "fusion")!.summary).toContain("kept unfused: context (");
     const off = lower(trainingChain(), { executors: fused, fusion: false });

@@ -10,7 +10,13 @@
 // values tapped, an output, read by anything else or placed by the user keeps the whole chain (forward and backward)
 // unfused, and explain() says which and why. The subgraph must be exactly what the built-in rules make (their node
 // kinds, wiring and attributes); anything else (a user's own rule, a second reader) is left alone.
-import { scoreModGradStep, type AttentionGradWrt, type Executor, type OpGraph, type ScoreModAttrs } from "@attngraph/graph";
+import {
+  scoreModGradStep,
+  type AttentionGradWrt,
+  type Executor,
+  type OpGraph,
+  type ScoreModAttrs,
+} from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
 import { describeMods, matchAttentionChain, type AttentionChain } from "./attention-chain.js";
 import { watchedAs, type DraftStep } from "./draft.js";
@@ -42,7 +48,10 @@ interface Backward {
 
 const SWAP_LAST = [0, 1, 3, 2];
 
-export function fuseAttentionBackward(steps: readonly DraftStep[], ctx: BackwardFusionContext): { steps: DraftStep[]; report: PassReport | undefined } {
+export function fuseAttentionBackward(
+  steps: readonly DraftStep[],
+  ctx: BackwardFusionContext,
+): { steps: DraftStep[]; report: PassReport | undefined } {
   const byNode = new Map(steps.map((s) => [s.node, s] as const));
   const readers = readersOf(steps);
   const outputs = new Set(ctx.outputs);
@@ -53,7 +62,11 @@ export function fuseAttentionBackward(steps: readonly DraftStep[], ctx: Backward
 
   for (const ws of steps) {
     if (ws.kind !== "weighted-sum" || ws.fused !== undefined) continue;
-    const chain = matchAttentionChain(ws, byNode, (value) => byNode.get(value)?.shape ?? (ctx.graph.has(value) ? ctx.graph.shapeOf(value) : undefined));
+    const chain = matchAttentionChain(
+      ws,
+      byNode,
+      (value) => byNode.get(value)?.shape ?? (ctx.graph.has(value) ? ctx.graph.shapeOf(value) : undefined),
+    );
     if (chain === undefined || typeof chain === "string") continue; // the forward pass says why
     const bw = matchBackward(chain, byNode, readers, (value) => byNode.get(value)?.shape ?? ctx.graph.shapeOf(value));
     if (bw === undefined) continue; // no backward reads this chain: the forward pass's business
@@ -64,7 +77,9 @@ export function fuseAttentionBackward(steps: readonly DraftStep[], ctx: Backward
     const names = [...chain.middle, ...bw.removed.map((r) => r.step)].map((s) => s.node);
     const blocker = names.find((n) => outputs.has(n) || ctx.watched.has(n) || ctx.overrides.has(n));
     if (blocker) {
-      kept.push(`${ws.node} (${blocker} is ${ctx.watched.has(blocker) ? watchedAs(ctx.patched, blocker) : outputs.has(blocker) ? "an output" : "placed by the user"})`);
+      kept.push(
+        `${ws.node} (${blocker} is ${ctx.watched.has(blocker) ? watchedAs(ctx.patched, blocker) : outputs.has(blocker) ? "an output" : "placed by the user"})`,
+      );
       continue;
     }
     // attention-grad reads the forward's output (δ = grad · out): an override of it would change the gradients, which
@@ -84,32 +99,67 @@ export function fuseAttentionBackward(steps: readonly DraftStep[], ctx: Backward
       continue;
     }
     const a = chain.attrs;
-    const mods = a.scoreMod !== undefined || a.maskMod !== undefined ? { scoreMod: a.scoreMod ?? null, maskMod: a.maskMod ?? null, inputs: a.inputs ?? [] } : {};
+    const mods =
+      a.scoreMod !== undefined || a.maskMod !== undefined
+        ? { scoreMod: a.scoreMod ?? null, maskMod: a.maskMod ?? null, inputs: a.inputs ?? [] }
+        : {};
     const lseAttrs = { causal: a.causal, window: a.window, alignment: a.alignment, scale: a.scale, ...mods };
     const missing = [
       ["attention", a],
       ["attention-lse", lseAttrs],
       ...bw.ends.map(([wrt]) => ["attention-grad", { ...a, wrt }] as const),
-    ].find(([kind, attrs]) => !ctx.executors.some((e) => e.supports(kind as string, attrs as Record<string, unknown>).ok));
+    ].find(
+      ([kind, attrs]) => !ctx.executors.some((e) => e.supports(kind as string, attrs as Record<string, unknown>).ok),
+    );
     if (missing) {
       kept.push(`${ws.node} (no executor has an ${missing[0]} kernel)`);
       continue;
     }
     const [q, k, v, pad, ...gathered] = chain.inputs;
-    const forward: DraftStep = { node: ws.node, kind: "attention", attrs: a, inputs: chain.inputs, shape: ws.shape, fused: [...chain.middle.map((s) => s.node), ws.node] };
-    const lse: DraftStep = { node: lseName, kind: "attention-lse", attrs: lseAttrs, inputs: [q, k, pad, ...gathered], shape: ws.shape.slice(0, 3), fused: [] };
+    const forward: DraftStep = {
+      node: ws.node,
+      kind: "attention",
+      attrs: a,
+      inputs: chain.inputs,
+      shape: ws.shape,
+      fused: [...chain.middle.map((s) => s.node), ws.node],
+    };
+    const lse: DraftStep = {
+      node: lseName,
+      kind: "attention-lse",
+      attrs: lseAttrs,
+      inputs: [q, k, pad, ...gathered],
+      shape: ws.shape.slice(0, 3),
+      fused: [],
+    };
     replaced.set(ws.node, [forward, lse]);
     for (const [wrt, end] of bw.ends) {
       const fused = [...bw.removed.filter((r) => r.serves === wrt).map((r) => r.step.node), end.node];
-      replaced.set(end.node, [{ node: end.node, kind: "attention-grad", attrs: { ...a, wrt }, inputs: [q, k, v, ws.node, bw.gradOut, lseName, pad, ...gathered], shape: end.shape, fused }]);
+      replaced.set(end.node, [
+        {
+          node: end.node,
+          kind: "attention-grad",
+          attrs: { ...a, wrt },
+          inputs: [q, k, v, ws.node, bw.gradOut, lseName, pad, ...gathered],
+          shape: end.shape,
+          fused,
+        },
+      ]);
     }
     for (const n of names) dropped.add(n);
-    done.push(`${ws.node}: forward → attention${describeMods(a)} + ${lseName}; ${bw.ends.map(([wrt, s]) => `${s.node} → attention-grad (${wrt})`).join(", ")}`);
+    done.push(
+      `${ws.node}: forward → attention${describeMods(a)} + ${lseName}; ${bw.ends.map(([wrt, s]) => `${s.node} → attention-grad (${wrt})`).join(", ")}`,
+    );
   }
 
   if (!done.length && !kept.length) return { steps: [...steps], report: undefined };
-  const out = steps.filter((s) => !dropped.has(s.node) || replaced.has(s.node)).flatMap((s) => replaced.get(s.node) ?? [s]);
-  const summary = [done.length ? `fused ${done.join("; ")}` : "nothing fused", ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : [])].join("; ");
+  const out = steps
+    .filter((s) => !dropped.has(s.node) || replaced.has(s.node))
+    .flatMap((s) => replaced.get(s.node) ?? [s]);
+  const summary = [
+    done.length ? `fused ${done.join("; ")}` : "nothing fused",
+    ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : []),
+  ].join("; ");
   return { steps: out, report: { pass: "attention backward fusion", summary } };
 }
 
@@ -138,7 +188,8 @@ function matchBackward(
     const r = readersOfStep(s);
     return r.length === 1 ? r[0] : undefined;
   };
-  const is = (s: DraftStep | undefined, kind: string): s is DraftStep => s !== undefined && s.kind === kind && s.fused === undefined;
+  const is = (s: DraftStep | undefined, kind: string): s is DraftStep =>
+    s !== undefined && s.kind === kind && s.fused === undefined;
   const swapsLast = (s: DraftStep | undefined, of: DraftStep): s is DraftStep =>
     is(s, "transpose") && s.inputs[0] === of.node && JSON.stringify(s.attrs.perm) === JSON.stringify(SWAP_LAST);
 
@@ -153,16 +204,30 @@ function matchBackward(
   if (!wT && !dMasked) return undefined;
   // The rules' gradient of a mask (and of ALiBi, whose rule is a mask-grad with its scale): a mask-grad of its output.
   const alibi = scoreMod?.kind === "alibi" ? scoreMod : undefined;
-  const maskGrads = new Map([...masks, ...(alibi ? [alibi] : [])].map((m) => [m, readersOfStep(m).find((r) => is(r, "mask-grad") && r.inputs[1] === m.node)] as const));
-  const scoreReaders = readersOfStep(score).filter((r) => (is(r, "score-mod") || is(r, "score-mod-input-grad")) && r !== scoreMod);
+  const maskGrads = new Map(
+    [...masks, ...(alibi ? [alibi] : [])].map(
+      (m) => [m, readersOfStep(m).find((r) => is(r, "mask-grad") && r.inputs[1] === m.node)] as const,
+    ),
+  );
+  const scoreReaders = readersOfStep(score).filter(
+    (r) => (is(r, "score-mod") || is(r, "score-mod-input-grad")) && r !== scoreMod,
+  );
   const allowed: [DraftStep, (DraftStep | undefined)[]][] = [
-    ...below.map((s, n): [DraftStep, (DraftStep | undefined)[]] => [s, [below[n + 1] ?? probs, ...(maskGrads.get(s) ? [maskGrads.get(s)] : []), ...(s === score && scoreMod ? scoreReaders : [])]]),
+    ...below.map((s, n): [DraftStep, (DraftStep | undefined)[]] => [
+      s,
+      [
+        below[n + 1] ?? probs,
+        ...(maskGrads.get(s) ? [maskGrads.get(s)] : []),
+        ...(s === score && scoreMod ? scoreReaders : []),
+      ],
+    ]),
     [probs, [dropout ?? ws, dMasked, ...(dropout ? [] : [wT])]],
     ...(dropout ? [[dropout, [ws, wT]] as [DraftStep, (DraftStep | undefined)[]]] : []),
   ];
   for (const [value, ok] of allowed) {
     const stranger = readersOfStep(value).find((r) => !ok.includes(r));
-    if (stranger) return `${value.node} is read by ${stranger.node} (op ${stranger.kind}), not only by the chain and its backward`;
+    if (stranger)
+      return `${value.node} is read by ${stranger.node} (op ${stranger.kind}), not only by the chain and its backward`;
   }
 
   const removed: { step: DraftStep; serves: Wrt }[] = [];
@@ -174,7 +239,8 @@ function matchBackward(
     const split = only(product);
     const sum = split && only(split);
     const merge = sum && only(sum);
-    if (!is(split, "reshape") || !is(sum, "sum-to") || !is(merge, "reshape")) return `${product.node} is not summed over head groups the way the rules do`;
+    if (!is(split, "reshape") || !is(sum, "sum-to") || !is(merge, "reshape"))
+      return `${product.node} is not summed over head groups the way the rules do`;
     removed.push({ step: product, serves }, { step: split, serves }, { step: sum, serves });
     return merge;
   };
@@ -182,7 +248,8 @@ function matchBackward(
   let gradOut: string | undefined;
   if (wT) {
     const dvHeads = only(wT);
-    if (!is(dvHeads, "weighted-sum") || dvHeads.inputs[0] !== wT.node) return `${wT.node} is not read by the value gradient's weighted-sum alone`;
+    if (!is(dvHeads, "weighted-sum") || dvHeads.inputs[0] !== wT.node)
+      return `${wT.node} is not read by the value gradient's weighted-sum alone`;
     gradOut = dvHeads.inputs[1];
     removed.push({ step: wT, serves: "v" });
     const end = headGroupEnd(dvHeads, "v");
@@ -193,21 +260,30 @@ function matchBackward(
     if (dMasked.attrs.scale !== probs.attrs.scale) return `${dMasked.node} has another scale than ${probs.node}`;
     // softmax-grad ← [dropout of] the weights' gradient, a score of the context's gradient and v.
     const dProbs = dMasked.inputs[1] === undefined ? undefined : byNode.get(dMasked.inputs[1]);
-    if (dropout && !(is(dProbs, "dropout") && JSON.stringify(dProbs.attrs) === JSON.stringify(dropout.attrs))) return `${dMasked.node} does not read the weights' gradient through ${dropout.node}'s dropout`;
+    if (dropout && !(is(dProbs, "dropout") && JSON.stringify(dProbs.attrs) === JSON.stringify(dropout.attrs)))
+      return `${dMasked.node} does not read the weights' gradient through ${dropout.node}'s dropout`;
     const dWeights = dropout ? (dProbs!.inputs[0] === undefined ? undefined : byNode.get(dProbs!.inputs[0])) : dProbs;
-    if (!is(dWeights, "score") || dWeights.inputs[1] !== v) return `${dMasked.node} does not come from the gradient of ${weights.node} (a score of the context's gradient and ${v})`;
-    if (gradOut !== undefined && dWeights.inputs[0] !== gradOut) return `the value and weights gradients of ${ws.node} start from different gradients`;
+    if (!is(dWeights, "score") || dWeights.inputs[1] !== v)
+      return `${dMasked.node} does not come from the gradient of ${weights.node} (a score of the context's gradient and ${v})`;
+    if (gradOut !== undefined && dWeights.inputs[0] !== gradOut)
+      return `the value and weights gradients of ${ws.node} start from different gradients`;
     gradOut = dWeights.inputs[0];
     const path = [dWeights, ...(dropout ? [dProbs!] : []), dMasked];
     // Each mask's gradient, the one nearest the softmax first.
     for (const m of [...masks].reverse()) {
       const mg = maskGrads.get(m);
-      if (!is(mg, "mask-grad") || mg.inputs[0] !== path[path.length - 1]!.node || (mg.attrs.scale ?? 1) !== ((m.attrs.scale as number | undefined) ?? 1)) return `${path[path.length - 1]!.node} is not read by ${m.node}'s gradient`;
+      if (
+        !is(mg, "mask-grad") ||
+        mg.inputs[0] !== path[path.length - 1]!.node ||
+        (mg.attrs.scale ?? 1) !== ((m.attrs.scale as number | undefined) ?? 1)
+      )
+        return `${path[path.length - 1]!.node} is not read by ${m.node}'s gradient`;
       path.push(mg);
     }
     if (alibi) {
       const mg = maskGrads.get(alibi);
-      if (!is(mg, "mask-grad") || mg.inputs[0] !== path[path.length - 1]!.node || mg.attrs.scale !== alibi.attrs.scale) return `${path[path.length - 1]!.node} is not read by ${alibi.node}'s gradient`;
+      if (!is(mg, "mask-grad") || mg.inputs[0] !== path[path.length - 1]!.node || mg.attrs.scale !== alibi.attrs.scale)
+        return `${path[path.length - 1]!.node} is not read by ${alibi.node}'s gradient`;
       path.push(mg);
     }
     // The score modification's gradient as its rule makes it: nothing (the identity), a score-mod of the gradient
@@ -221,7 +297,13 @@ function matchBackward(
         const own = scoreMod.attrs.inputs as readonly string[];
         const at = own.indexOf(r.attrs.wrt as string);
         const sameGathered = own.every((_, i) => r.inputs[2 + i] === scoreMod.inputs[1 + i]);
-        if (r.inputs[0] !== score.node || r.inputs[1] !== gMod.node || at < 0 || !sameGathered || JSON.stringify(r.attrs.expr) !== JSON.stringify(scoreMod.attrs.expr)) {
+        if (
+          r.inputs[0] !== score.node ||
+          r.inputs[1] !== gMod.node ||
+          at < 0 ||
+          !sameGathered ||
+          JSON.stringify(r.attrs.expr) !== JSON.stringify(scoreMod.attrs.expr)
+        ) {
           return `${r.node} is not the gradient of ${scoreMod.node}'s input the rules make`;
         }
         inputGrads.push([`g${chain.scoreModSlots[at]!}` as Wrt, r]);
@@ -234,25 +316,39 @@ function matchBackward(
       if (want !== "identity" && typeof want === "string") return `${scoreMod.node}: ${want}`;
       if (g) {
         const own = scoreMod.attrs.inputs as readonly string[];
-        const wired = typeof want !== "string" && (want.gathersGrad ? g.inputs[0] === score.node && g.inputs[1 + own.length] === gMod.node && own.every((_, i) => g.inputs[1 + i] === scoreMod.inputs[1 + i]) : g.inputs[0] === gMod.node);
-        if (!wired || typeof want === "string" || JSON.stringify(g.attrs) !== JSON.stringify(want.attrs)) return `${g.node} is not the gradient of ${scoreMod.node} the rules make`;
+        const wired =
+          typeof want !== "string" &&
+          (want.gathersGrad
+            ? g.inputs[0] === score.node &&
+              g.inputs[1 + own.length] === gMod.node &&
+              own.every((_, i) => g.inputs[1 + i] === scoreMod.inputs[1 + i])
+            : g.inputs[0] === gMod.node);
+        if (!wired || typeof want === "string" || JSON.stringify(g.attrs) !== JSON.stringify(want.attrs))
+          return `${g.node} is not the gradient of ${scoreMod.node} the rules make`;
         path.push(g);
       }
     }
     for (let n = 0; n + 1 < path.length; n++) {
       const stranger = readersOfStep(path[n]!).find((r) => r !== path[n + 1] && !inputGrads.some(([, s]) => s === r));
-      if (stranger) return `${path[n]!.node} is read by ${stranger.node} (op ${stranger.kind}), not only by the chain and its backward`;
+      if (stranger)
+        return `${path[n]!.node} is read by ${stranger.node} (op ${stranger.kind}), not only by the chain and its backward`;
     }
     const dScores = path[path.length - 1]!;
     const scoreGrads: { step: DraftStep; serves: Wrt }[] = path.map((step) => ({ step, serves: "q" }));
     ends.push(...inputGrads);
     for (const r of readersOfStep(dScores)) {
       if (inputGrads.some(([, s]) => s === r)) continue;
-      if (is(r, "weighted-sum") && r.inputs[0] === dScores.node && r.inputs[1] === k && !ends.some(([w]) => w === "q")) {
+      if (
+        is(r, "weighted-sum") &&
+        r.inputs[0] === dScores.node &&
+        r.inputs[1] === k &&
+        !ends.some(([w]) => w === "q")
+      ) {
         ends.push(["q", r]);
       } else if (swapsLast(r, dScores) && !ends.some(([w]) => w === "k")) {
         const dkHeads = only(r);
-        if (!is(dkHeads, "weighted-sum") || dkHeads.inputs[0] !== r.node || dkHeads.inputs[1] !== q) return `${r.node} is not read by the key gradient's weighted-sum alone`;
+        if (!is(dkHeads, "weighted-sum") || dkHeads.inputs[0] !== r.node || dkHeads.inputs[1] !== q)
+          return `${r.node} is not read by the key gradient's weighted-sum alone`;
         removed.push({ step: r, serves: "k" });
         const end = headGroupEnd(dkHeads, "k");
         if (typeof end === "string") return end;
@@ -262,7 +358,11 @@ function matchBackward(
       }
     }
     // The scores' gradients serve dq and dk together: explain lists them under dq, or dk when dq is not needed.
-    const serves: Wrt = ends.some(([w]) => w === "q") ? "q" : ends.some(([w]) => w === "k") ? "k" : (ends[0]?.[0] ?? "q");
+    const serves: Wrt = ends.some(([w]) => w === "q")
+      ? "q"
+      : ends.some(([w]) => w === "k")
+        ? "k"
+        : (ends[0]?.[0] ?? "q");
     removed.push(...scoreGrads.map((r) => ({ ...r, serves })));
   }
   if (gradOut === undefined) return `${ws.node}'s backward has no gradient of its output`;

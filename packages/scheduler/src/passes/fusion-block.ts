@@ -20,12 +20,18 @@ export interface BlockFusionContext {
   readonly overrides: ReadonlyMap<string, string>;
 }
 
-export function fuseBlockOps(steps: readonly DraftStep[], ctx: BlockFusionContext): { steps: DraftStep[]; report: PassReport } {
+export function fuseBlockOps(
+  steps: readonly DraftStep[],
+  ctx: BlockFusionContext,
+): { steps: DraftStep[]; report: PassReport } {
   const done: string[] = [];
   const kept: string[] = [];
   let out = fuseLinearGelu(steps, ctx, done, kept);
   out = fuseAddLayerNorm(out, ctx, done, kept);
-  const summary = [done.length ? `fused ${done.join("; ")}` : "nothing fused", ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : [])].join("; ");
+  const summary = [
+    done.length ? `fused ${done.join("; ")}` : "nothing fused",
+    ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : []),
+  ].join("; ");
   return { steps: out, report: { pass: "block fusion", summary } };
 }
 
@@ -33,7 +39,12 @@ function supported(ctx: BlockFusionContext, kind: string, attrs: Readonly<Record
   return ctx.executors.some((e) => e.supports(kind, attrs).ok);
 }
 
-function fuseLinearGelu(steps: readonly DraftStep[], ctx: BlockFusionContext, done: string[], kept: string[]): DraftStep[] {
+function fuseLinearGelu(
+  steps: readonly DraftStep[],
+  ctx: BlockFusionContext,
+  done: string[],
+  kept: string[],
+): DraftStep[] {
   const byNode = new Map(steps.map((s) => [s.node, s] as const));
   const readers = consumerCounts(steps);
   const outputs = new Set(ctx.outputs);
@@ -43,9 +54,19 @@ function fuseLinearGelu(steps: readonly DraftStep[], ctx: BlockFusionContext, do
     if (g.kind !== "gelu" || g.fused) continue;
     const p = g.inputs[0] === undefined ? undefined : byNode.get(g.inputs[0]);
     if (p?.kind !== "projection" || p.fused) continue;
-    const why = ctx.watched.has(p.node) ? watchedAs(ctx.patched, p.node) : outputs.has(p.node) ? "an output" : readers.get(p.node) !== 1 ? "read elsewhere" : ctx.overrides.has(p.node) || ctx.overrides.has(g.node) ? "placed by the user" : undefined;
+    const why = ctx.watched.has(p.node)
+      ? watchedAs(ctx.patched, p.node)
+      : outputs.has(p.node)
+        ? "an output"
+        : readers.get(p.node) !== 1
+          ? "read elsewhere"
+          : ctx.overrides.has(p.node) || ctx.overrides.has(g.node)
+            ? "placed by the user"
+            : undefined;
     if (why) {
-      kept.push(`${g.node} (${why === "placed by the user" ? `${ctx.overrides.has(p.node) ? p.node : g.node} is ${why}` : `${p.node} is ${why}`})`);
+      kept.push(
+        `${g.node} (${why === "placed by the user" ? `${ctx.overrides.has(p.node) ? p.node : g.node} is ${why}` : `${p.node} is ${why}`})`,
+      );
       continue;
     }
     const attrs = { approximate: g.attrs.approximate ?? "none" };
@@ -53,14 +74,26 @@ function fuseLinearGelu(steps: readonly DraftStep[], ctx: BlockFusionContext, do
       kept.push(`${g.node} (no executor has a linear-gelu kernel)`);
       continue;
     }
-    replaced.set(g.node, { node: g.node, kind: "linear-gelu", attrs, inputs: p.inputs, shape: g.shape, fused: [p.node, g.node] });
+    replaced.set(g.node, {
+      node: g.node,
+      kind: "linear-gelu",
+      attrs,
+      inputs: p.inputs,
+      shape: g.shape,
+      fused: [p.node, g.node],
+    });
     dropped.add(p.node);
     done.push(`${p.node} + ${g.node} → linear-gelu`);
   }
   return steps.filter((s) => !dropped.has(s.node)).map((s) => replaced.get(s.node) ?? s);
 }
 
-function fuseAddLayerNorm(steps: readonly DraftStep[], ctx: BlockFusionContext, done: string[], kept: string[]): DraftStep[] {
+function fuseAddLayerNorm(
+  steps: readonly DraftStep[],
+  ctx: BlockFusionContext,
+  done: string[],
+  kept: string[],
+): DraftStep[] {
   const byNode = new Map(steps.map((s) => [s.node, s] as const));
   const taken = new Set<string>();
   // add node → [fused step, the add's slice]; layer-norm node → its slice
@@ -96,8 +129,21 @@ function fuseAddLayerNorm(steps: readonly DraftStep[], ctx: BlockFusionContext, 
     }
     taken.add(add.node);
     const lead = add.shape.slice(0, -1);
-    const fused: DraftStep = { node: name, kind: "add-layer-norm", attrs, inputs: [add.inputs[0], add.inputs[1], ln.inputs[1], ln.inputs[2]], shape: [...lead, 2 * e], fused: [add.node, ln.node] };
-    const slice = (node: string, start: number, shape: DraftStep["shape"]): DraftStep => ({ node, kind: "slice", attrs: { axis: -1, start, size: e }, inputs: [name], shape });
+    const fused: DraftStep = {
+      node: name,
+      kind: "add-layer-norm",
+      attrs,
+      inputs: [add.inputs[0], add.inputs[1], ln.inputs[1], ln.inputs[2]],
+      shape: [...lead, 2 * e],
+      fused: [add.node, ln.node],
+    };
+    const slice = (node: string, start: number, shape: DraftStep["shape"]): DraftStep => ({
+      node,
+      kind: "slice",
+      attrs: { axis: -1, start, size: e },
+      inputs: [name],
+      shape,
+    });
     atAdd.set(add.node, [fused, slice(add.node, 0, add.shape)]);
     atNorm.set(ln.node, slice(ln.node, e, ln.shape));
     done.push(`${add.node} + ${ln.node} → add-layer-norm (both kept as views of ${name})`);

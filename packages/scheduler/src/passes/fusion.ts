@@ -20,7 +20,10 @@ export interface FusionContext {
  * to an executor. The fused step keeps the weighted-sum's name, so everything downstream is unchanged. A chain stays
  * unfused when no executor has an attention kernel for its attributes (each executor falls back to the unfused steps).
  */
-export function fuseAttention(steps: readonly DraftStep[], ctx: FusionContext): { steps: DraftStep[]; report: PassReport } {
+export function fuseAttention(
+  steps: readonly DraftStep[],
+  ctx: FusionContext,
+): { steps: DraftStep[]; report: PassReport } {
   const byNode = new Map(steps.map((s) => [s.node, s] as const));
   const readers = consumerCounts(steps);
   const outputs = new Set(ctx.outputs);
@@ -38,9 +41,13 @@ export function fuseAttention(steps: readonly DraftStep[], ctx: FusionContext): 
       continue;
     }
     const names = [...chain.middle.map((s) => s.node), ws.node];
-    const blocker = chain.middle.find((s) => readers.get(s.node) !== 1 || outputs.has(s.node) || ctx.watched.has(s.node));
+    const blocker = chain.middle.find(
+      (s) => readers.get(s.node) !== 1 || outputs.has(s.node) || ctx.watched.has(s.node),
+    );
     if (blocker) {
-      kept.push(`${ws.node} (${blocker.node} is ${ctx.watched.has(blocker.node) ? watchedAs(ctx.patched, blocker.node) : outputs.has(blocker.node) ? "an output" : "read elsewhere"})`);
+      kept.push(
+        `${ws.node} (${blocker.node} is ${ctx.watched.has(blocker.node) ? watchedAs(ctx.patched, blocker.node) : outputs.has(blocker.node) ? "an output" : "read elsewhere"})`,
+      );
       continue;
     }
     const pinned = names.find((n) => ctx.overrides.has(n));
@@ -66,6 +73,9 @@ export function fuseAttention(steps: readonly DraftStep[], ctx: FusionContext): 
   }
 
   const out = steps.filter((s) => !dropped.has(s.node)).map((s) => replaced.get(s.node) ?? s);
-  const summary = [done.length ? `fused ${done.join("; ")}` : "nothing fused", ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : [])].join("; ");
+  const summary = [
+    done.length ? `fused ${done.join("; ")}` : "nothing fused",
+    ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : []),
+  ].join("; ");
   return { steps: out, report: { pass: "fusion", summary } };
 }

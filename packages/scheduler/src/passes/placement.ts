@@ -18,10 +18,19 @@ export function placeNode(
   if (override !== undefined) {
     const ex = executors.find((e) => e.name === override);
     if (!ex) {
-      throw new GraphValidationError(`placement.${node.node}`, "no executor with this name", executors.map((e) => e.name).join(", "), override);
+      throw new GraphValidationError(
+        `placement.${node.node}`,
+        "no executor with this name",
+        executors.map((e) => e.name).join(", "),
+        override,
+      );
     }
     const s = ex.supports(node.kind, node.attrs);
-    if (!s.ok) throw new UnsupportedError(`op ${node.kind} on executor ${ex.name} (${s.reason}), placed there for node ${node.node}`, { subject: node.node });
+    if (!s.ok)
+      throw new UnsupportedError(
+        `op ${node.kind} on executor ${ex.name} (${s.reason}), placed there for node ${node.node}`,
+        { subject: node.node },
+      );
     return { executor: ex.name, how: "override", skipped: [] };
   }
   if (isView && inputExecutor !== undefined) {

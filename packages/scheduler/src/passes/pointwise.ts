@@ -5,7 +5,10 @@ import type { OpGraph } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
 import type { DraftStep } from "./draft.js";
 
-export function lowerPointwise(steps: readonly DraftStep[], graph: OpGraph): { steps: DraftStep[]; report: PassReport } {
+export function lowerPointwise(
+  steps: readonly DraftStep[],
+  graph: OpGraph,
+): { steps: DraftStep[]; report: PassReport } {
   const lowered = new Map<string, number>();
   const out = steps.map((d) => {
     if (d.fused !== undefined || !graph.registry.has(d.kind)) return d;
@@ -15,5 +18,8 @@ export function lowerPointwise(steps: readonly DraftStep[], graph: OpGraph): { s
     return { ...d, kind: "pointwise", attrs: { expr: def.pointwise(d.attrs as never) } };
   });
   const list = [...lowered].map(([kind, n]) => `${kind} ×${n}`).join(", ");
-  return { steps: out, report: { pass: "pointwise", summary: list ? `${list} as pointwise steps (their expressions)` : "none" } };
+  return {
+    steps: out,
+    report: { pass: "pointwise", summary: list ? `${list} as pointwise steps (their expressions)` : "none" },
+  };
 }

@@ -6,7 +6,11 @@
 // Legend: B batch, H heads, Hkv kv heads, L queries, S keys, D head dim of q and k, Dv head dim of v.
 import { expect, it } from "vitest";
 import { Tensor, type Tolerance } from "@attngraph/tensor";
-import { attentionGradProblem, type AttentionGradCase, type AttentionGradProblem } from "../reference/attention-grad-case.js";
+import {
+  attentionGradProblem,
+  type AttentionGradCase,
+  type AttentionGradProblem,
+} from "../reference/attention-grad-case.js";
 import { attentionGrad64, attentionLse64, attentionOut64 } from "../reference/attention-grad64.js";
 import { expectTypedError } from "./block-checks.js";
 import type { ContractContext } from "./context.js";
@@ -23,12 +27,84 @@ interface Case extends AttentionGradCase {
 
 const CASES: readonly Case[] = [
   { label: "plain, H = Hkv = 2", B: 1, H: 2, Hkv: 2, L: 5, S: 5, D: 4, Dv: 4, scale: 0.5 },
-  { label: "causal GQA H=4/Hkv=2, Dv != D", B: 2, H: 4, Hkv: 2, L: 6, S: 6, D: 8, Dv: 4, causal: true, scale: 1 / Math.sqrt(8) },
-  { label: "MQA H=3/Hkv=1, causal window 2, bottom-right, L < S", B: 1, H: 3, Hkv: 1, L: 3, S: 7, D: 4, Dv: 6, causal: true, window: 2, alignment: "bottom-right", scale: 0.7 },
-  { label: "key padding with a fully padded batch entry", B: 2, H: 2, Hkv: 1, L: 3, S: 4, D: 4, Dv: 4, scale: 0.5, pad: (b, j) => (b === 1 || j === 2 ? 1 : 0) },
-  { label: "causal bottom-right with L > S: the first rows see no key", B: 1, H: 2, Hkv: 2, L: 6, S: 3, D: 4, Dv: 4, causal: true, alignment: "bottom-right", scale: 0.5 },
-  { label: "dropout 0.3 in training, causal GQA", B: 2, H: 2, Hkv: 1, L: 5, S: 5, D: 4, Dv: 4, causal: true, scale: 0.5, dropout: { rate: 0.3, seed: 7 } },
-  { label: "past one 64-key block: L 70, S 130, causal bottom-right, padding, GQA", B: 1, H: 4, Hkv: 2, L: 70, S: 130, D: 16, Dv: 8, causal: true, alignment: "bottom-right", scale: 0.25, pad: (_b, j) => (j % 17 === 3 ? 1 : 0) },
+  {
+    label: "causal GQA H=4/Hkv=2, Dv != D",
+    B: 2,
+    H: 4,
+    Hkv: 2,
+    L: 6,
+    S: 6,
+    D: 8,
+    Dv: 4,
+    causal: true,
+    scale: 1 / Math.sqrt(8),
+  },
+  {
+    label: "MQA H=3/Hkv=1, causal window 2, bottom-right, L < S",
+    B: 1,
+    H: 3,
+    Hkv: 1,
+    L: 3,
+    S: 7,
+    D: 4,
+    Dv: 6,
+    causal: true,
+    window: 2,
+    alignment: "bottom-right",
+    scale: 0.7,
+  },
+  {
+    label: "key padding with a fully padded batch entry",
+    B: 2,
+    H: 2,
+    Hkv: 1,
+    L: 3,
+    S: 4,
+    D: 4,
+    Dv: 4,
+    scale: 0.5,
+    pad: (b, j) => (b === 1 || j === 2 ? 1 : 0),
+  },
+  {
+    label: "causal bottom-right with L > S: the first rows see no key",
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: 6,
+    S: 3,
+    D: 4,
+    Dv: 4,
+    causal: true,
+    alignment: "bottom-right",
+    scale: 0.5,
+  },
+  {
+    label: "dropout 0.3 in training, causal GQA",
+    B: 2,
+    H: 2,
+    Hkv: 1,
+    L: 5,
+    S: 5,
+    D: 4,
+    Dv: 4,
+    causal: true,
+    scale: 0.5,
+    dropout: { rate: 0.3, seed: 7 },
+  },
+  {
+    label: "past one 64-key block: L 70, S 130, causal bottom-right, padding, GQA",
+    B: 1,
+    H: 4,
+    Hkv: 2,
+    L: 70,
+    S: 130,
+    D: 16,
+    Dv: 8,
+    causal: true,
+    alignment: "bottom-right",
+    scale: 0.25,
+    pad: (_b, j) => (j % 17 === 3 ? 1 : 0),
+  },
 ];
 
 interface Made extends AttentionGradProblem {
@@ -57,10 +133,24 @@ export function attentionGradChecks(ctx: ContractContext): void {
       wantLse.forEach((w, r) => {
         if (w === -Infinity) expect(lseData[r], `lse row ${r} sees no key: −∞`).toBe(-Infinity);
       });
-      expectClose(lse, { shape: [c.B, c.H, c.L], data: wantLse.map((w) => (w === -Infinity ? -Infinity : w)) }, GRAD_TOL, `attention-lse, ${c.label}`);
+      expectClose(
+        lse,
+        { shape: [c.B, c.H, c.L], data: wantLse.map((w) => (w === -Infinity ? -Infinity : w)) },
+        GRAD_TOL,
+        `attention-lse, ${c.label}`,
+      );
       const want = attentionGrad64(m.problem, f64(m.grad));
-      for (const [wrt, data] of [["q", want.dq], ["k", want.dk], ["v", want.dv]] as const) {
-        const got = await ctx.h.run("attention-grad", m.attrs(wrt), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf(wrt));
+      for (const [wrt, data] of [
+        ["q", want.dq],
+        ["k", want.dk],
+        ["v", want.dv],
+      ] as const) {
+        const got = await ctx.h.run(
+          "attention-grad",
+          m.attrs(wrt),
+          [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad],
+          m.shapeOf(wrt),
+        );
         expectClose(got, { shape: m.shapeOf(wrt), data }, GRAD_TOL, `attention-grad wrt ${wrt}, ${c.label}`);
       }
     });
@@ -73,29 +163,64 @@ export function attentionGradChecks(ctx: ContractContext): void {
     const perm = [0, 2, 1, 3];
     const [q, k, v, grad] = await Promise.all([m.q, m.k, m.v, m.grad].map((t) => stridedOn(ctx.h, t, perm)));
     const [out, lse] = await Promise.all([ctx.h.upload(m.out), ctx.h.upload(m.lse)]);
-    for (const [wrt, data] of [["q", want.dq], ["k", want.dk], ["v", want.dv]] as const) {
-      const got = await runValues(ctx.h, "attention-grad", m.attrs(wrt), [q, k, v, out, grad, lse, undefined], m.shapeOf(wrt));
+    for (const [wrt, data] of [
+      ["q", want.dq],
+      ["k", want.dk],
+      ["v", want.dv],
+    ] as const) {
+      const got = await runValues(
+        ctx.h,
+        "attention-grad",
+        m.attrs(wrt),
+        [q, k, v, out, grad, lse, undefined],
+        m.shapeOf(wrt),
+      );
       expectClose(got, { shape: m.shapeOf(wrt), data }, GRAD_TOL, `attention-grad wrt ${wrt} on strided values`);
     }
     const gotLse = await runValues(ctx.h, "attention-lse", m.lseAttrs, [q, k, undefined], [c.B, c.H, c.L]);
-    expectClose(gotLse, { shape: [c.B, c.H, c.L], data: attentionLse64(m.problem) }, GRAD_TOL, "attention-lse on strided values");
+    expectClose(
+      gotLse,
+      { shape: [c.B, c.H, c.L], data: attentionLse64(m.problem) },
+      GRAD_TOL,
+      "attention-lse on strided values",
+    );
   });
 
   it("rows that see no key get exactly zero dq; keys no query sees get exactly zero dk and dv; nothing is NaN", async () => {
     const c = CASES[3]!; // batch entry 1 fully padded, key 2 padded everywhere
     const m = make(c, 960);
-    const dq = (await ctx.h.run("attention-grad", m.attrs("q"), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf("q"))).toFloat32Array();
-    const dk = (await ctx.h.run("attention-grad", m.attrs("k"), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf("k"))).toFloat32Array();
-    const dv = (await ctx.h.run("attention-grad", m.attrs("v"), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf("v"))).toFloat32Array();
-    for (const [name, d] of [["dq", dq], ["dk", dk], ["dv", dv]] as const) expect(d.every(Number.isFinite), `${name} is finite`).toBe(true);
+    const dq = (
+      await ctx.h.run("attention-grad", m.attrs("q"), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf("q"))
+    ).toFloat32Array();
+    const dk = (
+      await ctx.h.run("attention-grad", m.attrs("k"), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf("k"))
+    ).toFloat32Array();
+    const dv = (
+      await ctx.h.run("attention-grad", m.attrs("v"), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf("v"))
+    ).toFloat32Array();
+    for (const [name, d] of [
+      ["dq", dq],
+      ["dk", dk],
+      ["dv", dv],
+    ] as const)
+      expect(d.every(Number.isFinite), `${name} is finite`).toBe(true);
     const perB = c.H * c.L * c.D;
-    expect(dq.subarray(perB).every((x) => x === 0), "dq of the fully padded batch entry: exactly 0").toBe(true);
+    expect(
+      dq.subarray(perB).every((x) => x === 0),
+      "dq of the fully padded batch entry: exactly 0",
+    ).toBe(true);
     for (let b = 0; b < c.B; b++)
       for (let j = 0; j < c.S; j++) {
         if (c.pad!(b, j) !== 1) continue;
         const at = (b * c.Hkv * c.S + j) * c.D;
-        expect(dk.subarray(at, at + c.D).every((x) => x === 0), `dk of padded key ${j} in batch ${b}: exactly 0`).toBe(true);
-        expect(dv.subarray(at, at + c.Dv).every((x) => x === 0), `dv of padded key ${j} in batch ${b}: exactly 0`).toBe(true);
+        expect(
+          dk.subarray(at, at + c.D).every((x) => x === 0),
+          `dk of padded key ${j} in batch ${b}: exactly 0`,
+        ).toBe(true);
+        expect(
+          dv.subarray(at, at + c.Dv).every((x) => x === 0),
+          `dv of padded key ${j} in batch ${b}: exactly 0`,
+        ).toBe(true);
       }
   });
 
@@ -106,9 +231,23 @@ export function attentionGradChecks(ctx: ContractContext): void {
     const clean = { ...m.problem, v: m.problem.v.map((x) => (Number.isNaN(x) ? 0 : x)) };
     const want = attentionGrad64(clean, f64(m.grad));
     const out = Tensor.from(Float32Array.from(attentionOut64(clean)), m.out.shape);
-    for (const [wrt, data] of [["q", want.dq], ["k", want.dk], ["v", want.dv]] as const) {
-      const got = await ctx.h.run("attention-grad", m.attrs(wrt), [m.q, m.k, m.v, out, m.grad, m.lse, m.pad], m.shapeOf(wrt));
-      expectClose(got, { shape: m.shapeOf(wrt), data }, GRAD_TOL, `attention-grad wrt ${wrt} with a NaN in a padded value row`);
+    for (const [wrt, data] of [
+      ["q", want.dq],
+      ["k", want.dk],
+      ["v", want.dv],
+    ] as const) {
+      const got = await ctx.h.run(
+        "attention-grad",
+        m.attrs(wrt),
+        [m.q, m.k, m.v, out, m.grad, m.lse, m.pad],
+        m.shapeOf(wrt),
+      );
+      expectClose(
+        got,
+        { shape: m.shapeOf(wrt), data },
+        GRAD_TOL,
+        `attention-grad wrt ${wrt} with a NaN in a padded value row`,
+      );
     }
   });
 
@@ -116,11 +255,27 @@ export function attentionGradChecks(ctx: ContractContext): void {
     const c = CASES[0]!;
     const m = make(c, 980);
     const inputs = [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad];
-    const run = (attrs: object, xs: readonly (Tensor | undefined)[], shape = m.shapeOf("q")) => thrown(() => ctx.h.run("attention-grad", attrs, xs, shape));
+    const run = (attrs: object, xs: readonly (Tensor | undefined)[], shape = m.shapeOf("q")) =>
+      thrown(() => ctx.h.run("attention-grad", attrs, xs, shape));
     expectTypedError(await run({ ...m.attrs("q"), wrt: "x" }, inputs), "wrt x", /wrt/);
-    expectTypedError(await run(m.attrs("q"), [m.q, m.k, m.v, m.out, m.grad, Tensor.zeros([c.B, c.H, c.L + 1]), undefined]), "lse [B, H, L+1]", /\.lse/, /\[B, H, L\]/);
-    expectTypedError(await run(m.attrs("q"), [m.q, m.k, m.v, Tensor.zeros([c.B, c.H, c.L, c.Dv + 1]), m.grad, m.lse, undefined]), "out with Dv+1", /\.out/);
+    expectTypedError(
+      await run(m.attrs("q"), [m.q, m.k, m.v, m.out, m.grad, Tensor.zeros([c.B, c.H, c.L + 1]), undefined]),
+      "lse [B, H, L+1]",
+      /\.lse/,
+      /\[B, H, L\]/,
+    );
+    expectTypedError(
+      await run(m.attrs("q"), [m.q, m.k, m.v, Tensor.zeros([c.B, c.H, c.L, c.Dv + 1]), m.grad, m.lse, undefined]),
+      "out with Dv+1",
+      /\.out/,
+    );
     expectTypedError(await run({ ...m.attrs("q"), window: 2 }, inputs), "window without causal", /window/);
-    expectTypedError(await thrown(() => ctx.h.run("attention-lse", { ...m.lseAttrs, scale: NaN }, [m.q, m.k, undefined], [c.B, c.H, c.L])), "lse scale NaN", /scale/);
+    expectTypedError(
+      await thrown(() =>
+        ctx.h.run("attention-lse", { ...m.lseAttrs, scale: NaN }, [m.q, m.k, undefined], [c.B, c.H, c.L]),
+      ),
+      "lse scale NaN",
+      /scale/,
+    );
   });
 }

@@ -34,17 +34,33 @@ export type BoundRopeAttrs = Omit<RopeAttrs, "positionOffset"> & { readonly posi
 export const attrs = {
   /** projection, score, weighted-sum and out-proj have no attributes. */
   none: (): Record<string, never> => ({}),
-  mask: (a: Partial<MaskAttrs> = {}): MaskAttrs => ({ causal: false, window: null, alignment: "top-left", scale: 1, ...a }),
+  mask: (a: Partial<MaskAttrs> = {}): MaskAttrs => ({
+    causal: false,
+    window: null,
+    alignment: "top-left",
+    scale: 1,
+    ...a,
+  }),
   softmax: (scale = 1): SoftmaxAttrs => ({ scale }),
   dropout: (a: Partial<DropoutAttrs> = {}): DropoutAttrs => ({ rate: 0, seed: 0, training: false, ...a }),
   reshape: (shape: readonly number[]): ReshapeAttrs => ({ shape }),
   transpose: (perm: readonly number[]): TransposeAttrs => ({ perm }),
   slice: (axis: number, start: number, size: number): SliceAttrs => ({ axis, start, size }),
   alibi: (a: Partial<AlibiAttrs> = {}): AlibiAttrs => ({ slopes: null, scale: 1, alignment: "top-left", ...a }),
-  rope: (a: Partial<BoundRopeAttrs> = {}): BoundRopeAttrs => ({ base: 10000, rotaryDim: null, positionOffset: 0, inverse: false, ...a }),
+  rope: (a: Partial<BoundRopeAttrs> = {}): BoundRopeAttrs => ({
+    base: 10000,
+    rotaryDim: null,
+    positionOffset: 0,
+    inverse: false,
+    ...a,
+  }),
   layerNorm: (eps = 1e-5): LayerNormAttrs => ({ eps }),
   gelu: (approximate: GeluAttrs["approximate"] = "none"): GeluAttrs => ({ approximate }),
-  crossEntropy: (a: Partial<CrossEntropyAttrs> = {}): CrossEntropyAttrs => ({ ignoreIndex: null, reduction: "mean", ...a }),
+  crossEntropy: (a: Partial<CrossEntropyAttrs> = {}): CrossEntropyAttrs => ({
+    ignoreIndex: null,
+    reduction: "mean",
+    ...a,
+  }),
   // Backward ops.
   /** sum-to's `shape` is the call's outShape, concrete at dispatch. */
   sumTo: (shape: readonly number[]): SumToAttrs => ({ shape }),
@@ -55,16 +71,40 @@ export const attrs = {
   layerNormGrad: (eps = 1e-5): LayerNormGradAttrs => ({ eps }),
   geluGrad: (approximate: GeluGradAttrs["approximate"] = "none"): GeluGradAttrs => ({ approximate }),
   embeddingGrad: (rows: number): EmbeddingGradAttrs => ({ rows }),
-  crossEntropyGrad: (a: Partial<CrossEntropyGradAttrs> = {}): CrossEntropyGradAttrs => ({ ignoreIndex: null, reduction: "mean", ...a }),
+  crossEntropyGrad: (a: Partial<CrossEntropyGradAttrs> = {}): CrossEntropyGradAttrs => ({
+    ignoreIndex: null,
+    reduction: "mean",
+    ...a,
+  }),
   // Optimizer ops.
   /** beta has no default (β1 or β2); square false, weightDecay 0. */
-  adamMoment: (a: Partial<AdamMomentAttrs> & Pick<AdamMomentAttrs, "beta">): AdamMomentAttrs => ({ square: false, weightDecay: 0, ...a }),
+  adamMoment: (a: Partial<AdamMomentAttrs> & Pick<AdamMomentAttrs, "beta">): AdamMomentAttrs => ({
+    square: false,
+    weightDecay: 0,
+    ...a,
+  }),
   /** lr has no default; the others are torch.optim.Adam's: betas (0.9, 0.999), eps 1e-8, no weight decay. */
-  adamStep: (a: Partial<AdamStepAttrs> & Pick<AdamStepAttrs, "lr">): AdamStepAttrs => ({ beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false, ...a }),
+  adamStep: (a: Partial<AdamStepAttrs> & Pick<AdamStepAttrs, "lr">): AdamStepAttrs => ({
+    beta1: 0.9,
+    beta2: 0.999,
+    eps: 1e-8,
+    weightDecay: 0,
+    decoupled: false,
+    ...a,
+  }),
   /** momentum has no default; dampening 0, weightDecay 0 (torch.optim.SGD's). */
-  sgdMomentum: (a: Partial<SgdMomentumAttrs> & Pick<SgdMomentumAttrs, "momentum">): SgdMomentumAttrs => ({ dampening: 0, weightDecay: 0, ...a }),
+  sgdMomentum: (a: Partial<SgdMomentumAttrs> & Pick<SgdMomentumAttrs, "momentum">): SgdMomentumAttrs => ({
+    dampening: 0,
+    weightDecay: 0,
+    ...a,
+  }),
   /** lr has no default; momentum 0, nesterov false, weightDecay 0 (torch.optim.SGD's). */
-  sgdStep: (a: Partial<SgdStepAttrs> & Pick<SgdStepAttrs, "lr">): SgdStepAttrs => ({ momentum: 0, nesterov: false, weightDecay: 0, ...a }),
+  sgdStep: (a: Partial<SgdStepAttrs> & Pick<SgdStepAttrs, "lr">): SgdStepAttrs => ({
+    momentum: 0,
+    nesterov: false,
+    weightDecay: 0,
+    ...a,
+  }),
 };
 
 /** Valid attributes for each built-in op kind, for asking `supports` (spread: supports takes a plain record). */
@@ -106,7 +146,16 @@ export const sampleAttrs: Readonly<Record<string, Readonly<Record<string, unknow
   "position-embedding-grad": { rows: 8, offset: 2 },
   "cross-entropy-grad": { ...attrs.crossEntropyGrad({ ignoreIndex: -100 }) },
   "attention-lse": { causal: true, window: 4, alignment: "bottom-right", scale: 0.5 },
-  "attention-grad": { causal: true, window: null, alignment: "top-left", scale: 0.5, dropoutRate: 0.1, dropoutSeed: 3, training: true, wrt: "k" },
+  "attention-grad": {
+    causal: true,
+    window: null,
+    alignment: "top-left",
+    scale: 0.5,
+    dropoutRate: 0.1,
+    dropoutSeed: 3,
+    training: true,
+    wrt: "k",
+  },
   "adam-moment": { ...attrs.adamMoment({ beta: 0.999, square: true, weightDecay: 0.01 }) },
   "adam-step": { ...attrs.adamStep({ lr: 1e-3, weightDecay: 0.01, decoupled: true }) },
   "sgd-momentum": { ...attrs.sgdMomentum({ momentum: 0.9, dampening: 0.1, weightDecay: 0.01 }) },

@@ -26,7 +26,8 @@ export function clipChecks(ctx: ContractContext): void {
     const want = clipGradNorm64(grads.map(f64), 1).norm ** 2;
     let acc: unknown;
     for (const [i, g] of grads.entries()) {
-      const x = i === 0 ? await stridedOn(h, g, [1, 0]) : i === 2 ? await stridedOn(h, g, [2, 0, 1]) : await h.upload(g);
+      const x =
+        i === 0 ? await stridedOn(h, g, [1, 0]) : i === 2 ? await stridedOn(h, g, [2, 0, 1]) : await h.upload(g);
       acc = await h.dispatch("sum-squares", {}, [x, acc], [1]);
     }
     expectClose(await h.download(acc), { shape: [1], data: [want] }, SUM_TOL, "sum-squares chain");
@@ -34,7 +35,12 @@ export function clipChecks(ctx: ContractContext): void {
     const g = grads[2]!;
     const viewed = g.permute([2, 1, 0]).contiguous().permute([2, 1, 0]);
     const one = await h.run("sum-squares", {}, [viewed, Tensor.from([0.5], [])], [1]);
-    expectClose(one, { shape: [1], data: [0.5 + clipGradNorm64([f64(g)], 1).norm ** 2] }, SUM_TOL, "sum-squares of a strided view plus 0.5");
+    expectClose(
+      one,
+      { shape: [1], data: [0.5 + clipGradNorm64([f64(g)], 1).norm ** 2] },
+      SUM_TOL,
+      "sum-squares of a strided view plus 0.5",
+    );
   });
 
   it("clip-by-norm: below maxNorm the gradient is unchanged; above, scaled to maxNorm / (norm + 1e-6)", async () => {
@@ -47,10 +53,26 @@ export function clipChecks(ctx: ContractContext): void {
       const total = Tensor.from([norm * norm], [1]);
       for (const [i, g] of grads.entries()) {
         const a = { maxNorm, eps: 1e-6 };
-        expectClose(await h.run("clip-by-norm", a, [g, total], g.shape), { shape: g.shape, data: want.clipped[i]! }, TOL, `clip-by-norm maxNorm ${maxNorm}`);
+        expectClose(
+          await h.run("clip-by-norm", a, [g, total], g.shape),
+          { shape: g.shape, data: want.clipped[i]! },
+          TOL,
+          `clip-by-norm maxNorm ${maxNorm}`,
+        );
         if (g.rank === 2) {
-          const t = await runValues(h, "clip-by-norm", a, [await stridedOn(h, g, [1, 0]), await h.upload(Tensor.from([norm * norm], []))], g.shape);
-          expectClose(t, { shape: g.shape, data: want.clipped[i]! }, TOL, `clip-by-norm maxNorm ${maxNorm}, transposed`);
+          const t = await runValues(
+            h,
+            "clip-by-norm",
+            a,
+            [await stridedOn(h, g, [1, 0]), await h.upload(Tensor.from([norm * norm], []))],
+            g.shape,
+          );
+          expectClose(
+            t,
+            { shape: g.shape, data: want.clipped[i]! },
+            TOL,
+            `clip-by-norm maxNorm ${maxNorm}, transposed`,
+          );
         }
       }
     }
@@ -65,7 +87,9 @@ export function clipChecks(ctx: ContractContext): void {
     const total = await h.dispatch("sum-squares", {}, [up[1], s1], [1]);
     const want = clipGradNorm64(grads.map(f64), 1);
     for (const [i, g] of grads.entries()) {
-      const got = await h.download(await h.dispatch("clip-by-norm", { maxNorm: 1, eps: 1e-6 }, [up[i], total], g.shape));
+      const got = await h.download(
+        await h.dispatch("clip-by-norm", { maxNorm: 1, eps: 1e-6 }, [up[i], total], g.shape),
+      );
       expectClose(got, { shape: g.shape, data: want.clipped[i]! }, TOL, `clipped gradient ${i}`);
     }
   });
@@ -77,7 +101,9 @@ export function clipChecks(ctx: ContractContext): void {
       const e = (await thrown(() => h.run("clip-by-norm", a, [g, Tensor.from([5], [1])], [2]))) as AttnGraphError;
       expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["attr", "contract.clip-by-norm.maxNorm"]);
     }
-    const e = (await thrown(() => h.run("clip-by-norm", { maxNorm: 1 }, [g, Tensor.from([5, 1], [2])], [2]))) as AttnGraphError;
+    const e = (await thrown(() =>
+      h.run("clip-by-norm", { maxNorm: 1 }, [g, Tensor.from([5, 1], [2])], [2]),
+    )) as AttnGraphError;
     expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["shape", "contract.clip-by-norm.sumSquares"]);
   });
 
@@ -99,10 +125,20 @@ export function clipChecks(ctx: ContractContext): void {
     }
     const viewed = gs[0]!.permute([1, 0]).contiguous().permute([1, 0]);
     const once = await h.run("grad-accumulate", { scale: 2 }, [viewed, gs[1]!, Tensor.from([2], [1])], shape);
-    expectClose(once, { shape, data: Float64Array.from(f64(gs[0]!), (x, j) => x + 2 * f64(gs[1]!)[j]!) }, TOL, "grad-accumulate of a strided acc");
+    expectClose(
+      once,
+      { shape, data: Float64Array.from(f64(gs[0]!), (x, j) => x + 2 * f64(gs[1]!)[j]!) },
+      TOL,
+      "grad-accumulate of a strided acc",
+    );
     for (const bad of [0, 1.5]) {
-      const e = (await thrown(() => h.run("grad-accumulate", { scale }, [gs[0]!, gs[1]!, Tensor.from([bad], [1])], shape))) as AttnGraphError;
-      expect(AttnGraphError.isInstance(e) && [e.code, e.subject], `k ${bad}`).toEqual(["input", "contract.grad-accumulate.step"]);
+      const e = (await thrown(() =>
+        h.run("grad-accumulate", { scale }, [gs[0]!, gs[1]!, Tensor.from([bad], [1])], shape),
+      )) as AttnGraphError;
+      expect(AttnGraphError.isInstance(e) && [e.code, e.subject], `k ${bad}`).toEqual([
+        "input",
+        "contract.grad-accumulate.step",
+      ]);
     }
   });
 
@@ -117,11 +153,21 @@ export function clipChecks(ctx: ContractContext): void {
     for (const [k, s] of [0.25, 1, 0.001, 0].entries()) {
       const scale = Tensor.from([s], k % 2 ? [1] : []);
       const want = adamStep64(f64(p), f64(m), f64(v), 3, { ...a, lr: a.lr * Math.fround(s) });
-      expectClose(await h.run("adam-step", a, [p, m, v, Tensor.from([3], [1]), scale], shape), { shape, data: want }, TOL, `adam-step lrScale ${s}`);
+      expectClose(
+        await h.run("adam-step", a, [p, m, v, Tensor.from([3], [1]), scale], shape),
+        { shape, data: want },
+        TOL,
+        `adam-step lrScale ${s}`,
+      );
     }
     for (const bad of [-1, NaN]) {
-      const e = (await thrown(() => h.run("adam-step", a, [p, m, v, Tensor.from([3], [1]), Tensor.from([bad], [1])], shape))) as AttnGraphError;
-      expect(AttnGraphError.isInstance(e) && [e.code, e.subject], `lrScale ${bad}`).toEqual(["input", "contract.adam-step.lrScale"]);
+      const e = (await thrown(() =>
+        h.run("adam-step", a, [p, m, v, Tensor.from([3], [1]), Tensor.from([bad], [1])], shape),
+      )) as AttnGraphError;
+      expect(AttnGraphError.isInstance(e) && [e.code, e.subject], `lrScale ${bad}`).toEqual([
+        "input",
+        "contract.adam-step.lrScale",
+      ]);
     }
   });
 
@@ -132,7 +178,10 @@ export function clipChecks(ctx: ContractContext): void {
     const p = randomTensor(rng, shape);
     const g = randomTensor(rng, shape);
     const buf = randomTensor(rng, shape);
-    for (const a of [attrs.sgdStep({ lr: 0.1, weightDecay: 0.01 }), attrs.sgdStep({ lr: 0.05, momentum: 0.9, nesterov: true })]) {
+    for (const a of [
+      attrs.sgdStep({ lr: 0.1, weightDecay: 0.01 }),
+      attrs.sgdStep({ lr: 0.05, momentum: 0.9, nesterov: true }),
+    ]) {
       const withBuf = a.momentum > 0 ? buf : undefined;
       for (const [k, s] of [0.5, 0].entries()) {
         // The reference takes lr > 0 only: a factor of 0 leaves the parameter as it is.
@@ -141,7 +190,9 @@ export function clipChecks(ctx: ContractContext): void {
         expectClose(got, { shape, data: want }, TOL, `sgd-step momentum ${a.momentum}, lrScale ${s}`);
       }
     }
-    const e = (await thrown(() => h.run("sgd-step", attrs.sgdStep({ lr: 0.1 }), [p, g, undefined, Tensor.from([-0.5], [1])], shape))) as AttnGraphError;
+    const e = (await thrown(() =>
+      h.run("sgd-step", attrs.sgdStep({ lr: 0.1 }), [p, g, undefined, Tensor.from([-0.5], [1])], shape),
+    )) as AttnGraphError;
     expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["input", "contract.sgd-step.lrScale"]);
   });
 }

@@ -30,9 +30,27 @@ export async function composeAttention(
 
   const xv = await up(x);
   const kvv = config.cross ? await up(kvIn) : xv;
-  const queries = await h.dispatch("projection", attrs.none(), [xv, await up(weights["W_query"]), await up(bias("b_query"))], [B, L, E], "queries");
-  const keys = await h.dispatch("projection", attrs.none(), [kvv, await up(weights["W_key"]), await up(bias("b_key"))], [B, S, Hkv * D], "keys");
-  const values = await h.dispatch("projection", attrs.none(), [kvv, await up(weights["W_value"]), await up(bias("b_value"))], [B, S, Hkv * D], "values");
+  const queries = await h.dispatch(
+    "projection",
+    attrs.none(),
+    [xv, await up(weights["W_query"]), await up(bias("b_query"))],
+    [B, L, E],
+    "queries",
+  );
+  const keys = await h.dispatch(
+    "projection",
+    attrs.none(),
+    [kvv, await up(weights["W_key"]), await up(bias("b_key"))],
+    [B, S, Hkv * D],
+    "keys",
+  );
+  const values = await h.dispatch(
+    "projection",
+    attrs.none(),
+    [kvv, await up(weights["W_value"]), await up(bias("b_value"))],
+    [B, S, Hkv * D],
+    "values",
+  );
 
   /** [B, T, n·D] → [B, T, n, D] → [B, n, T, D] */
   const splitHeads = async (v: unknown, n: number, T: number, name: string): Promise<unknown> => {
@@ -48,10 +66,22 @@ export async function composeAttention(
   const masked = await h.dispatch("mask", mask, [scores, await up(inputs["keyPaddingMask"])], [B, H, L, S], "masked");
   const attn = await h.dispatch("softmax", attrs.softmax(effectiveScale(config)), [masked], [B, H, L, S], "weights");
   const ctxHeads = await h.dispatch("weighted-sum", attrs.none(), [attn, vh], [B, H, L, D], "context.heads"); // [B, H, L, D]
-  const merged = await h.dispatch("transpose", attrs.transpose([0, 2, 1, 3]), [ctxHeads], [B, L, H, D], "context.merge"); // [B, L, H, D]
+  const merged = await h.dispatch(
+    "transpose",
+    attrs.transpose([0, 2, 1, 3]),
+    [ctxHeads],
+    [B, L, H, D],
+    "context.merge",
+  ); // [B, L, H, D]
   const context = await h.dispatch("reshape", attrs.reshape([B, L, E]), [merged], [B, L, E], "context"); // [B, L, E]
   const output = config.outProj
-    ? await h.dispatch("out-proj", attrs.none(), [context, await up(weights["out_proj"]), await up(config.outBias ? weights["out_bias"] : undefined)], [B, L, E], "output")
+    ? await h.dispatch(
+        "out-proj",
+        attrs.none(),
+        [context, await up(weights["out_proj"]), await up(config.outBias ? weights["out_bias"] : undefined)],
+        [B, L, E],
+        "output",
+      )
     : context;
 
   const named = { queries, keys, values, scores, weights: attn, context, output };

@@ -17,7 +17,11 @@ export function contractChecks(ctx: ContractContext): void {
 
   it("supports every built-in op kind (one declared by its elementwise expression, through the pointwise kernel)", () => {
     const missing = builtinOps
-      .map((op) => (op.pointwise ? (["pointwise", { expr: op.pointwise({}) }] as const) : ([op.kind, sampleAttrs[op.kind] ?? {}] as const)))
+      .map((op) =>
+        op.pointwise
+          ? (["pointwise", { expr: op.pointwise({}) }] as const)
+          : ([op.kind, sampleAttrs[op.kind] ?? {}] as const),
+      )
       .map(([kind, a]) => [kind, ctx.h.executor.supports(kind, a)] as const)
       .filter(([, s]) => !s.ok)
       .map(([kind, s]) => `${kind} (${s.ok ? "" : s.reason})`);
@@ -54,17 +58,37 @@ export function contractChecks(ctx: ContractContext): void {
     expect((e as Error).message).toContain("softmax");
     // The original kernel still answers.
     const x = await ex.upload(Tensor.from([0, Math.log(3)], [1, 2]));
-    const out = await ex.download(await ex.dispatch({ kind: "softmax", node: "contract.softmax", attrs: { scale: 1 }, inputs: [x], outShape: [1, 2] }));
+    const out = await ex.download(
+      await ex.dispatch({
+        kind: "softmax",
+        node: "contract.softmax",
+        attrs: { scale: 1 },
+        inputs: [x],
+        outShape: [1, 2],
+      }),
+    );
     expect(Array.from(out.toFloat32Array(), (v) => Math.round(v * 1e6) / 1e6)).toEqual([0.25, 0.75]);
   });
 
   it("round-trips tensors through upload and download, views included", async () => {
     const rng = createRng(1);
     const t = randomTensor(rng, [2, 3, 4]);
-    expectExact(await ctx.h.download(await ctx.h.upload(t)), { shape: t.shape, data: t.toFloat32Array() }, "upload/download");
+    expectExact(
+      await ctx.h.download(await ctx.h.upload(t)),
+      { shape: t.shape, data: t.toFloat32Array() },
+      "upload/download",
+    );
     const view = t.permute([2, 0, 1]); // a strided view [4, 2, 3]
-    expectExact(await ctx.h.download(await ctx.h.upload(view)), { shape: view.shape, data: view.toFloat32Array() }, "upload/download of a view");
+    expectExact(
+      await ctx.h.download(await ctx.h.upload(view)),
+      { shape: view.shape, data: view.toFloat32Array() },
+      "upload/download of a view",
+    );
     const special = Tensor.from([NaN, Infinity, -Infinity, -0, 3.4e38, 1e-45], [6]);
-    expectExact(await ctx.h.download(await ctx.h.upload(special)), { shape: [6], data: special.toFloat32Array() }, "upload/download of specials");
+    expectExact(
+      await ctx.h.download(await ctx.h.upload(special)),
+      { shape: [6], data: special.toFloat32Array() },
+      "upload/download of specials",
+    );
   });
 }

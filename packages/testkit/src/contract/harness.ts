@@ -27,19 +27,31 @@ export class Harness {
   }
 
   /** One dispatch on executor values; `inputs` in the op's declared order, `undefined` for an absent optional. */
-  async dispatch(kind: string, attrs: object, inputs: readonly unknown[], outShape: readonly number[], node = `contract.${kind}`): Promise<unknown> {
+  async dispatch(
+    kind: string,
+    attrs: object,
+    inputs: readonly unknown[],
+    outShape: readonly number[],
+    node = `contract.${kind}`,
+  ): Promise<unknown> {
     const call: KernelCall<unknown> = { kind, node, attrs: attrs as Record<string, unknown>, inputs, outShape };
     return this.executor.dispatch(call);
   }
 
   /** Uploads host tensors, dispatches one op and downloads the result, checking its shape and the inputs' integrity. */
-  async run(kind: string, attrs: object, inputs: readonly (AnyTensor | undefined)[], outShape: readonly number[]): Promise<Tensor> {
+  async run(
+    kind: string,
+    attrs: object,
+    inputs: readonly (AnyTensor | undefined)[],
+    outShape: readonly number[],
+  ): Promise<Tensor> {
     const before = inputs.map((t) => t?.toFloat32Array());
     const values = await Promise.all(inputs.map((t) => (t === undefined ? undefined : this.upload(t))));
     const out = await this.download(await this.dispatch(kind, attrs, values, outShape));
     expect(formatShape(out.shape), `${kind}: output shape`).toBe(formatShape(outShape));
     inputs.forEach((t, i) => {
-      if (t) expect(sameBits(t.toFloat32Array(), before[i]!), `${kind}: input ${i} was modified by the kernel`).toBe(true);
+      if (t)
+        expect(sameBits(t.toFloat32Array(), before[i]!), `${kind}: input ${i} was modified by the kernel`).toBe(true);
     });
     return out;
   }
@@ -57,7 +69,13 @@ export async function stridedOn(h: Harness, t: Tensor, perm: readonly number[]):
 }
 
 /** Dispatches one op on executor values (uploaded or made by other dispatches) and downloads the result. */
-export async function runValues(h: Harness, kind: string, attrs: object, values: readonly unknown[], outShape: readonly number[]): Promise<Tensor> {
+export async function runValues(
+  h: Harness,
+  kind: string,
+  attrs: object,
+  values: readonly unknown[],
+  outShape: readonly number[],
+): Promise<Tensor> {
   const out = await h.download(await h.dispatch(kind, attrs, values, outShape));
   expect(formatShape(out.shape), `${kind}: output shape`).toBe(formatShape(outShape));
   return out;
@@ -68,8 +86,13 @@ export function expectClose(got: Tensor, want: Expected, tol: Tolerance, label: 
   expect(formatShape(got.shape), `${label}: shape`).toBe(formatShape(want.shape));
   const r = compare(got, want.data, tol);
   const w = r.worst;
-  const where = w ? `worst at ${indexOf(w.index, want.shape)}: got ${w.got}, expected ${w.expected}` : (r.shapeMismatch ?? "");
-  expect(r.ok, `${label}: ${r.failures} of ${got.size} elements outside abs ${tol.abs} + rel ${tol.rel}; ${where}`).toBe(true);
+  const where = w
+    ? `worst at ${indexOf(w.index, want.shape)}: got ${w.got}, expected ${w.expected}`
+    : (r.shapeMismatch ?? "");
+  expect(
+    r.ok,
+    `${label}: ${r.failures} of ${got.size} elements outside abs ${tol.abs} + rel ${tol.rel}; ${where}`,
+  ).toBe(true);
 }
 
 /** Asserts identical float32 values (NaN equals NaN; 0 equals -0), naming the first difference. */
@@ -78,7 +101,9 @@ export function expectExact(got: Tensor, want: Expected, label: string): void {
   const a = got.toFloat32Array();
   const b = Float32Array.from(want.data);
   const i = a.findIndex((v, k) => !(v === b[k] || (Number.isNaN(v) && Number.isNaN(b[k]!))));
-  expect(i, i < 0 ? "" : `${label}: first difference at ${indexOf(i, want.shape)}: got ${a[i]}, expected ${b[i]}`).toBe(-1);
+  expect(i, i < 0 ? "" : `${label}: first difference at ${indexOf(i, want.shape)}: got ${a[i]}, expected ${b[i]}`).toBe(
+    -1,
+  );
 }
 
 /** Runs `fn` and returns what it threw or rejected with; undefined if it returned. */

@@ -26,14 +26,26 @@ import { sgdChecks } from "./sgd-checks.js";
  * Moments an Adam run could have after step t, so the update stays of order lr (as in training, where |m̂| <= sqrt(v̂)
  * roughly) instead of blowing up where a random v happens to be tiny: m = (1 − β1^t) μ, v = (1 − β2^t)(μ² + σ²).
  */
-function plausibleMoments(rng: Rng, shape: readonly number[], t: number, beta1: number, beta2: number): { m: Tensor; v: Tensor } {
+function plausibleMoments(
+  rng: Rng,
+  shape: readonly number[],
+  t: number,
+  beta1: number,
+  beta2: number,
+): { m: Tensor; v: Tensor } {
   const bc1 = 1 - beta1 ** t;
   const bc2 = 1 - beta2 ** t;
   const mu = randomTensor(rng, shape).toFloat32Array();
   const sigma = randomTensor(rng, shape, (r) => 0.5 * Math.abs(r.normal())).toFloat32Array();
   return {
-    m: f32(Array.from(mu, (x) => bc1 * x), shape),
-    v: f32(Array.from(mu, (x, i) => bc2 * (x * x + sigma[i]! * sigma[i]!)), shape),
+    m: f32(
+      Array.from(mu, (x) => bc1 * x),
+      shape,
+    ),
+    v: f32(
+      Array.from(mu, (x, i) => bc2 * (x * x + sigma[i]! * sigma[i]!)),
+      shape,
+    ),
   };
 }
 
@@ -44,9 +56,17 @@ export function optimChecks(ctx: ContractContext): void {
   // ---------------------------------------------------------------------------------------------------- adam-moment
   const momentCases: { label: string; a: AdamMomentAttrs; param: boolean }[] = [
     { label: "first moment, beta 0.9, param absent", a: attrs.adamMoment({ beta: 0.9 }), param: false },
-    { label: "second moment, beta 0.999, param absent", a: attrs.adamMoment({ beta: 0.999, square: true }), param: false },
+    {
+      label: "second moment, beta 0.999, param absent",
+      a: attrs.adamMoment({ beta: 0.999, square: true }),
+      param: false,
+    },
     { label: "first moment, weightDecay 0.1", a: attrs.adamMoment({ beta: 0.9, weightDecay: 0.1 }), param: true },
-    { label: "second moment (square), weightDecay 0.5", a: attrs.adamMoment({ beta: 0.99, square: true, weightDecay: 0.5 }), param: true },
+    {
+      label: "second moment (square), weightDecay 0.5",
+      a: attrs.adamMoment({ beta: 0.99, square: true, weightDecay: 0.5 }),
+      param: true,
+    },
     { label: "param present with weightDecay 0 (no contribution)", a: attrs.adamMoment({ beta: 0.8 }), param: true },
     { label: "beta 0, square (g² alone)", a: attrs.adamMoment({ beta: 0, square: true }), param: false },
   ];
@@ -60,22 +80,49 @@ export function optimChecks(ctx: ContractContext): void {
       const want = { shape, data: adamMoment64(f64(state), f64(grad), p && f64(p), a) };
       const h = ctx.h;
       expectClose(await h.run("adam-moment", a, [state, grad, p], shape), want, OP_TOL, `adam-moment ${label}`);
-      expectClose(await h.run("adam-moment", a, [hostStrided(state), hostStrided(grad), p && hostStrided(p)], shape), want, OP_TOL, `adam-moment ${label}, strided views`);
-      expectClose(await h.run("adam-moment", a, [state, hostStrided(grad), p], shape), want, OP_TOL, `adam-moment ${label}, a strided grad only`);
-      const values = [await onExecutor(h, state), await onExecutor(h, grad, [1, 2, 0]), p && (await onExecutor(h, p, [0, 2, 1]))];
-      expectClose(await runValues(h, "adam-moment", a, values, shape), want, OP_TOL, `adam-moment ${label}, transposed values`);
+      expectClose(
+        await h.run("adam-moment", a, [hostStrided(state), hostStrided(grad), p && hostStrided(p)], shape),
+        want,
+        OP_TOL,
+        `adam-moment ${label}, strided views`,
+      );
+      expectClose(
+        await h.run("adam-moment", a, [state, hostStrided(grad), p], shape),
+        want,
+        OP_TOL,
+        `adam-moment ${label}, a strided grad only`,
+      );
+      const values = [
+        await onExecutor(h, state),
+        await onExecutor(h, grad, [1, 2, 0]),
+        p && (await onExecutor(h, p, [0, 2, 1])),
+      ];
+      expectClose(
+        await runValues(h, "adam-moment", a, values, shape),
+        want,
+        OP_TOL,
+        `adam-moment ${label}, transposed values`,
+      );
     });
   });
 
   it("adam-moment: odd sizes past any workgroup or vector width ([4099] and [5, 67]), with weight decay", async () => {
     const rng = createRng(1110);
     for (const shape of [[4099], [5, 67]]) {
-      for (const a of [attrs.adamMoment({ beta: 0.9, weightDecay: 0.01 }), attrs.adamMoment({ beta: 0.999, square: true, weightDecay: 0.01 })]) {
+      for (const a of [
+        attrs.adamMoment({ beta: 0.9, weightDecay: 0.01 }),
+        attrs.adamMoment({ beta: 0.999, square: true, weightDecay: 0.01 }),
+      ]) {
         const state = randomTensor(rng, shape, (r) => (a.square ? Math.abs(r.normal()) : r.normal()));
         const grad = randomTensor(rng, shape);
         const p = randomTensor(rng, shape);
         const want = { shape, data: adamMoment64(f64(state), f64(grad), f64(p), a) };
-        expectClose(await ctx.h.run("adam-moment", a, [state, grad, p], shape), want, OP_TOL, `adam-moment [${shape}]${a.square ? " square" : ""}`);
+        expectClose(
+          await ctx.h.run("adam-moment", a, [state, grad, p], shape),
+          want,
+          OP_TOL,
+          `adam-moment [${shape}]${a.square ? " square" : ""}`,
+        );
       }
     }
   });
@@ -83,9 +130,15 @@ export function optimChecks(ctx: ContractContext): void {
   // ---------------------------------------------------------------------------------------------------- adam-step
   const stepCases: { label: string; a: AdamStepAttrs }[] = [
     { label: "Adam, torch defaults, lr 1e-3", a: attrs.adamStep({ lr: 1e-3 }) },
-    { label: "Adam, lr 1e-2, weightDecay 0.1 not decoupled (ignored by the step)", a: attrs.adamStep({ lr: 1e-2, weightDecay: 0.1 }) },
+    {
+      label: "Adam, lr 1e-2, weightDecay 0.1 not decoupled (ignored by the step)",
+      a: attrs.adamStep({ lr: 1e-2, weightDecay: 0.1 }),
+    },
     { label: "AdamW, lr 1e-2, weightDecay 0.01", a: attrs.adamStep({ lr: 1e-2, weightDecay: 0.01, decoupled: true }) },
-    { label: "AdamW, lr 5e-3, weightDecay 0.5, betas (0.8, 0.99), eps 1e-6", a: attrs.adamStep({ lr: 5e-3, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.5, decoupled: true }) },
+    {
+      label: "AdamW, lr 5e-3, weightDecay 0.5, betas (0.8, 0.99), eps 1e-6",
+      a: attrs.adamStep({ lr: 5e-3, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.5, decoupled: true }),
+    },
     { label: "betas (0, 0): no memory, beta^t = 0", a: attrs.adamStep({ lr: 1e-2, beta1: 0, beta2: 0, eps: 1e-3 }) },
     { label: "beta1 0, beta2 0.999", a: attrs.adamStep({ lr: 1e-2, beta1: 0 }) },
   ];
@@ -102,8 +155,18 @@ export function optimChecks(ctx: ContractContext): void {
         const step = stepTensor(t, stepShape);
         const want = { shape, data: adamStep64(f64(p), f64(m), f64(v), t, a) };
         expectClose(await h.run("adam-step", a, [p, m, v, step], shape), want, OP_TOL, tl);
-        expectClose(await h.run("adam-step", a, [hostStrided(p), hostStrided(m), hostStrided(v), step], shape), want, OP_TOL, `${tl}, strided views`);
-        expectClose(await h.run("adam-step", a, [p, m, hostStrided(v), step], shape), want, OP_TOL, `${tl}, a strided v only`);
+        expectClose(
+          await h.run("adam-step", a, [hostStrided(p), hostStrided(m), hostStrided(v), step], shape),
+          want,
+          OP_TOL,
+          `${tl}, strided views`,
+        );
+        expectClose(
+          await h.run("adam-step", a, [p, m, hostStrided(v), step], shape),
+          want,
+          OP_TOL,
+          `${tl}, a strided v only`,
+        );
         const values = [await onExecutor(h, p), await h.upload(m), await onExecutor(h, v), await h.upload(step)];
         expectClose(await runValues(h, "adam-step", a, values, shape), want, OP_TOL, `${tl}, transposed param and v`);
         const values2 = [await h.upload(p), await onExecutor(h, m), await h.upload(v), await h.upload(step)];
@@ -124,7 +187,10 @@ export function optimChecks(ctx: ContractContext): void {
       expectClose(out, { shape, data: adamStep64(f64(p), f64(m), f64(v), t, a) }, OP_TOL, `adam-step at t = ${t}`);
       outs.push(out.toFloat32Array());
     }
-    expect(outs[0]!.some((x, i) => Math.abs(x - outs[1]![i]!) > 1e-4), "t = 1 and t = 3 differ").toBe(true);
+    expect(
+      outs[0]!.some((x, i) => Math.abs(x - outs[1]![i]!) > 1e-4),
+      "t = 1 and t = 3 differ",
+    ).toBe(true);
   });
 
   it("adam-step: an element whose moments are both 0 (no gradient reached it) keeps its parameter, times the AdamW decay; never NaN", async () => {
@@ -133,8 +199,14 @@ export function optimChecks(ctx: ContractContext): void {
     const p = randomTensor(rng, shape);
     const { m: m0, v: v0 } = plausibleMoments(rng, shape, 4, 0.9, 0.999);
     const zero = (i: number): boolean => i % 8 < 3; // the first 3 of each row
-    const m = f32(Array.from(m0.toFloat32Array(), (x, i) => (zero(i) ? 0 : x)), shape);
-    const v = f32(Array.from(v0.toFloat32Array(), (x, i) => (zero(i) ? 0 : x)), shape);
+    const m = f32(
+      Array.from(m0.toFloat32Array(), (x, i) => (zero(i) ? 0 : x)),
+      shape,
+    );
+    const v = f32(
+      Array.from(v0.toFloat32Array(), (x, i) => (zero(i) ? 0 : x)),
+      shape,
+    );
     for (const a of [attrs.adamStep({ lr: 1e-2 }), attrs.adamStep({ lr: 1e-2, weightDecay: 0.2, decoupled: true })]) {
       const label = `adam-step with zero moments${a.decoupled ? ", AdamW" : ""}`;
       const out = await ctx.h.run("adam-step", a, [p, m, v, stepTensor(4, [])], shape);
@@ -142,7 +214,11 @@ export function optimChecks(ctx: ContractContext): void {
       const got = out.toFloat32Array();
       const decay = a.decoupled ? 1 - a.lr * a.weightDecay : 1;
       for (let i = 0; i < got.length; i++) {
-        if (zero(i)) expect(Math.abs(got[i]! - p.toFloat32Array()[i]! * decay) <= 1e-6 * (1 + Math.abs(got[i]!)), `${label}: element ${i} is ${got[i]}`).toBe(true);
+        if (zero(i))
+          expect(
+            Math.abs(got[i]! - p.toFloat32Array()[i]! * decay) <= 1e-6 * (1 + Math.abs(got[i]!)),
+            `${label}: element ${i} is ${got[i]}`,
+          ).toBe(true);
       }
     }
   });
@@ -154,7 +230,12 @@ export function optimChecks(ctx: ContractContext): void {
     const { m, v } = plausibleMoments(rng, shape, 7, 0.9, 0.999);
     for (const eps of [0, 0.1]) {
       const a = attrs.adamStep({ lr: 1e-2, eps });
-      expectClose(await ctx.h.run("adam-step", a, [p, m, v, stepTensor(7, [1])], shape), { shape, data: adamStep64(f64(p), f64(m), f64(v), 7, a) }, OP_TOL, `adam-step eps ${eps}`);
+      expectClose(
+        await ctx.h.run("adam-step", a, [p, m, v, stepTensor(7, [1])], shape),
+        { shape, data: adamStep64(f64(p), f64(m), f64(v), 7, a) },
+        OP_TOL,
+        `adam-step eps ${eps}`,
+      );
     }
   });
 
@@ -164,15 +245,26 @@ export function optimChecks(ctx: ContractContext): void {
     for (const shape of [[4099], [5, 67]]) {
       const p = randomTensor(rng, shape);
       const { m, v } = plausibleMoments(rng, shape, 5, a.beta1, a.beta2);
-      expectClose(await ctx.h.run("adam-step", a, [p, m, v, stepTensor(5, [])], shape), { shape, data: adamStep64(f64(p), f64(m), f64(v), 5, a) }, OP_TOL, `adam-step [${shape}]`);
+      expectClose(
+        await ctx.h.run("adam-step", a, [p, m, v, stepTensor(5, [])], shape),
+        { shape, data: adamStep64(f64(p), f64(m), f64(v), 5, a) },
+        OP_TOL,
+        `adam-step [${shape}]`,
+      );
     }
   });
 
   // ---------------------------------------------------------------------------------------------------- a training loop
   const loopCases: { label: string; a: AdamStepAttrs }[] = [
     { label: "Adam", a: attrs.adamStep({ lr: 1e-2 }) },
-    { label: "Adam with L2 weightDecay 0.05 (in the moments, param fed to adam-moment)", a: attrs.adamStep({ lr: 1e-2, weightDecay: 0.05 }) },
-    { label: "AdamW, weightDecay 0.1", a: attrs.adamStep({ lr: 2e-2, beta1: 0.85, beta2: 0.98, weightDecay: 0.1, decoupled: true }) },
+    {
+      label: "Adam with L2 weightDecay 0.05 (in the moments, param fed to adam-moment)",
+      a: attrs.adamStep({ lr: 1e-2, weightDecay: 0.05 }),
+    },
+    {
+      label: "AdamW, weightDecay 0.1",
+      a: attrs.adamStep({ lr: 2e-2, beta1: 0.85, beta2: 0.98, weightDecay: 0.1, decoupled: true }),
+    },
   ];
   loopCases.forEach(({ label, a }, n) => {
     it(`adam-moment → adam-step: five chained steps of ${label}, each step's outputs fed to the next; steps read from views; nothing updated in place`, async () => {
@@ -185,7 +277,12 @@ export function optimChecks(ctx: ContractContext): void {
       const vAttrs = attrs.adamMoment({ beta: a.beta2, square: true, weightDecay: l2 });
       const p0 = randomTensor(rng, shape);
       // The steps 1..T uploaded once; odd steps read a slice of it ([1] at an offset), even ones a reshape of that to [].
-      const steps = await h.upload(Tensor.from(Array.from({ length: T }, (_, i) => i + 1), [T]));
+      const steps = await h.upload(
+        Tensor.from(
+          Array.from({ length: T }, (_, i) => i + 1),
+          [T],
+        ),
+      );
       let p = await h.upload(p0);
       let m = await h.upload(Tensor.from(new Float32Array(p0.size), shape));
       let v = await h.upload(Tensor.from(new Float32Array(p0.size), shape));
@@ -198,7 +295,8 @@ export function optimChecks(ctx: ContractContext): void {
         // Even steps get the gradient as a transposed value made on the executor, odd ones dense.
         const gv = t % 2 === 0 ? await onExecutor(h, g) : await h.upload(g);
         const sliced = await h.dispatch("slice", attrs.slice(0, t - 1, 1), [steps], [1], `optim.step.${t}`);
-        const step = t % 2 === 0 ? await h.dispatch("reshape", attrs.reshape([]), [sliced], [], `optim.step.${t}.scalar`) : sliced;
+        const step =
+          t % 2 === 0 ? await h.dispatch("reshape", attrs.reshape([]), [sliced], [], `optim.step.${t}.scalar`) : sliced;
         const param = l2 > 0 ? p : undefined;
         const [pBefore, mBefore] = [await h.download(p), await h.download(m)];
         const m2 = await h.dispatch("adam-moment", mAttrs, [m, gv, param], shape, NODE.m);
@@ -210,8 +308,16 @@ export function optimChecks(ctx: ContractContext): void {
         expectClose(await h.download(m2), { shape, data: rm }, OP_TOL, `${tl}: m`);
         expectClose(await h.download(v2), { shape, data: rv }, OP_TOL, `${tl}: v`);
         expectClose(await h.download(p2), { shape, data: rp }, OP_TOL, `${tl}: param`);
-        expectExact(await h.download(p), { shape, data: pBefore.toFloat32Array() }, `${tl}: the previous param is unchanged (no update in place)`);
-        expectExact(await h.download(m), { shape, data: mBefore.toFloat32Array() }, `${tl}: the previous m is unchanged (no update in place)`);
+        expectExact(
+          await h.download(p),
+          { shape, data: pBefore.toFloat32Array() },
+          `${tl}: the previous param is unchanged (no update in place)`,
+        );
+        expectExact(
+          await h.download(m),
+          { shape, data: mBefore.toFloat32Array() },
+          `${tl}: the previous m is unchanged (no update in place)`,
+        );
         [p, m, v] = [p2, m2, v2];
       }
       const moved = f64(p0).reduce((acc, x, i) => Math.max(acc, Math.abs(x - rp[i]!)), 0);

@@ -18,14 +18,28 @@ export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/
  */
 export async function expectInvalidStepsRefused(
   h: Harness,
-  c: { kind: string; attrs: object; node: string; shape: readonly number[]; inputs: (step: Tensor) => Promise<unknown[]>; expected: Float64Array },
+  c: {
+    kind: string;
+    attrs: object;
+    node: string;
+    shape: readonly number[];
+    inputs: (step: Tensor) => Promise<unknown[]>;
+    expected: Float64Array;
+  },
 ): Promise<void> {
-  const run = async (step: Tensor) => h.download(await h.dispatch(c.kind, c.attrs, await c.inputs(step), c.shape, c.node));
-  const good = async (label: string): Promise<void> => expectClose(await run(stepTensor(2, [1])), { shape: c.shape, data: c.expected }, OP_TOL, label);
+  const run = async (step: Tensor) =>
+    h.download(await h.dispatch(c.kind, c.attrs, await c.inputs(step), c.shape, c.node));
+  const good = async (label: string): Promise<void> =>
+    expectClose(await run(stepTensor(2, [1])), { shape: c.shape, data: c.expected }, OP_TOL, label);
   await good(`${c.kind} with a valid step, before the invalid ones`);
   const names = new RegExp(`${escapeRegex(c.node)}\\.step`);
   const size = c.shape.reduce((x, y) => x * y, 1);
-  for (const [t, stepShape] of [[0, []], [1.5, [1]], [-2, [1]], [NaN, []]] as const) {
+  for (const [t, stepShape] of [
+    [0, []],
+    [1.5, [1]],
+    [-2, [1]],
+    [NaN, []],
+  ] as const) {
     const label = `${c.kind} with step ${t} as [${stepShape}]`;
     let out: Tensor | undefined;
     const e = await thrown(async () => {

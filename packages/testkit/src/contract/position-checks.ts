@@ -36,10 +36,28 @@ interface AlibiCase {
 }
 
 const alibiCases: readonly AlibiCase[] = [
-  { label: "explicit slopes, scale 1/sqrt(8), L = S", H: 2, L: 5, S: 5, attrs: { slopes: [0.75, -0.1], scale: 1 / Math.sqrt(8) } },
+  {
+    label: "explicit slopes, scale 1/sqrt(8), L = S",
+    H: 2,
+    L: 5,
+    S: 5,
+    attrs: { slopes: [0.75, -0.1], scale: 1 / Math.sqrt(8) },
+  },
   { label: "the paper's slopes for H = 6, L < S top-left", H: 6, L: 3, S: 7, attrs: { scale: 0.5 } },
-  { label: "the paper's slopes for H = 4, L < S bottom-right", H: 4, L: 3, S: 7, attrs: { scale: 0.3, alignment: "bottom-right" } },
-  { label: "L > S bottom-right", H: 3, L: 6, S: 4, attrs: { slopes: [1, 0.5, 0.25], scale: 2, alignment: "bottom-right" } },
+  {
+    label: "the paper's slopes for H = 4, L < S bottom-right",
+    H: 4,
+    L: 3,
+    S: 7,
+    attrs: { scale: 0.3, alignment: "bottom-right" },
+  },
+  {
+    label: "L > S bottom-right",
+    H: 3,
+    L: 6,
+    S: 4,
+    attrs: { slopes: [1, 0.5, 0.25], scale: 2, alignment: "bottom-right" },
+  },
 ];
 
 interface RopeCase {
@@ -53,7 +71,13 @@ interface RopeCase {
 const ropeCases: readonly RopeCase[] = [
   { label: "whole head dim, base 10000", H: 3, L: 5, D: 8, attrs: {} },
   { label: "rotaryDim 4 < D = 10, positionOffset 7", H: 2, L: 4, D: 10, attrs: { rotaryDim: 4, positionOffset: 7 } },
-  { label: "odd D = 7 with rotaryDim 6, base 500, positionOffset 1000", H: 2, L: 3, D: 7, attrs: { rotaryDim: 6, base: 500, positionOffset: 1000 } },
+  {
+    label: "odd D = 7 with rotaryDim 6, base 500, positionOffset 1000",
+    H: 2,
+    L: 3,
+    D: 7,
+    attrs: { rotaryDim: 6, base: 500, positionOffset: 1000 },
+  },
 ];
 
 export function positionChecks(ctx: ContractContext): void {
@@ -62,7 +86,12 @@ export function positionChecks(ctx: ContractContext): void {
       const scores = stridedView(700 + n, c.H, c.L, c.S, 3);
       const a = attrs.alibi(c.attrs);
       const out = await ctx.h.run("alibi", a, [scores], [B, c.H, c.L, c.S]);
-      expectClose(out, { shape: [B, c.H, c.L, c.S], data: alibi64(f64(scores), B, c.H, c.L, c.S, a) }, OP_TOL, `alibi ${c.label}`);
+      expectClose(
+        out,
+        { shape: [B, c.H, c.L, c.S], data: alibi64(f64(scores), B, c.H, c.L, c.S, a) },
+        OP_TOL,
+        `alibi ${c.label}`,
+      );
     });
   });
 
@@ -75,15 +104,23 @@ export function positionChecks(ctx: ContractContext): void {
     const out = await ctx.h.run("alibi", a, [scores], [B, H, L, S]);
     expectClose(out, { shape: [B, H, L, S], data: alibi64(f64(scores), B, H, L, S, a) }, OP_TOL, "alibi with −∞");
     const got = out.toFloat32Array();
-    expect(got.every((v, i) => (i % 3 === 0) === (v === -Infinity)), "exactly the −∞ inputs are −∞").toBe(true);
+    expect(
+      got.every((v, i) => (i % 3 === 0) === (v === -Infinity)),
+      "exactly the −∞ inputs are −∞",
+    ).toBe(true);
     // Whatever the scale: 0 · −∞ would be NaN.
     const zero = await ctx.h.run("alibi", attrs.alibi({ scale: 0 }), [scores], [B, H, L, S]);
-    expect(zero.toFloat32Array().every((v, i) => (i % 3 === 0 ? v === -Infinity : Number.isFinite(v))), "−∞ with scale 0").toBe(true);
+    expect(
+      zero.toFloat32Array().every((v, i) => (i % 3 === 0 ? v === -Infinity : Number.isFinite(v))),
+      "−∞ with scale 0",
+    ).toBe(true);
   });
 
   it("alibi: slopes whose length is not H are an AttnGraphError, never a result", async () => {
     const scores = await ctx.h.upload(randomTensor(createRng(711), [B, 3, 2, 2]));
-    const e = await thrown(() => ctx.h.dispatch("alibi", attrs.alibi({ slopes: [0.5, 0.25] }), [scores], [B, 3, 2, 2], "scores.alibi"));
+    const e = await thrown(() =>
+      ctx.h.dispatch("alibi", attrs.alibi({ slopes: [0.5, 0.25] }), [scores], [B, 3, 2, 2], "scores.alibi"),
+    );
     expect(e, "the alibi kernel returned instead of throwing").toBeDefined();
     expect(AttnGraphError.isInstance(e), `expected an AttnGraphError, got ${String(e)}`).toBe(true);
     expect((e as AttnGraphError).message).toContain("scores.alibi");
@@ -94,7 +131,12 @@ export function positionChecks(ctx: ContractContext): void {
       const x = stridedView(720 + n, c.H, c.L, c.D);
       const a = attrs.rope(c.attrs);
       const out = await ctx.h.run("rope", a, [x], [B, c.H, c.L, c.D]);
-      expectClose(out, { shape: [B, c.H, c.L, c.D], data: rope64(f64(x), B, c.H, c.L, c.D, a) }, OP_TOL, `rope ${c.label}`);
+      expectClose(
+        out,
+        { shape: [B, c.H, c.L, c.D], data: rope64(f64(x), B, c.H, c.L, c.D, a) },
+        OP_TOL,
+        `rope ${c.label}`,
+      );
     });
   });
 }

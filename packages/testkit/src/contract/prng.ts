@@ -17,6 +17,13 @@ export function createRng(seed: number): Rng {
 }
 
 /** A float32 tensor of `shape` filled by `fill` (default: standard normal). */
-export function randomTensor(rng: Rng, shape: readonly number[], fill: (rng: Rng, i: number) => number = (r) => r.normal()): Tensor {
-  return Tensor.from(Array.from({ length: sizeOf(shape) }, (_, i) => fill(rng, i)), shape);
+export function randomTensor(
+  rng: Rng,
+  shape: readonly number[],
+  fill: (rng: Rng, i: number) => number = (r) => r.normal(),
+): Tensor {
+  return Tensor.from(
+    Array.from({ length: sizeOf(shape) }, (_, i) => fill(rng, i)),
+    shape,
+  );
 }

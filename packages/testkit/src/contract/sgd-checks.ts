@@ -17,11 +17,31 @@ export function sgdChecks(ctx: ContractContext): void {
   // ---------------------------------------------------------------------------------------------------- sgd-momentum
   const bufCases: { label: string; a: SgdMomentumAttrs; param: boolean }[] = [
     { label: "momentum 0.9, param absent (torch's defaults)", a: attrs.sgdMomentum({ momentum: 0.9 }), param: false },
-    { label: "momentum 0.9, dampening 0.1, weightDecay 0.01", a: attrs.sgdMomentum({ momentum: 0.9, dampening: 0.1, weightDecay: 0.01 }), param: true },
-    { label: "momentum 0.99, dampening 0.5, weightDecay 0.5", a: attrs.sgdMomentum({ momentum: 0.99, dampening: 0.5, weightDecay: 0.5 }), param: true },
-    { label: "momentum 0.5, dampening 1 (momentum · buf after step 1)", a: attrs.sgdMomentum({ momentum: 0.5, dampening: 1 }), param: false },
-    { label: "momentum 0, dampening 0.3 ((1 − dampening) · d after step 1)", a: attrs.sgdMomentum({ momentum: 0, dampening: 0.3 }), param: false },
-    { label: "param present with weightDecay 0 (no contribution)", a: attrs.sgdMomentum({ momentum: 0.8 }), param: true },
+    {
+      label: "momentum 0.9, dampening 0.1, weightDecay 0.01",
+      a: attrs.sgdMomentum({ momentum: 0.9, dampening: 0.1, weightDecay: 0.01 }),
+      param: true,
+    },
+    {
+      label: "momentum 0.99, dampening 0.5, weightDecay 0.5",
+      a: attrs.sgdMomentum({ momentum: 0.99, dampening: 0.5, weightDecay: 0.5 }),
+      param: true,
+    },
+    {
+      label: "momentum 0.5, dampening 1 (momentum · buf after step 1)",
+      a: attrs.sgdMomentum({ momentum: 0.5, dampening: 1 }),
+      param: false,
+    },
+    {
+      label: "momentum 0, dampening 0.3 ((1 − dampening) · d after step 1)",
+      a: attrs.sgdMomentum({ momentum: 0, dampening: 0.3 }),
+      param: false,
+    },
+    {
+      label: "param present with weightDecay 0 (no contribution)",
+      a: attrs.sgdMomentum({ momentum: 0.8 }),
+      param: true,
+    },
   ];
   bufCases.forEach(({ label, a, param }, n) => {
     it(`sgd-momentum: ${label}; t = 1, 2, 7, 1e6 as [] and [1]; dense, strided host views, transposed values on the executor`, async () => {
@@ -37,11 +57,31 @@ export function sgdChecks(ctx: ContractContext): void {
         const step = stepTensor(t, stepShape);
         const want = { shape, data: sgdMomentum64(f64(buf), f64(grad), p && f64(p), t, a) };
         expectClose(await h.run("sgd-momentum", a, [buf, grad, p, step], shape), want, OP_TOL, tl);
-        expectClose(await h.run("sgd-momentum", a, [hostStrided(buf), hostStrided(grad), p && hostStrided(p), step], shape), want, OP_TOL, `${tl}, strided views`);
-        expectClose(await h.run("sgd-momentum", a, [buf, hostStrided(grad), p, step], shape), want, OP_TOL, `${tl}, a strided grad only`);
-        const values = [await onExecutor(h, buf), await onExecutor(h, grad, [1, 2, 0]), p && (await onExecutor(h, p, [0, 2, 1])), await h.upload(step)];
+        expectClose(
+          await h.run("sgd-momentum", a, [hostStrided(buf), hostStrided(grad), p && hostStrided(p), step], shape),
+          want,
+          OP_TOL,
+          `${tl}, strided views`,
+        );
+        expectClose(
+          await h.run("sgd-momentum", a, [buf, hostStrided(grad), p, step], shape),
+          want,
+          OP_TOL,
+          `${tl}, a strided grad only`,
+        );
+        const values = [
+          await onExecutor(h, buf),
+          await onExecutor(h, grad, [1, 2, 0]),
+          p && (await onExecutor(h, p, [0, 2, 1])),
+          await h.upload(step),
+        ];
         expectClose(await runValues(h, "sgd-momentum", a, values, shape), want, OP_TOL, `${tl}, transposed values`);
-        const values2 = [await h.upload(buf), await onExecutor(h, grad), p && (await h.upload(p)), await h.upload(step)];
+        const values2 = [
+          await h.upload(buf),
+          await onExecutor(h, grad),
+          p && (await h.upload(p)),
+          await h.upload(step),
+        ];
         expectClose(await runValues(h, "sgd-momentum", a, values2, shape), want, OP_TOL, `${tl}, a transposed grad`);
       }
     });
@@ -60,11 +100,29 @@ export function sgdChecks(ctx: ContractContext): void {
       ["±1e30", (i) => (i % 3 === 0 ? -1e30 : 1e30)],
     ];
     for (const [k, [what, fill]] of fills.entries()) {
-      const buf = Tensor.from(Float32Array.from({ length: p.size }, (_, i) => fill(i)), shape);
+      const buf = Tensor.from(
+        Float32Array.from({ length: p.size }, (_, i) => fill(i)),
+        shape,
+      );
       const step = stepTensor(1, k % 2 === 0 ? [1] : []);
-      expectClose(await ctx.h.run("sgd-momentum", a, [buf, grad, p, step], shape), want, OP_TOL, `sgd-momentum at step 1 with a ${what} buffer`);
-      const values = [await onExecutor(ctx.h, buf), await ctx.h.upload(grad), await ctx.h.upload(p), await ctx.h.upload(step)];
-      expectClose(await runValues(ctx.h, "sgd-momentum", a, values, shape), want, OP_TOL, `sgd-momentum at step 1 with a ${what} buffer, transposed`);
+      expectClose(
+        await ctx.h.run("sgd-momentum", a, [buf, grad, p, step], shape),
+        want,
+        OP_TOL,
+        `sgd-momentum at step 1 with a ${what} buffer`,
+      );
+      const values = [
+        await onExecutor(ctx.h, buf),
+        await ctx.h.upload(grad),
+        await ctx.h.upload(p),
+        await ctx.h.upload(step),
+      ];
+      expectClose(
+        await runValues(ctx.h, "sgd-momentum", a, values, shape),
+        want,
+        OP_TOL,
+        `sgd-momentum at step 1 with a ${what} buffer, transposed`,
+      );
     }
   });
 
@@ -78,10 +136,18 @@ export function sgdChecks(ctx: ContractContext): void {
     const outs: Float32Array[] = [];
     for (const t of [1, 2, 50]) {
       const out = await ctx.h.run("sgd-momentum", a, [buf, grad, p, stepTensor(t, [1])], shape);
-      expectClose(out, { shape, data: sgdMomentum64(f64(buf), f64(grad), f64(p), t, a) }, OP_TOL, `sgd-momentum at t = ${t}`);
+      expectClose(
+        out,
+        { shape, data: sgdMomentum64(f64(buf), f64(grad), f64(p), t, a) },
+        OP_TOL,
+        `sgd-momentum at t = ${t}`,
+      );
       outs.push(out.toFloat32Array());
     }
-    expect(outs[0]!.some((x, i) => Math.abs(x - outs[1]![i]!) > 1e-3), "t = 1 and t = 2 differ").toBe(true);
+    expect(
+      outs[0]!.some((x, i) => Math.abs(x - outs[1]![i]!) > 1e-3),
+      "t = 1 and t = 2 differ",
+    ).toBe(true);
   });
 
   it("sgd-momentum: odd sizes past any workgroup or vector width ([4099] and [5, 67]), with weight decay, at t = 1 and t = 3", async () => {
@@ -93,7 +159,12 @@ export function sgdChecks(ctx: ContractContext): void {
         const grad = randomTensor(rng, shape);
         const p = randomTensor(rng, shape);
         const want = { shape, data: sgdMomentum64(f64(buf), f64(grad), f64(p), t, a) };
-        expectClose(await ctx.h.run("sgd-momentum", a, [buf, grad, p, stepTensor(t, [])], shape), want, OP_TOL, `sgd-momentum [${shape}] at t = ${t}`);
+        expectClose(
+          await ctx.h.run("sgd-momentum", a, [buf, grad, p, stepTensor(t, [])], shape),
+          want,
+          OP_TOL,
+          `sgd-momentum [${shape}] at t = ${t}`,
+        );
       }
     }
   });
@@ -104,9 +175,21 @@ export function sgdChecks(ctx: ContractContext): void {
     { label: "plain SGD, lr 0.05, weightDecay 0.1", a: attrs.sgdStep({ lr: 0.05, weightDecay: 0.1 }), buf: false },
     { label: "momentum 0 with a buffer given (not read)", a: attrs.sgdStep({ lr: 0.1, weightDecay: 0.01 }), buf: true },
     { label: "momentum 0.9 (u = buf)", a: attrs.sgdStep({ lr: 0.1, momentum: 0.9 }), buf: true },
-    { label: "momentum 0.9, weightDecay 0.5 (in the buffer: u = buf)", a: attrs.sgdStep({ lr: 0.1, momentum: 0.9, weightDecay: 0.5 }), buf: true },
-    { label: "Nesterov, momentum 0.9, weightDecay 0.01", a: attrs.sgdStep({ lr: 0.1, momentum: 0.9, nesterov: true, weightDecay: 0.01 }), buf: true },
-    { label: "Nesterov, momentum 0.5, weightDecay 0.5", a: attrs.sgdStep({ lr: 0.2, momentum: 0.5, nesterov: true, weightDecay: 0.5 }), buf: true },
+    {
+      label: "momentum 0.9, weightDecay 0.5 (in the buffer: u = buf)",
+      a: attrs.sgdStep({ lr: 0.1, momentum: 0.9, weightDecay: 0.5 }),
+      buf: true,
+    },
+    {
+      label: "Nesterov, momentum 0.9, weightDecay 0.01",
+      a: attrs.sgdStep({ lr: 0.1, momentum: 0.9, nesterov: true, weightDecay: 0.01 }),
+      buf: true,
+    },
+    {
+      label: "Nesterov, momentum 0.5, weightDecay 0.5",
+      a: attrs.sgdStep({ lr: 0.2, momentum: 0.5, nesterov: true, weightDecay: 0.5 }),
+      buf: true,
+    },
   ];
   sgdCases.forEach(({ label, a, buf: hasBuf }, n) => {
     it(`sgd-step: ${label}; dense, strided host views, transposed values on the executor`, async () => {
@@ -120,8 +203,18 @@ export function sgdChecks(ctx: ContractContext): void {
         const buf = hasBuf ? randomTensor(rng, shape) : undefined;
         const want = { shape, data: sgdStep64(f64(p), f64(grad), buf && f64(buf), a) };
         expectClose(await h.run("sgd-step", a, [p, grad, buf], shape), want, OP_TOL, tl);
-        expectClose(await h.run("sgd-step", a, [hostStrided(p), hostStrided(grad), buf && hostStrided(buf)], shape), want, OP_TOL, `${tl}, strided views`);
-        expectClose(await h.run("sgd-step", a, [p, hostStrided(grad), buf], shape), want, OP_TOL, `${tl}, a strided grad only`);
+        expectClose(
+          await h.run("sgd-step", a, [hostStrided(p), hostStrided(grad), buf && hostStrided(buf)], shape),
+          want,
+          OP_TOL,
+          `${tl}, strided views`,
+        );
+        expectClose(
+          await h.run("sgd-step", a, [p, hostStrided(grad), buf], shape),
+          want,
+          OP_TOL,
+          `${tl}, a strided grad only`,
+        );
         const values = [await onExecutor(h, p), await h.upload(grad), buf && (await onExecutor(h, buf, [1, 0]))];
         expectClose(await runValues(h, "sgd-step", a, values, shape), want, OP_TOL, `${tl}, transposed param and buf`);
         const values2 = [await h.upload(p), await onExecutor(h, grad), buf && (await h.upload(buf))];
@@ -137,27 +230,52 @@ export function sgdChecks(ctx: ContractContext): void {
     const p = randomTensor(rng, shape);
     const grad = randomTensor(rng, shape);
     const nan = Tensor.from(new Float32Array(p.size).fill(NaN), shape);
-    expectClose(await ctx.h.run("sgd-step", a, [p, grad, nan], shape), { shape, data: sgdStep64(f64(p), f64(grad), undefined, a) }, OP_TOL, "sgd-step, momentum 0, a NaN buffer");
+    expectClose(
+      await ctx.h.run("sgd-step", a, [p, grad, nan], shape),
+      { shape, data: sgdStep64(f64(p), f64(grad), undefined, a) },
+      OP_TOL,
+      "sgd-step, momentum 0, a NaN buffer",
+    );
   });
 
   it("sgd-step: odd sizes past any workgroup or vector width ([4099] and [5, 67]), plain and Nesterov", async () => {
     const rng = createRng(1620);
     for (const shape of [[4099], [5, 67]]) {
-      for (const a of [attrs.sgdStep({ lr: 0.05, weightDecay: 0.01 }), attrs.sgdStep({ lr: 0.05, momentum: 0.9, nesterov: true, weightDecay: 0.01 })]) {
+      for (const a of [
+        attrs.sgdStep({ lr: 0.05, weightDecay: 0.01 }),
+        attrs.sgdStep({ lr: 0.05, momentum: 0.9, nesterov: true, weightDecay: 0.01 }),
+      ]) {
         const p = randomTensor(rng, shape);
         const grad = randomTensor(rng, shape);
         const buf = a.momentum > 0 ? randomTensor(rng, shape) : undefined;
         const want = { shape, data: sgdStep64(f64(p), f64(grad), buf && f64(buf), a) };
-        expectClose(await ctx.h.run("sgd-step", a, [p, grad, buf], shape), want, OP_TOL, `sgd-step [${shape}]${a.nesterov ? " Nesterov" : ""}`);
+        expectClose(
+          await ctx.h.run("sgd-step", a, [p, grad, buf], shape),
+          want,
+          OP_TOL,
+          `sgd-step [${shape}]${a.nesterov ? " Nesterov" : ""}`,
+        );
       }
     }
   });
 
   // ---------------------------------------------------------------------------------------------------- a training loop
   const sgdLoops: { label: string; a: SgdStepAttrs; dampening: number }[] = [
-    { label: "plain SGD with weightDecay 0.05 (sgd-step alone)", a: attrs.sgdStep({ lr: 0.05, weightDecay: 0.05 }), dampening: 0 },
-    { label: "momentum 0.9, dampening 0.1, weightDecay 0.01", a: attrs.sgdStep({ lr: 0.05, momentum: 0.9, weightDecay: 0.01 }), dampening: 0.1 },
-    { label: "Nesterov, momentum 0.8, weightDecay 0.1", a: attrs.sgdStep({ lr: 0.05, momentum: 0.8, nesterov: true, weightDecay: 0.1 }), dampening: 0 },
+    {
+      label: "plain SGD with weightDecay 0.05 (sgd-step alone)",
+      a: attrs.sgdStep({ lr: 0.05, weightDecay: 0.05 }),
+      dampening: 0,
+    },
+    {
+      label: "momentum 0.9, dampening 0.1, weightDecay 0.01",
+      a: attrs.sgdStep({ lr: 0.05, momentum: 0.9, weightDecay: 0.01 }),
+      dampening: 0.1,
+    },
+    {
+      label: "Nesterov, momentum 0.8, weightDecay 0.1",
+      a: attrs.sgdStep({ lr: 0.05, momentum: 0.8, nesterov: true, weightDecay: 0.1 }),
+      dampening: 0,
+    },
   ];
   sgdLoops.forEach(({ label, a, dampening }, n) => {
     it(`sgd-momentum → sgd-step: five chained steps of ${label}, each step's outputs fed to the next; steps read from views; nothing updated in place`, async () => {
@@ -170,7 +288,12 @@ export function sgdChecks(ctx: ContractContext): void {
       // The initial buffer is junk (not zeros): step 1 must not read it.
       const b0 = randomTensor(rng, shape, (r) => 3 * r.normal());
       // The steps 1..T uploaded once; odd steps read a slice of it ([1] at an offset), even ones a reshape of that to [].
-      const steps = await h.upload(Tensor.from(Array.from({ length: T }, (_, i) => i + 1), [T]));
+      const steps = await h.upload(
+        Tensor.from(
+          Array.from({ length: T }, (_, i) => i + 1),
+          [T],
+        ),
+      );
       let p = await h.upload(p0);
       let b = await h.upload(b0);
       let rp: Float64Array = f64(p0);
@@ -184,16 +307,33 @@ export function sgdChecks(ctx: ContractContext): void {
         let b2: unknown;
         if (a.momentum > 0) {
           const sliced = await h.dispatch("slice", attrs.slice(0, t - 1, 1), [steps], [1], `optim.step.${t}`);
-          const step = t % 2 === 0 ? await h.dispatch("reshape", attrs.reshape([]), [sliced], [], `optim.step.${t}.scalar`) : sliced;
-          b2 = await h.dispatch("sgd-momentum", bAttrs, [b, gv, a.weightDecay > 0 ? p : undefined, step], shape, SGD_NODE.buf);
+          const step =
+            t % 2 === 0
+              ? await h.dispatch("reshape", attrs.reshape([]), [sliced], [], `optim.step.${t}.scalar`)
+              : sliced;
+          b2 = await h.dispatch(
+            "sgd-momentum",
+            bAttrs,
+            [b, gv, a.weightDecay > 0 ? p : undefined, step],
+            shape,
+            SGD_NODE.buf,
+          );
           rb = sgdMomentum64(rb, f64(g), a.weightDecay > 0 ? rp : undefined, t, bAttrs);
           expectClose(await h.download(b2), { shape, data: rb }, OP_TOL, `${tl}: buf`);
         }
         const p2 = await h.dispatch("sgd-step", a, [p, gv, b2], shape, SGD_NODE.update);
         rp = sgdStep64(rp, f64(g), a.momentum > 0 ? rb : undefined, a);
         expectClose(await h.download(p2), { shape, data: rp }, OP_TOL, `${tl}: param`);
-        expectExact(await h.download(p), { shape, data: pBefore.toFloat32Array() }, `${tl}: the previous param is unchanged (no update in place)`);
-        expectExact(await h.download(b), { shape, data: bBefore.toFloat32Array() }, `${tl}: the previous buf is unchanged (no update in place)`);
+        expectExact(
+          await h.download(p),
+          { shape, data: pBefore.toFloat32Array() },
+          `${tl}: the previous param is unchanged (no update in place)`,
+        );
+        expectExact(
+          await h.download(b),
+          { shape, data: bBefore.toFloat32Array() },
+          `${tl}: the previous buf is unchanged (no update in place)`,
+        );
         p = p2;
         if (b2 !== undefined) b = b2;
       }

@@ -17,25 +17,58 @@ const S = 5;
 export function softmaxChecks(ctx: ContractContext): void {
   const check = async (x: Tensor, scale: number, label: string): Promise<Tensor> => {
     const out = await ctx.h.run("softmax", attrs.softmax(scale), [x], x.shape);
-    expectClose(out, { shape: x.shape, data: softmax64(Float64Array.from(x.toFloat32Array()), x.shape.at(-1)!, scale) }, OP_TOL, label);
+    expectClose(
+      out,
+      { shape: x.shape, data: softmax64(Float64Array.from(x.toFloat32Array()), x.shape.at(-1)!, scale) },
+      OP_TOL,
+      label,
+    );
     return out;
   };
   const finite = (t: Tensor): boolean => t.toFloat32Array().every(Number.isFinite);
 
   it("softmax: random scores with a scale", async () => {
-    await check(randomTensor(createRng(400), SHAPE, (r) => 2 * r.normal()), 0.35, "softmax scale 0.35");
+    await check(
+      randomTensor(createRng(400), SHAPE, (r) => 2 * r.normal()),
+      0.35,
+      "softmax scale 0.35",
+    );
   });
 
   it("softmax: scores around +1000 neither overflow nor give NaN", async () => {
     const rng = createRng(401);
-    expect(finite(await check(randomTensor(rng, SHAPE, (r) => 1000 + 4 * r.normal()), 1, "softmax of ~1000"))).toBe(true);
+    expect(
+      finite(
+        await check(
+          randomTensor(rng, SHAPE, (r) => 1000 + 4 * r.normal()),
+          1,
+          "softmax of ~1000",
+        ),
+      ),
+    ).toBe(true);
     // A power-of-two scale keeps scale·x exact in float32, so the reference and any kernel see the same logits.
-    expect(finite(await check(randomTensor(rng, SHAPE, (r) => 2000 + 8 * r.normal()), 0.5, "softmax of ~2000 at scale 0.5"))).toBe(true);
+    expect(
+      finite(
+        await check(
+          randomTensor(rng, SHAPE, (r) => 2000 + 8 * r.normal()),
+          0.5,
+          "softmax of ~2000 at scale 0.5",
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("softmax: scores around -1000 and -1e30 do not underflow to 0/0", async () => {
     const rng = createRng(402);
-    expect(finite(await check(randomTensor(rng, SHAPE, (r) => -1000 + 4 * r.normal()), 1, "softmax of ~-1000"))).toBe(true);
+    expect(
+      finite(
+        await check(
+          randomTensor(rng, SHAPE, (r) => -1000 + 4 * r.normal()),
+          1,
+          "softmax of ~-1000",
+        ),
+      ),
+    ).toBe(true);
     const mixed = Tensor.from([-1e30, 0, -1e30, 1, -3e38, -1e30, -1e30, -1e30, -1e30, -1e30], [2, S]);
     expect(finite(await check(mixed, 1, "softmax with -1e30 entries"))).toBe(true);
   });
@@ -53,11 +86,16 @@ export function softmaxChecks(ctx: ContractContext): void {
     const x = Tensor.from([0.1, NaN, 0.3, 0.4, 0.5, 1, 2, 3, 4, 5], [2, S]);
     const out = await ctx.h.run("softmax", attrs.softmax(1), [x], [2, S]);
     const got = out.toFloat32Array();
-    expect(Array.from(got.subarray(0, S)).every(Number.isNaN), `row with a NaN: got ${Array.from(got.subarray(0, S))}`).toBe(true);
+    expect(
+      Array.from(got.subarray(0, S)).every(Number.isNaN),
+      `row with a NaN: got ${Array.from(got.subarray(0, S))}`,
+    ).toBe(true);
     const second = softmax64(Float64Array.from([1, 2, 3, 4, 5]), S, 1);
     expect(compare(got.subarray(S), second, OP_TOL).ok, "row without a NaN").toBe(true);
     // The harness's comparison must not let such a row pass as a number.
-    expect(compare(got.subarray(0, S), softmax64(Float64Array.from([0.1, 0.2, 0.3, 0.4, 0.5]), S, 1), OP_TOL).failures).toBe(S);
+    expect(
+      compare(got.subarray(0, S), softmax64(Float64Array.from([0.1, 0.2, 0.3, 0.4, 0.5]), S, 1), OP_TOL).failures,
+    ).toBe(S);
   });
 
   it("compare() counts NaN against a number as a mismatch, either way round", () => {

@@ -5,7 +5,8 @@ import { Tensor } from "@attngraph/tensor";
 import { stridedOn, type Harness } from "./harness.js";
 
 export const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
-export const f32 = (data: ArrayLike<number>, shape: readonly number[]): Tensor => Tensor.from(Float32Array.from(data), shape);
+export const f32 = (data: ArrayLike<number>, shape: readonly number[]): Tensor =>
+  Tensor.from(Float32Array.from(data), shape);
 export const reversed = (rank: number): number[] => Array.from({ length: rank }, (_, i) => rank - 1 - i);
 
 /** The values of `t` as a host view that is not contiguous: stored with its axes reversed, viewed back (rank >= 2). */

@@ -19,16 +19,33 @@ interface Slot {
   readonly because?: string;
 }
 
-export function checkCaseShapes(c: JsonChecker, cfg: AttentionConfig, weights: TensorMap, inputs: TensorMap, expected: TensorMap, expectedGrad: TensorMap = {}): void {
+export function checkCaseShapes(
+  c: JsonChecker,
+  cfg: AttentionConfig,
+  weights: TensorMap,
+  inputs: TensorMap,
+  expected: TensorMap,
+  expectedGrad: TensorMap = {},
+): void {
   const x = inputs["x"];
   if (!x) c.fail("$.inputs.x", "missing input", "a tensor [B, T, dIn]", "absent");
   if (x.shape.length !== 3 || x.shape[2] !== cfg.dIn) {
-    c.fail("$.inputs.x.shape", "shape does not match the config", `[B, T, dIn] with dIn = ${cfg.dIn}`, formatShape(x.shape));
+    c.fail(
+      "$.inputs.x.shape",
+      "shape does not match the config",
+      `[B, T, dIn] with dIn = ${cfg.dIn}`,
+      formatShape(x.shape),
+    );
   }
   const [b, t] = x.shape as [number, number, number];
   const kv = inputs["kv"];
   if (cfg.cross && kv && (kv.shape.length !== 3 || kv.shape[0] !== b || kv.shape[2] !== cfg.dIn)) {
-    c.fail("$.inputs.kv.shape", "shape does not match the config", `[B, Tkv, dIn] with B = ${b}, dIn = ${cfg.dIn}`, formatShape(kv.shape));
+    c.fail(
+      "$.inputs.kv.shape",
+      "shape does not match the config",
+      `[B, Tkv, dIn] with B = ${b}, dIn = ${cfg.dIn}`,
+      formatShape(kv.shape),
+    );
   }
   const s = cfg.cross && kv ? kv.shape[1]! : t;
   const d = cfg.dOut / cfg.numHeads;
@@ -37,10 +54,20 @@ export function checkCaseShapes(c: JsonChecker, cfg: AttentionConfig, weights: T
 
   checkSlots(c, "$.inputs", inputs, {
     x: { shape: x.shape, legend: "[B, T, dIn]", present: true },
-    kv: { shape: kv?.shape ?? [b, s, cfg.dIn], legend: "[B, Tkv, dIn]", present: cfg.cross, because: `config.cross is ${cfg.cross}` },
+    kv: {
+      shape: kv?.shape ?? [b, s, cfg.dIn],
+      legend: "[B, Tkv, dIn]",
+      present: cfg.cross,
+      because: `config.cross is ${cfg.cross}`,
+    },
     keyPaddingMask: { shape: [b, s], legend: "[B, Tkv]", present: undefined },
     // golden-grad: the output's cotangent, there exactly when gradients are expected
-    gradOutput: { shape: [b, t, cfg.dOut], legend: "[B, T, dOut]", present: Object.keys(expectedGrad).length > 0, because: "expectedGrad needs it" },
+    gradOutput: {
+      shape: [b, t, cfg.dOut],
+      legend: "[B, T, dOut]",
+      present: Object.keys(expectedGrad).length > 0,
+      because: "expectedGrad needs it",
+    },
   });
   checkSlots(c, "$.weights", weights, {
     W_query: { shape: [cfg.dOut, cfg.dIn], legend: "[dOut, dIn]", present: true },
@@ -49,8 +76,18 @@ export function checkCaseShapes(c: JsonChecker, cfg: AttentionConfig, weights: T
     b_query: { shape: [cfg.dOut], legend: "[dOut]", present: cfg.qkvBias, because: bias },
     b_key: { shape: [ekv], legend: "[numKvHeads·headDim]", present: cfg.qkvBias, because: bias },
     b_value: { shape: [ekv], legend: "[numKvHeads·headDim]", present: cfg.qkvBias, because: bias },
-    out_proj: { shape: [cfg.dOut, cfg.dOut], legend: "[dOut, dOut]", present: cfg.outProj, because: `config.outProj is ${cfg.outProj}` },
-    out_bias: { shape: [cfg.dOut], legend: "[dOut]", present: cfg.outBias, because: `config.outBias is ${cfg.outBias}` },
+    out_proj: {
+      shape: [cfg.dOut, cfg.dOut],
+      legend: "[dOut, dOut]",
+      present: cfg.outProj,
+      because: `config.outProj is ${cfg.outProj}`,
+    },
+    out_bias: {
+      shape: [cfg.dOut],
+      legend: "[dOut]",
+      present: cfg.outBias,
+      because: `config.outBias is ${cfg.outBias}`,
+    },
   });
   const perHead = [b, cfg.numHeads, t, s];
   checkSlots(c, "$.expected", expected, {
@@ -65,34 +102,62 @@ export function checkCaseShapes(c: JsonChecker, cfg: AttentionConfig, weights: T
 
   // A gradient has the shape of the tensor it belongs to; it may only name an input or weight the case has.
   const gradSlots: Record<string, Slot> = {};
-  for (const [path, map] of [["$.inputs", inputs], ["$.weights", weights]] as const) {
+  for (const [path, map] of [
+    ["$.inputs", inputs],
+    ["$.weights", weights],
+  ] as const) {
     for (const [n, t] of Object.entries(map)) {
-      if (n !== "gradOutput" && n !== "keyPaddingMask") gradSlots[n] = { shape: t.shape, legend: `the shape of ${path}${pathKey(n)}`, present: undefined };
+      if (n !== "gradOutput" && n !== "keyPaddingMask")
+        gradSlots[n] = { shape: t.shape, legend: `the shape of ${path}${pathKey(n)}`, present: undefined };
     }
   }
   checkSlots(c, "$.expectedGrad", expectedGrad, gradSlots);
 
   const pad = inputs["keyPaddingMask"];
   pad?.data.forEach((v, i) => {
-    if (v !== 0 && v !== 1) c.fail(`$.inputs.keyPaddingMask.data[${i}]`, "invalid padding flag", "0 (real key) or 1 (padded key)", String(v));
+    if (v !== 0 && v !== 1)
+      c.fail(`$.inputs.keyPaddingMask.data[${i}]`, "invalid padding flag", "0 (real key) or 1 (padded key)", String(v));
   });
 }
 
 /** Unknown names are errors: a typo in `expected` would otherwise silently skip a comparison. */
 function checkSlots(c: JsonChecker, path: string, map: TensorMap, slots: Readonly<Record<string, Slot>>): void {
   for (const name of Object.keys(map)) {
-    if (!Object.hasOwn(slots, name)) c.fail(`${path}${pathKey(name)}`, "unknown tensor name", `one of ${Object.keys(slots).join(", ")}`, JSON.stringify(name));
+    if (!Object.hasOwn(slots, name))
+      c.fail(
+        `${path}${pathKey(name)}`,
+        "unknown tensor name",
+        `one of ${Object.keys(slots).join(", ")}`,
+        JSON.stringify(name),
+      );
   }
   for (const [name, slot] of Object.entries(slots)) {
     const at = `${path}${pathKey(name)}`;
     const t = map[name];
     if (!t) {
-      if (slot.present === true) c.fail(at, `missing${slot.because ? ` (${slot.because})` : ""}`, `a tensor ${formatShape(slot.shape)} (${slot.legend})`, "absent");
+      if (slot.present === true)
+        c.fail(
+          at,
+          `missing${slot.because ? ` (${slot.because})` : ""}`,
+          `a tensor ${formatShape(slot.shape)} (${slot.legend})`,
+          "absent",
+        );
       continue;
     }
-    if (slot.present === false) c.fail(at, `not allowed (${slot.because ?? "not part of this config"})`, "absent", `a tensor ${formatShape(t.shape)}`);
+    if (slot.present === false)
+      c.fail(
+        at,
+        `not allowed (${slot.because ?? "not part of this config"})`,
+        "absent",
+        `a tensor ${formatShape(t.shape)}`,
+      );
     if (!sameShape(t.shape, slot.shape)) {
-      c.fail(`${at}.shape`, "shape does not match the config", `${formatShape(slot.shape)} (${slot.legend})`, formatShape(t.shape));
+      c.fail(
+        `${at}.shape`,
+        "shape does not match the config",
+        `${formatShape(slot.shape)} (${slot.legend})`,
+        formatShape(t.shape),
+      );
     }
   }
 }

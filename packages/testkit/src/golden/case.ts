@@ -75,7 +75,8 @@ function parseConfig(c: JsonChecker, raw: unknown): AttentionConfig {
   try {
     config = normalizeConfig(obj);
   } catch (e) {
-    if (!AttnGraphError.isInstance(e) || e.code !== "config") c.fail("$.config", "invalid config", undefined, String(e), e);
+    if (!AttnGraphError.isInstance(e) || e.code !== "config")
+      c.fail("$.config", "invalid config", undefined, String(e), e);
     // ConfigError names `config.<key>`; restate it as a JSON path and keep the original as the cause.
     const key = e.subject?.replace(/^config\.?/, "") ?? "";
     const tail = `${e.expected === undefined ? "" : `, expected ${e.expected}`}${e.got === undefined ? "" : `, got ${e.got}`}`;

@@ -26,8 +26,14 @@ describe("parseFlexCase", () => {
 
   it.each([
     [(j: Record<string, unknown>) => delete j["name"], /\$\.name: missing field/],
-    [(j: Record<string, unknown>) => ((j["attention"] as Record<string, unknown>)["numKvHeads"] = 3), /\$\.attention\.numKvHeads: must divide numHeads/],
-    [(j: Record<string, unknown>) => delete (j["inputs"] as Record<string, unknown>)["v"], /\$\.inputs\.v: missing field/],
+    [
+      (j: Record<string, unknown>) => ((j["attention"] as Record<string, unknown>)["numKvHeads"] = 3),
+      /\$\.attention\.numKvHeads: must divide numHeads/,
+    ],
+    [
+      (j: Record<string, unknown>) => delete (j["inputs"] as Record<string, unknown>)["v"],
+      /\$\.inputs\.v: missing field/,
+    ],
     [(j: Record<string, unknown>) => (j["learnable"] = ["q"]), /\$\.learnable\[0\]: not a gathered input of the case/],
     [(j: Record<string, unknown>) => delete j["gradOutput"], /\$\.gradOutput: missing field/],
   ])("%s is a CaseFormatError", (edit, message) => {

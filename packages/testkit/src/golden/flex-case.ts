@@ -28,7 +28,13 @@ export interface FlexCase {
 
 /** Whether a parsed JSON document is a golden-flex case (it has `scoreMod` or `maskMod` beside `attention`). */
 export function isFlexCaseJSON(json: unknown): boolean {
-  return typeof json === "object" && json !== null && !Array.isArray(json) && Object.hasOwn(json, "attention") && (Object.hasOwn(json, "scoreMod") || Object.hasOwn(json, "maskMod"));
+  return (
+    typeof json === "object" &&
+    json !== null &&
+    !Array.isArray(json) &&
+    Object.hasOwn(json, "attention") &&
+    (Object.hasOwn(json, "scoreMod") || Object.hasOwn(json, "maskMod"))
+  );
 }
 
 export function parseFlexCase(json: unknown, file: string): FlexCase {
@@ -38,32 +44,60 @@ export function parseFlexCase(json: unknown, file: string): FlexCase {
   const doc = Object.hasOwn(root, "doc") ? c.string(root["doc"], "$.doc") : "";
   const attention = c.object(c.field(root, "attention", "$"), "$.attention");
   const numHeads = int(c, c.field(attention, "numHeads", "$.attention"), "$.attention.numHeads");
-  const numKvHeads = Object.hasOwn(attention, "numKvHeads") ? int(c, attention["numKvHeads"], "$.attention.numKvHeads") : numHeads;
-  if (numHeads % numKvHeads !== 0) c.fail("$.attention.numKvHeads", "must divide numHeads", `a divisor of ${numHeads}`, String(numKvHeads));
+  const numKvHeads = Object.hasOwn(attention, "numKvHeads")
+    ? int(c, attention["numKvHeads"], "$.attention.numKvHeads")
+    : numHeads;
+  if (numHeads % numKvHeads !== 0)
+    c.fail("$.attention.numKvHeads", "must divide numHeads", `a divisor of ${numHeads}`, String(numKvHeads));
   const rawScale = Object.hasOwn(attention, "scale") ? attention["scale"] : null;
   const scale = rawScale === null ? null : c.number(rawScale, "$.attention.scale");
   const scoreMod = Object.hasOwn(root, "scoreMod") ? root["scoreMod"] : null;
   const maskMod = Object.hasOwn(root, "maskMod") ? root["maskMod"] : null;
   const inputs = tensors(c, root, "inputs");
-  for (const required of ["q", "k", "v"]) if (!Object.hasOwn(inputs, required)) c.fail(`$.inputs.${required}`, "missing field", "present", "absent");
-  for (const n of ["q", "k", "v"]) if (inputs[n]!.shape.length !== 4) c.fail(`$.inputs.${n}.shape`, "wrong rank", "[B, H, L, D]", `[${inputs[n]!.shape.join(", ")}]`);
+  for (const required of ["q", "k", "v"])
+    if (!Object.hasOwn(inputs, required)) c.fail(`$.inputs.${required}`, "missing field", "present", "absent");
+  for (const n of ["q", "k", "v"])
+    if (inputs[n]!.shape.length !== 4)
+      c.fail(`$.inputs.${n}.shape`, "wrong rank", "[B, H, L, D]", `[${inputs[n]!.shape.join(", ")}]`);
   const learnableRaw = Object.hasOwn(root, "learnable") ? root["learnable"] : [];
   if (!Array.isArray(learnableRaw)) c.fail("$.learnable", "wrong type", "a list of input names", typeof learnableRaw);
   const learnable = (learnableRaw as unknown[]).map((n, i) => {
     const s = c.string(n, `$.learnable[${i}]`);
-    if (!Object.hasOwn(inputs, s) || ["q", "k", "v"].includes(s)) c.fail(`$.learnable[${i}]`, "not a gathered input of the case", "the name of an input other than q, k, v", JSON.stringify(s));
+    if (!Object.hasOwn(inputs, s) || ["q", "k", "v"].includes(s))
+      c.fail(
+        `$.learnable[${i}]`,
+        "not a gathered input of the case",
+        "the name of an input other than q, k, v",
+        JSON.stringify(s),
+      );
     return s;
   });
   const expected = tensors(c, root, "expected");
   const gradOutput = Object.hasOwn(root, "gradOutput") ? floatTensor(c, root["gradOutput"], "$.gradOutput") : undefined;
   const expectedGrad = Object.hasOwn(root, "expectedGrad") ? tensors(c, root, "expectedGrad") : {};
-  if (Object.keys(expectedGrad).length && !gradOutput) c.fail("$.gradOutput", "missing field", "the output's gradient (expectedGrad is given)", "absent");
+  if (Object.keys(expectedGrad).length && !gradOutput)
+    c.fail("$.gradOutput", "missing field", "the output's gradient (expectedGrad is given)", "absent");
   const tol = c.object(c.field(root, "tolerance", "$"), "$.tolerance");
   const tolerance = {
     abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0, MAX_TOLERANCE),
     rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0, MAX_TOLERANCE),
   };
-  return { file, name, doc, numHeads, numKvHeads, scale, scoreMod, maskMod, inputs, learnable, expected, gradOutput, expectedGrad, tolerance };
+  return {
+    file,
+    name,
+    doc,
+    numHeads,
+    numKvHeads,
+    scale,
+    scoreMod,
+    maskMod,
+    inputs,
+    learnable,
+    expected,
+    gradOutput,
+    expectedGrad,
+    tolerance,
+  };
 }
 
 function int(c: JsonChecker, v: unknown, path: string): number {
@@ -82,6 +116,12 @@ function tensors(c: JsonChecker, root: Readonly<Record<string, unknown>>, key: s
   const path = `$${pathKey(key)}`;
   const obj = c.object(c.field(root, key, "$"), path);
   const out: Record<string, Tensor> = {};
-  for (const [n, v] of Object.entries(obj)) Object.defineProperty(out, n, { value: floatTensor(c, v, `${path}${pathKey(n)}`), enumerable: true, writable: true, configurable: true });
+  for (const [n, v] of Object.entries(obj))
+    Object.defineProperty(out, n, {
+      value: floatTensor(c, v, `${path}${pathKey(n)}`),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   return out;
 }

@@ -7,7 +7,11 @@ import type { GraphCase } from "./graph-case.js";
 
 export function flexGraphCase(c: FlexCase): GraphCase {
   const [q, v] = [c.inputs["q"]!, c.inputs["v"]!];
-  const gathered = Object.fromEntries(Object.entries(c.inputs).filter(([n]) => n !== "q" && n !== "k" && n !== "v").map(([n, t]) => [n, [...t.shape]]));
+  const gathered = Object.fromEntries(
+    Object.entries(c.inputs)
+      .filter(([n]) => n !== "q" && n !== "k" && n !== "v")
+      .map(([n, t]) => [n, [...t.shape]]),
+  );
   const graph = flexAttention({
     numHeads: c.numHeads,
     numKvHeads: c.numKvHeads,
@@ -18,7 +22,11 @@ export function flexGraphCase(c: FlexCase): GraphCase {
     maskMod: c.maskMod,
     gathered,
   });
-  const expected = Object.entries(c.expected).map(([name, tensor]) => ({ name, node: name === "output" ? graph.outputs[0]! : name, tensor }));
+  const expected = Object.entries(c.expected).map(([name, tensor]) => ({
+    name,
+    node: name === "output" ? graph.outputs[0]! : name,
+    tensor,
+  }));
   const grads = Object.entries(c.expectedGrad).map(([name, tensor]) => ({ name: `${name}.grad`, wrt: name, tensor }));
   return {
     file: c.file,
@@ -28,6 +36,8 @@ export function flexGraphCase(c: FlexCase): GraphCase {
     inputs: c.inputs,
     expected,
     tolerance: c.tolerance,
-    ...(grads.length && c.gradOutput ? { gradients: { loss: graph.outputs[0]!, seed: c.gradOutput, expected: grads } } : {}),
+    ...(grads.length && c.gradOutput
+      ? { gradients: { loss: graph.outputs[0]!, seed: c.gradOutput, expected: grads } }
+      : {}),
   };
 }

@@ -37,7 +37,17 @@ export interface GraphCase {
  */
 export const TRAIN_FORWARD_NODES: Readonly<Record<TrainCase["kind"], Readonly<Record<string, string>>>> = {
   // The block's nodes carry the example's names; its attention weights are `attention.weights`.
-  block: { ln1: "ln1", attention: "attention", weights: "attention.weights", residual: "residual", ln2: "ln2", "mlp.hidden": "mlp.hidden", "mlp.gelu": "mlp.gelu", mlp: "mlp", output: "output" },
+  block: {
+    ln1: "ln1",
+    attention: "attention",
+    weights: "attention.weights",
+    residual: "residual",
+    ln2: "ln2",
+    "mlp.hidden": "mlp.hidden",
+    "mlp.gelu": "mlp.gelu",
+    mlp: "mlp",
+    output: "output",
+  },
   "mha-backward": { output: "output", weights: "weights" },
   // The logits at step 0 are the forward pass on the first batchSize samples with the initial parameters.
   train: { logits: "output" },
@@ -51,9 +61,23 @@ function nodeFor(name: string, outputs: readonly string[]): string {
 /** An attention case as a graph case: the attention graph of its config, its weights and inputs, expected tensors and gradients. */
 export function attentionGraphCase(c: GoldenCase, fusedQkv: boolean): GraphCase {
   const graph = buildAttention(c.config, { keyPaddingMask: "keyPaddingMask" in c.inputs, fusedQkv });
-  const expected = Object.entries(c.expected).map(([name, tensor]) => ({ name, node: nodeFor(name, graph.outputs), tensor }));
+  const expected = Object.entries(c.expected).map(([name, tensor]) => ({
+    name,
+    node: nodeFor(name, graph.outputs),
+    tensor,
+  }));
   const { gradients, notChecked } = attentionGradients(c, graph, fusedQkv);
-  return { file: c.file, name: c.name, graph, weights: () => attentionWeights(c.config, c.weights, { fusedQkv }), inputs: c.inputs, expected, tolerance: c.tolerance, notChecked, ...(gradients ? { gradients } : {}) };
+  return {
+    file: c.file,
+    name: c.name,
+    graph,
+    weights: () => attentionWeights(c.config, c.weights, { fusedQkv }),
+    inputs: c.inputs,
+    expected,
+    tolerance: c.tolerance,
+    notChecked,
+    ...(gradients ? { gradients } : {}),
+  };
 }
 
 /**
@@ -61,7 +85,11 @@ export function attentionGraphCase(c: GoldenCase, fusedQkv: boolean): GraphCase 
  * `fusedQkv` are the stacked W_qkv (W_kv with cross-attention) whose gradient is the stacked gradients. A gradient the
  * graph has no value for (a stacked weight with a part missing from the case) is named as not checked.
  */
-function attentionGradients(c: GoldenCase, graph: OpGraph, fusedQkv: boolean): { gradients?: GraphCase["gradients"]; notChecked: string[] } {
+function attentionGradients(
+  c: GoldenCase,
+  graph: OpGraph,
+  fusedQkv: boolean,
+): { gradients?: GraphCase["gradients"]; notChecked: string[] } {
   const names = Object.keys(c.expectedGrad);
   const seed = c.gradOutput;
   if (names.length === 0 || !seed) return { notChecked: gradientsNotChecked(names) };
@@ -71,7 +99,8 @@ function attentionGradients(c: GoldenCase, graph: OpGraph, fusedQkv: boolean): {
   const weightGrads = Object.fromEntries(Object.entries(c.expectedGrad).filter(([n]) => n !== "x" && n !== "kv"));
   try {
     // The stacked forms (W_qkv, W_kv, b_*) of the fused graph, or the same names as given.
-    for (const [n, t] of Object.entries(attentionWeights(c.config, weightGrads, { fusedQkv }))) if (graph.has(n)) byValue[n] = t;
+    for (const [n, t] of Object.entries(attentionWeights(c.config, weightGrads, { fusedQkv })))
+      if (graph.has(n)) byValue[n] = t;
   } catch {
     // A stacked weight needs every part; without one, compare the gradients that map one to one.
     for (const [n, t] of Object.entries(weightGrads)) if (graph.has(n)) byValue[n] = t;
@@ -79,7 +108,8 @@ function attentionGradients(c: GoldenCase, graph: OpGraph, fusedQkv: boolean): {
   // Every expected gradient is compared, directly or as part of a stacked one, or named: never dropped silently.
   const stacked: Readonly<Record<string, readonly string[]>> = fusedQkv ? STACKED_PARTS : {};
   for (const n of Object.keys(c.expectedGrad)) {
-    if (!byValue[n] && !(stacked[n] ?? []).some((p) => byValue[p])) notChecked.push(`expectedGrad.${n} (no value of this name in the graph)`);
+    if (!byValue[n] && !(stacked[n] ?? []).some((p) => byValue[p]))
+      notChecked.push(`expectedGrad.${n} (no value of this name in the graph)`);
   }
   const expected = Object.entries(byValue).map(([wrt, tensor]) => ({ name: `grad ${wrt}`, wrt, tensor }));
   return { gradients: { loss: graph.outputs[0]!, seed, expected }, notChecked };
@@ -87,7 +117,12 @@ function attentionGradients(c: GoldenCase, graph: OpGraph, fusedQkv: boolean): {
 
 /** With a fused QKV projection, the stacked weight each separate weight's gradient is compared as part of. */
 const STACKED_PARTS: Readonly<Record<string, readonly string[]>> = {
-  W_query: ["W_qkv"], W_key: ["W_qkv", "W_kv"], W_value: ["W_qkv", "W_kv"], b_query: ["b_qkv"], b_key: ["b_qkv", "b_kv"], b_value: ["b_qkv", "b_kv"],
+  W_query: ["W_qkv"],
+  W_key: ["W_qkv", "W_kv"],
+  W_value: ["W_qkv", "W_kv"],
+  b_query: ["b_qkv"],
+  b_key: ["b_qkv", "b_kv"],
+  b_value: ["b_qkv", "b_kv"],
 };
 
 /**

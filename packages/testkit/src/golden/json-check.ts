@@ -55,17 +55,21 @@ export class JsonChecker {
     const shape = this.field(o, "shape", path);
     if (!Array.isArray(shape)) this.fail(`${path}.shape`, "wrong type", "an array of integers", show(shape));
     shape.forEach((d: unknown, i) => {
-      if (!Number.isSafeInteger(d) || (d as number) < 0) this.fail(`${path}.shape[${i}]`, "invalid dim", "an integer >= 0", show(d));
+      if (!Number.isSafeInteger(d) || (d as number) < 0)
+        this.fail(`${path}.shape[${i}]`, "invalid dim", "an integer >= 0", show(d));
     });
     const dims = shape as number[];
     const data = this.field(o, "data", path);
     if (!Array.isArray(data)) this.fail(`${path}.data`, "wrong type", "an array of numbers", show(data));
     const n = sizeOf(dims);
-    if (data.length !== n) this.fail(`${path}.data`, "wrong length", `${n} values for ${formatShape(dims)}`, String(data.length));
+    if (data.length !== n)
+      this.fail(`${path}.data`, "wrong length", `${n} values for ${formatShape(dims)}`, String(data.length));
     for (let i = 0; i < data.length; i++) {
       const x: unknown = data[i];
-      if (typeof x !== "number" || !Number.isFinite(x)) this.fail(`${path}.data[${i}]`, "not a finite number", "a finite number", show(x));
-      if (Math.abs(x) > FLOAT32_MAX) this.fail(`${path}.data[${i}]`, "outside the float32 range", `|v| <= ${FLOAT32_MAX}`, show(x));
+      if (typeof x !== "number" || !Number.isFinite(x))
+        this.fail(`${path}.data[${i}]`, "not a finite number", "a finite number", show(x));
+      if (Math.abs(x) > FLOAT32_MAX)
+        this.fail(`${path}.data[${i}]`, "outside the float32 range", `|v| <= ${FLOAT32_MAX}`, show(x));
     }
     return { shape: dims, data: data as number[] };
   }
@@ -80,7 +84,10 @@ export function pathKey(key: string): string {
 export function show(v: unknown): string {
   if (v === undefined) return "undefined";
   if (v === null) return "null";
-  if (typeof v === "string") return v.length > 40 ? `a string of ${v.length} characters (${JSON.stringify(v.slice(0, 20))}...)` : JSON.stringify(v);
+  if (typeof v === "string")
+    return v.length > 40
+      ? `a string of ${v.length} characters (${JSON.stringify(v.slice(0, 20))}...)`
+      : JSON.stringify(v);
   if (Array.isArray(v)) return `an array of ${v.length}`;
   if (typeof v === "object") return "an object";
   return String(v);

@@ -40,9 +40,15 @@ export function loadCase(path: string): GoldenCase {
  * Reads one case of either format: a golden-train case (a file with a `kind`: block, mha-backward, train) or an
  * attention case (shared/golden/FORMAT.md).
  */
-export function loadAnyCase(path: string): { readonly format: "attention"; readonly case: GoldenCase } | { readonly format: "train"; readonly case: TrainCase } {
+export function loadAnyCase(
+  path: string,
+):
+  | { readonly format: "attention"; readonly case: GoldenCase }
+  | { readonly format: "train"; readonly case: TrainCase } {
   const json = readJSON(path);
-  return isTrainCaseJSON(json) ? { format: "train", case: parseTrainCase(json, path) } : { format: "attention", case: parseCase(json, path) };
+  return isTrainCaseJSON(json)
+    ? { format: "train", case: parseTrainCase(json, path) }
+    : { format: "attention", case: parseCase(json, path) };
 }
 
 function readJSON(path: string): unknown {
@@ -78,13 +84,19 @@ export function listCases(dir: string): string[] {
 function packageRoot(from: string): string {
   for (let dir = dirname(from); ; dir = dirname(dir)) {
     if (existsSync(join(dir, "package.json"))) return dir;
-    if (dirname(dir) === dir) throw new CaseFormatError(from, undefined, "no package.json above the testkit module", "a package root", "none");
+    if (dirname(dir) === dir)
+      throw new CaseFormatError(from, undefined, "no package.json above the testkit module", "a package root", "none");
   }
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
+
 /** The error's own message, cut short and with control characters escaped: parse errors quote the file's bytes. */
 function errorText(e: unknown): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes
-  const s = (e instanceof Error ? e.message : String(e)).replace(/[\u0000-\u001f\u007f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const s = (e instanceof Error ? e.message : String(e)).replace(
+    CONTROL_CHARACTERS,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
   return clip(s, 160);
 }

@@ -53,7 +53,8 @@ export function parseTrainCase(json: unknown, file: string): TrainCase {
   const c = new JsonChecker(file);
   const root = c.object(json, "$");
   const kind = c.string(c.field(root, "kind", "$"), "$.kind");
-  if (!(TRAIN_CASE_KINDS as readonly string[]).includes(kind)) c.fail("$.kind", "unknown case kind", TRAIN_CASE_KINDS.join(", "), JSON.stringify(kind));
+  if (!(TRAIN_CASE_KINDS as readonly string[]).includes(kind))
+    c.fail("$.kind", "unknown case kind", TRAIN_CASE_KINDS.join(", "), JSON.stringify(kind));
   const name = c.string(c.field(root, "name", "$"), "$.name");
   const source = c.string(c.field(root, "source", "$"), "$.source");
   const config = c.object(c.field(root, "config", "$"), "$.config");
@@ -66,26 +67,46 @@ export function parseTrainCase(json: unknown, file: string): TrainCase {
     abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0, MAX_TOLERANCE),
     rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0, MAX_TOLERANCE),
   };
-  const training = kind === "train" ? parseTraining(c, c.object(c.field(root, "training", "$"), "$.training")) : undefined;
+  const training =
+    kind === "train" ? parseTraining(c, c.object(c.field(root, "training", "$"), "$.training")) : undefined;
   const inputTensors: Record<string, AnyTensor> = {};
   for (const [n, t] of Object.entries(inputs)) {
     const path = `$.inputs${pathKey(n)}`;
     let value: AnyTensor;
     if (INTEGER_INPUTS.includes(n)) {
       const bad = t.data.findIndex((v) => !Number.isInteger(v) || v < -(2 ** 31) || v >= 2 ** 31);
-      if (bad >= 0) c.fail(`${path}.data[${bad}]`, "not an integer (class ids are int32)", "an integer", String(t.data[bad]));
+      if (bad >= 0)
+        c.fail(`${path}.data[${bad}]`, "not an integer (class ids are int32)", "an integer", String(t.data[bad]));
       value = Tensor.int32(t.data, t.shape);
     } else value = Tensor.from(t.data, t.shape);
     Object.defineProperty(inputTensors, n, { value, enumerable: true, writable: true, configurable: true });
   }
-  return { file, name, kind: kind as TrainCaseKind, source, config, params: floats(params), inputs: inputTensors, expected: floats(expected), expectedGrad: floats(expectedGrad), training, tolerance };
+  return {
+    file,
+    name,
+    kind: kind as TrainCaseKind,
+    source,
+    config,
+    params: floats(params),
+    inputs: inputTensors,
+    expected: floats(expected),
+    expectedGrad: floats(expectedGrad),
+    training,
+    tolerance,
+  };
 }
 
 function parseTraining(c: JsonChecker, t: JsonObject): TrainingSpec {
   const optimizer = c.string(c.field(t, "optimizer", "$.training"), "$.training.optimizer");
   if (optimizer !== "adam") c.fail("$.training.optimizer", "unknown optimizer", '"adam"', JSON.stringify(optimizer));
   const betas = c.field(t, "betas", "$.training");
-  if (!Array.isArray(betas) || betas.length !== 2) c.fail("$.training.betas", "wrong type", "[beta1, beta2]", Array.isArray(betas) ? `an array of ${betas.length}` : typeof betas);
+  if (!Array.isArray(betas) || betas.length !== 2)
+    c.fail(
+      "$.training.betas",
+      "wrong type",
+      "[beta1, beta2]",
+      Array.isArray(betas) ? `an array of ${betas.length}` : typeof betas,
+    );
   const int = (key: string): number => {
     const v = c.number(c.field(t, key, "$.training"), `$.training.${key}`, 1);
     if (!Number.isSafeInteger(v)) c.fail(`$.training.${key}`, "not an integer", "an integer >= 1", String(v));

@@ -23,11 +23,19 @@ describe("alibiSlopes64 (the paper's get_slopes)", () => {
 
 describe("alibi64", () => {
   it("scale · scores + m · (j − i), top-left", () => {
-    const out = alibi64(Float64Array.from([2, 2, 2, 2, 2, 2]), 1, 1, 2, 3, { slopes: [0.5], scale: 0.25, alignment: "top-left" });
+    const out = alibi64(Float64Array.from([2, 2, 2, 2, 2, 2]), 1, 1, 2, 3, {
+      slopes: [0.5],
+      scale: 0.25,
+      alignment: "top-left",
+    });
     expect([...out]).toEqual([0.5, 1, 1.5, 0, 0.5, 1]);
   });
   it("bottom-right puts the last query at the last key; −∞ stays −∞", () => {
-    const out = alibi64(Float64Array.from([0, 0, -Infinity, 0, 0, 0]), 1, 1, 2, 3, { slopes: [1], scale: 0, alignment: "bottom-right" });
+    const out = alibi64(Float64Array.from([0, 0, -Infinity, 0, 0, 0]), 1, 1, 2, 3, {
+      slopes: [1],
+      scale: 0,
+      alignment: "bottom-right",
+    });
     expect([...out]).toEqual([-1, 0, -Infinity, -2, -1, 0]);
   });
   it("null slopes are the paper's, one per head", () => {
@@ -35,6 +43,8 @@ describe("alibi64", () => {
     expect([...out].filter((_, k) => k % 2 === 1)).toEqual(alibiSlopes64(6));
   });
   it("slopes of the wrong length are an error", () => {
-    expect(() => alibi64(new Float64Array(4), 1, 2, 1, 2, { slopes: [1], scale: 1, alignment: "top-left" })).toThrow(AttnGraphError);
+    expect(() => alibi64(new Float64Array(4), 1, 2, 1, 2, { slopes: [1], scale: 1, alignment: "top-left" })).toThrow(
+      AttnGraphError,
+    );
   });
 });

@@ -25,7 +25,12 @@ export function alibiSlopes64(n: number): number[] {
   };
   if (Number.isInteger(Math.log2(n))) return powerOf2(n);
   const closest = 2 ** Math.floor(Math.log2(n));
-  return [...powerOf2(closest), ...alibiSlopes64(2 * closest).filter((_, i) => i % 2 === 0).slice(0, n - closest)];
+  return [
+    ...powerOf2(closest),
+    ...alibiSlopes64(2 * closest)
+      .filter((_, i) => i % 2 === 0)
+      .slice(0, n - closest),
+  ];
 }
 
 /**
@@ -34,7 +39,8 @@ export function alibiSlopes64(n: number): number[] {
  */
 export function alibi64(scores: Float64Array, B: number, H: number, L: number, S: number, a: Alibi64): Float64Array {
   const slopes = a.slopes ?? alibiSlopes64(H);
-  if (slopes.length !== H) throw new AttnGraphError("validation", describe("alibi.slopes", "one slope per head", `${H}`, `${slopes.length}`));
+  if (slopes.length !== H)
+    throw new AttnGraphError("validation", describe("alibi.slopes", "one slope per head", `${H}`, `${slopes.length}`));
   const out = new Float64Array(scores.length);
   for (let b = 0; b < B; b++)
     for (let h = 0; h < H; h++)

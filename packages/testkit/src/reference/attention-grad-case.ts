@@ -40,20 +40,45 @@ export interface AttentionGradProblem {
 
 const f64 = (t: { toFloat32Array(): Float32Array }): Float64Array => Float64Array.from(t.toFloat32Array());
 
-export function attentionGradProblem(c: AttentionGradCase, t: { readonly q: Tensor; readonly k: Tensor; readonly v: Tensor }): AttentionGradProblem {
-  const pad = c.pad ? Tensor.from(Array.from({ length: c.B * c.S }, (_, e) => c.pad!(Math.floor(e / c.S), e % c.S)), [c.B, c.S]) : undefined;
+export function attentionGradProblem(
+  c: AttentionGradCase,
+  t: { readonly q: Tensor; readonly k: Tensor; readonly v: Tensor },
+): AttentionGradProblem {
+  const pad = c.pad
+    ? Tensor.from(
+        Array.from({ length: c.B * c.S }, (_, e) => c.pad!(Math.floor(e / c.S), e % c.S)),
+        [c.B, c.S],
+      )
+    : undefined;
   const mask = { causal: c.causal ?? false, window: c.window ?? null, alignment: c.alignment ?? "top-left" } as const;
   const problem: AttentionProblem64 = {
-    q: f64(t.q), k: f64(t.k), v: f64(t.v), ...(pad ? { pad: f64(pad) } : {}),
-    dims: { B: c.B, H: c.H, Hkv: c.Hkv, L: c.L, S: c.S, D: c.D, Dv: c.Dv }, mask, scale: c.scale, ...(c.dropout ? { dropout: c.dropout } : {}),
+    q: f64(t.q),
+    k: f64(t.k),
+    v: f64(t.v),
+    ...(pad ? { pad: f64(pad) } : {}),
+    dims: { B: c.B, H: c.H, Hkv: c.Hkv, L: c.L, S: c.S, D: c.D, Dv: c.Dv },
+    mask,
+    scale: c.scale,
+    ...(c.dropout ? { dropout: c.dropout } : {}),
   };
   const out = Tensor.from(Float32Array.from(attentionOut64(problem)), [c.B, c.H, c.L, c.Dv]);
   const lse = Tensor.from(Float32Array.from(attentionLse64(problem)), [c.B, c.H, c.L]);
   const lseAttrs: AttentionLseAttrs = { ...mask, scale: c.scale };
   const drop = c.dropout ?? { rate: 0, seed: 0 };
   return {
-    problem, pad, out, lse, lseAttrs,
-    attrs: (wrt) => ({ ...lseAttrs, dropoutRate: drop.rate, dropoutSeed: drop.seed, training: c.dropout !== undefined, wrt }),
-    shapeOf: (wrt) => (wrt === "q" ? [c.B, c.H, c.L, c.D] : wrt === "k" ? [c.B, c.Hkv, c.S, c.D] : [c.B, c.Hkv, c.S, c.Dv]),
+    problem,
+    pad,
+    out,
+    lse,
+    lseAttrs,
+    attrs: (wrt) => ({
+      ...lseAttrs,
+      dropoutRate: drop.rate,
+      dropoutSeed: drop.seed,
+      training: c.dropout !== undefined,
+      wrt,
+    }),
+    shapeOf: (wrt) =>
+      wrt === "q" ? [c.B, c.H, c.L, c.D] : wrt === "k" ? [c.B, c.Hkv, c.S, c.D] : [c.B, c.Hkv, c.S, c.Dv],
   };
 }

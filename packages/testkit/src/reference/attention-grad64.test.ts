@@ -12,18 +12,47 @@ function normals(seed: number, n: number): Float64Array {
 }
 
 const PROBLEMS: readonly [string, Omit<AttentionProblem64, "q" | "k" | "v">][] = [
-  ["causal GQA, Dv != D", { dims: { B: 1, H: 4, Hkv: 2, L: 4, S: 4, D: 3, Dv: 2 }, mask: { causal: true, window: null, alignment: "top-left" }, scale: 0.6 }],
-  ["window, bottom-right, L > S (rows without keys)", { dims: { B: 1, H: 2, Hkv: 1, L: 5, S: 3, D: 2, Dv: 3 }, mask: { causal: true, window: 2, alignment: "bottom-right" }, scale: 0.9 }],
-  ["key padding and dropout", { dims: { B: 2, H: 2, Hkv: 2, L: 3, S: 4, D: 2, Dv: 2 }, mask: { causal: false, window: null, alignment: "top-left" }, scale: 0.5, pad: Float64Array.from([0, 1, 0, 0, 1, 1, 1, 1]), dropout: { rate: 0.4, seed: 5 } }],
+  [
+    "causal GQA, Dv != D",
+    {
+      dims: { B: 1, H: 4, Hkv: 2, L: 4, S: 4, D: 3, Dv: 2 },
+      mask: { causal: true, window: null, alignment: "top-left" },
+      scale: 0.6,
+    },
+  ],
+  [
+    "window, bottom-right, L > S (rows without keys)",
+    {
+      dims: { B: 1, H: 2, Hkv: 1, L: 5, S: 3, D: 2, Dv: 3 },
+      mask: { causal: true, window: 2, alignment: "bottom-right" },
+      scale: 0.9,
+    },
+  ],
+  [
+    "key padding and dropout",
+    {
+      dims: { B: 2, H: 2, Hkv: 2, L: 3, S: 4, D: 2, Dv: 2 },
+      mask: { causal: false, window: null, alignment: "top-left" },
+      scale: 0.5,
+      pad: Float64Array.from([0, 1, 0, 0, 1, 1, 1, 1]),
+      dropout: { rate: 0.4, seed: 5 },
+    },
+  ],
 ];
 
 describe("attention-grad64 and attention-lse64", () => {
   PROBLEMS.forEach(([label, base], n) => {
     it(`gradients of Σ grad ⊙ out equal central differences: ${label}`, () => {
       const { B, H, Hkv, L, S, D, Dv } = base.dims;
-      const p: AttentionProblem64 = { ...base, q: normals(10 + n, B * H * L * D), k: normals(20 + n, B * Hkv * S * D), v: normals(30 + n, B * Hkv * S * Dv) };
+      const p: AttentionProblem64 = {
+        ...base,
+        q: normals(10 + n, B * H * L * D),
+        k: normals(20 + n, B * Hkv * S * D),
+        v: normals(30 + n, B * Hkv * S * Dv),
+      };
       const grad = normals(40 + n, B * H * L * Dv);
-      const loss = (q: Float64Array, k: Float64Array, v: Float64Array): number => attentionOut64({ ...p, q, k, v }).reduce((s, o, e) => s + o * grad[e]!, 0);
+      const loss = (q: Float64Array, k: Float64Array, v: Float64Array): number =>
+        attentionOut64({ ...p, q, k, v }).reduce((s, o, e) => s + o * grad[e]!, 0);
       const got = attentionGrad64(p, grad);
       const h = 1e-6;
       const check = (name: string, x: Float64Array, analytic: Float64Array, at: (y: Float64Array) => number): void => {
@@ -33,7 +62,9 @@ describe("attention-grad64 and attention-lse64", () => {
           up[e]! += h;
           down[e]! -= h;
           const numeric = (at(up) - at(down)) / (2 * h);
-          expect(Math.abs(analytic[e]! - numeric), `${name}[${e}]: ${analytic[e]} vs ${numeric}`).toBeLessThan(1e-6 + 1e-6 * Math.abs(numeric));
+          expect(Math.abs(analytic[e]! - numeric), `${name}[${e}]: ${analytic[e]} vs ${numeric}`).toBeLessThan(
+            1e-6 + 1e-6 * Math.abs(numeric),
+          );
         }
       };
       check("dq", p.q, got.dq, (y) => loss(y, p.k, p.v));
@@ -55,6 +86,9 @@ describe("attention-grad64 and attention-lse64", () => {
       if (sum === 0) expect(lse[r]).toBe(-Infinity);
       else expect(Math.abs(lse[r]! - Math.log(sum))).toBeLessThan(1e-12);
     }
-    expect(lse.some((x) => x === -Infinity), "the problem has rows without keys").toBe(true);
+    expect(
+      lse.some((x) => x === -Infinity),
+      "the problem has rows without keys",
+    ).toBe(true);
   });
 });

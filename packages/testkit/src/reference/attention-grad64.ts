@@ -16,7 +16,15 @@ export interface AttentionProblem64 {
   readonly v: Float64Array;
   /** [B, S] of 0/1, 1 = padded key */
   readonly pad?: Float64Array;
-  readonly dims: { readonly B: number; readonly H: number; readonly Hkv: number; readonly L: number; readonly S: number; readonly D: number; readonly Dv: number };
+  readonly dims: {
+    readonly B: number;
+    readonly H: number;
+    readonly Hkv: number;
+    readonly L: number;
+    readonly S: number;
+    readonly D: number;
+    readonly Dv: number;
+  };
   readonly mask: Mask64;
   readonly scale: number;
   /** Training-mode dropout on the weights (element index ((b·H + h)·L + i)·S + j); absent = none. */
@@ -24,14 +32,21 @@ export interface AttentionProblem64 {
 }
 
 /** The chain's forward values: masked scores and softmax weights [B, H, L, S] before dropout, the keep factors, out. */
-function forward(p: AttentionProblem64): { masked: Float64Array; probs: Float64Array; keep: Float64Array; weights: Float64Array; out: Float64Array } {
+function forward(p: AttentionProblem64): {
+  masked: Float64Array;
+  probs: Float64Array;
+  keep: Float64Array;
+  weights: Float64Array;
+  out: Float64Array;
+} {
   const { B, H, Hkv, L, S, D, Dv } = p.dims;
   const masked = mask64(score64(p.q, p.k, { B, H, Hkv, L, S, D }), B, H, L, S, p.mask, p.pad);
   const probs = softmax64(masked, S, p.scale);
   const keep = new Float64Array(probs.length).fill(1);
   if (p.dropout && p.dropout.rate > 0) {
     const factor = Math.fround(1 / (1 - p.dropout.rate));
-    for (let e = 0; e < keep.length; e++) keep[e] = referenceDropoutKeep(p.dropout.seed, e, p.dropout.rate) ? factor : 0;
+    for (let e = 0; e < keep.length; e++)
+      keep[e] = referenceDropoutKeep(p.dropout.seed, e, p.dropout.rate) ? factor : 0;
   }
   const weights = probs.map((w, e) => w * keep[e]!);
   const out = weightedSum64(weights, p.v, { B, H, Hkv, L, S, D: Dv });
@@ -67,7 +82,10 @@ export function attentionLse64(p: Omit<AttentionProblem64, "v" | "dropout">): Fl
  * gradients sum over the query heads that share a kv head. A weight of exactly 0 (hidden, dropped) contributes nothing
  * to dv, and a score gradient of exactly 0 nothing to dk and dq, as weighted-sum skips zero weights.
  */
-export function attentionGrad64(p: AttentionProblem64, grad: Float64Array): { dq: Float64Array; dk: Float64Array; dv: Float64Array } {
+export function attentionGrad64(
+  p: AttentionProblem64,
+  grad: Float64Array,
+): { dq: Float64Array; dk: Float64Array; dv: Float64Array } {
   const { B, H, Hkv, L, S, D, Dv } = p.dims;
   const f = forward(p);
   const dWeights = score64(grad, p.v, { B, H, Hkv, L, S, D: Dv }); // grad · vᵀ

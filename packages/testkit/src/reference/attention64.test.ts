@@ -18,7 +18,10 @@ function mismatches(c: GoldenCase, config: AttentionConfig = c.config): string[]
       continue;
     }
     const r = compare(got.data, want, c.tolerance);
-    if (!r.ok) bad.push(`${name}: ${r.failures} of ${want.size} off, worst at ${r.worst?.index}: ${r.worst?.got} vs ${r.worst?.expected}`);
+    if (!r.ok)
+      bad.push(
+        `${name}: ${r.failures} of ${want.size} off, worst at ${r.worst?.index}: ${r.worst?.got} vs ${r.worst?.expected}`,
+      );
   }
   return bad;
 }
@@ -65,7 +68,11 @@ describe("the golden comparison catches a wrong reference", () => {
       const half = a.length / 2;
       return { shape: w!.shape, data: [...a.slice(half), ...a.slice(0, half)] };
     };
-    const ref = referenceAttention(c.config, { ...c.weights, W_key: swap(c.weights.W_key), W_value: swap(c.weights.W_value) }, c.inputs);
+    const ref = referenceAttention(
+      c.config,
+      { ...c.weights, W_key: swap(c.weights.W_key), W_value: swap(c.weights.W_value) },
+      c.inputs,
+    );
     expect(compare(ref.output.data, c.expected.output!, c.tolerance).ok).toBe(false);
   });
 });

@@ -4,7 +4,16 @@
 import { formatShape, sameShape, ShapeError } from "@attngraph/tensor";
 import type { AttentionConfig } from "@attngraph/attention";
 import { alibi64 } from "./alibi64.js";
-import { linear64, mask64, mergeHeads64, score64, softmax64, splitHeads64, weightedSum64, type Tensor64 } from "./ops64.js";
+import {
+  linear64,
+  mask64,
+  mergeHeads64,
+  score64,
+  softmax64,
+  splitHeads64,
+  weightedSum64,
+  type Tensor64,
+} from "./ops64.js";
 import { rope64 } from "./rope64.js";
 
 /** A Tensor (any view) or plain row-major numbers with a shape. */
@@ -39,13 +48,15 @@ export function referenceAttention(
   const D = E / H;
   const Ekv = Hkv * D;
   const xT = need(inputs, "inputs", "x");
-  if (xT.shape.length !== 3) throw new ShapeError("reference: inputs.x", "wrong rank", "[B, L, dIn]", formatShape(xT.shape));
+  if (xT.shape.length !== 3)
+    throw new ShapeError("reference: inputs.x", "wrong rank", "[B, L, dIn]", formatShape(xT.shape));
   const [B, L] = xT.shape as [number, number];
   const x = take(inputs, "inputs", "x", [B, L, dIn]);
   const kvT = config.cross ? need(inputs, "inputs", "kv") : xT;
   const S = kvT.shape[1] ?? 0;
   const src = config.cross ? take(inputs, "inputs", "kv", [B, S, dIn]) : x;
-  const bias = (name: string, n: number): Float64Array | undefined => (config.qkvBias ? take(weights, "weights", name, [n]) : undefined);
+  const bias = (name: string, n: number): Float64Array | undefined =>
+    config.qkvBias ? take(weights, "weights", name, [n]) : undefined;
 
   const queries = linear64(x, dIn, take(weights, "weights", "W_query", [E, dIn]), E, bias("b_query", E)); // [B, L, E]
   const keys = linear64(src, dIn, take(weights, "weights", "W_key", [Ekv, dIn]), Ekv, bias("b_key", Ekv)); // [B, S, Hkv·D]
@@ -55,7 +66,11 @@ export function referenceAttention(
   let qh = splitHeads64(queries, B, L, H, D); // [B, H, L, D]
   let kh = splitHeads64(keys, B, S, Hkv, D); // [B, Hkv, S, D]
   if (position?.kind === "rope") {
-    const r = { base: position.base ?? 10000, rotaryDim: position.rotaryDim ?? null, positionOffset: position.positionOffset ?? 0 };
+    const r = {
+      base: position.base ?? 10000,
+      rotaryDim: position.rotaryDim ?? null,
+      positionOffset: position.positionOffset ?? 0,
+    };
     qh = rope64(qh, B, H, L, D, r);
     kh = rope64(kh, B, Hkv, S, D, r);
   }
@@ -69,11 +84,25 @@ export function referenceAttention(
   }
   const pad = inputs["keyPaddingMask"] ? take(inputs, "inputs", "keyPaddingMask", [B, S]) : undefined;
   // Causal attention is self-attention (L = S), where both alignments agree.
-  const masked = mask64(biased, B, H, L, S, { causal: config.causal, window: config.window, alignment: "top-left" }, pad);
+  const masked = mask64(
+    biased,
+    B,
+    H,
+    L,
+    S,
+    { causal: config.causal, window: config.window, alignment: "top-left" },
+    pad,
+  );
   const attn = softmax64(masked, S, scale); // [B, H, L, S]
   const context = mergeHeads64(weightedSum64(attn, splitHeads64(values, B, S, Hkv, D), dims), B, H, L, D); // [B, L, E]
   const output = config.outProj
-    ? linear64(context, E, take(weights, "weights", "out_proj", [E, E]), E, config.outBias ? take(weights, "weights", "out_bias", [E]) : undefined)
+    ? linear64(
+        context,
+        E,
+        take(weights, "weights", "out_proj", [E, E]),
+        E,
+        config.outBias ? take(weights, "weights", "out_bias", [E]) : undefined,
+      )
     : Float64Array.from(context);
 
   return {
@@ -94,8 +123,14 @@ function need(map: Readonly<Record<string, TensorLike>>, group: string, name: st
 }
 
 /** The named tensor as float64, after checking its shape. */
-function take(map: Readonly<Record<string, TensorLike>>, group: string, name: string, shape: readonly number[]): Float64Array {
+function take(
+  map: Readonly<Record<string, TensorLike>>,
+  group: string,
+  name: string,
+  shape: readonly number[],
+): Float64Array {
   const t = need(map, group, name);
-  if (!sameShape(t.shape, shape)) throw new ShapeError(`reference: ${group}.${name}`, "wrong shape", formatShape(shape), formatShape(t.shape));
+  if (!sameShape(t.shape, shape))
+    throw new ShapeError(`reference: ${group}.${name}`, "wrong shape", formatShape(shape), formatShape(t.shape));
   return "toFloat32Array" in t ? Float64Array.from(t.toFloat32Array()) : Float64Array.from(t.data);
 }

@@ -25,7 +25,10 @@ import { rope64, type Rope64 } from "./rope64.js";
 /** Seeded standard normals (Box–Muller on mulberry32). */
 function normals(seed: number, n: number, scale = 1): Float64Array {
   const u = mulberry32(seed);
-  return Float64Array.from({ length: n }, () => scale * Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u()));
+  return Float64Array.from(
+    { length: n },
+    () => scale * Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u()),
+  );
 }
 
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
@@ -60,12 +63,17 @@ function expectNear(got: ArrayLike<number>, want: ArrayLike<number>, tol: number
       worst = i;
     }
   }
-  expect(worstErr <= tol, `${label}: worst at ${worst}: got ${got[worst]}, expected ${want[worst]} (scaled error ${worstErr})`).toBe(true);
+  expect(
+    worstErr <= tol,
+    `${label}: worst at ${worst}: got ${got[worst]}, expected ${want[worst]} (scaled error ${worstErr})`,
+  ).toBe(true);
 }
 
 /** ⟨a, b⟩ = ⟨c, d⟩ to 1e-12 relative to the terms' magnitude. */
 function expectAdjoint(lhs: number, rhs: number, label: string): void {
-  expect(Math.abs(lhs - rhs), `${label}: ⟨f(x), y⟩ = ${lhs}, ⟨x, fᵀ(y)⟩ = ${rhs}`).toBeLessThan(1e-12 * (1 + Math.abs(lhs)));
+  expect(Math.abs(lhs - rhs), `${label}: ⟨f(x), y⟩ = ${lhs}, ⟨x, fᵀ(y)⟩ = ${rhs}`).toBeLessThan(
+    1e-12 * (1 + Math.abs(lhs)),
+  );
 }
 
 const FD = 1e-7; // finite differences in float64 with h = 1e-5: truncation ~h², rounding ~1e-16/h
@@ -82,19 +90,40 @@ describe("sumTo64", () => {
 
   const cases: [number[], number[]][] = [
     [[2, 3, 4], [4]],
-    [[2, 3, 4], [1, 3, 4]],
-    [[2, 3, 4], [2, 1, 4]],
-    [[2, 3, 4], [3, 1]],
-    [[2, 3, 4], [1, 1, 1]],
+    [
+      [2, 3, 4],
+      [1, 3, 4],
+    ],
+    [
+      [2, 3, 4],
+      [2, 1, 4],
+    ],
+    [
+      [2, 3, 4],
+      [3, 1],
+    ],
+    [
+      [2, 3, 4],
+      [1, 1, 1],
+    ],
     [[2, 3, 4], []],
-    [[2, 2, 3, 4, 5], [2, 2, 1, 4, 5]],
-    [[2, 3, 4], [2, 3, 4]],
+    [
+      [2, 2, 3, 4, 5],
+      [2, 2, 1, 4, 5],
+    ],
+    [
+      [2, 3, 4],
+      [2, 3, 4],
+    ],
   ];
   for (const [xs, os] of cases) {
     it(`is the adjoint of broadcasting [${os}] to [${xs}]`, () => {
       const n = xs.reduce((p, d) => p * d, 1);
       const x = normals(1, n);
-      const y = normals(2, os.reduce((p, d) => p * d, 1));
+      const y = normals(
+        2,
+        os.reduce((p, d) => p * d, 1),
+      );
       const broadcast = add64(new Float64Array(n), xs, y, os); // y broadcast to x's shape
       expect(broadcast.shape).toEqual(xs);
       expectAdjoint(dot(broadcast.data, x), dot(y, sumTo64(x, xs, os)), `sum-to [${xs}] → [${os}]`);
@@ -117,11 +146,18 @@ describe("pad64", () => {
     [[3, 4], 0, 0, 0],
   ] as [number[], number, number, number][]) {
     it(`is the adjoint of slice: [${shape}] axis ${axis}, ${before} before, ${after} after`, () => {
-      const x = normals(3, shape.reduce((p, d) => p * d, 1));
+      const x = normals(
+        3,
+        shape.reduce((p, d) => p * d, 1),
+      );
       const padded = pad64(x, shape, axis, before, after);
       const y = normals(4, padded.data.length);
       const a = axis < 0 ? axis + shape.length : axis;
-      expectAdjoint(dot(padded.data, y), dot(x, slice64(y, padded.shape, axis, before, shape[a]!).data), `pad axis ${axis}`);
+      expectAdjoint(
+        dot(padded.data, y),
+        dot(x, slice64(y, padded.shape, axis, before, shape[a]!).data),
+        `pad axis ${axis}`,
+      );
     });
   }
 });
@@ -134,7 +170,12 @@ describe("linearWeightGrad64", () => {
     const g = normals(7, rows * outF);
     expectAdjoint(dot(linear64(x, inF, w, outF), g), dot(w, linearWeightGrad64(g, outF, x, inF)), "linear-weight-grad");
     // and, being linear in W, its finite differences are the gradient too
-    expectNear(linearWeightGrad64(g, outF, x, inF), numericGrad((wp) => dot(linear64(x, inF, wp, outF), g), w), FD, "linear-weight-grad vs finite differences");
+    expectNear(
+      linearWeightGrad64(g, outF, x, inF),
+      numericGrad((wp) => dot(linear64(x, inF, wp, outF), g), w),
+      FD,
+      "linear-weight-grad vs finite differences",
+    );
   });
 });
 
@@ -145,7 +186,12 @@ describe("softmaxGrad64", () => {
       const x = normals(8, 3 * S, 2);
       const g = normals(9, 3 * S);
       const y = softmax64(x, S, scale);
-      expectNear(softmaxGrad64(y, g, S, scale), numericGrad((xp) => dot(softmax64(xp, S, scale), g), x), FD, `softmax-grad scale ${scale}`);
+      expectNear(
+        softmaxGrad64(y, g, S, scale),
+        numericGrad((xp) => dot(softmax64(xp, S, scale), g), x),
+        FD,
+        `softmax-grad scale ${scale}`,
+      );
     });
   }
 
@@ -159,12 +205,20 @@ describe("softmaxGrad64", () => {
     expect(dx[5]).toBe(0);
     // finite differences over the visible entries only (a −∞ perturbed stays −∞)
     const visible = [4, 6, 7];
-    const fd = numericGrad((v) => {
-      const xp = Float64Array.from(x);
-      visible.forEach((k, i) => (xp[k] = v[i]!));
-      return dot(softmax64(xp, 4, 0.7).subarray(4), g.subarray(4));
-    }, Float64Array.from(visible, (k) => x[k]!));
-    expectNear(visible.map((k) => dx[k]!), fd, FD, "softmax-grad of a partly masked row");
+    const fd = numericGrad(
+      (v) => {
+        const xp = Float64Array.from(x);
+        visible.forEach((k, i) => (xp[k] = v[i]!));
+        return dot(softmax64(xp, 4, 0.7).subarray(4), g.subarray(4));
+      },
+      Float64Array.from(visible, (k) => x[k]!),
+    );
+    expectNear(
+      visible.map((k) => dx[k]!),
+      fd,
+      FD,
+      "softmax-grad of a partly masked row",
+    );
   });
 
   it("a NaN in grad makes its row NaN and no other", () => {
@@ -179,19 +233,28 @@ describe("maskGrad64", () => {
   it("is the finite-difference gradient of the visible part of maskFull64 (scale, causal, a −∞ bias)", () => {
     const [B, H, L, S] = [1, 2, 3, 4];
     const scores = normals(11, B * H * L * S);
-    const bias = { shape: [L, S], data: Float64Array.from(normals(12, L * S), (v, i) => (i === 1 || i === 6 ? -Infinity : v)) };
+    const bias = {
+      shape: [L, S],
+      data: Float64Array.from(normals(12, L * S), (v, i) => (i === 1 || i === 6 ? -Infinity : v)),
+    };
     const m = { causal: true, window: null, alignment: "top-left" as const, scale: 0.5 };
     const masked = maskFull64(scores, B, H, L, S, m, undefined, undefined, bias);
     expect(masked.some((v) => v === -Infinity)).toBe(true);
     const g = normals(13, masked.length);
-    const visibleDot = (s: Float64Array): number => maskFull64(s, B, H, L, S, m, undefined, undefined, bias).reduce((a, v, k) => (v === -Infinity ? a : a + v * g[k]!), 0);
+    const visibleDot = (s: Float64Array): number =>
+      maskFull64(s, B, H, L, S, m, undefined, undefined, bias).reduce(
+        (a, v, k) => (v === -Infinity ? a : a + v * g[k]!),
+        0,
+      );
     const dx = maskGrad64(g, masked, 0.5);
     expectNear(dx, numericGrad(visibleDot, scores), FD, "mask-grad");
     masked.forEach((v, k) => v === -Infinity && expect(dx[k], `hidden entry ${k}`).toBe(0));
   });
 
   it("only −∞ hides: +∞ and NaN in the forward output pass scale · grad", () => {
-    expect([...maskGrad64(Float64Array.of(1, 2, 3, 4), Float64Array.of(-Infinity, Infinity, NaN, 0), 2)]).toEqual([0, 4, 6, 8]);
+    expect([...maskGrad64(Float64Array.of(1, 2, 3, 4), Float64Array.of(-Infinity, Infinity, NaN, 0), 2)]).toEqual([
+      0, 4, 6, 8,
+    ]);
   });
 });
 
@@ -203,11 +266,26 @@ describe("layerNormGrad64 and layerNormWeightGrad64", () => {
   const b = normals(17, E);
   for (const eps of [1e-5, 1e-2]) {
     it(`dx is the finite-difference gradient of ⟨layerNorm64(x), g⟩, affine and not (eps ${eps})`, () => {
-      expectNear(layerNormGrad64(g, x, E, eps, w), numericGrad((xp) => dot(layerNorm64(xp, E, eps, w, b), g), x), FD, "layer-norm-grad affine");
-      expectNear(layerNormGrad64(g, x, E, eps), numericGrad((xp) => dot(layerNorm64(xp, E, eps), g), x), FD, "layer-norm-grad plain");
+      expectNear(
+        layerNormGrad64(g, x, E, eps, w),
+        numericGrad((xp) => dot(layerNorm64(xp, E, eps, w, b), g), x),
+        FD,
+        "layer-norm-grad affine",
+      );
+      expectNear(
+        layerNormGrad64(g, x, E, eps),
+        numericGrad((xp) => dot(layerNorm64(xp, E, eps), g), x),
+        FD,
+        "layer-norm-grad plain",
+      );
     });
     it(`dweight is the finite-difference gradient of ⟨layerNorm64(x; w), g⟩ in w (eps ${eps})`, () => {
-      expectNear(layerNormWeightGrad64(g, x, E, eps), numericGrad((wp) => dot(layerNorm64(x, E, eps, wp, b), g), w), FD, "layer-norm-weight-grad");
+      expectNear(
+        layerNormWeightGrad64(g, x, E, eps),
+        numericGrad((wp) => dot(layerNorm64(x, E, eps, wp, b), g), w),
+        FD,
+        "layer-norm-weight-grad",
+      );
     });
   }
 
@@ -225,7 +303,12 @@ describe("geluGrad64", () => {
     it(`is grad times the finite-difference derivative of gelu64 (${approximate}) over -8..8`, () => {
       const x = Float64Array.from({ length: 65 }, (_, i) => -8 + i * 0.25);
       const g = normals(18, x.length);
-      expectNear(geluGrad64(g, x, approximate), numericGrad((xp) => dot(gelu64(xp, approximate), g), x), FD, `gelu-grad ${approximate}`);
+      expectNear(
+        geluGrad64(g, x, approximate),
+        numericGrad((xp) => dot(gelu64(xp, approximate), g), x),
+        FD,
+        `gelu-grad ${approximate}`,
+      );
     });
   }
 
@@ -244,11 +327,18 @@ describe("reluGrad64", () => {
     // Offsets of 0.1 keep every x at least 0.1 from 0, far beyond the finite-difference step.
     const x = Float64Array.from({ length: 40 }, (_, i) => -4.9 + i * 0.25);
     const g = normals(23, x.length);
-    expectNear(reluGrad64(g, relu64(x)), numericGrad((xp) => dot(relu64(xp), g), x), FD, "relu-grad");
+    expectNear(
+      reluGrad64(g, relu64(x)),
+      numericGrad((xp) => dot(relu64(xp), g), x),
+      FD,
+      "relu-grad",
+    );
   });
 
   it("at y = 0 (either sign) the gradient is 0 even for a NaN or infinite grad; a NaN y lets grad through", () => {
-    expect([...reluGrad64(Float64Array.of(NaN, Infinity, 2, 3, 4), Float64Array.of(0, -0, NaN, Infinity, 1e-30))]).toEqual([0, 0, 2, 3, 4]);
+    expect([
+      ...reluGrad64(Float64Array.of(NaN, Infinity, 2, 3, 4), Float64Array.of(0, -0, NaN, Infinity, 1e-30)),
+    ]).toEqual([0, 0, 2, 3, 4]);
   });
 });
 
@@ -259,7 +349,12 @@ describe("embeddingGrad64", () => {
     const table = normals(19, V * E);
     const g = normals(20, ids.length * E);
     const dt = embeddingGrad64(ids, g, V, E);
-    expectNear(dt, numericGrad((tp) => dot(embedding64(ids, tp, V, E), g), table), FD, "embedding-grad");
+    expectNear(
+      dt,
+      numericGrad((tp) => dot(embedding64(ids, tp, V, E), g), table),
+      FD,
+      "embedding-grad",
+    );
     expectAdjoint(dot(embedding64(ids, table, V, E), g), dot(table, dt), "embedding-grad adjoint");
     expect([...dt.subarray(3, 6), ...dt.subarray(9, 12)], "rows no id names").toEqual([0, 0, 0, 0, 0, 0]);
     expect(dt[12]).toBeCloseTo(g[0]! + g[12]! + g[15]!, 15);
@@ -286,14 +381,19 @@ describe("crossEntropyGrad64", () => {
           const want = numericGrad((lp) => dot(crossEntropy64(lp, V, t, reduction, ignoreIndex), weight), logits);
           const got = crossEntropyGrad64(logits, V, t, reduction, ignoreIndex, grad);
           expectNear(got, want, FD, `cross-entropy-grad ${reduction}`);
-          if (ignoreIndex !== null) expect([...got.subarray(V, 2 * V), ...got.subarray(3 * V, 4 * V)], "ignored rows").toEqual(new Array(2 * V).fill(0));
+          if (ignoreIndex !== null)
+            expect([...got.subarray(V, 2 * V), ...got.subarray(3 * V, 4 * V)], "ignored rows").toEqual(
+              new Array(2 * V).fill(0),
+            );
         });
       }
     }
   }
 
   it("an all-ignored mean gives zeros; large logits stay finite; a bad target throws", () => {
-    expect([...crossEntropyGrad64(logits.subarray(0, 2 * V), V, [-100, -100], "mean", -100)]).toEqual(new Array(2 * V).fill(0));
+    expect([...crossEntropyGrad64(logits.subarray(0, 2 * V), V, [-100, -100], "mean", -100)]).toEqual(
+      new Array(2 * V).fill(0),
+    );
     const huge = crossEntropyGrad64(Float64Array.of(1000, 0, -1000, 1e4, 1e4 - 1, 0), 3, [0, 1], "sum");
     expect(huge.every(Number.isFinite)).toBe(true);
     expect(huge[3]).toBeCloseTo(1 / (1 + Math.exp(-1)), 14);
@@ -316,13 +416,23 @@ describe("rope64 inverse", () => {
       expectNear(rope64(rope64(x, 2, H, L, D, a), 2, H, L, D, inv), x, 1e-14, "inverse(rope(x))");
       expectNear(rope64(rope64(x, 2, H, L, D, inv), 2, H, L, D, a), x, 1e-14, "rope(inverse(x))");
       expectAdjoint(dot(rope64(x, 2, H, L, D, a), g), dot(x, rope64(g, 2, H, L, D, inv)), "rope adjoint");
-      expectNear(rope64(g, 2, H, L, D, inv), numericGrad((xp) => dot(rope64(xp, 2, H, L, D, a), g), x), FD, "rope-inverse vs finite differences");
+      expectNear(
+        rope64(g, 2, H, L, D, inv),
+        numericGrad((xp) => dot(rope64(xp, 2, H, L, D, a), g), x),
+        FD,
+        "rope-inverse vs finite differences",
+      );
       expect(rope64(x, 2, H, L, D, { ...a, inverse: false })).toEqual(rope64(x, 2, H, L, D, a));
     });
   }
 
   it("rotates by −θ: e_1 at p = 1, r = 4, base 100 turns by −0.1", () => {
-    const y = rope64(Float64Array.of(0, 1, 0, 0, 7, 8), 1, 1, 1, 6, { base: 100, rotaryDim: 4, positionOffset: 1, inverse: true });
+    const y = rope64(Float64Array.of(0, 1, 0, 0, 7, 8), 1, 1, 1, 6, {
+      base: 100,
+      rotaryDim: 4,
+      positionOffset: 1,
+      inverse: true,
+    });
     [0, Math.cos(0.1), 0, -Math.sin(0.1), 7, 8].forEach((v, k) => expect(y[k]).toBeCloseTo(v, 15));
   });
 });

@@ -16,7 +16,8 @@ export function sumTo64(x: Float64Array, xShape: readonly number[], outShape: re
   const lead = xShape.length - outShape.length;
   if (lead < 0) throw new Error(`sumTo64: [${outShape}] has more axes than [${xShape}]`);
   outShape.forEach((d, i) => {
-    if (d !== 1 && d !== xShape[lead + i]) throw new Error(`sumTo64: [${xShape}] does not broadcast from [${outShape}]`);
+    if (d !== 1 && d !== xShape[lead + i])
+      throw new Error(`sumTo64: [${xShape}] does not broadcast from [${outShape}]`);
   });
   const out = new Float64Array(sizeOf(outShape));
   const idx = new Array<number>(xShape.length).fill(0);
@@ -34,19 +35,32 @@ export function sumTo64(x: Float64Array, xShape: readonly number[], outShape: re
 }
 
 /** The slice op: `size` entries of `axis` (negative counts from the end) from `start`. pad64's adjoint. */
-export function slice64(x: Float64Array, shape: readonly number[], axis: number, start: number, size: number): { shape: number[]; data: Float64Array } {
+export function slice64(
+  x: Float64Array,
+  shape: readonly number[],
+  axis: number,
+  start: number,
+  size: number,
+): { shape: number[]; data: Float64Array } {
   const a = axis < 0 ? axis + shape.length : axis;
   const outer = sizeOf(shape.slice(0, a));
   const inner = sizeOf(shape.slice(a + 1));
   const n = shape[a]!;
   if (start < 0 || start + size > n) throw new Error(`slice64: [${start}, ${start + size}) outside an axis of ${n}`);
   const data = new Float64Array(outer * size * inner);
-  for (let o = 0; o < outer; o++) data.set(x.subarray((o * n + start) * inner, (o * n + start + size) * inner), o * size * inner);
+  for (let o = 0; o < outer; o++)
+    data.set(x.subarray((o * n + start) * inner, (o * n + start + size) * inner), o * size * inner);
   return { shape: shape.map((d, i) => (i === a ? size : d)), data };
 }
 
 /** x with `before` zeros and `after` zeros along `axis` (negative counts from the end): the gradient of a slice. */
-export function pad64(x: Float64Array, shape: readonly number[], axis: number, before: number, after: number): { shape: number[]; data: Float64Array } {
+export function pad64(
+  x: Float64Array,
+  shape: readonly number[],
+  axis: number,
+  before: number,
+  after: number,
+): { shape: number[]; data: Float64Array } {
   const a = axis < 0 ? axis + shape.length : axis;
   if (a < 0 || a >= shape.length) throw new Error(`pad64: axis ${axis} out of range for rank ${shape.length}`);
   const outer = sizeOf(shape.slice(0, a));
@@ -64,7 +78,8 @@ export function pad64(x: Float64Array, shape: readonly number[], axis: number, b
  */
 export function linearWeightGrad64(grad: Float64Array, outF: number, x: Float64Array, inF: number): Float64Array {
   const rows = grad.length / outF;
-  if (x.length !== rows * inF) throw new Error(`linearWeightGrad64: ${rows} gradient rows but ${x.length / inF} input rows`);
+  if (x.length !== rows * inF)
+    throw new Error(`linearWeightGrad64: ${rows} gradient rows but ${x.length / inF} input rows`);
   const out = new Float64Array(outF * inF);
   for (let o = 0; o < outF; o++)
     for (let i = 0; i < inF; i++) {
@@ -119,7 +134,13 @@ function normalizedRows(x: Float64Array, e: number, eps: number): { xhat: Float6
  * The input gradient of layerNorm64 over rows of length E: with x̂ the normalised row, rstd = 1/sqrt(σ² + eps) and
  * ĝ = grad ⊙ weight (weight absent = 1), dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)).
  */
-export function layerNormGrad64(grad: Float64Array, x: Float64Array, e: number, eps: number, weight?: Float64Array): Float64Array {
+export function layerNormGrad64(
+  grad: Float64Array,
+  x: Float64Array,
+  e: number,
+  eps: number,
+  weight?: Float64Array,
+): Float64Array {
   const { xhat, rstd } = normalizedRows(x, e, eps);
   const out = new Float64Array(x.length);
   for (let o = 0, r = 0; o < x.length; o += e, r++) {
@@ -132,7 +153,8 @@ export function layerNormGrad64(grad: Float64Array, x: Float64Array, e: number, 
     }
     mg /= e;
     mgx /= e;
-    for (let j = 0; j < e; j++) out[o + j] = rstd[r]! * (grad[o + j]! * (weight ? weight[j]! : 1) - mg - xhat[o + j]! * mgx);
+    for (let j = 0; j < e; j++)
+      out[o + j] = rstd[r]! * (grad[o + j]! * (weight ? weight[j]! : 1) - mg - xhat[o + j]! * mgx);
   }
   return out;
 }
@@ -179,7 +201,8 @@ export function embeddingGrad64(ids: ArrayLike<number>, grad: Float64Array, v: n
   const out = new Float64Array(v * e);
   for (let p = 0; p < ids.length; p++) {
     const id = ids[p]!;
-    if (!Number.isInteger(id) || id < 0 || id >= v) throw new AttnGraphError("input", describe(`ids[${p}]`, "id out of range", `[0, ${v})`, String(id)));
+    if (!Number.isInteger(id) || id < 0 || id >= v)
+      throw new AttnGraphError("input", describe(`ids[${p}]`, "id out of range", `[0, ${v})`, String(id)));
     for (let j = 0; j < e; j++) out[id * e + j]! += grad[p * e + j]!;
   }
   return out;
@@ -204,7 +227,8 @@ export function crossEntropyGrad64(
   for (let r = 0; r < n; r++) {
     const t = targets[r]!;
     if (t === ignoreIndex) continue;
-    if (!Number.isInteger(t) || t < 0 || t >= v) throw new AttnGraphError("input", describe(`targets[${r}]`, "target out of range", `[0, ${v})`, String(t)));
+    if (!Number.isInteger(t) || t < 0 || t >= v)
+      throw new AttnGraphError("input", describe(`targets[${r}]`, "target out of range", `[0, ${v})`, String(t)));
     count++;
   }
   const out = new Float64Array(n * v);

@@ -41,7 +41,9 @@ describe("float64 references of the block ops", () => {
     const y = layerNorm64(Float64Array.of(1, 2, 3, 4), 4, 0);
     expect(y.reduce((a, v) => a + v, 0)).toBeCloseTo(0, 12);
     expect(y.reduce((a, v) => a + v * v, 0) / 4).toBeCloseTo(1, 12);
-    expect([...layerNorm64(Float64Array.of(5, 5, 5), 3, 1e-5, Float64Array.of(2, 2, 2), Float64Array.of(1, -1, 0))]).toEqual([1, -1, 0]);
+    expect([
+      ...layerNorm64(Float64Array.of(5, 5, 5), 3, 1e-5, Float64Array.of(2, 2, 2), Float64Array.of(1, -1, 0)),
+    ]).toEqual([1, -1, 0]);
   });
 
   it("add64 broadcasts leading and size-1 axes", () => {
@@ -73,7 +75,17 @@ describe("float64 references of the block ops", () => {
     const scores = Float64Array.of(1, 2, 3, 4); // [1, 1, 2, 2]
     const user = { shape: [2, 2], data: Float64Array.of(1, 0, 1, 1) };
     const bias = { shape: [1, 2], data: Float64Array.of(0.5, -Infinity) };
-    const out = maskFull64(scores, 1, 1, 2, 2, { causal: true, window: null, alignment: "top-left", scale: 2 }, undefined, user, bias);
+    const out = maskFull64(
+      scores,
+      1,
+      1,
+      2,
+      2,
+      { causal: true, window: null, alignment: "top-left", scale: 2 },
+      undefined,
+      user,
+      bias,
+    );
     expect([...out]).toEqual([2.5, -Infinity, 6.5, -Infinity]);
   });
 });

@@ -5,7 +5,13 @@ import { AttnGraphError, describe } from "@attngraph/tensor";
 import { mask64, type Mask64 } from "./ops64.js";
 
 /** nn.LayerNorm over rows of length E: (x − mean) / sqrt(var + eps) · weight + bias, biased variance, two-pass. */
-export function layerNorm64(x: Float64Array, e: number, eps: number, weight?: Float64Array, bias?: Float64Array): Float64Array {
+export function layerNorm64(
+  x: Float64Array,
+  e: number,
+  eps: number,
+  weight?: Float64Array,
+  bias?: Float64Array,
+): Float64Array {
   const out = new Float64Array(x.length);
   for (let o = 0; o < x.length; o += e) {
     let mean = 0;
@@ -14,7 +20,8 @@ export function layerNorm64(x: Float64Array, e: number, eps: number, weight?: Fl
     let v = 0;
     for (let j = 0; j < e; j++) v += (x[o + j]! - mean) ** 2;
     const inv = 1 / Math.sqrt(v / e + eps);
-    for (let j = 0; j < e; j++) out[o + j] = (x[o + j]! - mean) * inv * (weight ? weight[j]! : 1) + (bias ? bias[j]! : 0);
+    for (let j = 0; j < e; j++)
+      out[o + j] = (x[o + j]! - mean) * inv * (weight ? weight[j]! : 1) + (bias ? bias[j]! : 0);
   }
   return out;
 }
@@ -48,7 +55,11 @@ export function erf64(x: number): number {
 /** GELU: "none" = x/2 · (1 + erf(x/√2)); "tanh" = x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³))). */
 export function gelu64(x: Float64Array, approximate: "none" | "tanh"): Float64Array {
   const c = Math.sqrt(2 / Math.PI);
-  return x.map((v) => (approximate === "tanh" ? 0.5 * v * (1 + Math.tanh(c * (v + 0.044715 * v * v * v))) : 0.5 * v * (1 + erf64(v / Math.SQRT2))));
+  return x.map((v) =>
+    approximate === "tanh"
+      ? 0.5 * v * (1 + Math.tanh(c * (v + 0.044715 * v * v * v)))
+      : 0.5 * v * (1 + erf64(v / Math.SQRT2)),
+  );
 }
 
 /** ReLU: max(x, 0), NaN kept (JavaScript's Math.max propagates NaN, as torch.relu does); −0 gives +0. */
@@ -57,12 +68,24 @@ export function relu64(x: Float64Array): Float64Array {
 }
 
 /** a + b with NumPy broadcasting; returns the broadcast shape and values. Shapes must broadcast. */
-export function add64(a: Float64Array, aShape: readonly number[], b: Float64Array, bShape: readonly number[]): { shape: number[]; data: Float64Array } {
+export function add64(
+  a: Float64Array,
+  aShape: readonly number[],
+  b: Float64Array,
+  bShape: readonly number[],
+): { shape: number[]; data: Float64Array } {
   return broadcast64(a, aShape, b, bShape, (p, q) => p + q, "add64");
 }
 
 /** f(a, b) elementwise over NumPy's broadcast of the two shapes (add64's and mul64's shared walk). */
-export function broadcast64(a: Float64Array, aShape: readonly number[], b: Float64Array, bShape: readonly number[], f: (p: number, q: number) => number, what: string): { shape: number[]; data: Float64Array } {
+export function broadcast64(
+  a: Float64Array,
+  aShape: readonly number[],
+  b: Float64Array,
+  bShape: readonly number[],
+  f: (p: number, q: number) => number,
+  what: string,
+): { shape: number[]; data: Float64Array } {
   const n = Math.max(aShape.length, bShape.length);
   const pad = (s: readonly number[]) => [...new Array<number>(n - s.length).fill(1), ...s];
   const as = pad(aShape);
@@ -92,7 +115,8 @@ export function embedding64(ids: ArrayLike<number>, table: Float64Array, v: numb
   const out = new Float64Array(ids.length * e);
   for (let k = 0; k < ids.length; k++) {
     const id = ids[k]!;
-    if (!Number.isInteger(id) || id < 0 || id >= v) throw new AttnGraphError("input", describe(`ids[${k}]`, "id out of range", `[0, ${v})`, String(id)));
+    if (!Number.isInteger(id) || id < 0 || id >= v)
+      throw new AttnGraphError("input", describe(`ids[${k}]`, "id out of range", `[0, ${v})`, String(id)));
     for (let j = 0; j < e; j++) out[k * e + j] = table[id * e + j]!;
   }
   return out;
@@ -102,14 +126,21 @@ export function embedding64(ids: ArrayLike<number>, table: Float64Array, v: numb
  * F.cross_entropy of logits [N, V] against targets [N]: per row logsumexp − logits[target]; `ignoreIndex` rows give 0
  * and are not counted. "mean" over counted rows (0 when none is counted, where PyTorch gives nan), "sum", or "none".
  */
-export function crossEntropy64(logits: Float64Array, v: number, targets: ArrayLike<number>, reduction: "mean" | "sum" | "none", ignoreIndex: number | null = null): Float64Array {
+export function crossEntropy64(
+  logits: Float64Array,
+  v: number,
+  targets: ArrayLike<number>,
+  reduction: "mean" | "sum" | "none",
+  ignoreIndex: number | null = null,
+): Float64Array {
   const n = targets.length;
   const per = new Float64Array(n);
   let count = 0;
   for (let r = 0; r < n; r++) {
     const t = targets[r]!;
     if (t === ignoreIndex) continue;
-    if (!Number.isInteger(t) || t < 0 || t >= v) throw new AttnGraphError("input", describe(`targets[${r}]`, "target out of range", `[0, ${v})`, String(t)));
+    if (!Number.isInteger(t) || t < 0 || t >= v)
+      throw new AttnGraphError("input", describe(`targets[${r}]`, "target out of range", `[0, ${v})`, String(t)));
     let max = -Infinity;
     for (let j = 0; j < v; j++) max = Math.max(max, logits[r * v + j]!);
     let sum = 0;
@@ -130,7 +161,12 @@ export interface UserMask64 {
 
 /** The element of a user mask/bias for scores index (b, h, i, j), broadcasting dims of 1. */
 function userAt(m: UserMask64, b: number, h: number, i: number, j: number): number {
-  const full = m.shape.length === 2 ? [1, 1, ...m.shape] : m.shape.length === 3 ? [m.shape[0]!, 1, m.shape[1]!, m.shape[2]!] : [...m.shape];
+  const full =
+    m.shape.length === 2
+      ? [1, 1, ...m.shape]
+      : m.shape.length === 3
+        ? [m.shape[0]!, 1, m.shape[1]!, m.shape[2]!]
+        : [...m.shape];
   const idx = [b, h, i, j].map((x, k) => (full[k] === 1 ? 0 : x));
   return m.data[((idx[0]! * full[1]! + idx[1]!) * full[2]! + idx[2]!) * full[3]! + idx[3]!]!;
 }
@@ -139,7 +175,17 @@ function userAt(m: UserMask64, b: number, h: number, i: number, j: number): numb
  * The mask op with every input: positions hidden by causal/window/padding (mask64) or by a user mask value of 0 become
  * −∞; visible ones become scale · score + bias. User mask values other than 0 and 1 throw.
  */
-export function maskFull64(scores: Float64Array, B: number, H: number, L: number, S: number, m: Mask64 & { readonly scale?: number }, pad?: Float64Array, user?: UserMask64, bias?: UserMask64): Float64Array {
+export function maskFull64(
+  scores: Float64Array,
+  B: number,
+  H: number,
+  L: number,
+  S: number,
+  m: Mask64 & { readonly scale?: number },
+  pad?: Float64Array,
+  user?: UserMask64,
+  bias?: UserMask64,
+): Float64Array {
   const out = mask64(scores, B, H, L, S, m, pad);
   const scale = m.scale ?? 1;
   for (let b = 0; b < B; b++)
@@ -148,7 +194,11 @@ export function maskFull64(scores: Float64Array, B: number, H: number, L: number
         for (let j = 0; j < S; j++) {
           const o = ((b * H + h) * L + i) * S + j;
           const keep = user ? userAt(user, b, h, i, j) : 1;
-          if (keep !== 0 && keep !== 1) throw new AttnGraphError("input", describe("mask", "user mask values must be 0 or 1", "0 or 1", String(keep)));
+          if (keep !== 0 && keep !== 1)
+            throw new AttnGraphError(
+              "input",
+              describe("mask", "user mask values must be 0 or 1", "0 or 1", String(keep)),
+            );
           if (out[o] === -Infinity || keep === 0) out[o] = -Infinity;
           else out[o] = scale * out[o]! + (bias ? userAt(bias, b, h, i, j) : 0);
         }

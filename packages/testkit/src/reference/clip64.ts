@@ -3,7 +3,11 @@
 // every g multiplied by it. Independent of any executor's kernels.
 
 /** Each gradient's squared norm, the total norm and the clamped coefficient. */
-export function clipGradNorm64(grads: readonly ArrayLike<number>[], maxNorm: number, eps = 1e-6): { norm: number; coef: number; clipped: Float64Array[] } {
+export function clipGradNorm64(
+  grads: readonly ArrayLike<number>[],
+  maxNorm: number,
+  eps = 1e-6,
+): { norm: number; coef: number; clipped: Float64Array[] } {
   const norms = grads.map((g) => Math.sqrt(Array.from(g).reduce((s, x) => s + x * x, 0)));
   const norm = Math.sqrt(norms.reduce((s, n) => s + n * n, 0));
   const coef = Math.min(1, maxNorm / (norm + eps));

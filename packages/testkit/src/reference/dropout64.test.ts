@@ -12,12 +12,14 @@ function fmix32Big(h: bigint): bigint {
   h ^= h >> 16n;
   return h;
 }
-const bitsBig = (seed: number, i: number): number => Number(fmix32Big(fmix32Big(BigInt(seed)) ^ ((BigInt(i) * 0x9e3779b9n) & M32)));
+const bitsBig = (seed: number, i: number): number =>
+  Number(fmix32Big(fmix32Big(BigInt(seed)) ^ ((BigInt(i) * 0x9e3779b9n) & M32)));
 
 describe("referenceDropout", () => {
   it("bits agree with a BigInt implementation of the spec", () => {
     for (const seed of [0, 1, 42, 0x7fffffff, 0xdeadbeef, 0xffffffff]) {
-      for (const i of [0, 1, 2, 511, 65_536, 0x7fffffff, 0xffffffff]) expect(referenceDropoutBits(seed, i), `seed ${seed}, i ${i}`).toBe(bitsBig(seed, i));
+      for (const i of [0, 1, 2, 511, 65_536, 0x7fffffff, 0xffffffff])
+        expect(referenceDropoutBits(seed, i), `seed ${seed}, i ${i}`).toBe(bitsBig(seed, i));
     }
   });
 
@@ -32,7 +34,11 @@ describe("referenceDropout", () => {
 
   it("a seed's mask is the BigInt implementation's (threshold 2³¹ at rate 0.5), and another seed's differs", () => {
     const mask = (keep: (i: number) => boolean) => Array.from({ length: 256 }, (_, i) => (keep(i) ? 1 : 0)).join("");
-    for (const seed of [1, 2, 0xffffffff]) expect(mask((i) => referenceDropoutKeep(seed, i, 0.5)), `seed ${seed}`).toBe(mask((i) => bitsBig(seed, i) >= 2 ** 31));
+    for (const seed of [1, 2, 0xffffffff])
+      expect(
+        mask((i) => referenceDropoutKeep(seed, i, 0.5)),
+        `seed ${seed}`,
+      ).toBe(mask((i) => bitsBig(seed, i) >= 2 ** 31));
     const [a, b] = [mask((i) => referenceDropoutKeep(1, i, 0.5)), mask((i) => referenceDropoutKeep(2, i, 0.5))];
     const differing = [...a].filter((c, i) => c !== b[i]).length;
     expect(differing).toBeGreaterThan(256 / 4); // independent masks at rate 0.5 differ in about half the places
@@ -42,7 +48,9 @@ describe("referenceDropout", () => {
     const x = [0.1, -3.7, 12.25, 1e-3, 5, 6, 7, 8];
     const out = referenceDropout(x, 3, 0.25);
     const scale = Math.fround(1 / 0.75);
-    x.forEach((v, i) => expect(out[i]).toBe(referenceDropoutKeep(3, i, 0.25) ? Math.fround(Math.fround(v) * scale) : 0));
+    x.forEach((v, i) =>
+      expect(out[i]).toBe(referenceDropoutKeep(3, i, 0.25) ? Math.fround(Math.fround(v) * scale) : 0),
+    );
     expect(out.some((v) => v === 0)).toBe(true);
   });
 });

@@ -30,6 +30,7 @@ export function referenceDropoutKeep(seed: number, i: number, rate: number): boo
 export function referenceDropout(values: ArrayLike<number>, seed: number, rate: number): Float32Array {
   const scale = Math.fround(1 / (1 - rate));
   const out = new Float32Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = referenceDropoutKeep(seed, i, rate) ? Math.fround(values[i]!) * scale : 0;
+  for (let i = 0; i < values.length; i++)
+    out[i] = referenceDropoutKeep(seed, i, rate) ? Math.fround(values[i]!) * scale : 0;
   return out;
 }

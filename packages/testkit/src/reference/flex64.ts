@@ -6,7 +6,15 @@ import { compileExpr, derive, type Expr, type GatheredTensor } from "@attngraph/
 import { referenceDropoutKeep } from "./dropout64.js";
 
 export interface Flex64 {
-  readonly dims: { readonly B: number; readonly H: number; readonly Hkv: number; readonly L: number; readonly S: number; readonly D: number; readonly Dv: number };
+  readonly dims: {
+    readonly B: number;
+    readonly H: number;
+    readonly Hkv: number;
+    readonly L: number;
+    readonly S: number;
+    readonly D: number;
+    readonly Dv: number;
+  };
   readonly q: ArrayLike<number>;
   readonly k: ArrayLike<number>;
   readonly v: ArrayLike<number>;
@@ -34,7 +42,8 @@ interface Row {
 function rowOf(f: Flex64, b: number, h: number, i: number): Row {
   const { H, Hkv, L, S, D } = f.dims;
   const kh = Math.floor(h / (H / Hkv));
-  const score = f.scoreMod === null ? undefined : compileExpr(f.scoreMod, f.gathered, "ref.scoreMod", { float64: true });
+  const score =
+    f.scoreMod === null ? undefined : compileExpr(f.scoreMod, f.gathered, "ref.scoreMod", { float64: true });
   const mask = f.maskMod === null ? undefined : compileExpr(f.maskMod, f.gathered, "ref.maskMod", { float64: true });
   const off = f.alignment === "bottom-right" ? S - L : 0;
   const sm = new Float64Array(S).fill(-Infinity);
@@ -50,7 +59,12 @@ function rowOf(f: Flex64, b: number, h: number, i: number): Row {
     s[j] = f.scale * raw;
     sm[j] = score ? (score(s[j]!, b, h, i, j) as number) : s[j]!;
     const e = ((b * H + h) * L + i) * S + j;
-    m[j] = f.dropout && f.dropout.rate > 0 ? (referenceDropoutKeep(f.dropout.seed, e, f.dropout.rate) ? Math.fround(1 / (1 - f.dropout.rate)) : 0) : 1;
+    m[j] =
+      f.dropout && f.dropout.rate > 0
+        ? referenceDropoutKeep(f.dropout.seed, e, f.dropout.rate)
+          ? Math.fround(1 / (1 - f.dropout.rate))
+          : 0
+        : 1;
   }
   const max = Math.max(...sm);
   const p = new Float64Array(S);
@@ -83,9 +97,15 @@ export function flexForward64(f: Flex64): { out: Float64Array; lse: Float64Array
 }
 
 /** dq [B, H, L, D], dk [B, Hkv, S, D], dv [B, Hkv, S, Dv] of Σ grad ⊙ out. */
-export function flexGrad64(f: Flex64, grad: ArrayLike<number>): { dq: Float64Array; dk: Float64Array; dv: Float64Array } {
+export function flexGrad64(
+  f: Flex64,
+  grad: ArrayLike<number>,
+): { dq: Float64Array; dk: Float64Array; dv: Float64Array } {
   const { B, H, Hkv, L, S, D, Dv } = f.dims;
-  const dScore = f.scoreMod === null ? undefined : compileExpr(derive(f.scoreMod, { kind: "score" }), f.gathered, "ref.dScore", { float64: true });
+  const dScore =
+    f.scoreMod === null
+      ? undefined
+      : compileExpr(derive(f.scoreMod, { kind: "score" }), f.gathered, "ref.dScore", { float64: true });
   const dq = new Float64Array(B * H * L * D);
   const dk = new Float64Array(B * Hkv * S * D);
   const dv = new Float64Array(B * Hkv * S * Dv);
@@ -105,7 +125,8 @@ export function flexGrad64(f: Flex64, grad: ArrayLike<number>): { dq: Float64Arr
         for (let j = 0; j < S; j++) {
           if (r.p[j] === 0) continue;
           const kRow = ((b * Hkv + kh) * S + j) * D;
-          for (let c = 0; c < Dv; c++) dv[((b * Hkv + kh) * S + j) * Dv + c]! += r.m[j]! * r.p[j]! * grad[row * Dv + c]!;
+          for (let c = 0; c < Dv; c++)
+            dv[((b * Hkv + kh) * S + j) * Dv + c]! += r.m[j]! * r.p[j]! * grad[row * Dv + c]!;
           const dsm = r.p[j]! * (r.m[j]! * gv(j) - delta);
           if (dsm === 0) continue;
           const ds = dsm * f.scale * (dScore ? (dScore(r.s[j]!, b, h, i, j) as number) : 1);

@@ -20,14 +20,21 @@ export function rmsNorm64(x: Float64Array, e: number, eps: number, weight?: Floa
 }
 
 /** dx of rmsNorm64: with x̂ = x · r and ĝ = grad ⊙ weight, r · (ĝ − x̂ · mean(ĝ ⊙ x̂)). */
-export function rmsNormGrad64(grad: Float64Array, x: Float64Array, e: number, eps: number, weight?: Float64Array): Float64Array {
+export function rmsNormGrad64(
+  grad: Float64Array,
+  x: Float64Array,
+  e: number,
+  eps: number,
+  weight?: Float64Array,
+): Float64Array {
   const r = rmsRows(x, e, eps);
   const out = new Float64Array(x.length);
   for (let o = 0, k = 0; o < x.length; o += e, k++) {
     let mgx = 0;
     for (let j = 0; j < e; j++) mgx += grad[o + j]! * (weight ? weight[j]! : 1) * x[o + j]! * r[k]!;
     mgx /= e;
-    for (let j = 0; j < e; j++) out[o + j] = r[k]! * (grad[o + j]! * (weight ? weight[j]! : 1) - x[o + j]! * r[k]! * mgx);
+    for (let j = 0; j < e; j++)
+      out[o + j] = r[k]! * (grad[o + j]! * (weight ? weight[j]! : 1) - x[o + j]! * r[k]! * mgx);
   }
   return out;
 }
@@ -36,7 +43,8 @@ export function rmsNormGrad64(grad: Float64Array, x: Float64Array, e: number, ep
 export function rmsNormWeightGrad64(grad: Float64Array, x: Float64Array, e: number, eps: number): Float64Array {
   const r = rmsRows(x, e, eps);
   const out = new Float64Array(e);
-  for (let o = 0, k = 0; o < x.length; o += e, k++) for (let j = 0; j < e; j++) out[j]! += grad[o + j]! * x[o + j]! * r[k]!;
+  for (let o = 0, k = 0; o < x.length; o += e, k++)
+    for (let j = 0; j < e; j++) out[j]! += grad[o + j]! * x[o + j]! * r[k]!;
   return out;
 }
 
@@ -60,6 +68,11 @@ export function siluGrad64(grad: Float64Array, x: Float64Array): Float64Array {
 }
 
 /** a · b with NumPy broadcasting. */
-export function mul64(a: Float64Array, aShape: readonly number[], b: Float64Array, bShape: readonly number[]): { shape: number[]; data: Float64Array } {
+export function mul64(
+  a: Float64Array,
+  aShape: readonly number[],
+  b: Float64Array,
+  bShape: readonly number[],
+): { shape: number[]; data: Float64Array } {
   return broadcast64(a, aShape, b, bShape, (p, q) => p * q, "mul64");
 }

@@ -7,7 +7,9 @@ import { mask64, softmax64, weightedSum64 } from "./ops64.js";
 /** Which keys each query row sees, as strings of "x" (visible) and "." (hidden), for B = H = 1. */
 function visible(L: number, S: number, m: Parameters<typeof mask64>[5], pad?: number[]): string[] {
   const out = mask64(new Float64Array(L * S), 1, 1, L, S, m, pad && Float64Array.from(pad));
-  return Array.from({ length: L }, (_, i) => Array.from(out.subarray(i * S, i * S + S), (v) => (v === -Infinity ? "." : "x")).join(""));
+  return Array.from({ length: L }, (_, i) =>
+    Array.from(out.subarray(i * S, i * S + S), (v) => (v === -Infinity ? "." : "x")).join(""),
+  );
 }
 
 describe("mask64", () => {
@@ -22,14 +24,23 @@ describe("mask64", () => {
     expect(visible(4, 4, { causal: true, window: 2, alignment: "top-left" })).toEqual(["x...", "xx..", ".xx.", "..xx"]);
   });
   it("key padding composes with causal by or", () => {
-    expect(visible(3, 3, { causal: true, window: null, alignment: "top-left" }, [1, 0, 0])).toEqual(["...", ".x.", ".xx"]);
+    expect(visible(3, 3, { causal: true, window: null, alignment: "top-left" }, [1, 0, 0])).toEqual([
+      "...",
+      ".x.",
+      ".xx",
+    ]);
   });
   it("a padding flag other than 0/1 is an error", () => {
     expect(() => visible(1, 2, { causal: false, window: null, alignment: "top-left" }, [0, 2])).toThrow(AttnGraphError);
   });
   it("leaves visible scores untouched", () => {
     const s = Float64Array.from([1.5, -2, 3, 4]);
-    expect([...mask64(s, 1, 1, 2, 2, { causal: true, window: null, alignment: "top-left" })]).toEqual([1.5, -Infinity, 3, 4]);
+    expect([...mask64(s, 1, 1, 2, 2, { causal: true, window: null, alignment: "top-left" })]).toEqual([
+      1.5,
+      -Infinity,
+      3,
+      4,
+    ]);
   });
 });
 

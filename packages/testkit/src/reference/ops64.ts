@@ -20,7 +20,13 @@ export interface Mask64 {
 }
 
 /** x [rows, In] · weight [Out, In]ᵀ (+ bias [Out]) → [rows, Out] (nn.Linear layout). */
-export function linear64(x: Float64Array, inF: number, weight: Float64Array, outF: number, bias?: Float64Array): Float64Array {
+export function linear64(
+  x: Float64Array,
+  inF: number,
+  weight: Float64Array,
+  outF: number,
+  bias?: Float64Array,
+): Float64Array {
   const rows = x.length / inF;
   const out = new Float64Array(rows * outF);
   for (let r = 0; r < rows; r++) {
@@ -87,13 +93,25 @@ export function score64(q: Float64Array, k: Float64Array, { B, H, Hkv, L, S, D }
  * scores [B, H, L, S] with hidden entries set to −∞. A key is hidden if any mask hides it (causal, window, or
  * pad [B, S] = 1). Padding flags other than 0 and 1 are an error: they are a bug upstream, not a third state.
  */
-export function mask64(scores: Float64Array, B: number, H: number, L: number, S: number, m: Mask64, pad?: Float64Array): Float64Array {
+export function mask64(
+  scores: Float64Array,
+  B: number,
+  H: number,
+  L: number,
+  S: number,
+  m: Mask64,
+  pad?: Float64Array,
+): Float64Array {
   const out = Float64Array.from(scores);
   const shift = m.alignment === "bottom-right" ? S - L : 0;
   for (let b = 0; b < B; b++)
     for (let j = 0; j < S; j++) {
       const p = pad ? pad[b * S + j]! : 0;
-      if (p !== 0 && p !== 1) throw new AttnGraphError("validation", describe(`keyPaddingMask[${b}, ${j}]`, "invalid padding flag", "0 or 1", String(p)));
+      if (p !== 0 && p !== 1)
+        throw new AttnGraphError(
+          "validation",
+          describe(`keyPaddingMask[${b}, ${j}]`, "invalid padding flag", "0 or 1", String(p)),
+        );
       for (let h = 0; h < H; h++)
         for (let i = 0; i < L; i++) {
           const pos = i + shift;

@@ -5,15 +5,18 @@ import { rope64 } from "./rope64.js";
 
 const D = 8;
 /** A deterministic vector [1, 1, 1, D]. */
-const vec = (seed: number, d = D): Float64Array => Float64Array.from({ length: d }, (_, k) => Math.sin(seed * 13.1 + k * 2.3));
-const at = (x: Float64Array, p: number, r: number | null = null, base = 10000): Float64Array => rope64(x, 1, 1, 1, x.length, { base, rotaryDim: r, positionOffset: p });
+const vec = (seed: number, d = D): Float64Array =>
+  Float64Array.from({ length: d }, (_, k) => Math.sin(seed * 13.1 + k * 2.3));
+const at = (x: Float64Array, p: number, r: number | null = null, base = 10000): Float64Array =>
+  rope64(x, 1, 1, 1, x.length, { base, rotaryDim: r, positionOffset: p });
 const dot = (a: Float64Array, b: Float64Array): number => a.reduce((s, v, k) => s + v * b[k]!, 0);
 
 describe("rope64", () => {
   it("keeps the norm of every pair (i, i + D/2)", () => {
     const x = vec(1);
     const y = at(x, 37);
-    for (let i = 0; i < D / 2; i++) expect(Math.hypot(y[i]!, y[i + D / 2]!)).toBeCloseTo(Math.hypot(x[i]!, x[i + D / 2]!), 12);
+    for (let i = 0; i < D / 2; i++)
+      expect(Math.hypot(y[i]!, y[i + D / 2]!)).toBeCloseTo(Math.hypot(x[i]!, x[i + D / 2]!), 12);
     expect([...y]).not.toEqual([...x]);
   });
 
@@ -30,7 +33,11 @@ describe("rope64", () => {
   it("position 0 is the identity; positionOffset is the position of row 0", () => {
     const x = vec(4);
     expect([...at(x, 0)]).toEqual([...x]);
-    const rows = rope64(Float64Array.from([...x, ...x, ...x]), 1, 1, 3, D, { base: 10000, rotaryDim: null, positionOffset: 5 });
+    const rows = rope64(Float64Array.from([...x, ...x, ...x]), 1, 1, 3, D, {
+      base: 10000,
+      rotaryDim: null,
+      positionOffset: 5,
+    });
     expect([...rows.subarray(2 * D)]).toEqual([...at(x, 7)]);
   });
 
@@ -42,7 +49,11 @@ describe("rope64", () => {
 
   it("applies the same angles to every batch and head", () => {
     const x = vec(5);
-    const y = rope64(Float64Array.from([...x, ...x, ...x, ...x]), 2, 2, 1, D, { base: 10000, rotaryDim: null, positionOffset: 3 });
+    const y = rope64(Float64Array.from([...x, ...x, ...x, ...x]), 2, 2, 1, D, {
+      base: 10000,
+      rotaryDim: null,
+      positionOffset: 3,
+    });
     for (let row = 0; row < 4; row++) expect([...y.subarray(row * D, row * D + D)]).toEqual([...at(x, 3)]);
   });
 });

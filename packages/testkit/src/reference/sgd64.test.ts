@@ -15,15 +15,52 @@ describe("sgdMomentum64", () => {
     const a = { momentum: 0.9, dampening: 0.3, weightDecay: 0.5 };
     // d = 0.5 + 0.5 · 2 = 1.5 and d = -4 + 0.5 · (-1) = -4.5
     expect([...sgdMomentum64([NaN, 7], [0.5, -4], [2, -1], 1, a)]).toEqual([1.5, -4.5]);
-    expect([...sgdMomentum64([Infinity, -Infinity], [0.5, -4], undefined, 1, { ...a, weightDecay: 0 })]).toEqual([0.5, -4]);
+    expect([...sgdMomentum64([Infinity, -Infinity], [0.5, -4], undefined, 1, { ...a, weightDecay: 0 })]).toEqual([
+      0.5, -4,
+    ]);
     // d = [1.5, 3.5]: 0.9 · 1 + 0.9 · 1.5 and 0.9 · (-2) + 0.9 · 3.5
-    expectNear(sgdMomentum64([1, -2], [0.5, 4], [2, -1], 2, { momentum: 0.9, dampening: 0.1, weightDecay: 0.5 }), [2.25, 1.35], 1e-15, "step 2 with dampening and weight decay");
-    expectNear(sgdMomentum64([1, -2], [0.5, 4], undefined, 7, { momentum: 0.9, dampening: 0, weightDecay: 0 }), [1.4, 2.2], 1e-15, "torch's defaults but momentum");
-    expectNear(sgdMomentum64([1, -2], [0.5, 4], [2, -1], 7, { momentum: 0.9, dampening: 0, weightDecay: 0 }), [1.4, 2.2], 1e-15, "a parameter without weight decay is ignored");
-    expectNear(sgdMomentum64([5, 5], [2, -4], undefined, 3, { momentum: 0, dampening: 0.25, weightDecay: 0 }), [1.5, -3], 1e-15, "momentum 0: (1 − dampening) · d");
-    expectNear(sgdMomentum64([2, -4], [3, 3], undefined, 5, { momentum: 0.5, dampening: 1, weightDecay: 0 }), [1, -2], 1e-15, "dampening 1: momentum · buf");
-    expectNear(sgdMomentum64([2, -4], [3, 3], undefined, 1, { momentum: 0.5, dampening: 1, weightDecay: 0 }), [3, 3], 1e-15, "dampening 1 at step 1: still d");
-    expectNear(sgdMomentum64([1], [0.5], undefined, 1e6, { momentum: 0.9, dampening: 0, weightDecay: 0 }), [1.4], 1e-15, "a large step is any step after the first");
+    expectNear(
+      sgdMomentum64([1, -2], [0.5, 4], [2, -1], 2, { momentum: 0.9, dampening: 0.1, weightDecay: 0.5 }),
+      [2.25, 1.35],
+      1e-15,
+      "step 2 with dampening and weight decay",
+    );
+    expectNear(
+      sgdMomentum64([1, -2], [0.5, 4], undefined, 7, { momentum: 0.9, dampening: 0, weightDecay: 0 }),
+      [1.4, 2.2],
+      1e-15,
+      "torch's defaults but momentum",
+    );
+    expectNear(
+      sgdMomentum64([1, -2], [0.5, 4], [2, -1], 7, { momentum: 0.9, dampening: 0, weightDecay: 0 }),
+      [1.4, 2.2],
+      1e-15,
+      "a parameter without weight decay is ignored",
+    );
+    expectNear(
+      sgdMomentum64([5, 5], [2, -4], undefined, 3, { momentum: 0, dampening: 0.25, weightDecay: 0 }),
+      [1.5, -3],
+      1e-15,
+      "momentum 0: (1 − dampening) · d",
+    );
+    expectNear(
+      sgdMomentum64([2, -4], [3, 3], undefined, 5, { momentum: 0.5, dampening: 1, weightDecay: 0 }),
+      [1, -2],
+      1e-15,
+      "dampening 1: momentum · buf",
+    );
+    expectNear(
+      sgdMomentum64([2, -4], [3, 3], undefined, 1, { momentum: 0.5, dampening: 1, weightDecay: 0 }),
+      [3, 3],
+      1e-15,
+      "dampening 1 at step 1: still d",
+    );
+    expectNear(
+      sgdMomentum64([1], [0.5], undefined, 1e6, { momentum: 0.9, dampening: 0, weightDecay: 0 }),
+      [1.4],
+      1e-15,
+      "a large step is any step after the first",
+    );
   });
 
   it("refuses weight decay without the parameter, mismatched lengths and attributes out of range", () => {
@@ -59,14 +96,39 @@ describe("sgdStep64", () => {
   it("by hand: param − lr · u, u = d, buf or d + momentum · buf, d = grad + weightDecay · param", () => {
     expectNear(sgdStep64(p, g, undefined, plain), [0.95, -1.6, 0.2499], 1e-15, "plain SGD");
     // d = [1, -5, 0.126]
-    expectNear(sgdStep64(p, g, undefined, { ...plain, weightDecay: 0.5 }), [0.9, -1.5, 0.2374], 1e-15, "plain SGD with weight decay");
-    expectNear(sgdStep64(p, g, [NaN, NaN, NaN], plain), [0.95, -1.6, 0.2499], 1e-15, "momentum 0: a buffer given is not read");
+    expectNear(
+      sgdStep64(p, g, undefined, { ...plain, weightDecay: 0.5 }),
+      [0.9, -1.5, 0.2374],
+      1e-15,
+      "plain SGD with weight decay",
+    );
+    expectNear(
+      sgdStep64(p, g, [NaN, NaN, NaN], plain),
+      [0.95, -1.6, 0.2499],
+      1e-15,
+      "momentum 0: a buffer given is not read",
+    );
     expectNear(sgdStep64(p, g, buf, { ...plain, momentum: 0.9 }), [0.8, -1.9, 0.25], 1e-15, "momentum: u = buf");
-    expectNear(sgdStep64(p, g, buf, { ...plain, momentum: 0.9, weightDecay: 0.5 }), [0.8, -1.9, 0.25], 1e-15, "momentum: weight decay went into the buffer");
+    expectNear(
+      sgdStep64(p, g, buf, { ...plain, momentum: 0.9, weightDecay: 0.5 }),
+      [0.8, -1.9, 0.25],
+      1e-15,
+      "momentum: weight decay went into the buffer",
+    );
     // u = d + 0.9 · buf = [2.3, -4.9, 1e-3]
-    expectNear(sgdStep64(p, g, buf, { ...plain, momentum: 0.9, nesterov: true }), [0.77, -1.51, 0.2499], 1e-15, "Nesterov");
+    expectNear(
+      sgdStep64(p, g, buf, { ...plain, momentum: 0.9, nesterov: true }),
+      [0.77, -1.51, 0.2499],
+      1e-15,
+      "Nesterov",
+    );
     // u = [1, -5, 0.126] + 0.9 · buf = [2.8, -5.9, 0.126]
-    expectNear(sgdStep64(p, g, buf, { ...plain, momentum: 0.9, nesterov: true, weightDecay: 0.5 }), [0.72, -1.41, 0.2374], 1e-15, "Nesterov with weight decay");
+    expectNear(
+      sgdStep64(p, g, buf, { ...plain, momentum: 0.9, nesterov: true, weightDecay: 0.5 }),
+      [0.72, -1.41, 0.2374],
+      1e-15,
+      "Nesterov with weight decay",
+    );
   });
 
   it("by hand: two steps with momentum 0.9 on g1 = 0.5, g2 = -1 from p = 1, lr 0.1 (heavy ball and Nesterov)", () => {
@@ -98,8 +160,18 @@ describe("sgdStep64", () => {
         b = sgdMomentum64(b, g, undefined, t, { momentum: m, dampening: 0, weightDecay: 0 });
         p = sgdStep64(p, g, b, a);
         sum += nesterov ? geo(t + 1) : geo(t);
-        expectNear(b, g.map((x) => x * geo(t)), 1e-13, `buffer at step ${t}`);
-        expectNear(p, g.map((x) => -0.01 * x * sum), 1e-13, `${nesterov ? "Nesterov" : "heavy ball"} step ${t}`);
+        expectNear(
+          b,
+          g.map((x) => x * geo(t)),
+          1e-13,
+          `buffer at step ${t}`,
+        );
+        expectNear(
+          p,
+          g.map((x) => -0.01 * x * sum),
+          1e-13,
+          `${nesterov ? "Nesterov" : "heavy ball"} step ${t}`,
+        );
       }
     }
   });
@@ -117,21 +189,45 @@ describe("sgdStep64", () => {
 describe("a training loop built from sgdMomentum64 and sgdStep64 equals torch.optim.SGD", () => {
   const shapes = [37, 12, 5];
   const cases: { label: string; options: TorchSgdOptions }[] = [
-    { label: "plain SGD (momentum 0, no buffer)", options: { lr: 0.02, momentum: 0, dampening: 0, weight_decay: 0, nesterov: false } },
-    { label: "plain SGD, weight_decay 0.1", options: { lr: 0.02, momentum: 0, dampening: 0, weight_decay: 0.1, nesterov: false } },
+    {
+      label: "plain SGD (momentum 0, no buffer)",
+      options: { lr: 0.02, momentum: 0, dampening: 0, weight_decay: 0, nesterov: false },
+    },
+    {
+      label: "plain SGD, weight_decay 0.1",
+      options: { lr: 0.02, momentum: 0, dampening: 0, weight_decay: 0.1, nesterov: false },
+    },
     { label: "momentum 0.9", options: { lr: 0.02, momentum: 0.9, dampening: 0, weight_decay: 0, nesterov: false } },
-    { label: "momentum 0.9, dampening 0.1, weight_decay 0.01", options: { lr: 0.02, momentum: 0.9, dampening: 0.1, weight_decay: 0.01, nesterov: false } },
-    { label: "momentum 0.99, dampening 0.5", options: { lr: 0.01, momentum: 0.99, dampening: 0.5, weight_decay: 0, nesterov: false } },
-    { label: "momentum 0.5, dampening 1 (the first gradient, decaying)", options: { lr: 0.05, momentum: 0.5, dampening: 1, weight_decay: 0, nesterov: false } },
-    { label: "Nesterov, momentum 0.9, weight_decay 0.05", options: { lr: 0.02, momentum: 0.9, dampening: 0, weight_decay: 0.05, nesterov: true } },
-    { label: "Nesterov, momentum 0.5", options: { lr: 0.05, momentum: 0.5, dampening: 0, weight_decay: 0, nesterov: true } },
+    {
+      label: "momentum 0.9, dampening 0.1, weight_decay 0.01",
+      options: { lr: 0.02, momentum: 0.9, dampening: 0.1, weight_decay: 0.01, nesterov: false },
+    },
+    {
+      label: "momentum 0.99, dampening 0.5",
+      options: { lr: 0.01, momentum: 0.99, dampening: 0.5, weight_decay: 0, nesterov: false },
+    },
+    {
+      label: "momentum 0.5, dampening 1 (the first gradient, decaying)",
+      options: { lr: 0.05, momentum: 0.5, dampening: 1, weight_decay: 0, nesterov: false },
+    },
+    {
+      label: "Nesterov, momentum 0.9, weight_decay 0.05",
+      options: { lr: 0.02, momentum: 0.9, dampening: 0, weight_decay: 0.05, nesterov: true },
+    },
+    {
+      label: "Nesterov, momentum 0.5",
+      options: { lr: 0.05, momentum: 0.5, dampening: 0, weight_decay: 0, nesterov: true },
+    },
   ];
   cases.forEach(({ label, options }, n) => {
     it(`${label}: 40 steps on a noisy quadratic, three parameters`, () => {
       const init = shapes.map((len, k) => normals(5000 + 100 * n + k, len));
       const centres = shapes.map((len, k) => normals(5000 + 100 * n + 10 + k, len, 2));
       const curvature = shapes.map((len, k) => normals(5000 + 100 * n + 20 + k, len).map((x) => 0.1 + x * x));
-      const torch = new TorchSGD(init.map((p) => Float64Array.from(p)), options);
+      const torch = new TorchSGD(
+        init.map((p) => Float64Array.from(p)),
+        options,
+      );
       const ops = new OpsSGD(
         init.map((p) => Float64Array.from(p)),
         { lr: options.lr, momentum: options.momentum, nesterov: options.nesterov, weightDecay: options.weight_decay },
@@ -142,8 +238,12 @@ describe("a training loop built from sgdMomentum64 and sgdStep64 equals torch.op
         const noise = shapes.map((len, k) => normals(90000 + 1000 * t + 100 * n + k, len, 0.1));
         torch.update(torch.params.map((p, k) => bowlGrad(p, centres[k]!, curvature[k]!, noise[k]!)));
         ops.update(ops.params.map((p, k) => bowlGrad(p, centres[k]!, curvature[k]!, noise[k]!)));
-        ops.params.forEach((p, k) => expectNear(p, torch.params[k]!, 1e-12, `${label}: parameter ${k} after step ${t}`));
-        ops.params.forEach((p, k) => expect(p.every(Number.isFinite), `${label}: parameter ${k} finite after step ${t}`).toBe(true));
+        ops.params.forEach((p, k) =>
+          expectNear(p, torch.params[k]!, 1e-12, `${label}: parameter ${k} after step ${t}`),
+        );
+        ops.params.forEach((p, k) =>
+          expect(p.every(Number.isFinite), `${label}: parameter ${k} finite after step ${t}`).toBe(true),
+        );
       }
       ops.params.forEach((p, k) => p.forEach((x, i) => (moved = Math.max(moved, Math.abs(x - init[k]![i]!)))));
       expect(moved, "the loop really moved the parameters").toBeGreaterThan(options.lr);
@@ -151,6 +251,15 @@ describe("a training loop built from sgdMomentum64 and sgdStep64 equals torch.op
   });
 
   it("torch refuses Nesterov with dampening, and so does the transcription", () => {
-    expect(() => new TorchSGD([new Float64Array(1)], { lr: 0.1, momentum: 0.9, dampening: 0.1, weight_decay: 0, nesterov: true })).toThrow(/Nesterov/);
+    expect(
+      () =>
+        new TorchSGD([new Float64Array(1)], {
+          lr: 0.1,
+          momentum: 0.9,
+          dampening: 0.1,
+          weight_decay: 0,
+          nesterov: true,
+        }),
+    ).toThrow(/Nesterov/);
   });
 });

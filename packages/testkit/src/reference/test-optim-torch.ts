@@ -7,7 +7,10 @@ import { adamMoment64, adamStep64, sgdMomentum64, sgdStep64, type AdamStep64, ty
 /** Seeded standard normals (Box–Muller on mulberry32). */
 export function normals(seed: number, n: number, scale = 1): Float64Array {
   const u = mulberry32(seed);
-  return Float64Array.from({ length: n }, () => scale * Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u()));
+  return Float64Array.from(
+    { length: n },
+    () => scale * Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u()),
+  );
 }
 
 /** Asserts |got − want| <= tol · (1 + |want|) elementwise, naming the worst element. */
@@ -22,7 +25,10 @@ export function expectNear(got: ArrayLike<number>, want: ArrayLike<number>, tol:
       worst = i;
     }
   }
-  expect(worstErr <= tol, `${label}: worst at ${worst}: got ${got[worst]}, expected ${want[worst]} (scaled error ${worstErr})`).toBe(true);
+  expect(
+    worstErr <= tol,
+    `${label}: worst at ${worst}: got ${got[worst]}, expected ${want[worst]} (scaled error ${worstErr})`,
+  ).toBe(true);
 }
 
 export interface TorchOptions {
@@ -115,7 +121,12 @@ export class OpsAdam {
 }
 
 /** The gradient of Σ (p − c)² · s (a quadratic bowl with uneven curvature) plus seeded noise: it depends on p. */
-export function bowlGrad(p: Float64Array, centre: Float64Array, curvature: Float64Array, noise: Float64Array): Float64Array {
+export function bowlGrad(
+  p: Float64Array,
+  centre: Float64Array,
+  curvature: Float64Array,
+  noise: Float64Array,
+): Float64Array {
   return Float64Array.from(p, (x, i) => 2 * curvature[i]! * (x - centre[i]!) + noise[i]!);
 }
 
@@ -145,7 +156,8 @@ export class TorchSGD {
     readonly params: Float64Array[],
     private readonly o: TorchSgdOptions,
   ) {
-    if (o.nesterov && (o.momentum <= 0 || o.dampening !== 0)) throw new Error("Nesterov momentum requires a momentum and zero dampening");
+    if (o.nesterov && (o.momentum <= 0 || o.dampening !== 0))
+      throw new Error("Nesterov momentum requires a momentum and zero dampening");
     this.buffers = params.map(() => null);
   }
 
@@ -191,7 +203,11 @@ export class OpsSGD {
     const { momentum, weightDecay } = this.a;
     this.params = this.params.map((p, k) => {
       if (momentum === 0) return sgdStep64(p, grads[k]!, undefined, this.a);
-      this.bufs[k] = sgdMomentum64(this.bufs[k]!, grads[k]!, weightDecay > 0 ? p : undefined, this.t, { momentum, dampening: this.dampening, weightDecay });
+      this.bufs[k] = sgdMomentum64(this.bufs[k]!, grads[k]!, weightDecay > 0 ? p : undefined, this.t, {
+        momentum,
+        dampening: this.dampening,
+        weightDecay,
+      });
       return sgdStep64(p, grads[k]!, this.bufs[k]!, this.a);
     });
   }

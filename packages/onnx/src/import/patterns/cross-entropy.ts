@@ -20,7 +20,13 @@ export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | un
   const safeWhere = feeding(index, targets, "Where", unsq);
   if (safeWhere) {
     const eq = index.made(safeWhere.inputs[0], "Equal");
-    if (!eq || safeWhere.inputs[2] !== eq.inputs[0] || !index.isStatic(eq.inputs[1]!) || !index.isStatic(safeWhere.inputs[1]!)) return undefined;
+    if (
+      !eq ||
+      safeWhere.inputs[2] !== eq.inputs[0] ||
+      !index.isStatic(eq.inputs[1]!) ||
+      !index.isStatic(safeWhere.inputs[1]!)
+    )
+      return undefined;
     ignored = eq;
     targets = eq.inputs[0]!;
     nodes.push(safeWhere, eq);
@@ -37,7 +43,19 @@ export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | un
   const sub = exp && feeding(index, exp.inputs[0], "Sub", exp);
   const sqMax = add && feeding(index, add.inputs[1], "Squeeze", add);
   const max = sub && index.made(sub.inputs[1], "ReduceMax");
-  if (!add || !log || !sum || !exp || !sub || !sqMax || !max || sub.inputs[0] !== logits || max.inputs[0] !== logits || sqMax.inputs[0] !== max.outputs[0]) return undefined;
+  if (
+    !add ||
+    !log ||
+    !sum ||
+    !exp ||
+    !sub ||
+    !sqMax ||
+    !max ||
+    sub.inputs[0] !== logits ||
+    max.inputs[0] !== logits ||
+    sqMax.inputs[0] !== max.outputs[0]
+  )
+    return undefined;
   if (!index.usesOf(max.outputs[0]!).every((u) => u.node === sub || u.node === sqMax)) return undefined;
   nodes.push(add, log, sum, exp, sub, sqMax, max);
   // losses: diff, or Where(ignored, 0, diff).
@@ -64,7 +82,8 @@ export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | un
   }
   if (terminal !== losses && !nodes.includes(losses)) nodes.push(losses);
   // The Equal is read by the safe Where, the losses' Where and the count only.
-  if (ignored && !index.usesOf(ignored.outputs[0]!).every((u) => nodes.includes(u.node) || u.node === terminal)) return undefined;
+  if (ignored && !index.usesOf(ignored.outputs[0]!).every((u) => nodes.includes(u.node) || u.node === terminal))
+    return undefined;
   const internal = [...new Set(nodes)].filter((m) => m !== terminal);
   return {
     kind: "cross-entropy",
@@ -72,10 +91,21 @@ export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | un
     internal,
     lower: (ctx) => {
       const rank = ctx.shapeOf(logits, gather).length;
-      if (!reducesLastAxis(ctx, max, rank) || !reducesLastAxis(ctx, sum, rank) || attrInt(gather, "axis", 0) !== -1 && attrInt(gather, "axis", 0) !== rank - 1) return false;
+      if (
+        !reducesLastAxis(ctx, max, rank) ||
+        !reducesLastAxis(ctx, sum, rank) ||
+        (attrInt(gather, "axis", 0) !== -1 && attrInt(gather, "axis", 0) !== rank - 1)
+      )
+        return false;
       const ignoreIndex = ignored ? scalarProduct(ctx, [ignored.inputs[1]!]) : undefined;
       if (ignored && (ignoreIndex === undefined || !Number.isInteger(ignoreIndex))) return false;
-      const r = ctx.add("cross-entropy", ctx.nameFor(terminal, terminal.outputs[0]!), { logits: ctx.ref(logits, gather), targets: ctx.ref(targets, gather) }, { ignoreIndex: ignoreIndex ?? null, reduction }, [terminal, ...internal]);
+      const r = ctx.add(
+        "cross-entropy",
+        ctx.nameFor(terminal, terminal.outputs[0]!),
+        { logits: ctx.ref(logits, gather), targets: ctx.ref(targets, gather) },
+        { ignoreIndex: ignoreIndex ?? null, reduction },
+        [terminal, ...internal],
+      );
       ctx.setNode(terminal.outputs[0]!, r);
       return true;
     },
@@ -91,5 +121,3 @@ function countOf(index: GraphIndex, div: NodeIn, ignored: NodeIn): NodeIn[] | un
   const not = cast && feeding(index, cast.inputs[0], "Not", cast);
   return max && total && cast && not && not.inputs[0] === ignored.outputs[0] ? [max, total, cast, not] : undefined;
 }
-
-

@@ -32,7 +32,9 @@ export function findGroups(index: GraphIndex): Group[] {
   const claimed = new Set<NodeIn>();
   const groups: Group[] = [];
   for (const pass of PASSES) {
-    const nodes = index.model.nodes.filter((n) => pass.opTypes.includes(n.opType) && n.domain === "" && !index.isStatic(n.outputs[0] ?? ""));
+    const nodes = index.model.nodes.filter(
+      (n) => pass.opTypes.includes(n.opType) && n.domain === "" && !index.isStatic(n.outputs[0] ?? ""),
+    );
     for (const n of pass.reverse ? nodes.reverse() : nodes) {
       if (claimed.has(n)) continue;
       const g = pass.match(index, n);

@@ -27,8 +27,23 @@ export function matchGelu(index: GraphIndex, t: NodeIn): Group | undefined {
         lower: (ctx) => {
           const kv = scalarProduct(ctx, [k.constant]);
           const scale = div.opType === "Div" ? kv : kv === undefined ? undefined : 1 / kv;
-          if (!near(scalarProduct(ctx, f.statics), 0.5) || !near(scalarProduct(ctx, [one.constant]), 1) || !near(scale, SQRT2)) return false;
-          ctx.setNode(t.outputs[0]!, ctx.add("gelu", ctx.nameFor(t, t.outputs[0]!), { x: ctx.ref(x, t) }, { approximate: "none" }, [t, ...f.nodes, add, erf, div], "x · 0.5 · (1 + erf(x / √2))"));
+          if (
+            !near(scalarProduct(ctx, f.statics), 0.5) ||
+            !near(scalarProduct(ctx, [one.constant]), 1) ||
+            !near(scale, SQRT2)
+          )
+            return false;
+          ctx.setNode(
+            t.outputs[0]!,
+            ctx.add(
+              "gelu",
+              ctx.nameFor(t, t.outputs[0]!),
+              { x: ctx.ref(x, t) },
+              { approximate: "none" },
+              [t, ...f.nodes, add, erf, div],
+              "x · 0.5 · (1 + erf(x / √2))",
+            ),
+          );
           return true;
         },
       };
@@ -43,8 +58,25 @@ export function matchGelu(index: GraphIndex, t: NodeIn): Group | undefined {
         internal: [...f.nodes, add, tanh, ...g.nodes],
         lower: (ctx) => {
           const cubeOk = g.pow === undefined || near(scalarProduct(ctx, [g.pow]), 3);
-          if (!cubeOk || !near(scalarProduct(ctx, f.statics), 0.5) || !near(scalarProduct(ctx, [one.constant]), 1) || !near(scalarProduct(ctx, g.outer), TANH_K) || !near(scalarProduct(ctx, g.inner), 0.044715)) return false;
-          ctx.setNode(t.outputs[0]!, ctx.add("gelu", ctx.nameFor(t, t.outputs[0]!), { x: ctx.ref(x, t) }, { approximate: "tanh" }, [t, ...f.nodes, add, tanh, ...g.nodes], "0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))"));
+          if (
+            !cubeOk ||
+            !near(scalarProduct(ctx, f.statics), 0.5) ||
+            !near(scalarProduct(ctx, [one.constant]), 1) ||
+            !near(scalarProduct(ctx, g.outer), TANH_K) ||
+            !near(scalarProduct(ctx, g.inner), 0.044715)
+          )
+            return false;
+          ctx.setNode(
+            t.outputs[0]!,
+            ctx.add(
+              "gelu",
+              ctx.nameFor(t, t.outputs[0]!),
+              { x: ctx.ref(x, t) },
+              { approximate: "tanh" },
+              [t, ...f.nodes, add, tanh, ...g.nodes],
+              "0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))",
+            ),
+          );
           return true;
         },
       };
@@ -80,7 +112,10 @@ function matchTanhArgument(index: GraphIndex, tanh: NodeIn, x: string) {
 
 export function matchSilu(index: GraphIndex, t: NodeIn): Group | undefined {
   const [a, b] = t.inputs;
-  for (const [x, s] of [[a, b], [b, a]] as [string, string][]) {
+  for (const [x, s] of [
+    [a, b],
+    [b, a],
+  ] as [string, string][]) {
     const sig = feeding(index, s, "Sigmoid", t);
     if (sig && sig.inputs[0] === x && !index.isStatic(x)) {
       return {
@@ -88,7 +123,10 @@ export function matchSilu(index: GraphIndex, t: NodeIn): Group | undefined {
         terminal: t,
         internal: [sig],
         lower: (ctx) => {
-          ctx.setNode(t.outputs[0]!, ctx.add("silu", ctx.nameFor(t, t.outputs[0]!), { x: ctx.ref(x, t) }, {}, [t, sig], "x · sigmoid(x)"));
+          ctx.setNode(
+            t.outputs[0]!,
+            ctx.add("silu", ctx.nameFor(t, t.outputs[0]!), { x: ctx.ref(x, t) }, {}, [t, sig], "x · sigmoid(x)"),
+          );
           return true;
         },
       };

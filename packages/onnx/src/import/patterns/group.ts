@@ -38,7 +38,12 @@ export function factorsOf(index: GraphIndex, values: readonly string[], consumer
 }
 
 /** `value` made by an `opType` node read only by `reader`: the node, else undefined. */
-export function feeding(index: GraphIndex, value: string | undefined, opType: string, reader: NodeIn): NodeIn | undefined {
+export function feeding(
+  index: GraphIndex,
+  value: string | undefined,
+  opType: string,
+  reader: NodeIn,
+): NodeIn | undefined {
   const p = index.made(value, opType);
   return p && index.onlyFeeds(value!, reader) ? p : undefined;
 }

@@ -17,7 +17,8 @@ export function matchLayerNorm(index: GraphIndex, div: NodeIn): Group | undefine
   const eps = addEps && splitStatic(index, addEps);
   const variance = eps && feeding(index, eps.runtime, "ReduceMean", addEps);
   if (!variance) return undefined;
-  const square = feeding(index, variance.inputs[0], "Pow", variance) ?? feeding(index, variance.inputs[0], "Mul", variance);
+  const square =
+    feeding(index, variance.inputs[0], "Pow", variance) ?? feeding(index, variance.inputs[0], "Mul", variance);
   if (!square || square.inputs[0] !== dv || (square.opType === "Mul" && square.inputs[1] !== dv)) return undefined;
   // d is read by the square and the division only.
   if (index.outputs.has(dv) || !index.usesOf(dv).every((u) => u.node === square || u.node === div)) return undefined;
@@ -29,7 +30,17 @@ export function matchLayerNorm(index: GraphIndex, div: NodeIn): Group | undefine
   const betaNode = onlyReader(index, last, "Add");
   const beta = betaNode && splitStatic(index, betaNode);
   if (betaNode && beta) last = betaNode;
-  const nodes = [mean, sub, square, variance, addEps, sqrt, div, ...(last !== div ? [gammaNode!] : []), ...(last === betaNode ? [betaNode] : [])].filter((n, i, a) => a.indexOf(n) === i);
+  const nodes = [
+    mean,
+    sub,
+    square,
+    variance,
+    addEps,
+    sqrt,
+    div,
+    ...(last !== div ? [gammaNode!] : []),
+    ...(last === betaNode ? [betaNode] : []),
+  ].filter((n, i, a) => a.indexOf(n) === i);
   return {
     kind: "layer-norm",
     terminal: last,
@@ -43,12 +54,25 @@ export function matchLayerNorm(index: GraphIndex, div: NodeIn): Group | undefine
       const w = gamma && last !== div ? asVector(ctx.constOf(gamma.constant)) : undefined;
       const b = beta && last === betaNode ? asVector(ctx.constOf(beta.constant)) : undefined;
       if ((gamma && last !== div && !w) || (beta && last === betaNode && !b)) return false;
-      const inputs = { x: ctx.ref(x, div), weight: w && ctx.weight(`${gamma!.constant}`, w), bias: b && ctx.weight(`${beta!.constant}`, b) };
-      ctx.setNode(last.outputs[0]!, ctx.add("layer-norm", ctx.nameFor(last, last.outputs[0]!), inputs, { eps: e }, [last, ...nodes.filter((n) => n !== last)], "decomposed LayerNorm (ReduceMean, Sub, Pow, Sqrt, Div)"));
+      const inputs = {
+        x: ctx.ref(x, div),
+        weight: w && ctx.weight(`${gamma!.constant}`, w),
+        bias: b && ctx.weight(`${beta!.constant}`, b),
+      };
+      ctx.setNode(
+        last.outputs[0]!,
+        ctx.add(
+          "layer-norm",
+          ctx.nameFor(last, last.outputs[0]!),
+          inputs,
+          { eps: e },
+          [last, ...nodes.filter((n) => n !== last)],
+          "decomposed LayerNorm (ReduceMean, Sub, Pow, Sqrt, Div)",
+        ),
+      );
       return true;
     },
   };
 }
 
 /** The one node of `opType` reading `n`'s output, when nothing else reads it. */
-

@@ -10,7 +10,8 @@ export function matchLinear(index: GraphIndex, matmul: NodeIn): Group | undefine
   const out = matmul.outputs[0]!;
   if (index.isStatic(x) || !index.isStatic(w) || index.outputs.has(out)) return undefined;
   const uses = index.usesOf(out);
-  const add = uses.length === 1 && uses[0]!.node.opType === "Add" && uses[0]!.node.domain === "" ? uses[0]!.node : undefined;
+  const add =
+    uses.length === 1 && uses[0]!.node.opType === "Add" && uses[0]!.node.domain === "" ? uses[0]!.node : undefined;
   const bias = add && splitStatic(index, add);
   if (!add || !bias) return undefined;
   return {
@@ -21,7 +22,11 @@ export function matchLinear(index: GraphIndex, matmul: NodeIn): Group | undefine
       const wt = ctx.constOf(w);
       const b = asVector(ctx.constOf(bias.constant));
       if (wt?.shape.length !== 2 || !isFloat(wt.dtype) || !b || b.shape[0] !== wt.shape[1]) return false;
-      const inputs = { x: ctx.ref(x, matmul), weight: projectionWeight(ctx, w, wt), bias: ctx.weight(bias.constant, b) };
+      const inputs = {
+        x: ctx.ref(x, matmul),
+        weight: projectionWeight(ctx, w, wt),
+        bias: ctx.weight(bias.constant, b),
+      };
       const r = ctx.add("projection", ctx.nameFor(add, add.outputs[0]!), inputs, {}, [add, matmul]);
       ctx.setNode(add.outputs[0]!, r);
       ctx.aliases.set(out, r);

@@ -4,7 +4,14 @@ import { broadcastIndex } from "../broadcast-host.js";
 import { sizeOf, type HostTensor } from "../host-tensor.js";
 
 /** `hidden` broadcast to [L, S] (or [B|1, H|1, L, S] when it varies over batch or head) as keep: 1 = visible. */
-export function keepPlane(hidden: HostTensor, hideWhenTrue: boolean, b: number, h: number, l: number, s: number): HostTensor | undefined {
+export function keepPlane(
+  hidden: HostTensor,
+  hideWhenTrue: boolean,
+  b: number,
+  h: number,
+  l: number,
+  s: number,
+): HostTensor | undefined {
   return toScores(hidden, b, h, l, s, (v) => ((v !== 0) === hideWhenTrue ? 0 : 1));
 }
 
@@ -17,10 +24,23 @@ export function expandTo4(t: HostTensor, b: number, h: number, l: number, s: num
  * `t` broadcast (ONNX's rules: aligned from the last axis) to the scores' [L, S], or [B|1, H|1, L, S] when it varies over
  * batch or head, each element mapped by `f`; undefined when it does not broadcast to [B, H, L, S].
  */
-function toScores(t: HostTensor, b: number, h: number, l: number, s: number, f: (v: number) => number): HostTensor | undefined {
+function toScores(
+  t: HostTensor,
+  b: number,
+  h: number,
+  l: number,
+  s: number,
+  f: (v: number) => number,
+): HostTensor | undefined {
   if (t.shape.length > 4) return undefined;
   const four = [...Array(4 - t.shape.length).fill(1), ...t.shape] as number[];
-  if ((four[0] !== 1 && four[0] !== b) || (four[1] !== 1 && four[1] !== h) || (four[2] !== 1 && four[2] !== l) || (four[3] !== 1 && four[3] !== s)) return undefined;
+  if (
+    (four[0] !== 1 && four[0] !== b) ||
+    (four[1] !== 1 && four[1] !== h) ||
+    (four[2] !== 1 && four[2] !== l) ||
+    (four[3] !== 1 && four[3] !== s)
+  )
+    return undefined;
   const plane = four[0] === 1 && four[1] === 1;
   const target = plane ? [l, s] : [four[0]!, four[1]!, l, s];
   const idx = broadcastIndex(plane ? four.slice(2) : four, target);

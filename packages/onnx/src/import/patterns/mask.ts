@@ -15,7 +15,9 @@ import { expandTo4, geometryOf, keepPlane } from "./mask-geometry.js";
 /** A fill at or below this hides a key (−∞, torch.finfo(float32).min, −1e9, HF's older −1e4). */
 const HIDING_FILL = -1e4;
 
-type Step = { readonly node: NodeIn; readonly kind: "scale" | "divide"; readonly value: string } | { readonly node: NodeIn; readonly kind: "bias"; readonly value: string; readonly runtime: boolean };
+type Step =
+  | { readonly node: NodeIn; readonly kind: "scale" | "divide"; readonly value: string }
+  | { readonly node: NodeIn; readonly kind: "bias"; readonly value: string; readonly runtime: boolean };
 
 type Leaf =
   | { readonly kind: "static"; readonly value: string }
@@ -93,7 +95,11 @@ export function matchMask(index: GraphIndex, n: NodeIn): Group | undefined {
     if (!steps.some((s) => s.kind === "bias")) return undefined;
   }
   if (index.isStatic(u)) return undefined;
-  const internal = [...steps.map((s) => s.node), ...ors, ...found.flatMap((l) => (l.kind === "static" ? [] : l.nodes))].filter((m) => m !== n);
+  const internal = [
+    ...steps.map((s) => s.node),
+    ...ors,
+    ...found.flatMap((l) => (l.kind === "static" ? [] : l.nodes)),
+  ].filter((m) => m !== n);
   return {
     kind: "mask",
     terminal: n,
@@ -147,19 +153,42 @@ function lowerMask(ctx: LowerContext, n: NodeIn, m: MaskMatch): boolean {
       const c = ctx.constOf(leaf.value)!;
       hiddenStatic = hiddenStatic ? HOST_OPS["Or"]!(n, [hiddenStatic, c], 0)[0]! : c;
     } else if (leaf.kind === "equal") {
-      const eqConst = scalarProduct(ctx, [leaf.equal.inputs[0] === leaf.value ? leaf.equal.inputs[1]! : leaf.equal.inputs[0]!]);
+      const eqConst = scalarProduct(ctx, [
+        leaf.equal.inputs[0] === leaf.value ? leaf.equal.inputs[1]! : leaf.equal.inputs[0]!,
+      ]);
       const xs = ctx.shapeOf(leaf.value, n);
       const unsq = leaf.nodes.find((x) => x.opType === "Unsqueeze");
-      const axes = unsq ? (unsq.inputs[1] ? Array.from(ctx.constOf(unsq.inputs[1])!.data) : [...(attrInts(unsq, "axes") ?? [])]) : [];
-      if (eqConst === 1 && xs.length === 2 && axes.join() === "1,2" && xs[0] === B && xs[1] === S && padding === undefined) padding = leaf.value;
-      else if (eqConst === 0 && user === undefined && ((xs.length === 3 && axes.join() === "1") || (axes.length === 0 && (xs.length === 2 || xs.length === 4)))) user = leaf.value;
+      const axes = unsq
+        ? unsq.inputs[1]
+          ? Array.from(ctx.constOf(unsq.inputs[1])!.data)
+          : [...(attrInts(unsq, "axes") ?? [])]
+        : [];
+      if (
+        eqConst === 1 &&
+        xs.length === 2 &&
+        axes.join() === "1,2" &&
+        xs[0] === B &&
+        xs[1] === S &&
+        padding === undefined
+      )
+        padding = leaf.value;
+      else if (
+        eqConst === 0 &&
+        user === undefined &&
+        ((xs.length === 3 && axes.join() === "1") || (axes.length === 0 && (xs.length === 2 || xs.length === 4)))
+      )
+        user = leaf.value;
       else return false;
     }
   }
   // A constant bias of 0 and −∞ only (a causal mask written as an additive one) hides: it is a 0/1 mask, whose
   // geometry the kernels can use (skipping the key blocks a causal mask hides).
   if (staticBias?.data.every((v) => v === 0 || v === -Infinity) && m.hideWhenTrue) {
-    const hides: HostTensor = { dtype: "bool", shape: staticBias.shape, data: Float64Array.from(staticBias.data, (v) => (v === -Infinity ? 1 : 0)) };
+    const hides: HostTensor = {
+      dtype: "bool",
+      shape: staticBias.shape,
+      data: Float64Array.from(staticBias.data, (v) => (v === -Infinity ? 1 : 0)),
+    };
     hiddenStatic = hiddenStatic ? HOST_OPS["Or"]!(n, [hiddenStatic, hides], 0)[0]! : hides;
     staticBias = undefined;
   }
@@ -176,7 +205,9 @@ function lowerMask(ctx: LowerContext, n: NodeIn, m: MaskMatch): boolean {
     // A bias that is still an expression (a score modification) is better built as one, not as a mask's bias.
     if (ctx.rawVal(runtimeBias, n).kind === "expr") return false;
     const bs = ctx.shapeOf(runtimeBias, n);
-    const fits = (bs.length === 2 && bs[0] === L && bs[1] === S) || (bs.length === 4 && (bs[0] === 1 || bs[0] === B) && (bs[1] === 1 || bs[1] === H) && bs[2] === L && bs[3] === S);
+    const fits =
+      (bs.length === 2 && bs[0] === L && bs[1] === S) ||
+      (bs.length === 4 && (bs[0] === 1 || bs[0] === B) && (bs[1] === 1 || bs[1] === H) && bs[2] === L && bs[3] === S);
     if (!fits) return false;
     biasRef = ctx.ref(runtimeBias, n);
   }
@@ -186,9 +217,34 @@ function lowerMask(ctx: LowerContext, n: NodeIn, m: MaskMatch): boolean {
     mask: user !== undefined ? ctx.ref(user, n) : keep && !geometry ? ctx.weight(`${n.name}.keep`, keep) : undefined,
     bias: biasRef,
   };
-  const attrs = { causal: geometry?.causal ?? false, window: geometry?.window ?? null, alignment: geometry?.alignment ?? "top-left", scale };
-  const what = [geometry ? `causal${geometry.window ? ` window ${geometry.window}` : ""} ${geometry.alignment}` : keep ? `0/1 mask ${formatShape(keep.shape)}` : "", padding ? "key padding" : "", user ? "user mask" : "", biasRef ? "bias" : ""].filter(Boolean).join(", ");
-  ctx.setNode(n.outputs[0]!, ctx.add("mask", ctx.nameFor(n, n.outputs[0]!), inputs, attrs, [n, ...m.steps.map((s) => s.node)], what || "hides nothing"));
+  const attrs = {
+    causal: geometry?.causal ?? false,
+    window: geometry?.window ?? null,
+    alignment: geometry?.alignment ?? "top-left",
+    scale,
+  };
+  const what = [
+    geometry
+      ? `causal${geometry.window ? ` window ${geometry.window}` : ""} ${geometry.alignment}`
+      : keep
+        ? `0/1 mask ${formatShape(keep.shape)}`
+        : "",
+    padding ? "key padding" : "",
+    user ? "user mask" : "",
+    biasRef ? "bias" : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
+  ctx.setNode(
+    n.outputs[0]!,
+    ctx.add(
+      "mask",
+      ctx.nameFor(n, n.outputs[0]!),
+      inputs,
+      attrs,
+      [n, ...m.steps.map((s) => s.node)],
+      what || "hides nothing",
+    ),
+  );
   return true;
 }
-

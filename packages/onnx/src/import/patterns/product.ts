@@ -28,8 +28,20 @@ function productAt(index: GraphIndex, n: NodeIn): Product | undefined {
   const matmul = feeding(index, n.inputs[0], "MatMul", n);
   const reshapeIn = matmul && feeding(index, matmul.inputs[0], "Reshape", matmul);
   const unsqueeze = matmul && feeding(index, matmul.inputs[1], "Unsqueeze", matmul);
-  if (!matmul || !reshapeIn || !unsqueeze || !index.isStatic(reshapeIn.inputs[1] ?? "") || !index.isStatic(unsqueeze.inputs[1] ?? "")) return undefined;
-  return { left: reshapeIn.inputs[0]!, right: unsqueeze.inputs[0]!, inner: [matmul, reshapeIn, unsqueeze], grouped: { reshapeIn, matmul } };
+  if (
+    !matmul ||
+    !reshapeIn ||
+    !unsqueeze ||
+    !index.isStatic(reshapeIn.inputs[1] ?? "") ||
+    !index.isStatic(unsqueeze.inputs[1] ?? "")
+  )
+    return undefined;
+  return {
+    left: reshapeIn.inputs[0]!,
+    right: unsqueeze.inputs[0]!,
+    inner: [matmul, reshapeIn, unsqueeze],
+    grouped: { reshapeIn, matmul },
+  };
 }
 
 export function matchProduct(index: GraphIndex, n: NodeIn): Group | undefined {
@@ -41,7 +53,8 @@ export function matchProduct(index: GraphIndex, n: NodeIn): Group | undefined {
   // axes says kᵀ.
   const transpose = feeding(index, p.right, "Transpose", reader);
   const perm = transpose && attrInts(transpose, "perm");
-  const swapsLastTwo = perm !== undefined && perm.length === 4 && perm[0] === 0 && perm[1] === 1 && perm[2] === 3 && perm[3] === 2;
+  const swapsLastTwo =
+    perm !== undefined && perm.length === 4 && perm[0] === 0 && perm[1] === 1 && perm[2] === 3 && perm[3] === 2;
   const isScore = !fromSoftmax(index, p.left) && (feedsSoftmax(index, n.outputs[0]!) || swapsLastTwo);
   const kTranspose = isScore ? transpose : undefined;
   return {
@@ -50,7 +63,9 @@ export function matchProduct(index: GraphIndex, n: NodeIn): Group | undefined {
     internal: [...p.inner, ...(kTranspose ? [kTranspose] : [])],
     lower: (ctx) => {
       const left = ctx.shapeOf(p.left, n);
-      const right = kTranspose ? permuted(ctx.shapeOf(kTranspose.inputs[0]!, kTranspose), attrInts(kTranspose, "perm")) : ctx.shapeOf(p.right, n);
+      const right = kTranspose
+        ? permuted(ctx.shapeOf(kTranspose.inputs[0]!, kTranspose), attrInts(kTranspose, "perm"))
+        : ctx.shapeOf(p.right, n);
       if (left.length !== 4 || right.length !== 4 || left[0] !== right[0] || left[3] !== right[2]) return false;
       if (p.grouped && !groupedShapesFit(ctx, n, p, left, right)) return false;
       if (!p.grouped && left[1] !== right[1]) return false;
@@ -58,9 +73,26 @@ export function matchProduct(index: GraphIndex, n: NodeIn): Group | undefined {
       const onnx = [n, ...p.inner];
       let r: Ref;
       if (isScore) {
-        const k = kTranspose ? keysOf(ctx, kTranspose) : ctx.add("transpose", ctx.nameFor(n, n.outputs[0]!, ".keys"), { x: ctx.ref(p.right, n) }, { perm: [0, 1, 3, 2] }, [n], "keys in [B, H, S, D] from kᵀ");
+        const k = kTranspose
+          ? keysOf(ctx, kTranspose)
+          : ctx.add(
+              "transpose",
+              ctx.nameFor(n, n.outputs[0]!, ".keys"),
+              { x: ctx.ref(p.right, n) },
+              { perm: [0, 1, 3, 2] },
+              [n],
+              "keys in [B, H, S, D] from kᵀ",
+            );
         r = ctx.add("score", name, { q: ctx.ref(p.left, n), k }, {}, [...onnx, ...(kTranspose ? [kTranspose] : [])]);
-      } else r = ctx.add("weighted-sum", name, { weights: ctx.ref(p.left, n), v: ctx.ref(p.right, n) }, {}, onnx, p.grouped ? "a grouped batched MatMul" : "a batched MatMul");
+      } else
+        r = ctx.add(
+          "weighted-sum",
+          name,
+          { weights: ctx.ref(p.left, n), v: ctx.ref(p.right, n) },
+          {},
+          onnx,
+          p.grouped ? "a grouped batched MatMul" : "a batched MatMul",
+        );
       ctx.setNode(n.outputs[0]!, r);
       return true;
     },
@@ -68,7 +100,13 @@ export function matchProduct(index: GraphIndex, n: NodeIn): Group | undefined {
 }
 
 /** The grouped form's reshapes are exactly [B, Hkv, H/Hkv, L, K] and [B, H, L, N]. */
-function groupedShapesFit(ctx: LowerContext, n: NodeIn, p: Product, left: readonly number[], right: readonly number[]): boolean {
+function groupedShapesFit(
+  ctx: LowerContext,
+  n: NodeIn,
+  p: Product,
+  left: readonly number[],
+  right: readonly number[],
+): boolean {
   const [b, h, l, k] = left as [number, number, number, number];
   const [, hkv, , nn] = right as [number, number, number, number];
   if (hkv === 0 || h % hkv !== 0) return false;
@@ -87,7 +125,14 @@ function keysOf(ctx: LowerContext, t: NodeIn): Ref {
   [perm[2], perm[3]] = [perm[3]!, perm[2]!];
   const source = ctx.ref(t.inputs[0]!, t);
   if (perm.every((p, i) => p === i)) return source;
-  return ctx.add("transpose", ctx.nameFor(t, t.outputs[0]!, ".keys"), { x: source }, { perm }, [t], "keys in [B, H, S, D] (the ONNX node made kᵀ)");
+  return ctx.add(
+    "transpose",
+    ctx.nameFor(t, t.outputs[0]!, ".keys"),
+    { x: source },
+    { perm },
+    [t],
+    "keys in [B, H, S, D] (the ONNX node made kᵀ)",
+  );
 }
 
 function permuted(shape: readonly number[], perm: readonly number[] | undefined): number[] {

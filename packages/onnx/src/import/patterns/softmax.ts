@@ -35,16 +35,26 @@ export function matchSoftmax(index: GraphIndex, sm: NodeIn): Group | undefined {
   if (index.isStatic(x)) return undefined;
   // The guard after the Softmax: Where(IsInf(x), 0, softmax).
   const uses = index.usesOf(sm.outputs[0]!);
-  const guard = !index.outputs.has(sm.outputs[0]!) && uses.length === 1 && uses[0]!.node.opType === "Where" && uses[0]!.input === 2 ? uses[0]!.node : undefined;
+  const guard =
+    !index.outputs.has(sm.outputs[0]!) && uses.length === 1 && uses[0]!.node.opType === "Where" && uses[0]!.input === 2
+      ? uses[0]!.node
+      : undefined;
   const guardInf = guard && index.made(guard.inputs[0], "IsInf");
   const guarded = guard && guardInf && index.isStatic(guard.inputs[1]!) ? guard : undefined;
   if (guarded) isInfs.add(guardInf!);
   for (const i of isInfs) if (i.inputs[0] !== x) return undefined;
   const terminal = guarded ?? sm;
-  const internal = [...scales.map((s) => s.node), ...keptInfinite.map((k) => k.node), ...isInfs, ...(guarded ? [sm] : [])];
+  const internal = [
+    ...scales.map((s) => s.node),
+    ...keptInfinite.map((k) => k.node),
+    ...isInfs,
+    ...(guarded ? [sm] : []),
+  ];
   // Every IsInf is read inside the group only.
   const group = new Set([terminal, ...internal]);
-  for (const i of isInfs) if (index.outputs.has(i.outputs[0]!) || !index.usesOf(i.outputs[0]!).every((u) => group.has(u.node))) return undefined;
+  for (const i of isInfs)
+    if (index.outputs.has(i.outputs[0]!) || !index.usesOf(i.outputs[0]!).every((u) => group.has(u.node)))
+      return undefined;
   return {
     kind: "softmax",
     terminal,
@@ -63,7 +73,14 @@ export function matchSoftmax(index: GraphIndex, sm: NodeIn): Group | undefined {
       // Without the guard a scale <= 0 would turn −∞ into NaN or +∞ in ONNX; attngraph gives such entries weight 0.
       if (!guarded && keptInfinite.length === 0 && scale <= 0) return false;
       const note = guarded ? "Softmax guarded against rows of −∞ (IsInf, Where)" : undefined;
-      const r = ctx.add("softmax", ctx.nameFor(terminal, terminal.outputs[0]!), { x: ctx.ref(x, sm) }, { scale }, [terminal, ...internal], note);
+      const r = ctx.add(
+        "softmax",
+        ctx.nameFor(terminal, terminal.outputs[0]!),
+        { x: ctx.ref(x, sm) },
+        { scale },
+        [terminal, ...internal],
+        note,
+      );
       ctx.setNode(terminal.outputs[0]!, r);
       if (!ctx.aliases.has(sm.outputs[0]!)) ctx.aliases.set(sm.outputs[0]!, r);
       return true;
