@@ -13,6 +13,7 @@ export { referenceDropout, referenceDropoutBits, referenceDropoutKeep } from "./
 export { linear64, splitHeads64, mergeHeads64, kvHead, score64, mask64, softmax64, weightedSum64, type HeadDims, type Mask64, type Tensor64 } from "./reference/ops64.js";
 export { add64, crossEntropy64, embedding64, erf64, gelu64, layerNorm64, maskFull64, relu64, type UserMask64 } from "./reference/block64.js";
 export { mulberry32 } from "./prng.js";
+export { randomTensor } from "./random-tensor.js";
 export { mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64, siluGrad64 } from "./reference/llama64.js";
 export { crossEntropyGrad64, embeddingGrad64, geluGrad64, layerNormGrad64, layerNormWeightGrad64, linearWeightGrad64, maskGrad64, pad64, reluGrad64, slice64, softmaxGrad64, sumTo64 } from "./reference/backward64.js";
 export { attentionGrad64, attentionLse64, attentionOut64, type AttentionProblem64 } from "./reference/attention-grad64.js";

@@ -2,9 +2,10 @@
 // chain, and against central differences of the float64 forward. Sizes cross the kernels' 64-row/64-key blocks on
 // purpose; inputs come in the strided [B, T, n, D] → [B, n, T, D] layout the standard builder hands over.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape, type Tolerance } from "@attngraph/tensor";
+import { Tensor, compare, type Shape, type Tolerance } from "@attngraph/tensor";
 import type { AttentionGradAttrs } from "@attngraph/graph";
 import { attentionGrad64, attentionGradProblem, attentionLse64, attentionOut64, mulberry32, type AttentionGradCase, type AttentionGradProblem, type AttentionProblem64 } from "@attngraph/testkit";
+import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
 import { createCpuExecutor } from "../register-kernels.js";
 
 const ex = createCpuExecutor();
@@ -223,15 +224,6 @@ describe("attention-lse and attention-grad kernels", () => {
   it("bad calls are typed errors naming the field: padding values, wrt, shapes", () => {
     const c: Case = { B: 1, H: 2, Hkv: 1, L: 3, S: 4, D: 4, Dv: 4, scale: 0.5 };
     const m = make(c, 81);
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     const badPad = Tensor.from([0, 2, 0, 1], [1, 4]);
     expect(subject(() => ex.dispatch({ kind: "attention-lse", node: "a", attrs: { ...m.lseAttrs }, inputs: [m.q, m.k, badPad], outShape: [1, 2, 3] }))).toBe("a.keyPaddingMask");
     const inputs = [m.q, m.k, m.v, m.out, m.grad, m.lse, badPad];

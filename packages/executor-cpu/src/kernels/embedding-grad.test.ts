@@ -1,13 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { AttnGraphError, Tensor, compare } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
+import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
 import { embeddingGradKernel } from "./embedding-grad.js";
 import { embeddingKernel } from "./embedding.js";
-
-const rand = (shape: Shape, seed: number) => {
-  const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1), shape);
-};
 
 const run = (ids: Tensor<"int32">, grad: Tensor, rows: number) =>
   embeddingGradKernel({ kind: "embedding-grad", node: "tok_emb.grad", attrs: { rows }, inputs: [ids as unknown as Tensor, grad], outShape: [rows, grad.shape.at(-1)!] });
@@ -99,15 +95,6 @@ describe("embedding-grad kernel", () => {
   });
 
   it("rejects float ids, a grad of the wrong shape and a bad rows attribute", () => {
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     const ids = Tensor.int32([0, 1], [2]);
     expect(subject(() => embeddingGradKernel({ kind: "embedding-grad", node: "e", attrs: { rows: 2 }, inputs: [Tensor.from([0, 1], [2]), rand([2, 3], 1)], outShape: [2, 3] }))).toBe("e.ids");
     expect(subject(() => run(ids, rand([3, 3], 1), 2))).toBe("tok_emb.grad.grad");

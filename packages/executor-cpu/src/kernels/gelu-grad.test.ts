@@ -1,13 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { Tensor, compare } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
+import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
 import { geluGradKernel } from "./gelu-grad.js";
 import { gelu } from "./gelu.js";
-
-const rand = (shape: Shape, seed: number, scale = 1) => {
-  const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)), shape);
-};
 
 const run = (grad: Tensor, x: Tensor, approximate = "none") =>
   geluGradKernel({ kind: "gelu-grad", node: "mlp.act.grad", attrs: { approximate }, inputs: [grad, x], outShape: x.shape });
@@ -74,15 +70,6 @@ describe("gelu-grad kernel", () => {
   });
 
   it("rejects mismatched shapes and an unknown form, naming node and field", () => {
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     expect(subject(() => run(rand([2, 3], 1), rand([3, 2], 2)))).toBe("mlp.act.grad.x");
     expect(subject(() => run(rand([2, 3], 1), rand([2, 3], 2), "sigmoid"))).toBe("mlp.act.grad.approximate");
   });

@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { AttnGraphError, Tensor, compare } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
 import { linearWeightGradKernel } from "./linear-weight-grad.js";
-
-const rand = (shape: Shape, seed: number) => {
-  const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1), shape);
-};
 
 const run = (grad: Tensor, x: Tensor) =>
   linearWeightGradKernel({ kind: "linear-weight-grad", node: "W_query.grad", attrs: {}, inputs: [grad, x], outShape: [grad.shape.at(-1)!, x.shape.at(-1)!] });

@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { randomTensor as rand } from "@attngraph/testkit";
 import { sumToKernel } from "./sum-to.js";
-
-const rand = (shape: Shape, seed: number) => {
-  const next = mulberry32(seed);
-  return Tensor.from(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1), shape);
-};
 
 const run = (x: Tensor, to: Shape) => sumToKernel({ kind: "sum-to", node: "bias.grad", attrs: { shape: to }, inputs: [x], outShape: to });
 
