@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
+import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { adamMomentKernel } from "./adam-moment.js";
 
 type Attrs = { beta: number; square?: boolean; weightDecay?: number };
@@ -21,16 +22,6 @@ function adamMoment64(state: Tensor, grad: Tensor, param: Tensor | undefined, { 
 
 /** Computed in float64 and rounded once: the kernel's output is the reference rounded to float32, bit for bit. */
 const expectRef = (got: Tensor, want: number[]) => expect(Array.from(got.toFloat32Array())).toEqual(want.map(Math.fround));
-
-const thrown = (f: () => unknown): AttnGraphError => {
-  try {
-    f();
-  } catch (e) {
-    expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
-    return e as AttnGraphError;
-  }
-  return expect.unreachable("no error") as never;
-};
 
 describe("adam-moment kernel", () => {
   it("first and second moments, with and without weight decay, match the float64 reference", () => {

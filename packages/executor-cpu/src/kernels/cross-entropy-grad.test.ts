@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare } from "@attngraph/tensor";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
-import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
+import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
 import { crossEntropyGradKernel } from "./cross-entropy-grad.js";
 import { crossEntropyKernel } from "./cross-entropy.js";
 
@@ -28,11 +28,6 @@ function crossEntropyGrad64(logits: Tensor, targets: Tensor<"int32">, reduction:
   });
   return out;
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("cross-entropy-grad kernel", () => {
   const logits = rand([2, 3, 5], 1, 3);

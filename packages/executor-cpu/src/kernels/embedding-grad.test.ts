@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare } from "@attngraph/tensor";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
-import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
+import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
 import { embeddingGradKernel } from "./embedding-grad.js";
 import { embeddingKernel } from "./embedding.js";
 
@@ -18,11 +18,6 @@ function embeddingGrad64(ids: Tensor<"int32">, grad: Tensor, rows: number): numb
   });
   return out;
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("embedding-grad kernel", () => {
   it("scatters grad rows by id; rows no id names stay 0", () => {

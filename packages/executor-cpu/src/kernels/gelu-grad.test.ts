@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { Tensor, compare } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
-import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
+import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
 import { geluGradKernel } from "./gelu-grad.js";
 import { gelu } from "./gelu.js";
 
@@ -34,11 +34,6 @@ function geluGrad64(grad: Tensor, x: Tensor, tanh: boolean): number[] {
     return g[k]! * d;
   });
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("gelu-grad kernel", () => {
   for (const approximate of ["none", "tanh"] as const) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare } from "@attngraph/tensor";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
+import { expectNear as near } from "@attngraph/testkit/test-helpers";
 import { linearWeightGradKernel } from "./linear-weight-grad.js";
 
 const run = (grad: Tensor, x: Tensor) =>
@@ -22,11 +23,6 @@ function weightGrad64(grad: Tensor, x: Tensor): number[] {
     }
   return out;
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("linear-weight-grad kernel", () => {
   it("is gradᵀ · x over every leading position", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
+import { Tensor, type Shape } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
+import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { sgdMomentumKernel } from "./sgd-momentum.js";
 
 type Attrs = { momentum: number; dampening?: number; weightDecay?: number };
@@ -23,16 +24,6 @@ function sgdMomentum64(buf: ArrayLike<number>, grad: ArrayLike<number>, param: A
 
 /** Computed in float64 and rounded once: the kernel's output is the reference rounded to float32, bit for bit. */
 const expectRef = (got: Tensor, want: number[]) => expect(Array.from(got.toFloat32Array())).toEqual(want.map(Math.fround));
-
-const thrown = (f: () => unknown): AttnGraphError => {
-  try {
-    f();
-  } catch (e) {
-    expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
-    return e as AttnGraphError;
-  }
-  return expect.unreachable("no error") as never;
-};
 
 describe("sgd-momentum kernel", () => {
   const buf = rand([3, 5], 1);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { Tensor, compare, type Shape } from "@attngraph/tensor";
+import { Tensor, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
-import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
+import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
 import { softmaxGradKernel } from "./softmax-grad.js";
 
 const rand = (shape: Shape, seed: number, lo = -1, hi = 1) => {
@@ -35,11 +35,6 @@ function probs(shape: Shape, seed: number): Tensor {
   }
   return Tensor.from(t, shape);
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("softmax-grad kernel", () => {
   it("matches the float64 reference, with the scale", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
+import { expectNear as near } from "@attngraph/testkit/test-helpers";
 import { sumToKernel } from "./sum-to.js";
 
 const run = (x: Tensor, to: Shape) => sumToKernel({ kind: "sum-to", node: "bias.grad", attrs: { shape: to }, inputs: [x], outShape: to });
@@ -27,11 +28,6 @@ function sumTo64(x: Tensor, to: Shape): number[] {
   }
   return out;
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("sum-to kernel", () => {
   const x = rand([2, 3, 4], 1);
