@@ -7,7 +7,14 @@ import { AttnGraphError, describe, type ErrorCode } from "@attngraph/tensor";
  * `cause` keeps the original error when a user's shape rule or attribute check threw something else.
  */
 export class GraphValidationError extends AttnGraphError {
-  constructor(subject: string, what: string, expected?: string, got?: string, code: ErrorCode = "validation", cause?: unknown) {
+  constructor(
+    subject: string,
+    what: string,
+    expected?: string,
+    got?: string,
+    code: ErrorCode = "validation",
+    cause?: unknown,
+  ) {
     super(code, describe(subject, what, expected, got), {
       subject,
       ...(expected === undefined ? {} : { expected }),

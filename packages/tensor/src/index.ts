@@ -11,4 +11,12 @@ export {
 export { sizeOf, contiguousStrides, sameShape, formatShape, checkShape, type Shape } from "./shape.js";
 export { allclose, compare, type Tolerance, type Comparison, type Mismatch } from "./allclose.js";
 export { formatTensor } from "./format.js";
-export { AttnGraphError, ShapeError, UnsupportedError, clip, describe, type ErrorCode, type ErrorDetails } from "./errors.js";
+export {
+  AttnGraphError,
+  ShapeError,
+  UnsupportedError,
+  clip,
+  describe,
+  type ErrorCode,
+  type ErrorDetails,
+} from "./errors.js";

@@ -52,6 +52,7 @@ export {
   type UserMask64,
 } from "./reference/block64.js";
 export { mulberry32 } from "./prng.js";
+export { randomTensor } from "./random-tensor.js";
 export { mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64, siluGrad64 } from "./reference/llama64.js";
 export {
   crossEntropyGrad64,

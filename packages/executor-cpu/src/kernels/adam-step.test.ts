@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
+import { Tensor, compare, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
+import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { adamMomentKernel } from "./adam-moment.js";
 import { adamStepKernel } from "./adam-step.js";
 
@@ -50,16 +51,6 @@ function adamStep64(
 const near = (got: Tensor | ArrayLike<number>, want: ArrayLike<number>, tol = { abs: 1e-6, rel: 1e-6 }) => {
   const r = compare(got, want, tol);
   expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
-
-const thrown = (f: () => unknown): AttnGraphError => {
-  try {
-    f();
-  } catch (e) {
-    expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
-    return e as AttnGraphError;
-  }
-  return expect.unreachable("no error") as never;
 };
 
 describe("adam-step kernel", () => {

@@ -2,7 +2,7 @@
 // chain, and against central differences of the float64 forward. Sizes cross the kernels' 64-row/64-key blocks on
 // purpose; inputs come in the strided [B, T, n, D] → [B, n, T, D] layout the standard builder hands over.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape, type Tolerance } from "@attngraph/tensor";
+import { Tensor, compare, type Shape, type Tolerance } from "@attngraph/tensor";
 import type { AttentionGradAttrs } from "@attngraph/graph";
 import {
   attentionGrad64,
@@ -14,6 +14,7 @@ import {
   type AttentionGradProblem,
   type AttentionProblem64,
 } from "@attngraph/testkit";
+import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
 import { createCpuExecutor } from "../register-kernels.js";
 
 const ex = createCpuExecutor();
@@ -361,15 +362,6 @@ describe("attention-lse and attention-grad kernels", () => {
   it("bad calls are typed errors naming the field: padding values, wrt, shapes", () => {
     const c: Case = { B: 1, H: 2, Hkv: 1, L: 3, S: 4, D: 4, Dv: 4, scale: 0.5 };
     const m = make(c, 81);
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     const badPad = Tensor.from([0, 2, 0, 1], [1, 4]);
     expect(
       subject(() =>

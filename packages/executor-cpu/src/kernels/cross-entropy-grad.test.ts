@@ -1,18 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
+import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
 import { crossEntropyGradKernel } from "./cross-entropy-grad.js";
 import { crossEntropyKernel } from "./cross-entropy.js";
 
 type Reduction = "mean" | "sum" | "none";
-
-const rand = (shape: Shape, seed: number, scale = 1) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)),
-    shape,
-  );
-};
 
 const run = (
   logits: Tensor,
@@ -53,11 +46,6 @@ function crossEntropyGrad64(
   });
   return out;
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("cross-entropy-grad kernel", () => {
   const logits = rand([2, 3, 5], 1, 3);
@@ -151,15 +139,6 @@ describe("cross-entropy-grad kernel", () => {
   });
 
   it("rejects a grad of the wrong shape for its reduction, targets of the wrong shape, and bad attributes", () => {
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     const t = Tensor.int32([0, 1, 2, 3, 4, 0], [2, 3]);
     expect(subject(() => run(logits, t, "mean", null, rand([2, 3], 1)))).toBe("loss.grad.grad");
     expect(subject(() => run(logits, t, "none", null, Tensor.from([1], [])))).toBe("loss.grad.grad");

@@ -1,16 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
+import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
 import { embeddingGradKernel } from "./embedding-grad.js";
 import { embeddingKernel } from "./embedding.js";
-
-const rand = (shape: Shape, seed: number) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1),
-    shape,
-  );
-};
 
 const run = (ids: Tensor<"int32">, grad: Tensor, rows: number) =>
   embeddingGradKernel({
@@ -31,11 +24,6 @@ function embeddingGrad64(ids: Tensor<"int32">, grad: Tensor, rows: number): numb
   });
   return out;
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("embedding-grad kernel", () => {
   it("scatters grad rows by id; rows no id names stay 0", () => {
@@ -127,15 +115,6 @@ describe("embedding-grad kernel", () => {
   });
 
   it("rejects float ids, a grad of the wrong shape and a bad rows attribute", () => {
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     const ids = Tensor.int32([0, 1], [2]);
     expect(
       subject(() =>

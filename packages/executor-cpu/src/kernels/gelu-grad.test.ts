@@ -1,16 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { Tensor } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
+import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
 import { geluGradKernel } from "./gelu-grad.js";
 import { gelu } from "./gelu.js";
-
-const rand = (shape: Shape, seed: number, scale = 1) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)),
-    shape,
-  );
-};
 
 const run = (grad: Tensor, x: Tensor, approximate = "none") =>
   geluGradKernel({
@@ -47,11 +40,6 @@ function geluGrad64(grad: Tensor, x: Tensor, tanh: boolean): number[] {
     return g[k]! * d;
   });
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("gelu-grad kernel", () => {
   for (const approximate of ["none", "tanh"] as const) {
@@ -91,15 +79,6 @@ describe("gelu-grad kernel", () => {
   });
 
   it("rejects mismatched shapes and an unknown form, naming node and field", () => {
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     expect(subject(() => run(rand([2, 3], 1), rand([3, 2], 2)))).toBe("mlp.act.grad.x");
     expect(subject(() => run(rand([2, 3], 1), rand([2, 3], 2), "sigmoid"))).toBe("mlp.act.grad.approximate");
   });

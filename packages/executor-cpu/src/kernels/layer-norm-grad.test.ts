@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
+import { Tensor, compare, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
+import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
 import { layerNormGradKernel } from "./layer-norm-grad.js";
 
 const rand = (shape: Shape, seed: number, shift = 0) => {
@@ -76,15 +77,6 @@ describe("layer-norm-grad kernel", () => {
   });
 
   it("rejects mismatched shapes, a bad weight and a bad eps, naming node and field", () => {
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     const x = rand([2, 4], 1);
     expect(subject(() => run(rand([2, 5], 2), x))).toBe("ln1.grad.x");
     expect(subject(() => run(rand([2, 4], 2), x, rand([5], 3)))).toBe("ln1.grad.weight");

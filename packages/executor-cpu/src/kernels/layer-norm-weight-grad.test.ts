@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
+import { Tensor, compare, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
+import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
 import { layerNormWeightGradKernel } from "./layer-norm-weight-grad.js";
 
 const rand = (shape: Shape, seed: number, shift = 0) => {
@@ -61,15 +62,6 @@ describe("layer-norm-weight-grad kernel", () => {
   });
 
   it("rejects mismatched shapes and a bad eps, naming node and field", () => {
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     expect(subject(() => run(rand([2, 4], 1), rand([4, 2], 2)))).toBe("ln1.weight.grad.x");
     expect(subject(() => run(rand([2, 4], 1), rand([2, 4], 2), -1))).toBe("ln1.weight.grad.eps");
   });

@@ -1,15 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
+import { expectNear as near } from "@attngraph/testkit/test-helpers";
 import { linearWeightGradKernel } from "./linear-weight-grad.js";
-
-const rand = (shape: Shape, seed: number) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1),
-    shape,
-  );
-};
 
 const run = (grad: Tensor, x: Tensor) =>
   linearWeightGradKernel({
@@ -36,11 +29,6 @@ function weightGrad64(grad: Tensor, x: Tensor): number[] {
     }
   return out;
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("linear-weight-grad kernel", () => {
   it("is gradᵀ · x over every leading position", () => {

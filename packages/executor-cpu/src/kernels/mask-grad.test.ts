@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
 import { maskGradKernel } from "./mask-grad.js";
-
-const rand = (shape: Shape, seed: number) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1),
-    shape,
-  );
-};
 
 const run = (grad: Tensor, masked: Tensor, scale = 1) =>
   maskGradKernel({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import type { RopeAttrs } from "@attngraph/graph";
+import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
 import { ropeImpl, ropeKernel } from "./rope.js";
 
 function run(x: Tensor, attrs: Partial<RopeAttrs> = {}): Tensor {
@@ -139,15 +140,6 @@ describe("rope kernel", () => {
 
   it("rejects bad attributes and shapes with errors naming node and field", () => {
     const x = Tensor.zeros([1, 1, 2, 4]);
-    const subject = (fn: () => unknown): string | undefined => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     expect(subject(() => run(x, { rotaryDim: 6 }))).toBe("q.rope.rotaryDim");
     expect(subject(() => run(x, { rotaryDim: 3 }))).toBe("q.rope.rotaryDim");
     expect(subject(() => run(x, { base: 0 }))).toBe("q.rope.base");

@@ -1,19 +1,11 @@
 // score-mod, mask-mod and score-mod-input-grad on cpu: against each expression written out by hand (float64, rounded
 // to float32 as stored), on strided input; learnable gathered gradients against finite differences; bad calls (a bad
 // expression, a missing gathered tensor, a read out of range) are typed errors naming the node, never NaN.
-import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
 import { describe, expect, it } from "vitest";
 import { maskModKernel, scoreModKernel } from "./score-mod.js";
 import { scoreModInputGradKernel } from "./score-mod-input-grad.js";
-
-const rand = (shape: Shape, seed: number) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1),
-    shape,
-  );
-};
 const [B, H, L, S] = [2, 3, 4, 5];
 const scores = rand([B, H, L, S], 1);
 const slopes = Tensor.from([0.5, 0.25, 0.125], [3]);

@@ -1,15 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { Tensor, type Shape } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
+import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { sgdMomentumKernel } from "./sgd-momentum.js";
-
-const rand = (shape: Shape, seed: number, scale = 1) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)),
-    shape,
-  );
-};
 
 type Attrs = { momentum: number; dampening?: number; weightDecay?: number };
 
@@ -44,16 +37,6 @@ function sgdMomentum64(
 /** Computed in float64 and rounded once: the kernel's output is the reference rounded to float32, bit for bit. */
 const expectRef = (got: Tensor, want: number[]) =>
   expect(Array.from(got.toFloat32Array())).toEqual(want.map(Math.fround));
-
-const thrown = (f: () => unknown): AttnGraphError => {
-  try {
-    f();
-  } catch (e) {
-    expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
-    return e as AttnGraphError;
-  }
-  return expect.unreachable("no error") as never;
-};
 
 describe("sgd-momentum kernel", () => {
   const buf = rand([3, 5], 1);

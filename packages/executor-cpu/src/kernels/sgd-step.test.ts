@@ -1,16 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { Tensor, compare, type Shape } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
+import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { sgdMomentumKernel } from "./sgd-momentum.js";
 import { sgdStepKernel } from "./sgd-step.js";
-
-const rand = (shape: Shape, seed: number, scale = 1) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => scale * (next() * 2 - 1)),
-    shape,
-  );
-};
 
 interface Attrs {
   lr: number;
@@ -45,16 +38,6 @@ function sgdStep64(
 const near = (got: Tensor | ArrayLike<number>, want: ArrayLike<number>, tol = { abs: 1e-6, rel: 1e-6 }) => {
   const r = compare(got, want, tol);
   expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
-
-const thrown = (f: () => unknown): AttnGraphError => {
-  try {
-    f();
-  } catch (e) {
-    expect(AttnGraphError.isInstance(e), String(e)).toBe(true);
-    return e as AttnGraphError;
-  }
-  return expect.unreachable("no error") as never;
 };
 
 describe("sgd-step kernel", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
+import { Tensor, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
+import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
 import { softmaxGradKernel } from "./softmax-grad.js";
 
 const rand = (shape: Shape, seed: number, lo = -1, hi = 1) => {
@@ -44,11 +45,6 @@ function probs(shape: Shape, seed: number): Tensor {
   }
   return Tensor.from(t, shape);
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("softmax-grad kernel", () => {
   it("matches the float64 reference, with the scale", () => {
@@ -94,15 +90,6 @@ describe("softmax-grad kernel", () => {
 
   it("rejects operands of different shapes and a non-finite scale, naming the node", () => {
     const y = probs([2, 3], 1);
-    const subject = (fn: () => unknown) => {
-      try {
-        fn();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     expect(subject(() => run(y, rand([3, 2], 2)))).toBe("scores.grad.grad");
     expect(subject(() => run(y, rand([2, 3], 2), NaN))).toBe("scores.grad.scale");
   });

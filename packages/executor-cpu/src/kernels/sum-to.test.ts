@@ -1,15 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
+import { randomTensor as rand } from "@attngraph/testkit";
+import { expectNear as near } from "@attngraph/testkit/test-helpers";
 import { sumToKernel } from "./sum-to.js";
-
-const rand = (shape: Shape, seed: number) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => next() * 2 - 1),
-    shape,
-  );
-};
 
 const run = (x: Tensor, to: Shape) =>
   sumToKernel({ kind: "sum-to", node: "bias.grad", attrs: { shape: to }, inputs: [x], outShape: to });
@@ -36,11 +29,6 @@ function sumTo64(x: Tensor, to: Shape): number[] {
   }
   return out;
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("sum-to kernel", () => {
   const x = rand([2, 3, 4], 1);
