@@ -23,22 +23,27 @@ describe.each(executors)("golden cases exported and imported again, run on %s", 
   it("finds the cases", () => expect(cases.length).toBeGreaterThan(60));
 
   describe.each(["auto", "none"] as const)("contrib %s", (contrib) => {
-    it.each(cases.map((c) => [c.id, c.gc] as const))("%s", async (_id, gc) => {
-      const nodes = [...new Set(gc.expected.map((e) => e.node))];
-      const model = exportOnnx(gc.graph, gc.weights(), { contrib, outputs: nodes });
-      const imported = importOnnx(model, {
-        shapes: Object.fromEntries(Object.entries(gc.inputs).map(([k, t]) => [k, t.shape])),
-      });
-      const session = await compile(imported.graph, { executors: [make()], weights: imported.weights });
-      const got = await session.run(gc.inputs).finally(() => session.dispose());
-      for (const e of gc.expected) {
-        const r = compare(got[e.node] as Tensor, e.tensor, gc.tolerance);
-        expect(
-          r.ok,
-          `${e.name}: ${r.failures} of ${e.tensor.size} outside tolerance, worst ${JSON.stringify(r.worst)}${r.shapeMismatch ?? ""}`,
-        ).toBe(true);
-      }
-    });
+    it.each(cases.map((c) => [c.id, c.gc] as const))(
+      "%s",
+      async (_id, gc) => {
+        const nodes = [...new Set(gc.expected.map((e) => e.node))];
+        const model = exportOnnx(gc.graph, gc.weights(), { contrib, outputs: nodes });
+        const imported = importOnnx(model, {
+          shapes: Object.fromEntries(Object.entries(gc.inputs).map(([k, t]) => [k, t.shape])),
+        });
+        const session = await compile(imported.graph, { executors: [make()], weights: imported.weights });
+        const got = await session.run(gc.inputs).finally(() => session.dispose());
+        for (const e of gc.expected) {
+          const r = compare(got[e.node] as Tensor, e.tensor, gc.tolerance);
+          expect(
+            r.ok,
+            `${e.name}: ${r.failures} of ${e.tensor.size} outside tolerance, worst ${JSON.stringify(r.worst)}${r.shapeMismatch ?? ""}`,
+          ).toBe(true);
+        }
+      },
+      // A case's first run on webgpu compiles its pipelines (seconds on SwiftShader, more on a loaded machine).
+      120_000,
+    );
   });
 });
 
