@@ -3,14 +3,14 @@
 export { copy } from "./strided";
 export { maxThreads, setThreadSlot } from "./threads";
 export { allFinite, matmul, matmulPacked, matmulPackedScratchBytes, matmulScratchBytes, matmulSkipZero, matvecPackedColumns, matvecRows, packMatmulB, packedBFloats } from "./matmul";
-export { mask } from "./mask";
+export { mask, maskParamsLayout } from "./mask";
 export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";
-export { rope, alibi } from "./position";
+export { rope, alibi, rows4ParamsLayout } from "./position";
 export { attentionBlock, attentionDecode, attentionDecodeScratchBytes, attentionPack, attentionParamsBytes, attentionParamsLayout, attentionRun, attentionScratchBytes } from "./attention";
 export { layerNorm } from "./layer-norm";
 export { gelu, geluStrided } from "./gelu";
-export { add } from "./add";
+export { add, pairParamsLayout } from "./add";
 export { mul } from "./mul";
 export { rmsNorm, rmsNormGrad, rmsNormWeightGrad } from "./rms-norm";
 export { addLayerNorm } from "./add-layer-norm";

@@ -36,19 +36,18 @@ export interface KernelExports {
   matvecPackedColumns(m: number, n: number, k: number, a: number, lda: number, packed: number, c: number, ldc: number, bias: number, biasStride: number, scratch: number, j0: number, j1: number): void;
   matmulSkipZero(m: number, n: number, k: number, a: number, lda: number, b: number, brs: number, bcs: number, c: number, ldc: number): void;
   allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
-  /** See assembly/mask.ts: scores and strides, pad, user mask, bias (each address 0 when absent, strides over [B, H, L, S]), scale, geometry, dst, rows. */
-  mask(
-    src: number, s0: number, s1: number, s2: number, s3: number,
-    pad: number, ps0: number, ps1: number,
-    user: number, u0: number, u1: number, u2: number, u3: number,
-    bias: number, b0: number, b1: number, b2: number, b3: number, scale: number,
-    nb: number, nh: number, nl: number, ns: number, causal: number, off: number, win: number, dst: number, r0: number, r1: number,
-  ): void;
+  /** See assembly/mask.ts: `params` is a MaskParams block (src/kernels/mask.ts writes it), rows [r0, r1). */
+  mask(params: number, r0: number, r1: number): void;
+  /** MaskParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  maskParamsLayout(dst: number): number;
   softmax(src: number, desc: number, dst: number, scale: number, r0: number, r1: number): void;
   dropout(src: number, desc: number, dst: number, mixedSeed: number, threshold: number, keptScale: number): void;
   dropoutBits(seed: number, i: number): number;
-  rope(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, nd: number, r: number, cos: number, sin: number, dst: number): void;
-  alibi(src: number, s0: number, s1: number, s2: number, s3: number, nb: number, nh: number, nl: number, ns: number, slopes: number, scale: number, off: number, dst: number): void;
+  /** See assembly/position.ts: `src` is a Rows4Params block (src/kernels/rope.ts writes it); cos, sin: float64 tables. */
+  rope(src: number, nd: number, r: number, cos: number, sin: number, dst: number): void;
+  alibi(src: number, ns: number, slopes: number, scale: number, off: number, dst: number): void;
+  /** Rows4Params' field offsets in declaration order (i32 each) at dst; returns their count. */
+  rows4ParamsLayout(dst: number): number;
   /** See assembly/attention.ts: `params` is a PackParams block (src/kernels/attention-params.ts writes it). */
   attentionPack(params: number): number;
   /** See assembly/attention.ts: `params` is a BlockParams block; returns the key blocks still to run (0: written). */
@@ -76,16 +75,19 @@ export interface KernelExports {
   layerNorm(src: number, desc: number, dst: number, w: number, ws: number, b: number, bs: number, eps: number, r0: number, r1: number): void;
   gelu(src: number, dst: number, n: number, tanh: number): void;
   geluStrided(src: number, desc: number, dst: number, tanh: number, r0: number, r1: number): void;
-  add(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number): void;
+  /** See assembly/add.ts: `params` is a PairParams block (src/kernels/add.ts writes it). */
+  add(params: number): void;
+  /** PairParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  pairParamsLayout(dst: number): number;
   /** See assembly/mul.ts: add's blocks, multiplied. */
-  mul(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number): void;
+  mul(params: number): void;
   /** See assembly/rms-norm.ts: rows [r0, r1) of any view → dst dense; w = 0 when there is no weight. */
   rmsNorm(src: number, desc: number, dst: number, w: number, ws: number, eps: number, r0: number, r1: number): void;
   rmsNormGrad(g: number, gdesc: number, x: number, xdesc: number, w: number, ws: number, dst: number, eps: number, r0: number, r1: number): void;
   /** Adds rows [r0, r1) into float64 accumulators acc [E]. */
   rmsNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;
   /** See assembly/add-layer-norm.ts: a block of rows of a + b (as `add`) and their layer norm (as `layerNorm`), side by side. */
-  addLayerNorm(a: number, ars: number, acs: number, b: number, brs: number, bcs: number, dst: number, rows: number, n: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
+  addLayerNorm(params: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
   embedding(ids: number, desc: number, nv: number, w: number, ws0: number, ws1: number, dst: number, ne: number, k0: number, k1: number): void;
   /** Returns `acc` plus the losses of rows [r0, r1), added in order; writes each to dst unless dst is 0. */
   crossEntropy(logits: number, desc: number, targets: number, tdesc: number, dst: number, ignore: number, hasIgnore: number, r0: number, r1: number, acc: number): number;

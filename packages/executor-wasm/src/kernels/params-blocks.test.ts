@@ -1,0 +1,40 @@
+// The host's params field lists against the module's own declarations: MaskParams (assembly/mask.ts: `scale` at 0,
+// then every integer field at MASK_INTS_AT + index · 4) and Rows4Params (assembly/position.ts: index · 4), so a field
+// added, removed or moved on one side only fails here.
+import { describe, expect, it } from "vitest";
+import { Tensor } from "@attngraph/tensor";
+import { wasmExecutor } from "../test-util.js";
+import { MASK_INT_FIELDS, MASK_INTS_AT } from "./mask.js";
+import { ROWS4_FIELDS } from "./rope.js";
+import { PAIR_FIELDS } from "./add.js";
+
+describe("params blocks", () => {
+  it("MaskParams: the host writes each field where the module reads it", async () => {
+    const ex = await wasmExecutor();
+    const probe = ex.upload(new Tensor(new Float32Array(64), [64]));
+    const count = ex.exportsForTests.maskParamsLayout(probe.address);
+    expect(count).toBe(1 + MASK_INT_FIELDS.length);
+    const offsets = Array.from(new Int32Array(ex.memory.buffer, probe.address, count));
+    expect(offsets).toEqual([0, ...MASK_INT_FIELDS.map((_, i) => MASK_INTS_AT + i * 4)]);
+    expect(MASK_INTS_AT + MASK_INT_FIELDS.length * 4).toBeLessThanOrEqual(320); // the host's params area
+    ex.release(probe);
+  });
+
+  it("Rows4Params (rope, alibi): the host writes each field where the module reads it", async () => {
+    const ex = await wasmExecutor();
+    const probe = ex.upload(new Tensor(new Float32Array(16), [16]));
+    const count = ex.exportsForTests.rows4ParamsLayout(probe.address);
+    expect(count).toBe(ROWS4_FIELDS.length);
+    expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual(ROWS4_FIELDS.map((_, i) => i * 4));
+    ex.release(probe);
+  });
+
+  it("PairParams (add, mul, addLayerNorm): the host writes each field where the module reads it", async () => {
+    const ex = await wasmExecutor();
+    const probe = ex.upload(new Tensor(new Float32Array(16), [16]));
+    const count = ex.exportsForTests.pairParamsLayout(probe.address);
+    expect(count).toBe(PAIR_FIELDS.length);
+    expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual(PAIR_FIELDS.map((_, i) => i * 4));
+    ex.release(probe);
+  });
+});
