@@ -8,7 +8,7 @@ export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";
 export { rope, alibi, rows4ParamsLayout } from "./position";
 export { attentionBlock, attentionDecode, attentionDecodeScratchBytes, attentionPack, attentionParamsBytes, attentionParamsLayout, attentionRun, attentionScratchBytes } from "./attention";
-export { layerNorm } from "./layer-norm";
+export { affineParamsLayout, layerNorm } from "./layer-norm";
 export { gelu, geluStrided } from "./gelu";
 export { add, pairParamsLayout } from "./add";
 export { mul } from "./mul";

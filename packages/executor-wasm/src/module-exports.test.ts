@@ -15,8 +15,8 @@ const MAX_PARAMS = 8;
  */
 const STILL_WIDE: ReadonlySet<string> = new Set([
   "matmul", "matmulPacked", "matvecPackedColumns", "matmulSkipZero",
-  "layerNorm", "rmsNormGrad", "embedding", "crossEntropy",
-  "layerNormGrad", "embeddingGrad", "crossEntropyGrad", "adamMoment", "adamMomentStrided", "adamStep", "adamStepStrided",
+  "embedding", "crossEntropy",
+  "embeddingGrad", "crossEntropyGrad", "adamMoment", "adamMomentStrided", "adamStep", "adamStepStrided",
   "sgdMomentum", "sgdMomentumStrided", "sgdStep", "sgdStepStrided",
 ]);
 

@@ -72,7 +72,10 @@ export interface KernelExports {
   exprClearStatus(regs: number): void;
   /** See assembly/expr-program.ts: an elementwise expression over n dense elements of up to four inputs. */
   exprPointwise(prog: number, regs: number, inputs: number, out: number, n: number): void;
-  layerNorm(src: number, desc: number, dst: number, w: number, ws: number, b: number, bs: number, eps: number, r0: number, r1: number): void;
+  /** See assembly/layer-norm.ts: `affine` is an AffineParams block (src/kernels/layer-norm.ts writes it). */
+  layerNorm(src: number, desc: number, dst: number, affine: number, r0: number, r1: number): void;
+  /** AffineParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  affineParamsLayout(dst: number): number;
   gelu(src: number, dst: number, n: number, tanh: number): void;
   geluStrided(src: number, desc: number, dst: number, tanh: number, r0: number, r1: number): void;
   /** See assembly/add.ts: `params` is a PairParams block (src/kernels/add.ts writes it). */
@@ -83,7 +86,7 @@ export interface KernelExports {
   mul(params: number): void;
   /** See assembly/rms-norm.ts: rows [r0, r1) of any view → dst dense; w = 0 when there is no weight. */
   rmsNorm(src: number, desc: number, dst: number, w: number, ws: number, eps: number, r0: number, r1: number): void;
-  rmsNormGrad(g: number, gdesc: number, x: number, xdesc: number, w: number, ws: number, dst: number, eps: number, r0: number, r1: number): void;
+  rmsNormGrad(g: number, gdesc: number, x: number, xdesc: number, affine: number, dst: number, r0: number, r1: number): void;
   /** Adds rows [r0, r1) into float64 accumulators acc [E]. */
   rmsNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;
   /** See assembly/add-layer-norm.ts: a block of rows of a + b (as `add`) and their layer norm (as `layerNorm`), side by side. */
@@ -118,7 +121,7 @@ export interface KernelExports {
   attentionGradParamsLayout(dst: number): number;
   /** Scratch bytes of the attention backward for key length S, head dims D and Dv, and mode (0 lse, 1 q, 2 k, 3 v). */
   attentionGradScratchBytes(ns: number, nd: number, ndv: number, mode: number): number;
-  layerNormGrad(g: number, gdesc: number, x: number, xdesc: number, w: number, ws: number, dst: number, eps: number, r0: number, r1: number): void;
+  layerNormGrad(g: number, gdesc: number, x: number, xdesc: number, affine: number, dst: number, r0: number, r1: number): void;
   /** Adds rows [r0, r1)'s grad ⊙ x̂ into the float64 accumulators at acc ([E]). */
   layerNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;
   f64ToF32(src: number, dst: number, n: number): void;

@@ -5,6 +5,7 @@
 // runs in chunks of rows (chunks.ts).
 import { checkLayerNormEps, expectAxis, expectNormParams, expectSameShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeAffine } from "./layer-norm.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 
@@ -29,7 +30,7 @@ export const layerNormGradKernel = chunkedKernel((call, ctx) => {
     if (out.size === 0) return undefined;
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
     const part = (r0: number, r1: number) =>
-      ctx.exports.layerNormGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), w?.address ?? 0, w?.strides[0] ?? 0, out.address, eps, r0, r1);
+      ctx.exports.layerNormGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), writeAffine(ctx, ctx.params, eps, w?.address ?? 0, w?.strides[0] ?? 0, 0, 0), out.address, r0, r1);
     return overRows(call, ctx, rows, e * LAYER_NORM_GRAD_WORK, part);
   });
 });

@@ -7,6 +7,7 @@ import { wasmExecutor } from "../test-util.js";
 import { MASK_INT_FIELDS, MASK_INTS_AT } from "./mask.js";
 import { ROWS4_FIELDS } from "./rope.js";
 import { PAIR_FIELDS } from "./add.js";
+import { AFFINE_FIELDS } from "./layer-norm.js";
 
 describe("params blocks", () => {
   it("MaskParams: the host writes each field where the module reads it", async () => {
@@ -35,6 +36,16 @@ describe("params blocks", () => {
     const count = ex.exportsForTests.pairParamsLayout(probe.address);
     expect(count).toBe(PAIR_FIELDS.length);
     expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual(PAIR_FIELDS.map((_, i) => i * 4));
+    ex.release(probe);
+  });
+
+  it("AffineParams (layerNorm, layerNormGrad, rmsNormGrad): the host writes each field where the module reads it", async () => {
+    const ex = await wasmExecutor();
+    const probe = ex.upload(new Tensor(new Float32Array(16), [16]));
+    const count = ex.exportsForTests.affineParamsLayout(probe.address);
+    expect(count).toBe(AFFINE_FIELDS.length);
+    // eps a float64 at 0, then 4 bytes a field (writeAffine).
+    expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual([0, 8, 12, 16, 20]);
     ex.release(probe);
   });
 });

@@ -3,6 +3,7 @@
 // accumulators kept across chunks and rounded once at the end, as layer-norm-weight-grad's. Any views.
 import { checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeAffine } from "./layer-norm.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 
@@ -25,7 +26,7 @@ export const rmsNormGradKernel = chunkedKernel((call, ctx) => {
   const out = ctx.output(call, x.shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
-    const part = (r0: number, r1: number) => ctx.exports.rmsNormGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), w?.address ?? 0, w?.strides[0] ?? 0, out.address, eps, r0, r1);
+    const part = (r0: number, r1: number) => ctx.exports.rmsNormGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), writeAffine(ctx, ctx.params, eps, w?.address ?? 0, w?.strides[0] ?? 0, 0, 0), out.address, r0, r1);
     return overRows(call, ctx, rows, e * RMS_NORM_GRAD_WORK, part);
   });
 });
