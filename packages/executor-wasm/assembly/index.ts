@@ -26,7 +26,7 @@ export { geluGrad, geluGradStrided } from "./gelu-grad";
 export { embeddingGrad } from "./embedding-grad";
 export { crossEntropyGrad } from "./cross-entropy-grad";
 // Optimizer updates.
-export { adamMoment, adamMomentStrided, adamStep, adamStepStrided } from "./adam";
+export { adamMoment, adamMomentStrided, adamStep, adamStepStrided, optimParamsLayout } from "./adam";
 export { sgdMomentum, sgdMomentumStrided, sgdStep, sgdStepStrided } from "./sgd";
 // Global gradient-norm clipping and gradient accumulation.
 export { accumulateScaled, scaleBy, sumSquares } from "./grad-norm";

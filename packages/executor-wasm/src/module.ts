@@ -130,13 +130,15 @@ export interface KernelExports {
   embeddingGrad(ids: number, idesc: number, nv: number, g: number, gdesc: number, dst: number, ne: number, k0: number, k1: number): void;
   crossEntropyGrad(logits: number, desc: number, targets: number, tdesc: number, grad: number, gstride: number, div: number, ignore: number, hasIgnore: number, dst: number, r0: number, r1: number): void;
   /** adam-moment over n contiguous elements of state, grad and (with hasParam) param. */
-  adamMoment(s: number, g: number, p: number, dst: number, n: number, beta: number, wd: number, square: number, hasParam: number): void;
+  adamMoment(s: number, g: number, p: number, dst: number, n: number, h: number): void;
   /** adam-moment over rows [r0, r1): state and grad any views (descriptors), param dense. */
-  adamMomentStrided(s: number, sdesc: number, g: number, gdesc: number, p: number, dst: number, beta: number, wd: number, square: number, hasParam: number, r0: number, r1: number): void;
+  adamMomentStrided(s: number, sdesc: number, g: number, gdesc: number, dst: number, h: number, r0: number, r1: number): void;
   /** adam-step over n contiguous elements of param, m and v; t the step (an integer >= 1). */
-  adamStep(p: number, m: number, v: number, dst: number, n: number, t: number, lr: number, beta1: number, beta2: number, eps: number, wd: number, decoupled: number): void;
+  adamStep(p: number, m: number, v: number, dst: number, n: number, h: number): void;
   /** adam-step over rows [r0, r1): param and m any views (descriptors), v dense. */
-  adamStepStrided(p: number, pdesc: number, m: number, mdesc: number, v: number, dst: number, t: number, lr: number, beta1: number, beta2: number, eps: number, wd: number, decoupled: number, r0: number, r1: number): void;
+  adamStepStrided(p: number, pdesc: number, m: number, mdesc: number, dst: number, h: number, r0: number, r1: number): void;
+  /** OptimParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  optimParamsLayout(dst: number): number;
   /** Σ x² of n contiguous elements, in float64 (sum-squares). */
   sumSquares(x: number, n: number): number;
   /** dst = x · coef over n contiguous elements (clip-by-norm). */
@@ -144,13 +146,13 @@ export interface KernelExports {
   /** dst = (restart ? 0 : acc) + scale · g over n contiguous elements (grad-accumulate). */
   accumulateScaled(acc: number, g: number, dst: number, n: number, scale: number, restart: number): void;
   /** sgd-momentum over n contiguous elements of buf (read only without first), grad and (with hasParam) param; keep = 1 − dampening. */
-  sgdMomentum(b: number, g: number, p: number, dst: number, n: number, mu: number, keep: number, wd: number, first: number, hasParam: number): void;
+  sgdMomentum(b: number, g: number, p: number, dst: number, n: number, h: number): void;
   /** sgd-momentum over rows [r0, r1): buf and grad any views (descriptors), param dense. */
-  sgdMomentumStrided(b: number, bdesc: number, g: number, gdesc: number, p: number, dst: number, mu: number, keep: number, wd: number, first: number, hasParam: number, r0: number, r1: number): void;
+  sgdMomentumStrided(b: number, bdesc: number, g: number, gdesc: number, dst: number, h: number, r0: number, r1: number): void;
   /** sgd-step over n contiguous elements of param, grad and buf; mode 0: u = d, 1: u = buf, 2: u = d + mu · buf (Nesterov). */
-  sgdStep(p: number, g: number, b: number, dst: number, n: number, lr: number, mu: number, wd: number, mode: number): void;
+  sgdStep(p: number, g: number, b: number, dst: number, n: number, h: number): void;
   /** sgd-step over rows [r0, r1): param and grad any views (descriptors), buf dense. */
-  sgdStepStrided(p: number, pdesc: number, g: number, gdesc: number, b: number, dst: number, lr: number, mu: number, wd: number, mode: number, r0: number, r1: number): void;
+  sgdStepStrided(p: number, pdesc: number, g: number, gdesc: number, dst: number, h: number, r0: number, r1: number): void;
 }
 
 // One literal `new URL` per file: bundlers (Vite, rolldown, webpack) only rewrite URLs they can read statically.

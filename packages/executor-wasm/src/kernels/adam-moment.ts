@@ -4,6 +4,7 @@
 // copied dense first. With a signal, a big call runs in chunks.
 import { checkAdamMomentAttrs, expectSameShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeOptim } from "./optim-params.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 
@@ -28,13 +29,13 @@ export const adamMomentKernel = chunkedKernel((call, ctx) => {
       if (s.dense && g.dense) {
         // Chunks of elements: any range of a span is itself a span.
         const part = (e0: number, e1: number) =>
-          ctx.exports.adamMoment(s.address + e0 * 4, g.address + e0 * 4, pd ? pd.address + e0 * 4 : 0, out.address + e0 * 4, e1 - e0, beta, weightDecay, sq, hasParam);
+          ctx.exports.adamMoment(s.address + e0 * 4, g.address + e0 * 4, pd ? pd.address + e0 * 4 : 0, out.address + e0 * 4, e1 - e0, writeOptim(ctx, ctx.params, { beta, wd: weightDecay, flag: sq, hasParam }));
         return overRows(call, ctx, s.size, ADAM_MOMENT_WORK, part);
       }
       const n = s.shape[s.rank - 1]!;
       // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
       const part = (r0: number, r1: number) =>
-        ctx.exports.adamMomentStrided(s.address, ctx.desc(s, 0), g.address, ctx.desc(g, 1), pd?.address ?? 0, out.address, beta, weightDecay, sq, hasParam, r0, r1);
+        ctx.exports.adamMomentStrided(s.address, ctx.desc(s, 0), g.address, ctx.desc(g, 1), out.address, writeOptim(ctx, ctx.params, { extra: pd?.address ?? 0, beta, wd: weightDecay, flag: sq, hasParam }), r0, r1);
       return overRows(call, ctx, s.size / n, n * ADAM_MOMENT_WORK, part);
     };
     return withCleanup(run, () => temp && ctx.release(temp));

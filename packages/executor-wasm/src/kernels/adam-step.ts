@@ -5,6 +5,7 @@
 // their descriptors and a strided v is copied dense first. With a signal, a big call runs in chunks.
 import { checkAdamStepAttrs, checkLrScaleValue, checkOptimizerStepValue, expectSameShape, expectScalarShape, expectStepShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeOptim } from "./optim-params.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 
@@ -37,13 +38,13 @@ export const adamStepKernel = chunkedKernel((call, ctx) => {
       if (p.dense && m.dense) {
         // Chunks of elements: any range of a span is itself a span.
         const part = (e0: number, e1: number) =>
-          ctx.exports.adamStep(p.address + e0 * 4, m.address + e0 * 4, vd.address + e0 * 4, out.address + e0 * 4, e1 - e0, t, lr, beta1, beta2, eps, weightDecay, dec);
+          ctx.exports.adamStep(p.address + e0 * 4, m.address + e0 * 4, vd.address + e0 * 4, out.address + e0 * 4, e1 - e0, writeOptim(ctx, ctx.params, { t, lr, beta1, beta2, eps, wd: weightDecay, flag: dec }));
         return overRows(call, ctx, p.size, ADAM_STEP_WORK, part);
       }
       const n = p.shape[p.rank - 1]!;
       // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
       const part = (r0: number, r1: number) =>
-        ctx.exports.adamStepStrided(p.address, ctx.desc(p, 0), m.address, ctx.desc(m, 1), vd.address, out.address, t, lr, beta1, beta2, eps, weightDecay, dec, r0, r1);
+        ctx.exports.adamStepStrided(p.address, ctx.desc(p, 0), m.address, ctx.desc(m, 1), out.address, writeOptim(ctx, ctx.params, { extra: vd.address, t, lr, beta1, beta2, eps, wd: weightDecay, flag: dec }), r0, r1);
       return overRows(call, ctx, p.size / n, n * ADAM_STEP_WORK, part);
     };
     return withCleanup(run, () => temp && ctx.release(temp));

@@ -8,6 +8,7 @@ import { MASK_INT_FIELDS, MASK_INTS_AT } from "./mask.js";
 import { ROWS4_FIELDS } from "./rope.js";
 import { PAIR_FIELDS } from "./add.js";
 import { AFFINE_FIELDS } from "./layer-norm.js";
+import { OPTIM_FLOAT_FIELDS, OPTIM_INT_FIELDS } from "./optim-params.js";
 
 describe("params blocks", () => {
   it("MaskParams: the host writes each field where the module reads it", async () => {
@@ -46,6 +47,19 @@ describe("params blocks", () => {
     expect(count).toBe(AFFINE_FIELDS.length);
     // eps a float64 at 0, then 4 bytes a field (writeAffine).
     expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual([0, 8, 12, 16, 20]);
+    ex.release(probe);
+  });
+
+  it("OptimParams (adam, sgd): the host writes each field where the module reads it", async () => {
+    const ex = await wasmExecutor();
+    const probe = ex.upload(new Tensor(new Float32Array(16), [16]));
+    const count = ex.exportsForTests.optimParamsLayout(probe.address);
+    expect(count).toBe(OPTIM_FLOAT_FIELDS.length + OPTIM_INT_FIELDS.length);
+    const ints = OPTIM_FLOAT_FIELDS.length * 8;
+    expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual([
+      ...OPTIM_FLOAT_FIELDS.map((_, i) => i * 8),
+      ...OPTIM_INT_FIELDS.map((_, i) => ints + i * 4),
+    ]);
     ex.release(probe);
   });
 });

@@ -5,6 +5,7 @@
 // row through their descriptors and a strided param is copied dense first. With a signal, a big call runs in chunks.
 import { checkOptimizerStepValue, checkSgdMomentumAttrs, expectSameShape, expectStepShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeOptim } from "./optim-params.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 
@@ -36,13 +37,13 @@ export const sgdMomentumKernel = chunkedKernel((call, ctx) => {
       if ((first || b.dense) && g.dense) {
         // Chunks of elements: any range of a span is itself a span.
         const part = (e0: number, e1: number) =>
-          ctx.exports.sgdMomentum(b.address + e0 * 4, g.address + e0 * 4, pd ? pd.address + e0 * 4 : 0, out.address + e0 * 4, e1 - e0, momentum, keep, weightDecay, first, hasParam);
+          ctx.exports.sgdMomentum(b.address + e0 * 4, g.address + e0 * 4, pd ? pd.address + e0 * 4 : 0, out.address + e0 * 4, e1 - e0, writeOptim(ctx, ctx.params, { mu: momentum, keep, wd: weightDecay, flag: first, hasParam }));
         return overRows(call, ctx, b.size, SGD_MOMENTUM_WORK, part);
       }
       const n = b.shape[b.rank - 1]!;
       // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
       const part = (r0: number, r1: number) =>
-        ctx.exports.sgdMomentumStrided(b.address, ctx.desc(b, 0), g.address, ctx.desc(g, 1), pd?.address ?? 0, out.address, momentum, keep, weightDecay, first, hasParam, r0, r1);
+        ctx.exports.sgdMomentumStrided(b.address, ctx.desc(b, 0), g.address, ctx.desc(g, 1), out.address, writeOptim(ctx, ctx.params, { extra: pd?.address ?? 0, mu: momentum, keep, wd: weightDecay, flag: first, hasParam }), r0, r1);
       return overRows(call, ctx, b.size / n, n * SGD_MOMENTUM_WORK, part);
     };
     return withCleanup(run, () => temp && ctx.release(temp));

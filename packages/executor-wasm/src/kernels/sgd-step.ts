@@ -5,6 +5,7 @@
 // descriptors and a strided buf is copied dense first. With a signal, a big call runs in chunks.
 import { checkLrScaleValue, checkSgdStepAttrs, expectSameShape, expectScalarShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeOptim } from "./optim-params.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 
@@ -42,13 +43,13 @@ export const sgdStepKernel = chunkedKernel((call, ctx) => {
       if (p.dense && (mode === MOMENTUM || g.dense)) {
         // Chunks of elements: any range of a span is itself a span.
         const part = (e0: number, e1: number) =>
-          ctx.exports.sgdStep(p.address + e0 * 4, g.address + e0 * 4, bd ? bd.address + e0 * 4 : 0, out.address + e0 * 4, e1 - e0, lr, momentum, weightDecay, mode);
+          ctx.exports.sgdStep(p.address + e0 * 4, g.address + e0 * 4, bd ? bd.address + e0 * 4 : 0, out.address + e0 * 4, e1 - e0, writeOptim(ctx, ctx.params, { lr, mu: momentum, wd: weightDecay, flag: mode }));
         return overRows(call, ctx, p.size, SGD_STEP_WORK, part);
       }
       const n = p.shape[p.rank - 1]!;
       // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
       const part = (r0: number, r1: number) =>
-        ctx.exports.sgdStepStrided(p.address, ctx.desc(p, 0), g.address, ctx.desc(g, 1), bd?.address ?? 0, out.address, lr, momentum, weightDecay, mode, r0, r1);
+        ctx.exports.sgdStepStrided(p.address, ctx.desc(p, 0), g.address, ctx.desc(g, 1), out.address, writeOptim(ctx, ctx.params, { extra: bd?.address ?? 0, lr, mu: momentum, wd: weightDecay, flag: mode }), r0, r1);
       return overRows(call, ctx, p.size / n, n * SGD_STEP_WORK, part);
     };
     return withCleanup(run, () => temp && ctx.release(temp));
