@@ -14,8 +14,8 @@ export { add, pairParamsLayout } from "./add";
 export { mul } from "./mul";
 export { rmsNorm, rmsNormGrad, rmsNormWeightGrad } from "./rms-norm";
 export { addLayerNorm } from "./add-layer-norm";
-export { embedding } from "./embedding";
-export { crossEntropy } from "./cross-entropy";
+export { embedding, lookupParamsLayout } from "./embedding";
+export { crossEntropy, targetParamsLayout } from "./cross-entropy";
 // Backward ops.
 export { pad, sumTo, sumToInner, zero } from "./sum-to";
 export { transposeRows } from "./transpose";

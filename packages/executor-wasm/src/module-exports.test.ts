@@ -15,8 +15,6 @@ const MAX_PARAMS = 8;
  */
 const STILL_WIDE: ReadonlySet<string> = new Set([
   "matmul", "matmulPacked", "matvecPackedColumns", "matmulSkipZero",
-  "embedding", "crossEntropy",
-  "embeddingGrad", "crossEntropyGrad",
 ]);
 
 const root = (rel: string): string => fileURLToPath(new URL(`../${rel}`, import.meta.url));

@@ -91,9 +91,15 @@ export interface KernelExports {
   rmsNormWeightGrad(g: number, gdesc: number, x: number, xdesc: number, acc: number, eps: number, r0: number, r1: number): void;
   /** See assembly/add-layer-norm.ts: a block of rows of a + b (as `add`) and their layer norm (as `layerNorm`), side by side. */
   addLayerNorm(params: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
-  embedding(ids: number, desc: number, nv: number, w: number, ws0: number, ws1: number, dst: number, ne: number, k0: number, k1: number): void;
+  /** See assembly/embedding.ts: `lookup` is a LookupParams block (src/kernels/embedding.ts writes it). */
+  embedding(lookup: number, w: number, ws0: number, ws1: number, dst: number, k0: number, k1: number): void;
+  /** LookupParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  lookupParamsLayout(dst: number): number;
   /** Returns `acc` plus the losses of rows [r0, r1), added in order; writes each to dst unless dst is 0. */
-  crossEntropy(logits: number, desc: number, targets: number, tdesc: number, dst: number, ignore: number, hasIgnore: number, r0: number, r1: number, acc: number): number;
+  /** See assembly/cross-entropy.ts: `targets` is a TargetParams block (src/kernels/cross-entropy.ts writes it). */
+  crossEntropy(logits: number, desc: number, targets: number, dst: number, r0: number, r1: number, acc: number): number;
+  /** TargetParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  targetParamsLayout(dst: number): number;
   // Backward ops (assembly/sum-to.ts, transpose.ts, softmax-grad.ts, attention-grad.ts, layer-norm-grad.ts, gelu-grad.ts, embedding-grad.ts, cross-entropy-grad.ts).
   /** dst[0 .. bytes) = 0. */
   zero(dst: number, bytes: number): void;
@@ -127,8 +133,8 @@ export interface KernelExports {
   f64ToF32(src: number, dst: number, n: number): void;
   geluGrad(g: number, x: number, dst: number, n: number, tanh: number): void;
   geluGradStrided(g: number, gdesc: number, x: number, xdesc: number, dst: number, tanh: number, r0: number, r1: number): void;
-  embeddingGrad(ids: number, idesc: number, nv: number, g: number, gdesc: number, dst: number, ne: number, k0: number, k1: number): void;
-  crossEntropyGrad(logits: number, desc: number, targets: number, tdesc: number, grad: number, gstride: number, div: number, ignore: number, hasIgnore: number, dst: number, r0: number, r1: number): void;
+  embeddingGrad(lookup: number, g: number, gdesc: number, dst: number, k0: number, k1: number): void;
+  crossEntropyGrad(logits: number, desc: number, targets: number, dst: number, r0: number, r1: number): void;
   /** adam-moment over n contiguous elements of state, grad and (with hasParam) param. */
   adamMoment(s: number, g: number, p: number, dst: number, n: number, h: number): void;
   /** adam-moment over rows [r0, r1): state and grad any views (descriptors), param dense. */

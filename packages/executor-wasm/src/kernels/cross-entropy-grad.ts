@@ -6,6 +6,7 @@
 // call runs in chunks of positions.
 import { checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape, findBadIndex, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeTargets } from "./cross-entropy.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 import { hostElements } from "./host-read.js";
@@ -43,7 +44,7 @@ export const crossEntropyGradKernel = chunkedKernel((call, ctx) => {
       const div = reduction === "mean" ? Math.max(1, counted) : 1;
       // Descriptors are shared: both written again for each chunk (another kernel may run in between).
       const part = (r0: number, r1: number) =>
-        ctx.exports.crossEntropyGrad(logits.address, ctx.desc(logits, 0), targets.address, ctx.desc(targets, 1), gAddress, gStride, div, ignoreIndex ?? 0, ignoreIndex === null ? 0 : 1, out.address, r0, r1);
+        ctx.exports.crossEntropyGrad(logits.address, ctx.desc(logits, 0), writeTargets(ctx, ctx.params, { targets: targets.address, tdesc: ctx.desc(targets, 1), ignore: ignoreIndex ?? 0, hasIgnore: ignoreIndex === null ? 0 : 1, grad: gAddress, gstride: gStride, div }), out.address, r0, r1);
       return overRows(call, ctx, targets.size, nv * CROSS_ENTROPY_GRAD_WORK, part);
     };
     return withCleanup(run, () => temp && ctx.release(temp));

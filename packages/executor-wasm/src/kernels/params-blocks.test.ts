@@ -8,6 +8,8 @@ import { MASK_INT_FIELDS, MASK_INTS_AT } from "./mask.js";
 import { ROWS4_FIELDS } from "./rope.js";
 import { PAIR_FIELDS } from "./add.js";
 import { AFFINE_FIELDS } from "./layer-norm.js";
+import { LOOKUP_FIELDS } from "./embedding.js";
+import { TARGET_FIELDS } from "./cross-entropy.js";
 import { OPTIM_FLOAT_FIELDS, OPTIM_INT_FIELDS } from "./optim-params.js";
 
 describe("params blocks", () => {
@@ -60,6 +62,25 @@ describe("params blocks", () => {
       ...OPTIM_FLOAT_FIELDS.map((_, i) => i * 8),
       ...OPTIM_INT_FIELDS.map((_, i) => ints + i * 4),
     ]);
+    ex.release(probe);
+  });
+
+  it("LookupParams (embedding, embeddingGrad): the host writes each field where the module reads it", async () => {
+    const ex = await wasmExecutor();
+    const probe = ex.upload(new Tensor(new Float32Array(16), [16]));
+    const count = ex.exportsForTests.lookupParamsLayout(probe.address);
+    expect(count).toBe(LOOKUP_FIELDS.length);
+    expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual(LOOKUP_FIELDS.map((_, i) => i * 4));
+    ex.release(probe);
+  });
+
+  it("TargetParams (crossEntropy, crossEntropyGrad): the host writes each field where the module reads it", async () => {
+    const ex = await wasmExecutor();
+    const probe = ex.upload(new Tensor(new Float32Array(16), [16]));
+    const count = ex.exportsForTests.targetParamsLayout(probe.address);
+    expect(count).toBe(TARGET_FIELDS.length);
+    // div a float64 at 0, then 4 bytes a field (writeTargets).
+    expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual([0, 8, 12, 16, 20, 24, 28]);
     ex.release(probe);
   });
 });
