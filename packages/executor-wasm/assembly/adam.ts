@@ -8,6 +8,37 @@
 // multiply, add, divide and sqrt, so both module flavours give the same bits. dst may be a dense operand itself: each
 // element is read before it is written.
 import { promoteHigh, promoteLow } from "./layer-norm";
+
+/**
+ * The optimizers' numbers (adam.ts, sgd.ts), one block written field by field by name on the host
+ * (src/kernels/optim-params.ts, writeOptim: the float64 fields first, 8 bytes each, then `extra`, `flag` and
+ * `hasParam`, 4 bytes each; `optimParamsLayout` reports the offsets for a test). Each kernel reads its own fields:
+ * adamMoment beta, wd, flag (square), hasParam; adamStep t, lr, beta1, beta2, eps, wd, flag (decoupled); sgdMomentum
+ * mu, keep, wd, flag (first), hasParam; sgdStep lr, mu, wd, flag (mode). `extra`: the strided variants' third tensor
+ * (adamMomentStrided and sgdMomentumStrided: the parameter p; adamStepStrided: v; sgdStepStrided: the momentum b).
+ */
+@unmanaged export class OptimParams {
+  beta: f64; wd: f64; t: f64; lr: f64; beta1: f64; beta2: f64; eps: f64; mu: f64; keep: f64;
+  extra: usize; flag: i32; hasParam: i32;
+}
+
+/** Writes OptimParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+export function optimParamsLayout(dst: usize): i32 {
+  let n: usize = 0;
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("beta"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("wd"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("t"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("lr"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("beta1"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("beta2"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("eps"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("mu"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("keep"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("extra"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("flag"));
+  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("hasParam"));
+  return <i32>n;
+}
 import { demote2 } from "./softmax-grad";
 import { at, descDim, descStride, rowBase } from "./strided";
 
@@ -35,7 +66,8 @@ import { at, descDim, descStride, rowBase } from "./strided";
 }
 
 /** n contiguous elements of state, grad and (with hasParam) param → dst. */
-export function adamMoment(s: usize, g: usize, p: usize, dst: usize, n: i32, beta: f64, wd: f64, square: bool, hasParam: bool): void {
+export function adamMoment(s: usize, g: usize, p: usize, dst: usize, n: i32, h: OptimParams): void {
+  const beta = h.beta, wd = h.wd, square = h.flag != 0, hasParam = h.hasParam != 0;
   const keep = 1 - beta;
   const b2 = f64x2.splat(beta);
   const k2 = f64x2.splat(keep);
@@ -57,7 +89,8 @@ export function adamMoment(s: usize, g: usize, p: usize, dst: usize, n: i32, bet
  * Rows [r0, r1) of state and grad (any views, descriptors `sdesc` and `gdesc`) and of param (dense row-major, read
  * only with hasParam) → the same rows of dst, dense.
  */
-export function adamMomentStrided(s: usize, sdesc: usize, g: usize, gdesc: usize, p: usize, dst: usize, beta: f64, wd: f64, square: bool, hasParam: bool, r0: i32, r1: i32): void {
+export function adamMomentStrided(s: usize, sdesc: usize, g: usize, gdesc: usize, dst: usize, h: OptimParams, r0: i32, r1: i32): void {
+  const p = h.extra, beta = h.beta, wd = h.wd, square = h.flag != 0, hasParam = h.hasParam != 0;
   const n = descDim(sdesc, 5);
   const ss = descStride(sdesc, 5);
   const gs = descStride(gdesc, 5);
@@ -117,7 +150,8 @@ export function adamMomentStrided(s: usize, sdesc: usize, g: usize, gdesc: usize
 }
 
 /** n contiguous elements of param, m and v → dst; t the step (an integer >= 1, checked by the host). */
-export function adamStep(p: usize, m: usize, v: usize, dst: usize, n: i32, t: f64, lr: f64, beta1: f64, beta2: f64, eps: f64, wd: f64, decoupled: bool): void {
+export function adamStep(p: usize, m: usize, v: usize, dst: usize, n: i32, h: OptimParams): void {
+  const t = h.t, lr = h.lr, beta1 = h.beta1, beta2 = h.beta2, eps = h.eps, wd = h.wd, decoupled = h.flag != 0;
   const size = stepSize(lr, beta1, t);
   const bc2 = bc2Sqrt(beta2, t);
   const decay: f64 = decoupled ? 1 - lr * wd : 1;
@@ -141,7 +175,8 @@ export function adamStep(p: usize, m: usize, v: usize, dst: usize, n: i32, t: f6
  * Rows [r0, r1) of param and m (any views, descriptors `pdesc` and `mdesc`) and of v (dense row-major) → the same rows
  * of dst, dense.
  */
-export function adamStepStrided(p: usize, pdesc: usize, m: usize, mdesc: usize, v: usize, dst: usize, t: f64, lr: f64, beta1: f64, beta2: f64, eps: f64, wd: f64, decoupled: bool, r0: i32, r1: i32): void {
+export function adamStepStrided(p: usize, pdesc: usize, m: usize, mdesc: usize, dst: usize, h: OptimParams, r0: i32, r1: i32): void {
+  const v = h.extra, t = h.t, lr = h.lr, beta1 = h.beta1, beta2 = h.beta2, eps = h.eps, wd = h.wd, decoupled = h.flag != 0;
   const n = descDim(pdesc, 5);
   const ps = descStride(pdesc, 5);
   const ms = descStride(mdesc, 5);

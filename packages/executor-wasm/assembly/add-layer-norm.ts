@@ -3,7 +3,7 @@
 // float64 over those float32 sums) into the second half while the row is still in L1. No math of its own: both halves
 // are the add's and the layer norm's bits. (The unfused layer norm reads a dense [rows, 1] sum with stride 0, where
 // this passes 1; with one element per row both paths do the same operations.)
-import { add } from "./add";
+import { PairParams, addRows } from "./add";
 import { layerNormRow } from "./layer-norm";
 import { at } from "./strided";
 
@@ -12,11 +12,12 @@ import { at } from "./strided";
  * of those n sums (weight and bias [n] with element strides ws and bs, 0 when absent). The host merges the broadcast
  * into such blocks of rows as for `add`, keeping the normalised axis as the row.
  */
-export function addLayerNorm(a: usize, ars: i32, acs: i32, b: usize, brs: i32, bcs: i32, dst: usize, rows: i32, n: i32, w: usize, ws: i32, bias: usize, bs: i32, eps: f64): void {
+export function addLayerNorm(p: PairParams, w: usize, ws: i32, bias: usize, bs: i32, eps: f64): void {
+  const a = p.a, ars = p.ars, acs = p.acs, b = p.b, brs = p.brs, bcs = p.bcs, dst = p.dst, rows = p.rows, n = p.n;
   const rowBytes = <usize>n << 3; // 2n float32
   let o = dst;
   for (let r: i32 = 0; r < rows; r++, o += rowBytes) {
-    add(at(a, r * ars), ars, acs, at(b, r * brs), brs, bcs, o, 1, n);
+    addRows(at(a, r * ars), ars, acs, at(b, r * brs), brs, bcs, o, 1, n);
     layerNormRow(o, 1, o + (<usize>n << 2), n, w, ws, bias, bs, eps);
   }
 }

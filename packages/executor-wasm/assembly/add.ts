@@ -4,10 +4,40 @@
 import { at } from "./strided";
 
 /**
+ * One [rows, n] block of a broadcast pair, as add, mul and addLayerNorm take it: written field by field by name on
+ * the host (src/kernels/add.ts, PAIR_FIELDS, in this declaration order, 4 bytes a field; `pairParamsLayout` reports
+ * the offsets for a test). a and b with their row and column strides (float32 elements), dst, rows and n.
+ */
+@unmanaged export class PairParams {
+  a: usize; ars: i32; acs: i32;
+  b: usize; brs: i32; bcs: i32;
+  dst: usize; rows: i32; n: i32;
+}
+
+/** Writes PairParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+export function pairParamsLayout(dst: usize): i32 {
+  store<i32>(dst, offsetof<PairParams>("a"), 0);
+  store<i32>(dst, offsetof<PairParams>("ars"), 4);
+  store<i32>(dst, offsetof<PairParams>("acs"), 8);
+  store<i32>(dst, offsetof<PairParams>("b"), 12);
+  store<i32>(dst, offsetof<PairParams>("brs"), 16);
+  store<i32>(dst, offsetof<PairParams>("bcs"), 20);
+  store<i32>(dst, offsetof<PairParams>("dst"), 24);
+  store<i32>(dst, offsetof<PairParams>("rows"), 28);
+  store<i32>(dst, offsetof<PairParams>("n"), 32);
+  return 9;
+}
+
+/** `addRows` of a PairParams block (the module's export). */
+export function add(p: PairParams): void {
+  addRows(p.a, p.ars, p.acs, p.b, p.brs, p.bcs, p.dst, p.rows, p.n);
+}
+
+/**
  * dst[r, j] = a[r·ars + j·acs] + b[r·brs + j·bcs] for r < rows, j < n; dst dense [rows, n]. A contiguous input row
  * (stride 1) is read 4 lanes at a time; one that stretches along the row (stride 0) is one splatted value.
  */
-export function add(a: usize, ars: i32, acs: i32, b: usize, brs: i32, bcs: i32, dst: usize, rows: i32, n: i32): void {
+export function addRows(a: usize, ars: i32, acs: i32, b: usize, brs: i32, bcs: i32, dst: usize, rows: i32, n: i32): void {
   const n4 = n & ~3;
   let o = dst;
   for (let r: i32 = 0; r < rows; r++, o += <usize>n << 2) {

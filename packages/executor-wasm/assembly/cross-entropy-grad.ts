@@ -4,6 +4,7 @@
 // target is the ignore index gets a row of 0 without reading its logits. NaN or +∞ in a counted row gives a NaN row, as
 // IEEE arithmetic does. The host checked every other target against [0, V) (findBadIndex); the check here only turns a
 // broken promise into a trap.
+import { TargetParams } from "./cross-entropy";
 import { at, descDim, descStride, elementAt, rowBase } from "./strided";
 
 /**
@@ -11,9 +12,8 @@ import { at, descDim, descStride, elementAt, rowBase } from "./strided";
  * same rows of dst, dense [N, V]. grad: 0 when absent, else the loss gradient of row r at grad + r·gstride elements
  * (gstride 0 for a scalar).
  */
-export function crossEntropyGrad(
-  logits: usize, desc: usize, targets: usize, tdesc: usize, grad: usize, gstride: i32, div: f64, ignore: i32, hasIgnore: bool, dst: usize, r0: i32, r1: i32,
-): void {
+export function crossEntropyGrad(logits: usize, desc: usize, p: TargetParams, dst: usize, r0: i32, r1: i32): void {
+  const targets = p.targets, tdesc = p.tdesc, grad = p.grad, gstride = p.gstride, div = p.div, ignore = p.ignore, hasIgnore = p.hasIgnore != 0;
   const nv = descDim(desc, 5);
   const step = <usize>(descStride(desc, 5) << 2);
   for (let r = r0; r < r1; r++) {

@@ -5,11 +5,36 @@
 import { elementAt, descDim, descStride, rowBase } from "./strided";
 
 /**
+ * crossEntropy's and crossEntropyGrad's targets and gradient scaling, a block written field by field by name on the
+ * host (src/kernels/cross-entropy.ts, writeTargets: `div` a float64 at 0, then the rest 4 bytes each in this order;
+ * `targetParamsLayout` reports the offsets for a test): the targets (descriptor tdesc), the ignored index and whether
+ * there is one (0 or 1), and for the gradient only the incoming gradient (address, element stride) and its divisor.
+ */
+@unmanaged export class TargetParams {
+  div: f64;
+  targets: usize; tdesc: usize; ignore: i32; hasIgnore: i32;
+  grad: usize; gstride: i32;
+}
+
+/** Writes TargetParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+export function targetParamsLayout(dst: usize): i32 {
+  store<i32>(dst, offsetof<TargetParams>("div"), 0);
+  store<i32>(dst, offsetof<TargetParams>("targets"), 4);
+  store<i32>(dst, offsetof<TargetParams>("tdesc"), 8);
+  store<i32>(dst, offsetof<TargetParams>("ignore"), 12);
+  store<i32>(dst, offsetof<TargetParams>("hasIgnore"), 16);
+  store<i32>(dst, offsetof<TargetParams>("grad"), 20);
+  store<i32>(dst, offsetof<TargetParams>("gstride"), 24);
+  return 7;
+}
+
+/**
  * Rows [r0, r1) of logits [N, V] (any view: descriptor `desc`) against targets [N] (int32, any view: `tdesc`): each
  * row's loss is written to dst (float32, dense [N]) unless dst is 0, and added in order to `acc`, which is returned.
  * Chunks pass the running sum on, so a chunked call adds the same numbers in the same order as one call.
  */
-export function crossEntropy(logits: usize, desc: usize, targets: usize, tdesc: usize, dst: usize, ignore: i32, hasIgnore: bool, r0: i32, r1: i32, acc: f64): f64 {
+export function crossEntropy(logits: usize, desc: usize, p: TargetParams, dst: usize, r0: i32, r1: i32, acc: f64): f64 {
+  const targets = p.targets, tdesc = p.tdesc, ignore = p.ignore, hasIgnore = p.hasIgnore != 0;
   const nv = descDim(desc, 5);
   const step = <usize>(descStride(desc, 5) << 2);
   for (let r = r0; r < r1; r++) {

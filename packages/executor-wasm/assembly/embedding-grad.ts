@@ -1,13 +1,15 @@
 // embedding backward: a scatter-add of grad rows into the [V, E] table gradient (zeroed by the host first), in position
 // order, float32 adds (4 lanes where a grad row is contiguous). The host has checked every id against [0, V)
 // (findBadIndex) before calling; the check here only turns a broken promise into a trap instead of a write elsewhere.
+import { LookupParams } from "./embedding";
 import { at, descStride, elementAt, rowBase } from "./strided";
 
 /**
  * Positions [k0, k1) of ids (int32, any view: descriptor `idesc`): dst[ids[k], :] += grad row k (grad any view [..., E],
  * descriptor `gdesc`, rows along E). dst dense [V, E].
  */
-export function embeddingGrad(ids: usize, idesc: usize, nv: i32, g: usize, gdesc: usize, dst: usize, ne: i32, k0: i32, k1: i32): void {
+export function embeddingGrad(p: LookupParams, g: usize, gdesc: usize, dst: usize, k0: i32, k1: i32): void {
+  const ids = p.ids, idesc = p.idesc, nv = p.nv, ne = p.ne;
   const gs = descStride(gdesc, 5);
   const n4 = gs == 1 ? ne & ~3 : 0;
   for (let k = k0; k < k1; k++) {

@@ -4,10 +4,29 @@
 import { at, elementAt } from "./strided";
 
 /**
+ * The ids embedding and embeddingGrad look up, a block written field by field by name on the host
+ * (src/kernels/embedding.ts, LOOKUP_FIELDS, in this declaration order, 4 bytes a field; `lookupParamsLayout` reports
+ * the offsets for a test): ids (descriptor idesc), the vocabulary size nv and the embedding size ne.
+ */
+@unmanaged export class LookupParams {
+  ids: usize; idesc: usize; nv: i32; ne: i32;
+}
+
+/** Writes LookupParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+export function lookupParamsLayout(dst: usize): i32 {
+  store<i32>(dst, offsetof<LookupParams>("ids"), 0);
+  store<i32>(dst, offsetof<LookupParams>("idesc"), 4);
+  store<i32>(dst, offsetof<LookupParams>("nv"), 8);
+  store<i32>(dst, offsetof<LookupParams>("ne"), 12);
+  return 4;
+}
+
+/**
  * Positions [k0, k1) of ids (int32, any view: descriptor `desc`) → rows [k0, k1) of dst, dense [N, E]. weight [V, E]
  * with element strides (ws0, ws1); a contiguous weight row is one memory.copy.
  */
-export function embedding(ids: usize, desc: usize, nv: i32, w: usize, ws0: i32, ws1: i32, dst: usize, ne: i32, k0: i32, k1: i32): void {
+export function embedding(p: LookupParams, w: usize, ws0: i32, ws1: i32, dst: usize, k0: i32, k1: i32): void {
+  const ids = p.ids, desc = p.idesc, nv = p.nv, ne = p.ne;
   const rowBytes = <usize>ne << 2;
   let o = dst + <usize>k0 * rowBytes;
   for (let k = k0; k < k1; k++, o += rowBytes) {

@@ -3,19 +3,19 @@
 export { copy } from "./strided";
 export { maxThreads, setThreadSlot } from "./threads";
 export { allFinite, matmul, matmulPacked, matmulPackedScratchBytes, matmulScratchBytes, matmulSkipZero, matvecPackedColumns, matvecRows, packMatmulB, packedBFloats } from "./matmul";
-export { mask } from "./mask";
+export { mask, maskParamsLayout } from "./mask";
 export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";
-export { rope, alibi } from "./position";
+export { rope, alibi, rows4ParamsLayout } from "./position";
 export { attentionBlock, attentionDecode, attentionDecodeScratchBytes, attentionPack, attentionParamsBytes, attentionParamsLayout, attentionRun, attentionScratchBytes } from "./attention";
-export { layerNorm } from "./layer-norm";
+export { affineParamsLayout, layerNorm } from "./layer-norm";
 export { gelu, geluStrided } from "./gelu";
-export { add } from "./add";
+export { add, pairParamsLayout } from "./add";
 export { mul } from "./mul";
 export { rmsNorm, rmsNormGrad, rmsNormWeightGrad } from "./rms-norm";
 export { addLayerNorm } from "./add-layer-norm";
-export { embedding } from "./embedding";
-export { crossEntropy } from "./cross-entropy";
+export { embedding, lookupParamsLayout } from "./embedding";
+export { crossEntropy, targetParamsLayout } from "./cross-entropy";
 // Backward ops.
 export { pad, sumTo, sumToInner, zero } from "./sum-to";
 export { transposeRows } from "./transpose";
@@ -26,7 +26,7 @@ export { geluGrad, geluGradStrided } from "./gelu-grad";
 export { embeddingGrad } from "./embedding-grad";
 export { crossEntropyGrad } from "./cross-entropy-grad";
 // Optimizer updates.
-export { adamMoment, adamMomentStrided, adamStep, adamStepStrided } from "./adam";
+export { adamMoment, adamMomentStrided, adamStep, adamStepStrided, optimParamsLayout } from "./adam";
 export { sgdMomentum, sgdMomentumStrided, sgdStep, sgdStepStrided } from "./sgd";
 // Global gradient-norm clipping and gradient accumulation.
 export { accumulateScaled, scaleBy, sumSquares } from "./grad-norm";

@@ -3,7 +3,7 @@
 // - layerNormGrad: with ĝ = grad ⊙ weight (weight absent = 1), dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)).
 // - layerNormWeightGrad: Σ over rows of grad ⊙ x̂, into float64 accumulators the host keeps across chunks of rows.
 // Everything float64; f64x2 lanes where the rows (and the weight) are contiguous.
-import { lanes, promoteHigh, promoteLow } from "./layer-norm";
+import { AffineParams, lanes, promoteHigh, promoteLow } from "./layer-norm";
 import { demote2 } from "./softmax-grad";
 import { at, descDim, descStride, rowBase } from "./strided";
 
@@ -47,7 +47,8 @@ function stats(p: usize, s: i32, n: i32, eps: f64): void {
  * Rows [r0, r1) of grad and x (any views, descriptors `gdesc` and `xdesc`, rows of E) → the same rows of dst, dense.
  * w: the weight [E] with element stride ws, 0 when absent.
  */
-export function layerNormGrad(g: usize, gdesc: usize, x: usize, xdesc: usize, w: usize, ws: i32, dst: usize, eps: f64, r0: i32, r1: i32): void {
+export function layerNormGrad(g: usize, gdesc: usize, x: usize, xdesc: usize, p: AffineParams, dst: usize, r0: i32, r1: i32): void {
+  const w = p.w, ws = p.ws, eps = p.eps;
   const n = descDim(xdesc, 5);
   const xs = descStride(xdesc, 5);
   const gs = descStride(gdesc, 5);

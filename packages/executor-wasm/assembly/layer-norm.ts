@@ -25,11 +25,33 @@ import { descDim, descStride, rowBase } from "./strided";
 }
 
 /**
+ * The weight, bias and epsilon of layerNorm, layerNormGrad and rmsNormGrad: written field by field by name on the host
+ * (src/kernels/layer-norm.ts, writeAffine: `eps` a float64 at 0, then w, ws, b, bs 4 bytes each; `affineParamsLayout`
+ * reports the offsets for a test). w and b [E] with element strides ws and bs, 0 when absent (the gradients read no b).
+ */
+@unmanaged export class AffineParams {
+  eps: f64;
+  w: usize; ws: i32;
+  b: usize; bs: i32;
+}
+
+/** Writes AffineParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+export function affineParamsLayout(dst: usize): i32 {
+  store<i32>(dst, offsetof<AffineParams>("eps"), 0);
+  store<i32>(dst, offsetof<AffineParams>("w"), 4);
+  store<i32>(dst, offsetof<AffineParams>("ws"), 8);
+  store<i32>(dst, offsetof<AffineParams>("b"), 12);
+  store<i32>(dst, offsetof<AffineParams>("bs"), 16);
+  return 5;
+}
+
+/**
  * Rows [r0, r1) of src, any view (descriptor `desc`, rows along its last axis of length E) → the same rows of dst,
  * dense. w and b: weight and bias [E] with element strides ws and bs, 0 when absent. dst may be src's own dense memory
  * (in place): a row is read twice before its first element is written. Rows are independent (the host's chunks).
  */
-export function layerNorm(src: usize, desc: usize, dst: usize, w: usize, ws: i32, b: usize, bs: i32, eps: f64, r0: i32, r1: i32): void {
+export function layerNorm(src: usize, desc: usize, dst: usize, p: AffineParams, r0: i32, r1: i32): void {
+  const w = p.w, ws = p.ws, b = p.b, bs = p.bs, eps = p.eps;
   const n = descDim(desc, 5);
   const s = descStride(desc, 5);
   for (let r = r0; r < r1; r++) layerNormRow(rowBase(desc, src, r), s, dst + ((<usize>r * <usize>n) << 2), n, w, ws, b, bs, eps);

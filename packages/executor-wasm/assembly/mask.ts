@@ -15,18 +15,67 @@ import { at, rowOf4 } from "./strided";
 }
 
 /**
+ * mask's parameters, written field by field by name on the host (src/kernels/mask.ts, MASK_FIELDS: `scale` a float64
+ * at 0, then the rest 4 bytes each in this declaration order); `maskParamsLayout` reports the offsets for a test.
+ * Scores [B, H, L, S] at src (strides s0..s3); pad [B, S] (strides ps0, ps1); user mask and bias (strides u0..u3,
+ * b0..b3 over [B, H, L, S]); the counts B, H, L, S; causal 0 or 1, its offset and the window; dst.
+ */
+@unmanaged export class MaskParams {
+  scale: f64;
+  src: usize; s0: i32; s1: i32; s2: i32; s3: i32;
+  pad: usize; ps0: i32; ps1: i32;
+  user: usize; u0: i32; u1: i32; u2: i32; u3: i32;
+  bias: usize; b0: i32; b1: i32; b2: i32; b3: i32;
+  nb: i32; nh: i32; nl: i32; ns: i32; causal: i32; off: i32; win: i32;
+  dst: usize;
+}
+
+/** Writes MaskParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+export function maskParamsLayout(dst: usize): i32 {
+  let n: usize = 0;
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("scale"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("src"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("s0"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("s1"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("s2"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("s3"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("pad"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("ps0"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("ps1"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("user"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("u0"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("u1"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("u2"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("u3"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("bias"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("b0"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("b1"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("b2"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("b3"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("nb"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("nh"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("nl"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("ns"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("causal"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("off"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("win"));
+  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("dst"));
+  return <i32>n;
+}
+
+/**
  * Rows [r0, r1) of [B · H · L] of scores [B, H, L, S] (strides s0..s3) → the same rows of dst, dense. pad [B, S] of
  * 0/1 (1 = padded key); user, a 0/1 mask (0 = hidden key), and bias, additive: both read at b·u0 + h·u1 + i·u2 + j·u3
  * (strides over [B, H, L, S], 0 where they broadcast). An absent input has address 0. dst may be src's own memory.
- * Rows are independent, so a call may do any range of them (the host's chunks).
+ * Rows are independent, so a call may do any range of them (the host's chunks). `p`: a MaskParams block.
  */
-export function mask(
-  src: usize, s0: i32, s1: i32, s2: i32, s3: i32,
-  pad: usize, ps0: i32, ps1: i32,
-  user: usize, u0: i32, u1: i32, u2: i32, u3: i32,
-  bias: usize, b0: i32, b1: i32, b2: i32, b3: i32, scale: f64,
-  nb: i32, nh: i32, nl: i32, ns: i32, causal: bool, off: i32, win: i32, dst: usize, r0: i32, r1: i32,
-): void {
+export function mask(p: MaskParams, r0: i32, r1: i32): void {
+  // The fields read once into locals, so the loops below run as with positional parameters.
+  const src = p.src, s0 = p.s0, s1 = p.s1, s2 = p.s2, s3 = p.s3;
+  const pad = p.pad, ps0 = p.ps0, ps1 = p.ps1;
+  const user = p.user, u0 = p.u0, u1 = p.u1, u2 = p.u2, u3 = p.u3;
+  const bias = p.bias, b0 = p.b0, b1 = p.b1, b2 = p.b2, b3 = p.b3, scale = p.scale;
+  const nh = p.nh, nl = p.nl, ns = p.ns, causal = p.causal != 0, off = p.off, win = p.win, dst = p.dst;
   // Without a user mask, a bias or a scale, visible scores are copied as they are (their bits, −0 included).
   const plain = user == 0 && bias == 0 && scale == 1;
   let o = dst + (<usize>r0 * <usize>ns << 2);

@@ -2,8 +2,32 @@
 // slope_h · (j − (i + off)), float64). Both write dense [B, H, L, ·] from any strides.
 import { at, rowOf4 } from "./strided";
 
+/**
+ * The source both read, a block written field by field by name on the host (src/kernels/rope.ts, ROWS4_FIELDS, in
+ * this declaration order, 4 bytes a field; `rows4ParamsLayout` reports the offsets for a test): src [B, H, L, ·] with
+ * strides s0..s3 and the counts B, H, L.
+ */
+@unmanaged export class Rows4Params {
+  src: usize; s0: i32; s1: i32; s2: i32; s3: i32;
+  nb: i32; nh: i32; nl: i32;
+}
+
+/** Writes Rows4Params' field offsets in declaration order (i32 each) at dst; returns their count. */
+export function rows4ParamsLayout(dst: usize): i32 {
+  store<i32>(dst, offsetof<Rows4Params>("src"), 0);
+  store<i32>(dst, offsetof<Rows4Params>("s0"), 4);
+  store<i32>(dst, offsetof<Rows4Params>("s1"), 8);
+  store<i32>(dst, offsetof<Rows4Params>("s2"), 12);
+  store<i32>(dst, offsetof<Rows4Params>("s3"), 16);
+  store<i32>(dst, offsetof<Rows4Params>("nb"), 20);
+  store<i32>(dst, offsetof<Rows4Params>("nh"), 24);
+  store<i32>(dst, offsetof<Rows4Params>("nl"), 28);
+  return 8;
+}
+
 /** x [B, H, L, D] → dst; pairs (i, i + r/2) rotated by the angle tables cos/sin [L, r/2] (float64); dims ≥ r copied. */
-export function rope(src: usize, s0: i32, s1: i32, s2: i32, s3: i32, nb: i32, nh: i32, nl: i32, nd: i32, r: i32, cos: usize, sin: usize, dst: usize): void {
+export function rope(p: Rows4Params, nd: i32, r: i32, cos: usize, sin: usize, dst: usize): void {
+  const src = p.src, s0 = p.s0, s1 = p.s1, s2 = p.s2, s3 = p.s3, nb = p.nb, nh = p.nh, nl = p.nl;
   const half = r >> 1;
   let o = dst;
   for (let b: i32 = 0; b < nb; b++) {
@@ -26,7 +50,8 @@ export function rope(src: usize, s0: i32, s1: i32, s2: i32, s3: i32, nb: i32, nh
 }
 
 /** scores [B, H, L, S] → dst: −∞ stays −∞, else scale · v + slopes[h] · (j − (i + off)) in float64. */
-export function alibi(src: usize, s0: i32, s1: i32, s2: i32, s3: i32, nb: i32, nh: i32, nl: i32, ns: i32, slopes: usize, scale: f64, off: i32, dst: usize): void {
+export function alibi(p: Rows4Params, ns: i32, slopes: usize, scale: f64, off: i32, dst: usize): void {
+  const src = p.src, s0 = p.s0, s1 = p.s1, s2 = p.s2, s3 = p.s3, nb = p.nb, nh = p.nh, nl = p.nl;
   let o = dst;
   for (let b: i32 = 0; b < nb; b++) {
     for (let h: i32 = 0; h < nh; h++) {

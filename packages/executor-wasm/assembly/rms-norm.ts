@@ -1,6 +1,7 @@
 // RMS norm over the last axis (LlamaRMSNorm) and its two gradients, in float64: r = 1/sqrt(mean(x²) + eps) per row,
 // y = x · r · w; dx = r · (ĝ − x · r² · mean(ĝ ⊙ x)), ĝ = grad ⊙ w; dw += grad ⊙ x · r. Scalar loops: the row
 // reduction dominates and is one pass, and float64 throughout makes both module flavours give the same bits.
+import { AffineParams } from "./layer-norm";
 import { at, descDim, descStride, rowBase } from "./strided";
 
 /** 1/sqrt(mean(x²) + eps) of the n elements at p, `s` elements apart. */
@@ -34,7 +35,8 @@ export function rmsNorm(src: usize, desc: usize, dst: usize, w: usize, ws: i32, 
 }
 
 /** Rows [r0, r1) of dx from grad and x (any views) → dst dense. w as rmsNorm's. */
-export function rmsNormGrad(g: usize, gdesc: usize, x: usize, xdesc: usize, w: usize, ws: i32, dst: usize, eps: f64, r0: i32, r1: i32): void {
+export function rmsNormGrad(g: usize, gdesc: usize, x: usize, xdesc: usize, p: AffineParams, dst: usize, r0: i32, r1: i32): void {
+  const w = p.w, ws = p.ws, eps = p.eps;
   const n = descDim(xdesc, 5);
   const xs = descStride(xdesc, 5);
   const gs = descStride(gdesc, 5);

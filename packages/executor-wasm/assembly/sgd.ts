@@ -8,6 +8,7 @@
 // descriptors written by the host; the third dense row-major, the host copies it dense first when it is not). Plain
 // multiply, add and subtract, so both module flavours give the same bits. dst may be a dense operand itself: each
 // element is read before it is written. No StaticArray: every access is a load or store at an address.
+import { OptimParams } from "./adam";
 import { promoteHigh, promoteLow } from "./layer-norm";
 import { demote2 } from "./softmax-grad";
 import { at, descDim, descStride, rowBase } from "./strided";
@@ -35,7 +36,8 @@ import { at, descDim, descStride, rowBase } from "./strided";
 }
 
 /** n contiguous elements of buf (read only without `first`), grad and (with hasParam) param → dst. */
-export function sgdMomentum(b: usize, g: usize, p: usize, dst: usize, n: i32, mu: f64, keep: f64, wd: f64, first: bool, hasParam: bool): void {
+export function sgdMomentum(b: usize, g: usize, p: usize, dst: usize, n: i32, h: OptimParams): void {
+  const mu = h.mu, keep = h.keep, wd = h.wd, first = h.flag != 0, hasParam = h.hasParam != 0;
   const m2 = f64x2.splat(mu);
   const k2 = f64x2.splat(keep);
   const w2 = f64x2.splat(wd);
@@ -57,7 +59,8 @@ export function sgdMomentum(b: usize, g: usize, p: usize, dst: usize, n: i32, mu
  * Rows [r0, r1) of buf and grad (any views, descriptors `bdesc` and `gdesc`; buf read only without `first`) and of
  * param (dense row-major, read only with hasParam) → the same rows of dst, dense.
  */
-export function sgdMomentumStrided(b: usize, bdesc: usize, g: usize, gdesc: usize, p: usize, dst: usize, mu: f64, keep: f64, wd: f64, first: bool, hasParam: bool, r0: i32, r1: i32): void {
+export function sgdMomentumStrided(b: usize, bdesc: usize, g: usize, gdesc: usize, dst: usize, h: OptimParams, r0: i32, r1: i32): void {
+  const p = h.extra, mu = h.mu, keep = h.keep, wd = h.wd, first = h.flag != 0, hasParam = h.hasParam != 0;
   const n = descDim(gdesc, 5);
   const bs = descStride(bdesc, 5);
   const gs = descStride(gdesc, 5);
@@ -137,7 +140,8 @@ export function sgdMomentumStrided(b: usize, bdesc: usize, g: usize, gdesc: usiz
 }
 
 /** n contiguous elements of param, grad (not read in mode 1) and buf (read in modes 1 and 2) → dst. */
-export function sgdStep(p: usize, g: usize, b: usize, dst: usize, n: i32, lr: f64, mu: f64, wd: f64, mode: i32): void {
+export function sgdStep(p: usize, g: usize, b: usize, dst: usize, n: i32, h: OptimParams): void {
+  const lr = h.lr, mu = h.mu, wd = h.wd, mode = h.flag;
   // A literal mode per call, so each inlined copy keeps only its own branch.
   if (mode == 1) stepSpan(p, g, b, dst, n, lr, mu, wd, 1);
   else if (mode == 2) stepSpan(p, g, b, dst, n, lr, mu, wd, 2);
@@ -176,7 +180,8 @@ export function sgdStep(p: usize, g: usize, b: usize, dst: usize, n: i32, lr: f6
  * Rows [r0, r1) of param and grad (any views, descriptors `pdesc` and `gdesc`; grad not read in mode 1) and of buf
  * (dense row-major, read in modes 1 and 2) → the same rows of dst, dense.
  */
-export function sgdStepStrided(p: usize, pdesc: usize, g: usize, gdesc: usize, b: usize, dst: usize, lr: f64, mu: f64, wd: f64, mode: i32, r0: i32, r1: i32): void {
+export function sgdStepStrided(p: usize, pdesc: usize, g: usize, gdesc: usize, dst: usize, h: OptimParams, r0: i32, r1: i32): void {
+  const b = h.extra, lr = h.lr, mu = h.mu, wd = h.wd, mode = h.flag;
   if (mode == 1) stepRows(p, pdesc, g, gdesc, b, dst, lr, mu, wd, 1, r0, r1);
   else if (mode == 2) stepRows(p, pdesc, g, gdesc, b, dst, lr, mu, wd, 2, r0, r1);
   else stepRows(p, pdesc, g, gdesc, b, dst, lr, mu, wd, 0, r0, r1);

@@ -87,71 +87,18 @@ export interface KernelExports {
     ldc: number,
   ): void;
   allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
-  /** See assembly/mask.ts: scores and strides, pad, user mask, bias (each address 0 when absent, strides over [B, H, L, S]), scale, geometry, dst, rows. */
-  mask(
-    src: number,
-    s0: number,
-    s1: number,
-    s2: number,
-    s3: number,
-    pad: number,
-    ps0: number,
-    ps1: number,
-    user: number,
-    u0: number,
-    u1: number,
-    u2: number,
-    u3: number,
-    bias: number,
-    b0: number,
-    b1: number,
-    b2: number,
-    b3: number,
-    scale: number,
-    nb: number,
-    nh: number,
-    nl: number,
-    ns: number,
-    causal: number,
-    off: number,
-    win: number,
-    dst: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** See assembly/mask.ts: `params` is a MaskParams block (src/kernels/mask.ts writes it), rows [r0, r1). */
+  mask(params: number, r0: number, r1: number): void;
+  /** MaskParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  maskParamsLayout(dst: number): number;
   softmax(src: number, desc: number, dst: number, scale: number, r0: number, r1: number): void;
   dropout(src: number, desc: number, dst: number, mixedSeed: number, threshold: number, keptScale: number): void;
   dropoutBits(seed: number, i: number): number;
-  rope(
-    src: number,
-    s0: number,
-    s1: number,
-    s2: number,
-    s3: number,
-    nb: number,
-    nh: number,
-    nl: number,
-    nd: number,
-    r: number,
-    cos: number,
-    sin: number,
-    dst: number,
-  ): void;
-  alibi(
-    src: number,
-    s0: number,
-    s1: number,
-    s2: number,
-    s3: number,
-    nb: number,
-    nh: number,
-    nl: number,
-    ns: number,
-    slopes: number,
-    scale: number,
-    off: number,
-    dst: number,
-  ): void;
+  /** See assembly/position.ts: `src` is a Rows4Params block (src/kernels/rope.ts writes it); cos, sin: float64 tables. */
+  rope(src: number, nd: number, r: number, cos: number, sin: number, dst: number): void;
+  alibi(src: number, ns: number, slopes: number, scale: number, off: number, dst: number): void;
+  /** Rows4Params' field offsets in declaration order (i32 each) at dst; returns their count. */
+  rows4ParamsLayout(dst: number): number;
   /** See assembly/attention.ts: `params` is a PackParams block (src/kernels/attention-params.ts writes it). */
   attentionPack(params: number): number;
   /** See assembly/attention.ts: `params` is a BlockParams block; returns the key blocks still to run (0: written). */
@@ -176,43 +123,18 @@ export interface KernelExports {
   exprClearStatus(regs: number): void;
   /** See assembly/expr-program.ts: an elementwise expression over n dense elements of up to four inputs. */
   exprPointwise(prog: number, regs: number, inputs: number, out: number, n: number): void;
-  layerNorm(
-    src: number,
-    desc: number,
-    dst: number,
-    w: number,
-    ws: number,
-    b: number,
-    bs: number,
-    eps: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** See assembly/layer-norm.ts: `affine` is an AffineParams block (src/kernels/layer-norm.ts writes it). */
+  layerNorm(src: number, desc: number, dst: number, affine: number, r0: number, r1: number): void;
+  /** AffineParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  affineParamsLayout(dst: number): number;
   gelu(src: number, dst: number, n: number, tanh: number): void;
   geluStrided(src: number, desc: number, dst: number, tanh: number, r0: number, r1: number): void;
-  add(
-    a: number,
-    ars: number,
-    acs: number,
-    b: number,
-    brs: number,
-    bcs: number,
-    dst: number,
-    rows: number,
-    n: number,
-  ): void;
+  /** See assembly/add.ts: `params` is a PairParams block (src/kernels/add.ts writes it). */
+  add(params: number): void;
+  /** PairParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  pairParamsLayout(dst: number): number;
   /** See assembly/mul.ts: add's blocks, multiplied. */
-  mul(
-    a: number,
-    ars: number,
-    acs: number,
-    b: number,
-    brs: number,
-    bcs: number,
-    dst: number,
-    rows: number,
-    n: number,
-  ): void;
+  mul(params: number): void;
   /** See assembly/rms-norm.ts: rows [r0, r1) of any view → dst dense; w = 0 when there is no weight. */
   rmsNorm(src: number, desc: number, dst: number, w: number, ws: number, eps: number, r0: number, r1: number): void;
   rmsNormGrad(
@@ -220,10 +142,8 @@ export interface KernelExports {
     gdesc: number,
     x: number,
     xdesc: number,
-    w: number,
-    ws: number,
+    affine: number,
     dst: number,
-    eps: number,
     r0: number,
     r1: number,
   ): void;
@@ -239,47 +159,16 @@ export interface KernelExports {
     r1: number,
   ): void;
   /** See assembly/add-layer-norm.ts: a block of rows of a + b (as `add`) and their layer norm (as `layerNorm`), side by side. */
-  addLayerNorm(
-    a: number,
-    ars: number,
-    acs: number,
-    b: number,
-    brs: number,
-    bcs: number,
-    dst: number,
-    rows: number,
-    n: number,
-    w: number,
-    ws: number,
-    bias: number,
-    bs: number,
-    eps: number,
-  ): void;
-  embedding(
-    ids: number,
-    desc: number,
-    nv: number,
-    w: number,
-    ws0: number,
-    ws1: number,
-    dst: number,
-    ne: number,
-    k0: number,
-    k1: number,
-  ): void;
+  addLayerNorm(params: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
+  /** See assembly/embedding.ts: `lookup` is a LookupParams block (src/kernels/embedding.ts writes it). */
+  embedding(lookup: number, w: number, ws0: number, ws1: number, dst: number, k0: number, k1: number): void;
+  /** LookupParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  lookupParamsLayout(dst: number): number;
   /** Returns `acc` plus the losses of rows [r0, r1), added in order; writes each to dst unless dst is 0. */
-  crossEntropy(
-    logits: number,
-    desc: number,
-    targets: number,
-    tdesc: number,
-    dst: number,
-    ignore: number,
-    hasIgnore: number,
-    r0: number,
-    r1: number,
-    acc: number,
-  ): number;
+  /** See assembly/cross-entropy.ts: `targets` is a TargetParams block (src/kernels/cross-entropy.ts writes it). */
+  crossEntropy(logits: number, desc: number, targets: number, dst: number, r0: number, r1: number, acc: number): number;
+  /** TargetParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  targetParamsLayout(dst: number): number;
   // Backward ops (assembly/sum-to.ts, transpose.ts, softmax-grad.ts, attention-grad.ts, layer-norm-grad.ts, gelu-grad.ts, embedding-grad.ts, cross-entropy-grad.ts).
   /** dst[0 .. bytes) = 0. */
   zero(dst: number, bytes: number): void;
@@ -330,10 +219,8 @@ export interface KernelExports {
     gdesc: number,
     x: number,
     xdesc: number,
-    w: number,
-    ws: number,
+    affine: number,
     dst: number,
-    eps: number,
     r0: number,
     r1: number,
   ): void;
@@ -360,91 +247,36 @@ export interface KernelExports {
     r0: number,
     r1: number,
   ): void;
-  embeddingGrad(
-    ids: number,
-    idesc: number,
-    nv: number,
-    g: number,
-    gdesc: number,
-    dst: number,
-    ne: number,
-    k0: number,
-    k1: number,
-  ): void;
-  crossEntropyGrad(
-    logits: number,
-    desc: number,
-    targets: number,
-    tdesc: number,
-    grad: number,
-    gstride: number,
-    div: number,
-    ignore: number,
-    hasIgnore: number,
-    dst: number,
-    r0: number,
-    r1: number,
-  ): void;
+  embeddingGrad(lookup: number, g: number, gdesc: number, dst: number, k0: number, k1: number): void;
+  crossEntropyGrad(logits: number, desc: number, targets: number, dst: number, r0: number, r1: number): void;
   /** adam-moment over n contiguous elements of state, grad and (with hasParam) param. */
-  adamMoment(
-    s: number,
-    g: number,
-    p: number,
-    dst: number,
-    n: number,
-    beta: number,
-    wd: number,
-    square: number,
-    hasParam: number,
-  ): void;
+  adamMoment(s: number, g: number, p: number, dst: number, n: number, h: number): void;
   /** adam-moment over rows [r0, r1): state and grad any views (descriptors), param dense. */
   adamMomentStrided(
     s: number,
     sdesc: number,
     g: number,
     gdesc: number,
-    p: number,
     dst: number,
-    beta: number,
-    wd: number,
-    square: number,
-    hasParam: number,
+    h: number,
     r0: number,
     r1: number,
   ): void;
   /** adam-step over n contiguous elements of param, m and v; t the step (an integer >= 1). */
-  adamStep(
-    p: number,
-    m: number,
-    v: number,
-    dst: number,
-    n: number,
-    t: number,
-    lr: number,
-    beta1: number,
-    beta2: number,
-    eps: number,
-    wd: number,
-    decoupled: number,
-  ): void;
+  adamStep(p: number, m: number, v: number, dst: number, n: number, h: number): void;
   /** adam-step over rows [r0, r1): param and m any views (descriptors), v dense. */
   adamStepStrided(
     p: number,
     pdesc: number,
     m: number,
     mdesc: number,
-    v: number,
     dst: number,
-    t: number,
-    lr: number,
-    beta1: number,
-    beta2: number,
-    eps: number,
-    wd: number,
-    decoupled: number,
+    h: number,
     r0: number,
     r1: number,
   ): void;
+  /** OptimParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+  optimParamsLayout(dst: number): number;
   /** Σ x² of n contiguous elements, in float64 (sum-squares). */
   sumSquares(x: number, n: number): number;
   /** dst = x · coef over n contiguous elements (clip-by-norm). */
@@ -452,58 +284,28 @@ export interface KernelExports {
   /** dst = (restart ? 0 : acc) + scale · g over n contiguous elements (grad-accumulate). */
   accumulateScaled(acc: number, g: number, dst: number, n: number, scale: number, restart: number): void;
   /** sgd-momentum over n contiguous elements of buf (read only without first), grad and (with hasParam) param; keep = 1 − dampening. */
-  sgdMomentum(
-    b: number,
-    g: number,
-    p: number,
-    dst: number,
-    n: number,
-    mu: number,
-    keep: number,
-    wd: number,
-    first: number,
-    hasParam: number,
-  ): void;
+  sgdMomentum(b: number, g: number, p: number, dst: number, n: number, h: number): void;
   /** sgd-momentum over rows [r0, r1): buf and grad any views (descriptors), param dense. */
   sgdMomentumStrided(
     b: number,
     bdesc: number,
     g: number,
     gdesc: number,
-    p: number,
     dst: number,
-    mu: number,
-    keep: number,
-    wd: number,
-    first: number,
-    hasParam: number,
+    h: number,
     r0: number,
     r1: number,
   ): void;
   /** sgd-step over n contiguous elements of param, grad and buf; mode 0: u = d, 1: u = buf, 2: u = d + mu · buf (Nesterov). */
-  sgdStep(
-    p: number,
-    g: number,
-    b: number,
-    dst: number,
-    n: number,
-    lr: number,
-    mu: number,
-    wd: number,
-    mode: number,
-  ): void;
+  sgdStep(p: number, g: number, b: number, dst: number, n: number, h: number): void;
   /** sgd-step over rows [r0, r1): param and grad any views (descriptors), buf dense. */
   sgdStepStrided(
     p: number,
     pdesc: number,
     g: number,
     gdesc: number,
-    b: number,
     dst: number,
-    lr: number,
-    mu: number,
-    wd: number,
-    mode: number,
+    h: number,
     r0: number,
     r1: number,
   ): void;

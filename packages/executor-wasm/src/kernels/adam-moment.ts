@@ -4,6 +4,7 @@
 // copied dense first. With a signal, a big call runs in chunks.
 import { checkAdamMomentAttrs, expectSameShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeOptim } from "./optim-params.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 
@@ -34,10 +35,7 @@ export const adamMomentKernel = chunkedKernel((call, ctx) => {
             pd ? pd.address + e0 * 4 : 0,
             out.address + e0 * 4,
             e1 - e0,
-            beta,
-            weightDecay,
-            sq,
-            hasParam,
+            writeOptim(ctx, ctx.params, { beta, wd: weightDecay, flag: sq, hasParam }),
           );
         return overRows(call, ctx, s.size, ADAM_MOMENT_WORK, part);
       }
@@ -49,12 +47,8 @@ export const adamMomentKernel = chunkedKernel((call, ctx) => {
           ctx.desc(s, 0),
           g.address,
           ctx.desc(g, 1),
-          pd?.address ?? 0,
           out.address,
-          beta,
-          weightDecay,
-          sq,
-          hasParam,
+          writeOptim(ctx, ctx.params, { extra: pd?.address ?? 0, beta, wd: weightDecay, flag: sq, hasParam }),
           r0,
           r1,
         );

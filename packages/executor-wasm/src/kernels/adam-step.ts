@@ -13,6 +13,7 @@ import {
   withCleanup,
 } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeOptim } from "./optim-params.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 
@@ -51,13 +52,7 @@ export const adamStepKernel = chunkedKernel((call, ctx) => {
             vd.address + e0 * 4,
             out.address + e0 * 4,
             e1 - e0,
-            t,
-            lr,
-            beta1,
-            beta2,
-            eps,
-            weightDecay,
-            dec,
+            writeOptim(ctx, ctx.params, { t, lr, beta1, beta2, eps, wd: weightDecay, flag: dec }),
           );
         return overRows(call, ctx, p.size, ADAM_STEP_WORK, part);
       }
@@ -69,15 +64,8 @@ export const adamStepKernel = chunkedKernel((call, ctx) => {
           ctx.desc(p, 0),
           m.address,
           ctx.desc(m, 1),
-          vd.address,
           out.address,
-          t,
-          lr,
-          beta1,
-          beta2,
-          eps,
-          weightDecay,
-          dec,
+          writeOptim(ctx, ctx.params, { extra: vd.address, t, lr, beta1, beta2, eps, wd: weightDecay, flag: dec }),
           r0,
           r1,
         );

@@ -8,7 +8,7 @@
 import { addLayerNormShape, broadcastStrides, checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
-import { ADD_WORK, addBlocks, mergeAxes } from "./add.js";
+import { ADD_WORK, addBlocks, mergeAxes, writePair } from "./add.js";
 import { LAYER_NORM_WORK } from "./layer-norm.js";
 
 /** Inputs: a, b (broadcastable to [..., E]), optional weight [E], optional bias [E]; attrs { eps } → [..., 2E]. */
@@ -31,7 +31,14 @@ export const addLayerNormKernel = chunkedKernel((call, ctx) => {
     const axes = [...mergeAxes(sumShape.slice(0, k), sa.slice(0, k), sb.slice(0, k)), { n: e, sa: sa[k]!, sb: sb[k]! }];
     const [wp, ws, bp, bs] = [w?.address ?? 0, w?.strides[0] ?? 0, bias?.address ?? 0, bias?.strides[0] ?? 0];
     const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) =>
-      ctx.exports.addLayerNorm(pa, ars, acs, pb, brs, bcs, out.address + r * 2 * e * 4, rows, e, wp, ws, bp, bs, eps),
+      ctx.exports.addLayerNorm(
+        writePair(ctx, ctx.params, pa, ars, acs, pb, brs, bcs, out.address + r * 2 * e * 4, rows, e),
+        wp,
+        ws,
+        bp,
+        bs,
+        eps,
+      ),
     );
     return overRows(call, ctx, out.size / (2 * e), e * (ADD_WORK + LAYER_NORM_WORK), part);
   });

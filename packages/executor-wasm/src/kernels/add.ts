@@ -5,6 +5,7 @@
 import { addShape, broadcastStrides } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
+import type { WasmContext } from "../context.js";
 import { fillingChunked, requireInput } from "./adapter.js";
 
 /** One axis of the merged layout: its length and the element strides of a and b along it. */
@@ -47,7 +48,7 @@ export const addKernel = chunkedKernel((call, ctx) => {
     );
     const n = axes.at(-1)?.n ?? 1;
     const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) =>
-      ctx.exports.add(pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n),
+      ctx.exports.add(writePair(ctx, ctx.params, pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n)),
     );
     return overRows(call, ctx, out.size / n, n * ADD_WORK, part);
   });
@@ -104,3 +105,34 @@ export function addBlocks(
 
 /** Work per element in multiply-adds of the SIMD matmul: two loads, an add and a store (measured ≈ 2.4, Node 20). */
 export const ADD_WORK = 3;
+
+/** PairParams' fields in the module's order (assembly/add.ts; 4 bytes each, integers): add's, mul's and addLayerNorm's block. */
+export const PAIR_FIELDS = ["a", "ars", "acs", "b", "brs", "bcs", "dst", "rows", "n"] as const;
+
+/** Writes a PairParams block at `address` (fields in PAIR_FIELDS' order) and returns the address, for the call right after. */
+export function writePair(
+  ctx: WasmContext,
+  address: number,
+  a: number,
+  ars: number,
+  acs: number,
+  b: number,
+  brs: number,
+  bcs: number,
+  dst: number,
+  rows: number,
+  n: number,
+): number {
+  const i32 = ctx.i32();
+  const at = address >> 2;
+  i32[at] = a;
+  i32[at + 1] = ars;
+  i32[at + 2] = acs;
+  i32[at + 3] = b;
+  i32[at + 4] = brs;
+  i32[at + 5] = bcs;
+  i32[at + 6] = dst;
+  i32[at + 7] = rows;
+  i32[at + 8] = n;
+  return address;
+}

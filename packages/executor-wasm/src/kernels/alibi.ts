@@ -1,6 +1,7 @@
 // alibi: the score scale plus ALiBi's linear bias, m_h · (j − i), in one pass (float64, as the CPU executor).
 import { alibiSlopes, type AlibiAttrs } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
+import { writeRows4 } from "./rope.js";
 import { attrError, expectRank, maskOffset, requireInput } from "./adapter.js";
 
 /** Input: scores [B, H, L, S]; attrs { slopes, scale, alignment } → [B, H, L, S]. */
@@ -26,14 +27,7 @@ export const alibiKernel: WasmKernel = (call, ctx) => {
   ctx.f64().set(slopes, at / 8);
   const [s0, s1, s2, s3] = scores.strides as [number, number, number, number];
   ctx.exports.alibi(
-    scores.address,
-    s0,
-    s1,
-    s2,
-    s3,
-    nb,
-    nh,
-    nl,
+    writeRows4(ctx, ctx.params, [scores.address, s0, s1, s2, s3, nb, nh, nl]),
     ns,
     at,
     scale,

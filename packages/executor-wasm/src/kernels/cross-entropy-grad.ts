@@ -12,6 +12,7 @@ import {
   withCleanup,
 } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeTargets } from "./cross-entropy.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 import { hostElements } from "./host-read.js";
@@ -52,13 +53,15 @@ export const crossEntropyGradKernel = chunkedKernel((call, ctx) => {
         ctx.exports.crossEntropyGrad(
           logits.address,
           ctx.desc(logits, 0),
-          targets.address,
-          ctx.desc(targets, 1),
-          gAddress,
-          gStride,
-          div,
-          ignoreIndex ?? 0,
-          ignoreIndex === null ? 0 : 1,
+          writeTargets(ctx, ctx.params, {
+            targets: targets.address,
+            tdesc: ctx.desc(targets, 1),
+            ignore: ignoreIndex ?? 0,
+            hasIgnore: ignoreIndex === null ? 0 : 1,
+            grad: gAddress,
+            gstride: gStride,
+            div,
+          }),
           out.address,
           r0,
           r1,

@@ -6,6 +6,7 @@
 // With a signal, a big call runs in chunks of positions; the float64 running sum is handed from chunk to chunk, so
 // the result is the unchunked one bit for bit.
 import { checkCrossEntropyAttrs, expectCrossEntropyShapes, findBadIndex } from "@attngraph/graph";
+import type { WasmContext } from "../context.js";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { fillingChunked, requireInput } from "./adapter.js";
 import { hostElements } from "./host-read.js";
@@ -33,11 +34,13 @@ export const crossEntropyKernel = chunkedKernel((call, ctx) => {
       total = ctx.exports.crossEntropy(
         logits.address,
         ctx.desc(logits, 0),
-        targets.address,
-        ctx.desc(targets, 1),
+        writeTargets(ctx, ctx.params, {
+          targets: targets.address,
+          tdesc: ctx.desc(targets, 1),
+          ignore: ignoreIndex ?? 0,
+          hasIgnore: ignoreIndex === null ? 0 : 1,
+        }),
         dst,
-        ignoreIndex ?? 0,
-        ignoreIndex === null ? 0 : 1,
         r0,
         r1,
         total,
@@ -58,3 +61,30 @@ export const crossEntropyKernel = chunkedKernel((call, ctx) => {
 
 /** Work per element in multiply-adds of the SIMD matmul: two scalar passes and a float64 exp (measured ≈ 90, Node 20). */
 const CROSS_ENTROPY_WORK = 90;
+
+/** TargetParams' fields in the module's order (assembly/cross-entropy.ts): `div` a float64 at 0, then these 4 bytes each from byte 8. */
+export const TARGET_FIELDS = ["div", "targets", "tdesc", "ignore", "hasIgnore", "grad", "gstride"] as const;
+
+export interface TargetFields {
+  readonly targets: number;
+  readonly tdesc: number;
+  readonly ignore: number;
+  readonly hasIgnore: number;
+  readonly grad?: number;
+  readonly gstride?: number;
+  readonly div?: number;
+}
+
+/** Writes a TargetParams block at `address` (8-byte aligned; grad, gstride and div 0 when not given) and returns the address. */
+export function writeTargets(ctx: WasmContext, address: number, f: TargetFields): number {
+  ctx.f64()[address >> 3] = f.div ?? 0;
+  const i32 = ctx.i32();
+  const at = (address + 8) >> 2;
+  i32[at] = f.targets;
+  i32[at + 1] = f.tdesc;
+  i32[at + 2] = f.ignore;
+  i32[at + 3] = f.hasIgnore;
+  i32[at + 4] = f.grad ?? 0;
+  i32[at + 5] = f.gstride ?? 0;
+  return address;
+}

@@ -4,6 +4,7 @@
 // the id), before the output is even allocated, so a bad id never reaches the module. ids and grad may be any views.
 // With a signal, a big call runs in chunks of positions.
 import { checkIntAttr, expectLeadingShape, findBadIndex } from "@attngraph/graph";
+import { writeLookup } from "./embedding.js";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { attrError, fillingChunked, requireInput } from "./adapter.js";
 import { hostElements } from "./host-read.js";
@@ -25,7 +26,14 @@ export const embeddingGradKernel = chunkedKernel((call, ctx) => {
     ctx.exports.zero(out.address, out.size * 4);
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
     const part = (k0: number, k1: number) =>
-      ctx.exports.embeddingGrad(ids.address, ctx.desc(ids, 0), nv, g.address, ctx.desc(g, 1), out.address, ne, k0, k1);
+      ctx.exports.embeddingGrad(
+        writeLookup(ctx, ctx.params, ids.address, ctx.desc(ids, 0), nv, ne),
+        g.address,
+        ctx.desc(g, 1),
+        out.address,
+        k0,
+        k1,
+      );
     return ids.size === 0 ? undefined : overRows(call, ctx, ids.size, ne * EMBEDDING_GRAD_WORK, part);
   });
 });

@@ -5,6 +5,7 @@
 // runs in chunks of rows (chunks.ts).
 import { checkLayerNormEps, expectAxis, expectNormParams, expectSameShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeAffine } from "./layer-norm.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 
@@ -34,10 +35,8 @@ export const layerNormGradKernel = chunkedKernel((call, ctx) => {
         ctx.desc(g, 0),
         x.address,
         ctx.desc(x, 1),
-        w?.address ?? 0,
-        w?.strides[0] ?? 0,
+        writeAffine(ctx, ctx.params, eps, w?.address ?? 0, w?.strides[0] ?? 0, 0, 0),
         out.address,
-        eps,
         r0,
         r1,
       );

@@ -5,6 +5,7 @@ import { ShapeError, formatShape } from "@attngraph/tensor";
 import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { optionalInput, requireInput, writeInPlaceChunked } from "./adapter.js";
+import type { WasmContext } from "../context.js";
 
 /** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */
 export const layerNormKernel = chunkedKernel((call, ctx) => {
@@ -25,11 +26,7 @@ export const layerNormKernel = chunkedKernel((call, ctx) => {
         x.address,
         ctx.desc(x),
         dst.address,
-        w?.address ?? 0,
-        w?.strides[0] ?? 0,
-        b?.address ?? 0,
-        b?.strides[0] ?? 0,
-        eps,
+        writeAffine(ctx, ctx.params, eps, w?.address ?? 0, w?.strides[0] ?? 0, b?.address ?? 0, b?.strides[0] ?? 0),
         r0,
         r1,
       );
@@ -42,3 +39,26 @@ export const layerNormKernel = chunkedKernel((call, ctx) => {
  * row strided across cache lines costs up to 10× that, still well inside a chunk's budget for any realistic E).
  */
 export const LAYER_NORM_WORK = 20;
+
+/** AffineParams' fields in the module's order (assembly/layer-norm.ts): `eps` a float64 at 0, then these 4 bytes each from byte 8. */
+export const AFFINE_FIELDS = ["eps", "w", "ws", "b", "bs"] as const;
+
+/** Writes an AffineParams block at `address` (8-byte aligned) and returns the address, for the call right after. */
+export function writeAffine(
+  ctx: WasmContext,
+  address: number,
+  eps: number,
+  w: number,
+  ws: number,
+  b: number,
+  bs: number,
+): number {
+  ctx.f64()[address >> 3] = eps;
+  const i32 = ctx.i32();
+  const at = (address + 8) >> 2;
+  i32[at] = w;
+  i32[at + 1] = ws;
+  i32[at + 2] = b;
+  i32[at + 3] = bs;
+  return address;
+}

@@ -47,30 +47,28 @@ export const maskKernel = chunkedKernel((call, ctx) => {
     if (dst.size === 0) return undefined;
     const off = maskOffset(attrs.alignment, nl, ns);
     const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
-    const part = (r0: number, r1: number) =>
-      ctx.exports.mask(
-        scores.address,
-        s0,
-        s1,
-        s2,
-        s3,
-        pad?.address ?? 0,
-        ps0,
-        ps1,
-        ...u,
-        ...bi,
-        scale,
-        nb,
-        nh,
-        nl,
-        ns,
-        attrs.causal ? 1 : 0,
-        off,
-        windowOf(attrs),
-        dst.address,
-        r0,
-        r1,
-      );
+    const ints = [
+      scores.address,
+      s0,
+      s1,
+      s2,
+      s3,
+      pad?.address ?? 0,
+      ps0,
+      ps1,
+      ...u,
+      ...bi,
+      nb,
+      nh,
+      nl,
+      ns,
+      attrs.causal ? 1 : 0,
+      off,
+      windowOf(attrs),
+      dst.address,
+    ];
+    // Written right before each call: the params area is shared, and a chunked call yields between its parts.
+    const part = (r0: number, r1: number) => ctx.exports.mask(writeMaskParams(ctx, ctx.params, scale, ints), r0, r1);
     return overRows(
       call,
       ctx,
@@ -80,6 +78,50 @@ export const maskKernel = chunkedKernel((call, ctx) => {
     );
   });
 });
+
+/**
+ * MaskParams' fields in the module's order (assembly/mask.ts): `scale` a float64 at 0, then the integers 4 bytes each
+ * from byte 8 (MASK_INT_FIELDS), as a test holds to the module's `maskParamsLayout`.
+ */
+export const MASK_INT_FIELDS = [
+  "src",
+  "s0",
+  "s1",
+  "s2",
+  "s3",
+  "pad",
+  "ps0",
+  "ps1",
+  "user",
+  "u0",
+  "u1",
+  "u2",
+  "u3",
+  "bias",
+  "b0",
+  "b1",
+  "b2",
+  "b3",
+  "nb",
+  "nh",
+  "nl",
+  "ns",
+  "causal",
+  "off",
+  "win",
+  "dst",
+] as const;
+/** Byte offset of the first integer field (after `scale`). */
+export const MASK_INTS_AT = 8;
+
+/** Writes a MaskParams block at `address` (8-byte aligned): `scale`, then `ints` in MASK_INT_FIELDS' order. */
+function writeMaskParams(ctx: WasmContext, address: number, scale: number, ints: readonly number[]): number {
+  ctx.f64()[address / 8] = scale;
+  const i32 = ctx.i32();
+  const base = (address + MASK_INTS_AT) / 4;
+  for (let i = 0; i < ints.length; i++) i32[base + i] = ints[i]! | 0;
+  return address;
+}
 
 /** A user 0/1 mask: its shape against the scores (userMaskStrides) and every value 0 or 1 (findNonBinary), checked. */
 function userMask(call: Call, ctx: WasmContext, scores: readonly number[], m: WasmValue): UserInput {

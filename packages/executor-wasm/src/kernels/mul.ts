@@ -3,7 +3,7 @@
 import { addShape, broadcastStrides } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { fillingChunked, requireInput } from "./adapter.js";
-import { ADD_WORK, addBlocks, mergeAxes } from "./add.js";
+import { ADD_WORK, addBlocks, mergeAxes, writePair } from "./add.js";
 
 /** Inputs: a [...], b [...] broadcastable with a → the broadcast shape (which must be `call.outShape`). */
 export const mulKernel = chunkedKernel((call, ctx) => {
@@ -20,7 +20,7 @@ export const mulKernel = chunkedKernel((call, ctx) => {
     );
     const n = axes.at(-1)?.n ?? 1;
     const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) =>
-      ctx.exports.mul(pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n),
+      ctx.exports.mul(writePair(ctx, ctx.params, pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n)),
     );
     return overRows(call, ctx, out.size / n, n * ADD_WORK, part);
   });

@@ -3,6 +3,7 @@
 // accumulators kept across chunks and rounded once at the end, as layer-norm-weight-grad's. Any views.
 import { checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape, withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeAffine } from "./layer-norm.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 
@@ -31,10 +32,8 @@ export const rmsNormGradKernel = chunkedKernel((call, ctx) => {
         ctx.desc(g, 0),
         x.address,
         ctx.desc(x, 1),
-        w?.address ?? 0,
-        w?.strides[0] ?? 0,
+        writeAffine(ctx, ctx.params, eps, w?.address ?? 0, w?.strides[0] ?? 0, 0, 0),
         out.address,
-        eps,
         r0,
         r1,
       );

@@ -5,6 +5,7 @@ import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { RopeAttrs } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
 import { attrError, expectRank, requireInput } from "./adapter.js";
+import type { WasmContext } from "../context.js";
 
 /** Input: x [B, H, L, D]; attrs { base, rotaryDim, positionOffset, inverse } → [B, H, L, D]. */
 export const ropeKernel: WasmKernel = (call, ctx) => {
@@ -47,6 +48,26 @@ export const ropeKernel: WasmKernel = (call, ctx) => {
     }
   }
   const [s0, s1, s2, s3] = x.strides as [number, number, number, number];
-  ctx.exports.rope(x.address, s0, s1, s2, s3, nb, nh, nl, nd, r, cosAt * 8, sinAt * 8, out.address);
+  ctx.exports.rope(
+    writeRows4(ctx, ctx.params, [x.address, s0, s1, s2, s3, nb, nh, nl]),
+    nd,
+    r,
+    cosAt * 8,
+    sinAt * 8,
+    out.address,
+  );
   return out;
 };
+
+/** Rows4Params' fields in the module's order (assembly/position.ts; 4 bytes each, integers), shared by rope and alibi. */
+export const ROWS4_FIELDS = ["src", "s0", "s1", "s2", "s3", "nb", "nh", "nl"] as const;
+
+/** Writes a Rows4Params block at `address`: `values` in ROWS4_FIELDS' order. Returns the address. */
+export function writeRows4(
+  ctx: WasmContext,
+  address: number,
+  values: readonly [number, number, number, number, number, number, number, number],
+): number {
+  ctx.i32().set(values, address / 4);
+  return address;
+}

@@ -11,6 +11,7 @@ import {
   withCleanup,
 } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeOptim } from "./optim-params.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 
@@ -48,11 +49,7 @@ export const sgdMomentumKernel = chunkedKernel((call, ctx) => {
             pd ? pd.address + e0 * 4 : 0,
             out.address + e0 * 4,
             e1 - e0,
-            momentum,
-            keep,
-            weightDecay,
-            first,
-            hasParam,
+            writeOptim(ctx, ctx.params, { mu: momentum, keep, wd: weightDecay, flag: first, hasParam }),
           );
         return overRows(call, ctx, b.size, SGD_MOMENTUM_WORK, part);
       }
@@ -64,13 +61,15 @@ export const sgdMomentumKernel = chunkedKernel((call, ctx) => {
           ctx.desc(b, 0),
           g.address,
           ctx.desc(g, 1),
-          pd?.address ?? 0,
           out.address,
-          momentum,
-          keep,
-          weightDecay,
-          first,
-          hasParam,
+          writeOptim(ctx, ctx.params, {
+            extra: pd?.address ?? 0,
+            mu: momentum,
+            keep,
+            wd: weightDecay,
+            flag: first,
+            hasParam,
+          }),
           r0,
           r1,
         );

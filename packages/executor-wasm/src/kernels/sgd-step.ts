@@ -11,6 +11,7 @@ import {
   withCleanup,
 } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
+import { writeOptim } from "./optim-params.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 
@@ -54,10 +55,7 @@ export const sgdStepKernel = chunkedKernel((call, ctx) => {
             bd ? bd.address + e0 * 4 : 0,
             out.address + e0 * 4,
             e1 - e0,
-            lr,
-            momentum,
-            weightDecay,
-            mode,
+            writeOptim(ctx, ctx.params, { lr, mu: momentum, wd: weightDecay, flag: mode }),
           );
         return overRows(call, ctx, p.size, SGD_STEP_WORK, part);
       }
@@ -69,12 +67,8 @@ export const sgdStepKernel = chunkedKernel((call, ctx) => {
           ctx.desc(p, 0),
           g.address,
           ctx.desc(g, 1),
-          bd?.address ?? 0,
           out.address,
-          lr,
-          momentum,
-          weightDecay,
-          mode,
+          writeOptim(ctx, ctx.params, { extra: bd?.address ?? 0, lr, mu: momentum, wd: weightDecay, flag: mode }),
           r0,
           r1,
         );
