@@ -2,7 +2,7 @@
 // memory: it allocates every buffer after heapBase() and passes byte addresses; nothing here allocates.
 export { copy } from "./strided";
 export { maxThreads, setThreadSlot } from "./threads";
-export { allFinite, matmul, matmulPacked, matmulPackedScratchBytes, matmulScratchBytes, matmulSkipZero, matvecPackedColumns, matvecRows, packMatmulB, packedBFloats } from "./matmul";
+export { allFinite, matmul, matmulPacked, matmulPackedScratchBytes, matmulScratchBytes, matmulParamsLayout, matmulSkipZero, matvecPackedColumns, matvecRows, packMatmulB, packedBFloats } from "./matmul";
 export { mask, maskParamsLayout } from "./mask";
 export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";

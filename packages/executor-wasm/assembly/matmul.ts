@@ -206,7 +206,7 @@ function kBlock(m: i32, n: i32, kc: i32, a: usize, ldaB: usize, panels: usize, c
  * A: row r at a + r·lda elements, unit column stride. B: element [k, j] at b + k·brs + j·bcs (any strides, e.g. Wᵀ).
  * bias: 0 for none, else element j at bias + j·biasStride. `scratch`: `matmulScratchBytes(n, k)` bytes, 16-aligned.
  */
-export function matmul(m: i32, n: i32, k: i32, a: usize, lda: i32, b: usize, brs: i32, bcs: i32, c: usize, ldc: i32, bias: usize, biasStride: i32, scratch: usize): void {
+function matmulImpl(m: i32, n: i32, k: i32, a: usize, lda: i32, b: usize, brs: i32, bcs: i32, c: usize, ldc: i32, bias: usize, biasStride: i32, scratch: usize): void {
   const npad = (n + 7) & ~7;
   const biasP = scratch;
   const panels = scratch + (<usize>npad << 2);
@@ -225,7 +225,7 @@ export function matmul(m: i32, n: i32, k: i32, a: usize, lda: i32, b: usize, brs
  * `matmul` with B already packed by `packMatmulB` (`packed`): the same numbers bit for bit (same tiles, same k
  * order), without packing B on every call. `scratch`: `matmulPackedScratchBytes(n)` bytes, 16-aligned.
  */
-export function matmulPacked(m: i32, n: i32, k: i32, a: usize, lda: i32, packed: usize, c: usize, ldc: i32, bias: usize, biasStride: i32, scratch: usize): void {
+function matmulPackedImpl(m: i32, n: i32, k: i32, a: usize, lda: i32, packed: usize, c: usize, ldc: i32, bias: usize, biasStride: i32, scratch: usize): void {
   const npad = (n + 7) & ~7;
   if (bias != 0) packBias(bias, biasStride, n, scratch);
   if (m < MATVEC_ROWS) {
@@ -252,7 +252,7 @@ export function allFinite(b: usize, rs: i32, cs: i32, rows: i32, cols: i32): i32
  * C[m, n] = A[m, k] · B[k, n] over the k with A[i, k] ≠ 0 only (weighted-sum with a non-finite value: a key weighed
  * exactly 0 adds nothing, not even 0 · NaN). Plain f32 loops in the order k = 0, 1, …; A as in `matmul`.
  */
-export function matmulSkipZero(m: i32, n: i32, k: i32, a: usize, lda: i32, b: usize, brs: i32, bcs: i32, c: usize, ldc: i32): void {
+function matmulSkipZeroImpl(m: i32, n: i32, k: i32, a: usize, lda: i32, b: usize, brs: i32, bcs: i32, c: usize, ldc: i32): void {
   for (let i: i32 = 0; i < m; i++) {
     const crow = c + (<usize>(i * ldc) << 2);
     for (let j: i32 = 0; j < n; j++) store<f32>(crow + (<usize>j << 2), 0);
@@ -284,7 +284,7 @@ export function matvecRows(): i32 {
  * decoding step's projection. Each column is summed exactly as in the whole call. `scratch`: this thread's own
  * `matmulPackedScratchBytes(n)` (the bias panel is packed into it whole).
  */
-export function matvecPackedColumns(m: i32, n: i32, k: i32, a: usize, lda: i32, packed: usize, c: usize, ldc: i32, bias: usize, biasStride: i32, scratch: usize, j0: i32, j1: i32): void {
+function matvecPackedColumnsImpl(m: i32, n: i32, k: i32, a: usize, lda: i32, packed: usize, c: usize, ldc: i32, bias: usize, biasStride: i32, scratch: usize, j0: i32, j1: i32): void {
   if (bias != 0) packBias(bias, biasStride, n, scratch);
   for (let i: i32 = 0; i < m; i++) matvecPacked(n, k, a + (<usize>(i * lda) << 2), packed, c + (<usize>(i * ldc) << 2), bias != 0 ? scratch : 0, j0, min(j1, n));
 }
@@ -428,4 +428,59 @@ function panelGroups(kFrom: i32, k: i32, p0: i32, p1: i32): void {
       onePanel(mvA + (<usize>k0 << 2), kc, mvPanel(p, k0, kc), mvStart(p, k0), mvOut(p));
     }
   }
+}
+
+/**
+ * One call of the matmul family, written by the host (src/kernels/matmul-params.ts, MATMUL_FIELDS in this order, 4
+ * bytes a field), each call of a threaded job its own: C[m, n] (+ bias) = A[m, k] · B[k, n]. A's rows `lda` elements
+ * apart; B at `b` with strides brs, bcs (or, for the packed forms, its panels at `b`); C's rows `ldc` apart; bias [n]
+ * with its stride (0: none); the call's scratch; and for matvecPackedColumns its columns [j0, j1).
+ */
+@unmanaged export class MatmulParams {
+  m: i32; n: i32; k: i32;
+  a: usize; lda: i32;
+  b: usize; brs: i32; bcs: i32;
+  c: usize; ldc: i32;
+  bias: usize; biasStride: i32;
+  scratch: usize; j0: i32; j1: i32;
+}
+
+/** Writes MatmulParams' field offsets in declaration order (i32 each) at dst; returns their count. */
+export function matmulParamsLayout(dst: usize): i32 {
+  store<i32>(dst, offsetof<MatmulParams>("m"), 0);
+  store<i32>(dst, offsetof<MatmulParams>("n"), 4);
+  store<i32>(dst, offsetof<MatmulParams>("k"), 8);
+  store<i32>(dst, offsetof<MatmulParams>("a"), 12);
+  store<i32>(dst, offsetof<MatmulParams>("lda"), 16);
+  store<i32>(dst, offsetof<MatmulParams>("b"), 20);
+  store<i32>(dst, offsetof<MatmulParams>("brs"), 24);
+  store<i32>(dst, offsetof<MatmulParams>("bcs"), 28);
+  store<i32>(dst, offsetof<MatmulParams>("c"), 32);
+  store<i32>(dst, offsetof<MatmulParams>("ldc"), 36);
+  store<i32>(dst, offsetof<MatmulParams>("bias"), 40);
+  store<i32>(dst, offsetof<MatmulParams>("biasStride"), 44);
+  store<i32>(dst, offsetof<MatmulParams>("scratch"), 48);
+  store<i32>(dst, offsetof<MatmulParams>("j0"), 52);
+  store<i32>(dst, offsetof<MatmulParams>("j1"), 56);
+  return 15;
+}
+
+/** C = A · B (+ bias) with B packed here (matmulImpl). */
+export function matmul(p: MatmulParams): void {
+  matmulImpl(p.m, p.n, p.k, p.a, p.lda, p.b, p.brs, p.bcs, p.c, p.ldc, p.bias, p.biasStride, p.scratch);
+}
+
+/** `matmul` with B from packMatmulB (its panels at p.b): the same numbers bit for bit. */
+export function matmulPacked(p: MatmulParams): void {
+  matmulPackedImpl(p.m, p.n, p.k, p.a, p.lda, p.b, p.c, p.ldc, p.bias, p.biasStride, p.scratch);
+}
+
+/** Columns [p.j0, p.j1) of matmulPacked for fewer than matvecRows() rows: one thread's share. */
+export function matvecPackedColumns(p: MatmulParams): void {
+  matvecPackedColumnsImpl(p.m, p.n, p.k, p.a, p.lda, p.b, p.c, p.ldc, p.bias, p.biasStride, p.scratch, p.j0, p.j1);
+}
+
+/** `matmul` that skips zero weights (weighted-sum over a value head holding NaN or ±∞; no scratch). */
+export function matmulSkipZero(p: MatmulParams): void {
+  matmulSkipZeroImpl(p.m, p.n, p.k, p.a, p.lda, p.b, p.brs, p.bcs, p.c, p.ldc);
 }

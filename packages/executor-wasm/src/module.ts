@@ -21,71 +21,23 @@ export interface KernelExports {
   /** This instance's per-thread areas (0 on the host's instance, a worker's index on its own). */
   setThreadSlot(slot: number): void;
   copy(src: number, desc: number, dst: number): void;
-  matmul(
-    m: number,
-    n: number,
-    k: number,
-    a: number,
-    lda: number,
-    b: number,
-    brs: number,
-    bcs: number,
-    c: number,
-    ldc: number,
-    bias: number,
-    biasStride: number,
-    scratch: number,
-  ): void;
+  /** See assembly/matmul.ts: one call of the matmul family, its MatmulParams block at p. */
+  matmul(p: number): void;
+  /** MatmulParams' field offsets at dst (i32 each); returns their count. */
+  matmulParamsLayout(dst: number): number;
   matmulScratchBytes(n: number, k: number): number;
   /** Floats of B [k, n] packed by `packMatmulB`. */
   packedBFloats(n: number, k: number): number;
   /** B [k, n] (element [kk, j] at b + (kk·brs + j·bcs)·4) packed once into the matmul's panels at dst. */
   packMatmulB(b: number, brs: number, bcs: number, k: number, n: number, dst: number): void;
   /** `matmul` with B from `packMatmulB`: the same numbers bit for bit. */
-  matmulPacked(
-    m: number,
-    n: number,
-    k: number,
-    a: number,
-    lda: number,
-    packed: number,
-    c: number,
-    ldc: number,
-    bias: number,
-    biasStride: number,
-    scratch: number,
-  ): void;
+  matmulPacked(p: number): void;
   matmulPackedScratchBytes(n: number): number;
   /** Rows below which matmulPacked runs its matrix–vector path (a threaded call then splits columns, not rows). */
   matvecRows(): number;
   /** Columns [j0, j1) of matmulPacked for fewer than matvecRows() rows (j0 a multiple of 8): one thread's share. */
-  matvecPackedColumns(
-    m: number,
-    n: number,
-    k: number,
-    a: number,
-    lda: number,
-    packed: number,
-    c: number,
-    ldc: number,
-    bias: number,
-    biasStride: number,
-    scratch: number,
-    j0: number,
-    j1: number,
-  ): void;
-  matmulSkipZero(
-    m: number,
-    n: number,
-    k: number,
-    a: number,
-    lda: number,
-    b: number,
-    brs: number,
-    bcs: number,
-    c: number,
-    ldc: number,
-  ): void;
+  matvecPackedColumns(p: number): void;
+  matmulSkipZero(p: number): void;
   allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
   /** See assembly/mask.ts: `params` is a MaskParams block (src/kernels/mask.ts writes it), rows [r0, r1). */
   mask(params: number, r0: number, r1: number): void;

@@ -1,6 +1,7 @@
 // The host side of the module's register-tiled matmul: operands as (address, strides) and one shared scratch block.
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
+import { MATMUL_PARAMS_BYTES, writeMatmulParams } from "./matmul-params.js";
 
 /** A [rows, cols] matrix operand: element [r, c] at `address` + (r · rowStride + c · colStride) · 4 bytes. */
 export interface Operand {
@@ -28,107 +29,61 @@ export function matmul(
   packed?: number,
 ): void {
   if (m === 0 || n === 0) return;
+  const biasAt = { bias: bias?.address ?? 0, biasStride: bias?.stride ?? 0 };
+  /** Call i's scratch of `bytes` with its params block before it (MATMUL_PARAMS_BYTES). */
+  const callScratch = (i: number, bytes: number) => ctx.callScratch(i, MATMUL_PARAMS_BYTES + bytes, subject);
   if (packed !== undefined && ctx.threads > 1 && m < ctx.exports.matvecRows()) {
     // A decoding step's projection: too few rows to split, so each thread streams its own columns of the weight (a
     // matrix–vector product costs per byte of weight read, hence the work counted in bytes).
     const cols = columnParts(ctx.maxCalls, n, 4 * m * n * k, ctx.parallelWork);
     if (cols.length > 1) {
-      const scratch = cols.map((_, i) => ctx.callScratch(i, ctx.exports.matmulPackedScratchBytes(n), subject));
+      const blocks = cols.map((_, i) => callScratch(i, ctx.exports.matmulPackedScratchBytes(n)));
       ctx.parallel(
-        cols.map(([j0, j1], i) => ({
-          name: "matvecPackedColumns",
-          args: [
-            m,
-            n,
-            k,
-            a.address,
-            a.rowStride,
-            packed,
-            c,
-            ldc,
-            bias?.address ?? 0,
-            bias?.stride ?? 0,
-            scratch[i]!,
-            j0,
-            j1,
-          ],
-        })),
+        cols.map(([j0, j1], i) => {
+          const p = blocks[i]!;
+          const at = { m, n, k, a: a.address, lda: a.rowStride, b: packed, c, ldc, ...biasAt };
+          return {
+            name: "matvecPackedColumns",
+            args: [writeMatmulParams(ctx, p, { ...at, scratch: p + MATMUL_PARAMS_BYTES, j0, j1 })],
+          };
+        }),
       );
       return;
     }
   }
+  const scratchBytes =
+    packed !== undefined ? ctx.exports.matmulPackedScratchBytes(n) : ctx.exports.matmulScratchBytes(n, k);
   const parts = ctx.threads > 1 ? rowParts(ctx.threads, ctx.maxCalls, m, n, k, ctx.parallelWork) : [];
   if (parts.length > 1) {
-    // Threads: each call takes whole rows of C (multiples of the tile's 5 rows) with its own scratch; every element is
-    // summed exactly as one call over all rows sums it, so the numbers do not depend on the thread count.
-    const scratch = parts.map((_, i) =>
-      ctx.callScratch(
-        i,
-        packed !== undefined ? ctx.exports.matmulPackedScratchBytes(n) : ctx.exports.matmulScratchBytes(n, k),
-        subject,
-      ),
-    );
-    const biasArgs = [bias?.address ?? 0, bias?.stride ?? 0];
+    // Threads: each call takes whole rows of C (multiples of the tile's 5 rows) with its own scratch and params; every
+    // element is summed exactly as one call over all rows sums it, so the numbers do not depend on the thread count.
+    const blocks = parts.map((_, i) => callScratch(i, scratchBytes));
     ctx.parallel(
       parts.map(([r0, r1], i) => {
-        const at = a.address + r0 * a.rowStride * 4;
-        const ct = c + r0 * ldc * 4;
-        return packed !== undefined
-          ? { name: "matmulPacked", args: [r1 - r0, n, k, at, a.rowStride, packed, ct, ldc, ...biasArgs, scratch[i]!] }
-          : {
-              name: "matmul",
-              args: [
-                r1 - r0,
-                n,
-                k,
-                at,
-                a.rowStride,
-                b.address,
-                b.rowStride,
-                b.colStride,
-                ct,
-                ldc,
-                ...biasArgs,
-                scratch[i]!,
-              ],
-            };
+        const p = blocks[i]!;
+        const rows = {
+          m: r1 - r0,
+          n,
+          k,
+          a: a.address + r0 * a.rowStride * 4,
+          lda: a.rowStride,
+          c: c + r0 * ldc * 4,
+          ldc,
+        };
+        const call =
+          packed !== undefined ? { ...rows, b: packed } : { ...rows, b: b.address, brs: b.rowStride, bcs: b.colStride };
+        return {
+          name: packed !== undefined ? "matmulPacked" : "matmul",
+          args: [writeMatmulParams(ctx, p, { ...call, ...biasAt, scratch: p + MATMUL_PARAMS_BYTES })],
+        };
       }),
     );
     return;
   }
-  if (packed !== undefined) {
-    const scratch = ctx.scratch(ctx.exports.matmulPackedScratchBytes(n), subject);
-    ctx.exports.matmulPacked(
-      m,
-      n,
-      k,
-      a.address,
-      a.rowStride,
-      packed,
-      c,
-      ldc,
-      bias?.address ?? 0,
-      bias?.stride ?? 0,
-      scratch,
-    );
-    return;
-  }
-  const scratch = ctx.scratch(ctx.exports.matmulScratchBytes(n, k), subject);
-  ctx.exports.matmul(
-    m,
-    n,
-    k,
-    a.address,
-    a.rowStride,
-    b.address,
-    b.rowStride,
-    b.colStride,
-    c,
-    ldc,
-    bias?.address ?? 0,
-    bias?.stride ?? 0,
-    scratch,
-  );
+  const p = callScratch(0, scratchBytes);
+  const whole = { m, n, k, a: a.address, lda: a.rowStride, c, ldc, ...biasAt, scratch: p + MATMUL_PARAMS_BYTES };
+  if (packed !== undefined) ctx.exports.matmulPacked(writeMatmulParams(ctx, p, { ...whole, b: packed }));
+  else ctx.exports.matmul(writeMatmulParams(ctx, p, { ...whole, b: b.address, brs: b.rowStride, bcs: b.colStride }));
 }
 
 /** Rows of the module's register tile: a thread's share of C is a multiple of it. */

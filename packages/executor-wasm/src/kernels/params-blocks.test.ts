@@ -11,6 +11,7 @@ import { AFFINE_FIELDS } from "./layer-norm.js";
 import { LOOKUP_FIELDS } from "./embedding.js";
 import { TARGET_FIELDS } from "./cross-entropy.js";
 import { OPTIM_FLOAT_FIELDS, OPTIM_INT_FIELDS } from "./optim-params.js";
+import { MATMUL_FIELDS, MATMUL_PARAMS_BYTES } from "./matmul-params.js";
 
 describe("params blocks", () => {
   it("MaskParams: the host writes each field where the module reads it", async () => {
@@ -87,6 +88,18 @@ describe("params blocks", () => {
     expect(count).toBe(TARGET_FIELDS.length);
     // div a float64 at 0, then 4 bytes a field (writeTargets).
     expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual([0, 8, 12, 16, 20, 24, 28]);
+    ex.release(probe);
+  });
+
+  it("MatmulParams (matmul, matmulPacked, matvecPackedColumns, matmulSkipZero): each field where the module reads it", async () => {
+    const ex = await wasmExecutor();
+    const probe = ex.upload(new Tensor(new Float32Array(16), [16]));
+    const count = ex.exportsForTests.matmulParamsLayout(probe.address);
+    expect(count).toBe(MATMUL_FIELDS.length);
+    expect(Array.from(new Int32Array(ex.memory.buffer, probe.address, count))).toEqual(
+      MATMUL_FIELDS.map((_, i) => i * 4),
+    );
+    expect(MATMUL_FIELDS.length * 4).toBeLessThanOrEqual(MATMUL_PARAMS_BYTES); // the room before a call's scratch
     ex.release(probe);
   });
 });

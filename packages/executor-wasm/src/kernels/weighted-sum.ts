@@ -7,6 +7,7 @@ import { withCleanup } from "@attngraph/graph";
 import { chunkedKernel, headRows, overRows } from "../chunks.js";
 import { expectDim, expectHeadGroups, expectRank, requireInput, fillingChunked } from "./adapter.js";
 import { matmul } from "./matmul.js";
+import { MATMUL_PARAMS_BYTES, writeMatmulParams } from "./matmul-params.js";
 
 /** Inputs: weights [B, H, L, S], v [B, Hkv, S, D] → [B, H, L, D]. */
 export const weightedSumKernel = chunkedKernel((call, ctx) => {
@@ -44,7 +45,21 @@ export const weightedSumKernel = chunkedKernel((call, ctx) => {
           checked = b * nhkv + vh;
         }
         if (finite) matmul(ctx, i1 - i0, nd, ns, a, vv, c, nd, undefined, call.node);
-        else ctx.exports.matmulSkipZero(i1 - i0, nd, ns, a.address, ws2, vv.address, vs2, vs3, c, nd);
+        else {
+          const skip = {
+            m: i1 - i0,
+            n: nd,
+            k: ns,
+            a: a.address,
+            lda: ws2,
+            b: vv.address,
+            brs: vs2,
+            bcs: vs3,
+            c,
+            ldc: nd,
+          };
+          ctx.exports.matmulSkipZero(writeMatmulParams(ctx, ctx.scratch(MATMUL_PARAMS_BYTES, call.node), skip));
+        }
       });
     return withCleanup(
       () => overRows(call, ctx, nb * nh * nl, ns * nd, part),
