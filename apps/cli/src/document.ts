@@ -5,6 +5,7 @@ import { GRAPH_FORMAT } from "@attngraph/graph";
 import { clip } from "@attngraph/tensor";
 import {
   CaseFormatError,
+  quotedErrorText,
   isFlexCaseJSON,
   isModelCaseJSON,
   isTrainCaseJSON,
@@ -48,7 +49,7 @@ export function readDocument(path: string, flag?: string): JsonDocument {
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new CaseFormatError(path, undefined, "invalid JSON", "a JSON document", parseErrorText(e), e);
+    throw new CaseFormatError(path, undefined, "invalid JSON", "a JSON document", quotedErrorText(e), e);
   }
   const format = typeof json === "object" && json !== null ? (json as Record<string, unknown>)["format"] : undefined;
   return { path, json, kind: format === GRAPH_FORMAT ? "graph" : format === REPRO_FORMAT ? "repro" : "case" };
@@ -72,16 +73,4 @@ export function caseOf(doc: JsonDocument): LoadedCase {
   if (isTrainCaseJSON(doc.json)) return { format: "train", case: parseTrainCase(doc.json, doc.path) };
   if (isFlexCaseJSON(doc.json)) return { format: "flex", case: parseFlexCase(doc.json, doc.path) };
   return { format: "attention", case: parseCase(doc.json, doc.path) };
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
-
-/** JSON.parse's message, cut short with control characters escaped: it quotes the file's bytes. */
-function parseErrorText(e: unknown): string {
-  const s = (e instanceof Error ? e.message : String(e)).replace(
-    CONTROL_CHARACTERS,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-  return clip(s, 160);
 }

@@ -30,15 +30,6 @@ export function builtinPointwise(): BuiltinPointwise[] {
   return out;
 }
 
-const keys = new WeakMap<object, string>();
-/** The key an expression is looked up by (its JSON; cached by the checked expression's object). */
-export function pointwiseKey(e: Expr): string {
-  if (typeof e !== "object") return JSON.stringify(e);
-  let k = keys.get(e);
-  if (k === undefined) keys.set(e, (k = JSON.stringify(e)));
-  return k;
-}
-
 type Ty = "num" | "bool";
 
 /**

@@ -9,6 +9,7 @@ export {
   goldenFlexDir,
   goldenModelsDir,
   goldenModelsExtraDir,
+  quotedErrorText,
 } from "./golden/load.js";
 export {
   parseTrainCase,

@@ -3,12 +3,12 @@
 // (src/pointwise-as.ts → assembly/generated/pointwise.ts); any other (a user's op) on the module's expression
 // interpreter (assembly/expr-program.ts, the one the fused attention runs its modifications on), compiled once per
 // expression into vector instructions over tile-sized registers. Both compute the same numbers. No kernel per op.
-import { pointwiseCallExpr, POINTWISE_SLOTS, type Expr } from "@attngraph/graph";
+import { exprKey, pointwiseCallExpr, POINTWISE_SLOTS, type Expr } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
 import { optionalInput, requireInput, type Call } from "./adapter.js";
 import { compileProgram, type ExprProgram } from "./expr-program.js";
-import { builtinPointwise, pointwiseKey } from "../pointwise-as.js";
+import { builtinPointwise } from "../pointwise-as.js";
 
 /** A rendered built-in expression's export: n dense elements (a multiple of 4) of up to four inputs → out. */
 type RenderedFn = (x0: number, x1: number, x2: number, x3: number, out: number, n: number) => void;
@@ -16,8 +16,8 @@ type RenderedFn = (x0: number, x1: number, x2: number, x3: number, out: number, 
 let rendered: Map<string, string> | undefined;
 /** The export rendered for `expr` at build time, if it is a built-in one's. */
 function renderedFor(ctx: WasmContext, expr: Expr): RenderedFn | undefined {
-  rendered ??= new Map(builtinPointwise().map((p) => [pointwiseKey(p.expr), p.name]));
-  const name = rendered.get(pointwiseKey(expr));
+  rendered ??= new Map(builtinPointwise().map((p) => [exprKey(p.expr), p.name]));
+  const name = rendered.get(exprKey(expr));
   // The generated exports are not in KernelExports (their names come from the op list): looked up by name.
   const fn = name === undefined ? undefined : (ctx.exports as unknown as Record<string, unknown>)[name];
   return typeof fn === "function" ? (fn as RenderedFn) : undefined;

@@ -1,22 +1,13 @@
 // pointwise: any elementwise expression (@attngraph/graph's expression form, reads with no index) as a WGSL shader
 // generated per expression (exprWgsl, the generator of the attention modifications), one invocation per element over
 // inputs of one shape, any strides. silu, its gradient and every other op declared by an expression run here.
-import { pointwiseCallExpr, POINTWISE_SLOTS, type Expr } from "@attngraph/graph";
+import { exprKey, pointwiseCallExpr, POINTWISE_SLOTS, type Expr } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { optionalInput, requireInput } from "./checks.js";
 import { exprWgsl } from "./expr.wgsl.js";
 import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
-
-/** Shader keys by expression object (a plan step keeps one): the expression's JSON is written once. */
-const keys = new WeakMap<object, string>();
-function keyOf(expr: Expr): string {
-  if (typeof expr !== "object") return JSON.stringify(expr);
-  let k = keys.get(expr);
-  if (k === undefined) keys.set(expr, (k = JSON.stringify(expr)));
-  return k;
-}
 
 function program(expr: Expr, inputs: readonly (GpuTensor | undefined)[], out: GpuTensor): ProgramInfo {
   const p = new Params();
@@ -30,7 +21,7 @@ function program(expr: Expr, inputs: readonly (GpuTensor | undefined)[], out: Gp
   return {
     name: "pointwise",
     // The views' words are params: one shader per expression and set of present inputs serves every shape and layout.
-    cacheKey: `pointwise:${slots}:${keyOf(expr)}`,
+    cacheKey: `pointwise:${slots}:${exprKey(expr)}`,
     code: () => /* wgsl */ `${PRELUDE}
 ${exprWgsl(expr, "pw", [], POINTWISE_SLOTS)}
 ${storageBindings(present.map((x) => `X${x.k}`))}

@@ -34,6 +34,7 @@ export {
   compilePointwise,
   elementOf,
   elementsRead,
+  exprKey,
   pointwiseScope,
   pointwiseVjpExpr,
   POINTWISE_SLOTS,

@@ -169,3 +169,15 @@ function typeOf(e: Expr): ExprType {
   const t = EXPR_OPS[e.op].type(e.args.map(typeOf));
   return t === "bool" ? "bool" : "num";
 }
+
+const keys = new WeakMap<object, string>();
+/**
+ * A checked expression's key for caches of what executors compile from it (a shader, a rendered loop): its JSON,
+ * written once per expression object.
+ */
+export function exprKey(e: Expr): string {
+  if (typeof e !== "object") return JSON.stringify(e);
+  let k = keys.get(e);
+  if (k === undefined) keys.set(e, (k = JSON.stringify(e)));
+  return k;
+}

@@ -1,7 +1,7 @@
 // An elementwise expression (a "pointwise" node, or an op declared by its expression such as silu) as plain ONNX
 // elementwise nodes: the expression lowering of the attention modifications, each element read being the input's value
 // itself (ONNX broadcasts the literals).
-import { POINTWISE_SLOTS, pointwiseExprOf, type Expr } from "@attngraph/graph";
+import { elementsRead, POINTWISE_SLOTS, pointwiseExprOf, type Expr } from "@attngraph/graph";
 import type { OpLowering } from "../lowering.js";
 import { lowerExpr } from "./expr.js";
 
@@ -16,9 +16,7 @@ export function pointwiseLowering(expr: Expr, names: readonly string[]): OpLower
     const first = l.required(names[0]!);
     const value = lowerExpr({ l, x: first, inputs: [], elements }, expr);
     // An expression that reads no element is a constant: it still has the node's shape.
-    return typeof expr === "object" && elementsOf(expr)
-      ? value.name
-      : l.emit("Expand", [value.name, l.emit("Shape", [first])]);
+    return elementsRead(expr).length > 0 ? value.name : l.emit("Expand", [value.name, l.emit("Shape", [first])]);
   };
 }
 
@@ -27,8 +25,3 @@ export const pointwise: OpLowering = (l) => {
   const present = POINTWISE_SLOTS.filter((s) => l.input(s) !== undefined);
   return pointwiseLowering(pointwiseExprOf(l.node.attrs["expr"], `${l.node.name}.expr`, present), POINTWISE_SLOTS)(l);
 };
-
-function elementsOf(e: Expr): boolean {
-  if (typeof e !== "object") return false;
-  return e.op === "input" || e.args.some(elementsOf);
-}

@@ -56,13 +56,13 @@ function readJSON(path: string): unknown {
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    throw new CaseFormatError(path, undefined, "cannot read the file", "a readable JSON file", errorText(e), e);
+    throw new CaseFormatError(path, undefined, "cannot read the file", "a readable JSON file", quotedErrorText(e), e);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new CaseFormatError(path, undefined, "invalid JSON", "a JSON document", errorText(e), e);
+    throw new CaseFormatError(path, undefined, "invalid JSON", "a JSON document", quotedErrorText(e), e);
   }
   return json;
 }
@@ -73,7 +73,14 @@ export function listCases(dir: string): string[] {
   try {
     names = readdirSync(dir);
   } catch (e) {
-    throw new CaseFormatError(dir, undefined, "cannot list the case folder", "a readable directory", errorText(e), e);
+    throw new CaseFormatError(
+      dir,
+      undefined,
+      "cannot list the case folder",
+      "a readable directory",
+      quotedErrorText(e),
+      e,
+    );
   }
   return names
     .filter((n) => n.endsWith(".json"))
@@ -93,7 +100,7 @@ function packageRoot(from: string): string {
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
 
 /** The error's own message, cut short and with control characters escaped: parse errors quote the file's bytes. */
-function errorText(e: unknown): string {
+export function quotedErrorText(e: unknown): string {
   const s = (e instanceof Error ? e.message : String(e)).replace(
     CONTROL_CHARACTERS,
     (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
