@@ -2,7 +2,7 @@
 // activation, layer_norm_eps, batch_first, norm_first, bias). d_model and dim_feedforward are read from the weights;
 // nhead, the activation, the norm placement and the batch layout are in no weight, so they come from the caller with
 // PyTorch's defaults (relu, post-norm, sequence-first) when left out — as the module would run.
-import { ModelConfigError, integerField, optionalField } from "./config-fields.js";
+import { ConfigFields, ModelConfigError } from "./config-fields.js";
 
 export interface EncoderLayerConfigInput {
   readonly d_model?: number;
@@ -47,72 +47,39 @@ export function encoderLayerConfigFrom(
   input: EncoderLayerConfigInput | undefined,
   shapes: { dModel: number; dimFeedforward: number; bias: boolean },
 ): EncoderLayerConfig {
-  const c = input ?? {};
-  if (typeof c !== "object" || c === null || Array.isArray(c))
-    throw new ModelConfigError("config", "not a config object", "an object such as { nhead: 4 }", String(c));
-  for (const key of Object.keys(c))
-    if (!FIELDS.includes(key))
-      throw new ModelConfigError(
-        `config.${key}`,
-        "not an argument of torch.nn.TransformerEncoderLayer (or not supported)",
-        FIELDS.join(", "),
-        key,
-      );
-  const dModel = integerField(c, "d_model") ?? shapes.dModel;
-  if (dModel !== shapes.dModel)
-    throw new ModelConfigError(
-      "config.d_model",
-      "disagrees with the checkpoint (columns of self_attn.in_proj_weight)",
-      String(shapes.dModel),
-      String(dModel),
-    );
-  const ff = integerField(c, "dim_feedforward") ?? shapes.dimFeedforward;
-  if (ff !== shapes.dimFeedforward)
-    throw new ModelConfigError(
-      "config.dim_feedforward",
-      "disagrees with the checkpoint (rows of linear1.weight)",
-      String(shapes.dimFeedforward),
-      String(ff),
-    );
-  const nHead = integerField(c, "nhead");
-  if (nHead === undefined)
-    throw new ModelConfigError(
-      "config.nhead",
-      "the number of heads is in no weight's shape: pass it",
-      `an integer dividing d_model ${dModel}`,
-      "none",
-    );
-  if (dModel % nHead !== 0)
-    throw new ModelConfigError("config.nhead", "nhead must divide d_model", `a divisor of ${dModel}`, String(nHead));
-  const activation = optionalField(c, "activation", "string") ?? "relu";
+  const f = new ConfigFields(
+    input,
+    "{ nhead: 4 }",
+    "not an argument of torch.nn.TransformerEncoderLayer (or not supported)",
+    FIELDS,
+  );
+  const dModel = f.agreeing("d_model", f.integer("d_model"), shapes.dModel, "columns of self_attn.in_proj_weight");
+  const ff = f.agreeing(
+    "dim_feedforward",
+    f.integer("dim_feedforward"),
+    shapes.dimFeedforward,
+    "rows of linear1.weight",
+  );
+  const nHead = f.heads(f.integer("nhead"), "nhead", dModel, "d_model");
+  const activation = f.optional("activation", "string") ?? "relu";
   if (activation !== "relu" && activation !== "gelu")
     throw new ModelConfigError("config.activation", "unsupported activation", '"relu" or "gelu"', activation);
-  const bias = optionalField(c, "bias", "boolean") ?? shapes.bias;
-  if (bias !== shapes.bias)
-    throw new ModelConfigError(
-      "config.bias",
-      "disagrees with the checkpoint (whether self_attn.in_proj_bias is there)",
-      String(shapes.bias),
-      String(bias),
-    );
-  const eps = optionalField(c, "layer_norm_eps", "number") ?? 1e-5;
-  if (!(eps > 0)) throw new ModelConfigError("config.layer_norm_eps", "must be positive", "> 0", String(eps));
-  const dropout = optionalField(c, "dropout", "number");
-  if (dropout !== undefined && (dropout < 0 || dropout > 1))
-    throw new ModelConfigError(
-      "config.dropout",
-      "a probability",
-      "0 <= dropout <= 1 (eval: not applied)",
-      String(dropout),
-    );
+  const bias = f.agreeing(
+    "bias",
+    f.optional("bias", "boolean"),
+    shapes.bias,
+    "whether self_attn.in_proj_bias is there",
+  );
+  const eps = f.positive("layer_norm_eps", 1e-5);
+  f.dropout();
   return {
     dModel,
     nHead,
     dimFeedforward: ff,
     activation,
     layerNormEps: eps,
-    batchFirst: optionalField(c, "batch_first", "boolean") ?? false,
-    normFirst: optionalField(c, "norm_first", "boolean") ?? false,
+    batchFirst: f.optional("batch_first", "boolean") ?? false,
+    normFirst: f.optional("norm_first", "boolean") ?? false,
     bias,
   };
 }
@@ -149,13 +116,5 @@ export function pythonCallArgs(text: string, callee: string): Record<string, unk
   return out;
 }
 
-const POSITIONAL = [
-  "d_model",
-  "nhead",
-  "dim_feedforward",
-  "dropout",
-  "activation",
-  "layer_norm_eps",
-  "batch_first",
-  "norm_first",
-];
+/** TransformerEncoderLayer's positional arguments: its first eight, in FIELDS' order. */
+const POSITIONAL = FIELDS.slice(0, 8);

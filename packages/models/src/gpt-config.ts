@@ -2,7 +2,7 @@
 // (block_size, vocab_size, n_layer, n_head, n_embd, bias) and Hugging Face's GPT2Config (n_positions, n_ctx,
 // layer_norm_epsilon, activation_function). Everything a checkpoint's shapes say is read from them (see
 // gpt-layout.ts); only what no shape can say (the heads) must come from the caller, or from GPT-2's released sizes.
-import { ModelConfigError, integerField, optionalField } from "./config-fields.js";
+import { ConfigFields, ModelConfigError } from "./config-fields.js";
 
 export interface GptConfigInput {
   readonly block_size?: number;
@@ -104,51 +104,25 @@ export function gptConfigFrom(
   shapes: GptShapes,
   defaults: { gelu: "erf" | "tanh"; guessHeads: boolean },
 ): GptConfig {
-  const c = input ?? {};
-  if (typeof c !== "object" || c === null || Array.isArray(c))
-    throw new ModelConfigError("config", "not a config object", "an object such as { n_head: 4 }", String(c));
-  for (const key of Object.keys(c)) {
-    if (!KNOWN.has(key) && !IGNORED.has(key))
-      throw new ModelConfigError(`config.${key}`, "unknown GPT config field", [...KNOWN].join(", "), key);
-  }
-  const agree = (key: string, value: number | undefined, fromShapes: number, where: string): number => {
-    if (value !== undefined && value !== fromShapes)
-      throw new ModelConfigError(
-        `config.${key}`,
-        `disagrees with the checkpoint (${where})`,
-        String(fromShapes),
-        String(value),
-      );
-    return fromShapes;
-  };
-  const blockSize = agree(
+  const f = new ConfigFields(input, "{ n_head: 4 }", "unknown GPT config field", KNOWN, IGNORED);
+  const blockSize = f.agreeing(
     "block_size",
-    integerField(c, "block_size") ?? integerField(c, "n_positions") ?? integerField(c, "n_ctx"),
+    f.integer("block_size") ?? f.integer("n_positions") ?? f.integer("n_ctx"),
     shapes.blockSize,
     "rows of wpe.weight",
   );
-  const vocabSize = agree("vocab_size", integerField(c, "vocab_size"), shapes.vocabSize, "rows of wte.weight");
-  const nLayer = agree("n_layer", integerField(c, "n_layer"), shapes.nLayer, "blocks h.0 … in the file");
-  const nEmbd = agree("n_embd", integerField(c, "n_embd"), shapes.nEmbd, "columns of wte.weight");
-  const bias = optionalField(c, "bias", "boolean") ?? shapes.bias;
-  if (bias !== shapes.bias)
-    throw new ModelConfigError(
-      "config.bias",
-      "disagrees with the checkpoint (whether c_attn.bias is there)",
-      String(shapes.bias),
-      String(bias),
-    );
-  const nHead = integerField(c, "n_head") ?? (defaults.guessHeads ? GPT2_HEADS[nEmbd] : undefined);
-  if (nHead === undefined)
-    throw new ModelConfigError(
-      "config.n_head",
-      "the number of heads is in no weight's shape: pass it",
-      `an integer dividing n_embd ${nEmbd} (e.g. { n_head: ${nEmbd % 4 === 0 ? 4 : 1} })`,
-      "none",
-    );
-  if (nHead < 1 || nEmbd % nHead !== 0)
-    throw new ModelConfigError("config.n_head", "n_head must divide n_embd", `a divisor of ${nEmbd}`, String(nHead));
-  const act = optionalField(c, "activation_function", "string");
+  const vocabSize = f.agreeing("vocab_size", f.integer("vocab_size"), shapes.vocabSize, "rows of wte.weight");
+  const nLayer = f.agreeing("n_layer", f.integer("n_layer"), shapes.nLayer, "blocks h.0 … in the file");
+  const nEmbd = f.agreeing("n_embd", f.integer("n_embd"), shapes.nEmbd, "columns of wte.weight");
+  const bias = f.agreeing("bias", f.optional("bias", "boolean"), shapes.bias, "whether c_attn.bias is there");
+  const nHead = f.heads(
+    f.integer("n_head") ?? (defaults.guessHeads ? GPT2_HEADS[nEmbd] : undefined),
+    "n_head",
+    nEmbd,
+    "n_embd",
+    ` (e.g. { n_head: ${nEmbd % 4 === 0 ? 4 : 1} })`,
+  );
+  const act = f.optional("activation_function", "string");
   if (act !== undefined && !Object.hasOwn(GELUS, act))
     throw new ModelConfigError(
       "config.activation_function",
@@ -156,9 +130,8 @@ export function gptConfigFrom(
       Object.keys(GELUS).join(", "),
       act,
     );
-  const eps = optionalField(c, "layer_norm_epsilon", "number") ?? 1e-5;
-  if (!(eps > 0)) throw new ModelConfigError("config.layer_norm_epsilon", "must be positive", "> 0", String(eps));
-  const tie = optionalField(c, "tie_weights", "boolean") ?? optionalField(c, "tie_word_embeddings", "boolean");
+  const eps = f.positive("layer_norm_epsilon", 1e-5);
+  const tie = f.optional("tie_weights", "boolean") ?? f.optional("tie_word_embeddings", "boolean");
   return {
     blockSize,
     vocabSize,

@@ -4,7 +4,7 @@
 // shape and must come from the caller. What this port does not build (rope_scaling, biases, another activation) is
 // refused by name with an UnsupportedError, never ignored.
 import { UnsupportedError, formatShape, type AnyTensor } from "@attngraph/tensor";
-import { ModelConfigError, integerField, optionalField } from "./config-fields.js";
+import { ConfigFields, ModelConfigError } from "./config-fields.js";
 
 export interface LlamaConfigInput {
   readonly hidden_size?: number;
@@ -109,51 +109,17 @@ export function llamaShapes(sd: ReadonlyMap<string, AnyTensor>): LlamaShapes {
  * naming both; num_attention_heads must be given (no shape holds it); num_key_value_heads follows from k_proj's rows.
  */
 export function llamaConfigFrom(input: LlamaConfigInput | undefined, shapes: LlamaShapes): LlamaConfig {
-  const c = input ?? {};
-  if (typeof c !== "object" || c === null || Array.isArray(c))
-    throw new ModelConfigError(
-      "config",
-      "not a config object",
-      "an object such as { num_attention_heads: 4 }",
-      String(c),
-    );
-  for (const key of Object.keys(c)) {
-    if (!KNOWN.has(key) && !IGNORED.has(key))
-      throw new ModelConfigError(`config.${key}`, "unknown Llama config field", [...KNOWN].join(", "), key);
-  }
-  refuseUnbuilt(c);
-  const agree = (key: string, fromShapes: number, where: string): number => {
-    const value = integerField(c, key);
-    if (value !== undefined && value !== fromShapes)
-      throw new ModelConfigError(
-        `config.${key}`,
-        `disagrees with the checkpoint (${where})`,
-        String(fromShapes),
-        String(value),
-      );
-    return fromShapes;
-  };
+  const f = new ConfigFields(input, "{ num_attention_heads: 4 }", "unknown Llama config field", KNOWN, IGNORED);
+  refuseUnbuilt(f);
+  const agree = (key: string, fromShapes: number, where: string): number =>
+    f.agreeing(key, f.integer(key), fromShapes, where);
   const hiddenSize = agree("hidden_size", shapes.hiddenSize, "columns of model.embed_tokens.weight");
   const vocabSize = agree("vocab_size", shapes.vocabSize, "rows of model.embed_tokens.weight");
   const numLayers = agree("num_hidden_layers", shapes.numLayers, "layers model.layers.0 … in the file");
   const intermediateSize = agree("intermediate_size", shapes.intermediateSize, "rows of mlp.gate_proj.weight");
-  const numHeads = integerField(c, "num_attention_heads");
-  if (numHeads === undefined)
-    throw new ModelConfigError(
-      "config.num_attention_heads",
-      "the number of heads is in no weight's shape: pass it",
-      `an integer dividing hidden_size ${hiddenSize}`,
-      "none",
-    );
-  if (hiddenSize % numHeads !== 0)
-    throw new ModelConfigError(
-      "config.num_attention_heads",
-      "num_attention_heads must divide hidden_size",
-      `a divisor of ${hiddenSize}`,
-      String(numHeads),
-    );
+  const numHeads = f.heads(f.integer("num_attention_heads"), "num_attention_heads", hiddenSize, "hidden_size");
   const headDim = hiddenSize / numHeads;
-  const givenHeadDim = integerField(c, "head_dim");
+  const givenHeadDim = f.integer("head_dim");
   if (givenHeadDim !== undefined && givenHeadDim !== headDim)
     throw new UnsupportedError(`a head_dim other than hidden_size / num_attention_heads (config.head_dim)`, {
       subject: "config.head_dim",
@@ -173,7 +139,7 @@ export function llamaConfigFrom(input: LlamaConfigInput | undefined, shapes: Lla
       `a multiple of head_dim ${headDim}`,
       String(shapes.kvRows),
     );
-  const numKvHeads = integerField(c, "num_key_value_heads") ?? shapes.kvRows / headDim;
+  const numKvHeads = f.integer("num_key_value_heads") ?? shapes.kvRows / headDim;
   if (numKvHeads * headDim !== shapes.kvRows)
     throw new ModelConfigError(
       "config.num_key_value_heads",
@@ -188,13 +154,10 @@ export function llamaConfigFrom(input: LlamaConfigInput | undefined, shapes: Lla
       `a divisor of ${numHeads}`,
       String(numKvHeads),
     );
-  const rmsNormEps = optionalField(c, "rms_norm_eps", "number") ?? 1e-6;
-  if (!(rmsNormEps > 0))
-    throw new ModelConfigError("config.rms_norm_eps", "must be positive", "> 0", String(rmsNormEps));
-  const ropeTheta = optionalField(c, "rope_theta", "number") ?? 10000;
-  if (!(ropeTheta > 0)) throw new ModelConfigError("config.rope_theta", "must be positive", "> 0", String(ropeTheta));
-  const maxPositions = integerField(c, "max_position_embeddings") ?? 2048;
-  const tie = optionalField(c, "tie_word_embeddings", "boolean");
+  const rmsNormEps = f.positive("rms_norm_eps", 1e-6);
+  const ropeTheta = f.positive("rope_theta", 10000);
+  const maxPositions = f.integer("max_position_embeddings") ?? 2048;
+  const tie = f.optional("tie_word_embeddings", "boolean");
   if (tie === false && shapes.tied)
     throw new ModelConfigError(
       "config.tie_word_embeddings",
@@ -218,7 +181,8 @@ export function llamaConfigFrom(input: LlamaConfigInput | undefined, shapes: Lla
 }
 
 /** Hugging Face options this port does not build: each refused by its field name. */
-function refuseUnbuilt(c: Readonly<Record<string, unknown>>): void {
+function refuseUnbuilt(f: ConfigFields): void {
+  const c = f.fields;
   const refuse = (key: string, what: string, expected: string) => {
     throw new UnsupportedError(`${what} (config.${key})`, {
       subject: `config.${key}`,
@@ -226,13 +190,13 @@ function refuseUnbuilt(c: Readonly<Record<string, unknown>>): void {
       got: JSON.stringify(c[key]),
     });
   };
-  const act = optionalField(c, "hidden_act", "string");
+  const act = f.optional("hidden_act", "string");
   if (act !== undefined && act !== "silu") refuse("hidden_act", `Llama MLP activation ${act}`, '"silu"');
   if (c["rope_scaling"] !== undefined && c["rope_scaling"] !== null)
     refuse("rope_scaling", "RoPE scaling (linear, dynamic, llama3, yarn)", "null");
-  if (optionalField(c, "attention_bias", "boolean") === true)
+  if (f.optional("attention_bias", "boolean") === true)
     refuse("attention_bias", "biases in the attention projections", "false");
-  if (optionalField(c, "mlp_bias", "boolean") === true) refuse("mlp_bias", "biases in the MLP projections", "false");
-  const tp = integerField(c, "pretraining_tp");
+  if (f.optional("mlp_bias", "boolean") === true) refuse("mlp_bias", "biases in the MLP projections", "false");
+  const tp = f.integer("pretraining_tp");
   if (tp !== undefined && tp !== 1) refuse("pretraining_tp", "pretraining_tp slicing", "1");
 }

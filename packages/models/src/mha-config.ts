@@ -3,7 +3,7 @@
 // are in the weights' shapes and keys; num_heads and batch_first are in none, so num_heads must be passed and
 // batch_first takes PyTorch's default (False: [L, B, E]).
 import { formatShape, UnsupportedError, type AnyTensor } from "@attngraph/tensor";
-import { ModelConfigError, integerField, optionalField } from "./config-fields.js";
+import { ConfigFields, ModelConfigError } from "./config-fields.js";
 
 export interface MhaConfigInput {
   readonly embed_dim?: number;
@@ -87,59 +87,24 @@ export function mhaShapesOf(sd: ReadonlyMap<string, AnyTensor>): MhaShapes {
 
 /** The full config from the caller's fields and what the weights said; a field that contradicts them names both. */
 export function mhaConfigFrom(input: MhaConfigInput | undefined, shapes: MhaShapes): MhaConfig {
-  const c = input ?? {};
-  if (typeof c !== "object" || c === null || Array.isArray(c))
-    throw new ModelConfigError("config", "not a config object", "an object such as { num_heads: 4 }", String(c));
-  for (const key of Object.keys(c))
-    if (!FIELDS.includes(key))
-      throw new ModelConfigError(
-        `config.${key}`,
-        "not an argument of torch.nn.MultiheadAttention (or not supported)",
-        FIELDS.join(", "),
-        key,
-      );
+  const f = new ConfigFields(
+    input,
+    "{ num_heads: 4 }",
+    "not an argument of torch.nn.MultiheadAttention (or not supported)",
+    FIELDS,
+  );
   for (const key of ["add_bias_kv", "add_zero_attn"])
-    if (optionalField(c, key, "boolean") === true)
+    if (f.optional(key, "boolean") === true)
       throw new UnsupportedError(`${key}: torch.nn.MultiheadAttention with ${key}=True is not supported`, {
         subject: `config.${key}`,
       });
-  const agree = (key: string, from: string, want: number | boolean, got: number | boolean | undefined) => {
-    if (got !== undefined && got !== want)
-      throw new ModelConfigError(`config.${key}`, `disagrees with the checkpoint (${from})`, String(want), String(got));
-  };
-  const E = shapes.embedDim;
-  agree("embed_dim", "columns of out_proj.weight", E, integerField(c, "embed_dim"));
-  agree(
-    "kdim",
-    shapes.packed ? "in_proj_weight is packed, so kdim = embed_dim" : "columns of k_proj_weight",
-    shapes.kdim,
-    integerField(c, "kdim"),
-  );
-  agree(
-    "vdim",
-    shapes.packed ? "in_proj_weight is packed, so vdim = embed_dim" : "columns of v_proj_weight",
-    shapes.vdim,
-    integerField(c, "vdim"),
-  );
-  agree("bias", "whether in_proj_bias is there", shapes.bias, optionalField(c, "bias", "boolean"));
-  const H = integerField(c, "num_heads");
-  if (H === undefined)
-    throw new ModelConfigError(
-      "config.num_heads",
-      "the number of heads is in no weight's shape: pass it",
-      `an integer dividing embed_dim ${E}`,
-      "none",
-    );
-  if (E % H !== 0)
-    throw new ModelConfigError("config.num_heads", "num_heads must divide embed_dim", `a divisor of ${E}`, String(H));
-  const dropout = optionalField(c, "dropout", "number");
-  if (dropout !== undefined && (dropout < 0 || dropout > 1))
-    throw new ModelConfigError(
-      "config.dropout",
-      "a probability",
-      "0 <= dropout <= 1 (eval: not applied)",
-      String(dropout),
-    );
+  const E = f.agreeing("embed_dim", f.integer("embed_dim"), shapes.embedDim, "columns of out_proj.weight");
+  const packed = (dim: string) => `in_proj_weight is packed, so ${dim} = embed_dim`;
+  f.agreeing("kdim", f.integer("kdim"), shapes.kdim, shapes.packed ? packed("kdim") : "columns of k_proj_weight");
+  f.agreeing("vdim", f.integer("vdim"), shapes.vdim, shapes.packed ? packed("vdim") : "columns of v_proj_weight");
+  f.agreeing("bias", f.optional("bias", "boolean"), shapes.bias, "whether in_proj_bias is there");
+  const H = f.heads(f.integer("num_heads"), "num_heads", E, "embed_dim");
+  f.dropout();
   return {
     embedDim: E,
     numHeads: H,
@@ -147,6 +112,6 @@ export function mhaConfigFrom(input: MhaConfigInput | undefined, shapes: MhaShap
     vdim: shapes.vdim,
     packed: shapes.packed,
     bias: shapes.bias,
-    batchFirst: optionalField(c, "batch_first", "boolean") ?? false,
+    batchFirst: f.optional("batch_first", "boolean") ?? false,
   };
 }

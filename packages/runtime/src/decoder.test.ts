@@ -8,16 +8,10 @@ import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
 import { CacheOverflowError, compileDecoder, DecodeError } from "./decoder.js";
-import { randomTensor } from "./test-random.js";
+import { randomTensor, rawAttentionWeights } from "./test-random.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true, outProj: true };
-const raw = {
-  W_query: randomTensor([8, 8], 1),
-  W_key: randomTensor([8, 8], 2),
-  W_value: randomTensor([8, 8], 3),
-  out_proj: randomTensor([8, 8], 4),
-  out_bias: randomTensor([8], 5),
-};
+const raw = rawAttentionWeights(config);
 const weights = attentionWeights(config, raw);
 const [B, T] = [2, 6];
 const x = randomTensor([B, T, 8], 6);
@@ -32,6 +26,16 @@ function tokens(t: Tensor, from: number, to: number): Tensor {
   return new Tensor(out, [b, to - from, e]);
 }
 
+/** A decoder of the attention layer on cpu with this file's weights, batch B. */
+function cpuDecoder(maxLength: number, cfg: typeof config & { window?: number } = config) {
+  return compileDecoder(buildAttention(cfg, { decode: true }), {
+    executors: [createCpuExecutor()],
+    weights,
+    maxLength,
+    batch: B,
+  });
+}
+
 async function fullRun(): Promise<Tensor> {
   const s = await compile(buildAttention(config), { executors: [createCpuExecutor()], weights });
   try {
@@ -44,12 +48,7 @@ async function fullRun(): Promise<Tensor> {
 describe("compileDecoder on cpu", () => {
   it("a prompt of 3 then one token at a time gives the full causal run's outputs; the cache is tapped at every call", async () => {
     const full = await fullRun();
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
-      executors: [createCpuExecutor()],
-      weights,
-      maxLength: 16,
-      batch: B,
-    });
+    const dec = await cpuDecoder(16);
     const cached: number[][] = [];
     const sub = dec.session.tap("k.cache").subscribe((e) => cached.push([...e.tensor.shape]));
     for (const [from, to] of [
@@ -129,12 +128,7 @@ describe("compileDecoder on cpu", () => {
   });
 
   it("reset() starts a new sequence and truncate(n) rewinds: the same tokens give the same outputs again", async () => {
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
-      executors: [createCpuExecutor()],
-      weights,
-      maxLength: 8,
-      batch: B,
-    });
+    const dec = await cpuDecoder(8);
     const first = (await dec.step({ x: tokens(x, 0, 4) })).output!.toFloat32Array();
     const fifth = (await dec.step({ x: tokens(x, 4, 5) })).output!.toFloat32Array();
     dec.truncate(4);
@@ -148,12 +142,7 @@ describe("compileDecoder on cpu", () => {
   });
 
   it("more positions than maxLength is a CacheOverflowError naming the cache; nothing changes and the decoder goes on", async () => {
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
-      executors: [createCpuExecutor()],
-      weights,
-      maxLength: 5,
-      batch: B,
-    });
+    const dec = await cpuDecoder(5);
     await dec.step({ x: tokens(x, 0, 4) });
     const err = await dec.step({ x: tokens(x, 4, 6) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CacheOverflowError);
@@ -170,12 +159,7 @@ describe("compileDecoder on cpu", () => {
     const full = await compile(buildAttention(windowed), { executors: [createCpuExecutor()], weights });
     const want = (await full.run({ x })).output!;
     await full.dispose();
-    const dec = await compileDecoder(buildAttention(windowed, { decode: true }), {
-      executors: [createCpuExecutor()],
-      weights,
-      maxLength: 3,
-      batch: B,
-    });
+    const dec = await cpuDecoder(3, windowed);
     const cached: number[] = [];
     for (let at = 0; at < T; at++) {
       const got = (await dec.step({ x: tokens(x, at, at + 1) })).output!.toFloat32Array();
@@ -193,12 +177,7 @@ describe("compileDecoder on cpu", () => {
     await expect(dec.step({ x: tokens(x, 0, 3) })).rejects.toThrow(
       /3 new positions after the 1 a window keeps do not fit in the cache/,
     );
-    const nonWindowed = await compileDecoder(buildAttention(config, { decode: true }), {
-      executors: [createCpuExecutor()],
-      weights,
-      maxLength: 3,
-      batch: B,
-    });
+    const nonWindowed = await cpuDecoder(3);
     await nonWindowed.step({ x: tokens(x, 0, 3) });
     await expect(nonWindowed.step({ x: tokens(x, 3, 4) })).rejects.toBeInstanceOf(CacheOverflowError);
     await Promise.all([dec.dispose(), nonWindowed.dispose()]);
@@ -210,12 +189,7 @@ describe("compileDecoder on cpu", () => {
     const full = await compile(buildAttention(windowed), { executors: [createCpuExecutor()], weights });
     const want = (await full.run({ x: long })).output!;
     await full.dispose();
-    const dec = await compileDecoder(buildAttention(windowed, { decode: true }), {
-      executors: [createCpuExecutor()],
-      weights,
-      maxLength: 5,
-      batch: B,
-    });
+    const dec = await cpuDecoder(5, windowed);
     const expectStep = async (at: number) => {
       const got = (await dec.step({ x: tokens(long, at, at + 1) })).output!.toFloat32Array();
       const ref = tokens(want, at, at + 1).toFloat32Array();
@@ -246,12 +220,7 @@ describe("compileDecoder on cpu", () => {
   });
 
   it("memoryPlan gives the next step's buffer plan at the current length and throws what the step would", async () => {
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
-      executors: [createCpuExecutor()],
-      weights,
-      maxLength: 8,
-      batch: B,
-    });
+    const dec = await cpuDecoder(8);
     const plan = (n: number) => dec.memoryPlan({ x: [B, n, 8] });
     expect(plan(1).peakBytes).toBeGreaterThan(0);
     expect(plan(4).unplannedBytes).toBeGreaterThan(plan(1).unplannedBytes);
@@ -263,12 +232,7 @@ describe("compileDecoder on cpu", () => {
   });
 
   it("another batch than the cache's is a DecodeError naming the input, before anything runs", async () => {
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
-      executors: [createCpuExecutor()],
-      weights,
-      maxLength: 8,
-      batch: B,
-    });
+    const dec = await cpuDecoder(8);
     const err = await dec.step({ x: randomTensor([3, 1, 8], 9) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DecodeError);
     expect((err as Error).message).toBe(
@@ -301,12 +265,7 @@ describe("compileDecoder on cpu", () => {
 
   it("reset() or truncate() while a step is queued is refused (it would run first, and the step lose its prefix)", async () => {
     const full = await fullRun();
-    const dec = await compileDecoder(buildAttention(config, { decode: true }), {
-      executors: [createCpuExecutor()],
-      weights,
-      maxLength: 16,
-      batch: B,
-    });
+    const dec = await cpuDecoder(16);
     await dec.step({ x: tokens(x, 0, 3) });
     const p = dec.step({ x: tokens(x, 3, 4) }); // queued: not awaited
     expect(() => dec.reset()).toThrow(DecodeError);

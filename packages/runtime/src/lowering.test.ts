@@ -6,6 +6,7 @@ import { compare, Tensor } from "@attngraph/tensor";
 import { firstValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
+import { rawAttentionWeights } from "./test-random.js";
 
 const config = { dIn: 16, dOut: 16, numHeads: 4, numKvHeads: 2, causal: true, window: 5 };
 const seeded = (shape: number[], seed: number) =>
@@ -13,13 +14,7 @@ const seeded = (shape: number[], seed: number) =>
     Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) => Math.sin(seed * 31 + i * 0.7)),
     shape,
   );
-const weights = attentionWeights(config, {
-  W_query: seeded([16, 16], 1),
-  W_key: seeded([8, 16], 2),
-  W_value: seeded([8, 16], 3),
-  out_proj: seeded([16, 16], 4),
-  out_bias: seeded([16], 5),
-});
+const weights = attentionWeights(config, rawAttentionWeights(config, seeded));
 const x = seeded([2, 9, 16], 6);
 const session = (fusion = true) =>
   compile(buildAttention(config), { executors: [createCpuExecutor()], weights, fusion });

@@ -8,18 +8,12 @@ import { Tensor } from "@attngraph/tensor";
 import { firstValueFrom, take, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
-import { randomTensor } from "./test-random.js";
+import { randomTensor, rawAttentionWeights } from "./test-random.js";
 import type { SessionEvent } from "./events.js";
 import { OverrideError } from "./overrides.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true, outProj: true, outBias: true };
-const raw = {
-  W_query: randomTensor([8, 8], 1),
-  W_key: randomTensor([8, 8], 2),
-  W_value: randomTensor([8, 8], 3),
-  out_proj: randomTensor([8, 8], 4),
-  out_bias: randomTensor([8], 5),
-};
+const raw = rawAttentionWeights(config);
 const x = randomTensor([2, 4, 8], 9);
 const session = () =>
   compile(buildAttention(config), { executors: [createCpuExecutor()], weights: attentionWeights(config, raw) });
@@ -49,7 +43,7 @@ describe("overrides and patches", () => {
     const s = await session();
     const zeros = Tensor.zeros([2, 2, 4, 4]);
     const out = (await s.run({ x }, { override: { weights: zeros } })).output!;
-    const bias = raw.out_bias.toFloat32Array();
+    const bias = raw.out_bias!.toFloat32Array();
     expect(Array.from(out.toFloat32Array())).toEqual(Array.from({ length: 2 * 4 * 8 }, (_, i) => bias[i % 8]!));
     // The next run without the override is the plain one again.
     expect(bits((await s.run({ x })).output!)).toEqual(bits((await (await session()).run({ x })).output!));

@@ -5,6 +5,7 @@ import { createOpRegistry, defineOp, insertAfter } from "@attngraph/graph";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
+import { rawAttentionWeights } from "./test-random.js";
 import { compileDecoder } from "./decoder.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
@@ -13,13 +14,7 @@ const seeded = (shape: number[], seed: number) =>
     Array.from({ length: shape.reduce((a, b) => a * b) }, (_, i) => Math.sin(seed * 97 + i)),
     shape,
   );
-const weights = attentionWeights(config, {
-  W_query: seeded([8, 8], 1),
-  W_key: seeded([8, 8], 2),
-  W_value: seeded([8, 8], 3),
-  out_proj: seeded([8, 8], 4),
-  out_bias: seeded([8], 5),
-});
+const weights = attentionWeights(config, rawAttentionWeights(config, seeded));
 const x = seeded([1, 4, 8], 6);
 
 describe("README examples", () => {

@@ -8,15 +8,10 @@ import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
 import type { TapEvent } from "./events.js";
 import { TapError } from "./errors.js";
-import { randomTensor } from "./test-random.js";
+import { randomTensor, rawAttentionWeights } from "./test-random.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true, outProj: true, outBias: false };
-const raw = {
-  W_query: randomTensor([8, 8], 1),
-  W_key: randomTensor([8, 8], 2),
-  W_value: randomTensor([8, 8], 3),
-  out_proj: randomTensor([8, 8], 4),
-};
+const raw = rawAttentionWeights(config, randomTensor, false);
 const session = (taps?: { delivery: "settle" | "detached"; buffer: number }) =>
   compile(buildAttention(config), {
     executors: [createCpuExecutor()],

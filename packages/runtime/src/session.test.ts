@@ -5,19 +5,13 @@ import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { config as rxConfig, firstValueFrom, take, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
-import { randomTensor } from "./test-random.js";
+import { randomTensor, rawAttentionWeights } from "./test-random.js";
 import { AbortError, RunError, SessionDisposedError, TapError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true };
 function rawWeights() {
-  return {
-    W_query: randomTensor([8, 8], 1),
-    W_key: randomTensor([8, 8], 2),
-    W_value: randomTensor([8, 8], 3),
-    out_proj: randomTensor([8, 8], 4),
-    out_bias: randomTensor([8], 5),
-  };
+  return rawAttentionWeights({ dIn: 8, dOut: 8, numHeads: 2 });
 }
 async function session() {
   return compile(buildAttention(config), {

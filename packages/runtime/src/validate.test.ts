@@ -7,17 +7,11 @@ import { withPlantedError } from "@attngraph/testkit";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
 import type { SessionEvent } from "./events.js";
-import { randomTensor } from "./test-random.js";
+import { randomTensor, rawAttentionWeights } from "./test-random.js";
 import { ValidationError } from "./validate.js";
 
 const config = { dIn: 8, dOut: 8, numHeads: 2, causal: true, outProj: true, outBias: true };
-const weights = attentionWeights(config, {
-  W_query: randomTensor([8, 8], 1),
-  W_key: randomTensor([8, 8], 2),
-  W_value: randomTensor([8, 8], 3),
-  out_proj: randomTensor([8, 8], 4),
-  out_bias: randomTensor([8], 5),
-});
+const weights = attentionWeights(config, rawAttentionWeights(config));
 const x = randomTensor([2, 4, 8], 9);
 
 /** A cpu executor named "mutant" whose `kind` kernel is off by 1e-2 in its first element: a kernel bug to find. */
