@@ -3,7 +3,7 @@
 // and softcap score modifications; median of 9 interleaved rounds.
 import { createWasmExecutor } from "../dist/index.js";
 import { Tensor } from "@attngraph/tensor";
-import { checkExpr, compileExpr } from "@attngraph/graph";
+import { alibiScoreMod, checkExpr, compileExpr } from "@attngraph/graph";
 const ex = createWasmExecutor({ flavour: process.env.FLAVOUR ?? "simd" });
 await ex.init();
 const [B, H, T, D] = [1, 12, 1024, 64];
@@ -38,19 +38,7 @@ const base = {
   inputs: [],
 };
 const ge = { op: "ge", args: ["q", "kv"] };
-const alibi = {
-  op: "add",
-  args: [
-    "score",
-    {
-      op: "mul",
-      args: [
-        { op: "input", name: "slopes", index: ["h"] },
-        { op: "sub", args: ["kv", "q"] },
-      ],
-    },
-  ],
-};
+const alibi = alibiScoreMod();
 const softcap = { op: "mul", args: [{ op: "tanh", args: [{ op: "div", args: ["score", 20] }] }, 20] };
 const variants = {
   "built-in causal": [{ ...base, causal: true }, []],

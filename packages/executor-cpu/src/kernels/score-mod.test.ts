@@ -6,23 +6,12 @@ import { randomTensor as rand } from "@attngraph/testkit";
 import { describe, expect, it } from "vitest";
 import { maskModKernel, scoreModKernel } from "./score-mod.js";
 import { scoreModInputGradKernel } from "./score-mod-input-grad.js";
+import { alibiScoreMod } from "@attngraph/graph";
 const [B, H, L, S] = [2, 3, 4, 5];
 const scores = rand([B, H, L, S], 1);
 const slopes = Tensor.from([0.5, 0.25, 0.125], [3]);
 const table = rand([H, L + S - 1], 2);
-const alibi = {
-  op: "add",
-  args: [
-    "score",
-    {
-      op: "mul",
-      args: [
-        { op: "input", name: "slopes", index: ["h"] },
-        { op: "sub", args: ["kv", "q"] },
-      ],
-    },
-  ],
-};
+const alibi = alibiScoreMod();
 const rel = {
   op: "add",
   args: [

@@ -3,38 +3,15 @@
 import { describe, expect, it } from "vitest";
 import { GraphValidationError } from "../errors.js";
 import { checkExpr, inputsRead } from "./check.js";
+import { alibiScoreMod, documentCausalMask } from "./mods.js";
 
 const scope = (role: "score" | "mask", inputs: Record<string, number> = {}) => ({
   subject: "node f: mod",
   role,
   inputs: new Map(Object.entries(inputs)),
 });
-const alibi = {
-  op: "add",
-  args: [
-    "score",
-    {
-      op: "mul",
-      args: [
-        { op: "input", name: "slopes", index: ["h"] },
-        { op: "sub", args: ["kv", "q"] },
-      ],
-    },
-  ],
-};
-const doc = {
-  op: "and",
-  args: [
-    {
-      op: "eq",
-      args: [
-        { op: "input", name: "doc", index: ["b", "q"] },
-        { op: "input", name: "doc", index: ["b", "kv"] },
-      ],
-    },
-    { op: "ge", args: ["q", "kv"] },
-  ],
-};
+const alibi = alibiScoreMod();
+const doc = documentCausalMask();
 
 describe("checkExpr", () => {
   it("takes FlexAttention's variants as data, with their types, and copies them", () => {

@@ -3,7 +3,8 @@
 // errors naming the sub-expression and the position, never undefined or NaN.
 import { describe, expect, it } from "vitest";
 import { checkExpr } from "./check.js";
-import { compileExpr, compileExprClosures, ExprIndexError, type GatheredTensor } from "./compile.js";
+import { compileExpr, ExprIndexError, type GatheredTensor } from "./compile.js";
+import { alibiScoreMod, documentCausalMask } from "./mods.js";
 
 const tensor = (data: number[], shape: number[]): GatheredTensor => {
   const strides = shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1));
@@ -19,7 +20,7 @@ const both = (raw: unknown, role: "score" | "mask", inputs: Record<string, Gathe
   const bound = new Map(Object.entries(inputs));
   return [
     compileExpr(expr, bound, "node f: scoreMod", { float64 }),
-    compileExprClosures(expr, bound, "node f: scoreMod", { float64 }),
+    compileExpr(expr, bound, "node f: scoreMod", { float64, closures: true }),
   ] as const;
 };
 
@@ -37,24 +38,7 @@ describe("compileExpr", () => {
       Record<string, GatheredTensor>,
       (s: number, b: number, h: number, q: number, kv: number) => number | boolean,
     ][] = [
-      [
-        {
-          op: "add",
-          args: [
-            "score",
-            {
-              op: "mul",
-              args: [
-                { op: "input", name: "slopes", index: ["h"] },
-                { op: "sub", args: ["kv", "q"] },
-              ],
-            },
-          ],
-        },
-        "score",
-        { slopes },
-        (s, _b, h, q, kv) => s + [0.5, 0.25][h]! * (kv - q),
-      ],
+      [alibiScoreMod(), "score", { slopes }, (s, _b, h, q, kv) => s + [0.5, 0.25][h]! * (kv - q)],
       [
         {
           op: "add",
@@ -73,24 +57,7 @@ describe("compileExpr", () => {
         {},
         (s) => Math.tanh(s / 2) * 2,
       ],
-      [
-        {
-          op: "and",
-          args: [
-            {
-              op: "eq",
-              args: [
-                { op: "input", name: "doc", index: ["b", "q"] },
-                { op: "input", name: "doc", index: ["b", "kv"] },
-              ],
-            },
-            { op: "ge", args: ["q", "kv"] },
-          ],
-        },
-        "mask",
-        { doc },
-        (_s, _b, _h, q, kv) => [0, 0, 1, 1][q] === [0, 0, 1, 1][kv] && q >= kv,
-      ],
+      [documentCausalMask(), "mask", { doc }, (_s, _b, _h, q, kv) => [0, 0, 1, 1][q] === [0, 0, 1, 1][kv] && q >= kv],
       [
         { op: "eq", args: [{ op: "mod", args: [{ op: "sub", args: ["kv", "q"] }, 3] }, 1] },
         "mask",

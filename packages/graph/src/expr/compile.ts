@@ -108,25 +108,24 @@ export function compileExpr(
   subject: string,
   options: CompileOptions = {},
 ): ExprFn {
-  const sites = readSites(e);
-  const readers = sites.map((s) => reader(inputs.get(s.read.name)!, `${subject}${s.path}`));
-  const round = options.float64 ? (x: number) => x : Math.fround;
+  const { reads, readers, round } = bound(e, inputs, subject, options);
+  if (options.closures) return compileClosures(e, reads, readers, round);
   try {
-    return compileSource(
-      e,
-      sites.map((s) => s.read),
-      readers,
-      round,
-    );
+    return compileSource(e, reads, readers, round);
   } catch (err) {
     if (!(err instanceof EvalError)) throw err;
-    return compileClosures(
-      e,
-      sites.map((s) => s.read),
-      readers,
-      round,
-    ); // generated code forbidden here (CSP)
+    return compileClosures(e, reads, readers, round); // generated code forbidden here (CSP)
   }
+}
+
+/** What both forms bind: the expression's reads, a reader per read (its errors named by path) and the rounding. */
+function bound(e: Expr, inputs: ReadonlyMap<string, GatheredTensor>, subject: string, options: CompileOptions) {
+  const sites = readSites(e);
+  return {
+    reads: sites.map((s) => s.read),
+    readers: sites.map((s) => reader(inputs.get(s.read.name)!, `${subject}${s.path}`)),
+    round: options.float64 ? (x: number) => x : Math.fround,
+  };
 }
 
 export interface CompileOptions {
@@ -135,6 +134,8 @@ export interface CompileOptions {
    * differences, never for a kernel.
    */
   readonly float64?: boolean;
+  /** The closure form even where generated code is allowed (what runs under a CSP): for tests of that form. */
+  readonly closures?: boolean;
 }
 
 /** Generated factories by expression (the attribute object a plan step keeps): generated once, bound per call. */
@@ -202,23 +203,6 @@ function compileClosures(
     return (s, b, h, q, kv) => value(...args.map((a) => a(s, b, h, q, kv)));
   };
   return build(e);
-}
-
-/** For tests: the closure form regardless of whether generated code is allowed. */
-export function compileExprClosures(
-  e: Expr,
-  inputs: ReadonlyMap<string, GatheredTensor>,
-  subject: string,
-  options: CompileOptions = {},
-): ExprFn {
-  const sites = readSites(e);
-  const round = options.float64 ? (x: number) => x : Math.fround;
-  return compileClosures(
-    e,
-    sites.map((s) => s.read),
-    sites.map((s) => reader(inputs.get(s.read.name)!, `${subject}${s.path}`)),
-    round,
-  );
 }
 
 /** A sub-expression's type for code generation: bool for comparisons and logic, a number otherwise. */

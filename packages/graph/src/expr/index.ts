@@ -4,7 +4,6 @@ export { EXPR_OPS, EXPR_OP_NAMES, pyMod, sigmoid, type ExprOpSpec } from "./ops.
 export { checkExpr, checkExprCached, inputsRead, type CheckedExpr, type ExprScope } from "./check.js";
 export {
   compileExpr,
-  compileExprClosures,
   ExprIndexError,
   readSites,
   type CompileOptions,
@@ -19,6 +18,7 @@ export { renameReads } from "./rename.js";
 export { compileMods, type CompiledMods } from "./attention-mods-host.js";
 export { attentionInputGrad, type AttentionGradViews } from "./attention-input-grad.js";
 export { formatExpr } from "./format.js";
+export { alibiScoreMod, documentCausalMask } from "./mods.js";
 export {
   BLOCK_ALL,
   BLOCK_NONE,

@@ -1,4 +1,4 @@
-import { broadcastShapes } from "../broadcast.js";
+import { BROADCAST_INPUTS, broadcastBinaryShape } from "./broadcast-binary.js";
 import { defineOp } from "../op-def.js";
 import { gradOf, unbroadcast } from "../vjp-helpers.js";
 
@@ -12,17 +12,11 @@ export interface AddAttrs {}
 export const addOp = defineOp<AddAttrs>({
   kind: "add",
   doc: "a + b elementwise, with broadcasting (shapes aligned from the last axis, dims of 1 stretch): residuals, positional embeddings.",
-  inputs: [
-    { name: "a", doc: "[...]" },
-    { name: "b", doc: "[...], broadcastable with a" },
-  ],
+  inputs: BROADCAST_INPUTS,
   attrs: {},
   // The output may take a's memory when it has a's size (the planner checks sizes: a stretched `a` never qualifies).
   inPlace: 0,
-  inferShape: ([a, b], _attrs, ctx) =>
-    broadcastShapes(a!, b!, (i, da, db) =>
-      ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db)),
-    ),
+  inferShape: broadcastBinaryShape,
   // Each side gets the gradient, summed over the axes it was broadcast along.
   vjp: (ctx) => {
     const g = gradOf(ctx, "add");

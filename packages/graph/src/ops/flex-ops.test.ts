@@ -5,20 +5,9 @@ import { describe, expect, it } from "vitest";
 import { GraphBuilder } from "../builder.js";
 import { GraphValidationError } from "../errors.js";
 import { fromJSON, toJSON } from "../json.js";
+import { alibiScoreMod } from "../expr/mods.js";
 
-const alibi = {
-  op: "add",
-  args: [
-    "score",
-    {
-      op: "mul",
-      args: [
-        { op: "input", name: "slopes", index: ["h"] },
-        { op: "sub", args: ["kv", "q"] },
-      ],
-    },
-  ],
-};
+const alibi = alibiScoreMod();
 const causal = { op: "ge", args: ["q", "kv"] };
 
 function builder() {

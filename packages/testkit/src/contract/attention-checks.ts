@@ -151,15 +151,7 @@ function hiddenValueChecks(ctx: ContractContext): void {
       Array.from({ length: S }, (_, j) => (j === PAD_KEY ? 1 : 0)),
       [B, S],
     );
-    const a = {
-      causal: true,
-      window: null,
-      alignment: "top-left",
-      scale,
-      dropoutRate: 0,
-      dropoutSeed: 0,
-      training: false,
-    } as const;
+    const a = attrs.attention({ causal: true, scale });
     const got = await ctx.h.run("attention", a, [q, k, v, pad], [B, H, L, D]);
     causalRowsFinite(got, "attention");
     const w = softmax64(
@@ -197,20 +189,8 @@ function hiddenValueChecks(ctx: ContractContext): void {
       S2 = 16,
       seed = 77,
       rate = 0.5;
-    const d2 = { B: 1, H: 1, Hkv: 1, L: L2, S: S2, D };
-    const rng = createRng(702);
-    const q = randomTensor(rng, [1, 1, L2, D]);
-    const k = randomTensor(rng, [1, 1, S2, D]);
-    const v = randomTensor(rng, [1, 1, S2, D], (r, i) => (Math.floor(i / D) === 5 ? NaN : r.normal()));
-    const a = {
-      causal: false,
-      window: null,
-      alignment: "top-left",
-      scale,
-      dropoutRate: rate,
-      dropoutSeed: seed,
-      training: true,
-    } as const;
+    const { d2, q, k, v } = nanValueRow(L2, S2, D, 702, 5);
+    const a = attrs.attention({ scale, dropoutRate: rate, dropoutSeed: seed, training: true });
     const got = await ctx.h.run("attention", a, [q, k, v, undefined], [1, 1, L2, D]);
     const w = softmax64(score64(f64(q), f64(k), d2), S2, scale);
     const want = weightedSum64(Float64Array.from(referenceDropout(Float32Array.from(w), seed, rate)), f64(v), d2);
@@ -226,20 +206,8 @@ function hiddenValueChecks(ctx: ContractContext): void {
     // also multiplies key 2 and 3 (weight 0) with their value rows.
     const L2 = 2,
       S2 = 10;
-    const d2 = { B: 1, H: 1, Hkv: 1, L: L2, S: S2, D };
-    const rng = createRng(703);
-    const q = randomTensor(rng, [1, 1, L2, D]);
-    const k = randomTensor(rng, [1, 1, S2, D]);
-    const v = randomTensor(rng, [1, 1, S2, D], (r, i) => (Math.floor(i / D) === 2 ? NaN : r.normal()));
-    const a = {
-      causal: true,
-      window: null,
-      alignment: "top-left",
-      scale,
-      dropoutRate: 0,
-      dropoutSeed: 0,
-      training: false,
-    } as const;
+    const { d2, q, k, v } = nanValueRow(L2, S2, D, 703, 2);
+    const a = attrs.attention({ causal: true, scale });
     const got = await ctx.h.run("attention", a, [q, k, v, undefined], [1, 1, L2, D]);
     expect(got.toFloat32Array().every(Number.isFinite), "no query sees key 2: every output finite").toBe(true);
     const w = softmax64(
@@ -300,4 +268,15 @@ export function attentionChecks(ctx: ContractContext): void {
     }
     expect(failures, "golden tensors that the composed attention misses").toEqual([]);
   });
+}
+
+/** One head's q [1, 1, L, D], k and v [1, 1, S, D] drawn from `seed`, with value row `nanKey` all NaN. */
+function nanValueRow(L: number, S: number, D: number, seed: number, nanKey: number) {
+  const rng = createRng(seed);
+  return {
+    d2: { B: 1, H: 1, Hkv: 1, L, S, D },
+    q: randomTensor(rng, [1, 1, L, D]),
+    k: randomTensor(rng, [1, 1, S, D]),
+    v: randomTensor(rng, [1, 1, S, D], (r, i) => (Math.floor(i / D) === nanKey ? NaN : r.normal())),
+  };
 }

@@ -1,7 +1,7 @@
 // What the optimizer checks (optim-checks.ts, sgd-checks.ts) share: the step as a tensor, names as regular
 // expressions, and the rule for invalid steps.
 import { expect } from "vitest";
-import { Tensor } from "@attngraph/tensor";
+import { type AnyTensor, Tensor } from "@attngraph/tensor";
 import { expectTypedError } from "./block-checks.js";
 import { expectClose, OP_TOL, thrown, type Harness } from "./harness.js";
 
@@ -56,4 +56,27 @@ export async function expectInvalidStepsRefused(
     }
   }
   await good(`${c.kind} after the invalid steps`);
+}
+
+/**
+ * An optimizer op whose result depends on the step (bias corrections, the first step's momentum buffer): at each step
+ * of `steps` the output matches `reference(t)`, and the first two steps' outputs differ by more than `apart` somewhere.
+ */
+export async function expectStepDependence(
+  h: Harness,
+  c: { kind: string; attrs: object; shape: readonly number[]; steps: readonly number[]; apart: number },
+  inputs: (step: Tensor) => readonly (AnyTensor | undefined)[],
+  reference: (t: number) => Float64Array,
+): Promise<void> {
+  const { kind, attrs, shape, steps, apart } = c;
+  const outs: Float32Array[] = [];
+  for (const t of steps) {
+    const out = await h.run(kind, attrs, inputs(stepTensor(t, [1])), shape);
+    expectClose(out, { shape, data: reference(t) }, OP_TOL, `${kind} at t = ${t}`);
+    outs.push(out.toFloat32Array());
+  }
+  expect(
+    outs[0]!.some((x, i) => Math.abs(x - outs[1]![i]!) > apart),
+    `t = ${steps[0]} and t = ${steps[1]} differ`,
+  ).toBe(true);
 }

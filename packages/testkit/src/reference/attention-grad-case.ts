@@ -6,15 +6,9 @@
 import { Tensor } from "@attngraph/tensor";
 import type { AttentionGradAttrs, AttentionLseAttrs } from "@attngraph/graph";
 import { attentionLse64, attentionOut64, type AttentionProblem64 } from "./attention-grad64.js";
+import type { AttentionDims64 } from "./ops64.js";
 
-export interface AttentionGradCase {
-  readonly B: number;
-  readonly H: number;
-  readonly Hkv: number;
-  readonly L: number;
-  readonly S: number;
-  readonly D: number;
-  readonly Dv: number;
+export interface AttentionGradCase extends AttentionDims64 {
   readonly causal?: boolean;
   readonly window?: number;
   readonly alignment?: "top-left" | "bottom-right";

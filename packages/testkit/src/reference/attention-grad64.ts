@@ -4,7 +4,7 @@
 // file never does, so agreeing with it means "the fused backward equals the unfused one".
 // Legend: B batch, H heads, Hkv kv heads, L queries, S keys, D head dim of q and k, Dv head dim of v.
 import { referenceDropoutKeep } from "./dropout64.js";
-import { kvHead, mask64, score64, softmax64, weightedSum64, type Mask64 } from "./ops64.js";
+import { kvHead, mask64, score64, softmax64, weightedSum64, type AttentionDims64, type Mask64 } from "./ops64.js";
 import { maskGrad64, softmaxGrad64 } from "./backward64.js";
 
 export interface AttentionProblem64 {
@@ -16,15 +16,7 @@ export interface AttentionProblem64 {
   readonly v: Float64Array;
   /** [B, S] of 0/1, 1 = padded key */
   readonly pad?: Float64Array;
-  readonly dims: {
-    readonly B: number;
-    readonly H: number;
-    readonly Hkv: number;
-    readonly L: number;
-    readonly S: number;
-    readonly D: number;
-    readonly Dv: number;
-  };
+  readonly dims: AttentionDims64;
   readonly mask: Mask64;
   readonly scale: number;
   /** Training-mode dropout on the weights (element index ((b·H + h)·L + i)·S + j); absent = none. */

@@ -3,7 +3,6 @@
 // crossEntropy64, rope64), and the linear ones (sum-to, pad, linear-weight-grad, rope inverse) also against the
 // adjoint identity ⟨f(x), y⟩ = ⟨x, fᵀ(y)⟩ with their forward op (broadcast, slice, projection, rope).
 import { describe, expect, it } from "vitest";
-import { mulberry32 } from "../prng.js";
 import { add64, crossEntropy64, embedding64, gelu64, layerNorm64, maskFull64, relu64 } from "./block64.js";
 import {
   crossEntropyGrad64,
@@ -21,15 +20,7 @@ import {
 } from "./backward64.js";
 import { linear64, softmax64 } from "./ops64.js";
 import { rope64, type Rope64 } from "./rope64.js";
-
-/** Seeded standard normals (Box–Muller on mulberry32). */
-function normals(seed: number, n: number, scale = 1): Float64Array {
-  const u = mulberry32(seed);
-  return Float64Array.from(
-    { length: n },
-    () => scale * Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u()),
-  );
-}
+import { expectNear, normals } from "./test-values.js";
 
 const dot = (a: ArrayLike<number>, b: ArrayLike<number>): number => {
   expect(a.length, "dot: lengths").toBe(b.length);
@@ -49,24 +40,6 @@ function numericGrad(f: (x: Float64Array) => number, x: Float64Array, h = 1e-5):
     g[i] = (f(p) - f(m)) / (2 * h);
   }
   return g;
-}
-
-/** Asserts |got − want| <= tol · (1 + |want|) elementwise, naming the worst element. */
-function expectNear(got: ArrayLike<number>, want: ArrayLike<number>, tol: number, label: string): void {
-  expect(got.length, `${label}: length`).toBe(want.length);
-  let worst = -1;
-  let worstErr = 0;
-  for (let i = 0; i < want.length; i++) {
-    const err = Math.abs(got[i]! - want[i]!) / (1 + Math.abs(want[i]!));
-    if (!(err <= worstErr)) {
-      worstErr = err;
-      worst = i;
-    }
-  }
-  expect(
-    worstErr <= tol,
-    `${label}: worst at ${worst}: got ${got[worst]}, expected ${want[worst]} (scaled error ${worstErr})`,
-  ).toBe(true);
 }
 
 /** ⟨a, b⟩ = ⟨c, d⟩ to 1e-12 relative to the terms' magnitude. */

@@ -4,7 +4,7 @@
 // from an executor. backward64.test.ts proves each one against central finite differences of the forward references
 // (ops64, block64, rope64), or, for the linear ones, against the adjoint identity ⟨f(x), y⟩ = ⟨x, fᵀ(y)⟩.
 import { AttnGraphError, describe } from "@attngraph/tensor";
-import { erf64 } from "./block64.js";
+import { erf64, idAt } from "./block64.js";
 
 const sizeOf = (shape: readonly number[]): number => shape.reduce((p, d) => p * d, 1);
 
@@ -200,9 +200,7 @@ export function geluGrad64(grad: Float64Array, x: Float64Array, approximate: "no
 export function embeddingGrad64(ids: ArrayLike<number>, grad: Float64Array, v: number, e: number): Float64Array {
   const out = new Float64Array(v * e);
   for (let p = 0; p < ids.length; p++) {
-    const id = ids[p]!;
-    if (!Number.isInteger(id) || id < 0 || id >= v)
-      throw new AttnGraphError("input", describe(`ids[${p}]`, "id out of range", `[0, ${v})`, String(id)));
+    const id = idAt(ids, p, v);
     for (let j = 0; j < e; j++) out[id * e + j]! += grad[p * e + j]!;
   }
   return out;

@@ -110,13 +110,19 @@ export function broadcast64(
   return { shape, data };
 }
 
+/** ids[k], which must be an integer in [0, V): the embedding references' id check. */
+export function idAt(ids: ArrayLike<number>, k: number, v: number): number {
+  const id = ids[k]!;
+  if (!Number.isInteger(id) || id < 0 || id >= v)
+    throw new AttnGraphError("input", describe(`ids[${k}]`, "id out of range", `[0, ${v})`, String(id)));
+  return id;
+}
+
 /** Rows of table [V, E] by id; an id outside [0, V) throws (the executors' error names the node instead). */
 export function embedding64(ids: ArrayLike<number>, table: Float64Array, v: number, e: number): Float64Array {
   const out = new Float64Array(ids.length * e);
   for (let k = 0; k < ids.length; k++) {
-    const id = ids[k]!;
-    if (!Number.isInteger(id) || id < 0 || id >= v)
-      throw new AttnGraphError("input", describe(`ids[${k}]`, "id out of range", `[0, ${v})`, String(id)));
+    const id = idAt(ids, k, v);
     for (let j = 0; j < e; j++) out[k * e + j] = table[id * e + j]!;
   }
   return out;

@@ -4,17 +4,10 @@
 // expressions run through compileExpr in float64; the derivative through derive().
 import { compileExpr, derive, type Expr, type GatheredTensor } from "@attngraph/graph";
 import { referenceDropoutKeep } from "./dropout64.js";
+import type { AttentionDims64 } from "./ops64.js";
 
 export interface Flex64 {
-  readonly dims: {
-    readonly B: number;
-    readonly H: number;
-    readonly Hkv: number;
-    readonly L: number;
-    readonly S: number;
-    readonly D: number;
-    readonly Dv: number;
-  };
+  readonly dims: AttentionDims64;
   readonly q: ArrayLike<number>;
   readonly k: ArrayLike<number>;
   readonly v: ArrayLike<number>;

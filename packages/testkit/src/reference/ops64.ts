@@ -68,6 +68,11 @@ export interface HeadDims {
   readonly D: number;
 }
 
+/** HeadDims with the head dim of v (Dv), which may differ from q's and k's. */
+export interface AttentionDims64 extends HeadDims {
+  readonly Dv: number;
+}
+
 /** The kv head serving query head h: each kv head serves H/Hkv consecutive query heads (GQA; MQA when Hkv = 1). */
 export function kvHead(h: number, H: number, Hkv: number): number {
   return Math.floor(h / (H / Hkv));

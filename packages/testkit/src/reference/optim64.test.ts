@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError } from "@attngraph/tensor";
 import { adamMoment64, adamStep64 } from "./optim64.js";
 
-import { normals, expectNear, type TorchOptions, TorchAdam, OpsAdam, bowlGrad } from "./test-optim-torch.js";
+import { type TorchOptions, TorchAdam, OpsAdam, bowlGrad } from "./test-optim-torch.js";
+import { expectNear, normals } from "./test-values.js";
 
 describe("adamMoment64", () => {
   it("by hand: beta · state + (1 − beta) · g, g² for the second moment, g = grad + weightDecay · param", () => {

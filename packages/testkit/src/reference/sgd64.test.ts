@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError } from "@attngraph/tensor";
 import { sgdMomentum64, sgdStep64 } from "./optim64.js";
 
-import { normals, expectNear, bowlGrad, TorchSGD, OpsSGD, type TorchSgdOptions } from "./test-optim-torch.js";
+import { bowlGrad, TorchSGD, OpsSGD, type TorchSgdOptions } from "./test-optim-torch.js";
+import { expectNear, normals } from "./test-values.js";
 
 describe("sgdMomentum64", () => {
   it("by hand: d at step 1 (the buffer not read, NaN included), momentum · buf + (1 − dampening) · d after, d = grad + weightDecay · param", () => {
