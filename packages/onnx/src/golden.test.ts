@@ -1,9 +1,8 @@
 // Every golden case exported to ONNX and run in onnxruntime-node, in both contrib modes: each expected forward tensor
 // (the graph's outputs and the named intermediates, exported as extra outputs) within the case's tolerance.
 import { describe, expect, it } from "vitest";
-import { compare, type Tensor } from "@attngraph/tensor";
 import { exportOnnx } from "./export.js";
-import { flexGraphCases, graphCases } from "./test-cases.js";
+import { expectGoldenOutputs, flexGraphCases, graphCases } from "./test-cases.js";
 import { runInOrt } from "./test-ort.js";
 
 const flex = flexGraphCases();
@@ -20,12 +19,6 @@ describe.each(["auto", "none"] as const)("golden cases in onnxruntime (contrib %
     const nodes = [...new Set(gc.expected.map((e) => e.node))];
     const model = exportOnnx(gc.graph, gc.weights(), { contrib, outputs: nodes });
     const got = await runInOrt(model, gc.inputs, nodes);
-    for (const e of gc.expected) {
-      const r = compare(got[e.node] as Tensor, e.tensor, gc.tolerance);
-      expect(
-        r.ok,
-        `${e.name}: ${r.failures} of ${e.tensor.size} outside tolerance, worst ${JSON.stringify(r.worst)}${r.shapeMismatch ?? ""}`,
-      ).toBe(true);
-    }
+    expectGoldenOutputs(got, gc);
   });
 });

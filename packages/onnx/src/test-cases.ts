@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildAttention } from "@attngraph/attention";
 import { PYTORCH_ATTENTION_WEIGHTS, loadStateDict, simpleTransformer, transformerBlock } from "@attngraph/nn";
-import { Tensor, type AnyTensor } from "@attngraph/tensor";
+import { compare, Tensor, type AnyTensor } from "@attngraph/tensor";
+import { expect } from "vitest";
 import {
   TRAIN_FORWARD_NODES,
   attentionGraphCase,
@@ -110,4 +111,13 @@ function trainForward(c: TrainCase): GraphCase {
 
 function pickDefined(cfg: Record<string, unknown>, keys: readonly string[]): Record<string, never> {
   return Object.fromEntries(keys.filter((k) => cfg[k] !== undefined).map((k) => [k, cfg[k]])) as Record<string, never>;
+}
+
+/** Every expected tensor of `gc` within its tolerance in `got` (outputs by node name), each failure named. */
+export function expectGoldenOutputs(got: Readonly<Record<string, AnyTensor | undefined>>, gc: GraphCase): void {
+  for (const e of gc.expected) {
+    const r = compare(got[e.node] as Tensor, e.tensor, gc.tolerance);
+    const worst = `worst ${JSON.stringify(r.worst)}${r.shapeMismatch ?? ""}`;
+    expect(r.ok, `${e.name}: ${r.failures} of ${e.tensor.size} outside tolerance, ${worst}`).toBe(true);
+  }
 }

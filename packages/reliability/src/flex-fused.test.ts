@@ -4,15 +4,15 @@
 // learnable gathered input, with grouped heads, L ≠ S, key padding, a positional mask and dropout mixed in.
 import { buildAttention, flexAttention } from "@attngraph/attention";
 import { grad } from "@attngraph/autodiff";
-import { GraphBuilder, type OpGraph } from "@attngraph/graph";
+import { GraphBuilder, softCap, type Expr, type OpGraph } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { executors, hangDeadline } from "./executors.js";
 import { prng, uniform } from "./prng.js";
 
-const read = (name: string, ...index: unknown[]) => ({ op: "input", name, index });
-const sub = (a: unknown, b: unknown) => ({ op: "sub", args: [a, b] });
+const read = (name: string, ...index: Expr[]): Expr => ({ op: "input", name, index });
+const sub = (a: Expr, b: Expr): Expr => ({ op: "sub", args: [a, b] });
 const [B, H, HKV, L, S, D] = [2, 4, 2, 5, 7, 4];
 
 interface Case {
@@ -40,24 +40,10 @@ const cases: Case[] = [
   },
   {
     name: "soft-capping and a learnable relative bias table",
-    scoreMod: {
-      op: "mul",
-      args: [
-        {
-          op: "tanh",
-          args: [
-            {
-              op: "div",
-              args: [
-                { op: "add", args: ["score", read("table", "h", { op: "add", args: [sub("q", "kv"), S - 1] })] },
-                3,
-              ],
-            },
-          ],
-        },
-        3,
-      ],
-    },
+    scoreMod: softCap(
+      { op: "add", args: ["score", read("table", "h", { op: "add", args: [sub("q", "kv"), S - 1] })] },
+      3,
+    ),
     gathered: { table },
     learnable: ["table"],
   },

@@ -5,7 +5,7 @@
 // same typed error on each executor (never a NaN, never a read past the input).
 import { flexAttention } from "@attngraph/attention";
 import { grad } from "@attngraph/autodiff";
-import { GraphBuilder } from "@attngraph/graph";
+import { GraphBuilder, softCap, type Expr } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
@@ -21,7 +21,7 @@ const slopes = Tensor.from([0.5, 0.25], [2]);
 const table = new Tensor(uniform(H * (2 * T - 1), 0.5, next), [H, 2 * T - 1]);
 const doc = Tensor.from([0, 0, 1, 1, 1, 2, 0, 1, 1, 1, 2, 2], [B, T]);
 const ids = Tensor.from([3, 0, 1, 2, 1, 0], [T]); // a permutation-ish index per query, read from a tensor
-const read = (name: string, ...index: unknown[]) => ({ op: "input", name, index });
+const read = (name: string, ...index: Expr[]): Expr => ({ op: "input", name, index });
 const causal = { op: "ge", args: ["q", "kv"] };
 
 interface Variant {
@@ -46,27 +46,13 @@ const variants: Variant[] = [
   },
   {
     name: "soft-capped relative bias table",
-    scoreMod: {
-      op: "mul",
-      args: [
-        {
-          op: "tanh",
-          args: [
-            {
-              op: "div",
-              args: [
-                {
-                  op: "add",
-                  args: ["score", read("table", "h", { op: "add", args: [{ op: "sub", args: ["q", "kv"] }, T - 1] })],
-                },
-                2,
-              ],
-            },
-          ],
-        },
-        2,
-      ],
-    },
+    scoreMod: softCap(
+      {
+        op: "add",
+        args: ["score", read("table", "h", { op: "add", args: [{ op: "sub", args: ["q", "kv"] }, T - 1] })],
+      },
+      2,
+    ),
     gathered: { table },
     ref: (s, _b, h, i, j) => ({
       score: 2 * Math.tanh((s + table.toArray()[h * (2 * T - 1) + i - j + T - 1]!) / 2),

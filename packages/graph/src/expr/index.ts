@@ -18,7 +18,7 @@ export { renameReads } from "./rename.js";
 export { compileMods, type CompiledMods } from "./attention-mods-host.js";
 export { attentionInputGrad, type AttentionGradViews } from "./attention-input-grad.js";
 export { formatExpr } from "./format.js";
-export { alibiScoreMod, documentCausalMask } from "./mods.js";
+export { alibiScoreMod, documentCausalMask, softCap } from "./mods.js";
 export {
   BLOCK_ALL,
   BLOCK_NONE,

@@ -35,3 +35,8 @@ export function documentCausalMask(doc = "doc"): Expr {
     ],
   };
 }
+
+/** Soft-capping (Gemma 2's, Grok's): cap · tanh(e / cap), which bounds a score to (−cap, cap) smoothly. */
+export function softCap(e: Expr, cap: number): Expr {
+  return { op: "mul", args: [{ op: "tanh", args: [{ op: "div", args: [e, cap] }] }, cap] };
+}

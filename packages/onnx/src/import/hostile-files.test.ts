@@ -169,26 +169,7 @@ const cases: [string, unknown, RegExp, ImportOptions?][] = [
     }),
     /another file that was not given.*weights\.bin/,
   ],
-  [
-    "external data past its file",
-    model({
-      initializers: [
-        rawTensor({
-          name: "W",
-          dims: [3, 4],
-          data_type: DataType.FLOAT,
-          data_location: 1,
-          external_data: [
-            { key: "location", value: "w.bin" },
-            { key: "offset", value: "100" },
-            { key: "length", value: "48" },
-          ],
-        }),
-      ],
-    }),
-    /inside w\.bin/,
-    { externalData: { "w.bin": new Uint8Array(64) } },
-  ],
+  ["external data past its file", externalW(100), /inside w\.bin/, { externalData: { "w.bin": new Uint8Array(64) } }],
   [
     "external data without a location",
     model({
@@ -293,6 +274,20 @@ const cases: [string, unknown, RegExp, ImportOptions?][] = [
   ],
 ];
 
+/** The base model with W [3, 4] float32 stored in "w.bin", 48 bytes from `offset`. */
+function externalW(offset: number) {
+  const location = [
+    { key: "location", value: "w.bin" },
+    { key: "offset", value: String(offset) },
+    { key: "length", value: "48" },
+  ];
+  return model({
+    initializers: [
+      rawTensor({ name: "W", dims: [3, 4], data_type: DataType.FLOAT, data_location: 1, external_data: location }),
+    ],
+  });
+}
+
 describe("hostile ONNX files", () => {
   it("has at least 30 of them", () => expect(cases.length).toBeGreaterThanOrEqual(30));
 
@@ -317,21 +312,7 @@ describe("hostile ONNX files", () => {
     const w = new Float32Array(12).fill(0.25);
     const file = new Uint8Array(16 + 48);
     file.set(new Uint8Array(w.buffer), 16);
-    const m = model({
-      initializers: [
-        rawTensor({
-          name: "W",
-          dims: [3, 4],
-          data_type: DataType.FLOAT,
-          data_location: 1,
-          external_data: [
-            { key: "location", value: "w.bin" },
-            { key: "offset", value: "16" },
-            { key: "length", value: "48" },
-          ],
-        }),
-      ],
-    });
+    const m = externalW(16);
     const imported = importOnnx(m, { externalData: { "w.bin": file } });
     expect(Array.from(imported.weights["W.T"]!.toFloat32Array())).toEqual(Array(12).fill(0.25));
   });

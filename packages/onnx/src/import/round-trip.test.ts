@@ -7,9 +7,8 @@ import { createWasmExecutor } from "@attngraph/executor-wasm";
 import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import type { Executor } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
-import { compare, type Tensor } from "@attngraph/tensor";
 import { exportOnnx } from "../export.js";
-import { flexGraphCases, graphCases } from "../test-cases.js";
+import { expectGoldenOutputs, flexGraphCases, graphCases } from "../test-cases.js";
 import { importOnnx } from "./import-onnx.js";
 
 const cases = [...graphCases(), ...flexGraphCases()];
@@ -33,13 +32,7 @@ describe.each(executors)("golden cases exported and imported again, run on %s", 
         });
         const session = await compile(imported.graph, { executors: [make()], weights: imported.weights });
         const got = await session.run(gc.inputs).finally(() => session.dispose());
-        for (const e of gc.expected) {
-          const r = compare(got[e.node] as Tensor, e.tensor, gc.tolerance);
-          expect(
-            r.ok,
-            `${e.name}: ${r.failures} of ${e.tensor.size} outside tolerance, worst ${JSON.stringify(r.worst)}${r.shapeMismatch ?? ""}`,
-          ).toBe(true);
-        }
+        expectGoldenOutputs(got, gc);
       },
       // A case's first run on webgpu compiles its pipelines (seconds on SwiftShader, more on a loaded machine).
       120_000,

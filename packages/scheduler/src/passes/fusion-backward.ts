@@ -10,26 +10,13 @@
 // values tapped, an output, read by anything else or placed by the user keeps the whole chain (forward and backward)
 // unfused, and explain() says which and why. The subgraph must be exactly what the built-in rules make (their node
 // kinds, wiring and attributes); anything else (a user's own rule, a second reader) is left alone.
-import {
-  scoreModGradStep,
-  type AttentionGradWrt,
-  type Executor,
-  type OpGraph,
-  type ScoreModAttrs,
-} from "@attngraph/graph";
+import { scoreModGradStep, type AttentionGradWrt, type ScoreModAttrs } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
+import type { BlockFusionContext } from "./fusion-block.js";
 import { describeMods, matchAttentionChain, type AttentionChain } from "./attention-chain.js";
 import { watchedAs, type DraftStep } from "./draft.js";
 
-export interface BackwardFusionContext {
-  readonly graph: OpGraph;
-  readonly outputs: readonly string[];
-  readonly watched: ReadonlySet<string>;
-  /** The watched nodes an override writes (for explain's reasons). */
-  readonly patched?: ReadonlySet<string>;
-  readonly executors: readonly Executor[];
-  readonly overrides: ReadonlyMap<string, string>;
-}
+export type BackwardFusionContext = BlockFusionContext;
 
 type Wrt = AttentionGradWrt;
 

@@ -6,18 +6,14 @@
 //   residual add), taps and outputs still see it: nothing has to be given up for this fusion, which is why a tap on
 //   either node does not prevent it.
 // Each applies only where an executor has the fused kernel; explain() lists what was fused and what was kept and why.
-import type { Executor, OpGraph } from "@attngraph/graph";
+import type { OpGraph } from "@attngraph/graph";
+import type { FusionContext } from "./fusion.js";
 import type { PassReport } from "../plan.js";
 import { consumerCounts, watchedAs, type DraftStep } from "./draft.js";
 
-export interface BlockFusionContext {
+/** What the block and backward fusions read: the forward fusion's context and the graph itself. */
+export interface BlockFusionContext extends FusionContext {
   readonly graph: OpGraph;
-  readonly outputs: readonly string[];
-  readonly watched: ReadonlySet<string>;
-  /** The watched nodes an override writes (for explain's reasons). */
-  readonly patched?: ReadonlySet<string>;
-  readonly executors: readonly Executor[];
-  readonly overrides: ReadonlyMap<string, string>;
 }
 
 export function fuseBlockOps(

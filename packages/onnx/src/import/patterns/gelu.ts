@@ -2,6 +2,7 @@
 // 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))) (Hugging Face's gelu_new, nanoGPT-style NewGELU), in any
 // order of the products; SiLU as x · sigmoid(x).
 import type { GraphIndex } from "../graph-index.js";
+import type { LowerContext } from "../lower-context.js";
 import type { NodeIn } from "../read-model.js";
 import { factorsOf, feeding, near, scalarProduct, splitStatic, type Group } from "./group.js";
 
@@ -33,18 +34,7 @@ export function matchGelu(index: GraphIndex, t: NodeIn): Group | undefined {
             !near(scale, SQRT2)
           )
             return false;
-          ctx.setNode(
-            t.outputs[0]!,
-            ctx.add(
-              "gelu",
-              ctx.nameFor(t, t.outputs[0]!),
-              { x: ctx.ref(x, t) },
-              { approximate: "none" },
-              [t, ...f.nodes, add, erf, div],
-              "x · 0.5 · (1 + erf(x / √2))",
-            ),
-          );
-          return true;
+          return lowerGelu(ctx, t, x, "none", [t, ...f.nodes, add, erf, div], "x · 0.5 · (1 + erf(x / √2))");
         },
       };
     }
@@ -66,23 +56,29 @@ export function matchGelu(index: GraphIndex, t: NodeIn): Group | undefined {
             !near(scalarProduct(ctx, g.inner), 0.044715)
           )
             return false;
-          ctx.setNode(
-            t.outputs[0]!,
-            ctx.add(
-              "gelu",
-              ctx.nameFor(t, t.outputs[0]!),
-              { x: ctx.ref(x, t) },
-              { approximate: "tanh" },
-              [t, ...f.nodes, add, tanh, ...g.nodes],
-              "0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))",
-            ),
-          );
-          return true;
+          const form = "0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))";
+          return lowerGelu(ctx, t, x, "tanh", [t, ...f.nodes, add, tanh, ...g.nodes], form);
         },
       };
     }
   }
   return undefined;
+}
+
+/** One gelu node in place of the matched nodes (`form` is what the import report says it recognised). */
+function lowerGelu(
+  ctx: LowerContext,
+  t: NodeIn,
+  x: string,
+  approximate: "none" | "tanh",
+  nodes: readonly NodeIn[],
+  form: string,
+): true {
+  ctx.setNode(
+    t.outputs[0]!,
+    ctx.add("gelu", ctx.nameFor(t, t.outputs[0]!), { x: ctx.ref(x, t) }, { approximate }, nodes, form),
+  );
+  return true;
 }
 
 /** The node of the product that reads `value` (the terminal or one of its flattened Muls). */
