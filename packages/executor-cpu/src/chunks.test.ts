@@ -3,27 +3,17 @@
 // call; a call without a signal stays synchronous. The run-level check (runtime → AbortError) is in executor-wasm's
 // cancel.test.ts, for both executors: this package cannot depend on the runtime, whose tests depend on it.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { randomTensor } from "@attngraph/testkit";
 import { pointwiseGrad, reluOp, siluOp } from "@attngraph/graph";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import { CpuExecutor, type UnsignalledCall } from "./executor.js";
 import { createCpuExecutor } from "./register-kernels.js";
+import { heads } from "./test-heads.js";
 
 /** silu's derived gradient as the pointwise kernel runs it (the output's gradient in x0, x in x1). */
 const SILU_GRAD = (pointwiseGrad(siluOp.pointwise!({}), 0) as { expr: unknown }).expr;
 const RELU_GRAD = (pointwiseGrad(reluOp.pointwise!({}), 0) as { expr: unknown }).expr;
-
-function random(shape: Shape, seed: number): Tensor {
-  const next = mulberry32(seed);
-  const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-  for (let i = 0; i < data.length; i++) data[i] = next() * 2 - 1;
-  return new Tensor(data, shape);
-}
-
-/** [B, T, n, D] stored, seen as [B, n, T, D]: the strided layout the standard builder hands to the kernels. */
-const heads = (B: number, n: number, T: number, D: number, seed: number) =>
-  random([B, T, n, D], seed).permute([0, 2, 1, 3]);
 
 /** The exact bits of a tensor's elements, row-major (NaN payloads and −0 included). */
 const bits = (t: Tensor): Uint32Array => new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer);
@@ -50,22 +40,22 @@ function cases(): Record<string, Call> {
     Float32Array.from({ length: B * S }, (_, i) => (i % 7 === 3 ? 1 : 0)),
     [B, S],
   );
-  const scores = random([B, H, L, S], 4);
-  const x = random([3, 5, 48], 5).permute([1, 0, 2]); // leading axes that do not collapse: rows are gathered
+  const scores = randomTensor([B, H, L, S], 4);
+  const x = randomTensor([3, 5, 48], 5).permute([1, 0, 2]); // leading axes that do not collapse: rows are gathered
   const mask = { causal: true, window: 90, alignment: "bottom-right" };
   return {
     projection: {
       kind: "projection",
       node: "queries",
       attrs: {},
-      inputs: [x, random([40, 48], 6), random([40], 7)],
+      inputs: [x, randomTensor([40, 48], 6), randomTensor([40], 7)],
       outShape: [5, 3, 40],
     },
     "out-proj": {
       kind: "out-proj",
       node: "output",
       attrs: {},
-      inputs: [random([2, 70, 48], 8), random([48, 48], 9), undefined],
+      inputs: [randomTensor([2, 70, 48], 8), randomTensor([48, 48], 9), undefined],
       outShape: [2, 70, 48],
     },
     score: { kind: "score", node: "scores", attrs: {}, inputs: [q, k], outShape: [B, H, L, S] },
@@ -73,7 +63,7 @@ function cases(): Record<string, Call> {
       kind: "weighted-sum",
       node: "context",
       attrs: {},
-      inputs: [random([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad],
+      inputs: [randomTensor([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad],
       outShape: [B, H, L, D],
     },
     mask: { kind: "mask", node: "masked", attrs: mask, inputs: [scores, pad], outShape: [B, H, L, S] },
@@ -139,8 +129,8 @@ function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
     scores.toFloat32Array().map((v, i) => (i % 5 === 2 ? -Infinity : v)),
     scores.shape,
   );
-  const weights = random([B, H, S, L], 12).permute([0, 1, 3, 2]);
-  const grad = random([B, H, L, S], 13);
+  const weights = randomTensor([B, H, S, L], 12).permute([0, 1, 3, 2]);
+  const grad = randomTensor([B, H, L, S], 13);
   const ids = Tensor.int32(
     Array.from({ length: 2 * 70 }, (_, i) => (i * 7) % 30),
     [2, 70],
@@ -161,7 +151,7 @@ function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
       kind: "linear-weight-grad",
       node: "W.grad",
       attrs: {},
-      inputs: [random([5, 3, 40], 14).permute([1, 0, 2]), x.permute([1, 0, 2])],
+      inputs: [randomTensor([5, 3, 40], 14).permute([1, 0, 2]), x.permute([1, 0, 2])],
       outShape: [40, 48],
     },
     "softmax-grad": {
@@ -182,63 +172,63 @@ function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
       kind: "layer-norm-grad",
       node: "ln.grad",
       attrs: { eps: 1e-5 },
-      inputs: [random([5, 3, 48], 15), x, random([48], 16)],
+      inputs: [randomTensor([5, 3, 48], 15), x, randomTensor([48], 16)],
       outShape: [5, 3, 48],
     },
     "layer-norm-weight-grad": {
       kind: "layer-norm-weight-grad",
       node: "ln.weight.grad",
       attrs: { eps: 1e-5 },
-      inputs: [random([5, 3, 48], 15), x],
+      inputs: [randomTensor([5, 3, 48], 15), x],
       outShape: [48],
     },
     "gelu-grad": {
       kind: "gelu-grad",
       node: "act.grad",
       attrs: { approximate: "none" },
-      inputs: [random([5, 3, 48], 17), x],
+      inputs: [randomTensor([5, 3, 48], 17), x],
       outShape: [5, 3, 48],
     },
     "pointwise (relu's gradient)": {
       kind: "pointwise",
       node: "act.grad",
       attrs: { expr: RELU_GRAD },
-      inputs: [random([5, 3, 48], 17), x],
+      inputs: [randomTensor([5, 3, 48], 17), x],
       outShape: [5, 3, 48],
     },
     "rms-norm-grad": {
       kind: "rms-norm-grad",
       node: "norm.grad",
       attrs: { eps: 1e-6 },
-      inputs: [random([5, 3, 48], 15), x, random([48], 16)],
+      inputs: [randomTensor([5, 3, 48], 15), x, randomTensor([48], 16)],
       outShape: [5, 3, 48],
     },
     "rms-norm-weight-grad": {
       kind: "rms-norm-weight-grad",
       node: "norm.weight.grad",
       attrs: { eps: 1e-6 },
-      inputs: [random([5, 3, 48], 15), x],
+      inputs: [randomTensor([5, 3, 48], 15), x],
       outShape: [48],
     },
     "pointwise (silu's gradient)": {
       kind: "pointwise",
       node: "act.grad",
       attrs: { expr: SILU_GRAD },
-      inputs: [random([5, 3, 48], 17), x],
+      inputs: [randomTensor([5, 3, 48], 17), x],
       outShape: [5, 3, 48],
     },
     "embedding-grad": {
       kind: "embedding-grad",
       node: "emb.grad",
       attrs: { rows: 30 },
-      inputs: [ids, random([2, 70, 48], 18)],
+      inputs: [ids, randomTensor([2, 70, 48], 18)],
       outShape: [30, 48],
     },
     "cross-entropy-grad": {
       kind: "cross-entropy-grad",
       node: "loss.grad",
       attrs: { ignoreIndex: -1, reduction: "mean" },
-      inputs: [random([2, 70, 48], 19), targets, undefined],
+      inputs: [randomTensor([2, 70, 48], 19), targets, undefined],
       outShape: [2, 70, 48],
     },
   };
@@ -335,7 +325,7 @@ describe("aborting a long kernel on the cpu executor", () => {
   it("a fused attention of several seconds stops within well under a second of abort(), with part of its rows done", async () => {
     const ex = createCpuExecutor();
     const T = 16384; // non-causal, D = 8: T² · (2 · 8 + exp) ≈ 10¹⁰ multiply-add equivalents, seconds on one core
-    const q = random([1, 1, T, 8], 30);
+    const q = randomTensor([1, 1, T, 8], 30);
     const attrs = { causal: false, window: null, alignment: "top-left", scale: 0.35 };
     const call: Call = { kind: "attention", node: "context.heads", attrs, inputs: [q, q, q], outShape: [1, 1, T, 8] };
     const { error, latency, out } = await abortAfter50ms(ex, call);
@@ -347,7 +337,7 @@ describe("aborting a long kernel on the cpu executor", () => {
     expect(latency).toBeLessThan(1000);
     expect(rowsWritten(out, 8), "query rows finished before the abort").toBeLessThan(T / 2);
     // The executor is still usable, and right.
-    const q1 = random([1, 1, 300, 8], 33);
+    const q1 = randomTensor([1, 1, 300, 8], 33);
     const small = { kind: "attention", node: "context.heads", attrs, inputs: [q1, q1, q1], outShape: [1, 1, 300, 8] };
     expect(bits(ex.dispatch(small))).toEqual(bits(createCpuExecutor().dispatch(small)));
   });
@@ -359,7 +349,7 @@ describe("aborting a long kernel on the cpu executor", () => {
       kind: "projection",
       node: "queries",
       attrs: {},
-      inputs: [random([rows, 512], 31), random([512, 512], 32)],
+      inputs: [randomTensor([rows, 512], 31), randomTensor([512, 512], 32)],
       outShape: [rows, 512],
     };
     const { error, latency, out } = await abortAfter50ms(ex, call);

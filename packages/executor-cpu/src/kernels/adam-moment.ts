@@ -1,9 +1,12 @@
 // adam-moment: one of Adam's moments (torch.optim.Adam), elementwise in float64 and stored as float32: with
 // g = grad + weightDecay · param, beta · state + (1 − beta) · g (the first moment) or · g² (the second, `square`).
-import { afterwards, checkAdamMomentAttrs, expectSameShape, overRows, type AdamMomentAttrs } from "@attngraph/graph";
+import { checkAdamMomentAttrs, expectSameShape, type AdamMomentAttrs } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { optionalInput, requireInput } from "./adapter.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * beta · state + (1 − beta) · g (or g²), g = grad + weightDecay · param, elementwise in float64, stored as float32.
@@ -22,19 +25,10 @@ export function adamMomentImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const sRows = rowOffsets(state, r0, part?.end);
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const pRows = param && rowOffsets(param, r0, part?.end);
-  const { length: n, stride: ss } = lastAxis(state);
-  const { stride: gs } = lastAxis(grad);
-  const ps = param ? lastAxis(param).stride : 0;
-  const sd = state.data;
-  const gd = grad.data;
-  const pd = param?.data;
+  const [r0, n, [sRows, gRows, pRows], [ss, gs, ps], [sd, gd, pd]] = planRows(part, state, grad, param);
   const { beta, square, weightDecay: wd } = a;
   const keep = 1 - beta;
-  const y = out ?? new Float32Array(rowCount(state.shape) * n);
+  const y = out ?? new Float32Array(sizeOf(state.shape));
   for (let r = 0; r < sRows.length; r++) {
     const o = (r0 + r) * n;
     let p = sRows[r]!;
@@ -66,13 +60,9 @@ export const adamMomentKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_W
   const param = a.weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
   expectSameShape(call, "grad", state, grad);
   if (param) expectSameShape(call, "param", state, param);
-  const { length: n } = lastAxis(state);
-  const rows = rowCount(state.shape);
-  const y = outData(call, state.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * ADAM_MOMENT_WORK, (start, end) =>
-    adamMomentImpl(state, grad, param, a, y, { start, end }),
+  return writeRows(call, chunkWork, state.shape, ADAM_MOMENT_WORK, (y, part) =>
+    adamMomentImpl(state, grad, param, a, y, part),
   );
-  return afterwards(pending, () => result(call, y, state.shape));
 });
 
 /** Work per element in multiply-adds of the matmul core: three strided reads and four multiply-adds (≈ 4). */

@@ -2,19 +2,20 @@
 // float32: p − (lr / (1 − β1^t)) · m / (sqrt(v) / sqrt(1 − β2^t) + eps), p = param (· (1 − lr · weightDecay) with
 // `decoupled`). The step t is an input (one float, read here), so the graph stays the same from step to step.
 import {
-  afterwards,
   checkAdamStepAttrs,
   checkLrScaleValue,
   checkOptimizerStepValue,
   expectSameShape,
   expectScalarShape,
   expectStepShape,
-  overRows,
   type AdamStepAttrs,
 } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { optionalInput, requireInput } from "./adapter.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * The update elementwise in float64 (β^t too), stored as float32.
@@ -34,21 +35,12 @@ export function adamStepImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const pRows = rowOffsets(param, r0, part?.end);
-  const mRows = rowOffsets(m, r0, part?.end);
-  const vRows = rowOffsets(v, r0, part?.end);
-  const { length: n, stride: ps } = lastAxis(param);
-  const { stride: ms } = lastAxis(m);
-  const { stride: vs } = lastAxis(v);
-  const pd = param.data;
-  const md = m.data;
-  const vd = v.data;
+  const [r0, n, [pRows, mRows, vRows], [ps, ms, vs], [pd, md, vd]] = planRows(part, param, m, v);
   const stepSize = a.lr / (1 - a.beta1 ** t);
   const bc2Sqrt = Math.sqrt(1 - a.beta2 ** t);
   const decay = a.decoupled ? 1 - a.lr * a.weightDecay : 1;
   const eps = a.eps;
-  const y = out ?? new Float32Array(rowCount(param.shape) * n);
+  const y = out ?? new Float32Array(sizeOf(param.shape));
   for (let r = 0; r < pRows.length; r++) {
     const o = (r0 + r) * n;
     for (let j = 0, p = pRows[r]!, q = mRows[r]!, w = vRows[r]!; j < n; j++, p += ps, q += ms, w += vs) {
@@ -77,13 +69,7 @@ export const adamStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WOR
   if (lrScale) expectScalarShape(call, "lrScale", lrScale);
   // A schedule scales lr wherever it appears, the decoupled decay included (torch reads group["lr"] for both).
   const a = lrScale ? { ...attrs, lr: attrs.lr * checkLrScaleValue(call, lrScale.data[lrScale.offset] ?? NaN) } : attrs;
-  const { length: n } = lastAxis(param);
-  const rows = rowCount(param.shape);
-  const y = outData(call, param.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * ADAM_STEP_WORK, (start, end) =>
-    adamStepImpl(param, m, v, t, a, y, { start, end }),
-  );
-  return afterwards(pending, () => result(call, y, param.shape));
+  return writeRows(call, chunkWork, param.shape, ADAM_STEP_WORK, (y, part) => adamStepImpl(param, m, v, t, a, y, part));
 });
 
 /** Work per element in multiply-adds of the matmul core: three strided reads, a sqrt and a division (≈ 15). */

@@ -1,17 +1,13 @@
 // add-layer-norm: the fused residual add and layer norm of a pre-norm block, writing [a + b | LayerNorm(a + b)] side by
 // side on the last axis. Each row's sum is stored as float32 first and normalised from those float32 values, the same
 // arithmetic as the add and layer-norm kernels, so both halves are bit for bit what the unfused pair gives.
-import {
-  addLayerNormShape,
-  afterwards,
-  broadcastStrides,
-  checkLayerNormEps,
-  expectNormParams,
-  overRows,
-} from "@attngraph/graph";
+import { addLayerNormShape, afterwards, checkLayerNormEps, expectNormParams, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
-import { rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { broadcastView } from "./broadcast-view.js";
+import { layerNormRow, paramVector, rowStats } from "./norm-rows.js";
+import { planRows } from "./row-plan.js";
+import { rowCount, type RowRange, type StridedView } from "./strided.js";
 
 /**
  * Rows `part` of [a + b | LayerNorm(a + b)] into y ([rows, 2E] row-major).
@@ -27,46 +23,15 @@ export function addLayerNormImpl(
   y: Float32Array,
   part: RowRange,
 ): void {
-  const n = sumShape[sumShape.length - 1]!;
-  const as: StridedView = {
-    data: a.data,
-    shape: sumShape,
-    strides: broadcastStrides(a.shape, a.strides, sumShape),
-    offset: a.offset,
-  };
-  const bs: StridedView = {
-    data: b.data,
-    shape: sumShape,
-    strides: broadcastStrides(b.shape, b.strides, sumShape),
-    offset: b.offset,
-  };
-  const ra = rowOffsets(as, part.start, part.end);
-  const rb = rowOffsets(bs, part.start, part.end);
-  const sa = as.strides[sumShape.length - 1]!;
-  const sb = bs.strides[sumShape.length - 1]!;
-  const wd = weight?.data;
-  const ws = weight?.strides[0] ?? 0;
-  const wo = weight?.offset ?? 0;
-  const bd = bias?.data;
-  const bss = bias?.strides[0] ?? 0;
-  const bo = bias?.offset ?? 0;
+  const [r0, n, [ra, rb], [sa, sb], [ad, bd]] = planRows(part, broadcastView(a, sumShape), broadcastView(b, sumShape));
+  const w = paramVector(weight);
+  const bv = paramVector(bias);
   for (let r = 0; r < ra.length; r++) {
-    const o = (part.start + r) * 2 * n; // the sum's half of the row; the norm's starts at o + n
-    for (let j = 0, p = ra[r]!, q = rb[r]!; j < n; j++, p += sa, q += sb) y[o + j] = a.data[p]! + b.data[q]!;
-    // Two passes over the float32 sums, as layer-norm does (see its kernel for why not E[x²] − E[x]²).
-    let total = 0;
-    for (let j = 0; j < n; j++) total += y[o + j]!;
-    const mean = total / n;
-    let sq = 0;
-    for (let j = 0; j < n; j++) {
-      const d = y[o + j]! - mean;
-      sq += d * d;
-    }
-    const inv = 1 / Math.sqrt(sq / n + eps);
-    for (let j = 0; j < n; j++) {
-      const v = (y[o + j]! - mean) * inv;
-      y[o + n + j] = (wd === undefined ? v : v * wd[wo + j * ws]!) + (bd === undefined ? 0 : bd[bo + j * bss]!);
-    }
+    const o = (r0 + r) * 2 * n; // the sum's half of the row; the norm's starts at o + n
+    for (let j = 0, p = ra[r]!, q = rb[r]!; j < n; j++, p += sa, q += sb) y[o + j] = ad[p]! + bd[q]!;
+    // Layer norm of the float32 sums, as the layer-norm kernel computes it on them.
+    const { mean, rstd } = rowStats(y, o, n, 1, eps);
+    layerNormRow(y, o, 1, n, mean, rstd, w, bv, y, o + n);
   }
 }
 

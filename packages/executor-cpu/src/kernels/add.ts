@@ -1,10 +1,14 @@
 // add and mul: elementwise sum and product with broadcasting — residual connections (x + attention), positional
 // embeddings added over the batch (pos_embed [1, T, E]), the gate of a SiLU-gated MLP (silu(gate) · up). One strided
 // loop over the broadcast rows serves both; only the operator differs.
-import { addShape, afterwards, broadcastStrides, overRows } from "@attngraph/graph";
+import { addShape } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
-import { rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { requireInput } from "./adapter.js";
+import { broadcastView } from "./broadcast-view.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 export type BroadcastOp = "add" | "mul";
 
@@ -24,27 +28,8 @@ export function broadcastImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const as: StridedView = {
-    data: a.data,
-    shape,
-    strides: broadcastStrides(a.shape, a.strides, shape),
-    offset: a.offset,
-  };
-  const bs: StridedView = {
-    data: b.data,
-    shape,
-    strides: broadcastStrides(b.shape, b.strides, shape),
-    offset: b.offset,
-  };
-  const r0 = part?.start ?? 0;
-  const ra = rowOffsets(as, r0, part?.end);
-  const rb = rowOffsets(bs, r0, part?.end);
-  const n = shape.length === 0 ? 1 : shape[shape.length - 1]!;
-  const sa = shape.length === 0 ? 0 : as.strides[shape.length - 1]!;
-  const sb = shape.length === 0 ? 0 : bs.strides[shape.length - 1]!;
-  const ad = a.data;
-  const bd = b.data;
-  const y = out ?? new Float32Array(rowCount(shape) * n);
+  const [r0, n, [ra, rb], [sa, sb], [ad, bd]] = planRows(part, broadcastView(a, shape), broadcastView(b, shape));
+  const y = out ?? new Float32Array(sizeOf(shape));
   // The operator is chosen once per call, outside the loops: each loop stays monomorphic for the JIT.
   for (let r = 0; r < ra.length; r++) {
     const o = (r0 + r) * n;
@@ -71,13 +56,7 @@ export function broadcastKernel(op: BroadcastOp) {
     const a = requireInput(call, 0, "a");
     const b = requireInput(call, 1, "b");
     const shape = addShape(call, a, b);
-    const n = shape.length === 0 ? 1 : shape[shape.length - 1]!;
-    const rows = rowCount(shape);
-    const y = outData(call, shape) ?? new Float32Array(rows * n);
-    const pending = overRows(call, chunkWork, rows, n * BROADCAST_WORK, (start, end) =>
-      broadcastImpl(op, a, b, shape, y, { start, end }),
-    );
-    return afterwards(pending, () => result(call, y, shape));
+    return writeRows(call, chunkWork, shape, BROADCAST_WORK, (y, part) => broadcastImpl(op, a, b, shape, y, part));
   });
 }
 

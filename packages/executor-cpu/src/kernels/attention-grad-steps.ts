@@ -11,6 +11,7 @@ import { blockClass, modifyBlock } from "./attention-mods.js";
 import { BLOCK_ALL, BLOCK_NONE } from "@attngraph/graph";
 import { dropoutThreshold, fmix32, mixedBits } from "./dropout.js";
 import { lastVisibleKey, lastWindowedKey, maskOffset, windowOf } from "./mask.js";
+import { blockScores, blockTimesKeys, markNonFiniteKeys } from "./key-block-products.js";
 import { ensure64, microKernel, packPanels, roundUp } from "./matmul.js";
 import type { StridedView } from "./strided.js";
 
@@ -281,14 +282,7 @@ function packKeys(p: Problem, s: AttentionGradScratch, b: number, g: number, s0:
     const kd = s.kdPack;
     for (let d0 = 0; d0 < nd; d0 += 4)
       packPanels(k.data, kBase + d0 * ks3, ks3, ks2, Math.min(4, nd - d0), s1 - s0, kd, d0 * ns + s0 * 4);
-    const bad = s.badKey;
-    for (let j = s0; j < s1; j++) {
-      let z = 0;
-      for (let d = 0, o = j << 2; d < nd; d += 4, o += ns << 2)
-        z += (kd[o]! + kd[o + 1]! + kd[o + 2]! + kd[o + 3]!) * 0;
-      bad[j] = z === 0 ? 0 : 1;
-      if (z !== 0) s.anyBadKey = true;
-    }
+    if (markNonFiniteKeys(kd, ns, nd, s0, s1, s.badKey)) s.anyBadKey = true;
   }
   const hidden = s.hidden;
   if (pad === undefined) hidden.fill(0, s0, s1);
@@ -371,8 +365,7 @@ function startRows(
 function scoreBlock(p: Problem, s: AttentionGradScratch, brp: number, s0: number, bcp: number): void {
   const { nd } = p;
   const { qPack: qp, kPack: kp, sBlock: sb } = s;
-  for (let r = 0; r < brp; r += 4)
-    for (let c = 0; c < bcp; c += 4) microKernel(nd, qp, r * nd, kp, (s0 + c) * nd, sb, r * BK + c, BK);
+  blockScores(nd, qp, brp, kp, s0, bcp, sb, BK);
 }
 
 /** The lse pass over the key blocks starting in [sFrom, sTo): running max and sum per row, as the forward keeps them. */
@@ -465,8 +458,7 @@ function gradBlocks(
       modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL, needDp ? s.dmBlock : undefined);
     if (needDp) {
       const { gPack: gp, vPack: vp } = s;
-      for (let r = 0; r < brp; r += 4)
-        for (let c = 0; c < bcp; c += 4) microKernel(ndv, gp, r * ndv, vp, (s0 + c) * ndv, db, r * BK + c, BK);
+      blockScores(ndv, gp, brp, vp, s0, bcp, db, BK);
     }
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
@@ -503,7 +495,7 @@ function gradBlocks(
         else ap[aRow + c * 4] = a;
       }
     }
-    if (mode === "q") dqProduct(p, s, br, brp, s0, bc);
+    if (mode === "q") dqProduct(p, s, br, s0, bc);
     else {
       // tb[c · wp + d] = Σ_r a[r, c] · x[r, d], x = q (wrt k) or grad (wrt v); then into the kv head's accumulator.
       const rp = s.rPack;
@@ -533,29 +525,12 @@ function gradBlocks(
 }
 
 /** wrt q: tb[r · Dp + d] = Σ_c dS[r, c] · k[s0 + c, d], added into the query block's dq rows. */
-function dqProduct(p: Problem, s: AttentionGradScratch, br: number, brp: number, s0: number, bc: number): void {
+function dqProduct(p: Problem, s: AttentionGradScratch, br: number, s0: number, bc: number): void {
   const { ns, nd } = p;
-  const { aPack: ap, kdPack: kd, tBlock: tb, acc, badKey: bad } = s;
+  const { aPack: ap, kdPack: kd, tBlock: tb, acc } = s;
   const dp = roundUp(nd);
-  let badBlock = false;
-  if (s.anyBadKey) for (let c = 0; c < bc; c++) if (bad[s0 + c] !== 0) badBlock = true;
-  if (!badBlock) {
-    for (let r = 0; r < brp; r += 4)
-      for (let d = 0; d < dp; d += 4) microKernel(bc, ap, r * bc, kd, d * ns + s0 * 4, tb, r * dp + d, dp);
-  } else {
-    // The same sums, in the same order, over the keys with dS ≠ 0 only (a hidden key's NaN or ±∞ row adds nothing).
-    for (let r = 0; r < br; r++) {
-      const aRow = (r >> 2) * bc * 4 + (r & 3);
-      const to = r * dp;
-      tb.fill(0, to, to + nd);
-      for (let c = 0; c < bc; c++) {
-        const a = ap[aRow + c * 4]!;
-        if (a === 0) continue;
-        for (let d = 0, ko = (s0 + c) * 4; d < nd; d++)
-          tb[to + d] = tb[to + d]! + a * kd[ko + (d >> 2) * ns * 4 + (d & 3)]!;
-      }
-    }
-  }
+  // A hidden key's NaN or ±∞ row adds nothing through its dS of 0.
+  blockTimesKeys(ap, br, bc, kd, ns, s0, nd, tb, s.badKey, s.anyBadKey);
   for (let r = 0; r < br; r++) {
     for (let d = 0, ao = r * nd, to = r * dp; d < nd; d++) acc[ao + d] = acc[ao + d]! + tb[to + d]!;
   }

@@ -9,27 +9,17 @@ import {
   attentionGradProblem,
   attentionLse64,
   attentionOut64,
-  mulberry32,
+  randomTensor,
   type AttentionGradCase,
   type AttentionGradProblem,
   type AttentionProblem64,
 } from "@attngraph/testkit";
 import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
 import { createCpuExecutor } from "../register-kernels.js";
+import { heads } from "../test-heads.js";
 
 const ex = createCpuExecutor();
 const TOL: Tolerance = { abs: 5e-5, rel: 5e-4 };
-
-function random(shape: Shape, seed: number, spread = 1): Tensor {
-  const next = mulberry32(seed);
-  const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-  for (let i = 0; i < data.length; i++) data[i] = spread * (next() * 2 - 1);
-  return new Tensor(data, shape);
-}
-
-/** [B, T, n, D] stored, seen as [B, n, T, D]: a strided view. */
-const heads = (B: number, n: number, T: number, D: number, seed: number, spread = 1) =>
-  random([B, T, n, D], seed, spread).permute([0, 2, 1, 3]);
 
 const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 
@@ -403,7 +393,7 @@ describe("attention-lse and attention-grad kernels", () => {
         }),
       ),
     ).toBe("g.lse");
-    const wrongK = random([1, 3, 4, 4], 1); // Hkv = 3 does not divide H = 2
+    const wrongK = randomTensor([1, 3, 4, 4], 1); // Hkv = 3 does not divide H = 2
     expect(
       subject(() =>
         ex.dispatch({

@@ -8,7 +8,8 @@ import { blockClass, modifyBlock } from "./attention-mods.js";
 import { BLOCK_ALL, BLOCK_NONE } from "@attngraph/graph";
 import { dropoutThreshold, fmix32, mixedBits } from "./dropout.js";
 import { lastVisibleKey, lastWindowedKey, maskOffset, windowOf } from "./mask.js";
-import { ensure64, microKernel, packPanels, roundUp } from "./matmul.js";
+import { blockScores, blockTimesKeys, markNonFiniteKeys } from "./key-block-products.js";
+import { ensure64, packPanels, roundUp } from "./matmul.js";
 import type { StridedView } from "./strided.js";
 
 /** Query rows and keys per block: a 64×64 float64 score block (32 KiB) and its panels stay in L1/L2. */
@@ -198,13 +199,7 @@ function packKeys(p: Problem, s: AttentionScratch, b: number, g: number, s0: num
     for (let j = s0, q = pad.offset + b * pad.strides[0]! + s0 * ps1; j < s1; j++, q += ps1)
       hidden[j] = pd[q] === 1 ? 1 : 0;
   }
-  const bad = s.badValue;
-  for (let j = s0; j < s1; j++) {
-    let z = 0;
-    for (let d = 0, q = j << 2; d < ndv; d += 4, q += ns << 2) z += (vp[q]! + vp[q + 1]! + vp[q + 2]! + vp[q + 3]!) * 0;
-    bad[j] = z === 0 ? 0 : 1;
-    if (z !== 0) s.anyBad = true;
-  }
+  if (markNonFiniteKeys(vp, ns, ndv, s0, s1, s.badValue)) s.anyBad = true;
 }
 
 /** Starts query block [i0, i0 + br) of head h: running max −∞, sums and output rows 0, the block's queries packed. */
@@ -269,8 +264,7 @@ function keyBlocks(
     if (cls === BLOCK_NONE) continue;
     work += br * bc * (nd + ndv + EXP_WORK);
     // Raw scores of the block: sb[r · BK + c] = q[i0 + r] · k[s0 + c].
-    for (let r = 0; r < brp; r += 4)
-      for (let c = 0; c < bcp; c += 4) microKernel(nd, qp, r * nd, kp, (s0 + c) * nd, sb, r * BK + c, BK);
+    blockScores(nd, qp, brp, kp, s0, bcp, sb, BK);
     if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL);
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
@@ -318,25 +312,7 @@ function keyBlocks(
     }
     // Padding rows of the last panel (br..brp) hold stale weights; their results are never read.
     // tb[r · dvp + d] = Σ_c pp[r, c] · v[s0 + c, d]
-    let badBlock = false;
-    if (anyBad) for (let c = 0; c < bc; c++) if (bad[s0 + c] !== 0) badBlock = true;
-    if (!badBlock) {
-      for (let r = 0; r < brp; r += 4)
-        for (let d = 0; d < dvp; d += 4) microKernel(bc, pp, r * bc, vp, d * ns + s0 * 4, tb, r * dvp + d, dvp);
-    } else {
-      // The same sums, in the same order, over the keys with a weight ≠ 0 only (no 0 · NaN).
-      for (let r = 0; r < br; r++) {
-        const pRow = (r >> 2) * bc * 4 + (r & 3);
-        const to = r * dvp;
-        tb.fill(0, to, to + ndv);
-        for (let c = 0; c < bc; c++) {
-          const w = pp[pRow + c * 4]!;
-          if (w === 0) continue;
-          for (let d = 0, vo = (s0 + c) * 4; d < ndv; d++)
-            tb[to + d] = tb[to + d]! + w * vp[vo + (d >> 2) * ns * 4 + (d & 3)]!;
-        }
-      }
-    }
+    blockTimesKeys(pp, br, bc, vp, ns, s0, ndv, tb, bad, anyBad);
     for (let r = 0; r < br; r++) {
       const alpha = rowAlpha[r]!;
       for (let d = 0, ao = r * ndv, to = r * dvp; d < ndv; d++) o[ao + d] = o[ao + d]! * alpha + tb[to + d]!;

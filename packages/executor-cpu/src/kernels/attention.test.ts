@@ -3,22 +3,11 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
 import type { AttentionAttrs } from "@attngraph/graph";
-import { mulberry32 } from "@attngraph/testkit";
+import { randomTensor } from "@attngraph/testkit";
 import { createCpuExecutor } from "../register-kernels.js";
+import { heads } from "../test-heads.js";
 
 const ex = createCpuExecutor();
-
-/** Seeded values in [-1, 1) (the testkit's mulberry32), so every run sees the same data. */
-function random(shape: Shape, seed: number, spread = 1): Tensor {
-  const next = mulberry32(seed);
-  const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-  for (let i = 0; i < data.length; i++) data[i] = spread * (next() * 2 - 1);
-  return new Tensor(data, shape);
-}
-
-/** [B, T, n, D] stored, seen as [B, n, T, D]: the strided layout the standard builder hands to the kernels. */
-const heads = (B: number, n: number, T: number, D: number, seed: number, spread = 1) =>
-  random([B, T, n, D], seed, spread).permute([0, 2, 1, 3]);
 
 const attrsOf = (a: Partial<AttentionAttrs>): AttentionAttrs => ({
   causal: false,
@@ -306,13 +295,13 @@ describe("fused attention kernel equals the unfused chain", () => {
   it("a padded key with a huge score changes nothing (it never enters the running max)", () => {
     const [B, H, L, S, D] = [1, 1, 3, 5, 2];
     const q = Tensor.from(new Array(L * D).fill(1), [B, H, L, D]);
-    const k = random([B, H, S, D], 33).contiguous();
+    const k = randomTensor([B, H, S, D], 33).contiguous();
     const kd = k.data.slice();
     kd[2 * D] = 1e4; // key 2: score 1e4 against every query
     kd[2 * D + 1] = 1e4;
     const pad = Tensor.from([0, 0, 1, 0, 0], [B, S]);
     const kk = new Tensor(kd, [B, H, S, D]);
-    const v = random([B, H, S, D], 34);
+    const v = randomTensor([B, H, S, D], 34);
     const got = fused(q, kk, v, pad, attrsOf({ scale: 1 }));
     expectSame(got, chain(q, kk, v, pad, attrsOf({ scale: 1 })).context);
     expect(got.toArray().every((x) => x !== 0)).toBe(true);
@@ -321,8 +310,8 @@ describe("fused attention kernel equals the unfused chain", () => {
   it("no keys at all (S = 0) gives zeros", () => {
     const out = fused(
       heads(1, 2, 3, 4, 12),
-      random([1, 2, 0, 4], 13),
-      random([1, 2, 0, 4], 14),
+      randomTensor([1, 2, 0, 4], 13),
+      randomTensor([1, 2, 0, 4], 14),
       undefined,
       attrsOf({}),
     );
@@ -330,12 +319,12 @@ describe("fused attention kernel equals the unfused chain", () => {
   });
 
   it("a NaN in q makes that row NaN, as the chain does", () => {
-    const q = random([1, 1, 3, 2], 15);
+    const q = randomTensor([1, 1, 3, 2], 15);
     const qd = q.data.slice();
     qd[2] = NaN; // row 1
     const qn = new Tensor(qd, [1, 1, 3, 2]);
-    const k = random([1, 1, 4, 2], 16);
-    const v = random([1, 1, 4, 2], 17);
+    const k = randomTensor([1, 1, 4, 2], 16);
+    const v = randomTensor([1, 1, 4, 2], 17);
     const got = fused(qn, k, v, undefined, attrsOf({}));
     const want = chain(qn, k, v, undefined, attrsOf({})).context;
     expect(got.toArray().map(Number.isNaN)).toEqual([false, false, true, true, false, false]);
@@ -359,7 +348,13 @@ describe("attention kernel: out and errors", () => {
     const pad = Tensor.from([0, 2, 0, 0], [1, 4]);
     let err: unknown;
     try {
-      fused(random([1, 1, 2, 2], 21), random([1, 1, 4, 2], 22), random([1, 1, 4, 2], 23), pad, attrsOf({}));
+      fused(
+        randomTensor([1, 1, 2, 2], 21),
+        randomTensor([1, 1, 4, 2], 22),
+        randomTensor([1, 1, 4, 2], 23),
+        pad,
+        attrsOf({}),
+      );
     } catch (e) {
       err = e;
     }
@@ -373,22 +368,22 @@ describe("attention kernel: out and errors", () => {
   });
 
   it("checks attributes and shapes, naming node and field", () => {
-    const q = random([1, 4, 2, 2], 24);
-    const kv = random([1, 2, 3, 2], 25);
+    const q = randomTensor([1, 4, 2, 2], 24);
+    const kv = randomTensor([1, 2, 3, 2], 25);
     expect(() => fused(q, kv, kv, undefined, attrsOf({ window: 2 }))).toThrow(/context\.heads\.window/);
     expect(() => fused(q, kv, kv, undefined, attrsOf({ dropoutRate: 1, training: true }))).toThrow(
       /context\.heads\.dropoutRate/,
     );
     expect(() => fused(q, kv, kv, undefined, attrsOf({ scale: NaN }))).toThrow(/context\.heads\.scale/);
-    expect(() => fused(q, random([1, 3, 3, 2], 26), random([1, 3, 3, 2], 26), undefined, attrsOf({}))).toThrow(
-      /context\.heads\.k/,
-    );
-    expect(() => fused(q, kv, random([1, 2, 4, 2], 27), undefined, attrsOf({}))).toThrow(/context\.heads\.v/);
+    expect(() =>
+      fused(q, randomTensor([1, 3, 3, 2], 26), randomTensor([1, 3, 3, 2], 26), undefined, attrsOf({})),
+    ).toThrow(/context\.heads\.k/);
+    expect(() => fused(q, kv, randomTensor([1, 2, 4, 2], 27), undefined, attrsOf({}))).toThrow(/context\.heads\.v/);
   });
 
   it("treats absent dropout attributes as no dropout", () => {
-    const q = random([1, 1, 3, 2], 28);
-    const kv = random([1, 1, 3, 2], 29);
+    const q = randomTensor([1, 1, 3, 2], 28);
+    const kv = randomTensor([1, 1, 3, 2], 29);
     const got = ex.dispatch({
       kind: "attention",
       node: "a",

@@ -1,10 +1,13 @@
 // clip-by-norm: one gradient scaled as torch.nn.utils.clip_grad_norm_ scales every one, x · min(1, maxNorm /
 // (sqrt(total) + eps)), total the sum of squares of all the gradients (sum-squares). The coefficient is taken in
 // float64, each product rounded once to float32.
-import { afterwards, checkClipByNormAttrs, expectScalarShape, overRows, type ClipByNormAttrs } from "@attngraph/graph";
+import { checkClipByNormAttrs, expectScalarShape, type ClipByNormAttrs } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { requireInput } from "./adapter.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /** clip_grad_norm_'s `clip_coef_clamped`: min(1, maxNorm / (sqrt(total) + eps)); NaN stays NaN (torch's clamp). */
 export function clipCoefficient(total: number, a: ClipByNormAttrs): number {
@@ -19,11 +22,8 @@ export function clipCoefficient(total: number, a: ClipByNormAttrs): number {
  * @param part the rows (a row = the last axis) to write; default: all
  */
 export function scaleImpl(x: StridedView, coef: number, out?: Float32Array, part?: RowRange): Float32Array {
-  const r0 = part?.start ?? 0;
-  const rows = rowOffsets(x, r0, part?.end);
-  const { length: n, stride } = lastAxis(x);
-  const d = x.data;
-  const y = out ?? new Float32Array(rowCount(x.shape) * n);
+  const [r0, n, [rows], [stride], [d]] = planRows(part, x);
+  const y = out ?? new Float32Array(sizeOf(x.shape));
   for (let r = 0; r < rows.length; r++) {
     const o = (r0 + r) * n;
     for (let j = 0, p = rows[r]!; j < n; j++, p += stride) y[o + j] = d[p]! * coef;
@@ -38,13 +38,7 @@ export const clipByNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_W
   const a = checkClipByNormAttrs(call);
   expectScalarShape(call, "sumSquares", total);
   const coef = clipCoefficient(total.data[total.offset]!, a);
-  const { length: n } = lastAxis(x);
-  const rows = rowCount(x.shape);
-  const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, n === 0 ? 0 : rows, n * CLIP_WORK, (start, end) =>
-    scaleImpl(x, coef, y, { start, end }),
-  );
-  return afterwards(pending, () => result(call, y, x.shape));
+  return writeRows(call, chunkWork, x.shape, CLIP_WORK, (y, part) => scaleImpl(x, coef, y, part));
 });
 
 /** Work per element in multiply-adds of the matmul core: a strided read, a multiply and a write (≈ 3). */

@@ -1,19 +1,19 @@
 // cross-entropy-grad: the logits' gradient of a language model's loss, (softmax(logits) − onehot(target)) times the
 // loss's gradient per position. Targets are checked with the forward kernel's error before anything is written.
 import {
-  afterwards,
   checkCrossEntropyAttrs,
   expectCrossEntropyShapes,
   expectLossGradShape,
   findBadIndex,
-  overRows,
   type CrossEntropyAttrs,
 } from "@attngraph/graph";
-import type { Tensor } from "@attngraph/tensor";
+import { sizeOf, type Tensor } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { intInput, optionalInput, outData, requireInput, result } from "./adapter.js";
+import { intInput, optionalInput, requireInput } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 let rowScratch: Float64Array = new Float64Array(0); // one row of exponentials; reused, one Impl call is synchronous
 
@@ -34,11 +34,8 @@ export function crossEntropyGradImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const rows = rowOffsets(logits, r0, part?.end);
-  const { length: v, stride: ls } = lastAxis(logits);
-  const ld = logits.data;
-  const y = out ?? new Float32Array(rowCount(logits.shape) * v);
+  const [r0, v, [rows], [ls], [ld]] = planRows(part, logits);
+  const y = out ?? new Float32Array(sizeOf(logits.shape));
   const e = (rowScratch = ensure64(rowScratch, v)); // the row's exponentials, kept in float64 until normalised
   for (let r = 0; r < rows.length; r++) {
     const o = (r0 + r) * v;
@@ -100,12 +97,9 @@ export const crossEntropyGradKernel = chunkedKernel((call, chunkWork = DEFAULT_C
   const bad = findBadIndex(call, "targets", t, targets.shape, v, "target", attrs.ignoreIndex);
   if (bad) throw bad;
   const scales = positionScales(grad, t, attrs);
-  const rows = rowCount(logits.shape);
-  const y = outData(call, logits.shape) ?? new Float32Array(rows * v);
-  const pending = overRows(call, chunkWork, rows, v * CROSS_ENTROPY_GRAD_WORK, (start, end) =>
-    crossEntropyGradImpl(logits, t, attrs.ignoreIndex, scales, y, { start, end }),
+  return writeRows(call, chunkWork, logits.shape, CROSS_ENTROPY_GRAD_WORK, (y, part) =>
+    crossEntropyGradImpl(logits, t, attrs.ignoreIndex, scales, y, part),
   );
-  return afterwards(pending, () => result(call, y, logits.shape));
 });
 
 /** Work per element in multiply-adds of the matmul core: two exps and three passes (estimated ≈ 40). */

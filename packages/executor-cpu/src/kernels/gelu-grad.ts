@@ -1,9 +1,12 @@
 // gelu-grad: GELU's input gradient, grad · gelu'(x), in the same two forms as the forward kernel (and its erf).
-import { afterwards, checkGeluApproximate, expectSameShape, overRows } from "@attngraph/graph";
+import { checkGeluApproximate, expectSameShape } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
+import { requireInput } from "./adapter.js";
 import { erf } from "./gelu.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
 const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
@@ -34,14 +37,8 @@ export function geluGradImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const xRows = rowOffsets(x, r0, part?.end);
-  const { length: n, stride: xs } = lastAxis(x);
-  const { stride: gs } = lastAxis(grad);
-  const gd = grad.data;
-  const xd = x.data;
-  const y = out ?? new Float32Array(rowCount(x.shape) * n);
+  const [r0, n, [xRows, gRows], [xs, gs], [xd, gd]] = planRows(part, x, grad);
+  const y = out ?? new Float32Array(sizeOf(x.shape));
   for (let r = 0; r < xRows.length; r++) {
     const o = (r0 + r) * n;
     for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs)
@@ -56,13 +53,7 @@ export const geluGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WOR
   const x = requireInput(call, 1, "x");
   const tanh = checkGeluApproximate(call) === "tanh";
   expectSameShape(call, "x", grad, x);
-  const { length: n } = lastAxis(x);
-  const rows = rowCount(x.shape);
-  const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * GELU_GRAD_WORK, (start, end) =>
-    geluGradImpl(grad, x, tanh, y, { start, end }),
-  );
-  return afterwards(pending, () => result(call, y, x.shape));
+  return writeRows(call, chunkWork, x.shape, GELU_GRAD_WORK, (y, part) => geluGradImpl(grad, x, tanh, y, part));
 });
 
 /** Work per element in multiply-adds of the matmul core: two exps (or a tanh) and a polynomial (estimated ≈ 25). */

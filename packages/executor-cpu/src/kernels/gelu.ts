@@ -1,8 +1,11 @@
 // gelu: the activation between the two linear layers of a transformer block's MLP, in PyTorch's two forms.
-import { afterwards, checkGeluApproximate, overRows } from "@attngraph/graph";
+import { checkGeluApproximate } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { requireInput } from "./adapter.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 const SQRT_2_OVER_PI = Math.sqrt(2 / Math.PI);
 
@@ -46,11 +49,8 @@ export function gelu(x: number, tanh: boolean): number {
  * @param part the rows (a row = the last axis) to write; default: all
  */
 export function geluImpl(x: StridedView, tanh: boolean, out?: Float32Array, part?: RowRange): Float32Array {
-  const r0 = part?.start ?? 0;
-  const rows = rowOffsets(x, r0, part?.end);
-  const { length: n, stride: xs } = lastAxis(x);
-  const xd = x.data;
-  const y = out ?? new Float32Array(rowCount(x.shape) * n);
+  const [r0, n, [rows], [xs], [xd]] = planRows(part, x);
+  const y = out ?? new Float32Array(sizeOf(x.shape));
   for (let r = 0; r < rows.length; r++) {
     const o = (r0 + r) * n;
     for (let j = 0, p = rows[r]!; j < n; j++, p += xs) y[o + j] = gelu(xd[p]!, tanh);
@@ -62,11 +62,7 @@ export function geluImpl(x: StridedView, tanh: boolean, out?: Float32Array, part
 export const geluKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const x = requireInput(call, 0, "x");
   const tanh = checkGeluApproximate(call) === "tanh";
-  const { length: n } = lastAxis(x);
-  const rows = rowCount(x.shape);
-  const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * GELU_WORK, (start, end) => geluImpl(x, tanh, y, { start, end }));
-  return afterwards(pending, () => result(call, y, x.shape));
+  return writeRows(call, chunkWork, x.shape, GELU_WORK, (y, part) => geluImpl(x, tanh, y, part));
 });
 
 /** Work per element in multiply-adds of the matmul core: one exp or tanh and a polynomial (estimated ≈ 20). */

@@ -1,17 +1,13 @@
 // grad-accumulate: the running sum of a parameter's microbatch gradients, nanoGPT's gradient accumulation (loss / n per
 // micro step, .grad summed): scale · grad at micro step k = 1 (acc is not read: it holds the last update's sum), acc +
 // scale · grad after; in float64, stored as float32 once.
-import {
-  afterwards,
-  checkGradAccumulateAttrs,
-  checkOptimizerStepValue,
-  expectSameShape,
-  expectStepShape,
-  overRows,
-} from "@attngraph/graph";
+import { checkGradAccumulateAttrs, checkOptimizerStepValue, expectSameShape, expectStepShape } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { requireInput } from "./adapter.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * (restart ? 0 : acc) + scale · grad, row-major.
@@ -28,14 +24,8 @@ export function gradAccumulateImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const aRows = rowOffsets(acc, r0, part?.end);
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const { length: n, stride: as } = lastAxis(acc);
-  const { stride: gs } = lastAxis(grad);
-  const ad = acc.data;
-  const gd = grad.data;
-  const y = out ?? new Float32Array(rowCount(acc.shape) * n);
+  const [r0, n, [aRows, gRows], [as, gs], [ad, gd]] = planRows(part, acc, grad);
+  const y = out ?? new Float32Array(sizeOf(acc.shape));
   for (let r = 0; r < aRows.length; r++) {
     const o = (r0 + r) * n;
     for (let j = 0, p = aRows[r]!, q = gRows[r]!; j < n; j++, p += as, q += gs)
@@ -53,13 +43,9 @@ export const gradAccumulateKernel = chunkedKernel((call, chunkWork = DEFAULT_CHU
   expectSameShape(call, "grad", acc, grad);
   expectStepShape(call, step);
   const k = checkOptimizerStepValue(call, step.data[step.offset] ?? NaN);
-  const { length: n } = lastAxis(acc);
-  const rows = rowCount(acc.shape);
-  const y = outData(call, acc.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, n === 0 ? 0 : rows, n * ACCUMULATE_WORK, (start, end) =>
-    gradAccumulateImpl(acc, grad, scale, k === 1, y, { start, end }),
+  return writeRows(call, chunkWork, acc.shape, ACCUMULATE_WORK, (y, part) =>
+    gradAccumulateImpl(acc, grad, scale, k === 1, y, part),
   );
-  return afterwards(pending, () => result(call, y, acc.shape));
 });
 
 /** Work per element in multiply-adds of the matmul core: two strided reads, a multiply-add and a write (≈ 3). */

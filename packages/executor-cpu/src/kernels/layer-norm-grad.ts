@@ -1,35 +1,13 @@
 // layer-norm-grad: layer norm's input gradient. The row statistics are recomputed from x (two passes, as the forward
 // kernel computes them) instead of being saved by the forward pass: cheaper in memory, and the same numbers.
-import {
-  afterwards,
-  checkLayerNormEps,
-  expectAxis,
-  expectNormParams,
-  expectSameShape,
-  overRows,
-} from "@attngraph/graph";
+import { checkLayerNormEps, expectAxis, expectNormParams, expectSameShape } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
-
-/** Mean and 1/sqrt(biased var + eps) of one row of n values at data[base + j·stride], in float64 (as layerNormImpl). */
-export function rowStats(
-  data: Float32Array,
-  base: number,
-  n: number,
-  stride: number,
-  eps: number,
-): { readonly mean: number; readonly rstd: number } {
-  let sum = 0;
-  for (let j = 0, p = base; j < n; j++, p += stride) sum += data[p]!;
-  const mean = sum / n;
-  let sq = 0;
-  for (let j = 0, p = base; j < n; j++, p += stride) {
-    const d = data[p]! - mean;
-    sq += d * d;
-  }
-  return { mean, rstd: 1 / Math.sqrt(sq / n + eps) };
-}
+import { optionalInput, requireInput } from "./adapter.js";
+import { paramVector, rowStats } from "./norm-rows.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import { lastAxis, type RowRange, type StridedView } from "./strided.js";
 
 /**
  * Per row, with x̂ = (x − μ) · rstd and ĝ = grad ⊙ weight (weight absent = 1):
@@ -48,17 +26,9 @@ export function layerNormGradImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const xRows = rowOffsets(x, r0, part?.end);
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const { length: n, stride: xs } = lastAxis(x);
-  const { stride: gs } = lastAxis(grad);
-  const xd = x.data;
-  const gd = grad.data;
-  const wd = weight?.data;
-  const ws = weight?.strides[0] ?? 0;
-  const wo = weight?.offset ?? 0;
-  const dx = out ?? new Float32Array(rowCount(x.shape) * n);
+  const [r0, n, [xRows, gRows], [xs, gs], [xd, gd]] = planRows(part, x, grad);
+  const { data: wd, stride: ws, offset: wo } = paramVector(weight);
+  const dx = out ?? new Float32Array(sizeOf(x.shape));
   for (let r = 0; r < xRows.length; r++) {
     const { mean, rstd } = rowStats(xd, xRows[r]!, n, xs, eps);
     // mean(ĝ) and mean(ĝ ⊙ x̂) over the row.
@@ -90,12 +60,9 @@ export const layerNormGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   expectAxis(call, "x", x);
   const { length: n } = lastAxis(x);
   expectNormParams(call, n, weight, undefined);
-  const rows = rowCount(x.shape);
-  const dx = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * LAYER_NORM_GRAD_WORK, (start, end) =>
-    layerNormGradImpl(grad, x, weight, eps, dx, { start, end }),
+  return writeRows(call, chunkWork, x.shape, LAYER_NORM_GRAD_WORK, (dx, part) =>
+    layerNormGradImpl(grad, x, weight, eps, dx, part),
   );
-  return afterwards(pending, () => result(call, dx, x.shape));
 });
 
 /** Work per element in multiply-adds of the matmul core: four passes over the row (estimated ≈ 12). */

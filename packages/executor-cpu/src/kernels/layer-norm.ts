@@ -1,9 +1,13 @@
 // layer-norm: nn.LayerNorm over the last axis, the normalisation before attention and before the MLP in a pre-norm
 // transformer block.
-import { afterwards, checkLayerNormEps, expectNormParams, overRows } from "@attngraph/graph";
+import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectRank, optionalInput, outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { expectRank, optionalInput, requireInput } from "./adapter.js";
+import { layerNormRow, paramVector, rowStats } from "./norm-rows.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import { lastAxis, type RowRange, type StridedView } from "./strided.js";
 
 /**
  * (x − mean) / sqrt(var + eps) · weight + bias per row, in float64, stored as float32. Two passes over each row (the
@@ -25,33 +29,13 @@ export function layerNormImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const rows = rowOffsets(x, r0, part?.end);
-  const { length: n, stride: xs } = lastAxis(x);
-  const xd = x.data;
-  const y = out ?? new Float32Array(rowCount(x.shape) * n);
-  const wd = weight?.data;
-  const ws = weight?.strides[0] ?? 0;
-  const wo = weight?.offset ?? 0;
-  const bd = bias?.data;
-  const bs = bias?.strides[0] ?? 0;
-  const bo = bias?.offset ?? 0;
+  const [r0, n, [rows], [xs], [xd]] = planRows(part, x);
+  const y = out ?? new Float32Array(sizeOf(x.shape));
+  const w = paramVector(weight);
+  const b = paramVector(bias);
   for (let r = 0; r < rows.length; r++) {
-    const base = rows[r]!;
-    let sum = 0;
-    for (let j = 0, p = base; j < n; j++, p += xs) sum += xd[p]!;
-    const mean = sum / n;
-    let sq = 0;
-    for (let j = 0, p = base; j < n; j++, p += xs) {
-      const d = xd[p]! - mean;
-      sq += d * d;
-    }
-    const inv = 1 / Math.sqrt(sq / n + eps);
-    const o = (r0 + r) * n;
-    for (let j = 0, p = base; j < n; j++, p += xs) {
-      const v = (xd[p]! - mean) * inv;
-      y[o + j] = (wd === undefined ? v : v * wd[wo + j * ws]!) + (bd === undefined ? 0 : bd[bo + j * bs]!);
-    }
+    const { mean, rstd } = rowStats(xd, rows[r]!, n, xs, eps);
+    layerNormRow(xd, rows[r]!, xs, n, mean, rstd, w, b, y, (r0 + r) * n);
   }
   return y;
 }
@@ -65,12 +49,9 @@ export const layerNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WO
   if (x.rank < 1) expectRank(call, "x", x, 1, "[..., E]");
   const { length: n } = lastAxis(x);
   expectNormParams(call, n, weight, bias);
-  const rows = rowCount(x.shape);
-  const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * LAYER_NORM_WORK, (start, end) =>
-    layerNormImpl(x, eps, weight, bias, y, { start, end }),
+  return writeRows(call, chunkWork, x.shape, LAYER_NORM_WORK, (y, part) =>
+    layerNormImpl(x, eps, weight, bias, y, part),
   );
-  return afterwards(pending, () => result(call, y, x.shape));
 });
 
 /** Work per element in multiply-adds of the matmul core: three passes over the row (estimated ≈ 8 on Node 20). */

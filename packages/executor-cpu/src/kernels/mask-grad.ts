@@ -1,9 +1,12 @@
 // mask-grad: the backward of mask and ALiBi. Read from the forward output, so every hiding rule (causal, window,
 // padding, user mask, −∞ bias) is covered without repeating it: a score shown as −∞ got no gradient.
-import { afterwards, checkGradScale, expectSameShape, overRows } from "@attngraph/graph";
+import { checkGradScale, expectSameShape } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { requireInput } from "./adapter.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * out = masked == −∞ ? 0 : scale · grad, elementwise. Only −∞ hides: a +∞ or NaN in `masked` came from the scores
@@ -20,14 +23,8 @@ export function maskGradImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const mRows = rowOffsets(masked, r0, part?.end);
-  const { length: n, stride: gs } = lastAxis(grad);
-  const { stride: ms } = lastAxis(masked);
-  const gd = grad.data;
-  const md = masked.data;
-  const y = out ?? new Float32Array(rowCount(grad.shape) * n);
+  const [r0, n, [gRows, mRows], [gs, ms], [gd, md]] = planRows(part, grad, masked);
+  const y = out ?? new Float32Array(sizeOf(grad.shape));
   for (let r = 0; r < gRows.length; r++) {
     const o = (r0 + r) * n;
     for (let j = 0, p = gRows[r]!, q = mRows[r]!; j < n; j++, p += gs, q += ms)
@@ -42,13 +39,9 @@ export const maskGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WOR
   const masked = requireInput(call, 1, "masked");
   const scale = checkGradScale(call);
   expectSameShape(call, "masked", grad, masked);
-  const { length: n } = lastAxis(grad);
-  const rows = rowCount(grad.shape);
-  const y = outData(call, grad.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * MASK_GRAD_WORK, (start, end) =>
-    maskGradImpl(grad, masked, scale, y, { start, end }),
+  return writeRows(call, chunkWork, grad.shape, MASK_GRAD_WORK, (y, part) =>
+    maskGradImpl(grad, masked, scale, y, part),
   );
-  return afterwards(pending, () => result(call, y, grad.shape));
 });
 
 /** Work per element in multiply-adds of the matmul core: two strided reads, a compare and a multiply (≈ 3). */

@@ -82,6 +82,9 @@ export function packPanels(
   }
 }
 
+/** The float32 output `tileKernel` is given when it stores into its float64 one (never written). */
+const NO_FLOAT32 = new Float32Array(0);
+
 /**
  * The register tile: c[co + r · ldc + j] = Σ_p ap[a + p · 4 + r] · bp[b + p · 4 + j] for r, j < 4, over kc steps of
  * two packed panels, in float64. Sixteen accumulators in locals; nothing allocated, no closures.
@@ -96,82 +99,24 @@ export function microKernel(
   co: number,
   ldc: number,
 ): void {
-  let c00 = 0,
-    c01 = 0,
-    c02 = 0,
-    c03 = 0;
-  let c10 = 0,
-    c11 = 0,
-    c12 = 0,
-    c13 = 0;
-  let c20 = 0,
-    c21 = 0,
-    c22 = 0,
-    c23 = 0;
-  let c30 = 0,
-    c31 = 0,
-    c32 = 0,
-    c33 = 0;
-  for (let p = 0; p < kc; p++, a += 4, b += 4) {
-    const a0 = ap[a]!,
-      a1 = ap[a + 1]!,
-      a2 = ap[a + 2]!,
-      a3 = ap[a + 3]!;
-    const b0 = bp[b]!;
-    c00 += a0 * b0;
-    c10 += a1 * b0;
-    c20 += a2 * b0;
-    c30 += a3 * b0;
-    const b1 = bp[b + 1]!;
-    c01 += a0 * b1;
-    c11 += a1 * b1;
-    c21 += a2 * b1;
-    c31 += a3 * b1;
-    const b2 = bp[b + 2]!;
-    c02 += a0 * b2;
-    c12 += a1 * b2;
-    c22 += a2 * b2;
-    c32 += a3 * b2;
-    const b3 = bp[b + 3]!;
-    c03 += a0 * b3;
-    c13 += a1 * b3;
-    c23 += a2 * b3;
-    c33 += a3 * b3;
-  }
-  c[co] = c00;
-  c[co + 1] = c01;
-  c[co + 2] = c02;
-  c[co + 3] = c03;
-  co += ldc;
-  c[co] = c10;
-  c[co + 1] = c11;
-  c[co + 2] = c12;
-  c[co + 3] = c13;
-  co += ldc;
-  c[co] = c20;
-  c[co + 1] = c21;
-  c[co + 2] = c22;
-  c[co + 3] = c23;
-  co += ldc;
-  c[co] = c30;
-  c[co + 1] = c31;
-  c[co + 2] = c32;
-  c[co + 3] = c33;
+  tileKernel(kc, ap, a, bp, b, c, NO_FLOAT32, co, ldc, 0, 0, 0, 0);
 }
 
 /**
- * `microKernel` storing straight into a float32 output with a bias per column (c[co + r · ldc + j] = Σ + bj). A copy on
- * purpose: in development experiments, one function fed both Float32Array and Float64Array outputs (polymorphic
- * stores) was slower on small sizes, and going through a float64 tile plus a copy was slower at K = 64 (the score
+ * The tile's one loop, storing into `out64` as `microKernel` does, or (when `out32` is a real array) straight into a
+ * float32 output with a bias per column (out32[co + r · ldc + j] = Σ + bj). The stores are two branches, one per array
+ * type, taken once per tile: in development experiments, one store site fed both Float32Array and Float64Array
+ * (polymorphic) was slower on small sizes, and going through a float64 tile plus a copy was slower at K = 64 (the score
  * shape).
  */
-function microKernelStore(
+function tileKernel(
   kc: number,
   ap: Float64Array,
   a: number,
   bp: Float64Array,
   b: number,
-  c: Float32Array,
+  out64: Float64Array,
+  out32: Float32Array,
   co: number,
   ldc: number,
   bias0: number,
@@ -221,26 +166,49 @@ function microKernelStore(
     c23 += a2 * b3;
     c33 += a3 * b3;
   }
+  if (out32 === NO_FLOAT32) {
+    // No bias here, not even + 0: a −0 sum stays −0 in the float64 blocks of the attention kernels.
+    out64[co] = c00;
+    out64[co + 1] = c01;
+    out64[co + 2] = c02;
+    out64[co + 3] = c03;
+    co += ldc;
+    out64[co] = c10;
+    out64[co + 1] = c11;
+    out64[co + 2] = c12;
+    out64[co + 3] = c13;
+    co += ldc;
+    out64[co] = c20;
+    out64[co + 1] = c21;
+    out64[co + 2] = c22;
+    out64[co + 3] = c23;
+    co += ldc;
+    out64[co] = c30;
+    out64[co + 1] = c31;
+    out64[co + 2] = c32;
+    out64[co + 3] = c33;
+    return;
+  }
   // The bias is added after the sum, as a plain loop `acc = Σ; acc += bias` would, so results match it bit for bit.
-  c[co] = c00 + bias0;
-  c[co + 1] = c01 + bias1;
-  c[co + 2] = c02 + bias2;
-  c[co + 3] = c03 + bias3;
+  out32[co] = c00 + bias0;
+  out32[co + 1] = c01 + bias1;
+  out32[co + 2] = c02 + bias2;
+  out32[co + 3] = c03 + bias3;
   co += ldc;
-  c[co] = c10 + bias0;
-  c[co + 1] = c11 + bias1;
-  c[co + 2] = c12 + bias2;
-  c[co + 3] = c13 + bias3;
+  out32[co] = c10 + bias0;
+  out32[co + 1] = c11 + bias1;
+  out32[co + 2] = c12 + bias2;
+  out32[co + 3] = c13 + bias3;
   co += ldc;
-  c[co] = c20 + bias0;
-  c[co + 1] = c21 + bias1;
-  c[co + 2] = c22 + bias2;
-  c[co + 3] = c23 + bias3;
+  out32[co] = c20 + bias0;
+  out32[co + 1] = c21 + bias1;
+  out32[co + 2] = c22 + bias2;
+  out32[co + 3] = c23 + bias3;
   co += ldc;
-  c[co] = c30 + bias0;
-  c[co + 1] = c31 + bias1;
-  c[co + 2] = c32 + bias2;
-  c[co + 3] = c33 + bias3;
+  out32[co] = c30 + bias0;
+  out32[co + 1] = c31 + bias1;
+  out32[co + 2] = c32 + bias2;
+  out32[co + 3] = c33 + bias3;
 }
 
 let aPack: Float64Array = new Float64Array(0);
@@ -295,7 +263,7 @@ export function matmul(
           const rows = Math.min(4, mcur - i0);
           let p = cOff + (ic + i0) * cRowStride + j;
           if (rows === 4 && cols === 4) {
-            microKernelStore(k, ap, i0 * k, bp, j0 * k, c, p, cRowStride, b0, b1, b2, b3);
+            tileKernel(k, ap, i0 * k, bp, j0 * k, tile, c, p, cRowStride, b0, b1, b2, b3);
           } else {
             // An edge tile: computed in full (the packed panels are zero-padded), only the real part stored.
             microKernel(k, ap, i0 * k, bp, j0 * k, tile, 0, 4);

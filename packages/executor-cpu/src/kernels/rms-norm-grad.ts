@@ -1,17 +1,17 @@
 // rms-norm-grad and rms-norm-weight-grad: RMS norm's gradients to its input and to its weight, r = 1/RMS recomputed
 // from x as the forward computes it (rmsOf), so nothing is saved between the passes.
-import {
-  afterwards,
-  checkLayerNormEps,
-  expectAxis,
-  expectRmsWeight,
-  expectSameShape,
-  overRows,
-} from "@attngraph/graph";
+import { checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result } from "./adapter.js";
-import { rmsOf } from "./rms-norm.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { optionalInput, requireInput } from "./adapter.js";
+import { normWeightGradKernel } from "./norm-weight-grad.js";
+import { paramVector, rmsOf } from "./norm-rows.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import { lastAxis, type RowRange, type StridedView } from "./strided.js";
+
+/** Work per element in multiply-adds of the matmul core: three passes over the row (estimated ≈ 7). */
+const RMS_NORM_GRAD_WORK = 7;
 
 /**
  * dx = r · (ĝ − x̂ · mean(ĝ ⊙ x̂)) per row, x̂ = x · r, ĝ = grad ⊙ weight, in float64 stored as float32.
@@ -27,17 +27,9 @@ export function rmsNormGradImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const xRows = rowOffsets(x, r0, part?.end);
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const { length: n, stride: xs } = lastAxis(x);
-  const { stride: gs } = lastAxis(grad);
-  const xd = x.data;
-  const gd = grad.data;
-  const wd = weight?.data;
-  const ws = weight?.strides[0] ?? 0;
-  const wo = weight?.offset ?? 0;
-  const y = out ?? new Float32Array(rowCount(x.shape) * n);
+  const [r0, n, [xRows, gRows], [xs, gs], [xd, gd]] = planRows(part, x, grad);
+  const { data: wd, stride: ws, offset: wo } = paramVector(weight);
+  const y = out ?? new Float32Array(sizeOf(x.shape));
   for (let r = 0; r < xRows.length; r++) {
     const inv = rmsOf(xd, xRows[r]!, n, xs, eps);
     let dot = 0;
@@ -61,12 +53,9 @@ export const rmsNormGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_
   expectAxis(call, "x", x);
   const { length: n } = lastAxis(x);
   expectRmsWeight(call, n, weight);
-  const rows = rowCount(x.shape);
-  const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * RMS_NORM_GRAD_WORK, (start, end) =>
-    rmsNormGradImpl(grad, x, weight, eps, y, { start, end }),
+  return writeRows(call, chunkWork, x.shape, RMS_NORM_GRAD_WORK, (y, part) =>
+    rmsNormGradImpl(grad, x, weight, eps, y, part),
   );
-  return afterwards(pending, () => result(call, y, x.shape));
 });
 
 /**
@@ -80,38 +69,14 @@ export function rmsNormWeightGradImpl(
   acc: Float64Array,
   part?: RowRange,
 ): Float64Array {
-  const r0 = part?.start ?? 0;
-  const xRows = rowOffsets(x, r0, part?.end);
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const { length: n, stride: xs } = lastAxis(x);
-  const { stride: gs } = lastAxis(grad);
+  const [, n, [xRows, gRows], [xs, gs], [xd, gd]] = planRows(part, x, grad);
   for (let r = 0; r < xRows.length; r++) {
-    const inv = rmsOf(x.data, xRows[r]!, n, xs, eps);
+    const inv = rmsOf(xd, xRows[r]!, n, xs, eps);
     for (let j = 0, p = xRows[r]!, q = gRows[r]!; j < n; j++, p += xs, q += gs)
-      acc[j] = acc[j]! + grad.data[q]! * (x.data[p]! * inv);
+      acc[j] = acc[j]! + gd[q]! * (xd[p]! * inv);
   }
   return acc;
 }
 
 /** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
-export const rmsNormWeightGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
-  const { length: n } = lastAxis(x);
-  const shape = [n];
-  const y = outData(call, shape) ?? new Float32Array(n);
-  const acc = new Float64Array(n);
-  const pending = overRows(call, chunkWork, rowCount(x.shape), n * RMS_NORM_GRAD_WORK, (start, end) =>
-    rmsNormWeightGradImpl(grad, x, eps, acc, { start, end }),
-  );
-  return afterwards(pending, () => {
-    y.set(acc);
-    return result(call, y, shape);
-  });
-});
-
-/** Work per element in multiply-adds of the matmul core: three passes over the row (estimated ≈ 7). */
-const RMS_NORM_GRAD_WORK = 7;
+export const rmsNormWeightGradKernel = normWeightGradKernel(rmsNormWeightGradImpl, RMS_NORM_GRAD_WORK);

@@ -1,16 +1,13 @@
 // rms-norm: Llama's LlamaRMSNorm over the last axis, the normalisation before attention and before the MLP in a Llama
 // block (and its final norm).
-import { afterwards, checkLayerNormEps, expectRmsWeight, overRows } from "@attngraph/graph";
+import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectRank, optionalInput, outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
-
-/** 1/sqrt(mean(x²) + eps) of one row, summed in float64 (LlamaRMSNorm upcasts to float32; wider is at least as good). */
-export function rmsOf(data: Float32Array, base: number, n: number, stride: number, eps: number): number {
-  let sq = 0;
-  for (let j = 0, p = base; j < n; j++, p += stride) sq += data[p]! * data[p]!;
-  return 1 / Math.sqrt(sq / n + eps);
-}
+import { expectRank, optionalInput, requireInput } from "./adapter.js";
+import { paramVector, rmsOf } from "./norm-rows.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import { lastAxis, type RowRange, type StridedView } from "./strided.js";
 
 /**
  * x · r · weight per row, r = 1/sqrt(mean(x²) + eps), in float64 stored as float32. No mean is subtracted, so there is
@@ -28,14 +25,9 @@ export function rmsNormImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const rows = rowOffsets(x, r0, part?.end);
-  const { length: n, stride: xs } = lastAxis(x);
-  const xd = x.data;
-  const y = out ?? new Float32Array(rowCount(x.shape) * n);
-  const wd = weight?.data;
-  const ws = weight?.strides[0] ?? 0;
-  const wo = weight?.offset ?? 0;
+  const [r0, n, [rows], [xs], [xd]] = planRows(part, x);
+  const y = out ?? new Float32Array(sizeOf(x.shape));
+  const { data: wd, stride: ws, offset: wo } = paramVector(weight);
   for (let r = 0; r < rows.length; r++) {
     const inv = rmsOf(xd, rows[r]!, n, xs, eps);
     const o = (r0 + r) * n;
@@ -53,12 +45,7 @@ export const rmsNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK
   if (x.rank < 1) expectRank(call, "x", x, 1, "[..., E]");
   const { length: n } = lastAxis(x);
   expectRmsWeight(call, n, weight);
-  const rows = rowCount(x.shape);
-  const y = outData(call, x.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * RMS_NORM_WORK, (start, end) =>
-    rmsNormImpl(x, eps, weight, y, { start, end }),
-  );
-  return afterwards(pending, () => result(call, y, x.shape));
+  return writeRows(call, chunkWork, x.shape, RMS_NORM_WORK, (y, part) => rmsNormImpl(x, eps, weight, y, part));
 });
 
 /** Work per element in multiply-adds of the matmul core: two passes over the row (estimated ≈ 5). */

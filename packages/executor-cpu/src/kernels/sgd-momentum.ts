@@ -3,17 +3,18 @@
 // momentum · buf + (1 − dampening) · d after. The step t is an input (one float, read here), so the graph stays the
 // same from step to step.
 import {
-  afterwards,
   checkOptimizerStepValue,
   checkSgdMomentumAttrs,
   expectSameShape,
   expectStepShape,
-  overRows,
   type SgdMomentumAttrs,
 } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { optionalInput, requireInput } from "./adapter.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * The new buffer elementwise in float64, stored as float32: d (t = 1) or momentum · buf + (1 − dampening) · d.
@@ -34,25 +35,21 @@ export function sgdMomentumImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const first = t === 1;
-  const bRows = first ? undefined : rowOffsets(buf, r0, part?.end);
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const pRows = param && rowOffsets(param, r0, part?.end);
-  const { length: n, stride: bs } = lastAxis(buf);
-  const { stride: gs } = lastAxis(grad);
-  const ps = param ? lastAxis(param).stride : 0;
-  const bd = buf.data;
-  const gd = grad.data;
-  const pd = param?.data;
+  // The buffer is not read at t = 1 (PyTorch clones d into it), so it is not planned then.
+  const [r0, n, [gRows, pRows, bRows], [gs, ps, bs], [gd, pd, bd]] = planRows(
+    part,
+    grad,
+    param,
+    t === 1 ? undefined : buf,
+  );
   const { momentum: mu, weightDecay: wd } = a;
   const keep = 1 - a.dampening;
-  const y = out ?? new Float32Array(rowCount(buf.shape) * n);
+  const y = out ?? new Float32Array(sizeOf(buf.shape));
   for (let r = 0; r < gRows.length; r++) {
     const o = (r0 + r) * n;
     let q = gRows[r]!;
     let w = pRows ? pRows[r]! : 0;
-    if (first || !bRows) {
+    if (!bRows || !bd) {
       for (let j = 0; j < n; j++, q += gs, w += ps) y[o + j] = pd ? gd[q]! + wd * pd[w]! : gd[q]!;
     } else {
       for (let j = 0, p = bRows[r]!; j < n; j++, p += bs, q += gs, w += ps) {
@@ -79,13 +76,9 @@ export const sgdMomentumKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_
   if (param) expectSameShape(call, "param", buf, param);
   expectStepShape(call, step);
   const t = checkOptimizerStepValue(call, step.data[step.offset] ?? NaN);
-  const { length: n } = lastAxis(buf);
-  const rows = rowCount(buf.shape);
-  const y = outData(call, buf.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * SGD_MOMENTUM_WORK, (start, end) =>
-    sgdMomentumImpl(buf, grad, param, t, a, y, { start, end }),
+  return writeRows(call, chunkWork, buf.shape, SGD_MOMENTUM_WORK, (y, part) =>
+    sgdMomentumImpl(buf, grad, param, t, a, y, part),
   );
-  return afterwards(pending, () => result(call, y, buf.shape));
 });
 
 /** Work per element in multiply-adds of the matmul core: three strided reads and three multiply-adds (≈ 3). */

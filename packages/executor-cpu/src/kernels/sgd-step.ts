@@ -2,17 +2,18 @@
 // with d = grad + weightDecay · param, param − lr · u where u = d without momentum, buf (the buffer after this step's
 // sgd-momentum) with it, and d + momentum · buf with `nesterov`.
 import {
-  afterwards,
   checkLrScaleValue,
   checkSgdStepAttrs,
   expectSameShape,
   expectScalarShape,
-  overRows,
   type SgdStepAttrs,
 } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { optionalInput, requireInput } from "./adapter.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * The update elementwise in float64, stored as float32.
@@ -30,19 +31,14 @@ export function sgdStepImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const useBuf = a.momentum > 0 && buf !== undefined;
-  const pRows = rowOffsets(param, r0, part?.end);
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const bRows = useBuf ? rowOffsets(buf, r0, part?.end) : undefined;
-  const { length: n, stride: ps } = lastAxis(param);
-  const { stride: gs } = lastAxis(grad);
-  const bs = useBuf ? lastAxis(buf).stride : 0;
-  const pd = param.data;
-  const gd = grad.data;
-  const bd = buf?.data;
+  const [r0, n, [pRows, gRows, bRows], [ps, gs, bs], [pd, gd, bd]] = planRows(
+    part,
+    param,
+    grad,
+    a.momentum > 0 ? buf : undefined,
+  );
   const { lr, momentum: mu, nesterov, weightDecay: wd } = a;
-  const y = out ?? new Float32Array(rowCount(param.shape) * n);
+  const y = out ?? new Float32Array(sizeOf(param.shape));
   for (let r = 0; r < pRows.length; r++) {
     const o = (r0 + r) * n;
     let p = pRows[r]!;
@@ -80,13 +76,7 @@ export const sgdStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK
   if (buf) expectSameShape(call, "buf", param, buf);
   if (lrScale) expectScalarShape(call, "lrScale", lrScale);
   const a = lrScale ? { ...attrs, lr: attrs.lr * checkLrScaleValue(call, lrScale.data[lrScale.offset] ?? NaN) } : attrs;
-  const { length: n } = lastAxis(param);
-  const rows = rowCount(param.shape);
-  const y = outData(call, param.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * SGD_STEP_WORK, (start, end) =>
-    sgdStepImpl(param, grad, buf, a, y, { start, end }),
-  );
-  return afterwards(pending, () => result(call, y, param.shape));
+  return writeRows(call, chunkWork, param.shape, SGD_STEP_WORK, (y, part) => sgdStepImpl(param, grad, buf, a, y, part));
 });
 
 /** Work per element in multiply-adds of the matmul core: three strided reads and three multiply-adds (≈ 3). */

@@ -1,9 +1,12 @@
 // softmax-grad: the input gradient of softmax(scale · x), from the forward output y alone (nothing recomputed), the
 // step that carries the attention weights' gradient back to the scores.
-import { afterwards, checkGradScale, expectSameShape, overRows } from "@attngraph/graph";
+import { checkGradScale, expectSameShape } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { requireInput } from "./adapter.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * dx = scale · y ⊙ (grad − Σ_row grad ⊙ y) per row (a row = the last axis), the sum in float64, stored as float32.
@@ -23,14 +26,8 @@ export function softmaxGradImpl(
   out?: Float32Array,
   part?: RowRange,
 ): Float32Array {
-  const r0 = part?.start ?? 0;
-  const yRows = rowOffsets(y, r0, part?.end);
-  const gRows = rowOffsets(grad, r0, part?.end);
-  const { length: n, stride: ys } = lastAxis(y);
-  const { stride: gs } = lastAxis(grad);
-  const yd = y.data;
-  const gd = grad.data;
-  const dx = out ?? new Float32Array(rowCount(y.shape) * n);
+  const [r0, n, [yRows, gRows], [ys, gs], [yd, gd]] = planRows(part, y, grad);
+  const dx = out ?? new Float32Array(sizeOf(y.shape));
   for (let r = 0; r < yRows.length; r++) {
     let dot = 0;
     let masked = true;
@@ -56,13 +53,9 @@ export const softmaxGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_
   const grad = requireInput(call, 1, "grad");
   const scale = checkGradScale(call);
   expectSameShape(call, "grad", y, grad);
-  const { length: n } = lastAxis(y);
-  const rows = rowCount(y.shape);
-  const dx = outData(call, y.shape) ?? new Float32Array(rows * n);
-  const pending = overRows(call, chunkWork, rows, n * SOFTMAX_GRAD_WORK, (start, end) =>
-    softmaxGradImpl(y, grad, scale, dx, { start, end }),
+  return writeRows(call, chunkWork, y.shape, SOFTMAX_GRAD_WORK, (dx, part) =>
+    softmaxGradImpl(y, grad, scale, dx, part),
   );
-  return afterwards(pending, () => result(call, dx, y.shape));
 });
 
 /** Work per element in multiply-adds of the matmul core: two strided passes over two inputs (estimated ≈ 4). */

@@ -1,9 +1,11 @@
 // softmax: softmax(scale · x) over the last axis, the step that turns masked scores into attention weights.
-import { afterwards, overRows } from "@attngraph/graph";
+import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
+import { requireInput } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { writeRows } from "./row-kernel.js";
+import { planRows } from "./row-plan.js";
+import type { RowRange, StridedView } from "./strided.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
 import { checkScale } from "@attngraph/graph";
 export { checkScale };
@@ -22,11 +24,8 @@ let rowScratch: Float64Array = new Float64Array(0); // one row of exponentials; 
  * @returns [..., S], row-major (`out` when given)
  */
 export function softmaxImpl(x: StridedView, scale: number, out?: Float32Array, part?: RowRange): Float32Array {
-  const r0 = part?.start ?? 0;
-  const rows = rowOffsets(x, r0, part?.end);
-  const { length: n, stride: xs } = lastAxis(x);
-  const xd = x.data;
-  const y = out ?? new Float32Array(rowCount(x.shape) * n);
+  const [r0, n, [rows], [xs], [xd]] = planRows(part, x);
+  const y = out ?? new Float32Array(sizeOf(x.shape));
   const e = (rowScratch = ensure64(rowScratch, n)); // the row's exponentials, kept in float64 until normalised
   for (let r = 0; r < rows.length; r++) {
     const base = rows[r]!;
@@ -55,14 +54,8 @@ export function softmaxImpl(x: StridedView, scale: number, out?: Float32Array, p
 export const softmaxKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const x = requireInput(call, 0, "x");
   const scale = checkScale(call);
-  const { length: n } = lastAxis(x);
-  const rows = rowCount(x.shape);
-  const y = outData(call, x.shape) ?? new Float32Array(rows * n);
   // In place (out = x's memory) each row is read before it is written, chunk or not.
-  const pending = overRows(call, chunkWork, rows, n * SOFTMAX_WORK, (start, end) =>
-    softmaxImpl(x, scale, y, { start, end }),
-  );
-  return afterwards(pending, () => result(call, y, x.shape));
+  return writeRows(call, chunkWork, x.shape, SOFTMAX_WORK, (y, part) => softmaxImpl(x, scale, y, part));
 });
 
 /** Work per element in multiply-adds of the matmul core: two passes and an exp (measured ≈ 50 on Node 20). */

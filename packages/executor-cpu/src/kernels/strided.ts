@@ -24,6 +24,11 @@ export function rowCount(shape: readonly number[]): number {
   return rows;
 }
 
+/** The length of a row (the last axis) of `shape`: 1 for rank 0, one row of one element, as `rowCount` counts it. */
+export function rowLength(shape: readonly number[]): number {
+  return shape.length === 0 ? 1 : shape[shape.length - 1]!;
+}
+
 /**
  * The `data` index of the first element of every row (a row = the last axis) in [start, end) (default: every row), in
  * row-major order of the leading axes. Kernels that work row by row (projection, softmax, dropout) walk these once

@@ -4,16 +4,15 @@
 import { afterwards, expectScalarShape, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
-import { lastAxis, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
+import { planRows } from "./row-plan.js";
+import { lastAxis, rowCount, type RowRange, type StridedView } from "./strided.js";
 
 /**
  * Σ x² over the rows `part` (default: all) of x, in float64.
  * @param x [...], any strides
  */
 export function sumSquaresImpl(x: StridedView, part?: RowRange): number {
-  const rows = rowOffsets(x, part?.start ?? 0, part?.end);
-  const { length: n, stride } = lastAxis(x);
-  const d = x.data;
+  const [, n, [rows], [stride], [d]] = planRows(part, x);
   let sum = 0;
   for (let r = 0; r < rows.length; r++) {
     for (let j = 0, p = rows[r]!; j < n; j++, p += stride) sum += d[p]! * d[p]!;
