@@ -12,7 +12,7 @@ import {
   type Tensor,
 } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
-import { KernelTable } from "@attngraph/graph";
+import { KernelTable, checkCall } from "@attngraph/graph";
 import { CpuArena } from "./arena.js";
 import { DEFAULT_CHUNK_WORK } from "./chunks.js";
 
@@ -105,7 +105,8 @@ export class CpuExecutor implements Executor<Tensor> {
     const kernel = this.#kernels.get(call.kind);
     if (kernel === undefined)
       throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
-    const out: unknown = kernel(call, this.#chunkWork);
+    const checked = checkCall(call);
+    const out: unknown = kernel(checked, this.#chunkWork);
     // Only a call with a signal may be answered later; anything else that is not a tensor is reported below.
     if (call.signal !== undefined && out instanceof Promise) return out.then((t: unknown) => checkOutput(call, t));
     return checkOutput(call, out);

@@ -17,7 +17,7 @@ import {
   type AnyTensor,
 } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
-import { KernelTable } from "@attngraph/graph";
+import { KernelTable, checkCall } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
 import { WasmContext } from "./context.js";
 import { DerivedLayouts } from "./derived.js";
@@ -267,18 +267,19 @@ export class WasmExecutor implements Executor<WasmValue> {
   /** Synchronous for a call without a signal; with one, a long kernel may answer with a Promise (ChunkedWasmKernel). */
   dispatch(call: UnsignalledCall): WasmValue;
   dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue>;
-  dispatch(call: KernelCall<WasmValue>): WasmValue | Promise<WasmValue> {
-    const kernel = this.#kernels.get(call.kind);
+  dispatch(given: KernelCall<WasmValue>): WasmValue | Promise<WasmValue> {
+    const kernel = this.#kernels.get(given.kind);
     if (kernel === undefined)
-      throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
+      throw new UnsupportedError(`op ${given.kind} on executor ${EXECUTOR}`, { subject: given.node });
     const gen = this.#instance().gen;
-    const inputs = call.inputs;
+    const inputs = given.inputs;
     for (let i = 0; i < inputs.length; i++) {
       const v = inputs[i];
       // A live value of this instance needs nothing (the usual case, checked without naming it); else #live says why.
       if (v instanceof WasmValue && (v.released || v.block.freed || v.block.gen !== gen))
-        this.#live(v, `${call.node}.inputs[${i}]`);
+        this.#live(v, `${given.node}.inputs[${i}]`);
     }
+    const call = checkCall(given);
     let out: unknown;
     try {
       out = kernel(call, this.#ctx);

@@ -286,7 +286,7 @@ describe("adam-step", () => {
         "[] reshape of that slice",
         await ops.dispatch(
           "reshape",
-          {},
+          { shape: [] },
           [
             await ops.dispatch(
               "slice",

@@ -180,7 +180,7 @@ describe("add-layer-norm kernel vs add → layer-norm and float64", () => {
     });
     await expect(err({ eps: 1e-5 }, [a, b, undefined, undefined], [2, 4])).resolves.toMatchObject({
       code: "shape",
-      subject: `${node}.out`,
+      subject: `${node}.outShape`,
     });
     await expect(err({ eps: 1e-5 }, [a, b, randomTensor([5], 44), undefined])).resolves.toMatchObject({
       code: "shape",

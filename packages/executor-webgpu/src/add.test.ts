@@ -61,7 +61,7 @@ describe("add kernel vs float64", () => {
     });
     await expect(ops.error("add", {}, [a, randomTensor([3], 23)], [1, 2, 3], "res")).resolves.toMatchObject({
       code: "shape",
-      subject: "res.out",
+      subject: "res.outShape",
     });
     await expect(ops.error("add", {}, [a, Tensor.int32([1, 2, 3], [3])], [2, 3], "res")).resolves.toMatchObject({
       code: "input",

@@ -21,7 +21,7 @@ import {
   type DType,
 } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
-import { KernelTable } from "@attngraph/graph";
+import { KernelTable, checkCall } from "@attngraph/graph";
 import { BufferPool, MAP_READ_MODE, READBACK_USAGE, STORAGE_USAGE, UNIFORM_USAGE } from "./buffers.js";
 import { sharedDevice } from "./device.js";
 import { GpuTensor, isGpuTensor, type GpuStorage } from "./gpu-tensor.js";
@@ -155,12 +155,13 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     }
   }
 
-  async #dispatch(call: KernelCall<GpuTensor>): Promise<GpuTensor> {
-    const kernel = this.#kernels.get(call.kind);
+  async #dispatch(given: KernelCall<GpuTensor>): Promise<GpuTensor> {
+    const kernel = this.#kernels.get(given.kind);
     if (kernel === undefined)
-      throw new UnsupportedError(`op ${call.kind} on executor ${EXECUTOR}`, { subject: call.node });
+      throw new UnsupportedError(`op ${given.kind} on executor ${EXECUTOR}`, { subject: given.node });
     const s = await this.#device();
-    for (const v of call.inputs) if (isGpuTensor(v)) await this.#live(s, v);
+    for (const v of given.inputs) if (isGpuTensor(v)) await this.#live(s, v);
+    const call = checkCall(given);
     this.stats.dispatches++;
     const { device } = s;
     device.pushErrorScope("out-of-memory");

@@ -52,7 +52,7 @@ describe("int32 values", () => {
     const transposed = await ops.dispatch("transpose", { perm: [1, 0] }, [t], [4, 3]);
     expect(transposed.dtype).toBe("int32");
     // Merging the axes of a transposed view cannot be a view: the kernel copies, bit for bit (copy.wgsl.ts uses u32).
-    const merged = await ops.dispatch("reshape", {}, [transposed], [12]);
+    const merged = await ops.dispatch("reshape", { shape: [12] }, [transposed], [12]);
     expect(merged.storage).not.toBe(transposed.storage);
     const back = await download(merged);
     expect(back.dtype).toBe("int32");
@@ -65,7 +65,7 @@ describe("int32 values", () => {
     const bits = new Uint32Array([0x7fc00001, 0x00000001, 0x80000000, 0x7f800000, 0x3f800000, 0xffc12345]);
     const t = new Tensor(new Float32Array(bits.buffer), [2, 3]);
     const transposed = await ops.dispatch("transpose", { perm: [1, 0] }, [t], [3, 2]);
-    const merged = await download(await ops.dispatch("reshape", {}, [transposed], [6]));
+    const merged = await download(await ops.dispatch("reshape", { shape: [6] }, [transposed], [6]));
     const want = new Uint32Array(t.transpose(0, 1).toFloat32Array().buffer);
     expect(Array.from(new Uint32Array(merged.toFloat32Array().buffer))).toEqual(Array.from(want));
   });

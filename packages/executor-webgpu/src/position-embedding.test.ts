@@ -43,7 +43,7 @@ describe("position-embedding kernel", () => {
 
   it("reads a transposed and a spaced table", async () => {
     for (const view of [await ops.permuted(table, [1, 0]), await ops.spaced(table)]) {
-      const strided = view.shape.length === 2 ? view : await ops.dispatch("reshape", {}, [view], [P, E]);
+      const strided = view.shape.length === 2 ? view : await ops.dispatch("reshape", { shape: [P, E] }, [view], [P, E]);
       const got = await ops.run(
         "position-embedding",
         { offset: 3 },

@@ -184,7 +184,7 @@ describe("sgd-momentum", () => {
       ["[1] upload", Tensor.from([3], [1])],
       ["[1] spaced view", await ops.spaced(Tensor.from([3], [1]))],
       ["[1] slice of [0, NaN, 2.5, 3, -1]", await slice()],
-      ["[] reshape of that slice", await ops.dispatch("reshape", {}, [await slice()], [])],
+      ["[] reshape of that slice", await ops.dispatch("reshape", { shape: [] }, [await slice()], [])],
       ["[] computed", await gpuStep(3, [])],
       ["[1] computed", await gpuStep(3, [1])],
     ];

@@ -76,8 +76,8 @@ export class GpuOps {
     );
     const wide = int ? Tensor.int32(data, [2 * n + 1]) : Tensor.from(data, [2 * n + 1]);
     const sliced = await this.dispatch("slice", { axis: 0, start: 1, size: 2 * n }, [wide], [2 * n]);
-    const pairs = await this.dispatch("reshape", {}, [sliced], [n, 2]);
+    const pairs = await this.dispatch("reshape", { shape: [n, 2] }, [sliced], [n, 2]);
     const odd = await this.dispatch("slice", { axis: 1, start: 0, size: 1 }, [pairs], [n, 1]);
-    return this.dispatch("reshape", {}, [odd], t.shape);
+    return this.dispatch("reshape", { shape: t.shape }, [odd], t.shape);
   }
 }

@@ -2,6 +2,7 @@ export { GraphBuilder, insertAfter, type Ref } from "./builder.js";
 export { OpGraph, type GraphNode, type GraphParts, type NodeSpec, type ValueDecl } from "./graph.js";
 export type { ValueInfo } from "./infer-node.js";
 export { OpRegistry, createOpRegistry, kernelKinds } from "./registry.js";
+export { builtinOpDef, checkCall, type CallValue } from "./check-call.js";
 export {
   defineOp,
   normalizeAttrs,

@@ -83,7 +83,7 @@ describe("kv-append (cpu)", () => {
     const cache = Tensor.zeros([B, H, M, D]);
     expect(failure(() => append(cache, Tensor.zeros([B, H, 2, D]), 5)).message).toMatch(/^k\.cache\.past: /);
     expect(failure(() => append(cache, Tensor.zeros([B, 1, 2, D]), 0)).message).toMatch(
-      /^k\.cache\.x: dim 1 \(Hkv\) must equal the cache's/,
+      /^k\.cache\.x: dim 1 \(Hkv\) differs from the cache's/,
     );
     expect(failure(() => append(cache, Tensor.zeros([B, H, 2, D]), "P")).message).toMatch(/^k\.cache\.past: /);
   });

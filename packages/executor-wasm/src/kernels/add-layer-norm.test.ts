@@ -239,22 +239,26 @@ describe("add-layer-norm on wasm", () => {
       thrown(() =>
         ex.dispatch({ kind: "add-layer-norm", node: "blocks.0.ln2", attrs, inputs: inputs as never, outShape }),
       ) as AttnGraphError;
-    for (const eps of [0, -1, NaN, Infinity, "1e-5", undefined]) {
+    for (const eps of [0, -1, NaN, Infinity, "1e-5"]) {
       const e = call({ eps }, [a, b]);
       expect(AttnGraphError.isInstance(e)).toBe(true);
       expect(e.message).toMatch(/^blocks\.0\.ln2\.eps: /);
     }
     const ok = { eps: 1e-5 };
     expect(call(ok, [a, ex.upload(random([3], 42))]).message).toMatch(
-      /^blocks\.0\.ln2\.b: shapes do not broadcast at axis 0 from the end, expected 4 or 1, got 3 in \[3\]/,
+      /^blocks\.0\.ln2\.b: shapes do not broadcast at axis 0 from the end, expected 4 or 1, got 3/,
     );
-    expect(call(ok, [a, b], [2, 4]).message).toMatch(/^blocks\.0\.ln2\.out: outShape must be the broadcast shape/);
-    expect(call(ok, [a, b], [2, 7]).message).toMatch(/^blocks\.0\.ln2\.out: the last dim of outShape must be 2E/);
+    expect(call(ok, [a, b], [2, 4]).message).toMatch(
+      /^blocks\.0\.ln2\.outShape: the output shape of op add-layer-norm/,
+    );
+    expect(call(ok, [a, b], [2, 7]).message).toMatch(
+      /^blocks\.0\.ln2\.outShape: the output shape of op add-layer-norm/,
+    );
     expect(call(ok, [a, b, ex.upload(random([5], 43))]).message).toMatch(
       /^blocks\.0\.ln2\.weight: .*expected 4, got 5/,
     );
     expect(call(ok, [a, b, undefined, ex.upload(random([2, 4], 44))]).message).toMatch(
-      /^blocks\.0\.ln2\.bias: op add-layer-norm needs rank 1/,
+      /^blocks\.0\.ln2\.bias: input must have rank 1/,
     );
     expect(call(ok, [ex.upload(random([], 45)), ex.upload(random([], 46))], []).message).toMatch(
       /^blocks\.0\.ln2\.a: add-layer-norm needs at least one axis/,

@@ -128,7 +128,7 @@ describe("gelu on wasm", () => {
     );
     expect(AttnGraphError.isInstance(bad)).toBe(true);
     expect((bad as Error).message).toMatch(
-      /^mlp\.act\.approximate: invalid attribute of op gelu, expected "none" or "tanh", got "fast"/,
+      /^mlp\.act\.approximate: invalid attribute of op gelu, expected one of none, tanh, got "fast"/,
     );
     const ints = ex.upload(Tensor.int32([1, 2, 3], [3]));
     const e = thrown(() =>

@@ -154,19 +154,19 @@ describe("linear-gelu on wasm", () => {
     }
     const ok = { approximate: "none" };
     expect(call(ok, [x, ex.upload(random([3, 5], 17))]).message).toMatch(
-      /^blocks\.0\.mlp\.act\.weight: weight columns must equal the input's last dim In, expected 4, got 5/,
+      /^blocks\.0\.mlp\.act\.weight: weight columns must equal the input's last dim, expected 4, got 5/,
     );
     expect(call(ok, [x, ex.upload(random([12], 17))]).message).toMatch(
-      /^blocks\.0\.mlp\.act\.weight: op linear-gelu needs rank 2/,
+      /^blocks\.0\.mlp\.act\.weight: input must have rank 2/,
     );
     expect(call(ok, [x, w, ex.upload(random([4], 18))]).message).toMatch(
-      /^blocks\.0\.mlp\.act\.bias: bias length must equal the weight's rows Out, expected 3, got 4/,
+      /^blocks\.0\.mlp\.act\.bias: bias length must equal the weight's rows, expected 3, got 4/,
     );
     expect(call(ok, [x, w, ex.upload(random([1, 3], 18))]).message).toMatch(
-      /^blocks\.0\.mlp\.act\.bias: op linear-gelu needs rank 1/,
+      /^blocks\.0\.mlp\.act\.bias: input must have rank 1/,
     );
     expect(call(ok, [ex.upload(random([], 19)), w], [3]).message).toMatch(
-      /^blocks\.0\.mlp\.act\.x: op linear-gelu needs at least one axis/,
+      /^blocks\.0\.mlp\.act\.x: input must have at least one axis/,
     );
     expect(call(ok, [x]).message).toMatch(/^blocks\.0\.mlp\.act\.weight: missing required input 1/);
     const e = call(ok, [ex.upload(Tensor.int32([1, 2, 3, 4, 5, 6, 7, 8], [2, 4])), w]);

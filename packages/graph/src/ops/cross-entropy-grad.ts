@@ -1,7 +1,7 @@
 import { formatDims } from "../dims.js";
 import { defineOp } from "../op-def.js";
 import { expectDim } from "./shape-checks.js";
-import type { CrossEntropyAttrs } from "./cross-entropy.js";
+import { expectLogitsAndTargets, type CrossEntropyAttrs } from "./cross-entropy.js";
 
 export type CrossEntropyGradAttrs = CrossEntropyAttrs;
 
@@ -24,14 +24,7 @@ export const crossEntropyGradOp = defineOp<CrossEntropyGradAttrs>({
     reduction: { type: "string", default: "mean", oneOf: ["mean", "sum", "none"] },
   },
   inferShape: ([l, t, g], { reduction }, ctx) => {
-    if (l!.length < 2 || t!.length !== l!.length - 1)
-      ctx.fail(
-        "targets",
-        "targets must have the logits' shape without the class axis",
-        formatDims(l!.slice(0, -1)),
-        formatDims(t!),
-      );
-    t!.forEach((d, i) => expectDim(ctx, "targets", `targets dim ${i} must match the logits`, l![i]!, d, t));
+    expectLogitsAndTargets(l!, t!, ctx);
     if (g) {
       const want = reduction === "none" ? t! : [];
       if (g.length !== want.length)

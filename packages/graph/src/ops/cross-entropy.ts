@@ -1,5 +1,5 @@
-import { formatDims } from "../dims.js";
-import { defineOp } from "../op-def.js";
+import { formatDims, type SymShape } from "../dims.js";
+import { defineOp, type OpContext } from "../op-def.js";
 import { expectDim } from "./shape-checks.js";
 
 export interface CrossEntropyAttrs {
@@ -29,24 +29,8 @@ export const crossEntropyOp = defineOp<CrossEntropyAttrs>({
     reduction: { type: "string", default: "mean", oneOf: ["mean", "sum", "none"] },
   },
   inferShape: ([logits, targets], { reduction }, ctx) => {
-    const l = logits!;
-    const t = targets!;
-    if (l.length < 2)
-      ctx.fail(
-        "logits",
-        "cross-entropy needs logits with a class axis and at least one position axis",
-        "[..., V] of rank >= 2",
-        formatDims(l),
-      );
-    if (t.length !== l.length - 1)
-      ctx.fail(
-        "targets",
-        "targets must have the logits' shape without the class axis",
-        formatDims(l.slice(0, -1)),
-        formatDims(t),
-      );
-    t.forEach((d, i) => expectDim(ctx, "targets", `targets dim ${i} must match the logits`, l[i]!, d, t));
-    return reduction === "none" ? [...t] : [];
+    expectLogitsAndTargets(logits!, targets!, ctx);
+    return reduction === "none" ? [...targets!] : [];
   },
   // The loss node of a training graph: its gradient may be the implicit 1 (`grad` absent). Targets get none.
   vjp: (ctx) => {
@@ -54,3 +38,22 @@ export const crossEntropyOp = defineOp<CrossEntropyAttrs>({
     return [ctx.addGrad(0, "cross-entropy-grad", { logits, targets, grad: ctx.grad }, { ...ctx.attrs }), undefined];
   },
 });
+
+/** logits [..., V] of rank >= 2 and targets [...] their shape without the class axis: cross-entropy's and its grad's. */
+export function expectLogitsAndTargets(l: SymShape, t: SymShape, ctx: OpContext): void {
+  if (l.length < 2)
+    ctx.fail(
+      "logits",
+      "cross-entropy needs logits with a class axis and at least one position axis",
+      "[..., V] of rank >= 2",
+      formatDims(l),
+    );
+  if (t.length !== l.length - 1)
+    ctx.fail(
+      "targets",
+      "targets must have the logits' shape without the class axis",
+      formatDims(l.slice(0, -1)),
+      formatDims(t),
+    );
+  t.forEach((d, i) => expectDim(ctx, "targets", `targets dim ${i} must match the logits`, l[i]!, d, t));
+}

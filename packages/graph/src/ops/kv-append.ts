@@ -61,7 +61,7 @@ export const kvAppendOp = defineOp<KvAppendAttrs>({
     if (typeof past !== "number" || typeof l !== "number") return [cache![0]!, cache![1]!, length, cache![3]!];
     if (typeof m === "number" && past + l > m) {
       ctx.fail(
-        "x",
+        "past",
         "the cache is full: past + new positions exceed its length",
         `past + L <= ${m}`,
         `${past} + ${l} = ${past + l}`,

@@ -17,7 +17,9 @@ export const linearWeightGradOp = defineOp<LinearWeightGradAttrs>({
   ],
   attrs: {},
   inferShape: ([g, x], _attrs, ctx) => {
-    if (g!.length < 1 || g!.length !== x!.length)
+    if (g!.length < 1)
+      ctx.fail("grad", "the gradient of a projection's output has its features axis", "[..., Out]", formatDims(g!));
+    if (g!.length !== x!.length)
       ctx.fail("x", "grad and x must have the same leading axes", `rank ${g!.length}`, formatDims(x!));
     for (let i = 0; i < g!.length - 1; i++)
       expectDim(ctx, "x", `x dim ${i} must match the gradient's`, g![i]!, x![i]!, x);

@@ -137,7 +137,7 @@ describe("built-in shape rules", () => {
       inferShape(kvAppendOp as AnyOpDef, [cache, x], { past, length: "S" }, makeContext("k.cache"));
     expect(shape(["B", 2, 16, 4], ["B", 2, "T", 4], "P")).toEqual(["B", 2, "S", 4]);
     expect(shape([2, 2, 16, 4], [2, 2, 3, 4], 5)).toEqual([2, 2, 8, 4]);
-    expect(() => shape([2, 2, 16, 4], [2, 2, 3, 4], 14)).toThrow(/k\.cache\.x: the cache is full/);
+    expect(() => shape([2, 2, 16, 4], [2, 2, 3, 4], 14)).toThrow(/k\.cache\.past: the cache is full/);
     expect(() => shape([2, 2, 16, 4], [2, 1, 3, 4], 0)).toThrow(/k\.cache\.x: dim 1 \(Hkv\) differs from the cache's/);
   });
 

@@ -1,0 +1,148 @@
+// A kernel call checked against its op's declaration, once, before any executor's kernel reads it: the declaration
+// already says what a call must be (inputs present and of their dtype, attributes of their specs with their defaults,
+// the shape rule), so no kernel restates it. Every executor's dispatch runs this; a kernel then reads its inputs'
+// dims and its attributes knowing they fit. A call that does not fit fails naming `<node>.<field>`: an "input" error
+// for a missing input or a wrong dtype, an "attr" error for an attribute, a ShapeError for shapes.
+import { AttnGraphError, ShapeError, describe, formatShape, type DType, type Shape } from "@attngraph/tensor";
+import { formatDims, type SymShape } from "./dims.js";
+import type { KernelCall } from "./executor-contract.js";
+import { inferShape, normalizeAttrs, type AnyOpDef, type AttrSpec, type OpContext } from "./op-def.js";
+import { builtinOps } from "./ops/index.js";
+
+/** What the check reads of an executor's value: its shape and, where it keeps one, its dtype. */
+export interface CallValue {
+  readonly shape: Shape;
+  readonly dtype?: DType;
+}
+
+const BUILTIN: ReadonlyMap<string, AnyOpDef> = new Map(builtinOps.map((op) => [op.kind, op]));
+
+/** The declaration of a built-in op kind; undefined for a user's kind (its kernel checks its own calls). */
+export function builtinOpDef(kind: string): AnyOpDef | undefined {
+  return BUILTIN.get(kind);
+}
+
+/**
+ * Normalized attributes by the caller's attribute object: a plan keeps one object per step, so each step's attributes
+ * are checked once, not on every run (and kernels that cache by attribute object keep finding the same one).
+ */
+const normalized = new WeakMap<object, { readonly def: AnyOpDef; readonly attrs: Readonly<Record<string, unknown>> }>();
+
+/**
+ * `call` checked against `def` (by default the built-in declaration of `call.kind`; a kind without one is returned
+ * as it is). Returns the call with its attributes normalized: defaults filled in, each checked. Throws before any
+ * memory is touched when an input is missing or of the wrong dtype, an attribute is invalid, the inputs' shapes break
+ * the op's shape rule, or `outShape` is not the shape the rule gives.
+ */
+export function checkCall<V extends CallValue | undefined>(
+  call: KernelCall<V>,
+  def: AnyOpDef | undefined = BUILTIN.get(call.kind),
+): KernelCall<V> {
+  if (def === undefined) return call;
+  const attrs = normalizedAttrs(def, call);
+  const shapes: (SymShape | undefined)[] = [];
+  def.inputs.forEach((spec, slot) => {
+    const v = call.inputs[slot];
+    if (v === undefined || v === null) {
+      if (!spec.optional)
+        throw inputError(call, spec.name, `missing required input ${slot} (${spec.name})`, "a tensor", "undefined");
+      shapes.push(undefined);
+      return;
+    }
+    // View ops (reshape, transpose, slice) move elements, never read them as numbers: any dtype passes through.
+    const want = spec.dtype ?? "float32";
+    if (!def.view && v.dtype !== undefined && v.dtype !== want)
+      throw inputError(call, spec.name, `input ${slot} (${spec.name})`, want, v.dtype, " has the wrong dtype");
+    shapes.push(v.shape);
+  });
+  const out = inferShape(def, shapes, attrs, shapeContext(call, def));
+  // A dim the rule leaves symbolic (a reshape to [B, T, …] by name) is one the runtime bound in outShape: any fits.
+  if (out.length !== call.outShape.length || out.some((d, i) => typeof d === "number" && d !== call.outShape[i])) {
+    throw new ShapeError(
+      `${call.node}.outShape`,
+      `the output shape of op ${call.kind} follows from its inputs`,
+      formatDims(out),
+      formatShape(call.outShape),
+    );
+  }
+  return attrs === call.attrs ? call : { ...call, attrs };
+}
+
+function normalizedAttrs(def: AnyOpDef, call: KernelCall<unknown>): Readonly<Record<string, unknown>> {
+  const hit = normalized.get(call.attrs);
+  if (hit !== undefined && hit.def === def) return hit.attrs;
+  const fresh = normalizeAttrs(def, call.attrs, attrContext(call));
+  // Attributes already whole (what the runtime passes: a graph node's normalized attributes) stay the caller's object,
+  // so the usual call goes to its kernel as it came, without a copy per dispatch.
+  const attrs = sameAttrs(fresh, call.attrs) ? call.attrs : fresh;
+  normalized.set(call.attrs, { def, attrs });
+  normalized.set(attrs, { def, attrs });
+  return attrs;
+}
+
+/** Same keys, each value the same (arrays and expressions by content): run once per attribute object. */
+function sameAttrs(a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every(
+    (k) =>
+      Object.hasOwn(b, k) &&
+      (Object.is(a[k], b[k]) ||
+        (typeof a[k] === "object" && a[k] !== null && JSON.stringify(a[k]) === JSON.stringify(b[k]))),
+  );
+}
+
+/** Attribute failures as "attr" errors naming `<node>.<field>`, as kernels have always reported them. */
+function attrContext(call: KernelCall<unknown>): OpContext {
+  return {
+    node: call.node,
+    fail(field, what, expected = "", got = ""): never {
+      const subject = field ? `${call.node}.${field}` : call.node;
+      throw new AttnGraphError("attr", describe(subject, `${what} of op ${call.kind}`, expected, got), {
+        subject,
+        expected,
+        got,
+      });
+    },
+  };
+}
+
+/**
+ * Shape-rule failures as ShapeErrors naming `<node>.<input>`; a failure about an input the call left out (an optional
+ * one its attributes need, as weight decay needs the parameter) is an "input" error instead, and one naming an
+ * attribute an "attr" error.
+ */
+function shapeContext(call: KernelCall<unknown>, def: AnyOpDef): OpContext {
+  return {
+    node: call.node,
+    fail(field, what, expected = "", got = ""): never {
+      const subject = field ? `${call.node}.${field}` : call.node;
+      const slot = def.inputs.findIndex((spec) => spec.name === field);
+      if (slot >= 0 && (call.inputs[slot] === undefined || call.inputs[slot] === null))
+        throw new AttnGraphError("input", describe(subject, what, expected, got), { subject, expected, got });
+      // An attribute the inputs' shapes rule out (pad's axis past the rank) is the attribute's error; one that is
+      // itself a shape (sum-to's target) stays a shape error.
+      const spec =
+        slot < 0 && Object.hasOwn(def.attrs, field) ? (def.attrs as Record<string, AttrSpec>)[field] : undefined;
+      if (spec !== undefined && spec.type !== "dims")
+        throw new AttnGraphError("attr", describe(subject, what, expected, got), { subject, expected, got });
+      throw new ShapeError(subject, what, expected, got);
+    },
+  };
+}
+
+function inputError(
+  call: KernelCall<unknown>,
+  name: string,
+  what: string,
+  expected: string,
+  got: string,
+  after = "",
+): AttnGraphError {
+  const subject = `${call.node}.${name}`;
+  return new AttnGraphError("input", describe(subject, `${what} of op ${call.kind}${after}`, expected, got), {
+    subject,
+    expected,
+    got,
+  });
+}
