@@ -13,6 +13,14 @@ export async function wasmExecutor(options: CreateWasmExecutorOptions = {}): Pro
   return ex;
 }
 
+/** One op's call, less its inputs. */
+export interface OpCall {
+  readonly kind: string;
+  readonly node: string;
+  readonly attrs: Record<string, unknown>;
+  readonly outShape: Shape;
+}
+
 /** Uploads, dispatches, downloads and releases everything: the result as a host tensor. */
 export function onWasm(
   ex: WasmExecutor,
@@ -22,12 +30,7 @@ export function onWasm(
   outShape: Shape,
   node = kind,
 ): Tensor {
-  const values = inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
-  const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });
-  const host = ex.download(out).contiguous();
-  ex.release(out);
-  for (const v of values) if (v) ex.release(v);
-  return host;
+  return onWasmWith(ex, (t) => ex.upload(t), { kind, node, attrs, outShape }, inputs);
 }
 
 export function onCpu(
@@ -91,9 +94,19 @@ export function onWasmViews(
   outShape: Shape,
   node = kind,
 ): Tensor {
-  const values = inputs.map((t) => (t === undefined ? undefined : uploadView(ex, t)));
+  return onWasmWith(ex, (t) => uploadView(ex, t), { kind, node, attrs, outShape }, inputs);
+}
+
+/** Dispatches `op` on the inputs as `upload` puts them on `ex`; downloads the output and releases everything. */
+function onWasmWith(
+  ex: WasmExecutor,
+  upload: (t: AnyTensor) => WasmValue,
+  op: OpCall,
+  inputs: readonly (AnyTensor | undefined)[],
+): Tensor {
+  const values = inputs.map((t) => (t === undefined ? undefined : upload(t)));
   try {
-    const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });
+    const out = ex.dispatch({ ...op, inputs: values });
     const host = ex.download(out).contiguous();
     ex.release(out);
     return host;
