@@ -22,24 +22,6 @@ import { updateRows, updateSpan } from "./optim-loops";
   extra: usize; flag: i32; hasParam: i32;
 }
 
-/** Writes OptimParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-export function optimParamsLayout(dst: usize): i32 {
-  let n: usize = 0;
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("beta"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("wd"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("t"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("lr"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("beta1"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("beta2"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("eps"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("mu"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("keep"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("extra"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("flag"));
-  store<i32>(dst + (n++ << 2), offsetof<OptimParams>("hasParam"));
-  return <i32>n;
-}
-
 // ---------------------------------------------------------------------------------------------------- adam-moment
 
 /** x state, y grad, z param (read only with hasParam); c0 beta, c1 1 − beta, c2 wd; flag: square. */

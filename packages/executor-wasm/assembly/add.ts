@@ -14,20 +14,6 @@ import { at } from "./strided";
   dst: usize; rows: i32; n: i32;
 }
 
-/** Writes PairParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-export function pairParamsLayout(dst: usize): i32 {
-  store<i32>(dst, offsetof<PairParams>("a"), 0);
-  store<i32>(dst, offsetof<PairParams>("ars"), 4);
-  store<i32>(dst, offsetof<PairParams>("acs"), 8);
-  store<i32>(dst, offsetof<PairParams>("b"), 12);
-  store<i32>(dst, offsetof<PairParams>("brs"), 16);
-  store<i32>(dst, offsetof<PairParams>("bcs"), 20);
-  store<i32>(dst, offsetof<PairParams>("dst"), 24);
-  store<i32>(dst, offsetof<PairParams>("rows"), 28);
-  store<i32>(dst, offsetof<PairParams>("n"), 32);
-  return 9;
-}
-
 /** `addRows` of a PairParams block (the module's export). */
 export function add(p: PairParams): void {
   addRows(p.a, p.ars, p.acs, p.b, p.brs, p.bcs, p.dst, p.rows, p.n);

@@ -21,16 +21,18 @@ export interface OpCall {
   readonly outShape: Shape;
 }
 
-/** Uploads, dispatches, downloads and releases everything: the result as a host tensor. */
-export function onWasm(
-  ex: WasmExecutor,
+/** onWasm's arguments after the executor: the op, its host inputs and output shape, its node (the kind if not given). */
+type OpArgs = [
   kind: string,
   attrs: Record<string, unknown>,
   inputs: readonly (AnyTensor | undefined)[],
   outShape: Shape,
-  node = kind,
-): Tensor {
-  return onWasmWith(ex, (t) => ex.upload(t), { kind, node, attrs, outShape }, inputs);
+  node?: string,
+];
+
+/** Uploads, dispatches, downloads and releases everything: the result as a host tensor. */
+export function onWasm(ex: WasmExecutor, ...op: OpArgs): Tensor {
+  return onWasmWith(ex, (t) => ex.upload(t), ...op);
 }
 
 export function onCpu(
@@ -86,27 +88,19 @@ export function uploadView(ex: WasmExecutor, t: AnyTensor): WasmValue {
 }
 
 /** `onWasm` with every input uploaded with its own layout (`uploadView`): the kernels' strided paths. */
-export function onWasmViews(
-  ex: WasmExecutor,
-  kind: string,
-  attrs: Record<string, unknown>,
-  inputs: readonly (AnyTensor | undefined)[],
-  outShape: Shape,
-  node = kind,
-): Tensor {
-  return onWasmWith(ex, (t) => uploadView(ex, t), { kind, node, attrs, outShape }, inputs);
+export function onWasmViews(ex: WasmExecutor, ...op: OpArgs): Tensor {
+  return onWasmWith(ex, (t) => uploadView(ex, t), ...op);
 }
 
-/** Dispatches `op` on the inputs as `upload` puts them on `ex`; downloads the output and releases everything. */
+/** Dispatches the op on the inputs as `upload` puts them on `ex`; downloads the output and releases everything. */
 function onWasmWith(
   ex: WasmExecutor,
   upload: (t: AnyTensor) => WasmValue,
-  op: OpCall,
-  inputs: readonly (AnyTensor | undefined)[],
+  ...[kind, attrs, inputs, outShape, node = kind]: OpArgs
 ): Tensor {
   const values = inputs.map((t) => (t === undefined ? undefined : upload(t)));
   try {
-    const out = ex.dispatch({ ...op, inputs: values });
+    const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });
     const host = ex.download(out).contiguous();
     ex.release(out);
     return host;
