@@ -14,30 +14,29 @@ import { at } from "./strided";
   dst: usize; rows: i32; n: i32;
 }
 
-/** Writes PairParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-export function pairParamsLayout(dst: usize): i32 {
-  store<i32>(dst, offsetof<PairParams>("a"), 0);
-  store<i32>(dst, offsetof<PairParams>("ars"), 4);
-  store<i32>(dst, offsetof<PairParams>("acs"), 8);
-  store<i32>(dst, offsetof<PairParams>("b"), 12);
-  store<i32>(dst, offsetof<PairParams>("brs"), 16);
-  store<i32>(dst, offsetof<PairParams>("bcs"), 20);
-  store<i32>(dst, offsetof<PairParams>("dst"), 24);
-  store<i32>(dst, offsetof<PairParams>("rows"), 28);
-  store<i32>(dst, offsetof<PairParams>("n"), 32);
-  return 9;
-}
-
 /** `addRows` of a PairParams block (the module's export). */
 export function add(p: PairParams): void {
   addRows(p.a, p.ars, p.acs, p.b, p.brs, p.bcs, p.dst, p.rows, p.n);
 }
 
-/**
- * dst[r, j] = a[r·ars + j·acs] + b[r·brs + j·bcs] for r < rows, j < n; dst dense [rows, n]. A contiguous input row
- * (stride 1) is read 4 lanes at a time; one that stretches along the row (stride 0) is one splatted value.
- */
+/** a + b, 4 lanes or one element at a time (pairRows' operation). */
+@final @unmanaged class Sum {
+  @inline lanes(a: v128, b: v128): v128 { return f32x4.add(a, b); }
+  @inline one(a: f32, b: f32): f32 { return a + b; }
+}
+
+/** dst[r, j] = a[r·ars + j·acs] + b[r·brs + j·bcs] (pairRows). */
 export function addRows(a: usize, ars: i32, acs: i32, b: usize, brs: i32, bcs: i32, dst: usize, rows: i32, n: i32): void {
+  pairRows<Sum>(a, ars, acs, b, brs, bcs, dst, rows, n);
+}
+
+/**
+ * dst[r, j] = a[r·ars + j·acs] ∘ b[r·brs + j·bcs] for r < rows, j < n, ∘ the operation Op (an @unmanaged class of
+ * @inline `lanes` and `one`, never instantiated: each caller inlines its own); dst dense [rows, n]. A contiguous
+ * input row (stride 1) is read 4 lanes at a time; one that stretches along the row (stride 0) is one splatted value.
+ */
+@inline export function pairRows<Op>(a: usize, ars: i32, acs: i32, b: usize, brs: i32, bcs: i32, dst: usize, rows: i32, n: i32): void {
+  const op = changetype<Op>(0);
   const n4 = n & ~3;
   let o = dst;
   for (let r: i32 = 0; r < rows; r++, o += <usize>n << 2) {
@@ -47,21 +46,21 @@ export function addRows(a: usize, ars: i32, acs: i32, b: usize, brs: i32, bcs: i
     if (acs == 1 && bcs == 1) {
       for (; j < n4; j += 4) {
         const k = <usize>j << 2;
-        v128.store(o + k, f32x4.add(v128.load(pa + k), v128.load(pb + k)));
+        v128.store(o + k, op.lanes(v128.load(pa + k), v128.load(pb + k)));
       }
     } else if (acs == 1 && bcs == 0) {
       const vb = v128.load32_splat(pb);
       for (; j < n4; j += 4) {
         const k = <usize>j << 2;
-        v128.store(o + k, f32x4.add(v128.load(pa + k), vb));
+        v128.store(o + k, op.lanes(v128.load(pa + k), vb));
       }
     } else if (acs == 0 && bcs == 1) {
       const va = v128.load32_splat(pa);
       for (; j < n4; j += 4) {
         const k = <usize>j << 2;
-        v128.store(o + k, f32x4.add(va, v128.load(pb + k)));
+        v128.store(o + k, op.lanes(va, v128.load(pb + k)));
       }
     }
-    for (; j < n; j++) store<f32>(o + (<usize>j << 2), load<f32>(at(pa, j * acs)) + load<f32>(at(pb, j * bcs)));
+    for (; j < n; j++) store<f32>(o + (<usize>j << 2), op.one(load<f32>(at(pa, j * acs)), load<f32>(at(pb, j * bcs))));
   }
 }

@@ -21,7 +21,7 @@ import { micro, INIT_ZERO } from "./matmul";
 import { exp4, hmax, hsum, madd } from "./simd";
 import { promoteHigh, promoteLow } from "./layer-norm";
 import { at } from "./strided";
-import { RunParams, runParamsLayout } from "./attention";
+import { RunParams } from "./attention";
 import { exprDerivative, exprFailed, exprRun, exprTileIn, exprTileOut, TILE_LD } from "./expr-program";
 
 const BQ: i32 = 64;
@@ -74,64 +74,6 @@ const MODE_V: i32 = 3;
  */
 export function attentionGradParamsBytes(): i32 {
   return <i32>(offsetof<GradPackParams>() + offsetof<GradBlockParams>() + offsetof<RunParams>());
-}
-
-/**
- * Writes the byte offset of every field, GradPackParams' then GradBlockParams' then RunParams' (assembly/attention.ts),
- * in declaration order (i32 each); returns their count.
- */
-export function attentionGradParamsLayout(dst: usize): i32 {
-  let n: i32 = 0;
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("kb"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("ks2"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("ks3"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("vb"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("vs2"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("vs3"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("pb"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("ps1"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("ns"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("nd"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("ndv"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("s0"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("s1"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("mode"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("dst"));
-  store<i32>(dst + f4(n++), offsetof<GradPackParams>("scratch"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("qb"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("qs2"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("gb"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("gs2"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("ob"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("os2"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("lb"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("ls2"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("i0"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("br"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("ns"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("nd"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("ndv"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("causal"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("off"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("win"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("scale"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("dropping"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("mixedSeed"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("threshold"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("keptScale"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("padded"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("headRow"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("anyBad"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("fromBlock"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("maxBlocks"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("mode"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("out"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("scratch"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("prog"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("regs"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("bi"));
-  store<i32>(dst + f4(n++), offsetof<GradBlockParams>("hi"));
-  return n + runParamsLayout(dst + f4(n));
 }
 
 // ---- the scratch ----

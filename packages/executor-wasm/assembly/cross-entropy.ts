@@ -16,18 +16,6 @@ import { elementAt, descDim, descStride, rowBase } from "./strided";
   grad: usize; gstride: i32;
 }
 
-/** Writes TargetParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-export function targetParamsLayout(dst: usize): i32 {
-  store<i32>(dst, offsetof<TargetParams>("div"), 0);
-  store<i32>(dst, offsetof<TargetParams>("targets"), 4);
-  store<i32>(dst, offsetof<TargetParams>("tdesc"), 8);
-  store<i32>(dst, offsetof<TargetParams>("ignore"), 12);
-  store<i32>(dst, offsetof<TargetParams>("hasIgnore"), 16);
-  store<i32>(dst, offsetof<TargetParams>("grad"), 20);
-  store<i32>(dst, offsetof<TargetParams>("gstride"), 24);
-  return 7;
-}
-
 /**
  * Rows [r0, r1) of logits [N, V] (any view: descriptor `desc`) against targets [N] (int32, any view: `tdesc`): each
  * row's loss is written to dst (float32, dense [N]) unless dst is 0, and added in order to `acc`, which is returned.

@@ -12,15 +12,6 @@ import { at, elementAt } from "./strided";
   ids: usize; idesc: usize; nv: i32; ne: i32;
 }
 
-/** Writes LookupParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-export function lookupParamsLayout(dst: usize): i32 {
-  store<i32>(dst, offsetof<LookupParams>("ids"), 0);
-  store<i32>(dst, offsetof<LookupParams>("idesc"), 4);
-  store<i32>(dst, offsetof<LookupParams>("nv"), 8);
-  store<i32>(dst, offsetof<LookupParams>("ne"), 12);
-  return 4;
-}
-
 /**
  * Positions [k0, k1) of ids (int32, any view: descriptor `desc`) → rows [k0, k1) of dst, dense [N, E]. weight [V, E]
  * with element strides (ws0, ws1); a contiguous weight row is one memory.copy.

@@ -2,34 +2,37 @@
 // memory: it allocates every buffer after heapBase() and passes byte addresses; nothing here allocates.
 export { copy } from "./strided";
 export { maxThreads, setThreadSlot } from "./threads";
-export { allFinite, matmul, matmulPacked, matmulPackedScratchBytes, matmulScratchBytes, matmulParamsLayout, matmulSkipZero, matvecPackedColumns, matvecRows, packMatmulB, packedBFloats } from "./matmul";
-export { mask, maskParamsLayout } from "./mask";
+export { allFinite, matmul, matmulPacked, matmulPackedScratchBytes, matmulScratchBytes, matmulSkipZero, matvecPackedColumns, matvecRows, packMatmulB, packedBFloats } from "./matmul";
+export { mask } from "./mask";
 export { softmax } from "./softmax";
 export { dropout, dropoutBits } from "./dropout";
-export { rope, alibi, rows4ParamsLayout } from "./position";
-export { attentionBlock, attentionDecode, attentionDecodeScratchBytes, attentionPack, attentionParamsBytes, attentionParamsLayout, attentionRun, attentionScratchBytes } from "./attention";
-export { affineParamsLayout, layerNorm } from "./layer-norm";
+export { rope, alibi } from "./position";
+export { attentionBlock, attentionDecode, attentionDecodeScratchBytes, attentionPack, attentionParamsBytes, attentionRun, attentionScratchBytes } from "./attention";
+export { layerNorm } from "./layer-norm";
 export { gelu, geluStrided } from "./gelu";
-export { add, pairParamsLayout } from "./add";
+export { add } from "./add";
 export { mul } from "./mul";
 export { rmsNorm, rmsNormGrad, rmsNormWeightGrad } from "./rms-norm";
 export { addLayerNorm } from "./add-layer-norm";
-export { embedding, lookupParamsLayout } from "./embedding";
-export { crossEntropy, targetParamsLayout } from "./cross-entropy";
+export { embedding } from "./embedding";
+export { crossEntropy } from "./cross-entropy";
 // Backward ops.
 export { pad, sumTo, sumToInner, zero } from "./sum-to";
 export { transposeRows } from "./transpose";
 export { maskGrad, softmaxGrad } from "./softmax-grad";
-export { attentionGradBlock, attentionGradFlush, attentionGradPack, attentionGradParamsBytes, attentionGradParamsLayout, attentionGradRun, attentionGradScratchBytes } from "./attention-grad";
+export { attentionGradBlock, attentionGradFlush, attentionGradPack, attentionGradParamsBytes, attentionGradRun, attentionGradScratchBytes } from "./attention-grad";
 export { f64ToF32, layerNormGrad, layerNormWeightGrad } from "./layer-norm-grad";
 export { geluGrad, geluGradStrided } from "./gelu-grad";
 export { embeddingGrad } from "./embedding-grad";
 export { crossEntropyGrad } from "./cross-entropy-grad";
 // Optimizer updates.
-export { adamMoment, adamMomentStrided, adamStep, adamStepStrided, optimParamsLayout } from "./adam";
+export { adamMoment, adamMomentStrided, adamStep, adamStepStrided } from "./adam";
 export { sgdMomentum, sgdMomentumStrided, sgdStep, sgdStepStrided } from "./sgd";
 // Global gradient-norm clipping and gradient accumulation.
 export { accumulateScaled, scaleBy, sumSquares } from "./grad-norm";
+
+// The params blocks' layouts, for the host's tests.
+export { affineParamsLayout, attentionGradParamsLayout, attentionParamsLayout, lookupParamsLayout, maskParamsLayout, matmulParamsLayout, optimParamsLayout, pairParamsLayout, rows4ParamsLayout, targetParamsLayout } from "./params-layouts";
 
 /** First free byte after the module's static data (the 4×8 edge tile). */
 export function heapBase(): usize {

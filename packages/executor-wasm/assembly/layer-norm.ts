@@ -35,16 +35,6 @@ import { descDim, descStride, rowBase } from "./strided";
   b: usize; bs: i32;
 }
 
-/** Writes AffineParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-export function affineParamsLayout(dst: usize): i32 {
-  store<i32>(dst, offsetof<AffineParams>("eps"), 0);
-  store<i32>(dst, offsetof<AffineParams>("w"), 4);
-  store<i32>(dst, offsetof<AffineParams>("ws"), 8);
-  store<i32>(dst, offsetof<AffineParams>("b"), 12);
-  store<i32>(dst, offsetof<AffineParams>("bs"), 16);
-  return 5;
-}
-
 /**
  * Rows [r0, r1) of src, any view (descriptor `desc`, rows along its last axis of length E) → the same rows of dst,
  * dense. w and b: weight and bias [E] with element strides ws and bs, 0 when absent. dst may be src's own dense memory

@@ -30,39 +30,6 @@ import { at, rowOf4 } from "./strided";
   dst: usize;
 }
 
-/** Writes MaskParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-export function maskParamsLayout(dst: usize): i32 {
-  let n: usize = 0;
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("scale"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("src"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("s0"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("s1"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("s2"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("s3"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("pad"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("ps0"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("ps1"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("user"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("u0"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("u1"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("u2"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("u3"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("bias"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("b0"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("b1"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("b2"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("b3"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("nb"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("nh"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("nl"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("ns"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("causal"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("off"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("win"));
-  store<i32>(dst + (n++ << 2), offsetof<MaskParams>("dst"));
-  return <i32>n;
-}
-
 /**
  * Rows [r0, r1) of [B · H · L] of scores [B, H, L, S] (strides s0..s3) → the same rows of dst, dense. pad [B, S] of
  * 0/1 (1 = padded key); user, a 0/1 mask (0 = hidden key), and bias, additive: both read at b·u0 + h·u1 + i·u2 + j·u3

@@ -445,26 +445,6 @@ function panelGroups(kFrom: i32, k: i32, p0: i32, p1: i32): void {
   scratch: usize; j0: i32; j1: i32;
 }
 
-/** Writes MatmulParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-export function matmulParamsLayout(dst: usize): i32 {
-  store<i32>(dst, offsetof<MatmulParams>("m"), 0);
-  store<i32>(dst, offsetof<MatmulParams>("n"), 4);
-  store<i32>(dst, offsetof<MatmulParams>("k"), 8);
-  store<i32>(dst, offsetof<MatmulParams>("a"), 12);
-  store<i32>(dst, offsetof<MatmulParams>("lda"), 16);
-  store<i32>(dst, offsetof<MatmulParams>("b"), 20);
-  store<i32>(dst, offsetof<MatmulParams>("brs"), 24);
-  store<i32>(dst, offsetof<MatmulParams>("bcs"), 28);
-  store<i32>(dst, offsetof<MatmulParams>("c"), 32);
-  store<i32>(dst, offsetof<MatmulParams>("ldc"), 36);
-  store<i32>(dst, offsetof<MatmulParams>("bias"), 40);
-  store<i32>(dst, offsetof<MatmulParams>("biasStride"), 44);
-  store<i32>(dst, offsetof<MatmulParams>("scratch"), 48);
-  store<i32>(dst, offsetof<MatmulParams>("j0"), 52);
-  store<i32>(dst, offsetof<MatmulParams>("j1"), 56);
-  return 15;
-}
-
 /** C = A · B (+ bias) with B packed here (matmulImpl). */
 export function matmul(p: MatmulParams): void {
   matmulImpl(p.m, p.n, p.k, p.a, p.lda, p.b, p.brs, p.bcs, p.c, p.ldc, p.bias, p.biasStride, p.scratch);

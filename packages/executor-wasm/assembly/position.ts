@@ -12,19 +12,6 @@ import { at, rowOf4 } from "./strided";
   nb: i32; nh: i32; nl: i32;
 }
 
-/** Writes Rows4Params' field offsets in declaration order (i32 each) at dst; returns their count. */
-export function rows4ParamsLayout(dst: usize): i32 {
-  store<i32>(dst, offsetof<Rows4Params>("src"), 0);
-  store<i32>(dst, offsetof<Rows4Params>("s0"), 4);
-  store<i32>(dst, offsetof<Rows4Params>("s1"), 8);
-  store<i32>(dst, offsetof<Rows4Params>("s2"), 12);
-  store<i32>(dst, offsetof<Rows4Params>("s3"), 16);
-  store<i32>(dst, offsetof<Rows4Params>("nb"), 20);
-  store<i32>(dst, offsetof<Rows4Params>("nh"), 24);
-  store<i32>(dst, offsetof<Rows4Params>("nl"), 28);
-  return 8;
-}
-
 /** x [B, H, L, D] → dst; pairs (i, i + r/2) rotated by the angle tables cos/sin [L, r/2] (float64); dims ≥ r copied. */
 export function rope(p: Rows4Params, nd: i32, r: i32, cos: usize, sin: usize, dst: usize): void {
   const src = p.src, s0 = p.s0, s1 = p.s1, s2 = p.s2, s3 = p.s3, nb = p.nb, nh = p.nh, nl = p.nl;

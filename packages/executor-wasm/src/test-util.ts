@@ -13,21 +13,26 @@ export async function wasmExecutor(options: CreateWasmExecutorOptions = {}): Pro
   return ex;
 }
 
-/** Uploads, dispatches, downloads and releases everything: the result as a host tensor. */
-export function onWasm(
-  ex: WasmExecutor,
+/** One op's call, less its inputs. */
+export interface OpCall {
+  readonly kind: string;
+  readonly node: string;
+  readonly attrs: Record<string, unknown>;
+  readonly outShape: Shape;
+}
+
+/** onWasm's arguments after the executor: the op, its host inputs and output shape, its node (the kind if not given). */
+type OpArgs = [
   kind: string,
   attrs: Record<string, unknown>,
   inputs: readonly (AnyTensor | undefined)[],
   outShape: Shape,
-  node = kind,
-): Tensor {
-  const values = inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
-  const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });
-  const host = ex.download(out).contiguous();
-  ex.release(out);
-  for (const v of values) if (v) ex.release(v);
-  return host;
+  node?: string,
+];
+
+/** Uploads, dispatches, downloads and releases everything: the result as a host tensor. */
+export function onWasm(ex: WasmExecutor, ...op: OpArgs): Tensor {
+  return onWasmWith(ex, (t) => ex.upload(t), ...op);
 }
 
 export function onCpu(
@@ -83,15 +88,17 @@ export function uploadView(ex: WasmExecutor, t: AnyTensor): WasmValue {
 }
 
 /** `onWasm` with every input uploaded with its own layout (`uploadView`): the kernels' strided paths. */
-export function onWasmViews(
+export function onWasmViews(ex: WasmExecutor, ...op: OpArgs): Tensor {
+  return onWasmWith(ex, (t) => uploadView(ex, t), ...op);
+}
+
+/** Dispatches the op on the inputs as `upload` puts them on `ex`; downloads the output and releases everything. */
+function onWasmWith(
   ex: WasmExecutor,
-  kind: string,
-  attrs: Record<string, unknown>,
-  inputs: readonly (AnyTensor | undefined)[],
-  outShape: Shape,
-  node = kind,
+  upload: (t: AnyTensor) => WasmValue,
+  ...[kind, attrs, inputs, outShape, node = kind]: OpArgs
 ): Tensor {
-  const values = inputs.map((t) => (t === undefined ? undefined : uploadView(ex, t)));
+  const values = inputs.map((t) => (t === undefined ? undefined : upload(t)));
   try {
     const out = ex.dispatch({ kind, node, attrs, inputs: values, outShape });
     const host = ex.download(out).contiguous();

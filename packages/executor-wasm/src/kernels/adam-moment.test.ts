@@ -3,8 +3,8 @@
 // strided state, grad and param (each and all), scalar and empty tensors, chunks, and the errors.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import type { WasmValue } from "../value.js";
-import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor } from "../test-util.js";
+import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
+import { dispatchInChunks, failingCall } from "../test-dispatch.js";
 
 const ex = await wasmExecutor();
 
@@ -97,35 +97,14 @@ describe("adam-moment on wasm", () => {
       [random([6, 50], 7), random([6, 50], 8), random([6, 50], 9)],
       [random([50, 6], 7).transpose(0, 1), random([6, 50], 8), random([50, 6], 9).transpose(0, 1)],
     ] as const) {
-      const inputs = [s, g, p].map((t) => uploadView(tiny, t));
-      const pending = tiny.dispatch({
-        kind: "adam-moment",
-        node: "optim.w.v",
-        attrs: a,
-        inputs,
-        outShape: [6, 50],
-        signal: new AbortController().signal,
-      });
-      expect(pending).toBeInstanceOf(Promise);
-      const out = (await pending) as WasmValue;
-      expectRef(tiny.download(out), s, g, p, a);
-      for (const v of [out, ...inputs]) tiny.release(v);
-      expect(tiny.inUseBytes).toBe(0);
+      const op = { kind: "adam-moment", node: "optim.w.v", attrs: a, outShape: [6, 50] };
+      expectRef(await dispatchInChunks(tiny, op, [s, g, p]), s, g, p, a);
     }
   });
 
   it("errors name the node and field: weight decay without param, shapes, attributes", () => {
     const before = ex.inUseBytes;
-    const call = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => {
-      const values = inputs.map((t) => t && ex.upload(t));
-      try {
-        return thrown(() =>
-          ex.dispatch({ kind: "adam-moment", node: "optim.w.m", attrs, inputs: values, outShape: [2, 3] }),
-        ) as AttnGraphError;
-      } finally {
-        for (const v of values) if (v) ex.release(v);
-      }
-    };
+    const call = failingCall(ex, "adam-moment", "optim.w.m", [2, 3]);
     const [s, g] = [random([2, 3], 1), random([2, 3], 2)];
     let e = call({ beta: 0.9, weightDecay: 0.1 }, [s, g, undefined]);
     expect(AttnGraphError.isInstance(e)).toBe(true);

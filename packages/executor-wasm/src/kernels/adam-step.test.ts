@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import type { WasmValue } from "../value.js";
-import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor, worst } from "../test-util.js";
+import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
+import { dispatchInChunks, failingCall } from "../test-dispatch.js";
 
 const ex = await wasmExecutor();
 
@@ -41,17 +42,8 @@ const run = (p: Tensor, m: Tensor, v: Tensor, t: Tensor, a: Attrs, views = false
 /** Float64 in the module too (β^t by the module's own pow): equal to the reference rounded once, within an ulp or so. */
 const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-7, rel = 1e-6) =>
   expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);
-/** Dispatches on uploads of `inputs` (released after) and returns what it threw. */
-function failure(attrs: Record<string, unknown>, inputs: Tensor[], node = "optim.w.update"): AttnGraphError {
-  const values = inputs.map((t) => ex.upload(t));
-  try {
-    return thrown(() =>
-      ex.dispatch({ kind: "adam-step", node, attrs, inputs: values, outShape: inputs[0]!.shape }),
-    ) as AttnGraphError;
-  } finally {
-    for (const v of values) ex.release(v);
-  }
-}
+/** Dispatches on uploads of `inputs` [2, 3] (released after) and returns what it threw. */
+const failure = failingCall(ex, "adam-step", "optim.w.update", [2, 3]);
 const positive = (t: Tensor, at: number) =>
   new Tensor(
     t.toFloat32Array().map((x) => at + Math.abs(x)),
@@ -146,12 +138,11 @@ describe("adam-step on wasm", () => {
   it("errors name the node and field: the step's shape, m and v shapes, attributes", () => {
     const [p, m, v] = [random([2, 3], 1), random([2, 3], 2), positive(random([2, 3], 3), 0)];
     const before = ex.inUseBytes;
-    const call = (attrs: Record<string, unknown>, inputs: Tensor[]) => failure(attrs, inputs);
-    let e = call({ lr: 1 }, [p, m, v, Tensor.from([1, 2], [2])]);
+    let e = failure({ lr: 1 }, [p, m, v, Tensor.from([1, 2], [2])]);
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.step"]);
-    e = call({ lr: 1 }, [p, random([3, 2], 4), v, step(1)]);
+    e = failure({ lr: 1 }, [p, random([3, 2], 4), v, step(1)]);
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.m"]);
-    e = call({ lr: 1 }, [p, m, random([6], 4), step(1)]);
+    e = failure({ lr: 1 }, [p, m, random([6], 4), step(1)]);
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.v"]);
     for (const [attrs, field] of [
       [{ lr: 0 }, "lr"],
@@ -162,7 +153,7 @@ describe("adam-step on wasm", () => {
       [{ lr: 1, weightDecay: NaN }, "weightDecay"],
       [{ lr: 1, decoupled: 1 }, "decoupled"],
     ] as const) {
-      e = call(attrs, [p, m, v, step(1)]);
+      e = failure(attrs, [p, m, v, step(1)]);
       expect([e.code, e.subject]).toEqual(["attr", `optim.w.update.${field}`]);
     }
     expect(ex.inUseBytes).toBe(before);
@@ -180,23 +171,11 @@ describe("adam-step on wasm", () => {
         positive(random([50, 6], 9, 0.01), 1e-3).transpose(0, 1),
       ],
     ] as const) {
-      const inputs = [p, m, vv, step(4, [1])].map((t) => uploadView(tiny, t));
-      const pending = tiny.dispatch({
-        kind: "adam-step",
-        node: "optim.w.update",
-        attrs: a,
-        inputs,
-        outShape: [6, 50],
-        signal: new AbortController().signal,
-      });
-      expect(pending).toBeInstanceOf(Promise);
-      const out = (await pending) as WasmValue;
-      const got = tiny.download(out).toFloat32Array();
+      const op = { kind: "adam-step", node: "optim.w.update", attrs: a, outShape: [6, 50] };
+      const got = (await dispatchInChunks(tiny, op, [p, m, vv, step(4, [1])])).toFloat32Array();
       expect(Array.from(got)).toEqual(
         Array.from(onWasmViews(ex, "adam-step", a, [p, m, vv, step(4, [1])], [6, 50]).toFloat32Array()),
       );
-      for (const x of [out, ...inputs]) tiny.release(x);
-      expect(tiny.inUseBytes).toBe(0);
     }
   });
 });

@@ -10,12 +10,10 @@ import {
   expectSameShape,
   expectScalarShape,
   expectStepShape,
-  withCleanup,
 } from "@attngraph/graph";
-import { chunkedKernel, overRows } from "../chunks.js";
-import { writeOptim } from "./optim-params.js";
-import type { WasmValue } from "../value.js";
-import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
+import { chunkedKernel } from "../chunks.js";
+import { runOptimUpdate } from "./optim-update.js";
+import { optionalInput, requireInput } from "./adapter.js";
 
 /**
  * Inputs: param [...], m [...], v [...], step [] or [1] (t, 1 for the first step), lrScale [] or [1] (optional, this
@@ -36,43 +34,14 @@ export const adamStepKernel = chunkedKernel((call, ctx) => {
   // A schedule scales lr wherever it appears, the decoupled decay included (torch reads group["lr"] for both).
   const lr = lrScale ? baseLr * checkLrScaleValue(call, ctx.f32()[lrScale.address / 4]!) : baseLr;
   const dec = decoupled ? 1 : 0;
-  const out = ctx.output(call, p.shape);
-  return fillingChunked(call, ctx, out, () => {
-    if (out.size === 0) return undefined;
-    let temp: WasmValue | undefined;
-    const run = () => {
-      if (!v.dense) temp = ctx.dense(v, `${call.node} (dense copy of a strided v)`).value;
-      const vd = temp ?? v;
-      if (p.dense && m.dense) {
-        // Chunks of elements: any range of a span is itself a span.
-        const part = (e0: number, e1: number) =>
-          ctx.exports.adamStep(
-            p.address + e0 * 4,
-            m.address + e0 * 4,
-            vd.address + e0 * 4,
-            out.address + e0 * 4,
-            e1 - e0,
-            writeOptim(ctx, ctx.params, { t, lr, beta1, beta2, eps, wd: weightDecay, flag: dec }),
-          );
-        return overRows(call, ctx, p.size, ADAM_STEP_WORK, part);
-      }
-      const n = p.shape[p.rank - 1]!;
-      // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
-      const part = (r0: number, r1: number) =>
-        ctx.exports.adamStepStrided(
-          p.address,
-          ctx.desc(p, 0),
-          m.address,
-          ctx.desc(m, 1),
-          out.address,
-          writeOptim(ctx, ctx.params, { extra: vd.address, t, lr, beta1, beta2, eps, wd: weightDecay, flag: dec }),
-          r0,
-          r1,
-        );
-      return overRows(call, ctx, p.size / n, n * ADAM_STEP_WORK, part);
-    };
-    return withCleanup(run, () => temp && ctx.release(temp));
-  });
+  return runOptimUpdate(
+    call,
+    ctx,
+    { span: "adamStep", rows: "adamStepStrided" },
+    { x: p, y: m, z: v, zName: "v", readsX: true, readsY: true },
+    { t, lr, beta1, beta2, eps, wd: weightDecay, flag: dec },
+    ADAM_STEP_WORK,
+  );
 });
 
 /** Work per element in multiply-adds of the SIMD matmul: three loads, a float64 sqrt and two divisions. */

@@ -9,21 +9,7 @@ import { WasmValue } from "../value.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
 // The dropout generator's host half (fmix32 of the seed, the threshold) is the graph package's too: the module takes
 // the seed pre-mixed.
-import {
-  attrError,
-  dtypeError,
-  checkDropoutAttrs,
-  checkMaskAttrs,
-  checkScale,
-  dropoutThreshold,
-  expectDim,
-  expectHeadGroups,
-  expectRank,
-  fmix32,
-  maskOffset,
-  windowOf,
-  type DropoutFields,
-} from "@attngraph/graph";
+import { dtypeError, expectDim, expectRank } from "@attngraph/graph";
 export {
   attrError,
   checkDropoutAttrs,
@@ -37,7 +23,7 @@ export {
   maskOffset,
   windowOf,
   type DropoutFields,
-};
+} from "@attngraph/graph";
 
 export type Call = KernelCall<WasmValue>;
 

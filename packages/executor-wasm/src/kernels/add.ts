@@ -6,7 +6,7 @@ import { addShape, broadcastStrides } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
 import type { WasmContext } from "../context.js";
-import { fillingChunked, requireInput } from "./adapter.js";
+import { fillingChunked, requireInput, type Call } from "./adapter.js";
 
 /** One axis of the merged layout: its length and the element strides of a and b along it. */
 export interface Axis {
@@ -38,6 +38,21 @@ export const addKernel = chunkedKernel((call, ctx) => {
   const a = requireInput(call, 0, "a");
   const b = requireInput(call, 1, "b");
   const shape = addShape(call, a, b);
+  return broadcastPair(call, ctx, a, b, shape, "add");
+});
+
+/**
+ * a ∘ b into a new `shape` (the broadcast shape) by the module's `op` (add or mul, the same PairParams blocks), in
+ * chunks of rows with a signal.
+ */
+export function broadcastPair(
+  call: Call,
+  ctx: WasmContext,
+  a: WasmValue,
+  b: WasmValue,
+  shape: readonly number[],
+  op: "add" | "mul",
+): WasmValue | Promise<WasmValue> {
   const out = ctx.output(call, shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
@@ -48,11 +63,11 @@ export const addKernel = chunkedKernel((call, ctx) => {
     );
     const n = axes.at(-1)?.n ?? 1;
     const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) =>
-      ctx.exports.add(writePair(ctx, ctx.params, pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n)),
+      ctx.exports[op](writePair(ctx, ctx.params, pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n)),
     );
     return overRows(call, ctx, out.size / n, n * ADD_WORK, part);
   });
-});
+}
 
 /**
  * A block of rows r, r + 1, …, r + rows − 1 (flat row indices) of a + b, each n long: a's row i starts at byte address

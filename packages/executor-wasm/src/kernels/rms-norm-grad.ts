@@ -1,19 +1,10 @@
 // rms-norm-grad and rms-norm-weight-grad: RMS norm's backward to its input and to its weight, r recomputed from x as
 // the forward computes it, in the module (assembly/rms-norm.ts). The weight gradient sums over rows into float64
 // accumulators kept across chunks and rounded once at the end, as layer-norm-weight-grad's. Any views.
-import { checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape, withCleanup } from "@attngraph/graph";
-import { chunkedKernel, overRows } from "../chunks.js";
-import { writeAffine } from "./layer-norm.js";
-import type { WasmValue } from "../value.js";
-import { fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
-
-/** The row length E and row count of grad and x [..., E] (checked: same shapes, at least one axis). */
-function rowsOf(call: Call, g: WasmValue, x: WasmValue): { readonly e: number; readonly rows: number } {
-  expectSameShape(call, "x", g, x);
-  expectAxis(call, "x", x);
-  const e = x.shape[x.rank - 1]!;
-  return { e, rows: e === 0 ? 0 : x.size / e };
-}
+import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
+import { chunkedKernel } from "../chunks.js";
+import { normInputGrad, normWeightGrad, rowsOf, type NormGrad } from "./norm-grad-rows.js";
+import { optionalInput, requireInput } from "./adapter.js";
 
 /** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
 export const rmsNormGradKernel = chunkedKernel((call, ctx) => {
@@ -23,22 +14,7 @@ export const rmsNormGradKernel = chunkedKernel((call, ctx) => {
   const eps = checkLayerNormEps(call);
   const { e, rows } = rowsOf(call, g, x);
   expectRmsWeight(call, e, w);
-  const out = ctx.output(call, x.shape);
-  return fillingChunked(call, ctx, out, () => {
-    if (out.size === 0) return undefined;
-    const part = (r0: number, r1: number) =>
-      ctx.exports.rmsNormGrad(
-        g.address,
-        ctx.desc(g, 0),
-        x.address,
-        ctx.desc(x, 1),
-        writeAffine(ctx, ctx.params, eps, w?.address ?? 0, w?.strides[0] ?? 0, 0, 0),
-        out.address,
-        r0,
-        r1,
-      );
-    return overRows(call, ctx, rows, e * RMS_NORM_GRAD_WORK, part);
-  });
+  return normInputGrad(call, ctx, RMS_NORM_GRAD, { g, x, w }, eps, { e, rows });
 });
 
 /** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
@@ -47,29 +23,8 @@ export const rmsNormWeightGradKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 1, "x");
   const eps = checkLayerNormEps(call);
   const { e, rows } = rowsOf(call, g, x);
-  const out = ctx.output(call, [e]);
-  return fillingChunked(call, ctx, out, () => {
-    if (e === 0) return undefined;
-    if (rows === 0) {
-      ctx.exports.zero(out.address, e * 4);
-      return undefined;
-    }
-    const acc = ctx.alloc([2 * e], `${call.node} (float64 accumulators)`);
-    const run = () => {
-      ctx.exports.zero(acc.address, e * 8);
-      const part = (r0: number, r1: number) =>
-        ctx.exports.rmsNormWeightGrad(g.address, ctx.desc(g, 0), x.address, ctx.desc(x, 1), acc.address, eps, r0, r1);
-      const finish = () => ctx.exports.f64ToF32(acc.address, out.address, e);
-      const pending = overRows(call, ctx, rows, e * RMS_NORM_GRAD_WORK, part);
-      if (pending === undefined) {
-        finish();
-        return undefined;
-      }
-      return pending.then(finish);
-    };
-    return withCleanup(run, () => ctx.release(acc));
-  });
+  return normWeightGrad(call, ctx, RMS_NORM_GRAD, { g, x }, eps, { e, rows });
 });
 
-/** Work per element in multiply-adds of the SIMD matmul: three scalar float64 passes over one or two rows. */
-const RMS_NORM_GRAD_WORK = 30;
+/** The module's exports; work per element in multiply-adds of the SIMD matmul: three scalar float64 passes over one or two rows. */
+const RMS_NORM_GRAD: NormGrad = { input: "rmsNormGrad", weight: "rmsNormWeightGrad", work: 30 };

@@ -4,9 +4,9 @@
 // buf, grad and param (each and all), the step read through a view, invalid steps (a typed error naming
 // <node>.step), scalar and empty inputs, chunks, and the errors.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
-import type { WasmValue } from "../value.js";
-import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor } from "../test-util.js";
+import { Tensor, type Shape } from "@attngraph/tensor";
+import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
+import { dispatchInChunks, failingCall } from "../test-dispatch.js";
 
 const ex = await wasmExecutor();
 
@@ -130,20 +130,8 @@ describe("sgd-momentum on wasm", () => {
         [random([6, 50], 7), random([6, 50], 8), random([6, 50], 9)],
         [random([50, 6], 7).transpose(0, 1), random([6, 50], 8), random([50, 6], 9).transpose(0, 1)],
       ] as const) {
-        const inputs = [b, g, p, step(t, [1])].map((x) => uploadView(tiny, x));
-        const pending = tiny.dispatch({
-          kind: "sgd-momentum",
-          node: "optim.w.buf",
-          attrs: a,
-          inputs,
-          outShape: [6, 50],
-          signal: new AbortController().signal,
-        });
-        expect(pending).toBeInstanceOf(Promise);
-        const out = (await pending) as WasmValue;
-        expectRef(tiny.download(out), b, g, p, t, a);
-        for (const v of [out, ...inputs]) tiny.release(v);
-        expect(tiny.inUseBytes).toBe(0);
+        const op = { kind: "sgd-momentum", node: "optim.w.buf", attrs: a, outShape: [6, 50] };
+        expectRef(await dispatchInChunks(tiny, op, [b, g, p, step(t, [1])]), b, g, p, t, a);
       }
     }
   });
@@ -158,23 +146,14 @@ describe("sgd-momentum on wasm", () => {
       [-2, [1]],
       [Infinity, []],
     ] as const) {
-      const values = [b, g, undefined, step(t, shape)].map((x) => x && ex.upload(x));
-      try {
-        const e = thrown(() =>
-          ex.dispatch({
-            kind: "sgd-momentum",
-            node: "optim.w.buf",
-            attrs: { momentum: 0.9 },
-            inputs: values,
-            outShape: [2, 3],
-          }),
-        ) as AttnGraphError;
-        expect(AttnGraphError.isInstance(e), `step ${t}`).toBe(true);
-        expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
-        expect(e.message).toContain("optim.w.buf.step");
-      } finally {
-        for (const v of values) if (v) ex.release(v);
-      }
+      const e = failingCall(
+        ex,
+        "sgd-momentum",
+        "optim.w.buf",
+        [2, 3],
+      )({ momentum: 0.9 }, [b, g, undefined, step(t, shape)]);
+      expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
+      expect(e.message).toContain("optim.w.buf.step");
     }
     expect(ex.inUseBytes, "nothing left allocated").toBe(before);
     expectRef(run(b, g, undefined, step(2), { momentum: 0.9 }), b, g, undefined, 2, { momentum: 0.9 });
@@ -182,16 +161,7 @@ describe("sgd-momentum on wasm", () => {
 
   it("errors name the node and field: the step's shape, weight decay without param, shapes, attributes", () => {
     const before = ex.inUseBytes;
-    const call = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => {
-      const values = inputs.map((t) => t && ex.upload(t));
-      try {
-        return thrown(() =>
-          ex.dispatch({ kind: "sgd-momentum", node: "optim.w.buf", attrs, inputs: values, outShape: [2, 3] }),
-        ) as AttnGraphError;
-      } finally {
-        for (const v of values) if (v) ex.release(v);
-      }
-    };
+    const call = failingCall(ex, "sgd-momentum", "optim.w.buf", [2, 3]);
     const [b, g] = [random([2, 3], 1), random([2, 3], 2)];
     let e = call({ momentum: 0.9 }, [b, g, undefined, Tensor.from([1, 2], [2])]);
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.step"]);

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import type { WasmValue } from "../value.js";
-import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor, worst } from "../test-util.js";
+import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
+import { dispatchInChunks, failingCall } from "../test-dispatch.js";
 
 const ex = await wasmExecutor();
 
@@ -123,36 +124,16 @@ describe("sgd-step on wasm", () => {
         [random([6, 50], 7), random([6, 50], 8), random([6, 50], 9)],
         [random([50, 6], 7).transpose(0, 1), random([6, 50], 8), random([50, 6], 9).transpose(0, 1)],
       ] as const) {
-        const inputs = [p, g, a.momentum ? b : undefined].map((x) => x && uploadView(tiny, x));
-        const pending = tiny.dispatch({
-          kind: "sgd-step",
-          node: "optim.w.update",
-          attrs: a,
-          inputs,
-          outShape: [6, 50],
-          signal: new AbortController().signal,
-        });
-        expect(pending).toBeInstanceOf(Promise);
-        const out = (await pending) as WasmValue;
-        expectRef(tiny.download(out), p, g, a.momentum ? b : undefined, a);
-        for (const v of [out, ...inputs]) if (v) tiny.release(v);
-        expect(tiny.inUseBytes).toBe(0);
+        const buf = a.momentum ? b : undefined;
+        const op = { kind: "sgd-step", node: "optim.w.update", attrs: a, outShape: [6, 50] };
+        expectRef(await dispatchInChunks(tiny, op, [p, g, buf]), p, g, buf, a);
       }
     }
   });
 
   it("errors name the node and field: momentum without buf, shapes, attributes", () => {
     const before = ex.inUseBytes;
-    const call = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => {
-      const values = inputs.map((t) => t && ex.upload(t));
-      try {
-        return thrown(() =>
-          ex.dispatch({ kind: "sgd-step", node: "optim.w.update", attrs, inputs: values, outShape: [2, 3] }),
-        ) as AttnGraphError;
-      } finally {
-        for (const v of values) if (v) ex.release(v);
-      }
-    };
+    const call = failingCall(ex, "sgd-step", "optim.w.update", [2, 3]);
     const [p, g, b] = [random([2, 3], 1), random([2, 3], 2), random([2, 3], 3)];
     let e = call({ lr: 1, momentum: 0.9 }, [p, g, undefined]);
     expect(AttnGraphError.isInstance(e)).toBe(true);

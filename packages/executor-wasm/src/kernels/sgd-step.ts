@@ -3,17 +3,10 @@
 // d + momentum · buf with `nesterov`; in float64 in the module (assembly/sgd.ts `sgdStep`), rounded once. All dense
 // (grad not counted when only buf is read): one span of elements; else param and grad go row by row through their
 // descriptors and a strided buf is copied dense first. With a signal, a big call runs in chunks.
-import {
-  checkLrScaleValue,
-  checkSgdStepAttrs,
-  expectSameShape,
-  expectScalarShape,
-  withCleanup,
-} from "@attngraph/graph";
-import { chunkedKernel, overRows } from "../chunks.js";
-import { writeOptim } from "./optim-params.js";
-import type { WasmValue } from "../value.js";
-import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
+import { checkLrScaleValue, checkSgdStepAttrs, expectSameShape, expectScalarShape } from "@attngraph/graph";
+import { chunkedKernel } from "../chunks.js";
+import { runOptimUpdate } from "./optim-update.js";
+import { optionalInput, requireInput } from "./adapter.js";
 
 /** The module's `mode`, which u the update subtracts: d (no momentum; a buf given is not read), buf, d + momentum · buf. */
 const PLAIN = 0;
@@ -39,43 +32,15 @@ export const sgdStepKernel = chunkedKernel((call, ctx) => {
   const lr = lrScale ? baseLr * checkLrScaleValue(call, ctx.f32()[lrScale.address / 4]!) : baseLr;
   const mode = momentum === 0 ? PLAIN : nesterov ? NESTEROV : MOMENTUM;
   const buf = mode === PLAIN ? undefined : b;
-  const out = ctx.output(call, p.shape);
-  return fillingChunked(call, ctx, out, () => {
-    if (out.size === 0) return undefined;
-    let temp: WasmValue | undefined;
-    const run = () => {
-      if (buf && !buf.dense) temp = ctx.dense(buf, `${call.node} (dense copy of a strided buf)`).value;
-      const bd = temp ?? buf;
-      if (p.dense && (mode === MOMENTUM || g.dense)) {
-        // Chunks of elements: any range of a span is itself a span.
-        const part = (e0: number, e1: number) =>
-          ctx.exports.sgdStep(
-            p.address + e0 * 4,
-            g.address + e0 * 4,
-            bd ? bd.address + e0 * 4 : 0,
-            out.address + e0 * 4,
-            e1 - e0,
-            writeOptim(ctx, ctx.params, { lr, mu: momentum, wd: weightDecay, flag: mode }),
-          );
-        return overRows(call, ctx, p.size, SGD_STEP_WORK, part);
-      }
-      const n = p.shape[p.rank - 1]!;
-      // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
-      const part = (r0: number, r1: number) =>
-        ctx.exports.sgdStepStrided(
-          p.address,
-          ctx.desc(p, 0),
-          g.address,
-          ctx.desc(g, 1),
-          out.address,
-          writeOptim(ctx, ctx.params, { extra: bd?.address ?? 0, lr, mu: momentum, wd: weightDecay, flag: mode }),
-          r0,
-          r1,
-        );
-      return overRows(call, ctx, p.size / n, n * SGD_STEP_WORK, part);
-    };
-    return withCleanup(run, () => temp && ctx.release(temp));
-  });
+  return runOptimUpdate(
+    call,
+    ctx,
+    { span: "sgdStep", rows: "sgdStepStrided" },
+    // Mode MOMENTUM reads buf in place of grad.
+    { x: p, y: g, z: buf, zName: "buf", readsX: true, readsY: mode !== MOMENTUM },
+    { lr, mu: momentum, wd: weightDecay, flag: mode },
+    SGD_STEP_WORK,
+  );
 });
 
 /** Work per element in multiply-adds of the SIMD matmul: three loads and three float64 multiply-adds. */
