@@ -22,13 +22,14 @@ import type { AttentionGradAttrs, AttentionLseAttrs } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { gatheredInputGrad } from "./attention-input-grad.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
 import { optionalInput, requireInput, type Call } from "./checks.js";
 import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
 import { rowGrid } from "./layer-norm.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./softmax.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import {
@@ -146,27 +147,21 @@ function deltaProgram(grad: GpuTensor, o: GpuTensor, out: GpuTensor): ProgramInf
   const ov = p.view(o);
   const r = p.u32(rows);
   p.u32(ndv);
-  return {
+  return elementwiseProgram({
     name: "attention-grad-delta",
-    cacheKey: "attention-grad-delta",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["G", "O"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let row = flat_id(g, nw);
-  if (row >= pu(${r}u)) { return; }
-  let ndv = pu(${r + 1}u);
+    params: p,
+    count: r,
+    bindings: storageBindings(["G", "O"]),
+    index: "row",
+    body: /* wgsl */ `  let ndv = pu(${r + 1}u);
   let gb = view_at(${gv}u, row * ndv); let gs = view_stride(${gv}u, 3u);
   let ob = view_at(${ov}u, row * ndv); let os = view_stride(${ov}u, 3u);
   var d = 0.0;
   for (var c = 0u; c < ndv; c++) { d = fma(G[gb + c * gs], O[ob + c * os], d); }
-  Y[row] = d;
-}`,
-    params: p,
+  Y[row] = d;`,
     inputs: [grad, o],
     output: out,
-    workgroups: elementwiseGrid(rows),
-  };
+  });
 }
 
 interface GradInputs {
