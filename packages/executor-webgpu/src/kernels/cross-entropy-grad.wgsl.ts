@@ -10,9 +10,8 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { optionalInput, requireInput } from "./checks.js";
-import { rowGrid } from "./layer-norm.wgsl.js";
-import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { rowProgram } from "./row-program.wgsl.js";
+import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape, findBadIndex } from "@attngraph/graph";
 
@@ -53,17 +52,13 @@ function program(
   p.i32(ignoreIndex ?? 0);
   p.u32(mode);
   p.f32(divisor);
-  return {
+  return rowProgram({
     name: "cross-entropy-grad",
-    cacheKey: "cross-entropy-grad",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X", "T", "G"], { T: "i32" })}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let cls = T[view_at(${tv}u, row)];
+    params: p,
+    count: r,
+    rows,
+    bindings: storageBindings(["X", "T", "G"], { T: "i32" }),
+    body: /* wgsl */ `  let cls = T[view_at(${tv}u, row)];
   let skip = pu(${r + 3}u) != 0u && cls == pi(${r + 4}u);
   // An ignored position reads no logits, but still meets every barrier of the reductions (see cross-entropy.wgsl.ts).
   let nfull = pu(${r + 1}u); let xs = pu(${r + 2}u);
@@ -99,13 +94,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
     if (!is_neg_inf(x)) { prob = exp(x - mx) / s; }
     let onehot = select(0.0, 1.0, i32(j) == cls);
     Y[o + j] = select((prob - onehot) * gp, nan(), nanRow);
-  }
-}`,
-    params: p,
+  }`,
     inputs: [logits, targets, grad ?? logits],
     output: out,
-    workgroups: rowGrid(rows),
-  };
+  });
 }
 
 /**

@@ -12,9 +12,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { rowProgram } from "./row-program.wgsl.js";
 import { requireInput } from "./checks.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { REDUCE_WGSL } from "./reduce.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkCrossEntropyAttrs, expectCrossEntropyShapes, findBadIndex } from "@attngraph/graph";
 
@@ -33,19 +34,15 @@ function lossProgram(logits: GpuTensor, targets: GpuTensor, ignoreIndex: number 
   const ls = p.u32(logits.strides[logits.rank - 1]!);
   const ig = p.u32(ignoreIndex === null ? 0 : 1);
   p.i32(ignoreIndex ?? 0);
-  const gx = Math.min(rows, 65535);
-  return {
+  return rowProgram({
     name: "cross-entropy",
-    cacheKey: "cross-entropy",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X", "T"], { T: "i32" })}
-var<private> POS_INF_BITS: u32 = 0x7f800000u;
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let cls = T[view_at(${tv}u, row)];
+    params: p,
+    count: r,
+    rows,
+    helpers: /* wgsl */ `
+var<private> POS_INF_BITS: u32 = 0x7f800000u;`,
+    bindings: storageBindings(["X", "T"], { T: "i32" }),
+    body: /* wgsl */ `  let cls = T[view_at(${tv}u, row)];
   let skip = pu(${ig}u) != 0u && cls == pi(${ig + 1}u);
   // An ignored position reads nothing, but still meets every barrier of the reductions: the skip comes from a storage
   // load, which WGSL's uniformity analysis does not let a barrier depend on.
@@ -74,13 +71,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
       else { loss = log(s) + (mx - xt); }
     }
     Y[row] = loss;
-  }
-}`,
-    params: p,
+  }`,
     inputs: [logits, targets],
     output: out,
-    workgroups: [gx, gx === 0 ? 0 : Math.ceil(rows / gx), 1],
-  };
+  });
 }
 
 /**

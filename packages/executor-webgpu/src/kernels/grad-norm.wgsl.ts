@@ -11,7 +11,7 @@ import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { optionalInput, requireInput } from "./checks.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { REDUCE_WGSL } from "./reduce.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkClipByNormAttrs, expectScalarShape, type ClipByNormAttrs } from "@attngraph/graph";
 

@@ -10,9 +10,9 @@ import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { rowProgram } from "./row-program.wgsl.js";
 import { optionalInput, requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 
@@ -75,12 +75,6 @@ export function packLayerNormParams(
   return { eps: ep, weight, bias: affine(b) };
 }
 
-/** Workgroups for one per row: a 2-D grid past 65535 rows (the row is `wg.y * nw.x + wg.x`). */
-export function rowGrid(rows: number): [number, number, number] {
-  const gx = Math.min(rows, 65535);
-  return [gx, gx === 0 ? 0 : Math.ceil(rows / gx), 1];
-}
-
 /**
  * Params: x view, rows, E, x's last stride, eps, then (present, offset, stride) for weight and for bias. Workgroups:
  * one per row (a 2-D grid past 65535 rows). Absent weight/bias are bound to x and never read.
@@ -100,24 +94,17 @@ function program(
   const e = p.u32(ne);
   const ls = p.u32(x.strides[x.rank - 1]!);
   const norm = packLayerNormParams(p, eps, w, b);
-  return {
+  return rowProgram({
     name: "layer-norm",
-    cacheKey: "layer-norm",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X", "W", "B"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let xs = pu(${ls}u);
-  let base = view_at(${xv}u, row * pu(${e}u));${normalizeRowWgsl({ ...norm, x: (j) => `X[base + ${j} * xs]`, out: "row * ne", ne: `pu(${e}u)` })}
-}`,
     params: p,
+    count: r,
+    rows,
+    bindings: storageBindings(["X", "W", "B"]),
+    body: /* wgsl */ `  let xs = pu(${ls}u);
+  let base = view_at(${xv}u, row * pu(${e}u));${normalizeRowWgsl({ ...norm, x: (j) => `X[base + ${j} * xs]`, out: "row * ne", ne: `pu(${e}u)` })}`,
     inputs: [x, w ?? x, b ?? x],
     output: out,
-    workgroups: rowGrid(rows),
-  };
+  });
 }
 
 /** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */

@@ -8,10 +8,10 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { optionalInput, requireInput } from "./checks.js";
-import { rowGrid } from "./layer-norm.wgsl.js";
+import { rowGrid, rowProgram } from "./row-program.wgsl.js";
 import { rmsRowWgsl } from "./rms-norm.wgsl.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { REDUCE_WGSL } from "./reduce.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape } from "@attngraph/graph";
 
@@ -36,17 +36,13 @@ function gradProgram(
   p.u32(w ? 1 : 0);
   p.u32(w?.offset ?? 0);
   p.u32(w?.strides[0] ?? 0);
-  return {
+  return rowProgram({
     name: "rms-norm-grad",
-    cacheKey: "rms-norm-grad",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["G", "X", "W"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let ne = pu(${r + 1}u); let gs = pu(${r + 2}u); let xs = pu(${r + 3}u);
+    params: p,
+    count: r,
+    rows,
+    bindings: storageBindings(["G", "X", "W"]),
+    body: /* wgsl */ `  let ne = pu(${r + 1}u); let gs = pu(${r + 2}u); let xs = pu(${r + 3}u);
   let hasW = pu(${r + 5}u) != 0u; let wo = pu(${r + 6}u); let ws = pu(${r + 7}u);
   let gb = view_at(${gv}u, row * ne);
   let xb = view_at(${xv}u, row * ne);${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 4}u)`)}
@@ -62,13 +58,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
     var gh = G[gb + j * gs];
     if (hasW) { gh = gh * W[wo + j * ws]; }
     Y[o + j] = rstd * (gh - (X[xb + j * xs] * rstd) * mgx);
-  }
-}`,
-    params: p,
+  }`,
     inputs: [grad, x, w ?? x],
     output: out,
-    workgroups: rowGrid(rows),
-  };
+  });
 }
 
 /** Params: x view, rows, E, x's last stride, eps. One workgroup per row; writes rstd at row. */
@@ -81,25 +74,18 @@ function statsProgram(x: GpuTensor, eps: number, out: GpuTensor): ProgramInfo {
   p.u32(ne);
   p.u32(x.strides[x.rank - 1]!);
   p.f32(eps);
-  return {
+  return rowProgram({
     name: "rms-norm-stats",
-    cacheKey: "rms-norm-stats",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let ne = pu(${r + 1}u); let xs = pu(${r + 2}u);
-  let xb = view_at(${xv}u, row * ne);${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 3}u)`)}
-  if (t == 0u) { Y[row] = rstd; }
-}`,
     params: p,
+    count: r,
+    rows,
+    bindings: storageBindings(["X"]),
+    body: /* wgsl */ `  let ne = pu(${r + 1}u); let xs = pu(${r + 2}u);
+  let xb = view_at(${xv}u, row * ne);${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 3}u)`)}
+  if (t == 0u) { Y[row] = rstd; }`,
     inputs: [x],
     output: out,
-    workgroups: rowGrid(rows),
-  };
+  });
 }
 
 /** Params: grad view, x view, rows, E. One workgroup per column e: Σ_r grad[r, e] · x[r, e] · rstd[r]. */
