@@ -10,10 +10,11 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { optionalInput, requireInput } from "./checks.js";
+import { LOGITS_ROW_WGSL, checkedTargetCount } from "./cross-entropy.wgsl.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
-import { checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape, findBadIndex } from "@attngraph/graph";
+import { checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape } from "@attngraph/graph";
 
 /** How the program reads the loss gradient g_p. */
 const GradMode = {
@@ -63,21 +64,7 @@ function program(
   // An ignored position reads no logits, but still meets every barrier of the reductions (see cross-entropy.wgsl.ts).
   let nfull = pu(${r + 1}u); let xs = pu(${r + 2}u);
   let nv = select(nfull, 0u, skip);
-  let base = view_at(${lv}u, row * nfull);
-  var mx = neg_inf();
-  var bad = false;
-  for (var j = t; j < nv; j += ${WG}u) {
-    let x = X[base + j * xs];
-    if (is_bad(x)) { bad = true; } else { mx = max(mx, x); }
-  }
-  mx = reduce_max(t, mx);
-  bad = reduce_or(t, bad);
-  var s = 0.0;
-  for (var j = t; j < nv; j += ${WG}u) {
-    let x = X[base + j * xs];
-    if (!bad && !is_neg_inf(x)) { s += exp(x - mx); }
-  }
-  s = reduce_sum(t, s);
+  let base = view_at(${lv}u, row * nfull);${LOGITS_ROW_WGSL}
   let o = row * nfull;
   if (skip) {
     for (var j = t; j < nfull; j += ${WG}u) { Y[o + j] = 0.0; }
@@ -112,10 +99,7 @@ export const crossEntropyGradKernel: WebGpuKernel = async (call, gpu) => {
   expectCrossEntropyShapes(call, logits, targets);
   if (grad !== undefined) expectLossGradShape(call, grad, targets, reduction);
   const nv = logits.shape[logits.rank - 1]!;
-  const t = (await gpu.hostValues(targets)).toInt32Array();
-  const bad = findBadIndex(call, "targets", t, targets.shape, nv, "target", ignoreIndex);
-  if (bad) throw bad;
-  const count = ignoreIndex === null ? t.length : t.reduce((k, id) => k + (id === ignoreIndex ? 0 : 1), 0);
+  const count = await checkedTargetCount(call, gpu, targets, nv, ignoreIndex);
   const mode = grad === undefined ? GradMode.One : reduction === "none" ? GradMode.PerPosition : GradMode.Scalar;
   // count 0 under "mean": every position is ignored, so every row is 0 and the divisor is never used.
   const divisor = reduction === "mean" && count > 0 ? count : 1;

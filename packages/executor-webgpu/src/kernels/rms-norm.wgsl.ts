@@ -8,6 +8,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { optionalInput, requireInput } from "./checks.js";
 import { rowProgram } from "./row-program.wgsl.js";
+import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
@@ -30,9 +31,7 @@ function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTe
   p.u32(ne);
   p.u32(x.strides[x.rank - 1]!);
   p.f32(eps);
-  p.u32(w ? 1 : 0);
-  p.u32(w?.offset ?? 0);
-  p.u32(w?.strides[0] ?? 0);
+  const wa = packOptionalVector(p, w);
   return rowProgram({
     name: "rms-norm",
     params: p,
@@ -40,7 +39,7 @@ function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTe
     rows,
     bindings: storageBindings(["X", "W"]),
     body: /* wgsl */ `  let ne = pu(${r + 1}u); let xs = pu(${r + 2}u);
-  let hasW = pu(${r + 4}u) != 0u; let wo = pu(${r + 5}u); let ws = pu(${r + 6}u);
+  ${optionalVectorWgsl("w", wa)}
   let xb = view_at(${xv}u, row * ne);${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 3}u)`)}
   let o = row * ne;
   for (var j = t; j < ne; j += ${WG}u) {
