@@ -16,8 +16,9 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { optionalInput, requireInput, type Call } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the attributes (a call may come from a hand dispatch:
 // each checked, absent ones take the op's defaults), the shapes, and the step count's shape and value.
 import {
@@ -56,26 +57,19 @@ function momentProgram(
   const wd = p.f32(weightDecay);
   const decay = p.u32(param !== undefined && weightDecay > 0 ? 1 : 0);
   const sq = p.u32(square ? 1 : 0);
-  return {
+  return elementwiseProgram({
     name: "adam-moment",
-    cacheKey: "adam-moment",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["S", "G", "W"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  var gr = G[view_at(${gv}u, i)];
+    params: p,
+    count: n,
+    bindings: storageBindings(["S", "G", "W"]),
+    body: /* wgsl */ `  var gr = G[view_at(${gv}u, i)];
   if (pu(${decay}u) != 0u) { gr = gr + pf(${wd}u) * W[view_at(${pv}u, i)]; }
   let x = select(gr, gr * gr, pu(${sq}u) != 0u);
-  Y[i] = pf(${bt}u) * S[view_at(${sv}u, i)] + pf(${omb}u) * x;
-}`,
-    params: p,
+  Y[i] = pf(${bt}u) * S[view_at(${sv}u, i)] + pf(${omb}u) * x;`,
     // An absent param is bound to the state buffer and never read.
     inputs: [state, grad, param ?? state],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Inputs: state [...], grad [...], param [...] (optional; needed with weightDecay > 0); attrs { beta, square, weightDecay }. */
@@ -145,16 +139,13 @@ function stepProgram(
   const hasScale = p.u32(lrScale ? 1 : 0);
   const wd = p.f32(a.weightDecay);
   const dec = p.u32(a.decoupled ? 1 : 0);
-  return {
+  return elementwiseProgram({
     name: "adam-step",
-    cacheKey: "adam-step",
-    code: () => /* wgsl */ `${PRELUDE}${ADAM_STEP_WGSL}${LR_SCALE_WGSL}
-${storageBindings(["PA", "M", "V", "T", "LS"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  let t = T[view_offset(${tv}u)];
+    params: p,
+    count: n,
+    helpers: `${ADAM_STEP_WGSL}${LR_SCALE_WGSL}`,
+    bindings: storageBindings(["PA", "M", "V", "T", "LS"]),
+    body: /* wgsl */ `  let t = T[view_offset(${tv}u)];
   if (!valid_step(t)) { Y[i] = nan(); return; }
   var lr = pf(${lr}u);
   var decay = pf(${decay}u);
@@ -169,13 +160,10 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
   let bc2 = bias_correction(pf(${l2}u), t);
   let p = PA[view_at(${pv}u, i)] * decay;
   let denom = sqrt(V[view_at(${vv}u, i)]) / sqrt(bc2) + pf(${eps}u);
-  Y[i] = p - (lr / bc1) * M[view_at(${mv}u, i)] / denom;
-}`,
-    params: p,
+  Y[i] = p - (lr / bc1) * M[view_at(${mv}u, i)] / denom;`,
     inputs: [param, m, v, step, lrScale ?? step],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /**

@@ -8,10 +8,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { rowProgram } from "./row-program.wgsl.js";
 import { optionalInput, requireInput } from "./checks.js";
-import { normalizeRowWgsl, packLayerNormParams, rowGrid } from "./layer-norm.wgsl.js";
-import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { normalizeRowWgsl, packLayerNormParams } from "./layer-norm.wgsl.js";
+import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
 import { addLayerNormShape, broadcastStrides, checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 
@@ -41,29 +41,22 @@ function program(
   const las = p.u32(as[as.length - 1]!);
   const lbs = p.u32(bs[bs.length - 1]!);
   const norm = packLayerNormParams(p, eps, w, bias);
-  return {
+  return rowProgram({
     name: "add-layer-norm",
-    cacheKey: "add-layer-norm",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["A", "BB", "W", "B"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let n = pu(${e}u);
+    params: p,
+    count: r,
+    rows,
+    bindings: storageBindings(["A", "BB", "W", "B"]),
+    body: /* wgsl */ `  let n = pu(${e}u);
   let sa = pu(${las}u); let sb = pu(${lbs}u);
   let pa = view_at(${av}u, row * n); let pb = view_at(${bv}u, row * n);
   let sum = row * 2u * n; // the row's first half: the sums; its second half: their normalization
   for (var j = t; j < n; j += ${WG}u) { Y[sum + j] = A[pa + j * sa] + BB[pb + j * sb]; }
   // Every thread reads the stored sums below, x₀ included: make the other threads' stores visible.
-  storageBarrier();${normalizeRowWgsl({ ...norm, x: (j) => `Y[sum + ${j}]`, out: "sum + n", ne: "n" })}
-}`,
-    params: p,
+  storageBarrier();${normalizeRowWgsl({ ...norm, x: (j) => `Y[sum + ${j}]`, out: "sum + n", ne: "n" })}`,
     inputs: [a, b, w ?? a, bias ?? a],
     output: out,
-    workgroups: rowGrid(rows),
-  };
+  });
 }
 
 /** Inputs: a, b (broadcastable to [..., E]), optional weight [E], optional bias [E]; attrs { eps } → [..., 2E]. */

@@ -4,8 +4,9 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
 import { addShape, broadcastStrides } from "@attngraph/graph";
 
@@ -24,22 +25,15 @@ function program(
   const av = p.view({ shape, strides: broadcastStrides(a.shape, a.strides, shape), offset: a.offset });
   const bv = p.view({ shape, strides: broadcastStrides(b.shape, b.strides, shape), offset: b.offset });
   const n = p.u32(out.size);
-  return {
+  return elementwiseProgram({
     name: op,
-    cacheKey: op,
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["A", "B"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  Y[i] = A[view_at(${av}u, i)] ${OPERATORS[op]} B[view_at(${bv}u, i)];
-}`,
     params: p,
+    count: n,
+    bindings: storageBindings(["A", "B"]),
+    body: /* wgsl */ `  Y[i] = A[view_at(${av}u, i)] ${OPERATORS[op]} B[view_at(${bv}u, i)];`,
     inputs: [a, b],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** The kernel of `op`. Inputs: a [...], b [...] broadcastable with a → the broadcast shape (`call.outShape`). */

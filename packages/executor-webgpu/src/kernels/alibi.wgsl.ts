@@ -5,8 +5,9 @@ import { alibiSlopes, type AlibiAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrError, expectRank, requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 
 /** Params: scores view, scale, off, n. */
 function program(
@@ -22,26 +23,20 @@ function program(
   const sc = p.f32(scale);
   const off = p.i32(alignment === "bottom-right" ? ns - nl : 0);
   const n = p.u32(out.size);
-  return {
+  return elementwiseProgram({
     name: "alibi",
-    cacheKey: "alibi",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["X", "SLOPES"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let o = flat_id(g, nw);
-  if (o >= pu(${n}u)) { return; }
-  let ns = view_dim(${sv}u, 3u); let nl = view_dim(${sv}u, 2u); let nh = view_dim(${sv}u, 1u);
+    params: p,
+    count: n,
+    bindings: storageBindings(["X", "SLOPES"]),
+    index: "o",
+    body: /* wgsl */ `  let ns = view_dim(${sv}u, 3u); let nl = view_dim(${sv}u, 2u); let nh = view_dim(${sv}u, 1u);
   let j = o % ns; let i = (o / ns) % nl; let h = (o / (ns * nl)) % nh;
   let x = X[view_at(${sv}u, o)];
   let dist = f32(i32(j) - (i32(i) + pi(${off}u)));
-  Y[o] = select(pf(${sc}u) * x + SLOPES[h] * dist, neg_inf(), is_neg_inf(x));
-}`,
-    params: p,
+  Y[o] = select(pf(${sc}u) * x + SLOPES[h] * dist, neg_inf(), is_neg_inf(x));`,
     inputs: [scores, slopes],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Input: scores [B, H, L, S]; attrs { slopes (null = the paper's), scale, alignment } → same shape. */

@@ -22,14 +22,15 @@ import type { AttentionGradAttrs, AttentionLseAttrs } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { gatheredInputGrad } from "./attention-input-grad.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
 import { optionalInput, requireInput, type Call } from "./checks.js";
 import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
-import { rowGrid } from "./layer-norm.wgsl.js";
+import { rowGrid, rowMain } from "./row-program.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
+import { REDUCE_WGSL } from "./reduce.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import {
   checkAttentionGradAttrs,
@@ -80,12 +81,9 @@ function lseProgram(
     code: () => /* wgsl */ `${PRELUDE}${MASK_WGSL}${REDUCE_WGSL}${ROW_WGSL}
 ${storageBindings(["Q", "K", "PAD", ...(mb?.names ?? [])])}
 ${mb?.wgsl ?? ""}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let nh = view_dim(${qv}u, 1u); let nl = view_dim(${qv}u, 2u); let nd = view_dim(${qv}u, 3u);
+${rowMain(
+  r,
+  /* wgsl */ `  let nh = view_dim(${qv}u, 1u); let nl = view_dim(${qv}u, 2u); let nd = view_dim(${qv}u, 3u);
   let ns = view_dim(${kv}u, 2u);
   let i = row % nl; let h = (row / nl) % nh; let b = row / (nl * nh);
   let kh = h / pu(${group}u);
@@ -128,8 +126,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
     var lse = neg_inf();
     if (!is_neg_inf(rowMax)) { lse = rowMax + log(total); }
     Y[row] = select(lse, nan(), anyBad);
-  }
-}`,
+  }`,
+)}`,
     params: p,
     inputs: [q, k, pad ?? q, ...(mb?.inputs ?? [])],
     output: out,
@@ -146,27 +144,21 @@ function deltaProgram(grad: GpuTensor, o: GpuTensor, out: GpuTensor): ProgramInf
   const ov = p.view(o);
   const r = p.u32(rows);
   p.u32(ndv);
-  return {
+  return elementwiseProgram({
     name: "attention-grad-delta",
-    cacheKey: "attention-grad-delta",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["G", "O"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let row = flat_id(g, nw);
-  if (row >= pu(${r}u)) { return; }
-  let ndv = pu(${r + 1}u);
+    params: p,
+    count: r,
+    bindings: storageBindings(["G", "O"]),
+    index: "row",
+    body: /* wgsl */ `  let ndv = pu(${r + 1}u);
   let gb = view_at(${gv}u, row * ndv); let gs = view_stride(${gv}u, 3u);
   let ob = view_at(${ov}u, row * ndv); let os = view_stride(${ov}u, 3u);
   var d = 0.0;
   for (var c = 0u; c < ndv; c++) { d = fma(G[gb + c * gs], O[ob + c * os], d); }
-  Y[row] = d;
-}`,
-    params: p,
+  Y[row] = d;`,
     inputs: [grad, o],
     output: out,
-    workgroups: elementwiseGrid(rows),
-  };
+  });
 }
 
 interface GradInputs {
@@ -242,12 +234,9 @@ function dqProgram(
 ${storageBindings(["Q", "K", "V", "O", "G", "LSE", "PAD", ...(mb?.names ?? [])])}
 ${mb?.wgsl ?? ""}
 var<workgroup> dsBlk: array<f32, ${WG}>;
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let nh = view_dim(${qv}u, 1u); let nl = view_dim(${qv}u, 2u); let nd = view_dim(${qv}u, 3u);
+${rowMain(
+  r,
+  /* wgsl */ `  let nh = view_dim(${qv}u, 1u); let nl = view_dim(${qv}u, 2u); let nd = view_dim(${qv}u, 3u);
   let ns = view_dim(${kv}u, 2u); let ndv = view_dim(${vv}u, 3u);
   let i = row % nl; let h = (row / nl) % nh; let b = row / (nl * nh);
   let kh = h / pu(${c.group}u);
@@ -298,8 +287,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
       Y[yo + dd] = Y[yo + dd] + acc;
     }
     workgroupBarrier();
-  }
-}`,
+  }`,
+)}`,
     params: p,
     inputs: [x.q, x.k, x.v, x.out, x.grad, x.lse, x.pad ?? x.q, ...(mb?.inputs ?? [])],
     output: out,
@@ -349,12 +338,9 @@ ${storageBindings([...(isK ? ["Q", "K", "V", "G", "LSE", "PAD", "DELTA"] : ["Q",
 ${mb?.wgsl ?? ""}
 var<workgroup> wBlk: array<f32, ${WG}>;
 var<workgroup> baseBlk: array<u32, ${WG}>;
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let nh = view_dim(${qv}u, 1u); let nl = view_dim(${qv}u, 2u); let nd = view_dim(${qv}u, 3u);
+${rowMain(
+  r,
+  /* wgsl */ `  let nh = view_dim(${qv}u, 1u); let nl = view_dim(${qv}u, 2u); let nd = view_dim(${qv}u, 3u);
   let nkv = view_dim(${kv}u, 1u); let ns = view_dim(${kv}u, 2u); let ndv = view_dim(${vv}u, 3u);
   let j = row % ns; let kh = (row / ns) % nkv; let b = row / (ns * nkv);
   let grp = pu(${c.group}u);
@@ -415,8 +401,8 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
       Y[yo + dd] = Y[yo + dd] + acc;
     }
     workgroupBarrier();
-  }
-}`,
+  }`,
+)}`,
     params: p,
     inputs: [
       ...(isK ? [x.q, x.k, x.v, x.grad, x.lse, x.pad ?? x.q, delta!] : [x.q, x.k, x.grad, x.lse, x.pad ?? x.q]),

@@ -24,7 +24,7 @@ import { DROPOUT_WGSL, checkDropoutAttrs, packDropout } from "./dropout.wgsl.js"
 import { MASK_WGSL, checkKeyPadding, checkMaskAttrs, packMask } from "./mask.wgsl.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { REDUCE_WGSL } from "./reduce.wgsl.js";
 
 function checkAttrs(call: Call): AttentionAttrs {
   const mask = checkMaskAttrs(call);

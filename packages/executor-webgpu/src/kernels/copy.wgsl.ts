@@ -4,7 +4,8 @@
 // payload of a float.
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { PRELUDE, Params, WG, elementwiseGrid } from "./shared.wgsl.js";
+import { elementwiseProgram, WORD_BINDINGS } from "./elementwise.wgsl.js";
+import { Params } from "./shared.wgsl.js";
 
 /** Where a copy writes: a view of the output buffer (shape of the source), instead of dense from element 0. */
 export interface CopyDestination {
@@ -23,21 +24,15 @@ export function copyProgram(x: GpuTensor, out: GpuTensor, into?: CopyDestination
     into === undefined ? undefined : params.view({ shape: x.shape, strides: into.strides, offset: into.offset });
   const n = params.u32(x.size);
   const target = dv === undefined ? "i" : `view_at(${dv}u, i)`;
-  return {
+  return elementwiseProgram({
     name: into === undefined ? "copy" : "copy-into",
     cacheKey: into === undefined ? "copy-u32" : "copy-into-u32",
-    code: () => /* wgsl */ `${PRELUDE}
-@group(0) @binding(1) var<storage, read> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  Y[${target}] = X[view_at(0u, i)];
-}`,
     params,
+    count: n,
+    bindings: WORD_BINDINGS,
+    body: /* wgsl */ `  Y[${target}] = X[view_at(0u, i)];`,
     inputs: [x],
     output: out,
-    workgroups: elementwiseGrid(x.size),
-  };
+    size: x.size,
+  });
 }

@@ -10,11 +10,11 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { optionalInput, requireInput } from "./checks.js";
-import { rowGrid } from "./layer-norm.wgsl.js";
-import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { LOGITS_ROW_WGSL, checkedTargetCount } from "./cross-entropy.wgsl.js";
+import { rowProgram } from "./row-program.wgsl.js";
+import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
-import { checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape, findBadIndex } from "@attngraph/graph";
+import { checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape } from "@attngraph/graph";
 
 /** How the program reads the loss gradient g_p. */
 const GradMode = {
@@ -53,36 +53,18 @@ function program(
   p.i32(ignoreIndex ?? 0);
   p.u32(mode);
   p.f32(divisor);
-  return {
+  return rowProgram({
     name: "cross-entropy-grad",
-    cacheKey: "cross-entropy-grad",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X", "T", "G"], { T: "i32" })}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let cls = T[view_at(${tv}u, row)];
+    params: p,
+    count: r,
+    rows,
+    bindings: storageBindings(["X", "T", "G"], { T: "i32" }),
+    body: /* wgsl */ `  let cls = T[view_at(${tv}u, row)];
   let skip = pu(${r + 3}u) != 0u && cls == pi(${r + 4}u);
   // An ignored position reads no logits, but still meets every barrier of the reductions (see cross-entropy.wgsl.ts).
   let nfull = pu(${r + 1}u); let xs = pu(${r + 2}u);
   let nv = select(nfull, 0u, skip);
-  let base = view_at(${lv}u, row * nfull);
-  var mx = neg_inf();
-  var bad = false;
-  for (var j = t; j < nv; j += ${WG}u) {
-    let x = X[base + j * xs];
-    if (is_bad(x)) { bad = true; } else { mx = max(mx, x); }
-  }
-  mx = reduce_max(t, mx);
-  bad = reduce_or(t, bad);
-  var s = 0.0;
-  for (var j = t; j < nv; j += ${WG}u) {
-    let x = X[base + j * xs];
-    if (!bad && !is_neg_inf(x)) { s += exp(x - mx); }
-  }
-  s = reduce_sum(t, s);
+  let base = view_at(${lv}u, row * nfull);${LOGITS_ROW_WGSL}
   let o = row * nfull;
   if (skip) {
     for (var j = t; j < nfull; j += ${WG}u) { Y[o + j] = 0.0; }
@@ -99,13 +81,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
     if (!is_neg_inf(x)) { prob = exp(x - mx) / s; }
     let onehot = select(0.0, 1.0, i32(j) == cls);
     Y[o + j] = select((prob - onehot) * gp, nan(), nanRow);
-  }
-}`,
-    params: p,
+  }`,
     inputs: [logits, targets, grad ?? logits],
     output: out,
-    workgroups: rowGrid(rows),
-  };
+  });
 }
 
 /**
@@ -120,10 +99,7 @@ export const crossEntropyGradKernel: WebGpuKernel = async (call, gpu) => {
   expectCrossEntropyShapes(call, logits, targets);
   if (grad !== undefined) expectLossGradShape(call, grad, targets, reduction);
   const nv = logits.shape[logits.rank - 1]!;
-  const t = (await gpu.hostValues(targets)).toInt32Array();
-  const bad = findBadIndex(call, "targets", t, targets.shape, nv, "target", ignoreIndex);
-  if (bad) throw bad;
-  const count = ignoreIndex === null ? t.length : t.reduce((k, id) => k + (id === ignoreIndex ? 0 : 1), 0);
+  const count = await checkedTargetCount(call, gpu, targets, nv, ignoreIndex);
   const mode = grad === undefined ? GradMode.One : reduction === "none" ? GradMode.PerPosition : GradMode.Scalar;
   // count 0 under "mean": every position is ignored, so every row is 0 and the divisor is never used.
   const divisor = reduction === "mean" && count > 0 ? count : 1;

@@ -12,11 +12,51 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { requireInput } from "./checks.js";
+import { rowProgram } from "./row-program.wgsl.js";
+import type { KernelContext } from "../kernel-context.js";
+import { requireInput, type Call } from "./checks.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { REDUCE_WGSL } from "./reduce.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkCrossEntropyAttrs, expectCrossEntropyShapes, findBadIndex } from "@attngraph/graph";
+
+/**
+ * WGSL statements of one position's softmax statistics over its `nv` logits `X[base + j * xs]` in a workgroup (thread
+ * `t`, REDUCE_WGSL bound): `mx` the max of the logits that are not NaN or +∞, `bad` whether any is, and
+ * `s` = Σ exp(x − mx) over the logits that are not −∞ (0 when bad). Shared with cross-entropy-grad.
+ */
+export const LOGITS_ROW_WGSL = /* wgsl */ `
+  var mx = neg_inf();
+  var bad = false;
+  for (var j = t; j < nv; j += ${WG}u) {
+    let x = X[base + j * xs];
+    if (is_bad(x)) { bad = true; } else { mx = max(mx, x); }
+  }
+  mx = reduce_max(t, mx);
+  bad = reduce_or(t, bad);
+  var s = 0.0;
+  for (var j = t; j < nv; j += ${WG}u) {
+    let x = X[base + j * xs];
+    if (!bad && !is_neg_inf(x)) { s += exp(x - mx); }
+  }
+  s = reduce_sum(t, s);`;
+
+/**
+ * The targets' host values checked (each in [0, V) or ignoreIndex, else findBadIndex's error) before anything is
+ * encoded, and the count of counted positions (those whose target is not ignoreIndex). Shared with cross-entropy-grad.
+ */
+export async function checkedTargetCount(
+  call: Call,
+  gpu: KernelContext,
+  targets: GpuTensor,
+  nv: number,
+  ignoreIndex: number | null,
+): Promise<number> {
+  const t = (await gpu.hostValues(targets)).toInt32Array();
+  const bad = findBadIndex(call, "targets", t, targets.shape, nv, "target", ignoreIndex);
+  if (bad) throw bad;
+  return ignoreIndex === null ? t.length : t.reduce((k, id) => k + (id === ignoreIndex ? 0 : 1), 0);
+}
 
 /**
  * Params: logits view, targets view, rows N, V, the logits' last stride, hasIgnore, ignoreIndex. One workgroup per
@@ -33,38 +73,20 @@ function lossProgram(logits: GpuTensor, targets: GpuTensor, ignoreIndex: number 
   const ls = p.u32(logits.strides[logits.rank - 1]!);
   const ig = p.u32(ignoreIndex === null ? 0 : 1);
   p.i32(ignoreIndex ?? 0);
-  const gx = Math.min(rows, 65535);
-  return {
+  return rowProgram({
     name: "cross-entropy",
-    cacheKey: "cross-entropy",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X", "T"], { T: "i32" })}
-var<private> POS_INF_BITS: u32 = 0x7f800000u;
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let cls = T[view_at(${tv}u, row)];
+    params: p,
+    count: r,
+    rows,
+    helpers: /* wgsl */ `
+var<private> POS_INF_BITS: u32 = 0x7f800000u;`,
+    bindings: storageBindings(["X", "T"], { T: "i32" }),
+    body: /* wgsl */ `  let cls = T[view_at(${tv}u, row)];
   let skip = pu(${ig}u) != 0u && cls == pi(${ig + 1}u);
   // An ignored position reads nothing, but still meets every barrier of the reductions: the skip comes from a storage
   // load, which WGSL's uniformity analysis does not let a barrier depend on.
   let nv = select(pu(${v}u), 0u, skip); let xs = pu(${ls}u);
-  let base = view_at(${lv}u, row * pu(${v}u));
-  var mx = neg_inf();
-  var bad = false;
-  for (var j = t; j < nv; j += ${WG}u) {
-    let x = X[base + j * xs];
-    if (is_bad(x)) { bad = true; } else { mx = max(mx, x); }
-  }
-  mx = reduce_max(t, mx);
-  bad = reduce_or(t, bad);
-  var s = 0.0;
-  for (var j = t; j < nv; j += ${WG}u) {
-    let x = X[base + j * xs];
-    if (!bad && !is_neg_inf(x)) { s += exp(x - mx); }
-  }
-  s = reduce_sum(t, s);
+  let base = view_at(${lv}u, row * pu(${v}u));${LOGITS_ROW_WGSL}
   if (t == 0u) {
     var loss = 0.0;
     if (!skip) {
@@ -74,13 +96,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
       else { loss = log(s) + (mx - xt); }
     }
     Y[row] = loss;
-  }
-}`,
-    params: p,
+  }`,
     inputs: [logits, targets],
     output: out,
-    workgroups: [gx, gx === 0 ? 0 : Math.ceil(rows / gx), 1],
-  };
+  });
 }
 
 /**
@@ -132,9 +151,7 @@ export const crossEntropyKernel: WebGpuKernel = async (call, gpu) => {
   const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
   expectCrossEntropyShapes(call, logits, targets);
   const nv = logits.shape[logits.rank - 1]!;
-  const t = (await gpu.hostValues(targets)).toInt32Array();
-  const bad = findBadIndex(call, "targets", t, targets.shape, nv, "target", ignoreIndex);
-  if (bad) throw bad;
+  const count = await checkedTargetCount(call, gpu, targets, nv, ignoreIndex);
   if (reduction === "none") {
     const out = gpu.alloc(targets.shape);
     await gpu.run(lossProgram(logits, targets, ignoreIndex, out));
@@ -144,7 +161,6 @@ export const crossEntropyKernel: WebGpuKernel = async (call, gpu) => {
   const out = gpu.alloc([]);
   try {
     await gpu.run(lossProgram(logits, targets, ignoreIndex, losses));
-    const count = ignoreIndex === null ? t.length : t.reduce((k, id) => k + (id === ignoreIndex ? 0 : 1), 0);
     await gpu.run(reduceProgram(losses, reduction === "mean", count, out));
   } finally {
     gpu.release(losses);

@@ -6,8 +6,9 @@ import type { DropoutAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: kernel checks and the generator's one TypeScript implementation, used here
 // on the host to hoist fmix32(seed)), re-exported under the names this package always used.
 import { checkDropoutAttrs, dropoutThreshold, fmix32, type DropoutFields } from "@attngraph/graph";
@@ -43,23 +44,17 @@ function program(x: GpuTensor, a: DropoutAttrs, out: GpuTensor): ProgramInfo {
   const xv = p.view(x);
   const n = p.u32(x.size);
   const d = packDropout(p, a);
-  return {
+  return elementwiseProgram({
     name: "dropout",
-    cacheKey: "dropout",
-    code: () => /* wgsl */ `${PRELUDE}${DROPOUT_WGSL}
-${storageBindings(["X"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  let x = X[view_at(${xv}u, i)];
-  Y[i] = select(0.0, x * pf(${d + 2}u), dropout_bits(pu(${d}u), i) >= pu(${d + 1}u));
-}`,
     params: p,
+    count: n,
+    helpers: DROPOUT_WGSL,
+    bindings: storageBindings(["X"]),
+    body: /* wgsl */ `  let x = X[view_at(${xv}u, i)];
+  Y[i] = select(0.0, x * pf(${d + 2}u), dropout_bits(pu(${d}u), i) >= pu(${d + 1}u));`,
     inputs: [x],
     output: out,
-    workgroups: elementwiseGrid(x.size),
-  };
+  });
 }
 
 /** Input: x; attrs { rate, seed, training } → same shape. Eval mode or rate 0: a view of x (no copy, no dispatch). */

@@ -9,8 +9,9 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkIntAttr, expectLeadingShape, findBadIndex } from "@attngraph/graph";
 
@@ -32,26 +33,20 @@ function program(grad: GpuTensor, csr: GpuTensor, nv: number, ne: number, out: G
   const v = p.u32(nv);
   p.u32(ne);
   const n = p.u32(out.size);
-  return {
+  return elementwiseProgram({
     name: "embedding-grad",
-    cacheKey: "embedding-grad",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["G", "CSR"], { CSR: "u32" })}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let o = flat_id(g, nw);
-  if (o >= pu(${n}u)) { return; }
-  let nv = pu(${v}u); let ne = pu(${v + 1}u);
+    params: p,
+    count: n,
+    bindings: storageBindings(["G", "CSR"], { CSR: "u32" }),
+    index: "o",
+    body: /* wgsl */ `  let nv = pu(${v}u); let ne = pu(${v + 1}u);
   let row = o / ne; let e = o % ne;
   var s = 0.0;
   for (var k = CSR[row]; k < CSR[row + 1u]; k++) { s += G[view_at(${gv}u, CSR[nv + 1u + k] * ne + e)]; }
-  Y[o] = s;
-}`,
-    params: p,
+  Y[o] = s;`,
     inputs: [grad, csr],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Inputs: ids [...] int32, grad [..., E]; attrs { rows: V } → [V, E]. */

@@ -5,8 +5,9 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { expectRank, requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { findBadIndex } from "@attngraph/graph";
 
@@ -21,26 +22,20 @@ function program(ids: GpuTensor, table: GpuTensor, out: GpuTensor): ProgramInfo 
   const v = p.u32(nv);
   const e = p.u32(ne);
   const n = p.u32(out.size);
-  return {
+  return elementwiseProgram({
     name: "embedding",
-    cacheKey: "embedding",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["IDS", "W"], { IDS: "i32" })}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let o = flat_id(g, nw);
-  if (o >= pu(${n}u)) { return; }
-  let ne = pu(${e}u);
+    params: p,
+    count: n,
+    bindings: storageBindings(["IDS", "W"], { IDS: "i32" }),
+    index: "o",
+    body: /* wgsl */ `  let ne = pu(${e}u);
   let id = IDS[view_at(${iv}u, o / ne)];
   // Checked on the host already; the guard keeps a bad id from ever reading another row (it gives NaN instead).
   if (id < 0 || u32(id) >= pu(${v}u)) { Y[o] = nan(); return; }
-  Y[o] = W[pu(${tw}u) + u32(id) * pu(${tw + 1}u) + (o % ne) * pu(${tw + 2}u)];
-}`,
-    params: p,
+  Y[o] = W[pu(${tw}u) + u32(id) * pu(${tw + 1}u) + (o % ne) * pu(${tw + 2}u)];`,
     inputs: [ids, table],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Inputs: ids [...] int32, weight [V, E] float32 → [..., E]. */

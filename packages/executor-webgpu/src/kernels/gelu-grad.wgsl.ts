@@ -9,9 +9,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { requireInput } from "./checks.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkGeluApproximate, expectSameShape } from "@attngraph/graph";
 
@@ -43,22 +44,16 @@ function program(grad: GpuTensor, x: GpuTensor, tanh: boolean, out: GpuTensor): 
   const xv = p.view(x);
   const n = p.u32(out.size);
   const form = p.u32(tanh ? 1 : 0);
-  return {
+  return elementwiseProgram({
     name: "gelu-grad",
-    cacheKey: "gelu-grad",
-    code: () => /* wgsl */ `${PRELUDE}${GELU_GRAD_WGSL}
-${storageBindings(["G", "X"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  Y[i] = G[view_at(${gv}u, i)] * gelu_grad(X[view_at(${xv}u, i)], pu(${form}u) != 0u);
-}`,
     params: p,
+    count: n,
+    helpers: GELU_GRAD_WGSL,
+    bindings: storageBindings(["G", "X"]),
+    body: /* wgsl */ `  Y[i] = G[view_at(${gv}u, i)] * gelu_grad(X[view_at(${xv}u, i)], pu(${form}u) != 0u);`,
     inputs: [grad, x],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Inputs: grad [...], x [...] (the forward input); attrs { approximate: "none" | "tanh" } → same shape. */

@@ -10,9 +10,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { requireInput } from "./checks.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkGeluApproximate } from "@attngraph/graph";
 
@@ -31,22 +32,16 @@ function program(x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
   const xv = p.view(x);
   const n = p.u32(x.size);
   const form = p.u32(tanh ? 1 : 0);
-  return {
+  return elementwiseProgram({
     name: "gelu",
-    cacheKey: "gelu",
-    code: () => /* wgsl */ `${PRELUDE}${GELU_WGSL}
-${storageBindings(["X"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  Y[i] = gelu(X[view_at(${xv}u, i)], pu(${form}u) != 0u);
-}`,
     params: p,
+    count: n,
+    helpers: GELU_WGSL,
+    bindings: storageBindings(["X"]),
+    body: /* wgsl */ `  Y[i] = gelu(X[view_at(${xv}u, i)], pu(${form}u) != 0u);`,
     inputs: [x],
     output: out,
-    workgroups: elementwiseGrid(x.size),
-  };
+  });
 }
 
 /** Input: x [...]; attrs { approximate: "none" | "tanh" } → same shape. */

@@ -6,9 +6,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { VALID_STEP_WGSL, checkStep } from "./adam.wgsl.js";
 import { requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkGradAccumulateAttrs, expectSameShape } from "@attngraph/graph";
 
@@ -20,25 +21,19 @@ function program(acc: GpuTensor, grad: GpuTensor, step: GpuTensor, scale: number
   const kv = p.view(step);
   const n = p.u32(out.size);
   const s = p.f32(scale);
-  return {
+  return elementwiseProgram({
     name: "grad-accumulate",
-    cacheKey: "grad-accumulate",
-    code: () => /* wgsl */ `${PRELUDE}${VALID_STEP_WGSL}
-${storageBindings(["A", "G", "K"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  let k = K[view_offset(${kv}u)];
+    params: p,
+    count: n,
+    helpers: VALID_STEP_WGSL,
+    bindings: storageBindings(["A", "G", "K"]),
+    body: /* wgsl */ `  let k = K[view_offset(${kv}u)];
   if (!valid_step(k)) { Y[i] = nan(); return; }
   let add = pf(${s}u) * G[view_at(${gv}u, i)];
-  if (k == 1.0) { Y[i] = add; } else { Y[i] = A[view_at(${av}u, i)] + add; }
-}`,
-    params: p,
+  if (k == 1.0) { Y[i] = add; } else { Y[i] = A[view_at(${av}u, i)] + add; }`,
     inputs: [acc, grad, step],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Inputs: acc [...], grad [...], step [] or [1] (the micro step k, 1 first); attrs { scale } → acc's shape. */

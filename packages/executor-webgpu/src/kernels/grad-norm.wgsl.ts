@@ -8,9 +8,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { optionalInput, requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
+import { REDUCE_WGSL } from "./reduce.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkClipByNormAttrs, expectScalarShape, type ClipByNormAttrs } from "@attngraph/graph";
 
@@ -75,24 +76,17 @@ function clipProgram(x: GpuTensor, total: GpuTensor, a: ClipByNormAttrs, out: Gp
   const n = p.u32(out.size);
   const mx = p.f32(a.maxNorm);
   const eps = p.f32(a.eps);
-  return {
+  return elementwiseProgram({
     name: "clip-by-norm",
-    cacheKey: "clip-by-norm",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["X", "T"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  let coef = pf(${mx}u) / (sqrt(T[view_offset(${tv}u)]) + pf(${eps}u));
-  // select, not min: min(NaN, 1) may be 1 on some GPUs; torch's clamp keeps NaN.
-  Y[i] = X[view_at(${xv}u, i)] * select(coef, 1.0, coef > 1.0);
-}`,
     params: p,
+    count: n,
+    bindings: storageBindings(["X", "T"]),
+    body: /* wgsl */ `  let coef = pf(${mx}u) / (sqrt(T[view_offset(${tv}u)]) + pf(${eps}u));
+  // select, not min: min(NaN, 1) may be 1 on some GPUs; torch's clamp keeps NaN.
+  Y[i] = X[view_at(${xv}u, i)] * select(coef, 1.0, coef > 1.0);`,
     inputs: [x, total],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Inputs: x [...], sumSquares [] or [1]; attrs { maxNorm, eps } → x's shape. */

@@ -10,9 +10,10 @@ import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { rowProgram } from "./row-program.wgsl.js";
 import { optionalInput, requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
+import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 
@@ -31,22 +32,31 @@ export interface RowNorm {
 }
 
 /**
+ * WGSL statements computing one row's x0, mean and rstd in a workgroup (thread `t`, REDUCE_WGSL bound), shared with
+ * layer-norm's backward, which recomputes them. `x(j)` is the row's element j, `ne` the row length, `eps` an f32
+ * expression.
+ */
+export function layerNormStatsWgsl(x: (j: string) => string, ne: string, eps: string): string {
+  return /* wgsl */ `
+  let x0 = ${x("0u")};
+  var s = 0.0;
+  for (var j = t; j < ${ne}; j += ${WG}u) { s += ${x("j")} - x0; }
+  let mean = reduce_sum(t, s) / f32(${ne});
+  var q = 0.0;
+  for (var j = t; j < ${ne}; j += ${WG}u) { let dev = (${x("j")} - x0) - mean; q += dev * dev; }
+  let rstd = 1.0 / sqrt(reduce_sum(t, q) / f32(${ne}) + ${eps});`;
+}
+
+/**
  * WGSL statements normalizing one row in a workgroup of WG threads (thread `t`, REDUCE_WGSL's reductions, weight `W`
  * and bias `B` bound): the layer-norm kernel's arithmetic, shared with add-layer-norm, which normalizes the sums it
  * has just stored.
  */
 export function normalizeRowWgsl(r: RowNorm): string {
   return /* wgsl */ `
-  let ne = ${r.ne};
-  let x0 = ${r.x("0u")};
-  var s = 0.0;
-  for (var j = t; j < ne; j += ${WG}u) { s += ${r.x("j")} - x0; }
-  let mean = reduce_sum(t, s) / f32(ne);
-  var q = 0.0;
-  for (var j = t; j < ne; j += ${WG}u) { let dev = (${r.x("j")} - x0) - mean; q += dev * dev; }
-  let rstd = 1.0 / sqrt(reduce_sum(t, q) / f32(ne) + pf(${r.eps}u));
-  let hasW = pu(${r.weight}u) != 0u; let wo = pu(${r.weight + 1}u); let ws = pu(${r.weight + 2}u);
-  let hasB = pu(${r.bias}u) != 0u; let bo = pu(${r.bias + 1}u); let bs = pu(${r.bias + 2}u);
+  let ne = ${r.ne};${layerNormStatsWgsl(r.x, "ne", `pf(${r.eps}u)`)}
+  ${optionalVectorWgsl("w", r.weight)}
+  ${optionalVectorWgsl("b", r.bias)}
   let o = ${r.out};
   for (var j = t; j < ne; j += ${WG}u) {
     var y = ((${r.x("j")} - x0) - mean) * rstd;
@@ -65,20 +75,8 @@ export function packLayerNormParams(
   b: GpuTensor | undefined,
 ): Pick<RowNorm, "eps" | "weight" | "bias"> {
   const ep = p.f32(eps);
-  const affine = (t: GpuTensor | undefined): number => {
-    const at = p.u32(t ? 1 : 0);
-    p.u32(t ? t.offset : 0);
-    p.u32(t ? t.strides[0]! : 0);
-    return at;
-  };
-  const weight = affine(w);
-  return { eps: ep, weight, bias: affine(b) };
-}
-
-/** Workgroups for one per row: a 2-D grid past 65535 rows (the row is `wg.y * nw.x + wg.x`). */
-export function rowGrid(rows: number): [number, number, number] {
-  const gx = Math.min(rows, 65535);
-  return [gx, gx === 0 ? 0 : Math.ceil(rows / gx), 1];
+  const weight = packOptionalVector(p, w);
+  return { eps: ep, weight, bias: packOptionalVector(p, b) };
 }
 
 /**
@@ -100,24 +98,17 @@ function program(
   const e = p.u32(ne);
   const ls = p.u32(x.strides[x.rank - 1]!);
   const norm = packLayerNormParams(p, eps, w, b);
-  return {
+  return rowProgram({
     name: "layer-norm",
-    cacheKey: "layer-norm",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X", "W", "B"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let xs = pu(${ls}u);
-  let base = view_at(${xv}u, row * pu(${e}u));${normalizeRowWgsl({ ...norm, x: (j) => `X[base + ${j} * xs]`, out: "row * ne", ne: `pu(${e}u)` })}
-}`,
     params: p,
+    count: r,
+    rows,
+    bindings: storageBindings(["X", "W", "B"]),
+    body: /* wgsl */ `  let xs = pu(${ls}u);
+  let base = view_at(${xv}u, row * pu(${e}u));${normalizeRowWgsl({ ...norm, x: (j) => `X[base + ${j} * xs]`, out: "row * ne", ne: `pu(${e}u)` })}`,
     inputs: [x, w ?? x, b ?? x],
     output: out,
-    workgroups: rowGrid(rows),
-  };
+  });
 }
 
 /** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */

@@ -4,8 +4,9 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkGradScale, expectSameShape } from "@attngraph/graph";
 
@@ -16,25 +17,18 @@ function program(grad: GpuTensor, masked: GpuTensor, scale: number, out: GpuTens
   const mv = p.view(masked);
   const n = p.u32(out.size);
   const sc = p.f32(scale);
-  return {
+  return elementwiseProgram({
     name: "mask-grad",
-    cacheKey: "mask-grad",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["G", "M"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  let hidden = is_neg_inf(M[view_at(${mv}u, i)]);
+    params: p,
+    count: n,
+    bindings: storageBindings(["G", "M"]),
+    body: /* wgsl */ `  let hidden = is_neg_inf(M[view_at(${mv}u, i)]);
   var v = 0.0;
   if (!hidden) { v = pf(${sc}u) * G[view_at(${gv}u, i)]; }
-  Y[i] = v;
-}`,
-    params: p,
+  Y[i] = v;`,
     inputs: [grad, masked],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Inputs: grad [...], masked [...] (the forward output, −∞ = hidden); attrs { scale } → same shape. */

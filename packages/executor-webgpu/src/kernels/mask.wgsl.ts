@@ -9,8 +9,9 @@ import type { MaskGeometry } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
 import {
   checkMaskAttrs,
@@ -131,20 +132,19 @@ function program(
   const ub = packUser(p, bias);
   const sc = p.f32(scale);
   const n = p.u32(out.size);
-  return {
+  return elementwiseProgram({
     name: "mask",
     cacheKey: "mask-user",
-    code: () => /* wgsl */ `${PRELUDE}${MASK_WGSL}
-${storageBindings(["X", "PAD", "UM", "UB"])}
+    params: p,
+    count: n,
+    helpers: /* wgsl */ `${MASK_WGSL}
 // The buffer index of a user input's element for scores index (b, h, i, j), from words (present, offset, 4 strides).
 fn user_at(u: u32, b: u32, h: u32, i: u32, j: u32) -> u32 {
   return pu(u + 1u) + b * pu(u + 2u) + h * pu(u + 3u) + i * pu(u + 4u) + j * pu(u + 5u);
-}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let o = flat_id(g, nw);
-  if (o >= pu(${n}u)) { return; }
-  let ns = view_dim(${sv}u, 3u); let nl = view_dim(${sv}u, 2u); let nh = view_dim(${sv}u, 1u);
+}`,
+    bindings: storageBindings(["X", "PAD", "UM", "UB"]),
+    index: "o",
+    body: /* wgsl */ `  let ns = view_dim(${sv}u, 3u); let nl = view_dim(${sv}u, 2u); let nh = view_dim(${sv}u, 1u);
   let j = o % ns; let i = (o / ns) % nl; let h = (o / (ns * nl)) % nh; let b = o / (ns * nl * nh);
   let x = X[view_at(${sv}u, o)];
   var hidden = !visible_by_position(${m}u, i, j, ns) || is_neg_inf(x);
@@ -157,13 +157,10 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
   let scale = pf(${sc}u);
   if (scale != 1.0) { y = scale * x; }
   if (pu(${ub}u) != 0u) { y = y + UB[user_at(${ub}u, b, h, i, j)]; }
-  Y[o] = select(y, neg_inf(), hidden);
-}`,
-    params: p,
+  Y[o] = select(y, neg_inf(), hidden);`,
     inputs: [scores, pad ?? scores, user?.t ?? scores, bias?.t ?? scores],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /**

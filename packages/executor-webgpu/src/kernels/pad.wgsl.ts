@@ -4,8 +4,9 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram, WORD_BINDINGS } from "./elementwise.wgsl.js";
 import { requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid } from "./shared.wgsl.js";
+import { Params } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkPadAttrs } from "@attngraph/graph";
 
@@ -22,30 +23,24 @@ export function padProgram(x: GpuTensor, axis: number, before: number, out: GpuT
   p.u32(out.shape[axis]!);
   p.u32(before);
   p.u32(x.shape[axis]!);
-  return {
+  return elementwiseProgram({
     name: "pad",
     cacheKey: "pad-u32",
-    code: () => /* wgsl */ `${PRELUDE}
-@group(0) @binding(1) var<storage, read> X: array<u32>;
-@group(0) @binding(2) var<storage, read_write> Y: array<u32>;
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let o = flat_id(g, nw);
-  if (o >= pu(${n}u)) { return; }
-  let inner = pu(${w}u); let len = pu(${w + 1}u); let before = pu(${w + 2}u); let d = pu(${w + 3}u);
+    params: p,
+    count: n,
+    bindings: WORD_BINDINGS,
+    index: "o",
+    body: /* wgsl */ `  let inner = pu(${w}u); let len = pu(${w + 1}u); let before = pu(${w + 2}u); let d = pu(${w + 3}u);
   let a = (o / inner) % len;
   var v = 0u;
   if (a >= before && a - before < d) {
     let outer = o / (inner * len);
     v = X[view_at(${xv}u, (outer * d + (a - before)) * inner + o % inner)];
   }
-  Y[o] = v;
-}`,
-    params: p,
+  Y[o] = v;`,
     inputs: [x],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Input: x [...]; attrs { axis (negative from the end), before, after } → x's shape, the axis before + d + after long. */

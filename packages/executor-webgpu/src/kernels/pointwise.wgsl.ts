@@ -5,9 +5,10 @@ import { exprKey, pointwiseCallExpr, POINTWISE_SLOTS, type Expr } from "@attngra
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { optionalInput, requireInput } from "./checks.js";
 import { exprWgsl } from "./expr.wgsl.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 
 function program(expr: Expr, inputs: readonly (GpuTensor | undefined)[], out: GpuTensor): ProgramInfo {
   const p = new Params();
@@ -18,24 +19,18 @@ function program(expr: Expr, inputs: readonly (GpuTensor | undefined)[], out: Gp
     return at < 0 ? "0.0" : `X${k}[view_at(${present[at]!.view}u, i)]`;
   });
   const slots = present.map((x) => x.k).join("");
-  return {
+  return elementwiseProgram({
     name: "pointwise",
     // The views' words are params: one shader per expression and set of present inputs serves every shape and layout.
     cacheKey: `pointwise:${slots}:${exprKey(expr)}`,
-    code: () => /* wgsl */ `${PRELUDE}
-${exprWgsl(expr, "pw", [], POINTWISE_SLOTS)}
-${storageBindings(present.map((x) => `X${x.k}`))}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  Y[i] = pw(${args.join(", ")});
-}`,
     params: p,
+    count: n,
+    helpers: () => `\n${exprWgsl(expr, "pw", [], POINTWISE_SLOTS)}`,
+    bindings: storageBindings(present.map((x) => `X${x.k}`)),
+    body: /* wgsl */ `  Y[i] = pw(${args.join(", ")});`,
     inputs: present.map((x) => x.t),
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Inputs: x0 [...], x1…x3 [...] (optional, x0's shape) → x0's shape. */

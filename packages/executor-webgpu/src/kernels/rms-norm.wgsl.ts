@@ -7,9 +7,9 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { optionalInput, requireInput } from "./checks.js";
-import { rowGrid } from "./layer-norm.wgsl.js";
-import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { rowProgram } from "./row-program.wgsl.js";
+import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
+import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
 
@@ -31,34 +31,25 @@ function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTe
   p.u32(ne);
   p.u32(x.strides[x.rank - 1]!);
   p.f32(eps);
-  p.u32(w ? 1 : 0);
-  p.u32(w?.offset ?? 0);
-  p.u32(w?.strides[0] ?? 0);
-  return {
+  const wa = packOptionalVector(p, w);
+  return rowProgram({
     name: "rms-norm",
-    cacheKey: "rms-norm",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X", "W"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let ne = pu(${r + 1}u); let xs = pu(${r + 2}u);
-  let hasW = pu(${r + 4}u) != 0u; let wo = pu(${r + 5}u); let ws = pu(${r + 6}u);
+    params: p,
+    count: r,
+    rows,
+    bindings: storageBindings(["X", "W"]),
+    body: /* wgsl */ `  let ne = pu(${r + 1}u); let xs = pu(${r + 2}u);
+  ${optionalVectorWgsl("w", wa)}
   let xb = view_at(${xv}u, row * ne);${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 3}u)`)}
   let o = row * ne;
   for (var j = t; j < ne; j += ${WG}u) {
     var y = X[xb + j * xs] * rstd;
     if (hasW) { y = y * W[wo + j * ws]; }
     Y[o + j] = y;
-  }
-}`,
-    params: p,
+  }`,
     inputs: [x, w ?? x],
     output: out,
-    workgroups: rowGrid(rows),
-  };
+  });
 }
 
 /** Inputs: x [..., E], optional weight [E]; attrs { eps } → [..., E]. */

@@ -7,8 +7,9 @@ import type { RopeAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrError, expectRank, requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 
 /** cos and sin of every (position, frequency), interleaved: [L, r/2, 2]. */
 function rotaryTable(nl: number, r: number, base: number, positionOffset: number): Float32Array {
@@ -31,16 +32,13 @@ function program(x: GpuTensor, table: GPUBuffer, r: number, inverse: boolean, ou
   const hf = p.u32(r / 2);
   const n = p.u32(out.size);
   const sg = p.f32(inverse ? -1 : 1);
-  return {
+  return elementwiseProgram({
     name: "rope",
-    cacheKey: "rope",
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["X", "ROT"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let o = flat_id(g, nw);
-  if (o >= pu(${n}u)) { return; }
-  let nd = view_dim(${xv}u, 3u); let nl = view_dim(${xv}u, 2u);
+    params: p,
+    count: n,
+    bindings: storageBindings(["X", "ROT"]),
+    index: "o",
+    body: /* wgsl */ `  let nd = view_dim(${xv}u, 3u); let nl = view_dim(${xv}u, 2u);
   let d = o % nd; let l = (o / nd) % nl;
   let half = pu(${hf}u);
   let row = o - d; // element [b, h, l, 0] in row-major order
@@ -52,13 +50,10 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
   let s = pf(${sg}u) * ROT[(l * half + i) * 2u + 1u];
   let x1 = X[base + i * sd];
   let x2 = X[base + (i + half) * sd];
-  Y[o] = select(x1 * c - x2 * s, x2 * c + x1 * s, d >= half);
-}`,
-    params: p,
+  Y[o] = select(x1 * c - x2 * s, x2 * c + x1 * s, d >= half);`,
     inputs: [x, table],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Input: x [B, H, L, D]; attrs { base, rotaryDim (null = D), positionOffset, inverse (absent = false) } → [B, H, L, D]. */

@@ -21,10 +21,11 @@ import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { expectRank, optionalInput, requireInput } from "./checks.js";
 import { exprWgsl } from "./expr.wgsl.js";
 import { hostGathered } from "./expr-host.js";
-import { PARAM_WORDS, PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { PARAM_WORDS, Params, storageBindings } from "./shared.wgsl.js";
 
 type Call = Parameters<WebGpuKernel>[0];
 
@@ -93,21 +94,19 @@ function program(
   const views = names.map((name) => p.view(gathered.get(name)!));
   const bindings = names.map((_, i) => `G${i}`);
   const key = JSON.stringify({ role, expr, inputs: names });
-  return {
+  return elementwiseProgram({
     name: call.kind,
     cacheKey: `${call.kind}:${key}`,
-    code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["X", ...bindings])}
-${exprWgsl(
-  expr,
-  "modification",
-  names.map((name, i) => ({ name, binding: bindings[i]!, view: views[i]! })),
-)}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  let nh = pu(${dims}u);
+    params: p,
+    count: n,
+    helpers: () =>
+      `\n${exprWgsl(
+        expr,
+        "modification",
+        names.map((name, i) => ({ name, binding: bindings[i]!, view: views[i]! })),
+      )}`,
+    bindings: storageBindings(["X", ...bindings]),
+    body: /* wgsl */ `  let nh = pu(${dims}u);
   let nl = pu(${dims + 1}u);
   let ns = pu(${dims + 2}u);
   let kv = i % ns;
@@ -120,13 +119,10 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
     role === "mask"
       ? `if (modification(0.0, f32(b), f32(h), f32(q), f32(kv))) { Y[i] = x; } else { Y[i] = neg_inf(); }`
       : `Y[i] = modification(pf(${sc}u) * x, f32(b), f32(h), f32(q), f32(kv));`
-  }
-}`,
-    params: p,
+  }`,
     inputs: [x, ...names.map((name) => gathered.get(name)!)],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 function exprKernel(role: "score" | "mask"): WebGpuKernel {

@@ -3,7 +3,7 @@
 // swapped; query head h reads key head ⌊h / (H / Hkv)⌋.
 import type { WebGpuKernel } from "../executor.js";
 import { expectDim, expectHeadGroups, expectRank, requireInput } from "./checks.js";
-import { matmulProgram } from "./matmul.wgsl.js";
+import { headsMatmul } from "./heads-matmul.js";
 
 /** Inputs: q [B, H, L, D], k [B, Hkv, S, D] → [B, H, L, S]. */
 export const scoreKernel: WebGpuKernel = async (call, gpu) => {
@@ -15,19 +15,5 @@ export const scoreKernel: WebGpuKernel = async (call, gpu) => {
   expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
   expectHeadGroups(call, "k", nh, k.shape[1]!, k);
   expectDim(call, "k", "head dim D of keys must match the queries", nd, k.shape[3]!, k);
-  const ns = k.shape[2]!;
-  const out = gpu.alloc([nb, nh, nl, ns]);
-  const [qs0, qs1, qs2, qs3] = q.strides as [number, number, number, number];
-  const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
-  await gpu.run(
-    matmulProgram(
-      "score",
-      { m: nl, n: ns, k: nd, batches: [nb, nh], group: k.shape[1] === 0 ? 1 : nh / k.shape[1]! },
-      { t: q, offset: q.offset, batch: [qs0, qs1], row: qs2, col: qs3 },
-      { t: k, offset: k.offset, batch: [ks0, ks1], row: ks3, col: ks2 },
-      undefined,
-      out,
-    ),
-  );
-  return out;
+  return headsMatmul(gpu, "score", q, k, [nb, nh, nl, k.shape[2]!], { transposeB: true });
 };

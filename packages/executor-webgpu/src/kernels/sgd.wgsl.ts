@@ -13,9 +13,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { LR_SCALE_WGSL, VALID_STEP_WGSL, checkLrScale, checkStep } from "./adam.wgsl.js";
 import { optionalInput, requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the attributes (each checked, absent ones take the op's
 // defaults) and the shapes.
 import {
@@ -47,28 +48,22 @@ function momentumProgram(
   const omd = p.f32(1 - a.dampening);
   const wd = p.f32(a.weightDecay);
   const decay = p.u32(param !== undefined && a.weightDecay > 0 ? 1 : 0);
-  return {
+  return elementwiseProgram({
     name: "sgd-momentum",
-    cacheKey: "sgd-momentum",
-    code: () => /* wgsl */ `${PRELUDE}${VALID_STEP_WGSL}
-${storageBindings(["B", "G", "W", "T"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  let t = T[view_offset(${tv}u)];
+    params: p,
+    count: n,
+    helpers: VALID_STEP_WGSL,
+    bindings: storageBindings(["B", "G", "W", "T"]),
+    body: /* wgsl */ `  let t = T[view_offset(${tv}u)];
   if (!valid_step(t)) { Y[i] = nan(); return; }
   var d = G[view_at(${gv}u, i)];
   if (pu(${decay}u) != 0u) { d = d + pf(${wd}u) * W[view_at(${pv}u, i)]; }
   if (t == 1.0) { Y[i] = d; return; }
-  Y[i] = pf(${mom}u) * B[view_at(${bv}u, i)] + pf(${omd}u) * d;
-}`,
-    params: p,
+  Y[i] = pf(${mom}u) * B[view_at(${bv}u, i)] + pf(${omd}u) * d;`,
     // An absent param is bound to the buffer and never read.
     inputs: [buf, grad, param ?? buf, step],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /** Inputs: buf [...], grad [...], param [...] (optional; needed with weightDecay > 0), step [] or [1]; attrs { momentum, dampening, weightDecay }. */
@@ -114,16 +109,13 @@ function stepProgram(
   const mode = p.u32(useBuf ? (a.nesterov ? 2 : 1) : 0);
   const sv = p.view(lrScale ?? param);
   const hasScale = p.u32(lrScale ? 1 : 0);
-  return {
+  return elementwiseProgram({
     name: "sgd-step",
-    cacheKey: "sgd-step",
-    code: () => /* wgsl */ `${PRELUDE}${LR_SCALE_WGSL}
-${storageBindings(["PA", "G", "B", "LS"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let i = flat_id(g, nw);
-  if (i >= pu(${n}u)) { return; }
-  let p = PA[view_at(${pv}u, i)];
+    params: p,
+    count: n,
+    helpers: LR_SCALE_WGSL,
+    bindings: storageBindings(["PA", "G", "B", "LS"]),
+    body: /* wgsl */ `  let p = PA[view_at(${pv}u, i)];
   var d = G[view_at(${gv}u, i)];
   if (pu(${decay}u) != 0u) { d = d + pf(${wd}u) * p; }
   var u = d;
@@ -136,14 +128,11 @@ fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: ve
     if (!valid_lr_scale(s)) { Y[i] = nan(); return; }
     lr = lr * s;
   }
-  Y[i] = p - lr * u;
-}`,
-    params: p,
+  Y[i] = p - lr * u;`,
     // Without momentum the buffer (if given) is not read: param is bound in its place; so is an absent lrScale.
     inputs: [param, grad, useBuf ? buf : param, lrScale ?? param],
     output: out,
-    workgroups: elementwiseGrid(out.size),
-  };
+  });
 }
 
 /**

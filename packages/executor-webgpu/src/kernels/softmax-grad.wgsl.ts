@@ -6,9 +6,8 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { requireInput } from "./checks.js";
-import { rowGrid } from "./layer-norm.wgsl.js";
-import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { rowProgram } from "./row-program.wgsl.js";
+import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkGradScale, expectAxis, expectSameShape } from "@attngraph/graph";
 
@@ -24,18 +23,15 @@ function program(y: GpuTensor, grad: GpuTensor, scale: number, out: GpuTensor): 
   p.u32(y.strides[y.rank - 1]!);
   p.u32(grad.strides[grad.rank - 1]!);
   p.f32(scale);
-  return {
+  return rowProgram({
     name: "softmax-grad",
-    cacheKey: "softmax-grad",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["SM", "G"])}
-fn no_neg_zero(v: f32) -> f32 { let b = bitcast<u32>(v); return bitcast<f32>(select(b, 0u, b == 0x80000000u)); }
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let ns = pu(${r + 1}u); let ys = pu(${r + 2}u); let gs = pu(${r + 3}u); let scale = pf(${r + 4}u);
+    params: p,
+    count: r,
+    rows,
+    helpers: /* wgsl */ `
+fn no_neg_zero(v: f32) -> f32 { let b = bitcast<u32>(v); return bitcast<f32>(select(b, 0u, b == 0x80000000u)); }`,
+    bindings: storageBindings(["SM", "G"]),
+    body: /* wgsl */ `  let ns = pu(${r + 1}u); let ys = pu(${r + 2}u); let gs = pu(${r + 3}u); let scale = pf(${r + 4}u);
   let yb = view_at(${yv}u, row * ns);
   let gb = view_at(${gv}u, row * ns);
   var d = 0.0;
@@ -44,13 +40,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
   let o = row * ns;
   for (var j = t; j < ns; j += ${WG}u) {
     Y[o + j] = no_neg_zero(scale * SM[yb + j * ys] * (G[gb + j * gs] - d));
-  }
-}`,
-    params: p,
+  }`,
     inputs: [y, grad],
     output: out,
-    workgroups: rowGrid(rows),
-  };
+  });
 }
 
 /** Inputs: y [..., S] (the forward softmax's output), grad [..., S]; attrs { scale } → [..., S]. */

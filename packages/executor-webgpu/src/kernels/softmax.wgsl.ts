@@ -5,46 +5,9 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { rowProgram } from "./row-program.wgsl.js";
 import { checkScale, requireInput } from "./checks.js";
-import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
-
-/** WGSL: workgroup reductions over WG threads (max, sum, or) used by softmax and the fused attention. */
-export const REDUCE_WGSL = /* wgsl */ `
-var<workgroup> red: array<f32, ${WG}>;
-var<workgroup> redFlag: array<u32, ${WG}>;
-fn reduce_max(t: u32, v: f32) -> f32 {
-  red[t] = v;
-  workgroupBarrier();
-  for (var s = ${WG / 2}u; s > 0u; s >>= 1u) {
-    if (t < s && red[t + s] > red[t]) { red[t] = red[t + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
-fn reduce_sum(t: u32, v: f32) -> f32 {
-  red[t] = v;
-  workgroupBarrier();
-  for (var s = ${WG / 2}u; s > 0u; s >>= 1u) {
-    if (t < s) { red[t] = red[t] + red[t + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
-fn reduce_or(t: u32, v: bool) -> bool {
-  redFlag[t] = select(0u, 1u, v);
-  workgroupBarrier();
-  for (var s = ${WG / 2}u; s > 0u; s >>= 1u) {
-    if (t < s) { redFlag[t] = redFlag[t] | redFlag[t + s]; }
-    workgroupBarrier();
-  }
-  let r = redFlag[0] != 0u;
-  workgroupBarrier();
-  return r;
-}`;
+import { Params, WG, storageBindings } from "./shared.wgsl.js";
 
 /** Params: x view, rows, S, scale. Workgroups: one per row (a 2-D grid past 65535 rows). */
 function program(x: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
@@ -56,18 +19,13 @@ function program(x: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
   const s = p.u32(ns);
   const sc = p.f32(scale);
   const ls = p.u32(x.rank === 0 ? 0 : x.strides[x.rank - 1]!);
-  const gx = Math.min(rows, 65535);
-  return {
+  return rowProgram({
     name: "softmax",
-    cacheKey: "softmax",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let row = wg.y * nw.x + wg.x;
-  if (row >= pu(${r}u)) { return; }
-  let t = lid.x;
-  let ns = pu(${s}u); let scale = pf(${sc}u); let xs = pu(${ls}u);
+    params: p,
+    count: r,
+    rows,
+    bindings: storageBindings(["X"]),
+    body: /* wgsl */ `  let ns = pu(${s}u); let scale = pf(${sc}u); let xs = pu(${ls}u);
   let base = view_at(${xv}u, row * ns);
   var mx = neg_inf();
   var bad = false;
@@ -91,13 +49,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @b
     var y = 0.0;
     if (bad) { y = nan(); } else if (!is_neg_inf(v) && sum > 0.0) { y = exp(scale * v - mx) / sum; }
     Y[o + j] = y;
-  }
-}`,
-    params: p,
+  }`,
     inputs: [x],
     output: out,
-    workgroups: [gx, gx === 0 ? 0 : Math.ceil(rows / gx), 1],
-  };
+  });
 }
 
 /** Input: x [..., S] (scores [B, H, L, S] in attention); attrs { scale } → same shape. */

@@ -8,10 +8,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
+import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { requireInput } from "./checks.js";
-import { rowGrid } from "./layer-norm.wgsl.js";
-import { PRELUDE, Params, WG, elementwiseGrid, storageBindings } from "./shared.wgsl.js";
-import { REDUCE_WGSL } from "./softmax.wgsl.js";
+import { rowProgram } from "./row-program.wgsl.js";
+import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkSumToShape } from "@attngraph/graph";
 
@@ -53,47 +53,36 @@ function program(x: GpuTensor, shape: readonly number[], out: GpuTensor): Progra
   const n = p.u32(out.size);
   const r = p.u32(terms);
   if (terms < WG_MIN_TERMS) {
-    return {
+    return elementwiseProgram({
       name: "sum-to",
-      cacheKey: "sum-to",
-      code: () => /* wgsl */ `${PRELUDE}
-${storageBindings(["X"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(global_invocation_id) g: vec3u, @builtin(num_workgroups) nw: vec3u) {
-  let o = flat_id(g, nw);
-  if (o >= pu(${n}u)) { return; }
-  let base = view_at(${kv}u, o);
+      params: p,
+      count: n,
+      bindings: storageBindings(["X"]),
+      index: "o",
+      body: /* wgsl */ `  let base = view_at(${kv}u, o);
   var s = 0.0;
   for (var k = 0u; k < pu(${r}u); k++) { s += X[base + view_at(${sv}u, k)]; }
-  Y[o] = s;
-}`,
-      params: p,
+  Y[o] = s;`,
       inputs: [x],
       output: out,
-      workgroups: elementwiseGrid(out.size),
-    };
+    });
   }
-  return {
+  return rowProgram({
     name: "sum-to",
     cacheKey: "sum-to-workgroup",
-    code: () => /* wgsl */ `${PRELUDE}${REDUCE_WGSL}
-${storageBindings(["X"])}
-@compute @workgroup_size(${WG})
-fn main(@builtin(workgroup_id) wg: vec3u, @builtin(num_workgroups) nw: vec3u, @builtin(local_invocation_id) lid: vec3u) {
-  let o = wg.y * nw.x + wg.x;
-  if (o >= pu(${n}u)) { return; }
-  let t = lid.x;
-  let base = view_at(${kv}u, o);
+    params: p,
+    count: n,
+    rows: out.size,
+    bindings: storageBindings(["X"]),
+    index: "o",
+    body: /* wgsl */ `  let base = view_at(${kv}u, o);
   var s = 0.0;
   for (var k = t; k < pu(${r}u); k += ${WG}u) { s += X[base + view_at(${sv}u, k)]; }
   s = reduce_sum(t, s);
-  if (t == 0u) { Y[o] = s; }
-}`,
-    params: p,
+  if (t == 0u) { Y[o] = s; }`,
     inputs: [x],
     output: out,
-    workgroups: rowGrid(out.size),
-  };
+  });
 }
 
 /** Input: x [...]; attrs { shape } (concrete: call.outShape) → outShape. */

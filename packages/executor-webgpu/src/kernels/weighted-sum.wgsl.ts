@@ -3,7 +3,7 @@
 // (a masked or dropped key) contributes nothing, not even a NaN or ±∞ of its value row: the matmul's skip-zero variant.
 import type { WebGpuKernel } from "../executor.js";
 import { expectDim, expectHeadGroups, expectRank, requireInput } from "./checks.js";
-import { matmulProgram } from "./matmul.wgsl.js";
+import { headsMatmul } from "./heads-matmul.js";
 
 /** Inputs: weights [B, H, L, S], v [B, Hkv, S, D] → [B, H, L, D]. */
 export const weightedSumKernel: WebGpuKernel = async (call, gpu) => {
@@ -15,20 +15,5 @@ export const weightedSumKernel: WebGpuKernel = async (call, gpu) => {
   expectDim(call, "v", "batch B of values must match the weights", nb, v.shape[0]!, v);
   expectHeadGroups(call, "v", nh, v.shape[1]!, v);
   expectDim(call, "v", "value length must equal the key length S", ns, v.shape[2]!, v);
-  const nd = v.shape[3]!;
-  const out = gpu.alloc([nb, nh, nl, nd]);
-  const [ws0, ws1, ws2, ws3] = w.strides as [number, number, number, number];
-  const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
-  await gpu.run(
-    matmulProgram(
-      "weighted-sum",
-      { m: nl, n: nd, k: ns, batches: [nb, nh], group: v.shape[1] === 0 ? 1 : nh / v.shape[1]! },
-      { t: w, offset: w.offset, batch: [ws0, ws1], row: ws2, col: ws3 },
-      { t: v, offset: v.offset, batch: [vs0, vs1], row: vs2, col: vs3 },
-      undefined,
-      out,
-      { skipZeroA: true },
-    ),
-  );
-  return out;
+  return headsMatmul(gpu, "weighted-sum", w, v, [nb, nh, nl, v.shape[3]!], { skipZeroA: true });
 };
