@@ -3,20 +3,8 @@
 // N(0, 1) for a parameter added directly (the worked example's `pos_embed = nn.Parameter(torch.randn(...))`). Seeded,
 // so a training run from "random" weights repeats exactly. (The numbers are not PyTorch's: its generator is another.)
 import { GraphValidationError, type OpGraph } from "@attngraph/graph";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { AttnGraphError, Tensor, mulberry32 as uniform } from "@attngraph/tensor";
 import { checkGraph, kindOf } from "./args.js";
-
-/** mulberry32: a small seeded generator of uniform numbers in [0, 1). */
-function uniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Every weight of `graph` initialised as its PyTorch module would be, from `seed` (an integer, taken modulo 2^32); in

@@ -20,3 +20,4 @@ export {
   type ErrorCode,
   type ErrorDetails,
 } from "./errors.js";
+export { mulberry32 } from "./prng.js";

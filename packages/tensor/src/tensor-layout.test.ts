@@ -4,7 +4,7 @@ import { ShapeError } from "./errors.js";
 import { Tensor } from "./tensor.js";
 // The project's one seeded generator, by path: @attngraph/testkit depends on this package, so it cannot be a
 // devDependency here (a cycle turbo refuses). prng.ts imports nothing, so nothing else of testkit comes along.
-import { mulberry32 } from "../../testkit/src/prng.js";
+import { mulberry32 } from "./prng.js";
 
 import { iota, naive } from "./test-views.js";
 

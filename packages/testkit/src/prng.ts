@@ -1,14 +1,3 @@
-// The project's one seeded generator for test data (and the demo/bench inputs): a case is its seed, the same numbers on
-// every JS engine, so a failure reproduces. Imports nothing, so browser code can use it (`@attngraph/testkit/prng`).
-
-/** mulberry32: 32 bits of state, uniform floats in [0, 1) (multiples of 2⁻³²). Good enough for test data, not crypto. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+// The seeded generator of test data, from @attngraph/tensor (where @attngraph/nn's seeded init reads it too); this
+// subpath (`@attngraph/testkit/prng`) stays for browser code that wants it without the rest of testkit.
+export { mulberry32 } from "@attngraph/tensor";

@@ -3,7 +3,7 @@
 import { expect } from "vitest";
 import { type AnyTensor, Tensor } from "@attngraph/tensor";
 import { expectTypedError } from "./block-checks.js";
-import { expectClose, OP_TOL, thrown, type Harness } from "./harness.js";
+import { expectClose, expectExact, OP_TOL, thrown, type Harness } from "./harness.js";
 
 /** The step t as a float32 tensor of shape [] or [1]. */
 export const stepTensor = (t: number, shape: readonly number[]): Tensor => Tensor.from([t], shape);
@@ -79,4 +79,14 @@ export async function expectStepDependence(
     outs[0]!.some((x, i) => Math.abs(x - outs[1]![i]!) > apart),
     `t = ${steps[0]} and t = ${steps[1]} differ`,
   ).toBe(true);
+}
+
+/** `value` still holds `before`: an optimizer op wrote its result elsewhere, not over its input. */
+export async function expectUnchanged(h: Harness, value: unknown, before: Tensor, label: string): Promise<void> {
+  const got = await h.download(value);
+  expectExact(
+    got,
+    { shape: before.shape, data: before.toFloat32Array() },
+    `${label} is unchanged (no update in place)`,
+  );
 }

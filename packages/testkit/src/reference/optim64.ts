@@ -2,28 +2,14 @@
 // sgd-momentum, sgd-step), written from the op docs and torch.optim.Adam / AdamW / SGD, never from an executor. Plain
 // loops over dense row-major arrays. optim64.test.ts proves training loops built from them equal to separate float64
 // transcriptions of PyTorch's Adam, AdamW and SGD, and checks first steps by hand.
+import type { AdamMomentAttrs, AdamStepAttrs, SgdMomentumAttrs, SgdStepAttrs } from "@attngraph/graph";
 import { AttnGraphError, describe } from "@attngraph/tensor";
 
-/** adam-moment's attributes. */
-export interface AdamMoment64 {
-  /** β1 for the first moment, β2 for the second; 0 <= beta < 1. */
-  readonly beta: number;
-  /** false: the moment of g; true: the moment of g². */
-  readonly square: boolean;
-  /** L2 penalty folded into the gradient, g = grad + weightDecay · param; 0 = none (then param may be absent). */
-  readonly weightDecay: number;
-}
+/** AdamMomentAttrs: the op's attributes, as its declaration types them. */
+export type AdamMoment64 = AdamMomentAttrs;
 
-/** adam-step's attributes. */
-export interface AdamStep64 {
-  readonly lr: number;
-  readonly beta1: number;
-  readonly beta2: number;
-  readonly eps: number;
-  /** Used only with `decoupled` (AdamW): param · (1 − lr · weightDecay) before the update. */
-  readonly weightDecay: number;
-  readonly decoupled: boolean;
-}
+/** AdamStepAttrs: the op's attributes, as its declaration types them. */
+export type AdamStep64 = AdamStepAttrs;
 
 /**
  * One Adam moment update, elementwise: with g = grad + weightDecay · param (an absent param counts as 0, and then
@@ -80,27 +66,11 @@ export function adamStep64(
   return out;
 }
 
-/** sgd-momentum's attributes. */
-export interface SgdMomentum64 {
-  /** >= 0. */
-  readonly momentum: number;
-  /** In [0, 1]. */
-  readonly dampening: number;
-  /** L2 penalty folded into the gradient, d = grad + weightDecay · param; 0 = none (then param may be absent). */
-  readonly weightDecay: number;
-}
+/** SgdMomentumAttrs: the op's attributes, as its declaration types them. */
+export type SgdMomentum64 = SgdMomentumAttrs;
 
-/** sgd-step's attributes. */
-export interface SgdStep64 {
-  /** > 0. */
-  readonly lr: number;
-  /** >= 0; 0 = plain SGD, no buffer. */
-  readonly momentum: number;
-  /** Needs momentum > 0. */
-  readonly nesterov: boolean;
-  /** L2 penalty folded into the gradient, d = grad + weightDecay · param. */
-  readonly weightDecay: number;
-}
+/** SgdStepAttrs: the op's attributes, as its declaration types them. */
+export type SgdStep64 = SgdStepAttrs;
 
 /** The step t, an integer >= 1, else an AttnGraphError naming `step` (as adamStep64). */
 function checkStep(step: number): void {
