@@ -1,10 +1,9 @@
 // fromJSON on graphs that break a rule (node errors, names Object.prototype holds, hostile documents): typed errors
 // naming the node, short messages.
 import { describe, expect, it } from "vitest";
-import { formatError, jsonDoc, standardAttention, validationError } from "../test/helpers.js";
+import { formatError, jsonDoc, namedSlotOp, standardAttention, validationError } from "../test/helpers.js";
 import { GraphBuilder } from "./builder.js";
 import { fromJSON, toJSON, type GraphJSON } from "./json.js";
-import { defineOp } from "./op-def.js";
 import { createOpRegistry } from "./registry.js";
 
 describe("fromJSON: graph errors name the node", () => {
@@ -110,13 +109,7 @@ describe("names that Object.prototype holds are ordinary names", () => {
   });
 
   it.each(names)("a user op's optional slot and attribute named %s survive the JSON round trip", (name) => {
-    const op = defineOp<Record<string, number>>({
-      kind: "named",
-      doc: "x, plus an optional second input",
-      inputs: [{ name: "x" }, { name, optional: true }],
-      attrs: { [name]: { type: "number", default: 2 } },
-      inferShape: ([x]) => x!,
-    });
+    const op = namedSlotOp(name);
     const registry = createOpRegistry([op]);
     const b = new GraphBuilder({ registry });
     b.input("x", [2, 3]);

@@ -1,6 +1,6 @@
 import { ShapeError } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
-import { validationError } from "../test/helpers.js";
+import { namedSlotOp, validationError } from "../test/helpers.js";
 import { GraphBuilder } from "./builder.js";
 import type { SymShape } from "./dims.js";
 import { GraphValidationError } from "./errors.js";
@@ -59,13 +59,7 @@ describe("defineOp and user ops", () => {
   it.each(["valueOf", "constructor", "toString", "__proto__"])(
     "a user op may name an optional slot and an attribute %s",
     (name) => {
-      const op = defineOp<Record<string, number>>({
-        kind: "named",
-        doc: "x, plus an optional second input",
-        inputs: [{ name: "x" }, { name, optional: true }],
-        attrs: { [name]: { type: "number", default: 2 } },
-        inferShape: ([x]) => x!,
-      });
+      const op = namedSlotOp(name);
       const b = new GraphBuilder({ registry: createOpRegistry([op]) });
       b.input("s", [2, 3]);
       const left = b.add("named", "left", { x: "s" }); // slot empty, attribute defaulted

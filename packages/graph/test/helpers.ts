@@ -4,6 +4,7 @@ import { expect } from "vitest";
 import { GraphBuilder, type Ref } from "../src/builder.js";
 import { GraphFormatError, GraphValidationError } from "../src/errors.js";
 import type { OpGraph } from "../src/graph.js";
+import { defineOp } from "../src/op-def.js";
 
 /** Standard causal multi-head attention, E = 8, H = 2 heads of D = 4, with the project's node names. */
 export function standardAttention(b = new GraphBuilder()): { b: GraphBuilder; graph: OpGraph } {
@@ -68,4 +69,18 @@ export function jsonDoc(): any {
     ],
     outputs: ["s"],
   };
+}
+
+/**
+ * A user op whose optional second slot and one attribute are both called `name`: names such as "valueOf" or
+ * "__proto__" must not reach Object.prototype anywhere (building, validating, JSON).
+ */
+export function namedSlotOp(name: string) {
+  return defineOp<Record<string, number>>({
+    kind: "named",
+    doc: "x, plus an optional second input",
+    inputs: [{ name: "x" }, { name, optional: true }],
+    attrs: { [name]: { type: "number", default: 2 } },
+    inferShape: ([x]) => x!,
+  });
 }
