@@ -38,17 +38,6 @@ export function broadcastImpl(
   return y;
 }
 
-/** a + b over the broadcast shape (see broadcastImpl). */
-export function addImpl(
-  a: StridedView,
-  b: StridedView,
-  shape: readonly number[],
-  out?: Float32Array,
-  part?: RowRange,
-): Float32Array {
-  return broadcastImpl("add", a, b, shape, out, part);
-}
-
 /** The kernel of `op`. Inputs: a [...], b [...] broadcastable → the broadcast shape. */
 export function broadcastKernel(op: BroadcastOp) {
   return chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
