@@ -2,12 +2,15 @@ import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
 import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
-import { adamMomentKernel } from "./adam-moment.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 type Attrs = { beta: number; square?: boolean; weightDecay?: number };
 
 const run = (state: Tensor, grad: Tensor, param: Tensor | undefined, attrs: Attrs, node = "optim.w.m") =>
-  adamMomentKernel({ kind: "adam-moment", node, attrs, inputs: [state, grad, param], outShape: state.shape });
+  cpu.dispatch({ kind: "adam-moment", node, attrs, inputs: [state, grad, param], outShape: state.shape });
 
 /** The float64 reference, the op's formula written out: g = grad + wd · param, beta · state + (1 − beta) · (g or g²). */
 function adamMoment64(
@@ -105,7 +108,7 @@ describe("adam-moment kernel", () => {
     const before = state.toArray();
     const out = Tensor.from(new Float32Array(6), [2, 3]);
     const grad = rand([2, 3], 2);
-    const y = adamMomentKernel({
+    const y = cpu.dispatch({
       kind: "adam-moment",
       node: "optim.w.m",
       attrs: { beta: 0.9, square: false, weightDecay: 0 },

@@ -1,9 +1,9 @@
 // adam-moment: one of Adam's moments (torch.optim.Adam), elementwise in float64 and stored as float32: with
 // g = grad + weightDecay · param, beta · state + (1 − beta) · g (the first moment) or · g² (the second, `square`).
-import { checkAdamMomentAttrs, expectSameShape, type AdamMomentAttrs } from "@attngraph/graph";
+import type { AdamMomentAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { optionalInput, requireInput, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -55,11 +55,8 @@ export function adamMomentImpl(
 export const adamMomentKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const state = requireInput(call, 0, "state");
   const grad = requireInput(call, 1, "grad");
-  const a = checkAdamMomentAttrs(call);
-  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const param = a.weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
-  expectSameShape(call, "grad", state, grad);
-  if (param) expectSameShape(call, "param", state, param);
+  const a = attrsOf<AdamMomentAttrs>(call);
+  const param = optionalInput(call, 2, "param"); // present with weight decay: the shape rule asks for it
   return writeRows(call, chunkWork, state.shape, ADAM_MOMENT_WORK, (y, part) =>
     adamMomentImpl(state, grad, param, a, y, part),
   );

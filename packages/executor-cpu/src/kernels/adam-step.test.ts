@@ -4,6 +4,10 @@ import { mulberry32 } from "@attngraph/testkit";
 import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { adamMomentKernel } from "./adam-moment.js";
 import { adamStepKernel } from "./adam-step.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const rand = (shape: Shape, seed: number, scale = 1, offset = 0) => {
   const next = mulberry32(seed);
@@ -25,7 +29,7 @@ interface Attrs {
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
 const run = (param: Tensor, m: Tensor, v: Tensor, t: Tensor, attrs: Attrs, node = "optim.w.update") =>
-  adamStepKernel({ kind: "adam-step", node, attrs: { ...attrs }, inputs: [param, m, v, t], outShape: param.shape });
+  cpu.dispatch({ kind: "adam-step", node, attrs: { ...attrs }, inputs: [param, m, v, t], outShape: param.shape });
 
 /**
  * The float64 reference, torch.optim.Adam's update (AdamW's with `decoupled`) written out: bias corrections
@@ -134,7 +138,7 @@ describe("adam-step kernel", () => {
     e = thrown(() => run(p, m, v, Tensor.from([1], [1, 1]), { lr: 1e-2 }));
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.step"]);
     e = thrown(() =>
-      adamStepKernel({ kind: "adam-step", node: "u", attrs: { lr: 1 }, inputs: [p, m, v], outShape: p.shape }),
+      cpu.dispatch({ kind: "adam-step", node: "u", attrs: { lr: 1 }, inputs: [p, m, v], outShape: p.shape }),
     );
     expect([e.code, e.subject]).toEqual(["input", "u.step"]);
   });
@@ -249,15 +253,13 @@ describe("adam-moment → adam-step: a training loop", () => {
           inputs,
           outShape: shape,
         });
-        m = adamMomentKernel(
+        m = cpu.dispatch(
           call("adam-moment", "optim.w.m", { beta: a.beta1, square: false, weightDecay: l2 }, [m, gT, param]),
         ) as Tensor;
-        v = adamMomentKernel(
+        v = cpu.dispatch(
           call("adam-moment", "optim.w.v", { beta: a.beta2, square: true, weightDecay: l2 }, [v, gT, param]),
         ) as Tensor;
-        p = adamStepKernel(
-          call("adam-step", "optim.w.update", { ...a }, [p, m, v, step(t, t % 2 ? [1] : [])]),
-        ) as Tensor;
+        p = cpu.dispatch(call("adam-step", "optim.w.update", { ...a }, [p, m, v, step(t, t % 2 ? [1] : [])])) as Tensor;
         torchAdam64(rp, rm, rv, gT.toArray(), t, a);
         near(m, rm, { abs: 1e-7, rel: 1e-6 });
         near(v, rv, { abs: 1e-7, rel: 1e-6 });

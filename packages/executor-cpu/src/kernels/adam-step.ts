@@ -1,18 +1,10 @@
 // adam-step: Adam's parameter update (torch.optim.Adam; AdamW with `decoupled`), elementwise in float64 and stored as
 // float32: p − (lr / (1 − β1^t)) · m / (sqrt(v) / sqrt(1 − β2^t) + eps), p = param (· (1 − lr · weightDecay) with
 // `decoupled`). The step t is an input (one float, read here), so the graph stays the same from step to step.
-import {
-  checkAdamStepAttrs,
-  checkLrScaleValue,
-  checkOptimizerStepValue,
-  expectSameShape,
-  expectScalarShape,
-  expectStepShape,
-  type AdamStepAttrs,
-} from "@attngraph/graph";
+import { checkLrScaleValue, checkOptimizerStepValue, type AdamStepAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { optionalInput, requireInput, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -61,12 +53,8 @@ export const adamStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WOR
   const v = requireInput(call, 2, "v");
   const step = requireInput(call, 3, "step");
   const lrScale = optionalInput(call, 4, "lrScale");
-  const attrs = checkAdamStepAttrs(call);
-  expectSameShape(call, "m", param, m);
-  expectSameShape(call, "v", param, v);
-  expectStepShape(call, step);
+  const attrs = attrsOf<AdamStepAttrs>(call);
   const t = checkOptimizerStepValue(call, step.data[step.offset] ?? NaN);
-  if (lrScale) expectScalarShape(call, "lrScale", lrScale);
   // A schedule scales lr wherever it appears, the decoupled decay included (torch reads group["lr"] for both).
   const a = lrScale ? { ...attrs, lr: attrs.lr * checkLrScaleValue(call, lrScale.data[lrScale.offset] ?? NaN) } : attrs;
   return writeRows(call, chunkWork, param.shape, ADAM_STEP_WORK, (y, part) => adamStepImpl(param, m, v, t, a, y, part));

@@ -1,6 +1,7 @@
-// What every kernel adapter needs between a KernelCall and its pure Impl: fetch inputs by slot, check ranks and dims,
-// and report bad attributes, each error naming `<node>.<field>`. Kernels never crash on bad calls: a call may come from
-// a user dispatching by hand, not only from a validated graph.
+// What every kernel adapter needs between a KernelCall and its pure Impl: fetch inputs by slot, and where the result
+// goes. The call reaching a kernel has passed checkCall (the dispatch runs it before any kernel): its required inputs
+// are present and of their declared dtype, its attributes normalized, its shapes those of the op's shape rule. What is
+// left here is what only this executor can know: that a value is a host Tensor, and that a planned output is dense.
 import {
   AttnGraphError,
   ShapeError,
@@ -11,71 +12,77 @@ import {
   sizeOf,
   type Shape,
 } from "@attngraph/tensor";
-import type { KernelCall } from "@attngraph/graph";
+import { attrError, dtypeError, type KernelCall } from "@attngraph/graph";
 import type { StridedView } from "./strided.js";
-// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import { attrError, dtypeError, expectDim, expectHeadGroups, expectRank } from "@attngraph/graph";
-export { attrError, expectDim, expectHeadGroups, expectRank };
 
 export type Call = KernelCall<Tensor>;
 
-/** The input in `slot` (declared as `name`); missing → an "input" error naming node and slot. */
+/** The input in `slot` (declared as `name`), required by the op's declaration, so present. */
 export function requireInput(call: Call, slot: number, name: string): Tensor {
-  const v = optionalInput(call, slot, name);
-  if (v === undefined) {
-    const subject = `${call.node}.${name}`;
-    throw new AttnGraphError(
-      "input",
-      describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a tensor", "undefined"),
-      {
-        subject,
-        expected: "a tensor",
-        got: "undefined",
-      },
-    );
-  }
-  return v;
+  return optionalInput(call, slot, name)!;
 }
 
-/** The input in `slot`, or undefined when absent; something that is not a float32 tensor is an "input" error. */
+/** The input in `slot`, or undefined when absent; something that is not a host float32 tensor is an "input" error. */
 export function optionalInput(call: Call, slot: number, name: string): Tensor | undefined {
   const v: unknown = call.inputs[slot];
   if (v === undefined || v === null) return undefined;
-  if (Tensor.isTensor(v) && v.dtype !== "float32") throw dtypeError(call, slot, name, "float32", v.dtype);
-  const t = v as Tensor;
-  if (
-    typeof v !== "object" ||
-    !(t.data instanceof Float32Array) ||
-    !Array.isArray(t.shape) ||
-    !Array.isArray(t.strides) ||
-    typeof t.offset !== "number"
-  ) {
-    const subject = `${call.node}.${name}`;
-    throw new AttnGraphError(
-      "input",
-      describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a tensor`, "a Tensor", typeof v),
-      {
-        subject,
-        expected: "a Tensor",
-        got: typeof v,
-      },
-    );
-  }
-  return t;
+  if (isHostTensor(v)) return v;
+  // Only the view ops (reshape, transpose, slice) let other dtypes past checkCall; their cpu kernels view float32 data.
+  if (Tensor.isTensor(v)) throw dtypeError(call, slot, name, "float32", v.dtype);
+  throw notATensor(call, `${call.node}.${name}`, `input ${slot} (${name})`, v);
 }
 
 /**
- * The int32 input in `slot` (token ids, class targets): a float32 tensor there is an "input" error, never a silent
- * conversion (a float id of 2.7 has no meaning). The runtime hands int32 inputs over as they came (upload is the
- * identity on cpu), so the KernelCall's float32 typing does not hold for these slots: this is where the type is checked.
+ * The int32 input in `slot` (token ids, class targets), declared int32, so checkCall saw its dtype. The runtime hands
+ * int32 inputs over as they came (upload is the identity on cpu), so the KernelCall's float32 typing does not hold for
+ * these slots: this is where the type changes.
  */
 export function intInput(call: Call, slot: number, name: string): Tensor<"int32"> {
   const v: unknown = call.inputs[slot];
-  if (v === undefined || v === null) requireInput(call, slot, name); // throws the missing-input error
-  if (!Tensor.isTensor(v)) optionalInput(call, slot, name); // throws the not-a-tensor error
-  const t = v as Tensor<"int32"> | Tensor;
-  if (t.dtype !== "int32") throw dtypeError(call, slot, name, "int32", t.dtype);
-  return t as Tensor<"int32">;
+  if (!Tensor.isTensor(v)) throw notATensor(call, `${call.node}.${name}`, `input ${slot} (${name})`, v);
+  return v as Tensor<"int32">;
+}
+
+/**
+ * The call's attributes as its op declares them: checkCall normalized them (each declared one present, defaults filled
+ * in, each of its spec and the op's attribute rules), so a kernel reads them as they are.
+ */
+export function attrsOf<A>(call: Call): A {
+  return call.attrs as unknown as A;
+}
+
+/**
+ * A "dim" attribute (rope's positionOffset, position-embedding's offset) as the runtime binds it: an integer, >= 0 by
+ * its spec. A dim name is a valid value to checkCall (the shape rules pass it until a run binds it), so a name still
+ * here is an unbound call: an "attr" error naming `<node>.<field>`, where a kernel would otherwise index with a string.
+ */
+export function boundDim(call: Call, field: string): number {
+  const v = call.attrs[field];
+  if (!Number.isSafeInteger(v))
+    throw attrError(call, field, "an integer >= 0 (a dim name must be bound before the kernel runs)", v);
+  return v as number;
+}
+
+/** A float32 host tensor's fields, read without trusting the value (a user may dispatch anything by hand). */
+function isHostTensor(v: unknown): v is Tensor {
+  const t = v as Tensor;
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    t.data instanceof Float32Array &&
+    Array.isArray(t.shape) &&
+    Array.isArray(t.strides) &&
+    typeof t.offset === "number"
+  );
+}
+
+/** `what` (an input or the planned output, named `subject`) is not a host tensor: an "input" error. */
+function notATensor(call: Call, subject: string, what: string, v: unknown): AttnGraphError {
+  return new AttnGraphError(
+    "input",
+    describe(subject, `${what} of op ${call.kind} is not a tensor`, "a Tensor", typeof v),
+    { subject, expected: "a Tensor", got: typeof v },
+  );
 }
 
 /**
@@ -87,24 +94,8 @@ export function outData(call: Call, shape: Shape): Float32Array | undefined {
   const out: unknown = call.out;
   if (out === undefined || out === null) return undefined;
   const subject = `${call.node}.out`;
-  const t = out as Tensor;
-  if (
-    typeof out !== "object" ||
-    !(t.data instanceof Float32Array) ||
-    !Array.isArray(t.shape) ||
-    !Array.isArray(t.strides) ||
-    typeof t.offset !== "number"
-  ) {
-    throw new AttnGraphError(
-      "input",
-      describe(subject, `planned output of op ${call.kind} is not a tensor`, "a Tensor", typeof out),
-      {
-        subject,
-        expected: "a Tensor",
-        got: typeof out,
-      },
-    );
-  }
+  if (!isHostTensor(out)) throw notATensor(call, subject, "planned output", out);
+  const t: Tensor = out;
   if (!sameShape(t.shape, shape))
     throw new ShapeError(
       subject,

@@ -1,9 +1,9 @@
 // add-layer-norm: the fused residual add and layer norm of a pre-norm block, writing [a + b | LayerNorm(a + b)] side by
 // side on the last axis. Each row's sum is stored as float32 first and normalised from those float32 values, the same
 // arithmetic as the add and layer-norm kernels, so both halves are bit for bit what the unfused pair gives.
-import { addLayerNormShape, afterwards, checkLayerNormEps, expectNormParams, overRows } from "@attngraph/graph";
+import { afterwards, overRows, type AddLayerNormAttrs } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result } from "./adapter.js";
+import { optionalInput, outData, requireInput, result, attrsOf } from "./adapter.js";
 import { broadcastView } from "./broadcast-view.js";
 import { layerNormRow, paramVector, rowStats } from "./norm-rows.js";
 import { planRows } from "./row-plan.js";
@@ -41,10 +41,11 @@ export const addLayerNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
   const b = requireInput(call, 1, "b");
   const weight = optionalInput(call, 2, "weight");
   const bias = optionalInput(call, 3, "bias");
-  const eps = checkLayerNormEps(call);
-  const { sumShape, e } = addLayerNormShape(call, a, b);
-  expectNormParams(call, e, weight, bias);
-  const shape = [...sumShape.slice(0, -1), 2 * e];
+  const { eps } = attrsOf<AddLayerNormAttrs>(call);
+  // outShape is [..., 2E], the rule's from a and b broadcast to the sums' shape [..., E].
+  const shape = call.outShape;
+  const e = shape[shape.length - 1]! / 2;
+  const sumShape = [...shape.slice(0, -1), e];
   const rows = rowCount(sumShape);
   const y = outData(call, shape) ?? new Float32Array(rows * 2 * e);
   const pending = overRows(call, chunkWork, rows, e * ADD_LAYER_NORM_WORK, (start, end) =>

@@ -1,7 +1,6 @@
 // add and mul: elementwise sum and product with broadcasting — residual connections (x + attention), positional
 // embeddings added over the batch (pos_embed [1, T, E]), the gate of a SiLU-gated MLP (silu(gate) · up). One strided
 // loop over the broadcast rows serves both; only the operator differs.
-import { addShape } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { requireInput } from "./adapter.js";
@@ -39,23 +38,12 @@ export function broadcastImpl(
   return y;
 }
 
-/** a + b over the broadcast shape (see broadcastImpl). */
-export function addImpl(
-  a: StridedView,
-  b: StridedView,
-  shape: readonly number[],
-  out?: Float32Array,
-  part?: RowRange,
-): Float32Array {
-  return broadcastImpl("add", a, b, shape, out, part);
-}
-
 /** The kernel of `op`. Inputs: a [...], b [...] broadcastable → the broadcast shape. */
 export function broadcastKernel(op: BroadcastOp) {
   return chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
     const a = requireInput(call, 0, "a");
     const b = requireInput(call, 1, "b");
-    const shape = addShape(call, a, b);
+    const shape = call.outShape; // the broadcast shape of a and b: the op's shape rule, which checkCall held it to
     return writeRows(call, chunkWork, shape, BROADCAST_WORK, (y, part) => broadcastImpl(op, a, b, shape, y, part));
   });
 }

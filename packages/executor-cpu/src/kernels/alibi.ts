@@ -3,7 +3,7 @@
 import { Tensor } from "@attngraph/tensor";
 import { alibiSlopes, type AlibiAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { attrError, expectRank, requireInput } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
 import type { StridedView } from "./strided.js";
 
 /**
@@ -44,19 +44,6 @@ export function alibiImpl(
 /** Input: scores [B, H, L, S]; attrs { slopes, scale, alignment } → [B, H, L, S]. */
 export const alibiKernel: CpuKernel = (call) => {
   const scores = requireInput(call, 0, "scores");
-  expectRank(call, "scores", scores, 4, "[B, H, L, S]");
-  const { scale, alignment } = call.attrs as Partial<AlibiAttrs>;
-  const given = (call.attrs as Partial<AlibiAttrs>).slopes ?? null; // absent = the paper's slopes, as normalizeAttrs does
-  const h = scores.shape[1]!;
-  if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
-  if (alignment !== "top-left" && alignment !== "bottom-right")
-    throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
-  if (given !== null) {
-    // The graph checks this when H is known at build time; a symbolic H, or a hand-made call, is caught here.
-    if (!Array.isArray(given) || !given.every((m) => typeof m === "number" && Number.isFinite(m))) {
-      throw attrError(call, "slopes", "null or an array of finite numbers", given);
-    }
-    if (given.length !== h) throw attrError(call, "slopes", `${h} slopes (one per head H)`, given);
-  }
-  return new Tensor(alibiImpl(scores, given ?? alibiSlopes(h), scale, alignment), scores.shape);
+  const { slopes, scale, alignment } = attrsOf<AlibiAttrs>(call);
+  return new Tensor(alibiImpl(scores, slopes ?? alibiSlopes(scores.shape[1]!), scale, alignment), scores.shape);
 };

@@ -6,11 +6,7 @@
 // between them (chunks.ts), as the forward `attention` does.
 import {
   afterwards,
-  checkAttentionGradAttrs,
-  checkAttentionLseAttrs,
   chunkSignal,
-  expectAttentionGradShapes,
-  expectAttentionQk,
   runSteps,
   attentionInputGrad,
   type AttentionGradAttrs,
@@ -18,7 +14,7 @@ import {
   type AttentionLseAttrs,
 } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result } from "./adapter.js";
+import { optionalInput, outData, requireInput, result, attrsOf } from "./adapter.js";
 import {
   AttentionGradScratch,
   attentionGradSteps,
@@ -36,8 +32,8 @@ import type { StridedView } from "./strided.js";
 /**
  * lse[b, h, i] = m + log Σ_j exp(scale · q_i·k_j − m) over the keys query i sees (the mask kernel's rule: causal with
  * `alignment`, sliding `window`, key padding; a raw score of −∞ is hidden, as in the forward), m their max, in float64.
- * A row that sees no key gets exactly −∞; a NaN score makes its row NaN. Shapes and padding values are not checked here
- * (the adapter does).
+ * A row that sees no key gets exactly −∞; a NaN score makes its row NaN. Shapes (the op's shape rule, before dispatch) and
+ * padding values (the adapter) are not checked here.
  * @param q [B, H, L, D], any strides
  * @param k [B, Hkv, S, D], any strides; Hkv divides H (query head h reads kv head ⌊h / (H / Hkv)⌋)
  * @param keyPaddingMask [B, S] of 0/1 (1 = padded key), any strides, or undefined
@@ -100,9 +96,8 @@ export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
   const q = requireInput(call, 0, "q");
   const k = requireInput(call, 1, "k");
   const pad = optionalInput(call, 2, "keyPaddingMask");
-  const attrs = checkAttentionLseAttrs(call);
-  expectAttentionQk(call, q, k, pad);
-  if (pad !== undefined) checkKeyPadding(call, pad, q.shape[0]!, k.shape[2]!, "queries");
+  const attrs = attrsOf<AttentionLseAttrs>(call);
+  if (pad !== undefined) checkKeyPadding(call, pad);
   const mods = compiledMods(call, 3, false);
   const shape = [q.shape[0]!, q.shape[1]!, q.shape[2]!];
   const signal = chunkSignal(call, attentionGradWork("lse", q, k, 0), chunkWork);
@@ -134,9 +129,8 @@ export const attentionGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   const grad = requireInput(call, 4, "grad");
   const lse = requireInput(call, 5, "lse");
   const pad = optionalInput(call, 6, "keyPaddingMask");
-  const attrs = checkAttentionGradAttrs(call);
-  expectAttentionGradShapes(call, q, k, v, out, grad, lse, pad);
-  if (pad !== undefined) checkKeyPadding(call, pad, q.shape[0]!, k.shape[2]!, "queries");
+  const attrs = attrsOf<AttentionGradAttrs>(call);
+  if (pad !== undefined) checkKeyPadding(call, pad);
   const inputs: AttentionGradInputs = { q, k, v, out, grad, lse, pad };
   if (attrs.wrt !== "q" && attrs.wrt !== "k" && attrs.wrt !== "v") {
     // A gathered input's gradient (a learnable bias table): the shared host loop, in one piece.

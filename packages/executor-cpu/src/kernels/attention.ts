@@ -9,20 +9,9 @@
 import { afterwards, chunkSignal, runSteps, type AttentionAttrs, type CompiledMods } from "@attngraph/graph";
 import { compiledMods } from "./attention-mods.js";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import {
-  expectDim,
-  expectHeadGroups,
-  expectRank,
-  optionalInput,
-  outData,
-  requireInput,
-  result,
-  type Call,
-} from "./adapter.js";
+import { optionalInput, outData, requireInput, result, attrsOf } from "./adapter.js";
 import { AttentionScratch, attentionSteps, attentionWork, keysPerChunk, sharedScratch } from "./attention-steps.js";
-import { checkDropoutAttrs } from "./dropout.js";
-import { checkKeyPadding, checkMaskAttrs } from "./mask.js";
-import { checkScale } from "./softmax.js";
+import { checkKeyPadding } from "./mask.js";
 import type { StridedView } from "./strided.js";
 
 /**
@@ -34,7 +23,7 @@ import type { StridedView } from "./strided.js";
  *   holds: a NaN or ±∞ value reaches only the queries that weigh that key.
  * - Dropout (training, rate > 0) drops weight [b, h, i, j] exactly when the dropout kernel drops element
  *   ((b · H + h) · L + i) · S + j of the weights tensor, and scales kept weights by 1 / (1 − rate).
- * Shapes and padding values are not checked here (the adapter does).
+ * Shapes (the op's shape rule, before dispatch) and padding values (the adapter) are not checked here.
  * @param q [B, H, L, D], any strides
  * @param k [B, Hkv, S, D], any strides; Hkv divides H (query head h reads kv head ⌊h / (H / Hkv)⌋)
  * @param v [B, Hkv, S, Dv], any strides
@@ -59,26 +48,17 @@ export function attentionImpl(
 
 /**
  * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], optional keyPaddingMask [B, S] → [B, H, L, Dv];
- * attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training }, checked as mask, softmax and dropout
- * check theirs. Absent dropout attributes mean no dropout (the op's defaults).
+ * attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training } (normalized: absent dropout attributes
+ * are the op's defaults, no dropout).
  */
 export const attentionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const q = requireInput(call, 0, "q");
   const k = requireInput(call, 1, "k");
   const v = requireInput(call, 2, "v");
   const pad = optionalInput(call, 3, "keyPaddingMask");
-  const attrs = checkAttrs(call);
-  expectRank(call, "q", q, 4, "[B, H, L, D]");
-  expectRank(call, "k", k, 4, "[B, Hkv, S, D]");
-  expectRank(call, "v", v, 4, "[B, Hkv, S, Dv]");
+  const attrs = attrsOf<AttentionAttrs>(call);
   const [nb, nh, nl] = q.shape as [number, number, number, number];
-  expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
-  expectHeadGroups(call, "k", nh, k.shape[1]!, k);
-  expectDim(call, "k", "head dim D of keys must match the queries", q.shape[3]!, k.shape[3]!, k);
-  expectDim(call, "v", "batch B of values must match the queries", nb, v.shape[0]!, v);
-  expectDim(call, "v", "values must have as many heads Hkv as keys", k.shape[1]!, v.shape[1]!, v);
-  expectDim(call, "v", "value length must equal the key length S", k.shape[2]!, v.shape[2]!, v);
-  if (pad !== undefined) checkKeyPadding(call, pad, nb, k.shape[2]!, "queries");
+  if (pad !== undefined) checkKeyPadding(call, pad);
   const mods = compiledMods(call, 4, false);
   const shape = [nb, nh, nl, v.shape[3]!];
   const signal = chunkSignal(call, attentionWork(q, k, v), chunkWork);
@@ -88,13 +68,3 @@ export const attentionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WO
   const steps = attentionSteps(q, k, v, pad, attrs, y, new AttentionScratch(), keysPerChunk(q, v, chunkWork), mods);
   return afterwards(runSteps(steps, signal, chunkWork, call.node), () => result(call, y, shape));
 });
-
-function checkAttrs(call: Call): AttentionAttrs {
-  const mask = checkMaskAttrs(call);
-  const scale = checkScale(call);
-  const dropout = checkDropoutAttrs(call, ATTENTION_DROPOUT_FIELDS, NO_DROPOUT);
-  return { ...mask, scale, dropoutRate: dropout.rate, dropoutSeed: dropout.seed, training: dropout.training };
-}
-
-const ATTENTION_DROPOUT_FIELDS = { rate: "dropoutRate", seed: "dropoutSeed", training: "training" } as const;
-const NO_DROPOUT = { rate: 0, seed: 0, training: false } as const;

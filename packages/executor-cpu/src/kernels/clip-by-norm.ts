@@ -1,10 +1,10 @@
 // clip-by-norm: one gradient scaled as torch.nn.utils.clip_grad_norm_ scales every one, x · min(1, maxNorm /
 // (sqrt(total) + eps)), total the sum of squares of all the gradients (sum-squares). The coefficient is taken in
 // float64, each product rounded once to float32.
-import { checkClipByNormAttrs, expectScalarShape, type ClipByNormAttrs } from "@attngraph/graph";
+import type { ClipByNormAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { requireInput } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -35,8 +35,7 @@ export function scaleImpl(x: StridedView, coef: number, out?: Float32Array, part
 export const clipByNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const x = requireInput(call, 0, "x");
   const total = requireInput(call, 1, "sumSquares");
-  const a = checkClipByNormAttrs(call);
-  expectScalarShape(call, "sumSquares", total);
+  const a = attrsOf<ClipByNormAttrs>(call);
   const coef = clipCoefficient(total.data[total.offset]!, a);
   return writeRows(call, chunkWork, x.shape, CLIP_WORK, (y, part) => scaleImpl(x, coef, y, part));
 });

@@ -1,15 +1,10 @@
 // cross-entropy-grad: the logits' gradient of a language model's loss, (softmax(logits) − onehot(target)) times the
 // loss's gradient per position. Targets are checked with the forward kernel's error before anything is written.
-import {
-  checkCrossEntropyAttrs,
-  expectCrossEntropyShapes,
-  expectLossGradShape,
-  findBadIndex,
-  type CrossEntropyAttrs,
-} from "@attngraph/graph";
+import { findBadIndex, type CrossEntropyAttrs } from "@attngraph/graph";
 import { sizeOf, type Tensor } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { intInput, optionalInput, requireInput } from "./adapter.js";
+import { crossEntropyAttrs } from "./cross-entropy.js";
 import { ensure64 } from "./matmul.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
@@ -88,10 +83,7 @@ export const crossEntropyGradKernel = chunkedKernel((call, chunkWork = DEFAULT_C
   const logits = requireInput(call, 0, "logits");
   const targets = intInput(call, 1, "targets");
   const grad = optionalInput(call, 2, "grad");
-  const attrs = checkCrossEntropyAttrs(call);
-  // The forward kernel's check: the same bad call fails the same way forward and backward.
-  expectCrossEntropyShapes(call, logits, targets);
-  if (grad !== undefined) expectLossGradShape(call, grad, targets, attrs.reduction);
+  const attrs = crossEntropyAttrs(call);
   const t = targets.toInt32Array();
   const v = logits.shape[logits.rank - 1]!;
   const bad = findBadIndex(call, "targets", t, targets.shape, v, "target", attrs.ignoreIndex);

@@ -2,10 +2,14 @@ import { describe, expect, it } from "vitest";
 import * as graph from "@attngraph/graph";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { referenceDropout } from "@attngraph/testkit";
-import { dropoutBits, dropoutImpl, dropoutKeep, dropoutKernel, dropoutThreshold, fmix32 } from "./dropout.js";
+import { dropoutBits, dropoutImpl, dropoutKeep, dropoutThreshold, fmix32 } from "./dropout.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (x: Tensor, attrs: Record<string, unknown>) =>
-  dropoutKernel({ kind: "dropout", node: "weights", attrs, inputs: [x], outShape: x.shape });
+  cpu.dispatch({ kind: "dropout", node: "weights", attrs, inputs: [x], outShape: x.shape });
 
 const ones = (n: number) => new Tensor(new Float32Array(n).fill(1), [n]);
 

@@ -2,21 +2,12 @@
 // and WGSL executors reproduce the CPU mask bit for bit, in any order and in parallel. The spec is in the README; the
 // generator itself is written once, in @attngraph/graph (ops/dropout-hash.ts), and re-exported here under the names
 // this package always exported.
-import {
-  checkDropoutAttrs,
-  dropoutBits,
-  dropoutKeep,
-  dropoutThreshold,
-  fmix32,
-  mixedBits,
-  type DropoutFields,
-} from "@attngraph/graph";
+import { dropoutBits, dropoutKeep, dropoutThreshold, fmix32, mixedBits, type DropoutAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { outData, requireInput, result } from "./adapter.js";
+import { outData, requireInput, result, attrsOf } from "./adapter.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
-// Shared by every executor (the graph package's kernel checks and generator), re-exported under the names this package
-// always used.
-export { checkDropoutAttrs, dropoutBits, dropoutKeep, dropoutThreshold, fmix32, mixedBits, type DropoutFields };
+// The generator is shared by every executor (@attngraph/graph), re-exported under the names this package always used.
+export { dropoutBits, dropoutKeep, dropoutThreshold, fmix32, mixedBits };
 
 /**
  * Training-mode dropout: element i (row-major) is kept as fround(x · fround(1 / (1 − rate))) when
@@ -49,7 +40,7 @@ export function dropoutImpl(x: StridedView, rate: number, seed: number, out?: Fl
  */
 export const dropoutKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
-  const { rate, seed, training } = checkDropoutAttrs(call);
+  const { rate, seed, training } = attrsOf<DropoutAttrs>(call);
   const out = outData(call, x.shape);
   if (!training || rate === 0) {
     if (out === undefined) return x;

@@ -2,11 +2,13 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
 import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
-import { embeddingGradKernel } from "./embedding-grad.js";
-import { embeddingKernel } from "./embedding.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (ids: Tensor<"int32">, grad: Tensor, rows: number) =>
-  embeddingGradKernel({
+  cpu.dispatch({
     kind: "embedding-grad",
     node: "tok_emb.grad",
     attrs: { rows },
@@ -52,13 +54,15 @@ describe("embedding-grad kernel", () => {
     const ids = Tensor.int32([3, 1, 3, 0, 2, 3], [6]);
     const w = rand([5, 4], 3);
     const g = rand([6, 4], 4);
-    const fwd = embeddingKernel({
-      kind: "embedding",
-      node: "tok_emb",
-      attrs: {},
-      inputs: [ids as unknown as Tensor, w],
-      outShape: [6, 4],
-    }).toArray();
+    const fwd = cpu
+      .dispatch({
+        kind: "embedding",
+        node: "tok_emb",
+        attrs: {},
+        inputs: [ids as unknown as Tensor, w],
+        outShape: [6, 4],
+      })
+      .toArray();
     const back = run(ids, g, 5).toArray();
     const lhs = fwd.reduce((a, v, k) => a + v * g.toArray()[k]!, 0);
     const rhs = back.reduce((a, v, k) => a + v * w.toArray()[k]!, 0);
@@ -67,7 +71,7 @@ describe("embedding-grad kernel", () => {
 
   it("zeroes a planned out that holds garbage", () => {
     const out = new Tensor(new Float32Array(6).fill(NaN), [3, 2]);
-    const y = embeddingGradKernel({
+    const y = cpu.dispatch({
       kind: "embedding-grad",
       node: "tok_emb.grad",
       attrs: { rows: 3 },
@@ -98,7 +102,7 @@ describe("embedding-grad kernel", () => {
       // The same words as the forward kernel's error for the same ids.
       const fwd = (() => {
         try {
-          embeddingKernel({
+          cpu.dispatch({
             kind: "embedding",
             node: "tok_emb.grad",
             attrs: {},
@@ -118,7 +122,7 @@ describe("embedding-grad kernel", () => {
     const ids = Tensor.int32([0, 1], [2]);
     expect(
       subject(() =>
-        embeddingGradKernel({
+        cpu.dispatch({
           kind: "embedding-grad",
           node: "e",
           attrs: { rows: 2 },

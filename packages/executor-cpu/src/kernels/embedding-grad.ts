@@ -1,8 +1,8 @@
 // embedding-grad: the table gradient of an embedding, a scatter-add of grad rows by int32 id. Every id is checked
 // before anything is written, with the forward kernel's error: an id outside the table is the caller's bug.
-import { afterwards, checkIntAttr, chunkSignal, expectLeadingShape, findBadIndex, runSteps } from "@attngraph/graph";
+import { afterwards, chunkSignal, findBadIndex, runSteps, type EmbeddingGradAttrs } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { intInput, outData, requireInput, result } from "./adapter.js";
+import { intInput, outData, requireInput, result, attrsOf } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
 
@@ -48,8 +48,7 @@ export function* embeddingGradSteps(
 export const embeddingGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const ids = intInput(call, 0, "ids");
   const grad = requireInput(call, 1, "grad");
-  const v = checkIntAttr(call, "rows", 1);
-  expectLeadingShape(call, "grad", "grad must be the ids' shape plus the embedding axis", ids.shape, grad);
+  const v = attrsOf<EmbeddingGradAttrs>(call).rows;
   const flat = ids.toInt32Array();
   const bad = findBadIndex(call, "ids", flat, ids.shape, v, "token id");
   if (bad) throw bad;

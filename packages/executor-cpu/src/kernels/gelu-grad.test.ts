@@ -2,11 +2,15 @@ import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
 import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
-import { geluGradKernel } from "./gelu-grad.js";
+
 import { gelu } from "./gelu.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (grad: Tensor, x: Tensor, approximate = "none") =>
-  geluGradKernel({
+  cpu.dispatch({
     kind: "gelu-grad",
     node: "mlp.act.grad",
     attrs: { approximate },

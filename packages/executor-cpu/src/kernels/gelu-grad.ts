@@ -1,8 +1,8 @@
 // gelu-grad: GELU's input gradient, grad · gelu'(x), in the same two forms as the forward kernel (and its erf).
-import { checkGeluApproximate, expectSameShape } from "@attngraph/graph";
+import type { GeluGradAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { requireInput } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
 import { erf } from "./gelu.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
@@ -51,8 +51,7 @@ export function geluGradImpl(
 export const geluGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const grad = requireInput(call, 0, "grad");
   const x = requireInput(call, 1, "x");
-  const tanh = checkGeluApproximate(call) === "tanh";
-  expectSameShape(call, "x", grad, x);
+  const tanh = attrsOf<GeluGradAttrs>(call).approximate === "tanh";
   return writeRows(call, chunkWork, x.shape, GELU_GRAD_WORK, (y, part) => geluGradImpl(grad, x, tanh, y, part));
 });
 

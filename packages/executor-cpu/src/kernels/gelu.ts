@@ -1,8 +1,8 @@
 // gelu: the activation between the two linear layers of a transformer block's MLP, in PyTorch's two forms.
-import { checkGeluApproximate } from "@attngraph/graph";
+import type { GeluAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { requireInput } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -61,7 +61,7 @@ export function geluImpl(x: StridedView, tanh: boolean, out?: Float32Array, part
 /** Input: x [...]; attrs { approximate: "none" | "tanh" } → same shape. */
 export const geluKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const x = requireInput(call, 0, "x");
-  const tanh = checkGeluApproximate(call) === "tanh";
+  const tanh = attrsOf<GeluAttrs>(call).approximate === "tanh";
   return writeRows(call, chunkWork, x.shape, GELU_WORK, (y, part) => geluImpl(x, tanh, y, part));
 });
 

@@ -1,10 +1,10 @@
 // grad-accumulate: the running sum of a parameter's microbatch gradients, nanoGPT's gradient accumulation (loss / n per
 // micro step, .grad summed): scale · grad at micro step k = 1 (acc is not read: it holds the last update's sum), acc +
 // scale · grad after; in float64, stored as float32 once.
-import { checkGradAccumulateAttrs, checkOptimizerStepValue, expectSameShape, expectStepShape } from "@attngraph/graph";
+import { checkOptimizerStepValue, type GradAccumulateAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { requireInput } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -39,9 +39,7 @@ export const gradAccumulateKernel = chunkedKernel((call, chunkWork = DEFAULT_CHU
   const acc = requireInput(call, 0, "acc");
   const grad = requireInput(call, 1, "grad");
   const step = requireInput(call, 2, "step");
-  const { scale } = checkGradAccumulateAttrs(call);
-  expectSameShape(call, "grad", acc, grad);
-  expectStepShape(call, step);
+  const { scale } = attrsOf<GradAccumulateAttrs>(call);
   const k = checkOptimizerStepValue(call, step.data[step.offset] ?? NaN);
   return writeRows(call, chunkWork, acc.shape, ACCUMULATE_WORK, (y, part) =>
     gradAccumulateImpl(acc, grad, scale, k === 1, y, part),

@@ -1,13 +1,13 @@
 // layer-norm-grad: layer norm's input gradient. The row statistics are recomputed from x (two passes, as the forward
 // kernel computes them) instead of being saved by the forward pass: cheaper in memory, and the same numbers.
-import { checkLayerNormEps, expectAxis, expectNormParams, expectSameShape } from "@attngraph/graph";
+import type { LayerNormGradAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { optionalInput, requireInput, attrsOf } from "./adapter.js";
 import { paramVector, rowStats } from "./norm-rows.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
-import { lastAxis, type RowRange, type StridedView } from "./strided.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * Per row, with x̂ = (x − μ) · rstd and ĝ = grad ⊙ weight (weight absent = 1):
@@ -55,11 +55,7 @@ export const layerNormGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   const grad = requireInput(call, 0, "grad");
   const x = requireInput(call, 1, "x");
   const weight = optionalInput(call, 2, "weight");
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
-  const { length: n } = lastAxis(x);
-  expectNormParams(call, n, weight, undefined);
+  const { eps } = attrsOf<LayerNormGradAttrs>(call);
   return writeRows(call, chunkWork, x.shape, LAYER_NORM_GRAD_WORK, (dx, part) =>
     layerNormGradImpl(grad, x, weight, eps, dx, part),
   );

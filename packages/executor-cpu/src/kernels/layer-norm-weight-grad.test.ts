@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { Tensor, compare, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
 import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
-import { layerNormWeightGradKernel } from "./layer-norm-weight-grad.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const rand = (shape: Shape, seed: number, shift = 0) => {
   const next = mulberry32(seed);
@@ -13,7 +16,7 @@ const rand = (shape: Shape, seed: number, shift = 0) => {
 };
 
 const run = (grad: Tensor, x: Tensor, eps = 1e-5) =>
-  layerNormWeightGradKernel({
+  cpu.dispatch({
     kind: "layer-norm-weight-grad",
     node: "ln1.weight.grad",
     attrs: { eps },

@@ -1,13 +1,13 @@
 // layer-norm: nn.LayerNorm over the last axis, the normalisation before attention and before the MLP in a pre-norm
 // transformer block.
-import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
+import type { LayerNormAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectRank, optionalInput, requireInput } from "./adapter.js";
+import { optionalInput, requireInput, attrsOf } from "./adapter.js";
 import { layerNormRow, paramVector, rowStats } from "./norm-rows.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
-import { lastAxis, type RowRange, type StridedView } from "./strided.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * (x − mean) / sqrt(var + eps) · weight + bias per row, in float64, stored as float32. Two passes over each row (the
@@ -45,10 +45,7 @@ export const layerNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WO
   const x = requireInput(call, 0, "x");
   const weight = optionalInput(call, 1, "weight");
   const bias = optionalInput(call, 2, "bias");
-  const eps = checkLayerNormEps(call);
-  if (x.rank < 1) expectRank(call, "x", x, 1, "[..., E]");
-  const { length: n } = lastAxis(x);
-  expectNormParams(call, n, weight, bias);
+  const { eps } = attrsOf<LayerNormAttrs>(call);
   return writeRows(call, chunkWork, x.shape, LAYER_NORM_WORK, (y, part) =>
     layerNormImpl(x, eps, weight, bias, y, part),
   );

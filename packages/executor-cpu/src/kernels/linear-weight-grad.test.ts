@@ -2,10 +2,13 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
 import { expectNear as near } from "@attngraph/testkit/test-helpers";
-import { linearWeightGradKernel } from "./linear-weight-grad.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (grad: Tensor, x: Tensor) =>
-  linearWeightGradKernel({
+  cpu.dispatch({
     kind: "linear-weight-grad",
     node: "W_query.grad",
     attrs: {},
@@ -67,7 +70,7 @@ describe("linear-weight-grad kernel", () => {
 
   it("rejects leading axes that differ, naming the node", () => {
     try {
-      linearWeightGradKernel({
+      cpu.dispatch({
         kind: "linear-weight-grad",
         node: "W_query.grad",
         attrs: {},

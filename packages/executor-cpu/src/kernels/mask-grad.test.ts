@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
-import { maskGradKernel } from "./mask-grad.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (grad: Tensor, masked: Tensor, scale = 1) =>
-  maskGradKernel({
+  cpu.dispatch({
     kind: "mask-grad",
     node: "scores.grad",
     attrs: { scale },

@@ -1,9 +1,9 @@
 // mask-grad: the backward of mask and ALiBi. Read from the forward output, so every hiding rule (causal, window,
 // padding, user mask, −∞ bias) is covered without repeating it: a score shown as −∞ got no gradient.
-import { checkGradScale, expectSameShape } from "@attngraph/graph";
+import type { MaskGradAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { requireInput } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -37,8 +37,7 @@ export function maskGradImpl(
 export const maskGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const grad = requireInput(call, 0, "grad");
   const masked = requireInput(call, 1, "masked");
-  const scale = checkGradScale(call);
-  expectSameShape(call, "masked", grad, masked);
+  const { scale } = attrsOf<MaskGradAttrs>(call);
   return writeRows(call, chunkWork, grad.shape, MASK_GRAD_WORK, (y, part) =>
     maskGradImpl(grad, masked, scale, y, part),
   );

@@ -1,13 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import type { MaskAttrs } from "@attngraph/graph";
-import { maskKernel } from "./mask.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const NEG = -Infinity;
 
 function run(scores: Tensor, attrs: Partial<MaskAttrs>, pad?: Tensor): Tensor {
   const full = { causal: false, window: null, alignment: "top-left", ...attrs };
-  return maskKernel({ kind: "mask", node: "masked", attrs: full, inputs: [scores, pad], outShape: scores.shape });
+  return cpu.dispatch({ kind: "mask", node: "masked", attrs: full, inputs: [scores, pad], outShape: scores.shape });
 }
 
 /** A [1, 1, L, S] tensor of 1..L·S, so unmasked entries are recognisable. */

@@ -3,19 +3,19 @@
 import { AttnGraphError, describe, type Tensor } from "@attngraph/tensor";
 import {
   afterwards,
-  checkMaskScale,
   findNonBinary,
   nonBinaryMaskError,
   overRows,
   userMaskStrides,
+  type MaskAttrs,
   type MaskGeometry,
 } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
+import { optionalInput, outData, requireInput, result, type Call, attrsOf } from "./adapter.js";
 import type { RowRange, StridedView } from "./strided.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import { checkMaskAttrs, maskOffset, windowOf } from "@attngraph/graph";
-export { checkMaskAttrs, maskOffset, windowOf };
+import { maskOffset, windowOf } from "@attngraph/graph";
+export { maskOffset, windowOf };
 
 // The mask rule, shared with the fused attention kernel so both hide exactly the same keys. By position, query i sees
 // keys lo < j <= hi; a padded key is hidden on top of that.
@@ -134,13 +134,11 @@ export function findInvalidPadding(keyPaddingMask: StridedView): number {
 }
 
 /**
- * Checks a key padding mask [B, S] against batch `nb` (of the input named `batchOf`) and key length `ns`, and that every value is exactly 0 or 1,
- * before anything is written: a 2 or a NaN is a caller's bug, never silently "not padded". Used by mask and attention.
+ * Checks that every value of a key padding mask [B, S] (its shape is the op's shape rule's) is exactly 0 or 1, before
+ * anything is written: a 2 or a NaN is a caller's bug, never silently "not padded". Used by mask and the attentions.
  */
-export function checkKeyPadding(call: Call, pad: Tensor, nb: number, ns: number, batchOf: string): void {
-  expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
-  expectDim(call, "keyPaddingMask", `batch B of the padding mask must match the ${batchOf}`, nb, pad.shape[0]!, pad);
-  expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", ns, pad.shape[1]!, pad);
+export function checkKeyPadding(call: Call, pad: Tensor): void {
+  const ns = pad.shape[1]!;
   const bad = findInvalidPadding(pad);
   if (bad >= 0) {
     const subject = `${call.node}.keyPaddingMask`;
@@ -158,13 +156,13 @@ export function checkKeyPadding(call: Call, pad: Tensor, nb: number, ns: number,
 }
 
 /**
- * The user mask and bias of a mask call (slots 2 and 3) with the scale, checked: shapes against the scores, mask values
- * exactly 0 or 1. Undefined when the call has neither and the scale is 1 (the plain positional mask).
+ * The user mask and bias of a mask call (slots 2 and 3) with the scale, mask values checked to be exactly 0 or 1 (their
+ * shapes are the op's shape rule's; userMaskStrides lays them over the scores). Undefined when the call has neither and
+ * the scale is 1 (the plain positional mask).
  */
-export function userTermsOf(call: Call, scores: Tensor): UserTerms | undefined {
+export function userTermsOf(call: Call, scores: Tensor, scale: number): UserTerms | undefined {
   const mask = optionalInput(call, 2, "mask");
   const bias = optionalInput(call, 3, "bias");
-  const scale = checkMaskScale(call);
   if (mask === undefined && bias === undefined && scale === 1) return undefined;
   const view = (t: Tensor, field: string) => ({
     data: t.data,
@@ -187,10 +185,9 @@ export function userTermsOf(call: Call, scores: Tensor): UserTerms | undefined {
 export const maskKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const scores = requireInput(call, 0, "scores");
   const pad = optionalInput(call, 1, "keyPaddingMask");
-  const attrs = checkMaskAttrs(call);
-  expectRank(call, "scores", scores, 4, "[B, H, L, S]");
-  if (pad !== undefined) checkKeyPadding(call, pad, scores.shape[0]!, scores.shape[3]!, "scores");
-  const user = userTermsOf(call, scores);
+  const attrs = attrsOf<MaskAttrs>(call);
+  if (pad !== undefined) checkKeyPadding(call, pad);
+  const user = userTermsOf(call, scores, attrs.scale);
   const [nb, nh, nl, ns] = scores.shape as [number, number, number, number];
   const y = outData(call, scores.shape) ?? new Float32Array(nb * nh * nl * ns);
   // In place (out = scores' memory) each row is read before it is written, chunk or not.

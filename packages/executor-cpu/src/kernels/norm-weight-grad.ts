@@ -1,9 +1,9 @@
 // The kernel adapter of layer-norm-weight-grad and rms-norm-weight-grad: the same inputs (grad, x), the same eps and
 // the same float64 sum over rows, only the per-row term differs (the Impl).
-import { checkLayerNormEps, expectAxis, expectSameShape } from "@attngraph/graph";
+import type { LayerNormGradAttrs } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import type { ChunkedCpuKernel } from "../executor.js";
-import { requireInput } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
 import { sumRows } from "./row-kernel.js";
 import type { RowRange, StridedView } from "./strided.js";
 
@@ -24,9 +24,7 @@ export function normWeightGradKernel(impl: NormWeightGradImpl, elementWork: numb
   return chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
     const grad = requireInput(call, 0, "grad");
     const x = requireInput(call, 1, "x");
-    const eps = checkLayerNormEps(call);
-    expectSameShape(call, "x", grad, x);
-    expectAxis(call, "x", x);
+    const { eps } = attrsOf<LayerNormGradAttrs>(call); // rms-norm's gradients have the same { eps }
     return sumRows(call, chunkWork, x.shape, elementWork, (acc, part) => impl(grad, x, eps, acc, part));
   });
 }

@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
-import { padKernel } from "./pad.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (x: Tensor, axis: number, before: number, after: number, outShape?: Shape) => {
   const a = axis < 0 ? axis + x.rank : axis;
   const shape = outShape ?? x.shape.map((d, i) => (i === a ? before + d + after : d));
-  return padKernel({ kind: "pad", node: "qkv.grad", attrs: { axis, before, after }, inputs: [x], outShape: shape });
+  return cpu.dispatch({ kind: "pad", node: "qkv.grad", attrs: { axis, before, after }, inputs: [x], outShape: shape });
 };
 
 /** The float64 reference: out[..., k, ...] = x[..., k − before, ...] where that is inside x, else 0. */
@@ -61,7 +64,7 @@ describe("pad kernel", () => {
   it("zeroes a planned out that holds garbage", () => {
     const shape = [2, 3, 7];
     const out = new Tensor(new Float32Array(42).fill(NaN), shape);
-    const y = padKernel({
+    const y = cpu.dispatch({
       kind: "pad",
       node: "qkv.grad",
       attrs: { axis: 2, before: 1, after: 2 },

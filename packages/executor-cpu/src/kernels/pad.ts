@@ -2,8 +2,8 @@
 // of a fused QKV projection's output, where the keys' and values' gradients are added).
 import type { Shape } from "@attngraph/tensor";
 import type { CpuKernel } from "../executor.js";
-import { checkPadAttrs } from "@attngraph/graph";
-import { outData, requireInput, result } from "./adapter.js";
+import type { PadAttrs } from "@attngraph/graph";
+import { outData, requireInput, result, attrsOf } from "./adapter.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
 
 /** x's shape with `before + d + after` along `axis`. */
@@ -43,7 +43,8 @@ export function padImpl(x: StridedView, axis: number, before: number, after: num
 /** Input: x [...] (rank >= 1); attrs { axis (negative counts from the end), before, after } → x padded along axis. */
 export const padKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
-  const { axis: a, before, after } = checkPadAttrs(call, x.rank);
+  const { axis, before, after } = attrsOf<PadAttrs>(call);
+  const a = axis < 0 ? axis + x.rank : axis;
   const shape = padShape(x.shape, a, before, after);
   return result(call, padImpl(x, a, before, after, outData(call, shape)), shape);
 };

@@ -1,17 +1,16 @@
 // position-embedding-grad: the table gradient of a position-embedding, grad [T, E] written at rows offset..offset+T-1
 // of a zero [P, E]. The rows are distinct (no scatter-add), so this is pad along the rows: the same copy.
-import { checkIntAttr, checkPositionOffset } from "@attngraph/graph";
+import type { PositionEmbeddingGradAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { expectRank, outData, requireInput, result } from "./adapter.js";
+import { boundDim, outData, requireInput, result, attrsOf } from "./adapter.js";
 import { padImpl } from "./pad.js";
 
 /** Input: grad [T, E]; attrs { rows: P, offset (bound) } → [P, E], rows outside offset..offset+T-1 0. */
 export const positionEmbeddingGradKernel: CpuKernel = (call) => {
   const grad = requireInput(call, 0, "grad");
-  expectRank(call, "grad", grad, 2, "[T, E]");
-  const p = checkIntAttr(call, "rows", 1);
+  const p = attrsOf<PositionEmbeddingGradAttrs>(call).rows;
   const [t, e] = grad.shape as [number, number];
-  const offset = checkPositionOffset(call, t, p);
+  const offset = boundDim(call, "offset"); // bound, the shape rule held offset + T to the P rows
   const shape = [p, e];
   return result(call, padImpl(grad, 0, offset, p - offset - t, outData(call, shape)), shape);
 };

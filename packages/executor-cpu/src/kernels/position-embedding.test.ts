@@ -3,8 +3,10 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
-import { positionEmbeddingGradKernel } from "./position-embedding-grad.js";
-import { positionEmbeddingKernel } from "./position-embedding.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const P = 8;
 const E = 3;
@@ -15,7 +17,7 @@ const table = Tensor.from(
 );
 
 const forward = (ids: Tensor<"int32">, weight: Tensor, offset: unknown) =>
-  positionEmbeddingKernel({
+  cpu.dispatch({
     kind: "position-embedding",
     node: "wpe",
     attrs: { offset },
@@ -23,7 +25,7 @@ const forward = (ids: Tensor<"int32">, weight: Tensor, offset: unknown) =>
     outShape: [ids.shape.at(-1)!, weight.shape[1]!],
   });
 const backward = (grad: Tensor, rows: number, offset: unknown) =>
-  positionEmbeddingGradKernel({
+  cpu.dispatch({
     kind: "position-embedding-grad",
     node: "wpe.grad",
     attrs: { rows, offset },

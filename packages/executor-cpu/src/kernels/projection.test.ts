@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, ShapeError, Tensor } from "@attngraph/tensor";
-import { projectionImpl, projectionKernel } from "./projection.js";
-import { outProjImpl, outProjKernel } from "./out-proj.js";
+import { projectionImpl } from "./projection.js";
+import { outProjImpl } from "./out-proj.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (x: Tensor, w: Tensor, b?: Tensor, kind = "projection") =>
-  (kind === "out-proj" ? outProjKernel : projectionKernel)({
+  cpu.dispatch({
     kind,
     node: "queries",
     attrs: {},
@@ -64,13 +68,15 @@ describe("projection kernel", () => {
 
   it("rejects a weight whose columns are not In, and a wrong bias, naming the node", () => {
     expect(() => run(x, Tensor.zeros([2, 4]))).toThrow(ShapeError);
-    expect(() => run(x, Tensor.zeros([2, 4]))).toThrow(/queries\.weight: weight columns/);
+    expect(() => run(x, Tensor.zeros([2, 4]))).toThrow(
+      /queries\.weight: weight columns must equal the input's last dim/,
+    );
     expect(() => run(x, w, Tensor.zeros([3]))).toThrow(/queries\.bias/);
   });
 
   it("rejects a missing weight with an input error naming node and slot", () => {
     try {
-      projectionKernel({ kind: "projection", node: "queries", attrs: {}, inputs: [x], outShape: [1, 2, 2] });
+      cpu.dispatch({ kind: "projection", node: "queries", attrs: {}, inputs: [x], outShape: [1, 2, 2] });
       expect.unreachable();
     } catch (e) {
       expect(AttnGraphError.isInstance(e) && e.code).toBe("input");

@@ -1,9 +1,8 @@
 // projection: y = x · Wᵀ + b over the last axis (nn.Linear layout). out-proj reuses this file's Impl and adapter.
 // With a signal, a big call works in chunks of rows (chunks.ts); each chunk is the same Impl over its rows.
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import { afterwards, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectDim, expectRank, optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
+import { optionalInput, outData, requireInput, result, type Call } from "./adapter.js";
 import { matmul, type MatOperand } from "./matmul.js";
 import { lastAxis, leadingStride, rowCount, rowOffsets, type RowRange, type StridedView } from "./strided.js";
 
@@ -11,7 +10,7 @@ import { lastAxis, leadingStride, rowCount, rowOffsets, type RowRange, type Stri
  * y = x · Wᵀ + b through the blocked matmul core: float64 accumulation in k order, the bias added last, stored as
  * float32 (the same numbers as a plain dot-product loop). Reads every input through its strides, so a transposed or
  * sliced x (e.g. one third of a fused QKV projection) or a transposed weight needs no copy; only an x whose leading
- * axes do not collapse into one row stride is gathered first. Shapes are not checked here (the adapter does).
+ * axes do not collapse into one row stride is gathered first. Shapes are not checked here (the op's shape rule is, before dispatch).
  * Rows are independent: computing `rows` [start, end) alone writes exactly what the whole call writes there.
  * @param x [..., In], any strides
  * @param weight [Out, In], any strides
@@ -61,28 +60,15 @@ export function rowsOperand(x: StridedView, r0: number, r1: number, nIn: number,
 }
 
 /**
- * The inputs of a call that projects (projection, out-proj, linear-gelu), checked: x [..., In], weight [Out, In],
- * optional bias [Out]; with In, Out and the output shape.
+ * The inputs of a call that projects (projection, out-proj, linear-gelu): x [..., In], weight [Out, In], optional bias
+ * [Out] (shapes as the shared linearShape rule guarantees); with In, Out and the output shape.
  */
 export function projectionInputs(call: Call) {
   const x = requireInput(call, 0, "x");
   const w = requireInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
-  if (x.rank < 1)
-    throw new ShapeError(
-      `${call.node}.x`,
-      `op ${call.kind} needs at least one axis`,
-      "[..., In]",
-      formatShape(x.shape),
-    );
-  expectRank(call, "weight", w, 2, "[Out, In]");
   const nIn = x.shape[x.rank - 1]!;
   const nOut = w.shape[0]!;
-  expectDim(call, "weight", "weight columns must equal the input's last dim In", nIn, w.shape[1]!, w);
-  if (b !== undefined) {
-    expectRank(call, "bias", b, 1, "[Out]");
-    expectDim(call, "bias", "bias length must equal the weight's rows Out", nOut, b.shape[0]!, b);
-  }
   return { x, w, b, nIn, nOut, shape: [...x.shape.slice(0, -1), nOut] };
 }
 

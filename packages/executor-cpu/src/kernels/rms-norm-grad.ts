@@ -1,14 +1,14 @@
 // rms-norm-grad and rms-norm-weight-grad: RMS norm's gradients to its input and to its weight, r = 1/RMS recomputed
 // from x as the forward computes it (rmsOf), so nothing is saved between the passes.
-import { checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape } from "@attngraph/graph";
+import type { RmsNormGradAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { optionalInput, requireInput, attrsOf } from "./adapter.js";
 import { normWeightGradKernel } from "./norm-weight-grad.js";
 import { paramVector, rmsOf } from "./norm-rows.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
-import { lastAxis, type RowRange, type StridedView } from "./strided.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /** Work per element in multiply-adds of the matmul core: three passes over the row (estimated ≈ 7). */
 const RMS_NORM_GRAD_WORK = 7;
@@ -48,11 +48,7 @@ export const rmsNormGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_
   const grad = requireInput(call, 0, "grad");
   const x = requireInput(call, 1, "x");
   const weight = optionalInput(call, 2, "weight");
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
-  const { length: n } = lastAxis(x);
-  expectRmsWeight(call, n, weight);
+  const { eps } = attrsOf<RmsNormGradAttrs>(call);
   return writeRows(call, chunkWork, x.shape, RMS_NORM_GRAD_WORK, (y, part) =>
     rmsNormGradImpl(grad, x, weight, eps, y, part),
   );

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { rmsNormKernel } from "./rms-norm.js";
-import { rmsNormGradKernel, rmsNormWeightGradKernel } from "./rms-norm-grad.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const call = (x: Tensor, w: Tensor | undefined, eps = 1e-6, out?: Tensor) =>
-  rmsNormKernel({ kind: "rms-norm", node: "norm", attrs: { eps }, inputs: [x, w], outShape: x.shape, out }) as Tensor;
+  cpu.dispatch({ kind: "rms-norm", node: "norm", attrs: { eps }, inputs: [x, w], outShape: x.shape, out }) as Tensor;
 
 describe("rms-norm kernels", () => {
   it("x / sqrt(mean(x²) + eps) · weight; a zero row gives zeros; in place", () => {
@@ -37,7 +39,7 @@ describe("rms-norm kernels", () => {
     const x = Tensor.from([2, 2, 2, 2, 1, -1, 1, -1], [2, 4]);
     const g = Tensor.from([1, 1, 1, 1, 1, 0, 0, 0], [2, 4]);
     const dx = (
-      rmsNormGradKernel({
+      cpu.dispatch({
         kind: "rms-norm-grad",
         node: "n.grad",
         attrs: { eps: 1e-12 },
@@ -47,7 +49,7 @@ describe("rms-norm kernels", () => {
     ).toArray();
     dx.slice(0, 4).forEach((v) => expect(Math.abs(v)).toBeLessThan(1e-6)); // g ∥ x: moving along x changes nothing
     const dw = (
-      rmsNormWeightGradKernel({
+      cpu.dispatch({
         kind: "rms-norm-weight-grad",
         node: "n.w.grad",
         attrs: { eps: 1e-12 },

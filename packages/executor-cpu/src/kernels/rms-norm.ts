@@ -1,13 +1,13 @@
 // rms-norm: Llama's LlamaRMSNorm over the last axis, the normalisation before attention and before the MLP in a Llama
 // block (and its final norm).
-import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
+import type { RmsNormAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectRank, optionalInput, requireInput } from "./adapter.js";
+import { optionalInput, requireInput, attrsOf } from "./adapter.js";
 import { paramVector, rmsOf } from "./norm-rows.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
-import { lastAxis, type RowRange, type StridedView } from "./strided.js";
+import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * x · r · weight per row, r = 1/sqrt(mean(x²) + eps), in float64 stored as float32. No mean is subtracted, so there is
@@ -41,10 +41,7 @@ export function rmsNormImpl(
 export const rmsNormKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const x = requireInput(call, 0, "x");
   const weight = optionalInput(call, 1, "weight");
-  const eps = checkLayerNormEps(call);
-  if (x.rank < 1) expectRank(call, "x", x, 1, "[..., E]");
-  const { length: n } = lastAxis(x);
-  expectRmsWeight(call, n, weight);
+  const { eps } = attrsOf<RmsNormAttrs>(call);
   return writeRows(call, chunkWork, x.shape, RMS_NORM_WORK, (y, part) => rmsNormImpl(x, eps, weight, y, part));
 });
 

@@ -2,11 +2,15 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import type { RopeAttrs } from "@attngraph/graph";
 import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
-import { ropeImpl, ropeKernel } from "./rope.js";
+import { ropeImpl } from "./rope.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 function run(x: Tensor, attrs: Partial<RopeAttrs> = {}): Tensor {
   const full = { base: 10000, rotaryDim: null, positionOffset: 0, inverse: false, ...attrs };
-  return ropeKernel({ kind: "rope", node: "q.rope", attrs: full, inputs: [x], outShape: x.shape });
+  return cpu.dispatch({ kind: "rope", node: "q.rope", attrs: full, inputs: [x], outShape: x.shape });
 }
 
 const close = (got: readonly number[], want: readonly number[]) => {
@@ -115,7 +119,7 @@ describe("rope kernel", () => {
 
   it("treats an absent inverse as the forward rotation, and rejects one that is not a boolean", () => {
     const x = Tensor.from([1, 2, 3, 4], [1, 1, 2, 2]);
-    const bare = ropeKernel({
+    const bare = cpu.dispatch({
       kind: "rope",
       node: "q.rope",
       attrs: { base: 10000, rotaryDim: null, positionOffset: 0 },
@@ -144,6 +148,8 @@ describe("rope kernel", () => {
     expect(subject(() => run(x, { rotaryDim: 3 }))).toBe("q.rope.rotaryDim");
     expect(subject(() => run(x, { base: 0 }))).toBe("q.rope.base");
     expect(subject(() => run(x, { positionOffset: -1 }))).toBe("q.rope.positionOffset");
+    // A dim name passes the declaration (a run binds it); one still unbound at the kernel is the kernel's attr error.
+    expect(subject(() => run(x, { positionOffset: "P" }))).toBe("q.rope.positionOffset");
     expect(subject(() => run(Tensor.zeros([1, 1, 2, 5])))).toBe("q.rope.x");
     expect(subject(() => run(Tensor.zeros([1, 2, 5])))).toBe("q.rope.x");
     expect(run(Tensor.zeros([1, 1, 2, 5]), { rotaryDim: 4 }).shape).toEqual([1, 1, 2, 5]);

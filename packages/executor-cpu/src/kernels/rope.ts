@@ -1,9 +1,9 @@
 // rope: rotary position embedding on queries or keys after the heads are split, split-half convention (GPT-NeoX,
 // Llama, Hugging Face `rotate_half`): dim i turns with dim i + r/2. GPT-J's interleaved pairs (2i, 2i + 1) differ.
-import { ShapeError, Tensor, formatShape } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
 import type { RopeAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { attrError, expectRank, requireInput } from "./adapter.js";
+import { boundDim, requireInput, attrsOf } from "./adapter.js";
 import type { StridedView } from "./strided.js";
 
 /**
@@ -60,27 +60,7 @@ export function ropeImpl(
 /** Input: x [B, H, L, D]; attrs { base, rotaryDim, positionOffset, inverse } → [B, H, L, D]. */
 export const ropeKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
-  expectRank(call, "x", x, 4, "[B, H, L, D]");
-  const { base, positionOffset } = call.attrs as Partial<RopeAttrs>;
-  const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null; // absent = all of D, as normalizeAttrs does
-  const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false; // absent = the forward rotation (calls made before it existed)
-  const d = x.shape[3]!;
-  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0)
-    throw attrError(call, "base", "a finite number > 0", base);
-  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0)
-    throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
-  if (typeof inverse !== "boolean") throw attrError(call, "inverse", "true or false", inverse);
-  if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) {
-    throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
-  }
-  // The graph checks these when D is known at build time; a symbolic D, or a hand-made call, is caught here.
-  if (rotaryDim !== null && rotaryDim > d) throw attrError(call, "rotaryDim", `<= the head dim D=${d}`, rotaryDim);
-  if (rotaryDim === null && d % 2 !== 0)
-    throw new ShapeError(
-      `${call.node}.x`,
-      "RoPE over the whole head dim needs an even D",
-      "an even D",
-      `D=${d} in ${formatShape(x.shape)}`,
-    );
-  return new Tensor(ropeImpl(x, base, rotaryDim ?? d, positionOffset as number, inverse), x.shape);
+  const { base, rotaryDim, inverse } = attrsOf<RopeAttrs>(call);
+  const positionOffset = boundDim(call, "positionOffset");
+  return new Tensor(ropeImpl(x, base, rotaryDim ?? x.shape[3]!, positionOffset, inverse), x.shape);
 };

@@ -1,9 +1,9 @@
 // The gradient of a score-mod's gathered input (a learnable bias table, per-head temperatures): for every element and
 // every read of that input, grad · d expr / d read, added at the index the read took. Sums in float64; the loop is
 // @attngraph/graph's (inputGradRows), shared with the wasm executor.
-import { afterwards, checkScale, inputGradRows, inputGradTarget, overRows } from "@attngraph/graph";
+import { afterwards, inputGradRows, inputGradTarget, overRows, type ScoreModInputGradAttrs } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result, type Call } from "./adapter.js";
+import { outData, requireInput, result, type Call, attrsOf } from "./adapter.js";
 import { exprOf, gatheredOf } from "./gathered.js";
 
 /** Per element and read: the derivative, its indices and a scattered add (≈ 16 multiply-adds). */
@@ -16,7 +16,7 @@ export const scoreModInputGradKernel = chunkedKernel((call: Call, chunkWork = DE
   const gathered = gatheredOf(call, 2);
   const { wrt, target } = inputGradTarget(call, x, grad, gathered);
   const expr = exprOf(call, "expr", "score", gathered);
-  const scale = checkScale(call);
+  const { scale } = attrsOf<ScoreModInputGradAttrs>(call);
   const rows = inputGradRows(expr, wrt, gathered, `${call.node}.expr`);
   const sums = new Float64Array(target.shape.reduce((a, n) => a * n, 1));
   const [B, H, L, S] = x.shape as [number, number, number, number];

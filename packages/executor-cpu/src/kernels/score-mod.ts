@@ -1,9 +1,9 @@
 // score-mod and mask-mod: the unfused forms of a score and a mask modification (what a tap on `scores`/`masked`
 // shows), one expression evaluated per element of [B, H, L, S], compiled once per plan step (compileExpr). The loop
 // is @attngraph/graph's (exprRows), shared with the wasm executor.
-import { afterwards, checkScale, compileExpr, exprRows, overRows } from "@attngraph/graph";
+import { afterwards, compileExpr, exprRows, overRows, type ScoreModAttrs } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectRank, outData, requireInput, result, type Call } from "./adapter.js";
+import { outData, requireInput, result, type Call, attrsOf } from "./adapter.js";
 import { exprOf, gatheredOf } from "./gathered.js";
 
 /** Work per element in multiply-adds of the matmul core: an expression of a few operations and a strided read (≈ 8). */
@@ -12,10 +12,9 @@ const EXPR_WORK = 8;
 function exprKernel(role: "score" | "mask") {
   return chunkedKernel((call: Call, chunkWork = DEFAULT_CHUNK_WORK) => {
     const x = requireInput(call, 0, "x");
-    expectRank(call, "x", x, 4, "[B, H, L, S]");
     const gathered = gatheredOf(call, 1);
     const expr = exprOf(call, "expr", role, gathered);
-    const scale = role === "score" ? checkScale(call) : 1;
+    const scale = role === "score" ? attrsOf<ScoreModAttrs>(call).scale : 1;
     const f = compileExpr(expr, gathered, `${call.node}.expr`);
     const [B, H, L, S] = x.shape as [number, number, number, number];
     const y = outData(call, x.shape) ?? new Float32Array(B * H * L * S);

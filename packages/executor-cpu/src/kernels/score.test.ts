@@ -1,9 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ShapeError, Tensor } from "@attngraph/tensor";
-import { scoreImpl, scoreKernel } from "./score.js";
+import { scoreImpl } from "./score.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (q: Tensor, k: Tensor) =>
-  scoreKernel({
+  cpu.dispatch({
     kind: "score",
     node: "scores",
     attrs: {},
@@ -74,9 +78,11 @@ describe("score kernel", () => {
   });
 
   it("rejects a head-dim mismatch and a missing k", () => {
-    expect(() => run(Tensor.zeros([1, 1, 1, 2]), Tensor.zeros([1, 1, 1, 3]))).toThrow(/scores\.k: head dim D/);
+    expect(() => run(Tensor.zeros([1, 1, 1, 2]), Tensor.zeros([1, 1, 1, 3]))).toThrow(
+      /scores\.k: head dim of keys must match queries/,
+    );
     expect(() =>
-      scoreKernel({
+      cpu.dispatch({
         kind: "score",
         node: "scores",
         attrs: {},

@@ -3,14 +3,14 @@
 // With a signal, a big call works in chunks of query rows (chunks.ts).
 import { afterwards, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectDim, expectHeadGroups, expectRank, outData, requireInput, result } from "./adapter.js";
+import { outData, requireInput, result } from "./adapter.js";
 import { matmul } from "./matmul.js";
 import type { RowRange, StridedView } from "./strided.js";
 
 /**
  * scores[b, h, l, s] = Σ_d q[b, h, l, d] · k[b, h / (H / Hkv), s, d], float64 accumulation, not scaled: one blocked
  * matmul per batch and head, Kᵀ being k with its strides swapped. Grouped-query attention indexes the shared key head
- * instead of materialising repeated keys. Shapes are not checked here (the adapter does).
+ * instead of materialising repeated keys. Shapes are not checked here (the op's shape rule is, before dispatch).
  * @param q [B, H, L, D], any strides
  * @param k [B, Hkv, S, D], any strides; Hkv divides H
  * @param out where to write [B, H, L, S] row-major; default: a new array
@@ -45,12 +45,7 @@ export function scoreImpl(q: StridedView, k: StridedView, out?: Float32Array, ro
 export const scoreKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const q = requireInput(call, 0, "q");
   const k = requireInput(call, 1, "k");
-  expectRank(call, "q", q, 4, "[B, H, L, D]");
-  expectRank(call, "k", k, 4, "[B, Hkv, S, D]");
   const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
-  expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
-  expectHeadGroups(call, "k", nh, k.shape[1]!, k);
-  expectDim(call, "k", "head dim D of keys must match the queries", nd, k.shape[3]!, k);
   const ns = k.shape[2]!;
   const shape = [nb, nh, nl, ns];
   const y = outData(call, shape) ?? new Float32Array(nb * nh * nl * ns);

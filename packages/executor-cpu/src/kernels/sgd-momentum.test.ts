@@ -2,14 +2,17 @@ import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
 import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
-import { sgdMomentumKernel } from "./sgd-momentum.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 type Attrs = { momentum: number; dampening?: number; weightDecay?: number };
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
 const run = (buf: Tensor, grad: Tensor, param: Tensor | undefined, t: Tensor, attrs: Attrs, node = "optim.w.buf") =>
-  sgdMomentumKernel({
+  cpu.dispatch({
     kind: "sgd-momentum",
     node,
     attrs: { ...attrs },
@@ -131,7 +134,7 @@ describe("sgd-momentum kernel", () => {
   it("writes into a planned output, never into its inputs", () => {
     const before = buf.toArray();
     const out = Tensor.from(new Float32Array(15), [3, 5]);
-    const y = sgdMomentumKernel({
+    const y = cpu.dispatch({
       kind: "sgd-momentum",
       node: "optim.w.buf",
       attrs: { momentum: 0.9 },
@@ -164,7 +167,7 @@ describe("sgd-momentum kernel", () => {
     e = thrown(() => run(buf, grad, undefined, Tensor.from([1], [1, 1]), { momentum: 0.9 }));
     expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.step"]);
     e = thrown(() =>
-      sgdMomentumKernel({
+      cpu.dispatch({
         kind: "sgd-momentum",
         node: "b",
         attrs: { momentum: 0.9 },

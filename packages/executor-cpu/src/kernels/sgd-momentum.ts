@@ -2,16 +2,10 @@
 // d = grad + weightDecay · param, d at the first step (t = 1, PyTorch clones d into the buffer) and
 // momentum · buf + (1 − dampening) · d after. The step t is an input (one float, read here), so the graph stays the
 // same from step to step.
-import {
-  checkOptimizerStepValue,
-  checkSgdMomentumAttrs,
-  expectSameShape,
-  expectStepShape,
-  type SgdMomentumAttrs,
-} from "@attngraph/graph";
+import { checkOptimizerStepValue, type SgdMomentumAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { optionalInput, requireInput, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -68,13 +62,9 @@ export function sgdMomentumImpl(
 export const sgdMomentumKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const buf = requireInput(call, 0, "buf");
   const grad = requireInput(call, 1, "grad");
-  const a = checkSgdMomentumAttrs(call);
-  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const param = a.weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
+  const a = attrsOf<SgdMomentumAttrs>(call);
+  const param = optionalInput(call, 2, "param"); // present with weight decay: the shape rule asks for it
   const step = requireInput(call, 3, "step");
-  expectSameShape(call, "grad", buf, grad);
-  if (param) expectSameShape(call, "param", buf, param);
-  expectStepShape(call, step);
   const t = checkOptimizerStepValue(call, step.data[step.offset] ?? NaN);
   return writeRows(call, chunkWork, buf.shape, SGD_MOMENTUM_WORK, (y, part) =>
     sgdMomentumImpl(buf, grad, param, t, a, y, part),

@@ -4,6 +4,10 @@ import { randomTensor as rand } from "@attngraph/testkit";
 import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { sgdMomentumKernel } from "./sgd-momentum.js";
 import { sgdStepKernel } from "./sgd-step.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 interface Attrs {
   lr: number;
@@ -15,7 +19,7 @@ interface Attrs {
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
 const run = (param: Tensor, grad: Tensor, buf: Tensor | undefined, attrs: Attrs, node = "optim.w.update") =>
-  sgdStepKernel({ kind: "sgd-step", node, attrs: { ...attrs }, inputs: [param, grad, buf], outShape: param.shape });
+  cpu.dispatch({ kind: "sgd-step", node, attrs: { ...attrs }, inputs: [param, grad, buf], outShape: param.shape });
 
 /**
  * The float64 reference, torch.optim.SGD's update written out: d = grad + wd · param; u = d (momentum 0), buf, or
@@ -100,7 +104,7 @@ describe("sgd-step kernel", () => {
     ).toEqual([2 - 0.5 * (1 + 2)]);
     expect(run(rand([0, 3], 1), rand([0, 3], 2), undefined, { lr: 1 }).shape).toEqual([0, 3]);
     const out = Tensor.from(new Float32Array(18), [3, 6]);
-    const y = sgdStepKernel({ kind: "sgd-step", node: "u", attrs: { lr: 0.1 }, inputs: [p, g], outShape: [3, 6], out });
+    const y = cpu.dispatch({ kind: "sgd-step", node: "u", attrs: { lr: 0.1 }, inputs: [p, g], outShape: [3, 6], out });
     expect(y).toBe(out);
     expect(Array.from(out.toFloat32Array())).toEqual(
       sgdStep64(p.toArray(), g.toArray(), undefined, { lr: 0.1 }).map(Math.fround),
@@ -220,7 +224,7 @@ describe("sgd-momentum → sgd-step: a training loop", () => {
         const g = t % 2 === 0 ? rand([5, 4], 200 + t, 2).permute([1, 0]) : rand(shape, 200 + t, 2); // even steps: a strided gradient
         if (buf) {
           const mAttrs = { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay };
-          buf = sgdMomentumKernel(
+          buf = cpu.dispatch(
             call("sgd-momentum", "optim.w.buf", mAttrs, [
               buf,
               g,
@@ -229,7 +233,7 @@ describe("sgd-momentum → sgd-step: a training loop", () => {
             ]),
           ) as Tensor;
         }
-        p = sgdStepKernel(
+        p = cpu.dispatch(
           call(
             "sgd-step",
             "optim.w.update",

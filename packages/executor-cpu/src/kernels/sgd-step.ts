@@ -1,16 +1,10 @@
 // sgd-step: SGD's parameter update (torch.optim.SGD, maximize false), elementwise in float64 and stored as float32:
 // with d = grad + weightDecay · param, param − lr · u where u = d without momentum, buf (the buffer after this step's
 // sgd-momentum) with it, and d + momentum · buf with `nesterov`.
-import {
-  checkLrScaleValue,
-  checkSgdStepAttrs,
-  expectSameShape,
-  expectScalarShape,
-  type SgdStepAttrs,
-} from "@attngraph/graph";
+import { checkLrScaleValue, type SgdStepAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { optionalInput, requireInput, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -68,13 +62,9 @@ export function sgdStepImpl(
 export const sgdStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const param = requireInput(call, 0, "param");
   const grad = requireInput(call, 1, "grad");
-  const attrs = checkSgdStepAttrs(call);
-  // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
-  const buf = attrs.momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
+  const attrs = attrsOf<SgdStepAttrs>(call);
+  const buf = optionalInput(call, 2, "buf"); // present with momentum: the shape rule asks for it
   const lrScale = optionalInput(call, 3, "lrScale");
-  expectSameShape(call, "grad", param, grad);
-  if (buf) expectSameShape(call, "buf", param, buf);
-  if (lrScale) expectScalarShape(call, "lrScale", lrScale);
   const a = lrScale ? { ...attrs, lr: attrs.lr * checkLrScaleValue(call, lrScale.data[lrScale.offset] ?? NaN) } : attrs;
   return writeRows(call, chunkWork, param.shape, SGD_STEP_WORK, (y, part) => sgdStepImpl(param, grad, buf, a, y, part));
 });

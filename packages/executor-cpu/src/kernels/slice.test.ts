@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
-import { sliceKernel } from "./slice.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const x = Tensor.from(
   Array.from({ length: 24 }, (_, i) => i),
@@ -9,7 +12,7 @@ const x = Tensor.from(
 
 describe("slice kernel", () => {
   const run = (t: Tensor, axis: number, start: number, size: number) =>
-    sliceKernel({
+    cpu.dispatch({
       kind: "slice",
       node: "q",
       attrs: { axis, start, size },

@@ -2,7 +2,7 @@
 // split into queries, keys and values without copying.
 import type { SliceAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { attrError, requireInput, toTensor } from "./adapter.js";
+import { requireInput, toTensor, attrsOf } from "./adapter.js";
 import type { StridedView } from "./strided.js";
 
 /** The view of x[..., start:start+size, ...] along `axis` (already normalised to 0..rank-1, in range). */
@@ -20,15 +20,6 @@ export function sliceImpl(x: StridedView, axis: number, start: number, size: num
 /** Input: x; attrs { axis (negative counts from the end), start, size } → x with dim `axis` = size. */
 export const sliceKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
-  const { axis, start, size } = call.attrs as Partial<SliceAttrs>;
-  const r = x.rank;
-  if (!Number.isInteger(axis) || axis! < -r || axis! >= r)
-    throw attrError(call, "axis", `an integer in -${r}..${r - 1}`, axis);
-  const a = axis! < 0 ? axis! + r : axis!;
-  const dim = x.shape[a]!;
-  if (!Number.isInteger(start) || start! < 0 || start! > dim)
-    throw attrError(call, "start", `an integer in 0..${dim}`, start);
-  if (!Number.isInteger(size) || size! < 0 || start! + size! > dim)
-    throw attrError(call, "size", `an integer with start + size <= ${dim}`, size);
-  return toTensor(sliceImpl(x, a, start!, size!));
+  const { axis, start, size } = attrsOf<SliceAttrs>(call);
+  return toTensor(sliceImpl(x, axis < 0 ? axis + x.rank : axis, start, size));
 };

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
 import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
-import { softmaxGradKernel } from "./softmax-grad.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const rand = (shape: Shape, seed: number, lo = -1, hi = 1) => {
   const next = mulberry32(seed);
@@ -13,7 +16,7 @@ const rand = (shape: Shape, seed: number, lo = -1, hi = 1) => {
 };
 
 const run = (y: Tensor, grad: Tensor, scale = 1) =>
-  softmaxGradKernel({
+  cpu.dispatch({
     kind: "softmax-grad",
     node: "scores.grad",
     attrs: { scale },

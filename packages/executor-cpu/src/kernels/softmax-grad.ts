@@ -1,9 +1,9 @@
 // softmax-grad: the input gradient of softmax(scale · x), from the forward output y alone (nothing recomputed), the
 // step that carries the attention weights' gradient back to the scores.
-import { checkGradScale, expectSameShape } from "@attngraph/graph";
+import type { SoftmaxGradAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { requireInput } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -51,8 +51,7 @@ export function softmaxGradImpl(
 export const softmaxGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const y = requireInput(call, 0, "y");
   const grad = requireInput(call, 1, "grad");
-  const scale = checkGradScale(call);
-  expectSameShape(call, "grad", y, grad);
+  const { scale } = attrsOf<SoftmaxGradAttrs>(call);
   return writeRows(call, chunkWork, y.shape, SOFTMAX_GRAD_WORK, (dx, part) =>
     softmaxGradImpl(y, grad, scale, dx, part),
   );

@@ -1,9 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { softmaxImpl, softmaxKernel } from "./softmax.js";
+import { softmaxImpl } from "./softmax.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (x: Tensor, scale = 1) =>
-  softmaxKernel({ kind: "softmax", node: "weights", attrs: { scale }, inputs: [x], outShape: x.shape });
+  cpu.dispatch({ kind: "softmax", node: "weights", attrs: { scale }, inputs: [x], outShape: x.shape });
 
 describe("softmax kernel", () => {
   it("matches a hand-computed row", () => {
@@ -70,14 +74,14 @@ describe("softmax kernel", () => {
   it("rejects a missing or non-finite scale with an attr error naming the node", () => {
     const x = Tensor.from([1, 2], [2]);
     const bad = () =>
-      softmaxKernel({ kind: "softmax", node: "weights", attrs: { scale: Infinity }, inputs: [x], outShape: x.shape });
+      cpu.dispatch({ kind: "softmax", node: "weights", attrs: { scale: Infinity }, inputs: [x], outShape: x.shape });
     expect(bad).toThrow(AttnGraphError);
     expect(bad).toThrow(/weights\.scale/);
   });
 
   it("names node and slot when the input is missing", () => {
     try {
-      softmaxKernel({ kind: "softmax", node: "weights", attrs: { scale: 1 }, inputs: [], outShape: [2] });
+      cpu.dispatch({ kind: "softmax", node: "weights", attrs: { scale: 1 }, inputs: [], outShape: [2] });
       expect.unreachable();
     } catch (e) {
       expect(AttnGraphError.isInstance(e) && e.code).toBe("input");

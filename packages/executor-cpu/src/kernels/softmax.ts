@@ -1,14 +1,12 @@
 // softmax: softmax(scale · x) over the last axis, the step that turns masked scores into attention weights.
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { requireInput } from "./adapter.js";
+import type { SoftmaxAttrs } from "@attngraph/graph";
+import { requireInput, attrsOf } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
-// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import { checkScale } from "@attngraph/graph";
-export { checkScale };
 
 let rowScratch: Float64Array = new Float64Array(0); // one row of exponentials; reused, one softmaxImpl call is synchronous
 
@@ -53,7 +51,7 @@ export function softmaxImpl(x: StridedView, scale: number, out?: Float32Array, p
 /** Input: x [..., S] (scores [B, H, L, S] in attention); attrs { scale } → same shape. */
 export const softmaxKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const x = requireInput(call, 0, "x");
-  const scale = checkScale(call);
+  const { scale } = attrsOf<SoftmaxAttrs>(call);
   // In place (out = x's memory) each row is read before it is written, chunk or not.
   return writeRows(call, chunkWork, x.shape, SOFTMAX_WORK, (y, part) => softmaxImpl(x, scale, y, part));
 });

@@ -1,7 +1,7 @@
 // sum-squares: acc + Σ x², one gradient's squared L2 norm added to the running total of global gradient-norm clipping
 // (torch.nn.utils.clip_grad_norm_). Accumulated in float64 and stored as float32 once, so the total of a large model
 // does not drift with the order of its elements.
-import { afterwards, expectScalarShape, overRows } from "@attngraph/graph";
+import { afterwards, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result } from "./adapter.js";
 import { planRows } from "./row-plan.js";
@@ -24,7 +24,6 @@ export function sumSquaresImpl(x: StridedView, part?: RowRange): number {
 export const sumSquaresKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const x = requireInput(call, 0, "x");
   const acc = optionalInput(call, 1, "acc");
-  if (acc) expectScalarShape(call, "acc", acc);
   const { length: n } = lastAxis(x);
   // Chunks run in row order, one after another: the float64 sum is the same as in one call.
   let sum = acc ? acc.data[acc.offset]! : 0;

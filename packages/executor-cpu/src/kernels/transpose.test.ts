@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { transposeKernel } from "./transpose.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const x = Tensor.from(
   Array.from({ length: 24 }, (_, i) => i),
@@ -9,7 +12,7 @@ const x = Tensor.from(
 
 describe("transpose kernel", () => {
   const run = (t: Tensor, perm: unknown) =>
-    transposeKernel({
+    cpu.dispatch({
       kind: "transpose",
       node: "heads",
       attrs: { perm },

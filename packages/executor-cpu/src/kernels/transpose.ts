@@ -2,10 +2,10 @@
 // the data is never moved here.
 import type { TransposeAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { attrError, requireInput, toTensor } from "./adapter.js";
+import { requireInput, toTensor, attrsOf } from "./adapter.js";
 import type { StridedView } from "./strided.js";
 
-/** Output dim i is input dim perm[i]. `perm` must be a permutation of the axes (the adapter checks). */
+/** Output dim i is input dim perm[i]. `perm` must be a permutation of the axes (the shape rule checks). */
 export function transposeImpl(x: StridedView, perm: readonly number[]): StridedView {
   return {
     data: x.data,
@@ -18,13 +18,6 @@ export function transposeImpl(x: StridedView, perm: readonly number[]): StridedV
 /** Input: x; attrs { perm } → x permuted, e.g. [B, L, H, D] with perm [0, 2, 1, 3] → [B, H, L, D]. */
 export const transposeKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
-  const { perm } = call.attrs as Partial<TransposeAttrs>;
-  const r = x.rank;
-  const ok =
-    Array.isArray(perm) &&
-    perm.length === r &&
-    new Set(perm).size === r &&
-    perm.every((p) => Number.isInteger(p) && p >= 0 && p < r);
-  if (!ok) throw attrError(call, "perm", `a permutation of 0..${r - 1}`, perm);
+  const { perm } = attrsOf<TransposeAttrs>(call);
   return toTensor(transposeImpl(x, perm));
 };

@@ -1,9 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ShapeError, Tensor } from "@attngraph/tensor";
-import { weightedSumImpl, weightedSumKernel } from "./weighted-sum.js";
+import { weightedSumImpl } from "./weighted-sum.js";
+import { createCpuExecutor } from "../register-kernels.js";
+
+/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
+const cpu = createCpuExecutor();
 
 const run = (w: Tensor, v: Tensor) =>
-  weightedSumKernel({
+  cpu.dispatch({
     kind: "weighted-sum",
     node: "context",
     attrs: {},

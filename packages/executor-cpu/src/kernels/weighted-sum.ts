@@ -7,7 +7,7 @@
 // With a signal, a big call works in chunks of query rows (chunks.ts).
 import { afterwards, overRows } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { expectDim, expectHeadGroups, expectRank, outData, requireInput, result } from "./adapter.js";
+import { outData, requireInput, result } from "./adapter.js";
 import { ensure64, matmul, type MatOperand } from "./matmul.js";
 import type { RowRange, StridedView } from "./strided.js";
 
@@ -15,7 +15,7 @@ import type { RowRange, StridedView } from "./strided.js";
  * context[b, h, l, d] = Σ_s weights[b, h, l, s] · v[b, h / (H / Hkv), s, d], float64 accumulation: one blocked matmul
  * per batch and head. Value heads are shared across query heads like keys in `scoreImpl` (indexed, never repeated).
  * A term whose weight is exactly 0 is skipped, so a non-finite value row reaches only the queries that weigh it.
- * Shapes are not checked here (the adapter does).
+ * Shapes are not checked here (the op's shape rule is, before dispatch).
  * @param weights [B, H, L, S], any strides
  * @param v [B, Hkv, S, D], any strides; Hkv divides H
  * @param out where to write [B, H, L, D] row-major; default: a new array
@@ -107,12 +107,7 @@ function skipZeroProduct(
 export const weightedSumKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const w = requireInput(call, 0, "weights");
   const v = requireInput(call, 1, "v");
-  expectRank(call, "weights", w, 4, "[B, H, L, S]");
-  expectRank(call, "v", v, 4, "[B, Hkv, S, D]");
   const [nb, nh, nl, ns] = w.shape as [number, number, number, number];
-  expectDim(call, "v", "batch B of values must match the weights", nb, v.shape[0]!, v);
-  expectHeadGroups(call, "v", nh, v.shape[1]!, v);
-  expectDim(call, "v", "value length must equal the key length S", ns, v.shape[2]!, v);
   const nd = v.shape[3]!;
   const shape = [nb, nh, nl, nd];
   const y = outData(call, shape) ?? new Float32Array(nb * nh * nl * nd);
