@@ -17,7 +17,8 @@ export function expectDim(
 
 /** Heads H must be a multiple of key/value heads Hkv (grouped-query attention). Unknown dims pass until bound. */
 export function expectHeadGroups(ctx: OpContext, field: string, h: Dim, hkv: Dim): void {
-  if (typeof h === "number" && typeof hkv === "number" && (hkv === 0 || h % hkv !== 0)) {
+  // No heads on either side (an empty tensor) is consistent; 0 key/value heads for some query heads is not.
+  if (typeof h === "number" && typeof hkv === "number" && (hkv === 0 ? h !== 0 : h % hkv !== 0)) {
     ctx.fail(field, "query heads must be a multiple of key/value heads", `a divisor of H=${h}`, `Hkv=${hkv}`);
   }
 }
