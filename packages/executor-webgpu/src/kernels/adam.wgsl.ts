@@ -17,7 +17,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { optionalInput, requireInput, type Call } from "./checks.js";
+import { optionalInput, input, type Call } from "./inputs.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the attributes (a call may come from a hand dispatch:
 // each checked, absent ones take the op's defaults), the shapes, and the step count's shape and value.
@@ -74,11 +74,11 @@ function momentProgram(
 
 /** Inputs: state [...], grad [...], param [...] (optional; needed with weightDecay > 0); attrs { beta, square, weightDecay }. */
 export const adamMomentKernel: WebGpuKernel = async (call, gpu) => {
-  const state = requireInput(call, 0, "state");
-  const grad = requireInput(call, 1, "grad");
+  const state = input(call, 0);
+  const grad = input(call, 1);
   const { beta: b, square, weightDecay } = checkAdamMomentAttrs(call);
   // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const param = weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
+  const param = weightDecay > 0 ? input(call, 2) : optionalInput(call, 2);
   expectSameShape(call, "grad", state, grad);
   if (param) expectSameShape(call, "param", state, param);
   const out = gpu.alloc(state.shape);
@@ -214,11 +214,11 @@ fn valid_lr_scale(s: f32) -> bool { return (bitcast<u32>(s) & 0x7f800000u) != 0x
  * { lr, beta1, beta2, eps, weightDecay, decoupled }.
  */
 export const adamStepKernel: WebGpuKernel = async (call, gpu) => {
-  const param = requireInput(call, 0, "param");
-  const m = requireInput(call, 1, "m");
-  const v = requireInput(call, 2, "v");
-  const step = requireInput(call, 3, "step");
-  const lrScale = optionalInput(call, 4, "lrScale");
+  const param = input(call, 0);
+  const m = input(call, 1);
+  const v = input(call, 2);
+  const step = input(call, 3);
+  const lrScale = optionalInput(call, 4);
   const attrs = checkAdamStepAttrs(call);
   expectSameShape(call, "m", param, m);
   expectSameShape(call, "v", param, v);

@@ -9,7 +9,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { optionalInput, input } from "./inputs.js";
 import { normalizeRowWgsl, packLayerNormParams } from "./layer-norm.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
@@ -61,10 +61,10 @@ function program(
 
 /** Inputs: a, b (broadcastable to [..., E]), optional weight [E], optional bias [E]; attrs { eps } → [..., 2E]. */
 export const addLayerNormKernel: WebGpuKernel = async (call, gpu) => {
-  const a = requireInput(call, 0, "a");
-  const b = requireInput(call, 1, "b");
-  const w = optionalInput(call, 2, "weight");
-  const bias = optionalInput(call, 3, "bias");
+  const a = input(call, 0);
+  const b = input(call, 1);
+  const w = optionalInput(call, 2);
+  const bias = optionalInput(call, 3);
   const eps = checkLayerNormEps(call);
   const { sumShape, e: ne } = addLayerNormShape(call, a, b);
   expectNormParams(call, ne, w, bias);

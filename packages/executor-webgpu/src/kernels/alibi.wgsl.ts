@@ -6,7 +6,8 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrError, expectRank, requireInput } from "./checks.js";
+import { input } from "./inputs.js";
+import { attrError, expectRank } from "@attngraph/graph";
 import { Params, storageBindings } from "./shared.wgsl.js";
 
 /** Params: scores view, scale, off, n. */
@@ -41,7 +42,7 @@ function program(
 
 /** Input: scores [B, H, L, S]; attrs { slopes (null = the paper's), scale, alignment } → same shape. */
 export const alibiKernel: WebGpuKernel = async (call, gpu) => {
-  const scores = requireInput(call, 0, "scores");
+  const scores = input(call, 0);
   expectRank(call, "scores", scores, 4, "[B, H, L, S]");
   const { scale, alignment } = call.attrs as Partial<AlibiAttrs>;
   const given = (call.attrs as Partial<AlibiAttrs>).slopes ?? null;

@@ -25,7 +25,7 @@ import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { gatheredInputGrad } from "./attention-input-grad.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
-import { optionalInput, requireInput, type Call } from "./checks.js";
+import { optionalInput, input, type Call } from "./inputs.js";
 import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
 import { rowGrid, rowMain } from "./row-program.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
@@ -429,9 +429,9 @@ async function runInto(gpu: KernelContext, out: GpuTensor, program: () => Progra
  * attrs { causal, window, alignment, scale, scoreMod, maskMod, inputs }.
  */
 export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const pad = optionalInput(call, 2, "keyPaddingMask");
+  const q = input(call, 0);
+  const k = input(call, 1);
+  const pad = optionalInput(call, 2);
   const attrs = checkAttentionLseAttrs(call);
   expectAttentionQk(call, q, k, pad);
   const [nb, nh, nl] = q.shape as [number, number, number, number];
@@ -449,13 +449,13 @@ export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
  * gradient (wrt g0 … g7, on the host: attention-input-grad.ts).
  */
 export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
-  const o = requireInput(call, 3, "out");
-  const grad = requireInput(call, 4, "grad");
-  const lse = requireInput(call, 5, "lse");
-  const pad = optionalInput(call, 6, "keyPaddingMask");
+  const q = input(call, 0);
+  const k = input(call, 1);
+  const v = input(call, 2);
+  const o = input(call, 3);
+  const grad = input(call, 4);
+  const lse = input(call, 5);
+  const pad = optionalInput(call, 6);
   const attrs = checkAttentionGradAttrs(call);
   expectAttentionGradShapes(call, q, k, v, o, grad, lse, pad);
   const [nb, nh, nl, nd] = q.shape as [number, number, number, number];

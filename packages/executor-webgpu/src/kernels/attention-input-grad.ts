@@ -5,7 +5,7 @@
 import { attentionInputGrad, attrError, gatheredOfCall, type AttentionGradAttrs, type F32View } from "@attngraph/graph";
 import type { KernelContext } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
-import { optionalInput, type Call } from "./checks.js";
+import { optionalInput, type Call } from "./inputs.js";
 import { hostGathered } from "./expr-host.js";
 
 type Inputs = Record<"q" | "k" | "v" | "out" | "grad" | "lse", GpuTensor> & { readonly pad: GpuTensor | undefined };
@@ -16,7 +16,7 @@ export async function gatheredInputGrad(
   x: Inputs,
   attrs: AttentionGradAttrs,
 ): Promise<GpuTensor> {
-  const gathered = gatheredOfCall(call, 7, (slot, name) => optionalInput(call, slot, name));
+  const gathered = gatheredOfCall(call, 7, (slot) => optionalInput(call, slot));
   const target = gathered.get((attrs.inputs ?? [])[Number(attrs.wrt.slice(1))] ?? "");
   if (target === undefined)
     throw attrError(call, "wrt", `a gathered slot among g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);

@@ -11,15 +11,8 @@ import type { AttentionAttrs } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import {
-  checkScale,
-  expectDim,
-  expectHeadGroups,
-  expectRank,
-  optionalInput,
-  requireInput,
-  type Call,
-} from "./checks.js";
+import { optionalInput, input, type Call } from "./inputs.js";
+import { checkScale, expectDim, expectHeadGroups, expectRank } from "@attngraph/graph";
 import { DROPOUT_WGSL, checkDropoutAttrs, packDropout } from "./dropout.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, checkMaskAttrs, packMask } from "./mask.wgsl.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
@@ -166,10 +159,10 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
  * inputs } (absent dropout attributes: none; absent modifications: none).
  */
 export const attentionKernel: WebGpuKernel = async (call, gpu) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
-  const pad = optionalInput(call, 3, "keyPaddingMask");
+  const q = input(call, 0);
+  const k = input(call, 1);
+  const v = input(call, 2);
+  const pad = optionalInput(call, 3);
   const attrs = checkAttrs(call);
   expectRank(call, "q", q, 4, "[B, H, L, D]");
   expectRank(call, "k", k, 4, "[B, Hkv, S, D]");

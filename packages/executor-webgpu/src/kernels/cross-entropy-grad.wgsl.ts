@@ -9,7 +9,7 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { optionalInput, input } from "./inputs.js";
 import { LOGITS_ROW_WGSL, checkedTargetCount } from "./cross-entropy.wgsl.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
@@ -92,9 +92,9 @@ function program(
  * attrs { ignoreIndex, reduction } → [..., V].
  */
 export const crossEntropyGradKernel: WebGpuKernel = async (call, gpu) => {
-  const logits = requireInput(call, 0, "logits");
-  const targets = requireInput(call, 1, "targets", "int32");
-  const grad = optionalInput(call, 2, "grad");
+  const logits = input(call, 0);
+  const targets = input(call, 1);
+  const grad = optionalInput(call, 2);
   const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
   expectCrossEntropyShapes(call, logits, targets);
   if (grad !== undefined) expectLossGradShape(call, grad, targets, reduction);

@@ -14,7 +14,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import type { KernelContext } from "../kernel-context.js";
-import { requireInput, type Call } from "./checks.js";
+import { input, type Call } from "./inputs.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
@@ -146,8 +146,8 @@ fn main(@builtin(local_invocation_id) lid: vec3u) {
  * targets' shape for "none".
  */
 export const crossEntropyKernel: WebGpuKernel = async (call, gpu) => {
-  const logits = requireInput(call, 0, "logits");
-  const targets = requireInput(call, 1, "targets", "int32");
+  const logits = input(call, 0);
+  const targets = input(call, 1);
   const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
   expectCrossEntropyShapes(call, logits, targets);
   const nv = logits.shape[logits.rank - 1]!;

@@ -10,7 +10,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { input } from "./inputs.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkIntAttr, expectLeadingShape, findBadIndex } from "@attngraph/graph";
@@ -51,8 +51,8 @@ function program(grad: GpuTensor, csr: GpuTensor, nv: number, ne: number, out: G
 
 /** Inputs: ids [...] int32, grad [..., E]; attrs { rows: V } → [V, E]. */
 export const embeddingGradKernel: WebGpuKernel = async (call, gpu) => {
-  const ids = requireInput(call, 0, "ids", "int32");
-  const grad = requireInput(call, 1, "grad");
+  const ids = input(call, 0);
+  const grad = input(call, 1);
   const nv = checkIntAttr(call, "rows", 1);
   expectLeadingShape(call, "grad", "grad must be the ids' shape plus the embedding axis", ids.shape, grad);
   const ne = grad.shape[grad.rank - 1]!;

@@ -6,7 +6,8 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { expectRank, requireInput } from "./checks.js";
+import { input } from "./inputs.js";
+import { expectRank } from "@attngraph/graph";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { findBadIndex } from "@attngraph/graph";
@@ -40,8 +41,8 @@ function program(ids: GpuTensor, table: GpuTensor, out: GpuTensor): ProgramInfo 
 
 /** Inputs: ids [...] int32, weight [V, E] float32 → [..., E]. */
 export const embeddingKernel: WebGpuKernel = async (call, gpu) => {
-  const ids = requireInput(call, 0, "ids", "int32");
-  const table = requireInput(call, 1, "weight");
+  const ids = input(call, 0);
+  const table = input(call, 1);
   expectRank(call, "weight", table, 2, "[V, E]");
   const [nv, ne] = table.shape as [number, number];
   const bad = findBadIndex(call, "ids", (await gpu.hostValues(ids)).toInt32Array(), ids.shape, nv, "token id");

@@ -10,7 +10,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { input } from "./inputs.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
@@ -58,8 +58,8 @@ function program(grad: GpuTensor, x: GpuTensor, tanh: boolean, out: GpuTensor): 
 
 /** Inputs: grad [...], x [...] (the forward input); attrs { approximate: "none" | "tanh" } → same shape. */
 export const geluGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
+  const grad = input(call, 0);
+  const x = input(call, 1);
   const approximate = checkGeluApproximate(call);
   expectSameShape(call, "x", grad, x);
   const out = gpu.alloc(x.shape);

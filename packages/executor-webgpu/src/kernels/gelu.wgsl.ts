@@ -11,7 +11,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { input } from "./inputs.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
@@ -46,7 +46,7 @@ function program(x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
 
 /** Input: x [...]; attrs { approximate: "none" | "tanh" } → same shape. */
 export const geluKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
+  const x = input(call, 0);
   const approximate = checkGeluApproximate(call);
   const out = gpu.alloc(x.shape);
   await gpu.run(program(x, approximate === "tanh", out));

@@ -8,7 +8,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { VALID_STEP_WGSL, checkStep } from "./adam.wgsl.js";
-import { requireInput } from "./checks.js";
+import { input } from "./inputs.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkGradAccumulateAttrs, expectSameShape } from "@attngraph/graph";
@@ -38,9 +38,9 @@ function program(acc: GpuTensor, grad: GpuTensor, step: GpuTensor, scale: number
 
 /** Inputs: acc [...], grad [...], step [] or [1] (the micro step k, 1 first); attrs { scale } → acc's shape. */
 export const gradAccumulateKernel: WebGpuKernel = async (call, gpu) => {
-  const acc = requireInput(call, 0, "acc");
-  const grad = requireInput(call, 1, "grad");
-  const step = requireInput(call, 2, "step");
+  const acc = input(call, 0);
+  const grad = input(call, 1);
+  const step = input(call, 2);
   const { scale } = checkGradAccumulateAttrs(call);
   expectSameShape(call, "grad", acc, grad);
   checkStep(call, step);

@@ -4,7 +4,7 @@
 // - layer-norm-grad (to x): dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight (weight absent = 1).
 // - layer-norm-weight-grad (to the weight): Σ over rows of grad ⊙ x̂, each row's (x₀, mean, rstd) kept in a scratch.
 import type { WebGpuKernel } from "../executor.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { optionalInput, input } from "./inputs.js";
 import { layerNormStatsWgsl } from "./layer-norm.wgsl.js";
 import { type NormStatistics, normGradProgram, normWeightGrad } from "./norm-backward.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
@@ -20,9 +20,9 @@ const LAYER_NORM: NormStatistics = {
 
 /** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
 export const layerNormGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const w = optionalInput(call, 2, "weight");
+  const grad = input(call, 0);
+  const x = input(call, 1);
+  const w = optionalInput(call, 2);
   const eps = checkLayerNormEps(call);
   expectSameShape(call, "x", grad, x);
   expectAxis(call, "x", x);
@@ -34,8 +34,8 @@ export const layerNormGradKernel: WebGpuKernel = async (call, gpu) => {
 
 /** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
 export const layerNormWeightGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
+  const grad = input(call, 0);
+  const x = input(call, 1);
   const eps = checkLayerNormEps(call);
   expectSameShape(call, "x", grad, x);
   expectAxis(call, "x", x);

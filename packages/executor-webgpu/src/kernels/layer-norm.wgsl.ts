@@ -11,7 +11,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { optionalInput, input } from "./inputs.js";
 import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
@@ -113,9 +113,9 @@ function program(
 
 /** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */
 export const layerNormKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const w = optionalInput(call, 1, "weight");
-  const b = optionalInput(call, 2, "bias");
+  const x = input(call, 0);
+  const w = optionalInput(call, 1);
+  const b = optionalInput(call, 2);
   const eps = checkLayerNormEps(call);
   if (x.rank < 1)
     throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "[..., E]", formatShape(x.shape));

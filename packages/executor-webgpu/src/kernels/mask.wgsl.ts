@@ -10,7 +10,8 @@ import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
+import { optionalInput, input, type Call } from "./inputs.js";
+import { expectDim, expectRank } from "@attngraph/graph";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
 import {
@@ -168,10 +169,10 @@ fn user_at(u: u32, b: u32, h: u32, i: u32, j: u32) -> u32 {
  * of 1 broadcast) → [B, H, L, S]; attrs { causal, window, alignment, scale }.
  */
 export const maskKernel: WebGpuKernel = async (call, gpu) => {
-  const scores = requireInput(call, 0, "scores");
-  const pad = optionalInput(call, 1, "keyPaddingMask");
-  const mask = optionalInput(call, 2, "mask");
-  const bias = optionalInput(call, 3, "bias");
+  const scores = input(call, 0);
+  const pad = optionalInput(call, 1);
+  const mask = optionalInput(call, 2);
+  const bias = optionalInput(call, 3);
   const attrs = checkMaskAttrs(call);
   const scale = checkMaskScale(call);
   expectRank(call, "scores", scores, 4, "[B, H, L, S]");

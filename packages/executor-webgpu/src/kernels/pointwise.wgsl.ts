@@ -6,7 +6,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { optionalInput, input } from "./inputs.js";
 import { exprWgsl } from "./expr.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 
@@ -35,9 +35,7 @@ function program(expr: Expr, inputs: readonly (GpuTensor | undefined)[], out: Gp
 
 /** Inputs: x0 [...], x1…x3 [...] (optional, x0's shape) → x0's shape. */
 export const pointwiseKernel: WebGpuKernel = async (call, gpu) => {
-  const inputs = POINTWISE_SLOTS.map((name, i) =>
-    i === 0 ? requireInput(call, 0, name) : optionalInput(call, i, name),
-  );
+  const inputs = POINTWISE_SLOTS.map((_, i) => (i === 0 ? input(call, 0) : optionalInput(call, i)));
   const expr = pointwiseCallExpr(call, inputs);
   const out = gpu.alloc(inputs[0]!.shape);
   if (out.size > 0) await gpu.run(program(expr, inputs, out));

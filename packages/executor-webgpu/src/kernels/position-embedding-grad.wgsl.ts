@@ -2,14 +2,15 @@
 // scatter-add as in embedding-grad), so this is pad along the rows: pad.wgsl.ts's program with `offset` rows before,
 // zero-fill and copy in one pass, values moved as u32 bit for bit. The bound offset is checked on the host first.
 import type { WebGpuKernel } from "../executor.js";
-import { expectRank, requireInput } from "./checks.js";
+import { input } from "./inputs.js";
+import { expectRank } from "@attngraph/graph";
 import { padProgram } from "./pad.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkIntAttr, checkPositionOffset } from "@attngraph/graph";
 
 /** Input: grad [T, E]; attrs { rows: P, offset (bound) } → [P, E], rows outside offset..offset+T-1 0. */
 export const positionEmbeddingGradKernel: WebGpuKernel = async (call, gpu) => {
-  const g = requireInput(call, 0, "grad");
+  const g = input(call, 0);
   expectRank(call, "grad", g, 2, "[T, E]");
   const np = checkIntAttr(call, "rows", 1);
   const [nt, ne] = g.shape as [number, number];

@@ -4,14 +4,15 @@
 // checked against P on the host before anything is encoded: a view past the table is never even made.
 import type { WebGpuKernel } from "../executor.js";
 import { copyProgram } from "./copy.wgsl.js";
-import { expectRank, requireInput } from "./checks.js";
+import { input } from "./inputs.js";
+import { expectRank } from "@attngraph/graph";
 // Shared by every executor (@attngraph/graph kernel-checks).
 import { checkPositionOffset, expectAxis } from "@attngraph/graph";
 
 /** Inputs: ids [..., T] int32 (shape only), weight [P, E] float32; attrs { offset (bound) } → [T, E]. */
 export const positionEmbeddingKernel: WebGpuKernel = async (call, gpu) => {
-  const ids = requireInput(call, 0, "ids", "int32");
-  const table = requireInput(call, 1, "weight");
+  const ids = input(call, 0);
+  const table = input(call, 1);
   expectAxis(call, "ids", ids, "[..., T]");
   expectRank(call, "weight", table, 2, "[P, E]");
   const [np, ne] = table.shape as [number, number];

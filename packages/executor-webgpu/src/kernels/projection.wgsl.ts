@@ -6,12 +6,13 @@ import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { GeluAttrs } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
-import { expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
+import { optionalInput, input, type Call } from "./inputs.js";
+import { expectDim, expectRank } from "@attngraph/graph";
 import { matmulProgram } from "./matmul.wgsl.js";
 
 /** The inputs of a linear op (projection, out-proj, linear-gelu): x, weight and the optional bias, each present. */
 export function linearInputs(call: Call): { x: GpuTensor; w: GpuTensor; b: GpuTensor | undefined } {
-  return { x: requireInput(call, 0, "x"), w: requireInput(call, 1, "weight"), b: optionalInput(call, 2, "bias") };
+  return { x: input(call, 0), w: input(call, 1), b: optionalInput(call, 2) };
 }
 
 /** Ranks and dims of x [..., In], weight [Out, In], bias [Out]. */

@@ -3,7 +3,7 @@
 // - rms-norm-grad (to x): dx = rstd · (ĝ − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight (absent = 1).
 // - rms-norm-weight-grad: Σ over rows of grad ⊙ x̂, each row's rstd kept in a scratch.
 import type { WebGpuKernel } from "../executor.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { optionalInput, input } from "./inputs.js";
 import { type NormStatistics, normGradProgram, normWeightGrad } from "./norm-backward.wgsl.js";
 import { rmsRowWgsl } from "./rms-norm.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
@@ -19,9 +19,9 @@ const RMS_NORM: NormStatistics = {
 
 /** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
 export const rmsNormGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const w = optionalInput(call, 2, "weight");
+  const grad = input(call, 0);
+  const x = input(call, 1);
+  const w = optionalInput(call, 2);
   const eps = checkLayerNormEps(call);
   expectSameShape(call, "x", grad, x);
   expectAxis(call, "x", x);
@@ -33,8 +33,8 @@ export const rmsNormGradKernel: WebGpuKernel = async (call, gpu) => {
 
 /** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
 export const rmsNormWeightGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
+  const grad = input(call, 0);
+  const x = input(call, 1);
   const eps = checkLayerNormEps(call);
   expectSameShape(call, "x", grad, x);
   expectAxis(call, "x", x);

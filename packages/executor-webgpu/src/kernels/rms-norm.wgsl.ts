@@ -6,7 +6,7 @@ import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { optionalInput, input } from "./inputs.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
@@ -54,8 +54,8 @@ function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTe
 
 /** Inputs: x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
 export const rmsNormKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const w = optionalInput(call, 1, "weight");
+  const x = input(call, 0);
+  const w = optionalInput(call, 1);
   const eps = checkLayerNormEps(call);
   if (x.rank < 1)
     throw new ShapeError(`${call.node}.x`, "rms norm needs at least one axis", "[..., E]", formatShape(x.shape));

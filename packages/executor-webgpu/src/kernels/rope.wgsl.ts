@@ -8,7 +8,8 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrError, expectRank, requireInput } from "./checks.js";
+import { input } from "./inputs.js";
+import { attrError, expectRank } from "@attngraph/graph";
 import { Params, storageBindings } from "./shared.wgsl.js";
 
 /** cos and sin of every (position, frequency), interleaved: [L, r/2, 2]. */
@@ -58,7 +59,7 @@ function program(x: GpuTensor, table: GPUBuffer, r: number, inverse: boolean, ou
 
 /** Input: x [B, H, L, D]; attrs { base, rotaryDim (null = D), positionOffset, inverse (absent = false) } → [B, H, L, D]. */
 export const ropeKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
+  const x = input(call, 0);
   expectRank(call, "x", x, 4, "[B, H, L, D]");
   const { base, positionOffset } = call.attrs as Partial<RopeAttrs>;
   const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null;

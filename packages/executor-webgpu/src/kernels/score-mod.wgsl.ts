@@ -22,7 +22,8 @@ import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { expectRank, optionalInput, requireInput } from "./checks.js";
+import { optionalInput, input } from "./inputs.js";
+import { expectRank } from "@attngraph/graph";
 import { exprWgsl } from "./expr.wgsl.js";
 import { hostGathered } from "./expr-host.js";
 import { PARAM_WORDS, Params, storageBindings } from "./shared.wgsl.js";
@@ -30,7 +31,7 @@ import { PARAM_WORDS, Params, storageBindings } from "./shared.wgsl.js";
 type Call = Parameters<WebGpuKernel>[0];
 
 function gatheredOf(call: Call, first: number): Map<string, GpuTensor> {
-  return gatheredOfCall(call, first, (slot, n) => optionalInput(call, slot, n));
+  return gatheredOfCall(call, first, (slot) => optionalInput(call, slot));
 }
 
 function exprAttr(call: Call, role: "score" | "mask", gathered: ReadonlyMap<string, GpuTensor>): Expr {
@@ -127,7 +128,7 @@ function program(
 
 function exprKernel(role: "score" | "mask"): WebGpuKernel {
   return async (call, gpu) => {
-    const x = requireInput(call, 0, "x");
+    const x = input(call, 0);
     expectRank(call, "x", x, 4, "[B, H, L, S]");
     const gathered = gatheredOf(call, 1);
     const expr = exprAttr(call, role, gathered);
@@ -165,8 +166,8 @@ export const maskModKernel = exprKernel("mask");
 
 /** Inputs: x, grad [B, H, L, S], gathered g0 …; attrs { scale, expr, inputs, wrt } → the shape of gathered `wrt`. */
 export const scoreModInputGradKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const grad = requireInput(call, 1, "grad");
+  const x = input(call, 0);
+  const grad = input(call, 1);
   const gathered = gatheredOf(call, 2);
   const { wrt, target } = inputGradTarget(call, x, grad, gathered);
   const expr = exprAttr(call, "score", gathered);

@@ -15,7 +15,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { LR_SCALE_WGSL, VALID_STEP_WGSL, checkLrScale, checkStep } from "./adam.wgsl.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { optionalInput, input } from "./inputs.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the attributes (each checked, absent ones take the op's
 // defaults) and the shapes.
@@ -68,12 +68,12 @@ function momentumProgram(
 
 /** Inputs: buf [...], grad [...], param [...] (optional; needed with weightDecay > 0), step [] or [1]; attrs { momentum, dampening, weightDecay }. */
 export const sgdMomentumKernel: WebGpuKernel = async (call, gpu) => {
-  const buf = requireInput(call, 0, "buf");
-  const grad = requireInput(call, 1, "grad");
+  const buf = input(call, 0);
+  const grad = input(call, 1);
   const attrs = checkSgdMomentumAttrs(call);
   // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const param = attrs.weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
-  const step = requireInput(call, 3, "step");
+  const param = attrs.weightDecay > 0 ? input(call, 2) : optionalInput(call, 2);
+  const step = input(call, 3);
   expectSameShape(call, "grad", buf, grad);
   if (param) expectSameShape(call, "param", buf, param);
   checkStep(call, step);
@@ -140,14 +140,14 @@ function stepProgram(
  * step's factor on lr); attrs { lr, momentum, nesterov, weightDecay }.
  */
 export const sgdStepKernel: WebGpuKernel = async (call, gpu) => {
-  const param = requireInput(call, 0, "param");
-  const grad = requireInput(call, 1, "grad");
+  const param = input(call, 0);
+  const grad = input(call, 1);
   const attrs = checkSgdStepAttrs(call);
   // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
-  const buf = attrs.momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
+  const buf = attrs.momentum > 0 ? input(call, 2) : optionalInput(call, 2);
   expectSameShape(call, "grad", param, grad);
   if (buf) expectSameShape(call, "buf", param, buf);
-  const lrScale = optionalInput(call, 3, "lrScale");
+  const lrScale = optionalInput(call, 3);
   if (lrScale) checkLrScale(call, lrScale);
   const out = gpu.alloc(param.shape);
   if (out.size > 0) await gpu.run(stepProgram(param, grad, buf, lrScale, attrs, out));

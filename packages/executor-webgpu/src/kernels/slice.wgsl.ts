@@ -1,11 +1,12 @@
 // slice: `size` entries of one axis from `start` (torch.narrow) as a view; this is how a fused QKV projection is split
 // into queries, keys and values without a copy.
 import type { WebGpuKernel } from "../executor.js";
-import { attrError, requireInput } from "./checks.js";
+import { input } from "./inputs.js";
+import { attrError } from "@attngraph/graph";
 
 /** Input: x; attrs { axis (negative from the end), start, size } → x narrowed along axis, a view. */
 export const sliceKernel: WebGpuKernel = (call, gpu) => {
-  const x = requireInput(call, 0, "x", "any"); // a view keeps the dtype of what it views
+  const x = input(call, 0); // a view keeps the dtype of what it views
   const { axis, start, size } = call.attrs as { axis?: number; start?: number; size?: number };
   const r = x.rank;
   if (!Number.isInteger(axis) || axis! < -r || axis! >= r)

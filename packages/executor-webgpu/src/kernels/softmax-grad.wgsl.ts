@@ -5,7 +5,7 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { requireInput } from "./checks.js";
+import { input } from "./inputs.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks).
@@ -48,8 +48,8 @@ fn no_neg_zero(v: f32) -> f32 { let b = bitcast<u32>(v); return bitcast<f32>(sel
 
 /** Inputs: y [..., S] (the forward softmax's output), grad [..., S]; attrs { scale } → [..., S]. */
 export const softmaxGradKernel: WebGpuKernel = async (call, gpu) => {
-  const y = requireInput(call, 0, "y");
-  const grad = requireInput(call, 1, "grad");
+  const y = input(call, 0);
+  const grad = input(call, 1);
   const scale = checkGradScale(call);
   expectAxis(call, "y", y, "[..., S]");
   expectSameShape(call, "grad", y, grad);

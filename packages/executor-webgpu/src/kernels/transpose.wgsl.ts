@@ -1,10 +1,11 @@
 // transpose: permute axes as a view (new shape and strides over the same buffer); nothing moves on the GPU.
 import type { WebGpuKernel } from "../executor.js";
-import { attrError, requireInput } from "./checks.js";
+import { input } from "./inputs.js";
+import { attrError } from "@attngraph/graph";
 
 /** Input: x; attrs { perm } → x permuted (output dim i is input dim perm[i]), a view. */
 export const transposeKernel: WebGpuKernel = (call, gpu) => {
-  const x = requireInput(call, 0, "x", "any"); // a view keeps the dtype of what it views
+  const x = input(call, 0); // a view keeps the dtype of what it views
   const perm = call.attrs["perm"];
   const r = x.rank;
   const ok =
