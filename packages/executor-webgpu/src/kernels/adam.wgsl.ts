@@ -9,28 +9,16 @@
 //   reach the power: 0.9999999 rounded to float32 would be 3% off at t = 1e6), and 1 − beta^t = −expm1(t · ln beta),
 //   where expm1 is a Taylor polynomial below |x| = 0.5 (1 − 0.999 would otherwise lose four digits to cancellation).
 //   beta = 0 (ln = −∞) is ln beta = −1e4, so beta^t = 0 exactly; x is clamped at −200, where exp is 0 in float32.
-// The step value t must be an integer >= 1. When `step` is (a view of) a host upload, the executor still holds that
-// host tensor, so t is checked on the host before anything is encoded: an "input" error naming `<node>.step`, as on the
-// cpu and wasm executors. A step computed on the GPU cannot be checked without a readback, so the shader checks it: a
-// t that is NaN, ±∞, below 1 or not an integer makes every output element NaN (a kernel cannot throw from the GPU).
+// The step value t must be an integer >= 1, and an lrScale a finite number >= 0: checked on the host for an upload, in
+// the shader otherwise (scalar-inputs.wgsl.ts).
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { optionalInput, input, type Call } from "./inputs.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { LR_SCALE_WGSL, VALID_STEP_WGSL, checkLrScale, checkStep } from "./scalar-inputs.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks): the attributes (a call may come from a hand dispatch:
-// each checked, absent ones take the op's defaults), the shapes, and the step count's shape and value.
-import {
-  checkAdamMomentAttrs,
-  checkAdamStepAttrs,
-  checkLrScaleValue,
-  checkOptimizerStepValue,
-  expectSameShape,
-  expectScalarShape,
-  expectStepShape,
-  type AdamStepAttrs,
-} from "@attngraph/graph";
+import type { AdamMomentAttrs, AdamStepAttrs } from "@attngraph/graph";
 
 /** ln beta for `bias_correction`: −1e4 stands for beta = 0 (−∞), whose powers are all exactly 0 in float32. */
 const lnBeta = (b: number): number => (b > 0 ? Math.max(Math.log(b), -1e4) : -1e4);
@@ -76,24 +64,14 @@ function momentProgram(
 export const adamMomentKernel: WebGpuKernel = async (call, gpu) => {
   const state = input(call, 0);
   const grad = input(call, 1);
-  const { beta: b, square, weightDecay } = checkAdamMomentAttrs(call);
-  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const param = weightDecay > 0 ? input(call, 2) : optionalInput(call, 2);
-  expectSameShape(call, "grad", state, grad);
-  if (param) expectSameShape(call, "param", state, param);
+  const { beta: b, square, weightDecay } = attrsOf<AdamMomentAttrs>(call);
+  const param = optionalInput(call, 2); // present with weightDecay > 0: the declaration's rule
   const out = gpu.alloc(state.shape);
   if (out.size > 0) await gpu.run(momentProgram(state, grad, param, b, square, weightDecay, out));
   return out;
 };
 
 // ---- adam-step ----
-
-/** WGSL: `valid_step(t)`, t finite (decided on its bits), >= 1 and an integer. Shared with sgd-momentum. */
-export const VALID_STEP_WGSL = /* wgsl */ `
-fn valid_step(t: f32) -> bool {
-  if ((bitcast<u32>(t) & 0x7f800000u) == 0x7f800000u) { return false; }
-  return t >= 1.0 && floor(t) == t;
-}`;
 
 /**
  * WGSL: `bias_correction(ln_beta, t)` = 1 − beta^t = −expm1(t · ln beta), accurate to float32 where beta^t is near 1
@@ -167,49 +145,6 @@ function stepProgram(
 }
 
 /**
- * The one number of a one-element input (the step t, an lrScale) from the host tensor it was uploaded from, when it was
- * (a view of) one: the element at the view's offset of the dense upload. undefined for a value computed on the GPU,
- * which only the shader sees.
- */
-function hostScalar(step: GpuTensor): number | undefined {
-  const host = step.storage.host;
-  if (host === undefined || host.dtype !== "float32" || step.offset >= host.size) return undefined;
-  const index: number[] = [];
-  let rest = step.offset;
-  for (let d = host.rank - 1; d >= 0; d--) {
-    index.unshift(rest % host.shape[d]!);
-    rest = Math.floor(rest / host.shape[d]!);
-  }
-  return host.get(...index);
-}
-
-/**
- * The step input: shape [] or [1] (else a "shape" error naming `<node>.step`), and, when it came from the host, an
- * integer >= 1 (else an "input" error naming `<node>.step`), both the cpu and wasm executors' errors. Shared with
- * sgd-momentum.
- */
-export function checkStep(call: Call, step: GpuTensor): void {
-  expectStepShape(call, step);
-  const t = hostScalar(step);
-  if (t !== undefined) checkOptimizerStepValue(call, t);
-}
-
-/**
- * An lrScale input (adam-step, sgd-step): shape [] or [1] (else a "shape" error naming `<node>.lrScale`), and, when it
- * came from the host, a finite number >= 0 (else an "input" error naming `<node>.lrScale`), as on cpu and wasm; one
- * computed on the GPU is checked in the shader (`LR_SCALE_WGSL`).
- */
-export function checkLrScale(call: Call, lrScale: GpuTensor): void {
-  expectScalarShape(call, "lrScale", lrScale);
-  const s = hostScalar(lrScale);
-  if (s !== undefined) checkLrScaleValue(call, s);
-}
-
-/** WGSL: `valid_lr_scale(s)`, s finite (decided on its bits) and >= 0. */
-export const LR_SCALE_WGSL = /* wgsl */ `
-fn valid_lr_scale(s: f32) -> bool { return (bitcast<u32>(s) & 0x7f800000u) != 0x7f800000u && s >= 0.0; }`;
-
-/**
  * Inputs: param [...], m [...], v [...], step [] or [1], lrScale [] or [1] (optional, this step's factor on lr); attrs
  * { lr, beta1, beta2, eps, weightDecay, decoupled }.
  */
@@ -219,9 +154,7 @@ export const adamStepKernel: WebGpuKernel = async (call, gpu) => {
   const v = input(call, 2);
   const step = input(call, 3);
   const lrScale = optionalInput(call, 4);
-  const attrs = checkAdamStepAttrs(call);
-  expectSameShape(call, "m", param, m);
-  expectSameShape(call, "v", param, v);
+  const attrs = attrsOf<AdamStepAttrs>(call);
   checkStep(call, step);
   if (lrScale) checkLrScale(call, lrScale);
   const out = gpu.alloc(param.shape);

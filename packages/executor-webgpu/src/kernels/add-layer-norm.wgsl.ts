@@ -9,11 +9,11 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { optionalInput, input } from "./inputs.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
 import { normalizeRowWgsl, packLayerNormParams } from "./layer-norm.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
-import { addLayerNormShape, broadcastStrides, checkLayerNormEps, expectNormParams } from "@attngraph/graph";
+// Shared by every executor (@attngraph/graph: the broadcast rule).
+import { broadcastStrides, type AddLayerNormAttrs } from "@attngraph/graph";
 
 /**
  * Params: a and b as views of the sum's shape [..., E], rows, E, a's and b's last strides, eps, then (present, offset,
@@ -65,10 +65,10 @@ export const addLayerNormKernel: WebGpuKernel = async (call, gpu) => {
   const b = input(call, 1);
   const w = optionalInput(call, 2);
   const bias = optionalInput(call, 3);
-  const eps = checkLayerNormEps(call);
-  const { sumShape, e: ne } = addLayerNormShape(call, a, b);
-  expectNormParams(call, ne, w, bias);
-  const out = gpu.alloc([...sumShape.slice(0, -1), 2 * ne]);
+  const { eps } = attrsOf<AddLayerNormAttrs>(call);
+  // The declaration's rule made outShape [..., 2E] of the sums' shape [..., E], which a and b broadcast to.
+  const out = gpu.alloc(call.outShape);
+  const sumShape = [...out.shape.slice(0, -1), out.shape[out.rank - 1]! / 2];
   if (out.size > 0) await gpu.run(program(a, b, sumShape, w, bias, eps, out));
   return out;
 };

@@ -7,8 +7,8 @@ import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { input } from "./inputs.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
-import { addShape, broadcastStrides } from "@attngraph/graph";
+// Shared by every executor (@attngraph/graph: the broadcast rule).
+import { broadcastStrides } from "@attngraph/graph";
 
 /** The ops this program serves, by kind, with their WGSL operator. */
 const OPERATORS = { add: "+", mul: "*" } as const;
@@ -41,9 +41,9 @@ export function broadcastKernel(op: keyof typeof OPERATORS): WebGpuKernel {
   return async (call, gpu) => {
     const a = input(call, 0);
     const b = input(call, 1);
-    const shape = addShape(call, a, b);
-    const out = gpu.alloc(shape);
-    await gpu.run(program(op, a, b, shape, out));
+    // The declaration's rule made outShape the broadcast shape of a and b.
+    const out = gpu.alloc(call.outShape);
+    await gpu.run(program(op, a, b, out.shape, out));
     return out;
   };
 }

@@ -25,19 +25,12 @@ import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { gatheredInputGrad } from "./attention-input-grad.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
-import { optionalInput, input, type Call } from "./inputs.js";
+import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
 import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
 import { rowGrid, rowMain } from "./row-program.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import {
-  checkAttentionGradAttrs,
-  checkAttentionLseAttrs,
-  expectAttentionGradShapes,
-  expectAttentionQk,
-} from "@attngraph/graph";
 
 /** WGSL: a view's buffer index of element [a, b, c, 0] of a rank-3 or rank-4 view (the row base). */
 const ROW_WGSL = /* wgsl */ `
@@ -432,13 +425,11 @@ export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
   const q = input(call, 0);
   const k = input(call, 1);
   const pad = optionalInput(call, 2);
-  const attrs = checkAttentionLseAttrs(call);
-  expectAttentionQk(call, q, k, pad);
-  const [nb, nh, nl] = q.shape as [number, number, number, number];
-  if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, k.shape[2]!, "queries");
+  const attrs = attrsOf<AttentionLseAttrs>(call);
+  if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
   const mods = fusedMods(call, 3, false);
   if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
-  const out = gpu.alloc([nb, nh, nl]);
+  const out = gpu.alloc(call.outShape);
   return out.size > 0 ? runInto(gpu, out, () => lseProgram(call, gpu, q, k, pad, attrs, mods, out)) : out;
 };
 
@@ -456,26 +447,21 @@ export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 4);
   const lse = input(call, 5);
   const pad = optionalInput(call, 6);
-  const attrs = checkAttentionGradAttrs(call);
-  expectAttentionGradShapes(call, q, k, v, o, grad, lse, pad);
-  const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
-  const [, nkv, ns] = k.shape as [number, number, number, number];
+  const attrs = attrsOf<AttentionGradAttrs>(call);
   const wrt = attrs.wrt;
   if (wrt !== "q" && wrt !== "k" && wrt !== "v")
     return gatheredInputGrad(call, gpu, { q, k, v, out: o, grad, lse, pad }, attrs);
-  if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, ns, "queries");
+  if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
   // dv needs no derivative of the score modification.
   const mods = fusedMods(call, 7, wrt !== "v");
   if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
   const x: GradInputs = { q, k, v, out: o, grad, lse, pad };
-  if (wrt === "q") {
-    const out = gpu.alloc([nb, nh, nl, nd]);
-    return out.size > 0 ? runInto(gpu, out, () => dqProgram(call, gpu, x, attrs, mods, out)) : out;
-  }
-  const out = gpu.alloc(wrt === "k" ? [nb, nkv, ns, nd] : [nb, nkv, ns, v.shape[3]!]);
+  // The declaration's rule made outShape the shape of q, k or v, whichever wrt names.
+  const out = gpu.alloc(call.outShape);
   if (out.size === 0) return out;
+  if (wrt === "q") return runInto(gpu, out, () => dqProgram(call, gpu, x, attrs, mods, out));
   if (wrt === "v") return runInto(gpu, out, () => dkvProgram(call, gpu, x, attrs, mods, "v", undefined, out));
-  const delta = gpu.alloc([nb, nh, nl]);
+  const delta = gpu.alloc(lse.shape); // δ per query row: [B, H, L]
   try {
     if (delta.size > 0) await gpu.run(deltaProgram(grad, o, delta));
     return await runInto(gpu, out, () => dkvProgram(call, gpu, x, attrs, mods, "k", delta, out));

@@ -10,11 +10,10 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { input } from "./inputs.js";
+import { attrsOf, input } from "./inputs.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkGeluApproximate, expectSameShape } from "@attngraph/graph";
+import type { GeluGradAttrs } from "@attngraph/graph";
 
 /** WGSL: `gelu_grad(x, tanh_form)`, gelu'(x) in the exact (erf) or tanh form (ERF_WGSL included). */
 export const GELU_GRAD_WGSL = /* wgsl */ `${ERF_WGSL}
@@ -60,8 +59,7 @@ function program(grad: GpuTensor, x: GpuTensor, tanh: boolean, out: GpuTensor): 
 export const geluGradKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 0);
   const x = input(call, 1);
-  const approximate = checkGeluApproximate(call);
-  expectSameShape(call, "x", grad, x);
+  const { approximate } = attrsOf<GeluGradAttrs>(call);
   const out = gpu.alloc(x.shape);
   if (out.size > 0) await gpu.run(program(grad, x, approximate === "tanh", out));
   return out;

@@ -4,11 +4,10 @@
 // - layer-norm-grad (to x): dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight (weight absent = 1).
 // - layer-norm-weight-grad (to the weight): Σ over rows of grad ⊙ x̂, each row's (x₀, mean, rstd) kept in a scratch.
 import type { WebGpuKernel } from "../executor.js";
-import { optionalInput, input } from "./inputs.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
 import { layerNormStatsWgsl } from "./layer-norm.wgsl.js";
 import { type NormStatistics, normGradProgram, normWeightGrad } from "./norm-backward.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkLayerNormEps, expectAxis, expectNormParams, expectSameShape } from "@attngraph/graph";
+import type { LayerNormGradAttrs } from "@attngraph/graph";
 
 const LAYER_NORM: NormStatistics = {
   op: "layer-norm",
@@ -23,10 +22,7 @@ export const layerNormGradKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 0);
   const x = input(call, 1);
   const w = optionalInput(call, 2);
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
-  expectNormParams(call, x.shape[x.rank - 1]!, w, undefined);
+  const { eps } = attrsOf<LayerNormGradAttrs>(call);
   const out = gpu.alloc(x.shape);
   if (out.size > 0) await gpu.run(normGradProgram(LAYER_NORM, grad, x, w, eps, out));
   return out;
@@ -36,8 +32,6 @@ export const layerNormGradKernel: WebGpuKernel = async (call, gpu) => {
 export const layerNormWeightGradKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 0);
   const x = input(call, 1);
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
+  const { eps } = attrsOf<LayerNormGradAttrs>(call);
   return normWeightGrad(LAYER_NORM, gpu, grad, x, eps);
 };

@@ -6,16 +6,14 @@
 // bias (a mean of x rounds and leaves deviations of ±1 ulp, which 1/sqrt(eps) would magnify), and the sums of a row
 // offset by 1e4 carry only the spread, not the offset. x may have any strides; weight and bias are optional [E] views.
 // The row's WGSL (normalizeRowWgsl) is shared with add-layer-norm, which normalizes the sums it has just written.
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { optionalInput, input } from "./inputs.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
 import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
+import type { LayerNormAttrs } from "@attngraph/graph";
 
 /** Where the WGSL of one row's normalization reads and writes, as WGSL expressions and params word positions. */
 export interface RowNorm {
@@ -116,11 +114,7 @@ export const layerNormKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const w = optionalInput(call, 1);
   const b = optionalInput(call, 2);
-  const eps = checkLayerNormEps(call);
-  if (x.rank < 1)
-    throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "[..., E]", formatShape(x.shape));
-  const ne = x.shape[x.rank - 1]!;
-  expectNormParams(call, ne, w, b);
+  const { eps } = attrsOf<LayerNormAttrs>(call);
   const out = gpu.alloc(x.shape);
   if (x.size > 0) await gpu.run(program(x, w, b, eps, out));
   return out;

@@ -5,10 +5,9 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { input } from "./inputs.js";
+import { attrsOf, input } from "./inputs.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkGradScale, expectSameShape } from "@attngraph/graph";
+import type { MaskGradAttrs } from "@attngraph/graph";
 
 /** Params: grad view, masked view, n, scale. */
 function program(grad: GpuTensor, masked: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
@@ -35,8 +34,7 @@ function program(grad: GpuTensor, masked: GpuTensor, scale: number, out: GpuTens
 export const maskGradKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 0);
   const masked = input(call, 1);
-  const scale = checkGradScale(call);
-  expectSameShape(call, "masked", grad, masked);
+  const { scale } = attrsOf<MaskGradAttrs>(call);
   const out = gpu.alloc(grad.shape);
   if (out.size > 0) await gpu.run(program(grad, masked, scale, out));
   return out;

@@ -9,6 +9,8 @@ import { input } from "./inputs.js";
 export const reshapeKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0); // a view keeps the dtype of what it views
   const shape = call.outShape;
+  // Kept from the declaration's rule: a shape attribute that names dims ("B", "T") reaches the kernel as names, bound
+  // only in outShape, where checkCall cannot count elements.
   if (sizeOf(shape) !== x.size || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
     throw new ShapeError(
       `${call.node}.shape`,

@@ -3,11 +3,10 @@
 // - rms-norm-grad (to x): dx = rstd · (ĝ − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight (absent = 1).
 // - rms-norm-weight-grad: Σ over rows of grad ⊙ x̂, each row's rstd kept in a scratch.
 import type { WebGpuKernel } from "../executor.js";
-import { optionalInput, input } from "./inputs.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
 import { type NormStatistics, normGradProgram, normWeightGrad } from "./norm-backward.wgsl.js";
 import { rmsRowWgsl } from "./rms-norm.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape } from "@attngraph/graph";
+import type { RmsNormGradAttrs } from "@attngraph/graph";
 
 const RMS_NORM: NormStatistics = {
   op: "rms-norm",
@@ -22,10 +21,7 @@ export const rmsNormGradKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 0);
   const x = input(call, 1);
   const w = optionalInput(call, 2);
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
-  expectRmsWeight(call, x.shape[x.rank - 1]!, w);
+  const { eps } = attrsOf<RmsNormGradAttrs>(call);
   const out = gpu.alloc(x.shape);
   if (out.size > 0) await gpu.run(normGradProgram(RMS_NORM, grad, x, w, eps, out));
   return out;
@@ -35,8 +31,6 @@ export const rmsNormGradKernel: WebGpuKernel = async (call, gpu) => {
 export const rmsNormWeightGradKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 0);
   const x = input(call, 1);
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
+  const { eps } = attrsOf<RmsNormGradAttrs>(call);
   return normWeightGrad(RMS_NORM, gpu, grad, x, eps);
 };

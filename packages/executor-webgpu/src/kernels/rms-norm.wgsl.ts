@@ -2,16 +2,14 @@
 // row: one pass for the sum of squares (a workgroup reduction, REDUCE_WGSL), one to write. No mean is subtracted, so
 // nothing cancels and float32 sums are what LlamaRMSNorm itself computes in. x may have any strides; weight is an
 // optional [E] view. RMS_ROW_WGSL is shared with rms-norm-grad, which recomputes rstd the same way.
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { optionalInput, input } from "./inputs.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
+import type { RmsNormAttrs } from "@attngraph/graph";
 
 /** WGSL statements giving `rstd` of one row in a workgroup (thread `t`, REDUCE_WGSL bound). */
 export function rmsRowWgsl(x: (j: string) => string, ne: string, eps: string): string {
@@ -56,10 +54,7 @@ function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTe
 export const rmsNormKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const w = optionalInput(call, 1);
-  const eps = checkLayerNormEps(call);
-  if (x.rank < 1)
-    throw new ShapeError(`${call.node}.x`, "rms norm needs at least one axis", "[..., E]", formatShape(x.shape));
-  expectRmsWeight(call, x.shape[x.rank - 1]!, w);
+  const { eps } = attrsOf<RmsNormAttrs>(call);
   const out = gpu.alloc(x.shape);
   if (x.size > 0) await gpu.run(program(x, w, eps, out));
   return out;

@@ -8,22 +8,21 @@
 import {
   checkExprCached,
   gatheredOfCall,
-  inputGradTarget,
-  checkScale,
   compileExpr,
   exprRows,
   inputGradRows,
   inputsRead,
   unprovedReads,
   type Expr,
+  type ScoreModAttrs,
+  type ScoreModInputGradAttrs,
 } from "@attngraph/graph";
 import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { optionalInput, input } from "./inputs.js";
-import { expectRank } from "@attngraph/graph";
+import { attrsOf, input, optionalInput } from "./inputs.js";
 import { exprWgsl } from "./expr.wgsl.js";
 import { hostGathered } from "./expr-host.js";
 import { PARAM_WORDS, Params, storageBindings } from "./shared.wgsl.js";
@@ -129,10 +128,9 @@ function program(
 function exprKernel(role: "score" | "mask"): WebGpuKernel {
   return async (call, gpu) => {
     const x = input(call, 0);
-    expectRank(call, "x", x, 4, "[B, H, L, S]");
     const gathered = gatheredOf(call, 1);
     const expr = exprAttr(call, role, gathered);
-    const scale = role === "score" ? checkScale(call) : 1;
+    const scale = role === "score" ? attrsOf<ScoreModAttrs>(call).scale : 1;
     // X, the gathered inputs and Y: each a storage binding, of which a device may have as few as 8 per shader.
     const limit = gpu.device.limits.maxStorageBuffersPerShaderStage;
     const bound = inputsRead(expr).size;
@@ -169,9 +167,10 @@ export const scoreModInputGradKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const grad = input(call, 1);
   const gathered = gatheredOf(call, 2);
-  const { wrt, target } = inputGradTarget(call, x, grad, gathered);
+  const { wrt, scale } = attrsOf<ScoreModInputGradAttrs>(call);
+  // The declaration's rule made wrt one of the gathered inputs' names.
+  const target = gathered.get(wrt)!;
   const expr = exprAttr(call, "score", gathered);
-  const scale = checkScale(call);
   const [hx, hg] = [(await gpu.hostValues(x)).contiguous(), (await gpu.hostValues(grad)).contiguous()];
   const view = (t: typeof hx) => ({ data: t.toFloat32Array(), shape: t.shape, strides: t.strides, offset: 0 });
   const sums = new Float64Array(target.size);

@@ -14,18 +14,10 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { LR_SCALE_WGSL, VALID_STEP_WGSL, checkLrScale, checkStep } from "./adam.wgsl.js";
-import { optionalInput, input } from "./inputs.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { LR_SCALE_WGSL, VALID_STEP_WGSL, checkLrScale, checkStep } from "./scalar-inputs.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks): the attributes (each checked, absent ones take the op's
-// defaults) and the shapes.
-import {
-  checkSgdMomentumAttrs,
-  checkSgdStepAttrs,
-  expectSameShape,
-  type SgdMomentumAttrs,
-  type SgdStepAttrs,
-} from "@attngraph/graph";
+import type { SgdMomentumAttrs, SgdStepAttrs } from "@attngraph/graph";
 
 // ---- sgd-momentum ----
 
@@ -70,12 +62,9 @@ function momentumProgram(
 export const sgdMomentumKernel: WebGpuKernel = async (call, gpu) => {
   const buf = input(call, 0);
   const grad = input(call, 1);
-  const attrs = checkSgdMomentumAttrs(call);
-  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const param = attrs.weightDecay > 0 ? input(call, 2) : optionalInput(call, 2);
+  const attrs = attrsOf<SgdMomentumAttrs>(call);
+  const param = optionalInput(call, 2); // present with weightDecay > 0: the declaration's rule
   const step = input(call, 3);
-  expectSameShape(call, "grad", buf, grad);
-  if (param) expectSameShape(call, "param", buf, param);
   checkStep(call, step);
   const out = gpu.alloc(buf.shape);
   if (out.size > 0) await gpu.run(momentumProgram(buf, grad, param, step, attrs, out));
@@ -142,11 +131,8 @@ function stepProgram(
 export const sgdStepKernel: WebGpuKernel = async (call, gpu) => {
   const param = input(call, 0);
   const grad = input(call, 1);
-  const attrs = checkSgdStepAttrs(call);
-  // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
-  const buf = attrs.momentum > 0 ? input(call, 2) : optionalInput(call, 2);
-  expectSameShape(call, "grad", param, grad);
-  if (buf) expectSameShape(call, "buf", param, buf);
+  const attrs = attrsOf<SgdStepAttrs>(call);
+  const buf = optionalInput(call, 2); // present with momentum > 0: the declaration's rule
   const lrScale = optionalInput(call, 3);
   if (lrScale) checkLrScale(call, lrScale);
   const out = gpu.alloc(param.shape);

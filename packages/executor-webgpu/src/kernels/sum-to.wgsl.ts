@@ -12,7 +12,8 @@ import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { input } from "./inputs.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
+// Shared by every executor (@attngraph/graph kernel-checks). Kept from the declaration's rule: a shape attribute that
+// names dims reaches the kernel as names, bound only in outShape, which checkCall cannot hold against x's dims.
 import { checkSumToShape } from "@attngraph/graph";
 
 /** Terms per output from which one workgroup (not one invocation) sums an output. */
