@@ -16,7 +16,16 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
-import { LR_SCALE_WGSL, VALID_STEP_WGSL, checkLrScale, checkStep } from "./scalar-inputs.wgsl.js";
+import { writeOutput } from "./output.js";
+import {
+  LR_SCALE_WGSL,
+  VALID_STEP_WGSL,
+  checkLrScale,
+  checkStep,
+  lrScaleWgsl,
+  packLrScale,
+} from "./scalar-inputs.wgsl.js";
+import { packWeightDecay, weightDecayWgsl } from "./weight-decay.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 import type { AdamMomentAttrs, AdamStepAttrs } from "@attngraph/graph";
 
@@ -42,8 +51,7 @@ function momentProgram(
   const n = p.u32(out.size);
   const bt = p.f32(b);
   const omb = p.f32(1 - b);
-  const wd = p.f32(weightDecay);
-  const decay = p.u32(param !== undefined && weightDecay > 0 ? 1 : 0);
+  const wd = packWeightDecay(p, weightDecay, param !== undefined && weightDecay > 0);
   const sq = p.u32(square ? 1 : 0);
   return elementwiseProgram({
     name: "adam-moment",
@@ -51,7 +59,7 @@ function momentProgram(
     count: n,
     bindings: storageBindings(["S", "G", "W"]),
     body: /* wgsl */ `  var gr = G[view_at(${gv}u, i)];
-  if (pu(${decay}u) != 0u) { gr = gr + pf(${wd}u) * W[view_at(${pv}u, i)]; }
+  ${weightDecayWgsl(wd, "gr", `W[view_at(${pv}u, i)]`)}
   let x = select(gr, gr * gr, pu(${sq}u) != 0u);
   Y[i] = pf(${bt}u) * S[view_at(${sv}u, i)] + pf(${omb}u) * x;`,
     // An absent param is bound to the state buffer and never read.
@@ -66,9 +74,7 @@ export const adamMomentKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 1);
   const { beta: b, square, weightDecay } = attrsOf<AdamMomentAttrs>(call);
   const param = optionalInput(call, 2); // present with weightDecay > 0: the declaration's rule
-  const out = gpu.alloc(state.shape);
-  if (out.size > 0) await gpu.run(momentProgram(state, grad, param, b, square, weightDecay, out));
-  return out;
+  return writeOutput(call, gpu, (out) => momentProgram(state, grad, param, b, square, weightDecay, out));
 };
 
 // ---- adam-step ----
@@ -113,8 +119,7 @@ function stepProgram(
   const eps = p.f32(a.eps);
   const decay = p.f32(a.decoupled ? 1 - a.lr * a.weightDecay : 1);
   // An absent lrScale is bound to the step buffer and never read.
-  const sv = p.view(lrScale ?? step);
-  const hasScale = p.u32(lrScale ? 1 : 0);
+  const ls = packLrScale(p, lrScale, step);
   const wd = p.f32(a.weightDecay);
   const dec = p.u32(a.decoupled ? 1 : 0);
   return elementwiseProgram({
@@ -127,13 +132,11 @@ function stepProgram(
   if (!valid_step(t)) { Y[i] = nan(); return; }
   var lr = pf(${lr}u);
   var decay = pf(${decay}u);
-  if (pu(${hasScale}u) != 0u) {
-    // A scale computed on the GPU is checked here (finite, >= 0), as the host checks an uploaded one.
-    let s = LS[view_offset(${sv}u)];
-    if (!valid_lr_scale(s)) { Y[i] = nan(); return; }
-    lr = lr * s;
-    decay = select(1.0, 1.0 - lr * pf(${wd}u), pu(${dec}u) != 0u);
-  }
+  ${lrScaleWgsl(
+    ls,
+    `
+    decay = select(1.0, 1.0 - lr * pf(${wd}u), pu(${dec}u) != 0u);`,
+  )}
   let bc1 = bias_correction(pf(${l1}u), t);
   let bc2 = bias_correction(pf(${l2}u), t);
   let p = PA[view_at(${pv}u, i)] * decay;
@@ -157,7 +160,5 @@ export const adamStepKernel: WebGpuKernel = async (call, gpu) => {
   const attrs = attrsOf<AdamStepAttrs>(call);
   checkStep(call, step);
   if (lrScale) checkLrScale(call, lrScale);
-  const out = gpu.alloc(param.shape);
-  if (out.size > 0) await gpu.run(stepProgram(param, m, v, step, lrScale, attrs, out));
-  return out;
+  return writeOutput(call, gpu, (out) => stepProgram(param, m, v, step, lrScale, attrs, out));
 };

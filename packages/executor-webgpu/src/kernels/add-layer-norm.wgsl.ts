@@ -10,6 +10,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { normalizeRowWgsl, packLayerNormParams } from "./layer-norm.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: the broadcast rule).
@@ -67,8 +68,7 @@ export const addLayerNormKernel: WebGpuKernel = async (call, gpu) => {
   const bias = optionalInput(call, 3);
   const { eps } = attrsOf<AddLayerNormAttrs>(call);
   // The declaration's rule made outShape [..., 2E] of the sums' shape [..., E], which a and b broadcast to.
-  const out = gpu.alloc(call.outShape);
-  const sumShape = [...out.shape.slice(0, -1), out.shape[out.rank - 1]! / 2];
-  if (out.size > 0) await gpu.run(program(a, b, sumShape, w, bias, eps, out));
-  return out;
+  const o = call.outShape;
+  const sumShape = [...o.slice(0, -1), o[o.length - 1]! / 2];
+  return writeOutput(call, gpu, (out) => program(a, b, sumShape, w, bias, eps, out));
 };

@@ -6,6 +6,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: the broadcast rule).
 import { broadcastStrides } from "@attngraph/graph";
@@ -42,9 +43,7 @@ export function broadcastKernel(op: keyof typeof OPERATORS): WebGpuKernel {
     const a = input(call, 0);
     const b = input(call, 1);
     // The declaration's rule made outShape the broadcast shape of a and b.
-    const out = gpu.alloc(call.outShape);
-    await gpu.run(program(op, a, b, out.shape, out));
-    return out;
+    return writeOutput(call, gpu, (out) => program(op, a, b, out.shape, out));
   };
 }
 

@@ -7,6 +7,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 
 /** Params: scores view, scale, off, n. */
@@ -45,7 +46,5 @@ export const alibiKernel: WebGpuKernel = async (call, gpu) => {
   const { scale, alignment, slopes: given } = attrsOf<AlibiAttrs>(call);
   const slopes = given ?? alibiSlopes(scores.shape[1]!);
   const buffer = gpu.constants(`alibi-slopes:${slopes.join(",")}`, () => Float32Array.from(slopes));
-  const out = gpu.alloc(scores.shape);
-  await gpu.run(program(scores, buffer, scale, alignment, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(scores, buffer, scale, alignment, out));
 };

@@ -26,6 +26,7 @@ import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { gatheredInputGrad } from "./attention-input-grad.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
 import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
 import { rowGrid, rowMain } from "./row-program.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
@@ -406,17 +407,6 @@ ${rowMain(
   };
 }
 
-/** Runs `program` into `out`, released if anything throws (a limit reached while binding the modifications). */
-async function runInto(gpu: KernelContext, out: GpuTensor, program: () => ProgramInfo): Promise<GpuTensor> {
-  try {
-    await gpu.run(program());
-  } catch (e) {
-    gpu.release(out);
-    throw e;
-  }
-  return out;
-}
-
 /**
  * Inputs: q [B, H, L, D], k [B, Hkv, S, D], optional keyPaddingMask [B, S], gathered g0 … → lse [B, H, L];
  * attrs { causal, window, alignment, scale, scoreMod, maskMod, inputs }.
@@ -429,8 +419,7 @@ export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
   if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
   const mods = fusedMods(call, 3, false);
   if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
-  const out = gpu.alloc(call.outShape);
-  return out.size > 0 ? runInto(gpu, out, () => lseProgram(call, gpu, q, k, pad, attrs, mods, out)) : out;
+  return writeOutput(call, gpu, (out) => lseProgram(call, gpu, q, k, pad, attrs, mods, out));
 };
 
 /**
@@ -457,14 +446,13 @@ export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
   if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
   const x: GradInputs = { q, k, v, out: o, grad, lse, pad };
   // The declaration's rule made outShape the shape of q, k or v, whichever wrt names.
-  const out = gpu.alloc(call.outShape);
-  if (out.size === 0) return out;
-  if (wrt === "q") return runInto(gpu, out, () => dqProgram(call, gpu, x, attrs, mods, out));
-  if (wrt === "v") return runInto(gpu, out, () => dkvProgram(call, gpu, x, attrs, mods, "v", undefined, out));
-  const delta = gpu.alloc(lse.shape); // δ per query row: [B, H, L]
+  if (wrt === "q") return writeOutput(call, gpu, (out) => dqProgram(call, gpu, x, attrs, mods, out));
+  if (wrt === "v") return writeOutput(call, gpu, (out) => dkvProgram(call, gpu, x, attrs, mods, "v", undefined, out));
+  if (call.outShape.includes(0)) return gpu.alloc(call.outShape);
+  const delta = gpu.alloc(lse.shape); // δ per query row: [B, H, L], what dk reads
   try {
     if (delta.size > 0) await gpu.run(deltaProgram(grad, o, delta));
-    return await runInto(gpu, out, () => dkvProgram(call, gpu, x, attrs, mods, "k", delta, out));
+    return await writeOutput(call, gpu, (out) => dkvProgram(call, gpu, x, attrs, mods, "k", delta, out));
   } finally {
     gpu.release(delta);
   }

@@ -12,6 +12,7 @@ import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
@@ -155,12 +156,5 @@ export const attentionKernel: WebGpuKernel = async (call, gpu) => {
   if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
   const mods = fusedMods(call, 4, false);
   if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
-  const out = gpu.alloc(call.outShape);
-  try {
-    await gpu.run(program(call, gpu, q, k, v, pad, attrs, mods, out));
-  } catch (e) {
-    gpu.release(out);
-    throw e;
-  }
-  return out;
+  return writeOutput(call, gpu, (out) => program(call, gpu, q, k, v, pad, attrs, mods, out));
 };

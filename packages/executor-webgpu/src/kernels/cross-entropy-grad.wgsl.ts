@@ -10,6 +10,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { optionalInput, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { LOGITS_ROW_WGSL, checkedTargetCount, crossEntropyAttrs } from "./cross-entropy.wgsl.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
@@ -99,7 +100,5 @@ export const crossEntropyGradKernel: WebGpuKernel = async (call, gpu) => {
   const mode = grad === undefined ? GradMode.One : reduction === "none" ? GradMode.PerPosition : GradMode.Scalar;
   // count 0 under "mean": every position is ignored, so every row is 0 and the divisor is never used.
   const divisor = reduction === "mean" && count > 0 ? count : 1;
-  const out = gpu.alloc(logits.shape);
-  if (out.size > 0) await gpu.run(program(logits, targets, grad, mode, divisor, ignoreIndex, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(logits, targets, grad, mode, divisor, ignoreIndex, out));
 };

@@ -8,6 +8,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: the generator's one TypeScript implementation, used here on the host to
 // hoist fmix32(seed)), re-exported under the names this package always used.
@@ -62,7 +63,5 @@ export const dropoutKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const a = attrsOf<DropoutAttrs>(call);
   if (!a.training || a.rate === 0) return gpu.view(x, x.shape, x.strides, x.offset);
-  const out = gpu.alloc(x.shape);
-  await gpu.run(program(x, a, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(x, a, out));
 };

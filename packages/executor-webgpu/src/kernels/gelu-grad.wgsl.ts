@@ -11,6 +11,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 import type { GeluGradAttrs } from "@attngraph/graph";
@@ -60,7 +61,5 @@ export const geluGradKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 0);
   const x = input(call, 1);
   const { approximate } = attrsOf<GeluGradAttrs>(call);
-  const out = gpu.alloc(x.shape);
-  if (out.size > 0) await gpu.run(program(grad, x, approximate === "tanh", out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(grad, x, approximate === "tanh", out));
 };

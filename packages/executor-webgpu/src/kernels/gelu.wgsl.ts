@@ -12,6 +12,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 import type { GeluAttrs } from "@attngraph/graph";
@@ -47,7 +48,5 @@ function program(x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
 export const geluKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const { approximate } = attrsOf<GeluAttrs>(call);
-  const out = gpu.alloc(x.shape);
-  await gpu.run(program(x, approximate === "tanh", out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(x, approximate === "tanh", out));
 };

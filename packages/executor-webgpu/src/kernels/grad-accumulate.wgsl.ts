@@ -8,6 +8,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { VALID_STEP_WGSL, checkStep } from "./scalar-inputs.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 import type { GradAccumulateAttrs } from "@attngraph/graph";
@@ -42,7 +43,5 @@ export const gradAccumulateKernel: WebGpuKernel = async (call, gpu) => {
   const step = input(call, 2);
   const { scale } = attrsOf<GradAccumulateAttrs>(call);
   checkStep(call, step);
-  const out = gpu.alloc(acc.shape);
-  if (out.size > 0) await gpu.run(program(acc, grad, step, scale, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(acc, grad, step, scale, out));
 };

@@ -10,6 +10,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
 import type { ClipByNormAttrs } from "@attngraph/graph";
@@ -59,9 +60,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u) {
 export const sumSquaresKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const acc = optionalInput(call, 1);
-  const out = gpu.alloc([1]);
-  await gpu.run(sumSquaresProgram(x, acc, out));
-  return out;
+  return writeOutput(call, gpu, (out) => sumSquaresProgram(x, acc, out));
 };
 
 // ---- clip-by-norm ----
@@ -92,7 +91,5 @@ export const clipByNormKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const total = input(call, 1);
   const a = attrsOf<ClipByNormAttrs>(call);
-  const out = gpu.alloc(x.shape);
-  if (out.size > 0) await gpu.run(clipProgram(x, total, a, out));
-  return out;
+  return writeOutput(call, gpu, (out) => clipProgram(x, total, a, out));
 };

@@ -5,6 +5,7 @@
 // - layer-norm-weight-grad (to the weight): Σ over rows of grad ⊙ x̂, each row's (x₀, mean, rstd) kept in a scratch.
 import type { WebGpuKernel } from "../executor.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { layerNormStatsWgsl } from "./layer-norm.wgsl.js";
 import { type NormStatistics, normGradProgram, normWeightGrad } from "./norm-backward.wgsl.js";
 import type { LayerNormGradAttrs } from "@attngraph/graph";
@@ -23,9 +24,7 @@ export const layerNormGradKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 1);
   const w = optionalInput(call, 2);
   const { eps } = attrsOf<LayerNormGradAttrs>(call);
-  const out = gpu.alloc(x.shape);
-  if (out.size > 0) await gpu.run(normGradProgram(LAYER_NORM, grad, x, w, eps, out));
-  return out;
+  return writeOutput(call, gpu, (out) => normGradProgram(LAYER_NORM, grad, x, w, eps, out));
 };
 
 /** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */

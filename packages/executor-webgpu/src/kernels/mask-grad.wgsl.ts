@@ -6,6 +6,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 import type { MaskGradAttrs } from "@attngraph/graph";
 
@@ -35,7 +36,5 @@ export const maskGradKernel: WebGpuKernel = async (call, gpu) => {
   const grad = input(call, 0);
   const masked = input(call, 1);
   const { scale } = attrsOf<MaskGradAttrs>(call);
-  const out = gpu.alloc(grad.shape);
-  if (out.size > 0) await gpu.run(program(grad, masked, scale, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(grad, masked, scale, out));
 };

@@ -11,6 +11,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the mask values' check, and the user mask's strides over
 // the scores (whose shape checks the declaration makes too).
@@ -159,7 +160,5 @@ export const maskKernel: WebGpuKernel = async (call, gpu) => {
   if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
   const user = mask && (await userInput(call, gpu, "mask", mask, scores));
   const add = bias && (await userInput(call, gpu, "bias", bias, scores));
-  const out = gpu.alloc(scores.shape);
-  await gpu.run(program(scores, pad, user, add, attrs, attrs.scale, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(scores, pad, user, add, attrs, attrs.scale, out));
 };

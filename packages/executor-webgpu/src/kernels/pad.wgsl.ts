@@ -6,6 +6,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram, WORD_BINDINGS } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params } from "./shared.wgsl.js";
 import type { PadAttrs } from "@attngraph/graph";
 
@@ -45,9 +46,7 @@ export function padProgram(x: GpuTensor, axis: number, before: number, out: GpuT
 /** Input: x [...]; attrs { axis (negative from the end), before, after } → x's shape, the axis before + d + after long. */
 export const padKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
-  const { axis, before, after } = attrsOf<PadAttrs>(call);
+  const { axis, before } = attrsOf<PadAttrs>(call);
   const a = axis < 0 ? axis + x.rank : axis;
-  const out = gpu.alloc(x.shape.map((d, i) => (i === a ? before + d + after : d)));
-  if (out.size > 0) await gpu.run(padProgram(x, a, before, out));
-  return out;
+  return writeOutput(call, gpu, (out) => padProgram(x, a, before, out));
 };

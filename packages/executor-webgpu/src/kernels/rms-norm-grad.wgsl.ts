@@ -4,6 +4,7 @@
 // - rms-norm-weight-grad: Σ over rows of grad ⊙ x̂, each row's rstd kept in a scratch.
 import type { WebGpuKernel } from "../executor.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { type NormStatistics, normGradProgram, normWeightGrad } from "./norm-backward.wgsl.js";
 import { rmsRowWgsl } from "./rms-norm.wgsl.js";
 import type { RmsNormGradAttrs } from "@attngraph/graph";
@@ -22,9 +23,7 @@ export const rmsNormGradKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 1);
   const w = optionalInput(call, 2);
   const { eps } = attrsOf<RmsNormGradAttrs>(call);
-  const out = gpu.alloc(x.shape);
-  if (out.size > 0) await gpu.run(normGradProgram(RMS_NORM, grad, x, w, eps, out));
-  return out;
+  return writeOutput(call, gpu, (out) => normGradProgram(RMS_NORM, grad, x, w, eps, out));
 };
 
 /** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */

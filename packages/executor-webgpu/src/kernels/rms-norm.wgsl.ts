@@ -6,8 +6,9 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
+import { optionalVectorWgsl, packOptionalVector, packRow, rowEpsWgsl, rowWgsl } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 import type { RmsNormAttrs } from "@attngraph/graph";
 
@@ -19,26 +20,19 @@ export function rmsRowWgsl(x: (j: string) => string, ne: string, eps: string): s
   let rstd = 1.0 / sqrt(reduce_sum(t, q) / f32(${ne}) + ${eps});`;
 }
 
-/** Params: x view, rows, E, x's last stride, eps, weight (present, offset, stride). One workgroup per row. */
+/** Params: packRow's (x view, rows, E, x's last stride, eps), weight (present, offset, stride). One workgroup per row. */
 function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTensor): ProgramInfo {
-  const ne = x.shape[x.rank - 1]!;
-  const rows = x.size / ne;
   const p = new Params();
-  const xv = p.view(x);
-  const r = p.u32(rows);
-  p.u32(ne);
-  p.u32(x.strides[x.rank - 1]!);
-  p.f32(eps);
+  const x0 = packRow(p, x, eps);
   const wa = packOptionalVector(p, w);
   return rowProgram({
     name: "rms-norm",
     params: p,
-    count: r,
-    rows,
+    count: x0.at,
+    rows: x0.rows,
     bindings: storageBindings(["X", "W"]),
-    body: /* wgsl */ `  let ne = pu(${r + 1}u); let xs = pu(${r + 2}u);
-  ${optionalVectorWgsl("w", wa)}
-  let xb = view_at(${xv}u, row * ne);${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 3}u)`)}
+    body: /* wgsl */ `  ${rowWgsl(x0)}
+  ${optionalVectorWgsl("w", wa)}${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", rowEpsWgsl(x0))}
   let o = row * ne;
   for (var j = t; j < ne; j += ${WG}u) {
     var y = X[xb + j * xs] * rstd;
@@ -55,7 +49,5 @@ export const rmsNormKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const w = optionalInput(call, 1);
   const { eps } = attrsOf<RmsNormAttrs>(call);
-  const out = gpu.alloc(x.shape);
-  if (x.size > 0) await gpu.run(program(x, w, eps, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(x, w, eps, out));
 };

@@ -8,6 +8,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { attrError } from "@attngraph/graph";
 import { Params, storageBindings } from "./shared.wgsl.js";
 
@@ -73,7 +74,5 @@ export const ropeKernel: WebGpuKernel = async (call, gpu) => {
   const table = gpu.constants(`rope:${nl}:${r}:${base}:${positionOffset}`, () =>
     rotaryTable(nl, r, base, positionOffset),
   );
-  const out = gpu.alloc(x.shape);
-  await gpu.run(program(x, table, r, inverse, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(x, table, r, inverse, out));
 };

@@ -6,6 +6,7 @@
 // a value computed on the GPU is checked in the shader (`valid_step`, `valid_lr_scale`), where a bad one makes every
 // output element NaN (a kernel cannot throw from the GPU).
 import type { GpuTensor } from "../gpu-tensor.js";
+import type { Params } from "./shared.wgsl.js";
 import type { Call } from "./inputs.js";
 // Shared by every executor (@attngraph/graph kernel-checks): what a step count and a learning-rate factor may be.
 import { checkLrScaleValue, checkOptimizerStepValue } from "@attngraph/graph";
@@ -49,3 +50,27 @@ fn valid_step(t: f32) -> bool {
 /** WGSL: `valid_lr_scale(s)`, s finite (decided on its bits) and >= 0. */
 export const LR_SCALE_WGSL = /* wgsl */ `
 fn valid_lr_scale(s: f32) -> bool { return (bitcast<u32>(s) & 0x7f800000u) != 0x7f800000u && s >= 0.0; }`;
+
+/** Where packLrScale put the lrScale: its view's word and the word saying whether it is there. */
+export interface LrScaleWords {
+  readonly view: number;
+  readonly present: number;
+}
+
+/** Params: the lrScale view (`unused`'s when absent, then never read), then whether it is there. */
+export function packLrScale(p: Params, lrScale: GpuTensor | undefined, unused: GpuTensor): LrScaleWords {
+  const view = p.view(lrScale ?? unused);
+  return { view, present: p.u32(lrScale ? 1 : 0) };
+}
+
+/**
+ * WGSL: the variable `lr` times the lrScale read from buffer LS when there is one (LR_SCALE_WGSL bound), checked there
+ * as the host checks an uploaded one (a bad factor makes the element NaN); `then` runs after, with the scaled lr.
+ */
+export function lrScaleWgsl(w: LrScaleWords, then = ""): string {
+  return `if (pu(${w.present}u) != 0u) {
+    let s = LS[view_offset(${w.view}u)];
+    if (!valid_lr_scale(s)) { Y[i] = nan(); return; }
+    lr = lr * s;${then}
+  }`;
+}

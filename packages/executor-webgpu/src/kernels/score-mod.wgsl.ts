@@ -23,6 +23,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { exprWgsl } from "./expr.wgsl.js";
 import { hostGathered } from "./expr-host.js";
 import { PARAM_WORDS, Params, storageBindings } from "./shared.wgsl.js";
@@ -150,9 +151,7 @@ function exprKernel(role: "score" | "mask"): WebGpuKernel {
       );
     }
     await checkUnproved(call, gpu, expr, x, gathered, role, scale);
-    const out = gpu.alloc(x.shape);
-    if (out.size > 0) await gpu.run(program(call, role, expr, x, gathered, scale, out));
-    return out;
+    return writeOutput(call, gpu, (out) => program(call, role, expr, x, gathered, scale, out));
   };
 }
 

@@ -6,6 +6,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 import type { SoftmaxGradAttrs } from "@attngraph/graph";
@@ -50,7 +51,5 @@ export const softmaxGradKernel: WebGpuKernel = async (call, gpu) => {
   const y = input(call, 0);
   const grad = input(call, 1);
   const { scale } = attrsOf<SoftmaxGradAttrs>(call);
-  const out = gpu.alloc(y.shape);
-  if (out.size > 0) await gpu.run(program(y, grad, scale, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(y, grad, scale, out));
 };

@@ -7,6 +7,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import type { SoftmaxAttrs } from "@attngraph/graph";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 
@@ -60,7 +61,5 @@ function program(x: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
 export const softmaxKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const { scale } = attrsOf<SoftmaxAttrs>(call);
-  const out = gpu.alloc(x.shape);
-  await gpu.run(program(x, scale, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(x, scale, out));
 };

@@ -10,6 +10,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks). Kept from the declaration's rule: a shape attribute that
@@ -90,7 +91,5 @@ function program(x: GpuTensor, shape: readonly number[], out: GpuTensor): Progra
 export const sumToKernel: WebGpuKernel = async (call, gpu) => {
   const x = input(call, 0);
   const shape = checkSumToShape(call, x);
-  const out = gpu.alloc(shape);
-  if (out.size > 0) await gpu.run(program(x, shape, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(x, shape, out));
 };
