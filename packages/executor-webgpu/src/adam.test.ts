@@ -10,6 +10,7 @@ import { createWebGpuExecutor } from "./index.js";
 import type { GpuTensor } from "./gpu-tensor.js";
 import { randomTensor } from "./test-helpers.js";
 import { GpuOps } from "./test-gpu.js";
+import { badGpuSteps, badHostSteps, gpuStep } from "./test-steps.js";
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
@@ -83,11 +84,6 @@ const positive = (shape: number[], seed: number, scale = 1): Tensor =>
   Tensor.from(values(randomTensor(shape, seed, scale)).map(Math.abs), shape);
 
 /** A step value computed on the GPU (a sum of two uploads), so the executor holds no host copy of it. */
-async function gpuStep(t: number, shape: number[] = [1]): Promise<GpuTensor> {
-  const half = Tensor.from([t / 2], shape);
-  return ops.dispatch("add", {}, [half, half], shape);
-}
-
 const ADAM: StepAttrs = { lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false };
 
 // ---- adam-moment ----
@@ -298,8 +294,8 @@ describe("adam-step", () => {
           [],
         ),
       ],
-      ["[] computed", await gpuStep(3, [])],
-      ["[1] computed", await gpuStep(3, [1])],
+      ["[] computed", await gpuStep(ops, 3, [])],
+      ["[1] computed", await gpuStep(ops, 3, [1])],
     ];
     for (const [label, step] of steps)
       expectClose(await ops.run("adam-step", { ...ADAM }, [param, m, v, step], shape), want, label);
@@ -330,7 +326,7 @@ describe("adam-step", () => {
         `beta1 ${beta1}, beta2 ${beta2}, t ${t}`,
       );
       expectClose(
-        await ops.run("adam-step", attrs, [param, m, v, await gpuStep(t)], shape),
+        await ops.run("adam-step", attrs, [param, m, v, await gpuStep(ops, t)], shape),
         step64(values(param), values(m), values(v), t, attrs),
         `computed t ${t}`,
       );
@@ -371,24 +367,7 @@ describe("adam-step", () => {
   });
 
   it("a bad t from the host is an input error naming <node>.step, checked without a readback", async () => {
-    const bad: [string, Tensor | GpuTensor, string][] = [
-      ["0", Tensor.from([0], []), "0"],
-      ["-1", Tensor.from([-1], [1]), "-1"],
-      ["2.5", Tensor.from([2.5], [1]), "2.5"],
-      ["NaN", Tensor.from([Number.NaN], []), "NaN"],
-      ["Infinity", Tensor.from([Number.POSITIVE_INFINITY], []), "Infinity"],
-      ["a spaced view of 0.5", await ops.spaced(Tensor.from([0.5], [1])), "0.5"],
-      [
-        "a slice at 2.5",
-        await ops.dispatch(
-          "slice",
-          { axis: 0, start: 2, size: 1 },
-          [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])],
-          [1],
-        ),
-        "2.5",
-      ],
-    ];
+    const bad = await badHostSteps(ops);
     for (const [label, step, got] of bad) {
       const before = webgpu.stats.readbacks;
       const e = await ops.error("adam-step", ADAM, [param, m, v, step], shape, "opt.p");
@@ -398,15 +377,7 @@ describe("adam-step", () => {
   });
 
   it("a bad t computed on the GPU (no host copy) makes every output NaN, and is never read back", async () => {
-    const big = Tensor.from([3e38], [1]);
-    const bad: [string, GpuTensor][] = [
-      ["0.5", await gpuStep(0.5)],
-      ["2.5", await gpuStep(2.5, [])],
-      ["0", await gpuStep(0)],
-      ["-2", await gpuStep(-2)],
-      ["NaN", await gpuStep(Number.NaN)],
-      ["+Infinity", await ops.dispatch("add", {}, [big, big], [1])],
-    ];
+    const bad = await badGpuSteps(ops);
     for (const [label, step] of bad) {
       const before = webgpu.stats.readbacks;
       const out = await ops.dispatch("adam-step", ADAM, [param, m, v, step], shape);

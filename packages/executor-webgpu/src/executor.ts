@@ -27,6 +27,7 @@ import { sharedDevice } from "./device.js";
 import { GpuTensor, isGpuTensor, type GpuStorage } from "./gpu-tensor.js";
 import { pipelineFor, type ProgramInfo } from "./program.js";
 import { copyProgram } from "./kernels/copy.wgsl.js";
+import { expectGpuValues } from "./kernels/inputs.js";
 import { PARAM_WORDS } from "./kernels/shared.wgsl.js";
 import type { KernelContext, WebGpuExecutorOptions, WebGpuKernel, WebGpuStats } from "./kernel-context.js";
 import { deviceLost, disposedError, firstLine } from "./device-errors.js";
@@ -159,6 +160,7 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
     const kernel = this.#kernels.get(given.kind);
     if (kernel === undefined)
       throw new UnsupportedError(`op ${given.kind} on executor ${EXECUTOR}`, { subject: given.node });
+    expectGpuValues(given);
     const s = await this.#device();
     for (const v of given.inputs) if (isGpuTensor(v)) await this.#live(s, v);
     const call = checkCall(given);

@@ -11,6 +11,7 @@ import { createWebGpuExecutor } from "./index.js";
 import type { GpuTensor } from "./gpu-tensor.js";
 import { randomTensor } from "./test-helpers.js";
 import { GpuOps } from "./test-gpu.js";
+import { badGpuSteps, badHostSteps, gpuStep } from "./test-steps.js";
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
@@ -83,11 +84,6 @@ function step64(
 }
 
 /** A step value computed on the GPU (a sum of two uploads), so the executor holds no host copy of it. */
-async function gpuStep(t: number, shape: number[] = [1]): Promise<GpuTensor> {
-  const half = Tensor.from([t / 2], shape);
-  return ops.dispatch("add", {}, [half, half], shape);
-}
-
 const nanLike = (t: Tensor): Tensor => Tensor.from(new Array<number>(t.size).fill(Number.NaN), t.shape);
 
 // ---- sgd-momentum ----
@@ -136,7 +132,7 @@ describe("sgd-momentum", () => {
       "uploaded t = 1",
     );
     expectClose(
-      await ops.run("sgd-momentum", a, [nanLike(buf), grad, param, await gpuStep(1)], shape),
+      await ops.run("sgd-momentum", a, [nanLike(buf), grad, param, await gpuStep(ops, 1)], shape),
       want,
       "computed t = 1",
     );
@@ -185,8 +181,8 @@ describe("sgd-momentum", () => {
       ["[1] spaced view", await ops.spaced(Tensor.from([3], [1]))],
       ["[1] slice of [0, NaN, 2.5, 3, -1]", await slice()],
       ["[] reshape of that slice", await ops.dispatch("reshape", { shape: [] }, [await slice()], [])],
-      ["[] computed", await gpuStep(3, [])],
-      ["[1] computed", await gpuStep(3, [1])],
+      ["[] computed", await gpuStep(ops, 3, [])],
+      ["[1] computed", await gpuStep(ops, 3, [1])],
     ];
     for (const [label, step] of steps)
       expectClose(await ops.run("sgd-momentum", a, [buf, grad, param, step], shape), want, label);
@@ -229,24 +225,7 @@ describe("sgd-momentum", () => {
 
   it("a bad t from the host is an input error naming <node>.step, checked without a readback", async () => {
     const a = { momentum: 0.9, dampening: 0, weightDecay: 0 };
-    const bad: [string, Tensor | GpuTensor, string][] = [
-      ["0", Tensor.from([0], []), "0"],
-      ["-1", Tensor.from([-1], [1]), "-1"],
-      ["2.5", Tensor.from([2.5], [1]), "2.5"],
-      ["NaN", Tensor.from([Number.NaN], []), "NaN"],
-      ["Infinity", Tensor.from([Number.POSITIVE_INFINITY], []), "Infinity"],
-      ["a spaced view of 0.5", await ops.spaced(Tensor.from([0.5], [1])), "0.5"],
-      [
-        "a slice at 2.5",
-        await ops.dispatch(
-          "slice",
-          { axis: 0, start: 2, size: 1 },
-          [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])],
-          [1],
-        ),
-        "2.5",
-      ],
-    ];
+    const bad = await badHostSteps(ops);
     for (const [label, step, got] of bad) {
       const before = webgpu.stats.readbacks;
       const e = await ops.error("sgd-momentum", a, [buf, grad, undefined, step], shape, "opt.p.buf");
@@ -257,15 +236,7 @@ describe("sgd-momentum", () => {
 
   it("a bad t computed on the GPU (no host copy) makes every output NaN, and is never read back", async () => {
     const a = { momentum: 0.9, dampening: 0, weightDecay: 0.01 };
-    const big = Tensor.from([3e38], [1]);
-    const bad: [string, GpuTensor][] = [
-      ["0.5", await gpuStep(0.5)],
-      ["2.5", await gpuStep(2.5, [])],
-      ["0", await gpuStep(0)],
-      ["-2", await gpuStep(-2)],
-      ["NaN", await gpuStep(Number.NaN)],
-      ["+Infinity", await ops.dispatch("add", {}, [big, big], [1])],
-    ];
+    const bad = await badGpuSteps(ops);
     for (const [label, step] of bad) {
       const before = webgpu.stats.readbacks;
       const out = await ops.dispatch("sgd-momentum", a, [buf, grad, param, step], shape);

@@ -9,28 +9,25 @@
 //   reach the power: 0.9999999 rounded to float32 would be 3% off at t = 1e6), and 1 − beta^t = −expm1(t · ln beta),
 //   where expm1 is a Taylor polynomial below |x| = 0.5 (1 − 0.999 would otherwise lose four digits to cancellation).
 //   beta = 0 (ln = −∞) is ln beta = −1e4, so beta^t = 0 exactly; x is clamped at −200, where exp is 0 in float32.
-// The step value t must be an integer >= 1. When `step` is (a view of) a host upload, the executor still holds that
-// host tensor, so t is checked on the host before anything is encoded: an "input" error naming `<node>.step`, as on the
-// cpu and wasm executors. A step computed on the GPU cannot be checked without a readback, so the shader checks it: a
-// t that is NaN, ±∞, below 1 or not an integer makes every output element NaN (a kernel cannot throw from the GPU).
+// The step value t must be an integer >= 1, and an lrScale a finite number >= 0: checked on the host for an upload, in
+// the shader otherwise (scalar-inputs.wgsl.ts).
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { optionalInput, requireInput, type Call } from "./checks.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks): the attributes (a call may come from a hand dispatch:
-// each checked, absent ones take the op's defaults), the shapes, and the step count's shape and value.
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import {
-  checkAdamMomentAttrs,
-  checkAdamStepAttrs,
-  checkLrScaleValue,
-  checkOptimizerStepValue,
-  expectSameShape,
-  expectScalarShape,
-  expectStepShape,
-  type AdamStepAttrs,
-} from "@attngraph/graph";
+  LR_SCALE_WGSL,
+  VALID_STEP_WGSL,
+  checkLrScale,
+  checkStep,
+  lrScaleWgsl,
+  packLrScale,
+} from "./scalar-inputs.wgsl.js";
+import { packWeightDecay, weightDecayWgsl } from "./weight-decay.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
+import type { AdamMomentAttrs, AdamStepAttrs } from "@attngraph/graph";
 
 /** ln beta for `bias_correction`: −1e4 stands for beta = 0 (−∞), whose powers are all exactly 0 in float32. */
 const lnBeta = (b: number): number => (b > 0 ? Math.max(Math.log(b), -1e4) : -1e4);
@@ -54,8 +51,7 @@ function momentProgram(
   const n = p.u32(out.size);
   const bt = p.f32(b);
   const omb = p.f32(1 - b);
-  const wd = p.f32(weightDecay);
-  const decay = p.u32(param !== undefined && weightDecay > 0 ? 1 : 0);
+  const wd = packWeightDecay(p, weightDecay, param !== undefined && weightDecay > 0);
   const sq = p.u32(square ? 1 : 0);
   return elementwiseProgram({
     name: "adam-moment",
@@ -63,7 +59,7 @@ function momentProgram(
     count: n,
     bindings: storageBindings(["S", "G", "W"]),
     body: /* wgsl */ `  var gr = G[view_at(${gv}u, i)];
-  if (pu(${decay}u) != 0u) { gr = gr + pf(${wd}u) * W[view_at(${pv}u, i)]; }
+  ${weightDecayWgsl(wd, "gr", `W[view_at(${pv}u, i)]`)}
   let x = select(gr, gr * gr, pu(${sq}u) != 0u);
   Y[i] = pf(${bt}u) * S[view_at(${sv}u, i)] + pf(${omb}u) * x;`,
     // An absent param is bound to the state buffer and never read.
@@ -74,26 +70,14 @@ function momentProgram(
 
 /** Inputs: state [...], grad [...], param [...] (optional; needed with weightDecay > 0); attrs { beta, square, weightDecay }. */
 export const adamMomentKernel: WebGpuKernel = async (call, gpu) => {
-  const state = requireInput(call, 0, "state");
-  const grad = requireInput(call, 1, "grad");
-  const { beta: b, square, weightDecay } = checkAdamMomentAttrs(call);
-  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const param = weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
-  expectSameShape(call, "grad", state, grad);
-  if (param) expectSameShape(call, "param", state, param);
-  const out = gpu.alloc(state.shape);
-  if (out.size > 0) await gpu.run(momentProgram(state, grad, param, b, square, weightDecay, out));
-  return out;
+  const state = input(call, 0);
+  const grad = input(call, 1);
+  const { beta: b, square, weightDecay } = attrsOf<AdamMomentAttrs>(call);
+  const param = optionalInput(call, 2); // present with weightDecay > 0: the declaration's rule
+  return writeOutput(call, gpu, (out) => momentProgram(state, grad, param, b, square, weightDecay, out));
 };
 
 // ---- adam-step ----
-
-/** WGSL: `valid_step(t)`, t finite (decided on its bits), >= 1 and an integer. Shared with sgd-momentum. */
-export const VALID_STEP_WGSL = /* wgsl */ `
-fn valid_step(t: f32) -> bool {
-  if ((bitcast<u32>(t) & 0x7f800000u) == 0x7f800000u) { return false; }
-  return t >= 1.0 && floor(t) == t;
-}`;
 
 /**
  * WGSL: `bias_correction(ln_beta, t)` = 1 − beta^t = −expm1(t · ln beta), accurate to float32 where beta^t is near 1
@@ -135,8 +119,7 @@ function stepProgram(
   const eps = p.f32(a.eps);
   const decay = p.f32(a.decoupled ? 1 - a.lr * a.weightDecay : 1);
   // An absent lrScale is bound to the step buffer and never read.
-  const sv = p.view(lrScale ?? step);
-  const hasScale = p.u32(lrScale ? 1 : 0);
+  const ls = packLrScale(p, lrScale, step);
   const wd = p.f32(a.weightDecay);
   const dec = p.u32(a.decoupled ? 1 : 0);
   return elementwiseProgram({
@@ -149,13 +132,11 @@ function stepProgram(
   if (!valid_step(t)) { Y[i] = nan(); return; }
   var lr = pf(${lr}u);
   var decay = pf(${decay}u);
-  if (pu(${hasScale}u) != 0u) {
-    // A scale computed on the GPU is checked here (finite, >= 0), as the host checks an uploaded one.
-    let s = LS[view_offset(${sv}u)];
-    if (!valid_lr_scale(s)) { Y[i] = nan(); return; }
-    lr = lr * s;
-    decay = select(1.0, 1.0 - lr * pf(${wd}u), pu(${dec}u) != 0u);
-  }
+  ${lrScaleWgsl(
+    ls,
+    `
+    decay = select(1.0, 1.0 - lr * pf(${wd}u), pu(${dec}u) != 0u);`,
+  )}
   let bc1 = bias_correction(pf(${l1}u), t);
   let bc2 = bias_correction(pf(${l2}u), t);
   let p = PA[view_at(${pv}u, i)] * decay;
@@ -167,64 +148,17 @@ function stepProgram(
 }
 
 /**
- * The one number of a one-element input (the step t, an lrScale) from the host tensor it was uploaded from, when it was
- * (a view of) one: the element at the view's offset of the dense upload. undefined for a value computed on the GPU,
- * which only the shader sees.
- */
-function hostScalar(step: GpuTensor): number | undefined {
-  const host = step.storage.host;
-  if (host === undefined || host.dtype !== "float32" || step.offset >= host.size) return undefined;
-  const index: number[] = [];
-  let rest = step.offset;
-  for (let d = host.rank - 1; d >= 0; d--) {
-    index.unshift(rest % host.shape[d]!);
-    rest = Math.floor(rest / host.shape[d]!);
-  }
-  return host.get(...index);
-}
-
-/**
- * The step input: shape [] or [1] (else a "shape" error naming `<node>.step`), and, when it came from the host, an
- * integer >= 1 (else an "input" error naming `<node>.step`), both the cpu and wasm executors' errors. Shared with
- * sgd-momentum.
- */
-export function checkStep(call: Call, step: GpuTensor): void {
-  expectStepShape(call, step);
-  const t = hostScalar(step);
-  if (t !== undefined) checkOptimizerStepValue(call, t);
-}
-
-/**
- * An lrScale input (adam-step, sgd-step): shape [] or [1] (else a "shape" error naming `<node>.lrScale`), and, when it
- * came from the host, a finite number >= 0 (else an "input" error naming `<node>.lrScale`), as on cpu and wasm; one
- * computed on the GPU is checked in the shader (`LR_SCALE_WGSL`).
- */
-export function checkLrScale(call: Call, lrScale: GpuTensor): void {
-  expectScalarShape(call, "lrScale", lrScale);
-  const s = hostScalar(lrScale);
-  if (s !== undefined) checkLrScaleValue(call, s);
-}
-
-/** WGSL: `valid_lr_scale(s)`, s finite (decided on its bits) and >= 0. */
-export const LR_SCALE_WGSL = /* wgsl */ `
-fn valid_lr_scale(s: f32) -> bool { return (bitcast<u32>(s) & 0x7f800000u) != 0x7f800000u && s >= 0.0; }`;
-
-/**
  * Inputs: param [...], m [...], v [...], step [] or [1], lrScale [] or [1] (optional, this step's factor on lr); attrs
  * { lr, beta1, beta2, eps, weightDecay, decoupled }.
  */
 export const adamStepKernel: WebGpuKernel = async (call, gpu) => {
-  const param = requireInput(call, 0, "param");
-  const m = requireInput(call, 1, "m");
-  const v = requireInput(call, 2, "v");
-  const step = requireInput(call, 3, "step");
-  const lrScale = optionalInput(call, 4, "lrScale");
-  const attrs = checkAdamStepAttrs(call);
-  expectSameShape(call, "m", param, m);
-  expectSameShape(call, "v", param, v);
+  const param = input(call, 0);
+  const m = input(call, 1);
+  const v = input(call, 2);
+  const step = input(call, 3);
+  const lrScale = optionalInput(call, 4);
+  const attrs = attrsOf<AdamStepAttrs>(call);
   checkStep(call, step);
   if (lrScale) checkLrScale(call, lrScale);
-  const out = gpu.alloc(param.shape);
-  if (out.size > 0) await gpu.run(stepProgram(param, m, v, step, lrScale, attrs, out));
-  return out;
+  return writeOutput(call, gpu, (out) => stepProgram(param, m, v, step, lrScale, attrs, out));
 };

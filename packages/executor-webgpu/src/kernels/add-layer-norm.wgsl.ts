@@ -9,11 +9,12 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { normalizeRowWgsl, packLayerNormParams } from "./layer-norm.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
-import { addLayerNormShape, broadcastStrides, checkLayerNormEps, expectNormParams } from "@attngraph/graph";
+// Shared by every executor (@attngraph/graph: the broadcast rule).
+import { broadcastStrides, type AddLayerNormAttrs } from "@attngraph/graph";
 
 /**
  * Params: a and b as views of the sum's shape [..., E], rows, E, a's and b's last strides, eps, then (present, offset,
@@ -61,14 +62,13 @@ function program(
 
 /** Inputs: a, b (broadcastable to [..., E]), optional weight [E], optional bias [E]; attrs { eps } → [..., 2E]. */
 export const addLayerNormKernel: WebGpuKernel = async (call, gpu) => {
-  const a = requireInput(call, 0, "a");
-  const b = requireInput(call, 1, "b");
-  const w = optionalInput(call, 2, "weight");
-  const bias = optionalInput(call, 3, "bias");
-  const eps = checkLayerNormEps(call);
-  const { sumShape, e: ne } = addLayerNormShape(call, a, b);
-  expectNormParams(call, ne, w, bias);
-  const out = gpu.alloc([...sumShape.slice(0, -1), 2 * ne]);
-  if (out.size > 0) await gpu.run(program(a, b, sumShape, w, bias, eps, out));
-  return out;
+  const a = input(call, 0);
+  const b = input(call, 1);
+  const w = optionalInput(call, 2);
+  const bias = optionalInput(call, 3);
+  const { eps } = attrsOf<AddLayerNormAttrs>(call);
+  // The declaration's rule made outShape [..., 2E] of the sums' shape [..., E], which a and b broadcast to.
+  const o = call.outShape;
+  const sumShape = [...o.slice(0, -1), o[o.length - 1]! / 2];
+  return writeOutput(call, gpu, (out) => program(a, b, sumShape, w, bias, eps, out));
 };

@@ -5,10 +5,11 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph: the broadcast rule and the kernel checks).
-import { addShape, broadcastStrides } from "@attngraph/graph";
+// Shared by every executor (@attngraph/graph: the broadcast rule).
+import { broadcastStrides } from "@attngraph/graph";
 
 /** The ops this program serves, by kind, with their WGSL operator. */
 const OPERATORS = { add: "+", mul: "*" } as const;
@@ -39,12 +40,10 @@ function program(
 /** The kernel of `op`. Inputs: a [...], b [...] broadcastable with a → the broadcast shape (`call.outShape`). */
 export function broadcastKernel(op: keyof typeof OPERATORS): WebGpuKernel {
   return async (call, gpu) => {
-    const a = requireInput(call, 0, "a");
-    const b = requireInput(call, 1, "b");
-    const shape = addShape(call, a, b);
-    const out = gpu.alloc(shape);
-    await gpu.run(program(op, a, b, shape, out));
-    return out;
+    const a = input(call, 0);
+    const b = input(call, 1);
+    // The declaration's rule made outShape the broadcast shape of a and b.
+    return writeOutput(call, gpu, (out) => program(op, a, b, out.shape, out));
   };
 }
 

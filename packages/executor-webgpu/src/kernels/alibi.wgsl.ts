@@ -6,7 +6,8 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrError, expectRank, requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 
 /** Params: scores view, scale, off, n. */
@@ -41,22 +42,9 @@ function program(
 
 /** Input: scores [B, H, L, S]; attrs { slopes (null = the paper's), scale, alignment } → same shape. */
 export const alibiKernel: WebGpuKernel = async (call, gpu) => {
-  const scores = requireInput(call, 0, "scores");
-  expectRank(call, "scores", scores, 4, "[B, H, L, S]");
-  const { scale, alignment } = call.attrs as Partial<AlibiAttrs>;
-  const given = (call.attrs as Partial<AlibiAttrs>).slopes ?? null;
-  const h = scores.shape[1]!;
-  if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, "scale", "a finite number", scale);
-  if (alignment !== "top-left" && alignment !== "bottom-right")
-    throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
-  if (given !== null) {
-    if (!Array.isArray(given) || !given.every((m) => typeof m === "number" && Number.isFinite(m)))
-      throw attrError(call, "slopes", "null or an array of finite numbers", given);
-    if (given.length !== h) throw attrError(call, "slopes", `${h} slopes (one per head H)`, given);
-  }
-  const slopes = given ?? alibiSlopes(h);
+  const scores = input(call, 0);
+  const { scale, alignment, slopes: given } = attrsOf<AlibiAttrs>(call);
+  const slopes = given ?? alibiSlopes(scores.shape[1]!);
   const buffer = gpu.constants(`alibi-slopes:${slopes.join(",")}`, () => Float32Array.from(slopes));
-  const out = gpu.alloc(scores.shape);
-  await gpu.run(program(scores, buffer, scale, alignment, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(scores, buffer, scale, alignment, out));
 };

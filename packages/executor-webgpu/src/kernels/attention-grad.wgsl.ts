@@ -25,19 +25,13 @@ import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { gatheredInputGrad } from "./attention-input-grad.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
-import { optionalInput, requireInput, type Call } from "./checks.js";
+import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
 import { rowGrid, rowMain } from "./row-program.wgsl.js";
 import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import {
-  checkAttentionGradAttrs,
-  checkAttentionLseAttrs,
-  expectAttentionGradShapes,
-  expectAttentionQk,
-} from "@attngraph/graph";
 
 /** WGSL: a view's buffer index of element [a, b, c, 0] of a rank-3 or rank-4 view (the row base). */
 const ROW_WGSL = /* wgsl */ `
@@ -413,33 +407,19 @@ ${rowMain(
   };
 }
 
-/** Runs `program` into `out`, released if anything throws (a limit reached while binding the modifications). */
-async function runInto(gpu: KernelContext, out: GpuTensor, program: () => ProgramInfo): Promise<GpuTensor> {
-  try {
-    await gpu.run(program());
-  } catch (e) {
-    gpu.release(out);
-    throw e;
-  }
-  return out;
-}
-
 /**
  * Inputs: q [B, H, L, D], k [B, Hkv, S, D], optional keyPaddingMask [B, S], gathered g0 … → lse [B, H, L];
  * attrs { causal, window, alignment, scale, scoreMod, maskMod, inputs }.
  */
 export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const pad = optionalInput(call, 2, "keyPaddingMask");
-  const attrs = checkAttentionLseAttrs(call);
-  expectAttentionQk(call, q, k, pad);
-  const [nb, nh, nl] = q.shape as [number, number, number, number];
-  if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, k.shape[2]!, "queries");
+  const q = input(call, 0);
+  const k = input(call, 1);
+  const pad = optionalInput(call, 2);
+  const attrs = attrsOf<AttentionLseAttrs>(call);
+  if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
   const mods = fusedMods(call, 3, false);
   if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
-  const out = gpu.alloc([nb, nh, nl]);
-  return out.size > 0 ? runInto(gpu, out, () => lseProgram(call, gpu, q, k, pad, attrs, mods, out)) : out;
+  return writeOutput(call, gpu, (out) => lseProgram(call, gpu, q, k, pad, attrs, mods, out));
 };
 
 /**
@@ -449,36 +429,30 @@ export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
  * gradient (wrt g0 … g7, on the host: attention-input-grad.ts).
  */
 export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
-  const o = requireInput(call, 3, "out");
-  const grad = requireInput(call, 4, "grad");
-  const lse = requireInput(call, 5, "lse");
-  const pad = optionalInput(call, 6, "keyPaddingMask");
-  const attrs = checkAttentionGradAttrs(call);
-  expectAttentionGradShapes(call, q, k, v, o, grad, lse, pad);
-  const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
-  const [, nkv, ns] = k.shape as [number, number, number, number];
+  const q = input(call, 0);
+  const k = input(call, 1);
+  const v = input(call, 2);
+  const o = input(call, 3);
+  const grad = input(call, 4);
+  const lse = input(call, 5);
+  const pad = optionalInput(call, 6);
+  const attrs = attrsOf<AttentionGradAttrs>(call);
   const wrt = attrs.wrt;
   if (wrt !== "q" && wrt !== "k" && wrt !== "v")
     return gatheredInputGrad(call, gpu, { q, k, v, out: o, grad, lse, pad }, attrs);
-  if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, ns, "queries");
+  if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
   // dv needs no derivative of the score modification.
   const mods = fusedMods(call, 7, wrt !== "v");
   if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
   const x: GradInputs = { q, k, v, out: o, grad, lse, pad };
-  if (wrt === "q") {
-    const out = gpu.alloc([nb, nh, nl, nd]);
-    return out.size > 0 ? runInto(gpu, out, () => dqProgram(call, gpu, x, attrs, mods, out)) : out;
-  }
-  const out = gpu.alloc(wrt === "k" ? [nb, nkv, ns, nd] : [nb, nkv, ns, v.shape[3]!]);
-  if (out.size === 0) return out;
-  if (wrt === "v") return runInto(gpu, out, () => dkvProgram(call, gpu, x, attrs, mods, "v", undefined, out));
-  const delta = gpu.alloc([nb, nh, nl]);
+  // The declaration's rule made outShape the shape of q, k or v, whichever wrt names.
+  if (wrt === "q") return writeOutput(call, gpu, (out) => dqProgram(call, gpu, x, attrs, mods, out));
+  if (wrt === "v") return writeOutput(call, gpu, (out) => dkvProgram(call, gpu, x, attrs, mods, "v", undefined, out));
+  if (call.outShape.includes(0)) return gpu.alloc(call.outShape);
+  const delta = gpu.alloc(lse.shape); // δ per query row: [B, H, L], what dk reads
   try {
     if (delta.size > 0) await gpu.run(deltaProgram(grad, o, delta));
-    return await runInto(gpu, out, () => dkvProgram(call, gpu, x, attrs, mods, "k", delta, out));
+    return await writeOutput(call, gpu, (out) => dkvProgram(call, gpu, x, attrs, mods, "k", delta, out));
   } finally {
     gpu.release(delta);
   }

@@ -2,10 +2,10 @@
 // to the host and computed by @attngraph/graph's shared loop (attentionInputGrad), as the unfused score-mod-input-grad
 // is on this executor. A scatter of float sums into the input's elements has no atomic float add in WGSL; the gradient
 // of a gathered input is small and taken once per training step.
-import { attentionInputGrad, attrError, gatheredOfCall, type AttentionGradAttrs, type F32View } from "@attngraph/graph";
+import { attentionInputGrad, gatheredOfCall, type AttentionGradAttrs, type F32View } from "@attngraph/graph";
 import type { KernelContext } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
-import { optionalInput, type Call } from "./checks.js";
+import { optionalInput, type Call } from "./inputs.js";
 import { hostGathered } from "./expr-host.js";
 
 type Inputs = Record<"q" | "k" | "v" | "out" | "grad" | "lse", GpuTensor> & { readonly pad: GpuTensor | undefined };
@@ -16,10 +16,9 @@ export async function gatheredInputGrad(
   x: Inputs,
   attrs: AttentionGradAttrs,
 ): Promise<GpuTensor> {
-  const gathered = gatheredOfCall(call, 7, (slot, name) => optionalInput(call, slot, name));
-  const target = gathered.get((attrs.inputs ?? [])[Number(attrs.wrt.slice(1))] ?? "");
-  if (target === undefined)
-    throw attrError(call, "wrt", `a gathered slot among g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
+  const gathered = gatheredOfCall(call, 7, (slot) => optionalInput(call, slot));
+  // The declaration's rule made wrt a slot among the gathered inputs, and gatheredOfCall has each of them.
+  const target = gathered.get(attrs.inputs![Number(attrs.wrt.slice(1))]!)!;
   const host = async (t: GpuTensor): Promise<F32View> => {
     const h = (await gpu.hostValues(t)).contiguous();
     return { data: h.toFloat32Array(), shape: h.shape, strides: h.strides, offset: 0 };

@@ -15,15 +15,15 @@ import {
   derive,
   gatheredOfCall,
   inputsRead,
-  modsOf,
   treeSize,
   unprovedReads,
+  type AttentionMods,
   type Expr,
 } from "@attngraph/graph";
 import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
-import { optionalInput, type Call } from "./checks.js";
+import { attrsOf, optionalInput, type Call } from "./inputs.js";
 import { hostGathered } from "./expr-host.js";
 import { bindGathered, checkStorageLimit, exprWgsl } from "./expr.wgsl.js";
 import type { Params } from "./shared.wgsl.js";
@@ -72,9 +72,9 @@ function scoreDerivative(e: Expr, subject: string): Expr {
  * (the plain kernel runs). `grad`: also the score derivative.
  */
 export function fusedMods(call: Call, first: number, grad: boolean): FusedMods | undefined {
-  const a = modsOf(call);
+  const a = attrsOf<Required<AttentionMods>>(call);
   if (a.scoreMod === null && a.maskMod === null) return undefined;
-  const gathered = gatheredOfCall(call, first, (slot, n) => optionalInput(call, slot, n));
+  const gathered = gatheredOfCall(call, first, (slot) => optionalInput(call, slot));
   const inputs = new Map([...gathered].map(([n, t]) => [n, t.rank]));
   const scoreMod =
     a.scoreMod === null

@@ -11,31 +11,13 @@ import type { AttentionAttrs } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import {
-  checkScale,
-  expectDim,
-  expectHeadGroups,
-  expectRank,
-  optionalInput,
-  requireInput,
-  type Call,
-} from "./checks.js";
-import { DROPOUT_WGSL, checkDropoutAttrs, packDropout } from "./dropout.wgsl.js";
-import { MASK_WGSL, checkKeyPadding, checkMaskAttrs, packMask } from "./mask.wgsl.js";
+import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
+import { writeOutput } from "./output.js";
+import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
+import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
 import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
-
-function checkAttrs(call: Call): AttentionAttrs {
-  const mask = checkMaskAttrs(call);
-  const scale = checkScale(call);
-  const d = checkDropoutAttrs(
-    call,
-    { rate: "dropoutRate", seed: "dropoutSeed", training: "training" },
-    { rate: 0, seed: 0, training: false },
-  );
-  return { ...mask, scale, dropoutRate: d.rate, dropoutSeed: d.seed, training: d.training };
-}
 
 /** Params: q, k, v, pad views; hasPad; mask words; scale; dropping; dropout words; group (H / Hkv). */
 function program(
@@ -166,30 +148,13 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
  * inputs } (absent dropout attributes: none; absent modifications: none).
  */
 export const attentionKernel: WebGpuKernel = async (call, gpu) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
-  const pad = optionalInput(call, 3, "keyPaddingMask");
-  const attrs = checkAttrs(call);
-  expectRank(call, "q", q, 4, "[B, H, L, D]");
-  expectRank(call, "k", k, 4, "[B, Hkv, S, D]");
-  expectRank(call, "v", v, 4, "[B, Hkv, S, Dv]");
-  const [nb, nh, nl] = q.shape as [number, number, number, number];
-  expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
-  expectHeadGroups(call, "k", nh, k.shape[1]!, k);
-  expectDim(call, "k", "head dim D of keys must match the queries", q.shape[3]!, k.shape[3]!, k);
-  expectDim(call, "v", "batch B of values must match the queries", nb, v.shape[0]!, v);
-  expectDim(call, "v", "values must have as many heads Hkv as keys", k.shape[1]!, v.shape[1]!, v);
-  expectDim(call, "v", "value length must equal the key length S", k.shape[2]!, v.shape[2]!, v);
-  if (pad !== undefined) await checkKeyPadding(call, gpu, pad, nb, k.shape[2]!, "queries");
+  const q = input(call, 0);
+  const k = input(call, 1);
+  const v = input(call, 2);
+  const pad = optionalInput(call, 3);
+  const attrs = attrsOf<AttentionAttrs>(call);
+  if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
   const mods = fusedMods(call, 4, false);
   if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
-  const out = gpu.alloc([nb, nh, nl, v.shape[3]!]);
-  try {
-    await gpu.run(program(call, gpu, q, k, v, pad, attrs, mods, out));
-  } catch (e) {
-    gpu.release(out);
-    throw e;
-  }
-  return out;
+  return writeOutput(call, gpu, (out) => program(call, gpu, q, k, v, pad, attrs, mods, out));
 };

@@ -9,12 +9,11 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { optionalInput, requireInput } from "./checks.js";
-import { LOGITS_ROW_WGSL, checkedTargetCount } from "./cross-entropy.wgsl.js";
+import { optionalInput, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
+import { LOGITS_ROW_WGSL, checkedTargetCount, crossEntropyAttrs } from "./cross-entropy.wgsl.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkCrossEntropyAttrs, expectCrossEntropyShapes, expectLossGradShape } from "@attngraph/graph";
 
 /** How the program reads the loss gradient g_p. */
 const GradMode = {
@@ -92,18 +91,14 @@ function program(
  * attrs { ignoreIndex, reduction } → [..., V].
  */
 export const crossEntropyGradKernel: WebGpuKernel = async (call, gpu) => {
-  const logits = requireInput(call, 0, "logits");
-  const targets = requireInput(call, 1, "targets", "int32");
-  const grad = optionalInput(call, 2, "grad");
-  const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
-  expectCrossEntropyShapes(call, logits, targets);
-  if (grad !== undefined) expectLossGradShape(call, grad, targets, reduction);
+  const logits = input(call, 0);
+  const targets = input(call, 1);
+  const grad = optionalInput(call, 2);
+  const { ignoreIndex, reduction } = crossEntropyAttrs(call);
   const nv = logits.shape[logits.rank - 1]!;
   const count = await checkedTargetCount(call, gpu, targets, nv, ignoreIndex);
   const mode = grad === undefined ? GradMode.One : reduction === "none" ? GradMode.PerPosition : GradMode.Scalar;
   // count 0 under "mean": every position is ignored, so every row is 0 and the divisor is never used.
   const divisor = reduction === "mean" && count > 0 ? count : 1;
-  const out = gpu.alloc(logits.shape);
-  if (out.size > 0) await gpu.run(program(logits, targets, grad, mode, divisor, ignoreIndex, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(logits, targets, grad, mode, divisor, ignoreIndex, out));
 };

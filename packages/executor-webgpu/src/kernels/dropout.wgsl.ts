@@ -7,12 +7,13 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph: kernel checks and the generator's one TypeScript implementation, used here
-// on the host to hoist fmix32(seed)), re-exported under the names this package always used.
-import { checkDropoutAttrs, dropoutThreshold, fmix32, type DropoutFields } from "@attngraph/graph";
-export { checkDropoutAttrs, dropoutThreshold, fmix32, type DropoutFields };
+// Shared by every executor (@attngraph/graph: the generator's one TypeScript implementation, used here on the host to
+// hoist fmix32(seed)), re-exported under the names this package always used.
+import { dropoutThreshold, fmix32 } from "@attngraph/graph";
+export { dropoutThreshold, fmix32 };
 
 /**
  * WGSL: the generator. `dropout_bits(mixedSeed, i)` with mixedSeed = fmix32(seed), hoisted to the host. A copy of
@@ -59,10 +60,8 @@ function program(x: GpuTensor, a: DropoutAttrs, out: GpuTensor): ProgramInfo {
 
 /** Input: x; attrs { rate, seed, training } → same shape. Eval mode or rate 0: a view of x (no copy, no dispatch). */
 export const dropoutKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const a = checkDropoutAttrs(call);
+  const x = input(call, 0);
+  const a = attrsOf<DropoutAttrs>(call);
   if (!a.training || a.rate === 0) return gpu.view(x, x.shape, x.strides, x.offset);
-  const out = gpu.alloc(x.shape);
-  await gpu.run(program(x, a, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(x, a, out));
 };

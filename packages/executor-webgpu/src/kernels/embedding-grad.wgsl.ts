@@ -10,10 +10,10 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkIntAttr, expectLeadingShape, findBadIndex } from "@attngraph/graph";
+// Shared by every executor (@attngraph/graph kernel-checks): the ids' range, read from their values.
+import { findBadIndex, type EmbeddingGradAttrs } from "@attngraph/graph";
 
 /** The CSR index of `ids` (each in [0, v)): starts [v + 1], then the positions ordered by id, as one u32 array. */
 export function positionsById(ids: ArrayLike<number>, v: number): Uint32Array {
@@ -51,10 +51,9 @@ function program(grad: GpuTensor, csr: GpuTensor, nv: number, ne: number, out: G
 
 /** Inputs: ids [...] int32, grad [..., E]; attrs { rows: V } → [V, E]. */
 export const embeddingGradKernel: WebGpuKernel = async (call, gpu) => {
-  const ids = requireInput(call, 0, "ids", "int32");
-  const grad = requireInput(call, 1, "grad");
-  const nv = checkIntAttr(call, "rows", 1);
-  expectLeadingShape(call, "grad", "grad must be the ids' shape plus the embedding axis", ids.shape, grad);
+  const ids = input(call, 0);
+  const grad = input(call, 1);
+  const { rows: nv } = attrsOf<EmbeddingGradAttrs>(call);
   const ne = grad.shape[grad.rank - 1]!;
   const values = (await gpu.hostValues(ids)).toInt32Array();
   const bad = findBadIndex(call, "ids", values, ids.shape, nv, "token id");

@@ -6,9 +6,9 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { expectRank, requireInput } from "./checks.js";
+import { input } from "./inputs.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
+// Shared by every executor (@attngraph/graph kernel-checks): the ids' range, read from their values.
 import { findBadIndex } from "@attngraph/graph";
 
 /** Params: ids view, table (offset, row stride, column stride), V, E, n. One invocation per output element. */
@@ -40,9 +40,8 @@ function program(ids: GpuTensor, table: GpuTensor, out: GpuTensor): ProgramInfo 
 
 /** Inputs: ids [...] int32, weight [V, E] float32 → [..., E]. */
 export const embeddingKernel: WebGpuKernel = async (call, gpu) => {
-  const ids = requireInput(call, 0, "ids", "int32");
-  const table = requireInput(call, 1, "weight");
-  expectRank(call, "weight", table, 2, "[V, E]");
+  const ids = input(call, 0);
+  const table = input(call, 1);
   const [nv, ne] = table.shape as [number, number];
   const bad = findBadIndex(call, "ids", (await gpu.hostValues(ids)).toInt32Array(), ids.shape, nv, "token id");
   if (bad) throw bad;

@@ -10,11 +10,11 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkGeluApproximate, expectSameShape } from "@attngraph/graph";
+import type { GeluGradAttrs } from "@attngraph/graph";
 
 /** WGSL: `gelu_grad(x, tanh_form)`, gelu'(x) in the exact (erf) or tanh form (ERF_WGSL included). */
 export const GELU_GRAD_WGSL = /* wgsl */ `${ERF_WGSL}
@@ -58,11 +58,8 @@ function program(grad: GpuTensor, x: GpuTensor, tanh: boolean, out: GpuTensor): 
 
 /** Inputs: grad [...], x [...] (the forward input); attrs { approximate: "none" | "tanh" } → same shape. */
 export const geluGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const approximate = checkGeluApproximate(call);
-  expectSameShape(call, "x", grad, x);
-  const out = gpu.alloc(x.shape);
-  if (out.size > 0) await gpu.run(program(grad, x, approximate === "tanh", out));
-  return out;
+  const grad = input(call, 0);
+  const x = input(call, 1);
+  const { approximate } = attrsOf<GeluGradAttrs>(call);
+  return writeOutput(call, gpu, (out) => program(grad, x, approximate === "tanh", out));
 };

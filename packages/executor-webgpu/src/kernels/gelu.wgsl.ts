@@ -11,11 +11,11 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkGeluApproximate } from "@attngraph/graph";
+import type { GeluAttrs } from "@attngraph/graph";
 
 /** WGSL: `gelu(x, tanh_form)`, the exact (erf) or tanh form; needs nothing but itself (ERF_WGSL included). */
 export const GELU_WGSL = /* wgsl */ `${ERF_WGSL}
@@ -46,9 +46,7 @@ function program(x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
 
 /** Input: x [...]; attrs { approximate: "none" | "tanh" } → same shape. */
 export const geluKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const approximate = checkGeluApproximate(call);
-  const out = gpu.alloc(x.shape);
-  await gpu.run(program(x, approximate === "tanh", out));
-  return out;
+  const x = input(call, 0);
+  const { approximate } = attrsOf<GeluAttrs>(call);
+  return writeOutput(call, gpu, (out) => program(x, approximate === "tanh", out));
 };

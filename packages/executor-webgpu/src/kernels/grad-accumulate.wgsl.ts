@@ -7,11 +7,11 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { VALID_STEP_WGSL, checkStep } from "./adam.wgsl.js";
-import { requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
+import { VALID_STEP_WGSL, checkStep } from "./scalar-inputs.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkGradAccumulateAttrs, expectSameShape } from "@attngraph/graph";
+import type { GradAccumulateAttrs } from "@attngraph/graph";
 
 /** Params: acc, grad and step views, n, scale. */
 function program(acc: GpuTensor, grad: GpuTensor, step: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
@@ -38,13 +38,10 @@ function program(acc: GpuTensor, grad: GpuTensor, step: GpuTensor, scale: number
 
 /** Inputs: acc [...], grad [...], step [] or [1] (the micro step k, 1 first); attrs { scale } → acc's shape. */
 export const gradAccumulateKernel: WebGpuKernel = async (call, gpu) => {
-  const acc = requireInput(call, 0, "acc");
-  const grad = requireInput(call, 1, "grad");
-  const step = requireInput(call, 2, "step");
-  const { scale } = checkGradAccumulateAttrs(call);
-  expectSameShape(call, "grad", acc, grad);
+  const acc = input(call, 0);
+  const grad = input(call, 1);
+  const step = input(call, 2);
+  const { scale } = attrsOf<GradAccumulateAttrs>(call);
   checkStep(call, step);
-  const out = gpu.alloc(acc.shape);
-  if (out.size > 0) await gpu.run(program(acc, grad, step, scale, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(acc, grad, step, scale, out));
 };

@@ -9,11 +9,11 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkClipByNormAttrs, expectScalarShape, type ClipByNormAttrs } from "@attngraph/graph";
+import type { ClipByNormAttrs } from "@attngraph/graph";
 
 // ---- sum-squares ----
 
@@ -58,12 +58,9 @@ fn main(@builtin(local_invocation_id) lid: vec3u) {
 
 /** Inputs: x [...], acc [] or [1] (optional, the total so far) → [1]. */
 export const sumSquaresKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const acc = optionalInput(call, 1, "acc");
-  if (acc) expectScalarShape(call, "acc", acc);
-  const out = gpu.alloc([1]);
-  await gpu.run(sumSquaresProgram(x, acc, out));
-  return out;
+  const x = input(call, 0);
+  const acc = optionalInput(call, 1);
+  return writeOutput(call, gpu, (out) => sumSquaresProgram(x, acc, out));
 };
 
 // ---- clip-by-norm ----
@@ -91,11 +88,8 @@ function clipProgram(x: GpuTensor, total: GpuTensor, a: ClipByNormAttrs, out: Gp
 
 /** Inputs: x [...], sumSquares [] or [1]; attrs { maxNorm, eps } → x's shape. */
 export const clipByNormKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const total = requireInput(call, 1, "sumSquares");
-  const a = checkClipByNormAttrs(call);
-  expectScalarShape(call, "sumSquares", total);
-  const out = gpu.alloc(x.shape);
-  if (out.size > 0) await gpu.run(clipProgram(x, total, a, out));
-  return out;
+  const x = input(call, 0);
+  const total = input(call, 1);
+  const a = attrsOf<ClipByNormAttrs>(call);
+  return writeOutput(call, gpu, (out) => clipProgram(x, total, a, out));
 };

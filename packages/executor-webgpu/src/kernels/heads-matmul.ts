@@ -12,19 +12,19 @@ function headOperand(t: GpuTensor, transposed = false): Operand {
 }
 
 /**
- * a [B, H, M, K] times b [B, Hkv, K, N] (bᵀ with `transposeB`: b [B, Hkv, N, K]) into a new [B, H, M, N] (`shape`),
- * the caller having checked the shapes.
+ * a [B, H, M, K] times b [B, Hkv, K, N] (bᵀ with `transposeB`: b [B, Hkv, N, K]) into a new [B, H, M, N] (`shape`, the
+ * call's outShape: checkCall held the shapes to the op's declaration).
  */
 export async function headsMatmul(
   gpu: KernelContext,
   name: string,
   a: GpuTensor,
   b: GpuTensor,
-  shape: readonly [number, number, number, number],
+  shape: readonly number[],
   options: { readonly transposeB?: boolean } & MatmulVariant = {},
 ): Promise<GpuTensor> {
   const { transposeB = false, ...variant } = options;
-  const [nb, nh, nm, nn] = shape;
+  const [nb, nh, nm, nn] = shape as readonly [number, number, number, number];
   const nkv = b.shape[1]!;
   const out = gpu.alloc(shape);
   const dims = { m: nm, n: nn, k: a.shape[3]!, batches: [nb, nh] as const, group: nkv === 0 ? 1 : nh / nkv };

@@ -8,17 +8,17 @@
 // dispatches submit in call order, so the write lands after every earlier op's work and before any later op reads it.
 // With `shift` (a sliding window's full cache, rarely), the positions that stay first go to a temporary and back to the
 // cache's front: two copies, since one program may not read and write the same buffer.
-import { checkKvAppend, kernelInputError } from "@attngraph/graph";
+import { checkKvAppend, dtypeError, kernelInputError } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { requireInput, type Call } from "./checks.js";
+import { input, type Call } from "./inputs.js";
 import { copyProgram } from "./copy.wgsl.js";
 
 /** Inputs: cache [B, Hkv, M, D], x [B, Hkv, L, D]; attrs { past, shift (bound to integers by the runtime) } → [B, Hkv, past + L, D]. */
 export const kvAppendKernel: WebGpuKernel = async (call, gpu) => {
-  const cache = requireInput(call, 0, "cache");
-  const x = requireInput(call, 1, "x");
+  const cache = input(call, 0);
+  const x = input(call, 1);
   const { past, shift } = checkKvAppendHere(call, cache, x);
   const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
   if (shift > 0 && past > 0) {
@@ -39,8 +39,19 @@ export const kvAppendKernel: WebGpuKernel = async (call, gpu) => {
   return gpu.view(cache, [nb, nh, past + nl, nd], cache.strides, cache.offset);
 };
 
-/** The shared checks, plus: WebGPU refuses a copy or a dispatch that reads and writes one buffer. */
+/**
+ * The shared checks (they also hold what the declaration leaves to kernels: past and shift bound to integers, a cache
+ * whose elements do not share memory), plus what only this executor needs: float32 values (kv-append is declared a
+ * view op, so checkCall passes any dtype), and x not in the cache's buffer (WebGPU refuses a copy or a dispatch that
+ * reads and writes one buffer).
+ */
 function checkKvAppendHere(call: Call, cache: GpuTensor, x: GpuTensor): { past: number; shift: number } {
+  for (const [slot, name, t] of [
+    [0, "cache", cache],
+    [1, "x", x],
+  ] as const) {
+    if (t.dtype !== "float32") throw dtypeError(call, slot, name, "float32", t.dtype);
+  }
   const checked = checkKvAppend(call, cache, x);
   if (x.storage === cache.storage)
     throw kernelInputError(

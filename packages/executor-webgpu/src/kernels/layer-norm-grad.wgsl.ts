@@ -4,11 +4,11 @@
 // - layer-norm-grad (to x): dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight (weight absent = 1).
 // - layer-norm-weight-grad (to the weight): Σ over rows of grad ⊙ x̂, each row's (x₀, mean, rstd) kept in a scratch.
 import type { WebGpuKernel } from "../executor.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { layerNormStatsWgsl } from "./layer-norm.wgsl.js";
 import { type NormStatistics, normGradProgram, normWeightGrad } from "./norm-backward.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkLayerNormEps, expectAxis, expectNormParams, expectSameShape } from "@attngraph/graph";
+import type { LayerNormGradAttrs } from "@attngraph/graph";
 
 const LAYER_NORM: NormStatistics = {
   op: "layer-norm",
@@ -20,24 +20,17 @@ const LAYER_NORM: NormStatistics = {
 
 /** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
 export const layerNormGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const w = optionalInput(call, 2, "weight");
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
-  expectNormParams(call, x.shape[x.rank - 1]!, w, undefined);
-  const out = gpu.alloc(x.shape);
-  if (out.size > 0) await gpu.run(normGradProgram(LAYER_NORM, grad, x, w, eps, out));
-  return out;
+  const grad = input(call, 0);
+  const x = input(call, 1);
+  const w = optionalInput(call, 2);
+  const { eps } = attrsOf<LayerNormGradAttrs>(call);
+  return writeOutput(call, gpu, (out) => normGradProgram(LAYER_NORM, grad, x, w, eps, out));
 };
 
 /** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
 export const layerNormWeightGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
+  const grad = input(call, 0);
+  const x = input(call, 1);
+  const { eps } = attrsOf<LayerNormGradAttrs>(call);
   return normWeightGrad(LAYER_NORM, gpu, grad, x, eps);
 };

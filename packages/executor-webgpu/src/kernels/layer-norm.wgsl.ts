@@ -6,16 +6,15 @@
 // bias (a mean of x rounds and leaves deviations of ±1 ulp, which 1/sqrt(eps) would magnify), and the sums of a row
 // offset by 1e4 carry only the spread, not the offset. x may have any strides; weight and bias are optional [E] views.
 // The row's WGSL (normalizeRowWgsl) is shared with add-layer-norm, which normalizes the sums it has just written.
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { optionalInput, requireInput } from "./checks.js";
-import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
+import { optionalVectorWgsl, packOptionalVector, packRow, rowWgsl } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
+import type { LayerNormAttrs } from "@attngraph/graph";
 
 /** Where the WGSL of one row's normalization reads and writes, as WGSL expressions and params word positions. */
 export interface RowNorm {
@@ -53,12 +52,12 @@ export function layerNormStatsWgsl(x: (j: string) => string, ne: string, eps: st
  * has just stored.
  */
 export function normalizeRowWgsl(r: RowNorm): string {
-  return /* wgsl */ `
-  let ne = ${r.ne};${layerNormStatsWgsl(r.x, "ne", `pf(${r.eps}u)`)}
+  const ne = r.ne;
+  return /* wgsl */ `${layerNormStatsWgsl(r.x, ne, `pf(${r.eps}u)`)}
   ${optionalVectorWgsl("w", r.weight)}
   ${optionalVectorWgsl("b", r.bias)}
   let o = ${r.out};
-  for (var j = t; j < ne; j += ${WG}u) {
+  for (var j = t; j < ${ne}; j += ${WG}u) {
     var y = ((${r.x("j")} - x0) - mean) * rstd;
     if (hasW) { y = y * W[wo + j * ws]; }
     // + 0.0 without a bias: a zero deviation times a negative weight is −0, and the op promises 0.
@@ -80,8 +79,8 @@ export function packLayerNormParams(
 }
 
 /**
- * Params: x view, rows, E, x's last stride, eps, then (present, offset, stride) for weight and for bias. Workgroups:
- * one per row (a 2-D grid past 65535 rows). Absent weight/bias are bound to x and never read.
+ * Params: packRow's (x view, rows, E, x's last stride, eps), then (present, offset, stride) for weight and for bias.
+ * Workgroups: one per row (a 2-D grid past 65535 rows). Absent weight/bias are bound to x and never read.
  */
 function program(
   x: GpuTensor,
@@ -90,22 +89,16 @@ function program(
   eps: number,
   out: GpuTensor,
 ): ProgramInfo {
-  const ne = x.shape[x.rank - 1]!;
-  const rows = x.size / ne;
   const p = new Params();
-  const xv = p.view(x);
-  const r = p.u32(rows);
-  const e = p.u32(ne);
-  const ls = p.u32(x.strides[x.rank - 1]!);
-  const norm = packLayerNormParams(p, eps, w, b);
+  const x0 = packRow(p, x, eps);
+  const norm = { eps: x0.at + 3, weight: packOptionalVector(p, w), bias: packOptionalVector(p, b) };
   return rowProgram({
     name: "layer-norm",
     params: p,
-    count: r,
-    rows,
+    count: x0.at,
+    rows: x0.rows,
     bindings: storageBindings(["X", "W", "B"]),
-    body: /* wgsl */ `  let xs = pu(${ls}u);
-  let base = view_at(${xv}u, row * pu(${e}u));${normalizeRowWgsl({ ...norm, x: (j) => `X[base + ${j} * xs]`, out: "row * ne", ne: `pu(${e}u)` })}`,
+    body: /* wgsl */ `  ${rowWgsl(x0)}${normalizeRowWgsl({ ...norm, x: (j) => `X[xb + ${j} * xs]`, out: "row * ne", ne: "ne" })}`,
     inputs: [x, w ?? x, b ?? x],
     output: out,
   });
@@ -113,15 +106,9 @@ function program(
 
 /** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */
 export const layerNormKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const w = optionalInput(call, 1, "weight");
-  const b = optionalInput(call, 2, "bias");
-  const eps = checkLayerNormEps(call);
-  if (x.rank < 1)
-    throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "[..., E]", formatShape(x.shape));
-  const ne = x.shape[x.rank - 1]!;
-  expectNormParams(call, ne, w, b);
-  const out = gpu.alloc(x.shape);
-  if (x.size > 0) await gpu.run(program(x, w, b, eps, out));
-  return out;
+  const x = input(call, 0);
+  const w = optionalInput(call, 1);
+  const b = optionalInput(call, 2);
+  const { eps } = attrsOf<LayerNormAttrs>(call);
+  return writeOutput(call, gpu, (out) => program(x, w, b, eps, out));
 };

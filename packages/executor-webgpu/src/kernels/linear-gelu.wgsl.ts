@@ -4,14 +4,13 @@
 // goes through the gelu kernel's own WGSL function (GELU_WGSL) instead of a second pass over memory, so the numbers are
 // those of the unfused pair and the pre-activation is never written.
 import type { WebGpuKernel } from "../executor.js";
-import { checkLinearShapes, linear, linearInputs } from "./projection.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkGeluApproximate } from "@attngraph/graph";
+import { attrsOf } from "./inputs.js";
+import { linear, linearInputs } from "./projection.wgsl.js";
+import type { LinearGeluAttrs } from "@attngraph/graph";
 
 /** Inputs: x [..., In], weight [Out, In], optional bias [Out]; attrs { approximate: "none" | "tanh" } → [..., Out]. */
 export const linearGeluKernel: WebGpuKernel = async (call, gpu) => {
   const { x, w, b } = linearInputs(call);
-  const approximate = checkGeluApproximate(call);
-  checkLinearShapes(call, x, w, b);
+  const { approximate } = attrsOf<LinearGeluAttrs>(call);
   return linear(call, gpu, x, w, b, approximate);
 };

@@ -4,17 +4,14 @@
 // last stride, its column stride grad's row stride), x as it is, so nothing is transposed in memory. Leading axes that
 // do not collapse into one row stride (see projection's leadingStride) are first copied dense, as projection does.
 import type { WebGpuKernel } from "../executor.js";
-import { requireInput } from "./checks.js";
+import { input } from "./inputs.js";
 import { matmulProgram } from "./matmul.wgsl.js";
 import { leadingStride } from "./projection.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { expectLinearWeightGradShapes } from "@attngraph/graph";
 
 /** Inputs: grad [..., Out], x [..., In] (the same leading axes) → [Out, In]. */
 export const linearWeightGradKernel: WebGpuKernel = async (call, gpu) => {
-  const gradIn = requireInput(call, 0, "grad");
-  const xIn = requireInput(call, 1, "x");
-  expectLinearWeightGradShapes(call, gradIn, xIn);
+  const gradIn = input(call, 0);
+  const xIn = input(call, 1);
   const nOut = gradIn.shape[gradIn.rank - 1]!;
   const nIn = xIn.shape[xIn.rank - 1]!;
   const rows = gradIn.shape.slice(0, -1).reduce((a, d) => a * d, 1);

@@ -5,10 +5,10 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkGradScale, expectSameShape } from "@attngraph/graph";
+import type { MaskGradAttrs } from "@attngraph/graph";
 
 /** Params: grad view, masked view, n, scale. */
 function program(grad: GpuTensor, masked: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
@@ -33,11 +33,8 @@ function program(grad: GpuTensor, masked: GpuTensor, scale: number, out: GpuTens
 
 /** Inputs: grad [...], masked [...] (the forward output, −∞ = hidden); attrs { scale } → same shape. */
 export const maskGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const masked = requireInput(call, 1, "masked");
-  const scale = checkGradScale(call);
-  expectSameShape(call, "masked", grad, masked);
-  const out = gpu.alloc(grad.shape);
-  if (out.size > 0) await gpu.run(program(grad, masked, scale, out));
-  return out;
+  const grad = input(call, 0);
+  const masked = input(call, 1);
+  const { scale } = attrsOf<MaskGradAttrs>(call);
+  return writeOutput(call, gpu, (out) => program(grad, masked, scale, out));
 };

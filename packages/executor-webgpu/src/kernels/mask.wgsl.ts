@@ -5,24 +5,17 @@
 // already −∞ (an earlier mask) stays −∞ whatever the scale and bias, as in the reference. The fused attention kernel
 // uses the same positional rule (MASK_WGSL) and the same host-side padding check.
 import { AttnGraphError, describe, type AnyTensor } from "@attngraph/tensor";
-import type { MaskGeometry } from "@attngraph/graph";
+import type { MaskAttrs, MaskGeometry } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
+import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-import {
-  checkMaskAttrs,
-  checkMaskScale,
-  findNonBinary,
-  maskOffset,
-  nonBinaryMaskError,
-  userMaskStrides,
-  windowOf,
-} from "@attngraph/graph";
-export { checkMaskAttrs };
+// Shared by every executor (@attngraph/graph kernel-checks): the mask values' check, and the user mask's strides over
+// the scores (whose shape checks the declaration makes too).
+import { findNonBinary, maskOffset, nonBinaryMaskError, userMaskStrides, windowOf } from "@attngraph/graph";
 
 /** WGSL: whether query i sees key j by position; `m` is the word of (causal, window, off) in the params. */
 export const MASK_WGSL = /* wgsl */ `
@@ -43,21 +36,12 @@ export function packMask(p: Params, attrs: MaskGeometry, nl: number, ns: number)
 }
 
 /**
- * Checks a key padding mask [B, S] before anything is encoded: shape, and every value exactly 0 or 1 (a 2 or a NaN is
- * a caller's bug, never silently "not padded"). The values come from the uploaded host tensor, so this costs no
- * readback for an input; a padding mask computed on the GPU is read back once.
+ * Checks a key padding mask [B, S] (its shape is the declaration's) before anything is encoded: every value exactly 0
+ * or 1 (a 2 or a NaN is a caller's bug, never silently "not padded"). The values come from the uploaded host tensor,
+ * so this costs no readback for an input; a padding mask computed on the GPU is read back once.
  */
-export async function checkKeyPadding(
-  call: Call,
-  gpu: KernelContext,
-  pad: GpuTensor,
-  nb: number,
-  ns: number,
-  batchOf: string,
-): Promise<void> {
-  expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
-  expectDim(call, "keyPaddingMask", `batch B of the padding mask must match the ${batchOf}`, nb, pad.shape[0]!, pad);
-  expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", ns, pad.shape[1]!, pad);
+export async function checkKeyPadding(call: Call, gpu: KernelContext, pad: GpuTensor): Promise<void> {
+  const ns = pad.shape[1]!;
   const values: AnyTensor = await gpu.hostValues(pad);
   const flat = values.toFloat32Array();
   const bad = flat.findIndex((v) => v !== 0 && v !== 1);
@@ -168,17 +152,13 @@ fn user_at(u: u32, b: u32, h: u32, i: u32, j: u32) -> u32 {
  * of 1 broadcast) → [B, H, L, S]; attrs { causal, window, alignment, scale }.
  */
 export const maskKernel: WebGpuKernel = async (call, gpu) => {
-  const scores = requireInput(call, 0, "scores");
-  const pad = optionalInput(call, 1, "keyPaddingMask");
-  const mask = optionalInput(call, 2, "mask");
-  const bias = optionalInput(call, 3, "bias");
-  const attrs = checkMaskAttrs(call);
-  const scale = checkMaskScale(call);
-  expectRank(call, "scores", scores, 4, "[B, H, L, S]");
-  if (pad !== undefined) await checkKeyPadding(call, gpu, pad, scores.shape[0]!, scores.shape[3]!, "scores");
+  const scores = input(call, 0);
+  const pad = optionalInput(call, 1);
+  const mask = optionalInput(call, 2);
+  const bias = optionalInput(call, 3);
+  const attrs = attrsOf<MaskAttrs>(call);
+  if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
   const user = mask && (await userInput(call, gpu, "mask", mask, scores));
   const add = bias && (await userInput(call, gpu, "bias", bias, scores));
-  const out = gpu.alloc(scores.shape);
-  await gpu.run(program(scores, pad, user, add, attrs, scale, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(scores, pad, user, add, attrs, attrs.scale, out));
 };

@@ -11,7 +11,7 @@
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { KernelContext } from "../kernel-context.js";
 import type { ProgramInfo } from "../program.js";
-import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
+import { optionalVectorWgsl, packOptionalVector, packRow, rowEpsWgsl, rowWgsl } from "./norm-params.wgsl.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 
@@ -32,7 +32,7 @@ export interface NormStatistics {
   readonly centered: boolean;
 }
 
-/** Params: grad view, x view, rows, E, grad's and x's last strides, eps, weight (present, offset, stride). */
+/** Params: grad view, packRow's (x view, rows, E, x's last stride, eps), grad's last stride, weight (present, offset, stride). */
 export function normGradProgram(
   s: NormStatistics,
   grad: GpuTensor,
@@ -41,16 +41,10 @@ export function normGradProgram(
   eps: number,
   out: GpuTensor,
 ): ProgramInfo {
-  const ne = x.shape[x.rank - 1]!;
-  const rows = x.size / ne;
   const p = new Params();
   const gv = p.view(grad);
-  const xv = p.view(x);
-  const r = p.u32(rows);
-  p.u32(ne);
-  p.u32(grad.strides[grad.rank - 1]!);
-  p.u32(x.strides[x.rank - 1]!);
-  p.f32(eps);
+  const x0 = packRow(p, x, eps);
+  const gs = p.u32(grad.strides[grad.rank - 1]!);
   const wa = packOptionalVector(p, w);
   const c = s.centered;
   // x̂ and ĝ of element j, the same statements in both passes.
@@ -60,13 +54,12 @@ export function normGradProgram(
   return rowProgram({
     name: `${s.op}-grad`,
     params: p,
-    count: r,
-    rows,
+    count: x0.at,
+    rows: x0.rows,
     bindings: storageBindings(["G", "X", "W"]),
-    body: /* wgsl */ `  let ne = pu(${r + 1}u); let gs = pu(${r + 2}u); let xs = pu(${r + 3}u);
+    body: /* wgsl */ `  ${rowWgsl(x0)} let gs = pu(${gs}u);
   ${optionalVectorWgsl("w", wa)}
-  let gb = view_at(${gv}u, row * ne);
-  let xb = view_at(${xv}u, row * ne);${s.rowStats((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 4}u)`)}
+  let gb = view_at(${gv}u, row * ne);${s.rowStats((j) => `X[xb + ${j} * xs]`, "ne", rowEpsWgsl(x0))}
   ${c ? "var sg = 0.0;\n  " : ""}var sgx = 0.0;
   for (var j = t; j < ne; j += ${WG}u) {
     ${elementWgsl}
@@ -89,25 +82,18 @@ function statAt(s: NormStatistics, k: number, row: string): string {
   return k === 0 ? base : `${base} + ${k}u`;
 }
 
-/** Params: x view, rows, E, x's last stride, eps. One workgroup per row; writes the row's statistics. */
+/** Params: packRow's (x view, rows, E, x's last stride, eps). One workgroup per row; writes the row's statistics. */
 function statsProgram(s: NormStatistics, x: GpuTensor, eps: number, out: GpuTensor): ProgramInfo {
-  const ne = x.shape[x.rank - 1]!;
-  const rows = x.size / ne;
   const p = new Params();
-  const xv = p.view(x);
-  const r = p.u32(rows);
-  p.u32(ne);
-  p.u32(x.strides[x.rank - 1]!);
-  p.f32(eps);
+  const x0 = packRow(p, x, eps);
   const store = s.names.map((name, k) => `Y[${statAt(s, k, "row")}] = ${name};`).join(" ");
   return rowProgram({
     name: `${s.op}-stats`,
     params: p,
-    count: r,
-    rows,
+    count: x0.at,
+    rows: x0.rows,
     bindings: storageBindings(["X"]),
-    body: /* wgsl */ `  let ne = pu(${r + 1}u); let xs = pu(${r + 2}u);
-  let xb = view_at(${xv}u, row * ne);${s.rowStats((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 3}u)`)}
+    body: /* wgsl */ `  ${rowWgsl(x0)}${s.rowStats((j) => `X[xb + ${j} * xs]`, "ne", rowEpsWgsl(x0))}
   if (t == 0u) { ${store} }`,
     inputs: [x],
     output: out,

@@ -5,10 +5,10 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram, WORD_BINDINGS } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { Params } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkPadAttrs } from "@attngraph/graph";
+import type { PadAttrs } from "@attngraph/graph";
 
 /**
  * Params: x view, n, inner (elements after the axis), the output's axis length, before, x's axis length. Shared with
@@ -45,9 +45,8 @@ export function padProgram(x: GpuTensor, axis: number, before: number, out: GpuT
 
 /** Input: x [...]; attrs { axis (negative from the end), before, after } → x's shape, the axis before + d + after long. */
 export const padKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const { axis: a, before, after } = checkPadAttrs(call, x.rank);
-  const out = gpu.alloc(x.shape.map((d, i) => (i === a ? before + d + after : d)));
-  if (out.size > 0) await gpu.run(padProgram(x, a, before, out));
-  return out;
+  const x = input(call, 0);
+  const { axis, before } = attrsOf<PadAttrs>(call);
+  const a = axis < 0 ? axis + x.rank : axis;
+  return writeOutput(call, gpu, (out) => padProgram(x, a, before, out));
 };

@@ -1,12 +1,13 @@
 // pointwise: any elementwise expression (@attngraph/graph's expression form, reads with no index) as a WGSL shader
 // generated per expression (exprWgsl, the generator of the attention modifications), one invocation per element over
 // inputs of one shape, any strides. silu, its gradient and every other op declared by an expression run here.
-import { exprKey, pointwiseCallExpr, POINTWISE_SLOTS, type Expr } from "@attngraph/graph";
+import { exprKey, pointwiseExprOf, POINTWISE_SLOTS, type Expr } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { exprWgsl } from "./expr.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 
@@ -35,11 +36,9 @@ function program(expr: Expr, inputs: readonly (GpuTensor | undefined)[], out: Gp
 
 /** Inputs: x0 [...], x1…x3 [...] (optional, x0's shape) → x0's shape. */
 export const pointwiseKernel: WebGpuKernel = async (call, gpu) => {
-  const inputs = POINTWISE_SLOTS.map((name, i) =>
-    i === 0 ? requireInput(call, 0, name) : optionalInput(call, i, name),
-  );
-  const expr = pointwiseCallExpr(call, inputs);
-  const out = gpu.alloc(inputs[0]!.shape);
-  if (out.size > 0) await gpu.run(program(expr, inputs, out));
-  return out;
+  const inputs = POINTWISE_SLOTS.map((_, i) => optionalInput(call, i)); // x0 is required: present
+  // The declaration checked the expression against the present inputs; this is the same checked object, cached.
+  const present = POINTWISE_SLOTS.filter((_, i) => inputs[i] !== undefined);
+  const expr = pointwiseExprOf(call.attrs["expr"], `${call.node}.expr`, present);
+  return writeOutput(call, gpu, (out) => program(expr, inputs, out));
 };

@@ -2,16 +2,16 @@
 // scatter-add as in embedding-grad), so this is pad along the rows: pad.wgsl.ts's program with `offset` rows before,
 // zero-fill and copy in one pass, values moved as u32 bit for bit. The bound offset is checked on the host first.
 import type { WebGpuKernel } from "../executor.js";
-import { expectRank, requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
 import { padProgram } from "./pad.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkIntAttr, checkPositionOffset } from "@attngraph/graph";
+// The offset check stays here (@attngraph/graph kernel-checks): the declaration lets a dim name through, which a
+// kernel cannot use, and checks offset + T <= P only once the offset is a number.
+import { checkPositionOffset, type PositionEmbeddingGradAttrs } from "@attngraph/graph";
 
 /** Input: grad [T, E]; attrs { rows: P, offset (bound) } → [P, E], rows outside offset..offset+T-1 0. */
 export const positionEmbeddingGradKernel: WebGpuKernel = async (call, gpu) => {
-  const g = requireInput(call, 0, "grad");
-  expectRank(call, "grad", g, 2, "[T, E]");
-  const np = checkIntAttr(call, "rows", 1);
+  const g = input(call, 0);
+  const { rows: np } = attrsOf<PositionEmbeddingGradAttrs>(call);
   const [nt, ne] = g.shape as [number, number];
   const offset = checkPositionOffset(call, nt, np);
   const out = gpu.alloc([np, ne]);

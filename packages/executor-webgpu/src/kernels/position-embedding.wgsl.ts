@@ -4,16 +4,15 @@
 // checked against P on the host before anything is encoded: a view past the table is never even made.
 import type { WebGpuKernel } from "../executor.js";
 import { copyProgram } from "./copy.wgsl.js";
-import { expectRank, requireInput } from "./checks.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkPositionOffset, expectAxis } from "@attngraph/graph";
+import { input } from "./inputs.js";
+// The offset check stays here (@attngraph/graph kernel-checks): the declaration lets a dim name through, which a
+// kernel cannot use, and checks offset + T <= P only once the offset is a number.
+import { checkPositionOffset } from "@attngraph/graph";
 
 /** Inputs: ids [..., T] int32 (shape only), weight [P, E] float32; attrs { offset (bound) } → [T, E]. */
 export const positionEmbeddingKernel: WebGpuKernel = async (call, gpu) => {
-  const ids = requireInput(call, 0, "ids", "int32");
-  const table = requireInput(call, 1, "weight");
-  expectAxis(call, "ids", ids, "[..., T]");
-  expectRank(call, "weight", table, 2, "[P, E]");
+  const ids = input(call, 0);
+  const table = input(call, 1);
   const [np, ne] = table.shape as [number, number];
   const nt = ids.shape[ids.rank - 1]!;
   const offset = checkPositionOffset(call, nt, np);

@@ -2,39 +2,20 @@
 // x's leading axes are read as one row stride when they collapse into one (dense, sliced, permuted with size-1 axes);
 // otherwise x is first copied dense. W is read transposed through its strides. linear-gelu is this kernel with the
 // matmul's gelu epilogue (linear-gelu.wgsl.ts).
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { GeluAttrs } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
-import { expectDim, expectRank, optionalInput, requireInput, type Call } from "./checks.js";
+import { optionalInput, input, type Call } from "./inputs.js";
 import { matmulProgram } from "./matmul.wgsl.js";
 
 /** The inputs of a linear op (projection, out-proj, linear-gelu): x, weight and the optional bias, each present. */
 export function linearInputs(call: Call): { x: GpuTensor; w: GpuTensor; b: GpuTensor | undefined } {
-  return { x: requireInput(call, 0, "x"), w: requireInput(call, 1, "weight"), b: optionalInput(call, 2, "bias") };
-}
-
-/** Ranks and dims of x [..., In], weight [Out, In], bias [Out]. */
-export function checkLinearShapes(call: Call, x: GpuTensor, w: GpuTensor, b: GpuTensor | undefined): void {
-  if (x.rank < 1)
-    throw new ShapeError(
-      `${call.node}.x`,
-      `op ${call.kind} needs at least one axis`,
-      "[..., In]",
-      formatShape(x.shape),
-    );
-  expectRank(call, "weight", w, 2, "[Out, In]");
-  expectDim(call, "weight", "weight columns must equal the input's last dim In", x.shape[x.rank - 1]!, w.shape[1]!, w);
-  if (b !== undefined) {
-    expectRank(call, "bias", b, 1, "[Out]");
-    expectDim(call, "bias", "bias length must equal the weight's rows Out", w.shape[0]!, b.shape[0]!, b);
-  }
+  return { x: input(call, 0), w: input(call, 1), b: optionalInput(call, 2) };
 }
 
 /** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. */
 export const projectionKernel: WebGpuKernel = async (call, gpu) => {
   const { x, w, b } = linearInputs(call);
-  checkLinearShapes(call, x, w, b);
   return linear(call, gpu, x, w, b);
 };
 

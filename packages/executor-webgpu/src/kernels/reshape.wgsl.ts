@@ -3,12 +3,14 @@
 // in exactly the same cases (e.g. merging the heads of a permuted [B, L, H, D] context).
 import { ShapeError, formatShape, sizeOf, viewStrides } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
-import { requireInput } from "./checks.js";
+import { input } from "./inputs.js";
 
 /** Input: x → `call.outShape`, the concrete shape bound from `attrs.shape`. */
 export const reshapeKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x", "any"); // a view keeps the dtype of what it views
+  const x = input(call, 0); // a view keeps the dtype of what it views
   const shape = call.outShape;
+  // Kept from the declaration's rule: a shape attribute that names dims ("B", "T") reaches the kernel as names, bound
+  // only in outShape, where checkCall cannot count elements.
   if (sizeOf(shape) !== x.size || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
     throw new ShapeError(
       `${call.node}.shape`,

@@ -3,11 +3,11 @@
 // - rms-norm-grad (to x): dx = rstd · (ĝ − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight (absent = 1).
 // - rms-norm-weight-grad: Σ over rows of grad ⊙ x̂, each row's rstd kept in a scratch.
 import type { WebGpuKernel } from "../executor.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { type NormStatistics, normGradProgram, normWeightGrad } from "./norm-backward.wgsl.js";
 import { rmsRowWgsl } from "./rms-norm.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkLayerNormEps, expectAxis, expectRmsWeight, expectSameShape } from "@attngraph/graph";
+import type { RmsNormGradAttrs } from "@attngraph/graph";
 
 const RMS_NORM: NormStatistics = {
   op: "rms-norm",
@@ -19,24 +19,17 @@ const RMS_NORM: NormStatistics = {
 
 /** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
 export const rmsNormGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const w = optionalInput(call, 2, "weight");
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
-  expectRmsWeight(call, x.shape[x.rank - 1]!, w);
-  const out = gpu.alloc(x.shape);
-  if (out.size > 0) await gpu.run(normGradProgram(RMS_NORM, grad, x, w, eps, out));
-  return out;
+  const grad = input(call, 0);
+  const x = input(call, 1);
+  const w = optionalInput(call, 2);
+  const { eps } = attrsOf<RmsNormGradAttrs>(call);
+  return writeOutput(call, gpu, (out) => normGradProgram(RMS_NORM, grad, x, w, eps, out));
 };
 
 /** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
 export const rmsNormWeightGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const eps = checkLayerNormEps(call);
-  expectSameShape(call, "x", grad, x);
-  expectAxis(call, "x", x);
+  const grad = input(call, 0);
+  const x = input(call, 1);
+  const { eps } = attrsOf<RmsNormGradAttrs>(call);
   return normWeightGrad(RMS_NORM, gpu, grad, x, eps);
 };

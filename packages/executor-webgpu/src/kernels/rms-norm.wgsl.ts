@@ -2,16 +2,15 @@
 // row: one pass for the sum of squares (a workgroup reduction, REDUCE_WGSL), one to write. No mean is subtracted, so
 // nothing cancels and float32 sums are what LlamaRMSNorm itself computes in. x may have any strides; weight is an
 // optional [E] view. RMS_ROW_WGSL is shared with rms-norm-grad, which recomputes rstd the same way.
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { optionalInput, requireInput } from "./checks.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { optionalVectorWgsl, packOptionalVector } from "./norm-params.wgsl.js";
+import { optionalVectorWgsl, packOptionalVector, packRow, rowEpsWgsl, rowWgsl } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
+import type { RmsNormAttrs } from "@attngraph/graph";
 
 /** WGSL statements giving `rstd` of one row in a workgroup (thread `t`, REDUCE_WGSL bound). */
 export function rmsRowWgsl(x: (j: string) => string, ne: string, eps: string): string {
@@ -21,26 +20,19 @@ export function rmsRowWgsl(x: (j: string) => string, ne: string, eps: string): s
   let rstd = 1.0 / sqrt(reduce_sum(t, q) / f32(${ne}) + ${eps});`;
 }
 
-/** Params: x view, rows, E, x's last stride, eps, weight (present, offset, stride). One workgroup per row. */
+/** Params: packRow's (x view, rows, E, x's last stride, eps), weight (present, offset, stride). One workgroup per row. */
 function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTensor): ProgramInfo {
-  const ne = x.shape[x.rank - 1]!;
-  const rows = x.size / ne;
   const p = new Params();
-  const xv = p.view(x);
-  const r = p.u32(rows);
-  p.u32(ne);
-  p.u32(x.strides[x.rank - 1]!);
-  p.f32(eps);
+  const x0 = packRow(p, x, eps);
   const wa = packOptionalVector(p, w);
   return rowProgram({
     name: "rms-norm",
     params: p,
-    count: r,
-    rows,
+    count: x0.at,
+    rows: x0.rows,
     bindings: storageBindings(["X", "W"]),
-    body: /* wgsl */ `  let ne = pu(${r + 1}u); let xs = pu(${r + 2}u);
-  ${optionalVectorWgsl("w", wa)}
-  let xb = view_at(${xv}u, row * ne);${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", `pf(${r + 3}u)`)}
+    body: /* wgsl */ `  ${rowWgsl(x0)}
+  ${optionalVectorWgsl("w", wa)}${rmsRowWgsl((j) => `X[xb + ${j} * xs]`, "ne", rowEpsWgsl(x0))}
   let o = row * ne;
   for (var j = t; j < ne; j += ${WG}u) {
     var y = X[xb + j * xs] * rstd;
@@ -54,13 +46,8 @@ function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTe
 
 /** Inputs: x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
 export const rmsNormKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const w = optionalInput(call, 1, "weight");
-  const eps = checkLayerNormEps(call);
-  if (x.rank < 1)
-    throw new ShapeError(`${call.node}.x`, "rms norm needs at least one axis", "[..., E]", formatShape(x.shape));
-  expectRmsWeight(call, x.shape[x.rank - 1]!, w);
-  const out = gpu.alloc(x.shape);
-  if (x.size > 0) await gpu.run(program(x, w, eps, out));
-  return out;
+  const x = input(call, 0);
+  const w = optionalInput(call, 1);
+  const { eps } = attrsOf<RmsNormAttrs>(call);
+  return writeOutput(call, gpu, (out) => program(x, w, eps, out));
 };

@@ -2,13 +2,14 @@
 // θ = (positionOffset + l) · base^(−2i/r). The cos/sin table is computed on the host in float64 (float32 angles lose
 // the low bits at large positions) and kept per device in a constant buffer [L, r/2, 2]. With `inverse` (RoPE's
 // backward, the rotation's transpose) the angle is −θ: the same table, its sines multiplied by −1 (exact).
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { RopeAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrError, expectRank, requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
+import { attrError } from "@attngraph/graph";
 import { Params, storageBindings } from "./shared.wgsl.js";
 
 /** cos and sin of every (position, frequency), interleaved: [L, r/2, 2]. */
@@ -58,33 +59,20 @@ function program(x: GpuTensor, table: GPUBuffer, r: number, inverse: boolean, ou
 
 /** Input: x [B, H, L, D]; attrs { base, rotaryDim (null = D), positionOffset, inverse (absent = false) } → [B, H, L, D]. */
 export const ropeKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  expectRank(call, "x", x, 4, "[B, H, L, D]");
-  const { base, positionOffset } = call.attrs as Partial<RopeAttrs>;
-  const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null;
-  const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false;
-  const d = x.shape[3]!;
-  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0)
-    throw attrError(call, "base", "a finite number > 0", base);
-  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0)
-    throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
-  if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0))
-    throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
-  if (rotaryDim !== null && rotaryDim > d) throw attrError(call, "rotaryDim", `<= the head dim D=${d}`, rotaryDim);
-  if (rotaryDim === null && d % 2 !== 0)
-    throw new ShapeError(
-      `${call.node}.x`,
-      "RoPE over the whole head dim needs an even D",
-      "an even D",
-      `D=${d} in ${formatShape(x.shape)}`,
+  const x = input(call, 0);
+  const { base, positionOffset, rotaryDim, inverse } = attrsOf<RopeAttrs>(call);
+  // Kept from the declaration: it lets a dim name through as positionOffset (bound per run), which no kernel can use.
+  if (typeof positionOffset !== "number")
+    throw attrError(
+      call,
+      "positionOffset",
+      "an integer >= 0 (a dim name must be bound before the kernel runs)",
+      positionOffset,
     );
-  if (typeof inverse !== "boolean") throw attrError(call, "inverse", "true or false", inverse);
-  const r = rotaryDim ?? d;
+  const r = rotaryDim ?? x.shape[3]!;
   const nl = x.shape[2]!;
   const table = gpu.constants(`rope:${nl}:${r}:${base}:${positionOffset}`, () =>
-    rotaryTable(nl, r, base, positionOffset as number),
+    rotaryTable(nl, r, base, positionOffset),
   );
-  const out = gpu.alloc(x.shape);
-  await gpu.run(program(x, table, r, inverse, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(x, table, r, inverse, out));
 };

@@ -8,21 +8,22 @@
 import {
   checkExprCached,
   gatheredOfCall,
-  inputGradTarget,
-  checkScale,
   compileExpr,
   exprRows,
   inputGradRows,
   inputsRead,
   unprovedReads,
   type Expr,
+  type ScoreModAttrs,
+  type ScoreModInputGradAttrs,
 } from "@attngraph/graph";
 import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { expectRank, optionalInput, requireInput } from "./checks.js";
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { exprWgsl } from "./expr.wgsl.js";
 import { hostGathered } from "./expr-host.js";
 import { PARAM_WORDS, Params, storageBindings } from "./shared.wgsl.js";
@@ -30,7 +31,7 @@ import { PARAM_WORDS, Params, storageBindings } from "./shared.wgsl.js";
 type Call = Parameters<WebGpuKernel>[0];
 
 function gatheredOf(call: Call, first: number): Map<string, GpuTensor> {
-  return gatheredOfCall(call, first, (slot, n) => optionalInput(call, slot, n));
+  return gatheredOfCall(call, first, (slot) => optionalInput(call, slot));
 }
 
 function exprAttr(call: Call, role: "score" | "mask", gathered: ReadonlyMap<string, GpuTensor>): Expr {
@@ -127,11 +128,10 @@ function program(
 
 function exprKernel(role: "score" | "mask"): WebGpuKernel {
   return async (call, gpu) => {
-    const x = requireInput(call, 0, "x");
-    expectRank(call, "x", x, 4, "[B, H, L, S]");
+    const x = input(call, 0);
     const gathered = gatheredOf(call, 1);
     const expr = exprAttr(call, role, gathered);
-    const scale = role === "score" ? checkScale(call) : 1;
+    const scale = role === "score" ? attrsOf<ScoreModAttrs>(call).scale : 1;
     // X, the gathered inputs and Y: each a storage binding, of which a device may have as few as 8 per shader.
     const limit = gpu.device.limits.maxStorageBuffersPerShaderStage;
     const bound = inputsRead(expr).size;
@@ -151,9 +151,7 @@ function exprKernel(role: "score" | "mask"): WebGpuKernel {
       );
     }
     await checkUnproved(call, gpu, expr, x, gathered, role, scale);
-    const out = gpu.alloc(x.shape);
-    if (out.size > 0) await gpu.run(program(call, role, expr, x, gathered, scale, out));
-    return out;
+    return writeOutput(call, gpu, (out) => program(call, role, expr, x, gathered, scale, out));
   };
 }
 
@@ -165,12 +163,13 @@ export const maskModKernel = exprKernel("mask");
 
 /** Inputs: x, grad [B, H, L, S], gathered g0 …; attrs { scale, expr, inputs, wrt } → the shape of gathered `wrt`. */
 export const scoreModInputGradKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const grad = requireInput(call, 1, "grad");
+  const x = input(call, 0);
+  const grad = input(call, 1);
   const gathered = gatheredOf(call, 2);
-  const { wrt, target } = inputGradTarget(call, x, grad, gathered);
+  const { wrt, scale } = attrsOf<ScoreModInputGradAttrs>(call);
+  // The declaration's rule made wrt one of the gathered inputs' names.
+  const target = gathered.get(wrt)!;
   const expr = exprAttr(call, "score", gathered);
-  const scale = checkScale(call);
   const [hx, hg] = [(await gpu.hostValues(x)).contiguous(), (await gpu.hostValues(grad)).contiguous()];
   const view = (t: typeof hx) => ({ data: t.toFloat32Array(), shape: t.shape, strides: t.strides, offset: 0 });
   const sums = new Float64Array(target.size);

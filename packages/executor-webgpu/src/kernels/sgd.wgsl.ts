@@ -14,18 +14,19 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { LR_SCALE_WGSL, VALID_STEP_WGSL, checkLrScale, checkStep } from "./adam.wgsl.js";
-import { optionalInput, requireInput } from "./checks.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks): the attributes (each checked, absent ones take the op's
-// defaults) and the shapes.
+import { attrsOf, input, optionalInput } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import {
-  checkSgdMomentumAttrs,
-  checkSgdStepAttrs,
-  expectSameShape,
-  type SgdMomentumAttrs,
-  type SgdStepAttrs,
-} from "@attngraph/graph";
+  LR_SCALE_WGSL,
+  VALID_STEP_WGSL,
+  checkLrScale,
+  checkStep,
+  lrScaleWgsl,
+  packLrScale,
+} from "./scalar-inputs.wgsl.js";
+import { packWeightDecay, weightDecayWgsl } from "./weight-decay.wgsl.js";
+import { Params, storageBindings } from "./shared.wgsl.js";
+import type { SgdMomentumAttrs, SgdStepAttrs } from "@attngraph/graph";
 
 // ---- sgd-momentum ----
 
@@ -46,8 +47,7 @@ function momentumProgram(
   const n = p.u32(out.size);
   const mom = p.f32(a.momentum);
   const omd = p.f32(1 - a.dampening);
-  const wd = p.f32(a.weightDecay);
-  const decay = p.u32(param !== undefined && a.weightDecay > 0 ? 1 : 0);
+  const wd = packWeightDecay(p, a.weightDecay, param !== undefined && a.weightDecay > 0);
   return elementwiseProgram({
     name: "sgd-momentum",
     params: p,
@@ -57,7 +57,7 @@ function momentumProgram(
     body: /* wgsl */ `  let t = T[view_offset(${tv}u)];
   if (!valid_step(t)) { Y[i] = nan(); return; }
   var d = G[view_at(${gv}u, i)];
-  if (pu(${decay}u) != 0u) { d = d + pf(${wd}u) * W[view_at(${pv}u, i)]; }
+  ${weightDecayWgsl(wd, "d", `W[view_at(${pv}u, i)]`)}
   if (t == 1.0) { Y[i] = d; return; }
   Y[i] = pf(${mom}u) * B[view_at(${bv}u, i)] + pf(${omd}u) * d;`,
     // An absent param is bound to the buffer and never read.
@@ -68,18 +68,13 @@ function momentumProgram(
 
 /** Inputs: buf [...], grad [...], param [...] (optional; needed with weightDecay > 0), step [] or [1]; attrs { momentum, dampening, weightDecay }. */
 export const sgdMomentumKernel: WebGpuKernel = async (call, gpu) => {
-  const buf = requireInput(call, 0, "buf");
-  const grad = requireInput(call, 1, "grad");
-  const attrs = checkSgdMomentumAttrs(call);
-  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const param = attrs.weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
-  const step = requireInput(call, 3, "step");
-  expectSameShape(call, "grad", buf, grad);
-  if (param) expectSameShape(call, "param", buf, param);
+  const buf = input(call, 0);
+  const grad = input(call, 1);
+  const attrs = attrsOf<SgdMomentumAttrs>(call);
+  const param = optionalInput(call, 2); // present with weightDecay > 0: the declaration's rule
+  const step = input(call, 3);
   checkStep(call, step);
-  const out = gpu.alloc(buf.shape);
-  if (out.size > 0) await gpu.run(momentumProgram(buf, grad, param, step, attrs, out));
-  return out;
+  return writeOutput(call, gpu, (out) => momentumProgram(buf, grad, param, step, attrs, out));
 };
 
 // ---- sgd-step ----
@@ -104,11 +99,9 @@ function stepProgram(
   const n = p.u32(out.size);
   const lr = p.f32(a.lr);
   const mom = p.f32(a.momentum);
-  const wd = p.f32(a.weightDecay);
-  const decay = p.u32(a.weightDecay > 0 ? 1 : 0);
+  const wd = packWeightDecay(p, a.weightDecay, a.weightDecay > 0);
   const mode = p.u32(useBuf ? (a.nesterov ? 2 : 1) : 0);
-  const sv = p.view(lrScale ?? param);
-  const hasScale = p.u32(lrScale ? 1 : 0);
+  const ls = packLrScale(p, lrScale, param);
   return elementwiseProgram({
     name: "sgd-step",
     params: p,
@@ -117,17 +110,13 @@ function stepProgram(
     bindings: storageBindings(["PA", "G", "B", "LS"]),
     body: /* wgsl */ `  let p = PA[view_at(${pv}u, i)];
   var d = G[view_at(${gv}u, i)];
-  if (pu(${decay}u) != 0u) { d = d + pf(${wd}u) * p; }
+  ${weightDecayWgsl(wd, "d", "p")}
   var u = d;
   let mode = pu(${mode}u);
   if (mode == 1u) { u = B[view_at(${bv}u, i)]; }
   if (mode == 2u) { u = d + pf(${mom}u) * B[view_at(${bv}u, i)]; }
   var lr = pf(${lr}u);
-  if (pu(${hasScale}u) != 0u) {
-    let s = LS[view_offset(${sv}u)];
-    if (!valid_lr_scale(s)) { Y[i] = nan(); return; }
-    lr = lr * s;
-  }
+  ${lrScaleWgsl(ls)}
   Y[i] = p - lr * u;`,
     // Without momentum the buffer (if given) is not read: param is bound in its place; so is an absent lrScale.
     inputs: [param, grad, useBuf ? buf : param, lrScale ?? param],
@@ -140,16 +129,11 @@ function stepProgram(
  * step's factor on lr); attrs { lr, momentum, nesterov, weightDecay }.
  */
 export const sgdStepKernel: WebGpuKernel = async (call, gpu) => {
-  const param = requireInput(call, 0, "param");
-  const grad = requireInput(call, 1, "grad");
-  const attrs = checkSgdStepAttrs(call);
-  // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
-  const buf = attrs.momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
-  expectSameShape(call, "grad", param, grad);
-  if (buf) expectSameShape(call, "buf", param, buf);
-  const lrScale = optionalInput(call, 3, "lrScale");
+  const param = input(call, 0);
+  const grad = input(call, 1);
+  const attrs = attrsOf<SgdStepAttrs>(call);
+  const buf = optionalInput(call, 2); // present with momentum > 0: the declaration's rule
+  const lrScale = optionalInput(call, 3);
   if (lrScale) checkLrScale(call, lrScale);
-  const out = gpu.alloc(param.shape);
-  if (out.size > 0) await gpu.run(stepProgram(param, grad, buf, lrScale, attrs, out));
-  return out;
+  return writeOutput(call, gpu, (out) => stepProgram(param, grad, buf, lrScale, attrs, out));
 };

@@ -5,11 +5,11 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
-import { checkGradScale, expectAxis, expectSameShape } from "@attngraph/graph";
+import type { SoftmaxGradAttrs } from "@attngraph/graph";
 
 /** Params: y view, grad view, rows, S, y's and grad's last strides, scale. One workgroup per row. */
 function program(y: GpuTensor, grad: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
@@ -48,12 +48,8 @@ fn no_neg_zero(v: f32) -> f32 { let b = bitcast<u32>(v); return bitcast<f32>(sel
 
 /** Inputs: y [..., S] (the forward softmax's output), grad [..., S]; attrs { scale } → [..., S]. */
 export const softmaxGradKernel: WebGpuKernel = async (call, gpu) => {
-  const y = requireInput(call, 0, "y");
-  const grad = requireInput(call, 1, "grad");
-  const scale = checkGradScale(call);
-  expectAxis(call, "y", y, "[..., S]");
-  expectSameShape(call, "grad", y, grad);
-  const out = gpu.alloc(y.shape);
-  if (out.size > 0) await gpu.run(program(y, grad, scale, out));
-  return out;
+  const y = input(call, 0);
+  const grad = input(call, 1);
+  const { scale } = attrsOf<SoftmaxGradAttrs>(call);
+  return writeOutput(call, gpu, (out) => program(y, grad, scale, out));
 };

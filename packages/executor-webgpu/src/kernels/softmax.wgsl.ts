@@ -6,7 +6,9 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { checkScale, requireInput } from "./checks.js";
+import { attrsOf, input } from "./inputs.js";
+import { writeOutput } from "./output.js";
+import type { SoftmaxAttrs } from "@attngraph/graph";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 
 /** Params: x view, rows, S, scale. Workgroups: one per row (a 2-D grid past 65535 rows). */
@@ -57,9 +59,7 @@ function program(x: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
 
 /** Input: x [..., S] (scores [B, H, L, S] in attention); attrs { scale } → same shape. */
 export const softmaxKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
-  const scale = checkScale(call);
-  const out = gpu.alloc(x.shape);
-  await gpu.run(program(x, scale, out));
-  return out;
+  const x = input(call, 0);
+  const { scale } = attrsOf<SoftmaxAttrs>(call);
+  return writeOutput(call, gpu, (out) => program(x, scale, out));
 };

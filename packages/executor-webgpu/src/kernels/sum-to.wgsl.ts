@@ -9,10 +9,12 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { requireInput } from "./checks.js";
+import { input } from "./inputs.js";
+import { writeOutput } from "./output.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
-// Shared by every executor (@attngraph/graph kernel-checks).
+// Shared by every executor (@attngraph/graph kernel-checks). Kept from the declaration's rule: a shape attribute that
+// names dims reaches the kernel as names, bound only in outShape, which checkCall cannot hold against x's dims.
 import { checkSumToShape } from "@attngraph/graph";
 
 /** Terms per output from which one workgroup (not one invocation) sums an output. */
@@ -87,9 +89,7 @@ function program(x: GpuTensor, shape: readonly number[], out: GpuTensor): Progra
 
 /** Input: x [...]; attrs { shape } (concrete: call.outShape) → outShape. */
 export const sumToKernel: WebGpuKernel = async (call, gpu) => {
-  const x = requireInput(call, 0, "x");
+  const x = input(call, 0);
   const shape = checkSumToShape(call, x);
-  const out = gpu.alloc(shape);
-  if (out.size > 0) await gpu.run(program(x, shape, out));
-  return out;
+  return writeOutput(call, gpu, (out) => program(x, shape, out));
 };

@@ -1,0 +1,46 @@
+// How a kernel reads its call. The executor's dispatch hands a kernel a call already checked twice: every input is a
+// GpuTensor (`expectGpuValues`, this executor's own check), and the call fits its op's declaration (@attngraph/graph's
+// checkCall: required inputs present and of their slot's dtype, attributes normalized with their defaults and each
+// checked, the shape rule and the input ranks it declares). So a kernel reads its inputs and attributes directly and
+// checks only what no declaration can say: values read from memory, layouts, this device's limits.
+import { AttnGraphError, describe } from "@attngraph/tensor";
+import { builtinOpDef, type KernelCall } from "@attngraph/graph";
+import { GpuTensor } from "../gpu-tensor.js";
+
+export type Call = KernelCall<GpuTensor>;
+
+/** Input `slot`, which the op's declaration requires (checkCall has seen it there). */
+export function input(call: Call, slot: number): GpuTensor {
+  return call.inputs[slot]!;
+}
+
+/** Optional input `slot`, or undefined when absent (a caller's null means absent too, as checkCall reads it). */
+export function optionalInput(call: Call, slot: number): GpuTensor | undefined {
+  return call.inputs[slot] ?? undefined;
+}
+
+/** The call's attributes as the op declares them: checkCall filled in the defaults and checked each. */
+export function attrsOf<A>(call: Call): A {
+  return call.attrs as A;
+}
+
+/**
+ * Every input of a built-in op's call is a value of this executor (or absent): anything else (a host tensor not
+ * uploaded, a number) is an "input" error naming `<node>.<slot name>`, before checkCall reads shapes and dtypes off it.
+ * A user's kernel takes what its author decides, so user kinds are not checked here.
+ */
+export function expectGpuValues(call: KernelCall<unknown>): void {
+  const def = builtinOpDef(call.kind);
+  if (def === undefined) return;
+  call.inputs.forEach((v, slot) => {
+    if (v === undefined || v === null || v instanceof GpuTensor) return;
+    const name = def.inputs[slot]?.name ?? String(slot);
+    const subject = `${call.node}.${name}`;
+    const got = typeof v === "object" ? "an object that is not a webgpu value (upload it first)" : typeof v;
+    throw new AttnGraphError(
+      "input",
+      describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a webgpu value`, "a GpuTensor", got),
+      { subject, expected: "a GpuTensor", got },
+    );
+  });
+}
