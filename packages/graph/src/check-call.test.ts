@@ -84,3 +84,20 @@ describe("checkCall: a kernel call against its op's declaration", () => {
     expect(checkCall(c)).toBe(c);
   });
 });
+
+describe("checkCall: what only a run binds", () => {
+  it("a dim attribute still holding a name is an attr error naming it", () => {
+    const c = call({
+      kind: "position-embedding",
+      node: "pos",
+      attrs: { offset: "N" },
+      inputs: [v([1, 3], "int32"), v([8, 4])],
+      outShape: [3, 4],
+    });
+    const e = failure(() => checkCall(c));
+    expect(e.code).toBe("attr");
+    expect(e.message).toMatch(/^pos\.offset: unbound dim name/);
+    expect(checkCall({ ...c, attrs: { offset: 5 } }).attrs).toEqual({ offset: 5 });
+    expect(failure(() => checkCall({ ...c, attrs: { offset: 6 } })).message).toMatch(/^pos\.offset: positions 6\.\.8/);
+  });
+});

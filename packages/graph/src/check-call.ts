@@ -40,6 +40,7 @@ export function checkCall<V extends CallValue | undefined>(
 ): KernelCall<V> {
   if (def === undefined) return call;
   const attrs = normalizedAttrs(def, call);
+  unboundDim(def, call, attrs);
   const shapes: (SymShape | undefined)[] = [];
   def.inputs.forEach((spec, slot) => {
     const v = call.inputs[slot];
@@ -78,6 +79,23 @@ function normalizedAttrs(def: AnyOpDef, call: KernelCall<unknown>): Readonly<Rec
   normalized.set(call.attrs, { def, attrs });
   normalized.set(attrs, { def, attrs });
   return attrs;
+}
+
+/**
+ * A "dim" attribute (a position offset, a cache's past length) may be a name while a graph is symbolic; the runtime
+ * binds it before a step runs, so a kernel call still holding a name is the caller's error, not a size to guess.
+ */
+function unboundDim(def: AnyOpDef, call: KernelCall<unknown>, attrs: Readonly<Record<string, unknown>>): void {
+  for (const [field, spec] of Object.entries(def.attrs as Record<string, AttrSpec>)) {
+    const v = attrs[field];
+    if (spec.type === "dim" && typeof v === "string")
+      attrContext(call).fail(
+        field,
+        "unbound dim name",
+        "an integer (the runtime binds dim names before a kernel runs)",
+        JSON.stringify(v),
+      );
+  }
 }
 
 /** Same keys, each value the same (arrays and expressions by content): run once per attribute object. */

@@ -12,7 +12,7 @@ import {
   sizeOf,
   type Shape,
 } from "@attngraph/tensor";
-import { attrError, dtypeError, type KernelCall } from "@attngraph/graph";
+import { dtypeError, type KernelCall } from "@attngraph/graph";
 import type { StridedView } from "./strided.js";
 
 export type Call = KernelCall<Tensor>;
@@ -49,18 +49,6 @@ export function intInput(call: Call, slot: number, name: string): Tensor<"int32"
  */
 export function attrsOf<A>(call: Call): A {
   return call.attrs as unknown as A;
-}
-
-/**
- * A "dim" attribute (rope's positionOffset, position-embedding's offset) as the runtime binds it: an integer, >= 0 by
- * its spec. A dim name is a valid value to checkCall (the shape rules pass it until a run binds it), so a name still
- * here is an unbound call: an "attr" error naming `<node>.<field>`, where a kernel would otherwise index with a string.
- */
-export function boundDim(call: Call, field: string): number {
-  const v = call.attrs[field];
-  if (!Number.isSafeInteger(v))
-    throw attrError(call, field, "an integer >= 0 (a dim name must be bound before the kernel runs)", v);
-  return v as number;
 }
 
 /** A float32 host tensor's fields, read without trusting the value (a user may dispatch anything by hand). */

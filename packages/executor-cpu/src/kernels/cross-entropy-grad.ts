@@ -3,8 +3,7 @@
 import { findBadIndex, type CrossEntropyAttrs } from "@attngraph/graph";
 import { sizeOf, type Tensor } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { intInput, optionalInput, requireInput } from "./adapter.js";
-import { crossEntropyAttrs } from "./cross-entropy.js";
+import { attrsOf, intInput, optionalInput, requireInput } from "./adapter.js";
 import { ensure64 } from "./matmul.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
@@ -83,7 +82,7 @@ export const crossEntropyGradKernel = chunkedKernel((call, chunkWork = DEFAULT_C
   const logits = requireInput(call, 0, "logits");
   const targets = intInput(call, 1, "targets");
   const grad = optionalInput(call, 2, "grad");
-  const attrs = crossEntropyAttrs(call);
+  const attrs = attrsOf<CrossEntropyAttrs>(call);
   const t = targets.toInt32Array();
   const v = logits.shape[logits.rank - 1]!;
   const bad = findBadIndex(call, "targets", t, targets.shape, v, "target", attrs.ignoreIndex);

@@ -1,7 +1,7 @@
 // cross-entropy: the loss of a language model's logits against int32 targets (PyTorch F.cross_entropy).
-import { attrError, findBadIndex, type CrossEntropyAttrs } from "@attngraph/graph";
+import { findBadIndex, type CrossEntropyAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { intInput, outData, requireInput, result, type Call, attrsOf } from "./adapter.js";
+import { intInput, outData, requireInput, result, attrsOf } from "./adapter.js";
 import { lastAxis, rowOffsets, type StridedView } from "./strided.js";
 
 /**
@@ -41,7 +41,7 @@ export function crossEntropyRows(
 export const crossEntropyKernel: CpuKernel = (call) => {
   const logits = requireInput(call, 0, "logits");
   const targets = intInput(call, 1, "targets");
-  const { ignoreIndex, reduction } = crossEntropyAttrs(call);
+  const { ignoreIndex, reduction } = attrsOf<CrossEntropyAttrs>(call);
   const t = targets.toInt32Array();
   const bad = findBadIndex(call, "targets", t, targets.shape, logits.shape[logits.rank - 1]!, "target", ignoreIndex);
   if (bad) throw bad;
@@ -57,15 +57,3 @@ export const crossEntropyKernel: CpuKernel = (call) => {
   }
   return result(call, y, shape);
 };
-
-/**
- * cross-entropy's (and its gradient's) normalized attributes, with the one rule their declaration leaves out: an
- * ignoreIndex within int32, the targets' type (its spec says only "integer"; the other executors pass it as an int32).
- */
-export function crossEntropyAttrs(call: Call): CrossEntropyAttrs {
-  const attrs = attrsOf<CrossEntropyAttrs>(call);
-  const i = attrs.ignoreIndex;
-  if (i !== null && (i < -(2 ** 31) || i >= 2 ** 31))
-    throw attrError(call, "ignoreIndex", "null or an int32 integer", i);
-  return attrs;
-}

@@ -2,7 +2,7 @@
 // of a zero [P, E]. The rows are distinct (no scatter-add), so this is pad along the rows: the same copy.
 import type { PositionEmbeddingGradAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { boundDim, outData, requireInput, result, attrsOf } from "./adapter.js";
+import { outData, requireInput, result, attrsOf } from "./adapter.js";
 import { padImpl } from "./pad.js";
 
 /** Input: grad [T, E]; attrs { rows: P, offset (bound) } → [P, E], rows outside offset..offset+T-1 0. */
@@ -10,7 +10,7 @@ export const positionEmbeddingGradKernel: CpuKernel = (call) => {
   const grad = requireInput(call, 0, "grad");
   const p = attrsOf<PositionEmbeddingGradAttrs>(call).rows;
   const [t, e] = grad.shape as [number, number];
-  const offset = boundDim(call, "offset"); // bound, the shape rule held offset + T to the P rows
+  const offset = attrsOf<{ offset: number }>(call).offset; // bound and in range: checkCall
   const shape = [p, e];
   return result(call, padImpl(grad, 0, offset, p - offset - t, outData(call, shape)), shape);
 };

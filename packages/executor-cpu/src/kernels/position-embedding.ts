@@ -2,7 +2,7 @@
 // are read for their shape only. The offset (bound per run when the graph names a dim) is checked against the table's
 // rows before anything is read: positions past the block size are the caller's bug, never a read of other memory.
 import type { CpuKernel } from "../executor.js";
-import { boundDim, intInput, outData, requireInput, result } from "./adapter.js";
+import { attrsOf, intInput, outData, requireInput, result } from "./adapter.js";
 import type { StridedView } from "./strided.js";
 
 /**
@@ -27,7 +27,7 @@ export const positionEmbeddingKernel: CpuKernel = (call) => {
   const ids = intInput(call, 0, "ids");
   const table = requireInput(call, 1, "weight");
   const t = ids.shape[ids.rank - 1]!;
-  const offset = boundDim(call, "offset"); // bound, the shape rule held offset + T to the table's P rows
+  const offset = attrsOf<{ offset: number }>(call).offset; // bound and in range: checkCall
   const shape = [t, table.shape[1]!];
   return result(call, positionEmbeddingImpl(table, offset, t, outData(call, shape)), shape);
 };

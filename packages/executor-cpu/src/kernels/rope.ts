@@ -3,7 +3,7 @@
 import { Tensor } from "@attngraph/tensor";
 import type { RopeAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
-import { boundDim, requireInput, attrsOf } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
 import type { StridedView } from "./strided.js";
 
 /**
@@ -61,6 +61,6 @@ export function ropeImpl(
 export const ropeKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
   const { base, rotaryDim, inverse } = attrsOf<RopeAttrs>(call);
-  const positionOffset = boundDim(call, "positionOffset");
+  const positionOffset = attrsOf<{ positionOffset: number }>(call).positionOffset; // bound and in range: checkCall
   return new Tensor(ropeImpl(x, base, rotaryDim ?? x.shape[3]!, positionOffset, inverse), x.shape);
 };

@@ -20,7 +20,7 @@ export const crossEntropyGradOp = defineOp<CrossEntropyGradAttrs>({
     { name: "grad", optional: true, doc: "[] (mean, sum) or [...] (none); absent = 1" },
   ],
   attrs: {
-    ignoreIndex: { type: "integer", nullable: true },
+    ignoreIndex: { type: "integer", nullable: true, min: -(2 ** 31), max: 2 ** 31 - 1 },
     reduction: { type: "string", default: "mean", oneOf: ["mean", "sum", "none"] },
   },
   inferShape: ([l, t, g], { reduction }, ctx) => {

@@ -25,7 +25,13 @@ export const crossEntropyOp = defineOp<CrossEntropyAttrs>({
     { name: "targets", dtype: "int32", doc: "[...] int32 class ids in [0, V), or ignoreIndex" },
   ],
   attrs: {
-    ignoreIndex: { type: "integer", nullable: true, doc: "a target to skip (PyTorch's default -100); null = none" },
+    ignoreIndex: {
+      type: "integer",
+      nullable: true,
+      min: -(2 ** 31),
+      max: 2 ** 31 - 1,
+      doc: "a target to skip (PyTorch's default -100); null = none",
+    },
     reduction: { type: "string", default: "mean", oneOf: ["mean", "sum", "none"] },
   },
   inferShape: ([logits, targets], { reduction }, ctx) => {
