@@ -33,7 +33,7 @@ export function failingCall(
   kind: string,
   node: string,
   outShape: Shape,
-): (attrs: Record<string, unknown>, inputs: readonly (Tensor | undefined)[]) => AttnGraphError {
+): (attrs: Record<string, unknown>, inputs: readonly (AnyTensor | undefined)[]) => AttnGraphError {
   return (attrs, inputs) => {
     const values = inputs.map((t) => t && ex.upload(t));
     try {

@@ -1,17 +1,16 @@
 // The fused attention backward: attention-lse (one number per query row: the log of the forward softmax's
 // denominator, max included) and attention-grad (dq, dk or dv from grad, out and that lse, the weights recomputed per
-// block; the [L, S] weights never exist). Calls are checked by the graph package's shared checks, key padding values
-// as the forward attention checks them. The module (assembly/attention-grad.ts) streams over key blocks like the
+// block; the [L, S] weights never exist). Key padding values are checked as the forward attention checks them (the
+// rest of a call is its declaration's, checked by checkCall). The module (assembly/attention-grad.ts) streams over key blocks like the
 // forward fused attention, in resumable pieces: without chunks, one module call (`attentionGradRun`) loops over them
 // in the module; with a signal and a big call, they are driven from here in chunks with a yield and a signal check
 // between them (chunks.ts). Both make the same piece calls in the same order.
 import {
   attentionInputGrad,
-  attrError,
-  checkAttentionGradAttrs,
-  checkAttentionLseAttrs,
-  expectAttentionGradShapes,
-  expectAttentionQk,
+  dropoutThreshold,
+  fmix32,
+  maskOffset,
+  windowOf,
   withCleanup,
   type AttentionGradAttrs,
   type AttentionLseAttrs,
@@ -30,17 +29,7 @@ import {
   type GradPackParams,
 } from "./attention-grad-params.js";
 import type { RunParams } from "./attention-params.js";
-import {
-  checkKeyPadding,
-  dropoutThreshold,
-  fillingChunked,
-  fmix32,
-  maskOffset,
-  optionalInput,
-  requireInput,
-  windowOf,
-  type Call,
-} from "./adapter.js";
+import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 import { gatheredValues, view, views } from "./score-mod.js";
 import {
   callMods,
@@ -86,9 +75,8 @@ export const attentionLseKernel = chunkedKernel((call, ctx) => {
   const q = requireInput(call, 0, "q");
   const k = requireInput(call, 1, "k");
   const pad = optionalInput(call, 2, "keyPaddingMask");
-  const attrs = checkAttentionLseAttrs(call);
-  expectAttentionQk(call, q, k, pad);
-  if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
+  const attrs = attrsOf<AttentionLseAttrs>(call);
+  if (pad !== undefined) checkKeyPadding(call, ctx, pad);
   const [nb, nh, nl] = q.shape as [number, number, number, number];
   const out = ctx.output(call, [nb, nh, nl]);
   // Field by field, not `{ ...attrs, dropoutRate: 0, … }`: a spread plus new fields costs microseconds a call in Node 20.
@@ -129,9 +117,8 @@ export const attentionGradKernel = chunkedKernel((call, ctx) => {
   const g = requireInput(call, 4, "grad");
   const lse = requireInput(call, 5, "lse");
   const pad = optionalInput(call, 6, "keyPaddingMask");
-  const attrs = checkAttentionGradAttrs(call);
-  expectAttentionGradShapes(call, q, k, v, o, g, lse, pad);
-  if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
+  const attrs = attrsOf<AttentionGradAttrs>(call);
+  if (pad !== undefined) checkKeyPadding(call, ctx, pad);
   if (attrs.wrt !== "q" && attrs.wrt !== "k" && attrs.wrt !== "v")
     return gatheredGrad(call, ctx, { q, k, v, out: o, grad: g, lse, pad }, attrs);
   const mods = callMods(call, 7, attrs.wrt === "q" || attrs.wrt === "k");
@@ -412,9 +399,8 @@ function gatheredGrad(
   attrs: AttentionGradAttrs,
 ): WasmValue | Promise<WasmValue> {
   const gathered = gatheredValues(call, 7);
-  const target = gathered.get((attrs.inputs ?? [])[Number(attrs.wrt.slice(1))] ?? "");
-  if (target === undefined)
-    throw attrError(call, "wrt", `a gathered slot among g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
+  // The shape rule held wrt to a slot the `inputs` attribute names.
+  const target = gathered.get(attrs.inputs![Number(attrs.wrt.slice(1))]!)!;
   const out = ctx.output(call, target.shape);
   return fillingChunked(call, ctx, out, () => {
     const v = (t: WasmValue) => view(ctx, t);

@@ -1,10 +1,10 @@
 // attention: score → mask → softmax → dropout → weighted-sum fused in the module (FlashAttention-style streaming over
 // key blocks with a running max and sum; key blocks a causal or window mask hides from a whole query block are
-// skipped). Attributes, padding and dropout are checked as the unfused kernels check theirs. The module does it in
+// skipped). Padding values are checked as the mask kernel checks them. The module does it in
 // two resumable pieces (pack a kv head's keys, run key blocks of a query block): without chunks, one module call
 // (`attentionRun`) loops over them in the module; with a signal and a big call, they are driven from here in chunks
 // with a yield and a signal check between them (chunks.ts). Both make the same piece calls in the same order.
-import { withCleanup, type AttentionAttrs } from "@attngraph/graph";
+import { dropoutThreshold, fmix32, maskOffset, windowOf, withCleanup, type AttentionAttrs } from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
@@ -20,23 +20,7 @@ import {
   type PackParams,
   type RunParams,
 } from "./attention-params.js";
-import {
-  checkDropoutAttrs,
-  checkKeyPadding,
-  checkMaskAttrs,
-  checkScale,
-  dropoutThreshold,
-  expectDim,
-  expectHeadGroups,
-  expectRank,
-  fillingChunked,
-  fmix32,
-  maskOffset,
-  optionalInput,
-  requireInput,
-  windowOf,
-  type Call,
-} from "./adapter.js";
+import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput } from "./adapter.js";
 import { blockClassTable, type BlockClassTable } from "./attention-blocks.js";
 import {
   callMods,
@@ -50,9 +34,6 @@ import {
   type LoadedProgram,
 } from "./attention-mods.js";
 
-const ATTENTION_DROPOUT_FIELDS = { rate: "dropoutRate", seed: "dropoutSeed", training: "training" } as const;
-const NO_DROPOUT = { rate: 0, seed: 0, training: false } as const;
-
 /**
  * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], optional keyPaddingMask [B, S] → [B, H, L, Dv];
  * attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training }. Weight [b, h, i, j] is dropped
@@ -65,21 +46,12 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
   const k = requireInput(call, 1, "k");
   const v = requireInput(call, 2, "v");
   const pad = optionalInput(call, 3, "keyPaddingMask");
-  const attrs = checkAttrs(call);
-  expectRank(call, "q", q0, 4, "[B, H, L, D]");
-  expectRank(call, "k", k, 4, "[B, Hkv, S, D]");
-  expectRank(call, "v", v, 4, "[B, Hkv, S, Dv]");
+  const attrs = attrsOf<AttentionAttrs>(call);
   const [nb, nh, nl, nd] = q0.shape as [number, number, number, number];
   const nhkv = k.shape[1]!;
   const ns = k.shape[2]!;
   const ndv = v.shape[3]!;
-  expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
-  expectHeadGroups(call, "k", nh, nhkv, k);
-  expectDim(call, "k", "head dim D of keys must match the queries", nd, k.shape[3]!, k);
-  expectDim(call, "v", "batch B of values must match the queries", nb, v.shape[0]!, v);
-  expectDim(call, "v", "values must have as many heads Hkv as keys", nhkv, v.shape[1]!, v);
-  expectDim(call, "v", "value length must equal the key length S", ns, v.shape[2]!, v);
-  if (pad !== undefined) checkKeyPadding(call, ctx, pad, nb, ns, "queries");
+  if (pad !== undefined) checkKeyPadding(call, ctx, pad);
   const mods = callMods(call, 4, false);
   const out = ctx.output(call, [nb, nh, nl, ndv]);
   if (out.size === 0) return out;
@@ -462,21 +434,4 @@ function* attentionSteps(
       }
     }
   }
-}
-
-function checkAttrs(call: Call): AttentionAttrs {
-  const mask = checkMaskAttrs(call);
-  const scale = checkScale(call);
-  const dropout = checkDropoutAttrs(call, ATTENTION_DROPOUT_FIELDS, NO_DROPOUT);
-  // Field by field, not `{ ...mask, scale, … }`: a spread plus new fields costs ~4 µs a call in Node 20 (V8 11), more
-  // than a small call's whole work.
-  return {
-    causal: mask.causal,
-    window: mask.window,
-    alignment: mask.alignment,
-    scale,
-    dropoutRate: dropout.rate,
-    dropoutSeed: dropout.seed,
-    training: dropout.training,
-  };
 }

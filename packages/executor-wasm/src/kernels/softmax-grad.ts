@@ -2,17 +2,15 @@
 // Σ_row grad ⊙ y), in float64 in the module (assembly/softmax-grad.ts). A fully masked row (y all 0) gives exactly 0
 // whatever its grad; NaN elsewhere propagates by the formula. y and grad may be any views. With a signal, a big call
 // runs in chunks of rows (chunks.ts).
-import { checkGradScale, expectAxis, expectSameShape } from "@attngraph/graph";
+import type { SoftmaxGradAttrs } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { fillingChunked, requireInput } from "./adapter.js";
+import { attrsOf, fillingChunked, requireInput } from "./adapter.js";
 
 /** Inputs: y [..., S] (the softmax's output), grad [..., S]; attrs { scale } → [..., S]. */
 export const softmaxGradKernel = chunkedKernel((call, ctx) => {
   const y = requireInput(call, 0, "y");
   const g = requireInput(call, 1, "grad");
-  const scale = checkGradScale(call);
-  expectAxis(call, "y", y, "[..., S]");
-  expectSameShape(call, "grad", y, g);
+  const { scale } = attrsOf<SoftmaxGradAttrs>(call);
   const n = y.shape[y.rank - 1]!;
   const rows = n === 0 ? 0 : y.size / n;
   const out = ctx.output(call, y.shape);
