@@ -5,16 +5,7 @@
 // forward fused attention, in resumable pieces: without chunks, one module call (`attentionGradRun`) loops over them
 // in the module; with a signal and a big call, they are driven from here in chunks with a yield and a signal check
 // between them (chunks.ts). Both make the same piece calls in the same order.
-import {
-  attentionInputGrad,
-  dropoutThreshold,
-  fmix32,
-  maskOffset,
-  windowOf,
-  withCleanup,
-  type AttentionGradAttrs,
-  type AttentionLseAttrs,
-} from "@attngraph/graph";
+import { attentionInputGrad, withCleanup, type AttentionGradAttrs, type AttentionLseAttrs } from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
@@ -24,11 +15,9 @@ import {
   attentionGradFlush,
   attentionGradPack,
   attentionGradRun,
-  type GradBlockParams,
   type GradMode,
-  type GradPackParams,
 } from "./attention-grad-params.js";
-import type { RunParams } from "./attention-params.js";
+import { ALL_BLOCKS, callParams, type CallParams } from "./attention-call-params.js";
 import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 import { gatheredValues, view, views } from "./score-mod.js";
 import {
@@ -171,7 +160,7 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention backward scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
-      const params = gradParams(dense, dst, scratch);
+      const params = callParams(dense, dense.attrs, dense.mode, dst, scratch);
       if (loaded !== undefined) {
         params.block.prog = loaded.address;
         params.block.regs = regsAfter(scratch, kernelBytes);
@@ -199,117 +188,6 @@ function productWork(mode: GradMode, nd: number, ndv: number): number {
   return mode === GRAD_MODE.lse ? nd : mode === GRAD_MODE.v ? nd + ndv : 2 * nd + ndv;
 }
 
-/** A call's params blocks: its per-head addresses at batch, kv head and head 0, and the counts and strides to step them. */
-interface GradParams {
-  readonly pack: { -readonly [F in keyof GradPackParams]: number };
-  readonly block: { -readonly [F in keyof GradBlockParams]: number };
-  readonly run: RunParams;
-}
-
-/** `maxBlocks` for "every key block of the query block". */
-const ALL_BLOCKS = 2 ** 31 - 1;
-
-/**
- * The params of a whole call, written once per call: `attentionGradRun` steps the per-head fields in the module, the
- * chunked steps update them in place from here (no object per kv head or query block: an object literal spreading
- * ~30 fields per query block cost ~10 µs, more than the block's work at small shapes, and garbage for the collector).
- * A tensor the call lacks has address 0 and batch and head strides 0.
- */
-function gradParams(p: Problem, dst: WasmValue, scratch: number): GradParams {
-  const { q, k, v, out, grad, lse, pad, attrs, mode } = p;
-  const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
-  const nhkv = k.shape[1]!;
-  const ns = k.shape[2]!;
-  const ndv = v?.shape[3] ?? 0;
-  const [qs0, qs1, qs2] = q.strides as [number, number, number, number];
-  const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
-  const [vs0, vs1, vs2, vs3] = v === undefined ? [0, 0, 0, 0] : (v.strides as [number, number, number, number]);
-  const [gs0, gs1, gs2] = grad === undefined ? [0, 0, 0] : (grad.strides as [number, number, number, number]);
-  const [os0, os1, os2] = out === undefined ? [0, 0, 0] : (out.strides as [number, number, number, number]);
-  const [ls0, ls1, ls2] = lse === undefined ? [0, 0, 0] : (lse.strides as [number, number, number]);
-  const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
-  const dropping = attrs.training && attrs.dropoutRate > 0;
-  const address = (x: WasmValue | undefined) => (x === undefined ? 0 : x.address);
-  const pack = {
-    kb: k.address,
-    ks2,
-    ks3,
-    vb: address(v),
-    vs2,
-    vs3,
-    pb: address(pad),
-    ps1,
-    ns,
-    nd,
-    ndv,
-    s0: 0,
-    s1: ns,
-    mode,
-    dst: 0,
-    scratch,
-  };
-  const block = {
-    qb: q.address,
-    qs2,
-    gb: address(grad),
-    gs2,
-    ob: address(out),
-    os2,
-    lb: address(lse),
-    ls2,
-    i0: 0,
-    br: 0,
-    ns,
-    nd,
-    ndv,
-    causal: attrs.causal ? 1 : 0,
-    off: maskOffset(attrs.alignment, nl, ns),
-    win: windowOf(attrs),
-    scale: attrs.scale,
-    dropping: dropping ? 1 : 0,
-    mixedSeed: fmix32(attrs.dropoutSeed),
-    threshold: dropoutThreshold(attrs.dropoutRate),
-    keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
-    padded: pad === undefined ? 0 : 1,
-    headRow: 0,
-    anyBad: 0,
-    fromBlock: 0,
-    maxBlocks: ALL_BLOCKS,
-    mode,
-    out: dst.address,
-    scratch,
-    prog: 0,
-    regs: 0,
-    bi: 0,
-    hi: 0,
-  };
-  // b0 .. g1: read by the forward's attentionRun only (the backward runs every batch and kv head).
-  const run = {
-    nb,
-    nh,
-    nhkv,
-    nl,
-    qs0,
-    qs1,
-    ks0,
-    ks1,
-    vs0,
-    vs1,
-    ps0,
-    gs0,
-    gs1,
-    os0,
-    os1,
-    ls0,
-    ls1,
-    b0: 0,
-    b1: nb,
-    g0: 0,
-    g1: nhkv,
-  };
-  return { pack, block, run };
-}
-
 /**
  * The module's backward as steps, for a chunked call: per batch and kv head, its keys packed `keysPerStep` at a time;
  * per query head of the group and query block, `keysPerStep` keys' worth of whole key blocks at a time; wrt k and v,
@@ -319,7 +197,7 @@ function gradParams(p: Problem, dst: WasmValue, scratch: number): GradParams {
  */
 function* steps(
   ctx: WasmContext,
-  params: GradParams,
+  params: CallParams,
   keysPerStep: number,
   mods?: CallMods,
 ): Generator<number, void, void> {

@@ -4,7 +4,7 @@
 // two resumable pieces (pack a kv head's keys, run key blocks of a query block): without chunks, one module call
 // (`attentionRun`) loops over them in the module; with a signal and a big call, they are driven from here in chunks
 // with a yield and a signal check between them (chunks.ts). Both make the same piece calls in the same order.
-import { dropoutThreshold, fmix32, maskOffset, windowOf, withCleanup, type AttentionAttrs } from "@attngraph/graph";
+import { withCleanup, type AttentionAttrs } from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
@@ -12,16 +12,14 @@ import {
   BLOCK_FIELDS,
   PACK_FIELDS,
   attentionBlock,
-  attentionDecode,
   attentionPack,
-  attentionRun,
+  attentionWhole,
   writeRunParams,
-  type BlockParams,
-  type PackParams,
   type RunParams,
 } from "./attention-params.js";
 import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput } from "./adapter.js";
 import { blockClassTable, type BlockClassTable } from "./attention-blocks.js";
+import { ALL_BLOCKS, callParams, type CallParams } from "./attention-call-params.js";
 import {
   callMods,
   clearStatus,
@@ -70,15 +68,8 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       if (decode) {
         const bytes = ctx.exports.attentionDecodeScratchBytes(ns);
         if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
-        const params = attentionParams(
-          copied ?? q0,
-          k,
-          v,
-          pad,
-          attrs,
-          out,
-          own?.address ?? ctx.scratch(bytes, call.node),
-        );
+        const scratch = own?.address ?? ctx.scratch(bytes, call.node);
+        const params = callParams({ q: copied ?? q0, k, v, pad }, attrs, 0, out, scratch);
         if (signal === undefined) {
           // Split by the bytes of K and V it streams, as the matvec is (memory-bound: few multiply-adds per byte).
           const parts =
@@ -86,7 +77,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
               ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, 4 * nb * nhkv * ns * (nd + ndv), ctx.parallelWork)
               : [];
           if (parts.length > 1) runThreaded(ctx, "attentionDecode", parts, params, bytes, call.node);
-          else attentionDecode(ctx, ctx.params, params.pack, params.block, params.run);
+          else attentionWhole(ctx, "attentionDecode", ctx.params, params.pack, params.block, params.run);
           return undefined;
         }
         return runSteps(ctx, decodeSteps(ctx, params), signal, call.node);
@@ -103,7 +94,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
-      const params = attentionParams(copied ?? q0, k, v, pad, attrs, out, scratch);
+      const params = callParams({ q: copied ?? q0, k, v, pad }, attrs, 0, out, scratch);
       const regsOf = (callScratch: number) => (loaded === undefined ? 0 : regsAfter(callScratch, kernelBytes));
       if (loaded !== undefined) {
         params.block.prog = loaded.address;
@@ -122,7 +113,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
           const regsList = runThreaded(ctx, "attentionRun", parts, params, bytes, call.node, regsOf);
           if (mods !== undefined) throwIfFailed(ctx, mods, regsList);
         } else {
-          attentionRun(ctx, ctx.params, params.pack, params.block, params.run);
+          attentionWhole(ctx, "attentionRun", ctx.params, params.pack, params.block, params.run);
           if (mods !== undefined) throwIfFailed(ctx, mods, [params.block.regs]);
         }
         return undefined;
@@ -170,7 +161,7 @@ function decodes(
  * The decode path as steps for a chunked call: one `attentionDecode` per batch and kv head (its group of query heads,
  * every query row), each yielding its work; the rows computed are those of the whole call, bit for bit.
  */
-function* decodeSteps(ctx: WasmContext, params: AttentionParams): Generator<number, void, void> {
+function* decodeSteps(ctx: WasmContext, params: CallParams): Generator<number, void, void> {
   const { pack, block, run } = params;
   const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0 } = run;
   const group = nh / nhkv;
@@ -187,7 +178,7 @@ function* decodeSteps(ctx: WasmContext, params: AttentionParams): Generator<numb
       pack.pb = pb === 0 ? 0 : pb + b * ps0 * 4;
       block.qb = qb + (b * qs0 + g * group * qs1) * 4;
       block.headRow = (b * nh + g * group) * nl;
-      attentionDecode(ctx, ctx.params, pack, block, one);
+      attentionWhole(ctx, "attentionDecode", ctx.params, pack, block, one);
       yield work;
     }
   }
@@ -201,112 +192,6 @@ const BK = 64;
  * tile: measured ≈ 40 to 60 (D = 64 to 4, Node 20).
  */
 const EXP_WORK = 60;
-
-/** A call's params blocks: its per-head addresses at batch, kv head and head 0, and the counts and strides to step them. */
-interface AttentionParams {
-  readonly pack: { -readonly [F in keyof PackParams]: number };
-  readonly block: { -readonly [F in keyof BlockParams]: number };
-  readonly run: RunParams;
-}
-
-/**
- * The params of a whole call, written once per call: `attentionRun` steps the per-head fields in the module, the
- * chunked steps update them in place from here (no object per kv head or query block: a literal spreading its ~20
- * fields per block cost microseconds, more than a small head's work such as the copy task's 8×8 heads).
- */
-function attentionParams(
-  q: WasmValue,
-  k: WasmValue,
-  v: WasmValue,
-  pad: WasmValue | undefined,
-  attrs: AttentionAttrs,
-  out: WasmValue,
-  scratch: number,
-): AttentionParams {
-  const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
-  const nhkv = k.shape[1]!;
-  const ns = k.shape[2]!;
-  const ndv = v.shape[3]!;
-  const [qs0, qs1, qs2] = q.strides as [number, number, number, number];
-  const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
-  const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
-  const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
-  const dropping = attrs.training && attrs.dropoutRate > 0;
-  const pack = {
-    kb: k.address,
-    ks2,
-    ks3,
-    vb: v.address,
-    vs2,
-    vs3,
-    pb: pad === undefined ? 0 : pad.address,
-    ps1,
-    ns,
-    nd,
-    ndv,
-    s0: 0,
-    s1: ns,
-    scratch,
-  };
-  const block = {
-    qb: q.address,
-    qs2,
-    i0: 0,
-    br: 0,
-    ns,
-    nd,
-    ndv,
-    causal: attrs.causal ? 1 : 0,
-    off: maskOffset(attrs.alignment, nl, ns),
-    win: windowOf(attrs),
-    scale: attrs.scale,
-    dropping: dropping ? 1 : 0,
-    mixedSeed: fmix32(attrs.dropoutSeed),
-    threshold: dropoutThreshold(attrs.dropoutRate),
-    keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
-    padded: pad === undefined ? 0 : 1,
-    headRow: 0,
-    anyBad: 0,
-    fromBlock: 0,
-    maxBlocks: ALL_BLOCKS,
-    out: out.address,
-    scratch,
-    prog: 0,
-    regs: 0,
-    bi: 0,
-    hi: 0,
-    classes: 0,
-    clsQB: 0,
-    clsBlk: 0,
-    clsH: 1,
-    clsByB: 0,
-    progAll: 0,
-  };
-  const run = {
-    nb,
-    nh,
-    nhkv,
-    nl,
-    qs0,
-    qs1,
-    ks0,
-    ks1,
-    vs0,
-    vs1,
-    ps0,
-    gs0: 0,
-    gs1: 0,
-    os0: 0,
-    os1: 0,
-    ls0: 0,
-    ls1: 0,
-    b0: 0,
-    b1: nb,
-    g0: 0,
-    g1: nhkv,
-  };
-  return { pack, block, run };
-}
 
 /**
  * A threaded call's shares as [b0, b1, g0, g1] (batches and kv heads of attentionRun or attentionDecode), at most
@@ -345,7 +230,7 @@ function runThreaded(
   ctx: WasmContext,
   name: "attentionRun" | "attentionDecode",
   parts: readonly [number, number, number, number][],
-  params: AttentionParams,
+  params: CallParams,
   scratchBytes: number,
   node: string,
   regsOf: (scratch: number) => number = () => 0,
@@ -374,9 +259,6 @@ function runThreaded(
   return regsList;
 }
 
-/** `maxBlocks` for "every key block of the query block". */
-const ALL_BLOCKS = 2 ** 31 - 1;
-
 /**
  * The module's attention as steps (assembly/attention.ts), for a chunked call: per batch and kv head, its keys packed
  * `keysPerStep` at a time; per query block, `keysPerStep` keys' worth of whole key blocks at a time. Each step yields
@@ -385,7 +267,7 @@ const ALL_BLOCKS = 2 ** 31 - 1;
  */
 function* attentionSteps(
   ctx: WasmContext,
-  params: AttentionParams,
+  params: CallParams,
   keysPerStep: number,
   mods?: CallMods,
 ): Generator<number, void, void> {
