@@ -17,13 +17,13 @@ import {
   attentionGradRun,
   type GradMode,
 } from "./attention-grad-params.js";
-import { ALL_BLOCKS, callParams, type CallParams } from "./attention-call-params.js";
+import { callParams } from "./attention-call-params.js";
+import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
 import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 import { gatheredValues, view, views } from "./score-mod.js";
 import {
   callMods,
   clearStatus,
-  failed,
   loadProgram,
   regsAfter,
   scratchWithRegs,
@@ -32,9 +32,6 @@ import {
   type LoadedProgram,
 } from "./attention-mods.js";
 
-/** Query rows and keys per block of the module's backward (assembly/attention-grad.ts). */
-const BQ = 64;
-const BK = 64;
 /** Work of one weight beyond its products (mask test, vector exp, dropout bits), in multiply-adds of the SIMD tile. */
 const EXP_WORK = 60;
 
@@ -173,7 +170,17 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
       }
       const perKey = Math.min(nl, BQ) * (productWork(p.mode, nd, ndv) + EXP_WORK);
       const keysPerStep = Math.floor(ctx.chunkWork / perKey);
-      return runSteps(ctx, steps(ctx, params, keysPerStep, p.mods), signal, call.node);
+      const pieces: StepPieces = {
+        pack: attentionGradPack,
+        block: attentionGradBlock,
+        flush:
+          p.mode === GRAD_MODE.k || p.mode === GRAD_MODE.v
+            ? { run: attentionGradFlush, width: p.mode === GRAD_MODE.v ? ndv : nd }
+            : undefined,
+        packWork: 2 * nd + ndv,
+        weightWork: productWork(p.mode, nd, ndv) + EXP_WORK,
+      };
+      return runSteps(ctx, callSteps(ctx, params, keysPerStep, pieces, p.mods), signal, call.node);
     };
     return withCleanup(go, () => {
       for (const c of copies) ctx.release(c);
@@ -186,84 +193,6 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
 /** Multiply-adds of the products per weight: q·k, and grad·v and the gradient's own where the mode needs them. */
 function productWork(mode: GradMode, nd: number, ndv: number): number {
   return mode === GRAD_MODE.lse ? nd : mode === GRAD_MODE.v ? nd + ndv : 2 * nd + ndv;
-}
-
-/**
- * The module's backward as steps, for a chunked call: per batch and kv head, its keys packed `keysPerStep` at a time;
- * per query head of the group and query block, `keysPerStep` keys' worth of whole key blocks at a time; wrt k and v,
- * the kv head's rows written at its end. Each step yields its work (an upper bound). With whole steps these are the
- * calls `attentionGradRun` makes, in the same order. With a modification, an index error ends the call at the block
- * that met it.
- */
-function* steps(
-  ctx: WasmContext,
-  params: CallParams,
-  keysPerStep: number,
-  mods?: CallMods,
-): Generator<number, void, void> {
-  const { pack, block, run } = params;
-  const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1 } = run;
-  const { ns, nd, ndv } = pack;
-  const mode = pack.mode as GradMode;
-  const group = nh / nhkv;
-  const kb = pack.kb,
-    vb = pack.vb,
-    pb = pack.pb,
-    qb = block.qb,
-    gb = block.gb,
-    ob = block.ob,
-    lb = block.lb;
-  const perKv = mode === GRAD_MODE.k || mode === GRAD_MODE.v;
-  const flushWidth = mode === GRAD_MODE.v ? ndv : nd;
-  const work = productWork(mode, nd, ndv) + EXP_WORK;
-  // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
-  const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
-  const blocksPerStep = keysPerStep === Infinity ? ALL_BLOCKS : Math.max(1, Math.floor(keysPerStep / BK));
-  block.maxBlocks = blocksPerStep;
-  const rows = (base: number, b: number, h: number, s0: number, s1: number) =>
-    base === 0 ? 0 : base + (b * s0 + h * s1) * 4;
-  for (let b = 0; b < nb; b++) {
-    for (let g = 0; g < nhkv; g++) {
-      pack.kb = kb + (b * ks0 + g * ks1) * 4;
-      pack.vb = rows(vb, b, g, vs0, vs1);
-      pack.pb = pb === 0 ? 0 : pb + b * ps0 * 4;
-      pack.dst = perKv ? block.out + (b * nhkv + g) * ns * flushWidth * 4 : 0;
-      let anyBad = 0;
-      for (let s0 = 0; s0 < ns; s0 += packStep) {
-        pack.s0 = s0;
-        pack.s1 = Math.min(ns, s0 + packStep);
-        anyBad |= attentionGradPack(ctx, ctx.params, pack);
-        yield (pack.s1 - s0) * (2 * nd + ndv);
-      }
-      block.anyBad = anyBad;
-      for (let h = g * group; h < (g + 1) * group; h++) {
-        block.qb = qb + (b * qs0 + h * qs1) * 4;
-        block.gb = rows(gb, b, h, gs0, gs1);
-        block.ob = rows(ob, b, h, os0, os1);
-        block.lb = rows(lb, b, h, ls0, ls1);
-        block.headRow = (b * nh + h) * nl;
-        block.bi = b;
-        block.hi = h;
-        for (let i0 = 0; i0 < nl; i0 += BQ) {
-          block.i0 = i0;
-          block.br = Math.min(BQ, nl - i0);
-          for (let from = 0; ; from += blocksPerStep) {
-            block.fromBlock = from;
-            const left = attentionGradBlock(ctx, ctx.params, block);
-            if (mods !== undefined && failed(ctx, block.regs)) throwIfFailed(ctx, mods, [block.regs]);
-            yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * block.br * BK * work;
-            if (left === 0) break;
-          }
-        }
-      }
-      if (perKv && ns > 0) {
-        pack.s0 = 0;
-        pack.s1 = ns;
-        attentionGradFlush(ctx, ctx.params, pack);
-        yield ns * flushWidth;
-      }
-    }
-  }
 }
 
 /**

@@ -19,16 +19,15 @@ import {
 } from "./attention-params.js";
 import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput } from "./adapter.js";
 import { blockClassTable, type BlockClassTable } from "./attention-blocks.js";
-import { ALL_BLOCKS, callParams, type CallParams } from "./attention-call-params.js";
+import { callParams, type CallParams } from "./attention-call-params.js";
+import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
 import {
   callMods,
   clearStatus,
-  failed,
   loadProgram,
   regsAfter,
   scratchWithRegs,
   throwIfFailed,
-  type CallMods,
   type LoadedProgram,
 } from "./attention-mods.js";
 
@@ -119,7 +118,14 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
         return undefined;
       }
       const keysPerStep = Math.floor(ctx.chunkWork / (Math.min(nl, BQ) * (nd + ndv + EXP_WORK)));
-      return runSteps(ctx, attentionSteps(ctx, params, keysPerStep, mods), signal, call.node);
+      const pieces: StepPieces = {
+        pack: attentionPack,
+        block: attentionBlock,
+        flush: undefined,
+        packWork: nd + ndv,
+        weightWork: nd + ndv + EXP_WORK,
+      };
+      return runSteps(ctx, callSteps(ctx, params, keysPerStep, pieces, mods), signal, call.node);
     };
     return withCleanup(run, () => {
       if (classTable) ctx.release(classTable.value);
@@ -184,9 +190,6 @@ function* decodeSteps(ctx: WasmContext, params: CallParams): Generator<number, v
   }
 }
 
-/** Query rows and keys per block of the module's attention (assembly/attention.ts). */
-const BQ = 64;
-const BK = 64;
 /**
  * Work of one weight beyond its two products (mask test, vector exp, running max and sum) in multiply-adds of the SIMD
  * tile: measured ≈ 40 to 60 (D = 64 to 4, Node 20).
@@ -257,63 +260,4 @@ function runThreaded(
   });
   ctx.parallel(calls);
   return regsList;
-}
-
-/**
- * The module's attention as steps (assembly/attention.ts), for a chunked call: per batch and kv head, its keys packed
- * `keysPerStep` at a time; per query block, `keysPerStep` keys' worth of whole key blocks at a time. Each step yields
- * its work (an upper bound). With whole steps these are the calls `attentionRun` makes, in the same order. With a
- * modification, an index error ends the call at the block that met it.
- */
-function* attentionSteps(
-  ctx: WasmContext,
-  params: CallParams,
-  keysPerStep: number,
-  mods?: CallMods,
-): Generator<number, void, void> {
-  const { pack, block, run } = params;
-  const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0 } = run;
-  const { ns, nd, ndv } = pack;
-  const group = nh / nhkv;
-  const kb = pack.kb,
-    vb = pack.vb,
-    pb = pack.pb,
-    qb = block.qb;
-  // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
-  const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
-  const blocksPerStep = keysPerStep === Infinity ? ALL_BLOCKS : Math.max(1, Math.floor(keysPerStep / BK));
-  block.maxBlocks = blocksPerStep;
-  for (let b = 0; b < nb; b++) {
-    for (let g = 0; g < nhkv; g++) {
-      pack.kb = kb + (b * ks0 + g * ks1) * 4;
-      pack.vb = vb + (b * vs0 + g * vs1) * 4;
-      pack.pb = pb === 0 ? 0 : pb + b * ps0 * 4;
-      let anyBad = 0;
-      for (let s0 = 0; s0 < ns; s0 += packStep) {
-        pack.s0 = s0;
-        pack.s1 = Math.min(ns, s0 + packStep);
-        anyBad |= attentionPack(ctx, ctx.params, pack);
-        yield (pack.s1 - s0) * (nd + ndv);
-      }
-      block.anyBad = anyBad;
-      for (let h = g * group; h < (g + 1) * group; h++) {
-        block.qb = qb + (b * qs0 + h * qs1) * 4;
-        block.headRow = (b * nh + h) * nl;
-        block.bi = b;
-        block.hi = h;
-        for (let i0 = 0; i0 < nl; i0 += BQ) {
-          block.i0 = i0;
-          block.br = Math.min(BQ, nl - i0);
-          const blockWork = block.br * BK * (nd + ndv + EXP_WORK);
-          for (let from = 0; ; from += blocksPerStep) {
-            block.fromBlock = from;
-            const left = attentionBlock(ctx, ctx.params, block);
-            if (mods !== undefined && failed(ctx, block.regs)) throwIfFailed(ctx, mods, [block.regs]);
-            yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * blockWork;
-            if (left === 0) break;
-          }
-        }
-      }
-    }
-  }
 }
