@@ -56,6 +56,20 @@ export function random(shape: Shape, seed: number, scale = 1): Tensor {
   return new Tensor(data, shape);
 }
 
+/**
+ * Views [rows, n] strided along their last axis (a transposed [n, rows]), of odd and even lengths and of length 1,
+ * values in [−6, 6): what an elementwise kernel's gathered lanes must read as its dense path does.
+ */
+export function stridedRows(): Tensor[] {
+  const sizes = [
+    [7, 5],
+    [3, 1],
+    [2, 13],
+    [4, 8],
+  ] as const;
+  return sizes.map(([rows, n]) => random([n, rows], rows * 31 + n, 6).transpose(0, 1));
+}
+
 /** The largest |a − b| / (abs + rel · |b|) over all elements; NaN where NaN-ness differs. */
 export function worst(a: Tensor, b: Tensor, abs = 1e-5, rel = 1e-4): number {
   const x = a.toFloat32Array();

@@ -7,6 +7,7 @@ import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import type { WasmValue } from "../value.js";
 import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
+import { BAD_STEPS, eachStrided } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
@@ -92,12 +93,7 @@ describe("adam-step on wasm", () => {
     const mT = random([5, 6, 4], 5, 0.1).permute([2, 0, 1]);
     const vT = positive(random([4, 6, 5], 6, 0.01), 1e-3).permute([0, 2, 1]);
     for (const a of cases) {
-      for (const [x, y, z] of [
-        [pT, m, v],
-        [p, mT, v],
-        [p, m, vT],
-        [pT, mT, vT],
-      ] as const) {
+      for (const [x, y, z] of eachStrided([p, m, v], [pT, mT, vT])) {
         expectNear(run(x, y, z, step(7, [1]), a, true), adamStep64(f64(x), f64(y), f64(z), 7, a));
       }
     }
@@ -119,14 +115,8 @@ describe("adam-step on wasm", () => {
     const m = random([2, 3], 2, 0.1);
     const v = positive(random([2, 3], 3, 0.01), 1e-3);
     const before = ex.inUseBytes;
-    for (const [t, shape] of [
-      [0, []],
-      [1.5, [1]],
-      [NaN, []],
-      [-2, [1]],
-      [Infinity, []],
-    ] as const) {
-      const e = failure({ lr: 1e-2 }, [p, m, v, step(t, shape)]);
+    for (const [t, bad] of BAD_STEPS) {
+      const e = failure({ lr: 1e-2 }, [p, m, v, bad]);
       expect(AttnGraphError.isInstance(e), `step ${t}`).toBe(true);
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.update.step"]);
       expect(e.message).toContain("optim.w.update.step");

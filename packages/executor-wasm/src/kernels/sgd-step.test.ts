@@ -7,6 +7,7 @@ import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import type { WasmValue } from "../value.js";
 import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
+import { eachStrided } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
@@ -87,12 +88,7 @@ describe("sgd-step on wasm", () => {
     const gT = random([5, 6, 4], 5).permute([2, 0, 1]);
     const bT = random([4, 6, 5], 6).permute([0, 2, 1]);
     for (const a of cases) {
-      for (const [x, y, z] of [
-        [pT, g, b],
-        [p, gT, b],
-        [p, g, bT],
-        [pT, gT, bT],
-      ] as const) {
+      for (const [x, y, z] of eachStrided([p, g, b], [pT, gT, bT])) {
         const buf = a.momentum ? z : undefined;
         expectRef(run(x, y, buf, a, true), x, y, buf, a);
       }
