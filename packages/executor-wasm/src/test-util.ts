@@ -1,7 +1,7 @@
 // Test helpers: run one op on the wasm executor and on the CPU executor (the reference) from host tensors.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
-import type { WasmExecutor } from "./executor.js";
+import type { WasmExecutor, WasmKernel } from "./executor.js";
 import { createWasmExecutor, type CreateWasmExecutorOptions } from "./register-kernels.js";
 import { WasmValue } from "./value.js";
 
@@ -43,6 +43,13 @@ export function onCpu(
 ): Tensor {
   return cpu.dispatch({ kind, node: kind, attrs, inputs, outShape }).contiguous();
 }
+
+/** A user kernel that traps: a copy from an address past the module's memory. Tests register it as "trap". */
+export const trapKernel: WasmKernel = (call, ctx) => {
+  const x = call.inputs[0]!;
+  ctx.exports.copy(0xfffff000, ctx.desc(x), ctx.alloc(x.shape, call.node).address); // out of bounds
+  return x;
+};
 
 /** Deterministic values in [-1, 1) (a small LCG), so a failure reproduces. */
 export function random(shape: Shape, seed: number, scale = 1): Tensor {

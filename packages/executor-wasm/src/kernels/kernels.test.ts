@@ -124,10 +124,7 @@ describe("fused attention over many key blocks", () => {
           window: c.window,
           alignment: c.alignment,
           scale: 1 / Math.sqrt(c.D),
-          dropoutRate: 0,
-          dropoutSeed: 0,
-          training: false,
-        };
+        }; // no dropout: the declared default
         const shape = [B, c.H, c.L, Dv];
         const got = onWasm(ex, "attention", attrs, [q, k, v, padMask], shape);
         const want = onCpu("attention", attrs, [q, k, v, padMask], shape);
