@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { pointwiseGrad, reluOp, siluOp, type KernelCall } from "@attngraph/graph";
 import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
-import type { WasmExecutor, WasmKernel } from "./executor.js";
-import { random, wasmExecutor } from "./test-util.js";
+import type { WasmExecutor } from "./executor.js";
+import { random, wasmExecutor, trapKernel } from "./test-util.js";
 import type { WasmValue } from "./value.js";
 
 /** [B, T, n, D] stored, seen as [B, n, T, D]: the strided layout the standard builder hands to the kernels. */
@@ -406,12 +406,7 @@ describe("chunked kernels on the wasm executor", () => {
 
   it("gives up when a trap elsewhere replaced the module while it waited, naming the node", async () => {
     const tiny = await wasmExecutor({ chunkWork: 1 });
-    const trap: WasmKernel = (call, ctx) => {
-      const x = call.inputs[0]!;
-      ctx.exports.copy(0xfffff000, ctx.desc(x), ctx.alloc(x.shape, call.node).address); // out of bounds: a trap
-      return x;
-    };
-    tiny.registerKernel("trap", trap);
+    tiny.registerKernel("trap", trapKernel);
     const s = tiny.upload(random([8, 300], 3));
     const pending = Promise.resolve(
       tiny.dispatch({

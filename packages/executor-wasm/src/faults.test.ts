@@ -8,16 +8,7 @@ import { createOpRegistry, defineOp, insertAfter } from "@attngraph/graph";
 import { compile, compileDecoder } from "@attngraph/runtime";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import type { WasmKernel } from "./executor.js";
-import { onWasm, random, wasmExecutor, worst } from "./test-util.js";
-
-const caught = (fn: () => unknown): unknown => {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  return undefined;
-};
+import { onWasm, random, thrown as caught, wasmExecutor, worst } from "./test-util.js";
 
 describe("memory limit", () => {
   it("an upload past maxMemoryBytes is refused before the memory grows, naming the tensor and the size", async () => {
@@ -66,6 +57,42 @@ describe("a trap inside a kernel", () => {
     return ctx.view(x, x.shape, x.strides);
   };
 
+  /** What `run` rejects with while the probe traps (undefined if it resolves). */
+  const trapping = async (run: () => Promise<unknown>): Promise<unknown> => {
+    armed = true;
+    try {
+      return await run().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    } finally {
+      armed = false;
+    }
+  };
+
+  /** Multi-head attention (its decode form with `decode`) with the probe after its scores, and its weights. */
+  const probedAttention = (decode: boolean) => {
+    const probeOp = defineOp<Record<string, never>>({
+      kind: "probe",
+      doc: "identity that can trap",
+      inputs: [{ name: "x", doc: "any" }],
+      attrs: {},
+      inferShape: ([x]) => x!,
+    });
+    const config = { dIn: 16, dOut: 16, numHeads: 2, causal: true };
+    const base = multiHeadAttention(config, { registry: createOpRegistry([probeOp]), decode });
+    const graph = insertAfter(base, "scores", (b, scores) => b.add("probe", "scores.probe", { x: scores }, {}));
+    const m = (seed: number) => ({ shape: [16, 16], data: random([16, 16], seed).toFloat32Array() });
+    const weights = attentionWeights(config, {
+      W_query: m(1),
+      W_key: m(2),
+      W_value: m(3),
+      out_proj: m(4),
+      out_bias: { shape: [16], data: random([16], 5).toFloat32Array() },
+    });
+    return { graph, weights };
+  };
+
   it("fails the dispatch with the node named, then works on a fresh instance; uploads are restored", async () => {
     const ex = await wasmExecutor();
     ex.registerKernel("probe", probe);
@@ -90,35 +117,13 @@ describe("a trap inside a kernel", () => {
   });
 
   it("in a session: the run rejects naming the node, and the next run gives the same output as before", async () => {
-    const probeOp = defineOp<Record<string, never>>({
-      kind: "probe",
-      doc: "identity that can trap",
-      inputs: [{ name: "x", doc: "any" }],
-      attrs: {},
-      inferShape: ([x]) => x!,
-    });
-    const config = { dIn: 16, dOut: 16, numHeads: 2, causal: true };
-    const base = multiHeadAttention(config, { registry: createOpRegistry([probeOp]) });
-    const graph = insertAfter(base, "scores", (b, scores) => b.add("probe", "scores.probe", { x: scores }, {}));
-    const m = (seed: number) => ({ shape: [16, 16], data: random([16, 16], seed).toFloat32Array() });
-    const weights = attentionWeights(config, {
-      W_query: m(1),
-      W_key: m(2),
-      W_value: m(3),
-      out_proj: m(4),
-      out_bias: { shape: [16], data: random([16], 5).toFloat32Array() },
-    });
+    const { graph, weights } = probedAttention(false);
     const wasm = await wasmExecutor();
     wasm.registerKernel("probe", probe);
     const session = await compile(graph, { executors: [wasm], weights });
     const x = random([2, 9, 16], 6);
     const before = (await session.run({ x })).output!;
-    armed = true;
-    const err = await session.run({ x }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    armed = false;
+    const err = await trapping(() => session.run({ x }));
     expect(String(err)).toContain("scores.probe");
     expect(((err as { cause?: unknown }).cause as AttnGraphError | undefined)?.code).toBe("wasm-trap");
     const after = (await session.run({ x })).output!;
@@ -128,24 +133,7 @@ describe("a trap inside a kernel", () => {
   });
 
   it("in a decode session: the cache died with the memory; the next step fails, reset() makes new caches and decoding works", async () => {
-    const probeOp = defineOp<Record<string, never>>({
-      kind: "probe",
-      doc: "identity that can trap",
-      inputs: [{ name: "x", doc: "any" }],
-      attrs: {},
-      inferShape: ([x]) => x!,
-    });
-    const config = { dIn: 16, dOut: 16, numHeads: 2, causal: true };
-    const base = multiHeadAttention(config, { registry: createOpRegistry([probeOp]), decode: true });
-    const graph = insertAfter(base, "scores", (b, scores) => b.add("probe", "scores.probe", { x: scores }, {}));
-    const m = (seed: number) => ({ shape: [16, 16], data: random([16, 16], seed).toFloat32Array() });
-    const weights = attentionWeights(config, {
-      W_query: m(1),
-      W_key: m(2),
-      W_value: m(3),
-      out_proj: m(4),
-      out_bias: { shape: [16], data: random([16], 5).toFloat32Array() },
-    });
+    const { graph, weights } = probedAttention(true);
     const wasm = await wasmExecutor();
     wasm.registerKernel("probe", probe);
     const decoder = await compileDecoder(graph, { executors: [wasm], weights, maxLength: 8, batch: 1 });
@@ -153,12 +141,7 @@ describe("a trap inside a kernel", () => {
     const token = random([1, 1, 16], 7);
     const first = (await decoder.step({ x: prompt })).output!;
     const second = (await decoder.step({ x: token })).output!;
-    armed = true;
-    const err = await decoder.step({ x: token }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    armed = false;
+    const err = await trapping(() => decoder.step({ x: token }));
     expect(((err as { cause?: unknown }).cause as AttnGraphError | undefined)?.code).toBe("wasm-trap");
     // The keys and values of the 4 positions before were in the old memory: the next step cannot read them.
     await expect(decoder.step({ x: token })).rejects.toThrow(

@@ -4,8 +4,7 @@
 // a trap like any other.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import type { WasmKernel } from "./executor.js";
-import { random, thrown, wasmExecutor } from "./test-util.js";
+import { random, thrown, wasmExecutor, trapKernel } from "./test-util.js";
 
 describe("int32 values", () => {
   it("upload keeps the dtype and the integers' bits; downloadAny gives them back as int32", async () => {
@@ -33,12 +32,7 @@ describe("int32 values", () => {
 
   it("an int32 upload made before a trap is restored as int32 in the new memory", async () => {
     const ex = await wasmExecutor();
-    const trap: WasmKernel = (call, ctx) => {
-      const x = call.inputs[0]!;
-      ctx.exports.copy(0xfffff000, ctx.desc(x), ctx.alloc(x.shape, call.node).address); // out of bounds: a trap
-      return x;
-    };
-    ex.registerKernel("trap", trap);
+    ex.registerKernel("trap", trapKernel);
     const table = ex.upload(random([4, 3], 2));
     const ids = ex.upload(Tensor.int32([3, 1, 2], [3]));
     const before = ex

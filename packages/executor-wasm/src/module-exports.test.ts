@@ -61,7 +61,10 @@ function moduleExports(): Map<string, Signature> {
   return out;
 }
 
-/** The members of `interface KernelExports { … }` in src/module.ts. */
+/**
+ * The members of `interface KernelExports { … }` in src/module.ts: methods `name(params): result;`, and properties
+ * `name: Alias;` of a function type declared in the same file (`export type Alias = (params) => result;`).
+ */
 function declaredExports(): Map<string, Signature> {
   const src = stripComments(read("src/module.ts"));
   const start = src.indexOf("export interface KernelExports {");
@@ -79,6 +82,14 @@ function declaredExports(): Map<string, Signature> {
   const out = new Map<string, Signature>();
   for (const m of body.matchAll(/(\w+)\s*\(([^)]*)\)\s*:\s*(\w+)\s*;/g))
     out.set(m[1]!, { params: parseParams(m[2]!), result: m[3]! });
+  const aliases = new Map<string, Signature>();
+  for (const m of src.matchAll(/export\s+type\s+(\w+)\s*=\s*\(([^)]*)\)\s*=>\s*(\w+)\s*;/g))
+    aliases.set(m[1]!, { params: parseParams(m[2]!), result: m[3]! });
+  for (const m of body.matchAll(/(\w+)\s*:\s*(\w+)\s*;/g)) {
+    const sig = aliases.get(m[2]!);
+    if (sig === undefined) throw new Error(`KernelExports.${m[1]} has type ${m[2]}, no function type of src/module.ts`);
+    out.set(m[1]!, sig);
+  }
   return out;
 }
 

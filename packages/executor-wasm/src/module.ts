@@ -13,6 +13,23 @@ export type WasmModuleName = WasmFlavour | "simd-threads" | "relaxed-threads";
 /** Where a flavour's bytes come from: the bytes themselves, or a URL (file:, http(s):, data:). */
 export type WasmSource = BufferSource | URL | string;
 
+/**
+ * The shape most row-wise backward and optimizer entries share: rows [r0, r1) of two views, each read through its
+ * descriptor slot (`a`, `adesc`, `b`, `bdesc`), with two more numbers `c` and `d` (an output address, a params block, a
+ * scale, a flag or an accumulator, as each entry's comment says). One type for all of them, so the list below says
+ * each entry's parameters once.
+ */
+export type ViewPairRows = (
+  a: number,
+  adesc: number,
+  b: number,
+  bdesc: number,
+  c: number,
+  d: number,
+  r0: number,
+  r1: number,
+) => void;
+
 /** The module's exports (assembly/index.ts). Pointers are byte addresses, strides and offsets float32 elements. */
 export interface KernelExports {
   heapBase(): number;
@@ -89,27 +106,10 @@ export interface KernelExports {
   mul(params: number): void;
   /** See assembly/rms-norm.ts: rows [r0, r1) of any view → dst dense; w = 0 when there is no weight. */
   rmsNorm(src: number, desc: number, dst: number, w: number, ws: number, eps: number, r0: number, r1: number): void;
-  rmsNormGrad(
-    g: number,
-    gdesc: number,
-    x: number,
-    xdesc: number,
-    affine: number,
-    dst: number,
-    r0: number,
-    r1: number,
-  ): void;
-  /** Adds rows [r0, r1) into float64 accumulators acc [E]. */
-  rmsNormWeightGrad(
-    g: number,
-    gdesc: number,
-    x: number,
-    xdesc: number,
-    acc: number,
-    eps: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** grad and x → dx rows; c: an AffineParams block (weight, eps), d: dst. */
+  rmsNormGrad: ViewPairRows;
+  /** Adds grad and x's rows into float64 accumulators; c: acc [E], d: eps. */
+  rmsNormWeightGrad: ViewPairRows;
   /** See assembly/add-layer-norm.ts: a block of rows of a + b (as `add`) and their layer norm (as `layerNorm`), side by side. */
   addLayerNorm(params: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
   /** See assembly/embedding.ts: `lookup` is a LookupParams block (src/kernels/embedding.ts writes it). */
@@ -132,26 +132,10 @@ export interface KernelExports {
   pad(src: number, desc: number, dst: number, rpc: number, before: number, after: number): void;
   /** Rows [r0, r1) of any view → columns [r0, r1) of dst [n, ld]. */
   transposeRows(src: number, desc: number, dst: number, ld: number, r0: number, r1: number): void;
-  softmaxGrad(
-    y: number,
-    ydesc: number,
-    g: number,
-    gdesc: number,
-    dst: number,
-    scale: number,
-    r0: number,
-    r1: number,
-  ): void;
-  maskGrad(
-    g: number,
-    gdesc: number,
-    m: number,
-    mdesc: number,
-    dst: number,
-    scale: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** y and grad → dx rows; c: dst, d: scale. */
+  softmaxGrad: ViewPairRows;
+  /** grad and the forward's output → rows; c: dst, d: scale. */
+  maskGrad: ViewPairRows;
   /** See assembly/attention-grad.ts: `params` is a GradPackParams block (src/kernels/attention-grad-params.ts writes it). */
   attentionGradPack(params: number): number;
   /** See assembly/attention-grad.ts: `params` is a GradBlockParams block; returns the key blocks still to run (0: done). */
@@ -166,67 +150,24 @@ export interface KernelExports {
   attentionGradParamsLayout(dst: number): number;
   /** Scratch bytes of the attention backward for key length S, head dims D and Dv, and mode (0 lse, 1 q, 2 k, 3 v). */
   attentionGradScratchBytes(ns: number, nd: number, ndv: number, mode: number): number;
-  layerNormGrad(
-    g: number,
-    gdesc: number,
-    x: number,
-    xdesc: number,
-    affine: number,
-    dst: number,
-    r0: number,
-    r1: number,
-  ): void;
-  /** Adds rows [r0, r1)'s grad ⊙ x̂ into the float64 accumulators at acc ([E]). */
-  layerNormWeightGrad(
-    g: number,
-    gdesc: number,
-    x: number,
-    xdesc: number,
-    acc: number,
-    eps: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** grad and x → dx rows; c: an AffineParams block (weight, eps), d: dst. */
+  layerNormGrad: ViewPairRows;
+  /** Adds grad ⊙ x̂ of the rows into float64 accumulators; c: acc [E], d: eps. */
+  layerNormWeightGrad: ViewPairRows;
   f64ToF32(src: number, dst: number, n: number): void;
   geluGrad(g: number, x: number, dst: number, n: number, tanh: number): void;
-  geluGradStrided(
-    g: number,
-    gdesc: number,
-    x: number,
-    xdesc: number,
-    dst: number,
-    tanh: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** grad and x → rows; c: dst, d: 1 for the tanh form. */
+  geluGradStrided: ViewPairRows;
   embeddingGrad(lookup: number, g: number, gdesc: number, dst: number, k0: number, k1: number): void;
   crossEntropyGrad(logits: number, desc: number, targets: number, dst: number, r0: number, r1: number): void;
   /** adam-moment over n contiguous elements of state, grad and (with hasParam) param. */
   adamMoment(s: number, g: number, p: number, dst: number, n: number, h: number): void;
-  /** adam-moment over rows [r0, r1): state and grad any views (descriptors), param dense. */
-  adamMomentStrided(
-    s: number,
-    sdesc: number,
-    g: number,
-    gdesc: number,
-    dst: number,
-    h: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** adam-moment over rows: state and grad any views, param dense; c: dst, d: an OptimParams block. */
+  adamMomentStrided: ViewPairRows;
   /** adam-step over n contiguous elements of param, m and v; t the step (an integer >= 1). */
   adamStep(p: number, m: number, v: number, dst: number, n: number, h: number): void;
-  /** adam-step over rows [r0, r1): param and m any views (descriptors), v dense. */
-  adamStepStrided(
-    p: number,
-    pdesc: number,
-    m: number,
-    mdesc: number,
-    dst: number,
-    h: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** adam-step over rows: param and m any views, v dense; c: dst, d: an OptimParams block. */
+  adamStepStrided: ViewPairRows;
   /** OptimParams' field offsets in declaration order (i32 each) at dst; returns their count. */
   optimParamsLayout(dst: number): number;
   /** Σ x² of n contiguous elements, in float64 (sum-squares). */
@@ -237,30 +178,12 @@ export interface KernelExports {
   accumulateScaled(acc: number, g: number, dst: number, n: number, scale: number, restart: number): void;
   /** sgd-momentum over n contiguous elements of buf (read only without first), grad and (with hasParam) param; keep = 1 − dampening. */
   sgdMomentum(b: number, g: number, p: number, dst: number, n: number, h: number): void;
-  /** sgd-momentum over rows [r0, r1): buf and grad any views (descriptors), param dense. */
-  sgdMomentumStrided(
-    b: number,
-    bdesc: number,
-    g: number,
-    gdesc: number,
-    dst: number,
-    h: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** sgd-momentum over rows: buf and grad any views, param dense; c: dst, d: an OptimParams block. */
+  sgdMomentumStrided: ViewPairRows;
   /** sgd-step over n contiguous elements of param, grad and buf; mode 0: u = d, 1: u = buf, 2: u = d + mu · buf (Nesterov). */
   sgdStep(p: number, g: number, b: number, dst: number, n: number, h: number): void;
-  /** sgd-step over rows [r0, r1): param and grad any views (descriptors), buf dense. */
-  sgdStepStrided(
-    p: number,
-    pdesc: number,
-    g: number,
-    gdesc: number,
-    dst: number,
-    h: number,
-    r0: number,
-    r1: number,
-  ): void;
+  /** sgd-step over rows: param and grad any views, buf dense; c: dst, d: an OptimParams block. */
+  sgdStepStrided: ViewPairRows;
 }
 
 // One literal `new URL` per file: bundlers (Vite, rolldown, webpack) only rewrite URLs they can read statically.

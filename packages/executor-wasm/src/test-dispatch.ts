@@ -1,9 +1,9 @@
-// Test helpers for the two ways many kernel tests dispatch one op besides onWasm: in chunks (a signal on an executor
-// of a tiny chunkWork, where a kernel must answer with a Promise) and a bad call (for the error it throws). Both
-// release every upload, so a test can check that nothing is left allocated.
+// Test helpers for the ways many kernel tests dispatch one op besides onWasm: in chunks (a signal on an executor of a
+// tiny chunkWork, where a kernel must answer with a Promise) and a bad call (for the error it throws; into a planned
+// output that must stay untouched). Each releases what it uploads, so a test can check that nothing is left allocated.
 import { expect } from "vitest";
 import { thrownError } from "@attngraph/testkit/test-helpers";
-import type { AttnGraphError, AnyTensor, Shape, Tensor } from "@attngraph/tensor";
+import { Tensor, sizeOf, type AttnGraphError, type AnyTensor, type Shape } from "@attngraph/tensor";
 import type { WasmExecutor } from "./executor.js";
 import { uploadView, type OpCall } from "./test-util.js";
 import type { WasmValue } from "./value.js";
@@ -33,7 +33,7 @@ export function failingCall(
   kind: string,
   node: string,
   outShape: Shape,
-): (attrs: Record<string, unknown>, inputs: readonly (Tensor | undefined)[]) => AttnGraphError {
+): (attrs: Record<string, unknown>, inputs: readonly (AnyTensor | undefined)[]) => AttnGraphError {
   return (attrs, inputs) => {
     const values = inputs.map((t) => t && ex.upload(t));
     try {
@@ -42,4 +42,27 @@ export function failingCall(
       for (const v of values) if (v) ex.release(v);
     }
   };
+}
+
+/**
+ * Dispatches `op` on `ex` (its inputs already there) into a planned output filled with 42, expecting an error: the
+ * error, once the output is checked untouched (a kernel refuses a bad call before it writes anything).
+ */
+export function failsUntouched(
+  ex: WasmExecutor,
+  op: OpCall,
+  inputs: readonly (WasmValue | undefined)[],
+): AttnGraphError {
+  const out = ex.upload(Tensor.from(new Array<number>(sizeOf(op.outShape)).fill(42), op.outShape));
+  try {
+    const e = thrownError(() => ex.dispatch({ ...op, inputs, out }));
+    const kept = ex
+      .download(out)
+      .toFloat32Array()
+      .every((v) => v === 42);
+    expect(kept, "the planned output is untouched").toBe(true);
+    return e;
+  } finally {
+    ex.release(out);
+  }
 }

@@ -1,7 +1,7 @@
 // Test helpers: run one op on the wasm executor and on the CPU executor (the reference) from host tensors.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
-import type { WasmExecutor } from "./executor.js";
+import type { WasmExecutor, WasmKernel } from "./executor.js";
 import { createWasmExecutor, type CreateWasmExecutorOptions } from "./register-kernels.js";
 import { WasmValue } from "./value.js";
 
@@ -44,6 +44,13 @@ export function onCpu(
   return cpu.dispatch({ kind, node: kind, attrs, inputs, outShape }).contiguous();
 }
 
+/** A user kernel that traps: a copy from an address past the module's memory. Tests register it as "trap". */
+export const trapKernel: WasmKernel = (call, ctx) => {
+  const x = call.inputs[0]!;
+  ctx.exports.copy(0xfffff000, ctx.desc(x), ctx.alloc(x.shape, call.node).address); // out of bounds
+  return x;
+};
+
 /** Deterministic values in [-1, 1) (a small LCG), so a failure reproduces. */
 export function random(shape: Shape, seed: number, scale = 1): Tensor {
   let s = seed >>> 0 || 1;
@@ -54,6 +61,20 @@ export function random(shape: Shape, seed: number, scale = 1): Tensor {
     data[i] = ((s / 2 ** 32) * 2 - 1) * scale;
   }
   return new Tensor(data, shape);
+}
+
+/**
+ * Views [rows, n] strided along their last axis (a transposed [n, rows]), of odd and even lengths and of length 1,
+ * values in [−6, 6): what an elementwise kernel's gathered lanes must read as its dense path does.
+ */
+export function stridedRows(): Tensor[] {
+  const sizes = [
+    [7, 5],
+    [3, 1],
+    [2, 13],
+    [4, 8],
+  ] as const;
+  return sizes.map(([rows, n]) => random([n, rows], rows * 31 + n, 6).transpose(0, 1));
 }
 
 /** The largest |a − b| / (abs + rel · |b|) over all elements; NaN where NaN-ness differs. */

@@ -145,15 +145,7 @@ describe("wasm executor with threads: 2", () => {
         random([B, S], 24).data.map((x) => (x > -0.8 ? 1 : 0)),
         [B, S],
       );
-      const attrs = {
-        causal: true,
-        window: null,
-        alignment: "bottom-right",
-        scale: 1 / Math.sqrt(D),
-        dropoutRate: 0,
-        dropoutSeed: 0,
-        training: false,
-      };
+      const attrs = { causal: true, alignment: "bottom-right", scale: 1 / Math.sqrt(D) }; // the rest declared defaults
       const before = two.stats.threaded;
       const got = onWasm(two, "attention", attrs, [q, k, v, pad], [B, H, L, D]);
       expect(two.stats.threaded - before).toBe(4 * B * Hkv * S * 2 * D >= 2 ** 20 && (B > 1 || Hkv > 1) ? 1 : 0);

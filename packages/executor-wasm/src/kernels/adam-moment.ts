@@ -2,20 +2,18 @@
 // g = grad + weightDecay · param, in float64 in the module (assembly/adam.ts `adamMoment`), rounded once. All three
 // dense: one span of elements; else state and grad go row by row through their descriptors and a strided param is
 // copied dense first. With a signal, a big call runs in chunks.
-import { checkAdamMomentAttrs, expectSameShape } from "@attngraph/graph";
+import type { AdamMomentAttrs } from "@attngraph/graph";
 import { chunkedKernel } from "../chunks.js";
 import { runOptimUpdate } from "./optim-update.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { attrsOf, optionalInput, requireInput } from "./adapter.js";
 
 /** Inputs: state [...], grad [...], optional param [...] (needed when weightDecay > 0); attrs { beta, square, weightDecay } → [...]. */
 export const adamMomentKernel = chunkedKernel((call, ctx) => {
   const s = requireInput(call, 0, "state");
   const g = requireInput(call, 1, "grad");
-  const { beta, square, weightDecay } = checkAdamMomentAttrs(call);
-  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const p = weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
-  expectSameShape(call, "grad", s, g);
-  if (p) expectSameShape(call, "param", s, p);
+  const { beta, square, weightDecay } = attrsOf<AdamMomentAttrs>(call);
+  // Present whenever weightDecay > 0 (the shape rule's "weight decay needs the parameter").
+  const p = optionalInput(call, 2, "param");
   const sq = square ? 1 : 0;
   const hasParam = p ? 1 : 0;
   return runOptimUpdate(

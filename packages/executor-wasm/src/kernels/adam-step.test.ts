@@ -4,9 +4,9 @@
 // adam-step against a float64 loop of torch's step.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
-import type { WasmValue } from "../value.js";
-import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
+import { f64, onWasm, onWasmViews, random, wasmExecutor, worst } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
+import { BAD_STEPS, LOOP_SHAPE, eachStrided, loopDispatch, loopStep, moved } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
@@ -92,12 +92,7 @@ describe("adam-step on wasm", () => {
     const mT = random([5, 6, 4], 5, 0.1).permute([2, 0, 1]);
     const vT = positive(random([4, 6, 5], 6, 0.01), 1e-3).permute([0, 2, 1]);
     for (const a of cases) {
-      for (const [x, y, z] of [
-        [pT, m, v],
-        [p, mT, v],
-        [p, m, vT],
-        [pT, mT, vT],
-      ] as const) {
+      for (const [x, y, z] of eachStrided([p, m, v], [pT, mT, vT])) {
         expectNear(run(x, y, z, step(7, [1]), a, true), adamStep64(f64(x), f64(y), f64(z), 7, a));
       }
     }
@@ -119,14 +114,8 @@ describe("adam-step on wasm", () => {
     const m = random([2, 3], 2, 0.1);
     const v = positive(random([2, 3], 3, 0.01), 1e-3);
     const before = ex.inUseBytes;
-    for (const [t, shape] of [
-      [0, []],
-      [1.5, [1]],
-      [NaN, []],
-      [-2, [1]],
-      [Infinity, []],
-    ] as const) {
-      const e = failure({ lr: 1e-2 }, [p, m, v, step(t, shape)]);
+    for (const [t, bad] of BAD_STEPS) {
+      const e = failure({ lr: 1e-2 }, [p, m, v, bad]);
       expect(AttnGraphError.isInstance(e), `step ${t}`).toBe(true);
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.update.step"]);
       expect(e.message).toContain("optim.w.update.step");
@@ -209,7 +198,7 @@ describe("adam-moment → adam-step on wasm: a training loop", () => {
   ];
   for (const a of loops) {
     it(`5 steps of ${a.decoupled ? "AdamW" : "Adam"} (weightDecay ${a.weightDecay}) on a [4, 7] parameter, values kept on the executor`, () => {
-      const shape = [4, 7];
+      const shape = LOOP_SHAPE;
       const n = 28;
       const before = ex.inUseBytes;
       const l2 = a.decoupled ? 0 : a.weightDecay;
@@ -220,17 +209,10 @@ describe("adam-moment → adam-step on wasm: a training loop", () => {
       const rp = f64(p0);
       const rm = new Float64Array(n);
       const rv = new Float64Array(n);
+      const dispatch = loopDispatch(ex);
       for (let t = 1; t <= 5; t++) {
-        const gHost = t % 2 === 0 ? random([7, 4], 200 + t, 2).transpose(0, 1) : random(shape, 200 + t, 2); // even steps: strided
-        const g = uploadView(ex, gHost);
-        const s = ex.upload(step(t, t % 2 ? [1] : []));
+        const { gHost, g, s } = loopStep(ex, t);
         const param = l2 > 0 ? p : undefined;
-        const dispatch = (
-          kind: string,
-          node: string,
-          attrs: Record<string, unknown>,
-          inputs: (WasmValue | undefined)[],
-        ) => ex.dispatch({ kind, node, attrs, inputs, outShape: shape }) as WasmValue;
         const m2 = dispatch("adam-moment", "optim.w.m", { beta: a.beta1, square: false, weightDecay: l2 }, [
           m,
           g,
@@ -249,11 +231,7 @@ describe("adam-moment → adam-step on wasm: a training loop", () => {
         for (const x of [p, m, v, g, s]) ex.release(x);
         [p, m, v] = [p2, m2, v2];
       }
-      const moved = ex
-        .download(p)
-        .toFloat32Array()
-        .reduce((w, x, k) => Math.max(w, Math.abs(x - p0.toFloat32Array()[k]!)), 0);
-      expect(moved).toBeGreaterThan(a.lr);
+      expect(moved(ex, p, p0)).toBeGreaterThan(a.lr);
       for (const x of [p, m, v]) ex.release(x);
       expect(ex.inUseBytes).toBe(before);
     });

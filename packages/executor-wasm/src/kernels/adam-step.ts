@@ -3,17 +3,10 @@
 // (assembly/adam.ts `adamStep`, β^t there too), rounded once. The step t is one float read here from the module's
 // memory and checked (an integer >= 1). All three dense: one span of elements; else param and m go row by row through
 // their descriptors and a strided v is copied dense first. With a signal, a big call runs in chunks.
-import {
-  checkAdamStepAttrs,
-  checkLrScaleValue,
-  checkOptimizerStepValue,
-  expectSameShape,
-  expectScalarShape,
-  expectStepShape,
-} from "@attngraph/graph";
+import { checkLrScaleValue, checkOptimizerStepValue, type AdamStepAttrs } from "@attngraph/graph";
 import { chunkedKernel } from "../chunks.js";
 import { runOptimUpdate } from "./optim-update.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { attrsOf, optionalInput, requireInput } from "./adapter.js";
 
 /**
  * Inputs: param [...], m [...], v [...], step [] or [1] (t, 1 for the first step), lrScale [] or [1] (optional, this
@@ -25,12 +18,8 @@ export const adamStepKernel = chunkedKernel((call, ctx) => {
   const v = requireInput(call, 2, "v");
   const step = requireInput(call, 3, "step");
   const lrScale = optionalInput(call, 4, "lrScale");
-  const { lr: baseLr, beta1, beta2, eps, weightDecay, decoupled } = checkAdamStepAttrs(call);
-  expectSameShape(call, "m", p, m);
-  expectSameShape(call, "v", p, v);
-  expectStepShape(call, step);
+  const { lr: baseLr, beta1, beta2, eps, weightDecay, decoupled } = attrsOf<AdamStepAttrs>(call);
   const t = checkOptimizerStepValue(call, ctx.f32()[step.address / 4]!); // read from the module's memory
-  if (lrScale) expectScalarShape(call, "lrScale", lrScale);
   // A schedule scales lr wherever it appears, the decoupled decay included (torch reads group["lr"] for both).
   const lr = lrScale ? baseLr * checkLrScaleValue(call, ctx.f32()[lrScale.address / 4]!) : baseLr;
   const dec = decoupled ? 1 : 0;

@@ -1,95 +1,74 @@
-// What every kernel adapter needs between a KernelCall and the module: fetch inputs by slot (of the dtype the slot
-// takes), check ranks, dims and attributes with the CPU executor's errors (each naming `<node>.<field>`), and the
-// mask/softmax/dropout attribute rules. Kernels never trap on bad calls: everything the module would index is checked
-// here first.
-import { AttnGraphError, describe, type DType } from "@attngraph/tensor";
-import type { KernelCall } from "@attngraph/graph";
+// What every kernel adapter needs between a KernelCall and the module: fetch inputs by slot, read the attributes, and
+// where the result goes. The call reaching a kernel has passed checkCall (the dispatch runs it before any kernel): its
+// required inputs are present and of their declared dtype, its attributes normalized, its shapes those of the op's
+// shape rule. What is left here is what only this executor can know or read: that an input is a wasm value, a dim
+// attribute bound to an integer, and key padding values (in the module's memory) that are 0 or 1. Kernels never trap
+// on bad calls: everything the module would index is checked before it runs.
+import { AttnGraphError, describe } from "@attngraph/tensor";
+import { attrError, dtypeError, type KernelCall } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import { WasmValue } from "../value.js";
-// Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
-// The dropout generator's host half (fmix32 of the seed, the threshold) is the graph package's too: the module takes
-// the seed pre-mixed.
-import { dtypeError, expectDim, expectRank } from "@attngraph/graph";
-export {
-  attrError,
-  checkDropoutAttrs,
-  checkMaskAttrs,
-  checkScale,
-  dropoutThreshold,
-  expectDim,
-  expectHeadGroups,
-  expectRank,
-  fmix32,
-  maskOffset,
-  windowOf,
-  type DropoutFields,
-} from "@attngraph/graph";
 
 export type Call = KernelCall<WasmValue>;
 
-/**
- * The input in `slot` (declared as `name`); missing → an "input" error naming node and slot. `dtype` is the element
- * type the slot takes: float32 for every slot but an embedding's ids and a cross-entropy's targets (int32).
- */
-export function requireInput(call: Call, slot: number, name: string, dtype: DType = "float32"): WasmValue {
-  const v = optionalInput(call, slot, name, dtype);
-  if (v === undefined) {
-    const subject = `${call.node}.${name}`;
-    throw new AttnGraphError(
-      "input",
-      describe(subject, `missing required input ${slot} (${name}) of op ${call.kind}`, "a value", "undefined"),
-      {
-        subject,
-        expected: "a value",
-        got: "undefined",
-      },
-    );
-  }
-  return v;
+/** The input in `slot` (declared as `name`), required by the op's declaration, so present. */
+export function requireInput(call: Call, slot: number, name: string): WasmValue {
+  return optionalInput(call, slot, name)!;
 }
 
 /**
- * The input in `slot`, or undefined when absent. Something that is not a wasm value, or a value of another dtype than
- * the slot's (int32 ids in a float slot, float32 ids in an int one: their bits would be read as the other type), is an
- * "input" error naming `<node>.<name>`.
+ * The input in `slot`, or undefined when absent. checkCall saw its dtype; something that is not a wasm value (a host
+ * tensor dispatched by hand has a shape and a dtype too) is an "input" error naming `<node>.<name>`.
  */
-export function optionalInput(call: Call, slot: number, name: string, dtype: DType = "float32"): WasmValue | undefined {
+export function optionalInput(call: Call, slot: number, name: string): WasmValue | undefined {
   const v: unknown = call.inputs[slot];
+  if (v instanceof WasmValue) return v;
   if (v === undefined || v === null) return undefined;
-  if (v instanceof WasmValue && v.dtype === dtype) return v; // the usual case: no error text built
   const subject = `${call.node}.${name}`;
-  if (!(v instanceof WasmValue)) {
-    throw new AttnGraphError(
-      "input",
-      describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a wasm value`, "a WasmValue", typeof v),
-      {
-        subject,
-        expected: "a WasmValue",
-        got: typeof v,
-      },
-    );
-  }
-  if (v.dtype !== dtype) {
-    throw dtypeError(call, slot, name, dtype, v.dtype);
-  }
-  return v;
+  throw new AttnGraphError(
+    "input",
+    describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a wasm value`, "a WasmValue", typeof v),
+    { subject, expected: "a WasmValue", got: typeof v },
+  );
 }
 
 /**
- * Checks a key padding mask [B, S] against batch `nb` and key length `ns`, and that every value is exactly 0 or 1
- * (read from the module's memory), before anything is written: the CPU executor's rule and error.
+ * A view op's input x (reshape, transpose, slice). checkCall lets any dtype past a view op (views move elements,
+ * never read them), but these kernels' slots are float32 as the graph declares them: an int32 value is the dtype
+ * error every other op's float slot gives.
  */
-export function checkKeyPadding(
-  call: Call,
-  ctx: WasmContext,
-  pad: WasmValue,
-  nb: number,
-  ns: number,
-  batchOf: string,
-): void {
-  expectRank(call, "keyPaddingMask", pad, 2, "[B, S]");
-  expectDim(call, "keyPaddingMask", `batch B of the padding mask must match the ${batchOf}`, nb, pad.shape[0]!, pad);
-  expectDim(call, "keyPaddingMask", "padding mask length must equal the key length S", ns, pad.shape[1]!, pad);
+export function viewInput(call: Call): WasmValue {
+  const x = requireInput(call, 0, "x");
+  if (x.dtype !== "float32") throw dtypeError(call, 0, "x", "float32", x.dtype);
+  return x;
+}
+
+/**
+ * The call's attributes as its op declares them: checkCall normalized them (each declared one present, defaults filled
+ * in, each of its spec and the op's attribute rules), so a kernel reads them as they are.
+ */
+export function attrsOf<A>(call: Call): A {
+  return call.attrs as unknown as A;
+}
+
+/**
+ * A "dim" attribute (rope's positionOffset, position-embedding's offset) as the runtime binds it: an integer, >= 0 by
+ * its spec. A dim name is a valid value to checkCall (the shape rules pass it until a run binds it), so a name still
+ * here is an unbound call: an "attr" error naming `<node>.<field>`, where the module would otherwise index with NaN.
+ */
+export function boundDim(call: Call, field: string): number {
+  const v = call.attrs[field];
+  if (!Number.isSafeInteger(v))
+    throw attrError(call, field, "an integer >= 0 (a dim name must be bound before the kernel runs)", v);
+  return v as number;
+}
+
+/**
+ * Checks that every value of a key padding mask [B, S] (its shape is the op's shape rule's) is exactly 0 or 1, read
+ * from the module's memory, before anything is written: the CPU executor's rule and error.
+ */
+export function checkKeyPadding(call: Call, ctx: WasmContext, pad: WasmValue): void {
+  const [nb, ns] = pad.shape as [number, number];
   const f32 = ctx.f32();
   const base = pad.address / 4;
   const [ps0, ps1] = pad.strides as [number, number];

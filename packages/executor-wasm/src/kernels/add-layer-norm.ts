@@ -5,9 +5,9 @@
 // code and normalises them with the layer norm's (two-pass float64) while the row is in L1. Both halves are the
 // unfused pair's bits, with no sum value of its own and one pass less over memory. With a signal, a big call runs in
 // chunks of rows.
-import { addLayerNormShape, broadcastStrides, checkLayerNormEps, expectNormParams } from "@attngraph/graph";
+import { broadcastStrides, type AddLayerNormAttrs } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
+import { attrsOf, fillingChunked, optionalInput, requireInput } from "./adapter.js";
 import { ADD_WORK, addBlocks, mergeAxes, writePair } from "./add.js";
 import { LAYER_NORM_WORK } from "./layer-norm.js";
 
@@ -17,11 +17,12 @@ export const addLayerNormKernel = chunkedKernel((call, ctx) => {
   const b = requireInput(call, 1, "b");
   const w = optionalInput(call, 2, "weight");
   const bias = optionalInput(call, 3, "bias");
-  const eps = checkLayerNormEps(call);
-  const { sumShape, e } = addLayerNormShape(call, a, b);
-  const k = sumShape.length - 1;
-  expectNormParams(call, e, w, bias);
-  const out = ctx.output(call, [...sumShape.slice(0, k), 2 * e]);
+  const { eps } = attrsOf<AddLayerNormAttrs>(call);
+  // outShape is [..., 2E] by the shape rule: the sums' shape is it with half its last dim.
+  const k = call.outShape.length - 1;
+  const e = call.outShape[k]! / 2;
+  const sumShape = [...call.outShape.slice(0, k), e];
+  const out = ctx.output(call, call.outShape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
     // The leading axes merge where a and b allow (the output's rows are uniformly 2E apart over all of them); the last

@@ -2,7 +2,7 @@
 // where one stretches: broadcastStrides), merges the axes that stay mergeable for both, and hands the module [rows, n]
 // blocks (assembly/add.ts: 4 lanes where a row is contiguous or one splatted value). [B, T, E] + [1, T, E] merges to
 // [B, T·E] and [B, T, E] + [E] to [B·T, E]: one module call each. With a signal, a big call runs in chunks of rows.
-import { addShape, broadcastStrides } from "@attngraph/graph";
+import { broadcastStrides } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
 import type { WasmContext } from "../context.js";
@@ -33,26 +33,17 @@ export function mergeAxes(shape: readonly number[], sa: readonly number[], sb: r
   return axes;
 }
 
-/** Inputs: a [...], b [...] broadcastable with a → the broadcast shape (which must be `call.outShape`). */
-export const addKernel = chunkedKernel((call, ctx) => {
-  const a = requireInput(call, 0, "a");
-  const b = requireInput(call, 1, "b");
-  const shape = addShape(call, a, b);
-  return broadcastPair(call, ctx, a, b, shape, "add");
-});
+/** Inputs: a [...], b [...] broadcastable with a → the broadcast shape (`call.outShape`, by the shape rule). */
+export const addKernel = chunkedKernel((call, ctx) => broadcastPair(call, ctx, "add"));
 
 /**
- * a ∘ b into a new `shape` (the broadcast shape) by the module's `op` (add or mul, the same PairParams blocks), in
- * chunks of rows with a signal.
+ * a ∘ b (inputs a and b) into a new outShape (their broadcast shape, as the shape rule of add and mul says) by the
+ * module's `op` (add or mul, the same PairParams blocks), in chunks of rows with a signal.
  */
-export function broadcastPair(
-  call: Call,
-  ctx: WasmContext,
-  a: WasmValue,
-  b: WasmValue,
-  shape: readonly number[],
-  op: "add" | "mul",
-): WasmValue | Promise<WasmValue> {
+export function broadcastPair(call: Call, ctx: WasmContext, op: "add" | "mul"): WasmValue | Promise<WasmValue> {
+  const a = requireInput(call, 0, "a");
+  const b = requireInput(call, 1, "b");
+  const shape = call.outShape;
   const out = ctx.output(call, shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;

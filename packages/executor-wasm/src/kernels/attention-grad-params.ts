@@ -3,29 +3,22 @@
 // the module's declaration order, which a test holds to the module's own offsets (`attentionGradParamsLayout`).
 // RunParams (the in-module loop over a whole unchunked call) is the forward's.
 import type { WasmContext } from "../context.js";
-import { writeParams, writeRunParams, type RunParams } from "./attention-params.js";
+import {
+  KEY_PACK_FIELDS,
+  MODS_BLOCK_FIELDS,
+  ROW_BLOCK_FIELDS,
+  writeParams,
+  writeRunParams,
+  type RunParams,
+} from "./attention-params.js";
 
 /** GradPackParams' fields, in the module's order (4 bytes each). */
-export const GRAD_PACK_FIELDS = [
-  "kb",
-  "ks2",
-  "ks3",
-  "vb",
-  "vs2",
-  "vs3",
-  "pb",
-  "ps1",
-  "ns",
-  "nd",
-  "ndv",
-  "s0",
-  "s1",
-  "mode",
-  "dst",
-  "scratch",
-] as const;
+export const GRAD_PACK_FIELDS = [...KEY_PACK_FIELDS, "mode", "dst", "scratch"] as const;
 
-/** GradBlockParams' fields, in the module's order (4 bytes each). `scale` and `keptScale` are float32, the rest integers. */
+/**
+ * GradBlockParams' fields, in the module's order (4 bytes each): q's, grad's, out's and lse's rows, then the forward's
+ * fields with `mode` before the output. `scale` and `keptScale` are float32, the rest integers.
+ */
 export const GRAD_BLOCK_FIELDS = [
   "qb",
   "qs2",
@@ -35,31 +28,9 @@ export const GRAD_BLOCK_FIELDS = [
   "os2",
   "lb",
   "ls2",
-  "i0",
-  "br",
-  "ns",
-  "nd",
-  "ndv",
-  "causal",
-  "off",
-  "win",
-  "scale",
-  "dropping",
-  "mixedSeed",
-  "threshold",
-  "keptScale",
-  "padded",
-  "headRow",
-  "anyBad",
-  "fromBlock",
-  "maxBlocks",
+  ...ROW_BLOCK_FIELDS,
   "mode",
-  "out",
-  "scratch",
-  "prog",
-  "regs",
-  "bi",
-  "hi",
+  ...MODS_BLOCK_FIELDS,
 ] as const;
 
 /** What one call computes, as the module numbers it. */

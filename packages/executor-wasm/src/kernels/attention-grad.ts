@@ -1,21 +1,11 @@
 // The fused attention backward: attention-lse (one number per query row: the log of the forward softmax's
 // denominator, max included) and attention-grad (dq, dk or dv from grad, out and that lse, the weights recomputed per
-// block; the [L, S] weights never exist). Calls are checked by the graph package's shared checks, key padding values
-// as the forward attention checks them. The module (assembly/attention-grad.ts) streams over key blocks like the
+// block; the [L, S] weights never exist). Key padding values are checked as the forward attention checks them (the
+// rest of a call is its declaration's, checked by checkCall). The module (assembly/attention-grad.ts) streams over key blocks like the
 // forward fused attention, in resumable pieces: without chunks, one module call (`attentionGradRun`) loops over them
 // in the module; with a signal and a big call, they are driven from here in chunks with a yield and a signal check
 // between them (chunks.ts). Both make the same piece calls in the same order.
-import {
-  attentionInputGrad,
-  attrError,
-  checkAttentionGradAttrs,
-  checkAttentionLseAttrs,
-  expectAttentionGradShapes,
-  expectAttentionQk,
-  withCleanup,
-  type AttentionGradAttrs,
-  type AttentionLseAttrs,
-} from "@attngraph/graph";
+import { attentionInputGrad, withCleanup, type AttentionGradAttrs, type AttentionLseAttrs } from "@attngraph/graph";
 import { chunkSignal, chunkedKernel, runSteps } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
@@ -25,27 +15,15 @@ import {
   attentionGradFlush,
   attentionGradPack,
   attentionGradRun,
-  type GradBlockParams,
   type GradMode,
-  type GradPackParams,
 } from "./attention-grad-params.js";
-import type { RunParams } from "./attention-params.js";
-import {
-  checkKeyPadding,
-  dropoutThreshold,
-  fillingChunked,
-  fmix32,
-  maskOffset,
-  optionalInput,
-  requireInput,
-  windowOf,
-  type Call,
-} from "./adapter.js";
+import { callParams } from "./attention-call-params.js";
+import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
+import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 import { gatheredValues, view, views } from "./score-mod.js";
 import {
   callMods,
   clearStatus,
-  failed,
   loadProgram,
   regsAfter,
   scratchWithRegs,
@@ -54,9 +32,6 @@ import {
   type LoadedProgram,
 } from "./attention-mods.js";
 
-/** Query rows and keys per block of the module's backward (assembly/attention-grad.ts). */
-const BQ = 64;
-const BK = 64;
 /** Work of one weight beyond its products (mask test, vector exp, dropout bits), in multiply-adds of the SIMD tile. */
 const EXP_WORK = 60;
 
@@ -86,9 +61,8 @@ export const attentionLseKernel = chunkedKernel((call, ctx) => {
   const q = requireInput(call, 0, "q");
   const k = requireInput(call, 1, "k");
   const pad = optionalInput(call, 2, "keyPaddingMask");
-  const attrs = checkAttentionLseAttrs(call);
-  expectAttentionQk(call, q, k, pad);
-  if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
+  const attrs = attrsOf<AttentionLseAttrs>(call);
+  if (pad !== undefined) checkKeyPadding(call, ctx, pad);
   const [nb, nh, nl] = q.shape as [number, number, number, number];
   const out = ctx.output(call, [nb, nh, nl]);
   // Field by field, not `{ ...attrs, dropoutRate: 0, … }`: a spread plus new fields costs microseconds a call in Node 20.
@@ -129,9 +103,8 @@ export const attentionGradKernel = chunkedKernel((call, ctx) => {
   const g = requireInput(call, 4, "grad");
   const lse = requireInput(call, 5, "lse");
   const pad = optionalInput(call, 6, "keyPaddingMask");
-  const attrs = checkAttentionGradAttrs(call);
-  expectAttentionGradShapes(call, q, k, v, o, g, lse, pad);
-  if (pad !== undefined) checkKeyPadding(call, ctx, pad, q.shape[0]!, k.shape[2]!, "queries");
+  const attrs = attrsOf<AttentionGradAttrs>(call);
+  if (pad !== undefined) checkKeyPadding(call, ctx, pad);
   if (attrs.wrt !== "q" && attrs.wrt !== "k" && attrs.wrt !== "v")
     return gatheredGrad(call, ctx, { q, k, v, out: o, grad: g, lse, pad }, attrs);
   const mods = callMods(call, 7, attrs.wrt === "q" || attrs.wrt === "k");
@@ -184,7 +157,7 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention backward scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
-      const params = gradParams(dense, dst, scratch);
+      const params = callParams(dense, dense.attrs, dense.mode, dst, scratch);
       if (loaded !== undefined) {
         params.block.prog = loaded.address;
         params.block.regs = regsAfter(scratch, kernelBytes);
@@ -197,7 +170,17 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
       }
       const perKey = Math.min(nl, BQ) * (productWork(p.mode, nd, ndv) + EXP_WORK);
       const keysPerStep = Math.floor(ctx.chunkWork / perKey);
-      return runSteps(ctx, steps(ctx, params, keysPerStep, p.mods), signal, call.node);
+      const pieces: StepPieces = {
+        pack: attentionGradPack,
+        block: attentionGradBlock,
+        flush:
+          p.mode === GRAD_MODE.k || p.mode === GRAD_MODE.v
+            ? { run: attentionGradFlush, width: p.mode === GRAD_MODE.v ? ndv : nd }
+            : undefined,
+        packWork: 2 * nd + ndv,
+        weightWork: productWork(p.mode, nd, ndv) + EXP_WORK,
+      };
+      return runSteps(ctx, callSteps(ctx, params, keysPerStep, pieces, p.mods), signal, call.node);
     };
     return withCleanup(go, () => {
       for (const c of copies) ctx.release(c);
@@ -212,195 +195,6 @@ function productWork(mode: GradMode, nd: number, ndv: number): number {
   return mode === GRAD_MODE.lse ? nd : mode === GRAD_MODE.v ? nd + ndv : 2 * nd + ndv;
 }
 
-/** A call's params blocks: its per-head addresses at batch, kv head and head 0, and the counts and strides to step them. */
-interface GradParams {
-  readonly pack: { -readonly [F in keyof GradPackParams]: number };
-  readonly block: { -readonly [F in keyof GradBlockParams]: number };
-  readonly run: RunParams;
-}
-
-/** `maxBlocks` for "every key block of the query block". */
-const ALL_BLOCKS = 2 ** 31 - 1;
-
-/**
- * The params of a whole call, written once per call: `attentionGradRun` steps the per-head fields in the module, the
- * chunked steps update them in place from here (no object per kv head or query block: an object literal spreading
- * ~30 fields per query block cost ~10 µs, more than the block's work at small shapes, and garbage for the collector).
- * A tensor the call lacks has address 0 and batch and head strides 0.
- */
-function gradParams(p: Problem, dst: WasmValue, scratch: number): GradParams {
-  const { q, k, v, out, grad, lse, pad, attrs, mode } = p;
-  const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
-  const nhkv = k.shape[1]!;
-  const ns = k.shape[2]!;
-  const ndv = v?.shape[3] ?? 0;
-  const [qs0, qs1, qs2] = q.strides as [number, number, number, number];
-  const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
-  const [vs0, vs1, vs2, vs3] = v === undefined ? [0, 0, 0, 0] : (v.strides as [number, number, number, number]);
-  const [gs0, gs1, gs2] = grad === undefined ? [0, 0, 0] : (grad.strides as [number, number, number, number]);
-  const [os0, os1, os2] = out === undefined ? [0, 0, 0] : (out.strides as [number, number, number, number]);
-  const [ls0, ls1, ls2] = lse === undefined ? [0, 0, 0] : (lse.strides as [number, number, number]);
-  const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
-  const dropping = attrs.training && attrs.dropoutRate > 0;
-  const address = (x: WasmValue | undefined) => (x === undefined ? 0 : x.address);
-  const pack = {
-    kb: k.address,
-    ks2,
-    ks3,
-    vb: address(v),
-    vs2,
-    vs3,
-    pb: address(pad),
-    ps1,
-    ns,
-    nd,
-    ndv,
-    s0: 0,
-    s1: ns,
-    mode,
-    dst: 0,
-    scratch,
-  };
-  const block = {
-    qb: q.address,
-    qs2,
-    gb: address(grad),
-    gs2,
-    ob: address(out),
-    os2,
-    lb: address(lse),
-    ls2,
-    i0: 0,
-    br: 0,
-    ns,
-    nd,
-    ndv,
-    causal: attrs.causal ? 1 : 0,
-    off: maskOffset(attrs.alignment, nl, ns),
-    win: windowOf(attrs),
-    scale: attrs.scale,
-    dropping: dropping ? 1 : 0,
-    mixedSeed: fmix32(attrs.dropoutSeed),
-    threshold: dropoutThreshold(attrs.dropoutRate),
-    keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
-    padded: pad === undefined ? 0 : 1,
-    headRow: 0,
-    anyBad: 0,
-    fromBlock: 0,
-    maxBlocks: ALL_BLOCKS,
-    mode,
-    out: dst.address,
-    scratch,
-    prog: 0,
-    regs: 0,
-    bi: 0,
-    hi: 0,
-  };
-  // b0 .. g1: read by the forward's attentionRun only (the backward runs every batch and kv head).
-  const run = {
-    nb,
-    nh,
-    nhkv,
-    nl,
-    qs0,
-    qs1,
-    ks0,
-    ks1,
-    vs0,
-    vs1,
-    ps0,
-    gs0,
-    gs1,
-    os0,
-    os1,
-    ls0,
-    ls1,
-    b0: 0,
-    b1: nb,
-    g0: 0,
-    g1: nhkv,
-  };
-  return { pack, block, run };
-}
-
-/**
- * The module's backward as steps, for a chunked call: per batch and kv head, its keys packed `keysPerStep` at a time;
- * per query head of the group and query block, `keysPerStep` keys' worth of whole key blocks at a time; wrt k and v,
- * the kv head's rows written at its end. Each step yields its work (an upper bound). With whole steps these are the
- * calls `attentionGradRun` makes, in the same order. With a modification, an index error ends the call at the block
- * that met it.
- */
-function* steps(
-  ctx: WasmContext,
-  params: GradParams,
-  keysPerStep: number,
-  mods?: CallMods,
-): Generator<number, void, void> {
-  const { pack, block, run } = params;
-  const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0, gs0, gs1, os0, os1, ls0, ls1 } = run;
-  const { ns, nd, ndv } = pack;
-  const mode = pack.mode as GradMode;
-  const group = nh / nhkv;
-  const kb = pack.kb,
-    vb = pack.vb,
-    pb = pack.pb,
-    qb = block.qb,
-    gb = block.gb,
-    ob = block.ob,
-    lb = block.lb;
-  const perKv = mode === GRAD_MODE.k || mode === GRAD_MODE.v;
-  const flushWidth = mode === GRAD_MODE.v ? ndv : nd;
-  const work = productWork(mode, nd, ndv) + EXP_WORK;
-  // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
-  const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
-  const blocksPerStep = keysPerStep === Infinity ? ALL_BLOCKS : Math.max(1, Math.floor(keysPerStep / BK));
-  block.maxBlocks = blocksPerStep;
-  const rows = (base: number, b: number, h: number, s0: number, s1: number) =>
-    base === 0 ? 0 : base + (b * s0 + h * s1) * 4;
-  for (let b = 0; b < nb; b++) {
-    for (let g = 0; g < nhkv; g++) {
-      pack.kb = kb + (b * ks0 + g * ks1) * 4;
-      pack.vb = rows(vb, b, g, vs0, vs1);
-      pack.pb = pb === 0 ? 0 : pb + b * ps0 * 4;
-      pack.dst = perKv ? block.out + (b * nhkv + g) * ns * flushWidth * 4 : 0;
-      let anyBad = 0;
-      for (let s0 = 0; s0 < ns; s0 += packStep) {
-        pack.s0 = s0;
-        pack.s1 = Math.min(ns, s0 + packStep);
-        anyBad |= attentionGradPack(ctx, ctx.params, pack);
-        yield (pack.s1 - s0) * (2 * nd + ndv);
-      }
-      block.anyBad = anyBad;
-      for (let h = g * group; h < (g + 1) * group; h++) {
-        block.qb = qb + (b * qs0 + h * qs1) * 4;
-        block.gb = rows(gb, b, h, gs0, gs1);
-        block.ob = rows(ob, b, h, os0, os1);
-        block.lb = rows(lb, b, h, ls0, ls1);
-        block.headRow = (b * nh + h) * nl;
-        block.bi = b;
-        block.hi = h;
-        for (let i0 = 0; i0 < nl; i0 += BQ) {
-          block.i0 = i0;
-          block.br = Math.min(BQ, nl - i0);
-          for (let from = 0; ; from += blocksPerStep) {
-            block.fromBlock = from;
-            const left = attentionGradBlock(ctx, ctx.params, block);
-            if (mods !== undefined && failed(ctx, block.regs)) throwIfFailed(ctx, mods, [block.regs]);
-            yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * block.br * BK * work;
-            if (left === 0) break;
-          }
-        }
-      }
-      if (perKv && ns > 0) {
-        pack.s0 = 0;
-        pack.s1 = ns;
-        attentionGradFlush(ctx, ctx.params, pack);
-        yield ns * flushWidth;
-      }
-    }
-  }
-}
-
 /**
  * attention-grad wrt a gathered slot (a learnable bias table): @attngraph/graph's shared host loop over views of the
  * module's memory (taken after the output is allocated, so no growth detaches them), stored into the output.
@@ -412,9 +206,8 @@ function gatheredGrad(
   attrs: AttentionGradAttrs,
 ): WasmValue | Promise<WasmValue> {
   const gathered = gatheredValues(call, 7);
-  const target = gathered.get((attrs.inputs ?? [])[Number(attrs.wrt.slice(1))] ?? "");
-  if (target === undefined)
-    throw attrError(call, "wrt", `a gathered slot among g0 … g${(attrs.inputs ?? []).length - 1}`, attrs.wrt);
+  // The shape rule held wrt to a slot the `inputs` attribute names.
+  const target = gathered.get(attrs.inputs![Number(attrs.wrt.slice(1))]!)!;
   const out = ctx.output(call, target.shape);
   return fillingChunked(call, ctx, out, () => {
     const v = (t: WasmValue) => view(ctx, t);

@@ -218,6 +218,23 @@ const docs = (B: number, n: number) =>
   );
 const sameDoc = call("eq", read("doc", "b", "q"), read("doc", "b", "kv"));
 
+/** A relative position bias (T5's kind): score + bias[h, q − kv + T − 1], from a gathered table [H, `length`] (2T − 1 fits). */
+function relativeBias(label: string, length: number): ModCase {
+  return {
+    label,
+    B: 1,
+    H: 2,
+    Hkv: 2,
+    L: T,
+    S: T,
+    D: 8,
+    Dv: 8,
+    scale: 0.35,
+    scoreMod: call("add", "score", read("bias", "h", call("add", call("sub", "q", "kv"), T - 1))),
+    gathered: { bias: random([2, length], 77) },
+  };
+}
+
 const CASES: readonly ModCase[] = [
   {
     label: "causal as a mask modification ge(q, kv), L = S = 150",
@@ -259,19 +276,7 @@ const CASES: readonly ModCase[] = [
     alignment: "bottom-right",
     scoreMod: call("mul", call("tanh", call("div", "score", 2)), 2),
   },
-  {
-    label: "relative bias table [H, 2T − 1] gathered",
-    B: 1,
-    H: 2,
-    Hkv: 2,
-    L: T,
-    S: T,
-    D: 8,
-    Dv: 8,
-    scale: 0.35,
-    scoreMod: call("add", "score", read("bias", "h", call("add", call("sub", "q", "kv"), T - 1))),
-    gathered: { bias: random([2, 2 * T - 1], 77) },
-  },
+  relativeBias("relative bias table [H, 2T − 1] gathered", 2 * T - 1),
   {
     label: "document ids [B, T] with eq, and causal",
     B: 2,
@@ -542,18 +547,7 @@ describe("tanh runs on four lanes at once (a float32 polynomial and exp), close 
       await run(
         one,
         "attention",
-        {
-          causal: false,
-          window: null,
-          alignment: "top-left",
-          scale: 1,
-          dropoutRate: 0,
-          dropoutSeed: 0,
-          training: false,
-          scoreMod,
-          maskMod: null,
-          inputs: [],
-        },
+        { scoreMod }, // the other attributes their declared defaults
         [q, k, v, undefined],
         [1, 1, L, 1],
       )
@@ -649,19 +643,7 @@ describe("the fused forward equals the unfused chain on wasm (score → score-mo
 
 describe("an index out of range is the reference's ExprIndexError", () => {
   // The relative bias table one entry too short: q − kv + T − 1 reaches 2T − 2 at q = T − 1, kv = 0.
-  const c: ModCase = {
-    label: "short table",
-    B: 1,
-    H: 2,
-    Hkv: 2,
-    L: T,
-    S: T,
-    D: 8,
-    Dv: 8,
-    scale: 0.35,
-    scoreMod: call("add", "score", read("bias", "h", call("add", call("sub", "q", "kv"), T - 1))),
-    gathered: { bias: random([2, 2 * T - 2], 77) },
-  };
+  const c = relativeBias("short table", 2 * T - 2);
   const m: Made = {
     ...make({ ...c, scoreMod: undefined, gathered: undefined }, 5),
     c,

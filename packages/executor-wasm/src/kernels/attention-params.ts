@@ -6,8 +6,11 @@
 // which loops over batches, heads and query blocks in the module (its three blocks side by side in the params area).
 import type { WasmContext } from "../context.js";
 
-/** PackParams' fields, in the module's order (4 bytes each). */
-export const PACK_FIELDS = [
+/**
+ * The leading fields of the forward's PackParams and the backward's GradPackParams alike (the two modules declare
+ * them in this order): one kv head's keys, values and padding, the sizes, and the key range [s0, s1) to pack.
+ */
+export const KEY_PACK_FIELDS = [
   "kb",
   "ks2",
   "ks3",
@@ -21,13 +24,16 @@ export const PACK_FIELDS = [
   "ndv",
   "s0",
   "s1",
-  "scratch",
 ] as const;
 
-/** BlockParams' fields, in the module's order (4 bytes each). `scale` and `keptScale` are float32, the rest integers. */
-export const BLOCK_FIELDS = [
-  "qb",
-  "qs2",
+/** PackParams' fields, in the module's order (4 bytes each). */
+export const PACK_FIELDS = [...KEY_PACK_FIELDS, "scratch"] as const;
+
+/**
+ * The fields after the row operands in the forward's BlockParams and the backward's GradBlockParams alike: the query
+ * block, the sizes, the mask, the dropout and the key block range (`scale` and `keptScale` float32, the rest integers).
+ */
+export const ROW_BLOCK_FIELDS = [
   "i0",
   "br",
   "ns",
@@ -46,12 +52,17 @@ export const BLOCK_FIELDS = [
   "anyBad",
   "fromBlock",
   "maxBlocks",
-  "out",
-  "scratch",
-  "prog",
-  "regs",
-  "bi",
-  "hi",
+] as const;
+
+/** The fields after those (and the backward's `mode`) in both: the output, the scratch and the modification's. */
+export const MODS_BLOCK_FIELDS = ["out", "scratch", "prog", "regs", "bi", "hi"] as const;
+
+/** BlockParams' fields, in the module's order (4 bytes each). `scale` and `keptScale` are float32, the rest integers. */
+export const BLOCK_FIELDS = [
+  "qb",
+  "qs2",
+  ...ROW_BLOCK_FIELDS,
+  ...MODS_BLOCK_FIELDS,
   "classes",
   "clsQB",
   "clsBlk",
@@ -161,31 +172,20 @@ export function attentionBlock(ctx: WasmContext, params: number, p: BlockParams)
 }
 
 /**
- * A whole unchunked call (see attentionRun): `pack` and `block` with their per-head addresses at batch, kv head and
- * head 0, `run` the counts and the batch and head strides; the module makes every pack and block call itself.
+ * A whole call through one of the entries taking all three blocks: `attentionRun` (an unchunked call; the module makes
+ * every pack and block call itself) or `attentionDecode` (few query rows, K and V read in place). `pack` and `block`
+ * hold their per-head addresses at batch, kv head and head 0 (for the decode path `block.headRow` is the output row of
+ * batch 0, head 0: 0 for a whole call, a kv head's first query head for a chunked step), `run` the counts and the
+ * batch and head strides.
  */
-export function attentionRun(
+export function attentionWhole(
   ctx: WasmContext,
+  entry: "attentionRun" | "attentionDecode",
   params: number,
   pack: PackParams,
   block: BlockParams,
   run: RunParams,
 ): void {
   const [p, b, r] = writeRunParams(ctx, params, PACK_FIELDS, pack, BLOCK_FIELDS, block, run);
-  ctx.exports.attentionRun(p, b, r);
-}
-
-/**
- * A whole call with few query rows (see attentionDecode), with the same three blocks as `attentionRun`; `block.headRow`
- * is the output row of batch 0, head 0 (0 for a whole call; a kv head's first query head for a chunked step).
- */
-export function attentionDecode(
-  ctx: WasmContext,
-  params: number,
-  pack: PackParams,
-  block: BlockParams,
-  run: RunParams,
-): void {
-  const [p, b, r] = writeRunParams(ctx, params, PACK_FIELDS, pack, BLOCK_FIELDS, block, run);
-  ctx.exports.attentionDecode(p, b, r);
+  ctx.exports[entry](p, b, r);
 }

@@ -1,6 +1,6 @@
 // attention: score → mask → softmax → dropout → weighted-sum fused in the module (FlashAttention-style streaming over
 // key blocks with a running max and sum; key blocks a causal or window mask hides from a whole query block are
-// skipped). Attributes, padding and dropout are checked as the unfused kernels check theirs. The module does it in
+// skipped). Padding values are checked as the mask kernel checks them. The module does it in
 // two resumable pieces (pack a kv head's keys, run key blocks of a query block): without chunks, one module call
 // (`attentionRun`) loops over them in the module; with a signal and a big call, they are driven from here in chunks
 // with a yield and a signal check between them (chunks.ts). Both make the same piece calls in the same order.
@@ -12,46 +12,24 @@ import {
   BLOCK_FIELDS,
   PACK_FIELDS,
   attentionBlock,
-  attentionDecode,
   attentionPack,
-  attentionRun,
+  attentionWhole,
   writeRunParams,
-  type BlockParams,
-  type PackParams,
   type RunParams,
 } from "./attention-params.js";
-import {
-  checkDropoutAttrs,
-  checkKeyPadding,
-  checkMaskAttrs,
-  checkScale,
-  dropoutThreshold,
-  expectDim,
-  expectHeadGroups,
-  expectRank,
-  fillingChunked,
-  fmix32,
-  maskOffset,
-  optionalInput,
-  requireInput,
-  windowOf,
-  type Call,
-} from "./adapter.js";
+import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput } from "./adapter.js";
 import { blockClassTable, type BlockClassTable } from "./attention-blocks.js";
+import { callParams, type CallParams } from "./attention-call-params.js";
+import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
 import {
   callMods,
   clearStatus,
-  failed,
   loadProgram,
   regsAfter,
   scratchWithRegs,
   throwIfFailed,
-  type CallMods,
   type LoadedProgram,
 } from "./attention-mods.js";
-
-const ATTENTION_DROPOUT_FIELDS = { rate: "dropoutRate", seed: "dropoutSeed", training: "training" } as const;
-const NO_DROPOUT = { rate: 0, seed: 0, training: false } as const;
 
 /**
  * Inputs: q [B, H, L, D], k [B, Hkv, S, D], v [B, Hkv, S, Dv], optional keyPaddingMask [B, S] → [B, H, L, Dv];
@@ -65,21 +43,12 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
   const k = requireInput(call, 1, "k");
   const v = requireInput(call, 2, "v");
   const pad = optionalInput(call, 3, "keyPaddingMask");
-  const attrs = checkAttrs(call);
-  expectRank(call, "q", q0, 4, "[B, H, L, D]");
-  expectRank(call, "k", k, 4, "[B, Hkv, S, D]");
-  expectRank(call, "v", v, 4, "[B, Hkv, S, Dv]");
+  const attrs = attrsOf<AttentionAttrs>(call);
   const [nb, nh, nl, nd] = q0.shape as [number, number, number, number];
   const nhkv = k.shape[1]!;
   const ns = k.shape[2]!;
   const ndv = v.shape[3]!;
-  expectDim(call, "k", "batch B of keys must match the queries", nb, k.shape[0]!, k);
-  expectHeadGroups(call, "k", nh, nhkv, k);
-  expectDim(call, "k", "head dim D of keys must match the queries", nd, k.shape[3]!, k);
-  expectDim(call, "v", "batch B of values must match the queries", nb, v.shape[0]!, v);
-  expectDim(call, "v", "values must have as many heads Hkv as keys", nhkv, v.shape[1]!, v);
-  expectDim(call, "v", "value length must equal the key length S", ns, v.shape[2]!, v);
-  if (pad !== undefined) checkKeyPadding(call, ctx, pad, nb, ns, "queries");
+  if (pad !== undefined) checkKeyPadding(call, ctx, pad);
   const mods = callMods(call, 4, false);
   const out = ctx.output(call, [nb, nh, nl, ndv]);
   if (out.size === 0) return out;
@@ -98,15 +67,8 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       if (decode) {
         const bytes = ctx.exports.attentionDecodeScratchBytes(ns);
         if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
-        const params = attentionParams(
-          copied ?? q0,
-          k,
-          v,
-          pad,
-          attrs,
-          out,
-          own?.address ?? ctx.scratch(bytes, call.node),
-        );
+        const scratch = own?.address ?? ctx.scratch(bytes, call.node);
+        const params = callParams({ q: copied ?? q0, k, v, pad }, attrs, 0, out, scratch);
         if (signal === undefined) {
           // Split by the bytes of K and V it streams, as the matvec is (memory-bound: few multiply-adds per byte).
           const parts =
@@ -114,7 +76,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
               ? threadParts(ctx.threads, ctx.maxCalls, nb, nhkv, 4 * nb * nhkv * ns * (nd + ndv), ctx.parallelWork)
               : [];
           if (parts.length > 1) runThreaded(ctx, "attentionDecode", parts, params, bytes, call.node);
-          else attentionDecode(ctx, ctx.params, params.pack, params.block, params.run);
+          else attentionWhole(ctx, "attentionDecode", ctx.params, params.pack, params.block, params.run);
           return undefined;
         }
         return runSteps(ctx, decodeSteps(ctx, params), signal, call.node);
@@ -131,7 +93,7 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       // In chunks the call owns its scratch: another kernel may take the shared one while this one waits.
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
-      const params = attentionParams(copied ?? q0, k, v, pad, attrs, out, scratch);
+      const params = callParams({ q: copied ?? q0, k, v, pad }, attrs, 0, out, scratch);
       const regsOf = (callScratch: number) => (loaded === undefined ? 0 : regsAfter(callScratch, kernelBytes));
       if (loaded !== undefined) {
         params.block.prog = loaded.address;
@@ -150,13 +112,20 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
           const regsList = runThreaded(ctx, "attentionRun", parts, params, bytes, call.node, regsOf);
           if (mods !== undefined) throwIfFailed(ctx, mods, regsList);
         } else {
-          attentionRun(ctx, ctx.params, params.pack, params.block, params.run);
+          attentionWhole(ctx, "attentionRun", ctx.params, params.pack, params.block, params.run);
           if (mods !== undefined) throwIfFailed(ctx, mods, [params.block.regs]);
         }
         return undefined;
       }
       const keysPerStep = Math.floor(ctx.chunkWork / (Math.min(nl, BQ) * (nd + ndv + EXP_WORK)));
-      return runSteps(ctx, attentionSteps(ctx, params, keysPerStep, mods), signal, call.node);
+      const pieces: StepPieces = {
+        pack: attentionPack,
+        block: attentionBlock,
+        flush: undefined,
+        packWork: nd + ndv,
+        weightWork: nd + ndv + EXP_WORK,
+      };
+      return runSteps(ctx, callSteps(ctx, params, keysPerStep, pieces, mods), signal, call.node);
     };
     return withCleanup(run, () => {
       if (classTable) ctx.release(classTable.value);
@@ -198,7 +167,7 @@ function decodes(
  * The decode path as steps for a chunked call: one `attentionDecode` per batch and kv head (its group of query heads,
  * every query row), each yielding its work; the rows computed are those of the whole call, bit for bit.
  */
-function* decodeSteps(ctx: WasmContext, params: AttentionParams): Generator<number, void, void> {
+function* decodeSteps(ctx: WasmContext, params: CallParams): Generator<number, void, void> {
   const { pack, block, run } = params;
   const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0 } = run;
   const group = nh / nhkv;
@@ -215,126 +184,17 @@ function* decodeSteps(ctx: WasmContext, params: AttentionParams): Generator<numb
       pack.pb = pb === 0 ? 0 : pb + b * ps0 * 4;
       block.qb = qb + (b * qs0 + g * group * qs1) * 4;
       block.headRow = (b * nh + g * group) * nl;
-      attentionDecode(ctx, ctx.params, pack, block, one);
+      attentionWhole(ctx, "attentionDecode", ctx.params, pack, block, one);
       yield work;
     }
   }
 }
 
-/** Query rows and keys per block of the module's attention (assembly/attention.ts). */
-const BQ = 64;
-const BK = 64;
 /**
  * Work of one weight beyond its two products (mask test, vector exp, running max and sum) in multiply-adds of the SIMD
  * tile: measured ≈ 40 to 60 (D = 64 to 4, Node 20).
  */
 const EXP_WORK = 60;
-
-/** A call's params blocks: its per-head addresses at batch, kv head and head 0, and the counts and strides to step them. */
-interface AttentionParams {
-  readonly pack: { -readonly [F in keyof PackParams]: number };
-  readonly block: { -readonly [F in keyof BlockParams]: number };
-  readonly run: RunParams;
-}
-
-/**
- * The params of a whole call, written once per call: `attentionRun` steps the per-head fields in the module, the
- * chunked steps update them in place from here (no object per kv head or query block: a literal spreading its ~20
- * fields per block cost microseconds, more than a small head's work such as the copy task's 8×8 heads).
- */
-function attentionParams(
-  q: WasmValue,
-  k: WasmValue,
-  v: WasmValue,
-  pad: WasmValue | undefined,
-  attrs: AttentionAttrs,
-  out: WasmValue,
-  scratch: number,
-): AttentionParams {
-  const [nb, nh, nl, nd] = q.shape as [number, number, number, number];
-  const nhkv = k.shape[1]!;
-  const ns = k.shape[2]!;
-  const ndv = v.shape[3]!;
-  const [qs0, qs1, qs2] = q.strides as [number, number, number, number];
-  const [ks0, ks1, ks2, ks3] = k.strides as [number, number, number, number];
-  const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
-  const [ps0, ps1] = pad === undefined ? [0, 0] : (pad.strides as [number, number]);
-  const dropping = attrs.training && attrs.dropoutRate > 0;
-  const pack = {
-    kb: k.address,
-    ks2,
-    ks3,
-    vb: v.address,
-    vs2,
-    vs3,
-    pb: pad === undefined ? 0 : pad.address,
-    ps1,
-    ns,
-    nd,
-    ndv,
-    s0: 0,
-    s1: ns,
-    scratch,
-  };
-  const block = {
-    qb: q.address,
-    qs2,
-    i0: 0,
-    br: 0,
-    ns,
-    nd,
-    ndv,
-    causal: attrs.causal ? 1 : 0,
-    off: maskOffset(attrs.alignment, nl, ns),
-    win: windowOf(attrs),
-    scale: attrs.scale,
-    dropping: dropping ? 1 : 0,
-    mixedSeed: fmix32(attrs.dropoutSeed),
-    threshold: dropoutThreshold(attrs.dropoutRate),
-    keptScale: dropping ? Math.fround(1 / (1 - attrs.dropoutRate)) : 1,
-    padded: pad === undefined ? 0 : 1,
-    headRow: 0,
-    anyBad: 0,
-    fromBlock: 0,
-    maxBlocks: ALL_BLOCKS,
-    out: out.address,
-    scratch,
-    prog: 0,
-    regs: 0,
-    bi: 0,
-    hi: 0,
-    classes: 0,
-    clsQB: 0,
-    clsBlk: 0,
-    clsH: 1,
-    clsByB: 0,
-    progAll: 0,
-  };
-  const run = {
-    nb,
-    nh,
-    nhkv,
-    nl,
-    qs0,
-    qs1,
-    ks0,
-    ks1,
-    vs0,
-    vs1,
-    ps0,
-    gs0: 0,
-    gs1: 0,
-    os0: 0,
-    os1: 0,
-    ls0: 0,
-    ls1: 0,
-    b0: 0,
-    b1: nb,
-    g0: 0,
-    g1: nhkv,
-  };
-  return { pack, block, run };
-}
 
 /**
  * A threaded call's shares as [b0, b1, g0, g1] (batches and kv heads of attentionRun or attentionDecode), at most
@@ -373,7 +233,7 @@ function runThreaded(
   ctx: WasmContext,
   name: "attentionRun" | "attentionDecode",
   parts: readonly [number, number, number, number][],
-  params: AttentionParams,
+  params: CallParams,
   scratchBytes: number,
   node: string,
   regsOf: (scratch: number) => number = () => 0,
@@ -400,83 +260,4 @@ function runThreaded(
   });
   ctx.parallel(calls);
   return regsList;
-}
-
-/** `maxBlocks` for "every key block of the query block". */
-const ALL_BLOCKS = 2 ** 31 - 1;
-
-/**
- * The module's attention as steps (assembly/attention.ts), for a chunked call: per batch and kv head, its keys packed
- * `keysPerStep` at a time; per query block, `keysPerStep` keys' worth of whole key blocks at a time. Each step yields
- * its work (an upper bound). With whole steps these are the calls `attentionRun` makes, in the same order. With a
- * modification, an index error ends the call at the block that met it.
- */
-function* attentionSteps(
-  ctx: WasmContext,
-  params: AttentionParams,
-  keysPerStep: number,
-  mods?: CallMods,
-): Generator<number, void, void> {
-  const { pack, block, run } = params;
-  const { nb, nh, nhkv, nl, qs0, qs1, ks0, ks1, vs0, vs1, ps0 } = run;
-  const { ns, nd, ndv } = pack;
-  const group = nh / nhkv;
-  const kb = pack.kb,
-    vb = pack.vb,
-    pb = pack.pb,
-    qb = block.qb;
-  // Packing ranges start on whole 8-key panels; block ranges are whole key blocks.
-  const packStep = keysPerStep === Infinity ? Math.max(ns, 1) : Math.max(8, Math.floor(keysPerStep / 8) * 8);
-  const blocksPerStep = keysPerStep === Infinity ? ALL_BLOCKS : Math.max(1, Math.floor(keysPerStep / BK));
-  block.maxBlocks = blocksPerStep;
-  for (let b = 0; b < nb; b++) {
-    for (let g = 0; g < nhkv; g++) {
-      pack.kb = kb + (b * ks0 + g * ks1) * 4;
-      pack.vb = vb + (b * vs0 + g * vs1) * 4;
-      pack.pb = pb === 0 ? 0 : pb + b * ps0 * 4;
-      let anyBad = 0;
-      for (let s0 = 0; s0 < ns; s0 += packStep) {
-        pack.s0 = s0;
-        pack.s1 = Math.min(ns, s0 + packStep);
-        anyBad |= attentionPack(ctx, ctx.params, pack);
-        yield (pack.s1 - s0) * (nd + ndv);
-      }
-      block.anyBad = anyBad;
-      for (let h = g * group; h < (g + 1) * group; h++) {
-        block.qb = qb + (b * qs0 + h * qs1) * 4;
-        block.headRow = (b * nh + h) * nl;
-        block.bi = b;
-        block.hi = h;
-        for (let i0 = 0; i0 < nl; i0 += BQ) {
-          block.i0 = i0;
-          block.br = Math.min(BQ, nl - i0);
-          const blockWork = block.br * BK * (nd + ndv + EXP_WORK);
-          for (let from = 0; ; from += blocksPerStep) {
-            block.fromBlock = from;
-            const left = attentionBlock(ctx, ctx.params, block);
-            if (mods !== undefined && failed(ctx, block.regs)) throwIfFailed(ctx, mods, [block.regs]);
-            yield Math.min(blocksPerStep, Math.ceil(ns / BK) + 1) * blockWork;
-            if (left === 0) break;
-          }
-        }
-      }
-    }
-  }
-}
-
-function checkAttrs(call: Call): AttentionAttrs {
-  const mask = checkMaskAttrs(call);
-  const scale = checkScale(call);
-  const dropout = checkDropoutAttrs(call, ATTENTION_DROPOUT_FIELDS, NO_DROPOUT);
-  // Field by field, not `{ ...mask, scale, … }`: a spread plus new fields costs ~4 µs a call in Node 20 (V8 11), more
-  // than a small call's whole work.
-  return {
-    causal: mask.causal,
-    window: mask.window,
-    alignment: mask.alignment,
-    scale,
-    dropoutRate: dropout.rate,
-    dropoutSeed: dropout.seed,
-    training: dropout.training,
-  };
 }

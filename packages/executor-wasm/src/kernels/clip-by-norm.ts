@@ -2,17 +2,16 @@
 // (sqrt(total) + eps)), total from sum-squares. The coefficient is taken here in float64 from the one float of the
 // total in the module's memory; the products in the module (assembly/grad-norm.ts `scaleBy`), each rounded once. A
 // strided x is copied dense first.
-import { checkClipByNormAttrs, expectScalarShape, withCleanup } from "@attngraph/graph";
+import { withCleanup, type ClipByNormAttrs } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
-import { fillingChunked, requireInput } from "./adapter.js";
+import { attrsOf, fillingChunked, requireInput } from "./adapter.js";
 
 /** Inputs: x [...], sumSquares [] or [1]; attrs { maxNorm, eps } → x's shape. */
 export const clipByNormKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
   const total = requireInput(call, 1, "sumSquares");
-  const { maxNorm, eps } = checkClipByNormAttrs(call);
-  expectScalarShape(call, "sumSquares", total);
+  const { maxNorm, eps } = attrsOf<ClipByNormAttrs>(call);
   const raw = maxNorm / (Math.sqrt(ctx.f32()[total.address / 4]!) + eps);
   const coef = raw > 1 ? 1 : raw; // clip_coef_clamped; NaN stays NaN, as torch's clamp leaves it
   const out = ctx.output(call, x.shape);

@@ -1,40 +1,22 @@
 // cross-entropy-grad: the logits gradient of cross-entropy, per counted position (softmax(logits) − onehot(target)) · g
 // in float64 in the module (assembly/cross-entropy-grad.ts), g the loss gradient (absent = 1; "mean" divides it by the
 // count of counted positions, "none" takes each position's). Ignored positions get a row of 0. Every target is checked
-// on the host first with the forward kernel's check and error (findBadIndex), before anything is allocated or written.
+// on the host first by the forward kernel's lossTargets (findBadIndex), before anything is allocated or written.
 // logits, targets and grad may be any views (a strided per-position grad is copied dense first). With a signal, a big
 // call runs in chunks of positions.
-import {
-  checkCrossEntropyAttrs,
-  expectCrossEntropyShapes,
-  expectLossGradShape,
-  findBadIndex,
-  withCleanup,
-} from "@attngraph/graph";
+import { withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { writeTargets } from "./cross-entropy.js";
+import { lossTargets, targetFields, writeTargets } from "./cross-entropy.js";
 import type { WasmValue } from "../value.js";
-import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
-import { hostElements } from "./host-read.js";
+import { fillingChunked, optionalInput } from "./adapter.js";
 
 /**
  * Inputs: logits [..., V], targets [...] int32, optional grad ([] for "mean"/"sum", [...] for "none");
  * attrs { ignoreIndex, reduction } → [..., V].
  */
 export const crossEntropyGradKernel = chunkedKernel((call, ctx) => {
-  const logits = requireInput(call, 0, "logits");
-  const targets = requireInput(call, 1, "targets", "int32");
+  const { logits, targets, ignoreIndex, reduction, nv, counted } = lossTargets(call, ctx);
   const grad = optionalInput(call, 2, "grad");
-  const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
-  expectCrossEntropyShapes(call, logits, targets);
-  if (grad !== undefined) expectLossGradShape(call, grad, targets, reduction);
-  const nv = logits.shape[logits.rank - 1]!;
-  const values = hostElements(ctx, targets); // a view of the memory: used before anything is allocated
-  const bad = findBadIndex(call, "targets", values, targets.shape, nv, "target", ignoreIndex);
-  if (bad !== undefined) throw bad;
-  let counted = values.length;
-  if (ignoreIndex !== null) for (const t of values) if (t === ignoreIndex) counted--;
-
   const out = ctx.output(call, logits.shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
@@ -54,10 +36,7 @@ export const crossEntropyGradKernel = chunkedKernel((call, ctx) => {
           logits.address,
           ctx.desc(logits, 0),
           writeTargets(ctx, ctx.params, {
-            targets: targets.address,
-            tdesc: ctx.desc(targets, 1),
-            ignore: ignoreIndex ?? 0,
-            hasIgnore: ignoreIndex === null ? 0 : 1,
+            ...targetFields(ctx, targets, ignoreIndex),
             grad: gAddress,
             gstride: gStride,
             div,

@@ -5,25 +5,16 @@
 // counted; "mean" divides by the count (0 when nothing is counted: no NaN); "sum"; "none" writes one loss per position.
 // With a signal, a big call runs in chunks of positions; the float64 running sum is handed from chunk to chunk, so
 // the result is the unchunked one bit for bit.
-import { checkCrossEntropyAttrs, expectCrossEntropyShapes, findBadIndex } from "@attngraph/graph";
+import { attrError, findBadIndex, type CrossEntropyAttrs } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
+import type { WasmValue } from "../value.js";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { fillingChunked, requireInput } from "./adapter.js";
+import { attrsOf, fillingChunked, requireInput, type Call } from "./adapter.js";
 import { hostElements } from "./host-read.js";
 
 /** Inputs: logits [..., V], targets [...] int32; attrs { ignoreIndex, reduction } → [] ("mean", "sum") or [...] ("none"). */
 export const crossEntropyKernel = chunkedKernel((call, ctx) => {
-  const logits = requireInput(call, 0, "logits");
-  const targets = requireInput(call, 1, "targets", "int32");
-  const { ignoreIndex, reduction } = checkCrossEntropyAttrs(call);
-  expectCrossEntropyShapes(call, logits, targets);
-  const nv = logits.shape[logits.rank - 1]!;
-  const values = hostElements(ctx, targets); // a view of the memory: used before anything is allocated
-  const bad = findBadIndex(call, "targets", values, targets.shape, nv, "target", ignoreIndex);
-  if (bad !== undefined) throw bad;
-  let counted = values.length;
-  if (ignoreIndex !== null) for (const t of values) if (t === ignoreIndex) counted--;
-
+  const { logits, targets, ignoreIndex, reduction, nv, counted } = lossTargets(call, ctx);
   const out = ctx.output(call, reduction === "none" ? targets.shape : []);
   return fillingChunked(call, ctx, out, () => {
     const rows = targets.size;
@@ -34,12 +25,7 @@ export const crossEntropyKernel = chunkedKernel((call, ctx) => {
       total = ctx.exports.crossEntropy(
         logits.address,
         ctx.desc(logits, 0),
-        writeTargets(ctx, ctx.params, {
-          targets: targets.address,
-          tdesc: ctx.desc(targets, 1),
-          ignore: ignoreIndex ?? 0,
-          hasIgnore: ignoreIndex === null ? 0 : 1,
-        }),
+        writeTargets(ctx, ctx.params, targetFields(ctx, targets, ignoreIndex)),
         dst,
         r0,
         r1,
@@ -58,6 +44,46 @@ export const crossEntropyKernel = chunkedKernel((call, ctx) => {
     return pending.then(finish);
   });
 });
+
+/** What cross-entropy and its gradient read before anything is allocated: their inputs, attributes, V and the count. */
+export interface LossTargets extends CrossEntropyAttrs {
+  readonly logits: WasmValue;
+  readonly targets: WasmValue;
+  /** V, the classes. */
+  readonly nv: number;
+  /** Positions whose target is not the ignore index: the mean's divisor. */
+  readonly counted: number;
+}
+
+/**
+ * Inputs logits [..., V] and int32 targets [...] (shapes and dtypes the shape rule's), with every target checked on
+ * the host (findBadIndex) and an ignoreIndex within int32, the rule the declaration leaves out (its spec says only
+ * "integer"; the module takes it as an i32, where a larger one would wrap onto a real class).
+ */
+export function lossTargets(call: Call, ctx: WasmContext): LossTargets {
+  const logits = requireInput(call, 0, "logits");
+  const targets = requireInput(call, 1, "targets");
+  const { ignoreIndex, reduction } = attrsOf<CrossEntropyAttrs>(call);
+  if (ignoreIndex !== null && (ignoreIndex < -(2 ** 31) || ignoreIndex >= 2 ** 31))
+    throw attrError(call, "ignoreIndex", "null or an int32 integer", ignoreIndex);
+  const nv = logits.shape[logits.rank - 1]!;
+  const values = hostElements(ctx, targets); // a view of the memory: used before anything is allocated
+  const bad = findBadIndex(call, "targets", values, targets.shape, nv, "target", ignoreIndex);
+  if (bad !== undefined) throw bad;
+  let counted = values.length;
+  if (ignoreIndex !== null) for (const t of values) if (t === ignoreIndex) counted--;
+  return { logits, targets, ignoreIndex, reduction, nv, counted };
+}
+
+/** The targets' TargetParams fields (descriptor slot 1; the descriptors are shared: written again for each chunk). */
+export function targetFields(ctx: WasmContext, targets: WasmValue, ignoreIndex: number | null): TargetFields {
+  return {
+    targets: targets.address,
+    tdesc: ctx.desc(targets, 1),
+    ignore: ignoreIndex ?? 0,
+    hasIgnore: ignoreIndex === null ? 0 : 1,
+  };
+}
 
 /** Work per element in multiply-adds of the SIMD matmul: two scalar passes and a float64 exp (measured ≈ 90, Node 20). */
 const CROSS_ENTROPY_WORK = 90;

@@ -1,12 +1,13 @@
 // dropout with the counter-based generator of the spec (packages/executor-cpu/README.md): the module computes the
 // same bits as the CPU executor, so masks are bit-identical. Eval mode or rate 0 is the identity. May run in place.
+import { dropoutThreshold, fmix32, type DropoutAttrs } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
-import { checkDropoutAttrs, dropoutThreshold, fmix32, requireInput, writeInPlace } from "./adapter.js";
+import { attrsOf, requireInput, writeInPlace } from "./adapter.js";
 
 /** Input: x; attrs { rate, seed, training } → same shape. */
 export const dropoutKernel: WasmKernel = (call, ctx) => {
   const x = requireInput(call, 0, "x");
-  const { rate, seed, training } = checkDropoutAttrs(call);
+  const { rate, seed, training } = attrsOf<DropoutAttrs>(call);
   if (!training || rate === 0) {
     // The identity: x itself (one more reference), or a copy in `call.out` when the planner gave one.
     if (call.out === undefined) return ctx.view(x, x.shape, x.strides);

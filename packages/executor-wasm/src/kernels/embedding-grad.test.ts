@@ -7,6 +7,7 @@ import { GraphBuilder } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor, worst } from "../test-util.js";
+import { failsUntouched } from "../test-dispatch.js";
 
 const ex = await wasmExecutor();
 
@@ -67,32 +68,13 @@ describe("embedding-grad on wasm", () => {
     const g = ex.upload(random([2, 3, 4], 3));
     for (const bad of [5, -1, 2 ** 31 - 1, -(2 ** 31)]) {
       const ids = ex.upload(Tensor.int32([0, 1, 2, bad, 0, 4], [2, 3]));
-      const out = ex.upload(Tensor.from(new Array<number>(20).fill(42), [5, 4]));
-      const e = thrown(() =>
-        ex.dispatch({
-          kind: "embedding-grad",
-          node: "tok_embed.grad",
-          attrs: { rows: 5 },
-          inputs: [ids, g],
-          outShape: [5, 4],
-          out,
-        }),
-      ) as AttnGraphError;
-      expect(AttnGraphError.isInstance(e)).toBe(true);
-      expect(e.code).toBe("input");
-      expect(e.subject).toBe("tok_embed.grad.ids");
+      const op = { kind: "embedding-grad", node: "tok_embed.grad", attrs: { rows: 5 }, outShape: [5, 4] };
+      const e = failsUntouched(ex, op, [ids, g]);
+      expect([e.code, e.subject]).toEqual(["input", "tok_embed.grad.ids"]);
       expect(e.message).toBe(
         `tok_embed.grad.ids: token id out of range, expected token id in [0, 5), got ${bad} at [1, 0]`,
       );
-      expect(
-        ex
-          .download(out)
-          .toFloat32Array()
-          .every((v) => v === 42),
-        "the planned output is untouched",
-      ).toBe(true);
       ex.release(ids);
-      ex.release(out);
     }
     // strided ids: the position is the one in the ids' own (logical) shape
     const strided = uploadView(ex, Tensor.int32([0, 1, 2, 3, 9, 4], [3, 2]).transpose(0, 1)); // [[0, 2, 9], [1, 3, 4]]

@@ -3,20 +3,18 @@
 // first with the forward kernel's check and error (findBadIndex: an "input" error naming the node, the position and
 // the id), before the output is even allocated, so a bad id never reaches the module. ids and grad may be any views.
 // With a signal, a big call runs in chunks of positions.
-import { checkIntAttr, expectLeadingShape, findBadIndex } from "@attngraph/graph";
+import { findBadIndex, type EmbeddingGradAttrs } from "@attngraph/graph";
 import { writeLookup } from "./embedding.js";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { attrError, fillingChunked, requireInput } from "./adapter.js";
+import { attrsOf, fillingChunked, requireInput } from "./adapter.js";
+import { i32Rows } from "./i32-rows.js";
 import { hostElements } from "./host-read.js";
 
 /** Inputs: ids [...] int32, grad [..., E]; attrs { rows: V } → [V, E]. */
 export const embeddingGradKernel = chunkedKernel((call, ctx) => {
-  const ids = requireInput(call, 0, "ids", "int32");
+  const ids = requireInput(call, 0, "ids");
   const g = requireInput(call, 1, "grad");
-  const nv = checkIntAttr(call, "rows", 1);
-  // The module indexes rows with an i32.
-  if (nv >= 2 ** 31) throw attrError(call, "rows", "an integer below 2^31 (V, the table's rows)", nv);
-  expectLeadingShape(call, "grad", "grad must be the ids' shape plus the embedding axis", ids.shape, g);
+  const nv = i32Rows(call, attrsOf<EmbeddingGradAttrs>(call).rows, "V");
   const ne = g.shape[g.rank - 1]!;
   const bad = findBadIndex(call, "ids", hostElements(ctx, ids), ids.shape, nv, "token id");
   if (bad !== undefined) throw bad;

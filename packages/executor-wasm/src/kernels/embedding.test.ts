@@ -2,8 +2,9 @@
 // and a strided (transposed) table; every id is checked before anything is written (an out of range id is an "input"
 // error naming the node, the position and the id, and a planned output keeps its contents); dtypes both ways.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
 import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor } from "../test-util.js";
+import { failsUntouched } from "../test-dispatch.js";
 
 const ex = await wasmExecutor();
 
@@ -57,30 +58,11 @@ describe("embedding on wasm", () => {
       [-(2 ** 31), "[1, 0]"],
     ] as const) {
       const ids = ex.upload(Tensor.int32([0, 1, 2, bad, 0, 7], [2, 3]));
-      const out = ex.upload(Tensor.from(new Array<number>(24).fill(42), [2, 3, 4]));
-      const e = thrown(() =>
-        ex.dispatch({
-          kind: "embedding",
-          node: "tok_embed",
-          attrs: {},
-          inputs: [ids, table],
-          outShape: [2, 3, 4],
-          out,
-        }),
-      ) as AttnGraphError;
-      expect(AttnGraphError.isInstance(e)).toBe(true);
-      expect(e.code).toBe("input");
-      expect(e.subject).toBe("tok_embed.ids");
+      const op = { kind: "embedding", node: "tok_embed", attrs: {}, outShape: [2, 3, 4] };
+      const e = failsUntouched(ex, op, [ids, table]);
+      expect([e.code, e.subject]).toEqual(["input", "tok_embed.ids"]);
       expect(e.message).toBe(`tok_embed.ids: token id out of range, expected token id in [0, 5), got ${bad} at ${at}`);
-      expect(
-        ex
-          .download(out)
-          .toFloat32Array()
-          .every((v) => v === 42),
-        "the planned output is untouched",
-      ).toBe(true);
       ex.release(ids);
-      ex.release(out);
     }
     // strided ids: the position is the one in the ids' own (logical) shape
     const strided = uploadView(ex, Tensor.int32([0, 1, 2, 3, 9, 4], [3, 2]).transpose(0, 1)); // [[0, 2, 9], [1, 3, 4]]

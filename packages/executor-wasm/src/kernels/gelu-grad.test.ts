@@ -1,33 +1,13 @@
-// gelu-grad on wasm against float64 derivatives written here: "none" Φ(x) + x·φ(x) with erfc by Simpson's rule
+// gelu-grad on wasm against float64 derivatives (test-gelu64.ts): "none" Φ(x) + x·φ(x) with erfc by Simpson's rule
 // (independent of the kernel's Chebyshev fit), "tanh" from Math.tanh. Over −10..10: absolute error within 5e-7 of
 // gelu'(x) (which is O(1)); then random grads, odd lengths (the vector tail), strided views (the gathered lanes give
 // the dense path's bits), the IEEE extremes, and the call's errors.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { f64, onWasm, onWasmViews, random, thrown, wasmExecutor } from "../test-util.js";
+import { geluPrime64 } from "./test-gelu64.js";
 
 const ex = await wasmExecutor();
-
-/** erfc(a) for a ≥ 0: 2/√π ∫ₐ^{a+9} e^(−t²) dt by composite Simpson. */
-function erfc64(a: number): number {
-  const n = 6000;
-  const h = 9 / n;
-  let s = Math.exp(-a * a) + Math.exp(-(a + 9) * (a + 9));
-  for (let i = 1; i < n; i++) s += (i % 2 ? 4 : 2) * Math.exp(-((a + i * h) ** 2));
-  return ((s * h) / 3) * (2 / Math.sqrt(Math.PI));
-}
-
-/** gelu'(x) in float64. */
-function geluPrime64(x: number, approximate: "none" | "tanh"): number {
-  if (!Number.isFinite(x)) return NaN; // ∞ · 0 in both formulas
-  if (approximate === "tanh") {
-    const k = Math.sqrt(2 / Math.PI);
-    const t = Math.tanh(k * (x + 0.044715 * x ** 3));
-    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x);
-  }
-  const cdf = x >= 0 ? 1 - erfc64(x / Math.SQRT2) / 2 : erfc64(-x / Math.SQRT2) / 2;
-  return cdf + (x * Math.exp(-0.5 * x * x)) / Math.sqrt(2 * Math.PI);
-}
 
 const grad64 = (g: Tensor, x: Tensor, approximate: "none" | "tanh") => {
   const gv = f64(g);

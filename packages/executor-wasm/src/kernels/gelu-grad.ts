@@ -1,16 +1,15 @@
 // gelu-grad: grad · gelu'(x) elementwise in either form ("none": Φ(x) + x·φ(x); "tanh"), on 4 float32 lanes in the
 // module with the forward kernel's erfc and exp (assembly/gelu-grad.ts). Dense inputs are one span of elements; any
 // other views go row by row. With a signal, a big call runs in chunks.
-import { checkGeluApproximate, expectSameShape } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { fillingChunked, requireInput } from "./adapter.js";
+import { tanhFlag } from "./gelu.js";
 
 /** Inputs: grad [...], x [...] (the forward input); attrs { approximate: "none" | "tanh" } → [...]. */
 export const geluGradKernel = chunkedKernel((call, ctx) => {
   const g = requireInput(call, 0, "grad");
   const x = requireInput(call, 1, "x");
-  const tanh = checkGeluApproximate(call) === "tanh" ? 1 : 0;
-  expectSameShape(call, "x", g, x);
+  const tanh = tanhFlag(call);
   const out = ctx.output(call, x.shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;

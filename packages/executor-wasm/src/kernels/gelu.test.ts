@@ -1,4 +1,4 @@
-// gelu on wasm against float64 GELU written here: erfc by Simpson's rule on e^(−t²) (independent of the kernel's
+// gelu on wasm against float64 GELU (test-gelu64.ts): erfc by Simpson's rule on e^(−t²) (independent of the kernel's
 // Chebyshev fit), the tanh form as x · sigmoid(2u) in float64. Both forms within 1e-6 absolute over |x| < 10; relative
 // error below 1e-6 for the exact form everywhere (no cancellation for negative x), and for the tanh form below 1e-5
 // (it grows with |2u| rounded to float32, up to 9e-6 where the value is below 1e-20, as in any float32 tanh GELU).
@@ -6,29 +6,10 @@
 // place, and the call's errors.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { f64, onWasm, onWasmViews, random, thrown, wasmExecutor } from "../test-util.js";
+import { f64, onWasm, onWasmViews, random, thrown, wasmExecutor, stridedRows } from "../test-util.js";
+import { erfc64, gelu64 } from "./test-gelu64.js";
 
 const ex = await wasmExecutor();
-
-/** erfc(a) for a ≥ 0: 2/√π ∫ₐ^{a+9} e^(−t²) dt by composite Simpson (the tail beyond a + 9 is below e^(−81)). */
-function erfc64(a: number): number {
-  const n = 6000;
-  const h = 9 / n;
-  let s = Math.exp(-a * a) + Math.exp(-(a + 9) * (a + 9));
-  for (let i = 1; i < n; i++) s += (i % 2 ? 4 : 2) * Math.exp(-((a + i * h) ** 2));
-  return ((s * h) / 3) * (2 / Math.sqrt(Math.PI));
-}
-
-/** GELU in float64; for x < 0, x/2 · erfc(|x|/√2) instead of x/2 · (1 + erf), which would cancel. */
-function gelu64(x: number, approximate: "none" | "tanh"): number {
-  if (Number.isNaN(x) || x === -Infinity) return NaN; // x/2 · 0
-  if (x === Infinity) return Infinity;
-  if (approximate === "tanh") {
-    const u = Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3);
-    return x / (1 + Math.exp(-2 * u)); // = x/2 · (1 + tanh u), without cancelling
-  }
-  return x >= 0 ? (x / 2) * (2 - erfc64(x / Math.SQRT2)) : (x / 2) * erfc64(-x / Math.SQRT2);
-}
 
 /** The largest absolute error, and the largest relative one over values above `floor` in magnitude. */
 function errors(
@@ -86,15 +67,9 @@ describe("gelu on wasm", () => {
     });
 
     it(`${approximate}: a strided view gives the bits of its dense copy; odd lengths and rank 0`, () => {
-      for (const [rows, n] of [
-        [7, 5],
-        [3, 1],
-        [2, 13],
-        [4, 8],
-      ] as const) {
-        const x = random([n, rows], rows * 31 + n, 6).transpose(0, 1); // [rows, n], last axis strided
-        const strided = onWasmViews(ex, "gelu", { approximate }, [x], [rows, n]).toFloat32Array();
-        const dense = onWasm(ex, "gelu", { approximate }, [x.contiguous()], [rows, n]).toFloat32Array();
+      for (const x of stridedRows()) {
+        const strided = onWasmViews(ex, "gelu", { approximate }, [x], x.shape).toFloat32Array();
+        const dense = onWasm(ex, "gelu", { approximate }, [x.contiguous()], x.shape).toFloat32Array();
         expect(new Uint32Array(strided.buffer)).toEqual(new Uint32Array(dense.buffer));
         const { abs } = errors(dense, f64(x), approximate);
         expect(abs).toBeLessThan(2e-6);

@@ -2,25 +2,17 @@
 // grad at micro step k = 1, acc + scale · grad after, in float64 in the module (assembly/grad-norm.ts
 // `accumulateScaled`), rounded once. k is one float read here from the module's memory and checked (an integer >= 1).
 // Strided operands are copied dense first (gradients and the accumulator are almost always dense).
-import {
-  checkGradAccumulateAttrs,
-  checkOptimizerStepValue,
-  expectSameShape,
-  expectStepShape,
-  withCleanup,
-} from "@attngraph/graph";
+import { checkOptimizerStepValue, withCleanup, type GradAccumulateAttrs } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
-import { fillingChunked, requireInput } from "./adapter.js";
+import { attrsOf, fillingChunked, requireInput } from "./adapter.js";
 
 /** Inputs: acc [...], grad [...], step [] or [1] (the micro step k, 1 first); attrs { scale } → [...]. */
 export const gradAccumulateKernel = chunkedKernel((call, ctx) => {
   const acc = requireInput(call, 0, "acc");
   const grad = requireInput(call, 1, "grad");
   const step = requireInput(call, 2, "step");
-  const { scale } = checkGradAccumulateAttrs(call);
-  expectSameShape(call, "grad", acc, grad);
-  expectStepShape(call, step);
+  const { scale } = attrsOf<GradAccumulateAttrs>(call);
   const k = checkOptimizerStepValue(call, ctx.f32()[step.address / 4]!); // read from the module's memory
   const restart = k === 1 ? 1 : 0;
   const out = ctx.output(call, acc.shape);

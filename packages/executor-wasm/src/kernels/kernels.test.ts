@@ -124,10 +124,7 @@ describe("fused attention over many key blocks", () => {
           window: c.window,
           alignment: c.alignment,
           scale: 1 / Math.sqrt(c.D),
-          dropoutRate: 0,
-          dropoutSeed: 0,
-          training: false,
-        };
+        }; // no dropout: the declared default
         const shape = [B, c.H, c.L, Dv];
         const got = onWasm(ex, "attention", attrs, [q, k, v, padMask], shape);
         const want = onCpu("attention", attrs, [q, k, v, padMask], shape);
@@ -177,15 +174,7 @@ describe("fused attention over many key blocks", () => {
     data[66 * 8 + 3] = NaN;
     const qn = new Tensor(data, q.shape);
     const k = random([1, 1, 70, 8], 32);
-    const attrs = {
-      causal: false,
-      window: null,
-      alignment: "top-left",
-      scale: 1,
-      dropoutRate: 0,
-      dropoutSeed: 0,
-      training: false,
-    };
+    const attrs = {}; // every attribute its declared default: no mask, scale 1, no dropout
     const got = onWasm(ex, "attention", attrs, [qn, k, k, undefined], [1, 1, 70, 8]).toFloat32Array();
     expect(got.slice(66 * 8, 67 * 8).every(Number.isNaN)).toBe(true);
     expect(got.filter(Number.isNaN).length).toBe(8);

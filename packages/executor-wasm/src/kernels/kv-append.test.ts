@@ -4,9 +4,8 @@
 // from restoring the cache's upload-time contents; bad calls are typed errors naming the node.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, ShapeError } from "@attngraph/tensor";
-import type { WasmKernel } from "../executor.js";
 import { WasmValue } from "../value.js";
-import { random, thrown, uploadView, wasmExecutor } from "../test-util.js";
+import { random, thrown, uploadView, wasmExecutor, trapKernel } from "../test-util.js";
 
 const ex = await wasmExecutor();
 const SENTINEL = 7.5;
@@ -137,12 +136,7 @@ describe("kv-append on wasm", () => {
 
   it("after a trap, a cache written in place is an error to use, not its upload-time contents restored", async () => {
     const own = await wasmExecutor();
-    const trap: WasmKernel = (call, ctx) => {
-      const x = call.inputs[0]!;
-      ctx.exports.copy(0xfffff000, ctx.desc(x), ctx.alloc(x.shape, call.node).address); // reads out of bounds
-      return x;
-    };
-    own.registerKernel("trap", trap);
+    own.registerKernel("trap", trapKernel);
     const cache = own.upload(sentinelCache());
     const untouched = own.upload(sentinelCache());
     const vx = own.upload(random([B, H, 1, D], 6));

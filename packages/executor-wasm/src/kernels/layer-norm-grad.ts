@@ -3,30 +3,14 @@
 // (assembly/layer-norm-grad.ts; f64x2 lanes on contiguous rows). The weight gradient sums over rows into float64
 // accumulators kept in a block of their own across chunks, rounded once at the end. Any views. With a signal, a big call
 // runs in chunks of rows (chunks.ts).
-import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
 import { chunkedKernel } from "../chunks.js";
-import { normInputGrad, normWeightGrad, rowsOf, type NormGrad } from "./norm-grad-rows.js";
-import { optionalInput, requireInput } from "./adapter.js";
-
-/** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
-export const layerNormGradKernel = chunkedKernel((call, ctx) => {
-  const g = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const w = optionalInput(call, 2, "weight");
-  const eps = checkLayerNormEps(call);
-  const { e, rows } = rowsOf(call, g, x);
-  expectNormParams(call, e, w, undefined);
-  return normInputGrad(call, ctx, LAYER_NORM_GRAD, { g, x, w }, eps, { e, rows });
-});
-
-/** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
-export const layerNormWeightGradKernel = chunkedKernel((call, ctx) => {
-  const g = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const eps = checkLayerNormEps(call);
-  const { e, rows } = rowsOf(call, g, x);
-  return normWeightGrad(call, ctx, LAYER_NORM_GRAD, { g, x }, eps, { e, rows });
-});
+import { normInputGrad, normWeightGrad, type NormGrad } from "./norm-grad-rows.js";
 
 /** The module's exports; work per element in multiply-adds of the SIMD matmul: four float64 passes over one or two rows. */
 const LAYER_NORM_GRAD: NormGrad = { input: "layerNormGrad", weight: "layerNormWeightGrad", work: 30 };
+
+/** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
+export const layerNormGradKernel = chunkedKernel((call, ctx) => normInputGrad(call, ctx, LAYER_NORM_GRAD));
+
+/** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
+export const layerNormWeightGradKernel = chunkedKernel((call, ctx) => normWeightGrad(call, ctx, LAYER_NORM_GRAD));

@@ -1,10 +1,9 @@
 // layer-norm: nn.LayerNorm over the last axis, in float64 in the module (assembly/layer-norm.ts: two-pass, f64x2
 // lanes on dense rows; a constant row gives exactly the bias). x may be any view; weight and bias are optional [E].
 // May run in place (the op declares inPlace: 0). With a signal, a big call runs in chunks of rows (chunks.ts).
-import { ShapeError, formatShape } from "@attngraph/tensor";
-import { checkLayerNormEps, expectNormParams } from "@attngraph/graph";
+import type { LayerNormAttrs } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { optionalInput, requireInput, writeInPlaceChunked } from "./adapter.js";
+import { attrsOf, optionalInput, requireInput, writeInPlaceChunked } from "./adapter.js";
 import type { WasmContext } from "../context.js";
 
 /** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */
@@ -12,11 +11,8 @@ export const layerNormKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
   const w = optionalInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
-  const eps = checkLayerNormEps(call);
-  if (x.rank < 1)
-    throw new ShapeError(`${call.node}.x`, "layer norm needs at least one axis", "rank >= 1", formatShape(x.shape));
+  const { eps } = attrsOf<LayerNormAttrs>(call);
   const e = x.shape[x.rank - 1]!;
-  expectNormParams(call, e, w, b);
   const rows = e === 0 ? 0 : x.size / e;
   return writeInPlaceChunked(call, ctx, x, (dst) => {
     if (dst.size === 0) return undefined;

@@ -2,14 +2,13 @@
 // the 5×8 tile) writes each chunk of rows, and the module's gelu (assembly/gelu.ts) then runs in place on those rows:
 // no pre-activation value (one output-sized buffer fewer than the pair), and the numbers are the unfused pair's bit
 // for bit (gelu of the float32 pre-activation, lane by lane, so where the chunks and vectors fall does not matter).
-import { checkGeluApproximate } from "@attngraph/graph";
 import { chunkedKernel } from "../chunks.js";
-import { GELU_WORK } from "./gelu.js";
+import { GELU_WORK, tanhFlag } from "./gelu.js";
 import { linear } from "./projection.js";
 
 /** Inputs: x [..., In], weight [Out, In], optional bias [Out]; attrs { approximate: "none" | "tanh" } → [..., Out]. */
 export const linearGeluKernel = chunkedKernel((call, ctx) => {
-  const tanh = checkGeluApproximate(call) === "tanh" ? 1 : 0;
+  const tanh = tanhFlag(call);
   return linear(call, ctx, {
     work: GELU_WORK,
     rows: (out, r0, r1) => {

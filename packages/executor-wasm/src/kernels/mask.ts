@@ -1,21 +1,17 @@
 // mask: −∞ where causal (with alignment), a sliding window, key padding or a user 0/1 mask hides the key (composed by
-// "or"); visible scores become scale · score + bias. The CPU executor's rules and checks (same errors, thrown before
-// anything is written): padding and user mask values other than 0/1 are "input" errors naming the element, a user mask
-// or bias of the wrong shape a shape error naming it. May run in place. With a signal, a big call runs in chunks of
-// rows (chunks.ts).
-import { checkMaskScale, findNonBinary, nonBinaryMaskError, userMaskStrides } from "@attngraph/graph";
-import { chunkedKernel, overRows } from "../chunks.js";
+// "or"); visible scores become scale · score + bias. The CPU executor's rules and value checks (same errors, thrown
+// before anything is written): padding and user mask values other than 0/1 are "input" errors naming the element (the
+// shapes are the shape rule's). May run in place. With a signal, a big call runs in chunks of rows (chunks.ts).
 import {
-  checkKeyPadding,
-  checkMaskAttrs,
-  expectRank,
+  findNonBinary,
   maskOffset,
-  optionalInput,
-  requireInput,
+  nonBinaryMaskError,
+  userMaskStrides,
   windowOf,
-  writeInPlaceChunked,
-  type Call,
-} from "./adapter.js";
+  type MaskAttrs,
+} from "@attngraph/graph";
+import { chunkedKernel, overRows } from "../chunks.js";
+import { attrsOf, checkKeyPadding, optionalInput, requireInput, writeInPlaceChunked, type Call } from "./adapter.js";
 import { hostElements } from "./host-read.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
@@ -34,11 +30,9 @@ export const maskKernel = chunkedKernel((call, ctx) => {
   const pad = optionalInput(call, 1, "keyPaddingMask");
   const user = optionalInput(call, 2, "mask");
   const bias = optionalInput(call, 3, "bias");
-  const attrs = checkMaskAttrs(call);
-  const scale = checkMaskScale(call);
-  expectRank(call, "scores", scores, 4, "[B, H, L, S]");
+  const attrs = attrsOf<MaskAttrs>(call);
   const [nb, nh, nl, ns] = scores.shape as [number, number, number, number];
-  if (pad !== undefined) checkKeyPadding(call, ctx, pad, nb, ns, "scores");
+  if (pad !== undefined) checkKeyPadding(call, ctx, pad);
   const u = user === undefined ? ABSENT : userMask(call, ctx, scores.shape, user);
   const bi =
     bias === undefined ? ABSENT : ([bias.address, ...userMaskStrides(call, "bias", scores.shape, bias)] as const);
@@ -68,7 +62,8 @@ export const maskKernel = chunkedKernel((call, ctx) => {
       dst.address,
     ];
     // Written right before each call: the params area is shared, and a chunked call yields between its parts.
-    const part = (r0: number, r1: number) => ctx.exports.mask(writeMaskParams(ctx, ctx.params, scale, ints), r0, r1);
+    const part = (r0: number, r1: number) =>
+      ctx.exports.mask(writeMaskParams(ctx, ctx.params, attrs.scale, ints), r0, r1);
     return overRows(
       call,
       ctx,
@@ -123,7 +118,10 @@ function writeMaskParams(ctx: WasmContext, address: number, scale: number, ints:
   return address;
 }
 
-/** A user 0/1 mask: its shape against the scores (userMaskStrides) and every value 0 or 1 (findNonBinary), checked. */
+/**
+ * A user 0/1 mask as the module reads it (its strides over the scores, userMaskStrides; its shape is the shape rule's),
+ * every value checked to be 0 or 1 (findNonBinary).
+ */
 function userMask(call: Call, ctx: WasmContext, scores: readonly number[], m: WasmValue): UserInput {
   const strides = userMaskStrides(call, "mask", scores, m);
   const bad = findNonBinary(hostElements(ctx, m), m.shape);

@@ -1,20 +1,22 @@
 // The module calls layer norm's and RMS norm's backward kernels make (layer-norm-grad.ts, rms-norm-grad.ts), written
-// once: the two norms differ only in the module's export and its work per element. The input gradient goes row by
-// row into a new [..., E]; the weight gradient sums over rows into float64 accumulators kept in a block of their own
-// across chunks and rounded once at the end. With a signal, a big call runs in chunks of rows (chunks.ts).
-import { expectAxis, expectSameShape, withCleanup } from "@attngraph/graph";
+// once: the two norms' ops take the same inputs (grad, x, optional weight) and attribute (eps), and differ only in the
+// module's export and its work per element. The input gradient goes row by row into a new [..., E]; the weight
+// gradient sums over rows into float64 accumulators kept in a block of their own across chunks and rounded once at the
+// end. With a signal, a big call runs in chunks of rows (chunks.ts).
+import { withCleanup, type LayerNormGradAttrs } from "@attngraph/graph";
 import { overRows } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
 import { writeAffine } from "./layer-norm.js";
-import { fillingChunked, type Call } from "./adapter.js";
+import { attrsOf, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 
-/** The row length E and row count of grad and x [..., E] (checked: same shapes, at least one axis). */
-export function rowsOf(call: Call, g: WasmValue, x: WasmValue): { readonly e: number; readonly rows: number } {
-  expectSameShape(call, "x", g, x);
-  expectAxis(call, "x", x);
+/** A norm backward's inputs grad and x [..., E] (one shape, by the shape rule), eps, and the row length E and count. */
+function rowsOf(call: Call) {
+  const g = requireInput(call, 0, "grad");
+  const x = requireInput(call, 1, "x");
   const e = x.shape[x.rank - 1]!;
-  return { e, rows: e === 0 ? 0 : x.size / e };
+  // RmsNormGradAttrs is the same { eps }.
+  return { g, x, eps: attrsOf<LayerNormGradAttrs>(call).eps, e, rows: e === 0 ? 0 : x.size / e };
 }
 
 /** One norm's backward: its module exports and their work per element, in multiply-adds of the SIMD matmul. */
@@ -24,15 +26,10 @@ export interface NormGrad {
   readonly work: number;
 }
 
-/** The gradient to x [..., E] from grad and x (E and rows from rowsOf), with the optional weight w [E]. */
-export function normInputGrad(
-  call: Call,
-  ctx: WasmContext,
-  norm: NormGrad,
-  { g, x, w }: { readonly g: WasmValue; readonly x: WasmValue; readonly w: WasmValue | undefined },
-  eps: number,
-  { e, rows }: { readonly e: number; readonly rows: number },
-): WasmValue | Promise<WasmValue> {
+/** The gradient to x [..., E] from grad and x, with the optional weight w [E] (input 2). */
+export function normInputGrad(call: Call, ctx: WasmContext, norm: NormGrad): WasmValue | Promise<WasmValue> {
+  const { g, x, eps, e, rows } = rowsOf(call);
+  const w = optionalInput(call, 2, "weight");
   const out = ctx.output(call, x.shape);
   return fillingChunked(call, ctx, out, () => {
     if (out.size === 0) return undefined;
@@ -52,15 +49,9 @@ export function normInputGrad(
   });
 }
 
-/** The gradient to the weight [E] from grad and x (E and rows from rowsOf). */
-export function normWeightGrad(
-  call: Call,
-  ctx: WasmContext,
-  norm: NormGrad,
-  { g, x }: { readonly g: WasmValue; readonly x: WasmValue },
-  eps: number,
-  { e, rows }: { readonly e: number; readonly rows: number },
-): WasmValue | Promise<WasmValue> {
+/** The gradient to the weight [E] from grad and x. */
+export function normWeightGrad(call: Call, ctx: WasmContext, norm: NormGrad): WasmValue | Promise<WasmValue> {
+  const { g, x, eps, e, rows } = rowsOf(call);
   const out = ctx.output(call, [e]);
   return fillingChunked(call, ctx, out, () => {
     if (e === 0) return undefined;

@@ -1,19 +1,17 @@
 // position-embedding-grad: grad [T, E] written at rows offset..offset+T-1 of a zero [P, E]. The rows are distinct (no
 // scatter-add as in embedding-grad), so this is pad along the rows: the module's pad (assembly/sum-to.ts `pad`), with
-// offset·E zeros ahead and (P − offset − T)·E behind. The bound offset is checked against P on the host first.
-import { checkIntAttr, checkPositionOffset } from "@attngraph/graph";
+// offset·E zeros ahead and (P − offset − T)·E behind. The shape rule checked the bound offset against P.
+import type { PositionEmbeddingGradAttrs } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
-import { attrError, expectRank, filling, requireInput } from "./adapter.js";
+import { attrsOf, boundDim, filling, requireInput } from "./adapter.js";
+import { i32Rows } from "./i32-rows.js";
 
 /** Input: grad [T, E]; attrs { rows: P, offset (bound) } → [P, E]. */
 export const positionEmbeddingGradKernel: WasmKernel = (call, ctx) => {
   const g = requireInput(call, 0, "grad");
-  expectRank(call, "grad", g, 2, "[T, E]");
-  const np = checkIntAttr(call, "rows", 1);
-  // The module counts elements with an i32.
-  if (np >= 2 ** 31) throw attrError(call, "rows", "an integer below 2^31 (P, the table's rows)", np);
+  const np = i32Rows(call, attrsOf<PositionEmbeddingGradAttrs>(call).rows, "P");
   const [nt, ne] = g.shape as [number, number];
-  const offset = checkPositionOffset(call, nt, np);
+  const offset = boundDim(call, "offset"); // bound, the shape rule held offset + T to the P rows
   const out = ctx.output(call, [np, ne]);
   return filling(call, ctx, out, () => {
     if (out.size === 0) return;

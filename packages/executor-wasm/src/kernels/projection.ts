@@ -2,12 +2,11 @@
 // strides swapped (packed by the module: once per uploaded weight, kept beside it, else per call); x is read in place
 // when its rows have one stride. With a signal, a big call runs in chunks of rows (chunks.ts). linear-gelu is the
 // same product with the activation run on each chunk's rows of the output (`linear` below).
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import { withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
-import { expectDim, expectRank, optionalInput, requireInput, fillingChunked, type Call } from "./adapter.js";
+import { optionalInput, requireInput, fillingChunked, type Call } from "./adapter.js";
 import { matmul, rowsOperand } from "./matmul.js";
 
 /** Inputs: x [..., In], weight [Out, In], optional bias [Out] → [..., Out]. Also serves out-proj. */
@@ -22,7 +21,7 @@ export interface Epilogue {
 }
 
 /**
- * The projection's checks and product, x [..., In] · Wᵀ [In, Out] + bias [Out] → [..., Out], in chunks of rows; with
+ * The projection's product, x [..., In] · Wᵀ [In, Out] + bias [Out] → [..., Out], in chunks of rows; with
  * an `epilogue`, each chunk's rows are then rewritten by it in place (linear-gelu), so the pre-activation never
  * becomes a value of its own.
  */
@@ -30,22 +29,8 @@ export function linear(call: Call, ctx: WasmContext, epilogue?: Epilogue): WasmV
   const x = requireInput(call, 0, "x");
   const w = requireInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
-  if (x.rank < 1)
-    throw new ShapeError(
-      `${call.node}.x`,
-      `op ${call.kind} needs at least one axis`,
-      "[..., In]",
-      formatShape(x.shape),
-    );
-  expectRank(call, "weight", w, 2, "[Out, In]");
-  const nIn = x.shape[x.rank - 1]!;
-  const nOut = w.shape[0]!;
-  expectDim(call, "weight", "weight columns must equal the input's last dim In", nIn, w.shape[1]!, w);
-  if (b !== undefined) {
-    expectRank(call, "bias", b, 1, "[Out]");
-    expectDim(call, "bias", "bias length must equal the weight's rows Out", nOut, b.shape[0]!, b);
-  }
-  const shape = [...x.shape.slice(0, -1), nOut];
+  const [nOut, nIn] = w.shape as [number, number];
+  const shape = call.outShape; // [..., Out] by the shape rule
   const rows = shape.slice(0, -1).reduce((p, d) => p * d, 1);
   const out = ctx.output(call, shape);
   return fillingChunked(call, ctx, out, () => {

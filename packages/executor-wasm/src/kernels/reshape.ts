@@ -2,11 +2,12 @@
 // viewStrides, so every executor copies in the same cases), else a dense copy in the module.
 import { ShapeError, contiguousStrides, formatShape, sizeOf, viewStrides } from "@attngraph/tensor";
 import type { WasmKernel } from "../executor.js";
-import { requireInput } from "./adapter.js";
+import { viewInput } from "./adapter.js";
 
 /** Input: x → `call.outShape` (same element count), e.g. split heads [B, L, E] → [B, L, H, D]. */
 export const reshapeKernel: WasmKernel = (call, ctx) => {
-  const x = requireInput(call, 0, "x");
+  const x = viewInput(call);
+  // The shape rule leaves a named dim of the attribute unchecked: outShape, where the runtime bound it, is checked here.
   const shape = call.outShape;
   if (sizeOf(shape) !== x.size || shape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
     throw new ShapeError(

@@ -1,30 +1,14 @@
 // rms-norm-grad and rms-norm-weight-grad: RMS norm's backward to its input and to its weight, r recomputed from x as
 // the forward computes it, in the module (assembly/rms-norm.ts). The weight gradient sums over rows into float64
 // accumulators kept across chunks and rounded once at the end, as layer-norm-weight-grad's. Any views.
-import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
 import { chunkedKernel } from "../chunks.js";
-import { normInputGrad, normWeightGrad, rowsOf, type NormGrad } from "./norm-grad-rows.js";
-import { optionalInput, requireInput } from "./adapter.js";
-
-/** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
-export const rmsNormGradKernel = chunkedKernel((call, ctx) => {
-  const g = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const w = optionalInput(call, 2, "weight");
-  const eps = checkLayerNormEps(call);
-  const { e, rows } = rowsOf(call, g, x);
-  expectRmsWeight(call, e, w);
-  return normInputGrad(call, ctx, RMS_NORM_GRAD, { g, x, w }, eps, { e, rows });
-});
-
-/** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
-export const rmsNormWeightGradKernel = chunkedKernel((call, ctx) => {
-  const g = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const eps = checkLayerNormEps(call);
-  const { e, rows } = rowsOf(call, g, x);
-  return normWeightGrad(call, ctx, RMS_NORM_GRAD, { g, x }, eps, { e, rows });
-});
+import { normInputGrad, normWeightGrad, type NormGrad } from "./norm-grad-rows.js";
 
 /** The module's exports; work per element in multiply-adds of the SIMD matmul: three scalar float64 passes over one or two rows. */
 const RMS_NORM_GRAD: NormGrad = { input: "rmsNormGrad", weight: "rmsNormWeightGrad", work: 30 };
+
+/** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
+export const rmsNormGradKernel = chunkedKernel((call, ctx) => normInputGrad(call, ctx, RMS_NORM_GRAD));
+
+/** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
+export const rmsNormWeightGradKernel = chunkedKernel((call, ctx) => normWeightGrad(call, ctx, RMS_NORM_GRAD));

@@ -1,19 +1,15 @@
 // rms-norm: LlamaRMSNorm over the last axis, in float64 in the module (assembly/rms-norm.ts). x may be any view; weight
 // is optional [E]. May run in place (the op declares inPlace: 0). With a signal, a big call runs in chunks of rows.
-import { ShapeError, formatShape } from "@attngraph/tensor";
-import { checkLayerNormEps, expectRmsWeight } from "@attngraph/graph";
+import type { RmsNormAttrs } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { optionalInput, requireInput, writeInPlaceChunked } from "./adapter.js";
+import { attrsOf, optionalInput, requireInput, writeInPlaceChunked } from "./adapter.js";
 
 /** Inputs: x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
 export const rmsNormKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
   const w = optionalInput(call, 1, "weight");
-  const eps = checkLayerNormEps(call);
-  if (x.rank < 1)
-    throw new ShapeError(`${call.node}.x`, "rms norm needs at least one axis", "rank >= 1", formatShape(x.shape));
+  const { eps } = attrsOf<RmsNormAttrs>(call);
   const e = x.shape[x.rank - 1]!;
-  expectRmsWeight(call, e, w);
   const rows = e === 0 ? 0 : x.size / e;
   return writeInPlaceChunked(call, ctx, x, (dst) => {
     if (dst.size === 0) return undefined;

@@ -1,36 +1,17 @@
 // rope: rotary position embedding, split-half convention (dim i turns with dim i + r/2; NeoX/Llama). The angle tables
 // are computed here in float64 with the same expressions as the CPU executor, so both rotate by the same numbers.
 // With `inverse` (RoPE's backward: the rotation's transpose) the sine table is negated, so the module rotates by −θ.
-import { ShapeError, formatShape } from "@attngraph/tensor";
 import type { RopeAttrs } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
-import { attrError, expectRank, requireInput } from "./adapter.js";
+import { attrsOf, boundDim, requireInput } from "./adapter.js";
 import type { WasmContext } from "../context.js";
 
 /** Input: x [B, H, L, D]; attrs { base, rotaryDim, positionOffset, inverse } → [B, H, L, D]. */
 export const ropeKernel: WasmKernel = (call, ctx) => {
   const x = requireInput(call, 0, "x");
-  expectRank(call, "x", x, 4, "[B, H, L, D]");
-  const { base, positionOffset } = call.attrs as Partial<RopeAttrs>;
-  const rotaryDim = (call.attrs as Partial<RopeAttrs>).rotaryDim ?? null;
-  const inverse = (call.attrs as Partial<RopeAttrs>).inverse ?? false; // absent (a call by hand): the forward rotation
+  const { base, rotaryDim, inverse } = attrsOf<RopeAttrs>(call);
+  const positionOffset = boundDim(call, "positionOffset");
   const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
-  if (typeof base !== "number" || !Number.isFinite(base) || base <= 0)
-    throw attrError(call, "base", "a finite number > 0", base);
-  if (!Number.isSafeInteger(positionOffset) || (positionOffset as number) < 0)
-    throw attrError(call, "positionOffset", "an integer >= 0", positionOffset);
-  if (rotaryDim !== null && (!Number.isSafeInteger(rotaryDim) || rotaryDim < 2 || rotaryDim % 2 !== 0)) {
-    throw attrError(call, "rotaryDim", "null or an even integer >= 2", rotaryDim);
-  }
-  if (typeof inverse !== "boolean") throw attrError(call, "inverse", "true or false", inverse);
-  if (rotaryDim !== null && rotaryDim > nd) throw attrError(call, "rotaryDim", `<= the head dim D=${nd}`, rotaryDim);
-  if (rotaryDim === null && nd % 2 !== 0)
-    throw new ShapeError(
-      `${call.node}.x`,
-      "RoPE over the whole head dim needs an even D",
-      "an even D",
-      `D=${nd} in ${formatShape(x.shape)}`,
-    );
   const r = rotaryDim ?? nd;
   const half = r / 2;
   const out = ctx.alloc(x.shape, `${call.node} (output of op rope)`);
@@ -42,7 +23,7 @@ export const ropeKernel: WasmKernel = (call, ctx) => {
   for (let i = 0; i < half; i++) {
     const invFreq = base ** ((-2 * i) / r);
     for (let l = 0; l < nl; l++) {
-      const theta = ((positionOffset as number) + l) * invFreq;
+      const theta = (positionOffset + l) * invFreq;
       f64[cosAt + l * half + i] = Math.cos(theta);
       f64[sinAt + l * half + i] = inverse ? -Math.sin(theta) : Math.sin(theta);
     }

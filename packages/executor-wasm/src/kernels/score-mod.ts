@@ -6,19 +6,20 @@ import {
   checkExprCached,
   gatheredOfCall,
   inputGradTarget,
-  checkScale,
   compileExpr,
   exprRows,
   inputGradRows,
   type Expr,
   type F32View,
   type GatheredTensor,
+  type ScoreModAttrs,
+  type ScoreModInputGradAttrs,
 } from "@attngraph/graph";
 import { overRows } from "../chunks.js";
 import { chunkedKernel } from "../chunks.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
-import { expectRank, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
+import { attrsOf, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
 
 /** Work per element in multiply-adds of the SIMD matmul: an expression evaluated in JavaScript is slow (≈ 64). */
 const EXPR_WORK = 64;
@@ -48,10 +49,9 @@ export function views(ctx: WasmContext, gathered: ReadonlyMap<string, WasmValue>
 function exprKernel(role: "score" | "mask") {
   return chunkedKernel((call, ctx) => {
     const x = requireInput(call, 0, "x");
-    expectRank(call, "x", x, 4, "[B, H, L, S]");
     const gathered = gatheredValues(call, 1);
     const expr = exprAttr(call, role, gathered);
-    const scale = role === "score" ? checkScale(call) : 1;
+    const scale = role === "score" ? attrsOf<ScoreModAttrs>(call).scale : 1;
     const [B, H, L, S] = x.shape as [number, number, number, number];
     const out = ctx.output(call, x.shape);
     return fillingChunked(call, ctx, out, () => {
@@ -78,7 +78,7 @@ export const scoreModInputGradKernel = chunkedKernel((call, ctx) => {
   const gathered = gatheredValues(call, 2);
   const { wrt, target } = inputGradTarget(call, x, grad, gathered);
   const expr = exprAttr(call, "score", gathered);
-  const scale = checkScale(call);
+  const { scale } = attrsOf<ScoreModInputGradAttrs>(call);
   const sums = new Float64Array(target.size);
   const [B, H, L, S] = x.shape as [number, number, number, number];
   const out = ctx.output(call, target.shape);

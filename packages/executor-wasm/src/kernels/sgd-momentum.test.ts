@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
 import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
+import { BAD_STEPS, eachStrided } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
@@ -93,12 +94,7 @@ describe("sgd-momentum on wasm", () => {
     const pT = random([3, 7, 5], 6).permute([0, 2, 1]);
     const a = { momentum: 0.9, dampening: 0.2, weightDecay: 0.01 };
     for (const t of [1, 4]) {
-      for (const [x, y, z] of [
-        [bT, g, p],
-        [b, gT, p],
-        [b, g, pT],
-        [bT, gT, pT],
-      ] as const)
+      for (const [x, y, z] of eachStrided([b, g, p], [bT, gT, pT]))
         expectRef(run(x, y, z, step(t), a, true), x, y, z, t, a);
       expectRef(run(bT, gT, undefined, step(t), { momentum: 0.9 }, true), bT, gT, undefined, t, { momentum: 0.9 });
     }
@@ -139,19 +135,9 @@ describe("sgd-momentum on wasm", () => {
   it("a step that is not an integer >= 1 (0, 1.5, NaN, -2, ∞) is an input error naming <node>.step; the executor still works", () => {
     const [b, g] = [random([2, 3], 1), random([2, 3], 2)];
     const before = ex.inUseBytes;
-    for (const [t, shape] of [
-      [0, []],
-      [1.5, [1]],
-      [NaN, []],
-      [-2, [1]],
-      [Infinity, []],
-    ] as const) {
-      const e = failingCall(
-        ex,
-        "sgd-momentum",
-        "optim.w.buf",
-        [2, 3],
-      )({ momentum: 0.9 }, [b, g, undefined, step(t, shape)]);
+    const call = failingCall(ex, "sgd-momentum", "optim.w.buf", [2, 3]);
+    for (const [t, bad] of BAD_STEPS) {
+      const e = call({ momentum: 0.9 }, [b, g, undefined, bad]);
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
       expect(e.message).toContain("optim.w.buf.step");
     }

@@ -3,10 +3,10 @@
 // (assembly/sgd.ts `sgdMomentum`), rounded once. The step t is one float read here from the module's memory and
 // checked (an integer >= 1). All dense (buf not counted at t = 1): one span of elements; else buf and grad go row by
 // row through their descriptors and a strided param is copied dense first. With a signal, a big call runs in chunks.
-import { checkOptimizerStepValue, checkSgdMomentumAttrs, expectSameShape, expectStepShape } from "@attngraph/graph";
+import { checkOptimizerStepValue, type SgdMomentumAttrs } from "@attngraph/graph";
 import { chunkedKernel } from "../chunks.js";
 import { runOptimUpdate } from "./optim-update.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { attrsOf, optionalInput, requireInput } from "./adapter.js";
 
 /**
  * Inputs: buf [...], grad [...], optional param [...] (needed when weightDecay > 0), step [] or [1] (t, 1 for the
@@ -15,13 +15,10 @@ import { optionalInput, requireInput } from "./adapter.js";
 export const sgdMomentumKernel = chunkedKernel((call, ctx) => {
   const b = requireInput(call, 0, "buf");
   const g = requireInput(call, 1, "grad");
-  const { momentum, dampening, weightDecay } = checkSgdMomentumAttrs(call);
-  // Weight decay reads the parameter: without it, the missing-input error naming `<node>.param`.
-  const p = weightDecay > 0 ? requireInput(call, 2, "param") : optionalInput(call, 2, "param");
+  const { momentum, dampening, weightDecay } = attrsOf<SgdMomentumAttrs>(call);
+  // Present whenever weightDecay > 0 (the shape rule's "weight decay needs the parameter").
+  const p = optionalInput(call, 2, "param");
   const step = requireInput(call, 3, "step");
-  expectSameShape(call, "grad", b, g);
-  if (p) expectSameShape(call, "param", b, p);
-  expectStepShape(call, step);
   const t = checkOptimizerStepValue(call, ctx.f32()[step.address / 4]!); // read from the module's memory
   const first = t === 1 ? 1 : 0;
   const keep = 1 - dampening;

@@ -3,10 +3,10 @@
 // buf given but not read), strided param, grad and buf (each and all), chunks, the errors, and a five-step training
 // loop of sgd-momentum → sgd-step against a float64 loop of torch's step.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
-import type { WasmValue } from "../value.js";
-import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { f64, onWasm, onWasmViews, random, wasmExecutor, worst } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
+import { LOOP_SHAPE, eachStrided, loopDispatch, loopStep, moved } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
@@ -32,7 +32,6 @@ function sgdStep64(
   });
 }
 
-const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 const run = (p: Tensor, g: Tensor, b: Tensor | undefined, a: Attrs, views = false, node = "optim.w.update") =>
   (views ? onWasmViews : onWasm)(ex, "sgd-step", { ...a }, [p, g, b], p.shape, node);
 /** Float64 in the module too, the same operations in the same order: the reference rounded once, bit for bit. */
@@ -87,12 +86,7 @@ describe("sgd-step on wasm", () => {
     const gT = random([5, 6, 4], 5).permute([2, 0, 1]);
     const bT = random([4, 6, 5], 6).permute([0, 2, 1]);
     for (const a of cases) {
-      for (const [x, y, z] of [
-        [pT, g, b],
-        [p, gT, b],
-        [p, g, bT],
-        [pT, gT, bT],
-      ] as const) {
+      for (const [x, y, z] of eachStrided([p, g, b], [pT, gT, bT])) {
         const buf = a.momentum ? z : undefined;
         expectRef(run(x, y, buf, a, true), x, y, buf, a);
       }
@@ -196,7 +190,7 @@ describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
         ? "plain SGD"
         : `${a.nesterov ? "Nesterov" : "momentum"} ${a.momentum}, dampening ${a.dampening}`;
     it(`5 steps of ${label} (weightDecay ${a.weightDecay}) on a [4, 7] parameter, values kept on the executor`, () => {
-      const shape = [4, 7];
+      const shape = LOOP_SHAPE;
       const n = 28;
       const before = ex.inUseBytes;
       const p0 = random(shape, 100);
@@ -205,16 +199,9 @@ describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
       let b = a.momentum > 0 ? ex.upload(new Tensor(new Float32Array(n).fill(NaN), shape)) : undefined;
       const rp = f64(p0);
       const rb = a.momentum > 0 ? new Float64Array(n) : undefined;
-      const dispatch = (
-        kind: string,
-        node: string,
-        attrs: Record<string, unknown>,
-        inputs: (WasmValue | undefined)[],
-      ) => ex.dispatch({ kind, node, attrs, inputs, outShape: shape }) as WasmValue;
+      const dispatch = loopDispatch(ex);
       for (let t = 1; t <= 5; t++) {
-        const gHost = t % 2 === 0 ? random([7, 4], 200 + t, 2).transpose(0, 1) : random(shape, 200 + t, 2); // even steps: strided
-        const g = uploadView(ex, gHost);
-        const s = ex.upload(step(t, t % 2 ? [1] : []));
+        const { gHost, g, s } = loopStep(ex, t);
         const param = a.weightDecay > 0 ? p : undefined;
         const b2 =
           b &&
@@ -236,11 +223,7 @@ describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
         for (const x of [p, b, g, s]) if (x) ex.release(x);
         [p, b] = [p2, b2];
       }
-      const moved = ex
-        .download(p)
-        .toFloat32Array()
-        .reduce((w, x, k) => Math.max(w, Math.abs(x - p0.toFloat32Array()[k]!)), 0);
-      expect(moved).toBeGreaterThan(a.lr);
+      expect(moved(ex, p, p0)).toBeGreaterThan(a.lr);
       for (const x of [p, b]) if (x) ex.release(x);
       expect(ex.inUseBytes).toBe(before);
     });

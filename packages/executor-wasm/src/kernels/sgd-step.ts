@@ -3,10 +3,10 @@
 // d + momentum · buf with `nesterov`; in float64 in the module (assembly/sgd.ts `sgdStep`), rounded once. All dense
 // (grad not counted when only buf is read): one span of elements; else param and grad go row by row through their
 // descriptors and a strided buf is copied dense first. With a signal, a big call runs in chunks.
-import { checkLrScaleValue, checkSgdStepAttrs, expectSameShape, expectScalarShape } from "@attngraph/graph";
+import { checkLrScaleValue, type SgdStepAttrs } from "@attngraph/graph";
 import { chunkedKernel } from "../chunks.js";
 import { runOptimUpdate } from "./optim-update.js";
-import { optionalInput, requireInput } from "./adapter.js";
+import { attrsOf, optionalInput, requireInput } from "./adapter.js";
 
 /** The module's `mode`, which u the update subtracts: d (no momentum; a buf given is not read), buf, d + momentum · buf. */
 const PLAIN = 0;
@@ -21,13 +21,10 @@ const NESTEROV = 2;
 export const sgdStepKernel = chunkedKernel((call, ctx) => {
   const p = requireInput(call, 0, "param");
   const g = requireInput(call, 1, "grad");
-  const { lr: baseLr, momentum, nesterov, weightDecay } = checkSgdStepAttrs(call);
-  // Momentum reads the buffer: without it, the missing-input error naming `<node>.buf`.
-  const b = momentum > 0 ? requireInput(call, 2, "buf") : optionalInput(call, 2, "buf");
+  const { lr: baseLr, momentum, nesterov, weightDecay } = attrsOf<SgdStepAttrs>(call);
+  // Present whenever momentum > 0 (the shape rule's "momentum needs the buffer").
+  const b = optionalInput(call, 2, "buf");
   const lrScale = optionalInput(call, 3, "lrScale");
-  expectSameShape(call, "grad", p, g);
-  if (b) expectSameShape(call, "buf", p, b);
-  if (lrScale) expectScalarShape(call, "lrScale", lrScale);
   // A schedule's factor, read from the module's memory like adam-step's.
   const lr = lrScale ? baseLr * checkLrScaleValue(call, ctx.f32()[lrScale.address / 4]!) : baseLr;
   const mode = momentum === 0 ? PLAIN : nesterov ? NESTEROV : MOMENTUM;

@@ -1,13 +1,14 @@
 // softmax: softmax(scale · x) over the last axis in float64 (stable; −∞ → 0; a fully masked row → zeros; NaN or +∞ →
 // a NaN row), as the CPU executor. May run in place. With a signal, a big call runs in chunks of rows (chunks.ts).
+import type { SoftmaxAttrs } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { checkScale, requireInput, writeInPlaceChunked } from "./adapter.js";
+import { attrsOf, requireInput, writeInPlaceChunked } from "./adapter.js";
 
 /** Input: x [..., S]; attrs { scale } → same shape. */
 export const softmaxKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
-  const scale = checkScale(call);
-  const n = x.rank === 0 ? 1 : x.shape[x.rank - 1]!;
+  const { scale } = attrsOf<SoftmaxAttrs>(call);
+  const n = x.shape[x.rank - 1]!;
   const rows = n === 0 ? 0 : x.size / n;
   return writeInPlaceChunked(call, ctx, x, (dst) => {
     if (dst.size === 0) return undefined;

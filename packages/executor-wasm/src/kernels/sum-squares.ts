@@ -2,7 +2,7 @@
 // in float64 in the module (assembly/grad-norm.ts `sumSquares`), chunk after chunk in order, stored as float32 once.
 // A strided x is copied dense first (a gradient is almost always dense). The one-element acc and result are read and
 // written here in the module's memory: no round trip, the memory is this process's.
-import { expectScalarShape, withCleanup } from "@attngraph/graph";
+import { withCleanup } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
 import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
@@ -11,7 +11,6 @@ import { fillingChunked, optionalInput, requireInput } from "./adapter.js";
 export const sumSquaresKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
   const acc = optionalInput(call, 1, "acc");
-  if (acc) expectScalarShape(call, "acc", acc);
   const out = ctx.output(call, [1]);
   let sum = acc ? ctx.f32()[acc.address / 4]! : 0;
   let temp: WasmValue | undefined;

@@ -13,6 +13,7 @@ import { fillingChunked, requireInput } from "./adapter.js";
 /** Input: x [...]; attrs { shape } (concrete at dispatch: `call.outShape`) → outShape. */
 export const sumToKernel = chunkedKernel((call, ctx) => {
   const x = requireInput(call, 0, "x");
+  // The shape rule leaves a named dim of the attribute unchecked: outShape, where the runtime bound it, is checked here.
   const shape = checkSumToShape(call, x);
   const lead = x.rank - shape.length;
   const out = ctx.output(call, shape);
