@@ -69,6 +69,14 @@ export function checkCall<V extends CallValue | undefined>(
   return attrs === call.attrs ? call : { ...call, attrs };
 }
 
+/**
+ * A checked call's attributes as its op declares them (`A`, the op's attribute type): every declared one present,
+ * defaults filled in, each within its spec and the op's rules, dims bound. What kernels read instead of restating.
+ */
+export function attrsOf<A extends object>(call: { readonly attrs: Readonly<Record<string, unknown>> }): A {
+  return call.attrs as unknown as A;
+}
+
 function normalizedAttrs(def: AnyOpDef, call: KernelCall<unknown>): Readonly<Record<string, unknown>> {
   const hit = normalized.get(call.attrs);
   if (hit !== undefined && hit.def === def) return hit.attrs;

@@ -2,7 +2,7 @@ export { GraphBuilder, insertAfter, type Ref } from "./builder.js";
 export { OpGraph, type GraphNode, type GraphParts, type NodeSpec, type ValueDecl } from "./graph.js";
 export type { ValueInfo } from "./infer-node.js";
 export { OpRegistry, createOpRegistry, kernelKinds } from "./registry.js";
-export { builtinOpDef, checkCall, type CallValue } from "./check-call.js";
+export { attrsOf, builtinOpDef, checkCall, type CallValue } from "./check-call.js";
 export {
   defineOp,
   normalizeAttrs,
@@ -24,17 +24,7 @@ export type { Arena, Executor, KernelCall, Support } from "./executor-contract.j
 export * from "./ops/index.js";
 export { dropoutBits, dropoutKeep, dropoutSeedAt, dropoutThreshold, fmix32, mixedBits } from "./ops/dropout-hash.js";
 export {
-  addLayerNormShape,
-  addShape,
   attrError,
-  checkCrossEntropyAttrs,
-  checkDropoutAttrs,
-  checkGeluApproximate,
-  checkLayerNormEps,
-  checkMaskAttrs,
-  checkMaskScale,
-  checkPositionOffset,
-  checkScale,
   dtypeError,
   findBadIndex,
   findNonBinary,
@@ -44,47 +34,23 @@ export {
   type Strided,
   expectDim,
   expectHeadGroups,
-  expectNormParams,
-  expectRmsWeight,
   expectRank,
   maskOffset,
   windowOf,
   type CallInfo,
-  type DropoutFields,
   type Shaped,
-  checkGradScale,
 } from "./kernel-checks.js";
 export {
-  checkIntAttr,
-  checkPadAttrs,
   checkSumToShape,
-  expectAxis,
-  expectCrossEntropyShapes,
-  expectLeadingShape,
-  expectLinearWeightGradShapes,
-  expectLossGradShape,
   expectSameShape,
 } from "./kernel-checks-backward.js";
 export {
-  checkAdamMomentAttrs,
-  checkAdamStepAttrs,
-  checkClipByNormAttrs,
-  checkGradAccumulateAttrs,
   checkLrScaleValue,
-  expectScalarShape,
   checkOptimizerStepValue,
-  checkSgdMomentumAttrs,
-  checkSgdStepAttrs,
-  expectStepShape,
 } from "./kernel-checks-optim.js";
 export {
-  checkAttentionGradAttrs,
-  checkAttentionLseAttrs,
   checkKvAppend,
   kernelInputError,
-  expectAttentionGradShapes,
-  expectAttentionQk,
-  modsOf,
 } from "./kernel-checks-attention.js";
 export { KernelTable } from "./kernel-table.js";
 export {

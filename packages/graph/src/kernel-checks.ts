@@ -5,11 +5,7 @@
 // GPU buffers); they sit beside the executor contract and the op declarations they follow.
 import { AttnGraphError, ShapeError, describe, formatShape, type Shape } from "@attngraph/tensor";
 import type { KernelCall } from "./executor-contract.js";
-import type { DropoutAttrs } from "./ops/dropout.js";
-import { broadcastShapes } from "./broadcast.js";
-import type { CrossEntropyAttrs } from "./ops/cross-entropy.js";
-import type { GeluAttrs } from "./ops/gelu.js";
-import { USER_MASK_AXES, type MaskAttrs, type MaskGeometry } from "./ops/mask.js";
+import { USER_MASK_AXES, type MaskGeometry } from "./ops/mask.js";
 
 /** What the checks read of a call: node, op kind and attributes. */
 export type CallInfo = Pick<KernelCall<unknown>, "node" | "kind" | "attrs">;
@@ -59,19 +55,6 @@ export function attrError(call: CallInfo, field: string, expected: string, value
   });
 }
 
-/** The mask attributes { causal, window, alignment } of a call (mask or attention), each checked; absent window = null. */
-export function checkMaskAttrs(call: CallInfo): MaskGeometry {
-  const { causal, alignment } = call.attrs as Partial<MaskAttrs>;
-  const window = (call.attrs as Partial<MaskAttrs>).window ?? null; // absent = no window, as normalizeAttrs does
-  if (typeof causal !== "boolean") throw attrError(call, "causal", "true or false", causal);
-  if (window !== null && (!Number.isInteger(window) || window < 1))
-    throw attrError(call, "window", "null or an integer >= 1", window);
-  if (window !== null && !causal) throw attrError(call, "window", "a sliding window only with causal: true", window);
-  if (alignment !== "top-left" && alignment !== "bottom-right")
-    throw attrError(call, "alignment", '"top-left" or "bottom-right"', alignment);
-  return { causal, window, alignment };
-}
-
 /** The alignment offset: 0 for "top-left", S − L for "bottom-right" (query i is then aligned with key i + S − L). */
 export function maskOffset(alignment: MaskGeometry["alignment"], nl: number, ns: number): number {
   return alignment === "bottom-right" ? ns - nl : 0;
@@ -80,18 +63,6 @@ export function maskOffset(alignment: MaskGeometry["alignment"], nl: number, ns:
 /** The window size kernels take: 0 (none) unless causal with a window. */
 export function windowOf(attrs: Pick<MaskGeometry, "causal" | "window">): number {
   return attrs.causal && attrs.window !== null ? attrs.window : 0;
-}
-
-/** A score scale attribute (softmax, attention, alibi): a finite number. */
-export function checkScale(call: CallInfo, field = "scale"): number {
-  const scale = call.attrs[field];
-  if (typeof scale !== "number" || !Number.isFinite(scale)) throw attrError(call, field, "a finite number", scale);
-  return scale;
-}
-
-/** The mask op's `scale` (visible scores are multiplied by it before the bias is added); absent = 1. */
-export function checkMaskScale(call: CallInfo): MaskAttrs["scale"] {
-  return checkGradScale(call);
 }
 
 /**
@@ -150,66 +121,6 @@ export function nonBinaryMaskError(call: CallInfo, field: string, got: string): 
   });
 }
 
-/** A layer norm's optional weight and bias: each rank 1 of the normalized dim E, named `<node>.weight` / `<node>.bias`. */
-export function expectNormParams(
-  call: CallInfo,
-  e: number,
-  weight: Shaped | undefined,
-  bias: Shaped | undefined,
-): void {
-  for (const [name, t] of [
-    ["weight", weight],
-    ["bias", bias],
-  ] as const) {
-    if (t === undefined) continue;
-    expectRank(call, name, t, 1, "[E]");
-    expectDim(call, name, `layer norm ${name} length must equal the normalized (last) dim E`, e, t.shape[0]!, t);
-  }
-}
-
-/** An rms-norm's optional weight: rank 1 of the normalized dim E, named `<node>.weight`. */
-export function expectRmsWeight(call: CallInfo, e: number, weight: Shaped | undefined): void {
-  if (weight === undefined) return;
-  expectRank(call, "weight", weight, 1, "[E]");
-  expectDim(
-    call,
-    "weight",
-    "rms norm weight length must equal the normalized (last) dim E",
-    e,
-    weight.shape[0]!,
-    weight,
-  );
-}
-
-/**
- * The sums' shape [..., E] of an add-layer-norm call, whose outShape is [..., 2E]: an odd last dim, a and b that do not
- * broadcast to [..., E] exactly, or no axis at all are errors naming `<node>.out`, `.b` or `.a`.
- */
-export function addLayerNormShape(
-  call: CallInfo & { readonly outShape: Shape },
-  a: Shaped,
-  b: Shaped,
-): { readonly sumShape: number[]; readonly e: number } {
-  const twoE = call.outShape[call.outShape.length - 1];
-  if (twoE !== undefined && twoE % 2 !== 0) {
-    throw new ShapeError(
-      `${call.node}.out`,
-      "the last dim of outShape must be 2E: the sums and their layer norm side by side",
-      "an even number",
-      formatShape(call.outShape),
-    );
-  }
-  // The sums' shape is the outShape with half its last dim: addShape checks that a and b broadcast to exactly that.
-  const sumShape = addShape(
-    { ...call, outShape: twoE === undefined ? call.outShape : [...call.outShape.slice(0, -1), twoE / 2] },
-    a,
-    b,
-  );
-  if (sumShape.length < 1)
-    throw new ShapeError(`${call.node}.a`, `${call.kind} needs at least one axis`, "[..., E]", formatShape(sumShape));
-  return { sumShape, e: sumShape[sumShape.length - 1]! };
-}
-
 /**
  * A value of the wrong element type in an input slot (int32 ids in a float slot, float32 in `ids`/`targets`): an
  * "input" error naming `<node>.<name>`, worded the same on every executor.
@@ -221,57 +132,6 @@ export function dtypeError(call: CallInfo, slot: number, name: string, expected:
     describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, expected, got),
     { subject, expected, got },
   );
-}
-
-/** LayerNorm's eps: a finite number > 0. */
-export function checkLayerNormEps(call: CallInfo): number {
-  const eps = call.attrs["eps"];
-  if (typeof eps !== "number" || !Number.isFinite(eps) || !(eps > 0))
-    throw attrError(call, "eps", "a finite number > 0", eps);
-  return eps;
-}
-
-/** GELU's form: "none" (exact, erf) or "tanh". */
-export function checkGeluApproximate(call: CallInfo): GeluAttrs["approximate"] {
-  const a = call.attrs["approximate"] ?? "none";
-  if (a !== "none" && a !== "tanh") throw attrError(call, "approximate", '"none" or "tanh"', a);
-  return a;
-}
-
-/** Cross-entropy attributes: ignoreIndex (null or an int32 integer) and reduction. */
-export function checkCrossEntropyAttrs(call: CallInfo): CrossEntropyAttrs {
-  const ignoreIndex = call.attrs["ignoreIndex"] ?? null;
-  const reduction = call.attrs["reduction"] ?? "mean";
-  if (
-    ignoreIndex !== null &&
-    (!Number.isInteger(ignoreIndex) || (ignoreIndex as number) < -(2 ** 31) || (ignoreIndex as number) >= 2 ** 31)
-  ) {
-    throw attrError(call, "ignoreIndex", "null or an int32 integer", ignoreIndex);
-  }
-  if (reduction !== "mean" && reduction !== "sum" && reduction !== "none")
-    throw attrError(call, "reduction", '"mean", "sum" or "none"', reduction);
-  return { ignoreIndex: ignoreIndex as number | null, reduction };
-}
-
-/** The broadcast shape of an add's two inputs, which must equal the call's outShape. */
-export function addShape(call: CallInfo & { readonly outShape: Shape }, a: Shaped, b: Shaped): number[] {
-  const out = broadcastShapes(a.shape, b.shape, (i, da, db) => {
-    throw new ShapeError(
-      `${call.node}.b`,
-      `shapes do not broadcast at axis ${i} from the end`,
-      `${da} or 1`,
-      `${db} in ${formatShape(b.shape)}`,
-    );
-  }) as number[];
-  if (out.length !== call.outShape.length || out.some((d, i) => d !== call.outShape[i])) {
-    throw new ShapeError(
-      `${call.node}.out`,
-      "outShape must be the broadcast shape of a and b",
-      formatShape(out),
-      formatShape(call.outShape),
-    );
-  }
-  return out;
 }
 
 /**
@@ -303,26 +163,6 @@ export function findBadIndex(
   return undefined;
 }
 
-/**
- * position-embedding's (and its gradient's) bound offset against T positions and a table of `rows` rows: an integer
- * >= 0 (a named offset reaches kernels bound; a string here is an unbound call, an "attr" error), and offset + T <= P
- * (a shape error naming `<node>.offset`), so no kernel ever reads or writes a row past the table.
- */
-export function checkPositionOffset(call: CallInfo, t: number, rows: number): number {
-  const offset = call.attrs["offset"] ?? 0;
-  if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0)
-    throw attrError(call, "offset", "an integer >= 0 (a dim name must be bound before the kernel runs)", offset);
-  if (offset + t > rows) {
-    throw new ShapeError(
-      `${call.node}.offset`,
-      `positions ${offset}..${offset + t - 1} run past the table's P rows (the block size)`,
-      `offset + T <= P = ${rows}`,
-      `${offset} + ${t} = ${offset + t}`,
-    );
-  }
-  return offset;
-}
-
 /** A row-major index as a multi-index, for messages: 13 in [2, 3, 4] → "[1, 0, 1]". */
 export function multiIndex(flat: number, shape: readonly number[]): string {
   const idx: number[] = [];
@@ -332,40 +172,6 @@ export function multiIndex(flat: number, shape: readonly number[]): string {
     flat = n === 0 ? 0 : Math.floor(flat / n);
   }
   return `[${idx.join(", ")}]`;
-}
-
-/** Where a call keeps its dropout attributes: dropout's own names, or the fused attention's. */
-export interface DropoutFields {
-  readonly rate: string;
-  readonly seed: string;
-  readonly training: string;
-}
-
-const DROPOUT_FIELDS: DropoutFields = { rate: "rate", seed: "seed", training: "training" };
-
-/**
- * Dropout attributes of a call, each checked and named by its field in errors. With `defaults`, an absent attribute
- * takes its default (the fused attention's dropout is optional); without, absent is an error.
- */
-export function checkDropoutAttrs(
-  call: CallInfo,
-  fields: DropoutFields = DROPOUT_FIELDS,
-  defaults?: DropoutAttrs,
-): DropoutAttrs {
-  const rate = call.attrs[fields.rate] ?? defaults?.rate;
-  const seed = call.attrs[fields.seed] ?? defaults?.seed;
-  const training = call.attrs[fields.training] ?? defaults?.training;
-  if (typeof training !== "boolean") throw attrError(call, fields.training, "true or false", training);
-  if (typeof rate !== "number" || !(rate >= 0 && rate < 1))
-    throw attrError(call, fields.rate, "a number with 0 <= rate < 1", rate);
-  if (typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
-    throw attrError(call, fields.seed, "an integer in 0..2^32-1", seed);
-  return { rate, seed, training };
-}
-
-/** A backward op's `scale` (softmax-grad, mask-grad): a finite number; absent = 1, the declared default. */
-export function checkGradScale(call: CallInfo): number {
-  return call.attrs["scale"] === undefined ? 1 : checkScale(call);
 }
 
 export function showValue(v: unknown): string {

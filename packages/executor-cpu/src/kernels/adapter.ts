@@ -43,13 +43,8 @@ export function intInput(call: Call, slot: number, name: string): Tensor<"int32"
   return v as Tensor<"int32">;
 }
 
-/**
- * The call's attributes as its op declares them: checkCall normalized them (each declared one present, defaults filled
- * in, each of its spec and the op's attribute rules), so a kernel reads them as they are.
- */
-export function attrsOf<A>(call: Call): A {
-  return call.attrs as unknown as A;
-}
+/** The checked call's attributes as its op declares them (checkCall normalized them): graph's, re-exported. */
+export { attrsOf } from "@attngraph/graph";
 
 /** A float32 host tensor's fields, read without trusting the value (a user may dispatch anything by hand). */
 function isHostTensor(v: unknown): v is Tensor {

@@ -5,7 +5,7 @@
 // attribute bound to an integer, and key padding values (in the module's memory) that are 0 or 1. Kernels never trap
 // on bad calls: everything the module would index is checked before it runs.
 import { AttnGraphError, describe } from "@attngraph/tensor";
-import { attrError, dtypeError, type KernelCall } from "@attngraph/graph";
+import { dtypeError, type KernelCall } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import { WasmValue } from "../value.js";
 
@@ -43,25 +43,8 @@ export function viewInput(call: Call): WasmValue {
   return x;
 }
 
-/**
- * The call's attributes as its op declares them: checkCall normalized them (each declared one present, defaults filled
- * in, each of its spec and the op's attribute rules), so a kernel reads them as they are.
- */
-export function attrsOf<A>(call: Call): A {
-  return call.attrs as unknown as A;
-}
-
-/**
- * A "dim" attribute (rope's positionOffset, position-embedding's offset) as the runtime binds it: an integer, >= 0 by
- * its spec. A dim name is a valid value to checkCall (the shape rules pass it until a run binds it), so a name still
- * here is an unbound call: an "attr" error naming `<node>.<field>`, where the module would otherwise index with NaN.
- */
-export function boundDim(call: Call, field: string): number {
-  const v = call.attrs[field];
-  if (!Number.isSafeInteger(v))
-    throw attrError(call, field, "an integer >= 0 (a dim name must be bound before the kernel runs)", v);
-  return v as number;
-}
+/** The checked call's attributes as its op declares them (checkCall normalized them): graph's, re-exported. */
+export { attrsOf } from "@attngraph/graph";
 
 /**
  * Checks that every value of a key padding mask [B, S] (its shape is the op's shape rule's) is exactly 0 or 1, read

@@ -7,14 +7,13 @@ import { findBadIndex, type EmbeddingGradAttrs } from "@attngraph/graph";
 import { writeLookup } from "./embedding.js";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { attrsOf, fillingChunked, requireInput } from "./adapter.js";
-import { i32Rows } from "./i32-rows.js";
 import { hostElements } from "./host-read.js";
 
 /** Inputs: ids [...] int32, grad [..., E]; attrs { rows: V } → [V, E]. */
 export const embeddingGradKernel = chunkedKernel((call, ctx) => {
   const ids = requireInput(call, 0, "ids");
   const g = requireInput(call, 1, "grad");
-  const nv = i32Rows(call, attrsOf<EmbeddingGradAttrs>(call).rows, "V");
+  const nv = attrsOf<EmbeddingGradAttrs>(call).rows;
   const ne = g.shape[g.rank - 1]!;
   const bad = findBadIndex(call, "ids", hostElements(ctx, ids), ids.shape, nv, "token id");
   if (bad !== undefined) throw bad;

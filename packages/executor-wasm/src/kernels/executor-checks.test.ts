@@ -1,7 +1,7 @@
-// The call checks the op declarations leave to this executor (checkCall passes these calls; the kernel refuses them
-// before the module runs): a dim attribute still a name, an ignoreIndex or a table's rows past the module's i32, and an
-// input that is not a wasm value (an int32 value through a view op: int32.test.ts). Each error keeps its code and
-// `<node>.<field>`.
+// Calls the module could not take, refused before it runs: a dim attribute still a name, an ignoreIndex or a table's
+// rows past the module's i32 (each now a rule of the op's declaration, which dispatch's checkCall holds calls to), and
+// an input that is not a wasm value (the executor's own check; an int32 value through a view op: int32.test.ts). Each
+// error keeps its code and `<node>.<field>`.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { thrownError } from "@attngraph/testkit/test-helpers";
@@ -10,12 +10,12 @@ import { failingCall } from "../test-dispatch.js";
 
 const ex = await wasmExecutor();
 
-describe("checks only this executor makes", () => {
+describe("calls the module could not take", () => {
   it("a dim attribute still a name (rope's positionOffset, position-embedding's offset) is an unbound call", () => {
     const rope = failingCall(ex, "rope", "q.rope", [1, 1, 2, 4]);
     const e = rope({ positionOffset: "P" }, [random([1, 1, 2, 4], 1)]);
     expect([e.code, e.subject]).toEqual(["attr", "q.rope.positionOffset"]);
-    expect(e.message).toMatch(/a dim name must be bound before the kernel runs/);
+    expect(e.message).toMatch(/unbound dim name/);
     const wpe = failingCall(ex, "position-embedding", "wpe", [2, 3]);
     const f = wpe({ offset: "N" }, [Tensor.int32([0, 1], [1, 2]), random([4, 3], 2)]);
     expect([f.code, f.subject]).toEqual(["attr", "wpe.offset"]);

@@ -3,15 +3,14 @@
 // offset·E zeros ahead and (P − offset − T)·E behind. The shape rule checked the bound offset against P.
 import type { PositionEmbeddingGradAttrs } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
-import { attrsOf, boundDim, filling, requireInput } from "./adapter.js";
-import { i32Rows } from "./i32-rows.js";
+import { attrsOf, filling, requireInput } from "./adapter.js";
 
 /** Input: grad [T, E]; attrs { rows: P, offset (bound) } → [P, E]. */
 export const positionEmbeddingGradKernel: WasmKernel = (call, ctx) => {
   const g = requireInput(call, 0, "grad");
-  const np = i32Rows(call, attrsOf<PositionEmbeddingGradAttrs>(call).rows, "P");
+  const np = attrsOf<PositionEmbeddingGradAttrs>(call).rows;
   const [nt, ne] = g.shape as [number, number];
-  const offset = boundDim(call, "offset"); // bound, the shape rule held offset + T to the P rows
+  const offset = attrsOf<{ offset: number }>(call).offset; // bound and in range: checkCall
   const out = ctx.output(call, [np, ne]);
   return filling(call, ctx, out, () => {
     if (out.size === 0) return;

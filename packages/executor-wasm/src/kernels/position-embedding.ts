@@ -3,7 +3,7 @@
 // strided copy (assembly/copy) of a view of the weight: no kernel of its own. The shape rule checked the bound offset
 // against P, so a view past the table is never even made.
 import type { WasmKernel } from "../executor.js";
-import { boundDim, filling, requireInput } from "./adapter.js";
+import { attrsOf, filling, requireInput } from "./adapter.js";
 
 /** Inputs: ids [..., T] int32 (shape only), weight [P, E]; attrs { offset (bound) } → [T, E]. */
 export const positionEmbeddingKernel: WasmKernel = (call, ctx) => {
@@ -11,7 +11,7 @@ export const positionEmbeddingKernel: WasmKernel = (call, ctx) => {
   const w = requireInput(call, 1, "weight");
   const ne = w.shape[1]!;
   const nt = ids.shape[ids.rank - 1]!;
-  const offset = boundDim(call, "offset"); // bound, the shape rule held offset + T to the table's P rows
+  const offset = attrsOf<{ offset: number }>(call).offset; // bound and in range: checkCall
   const out = ctx.output(call, [nt, ne]);
   return filling(call, ctx, out, () => {
     if (out.size === 0) return;

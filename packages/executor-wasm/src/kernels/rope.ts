@@ -3,14 +3,14 @@
 // With `inverse` (RoPE's backward: the rotation's transpose) the sine table is negated, so the module rotates by −θ.
 import type { RopeAttrs } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
-import { attrsOf, boundDim, requireInput } from "./adapter.js";
+import { attrsOf, requireInput } from "./adapter.js";
 import type { WasmContext } from "../context.js";
 
 /** Input: x [B, H, L, D]; attrs { base, rotaryDim, positionOffset, inverse } → [B, H, L, D]. */
 export const ropeKernel: WasmKernel = (call, ctx) => {
   const x = requireInput(call, 0, "x");
   const { base, rotaryDim, inverse } = attrsOf<RopeAttrs>(call);
-  const positionOffset = boundDim(call, "positionOffset");
+  const positionOffset = attrsOf<{ positionOffset: number }>(call).positionOffset; // bound and in range: checkCall
   const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
   const r = rotaryDim ?? nd;
   const half = r / 2;

@@ -9,9 +9,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { optionalInput, input } from "./inputs.js";
+import { attrsOf, optionalInput, input } from "./inputs.js";
 import { writeOutput } from "./output.js";
-import { LOGITS_ROW_WGSL, checkedTargetCount, crossEntropyAttrs } from "./cross-entropy.wgsl.js";
+import { LOGITS_ROW_WGSL, checkedTargetCount } from "./cross-entropy.wgsl.js";
+import type { CrossEntropyAttrs } from "@attngraph/graph";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 
@@ -94,7 +95,7 @@ export const crossEntropyGradKernel: WebGpuKernel = async (call, gpu) => {
   const logits = input(call, 0);
   const targets = input(call, 1);
   const grad = optionalInput(call, 2);
-  const { ignoreIndex, reduction } = crossEntropyAttrs(call);
+  const { ignoreIndex, reduction } = attrsOf<CrossEntropyAttrs>(call);
   const nv = logits.shape[logits.rank - 1]!;
   const count = await checkedTargetCount(call, gpu, targets, nv, ignoreIndex);
   const mode = grad === undefined ? GradMode.One : reduction === "none" ? GradMode.PerPosition : GradMode.Scalar;

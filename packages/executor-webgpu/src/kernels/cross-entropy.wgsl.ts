@@ -18,7 +18,7 @@ import { attrsOf, input, type Call } from "./inputs.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the targets' range, read from their values.
-import { attrError, findBadIndex, type CrossEntropyAttrs } from "@attngraph/graph";
+import { findBadIndex, type CrossEntropyAttrs } from "@attngraph/graph";
 
 /**
  * WGSL statements of one position's softmax statistics over its `nv` logits `X[base + j * xs]` in a workgroup (thread
@@ -40,19 +40,6 @@ export const LOGITS_ROW_WGSL = /* wgsl */ `
     if (!bad && !is_neg_inf(x)) { s += exp(x - mx); }
   }
   s = reduce_sum(t, s);`;
-
-/**
- * The call's attributes (normalized by checkCall), with the one bound the declaration leaves to kernels: the shaders
- * compare targets with ignoreIndex as an i32, so it must fit in int32 (the declaration takes any safe integer). Shared
- * with cross-entropy-grad.
- */
-export function crossEntropyAttrs(call: Call): CrossEntropyAttrs {
-  const a = attrsOf<CrossEntropyAttrs>(call);
-  const ig = a.ignoreIndex;
-  if (ig !== null && (ig < -(2 ** 31) || ig >= 2 ** 31))
-    throw attrError(call, "ignoreIndex", "null or an int32 integer", ig);
-  return a;
-}
 
 /**
  * The targets' host values checked (each in [0, V) or ignoreIndex, else findBadIndex's error) before anything is
@@ -161,7 +148,7 @@ fn main(@builtin(local_invocation_id) lid: vec3u) {
 export const crossEntropyKernel: WebGpuKernel = async (call, gpu) => {
   const logits = input(call, 0);
   const targets = input(call, 1);
-  const { ignoreIndex, reduction } = crossEntropyAttrs(call);
+  const { ignoreIndex, reduction } = attrsOf<CrossEntropyAttrs>(call); // ignoreIndex within int32: its spec
   const nv = logits.shape[logits.rank - 1]!;
   const count = await checkedTargetCount(call, gpu, targets, nv, ignoreIndex);
   if (reduction === "none") {

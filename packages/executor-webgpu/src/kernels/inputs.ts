@@ -19,10 +19,8 @@ export function optionalInput(call: Call, slot: number): GpuTensor | undefined {
   return call.inputs[slot] ?? undefined;
 }
 
-/** The call's attributes as the op declares them: checkCall filled in the defaults and checked each. */
-export function attrsOf<A>(call: Call): A {
-  return call.attrs as A;
-}
+/** The checked call's attributes as its op declares them (checkCall normalized them): graph's, re-exported. */
+export { attrsOf } from "@attngraph/graph";
 
 /**
  * Every input of a built-in op's call is a value of this executor (or absent): anything else (a host tensor not

@@ -6,14 +6,14 @@ import { attrsOf, input } from "./inputs.js";
 import { padProgram } from "./pad.wgsl.js";
 // The offset check stays here (@attngraph/graph kernel-checks): the declaration lets a dim name through, which a
 // kernel cannot use, and checks offset + T <= P only once the offset is a number.
-import { checkPositionOffset, type PositionEmbeddingGradAttrs } from "@attngraph/graph";
+import type { PositionEmbeddingGradAttrs } from "@attngraph/graph";
 
 /** Input: grad [T, E]; attrs { rows: P, offset (bound) } → [P, E], rows outside offset..offset+T-1 0. */
 export const positionEmbeddingGradKernel: WebGpuKernel = async (call, gpu) => {
   const g = input(call, 0);
-  const { rows: np } = attrsOf<PositionEmbeddingGradAttrs>(call);
-  const [nt, ne] = g.shape as [number, number];
-  const offset = checkPositionOffset(call, nt, np);
+  // offset bound, and offset + T <= P: checkCall
+  const { rows: np, offset } = attrsOf<PositionEmbeddingGradAttrs & { offset: number }>(call);
+  const ne = g.shape[1]!;
   const out = gpu.alloc([np, ne]);
   if (out.size > 0) await gpu.run(padProgram(g, 0, offset, out));
   return out;

@@ -19,7 +19,7 @@ export const embeddingGradOp = defineOp<EmbeddingGradAttrs>({
     { name: "ids", dtype: "int32", doc: "[...] int32 ids in [0, V)" },
     { name: "grad", doc: "[..., E]" },
   ],
-  attrs: { rows: { type: "integer", min: 1, doc: "V, the table's rows" } },
+  attrs: { rows: { type: "integer", min: 1, max: 2 ** 31 - 1, doc: "V, the table's rows (int32 ids index it)" } },
   inferShape: ([ids, g], { rows }, ctx) => {
     if (g!.length !== ids!.length + 1)
       ctx.fail(

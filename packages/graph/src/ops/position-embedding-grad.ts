@@ -18,7 +18,7 @@ export const positionEmbeddingGradOp = defineOp<PositionEmbeddingGradAttrs>({
   doc: "Position-embedding backward: grad [T, E] placed at rows offset..offset+T-1 of a zero [P, E] table.",
   inputs: [{ name: "grad", rank: 2, doc: "[T, E]" }],
   attrs: {
-    rows: { type: "integer", min: 1, doc: "P, the table's rows" },
+    rows: { type: "integer", min: 1, max: 2 ** 31 - 1, doc: "P, the table's rows" },
     offset: {
       type: "dim",
       default: 0,
