@@ -3,8 +3,6 @@
 // table, a named offset bound per run by the runtime, and positions past the table refused naming the node.
 import { afterAll, describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { GraphBuilder } from "@attngraph/graph";
-import { compile } from "@attngraph/runtime";
 import { createWebGpuExecutor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
 import { GpuOps } from "./test-gpu.js";
@@ -96,31 +94,5 @@ describe("position-embedding kernel", () => {
         )) as AttnGraphError
       ).code,
     ).toBe("attr");
-  });
-
-  it("a named offset is bound per run: token embeddings plus positions N..N+T-1", async () => {
-    const b = new GraphBuilder();
-    b.input("ids", ["B", "T"], "int32");
-    b.weight("wte", [6, E]);
-    b.weight("wpe", [P, E]);
-    const tok = b.add("embedding", "tok", { ids: "ids", weight: "wte" });
-    const pos = b.add("position-embedding", "pos", { ids: "ids", weight: "wpe" }, { offset: "N" });
-    const g = b.output(b.add("add", "x", { a: tok, b: pos })).build();
-    const wte = randomTensor([6, E], 11);
-    const session = await compile(g, { executors: [webgpu], weights: { wte, wpe: table } });
-    const ids = Tensor.int32([1, 5, 0, 2, 2, 3], [2, 3]);
-    for (const n of [0, 4, P - 3]) {
-      const x = (await session.run({ ids }, { dims: { N: n } })).x!;
-      const want = Array.from(ids.toInt32Array()).flatMap((id, k) =>
-        Array.from({ length: E }, (_, j) =>
-          Math.fround(wte.toFloat32Array()[id * E + j]! + table.toFloat32Array()[(n + (k % 3)) * E + j]!),
-        ),
-      );
-      expect(Array.from(x.toFloat32Array()), `N = ${n}`).toEqual(want);
-    }
-    await expect(session.run({ ids }, { dims: { N: P - 2 } })).rejects.toThrow(
-      /positions 7\.\.9 run past the table's P rows/,
-    );
-    await session.dispose();
   });
 });

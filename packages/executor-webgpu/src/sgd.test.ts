@@ -6,38 +6,27 @@
 // separate float64 transcription of torch.optim.SGD.step, and the errors: a bad t from the host is an "input" error
 // naming `<node>.step`, a bad t computed on the GPU (no host copy, never read back) makes every output element NaN.
 import { afterAll, describe, expect, it } from "vitest";
-import { Tensor, compare, type AnyTensor } from "@attngraph/tensor";
+import { Tensor, type AnyTensor } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
 import type { GpuTensor } from "./gpu-tensor.js";
 import { randomTensor } from "./test-helpers.js";
 import { GpuOps } from "./test-gpu.js";
-import { badGpuSteps, badHostSteps, gpuStep } from "./test-steps.js";
+import {
+  LAYOUTS,
+  type Layout,
+  badGpuSteps,
+  badHostSteps,
+  expectClose,
+  gpuStep,
+  layoutOf,
+  values,
+} from "./test-steps.js";
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
 
-const TOL = { abs: 1e-5, rel: 1e-5 };
-const values = (t: AnyTensor): number[] => Array.from(t.toFloat32Array());
-
-function expectClose(got: Tensor, want: readonly number[], label: string, tol = TOL): void {
-  const r = compare(got, want, tol, { equalNan: true });
-  expect({ label, ok: r.ok, worst: r.worst, failures: r.failures }).toMatchObject({ ok: true });
-}
-
-type Layout = "dense" | "permuted" | "spaced";
-const LAYOUTS: readonly Layout[] = ["dense", "permuted", "spaced"];
-
-/** `t` as a GPU value in `layout`: uploaded, uploaded transposed and transposed back (perm reverses the axes), spaced. */
-async function inLayout(t: Tensor, layout: Layout): Promise<Tensor | GpuTensor> {
-  if (layout === "dense") return t;
-  if (layout === "permuted")
-    return ops.permuted(
-      t,
-      t.shape.map((_, i) => t.rank - 1 - i),
-    );
-  return ops.spaced(t);
-}
+const inLayout = (t: Tensor, layout: Layout) => layoutOf(ops, t, layout);
 
 // ---- float64 references (the op declarations, from torch.optim.SGD's formulas) ----
 

@@ -101,3 +101,17 @@ describe("checkCall: what only a run binds", () => {
     expect(failure(() => checkCall({ ...c, attrs: { offset: 6 } })).message).toMatch(/^pos\.offset: positions 6\.\.8/);
   });
 });
+
+describe("checkCall: a call again", () => {
+  it("with the attribute object of a call that passed and other shapes is checked again", () => {
+    const attrs = {};
+    const ok = call({ attrs });
+    expect(checkCall(ok)).toBe(ok);
+    expect(checkCall(call({ attrs }))).toEqual(ok);
+    const e = failure(() => checkCall(call({ attrs, inputs: [v([1, 4, 3, 8]), v([1, 3, 5, 8])] })));
+    expect(e.message).toMatch(/^scores\.k: /);
+    const dtype = failure(() => checkCall(call({ attrs, inputs: [v([1, 4, 3, 8], "int32"), v([1, 2, 5, 8])] })));
+    expect(dtype.code).toBe("input");
+    expect(failure(() => checkCall(call({ attrs, outShape: [1, 4, 3, 4] }))).message).toMatch(/outShape/);
+  });
+});

@@ -23,10 +23,23 @@ export function builtinOpDef(kind: string): AnyOpDef | undefined {
 }
 
 /**
- * Normalized attributes by the caller's attribute object: a plan keeps one object per step, so each step's attributes
- * are checked once, not on every run (and kernels that cache by attribute object keep finding the same one).
+ * What was learned of an attribute object: its normal form and the last call that passed with it. A plan keeps one
+ * object per step, so each step's attributes are normalized once and its calls, run after run, checked once (a decode
+ * step is ~20 small calls, where checking each again showed in its time). A Map bounded in size, not a WeakMap: a run
+ * that binds dims makes fresh attribute objects every step, and a WeakMap entry per call cost more in garbage
+ * collection than the check it saves. (Attribute objects are treated as immutable, as kernels caching by them do.)
  */
-const normalized = new WeakMap<object, { readonly def: AnyOpDef; readonly attrs: Readonly<Record<string, unknown>> }>();
+interface Known {
+  readonly def: AnyOpDef;
+  readonly attrs: Readonly<Record<string, unknown>>;
+  passed?: Passed;
+}
+const known = new Map<object, Known>();
+const KNOWN_MAX = 1024;
+function remember(key: object, entry: Known): void {
+  if (known.size >= KNOWN_MAX) known.clear();
+  known.set(key, entry);
+}
 
 /**
  * `call` checked against `def` (by default the built-in declaration of `call.kind`; a kind without one is returned
@@ -40,6 +53,11 @@ export function checkCall<V extends CallValue | undefined>(
 ): KernelCall<V> {
   if (def === undefined) return call;
   const attrs = normalizedAttrs(def, call);
+  // A plan's step calls again with the same attribute object and, run after run, the same shapes and dtypes: that
+  // call passed already (a decode step is ~20 small calls, where checking each again showed in its time).
+  const last = known.get(call.attrs)?.passed;
+  if (last !== undefined && last.def === def && sameValues(last, call))
+    return attrs === call.attrs ? call : { ...call, attrs };
   unboundDim(def, call, attrs);
   const shapes: (SymShape | undefined)[] = [];
   def.inputs.forEach((spec, slot) => {
@@ -66,7 +84,41 @@ export function checkCall<V extends CallValue | undefined>(
       formatShape(call.outShape),
     );
   }
+  known.get(call.attrs)!.passed = {
+    def,
+    shapes: call.inputs.map((v) => (v == null ? undefined : [...v.shape])),
+    dtypes: call.inputs.map((v) => v?.dtype),
+    outShape: [...call.outShape],
+  };
   return attrs === call.attrs ? call : { ...call, attrs };
+}
+
+/** The last call that passed, by its attribute object: what it was checked with. */
+interface Passed {
+  readonly def: AnyOpDef;
+  readonly shapes: readonly (readonly number[] | undefined)[];
+  readonly dtypes: readonly (DType | undefined)[];
+  readonly outShape: readonly number[];
+}
+
+/** Whether `call` has the inputs (present, shapes, dtypes) and outShape `p` passed with. */
+function sameValues(p: Passed, call: KernelCall<CallValue | undefined>): boolean {
+  const n = call.inputs.length;
+  if (n !== p.shapes.length || !sameDims(p.outShape, call.outShape)) return false;
+  for (let i = 0; i < n; i++) {
+    const v = call.inputs[i];
+    const shape = p.shapes[i];
+    if (v === undefined || v === null) {
+      if (shape !== undefined) return false;
+    } else if (shape === undefined || v.dtype !== p.dtypes[i] || !sameDims(shape, v.shape)) return false;
+  }
+  return true;
+}
+
+function sameDims(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -78,14 +130,14 @@ export function attrsOf<A extends object>(call: { readonly attrs: Readonly<Recor
 }
 
 function normalizedAttrs(def: AnyOpDef, call: KernelCall<unknown>): Readonly<Record<string, unknown>> {
-  const hit = normalized.get(call.attrs);
+  const hit = known.get(call.attrs);
   if (hit !== undefined && hit.def === def) return hit.attrs;
   const fresh = normalizeAttrs(def, call.attrs, attrContext(call));
   // Attributes already whole (what the runtime passes: a graph node's normalized attributes) stay the caller's object,
   // so the usual call goes to its kernel as it came, without a copy per dispatch.
   const attrs = sameAttrs(fresh, call.attrs) ? call.attrs : fresh;
-  normalized.set(call.attrs, { def, attrs });
-  normalized.set(attrs, { def, attrs });
+  remember(call.attrs, { def, attrs });
+  if (attrs !== call.attrs) remember(attrs, { def, attrs });
   return attrs;
 }
 
@@ -94,9 +146,9 @@ function normalizedAttrs(def: AnyOpDef, call: KernelCall<unknown>): Readonly<Rec
  * binds it before a step runs, so a kernel call still holding a name is the caller's error, not a size to guess.
  */
 function unboundDim(def: AnyOpDef, call: KernelCall<unknown>, attrs: Readonly<Record<string, unknown>>): void {
-  for (const [field, spec] of Object.entries(def.attrs as Record<string, AttrSpec>)) {
+  for (const field of dimFields(def)) {
     const v = attrs[field];
-    if (spec.type === "dim" && typeof v === "string")
+    if (typeof v === "string")
       attrContext(call).fail(
         field,
         "unbound dim name",
@@ -106,16 +158,32 @@ function unboundDim(def: AnyOpDef, call: KernelCall<unknown>, attrs: Readonly<Re
   }
 }
 
+/** The "dim" attributes of an op, listed once per declaration. */
+const DIM_FIELDS = new WeakMap<AnyOpDef, readonly string[]>();
+function dimFields(def: AnyOpDef): readonly string[] {
+  let fields = DIM_FIELDS.get(def);
+  if (fields === undefined) {
+    const specs = def.attrs as Record<string, AttrSpec>;
+    fields = Object.keys(specs).filter((k) => specs[k]!.type === "dim");
+    DIM_FIELDS.set(def, fields);
+  }
+  return fields;
+}
+
 /** Same keys, each value the same (arrays and expressions by content): run once per attribute object. */
 function sameAttrs(a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean {
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
-  return keys.every(
-    (k) =>
-      Object.hasOwn(b, k) &&
-      (Object.is(a[k], b[k]) ||
-        (typeof a[k] === "object" && a[k] !== null && JSON.stringify(a[k]) === JSON.stringify(b[k]))),
-  );
+  for (const k of keys) if (!Object.hasOwn(b, k) || !sameValue(a[k], b[k])) return false;
+  return true;
+}
+
+/** Equal numbers, strings, booleans and null; arrays and plain objects (expressions) equal member by member. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  return !Array.isArray(b) && sameAttrs(a as Record<string, unknown>, b as Record<string, unknown>);
 }
 
 /** Attribute failures as "attr" errors naming `<node>.<field>`, as kernels have always reported them. */
