@@ -114,4 +114,17 @@ describe("checkCall: a call again", () => {
     expect(dtype.code).toBe("input");
     expect(failure(() => checkCall(call({ attrs, outShape: [1, 4, 3, 4] }))).message).toMatch(/outShape/);
   });
+
+  it("past the bound of what it remembers (fresh attribute objects every call, as per-run seeds make), still checks", () => {
+    const mask = (scale: number) =>
+      call({
+        kind: "mask",
+        node: "m",
+        attrs: { causal: true, scale },
+        inputs: [v([1, 1, 2, 2]), undefined],
+        outShape: [1, 1, 2, 2],
+      });
+    for (let i = 0; i < 3000; i++) expect(checkCall(mask(1 + i)).attrs).toMatchObject({ scale: 1 + i, window: null });
+    expect(failure(() => checkCall(mask(Number.NaN))).message).toMatch(/^m\.scale: /);
+  });
 });

@@ -52,10 +52,11 @@ export function checkCall<V extends CallValue | undefined>(
   def: AnyOpDef | undefined = BUILTIN.get(call.kind),
 ): KernelCall<V> {
   if (def === undefined) return call;
-  const attrs = normalizedAttrs(def, call);
+  const entry = knownAttrs(def, call);
+  const attrs = entry.attrs;
   // A plan's step calls again with the same attribute object and, run after run, the same shapes and dtypes: that
   // call passed already (a decode step is ~20 small calls, where checking each again showed in its time).
-  const last = known.get(call.attrs)?.passed;
+  const last = entry.passed;
   if (last !== undefined && last.def === def && sameValues(last, call))
     return attrs === call.attrs ? call : { ...call, attrs };
   unboundDim(def, call, attrs);
@@ -84,7 +85,7 @@ export function checkCall<V extends CallValue | undefined>(
       formatShape(call.outShape),
     );
   }
-  known.get(call.attrs)!.passed = {
+  entry.passed = {
     def,
     shapes: call.inputs.map((v) => (v == null ? undefined : [...v.shape])),
     dtypes: call.inputs.map((v) => v?.dtype),
@@ -129,16 +130,19 @@ export function attrsOf<A extends object>(call: { readonly attrs: Readonly<Recor
   return call.attrs as unknown as A;
 }
 
-function normalizedAttrs(def: AnyOpDef, call: KernelCall<unknown>): Readonly<Record<string, unknown>> {
+/** What is known of the call's attribute object: its normal form (computed now if not), and the last call it passed. */
+function knownAttrs(def: AnyOpDef, call: KernelCall<unknown>): Known {
   const hit = known.get(call.attrs);
-  if (hit !== undefined && hit.def === def) return hit.attrs;
+  if (hit !== undefined && hit.def === def) return hit;
   const fresh = normalizeAttrs(def, call.attrs, attrContext(call));
   // Attributes already whole (what the runtime passes: a graph node's normalized attributes) stay the caller's object,
   // so the usual call goes to its kernel as it came, without a copy per dispatch.
   const attrs = sameAttrs(fresh, call.attrs) ? call.attrs : fresh;
-  remember(call.attrs, { def, attrs });
+  const entry: Known = { def, attrs };
   if (attrs !== call.attrs) remember(attrs, { def, attrs });
-  return attrs;
+  // The caller's own object last: remembering the normal form may have emptied the Map.
+  remember(call.attrs, entry);
+  return entry;
 }
 
 /**
