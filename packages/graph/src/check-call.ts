@@ -57,8 +57,7 @@ export function checkCall<V extends CallValue | undefined>(
   // A plan's step calls again with the same attribute object and, run after run, the same shapes and dtypes: that
   // call passed already (a decode step is ~20 small calls, where checking each again showed in its time).
   const last = entry.passed;
-  if (last !== undefined && last.def === def && sameValues(last, call))
-    return attrs === call.attrs ? call : { ...call, attrs };
+  if (last !== undefined && sameValues(last, call)) return attrs === call.attrs ? call : { ...call, attrs };
   unboundDim(def, call, attrs);
   const shapes: (SymShape | undefined)[] = [];
   def.inputs.forEach((spec, slot) => {
@@ -86,7 +85,6 @@ export function checkCall<V extends CallValue | undefined>(
     );
   }
   entry.passed = {
-    def,
     shapes: call.inputs.map((v) => (v == null ? undefined : [...v.shape])),
     dtypes: call.inputs.map((v) => v?.dtype),
     outShape: [...call.outShape],
@@ -94,9 +92,8 @@ export function checkCall<V extends CallValue | undefined>(
   return attrs === call.attrs ? call : { ...call, attrs };
 }
 
-/** The last call that passed, by its attribute object: what it was checked with. */
+/** The last call that passed with an attribute object (of the entry's op): what it was checked with. */
 interface Passed {
-  readonly def: AnyOpDef;
   readonly shapes: readonly (readonly number[] | undefined)[];
   readonly dtypes: readonly (DType | undefined)[];
   readonly outShape: readonly number[];
@@ -196,11 +193,7 @@ function attrContext(call: KernelCall<unknown>): OpContext {
     node: call.node,
     fail(field, what, expected = "", got = ""): never {
       const subject = field ? `${call.node}.${field}` : call.node;
-      throw new AttnGraphError("attr", describe(subject, `${what} of op ${call.kind}`, expected, got), {
-        subject,
-        expected,
-        got,
-      });
+      throw fieldError("attr", subject, `${what} of op ${call.kind}`, expected, got);
     },
   };
 }
@@ -217,13 +210,12 @@ function shapeContext(call: KernelCall<unknown>, def: AnyOpDef): OpContext {
       const subject = field ? `${call.node}.${field}` : call.node;
       const slot = def.inputs.findIndex((spec) => spec.name === field);
       if (slot >= 0 && (call.inputs[slot] === undefined || call.inputs[slot] === null))
-        throw new AttnGraphError("input", describe(subject, what, expected, got), { subject, expected, got });
+        throw fieldError("input", subject, what, expected, got);
       // An attribute the inputs' shapes rule out (pad's axis past the rank) is the attribute's error; one that is
       // itself a shape (sum-to's target) stays a shape error.
       const spec =
         slot < 0 && Object.hasOwn(def.attrs, field) ? (def.attrs as Record<string, AttrSpec>)[field] : undefined;
-      if (spec !== undefined && spec.type !== "dims")
-        throw new AttnGraphError("attr", describe(subject, what, expected, got), { subject, expected, got });
+      if (spec !== undefined && spec.type !== "dims") throw fieldError("attr", subject, what, expected, got);
       throw new ShapeError(subject, what, expected, got);
     },
   };
@@ -237,10 +229,10 @@ function inputError(
   got: string,
   after = "",
 ): AttnGraphError {
-  const subject = `${call.node}.${name}`;
-  return new AttnGraphError("input", describe(subject, `${what} of op ${call.kind}${after}`, expected, got), {
-    subject,
-    expected,
-    got,
-  });
+  return fieldError("input", `${call.node}.${name}`, `${what} of op ${call.kind}${after}`, expected, got);
+}
+
+/** An error of `code` naming `subject` (`<node>.<field>`), with what was expected and what came. */
+function fieldError(code: "input" | "attr", subject: string, what: string, expected: string, got: string) {
+  return new AttnGraphError(code, describe(subject, what, expected, got), { subject, expected, got });
 }

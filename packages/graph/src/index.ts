@@ -28,6 +28,7 @@ export {
   dtypeError,
   findBadIndex,
   findNonBinary,
+  kernelInputError,
   multiIndex,
   nonBinaryMaskError,
   userMaskStrides,
@@ -48,10 +49,7 @@ export {
   checkLrScaleValue,
   checkOptimizerStepValue,
 } from "./kernel-checks-optim.js";
-export {
-  checkKvAppend,
-  kernelInputError,
-} from "./kernel-checks-attention.js";
+export { checkKvAppend } from "./kernel-checks-attention.js";
 export { KernelTable } from "./kernel-table.js";
 export {
   KernelAbortedError,

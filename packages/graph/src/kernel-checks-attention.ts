@@ -1,8 +1,16 @@
 // The kernel checks of the fused attention backward (attention-lse, attention-grad) and of kv-append (see
 // kernel-checks.ts).
-import { AttnGraphError, describe, formatShape, type Shape } from "@attngraph/tensor";
+import { formatShape, type Shape } from "@attngraph/tensor";
 import type { KvAppendAttrs } from "./ops/kv-append.js";
-import { type CallInfo, type Shaped, type Strided, attrError, expectDim, expectRank } from "./kernel-checks.js";
+import {
+  type CallInfo,
+  type Shaped,
+  type Strided,
+  attrError,
+  expectDim,
+  expectRank,
+  kernelInputError,
+} from "./kernel-checks.js";
 
 /**
  * kv-append's call checks, shared by every executor: ranks, B/Hkv/D equal to the cache's, `past` and `shift` bound
@@ -52,16 +60,4 @@ function overlapping(shape: Shape, strides: readonly number[]): boolean {
     reach += (n - 1) * s;
   }
   return false;
-}
-
-/** An "input" error naming `<node>.<field>`: a value a kernel cannot take (not a shape or attribute problem). */
-export function kernelInputError(
-  call: CallInfo,
-  field: string,
-  what: string,
-  expected: string,
-  got: string,
-): AttnGraphError {
-  const subject = `${call.node}.${field}`;
-  return new AttnGraphError("input", describe(subject, what, expected, got), { subject, expected, got });
 }

@@ -121,17 +121,24 @@ export function nonBinaryMaskError(call: CallInfo, field: string, got: string): 
   });
 }
 
+/** An "input" error naming `<node>.<field>`: a value a kernel cannot take (not a shape or attribute problem). */
+export function kernelInputError(
+  call: CallInfo,
+  field: string,
+  what: string,
+  expected: string,
+  got: string,
+): AttnGraphError {
+  const subject = `${call.node}.${field}`;
+  return new AttnGraphError("input", describe(subject, what, expected, got), { subject, expected, got });
+}
+
 /**
  * A value of the wrong element type in an input slot (int32 ids in a float slot, float32 in `ids`/`targets`): an
  * "input" error naming `<node>.<name>`, worded the same on every executor.
  */
 export function dtypeError(call: CallInfo, slot: number, name: string, expected: string, got: string): AttnGraphError {
-  const subject = `${call.node}.${name}`;
-  return new AttnGraphError(
-    "input",
-    describe(subject, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, expected, got),
-    { subject, expected, got },
-  );
+  return kernelInputError(call, name, `input ${slot} (${name}) of op ${call.kind} has the wrong dtype`, expected, got);
 }
 
 /**

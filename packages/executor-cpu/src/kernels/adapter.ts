@@ -12,7 +12,7 @@ import {
   sizeOf,
   type Shape,
 } from "@attngraph/tensor";
-import { dtypeError, type KernelCall } from "@attngraph/graph";
+import { dtypeError, kernelInputError, type KernelCall } from "@attngraph/graph";
 import type { StridedView } from "./strided.js";
 
 export type Call = KernelCall<Tensor>;
@@ -29,7 +29,7 @@ export function optionalInput(call: Call, slot: number, name: string): Tensor | 
   if (isHostTensor(v)) return v;
   // Only the view ops (reshape, transpose, slice) let other dtypes past checkCall; their cpu kernels view float32 data.
   if (Tensor.isTensor(v)) throw dtypeError(call, slot, name, "float32", v.dtype);
-  throw notATensor(call, `${call.node}.${name}`, `input ${slot} (${name})`, v);
+  throw notATensor(call, name, `input ${slot} (${name})`, v);
 }
 
 /**
@@ -39,7 +39,7 @@ export function optionalInput(call: Call, slot: number, name: string): Tensor | 
  */
 export function intInput(call: Call, slot: number, name: string): Tensor<"int32"> {
   const v: unknown = call.inputs[slot];
-  if (!Tensor.isTensor(v)) throw notATensor(call, `${call.node}.${name}`, `input ${slot} (${name})`, v);
+  if (!Tensor.isTensor(v)) throw notATensor(call, name, `input ${slot} (${name})`, v);
   return v as Tensor<"int32">;
 }
 
@@ -59,13 +59,9 @@ function isHostTensor(v: unknown): v is Tensor {
   );
 }
 
-/** `what` (an input or the planned output, named `subject`) is not a host tensor: an "input" error. */
-function notATensor(call: Call, subject: string, what: string, v: unknown): AttnGraphError {
-  return new AttnGraphError(
-    "input",
-    describe(subject, `${what} of op ${call.kind} is not a tensor`, "a Tensor", typeof v),
-    { subject, expected: "a Tensor", got: typeof v },
-  );
+/** `what` (an input or the planned output, `field` of the node) is not a host tensor: an "input" error. */
+function notATensor(call: Call, field: string, what: string, v: unknown): AttnGraphError {
+  return kernelInputError(call, field, `${what} of op ${call.kind} is not a tensor`, "a Tensor", typeof v);
 }
 
 /**
@@ -77,7 +73,7 @@ export function outData(call: Call, shape: Shape): Float32Array | undefined {
   const out: unknown = call.out;
   if (out === undefined || out === null) return undefined;
   const subject = `${call.node}.out`;
-  if (!isHostTensor(out)) throw notATensor(call, subject, "planned output", out);
+  if (!isHostTensor(out)) throw notATensor(call, "out", "planned output", out);
   const t: Tensor = out;
   if (!sameShape(t.shape, shape))
     throw new ShapeError(

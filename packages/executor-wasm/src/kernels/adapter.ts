@@ -5,7 +5,7 @@
 // attribute bound to an integer, and key padding values (in the module's memory) that are 0 or 1. Kernels never trap
 // on bad calls: everything the module would index is checked before it runs.
 import { AttnGraphError, describe } from "@attngraph/tensor";
-import { dtypeError, type KernelCall } from "@attngraph/graph";
+import { dtypeError, kernelInputError, type KernelCall } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import { WasmValue } from "../value.js";
 
@@ -24,11 +24,12 @@ export function optionalInput(call: Call, slot: number, name: string): WasmValue
   const v: unknown = call.inputs[slot];
   if (v instanceof WasmValue) return v;
   if (v === undefined || v === null) return undefined;
-  const subject = `${call.node}.${name}`;
-  throw new AttnGraphError(
-    "input",
-    describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a wasm value`, "a WasmValue", typeof v),
-    { subject, expected: "a WasmValue", got: typeof v },
+  throw kernelInputError(
+    call,
+    name,
+    `input ${slot} (${name}) of op ${call.kind} is not a wasm value`,
+    "a WasmValue",
+    typeof v,
   );
 }
 

@@ -1,10 +1,4 @@
-// How a kernel reads its call. The executor's dispatch hands a kernel a call already checked twice: every input is a
-// GpuTensor (`expectGpuValues`, this executor's own check), and the call fits its op's declaration (@attngraph/graph's
-// checkCall: required inputs present and of their slot's dtype, attributes normalized with their defaults and each
-// checked, the shape rule and the input ranks it declares). So a kernel reads its inputs and attributes directly and
-// checks only what no declaration can say: values read from memory, layouts, this device's limits.
-import { AttnGraphError, describe } from "@attngraph/tensor";
-import { builtinOpDef, type KernelCall } from "@attngraph/graph";
+import { builtinOpDef, kernelInputError, type KernelCall } from "@attngraph/graph";
 import { GpuTensor } from "../gpu-tensor.js";
 
 export type Call = KernelCall<GpuTensor>;
@@ -33,12 +27,13 @@ export function expectGpuValues(call: KernelCall<unknown>): void {
   call.inputs.forEach((v, slot) => {
     if (v === undefined || v === null || v instanceof GpuTensor) return;
     const name = def.inputs[slot]?.name ?? String(slot);
-    const subject = `${call.node}.${name}`;
     const got = typeof v === "object" ? "an object that is not a webgpu value (upload it first)" : typeof v;
-    throw new AttnGraphError(
-      "input",
-      describe(subject, `input ${slot} (${name}) of op ${call.kind} is not a webgpu value`, "a GpuTensor", got),
-      { subject, expected: "a GpuTensor", got },
+    throw kernelInputError(
+      call,
+      name,
+      `input ${slot} (${name}) of op ${call.kind} is not a webgpu value`,
+      "a GpuTensor",
+      got,
     );
   });
 }
