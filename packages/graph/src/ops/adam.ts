@@ -1,6 +1,14 @@
-import { formatDims } from "../dims.js";
 import { defineOp } from "../op-def.js";
-import { expectSameShape } from "./shape-checks.js";
+import { expectOneElement, expectSameShape } from "./shape-checks.js";
+import {
+  checkLearningRate,
+  expectBetaBelowOne,
+  expectDecayParam,
+  expectLrScale,
+  LR_SCALE_INPUT,
+  STEP_INPUT,
+  WEIGHT_DECAY_ATTR,
+} from "./optimizer-parts.js";
 
 export interface AdamMomentAttrs {
   /** β1 for the first moment, β2 for the second. */
@@ -27,15 +35,12 @@ export const adamMomentOp = defineOp<AdamMomentAttrs>({
   attrs: {
     beta: { type: "number", min: 0, max: 1 },
     square: { type: "boolean", default: false },
-    weightDecay: { type: "number", default: 0, min: 0 },
+    weightDecay: WEIGHT_DECAY_ATTR,
   },
-  checkAttrs: (a, ctx) => {
-    if (a.beta >= 1) ctx.fail("beta", "beta must be below 1", "0 <= beta < 1", String(a.beta));
-  },
+  checkAttrs: (a, ctx) => expectBetaBelowOne(ctx, "beta", a.beta),
   inferShape: ([state, grad, param], { weightDecay }, ctx) => {
     expectSameShape(ctx, "grad", state!, grad!);
-    if (param) expectSameShape(ctx, "param", state!, param);
-    if (weightDecay > 0 && !param) ctx.fail("param", "weight decay needs the parameter", "a param input", "none");
+    expectDecayParam(ctx, state!, param, weightDecay);
     return state!;
   },
 });
@@ -64,34 +69,27 @@ export const adamStepOp = defineOp<AdamStepAttrs>({
     { name: "param", doc: "[...]" },
     { name: "m", doc: "[...], the first moment after this step" },
     { name: "v", doc: "[...], the second moment after this step" },
-    { name: "step", doc: "[] or [1]: t, 1 for the first step" },
-    { name: "lrScale", optional: true, doc: "[] or [1]: this step's factor on lr (a schedule's), >= 0; absent = 1" },
+    STEP_INPUT,
+    LR_SCALE_INPUT,
   ],
   attrs: {
     lr: { type: "number", min: 0 },
     beta1: { type: "number", default: 0.9, min: 0, max: 1 },
     beta2: { type: "number", default: 0.999, min: 0, max: 1 },
     eps: { type: "number", default: 1e-8, min: 0 },
-    weightDecay: { type: "number", default: 0, min: 0 },
+    weightDecay: WEIGHT_DECAY_ATTR,
     decoupled: { type: "boolean", default: false },
   },
   checkAttrs: (a, ctx) => {
-    if (!(a.lr > 0)) ctx.fail("lr", "the learning rate must be positive", "> 0", String(a.lr));
-    if (a.beta1 >= 1) ctx.fail("beta1", "beta1 must be below 1", "0 <= beta1 < 1", String(a.beta1));
-    if (a.beta2 >= 1) ctx.fail("beta2", "beta2 must be below 1", "0 <= beta2 < 1", String(a.beta2));
+    checkLearningRate(a, ctx);
+    expectBetaBelowOne(ctx, "beta1", a.beta1);
+    expectBetaBelowOne(ctx, "beta2", a.beta2);
   },
   inferShape: ([param, m, v, step, lrScale], _attrs, ctx) => {
     expectSameShape(ctx, "m", param!, m!);
     expectSameShape(ctx, "v", param!, v!);
-    if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string")))) {
-      ctx.fail("step", "the step count is one number", "[] or [1]", formatDims(step!));
-    }
-    if (
-      lrScale &&
-      !(lrScale.length === 0 || (lrScale.length === 1 && (lrScale[0] === 1 || typeof lrScale[0] === "string")))
-    ) {
-      ctx.fail("lrScale", "the learning-rate factor is one number", "[] or [1]", formatDims(lrScale));
-    }
+    expectOneElement(ctx, "step", "the step count is one number", step!);
+    expectLrScale(ctx, lrScale);
     return param!;
   },
 });

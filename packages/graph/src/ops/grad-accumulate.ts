@@ -1,9 +1,8 @@
 // Gradient accumulation over microbatches, as nanoGPT does it (loss / n per micro step, .grad summed by backward):
 // the running sum of the scaled gradients, restarted by the first micro step of each update, so nothing has to zero it
 // between updates. The micro step k is an input (like the optimizers' step t), so one graph serves every micro step.
-import { formatDims } from "../dims.js";
 import { defineOp } from "../op-def.js";
-import { expectSameShape } from "./shape-checks.js";
+import { expectOneElement, expectSameShape } from "./shape-checks.js";
 
 export interface GradAccumulateAttrs {
   /** Each microbatch's gradient is multiplied by it: 1 / n for n microbatches (nanoGPT's loss / n). */
@@ -31,8 +30,7 @@ export const gradAccumulateOp = defineOp<GradAccumulateAttrs>({
   },
   inferShape: ([acc, grad, step], _attrs, ctx) => {
     expectSameShape(ctx, "grad", acc!, grad!);
-    if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string"))))
-      ctx.fail("step", "the micro step is one number", "[] or [1]", formatDims(step!));
+    expectOneElement(ctx, "step", "the micro step is one number", step!);
     return acc!;
   },
 });

@@ -2,16 +2,8 @@
 // summed into one number (a chain of sum-squares nodes, each adding its tensor's sum of squares to the one before, so
 // the op needs no variable number of inputs), then each gradient scaled by min(1, maxNorm / (sqrt(total) + eps)).
 // Everything stays on the executor: the host never sees a gradient, only the one-element total when it asks.
-import { formatDims } from "../dims.js";
 import { defineOp } from "../op-def.js";
-import type { OpContext } from "../op-def.js";
-import type { SymShape } from "../dims.js";
-
-/** A one-element value: [] or [1] (a symbolic dim passes until bound). */
-function expectOneElement(ctx: OpContext, field: string, what: string, s: SymShape): void {
-  if (!(s.length === 0 || (s.length === 1 && (s[0] === 1 || typeof s[0] === "string"))))
-    ctx.fail(field, what, "[] or [1]", formatDims(s));
-}
+import { expectOneElement } from "./shape-checks.js";
 
 /**
  * Σ x² over every element of x, plus `acc` when given (the sum of the gradients before it): x [...], acc [] or [1]

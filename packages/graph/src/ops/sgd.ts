@@ -1,6 +1,13 @@
-import { formatDims } from "../dims.js";
 import { defineOp } from "../op-def.js";
-import { expectSameShape } from "./shape-checks.js";
+import { expectOneElement, expectSameShape } from "./shape-checks.js";
+import {
+  checkLearningRate,
+  expectDecayParam,
+  expectLrScale,
+  LR_SCALE_INPUT,
+  STEP_INPUT,
+  WEIGHT_DECAY_ATTR,
+} from "./optimizer-parts.js";
 
 export interface SgdMomentumAttrs {
   readonly momentum: number;
@@ -21,19 +28,17 @@ export const sgdMomentumOp = defineOp<SgdMomentumAttrs>({
     { name: "buf", doc: "[...], the buffer so far (ignored at step 1)" },
     { name: "grad", doc: "[...]" },
     { name: "param", optional: true, doc: "[...], for weightDecay" },
-    { name: "step", doc: "[] or [1]: t, 1 for the first step" },
+    STEP_INPUT,
   ],
   attrs: {
     momentum: { type: "number", min: 0 },
     dampening: { type: "number", default: 0, min: 0, max: 1 },
-    weightDecay: { type: "number", default: 0, min: 0 },
+    weightDecay: WEIGHT_DECAY_ATTR,
   },
   inferShape: ([buf, grad, param, step], { weightDecay }, ctx) => {
     expectSameShape(ctx, "grad", buf!, grad!);
-    if (param) expectSameShape(ctx, "param", buf!, param);
-    if (weightDecay > 0 && !param) ctx.fail("param", "weight decay needs the parameter", "a param input", "none");
-    if (!(step!.length === 0 || (step!.length === 1 && (step![0] === 1 || typeof step![0] === "string"))))
-      ctx.fail("step", "the step count is one number", "[] or [1]", formatDims(step!));
+    expectDecayParam(ctx, buf!, param, weightDecay);
+    expectOneElement(ctx, "step", "the step count is one number", step!);
     return buf!;
   },
 });
@@ -58,27 +63,22 @@ export const sgdStepOp = defineOp<SgdStepAttrs>({
     { name: "param", doc: "[...]" },
     { name: "grad", doc: "[...]" },
     { name: "buf", optional: true, doc: "[...], the momentum buffer after this step (with momentum > 0)" },
-    { name: "lrScale", optional: true, doc: "[] or [1]: this step's factor on lr (a schedule's), >= 0; absent = 1" },
+    LR_SCALE_INPUT,
   ],
   attrs: {
     lr: { type: "number", min: 0 },
     momentum: { type: "number", default: 0, min: 0 },
     nesterov: { type: "boolean", default: false },
-    weightDecay: { type: "number", default: 0, min: 0 },
+    weightDecay: WEIGHT_DECAY_ATTR,
   },
   checkAttrs: (a, ctx) => {
-    if (!(a.lr > 0)) ctx.fail("lr", "the learning rate must be positive", "> 0", String(a.lr));
+    checkLearningRate(a, ctx);
     if (a.nesterov && a.momentum === 0)
       ctx.fail("nesterov", "Nesterov momentum needs a momentum", "momentum > 0", "momentum 0");
   },
   inferShape: ([param, grad, buf, lrScale], { momentum }, ctx) => {
     expectSameShape(ctx, "grad", param!, grad!);
-    if (
-      lrScale &&
-      !(lrScale.length === 0 || (lrScale.length === 1 && (lrScale[0] === 1 || typeof lrScale[0] === "string")))
-    ) {
-      ctx.fail("lrScale", "the learning-rate factor is one number", "[] or [1]", formatDims(lrScale));
-    }
+    expectLrScale(ctx, lrScale);
     if (buf) expectSameShape(ctx, "buf", param!, buf);
     if (momentum > 0 && !buf) ctx.fail("buf", "momentum needs the buffer", "a buf input", "none");
     return param!;
