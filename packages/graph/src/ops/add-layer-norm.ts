@@ -1,7 +1,7 @@
 import { broadcastShapes } from "../broadcast.js";
 import { formatDims } from "../dims.js";
 import { defineOp } from "../op-def.js";
-import { expectDim } from "./shape-checks.js";
+import { checkEps, expectNormParam } from "./norm-parts.js";
 import { addLayerNorm } from "./vjp-fused.js";
 
 export interface AddLayerNormAttrs {
@@ -26,10 +26,7 @@ export const addLayerNormOp = defineOp<AddLayerNormAttrs>({
     { name: "bias", optional: true, rank: 1, doc: "[E]" },
   ],
   attrs: { eps: { type: "number", default: 1e-5, doc: "> 0, added to the variance" } },
-  checkAttrs: (a, ctx) => {
-    if (!(a.eps > 0))
-      ctx.fail("eps", "eps must be positive (a constant row would divide 0 by 0)", "> 0", String(a.eps));
-  },
+  checkAttrs: (a, ctx) => checkEps(ctx, a.eps, "a constant row would divide 0 by 0"),
   inferShape: ([a, b, w, bias], _attrs, ctx) => {
     const sum = broadcastShapes(a!, b!, (i, da, db) =>
       ctx.fail("b", `shapes do not broadcast at axis ${i} from the end`, `${da} or 1`, String(db)),
@@ -43,9 +40,8 @@ export const addLayerNormOp = defineOp<AddLayerNormAttrs>({
         "a number",
         formatDims(sum),
       );
-    if (w) expectDim(ctx, "weight", "layer norm weight length must equal the normalized (last) dim E", e, w[0]!, w);
-    if (bias)
-      expectDim(ctx, "bias", "layer norm bias length must equal the normalized (last) dim E", e, bias[0]!, bias);
+    expectNormParam(ctx, "layer norm", "weight", e, w);
+    expectNormParam(ctx, "layer norm", "bias", e, bias);
     return [...sum.slice(0, -1), 2 * e];
   },
   vjp: (ctx) => addLayerNorm(ctx),

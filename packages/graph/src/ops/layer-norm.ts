@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
-import { expectDim } from "./shape-checks.js";
+import { checkEps, expectNormParam } from "./norm-parts.js";
+import { expectAxis } from "./shape-checks.js";
 import { gradOf } from "../vjp-helpers.js";
 
 export interface LayerNormAttrs {
@@ -21,16 +22,13 @@ export const layerNormOp = defineOp<LayerNormAttrs>({
     { name: "bias", optional: true, rank: 1, doc: "[E], the affine shift (beta)" },
   ],
   attrs: { eps: { type: "number", default: 1e-5, doc: "> 0, added to the variance" } },
-  checkAttrs: (a, ctx) => {
-    if (!(a.eps > 0))
-      ctx.fail("eps", "eps must be positive (a constant row would divide 0 by 0)", "> 0", String(a.eps));
-  },
+  checkAttrs: (a, ctx) => checkEps(ctx, a.eps, "a constant row would divide 0 by 0"),
   inPlace: 0,
   inferShape: ([x, w, b], _attrs, ctx) => {
-    if (x!.length < 1) ctx.fail("x", "layer norm needs at least one axis", "rank >= 1", "a scalar");
+    expectAxis(ctx, "x", "layer norm", x!);
     const e = x![x!.length - 1]!;
-    if (w) expectDim(ctx, "weight", "layer norm weight length must equal the normalized (last) dim E", e, w[0]!, w);
-    if (b) expectDim(ctx, "bias", "layer norm bias length must equal the normalized (last) dim E", e, b[0]!, b);
+    expectNormParam(ctx, "layer norm", "weight", e, w);
+    expectNormParam(ctx, "layer norm", "bias", e, b);
     return x!;
   },
   // Statistics are recomputed from x (two row reductions) rather than saved: nothing extra stays alive for backward.

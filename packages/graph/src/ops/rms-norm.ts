@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
-import { expectDim } from "./shape-checks.js";
+import { checkEps, expectNormParam } from "./norm-parts.js";
+import { expectAxis } from "./shape-checks.js";
 import { gradOf } from "../vjp-helpers.js";
 
 export interface RmsNormAttrs {
@@ -20,21 +21,11 @@ export const rmsNormOp = defineOp<RmsNormAttrs>({
     { name: "weight", optional: true, rank: 1, doc: "[E], the scale" },
   ],
   attrs: { eps: { type: "number", default: 1e-6, doc: "> 0, added to the mean square" } },
-  checkAttrs: (a, ctx) => {
-    if (!(a.eps > 0)) ctx.fail("eps", "eps must be positive (a zero row would divide 0 by 0)", "> 0", String(a.eps));
-  },
+  checkAttrs: (a, ctx) => checkEps(ctx, a.eps, "a zero row would divide 0 by 0"),
   inPlace: 0,
   inferShape: ([x, w], _attrs, ctx) => {
-    if (x!.length < 1) ctx.fail("x", "rms norm needs at least one axis", "rank >= 1", "a scalar");
-    if (w)
-      expectDim(
-        ctx,
-        "weight",
-        "rms norm weight length must equal the normalized (last) dim E",
-        x![x!.length - 1]!,
-        w[0]!,
-        w,
-      );
+    expectAxis(ctx, "x", "rms norm", x!);
+    expectNormParam(ctx, "rms norm", "weight", x![x!.length - 1]!, w);
     return x!;
   },
   // The reciprocal RMS is recomputed from x (one row reduction) rather than saved, as layer-norm's rule does.

@@ -29,3 +29,14 @@ export function expectSameShape(ctx: OpContext, field: string, expected: SymShap
     ctx.fail(field, "shape must match", formatDims(expected), formatDims(got));
   }
 }
+
+/** A one-element value: [] or [1] (a symbolic dim passes until bound), such as an optimizer's step count. */
+export function expectOneElement(ctx: OpContext, field: string, what: string, s: SymShape): void {
+  if (!(s.length === 0 || (s.length === 1 && (s[0] === 1 || typeof s[0] === "string"))))
+    ctx.fail(field, what, "[] or [1]", formatDims(s));
+}
+
+/** Fails naming `field` unless `s` has an axis to work along (`who` names the op or the norm in the message). */
+export function expectAxis(ctx: OpContext, field: string, who: string, s: SymShape): void {
+  if (s.length < 1) ctx.fail(field, `${who} needs at least one axis`, "rank >= 1", "a scalar");
+}

@@ -1,5 +1,5 @@
 import { defineOp } from "../op-def.js";
-import { expectSameShape } from "./shape-checks.js";
+import { expectAxis, expectSameShape } from "./shape-checks.js";
 
 export interface SoftmaxGradAttrs {
   /** The forward softmax's scale. */
@@ -19,7 +19,7 @@ export const softmaxGradOp = defineOp<SoftmaxGradAttrs>({
   ],
   attrs: { scale: { type: "number", default: 1 } },
   inferShape: ([y, g], _attrs, ctx) => {
-    if (y!.length < 1) ctx.fail("y", "softmax-grad needs at least one axis", "rank >= 1", "a scalar");
+    expectAxis(ctx, "y", "softmax-grad", y!);
     expectSameShape(ctx, "grad", y!, g!);
     return y!;
   },

@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
 import { gradOf } from "../vjp-helpers.js";
+import { expectAxis } from "./shape-checks.js";
 
 export interface SoftmaxAttrs {
   /** Scores are multiplied by this before the softmax (1/sqrt(D) in standard attention). */
@@ -17,7 +18,7 @@ export const softmaxOp = defineOp<SoftmaxAttrs>({
   attrs: { scale: { type: "number", default: 1 } },
   inPlace: 0,
   inferShape: ([x], _attrs, ctx) => {
-    if (x!.length < 1) ctx.fail("x", "softmax needs at least one axis", "rank >= 1", "a scalar");
+    expectAxis(ctx, "x", "softmax", x!);
     return x!;
   },
   // From the output itself: scale · y ⊙ (g − Σ g ⊙ y); a fully masked row (y = 0) gets 0.
