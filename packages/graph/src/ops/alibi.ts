@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
 import { gradOf } from "../vjp-helpers.js";
+import { ALIGNMENT_ATTR, perHeadInput } from "./attention-parts.js";
 
 export interface AlibiAttrs {
   /**
@@ -26,11 +27,11 @@ export interface AlibiAttrs {
 export const alibiOp = defineOp<AlibiAttrs>({
   kind: "alibi",
   doc: "ALiBi: scale · scores + slope_h · (j − i), the bias added after scaling (softmax scale 1); −inf stays −inf.",
-  inputs: [{ name: "scores", rank: 4, heads: 1, doc: "[B, H, L, S]" }],
+  inputs: [perHeadInput("scores", "[B, H, L, S]")],
   attrs: {
     slopes: { type: "numbers", nullable: true, doc: "one per head H; null = the paper's slopes for H heads" },
     scale: { type: "number", default: 1, doc: "the score scale, e.g. 1/sqrt(D)" },
-    alignment: { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] },
+    alignment: ALIGNMENT_ATTR,
   },
   hidesWithMinusInfinity: true,
   outputHeads: 1,

@@ -2,13 +2,20 @@
 // grad() composes for score → mask → softmax → dropout → weighted-sum when nobody watches the [L, S] values. The
 // forward's weights are never kept: `attention-lse` saves one number per query row (the log of the softmax's
 // denominator, max included), and each `attention-grad` recomputes a weight as exp(scale · q·k − lse) where it needs it.
-import type { SymShape } from "../dims.js";
-import { defineOp, type OpContext } from "../op-def.js";
+import { defineOp, type OpInput } from "../op-def.js";
 import type { AttentionAttrs } from "./attention.js";
 import { checkMods, MOD_ATTRS, type AttentionMods } from "./attention-mods.js";
+import {
+  checkAttentionAttrs,
+  checkWindow,
+  DROPOUT_ATTRS,
+  expectAttentionShapes,
+  KEY_PADDING_INPUT,
+  MASK_ATTRS,
+} from "./attention-parts.js";
 import { GATHERED_SLOTS, MAX_GATHERED } from "./gathered.js";
 import type { MaskGeometry } from "./mask.js";
-import { expectDim, expectHeadGroups } from "./shape-checks.js";
+import { expectDim } from "./shape-checks.js";
 
 export interface AttentionLseAttrs extends MaskGeometry, AttentionMods {
   /** As the forward softmax's: scores are multiplied by this first. */
@@ -30,40 +37,11 @@ export interface AttentionGradAttrs extends AttentionAttrs {
   readonly wrt: AttentionGradWrt;
 }
 
-const MASK_ATTRS = {
-  causal: { type: "boolean", default: false },
-  window: { type: "integer", nullable: true, min: 1 },
-  alignment: { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] },
-  scale: { type: "number", default: 1 },
-} as const;
-
-function checkWindow(a: MaskGeometry, ctx: OpContext): void {
-  if (a.window !== null && !a.causal)
-    ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
-}
-
-/** q [B, H, L, D] against k [B, Hkv, S, D] (and v [B, Hkv, S, Dv], the padding mask [B, S]) as the attention op checks. */
-function expectAttentionShapes(
-  ctx: OpContext,
-  q: SymShape,
-  k: SymShape,
-  v: SymShape | undefined,
-  pad: SymShape | undefined,
-): void {
-  const [b, h, , d] = q;
-  expectDim(ctx, "k", "batch of keys must match queries", b!, k[0]!, k);
-  expectHeadGroups(ctx, "k", h!, k[1]!);
-  expectDim(ctx, "k", "head dim of keys must match queries", d!, k[3]!, k);
-  if (v) {
-    expectDim(ctx, "v", "batch of values must match queries", b!, v[0]!, v);
-    expectDim(ctx, "v", "values must have as many heads as keys", k[1]!, v[1]!, v);
-    expectDim(ctx, "v", "value length must equal the key length S", k[2]!, v[2]!, v);
-  }
-  if (pad) {
-    expectDim(ctx, "keyPaddingMask", "batch of the padding mask must match", b!, pad[0]!, pad);
-    expectDim(ctx, "keyPaddingMask", "padding mask length must equal the key length S", k[2]!, pad[1]!, pad);
-  }
-}
+/** The queries and keys both backward ops recompute the scores from. */
+const QK_INPUTS: readonly OpInput[] = [
+  { name: "q", rank: 4, doc: "[B, H, L, D]" },
+  { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
+];
 
 /**
  * lse[b, h, i] = log Σ_j exp(scale · q_i·k_j) over the keys query i sees (the mask's rule: causal, window, key padding),
@@ -73,15 +51,10 @@ function expectAttentionShapes(
 export const attentionLseOp = defineOp<AttentionLseAttrs>({
   kind: "attention-lse",
   doc: "Per query row, log Σ exp(scale · q·k) over its visible keys (−∞ when none): what the fused attention backward keeps of the forward.",
-  inputs: [
-    { name: "q", rank: 4, doc: "[B, H, L, D]" },
-    { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
-    { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
-    ...GATHERED_SLOTS,
-  ],
+  inputs: [...QK_INPUTS, KEY_PADDING_INPUT, ...GATHERED_SLOTS],
   attrs: { ...MASK_ATTRS, ...MOD_ATTRS },
   hidesWithMinusInfinity: true,
-  checkAttrs: (a, ctx) => checkWindow(a, ctx),
+  checkAttrs: checkWindow,
   inferShape: ([q, k, pad, ...gathered], attrs, ctx) => {
     checkMods(ctx, attrs, gathered);
     expectAttentionShapes(ctx, q!, k!, undefined, pad);
@@ -107,28 +80,21 @@ export const attentionGradOp = defineOp<AttentionGradAttrs>({
   kind: "attention-grad",
   doc: "Fused attention backward for one of q, k, v: weights recomputed per block from the saved lse, [L, S] never kept.",
   inputs: [
-    { name: "q", rank: 4, doc: "[B, H, L, D]" },
-    { name: "k", rank: 4, doc: "[B, Hkv, S, D]" },
+    ...QK_INPUTS,
     { name: "v", rank: 4, doc: "[B, Hkv, S, Dv]" },
     { name: "out", rank: 4, doc: "[B, H, L, Dv], the forward's output" },
     { name: "grad", rank: 4, doc: "[B, H, L, Dv], the gradient of out" },
     { name: "lse", rank: 3, doc: "[B, H, L], attention-lse of q and k" },
-    { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
+    KEY_PADDING_INPUT,
     ...GATHERED_SLOTS,
   ],
   attrs: {
     ...MASK_ATTRS,
     ...MOD_ATTRS,
-    dropoutRate: { type: "number", default: 0, min: 0, max: 1 },
-    dropoutSeed: { type: "integer", default: 0, min: 0, max: 0xffffffff, dropoutSeed: true },
-    training: { type: "boolean", default: false },
+    ...DROPOUT_ATTRS,
     wrt: { type: "string", oneOf: ATTENTION_GRAD_WRT },
   },
-  checkAttrs: (a, ctx) => {
-    checkWindow(a, ctx);
-    if (a.dropoutRate >= 1)
-      ctx.fail("dropoutRate", "dropout rate must be below 1", "0 <= rate < 1", String(a.dropoutRate));
-  },
+  checkAttrs: checkAttentionAttrs,
   inferShape: ([q, k, v, out, g, lse, pad, ...gathered], attrs, ctx) => {
     checkMods(ctx, attrs, gathered);
     expectAttentionShapes(ctx, q!, k!, v!, pad);

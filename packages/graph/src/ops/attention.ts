@@ -1,7 +1,14 @@
 import { defineOp } from "../op-def.js";
 import { checkMods, MOD_ATTRS, type AttentionMods } from "./attention-mods.js";
+import {
+  checkAttentionAttrs,
+  DROPOUT_ATTRS,
+  expectAttentionShapes,
+  KEY_PADDING_INPUT,
+  MASK_ATTRS,
+  perHeadInput,
+} from "./attention-parts.js";
 import { GATHERED_SLOTS } from "./gathered.js";
-import { expectDim, expectHeadGroups } from "./shape-checks.js";
 import { attention } from "./vjp-fused.js";
 
 export interface AttentionAttrs extends AttentionMods {
@@ -30,43 +37,19 @@ export const attentionOp = defineOp<AttentionAttrs>({
   kind: "attention",
   doc: "Fused score → mask → softmax → dropout → weighted-sum; the fusion pass uses it when nobody watches the middle.",
   inputs: [
-    { name: "q", rank: 4, heads: 1, doc: "[B, H, L, D]" },
-    { name: "k", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
-    { name: "v", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
-    { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
+    perHeadInput("q", "[B, H, L, D]"),
+    perHeadInput("k", "[B, Hkv, S, D]"),
+    perHeadInput("v", "[B, Hkv, S, D]"),
+    KEY_PADDING_INPUT,
     ...GATHERED_SLOTS,
   ],
   outputHeads: 1,
-  attrs: {
-    causal: { type: "boolean", default: false },
-    window: { type: "integer", nullable: true, min: 1 },
-    alignment: { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] },
-    scale: { type: "number", default: 1 },
-    dropoutRate: { type: "number", default: 0, min: 0, max: 1 },
-    dropoutSeed: { type: "integer", default: 0, min: 0, max: 0xffffffff, dropoutSeed: true },
-    training: { type: "boolean", default: false },
-    ...MOD_ATTRS,
-  },
-  checkAttrs: (a, ctx) => {
-    if (a.window !== null && !a.causal)
-      ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
-    if (a.dropoutRate >= 1)
-      ctx.fail("dropoutRate", "dropout rate must be below 1", "0 <= rate < 1", String(a.dropoutRate));
-  },
+  attrs: { ...MASK_ATTRS, ...DROPOUT_ATTRS, ...MOD_ATTRS },
+  checkAttrs: checkAttentionAttrs,
   inferShape: ([q, k, v, pad, ...gathered], attrs, ctx) => {
     checkMods(ctx, attrs, gathered);
-    const [b, h, l, d] = q!;
-    expectDim(ctx, "k", "batch of keys must match queries", b!, k![0]!, k);
-    expectHeadGroups(ctx, "k", h!, k![1]!);
-    expectDim(ctx, "k", "head dim of keys must match queries", d!, k![3]!, k);
-    expectDim(ctx, "v", "batch of values must match queries", b!, v![0]!, v);
-    expectDim(ctx, "v", "values must have as many heads as keys", k![1]!, v![1]!, v);
-    expectDim(ctx, "v", "value length must equal the key length S", k![2]!, v![2]!, v);
-    if (pad) {
-      expectDim(ctx, "keyPaddingMask", "batch of the padding mask must match", b!, pad[0]!, pad);
-      expectDim(ctx, "keyPaddingMask", "padding mask length must equal the key length S", k![2]!, pad[1]!, pad);
-    }
-    return [b!, h!, l!, v![3]!];
+    expectAttentionShapes(ctx, q!, k!, v!, pad);
+    return [q![0]!, q![1]!, q![2]!, v![3]!];
   },
   // Unfused backward: recomputes scores and weights from q and k, then the rules of the chain's parts.
   vjp: (ctx) => attention(ctx),

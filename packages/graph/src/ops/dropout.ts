@@ -1,5 +1,6 @@
 import { defineOp } from "../op-def.js";
 import { gradOf } from "../vjp-helpers.js";
+import { DROPOUT_ATTRS, expectDropoutRate } from "./attention-parts.js";
 
 export interface DropoutAttrs {
   /** Probability of zeroing an element, in [0, 1). */
@@ -19,20 +20,11 @@ export const dropoutOp = defineOp<DropoutAttrs>({
   doc: "Identity in eval; in training a counter-based mask (pure function of seed and element index), kept × 1/(1-rate).",
   inputs: [{ name: "x" }],
   attrs: {
-    rate: { type: "number", default: 0, min: 0, max: 1 },
-    seed: {
-      type: "integer",
-      default: 0,
-      min: 0,
-      max: 0xffffffff,
-      dropoutSeed: true,
-      doc: "folded with the run's dropout step (see dropoutSeedAt)",
-    },
-    training: { type: "boolean", default: false },
+    rate: DROPOUT_ATTRS.dropoutRate,
+    seed: { ...DROPOUT_ATTRS.dropoutSeed, doc: "folded with the run's dropout step (see dropoutSeedAt)" },
+    training: DROPOUT_ATTRS.training,
   },
-  checkAttrs: (a, ctx) => {
-    if (a.rate >= 1) ctx.fail("rate", "dropout rate must be below 1", "0 <= rate < 1", String(a.rate));
-  },
+  checkAttrs: (a, ctx) => expectDropoutRate(ctx, "rate", a.rate),
   inPlace: 0,
   inferShape: ([x]) => x!,
   // The mask is a pure function of the seed and the element index, so the same op on the gradient drops the same

@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { perHeadInput } from "./attention-parts.js";
 
 /**
  * The dims a decode graph's nodes name and a decode session binds on every call: `P` the positions in the cache before
@@ -32,8 +33,8 @@ export const kvAppendOp = defineOp<KvAppendAttrs>({
   kind: "kv-append",
   doc: "Writes this call's keys/values [B, Hkv, L, D] into a preallocated cache [B, Hkv, M, D] at `past` and returns the view of the first past + L positions.",
   inputs: [
-    { name: "cache", rank: 4, heads: 1, doc: "[B, Hkv, M, D], the decode session's cache (state, written in place)" },
-    { name: "x", rank: 4, heads: 1, doc: "[B, Hkv, L, D], this call's new keys or values" },
+    perHeadInput("cache", "[B, Hkv, M, D], the decode session's cache (state, written in place)"),
+    perHeadInput("x", "[B, Hkv, L, D], this call's new keys or values"),
   ],
   attrs: {
     past: { type: "dim", min: 0, doc: "positions already in the cache: an integer, or a dim name bound per run" },

@@ -1,6 +1,7 @@
 import type { Expr } from "../expr/types.js";
 import { defineOp } from "../op-def.js";
 import { gradOf } from "../vjp-helpers.js";
+import { perHeadInput } from "./attention-parts.js";
 import { checkNodeExpr, GATHERED_SLOTS, gatheredRanks } from "./gathered.js";
 
 export interface MaskModAttrs {
@@ -18,7 +19,7 @@ export interface MaskModAttrs {
 export const maskModOp = defineOp<MaskModAttrs>({
   kind: "mask-mod",
   doc: "out = expr(b, h, q, kv) ? x : -inf, a mask modification over [B, H, L, S] reading gathered inputs.",
-  inputs: [{ name: "x", rank: 4, heads: 1, doc: "[B, H, L, S], scores" }, ...GATHERED_SLOTS],
+  inputs: [perHeadInput("x", "[B, H, L, S], scores"), ...GATHERED_SLOTS],
   attrs: {
     expr: { type: "expr", doc: "the modification: true = the key is seen (golden-flex FORMAT.md)" },
     inputs: { type: "strings", default: [], doc: "names of g0, g1, …" },

@@ -1,5 +1,6 @@
 import { formatDims, sameDim, type SymShape } from "../dims.js";
 import { defineOp, type OpContext } from "../op-def.js";
+import { ALIGNMENT_ATTR, checkWindow, KEY_PADDING_INPUT } from "./attention-parts.js";
 import { expectDim } from "./shape-checks.js";
 import { gradOf } from "../vjp-helpers.js";
 
@@ -37,7 +38,7 @@ export const maskOp = defineOp<MaskAttrs>({
   doc: "Masked scores become -inf: causal (with an alignment), sliding window, key padding, a user 0/1 mask; masks compose by or; plus an additive bias.",
   inputs: [
     { name: "scores", rank: 4, doc: "[B, H, L, S]" },
-    { name: "keyPaddingMask", optional: true, rank: 2, doc: "[B, S], 1 = padded key" },
+    KEY_PADDING_INPUT,
     {
       name: "mask",
       optional: true,
@@ -52,13 +53,10 @@ export const maskOp = defineOp<MaskAttrs>({
   attrs: {
     causal: { type: "boolean", default: false },
     window: { type: "integer", nullable: true, min: 1, doc: "needs causal" },
-    alignment: { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] },
+    alignment: ALIGNMENT_ATTR,
     scale: { type: "number", default: 1, doc: "visible scores are multiplied by this before the bias is added" },
   },
-  checkAttrs: (a, ctx) => {
-    if (a.window !== null && !a.causal)
-      ctx.fail("window", "a sliding window needs causal", "causal: true", "causal: false");
-  },
+  checkAttrs: checkWindow,
   inPlace: 0,
   hidesWithMinusInfinity: true,
   inferShape: ([scores, pad, mask, bias], _attrs, ctx) => {

@@ -2,6 +2,7 @@ import { derive, treeSize } from "../expr/derive.js";
 import type { Expr } from "../expr/types.js";
 import { defineOp } from "../op-def.js";
 import { gradOf } from "../vjp-helpers.js";
+import { perHeadInput } from "./attention-parts.js";
 import { checkNodeExpr, GATHERED_SLOTS, gatheredInputs, gatheredRanks, MAX_GATHERED } from "./gathered.js";
 import { expectDim } from "./shape-checks.js";
 
@@ -23,7 +24,7 @@ export interface ScoreModAttrs {
 export const scoreModOp = defineOp<ScoreModAttrs>({
   kind: "score-mod",
   doc: "out = expr(score = scale · x, b, h, q, kv), a pointwise score modification over [B, H, L, S] reading gathered inputs.",
-  inputs: [{ name: "x", rank: 4, heads: 1, doc: "[B, H, L, S], raw scores" }, ...GATHERED_SLOTS],
+  inputs: [perHeadInput("x", "[B, H, L, S], raw scores"), ...GATHERED_SLOTS],
   attrs: {
     scale: { type: "number", default: 1 },
     expr: { type: "expr", doc: "the modification (golden-flex FORMAT.md)" },

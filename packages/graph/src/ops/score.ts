@@ -1,5 +1,5 @@
 import { defineOp } from "../op-def.js";
-import { expectDim, expectHeadGroups } from "./shape-checks.js";
+import { expectAttentionShapes, perHeadInput } from "./attention-parts.js";
 import { gradOf, sumHeadGroups, swapLast } from "../vjp-helpers.js";
 
 export interface ScoreAttrs {}
@@ -11,18 +11,12 @@ export interface ScoreAttrs {}
 export const scoreOp = defineOp<ScoreAttrs>({
   kind: "score",
   doc: "Q·Kᵀ per batch and head (before scale and mask); key heads are shared by H/Hkv consecutive query heads.",
-  inputs: [
-    { name: "q", rank: 4, heads: 1, doc: "[B, H, L, D]" },
-    { name: "k", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
-  ],
+  inputs: [perHeadInput("q", "[B, H, L, D]"), perHeadInput("k", "[B, Hkv, S, D]")],
   attrs: {},
   outputHeads: 1,
   inferShape: ([q, k], _attrs, ctx) => {
-    const [b, h, l, d] = q!;
-    expectDim(ctx, "k", "batch of keys must match queries", b!, k![0]!, k);
-    expectHeadGroups(ctx, "k", h!, k![1]!);
-    expectDim(ctx, "k", "head dim of keys must match queries", d!, k![3]!, k);
-    return [b!, h!, l!, k![2]!];
+    expectAttentionShapes(ctx, q!, k!, undefined, undefined);
+    return [q![0]!, q![1]!, q![2]!, k![2]!];
   },
   // scores = q · kᵀ: dq = g · k (a weighted sum over keys), dk = gᵀ · q summed over each key head's query heads.
   vjp: (ctx) => {

@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { perHeadInput } from "./attention-parts.js";
 import { expectDim, expectHeadGroups } from "./shape-checks.js";
 import { gradOf, sumHeadGroups, swapLast } from "../vjp-helpers.js";
 
@@ -8,10 +9,7 @@ export interface WeightedSumAttrs {}
 export const weightedSumOp = defineOp<WeightedSumAttrs>({
   kind: "weighted-sum",
   doc: "weights · V per batch and head; value heads are shared by H/Hkv consecutive query heads.",
-  inputs: [
-    { name: "weights", rank: 4, heads: 1, doc: "[B, H, L, S]" },
-    { name: "v", rank: 4, heads: 1, doc: "[B, Hkv, S, D]" },
-  ],
+  inputs: [perHeadInput("weights", "[B, H, L, S]"), perHeadInput("v", "[B, Hkv, S, D]")],
   attrs: {},
   outputHeads: 1,
   inferShape: ([w, v], _attrs, ctx) => {
