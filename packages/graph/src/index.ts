@@ -51,15 +51,5 @@ export {
 } from "./kernel-checks-optim.js";
 export { checkKvAppend } from "./kernel-checks-attention.js";
 export { KernelTable } from "./kernel-table.js";
-export {
-  KernelAbortedError,
-  afterwards,
-  chunkSignal,
-  overRows,
-  rowSteps,
-  runSteps,
-  withCleanup,
-  yieldToEventLoop,
-  type ChunkCheck,
-} from "./chunks.js";
+export * from "./chunks.js";
 export * from "./expr/index.js";

@@ -114,32 +114,17 @@ export const builtinOps: readonly AnyOpDef[] = [
   gradAccumulateOp,
 ];
 
-export {
-  addOp,
-  addLayerNormOp,
-  crossEntropyOp,
-  embeddingOp,
-  geluOp,
-  layerNormOp,
-  linearGeluOp,
-  mulOp,
-  reluOp,
-  rmsNormOp,
-  siluOp,
-};
-export type { AddLayerNormAttrs } from "./add-layer-norm.js";
-export type { LinearGeluAttrs } from "./linear-gelu.js";
-export { USER_MASK_AXES } from "./mask.js";
-export type { AddAttrs } from "./add.js";
-export type { CrossEntropyAttrs } from "./cross-entropy.js";
-export type { EmbeddingAttrs } from "./embedding.js";
-export { positionEmbeddingOp, positionEmbeddingGradOp };
-export type { PositionEmbeddingAttrs } from "./position-embedding.js";
-export type { PositionEmbeddingGradAttrs } from "./position-embedding-grad.js";
-export type { GeluAttrs } from "./gelu.js";
-export type { LayerNormAttrs } from "./layer-norm.js";
-export type { MulAttrs } from "./mul.js";
-export type { RmsNormAttrs } from "./rms-norm.js";
+// What the package exports of each op file (everything else in them is internal).
+export { addOp, type AddAttrs } from "./add.js";
+export { addLayerNormOp, type AddLayerNormAttrs } from "./add-layer-norm.js";
+export { linearGeluOp, type LinearGeluAttrs } from "./linear-gelu.js";
+export { alibiOp, type AlibiAttrs, alibiSlopes } from "./alibi.js";
+export { crossEntropyOp, type CrossEntropyAttrs } from "./cross-entropy.js";
+export { embeddingOp, type EmbeddingAttrs } from "./embedding.js";
+export { positionEmbeddingOp, type PositionEmbeddingAttrs } from "./position-embedding.js";
+export { geluOp, type GeluAttrs } from "./gelu.js";
+export { reluOp } from "./relu.js";
+export { siluOp } from "./silu.js";
 export {
   definePointwiseOp,
   pointwiseCallExpr,
@@ -149,73 +134,52 @@ export {
   type PointwiseAttrs,
   type PointwiseOpSpec,
 } from "./pointwise.js";
-export { maskModOp, scoreModInputGradOp, scoreModOp };
-export type { MaskModAttrs } from "./mask-mod.js";
-export type { ScoreModAttrs, ScoreModInputGradAttrs } from "./score-mod.js";
-export { scoreModGradStep } from "./score-mod.js";
-export { GATHERED_SLOTS, MAX_GATHERED, gatheredInputs } from "./gathered.js";
+export { mulOp, type MulAttrs } from "./mul.js";
+export { rmsNormOp, type RmsNormAttrs } from "./rms-norm.js";
+export { layerNormOp, type LayerNormAttrs } from "./layer-norm.js";
+export { attentionOp, type AttentionAttrs } from "./attention.js";
 export {
-  alibiOp,
-  attentionOp,
-  dropoutOp,
-  maskOp,
-  outProjOp,
-  projectionOp,
-  reshapeOp,
-  ropeOp,
-  scoreOp,
-  sliceOp,
-  softmaxOp,
-  transposeOp,
-  weightedSumOp,
-};
-export type { AlibiAttrs } from "./alibi.js";
-export { alibiSlopes } from "./alibi.js";
-export type { AttentionAttrs } from "./attention.js";
-export type { AttentionGradAttrs, AttentionGradWrt, AttentionLseAttrs } from "./attention-grad.js";
-export { ATTENTION_GRAD_WRT, attentionGradOp, attentionLseOp } from "./attention-grad.js";
-export { hasMods, MOD_ATTRS, type AttentionMods } from "./attention-mods.js";
-export type { DropoutAttrs } from "./dropout.js";
-export type { MaskAttrs, MaskGeometry } from "./mask.js";
-export type { OutProjAttrs } from "./out-proj.js";
-export type { ProjectionAttrs } from "./projection.js";
-export type { ReshapeAttrs } from "./reshape.js";
-export type { RopeAttrs } from "./rope.js";
+  type AttentionGradAttrs,
+  type AttentionGradWrt,
+  type AttentionLseAttrs,
+  ATTENTION_GRAD_WRT,
+  attentionGradOp,
+  attentionLseOp,
+} from "./attention-grad.js";
+export { dropoutOp, type DropoutAttrs } from "./dropout.js";
+export { USER_MASK_AXES, maskOp, type MaskAttrs, type MaskGeometry } from "./mask.js";
+export { maskModOp, type MaskModAttrs } from "./mask-mod.js";
+export {
+  scoreModInputGradOp,
+  scoreModOp,
+  type ScoreModAttrs,
+  type ScoreModInputGradAttrs,
+  scoreModGradStep,
+} from "./score-mod.js";
+export { outProjOp, type OutProjAttrs } from "./out-proj.js";
+export { projectionOp, type ProjectionAttrs } from "./projection.js";
+export { reshapeOp, type ReshapeAttrs } from "./reshape.js";
+export { ropeOp, type RopeAttrs } from "./rope.js";
 export { DECODE_DIMS, type KvAppendAttrs } from "./kv-append.js";
-export type { ScoreAttrs } from "./score.js";
-export type { SliceAttrs } from "./slice.js";
-export type { SoftmaxAttrs } from "./softmax.js";
-export type { TransposeAttrs } from "./transpose.js";
-export type { WeightedSumAttrs } from "./weighted-sum.js";
-export {
-  crossEntropyGradOp,
-  embeddingGradOp,
-  geluGradOp,
-  layerNormGradOp,
-  layerNormWeightGradOp,
-  linearWeightGradOp,
-  maskGradOp,
-  padOp,
-  rmsNormGradOp,
-  rmsNormWeightGradOp,
-  softmaxGradOp,
-  sumToOp,
-};
-export type { CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
-export type { EmbeddingGradAttrs } from "./embedding-grad.js";
-export type { GeluGradAttrs } from "./gelu-grad.js";
-export type { LayerNormGradAttrs } from "./layer-norm-grad.js";
-export type { LinearWeightGradAttrs } from "./linear-weight-grad.js";
-export type { MaskGradAttrs } from "./mask-grad.js";
-export type { PadAttrs } from "./pad.js";
-export type { RmsNormGradAttrs } from "./rms-norm-grad.js";
-export type { SoftmaxGradAttrs } from "./softmax-grad.js";
-export type { SumToAttrs } from "./sum-to.js";
-export { adamMomentOp, adamStepOp };
-export type { AdamMomentAttrs, AdamStepAttrs } from "./adam.js";
-export { sgdMomentumOp, sgdStepOp };
-export type { SgdMomentumAttrs, SgdStepAttrs } from "./sgd.js";
-export { clipByNormOp, sumSquaresOp };
-export type { ClipByNormAttrs } from "./grad-norm.js";
-export { gradAccumulateOp };
-export type { GradAccumulateAttrs } from "./grad-accumulate.js";
+export { scoreOp, type ScoreAttrs } from "./score.js";
+export { sliceOp, type SliceAttrs } from "./slice.js";
+export { softmaxOp, type SoftmaxAttrs } from "./softmax.js";
+export { transposeOp, type TransposeAttrs } from "./transpose.js";
+export { weightedSumOp, type WeightedSumAttrs } from "./weighted-sum.js";
+export { adamMomentOp, adamStepOp, type AdamMomentAttrs, type AdamStepAttrs } from "./adam.js";
+export { sgdMomentumOp, sgdStepOp, type SgdMomentumAttrs, type SgdStepAttrs } from "./sgd.js";
+export { clipByNormOp, sumSquaresOp, type ClipByNormAttrs } from "./grad-norm.js";
+export { gradAccumulateOp, type GradAccumulateAttrs } from "./grad-accumulate.js";
+export { crossEntropyGradOp, type CrossEntropyGradAttrs } from "./cross-entropy-grad.js";
+export { embeddingGradOp, type EmbeddingGradAttrs } from "./embedding-grad.js";
+export { positionEmbeddingGradOp, type PositionEmbeddingGradAttrs } from "./position-embedding-grad.js";
+export { geluGradOp, type GeluGradAttrs } from "./gelu-grad.js";
+export { rmsNormGradOp, rmsNormWeightGradOp, type RmsNormGradAttrs } from "./rms-norm-grad.js";
+export { layerNormGradOp, layerNormWeightGradOp, type LayerNormGradAttrs } from "./layer-norm-grad.js";
+export { linearWeightGradOp, type LinearWeightGradAttrs } from "./linear-weight-grad.js";
+export { maskGradOp, type MaskGradAttrs } from "./mask-grad.js";
+export { padOp, type PadAttrs } from "./pad.js";
+export { softmaxGradOp, type SoftmaxGradAttrs } from "./softmax-grad.js";
+export { sumToOp, type SumToAttrs } from "./sum-to.js";
+export { GATHERED_SLOTS, MAX_GATHERED, gatheredInputs } from "./gathered.js";
+export { hasMods, MOD_ATTRS, type AttentionMods } from "./attention-mods.js";
