@@ -54,37 +54,28 @@ function reader(t: GatheredTensor, subject: string): Reader {
   };
   // (i >>> 0) === i: a non-negative integer below 2³²; NaN, fractions and negatives fail it.
   const ok = (i: number, axis: number) => i >>> 0 === i && i < shape[axis]!;
+  // Only after a read failed: which of its indices did (the first, as the reads check them in order).
+  const failFirst = (index: readonly number[], b: number, h: number, q: number, kv: number): never => {
+    const axis = index.findIndex((i, a) => !ok(i, a));
+    return fail(axis, index[axis]!, b, h, q, kv);
+  };
   const [s0 = 0, s1 = 0, s2 = 0, s3 = 0] = strides;
   switch (shape.length) {
     case 1:
       return (b, h, q, kv, i0 = 0) => (ok(i0, 0) ? data[offset + i0 * s0]! : fail(0, i0, b, h, q, kv));
     case 2:
       return (b, h, q, kv, i0 = 0, i1 = 0) =>
-        !ok(i0, 0)
-          ? fail(0, i0, b, h, q, kv)
-          : !ok(i1, 1)
-            ? fail(1, i1, b, h, q, kv)
-            : data[offset + i0 * s0 + i1 * s1]!;
+        ok(i0, 0) && ok(i1, 1) ? data[offset + i0 * s0 + i1 * s1]! : failFirst([i0, i1], b, h, q, kv);
     case 3:
       return (b, h, q, kv, i0 = 0, i1 = 0, i2 = 0) =>
-        !ok(i0, 0)
-          ? fail(0, i0, b, h, q, kv)
-          : !ok(i1, 1)
-            ? fail(1, i1, b, h, q, kv)
-            : !ok(i2, 2)
-              ? fail(2, i2, b, h, q, kv)
-              : data[offset + i0 * s0 + i1 * s1 + i2 * s2]!;
+        ok(i0, 0) && ok(i1, 1) && ok(i2, 2)
+          ? data[offset + i0 * s0 + i1 * s1 + i2 * s2]!
+          : failFirst([i0, i1, i2], b, h, q, kv);
     case 4:
       return (b, h, q, kv, i0 = 0, i1 = 0, i2 = 0, i3 = 0) =>
-        !ok(i0, 0)
-          ? fail(0, i0, b, h, q, kv)
-          : !ok(i1, 1)
-            ? fail(1, i1, b, h, q, kv)
-            : !ok(i2, 2)
-              ? fail(2, i2, b, h, q, kv)
-              : !ok(i3, 3)
-                ? fail(3, i3, b, h, q, kv)
-                : data[offset + i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3]!;
+        ok(i0, 0) && ok(i1, 1) && ok(i2, 2) && ok(i3, 3)
+          ? data[offset + i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3]!
+          : failFirst([i0, i1, i2, i3], b, h, q, kv);
     default:
       return (b, h, q, kv, ...index) => {
         let at = offset;
