@@ -155,17 +155,20 @@ describe("runSteps", () => {
 });
 
 describe("rowSteps and overRows", () => {
+  // Rows [0, 10) two at a time: 10 rows of work 3 in chunks of 7, and 10 rows of work 10 in chunks of 25, both fit 2.
+  const TEN_ROWS_BY_TWO = [
+    [0, 2],
+    [2, 4],
+    [4, 6],
+    [6, 8],
+    [8, 10],
+  ];
+
   it("rowSteps: as many whole rows per step as make one chunk (at least one), each step reporting its work", () => {
     const parts: [number, number][] = [];
     const part = (s: number, e: number) => void parts.push([s, e]);
     expect([...rowSteps(10, 3, 7, part)]).toEqual([6, 6, 6, 6, 6]); // floor(7 / 3) = 2 rows a step
-    expect(parts).toEqual([
-      [0, 2],
-      [2, 4],
-      [4, 6],
-      [6, 8],
-      [8, 10],
-    ]);
+    expect(parts).toEqual(TEN_ROWS_BY_TWO);
     parts.length = 0;
     expect([...rowSteps(5, 3, 7, part)]).toEqual([6, 6, 3]); // the last step takes the rows left
     expect(parts).toEqual([
@@ -203,13 +206,7 @@ describe("rowSteps and overRows", () => {
     const pending = overRows({ node: "n", signal: never() }, 25, 10, 10, (s, e) => void parts.push([s, e]));
     expect(pending).toBeInstanceOf(Promise);
     await pending;
-    expect(parts).toEqual([
-      [0, 2],
-      [2, 4],
-      [4, 6],
-      [6, 8],
-      [8, 10],
-    ]);
+    expect(parts).toEqual(TEN_ROWS_BY_TWO);
   });
 
   it("overRows passes the check on, and stops on abort naming the call's node", async () => {
