@@ -1,6 +1,6 @@
 import { defineOp } from "../op-def.js";
 import type { GeluAttrs } from "./gelu.js";
-import { linearShape } from "./projection.js";
+import { linearInputs, linearShape } from "./projection.js";
 import { gelu } from "./vjp-fused.js";
 
 export interface LinearGeluAttrs {
@@ -16,13 +16,9 @@ export interface LinearGeluAttrs {
 export const linearGeluOp = defineOp<LinearGeluAttrs>({
   kind: "linear-gelu",
   doc: "Fused projection → gelu: gelu(x · Wᵀ + b); the fusion pass uses it when nobody watches the pre-activation.",
-  inputs: [
-    { name: "x", doc: "[..., In]" },
-    { name: "weight", rank: 2, doc: "[Out, In]" },
-    { name: "bias", optional: true, rank: 1, doc: "[Out]" },
-  ],
+  inputs: linearInputs(),
   attrs: { approximate: { type: "string", default: "none", oneOf: ["none", "tanh"] } },
-  inferShape: ([x, w, b], _attrs, ctx) => linearShape(x!, w!, b, ctx),
+  inferShape: linearShape,
   // Recomputes the pre-activation (the fused step never kept it), then GELU's and the projection's rules.
   vjp: (ctx) => gelu(ctx),
 });

@@ -1,5 +1,5 @@
 import { defineOp } from "../op-def.js";
-import { linearShape, type ProjectionAttrs } from "./projection.js";
+import { linearInputs, linearShape, type ProjectionAttrs } from "./projection.js";
 import { linearGrads, gradOf } from "../vjp-helpers.js";
 
 export type OutProjAttrs = ProjectionAttrs;
@@ -8,12 +8,8 @@ export type OutProjAttrs = ProjectionAttrs;
 export const outProjOp = defineOp<OutProjAttrs>({
   kind: "out-proj",
   doc: "Output projection of the merged heads: context · Wᵀ (+ b).",
-  inputs: [
-    { name: "x", doc: "[B, L, E]" },
-    { name: "weight", rank: 2, doc: "[Eout, E]" },
-    { name: "bias", optional: true, rank: 1, doc: "[Eout]" },
-  ],
+  inputs: linearInputs("[B, L, E]", "[Eout, E]", "[Eout]"),
   attrs: {},
-  inferShape: ([x, w, b], _attrs, ctx) => linearShape(x!, w!, b, ctx),
+  inferShape: linearShape,
   vjp: (ctx) => linearGrads(ctx, gradOf(ctx, "out-proj")),
 });
