@@ -71,6 +71,22 @@ export function sumHeadGroups(
   return ctx.addGrad(i, "reshape", { x: summed }, { shape: [b!, hkv, s!, d!] });
 }
 
+/**
+ * The gradient of the grouped operand of a per-head product (k of a score, v of a weighted sum), input 1:
+ * `weights`ᵀ · `v` per query head (`weights` transposed as the view `name`), summed over each key/value head's group.
+ */
+export function groupedOperandGrad(
+  ctx: AnyVjpContext,
+  weights: string,
+  name: string,
+  v: string,
+  step: string,
+): string | undefined {
+  if (!ctx.needs(1)) return undefined;
+  const inputs = { weights: swapLast(ctx, weights, name), v };
+  return sumHeadGroups(ctx, 1, "weighted-sum", inputs, ctx.shapeOf(ctx.inputs[1]!), step);
+}
+
 /** Swaps the last two axes of a [B, H, X, Y] value (a view). */
 export function swapLast(ctx: AnyVjpContext, value: string, name: string): string {
   return ctx.add("transpose", name, { x: value }, { perm: [0, 1, 3, 2] });

@@ -1,6 +1,6 @@
 import { defineOp } from "../op-def.js";
 import { expectAttentionShapes, perHeadInput } from "./attention-parts.js";
-import { gradOf, sumHeadGroups, swapLast } from "../vjp-helpers.js";
+import { gradOf, groupedOperandGrad } from "../vjp-helpers.js";
 
 export interface ScoreAttrs {}
 
@@ -23,9 +23,6 @@ export const scoreOp = defineOp<ScoreAttrs>({
     const g = gradOf(ctx, "score");
     const [q, k] = ctx.inputs as [string, string];
     const dq = ctx.needs(0) ? ctx.addGrad(0, "weighted-sum", { weights: g, v: k }) : undefined;
-    const dk = ctx.needs(1)
-      ? sumHeadGroups(ctx, 1, "weighted-sum", { weights: swapLast(ctx, g, "grad.t"), v: q }, ctx.shapeOf(k), "k")
-      : undefined;
-    return [dq, dk];
+    return [dq, groupedOperandGrad(ctx, g, "grad.t", q, "k")];
   },
 });

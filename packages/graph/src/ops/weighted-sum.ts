@@ -1,7 +1,7 @@
 import { defineOp } from "../op-def.js";
 import { perHeadInput } from "./attention-parts.js";
 import { expectDim, expectHeadGroups } from "./shape-checks.js";
-import { gradOf, sumHeadGroups, swapLast } from "../vjp-helpers.js";
+import { gradOf, groupedOperandGrad } from "../vjp-helpers.js";
 
 export interface WeightedSumAttrs {}
 
@@ -24,9 +24,6 @@ export const weightedSumOp = defineOp<WeightedSumAttrs>({
     const g = gradOf(ctx, "weighted-sum");
     const [w, v] = ctx.inputs as [string, string];
     const dw = ctx.needs(0) ? ctx.addGrad(0, "score", { q: g, k: v }) : undefined;
-    const dv = ctx.needs(1)
-      ? sumHeadGroups(ctx, 1, "weighted-sum", { weights: swapLast(ctx, w, "weights.t"), v: g }, ctx.shapeOf(v), "v")
-      : undefined;
-    return [dw, dv];
+    return [dw, groupedOperandGrad(ctx, w, "weights.t", g, "v")];
   },
 });
