@@ -1,4 +1,4 @@
-import { BROADCAST_INPUTS, broadcastBinaryShape } from "./broadcast-binary.js";
+import { BROADCAST_BINARY } from "./broadcast-binary.js";
 import { defineOp } from "../op-def.js";
 import { gradOf, unbroadcast } from "../vjp-helpers.js";
 
@@ -12,11 +12,7 @@ export interface AddAttrs {}
 export const addOp = defineOp<AddAttrs>({
   kind: "add",
   doc: "a + b elementwise, with broadcasting (shapes aligned from the last axis, dims of 1 stretch): residuals, positional embeddings.",
-  inputs: BROADCAST_INPUTS,
-  attrs: {},
-  // The output may take a's memory when it has a's size (the planner checks sizes: a stretched `a` never qualifies).
-  inPlace: 0,
-  inferShape: broadcastBinaryShape,
+  ...BROADCAST_BINARY,
   // Each side gets the gradient, summed over the axes it was broadcast along.
   vjp: (ctx) => {
     const g = gradOf(ctx, "add");

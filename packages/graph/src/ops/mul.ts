@@ -1,4 +1,4 @@
-import { BROADCAST_INPUTS, broadcastBinaryShape } from "./broadcast-binary.js";
+import { BROADCAST_BINARY } from "./broadcast-binary.js";
 import { defineOp } from "../op-def.js";
 import { gradOf, sameShapeExactly, unbroadcast } from "../vjp-helpers.js";
 
@@ -11,11 +11,7 @@ export interface MulAttrs {}
 export const mulOp = defineOp<MulAttrs>({
   kind: "mul",
   doc: "a · b elementwise, with add's broadcasting (shapes aligned from the last axis, dims of 1 stretch): gated MLPs.",
-  inputs: BROADCAST_INPUTS,
-  attrs: {},
-  // The output may take a's memory when it has a's size (the planner checks sizes: a stretched `a` never qualifies).
-  inPlace: 0,
-  inferShape: broadcastBinaryShape,
+  ...BROADCAST_BINARY,
   // d(a·b)/da = b: each side gets g times the other, summed over the axes it was broadcast along.
   vjp: (ctx) => {
     const g = gradOf(ctx, "mul");
