@@ -69,3 +69,21 @@ export function gatheredInputs(values: readonly (string | undefined)[]): Record<
   values.forEach((v, i) => (out[`g${i}`] = v));
   return out;
 }
+
+/** The `inputs` attribute of the expression ops: the gathered inputs' names, slot by slot. */
+export const GATHERED_NAMES_ATTR = { type: "strings", default: [], doc: "names of g0, g1, …" } as const;
+
+/**
+ * The shape rule of score-mod and mask-mod: the expression attribute `expr` checked in its role against the gathered
+ * inputs connected, the output x's shape.
+ */
+export function exprModShape(role: "score" | "mask") {
+  return (
+    [x, ...gathered]: readonly (SymShape | undefined)[],
+    { expr, inputs }: { readonly expr: unknown; readonly inputs: readonly string[] },
+    ctx: OpContext,
+  ): SymShape => {
+    checkNodeExpr(ctx, "expr", expr, role, gatheredRanks(ctx, inputs, gathered));
+    return x!;
+  };
+}

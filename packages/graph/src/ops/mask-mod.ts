@@ -2,7 +2,7 @@ import type { Expr } from "../expr/types.js";
 import { defineOp } from "../op-def.js";
 import { gradOf } from "../vjp-helpers.js";
 import { perHeadInput } from "./attention-parts.js";
-import { checkNodeExpr, GATHERED_SLOTS, gatheredRanks } from "./gathered.js";
+import { exprModShape, GATHERED_NAMES_ATTR, GATHERED_SLOTS } from "./gathered.js";
 
 export interface MaskModAttrs {
   /** FlexAttention's mask_mod as data: true where query q sees key kv, from b, h, q, kv and gathered inputs. */
@@ -22,15 +22,12 @@ export const maskModOp = defineOp<MaskModAttrs>({
   inputs: [perHeadInput("x", "[B, H, L, S], scores"), ...GATHERED_SLOTS],
   attrs: {
     expr: { type: "expr", doc: "the modification: true = the key is seen (golden-flex FORMAT.md)" },
-    inputs: { type: "strings", default: [], doc: "names of g0, g1, …" },
+    inputs: GATHERED_NAMES_ATTR,
   },
   outputHeads: 1,
   // Not in place: a gathered input may be x itself (or a view of it), read at other positions than the one written.
   hidesWithMinusInfinity: true,
-  inferShape: ([x, ...gathered], { expr, inputs }, ctx) => {
-    checkNodeExpr(ctx, "expr", expr, "mask", gatheredRanks(ctx, inputs, gathered));
-    return x!;
-  },
+  inferShape: exprModShape("mask"),
   // A seen score passes its gradient, a hidden one (−∞ in the output) none; the mask's inputs have none.
   vjp: (ctx) => [
     ctx.needs(0)

@@ -2,8 +2,16 @@ import { derive, treeSize } from "../expr/derive.js";
 import type { Expr } from "../expr/types.js";
 import { defineOp } from "../op-def.js";
 import { gradOf } from "../vjp-helpers.js";
-import { perHeadInput } from "./attention-parts.js";
-import { checkNodeExpr, GATHERED_SLOTS, gatheredInputs, gatheredRanks, MAX_GATHERED } from "./gathered.js";
+import { perHeadInput, SCALE_ATTR } from "./attention-parts.js";
+import {
+  checkNodeExpr,
+  exprModShape,
+  GATHERED_NAMES_ATTR,
+  GATHERED_SLOTS,
+  gatheredInputs,
+  gatheredRanks,
+  MAX_GATHERED,
+} from "./gathered.js";
 import { expectDim } from "./shape-checks.js";
 
 export interface ScoreModAttrs {
@@ -26,16 +34,13 @@ export const scoreModOp = defineOp<ScoreModAttrs>({
   doc: "out = expr(score = scale · x, b, h, q, kv), a pointwise score modification over [B, H, L, S] reading gathered inputs.",
   inputs: [perHeadInput("x", "[B, H, L, S], raw scores"), ...GATHERED_SLOTS],
   attrs: {
-    scale: { type: "number", default: 1 },
+    scale: SCALE_ATTR,
     expr: { type: "expr", doc: "the modification (golden-flex FORMAT.md)" },
-    inputs: { type: "strings", default: [], doc: "names of g0, g1, …" },
+    inputs: GATHERED_NAMES_ATTR,
   },
   outputHeads: 1,
   // Not in place: a gathered input may be x itself (or a view of it), read at other positions than the one written.
-  inferShape: ([x, ...gathered], { expr, inputs }, ctx) => {
-    checkNodeExpr(ctx, "expr", expr, "score", gatheredRanks(ctx, inputs, gathered));
-    return x!;
-  },
+  inferShape: exprModShape("score"),
   // d out / d x = scale · expr'(score) (another score-mod, with the gradient gathered as one more input); a learnable
   // gathered input gets Σ grad · d expr / d read over every element and read (score-mod-input-grad).
   vjp: (ctx) => {
@@ -131,7 +136,7 @@ export const scoreModInputGradOp = defineOp<ScoreModInputGradAttrs>({
     ...GATHERED_SLOTS,
   ],
   attrs: {
-    scale: { type: "number", default: 1 },
+    scale: SCALE_ATTR,
     expr: { type: "expr" },
     inputs: { type: "strings", default: [] },
     wrt: { type: "string" },
