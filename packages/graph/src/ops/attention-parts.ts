@@ -19,6 +19,9 @@ export const KEY_PADDING_INPUT: OpInput = {
   doc: "[B, S], 1 = padded key",
 };
 
+/** A multiplier of the scores (1/sqrt(D) in standard attention), or a backward op's copy of its forward's. */
+export const SCALE_ATTR: AttrSpec = { type: "number", default: 1 };
+
 export const ALIGNMENT_ATTR: AttrSpec = { type: "string", default: "top-left", oneOf: ["top-left", "bottom-right"] };
 
 /** The mask's geometry and the score scale, as the fused attention ops (attention, -lse, -grad) declare them. */
@@ -26,7 +29,7 @@ export const MASK_ATTRS = {
   causal: { type: "boolean", default: false },
   window: { type: "integer", nullable: true, min: 1 },
   alignment: ALIGNMENT_ATTR,
-  scale: { type: "number", default: 1 },
+  scale: SCALE_ATTR,
 } as const;
 
 /** Dropout on the weights, as the fused attention and its backward declare it (the dropout op's, renamed). */

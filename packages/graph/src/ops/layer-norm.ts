@@ -1,5 +1,5 @@
 import { defineOp } from "../op-def.js";
-import { checkEps, expectNormParam } from "./norm-parts.js";
+import { checkEps, expectNormParam, normInputs } from "./norm-parts.js";
 import { expectAxis } from "./shape-checks.js";
 import { gradOf } from "../vjp-helpers.js";
 
@@ -16,11 +16,7 @@ export interface LayerNormAttrs {
 export const layerNormOp = defineOp<LayerNormAttrs>({
   kind: "layer-norm",
   doc: "LayerNorm over the last axis: (x − mean) / sqrt(var + eps) · weight + bias, biased variance (nn.LayerNorm).",
-  inputs: [
-    { name: "x", doc: "[..., E]" },
-    { name: "weight", optional: true, rank: 1, doc: "[E], the affine scale (gamma)" },
-    { name: "bias", optional: true, rank: 1, doc: "[E], the affine shift (beta)" },
-  ],
+  inputs: normInputs("[E], the affine scale (gamma)", "[E], the affine shift (beta)"),
   attrs: { eps: { type: "number", default: 1e-5, doc: "> 0, added to the variance" } },
   checkAttrs: (a, ctx) => checkEps(ctx, a.eps, "a constant row would divide 0 by 0"),
   inPlace: 0,

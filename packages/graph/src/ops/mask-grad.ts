@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { SCALE_ATTR } from "./attention-parts.js";
 import { expectSameShape } from "./shape-checks.js";
 
 export interface MaskGradAttrs {
@@ -19,7 +20,7 @@ export const maskGradOp = defineOp<MaskGradAttrs>({
     { name: "grad", doc: "[...], the gradient of the forward output" },
     { name: "masked", doc: "[...], the forward output (−inf = hidden)" },
   ],
-  attrs: { scale: { type: "number", default: 1 } },
+  attrs: { scale: SCALE_ATTR },
   inferShape: ([g, m], _attrs, ctx) => {
     expectSameShape(ctx, "masked", g!, m!);
     return g!;

@@ -26,6 +26,13 @@ export function expectNormParam(
   if (p) expectDim(ctx, field, `${norm} ${field} length must equal the normalized (last) dim E`, e, p[0]!, p);
 }
 
+/** A norm's inputs: x [..., E], then its optional affine parameters [E] (weight, and bias where it has one). */
+export function normInputs(weight: string, bias?: string): readonly OpInput[] {
+  const x: OpInput = { name: "x", doc: "[..., E]" };
+  const w: OpInput = { name: "weight", optional: true, rank: 1, doc: weight };
+  return bias === undefined ? [x, w] : [x, w, { name: "bias", optional: true, rank: 1, doc: bias }];
+}
+
 const GRAD_INPUTS: readonly OpInput[] = [
   { name: "grad", doc: "[..., E]" },
   { name: "x", doc: "[..., E], the forward input" },

@@ -1,5 +1,5 @@
 import { defineOp } from "../op-def.js";
-import { checkEps, expectNormParam } from "./norm-parts.js";
+import { checkEps, expectNormParam, normInputs } from "./norm-parts.js";
 import { expectAxis } from "./shape-checks.js";
 import { gradOf } from "../vjp-helpers.js";
 
@@ -16,10 +16,7 @@ export interface RmsNormAttrs {
 export const rmsNormOp = defineOp<RmsNormAttrs>({
   kind: "rms-norm",
   doc: "RMSNorm over the last axis: x / sqrt(mean(x²) + eps) · weight (LlamaRMSNorm, nn.RMSNorm).",
-  inputs: [
-    { name: "x", doc: "[..., E]" },
-    { name: "weight", optional: true, rank: 1, doc: "[E], the scale" },
-  ],
+  inputs: normInputs("[E], the scale"),
   attrs: { eps: { type: "number", default: 1e-6, doc: "> 0, added to the mean square" } },
   checkAttrs: (a, ctx) => checkEps(ctx, a.eps, "a zero row would divide 0 by 0"),
   inPlace: 0,

@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { SCALE_ATTR } from "./attention-parts.js";
 import { expectAxis, expectSameShape } from "./shape-checks.js";
 
 export interface SoftmaxGradAttrs {
@@ -17,7 +18,7 @@ export const softmaxGradOp = defineOp<SoftmaxGradAttrs>({
     { name: "y", doc: "[..., S], the softmax's output" },
     { name: "grad", doc: "[..., S], the gradient of y" },
   ],
-  attrs: { scale: { type: "number", default: 1 } },
+  attrs: { scale: SCALE_ATTR },
   inferShape: ([y, g], _attrs, ctx) => {
     expectAxis(ctx, "y", "softmax-grad", y!);
     expectSameShape(ctx, "grad", y!, g!);

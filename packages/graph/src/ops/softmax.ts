@@ -1,4 +1,5 @@
 import { defineOp } from "../op-def.js";
+import { SCALE_ATTR } from "./attention-parts.js";
 import { gradOf } from "../vjp-helpers.js";
 import { expectAxis } from "./shape-checks.js";
 
@@ -15,7 +16,7 @@ export const softmaxOp = defineOp<SoftmaxAttrs>({
   kind: "softmax",
   doc: "softmax(scale · x) over the last axis, stable; a fully masked row gives zeros.",
   inputs: [{ name: "x", doc: "[..., S]" }],
-  attrs: { scale: { type: "number", default: 1 } },
+  attrs: { scale: SCALE_ATTR },
   inPlace: 0,
   inferShape: ([x], _attrs, ctx) => {
     expectAxis(ctx, "x", "softmax", x!);
