@@ -130,13 +130,28 @@ describe("GraphBuilder: each mistake is a GraphValidationError naming the node a
     );
   });
 
-  it("a weight of the wrong rank", () => {
+  // A projection "q" given these inputs (W3 [8, 8, 1] declared too): each field named, of the error it makes.
+  it.each([
+    {
+      what: "a weight of the wrong rank",
+      inputs: { x: "x", weight: "W3" },
+      fields: { subject: "q.weight", expected: "rank 2", got: "[8, 8, 1] (rank 3)" },
+    },
+    {
+      what: "an unknown input slot",
+      inputs: { x: "x", weight: "W", w: "W" },
+      fields: { subject: "q.w", expected: "x, weight, bias", got: '"w"' },
+    },
+    {
+      what: "an input that refers to no value",
+      inputs: { x: "y", weight: "W" },
+      fields: { subject: "q.x", code: "dangling-edge", got: '"y"' },
+    },
+  ])("$what", ({ inputs, fields }) => {
     const b = start();
     b.weight("W3", [8, 8, 1]);
-    const e = validationError(() => b.add("projection", "q", { x: "x", weight: "W3" }));
-    expect(e.subject).toBe("q.weight");
-    expect(e.expected).toBe("rank 2");
-    expect(e.got).toBe("[8, 8, 1] (rank 3)");
+    const e = validationError(() => b.add("projection", "q", inputs));
+    for (const [field, value] of Object.entries(fields)) expect(e[field as keyof typeof fields]).toBe(value);
   });
 
   it("a bias that does not match the weight's rows", () => {
@@ -156,27 +171,11 @@ describe("GraphBuilder: each mistake is a GraphValidationError naming the node a
     expect(() => b.add("projection", "q", { x: "x", weight: "W", bias: undefined })).not.toThrow();
   });
 
-  it("an unknown input slot", () => {
-    const b = start();
-    const e = validationError(() => b.add("projection", "q", { x: "x", weight: "W", w: "W" }));
-    expect(e.subject).toBe("q.w");
-    expect(e.expected).toBe("x, weight, bias");
-    expect(e.got).toBe('"w"');
-  });
-
   it('an input slot "__proto__" is an unknown slot, not silently dropped', () => {
     const b = start();
     const e = validationError(() => b.add("projection", "q", { x: "x", weight: "W", ["__proto__"]: "W" }));
     expect(e.subject).toBe("q.__proto__");
     expect(e.message).toContain("unknown input for op projection");
-  });
-
-  it("an input that refers to no value", () => {
-    const b = start();
-    const e = validationError(() => b.add("projection", "q", { x: "y", weight: "W" }));
-    expect(e.subject).toBe("q.x");
-    expect(e.code).toBe("dangling-edge");
-    expect(e.got).toBe('"y"');
   });
 
   it("an unknown op kind (code unknown-op)", () => {

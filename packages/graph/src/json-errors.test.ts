@@ -22,21 +22,21 @@ describe("fromJSON: graph errors name the node", () => {
     expect(e.message).toContain("a → b → c → a");
   });
 
-  it("a node reading itself is a cycle", () => {
+  // Node s reading x from `x` instead: the code, and each field named, of the error.
+  it.each([
+    { what: "a node reading itself is a cycle", x: "s", code: "cycle", fields: { got: "s → s" } },
+    {
+      what: "a dangling edge (code dangling-edge) names node.slot",
+      x: "missing",
+      code: "dangling-edge",
+      fields: { subject: "s.x", got: '"missing"' },
+    },
+  ])("$what", ({ x, code, fields }) => {
     const d = jsonDoc();
-    d.nodes[1].inputs.x = "s";
+    d.nodes[1].inputs.x = x;
     const e = validationError(() => fromJSON(d));
-    expect(e.code).toBe("cycle");
-    expect(e.got).toBe("s → s");
-  });
-
-  it("a dangling edge (code dangling-edge) names node.slot", () => {
-    const d = jsonDoc();
-    d.nodes[1].inputs.x = "missing";
-    const e = validationError(() => fromJSON(d));
-    expect(e.code).toBe("dangling-edge");
-    expect(e.subject).toBe("s.x");
-    expect(e.got).toBe('"missing"');
+    expect(e.code).toBe(code);
+    for (const [field, value] of Object.entries(fields)) expect(e[field as keyof typeof fields]).toBe(value);
   });
 
   it("an unknown op kind, unknown slot, bad attribute, duplicate name", () => {

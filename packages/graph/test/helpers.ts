@@ -32,28 +32,35 @@ export function standardAttention(b = new GraphBuilder()): { b: GraphBuilder; gr
   return { b, graph: b.output(out).build() };
 }
 
-/** Runs fn and returns the GraphValidationError it throws (failing the test when it throws nothing or something else). */
-export function validationError(fn: () => unknown): GraphValidationError {
+/** A builder for a norm's rules: x [B, T, 8], a weight w [8] that fits and one bad [7] that does not. */
+export function normBuilder(): GraphBuilder {
+  const b = new GraphBuilder();
+  b.input("x", ["B", "T", 8]);
+  b.weight("w", [8]);
+  b.weight("bad", [7]);
+  return b;
+}
+
+/** Runs fn and returns the error of class `cls` it throws (failing the test when it throws nothing or something else). */
+function thrownError<E extends Error>(cls: new (...args: never[]) => E, fn: () => unknown): E {
   try {
     fn();
   } catch (e) {
-    expect(e).toBeInstanceOf(GraphValidationError);
+    expect(e).toBeInstanceOf(cls);
     expect(AttnGraphError.isInstance(e)).toBe(true);
-    return e as GraphValidationError;
+    return e as E;
   }
-  throw new Error("expected a GraphValidationError, nothing was thrown");
+  throw new Error(`expected a ${cls.name}, nothing was thrown`);
+}
+
+/** Runs fn and returns the GraphValidationError it throws. */
+export function validationError(fn: () => unknown): GraphValidationError {
+  return thrownError(GraphValidationError, fn);
 }
 
 /** Runs fn and returns the GraphFormatError it throws. */
 export function formatError(fn: () => unknown): GraphFormatError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(GraphFormatError);
-    expect(AttnGraphError.isInstance(e)).toBe(true);
-    return e as GraphFormatError;
-  }
-  throw new Error("expected a GraphFormatError, nothing was thrown");
+  return thrownError(GraphFormatError, fn);
 }
 
 /** A small valid document to break in one place at a time. */

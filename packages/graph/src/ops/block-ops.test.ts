@@ -1,16 +1,13 @@
 // Shape, dtype and attribute rules of the block ops (layer-norm, gelu, add, embedding, cross-entropy) and of the mask
 // op's user mask and bias inputs. Legend: B batch, T tokens, E model dim, V vocabulary, H heads, L/S query/key length.
 import { describe, expect, it } from "vitest";
-import { validationError } from "../../test/helpers.js";
+import { normBuilder, validationError } from "../../test/helpers.js";
 import { broadcastShapes, broadcastStrides } from "../broadcast.js";
 import { GraphBuilder } from "../builder.js";
 
 describe("block op rules", () => {
   it("layer-norm keeps the shape; weight and bias must be [E]; eps must be positive", () => {
-    const b = new GraphBuilder();
-    b.input("x", ["B", "T", 8]);
-    b.weight("w", [8]);
-    b.weight("bad", [7]);
+    const b = normBuilder();
     expect(b.shapeOf(b.add("layer-norm", "ln", { x: "x", weight: "w", bias: "w" }))).toEqual(["B", "T", 8]);
     expect(validationError(() => b.add("layer-norm", "ln2", { x: "x", weight: "bad" })).subject).toBe("ln2.weight");
     expect(validationError(() => b.add("layer-norm", "ln3", { x: "x" }, { eps: 0 })).subject).toBe("ln3.eps");

@@ -1,15 +1,12 @@
 // Shape and attribute rules of a Llama block's ops (rms-norm, silu, mul) and their backward ops.
 // Legend: B batch, T tokens, E model dim.
 import { describe, expect, it } from "vitest";
-import { validationError } from "../../test/helpers.js";
+import { normBuilder, validationError } from "../../test/helpers.js";
 import { GraphBuilder } from "../builder.js";
 
 describe("llama block op rules", () => {
   it("rms-norm keeps the shape; weight must be [E] and is optional; eps must be positive (default 1e-6)", () => {
-    const b = new GraphBuilder();
-    b.input("x", ["B", "T", 8]);
-    b.weight("w", [8]);
-    b.weight("bad", [7]);
+    const b = normBuilder();
     expect(b.shapeOf(b.add("rms-norm", "n", { x: "x", weight: "w" }))).toEqual(["B", "T", 8]);
     expect(validationError(() => b.add("rms-norm", "n2", { x: "x", weight: "bad" })).subject).toBe("n2.weight");
     expect(validationError(() => b.add("rms-norm", "n3", { x: "x" }, { eps: 0 })).subject).toBe("n3.eps");
