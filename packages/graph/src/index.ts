@@ -18,6 +18,7 @@ export {
 export type { VjpContext, VjpRule } from "./vjp.js";
 export { fromJSON, toJSON, GRAPH_FORMAT, GRAPH_FORMAT_VERSION, type GraphJSON } from "./json.js";
 export { broadcastShapes, broadcastStrides } from "./broadcast.js";
+export { FLOAT32_MAX } from "./float32.js";
 export { sameDim, sameSize, formatDims, isConcrete, bindDims, type Dim, type SymShape } from "./dims.js";
 export { GraphValidationError, GraphFormatError } from "./errors.js";
 export type { Arena, Executor, KernelCall, Support } from "./executor-contract.js";

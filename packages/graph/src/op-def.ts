@@ -5,6 +5,7 @@ import { formatDims } from "./dims.js";
 import { AttnGraphError, type DType } from "@attngraph/tensor";
 import { GraphValidationError, show } from "./errors.js";
 import { copyJson } from "./expr/copy-json.js";
+import { FLOAT32_MAX } from "./float32.js";
 import type { VjpRule } from "./vjp.js";
 import type { Expr } from "./expr/types.js";
 
@@ -199,9 +200,6 @@ function userRule<T>(def: AnyOpDef, rule: string, ctx: OpContext, run: () => T):
     );
   }
 }
-
-/** The largest finite float32. */
-const FLOAT32_MAX = 3.4028234663852886e38;
 
 function checkAttr(key: string, spec: AttrSpec, v: unknown, ctx: OpContext): void {
   const bad = (expected: string): never => ctx.fail(key, "invalid attribute", expected, show(v));

@@ -3,6 +3,7 @@
 // every index an integer where that can be known. A GraphValidationError names the field and the sub-expression's path
 // (`maskMod.args[1].index[0]`), says what was expected and what came.
 import { GraphValidationError, show } from "../errors.js";
+import { FLOAT32_MAX } from "../float32.js";
 import { EXPR_OPS, EXPR_OP_NAMES } from "./ops.js";
 import type { Expr, ExprOpName, ExprType } from "./types.js";
 
@@ -22,8 +23,6 @@ export interface ExprScope {
 /** Bounds on an expression's size: a modification is a few dozen nodes; these only stop a hostile one. */
 const MAX_NODES = 10_000;
 const MAX_DEPTH = 200;
-/** The largest finite float32. */
-const FLOAT32_MAX = 3.4028234663852886e38;
 
 export interface CheckedExpr {
   /** A copy of the expression (frozen), safe to keep whatever the caller does to its own. */
