@@ -15,8 +15,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import {
   LR_SCALE_WGSL,
   VALID_STEP_WGSL,
@@ -69,13 +68,11 @@ function momentProgram(
 }
 
 /** Inputs: state [...], grad [...], param [...] (optional; needed with weightDecay > 0); attrs { beta, square, weightDecay }. */
-export const adamMomentKernel: WebGpuKernel = async (call, gpu) => {
-  const state = input(call, 0);
-  const grad = input(call, 1);
-  const { beta: b, square, weightDecay } = attrsOf<AdamMomentAttrs>(call);
-  const param = optionalInput(call, 2); // present with weightDecay > 0: the declaration's rule
-  return writeOutput(call, gpu, (out) => momentProgram(state, grad, param, b, square, weightDecay, out));
-};
+export const adamMomentKernel: WebGpuKernel = programKernel<AdamMomentAttrs, [GpuTensor, GpuTensor, GpuTensor?]>(
+  // param is present with weightDecay > 0: the declaration's rule.
+  ([state, grad, param], { beta: b, square, weightDecay }, out) =>
+    momentProgram(state, grad, param, b, square, weightDecay, out),
+);
 
 // ---- adam-step ----
 
@@ -151,14 +148,13 @@ function stepProgram(
  * Inputs: param [...], m [...], v [...], step [] or [1], lrScale [] or [1] (optional, this step's factor on lr); attrs
  * { lr, beta1, beta2, eps, weightDecay, decoupled }.
  */
-export const adamStepKernel: WebGpuKernel = async (call, gpu) => {
-  const param = input(call, 0);
-  const m = input(call, 1);
-  const v = input(call, 2);
-  const step = input(call, 3);
-  const lrScale = optionalInput(call, 4);
-  const attrs = attrsOf<AdamStepAttrs>(call);
-  checkStep(call, step);
-  if (lrScale) checkLrScale(call, lrScale);
-  return writeOutput(call, gpu, (out) => stepProgram(param, m, v, step, lrScale, attrs, out));
-};
+export const adamStepKernel: WebGpuKernel = programKernel<
+  AdamStepAttrs,
+  [GpuTensor, GpuTensor, GpuTensor, GpuTensor, GpuTensor?]
+>(
+  ([param, m, v, step, lrScale], attrs, out) => stepProgram(param, m, v, step, lrScale, attrs, out),
+  (call, [, , , step, lrScale]) => {
+    checkStep(call, step);
+    if (lrScale) checkLrScale(call, lrScale);
+  },
+);

@@ -10,8 +10,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 import type { GeluGradAttrs } from "@attngraph/graph";
@@ -57,9 +56,6 @@ function program(grad: GpuTensor, x: GpuTensor, tanh: boolean, out: GpuTensor): 
 }
 
 /** Inputs: grad [...], x [...] (the forward input); attrs { approximate: "none" | "tanh" } → same shape. */
-export const geluGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = input(call, 0);
-  const x = input(call, 1);
-  const { approximate } = attrsOf<GeluGradAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(grad, x, approximate === "tanh", out));
-};
+export const geluGradKernel: WebGpuKernel = programKernel<GeluGradAttrs, [GpuTensor, GpuTensor]>(
+  ([grad, x], { approximate }, out) => program(grad, x, approximate === "tanh", out),
+);

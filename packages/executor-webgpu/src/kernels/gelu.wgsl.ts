@@ -11,8 +11,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 import type { GeluAttrs } from "@attngraph/graph";
@@ -45,8 +44,6 @@ function program(x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
 }
 
 /** Input: x [...]; attrs { approximate: "none" | "tanh" } → same shape. */
-export const geluKernel: WebGpuKernel = async (call, gpu) => {
-  const x = input(call, 0);
-  const { approximate } = attrsOf<GeluAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(x, approximate === "tanh", out));
-};
+export const geluKernel: WebGpuKernel = programKernel<GeluAttrs, [GpuTensor]>(([x], { approximate }, out) =>
+  program(x, approximate === "tanh", out),
+);

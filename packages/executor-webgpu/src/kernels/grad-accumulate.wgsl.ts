@@ -7,8 +7,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import { VALID_STEP_WGSL, checkStep } from "./scalar-inputs.wgsl.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 import type { GradAccumulateAttrs } from "@attngraph/graph";
@@ -37,11 +36,7 @@ function program(acc: GpuTensor, grad: GpuTensor, step: GpuTensor, scale: number
 }
 
 /** Inputs: acc [...], grad [...], step [] or [1] (the micro step k, 1 first); attrs { scale } → acc's shape. */
-export const gradAccumulateKernel: WebGpuKernel = async (call, gpu) => {
-  const acc = input(call, 0);
-  const grad = input(call, 1);
-  const step = input(call, 2);
-  const { scale } = attrsOf<GradAccumulateAttrs>(call);
-  checkStep(call, step);
-  return writeOutput(call, gpu, (out) => program(acc, grad, step, scale, out));
-};
+export const gradAccumulateKernel: WebGpuKernel = programKernel<GradAccumulateAttrs, [GpuTensor, GpuTensor, GpuTensor]>(
+  ([acc, grad, step], { scale }, out) => program(acc, grad, step, scale, out),
+  (call, [, , step]) => checkStep(call, step),
+);

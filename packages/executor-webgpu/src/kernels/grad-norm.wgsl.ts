@@ -10,7 +10,7 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel, writeOutput } from "./output.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
 import type { ClipByNormAttrs } from "@attngraph/graph";
@@ -87,9 +87,6 @@ function clipProgram(x: GpuTensor, total: GpuTensor, a: ClipByNormAttrs, out: Gp
 }
 
 /** Inputs: x [...], sumSquares [] or [1]; attrs { maxNorm, eps } → x's shape. */
-export const clipByNormKernel: WebGpuKernel = async (call, gpu) => {
-  const x = input(call, 0);
-  const total = input(call, 1);
-  const a = attrsOf<ClipByNormAttrs>(call);
-  return writeOutput(call, gpu, (out) => clipProgram(x, total, a, out));
-};
+export const clipByNormKernel: WebGpuKernel = programKernel<ClipByNormAttrs, [GpuTensor, GpuTensor]>(
+  ([x, total], a, out) => clipProgram(x, total, a, out),
+);

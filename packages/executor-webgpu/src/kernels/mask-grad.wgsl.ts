@@ -5,8 +5,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import { Params, storageBindings } from "./shared.wgsl.js";
 import type { MaskGradAttrs } from "@attngraph/graph";
 
@@ -32,9 +31,6 @@ function program(grad: GpuTensor, masked: GpuTensor, scale: number, out: GpuTens
 }
 
 /** Inputs: grad [...], masked [...] (the forward output, −∞ = hidden); attrs { scale } → same shape. */
-export const maskGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = input(call, 0);
-  const masked = input(call, 1);
-  const { scale } = attrsOf<MaskGradAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(grad, masked, scale, out));
-};
+export const maskGradKernel: WebGpuKernel = programKernel<MaskGradAttrs, [GpuTensor, GpuTensor]>(
+  ([grad, masked], { scale }, out) => program(grad, masked, scale, out),
+);

@@ -5,8 +5,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram, WORD_BINDINGS } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import { Params } from "./shared.wgsl.js";
 import type { PadAttrs } from "@attngraph/graph";
 
@@ -44,9 +43,6 @@ export function padProgram(x: GpuTensor, axis: number, before: number, out: GpuT
 }
 
 /** Input: x [...]; attrs { axis (negative from the end), before, after } → x's shape, the axis before + d + after long. */
-export const padKernel: WebGpuKernel = async (call, gpu) => {
-  const x = input(call, 0);
-  const { axis, before } = attrsOf<PadAttrs>(call);
-  const a = axis < 0 ? axis + x.rank : axis;
-  return writeOutput(call, gpu, (out) => padProgram(x, a, before, out));
-};
+export const padKernel: WebGpuKernel = programKernel<PadAttrs, [GpuTensor]>(([x], { axis, before }, out) =>
+  padProgram(x, axis < 0 ? axis + x.rank : axis, before, out),
+);

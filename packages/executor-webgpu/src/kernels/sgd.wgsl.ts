@@ -14,8 +14,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import {
   LR_SCALE_WGSL,
   VALID_STEP_WGSL,
@@ -67,15 +66,14 @@ function momentumProgram(
 }
 
 /** Inputs: buf [...], grad [...], param [...] (optional; needed with weightDecay > 0), step [] or [1]; attrs { momentum, dampening, weightDecay }. */
-export const sgdMomentumKernel: WebGpuKernel = async (call, gpu) => {
-  const buf = input(call, 0);
-  const grad = input(call, 1);
-  const attrs = attrsOf<SgdMomentumAttrs>(call);
-  const param = optionalInput(call, 2); // present with weightDecay > 0: the declaration's rule
-  const step = input(call, 3);
-  checkStep(call, step);
-  return writeOutput(call, gpu, (out) => momentumProgram(buf, grad, param, step, attrs, out));
-};
+export const sgdMomentumKernel: WebGpuKernel = programKernel<
+  SgdMomentumAttrs,
+  [GpuTensor, GpuTensor, GpuTensor | undefined, GpuTensor]
+>(
+  // param is present with weightDecay > 0: the declaration's rule.
+  ([buf, grad, param, step], attrs, out) => momentumProgram(buf, grad, param, step, attrs, out),
+  (call, [, , , step]) => checkStep(call, step),
+);
 
 // ---- sgd-step ----
 
@@ -128,12 +126,10 @@ function stepProgram(
  * Inputs: param [...], grad [...], buf [...] (optional; needed with momentum > 0), lrScale [] or [1] (optional, this
  * step's factor on lr); attrs { lr, momentum, nesterov, weightDecay }.
  */
-export const sgdStepKernel: WebGpuKernel = async (call, gpu) => {
-  const param = input(call, 0);
-  const grad = input(call, 1);
-  const attrs = attrsOf<SgdStepAttrs>(call);
-  const buf = optionalInput(call, 2); // present with momentum > 0: the declaration's rule
-  const lrScale = optionalInput(call, 3);
-  if (lrScale) checkLrScale(call, lrScale);
-  return writeOutput(call, gpu, (out) => stepProgram(param, grad, buf, lrScale, attrs, out));
-};
+export const sgdStepKernel: WebGpuKernel = programKernel<SgdStepAttrs, [GpuTensor, GpuTensor, GpuTensor?, GpuTensor?]>(
+  // buf is present with momentum > 0: the declaration's rule.
+  ([param, grad, buf, lrScale], attrs, out) => stepProgram(param, grad, buf, lrScale, attrs, out),
+  (call, [, , , lrScale]) => {
+    if (lrScale) checkLrScale(call, lrScale);
+  },
+);
