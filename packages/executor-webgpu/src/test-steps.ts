@@ -6,7 +6,7 @@ import { expect } from "vitest";
 import { type AnyTensor, Tensor, compare } from "@attngraph/tensor";
 import type { GpuTensor } from "./gpu-tensor.js";
 import { randomTensor } from "./test-helpers.js";
-import type { GpuOps, Input } from "./test-gpu.js";
+import { GpuOps, type Input } from "./test-gpu.js";
 
 export const TOL = { abs: 1e-5, rel: 1e-5 };
 export const values = (t: AnyTensor): number[] => Array.from(t.toFloat32Array());
@@ -23,132 +23,180 @@ export const LAYOUTS: readonly Layout[] = ["dense", "permuted", "spaced"];
 /** A tensor of t's shape, all NaN: junk that shows whether a kernel reads it. */
 export const nanLike = (t: Tensor): Tensor => Tensor.from(new Array<number>(t.size).fill(Number.NaN), t.shape);
 
-/** `t` as a GPU value in `layout`: uploaded, uploaded transposed and transposed back (perm reverses the axes), spaced. */
-export async function layoutOf(ops: GpuOps, t: Tensor, layout: Layout): Promise<Tensor | GpuTensor> {
-  if (layout === "dense") return t;
-  if (layout === "permuted")
-    return ops.permuted(
-      t,
-      t.shape.map((_, i) => t.rank - 1 - i),
-    );
-  return ops.spaced(t);
-}
+/** GpuOps with what the optimizer tests run: their inputs in each layout and step form, and the checks on those. */
+export class OptimizerOps extends GpuOps {
+  /** `t` as a GPU value in `layout`: uploaded, uploaded transposed and transposed back (perm reverses the axes), spaced. */
+  async inLayout(t: Tensor, layout: Layout): Promise<Tensor | GpuTensor> {
+    if (layout === "dense") return t;
+    if (layout === "permuted")
+      return this.permuted(
+        t,
+        t.shape.map((_, i) => t.rank - 1 - i),
+      );
+    return this.spaced(t);
+  }
 
-/**
- * Runs `kind` on every pair of layouts of the first two operands, the third (if any) in a layout mixed from those two
- * (i + mix · j, so each meets every layout), absent operands left absent; with `t`, the step count follows as [] and [1]
- * in turn. Each result must have `shape` and be close to `want`.
- */
-export async function expectEveryLayout(
-  ops: GpuOps,
-  kind: string,
-  attrs: Record<string, unknown>,
-  operands: readonly (readonly [name: string, value: Tensor | undefined])[],
-  shape: readonly number[],
-  want: readonly number[],
-  mix: 1 | 2,
-  t?: number,
-): Promise<void> {
-  for (const [i, la] of LAYOUTS.entries()) {
-    for (const [j, lb] of LAYOUTS.entries()) {
-      const layouts = [la, lb, LAYOUTS[(i + mix * j) % 3]!];
-      const inputs: Input[] = [];
-      const named: string[] = [];
-      for (const [k, [name, value]] of operands.entries()) {
-        inputs.push(value && (await layoutOf(ops, value, layouts[k]!)));
-        if (value) named.push(`${name} ${layouts[k]}`);
+  /** Runs `kind` and checks its result: `shape`, and within `tol` of `want`. */
+  async expectRun(
+    kind: string,
+    attrs: Record<string, unknown>,
+    inputs: readonly Input[],
+    shape: readonly number[],
+    want: readonly number[],
+    label: string,
+    tol = TOL,
+  ): Promise<void> {
+    const got = await this.run(kind, attrs, inputs, shape);
+    expect(got.shape, label).toEqual(shape);
+    expectClose(got, want, label, tol);
+  }
+
+  /**
+   * Runs `kind` on every pair of layouts of the first two operands (named by their keys, in order), the third (if
+   * any) in a layout mixed from those two (i + mix · j, so each meets every layout), absent operands left absent; with
+   * `t`, the step count follows as [] and [1] in turn. Each result must have `shape` and be close to `want`.
+   */
+  async expectEveryLayout(
+    kind: string,
+    attrs: Record<string, unknown>,
+    operands: Readonly<Record<string, Tensor | undefined>>,
+    shape: readonly number[],
+    want: readonly number[],
+    mix: 1 | 2,
+    t?: number,
+  ): Promise<void> {
+    for (const [i, la] of LAYOUTS.entries()) {
+      for (const [j, lb] of LAYOUTS.entries()) {
+        const layouts = [la, lb, LAYOUTS[(i + mix * j) % 3]!];
+        const inputs: Input[] = [];
+        const named: string[] = [];
+        for (const [k, [name, value]] of Object.entries(operands).entries()) {
+          inputs.push(value && (await this.inLayout(value, layouts[k]!)));
+          if (value) named.push(`${name} ${layouts[k]}`);
+        }
+        const stepShape = (i + j) % 2 === 0 ? [] : [1];
+        if (t !== undefined) inputs.push(Tensor.from([t], stepShape));
+        const label = t === undefined ? named.join(", ") : `t ${t}, ${named.join(", ")}, step [${stepShape}]`;
+        await this.expectRun(kind, attrs, inputs, shape, want, label);
       }
-      const stepShape = (i + j) % 2 === 0 ? [] : [1];
-      if (t !== undefined) inputs.push(Tensor.from([t], stepShape));
-      const label = t === undefined ? named.join(", ") : `t ${t}, ${named.join(", ")}, step [${stepShape}]`;
-      const got = await ops.run(kind, attrs, inputs, shape);
-      expect(got.shape).toEqual(shape);
-      expectClose(got, want, label);
     }
   }
-}
 
-/** t computed on the GPU (t/2 + t/2): a value with no host copy, which only the shader can check. */
-export function gpuStep(ops: GpuOps, t: number, shape: number[] = [1]): Promise<GpuTensor> {
-  const half = Tensor.from([t / 2], shape);
-  return ops.dispatch("add", {}, [half, half], shape);
-}
-
-/** The step count 3 in each form a kernel must read it in: [] and [1], uploaded, views into an upload, computed. */
-export async function stepsOf3(ops: GpuOps): Promise<[string, Tensor | GpuTensor][]> {
-  const slice = () =>
-    ops.dispatch("slice", { axis: 0, start: 3, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1]);
-  return [
-    ["[] upload", Tensor.from([3], [])],
-    ["[1] upload", Tensor.from([3], [1])],
-    ["[1] spaced view", await ops.spaced(Tensor.from([3], [1]))],
-    ["[1] slice of [0, NaN, 2.5, 3, -1]", await slice()],
-    ["[] reshape of that slice", await ops.dispatch("reshape", { shape: [] }, [await slice()], [])],
-    ["[] computed", await gpuStep(ops, 3, [])],
-    ["[1] computed", await gpuStep(ops, 3, [1])],
-  ];
-}
-
-/**
- * A bad step count from the host is an "input" error naming `subject` (`<node>.step`) with the value it got, found
- * without a readback: `error(step)` is what the dispatch with that step threw.
- */
-export async function expectHostStepErrors(
-  ops: GpuOps,
-  subject: string,
-  error: (step: Tensor | GpuTensor) => Promise<unknown>,
-): Promise<void> {
-  for (const [label, step, got] of await badHostSteps(ops)) {
-    const before = ops.ex.stats.readbacks;
-    const e = await error(step);
-    expect({ label, e }).toMatchObject({ label, e: { code: "input", subject, got } });
-    expect(ops.ex.stats.readbacks, label).toBe(before);
+  /**
+   * `kind` on scalars (each input a [] tensor of the number given, or absent) gives a [] result of `want`: exactly, or
+   * within `tol` where float32 rounding makes the float64 reference differ.
+   */
+  async expectScalar(
+    kind: string,
+    attrs: Record<string, unknown>,
+    inputs: readonly (number | undefined)[],
+    want: readonly number[],
+    tol?: { abs: number; rel: number },
+  ): Promise<void> {
+    const tensors = inputs.map((x) => (x === undefined ? undefined : Tensor.from([x], [])));
+    const one = await this.run(kind, attrs, tensors, []);
+    expect(one.shape).toEqual([]);
+    if (tol) expectClose(one, want, "scalar", tol);
+    else expect(values(one)).toEqual(want);
   }
-}
 
-/**
- * A bad step count computed on the GPU (no host copy) makes every output element NaN, and is never read back:
- * `dispatch(step)` is the dispatch with that step.
- */
-export async function expectGpuStepsNaN(ops: GpuOps, dispatch: (step: GpuTensor) => Promise<GpuTensor>): Promise<void> {
-  for (const [label, step] of await badGpuSteps(ops)) {
-    const before = ops.ex.stats.readbacks;
-    const out = await dispatch(step);
-    expect(ops.ex.stats.readbacks, `${label}: no readback`).toBe(before);
-    const got = await ops.ex.download(out);
-    ops.ex.release(out);
-    expect(values(got).every(Number.isNaN), `${label}: all NaN`).toBe(true);
+  /** t computed on the GPU (t/2 + t/2): a value with no host copy, which only the shader can check. */
+  gpuStep(t: number, shape: number[] = [1]): Promise<GpuTensor> {
+    const half = Tensor.from([t / 2], shape);
+    return this.dispatch("add", {}, [half, half], shape);
   }
-}
 
-/** Bad step counts from the host, each with the value its error reports: plain uploads, a spaced view, a slice. */
-async function badHostSteps(ops: GpuOps): Promise<[string, Tensor | GpuTensor, string][]> {
-  return [
-    ["0", Tensor.from([0], []), "0"],
-    ["-1", Tensor.from([-1], [1]), "-1"],
-    ["2.5", Tensor.from([2.5], [1]), "2.5"],
-    ["NaN", Tensor.from([Number.NaN], []), "NaN"],
-    ["Infinity", Tensor.from([Number.POSITIVE_INFINITY], []), "Infinity"],
-    ["a spaced view of 0.5", await ops.spaced(Tensor.from([0.5], [1])), "0.5"],
-    [
-      "a slice at 2.5",
-      await ops.dispatch("slice", { axis: 0, start: 2, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1]),
-      "2.5",
-    ],
-  ];
-}
+  /** The step count 3 in each form a kernel must read it in: [] and [1], uploaded, views into an upload, computed. */
+  async stepsOf3(): Promise<[string, Tensor | GpuTensor][]> {
+    const slice = () =>
+      this.dispatch("slice", { axis: 0, start: 3, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1]);
+    return [
+      ["[] upload", Tensor.from([3], [])],
+      ["[1] upload", Tensor.from([3], [1])],
+      ["[1] spaced view", await this.spaced(Tensor.from([3], [1]))],
+      ["[1] slice of [0, NaN, 2.5, 3, -1]", await slice()],
+      ["[] reshape of that slice", await this.dispatch("reshape", { shape: [] }, [await slice()], [])],
+      ["[] computed", await this.gpuStep(3, [])],
+      ["[1] computed", await this.gpuStep(3, [1])],
+    ];
+  }
 
-/** Bad step counts computed on the GPU (no host copy), which make every output element NaN. */
-async function badGpuSteps(ops: GpuOps): Promise<[string, GpuTensor][]> {
-  const big = Tensor.from([3e38], [1]);
-  return [
-    ["0.5", await gpuStep(ops, 0.5)],
-    ["2.5", await gpuStep(ops, 2.5, [])],
-    ["0", await gpuStep(ops, 0)],
-    ["-2", await gpuStep(ops, -2)],
-    ["NaN", await gpuStep(ops, Number.NaN)],
-    ["+Infinity", await ops.dispatch("add", {}, [big, big], [1])],
-  ];
+  /**
+   * A bad step count from the host is an "input" error naming `subject` (`<node>.step`) with the value it got, found
+   * without a readback: `error(step)` is what the dispatch with that step threw.
+   */
+  async expectHostStepErrors(subject: string, error: (step: Tensor | GpuTensor) => Promise<unknown>): Promise<void> {
+    for (const [label, step, got] of await this.#badHostSteps()) {
+      const before = this.ex.stats.readbacks;
+      const e = await error(step);
+      expect({ label, e }).toMatchObject({ label, e: { code: "input", subject, got } });
+      expect(this.ex.stats.readbacks, label).toBe(before);
+    }
+  }
+
+  /**
+   * A bad step count computed on the GPU (no host copy) makes every output element NaN, and is never read back:
+   * `dispatch(step)` is the dispatch with that step.
+   */
+  async expectGpuStepsNaN(dispatch: (step: GpuTensor) => Promise<GpuTensor>): Promise<void> {
+    for (const [label, step] of await this.#badGpuSteps()) {
+      const before = this.ex.stats.readbacks;
+      const out = await dispatch(step);
+      expect(this.ex.stats.readbacks, `${label}: no readback`).toBe(before);
+      const got = await this.ex.download(out);
+      this.ex.release(out);
+      expect(values(got).every(Number.isNaN), `${label}: all NaN`).toBe(true);
+    }
+  }
+
+  /** Each case's dispatch of `kind` on node `node` fails with its code and subject. */
+  async expectErrors(
+    kind: string,
+    node: string,
+    outShape: readonly number[],
+    cases: readonly ErrorCase[],
+  ): Promise<void> {
+    for (const [k, [attrs, inputs, code, subject]] of cases.entries())
+      expect(await this.error(kind, attrs, inputs, outShape, node), `case ${k}: ${subject}`).toMatchObject({
+        code,
+        subject,
+      });
+  }
+
+  /** Bad step counts from the host, each with the value its error reports: plain uploads, a spaced view, a slice. */
+  async #badHostSteps(): Promise<[string, Tensor | GpuTensor, string][]> {
+    return [
+      ["0", Tensor.from([0], []), "0"],
+      ["-1", Tensor.from([-1], [1]), "-1"],
+      ["2.5", Tensor.from([2.5], [1]), "2.5"],
+      ["NaN", Tensor.from([Number.NaN], []), "NaN"],
+      ["Infinity", Tensor.from([Number.POSITIVE_INFINITY], []), "Infinity"],
+      ["a spaced view of 0.5", await this.spaced(Tensor.from([0.5], [1])), "0.5"],
+      [
+        "a slice at 2.5",
+        await this.dispatch(
+          "slice",
+          { axis: 0, start: 2, size: 1 },
+          [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])],
+          [1],
+        ),
+        "2.5",
+      ],
+    ];
+  }
+
+  /** Bad step counts computed on the GPU (no host copy), which make every output element NaN. */
+  async #badGpuSteps(): Promise<[string, GpuTensor][]> {
+    const big = Tensor.from([3e38], [1]);
+    return [
+      ["0.5", await this.gpuStep(0.5)],
+      ["2.5", await this.gpuStep(2.5, [])],
+      ["0", await this.gpuStep(0)],
+      ["-2", await this.gpuStep(-2)],
+      ["NaN", await this.gpuStep(Number.NaN)],
+      ["+Infinity", await this.dispatch("add", {}, [big, big], [1])],
+    ];
+  }
 }
 
 /** An error case: attributes and inputs, then the error's code and subject (`<node>.<field>`). */
@@ -159,22 +207,13 @@ export type ErrorCase = readonly [
   subject: string,
 ];
 
-/** Each case's dispatch (`error` gives what it threw) fails with its code and subject. */
-export async function expectErrors(
-  error: (attrs: Record<string, unknown>, inputs: readonly Input[]) => Promise<unknown>,
-  cases: readonly ErrorCase[],
-): Promise<void> {
-  for (const [k, [attrs, inputs, code, subject]] of cases.entries())
-    expect(await error(attrs, inputs), `case ${k}: ${subject}`).toMatchObject({ code, subject });
-}
-
 /**
  * The step input's errors for an op whose inputs are `withStep(step)` on node `node`: a step that is not [] or [1]
  * is a "shape" error, an absent or int32 one an "input" error.
  */
 export function stepInputErrors(
   attrs: Record<string, unknown>,
-  withStep: (step: Tensor | undefined) => readonly Input[],
+  withStep: (step: AnyTensor | undefined) => readonly Input[],
   node: string,
 ): ErrorCase[] {
   return [
