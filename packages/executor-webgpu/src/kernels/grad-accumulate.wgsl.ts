@@ -6,24 +6,22 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { programKernel } from "./output.js";
 import { VALID_STEP_WGSL, checkStep } from "./scalar-inputs.wgsl.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 import type { GradAccumulateAttrs } from "@attngraph/graph";
 
-/** Params: acc, grad and step views, n, scale. */
+/** Params: n, acc, grad and step views, scale. */
 function program(acc: GpuTensor, grad: GpuTensor, step: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const av = p.view(acc);
   const gv = p.view(grad);
   const kv = p.view(step);
-  const n = p.u32(out.size);
   const s = p.f32(scale);
   return elementwiseProgram({
     name: "grad-accumulate",
     params: p,
-    count: n,
     helpers: VALID_STEP_WGSL,
     bindings: storageBindings(["A", "G", "K"]),
     body: /* wgsl */ `  let k = K[view_offset(${kv}u)];

@@ -13,7 +13,7 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { programKernel } from "./output.js";
 import {
   LR_SCALE_WGSL,
@@ -24,12 +24,12 @@ import {
   packLrScale,
 } from "./scalar-inputs.wgsl.js";
 import { packWeightDecay, weightDecayWgsl } from "./weight-decay.wgsl.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 import type { SgdMomentumAttrs, SgdStepAttrs } from "@attngraph/graph";
 
 // ---- sgd-momentum ----
 
-/** Params: buf, grad, param (buf's when absent) and step views, n, momentum, 1 − dampening, weightDecay, decay on. */
+/** Params: n, buf, grad, param (buf's when absent) and step views, momentum, 1 − dampening, weightDecay, decay on. */
 function momentumProgram(
   buf: GpuTensor,
   grad: GpuTensor,
@@ -38,19 +38,17 @@ function momentumProgram(
   a: SgdMomentumAttrs,
   out: GpuTensor,
 ): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const bv = p.view(buf);
   const gv = p.view(grad);
   const pv = p.view(param ?? buf);
   const tv = p.view(step);
-  const n = p.u32(out.size);
   const mom = p.f32(a.momentum);
   const omd = p.f32(1 - a.dampening);
   const wd = packWeightDecay(p, a.weightDecay, param !== undefined && a.weightDecay > 0);
   return elementwiseProgram({
     name: "sgd-momentum",
     params: p,
-    count: n,
     helpers: VALID_STEP_WGSL,
     bindings: storageBindings(["B", "G", "W", "T"]),
     body: /* wgsl */ `  let t = T[view_offset(${tv}u)];
@@ -78,7 +76,7 @@ export const sgdMomentumKernel: WebGpuKernel = programKernel<
 // ---- sgd-step ----
 
 /**
- * Params: param, grad and buf (param's when unused) views, n, lr, momentum, weightDecay, decay on, mode (0 d, 1 buf, 2
+ * Params: n, param, grad and buf (param's when unused) views, lr, momentum, weightDecay, decay on, mode (0 d, 1 buf, 2
  * nesterov), then the lrScale view (param's when absent) and whether it is there.
  */
 function stepProgram(
@@ -90,11 +88,10 @@ function stepProgram(
   out: GpuTensor,
 ): ProgramInfo {
   const useBuf = a.momentum > 0 && buf !== undefined;
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const pv = p.view(param);
   const gv = p.view(grad);
   const bv = p.view(useBuf ? buf : param);
-  const n = p.u32(out.size);
   const lr = p.f32(a.lr);
   const mom = p.f32(a.momentum);
   const wd = packWeightDecay(p, a.weightDecay, a.weightDecay > 0);
@@ -103,7 +100,6 @@ function stepProgram(
   return elementwiseProgram({
     name: "sgd-step",
     params: p,
-    count: n,
     helpers: LR_SCALE_WGSL,
     bindings: storageBindings(["PA", "G", "B", "LS"]),
     body: /* wgsl */ `  let p = PA[view_at(${pv}u, i)];
