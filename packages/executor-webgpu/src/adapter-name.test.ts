@@ -1,41 +1,50 @@
 import { describe, expect, it } from "vitest";
-import { adapterName } from "./adapter-name.js";
+import { type AdapterInfoLike, adapterName } from "./adapter-name.js";
+
+const H200: AdapterInfoLike = {
+  vendor: "nvidia",
+  architecture: "",
+  device: "nvidia-h200",
+  description: "NVIDIA: 580.159.04 580.159.4.0",
+};
+const SWIFTSHADER: AdapterInfoLike = {
+  vendor: "google",
+  architecture: "swiftshader",
+  device: "swiftshader-device-subzero-",
+  description: "SwiftShader driver 5.0.0",
+};
 
 describe("adapterName", () => {
-  it("names the GPU model Dawn reports in `device` (an H200 on NVIDIA's Vulkan driver, as read on one)", () => {
-    expect(
-      adapterName({
-        vendor: "nvidia",
-        architecture: "",
-        device: "nvidia-h200",
-        description: "NVIDIA: 580.159.04 580.159.4.0",
-      }),
-    ).toBe("nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)");
-    expect(adapterName({ vendor: "amd", architecture: "rdna-3", device: "radeon rx 7900", description: "RADV" })).toBe(
+  it.each<[string, AdapterInfoLike | undefined, string]>([
+    [
+      "names the GPU model Dawn reports in `device` (an H200 on NVIDIA's Vulkan driver, as read on one)",
+      H200,
+      "nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)",
+    ],
+    [
+      "names the GPU model Dawn reports in `device` (an AMD card)",
+      { vendor: "amd", architecture: "rdna-3", device: "radeon rx 7900", description: "RADV" },
       "amd rdna-3 radeon rx 7900 (RADV)",
-    );
-  });
-
-  it("leaves out a `device` that says nothing new: SwiftShader's id, a bare PCI id", () => {
-    expect(
-      adapterName({
-        vendor: "google",
-        architecture: "swiftshader",
-        device: "swiftshader-device-subzero-",
-        description: "SwiftShader driver 5.0.0",
-      }),
-    ).toBe("google swiftshader (SwiftShader driver 5.0.0)");
-    expect(adapterName({ vendor: "nvidia", architecture: "ampere", device: "0x2204", description: "" })).toBe(
+    ],
+    [
+      "leaves out a `device` that says nothing new: SwiftShader's id",
+      SWIFTSHADER,
+      "google swiftshader (SwiftShader driver 5.0.0)",
+    ],
+    [
+      "leaves out a `device` that says nothing new: a bare PCI id",
+      { vendor: "nvidia", architecture: "ampere", device: "0x2204", description: "" },
       "nvidia ampere",
-    );
-  });
-
-  it("falls back to whatever is there", () => {
-    expect(adapterName({ vendor: "mesa", architecture: "", description: "llvmpipe (LLVM 15.0.6, 256 bits)" })).toBe(
+    ],
+    [
+      "falls back to whatever is there: vendor and description",
+      { vendor: "mesa", architecture: "", description: "llvmpipe (LLVM 15.0.6, 256 bits)" },
       "mesa (llvmpipe (LLVM 15.0.6, 256 bits))",
-    );
-    expect(adapterName({ description: "NVIDIA H200" })).toBe("NVIDIA H200");
-    expect(adapterName({})).toBe("unknown adapter");
-    expect(adapterName(undefined)).toBe("unknown adapter");
+    ],
+    ["falls back to whatever is there: the description alone", { description: "NVIDIA H200" }, "NVIDIA H200"],
+    ["falls back to whatever is there: nothing", {}, "unknown adapter"],
+    ["falls back to whatever is there: no info at all", undefined, "unknown adapter"],
+  ])("%s", (_, info, want) => {
+    expect(adapterName(info)).toBe(want);
   });
 });

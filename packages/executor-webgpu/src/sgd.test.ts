@@ -6,27 +6,15 @@
 // separate float64 transcription of torch.optim.SGD.step, and the errors: a bad t from the host is an "input" error
 // naming `<node>.step`, a bad t computed on the GPU (no host copy, never read back) makes every output element NaN.
 import { afterAll, describe, expect, it } from "vitest";
-import { Tensor, type AnyTensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
 import type { GpuTensor } from "./gpu-tensor.js";
 import { randomTensor } from "./test-helpers.js";
-import { GpuOps } from "./test-gpu.js";
-import {
-  LAYOUTS,
-  type Layout,
-  badGpuSteps,
-  badHostSteps,
-  expectClose,
-  gpuStep,
-  layoutOf,
-  values,
-} from "./test-steps.js";
+import { LAYOUTS, OptimizerOps, QuadraticLoss, expectClose, nanLike, stepInputErrors, values } from "./test-steps.js";
 
 const webgpu = createWebGpuExecutor();
-const ops = new GpuOps(webgpu);
+const ops = new OptimizerOps(webgpu);
 afterAll(() => webgpu.dispose());
-
-const inLayout = (t: Tensor, layout: Layout) => layoutOf(ops, t, layout);
 
 // ---- float64 references (the op declarations, from torch.optim.SGD's formulas) ----
 
@@ -72,9 +60,6 @@ function step64(
   });
 }
 
-/** A step value computed on the GPU (a sum of two uploads), so the executor holds no host copy of it. */
-const nanLike = (t: Tensor): Tensor => Tensor.from(new Array<number>(t.size).fill(Number.NaN), t.shape);
-
 // ---- sgd-momentum ----
 
 describe("sgd-momentum", () => {
@@ -93,21 +78,8 @@ describe("sgd-momentum", () => {
     it(`momentum ${a.momentum}, dampening ${a.dampening}, weightDecay ${a.weightDecay}: every layout, t = 1 (clone) and 3, step [] and [1]`, async () => {
       for (const t of [1, 3]) {
         const want = momentum64(values(buf), values(grad), values(param), t, a);
-        for (const [i, lb] of LAYOUTS.entries()) {
-          for (const [j, lg] of LAYOUTS.entries()) {
-            const lp = LAYOUTS[(i + j) % 3]!;
-            const stepShape = (i + j) % 2 === 0 ? [] : [1];
-            const inputs = [
-              await inLayout(buf, lb),
-              await inLayout(grad, lg),
-              await inLayout(param, lp),
-              Tensor.from([t], stepShape),
-            ];
-            const got = await ops.run("sgd-momentum", { ...a }, inputs, shape);
-            expect(got.shape).toEqual(shape);
-            expectClose(got, want, `t ${t}, buf ${lb}, grad ${lg}, param ${lp}, step [${stepShape}]`);
-          }
-        }
+        const operands = { buf, grad, param };
+        await ops.expectEveryLayout("sgd-momentum", { ...a }, operands, shape, want, 1, t);
       }
     });
   }
@@ -121,7 +93,7 @@ describe("sgd-momentum", () => {
       "uploaded t = 1",
     );
     expectClose(
-      await ops.run("sgd-momentum", a, [nanLike(buf), grad, param, await gpuStep(ops, 1)], shape),
+      await ops.run("sgd-momentum", a, [nanLike(buf), grad, param, await ops.gpuStep(1)], shape),
       want,
       "computed t = 1",
     );
@@ -133,7 +105,7 @@ describe("sgd-momentum", () => {
     const a = { momentum: 0.8, dampening: 0.25, weightDecay: 0 };
     const want = momentum64(values(buf), values(grad), undefined, 4, a);
     for (const layout of LAYOUTS) {
-      const inputs = [await inLayout(buf, layout), await inLayout(grad, layout)];
+      const inputs = [await ops.inLayout(buf, layout), await ops.inLayout(grad, layout)];
       expectClose(
         await ops.run("sgd-momentum", a, [...inputs, undefined, Tensor.from([4], [1])], shape),
         want,
@@ -162,18 +134,7 @@ describe("sgd-momentum", () => {
   it("the step as [] and [1], uploaded, a view into an upload, and computed on the GPU", async () => {
     const a = { momentum: 0.9, dampening: 0.1, weightDecay: 0.01 };
     const want = momentum64(values(buf), values(grad), values(param), 3, a);
-    const slice = () =>
-      ops.dispatch("slice", { axis: 0, start: 3, size: 1 }, [Tensor.from([0, Number.NaN, 2.5, 3, -1], [5])], [1]);
-    const steps: [string, Tensor | GpuTensor][] = [
-      ["[] upload", Tensor.from([3], [])],
-      ["[1] upload", Tensor.from([3], [1])],
-      ["[1] spaced view", await ops.spaced(Tensor.from([3], [1]))],
-      ["[1] slice of [0, NaN, 2.5, 3, -1]", await slice()],
-      ["[] reshape of that slice", await ops.dispatch("reshape", { shape: [] }, [await slice()], [])],
-      ["[] computed", await gpuStep(ops, 3, [])],
-      ["[1] computed", await gpuStep(ops, 3, [1])],
-    ];
-    for (const [label, step] of steps)
+    for (const [label, step] of await ops.stepsOf3())
       expectClose(await ops.run("sgd-momentum", a, [buf, grad, param, step], shape), want, label);
   });
 
@@ -188,14 +149,7 @@ describe("sgd-momentum", () => {
       momentum64(values(b), values(g), values(p), 2, a),
       "[70, 33]",
     );
-    const one = await ops.run(
-      "sgd-momentum",
-      { momentum: 0.5, dampening: 0.5 },
-      [Tensor.from([2], []), Tensor.from([4], []), undefined, Tensor.from([2], [])],
-      [],
-    );
-    expect(one.shape).toEqual([]);
-    expect(values(one)).toEqual([3]);
+    await ops.expectScalar("sgd-momentum", { momentum: 0.5, dampening: 0.5 }, [2, 4, undefined, 2], [3]);
     const empty = await ops.run(
       "sgd-momentum",
       { momentum: 0.5 },
@@ -214,84 +168,38 @@ describe("sgd-momentum", () => {
 
   it("a bad t from the host is an input error naming <node>.step, checked without a readback", async () => {
     const a = { momentum: 0.9, dampening: 0, weightDecay: 0 };
-    const bad = await badHostSteps(ops);
-    for (const [label, step, got] of bad) {
-      const before = webgpu.stats.readbacks;
-      const e = await ops.error("sgd-momentum", a, [buf, grad, undefined, step], shape, "opt.p.buf");
-      expect({ label, e }).toMatchObject({ label, e: { code: "input", subject: "opt.p.buf.step", got } });
-      expect(webgpu.stats.readbacks, label).toBe(before);
-    }
+    await ops.expectHostStepErrors("opt.p.buf.step", (step) =>
+      ops.error("sgd-momentum", a, [buf, grad, undefined, step], shape, "opt.p.buf"),
+    );
   });
 
   it("a bad t computed on the GPU (no host copy) makes every output NaN, and is never read back", async () => {
     const a = { momentum: 0.9, dampening: 0, weightDecay: 0.01 };
-    const bad = await badGpuSteps(ops);
-    for (const [label, step] of bad) {
-      const before = webgpu.stats.readbacks;
-      const out = await ops.dispatch("sgd-momentum", a, [buf, grad, param, step], shape);
-      expect(webgpu.stats.readbacks, `${label}: no readback`).toBe(before);
-      const got = await webgpu.download(out);
-      webgpu.release(out);
-      expect(values(got).every(Number.isNaN), `${label}: all NaN`).toBe(true);
-    }
+    await ops.expectGpuStepsNaN((step) => ops.dispatch("sgd-momentum", a, [buf, grad, param, step], shape));
   });
 
   it("errors name the node and field", async () => {
     const s = Tensor.from([1, 2], [2]);
     const t = Tensor.from([1], []);
     const base = { momentum: 0.9, dampening: 0, weightDecay: 0 };
-    const err = (attrs: Record<string, unknown>, inputs: (AnyTensor | undefined)[]) =>
-      ops.error("sgd-momentum", attrs, inputs, [2], "mb");
-    await expect(err({ dampening: 0 }, [s, s, undefined, t])).resolves.toMatchObject({
-      code: "attr",
-      subject: "mb.momentum",
-    });
-    await expect(err({ ...base, momentum: -0.1 }, [s, s, undefined, t])).resolves.toMatchObject({
-      code: "attr",
-      subject: "mb.momentum",
-    });
-    await expect(err({ ...base, momentum: Number.NaN }, [s, s, undefined, t])).resolves.toMatchObject({
-      code: "attr",
-      subject: "mb.momentum",
-    });
-    await expect(err({ ...base, dampening: 1.5 }, [s, s, undefined, t])).resolves.toMatchObject({
-      code: "attr",
-      subject: "mb.dampening",
-    });
-    await expect(err({ ...base, dampening: -0.5 }, [s, s, undefined, t])).resolves.toMatchObject({
-      code: "attr",
-      subject: "mb.dampening",
-    });
-    await expect(err({ ...base, weightDecay: -1 }, [s, s, s, t])).resolves.toMatchObject({
-      code: "attr",
-      subject: "mb.weightDecay",
-    });
-    await expect(err({ ...base, weightDecay: 0.1 }, [s, s, undefined, t])).resolves.toMatchObject({
-      code: "input",
-      subject: "mb.param",
-    });
-    await expect(err(base, [s, Tensor.from([1, 2, 3], [3]), undefined, t])).resolves.toMatchObject({
-      code: "shape",
-      subject: "mb.grad",
-    });
-    await expect(err(base, [s, s, Tensor.from([1], [1]), t])).resolves.toMatchObject({
-      code: "shape",
-      subject: "mb.param",
-    });
-    await expect(err(base, [s, s, undefined, Tensor.from([1, 2], [2])])).resolves.toMatchObject({
-      code: "shape",
-      subject: "mb.step",
-    });
-    await expect(err(base, [s, s, undefined, Tensor.from([1], [1, 1])])).resolves.toMatchObject({
-      code: "shape",
-      subject: "mb.step",
-    });
-    await expect(err(base, [s, s, undefined, undefined])).resolves.toMatchObject({ code: "input", subject: "mb.step" });
-    await expect(err(base, [s])).resolves.toMatchObject({ code: "input", subject: "mb.grad" });
-    await expect(err(base, [s, s, undefined, Tensor.int32([1], [])])).resolves.toMatchObject({
-      code: "input",
-      subject: "mb.step",
-    });
+    await ops.expectErrors(
+      "sgd-momentum",
+      "mb",
+      [2],
+      [
+        [{ dampening: 0 }, [s, s, undefined, t], "attr", "mb.momentum"],
+        [{ ...base, momentum: -0.1 }, [s, s, undefined, t], "attr", "mb.momentum"],
+        [{ ...base, momentum: Number.NaN }, [s, s, undefined, t], "attr", "mb.momentum"],
+        [{ ...base, dampening: 1.5 }, [s, s, undefined, t], "attr", "mb.dampening"],
+        [{ ...base, dampening: -0.5 }, [s, s, undefined, t], "attr", "mb.dampening"],
+        [{ ...base, weightDecay: -1 }, [s, s, s, t], "attr", "mb.weightDecay"],
+        [{ ...base, weightDecay: 0.1 }, [s, s, undefined, t], "input", "mb.param"],
+        [base, [s, Tensor.from([1, 2, 3], [3]), undefined, t], "shape", "mb.grad"],
+        [base, [s, s, Tensor.from([1], [1]), t], "shape", "mb.param"],
+        ...stepInputErrors(base, (step) => [s, s, undefined, step], "mb"),
+        [base, [s], "input", "mb.grad"],
+      ],
+    );
   });
 });
 
@@ -315,19 +223,8 @@ describe("sgd-step", () => {
     it(`lr ${a.lr}, momentum ${a.momentum}, nesterov ${a.nesterov}, weightDecay ${a.weightDecay}: every layout`, async () => {
       const withBuf = a.momentum > 0;
       const want = step64(values(param), values(grad), withBuf ? values(buf) : undefined, a);
-      for (const [i, lp] of LAYOUTS.entries()) {
-        for (const [j, lg] of LAYOUTS.entries()) {
-          const lb = LAYOUTS[(i + 2 * j) % 3]!;
-          const inputs = [
-            await inLayout(param, lp),
-            await inLayout(grad, lg),
-            withBuf ? await inLayout(buf, lb) : undefined,
-          ];
-          const got = await ops.run("sgd-step", { ...a }, inputs, shape);
-          expect(got.shape).toEqual(shape);
-          expectClose(got, want, `param ${lp}, grad ${lg}${withBuf ? `, buf ${lb}` : ""}`);
-        }
-      }
+      const operands = { param, grad, buf: withBuf ? buf : undefined };
+      await ops.expectEveryLayout("sgd-step", { ...a }, operands, shape, want, 2);
     });
   }
 
@@ -357,9 +254,7 @@ describe("sgd-step", () => {
     const b = randomTensor([40, 50], 23);
     const inputs = [await ops.permuted(p, [1, 0]), await ops.spaced(g), await ops.permuted(b, [1, 0])];
     expectClose(await ops.run("sgd-step", a, inputs, [40, 50]), step64(values(p), values(g), values(b), a), "[40, 50]");
-    const one = await ops.run("sgd-step", { lr: 0.5 }, [Tensor.from([1], []), Tensor.from([4], [])], []);
-    expect(one.shape).toEqual([]);
-    expect(values(one)).toEqual([-1]);
+    await ops.expectScalar("sgd-step", { lr: 0.5 }, [1, 4], [-1]);
     const empty = await ops.run(
       "sgd-step",
       a,
@@ -379,58 +274,33 @@ describe("sgd-step", () => {
   it("errors name the node and field", async () => {
     const s = Tensor.from([1, 2], [2]);
     const base = { lr: 0.1, momentum: 0.9, nesterov: false, weightDecay: 0 };
-    const err = (attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) =>
-      ops.error("sgd-step", attrs, inputs, [2], "upd");
-    await expect(err({ ...base, lr: 0 }, [s, s, s])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
-    await expect(err({ momentum: 0.9 }, [s, s, s])).resolves.toMatchObject({ code: "attr", subject: "upd.lr" });
-    await expect(err({ ...base, lr: Number.POSITIVE_INFINITY }, [s, s, s])).resolves.toMatchObject({
-      code: "attr",
-      subject: "upd.lr",
-    });
-    await expect(err({ ...base, momentum: -1 }, [s, s, s])).resolves.toMatchObject({
-      code: "attr",
-      subject: "upd.momentum",
-    });
-    await expect(err({ ...base, nesterov: "yes" }, [s, s, s])).resolves.toMatchObject({
-      code: "attr",
-      subject: "upd.nesterov",
-    });
-    await expect(err({ ...base, momentum: 0, nesterov: true }, [s, s])).resolves.toMatchObject({
-      code: "attr",
-      subject: "upd.nesterov",
-    });
-    await expect(err({ ...base, weightDecay: -1 }, [s, s, s])).resolves.toMatchObject({
-      code: "attr",
-      subject: "upd.weightDecay",
-    });
-    await expect(err(base, [s, s])).resolves.toMatchObject({ code: "input", subject: "upd.buf" });
-    await expect(err(base, [s, Tensor.from([1], [1]), s])).resolves.toMatchObject({
-      code: "shape",
-      subject: "upd.grad",
-    });
-    await expect(err(base, [s, s, Tensor.from([1, 2, 3], [3])])).resolves.toMatchObject({
-      code: "shape",
-      subject: "upd.buf",
-    });
-    await expect(err(base, [s])).resolves.toMatchObject({ code: "input", subject: "upd.grad" });
-    await expect(ops.error("sgd-step", base, [s, s, Tensor.int32([1, 2], [2])], [2], "upd")).resolves.toMatchObject({
-      code: "input",
-      subject: "upd.buf",
-    });
+    await ops.expectErrors(
+      "sgd-step",
+      "upd",
+      [2],
+      [
+        [{ ...base, lr: 0 }, [s, s, s], "attr", "upd.lr"],
+        [{ momentum: 0.9 }, [s, s, s], "attr", "upd.lr"],
+        [{ ...base, lr: Number.POSITIVE_INFINITY }, [s, s, s], "attr", "upd.lr"],
+        [{ ...base, momentum: -1 }, [s, s, s], "attr", "upd.momentum"],
+        [{ ...base, nesterov: "yes" }, [s, s, s], "attr", "upd.nesterov"],
+        [{ ...base, momentum: 0, nesterov: true }, [s, s], "attr", "upd.nesterov"],
+        [{ ...base, weightDecay: -1 }, [s, s, s], "attr", "upd.weightDecay"],
+        [base, [s, s], "input", "upd.buf"],
+        [base, [s, Tensor.from([1], [1]), s], "shape", "upd.grad"],
+        [base, [s, s, Tensor.from([1, 2, 3], [3])], "shape", "upd.buf"],
+        [base, [s], "input", "upd.grad"],
+        [base, [s, s, Tensor.int32([1, 2], [2])], "input", "upd.buf"],
+      ],
+    );
   });
 });
 
 // ---- a training loop ----
 
 describe("a 5-step SGD loop (torch.optim.SGD) on the GPU", () => {
-  /** Loss ½‖p − c‖², so the gradient is p − c (the GPU computes it with `add`, the reference in float64). */
   const shape = [6, 9];
-  const p0 = randomTensor(shape, 31);
-  const c = randomTensor(shape, 32);
-  const negC = Tensor.from(
-    values(c).map((x) => -x),
-    shape,
-  );
+  const loss = new QuadraticLoss(shape);
 
   interface Sgd {
     lr: number;
@@ -442,8 +312,8 @@ describe("a 5-step SGD loop (torch.optim.SGD) on the GPU", () => {
 
   /** torch.optim.SGD.step (maximize=False) transcribed directly, in float64: not built from the op references above. */
   function sgd64(a: Sgd, steps: number): number[] {
-    const p = values(p0);
-    const cs = values(c);
+    const p = values(loss.p0);
+    const cs = values(loss.c);
     let buf: number[] | undefined;
     for (let t = 1; t <= steps; t++) {
       let dp = p.map((x, i) => x - cs[i]!);
@@ -459,77 +329,53 @@ describe("a 5-step SGD loop (torch.optim.SGD) on the GPU", () => {
     return p;
   }
 
+  const SGD: Sgd = { lr: 0.05, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0 };
   const variants: [string, Sgd, "upload" | "gpu"][] = [
-    [
-      "plain SGD (momentum 0, no buffer)",
-      { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0 },
-      "upload",
-    ],
-    [
-      "SGD with weight decay, momentum 0",
-      { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0.1 },
-      "upload",
-    ],
-    [
-      "momentum 0.9, t uploaded each step",
-      { lr: 0.05, momentum: 0.9, dampening: 0, nesterov: false, weightDecay: 0 },
-      "upload",
-    ],
+    ["plain SGD (momentum 0, no buffer)", { ...SGD, lr: 0.1 }, "upload"],
+    ["SGD with weight decay, momentum 0", { ...SGD, lr: 0.1, weightDecay: 0.1 }, "upload"],
+    ["momentum 0.9, t uploaded each step", { ...SGD, momentum: 0.9 }, "upload"],
     [
       "momentum 0.8, dampening 0.2, weight decay 0.05, t counted on the GPU",
-      { lr: 0.05, momentum: 0.8, dampening: 0.2, nesterov: false, weightDecay: 0.05 },
+      { ...SGD, momentum: 0.8, dampening: 0.2, weightDecay: 0.05 },
       "gpu",
     ],
     [
       "nesterov momentum 0.9, weight decay 0.01, t counted on the GPU",
-      { lr: 0.05, momentum: 0.9, dampening: 0, nesterov: true, weightDecay: 0.01 },
+      { ...SGD, momentum: 0.9, nesterov: true, weightDecay: 0.01 },
       "gpu",
     ],
   ];
   for (const [label, a, stepFrom] of variants) {
     it(`${label}: matches the float64 loop, and reads nothing back before the end`, async () => {
-      let p = (await ops.value(p0))!;
       // The buffer before step 1 is never read (PyTorch clones d there): junk shows it.
-      let buf: GpuTensor | undefined = a.momentum > 0 ? (await ops.value(nanLike(p0)))! : undefined;
-      const minusC = (await ops.value(negC))!;
-      const one = (await ops.value(Tensor.from([1], [1])))!;
-      let t: GpuTensor = (await ops.value(Tensor.from([0], [1])))!;
-      const readbacks = webgpu.stats.readbacks;
-      for (let step = 1; step <= 5; step++) {
-        if (stepFrom === "gpu") {
-          const next = await ops.dispatch("add", {}, [t, one], [1]);
-          webgpu.release(t);
-          t = next;
-        } else {
-          webgpu.release(t);
-          t = (await ops.value(Tensor.from([step], step % 2 === 0 ? [] : [1])))!;
-        }
-        const grad = await ops.dispatch("add", {}, [p, minusC], shape);
-        let buf2: GpuTensor | undefined;
-        if (buf !== undefined) {
-          buf2 = await ops.dispatch(
-            "sgd-momentum",
-            { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay },
-            [buf, grad, p, t],
+      let buf: GpuTensor | undefined = a.momentum > 0 ? (await ops.value(nanLike(loss.p0)))! : undefined;
+      const got = await loss.train(
+        ops,
+        5,
+        stepFrom,
+        (step) => (step % 2 === 0 ? [] : [1]),
+        async (p, grad, t) => {
+          let buf2: GpuTensor | undefined;
+          if (buf !== undefined) {
+            buf2 = await ops.dispatch(
+              "sgd-momentum",
+              { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay },
+              [buf, grad, p, t],
+              shape,
+            );
+            webgpu.release(buf);
+          }
+          buf = buf2;
+          return ops.dispatch(
+            "sgd-step",
+            { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay },
+            [p, grad, buf2],
             shape,
           );
-          webgpu.release(buf);
-        }
-        const p2 = await ops.dispatch(
-          "sgd-step",
-          { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay },
-          [p, grad, buf2],
-          shape,
-        );
-        for (const old of [p, grad]) webgpu.release(old);
-        [p, buf] = [p2, buf2];
-      }
-      expect(webgpu.stats.readbacks).toBe(readbacks);
-      const got = await webgpu.download(p);
-      for (const x of [p, buf, minusC, one, t]) if (x) webgpu.release(x);
-      expectClose(got, sgd64(a, 5), label);
-      const moved = values(got).map((x, i) => Math.abs(x - values(p0)[i]!));
-      expect(moved.reduce((s, x) => s + x, 0) / moved.length).toBeGreaterThan(0.1);
+        },
+      );
+      if (buf) webgpu.release(buf);
+      loss.expectTrained(got, sgd64(a, 5), label);
     });
   }
 });

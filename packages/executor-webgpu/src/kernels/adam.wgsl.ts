@@ -14,9 +14,8 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
+import { programKernel } from "./output.js";
 import {
   LR_SCALE_WGSL,
   VALID_STEP_WGSL,
@@ -26,7 +25,7 @@ import {
   packLrScale,
 } from "./scalar-inputs.wgsl.js";
 import { packWeightDecay, weightDecayWgsl } from "./weight-decay.wgsl.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 import type { AdamMomentAttrs, AdamStepAttrs } from "@attngraph/graph";
 
 /** ln beta for `bias_correction`: −1e4 stands for beta = 0 (−∞), whose powers are all exactly 0 in float32. */
@@ -34,7 +33,7 @@ const lnBeta = (b: number): number => (b > 0 ? Math.max(Math.log(b), -1e4) : -1e
 
 // ---- adam-moment ----
 
-/** Params: state view, grad view, param view (state's when absent), n, beta, 1 − beta, weightDecay, decay on, square. */
+/** Params: n, state view, grad view, param view (state's when absent), beta, 1 − beta, weightDecay, decay on, square. */
 function momentProgram(
   state: GpuTensor,
   grad: GpuTensor,
@@ -44,11 +43,10 @@ function momentProgram(
   weightDecay: number,
   out: GpuTensor,
 ): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const sv = p.view(state);
   const gv = p.view(grad);
   const pv = p.view(param ?? state);
-  const n = p.u32(out.size);
   const bt = p.f32(b);
   const omb = p.f32(1 - b);
   const wd = packWeightDecay(p, weightDecay, param !== undefined && weightDecay > 0);
@@ -56,7 +54,6 @@ function momentProgram(
   return elementwiseProgram({
     name: "adam-moment",
     params: p,
-    count: n,
     bindings: storageBindings(["S", "G", "W"]),
     body: /* wgsl */ `  var gr = G[view_at(${gv}u, i)];
   ${weightDecayWgsl(wd, "gr", `W[view_at(${pv}u, i)]`)}
@@ -69,13 +66,11 @@ function momentProgram(
 }
 
 /** Inputs: state [...], grad [...], param [...] (optional; needed with weightDecay > 0); attrs { beta, square, weightDecay }. */
-export const adamMomentKernel: WebGpuKernel = async (call, gpu) => {
-  const state = input(call, 0);
-  const grad = input(call, 1);
-  const { beta: b, square, weightDecay } = attrsOf<AdamMomentAttrs>(call);
-  const param = optionalInput(call, 2); // present with weightDecay > 0: the declaration's rule
-  return writeOutput(call, gpu, (out) => momentProgram(state, grad, param, b, square, weightDecay, out));
-};
+export const adamMomentKernel: WebGpuKernel = programKernel<AdamMomentAttrs, [GpuTensor, GpuTensor, GpuTensor?]>(
+  // param is present with weightDecay > 0: the declaration's rule.
+  ([state, grad, param], { beta: b, square, weightDecay }, out) =>
+    momentProgram(state, grad, param, b, square, weightDecay, out),
+);
 
 // ---- adam-step ----
 
@@ -94,7 +89,7 @@ fn expm1_f32(x: f32) -> f32 {
 fn bias_correction(ln_beta: f32, t: f32) -> f32 { return -expm1_f32(max(t * ln_beta, -200.0)); }`;
 
 /**
- * Params: param, m, v, step and lrScale views, n, ln beta1, ln beta2, lr, eps, the decay factor (1 − lr · weightDecay
+ * Params: n, param, m, v, step and lrScale views, ln beta1, ln beta2, lr, eps, the decay factor (1 − lr · weightDecay
  * or 1), then lrScale present, weightDecay and decoupled. With lrScale, the shader scales lr and takes the decay factor
  * from the scaled lr itself; without, the factor is the host's (float64, rounded once), as before lrScale existed.
  */
@@ -107,12 +102,11 @@ function stepProgram(
   a: AdamStepAttrs,
   out: GpuTensor,
 ): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const pv = p.view(param);
   const mv = p.view(m);
   const vv = p.view(v);
   const tv = p.view(step);
-  const n = p.u32(out.size);
   const l1 = p.f32(lnBeta(a.beta1));
   const l2 = p.f32(lnBeta(a.beta2));
   const lr = p.f32(a.lr);
@@ -125,7 +119,6 @@ function stepProgram(
   return elementwiseProgram({
     name: "adam-step",
     params: p,
-    count: n,
     helpers: `${ADAM_STEP_WGSL}${LR_SCALE_WGSL}`,
     bindings: storageBindings(["PA", "M", "V", "T", "LS"]),
     body: /* wgsl */ `  let t = T[view_offset(${tv}u)];
@@ -151,14 +144,13 @@ function stepProgram(
  * Inputs: param [...], m [...], v [...], step [] or [1], lrScale [] or [1] (optional, this step's factor on lr); attrs
  * { lr, beta1, beta2, eps, weightDecay, decoupled }.
  */
-export const adamStepKernel: WebGpuKernel = async (call, gpu) => {
-  const param = input(call, 0);
-  const m = input(call, 1);
-  const v = input(call, 2);
-  const step = input(call, 3);
-  const lrScale = optionalInput(call, 4);
-  const attrs = attrsOf<AdamStepAttrs>(call);
-  checkStep(call, step);
-  if (lrScale) checkLrScale(call, lrScale);
-  return writeOutput(call, gpu, (out) => stepProgram(param, m, v, step, lrScale, attrs, out));
-};
+export const adamStepKernel: WebGpuKernel = programKernel<
+  AdamStepAttrs,
+  [GpuTensor, GpuTensor, GpuTensor, GpuTensor, GpuTensor?]
+>(
+  ([param, m, v, step, lrScale], attrs, out) => stepProgram(param, m, v, step, lrScale, attrs, out),
+  (call, [, , , step, lrScale]) => {
+    checkStep(call, step);
+    if (lrScale) checkLrScale(call, lrScale);
+  },
+);

@@ -9,8 +9,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import { normalizeRowWgsl, packLayerNormParams } from "./layer-norm.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: the broadcast rule).
@@ -61,14 +60,12 @@ function program(
 }
 
 /** Inputs: a, b (broadcastable to [..., E]), optional weight [E], optional bias [E]; attrs { eps } → [..., 2E]. */
-export const addLayerNormKernel: WebGpuKernel = async (call, gpu) => {
-  const a = input(call, 0);
-  const b = input(call, 1);
-  const w = optionalInput(call, 2);
-  const bias = optionalInput(call, 3);
-  const { eps } = attrsOf<AddLayerNormAttrs>(call);
+export const addLayerNormKernel: WebGpuKernel = programKernel<
+  AddLayerNormAttrs,
+  [GpuTensor, GpuTensor, GpuTensor?, GpuTensor?]
+>(([a, b, w, bias], { eps }, out) => {
   // The declaration's rule made outShape [..., 2E] of the sums' shape [..., E], which a and b broadcast to.
-  const o = call.outShape;
+  const o = out.shape;
   const sumShape = [...o.slice(0, -1), o[o.length - 1]! / 2];
-  return writeOutput(call, gpu, (out) => program(a, b, sumShape, w, bias, eps, out));
-};
+  return program(a, b, sumShape, w, bias, eps, out);
+});

@@ -4,17 +4,17 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { input } from "./inputs.js";
 import { writeOutput } from "./output.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: the broadcast rule).
 import { broadcastStrides } from "@attngraph/graph";
 
 /** The ops this program serves, by kind, with their WGSL operator. */
 const OPERATORS = { add: "+", mul: "*" } as const;
 
-/** Params: a and b as views of the output shape, n. One invocation per output element. */
+/** Params: n, a and b as views of the output shape. One invocation per output element. */
 function program(
   op: keyof typeof OPERATORS,
   a: GpuTensor,
@@ -22,14 +22,12 @@ function program(
   shape: readonly number[],
   out: GpuTensor,
 ): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const av = p.view({ shape, strides: broadcastStrides(a.shape, a.strides, shape), offset: a.offset });
   const bv = p.view({ shape, strides: broadcastStrides(b.shape, b.strides, shape), offset: b.offset });
-  const n = p.u32(out.size);
   return elementwiseProgram({
     name: op,
     params: p,
-    count: n,
     bindings: storageBindings(["A", "B"]),
     body: /* wgsl */ `  Y[i] = A[view_at(${av}u, i)] ${OPERATORS[op]} B[view_at(${bv}u, i)];`,
     inputs: [a, b],

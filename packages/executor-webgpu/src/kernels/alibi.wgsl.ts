@@ -5,12 +5,12 @@ import { alibiSlopes, type AlibiAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
 import { writeOutput } from "./output.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 
-/** Params: scores view, scale, off, n. */
+/** Params: n, scores view, scale, off. */
 function program(
   scores: GpuTensor,
   slopes: GPUBuffer,
@@ -19,15 +19,13 @@ function program(
   out: GpuTensor,
 ): ProgramInfo {
   const [, , nl, ns] = scores.shape as [number, number, number, number];
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const sv = p.view(scores);
   const sc = p.f32(scale);
   const off = p.i32(alignment === "bottom-right" ? ns - nl : 0);
-  const n = p.u32(out.size);
   return elementwiseProgram({
     name: "alibi",
     params: p,
-    count: n,
     bindings: storageBindings(["X", "SLOPES"]),
     index: "o",
     body: /* wgsl */ `  let ns = view_dim(${sv}u, 3u); let nl = view_dim(${sv}u, 2u); let nh = view_dim(${sv}u, 1u);

@@ -6,10 +6,10 @@ import type { DropoutAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
 import { writeOutput } from "./output.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { type Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph: the generator's one TypeScript implementation, used here on the host to
 // hoist fmix32(seed)), re-exported under the names this package always used.
 import { dropoutThreshold, fmix32 } from "@attngraph/graph";
@@ -39,16 +39,14 @@ export function packDropout(p: Params, a: DropoutAttrs): number {
   return at;
 }
 
-/** Params: x view, n, dropout words. One invocation per element. */
+/** Params: n, x view, dropout words. One invocation per element. */
 function program(x: GpuTensor, a: DropoutAttrs, out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(x.size);
   const xv = p.view(x);
-  const n = p.u32(x.size);
   const d = packDropout(p, a);
   return elementwiseProgram({
     name: "dropout",
     params: p,
-    count: n,
     helpers: DROPOUT_WGSL,
     bindings: storageBindings(["X"]),
     body: /* wgsl */ `  let x = X[view_at(${xv}u, i)];

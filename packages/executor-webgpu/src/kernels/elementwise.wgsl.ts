@@ -3,15 +3,15 @@
 // statements for one element; the WGSL it builds is what each kernel wrote out by hand before.
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { PRELUDE, type Params, WG, elementwiseGrid } from "./shared.wgsl.js";
+import { PRELUDE, Params, WG, elementwiseGrid } from "./shared.wgsl.js";
 
 export interface ElementwiseProgram {
   /** For labels and errors; also the cacheKey unless one is given. */
   readonly name: string;
   readonly cacheKey?: string;
   readonly params: Params;
-  /** Params word of the element count. */
-  readonly count: number;
+  /** Params word of the element count: word 0, where elementwiseParams puts it, unless told. */
+  readonly count?: number;
   /**
    * Module-scope WGSL functions the body calls, placed after the prelude; a function where building them costs (an
    * expression's generator), so that it runs only on a pipeline-cache miss.
@@ -27,6 +27,16 @@ export interface ElementwiseProgram {
   readonly output: GpuTensor;
   /** Invocations to dispatch: the output's size unless told. */
   readonly size?: number;
+}
+
+/**
+ * The params of a program over `n` elements: the count is word 0 (where elementwiseProgram reads it unless told
+ * otherwise), and each kernel file documents the words it appends after it.
+ */
+export function elementwiseParams(n: number): Params {
+  const p = new Params();
+  p.u32(n);
+  return p;
 }
 
 /** WGSL: the entry point running `body` for elements `index` < pu(count). */
@@ -45,7 +55,7 @@ export function elementwiseProgram(e: ElementwiseProgram): ProgramInfo {
     cacheKey: e.cacheKey ?? e.name,
     code: () => {
       const helpers = typeof e.helpers === "function" ? e.helpers() : (e.helpers ?? "");
-      return `${PRELUDE}${helpers}\n${e.bindings}\n${elementwiseMain(e.count, e.body, e.index)}`;
+      return `${PRELUDE}${helpers}\n${e.bindings}\n${elementwiseMain(e.count ?? 0, e.body, e.index)}`;
     },
     params: e.params,
     inputs: e.inputs,

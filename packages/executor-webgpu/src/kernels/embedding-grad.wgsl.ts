@@ -9,9 +9,9 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the ids' range, read from their values.
 import { findBadIndex, type EmbeddingGradAttrs } from "@attngraph/graph";
 
@@ -26,17 +26,15 @@ export function positionsById(ids: ArrayLike<number>, v: number): Uint32Array {
   return csr;
 }
 
-/** Params: grad view, V, E, n (= V·E). One invocation per output element; CSR as positionsById lays it out. */
+/** Params: n (= V·E), grad view, V, E. One invocation per output element; CSR as positionsById lays it out. */
 function program(grad: GpuTensor, csr: GpuTensor, nv: number, ne: number, out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const gv = p.view(grad);
   const v = p.u32(nv);
   p.u32(ne);
-  const n = p.u32(out.size);
   return elementwiseProgram({
     name: "embedding-grad",
     params: p,
-    count: n,
     bindings: storageBindings(["G", "CSR"], { CSR: "u32" }),
     index: "o",
     body: /* wgsl */ `  let nv = pu(${v}u); let ne = pu(${v + 1}u);

@@ -5,27 +5,25 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { input } from "./inputs.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the ids' range, read from their values.
 import { findBadIndex } from "@attngraph/graph";
 
-/** Params: ids view, table (offset, row stride, column stride), V, E, n. One invocation per output element. */
+/** Params: n, ids view, table (offset, row stride, column stride), V, E. One invocation per output element. */
 function program(ids: GpuTensor, table: GpuTensor, out: GpuTensor): ProgramInfo {
   const [nv, ne] = table.shape as [number, number];
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const iv = p.view(ids);
   const tw = p.u32(table.offset);
   p.u32(table.strides[0]!);
   p.u32(table.strides[1]!);
   const v = p.u32(nv);
   const e = p.u32(ne);
-  const n = p.u32(out.size);
   return elementwiseProgram({
     name: "embedding",
     params: p,
-    count: n,
     bindings: storageBindings(["IDS", "W"], { IDS: "i32" }),
     index: "o",
     body: /* wgsl */ `  let ne = pu(${e}u);

@@ -9,11 +9,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
+import { programKernel } from "./output.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 import type { GeluGradAttrs } from "@attngraph/graph";
 
 /** WGSL: `gelu_grad(x, tanh_form)`, gelu'(x) in the exact (erf) or tanh form (ERF_WGSL included). */
@@ -37,17 +36,15 @@ fn gelu_grad(x: f32, tanh_form: bool) -> f32 {
   return select(gelu_grad_exact(x), gelu_grad_tanh(x), tanh_form);
 }`;
 
-/** Params: grad view, x view, n, tanh (1) or exact (0). One invocation per element. */
+/** Params: n, grad view, x view, tanh (1) or exact (0). One invocation per element. */
 function program(grad: GpuTensor, x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const gv = p.view(grad);
   const xv = p.view(x);
-  const n = p.u32(out.size);
   const form = p.u32(tanh ? 1 : 0);
   return elementwiseProgram({
     name: "gelu-grad",
     params: p,
-    count: n,
     helpers: GELU_GRAD_WGSL,
     bindings: storageBindings(["G", "X"]),
     body: /* wgsl */ `  Y[i] = G[view_at(${gv}u, i)] * gelu_grad(X[view_at(${xv}u, i)], pu(${form}u) != 0u);`,
@@ -57,9 +54,6 @@ function program(grad: GpuTensor, x: GpuTensor, tanh: boolean, out: GpuTensor): 
 }
 
 /** Inputs: grad [...], x [...] (the forward input); attrs { approximate: "none" | "tanh" } → same shape. */
-export const geluGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = input(call, 0);
-  const x = input(call, 1);
-  const { approximate } = attrsOf<GeluGradAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(grad, x, approximate === "tanh", out));
-};
+export const geluGradKernel: WebGpuKernel = programKernel<GeluGradAttrs, [GpuTensor, GpuTensor]>(
+  ([grad, x], { approximate }, out) => program(grad, x, approximate === "tanh", out),
+);

@@ -10,11 +10,10 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
+import { programKernel } from "./output.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 import type { GeluAttrs } from "@attngraph/graph";
 
 /** WGSL: `gelu(x, tanh_form)`, the exact (erf) or tanh form; needs nothing but itself (ERF_WGSL included). */
@@ -26,16 +25,14 @@ fn gelu_tanh(x: f32) -> f32 {
 }
 fn gelu(x: f32, tanh_form: bool) -> f32 { return select(x * normal_cdf(x), gelu_tanh(x), tanh_form); }`;
 
-/** Params: x view, n, tanh (1) or exact (0). One invocation per element. */
+/** Params: n, x view, tanh (1) or exact (0). One invocation per element. */
 function program(x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(x.size);
   const xv = p.view(x);
-  const n = p.u32(x.size);
   const form = p.u32(tanh ? 1 : 0);
   return elementwiseProgram({
     name: "gelu",
     params: p,
-    count: n,
     helpers: GELU_WGSL,
     bindings: storageBindings(["X"]),
     body: /* wgsl */ `  Y[i] = gelu(X[view_at(${xv}u, i)], pu(${form}u) != 0u);`,
@@ -45,8 +42,6 @@ function program(x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
 }
 
 /** Input: x [...]; attrs { approximate: "none" | "tanh" } → same shape. */
-export const geluKernel: WebGpuKernel = async (call, gpu) => {
-  const x = input(call, 0);
-  const { approximate } = attrsOf<GeluAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(x, approximate === "tanh", out));
-};
+export const geluKernel: WebGpuKernel = programKernel<GeluAttrs, [GpuTensor]>(([x], { approximate }, out) =>
+  program(x, approximate === "tanh", out),
+);

@@ -6,25 +6,22 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
+import { programKernel } from "./output.js";
 import { VALID_STEP_WGSL, checkStep } from "./scalar-inputs.wgsl.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 import type { GradAccumulateAttrs } from "@attngraph/graph";
 
-/** Params: acc, grad and step views, n, scale. */
+/** Params: n, acc, grad and step views, scale. */
 function program(acc: GpuTensor, grad: GpuTensor, step: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const av = p.view(acc);
   const gv = p.view(grad);
   const kv = p.view(step);
-  const n = p.u32(out.size);
   const s = p.f32(scale);
   return elementwiseProgram({
     name: "grad-accumulate",
     params: p,
-    count: n,
     helpers: VALID_STEP_WGSL,
     bindings: storageBindings(["A", "G", "K"]),
     body: /* wgsl */ `  let k = K[view_offset(${kv}u)];
@@ -37,11 +34,7 @@ function program(acc: GpuTensor, grad: GpuTensor, step: GpuTensor, scale: number
 }
 
 /** Inputs: acc [...], grad [...], step [] or [1] (the micro step k, 1 first); attrs { scale } → acc's shape. */
-export const gradAccumulateKernel: WebGpuKernel = async (call, gpu) => {
-  const acc = input(call, 0);
-  const grad = input(call, 1);
-  const step = input(call, 2);
-  const { scale } = attrsOf<GradAccumulateAttrs>(call);
-  checkStep(call, step);
-  return writeOutput(call, gpu, (out) => program(acc, grad, step, scale, out));
-};
+export const gradAccumulateKernel: WebGpuKernel = programKernel<GradAccumulateAttrs, [GpuTensor, GpuTensor, GpuTensor]>(
+  ([acc, grad, step], { scale }, out) => program(acc, grad, step, scale, out),
+  (call, [, , step]) => checkStep(call, step),
+);

@@ -8,9 +8,9 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel, writeOutput } from "./output.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
 import type { ClipByNormAttrs } from "@attngraph/graph";
@@ -65,18 +65,16 @@ export const sumSquaresKernel: WebGpuKernel = async (call, gpu) => {
 
 // ---- clip-by-norm ----
 
-/** Params: x view, total view, n, maxNorm, eps. */
+/** Params: n, x view, total view, maxNorm, eps. */
 function clipProgram(x: GpuTensor, total: GpuTensor, a: ClipByNormAttrs, out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const xv = p.view(x);
   const tv = p.view(total);
-  const n = p.u32(out.size);
   const mx = p.f32(a.maxNorm);
   const eps = p.f32(a.eps);
   return elementwiseProgram({
     name: "clip-by-norm",
     params: p,
-    count: n,
     bindings: storageBindings(["X", "T"]),
     body: /* wgsl */ `  let coef = pf(${mx}u) / (sqrt(T[view_offset(${tv}u)]) + pf(${eps}u));
   // select, not min: min(NaN, 1) may be 1 on some GPUs; torch's clamp keeps NaN.
@@ -87,9 +85,6 @@ function clipProgram(x: GpuTensor, total: GpuTensor, a: ClipByNormAttrs, out: Gp
 }
 
 /** Inputs: x [...], sumSquares [] or [1]; attrs { maxNorm, eps } → x's shape. */
-export const clipByNormKernel: WebGpuKernel = async (call, gpu) => {
-  const x = input(call, 0);
-  const total = input(call, 1);
-  const a = attrsOf<ClipByNormAttrs>(call);
-  return writeOutput(call, gpu, (out) => clipProgram(x, total, a, out));
-};
+export const clipByNormKernel: WebGpuKernel = programKernel<ClipByNormAttrs, [GpuTensor, GpuTensor]>(
+  ([x, total], a, out) => clipProgram(x, total, a, out),
+);

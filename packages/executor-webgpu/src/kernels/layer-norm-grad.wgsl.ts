@@ -4,11 +4,8 @@
 // - layer-norm-grad (to x): dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight (weight absent = 1).
 // - layer-norm-weight-grad (to the weight): Σ over rows of grad ⊙ x̂, each row's (x₀, mean, rstd) kept in a scratch.
 import type { WebGpuKernel } from "../executor.js";
-import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
 import { layerNormStatsWgsl } from "./layer-norm.wgsl.js";
-import { type NormStatistics, normGradProgram, normWeightGrad } from "./norm-backward.wgsl.js";
-import type { LayerNormGradAttrs } from "@attngraph/graph";
+import { type NormStatistics, normBackwardKernels } from "./norm-backward.wgsl.js";
 
 const LAYER_NORM: NormStatistics = {
   op: "layer-norm",
@@ -18,19 +15,10 @@ const LAYER_NORM: NormStatistics = {
   centered: true,
 };
 
+const KERNELS = normBackwardKernels(LAYER_NORM);
+
 /** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
-export const layerNormGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = input(call, 0);
-  const x = input(call, 1);
-  const w = optionalInput(call, 2);
-  const { eps } = attrsOf<LayerNormGradAttrs>(call);
-  return writeOutput(call, gpu, (out) => normGradProgram(LAYER_NORM, grad, x, w, eps, out));
-};
+export const layerNormGradKernel: WebGpuKernel = KERNELS.grad;
 
 /** Inputs: grad [..., E], x [..., E]; attrs { eps } → [E]. */
-export const layerNormWeightGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = input(call, 0);
-  const x = input(call, 1);
-  const { eps } = attrsOf<LayerNormGradAttrs>(call);
-  return normWeightGrad(LAYER_NORM, gpu, grad, x, eps);
-};
+export const layerNormWeightGradKernel: WebGpuKernel = KERNELS.weightGrad;

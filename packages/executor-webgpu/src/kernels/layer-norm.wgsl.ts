@@ -10,8 +10,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import { optionalVectorWgsl, packOptionalVector, packRow, rowWgsl } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 import type { LayerNormAttrs } from "@attngraph/graph";
@@ -105,10 +104,6 @@ function program(
 }
 
 /** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */
-export const layerNormKernel: WebGpuKernel = async (call, gpu) => {
-  const x = input(call, 0);
-  const w = optionalInput(call, 1);
-  const b = optionalInput(call, 2);
-  const { eps } = attrsOf<LayerNormAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(x, w, b, eps, out));
-};
+export const layerNormKernel: WebGpuKernel = programKernel<LayerNormAttrs, [GpuTensor, GpuTensor?, GpuTensor?]>(
+  ([x, w, b], { eps }, out) => program(x, w, b, eps, out),
+);

@@ -4,9 +4,23 @@
 // last stride, its column stride grad's row stride), x as it is, so nothing is transposed in memory. Leading axes that
 // do not collapse into one row stride (see projection's leadingStride) are first copied dense, as projection does.
 import type { WebGpuKernel } from "../executor.js";
+import type { GpuTensor } from "../gpu-tensor.js";
+import type { KernelContext } from "../kernel-context.js";
 import { input } from "./inputs.js";
 import { matmulProgram } from "./matmul.wgsl.js";
 import { leadingStride } from "./projection.wgsl.js";
+
+/**
+ * `t` with its leading axes read as one row stride: itself, or a dense copy (pushed to `temps`, for the caller to
+ * release) whose rows are its last dim apart.
+ */
+async function withRowStride(gpu: KernelContext, t: GpuTensor, temps: GpuTensor[]): Promise<[GpuTensor, number]> {
+  const row = leadingStride(t);
+  if (row !== undefined) return [t, row];
+  const copy = await gpu.contiguous(t);
+  temps.push(copy);
+  return [copy, t.shape[t.rank - 1]!];
+}
 
 /** Inputs: grad [..., Out], x [..., In] (the same leading axes) → [Out, In]. */
 export const linearWeightGradKernel: WebGpuKernel = async (call, gpu) => {
@@ -17,22 +31,10 @@ export const linearWeightGradKernel: WebGpuKernel = async (call, gpu) => {
   const rows = gradIn.shape.slice(0, -1).reduce((a, d) => a * d, 1);
   const out = gpu.alloc([nOut, nIn]);
   if (out.size === 0) return out;
-  const temps: (typeof gradIn)[] = [];
+  const temps: GpuTensor[] = [];
   try {
-    let grad = gradIn;
-    let gRow = leadingStride(grad);
-    if (gRow === undefined) {
-      grad = await gpu.contiguous(gradIn);
-      temps.push(grad);
-      gRow = nOut;
-    }
-    let x = xIn;
-    let xRow = leadingStride(x);
-    if (xRow === undefined) {
-      x = await gpu.contiguous(xIn);
-      temps.push(x);
-      xRow = nIn;
-    }
+    const [grad, gRow] = await withRowStride(gpu, gradIn, temps);
+    const [x, xRow] = await withRowStride(gpu, xIn, temps);
     await gpu.run(
       matmulProgram(
         call.kind,

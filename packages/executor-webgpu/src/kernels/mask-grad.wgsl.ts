@@ -4,23 +4,20 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
+import { programKernel } from "./output.js";
+import { storageBindings } from "./shared.wgsl.js";
 import type { MaskGradAttrs } from "@attngraph/graph";
 
-/** Params: grad view, masked view, n, scale. */
+/** Params: n, grad view, masked view, scale. */
 function program(grad: GpuTensor, masked: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const gv = p.view(grad);
   const mv = p.view(masked);
-  const n = p.u32(out.size);
   const sc = p.f32(scale);
   return elementwiseProgram({
     name: "mask-grad",
     params: p,
-    count: n,
     bindings: storageBindings(["G", "M"]),
     body: /* wgsl */ `  let hidden = is_neg_inf(M[view_at(${mv}u, i)]);
   var v = 0.0;
@@ -32,9 +29,6 @@ function program(grad: GpuTensor, masked: GpuTensor, scale: number, out: GpuTens
 }
 
 /** Inputs: grad [...], masked [...] (the forward output, −∞ = hidden); attrs { scale } → same shape. */
-export const maskGradKernel: WebGpuKernel = async (call, gpu) => {
-  const grad = input(call, 0);
-  const masked = input(call, 1);
-  const { scale } = attrsOf<MaskGradAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(grad, masked, scale, out));
-};
+export const maskGradKernel: WebGpuKernel = programKernel<MaskGradAttrs, [GpuTensor, GpuTensor]>(
+  ([grad, masked], { scale }, out) => program(grad, masked, scale, out),
+);

@@ -9,10 +9,10 @@ import type { MaskAttrs, MaskGeometry } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
 import { writeOutput } from "./output.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { type Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the mask values' check, and the user mask's strides over
 // the scores (whose shape checks the declaration makes too).
 import { findNonBinary, maskOffset, nonBinaryMaskError, userMaskStrides, windowOf } from "@attngraph/graph";
@@ -94,7 +94,7 @@ function packUser(p: Params, u: UserInput | undefined): number {
 }
 
 /**
- * Params: scores view, pad view (or the scores view again), hasPad, mask words, user mask words, bias words, scale, n.
+ * Params: n, scores view, pad view (or the scores view again), hasPad, mask words, user mask words, bias words, scale.
  * One invocation per output element. Absent inputs are bound to the scores buffer and never read.
  */
 function program(
@@ -107,7 +107,7 @@ function program(
   out: GpuTensor,
 ): ProgramInfo {
   const [, , nl, ns] = scores.shape as [number, number, number, number];
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const sv = p.view(scores);
   const pv = p.view(pad ?? scores);
   const hasPad = p.u32(pad ? 1 : 0);
@@ -115,12 +115,10 @@ function program(
   const um = packUser(p, user);
   const ub = packUser(p, bias);
   const sc = p.f32(scale);
-  const n = p.u32(out.size);
   return elementwiseProgram({
     name: "mask",
     cacheKey: "mask-user",
     params: p,
-    count: n,
     helpers: /* wgsl */ `${MASK_WGSL}
 // The buffer index of a user input's element for scores index (b, h, i, j), from words (present, offset, 4 strides).
 fn user_at(u: u32, b: u32, h: u32, i: u32, j: u32) -> u32 {

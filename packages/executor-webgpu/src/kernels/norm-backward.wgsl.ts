@@ -9,7 +9,9 @@
 //   tree (a column sum over thousands of rows stays accurate in float32).
 // grad and x may have any strides; the weight is an [E] view read through its stride.
 import type { GpuTensor } from "../gpu-tensor.js";
-import type { KernelContext } from "../kernel-context.js";
+import type { KernelContext, WebGpuKernel } from "../kernel-context.js";
+import { attrsOf, input } from "./inputs.js";
+import { programKernel } from "./output.js";
 import type { ProgramInfo } from "../program.js";
 import { optionalVectorWgsl, packOptionalVector, packRow, rowEpsWgsl, rowWgsl } from "./norm-params.wgsl.js";
 import { rowProgram } from "./row-program.wgsl.js";
@@ -157,4 +159,19 @@ export async function normWeightGrad(
     gpu.release(stats);
   }
   return out;
+}
+
+/** The two backward kernels of the norm `s` (both take attrs { eps }). */
+export function normBackwardKernels(s: NormStatistics): { grad: WebGpuKernel; weightGrad: WebGpuKernel } {
+  return {
+    /** Inputs: grad [..., E], x [..., E], optional weight [E] → [..., E]. */
+    grad: programKernel<{ eps: number }, [GpuTensor, GpuTensor, GpuTensor?]>(([grad, x, w], { eps }, out) =>
+      normGradProgram(s, grad, x, w, eps, out),
+    ),
+    /** Inputs: grad [..., E], x [..., E] → [E]. */
+    weightGrad: async (call, gpu) => {
+      const { eps } = attrsOf<{ eps: number }>(call);
+      return normWeightGrad(s, gpu, input(call, 0), input(call, 1), eps);
+    },
+  };
 }

@@ -4,21 +4,18 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram, WORD_BINDINGS } from "./elementwise.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
-import { Params } from "./shared.wgsl.js";
+import { elementwiseParams, elementwiseProgram, WORD_BINDINGS } from "./elementwise.wgsl.js";
+import { programKernel } from "./output.js";
 import type { PadAttrs } from "@attngraph/graph";
 
 /**
- * Params: x view, n, inner (elements after the axis), the output's axis length, before, x's axis length. Shared with
+ * Params: n, x view, inner (elements after the axis), the output's axis length, before, x's axis length. Shared with
  * position-embedding-grad, which is pad along the rows.
  */
 export function padProgram(x: GpuTensor, axis: number, before: number, out: GpuTensor): ProgramInfo {
   const inner = out.shape.slice(axis + 1).reduce((a, d) => a * d, 1);
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const xv = p.view(x);
-  const n = p.u32(out.size);
   const w = p.u32(inner);
   p.u32(out.shape[axis]!);
   p.u32(before);
@@ -27,7 +24,6 @@ export function padProgram(x: GpuTensor, axis: number, before: number, out: GpuT
     name: "pad",
     cacheKey: "pad-u32",
     params: p,
-    count: n,
     bindings: WORD_BINDINGS,
     index: "o",
     body: /* wgsl */ `  let inner = pu(${w}u); let len = pu(${w + 1}u); let before = pu(${w + 2}u); let d = pu(${w + 3}u);
@@ -44,9 +40,6 @@ export function padProgram(x: GpuTensor, axis: number, before: number, out: GpuT
 }
 
 /** Input: x [...]; attrs { axis (negative from the end), before, after } → x's shape, the axis before + d + after long. */
-export const padKernel: WebGpuKernel = async (call, gpu) => {
-  const x = input(call, 0);
-  const { axis, before } = attrsOf<PadAttrs>(call);
-  const a = axis < 0 ? axis + x.rank : axis;
-  return writeOutput(call, gpu, (out) => padProgram(x, a, before, out));
-};
+export const padKernel: WebGpuKernel = programKernel<PadAttrs, [GpuTensor]>(([x], { axis, before }, out) =>
+  padProgram(x, axis < 0 ? axis + x.rank : axis, before, out),
+);

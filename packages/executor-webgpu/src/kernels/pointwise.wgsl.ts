@@ -5,16 +5,15 @@ import { exprKey, pointwiseExprOf, POINTWISE_SLOTS, type Expr } from "@attngraph
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { optionalInput } from "./inputs.js";
 import { writeOutput } from "./output.js";
 import { exprWgsl } from "./expr.wgsl.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 
 function program(expr: Expr, inputs: readonly (GpuTensor | undefined)[], out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const present = inputs.flatMap((t, k) => (t === undefined ? [] : [{ t, k, view: p.view(t) }]));
-  const n = p.u32(out.size);
   const args = POINTWISE_SLOTS.map((_, k) => {
     const at = present.findIndex((x) => x.k === k);
     return at < 0 ? "0.0" : `X${k}[view_at(${present[at]!.view}u, i)]`;
@@ -25,7 +24,6 @@ function program(expr: Expr, inputs: readonly (GpuTensor | undefined)[], out: Gp
     // The views' words are params: one shader per expression and set of present inputs serves every shape and layout.
     cacheKey: `pointwise:${slots}:${exprKey(expr)}`,
     params: p,
-    count: n,
     helpers: () => `\n${exprWgsl(expr, "pw", [], POINTWISE_SLOTS)}`,
     bindings: storageBindings(present.map((x) => `X${x.k}`)),
     body: /* wgsl */ `  Y[i] = pw(${args.join(", ")});`,

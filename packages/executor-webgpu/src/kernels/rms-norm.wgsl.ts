@@ -5,8 +5,7 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { optionalVectorWgsl, packOptionalVector, packRow, rowEpsWgsl, rowWgsl } from "./norm-params.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
@@ -45,9 +44,6 @@ function program(x: GpuTensor, w: GpuTensor | undefined, eps: number, out: GpuTe
 }
 
 /** Inputs: x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
-export const rmsNormKernel: WebGpuKernel = async (call, gpu) => {
-  const x = input(call, 0);
-  const w = optionalInput(call, 1);
-  const { eps } = attrsOf<RmsNormAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(x, w, eps, out));
-};
+export const rmsNormKernel: WebGpuKernel = programKernel<RmsNormAttrs, [GpuTensor, GpuTensor?]>(
+  ([x, w], { eps }, out) => program(x, w, eps, out),
+);

@@ -6,11 +6,11 @@ import type { RopeAttrs } from "@attngraph/graph";
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input } from "./inputs.js";
 import { writeOutput } from "./output.js";
 import { attrError } from "@attngraph/graph";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 
 /** cos and sin of every (position, frequency), interleaved: [L, r/2, 2]. */
 function rotaryTable(nl: number, r: number, base: number, positionOffset: number): Float32Array {
@@ -26,17 +26,15 @@ function rotaryTable(nl: number, r: number, base: number, positionOffset: number
   return t;
 }
 
-/** Params: x view, half (r/2), n, the sines' sign (−1 for inverse, else 1). */
+/** Params: n, x view, half (r/2), the sines' sign (−1 for inverse, else 1). */
 function program(x: GpuTensor, table: GPUBuffer, r: number, inverse: boolean, out: GpuTensor): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const xv = p.view(x);
   const hf = p.u32(r / 2);
-  const n = p.u32(out.size);
   const sg = p.f32(inverse ? -1 : 1);
   return elementwiseProgram({
     name: "rope",
     params: p,
-    count: n,
     bindings: storageBindings(["X", "ROT"]),
     index: "o",
     body: /* wgsl */ `  let nd = view_dim(${xv}u, 3u); let nl = view_dim(${xv}u, 2u);

@@ -21,12 +21,12 @@ import { UnsupportedError } from "@attngraph/tensor";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { attrsOf, input, optionalInput } from "./inputs.js";
 import { writeOutput } from "./output.js";
 import { exprWgsl } from "./expr.wgsl.js";
 import { hostGathered } from "./expr-host.js";
-import { PARAM_WORDS, Params, storageBindings } from "./shared.wgsl.js";
+import { PARAM_WORDS, storageBindings } from "./shared.wgsl.js";
 
 type Call = Parameters<WebGpuKernel>[0];
 
@@ -82,12 +82,11 @@ function program(
   out: GpuTensor,
 ): ProgramInfo {
   const [, H, L, S] = x.shape as [number, number, number, number];
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const xv = p.view(x);
   const dims = p.u32(H);
   p.u32(L);
   p.u32(S);
-  const n = p.u32(out.size);
   const sc = p.f32(scale);
   // Only what the expression reads is bound: the pipeline's automatic layout drops a binding the code never uses.
   const read = inputsRead(expr);
@@ -99,7 +98,6 @@ function program(
     name: call.kind,
     cacheKey: `${call.kind}:${key}`,
     params: p,
-    count: n,
     helpers: () =>
       `\n${exprWgsl(
         expr,

@@ -13,9 +13,8 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input, optionalInput } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
+import { programKernel } from "./output.js";
 import {
   LR_SCALE_WGSL,
   VALID_STEP_WGSL,
@@ -25,12 +24,12 @@ import {
   packLrScale,
 } from "./scalar-inputs.wgsl.js";
 import { packWeightDecay, weightDecayWgsl } from "./weight-decay.wgsl.js";
-import { Params, storageBindings } from "./shared.wgsl.js";
+import { storageBindings } from "./shared.wgsl.js";
 import type { SgdMomentumAttrs, SgdStepAttrs } from "@attngraph/graph";
 
 // ---- sgd-momentum ----
 
-/** Params: buf, grad, param (buf's when absent) and step views, n, momentum, 1 − dampening, weightDecay, decay on. */
+/** Params: n, buf, grad, param (buf's when absent) and step views, momentum, 1 − dampening, weightDecay, decay on. */
 function momentumProgram(
   buf: GpuTensor,
   grad: GpuTensor,
@@ -39,19 +38,17 @@ function momentumProgram(
   a: SgdMomentumAttrs,
   out: GpuTensor,
 ): ProgramInfo {
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const bv = p.view(buf);
   const gv = p.view(grad);
   const pv = p.view(param ?? buf);
   const tv = p.view(step);
-  const n = p.u32(out.size);
   const mom = p.f32(a.momentum);
   const omd = p.f32(1 - a.dampening);
   const wd = packWeightDecay(p, a.weightDecay, param !== undefined && a.weightDecay > 0);
   return elementwiseProgram({
     name: "sgd-momentum",
     params: p,
-    count: n,
     helpers: VALID_STEP_WGSL,
     bindings: storageBindings(["B", "G", "W", "T"]),
     body: /* wgsl */ `  let t = T[view_offset(${tv}u)];
@@ -67,20 +64,19 @@ function momentumProgram(
 }
 
 /** Inputs: buf [...], grad [...], param [...] (optional; needed with weightDecay > 0), step [] or [1]; attrs { momentum, dampening, weightDecay }. */
-export const sgdMomentumKernel: WebGpuKernel = async (call, gpu) => {
-  const buf = input(call, 0);
-  const grad = input(call, 1);
-  const attrs = attrsOf<SgdMomentumAttrs>(call);
-  const param = optionalInput(call, 2); // present with weightDecay > 0: the declaration's rule
-  const step = input(call, 3);
-  checkStep(call, step);
-  return writeOutput(call, gpu, (out) => momentumProgram(buf, grad, param, step, attrs, out));
-};
+export const sgdMomentumKernel: WebGpuKernel = programKernel<
+  SgdMomentumAttrs,
+  [GpuTensor, GpuTensor, GpuTensor | undefined, GpuTensor]
+>(
+  // param is present with weightDecay > 0: the declaration's rule.
+  ([buf, grad, param, step], attrs, out) => momentumProgram(buf, grad, param, step, attrs, out),
+  (call, [, , , step]) => checkStep(call, step),
+);
 
 // ---- sgd-step ----
 
 /**
- * Params: param, grad and buf (param's when unused) views, n, lr, momentum, weightDecay, decay on, mode (0 d, 1 buf, 2
+ * Params: n, param, grad and buf (param's when unused) views, lr, momentum, weightDecay, decay on, mode (0 d, 1 buf, 2
  * nesterov), then the lrScale view (param's when absent) and whether it is there.
  */
 function stepProgram(
@@ -92,11 +88,10 @@ function stepProgram(
   out: GpuTensor,
 ): ProgramInfo {
   const useBuf = a.momentum > 0 && buf !== undefined;
-  const p = new Params();
+  const p = elementwiseParams(out.size);
   const pv = p.view(param);
   const gv = p.view(grad);
   const bv = p.view(useBuf ? buf : param);
-  const n = p.u32(out.size);
   const lr = p.f32(a.lr);
   const mom = p.f32(a.momentum);
   const wd = packWeightDecay(p, a.weightDecay, a.weightDecay > 0);
@@ -105,7 +100,6 @@ function stepProgram(
   return elementwiseProgram({
     name: "sgd-step",
     params: p,
-    count: n,
     helpers: LR_SCALE_WGSL,
     bindings: storageBindings(["PA", "G", "B", "LS"]),
     body: /* wgsl */ `  let p = PA[view_at(${pv}u, i)];
@@ -128,12 +122,10 @@ function stepProgram(
  * Inputs: param [...], grad [...], buf [...] (optional; needed with momentum > 0), lrScale [] or [1] (optional, this
  * step's factor on lr); attrs { lr, momentum, nesterov, weightDecay }.
  */
-export const sgdStepKernel: WebGpuKernel = async (call, gpu) => {
-  const param = input(call, 0);
-  const grad = input(call, 1);
-  const attrs = attrsOf<SgdStepAttrs>(call);
-  const buf = optionalInput(call, 2); // present with momentum > 0: the declaration's rule
-  const lrScale = optionalInput(call, 3);
-  if (lrScale) checkLrScale(call, lrScale);
-  return writeOutput(call, gpu, (out) => stepProgram(param, grad, buf, lrScale, attrs, out));
-};
+export const sgdStepKernel: WebGpuKernel = programKernel<SgdStepAttrs, [GpuTensor, GpuTensor, GpuTensor?, GpuTensor?]>(
+  // buf is present with momentum > 0: the declaration's rule.
+  ([param, grad, buf, lrScale], attrs, out) => stepProgram(param, grad, buf, lrScale, attrs, out),
+  (call, [, , , lrScale]) => {
+    if (lrScale) checkLrScale(call, lrScale);
+  },
+);

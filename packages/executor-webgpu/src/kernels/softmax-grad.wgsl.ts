@@ -5,8 +5,7 @@
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import { rowProgram } from "./row-program.wgsl.js";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 import type { SoftmaxGradAttrs } from "@attngraph/graph";
@@ -47,9 +46,6 @@ fn no_neg_zero(v: f32) -> f32 { let b = bitcast<u32>(v); return bitcast<f32>(sel
 }
 
 /** Inputs: y [..., S] (the forward softmax's output), grad [..., S]; attrs { scale } → [..., S]. */
-export const softmaxGradKernel: WebGpuKernel = async (call, gpu) => {
-  const y = input(call, 0);
-  const grad = input(call, 1);
-  const { scale } = attrsOf<SoftmaxGradAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(y, grad, scale, out));
-};
+export const softmaxGradKernel: WebGpuKernel = programKernel<SoftmaxGradAttrs, [GpuTensor, GpuTensor]>(
+  ([y, grad], { scale }, out) => program(y, grad, scale, out),
+);

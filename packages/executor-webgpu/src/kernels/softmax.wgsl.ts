@@ -6,8 +6,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { rowProgram } from "./row-program.wgsl.js";
-import { attrsOf, input } from "./inputs.js";
-import { writeOutput } from "./output.js";
+import { programKernel } from "./output.js";
 import type { SoftmaxAttrs } from "@attngraph/graph";
 import { Params, WG, storageBindings } from "./shared.wgsl.js";
 
@@ -58,8 +57,6 @@ function program(x: GpuTensor, scale: number, out: GpuTensor): ProgramInfo {
 }
 
 /** Input: x [..., S] (scores [B, H, L, S] in attention); attrs { scale } → same shape. */
-export const softmaxKernel: WebGpuKernel = async (call, gpu) => {
-  const x = input(call, 0);
-  const { scale } = attrsOf<SoftmaxAttrs>(call);
-  return writeOutput(call, gpu, (out) => program(x, scale, out));
-};
+export const softmaxKernel: WebGpuKernel = programKernel<SoftmaxAttrs, [GpuTensor]>(([x], { scale }, out) =>
+  program(x, scale, out),
+);
