@@ -2,10 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Tensor, compare, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
 import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import { dispatchCpu } from "../test-dispatch.js";
 
 const rand = (shape: Shape, seed: number, shift = 0) => {
   const next = mulberry32(seed);
@@ -16,13 +13,7 @@ const rand = (shape: Shape, seed: number, shift = 0) => {
 };
 
 const run = (grad: Tensor, x: Tensor, weight?: Tensor, eps = 1e-5) =>
-  cpu.dispatch({
-    kind: "layer-norm-grad",
-    node: "ln1.grad",
-    attrs: { eps },
-    inputs: [grad, x, weight],
-    outShape: x.shape,
-  });
+  dispatchCpu("layer-norm-grad", "ln1.grad", { eps }, [grad, x, weight], x.shape);
 
 /** The float64 reference, straight from the formula: dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight. */
 function layerNormGrad64(grad: Tensor, x: Tensor, weight: Tensor | undefined, eps: number): number[] {

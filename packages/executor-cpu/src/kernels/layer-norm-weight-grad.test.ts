@@ -2,10 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Tensor, compare, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
 import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import { dispatchCpu } from "../test-dispatch.js";
 
 const rand = (shape: Shape, seed: number, shift = 0) => {
   const next = mulberry32(seed);
@@ -16,13 +13,7 @@ const rand = (shape: Shape, seed: number, shift = 0) => {
 };
 
 const run = (grad: Tensor, x: Tensor, eps = 1e-5) =>
-  cpu.dispatch({
-    kind: "layer-norm-weight-grad",
-    node: "ln1.weight.grad",
-    attrs: { eps },
-    inputs: [grad, x],
-    outShape: [x.shape.at(-1)!],
-  });
+  dispatchCpu("layer-norm-weight-grad", "ln1.weight.grad", { eps }, [grad, x], [x.shape.at(-1)!]);
 
 /** The float64 reference: Σ over rows of grad ⊙ x̂, x̂ = (x − mean) / sqrt(var + eps) per row. */
 function weightGrad64(grad: Tensor, x: Tensor, eps: number): number[] {

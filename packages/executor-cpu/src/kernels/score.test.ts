@@ -1,19 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ShapeError, Tensor } from "@attngraph/tensor";
 import { scoreImpl } from "./score.js";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import { dispatchCpu } from "../test-dispatch.js";
 
 const run = (q: Tensor, k: Tensor) =>
-  cpu.dispatch({
-    kind: "score",
-    node: "scores",
-    attrs: {},
-    inputs: [q, k],
-    outShape: [q.shape[0]!, q.shape[1]!, q.shape[2]!, k.shape[2]!],
-  });
+  dispatchCpu("score", "scores", {}, [q, k], [q.shape[0]!, q.shape[1]!, q.shape[2]!, k.shape[2]!]);
 
 /** Deterministic, non-symmetric values so a wrong index shows up. */
 const values = (n: number, seed: number) => Array.from({ length: n }, (_, i) => Math.sin(seed * 7.1 + i * 1.3) * 2);
@@ -81,14 +72,8 @@ describe("score kernel", () => {
     expect(() => run(Tensor.zeros([1, 1, 1, 2]), Tensor.zeros([1, 1, 1, 3]))).toThrow(
       /scores\.k: head dim of keys must match queries/,
     );
-    expect(() =>
-      cpu.dispatch({
-        kind: "score",
-        node: "scores",
-        attrs: {},
-        inputs: [Tensor.zeros([1, 1, 1, 2])],
-        outShape: [1, 1, 1, 1],
-      }),
-    ).toThrow(/scores\.k: missing required input 1/);
+    expect(() => dispatchCpu("score", "scores", {}, [Tensor.zeros([1, 1, 1, 2])], [1, 1, 1, 1])).toThrow(
+      /scores\.k: missing required input 1/,
+    );
   });
 });

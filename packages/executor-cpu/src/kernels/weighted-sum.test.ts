@@ -1,19 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ShapeError, Tensor } from "@attngraph/tensor";
 import { weightedSumImpl } from "./weighted-sum.js";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import { dispatchCpu } from "../test-dispatch.js";
 
 const run = (w: Tensor, v: Tensor) =>
-  cpu.dispatch({
-    kind: "weighted-sum",
-    node: "context",
-    attrs: {},
-    inputs: [w, v],
-    outShape: [w.shape[0]!, w.shape[1]!, w.shape[2]!, v.shape[3]!],
-  });
+  dispatchCpu("weighted-sum", "context", {}, [w, v], [w.shape[0]!, w.shape[1]!, w.shape[2]!, v.shape[3]!]);
 
 const values = (n: number, seed: number) => Array.from({ length: n }, (_, i) => Math.cos(seed * 3.7 + i * 0.9));
 
