@@ -3,7 +3,8 @@
 import type { AdamMomentAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput, attrsOf } from "./adapter.js";
+import { attrsOf } from "./adapter.js";
+import { momentInputs } from "./moment-inputs.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -53,10 +54,8 @@ export function adamMomentImpl(
  * weightDecay } → state's shape.
  */
 export const adamMomentKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const state = requireInput(call, 0, "state");
-  const grad = requireInput(call, 1, "grad");
+  const [state, grad, param] = momentInputs(call, "state");
   const a = attrsOf<AdamMomentAttrs>(call);
-  const param = optionalInput(call, 2, "param"); // present with weight decay: the shape rule asks for it
   return writeRows(call, chunkWork, state.shape, ADAM_MOMENT_WORK, (y, part) =>
     adamMomentImpl(state, grad, param, a, y, part),
   );

@@ -14,7 +14,7 @@ import {
   type AttentionLseAttrs,
 } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result, attrsOf } from "./adapter.js";
+import { outData, requireInput, result, attrsOf } from "./adapter.js";
 import {
   AttentionGradScratch,
   attentionGradSteps,
@@ -26,7 +26,7 @@ import {
 } from "./attention-grad-steps.js";
 import { compiledMods } from "./attention-mods.js";
 import { gatheredOf } from "./gathered.js";
-import { checkKeyPadding } from "./mask.js";
+import { keyPaddingInput } from "./key-padding.js";
 import type { StridedView } from "./strided.js";
 
 /**
@@ -95,9 +95,8 @@ export function attentionGradImpl(
 export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const q = requireInput(call, 0, "q");
   const k = requireInput(call, 1, "k");
-  const pad = optionalInput(call, 2, "keyPaddingMask");
+  const pad = keyPaddingInput(call, 2);
   const attrs = attrsOf<AttentionLseAttrs>(call);
-  if (pad !== undefined) checkKeyPadding(call, pad);
   const mods = compiledMods(call, 3, false);
   const shape = [q.shape[0]!, q.shape[1]!, q.shape[2]!];
   const signal = chunkSignal(call, attentionGradWork("lse", q, k, 0), chunkWork);
@@ -128,9 +127,8 @@ export const attentionGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   const out = requireInput(call, 3, "out");
   const grad = requireInput(call, 4, "grad");
   const lse = requireInput(call, 5, "lse");
-  const pad = optionalInput(call, 6, "keyPaddingMask");
+  const pad = keyPaddingInput(call, 6);
   const attrs = attrsOf<AttentionGradAttrs>(call);
-  if (pad !== undefined) checkKeyPadding(call, pad);
   const inputs: AttentionGradInputs = { q, k, v, out, grad, lse, pad };
   if (attrs.wrt !== "q" && attrs.wrt !== "k" && attrs.wrt !== "v") {
     // A gathered input's gradient (a learnable bias table): the shared host loop, in one piece.

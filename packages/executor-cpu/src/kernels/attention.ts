@@ -9,9 +9,9 @@
 import { afterwards, chunkSignal, runSteps, type AttentionAttrs, type CompiledMods } from "@attngraph/graph";
 import { compiledMods } from "./attention-mods.js";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, outData, requireInput, result, attrsOf } from "./adapter.js";
+import { outData, requireInput, result, attrsOf } from "./adapter.js";
 import { AttentionScratch, attentionSteps, attentionWork, keysPerChunk, sharedScratch } from "./attention-steps.js";
-import { checkKeyPadding } from "./mask.js";
+import { keyPaddingInput } from "./key-padding.js";
 import type { StridedView } from "./strided.js";
 
 /**
@@ -55,10 +55,9 @@ export const attentionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WO
   const q = requireInput(call, 0, "q");
   const k = requireInput(call, 1, "k");
   const v = requireInput(call, 2, "v");
-  const pad = optionalInput(call, 3, "keyPaddingMask");
+  const pad = keyPaddingInput(call, 3);
   const attrs = attrsOf<AttentionAttrs>(call);
   const [nb, nh, nl] = q.shape as [number, number, number, number];
-  if (pad !== undefined) checkKeyPadding(call, pad);
   const mods = compiledMods(call, 4, false);
   const shape = [nb, nh, nl, v.shape[3]!];
   const signal = chunkSignal(call, attentionWork(q, k, v), chunkWork);

@@ -2,19 +2,10 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
 import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import { cpu, dispatchCpu } from "../test-dispatch.js";
 
 const run = (ids: Tensor<"int32">, grad: Tensor, rows: number) =>
-  cpu.dispatch({
-    kind: "embedding-grad",
-    node: "tok_emb.grad",
-    attrs: { rows },
-    inputs: [ids as unknown as Tensor, grad],
-    outShape: [rows, grad.shape.at(-1)!],
-  });
+  dispatchCpu("embedding-grad", "tok_emb.grad", { rows }, [ids, grad], [rows, grad.shape.at(-1)!]);
 
 /** The float64 reference: zeros, then out[ids[p], :] += grad[p, :] for every position p in order. */
 function embeddingGrad64(ids: Tensor<"int32">, grad: Tensor, rows: number): number[] {
@@ -54,15 +45,7 @@ describe("embedding-grad kernel", () => {
     const ids = Tensor.int32([3, 1, 3, 0, 2, 3], [6]);
     const w = rand([5, 4], 3);
     const g = rand([6, 4], 4);
-    const fwd = cpu
-      .dispatch({
-        kind: "embedding",
-        node: "tok_emb",
-        attrs: {},
-        inputs: [ids as unknown as Tensor, w],
-        outShape: [6, 4],
-      })
-      .toArray();
+    const fwd = dispatchCpu("embedding", "tok_emb", {}, [ids, w], [6, 4]).toArray();
     const back = run(ids, g, 5).toArray();
     const lhs = fwd.reduce((a, v, k) => a + v * g.toArray()[k]!, 0);
     const rhs = back.reduce((a, v, k) => a + v * w.toArray()[k]!, 0);
@@ -102,13 +85,7 @@ describe("embedding-grad kernel", () => {
       // The same words as the forward kernel's error for the same ids.
       const fwd = (() => {
         try {
-          cpu.dispatch({
-            kind: "embedding",
-            node: "tok_emb.grad",
-            attrs: {},
-            inputs: [ids as unknown as Tensor, rand([4, 3], 6)],
-            outShape: [2, 2, 3],
-          });
+          dispatchCpu("embedding", "tok_emb.grad", {}, [ids, rand([4, 3], 6)], [2, 2, 3]);
         } catch (e) {
           return e as AttnGraphError;
         }
@@ -122,13 +99,7 @@ describe("embedding-grad kernel", () => {
     const ids = Tensor.int32([0, 1], [2]);
     expect(
       subject(() =>
-        cpu.dispatch({
-          kind: "embedding-grad",
-          node: "e",
-          attrs: { rows: 2 },
-          inputs: [Tensor.from([0, 1], [2]), rand([2, 3], 1)],
-          outShape: [2, 3],
-        }),
+        dispatchCpu("embedding-grad", "e", { rows: 2 }, [Tensor.from([0, 1], [2]), rand([2, 3], 1)], [2, 3]),
       ),
     ).toBe("e.ids");
     expect(subject(() => run(ids, rand([3, 3], 1), 2))).toBe("tok_emb.grad.grad");

@@ -1,4 +1,5 @@
-// gelu: the activation between the two linear layers of a transformer block's MLP, in PyTorch's two forms.
+// gelu: the activation between the two linear layers of a transformer block's MLP, in PyTorch's two forms (and its
+// derivative, which gelu-grad reads).
 import type { GeluAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
@@ -40,6 +41,20 @@ export function gelu(x: number, tanh: boolean): number {
   return tanh
     ? 0.5 * x * (1 + Math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
     : 0.5 * x * (1 + erf(x * Math.SQRT1_2));
+}
+
+const INV_SQRT_2PI = 1 / Math.sqrt(2 * Math.PI);
+
+/**
+ * gelu'(x) in float64. Exact ("none"): Φ(x) + x·φ(x). Tanh form: with u = √(2/π)(x + 0.044715x³) and t = tanh u,
+ * ½(1 + t) + ½x(1 − t²)·√(2/π)(1 + 3·0.044715x²). NaN stays NaN.
+ */
+export function geluDerivative(x: number, tanh: boolean): number {
+  if (tanh) {
+    const t = Math.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x);
+  }
+  return 0.5 * (1 + erf(x * Math.SQRT1_2)) + x * Math.exp(-0.5 * x * x) * INV_SQRT_2PI;
 }
 
 /**

@@ -1,54 +1,24 @@
 import { describe, expect, it } from "vitest";
-import { Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { Tensor } from "@attngraph/tensor";
 import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
-
-const rand = (shape: Shape, seed: number, shift = 0) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => shift + next() * 2 - 1),
-    shape,
-  );
-};
+import { dispatchCpu } from "../test-dispatch.js";
+import { near, normalizedRows64, rand } from "../test-layer-norm64.js";
 
 const run = (grad: Tensor, x: Tensor, weight?: Tensor, eps = 1e-5) =>
-  cpu.dispatch({
-    kind: "layer-norm-grad",
-    node: "ln1.grad",
-    attrs: { eps },
-    inputs: [grad, x, weight],
-    outShape: x.shape,
-  });
+  dispatchCpu("layer-norm-grad", "ln1.grad", { eps }, [grad, x, weight], x.shape);
 
 /** The float64 reference, straight from the formula: dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight. */
 function layerNormGrad64(grad: Tensor, x: Tensor, weight: Tensor | undefined, eps: number): number[] {
   const n = x.shape.at(-1)!;
-  const xv = x.toArray();
   const gv = grad.toArray();
   const w = weight?.toArray();
-  const out: number[] = [];
-  for (let r = 0; r < xv.length / n; r++) {
-    const row = xv.slice(r * n, r * n + n);
-    const mean = row.reduce((a, b) => a + b, 0) / n;
-    const variance = row.reduce((a, b) => a + (b - mean) ** 2, 0) / n;
-    const rstd = 1 / Math.sqrt(variance + eps);
-    const xh = row.map((v) => (v - mean) * rstd);
+  return normalizedRows64(x, eps).flatMap(({ xh, rstd }, r) => {
     const gh = xh.map((_, j) => gv[r * n + j]! * (w?.[j] ?? 1));
     const mg = gh.reduce((a, b) => a + b, 0) / n;
     const mgx = gh.reduce((a, b, j) => a + b * xh[j]!, 0) / n;
-    for (let j = 0; j < n; j++) out.push(rstd * (gh[j]! - mg - xh[j]! * mgx));
-  }
-  return out;
+    return gh.map((g, j) => rstd * (g - mg - xh[j]! * mgx));
+  });
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want, { abs: 1e-5, rel: 1e-4 });
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("layer-norm-grad kernel", () => {
   it("matches the float64 reference with and without a weight", () => {

@@ -1,34 +1,18 @@
 // layer-norm-grad: layer norm's input gradient. The row statistics are recomputed from x (two passes, as the forward
 // kernel computes them) instead of being saved by the forward pass: cheaper in memory, and the same numbers.
-import type { LayerNormGradAttrs } from "@attngraph/graph";
-import { sizeOf } from "@attngraph/tensor";
-import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput, attrsOf } from "./adapter.js";
-import { paramVector, rowStats } from "./norm-rows.js";
-import { writeRows } from "./row-kernel.js";
-import { planRows } from "./row-plan.js";
-import type { RowRange, StridedView } from "./strided.js";
+import { normGradKernel, type XGradRows } from "./norm-kernels.js";
+import { rowStats, type ParamVector } from "./norm-rows.js";
 
 /**
  * Per row, with x̂ = (x − μ) · rstd and ĝ = grad ⊙ weight (weight absent = 1):
  * dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)), in float64, stored as float32.
- * @param grad [..., E], any strides
- * @param x [..., E], any strides
- * @param weight [E] or undefined, any stride
- * @param out where to write [..., E] row-major; default: a new array
- * @param part the rows to write; default: all
+ * @param rows the rows of x and grad [..., E] to write, any strides
+ * @param dx where to write [..., E] row-major
+ * @param weight [E] (absent: 1)
  */
-export function layerNormGradImpl(
-  grad: StridedView,
-  x: StridedView,
-  weight: StridedView | undefined,
-  eps: number,
-  out?: Float32Array,
-  part?: RowRange,
-): Float32Array {
-  const [r0, n, [xRows, gRows], [xs, gs], [xd, gd]] = planRows(part, x, grad);
-  const { data: wd, stride: ws, offset: wo } = paramVector(weight);
-  const dx = out ?? new Float32Array(sizeOf(x.shape));
+export function layerNormGradImpl(rows: XGradRows, eps: number, dx: Float32Array, weight: ParamVector): void {
+  const [r0, n, [xRows, gRows], [xs, gs], [xd, gd]] = rows;
+  const { data: wd, stride: ws, offset: wo } = weight;
   for (let r = 0; r < xRows.length; r++) {
     const { mean, rstd } = rowStats(xd, xRows[r]!, n, xs, eps);
     // mean(ĝ) and mean(ĝ ⊙ x̂) over the row.
@@ -47,19 +31,10 @@ export function layerNormGradImpl(
       dx[o + j] = rstd * (gh - mg - (xd[p]! - mean) * rstd * mgx);
     }
   }
-  return dx;
 }
-
-/** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
-export const layerNormGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const grad = requireInput(call, 0, "grad");
-  const x = requireInput(call, 1, "x");
-  const weight = optionalInput(call, 2, "weight");
-  const { eps } = attrsOf<LayerNormGradAttrs>(call);
-  return writeRows(call, chunkWork, x.shape, LAYER_NORM_GRAD_WORK, (dx, part) =>
-    layerNormGradImpl(grad, x, weight, eps, dx, part),
-  );
-});
 
 /** Work per element in multiply-adds of the matmul core: four passes over the row (estimated ≈ 12). */
 const LAYER_NORM_GRAD_WORK = 12;
+
+/** Inputs: grad [..., E], x [..., E], optional weight [E]; attrs { eps } → [..., E]. */
+export const layerNormGradKernel = normGradKernel(layerNormGradImpl, LAYER_NORM_GRAD_WORK);

@@ -1,48 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import { Tensor } from "@attngraph/tensor";
 import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
-
-const rand = (shape: Shape, seed: number, shift = 0) => {
-  const next = mulberry32(seed);
-  return Tensor.from(
-    Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => shift + next() * 2 - 1),
-    shape,
-  );
-};
+import { dispatchCpu } from "../test-dispatch.js";
+import { near, normalizedRows64, rand } from "../test-layer-norm64.js";
 
 const run = (grad: Tensor, x: Tensor, eps = 1e-5) =>
-  cpu.dispatch({
-    kind: "layer-norm-weight-grad",
-    node: "ln1.weight.grad",
-    attrs: { eps },
-    inputs: [grad, x],
-    outShape: [x.shape.at(-1)!],
-  });
+  dispatchCpu("layer-norm-weight-grad", "ln1.weight.grad", { eps }, [grad, x], [x.shape.at(-1)!]);
 
 /** The float64 reference: Σ over rows of grad ⊙ x̂, x̂ = (x − mean) / sqrt(var + eps) per row. */
 function weightGrad64(grad: Tensor, x: Tensor, eps: number): number[] {
   const n = x.shape.at(-1)!;
-  const xv = x.toArray();
   const gv = grad.toArray();
   const out = new Array<number>(n).fill(0);
-  for (let r = 0; r < xv.length / n; r++) {
-    const row = xv.slice(r * n, r * n + n);
-    const mean = row.reduce((a, b) => a + b, 0) / n;
-    const rstd = 1 / Math.sqrt(row.reduce((a, b) => a + (b - mean) ** 2, 0) / n + eps);
-    for (let j = 0; j < n; j++) out[j]! += gv[r * n + j]! * (row[j]! - mean) * rstd;
-  }
+  normalizedRows64(x, eps).forEach(({ xh }, r) => {
+    for (let j = 0; j < n; j++) out[j]! += gv[r * n + j]! * xh[j]!;
+  });
   return out;
 }
-
-const near = (got: Tensor, want: readonly number[]) => {
-  const r = compare(got, want, { abs: 1e-5, rel: 1e-4 });
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
 
 describe("layer-norm-weight-grad kernel", () => {
   it("sums grad ⊙ x̂ over every row", () => {

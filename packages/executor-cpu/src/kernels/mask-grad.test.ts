@@ -1,19 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { randomTensor as rand } from "@attngraph/testkit";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import { dispatchCpu } from "../test-dispatch.js";
 
 const run = (grad: Tensor, masked: Tensor, scale = 1) =>
-  cpu.dispatch({
-    kind: "mask-grad",
-    node: "scores.grad",
-    attrs: { scale },
-    inputs: [grad, masked],
-    outShape: grad.shape,
-  });
+  dispatchCpu("mask-grad", "scores.grad", { scale }, [grad, masked], grad.shape);
 
 /** The reference rule: (masked == −∞) ? 0 : scale · grad, each value rounded to float32 as the kernel stores it. */
 const maskGrad64 = (grad: Tensor, masked: Tensor, scale: number) => {

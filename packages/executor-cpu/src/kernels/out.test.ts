@@ -80,35 +80,31 @@ const steps: Step[] = [
   { kind: "linear-weight-grad", inputs: [values([B, L, 6], 11), values([B, L, E], 12)], attrs: {}, outShape: [6, E] },
   { kind: "softmax-grad", inputs: [scores, values([B, H, L, S], 13)], attrs: { scale: 0.5 }, outShape: [B, H, L, S] },
   { kind: "mask-grad", inputs: [values([B, H, L, S], 14), scores], attrs: { scale: 0.5 }, outShape: [B, H, L, S] },
-  {
-    kind: "layer-norm-grad",
-    inputs: [values([B, L, E], 15), values([B, L, E], 16), values([E], 17)],
-    attrs: { eps: 1e-5 },
-    outShape: [B, L, E],
-  },
-  {
-    kind: "layer-norm-weight-grad",
-    inputs: [values([B, L, E], 15), values([B, L, E], 16)],
-    attrs: { eps: 1e-5 },
-    outShape: [E],
-  },
+  // Both norms' gradients, to the input and to the weight: the same inputs, each norm with its own eps.
+  ...(
+    [
+      ["layer-norm", 1e-5],
+      ["rms-norm", 1e-6],
+    ] as const
+  ).flatMap(([norm, eps]) => [
+    {
+      kind: `${norm}-grad`,
+      inputs: [values([B, L, E], 15), values([B, L, E], 16), values([E], 17)],
+      attrs: { eps },
+      outShape: [B, L, E],
+    },
+    {
+      kind: `${norm}-weight-grad`,
+      inputs: [values([B, L, E], 15), values([B, L, E], 16)],
+      attrs: { eps },
+      outShape: [E],
+    },
+  ]),
   {
     kind: "gelu-grad",
     inputs: [values([B, L, E], 18), values([B, L, E], 19)],
     attrs: { approximate: "tanh" },
     outShape: [B, L, E],
-  },
-  {
-    kind: "rms-norm-grad",
-    inputs: [values([B, L, E], 15), values([B, L, E], 16), values([E], 17)],
-    attrs: { eps: 1e-6 },
-    outShape: [B, L, E],
-  },
-  {
-    kind: "rms-norm-weight-grad",
-    inputs: [values([B, L, E], 15), values([B, L, E], 16)],
-    attrs: { eps: 1e-6 },
-    outShape: [E],
   },
   {
     kind: "pointwise",
@@ -141,6 +137,10 @@ const steps: Step[] = [
   },
 ];
 
+/** `step` run as node "n", into `out` when given, on `inputs` (default: the step's own). */
+const runStep = (step: Step, out?: Tensor, inputs = step.inputs) =>
+  ex.dispatch({ kind: step.kind, node: "n", attrs: step.attrs, inputs, outShape: step.outShape, out });
+
 const label = (s: Step) =>
   `${s.kind}${s.kind === "dropout" ? (s.attrs.training ? " (training)" : " (eval)") : ""}${s.attrs.wrt ? ` wrt ${String(s.attrs.wrt)}` : ""}`;
 
@@ -148,24 +148,11 @@ describe("call.out", () => {
   it.each(steps.map((s) => [label(s), s] as const))(
     "%s writes into out inside a larger arena and returns it",
     (_, step) => {
-      const want = ex.dispatch({
-        kind: step.kind,
-        node: "n",
-        attrs: step.attrs,
-        inputs: step.inputs,
-        outShape: step.outShape,
-      });
+      const want = runStep(step);
       const size = step.outShape.reduce((a, b) => a * b, 1);
       const arena = new Float32Array(size + 10).fill(NaN); // garbage everywhere, 7 spare elements before, 3 after
       const out = new Tensor(arena, step.outShape, undefined, 7);
-      const got = ex.dispatch({
-        kind: step.kind,
-        node: "n",
-        attrs: step.attrs,
-        inputs: step.inputs,
-        outShape: step.outShape,
-        out,
-      });
+      const got = runStep(step, out);
       expect(got).toBe(out);
       expect(got.toArray()).toEqual(want.toArray());
       for (const i of [0, 1, 2, 3, 4, 5, 6, size + 7, size + 8, size + 9]) expect(arena[i]).toBeNaN();
@@ -176,22 +163,9 @@ describe("call.out", () => {
   it.each(steps.filter((s) => ["mask", "softmax", "dropout"].includes(s.kind)).map((s) => [label(s), s] as const))(
     "%s gives the same result in place (out is its input's memory)",
     (_, step) => {
-      const want = ex.dispatch({
-        kind: step.kind,
-        node: "n",
-        attrs: step.attrs,
-        inputs: step.inputs,
-        outShape: step.outShape,
-      });
+      const want = runStep(step);
       const x = step.inputs[0]!.clone();
-      const got = ex.dispatch({
-        kind: step.kind,
-        node: "n",
-        attrs: step.attrs,
-        inputs: [x, ...step.inputs.slice(1)],
-        outShape: step.outShape,
-        out: x,
-      });
+      const got = runStep(step, x, [x, ...step.inputs.slice(1)]);
       expect(got).toBe(x);
       expect(got.toArray()).toEqual(want.toArray());
     },

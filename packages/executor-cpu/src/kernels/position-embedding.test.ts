@@ -3,10 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import { dispatchCpu } from "../test-dispatch.js";
 
 const P = 8;
 const E = 3;
@@ -17,21 +14,9 @@ const table = Tensor.from(
 );
 
 const forward = (ids: Tensor<"int32">, weight: Tensor, offset: unknown) =>
-  cpu.dispatch({
-    kind: "position-embedding",
-    node: "wpe",
-    attrs: { offset },
-    inputs: [ids as unknown as Tensor, weight],
-    outShape: [ids.shape.at(-1)!, weight.shape[1]!],
-  });
+  dispatchCpu("position-embedding", "wpe", { offset }, [ids, weight], [ids.shape.at(-1)!, weight.shape[1]!]);
 const backward = (grad: Tensor, rows: number, offset: unknown) =>
-  cpu.dispatch({
-    kind: "position-embedding-grad",
-    node: "wpe.grad",
-    attrs: { rows, offset },
-    inputs: [grad],
-    outShape: [rows, grad.shape[1]!],
-  });
+  dispatchCpu("position-embedding-grad", "wpe.grad", { rows, offset }, [grad], [rows, grad.shape[1]!]);
 
 /** Rows from..from+n-1 of the table, exactly. */
 const rows = (from: number, n: number) => Array.from(table.toFloat32Array().slice(from * E, (from + n) * E));

@@ -3,23 +3,20 @@
 // rows before anything is read: positions past the block size are the caller's bug, never a read of other memory.
 import type { CpuKernel } from "../executor.js";
 import { attrsOf, intInput, outData, requireInput, result } from "./adapter.js";
+import { embeddingImpl } from "./embedding.js";
 import type { StridedView } from "./strided.js";
 
 /**
- * out[t, :] = table[offset + t, :] for t < n (offset + n already checked to be <= P).
+ * out[t, :] = table[offset + t, :] for t < n (offset + n already checked to be <= P): embedding's gather of the ids
+ * offset, offset + 1, …, offset + n − 1.
  * @param table [P, E], any strides
  */
 export function positionEmbeddingImpl(table: StridedView, offset: number, n: number, out?: Float32Array): Float32Array {
-  const e = table.shape[1]!;
-  const [s0, s1] = table.strides as [number, number];
-  const td = table.data;
-  const y = out ?? new Float32Array(n * e);
-  for (let t = 0; t < n; t++) {
-    const base = table.offset + (offset + t) * s0;
-    if (s1 === 1) y.set(td.subarray(base, base + e), t * e);
-    else for (let j = 0; j < e; j++) y[t * e + j] = td[base + j * s1]!;
-  }
-  return y;
+  return embeddingImpl(
+    Int32Array.from({ length: n }, (_, t) => offset + t),
+    table,
+    out,
+  );
 }
 
 /** Inputs: ids [..., T] int32 (shape only), weight [P, E]; attrs { offset (bound) } → [T, E]. */

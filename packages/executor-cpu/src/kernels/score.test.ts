@@ -1,38 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { ShapeError, Tensor } from "@attngraph/tensor";
 import { scoreImpl } from "./score.js";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import { dispatchCpu } from "../test-dispatch.js";
+import { expectHeadProduct } from "../test-head-product.js";
 
 const run = (q: Tensor, k: Tensor) =>
-  cpu.dispatch({
-    kind: "score",
-    node: "scores",
-    attrs: {},
-    inputs: [q, k],
-    outShape: [q.shape[0]!, q.shape[1]!, q.shape[2]!, k.shape[2]!],
-  });
+  dispatchCpu("score", "scores", {}, [q, k], [q.shape[0]!, q.shape[1]!, q.shape[2]!, k.shape[2]!]);
 
 /** Deterministic, non-symmetric values so a wrong index shows up. */
 const values = (n: number, seed: number) => Array.from({ length: n }, (_, i) => Math.sin(seed * 7.1 + i * 1.3) * 2);
-
-/** The obvious six-loop Q·Kᵀ with explicit key-head sharing, written independently of the kernel. */
-function naiveScore(q: Tensor, k: Tensor): number[] {
-  const [B, H, L, D] = q.shape as [number, number, number, number];
-  const [, Hkv, S] = k.shape as [number, number, number, number];
-  const out: number[] = [];
-  for (let b = 0; b < B; b++)
-    for (let h = 0; h < H; h++)
-      for (let l = 0; l < L; l++)
-        for (let s = 0; s < S; s++) {
-          let acc = 0;
-          for (let d = 0; d < D; d++) acc += q.get(b, h, l, d) * k.get(b, Math.floor((h * Hkv) / H), s, d);
-          out.push(acc);
-        }
-  return out;
-}
 
 describe("score kernel", () => {
   it("computes Q·Kᵀ without scaling (hand-computed)", () => {
@@ -48,9 +24,7 @@ describe("score kernel", () => {
     const q = Tensor.from(values(B * L * H * D, 1), [B, L, H, D]).permute([0, 2, 1, 3]); // (B, H, L, D) view
     const k = Tensor.from(values(B * S * H * D, 2), [B, S, H, D]).permute([0, 2, 1, 3]); // (B, H, S, D) view
     expect(q.isContiguous() || k.isContiguous()).toBe(false);
-    const got = run(q, k).toArray();
-    const want = naiveScore(q, k);
-    got.forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 5));
+    expectHeadProduct(run(q, k), q, k, true); // Q·Kᵀ: keys are read transposed
     expect(Array.from(scoreImpl(q, k))).toEqual(Array.from(scoreImpl(q.contiguous(), k.contiguous())));
   });
 
@@ -59,9 +33,7 @@ describe("score kernel", () => {
     const q = Tensor.from(values(B * H * L * D, 3), [B, H, L, D]);
     const k = Tensor.from(values(B * Hkv * S * D, 4), [B, Hkv, S, D]);
     const got = run(q, k);
-    expect(got.shape).toEqual([B, H, L, S]);
-    const want = naiveScore(q, k);
-    got.toArray().forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 5));
+    expectHeadProduct(got, q, k, true);
     // Head 1 uses key head 0 when Hkv = 2 (group of 2), so it differs from using key head 1.
     if (Hkv === 2)
       expect(got.get(0, 1, 0, 0)).toBeCloseTo(
@@ -81,14 +53,8 @@ describe("score kernel", () => {
     expect(() => run(Tensor.zeros([1, 1, 1, 2]), Tensor.zeros([1, 1, 1, 3]))).toThrow(
       /scores\.k: head dim of keys must match queries/,
     );
-    expect(() =>
-      cpu.dispatch({
-        kind: "score",
-        node: "scores",
-        attrs: {},
-        inputs: [Tensor.zeros([1, 1, 1, 2])],
-        outShape: [1, 1, 1, 1],
-      }),
-    ).toThrow(/scores\.k: missing required input 1/);
+    expect(() => dispatchCpu("score", "scores", {}, [Tensor.zeros([1, 1, 1, 2])], [1, 1, 1, 1])).toThrow(
+      /scores\.k: missing required input 1/,
+    );
   });
 });

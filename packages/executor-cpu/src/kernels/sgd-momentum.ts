@@ -5,7 +5,8 @@
 import { checkOptimizerStepValue, type SgdMomentumAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput, attrsOf } from "./adapter.js";
+import { requireInput, attrsOf } from "./adapter.js";
+import { momentInputs } from "./moment-inputs.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -60,10 +61,8 @@ export function sgdMomentumImpl(
  * first step); attrs { momentum, dampening, weightDecay } → buf's shape.
  */
 export const sgdMomentumKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const buf = requireInput(call, 0, "buf");
-  const grad = requireInput(call, 1, "grad");
+  const [buf, grad, param] = momentInputs(call, "buf");
   const a = attrsOf<SgdMomentumAttrs>(call);
-  const param = optionalInput(call, 2, "param"); // present with weight decay: the shape rule asks for it
   const step = requireInput(call, 3, "step");
   const t = checkOptimizerStepValue(call, step.data[step.offset] ?? NaN);
   return writeRows(call, chunkWork, buf.shape, SGD_MOMENTUM_WORK, (y, part) =>

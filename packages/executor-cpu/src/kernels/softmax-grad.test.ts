@@ -2,10 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
 import { thrownSubject as subject, expectNear as near } from "@attngraph/testkit/test-helpers";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import { dispatchCpu } from "../test-dispatch.js";
 
 const rand = (shape: Shape, seed: number, lo = -1, hi = 1) => {
   const next = mulberry32(seed);
@@ -16,13 +13,7 @@ const rand = (shape: Shape, seed: number, lo = -1, hi = 1) => {
 };
 
 const run = (y: Tensor, grad: Tensor, scale = 1) =>
-  cpu.dispatch({
-    kind: "softmax-grad",
-    node: "scores.grad",
-    attrs: { scale },
-    inputs: [y, grad],
-    outShape: y.shape,
-  });
+  dispatchCpu("softmax-grad", "scores.grad", { scale }, [y, grad], y.shape);
 
 /** The float64 reference: per row, scale · y ⊙ (grad − Σ grad ⊙ y). */
 function softmaxGrad64(y: Tensor, grad: Tensor, scale: number): number[] {

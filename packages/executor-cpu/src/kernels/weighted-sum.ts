@@ -5,9 +5,7 @@
 // non-finite number takes a plain loop that skips zero weights instead; the check reads V once (S · D per value head,
 // against L · S · D for the product), and the matmul itself stays as it is for everyone.
 // With a signal, a big call works in chunks of query rows (chunks.ts).
-import { afterwards, overRows } from "@attngraph/graph";
-import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result } from "./adapter.js";
+import { forEachHeadBlock, headProductKernel } from "./head-blocks.js";
 import { ensure64, matmul, type MatOperand } from "./matmul.js";
 import type { RowRange, StridedView } from "./strided.js";
 
@@ -29,37 +27,22 @@ export function weightedSumImpl(
   rows?: RowRange,
 ): Float32Array {
   const [nb, nh, nl, ns] = weights.shape as readonly number[] as [number, number, number, number];
-  const nhkv = v.shape[1]!;
   const nd = v.shape[3]!;
-  const [ws0, ws1, ws2, ws3] = weights.strides as [number, number, number, number];
-  const [vs0, vs1, vs2, vs3] = v.strides as [number, number, number, number];
-  const group = nhkv === 0 ? 1 : nh / nhkv; // query heads per value head
   const y = out ?? new Float32Array(nb * nh * nl * nd);
-  const r0 = rows?.start ?? 0;
-  const r1 = rows?.end ?? nb * nh * nl;
-  let checked = -1; // the (batch, value head) `finite` was computed for (heads run in order, so it only grows)
+  const [ws2, ws3] = [weights.strides[2]!, weights.strides[3]!];
+  const [vs2, vs3] = [v.strides[2]!, v.strides[3]!];
+  let checked = -1; // the value head (its offset) `finite` was computed for: heads sharing one run in a row
   let finite = true;
-  // Each (batch, head) whose rows meet [r0, r1): its rows [i0, i1) of L.
-  for (let bh = Math.floor(r0 / Math.max(1, nl)); bh * nl < r1; bh++) {
-    const b = Math.floor(bh / nh);
-    const h = bh - b * nh;
-    const i0 = Math.max(0, r0 - bh * nl);
-    const i1 = Math.min(nl, r1 - bh * nl);
-    const vh = Math.floor(h / group);
-    const wh = {
-      data: weights.data,
-      offset: weights.offset + b * ws0 + h * ws1 + i0 * ws2,
-      rowStride: ws2,
-      colStride: ws3,
-    }; // [L, S]
-    const vv = { data: v.data, offset: v.offset + b * vs0 + vh * vs1, rowStride: vs2, colStride: vs3 }; // [S, D]
-    if (b * nhkv + vh !== checked) {
+  forEachHeadBlock(weights, v, rows, (wOffset, vOffset, m, row) => {
+    const wh = { data: weights.data, offset: wOffset, rowStride: ws2, colStride: ws3 }; // [L, S]
+    const vv = { data: v.data, offset: vOffset, rowStride: vs2, colStride: vs3 }; // [S, D]
+    if (vOffset !== checked) {
       finite = allFinite(vv, ns, nd);
-      checked = b * nhkv + vh;
+      checked = vOffset;
     }
-    if (finite) matmul(i1 - i0, nd, ns, wh, vv, y, (bh * nl + i0) * nd, nd);
-    else skipZeroProduct(i1 - i0, nd, ns, wh, vv, y, (bh * nl + i0) * nd);
-  }
+    if (finite) matmul(m, nd, ns, wh, vv, y, row * nd, nd);
+    else skipZeroProduct(m, nd, ns, wh, vv, y, row * nd);
+  });
   return y;
 }
 
@@ -104,15 +87,4 @@ function skipZeroProduct(
 }
 
 /** Inputs: weights [B, H, L, S], v [B, Hkv, S, D] → [B, H, L, D]. */
-export const weightedSumKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const w = requireInput(call, 0, "weights");
-  const v = requireInput(call, 1, "v");
-  const [nb, nh, nl, ns] = w.shape as [number, number, number, number];
-  const nd = v.shape[3]!;
-  const shape = [nb, nh, nl, nd];
-  const y = outData(call, shape) ?? new Float32Array(nb * nh * nl * nd);
-  const pending = overRows(call, chunkWork, nb * nh * nl, ns * nd, (start, end) =>
-    weightedSumImpl(w, v, y, { start, end }),
-  );
-  return afterwards(pending, () => result(call, y, shape));
-});
+export const weightedSumKernel = headProductKernel(["weights", "v"], 3, weightedSumImpl);
