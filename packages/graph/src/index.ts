@@ -63,3 +63,4 @@ export {
   type ChunkCheck,
 } from "./chunks.js";
 export * from "./expr/index.js";
+export { checkKvAppendApart, checkReshapeSize, keyPaddingError } from "./kernel-checks-executor.js";
