@@ -93,3 +93,5 @@ export {
   type SgdStep64,
 } from "./reference/optim64.js";
 export { withPlantedError } from "./plant-error.js";
+export { dropoutProbe } from "./dropout-probe.js";
+export { WHERE3_EXPR, where3 } from "./pointwise-where.js";
