@@ -95,3 +95,4 @@ export {
 export { withPlantedError } from "./plant-error.js";
 export { dropoutProbe } from "./dropout-probe.js";
 export { WHERE3_EXPR, where3 } from "./pointwise-where.js";
+export { checkGoldenSession, type PageGoldenCase, type PageResult, type PageSession } from "./golden/session-check.js";
