@@ -97,3 +97,4 @@ export { dropoutProbe } from "./dropout-probe.js";
 export { WHERE3_EXPR, where3 } from "./pointwise-where.js";
 export { checkGoldenSession, type PageGoldenCase, type PageResult, type PageSession } from "./golden/session-check.js";
 export { KV_SENTINEL, kvAppendCall, kvConcat, sentinelTensor } from "./kv-append-case.js";
+export { positionCases, tableRows } from "./position-rows.js";
