@@ -1,17 +1,14 @@
 // The page the headless-Chromium test loads (bundled by browser.test.ts): a one-thread executor and a `threads: 2`
 // one side by side, a projection and a fused attention on both (the threaded bits must be the one-thread bits), then
-// one golden case through compile on the threaded one. Results and the threading state go on `window`.
-import { attentionWeights, buildAttention } from "@attngraph/attention";
+// one golden case through compile on the threaded one (testkit's checkGoldenSession). Results and the threading state
+// go on `window`.
 import { compile } from "@attngraph/runtime";
-import { Tensor, compare, type Shape } from "@attngraph/tensor";
+import { Tensor, type Shape } from "@attngraph/tensor";
+import { checkGoldenSession, type PageResult } from "@attngraph/testkit";
 import golden from "../../testkit/golden/mha-causal-outproj-b2-t6-d8-h2.json" with { type: "json" };
 import { createWasmExecutor, type WasmExecutor } from "./index.js";
 
-export interface PageResult {
-  readonly name: string;
-  readonly ok: boolean;
-  readonly error?: string;
-}
+export type { PageResult };
 
 export interface PageThreading {
   readonly crossOriginIsolated: boolean;
@@ -89,40 +86,6 @@ function kernels(one: WasmExecutor, two: WasmExecutor): PageResult[] {
   return results;
 }
 
-/** As executor-webgpu's page: the golden case through compile (tapped, then untapped and fused) on `ex`. */
-async function goldenCase(ex: WasmExecutor): Promise<PageResult[]> {
-  const graph = buildAttention(golden.config);
-  const session = await compile(graph, { executors: [ex], weights: attentionWeights(golden.config, golden.weights) });
-  const x = Tensor.from(golden.inputs.x.data, golden.inputs.x.shape);
-  const expected = golden.expected as Record<string, { shape: number[]; data: number[] }>;
-  const got = new Map<string, Tensor>();
-  const sub = session
-    .tap(Object.keys(expected).filter((n) => n !== "output"))
-    .subscribe((e) => got.set(e.node, e.tensor));
-  const tapped = await session.run({ x });
-  sub.unsubscribe();
-  got.set("output", tapped[graph.outputs[0]!]!);
-  const fused = (await session.run({ x }))[graph.outputs[0]!]!;
-  const results: PageResult[] = [];
-  const check = (name: string, t: Tensor | undefined, want: { shape: number[]; data: number[] }) => {
-    const r = t ? compare(t, Tensor.from(want.data, want.shape), golden.tolerance) : undefined;
-    results.push({
-      name,
-      ok: r?.ok === true,
-      ...(r?.ok ? {} : { error: r ? JSON.stringify(r.worst) : "no tensor delivered" }),
-    });
-  };
-  for (const [name, want] of Object.entries(expected))
-    check(`golden ${golden.name} (tapped): ${name}`, got.get(name), want);
-  check(`golden ${golden.name} (untapped, fused): output`, fused, expected["output"]!);
-  results.push({
-    name: "golden: the untapped plan uses the fused attention kernel",
-    ok: session.plan.steps.some((s) => s.kind === "attention"),
-  });
-  await session.dispose();
-  return results;
-}
-
 async function main(): Promise<void> {
   const w = globalThis as unknown as { __results?: PageResult[]; __threading?: PageThreading; __error?: string };
   try {
@@ -131,7 +94,10 @@ async function main(): Promise<void> {
     const two = createWasmExecutor({ flavour: "auto", threads: 2, parallelWork: 0 });
     await Promise.all([one.init(), two.init()]);
     const before = two.stats.threaded;
-    const results = [...kernels(one, two), ...(await goldenCase(two))];
+    const results = [
+      ...kernels(one, two),
+      ...(await checkGoldenSession(golden, (graph, weights) => compile(graph, { executors: [two], weights }))),
+    ];
     w.__threading = {
       crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true,
       one: { threading: one.threading, describe: one.describe() },

@@ -4,7 +4,7 @@
 // value: a memory.grow detaches them. A value is float32 (every kernel output) or int32 (uploaded token ids and
 // targets): the same 4 bytes per element, so strides and addresses mean the same for both; the dtype says how the
 // bits are read, and kernels refuse a value of the wrong one.
-import { contiguousStrides, sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
+import { contiguousStrides, isRowMajor, sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
 
 export interface WasmBlock {
   /** Byte address in the memory of generation `gen`. */
@@ -50,12 +50,7 @@ export class WasmValue {
 
   /** Row-major and dense (size-1 dims may have any stride). */
   get dense(): boolean {
-    let expected = 1;
-    for (let i = this.shape.length - 1; i >= 0; i--) {
-      if (this.shape[i] !== 1 && this.strides[i] !== expected) return false;
-      expected *= this.shape[i]!;
-    }
-    return true;
+    return isRowMajor(this);
   }
 
   /** Byte address of element [0, 0, …]. */

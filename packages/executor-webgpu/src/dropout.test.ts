@@ -4,10 +4,12 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { dropoutBits, dropoutKeep } from "@attngraph/graph";
+import { dropoutProbe } from "@attngraph/testkit";
 import { Tensor } from "@attngraph/tensor";
 import { DROPOUT_WGSL } from "./kernels/dropout.wgsl.js";
 import { createWebGpuExecutor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
+import { runWgsl } from "./test-wgsl.js";
 
 const webgpu = createWebGpuExecutor();
 const cpu = createCpuExecutor();
@@ -26,9 +28,7 @@ async function onGpu(
 const firstDifference = (a: Float32Array, b: Float32Array): number => a.findIndex((v, i) => !Object.is(v, b[i]));
 
 /** dropout_bits(fmix32(seed), i) of DROPOUT_WGSL on the device, for each (seed, i) pair: the full 32 bits, not a mask. */
-async function wgslBits(pairs: Uint32Array): Promise<Uint32Array> {
-  await webgpu.init();
-  const device = webgpu.device!;
+async function wgslBits(pairs: Uint32Array<ArrayBuffer>): Promise<Uint32Array> {
   const n = pairs.length / 2;
   const code = /* wgsl */ `${DROPOUT_WGSL}
 @group(0) @binding(0) var<storage, read> pairs: array<vec2u>;
@@ -38,54 +38,12 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
   if (g.x >= arrayLength(&bits)) { return; }
   bits[g.x] = dropout_bits(fmix32(pairs[g.x].x), pairs[g.x].y);
 }`;
-  const pipeline = await device.createComputePipelineAsync({
-    layout: "auto",
-    compute: { module: device.createShaderModule({ code }), entryPoint: "main" },
-  });
-  // GPUBufferUsage / GPUMapMode values as numbers: Node has no such globals (see buffers.ts).
-  const [MAP_READ, COPY_SRC, COPY_DST, STORAGE] = [0x1, 0x4, 0x8, 0x80];
-  const input = device.createBuffer({ size: pairs.byteLength, usage: STORAGE | COPY_DST });
-  const output = device.createBuffer({ size: n * 4, usage: STORAGE | COPY_SRC });
-  const read = device.createBuffer({ size: n * 4, usage: MAP_READ | COPY_DST });
-  try {
-    device.queue.writeBuffer(input, 0, pairs);
-    const bindGroup = device.createBindGroup({
-      layout: pipeline.getBindGroupLayout(0),
-      entries: [
-        { binding: 0, resource: { buffer: input } },
-        { binding: 1, resource: { buffer: output } },
-      ],
-    });
-    const encoder = device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    pass.dispatchWorkgroups(Math.ceil(n / 64));
-    pass.end();
-    encoder.copyBufferToBuffer(output, 0, read, 0, n * 4);
-    device.queue.submit([encoder.finish()]);
-    await read.mapAsync(MAP_READ);
-    return new Uint32Array(read.getMappedRange().slice(0));
-  } finally {
-    for (const b of [input, output, read]) b.destroy();
-  }
+  return new Uint32Array(await runWgsl(webgpu, code, pairs, n * 4, n));
 }
 
 describe("the WGSL generator vs @attngraph/graph's dropoutBits", () => {
   it("the same 32 bits for 64 seeds × 1,100 counters (near 0, around 2³¹, below 2³², and spread between)", async () => {
-    const counters = [0, 2 ** 31 - 300, 2 ** 32 - 300].flatMap((start) =>
-      Array.from({ length: 300 }, (_, k) => start + k),
-    );
-    for (let k = 0; k < 200; k++) counters.push((k * 0x2545f491) % 2 ** 32);
-    const seeds = [
-      0,
-      1,
-      42,
-      0x7fffffff,
-      0x80000000,
-      0xffffffff,
-      ...Array.from({ length: 58 }, (_, k) => ((k + 1) * 0x9e3779b1) % 2 ** 32),
-    ];
+    const { seeds, counters } = dropoutProbe();
     const pairs = new Uint32Array(seeds.length * counters.length * 2);
     let p = 0;
     for (const seed of seeds) for (const i of counters) (pairs[p++] = seed), (pairs[p++] = i);

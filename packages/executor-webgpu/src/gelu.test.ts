@@ -7,6 +7,7 @@ import { ERF_WGSL } from "./kernels/erf.wgsl.js";
 import { createWebGpuExecutor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
 import { GpuOps } from "./test-gpu.js";
+import { runWgsl } from "./test-wgsl.js";
 import { erf64, erfc64, gelu64 } from "./test-reference64.js";
 
 const webgpu = createWebGpuExecutor();
@@ -14,9 +15,7 @@ const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
 
 /** `fn(x)` of ERF_WGSL evaluated on the device for each input. */
-async function wgsl(fn: string, xs: Float32Array): Promise<Float32Array> {
-  await webgpu.init();
-  const device = webgpu.device!;
+async function wgsl(fn: string, xs: Float32Array<ArrayBuffer>): Promise<Float32Array> {
   const code = /* wgsl */ `${ERF_WGSL}
 @group(0) @binding(0) var<storage, read> xs: array<f32>;
 @group(0) @binding(1) var<storage, read_write> ys: array<f32>;
@@ -25,37 +24,7 @@ fn main(@builtin(global_invocation_id) g: vec3u) {
   if (g.x >= arrayLength(&ys)) { return; }
   ys[g.x] = ${fn}(xs[g.x]);
 }`;
-  const pipeline = await device.createComputePipelineAsync({
-    layout: "auto",
-    compute: { module: device.createShaderModule({ code }), entryPoint: "main" },
-  });
-  // GPUBufferUsage / GPUMapMode values as numbers: Node has no such globals (see buffers.ts).
-  const [MAP_READ, COPY_SRC, COPY_DST, STORAGE] = [0x1, 0x4, 0x8, 0x80];
-  const input = device.createBuffer({ size: xs.byteLength, usage: STORAGE | COPY_DST });
-  const output = device.createBuffer({ size: xs.byteLength, usage: STORAGE | COPY_SRC });
-  const read = device.createBuffer({ size: xs.byteLength, usage: MAP_READ | COPY_DST });
-  try {
-    device.queue.writeBuffer(input, 0, xs);
-    const bindGroup = device.createBindGroup({
-      layout: pipeline.getBindGroupLayout(0),
-      entries: [
-        { binding: 0, resource: { buffer: input } },
-        { binding: 1, resource: { buffer: output } },
-      ],
-    });
-    const encoder = device.createCommandEncoder();
-    const pass = encoder.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    pass.dispatchWorkgroups(Math.ceil(xs.length / 64));
-    pass.end();
-    encoder.copyBufferToBuffer(output, 0, read, 0, xs.byteLength);
-    device.queue.submit([encoder.finish()]);
-    await read.mapAsync(MAP_READ);
-    return new Float32Array(read.getMappedRange().slice(0));
-  } finally {
-    for (const b of [input, output, read]) b.destroy();
-  }
+  return new Float32Array(await runWgsl(webgpu, code, xs, xs.byteLength, xs.length));
 }
 
 /** The largest |got − want| and where, with want in float64 of the float32 inputs. */

@@ -1,7 +1,7 @@
 // The value this executor hands the runtime: a strided view (shape, strides, offset in elements) onto a GPU buffer.
 // Views share one `GpuStorage`; each GpuTensor object holds one reference to it, given back by `release`. The element
 // type lives on the storage (a buffer holds one kind of element), so every view of int32 ids is int32 too.
-import { sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
+import { isRowMajor, sizeOf, type AnyTensor, type DType, type Shape } from "@attngraph/tensor";
 
 /** One GPU buffer and who holds it. */
 export interface GpuStorage {
@@ -50,12 +50,7 @@ export class GpuTensor {
 
   /** Dense row-major from `offset` (size-1 dims may have any stride). */
   get isContiguous(): boolean {
-    let expected = 1;
-    for (let i = this.shape.length - 1; i >= 0; i--) {
-      if (this.shape[i] !== 1 && this.strides[i] !== expected) return false;
-      expected *= this.shape[i]!;
-    }
-    return true;
+    return isRowMajor(this);
   }
 
   /** Drops this object's reference; true when it was the last one (the buffer can be reused). Idempotent. */

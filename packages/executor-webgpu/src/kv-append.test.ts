@@ -2,9 +2,11 @@
 // the cache's own buffer whose values are the concatenation, with positions past past + L untouched; both write paths
 // (copyBufferToBuffer for dense blocks, the scatter program for x with its heads split, spaced x and a strided cache);
 // the order against programs before and after it; the cache's host tensor forgotten once written (a device loss is then
-// an error, not the upload-time contents); bad calls are typed errors naming the node.
+// an error, not the upload-time contents). What every executor must do (shift, the bad calls every executor refuses,
+// x a view of the cache) is reliability's kv-append test.
 import { afterAll, describe, expect, it } from "vitest";
-import { AttnGraphError, ShapeError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
+import { KV_SENTINEL, kvAppendCall, kvConcat, sentinelTensor } from "@attngraph/testkit";
 import { acquireDevice } from "./device.js";
 import { createWebGpuExecutor, type GpuTensor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
@@ -14,41 +16,15 @@ const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
 
-const SENTINEL = 7.5;
 const [B, H, M, D] = [2, 3, 6, 4];
-
-/** A tensor of `shape` filled with SENTINEL, so positions never written show it. */
-const sentinel = (shape: number[]) =>
-  new Tensor(new Float32Array(shape.reduce((p, d) => p * d, 1)).fill(SENTINEL), shape);
-
-const append = (cache: GpuTensor, x: GpuTensor, past: unknown, node = "blocks.0.attn.keys.cache") => {
-  const outShape = [
-    cache.shape[0]!,
-    cache.shape[1]!,
-    (typeof past === "number" ? past : 0) + x.shape[2]!,
-    cache.shape[3]!,
-  ];
-  return webgpu.dispatch({ kind: "kv-append", node, attrs: { past, length: "S" }, inputs: [cache, x], outShape });
-};
-
-/** Row-major values of the [B, H, L1 + L2 + pad, D] concatenation of a and b along dim 2, then `pad` SENTINEL rows. */
-function concat(a: Tensor, b: Tensor, pad = 0): number[] {
-  const [nb, nh, l1, nd] = a.shape as [number, number, number, number];
-  const out: number[] = [];
-  for (let i = 0; i < nb; i++)
-    for (let h = 0; h < nh; h++) {
-      for (let l = 0; l < l1; l++) for (let d = 0; d < nd; d++) out.push(a.get(i, h, l, d));
-      for (let l = 0; l < b.shape[2]!; l++) for (let d = 0; d < nd; d++) out.push(b.get(i, h, l, d));
-      for (let l = 0; l < pad * nd; l++) out.push(SENTINEL);
-    }
-  return out;
-}
+const append = (cache: GpuTensor, x: GpuTensor, past: unknown, node?: string) =>
+  webgpu.dispatch(kvAppendCall(cache, x, past, node));
 
 const values = async (v: GpuTensor) => Array.from((await webgpu.download(v)).contiguous().toFloat32Array());
 
 describe("kv-append on webgpu", () => {
   it("two appends into one cache (scatter, then copy): views of its buffer holding the concatenation", async () => {
-    const cache = await webgpu.upload(sentinel([B, H, M, D]));
+    const cache = await webgpu.upload(sentinelTensor([B, H, M, D]));
     // First call (a prefill): L = 3, heads split from [B, L, H, D], so each (b, h) is not one run: the scatter program.
     const x1 = randomTensor([B, H, 3, D], 1);
     const v1 = await ops.permuted(x1, [0, 2, 1, 3]);
@@ -62,67 +38,43 @@ describe("kv-append on webgpu", () => {
     const v2 = await webgpu.upload(x2);
     const y2 = await append(cache, v2, 3);
     expect(y2.shape).toEqual([B, H, 5, D]);
-    expect(await values(y2)).toEqual(concat(x1, x2));
-    expect(await values(cache)).toEqual(concat(x1, x2, M - 5)); // position 5 was never written
+    expect(await values(y2)).toEqual(kvConcat(x1, x2));
+    expect(await values(cache)).toEqual(kvConcat(x1, x2, M - 5)); // position 5 was never written
     for (const v of [v1, y2, v2, cache]) webgpu.release(v);
   });
 
   it("a cache at an offset (copy path), a strided cache and spaced x (scatter), and L = 0", async () => {
     // The cache: positions 1..M of a [B, H, M + 2, D] buffer, so it starts at an offset and skips a row at either end.
-    const big = await webgpu.upload(sentinel([B, H, M + 2, D]));
+    const big = await webgpu.upload(sentinelTensor([B, H, M + 2, D]));
     const cache = await ops.dispatch("slice", { axis: 2, start: 1, size: M }, [big], [B, H, M, D]);
     const x = randomTensor([B, H, 1, D], 3);
     const vx = await webgpu.upload(x);
     webgpu.release(await append(cache, vx, 2));
-    const rows = sentinel([B, H, 3, D]);
-    expect(await values(big)).toEqual(concat(rows, x, M - 3 + 1));
+    const rows = sentinelTensor([B, H, 3, D]);
+    expect(await values(big)).toEqual(kvConcat(rows, x, M - 3 + 1));
     // Stored [B, H, D, M] (last stride M), written from x whose every stride is doubled and that starts at an offset.
-    const strided = await ops.permuted(sentinel([B, H, M, D]), [0, 1, 3, 2]);
+    const strided = await ops.permuted(sentinelTensor([B, H, M, D]), [0, 1, 3, 2]);
     const xs = randomTensor([B, H, 2, D], 4);
     const spaced = await ops.spaced(xs);
     const y = await append(strided, spaced, 1);
     expect(y.strides).toEqual(strided.strides);
-    expect(await values(strided)).toEqual(concat(sentinel([B, H, 1, D]), xs, M - 3));
+    expect(await values(strided)).toEqual(kvConcat(sentinelTensor([B, H, 1, D]), xs, M - 3));
     const empty = await webgpu.upload(new Tensor(new Float32Array(0), [B, H, 0, D]));
     const y0 = await append(strided, empty, 3);
     expect(y0.shape).toEqual([B, H, 3, D]);
-    expect(await values(strided)).toEqual(concat(sentinel([B, H, 1, D]), xs, M - 3));
+    expect(await values(strided)).toEqual(kvConcat(sentinelTensor([B, H, 1, D]), xs, M - 3));
     for (const v of [vx, spaced, empty, y, y0, strided, cache, big]) webgpu.release(v);
   });
 
-  it("with shift, positions [shift, shift + past) move to the front first (a window's ring), then x follows them", async () => {
-    const host = randomTensor([B, H, M, D], 11);
-    const cache = await webgpu.upload(host);
-    const x = randomTensor([B, H, 1, D], 12);
-    const vx = await webgpu.upload(x);
-    const y = await webgpu.dispatch({
-      kind: "kv-append",
-      node: "k.cache",
-      attrs: { past: 2, shift: 3, length: "S" },
-      inputs: [cache, vx],
-      outShape: [B, H, 3, D],
-    });
-    const got = (await webgpu.download(y)).contiguous();
-    for (let i = 0; i < B; i++)
-      for (let h = 0; h < H; h++)
-        for (let d = 0; d < D; d++)
-          expect([got.get(i, h, 0, d), got.get(i, h, 1, d), got.get(i, h, 2, d)]).toEqual([
-            host.get(i, h, 3, d),
-            host.get(i, h, 4, d),
-            x.get(i, h, 0, d),
-          ]);
-    for (const v of [y, vx, cache]) webgpu.release(v);
-  });
-
   it("is ordered with the programs around it: a read before sees the old rows, a read after the new ones", async () => {
-    const cache = await webgpu.upload(sentinel([1, 1, M, D]));
+    const cache = await webgpu.upload(sentinelTensor([1, 1, M, D]));
     const before = await ops.dispatch("gelu", { approximate: "none" }, [cache], cache.shape);
     const x = randomTensor([1, 1, M, D], 5);
     const vx = await webgpu.upload(x);
     const y = await append(cache, vx, 0);
     const after = await ops.dispatch("gelu", { approximate: "none" }, [y], y.shape);
     const gelu = async (t: Tensor) => ops.run("gelu", { approximate: "none" }, [t], t.shape);
-    expect(await values(before)).toEqual(Array.from((await gelu(sentinel([1, 1, M, D]))).toFloat32Array()));
+    expect(await values(before)).toEqual(Array.from((await gelu(sentinelTensor([1, 1, M, D]))).toFloat32Array()));
     expect(await values(after)).toEqual(Array.from((await gelu(x)).toFloat32Array()));
     for (const v of [before, after, vx, y, cache]) webgpu.release(v);
   });
@@ -131,8 +83,8 @@ describe("kv-append on webgpu", () => {
     // A device of its own (not the shared one the other tests use), lost on purpose.
     const { device } = await acquireDevice();
     const ex = createWebGpuExecutor({ device });
-    const cache = await ex.upload(sentinel([1, 1, M, D]));
-    const untouched = await ex.upload(sentinel([1, 1, M, D]));
+    const cache = await ex.upload(sentinelTensor([1, 1, M, D]));
+    const untouched = await ex.upload(sentinelTensor([1, 1, M, D]));
     const x = await ex.upload(randomTensor([1, 1, 1, D], 6));
     ex.release(
       await ex.dispatch({
@@ -146,41 +98,8 @@ describe("kv-append on webgpu", () => {
     device.destroy();
     await device.lost;
     await expect(ex.download(untouched)).rejects.toMatchObject({ code: "device-lost" }); // the loss, reported once
-    expect(Array.from((await ex.download(untouched)).toFloat32Array()).every((v) => v === SENTINEL)).toBe(true);
+    expect(Array.from((await ex.download(untouched)).toFloat32Array()).every((v) => v === KV_SENTINEL)).toBe(true);
     await expect(ex.download(cache)).rejects.toMatchObject({ code: "device-lost" });
     await ex.dispose();
-  });
-
-  it("bad calls are typed errors naming <node>.<field>", async () => {
-    const cache = await webgpu.upload(sentinel([B, H, M, D]));
-    const cases: [number[], unknown, string, string][] = [
-      [[B, H, 2, D], 5, "attr", "past"], // past + L = 7 > M = 6
-      [[B, H, 1, D], 1.5, "attr", "past"],
-      [[B, H, 1, D], "P", "attr", "past"], // an unbound dim name
-      [[B, H, 1, D], -1, "attr", "past"],
-      [[B, H + 1, 1, D], 0, "shape", "x"],
-      [[B, H, 1, D + 1], 0, "shape", "x"],
-      [[B, 1, D], 0, "shape", "x"],
-    ];
-    for (const [shape, past, code, field] of cases) {
-      const vx = await webgpu.upload(randomTensor(shape, 7));
-      const e = (await append(cache, vx, past, "dec.k").then(
-        () => undefined,
-        (err: unknown) => err,
-      )) as AttnGraphError;
-      expect(AttnGraphError.isInstance(e), `${String(shape)} past ${String(past)}: ${String(e)}`).toBe(true);
-      expect([e.code, e.subject]).toEqual([code, `dec.k.${field}`]);
-      if (code === "shape") expect(e).toBeInstanceOf(ShapeError);
-      webgpu.release(vx);
-    }
-    // x a view of the cache itself: WebGPU cannot read and write one buffer in a copy or a dispatch.
-    const self = await ops.dispatch("slice", { axis: 2, start: 0, size: 1 }, [cache], [B, H, 1, D]);
-    const e = (await append(cache, self, 1, "dec.k").then(
-      () => undefined,
-      (err: unknown) => err,
-    )) as AttnGraphError;
-    expect([e.code, e.subject]).toEqual(["input", "dec.k.x"]);
-    expect((await values(cache)).every((v) => v === SENTINEL)).toBe(true); // nothing was written by a refused call
-    for (const v of [self, cache]) webgpu.release(v);
   });
 });

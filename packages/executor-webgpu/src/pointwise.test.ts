@@ -3,7 +3,8 @@
 // strided and offset inputs, a size past one workgroup, several inputs, and the errors.
 import { afterAll, describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
-import { reluOp, type Expr } from "@attngraph/graph";
+import { reluOp } from "@attngraph/graph";
+import { WHERE3_EXPR, where3 } from "@attngraph/testkit";
 import { createWebGpuExecutor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
 import { GpuOps } from "./test-gpu.js";
@@ -48,18 +49,9 @@ describe("pointwise kernel (relu's expression)", () => {
   });
 
   it("three inputs with a where; inputs of different shapes are a shape error naming the slot", async () => {
-    const el = (name: string) => ({ op: "input", name, index: [] });
-    const expr = {
-      op: "where",
-      args: [
-        { op: "gt", args: [el("x0"), 0] },
-        { op: "mul", args: [el("x1"), el("x2")] },
-        { op: "sub", args: [el("x2"), 1.5] },
-      ],
-    } as Expr;
+    const expr = WHERE3_EXPR;
     const [a, b, c] = [randomTensor([300], 1, 2), randomTensor([300], 2, 2), randomTensor([300], 3, 2)];
-    const [x, y, z] = [a, b, c].map((t) => t.toFloat32Array());
-    const want = Array.from(x!, (v, i) => (v > 0 ? Math.fround(y![i]! * z![i]!) : Math.fround(z![i]! - 1.5)));
+    const want = Array.from(where3(a.toFloat32Array(), b.toFloat32Array(), c.toFloat32Array()));
     expectSame(await ops.run("pointwise", { expr }, [a, await ops.spaced(b), c], [300]), want, "three inputs");
     await expect(
       ops.error("pointwise", { expr }, [a, randomTensor([299], 4), c], [300], "user"),

@@ -6,6 +6,7 @@ import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
 import { GpuOps } from "./test-gpu.js";
+import { positionCases, tableRows } from "@attngraph/testkit";
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
@@ -14,27 +15,14 @@ afterAll(() => webgpu.dispose());
 const P = 9;
 const E = 5;
 const table = randomTensor([P, E], 3);
-/** Rows from..from+n-1 of a host tensor [P, E], exactly. */
-const rows = (t: Tensor, from: number, n: number) =>
-  Array.from(
-    t
-      .contiguous()
-      .toFloat32Array()
-      .slice(from * E, (from + n) * E),
-  );
-
 describe("position-embedding kernel", () => {
   it("copies rows offset..offset+T-1 exactly; ids of any rank, their values never read back", async () => {
     const before = webgpu.stats.readbacks;
-    for (const [ids, offset] of [
-      [Tensor.int32([42, -3, 9000, 0], [2, 2]), 0],
-      [Tensor.int32([1, 1, 1, 1], [4]), 5],
-      [Tensor.int32([7], [1, 1, 1]), P - 1],
-    ] as const) {
+    for (const [ids, offset] of positionCases(P)) {
       const t = ids.shape.at(-1)!;
       const got = await ops.run("position-embedding", { offset }, [ids, table], [t, E]);
       expect(got.shape).toEqual([t, E]);
-      expect(Array.from(got.toFloat32Array())).toEqual(rows(table, offset, t));
+      expect(Array.from(got.toFloat32Array())).toEqual(tableRows(table, offset, t));
     }
     expect(webgpu.stats.readbacks - before, "one download per run, the ids never read").toBe(3);
   });
@@ -48,7 +36,7 @@ describe("position-embedding kernel", () => {
         [Tensor.int32([0, 0, 0, 0], [4]), strided],
         [4, E],
       );
-      expect(Array.from(got.toFloat32Array())).toEqual(rows(table, 3, 4));
+      expect(Array.from(got.toFloat32Array())).toEqual(tableRows(table, 3, 4));
     }
   });
 

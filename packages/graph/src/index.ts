@@ -54,3 +54,4 @@ export { checkKvAppend } from "./kernel-checks-attention.js";
 export { KernelTable } from "./kernel-table.js";
 export * from "./chunks.js";
 export * from "./expr/index.js";
+export { checkKvAppendApart, checkReshapeSize, keyPaddingError } from "./kernel-checks-executor.js";

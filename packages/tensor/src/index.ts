@@ -21,3 +21,4 @@ export {
   type ErrorDetails,
 } from "./errors.js";
 export { mulberry32 } from "./prng.js";
+export { isRowMajor, leadingStride, type StridedLayout } from "./strides.js";

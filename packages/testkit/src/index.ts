@@ -93,3 +93,8 @@ export {
   type SgdStep64,
 } from "./reference/optim64.js";
 export { withPlantedError } from "./plant-error.js";
+export { dropoutProbe } from "./dropout-probe.js";
+export { WHERE3_EXPR, where3 } from "./pointwise-where.js";
+export { checkGoldenSession, type PageGoldenCase, type PageResult, type PageSession } from "./golden/session-check.js";
+export { KV_SENTINEL, kvAppendCall, kvConcat, sentinelTensor } from "./kv-append-case.js";
+export { positionCases, tableRows } from "./position-rows.js";

@@ -3,7 +3,7 @@
 // session state (a weight the runtime keeps); only these L positions of it are written, so a call costs O(B·Hkv·L·D),
 // never the prefix again. With `shift` (a sliding window's full cache), positions [shift, shift + past) first move to
 // the front: rarely, and O(past) when they do.
-import { checkKvAppend, kernelInputError } from "@attngraph/graph";
+import { checkKvAppendApart } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
 import { requireInput, toTensor } from "./adapter.js";
 import { sliceImpl } from "./slice.js";
@@ -43,15 +43,6 @@ export function kvAppendImpl(cache: StridedView, x: StridedView, past: number, s
 export const kvAppendKernel: CpuKernel = (call) => {
   const cache = requireInput(call, 0, "cache");
   const x = requireInput(call, 1, "x");
-  const { past, shift } = checkKvAppend(call, cache, x);
-  // x read from the cache's own array could be overwritten before it is read.
-  if (x.data === cache.data)
-    throw kernelInputError(
-      call,
-      "x",
-      "x must not be a view of the cache it is written into",
-      "a value of its own",
-      "a view of the cache",
-    );
+  const { past, shift } = checkKvAppendApart(call, cache, x, x.data === cache.data);
   return toTensor(kvAppendImpl(cache, x, past, shift));
 };

@@ -1,9 +1,10 @@
 // mask: hide scores by setting them to −∞ (causal with an alignment, sliding window, key padding; composed by "or").
 // Softmax then gives hidden keys a weight of exactly 0.
-import { AttnGraphError, describe, type Tensor } from "@attngraph/tensor";
+import type { Tensor } from "@attngraph/tensor";
 import {
   afterwards,
   findNonBinary,
+  keyPaddingError,
   nonBinaryMaskError,
   overRows,
   userMaskStrides,
@@ -140,19 +141,7 @@ export function findInvalidPadding(keyPaddingMask: StridedView): number {
 export function checkKeyPadding(call: Call, pad: Tensor): void {
   const ns = pad.shape[1]!;
   const bad = findInvalidPadding(pad);
-  if (bad >= 0) {
-    const subject = `${call.node}.keyPaddingMask`;
-    const got = `${pad.toFloat32Array()[bad]} at [${Math.floor(bad / ns)}, ${bad % ns}]`;
-    throw new AttnGraphError(
-      "input",
-      describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got),
-      {
-        subject,
-        expected: "0 or 1",
-        got,
-      },
-    );
-  }
+  if (bad >= 0) throw keyPaddingError(call, pad.toFloat32Array()[bad], Math.floor(bad / ns), bad % ns);
 }
 
 /**

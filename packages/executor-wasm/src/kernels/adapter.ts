@@ -4,8 +4,7 @@
 // shape rule. What is left here is what only this executor can know or read: that an input is a wasm value, a dim
 // attribute bound to an integer, and key padding values (in the module's memory) that are 0 or 1. Kernels never trap
 // on bad calls: everything the module would index is checked before it runs.
-import { AttnGraphError, describe } from "@attngraph/tensor";
-import { dtypeError, kernelInputError, type KernelCall } from "@attngraph/graph";
+import { dtypeError, kernelInputError, keyPaddingError, type KernelCall } from "@attngraph/graph";
 import type { WasmContext } from "../context.js";
 import { WasmValue } from "../value.js";
 
@@ -59,19 +58,7 @@ export function checkKeyPadding(call: Call, ctx: WasmContext, pad: WasmValue): v
   for (let b = 0; b < nb; b++) {
     for (let j = 0; j < ns; j++) {
       const v = f32[base + b * ps0 + j * ps1]!;
-      if (v !== 0 && v !== 1) {
-        const subject = `${call.node}.keyPaddingMask`;
-        const got = `${v} at [${b}, ${j}]`;
-        throw new AttnGraphError(
-          "input",
-          describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got),
-          {
-            subject,
-            expected: "0 or 1",
-            got,
-          },
-        );
-      }
+      if (v !== 0 && v !== 1) throw keyPaddingError(call, v, b, j);
     }
   }
 }

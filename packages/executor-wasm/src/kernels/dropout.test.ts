@@ -3,7 +3,7 @@
 // bit-identical to the CPU executor's and to the testkit's independent reference, on dense and strided inputs.
 import { describe, expect, it } from "vitest";
 import { dropoutBits } from "@attngraph/graph";
-import { referenceDropout } from "@attngraph/testkit";
+import { dropoutProbe, referenceDropout } from "@attngraph/testkit";
 import { onCpu, onWasm, random, wasmExecutor } from "../test-util.js";
 
 const ex = await wasmExecutor();
@@ -11,20 +11,7 @@ const bits = (a: Float32Array) => new Uint32Array(a.buffer, a.byteOffset, a.leng
 
 describe("dropout on wasm vs cpu", () => {
   it("the module's generator gives @attngraph/graph's dropoutBits, bit for bit, over 64 seeds × 1,100 counters", () => {
-    // Counters near 0, around 2³¹ (where a signed/unsigned slip shows) and below 2³² (the wrap), and a spread between.
-    const counters = [0, 2 ** 31 - 300, 2 ** 32 - 300].flatMap((start) =>
-      Array.from({ length: 300 }, (_, k) => start + k),
-    );
-    for (let k = 0; k < 200; k++) counters.push((k * 0x2545f491) % 2 ** 32);
-    const seeds = [
-      0,
-      1,
-      42,
-      0x7fffffff,
-      0x80000000,
-      0xffffffff,
-      ...Array.from({ length: 58 }, (_, k) => ((k + 1) * 0x9e3779b1) % 2 ** 32),
-    ];
+    const { seeds, counters } = dropoutProbe();
     const mismatches: string[] = [];
     for (const seed of seeds) {
       for (const i of counters) {

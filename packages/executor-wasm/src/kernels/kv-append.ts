@@ -3,16 +3,16 @@
 // own strides, no copy of the prefix). The cache is session state (a weight uploaded once and passed again to every
 // run), so the write must land in its own block: the next run reads it there. A call costs B·Hkv·L row copies of D
 // elements; the prefix is never touched again.
-import { checkKvAppend, kernelInputError } from "@attngraph/graph";
+import { checkKvAppendApart } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
 import type { WasmValue } from "../value.js";
-import { requireInput, type Call } from "./adapter.js";
+import { requireInput } from "./adapter.js";
 
 /** Inputs: cache [B, Hkv, M, D], x [B, Hkv, L, D]; attrs { past, shift (bound to integers by the runtime) } → [B, Hkv, past + L, D]. */
 export const kvAppendKernel: WasmKernel = (call, ctx) => {
   const cache = requireInput(call, 0, "cache");
   const x = requireInput(call, 1, "x");
-  const { past, shift } = checkKvAppendHere(call, cache, x);
+  const { past, shift } = checkKvAppendApart(call, cache, x, x.block === cache.block);
   const [nb, nh, nl, nd] = x.shape as [number, number, number, number];
   const heap = ctx.i32();
   const at = (v: WasmValue, position: number) => ({
@@ -25,20 +25,6 @@ export const kvAppendKernel: WasmKernel = (call, ctx) => {
   ctx.wroteInto(cache);
   return ctx.view(cache, [nb, nh, past + nl, nd], cache.strides, cache.offset);
 };
-
-/** The shared checks, plus: x read from the cache's own block could be overwritten before it is read. */
-function checkKvAppendHere(call: Call, cache: WasmValue, x: WasmValue): { past: number; shift: number } {
-  const checked = checkKvAppend(call, cache, x);
-  if (x.block === cache.block)
-    throw kernelInputError(
-      call,
-      "x",
-      "x must not be a view of the cache it is written into",
-      "a value of its own",
-      "a view of the cache",
-    );
-  return checked;
-}
 
 interface HeapView {
   /** Index of element [0, 0, 0, 0] in the heap's int32 view. */

@@ -1,6 +1,9 @@
 // The host side of the module's register-tiled matmul: operands as (address, strides) and one shared scratch block.
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
+import { leadingStride } from "@attngraph/tensor";
+// Shared by every executor (@attngraph/tensor), re-exported where this package's matrix kernels always found it.
+export { leadingStride };
 import { MATMUL_PARAMS_BYTES, writeMatmulParams } from "./matmul-params.js";
 
 /** A [rows, cols] matrix operand: element [r, c] at `address` + (r · rowStride + c · colStride) · 4 bytes. */
@@ -147,18 +150,4 @@ export function rowsOperand(
     return { a: { address: x.address, rowStride: rs, colStride: 1 }, temp: undefined };
   const { value } = ctx.dense(x, `${subject} (dense copy of a strided operand)`);
   return { a: { address: value.address, rowStride: k, colStride: 1 }, temp: value };
-}
-
-/** The one stride that walks every row of [..., K] when the leading axes collapse, else undefined. */
-export function leadingStride(x: WasmValue): number | undefined {
-  let stride: number | undefined;
-  let next = 0;
-  for (let d = x.rank - 2; d >= 0; d--) {
-    const n = x.shape[d]!;
-    if (n === 1) continue;
-    if (stride === undefined) stride = x.strides[d]!;
-    else if (x.strides[d] !== next) return undefined;
-    next = x.strides[d]! * n;
-  }
-  return stride ?? 0;
 }

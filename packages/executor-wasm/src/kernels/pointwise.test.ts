@@ -4,7 +4,8 @@
 // several inputs, and the call's errors.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { reluOp, type Expr } from "@attngraph/graph";
+import { reluOp } from "@attngraph/graph";
+import { WHERE3_EXPR, where3 } from "@attngraph/testkit";
 import { builtinPointwise } from "../pointwise-as.js";
 import { f64, onWasm, onWasmViews, random, thrown, wasmExecutor, stridedRows } from "../test-util.js";
 
@@ -69,20 +70,9 @@ describe("pointwise on wasm (relu's expression)", () => {
   });
 
   it("three inputs and a where, across tiles: each input's element in its own register", () => {
-    const el = (name: string) => ({ op: "input", name, index: [] });
-    const expr = {
-      op: "where",
-      args: [
-        { op: "gt", args: [el("x0"), 0] },
-        { op: "mul", args: [el("x1"), el("x2")] },
-        { op: "sub", args: [el("x2"), 1.5] },
-      ],
-    } as Expr;
     const [a, b, c] = [random([5000], 1, 2), random([5000], 2, 2), random([5000], 3, 2)];
-    const got = onWasm(ex, "pointwise", { expr }, [a, b, c], [5000]).toFloat32Array();
-    const [x, y, z] = [a, b, c].map((t) => t.toFloat32Array());
-    const want = Float32Array.from(x!, (v, i) => (v > 0 ? Math.fround(y![i]! * z![i]!) : Math.fround(z![i]! - 1.5)));
-    expect(bitsOf(got)).toEqual(bitsOf(want));
+    const got = onWasm(ex, "pointwise", { expr: WHERE3_EXPR }, [a, b, c], [5000]).toFloat32Array();
+    expect(bitsOf(got)).toEqual(bitsOf(where3(a.toFloat32Array(), b.toFloat32Array(), c.toFloat32Array())));
   });
 
   it("each built-in expression's loop rendered at build time gives the interpreter's bits (tails of n mod 4 included)", () => {

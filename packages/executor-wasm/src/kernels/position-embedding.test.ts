@@ -5,30 +5,20 @@ import { describe, expect, it } from "vitest";
 import { type AttnGraphError, Tensor } from "@attngraph/tensor";
 import { onWasm, onWasmViews, random, thrown, wasmExecutor } from "../test-util.js";
 import { failsUntouched } from "../test-dispatch.js";
+import { positionCases, tableRows } from "@attngraph/testkit";
 
 const ex = await wasmExecutor();
 const P = 9;
 const E = 5;
 const table = random([P, E], 7);
-const rows = (t: Tensor, from: number, n: number) =>
-  Array.from(
-    t
-      .contiguous()
-      .toFloat32Array()
-      .slice(from * E, (from + n) * E),
-  );
 
 describe("position-embedding on wasm", () => {
   it("copies rows offset..offset+T-1 exactly; ids of any rank, their values unread", () => {
-    for (const [ids, offset] of [
-      [Tensor.int32([42, -3, 9000, 0], [2, 2]), 0],
-      [Tensor.int32([1, 1, 1, 1], [4]), 5],
-      [Tensor.int32([7], [1, 1, 1]), P - 1],
-    ] as const) {
+    for (const [ids, offset] of positionCases(P)) {
       const t = ids.shape.at(-1)!;
       const got = onWasm(ex, "position-embedding", { offset }, [ids, table], [t, E]);
       expect(got.shape).toEqual([t, E]);
-      expect(Array.from(got.toFloat32Array())).toEqual(rows(table, offset, t));
+      expect(Array.from(got.toFloat32Array())).toEqual(tableRows(table, offset, t));
     }
   });
 
@@ -36,7 +26,7 @@ describe("position-embedding on wasm", () => {
     const tT = random([E, P], 8).transpose(0, 1); // [P, E], rows strided by 1, columns by P
     const ids = Tensor.int32([0, 0, 0, 0, 0, 0], [3, 2]).transpose(0, 1); // [2, 3]
     const got = onWasmViews(ex, "position-embedding", { offset: 4 }, [ids, tT], [3, E]);
-    expect(Array.from(got.toFloat32Array())).toEqual(rows(tT, 4, 3));
+    expect(Array.from(got.toFloat32Array())).toEqual(tableRows(tT, 4, 3));
   });
 
   it("the gradient puts grad rows at offset.. of a zero [P, E] (a planned output's garbage overwritten)", () => {
@@ -62,7 +52,7 @@ describe("position-embedding on wasm", () => {
       [random([E, 3], 10).transpose(0, 1)],
       [3, E],
     );
-    expect(Array.from(strided.toFloat32Array())).toEqual(rows(random([E, 3], 10).transpose(0, 1), 0, 3));
+    expect(Array.from(strided.toFloat32Array())).toEqual(tableRows(random([E, 3], 10).transpose(0, 1), 0, 3));
   });
 
   it("positions past the table are an error naming the node, before anything is written", () => {

@@ -8,7 +8,8 @@
 // dispatches submit in call order, so the write lands after every earlier op's work and before any later op reads it.
 // With `shift` (a sliding window's full cache, rarely), the positions that stay first go to a temporary and back to the
 // cache's front: two copies, since one program may not read and write the same buffer.
-import { checkKvAppend, dtypeError, kernelInputError } from "@attngraph/graph";
+import { checkKvAppendApart, dtypeError } from "@attngraph/graph";
+import { isRowMajor } from "@attngraph/tensor";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
@@ -52,26 +53,12 @@ function checkKvAppendHere(call: Call, cache: GpuTensor, x: GpuTensor): { past: 
   ] as const) {
     if (t.dtype !== "float32") throw dtypeError(call, slot, name, "float32", t.dtype);
   }
-  const checked = checkKvAppend(call, cache, x);
-  if (x.storage === cache.storage)
-    throw kernelInputError(
-      call,
-      "x",
-      "x must not be a view of the cache it is written into",
-      "a value of its own",
-      "a view of the cache",
-    );
-  return checked;
+  return checkKvAppendApart(call, cache, x, x.storage === cache.storage);
 }
 
 /** Whether each (b, h) of `t` is one run of L·D adjacent elements: its last two dims dense row-major. */
 function blocksOf(t: GpuTensor): boolean {
-  let expected = 1;
-  for (const i of [3, 2]) {
-    if (t.shape[i] !== 1 && t.strides[i] !== expected) return false;
-    expected *= t.shape[i]!;
-  }
-  return true;
+  return isRowMajor({ shape: t.shape.slice(2), strides: t.strides.slice(2) });
 }
 
 /** One copyBufferToBuffer per (b, h): x's block of L·D elements to the cache's at position `past`. */

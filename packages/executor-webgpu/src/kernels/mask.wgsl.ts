@@ -4,7 +4,7 @@
 // keyPaddingMask[b, j] = 1 is hidden for every query; a user mask entry of 0 hides its (b, h, i, j). A score that is
 // already −∞ (an earlier mask) stays −∞ whatever the scale and bias, as in the reference. The fused attention kernel
 // uses the same positional rule (MASK_WGSL) and the same host-side padding check.
-import { AttnGraphError, describe, type AnyTensor } from "@attngraph/tensor";
+import type { AnyTensor } from "@attngraph/tensor";
 import type { MaskAttrs, MaskGeometry } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
@@ -15,7 +15,14 @@ import { writeOutput } from "./output.js";
 import { type Params, storageBindings } from "./shared.wgsl.js";
 // Shared by every executor (@attngraph/graph kernel-checks): the mask values' check, and the user mask's strides over
 // the scores (whose shape checks the declaration makes too).
-import { findNonBinary, maskOffset, nonBinaryMaskError, userMaskStrides, windowOf } from "@attngraph/graph";
+import {
+  findNonBinary,
+  keyPaddingError,
+  maskOffset,
+  nonBinaryMaskError,
+  userMaskStrides,
+  windowOf,
+} from "@attngraph/graph";
 
 /** WGSL: whether query i sees key j by position; `m` is the word of (causal, window, off) in the params. */
 export const MASK_WGSL = /* wgsl */ `
@@ -45,19 +52,7 @@ export async function checkKeyPadding(call: Call, gpu: KernelContext, pad: GpuTe
   const values: AnyTensor = await gpu.hostValues(pad);
   const flat = values.toFloat32Array();
   const bad = flat.findIndex((v) => v !== 0 && v !== 1);
-  if (bad >= 0) {
-    const subject = `${call.node}.keyPaddingMask`;
-    const got = `${flat[bad]} at [${Math.floor(bad / ns)}, ${bad % ns}]`;
-    throw new AttnGraphError(
-      "input",
-      describe(subject, "key padding values must be 1 (padded key) or 0 (real key)", "0 or 1", got),
-      {
-        subject,
-        expected: "0 or 1",
-        got,
-      },
-    );
-  }
+  if (bad >= 0) throw keyPaddingError(call, flat[bad], Math.floor(bad / ns), bad % ns);
 }
 
 /** A user mask or bias with its strides over [B, H, L, S] (0 on the axes it broadcasts over). */

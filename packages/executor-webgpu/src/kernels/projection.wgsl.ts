@@ -5,6 +5,9 @@
 import type { GeluAttrs } from "@attngraph/graph";
 import type { KernelContext, WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
+import { leadingStride } from "@attngraph/tensor";
+// Shared by every executor (@attngraph/tensor), re-exported where this package's matrix kernels always found it.
+export { leadingStride };
 import { optionalInput, input, type Call } from "./inputs.js";
 import { matmulProgram } from "./matmul.wgsl.js";
 
@@ -55,18 +58,4 @@ export async function linear(
   );
   if (x !== input) gpu.release(x);
   return out;
-}
-
-/** The one stride that walks every row of x [..., In] when its leading axes collapse into one, else undefined. */
-export function leadingStride(x: GpuTensor): number | undefined {
-  let stride: number | undefined;
-  let next = 0;
-  for (let d = x.rank - 2; d >= 0; d--) {
-    const n = x.shape[d]!;
-    if (n === 1) continue;
-    if (stride === undefined) stride = x.strides[d]!;
-    else if (x.strides[d] !== next) return undefined;
-    next = x.strides[d]! * n;
-  }
-  return stride ?? 0;
 }
