@@ -66,21 +66,5 @@ export function lastAxis(view: StridedView): { readonly length: number; readonly
   return r === 0 ? { length: 1, stride: 0 } : { length: view.shape[r - 1]!, stride: view.strides[r - 1]! };
 }
 
-/**
- * The one stride that walks every row (every index of the leading axes, row-major), when the leading axes collapse
- * into one (dense, sliced along the last axis, or with size-1 axes); undefined when they do not (e.g. [L, B, E] seen
- * through a permute of [B, L, E]). Lets matrix kernels treat [..., K] as a plain [rows, K] operand without a copy.
- */
-export function leadingStride(view: StridedView): number | undefined {
-  const { shape, strides } = view;
-  let stride: number | undefined;
-  let next = 0; // the stride the next outer non-1 axis must have to continue the run
-  for (let d = shape.length - 2; d >= 0; d--) {
-    const n = shape[d]!;
-    if (n === 1) continue;
-    if (stride === undefined) stride = strides[d]!;
-    else if (strides[d] !== next) return undefined;
-    next = strides[d]! * n;
-  }
-  return stride ?? 0;
-}
+// The one stride that walks every row of [..., K]: written once in @attngraph/tensor for every executor.
+export { leadingStride } from "@attngraph/tensor";
