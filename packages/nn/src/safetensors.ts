@@ -5,26 +5,13 @@
 // tensor and field, never a crash or a wrong tensor. It refuses what the reference reader (huggingface/safetensors)
 // refuses: the tensors' data must be back to back from byte 0 to the file's end (a gap or trailing bytes could hide
 // anything), and a name may appear once (the format's header is a map; JSON.parse would keep the last silently).
-import {
-  AttnGraphError,
-  INT32_MAX,
-  INT32_MIN,
-  Tensor,
-  clip,
-  describe,
-  sizeOf,
-  type AnyTensor,
-} from "@attngraph/tensor";
+import { SubjectError, INT32_MAX, INT32_MIN, Tensor, clip, sizeOf, type AnyTensor } from "@attngraph/tensor";
 import { findDuplicateKey } from "./json-keys.js";
 
 /** A file that is not valid safetensors, a dtype this reader does not take, or tensors and metadata no file can hold. */
-export class SafetensorsError extends AttnGraphError {
+export class SafetensorsError extends SubjectError {
   constructor(subject: string, what: string, expected?: string, got?: string) {
-    super("safetensors", describe(subject, what, expected, got), {
-      subject,
-      ...(expected === undefined ? {} : { expected }),
-      ...(got === undefined ? {} : { got }),
-    });
+    super("safetensors", subject, what, expected, got);
     this.name = "SafetensorsError";
   }
 }
