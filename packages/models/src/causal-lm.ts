@@ -9,25 +9,38 @@ import { defer, from, switchMap, type Observable } from "rxjs";
 import { generate, generateTokens, type TokenEvent } from "./generate.js";
 import type { GenerateOptions } from "./generate-options.js";
 import type { Prompt } from "./generate-prompt.js";
-import { LoadedModel, compileOptionsOf } from "./loaded-model.js";
-import { ModelInputError, tokenIds } from "./token-ids.js";
+import type { LmGraphOptions } from "./lm-graph.js";
+import { LoadedModel, compileOptionsOf, type ModelCompileOptions } from "./loaded-model.js";
+import { ModelInputError, checkInputsObject, tokenIds } from "./token-ids.js";
 
 export { compileOptionsOf, type ModelCompileOptions } from "./loaded-model.js";
+export type { LmGraphOptions } from "./lm-graph.js";
 
-export interface LmGraphOptions {
-  readonly loss?: boolean;
-  readonly decode?: boolean;
+/** What a family hands CausalLm besides its config: its graph, the target its loss skips, and its context. */
+export interface LmFamily<Config> {
+  readonly graph: (config: Config, options: LmGraphOptions) => OpGraph;
+  /** The target the loss skips (nanoGPT's ignore_index -1, Hugging Face's -100). */
+  readonly ignoreIndex: number;
+  /** The most positions the model has (nanoGPT's block_size, Llama's max_position_embeddings), and its name. */
+  readonly context: { readonly length: number; readonly name: string };
 }
 
-export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
+export abstract class CausalLm<Config extends { readonly vocabSize: number }> extends LoadedModel<
+  Config,
+  LmGraphOptions
+> {
   /** generate()'s decoders by batch size. */
   readonly #decoders = new Map<number, Promise<Decoder>>();
+  readonly #family: LmFamily<Config>;
 
-  protected abstract readonly vocabSize: number;
-  /** The target the loss skips (nanoGPT's ignore_index -1, Hugging Face's -100). */
-  protected abstract readonly ignoreIndex: number;
-  /** The most positions the model has (nanoGPT's block_size, Llama's max_position_embeddings), and its name. */
-  protected abstract readonly context: { readonly length: number; readonly name: string };
+  constructor(config: Config, weights: Record<string, Tensor>, options: ModelCompileOptions, family: LmFamily<Config>) {
+    super(config, weights, options);
+    this.#family = family;
+  }
+
+  protected buildGraph(options: LmGraphOptions): OpGraph {
+    return this.#family.graph(this.config, options);
+  }
 
   protected graphKey(options: LmGraphOptions): string {
     return `${options.loss ? "loss" : ""}${options.decode ? "decode" : ""}`;
@@ -42,14 +55,14 @@ export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
     inputs: Record<string, AnyTensor>;
     loss: boolean;
   } {
-    if (typeof inputs !== "object" || inputs === null)
-      throw new ModelInputError("inputs", "not an inputs object", "{ idx, targets? }", String(inputs));
-    const { length } = this.context;
-    const idx = tokenIds("idx", inputs.idx, this.vocabSize, length);
+    checkInputsObject(inputs, "{ idx, targets? }");
+    const { length } = this.#family.context;
+    const { vocabSize } = this.config;
+    const idx = tokenIds("idx", inputs.idx, vocabSize, length);
     const loss = inputs.targets !== undefined;
     const feed: Record<string, AnyTensor> = { idx };
     if (loss) {
-      const targets = tokenIds("targets", inputs.targets, this.vocabSize, length, this.ignoreIndex);
+      const targets = tokenIds("targets", inputs.targets, vocabSize, length, this.#family.ignoreIndex);
       if (targets.shape[0] !== idx.shape[0] || targets.shape[1] !== idx.shape[1])
         throw new ModelInputError(
           "targets",
@@ -85,7 +98,7 @@ export abstract class CausalLm extends LoadedModel<LmGraphOptions> {
 
   /** A KV-cache decoder of this model (maxLength: the model's context by default), loaded from the same weights. */
   decoder(options: { readonly maxLength?: number; readonly batch?: number } = {}): Promise<Decoder> {
-    const { length, name } = this.context;
+    const { length, name } = this.#family.context;
     const maxLength = options.maxLength ?? length;
     if (!Number.isSafeInteger(maxLength) || maxLength < 1 || maxLength > length)
       throw new ModelInputError(

@@ -5,9 +5,9 @@ import type { RunOptions } from "@attngraph/runtime";
 import { formatShape, Tensor, type AnyTensor } from "@attngraph/tensor";
 import type { EncoderLayerConfig } from "./encoder-config.js";
 import { encoderLayerGraph, type EncoderMasks } from "./encoder-layer.js";
-import { LoadedModel, type ModelCompileOptions } from "./loaded-model.js";
+import { LoadedModel } from "./loaded-model.js";
 import { attnMask, keyPaddingMask } from "./torch-masks.js";
-import { ModelInputError } from "./token-ids.js";
+import { ModelInputError, checkInputsObject } from "./token-ids.js";
 
 export interface EncoderLayerInputs {
   /** [B, T, E] with batch_first, else [T, B, E]. */
@@ -18,14 +18,8 @@ export interface EncoderLayerInputs {
   readonly src_key_padding_mask?: unknown;
 }
 
-export class EncoderLayerModel extends LoadedModel<EncoderMasks> {
+export class EncoderLayerModel extends LoadedModel<EncoderLayerConfig, EncoderMasks> {
   readonly family = "torch-encoder-layer" as const;
-  readonly config: EncoderLayerConfig;
-
-  constructor(config: EncoderLayerConfig, weights: Record<string, Tensor>, options: ModelCompileOptions) {
-    super(weights, options);
-    this.config = config;
-  }
 
   /** One graph per combination of masks. */
   protected buildGraph(masks: EncoderMasks): OpGraph {
@@ -47,13 +41,7 @@ export class EncoderLayerModel extends LoadedModel<EncoderMasks> {
    */
   prepare(inputs: EncoderLayerInputs): { graph: OpGraph; inputs: Record<string, AnyTensor>; masks: EncoderMasks } {
     const c = this.config;
-    if (typeof inputs !== "object" || inputs === null)
-      throw new ModelInputError(
-        "inputs",
-        "not an inputs object",
-        "{ src, src_mask?, src_key_padding_mask? }",
-        String(inputs),
-      );
+    checkInputsObject(inputs, "{ src, src_mask?, src_key_padding_mask? }");
     const src = inputs.src;
     if (!Tensor.isTensor(src) || src.dtype !== "float32" || src.shape.length !== 3 || src.shape[2] !== c.dModel) {
       throw new ModelInputError(

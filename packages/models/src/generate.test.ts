@@ -3,6 +3,7 @@
 // signal and by unsubscribing, and every bad input is a GenerateError raised before anything runs.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { thrownError } from "@attngraph/testkit/test-helpers";
 import { firstValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { generate, generateTokens, type TokenEvent } from "./generate.js";
@@ -213,12 +214,7 @@ describe("generate on cpu", () => {
     const cpu = createCpuExecutor();
     dec1 ??= await tinyDecoder(cpu, 8);
     dec2 ??= await tinyDecoder(cpu, 8, 2);
-    let error: unknown;
-    try {
-      f();
-    } catch (e) {
-      error = e;
-    }
+    const error = thrownError(() => f());
     expect(error).toBeInstanceOf(GenerateError);
     expect(AttnGraphError.isInstance(error)).toBe(true);
     expect((error as Error).message).toMatch(message);

@@ -1,38 +1,25 @@
 // A GPT-2-family model loaded from its checkpoint (nanoGPT's or Hugging Face's layout): the weights by nanoGPT's
 // names, the trainer nanoGPT users expect, and the way back to the file's own layout. Running, generating and new
 // weights are every causal LM's (causal-lm.ts).
-import type { OpGraph } from "@attngraph/graph";
 import type { Tensor } from "@attngraph/tensor";
 import type { Trainer } from "@attngraph/train";
-import { CausalLm, compileOptionsOf, type LmGraphOptions, type ModelCompileOptions } from "./causal-lm.js";
+import { CausalLm, compileOptionsOf, type ModelCompileOptions } from "./causal-lm.js";
 import type { GptConfig } from "./gpt-config.js";
 import { gptStateDict, type GptLayout } from "./gpt-layout.js";
 import { gptTrainer, type GptTrainerOptions } from "./gpt-trainer.js";
 import { GPT_IGNORE_INDEX, gptGraph } from "./gpt.js";
 
-export class GptModel extends CausalLm {
+export class GptModel extends CausalLm<GptConfig> {
   readonly family = "gpt2" as const;
-  readonly config: GptConfig;
   readonly layout: GptLayout;
 
   constructor(config: GptConfig, layout: GptLayout, weights: Record<string, Tensor>, options: ModelCompileOptions) {
-    super(weights, options);
-    this.config = config;
+    super(config, weights, options, {
+      graph: gptGraph,
+      ignoreIndex: GPT_IGNORE_INDEX,
+      context: { length: config.blockSize, name: "block size" },
+    });
     this.layout = layout;
-  }
-
-  protected buildGraph(options: LmGraphOptions): OpGraph {
-    return gptGraph(this.config, options);
-  }
-
-  protected readonly ignoreIndex = GPT_IGNORE_INDEX;
-
-  protected get vocabSize(): number {
-    return this.config.vocabSize;
-  }
-
-  protected get context(): { length: number; name: string } {
-    return { length: this.config.blockSize, name: "block size" };
   }
 
   /** What the loader found, in words: the family, layout and sizes. */

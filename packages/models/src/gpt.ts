@@ -7,9 +7,10 @@
 // Positions come from the graph (a position-embedding node reading rows offset … offset + T − 1 of wpe), so nobody
 // feeds position ids; in a decode graph the offset is the absolute position N the decoder binds.
 import { addAttention, type StandardWeight } from "@attngraph/attention";
-import { DECODE_DIMS, GraphBuilder, type OpGraph, type Ref } from "@attngraph/graph";
+import { DECODE_DIMS, type GraphBuilder, type OpGraph, type Ref } from "@attngraph/graph";
 import { addLayerNorm, addLinear } from "@attngraph/nn";
 import type { GptConfig } from "./gpt-config.js";
+import { lmGraph, type LmGraphOptions } from "./lm-graph.js";
 
 /** The target that the loss skips: nanoGPT's F.cross_entropy(…, ignore_index=-1). */
 export const GPT_IGNORE_INDEX = -1;
@@ -22,36 +23,23 @@ const GPT_ATTENTION_WEIGHTS: Readonly<Partial<Record<StandardWeight, string>>> =
   out_bias: "c_proj.bias",
 };
 
-export interface GptGraphOptions {
-  /** Also take int32 `targets` [B, T] and output `loss`, the mean cross-entropy (nanoGPT's, ignore_index −1). */
-  readonly loss?: boolean;
-  /** The graph of incremental decoding (compileDecoder): keys and values cached, positions from the decoder's N. */
-  readonly decode?: boolean;
-}
+/** `loss`: nanoGPT's cross-entropy (ignore_index −1); `decode`: positions from the decoder's N. */
+export type GptGraphOptions = LmGraphOptions;
 
 /**
  * The GPT graph: input `idx` [B, T] int32 (T ≤ block_size) → output `logits` [B, T, vocab] (and `loss` with
  * options.loss). Node names follow the modules (`transformer.h.0.attn.weights` is block 0's attention pattern).
  */
 export function gptGraph(c: GptConfig, options: GptGraphOptions = {}): OpGraph {
-  const b = new GraphBuilder();
-  const idx = b.input("idx", ["B", "T"], "int32");
-  const wte = b.weight("transformer.wte.weight", [c.vocabSize, c.nEmbd]);
-  const tokens = b.add("embedding", "transformer.wte", { ids: idx, weight: wte }); // [B, T, E]
-  const wpe = b.weight("transformer.wpe.weight", [c.blockSize, c.nEmbd]);
-  const offset = options.decode ? DECODE_DIMS.position : 0;
-  const positions = b.add("position-embedding", "transformer.wpe", { ids: idx, weight: wpe }, { offset }); // [T, E]
-  let x = b.add("add", "transformer.embed", { a: tokens, b: positions }); // [B, T, E]
-  for (let i = 0; i < c.nLayer; i++) x = addGptBlock(b, x, c, `transformer.h.${i}`, options.decode === true);
-  const normed = addLayerNorm(b, x, "transformer.ln_f", { eps: c.layerNormEps, bias: c.bias });
-  const head = c.tied ? wte : b.weight("lm_head.weight", [c.vocabSize, c.nEmbd]);
-  const logits = b.add("projection", "logits", { x: normed, weight: head }); // [B, T, V]
-  b.output(logits);
-  if (options.loss) {
-    const targets = b.input("targets", ["B", "T"], "int32");
-    b.output(b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean", ignoreIndex: GPT_IGNORE_INDEX }));
-  }
-  return b.build();
+  const frame = { embedding: "transformer.wte", width: c.nEmbd, ignoreIndex: GPT_IGNORE_INDEX };
+  return lmGraph(c, frame, options, (b, tokens, idx) => {
+    const wpe = b.weight("transformer.wpe.weight", [c.blockSize, c.nEmbd]);
+    const offset = options.decode ? DECODE_DIMS.position : 0;
+    const positions = b.add("position-embedding", "transformer.wpe", { ids: idx, weight: wpe }, { offset }); // [T, E]
+    let x = b.add("add", "transformer.embed", { a: tokens, b: positions }); // [B, T, E]
+    for (let i = 0; i < c.nLayer; i++) x = addGptBlock(b, x, c, `transformer.h.${i}`, options.decode === true);
+    return addLayerNorm(b, x, "transformer.ln_f", { eps: c.layerNormEps, bias: c.bias });
+  });
 }
 
 /** One nanoGPT Block under `p` (transformer.h.i): pre-norm attention and MLP, each added to the residual stream. */

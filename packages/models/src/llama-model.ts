@@ -1,33 +1,20 @@
 // A Llama model loaded from a Hugging Face LlamaForCausalLM checkpoint: the graphs it runs as (forward, forward with
 // loss, decode) built on first use and compiled once, and the weights under the file's own names (the graph uses them
 // as they are, so stateDict() is the file's layout). Generation runs on a KV-cache decoder as GptModel's does.
-import type { OpGraph } from "@attngraph/graph";
 import type { Tensor } from "@attngraph/tensor";
-import { CausalLm, type LmGraphOptions, type ModelCompileOptions } from "./causal-lm.js";
+import { CausalLm, type ModelCompileOptions } from "./causal-lm.js";
 import type { LlamaConfig } from "./llama-config.js";
 import { LLAMA_IGNORE_INDEX, llamaGraph } from "./llama.js";
 
-export class LlamaModel extends CausalLm {
+export class LlamaModel extends CausalLm<LlamaConfig> {
   readonly family = "llama" as const;
-  readonly config: LlamaConfig;
 
   constructor(config: LlamaConfig, weights: Record<string, Tensor>, options: ModelCompileOptions) {
-    super(weights, options);
-    this.config = config;
-  }
-
-  protected buildGraph(options: LmGraphOptions): OpGraph {
-    return llamaGraph(this.config, options);
-  }
-
-  protected readonly ignoreIndex = LLAMA_IGNORE_INDEX;
-
-  protected get vocabSize(): number {
-    return this.config.vocabSize;
-  }
-
-  protected get context(): { length: number; name: string } {
-    return { length: this.config.maxPositions, name: "max_position_embeddings" };
+    super(config, weights, options, {
+      graph: llamaGraph,
+      ignoreIndex: LLAMA_IGNORE_INDEX,
+      context: { length: config.maxPositions, name: "max_position_embeddings" },
+    });
   }
 
   /** What the loader found, in words. */

@@ -7,9 +7,10 @@
 // There is no position embedding: positions enter only through RoPE, which in a decode graph starts at the decoder's
 // absolute position N, so a KV-cache decoder runs the same graph one token at a time.
 import { addAttention, type StandardWeight } from "@attngraph/attention";
-import { GraphBuilder, type OpGraph, type Ref } from "@attngraph/graph";
+import type { GraphBuilder, OpGraph, Ref } from "@attngraph/graph";
 import { addLinear } from "@attngraph/nn";
 import type { LlamaConfig } from "./llama-config.js";
+import { lmGraph, type LmGraphOptions } from "./lm-graph.js";
 
 /** The target that the loss skips: Hugging Face's CrossEntropyLoss(ignore_index=-100). */
 export const LLAMA_IGNORE_INDEX = -100;
@@ -22,34 +23,20 @@ const LLAMA_ATTENTION_WEIGHTS: Readonly<Partial<Record<StandardWeight, string>>>
   out_proj: "o_proj.weight",
 };
 
-export interface LlamaGraphOptions {
-  /** Also take int32 `targets` [B, T] and output `loss`, the mean cross-entropy (HF's labels, already shifted). */
-  readonly loss?: boolean;
-  /** The graph of incremental decoding (compileDecoder): keys and values cached, RoPE positions from the decoder's N. */
-  readonly decode?: boolean;
-}
+/** `loss`: Hugging Face's cross-entropy on labels already shifted (ignore_index −100); `decode`: RoPE from the decoder's N. */
+export type LlamaGraphOptions = LmGraphOptions;
 
 /**
  * The Llama graph: input `idx` [B, T] int32 → output `logits` [B, T, vocab] (and `loss` with options.loss). Node and
  * weight names follow the modules (`model.layers.0.self_attn.weights` is layer 0's attention pattern).
  */
 export function llamaGraph(c: LlamaConfig, options: LlamaGraphOptions = {}): OpGraph {
-  const b = new GraphBuilder();
-  const idx = b.input("idx", ["B", "T"], "int32");
-  const table = b.weight("model.embed_tokens.weight", [c.vocabSize, c.hiddenSize]);
-  let x = b.add("embedding", "model.embed_tokens", { ids: idx, weight: table }); // [B, T, E]
-  for (let i = 0; i < c.numLayers; i++) x = addLlamaLayer(b, x, c, `model.layers.${i}`, options.decode === true);
-  const normed = addRmsNorm(b, x, "model.norm", c.rmsNormEps);
-  const head = c.tied ? table : b.weight("lm_head.weight", [c.vocabSize, c.hiddenSize]);
-  const logits = b.add("projection", "logits", { x: normed, weight: head }); // [B, T, V]
-  b.output(logits);
-  if (options.loss) {
-    const targets = b.input("targets", ["B", "T"], "int32");
-    b.output(
-      b.add("cross-entropy", "loss", { logits, targets }, { reduction: "mean", ignoreIndex: LLAMA_IGNORE_INDEX }),
-    );
-  }
-  return b.build();
+  const frame = { embedding: "model.embed_tokens", width: c.hiddenSize, ignoreIndex: LLAMA_IGNORE_INDEX };
+  return lmGraph(c, frame, options, (b, tokens) => {
+    let x = tokens; // [B, T, E]
+    for (let i = 0; i < c.numLayers; i++) x = addLlamaLayer(b, x, c, `model.layers.${i}`, options.decode === true);
+    return addRmsNorm(b, x, "model.norm", c.rmsNormEps);
+  });
 }
 
 /** LlamaRMSNorm under `name` with its weight `<name>.weight` [E]. */

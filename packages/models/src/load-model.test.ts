@@ -3,6 +3,7 @@
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { readSafetensors, writeSafetensors, StateDictError } from "@attngraph/nn";
 import { Tensor } from "@attngraph/tensor";
+import { thrownError } from "@attngraph/testkit/test-helpers";
 import { describe, expect, it } from "vitest";
 import { ModelConfigError } from "./config-fields.js";
 import { EncoderLayerModel } from "./encoder-model.js";
@@ -104,12 +105,7 @@ describe("loadModel: GPT-2 family", () => {
     tensors.set("h.0.mlp.c_fc.weight", Tensor.zeros([3, 3]));
     tensors.set("extra.weight", Tensor.zeros([2]));
     tensors.set("h.1.ln_1.weight", Tensor.zeros([32])); // block 1 exists, but only its ln_1
-    let error: unknown;
-    try {
-      loadModel(tensors, { config: { n_head: 4 } });
-    } catch (e) {
-      error = e;
-    }
+    const error = thrownError(() => loadModel(tensors, { config: { n_head: 4 } }));
     expect(error).toBeInstanceOf(StateDictError);
     const e = error as StateDictError;
     expect(e.message).toMatch(

@@ -32,13 +32,16 @@ interface Disposable {
   dispose(): Promise<void>;
 }
 
-export abstract class LoadedModel<GraphOptions extends object> {
+export abstract class LoadedModel<Config, GraphOptions extends object> {
+  /** The family's config, as the loader read it from the checkpoint. */
+  readonly config: Config;
   #weights: Record<string, Tensor>;
   protected readonly options: ModelCompileOptions;
   readonly #graphs = new Map<string, OpGraph>();
   readonly #sessions = new Map<OpGraph, Promise<Session>>();
 
-  constructor(weights: Record<string, Tensor>, options: ModelCompileOptions) {
+  constructor(config: Config, weights: Record<string, Tensor>, options: ModelCompileOptions) {
+    this.config = config;
     this.#weights = weights;
     this.options = options;
   }

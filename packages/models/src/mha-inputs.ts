@@ -5,7 +5,7 @@ import { formatShape, Tensor, type AnyTensor } from "@attngraph/tensor";
 import type { MhaConfig } from "./mha-config.js";
 import type { MhaGraphOptions } from "./mha.js";
 import { attnMask, keyPaddingMask } from "./torch-masks.js";
-import { ModelInputError } from "./token-ids.js";
+import { ModelInputError, checkInputsObject } from "./token-ids.js";
 
 export interface MhaInputs {
   /** [B, L, E] with batch_first, else [L, B, E]. */
@@ -41,13 +41,7 @@ export function mhaFeed(
   c: MhaConfig,
   inputs: MhaInputs,
 ): { options: MhaGraphOptions; feed: Record<string, AnyTensor> } {
-  if (typeof inputs !== "object" || inputs === null)
-    throw new ModelInputError(
-      "inputs",
-      "not an inputs object",
-      "{ query, key, value, attn_mask?, key_padding_mask? }",
-      String(inputs),
-    );
+  checkInputsObject(inputs, "{ query, key, value, attn_mask?, key_padding_mask? }");
   const [B, L] = checked(c, "query", inputs.query, "L", c.embedDim);
   // PyTorch's `query is key is value`: one tensor, one packed matmul. With kdim or vdim other than E the same tensor
   // cannot be the key, so it goes through the three-input checks, which name the width that does not fit.

@@ -3,20 +3,14 @@
 // combination of self-attention / masks / is_causal / need_weights a caller uses, compiled on first use.
 import type { OpGraph } from "@attngraph/graph";
 import type { RunOptions } from "@attngraph/runtime";
-import type { AnyTensor, Tensor } from "@attngraph/tensor";
-import { LoadedModel, type ModelCompileOptions } from "./loaded-model.js";
+import type { AnyTensor } from "@attngraph/tensor";
+import { LoadedModel } from "./loaded-model.js";
 import type { MhaConfig } from "./mha-config.js";
 import { mhaGraph, type MhaGraphOptions } from "./mha.js";
 import { meanOverHeads, mhaFeed, type MhaInputs, type MhaOutputs } from "./mha-inputs.js";
 
-export class MhaModel extends LoadedModel<MhaGraphOptions> {
+export class MhaModel extends LoadedModel<MhaConfig, MhaGraphOptions> {
   readonly family = "torch-mha" as const;
-  readonly config: MhaConfig;
-
-  constructor(config: MhaConfig, weights: Record<string, Tensor>, options: ModelCompileOptions) {
-    super(weights, options);
-    this.config = config;
-  }
 
   /** One graph per combination of self-attention / masks / is_causal / need_weights. */
   protected buildGraph(options: MhaGraphOptions): OpGraph {

@@ -7,6 +7,7 @@ import { createWasmExecutor } from "@attngraph/executor-wasm";
 import { createWebGpuExecutor } from "@attngraph/executor-webgpu";
 import { readSafetensors, writeSafetensors, StateDictError } from "@attngraph/nn";
 import { Tensor, UnsupportedError } from "@attngraph/tensor";
+import { thrownError } from "@attngraph/testkit/test-helpers";
 import { describe, expect, it } from "vitest";
 import { ModelConfigError } from "./config-fields.js";
 import { loadModel } from "./load-model.js";
@@ -182,12 +183,7 @@ describe("torch.nn.MultiheadAttention: what does not fit is named", () => {
     const bad = sd();
     bad.delete("out_proj.bias");
     bad.set("in_proj_bias", Tensor.zeros([16]));
-    let error: unknown;
-    try {
-      loadModel(bad, { config: { num_heads: 4 } });
-    } catch (e) {
-      error = e;
-    }
+    const error = thrownError(() => loadModel(bad, { config: { num_heads: 4 } }));
     expect(error).toBeInstanceOf(StateDictError);
     const e = error as StateDictError;
     expect(e.message).toMatch(/torch\.nn\.MultiheadAttention \(its state_dict names, embed_dim 16/);

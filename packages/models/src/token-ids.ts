@@ -11,6 +11,12 @@ export class ModelInputError extends AttnGraphError {
   }
 }
 
+/** `inputs` as a forward takes them, an object of named arguments; else a ModelInputError saying which (`expected`). */
+export function checkInputsObject(inputs: unknown, expected: string): asserts inputs is object {
+  if (typeof inputs !== "object" || inputs === null)
+    throw new ModelInputError("inputs", "not an inputs object", expected, String(inputs));
+}
+
 /**
  * ids as an int32 [B, T] tensor, or a ModelInputError. `maxLength` bounds T (the block size); `ignoreIndex` is a
  * value allowed besides [0, vocab) (targets: the loss skips it, as nanoGPT's -1 and Hugging Face's -100).

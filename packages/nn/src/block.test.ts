@@ -3,6 +3,7 @@ import { GraphBuilder, GraphValidationError } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
 import { compare, Tensor, type Tensor as T } from "@attngraph/tensor";
 import { goldenTrainDir, loadAnyCase, type TrainCase } from "@attngraph/testkit";
+import { thrownError } from "@attngraph/testkit/test-helpers";
 import { describe, expect, it } from "vitest";
 import { addTransformerBlock, transformerBlock } from "./block.js";
 import { loadStateDict, StateDictError } from "./state-dict.js";
@@ -46,12 +47,7 @@ describe("transformerBlock", () => {
     const g = transformerBlock({ embedDim: 16, nHeads: 4 });
     const { ["ln1.bias"]: _dropped, ...rest } = blockCase.params;
     const bad = { ...rest, "ln2.weight": Tensor.zeros([15]), "extra.weight": Tensor.zeros([2]) };
-    let err: unknown;
-    try {
-      loadStateDict(g, bad);
-    } catch (e) {
-      err = e;
-    }
+    const err = thrownError(() => loadStateDict(g, bad));
     expect(err).toBeInstanceOf(StateDictError);
     const e = err as StateDictError;
     expect(e.missing).toEqual(["ln1.bias"]);

@@ -20,23 +20,24 @@ const load = (f: string) => loadAnyCase(`${goldenTrainDir}/${f}`).case as TrainC
 
 /** A file from a header object and raw data bytes, as the format lays them out (no padding: readers must not need it). */
 function file(header: unknown, data: Uint8Array = new Uint8Array(0), headerLength?: bigint): Uint8Array {
-  const json = new TextEncoder().encode(JSON.stringify(header));
-  const out = new Uint8Array(8 + json.length + data.length);
-  new DataView(out.buffer).setBigUint64(0, headerLength ?? BigInt(json.length), true);
-  out.set(json, 8);
-  out.set(data, 8 + json.length);
-  return out;
+  return rawFile(JSON.stringify(header), data, headerLength);
 }
 
-/** A file whose header is `json` exactly as written (JSON.stringify cannot write a key twice). */
-function rawFile(json: string, data: Uint8Array = new Uint8Array(0)): Uint8Array {
+/**
+ * A file whose header is `json` exactly as written (JSON.stringify cannot write a key twice); `headerLength` replaces
+ * the true size in the first 8 bytes.
+ */
+function rawFile(json: string, data: Uint8Array = new Uint8Array(0), headerLength?: bigint): Uint8Array {
   const text = new TextEncoder().encode(json);
   const out = new Uint8Array(8 + text.length + data.length);
-  new DataView(out.buffer).setBigUint64(0, BigInt(text.length), true);
+  new DataView(out.buffer).setBigUint64(0, headerLength ?? BigInt(text.length), true);
   out.set(text, 8);
   out.set(data, 8 + text.length);
   return out;
 }
+
+/** A header entry of a float32 tensor of `shape` at bytes [begin, end) of the data. */
+const f32 = (shape: number[], begin: number, end: number) => ({ dtype: "F32", shape, data_offsets: [begin, end] });
 
 function error(bytes: Uint8Array): SafetensorsError {
   try {
@@ -112,7 +113,7 @@ describe("safetensors", () => {
     expect(bfloat16ToFloat(0xff80)).toBe(-Infinity);
   });
 
-  const t4 = { dtype: "F32", shape: [2, 2], data_offsets: [0, 16] };
+  const t4 = f32([2, 2], 0, 16);
   const sixteen = new Uint8Array(16);
   const broken: [string, () => Uint8Array, string, RegExp][] = [
     ["shorter than the header size", () => new Uint8Array(5), "safetensors header size", /file too short/],
@@ -172,14 +173,7 @@ describe("safetensors", () => {
     ],
     [
       "overlapping tensors",
-      () =>
-        file(
-          {
-            a: { dtype: "F32", shape: [3], data_offsets: [0, 12] },
-            b: { dtype: "F32", shape: [2], data_offsets: [8, 16] },
-          },
-          sixteen,
-        ),
+      () => file({ a: f32([3], 0, 12), b: f32([2], 8, 16) }, sixteen),
       "tensor b.data_offsets",
       /overlaps tensor a/,
     ],
@@ -212,20 +206,13 @@ describe("safetensors", () => {
     // The reference reader's rules: data back to back from 0 to the end of the file, each name once.
     [
       "a gap between tensors",
-      () =>
-        file(
-          {
-            a: { dtype: "F32", shape: [1], data_offsets: [0, 4] },
-            b: { dtype: "F32", shape: [2], data_offsets: [8, 16] },
-          },
-          sixteen,
-        ),
+      () => file({ a: f32([1], 0, 4), b: f32([2], 8, 16) }, sixteen),
       "tensor b.data_offsets",
       /gap of 4 bytes no tensor holds after tensor a, expected begin = 4, got \[8, 16\]/,
     ],
     [
       "a gap before the first tensor",
-      () => file({ w: { dtype: "F32", shape: [3], data_offsets: [4, 16] } }, sixteen),
+      () => file({ w: f32([3], 4, 16) }, sixteen),
       "tensor w.data_offsets",
       /gap of 4 bytes no tensor holds at the data's start/,
     ],
@@ -282,10 +269,10 @@ describe("safetensors", () => {
     const { tensors } = readSafetensors(
       file(
         {
-          e: { dtype: "F32", shape: [0, 3], data_offsets: [4, 4] },
-          'a"b': { dtype: "F32", shape: [1], data_offsets: [0, 4] },
+          e: f32([0, 3], 4, 4),
+          'a"b': f32([1], 0, 4),
           z: { dtype: "I32", shape: [0], data_offsets: [4, 4] },
-          'a"c': { dtype: "F32", shape: [], data_offsets: [4, 8] },
+          'a"c': f32([], 4, 8),
         },
         new Uint8Array(8),
       ),

@@ -5,26 +5,13 @@
 // tensor and field, never a crash or a wrong tensor. It refuses what the reference reader (huggingface/safetensors)
 // refuses: the tensors' data must be back to back from byte 0 to the file's end (a gap or trailing bytes could hide
 // anything), and a name may appear once (the format's header is a map; JSON.parse would keep the last silently).
-import {
-  AttnGraphError,
-  INT32_MAX,
-  INT32_MIN,
-  Tensor,
-  clip,
-  describe,
-  sizeOf,
-  type AnyTensor,
-} from "@attngraph/tensor";
+import { SubjectError, INT32_MAX, INT32_MIN, Tensor, clip, sizeOf, type AnyTensor } from "@attngraph/tensor";
 import { findDuplicateKey } from "./json-keys.js";
 
 /** A file that is not valid safetensors, a dtype this reader does not take, or tensors and metadata no file can hold. */
-export class SafetensorsError extends AttnGraphError {
+export class SafetensorsError extends SubjectError {
   constructor(subject: string, what: string, expected?: string, got?: string) {
-    super("safetensors", describe(subject, what, expected, got), {
-      subject,
-      ...(expected === undefined ? {} : { expected }),
-      ...(got === undefined ? {} : { got }),
-    });
+    super("safetensors", subject, what, expected, got);
     this.name = "SafetensorsError";
   }
 }
@@ -249,31 +236,29 @@ function checkContiguous(entries: readonly Entry[], dataLength: number): void {
   }
 }
 
+/** What a value must fit to become an element of an int32 or float32 tensor (±∞ and NaN are float32 values as they are). */
+const RANGES = {
+  int32: { expected: "an int32 value", outside: (v: number) => v < INT32_MIN || v > INT32_MAX },
+  float32: {
+    expected: "|v| <= 3.4e38",
+    outside: (v: number) => Number.isFinite(v) && Math.abs(v) > 3.4028234663852886e38,
+  },
+} as const;
+
 /** A checked entry's values: floats as float32, integers as int32 (each range-checked, never wrapped or rounded to ∞). */
 function readTensor(view: DataView, dataStart: number, e: Entry): AnyTensor {
   const spec = DTYPES[e.dtype]!;
   const count = (e.end - e.begin) / spec.bytes;
   const values = new Array<number>(count);
   for (let i = 0; i < count; i++) values[i] = spec.read(view, dataStart + e.begin + i * spec.bytes);
-  const subject = `tensor ${clip(e.name)}`;
-  if (spec.int) {
-    const bad = values.findIndex((v) => v < INT32_MIN || v > INT32_MAX);
-    if (bad >= 0)
-      throw new SafetensorsError(
-        `${subject}[${bad}]`,
-        `${e.dtype} value outside the int32 range`,
-        "an int32 value",
-        String(values[bad]),
-      );
-    return Tensor.int32(values, e.shape);
-  }
-  const bad = values.findIndex((v) => Number.isFinite(v) && Math.abs(v) > 3.4028234663852886e38);
+  const dtype = spec.int ? "int32" : "float32";
+  const bad = values.findIndex(RANGES[dtype].outside);
   if (bad >= 0)
     throw new SafetensorsError(
-      `${subject}[${bad}]`,
-      `${e.dtype} value outside the float32 range`,
-      "|v| <= 3.4e38",
+      `tensor ${clip(e.name)}[${bad}]`,
+      `${e.dtype} value outside the ${dtype} range`,
+      RANGES[dtype].expected,
       String(values[bad]),
     );
-  return Tensor.from(values, e.shape);
+  return dtype === "int32" ? Tensor.int32(values, e.shape) : Tensor.from(values, e.shape);
 }

@@ -5,6 +5,7 @@ import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { compile, compileDecoder } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
+import { thrownError } from "@attngraph/testkit/test-helpers";
 import { transformerBlock } from "./block.js";
 import { defaultInit } from "./init.js";
 import { loadStateDict, StateDictError } from "./state-dict.js";
@@ -25,12 +26,7 @@ describe("loadStateDict on a decode graph", () => {
 
   it("a cache in the state_dict is unexpected under strict, and dropped (not passed on) with strict: false", () => {
     const withCache = { ...stateDict, [caches[0]!]: Tensor.zeros([1, 2, 4, 4]) };
-    let error: unknown;
-    try {
-      loadStateDict(decode, withCache);
-    } catch (e) {
-      error = e;
-    }
+    const error = thrownError(() => loadStateDict(decode, withCache));
     expect(error).toBeInstanceOf(StateDictError);
     expect((error as StateDictError).unexpected).toEqual([caches[0]]);
     expect((error as StateDictError).missing).toEqual([]);
@@ -39,12 +35,7 @@ describe("loadStateDict on a decode graph", () => {
 
   it("a missing real weight is still missing (the caches are never listed)", () => {
     const { "ln1.weight": _, ...rest } = stateDict;
-    let error: unknown;
-    try {
-      loadStateDict(decode, rest);
-    } catch (e) {
-      error = e;
-    }
+    const error = thrownError(() => loadStateDict(decode, rest));
     expect((error as StateDictError).missing).toEqual(["ln1.weight"]);
   });
 

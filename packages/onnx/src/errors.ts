@@ -1,4 +1,4 @@
-import { AttnGraphError, describe } from "@attngraph/tensor";
+import { SubjectError } from "@attngraph/tensor";
 
 /**
  * A graph that cannot be written as ONNX: a node whose op kind has no ONNX form (a user op, a backward or optimizer op
@@ -8,13 +8,9 @@ import { AttnGraphError, describe } from "@attngraph/tensor";
  * was expected and what came. `code` is always "onnx-export", so callers can tell it from a graph
  * that does not validate at all.
  */
-export class OnnxExportError extends AttnGraphError {
+export class OnnxExportError extends SubjectError {
   constructor(subject: string, what: string, expected?: string, got?: string) {
-    super("onnx-export", describe(subject, what, expected, got), {
-      subject,
-      ...(expected === undefined ? {} : { expected }),
-      ...(got === undefined ? {} : { got }),
-    });
+    super("onnx-export", subject, what, expected, got);
     this.name = "OnnxExportError";
   }
 }

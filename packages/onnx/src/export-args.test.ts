@@ -1,12 +1,12 @@
 // exportOnnx's arguments and options: each that is not what it should be is an OnnxExportError naming it, before
 // anything is lowered. (`contrib: "bogus"` was taken as "none"; `outputs: "act"` was read letter by letter.)
 import { GraphBuilder } from "@attngraph/graph";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { modelWeights } from "./decode-caches.js";
-import { OnnxExportError } from "./errors.js";
 import { exportOnnx, exportOnnxWithReport } from "./export.js";
 import { decodeModel } from "./proto/proto.js";
+import { exportFailure } from "./test-export-failure.js";
 
 function graph() {
   const b = new GraphBuilder();
@@ -16,17 +16,6 @@ function graph() {
 }
 
 const weights = { bias: Tensor.from([0, 1, 2, 3], [4]) };
-
-function failure(f: () => unknown): OnnxExportError {
-  try {
-    f();
-  } catch (e) {
-    expect(AttnGraphError.isInstance(e)).toBe(true);
-    expect(e).toBeInstanceOf(OnnxExportError);
-    return e as OnnxExportError;
-  }
-  throw new Error("the export did not fail");
-}
 
 describe("exportOnnx arguments", () => {
   const refused: [string, () => unknown, string, RegExp][] = [
@@ -88,7 +77,7 @@ describe("exportOnnx arguments", () => {
     ["modelWeights of a null graph", () => modelWeights(null as never), "modelWeights graph", /not an op graph/],
   ];
   it.each(refused)("%s is an OnnxExportError naming it", (_, f, subject, message) => {
-    const e = failure(f);
+    const e = exportFailure(f);
     expect(e.subject).toBe(subject);
     expect(e.message).toMatch(message);
   });

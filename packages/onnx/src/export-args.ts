@@ -31,24 +31,18 @@ export function checkGraph(subject: string, graph: unknown): asserts graph is Op
     throw new OnnxExportError(subject, "not an op graph", "an OpGraph", kindOf(graph));
 }
 
+/** `value` is an object that is not an array (weights, options), else an OnnxExportError about `subject`. */
+function checkRecord(value: unknown, subject: string, what: string, expected: string): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new OnnxExportError(subject, what, expected, kindOf(value));
+}
+
 /** Checks exportOnnx's graph, weights (an object; its tensors are checked where the export reads them) and options. */
 export function checkExportArgs(graph: unknown, weights: unknown, options: unknown): ExportArgs {
   checkGraph("exportOnnx graph", graph);
-  if (typeof weights !== "object" || weights === null || Array.isArray(weights))
-    throw new OnnxExportError(
-      "exportOnnx weights",
-      "weights must be an object of tensors by name",
-      "{ [weight]: Tensor }",
-      kindOf(weights),
-    );
+  checkRecord(weights, "exportOnnx weights", "weights must be an object of tensors by name", "{ [weight]: Tensor }");
   if (options === undefined) return { contrib: true, outputs: [], graphName: "attngraph" };
-  if (typeof options !== "object" || options === null || Array.isArray(options))
-    throw new OnnxExportError(
-      "exportOnnx options",
-      "options must be an object",
-      "{ contrib?, outputs?, graphName? }",
-      kindOf(options),
-    );
+  checkRecord(options, "exportOnnx options", "options must be an object", "{ contrib?, outputs?, graphName? }");
   const { contrib = "auto", outputs = [], graphName = "attngraph" } = options as Record<string, unknown>;
   if (!CONTRIB_MODES.includes(contrib as never))
     throw new OnnxExportError(

@@ -2,10 +2,10 @@
 // backward op, training-mode dropout and a missing weight each name the node (or weight) at fault.
 import { describe, expect, it } from "vitest";
 import { createOpRegistry, defineOp, GraphBuilder } from "@attngraph/graph";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { OnnxExportError } from "./errors.js";
+import { Tensor } from "@attngraph/tensor";
 import { exportOnnx, exportOnnxWithReport } from "./export.js";
 import { decodeModel } from "./proto/proto.js";
+import { exportFailure } from "./test-export-failure.js";
 import { randomTensor } from "./test-against-cpu.js";
 import { runInOrt } from "./test-ort.js";
 
@@ -16,17 +16,6 @@ function geluGraph() {
   const table = b.weight("table", [6, 4]);
   const sum = b.add("add", "sum", { a: x, b: b.add("embedding", "embedded", { ids, weight: table }) });
   return b.output(b.add("gelu", "act", { x: sum }, { approximate: "none" })).build();
-}
-
-function failure(fn: () => unknown): OnnxExportError {
-  try {
-    fn();
-  } catch (e) {
-    expect(AttnGraphError.isInstance(e)).toBe(true);
-    expect(e).toBeInstanceOf(OnnxExportError);
-    return e as OnnxExportError;
-  }
-  throw new Error("the export did not fail");
 }
 
 describe("exported model", () => {
@@ -104,7 +93,7 @@ describe("export failures", () => {
     });
     const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });
     const g = b.output(b.add("softcap", "scores.capped", { x: b.input("x", [2, 3]) }, { cap: 0.5 })).build();
-    const e = failure(() => exportOnnx(g, {}));
+    const e = exportFailure(() => exportOnnx(g, {}));
     expect(e.code).toBe("onnx-export");
     expect(e.subject).toBe("scores.capped");
     expect(e.message).toMatch(/^scores\.capped: user op softcap has no ONNX form/);
@@ -114,7 +103,9 @@ describe("export failures", () => {
     const b = new GraphBuilder();
     const y = b.input("y", [2, 3]);
     const g = b.output(b.add("softmax-grad", "masked.grad", { y, grad: b.input("g", [2, 3]) }, { scale: 1 })).build();
-    expect(failure(() => exportOnnx(g, {})).message).toMatch(/^masked\.grad: op softmax-grad has no ONNX form yet/);
+    expect(exportFailure(() => exportOnnx(g, {})).message).toMatch(
+      /^masked\.grad: op softmax-grad has no ONNX form yet/,
+    );
   });
 
   it("the training step's clipping and accumulation ops fail naming the node and its kind, as the optimizer ops do", () => {
@@ -134,7 +125,7 @@ describe("export failures", () => {
     for (const [node, kind, add] of cases) {
       const b = new GraphBuilder();
       const graph = b.output(add(b, b.input("g", [2, 3]))).build();
-      expect(failure(() => exportOnnx(graph, {})).message).toMatch(
+      expect(exportFailure(() => exportOnnx(graph, {})).message).toMatch(
         new RegExp(`^${node.replace(/\./g, "\\.")}: op ${kind} has no ONNX form yet`),
       );
     }
@@ -145,7 +136,7 @@ describe("export failures", () => {
       const b = new GraphBuilder();
       const g = b.input("g", [2, 3]);
       const graph = b.output(b.add(kind, "n.grad", { grad: g, x: b.input("x", [2, 3]) })).build();
-      expect(failure(() => exportOnnx(graph, {})).message).toMatch(
+      expect(exportFailure(() => exportOnnx(graph, {})).message).toMatch(
         new RegExp(`^n\\.grad: op ${kind} has no ONNX form yet`),
       );
     }
@@ -156,7 +147,7 @@ describe("export failures", () => {
     const cache = b.input("cache", [1, 2, 8, 4]);
     const x = b.input("x", [1, 2, 1, 4]);
     const g = b.output(b.add("kv-append", "k.cache", { cache, x }, { past: 3, shift: 0, length: "S" })).build();
-    expect(failure(() => exportOnnx(g, {})).message).toMatch(
+    expect(exportFailure(() => exportOnnx(g, {})).message).toMatch(
       /^k\.cache: kv-append: the cache must be a weight .*got input cache/,
     );
     const w = new GraphBuilder();
@@ -165,7 +156,7 @@ describe("export failures", () => {
     const shifted = w
       .output(w.add("kv-append", "k.cache", { cache: state, x: y }, { past: 3, shift: 2, length: "S" }))
       .build();
-    expect(failure(() => exportOnnx(shifted, {})).message).toMatch(
+    expect(exportFailure(() => exportOnnx(shifted, {})).message).toMatch(
       /^k\.cache: kv-append: a fixed shift has no ONNX form.*got 2/,
     );
   });
@@ -194,7 +185,7 @@ describe("export failures", () => {
     const b = new GraphBuilder();
     const x = b.input("x", [2, 1, 3, 4]);
     const dropped = b.add("dropout", "weights", { x }, { rate: 0.1, seed: 7, training: true });
-    const e = failure(() => exportOnnx(b.output(dropped).build(), {}));
+    const e = exportFailure(() => exportOnnx(b.output(dropped).build(), {}));
     expect(e.subject).toBe("weights");
     expect(e.message).toMatch(
       /training-mode dropout has no ONNX form.*expected training: false or rate: 0, got training: true, rate: 0.1/,
@@ -202,14 +193,14 @@ describe("export failures", () => {
     const a = new GraphBuilder();
     const q = a.input("q", [1, 1, 3, 4]);
     const fused = a.add("attention", "context", { q, k: q, v: q }, { scale: 0.5, dropoutRate: 0.2, training: true });
-    expect(failure(() => exportOnnx(a.output(fused).build(), {})).message).toMatch(
+    expect(exportFailure(() => exportOnnx(a.output(fused).build(), {})).message).toMatch(
       /^context: attention: training-mode dropout.*dropoutRate: 0.2/,
     );
   });
 
   it("a missing or misshapen weight fails naming it", () => {
-    expect(failure(() => exportOnnx(geluGraph(), {})).message).toMatch(/^table: weight missing/);
-    expect(failure(() => exportOnnx(geluGraph(), { table: randomTensor([4, 6], 1) })).message).toMatch(
+    expect(exportFailure(() => exportOnnx(geluGraph(), {})).message).toMatch(/^table: weight missing/);
+    expect(exportFailure(() => exportOnnx(geluGraph(), { table: randomTensor([4, 6], 1) })).message).toMatch(
       /^table: weight shape does not match its declaration, expected \[6, 4\], got \[4, 6\]/,
     );
   });

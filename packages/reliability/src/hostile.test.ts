@@ -23,6 +23,12 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 
 const NON_FINITE = [NaN, Infinity, -Infinity] as const;
 
+/** A causal self-attention case of width 4 (no padding, magnitude 1, seed 3): `numHeads` heads over `T` tokens. */
+function causalCase(numHeads: number, T: number): AttentionCase {
+  const config = normalizeConfig({ dIn: 4, dOut: 4, numHeads, causal: true });
+  return { config, fusedQkv: false, B: 1, T, S: T, padding: false, magnitude: 1, seed: 3 };
+}
+
 /**
  * Executors the arena-limit probe cannot apply to, by name, with the reason. Every other probe runs on every executor.
  * (maxArenaBytes still bounds each single value on them: the "shapes too large" probes run there too.)
@@ -102,17 +108,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinit
   }, 180_000); // 150 cases × 2 runs: about 15 s on SwiftShader, more on a busy machine
 
   it("a NaN in x: weights rows that see it are all NaN, the others still sum to 1 (causal: earlier queries unaffected)", async () => {
-    const c: AttentionCase = {
-      config: normalizeConfig({ dIn: 4, dOut: 4, numHeads: 2, causal: true }),
-      fusedQkv: false,
-      B: 1,
-      T: 5,
-      S: 5,
-      padding: false,
-      magnitude: 1,
-      seed: 3,
-    };
-    const m = materialize(c);
+    const m = materialize(causalCase(2, 5));
     m.inputs.x!.data[2 * 4 + 1] = NaN; // token 2
     const out = await runCase(m, await entry.create(), true);
     const w = out.taps.get("weights")!; // [B, H, L, S]
@@ -135,17 +131,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: NaN and ±Infinit
   // so a NaN value row there cannot reach those queries. Decided (docs/reliability.md): a key weighed exactly 0 adds
   // nothing, so the unfused chain and the reference agree with them, and queries before token 90 stay finite.
   it("fused and unfused agree on a NaN value row hidden from a whole key block (T > 64): earlier queries stay finite", async () => {
-    const c: AttentionCase = {
-      config: normalizeConfig({ dIn: 4, dOut: 4, numHeads: 1, causal: true }),
-      fusedQkv: false,
-      B: 1,
-      T: 100,
-      S: 100,
-      padding: false,
-      magnitude: 1,
-      seed: 3,
-    };
-    const m = materialize(c);
+    const m = materialize(causalCase(1, 100));
     m.inputs.x!.data[90 * 4] = NaN;
     const ex = await entry.create();
     const fused = dense((await runCase(m, ex, false)).output);

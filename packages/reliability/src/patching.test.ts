@@ -3,7 +3,8 @@
 // patched node sees the patched value in the same run. And the trust probes of issue 26: an object shaped like a tensor,
 // NaN the data carries, an override that never settles, concurrent runWithCache calls, ablation without a heads axis.
 import { attentionWeights, buildAttention, normalizeConfig } from "@attngraph/attention";
-import { compile, OverrideError } from "@attngraph/runtime";
+import type { Executor } from "@attngraph/graph";
+import { compile, OverrideError, type Session } from "@attngraph/runtime";
 import { ablateHeads, runWithCache } from "@attngraph/tools";
 import { Tensor } from "@attngraph/tensor";
 import { linear64, mergeHeads64, referenceAttention, splitHeads64, weightedSum64 } from "@attngraph/testkit";
@@ -55,12 +56,19 @@ function referenceWithout(h: number): Float64Array {
 }
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patching", (_name, entry) => {
-  it("zero-ablating a head equals the float64 reference without it; a tap in the same run sees the ablated weights", async () => {
-    const s = await compile(buildAttention(config), {
-      executors: [await entry.create()],
-      weights: attentionWeights(config, raw),
-    });
+  /** The attention graph compiled on a new executor of this entry, handed to `body`, and disposed after it. */
+  async function withSession(body: (s: Session, executor: Executor) => Promise<void>): Promise<void> {
+    const executor = await entry.create();
+    const s = await compile(buildAttention(config), { executors: [executor], weights: attentionWeights(config, raw) });
     try {
+      await body(s, executor);
+    } finally {
+      await s.dispose();
+    }
+  }
+
+  it("zero-ablating a head equals the float64 reference without it; a tap in the same run sees the ablated weights", () =>
+    withSession(async (s) => {
       const seen: Tensor[] = [];
       const sub = s.tap("weights").subscribe((e) => seen.push(e.tensor));
       const out = (await s.run({ x }, { override: { weights: (w) => withoutHead(w, ABLATED) } })).output!;
@@ -79,33 +87,19 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
           `tapped head 0, batch ${b}`,
         ).toBe(true);
       }
-    } finally {
-      await s.dispose();
-    }
-  });
+    }));
 
-  it("patching `weights` with its own value changes nothing, bit for bit (against the same, unfused lowering)", async () => {
-    const s = await compile(buildAttention(config), {
-      executors: [await entry.create()],
-      weights: attentionWeights(config, raw),
-    });
-    try {
+  it("patching `weights` with its own value changes nothing, bit for bit (against the same, unfused lowering)", () =>
+    withSession(async (s) => {
       const sub = s.tap("weights").subscribe();
       const plain = (await s.run({ x })).output!;
       sub.unsubscribe();
       const same = (await s.run({ x }, { override: { weights: (w) => w } })).output!;
       expect(Array.from(same.toFloat32Array())).toEqual(Array.from(plain.toFloat32Array()));
-    } finally {
-      await s.dispose();
-    }
-  });
+    }));
 
-  it("an object shaped like a tensor is an OverrideError, never a wrong output, a NaN or an untyped TypeError", async () => {
-    const s = await compile(buildAttention(config), {
-      executors: [await entry.create()],
-      weights: attentionWeights(config, raw),
-    });
-    try {
+  it("an object shaped like a tensor is an OverrideError, never a wrong output, a NaN or an untyped TypeError", () =>
+    withSession(async (s) => {
       const real = Tensor.zeros([B, H, T, T]);
       const duck = {
         shape: real.shape,
@@ -122,17 +116,10 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
         expect((e as OverrideError).node).toBe("weights");
       }
       expect((await s.run({ x })).output!.shape).toEqual([B, T, 12]);
-    } finally {
-      await s.dispose();
-    }
-  });
+    }));
 
-  it("NaN the input carries passes an identity override and an ablation; NaN the override adds is refused", async () => {
-    const s = await compile(buildAttention(config), {
-      executors: [await entry.create()],
-      weights: attentionWeights(config, raw),
-    });
-    try {
+  it("NaN the input carries passes an identity override and an ablation; NaN the override adds is refused", () =>
+    withSession(async (s) => {
       const poisoned = new Tensor(
         x.toFloat32Array().map((v, i) => (i === 0 ? NaN : v)),
         x.shape,
@@ -159,15 +146,10 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
           },
         ),
       ).rejects.toThrow(OverrideError);
-    } finally {
-      await s.dispose();
-    }
-  });
+    }));
 
-  it("an override that never settles: AbortSignal.timeout settles the run, which releases what it held", async () => {
-    const executor = await entry.create();
-    const s = await compile(buildAttention(config), { executors: [executor], weights: attentionWeights(config, raw) });
-    try {
+  it("an override that never settles: AbortSignal.timeout settles the run, which releases what it held", () =>
+    withSession(async (s, executor) => {
       // The baseline is after a run of the same plan: its weights' uploads and its pooled arena stay with the session.
       await s.run({ x }, { override: { weights: (w) => w } });
       const live = entry.live?.read(executor);
@@ -180,17 +162,10 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
       expect((e as Error).name).toBe("AbortError");
       if (entry.live) expect(entry.live.read(executor), entry.live.unit).toBe(live);
       expect((await s.run({ x })).output!.shape).toEqual([B, T, 12]);
-    } finally {
-      await s.dispose();
-    }
-  });
+    }));
 
-  it("runWithCache calls in flight together each read their own run (T = 3 and T = 5, then 20 at once)", async () => {
-    const s = await compile(buildAttention(config), {
-      executors: [await entry.create()],
-      weights: attentionWeights(config, raw),
-    });
-    try {
+  it("runWithCache calls in flight together each read their own run (T = 3 and T = 5, then 20 at once)", () =>
+    withSession(async (s) => {
       const input = (t: number, seed: number) => new Tensor(uniform(t * 8, 1, prng(seed)), [1, t, 8]);
       const [three, five] = await Promise.all([
         runWithCache(s, { x: input(3, 1) }, ["context"]),
@@ -204,21 +179,11 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: activation patchi
         alone.push((await runWithCache(s, { x: xi }, ["context"])).cache.get("context")!.toArray());
       const together = await Promise.all(inputs.map((xi) => runWithCache(s, { x: xi }, ["context"])));
       together.forEach((r, i) => expect(r.cache.get("context")!.toArray(), `call ${i}`).toEqual(alone[i]));
-    } finally {
-      await s.dispose();
-    }
-  });
+    }));
 
-  it("ablateHeads on a value without heads ([B, T, E]) is refused, not read with T as heads", async () => {
-    const s = await compile(buildAttention(config), {
-      executors: [await entry.create()],
-      weights: attentionWeights(config, raw),
-    });
-    try {
+  it("ablateHeads on a value without heads ([B, T, E]) is refused, not read with T as heads", () =>
+    withSession(async (s) => {
       expect(() => ablateHeads(s, "output", [0])).toThrow(/ablateHeads output: the value has no heads axis/);
       expect(() => ablateHeads(s, "context", [0])).toThrow(/no heads axis/);
-    } finally {
-      await s.dispose();
-    }
-  });
+    }));
 });

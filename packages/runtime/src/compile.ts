@@ -1,6 +1,7 @@
 import { GraphValidationError, formatDims, type Executor, type OpGraph } from "@attngraph/graph";
 import { lower, type LowerOptions } from "@attngraph/scheduler";
 import type { AnyTensor } from "@attngraph/tensor";
+import { checkObjectOption } from "./check-option.js";
 import { checkWeights } from "./check-values.js";
 import { Session } from "./session.js";
 import type { TapPolicy } from "./taps.js";
@@ -57,14 +58,7 @@ export interface CompileOptions extends LowerOptions {
  * ```
  */
 export async function compile(graph: OpGraph, options: CompileOptions): Promise<Session> {
-  if (typeof options !== "object" || options === null) {
-    throw new GraphValidationError(
-      "compile options",
-      "missing options",
-      "{ executors: [...], weights }",
-      String(options),
-    );
-  }
+  checkObjectOption(options, "compile options", "missing options", "{ executors: [...], weights }");
   const { maxArenaBytes, taps } = options;
   if (maxArenaBytes !== undefined && !(typeof maxArenaBytes === "number" && maxArenaBytes > 0)) {
     throw new GraphValidationError(
@@ -114,13 +108,7 @@ export async function compile(graph: OpGraph, options: CompileOptions): Promise<
 function checkUpdates(graph: OpGraph, updates: CompileOptions["updates"]): Map<string, string> {
   const out = new Map<string, string>();
   if (updates === undefined) return out;
-  if (typeof updates !== "object" || updates === null)
-    throw new GraphValidationError(
-      "compile.updates",
-      "invalid updates",
-      "an object of weight name → node name",
-      String(updates),
-    );
+  checkObjectOption(updates, "compile.updates", "invalid updates", "an object of weight name → node name");
   const weights = new Map(graph.weights.map((w) => [w.name, w] as const));
   const used = new Map<string, string>();
   for (const [weight, node] of Object.entries(updates)) {

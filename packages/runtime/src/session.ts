@@ -4,6 +4,7 @@ import { UnsupportedError, type AnyTensor, type Shape, type Tensor } from "@attn
 import { Observable, Subject } from "rxjs";
 import { AbortError, SessionDisposedError, TapError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
+import { checkObjectOption } from "./check-option.js";
 import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
 import {
@@ -403,13 +404,12 @@ export class Session {
   /** This run's overrides by node (the session's patches, then the run's), every name and value checked. */
   #overridesOf(runId: number, runOverrides: Readonly<Record<string, Override>> | undefined): Map<string, Override[]> {
     if (runOverrides !== undefined) {
-      if (typeof runOverrides !== "object" || runOverrides === null)
-        throw new GraphValidationError(
-          "run options.override",
-          "invalid overrides",
-          "an object of node name → tensor or function",
-          String(runOverrides),
-        );
+      checkObjectOption(
+        runOverrides,
+        "run options.override",
+        "invalid overrides",
+        "an object of node name → tensor or function",
+      );
       for (const node of Object.keys(runOverrides)) {
         checkOverrideTarget(this.graph, node, `override ${node}`);
         checkOverride(runOverrides[node], node, runId);

@@ -5,6 +5,7 @@ import { GraphBuilder, type Executor, type OpGraph } from "@attngraph/graph";
 import { Tensor, UnsupportedError } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
+import type { Session } from "./session.js";
 
 /** W [2, 3] and an input g: y = gelu(W) (the output), W.next = W + g (kept, not an output). */
 function stepGraph(): OpGraph {
@@ -35,10 +36,15 @@ function counting(): Executor & { uploads: number; downloads: number } {
 const W0 = Tensor.from([0, 1, 2, 3, 4, 5], [2, 3]);
 const G = Tensor.from([0.5, 0.5, 0.5, -1, -1, -1], [2, 3]);
 
+/** stepGraph compiled on `executor` (a plain cpu executor by default), W starting at W0 and updated to W.next. */
+function stepSession(executor: Executor = createCpuExecutor()): Promise<Session> {
+  return compile(stepGraph(), { executors: [executor], weights: { W: W0 }, updates: { W: "W.next" } });
+}
+
 describe("compile({ updates })", () => {
   it("each finished run makes the node's value the weight's, on the executor, with no upload or download of it", async () => {
     const ex = counting();
-    const session = await compile(stepGraph(), { executors: [ex], weights: { W: W0 }, updates: { W: "W.next" } });
+    const session = await stepSession(ex);
     const ys: number[] = [];
     for (let i = 0; i < 3; i++) ys.push((await session.run({ g: G })).y!.toArray()[0]!);
     // The output saw W at the start of each run: gelu(0), gelu(0.5), gelu(1).
@@ -51,11 +57,7 @@ describe("compile({ updates })", () => {
   });
 
   it("getWeights() names the weights that live on an executor; readWeights() reads them; setWeights() brings them home", async () => {
-    const session = await compile(stepGraph(), {
-      executors: [createCpuExecutor()],
-      weights: { W: W0 },
-      updates: { W: "W.next" },
-    });
+    const session = await stepSession();
     expect(session.getWeights().get("W")!.toArray()).toEqual(W0.toArray());
     await session.run({ g: G });
     expect(() => session.getWeights()).toThrow(UnsupportedError);
@@ -119,11 +121,7 @@ describe("compile({ updates })", () => {
   });
 
   it("the kept node is computed though no output reads it, and never planned into the arena", async () => {
-    const session = await compile(stepGraph(), {
-      executors: [createCpuExecutor()],
-      weights: { W: W0 },
-      updates: { W: "W.next" },
-    });
+    const session = await stepSession();
     expect(session.explain()).toMatch(/kept after the run \(not in an arena\): W\.next/);
     expect(session.plan.steps.map((s) => s.node)).toContain("W.next");
     expect(session.memoryPlan({ g: [2, 3] }).offsets.has("W.next")).toBe(false);
@@ -152,11 +150,7 @@ describe("compile({ updates })", () => {
   });
 
   it("runs that update weights take turns: two at once both count", async () => {
-    const session = await compile(stepGraph(), {
-      executors: [createCpuExecutor()],
-      weights: { W: W0 },
-      updates: { W: "W.next" },
-    });
+    const session = await stepSession();
     const [a, b] = await Promise.all([session.run({ g: G }), session.run({ g: G })]);
     // The second saw the first's update: gelu(0) then gelu(0.5) at element 0.
     expect([a.y!.toArray()[0], Number(b.y!.toArray()[0]!.toFixed(4))]).toEqual([0, 0.3457]);
@@ -166,7 +160,7 @@ describe("compile({ updates })", () => {
 
   it("dispose() while a run reads its outputs back: the run rejects as disposed, nothing is assigned", async () => {
     const ex = counting();
-    const session = await compile(stepGraph(), { executors: [ex], weights: { W: W0 }, updates: { W: "W.next" } });
+    const session = await stepSession(ex);
     const download = ex.download;
     ex.download = async (v) => {
       const t = await download(v);

@@ -1,15 +1,11 @@
 import { formatDims, inferShape, isConcrete, makeContext, type SymShape } from "@attngraph/graph";
-import { AttnGraphError, describe, formatShape, type Shape } from "@attngraph/tensor";
+import { SubjectError, formatShape, type Shape } from "@attngraph/tensor";
 import type { Plan } from "./plan.js";
 
 /** A run's inputs do not fit the graph's declared inputs (missing, unknown, wrong rank, inconsistent dims). */
-export class InputError extends AttnGraphError {
+export class InputError extends SubjectError {
   constructor(subject: string, what: string, expected?: string, got?: string) {
-    super("input", describe(subject, what, expected, got), {
-      subject,
-      ...(expected === undefined ? {} : { expected }),
-      ...(got === undefined ? {} : { got }),
-    });
+    super("input", subject, what, expected, got);
     this.name = "InputError";
   }
 }

@@ -1,5 +1,5 @@
 import { describe as suite, expect, it } from "vitest";
-import { AttnGraphError, ShapeError, UnsupportedError, clip, describe } from "./errors.js";
+import { AttnGraphError, ShapeError, SubjectError, UnsupportedError, clip, describe } from "./errors.js";
 
 suite("errors", () => {
   it("describe builds 'subject: what, expected X, got Y'", () => {
@@ -27,6 +27,19 @@ suite("errors", () => {
     expect(u.message).toBe("unsupported: op mask on executor webgpu");
     expect(u.code).toBe("unsupported");
     expect((u.cause as Error).message).toBe("x");
+  });
+
+  it("SubjectError words its message with describe and keeps only the fields given, and a cause", () => {
+    const e = new SubjectError("input", "x", "missing");
+    expect(e.message).toBe("x: missing");
+    expect(e.code).toBe("input");
+    expect(e).toBeInstanceOf(AttnGraphError);
+    expect("cause" in e).toBe(false);
+    expect([e.subject, e.expected, e.got]).toEqual(["x", undefined, undefined]);
+    const cause = new Error("inner");
+    const c = new SubjectError("format", "doc.a", "bad", undefined, "3", cause);
+    expect(c.message).toBe("doc.a: bad, got 3");
+    expect([c.expected, c.got, c.cause]).toEqual([undefined, "3", cause]);
   });
 
   it("clip keeps short strings and cuts long ones to max characters, keeping both ends", () => {

@@ -173,10 +173,27 @@ export function describe(subject: string, what: string, expected?: string, got?:
   return s;
 }
 
+/**
+ * An error of one code about one subject, worded by describe() ("subject: what, expected X, got Y") and carrying the
+ * same subject, expected and got as fields. The packages' own error classes (ShapeError, SafetensorsError,
+ * OnnxExportError, the scheduler's InputError, …) extend it and add only their code and name, so the wording and the
+ * fields are made in one place.
+ */
+export class SubjectError extends AttnGraphError {
+  constructor(code: ErrorCode, subject: string, what: string, expected?: string, got?: string, cause?: unknown) {
+    super(code, describe(subject, what, expected, got), {
+      subject,
+      ...opt(expected, got),
+      ...(cause === undefined ? {} : { cause }),
+    });
+    this.name = "SubjectError";
+  }
+}
+
 /** A tensor's shape, strides or element count does not fit what an operation needs. */
-export class ShapeError extends AttnGraphError {
+export class ShapeError extends SubjectError {
   constructor(subject: string, what: string, expected?: string, got?: string) {
-    super("shape", describe(subject, what, expected, got), { subject, ...opt(expected, got) });
+    super("shape", subject, what, expected, got);
     this.name = "ShapeError";
   }
 }

@@ -14,6 +14,7 @@ export { formatTensor } from "./format.js";
 export {
   AttnGraphError,
   ShapeError,
+  SubjectError,
   UnsupportedError,
   clip,
   describe,

@@ -110,15 +110,7 @@ export class Tensor<D extends DType = "float32"> {
    * a ShapeError naming its index: ids are never rounded or wrapped silently.
    */
   static int32(values: ArrayLike<number>, shape: Shape): Tensor<"int32"> {
-    checkShape("Tensor.int32", shape);
-    if (values.length !== sizeOf(shape)) {
-      throw new ShapeError(
-        "Tensor.int32",
-        "value count does not match the shape",
-        `${sizeOf(shape)} values for ${formatShape(shape)}`,
-        `${values.length}`,
-      );
-    }
+    checkValues("Tensor.int32", values, shape);
     const data = new Int32Array(values.length);
     for (let i = 0; i < values.length; i++) {
       const v = values[i]!;
@@ -132,15 +124,7 @@ export class Tensor<D extends DType = "float32"> {
 
   /** A new dense tensor holding a float32 copy of `values` (row-major). */
   static from(values: ArrayLike<number>, shape: Shape): Tensor {
-    checkShape("Tensor.from", shape);
-    if (values.length !== sizeOf(shape)) {
-      throw new ShapeError(
-        "Tensor.from",
-        "value count does not match the shape",
-        `${sizeOf(shape)} values for ${formatShape(shape)}`,
-        `${values.length}`,
-      );
-    }
+    checkValues("Tensor.from", values, shape);
     return new Tensor(Float32Array.from(values), shape);
   }
 
@@ -348,6 +332,19 @@ export class Tensor<D extends DType = "float32"> {
     return this.dtype === "int32"
       ? formatTensor(this.shape, this.toInt32Array(), "int32")
       : formatTensor(this.shape, this.toFloat32Array());
+  }
+}
+
+/** A valid `shape` and exactly its element count of `values` (what a new dense tensor is made of), else a ShapeError. */
+function checkValues(subject: string, values: ArrayLike<number>, shape: Shape): void {
+  checkShape(subject, shape);
+  if (values.length !== sizeOf(shape)) {
+    throw new ShapeError(
+      subject,
+      "value count does not match the shape",
+      `${sizeOf(shape)} values for ${formatShape(shape)}`,
+      `${values.length}`,
+    );
   }
 }
 

@@ -6,10 +6,10 @@
 import { grad } from "@attngraph/autodiff";
 import { GraphValidationError, type Executor, type OpGraph } from "@attngraph/graph";
 import { compile } from "@attngraph/runtime";
-import { ShapeError, formatShape, sameShape, type AnyTensor, type Tensor } from "@attngraph/tensor";
+import type { AnyTensor, Tensor } from "@attngraph/tensor";
 import { runWithCache } from "./cache.js";
 import { requireHeadsAxis } from "./heads-axis.js";
-import { checkHeads, forHead } from "./heads.js";
+import { checkHeads, checkRunShapes, forHead } from "./heads.js";
 
 export interface AttributionOptions {
   readonly executors: readonly Executor[];
@@ -131,13 +131,7 @@ function dot(a: Tensor, b: Tensor): number {
 
 /** a − b in float64: the clean and the corrupted run's values of `node`. */
 function difference(node: string, a: Tensor, b: Tensor): Float64Array {
-  if (!sameShape(a.shape, b.shape))
-    throw new ShapeError(
-      node,
-      "the clean and corrupted runs give this node different shapes",
-      formatShape(a.shape),
-      formatShape(b.shape),
-    );
+  checkRunShapes(node, a, b);
   const x = a.toFloat32Array();
   const y = b.toFloat32Array();
   return Float64Array.from(x, (v, i) => v - y[i]!);

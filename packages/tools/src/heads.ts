@@ -1,6 +1,17 @@
 // Values with attention heads on one axis (`axis`, read from the graph: headsAxis): the element ranges of one head,
 // and edits of them. Batch is axis 0.
-import { ShapeError, Tensor, formatShape } from "@attngraph/tensor";
+import { ShapeError, Tensor, formatShape, sameShape } from "@attngraph/tensor";
+
+/** Checks that `node` has one shape in the clean run and the corrupted one (patching and attribution compare them). */
+export function checkRunShapes(node: string, clean: Tensor, corrupted: Tensor): void {
+  if (!sameShape(clean.shape, corrupted.shape))
+    throw new ShapeError(
+      node,
+      "the clean and corrupted runs give this node different shapes",
+      formatShape(clean.shape),
+      formatShape(corrupted.shape),
+    );
+}
 
 /** Checks `t` has an axis `axis` (its heads) and that every head index is one of them. */
 export function checkHeads(node: string, t: Tensor, heads: readonly number[], axis: number): void {

@@ -2,9 +2,9 @@
 // in the clean run, and measure how much of the clean behaviour that restores.
 import type { Session } from "@attngraph/runtime";
 import { GraphValidationError } from "@attngraph/graph";
-import { ShapeError, formatShape, sameShape, type AnyTensor, type Tensor } from "@attngraph/tensor";
+import type { AnyTensor, Tensor } from "@attngraph/tensor";
 import type { CachedRun } from "./cache.js";
-import { checkHeads, editable, forHead, withData } from "./heads.js";
+import { checkHeads, checkRunShapes, editable, forHead, withData } from "./heads.js";
 import { requireHeadsAxis } from "./heads-axis.js";
 
 export interface PatchingOptions {
@@ -91,13 +91,7 @@ export async function patchFrom(
 /** `value` with head `h` (on `axis`) copied from `source` (same shape). */
 function withHeadFrom(node: string, value: Tensor, source: Tensor, h: number, axis: number): Tensor {
   checkHeads(node, value, [h], axis);
-  if (!sameShape(value.shape, source.shape))
-    throw new ShapeError(
-      node,
-      "the clean and corrupted runs give this node different shapes",
-      formatShape(source.shape),
-      formatShape(value.shape),
-    );
+  checkRunShapes(node, source, value);
   const data = editable(value);
   const from = source.toFloat32Array();
   forHead(value, axis, h, (start, end) => data.set(from.subarray(start, end), start));

@@ -1,6 +1,9 @@
 // A tensor the importer holds on the host while it reads and folds the file: initializers, Constant values and
 // whatever a node computes from them alone (shape arithmetic, masks). Integers of every width, bools and doubles are
 // held as float64 numbers (exact up to 2^53; int64 sentinels like INT64_MAX only ever clamp), float32 as float32.
+// Shapes are plain arrays here as in @attngraph/tensor: its element count, row-major strides and printing serve both.
+export { contiguousStrides as stridesOf, formatShape, sizeOf } from "@attngraph/tensor";
+
 export type ElemType = "float32" | "float64" | "int64" | "int32" | "bool" | "float16" | "int8" | "uint8";
 
 export interface HostTensor {
@@ -40,10 +43,6 @@ export const ONNX_ELEM_NAMES: Readonly<Record<number, string>> = {
   16: "BFLOAT16",
 };
 
-export function sizeOf(shape: readonly number[]): number {
-  return shape.reduce((a, d) => a * d, 1);
-}
-
 export function isFloat(t: ElemType): boolean {
   return t === "float32" || t === "float64" || t === "float16";
 }
@@ -56,19 +55,4 @@ export function hostTensor(dtype: ElemType, shape: readonly number[], data: Arra
 
 export function scalarOf(t: HostTensor): number | undefined {
   return t.data.length === 1 ? t.data[0] : undefined;
-}
-
-/** Row-major strides of a shape. */
-export function stridesOf(shape: readonly number[]): number[] {
-  const s = new Array<number>(shape.length);
-  let acc = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    s[i] = acc;
-    acc *= shape[i]!;
-  }
-  return s;
-}
-
-export function formatShape(shape: readonly number[]): string {
-  return `[${shape.join(", ")}]`;
 }

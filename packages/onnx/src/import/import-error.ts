@@ -1,4 +1,4 @@
-import { AttnGraphError, describe } from "@attngraph/tensor";
+import { AttnGraphError, SubjectError } from "@attngraph/tensor";
 
 /** One op type that importOnnx does not build: how many nodes use it and the first of their names. */
 export interface UnsupportedOp {
@@ -14,13 +14,9 @@ export interface UnsupportedOp {
  * not given, a node whose input is never defined, or a node of a supported type in a form that has no attngraph op
  * (`subject` names the field or node, the message what was expected and what came). `code` is "onnx-import".
  */
-export class OnnxImportError extends AttnGraphError {
+export class OnnxImportError extends SubjectError {
   constructor(subject: string, what: string, expected?: string, got?: string) {
-    super("onnx-import", describe(subject, what, expected, got), {
-      subject,
-      ...(expected === undefined ? {} : { expected }),
-      ...(got === undefined ? {} : { got }),
-    });
+    super("onnx-import", subject, what, expected, got);
     this.name = "OnnxImportError";
   }
 }

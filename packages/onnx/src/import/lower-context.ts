@@ -23,6 +23,10 @@ export interface ExprVal {
   readonly node: NodeIn | undefined;
 }
 
+/** An attngraph node's inputs (an absent optional one undefined) and attributes, as LowerContext.add takes them. */
+type NodeInputs = Readonly<Record<string, Ref | undefined>>;
+type NodeAttrs = Readonly<Record<string, unknown>>;
+
 export type Val =
   | { readonly kind: "const"; readonly t: HostTensor }
   | {
@@ -172,17 +176,28 @@ export class LowerContext {
   }
 
   /** Adds an attngraph node standing for `onnx` nodes; aliases their names to it. */
-  add(
-    kind: string,
-    name: string,
-    inputs: Readonly<Record<string, Ref | undefined>>,
-    attrs: Readonly<Record<string, unknown>>,
-    onnx: readonly NodeIn[],
-    note?: string,
-  ): Ref {
+  add(kind: string, name: string, inputs: NodeInputs, attrs: NodeAttrs, onnx: readonly NodeIn[], note?: string): Ref {
     const ref = this.b.add(kind, name, inputs, attrs);
     this.built.push({ name: ref, kind, onnx: onnx.map((n) => n.name), ...(note ? { note } : {}) });
     for (const n of onnx) if (!this.aliases.has(n.name)) this.aliases.set(n.name, ref);
+    return ref;
+  }
+
+  /**
+   * Adds the attngraph node that makes ONNX node `node`'s first output (named by nameFor, standing for `onnx`) and sets
+   * that output to it: the last step of every lowering that ends in one node.
+   */
+  addOutput(
+    node: NodeIn,
+    kind: string,
+    inputs: NodeInputs,
+    attrs: NodeAttrs,
+    onnx: readonly NodeIn[],
+    note?: string,
+  ): Ref {
+    const out = node.outputs[0]!;
+    const ref = this.add(kind, this.nameFor(node, out), inputs, attrs, onnx, note);
+    this.setNode(out, ref);
     return ref;
   }
 

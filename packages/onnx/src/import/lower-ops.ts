@@ -54,6 +54,20 @@ export function asVector(t: HostTensor | undefined): HostTensor | undefined {
   return { dtype: t.dtype, shape: [t.shape[t.shape.length - 1]!], data: t.data };
 }
 
+/** The op types (by lowerNode's key) whose lowering is a function of its own; the others are lowerNode's cases. */
+const OWN_LOWERING = new Map<string, (ctx: LowerContext, n: NodeIn) => void>([
+  ["Gather", gatherNode],
+  ["MatMul", matMul],
+  ["Gemm", gemm],
+  ["LayerNormalization", layerNorm],
+  ["ms.SkipLayerNormalization", skipLayerNorm],
+  ["SoftmaxCrossEntropyLoss", softmaxCrossEntropy],
+  ["ms.Attention", lowerContribAttention],
+  ["ms.MultiHeadAttention", lowerContribAttention],
+  ["Split", split],
+  ["Slice", sliceNode],
+]);
+
 export function lowerNode(ctx: LowerContext, n: NodeIn): void {
   if (tryPointwise(ctx, n)) return;
   const out = n.outputs[0]!;
@@ -67,6 +81,8 @@ export function lowerNode(ctx: LowerContext, n: NodeIn): void {
       : n.domain === "" || n.domain === "ai.onnx"
         ? n.opType
         : `${n.domain}.${n.opType}`;
+  const own = OWN_LOWERING.get(key);
+  if (own) return own(ctx, n);
   switch (key) {
     case "Identity":
     case "Dropout": {
@@ -75,12 +91,6 @@ export function lowerNode(ctx: LowerContext, n: NodeIn): void {
       ctx.env.set(out, ctx.val(n.inputs[0]!, n));
       return;
     }
-    case "Gather":
-      return gatherNode(ctx, n);
-    case "MatMul":
-      return matMul(ctx, n);
-    case "Gemm":
-      return gemm(ctx, n);
     case "Add":
     case "Mul": {
       const [a, b] = orderNodeFirst(ctx, n);
@@ -149,15 +159,6 @@ export function lowerNode(ctx: LowerContext, n: NodeIn): void {
         );
       return set(ctx.add("softmax", name(), { x: ref(0) }, { scale: 1 }, [n]));
     }
-    case "LayerNormalization":
-      return layerNorm(ctx, n);
-    case "ms.SkipLayerNormalization":
-      return skipLayerNorm(ctx, n);
-    case "SoftmaxCrossEntropyLoss":
-      return softmaxCrossEntropy(ctx, n);
-    case "ms.Attention":
-    case "ms.MultiHeadAttention":
-      return lowerContribAttention(ctx, n);
     case "Reshape": {
       const target = c(1);
       if (!target) ctx.unsupported(n, "Reshape to a shape known only at run time");
@@ -201,10 +202,6 @@ export function lowerNode(ctx: LowerContext, n: NodeIn): void {
       const perm = attrInts(n, "perm") ?? Array.from({ length: rank }, (_, i) => rank - 1 - i);
       return set(ctx.add("transpose", name(), { x: ref(0) }, { perm: [...perm] }, [n]));
     }
-    case "Split":
-      return split(ctx, n);
-    case "Slice":
-      return sliceNode(ctx, n);
     case "Cast": {
       const v = ctx.val(n.inputs[0]!, n);
       const to = attrInt(n, "to");
@@ -307,25 +304,20 @@ function gatherNode(ctx: LowerContext, n: NodeIn): void {
 }
 
 function matMul(ctx: LowerContext, n: NodeIn): void {
-  const out = n.outputs[0]!;
   const [a, b] = n.inputs as [string, string];
   const va = ctx.val(a, n);
   const wb = ctx.constOf(b);
   if (va.kind === "node" && wb && wb.shape.length === 2 && isFloat(wb.dtype)) {
-    return ctx.setNode(
-      out,
-      ctx.add("projection", ctx.nameFor(n, out), { x: va.ref, weight: projectionWeight(ctx, b, wb) }, {}, [n]),
-    );
+    ctx.addOutput(n, "projection", { x: va.ref, weight: projectionWeight(ctx, b, wb) }, {}, [n]);
+    return;
   }
   const vb = ctx.val(b, n);
   const sa = ctx.shapeOf(a, n);
   const sb = ctx.shapeOf(b, n);
   if (va.kind === "node" && vb.kind === "node" && sa.length === 4 && sb.length === 4) {
     // A batched product of two runtime values [B, H, L, K] · [B, Hkv, K, N] is what weighted-sum computes.
-    return ctx.setNode(
-      out,
-      ctx.add("weighted-sum", ctx.nameFor(n, out), { weights: va.ref, v: vb.ref }, {}, [n], "a batched MatMul"),
-    );
+    ctx.addOutput(n, "weighted-sum", { weights: va.ref, v: vb.ref }, {}, [n], "a batched MatMul");
+    return;
   }
   ctx.unsupported(
     n,
@@ -334,7 +326,6 @@ function matMul(ctx: LowerContext, n: NodeIn): void {
 }
 
 function gemm(ctx: LowerContext, n: NodeIn): void {
-  const out = n.outputs[0]!;
   const w = ctx.constOf(n.inputs[1]);
   const bias = n.inputs[2] ? ctx.constOf(n.inputs[2]) : undefined;
   if (!w || attrInt(n, "transA", 0) !== 0 || (n.inputs[2] && !bias))
@@ -351,11 +342,10 @@ function gemm(ctx: LowerContext, n: NodeIn): void {
     weight: ctx.weight(`${n.inputs[1]}.gemm`, weight),
     bias: vec ? ctx.weight(`${n.inputs[2]}.gemm`, scaled(vec, beta)) : undefined,
   };
-  ctx.setNode(out, ctx.add("projection", ctx.nameFor(n, out), inputs, {}, [n]));
+  ctx.addOutput(n, "projection", inputs, {}, [n]);
 }
 
 function layerNorm(ctx: LowerContext, n: NodeIn): void {
-  const out = n.outputs[0]!;
   const rank = ctx.shapeOf(n.inputs[0]!, n).length;
   if (normAxis(n, attrInt(n, "axis", -1), rank) !== rank - 1)
     ctx.unsupported(n, "LayerNormalization over more than the last axis");
@@ -363,15 +353,12 @@ function layerNorm(ctx: LowerContext, n: NodeIn): void {
     ctx.unsupported(n, "LayerNormalization whose Mean or InvStdDev output is read");
   const weight = n.inputs[1] ? ctx.ref(n.inputs[1], n) : undefined;
   const bias = n.inputs[2] ? ctx.ref(n.inputs[2], n) : undefined;
-  ctx.setNode(
-    out,
-    ctx.add(
-      "layer-norm",
-      ctx.nameFor(n, out),
-      { x: ctx.ref(n.inputs[0]!, n), weight, bias },
-      { eps: attrFloat(n, "epsilon", 1e-5) },
-      [n],
-    ),
+  ctx.addOutput(
+    n,
+    "layer-norm",
+    { x: ctx.ref(n.inputs[0]!, n), weight, bias },
+    { eps: attrFloat(n, "epsilon", 1e-5) },
+    [n],
   );
 }
 

@@ -15,6 +15,7 @@ import {
   int64Tensor,
   node,
   valueInfo,
+  type AttrValue,
   type NodeMsg,
   type TensorMsg,
 } from "../proto/proto.js";
@@ -23,6 +24,17 @@ import { runInOrt } from "../test-ort.js";
 import { importOnnx, type ImportedOnnx } from "./import-onnx.js";
 
 const scalar = (name: string, v: number) => floatTensor(name, [], Float32Array.of(v));
+
+/** A node of onnxruntime's contrib domain, com.microsoft. */
+function contribNode(
+  op: string,
+  name: string,
+  inputs: readonly string[],
+  outputs: readonly string[],
+  attrs: Readonly<Record<string, AttrValue>> = {},
+): NodeMsg {
+  return node(op, name, inputs, outputs, attrs, "com.microsoft");
+}
 
 interface Spec {
   nodes: NodeMsg[];
@@ -157,17 +169,12 @@ describe("patterns against onnxruntime", () => {
     const im = await expectLikeOrt({
       contrib: true,
       nodes: [
-        node(
-          "SkipLayerNormalization",
-          "sln",
-          ["x", "skip", "g", "beta", "bias"],
-          ["n", "", "", "sum"],
-          { epsilon: { float: 1e-5 } },
-          "com.microsoft",
-        ),
-        node("Gelu", "gelu", ["n"], ["a"], {}, "com.microsoft"),
-        node("FastGelu", "fast", ["a", "bias"], ["f"], {}, "com.microsoft"),
-        node("BiasGelu", "biasgelu", ["f", "bias"], ["y"], {}, "com.microsoft"),
+        contribNode("SkipLayerNormalization", "sln", ["x", "skip", "g", "beta", "bias"], ["n", "", "", "sum"], {
+          epsilon: { float: 1e-5 },
+        }),
+        contribNode("Gelu", "gelu", ["n"], ["a"]),
+        contribNode("FastGelu", "fast", ["a", "bias"], ["f"]),
+        contribNode("BiasGelu", "biasgelu", ["f", "bias"], ["y"]),
       ],
       inits: [w("g", [6], 11), w("beta", [6], 12), w("bias", [6], 13)],
       inputs: { x: [2, 3, 6], skip: [2, 3, 6] },
@@ -181,7 +188,7 @@ describe("patterns against onnxruntime", () => {
     async (unidirectional) => {
       const im = await expectLikeOrt({
         contrib: true,
-        nodes: [node("Attention", "attn", ["x", "W", "b"], ["y"], { num_heads: 2, unidirectional }, "com.microsoft")],
+        nodes: [contribNode("Attention", "attn", ["x", "W", "b"], ["y"], { num_heads: 2, unidirectional })],
         inits: [w("W", [6, 24], 21), w("b", [24], 22)],
         inputs: { x: [2, 5, 6] },
         outputs: { y: [2, 5, 8] },
@@ -195,14 +202,10 @@ describe("patterns against onnxruntime", () => {
     const im = await expectLikeOrt({
       contrib: true,
       nodes: [
-        node(
-          "MultiHeadAttention",
-          "mha",
-          ["q", "k", "v", "bias"],
-          ["y"],
-          { num_heads: 4, scale: { float: 0.3 } },
-          "com.microsoft",
-        ),
+        contribNode("MultiHeadAttention", "mha", ["q", "k", "v", "bias"], ["y"], {
+          num_heads: 4,
+          scale: { float: 0.3 },
+        }),
       ],
       inits: [w("bias", [24], 23)],
       inputs: { q: [2, 3, 8], k: [2, 7, 8], v: [2, 7, 8] },
@@ -214,7 +217,7 @@ describe("patterns against onnxruntime", () => {
   it("contrib attention forms beyond that are refused by name", () => {
     const model = build({
       contrib: true,
-      nodes: [node("Attention", "attn", ["x", "W", "b", "mask"], ["y"], { num_heads: 2 }, "com.microsoft")],
+      nodes: [contribNode("Attention", "attn", ["x", "W", "b", "mask"], ["y"], { num_heads: 2 })],
       inits: [w("W", [6, 24], 21), w("b", [24], 22), w("mask", [2, 5], 3)],
       inputs: { x: [2, 5, 6] },
       outputs: { y: [2, 5, 8] },

@@ -153,36 +153,19 @@ class ExprLowering {
     const l = this.#l;
     const args = e.args.map((a) => this.lower(a));
     const allInt = args.every((a) => a.ty === "int");
-    const num = (op: string): Val => ({
-      name: l.emit(
-        op,
-        args.map((a) => this.asFloatOf(a)),
-      ),
-      ty: "num",
-      elem: "float",
+    const asFloat = (a: Val) => this.asFloatOf(a);
+    const asInt = (a: Val) => this.asInt(a);
+    // `op` over every argument read as `as`: a float, an int64 or a bool value.
+    const emitted = (op: string, as: (a: Val) => string, ty: Ty, elem: "int64" | "float" | "bool"): Val => ({
+      name: l.emit(op, args.map(as)),
+      ty,
+      elem,
     });
-    const arith = (op: string): Val =>
-      allInt
-        ? {
-            name: l.emit(
-              op,
-              args.map((a) => this.asInt(a)),
-            ),
-            ty: "int",
-            elem: "int64",
-          }
-        : num(op);
-    const compared = (op: string): string =>
-      l.emit(op, allInt ? args.map((a) => this.asInt(a)) : args.map((a) => this.asFloatOf(a)));
+    const num = (op: string): Val => emitted(op, asFloat, "num", "float");
+    const arith = (op: string): Val => (allInt ? emitted(op, asInt, "int", "int64") : num(op));
+    const compared = (op: string): string => l.emit(op, args.map(allInt ? asInt : asFloat));
     const compare = (op: string): Val => ({ name: compared(op), ty: "bool", elem: "bool" });
-    const logic = (op: string): Val => ({
-      name: l.emit(
-        op,
-        args.map((a) => this.bool(a)),
-      ),
-      ty: "bool",
-      elem: "bool",
-    });
+    const logic = (op: string): Val => emitted(op, (a) => this.bool(a), "bool", "bool");
     switch (e.op) {
       case "add":
         return arith("Add");

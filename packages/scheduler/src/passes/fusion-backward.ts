@@ -15,6 +15,7 @@ import type { PassReport } from "../plan.js";
 import type { BlockFusionContext } from "./fusion-block.js";
 import { describeMods, matchAttentionChain, type AttentionChain } from "./attention-chain.js";
 import { watchedAs, type DraftStep } from "./draft.js";
+import { anySupports, FusionLog, fusedInPlaceOf } from "./fusion-log.js";
 
 export type BackwardFusionContext = BlockFusionContext;
 
@@ -44,8 +45,8 @@ export function fuseAttentionBackward(
   const outputs = new Set(ctx.outputs);
   const replaced = new Map<string, DraftStep[]>();
   const dropped = new Set<string>();
-  const done: string[] = [];
-  const kept: string[] = [];
+  const log = new FusionLog();
+  const { done, kept } = log;
 
   for (const ws of steps) {
     if (ws.kind !== "weighted-sum" || ws.fused !== undefined) continue;
@@ -95,22 +96,13 @@ export function fuseAttentionBackward(
       ["attention", a],
       ["attention-lse", lseAttrs],
       ...bw.ends.map(([wrt]) => ["attention-grad", { ...a, wrt }] as const),
-    ].find(
-      ([kind, attrs]) => !ctx.executors.some((e) => e.supports(kind as string, attrs as Record<string, unknown>).ok),
-    );
+    ].find(([kind, attrs]) => !anySupports(ctx.executors, kind as string, attrs as Record<string, unknown>));
     if (missing) {
       kept.push(`${ws.node} (no executor has an ${missing[0]} kernel)`);
       continue;
     }
     const [q, k, v, pad, ...gathered] = chain.inputs;
-    const forward: DraftStep = {
-      node: ws.node,
-      kind: "attention",
-      attrs: a,
-      inputs: chain.inputs,
-      shape: ws.shape,
-      fused: [...chain.middle.map((s) => s.node), ws.node],
-    };
+    const forward = fusedInPlaceOf(ws, "attention", a, chain.inputs, [...chain.middle.map((s) => s.node), ws.node]);
     const lse: DraftStep = {
       node: lseName,
       kind: "attention-lse",
@@ -122,16 +114,8 @@ export function fuseAttentionBackward(
     replaced.set(ws.node, [forward, lse]);
     for (const [wrt, end] of bw.ends) {
       const fused = [...bw.removed.filter((r) => r.serves === wrt).map((r) => r.step.node), end.node];
-      replaced.set(end.node, [
-        {
-          node: end.node,
-          kind: "attention-grad",
-          attrs: { ...a, wrt },
-          inputs: [q, k, v, ws.node, bw.gradOut, lseName, pad, ...gathered],
-          shape: end.shape,
-          fused,
-        },
-      ]);
+      const inputs = [q, k, v, ws.node, bw.gradOut, lseName, pad, ...gathered];
+      replaced.set(end.node, [fusedInPlaceOf(end, "attention-grad", { ...a, wrt }, inputs, fused)]);
     }
     for (const n of names) dropped.add(n);
     done.push(
@@ -143,10 +127,7 @@ export function fuseAttentionBackward(
   const out = steps
     .filter((s) => !dropped.has(s.node) || replaced.has(s.node))
     .flatMap((s) => replaced.get(s.node) ?? [s]);
-  const summary = [
-    done.length ? `fused ${done.join("; ")}` : "nothing fused",
-    ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : []),
-  ].join("; ");
+  const summary = log.summary();
   return { steps: out, report: { pass: "attention backward fusion", summary } };
 }
 

@@ -10,6 +10,7 @@ import type { OpGraph } from "@attngraph/graph";
 import type { FusionContext } from "./fusion.js";
 import type { PassReport } from "../plan.js";
 import { consumerCounts, watchedAs, type DraftStep } from "./draft.js";
+import { anySupports, FusionLog, fusedInPlaceOf } from "./fusion-log.js";
 
 /** What the block and backward fusions read: the forward fusion's context and the graph itself. */
 export interface BlockFusionContext extends FusionContext {
@@ -20,27 +21,14 @@ export function fuseBlockOps(
   steps: readonly DraftStep[],
   ctx: BlockFusionContext,
 ): { steps: DraftStep[]; report: PassReport } {
-  const done: string[] = [];
-  const kept: string[] = [];
-  let out = fuseLinearGelu(steps, ctx, done, kept);
-  out = fuseAddLayerNorm(out, ctx, done, kept);
-  const summary = [
-    done.length ? `fused ${done.join("; ")}` : "nothing fused",
-    ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : []),
-  ].join("; ");
-  return { steps: out, report: { pass: "block fusion", summary } };
+  const log = new FusionLog();
+  let out = fuseLinearGelu(steps, ctx, log);
+  out = fuseAddLayerNorm(out, ctx, log);
+  return { steps: out, report: { pass: "block fusion", summary: log.summary() } };
 }
 
-function supported(ctx: BlockFusionContext, kind: string, attrs: Readonly<Record<string, unknown>>): boolean {
-  return ctx.executors.some((e) => e.supports(kind, attrs).ok);
-}
-
-function fuseLinearGelu(
-  steps: readonly DraftStep[],
-  ctx: BlockFusionContext,
-  done: string[],
-  kept: string[],
-): DraftStep[] {
+function fuseLinearGelu(steps: readonly DraftStep[], ctx: BlockFusionContext, log: FusionLog): DraftStep[] {
+  const { done, kept } = log;
   const byNode = new Map(steps.map((s) => [s.node, s] as const));
   const readers = consumerCounts(steps);
   const outputs = new Set(ctx.outputs);
@@ -66,30 +54,19 @@ function fuseLinearGelu(
       continue;
     }
     const attrs = { approximate: g.attrs.approximate ?? "none" };
-    if (!supported(ctx, "linear-gelu", attrs)) {
+    if (!anySupports(ctx.executors, "linear-gelu", attrs)) {
       kept.push(`${g.node} (no executor has a linear-gelu kernel)`);
       continue;
     }
-    replaced.set(g.node, {
-      node: g.node,
-      kind: "linear-gelu",
-      attrs,
-      inputs: p.inputs,
-      shape: g.shape,
-      fused: [p.node, g.node],
-    });
+    replaced.set(g.node, fusedInPlaceOf(g, "linear-gelu", attrs, p.inputs, [p.node, g.node]));
     dropped.add(p.node);
     done.push(`${p.node} + ${g.node} → linear-gelu`);
   }
   return steps.filter((s) => !dropped.has(s.node)).map((s) => replaced.get(s.node) ?? s);
 }
 
-function fuseAddLayerNorm(
-  steps: readonly DraftStep[],
-  ctx: BlockFusionContext,
-  done: string[],
-  kept: string[],
-): DraftStep[] {
+function fuseAddLayerNorm(steps: readonly DraftStep[], ctx: BlockFusionContext, log: FusionLog): DraftStep[] {
+  const { done, kept } = log;
   const byNode = new Map(steps.map((s) => [s.node, s] as const));
   const taken = new Set<string>();
   // add node → [fused step, the add's slice]; layer-norm node → its slice
@@ -119,7 +96,7 @@ function fuseAddLayerNorm(
       continue;
     }
     const attrs = { eps: ln.attrs.eps };
-    if (!supported(ctx, "add-layer-norm", attrs)) {
+    if (!anySupports(ctx.executors, "add-layer-norm", attrs)) {
       kept.push(`${ln.node} (no executor has an add-layer-norm kernel)`);
       continue;
     }

@@ -2,6 +2,7 @@ import type { Executor, SymShape } from "@attngraph/graph";
 import type { PassReport } from "../plan.js";
 import { describeMods, matchAttentionChain } from "./attention-chain.js";
 import { consumerCounts, watchedAs, type DraftStep } from "./draft.js";
+import { anySupports, FusionLog, fusedInPlaceOf } from "./fusion-log.js";
 
 export interface FusionContext {
   readonly outputs: readonly string[];
@@ -29,8 +30,8 @@ export function fuseAttention(
   const outputs = new Set(ctx.outputs);
   const replaced = new Map<string, DraftStep>(); // weighted-sum node → fused step
   const dropped = new Set<string>();
-  const done: string[] = [];
-  const kept: string[] = [];
+  const log = new FusionLog();
+  const { done, kept } = log;
 
   for (const ws of steps) {
     if (ws.kind !== "weighted-sum" || ws.fused !== undefined) continue;
@@ -56,26 +57,16 @@ export function fuseAttention(
       continue;
     }
     const attrs = chain.attrs;
-    if (!ctx.executors.some((e) => e.supports("attention", attrs).ok)) {
+    if (!anySupports(ctx.executors, "attention", attrs)) {
       kept.push(`${ws.node} (no executor has an attention kernel)`);
       continue;
     }
-    replaced.set(ws.node, {
-      node: ws.node,
-      kind: "attention",
-      attrs,
-      inputs: chain.inputs,
-      shape: ws.shape,
-      fused: names,
-    });
+    replaced.set(ws.node, fusedInPlaceOf(ws, "attention", attrs, chain.inputs, names));
     for (const s of chain.middle) dropped.add(s.node);
     done.push(`${names.join(" + ")} → attention${describeMods(attrs)}`);
   }
 
   const out = steps.filter((s) => !dropped.has(s.node)).map((s) => replaced.get(s.node) ?? s);
-  const summary = [
-    done.length ? `fused ${done.join("; ")}` : "nothing fused",
-    ...(kept.length ? [`kept unfused: ${kept.join("; ")}`] : []),
-  ].join("; ");
+  const summary = log.summary();
   return { steps: out, report: { pass: "fusion", summary } };
 }

@@ -99,14 +99,13 @@ export function matchCrossEntropy(index: GraphIndex, gather: NodeIn): Group | un
         return false;
       const ignoreIndex = ignored ? scalarProduct(ctx, [ignored.inputs[1]!]) : undefined;
       if (ignored && (ignoreIndex === undefined || !Number.isInteger(ignoreIndex))) return false;
-      const r = ctx.add(
+      ctx.addOutput(
+        terminal,
         "cross-entropy",
-        ctx.nameFor(terminal, terminal.outputs[0]!),
         { logits: ctx.ref(logits, gather), targets: ctx.ref(targets, gather) },
         { ignoreIndex: ignoreIndex ?? null, reduction },
         [terminal, ...internal],
       );
-      ctx.setNode(terminal.outputs[0]!, r);
       return true;
     },
   };

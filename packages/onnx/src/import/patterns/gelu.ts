@@ -74,10 +74,7 @@ function lowerGelu(
   nodes: readonly NodeIn[],
   form: string,
 ): true {
-  ctx.setNode(
-    t.outputs[0]!,
-    ctx.add("gelu", ctx.nameFor(t, t.outputs[0]!), { x: ctx.ref(x, t) }, { approximate }, nodes, form),
-  );
+  ctx.addOutput(t, "gelu", { x: ctx.ref(x, t) }, { approximate }, nodes, form);
   return true;
 }
 
@@ -119,10 +116,7 @@ export function matchSilu(index: GraphIndex, t: NodeIn): Group | undefined {
         terminal: t,
         internal: [sig],
         lower: (ctx) => {
-          ctx.setNode(
-            t.outputs[0]!,
-            ctx.add("silu", ctx.nameFor(t, t.outputs[0]!), { x: ctx.ref(x, t) }, {}, [t, sig], "x · sigmoid(x)"),
-          );
+          ctx.addOutput(t, "silu", { x: ctx.ref(x, t) }, {}, [t, sig], "x · sigmoid(x)");
           return true;
         },
       };

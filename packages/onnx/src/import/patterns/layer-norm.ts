@@ -59,16 +59,13 @@ export function matchLayerNorm(index: GraphIndex, div: NodeIn): Group | undefine
         weight: w && ctx.weight(`${gamma!.constant}`, w),
         bias: b && ctx.weight(`${beta!.constant}`, b),
       };
-      ctx.setNode(
-        last.outputs[0]!,
-        ctx.add(
-          "layer-norm",
-          ctx.nameFor(last, last.outputs[0]!),
-          inputs,
-          { eps: e },
-          [last, ...nodes.filter((n) => n !== last)],
-          "decomposed LayerNorm (ReduceMean, Sub, Pow, Sqrt, Div)",
-        ),
+      ctx.addOutput(
+        last,
+        "layer-norm",
+        inputs,
+        { eps: e },
+        [last, ...nodes.filter((n) => n !== last)],
+        "decomposed LayerNorm (ReduceMean, Sub, Pow, Sqrt, Div)",
       );
       return true;
     },

@@ -235,16 +235,6 @@ function lowerMask(ctx: LowerContext, n: NodeIn, m: MaskMatch): boolean {
   ]
     .filter(Boolean)
     .join(", ");
-  ctx.setNode(
-    n.outputs[0]!,
-    ctx.add(
-      "mask",
-      ctx.nameFor(n, n.outputs[0]!),
-      inputs,
-      attrs,
-      [n, ...m.steps.map((s) => s.node)],
-      what || "hides nothing",
-    ),
-  );
+  ctx.addOutput(n, "mask", inputs, attrs, [n, ...m.steps.map((s) => s.node)], what || "hides nothing");
   return true;
 }

@@ -73,15 +73,7 @@ export function matchSoftmax(index: GraphIndex, sm: NodeIn): Group | undefined {
       // Without the guard a scale <= 0 would turn −∞ into NaN or +∞ in ONNX; attngraph gives such entries weight 0.
       if (!guarded && keptInfinite.length === 0 && scale <= 0) return false;
       const note = guarded ? "Softmax guarded against rows of −∞ (IsInf, Where)" : undefined;
-      const r = ctx.add(
-        "softmax",
-        ctx.nameFor(terminal, terminal.outputs[0]!),
-        { x: ctx.ref(x, sm) },
-        { scale },
-        [terminal, ...internal],
-        note,
-      );
-      ctx.setNode(terminal.outputs[0]!, r);
+      const r = ctx.addOutput(terminal, "softmax", { x: ctx.ref(x, sm) }, { scale }, [terminal, ...internal], note);
       if (!ctx.aliases.has(sm.outputs[0]!)) ctx.aliases.set(sm.outputs[0]!, r);
       return true;
     },
