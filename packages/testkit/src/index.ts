@@ -93,3 +93,20 @@ export {
   type SgdStep64,
 } from "./reference/optim64.js";
 export { withPlantedError } from "./plant-error.js";
+export {
+  ADAM_LOOPS,
+  ADAM_STEP_CASES,
+  SGD_LOOPS,
+  SGD_MOMENTUM_CASES,
+  SGD_STEP_CASES,
+  adamStepCase64,
+  sgdLoopLabel,
+  sgdMomentumCase64,
+  sgdStepCase64,
+  torchAdamLoop,
+  torchSgdLoop,
+  type AdamStepCase,
+  type SgdLoop,
+  type SgdMomentumCase,
+  type SgdStepCase,
+} from "./contract/optim-kernel-cases.js";
