@@ -110,3 +110,10 @@ export {
   type SgdMomentumCase,
   type SgdStepCase,
 } from "./contract/optim-kernel-cases.js";
+export {
+  chunkedForwardCalls,
+  seededHeads,
+  type ChunkedCall,
+  type ChunkedInputs,
+  type SeededRandom,
+} from "./contract/chunked-calls.js";
