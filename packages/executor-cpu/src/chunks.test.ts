@@ -4,7 +4,7 @@
 // cancel.test.ts, for both executors: this package cannot depend on the runtime, whose tests depend on it.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { chunkedForwardCalls, randomTensor } from "@attngraph/testkit";
+import { abortLater, chunkedForwardCalls, randomTensor } from "@attngraph/testkit";
 import { pointwiseGrad, reluOp, siluOp } from "@attngraph/graph";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import { CpuExecutor, type UnsignalledCall } from "./executor.js";
@@ -251,17 +251,12 @@ describe("aborting a long kernel on the cpu executor", () => {
     call: Call,
   ): Promise<{ error: unknown; latency: number; out: Tensor }> {
     const out = new Tensor(new Float32Array(call.outShape.reduce((a, b) => a * b, 1)).fill(NaN), call.outShape);
-    const controller = new AbortController();
-    let abortedAt = 0;
-    setTimeout(() => {
-      abortedAt = performance.now();
-      controller.abort(new Error("user cancelled"));
-    }, 50);
-    const error = await Promise.resolve(ex.dispatch({ ...call, out, signal: controller.signal })).then(
+    const { signal, abortedAt } = abortLater(50);
+    const error = await Promise.resolve(ex.dispatch({ ...call, out, signal })).then(
       () => undefined,
       (e: unknown) => e,
     );
-    return { error, latency: performance.now() - abortedAt, out };
+    return { error, latency: performance.now() - abortedAt(), out };
   }
 
   const rowsWritten = (out: Tensor, rowLength: number): number => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { pointwiseGrad, reluOp, siluOp, type KernelCall } from "@attngraph/graph";
 import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
-import { chunkedForwardCalls, seededHeads } from "@attngraph/testkit";
+import { abortLater, chunkedForwardCalls, seededHeads } from "@attngraph/testkit";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import type { WasmExecutor } from "./executor.js";
 import { random, wasmExecutor, trapKernel } from "./test-util.js";
@@ -405,25 +405,20 @@ describe("aborting a long kernel on the wasm executor", () => {
     const q = ex.upload(random([1, 1, T, 8], 30));
     const attrs = { causal: false, window: null, alignment: "top-left", scale: 0.35 };
     const before = ex.inUseBytes;
-    const controller = new AbortController();
-    let abortedAt = 0;
-    setTimeout(() => {
-      abortedAt = performance.now();
-      controller.abort(new Error("user cancelled"));
-    }, 50);
+    const { signal, abortedAt } = abortLater(50);
     const call = {
       kind: "attention",
       node: "context.heads",
       attrs,
       inputs: [q, q, q],
       outShape: [1, 1, T, 8],
-      signal: controller.signal,
+      signal,
     };
     const error = await Promise.resolve(ex.dispatch(call)).then(
       () => undefined,
       (e: unknown) => e,
     );
-    const latency = performance.now() - abortedAt;
+    const latency = performance.now() - abortedAt();
     expect(error).toBeInstanceOf(KernelAbortedError);
     expect((error as KernelAbortedError).name).toBe("AbortError");
     expect(((error as KernelAbortedError).cause as Error).message).toBe("user cancelled");

@@ -96,6 +96,7 @@ export { withPlantedError } from "./plant-error.js";
 export {
   ADAM_LOOPS,
   ADAM_STEP_CASES,
+  BAD_STEP_VALUES,
   SGD_LOOPS,
   SGD_MOMENTUM_CASES,
   SGD_STEP_CASES,
@@ -117,3 +118,4 @@ export {
   type ChunkedInputs,
   type SeededRandom,
 } from "./contract/chunked-calls.js";
+export { abortLater } from "./contract/abort-later.js";

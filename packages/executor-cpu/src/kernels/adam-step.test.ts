@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Tensor, compare, type Shape } from "@attngraph/tensor";
 import {
+  BAD_STEP_VALUES,
   ADAM_LOOPS,
   ADAM_STEP_CASES,
   adamStepCase64,
@@ -12,6 +13,7 @@ import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { adamMomentKernel } from "./adam-moment.js";
 import { adamStepKernel } from "./adam-step.js";
 import { createCpuExecutor } from "../register-kernels.js";
+import { expectChunksAsOneCall } from "./test-chunked.js";
 
 /** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
 const cpu = createCpuExecutor();
@@ -90,13 +92,7 @@ describe("adam-step kernel", () => {
   });
 
   it("a step that is not an integer >= 1 is an input error naming <node>.step", () => {
-    for (const [t, shape] of [
-      [0, []],
-      [1.5, [1]],
-      [NaN, []],
-      [-2, [1]],
-      [Infinity, []],
-    ] as const) {
+    for (const [t, shape] of BAD_STEP_VALUES) {
       const e = thrown(() => run(p, m, v, step(t, shape), { lr: 1e-2 }));
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.update.step"]);
       expect(e.message).toContain("optim.w.update.step");
@@ -144,7 +140,6 @@ describe("adam-moment and adam-step in chunks", () => {
     const p = rand([40, 6], 1).permute([1, 0]);
     const m = rand(shape, 2, 0.1);
     const v = rand([40, 6], 3, 0.01, 0.011).permute([1, 0]);
-    const signal = new AbortController().signal;
     const momentCall = {
       kind: "adam-moment",
       node: "optim.w.v",
@@ -159,16 +154,10 @@ describe("adam-moment and adam-step in chunks", () => {
       inputs: [p, m, v, step(4, [1])],
       outShape: shape,
     };
-    for (const [kernel, call] of [
+    await expectChunksAsOneCall([
       [adamMomentKernel, momentCall],
       [adamStepKernel, stepCall],
-    ] as const) {
-      const pending = kernel({ ...call, signal }, 1);
-      expect(pending).toBeInstanceOf(Promise);
-      expect(Array.from((await pending).toFloat32Array())).toEqual(
-        Array.from((kernel(call) as Tensor).toFloat32Array()),
-      );
-    }
+    ]);
   });
 });
 

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
-import { SGD_MOMENTUM_CASES, randomTensor as rand, sgdMomentumCase64, type SgdMomentumCase } from "@attngraph/testkit";
+import {
+  BAD_STEP_VALUES,
+  SGD_MOMENTUM_CASES,
+  randomTensor as rand,
+  sgdMomentumCase64,
+  type SgdMomentumCase,
+} from "@attngraph/testkit";
 import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { createCpuExecutor } from "../register-kernels.js";
 
@@ -128,13 +134,7 @@ describe("sgd-momentum kernel", () => {
   });
 
   it("a step that is not an integer >= 1 is an input error naming <node>.step", () => {
-    for (const [t, shape] of [
-      [0, []],
-      [1.5, [1]],
-      [NaN, []],
-      [-2, [1]],
-      [Infinity, []],
-    ] as const) {
+    for (const [t, shape] of BAD_STEP_VALUES) {
       const e = thrown(() => run(buf, grad, undefined, step(t, shape), { momentum: 0.9 }));
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
       expect(e.message).toContain("optim.w.buf.step");

@@ -13,6 +13,7 @@ import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { sgdMomentumKernel } from "./sgd-momentum.js";
 import { sgdStepKernel } from "./sgd-step.js";
 import { createCpuExecutor } from "../register-kernels.js";
+import { expectChunksAsOneCall } from "./test-chunked.js";
 
 /** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
 const cpu = createCpuExecutor();
@@ -117,7 +118,6 @@ describe("sgd-momentum and sgd-step in chunks", () => {
     const p = rand([40, 6], 1).permute([1, 0]);
     const g = rand(shape, 2);
     const b = rand([40, 6], 3).permute([1, 0]);
-    const signal = new AbortController().signal;
     const momentumCall = {
       kind: "sgd-momentum",
       node: "optim.w.buf",
@@ -132,16 +132,10 @@ describe("sgd-momentum and sgd-step in chunks", () => {
       inputs: [p, g, b],
       outShape: shape,
     };
-    for (const [kernel, call] of [
+    await expectChunksAsOneCall([
       [sgdMomentumKernel, momentumCall],
       [sgdStepKernel, stepCall],
-    ] as const) {
-      const pending = kernel({ ...call, signal }, 1);
-      expect(pending).toBeInstanceOf(Promise);
-      expect(Array.from((await pending).toFloat32Array())).toEqual(
-        Array.from((kernel(call) as Tensor).toFloat32Array()),
-      );
-    }
+    ]);
   });
 });
 

@@ -3,6 +3,7 @@
 // (host tensors on the cpu; uploaded values, strided views and leak checks on wasm). Case attributes are written as a
 // test hands them to dispatch, optional ones left out; the references fill in the op's defaults.
 import type { AdamStepAttrs, SgdMomentumAttrs, SgdStepAttrs } from "@attngraph/graph";
+import type { Shape } from "@attngraph/tensor";
 import { adamStep64, sgdMomentum64, sgdStep64 } from "../reference/optim64.js";
 import { TorchAdam, TorchSGD } from "../reference/torch-optim64.js";
 
@@ -57,6 +58,15 @@ export const SGD_LOOPS: readonly SgdLoop[] = [
   { lr: 5e-2, momentum: 0.9, dampening: 0, nesterov: false, weightDecay: 0 },
   { lr: 5e-2, momentum: 0.9, dampening: 0.3, nesterov: false, weightDecay: 0.1 },
   { lr: 5e-2, momentum: 0.8, dampening: 0, nesterov: true, weightDecay: 0.01 },
+];
+
+/** Step inputs that are not an integer >= 1 (0, 1.5, NaN, −2, ∞), each in one of the two shapes a step may have. */
+export const BAD_STEP_VALUES: readonly (readonly [number, Shape])[] = [
+  [0, []],
+  [1.5, [1]],
+  [NaN, []],
+  [-2, [1]],
+  [Infinity, []],
 ];
 
 /** How a test names an SGD loop. */
