@@ -119,3 +119,4 @@ export {
   type SeededRandom,
 } from "./contract/chunked-calls.js";
 export { abortLater } from "./contract/abort-later.js";
+export { attentionGradInputs } from "./contract/attention-grad-inputs.js";

@@ -6,6 +6,7 @@ import { Tensor, compare, type Shape, type Tolerance } from "@attngraph/tensor";
 import type { AttentionGradAttrs } from "@attngraph/graph";
 import {
   attentionGrad64,
+  attentionGradInputs,
   attentionGradProblem,
   attentionLse64,
   attentionOut64,
@@ -64,15 +65,7 @@ const runGrad = (
     kind: "attention-grad",
     node: `attn.d${wrt}`,
     attrs: { ...m.attrs(wrt) },
-    inputs: [
-      over.q ?? m.q,
-      over.k ?? m.k,
-      over.v ?? m.v,
-      over.out ?? m.out,
-      over.grad ?? m.grad,
-      over.lse ?? m.lse,
-      m.pad,
-    ],
+    inputs: attentionGradInputs<Tensor>(m, over),
     outShape: gradShape(c, wrt),
     ...(out ? { out } : {}),
   });

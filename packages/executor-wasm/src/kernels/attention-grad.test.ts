@@ -8,6 +8,7 @@ import type { KernelCall } from "@attngraph/graph";
 import { Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import {
   attentionGrad64,
+  attentionGradInputs,
   attentionGradProblem,
   attentionLse64,
   type AttentionGradCase,
@@ -51,15 +52,8 @@ function make(c: Case, seed: number, edit?: (name: "q" | "k" | "v" | "grad", dat
 
 const gradShape = (c: Case, wrt: Wrt): number[] =>
   wrt === "q" ? [c.B, c.H, c.L, c.D] : wrt === "k" ? [c.B, c.Hkv, c.S, c.D] : [c.B, c.Hkv, c.S, c.Dv];
-const inputs = (m: Made, over: Partial<Record<"q" | "k" | "v" | "out" | "grad" | "lse", AnyTensor>> = {}) => [
-  over.q ?? m.q,
-  over.k ?? m.k,
-  over.v ?? m.v,
-  over.out ?? m.out,
-  over.grad ?? m.grad,
-  over.lse ?? m.lse,
-  m.pad,
-];
+const inputs = (m: Made, over: Partial<Record<"q" | "k" | "v" | "out" | "grad" | "lse", AnyTensor>> = {}) =>
+  attentionGradInputs<AnyTensor>(m, over);
 const runGrad = (m: Made, wrt: Wrt, views = false, over = {}) =>
   (views ? onWasmViews : onWasm)(ex, "attention-grad", { ...m.attrs(wrt) }, inputs(m, over), gradShape(m.c, wrt));
 const runLse = (m: Made, q: AnyTensor = m.q, k: AnyTensor = m.k, views = false) =>
