@@ -55,20 +55,8 @@ export {
 export { mulberry32 } from "./prng.js";
 export { randomTensor } from "./random-tensor.js";
 export { mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64, siluGrad64 } from "./reference/llama64.js";
-export {
-  crossEntropyGrad64,
-  embeddingGrad64,
-  geluGrad64,
-  layerNormGrad64,
-  layerNormWeightGrad64,
-  linearWeightGrad64,
-  maskGrad64,
-  pad64,
-  reluGrad64,
-  slice64,
-  softmaxGrad64,
-  sumTo64,
-} from "./reference/backward64.js";
+// backward64.ts exports the backward references and nothing else, all of them public.
+export * from "./reference/backward64.js";
 export {
   attentionGrad64,
   attentionLse64,
