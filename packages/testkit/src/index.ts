@@ -108,3 +108,9 @@ export {
 } from "./contract/chunked-calls.js";
 export { abortLater } from "./contract/abort-later.js";
 export { attentionGradInputs } from "./contract/attention-grad-inputs.js";
+export {
+  attentionGradTensors,
+  gradsByWrt,
+  type AttentionGradTensors,
+  type QkvWrt,
+} from "./reference/attention-grad-tensors.js";
