@@ -114,3 +114,4 @@ export {
   type AttentionGradTensors,
   type QkvWrt,
 } from "./reference/attention-grad-tensors.js";
+export { crossEntropyGradOf } from "./reference/cross-entropy-grad-of.js";
