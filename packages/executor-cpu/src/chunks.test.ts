@@ -4,7 +4,7 @@
 // cancel.test.ts, for both executors: this package cannot depend on the runtime, whose tests depend on it.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { randomTensor } from "@attngraph/testkit";
+import { abortLater, chunkedForwardCalls, randomTensor } from "@attngraph/testkit";
 import { pointwiseGrad, reluOp, siluOp } from "@attngraph/graph";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import { CpuExecutor, type UnsignalledCall } from "./executor.js";
@@ -25,62 +25,11 @@ type Call = UnsignalledCall;
 
 /** One call of each chunked kernel, shaped to span many chunks of a tiny chunkWork, with the awkward cases in. */
 function cases(): Record<string, Call> {
-  const B = 2,
-    H = 4,
-    Hkv = 2,
-    L = 150,
-    S = 200,
-    D = 8;
-  const q = heads(B, H, L, D, 1);
-  const k = heads(B, Hkv, S, D, 2);
-  const v = heads(B, Hkv, S, D, 3);
-  const vBad = v.contiguous();
-  vBad.data[5 * D + 1] = NaN; // a non-finite value row takes the zero-skipping product
-  const pad = new Tensor(
-    Float32Array.from({ length: B * S }, (_, i) => (i % 7 === 3 ? 1 : 0)),
-    [B, S],
-  );
-  const scores = randomTensor([B, H, L, S], 4);
-  const x = randomTensor([3, 5, 48], 5).permute([1, 0, 2]); // leading axes that do not collapse: rows are gathered
-  const mask = { causal: true, window: 90, alignment: "bottom-right" };
+  // The forward calls every chunking executor checks (testkit), then the cpu's backward kernels on the same inputs.
+  const { calls, inputs } = chunkedForwardCalls(randomTensor, 8);
+  const { q, k, vBad, pad, scores, x, mask } = inputs;
   return {
-    projection: {
-      kind: "projection",
-      node: "queries",
-      attrs: {},
-      inputs: [x, randomTensor([40, 48], 6), randomTensor([40], 7)],
-      outShape: [5, 3, 40],
-    },
-    "out-proj": {
-      kind: "out-proj",
-      node: "output",
-      attrs: {},
-      inputs: [randomTensor([2, 70, 48], 8), randomTensor([48, 48], 9), undefined],
-      outShape: [2, 70, 48],
-    },
-    score: { kind: "score", node: "scores", attrs: {}, inputs: [q, k], outShape: [B, H, L, S] },
-    "weighted-sum": {
-      kind: "weighted-sum",
-      node: "context",
-      attrs: {},
-      inputs: [randomTensor([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad],
-      outShape: [B, H, L, D],
-    },
-    mask: { kind: "mask", node: "masked", attrs: mask, inputs: [scores, pad], outShape: [B, H, L, S] },
-    softmax: {
-      kind: "softmax",
-      node: "weights",
-      attrs: { scale: 0.5 },
-      inputs: [scores.permute([0, 1, 3, 2])],
-      outShape: [B, H, S, L],
-    },
-    attention: {
-      kind: "attention",
-      node: "context.heads",
-      attrs: { ...mask, scale: 0.35, dropoutRate: 0.2, dropoutSeed: 11, training: true },
-      inputs: [q, k, vBad, pad],
-      outShape: [B, H, L, D],
-    },
+    ...calls,
     ...backwardCases(scores, x),
     ...attentionGradCases(q, k, vBad, pad, mask),
   };
@@ -302,17 +251,12 @@ describe("aborting a long kernel on the cpu executor", () => {
     call: Call,
   ): Promise<{ error: unknown; latency: number; out: Tensor }> {
     const out = new Tensor(new Float32Array(call.outShape.reduce((a, b) => a * b, 1)).fill(NaN), call.outShape);
-    const controller = new AbortController();
-    let abortedAt = 0;
-    setTimeout(() => {
-      abortedAt = performance.now();
-      controller.abort(new Error("user cancelled"));
-    }, 50);
-    const error = await Promise.resolve(ex.dispatch({ ...call, out, signal: controller.signal })).then(
+    const { signal, abortedAt } = abortLater(50);
+    const error = await Promise.resolve(ex.dispatch({ ...call, out, signal })).then(
       () => undefined,
       (e: unknown) => e,
     );
-    return { error, latency: performance.now() - abortedAt, out };
+    return { error, latency: performance.now() - abortedAt(), out };
   }
 
   const rowsWritten = (out: Tensor, rowLength: number): number => {

@@ -5,14 +5,13 @@
 import { describe, expect, it } from "vitest";
 import { pointwiseGrad, reluOp, siluOp, type KernelCall } from "@attngraph/graph";
 import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
+import { abortLater, chunkedForwardCalls, seededHeads } from "@attngraph/testkit";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
 import type { WasmExecutor } from "./executor.js";
 import { random, wasmExecutor, trapKernel } from "./test-util.js";
 import type { WasmValue } from "./value.js";
 
-/** [B, T, n, D] stored, seen as [B, n, T, D]: the strided layout the standard builder hands to the kernels. */
-const heads = (B: number, n: number, T: number, D: number, seed: number) =>
-  random([B, T, n, D], seed).permute([0, 2, 1, 3]);
+const heads = (B: number, n: number, T: number, D: number, seed: number) => seededHeads(random, B, n, T, D, seed);
 
 /** The exact bits of a tensor's elements, row-major (NaN payloads and −0 included). */
 const bits = (t: Tensor): Uint32Array => new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer);
@@ -50,54 +49,13 @@ async function run(ex: WasmExecutor, call: HostCall, signal?: AbortSignal): Prom
 
 /** One call of each chunked kernel, shaped to span many chunks of a tiny chunkWork, with the awkward cases in. */
 function cases(): Record<string, HostCall> {
-  const B = 2,
-    H = 4,
-    Hkv = 2,
-    L = 150,
-    S = 200,
-    D = 12;
-  const q = heads(B, H, L, D, 1);
-  const k = heads(B, Hkv, S, D, 2);
-  const vBad = heads(B, Hkv, S, D, 3).contiguous();
-  vBad.data[5 * D + 1] = NaN; // a non-finite value row takes the zero-skipping product
-  const pad = new Tensor(
-    Float32Array.from({ length: B * S }, (_, i) => (i % 7 === 3 ? 1 : 0)),
-    [B, S],
-  );
-  const scores = random([B, H, L, S], 4);
-  const x = random([3, 5, 48], 5).permute([1, 0, 2]); // leading axes that do not collapse: rows are copied first
-  const mask = { causal: true, window: 90, alignment: "bottom-right" };
+  // The forward calls every chunking executor checks (testkit), then the wasm's own kernels on the same inputs.
+  const { calls, inputs } = chunkedForwardCalls(random, 12);
+  const { q, k, vBad, pad, scores, x, mask } = inputs;
+  const [B, H, L, S] = scores.shape as [number, number, number, number];
+  const [, Hkv, , D] = k.shape as [number, number, number, number];
   return {
-    projection: {
-      kind: "projection",
-      node: "queries",
-      attrs: {},
-      inputs: [x, random([40, 48], 6), random([40], 7)],
-      outShape: [5, 3, 40],
-    },
-    "out-proj": {
-      kind: "out-proj",
-      node: "output",
-      attrs: {},
-      inputs: [random([2, 70, 48], 8), random([48, 48], 9), undefined],
-      outShape: [2, 70, 48],
-    },
-    score: { kind: "score", node: "scores", attrs: {}, inputs: [q, k], outShape: [B, H, L, S] },
-    "weighted-sum": {
-      kind: "weighted-sum",
-      node: "context",
-      attrs: {},
-      inputs: [random([B, L, H, S], 10).permute([0, 2, 1, 3]), vBad],
-      outShape: [B, H, L, D],
-    },
-    mask: { kind: "mask", node: "masked", attrs: mask, inputs: [scores, pad], outShape: [B, H, L, S] },
-    softmax: {
-      kind: "softmax",
-      node: "weights",
-      attrs: { scale: 0.5 },
-      inputs: [scores.permute([0, 1, 3, 2])],
-      outShape: [B, H, S, L],
-    },
+    ...calls,
     attention: {
       kind: "attention",
       node: "context.heads",
@@ -447,25 +405,20 @@ describe("aborting a long kernel on the wasm executor", () => {
     const q = ex.upload(random([1, 1, T, 8], 30));
     const attrs = { causal: false, window: null, alignment: "top-left", scale: 0.35 };
     const before = ex.inUseBytes;
-    const controller = new AbortController();
-    let abortedAt = 0;
-    setTimeout(() => {
-      abortedAt = performance.now();
-      controller.abort(new Error("user cancelled"));
-    }, 50);
+    const { signal, abortedAt } = abortLater(50);
     const call = {
       kind: "attention",
       node: "context.heads",
       attrs,
       inputs: [q, q, q],
       outShape: [1, 1, T, 8],
-      signal: controller.signal,
+      signal,
     };
     const error = await Promise.resolve(ex.dispatch(call)).then(
       () => undefined,
       (e: unknown) => e,
     );
-    const latency = performance.now() - abortedAt;
+    const latency = performance.now() - abortedAt();
     expect(error).toBeInstanceOf(KernelAbortedError);
     expect((error as KernelAbortedError).name).toBe("AbortError");
     expect(((error as KernelAbortedError).cause as Error).message).toBe("user cancelled");

@@ -25,7 +25,7 @@ export const thrownError = (f: () => unknown): AttnGraphError => {
 };
 
 /** Expects `got` to match `want` within compare's default tolerance, reporting the worst element if not. */
-export const expectNear = (got: Tensor, want: readonly number[]) => {
+export const expectNear = (got: Tensor, want: ArrayLike<number>) => {
   const r = compare(got, want);
   expect(r.ok, JSON.stringify(r.worst)).toBe(true);
 };

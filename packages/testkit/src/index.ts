@@ -55,20 +55,8 @@ export {
 export { mulberry32 } from "./prng.js";
 export { randomTensor } from "./random-tensor.js";
 export { mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64, siluGrad64 } from "./reference/llama64.js";
-export {
-  crossEntropyGrad64,
-  embeddingGrad64,
-  geluGrad64,
-  layerNormGrad64,
-  layerNormWeightGrad64,
-  linearWeightGrad64,
-  maskGrad64,
-  pad64,
-  reluGrad64,
-  slice64,
-  softmaxGrad64,
-  sumTo64,
-} from "./reference/backward64.js";
+// backward64.ts exports the backward references and nothing else, all of them public.
+export * from "./reference/backward64.js";
 export {
   attentionGrad64,
   attentionLse64,
@@ -98,3 +86,37 @@ export { WHERE3_EXPR, where3 } from "./pointwise-where.js";
 export { checkGoldenSession, type PageGoldenCase, type PageResult, type PageSession } from "./golden/session-check.js";
 export { KV_SENTINEL, kvAppendCall, kvConcat, sentinelTensor } from "./kv-append-case.js";
 export { positionCases, tableRows } from "./position-rows.js";
+export {
+  ADAM_LOOPS,
+  ADAM_STEP_CASES,
+  BAD_STEP_VALUES,
+  SGD_LOOPS,
+  SGD_MOMENTUM_CASES,
+  SGD_STEP_CASES,
+  adamStepCase64,
+  sgdLoopLabel,
+  sgdMomentumCase64,
+  sgdStepCase64,
+  torchAdamLoop,
+  torchSgdLoop,
+  type AdamStepCase,
+  type SgdLoop,
+  type SgdMomentumCase,
+  type SgdStepCase,
+} from "./contract/optim-kernel-cases.js";
+export {
+  chunkedForwardCalls,
+  seededHeads,
+  type ChunkedCall,
+  type ChunkedInputs,
+  type SeededRandom,
+} from "./contract/chunked-calls.js";
+export { abortLater } from "./contract/abort-later.js";
+export { attentionGradInputs } from "./contract/attention-grad-inputs.js";
+export {
+  attentionGradTensors,
+  gradsByWrt,
+  type AttentionGradTensors,
+  type QkvWrt,
+} from "./reference/attention-grad-tensors.js";
+export { crossEntropyGradOf } from "./reference/cross-entropy-grad-of.js";

@@ -1,10 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { Tensor, compare, type Shape } from "@attngraph/tensor";
-import { mulberry32 } from "@attngraph/testkit";
+import {
+  BAD_STEP_VALUES,
+  ADAM_LOOPS,
+  ADAM_STEP_CASES,
+  adamStepCase64,
+  mulberry32,
+  torchAdamLoop,
+  type AdamStepCase,
+} from "@attngraph/testkit";
 import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { adamMomentKernel } from "./adam-moment.js";
 import { adamStepKernel } from "./adam-step.js";
 import { createCpuExecutor } from "../register-kernels.js";
+import { expectChunksAsOneCall } from "./test-chunked.js";
 
 /** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
 const cpu = createCpuExecutor();
@@ -17,40 +26,10 @@ const rand = (shape: Shape, seed: number, scale = 1, offset = 0) => {
   );
 };
 
-interface Attrs {
-  lr: number;
-  beta1?: number;
-  beta2?: number;
-  eps?: number;
-  weightDecay?: number;
-  decoupled?: boolean;
-}
-
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
-const run = (param: Tensor, m: Tensor, v: Tensor, t: Tensor, attrs: Attrs, node = "optim.w.update") =>
+const run = (param: Tensor, m: Tensor, v: Tensor, t: Tensor, attrs: AdamStepCase, node = "optim.w.update") =>
   cpu.dispatch({ kind: "adam-step", node, attrs: { ...attrs }, inputs: [param, m, v, t], outShape: param.shape });
-
-/**
- * The float64 reference, torch.optim.Adam's update (AdamW's with `decoupled`) written out: bias corrections
- * 1 − β^t, denom = sqrt(v) / sqrt(bc2) + eps, param − (lr / bc1) · m / denom.
- */
-function adamStep64(
-  param: ArrayLike<number>,
-  m: ArrayLike<number>,
-  v: ArrayLike<number>,
-  t: number,
-  a: Attrs,
-): number[] {
-  const { lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, decoupled = false } = a;
-  const bc1 = 1 - beta1 ** t;
-  const bc2 = 1 - beta2 ** t;
-  return Array.from(param, (p, k) => {
-    const pk = decoupled ? p * (1 - lr * weightDecay) : p;
-    const denom = Math.sqrt(v[k]!) / Math.sqrt(bc2) + eps;
-    return pk - ((lr / bc1) * m[k]!) / denom;
-  });
-}
 
 const near = (got: Tensor | ArrayLike<number>, want: ArrayLike<number>, tol = { abs: 1e-6, rel: 1e-6 }) => {
   const r = compare(got, want, tol);
@@ -61,20 +40,14 @@ describe("adam-step kernel", () => {
   const p = rand([3, 6], 1);
   const m = rand([3, 6], 2, 0.1);
   const v = rand([3, 6], 3, 0.01, 0.011); // in (0.001, 0.021): v >= 0
-  const cases: Attrs[] = [
-    { lr: 1e-3 },
-    { lr: 1e-2, weightDecay: 0.1 }, // not decoupled: the step ignores weightDecay
-    { lr: 1e-2, weightDecay: 0.1, decoupled: true },
-    { lr: 5e-3, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.5, decoupled: true },
-    { lr: 1e-2, beta1: 0, beta2: 0, eps: 1e-3 },
-  ];
-
   it("matches torch's update in float64 for Adam and AdamW, t from 1 to 1e6, the step as [] and [1]", () => {
-    for (const a of cases) {
+    for (const a of ADAM_STEP_CASES) {
       for (const [k, t] of [1, 2, 10, 1000, 1e6].entries()) {
-        const want = adamStep64(p.toArray(), m.toArray(), v.toArray(), t, a);
+        const want = adamStepCase64(p.toArray(), m.toArray(), v.toArray(), t, a);
         // Computed in float64 and rounded once.
-        expect(Array.from(run(p, m, v, step(t, k % 2 ? [1] : []), a).toFloat32Array())).toEqual(want.map(Math.fround));
+        expect(Array.from(run(p, m, v, step(t, k % 2 ? [1] : []), a).toFloat32Array())).toEqual(
+          Array.from(want, Math.fround),
+        );
       }
     }
   });
@@ -95,15 +68,15 @@ describe("adam-step kernel", () => {
     const mT = rand([6, 3], 5, 0.1).permute([1, 0]);
     const vT = rand([6, 3], 6, 0.01, 0.011).permute([1, 0]);
     expect(pT.isContiguous() || mT.isContiguous() || vT.isContiguous()).toBe(false);
-    for (const a of cases) {
+    for (const a of ADAM_STEP_CASES) {
       for (const [pp, mm, vv] of [
         [pT, m, v],
         [p, mT, v],
         [p, m, vT],
         [pT, mT, vT],
       ] as const) {
-        const want = adamStep64(pp.toArray(), mm.toArray(), vv.toArray(), 7, a);
-        expect(Array.from(run(pp, mm, vv, step(7, [1]), a).toFloat32Array())).toEqual(want.map(Math.fround));
+        const want = adamStepCase64(pp.toArray(), mm.toArray(), vv.toArray(), 7, a);
+        expect(Array.from(run(pp, mm, vv, step(7, [1]), a).toFloat32Array())).toEqual(Array.from(want, Math.fround));
       }
     }
   });
@@ -111,21 +84,15 @@ describe("adam-step kernel", () => {
   it("reads the step through a view (a slice of a steps tensor at an offset)", () => {
     const steps = Tensor.from([1, 2, 3, 4], [4]);
     const t3 = new Tensor(steps.data, [1], [1], 2);
-    const want = adamStep64(p.toArray(), m.toArray(), v.toArray(), 3, { lr: 1e-2 });
-    expect(Array.from(run(p, m, v, t3, { lr: 1e-2 }).toFloat32Array())).toEqual(want.map(Math.fround));
+    const want = adamStepCase64(p.toArray(), m.toArray(), v.toArray(), 3, { lr: 1e-2 });
+    expect(Array.from(run(p, m, v, t3, { lr: 1e-2 }).toFloat32Array())).toEqual(Array.from(want, Math.fround));
     expect(Array.from(run(p, m, v, new Tensor(steps.data, [], [], 2), { lr: 1e-2 }).toFloat32Array())).toEqual(
-      want.map(Math.fround),
+      Array.from(want, Math.fround),
     );
   });
 
   it("a step that is not an integer >= 1 is an input error naming <node>.step", () => {
-    for (const [t, shape] of [
-      [0, []],
-      [1.5, [1]],
-      [NaN, []],
-      [-2, [1]],
-      [Infinity, []],
-    ] as const) {
+    for (const [t, shape] of BAD_STEP_VALUES) {
       const e = thrown(() => run(p, m, v, step(t, shape), { lr: 1e-2 }));
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.update.step"]);
       expect(e.message).toContain("optim.w.update.step");
@@ -161,7 +128,7 @@ describe("adam-step kernel", () => {
       [{ lr: 1, weightDecay: -1 }, "weightDecay"],
       [{ lr: 1, decoupled: "yes" }, "decoupled"],
     ] as const) {
-      const e = thrown(() => run(p, m, v, step(1), attrs as unknown as Attrs));
+      const e = thrown(() => run(p, m, v, step(1), attrs as unknown as AdamStepCase));
       expect([e.code, e.subject]).toEqual(["attr", `optim.w.update.${field}`]);
     }
   });
@@ -173,7 +140,6 @@ describe("adam-moment and adam-step in chunks", () => {
     const p = rand([40, 6], 1).permute([1, 0]);
     const m = rand(shape, 2, 0.1);
     const v = rand([40, 6], 3, 0.01, 0.011).permute([1, 0]);
-    const signal = new AbortController().signal;
     const momentCall = {
       kind: "adam-moment",
       node: "optim.w.v",
@@ -188,51 +154,15 @@ describe("adam-moment and adam-step in chunks", () => {
       inputs: [p, m, v, step(4, [1])],
       outShape: shape,
     };
-    for (const [kernel, call] of [
+    await expectChunksAsOneCall([
       [adamMomentKernel, momentCall],
       [adamStepKernel, stepCall],
-    ] as const) {
-      const pending = kernel({ ...call, signal }, 1);
-      expect(pending).toBeInstanceOf(Promise);
-      expect(Array.from((await pending).toFloat32Array())).toEqual(
-        Array.from((kernel(call) as Tensor).toFloat32Array()),
-      );
-    }
+    ]);
   });
 });
 
 describe("adam-moment → adam-step: a training loop", () => {
-  /**
-   * torch.optim.Adam's step in float64 (AdamW's with `decoupled`), as its source reads: grad += wd · param (Adam),
-   * param *= 1 − lr · wd (AdamW); m.lerp_(grad, 1 − β1); v.mul_(β2).addcmul_(grad, grad, 1 − β2); then
-   * param.addcdiv_(m, v.sqrt() / sqrt(bc2) + eps, −lr / bc1).
-   */
-  function torchAdam64(
-    p: Float64Array,
-    m: Float64Array,
-    v: Float64Array,
-    g: ArrayLike<number>,
-    t: number,
-    a: Required<Attrs>,
-  ): void {
-    const bc1 = 1 - a.beta1 ** t;
-    const bc2 = 1 - a.beta2 ** t;
-    for (let k = 0; k < p.length; k++) {
-      let gk = g[k]!;
-      if (a.decoupled) p[k] = p[k]! * (1 - a.lr * a.weightDecay);
-      else gk += a.weightDecay * p[k]!;
-      m[k] = m[k]! + (1 - a.beta1) * (gk - m[k]!);
-      v[k] = v[k]! * a.beta2 + (1 - a.beta2) * gk * gk;
-      p[k] = p[k]! - (a.lr / bc1) * (m[k]! / (Math.sqrt(v[k]!) / Math.sqrt(bc2) + a.eps));
-    }
-  }
-
-  const loops: Required<Attrs>[] = [
-    { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false },
-    { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.05, decoupled: false },
-    { lr: 2e-2, beta1: 0.85, beta2: 0.98, eps: 1e-6, weightDecay: 0.1, decoupled: true },
-  ];
-  for (const a of loops) {
+  for (const a of ADAM_LOOPS) {
     it(`5 steps of ${a.decoupled ? "AdamW" : "Adam"} (weightDecay ${a.weightDecay}) on a [4, 5] parameter match a float64 loop of torch's update`, () => {
       const shape = [4, 5];
       const l2 = a.decoupled ? 0 : a.weightDecay;
@@ -240,8 +170,7 @@ describe("adam-moment → adam-step: a training loop", () => {
       let m = Tensor.from(new Float32Array(20), shape);
       let v = Tensor.from(new Float32Array(20), shape);
       const rp = Float64Array.from(p.toArray());
-      const rm = new Float64Array(20);
-      const rv = new Float64Array(20);
+      const torch = torchAdamLoop(rp, a); // updates rp in place
       for (let t = 1; t <= 5; t++) {
         const g = rand(shape, 200 + t, 2);
         const gT = t % 2 === 0 ? rand([5, 4], 200 + t, 2).permute([1, 0]) : g; // even steps: a strided gradient
@@ -260,9 +189,9 @@ describe("adam-moment → adam-step: a training loop", () => {
           call("adam-moment", "optim.w.v", { beta: a.beta2, square: true, weightDecay: l2 }, [v, gT, param]),
         ) as Tensor;
         p = cpu.dispatch(call("adam-step", "optim.w.update", { ...a }, [p, m, v, step(t, t % 2 ? [1] : [])])) as Tensor;
-        torchAdam64(rp, rm, rv, gT.toArray(), t, a);
-        near(m, rm, { abs: 1e-7, rel: 1e-6 });
-        near(v, rv, { abs: 1e-7, rel: 1e-6 });
+        torch.update([Float64Array.from(gT.toArray())]);
+        near(m, torch.expAvg[0]!, { abs: 1e-7, rel: 1e-6 });
+        near(v, torch.expAvgSq[0]!, { abs: 1e-7, rel: 1e-6 });
         near(p, rp, { abs: 1e-6, rel: 1e-6 });
       }
       const moved = p.toArray().reduce((w, x, k) => Math.max(w, Math.abs(x - rand(shape, 100).toArray()[k]!)), 0);

@@ -2,16 +2,18 @@
 // chain, and against central differences of the float64 forward. Sizes cross the kernels' 64-row/64-key blocks on
 // purpose; inputs come in the strided [B, T, n, D] → [B, n, T, D] layout the standard builder hands over.
 import { describe, expect, it } from "vitest";
-import { Tensor, compare, type Shape, type Tolerance } from "@attngraph/tensor";
+import { Tensor, compare, type Tolerance } from "@attngraph/tensor";
 import type { AttentionGradAttrs } from "@attngraph/graph";
 import {
   attentionGrad64,
-  attentionGradProblem,
+  attentionGradInputs,
+  attentionGradTensors,
   attentionLse64,
   attentionOut64,
+  gradsByWrt,
   randomTensor,
   type AttentionGradCase,
-  type AttentionGradProblem,
+  type AttentionGradTensors,
   type AttentionProblem64,
 } from "@attngraph/testkit";
 import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
@@ -25,12 +27,7 @@ const f64 = (t: Tensor): Float64Array => Float64Array.from(t.toFloat32Array());
 
 type Case = AttentionGradCase;
 
-interface Made extends AttentionGradProblem {
-  readonly q: Tensor;
-  readonly k: Tensor;
-  readonly v: Tensor;
-  readonly grad: Tensor;
-}
+type Made = AttentionGradTensors;
 
 /** Strided random inputs; `out` and `lse` are the float64 references' values in float32 (what the forward gives). */
 function make(c: Case, seed: number): Made {
@@ -38,11 +35,8 @@ function make(c: Case, seed: number): Made {
   const k = heads(c.B, c.Hkv, c.S, c.D, seed + 1);
   const v = heads(c.B, c.Hkv, c.S, c.Dv, seed + 2);
   const grad = heads(c.B, c.H, c.L, c.Dv, seed + 3);
-  return { ...attentionGradProblem(c, { q, k, v }), q, k, v, grad };
+  return attentionGradTensors(c, { q, k, v, grad });
 }
-
-const gradShape = (c: Case, wrt: AttentionGradAttrs["wrt"]): Shape =>
-  wrt === "q" ? [c.B, c.H, c.L, c.D] : wrt === "k" ? [c.B, c.Hkv, c.S, c.D] : [c.B, c.Hkv, c.S, c.Dv];
 
 const runLse = (m: Made, c: Case, q = m.q, k = m.k) =>
   ex.dispatch({
@@ -55,7 +49,6 @@ const runLse = (m: Made, c: Case, q = m.q, k = m.k) =>
 
 const runGrad = (
   m: Made,
-  c: Case,
   wrt: AttentionGradAttrs["wrt"],
   over: Partial<Record<"q" | "k" | "v" | "out" | "grad" | "lse", Tensor>> = {},
   out?: Tensor,
@@ -64,16 +57,8 @@ const runGrad = (
     kind: "attention-grad",
     node: `attn.d${wrt}`,
     attrs: { ...m.attrs(wrt) },
-    inputs: [
-      over.q ?? m.q,
-      over.k ?? m.k,
-      over.v ?? m.v,
-      over.out ?? m.out,
-      over.grad ?? m.grad,
-      over.lse ?? m.lse,
-      m.pad,
-    ],
-    outShape: gradShape(c, wrt),
+    inputs: attentionGradInputs<Tensor>(m, over),
+    outShape: m.shapeOf(wrt),
     ...(out ? { out } : {}),
   });
 
@@ -88,13 +73,9 @@ function expectMatchesReference(c: Case, seed: number): void {
   expect(lse.shape).toEqual([c.B, c.H, c.L]);
   expectNear(lse, attentionLse64(m.problem), "lse");
   const want = attentionGrad64(m.problem, f64(m.grad));
-  for (const [wrt, data] of [
-    ["q", want.dq],
-    ["k", want.dk],
-    ["v", want.dv],
-  ] as const) {
-    const got = runGrad(m, c, wrt);
-    expect(got.shape).toEqual(gradShape(c, wrt));
+  for (const [wrt, data] of gradsByWrt(want)) {
+    const got = runGrad(m, wrt);
+    expect(got.shape).toEqual(m.shapeOf(wrt));
     expectNear(got, data, `d${wrt}`);
   }
 }
@@ -153,7 +134,7 @@ describe("attention-lse and attention-grad kernels", () => {
         minus[e]! -= eps;
         return (loss({ ...m.problem, [wrt]: plus }) - loss({ ...m.problem, [wrt]: minus })) / (2 * eps);
       });
-      expectNear(runGrad(m, c, wrt), numeric, `d${wrt} vs central differences`, { abs: 1e-4, rel: 1e-3 });
+      expectNear(runGrad(m, wrt), numeric, `d${wrt} vs central differences`, { abs: 1e-4, rel: 1e-3 });
     }
   });
 
@@ -194,9 +175,9 @@ describe("attention-lse and attention-grad kernels", () => {
           out.data.fill(NaN, at, at + c.Dv);
         }
     const want = attentionGrad64(m.problem, f64(m.grad));
-    const dq = runGrad(m, c, "q", { grad, out });
-    const dk = runGrad(m, c, "k", { grad, out });
-    const dv = runGrad(m, c, "v", { grad, out });
+    const dq = runGrad(m, "q", { grad, out });
+    const dk = runGrad(m, "k", { grad, out });
+    const dv = runGrad(m, "v", { grad, out });
     for (const [name, t] of [
       ["dq", dq],
       ["dk", dk],
@@ -255,12 +236,8 @@ describe("attention-lse and attention-grad kernels", () => {
     k.data[5 * c.D] = -Infinity; // key 5: hidden by causal from every query (L = 5, top-left)
     v.data[5 * c.Dv + 3] = NaN;
     const want = attentionGrad64(m.problem, f64(m.grad));
-    for (const [wrt, data] of [
-      ["q", want.dq],
-      ["k", want.dk],
-      ["v", want.dv],
-    ] as const) {
-      const got = runGrad(m, c, wrt, { k, v });
+    for (const [wrt, data] of gradsByWrt(want)) {
+      const got = runGrad(m, wrt, { k, v });
       const key = wrt === "q" ? undefined : got.toFloat32Array();
       if (key)
         for (const j of [1, 5])
@@ -280,7 +257,7 @@ describe("attention-lse and attention-grad kernels", () => {
     const lse = runLse(m, c, q).toFloat32Array();
     expect(lse[1]).toBeNaN();
     expect(Number.isFinite(lse[0]!) && Number.isFinite(lse[2]!)).toBe(true);
-    const dq = runGrad(m, c, "q", { q, lse: Tensor.from(lse, [1, 1, 3]) }).toFloat32Array();
+    const dq = runGrad(m, "q", { q, lse: Tensor.from(lse, [1, 1, 3]) }).toFloat32Array();
     expect(Array.from(dq.subarray(c.D, 2 * c.D)).every(Number.isNaN)).toBe(true);
     expect([...dq.subarray(0, c.D), ...dq.subarray(2 * c.D)].every(Number.isFinite)).toBe(true);
   });
@@ -309,21 +286,16 @@ describe("attention-lse and attention-grad kernels", () => {
       outShape: [c.B, c.H, c.L, c.Dv],
     });
     const want = attentionGrad64(m.problem, f64(m.grad));
-    for (const [wrt, data] of [
-      ["q", want.dq],
-      ["k", want.dk],
-      ["v", want.dv],
-    ] as const)
-      expectNear(runGrad(m, c, wrt, { lse, out }), data, `d${wrt}`);
+    for (const [wrt, data] of gradsByWrt(want)) expectNear(runGrad(m, wrt, { lse, out }), data, `d${wrt}`);
   });
 
   it("writes every element of a planned output (keys no query sees included), and returns it", () => {
     const c: Case = { B: 1, H: 2, Hkv: 2, L: 3, S: 8, D: 4, Dv: 4, causal: true, scale: 0.5 }; // keys 3..7 unseen
     const m = make(c, 71);
     for (const wrt of ["q", "k", "v"] as const) {
-      const plain = runGrad(m, c, wrt);
-      const out = new Tensor(new Float32Array(plain.size).fill(NaN), gradShape(c, wrt));
-      const got = runGrad(m, c, wrt, {}, out);
+      const plain = runGrad(m, wrt);
+      const out = new Tensor(new Float32Array(plain.size).fill(NaN), m.shapeOf(wrt));
+      const got = runGrad(m, wrt, {}, out);
       expect(got).toBe(out);
       expect(Array.from(got.toFloat32Array())).toEqual(Array.from(plain.toFloat32Array()));
       if (wrt !== "q") {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, compare, type Shape } from "@attngraph/tensor";
 import type { AttentionAttrs } from "@attngraph/graph";
-import { randomTensor } from "@attngraph/testkit";
+import { randomTensor, type HeadDims } from "@attngraph/testkit";
 import { createCpuExecutor } from "../register-kernels.js";
 import { heads } from "../test-heads.js";
 
@@ -76,14 +76,8 @@ function expectSame(got: Tensor, want: Tensor): void {
   expect(r).toMatchObject({ ok: true });
 }
 
-interface Case {
+interface Case extends HeadDims {
   readonly label: string;
-  readonly B: number;
-  readonly H: number;
-  readonly Hkv: number;
-  readonly L: number;
-  readonly S: number;
-  readonly D: number;
   /** Value head dim, default D. */
   readonly Dv?: number;
   readonly attrs: Partial<AttentionAttrs>;

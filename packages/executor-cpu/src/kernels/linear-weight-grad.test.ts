@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
-import { randomTensor as rand } from "@attngraph/testkit";
+import { linearWeightGrad64, randomTensor as rand } from "@attngraph/testkit";
 import { expectNear as near } from "@attngraph/testkit/test-helpers";
 import { createCpuExecutor } from "../register-kernels.js";
 
@@ -16,22 +16,16 @@ const run = (grad: Tensor, x: Tensor) =>
     outShape: [grad.shape.at(-1)!, x.shape.at(-1)!],
   });
 
-/** The float64 reference: dW[o, i] = Σ_r grad[r, o] · x[r, i], leading axes flattened into r. */
-function weightGrad64(grad: Tensor, x: Tensor): number[] {
-  const nOut = grad.shape.at(-1)!;
-  const nIn = x.shape.at(-1)!;
-  const g = grad.toArray();
-  const v = x.toArray();
-  const rows = g.length / nOut;
-  const out = new Array<number>(nOut * nIn).fill(0);
-  for (let o = 0; o < nOut; o++)
-    for (let i = 0; i < nIn; i++) {
-      let s = 0;
-      for (let r = 0; r < rows; r++) s += g[r * nOut + o]! * v[r * nIn + i]!;
-      out[o * nIn + i] = s;
-    }
-  return out;
-}
+/** The float64 reference (testkit's, written apart from the kernels), on the tensors' row-major elements. */
+const weightGrad64 = (grad: Tensor, x: Tensor): number[] =>
+  Array.from(
+    linearWeightGrad64(
+      Float64Array.from(grad.toArray()),
+      grad.shape.at(-1)!,
+      Float64Array.from(x.toArray()),
+      x.shape.at(-1)!,
+    ),
+  );
 
 describe("linear-weight-grad kernel", () => {
   it("is gradᵀ · x over every leading position", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
+import { thrownSubject as subject } from "@attngraph/testkit/test-helpers";
 import { createCpuExecutor } from "../register-kernels.js";
 
 /** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
@@ -21,15 +22,6 @@ describe("rms-norm kernels", () => {
   });
 
   it("a weight of the wrong length and a bad eps are errors naming the field", () => {
-    const subject = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        expect(AttnGraphError.isInstance(e)).toBe(true);
-        return (e as AttnGraphError).subject;
-      }
-      return undefined;
-    };
     const x = Tensor.from([1, 2, 3], [1, 3]);
     expect(subject(() => call(x, Tensor.from([1, 2], [2])))).toBe("norm.weight");
     expect(subject(() => call(x, undefined, 0))).toBe("norm.eps");

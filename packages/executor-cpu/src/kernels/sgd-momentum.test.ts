@@ -1,17 +1,28 @@
 import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
-import { randomTensor as rand } from "@attngraph/testkit";
+import {
+  BAD_STEP_VALUES,
+  SGD_MOMENTUM_CASES,
+  randomTensor as rand,
+  sgdMomentumCase64,
+  type SgdMomentumCase,
+} from "@attngraph/testkit";
 import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { createCpuExecutor } from "../register-kernels.js";
 
 /** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
 const cpu = createCpuExecutor();
 
-type Attrs = { momentum: number; dampening?: number; weightDecay?: number };
-
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
-const run = (buf: Tensor, grad: Tensor, param: Tensor | undefined, t: Tensor, attrs: Attrs, node = "optim.w.buf") =>
+const run = (
+  buf: Tensor,
+  grad: Tensor,
+  param: Tensor | undefined,
+  t: Tensor,
+  attrs: SgdMomentumCase,
+  node = "optim.w.buf",
+) =>
   cpu.dispatch({
     kind: "sgd-momentum",
     node,
@@ -20,46 +31,21 @@ const run = (buf: Tensor, grad: Tensor, param: Tensor | undefined, t: Tensor, at
     outShape: buf.shape,
   });
 
-/**
- * The float64 reference, torch.optim.SGD's buffer update written out: d = grad + wd · param; d at t = 1 (the clone),
- * else momentum · buf + (1 − dampening) · d.
- */
-function sgdMomentum64(
-  buf: ArrayLike<number>,
-  grad: ArrayLike<number>,
-  param: ArrayLike<number> | undefined,
-  t: number,
-  { momentum, dampening = 0, weightDecay = 0 }: Attrs,
-): number[] {
-  return Array.from(grad, (g, k) => {
-    const d = g + (param ? weightDecay * param[k]! : 0);
-    return t === 1 ? d : momentum * buf[k]! + (1 - dampening) * d;
-  });
-}
-
 /** Computed in float64 and rounded once: the kernel's output is the reference rounded to float32, bit for bit. */
-const expectRef = (got: Tensor, want: number[]) =>
-  expect(Array.from(got.toFloat32Array())).toEqual(want.map(Math.fround));
+const expectRef = (got: Tensor, want: ArrayLike<number>) =>
+  expect(Array.from(got.toFloat32Array())).toEqual(Array.from(want, Math.fround));
 
 describe("sgd-momentum kernel", () => {
   const buf = rand([3, 5], 1);
   const grad = rand([3, 5], 2, 3);
   const param = rand([3, 5], 3, 2);
-  const cases: Attrs[] = [
-    { momentum: 0.9 },
-    { momentum: 0.9, dampening: 0.1 },
-    { momentum: 0.5, dampening: 1, weightDecay: 0.1 },
-    { momentum: 0.99, weightDecay: 0.5 },
-    { momentum: 0, weightDecay: 0.01 },
-  ];
-
   it("matches torch's buffer update in float64: momentum, dampening, weight decay; t = 1, 2, 7 as [] and [1]", () => {
-    for (const a of cases) {
+    for (const a of SGD_MOMENTUM_CASES) {
       const p = a.weightDecay ? param : undefined;
       for (const [k, t] of [1, 2, 7].entries()) {
         expectRef(
           run(buf, grad, p, step(t, k % 2 ? [1] : []), a),
-          sgdMomentum64(buf.toArray(), grad.toArray(), p?.toArray(), t, a),
+          sgdMomentumCase64(buf.toArray(), grad.toArray(), p?.toArray(), t, a),
         );
       }
     }
@@ -100,11 +86,11 @@ describe("sgd-momentum kernel", () => {
         [b, g, pT],
         [bT, gT, pT],
       ] as const) {
-        expectRef(run(x, y, z, step(t), a), sgdMomentum64(x.toArray(), y.toArray(), z.toArray(), t, a));
+        expectRef(run(x, y, z, step(t), a), sgdMomentumCase64(x.toArray(), y.toArray(), z.toArray(), t, a));
       }
       expectRef(
         run(bT, gT, undefined, step(t), { momentum: 0.9 }),
-        sgdMomentum64(bT.toArray(), gT.toArray(), undefined, t, { momentum: 0.9 }),
+        sgdMomentumCase64(bT.toArray(), gT.toArray(), undefined, t, { momentum: 0.9 }),
       );
     }
   });
@@ -112,7 +98,7 @@ describe("sgd-momentum kernel", () => {
   it("reads the step through a view (a slice of a steps tensor at an offset)", () => {
     const steps = Tensor.from([1, 2, 3, 4], [4]);
     const a = { momentum: 0.9 };
-    const want = sgdMomentum64(buf.toArray(), grad.toArray(), undefined, 3, a);
+    const want = sgdMomentumCase64(buf.toArray(), grad.toArray(), undefined, 3, a);
     expectRef(run(buf, grad, undefined, new Tensor(steps.data, [1], [1], 2), a), want);
     expectRef(run(buf, grad, undefined, new Tensor(steps.data, [], [], 2), a), want);
     // The view at offset 0 holds 1: the first step.
@@ -143,18 +129,12 @@ describe("sgd-momentum kernel", () => {
       out,
     });
     expect(y).toBe(out);
-    expectRef(out, sgdMomentum64(buf.toArray(), grad.toArray(), undefined, 2, { momentum: 0.9 }));
+    expectRef(out, sgdMomentumCase64(buf.toArray(), grad.toArray(), undefined, 2, { momentum: 0.9 }));
     expect(buf.toArray()).toEqual(before);
   });
 
   it("a step that is not an integer >= 1 is an input error naming <node>.step", () => {
-    for (const [t, shape] of [
-      [0, []],
-      [1.5, [1]],
-      [NaN, []],
-      [-2, [1]],
-      [Infinity, []],
-    ] as const) {
+    for (const [t, shape] of BAD_STEP_VALUES) {
       const e = thrown(() => run(buf, grad, undefined, step(t, shape), { momentum: 0.9 }));
       expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
       expect(e.message).toContain("optim.w.buf.step");
@@ -201,7 +181,7 @@ describe("sgd-momentum kernel", () => {
       [{ momentum: 0.9, weightDecay: -1 }, "weightDecay"],
       [{ momentum: 0.9, weightDecay: "0" }, "weightDecay"],
     ] as const) {
-      const e = thrown(() => run(buf, grad, param, step(2), attrs as unknown as Attrs));
+      const e = thrown(() => run(buf, grad, param, step(2), attrs as unknown as SgdMomentumCase));
       expect([e.code, e.subject]).toEqual(["attr", `optim.w.buf.${field}`]);
     }
   });

@@ -1,43 +1,27 @@
 import { describe, expect, it } from "vitest";
 import { Tensor, compare, type Shape } from "@attngraph/tensor";
-import { randomTensor as rand } from "@attngraph/testkit";
+import {
+  SGD_LOOPS,
+  SGD_STEP_CASES,
+  randomTensor as rand,
+  sgdLoopLabel,
+  sgdStepCase64,
+  torchSgdLoop,
+  type SgdStepCase,
+} from "@attngraph/testkit";
 import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { sgdMomentumKernel } from "./sgd-momentum.js";
 import { sgdStepKernel } from "./sgd-step.js";
 import { createCpuExecutor } from "../register-kernels.js";
+import { expectChunksAsOneCall } from "./test-chunked.js";
 
 /** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
 const cpu = createCpuExecutor();
 
-interface Attrs {
-  lr: number;
-  momentum?: number;
-  nesterov?: boolean;
-  weightDecay?: number;
-}
-
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
-const run = (param: Tensor, grad: Tensor, buf: Tensor | undefined, attrs: Attrs, node = "optim.w.update") =>
+const run = (param: Tensor, grad: Tensor, buf: Tensor | undefined, attrs: SgdStepCase, node = "optim.w.update") =>
   cpu.dispatch({ kind: "sgd-step", node, attrs: { ...attrs }, inputs: [param, grad, buf], outShape: param.shape });
-
-/**
- * The float64 reference, torch.optim.SGD's update written out: d = grad + wd · param; u = d (momentum 0), buf, or
- * d + momentum · buf (nesterov); param − lr · u.
- */
-function sgdStep64(
-  param: ArrayLike<number>,
-  grad: ArrayLike<number>,
-  buf: ArrayLike<number> | undefined,
-  a: Attrs,
-): number[] {
-  const { lr, momentum = 0, nesterov = false, weightDecay = 0 } = a;
-  return Array.from(param, (p, k) => {
-    const d = grad[k]! + weightDecay * p;
-    const u = momentum === 0 ? d : nesterov ? d + momentum * buf![k]! : buf![k]!;
-    return p - lr * u;
-  });
-}
 
 const near = (got: Tensor | ArrayLike<number>, want: ArrayLike<number>, tol = { abs: 1e-6, rel: 1e-6 }) => {
   const r = compare(got, want, tol);
@@ -48,20 +32,11 @@ describe("sgd-step kernel", () => {
   const p = rand([3, 6], 1);
   const g = rand([3, 6], 2, 2);
   const b = rand([3, 6], 3, 2);
-  const cases: Attrs[] = [
-    { lr: 1e-2 },
-    { lr: 1e-1, weightDecay: 0.1 },
-    { lr: 1e-2, momentum: 0.9 },
-    { lr: 1e-2, momentum: 0.9, weightDecay: 0.5 }, // the buffer already holds the decay: the step reads buf alone
-    { lr: 5e-2, momentum: 0.9, nesterov: true },
-    { lr: 5e-2, momentum: 0.5, nesterov: true, weightDecay: 0.2 },
-  ];
-
   it("matches torch's update in float64: plain, weight decay, momentum, nesterov (bit for bit the reference rounded once)", () => {
-    for (const a of cases) {
+    for (const a of SGD_STEP_CASES) {
       const buf = a.momentum ? b : undefined;
       expect(Array.from(run(p, g, buf, a).toFloat32Array())).toEqual(
-        sgdStep64(p.toArray(), g.toArray(), buf?.toArray(), a).map(Math.fround),
+        Array.from(sgdStepCase64(p.toArray(), g.toArray(), buf?.toArray(), a), Math.fround),
       );
     }
   });
@@ -79,7 +54,7 @@ describe("sgd-step kernel", () => {
     const gT = rand([6, 3], 5).permute([1, 0]);
     const bT = rand([6, 3], 6).permute([1, 0]);
     expect(pT.isContiguous() || gT.isContiguous() || bT.isContiguous()).toBe(false);
-    for (const a of cases) {
+    for (const a of SGD_STEP_CASES) {
       for (const [pp, gg, bb] of [
         [pT, g, b],
         [p, gT, b],
@@ -88,7 +63,7 @@ describe("sgd-step kernel", () => {
       ] as const) {
         const buf = a.momentum ? bb : undefined;
         expect(Array.from(run(pp, gg, buf, a).toFloat32Array())).toEqual(
-          sgdStep64(pp.toArray(), gg.toArray(), buf?.toArray(), a).map(Math.fround),
+          Array.from(sgdStepCase64(pp.toArray(), gg.toArray(), buf?.toArray(), a), Math.fround),
         );
       }
     }
@@ -107,7 +82,7 @@ describe("sgd-step kernel", () => {
     const y = cpu.dispatch({ kind: "sgd-step", node: "u", attrs: { lr: 0.1 }, inputs: [p, g], outShape: [3, 6], out });
     expect(y).toBe(out);
     expect(Array.from(out.toFloat32Array())).toEqual(
-      sgdStep64(p.toArray(), g.toArray(), undefined, { lr: 0.1 }).map(Math.fround),
+      Array.from(sgdStepCase64(p.toArray(), g.toArray(), undefined, { lr: 0.1 }), Math.fround),
     );
   });
 
@@ -131,7 +106,7 @@ describe("sgd-step kernel", () => {
       [{ lr: 1, momentum: 0, nesterov: true }, "nesterov"],
       [{ lr: 1, weightDecay: -1 }, "weightDecay"],
     ] as const) {
-      const e = thrown(() => run(p, g, b, attrs as unknown as Attrs));
+      const e = thrown(() => run(p, g, b, attrs as unknown as SgdStepCase));
       expect([e.code, e.subject]).toEqual(["attr", `optim.w.update.${field}`]);
     }
   });
@@ -143,7 +118,6 @@ describe("sgd-momentum and sgd-step in chunks", () => {
     const p = rand([40, 6], 1).permute([1, 0]);
     const g = rand(shape, 2);
     const b = rand([40, 6], 3).permute([1, 0]);
-    const signal = new AbortController().signal;
     const momentumCall = {
       kind: "sgd-momentum",
       node: "optim.w.buf",
@@ -158,61 +132,22 @@ describe("sgd-momentum and sgd-step in chunks", () => {
       inputs: [p, g, b],
       outShape: shape,
     };
-    for (const [kernel, call] of [
+    await expectChunksAsOneCall([
       [sgdMomentumKernel, momentumCall],
       [sgdStepKernel, stepCall],
-    ] as const) {
-      const pending = kernel({ ...call, signal }, 1);
-      expect(pending).toBeInstanceOf(Promise);
-      expect(Array.from((await pending).toFloat32Array())).toEqual(
-        Array.from((kernel(call) as Tensor).toFloat32Array()),
-      );
-    }
+    ]);
   });
 });
 
 describe("sgd-momentum → sgd-step: a training loop", () => {
-  /**
-   * torch.optim.SGD's step in float64, as its source reads (maximize false): grad = grad.add(param, alpha=wd);
-   * with momentum, buf = clone(grad) at the first step, else buf.mul_(momentum).add_(grad, alpha=1 − dampening);
-   * grad = grad.add(buf, alpha=momentum) with nesterov, else buf; param.add_(grad, alpha=−lr).
-   */
-  function torchSgd64(
-    p: Float64Array,
-    buf: Float64Array | undefined,
-    g: ArrayLike<number>,
-    t: number,
-    a: Required<Attrs> & { dampening: number },
-  ): void {
-    for (let k = 0; k < p.length; k++) {
-      let gk = g[k]!;
-      if (a.weightDecay !== 0) gk = gk + a.weightDecay * p[k]!;
-      if (a.momentum !== 0) {
-        buf![k] = t === 1 ? gk : buf![k]! * a.momentum + (1 - a.dampening) * gk;
-        gk = a.nesterov ? gk + a.momentum * buf![k]! : buf![k]!;
-      }
-      p[k] = p[k]! + -a.lr * gk;
-    }
-  }
-
-  const loops: (Required<Attrs> & { dampening: number })[] = [
-    { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0 },
-    { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0.05 },
-    { lr: 5e-2, momentum: 0.9, dampening: 0, nesterov: false, weightDecay: 0 },
-    { lr: 5e-2, momentum: 0.9, dampening: 0.3, nesterov: false, weightDecay: 0.1 },
-    { lr: 5e-2, momentum: 0.8, dampening: 0, nesterov: true, weightDecay: 0.01 },
-  ];
-  for (const a of loops) {
-    const label =
-      a.momentum === 0
-        ? "plain SGD"
-        : `${a.nesterov ? "Nesterov" : "momentum"} ${a.momentum}, dampening ${a.dampening}`;
+  for (const a of SGD_LOOPS) {
+    const label = sgdLoopLabel(a);
     it(`5 steps of ${label} (weightDecay ${a.weightDecay}) on a [4, 5] parameter match a float64 loop of torch's update`, () => {
       const shape = [4, 5];
       let p = rand(shape, 100);
       let buf: Tensor | undefined = a.momentum > 0 ? Tensor.from(new Float32Array(20).fill(NaN), shape) : undefined; // unread at step 1
       const rp = Float64Array.from(p.toArray());
-      const rb = a.momentum > 0 ? new Float64Array(20) : undefined;
+      const torch = torchSgdLoop(rp, a); // updates rp in place
       const call = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ({
         kind,
         node,
@@ -241,8 +176,8 @@ describe("sgd-momentum → sgd-step: a training loop", () => {
             [p, g, buf],
           ),
         ) as Tensor;
-        torchSgd64(rp, rb, g.toArray(), t, a);
-        if (buf) near(buf, rb!, { abs: 1e-6, rel: 1e-6 });
+        torch.update([Float64Array.from(g.toArray())]);
+        if (buf) near(buf, torch.buffers[0]!, { abs: 1e-6, rel: 1e-6 });
         near(p, rp, { abs: 1e-6, rel: 1e-6 });
       }
       const moved = p.toArray().reduce((w, x, k) => Math.max(w, Math.abs(x - rand(shape, 100).toArray()[k]!)), 0);

@@ -1,43 +1,18 @@
-// adam-step on wasm against torch.optim.Adam's (AdamW's) update written here as a float64 loop: Adam and AdamW, t from
+// adam-step on wasm against torch.optim.Adam's (AdamW's) update in float64 (testkit's adamStepCase64): Adam and AdamW, t from
 // 1 to 1e6 as [] and [1], rows of every length mod 4, strided param, m and v (each and all), the step read through a
 // view, invalid steps (a typed error naming <node>.step), chunks, and a five-step training loop of adam-moment →
 // adam-step against a float64 loop of torch's step.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
+import { ADAM_LOOPS, ADAM_STEP_CASES, adamStepCase64, torchAdamLoop, type AdamStepCase } from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, wasmExecutor, worst } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
 import { BAD_STEPS, LOOP_SHAPE, eachStrided, loopDispatch, loopStep, moved } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
-interface Attrs {
-  lr: number;
-  beta1?: number;
-  beta2?: number;
-  eps?: number;
-  weightDecay?: number;
-  decoupled?: boolean;
-}
-
-/** torch's update in float64: bc = 1 − β^t; param (· (1 − lr · wd) for AdamW) − (lr / bc1) · m / (sqrt(v) / sqrt(bc2) + eps). */
-function adamStep64(
-  param: ArrayLike<number>,
-  m: ArrayLike<number>,
-  v: ArrayLike<number>,
-  t: number,
-  a: Attrs,
-): Float64Array {
-  const { lr, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, decoupled = false } = a;
-  const bc1 = 1 - beta1 ** t;
-  const bc2 = 1 - beta2 ** t;
-  return Float64Array.from(param, (p, k) => {
-    const pk = decoupled ? p * (1 - lr * weightDecay) : p;
-    return pk - ((lr / bc1) * m[k]!) / (Math.sqrt(v[k]!) / Math.sqrt(bc2) + eps);
-  });
-}
-
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
-const run = (p: Tensor, m: Tensor, v: Tensor, t: Tensor, a: Attrs, views = false, node = "optim.w.update") =>
+const run = (p: Tensor, m: Tensor, v: Tensor, t: Tensor, a: AdamStepCase, views = false, node = "optim.w.update") =>
   (views ? onWasmViews : onWasm)(ex, "adam-step", { ...a }, [p, m, v, t], p.shape, node);
 /** Float64 in the module too (β^t by the module's own pow): equal to the reference rounded once, within an ulp or so. */
 const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-7, rel = 1e-6) =>
@@ -50,23 +25,15 @@ const positive = (t: Tensor, at: number) =>
     t.shape,
   );
 
-const cases: Attrs[] = [
-  { lr: 1e-3 },
-  { lr: 1e-2, weightDecay: 0.1 }, // not decoupled: the step ignores weightDecay
-  { lr: 1e-2, weightDecay: 0.1, decoupled: true },
-  { lr: 5e-3, beta1: 0.8, beta2: 0.99, eps: 1e-6, weightDecay: 0.5, decoupled: true },
-  { lr: 1e-2, beta1: 0, beta2: 0, eps: 1e-3 },
-];
-
 describe("adam-step on wasm", () => {
   it("Adam and AdamW, t = 1 … 1e6 as [] and [1], rows of every length mod 4", () => {
     for (const n of [1, 3, 4, 5, 8, 37]) {
       const p = random([3, n], n);
       const m = random([3, n], n + 10, 0.1);
       const v = positive(random([3, n], n + 20, 0.01), 1e-3);
-      for (const a of cases) {
+      for (const a of ADAM_STEP_CASES) {
         for (const [k, t] of [1, 2, 10, 1000, 1e6].entries())
-          expectNear(run(p, m, v, step(t, k % 2 ? [1] : []), a), adamStep64(f64(p), f64(m), f64(v), t, a));
+          expectNear(run(p, m, v, step(t, k % 2 ? [1] : []), a), adamStepCase64(f64(p), f64(m), f64(v), t, a));
       }
     }
   });
@@ -91,9 +58,9 @@ describe("adam-step on wasm", () => {
     const pT = random([6, 4, 5], 4).permute([1, 2, 0]);
     const mT = random([5, 6, 4], 5, 0.1).permute([2, 0, 1]);
     const vT = positive(random([4, 6, 5], 6, 0.01), 1e-3).permute([0, 2, 1]);
-    for (const a of cases) {
+    for (const a of ADAM_STEP_CASES) {
       for (const [x, y, z] of eachStrided([p, m, v], [pT, mT, vT])) {
-        expectNear(run(x, y, z, step(7, [1]), a, true), adamStep64(f64(x), f64(y), f64(z), 7, a));
+        expectNear(run(x, y, z, step(7, [1]), a, true), adamStepCase64(f64(x), f64(y), f64(z), 7, a));
       }
     }
     expect(ex.inUseBytes).toBe(before);
@@ -105,7 +72,7 @@ describe("adam-step on wasm", () => {
     const v = positive(random([3, 5], 3, 0.01), 1e-3);
     const steps = Tensor.from([1, 2, 3, 4], [4]);
     for (const t of [new Tensor(steps.data, [1], [1], 2), new Tensor(steps.data, [], [], 2)]) {
-      expectNear(run(p, m, v, t, { lr: 1e-2 }, true), adamStep64(f64(p), f64(m), f64(v), 3, { lr: 1e-2 }));
+      expectNear(run(p, m, v, t, { lr: 1e-2 }, true), adamStepCase64(f64(p), f64(m), f64(v), 3, { lr: 1e-2 }));
     }
   });
 
@@ -121,7 +88,7 @@ describe("adam-step on wasm", () => {
       expect(e.message).toContain("optim.w.update.step");
     }
     expect(ex.inUseBytes, "nothing left allocated").toBe(before);
-    expectNear(run(p, m, v, step(2), { lr: 1e-2 }), adamStep64(f64(p), f64(m), f64(v), 2, { lr: 1e-2 }));
+    expectNear(run(p, m, v, step(2), { lr: 1e-2 }), adamStepCase64(f64(p), f64(m), f64(v), 2, { lr: 1e-2 }));
   });
 
   it("errors name the node and field: the step's shape, m and v shapes, attributes", () => {
@@ -170,33 +137,7 @@ describe("adam-step on wasm", () => {
 });
 
 describe("adam-moment → adam-step on wasm: a training loop", () => {
-  /** One step of torch.optim.Adam (AdamW with `decoupled`) in float64, as its source reads. */
-  function torchAdam64(
-    p: Float64Array,
-    m: Float64Array,
-    v: Float64Array,
-    g: ArrayLike<number>,
-    t: number,
-    a: Required<Attrs>,
-  ): void {
-    const bc1 = 1 - a.beta1 ** t;
-    const bc2 = 1 - a.beta2 ** t;
-    for (let k = 0; k < p.length; k++) {
-      let gk = g[k]!;
-      if (a.decoupled) p[k] = p[k]! * (1 - a.lr * a.weightDecay);
-      else gk += a.weightDecay * p[k]!;
-      m[k] = m[k]! + (1 - a.beta1) * (gk - m[k]!); // exp_avg.lerp_(grad, 1 − β1)
-      v[k] = v[k]! * a.beta2 + (1 - a.beta2) * gk * gk; // exp_avg_sq.mul_(β2).addcmul_(grad, grad, 1 − β2)
-      p[k] = p[k]! - (a.lr / bc1) * (m[k]! / (Math.sqrt(v[k]!) / Math.sqrt(bc2) + a.eps));
-    }
-  }
-
-  const loops: Required<Attrs>[] = [
-    { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, decoupled: false },
-    { lr: 1e-2, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.05, decoupled: false },
-    { lr: 2e-2, beta1: 0.85, beta2: 0.98, eps: 1e-6, weightDecay: 0.1, decoupled: true },
-  ];
-  for (const a of loops) {
+  for (const a of ADAM_LOOPS) {
     it(`5 steps of ${a.decoupled ? "AdamW" : "Adam"} (weightDecay ${a.weightDecay}) on a [4, 7] parameter, values kept on the executor`, () => {
       const shape = LOOP_SHAPE;
       const n = 28;
@@ -207,8 +148,7 @@ describe("adam-moment → adam-step on wasm: a training loop", () => {
       let m = ex.upload(new Tensor(new Float32Array(n), shape));
       let v = ex.upload(new Tensor(new Float32Array(n), shape));
       const rp = f64(p0);
-      const rm = new Float64Array(n);
-      const rv = new Float64Array(n);
+      const torch = torchAdamLoop(rp, a); // updates rp in place
       const dispatch = loopDispatch(ex);
       for (let t = 1; t <= 5; t++) {
         const { gHost, g, s } = loopStep(ex, t);
@@ -224,9 +164,9 @@ describe("adam-moment → adam-step on wasm: a training loop", () => {
           param,
         ]);
         const p2 = dispatch("adam-step", "optim.w.update", { ...a }, [p, m2, v2, s]);
-        torchAdam64(rp, rm, rv, f64(gHost), t, a);
-        expectNear(ex.download(m2), rm);
-        expectNear(ex.download(v2), rv);
+        torch.update([f64(gHost)]);
+        expectNear(ex.download(m2), torch.expAvg[0]!);
+        expectNear(ex.download(v2), torch.expAvgSq[0]!);
         expectNear(ex.download(p2), rp, 1e-6);
         for (const x of [p, m, v, g, s]) ex.release(x);
         [p, m, v] = [p2, m2, v2];

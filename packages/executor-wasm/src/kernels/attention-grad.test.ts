@@ -8,10 +8,13 @@ import type { KernelCall } from "@attngraph/graph";
 import { Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import {
   attentionGrad64,
-  attentionGradProblem,
+  attentionGradInputs,
+  attentionGradTensors,
   attentionLse64,
+  gradsByWrt,
   type AttentionGradCase,
-  type AttentionGradProblem,
+  type AttentionGradTensors,
+  type QkvWrt,
 } from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
 import type { WasmExecutor } from "../executor.js";
@@ -19,18 +22,12 @@ import type { WasmValue } from "../value.js";
 
 const ex = await wasmExecutor();
 
-type Wrt = "q" | "k" | "v";
-
 interface Case extends AttentionGradCase {
   readonly label: string;
 }
 
-interface Made extends AttentionGradProblem {
+interface Made extends AttentionGradTensors {
   readonly c: Case;
-  readonly q: Tensor;
-  readonly k: Tensor;
-  readonly v: Tensor;
-  readonly grad: Tensor;
 }
 
 function make(c: Case, seed: number, edit?: (name: "q" | "k" | "v" | "grad", data: Float32Array) => void): Made {
@@ -46,22 +43,13 @@ function make(c: Case, seed: number, edit?: (name: "q" | "k" | "v" | "grad", dat
       ["grad", grad],
     ] as const)
       edit(name, t.data as Float32Array);
-  return { ...attentionGradProblem(c, { q, k, v }), c, q, k, v, grad };
+  return { ...attentionGradTensors(c, { q, k, v, grad }), c };
 }
 
-const gradShape = (c: Case, wrt: Wrt): number[] =>
-  wrt === "q" ? [c.B, c.H, c.L, c.D] : wrt === "k" ? [c.B, c.Hkv, c.S, c.D] : [c.B, c.Hkv, c.S, c.Dv];
-const inputs = (m: Made, over: Partial<Record<"q" | "k" | "v" | "out" | "grad" | "lse", AnyTensor>> = {}) => [
-  over.q ?? m.q,
-  over.k ?? m.k,
-  over.v ?? m.v,
-  over.out ?? m.out,
-  over.grad ?? m.grad,
-  over.lse ?? m.lse,
-  m.pad,
-];
-const runGrad = (m: Made, wrt: Wrt, views = false, over = {}) =>
-  (views ? onWasmViews : onWasm)(ex, "attention-grad", { ...m.attrs(wrt) }, inputs(m, over), gradShape(m.c, wrt));
+const inputs = (m: Made, over: Partial<Record<"q" | "k" | "v" | "out" | "grad" | "lse", AnyTensor>> = {}) =>
+  attentionGradInputs<AnyTensor>(m, over);
+const runGrad = (m: Made, wrt: QkvWrt, views = false, over = {}) =>
+  (views ? onWasmViews : onWasm)(ex, "attention-grad", { ...m.attrs(wrt) }, inputs(m, over), m.shapeOf(wrt));
 const runLse = (m: Made, q: AnyTensor = m.q, k: AnyTensor = m.k, views = false) =>
   (views ? onWasmViews : onWasm)(ex, "attention-lse", { ...m.lseAttrs }, [q, k, m.pad], [m.c.B, m.c.H, m.c.L]);
 
@@ -82,12 +70,7 @@ function expectAll(m: Made, label: string): void {
   });
   expectNear(lse, wantLse, `${label}: lse`);
   const want = attentionGrad64(m.problem, f64(m.grad));
-  for (const [wrt, data] of [
-    ["q", want.dq],
-    ["k", want.dk],
-    ["v", want.dv],
-  ] as const)
-    expectNear(runGrad(m, wrt), data, `${label}: wrt ${wrt}`);
+  for (const [wrt, data] of gradsByWrt(want)) expectNear(runGrad(m, wrt), data, `${label}: wrt ${wrt}`);
 }
 
 const CASES: readonly Case[] = [
@@ -257,11 +240,7 @@ describe("attention-lse and attention-grad on wasm against the float64 reference
     const lse = runLse(m).toFloat32Array();
     expect(Array.from(lse.subarray(0, c.H * c.L)).every(Number.isFinite)).toBe(true);
     expect(lse.subarray(c.H * c.L).every((x) => x === -Infinity)).toBe(true);
-    for (const [wrt, data] of [
-      ["q", want.dq],
-      ["k", want.dk],
-      ["v", want.dv],
-    ] as const) {
+    for (const [wrt, data] of gradsByWrt(want)) {
       const got = runGrad(m, wrt, false, { out: clean.out, lse: clean.lse });
       expect(got.toFloat32Array().every(Number.isFinite), `wrt ${wrt} finite`).toBe(true);
       expectNear(got, data, `wrt ${wrt}`);
@@ -301,12 +280,7 @@ describe("attention-lse and attention-grad on wasm against the float64 reference
       grad: relaid(m.grad, heads),
       lse: relaid(m.lse, [2, 1, 0]),
     };
-    for (const [wrt, data] of [
-      ["q", want.dq],
-      ["k", want.dk],
-      ["v", want.dv],
-    ] as const)
-      expectNear(runGrad(m, wrt, true, over), data, `wrt ${wrt}`);
+    for (const [wrt, data] of gradsByWrt(want)) expectNear(runGrad(m, wrt, true, over), data, `wrt ${wrt}`);
     expectNear(runLse(m, over.q, relaid(m.k, lastFirst), true), attentionLse64(m.problem), "lse");
   });
 
@@ -334,7 +308,7 @@ describe("attention-lse and attention-grad on wasm against the float64 reference
         "attention-grad",
         { ...m.attrs("q") },
         [m.q, m.k, m.v, m.out, m.grad, m.lse, badPad],
-        gradShape(m.c, "q"),
+        m.shapeOf("q"),
         "attn.bwd",
       ),
     ).toThrow(/attn\.bwd\.keyPaddingMask/);
@@ -347,12 +321,12 @@ describe("attention-lse and attention-grad on wasm against the float64 reference
         "attention-grad",
         { ...m.attrs("q") },
         [m.q, m.k, m.v, m.out, m.grad, undefined, undefined],
-        gradShape(m.c, "q"),
+        m.shapeOf("q"),
         "attn.bwd",
       ),
     ).toThrow(/attn\.bwd\.lse/);
     expect(() =>
-      onWasm(ex, "attention-grad", { ...m.attrs("q"), wrt: "out" }, inputs(m), gradShape(m.c, "q"), "attn.bwd"),
+      onWasm(ex, "attention-grad", { ...m.attrs("q"), wrt: "out" }, inputs(m), m.shapeOf("q"), "attn.bwd"),
     ).toThrow(/attn\.bwd\.wrt/);
   });
 });
@@ -412,7 +386,7 @@ describe("attention-lse and attention-grad in chunks", () => {
     const lse = await chunked(tiny, "attention-lse", { ...m.lseAttrs }, [m.q, m.k, m.pad], [c.B, c.H, c.L]);
     expect(bits(lse)).toEqual(bits(runLse(m)));
     for (const wrt of ["q", "k", "v"] as const) {
-      const got = await chunked(tiny, "attention-grad", { ...m.attrs(wrt) }, inputs(m), gradShape(c, wrt));
+      const got = await chunked(tiny, "attention-grad", { ...m.attrs(wrt) }, inputs(m), m.shapeOf(wrt));
       expect(bits(got), `wrt ${wrt}`).toEqual(bits(runGrad(m, wrt)));
     }
     expect(tiny.inUseBytes).toBe(0);
@@ -457,7 +431,7 @@ describe("attention-lse and attention-grad in chunks", () => {
           "attention-grad",
           { ...m.attrs(wrt) },
           xs,
-          gradShape(c, wrt),
+          m.shapeOf(wrt),
         ],
       ),
     ];

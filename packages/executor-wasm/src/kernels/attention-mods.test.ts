@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { checkExpr, compileExpr, ExprIndexError, type Expr, type ExprFn, type GatheredTensor } from "@attngraph/graph";
 import { Tensor, type Shape } from "@attngraph/tensor";
-import { flexForward64, flexGrad64, type Flex64 } from "@attngraph/testkit";
+import { flexForward64, flexGrad64, type Flex64, type HeadDims } from "@attngraph/testkit";
 import { random, wasmExecutor, worst } from "../test-util.js";
 import type { WasmExecutor } from "../executor.js";
 
@@ -16,14 +16,8 @@ const one = await wasmExecutor({ flavour: "simd" });
 const two = await wasmExecutor({ flavour: "simd", threads: 2, parallelWork: 1 });
 const chunked = await wasmExecutor({ flavour: "simd", chunkWork: 20_000 });
 
-interface ModCase {
+interface ModCase extends HeadDims {
   readonly label: string;
-  readonly B: number;
-  readonly H: number;
-  readonly Hkv: number;
-  readonly L: number;
-  readonly S: number;
-  readonly D: number;
   readonly Dv: number;
   readonly scale: number;
   readonly causal?: boolean;

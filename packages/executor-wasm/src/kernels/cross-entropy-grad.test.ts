@@ -1,40 +1,16 @@
-// cross-entropy-grad on wasm against a float64 loop written here: every reduction with and without a loss gradient,
+// cross-entropy-grad on wasm against the testkit's float64 reference: every reduction with and without a loss gradient,
 // ignoreIndex (inside and outside [0, V); ignored rows exactly 0, not counted by "mean"; all ignored → zeros), strided
 // logits, targets and grad, huge and infinite logits, NaN propagation; an out-of-range target is the forward kernel's
 // error (naming the node, the position and the value), thrown before anything is written, and the executor stays
 // usable; and the call's other errors.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
+import { crossEntropyGradOf } from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor, worst } from "../test-util.js";
 import { failsUntouched } from "../test-dispatch.js";
 
 const ex = await wasmExecutor();
 type Reduction = "mean" | "sum" | "none";
-
-/** (softmax(row) − onehot(t)) · g per counted row, g = grad ("sum"), grad/count ("mean"), grad[p] ("none"); float64. */
-function crossEntropyGrad64(
-  logits: Tensor,
-  targets: Tensor<"int32">,
-  reduction: Reduction,
-  ignoreIndex: number | null,
-  grad?: Tensor,
-): Float64Array {
-  const v = logits.shape[logits.rank - 1]!;
-  const x = f64(logits);
-  const t = targets.toInt32Array();
-  const gv = grad ? f64(grad) : undefined;
-  const count = t.filter((a) => a !== ignoreIndex).length;
-  const out = new Float64Array(x.length);
-  t.forEach((target, r) => {
-    if (target === ignoreIndex) return;
-    const g = reduction === "none" ? (gv ? gv[r]! : 1) : (gv ? gv[0]! : 1) / (reduction === "mean" ? count : 1);
-    const row = x.subarray(r * v, r * v + v);
-    const max = row.reduce((m, a) => Math.max(m, a), -Infinity);
-    const sum = row.reduce((s, a) => s + Math.exp(a - max), 0);
-    row.forEach((a, j) => (out[r * v + j] = (Math.exp(a - max) / sum - (j === target ? 1 : 0)) * g));
-  });
-  return out;
-}
 
 const run = (
   logits: Tensor,
@@ -62,15 +38,15 @@ describe("cross-entropy-grad on wasm", () => {
   for (const reduction of ["mean", "sum", "none"] as const) {
     it(`${reduction}: without a loss gradient (= 1) and with one, over [B, T, V] and [N, V]`, () => {
       const grad = reduction === "none" ? random([2, 5], 2, 2) : Tensor.from([0.37], []);
-      expectGrad(run(logits, targets, reduction), crossEntropyGrad64(logits, targets, reduction, null));
+      expectGrad(run(logits, targets, reduction), crossEntropyGradOf(logits, targets, reduction, null));
       expectGrad(
         run(logits, targets, reduction, null, grad),
-        crossEntropyGrad64(logits, targets, reduction, null, grad),
+        crossEntropyGradOf(logits, targets, reduction, null, grad),
       );
       const flat = logits.reshape([10, 11]);
       const ft = targets.reshape([10]);
       const fg = reduction === "none" ? grad.reshape([10]) : grad;
-      expectGrad(run(flat, ft, reduction, null, fg), crossEntropyGrad64(flat, ft, reduction, null, fg));
+      expectGrad(run(flat, ft, reduction, null, fg), crossEntropyGradOf(flat, ft, reduction, null, fg));
     });
   }
 
@@ -81,7 +57,7 @@ describe("cross-entropy-grad on wasm", () => {
         const grad = reduction === "none" ? random([2, 5], 3) : Tensor.from([2], []);
         for (const g of [undefined, grad]) {
           const got = run(logits, t, reduction, ignore, g);
-          expectGrad(got, crossEntropyGrad64(logits, t, reduction, ignore, g));
+          expectGrad(got, crossEntropyGradOf(logits, t, reduction, ignore, g));
           const v = got.toFloat32Array();
           t.toInt32Array().forEach((target, r) => {
             if (target === ignore) for (let j = 0; j < 11; j++) expect(Object.is(v[r * 11 + j], 0)).toBe(true);
@@ -104,7 +80,7 @@ describe("cross-entropy-grad on wasm", () => {
     const gt = random([5, 2], 5).transpose(0, 1);
     for (const reduction of ["mean", "sum", "none"] as const) {
       const g = reduction === "none" ? gt : undefined;
-      expectGrad(run(lt, tt, reduction, 4, g, true), crossEntropyGrad64(lt, tt, reduction, 4, g));
+      expectGrad(run(lt, tt, reduction, 4, g, true), crossEntropyGradOf(lt, tt, reduction, 4, g));
     }
   });
 
@@ -112,7 +88,7 @@ describe("cross-entropy-grad on wasm", () => {
     const big = Tensor.from([1e30, -1e30, 0, 3e38, 3e38, 1, -Infinity, 2, 3], [3, 3]);
     const t = Tensor.int32([0, 1, 2], [3]);
     const got = run(big, t, "sum");
-    expectGrad(got, crossEntropyGrad64(big, t, "sum", null));
+    expectGrad(got, crossEntropyGradOf(big, t, "sum", null));
     expect(Array.from(got.toFloat32Array()).every(Number.isFinite)).toBe(true);
     const bad = Tensor.from([NaN, 0, 1, Infinity, 0, 1, 0.5, 0.25, 0], [3, 3]);
     const v = Array.from(run(bad, t, "none").toFloat32Array());
@@ -147,7 +123,7 @@ describe("cross-entropy-grad on wasm", () => {
     // the executor is still usable
     const lh = random([2, 3, 5], 6);
     const th = Tensor.int32([0, 1, 2, 3, 4, 4], [2, 3]);
-    expectGrad(run(lh, th, "mean"), crossEntropyGrad64(lh, th, "mean", null));
+    expectGrad(run(lh, th, "mean"), crossEntropyGradOf(lh, th, "mean", null));
     expect(ex.stats.traps).toBe(0);
   });
 

@@ -1,58 +1,21 @@
-// layer-norm-grad and layer-norm-weight-grad on wasm against float64 loops written here: E of every length mod 4 (the
+// layer-norm-grad and layer-norm-weight-grad on wasm against testkit's float64 references: E of every length mod 4 (the
 // module's f64x2 path and its tail), with and without a weight, strided grad, x and weight, rows far from 0 (the
 // two-pass statistics), a constant row, many rows for the weight gradient, and the shape/attribute errors.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
+import {
+  layerNormGrad64 as layerNormGradRef64,
+  layerNormWeightGrad64 as layerNormWeightGradRef64,
+} from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, thrown, wasmExecutor, worst } from "../test-util.js";
 
 const ex = await wasmExecutor();
 
-/** Per row of E: x̂ and rstd, two-pass float64. */
-function normalized(x: Float64Array, e: number, eps: number): { xhat: Float64Array; rstd: Float64Array } {
-  const xhat = new Float64Array(x.length);
-  const rstd = new Float64Array(x.length / e);
-  for (let o = 0, r = 0; o < x.length; o += e, r++) {
-    let mean = 0;
-    for (let j = 0; j < e; j++) mean += x[o + j]!;
-    mean /= e;
-    let v = 0;
-    for (let j = 0; j < e; j++) v += (x[o + j]! - mean) ** 2;
-    rstd[r] = 1 / Math.sqrt(v / e + eps);
-    for (let j = 0; j < e; j++) xhat[o + j] = (x[o + j]! - mean) * rstd[r]!;
-  }
-  return { xhat, rstd };
-}
-
-/** dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)), ĝ = grad ⊙ weight. */
-function layerNormGrad64(grad: Tensor, x: Tensor, eps: number, weight?: Tensor): Float64Array {
-  const e = x.shape[x.rank - 1]!;
-  const g = f64(grad);
-  const w = weight ? f64(weight) : undefined;
-  const { xhat, rstd } = normalized(f64(x), e, eps);
-  const out = new Float64Array(g.length);
-  for (let o = 0, r = 0; o < g.length; o += e, r++) {
-    let mg = 0;
-    let mgx = 0;
-    for (let j = 0; j < e; j++) {
-      const gh = g[o + j]! * (w ? w[j]! : 1);
-      mg += gh;
-      mgx += gh * xhat[o + j]!;
-    }
-    for (let j = 0; j < e; j++)
-      out[o + j] = rstd[r]! * (g[o + j]! * (w ? w[j]! : 1) - mg / e - xhat[o + j]! * (mgx / e));
-  }
-  return out;
-}
-
-/** Σ over rows of grad ⊙ x̂ → [E]. */
-function layerNormWeightGrad64(grad: Tensor, x: Tensor, eps: number): Float64Array {
-  const e = x.shape[x.rank - 1]!;
-  const g = f64(grad);
-  const { xhat } = normalized(f64(x), e, eps);
-  const out = new Float64Array(e);
-  for (let o = 0; o < g.length; o += e) for (let j = 0; j < e; j++) out[j]! += g[o + j]! * xhat[o + j]!;
-  return out;
-}
+/** testkit's float64 references, on the tensors' row-major elements. */
+const layerNormGrad64 = (grad: Tensor, x: Tensor, eps: number, weight?: Tensor): Float64Array =>
+  layerNormGradRef64(f64(grad), f64(x), x.shape[x.rank - 1]!, eps, weight && f64(weight));
+const layerNormWeightGrad64 = (grad: Tensor, x: Tensor, eps: number): Float64Array =>
+  layerNormWeightGradRef64(f64(grad), f64(x), x.shape[x.rank - 1]!, eps);
 
 const close = (got: Tensor, want: Float64Array, abs = 1e-5, rel = 1e-5) =>
   expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThan(1);

@@ -1,30 +1,18 @@
-// linear-weight-grad on wasm (the module's SIMD matmul on gradᵀ · x) against a float64 triple loop written here:
+// linear-weight-grad on wasm (the module's SIMD matmul on gradᵀ · x) against testkit's float64 reference:
 // edge tiles (Out not a multiple of 5, In not of 8), depth past one k block (rows > 256), more output rows than one
 // row block (80), leading axes of any rank, every operand layout (grad read in place when it is a transposed view,
 // transposed by the module otherwise; x in place with any column stride, copied when its leading axes do not
 // collapse), no rows at all, and the shape errors.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { linearWeightGrad64 } from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, thrown, wasmExecutor, worst } from "../test-util.js";
 
 const ex = await wasmExecutor();
 
-/** dW[o, i] = Σ_r grad[r, o] · x[r, i], leading axes flattened into r, in float64. */
-function weightGrad64(grad: Tensor, x: Tensor): Float64Array {
-  const nOut = grad.shape[grad.rank - 1]!;
-  const nIn = x.shape[x.rank - 1]!;
-  const g = f64(grad);
-  const a = f64(x);
-  const rows = g.length / nOut;
-  const out = new Float64Array(nOut * nIn);
-  for (let o = 0; o < nOut; o++)
-    for (let i = 0; i < nIn; i++) {
-      let acc = 0;
-      for (let r = 0; r < rows; r++) acc += g[r * nOut + o]! * a[r * nIn + i]!;
-      out[o * nIn + i] = acc;
-    }
-  return out;
-}
+/** dW[o, i] = Σ_r grad[r, o] · x[r, i], leading axes flattened into r, in float64 (testkit's reference). */
+const weightGrad64 = (grad: Tensor, x: Tensor): Float64Array =>
+  linearWeightGrad64(f64(grad), grad.shape[grad.rank - 1]!, f64(x), x.shape[x.rank - 1]!);
 
 const expectGrad = (grad: Tensor, x: Tensor, views = false) => {
   const shape = [grad.shape[grad.rank - 1]!, x.shape[x.rank - 1]!];

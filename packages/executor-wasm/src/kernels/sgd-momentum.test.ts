@@ -1,51 +1,32 @@
-// sgd-momentum on wasm against torch.optim.SGD's buffer update written here as a float64 loop (d = grad + wd · param;
+// sgd-momentum on wasm against torch.optim.SGD's buffer update in float64 (testkit's sgdMomentumCase64) (d = grad + wd · param;
 // d at t = 1, PyTorch's clone; momentum · buf + (1 − dampening) · d after): rows of every length mod 4 (the 4-lane
 // path and its tail), dampening, weight decay, param absent, t as [] and [1], the buffer not read at t = 1, strided
 // buf, grad and param (each and all), the step read through a view, invalid steps (a typed error naming
 // <node>.step), scalar and empty inputs, chunks, and the errors.
 import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
+import { SGD_MOMENTUM_CASES, sgdMomentumCase64, type SgdMomentumCase } from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
 import { BAD_STEPS, eachStrided } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
-interface Attrs {
-  momentum: number;
-  dampening?: number;
-  weightDecay?: number;
-}
-
-/** The op's formula in float64: the kernel computes in float64 too and rounds once, so it matches bit for bit. */
-function sgdMomentum64(
-  buf: Tensor,
-  grad: Tensor,
-  param: Tensor | undefined,
-  t: number,
-  { momentum, dampening = 0, weightDecay = 0 }: Attrs,
-): Float64Array {
-  const b = f64(buf);
-  const p = param && f64(param);
-  return f64(grad).map((g, k) => {
-    const d = g + (p ? weightDecay * p[k]! : 0);
-    return t === 1 ? d : momentum * b[k]! + (1 - dampening) * d;
-  });
-}
-
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
-const run = (b: Tensor, g: Tensor, p: Tensor | undefined, t: Tensor, a: Attrs, views = false, node = "optim.w.buf") =>
-  (views ? onWasmViews : onWasm)(ex, "sgd-momentum", { ...a }, [b, g, p, t], b.shape, node);
-const expectRef = (got: Tensor, b: Tensor, g: Tensor, p: Tensor | undefined, t: number, a: Attrs) =>
-  expect(Array.from(got.toFloat32Array())).toEqual(Array.from(Float32Array.from(sgdMomentum64(b, g, p, t, a))));
-
-const cases: Attrs[] = [
-  { momentum: 0.9 },
-  { momentum: 0.9, dampening: 0.1 },
-  { momentum: 0.5, dampening: 1, weightDecay: 0.1 },
-  { momentum: 0.99, weightDecay: 0.5 },
-  { momentum: 0, weightDecay: 0.01 },
-];
+const run = (
+  b: Tensor,
+  g: Tensor,
+  p: Tensor | undefined,
+  t: Tensor,
+  a: SgdMomentumCase,
+  views = false,
+  node = "optim.w.buf",
+) => (views ? onWasmViews : onWasm)(ex, "sgd-momentum", { ...a }, [b, g, p, t], b.shape, node);
+const expectRef = (got: Tensor, b: Tensor, g: Tensor, p: Tensor | undefined, t: number, a: SgdMomentumCase) =>
+  expect(Array.from(got.toFloat32Array())).toEqual(
+    // the kernel computes in float64 too and rounds once: bit for bit
+    Array.from(Float32Array.from(sgdMomentumCase64(f64(b), f64(g), p && f64(p), t, a))),
+  );
 
 describe("sgd-momentum on wasm", () => {
   it("momentum, dampening, weight decay and param absent; t = 1, 2, 7 as [] and [1]; rows of every length mod 4", () => {
@@ -53,7 +34,7 @@ describe("sgd-momentum on wasm", () => {
       const b = random([2, 3, n], n + 50);
       const g = random([2, 3, n], n, 3);
       const p = random([2, 3, n], n + 100, 2);
-      for (const a of cases) {
+      for (const a of SGD_MOMENTUM_CASES) {
         const param = a.weightDecay === undefined ? undefined : p;
         for (const [k, t] of [1, 2, 7].entries())
           expectRef(run(b, g, param, step(t, k % 2 ? [1] : []), a), b, g, param, t, a);

@@ -1,55 +1,32 @@
-// sgd-step on wasm against torch.optim.SGD's update written here as a float64 loop (d = grad + wd · param; u = d, buf,
+// sgd-step on wasm against torch.optim.SGD's update in float64 (testkit's sgdStepCase64) (d = grad + wd · param; u = d, buf,
 // or d + momentum · buf with nesterov; param − lr · u): rows of every length mod 4, momentum 0 with buf absent (and a
 // buf given but not read), strided param, grad and buf (each and all), chunks, the errors, and a five-step training
 // loop of sgd-momentum → sgd-step against a float64 loop of torch's step.
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import {
+  SGD_LOOPS,
+  SGD_STEP_CASES,
+  sgdLoopLabel,
+  sgdStepCase64,
+  torchSgdLoop,
+  type SgdStepCase,
+} from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, wasmExecutor, worst } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
 import { LOOP_SHAPE, eachStrided, loopDispatch, loopStep, moved } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
-interface Attrs {
-  lr: number;
-  momentum?: number;
-  nesterov?: boolean;
-  weightDecay?: number;
-}
-
-/** torch's update in float64: d = grad + wd · param; u = d (momentum 0), buf, or d + momentum · buf (nesterov); param − lr · u. */
-function sgdStep64(
-  param: ArrayLike<number>,
-  grad: ArrayLike<number>,
-  buf: ArrayLike<number> | undefined,
-  a: Attrs,
-): Float64Array {
-  const { lr, momentum = 0, nesterov = false, weightDecay = 0 } = a;
-  return Float64Array.from(param, (p, k) => {
-    const d = grad[k]! + weightDecay * p;
-    const u = momentum === 0 ? d : nesterov ? d + momentum * buf![k]! : buf![k]!;
-    return p - lr * u;
-  });
-}
-
-const run = (p: Tensor, g: Tensor, b: Tensor | undefined, a: Attrs, views = false, node = "optim.w.update") =>
+const run = (p: Tensor, g: Tensor, b: Tensor | undefined, a: SgdStepCase, views = false, node = "optim.w.update") =>
   (views ? onWasmViews : onWasm)(ex, "sgd-step", { ...a }, [p, g, b], p.shape, node);
 /** Float64 in the module too, the same operations in the same order: the reference rounded once, bit for bit. */
-const expectRef = (got: Tensor, p: Tensor, g: Tensor, b: Tensor | undefined, a: Attrs) =>
+const expectRef = (got: Tensor, p: Tensor, g: Tensor, b: Tensor | undefined, a: SgdStepCase) =>
   expect(Array.from(got.toFloat32Array())).toEqual(
-    Array.from(Float32Array.from(sgdStep64(f64(p), f64(g), b && f64(b), a))),
+    Array.from(Float32Array.from(sgdStepCase64(f64(p), f64(g), b && f64(b), a))),
   );
 const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-6, rel = 1e-6) =>
   expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);
-
-const cases: Attrs[] = [
-  { lr: 1e-2 },
-  { lr: 1e-1, weightDecay: 0.1 },
-  { lr: 1e-2, momentum: 0.9 },
-  { lr: 1e-2, momentum: 0.9, weightDecay: 0.5 }, // the buffer already holds the decay: the step reads buf alone
-  { lr: 5e-2, momentum: 0.9, nesterov: true },
-  { lr: 5e-2, momentum: 0.5, nesterov: true, weightDecay: 0.2 },
-];
 
 describe("sgd-step on wasm", () => {
   it("plain, weight decay, momentum, nesterov; rows of every length mod 4", () => {
@@ -57,7 +34,7 @@ describe("sgd-step on wasm", () => {
       const p = random([3, n], n);
       const g = random([3, n], n + 10, 2);
       const b = random([3, n], n + 20, 2);
-      for (const a of cases) {
+      for (const a of SGD_STEP_CASES) {
         const buf = a.momentum ? b : undefined;
         expectRef(run(p, g, buf, a), p, g, buf, a);
       }
@@ -85,7 +62,7 @@ describe("sgd-step on wasm", () => {
     const pT = random([6, 4, 5], 4).permute([1, 2, 0]);
     const gT = random([5, 6, 4], 5).permute([2, 0, 1]);
     const bT = random([4, 6, 5], 6).permute([0, 2, 1]);
-    for (const a of cases) {
+    for (const a of SGD_STEP_CASES) {
       for (const [x, y, z] of eachStrided([p, g, b], [pT, gT, bT])) {
         const buf = a.momentum ? z : undefined;
         expectRef(run(x, y, buf, a, true), x, y, buf, a);
@@ -152,43 +129,8 @@ describe("sgd-step on wasm", () => {
 });
 
 describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
-  interface Loop {
-    lr: number;
-    momentum: number;
-    dampening: number;
-    nesterov: boolean;
-    weightDecay: number;
-  }
-
-  /**
-   * One step of torch.optim.SGD in float64, as its source reads (maximize false): grad = grad.add(param, alpha=wd);
-   * with momentum, buf = clone(grad) at the first step, else buf.mul_(momentum).add_(grad, alpha=1 − dampening);
-   * grad = grad.add(buf, alpha=momentum) with nesterov, else buf; param.add_(grad, alpha=−lr).
-   */
-  function torchSgd64(p: Float64Array, buf: Float64Array | undefined, g: ArrayLike<number>, t: number, a: Loop): void {
-    for (let k = 0; k < p.length; k++) {
-      let gk = g[k]!;
-      if (a.weightDecay !== 0) gk = gk + a.weightDecay * p[k]!;
-      if (a.momentum !== 0) {
-        buf![k] = t === 1 ? gk : buf![k]! * a.momentum + (1 - a.dampening) * gk;
-        gk = a.nesterov ? gk + a.momentum * buf![k]! : buf![k]!;
-      }
-      p[k] = p[k]! + -a.lr * gk;
-    }
-  }
-
-  const loops: Loop[] = [
-    { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0 },
-    { lr: 0.1, momentum: 0, dampening: 0, nesterov: false, weightDecay: 0.05 },
-    { lr: 5e-2, momentum: 0.9, dampening: 0, nesterov: false, weightDecay: 0 },
-    { lr: 5e-2, momentum: 0.9, dampening: 0.3, nesterov: false, weightDecay: 0.1 },
-    { lr: 5e-2, momentum: 0.8, dampening: 0, nesterov: true, weightDecay: 0.01 },
-  ];
-  for (const a of loops) {
-    const label =
-      a.momentum === 0
-        ? "plain SGD"
-        : `${a.nesterov ? "Nesterov" : "momentum"} ${a.momentum}, dampening ${a.dampening}`;
+  for (const a of SGD_LOOPS) {
+    const label = sgdLoopLabel(a);
     it(`5 steps of ${label} (weightDecay ${a.weightDecay}) on a [4, 7] parameter, values kept on the executor`, () => {
       const shape = LOOP_SHAPE;
       const n = 28;
@@ -198,7 +140,7 @@ describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
       // The buffer before step 1 is never read (PyTorch clones d into it): NaN here proves it.
       let b = a.momentum > 0 ? ex.upload(new Tensor(new Float32Array(n).fill(NaN), shape)) : undefined;
       const rp = f64(p0);
-      const rb = a.momentum > 0 ? new Float64Array(n) : undefined;
+      const torch = torchSgdLoop(rp, a); // updates rp in place
       const dispatch = loopDispatch(ex);
       for (let t = 1; t <= 5; t++) {
         const { gHost, g, s } = loopStep(ex, t);
@@ -217,8 +159,8 @@ describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
           { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay },
           [p, g, b2],
         );
-        torchSgd64(rp, rb, f64(gHost), t, a);
-        if (b2) expectNear(ex.download(b2), rb!);
+        torch.update([f64(gHost)]);
+        if (b2) expectNear(ex.download(b2), torch.buffers[0]!);
         expectNear(ex.download(p2), rp);
         for (const x of [p, b, g, s]) if (x) ex.release(x);
         [p, b] = [p2, b2];

@@ -6,12 +6,15 @@
 // Legend: B batch, H heads, Hkv kv heads, L queries, S keys, D head dim of q and k, Dv head dim of v.
 import { expect, it } from "vitest";
 import { Tensor, type Tolerance } from "@attngraph/tensor";
-import {
-  attentionGradProblem,
-  type AttentionGradCase,
-  type AttentionGradProblem,
-} from "../reference/attention-grad-case.js";
+import type { AttentionGradCase } from "../reference/attention-grad-case.js";
 import { attentionGrad64, attentionLse64, attentionOut64 } from "../reference/attention-grad64.js";
+import {
+  attentionGradTensors,
+  gradsByWrt,
+  type AttentionGradTensors,
+  type QkvWrt,
+} from "../reference/attention-grad-tensors.js";
+import { attentionGradInputs } from "./attention-grad-inputs.js";
 import { expectTypedError } from "./block-checks.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, runValues, stridedOn, thrown } from "./harness.js";
@@ -107,12 +110,7 @@ const CASES: readonly Case[] = [
   },
 ];
 
-interface Made extends AttentionGradProblem {
-  readonly q: Tensor;
-  readonly k: Tensor;
-  readonly v: Tensor;
-  readonly grad: Tensor;
-}
+type Made = AttentionGradTensors;
 
 function make(c: Case, seed: number, value?: (rng: ReturnType<typeof createRng>, i: number) => number): Made {
   const rng = createRng(seed);
@@ -120,7 +118,18 @@ function make(c: Case, seed: number, value?: (rng: ReturnType<typeof createRng>,
   const k = randomTensor(rng, [c.B, c.Hkv, c.S, c.D]);
   const v = randomTensor(rng, [c.B, c.Hkv, c.S, c.Dv], value);
   const grad = randomTensor(rng, [c.B, c.H, c.L, c.Dv]);
-  return { ...attentionGradProblem(c, { q, k, v }), q, k, v, grad };
+  return attentionGradTensors(c, { q, k, v, grad });
+}
+
+/** attention-grad wrt q, k and v (each from `run`), against the float64 gradients `want` of `m`. */
+async function expectGrads(
+  m: Made,
+  want: Parameters<typeof gradsByWrt>[0],
+  run: (wrt: QkvWrt) => Promise<Tensor>,
+  what: string,
+): Promise<void> {
+  for (const [wrt, data] of gradsByWrt(want))
+    expectClose(await run(wrt), { shape: m.shapeOf(wrt), data }, GRAD_TOL, `attention-grad wrt ${wrt}${what}`);
 }
 
 export function attentionGradChecks(ctx: ContractContext): void {
@@ -140,19 +149,8 @@ export function attentionGradChecks(ctx: ContractContext): void {
         `attention-lse, ${c.label}`,
       );
       const want = attentionGrad64(m.problem, f64(m.grad));
-      for (const [wrt, data] of [
-        ["q", want.dq],
-        ["k", want.dk],
-        ["v", want.dv],
-      ] as const) {
-        const got = await ctx.h.run(
-          "attention-grad",
-          m.attrs(wrt),
-          [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad],
-          m.shapeOf(wrt),
-        );
-        expectClose(got, { shape: m.shapeOf(wrt), data }, GRAD_TOL, `attention-grad wrt ${wrt}, ${c.label}`);
-      }
+      const run = (wrt: QkvWrt) => ctx.h.run("attention-grad", m.attrs(wrt), attentionGradInputs(m), m.shapeOf(wrt));
+      await expectGrads(m, want, run, `, ${c.label}`);
     });
   });
 
@@ -163,20 +161,9 @@ export function attentionGradChecks(ctx: ContractContext): void {
     const perm = [0, 2, 1, 3];
     const [q, k, v, grad] = await Promise.all([m.q, m.k, m.v, m.grad].map((t) => stridedOn(ctx.h, t, perm)));
     const [out, lse] = await Promise.all([ctx.h.upload(m.out), ctx.h.upload(m.lse)]);
-    for (const [wrt, data] of [
-      ["q", want.dq],
-      ["k", want.dk],
-      ["v", want.dv],
-    ] as const) {
-      const got = await runValues(
-        ctx.h,
-        "attention-grad",
-        m.attrs(wrt),
-        [q, k, v, out, grad, lse, undefined],
-        m.shapeOf(wrt),
-      );
-      expectClose(got, { shape: m.shapeOf(wrt), data }, GRAD_TOL, `attention-grad wrt ${wrt} on strided values`);
-    }
+    const values = [q, k, v, out, grad, lse, undefined];
+    const run = (wrt: QkvWrt) => runValues(ctx.h, "attention-grad", m.attrs(wrt), values, m.shapeOf(wrt));
+    await expectGrads(m, want, run, " on strided values");
     const gotLse = await runValues(ctx.h, "attention-lse", m.lseAttrs, [q, k, undefined], [c.B, c.H, c.L]);
     expectClose(
       gotLse,
@@ -189,21 +176,14 @@ export function attentionGradChecks(ctx: ContractContext): void {
   it("rows that see no key get exactly zero dq; keys no query sees get exactly zero dk and dv; nothing is NaN", async () => {
     const c = CASES[3]!; // batch entry 1 fully padded, key 2 padded everywhere
     const m = make(c, 960);
-    const dq = (
-      await ctx.h.run("attention-grad", m.attrs("q"), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf("q"))
-    ).toFloat32Array();
-    const dk = (
-      await ctx.h.run("attention-grad", m.attrs("k"), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf("k"))
-    ).toFloat32Array();
-    const dv = (
-      await ctx.h.run("attention-grad", m.attrs("v"), [m.q, m.k, m.v, m.out, m.grad, m.lse, m.pad], m.shapeOf("v"))
-    ).toFloat32Array();
-    for (const [name, d] of [
-      ["dq", dq],
-      ["dk", dk],
-      ["dv", dv],
-    ] as const)
-      expect(d.every(Number.isFinite), `${name} is finite`).toBe(true);
+    const finite = async (wrt: QkvWrt): Promise<Float32Array> => {
+      const d = await ctx.h.run("attention-grad", m.attrs(wrt), attentionGradInputs(m), m.shapeOf(wrt));
+      expect(d.toFloat32Array().every(Number.isFinite), `d${wrt} is finite`).toBe(true);
+      return d.toFloat32Array();
+    };
+    const dq = await finite("q");
+    const dk = await finite("k");
+    const dv = await finite("v");
     const perB = c.H * c.L * c.D;
     expect(
       dq.subarray(perB).every((x) => x === 0),
@@ -231,24 +211,9 @@ export function attentionGradChecks(ctx: ContractContext): void {
     const clean = { ...m.problem, v: m.problem.v.map((x) => (Number.isNaN(x) ? 0 : x)) };
     const want = attentionGrad64(clean, f64(m.grad));
     const out = Tensor.from(Float32Array.from(attentionOut64(clean)), m.out.shape);
-    for (const [wrt, data] of [
-      ["q", want.dq],
-      ["k", want.dk],
-      ["v", want.dv],
-    ] as const) {
-      const got = await ctx.h.run(
-        "attention-grad",
-        m.attrs(wrt),
-        [m.q, m.k, m.v, out, m.grad, m.lse, m.pad],
-        m.shapeOf(wrt),
-      );
-      expectClose(
-        got,
-        { shape: m.shapeOf(wrt), data },
-        GRAD_TOL,
-        `attention-grad wrt ${wrt} with a NaN in a padded value row`,
-      );
-    }
+    const run = (wrt: QkvWrt) =>
+      ctx.h.run("attention-grad", m.attrs(wrt), attentionGradInputs(m, { out }), m.shapeOf(wrt));
+    await expectGrads(m, want, run, " with a NaN in a padded value row");
   });
 
   it("bad calls are typed errors naming the field: wrt, lse's shape, out's shape, a window without causal", async () => {

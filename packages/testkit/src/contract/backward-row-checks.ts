@@ -14,10 +14,11 @@ import {
 } from "../reference/backward64.js";
 import { relu64 } from "../reference/block64.js";
 import { rope64 } from "../reference/rope64.js";
-import { attrs, type BoundRopeAttrs } from "./attrs.js";
+import { attrs } from "./attrs.js";
 import { expectTypedError } from "./block-checks.js";
 import { expectClose, expectExact, OP_TOL, runValues, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+import { ROPE_CASES } from "./rope-cases.js";
 import type { ContractContext } from "./context.js";
 import { expectZeros, f64, hostStrided, onExecutor, range } from "./values.js";
 
@@ -414,18 +415,7 @@ export function backwardRowChecks(ctx: ContractContext): void {
   });
 
   // ---------------------------------------------------------------------------------------------------- rope inverse
-  const ropeCases: { label: string; H: number; L: number; D: number; attrs: Partial<BoundRopeAttrs> }[] = [
-    { label: "whole head dim, base 10000", H: 3, L: 5, D: 8, attrs: {} },
-    { label: "rotaryDim 4 < D = 10, positionOffset 7", H: 2, L: 4, D: 10, attrs: { rotaryDim: 4, positionOffset: 7 } },
-    {
-      label: "odd D = 7 with rotaryDim 6, base 500, positionOffset 1000",
-      H: 2,
-      L: 3,
-      D: 7,
-      attrs: { rotaryDim: 6, base: 500, positionOffset: 1000 },
-    },
-  ];
-  ropeCases.forEach((c, n) => {
+  ROPE_CASES.forEach((c, n) => {
     it(`rope with inverse: true (${c.label}): equals the reference on strided inputs; inverse(rope(x)) = x and rope(inverse(x)) = x on the executor`, async () => {
       const shape = [2, c.H, c.L, c.D];
       const x = randomTensor(createRng(1000 + n), shape);
@@ -447,30 +437,14 @@ export function backwardRowChecks(ctx: ContractContext): void {
       );
       const xv = await ctx.h.upload(x);
       const identity = { shape, data: f64(x) };
-      expectClose(
-        await runValues(
-          ctx.h,
-          "rope",
-          inv,
-          [await ctx.h.dispatch("rope", fwd, [xv], shape, "contract.rope.forward")],
-          shape,
-        ),
-        identity,
-        OP_TOL,
-        `inverse(rope(x)) ${c.label}`,
-      );
-      expectClose(
-        await runValues(
-          ctx.h,
-          "rope",
-          fwd,
-          [await ctx.h.dispatch("rope", inv, [xv], shape, "contract.rope.inverse")],
-          shape,
-        ),
-        identity,
-        OP_TOL,
-        `rope(inverse(x)) ${c.label}`,
-      );
+      // Each way round: the first rope dispatched on x's value, the second on its result, on the executor.
+      for (const [first, second, node, what] of [
+        [fwd, inv, "contract.rope.forward", "inverse(rope(x))"],
+        [inv, fwd, "contract.rope.inverse", "rope(inverse(x))"],
+      ] as const) {
+        const once = await ctx.h.dispatch("rope", first, [xv], shape, node);
+        expectClose(await runValues(ctx.h, "rope", second, [once], shape), identity, OP_TOL, `${what} ${c.label}`);
+      }
     });
   });
 }

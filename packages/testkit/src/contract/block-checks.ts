@@ -7,6 +7,7 @@ import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { reluOp } from "@attngraph/graph";
 import { add64, crossEntropy64, embedding64, gelu64, layerNorm64, maskFull64, relu64 } from "../reference/block64.js";
 import { attrs } from "./attrs.js";
+import { broadcastChecks, type BroadcastCase } from "./broadcast-checks.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, expectExact, OP_TOL, runValues, stridedOn, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
@@ -113,22 +114,15 @@ export function blockChecks(ctx: ContractContext): void {
     );
   });
 
-  const addCases: [string, number[], number[]][] = [
+  const addCases: BroadcastCase[] = [
     ["same shape", [2, 3, 4], [2, 3, 4]],
     ["a bias [E] over [B, T, E]", [2, 3, 4], [4]],
     ["pos_embed [1, T, E] over the batch", [2, 3, 4], [1, 3, 4]],
     ["both stretch: [2, 1, 4] + [1, 3, 1]", [2, 1, 4], [1, 3, 1]],
     ["b has more axes: [3, 4] + [2, 3, 4]", [3, 4], [2, 3, 4]],
   ];
-  for (const [label, as, bs] of addCases) {
-    it(`add: ${label}`, async () => {
-      const rng = createRng(402 + as.length * 7 + bs.length);
-      const a = randomTensor(rng, as);
-      const b = randomTensor(rng, bs);
-      const want = add64(f64(a), as, f64(b), bs);
-      expectClose(await ctx.h.run("add", attrs.none(), [a, b], want.shape), want, OP_TOL, `add ${label}`);
-    });
-  }
+  const addSeed = (as: readonly number[], bs: readonly number[]) => 402 + as.length * 7 + bs.length;
+  broadcastChecks(ctx, { kind: "add", title: "add", cases: addCases, seed: addSeed, reference: add64 });
 
   it("add: a strided a plus a broadcast b", async () => {
     const rng = createRng(403);

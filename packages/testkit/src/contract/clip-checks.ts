@@ -18,6 +18,12 @@ import { f64 } from "./values.js";
 const SUM_TOL = { abs: 1e-5, rel: 2e-5 };
 const TOL = { abs: 1e-6, rel: 1e-5 };
 
+/** `run` throws an AttnGraphError of `code` whose subject is `subject` (the node and the field at fault). */
+async function expectErrorAt(run: () => unknown, code: string, subject: string, label?: string): Promise<void> {
+  const e = (await thrown(run)) as AttnGraphError;
+  expect(AttnGraphError.isInstance(e) && [e.code, e.subject], label).toEqual([code, subject]);
+}
+
 export function clipChecks(ctx: ContractContext): void {
   it("sum-squares: a chain over gradients [3, 5], [7], [2, 3, 4] and [4099] adds every square; dense, strided, transposed", async () => {
     const rng = createRng(1500);
@@ -98,13 +104,11 @@ export function clipChecks(ctx: ContractContext): void {
     const h = ctx.h;
     const g = Tensor.from([1, 2], [2]);
     for (const a of [{ maxNorm: 0 }, {}]) {
-      const e = (await thrown(() => h.run("clip-by-norm", a, [g, Tensor.from([5], [1])], [2]))) as AttnGraphError;
-      expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["attr", "contract.clip-by-norm.maxNorm"]);
+      const run = () => h.run("clip-by-norm", a, [g, Tensor.from([5], [1])], [2]);
+      await expectErrorAt(run, "attr", "contract.clip-by-norm.maxNorm");
     }
-    const e = (await thrown(() =>
-      h.run("clip-by-norm", { maxNorm: 1 }, [g, Tensor.from([5, 1], [2])], [2]),
-    )) as AttnGraphError;
-    expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["shape", "contract.clip-by-norm.sumSquares"]);
+    const run = () => h.run("clip-by-norm", { maxNorm: 1 }, [g, Tensor.from([5, 1], [2])], [2]);
+    await expectErrorAt(run, "shape", "contract.clip-by-norm.sumSquares");
   });
 
   it("grad-accumulate: k = 1 restarts (a NaN acc is not read), k > 1 adds; dense, strided, transposed; a bad k is an input error", async () => {
@@ -132,13 +136,8 @@ export function clipChecks(ctx: ContractContext): void {
       "grad-accumulate of a strided acc",
     );
     for (const bad of [0, 1.5]) {
-      const e = (await thrown(() =>
-        h.run("grad-accumulate", { scale }, [gs[0]!, gs[1]!, Tensor.from([bad], [1])], shape),
-      )) as AttnGraphError;
-      expect(AttnGraphError.isInstance(e) && [e.code, e.subject], `k ${bad}`).toEqual([
-        "input",
-        "contract.grad-accumulate.step",
-      ]);
+      const run = () => h.run("grad-accumulate", { scale }, [gs[0]!, gs[1]!, Tensor.from([bad], [1])], shape);
+      await expectErrorAt(run, "input", "contract.grad-accumulate.step", `k ${bad}`);
     }
   });
 
@@ -161,13 +160,8 @@ export function clipChecks(ctx: ContractContext): void {
       );
     }
     for (const bad of [-1, NaN]) {
-      const e = (await thrown(() =>
-        h.run("adam-step", a, [p, m, v, Tensor.from([3], [1]), Tensor.from([bad], [1])], shape),
-      )) as AttnGraphError;
-      expect(AttnGraphError.isInstance(e) && [e.code, e.subject], `lrScale ${bad}`).toEqual([
-        "input",
-        "contract.adam-step.lrScale",
-      ]);
+      const run = () => h.run("adam-step", a, [p, m, v, Tensor.from([3], [1]), Tensor.from([bad], [1])], shape);
+      await expectErrorAt(run, "input", "contract.adam-step.lrScale", `lrScale ${bad}`);
     }
   });
 
@@ -190,9 +184,7 @@ export function clipChecks(ctx: ContractContext): void {
         expectClose(got, { shape, data: want }, TOL, `sgd-step momentum ${a.momentum}, lrScale ${s}`);
       }
     }
-    const e = (await thrown(() =>
-      h.run("sgd-step", attrs.sgdStep({ lr: 0.1 }), [p, g, undefined, Tensor.from([-0.5], [1])], shape),
-    )) as AttnGraphError;
-    expect(AttnGraphError.isInstance(e) && [e.code, e.subject]).toEqual(["input", "contract.sgd-step.lrScale"]);
+    const run = () => h.run("sgd-step", attrs.sgdStep({ lr: 0.1 }), [p, g, undefined, Tensor.from([-0.5], [1])], shape);
+    await expectErrorAt(run, "input", "contract.sgd-step.lrScale");
   });
 }

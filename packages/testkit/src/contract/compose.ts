@@ -30,27 +30,14 @@ export async function composeAttention(
 
   const xv = await up(x);
   const kvv = config.cross ? await up(kvIn) : xv;
-  const queries = await h.dispatch(
-    "projection",
-    attrs.none(),
-    [xv, await up(weights["W_query"]), await up(bias("b_query"))],
-    [B, L, E],
-    "queries",
-  );
-  const keys = await h.dispatch(
-    "projection",
-    attrs.none(),
-    [kvv, await up(weights["W_key"]), await up(bias("b_key"))],
-    [B, S, Hkv * D],
-    "keys",
-  );
-  const values = await h.dispatch(
-    "projection",
-    attrs.none(),
-    [kvv, await up(weights["W_value"]), await up(bias("b_value"))],
-    [B, S, Hkv * D],
-    "values",
-  );
+  /** v · W_<name>ᵀ + b_<name> (the bias where the config has one) → [B, T, width], the node called `${name}s`. */
+  const project = async (v: unknown, name: "query" | "key" | "value", T: number, width: number): Promise<unknown> => {
+    const wb = [await up(weights[`W_${name}`]), await up(bias(`b_${name}`))];
+    return h.dispatch("projection", attrs.none(), [v, ...wb], [B, T, width], `${name}s`);
+  };
+  const queries = await project(xv, "query", L, E);
+  const keys = await project(kvv, "key", S, Hkv * D);
+  const values = await project(kvv, "value", S, Hkv * D);
 
   /** [B, T, n·D] → [B, T, n, D] → [B, n, T, D] */
   const splitHeads = async (v: unknown, n: number, T: number, name: string): Promise<unknown> => {

@@ -7,6 +7,7 @@ import { pointwiseGrad, siluOp, type Expr } from "@attngraph/graph";
 import { Tensor } from "@attngraph/tensor";
 import { mul64, rmsNorm64, rmsNormGrad64, rmsNormWeightGrad64, silu64, siluGrad64 } from "../reference/llama64.js";
 import { attrs } from "./attrs.js";
+import { broadcastChecks, type BroadcastCase } from "./broadcast-checks.js";
 import { expectTypedError } from "./block-checks.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, OP_TOL, runValues, stridedOn, thrown } from "./harness.js";
@@ -84,20 +85,12 @@ export function llamaChecks(ctx: ContractContext): void {
     );
   });
 
-  const mulCases: [string, number[], number[]][] = [
+  const mulCases: BroadcastCase[] = [
     ["same shape", [2, 3, 4], [2, 3, 4]],
     ["a scale [E] over [B, T, E]", [2, 3, 4], [4]],
     ["a stretched a", [1, 3, 1], [2, 3, 4]],
   ];
-  for (const [label, as, bs] of mulCases) {
-    it(`mul broadcasts: ${label}`, async () => {
-      const rng = createRng(502);
-      const a = randomTensor(rng, as);
-      const b = randomTensor(rng, bs);
-      const want = mul64(f64(a), as, f64(b), bs);
-      expectClose(await ctx.h.run("mul", attrs.none(), [a, b], want.shape), want, OP_TOL, `mul ${label}`);
-    });
-  }
+  broadcastChecks(ctx, { kind: "mul", title: "mul broadcasts", cases: mulCases, seed: () => 502, reference: mul64 });
 
   it("rms-norm-grad and rms-norm-weight-grad: weighted and plain, strided grad", async () => {
     const rng = createRng(503);

@@ -14,21 +14,18 @@ export const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/
 /**
  * The invalid-step rule of adam-step and sgd-momentum: a step that is not an integer >= 1 (0, 1.5, -2, NaN) is a typed
  * error naming `<node>.step` (never "unsupported"), or all-NaN output where the step lives only on the device; never
- * finite numbers. A valid step (t = 2, `expected`) works before and after, so the executor stays usable.
+ * finite numbers. A valid step (t = 2, `expected`) works before and after, so the executor stays usable. `inputs` are
+ * the op's inputs before the step, which comes last; they are uploaded once, and every call reads the same values.
  */
 export async function expectInvalidStepsRefused(
   h: Harness,
-  c: {
-    kind: string;
-    attrs: object;
-    node: string;
-    shape: readonly number[];
-    inputs: (step: Tensor) => Promise<unknown[]>;
-    expected: Float64Array;
-  },
+  c: { kind: string; attrs: object; node: string; shape: readonly number[]; expected: Float64Array },
+  inputs: readonly AnyTensor[],
 ): Promise<void> {
+  const values: unknown[] = [];
+  for (const t of inputs) values.push(await h.upload(t));
   const run = async (step: Tensor) =>
-    h.download(await h.dispatch(c.kind, c.attrs, await c.inputs(step), c.shape, c.node));
+    h.download(await h.dispatch(c.kind, c.attrs, [...values, await h.upload(step)], c.shape, c.node));
   const good = async (label: string): Promise<void> =>
     expectClose(await run(stepTensor(2, [1])), { shape: c.shape, data: c.expected }, OP_TOL, label);
   await good(`${c.kind} with a valid step, before the invalid ones`);

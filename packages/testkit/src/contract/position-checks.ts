@@ -7,10 +7,11 @@ import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import type { AlibiAttrs } from "@attngraph/graph";
 import { alibi64 } from "../reference/alibi64.js";
 import { rope64 } from "../reference/rope64.js";
-import { attrs, type BoundRopeAttrs } from "./attrs.js";
+import { attrs } from "./attrs.js";
 import type { ContractContext } from "./context.js";
 import { expectClose, OP_TOL, thrown } from "./harness.js";
 import { createRng, randomTensor } from "./prng.js";
+import { ROPE_CASES } from "./rope-cases.js";
 import { f64 } from "./values.js";
 
 const B = 2;
@@ -60,38 +61,24 @@ const alibiCases: readonly AlibiCase[] = [
   },
 ];
 
-interface RopeCase {
-  readonly label: string;
-  readonly H: number;
-  readonly L: number;
-  readonly D: number;
-  readonly attrs: Partial<BoundRopeAttrs>;
-}
-
-const ropeCases: readonly RopeCase[] = [
-  { label: "whole head dim, base 10000", H: 3, L: 5, D: 8, attrs: {} },
-  { label: "rotaryDim 4 < D = 10, positionOffset 7", H: 2, L: 4, D: 10, attrs: { rotaryDim: 4, positionOffset: 7 } },
-  {
-    label: "odd D = 7 with rotaryDim 6, base 500, positionOffset 1000",
-    H: 2,
-    L: 3,
-    D: 7,
-    attrs: { rotaryDim: 6, base: 500, positionOffset: 1000 },
-  },
-];
-
 export function positionChecks(ctx: ContractContext): void {
+  /** `kind` on x, a strided [B, H, L, n] view, against `reference` of x's values. */
+  const expectOnStrided = async (
+    kind: string,
+    a: object,
+    x: Tensor,
+    reference: (x: Float64Array) => Float64Array,
+    label: string,
+  ): Promise<void> => {
+    const out = await ctx.h.run(kind, a, [x], x.shape);
+    expectClose(out, { shape: x.shape, data: reference(f64(x)) }, OP_TOL, label);
+  };
+
   alibiCases.forEach((c, n) => {
     it(`alibi: ${c.label}, strided scores`, async () => {
       const scores = stridedView(700 + n, c.H, c.L, c.S, 3);
       const a = attrs.alibi(c.attrs);
-      const out = await ctx.h.run("alibi", a, [scores], [B, c.H, c.L, c.S]);
-      expectClose(
-        out,
-        { shape: [B, c.H, c.L, c.S], data: alibi64(f64(scores), B, c.H, c.L, c.S, a) },
-        OP_TOL,
-        `alibi ${c.label}`,
-      );
+      await expectOnStrided("alibi", a, scores, (s) => alibi64(s, B, c.H, c.L, c.S, a), `alibi ${c.label}`);
     });
   });
 
@@ -126,17 +113,11 @@ export function positionChecks(ctx: ContractContext): void {
     expect((e as AttnGraphError).message).toContain("scores.alibi");
   });
 
-  ropeCases.forEach((c, n) => {
+  ROPE_CASES.forEach((c, n) => {
     it(`rope: ${c.label}, strided input`, async () => {
       const x = stridedView(720 + n, c.H, c.L, c.D);
       const a = attrs.rope(c.attrs);
-      const out = await ctx.h.run("rope", a, [x], [B, c.H, c.L, c.D]);
-      expectClose(
-        out,
-        { shape: [B, c.H, c.L, c.D], data: rope64(f64(x), B, c.H, c.L, c.D, a) },
-        OP_TOL,
-        `rope ${c.label}`,
-      );
+      await expectOnStrided("rope", a, x, (v) => rope64(v, B, c.H, c.L, c.D, a), `rope ${c.label}`);
     });
   });
 }

@@ -1,34 +1,26 @@
 // A golden case (shared/golden/FORMAT.md) parsed from untrusted JSON. Every field is checked, and every failure is a
 // CaseFormatError naming the file and the JSON path, so a conformance run over a folder of cases points at the exact
 // broken number instead of crashing with a TypeError.
-import { AttnGraphError, Tensor, type Tolerance } from "@attngraph/tensor";
+import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import { normalizeConfig, type AttentionConfig } from "@attngraph/attention";
+import type { CaseBase } from "./case-base.js";
 import { checkCaseShapes } from "./case-shapes.js";
 import { JsonChecker, pathKey, type JsonObject, type JsonTensor } from "./json-check.js";
 
-export interface GoldenCase {
-  /** The file the case came from, as the caller named it. */
-  readonly file: string;
-  readonly name: string;
-  /** Where the numbers come from ("torch 1.13.1, float64"). */
-  readonly source: string;
+export interface GoldenCase extends CaseBase {
   /** Normalized: every key present. */
   readonly config: AttentionConfig;
   /** W_query, W_key, W_value, b_query, b_key, b_value, out_proj, out_bias (nn.Linear layout [out, in]). */
   readonly weights: Record<string, Tensor>;
   /** x [B, T, dIn]; kv [B, Tkv, dIn] when cross; keyPaddingMask [B, Tkv] (1 = padded key). */
   readonly inputs: Record<string, Tensor>;
-  /** Any of queries, keys, values, scores, weights, context, output; compare the ones present. */
-  readonly expected: Record<string, Tensor>;
   /**
-   * golden-grad cases (shared/golden-grad/README.md): gradients of L = sum(output ⊙ gradOutput) by input or weight
-   * name (x, kv, W_query, …); empty for a forward-only case. `gradOutput` is kept apart from `inputs`, which are what a
-   * forward run is fed.
+   * `expected`: any of queries, keys, values, scores, weights, context, output; compare the ones present.
+   * `expectedGrad`: golden-grad cases (shared/golden-grad/README.md): gradients of L = sum(output ⊙ gradOutput) by input
+   * or weight name (x, kv, W_query, …); empty for a forward-only case. `gradOutput` is kept apart from `inputs`, which
+   * are what a forward run is fed.
    */
-  readonly expectedGrad: Record<string, Tensor>;
   readonly gradOutput: Tensor | undefined;
-  /** A value v passes when |got - v| <= abs + rel·|v|. */
-  readonly tolerance: Tolerance;
 }
 
 /**
@@ -48,11 +40,7 @@ export function parseCase(json: unknown, file: string): GoldenCase {
   const inputs = tensorMap(c, root, "inputs");
   const expected = tensorMap(c, root, "expected");
   const expectedGrad = Object.hasOwn(root, "expectedGrad") ? tensorMap(c, root, "expectedGrad") : {};
-  const tol = c.object(c.field(root, "tolerance", "$"), "$.tolerance");
-  const tolerance = {
-    abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0, MAX_TOLERANCE),
-    rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0, MAX_TOLERANCE),
-  };
+  const tolerance = c.tolerance(root, MAX_TOLERANCE);
   checkCaseShapes(c, config, weights, inputs, expected, expectedGrad);
   const { gradOutput, ...forward } = inputs;
   return {

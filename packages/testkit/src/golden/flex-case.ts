@@ -77,11 +77,7 @@ export function parseFlexCase(json: unknown, file: string): FlexCase {
   const expectedGrad = Object.hasOwn(root, "expectedGrad") ? tensors(c, root, "expectedGrad") : {};
   if (Object.keys(expectedGrad).length && !gradOutput)
     c.fail("$.gradOutput", "missing field", "the output's gradient (expectedGrad is given)", "absent");
-  const tol = c.object(c.field(root, "tolerance", "$"), "$.tolerance");
-  const tolerance = {
-    abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0, MAX_TOLERANCE),
-    rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0, MAX_TOLERANCE),
-  };
+  const tolerance = c.tolerance(root, MAX_TOLERANCE);
   return {
     file,
     name,

@@ -1,7 +1,7 @@
 // Small checkers for untrusted JSON. Each takes the JSON path of the value it checks and fails with a
 // CaseFormatError naming the file, the path, what was expected and what came. Nothing here trusts a type: a
 // malformed case must give a readable error, never a TypeError from deep inside the loader.
-import { formatShape, sizeOf } from "@attngraph/tensor";
+import { formatShape, sizeOf, type Tolerance } from "@attngraph/tensor";
 import { CaseFormatError } from "./errors.js";
 
 /** The largest finite float32. Larger values become Infinity when stored in a Float32Array. */
@@ -44,6 +44,15 @@ export class JsonChecker {
     if (v < min) this.fail(path, "out of range", `>= ${min}`, String(v));
     if (v > max) this.fail(path, "out of range", `<= ${max}`, String(v));
     return v;
+  }
+
+  /** `$.tolerance` of a case: `{abs, rel}`, each a finite number in [0, `max`]. */
+  tolerance(root: JsonObject, max: number): Tolerance {
+    const tol = this.object(this.field(root, "tolerance", "$"), "$.tolerance");
+    return {
+      abs: this.number(this.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0, max),
+      rel: this.number(this.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0, max),
+    };
   }
 
   /**

@@ -87,11 +87,7 @@ export function parseModelCase(json: unknown, file: string): ModelCase {
       expected[key] = Tensor.from(t.data, t.shape);
     } else c.fail(`$.expected.${key}`, "unknown expected result", "logits, loss or output", key);
   }
-  const tol = c.object(c.field(root, "tolerance", "$"), "$.tolerance");
-  const tolerance = {
-    abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0, 1),
-    rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0, 1),
-  };
+  const tolerance = c.tolerance(root, 1);
   let generate: ModelCase["generate"];
   if (Object.hasOwn(root, "generate")) {
     const g = c.object(root["generate"], "$.generate");

@@ -3,8 +3,9 @@
 // JSON path, as for attention cases. The kinds differ in what a runner builds, not in how the file is read: tensors by
 // PyTorch state_dict name in `params`, inputs (tokens and targets are integers, everything else floats), `expected`,
 // optional `expectedGrad`, and for `train` the optimizer settings.
-import { Tensor, type AnyTensor, type Tolerance } from "@attngraph/tensor";
+import { Tensor, type AnyTensor } from "@attngraph/tensor";
 import { MAX_TOLERANCE } from "./case.js";
+import type { CaseBase } from "./case-base.js";
 import { JsonChecker, pathKey, type JsonObject, type JsonTensor } from "./json-check.js";
 
 export type TrainCaseKind = "block" | "mha-backward" | "train";
@@ -25,22 +26,16 @@ export interface TrainingSpec {
   readonly batchSize: number;
 }
 
-export interface TrainCase {
-  readonly file: string;
-  readonly name: string;
+/** `expectedGrad`: by parameter or input name; empty when the kind has none. */
+export interface TrainCase extends CaseBase {
   readonly kind: TrainCaseKind;
-  readonly source: string;
   /** The config as written (its keys depend on the kind; the runner's builders check them). */
   readonly config: Readonly<Record<string, unknown>>;
   /** Parameters by PyTorch state_dict name, in PyTorch's layouts. */
   readonly params: Record<string, Tensor>;
   /** Inputs: float32, except tokens and targets (int32). */
   readonly inputs: Record<string, AnyTensor>;
-  readonly expected: Record<string, Tensor>;
-  /** Gradients by parameter or input name; empty when the kind has none. */
-  readonly expectedGrad: Record<string, Tensor>;
   readonly training: TrainingSpec | undefined;
-  readonly tolerance: Tolerance;
 }
 
 /** Whether a parsed JSON document is a golden-train case (it has a `kind`) rather than an attention case. */
@@ -62,11 +57,7 @@ export function parseTrainCase(json: unknown, file: string): TrainCase {
   const inputs = tensors(c, root, "inputs", true);
   const expected = tensors(c, root, "expected", true);
   const expectedGrad = Object.hasOwn(root, "expectedGrad") ? tensors(c, root, "expectedGrad", true) : {};
-  const tol = c.object(c.field(root, "tolerance", "$"), "$.tolerance");
-  const tolerance = {
-    abs: c.number(c.field(tol, "abs", "$.tolerance"), "$.tolerance.abs", 0, MAX_TOLERANCE),
-    rel: c.number(c.field(tol, "rel", "$.tolerance"), "$.tolerance.rel", 0, MAX_TOLERANCE),
-  };
+  const tolerance = c.tolerance(root, MAX_TOLERANCE);
   const training =
     kind === "train" ? parseTraining(c, c.object(c.field(root, "training", "$"), "$.training")) : undefined;
   const inputTensors: Record<string, AnyTensor> = {};

@@ -4,7 +4,7 @@
 // file never does, so agreeing with it means "the fused backward equals the unfused one".
 // Legend: B batch, H heads, Hkv kv heads, L queries, S keys, D head dim of q and k, Dv head dim of v.
 import { referenceDropoutKeep } from "./dropout64.js";
-import { kvHead, mask64, score64, softmax64, weightedSum64, type AttentionDims64, type Mask64 } from "./ops64.js";
+import { eachQueryRow, mask64, score64, softmax64, weightedSum64, type AttentionDims64, type Mask64 } from "./ops64.js";
 import { maskGrad64, softmaxGrad64 } from "./backward64.js";
 
 export interface AttentionProblem64 {
@@ -86,19 +86,14 @@ export function attentionGrad64(
   const dq = weightedSum64(dScores, p.k, { B, H, Hkv, L, S, D });
   const dk = new Float64Array(B * Hkv * S * D);
   const dv = new Float64Array(B * Hkv * S * Dv);
-  for (let b = 0; b < B; b++)
-    for (let h = 0; h < H; h++) {
-      const g = kvHead(h, H, Hkv);
-      for (let i = 0; i < L; i++) {
-        const row = (b * H + h) * L + i;
-        for (let j = 0; j < S; j++) {
-          const kv = (b * Hkv + g) * S + j;
-          const ds = dScores[row * S + j]!;
-          if (ds !== 0) for (let d = 0; d < D; d++) dk[kv * D + d]! += ds * p.q[row * D + d]!;
-          const w = f.weights[row * S + j]!;
-          if (w !== 0) for (let d = 0; d < Dv; d++) dv[kv * Dv + d]! += w * grad[row * Dv + d]!;
-        }
-      }
+  eachQueryRow(p.dims, (row, kv0) => {
+    for (let j = 0; j < S; j++) {
+      const kv = kv0 + j;
+      const ds = dScores[row * S + j]!;
+      if (ds !== 0) for (let d = 0; d < D; d++) dk[kv * D + d]! += ds * p.q[row * D + d]!;
+      const w = f.weights[row * S + j]!;
+      if (w !== 0) for (let d = 0; d < Dv; d++) dv[kv * Dv + d]! += w * grad[row * Dv + d]!;
     }
+  });
   return { dq, dk, dv };
 }

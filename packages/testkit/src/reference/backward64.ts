@@ -3,8 +3,7 @@
 // lives in rope64.ts). Plain loops over dense row-major Float64Arrays, written from the op docs and the calculus, never
 // from an executor. backward64.test.ts proves each one against central finite differences of the forward references
 // (ops64, block64, rope64), or, for the linear ones, against the adjoint identity ⟨f(x), y⟩ = ⟨x, fᵀ(y)⟩.
-import { AttnGraphError, describe } from "@attngraph/tensor";
-import { erf64, idAt } from "./block64.js";
+import { erf64, idAt, normalizedRows, rowMaxExpSum, targetAt } from "./block64.js";
 
 const sizeOf = (shape: readonly number[]): number => shape.reduce((p, d) => p * d, 1);
 
@@ -113,23 +112,6 @@ export function maskGrad64(grad: Float64Array, masked: Float64Array, scale: numb
   return grad.map((g, k) => (masked[k] === -Infinity ? 0 : scale * g));
 }
 
-/** Per row of length E: the mean, 1/sqrt(biased variance + eps) and x̂, two-pass as layerNorm64. */
-function normalizedRows(x: Float64Array, e: number, eps: number): { xhat: Float64Array; rstd: Float64Array } {
-  const xhat = new Float64Array(x.length);
-  const rstd = new Float64Array(x.length / e);
-  for (let o = 0, r = 0; o < x.length; o += e, r++) {
-    let mean = 0;
-    for (let j = 0; j < e; j++) mean += x[o + j]!;
-    mean /= e;
-    let v = 0;
-    for (let j = 0; j < e; j++) v += (x[o + j]! - mean) ** 2;
-    const inv = 1 / Math.sqrt(v / e + eps);
-    rstd[r] = inv;
-    for (let j = 0; j < e; j++) xhat[o + j] = (x[o + j]! - mean) * inv;
-  }
-  return { xhat, rstd };
-}
-
 /**
  * The input gradient of layerNorm64 over rows of length E: with x̂ the normalised row, rstd = 1/sqrt(σ² + eps) and
  * ĝ = grad ⊙ weight (weight absent = 1), dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)).
@@ -222,22 +204,13 @@ export function crossEntropyGrad64(
 ): Float64Array {
   const n = targets.length;
   let count = 0;
-  for (let r = 0; r < n; r++) {
-    const t = targets[r]!;
-    if (t === ignoreIndex) continue;
-    if (!Number.isInteger(t) || t < 0 || t >= v)
-      throw new AttnGraphError("input", describe(`targets[${r}]`, "target out of range", `[0, ${v})`, String(t)));
-    count++;
-  }
+  for (let r = 0; r < n; r++) if (targetAt(targets, r, v, ignoreIndex) !== null) count++;
   const out = new Float64Array(n * v);
   for (let r = 0; r < n; r++) {
     const t = targets[r]!;
     if (t === ignoreIndex) continue;
     const g = reduction === "none" ? (grad ? grad[r]! : 1) : (grad ? grad[0]! : 1) / (reduction === "mean" ? count : 1);
-    let max = -Infinity;
-    for (let j = 0; j < v; j++) max = Math.max(max, logits[r * v + j]!);
-    let sum = 0;
-    for (let j = 0; j < v; j++) sum += Math.exp(logits[r * v + j]! - max);
+    const { max, sum } = rowMaxExpSum(logits, r * v, v);
     for (let j = 0; j < v; j++) out[r * v + j] = (Math.exp(logits[r * v + j]! - max) / sum - (j === t ? 1 : 0)) * g;
   }
   return out;

@@ -12,18 +12,28 @@ export function layerNorm64(
   weight?: Float64Array,
   bias?: Float64Array,
 ): Float64Array {
-  const out = new Float64Array(x.length);
-  for (let o = 0; o < x.length; o += e) {
+  const { xhat } = normalizedRows(x, e, eps);
+  return xhat.map((h, i) => h * (weight ? weight[i % e]! : 1) + (bias ? bias[i % e]! : 0));
+}
+
+/**
+ * Per row of length E: x̂ = (x − mean) · rstd with rstd = 1/sqrt(biased variance + eps), two-pass. layerNorm64 and its
+ * gradients (backward64) normalise the same way.
+ */
+export function normalizedRows(x: Float64Array, e: number, eps: number): { xhat: Float64Array; rstd: Float64Array } {
+  const xhat = new Float64Array(x.length);
+  const rstd = new Float64Array(x.length / e);
+  for (let o = 0, r = 0; o < x.length; o += e, r++) {
     let mean = 0;
     for (let j = 0; j < e; j++) mean += x[o + j]!;
     mean /= e;
     let v = 0;
     for (let j = 0; j < e; j++) v += (x[o + j]! - mean) ** 2;
     const inv = 1 / Math.sqrt(v / e + eps);
-    for (let j = 0; j < e; j++)
-      out[o + j] = (x[o + j]! - mean) * inv * (weight ? weight[j]! : 1) + (bias ? bias[j]! : 0);
+    rstd[r] = inv;
+    for (let j = 0; j < e; j++) xhat[o + j] = (x[o + j]! - mean) * inv;
   }
-  return out;
+  return { xhat, rstd };
 }
 
 /**
@@ -129,6 +139,27 @@ export function embedding64(ids: ArrayLike<number>, table: Float64Array, v: numb
 }
 
 /**
+ * targets[r] checked as a class id of V classes: null where it is ignoreIndex (the row is skipped), otherwise an
+ * integer in [0, V) or an AttnGraphError naming targets[r]. The cross-entropy references' target check.
+ */
+export function targetAt(targets: ArrayLike<number>, r: number, v: number, ignoreIndex: number | null): number | null {
+  const t = targets[r]!;
+  if (t === ignoreIndex) return null;
+  if (!Number.isInteger(t) || t < 0 || t >= v)
+    throw new AttnGraphError("input", describe(`targets[${r}]`, "target out of range", `[0, ${v})`, String(t)));
+  return t;
+}
+
+/** The max of row logits[o, o + V) and Σ exp(logit − max) over it: the stable logsumexp / softmax of one row. */
+export function rowMaxExpSum(logits: Float64Array, o: number, v: number): { max: number; sum: number } {
+  let max = -Infinity;
+  for (let j = 0; j < v; j++) max = Math.max(max, logits[o + j]!);
+  let sum = 0;
+  for (let j = 0; j < v; j++) sum += Math.exp(logits[o + j]! - max);
+  return { max, sum };
+}
+
+/**
  * F.cross_entropy of logits [N, V] against targets [N]: per row logsumexp − logits[target]; `ignoreIndex` rows give 0
  * and are not counted. "mean" over counted rows (0 when none is counted, where PyTorch gives nan), "sum", or "none".
  */
@@ -143,14 +174,9 @@ export function crossEntropy64(
   const per = new Float64Array(n);
   let count = 0;
   for (let r = 0; r < n; r++) {
-    const t = targets[r]!;
-    if (t === ignoreIndex) continue;
-    if (!Number.isInteger(t) || t < 0 || t >= v)
-      throw new AttnGraphError("input", describe(`targets[${r}]`, "target out of range", `[0, ${v})`, String(t)));
-    let max = -Infinity;
-    for (let j = 0; j < v; j++) max = Math.max(max, logits[r * v + j]!);
-    let sum = 0;
-    for (let j = 0; j < v; j++) sum += Math.exp(logits[r * v + j]! - max);
+    const t = targetAt(targets, r, v, ignoreIndex);
+    if (t === null) continue;
+    const { max, sum } = rowMaxExpSum(logits, r * v, v);
     per[r] = Math.log(sum) + max - logits[r * v + t]!;
     count++;
   }

@@ -41,21 +41,21 @@ export function linear64(
 
 /** [B, T, nh·D] → [B, nh, T, D]: split heads, then put the head axis before the tokens. */
 export function splitHeads64(x: Float64Array, b: number, t: number, nh: number, d: number): Float64Array {
-  const out = new Float64Array(x.length);
-  for (let bi = 0; bi < b; bi++)
-    for (let ti = 0; ti < t; ti++)
-      for (let h = 0; h < nh; h++)
-        for (let di = 0; di < d; di++) out[((bi * nh + h) * t + ti) * d + di] = x[((bi * t + ti) * nh + h) * d + di]!;
-  return out;
+  return swapMiddleAxes64(x, b, t, nh, d);
 }
 
 /** [B, nh, T, D] → [B, T, nh·D]: the inverse of splitHeads64 (heads merged). */
 export function mergeHeads64(x: Float64Array, b: number, nh: number, t: number, d: number): Float64Array {
+  return swapMiddleAxes64(x, b, nh, t, d);
+}
+
+/** [B, P, Q, D] → [B, Q, P, D]: splitting heads and merging them are this transpose, one way and back. */
+function swapMiddleAxes64(x: Float64Array, b: number, p: number, q: number, d: number): Float64Array {
   const out = new Float64Array(x.length);
   for (let bi = 0; bi < b; bi++)
-    for (let h = 0; h < nh; h++)
-      for (let ti = 0; ti < t; ti++)
-        for (let di = 0; di < d; di++) out[((bi * t + ti) * nh + h) * d + di] = x[((bi * nh + h) * t + ti) * d + di]!;
+    for (let i = 0; i < p; i++)
+      for (let j = 0; j < q; j++)
+        for (let di = 0; di < d; di++) out[((bi * q + j) * p + i) * d + di] = x[((bi * p + i) * q + j) * d + di]!;
   return out;
 }
 
@@ -78,19 +78,29 @@ export function kvHead(h: number, H: number, Hkv: number): number {
   return Math.floor(h / (H / Hkv));
 }
 
-/** q [B, H, L, D] · k [B, Hkv, S, D]ᵀ → scores [B, H, L, S], before scale and mask. */
-export function score64(q: Float64Array, k: Float64Array, { B, H, Hkv, L, S, D }: HeadDims): Float64Array {
-  const out = new Float64Array(B * H * L * S);
+/**
+ * Calls f(row, kv) for each query row (b, h, i) in order: row = (b·H + h)·L + i, the row's index in [B, H, L, ·], and
+ * kv = (b·Hkv + g)·S, the first key row of h's kv head g in [B, Hkv, S, ·]. The walk of every product over the keys.
+ */
+export function eachQueryRow({ B, H, Hkv, L, S }: Omit<HeadDims, "D">, f: (row: number, kv: number) => void): void {
   for (let b = 0; b < B; b++)
     for (let h = 0; h < H; h++) {
       const g = kvHead(h, H, Hkv);
-      for (let i = 0; i < L; i++)
-        for (let j = 0; j < S; j++) {
-          let acc = 0;
-          for (let d = 0; d < D; d++) acc += q[((b * H + h) * L + i) * D + d]! * k[((b * Hkv + g) * S + j) * D + d]!;
-          out[((b * H + h) * L + i) * S + j] = acc;
-        }
+      for (let i = 0; i < L; i++) f((b * H + h) * L + i, (b * Hkv + g) * S);
     }
+}
+
+/** q [B, H, L, D] · k [B, Hkv, S, D]ᵀ → scores [B, H, L, S], before scale and mask. */
+export function score64(q: Float64Array, k: Float64Array, dims: HeadDims): Float64Array {
+  const { B, H, L, S, D } = dims;
+  const out = new Float64Array(B * H * L * S);
+  eachQueryRow(dims, (row, kv) => {
+    for (let j = 0; j < S; j++) {
+      let acc = 0;
+      for (let d = 0; d < D; d++) acc += q[row * D + d]! * k[(kv + j) * D + d]!;
+      out[row * S + j] = acc;
+    }
+  });
   return out;
 }
 
@@ -159,20 +169,18 @@ export function softmax64(x: Float64Array, S: number, scale: number): Float64Arr
  * masked or dropped key) contributes nothing, not even a NaN or ±∞ of its value row (FlashAttention semantics, as every
  * executor; PyTorch's math path gives 0 · NaN = NaN there).
  */
-export function weightedSum64(w: Float64Array, v: Float64Array, { B, H, Hkv, L, S, D }: HeadDims): Float64Array {
+export function weightedSum64(w: Float64Array, v: Float64Array, dims: HeadDims): Float64Array {
+  const { B, H, L, S, D } = dims;
   const out = new Float64Array(B * H * L * D);
-  for (let b = 0; b < B; b++)
-    for (let h = 0; h < H; h++) {
-      const g = kvHead(h, H, Hkv);
-      for (let i = 0; i < L; i++)
-        for (let d = 0; d < D; d++) {
-          let acc = 0;
-          for (let j = 0; j < S; j++) {
-            const wj = w[((b * H + h) * L + i) * S + j]!;
-            if (wj !== 0) acc += wj * v[((b * Hkv + g) * S + j) * D + d]!; // a key weighed 0 adds nothing, not even NaN
-          }
-          out[((b * H + h) * L + i) * D + d] = acc;
-        }
+  eachQueryRow(dims, (row, kv) => {
+    for (let d = 0; d < D; d++) {
+      let acc = 0;
+      for (let j = 0; j < S; j++) {
+        const wj = w[row * S + j]!;
+        if (wj !== 0) acc += wj * v[(kv + j) * D + d]!; // a key weighed 0 adds nothing, not even NaN
+      }
+      out[row * D + d] = acc;
     }
+  });
   return out;
 }

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError } from "@attngraph/tensor";
 import { adamMoment64, adamStep64 } from "./optim64.js";
 
-import { type TorchOptions, TorchAdam, OpsAdam, bowlGrad } from "./test-optim-torch.js";
+import { type TorchOptions, TorchAdam, OpsAdam, bowlGrad } from "./torch-optim64.js";
 import { expectNear, normals } from "./test-values.js";
 
 describe("adamMoment64", () => {

@@ -11,6 +11,15 @@ export type AdamMoment64 = AdamMomentAttrs;
 /** AdamStepAttrs: the op's attributes, as its declaration types them. */
 export type AdamStep64 = AdamStepAttrs;
 
+/** The step t, an integer >= 1, else an AttnGraphError naming `step` (adamStep64 and sgdMomentum64). */
+function checkStep(step: number): void {
+  if (!(Number.isInteger(step) && step >= 1))
+    throw new AttnGraphError(
+      "input",
+      describe("step", "the step count must be an integer >= 1", "1, 2, 3, …", String(step)),
+    );
+}
+
 /**
  * One Adam moment update, elementwise: with g = grad + weightDecay · param (an absent param counts as 0, and then
  * weightDecay must be 0), beta · state + (1 − beta) · g, or · g² with `square`.
@@ -50,11 +59,7 @@ export function adamStep64(
 ): Float64Array {
   if (m.length !== param.length || v.length !== param.length)
     throw new Error(`adamStep64: ${param.length} parameters, ${m.length} first and ${v.length} second moments`);
-  if (!(Number.isInteger(step) && step >= 1))
-    throw new AttnGraphError(
-      "input",
-      describe("step", "the step count must be an integer >= 1", "1, 2, 3, …", String(step)),
-    );
+  checkStep(step);
   const bc1 = 1 - a.beta1 ** step;
   const bc2 = 1 - a.beta2 ** step;
   const stepSize = a.lr / bc1;
@@ -71,15 +76,6 @@ export type SgdMomentum64 = SgdMomentumAttrs;
 
 /** SgdStepAttrs: the op's attributes, as its declaration types them. */
 export type SgdStep64 = SgdStepAttrs;
-
-/** The step t, an integer >= 1, else an AttnGraphError naming `step` (as adamStep64). */
-function checkStep(step: number): void {
-  if (!(Number.isInteger(step) && step >= 1))
-    throw new AttnGraphError(
-      "input",
-      describe("step", "the step count must be an integer >= 1", "1, 2, 3, …", String(step)),
-    );
-}
 
 /**
  * SGD's momentum buffer after step t, elementwise: with d = grad + weightDecay · param (an absent param counts as 0,

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { AttnGraphError } from "@attngraph/tensor";
 import { sgdMomentum64, sgdStep64 } from "./optim64.js";
 
-import { bowlGrad, TorchSGD, OpsSGD, type TorchSgdOptions } from "./test-optim-torch.js";
+import { bowlGrad, TorchSGD, OpsSGD, type TorchSgdOptions } from "./torch-optim64.js";
 import { expectNear, normals } from "./test-values.js";
 
 describe("sgdMomentum64", () => {

@@ -1,5 +1,7 @@
-// What the optimizer reference tests share: the float64 transcriptions of torch.optim.Adam / AdamW and
-// torch.optim.SGD, and a quadratic bowl's gradient to train on.
+// Float64 transcriptions of torch.optim.Adam / AdamW and torch.optim.SGD (TorchAdam, TorchSGD: from PyTorch's source,
+// never from an executor or optim64.ts), which the optimizer references (optim64.test.ts, sgd64.test.ts) and the
+// executors' training-loop tests are checked against; the same optimizers chained from optim64's ops as a graph runs
+// them (OpsAdam, OpsSGD); and a quadratic bowl's gradient to train on.
 import { adamMoment64, adamStep64, sgdMomentum64, sgdStep64, type AdamStep64, type SgdStep64 } from "./optim64.js";
 
 export interface TorchOptions {
@@ -24,8 +26,9 @@ export class TorchAdam {
   private step = 0;
   private beta1Power = 1;
   private beta2Power = 1;
-  private readonly expAvg: Float64Array[];
-  private readonly expAvgSq: Float64Array[];
+  /** The moments (m, v) of each parameter after the last update. */
+  readonly expAvg: Float64Array[];
+  readonly expAvgSq: Float64Array[];
 
   constructor(
     readonly params: Float64Array[],
@@ -121,7 +124,8 @@ export interface TorchSgdOptions {
  * Parameters are updated in place; the buffers (None until the first step) live here, as in a torch optimizer.
  */
 export class TorchSGD {
-  private readonly buffers: (Float64Array | null)[];
+  /** Each parameter's momentum buffer after the last update (null before the first, or without momentum). */
+  readonly buffers: (Float64Array | null)[];
 
   constructor(
     readonly params: Float64Array[],
