@@ -19,7 +19,7 @@ import {
 } from "./attention-grad-params.js";
 import { callParams } from "./attention-call-params.js";
 import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
-import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
+import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInputs, type Call } from "./adapter.js";
 import { gatheredValues, view, views } from "./score-mod.js";
 import {
   callMods,
@@ -58,8 +58,7 @@ interface Problem {
  * alignment, scale }. A row that sees no key gets −∞.
  */
 export const attentionLseKernel = chunkedKernel((call, ctx) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
+  const [q, k] = requireInputs(call, "q", "k");
   const pad = optionalInput(call, 2, "keyPaddingMask");
   const attrs = attrsOf<AttentionLseAttrs>(call);
   if (pad !== undefined) checkKeyPadding(call, ctx, pad);
@@ -96,12 +95,7 @@ export const attentionLseKernel = chunkedKernel((call, ctx) => {
  * [B, H, L, D], dk [B, Hkv, S, D] or dv [B, Hkv, S, Dv]. Weight [b, h, i, j] is dropped exactly when the forward drops it.
  */
 export const attentionGradKernel = chunkedKernel((call, ctx) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
-  const o = requireInput(call, 3, "out");
-  const g = requireInput(call, 4, "grad");
-  const lse = requireInput(call, 5, "lse");
+  const [q, k, v, o, g, lse] = requireInputs(call, "q", "k", "v", "out", "grad", "lse");
   const pad = optionalInput(call, 6, "keyPaddingMask");
   const attrs = attrsOf<AttentionGradAttrs>(call);
   if (pad !== undefined) checkKeyPadding(call, ctx, pad);

@@ -17,7 +17,7 @@ import {
   writeRunParams,
   type RunParams,
 } from "./attention-params.js";
-import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput } from "./adapter.js";
+import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInputs } from "./adapter.js";
 import { blockClassTable, type BlockClassTable } from "./attention-blocks.js";
 import { callParams, type CallParams } from "./attention-call-params.js";
 import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
@@ -39,9 +39,7 @@ import {
  * every score tile (attention-mods.ts); such a call never takes the decode path.
  */
 export const attentionKernel = chunkedKernel((call, ctx) => {
-  const q0 = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
+  const [q0, k, v] = requireInputs(call, "q", "k", "v");
   const pad = optionalInput(call, 3, "keyPaddingMask");
   const attrs = attrsOf<AttentionAttrs>(call);
   const [nb, nh, nl, nd] = q0.shape as [number, number, number, number];
