@@ -7,7 +7,7 @@ import { elementAt, descDim, descStride, rowBase } from "./strided";
 /**
  * crossEntropy's and crossEntropyGrad's targets and gradient scaling, a block written field by field by name on the
  * host (src/kernels/cross-entropy.ts, writeTargets: `div` a float64 at 0, then the rest 4 bytes each in this order;
- * `targetParamsLayout` reports the offsets for a test): the targets (descriptor tdesc), the ignored index and whether
+ * a test holds the offsets to the compiler's): the targets (descriptor tdesc), the ignored index and whether
  * there is one (0 or 1), and for the gradient only the incoming gradient (address, element stride) and its divisor.
  */
 @unmanaged export class TargetParams {

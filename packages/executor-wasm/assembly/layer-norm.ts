@@ -27,8 +27,8 @@ import { at, descDim, descStride, rowBase } from "./strided";
 
 /**
  * The weight, bias and epsilon of layerNorm, layerNormGrad and rmsNormGrad: written field by field by name on the host
- * (src/kernels/layer-norm.ts, writeAffine: `eps` a float64 at 0, then w, ws, b, bs 4 bytes each; `affineParamsLayout`
- * reports the offsets for a test). w and b [E] with element strides ws and bs, 0 when absent (the gradients read no b).
+ * (src/kernels/layer-norm.ts, writeAffine: `eps` a float64 at 0, then w, ws, b, bs 4 bytes each; a test holds the
+ * offsets to the compiler's). w and b [E] with element strides ws and bs, 0 when absent (the gradients read no b).
  */
 @unmanaged export class AffineParams {
   eps: f64;

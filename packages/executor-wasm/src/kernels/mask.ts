@@ -74,7 +74,7 @@ export const maskKernel = chunkedKernel((call, ctx) => {
 
 /**
  * MaskParams' fields in the module's order (assembly/mask.ts): `scale` a float64 at 0, then the integers 4 bytes each
- * from byte 8 (MASK_INT_FIELDS), as a test holds to the module's `maskParamsLayout`.
+ * from byte 8 (MASK_INT_FIELDS), as a test holds to the compiler's layout.
  */
 export const MASK_INT_FIELDS = [
   "src",
