@@ -22,10 +22,9 @@ import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
 import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInputs, type Call } from "./adapter.js";
 import { gatheredValues, view, views } from "./score-mod.js";
 import {
+  attachProgram,
   callMods,
-  clearStatus,
   loadProgram,
-  regsAfter,
   scratchWithRegs,
   throwIfFailed,
   type CallMods,
@@ -152,11 +151,7 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention backward scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
       const params = callParams(dense, dense.attrs, dense.mode, dst, scratch);
-      if (loaded !== undefined) {
-        params.block.prog = loaded.address;
-        params.block.regs = regsAfter(scratch, kernelBytes);
-        clearStatus(ctx, params.block.regs);
-      }
+      if (loaded !== undefined) attachProgram(ctx, params.block, loaded, scratch, kernelBytes);
       if (signal === undefined) {
         attentionGradRun(ctx, ctx.params, params.pack, params.block, params.run);
         if (p.mods !== undefined) throwIfFailed(ctx, p.mods, [params.block.regs]);

@@ -22,6 +22,7 @@ import { blockClassTable, type BlockClassTable } from "./attention-blocks.js";
 import { callParams, type CallParams } from "./attention-call-params.js";
 import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
 import {
+  attachProgram,
   callMods,
   clearStatus,
   loadProgram,
@@ -94,10 +95,8 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       const params = callParams({ q: copied ?? q0, k, v, pad }, attrs, 0, out, scratch);
       const regsOf = (callScratch: number) => (loaded === undefined ? 0 : regsAfter(callScratch, kernelBytes));
       if (loaded !== undefined) {
-        params.block.prog = loaded.address;
+        attachProgram(ctx, params.block, loaded, scratch, kernelBytes);
         params.block.progAll = loadedAll?.address ?? 0;
-        params.block.regs = regsOf(scratch);
-        clearStatus(ctx, params.block.regs);
         classTable = blockClassTable(ctx, call, mods!, q0.shape, ns, attrs);
         if (classTable !== undefined) Object.assign(params.block, classTable.fields);
       }
