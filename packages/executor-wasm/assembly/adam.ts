@@ -12,7 +12,7 @@ import { updateRows, updateSpan } from "./optim-loops";
 /**
  * The optimizers' numbers (adam.ts, sgd.ts), one block written field by field by name on the host
  * (src/kernels/optim-params.ts, writeOptim: the float64 fields first, 8 bytes each, then `extra`, `flag` and
- * `hasParam`, 4 bytes each; `optimParamsLayout` reports the offsets for a test). Each kernel reads its own fields:
+ * `hasParam`, 4 bytes each; a test holds the offsets to the compiler's). Each kernel reads its own fields:
  * adamMoment beta, wd, flag (square), hasParam; adamStep t, lr, beta1, beta2, eps, wd, flag (decoupled); sgdMomentum
  * mu, keep, wd, flag (first), hasParam; sgdStep lr, mu, wd, flag (mode). `extra`: the strided variants' third tensor
  * (adamMomentStrided and sgdMomentumStrided: the parameter p; adamStepStrided: v; sgdStepStrided: the momentum b).

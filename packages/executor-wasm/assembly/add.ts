@@ -5,8 +5,8 @@ import { at } from "./strided";
 
 /**
  * One [rows, n] block of a broadcast pair, as add, mul and addLayerNorm take it: written field by field by name on
- * the host (src/kernels/add.ts, PAIR_FIELDS, in this declaration order, 4 bytes a field; `pairParamsLayout` reports
- * the offsets for a test). a and b with their row and column strides (float32 elements), dst, rows and n.
+ * the host (src/kernels/add.ts, PAIR_FIELDS, in this declaration order, 4 bytes a field; a test holds
+ * the offsets to the compiler's). a and b with their row and column strides (float32 elements), dst, rows and n.
  */
 @unmanaged export class PairParams {
   a: usize; ars: i32; acs: i32;

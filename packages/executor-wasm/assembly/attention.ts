@@ -26,7 +26,7 @@ const BK: i32 = 64;
 // The two entry points take their numbers as one block in memory, written field by field by name on the host
 // (src/kernels/attention-params.ts, in this declaration order, 4 bytes a field), like the WebGPU kernels' params
 // uniform: 14 and 22 positional numbers, where a swapped pair gave silently wrong results, became named fields.
-// `attentionParamsLayout` reports the offsets so a test holds the host's table to these declarations.
+// A test (src/kernels/attention-params.test.ts) holds the host's table to these declarations, as compiled.
 
 /** attentionPack's parameters (see there). */
 @unmanaged export class PackParams {

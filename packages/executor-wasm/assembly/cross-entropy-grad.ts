@@ -4,7 +4,7 @@
 // target is the ignore index gets a row of 0 without reading its logits. NaN or +∞ in a counted row gives a NaN row, as
 // IEEE arithmetic does. The host checked every other target against [0, V) (findBadIndex); the check here only turns a
 // broken promise into a trap.
-import { TargetParams } from "./cross-entropy";
+import { TargetParams, rowMax } from "./cross-entropy";
 import { at, descDim, descStride, elementAt, rowBase } from "./strided";
 
 /**
@@ -26,12 +26,10 @@ export function crossEntropyGrad(logits: usize, desc: usize, p: TargetParams, ds
     if (<u32>t >= <u32>nv) unreachable();
     const g: f64 = (grad == 0 ? 1 : <f64>load<f32>(at(grad, r * gstride))) / div;
     const p = rowBase(desc, logits, r);
-    let mx: f64 = -Infinity;
-    let q = p;
-    for (let j: i32 = 0; j < nv; j++, q += step) mx = max(mx, <f64>load<f32>(q)); // f64.max: NaN wins
+    const mx = rowMax(p, step, nv);
     // exp(x − max) once per element, kept (as float32, like the forward softmax) in the output row, then scaled.
     let sum: f64 = 0;
-    q = p;
+    let q = p;
     for (let j: i32 = 0; j < nv; j++, q += step) {
       const e = Math.exp(<f64>load<f32>(q) - mx);
       sum += e;

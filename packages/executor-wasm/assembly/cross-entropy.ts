@@ -7,7 +7,7 @@ import { elementAt, descDim, descStride, rowBase } from "./strided";
 /**
  * crossEntropy's and crossEntropyGrad's targets and gradient scaling, a block written field by field by name on the
  * host (src/kernels/cross-entropy.ts, writeTargets: `div` a float64 at 0, then the rest 4 bytes each in this order;
- * `targetParamsLayout` reports the offsets for a test): the targets (descriptor tdesc), the ignored index and whether
+ * a test holds the offsets to the compiler's): the targets (descriptor tdesc), the ignored index and whether
  * there is one (0 or 1), and for the gradient only the incoming gradient (address, element stride) and its divisor.
  */
 @unmanaged export class TargetParams {
@@ -31,11 +31,9 @@ export function crossEntropy(logits: usize, desc: usize, p: TargetParams, dst: u
     if (!(hasIgnore && t == ignore)) {
       if (<u32>t >= <u32>nv) unreachable();
       const p = rowBase(desc, logits, r);
-      let mx: f64 = -Infinity;
-      let q = p;
-      for (let j: i32 = 0; j < nv; j++, q += step) mx = max(mx, <f64>load<f32>(q)); // f64.max: NaN wins
+      const mx = rowMax(p, step, nv);
       let sum: f64 = 0;
-      q = p;
+      let q = p;
       for (let j: i32 = 0; j < nv; j++, q += step) sum += Math.exp(<f64>load<f32>(q) - mx);
       loss = Math.log(sum) + mx - <f64>load<f32>(p + <usize>t * step);
     }
@@ -43,4 +41,12 @@ export function crossEntropy(logits: usize, desc: usize, p: TargetParams, dst: u
     acc += loss;
   }
   return acc;
+}
+
+/** The largest of the nv float32 values at p, `step` bytes apart, in float64 (f64.max: a NaN wins). */
+@inline export function rowMax(p: usize, step: usize, nv: i32): f64 {
+  let mx: f64 = -Infinity;
+  let q = p;
+  for (let j: i32 = 0; j < nv; j++, q += step) mx = max(mx, <f64>load<f32>(q));
+  return mx;
 }

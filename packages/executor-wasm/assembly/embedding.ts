@@ -5,8 +5,8 @@ import { at, elementAt } from "./strided";
 
 /**
  * The ids embedding and embeddingGrad look up, a block written field by field by name on the host
- * (src/kernels/embedding.ts, LOOKUP_FIELDS, in this declaration order, 4 bytes a field; `lookupParamsLayout` reports
- * the offsets for a test): ids (descriptor idesc), the vocabulary size nv and the embedding size ne.
+ * (src/kernels/embedding.ts, LOOKUP_FIELDS, in this declaration order, 4 bytes a field; a test holds
+ * the offsets to the compiler's): ids (descriptor idesc), the vocabulary size nv and the embedding size ne.
  */
 @unmanaged export class LookupParams {
   ids: usize; idesc: usize; nv: i32; ne: i32;

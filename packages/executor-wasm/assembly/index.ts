@@ -31,9 +31,6 @@ export { sgdMomentum, sgdMomentumStrided, sgdStep, sgdStepStrided } from "./sgd"
 // Global gradient-norm clipping and gradient accumulation.
 export { accumulateScaled, scaleBy, sumSquares } from "./grad-norm";
 
-// The params blocks' layouts, for the host's tests.
-export { affineParamsLayout, attentionGradParamsLayout, attentionParamsLayout, lookupParamsLayout, maskParamsLayout, matmulParamsLayout, optimParamsLayout, pairParamsLayout, rows4ParamsLayout, targetParamsLayout } from "./params-layouts";
-
 /** First free byte after the module's static data (the 4×8 edge tile). */
 export function heapBase(): usize {
   return __heap_base;

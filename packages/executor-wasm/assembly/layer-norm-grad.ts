@@ -3,64 +3,37 @@
 // - layerNormGrad: with ĝ = grad ⊙ weight (weight absent = 1), dx = rstd · (ĝ − mean(ĝ) − x̂ · mean(ĝ ⊙ x̂)).
 // - layerNormWeightGrad: Σ over rows of grad ⊙ x̂, into float64 accumulators the host keeps across chunks of rows.
 // Everything float64; f64x2 lanes where the rows (and the weight) are contiguous.
-import { AffineParams, lanes, promoteHigh, promoteLow } from "./layer-norm";
+import { AffineParams, lanes, promoteHigh, promoteLow, rowStats } from "./layer-norm";
 import { demote2 } from "./softmax-grad";
-import { at, descDim, descStride, rowBase } from "./strided";
-
-let MEAN: f64 = 0;
-let RSTD: f64 = 0;
-
-/** MEAN and RSTD of the n elements at p, `s` elements apart (f64x2 lanes when s is 1). */
-function stats(p: usize, s: i32, n: i32, eps: f64): void {
-  const n4 = s == 1 ? n & ~3 : 0;
-  let a0 = f64x2.splat(0);
-  let a1 = f64x2.splat(0);
-  let j: i32 = 0;
-  for (; j < n4; j += 4) {
-    const v = v128.load(p + (<usize>j << 2));
-    a0 = f64x2.add(a0, promoteLow(v));
-    a1 = f64x2.add(a1, promoteHigh(v));
-  }
-  let sum = lanes(a0, a1);
-  for (; j < n; j++) sum += <f64>load<f32>(at(p, j * s));
-  const mean = sum / <f64>n;
-  const m2 = f64x2.splat(mean);
-  a0 = f64x2.splat(0);
-  a1 = f64x2.splat(0);
-  for (j = 0; j < n4; j += 4) {
-    const v = v128.load(p + (<usize>j << 2));
-    const d0 = f64x2.sub(promoteLow(v), m2);
-    const d1 = f64x2.sub(promoteHigh(v), m2);
-    a0 = f64x2.add(a0, f64x2.mul(d0, d0));
-    a1 = f64x2.add(a1, f64x2.mul(d1, d1));
-  }
-  let ss = lanes(a0, a1);
-  for (; j < n; j++) {
-    const d = <f64>load<f32>(at(p, j * s)) - mean;
-    ss += d * d;
-  }
-  MEAN = mean;
-  RSTD = 1 / Math.sqrt(ss / <f64>n + eps);
-}
+import { normGradRows } from "./norm-grad-rows";
+import { at } from "./strided";
 
 /**
  * Rows [r0, r1) of grad and x (any views, descriptors `gdesc` and `xdesc`, rows of E) → the same rows of dst, dense.
  * w: the weight [E] with element stride ws, 0 when absent.
  */
 export function layerNormGrad(g: usize, gdesc: usize, x: usize, xdesc: usize, p: AffineParams, dst: usize, r0: i32, r1: i32): void {
-  const w = p.w, ws = p.ws, eps = p.eps;
-  const n = descDim(xdesc, 5);
-  const xs = descStride(xdesc, 5);
-  const gs = descStride(gdesc, 5);
-  const n4 = xs == 1 && gs == 1 && (w == 0 || ws == 1) ? n & ~3 : 0;
-  const inv = 1 / <f64>n;
-  for (let r = r0; r < r1; r++) {
-    const px = rowBase(xdesc, x, r);
-    const pg = rowBase(gdesc, g, r);
-    const o = dst + ((<usize>r * <usize>n) << 2);
-    stats(px, xs, n, eps);
-    const mean = MEAN;
-    const rstd = RSTD;
+  normGradRows<LayerNorm>(g, gdesc, x, xdesc, p.eps, r0, r1, p.w, p.ws, dst, false);
+}
+
+/**
+ * Rows [r0, r1) of grad and x (descriptors as for layerNormGrad): acc[j] (float64, E of them) += grad[r, j] · x̂[r, j].
+ * The host zeroes acc first and rounds it into the output last (f64ToF32), so chunks of rows add in order.
+ */
+export function layerNormWeightGrad(g: usize, gdesc: usize, x: usize, xdesc: usize, acc: usize, eps: f64, r0: i32, r1: i32): void {
+  normGradRows<LayerNorm>(g, gdesc, x, xdesc, eps, r0, r1, 0, 0, acc, true);
+}
+
+/** The layer norm's rows for normGradRows. */
+@final @unmanaged class LayerNorm {
+  /** The forward's own statistics (rowStats: lanes where x is contiguous). */
+  @inline stats(px: usize, xs: i32, n: i32, eps: f64): void {
+    rowStats(px, xs, xs == 1, n, eps);
+  }
+
+  /** One row of dx → o (n elements, dense). */
+  @inline gradRow(pg: usize, gs: i32, px: usize, xs: i32, w: usize, ws: i32, o: usize, n4: i32, n: i32, mean: f64, rstd: f64): void {
+    const inv = 1 / <f64>n;
     const m2 = f64x2.splat(mean);
     const r2 = f64x2.splat(rstd);
     // Σ ĝ and Σ ĝ ⊙ x̂.
@@ -106,23 +79,9 @@ export function layerNormGrad(g: usize, gdesc: usize, x: usize, xdesc: usize, p:
       store<f32>(o + (<usize>j << 2), <f32>(rstd * (gh - mg - xh * mgx)));
     }
   }
-}
 
-/**
- * Rows [r0, r1) of grad and x (descriptors as for layerNormGrad): acc[j] (float64, E of them) += grad[r, j] · x̂[r, j].
- * The host zeroes acc first and rounds it into the output last (f64ToF32), so chunks of rows add in order.
- */
-export function layerNormWeightGrad(g: usize, gdesc: usize, x: usize, xdesc: usize, acc: usize, eps: f64, r0: i32, r1: i32): void {
-  const n = descDim(xdesc, 5);
-  const xs = descStride(xdesc, 5);
-  const gs = descStride(gdesc, 5);
-  const n4 = xs == 1 && gs == 1 ? n & ~3 : 0;
-  for (let r = r0; r < r1; r++) {
-    const px = rowBase(xdesc, x, r);
-    const pg = rowBase(gdesc, g, r);
-    stats(px, xs, n, eps);
-    const mean = MEAN;
-    const rstd = RSTD;
+  /** One row's grad ⊙ x̂ added into the n float64 accumulators at acc. */
+  @inline weightGradRow(pg: usize, gs: i32, px: usize, xs: i32, acc: usize, n4: i32, n: i32, mean: f64, rstd: f64): void {
     const m2 = f64x2.splat(mean);
     const r2 = f64x2.splat(rstd);
     let j: i32 = 0;

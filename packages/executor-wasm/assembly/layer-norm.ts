@@ -4,7 +4,8 @@
 // E · x (partial sums of equal float32 values are exact in float64), so its deviations are exactly 0 and the output
 // is exactly the bias, never 0/0. Dense rows (and weight/bias) take f64x2 lanes: 4 float32 loads promoted to two
 // f64x2 halves, two independent accumulators.
-import { descDim, descStride, rowBase } from "./strided";
+import { NORM_MEAN, NORM_RSTD } from "./norm-grad-rows";
+import { at, descDim, descStride, rowBase } from "./strided";
 
 /** The upper two float32 lanes moved down, for `f64x2.promote_low_f32x4`. */
 @inline export function high(v: v128): v128 {
@@ -26,13 +27,50 @@ import { descDim, descStride, rowBase } from "./strided";
 
 /**
  * The weight, bias and epsilon of layerNorm, layerNormGrad and rmsNormGrad: written field by field by name on the host
- * (src/kernels/layer-norm.ts, writeAffine: `eps` a float64 at 0, then w, ws, b, bs 4 bytes each; `affineParamsLayout`
- * reports the offsets for a test). w and b [E] with element strides ws and bs, 0 when absent (the gradients read no b).
+ * (src/kernels/layer-norm.ts, writeAffine: `eps` a float64 at 0, then w, ws, b, bs 4 bytes each; a test holds the
+ * offsets to the compiler's). w and b [E] with element strides ws and bs, 0 when absent (the gradients read no b).
  */
 @unmanaged export class AffineParams {
   eps: f64;
   w: usize; ws: i32;
   b: usize; bs: i32;
+}
+
+/**
+ * NORM_MEAN and NORM_RSTD = 1/sqrt(biased variance + eps) of the n elements at p, `s` elements apart, two-pass in
+ * float64: with `lanes4` (s must be 1) the first n & ~3 elements through f64x2 lanes into two accumulators, the rest one
+ * by one. The forward rows and both gradients call it, so the gradients recompute the forward's statistics to the bit.
+ */
+export function rowStats(p: usize, s: i32, lanes4: bool, n: i32, eps: f64): void {
+  const n4 = lanes4 ? n & ~3 : 0;
+  let a0 = f64x2.splat(0);
+  let a1 = f64x2.splat(0);
+  let j: i32 = 0;
+  for (; j < n4; j += 4) {
+    const v = v128.load(p + (<usize>j << 2));
+    a0 = f64x2.add(a0, promoteLow(v));
+    a1 = f64x2.add(a1, promoteHigh(v));
+  }
+  let sum = lanes(a0, a1);
+  for (; j < n; j++) sum += <f64>load<f32>(at(p, j * s));
+  const mean = sum / <f64>n;
+  const m2 = f64x2.splat(mean);
+  a0 = f64x2.splat(0);
+  a1 = f64x2.splat(0);
+  for (j = 0; j < n4; j += 4) {
+    const v = v128.load(p + (<usize>j << 2));
+    const d0 = f64x2.sub(promoteLow(v), m2);
+    const d1 = f64x2.sub(promoteHigh(v), m2);
+    a0 = f64x2.add(a0, f64x2.mul(d0, d0));
+    a1 = f64x2.add(a1, f64x2.mul(d1, d1));
+  }
+  let ss = lanes(a0, a1);
+  for (; j < n; j++) {
+    const d = <f64>load<f32>(at(p, j * s)) - mean;
+    ss += d * d;
+  }
+  NORM_MEAN = mean;
+  NORM_RSTD = 1 / Math.sqrt(ss / <f64>n + eps);
 }
 
 /**
@@ -59,37 +97,13 @@ export function layerNorm(src: usize, desc: usize, dst: usize, p: AffineParams, 
 /** One row whose elements, weight and bias are contiguous: f64x2 lanes, the last n % 4 elements one by one. */
 function denseRow(p: usize, o: usize, n: i32, w: usize, b: usize, eps: f64): void {
   const n4 = n & ~3;
-  let a0 = f64x2.splat(0);
-  let a1 = f64x2.splat(0);
+  rowStats(p, 1, true, n, eps);
+  const mean = NORM_MEAN;
+  const inv = NORM_RSTD;
+  const m2 = f64x2.splat(mean);
+  const i2 = f64x2.splat(inv);
   let j: i32 = 0;
   for (; j < n4; j += 4) {
-    const v = v128.load(p + (<usize>j << 2));
-    a0 = f64x2.add(a0, promoteLow(v));
-    a1 = f64x2.add(a1, promoteHigh(v));
-  }
-  let sum = lanes(a0, a1);
-  for (; j < n; j++) sum += <f64>load<f32>(p + (<usize>j << 2));
-  const mean = sum / <f64>n;
-
-  const m2 = f64x2.splat(mean);
-  a0 = f64x2.splat(0);
-  a1 = f64x2.splat(0);
-  for (j = 0; j < n4; j += 4) {
-    const v = v128.load(p + (<usize>j << 2));
-    const d0 = f64x2.sub(promoteLow(v), m2);
-    const d1 = f64x2.sub(promoteHigh(v), m2);
-    a0 = f64x2.add(a0, f64x2.mul(d0, d0));
-    a1 = f64x2.add(a1, f64x2.mul(d1, d1));
-  }
-  let ss = lanes(a0, a1);
-  for (; j < n; j++) {
-    const d = <f64>load<f32>(p + (<usize>j << 2)) - mean;
-    ss += d * d;
-  }
-  const inv: f64 = 1 / Math.sqrt(ss / <f64>n + eps);
-
-  const i2 = f64x2.splat(inv);
-  for (j = 0; j < n4; j += 4) {
     const at = <usize>j << 2;
     const v = v128.load(p + at);
     let y0 = f64x2.mul(f64x2.sub(promoteLow(v), m2), i2);
@@ -115,18 +129,10 @@ function denseRow(p: usize, o: usize, n: i32, w: usize, b: usize, eps: f64): voi
 /** One row read with stride s (weight and bias with their own strides): the same float64 formula, one element at a time. */
 function stridedRow(p: usize, s: i32, o: usize, n: i32, w: usize, ws: i32, b: usize, bs: i32, eps: f64): void {
   const step = <usize>(s << 2);
-  let sum: f64 = 0;
+  rowStats(p, s, false, n, eps);
+  const mean = NORM_MEAN;
+  const inv = NORM_RSTD;
   let q = p;
-  for (let j: i32 = 0; j < n; j++, q += step) sum += <f64>load<f32>(q);
-  const mean = sum / <f64>n;
-  let ss: f64 = 0;
-  q = p;
-  for (let j: i32 = 0; j < n; j++, q += step) {
-    const d = <f64>load<f32>(q) - mean;
-    ss += d * d;
-  }
-  const inv: f64 = 1 / Math.sqrt(ss / <f64>n + eps);
-  q = p;
   for (let j: i32 = 0; j < n; j++, q += step) {
     const y = affine((<f64>load<f32>(q) - mean) * inv, w, <usize>(j * ws) << 2, b, <usize>(j * bs) << 2);
     store<f32>(o + (<usize>j << 2), <f32>y);

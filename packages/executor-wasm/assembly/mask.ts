@@ -16,7 +16,7 @@ import { at, rowOf4 } from "./strided";
 
 /**
  * mask's parameters, written field by field by name on the host (src/kernels/mask.ts, MASK_FIELDS: `scale` a float64
- * at 0, then the rest 4 bytes each in this declaration order); `maskParamsLayout` reports the offsets for a test.
+ * at 0, then the rest 4 bytes each in this declaration order); a test holds the offsets to the compiler's.
  * Scores [B, H, L, S] at src (strides s0..s3); pad [B, S] (strides ps0, ps1); user mask and bias (strides u0..u3,
  * b0..b3 over [B, H, L, S]); the counts B, H, L, S; causal 0 or 1, its offset and the window; dst.
  */

@@ -34,24 +34,7 @@ import { at, descDim, descStride, rowBase } from "./strided";
 
 /** n contiguous elements of x, y and z → dst (dst may be one of them: each element is read before it is written). */
 @inline export function updateSpan<U>(x: usize, y: usize, z: usize, dst: usize, n: i32, c0: f64, c1: f64, c2: f64, c3: f64, flag: i32, hasParam: bool): void {
-  const u = changetype<U>(0);
-  const v0 = f64x2.splat(c0);
-  const v1 = f64x2.splat(c1);
-  const v2 = f64x2.splat(c2);
-  const v3 = f64x2.splat(c3);
-  const n4 = n & ~3;
-  let j: i32 = 0;
-  for (; j < n4; j += 4) {
-    const k = <usize>j << 2;
-    update4<U>(x + k, y + k, z + k, dst + k, v0, v1, v2, v3, flag, hasParam);
-  }
-  for (; j < n; j++) {
-    const k = <usize>j << 2;
-    const xv = load1(u.readsX(flag, hasParam), x + k);
-    const yv = load1(u.readsY(flag, hasParam), y + k);
-    const zv = load1(u.readsZ(flag, hasParam), z + k);
-    store<f32>(dst + k, u.lane1(xv, yv, zv, c0, c1, c2, c3, flag, hasParam));
-  }
+  updateRow<U>(x, 1, y, 1, z, dst, n & ~3, n, c0, c1, c2, c3, flag, hasParam);
 }
 
 /**
@@ -60,32 +43,39 @@ import { at, descDim, descStride, rowBase } from "./strided";
  */
 @inline export function updateRows<U>(x: usize, xdesc: usize, y: usize, ydesc: usize, z: usize, dst: usize, r0: i32, r1: i32, c0: f64, c1: f64, c2: f64, c3: f64, flag: i32, hasParam: bool): void {
   const u = changetype<U>(0);
-  const readsX = u.readsX(flag, hasParam), readsY = u.readsY(flag, hasParam), readsZ = u.readsZ(flag, hasParam);
+  const readsX = u.readsX(flag, hasParam), readsY = u.readsY(flag, hasParam);
   const n = descDim(readsX ? xdesc : ydesc, 5);
   const xs = descStride(xdesc, 5);
   const ys = descStride(ydesc, 5);
-  const v0 = f64x2.splat(c0);
-  const v1 = f64x2.splat(c1);
-  const v2 = f64x2.splat(c2);
-  const v3 = f64x2.splat(c3);
   const n4 = (!readsX || xs == 1) && (!readsY || ys == 1) ? n & ~3 : 0;
   for (let r = r0; r < r1; r++) {
     const px: usize = readsX ? rowBase(xdesc, x, r) : 0;
     const py: usize = readsY ? rowBase(ydesc, y, r) : 0;
     const row = (<usize>r * <usize>n) << 2;
-    const pz = z + row;
-    const o = dst + row;
-    let j: i32 = 0;
-    for (; j < n4; j += 4) {
-      const k = <usize>j << 2;
-      update4<U>(px + k, py + k, pz + k, o + k, v0, v1, v2, v3, flag, hasParam);
-    }
-    for (; j < n; j++) {
-      const k = <usize>j << 2;
-      const xv = load1(readsX, at(px, j * xs));
-      const yv = load1(readsY, at(py, j * ys));
-      const zv = load1(readsZ, pz + k);
-      store<f32>(o + k, u.lane1(xv, yv, zv, c0, c1, c2, c3, flag, hasParam));
-    }
+    updateRow<U>(px, xs, py, ys, z + row, dst + row, n4, n, c0, c1, c2, c3, flag, hasParam);
+  }
+}
+
+/**
+ * One row of n elements of x and y (`xs` and `ys` elements apart) and z (contiguous) → dst (contiguous): the first n4
+ * (0, or n & ~3 where x and y are contiguous too) 4 at a time, the rest one by one.
+ */
+@inline function updateRow<U>(px: usize, xs: i32, py: usize, ys: i32, pz: usize, o: usize, n4: i32, n: i32, c0: f64, c1: f64, c2: f64, c3: f64, flag: i32, hasParam: bool): void {
+  const u = changetype<U>(0);
+  const v0 = f64x2.splat(c0);
+  const v1 = f64x2.splat(c1);
+  const v2 = f64x2.splat(c2);
+  const v3 = f64x2.splat(c3);
+  let j: i32 = 0;
+  for (; j < n4; j += 4) {
+    const k = <usize>j << 2;
+    update4<U>(px + k, py + k, pz + k, o + k, v0, v1, v2, v3, flag, hasParam);
+  }
+  for (; j < n; j++) {
+    const k = <usize>j << 2;
+    const xv = load1(u.readsX(flag, hasParam), at(px, j * xs));
+    const yv = load1(u.readsY(flag, hasParam), at(py, j * ys));
+    const zv = load1(u.readsZ(flag, hasParam), pz + k);
+    store<f32>(o + k, u.lane1(xv, yv, zv, c0, c1, c2, c3, flag, hasParam));
   }
 }

@@ -4,7 +4,7 @@ import { at, rowOf4 } from "./strided";
 
 /**
  * The source both read, a block written field by field by name on the host (src/kernels/rope.ts, ROWS4_FIELDS, in
- * this declaration order, 4 bytes a field; `rows4ParamsLayout` reports the offsets for a test): src [B, H, L, ·] with
+ * this declaration order, 4 bytes a field; a test holds the offsets to the compiler's): src [B, H, L, ·] with
  * strides s0..s3 and the counts B, H, L.
  */
 @unmanaged export class Rows4Params {

@@ -2,7 +2,7 @@
 // dropout (out is the input's own memory), and an out that aliases a strided input still gives the right numbers.
 import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
-import { onWasm, random, wasmExecutor, worst } from "./test-util.js";
+import { onWasm, projectionCall, random, wasmExecutor, worst } from "./test-util.js";
 
 const ex = await wasmExecutor();
 const ops = [
@@ -58,21 +58,10 @@ describe("wasm arenas and call.out", () => {
     const arena = ex.createArena(100);
     const out = arena.view(40, [2, 3]);
     const [xv, wv] = [ex.upload(x), ex.upload(w)];
-    expect(
-      ex.dispatch({ kind: "projection", node: "p", attrs: {}, inputs: [xv, wv, undefined], outShape: [2, 3], out }),
-    ).toBe(out);
+    expect(ex.dispatch(projectionCall("p", xv, wv, out))).toBe(out);
     expect(worst(ex.download(out), onWasm(ex, "projection", {}, [x, w, undefined], [2, 3]), 0, 0)).toBe(0);
     const bad = arena.view(0, [3, 2]);
-    expect(() =>
-      ex.dispatch({
-        kind: "projection",
-        node: "p",
-        attrs: {},
-        inputs: [xv, wv, undefined],
-        outShape: [2, 3],
-        out: bad,
-      }),
-    ).toThrow(/^p\.out: /);
+    expect(() => ex.dispatch(projectionCall("p", xv, wv, bad))).toThrow(/^p\.out: /);
   });
 
   it("download of views reads only what the view reaches; released values are refused", () => {

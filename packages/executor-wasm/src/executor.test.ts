@@ -15,7 +15,8 @@ import { thrown } from "./test-util.js";
 
 /** Waiting for workers to exit: seconds on a loaded 2-core machine at worst. */
 const EXITED = { timeout: 60_000, interval: 10 };
-const TEST_TIMEOUT = 120_000;
+// Every test here starts and stops workers, some of them dozens of times.
+vi.setConfig({ testTimeout: 120_000 });
 
 /** A promise's outcome as a value: "resolved", or what it rejected with. */
 const outcome = (p: Promise<unknown>): Promise<unknown> =>
@@ -93,216 +94,173 @@ async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await macrotask();
 }
 
+/** Where dispose() lands while init() is pending, and what that point leaves to check besides the disposed error. */
+interface DisposePoint {
+  readonly when: string;
+  /** Calls init() on `ex` with dispose() arranged at the point: init()'s outcome, and what the point counted if any. */
+  readonly run: (ex: WasmExecutor) => Promise<readonly [outcome: unknown, counted?: number]>;
+  /** No module instance may exist (dispose() came before one). */
+  readonly noInstance?: boolean;
+  /** What `run` counted (workers spawned, messages posted) must be this. */
+  readonly counted?: number;
+}
+
+/** init() called, then dispose() at once. */
+async function rightAfterInit(ex: WasmExecutor): Promise<readonly [unknown]> {
+  const init = outcome(ex.init());
+  ex.dispose();
+  return [await init];
+}
+
+/** init() called, then dispose() after a microtask. */
+async function afterAMicrotask(ex: WasmExecutor): Promise<readonly [unknown]> {
+  const init = outcome(ex.init());
+  await Promise.resolve();
+  ex.dispose();
+  return [await init];
+}
+
+/** dispose() before init() is called. */
+async function beforeInit(ex: WasmExecutor): Promise<readonly [unknown]> {
+  ex.dispose();
+  return [await outcome(ex.init())];
+}
+
+/** dispose() once the module is compiled, before it is instantiated. */
+async function onceCompiled(ex: WasmExecutor): Promise<readonly [unknown]> {
+  afterCompile(() => ex.dispose());
+  return [await outcome(ex.init())];
+}
+
+/** dispose() at the pool's first postMessage (`when` "before" it goes or "after"), counting the workers spawned then. */
+function atFirstPostDispose(when: "before" | "after") {
+  return async (ex: WasmExecutor): Promise<readonly [unknown, number]> => {
+    let spawned = 0;
+    atFirstPost(() => ((spawned = liveWorkers()), ex.dispose()), when);
+    const e = await outcome(ex.init());
+    return [e, spawned];
+  };
+}
+
+/** The init messages swallowed (no worker ever gets the module, so none replies), dispose() after the second; counts them. */
+async function repliesNeverComing(ex: WasmExecutor): Promise<readonly [unknown, number]> {
+  let posts = 0;
+  vi.spyOn(Worker.prototype, "postMessage").mockImplementation(() => {
+    if (++posts === 2) queueMicrotask(() => ex.dispose());
+  });
+  const e = await outcome(ex.init());
+  return [e, posts];
+}
+
+const THREADED: readonly DisposePoint[] = [
+  { when: "right after init() is called: init() rejects, no worker starts", run: rightAfterInit },
+  { when: "after a microtask", run: afterAMicrotask },
+  { when: "once the module is compiled, before it is instantiated", run: onceCompiled, noInstance: true },
+  { when: "once the workers are spawned, before any gets the module", run: atFirstPostDispose("before"), counted: 2 },
+  { when: "while the workers instantiate the module (their handshake)", run: atFirstPostDispose("after"), counted: 2 },
+  // The pool does not wait for the workers' replies once dispose() came: one that never answers is terminated too.
+  { when: "while the workers' replies are awaited, one never coming", run: repliesNeverComing, counted: 2 },
+  { when: "before init(): init() rejects and starts nothing", run: beforeInit, noInstance: true },
+];
+
+const ONE_THREAD: readonly DisposePoint[] = [
+  { when: "right after init() is called", run: rightAfterInit, noInstance: true },
+  { when: "once the module is compiled", run: onceCompiled, noInstance: true },
+];
+
+/** The test of a dispose point on an executor of `threads`: init() rejects disposed, and the executor is gone. */
+function disposedAt(threads: number) {
+  return async ({ run, noInstance, counted }: DisposePoint): Promise<void> => {
+    const ex = executor(threads);
+    const [e, n] = await run(ex);
+    expectDisposedError(e);
+    if (noInstance) expect(ex.stats.instances).toBe(0);
+    if (counted !== undefined) expect(n).toBe(counted);
+    await expectGone(ex);
+  };
+}
+
 describe("dispose() while init() is pending (threads: 3)", () => {
-  it(
-    "right after init() is called: init() rejects, no worker starts",
-    async () => {
-      const ex = executor(3);
-      const init = outcome(ex.init());
-      ex.dispose();
-      expectDisposedError(await init);
-      await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
-
-  it(
-    "after a microtask",
-    async () => {
-      const ex = executor(3);
-      const init = outcome(ex.init());
-      await Promise.resolve();
-      ex.dispose();
-      expectDisposedError(await init);
-      await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
-
-  it(
-    "once the module is compiled, before it is instantiated",
-    async () => {
-      const ex = executor(3);
-      afterCompile(() => ex.dispose());
-      expectDisposedError(await outcome(ex.init()));
-      expect(ex.stats.instances).toBe(0);
-      await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
+  it.each(THREADED)("$when", disposedAt(3));
 
   // From the compiled module to the workers' spawn (instantiate, the pool's start, its import of worker_threads, the
   // Worker constructors) every step is a microtask away from the last: dispose() lands at each of them in turn.
-  it(
-    "at each of the 40 microtasks after the module is compiled (the workers spawning)",
-    async () => {
-      for (let n = 0; n < 40; n++) {
-        const ex = executor(3);
-        afterCompile(() => void microtasks(n).then(() => ex.dispose()));
-        const e = await outcome(ex.init());
-        expectDisposedError(e);
-        await expectGone(ex);
-      }
-    },
-    TEST_TIMEOUT,
-  );
-
-  it(
-    "once the workers are spawned, before any gets the module",
-    async () => {
+  it("at each of the 40 microtasks after the module is compiled (the workers spawning)", async () => {
+    for (let n = 0; n < 40; n++) {
       const ex = executor(3);
-      let spawned = 0;
-      atFirstPost(() => ((spawned = liveWorkers()), ex.dispose()), "before");
-      expectDisposedError(await outcome(ex.init()));
-      expect(spawned).toBe(2);
+      afterCompile(() => void microtasks(n).then(() => ex.dispose()));
+      const e = await outcome(ex.init());
+      expectDisposedError(e);
       await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
-
-  it(
-    "while the workers instantiate the module (their handshake)",
-    async () => {
-      const ex = executor(3);
-      let spawned = 0;
-      atFirstPost(() => ((spawned = liveWorkers()), ex.dispose()), "after");
-      expectDisposedError(await outcome(ex.init()));
-      expect(spawned).toBe(2);
-      await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
-
-  // The pool does not wait for the workers' replies once dispose() came: one that never answers is terminated too.
-  it(
-    "while the workers' replies are awaited, one never coming",
-    async () => {
-      const ex = executor(3);
-      let posts = 0;
-      // The init messages are swallowed: no worker ever gets the module, so none replies.
-      vi.spyOn(Worker.prototype, "postMessage").mockImplementation(() => {
-        if (++posts === 2) queueMicrotask(() => ex.dispose());
-      });
-      expectDisposedError(await outcome(ex.init()));
-      expect(posts).toBe(2);
-      await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
+    }
+  });
 
   // From the compiled module to init()'s end (the workers load, instantiate the module and reply: events, not
   // microtasks) dispose() lands after each turn of the event loop in turn. Once init() has resolved it stays resolved;
   // the executor is disposed either way.
-  it(
-    "at each of the 30 turns of the event loop after the module is compiled (the workers starting)",
-    async () => {
-      for (let n = 0; n < 30; n++) {
-        const ex = executor(3);
-        let settled = false;
-        let before = false; // whether init() had settled when dispose() came
-        afterCompile(() => void turns(n).then(() => ((before = settled), ex.dispose())));
-        const e = await outcome(ex.init().finally(() => (settled = true)));
-        if (before) expect(e).toBe("resolved");
-        else expectDisposedError(e);
-        await expectGone(ex);
-      }
-    },
-    TEST_TIMEOUT,
-  );
-
-  it(
-    "after init() resolved: the workers are terminated",
-    async () => {
+  it("at each of the 30 turns of the event loop after the module is compiled (the workers starting)", async () => {
+    for (let n = 0; n < 30; n++) {
       const ex = executor(3);
-      await ex.init();
-      expect(ex.threading.threads).toBe(3);
-      expect(liveWorkers()).toBe(2);
-      ex.dispose();
-      ex.dispose(); // a second call changes nothing
+      let settled = false;
+      let before = false; // whether init() had settled when dispose() came
+      afterCompile(() => void turns(n).then(() => ((before = settled), ex.dispose())));
+      const e = await outcome(ex.init().finally(() => (settled = true)));
+      if (before) expect(e).toBe("resolved");
+      else expectDisposedError(e);
       await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
+    }
+  });
 
-  it(
-    "before init(): init() rejects and starts nothing",
-    async () => {
-      const ex = executor(3);
-      ex.dispose();
-      expectDisposedError(await outcome(ex.init()));
-      expect(ex.stats.instances).toBe(0);
-      await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
+  it("after init() resolved: the workers are terminated", async () => {
+    const ex = executor(3);
+    await ex.init();
+    expect(ex.threading.threads).toBe(3);
+    expect(liveWorkers()).toBe(2);
+    ex.dispose();
+    ex.dispose(); // a second call changes nothing
+    await expectGone(ex);
+  });
 
   // A kernel answering later (it awaits, holding the exports it took) that traps once dispose() came must not bring
   // the module back: a trap otherwise re-instantiates it and restarts the workers.
-  it(
-    "a kernel in flight that traps after dispose() does not revive the module",
-    async () => {
-      const ex = executor(3);
-      await ex.init();
-      let open!: () => void;
-      const gate = new Promise<void>((resolve) => (open = resolve));
-      const late = (async (call, ctx) => {
-        const x = call.inputs[0]!;
-        const exports = ctx.exports;
-        const desc = ctx.desc(x);
-        await gate;
-        exports.copy(0xfffff000, desc, 0); // out of bounds: a trap
-        return x;
-      }) as ChunkedWasmKernel;
-      ex.registerKernel("late-trap", late);
-      const x = ex.upload(Tensor.from([1, 2], [2]));
-      const run = outcome(
-        Promise.resolve(
-          ex.dispatch({
-            kind: "late-trap",
-            node: "late",
-            attrs: {},
-            inputs: [x],
-            outShape: [2],
-            signal: new AbortController().signal,
-          }),
-        ),
-      );
-      const instances = ex.stats.instances;
-      ex.dispose();
-      open();
-      const e = await run;
-      expectDisposedError(e);
-      expect((e as Error).cause).toBeInstanceOf(WebAssembly.RuntimeError);
-      expect(ex.stats.instances).toBe(instances);
-      await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
+  it("a kernel in flight that traps after dispose() does not revive the module", async () => {
+    const ex = executor(3);
+    await ex.init();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const late = (async (call, ctx) => {
+      const x = call.inputs[0]!;
+      const exports = ctx.exports;
+      const desc = ctx.desc(x);
+      await gate;
+      exports.copy(0xfffff000, desc, 0); // out of bounds: a trap
+      return x;
+    }) as ChunkedWasmKernel;
+    ex.registerKernel("late-trap", late);
+    const x = ex.upload(Tensor.from([1, 2], [2]));
+    const run = outcome(
+      Promise.resolve(
+        ex.dispatch({
+          kind: "late-trap",
+          node: "late",
+          attrs: {},
+          inputs: [x],
+          outShape: [2],
+          signal: new AbortController().signal,
+        }),
+      ),
+    );
+    const instances = ex.stats.instances;
+    ex.dispose();
+    open();
+    const e = await run;
+    expectDisposedError(e);
+    expect((e as Error).cause).toBeInstanceOf(WebAssembly.RuntimeError);
+    expect(ex.stats.instances).toBe(instances);
+    await expectGone(ex);
+  });
 });
 
 describe("dispose() while init() is pending (one thread)", () => {
-  it(
-    "right after init() is called",
-    async () => {
-      const ex = executor(1);
-      const init = outcome(ex.init());
-      ex.dispose();
-      expectDisposedError(await init);
-      expect(ex.stats.instances).toBe(0);
-      await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
-
-  it(
-    "once the module is compiled",
-    async () => {
-      const ex = executor(1);
-      afterCompile(() => ex.dispose());
-      expectDisposedError(await outcome(ex.init()));
-      expect(ex.stats.instances).toBe(0);
-      await expectGone(ex);
-    },
-    TEST_TIMEOUT,
-  );
+  it.each(ONE_THREAD)("$when", disposedAt(1));
 });

@@ -8,7 +8,7 @@ import { createOpRegistry, defineOp, insertAfter } from "@attngraph/graph";
 import { compile, compileDecoder } from "@attngraph/runtime";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
 import type { WasmKernel } from "./executor.js";
-import { onWasm, random, thrown as caught, wasmExecutor, worst } from "./test-util.js";
+import { onWasm, projectionCall, random, thrown as caught, wasmExecutor, worst } from "./test-util.js";
 
 describe("memory limit", () => {
   it("an upload past maxMemoryBytes is refused before the memory grows, naming the tensor and the size", async () => {
@@ -30,15 +30,7 @@ describe("memory limit", () => {
     const ex = await wasmExecutor({ maxMemoryBytes: 2 ** 20 });
     const x = ex.upload(random([64, 8], 2));
     const w = ex.upload(random([4096, 8], 3));
-    const e = caught(() =>
-      ex.dispatch({
-        kind: "projection",
-        node: "blocks.0.attn.queries",
-        attrs: {},
-        inputs: [x, w, undefined],
-        outShape: [64, 4096],
-      }),
-    );
+    const e = caught(() => ex.dispatch(projectionCall("blocks.0.attn.queries", x, w))); // → [64, 4096]
     expect((e as AttnGraphError).code).toBe("memory-limit");
     expect((e as AttnGraphError).subject).toBe("blocks.0.attn.queries (output of op projection) [64, 4096] float32");
     expect((e as Error).message).toContain("1.0 MiB");

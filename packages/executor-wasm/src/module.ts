@@ -40,8 +40,6 @@ export interface KernelExports {
   copy(src: number, desc: number, dst: number): void;
   /** See assembly/matmul.ts: one call of the matmul family, its MatmulParams block at p. */
   matmul(p: number): void;
-  /** MatmulParams' field offsets at dst (i32 each); returns their count. */
-  matmulParamsLayout(dst: number): number;
   matmulScratchBytes(n: number, k: number): number;
   /** Floats of B [k, n] packed by `packMatmulB`. */
   packedBFloats(n: number, k: number): number;
@@ -58,16 +56,12 @@ export interface KernelExports {
   allFinite(b: number, rs: number, cs: number, rows: number, cols: number): number;
   /** See assembly/mask.ts: `params` is a MaskParams block (src/kernels/mask.ts writes it), rows [r0, r1). */
   mask(params: number, r0: number, r1: number): void;
-  /** MaskParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-  maskParamsLayout(dst: number): number;
   softmax(src: number, desc: number, dst: number, scale: number, r0: number, r1: number): void;
   dropout(src: number, desc: number, dst: number, mixedSeed: number, threshold: number, keptScale: number): void;
   dropoutBits(seed: number, i: number): number;
   /** See assembly/position.ts: `src` is a Rows4Params block (src/kernels/rope.ts writes it); cos, sin: float64 tables. */
   rope(src: number, nd: number, r: number, cos: number, sin: number, dst: number): void;
   alibi(src: number, ns: number, slopes: number, scale: number, off: number, dst: number): void;
-  /** Rows4Params' field offsets in declaration order (i32 each) at dst; returns their count. */
-  rows4ParamsLayout(dst: number): number;
   /** See assembly/attention.ts: `params` is a PackParams block (src/kernels/attention-params.ts writes it). */
   attentionPack(params: number): number;
   /** See assembly/attention.ts: `params` is a BlockParams block; returns the key blocks still to run (0: written). */
@@ -83,8 +77,6 @@ export interface KernelExports {
   attentionDecodeScratchBytes(ns: number): number;
   /** Bytes of attentionRun's params (PackParams, BlockParams and RunParams blocks side by side). */
   attentionParamsBytes(): number;
-  /** Writes every params field's byte offset (PackParams', BlockParams' then RunParams', i32 each) at dst; returns their count. */
-  attentionParamsLayout(dst: number): number;
   attentionScratchBytes(ns: number, nd: number, ndv: number): number;
   /** See assembly/expr-program.ts: bytes of a modification program's register area (status words included). */
   exprRegsBytes(registers: number): number;
@@ -94,14 +86,10 @@ export interface KernelExports {
   exprPointwise(prog: number, regs: number, inputs: number, out: number, n: number): void;
   /** See assembly/layer-norm.ts: `affine` is an AffineParams block (src/kernels/layer-norm.ts writes it). */
   layerNorm(src: number, desc: number, dst: number, affine: number, r0: number, r1: number): void;
-  /** AffineParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-  affineParamsLayout(dst: number): number;
   gelu(src: number, dst: number, n: number, tanh: number): void;
   geluStrided(src: number, desc: number, dst: number, tanh: number, r0: number, r1: number): void;
   /** See assembly/add.ts: `params` is a PairParams block (src/kernels/add.ts writes it). */
   add(params: number): void;
-  /** PairParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-  pairParamsLayout(dst: number): number;
   /** See assembly/mul.ts: add's blocks, multiplied. */
   mul(params: number): void;
   /** See assembly/rms-norm.ts: rows [r0, r1) of any view → dst dense; w = 0 when there is no weight. */
@@ -114,13 +102,9 @@ export interface KernelExports {
   addLayerNorm(params: number, w: number, ws: number, bias: number, bs: number, eps: number): void;
   /** See assembly/embedding.ts: `lookup` is a LookupParams block (src/kernels/embedding.ts writes it). */
   embedding(lookup: number, w: number, ws0: number, ws1: number, dst: number, k0: number, k1: number): void;
-  /** LookupParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-  lookupParamsLayout(dst: number): number;
   /** Returns `acc` plus the losses of rows [r0, r1), added in order; writes each to dst unless dst is 0. */
   /** See assembly/cross-entropy.ts: `targets` is a TargetParams block (src/kernels/cross-entropy.ts writes it). */
   crossEntropy(logits: number, desc: number, targets: number, dst: number, r0: number, r1: number, acc: number): number;
-  /** TargetParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-  targetParamsLayout(dst: number): number;
   // Backward ops (assembly/sum-to.ts, transpose.ts, softmax-grad.ts, attention-grad.ts, layer-norm-grad.ts, gelu-grad.ts, embedding-grad.ts, cross-entropy-grad.ts).
   /** dst[0 .. bytes) = 0. */
   zero(dst: number, bytes: number): void;
@@ -146,8 +130,6 @@ export interface KernelExports {
   attentionGradRun(pack: number, block: number, run: number): void;
   /** Bytes of attentionGradRun's params (GradPackParams, GradBlockParams and RunParams blocks side by side). */
   attentionGradParamsBytes(): number;
-  /** Writes every backward params field's byte offset (GradPackParams', GradBlockParams' then RunParams', i32 each) at dst; returns their count. */
-  attentionGradParamsLayout(dst: number): number;
   /** Scratch bytes of the attention backward for key length S, head dims D and Dv, and mode (0 lse, 1 q, 2 k, 3 v). */
   attentionGradScratchBytes(ns: number, nd: number, ndv: number, mode: number): number;
   /** grad and x → dx rows; c: an AffineParams block (weight, eps), d: dst. */
@@ -168,8 +150,6 @@ export interface KernelExports {
   adamStep(p: number, m: number, v: number, dst: number, n: number, h: number): void;
   /** adam-step over rows: param and m any views, v dense; c: dst, d: an OptimParams block. */
   adamStepStrided: ViewPairRows;
-  /** OptimParams' field offsets in declaration order (i32 each) at dst; returns their count. */
-  optimParamsLayout(dst: number): number;
   /** Σ x² of n contiguous elements, in float64 (sum-squares). */
   sumSquares(x: number, n: number): number;
   /** dst = x · coef over n contiguous elements (clip-by-norm). */

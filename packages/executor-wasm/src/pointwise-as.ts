@@ -53,9 +53,10 @@ export function renderPointwiseAs(e: Expr, name: string): string {
     if (x.op === "input") {
       code = `v128.load(x${x.name.slice(1)} + o)`;
     } else {
-      const args = x.args.map(emit);
-      const [a, b, c] = args.map((y) => y.v);
-      code = simd(x.op, a!, b!, c!);
+      code = simd(
+        x.op,
+        x.args.map((y) => emit(y).v),
+      );
     }
     const t = `t${temps++}`;
     lines.push(`    const ${t} = ${code};`);
@@ -75,61 +76,30 @@ export function renderPointwiseAs(e: Expr, name: string): string {
   ].join("\n");
 }
 
-function simd(op: string, a: string, b: string, c: string): string {
-  switch (op) {
-    case "add":
-      return `f32x4.add(${a}, ${b})`;
-    case "sub":
-      return `f32x4.sub(${a}, ${b})`;
-    case "mul":
-      return `f32x4.mul(${a}, ${b})`;
-    case "div":
-      return `f32x4.div(${a}, ${b})`;
-    case "min":
-      return `f32x4.min(${a}, ${b})`;
-    case "max":
-      return `f32x4.max(${a}, ${b})`;
-    case "neg":
-      return `f32x4.neg(${a})`;
-    case "abs":
-      return `f32x4.abs(${a})`;
-    case "sqrt":
-      return `f32x4.sqrt(${a})`;
-    case "floor":
-      return `f32x4.floor(${a})`;
-    case "eq":
-      return `f32x4.eq(${a}, ${b})`;
-    case "ne":
-      return `f32x4.ne(${a}, ${b})`;
-    case "lt":
-      return `f32x4.lt(${a}, ${b})`;
-    case "le":
-      return `f32x4.le(${a}, ${b})`;
-    case "gt":
-      return `f32x4.gt(${a}, ${b})`;
-    case "ge":
-      return `f32x4.ge(${a}, ${b})`;
-    case "and":
-      return `v128.and(${a}, ${b})`;
-    case "or":
-      return `v128.or(${a}, ${b})`;
-    case "not":
-      return `v128.not(${a})`;
-    case "where":
-      return `v128.bitselect(${b}, ${c}, ${a})`;
-    case "tanh":
-      return `tanh4(${a})`;
-    case "exp":
-      return `lanes4Exp(${a})`;
-    case "log":
-      return `lanes4Log(${a})`;
-    case "sigmoid":
-      return `lanes4Sigmoid(${a})`;
-    case "mod":
-      return `lanes4Mod(${a}, ${b})`;
-    default:
-      throw new Error(`renderPointwiseAs: no rendering for ${op} (known: ${Object.keys(EXPR_OPS).join(", ")})`);
-  }
+// How each op is spelled in AssemblyScript, over its operands (registers) in order:
+// - the float32 lane instruction of the same name,
+const LANE_OPS = new Set(["add", "sub", "mul", "div", "min", "max", "neg", "abs", "sqrt", "floor"]);
+const LANE_COMPARISONS = new Set(["eq", "ne", "lt", "le", "gt", "ge"]);
+// - the whole-vector bitwise instruction of the same name (on masks),
+const BIT_OPS = new Set(["and", "or", "not"]);
+// - a lane helper (LANE_HELPERS: float64 per lane, as the interpreter's `scalar`; tanh: simd.ts's tanh4).
+const HELPER_OPS: Readonly<Record<string, string>> = {
+  tanh: "tanh4",
+  exp: "lanes4Exp",
+  log: "lanes4Log",
+  sigmoid: "lanes4Sigmoid",
+  mod: "lanes4Mod",
+};
+
+function simd(op: string, args: readonly string[]): string {
+  const list = args.join(", ");
+  if (LANE_OPS.has(op) || LANE_COMPARISONS.has(op)) return `f32x4.${op}(${list})`;
+  if (BIT_OPS.has(op)) return `v128.${op}(${list})`;
+  // where(c, a, b): a where the mask c is set, else b.
+  if (op === "where") return `v128.bitselect(${args[1]}, ${args[2]}, ${args[0]})`;
+  const helper = HELPER_OPS[op];
+  if (helper !== undefined) return `${helper}(${list})`;
+  throw new Error(`renderPointwiseAs: no rendering for ${op} (known: ${Object.keys(EXPR_OPS).join(", ")})`);
 }
 
 function typeOf(e: Expr): Ty {

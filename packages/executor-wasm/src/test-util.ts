@@ -1,7 +1,7 @@
 // Test helpers: run one op on the wasm executor and on the CPU executor (the reference) from host tensors.
 import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
-import type { WasmExecutor, WasmKernel } from "./executor.js";
+import type { UnsignalledCall, WasmExecutor, WasmKernel } from "./executor.js";
 import { createWasmExecutor, type CreateWasmExecutorOptions } from "./register-kernels.js";
 import { WasmValue } from "./value.js";
 
@@ -44,6 +44,12 @@ export function onCpu(
   return cpu.dispatch({ kind, node: kind, attrs, inputs, outShape }).contiguous();
 }
 
+/** A bias-free projection x [..., In] · w [Out, In]ᵀ named `node`, into `out` when given, as tests dispatch it by hand. */
+export function projectionCall(node: string, x: WasmValue, w: WasmValue, out?: WasmValue): UnsignalledCall {
+  const outShape = [...x.shape.slice(0, -1), w.shape[0]!];
+  return { kind: "projection", node, attrs: {}, inputs: [x, w, undefined], outShape, ...(out && { out }) };
+}
+
 /** A user kernel that traps: a copy from an address past the module's memory. Tests register it as "trap". */
 export const trapKernel: WasmKernel = (call, ctx) => {
   const x = call.inputs[0]!;
@@ -75,6 +81,18 @@ export function stridedRows(): Tensor[] {
     [4, 8],
   ] as const;
   return sizes.map(([rows, n]) => random([n, rows], rows * 31 + n, 6).transpose(0, 1));
+}
+
+/**
+ * The pairs a two-input kernel's strided paths are tested on: each input strided alone (its strided twin beside the
+ * other's plain one), then both.
+ */
+export function stridedPairs<T>([a, b]: readonly [T, T], [aT, bT]: readonly [T, T]): (readonly [T, T])[] {
+  return [
+    [aT, b],
+    [a, bT],
+    [aT, bT],
+  ];
 }
 
 /** The largest |a − b| / (abs + rel · |b|) over all elements; NaN where NaN-ness differs. */

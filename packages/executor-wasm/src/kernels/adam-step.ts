@@ -6,17 +6,14 @@
 import { checkLrScaleValue, checkOptimizerStepValue, type AdamStepAttrs } from "@attngraph/graph";
 import { chunkedKernel } from "../chunks.js";
 import { runOptimUpdate } from "./optim-update.js";
-import { attrsOf, optionalInput, requireInput } from "./adapter.js";
+import { attrsOf, optionalInput, requireInputs } from "./adapter.js";
 
 /**
  * Inputs: param [...], m [...], v [...], step [] or [1] (t, 1 for the first step), lrScale [] or [1] (optional, this
  * step's factor on lr, read here like t); attrs { lr, beta1, beta2, eps, weightDecay, decoupled } → [...].
  */
 export const adamStepKernel = chunkedKernel((call, ctx) => {
-  const p = requireInput(call, 0, "param");
-  const m = requireInput(call, 1, "m");
-  const v = requireInput(call, 2, "v");
-  const step = requireInput(call, 3, "step");
+  const [p, m, v, step] = requireInputs(call, "param", "m", "v", "step");
   const lrScale = optionalInput(call, 4, "lrScale");
   const { lr: baseLr, beta1, beta2, eps, weightDecay, decoupled } = attrsOf<AdamStepAttrs>(call);
   const t = checkOptimizerStepValue(call, ctx.f32()[step.address / 4]!); // read from the module's memory

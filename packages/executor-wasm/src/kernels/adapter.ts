@@ -15,6 +15,23 @@ export function requireInput(call: Call, slot: number, name: string): WasmValue 
   return optionalInput(call, slot, name)!;
 }
 
+/** The inputs in slots 0, 1, … (declared as `names`, in slot order), each required by the op's declaration. */
+export function requireInputs<const N extends readonly string[]>(
+  call: Call,
+  ...names: N
+): { [I in keyof N]: WasmValue } {
+  return names.map((name, slot) => requireInput(call, slot, name)) as { [I in keyof N]: WasmValue };
+}
+
+/** The inputs in slots `from`, `from` + 1, … (declared as `names`, in slot order), each undefined when absent. */
+export function optionalInputs<const N extends readonly string[]>(
+  call: Call,
+  from: number,
+  ...names: N
+): { [I in keyof N]: WasmValue | undefined } {
+  return names.map((name, i) => optionalInput(call, from + i, name)) as { [I in keyof N]: WasmValue | undefined };
+}
+
 /**
  * The input in `slot`, or undefined when absent. checkCall saw its dtype; something that is not a wasm value (a host
  * tensor dispatched by hand has a shape and a dtype too) is an "input" error naming `<node>.<name>`.

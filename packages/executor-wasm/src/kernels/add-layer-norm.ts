@@ -8,7 +8,8 @@
 import { broadcastStrides, type AddLayerNormAttrs } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { attrsOf, fillingChunked, optionalInput, requireInput } from "./adapter.js";
-import { ADD_WORK, addBlocks, mergeAxes, writePair } from "./add.js";
+import { ADD_WORK, PAIR_FIELDS, addBlocks, mergeAxes } from "./add.js";
+import { writeIntFields } from "./params-block.js";
 import { LAYER_NORM_WORK } from "./layer-norm.js";
 
 /** Inputs: a, b (broadcastable to [..., E]), optional weight [E], optional bias [E]; attrs { eps } → [..., 2E]. */
@@ -31,16 +32,11 @@ export const addLayerNormKernel = chunkedKernel((call, ctx) => {
     const sb = broadcastStrides(b.shape, b.strides, sumShape);
     const axes = [...mergeAxes(sumShape.slice(0, k), sa.slice(0, k), sb.slice(0, k)), { n: e, sa: sa[k]!, sb: sb[k]! }];
     const [wp, ws, bp, bs] = [w?.address ?? 0, w?.strides[0] ?? 0, bias?.address ?? 0, bias?.strides[0] ?? 0];
-    const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) =>
-      ctx.exports.addLayerNorm(
-        writePair(ctx, ctx.params, pa, ars, acs, pb, brs, bcs, out.address + r * 2 * e * 4, rows, e),
-        wp,
-        ws,
-        bp,
-        bs,
-        eps,
-      ),
-    );
+    const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) => {
+      const dst = out.address + r * 2 * e * 4; // the row's [sum | norm]
+      const pair = writeIntFields(ctx, ctx.params, PAIR_FIELDS, [pa, ars, acs, pb, brs, bcs, dst, rows, e]);
+      ctx.exports.addLayerNorm(pair, wp, ws, bp, bs, eps);
+    });
     return overRows(call, ctx, out.size / (2 * e), e * (ADD_WORK + LAYER_NORM_WORK), part);
   });
 });

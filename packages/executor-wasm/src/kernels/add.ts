@@ -7,6 +7,7 @@ import { chunkedKernel, overRows } from "../chunks.js";
 import type { WasmValue } from "../value.js";
 import type { WasmContext } from "../context.js";
 import { fillingChunked, requireInput, type Call } from "./adapter.js";
+import { writeIntFields } from "./params-block.js";
 
 /** One axis of the merged layout: its length and the element strides of a and b along it. */
 export interface Axis {
@@ -54,7 +55,9 @@ export function broadcastPair(call: Call, ctx: WasmContext, op: "add" | "mul"): 
     );
     const n = axes.at(-1)?.n ?? 1;
     const part = addBlocks(a, b, axes, (pa, ars, acs, pb, brs, bcs, r, rows) =>
-      ctx.exports[op](writePair(ctx, ctx.params, pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n)),
+      ctx.exports[op](
+        writeIntFields(ctx, ctx.params, PAIR_FIELDS, [pa, ars, acs, pb, brs, bcs, out.address + r * n * 4, rows, n]),
+      ),
     );
     return overRows(call, ctx, out.size / n, n * ADD_WORK, part);
   });
@@ -114,31 +117,3 @@ export const ADD_WORK = 3;
 
 /** PairParams' fields in the module's order (assembly/add.ts; 4 bytes each, integers): add's, mul's and addLayerNorm's block. */
 export const PAIR_FIELDS = ["a", "ars", "acs", "b", "brs", "bcs", "dst", "rows", "n"] as const;
-
-/** Writes a PairParams block at `address` (fields in PAIR_FIELDS' order) and returns the address, for the call right after. */
-export function writePair(
-  ctx: WasmContext,
-  address: number,
-  a: number,
-  ars: number,
-  acs: number,
-  b: number,
-  brs: number,
-  bcs: number,
-  dst: number,
-  rows: number,
-  n: number,
-): number {
-  const i32 = ctx.i32();
-  const at = address >> 2;
-  i32[at] = a;
-  i32[at + 1] = ars;
-  i32[at + 2] = acs;
-  i32[at + 3] = b;
-  i32[at + 4] = brs;
-  i32[at + 5] = bcs;
-  i32[at + 6] = dst;
-  i32[at + 7] = rows;
-  i32[at + 8] = n;
-  return address;
-}

@@ -16,6 +16,12 @@ function cacheView(B: number, Hkv: number, M: number, S: number, D: number, seed
   return new Tensor(cache.toFloat32Array(), [B, Hkv, S, D], [Hkv * M * D, M * D, D, 1]);
 }
 
+/** The fused attention on wasm (inputs with their own layouts) against the CPU executor's: the worst error. */
+function worstVsCpu(attrs: Record<string, unknown>, inputs: readonly (Tensor | undefined)[], shape: number[]): number {
+  const got = onWasmViews(ex, "attention", attrs, inputs, shape);
+  return worst(got, onCpu("attention", attrs, inputs, shape), 1e-5, 1e-4);
+}
+
 const attrsOf = (o: { causal?: boolean; window?: number | null; alignment?: string; scale?: number }) => ({
   causal: o.causal ?? true,
   window: o.window ?? null,
@@ -50,9 +56,7 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
             : undefined;
           const attrs = attrsOf({ window: c.window });
           const shape = [B, c.H, L, c.Dv];
-          const got = onWasmViews(ex, "attention", attrs, [q, k, v, pad], shape);
-          const want = onCpu("attention", attrs, [q, k, v, pad], shape);
-          expect(worst(got, want, 1e-5, 1e-4)).toBeLessThan(1);
+          expect(worstVsCpu(attrs, [q, k, v, pad], shape)).toBeLessThan(1);
         });
       }
     }
@@ -68,9 +72,7 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
       attrsOf({ alignment: "bottom-right" }),
       attrsOf({ window: 2, alignment: "top-left" }),
     ]) {
-      const got = onWasmViews(ex, "attention", attrs, [q, k, v, undefined], [1, 2, 4, 8]);
-      const want = onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 4, 8]);
-      expect(worst(got, want, 1e-5, 1e-4)).toBeLessThan(1);
+      expect(worstVsCpu(attrs, [q, k, v, undefined], [1, 2, 4, 8])).toBeLessThan(1);
     }
     // Bottom-right with L = 4 > S = 3: offset S − L = −1, so row 0 sees no key and is zeros.
     const br = onWasmViews(ex, "attention", attrsOf({}), [q, k, v, undefined], [1, 2, 4, 8]).toFloat32Array();
@@ -103,7 +105,7 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
     expect(Array.from(y.slice(H * D))).toEqual(new Array(H * D).fill(0)); // batch 1: every key padded
     // A visible key's −∞ value does reach its row (key 4 with window S − 4), as the CPU executor has it.
     const seen = onWasmViews(ex, "attention", attrs, [q, k, v, pad], [2, H, 1, D]);
-    expect(worst(seen, onCpu("attention", attrs, [q, k, v, pad], [2, H, 1, D]), 1e-5, 1e-4)).toBeLessThan(1);
+    expect(worstVsCpu(attrs, [q, k, v, pad], [2, H, 1, D])).toBeLessThan(1);
     expect(seen.toFloat32Array()[0]).toBe(-Infinity);
   });
 
@@ -128,15 +130,7 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
     const q = random([1, 2, 1, 8], 81);
     const k = random([1, 2, 8, 20], 82).permute([0, 1, 3, 2]); // [1, 2, 20, 8], stride 20 along D
     const v = cacheView(1, 2, 24, 20, 8, 83);
-    const attrs = attrsOf({});
-    expect(
-      worst(
-        onWasmViews(ex, "attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]),
-        onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]),
-        1e-5,
-        1e-4,
-      ),
-    ).toBeLessThan(1);
+    expect(worstVsCpu(attrsOf({}), [q, k, v, undefined], [1, 2, 1, 8])).toBeLessThan(1);
   });
 
   it("training dropout keeps the packing path (drops what the CPU executor drops)", () => {
@@ -144,14 +138,7 @@ describe("fused attention, decode path (few query rows, K and V in place)", () =
     const k = cacheView(1, 2, 80, 70, 8, 92);
     const v = cacheView(1, 2, 80, 70, 8, 93);
     const attrs = { ...attrsOf({}), dropoutRate: 0.3, training: true };
-    expect(
-      worst(
-        onWasmViews(ex, "attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]),
-        onCpu("attention", attrs, [q, k, v, undefined], [1, 2, 1, 8]),
-        1e-5,
-        1e-4,
-      ),
-    ).toBeLessThan(1);
+    expect(worstVsCpu(attrs, [q, k, v, undefined], [1, 2, 1, 8])).toBeLessThan(1);
   });
 
   it("in chunks (one module call per kv head), bit for bit the unchunked call", async () => {

@@ -1,6 +1,6 @@
 // The fused attention backward's entry points (assembly/attention-grad.ts) read their numbers from the same params
 // area as the forward's, written field by field by name (attention-params.ts's `writeParams`); the field lists are
-// the module's declaration order, which a test holds to the module's own offsets (`attentionGradParamsLayout`).
+// the module's declaration order, which a test holds to the compiler's offsets (test-layouts.ts).
 // RunParams (the in-module loop over a whole unchunked call) is the forward's.
 import type { WasmContext } from "../context.js";
 import {

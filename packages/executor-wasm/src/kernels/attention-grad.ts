@@ -19,13 +19,12 @@ import {
 } from "./attention-grad-params.js";
 import { callParams } from "./attention-call-params.js";
 import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
-import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput, type Call } from "./adapter.js";
+import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInputs, type Call } from "./adapter.js";
 import { gatheredValues, view, views } from "./score-mod.js";
 import {
+  attachProgram,
   callMods,
-  clearStatus,
   loadProgram,
-  regsAfter,
   scratchWithRegs,
   throwIfFailed,
   type CallMods,
@@ -58,8 +57,7 @@ interface Problem {
  * alignment, scale }. A row that sees no key gets −∞.
  */
 export const attentionLseKernel = chunkedKernel((call, ctx) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
+  const [q, k] = requireInputs(call, "q", "k");
   const pad = optionalInput(call, 2, "keyPaddingMask");
   const attrs = attrsOf<AttentionLseAttrs>(call);
   if (pad !== undefined) checkKeyPadding(call, ctx, pad);
@@ -96,12 +94,7 @@ export const attentionLseKernel = chunkedKernel((call, ctx) => {
  * [B, H, L, D], dk [B, Hkv, S, D] or dv [B, Hkv, S, Dv]. Weight [b, h, i, j] is dropped exactly when the forward drops it.
  */
 export const attentionGradKernel = chunkedKernel((call, ctx) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
-  const o = requireInput(call, 3, "out");
-  const g = requireInput(call, 4, "grad");
-  const lse = requireInput(call, 5, "lse");
+  const [q, k, v, o, g, lse] = requireInputs(call, "q", "k", "v", "out", "grad", "lse");
   const pad = optionalInput(call, 6, "keyPaddingMask");
   const attrs = attrsOf<AttentionGradAttrs>(call);
   if (pad !== undefined) checkKeyPadding(call, ctx, pad);
@@ -158,11 +151,7 @@ function run(call: Call, ctx: WasmContext, p: Problem, dst: WasmValue): WasmValu
       if (signal !== undefined) own = ctx.alloc([Math.ceil(bytes / 4)], `${call.node} (attention backward scratch)`);
       const scratch = own?.address ?? ctx.scratch(bytes, call.node);
       const params = callParams(dense, dense.attrs, dense.mode, dst, scratch);
-      if (loaded !== undefined) {
-        params.block.prog = loaded.address;
-        params.block.regs = regsAfter(scratch, kernelBytes);
-        clearStatus(ctx, params.block.regs);
-      }
+      if (loaded !== undefined) attachProgram(ctx, params.block, loaded, scratch, kernelBytes);
       if (signal === undefined) {
         attentionGradRun(ctx, ctx.params, params.pack, params.block, params.run);
         if (p.mods !== undefined) throwIfFailed(ctx, p.mods, [params.block.regs]);

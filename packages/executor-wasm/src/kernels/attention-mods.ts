@@ -122,6 +122,22 @@ export function clearStatus(ctx: WasmContext, regs: number): void {
   ctx.i32().fill(0, regs / 4, regs / 4 + 16);
 }
 
+/**
+ * Points a call's block at its loaded program and at its register area (after the kernel's `kernelBytes` of scratch at
+ * `scratch`), the area's status cleared for the run, as the forward and backward calls both do.
+ */
+export function attachProgram(
+  ctx: WasmContext,
+  block: { prog: number; regs: number },
+  loaded: LoadedProgram,
+  scratch: number,
+  kernelBytes: number,
+): void {
+  block.prog = loaded.address;
+  block.regs = regsAfter(scratch, kernelBytes);
+  clearStatus(ctx, block.regs);
+}
+
 /** Whether the run using register area `regs` recorded an index error. */
 export function failed(ctx: WasmContext, regs: number): boolean {
   return ctx.i32()[regs / 4] !== 0;

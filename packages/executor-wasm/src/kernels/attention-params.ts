@@ -1,7 +1,7 @@
 // The fused attention's entry points read their numbers from params blocks in memory (assembly/attention.ts,
 // PackParams, BlockParams and RunParams), as the WebGPU kernels read a params uniform. The host writes them here field
 // by field by name, so a call can no longer pass two numbers in each other's place; the field lists are the module's
-// declaration order, which a test holds to the module's own offsets (`attentionParamsLayout`). A chunked call drives
+// declaration order, which a test holds to the compiler's offsets (test-layouts.ts). A chunked call drives
 // the per-head pieces (`attentionPack`, `attentionBlock`) one by one; an unchunked one makes a single `attentionRun`,
 // which loops over batches, heads and query blocks in the module (its three blocks side by side in the params area).
 import type { WasmContext } from "../context.js";

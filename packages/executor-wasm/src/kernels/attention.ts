@@ -17,11 +17,12 @@ import {
   writeRunParams,
   type RunParams,
 } from "./attention-params.js";
-import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInput } from "./adapter.js";
+import { attrsOf, checkKeyPadding, fillingChunked, optionalInput, requireInputs } from "./adapter.js";
 import { blockClassTable, type BlockClassTable } from "./attention-blocks.js";
 import { callParams, type CallParams } from "./attention-call-params.js";
 import { BQ, callSteps, type StepPieces } from "./attention-steps.js";
 import {
+  attachProgram,
   callMods,
   clearStatus,
   loadProgram,
@@ -39,9 +40,7 @@ import {
  * every score tile (attention-mods.ts); such a call never takes the decode path.
  */
 export const attentionKernel = chunkedKernel((call, ctx) => {
-  const q0 = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
+  const [q0, k, v] = requireInputs(call, "q", "k", "v");
   const pad = optionalInput(call, 3, "keyPaddingMask");
   const attrs = attrsOf<AttentionAttrs>(call);
   const [nb, nh, nl, nd] = q0.shape as [number, number, number, number];
@@ -96,10 +95,8 @@ export const attentionKernel = chunkedKernel((call, ctx) => {
       const params = callParams({ q: copied ?? q0, k, v, pad }, attrs, 0, out, scratch);
       const regsOf = (callScratch: number) => (loaded === undefined ? 0 : regsAfter(callScratch, kernelBytes));
       if (loaded !== undefined) {
-        params.block.prog = loaded.address;
+        attachProgram(ctx, params.block, loaded, scratch, kernelBytes);
         params.block.progAll = loadedAll?.address ?? 0;
-        params.block.regs = regsOf(scratch);
-        clearStatus(ctx, params.block.regs);
         classTable = blockClassTable(ctx, call, mods!, q0.shape, ns, attrs);
         if (classTable !== undefined) Object.assign(params.block, classTable.fields);
       }

@@ -4,7 +4,8 @@
 // the id), before the output is even allocated, so a bad id never reaches the module. ids and grad may be any views.
 // With a signal, a big call runs in chunks of positions.
 import { findBadIndex, type EmbeddingGradAttrs } from "@attngraph/graph";
-import { writeLookup } from "./embedding.js";
+import { LOOKUP_FIELDS } from "./embedding.js";
+import { writeIntFields } from "./params-block.js";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { attrsOf, fillingChunked, requireInput } from "./adapter.js";
 import { hostElements } from "./host-read.js";
@@ -24,7 +25,7 @@ export const embeddingGradKernel = chunkedKernel((call, ctx) => {
     // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
     const part = (k0: number, k1: number) =>
       ctx.exports.embeddingGrad(
-        writeLookup(ctx, ctx.params, ids.address, ctx.desc(ids, 0), nv, ne),
+        writeIntFields(ctx, ctx.params, LOOKUP_FIELDS, [ids.address, ctx.desc(ids, 0), nv, ne]),
         g.address,
         ctx.desc(g, 1),
         out.address,

@@ -3,10 +3,10 @@
 // a bad id never reaches the module and nothing is written. Then one row copy per position in the module
 // (assembly/embedding.ts); ids and weight may be any views. With a signal, a big call runs in chunks of positions.
 import { findBadIndex } from "@attngraph/graph";
-import type { WasmContext } from "../context.js";
 import { chunkedKernel, overRows } from "../chunks.js";
 import { fillingChunked, requireInput } from "./adapter.js";
 import { hostElements } from "./host-read.js";
+import { writeIntFields } from "./params-block.js";
 
 /** Inputs: ids [...] int32, weight [V, E] → [..., E]. */
 export const embeddingKernel = chunkedKernel((call, ctx) => {
@@ -22,7 +22,7 @@ export const embeddingKernel = chunkedKernel((call, ctx) => {
     // The descriptor slot is shared: written again for each chunk (another kernel may run in between).
     const part = (k0: number, k1: number) =>
       ctx.exports.embedding(
-        writeLookup(ctx, ctx.params, ids.address, ctx.desc(ids), nv, ne),
+        writeIntFields(ctx, ctx.params, LOOKUP_FIELDS, [ids.address, ctx.desc(ids), nv, ne]),
         w.address,
         ws0,
         ws1,
@@ -39,21 +39,3 @@ const EMBEDDING_WORK = 3;
 
 /** LookupParams' fields in the module's order (assembly/embedding.ts; 4 bytes each, integers): embedding's and embeddingGrad's ids. */
 export const LOOKUP_FIELDS = ["ids", "idesc", "nv", "ne"] as const;
-
-/** Writes a LookupParams block at `address` (fields in LOOKUP_FIELDS' order) and returns the address. */
-export function writeLookup(
-  ctx: WasmContext,
-  address: number,
-  ids: number,
-  idesc: number,
-  nv: number,
-  ne: number,
-): number {
-  const i32 = ctx.i32();
-  const at = address >> 2;
-  i32[at] = ids;
-  i32[at + 1] = idesc;
-  i32[at + 2] = nv;
-  i32[at + 3] = ne;
-  return address;
-}

@@ -65,6 +65,25 @@ export const OP = {
   GATHER_ROW: 82,
 } as const;
 
+/** Ops that are one instruction named after them (F<OP>, and I<OP> where OP has one), and those yielding a mask. */
+const NAMED_OPS = new Set([
+  "add",
+  "sub",
+  "mul",
+  "min",
+  "max",
+  "div",
+  "neg",
+  "abs",
+  "exp",
+  "log",
+  "tanh",
+  "sqrt",
+  "sigmoid",
+]);
+const COMPARISONS = new Set(["eq", "ne", "lt", "le", "gt", "ge"]);
+const opcode = (name: string): number | undefined => (OP as Readonly<Record<string, number>>)[name];
+
 const HEADER_WORDS = 6;
 /** Flags in an instruction's op word (assembly/expr-program.ts): one vector only, then copied across the tile. */
 const UNIFORM_FLAG = 0x100;
@@ -297,60 +316,23 @@ export function compileProgram(src: ProgramSource): ExprProgram {
     }
     const args = a.map((x) => emit(x, pred));
     const ints = args.every((x) => x.t === "i");
-    const f = (op: number, t: RegType = "f") =>
-      push(
-        op,
-        t,
-        args.map((x) => toF(x).v),
-      );
-    const i = (op: number, t: RegType = "i") =>
-      push(
-        op,
-        t,
+    // One instruction named after the op: I<OP> where it exists and every operand is an integer, else F<OP> on floats.
+    if (!NAMED_OPS.has(e.op) && !COMPARISONS.has(e.op))
+      throw new Error(`expr-program: no instruction for ${e.op} (known: ${Object.keys(EXPR_OPS).join(", ")})`);
+    const name = e.op.toUpperCase();
+    const iop = opcode(`I${name}`);
+    const mask = COMPARISONS.has(e.op);
+    if (ints && iop !== undefined)
+      return push(
+        iop,
+        mask ? "m" : "i",
         args.map((x) => x.v),
       );
-    switch (e.op) {
-      case "add":
-        return ints ? i(OP.IADD) : f(OP.FADD);
-      case "sub":
-        return ints ? i(OP.ISUB) : f(OP.FSUB);
-      case "mul":
-        return ints ? i(OP.IMUL) : f(OP.FMUL);
-      case "min":
-        return ints ? i(OP.IMIN) : f(OP.FMIN);
-      case "max":
-        return ints ? i(OP.IMAX) : f(OP.FMAX);
-      case "div":
-        return f(OP.FDIV);
-      case "neg":
-        return ints ? i(OP.INEG) : f(OP.FNEG);
-      case "abs":
-        return ints ? i(OP.IABS) : f(OP.FABS);
-      case "exp":
-        return f(OP.FEXP);
-      case "log":
-        return f(OP.FLOG);
-      case "tanh":
-        return f(OP.FTANH);
-      case "sqrt":
-        return f(OP.FSQRT);
-      case "sigmoid":
-        return f(OP.FSIGMOID);
-      case "eq":
-        return ints ? i(OP.IEQ, "m") : f(OP.FEQ, "m");
-      case "ne":
-        return ints ? i(OP.INE, "m") : f(OP.FNE, "m");
-      case "lt":
-        return ints ? i(OP.ILT, "m") : f(OP.FLT, "m");
-      case "le":
-        return ints ? i(OP.ILE, "m") : f(OP.FLE, "m");
-      case "gt":
-        return ints ? i(OP.IGT, "m") : f(OP.FGT, "m");
-      case "ge":
-        return ints ? i(OP.IGE, "m") : f(OP.FGE, "m");
-      default:
-        throw new Error(`expr-program: no instruction for ${e.op} (known: ${Object.keys(EXPR_OPS).join(", ")})`);
-    }
+    return push(
+      opcode(`F${name}`)!,
+      mask ? "m" : "f",
+      args.map((x) => toF(x).v),
+    );
   };
 
   const s = src.scoreMod === null ? { v: SCORE, t: "f" as const } : toF(emit(src.scoreMod, SHOWN));

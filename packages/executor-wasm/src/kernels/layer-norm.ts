@@ -2,9 +2,10 @@
 // lanes on dense rows; a constant row gives exactly the bias). x may be any view; weight and bias are optional [E].
 // May run in place (the op declares inPlace: 0). With a signal, a big call runs in chunks of rows (chunks.ts).
 import type { LayerNormAttrs } from "@attngraph/graph";
-import { chunkedKernel, overRows } from "../chunks.js";
-import { attrsOf, optionalInput, requireInput, writeInPlaceChunked } from "./adapter.js";
+import { chunkedKernel } from "../chunks.js";
+import { attrsOf, optionalInput, requireInput } from "./adapter.js";
 import type { WasmContext } from "../context.js";
+import { inPlaceRows } from "./in-place-rows.js";
 
 /** Inputs: x [..., E], optional weight [E], optional bias [E]; attrs { eps } → [..., E]. */
 export const layerNormKernel = chunkedKernel((call, ctx) => {
@@ -12,22 +13,16 @@ export const layerNormKernel = chunkedKernel((call, ctx) => {
   const w = optionalInput(call, 1, "weight");
   const b = optionalInput(call, 2, "bias");
   const { eps } = attrsOf<LayerNormAttrs>(call);
-  const e = x.shape[x.rank - 1]!;
-  const rows = e === 0 ? 0 : x.size / e;
-  return writeInPlaceChunked(call, ctx, x, (dst) => {
-    if (dst.size === 0) return undefined;
-    // The descriptor slots are shared: written again for each chunk (another kernel may run in between).
-    const part = (r0: number, r1: number) =>
-      ctx.exports.layerNorm(
-        x.address,
-        ctx.desc(x),
-        dst.address,
-        writeAffine(ctx, ctx.params, eps, w?.address ?? 0, w?.strides[0] ?? 0, b?.address ?? 0, b?.strides[0] ?? 0),
-        r0,
-        r1,
-      );
-    return overRows(call, ctx, rows, e * LAYER_NORM_WORK, part);
-  });
+  return inPlaceRows(call, ctx, x, LAYER_NORM_WORK, (dst, r0, r1) =>
+    ctx.exports.layerNorm(
+      x.address,
+      ctx.desc(x),
+      dst.address,
+      writeAffine(ctx, ctx.params, eps, w?.address ?? 0, w?.strides[0] ?? 0, b?.address ?? 0, b?.strides[0] ?? 0),
+      r0,
+      r1,
+    ),
+  );
 });
 
 /**

@@ -11,7 +11,7 @@ import {
   type MaskAttrs,
 } from "@attngraph/graph";
 import { chunkedKernel, overRows } from "../chunks.js";
-import { attrsOf, checkKeyPadding, optionalInput, requireInput, writeInPlaceChunked, type Call } from "./adapter.js";
+import { attrsOf, checkKeyPadding, optionalInputs, requireInput, writeInPlaceChunked, type Call } from "./adapter.js";
 import { hostElements } from "./host-read.js";
 import type { WasmContext } from "../context.js";
 import type { WasmValue } from "../value.js";
@@ -27,9 +27,7 @@ const ABSENT: UserInput = [0, 0, 0, 0, 0];
  */
 export const maskKernel = chunkedKernel((call, ctx) => {
   const scores = requireInput(call, 0, "scores");
-  const pad = optionalInput(call, 1, "keyPaddingMask");
-  const user = optionalInput(call, 2, "mask");
-  const bias = optionalInput(call, 3, "bias");
+  const [pad, user, bias] = optionalInputs(call, 1, "keyPaddingMask", "mask", "bias");
   const attrs = attrsOf<MaskAttrs>(call);
   const [nb, nh, nl, ns] = scores.shape as [number, number, number, number];
   if (pad !== undefined) checkKeyPadding(call, ctx, pad);
@@ -76,7 +74,7 @@ export const maskKernel = chunkedKernel((call, ctx) => {
 
 /**
  * MaskParams' fields in the module's order (assembly/mask.ts): `scale` a float64 at 0, then the integers 4 bytes each
- * from byte 8 (MASK_INT_FIELDS), as a test holds to the module's `maskParamsLayout`.
+ * from byte 8 (MASK_INT_FIELDS), as a test holds to the compiler's layout.
  */
 export const MASK_INT_FIELDS = [
   "src",

@@ -1,6 +1,6 @@
 // The optimizers' numbers as one OptimParams block (assembly/adam.ts), written field by field by name right before
 // each call into the shared params area: the float64 fields first (8 bytes each, OPTIM_FLOAT_FIELDS' order), then
-// `extra` (a tensor address), `flag` and `hasParam` (4 bytes each). A test holds this layout to `optimParamsLayout`.
+// `extra` (a tensor address), `flag` and `hasParam` (4 bytes each). A test holds this layout to the compiler's.
 import type { WasmContext } from "../context.js";
 
 /** OptimParams' float64 fields, in the module's order from byte 0. */
