@@ -2,10 +2,12 @@
 // dropout seed, a given step draws the same mask on any session, and "fixed" masks (or an explicit step) repeat on
 // request. Every executor, fused attention and gradients: @attngraph/reliability (dropout-steps.test.ts).
 import { createCpuExecutor } from "@attngraph/executor-cpu";
-import { dropoutKeep, dropoutSeedAt, GraphBuilder, GraphValidationError } from "@attngraph/graph";
+import { createOpRegistry, dropoutKeep, dropoutSeedAt, GraphBuilder, GraphValidationError } from "@attngraph/graph";
+import type { Plan } from "@attngraph/scheduler";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { compile, type CompileOptions } from "./compile.js";
+import { withDropoutStep } from "./dropout-steps.js";
 
 const RATE = 0.5;
 const SEED = 1234;
@@ -50,5 +52,28 @@ describe("dropout steps", () => {
     await expect(session({ dropoutMasks: "sometimes" as never })).rejects.toThrow(
       /compile\.dropoutMasks: unknown dropout masks mode/,
     );
+  });
+
+  it("only steps that draw a mask get a folded seed: an eval step keeps its attribute object run after run", () => {
+    const registry = createOpRegistry();
+    const step = (node: string, training: boolean | undefined) => ({
+      node,
+      kind: "dropout",
+      attrs: { rate: RATE, seed: SEED, ...(training === undefined ? {} : { training }) },
+    });
+    const planOf = (...steps: ReturnType<typeof step>[]) => ({ steps }) as unknown as Plan;
+    const bound = new Map<string, Readonly<Record<string, unknown>>>();
+    // Eval (training false, or left to its default false): nothing changes, so the same map comes back.
+    expect(withDropoutStep(planOf(step("a", false), step("b", undefined)), registry, bound, 3)).toBe(bound);
+    // Training: that step's seed is folded with the run's step; the eval one is left as it is.
+    const train = step("t", true);
+    const out = withDropoutStep(planOf(train, step("e", false)), registry, bound, 3);
+    expect(out.get("t")).toEqual({ ...train.attrs, seed: dropoutSeedAt(SEED, 3) });
+    expect(out.has("e")).toBe(false);
+    // A run's bound attributes decide, not the plan's: training switched on for this run draws.
+    const on = new Map([["a", { rate: RATE, seed: SEED, training: true }]]);
+    expect(withDropoutStep(planOf(step("a", false)), registry, on, 2).get("a")).toMatchObject({
+      seed: dropoutSeedAt(SEED, 2),
+    });
   });
 });

@@ -12,6 +12,8 @@ interface SeededStep {
   readonly node: string;
   readonly attrs: Attrs;
   readonly keys: readonly string[];
+  /** The op's `training` default when it declares one (dropout is identity in eval: its seed then draws nothing). */
+  readonly trainingDefault: boolean | undefined;
 }
 const seededSteps = new WeakMap<Plan, readonly SeededStep[]>();
 
@@ -23,16 +25,26 @@ function seededOf(plan: Plan, registry: OpRegistry): readonly SeededStep[] {
       if (!registry.has(step.kind)) continue;
       const specs = registry.get(step.kind, step.node).attrs as Record<string, { dropoutSeed?: boolean }>;
       const keys = Object.keys(specs).filter((k) => specs[k]!.dropoutSeed === true);
-      if (keys.length) found.push({ node: step.node, attrs: step.attrs, keys });
+      const training = (specs as Record<string, { default?: unknown }>)["training"];
+      const trainingDefault = training === undefined ? undefined : training.default === true;
+      if (keys.length) found.push({ node: step.node, attrs: step.attrs, keys, trainingDefault });
     }
     seededSteps.set(plan, (list = found));
   }
   return list;
 }
 
+/** Whether a seeded step draws a mask: always, unless its op has a `training` attribute and it is false (eval). */
+function draws({ node, attrs, trainingDefault }: SeededStep, bound: ReadonlyMap<string, Attrs>): boolean {
+  if (trainingDefault === undefined) return true;
+  const training = (bound.get(node) ?? attrs)["training"];
+  return training === undefined ? trainingDefault : training === true;
+}
+
 /**
  * The attributes a run's steps get: `bound` (steps whose dims the run's shapes bound) with every dropout seed folded
- * with `step`. Returns `bound` itself when nothing changes (step 0, or no dropout in the plan).
+ * with `step`. Returns `bound` itself when nothing changes (step 0, or no step that draws a mask), so an eval session's
+ * steps keep the same attribute objects run after run (the executors' checkCall then remembers them).
  */
 export function withDropoutStep(
   plan: Plan,
@@ -41,7 +53,7 @@ export function withDropoutStep(
   step: number,
 ): ReadonlyMap<string, Attrs> {
   if (step === 0) return bound;
-  const seeded = seededOf(plan, registry);
+  const seeded = seededOf(plan, registry).filter((s) => draws(s, bound));
   if (seeded.length === 0) return bound;
   const out = new Map(bound);
   for (const { node, attrs, keys } of seeded) {
