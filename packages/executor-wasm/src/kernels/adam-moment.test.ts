@@ -2,10 +2,11 @@
 // rows of every length mod 4 (the 4-lane path and its tail), first and second moments, weight decay, param absent,
 // strided state, grad and param (each and all), scalar and empty tensors, chunks, and the errors.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
+import { eachStrided } from "@attngraph/testkit";
+import { expectAdamMomentErrors } from "@attngraph/testkit/test-helpers";
 import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
-import { eachStrided } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
@@ -99,25 +100,7 @@ describe("adam-moment on wasm", () => {
 
   it("errors name the node and field: weight decay without param, shapes, attributes", () => {
     const before = ex.inUseBytes;
-    const call = failingCall(ex, "adam-moment", "optim.w.m", [2, 3]);
-    const [s, g] = [random([2, 3], 1), random([2, 3], 2)];
-    let e = call({ beta: 0.9, weightDecay: 0.1 }, [s, g, undefined]);
-    expect(AttnGraphError.isInstance(e)).toBe(true);
-    expect([e.code, e.subject]).toEqual(["input", "optim.w.m.param"]);
-    e = call({ beta: 0.9 }, [s, random([3, 2], 3)]);
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.m.grad"]);
-    e = call({ beta: 0.9, weightDecay: 0.1 }, [s, g, random([6], 3)]);
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.m.param"]);
-    for (const [attrs, field] of [
-      [{ beta: 1 }, "beta"],
-      [{ beta: NaN }, "beta"],
-      [{}, "beta"],
-      [{ beta: 0.9, square: "yes" }, "square"],
-      [{ beta: 0.9, weightDecay: -1 }, "weightDecay"],
-    ] as const) {
-      e = call(attrs, [s, g, s]);
-      expect([e.code, e.subject]).toEqual(["attr", `optim.w.m.${field}`]);
-    }
+    expectAdamMomentErrors(failingCall(ex, "adam-moment", "optim.w.m", [2, 3]));
     expect(ex.inUseBytes, "nothing left allocated after the errors").toBe(before);
   });
 });
