@@ -120,4 +120,4 @@ export {
   type QkvWrt,
 } from "./reference/attention-grad-tensors.js";
 export { crossEntropyGradOf } from "./reference/cross-entropy-grad-of.js";
-export { eachStrided } from "./contract/each-strided.js";
+export { eachStrided, stridedOperands } from "./contract/each-strided.js";

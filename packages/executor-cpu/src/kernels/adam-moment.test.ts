@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
-import { eachStrided, randomTensor as rand } from "@attngraph/testkit";
+import { eachStrided, stridedOperands, randomTensor as rand } from "@attngraph/testkit";
 import { expectAdamMomentErrors, failingCallOf } from "@attngraph/testkit/test-helpers";
 import { cpu, dispatchCpu } from "../test-dispatch.js";
 
 type Attrs = { beta: number; square?: boolean; weightDecay?: number };
 
-const run = (state: Tensor, grad: Tensor, param: Tensor | undefined, attrs: Attrs, node = "optim.w.m") =>
-  cpu.dispatch({ kind: "adam-moment", node, attrs, inputs: [state, grad, param], outShape: state.shape });
+const run = (state: Tensor, grad: Tensor, param: Tensor | undefined, attrs: Attrs) =>
+  dispatchCpu("adam-moment", "optim.w.m", attrs, [state, grad, param], state.shape);
 
 /** The float64 reference, the op's formula written out: g = grad + wd · param, beta · state + (1 − beta) · (g or g²). */
 function adamMoment64(
@@ -64,12 +64,7 @@ describe("adam-moment kernel", () => {
   });
 
   it("strided (transposed) state, grad and param, each and all", () => {
-    const state = rand([4, 3, 5], 7);
-    const grad = rand([4, 3, 5], 8);
-    const param = rand([4, 3, 5], 9);
-    const stateT = rand([5, 4, 3], 10).permute([1, 2, 0]); // [4, 3, 5], last axis strided
-    const gradT = rand([3, 5, 4], 11).permute([2, 0, 1]);
-    const paramT = rand([4, 5, 3], 12).permute([0, 2, 1]);
+    const [state, grad, param, stateT, gradT, paramT] = stridedOperands(rand, [4, 3, 5], 7);
     expect(stateT.isContiguous() || gradT.isContiguous() || paramT.isContiguous()).toBe(false);
     for (const square of [false, true]) {
       const a = { beta: 0.95, square, weightDecay: 0.01 };

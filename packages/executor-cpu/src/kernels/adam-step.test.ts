@@ -10,7 +10,7 @@ import {
   type AdamStepCase,
 } from "@attngraph/testkit";
 import { expectAdamLoop, expectAdamStepErrors, failingCallOf, hostLoopExecutor } from "@attngraph/testkit/test-helpers";
-import { cpu, dispatchCpu } from "../test-dispatch.js";
+import { dispatchCpu } from "../test-dispatch.js";
 import { adamMomentKernel } from "./adam-moment.js";
 import { adamStepKernel } from "./adam-step.js";
 import { expectChunksAsOneCall } from "./test-chunked.js";
@@ -25,8 +25,8 @@ const rand = (shape: Shape, seed: number, scale = 1, offset = 0) => {
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
-const run = (param: Tensor, m: Tensor, v: Tensor, t: Tensor, attrs: AdamStepCase, node = "optim.w.update") =>
-  cpu.dispatch({ kind: "adam-step", node, attrs: { ...attrs }, inputs: [param, m, v, t], outShape: param.shape });
+const run = (param: Tensor, m: Tensor, v: Tensor, t: Tensor, attrs: AdamStepCase) =>
+  dispatchCpu("adam-step", "optim.w.update", { ...attrs }, [param, m, v, t], param.shape);
 
 const near = (got: Tensor | ArrayLike<number>, want: ArrayLike<number>, tol = { abs: 1e-6, rel: 1e-6 }) => {
   const r = compare(got, want, tol);

@@ -3,6 +3,7 @@ import { Tensor, type Shape } from "@attngraph/tensor";
 import {
   SGD_MOMENTUM_CASES,
   eachStrided,
+  stridedOperands,
   randomTensor as rand,
   sgdMomentumCase64,
   type SgdMomentumCase,
@@ -12,21 +13,8 @@ import { cpu, dispatchCpu } from "../test-dispatch.js";
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
-const run = (
-  buf: Tensor,
-  grad: Tensor,
-  param: Tensor | undefined,
-  t: Tensor,
-  attrs: SgdMomentumCase,
-  node = "optim.w.buf",
-) =>
-  cpu.dispatch({
-    kind: "sgd-momentum",
-    node,
-    attrs: { ...attrs },
-    inputs: [buf, grad, param, t],
-    outShape: buf.shape,
-  });
+const run = (buf: Tensor, grad: Tensor, param: Tensor | undefined, t: Tensor, attrs: SgdMomentumCase) =>
+  dispatchCpu("sgd-momentum", "optim.w.buf", { ...attrs }, [buf, grad, param, t], buf.shape);
 
 /** Computed in float64 and rounded once: the kernel's output is the reference rounded to float32, bit for bit. */
 const expectRef = (got: Tensor, want: ArrayLike<number>) =>
@@ -68,12 +56,7 @@ describe("sgd-momentum kernel", () => {
   });
 
   it("strided (transposed) buf, grad and param, each and all", () => {
-    const b = rand([4, 3, 5], 7);
-    const g = rand([4, 3, 5], 8);
-    const p = rand([4, 3, 5], 9);
-    const bT = rand([5, 4, 3], 10).permute([1, 2, 0]); // [4, 3, 5], last axis strided
-    const gT = rand([3, 5, 4], 11).permute([2, 0, 1]);
-    const pT = rand([4, 5, 3], 12).permute([0, 2, 1]);
+    const [b, g, p, bT, gT, pT] = stridedOperands(rand, [4, 3, 5], 7);
     expect(bT.isContiguous() || gT.isContiguous() || pT.isContiguous()).toBe(false);
     const a = { momentum: 0.9, dampening: 0.2, weightDecay: 0.01 };
     for (const t of [1, 4]) {

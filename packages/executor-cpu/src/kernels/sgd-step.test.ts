@@ -17,8 +17,8 @@ import { expectChunksAsOneCall } from "./test-chunked.js";
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
-const run = (param: Tensor, grad: Tensor, buf: Tensor | undefined, attrs: SgdStepCase, node = "optim.w.update") =>
-  cpu.dispatch({ kind: "sgd-step", node, attrs: { ...attrs }, inputs: [param, grad, buf], outShape: param.shape });
+const run = (param: Tensor, grad: Tensor, buf: Tensor | undefined, attrs: SgdStepCase) =>
+  dispatchCpu("sgd-step", "optim.w.update", { ...attrs }, [param, grad, buf], param.shape);
 
 describe("sgd-step kernel", () => {
   const p = rand([3, 6], 1);

@@ -3,7 +3,7 @@
 // strided state, grad and param (each and all), scalar and empty tensors, chunks, and the errors.
 import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
-import { eachStrided } from "@attngraph/testkit";
+import { eachStrided, stridedOperands } from "@attngraph/testkit";
 import { expectAdamMomentErrors } from "@attngraph/testkit/test-helpers";
 import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
@@ -32,8 +32,8 @@ function adamMoment64(
   });
 }
 
-const run = (s: Tensor, g: Tensor, p: Tensor | undefined, a: Attrs, views = false, node = "optim.w.m") =>
-  (views ? onWasmViews : onWasm)(ex, "adam-moment", { ...a }, [s, g, p], s.shape, node);
+const run = (s: Tensor, g: Tensor, p: Tensor | undefined, a: Attrs, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "adam-moment", { ...a }, [s, g, p], s.shape, "optim.w.m");
 const expectRef = (got: Tensor, s: Tensor, g: Tensor, p: Tensor | undefined, a: Attrs) =>
   expect(Array.from(got.toFloat32Array())).toEqual(Array.from(Float32Array.from(adamMoment64(s, g, p, a))));
 const positive = (t: Tensor) => new Tensor(t.toFloat32Array().map(Math.abs), t.shape);
@@ -65,12 +65,7 @@ describe("adam-moment on wasm", () => {
 
   it("strided state, grad and param (transposed), each and all, both moments; the dense copy of a strided param released", () => {
     const before = ex.inUseBytes;
-    const s = random([3, 5, 7], 1);
-    const g = random([3, 5, 7], 2);
-    const p = random([3, 5, 7], 3);
-    const sT = random([7, 3, 5], 4).permute([1, 2, 0]);
-    const gT = random([5, 7, 3], 5).permute([2, 0, 1]);
-    const pT = random([3, 7, 5], 6).permute([0, 2, 1]);
+    const [s, g, p, sT, gT, pT] = stridedOperands(random, [3, 5, 7], 1);
     for (const square of [false, true]) {
       const a = { beta: 0.95, square, weightDecay: 0.01 };
       for (const [x, y, z] of eachStrided([s, g, p], [sT, gT, pT])) expectRef(run(x, y, z, a, true), x, y, z, a);

@@ -13,8 +13,8 @@ import { expectLoopReleased, loopOn } from "./test-optim.js";
 const ex = await wasmExecutor();
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
-const run = (p: Tensor, m: Tensor, v: Tensor, t: Tensor, a: AdamStepCase, views = false, node = "optim.w.update") =>
-  (views ? onWasmViews : onWasm)(ex, "adam-step", { ...a }, [p, m, v, t], p.shape, node);
+const run = (p: Tensor, m: Tensor, v: Tensor, t: Tensor, a: AdamStepCase, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "adam-step", { ...a }, [p, m, v, t], p.shape, "optim.w.update");
 /** Float64 in the module too (β^t by the module's own pow): equal to the reference rounded once, within an ulp or so. */
 const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-7, rel = 1e-6) =>
   expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);

@@ -5,7 +5,13 @@
 // <node>.step), scalar and empty inputs, chunks, and the errors.
 import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
-import { SGD_MOMENTUM_CASES, eachStrided, sgdMomentumCase64, type SgdMomentumCase } from "@attngraph/testkit";
+import {
+  SGD_MOMENTUM_CASES,
+  eachStrided,
+  stridedOperands,
+  sgdMomentumCase64,
+  type SgdMomentumCase,
+} from "@attngraph/testkit";
 import { expectSgdMomentumErrors } from "@attngraph/testkit/test-helpers";
 import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
@@ -13,15 +19,8 @@ import { dispatchInChunks, failingCall } from "../test-dispatch.js";
 const ex = await wasmExecutor();
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
-const run = (
-  b: Tensor,
-  g: Tensor,
-  p: Tensor | undefined,
-  t: Tensor,
-  a: SgdMomentumCase,
-  views = false,
-  node = "optim.w.buf",
-) => (views ? onWasmViews : onWasm)(ex, "sgd-momentum", { ...a }, [b, g, p, t], b.shape, node);
+const run = (b: Tensor, g: Tensor, p: Tensor | undefined, t: Tensor, a: SgdMomentumCase, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "sgd-momentum", { ...a }, [b, g, p, t], b.shape, "optim.w.buf");
 const expectRef = (got: Tensor, b: Tensor, g: Tensor, p: Tensor | undefined, t: number, a: SgdMomentumCase) =>
   expect(Array.from(got.toFloat32Array())).toEqual(
     // the kernel computes in float64 too and rounds once: bit for bit
@@ -67,12 +66,7 @@ describe("sgd-momentum on wasm", () => {
 
   it("strided buf, grad and param (transposed), each and all, at t = 1 and 4; the dense copy of a strided param released", () => {
     const before = ex.inUseBytes;
-    const b = random([3, 5, 7], 1);
-    const g = random([3, 5, 7], 2);
-    const p = random([3, 5, 7], 3);
-    const bT = random([7, 3, 5], 4).permute([1, 2, 0]);
-    const gT = random([5, 7, 3], 5).permute([2, 0, 1]);
-    const pT = random([3, 7, 5], 6).permute([0, 2, 1]);
+    const [b, g, p, bT, gT, pT] = stridedOperands(random, [3, 5, 7], 1);
     const a = { momentum: 0.9, dampening: 0.2, weightDecay: 0.01 };
     for (const t of [1, 4]) {
       for (const [x, y, z] of eachStrided([b, g, p], [bT, gT, pT]))

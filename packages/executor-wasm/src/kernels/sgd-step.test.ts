@@ -8,6 +8,7 @@ import {
   SGD_LOOPS,
   SGD_STEP_CASES,
   eachStrided,
+  stridedOperands,
   sgdLoopLabel,
   sgdStepCase64,
   type SgdStepCase,
@@ -19,8 +20,8 @@ import { expectLoopReleased, loopOn } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
-const run = (p: Tensor, g: Tensor, b: Tensor | undefined, a: SgdStepCase, views = false, node = "optim.w.update") =>
-  (views ? onWasmViews : onWasm)(ex, "sgd-step", { ...a }, [p, g, b], p.shape, node);
+const run = (p: Tensor, g: Tensor, b: Tensor | undefined, a: SgdStepCase, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "sgd-step", { ...a }, [p, g, b], p.shape, "optim.w.update");
 /** Float64 in the module too, the same operations in the same order: the reference rounded once, bit for bit. */
 const expectRef = (got: Tensor, p: Tensor, g: Tensor, b: Tensor | undefined, a: SgdStepCase) =>
   expect(Array.from(got.toFloat32Array())).toEqual(
@@ -55,12 +56,7 @@ describe("sgd-step on wasm", () => {
 
   it("strided param, grad and buf (transposed), each and all; the dense copy of a strided buf released", () => {
     const before = ex.inUseBytes;
-    const p = random([4, 5, 6], 1);
-    const g = random([4, 5, 6], 2);
-    const b = random([4, 5, 6], 3);
-    const pT = random([6, 4, 5], 4).permute([1, 2, 0]);
-    const gT = random([5, 6, 4], 5).permute([2, 0, 1]);
-    const bT = random([4, 6, 5], 6).permute([0, 2, 1]);
+    const [p, g, b, pT, gT, bT] = stridedOperands(random, [4, 5, 6], 1);
     for (const a of SGD_STEP_CASES) {
       for (const [x, y, z] of eachStrided([p, g, b], [pT, gT, bT])) {
         const buf = a.momentum ? z : undefined;
