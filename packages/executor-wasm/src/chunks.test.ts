@@ -54,6 +54,48 @@ function cases(): Record<string, HostCall> {
   const { q, k, vBad, pad, scores, x, mask } = inputs;
   const [B, H, L, S] = scores.shape as [number, number, number, number];
   const [, Hkv, , D] = k.shape as [number, number, number, number];
+  /** A call on [7, 301] rows (an activation, or its gradient with the output's gradient first). */
+  const rowsCall = (kind: string, node: string, attrs: Record<string, unknown>, inputs: Tensor[]): HostCall => ({
+    kind,
+    node,
+    attrs,
+    inputs,
+    outShape: [7, 301],
+  });
+  /** The activations' x (values in [−4, 4)), and a strided output gradient for theirs. */
+  const x7 = () => random([7, 301], 18, 4);
+  const dyT = () => random([301, 7], 40).transpose(0, 1);
+  /** A norm's call (or its gradient's) on [3, 40, 37]; the weight gradients' output is [37]. */
+  const normCall = (kind: string, node: string, eps: number, inputs: Tensor[], outShape: Shape = [3, 40, 37]) => ({
+    kind,
+    node,
+    attrs: { eps },
+    inputs,
+    outShape,
+  });
+  /** A norm gradient's output gradient, and its x strided. */
+  const dy = () => random([3, 40, 37], 37);
+  const xT = () => random([3, 37, 40], 38).permute([0, 2, 1]);
+  /** A binary op broadcasting [5, 1, 6] against a [3, 5, 4, 6] whose leading axes do not collapse. */
+  const broadcastCall = (kind: string, node: string): HostCall => ({
+    kind,
+    node,
+    attrs: {},
+    inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)],
+    outShape: [3, 5, 4, 6],
+  });
+  /** Token ids for the embedding and its gradient; logits and targets (every 9th ignored) for cross-entropy's. */
+  const ids = () =>
+    Tensor.int32(
+      Array.from({ length: 120 }, (_, i) => (i * 37) % 50),
+      [4, 30],
+    );
+  const logits = () => random([4, 30, 17], 22, 5);
+  const targets = () =>
+    Tensor.int32(
+      Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)),
+      [4, 30],
+    );
   return {
     ...calls,
     attention: {
@@ -78,66 +120,18 @@ function cases(): Record<string, HostCall> {
       ],
       outShape: [B, 2, 40, S],
     },
-    "layer-norm": {
-      kind: "layer-norm",
-      node: "ln",
-      attrs: { eps: 1e-5 },
-      inputs: [random([3, 40, 37], 15), random([37], 16), random([37], 17)],
-      outShape: [3, 40, 37],
-    },
-    gelu: {
-      kind: "gelu",
-      node: "act",
-      attrs: { approximate: "none" },
-      inputs: [random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "pointwise (relu)": {
-      kind: "pointwise",
-      node: "act",
-      attrs: { expr: RELU },
-      inputs: [random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "rms-norm": {
-      kind: "rms-norm",
-      node: "norm",
-      attrs: { eps: 1e-6 },
-      inputs: [random([3, 40, 37], 15), random([37], 16)],
-      outShape: [3, 40, 37],
-    },
-    "pointwise (silu, strided)": {
-      kind: "pointwise",
-      node: "act",
-      attrs: { expr: SILU },
-      inputs: [random([301, 7], 41).transpose(0, 1)],
-      outShape: [7, 301],
-    },
-    mul: {
-      kind: "mul",
-      node: "gated",
-      attrs: {},
-      inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)],
-      outShape: [3, 5, 4, 6],
-    },
-    add: {
-      kind: "add",
-      node: "residual",
-      attrs: {},
-      inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)],
-      outShape: [3, 5, 4, 6],
-    },
+    "layer-norm": normCall("layer-norm", "ln", 1e-5, [random([3, 40, 37], 15), random([37], 16), random([37], 17)]),
+    gelu: rowsCall("gelu", "act", { approximate: "none" }, [x7()]),
+    "pointwise (relu)": rowsCall("pointwise", "act", { expr: RELU }, [x7()]),
+    "rms-norm": normCall("rms-norm", "norm", 1e-6, [random([3, 40, 37], 15), random([37], 16)]),
+    "pointwise (silu, strided)": rowsCall("pointwise", "act", { expr: SILU }, [random([301, 7], 41).transpose(0, 1)]),
+    mul: broadcastCall("mul", "gated"),
+    add: broadcastCall("add", "residual"),
     embedding: {
       kind: "embedding",
       node: "tok_embed",
       attrs: {},
-      inputs: [
-        Tensor.int32(
-          Array.from({ length: 120 }, (_, i) => (i * 37) % 50),
-          [4, 30],
-        ),
-        random([50, 24], 21),
-      ],
+      inputs: [ids(), random([50, 24], 21)],
       outShape: [4, 30, 24],
     },
     "linear-gelu": {
@@ -163,13 +157,7 @@ function cases(): Record<string, HostCall> {
       kind: "cross-entropy",
       node: "loss",
       attrs: { ignoreIndex: -100, reduction: "mean" },
-      inputs: [
-        random([4, 30, 17], 22, 5),
-        Tensor.int32(
-          Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)),
-          [4, 30],
-        ),
-      ],
+      inputs: [logits(), targets()],
       outShape: [],
     },
     // Backward ops.
@@ -214,73 +202,23 @@ function cases(): Record<string, HostCall> {
       ],
       outShape: [B, H, L, S],
     },
-    "layer-norm-grad": {
-      kind: "layer-norm-grad",
-      node: "ln.grad",
-      attrs: { eps: 1e-5 },
-      inputs: [random([3, 40, 37], 36), random([3, 40, 37], 15), random([37], 16)],
-      outShape: [3, 40, 37],
-    },
-    "layer-norm-weight-grad": {
-      kind: "layer-norm-weight-grad",
-      node: "ln.dgamma",
-      attrs: { eps: 1e-5 },
-      inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])],
-      outShape: [37],
-    },
-    "gelu-grad": {
-      kind: "gelu-grad",
-      node: "act.grad",
-      attrs: { approximate: "none" },
-      inputs: [random([7, 301], 39), random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "gelu-grad (strided)": {
-      kind: "gelu-grad",
-      node: "act.grad",
-      attrs: { approximate: "tanh" },
-      inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "pointwise (relu's gradient, strided)": {
-      kind: "pointwise",
-      node: "act.grad",
-      attrs: { expr: RELU_GRAD },
-      inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "rms-norm-grad": {
-      kind: "rms-norm-grad",
-      node: "norm.grad",
-      attrs: { eps: 1e-6 },
-      inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1]), random([37], 16)],
-      outShape: [3, 40, 37],
-    },
-    "rms-norm-weight-grad": {
-      kind: "rms-norm-weight-grad",
-      node: "norm.dw",
-      attrs: { eps: 1e-6 },
-      inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])],
-      outShape: [37],
-    },
-    "pointwise (silu's gradient)": {
-      kind: "pointwise",
-      node: "act.grad",
-      attrs: { expr: SILU_GRAD },
-      inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
+    "layer-norm-grad": normCall("layer-norm-grad", "ln.grad", 1e-5, [
+      random([3, 40, 37], 36),
+      random([3, 40, 37], 15),
+      random([37], 16),
+    ]),
+    "layer-norm-weight-grad": normCall("layer-norm-weight-grad", "ln.dgamma", 1e-5, [dy(), xT()], [37]),
+    "gelu-grad": rowsCall("gelu-grad", "act.grad", { approximate: "none" }, [random([7, 301], 39), x7()]),
+    "gelu-grad (strided)": rowsCall("gelu-grad", "act.grad", { approximate: "tanh" }, [dyT(), x7()]),
+    "pointwise (relu's gradient, strided)": rowsCall("pointwise", "act.grad", { expr: RELU_GRAD }, [dyT(), x7()]),
+    "rms-norm-grad": normCall("rms-norm-grad", "norm.grad", 1e-6, [dy(), xT(), random([37], 16)]),
+    "rms-norm-weight-grad": normCall("rms-norm-weight-grad", "norm.dw", 1e-6, [dy(), xT()], [37]),
+    "pointwise (silu's gradient)": rowsCall("pointwise", "act.grad", { expr: SILU_GRAD }, [dyT(), x7()]),
     "embedding-grad": {
       kind: "embedding-grad",
       node: "tok_embed.grad",
       attrs: { rows: 50 },
-      inputs: [
-        Tensor.int32(
-          Array.from({ length: 120 }, (_, i) => (i * 37) % 50),
-          [4, 30],
-        ),
-        random([4, 30, 24], 41),
-      ],
+      inputs: [ids(), random([4, 30, 24], 41)],
       outShape: [50, 24],
     },
     "attention-lse": {
@@ -309,14 +247,7 @@ function cases(): Record<string, HostCall> {
       kind: "cross-entropy-grad",
       node: "loss.grad",
       attrs: { ignoreIndex: -100, reduction: "none" },
-      inputs: [
-        random([4, 30, 17], 22, 5),
-        Tensor.int32(
-          Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)),
-          [4, 30],
-        ),
-        random([30, 4], 42).transpose(0, 1),
-      ],
+      inputs: [logits(), targets(), random([30, 4], 42).transpose(0, 1)],
       outShape: [4, 30, 17],
     },
   };
