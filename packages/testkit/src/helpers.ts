@@ -29,7 +29,7 @@ export const expectNear = (got: Tensor, want: ArrayLike<number>) => {
   const r = compare(got, want);
   expect(r.ok, JSON.stringify(r.worst)).toBe(true);
 };
-export { expectAdamLoop, expectSgdLoop, hostLoopExecutor, type LoopExecutor } from "./contract/optim-loop-checks.js";
+export { expectAdamLoop, expectSgdLoop, type LoopExecutor } from "./contract/optim-loop-checks.js";
 export {
   expectAdamMomentErrors,
   expectAdamStepErrors,
@@ -39,3 +39,4 @@ export {
   type FailingCall,
   type HostDispatch,
 } from "./contract/optim-error-checks.js";
+export { itRunsGoldenCases } from "./golden/kernel-chain-checks.js";

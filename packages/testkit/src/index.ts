@@ -121,3 +121,5 @@ export {
 } from "./reference/attention-grad-tensors.js";
 export { crossEntropyGradOf } from "./reference/cross-entropy-grad-of.js";
 export { eachStrided, stridedOperands } from "./contract/each-strided.js";
+export { valuesOf, type SyncExecutor, type ValueExecutor } from "./contract/value-executor.js";
+export { goldenByKernels } from "./golden/kernel-chain.js";

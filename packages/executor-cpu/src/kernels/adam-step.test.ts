@@ -5,12 +5,13 @@ import {
   ADAM_STEP_CASES,
   adamStepCase64,
   eachStrided,
+  valuesOf,
   mulberry32,
   randomTensor,
   type AdamStepCase,
 } from "@attngraph/testkit";
-import { expectAdamLoop, expectAdamStepErrors, failingCallOf, hostLoopExecutor } from "@attngraph/testkit/test-helpers";
-import { dispatchCpu } from "../test-dispatch.js";
+import { expectAdamLoop, expectAdamStepErrors, failingCallOf } from "@attngraph/testkit/test-helpers";
+import { cpu, dispatchCpu } from "../test-dispatch.js";
 import { adamMomentKernel } from "./adam-moment.js";
 import { adamStepKernel } from "./adam-step.js";
 import { expectChunksAsOneCall } from "./test-chunked.js";
@@ -118,6 +119,6 @@ describe("adam-moment and adam-step in chunks", () => {
 describe("adam-moment → adam-step: a training loop", () => {
   for (const a of ADAM_LOOPS) {
     it(`5 steps of ${a.decoupled ? "AdamW" : "Adam"} (weightDecay ${a.weightDecay}) on a [4, 5] parameter match a float64 loop of torch's update`, () =>
-      expectAdamLoop(hostLoopExecutor(randomTensor, [4, 5], dispatchCpu), a));
+      expectAdamLoop({ random: randomTensor, shape: [4, 5], ...valuesOf(cpu) }, a));
   }
 });

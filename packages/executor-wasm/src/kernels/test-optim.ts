@@ -1,6 +1,7 @@
 // How the optimizer kernels' training-loop tests (adam-step, sgd-step) keep their values on wasm for testkit's loop
 // checks: uploaded with their own layout, released once no step reads them, nothing left allocated after.
 import { expect } from "vitest";
+import { valuesOf } from "@attngraph/testkit";
 import type { LoopExecutor } from "@attngraph/testkit/test-helpers";
 import type { WasmExecutor } from "../executor.js";
 import { random, uploadView } from "../test-util.js";
@@ -10,10 +11,7 @@ import type { WasmValue } from "../value.js";
 export const loopOn = (ex: WasmExecutor): LoopExecutor<WasmValue> => ({
   random,
   shape: [4, 7],
-  upload: (t) => uploadView(ex, t),
-  dispatch: (kind, node, attrs, inputs, outShape) => ex.dispatch({ kind, node, attrs, inputs, outShape }) as WasmValue,
-  download: (v) => ex.download(v),
-  release: (v) => ex.release(v),
+  ...valuesOf(ex, (t) => uploadView(ex, t)),
 });
 
 /** Runs `loop` on `ex` and expects it to leave nothing allocated. */

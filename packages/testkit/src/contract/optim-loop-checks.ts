@@ -1,31 +1,20 @@
 // The five-step training loops that the cpu and wasm optimizer kernel tests each ran (adam-moment → adam-step,
 // sgd-momentum → sgd-step): after every step the moments (or the momentum buffer) and the parameter match a float64
 // loop of torch's update, and the parameter has moved by more than lr at the end. Each executor hands in how its values
-// live: host tensors as they are on the cpu; uploaded with their own layout, and released, on wasm.
+// live (a ValueExecutor): host tensors as they are on the cpu; uploaded with their own layout, and released, on wasm.
 import { expect } from "vitest";
-import { compare, Tensor, type Shape, type Tolerance } from "@attngraph/tensor";
+import { compare, Tensor, type Tolerance } from "@attngraph/tensor";
 import type { AdamStepAttrs } from "@attngraph/graph";
 import type { SeededRandom } from "./chunked-calls.js";
+import type { ValueExecutor } from "./value-executor.js";
 import { torchAdamLoop, torchSgdLoop, type SgdLoop } from "./optim-kernel-cases.js";
 
-/** An executor's values as a training loop keeps them between steps. */
-export interface LoopExecutor<V> {
+/** An executor's values as a training loop keeps them between steps (upload keeps a strided gradient strided). */
+export interface LoopExecutor<V> extends ValueExecutor<V> {
   /** The executor's own seeded generator, so its loop keeps the values its tests always used. */
   readonly random: SeededRandom;
   /** The parameter's shape [rows, cols]. */
   readonly shape: readonly [number, number];
-  /** `t` as a value of the executor, with its own layout (a strided view stays strided). */
-  upload(t: Tensor): V;
-  dispatch(
-    kind: string,
-    node: string,
-    attrs: Record<string, unknown>,
-    inputs: readonly (V | undefined)[],
-    outShape: Shape,
-  ): V;
-  download(v: V): Tensor;
-  /** Frees a value no step reads any more (nothing to do where values are host tensors). */
-  release(v: V): void;
 }
 
 const near = (got: Tensor, want: ArrayLike<number>, tol: Tolerance, label: string): void => {
@@ -105,23 +94,3 @@ export function expectSgdLoop<V>(ex: LoopExecutor<V>, a: SgdLoop): void {
   expect(moved(ex, p, p0)).toBeGreaterThan(a.lr);
   for (const x of [p, b]) if (x) ex.release(x);
 }
-
-/** A LoopExecutor whose values are host tensors (the cpu's): nothing uploaded, nothing to release. */
-export const hostLoopExecutor = (
-  random: SeededRandom,
-  shape: readonly [number, number],
-  dispatch: (
-    kind: string,
-    node: string,
-    attrs: Record<string, unknown>,
-    inputs: readonly (Tensor | undefined)[],
-    outShape: Shape,
-  ) => Tensor,
-): LoopExecutor<Tensor> => ({
-  random,
-  shape,
-  upload: (t) => t,
-  dispatch,
-  download: (t) => t,
-  release: () => {},
-});
