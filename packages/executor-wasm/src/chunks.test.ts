@@ -3,13 +3,12 @@
 // fires, releasing what it allocated; its numbers are bit for bit those of one uninterrupted call; a call without a
 // signal stays synchronous. The run-level check (runtime → AbortError) is cancel.test.ts.
 import { describe, expect, it } from "vitest";
-import { pointwiseGrad, reluOp, siluOp, type KernelCall } from "@attngraph/graph";
-import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
+import { pointwiseGrad, reluOp, siluOp } from "@attngraph/graph";
+import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import { abortLater, chunkedForwardCalls, seededHeads } from "@attngraph/testkit";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
-import type { WasmExecutor } from "./executor.js";
 import { random, wasmExecutor, trapKernel } from "./test-util.js";
-import type { WasmValue } from "./value.js";
+import { runHostCall, type HostCall } from "./test-host-call.js";
 
 const heads = (B: number, n: number, T: number, D: number, seed: number) => seededHeads(random, B, n, T, D, seed);
 
@@ -23,29 +22,6 @@ const SILU = siluOp.pointwise!({});
 const SILU_GRAD = (pointwiseGrad(SILU, 0) as { expr: unknown }).expr;
 const RELU = reluOp.pointwise!({});
 const RELU_GRAD = (pointwiseGrad(RELU, 0) as { expr: unknown }).expr;
-
-/** A kernel call on host tensors, uploaded to `ex` on demand. */
-interface HostCall {
-  readonly kind: string;
-  readonly node: string;
-  readonly attrs: Record<string, unknown>;
-  readonly inputs: readonly (AnyTensor | undefined)[];
-  readonly outShape: Shape;
-}
-
-/** Uploads, dispatches (awaiting a chunked answer), downloads and releases: the result as a host tensor. */
-async function run(ex: WasmExecutor, call: HostCall, signal?: AbortSignal): Promise<Tensor> {
-  const inputs = call.inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
-  try {
-    const c: KernelCall<WasmValue> = { ...call, inputs, ...(signal ? { signal } : {}) };
-    const out = await ex.dispatch(c);
-    const host = ex.download(out).contiguous();
-    ex.release(out);
-    return host;
-  } finally {
-    for (const v of inputs) if (v) ex.release(v);
-  }
-}
 
 /** One call of each chunked kernel, shaped to span many chunks of a tiny chunkWork, with the awkward cases in. */
 function cases(): Record<string, HostCall> {
@@ -259,8 +235,8 @@ describe("chunked kernels on the wasm executor", () => {
       const plain = await wasmExecutor();
       // One multiply-add per chunk: every row, every 8 keys packed and every key block is a chunk of its own.
       const tiny = await wasmExecutor({ chunkWork: 1 });
-      const want = await run(plain, call);
-      const got = await run(tiny, call, never());
+      const want = await runHostCall(plain, call);
+      const got = await runHostCall(tiny, call, never());
       expect(got.shape).toEqual(want.shape);
       expect(bits(got)).toEqual(bits(want));
       expect(tiny.inUseBytes).toBe(0);
@@ -288,9 +264,9 @@ describe("chunked kernels on the wasm executor", () => {
       ...a,
       inputs: [heads(2, 4, 150, 12, 20), heads(2, 2, 200, 12, 21), heads(2, 2, 200, 12, 22), undefined],
     };
-    const [gotA, gotB] = await Promise.all([run(tiny, a, never()), run(tiny, b, never())]);
-    expect(bits(gotA)).toEqual(bits(await run(plain, a)));
-    expect(bits(gotB)).toEqual(bits(await run(plain, b)));
+    const [gotA, gotB] = await Promise.all([runHostCall(tiny, a, never()), runHostCall(tiny, b, never())]);
+    expect(bits(gotA)).toEqual(bits(await runHostCall(plain, a)));
+    expect(bits(gotB)).toEqual(bits(await runHostCall(plain, b)));
   });
 
   it("gives up when a trap elsewhere replaced the module while it waited, naming the node", async () => {
@@ -363,6 +339,6 @@ describe("aborting a long kernel on the wasm executor", () => {
       inputs: [random([1, 1, 300, 8], 31), random([1, 1, 300, 8], 32), random([1, 1, 300, 8], 33)],
       outShape: [1, 1, 300, 8],
     };
-    expect(bits(await run(ex, small))).toEqual(bits(await run(await wasmExecutor(), small)));
+    expect(bits(await runHostCall(ex, small))).toEqual(bits(await runHostCall(await wasmExecutor(), small)));
   });
 });
