@@ -40,3 +40,8 @@ export {
   type HostDispatch,
 } from "./contract/optim-error-checks.js";
 export { itRunsGoldenCases } from "./golden/kernel-chain-checks.js";
+export {
+  expectAdamMomentScalarAndEmpty,
+  expectSgdMomentumScalarAndEmpty,
+  expectSgdStepScalarAndEmpty,
+} from "./contract/optim-edge-checks.js";

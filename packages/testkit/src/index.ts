@@ -123,3 +123,4 @@ export { crossEntropyGradOf } from "./reference/cross-entropy-grad-of.js";
 export { eachStrided, stridedOperands } from "./contract/each-strided.js";
 export { valuesOf, type SyncExecutor, type ValueExecutor } from "./contract/value-executor.js";
 export { goldenByKernels } from "./golden/kernel-chain.js";
+export { adamMomentCase64, type AdamMomentCase } from "./contract/adam-moment-case.js";

@@ -8,7 +8,11 @@ import {
   sgdMomentumCase64,
   type SgdMomentumCase,
 } from "@attngraph/testkit";
-import { expectSgdMomentumErrors, failingCallOf } from "@attngraph/testkit/test-helpers";
+import {
+  expectSgdMomentumErrors,
+  expectSgdMomentumScalarAndEmpty,
+  failingCallOf,
+} from "@attngraph/testkit/test-helpers";
 import { cpu, dispatchCpu } from "../test-dispatch.js";
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
@@ -80,17 +84,7 @@ describe("sgd-momentum kernel", () => {
     expectRef(run(buf, grad, undefined, new Tensor(steps.data, [], [], 0), a), grad.toArray());
   });
 
-  it("scalar and empty tensors", () => {
-    expectRef(
-      run(Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], []), step(2), {
-        momentum: 0.9,
-        dampening: 0.5,
-        weightDecay: 0.5,
-      }),
-      [0.9 * 2 + 0.5 * 2.5],
-    );
-    expect(run(rand([2, 0], 1), rand([2, 0], 2), undefined, step(2), { momentum: 0.9 }).shape).toEqual([2, 0]);
-  });
+  it("scalar and empty tensors", () => expectSgdMomentumScalarAndEmpty(run, rand));
 
   it("writes into a planned output, never into its inputs", () => {
     const before = buf.toArray();
