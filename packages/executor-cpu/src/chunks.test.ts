@@ -88,6 +88,39 @@ function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
     Array.from({ length: 2 * 70 }, (_, i) => (i % 9 === 4 ? -1 : (i * 5) % 48)),
     [2, 70],
   ) as unknown as Tensor;
+  /** A gradient of the scores ([B, H, L, S], scale 0.5) from two inputs of their shape. */
+  const scoresGrad = (kind: string, node: string, inputs: Tensor[]): Call => ({
+    kind,
+    node,
+    attrs: { scale: 0.5 },
+    inputs,
+    outShape: [B, H, L, S],
+  });
+  /** A norm's gradient and its weight's (the output's gradient and x, the weight for the first only). */
+  const normGradCases = (norm: "layer-norm" | "rms-norm", node: string, eps: number): Record<string, Call> => ({
+    [`${norm}-grad`]: {
+      kind: `${norm}-grad`,
+      node: `${node}.grad`,
+      attrs: { eps },
+      inputs: [randomTensor([5, 3, 48], 15), x, randomTensor([48], 16)],
+      outShape: [5, 3, 48],
+    },
+    [`${norm}-weight-grad`]: {
+      kind: `${norm}-weight-grad`,
+      node: `${node}.weight.grad`,
+      attrs: { eps },
+      inputs: [randomTensor([5, 3, 48], 15), x],
+      outShape: [48],
+    },
+  });
+  /** An activation's gradient: the output's gradient and x in. */
+  const activationGrad = (kind: string, attrs: Record<string, unknown>): Call => ({
+    kind,
+    node: "act.grad",
+    attrs,
+    inputs: [randomTensor([5, 3, 48], 17), x],
+    outShape: [5, 3, 48],
+  });
   return {
     "sum-to": {
       kind: "sum-to",
@@ -103,69 +136,13 @@ function backwardCases(scores: Tensor, x: Tensor): Record<string, Call> {
       inputs: [randomTensor([5, 3, 40], 14).permute([1, 0, 2]), x.permute([1, 0, 2])],
       outShape: [40, 48],
     },
-    "softmax-grad": {
-      kind: "softmax-grad",
-      node: "scores.grad",
-      attrs: { scale: 0.5 },
-      inputs: [weights, grad],
-      outShape: [B, H, L, S],
-    },
-    "mask-grad": {
-      kind: "mask-grad",
-      node: "masked.grad",
-      attrs: { scale: 0.5 },
-      inputs: [grad, masked],
-      outShape: [B, H, L, S],
-    },
-    "layer-norm-grad": {
-      kind: "layer-norm-grad",
-      node: "ln.grad",
-      attrs: { eps: 1e-5 },
-      inputs: [randomTensor([5, 3, 48], 15), x, randomTensor([48], 16)],
-      outShape: [5, 3, 48],
-    },
-    "layer-norm-weight-grad": {
-      kind: "layer-norm-weight-grad",
-      node: "ln.weight.grad",
-      attrs: { eps: 1e-5 },
-      inputs: [randomTensor([5, 3, 48], 15), x],
-      outShape: [48],
-    },
-    "gelu-grad": {
-      kind: "gelu-grad",
-      node: "act.grad",
-      attrs: { approximate: "none" },
-      inputs: [randomTensor([5, 3, 48], 17), x],
-      outShape: [5, 3, 48],
-    },
-    "pointwise (relu's gradient)": {
-      kind: "pointwise",
-      node: "act.grad",
-      attrs: { expr: RELU_GRAD },
-      inputs: [randomTensor([5, 3, 48], 17), x],
-      outShape: [5, 3, 48],
-    },
-    "rms-norm-grad": {
-      kind: "rms-norm-grad",
-      node: "norm.grad",
-      attrs: { eps: 1e-6 },
-      inputs: [randomTensor([5, 3, 48], 15), x, randomTensor([48], 16)],
-      outShape: [5, 3, 48],
-    },
-    "rms-norm-weight-grad": {
-      kind: "rms-norm-weight-grad",
-      node: "norm.weight.grad",
-      attrs: { eps: 1e-6 },
-      inputs: [randomTensor([5, 3, 48], 15), x],
-      outShape: [48],
-    },
-    "pointwise (silu's gradient)": {
-      kind: "pointwise",
-      node: "act.grad",
-      attrs: { expr: SILU_GRAD },
-      inputs: [randomTensor([5, 3, 48], 17), x],
-      outShape: [5, 3, 48],
-    },
+    "softmax-grad": scoresGrad("softmax-grad", "scores.grad", [weights, grad]),
+    "mask-grad": scoresGrad("mask-grad", "masked.grad", [grad, masked]),
+    ...normGradCases("layer-norm", "ln", 1e-5),
+    ...normGradCases("rms-norm", "norm", 1e-6),
+    "gelu-grad": activationGrad("gelu-grad", { approximate: "none" }),
+    "pointwise (relu's gradient)": activationGrad("pointwise", { expr: RELU_GRAD }),
+    "pointwise (silu's gradient)": activationGrad("pointwise", { expr: SILU_GRAD }),
     "embedding-grad": {
       kind: "embedding-grad",
       node: "emb.grad",

@@ -1,18 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor, UnsupportedError } from "@attngraph/tensor";
+import { Tensor, UnsupportedError } from "@attngraph/tensor";
+import { thrownError } from "@attngraph/testkit/test-helpers";
 import { CpuExecutor, type CpuKernel } from "./executor.js";
 
 const identity: CpuKernel = (call) => call.inputs[0]!;
-
-function catchError(f: () => unknown): AttnGraphError {
-  try {
-    f();
-  } catch (e) {
-    if (AttnGraphError.isInstance(e)) return e;
-    throw e;
-  }
-  throw new Error("expected an AttnGraphError, nothing was thrown");
-}
 
 describe("CpuExecutor", () => {
   it("has contract version 1 and the name cpu", () => {
@@ -24,7 +15,7 @@ describe("CpuExecutor", () => {
   it("rejects a second kernel for the same op, naming op and executor", () => {
     const ex = new CpuExecutor();
     ex.registerKernel("softmax", identity);
-    const err = catchError(() => ex.registerKernel("softmax", identity));
+    const err = thrownError(() => ex.registerKernel("softmax", identity));
     expect(err.code).toBe("duplicate-kernel");
     expect(err.message).toMatch(/op softmax/);
     expect(err.message).toMatch(/executor cpu/);
@@ -32,7 +23,7 @@ describe("CpuExecutor", () => {
 
   it("rejects a kernel that is not a function", () => {
     const ex = new CpuExecutor();
-    expect(catchError(() => ex.registerKernel("softmax", 42 as unknown as CpuKernel)).code).toBe("invalid-kernel");
+    expect(thrownError(() => ex.registerKernel("softmax", 42 as unknown as CpuKernel)).code).toBe("invalid-kernel");
     expect(ex.supports("softmax", {}).ok).toBe(false);
   });
 
@@ -46,7 +37,7 @@ describe("CpuExecutor", () => {
 
   it("dispatching an op without a kernel is an UnsupportedError", () => {
     const ex = new CpuExecutor();
-    const err = catchError(() => ex.dispatch({ kind: "mask", node: "masked", attrs: {}, inputs: [], outShape: [] }));
+    const err = thrownError(() => ex.dispatch({ kind: "mask", node: "masked", attrs: {}, inputs: [], outShape: [] }));
     expect(err).toBeInstanceOf(UnsupportedError);
     expect(err.code).toBe("unsupported");
     expect(err.message).toBe("unsupported: op mask on executor cpu");
@@ -67,7 +58,7 @@ describe("CpuExecutor", () => {
   it("a kernel returning the wrong shape is a kernel-output error naming node, expected and got", () => {
     const ex = new CpuExecutor();
     ex.registerKernel("bad", () => Tensor.zeros([2, 3]));
-    const err = catchError(() =>
+    const err = thrownError(() =>
       ex.dispatch({ kind: "bad", node: "blocks.0.attn.weights", attrs: {}, inputs: [], outShape: [3, 2] }),
     );
     expect(err.code).toBe("kernel-output");
@@ -80,7 +71,7 @@ describe("CpuExecutor", () => {
   it("a kernel returning something that is not a tensor is a kernel-output error too", () => {
     const ex = new CpuExecutor();
     ex.registerKernel("bad", (() => undefined) as unknown as CpuKernel);
-    expect(catchError(() => ex.dispatch({ kind: "bad", node: "n", attrs: {}, inputs: [], outShape: [1] })).code).toBe(
+    expect(thrownError(() => ex.dispatch({ kind: "bad", node: "n", attrs: {}, inputs: [], outShape: [1] })).code).toBe(
       "kernel-output",
     );
   });

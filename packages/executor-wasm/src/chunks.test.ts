@@ -3,13 +3,12 @@
 // fires, releasing what it allocated; its numbers are bit for bit those of one uninterrupted call; a call without a
 // signal stays synchronous. The run-level check (runtime → AbortError) is cancel.test.ts.
 import { describe, expect, it } from "vitest";
-import { pointwiseGrad, reluOp, siluOp, type KernelCall } from "@attngraph/graph";
-import { AttnGraphError, Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
+import { pointwiseGrad, reluOp, siluOp } from "@attngraph/graph";
+import { AttnGraphError, Tensor, type Shape } from "@attngraph/tensor";
 import { abortLater, chunkedForwardCalls, seededHeads } from "@attngraph/testkit";
 import { KernelAbortedError } from "./index.js"; // re-exported from @attngraph/graph, where it lives
-import type { WasmExecutor } from "./executor.js";
 import { random, wasmExecutor, trapKernel } from "./test-util.js";
-import type { WasmValue } from "./value.js";
+import { runHostCall, type HostCall } from "./test-host-call.js";
 
 const heads = (B: number, n: number, T: number, D: number, seed: number) => seededHeads(random, B, n, T, D, seed);
 
@@ -24,29 +23,6 @@ const SILU_GRAD = (pointwiseGrad(SILU, 0) as { expr: unknown }).expr;
 const RELU = reluOp.pointwise!({});
 const RELU_GRAD = (pointwiseGrad(RELU, 0) as { expr: unknown }).expr;
 
-/** A kernel call on host tensors, uploaded to `ex` on demand. */
-interface HostCall {
-  readonly kind: string;
-  readonly node: string;
-  readonly attrs: Record<string, unknown>;
-  readonly inputs: readonly (AnyTensor | undefined)[];
-  readonly outShape: Shape;
-}
-
-/** Uploads, dispatches (awaiting a chunked answer), downloads and releases: the result as a host tensor. */
-async function run(ex: WasmExecutor, call: HostCall, signal?: AbortSignal): Promise<Tensor> {
-  const inputs = call.inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
-  try {
-    const c: KernelCall<WasmValue> = { ...call, inputs, ...(signal ? { signal } : {}) };
-    const out = await ex.dispatch(c);
-    const host = ex.download(out).contiguous();
-    ex.release(out);
-    return host;
-  } finally {
-    for (const v of inputs) if (v) ex.release(v);
-  }
-}
-
 /** One call of each chunked kernel, shaped to span many chunks of a tiny chunkWork, with the awkward cases in. */
 function cases(): Record<string, HostCall> {
   // The forward calls every chunking executor checks (testkit), then the wasm's own kernels on the same inputs.
@@ -54,6 +30,48 @@ function cases(): Record<string, HostCall> {
   const { q, k, vBad, pad, scores, x, mask } = inputs;
   const [B, H, L, S] = scores.shape as [number, number, number, number];
   const [, Hkv, , D] = k.shape as [number, number, number, number];
+  /** A call on [7, 301] rows (an activation, or its gradient with the output's gradient first). */
+  const rowsCall = (kind: string, node: string, attrs: Record<string, unknown>, inputs: Tensor[]): HostCall => ({
+    kind,
+    node,
+    attrs,
+    inputs,
+    outShape: [7, 301],
+  });
+  /** The activations' x (values in [−4, 4)), and a strided output gradient for theirs. */
+  const x7 = () => random([7, 301], 18, 4);
+  const dyT = () => random([301, 7], 40).transpose(0, 1);
+  /** A norm's call (or its gradient's) on [3, 40, 37]; the weight gradients' output is [37]. */
+  const normCall = (kind: string, node: string, eps: number, inputs: Tensor[], outShape: Shape = [3, 40, 37]) => ({
+    kind,
+    node,
+    attrs: { eps },
+    inputs,
+    outShape,
+  });
+  /** A norm gradient's output gradient, and its x strided. */
+  const dy = () => random([3, 40, 37], 37);
+  const xT = () => random([3, 37, 40], 38).permute([0, 2, 1]);
+  /** A binary op broadcasting [5, 1, 6] against a [3, 5, 4, 6] whose leading axes do not collapse. */
+  const broadcastCall = (kind: string, node: string): HostCall => ({
+    kind,
+    node,
+    attrs: {},
+    inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)],
+    outShape: [3, 5, 4, 6],
+  });
+  /** Token ids for the embedding and its gradient; logits and targets (every 9th ignored) for cross-entropy's. */
+  const ids = () =>
+    Tensor.int32(
+      Array.from({ length: 120 }, (_, i) => (i * 37) % 50),
+      [4, 30],
+    );
+  const logits = () => random([4, 30, 17], 22, 5);
+  const targets = () =>
+    Tensor.int32(
+      Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)),
+      [4, 30],
+    );
   return {
     ...calls,
     attention: {
@@ -78,66 +96,18 @@ function cases(): Record<string, HostCall> {
       ],
       outShape: [B, 2, 40, S],
     },
-    "layer-norm": {
-      kind: "layer-norm",
-      node: "ln",
-      attrs: { eps: 1e-5 },
-      inputs: [random([3, 40, 37], 15), random([37], 16), random([37], 17)],
-      outShape: [3, 40, 37],
-    },
-    gelu: {
-      kind: "gelu",
-      node: "act",
-      attrs: { approximate: "none" },
-      inputs: [random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "pointwise (relu)": {
-      kind: "pointwise",
-      node: "act",
-      attrs: { expr: RELU },
-      inputs: [random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "rms-norm": {
-      kind: "rms-norm",
-      node: "norm",
-      attrs: { eps: 1e-6 },
-      inputs: [random([3, 40, 37], 15), random([37], 16)],
-      outShape: [3, 40, 37],
-    },
-    "pointwise (silu, strided)": {
-      kind: "pointwise",
-      node: "act",
-      attrs: { expr: SILU },
-      inputs: [random([301, 7], 41).transpose(0, 1)],
-      outShape: [7, 301],
-    },
-    mul: {
-      kind: "mul",
-      node: "gated",
-      attrs: {},
-      inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)],
-      outShape: [3, 5, 4, 6],
-    },
-    add: {
-      kind: "add",
-      node: "residual",
-      attrs: {},
-      inputs: [random([3, 1, 5, 4, 6], 19).permute([0, 2, 1, 3, 4]).reshape([3, 5, 4, 6]), random([5, 1, 6], 20)],
-      outShape: [3, 5, 4, 6],
-    },
+    "layer-norm": normCall("layer-norm", "ln", 1e-5, [random([3, 40, 37], 15), random([37], 16), random([37], 17)]),
+    gelu: rowsCall("gelu", "act", { approximate: "none" }, [x7()]),
+    "pointwise (relu)": rowsCall("pointwise", "act", { expr: RELU }, [x7()]),
+    "rms-norm": normCall("rms-norm", "norm", 1e-6, [random([3, 40, 37], 15), random([37], 16)]),
+    "pointwise (silu, strided)": rowsCall("pointwise", "act", { expr: SILU }, [random([301, 7], 41).transpose(0, 1)]),
+    mul: broadcastCall("mul", "gated"),
+    add: broadcastCall("add", "residual"),
     embedding: {
       kind: "embedding",
       node: "tok_embed",
       attrs: {},
-      inputs: [
-        Tensor.int32(
-          Array.from({ length: 120 }, (_, i) => (i * 37) % 50),
-          [4, 30],
-        ),
-        random([50, 24], 21),
-      ],
+      inputs: [ids(), random([50, 24], 21)],
       outShape: [4, 30, 24],
     },
     "linear-gelu": {
@@ -163,13 +133,7 @@ function cases(): Record<string, HostCall> {
       kind: "cross-entropy",
       node: "loss",
       attrs: { ignoreIndex: -100, reduction: "mean" },
-      inputs: [
-        random([4, 30, 17], 22, 5),
-        Tensor.int32(
-          Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)),
-          [4, 30],
-        ),
-      ],
+      inputs: [logits(), targets()],
       outShape: [],
     },
     // Backward ops.
@@ -214,73 +178,23 @@ function cases(): Record<string, HostCall> {
       ],
       outShape: [B, H, L, S],
     },
-    "layer-norm-grad": {
-      kind: "layer-norm-grad",
-      node: "ln.grad",
-      attrs: { eps: 1e-5 },
-      inputs: [random([3, 40, 37], 36), random([3, 40, 37], 15), random([37], 16)],
-      outShape: [3, 40, 37],
-    },
-    "layer-norm-weight-grad": {
-      kind: "layer-norm-weight-grad",
-      node: "ln.dgamma",
-      attrs: { eps: 1e-5 },
-      inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])],
-      outShape: [37],
-    },
-    "gelu-grad": {
-      kind: "gelu-grad",
-      node: "act.grad",
-      attrs: { approximate: "none" },
-      inputs: [random([7, 301], 39), random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "gelu-grad (strided)": {
-      kind: "gelu-grad",
-      node: "act.grad",
-      attrs: { approximate: "tanh" },
-      inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "pointwise (relu's gradient, strided)": {
-      kind: "pointwise",
-      node: "act.grad",
-      attrs: { expr: RELU_GRAD },
-      inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
-    "rms-norm-grad": {
-      kind: "rms-norm-grad",
-      node: "norm.grad",
-      attrs: { eps: 1e-6 },
-      inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1]), random([37], 16)],
-      outShape: [3, 40, 37],
-    },
-    "rms-norm-weight-grad": {
-      kind: "rms-norm-weight-grad",
-      node: "norm.dw",
-      attrs: { eps: 1e-6 },
-      inputs: [random([3, 40, 37], 37), random([3, 37, 40], 38).permute([0, 2, 1])],
-      outShape: [37],
-    },
-    "pointwise (silu's gradient)": {
-      kind: "pointwise",
-      node: "act.grad",
-      attrs: { expr: SILU_GRAD },
-      inputs: [random([301, 7], 40).transpose(0, 1), random([7, 301], 18, 4)],
-      outShape: [7, 301],
-    },
+    "layer-norm-grad": normCall("layer-norm-grad", "ln.grad", 1e-5, [
+      random([3, 40, 37], 36),
+      random([3, 40, 37], 15),
+      random([37], 16),
+    ]),
+    "layer-norm-weight-grad": normCall("layer-norm-weight-grad", "ln.dgamma", 1e-5, [dy(), xT()], [37]),
+    "gelu-grad": rowsCall("gelu-grad", "act.grad", { approximate: "none" }, [random([7, 301], 39), x7()]),
+    "gelu-grad (strided)": rowsCall("gelu-grad", "act.grad", { approximate: "tanh" }, [dyT(), x7()]),
+    "pointwise (relu's gradient, strided)": rowsCall("pointwise", "act.grad", { expr: RELU_GRAD }, [dyT(), x7()]),
+    "rms-norm-grad": normCall("rms-norm-grad", "norm.grad", 1e-6, [dy(), xT(), random([37], 16)]),
+    "rms-norm-weight-grad": normCall("rms-norm-weight-grad", "norm.dw", 1e-6, [dy(), xT()], [37]),
+    "pointwise (silu's gradient)": rowsCall("pointwise", "act.grad", { expr: SILU_GRAD }, [dyT(), x7()]),
     "embedding-grad": {
       kind: "embedding-grad",
       node: "tok_embed.grad",
       attrs: { rows: 50 },
-      inputs: [
-        Tensor.int32(
-          Array.from({ length: 120 }, (_, i) => (i * 37) % 50),
-          [4, 30],
-        ),
-        random([4, 30, 24], 41),
-      ],
+      inputs: [ids(), random([4, 30, 24], 41)],
       outShape: [50, 24],
     },
     "attention-lse": {
@@ -309,14 +223,7 @@ function cases(): Record<string, HostCall> {
       kind: "cross-entropy-grad",
       node: "loss.grad",
       attrs: { ignoreIndex: -100, reduction: "none" },
-      inputs: [
-        random([4, 30, 17], 22, 5),
-        Tensor.int32(
-          Array.from({ length: 120 }, (_, i) => (i % 9 === 4 ? -100 : (i * 7) % 17)),
-          [4, 30],
-        ),
-        random([30, 4], 42).transpose(0, 1),
-      ],
+      inputs: [logits(), targets(), random([30, 4], 42).transpose(0, 1)],
       outShape: [4, 30, 17],
     },
   };
@@ -328,8 +235,8 @@ describe("chunked kernels on the wasm executor", () => {
       const plain = await wasmExecutor();
       // One multiply-add per chunk: every row, every 8 keys packed and every key block is a chunk of its own.
       const tiny = await wasmExecutor({ chunkWork: 1 });
-      const want = await run(plain, call);
-      const got = await run(tiny, call, never());
+      const want = await runHostCall(plain, call);
+      const got = await runHostCall(tiny, call, never());
       expect(got.shape).toEqual(want.shape);
       expect(bits(got)).toEqual(bits(want));
       expect(tiny.inUseBytes).toBe(0);
@@ -357,9 +264,9 @@ describe("chunked kernels on the wasm executor", () => {
       ...a,
       inputs: [heads(2, 4, 150, 12, 20), heads(2, 2, 200, 12, 21), heads(2, 2, 200, 12, 22), undefined],
     };
-    const [gotA, gotB] = await Promise.all([run(tiny, a, never()), run(tiny, b, never())]);
-    expect(bits(gotA)).toEqual(bits(await run(plain, a)));
-    expect(bits(gotB)).toEqual(bits(await run(plain, b)));
+    const [gotA, gotB] = await Promise.all([runHostCall(tiny, a, never()), runHostCall(tiny, b, never())]);
+    expect(bits(gotA)).toEqual(bits(await runHostCall(plain, a)));
+    expect(bits(gotB)).toEqual(bits(await runHostCall(plain, b)));
   });
 
   it("gives up when a trap elsewhere replaced the module while it waited, naming the node", async () => {
@@ -432,6 +339,6 @@ describe("aborting a long kernel on the wasm executor", () => {
       inputs: [random([1, 1, 300, 8], 31), random([1, 1, 300, 8], 32), random([1, 1, 300, 8], 33)],
       outShape: [1, 1, 300, 8],
     };
-    expect(bits(await run(ex, small))).toEqual(bits(await run(await wasmExecutor(), small)));
+    expect(bits(await runHostCall(ex, small))).toEqual(bits(await runHostCall(await wasmExecutor(), small)));
   });
 });

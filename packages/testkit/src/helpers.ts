@@ -29,3 +29,19 @@ export const expectNear = (got: Tensor, want: ArrayLike<number>) => {
   const r = compare(got, want);
   expect(r.ok, JSON.stringify(r.worst)).toBe(true);
 };
+export { expectAdamLoop, expectSgdLoop, type LoopExecutor } from "./contract/optim-loop-checks.js";
+export {
+  expectAdamMomentErrors,
+  expectAdamStepErrors,
+  expectSgdMomentumErrors,
+  expectSgdStepErrors,
+  failingCallOf,
+  type FailingCall,
+  type HostDispatch,
+} from "./contract/optim-error-checks.js";
+export { itRunsGoldenCases } from "./golden/kernel-chain-checks.js";
+export {
+  expectAdamMomentScalarAndEmpty,
+  expectSgdMomentumScalarAndEmpty,
+  expectSgdStepScalarAndEmpty,
+} from "./contract/optim-edge-checks.js";

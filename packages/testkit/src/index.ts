@@ -120,3 +120,7 @@ export {
   type QkvWrt,
 } from "./reference/attention-grad-tensors.js";
 export { crossEntropyGradOf } from "./reference/cross-entropy-grad-of.js";
+export { eachStrided, stridedOperands } from "./contract/each-strided.js";
+export { valuesOf, type SyncExecutor, type ValueExecutor } from "./contract/value-executor.js";
+export { goldenByKernels } from "./golden/kernel-chain.js";
+export { adamMomentCase64, type AdamMomentCase } from "./contract/adam-moment-case.js";

@@ -1,36 +1,27 @@
 import { describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
-import { randomTensor as rand } from "@attngraph/testkit";
-import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
-import { createCpuExecutor } from "../register-kernels.js";
+import {
+  adamMomentCase64,
+  eachStrided,
+  stridedOperands,
+  randomTensor as rand,
+  type AdamMomentCase,
+} from "@attngraph/testkit";
+import { expectAdamMomentErrors, expectAdamMomentScalarAndEmpty, failingCallOf } from "@attngraph/testkit/test-helpers";
+import { cpu, dispatchCpu } from "../test-dispatch.js";
 
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+type Attrs = AdamMomentCase;
 
-type Attrs = { beta: number; square?: boolean; weightDecay?: number };
+const run = (state: Tensor, grad: Tensor, param: Tensor | undefined, attrs: Attrs) =>
+  dispatchCpu("adam-moment", "optim.w.m", attrs, [state, grad, param], state.shape);
 
-const run = (state: Tensor, grad: Tensor, param: Tensor | undefined, attrs: Attrs, node = "optim.w.m") =>
-  cpu.dispatch({ kind: "adam-moment", node, attrs, inputs: [state, grad, param], outShape: state.shape });
-
-/** The float64 reference, the op's formula written out: g = grad + wd · param, beta · state + (1 − beta) · (g or g²). */
-function adamMoment64(
-  state: Tensor,
-  grad: Tensor,
-  param: Tensor | undefined,
-  { beta, square = false, weightDecay = 0 }: Attrs,
-): number[] {
-  const s = state.toArray();
-  const g = grad.toArray();
-  const p = param?.toArray();
-  return s.map((sv, k) => {
-    const gk = g[k]! + (p ? weightDecay * p[k]! : 0);
-    return beta * sv + (1 - beta) * (square ? gk * gk : gk);
-  });
-}
+/** The float64 reference (testkit's, the op's defaults filled in) on the tensors' elements. */
+const adamMoment64 = (state: Tensor, grad: Tensor, param: Tensor | undefined, a: Attrs): Float64Array =>
+  adamMomentCase64(state.toArray(), grad.toArray(), param?.toArray(), a);
 
 /** Computed in float64 and rounded once: the kernel's output is the reference rounded to float32, bit for bit. */
-const expectRef = (got: Tensor, want: number[]) =>
-  expect(Array.from(got.toFloat32Array())).toEqual(want.map(Math.fround));
+const expectRef = (got: Tensor, want: ArrayLike<number>) =>
+  expect(Array.from(got.toFloat32Array())).toEqual(Array.from(want, Math.fround));
 
 describe("adam-moment kernel", () => {
   it("first and second moments, with and without weight decay, match the float64 reference", () => {
@@ -67,21 +58,11 @@ describe("adam-moment kernel", () => {
   });
 
   it("strided (transposed) state, grad and param, each and all", () => {
-    const state = rand([4, 3, 5], 7);
-    const grad = rand([4, 3, 5], 8);
-    const param = rand([4, 3, 5], 9);
-    const stateT = rand([5, 4, 3], 10).permute([1, 2, 0]); // [4, 3, 5], last axis strided
-    const gradT = rand([3, 5, 4], 11).permute([2, 0, 1]);
-    const paramT = rand([4, 5, 3], 12).permute([0, 2, 1]);
+    const [state, grad, param, stateT, gradT, paramT] = stridedOperands(rand, [4, 3, 5], 7);
     expect(stateT.isContiguous() || gradT.isContiguous() || paramT.isContiguous()).toBe(false);
     for (const square of [false, true]) {
       const a = { beta: 0.95, square, weightDecay: 0.01 };
-      for (const [s, g, p] of [
-        [stateT, grad, param],
-        [state, gradT, param],
-        [state, grad, paramT],
-        [stateT, gradT, paramT],
-      ] as const) {
+      for (const [s, g, p] of eachStrided([state, grad, param], [stateT, gradT, paramT])) {
         expectRef(run(s, g, p, a), adamMoment64(s, g, p, a));
       }
       expectRef(
@@ -91,17 +72,7 @@ describe("adam-moment kernel", () => {
     }
   });
 
-  it("scalar and empty tensors", () => {
-    expectRef(
-      run(Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], []), {
-        beta: 0.9,
-        square: true,
-        weightDecay: 0.5,
-      }),
-      [0.9 * 2 + 0.1 * 2.5 * 2.5],
-    );
-    expect(run(rand([2, 0], 1), rand([2, 0], 2), undefined, { beta: 0.9 }).shape).toEqual([2, 0]);
-  });
+  it("scalar and empty tensors", () => expectAdamMomentScalarAndEmpty(run, rand));
 
   it("writes into a planned output, never into its inputs", () => {
     const state = rand([2, 3], 1);
@@ -121,32 +92,7 @@ describe("adam-moment kernel", () => {
     expect(state.toArray()).toEqual(before);
   });
 
-  it("weight decay without the param is an input error naming <node>.param", () => {
-    const e = thrown(() => run(rand([2], 1), rand([2], 2), undefined, { beta: 0.9, weightDecay: 0.1 }));
-    expect([e.code, e.subject]).toEqual(["input", "optim.w.m.param"]);
-  });
-
-  it("shapes that differ are a shape error naming <node>.grad or <node>.param", () => {
-    let e = thrown(() => run(rand([2, 3], 1), rand([3, 2], 2), undefined, { beta: 0.9 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.m.grad"]);
-    e = thrown(() => run(rand([2, 3], 1), rand([2, 3], 2), rand([6], 3), { beta: 0.9, weightDecay: 0.1 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.m.param"]);
-  });
-
-  it("invalid attributes are attr errors naming the field", () => {
-    const s = rand([2], 1);
-    const g = rand([2], 2);
-    for (const [attrs, field] of [
-      [{ beta: 1 }, "beta"],
-      [{ beta: -0.1 }, "beta"],
-      [{ beta: NaN }, "beta"],
-      [{}, "beta"],
-      [{ beta: 0.9, square: 1 }, "square"],
-      [{ beta: 0.9, weightDecay: -1 }, "weightDecay"],
-      [{ beta: 0.9, weightDecay: Infinity }, "weightDecay"],
-    ] as const) {
-      const e = thrown(() => run(s, g, s, attrs as unknown as Attrs));
-      expect([e.code, e.subject]).toEqual(["attr", `optim.w.m.${field}`]);
-    }
+  it("errors name the node and field: weight decay without param, shapes, attributes", () => {
+    expectAdamMomentErrors(failingCallOf(dispatchCpu, "adam-moment", "optim.w.m", [2, 3]));
   });
 });

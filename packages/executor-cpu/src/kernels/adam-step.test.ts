@@ -1,22 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { Tensor, compare, type Shape } from "@attngraph/tensor";
 import {
-  BAD_STEP_VALUES,
   ADAM_LOOPS,
   ADAM_STEP_CASES,
   adamStepCase64,
+  eachStrided,
+  valuesOf,
   mulberry32,
-  torchAdamLoop,
+  randomTensor,
   type AdamStepCase,
 } from "@attngraph/testkit";
-import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
+import { expectAdamLoop, expectAdamStepErrors, failingCallOf } from "@attngraph/testkit/test-helpers";
+import { cpu, dispatchCpu } from "../test-dispatch.js";
 import { adamMomentKernel } from "./adam-moment.js";
 import { adamStepKernel } from "./adam-step.js";
-import { createCpuExecutor } from "../register-kernels.js";
 import { expectChunksAsOneCall } from "./test-chunked.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
 
 const rand = (shape: Shape, seed: number, scale = 1, offset = 0) => {
   const next = mulberry32(seed);
@@ -28,8 +26,8 @@ const rand = (shape: Shape, seed: number, scale = 1, offset = 0) => {
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
-const run = (param: Tensor, m: Tensor, v: Tensor, t: Tensor, attrs: AdamStepCase, node = "optim.w.update") =>
-  cpu.dispatch({ kind: "adam-step", node, attrs: { ...attrs }, inputs: [param, m, v, t], outShape: param.shape });
+const run = (param: Tensor, m: Tensor, v: Tensor, t: Tensor, attrs: AdamStepCase) =>
+  dispatchCpu("adam-step", "optim.w.update", { ...attrs }, [param, m, v, t], param.shape);
 
 const near = (got: Tensor | ArrayLike<number>, want: ArrayLike<number>, tol = { abs: 1e-6, rel: 1e-6 }) => {
   const r = compare(got, want, tol);
@@ -69,12 +67,7 @@ describe("adam-step kernel", () => {
     const vT = rand([6, 3], 6, 0.01, 0.011).permute([1, 0]);
     expect(pT.isContiguous() || mT.isContiguous() || vT.isContiguous()).toBe(false);
     for (const a of ADAM_STEP_CASES) {
-      for (const [pp, mm, vv] of [
-        [pT, m, v],
-        [p, mT, v],
-        [p, m, vT],
-        [pT, mT, vT],
-      ] as const) {
+      for (const [pp, mm, vv] of eachStrided([p, m, v], [pT, mT, vT])) {
         const want = adamStepCase64(pp.toArray(), mm.toArray(), vv.toArray(), 7, a);
         expect(Array.from(run(pp, mm, vv, step(7, [1]), a).toFloat32Array())).toEqual(Array.from(want, Math.fround));
       }
@@ -91,46 +84,8 @@ describe("adam-step kernel", () => {
     );
   });
 
-  it("a step that is not an integer >= 1 is an input error naming <node>.step", () => {
-    for (const [t, shape] of BAD_STEP_VALUES) {
-      const e = thrown(() => run(p, m, v, step(t, shape), { lr: 1e-2 }));
-      expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.update.step"]);
-      expect(e.message).toContain("optim.w.update.step");
-    }
-  });
-
-  it("a step of another shape than [] or [1] is a shape error naming <node>.step; missing, an input error", () => {
-    let e = thrown(() => run(p, m, v, Tensor.from([1, 2], [2]), { lr: 1e-2 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.step"]);
-    e = thrown(() => run(p, m, v, Tensor.from([1], [1, 1]), { lr: 1e-2 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.step"]);
-    e = thrown(() =>
-      cpu.dispatch({ kind: "adam-step", node: "u", attrs: { lr: 1 }, inputs: [p, m, v], outShape: p.shape }),
-    );
-    expect([e.code, e.subject]).toEqual(["input", "u.step"]);
-  });
-
-  it("shapes that differ are a shape error naming <node>.m or <node>.v", () => {
-    let e = thrown(() => run(p, rand([6, 3], 1), v, step(1), { lr: 1e-2 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.m"]);
-    e = thrown(() => run(p, m, rand([18], 1), step(1), { lr: 1e-2 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.v"]);
-  });
-
-  it("invalid attributes are attr errors naming the field", () => {
-    for (const [attrs, field] of [
-      [{ lr: 0 }, "lr"],
-      [{ lr: NaN }, "lr"],
-      [{}, "lr"],
-      [{ lr: 1, beta1: 1 }, "beta1"],
-      [{ lr: 1, beta2: -0.5 }, "beta2"],
-      [{ lr: 1, eps: -1 }, "eps"],
-      [{ lr: 1, weightDecay: -1 }, "weightDecay"],
-      [{ lr: 1, decoupled: "yes" }, "decoupled"],
-    ] as const) {
-      const e = thrown(() => run(p, m, v, step(1), attrs as unknown as AdamStepCase));
-      expect([e.code, e.subject]).toEqual(["attr", `optim.w.update.${field}`]);
-    }
+  it("errors name the node and field: invalid steps, the step's shape, m and v shapes, attributes", () => {
+    expectAdamStepErrors(failingCallOf(dispatchCpu, "adam-step", "optim.w.update", [2, 3]));
   });
 });
 
@@ -163,39 +118,7 @@ describe("adam-moment and adam-step in chunks", () => {
 
 describe("adam-moment → adam-step: a training loop", () => {
   for (const a of ADAM_LOOPS) {
-    it(`5 steps of ${a.decoupled ? "AdamW" : "Adam"} (weightDecay ${a.weightDecay}) on a [4, 5] parameter match a float64 loop of torch's update`, () => {
-      const shape = [4, 5];
-      const l2 = a.decoupled ? 0 : a.weightDecay;
-      let p = rand(shape, 100);
-      let m = Tensor.from(new Float32Array(20), shape);
-      let v = Tensor.from(new Float32Array(20), shape);
-      const rp = Float64Array.from(p.toArray());
-      const torch = torchAdamLoop(rp, a); // updates rp in place
-      for (let t = 1; t <= 5; t++) {
-        const g = rand(shape, 200 + t, 2);
-        const gT = t % 2 === 0 ? rand([5, 4], 200 + t, 2).permute([1, 0]) : g; // even steps: a strided gradient
-        const param = l2 > 0 ? p : undefined;
-        const call = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ({
-          kind,
-          node,
-          attrs,
-          inputs,
-          outShape: shape,
-        });
-        m = cpu.dispatch(
-          call("adam-moment", "optim.w.m", { beta: a.beta1, square: false, weightDecay: l2 }, [m, gT, param]),
-        ) as Tensor;
-        v = cpu.dispatch(
-          call("adam-moment", "optim.w.v", { beta: a.beta2, square: true, weightDecay: l2 }, [v, gT, param]),
-        ) as Tensor;
-        p = cpu.dispatch(call("adam-step", "optim.w.update", { ...a }, [p, m, v, step(t, t % 2 ? [1] : [])])) as Tensor;
-        torch.update([Float64Array.from(gT.toArray())]);
-        near(m, torch.expAvg[0]!, { abs: 1e-7, rel: 1e-6 });
-        near(v, torch.expAvgSq[0]!, { abs: 1e-7, rel: 1e-6 });
-        near(p, rp, { abs: 1e-6, rel: 1e-6 });
-      }
-      const moved = p.toArray().reduce((w, x, k) => Math.max(w, Math.abs(x - rand(shape, 100).toArray()[k]!)), 0);
-      expect(moved).toBeGreaterThan(a.lr);
-    });
+    it(`5 steps of ${a.decoupled ? "AdamW" : "Adam"} (weightDecay ${a.weightDecay}) on a [4, 5] parameter match a float64 loop of torch's update`, () =>
+      expectAdamLoop({ random: randomTensor, shape: [4, 5], ...valuesOf(cpu) }, a));
   }
 });

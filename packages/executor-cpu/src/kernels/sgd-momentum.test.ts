@@ -1,35 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
 import {
-  BAD_STEP_VALUES,
   SGD_MOMENTUM_CASES,
+  eachStrided,
+  stridedOperands,
   randomTensor as rand,
   sgdMomentumCase64,
   type SgdMomentumCase,
 } from "@attngraph/testkit";
-import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
-import { createCpuExecutor } from "../register-kernels.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
+import {
+  expectSgdMomentumErrors,
+  expectSgdMomentumScalarAndEmpty,
+  failingCallOf,
+} from "@attngraph/testkit/test-helpers";
+import { cpu, dispatchCpu } from "../test-dispatch.js";
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
-const run = (
-  buf: Tensor,
-  grad: Tensor,
-  param: Tensor | undefined,
-  t: Tensor,
-  attrs: SgdMomentumCase,
-  node = "optim.w.buf",
-) =>
-  cpu.dispatch({
-    kind: "sgd-momentum",
-    node,
-    attrs: { ...attrs },
-    inputs: [buf, grad, param, t],
-    outShape: buf.shape,
-  });
+const run = (buf: Tensor, grad: Tensor, param: Tensor | undefined, t: Tensor, attrs: SgdMomentumCase) =>
+  dispatchCpu("sgd-momentum", "optim.w.buf", { ...attrs }, [buf, grad, param, t], buf.shape);
 
 /** Computed in float64 and rounded once: the kernel's output is the reference rounded to float32, bit for bit. */
 const expectRef = (got: Tensor, want: ArrayLike<number>) =>
@@ -71,21 +60,11 @@ describe("sgd-momentum kernel", () => {
   });
 
   it("strided (transposed) buf, grad and param, each and all", () => {
-    const b = rand([4, 3, 5], 7);
-    const g = rand([4, 3, 5], 8);
-    const p = rand([4, 3, 5], 9);
-    const bT = rand([5, 4, 3], 10).permute([1, 2, 0]); // [4, 3, 5], last axis strided
-    const gT = rand([3, 5, 4], 11).permute([2, 0, 1]);
-    const pT = rand([4, 5, 3], 12).permute([0, 2, 1]);
+    const [b, g, p, bT, gT, pT] = stridedOperands(rand, [4, 3, 5], 7);
     expect(bT.isContiguous() || gT.isContiguous() || pT.isContiguous()).toBe(false);
     const a = { momentum: 0.9, dampening: 0.2, weightDecay: 0.01 };
     for (const t of [1, 4]) {
-      for (const [x, y, z] of [
-        [bT, g, p],
-        [b, gT, p],
-        [b, g, pT],
-        [bT, gT, pT],
-      ] as const) {
+      for (const [x, y, z] of eachStrided([b, g, p], [bT, gT, pT])) {
         expectRef(run(x, y, z, step(t), a), sgdMomentumCase64(x.toArray(), y.toArray(), z.toArray(), t, a));
       }
       expectRef(
@@ -105,17 +84,7 @@ describe("sgd-momentum kernel", () => {
     expectRef(run(buf, grad, undefined, new Tensor(steps.data, [], [], 0), a), grad.toArray());
   });
 
-  it("scalar and empty tensors", () => {
-    expectRef(
-      run(Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], []), step(2), {
-        momentum: 0.9,
-        dampening: 0.5,
-        weightDecay: 0.5,
-      }),
-      [0.9 * 2 + 0.5 * 2.5],
-    );
-    expect(run(rand([2, 0], 1), rand([2, 0], 2), undefined, step(2), { momentum: 0.9 }).shape).toEqual([2, 0]);
-  });
+  it("scalar and empty tensors", () => expectSgdMomentumScalarAndEmpty(run, rand));
 
   it("writes into a planned output, never into its inputs", () => {
     const before = buf.toArray();
@@ -133,56 +102,7 @@ describe("sgd-momentum kernel", () => {
     expect(buf.toArray()).toEqual(before);
   });
 
-  it("a step that is not an integer >= 1 is an input error naming <node>.step", () => {
-    for (const [t, shape] of BAD_STEP_VALUES) {
-      const e = thrown(() => run(buf, grad, undefined, step(t, shape), { momentum: 0.9 }));
-      expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
-      expect(e.message).toContain("optim.w.buf.step");
-    }
-  });
-
-  it("a step of another shape than [] or [1] is a shape error naming <node>.step; missing, an input error", () => {
-    let e = thrown(() => run(buf, grad, undefined, Tensor.from([1, 2], [2]), { momentum: 0.9 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.step"]);
-    e = thrown(() => run(buf, grad, undefined, Tensor.from([1], [1, 1]), { momentum: 0.9 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.step"]);
-    e = thrown(() =>
-      cpu.dispatch({
-        kind: "sgd-momentum",
-        node: "b",
-        attrs: { momentum: 0.9 },
-        inputs: [buf, grad],
-        outShape: buf.shape,
-      }),
-    );
-    expect([e.code, e.subject]).toEqual(["input", "b.step"]);
-  });
-
-  it("weight decay without the param is an input error naming <node>.param", () => {
-    const e = thrown(() => run(buf, grad, undefined, step(1), { momentum: 0.9, weightDecay: 0.1 }));
-    expect([e.code, e.subject]).toEqual(["input", "optim.w.buf.param"]);
-  });
-
-  it("shapes that differ are a shape error naming <node>.grad or <node>.param", () => {
-    let e = thrown(() => run(buf, rand([5, 3], 2), undefined, step(1), { momentum: 0.9 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.grad"]);
-    e = thrown(() => run(buf, grad, rand([15], 3), step(1), { momentum: 0.9, weightDecay: 0.1 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.param"]);
-  });
-
-  it("invalid attributes are attr errors naming the field", () => {
-    for (const [attrs, field] of [
-      [{}, "momentum"],
-      [{ momentum: -0.1 }, "momentum"],
-      [{ momentum: NaN }, "momentum"],
-      [{ momentum: Infinity }, "momentum"],
-      [{ momentum: 0.9, dampening: 1.5 }, "dampening"],
-      [{ momentum: 0.9, dampening: -1 }, "dampening"],
-      [{ momentum: 0.9, weightDecay: -1 }, "weightDecay"],
-      [{ momentum: 0.9, weightDecay: "0" }, "weightDecay"],
-    ] as const) {
-      const e = thrown(() => run(buf, grad, param, step(2), attrs as unknown as SgdMomentumCase));
-      expect([e.code, e.subject]).toEqual(["attr", `optim.w.buf.${field}`]);
-    }
+  it("errors name the node and field: invalid steps, the step's shape, weight decay without param, shapes, attributes", () => {
+    expectSgdMomentumErrors(failingCallOf(dispatchCpu, "sgd-momentum", "optim.w.buf", [2, 3]));
   });
 });

@@ -1,32 +1,30 @@
 import { describe, expect, it } from "vitest";
-import { Tensor, compare, type Shape } from "@attngraph/tensor";
+import { Tensor, type Shape } from "@attngraph/tensor";
 import {
   SGD_LOOPS,
   SGD_STEP_CASES,
+  eachStrided,
+  valuesOf,
   randomTensor as rand,
   sgdLoopLabel,
   sgdStepCase64,
-  torchSgdLoop,
   type SgdStepCase,
 } from "@attngraph/testkit";
-import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
+import {
+  expectSgdLoop,
+  expectSgdStepErrors,
+  expectSgdStepScalarAndEmpty,
+  failingCallOf,
+} from "@attngraph/testkit/test-helpers";
+import { cpu, dispatchCpu } from "../test-dispatch.js";
 import { sgdMomentumKernel } from "./sgd-momentum.js";
 import { sgdStepKernel } from "./sgd-step.js";
-import { createCpuExecutor } from "../register-kernels.js";
 import { expectChunksAsOneCall } from "./test-chunked.js";
-
-/** Kernels run as the runtime runs them: checkCall holds each call to its op's declaration first. */
-const cpu = createCpuExecutor();
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
 
-const run = (param: Tensor, grad: Tensor, buf: Tensor | undefined, attrs: SgdStepCase, node = "optim.w.update") =>
-  cpu.dispatch({ kind: "sgd-step", node, attrs: { ...attrs }, inputs: [param, grad, buf], outShape: param.shape });
-
-const near = (got: Tensor | ArrayLike<number>, want: ArrayLike<number>, tol = { abs: 1e-6, rel: 1e-6 }) => {
-  const r = compare(got, want, tol);
-  expect(r.ok, JSON.stringify(r.worst)).toBe(true);
-};
+const run = (param: Tensor, grad: Tensor, buf: Tensor | undefined, attrs: SgdStepCase) =>
+  dispatchCpu("sgd-step", "optim.w.update", { ...attrs }, [param, grad, buf], param.shape);
 
 describe("sgd-step kernel", () => {
   const p = rand([3, 6], 1);
@@ -55,12 +53,7 @@ describe("sgd-step kernel", () => {
     const bT = rand([6, 3], 6).permute([1, 0]);
     expect(pT.isContiguous() || gT.isContiguous() || bT.isContiguous()).toBe(false);
     for (const a of SGD_STEP_CASES) {
-      for (const [pp, gg, bb] of [
-        [pT, g, b],
-        [p, gT, b],
-        [p, g, bT],
-        [pT, gT, bT],
-      ] as const) {
+      for (const [pp, gg, bb] of eachStrided([p, g, b], [pT, gT, bT])) {
         const buf = a.momentum ? bb : undefined;
         expect(Array.from(run(pp, gg, buf, a).toFloat32Array())).toEqual(
           Array.from(sgdStepCase64(pp.toArray(), gg.toArray(), buf?.toArray(), a), Math.fround),
@@ -70,14 +63,7 @@ describe("sgd-step kernel", () => {
   });
 
   it("scalar and empty tensors; a planned output", () => {
-    expect(
-      run(Tensor.from([2], []), Tensor.from([1], []), Tensor.from([4], []), {
-        lr: 0.5,
-        momentum: 0.5,
-        nesterov: true,
-      }).toArray(),
-    ).toEqual([2 - 0.5 * (1 + 2)]);
-    expect(run(rand([0, 3], 1), rand([0, 3], 2), undefined, { lr: 1 }).shape).toEqual([0, 3]);
+    expectSgdStepScalarAndEmpty(run, rand);
     const out = Tensor.from(new Float32Array(18), [3, 6]);
     const y = cpu.dispatch({ kind: "sgd-step", node: "u", attrs: { lr: 0.1 }, inputs: [p, g], outShape: [3, 6], out });
     expect(y).toBe(out);
@@ -86,29 +72,8 @@ describe("sgd-step kernel", () => {
     );
   });
 
-  it("momentum without the buffer is an input error naming <node>.buf; shapes that differ, shape errors", () => {
-    let e = thrown(() => run(p, g, undefined, { lr: 1e-2, momentum: 0.9 }));
-    expect([e.code, e.subject]).toEqual(["input", "optim.w.update.buf"]);
-    e = thrown(() => run(p, rand([6, 3], 1), undefined, { lr: 1e-2 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.grad"]);
-    e = thrown(() => run(p, g, rand([18], 1), { lr: 1e-2, momentum: 0.9 }));
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.buf"]);
-  });
-
-  it("invalid attributes are attr errors naming the field", () => {
-    for (const [attrs, field] of [
-      [{ lr: 0 }, "lr"],
-      [{ lr: NaN }, "lr"],
-      [{}, "lr"],
-      [{ lr: 1, momentum: -1 }, "momentum"],
-      [{ lr: 1, momentum: 0.9, nesterov: "yes" }, "nesterov"],
-      [{ lr: 1, nesterov: true }, "nesterov"],
-      [{ lr: 1, momentum: 0, nesterov: true }, "nesterov"],
-      [{ lr: 1, weightDecay: -1 }, "weightDecay"],
-    ] as const) {
-      const e = thrown(() => run(p, g, b, attrs as unknown as SgdStepCase));
-      expect([e.code, e.subject]).toEqual(["attr", `optim.w.update.${field}`]);
-    }
+  it("errors name the node and field: momentum without buf, shapes, attributes", () => {
+    expectSgdStepErrors(failingCallOf(dispatchCpu, "sgd-step", "optim.w.update", [2, 3]));
   });
 });
 
@@ -141,47 +106,7 @@ describe("sgd-momentum and sgd-step in chunks", () => {
 
 describe("sgd-momentum → sgd-step: a training loop", () => {
   for (const a of SGD_LOOPS) {
-    const label = sgdLoopLabel(a);
-    it(`5 steps of ${label} (weightDecay ${a.weightDecay}) on a [4, 5] parameter match a float64 loop of torch's update`, () => {
-      const shape = [4, 5];
-      let p = rand(shape, 100);
-      let buf: Tensor | undefined = a.momentum > 0 ? Tensor.from(new Float32Array(20).fill(NaN), shape) : undefined; // unread at step 1
-      const rp = Float64Array.from(p.toArray());
-      const torch = torchSgdLoop(rp, a); // updates rp in place
-      const call = (kind: string, node: string, attrs: Record<string, unknown>, inputs: (Tensor | undefined)[]) => ({
-        kind,
-        node,
-        attrs,
-        inputs,
-        outShape: shape,
-      });
-      for (let t = 1; t <= 5; t++) {
-        const g = t % 2 === 0 ? rand([5, 4], 200 + t, 2).permute([1, 0]) : rand(shape, 200 + t, 2); // even steps: a strided gradient
-        if (buf) {
-          const mAttrs = { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay };
-          buf = cpu.dispatch(
-            call("sgd-momentum", "optim.w.buf", mAttrs, [
-              buf,
-              g,
-              a.weightDecay > 0 ? p : undefined,
-              step(t, t % 2 ? [1] : []),
-            ]),
-          ) as Tensor;
-        }
-        p = cpu.dispatch(
-          call(
-            "sgd-step",
-            "optim.w.update",
-            { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay },
-            [p, g, buf],
-          ),
-        ) as Tensor;
-        torch.update([Float64Array.from(g.toArray())]);
-        if (buf) near(buf, torch.buffers[0]!, { abs: 1e-6, rel: 1e-6 });
-        near(p, rp, { abs: 1e-6, rel: 1e-6 });
-      }
-      const moved = p.toArray().reduce((w, x, k) => Math.max(w, Math.abs(x - rand(shape, 100).toArray()[k]!)), 0);
-      expect(moved).toBeGreaterThan(a.lr);
-    });
+    it(`5 steps of ${sgdLoopLabel(a)} (weightDecay ${a.weightDecay}) on a [4, 5] parameter match a float64 loop of torch's update`, () =>
+      expectSgdLoop({ random: rand, shape: [4, 5], ...valuesOf(cpu) }, a));
   }
 });

@@ -2,37 +2,22 @@
 // rows of every length mod 4 (the 4-lane path and its tail), first and second moments, weight decay, param absent,
 // strided state, grad and param (each and all), scalar and empty tensors, chunks, and the errors.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
+import { adamMomentCase64, eachStrided, stridedOperands, type AdamMomentCase } from "@attngraph/testkit";
+import { expectAdamMomentErrors, expectAdamMomentScalarAndEmpty } from "@attngraph/testkit/test-helpers";
 import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
-import { eachStrided } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
-interface Attrs {
-  beta: number;
-  square?: boolean;
-  weightDecay?: number;
-}
+type Attrs = AdamMomentCase;
 
-/** The op's formula in float64: the kernel computes in float64 too and rounds once, so it matches bit for bit. */
-function adamMoment64(
-  state: Tensor,
-  grad: Tensor,
-  param: Tensor | undefined,
-  { beta, square = false, weightDecay = 0 }: Attrs,
-): Float64Array {
-  const s = f64(state);
-  const g = f64(grad);
-  const p = param && f64(param);
-  return s.map((sv, k) => {
-    const gk = g[k]! + (p ? weightDecay * p[k]! : 0);
-    return beta * sv + (1 - beta) * (square ? gk * gk : gk);
-  });
-}
+/** The op's formula in float64 (testkit's): the kernel computes in float64 too and rounds once, so it matches bit for bit. */
+const adamMoment64 = (state: Tensor, grad: Tensor, param: Tensor | undefined, a: Attrs): Float64Array =>
+  adamMomentCase64(f64(state), f64(grad), param && f64(param), a);
 
-const run = (s: Tensor, g: Tensor, p: Tensor | undefined, a: Attrs, views = false, node = "optim.w.m") =>
-  (views ? onWasmViews : onWasm)(ex, "adam-moment", { ...a }, [s, g, p], s.shape, node);
+const run = (s: Tensor, g: Tensor, p: Tensor | undefined, a: Attrs, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "adam-moment", { ...a }, [s, g, p], s.shape, "optim.w.m");
 const expectRef = (got: Tensor, s: Tensor, g: Tensor, p: Tensor | undefined, a: Attrs) =>
   expect(Array.from(got.toFloat32Array())).toEqual(Array.from(Float32Array.from(adamMoment64(s, g, p, a))));
 const positive = (t: Tensor) => new Tensor(t.toFloat32Array().map(Math.abs), t.shape);
@@ -64,12 +49,7 @@ describe("adam-moment on wasm", () => {
 
   it("strided state, grad and param (transposed), each and all, both moments; the dense copy of a strided param released", () => {
     const before = ex.inUseBytes;
-    const s = random([3, 5, 7], 1);
-    const g = random([3, 5, 7], 2);
-    const p = random([3, 5, 7], 3);
-    const sT = random([7, 3, 5], 4).permute([1, 2, 0]);
-    const gT = random([5, 7, 3], 5).permute([2, 0, 1]);
-    const pT = random([3, 7, 5], 6).permute([0, 2, 1]);
+    const [s, g, p, sT, gT, pT] = stridedOperands(random, [3, 5, 7], 1);
     for (const square of [false, true]) {
       const a = { beta: 0.95, square, weightDecay: 0.01 };
       for (const [x, y, z] of eachStrided([s, g, p], [sT, gT, pT])) expectRef(run(x, y, z, a, true), x, y, z, a);
@@ -78,12 +58,7 @@ describe("adam-moment on wasm", () => {
     expect(ex.inUseBytes).toBe(before);
   });
 
-  it("scalar and empty inputs", () => {
-    const a = { beta: 0.9, square: true, weightDecay: 0.5 };
-    const [s, g, p] = [Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], [])];
-    expectRef(run(s, g, p, a), s, g, p, a);
-    expect(run(random([2, 0], 1), random([2, 0], 2), undefined, { beta: 0.9 }).shape).toEqual([2, 0]);
-  });
+  it("scalar and empty inputs", () => expectAdamMomentScalarAndEmpty(run, random));
 
   it("in chunks of a tiny chunkWork (dense and strided): bit for bit one call, nothing left allocated", async () => {
     const tiny = await wasmExecutor({ chunkWork: 1 });
@@ -99,25 +74,7 @@ describe("adam-moment on wasm", () => {
 
   it("errors name the node and field: weight decay without param, shapes, attributes", () => {
     const before = ex.inUseBytes;
-    const call = failingCall(ex, "adam-moment", "optim.w.m", [2, 3]);
-    const [s, g] = [random([2, 3], 1), random([2, 3], 2)];
-    let e = call({ beta: 0.9, weightDecay: 0.1 }, [s, g, undefined]);
-    expect(AttnGraphError.isInstance(e)).toBe(true);
-    expect([e.code, e.subject]).toEqual(["input", "optim.w.m.param"]);
-    e = call({ beta: 0.9 }, [s, random([3, 2], 3)]);
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.m.grad"]);
-    e = call({ beta: 0.9, weightDecay: 0.1 }, [s, g, random([6], 3)]);
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.m.param"]);
-    for (const [attrs, field] of [
-      [{ beta: 1 }, "beta"],
-      [{ beta: NaN }, "beta"],
-      [{}, "beta"],
-      [{ beta: 0.9, square: "yes" }, "square"],
-      [{ beta: 0.9, weightDecay: -1 }, "weightDecay"],
-    ] as const) {
-      e = call(attrs, [s, g, s]);
-      expect([e.code, e.subject]).toEqual(["attr", `optim.w.m.${field}`]);
-    }
+    expectAdamMomentErrors(failingCall(ex, "adam-moment", "optim.w.m", [2, 3]));
     expect(ex.inUseBytes, "nothing left allocated after the errors").toBe(before);
   });
 });

@@ -17,6 +17,7 @@ import {
   type QkvWrt,
 } from "@attngraph/testkit";
 import { f64, onWasm, onWasmViews, random, uploadView, wasmExecutor, worst } from "../test-util.js";
+import { runHostCall } from "../test-host-call.js";
 import type { WasmExecutor } from "../executor.js";
 import type { WasmValue } from "../value.js";
 
@@ -332,34 +333,15 @@ describe("attention-lse and attention-grad on wasm against the float64 reference
 });
 
 describe("attention-lse and attention-grad in chunks", () => {
-  /** Uploads, dispatches with a signal (awaiting the chunked answer), downloads and releases. */
-  async function chunked(
+  /** `kind` (as node `kind`) on `tiny` with a signal: a Promise of its output, everything released. */
+  const chunked = (
     tiny: WasmExecutor,
     kind: string,
     attrs: Record<string, unknown>,
-    xs: readonly (AnyTensor | undefined)[],
+    inputs: readonly (AnyTensor | undefined)[],
     outShape: Shape,
-  ): Promise<Tensor> {
-    const values = xs.map((t) => (t === undefined ? undefined : tiny.upload(t)));
-    try {
-      const call: KernelCall<WasmValue> = {
-        kind,
-        node: kind,
-        attrs,
-        inputs: values,
-        outShape,
-        signal: new AbortController().signal,
-      };
-      const pending = tiny.dispatch(call);
-      expect(pending).toBeInstanceOf(Promise);
-      const out = await pending;
-      const host = tiny.download(out).contiguous();
-      tiny.release(out);
-      return host;
-    } finally {
-      for (const v of values) if (v) tiny.release(v);
-    }
-  }
+  ): Promise<Tensor> =>
+    runHostCall(tiny, { kind, node: kind, attrs, inputs, outShape }, new AbortController().signal, true);
   const bits = (t: Tensor) => new Uint32Array(Float32Array.from(t.toFloat32Array()).buffer);
 
   it("bit for bit the numbers of one uninterrupted call, nothing left allocated", async () => {

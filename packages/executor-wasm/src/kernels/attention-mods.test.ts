@@ -10,6 +10,7 @@ import { checkExpr, compileExpr, ExprIndexError, type Expr, type ExprFn, type Ga
 import { Tensor, type Shape } from "@attngraph/tensor";
 import { flexForward64, flexGrad64, type Flex64, type HeadDims } from "@attngraph/testkit";
 import { random, wasmExecutor, worst } from "../test-util.js";
+import { runHostCall } from "../test-host-call.js";
 import type { WasmExecutor } from "../executor.js";
 
 const one = await wasmExecutor({ flavour: "simd" });
@@ -133,32 +134,19 @@ function attrs(m: Made): Record<string, unknown> {
   };
 }
 
-/** Dispatches on `ex` (awaiting a chunked call), downloads, releases. */
-async function run(
+/** Dispatches on `ex` as node "attn" (with a signal on the chunked executor, awaiting its answer), downloads, releases. */
+const run = (
   ex: WasmExecutor,
   kind: string,
-  a: Record<string, unknown>,
+  attrs: Record<string, unknown>,
   inputs: readonly (Tensor | undefined)[],
   outShape: Shape,
-): Promise<Tensor> {
-  const values = inputs.map((t) => (t === undefined ? undefined : ex.upload(t)));
-  try {
-    const signal = ex === chunked ? new AbortController().signal : undefined;
-    const out = await ex.dispatch({
-      kind,
-      node: "attn",
-      attrs: a,
-      inputs: values,
-      outShape,
-      ...(signal ? { signal } : {}),
-    });
-    const host = ex.download(out).contiguous();
-    ex.release(out);
-    return host;
-  } finally {
-    for (const v of values) if (v) ex.release(v);
-  }
-}
+): Promise<Tensor> =>
+  runHostCall(
+    ex,
+    { kind, node: "attn", attrs, inputs, outShape },
+    ex === chunked ? new AbortController().signal : undefined,
+  );
 
 const forward = (ex: WasmExecutor, m: Made) =>
   run(ex, "attention", attrs(m), [m.q, m.k, m.v, m.pad, ...m.gathered], [m.c.B, m.c.H, m.c.L, m.c.Dv]);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { AttnGraphError, Tensor, type AnyTensor } from "@attngraph/tensor";
 import { crossEntropyGradOf } from "@attngraph/testkit";
-import { f64, onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor, worst } from "../test-util.js";
+import { onWasm, onWasmViews, random, thrown, uploadView, wasmExecutor, worst } from "../test-util.js";
 import { failsUntouched } from "../test-dispatch.js";
 
 const ex = await wasmExecutor();

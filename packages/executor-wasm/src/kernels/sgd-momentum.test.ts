@@ -5,23 +5,22 @@
 // <node>.step), scalar and empty inputs, chunks, and the errors.
 import { describe, expect, it } from "vitest";
 import { Tensor, type Shape } from "@attngraph/tensor";
-import { SGD_MOMENTUM_CASES, sgdMomentumCase64, type SgdMomentumCase } from "@attngraph/testkit";
+import {
+  SGD_MOMENTUM_CASES,
+  eachStrided,
+  stridedOperands,
+  sgdMomentumCase64,
+  type SgdMomentumCase,
+} from "@attngraph/testkit";
+import { expectSgdMomentumErrors, expectSgdMomentumScalarAndEmpty } from "@attngraph/testkit/test-helpers";
 import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
-import { BAD_STEPS, eachStrided } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
 const step = (t: number, shape: Shape = []) => Tensor.from([t], shape);
-const run = (
-  b: Tensor,
-  g: Tensor,
-  p: Tensor | undefined,
-  t: Tensor,
-  a: SgdMomentumCase,
-  views = false,
-  node = "optim.w.buf",
-) => (views ? onWasmViews : onWasm)(ex, "sgd-momentum", { ...a }, [b, g, p, t], b.shape, node);
+const run = (b: Tensor, g: Tensor, p: Tensor | undefined, t: Tensor, a: SgdMomentumCase, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "sgd-momentum", { ...a }, [b, g, p, t], b.shape, "optim.w.buf");
 const expectRef = (got: Tensor, b: Tensor, g: Tensor, p: Tensor | undefined, t: number, a: SgdMomentumCase) =>
   expect(Array.from(got.toFloat32Array())).toEqual(
     // the kernel computes in float64 too and rounds once: bit for bit
@@ -67,12 +66,7 @@ describe("sgd-momentum on wasm", () => {
 
   it("strided buf, grad and param (transposed), each and all, at t = 1 and 4; the dense copy of a strided param released", () => {
     const before = ex.inUseBytes;
-    const b = random([3, 5, 7], 1);
-    const g = random([3, 5, 7], 2);
-    const p = random([3, 5, 7], 3);
-    const bT = random([7, 3, 5], 4).permute([1, 2, 0]);
-    const gT = random([5, 7, 3], 5).permute([2, 0, 1]);
-    const pT = random([3, 7, 5], 6).permute([0, 2, 1]);
+    const [b, g, p, bT, gT, pT] = stridedOperands(random, [3, 5, 7], 1);
     const a = { momentum: 0.9, dampening: 0.2, weightDecay: 0.01 };
     for (const t of [1, 4]) {
       for (const [x, y, z] of eachStrided([b, g, p], [bT, gT, pT]))
@@ -92,12 +86,7 @@ describe("sgd-momentum on wasm", () => {
     });
   });
 
-  it("scalar and empty inputs", () => {
-    const a = { momentum: 0.9, dampening: 0.5, weightDecay: 0.5 };
-    const [b, g, p] = [Tensor.from([2], []), Tensor.from([3], []), Tensor.from([-1], [])];
-    expectRef(run(b, g, p, step(2), a), b, g, p, 2, a);
-    expect(run(random([2, 0], 1), random([2, 0], 2), undefined, step(2), { momentum: 0.9 }).shape).toEqual([2, 0]);
-  });
+  it("scalar and empty inputs", () => expectSgdMomentumScalarAndEmpty(run, random));
 
   it("in chunks of a tiny chunkWork (dense and strided, t = 1 and 3): bit for bit the reference, nothing left allocated", async () => {
     const tiny = await wasmExecutor({ chunkWork: 1 });
@@ -113,44 +102,11 @@ describe("sgd-momentum on wasm", () => {
     }
   });
 
-  it("a step that is not an integer >= 1 (0, 1.5, NaN, -2, ∞) is an input error naming <node>.step; the executor still works", () => {
-    const [b, g] = [random([2, 3], 1), random([2, 3], 2)];
+  it("errors name the node and field: invalid steps, the step's shape, weight decay without param, shapes, attributes; the executor still works", () => {
     const before = ex.inUseBytes;
-    const call = failingCall(ex, "sgd-momentum", "optim.w.buf", [2, 3]);
-    for (const [t, bad] of BAD_STEPS) {
-      const e = call({ momentum: 0.9 }, [b, g, undefined, bad]);
-      expect([e.code, e.subject], `step ${t}`).toEqual(["input", "optim.w.buf.step"]);
-      expect(e.message).toContain("optim.w.buf.step");
-    }
-    expect(ex.inUseBytes, "nothing left allocated").toBe(before);
-    expectRef(run(b, g, undefined, step(2), { momentum: 0.9 }), b, g, undefined, 2, { momentum: 0.9 });
-  });
-
-  it("errors name the node and field: the step's shape, weight decay without param, shapes, attributes", () => {
-    const before = ex.inUseBytes;
-    const call = failingCall(ex, "sgd-momentum", "optim.w.buf", [2, 3]);
-    const [b, g] = [random([2, 3], 1), random([2, 3], 2)];
-    let e = call({ momentum: 0.9 }, [b, g, undefined, Tensor.from([1, 2], [2])]);
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.step"]);
-    e = call({ momentum: 0.9 }, [b, g, undefined, undefined]);
-    expect([e.code, e.subject]).toEqual(["input", "optim.w.buf.step"]);
-    e = call({ momentum: 0.9, weightDecay: 0.1 }, [b, g, undefined, step(1)]);
-    expect([e.code, e.subject]).toEqual(["input", "optim.w.buf.param"]);
-    e = call({ momentum: 0.9 }, [b, random([3, 2], 3), undefined, step(1)]);
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.grad"]);
-    e = call({ momentum: 0.9, weightDecay: 0.1 }, [b, g, random([6], 3), step(1)]);
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.buf.param"]);
-    for (const [attrs, field] of [
-      [{}, "momentum"],
-      [{ momentum: -1 }, "momentum"],
-      [{ momentum: NaN }, "momentum"],
-      [{ momentum: 0.9, dampening: 2 }, "dampening"],
-      [{ momentum: 0.9, dampening: "0" }, "dampening"],
-      [{ momentum: 0.9, weightDecay: -1 }, "weightDecay"],
-    ] as const) {
-      e = call(attrs, [b, g, b, step(2)]);
-      expect([e.code, e.subject]).toEqual(["attr", `optim.w.buf.${field}`]);
-    }
+    expectSgdMomentumErrors(failingCall(ex, "sgd-momentum", "optim.w.buf", [2, 3]));
     expect(ex.inUseBytes, "nothing left allocated after the errors").toBe(before);
+    const [b, g] = [random([2, 3], 1), random([2, 3], 2)];
+    expectRef(run(b, g, undefined, step(2), { momentum: 0.9 }), b, g, undefined, 2, { momentum: 0.9 });
   });
 });

@@ -3,30 +3,30 @@
 // buf given but not read), strided param, grad and buf (each and all), chunks, the errors, and a five-step training
 // loop of sgd-momentum → sgd-step against a float64 loop of torch's step.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
 import {
   SGD_LOOPS,
   SGD_STEP_CASES,
+  eachStrided,
+  stridedOperands,
   sgdLoopLabel,
   sgdStepCase64,
-  torchSgdLoop,
   type SgdStepCase,
 } from "@attngraph/testkit";
-import { f64, onWasm, onWasmViews, random, wasmExecutor, worst } from "../test-util.js";
+import { expectSgdLoop, expectSgdStepErrors, expectSgdStepScalarAndEmpty } from "@attngraph/testkit/test-helpers";
+import { f64, onWasm, onWasmViews, random, wasmExecutor } from "../test-util.js";
 import { dispatchInChunks, failingCall } from "../test-dispatch.js";
-import { LOOP_SHAPE, eachStrided, loopDispatch, loopStep, moved } from "./test-optim.js";
+import { expectLoopReleased, loopOn } from "./test-optim.js";
 
 const ex = await wasmExecutor();
 
-const run = (p: Tensor, g: Tensor, b: Tensor | undefined, a: SgdStepCase, views = false, node = "optim.w.update") =>
-  (views ? onWasmViews : onWasm)(ex, "sgd-step", { ...a }, [p, g, b], p.shape, node);
+const run = (p: Tensor, g: Tensor, b: Tensor | undefined, a: SgdStepCase, views = false) =>
+  (views ? onWasmViews : onWasm)(ex, "sgd-step", { ...a }, [p, g, b], p.shape, "optim.w.update");
 /** Float64 in the module too, the same operations in the same order: the reference rounded once, bit for bit. */
 const expectRef = (got: Tensor, p: Tensor, g: Tensor, b: Tensor | undefined, a: SgdStepCase) =>
   expect(Array.from(got.toFloat32Array())).toEqual(
     Array.from(Float32Array.from(sgdStepCase64(f64(p), f64(g), b && f64(b), a))),
   );
-const expectNear = (got: Tensor, want: ArrayLike<number>, abs = 1e-6, rel = 1e-6) =>
-  expect(worst(got, new Tensor(Float32Array.from(want), got.shape), abs, rel)).toBeLessThanOrEqual(1);
 
 describe("sgd-step on wasm", () => {
   it("plain, weight decay, momentum, nesterov; rows of every length mod 4", () => {
@@ -56,12 +56,7 @@ describe("sgd-step on wasm", () => {
 
   it("strided param, grad and buf (transposed), each and all; the dense copy of a strided buf released", () => {
     const before = ex.inUseBytes;
-    const p = random([4, 5, 6], 1);
-    const g = random([4, 5, 6], 2);
-    const b = random([4, 5, 6], 3);
-    const pT = random([6, 4, 5], 4).permute([1, 2, 0]);
-    const gT = random([5, 6, 4], 5).permute([2, 0, 1]);
-    const bT = random([4, 6, 5], 6).permute([0, 2, 1]);
+    const [p, g, b, pT, gT, bT] = stridedOperands(random, [4, 5, 6], 1);
     for (const a of SGD_STEP_CASES) {
       for (const [x, y, z] of eachStrided([p, g, b], [pT, gT, bT])) {
         const buf = a.momentum ? z : undefined;
@@ -71,18 +66,7 @@ describe("sgd-step on wasm", () => {
     expect(ex.inUseBytes).toBe(before);
   });
 
-  it("scalar and empty inputs", () => {
-    expect(
-      Array.from(
-        run(Tensor.from([2], []), Tensor.from([1], []), Tensor.from([4], []), {
-          lr: 0.5,
-          momentum: 0.5,
-          nesterov: true,
-        }).toFloat32Array(),
-      ),
-    ).toEqual([2 - 0.5 * (1 + 2)]);
-    expect(run(random([0, 3], 1), random([0, 3], 2), undefined, { lr: 1 }).shape).toEqual([0, 3]);
-  });
+  it("scalar and empty inputs", () => expectSgdStepScalarAndEmpty(run, random));
 
   it("in chunks of a tiny chunkWork (dense, and strided with a buf copied dense): bit for bit the reference, nothing left allocated", async () => {
     const tiny = await wasmExecutor({ chunkWork: 1 });
@@ -104,70 +88,14 @@ describe("sgd-step on wasm", () => {
 
   it("errors name the node and field: momentum without buf, shapes, attributes", () => {
     const before = ex.inUseBytes;
-    const call = failingCall(ex, "sgd-step", "optim.w.update", [2, 3]);
-    const [p, g, b] = [random([2, 3], 1), random([2, 3], 2), random([2, 3], 3)];
-    let e = call({ lr: 1, momentum: 0.9 }, [p, g, undefined]);
-    expect(AttnGraphError.isInstance(e)).toBe(true);
-    expect([e.code, e.subject]).toEqual(["input", "optim.w.update.buf"]);
-    e = call({ lr: 1 }, [p, random([3, 2], 4)]);
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.grad"]);
-    e = call({ lr: 1, momentum: 0.9 }, [p, g, random([6], 4)]);
-    expect([e.code, e.subject]).toEqual(["shape", "optim.w.update.buf"]);
-    for (const [attrs, field] of [
-      [{ lr: 0 }, "lr"],
-      [{}, "lr"],
-      [{ lr: 1, momentum: -0.5 }, "momentum"],
-      [{ lr: 1, momentum: 0.9, nesterov: 1 }, "nesterov"],
-      [{ lr: 1, nesterov: true }, "nesterov"],
-      [{ lr: 1, weightDecay: NaN }, "weightDecay"],
-    ] as const) {
-      e = call(attrs, [p, g, b]);
-      expect([e.code, e.subject]).toEqual(["attr", `optim.w.update.${field}`]);
-    }
+    expectSgdStepErrors(failingCall(ex, "sgd-step", "optim.w.update", [2, 3]));
     expect(ex.inUseBytes).toBe(before);
   });
 });
 
 describe("sgd-momentum → sgd-step on wasm: a training loop", () => {
   for (const a of SGD_LOOPS) {
-    const label = sgdLoopLabel(a);
-    it(`5 steps of ${label} (weightDecay ${a.weightDecay}) on a [4, 7] parameter, values kept on the executor`, () => {
-      const shape = LOOP_SHAPE;
-      const n = 28;
-      const before = ex.inUseBytes;
-      const p0 = random(shape, 100);
-      let p = ex.upload(p0);
-      // The buffer before step 1 is never read (PyTorch clones d into it): NaN here proves it.
-      let b = a.momentum > 0 ? ex.upload(new Tensor(new Float32Array(n).fill(NaN), shape)) : undefined;
-      const rp = f64(p0);
-      const torch = torchSgdLoop(rp, a); // updates rp in place
-      const dispatch = loopDispatch(ex);
-      for (let t = 1; t <= 5; t++) {
-        const { gHost, g, s } = loopStep(ex, t);
-        const param = a.weightDecay > 0 ? p : undefined;
-        const b2 =
-          b &&
-          dispatch(
-            "sgd-momentum",
-            "optim.w.buf",
-            { momentum: a.momentum, dampening: a.dampening, weightDecay: a.weightDecay },
-            [b, g, param, s],
-          );
-        const p2 = dispatch(
-          "sgd-step",
-          "optim.w.update",
-          { lr: a.lr, momentum: a.momentum, nesterov: a.nesterov, weightDecay: a.weightDecay },
-          [p, g, b2],
-        );
-        torch.update([f64(gHost)]);
-        if (b2) expectNear(ex.download(b2), torch.buffers[0]!);
-        expectNear(ex.download(p2), rp);
-        for (const x of [p, b, g, s]) if (x) ex.release(x);
-        [p, b] = [p2, b2];
-      }
-      expect(moved(ex, p, p0)).toBeGreaterThan(a.lr);
-      for (const x of [p, b]) if (x) ex.release(x);
-      expect(ex.inUseBytes).toBe(before);
-    });
+    it(`5 steps of ${sgdLoopLabel(a)} (weightDecay ${a.weightDecay}) on a [4, 7] parameter, values kept on the executor`, () =>
+      expectLoopReleased(ex, () => expectSgdLoop(loopOn(ex), a)));
   }
 });
