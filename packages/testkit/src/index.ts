@@ -120,3 +120,4 @@ export {
   type QkvWrt,
 } from "./reference/attention-grad-tensors.js";
 export { crossEntropyGradOf } from "./reference/cross-entropy-grad-of.js";
+export { elementwiseUserOp, softcapOp, type SoftcapAttrs, type UserOpExtras } from "./user-ops.js";
