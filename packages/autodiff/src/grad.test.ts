@@ -3,8 +3,8 @@
 import { buildAttention, type AttentionConfigInput, type AttentionOptions } from "@attngraph/attention";
 import { GraphBuilder, GraphValidationError, createOpRegistry, type OpGraph } from "@attngraph/graph";
 import { simpleTransformer, transformerBlock } from "@attngraph/nn";
-import type { AttnGraphError } from "@attngraph/tensor";
 import { elementwiseUserOp, softcapOp } from "@attngraph/testkit";
+import { thrownError } from "@attngraph/testkit/test-helpers";
 import { describe, expect, it } from "vitest";
 import { grad } from "./grad.js";
 import { eval64 } from "./test-eval64.js";
@@ -213,21 +213,13 @@ describe("what grad() builds", () => {
   });
 
   it("fails with typed errors naming the field: unknown loss or wrt, an int32 wrt, an empty or repeated wrt", () => {
-    const err = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return e as AttnGraphError;
-      }
-      throw new Error("no error");
-    };
-    expect(err(() => grad(graph, { loss: "nope", wrt: ["x"] })).subject).toBe("grad.loss");
-    expect(err(() => grad(graph, { loss: "x", wrt: ["x"] })).subject).toBe("grad.loss");
-    expect(err(() => grad(graph, { loss: "output", wrt: ["nope"] })).subject).toBe("grad.wrt");
-    expect(err(() => grad(graph, { loss: "output", wrt: [] })).subject).toBe("grad.wrt");
-    expect(err(() => grad(graph, { loss: "output", wrt: ["x", "x"] })).subject).toBe("grad.wrt");
+    expect(thrownError(() => grad(graph, { loss: "nope", wrt: ["x"] })).subject).toBe("grad.loss");
+    expect(thrownError(() => grad(graph, { loss: "x", wrt: ["x"] })).subject).toBe("grad.loss");
+    expect(thrownError(() => grad(graph, { loss: "output", wrt: ["nope"] })).subject).toBe("grad.wrt");
+    expect(thrownError(() => grad(graph, { loss: "output", wrt: [] })).subject).toBe("grad.wrt");
+    expect(thrownError(() => grad(graph, { loss: "output", wrt: ["x", "x"] })).subject).toBe("grad.wrt");
     const lm = simpleTransformer({ vocabSize: 5, embedDim: 4, nHeads: 1, seqLen: 2 }, { loss: true });
-    const e = err(() => grad(lm, { loss: "loss", wrt: ["tokens"] }));
+    const e = thrownError(() => grad(lm, { loss: "loss", wrt: ["tokens"] }));
     expect(e).toBeInstanceOf(GraphValidationError);
     expect([e.subject, e.message]).toEqual(["grad.wrt.tokens", expect.stringContaining("int32")]);
   });
@@ -254,14 +246,9 @@ describe("what grad() builds", () => {
       ],
     ];
     for (const [f, subject, message] of probes) {
-      let e: unknown;
-      try {
-        f();
-      } catch (caught) {
-        e = caught;
-      }
+      const e = thrownError(f);
       expect(e).toBeInstanceOf(GraphValidationError);
-      expect([(e as AttnGraphError).subject, (e as Error).message]).toEqual([subject, expect.stringMatching(message)]);
+      expect([e.subject, e.message]).toEqual([subject, expect.stringMatching(message)]);
     }
   });
 
@@ -269,14 +256,7 @@ describe("what grad() builds", () => {
     const b = new GraphBuilder({ registry: createOpRegistry([softcapOp(30)]) });
     const x = b.input("x", [2, 3]);
     const out = b.add("gelu", "out", { x: b.add("softcap", "capped", { x }) });
-    const e = (() => {
-      try {
-        grad(b.output(out).build(), { loss: "out", wrt: ["x"] });
-      } catch (err) {
-        return err as AttnGraphError;
-      }
-      throw new Error("no error");
-    })();
+    const e = thrownError(() => grad(b.output(out).build(), { loss: "out", wrt: ["x"] }));
     expect(e.code).toBe("unsupported");
     expect(e.message).toBe("unsupported: gradient of op softcap (node capped): the op declares no backward rule");
     expect(e.subject).toBe("capped");
