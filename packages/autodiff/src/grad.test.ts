@@ -1,9 +1,10 @@
 // grad() on whole graphs (every attention variant, a transformer block, the worked example's model with its loss)
 // against central differences in float64, and what it builds: names, outputs, summed contributions, and its errors.
 import { buildAttention, type AttentionConfigInput, type AttentionOptions } from "@attngraph/attention";
-import { GraphBuilder, GraphValidationError, defineOp, createOpRegistry, type OpGraph } from "@attngraph/graph";
+import { GraphBuilder, GraphValidationError, createOpRegistry, type OpGraph } from "@attngraph/graph";
 import { simpleTransformer, transformerBlock } from "@attngraph/nn";
-import type { AttnGraphError } from "@attngraph/tensor";
+import { elementwiseUserOp, softcapOp } from "@attngraph/testkit";
+import { thrownError } from "@attngraph/testkit/test-helpers";
 import { describe, expect, it } from "vitest";
 import { grad } from "./grad.js";
 import { eval64 } from "./test-eval64.js";
@@ -212,21 +213,13 @@ describe("what grad() builds", () => {
   });
 
   it("fails with typed errors naming the field: unknown loss or wrt, an int32 wrt, an empty or repeated wrt", () => {
-    const err = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return e as AttnGraphError;
-      }
-      throw new Error("no error");
-    };
-    expect(err(() => grad(graph, { loss: "nope", wrt: ["x"] })).subject).toBe("grad.loss");
-    expect(err(() => grad(graph, { loss: "x", wrt: ["x"] })).subject).toBe("grad.loss");
-    expect(err(() => grad(graph, { loss: "output", wrt: ["nope"] })).subject).toBe("grad.wrt");
-    expect(err(() => grad(graph, { loss: "output", wrt: [] })).subject).toBe("grad.wrt");
-    expect(err(() => grad(graph, { loss: "output", wrt: ["x", "x"] })).subject).toBe("grad.wrt");
+    expect(thrownError(() => grad(graph, { loss: "nope", wrt: ["x"] })).subject).toBe("grad.loss");
+    expect(thrownError(() => grad(graph, { loss: "x", wrt: ["x"] })).subject).toBe("grad.loss");
+    expect(thrownError(() => grad(graph, { loss: "output", wrt: ["nope"] })).subject).toBe("grad.wrt");
+    expect(thrownError(() => grad(graph, { loss: "output", wrt: [] })).subject).toBe("grad.wrt");
+    expect(thrownError(() => grad(graph, { loss: "output", wrt: ["x", "x"] })).subject).toBe("grad.wrt");
     const lm = simpleTransformer({ vocabSize: 5, embedDim: 4, nHeads: 1, seqLen: 2 }, { loss: true });
-    const e = err(() => grad(lm, { loss: "loss", wrt: ["tokens"] }));
+    const e = thrownError(() => grad(lm, { loss: "loss", wrt: ["tokens"] }));
     expect(e).toBeInstanceOf(GraphValidationError);
     expect([e.subject, e.message]).toEqual(["grad.wrt.tokens", expect.stringContaining("int32")]);
   });
@@ -253,46 +246,22 @@ describe("what grad() builds", () => {
       ],
     ];
     for (const [f, subject, message] of probes) {
-      let e: unknown;
-      try {
-        f();
-      } catch (caught) {
-        e = caught;
-      }
+      const e = thrownError(f);
       expect(e).toBeInstanceOf(GraphValidationError);
-      expect([(e as AttnGraphError).subject, (e as Error).message]).toEqual([subject, expect.stringMatching(message)]);
+      expect([e.subject, e.message]).toEqual([subject, expect.stringMatching(message)]);
     }
   });
 
   it("an op without a backward rule is `unsupported: gradient of op X` naming the node; a rule's bad shape is named too", () => {
-    const softcap = defineOp<{ cap: number }>({
-      kind: "softcap",
-      doc: "cap · tanh(x / cap)",
-      inputs: [{ name: "x" }],
-      attrs: { cap: { type: "number", default: 30 } },
-      inferShape: ([x]) => x!,
-    });
-    const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });
+    const b = new GraphBuilder({ registry: createOpRegistry([softcapOp(30)]) });
     const x = b.input("x", [2, 3]);
     const out = b.add("gelu", "out", { x: b.add("softcap", "capped", { x }) });
-    const e = (() => {
-      try {
-        grad(b.output(out).build(), { loss: "out", wrt: ["x"] });
-      } catch (err) {
-        return err as AttnGraphError;
-      }
-      throw new Error("no error");
-    })();
+    const e = thrownError(() => grad(b.output(out).build(), { loss: "out", wrt: ["x"] }));
     expect(e.code).toBe("unsupported");
     expect(e.message).toBe("unsupported: gradient of op softcap (node capped): the op declares no backward rule");
     expect(e.subject).toBe("capped");
 
-    const bad = defineOp<{ cap: number }>({
-      kind: "bad-rule",
-      doc: "a rule that returns the wrong shape",
-      inputs: [{ name: "x" }],
-      attrs: { cap: { type: "number", default: 1 } },
-      inferShape: ([x]) => x!,
+    const bad = elementwiseUserOp("bad-rule", "a rule that returns the wrong shape", {
       vjp: (ctx) => [ctx.add("sum-to", "s", { x: ctx.grad }, { shape: [1] })],
     });
     const b2 = new GraphBuilder({ registry: createOpRegistry([bad]) });
@@ -303,14 +272,8 @@ describe("what grad() builds", () => {
   });
 
   it("a user op with its own rule is differentiated like a built-in one", () => {
-    const softcap = defineOp<{ cap: number }>({
-      kind: "softcap",
-      doc: "cap · tanh(x / cap), here as gelu for the sake of a rule made of built-in ops",
-      inputs: [{ name: "x" }],
-      attrs: { cap: { type: "number", default: 30 } },
-      inferShape: ([x]) => x!,
-      vjp: (ctx) => [ctx.addGrad(0, "gelu-grad", { grad: ctx.grad, x: ctx.inputs[0] })],
-    });
+    // The rule is gelu's, for the sake of a rule made of built-in ops.
+    const softcap = softcapOp(30, (ctx) => [ctx.addGrad(0, "gelu-grad", { grad: ctx.grad, x: ctx.inputs[0] })]);
     const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });
     const x = b.input("x", [3, 2]);
     const y = b.add("softcap", "y", { x });

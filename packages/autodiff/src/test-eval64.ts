@@ -234,22 +234,19 @@ function run(n: GraphNode, def: AnyOpDef, get: Get, bind: (shape: readonly (numb
       };
     case "mask-grad":
       return { shape: must("grad").shape, data: maskGrad64(must("grad").data, must("masked").data, a.scale) };
+    // The two row norms' gradients take the same arguments; only the reference differs.
     case "layer-norm-grad":
-      return {
-        shape: x().shape,
-        data: layerNormGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data),
-      };
+    case "rms-norm-grad": {
+      const rowGrad64 = n.kind === "layer-norm-grad" ? layerNormGrad64 : rmsNormGrad64;
+      return { shape: x().shape, data: rowGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data) };
+    }
     case "layer-norm-weight-grad":
-      return { shape: [last(x())], data: layerNormWeightGrad64(must("grad").data, x().data, last(x()), a.eps) };
+    case "rms-norm-weight-grad": {
+      const weightGrad64 = n.kind === "layer-norm-weight-grad" ? layerNormWeightGrad64 : rmsNormWeightGrad64;
+      return { shape: [last(x())], data: weightGrad64(must("grad").data, x().data, last(x()), a.eps) };
+    }
     case "gelu-grad":
       return { shape: x().shape, data: geluGrad64(must("grad").data, x().data, a.approximate) };
-    case "rms-norm-grad":
-      return {
-        shape: x().shape,
-        data: rmsNormGrad64(must("grad").data, x().data, last(x()), a.eps, get("weight")?.data),
-      };
-    case "rms-norm-weight-grad":
-      return { shape: [last(x())], data: rmsNormWeightGrad64(must("grad").data, x().data, last(x()), a.eps) };
     case "embedding-grad": {
       const g = must("grad");
       return { shape: [a.rows, last(g)], data: embeddingGrad64(must("ids").data, g.data, a.rows, last(g)) };

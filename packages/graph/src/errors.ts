@@ -1,4 +1,4 @@
-import { AttnGraphError, describe, type ErrorCode } from "@attngraph/tensor";
+import { SubjectError, type ErrorCode } from "@attngraph/tensor";
 
 /**
  * A graph that cannot be built or compiled as given: a wrong shape, a missing or unknown input, a cycle, an unknown op
@@ -6,7 +6,7 @@ import { AttnGraphError, describe, type ErrorCode } from "@attngraph/tensor";
  * `code` is "validation" unless more specific: "duplicate-name", "dangling-edge", "cycle", "unknown-op", "duplicate-op".
  * `cause` keeps the original error when a user's shape rule or attribute check threw something else.
  */
-export class GraphValidationError extends AttnGraphError {
+export class GraphValidationError extends SubjectError {
   constructor(
     subject: string,
     what: string,
@@ -15,25 +15,15 @@ export class GraphValidationError extends AttnGraphError {
     code: ErrorCode = "validation",
     cause?: unknown,
   ) {
-    super(code, describe(subject, what, expected, got), {
-      subject,
-      ...(expected === undefined ? {} : { expected }),
-      ...(got === undefined ? {} : { got }),
-      ...(cause === undefined ? {} : { cause }),
-    });
+    super(code, subject, what, expected, got, cause);
     this.name = "GraphValidationError";
   }
 }
 
 /** A serialized graph (JSON) that does not follow the format; `subject` is the JSON path of the field. */
-export class GraphFormatError extends AttnGraphError {
+export class GraphFormatError extends SubjectError {
   constructor(path: string, what: string, expected?: string, got?: string, cause?: unknown) {
-    super("format", describe(path, what, expected, got), {
-      subject: path,
-      ...(expected === undefined ? {} : { expected }),
-      ...(got === undefined ? {} : { got }),
-      ...(cause === undefined ? {} : { cause }),
-    });
+    super("format", path, what, expected, got, cause);
     this.name = "GraphFormatError";
   }
 }

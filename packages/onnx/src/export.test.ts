@@ -1,8 +1,9 @@
 // What an exported model declares (opsets, inputs, outputs, initializers) and how an export fails: a user op, a
 // backward op, training-mode dropout and a missing weight each name the node (or weight) at fault.
 import { describe, expect, it } from "vitest";
-import { createOpRegistry, defineOp, GraphBuilder } from "@attngraph/graph";
+import { createOpRegistry, GraphBuilder } from "@attngraph/graph";
 import { Tensor } from "@attngraph/tensor";
+import { softcapOp } from "@attngraph/testkit";
 import { exportOnnx, exportOnnxWithReport } from "./export.js";
 import { decodeModel } from "./proto/proto.js";
 import { exportFailure } from "./test-export-failure.js";
@@ -84,14 +85,7 @@ describe("exported model", () => {
 
 describe("export failures", () => {
   it("a user op fails naming the node and its kind", () => {
-    const softcap = defineOp<{ cap: number }>({
-      kind: "softcap",
-      doc: "tanh(s / cap) · cap",
-      inputs: [{ name: "x" }],
-      attrs: { cap: { type: "number", min: 0 } },
-      inferShape: ([x]) => x!,
-    });
-    const b = new GraphBuilder({ registry: createOpRegistry([softcap]) });
+    const b = new GraphBuilder({ registry: createOpRegistry([softcapOp()]) });
     const g = b.output(b.add("softcap", "scores.capped", { x: b.input("x", [2, 3]) }, { cap: 0.5 })).build();
     const e = exportFailure(() => exportOnnx(g, {}));
     expect(e.code).toBe("onnx-export");

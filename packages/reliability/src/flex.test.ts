@@ -5,8 +5,8 @@
 // same typed error on each executor (never a NaN, never a read past the input).
 import { flexAttention } from "@attngraph/attention";
 import { grad } from "@attngraph/autodiff";
-import { GraphBuilder, softCap, type Expr } from "@attngraph/graph";
-import { compile } from "@attngraph/runtime";
+import { GraphBuilder, softCap, type Expr, type OpGraph } from "@attngraph/graph";
+import { compile, type Session } from "@attngraph/runtime";
 import { Tensor } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
 import { executors, hangDeadline } from "./executors.js";
@@ -128,11 +128,20 @@ function graphOf(variant: Variant) {
 }
 
 describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask modifications", (_name, entry) => {
+  /** `graph` compiled on a new executor of this entry, handed to `body`, and disposed however `body` ends. */
+  async function withSession(graph: OpGraph, body: (s: Session) => Promise<void>): Promise<void> {
+    const s = await compile(graph, { executors: [await entry.create()] });
+    try {
+      await body(s);
+    } finally {
+      await s.dispose();
+    }
+  }
+
   it.each(variants.map((v) => [v.name, v] as const))(
     "%s equals the float64 attention, untapped and with every node tapped",
     async (_v, variant) => {
-      const s = await compile(graphOf(variant), { executors: [await entry.create()] });
-      try {
+      await withSession(graphOf(variant), async (s) => {
         const want = reference(variant);
         for (const tapped of [false, true]) {
           const out = (
@@ -145,9 +154,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
             expect(Math.abs(x - want[i]!), `${tapped ? "tapped" : "untapped"} output[${i}]`).toBeLessThan(2e-6),
           );
         }
-      } finally {
-        await s.dispose();
-      }
+      });
     },
     hangDeadline(entry),
   );
@@ -159,8 +166,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
       const forward = graphOf(variant);
       const g = grad(forward, { loss: "output", wrt: ["table", "q"] });
       const seed = new Tensor(uniform(B * H * T * D, 1, prng(5)), [B, H, T, D]);
-      const s = await compile(g.graph, { executors: [await entry.create()] });
-      try {
+      await withSession(g.graph, async (s) => {
         const out = await s.run({ q, k, v, table, [g.seed!]: seed });
         const got = out[g.grads["table"]!]!.toArray();
         const loss = (t: Tensor) => reference(variant, { table: t }).reduce((a, x, i) => a + x * seed.toArray()[i]!, 0);
@@ -175,9 +181,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
             2e-4 * (1 + Math.abs(fd)),
           );
         }
-      } finally {
-        await s.dispose();
-      }
+      });
     },
     hangDeadline(entry),
   );
@@ -186,8 +190,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
     "a gathered read out of range is the ExprIndexError naming the node and the read, and the session goes on",
     async () => {
       const variant = variants[0]!;
-      const s = await compile(graphOf(variant), { executors: [await entry.create()] });
-      try {
+      await withSession(graphOf(variant), async (s) => {
         const short = Tensor.from([0.5], [1]).reshape([1]); // one slope for two heads
         const g2 = flexAttention({
           numHeads: H,
@@ -205,9 +208,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
         );
         await bad.dispose();
         expect((await s.run({ q, k, v, slopes })).output!.shape).toEqual([B, H, T, D]);
-      } finally {
-        await s.dispose();
-      }
+      });
     },
     hangDeadline(entry),
   );
@@ -225,15 +226,12 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
         { x: s, g0: s },
         { scale: 1, expr: read("self", "b", "h", "q", { op: "sub", args: [T - 1, "kv"] }), inputs: ["self"] },
       );
-      const session = await compile(b.output(r).build(), { executors: [await entry.create()] });
-      try {
+      await withSession(b.output(r).build(), async (session) => {
         const input = new Tensor(uniform(B * H * T * T, 1, prng(3)), [B, H, T, T]);
         const got = (await session.run({ x: input })).r!.toArray();
         const src = input.toArray();
         got.forEach((g, i) => expect(g, `element ${i}`).toBe(Math.fround(2 * src[i - (i % T) + (T - 1 - (i % T))]!)));
-      } finally {
-        await session.dispose();
-      }
+      });
     },
     hangDeadline(entry),
   );
@@ -269,8 +267,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
           { x: b.input("x", [1, 1, 1, n]) },
           kind === "score-mod" ? { scale: 1, expr } : { expr },
         );
-        const session = await compile(b.output(out).build(), { executors: [await entry.create()] });
-        try {
+        await withSession(b.output(out).build(), async (session) => {
           const got = (await session.run({ x: xs })).m!.toArray();
           // Exact, but for the long chain of float additions: a WGSL compiler may fold its constants (no strict IEEE order).
           const exact = expr !== deep;
@@ -279,9 +276,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
             if (exact) expect(g, `${JSON.stringify(expr).slice(0, 60)} at kv=${kv}`).toBe(w);
             else expect(Math.abs(g - w), `the 150-deep chain at kv=${kv}`).toBeLessThan(1e-5 * (1 + Math.abs(w)));
           });
-        } finally {
-          await session.dispose();
-        }
+        });
       }
     },
     hangDeadline(entry),
@@ -297,8 +292,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
         maskMod: { op: "gt", args: ["q", "kv"] },
       });
       const g = grad(graph, { loss: "output", wrt: ["q", "k", "v"] });
-      const session = await compile(g.graph, { executors: [await entry.create()] });
-      try {
+      await withSession(g.graph, async (session) => {
         const out = await session.run({
           q,
           k,
@@ -307,9 +301,7 @@ describe.each(executors.map((e) => [e.name, e] as const))("%s: score and mask mo
         });
         for (const n of ["q", "k", "v"])
           expect(out[g.grads[n]!]!.toArray().every(Number.isFinite), `${n}.grad is finite`).toBe(true);
-      } finally {
-        await session.dispose();
-      }
+      });
     },
     hangDeadline(entry),
   );

@@ -1,7 +1,8 @@
 import { attentionWeights, buildAttention } from "@attngraph/attention";
 import { createCpuExecutor } from "@attngraph/executor-cpu";
-import { GraphBuilder, GraphValidationError, defineOp, createOpRegistry } from "@attngraph/graph";
+import { GraphBuilder, GraphValidationError, createOpRegistry } from "@attngraph/graph";
 import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { elementwiseUserOp, softcapOp } from "@attngraph/testkit";
 import { config as rxConfig, firstValueFrom, take, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { compile } from "./compile.js";
@@ -137,15 +138,7 @@ describe("Session.events$", () => {
   });
 
   it("a failing kernel rejects with a RunError naming the node, emits run-error, and the next run works", async () => {
-    const registry = createOpRegistry([
-      defineOp({
-        kind: "boom",
-        doc: "fails on negative sums",
-        inputs: [{ name: "x" }],
-        attrs: {},
-        inferShape: ([x]) => x!,
-      }),
-    ]);
+    const registry = createOpRegistry([elementwiseUserOp("boom", "fails on negative sums")]);
     const b = new GraphBuilder({ registry });
     const x = b.input("x", ["N"]);
     const graph = b.output(b.add("boom", "explode", { x })).build();
@@ -222,9 +215,7 @@ describe("compile", () => {
   });
 
   it("a node no executor supports fails at compile time, not mid-run", async () => {
-    const registry = createOpRegistry([
-      defineOp({ kind: "softcap", doc: "tanh(s/c)·c", inputs: [{ name: "x" }], attrs: {}, inferShape: ([x]) => x! }),
-    ]);
+    const registry = createOpRegistry([softcapOp(30)]);
     const b = new GraphBuilder({ registry });
     const graph = b.output(b.add("softcap", "capped", { x: b.input("x", [2]) })).build();
     await expect(compile(graph, { executors: [createCpuExecutor()] })).rejects.toThrow(

@@ -124,3 +124,4 @@ export { eachStrided, stridedOperands } from "./contract/each-strided.js";
 export { valuesOf, type SyncExecutor, type ValueExecutor } from "./contract/value-executor.js";
 export { goldenByKernels } from "./golden/kernel-chain.js";
 export { adamMomentCase64, type AdamMomentCase } from "./contract/adam-moment-case.js";
+export { elementwiseUserOp, softcapOp, type SoftcapAttrs, type UserOpExtras } from "./user-ops.js";

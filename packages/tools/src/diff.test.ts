@@ -5,22 +5,16 @@
 import { buildAttention } from "@attngraph/attention";
 import { createCpuExecutor, type CpuKernel } from "@attngraph/executor-cpu";
 import { createWasmExecutor, type WasmKernel } from "@attngraph/executor-wasm";
-import { createOpRegistry, defineOp, insertAfter, type OpGraph } from "@attngraph/graph";
+import { createOpRegistry, insertAfter, type OpGraph } from "@attngraph/graph";
 import { Tensor } from "@attngraph/tensor";
+import { elementwiseUserOp } from "@attngraph/testkit";
 import { describe, expect, it } from "vitest";
 import { diffExecutors } from "./diff.js";
 import { replayRepro } from "./repro.js";
 import { clean, config, weights } from "./test-fixture.js";
 
 // A user op, y = 2x, placed between score and mask.
-const double = defineOp<Record<string, never>>({
-  kind: "double",
-  doc: "2 · x",
-  inputs: [{ name: "x", doc: "any" }],
-  attrs: {},
-  inferShape: ([s]) => s!,
-});
-const registry = createOpRegistry([double]);
+const registry = createOpRegistry([elementwiseUserOp("double", "2 · x")]);
 const graph: OpGraph = insertAfter(buildAttention(config, { registry }), "scores", (b, s) =>
   b.add("double", "scores.doubled", { x: s }),
 );

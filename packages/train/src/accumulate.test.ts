@@ -5,8 +5,8 @@ import { createCpuExecutor } from "@attngraph/executor-cpu";
 import { defaultInit, simpleTransformer } from "@attngraph/nn";
 import { Tensor, compare } from "@attngraph/tensor";
 import { describe, expect, it } from "vitest";
-import { adam } from "./optimizer.js";
-import { createTrainer } from "./trainer.js";
+import { adam, type AdamOptions } from "./optimizer.js";
+import { createTrainer, type TrainerOptions } from "./trainer.js";
 
 const graph = simpleTransformer({ vocabSize: 6, embedDim: 8, nHeads: 2, seqLen: 4 }, { loss: true });
 /** Rows [from, from + n) of a fixed token table (row r, column c: a function of r · 4 + c). */
@@ -16,24 +16,21 @@ const rows = (from: number, n: number) =>
     [n, 4],
   );
 const weights = defaultInit(graph, 7);
+/** A trainer of `graph` from `weights` on a new CPU executor, with Adam at lr 1e-2 (and `adamOptions`). */
+const trainerOf = (options: Partial<TrainerOptions> = {}, adamOptions: Partial<AdamOptions> = {}) =>
+  createTrainer(graph, {
+    loss: "loss",
+    optimizer: adam({ lr: 1e-2, ...adamOptions }),
+    executors: [createCpuExecutor()],
+    weights,
+    ...options,
+  });
 
 describe("gradient accumulation", () => {
   it("2 microbatches of 3 rows train as one batch of 6 (losses, norms and parameters), with clipping", async () => {
-    const whole = await createTrainer(graph, {
-      loss: "loss",
-      optimizer: adam({ lr: 1e-2, decoupled: true, weightDecay: 0.1 }),
-      clipGradNorm: 0.5,
-      executors: [createCpuExecutor()],
-      weights,
-    });
-    const split = await createTrainer(graph, {
-      loss: "loss",
-      optimizer: adam({ lr: 1e-2, decoupled: true, weightDecay: 0.1 }),
-      clipGradNorm: 0.5,
-      accumulate: 2,
-      executors: [createCpuExecutor()],
-      weights,
-    });
+    const decayed = { decoupled: true, weightDecay: 0.1 };
+    const whole = await trainerOf({ clipGradNorm: 0.5 }, decayed);
+    const split = await trainerOf({ clipGradNorm: 0.5, accumulate: 2 }, decayed);
     const norms: [number[], number[]] = [[], []];
     whole.steps$.subscribe((e) => norms[0].push(e.gradNorm!));
     split.steps$.subscribe((e) => norms[1].push(e.gradNorm!));
@@ -80,13 +77,7 @@ describe("gradient accumulation", () => {
   });
 
   it("a micro step that fails leaves the parameters as they were; the next step restarts the sum", async () => {
-    const trainer = await createTrainer(graph, {
-      loss: "loss",
-      optimizer: adam({ lr: 1e-2 }),
-      accumulate: 2,
-      executors: [createCpuExecutor()],
-      weights,
-    });
+    const trainer = await trainerOf({ accumulate: 2 });
     const t = rows(0, 2);
     const bad = Tensor.int32(
       t.toInt32Array().map((v, i) => (i === 1 ? 99 : v)),
@@ -102,13 +93,7 @@ describe("gradient accumulation", () => {
     for (const [name, v] of await trainer.parameters()) expect(v.toArray(), name).toEqual(before.get(name)!.toArray());
     expect(trainer.steps).toBe(0);
     // The same step again gives what a fresh trainer's first step gives: the failed step's partial sum was not kept.
-    const fresh = await createTrainer(graph, {
-      loss: "loss",
-      optimizer: adam({ lr: 1e-2 }),
-      accumulate: 2,
-      executors: [createCpuExecutor()],
-      weights,
-    });
+    const fresh = await trainerOf({ accumulate: 2 });
     const u = rows(2, 2);
     expect(
       await trainer.step([
