@@ -156,6 +156,15 @@ interface GradInputs {
   readonly pad: GpuTensor | undefined;
 }
 
+/** What the q, k and v programs are built from: the call, its inputs and attributes, its checked modifications. */
+interface GradCall {
+  readonly call: Call;
+  readonly gpu: KernelContext;
+  readonly x: GradInputs;
+  readonly a: AttentionGradAttrs;
+  readonly mods: FusedMods | undefined;
+}
+
 /** Where packCommon put each word: the attention words, then the views of v, grad and lse. */
 interface CommonWords extends AttentionWords {
   readonly vv: number;
@@ -188,14 +197,8 @@ function dsModWgsl(w: string): string {
  * wrt q. Params: the common words (packCommon), the out view, rows. One workgroup per query row; bindings
  * Q K V O G LSE PAD and Y (8 storage buffers, WebGPU's default limit per stage).
  */
-function dqProgram(
-  call: Call,
-  gpu: KernelContext,
-  x: GradInputs,
-  a: AttentionGradAttrs,
-  mods: FusedMods | undefined,
-  out: GpuTensor,
-): ProgramInfo {
+function dqProgram(g: GradCall, out: GpuTensor): ProgramInfo {
+  const { call, gpu, x, a, mods } = g;
   const [nb, nh, nl] = x.q.shape as [number, number, number, number];
   const rows = nb * nh * nl;
   const p = new Params();
@@ -273,16 +276,8 @@ ${rowMain(
  * wrt k or v. Params: the common words (packCommon), rows. One workgroup per key row (b, kh, j).
  * Bindings: Q K V G LSE PAD DELTA and Y for k; Q K G LSE PAD and Y for v (v needs neither V nor δ).
  */
-function dkvProgram(
-  call: Call,
-  gpu: KernelContext,
-  x: GradInputs,
-  a: AttentionGradAttrs,
-  mods: FusedMods | undefined,
-  wrt: "k" | "v",
-  delta: GpuTensor | undefined,
-  out: GpuTensor,
-): ProgramInfo {
+function dkvProgram(g: GradCall, wrt: "k" | "v", delta: GpuTensor | undefined, out: GpuTensor): ProgramInfo {
+  const { call, gpu, x, a, mods } = g;
   const [nb, nkv, ns] = x.k.shape as [number, number, number, number];
   const rows = nb * nkv * ns;
   const p = new Params();
@@ -413,14 +408,15 @@ export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
   if (wrt !== "q" && wrt !== "k" && wrt !== "v") return gatheredInputGrad(call, gpu, x, attrs);
   // dv needs no derivative of the score modification.
   const mods = await checkedMods(call, gpu, x, attrs.scale, 7, wrt !== "v");
+  const g: GradCall = { call, gpu, x, a: attrs, mods };
   // The declaration's rule made outShape the shape of q, k or v, whichever wrt names.
-  if (wrt === "q") return writeOutput(call, gpu, (out) => dqProgram(call, gpu, x, attrs, mods, out));
-  if (wrt === "v") return writeOutput(call, gpu, (out) => dkvProgram(call, gpu, x, attrs, mods, "v", undefined, out));
+  if (wrt === "q") return writeOutput(call, gpu, (out) => dqProgram(g, out));
+  if (wrt === "v") return writeOutput(call, gpu, (out) => dkvProgram(g, "v", undefined, out));
   if (call.outShape.includes(0)) return gpu.alloc(call.outShape);
   const delta = gpu.alloc(lse.shape); // δ per query row: [B, H, L], what dk reads
   try {
     if (delta.size > 0) await gpu.run(deltaProgram(grad, o, delta));
-    return await writeOutput(call, gpu, (out) => dkvProgram(call, gpu, x, attrs, mods, "k", delta, out));
+    return await writeOutput(call, gpu, (out) => dkvProgram(g, "k", delta, out));
   } finally {
     gpu.release(delta);
   }
