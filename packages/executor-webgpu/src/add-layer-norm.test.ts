@@ -8,16 +8,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Tensor, compare } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
-import { GpuOps, type Input } from "./test-gpu.js";
+import { GpuOps, type Input, values, FUSED_TOL } from "./test-gpu.js";
 import { add64, layerNorm64 } from "./test-reference64.js";
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
 
-const values = (t: Tensor): number[] => Array.from(t.toFloat32Array());
-/** Fused vs unfused on this executor: what the scheduler's swap may change (the executor contract's bound). */
-const PAIR_TOL = { abs: 1e-6, rel: 1e-6 };
 const REF_TOL = { abs: 1e-5, rel: 1e-5 };
 
 /** Rows of the fused output [rows, 2E] split into their halves. */
@@ -57,7 +54,7 @@ async function expectAddLayerNorm(
   const added = await webgpu.download(sum);
   webgpu.release(sum);
   expect(got.sum, "the sum half is the add kernel's, bit for bit").toEqual(values(added));
-  const vsPair = compare(got.norm, values(ln), PAIR_TOL);
+  const vsPair = compare(got.norm, values(ln), FUSED_TOL);
   expect({ vs: "add → layer-norm", ok: vsPair.ok, worst: vsPair.worst }).toMatchObject({ ok: true });
 
   const sum32 = add64(values(host.a), host.a.shape, values(host.b), host.b.shape, sumShape).map(Math.fround);

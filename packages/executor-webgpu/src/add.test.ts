@@ -5,14 +5,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
-import { GpuOps, type Input } from "./test-gpu.js";
+import { GpuOps, type Input, values } from "./test-gpu.js";
 import { add64 } from "./test-reference64.js";
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
-
-const values = (t: Tensor): number[] => Array.from(t.toFloat32Array());
 
 async function expectAdd(a: Tensor, b: Tensor, out: number[], inputs: [Input, Input] = [a, b]): Promise<void> {
   const got = await ops.run("add", {}, inputs, out);

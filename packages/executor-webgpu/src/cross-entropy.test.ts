@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Tensor, compare } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
-import { GpuOps } from "./test-gpu.js";
+import { GpuOps, values } from "./test-gpu.js";
 import { crossEntropy64 } from "./test-reference64.js";
 
 const webgpu = createWebGpuExecutor();
@@ -13,7 +13,6 @@ const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
 
 const TOL = { abs: 1e-5, rel: 1e-5 };
-const values = (t: Tensor): number[] => Array.from(t.toFloat32Array());
 const attrs = (reduction: "mean" | "sum" | "none", ignoreIndex: number | null = null): Record<string, unknown> => ({
   reduction,
   ignoreIndex,

@@ -3,17 +3,15 @@
 // made by another kernel is read in the shader, never read back; a bad k or lrScale made there turns every output
 // element NaN (a kernel cannot throw from the GPU), and a NaN total makes every clipped gradient NaN, as torch's does.
 import { afterAll, describe, expect, it } from "vitest";
-import { Tensor, compare, type AnyTensor } from "@attngraph/tensor";
+import { Tensor, compare } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
 import type { GpuTensor } from "./gpu-tensor.js";
 import { randomTensor } from "./test-helpers.js";
-import { GpuOps } from "./test-gpu.js";
+import { GpuOps, values } from "./test-gpu.js";
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
-
-const values = (t: AnyTensor): number[] => Array.from(t.toFloat32Array());
 
 /** A one-element value computed on the GPU (a sum of two uploads), so the executor holds no host copy of it. */
 function onGpu(x: number, shape: number[] = [1]): Promise<GpuTensor> {

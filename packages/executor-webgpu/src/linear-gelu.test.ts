@@ -7,16 +7,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Tensor, compare } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
 import { randomTensor } from "./test-helpers.js";
-import { GpuOps, type Input } from "./test-gpu.js";
+import { GpuOps, type Input, values, FUSED_TOL } from "./test-gpu.js";
 import { gelu64, linear64 } from "./test-reference64.js";
 
 const webgpu = createWebGpuExecutor();
 const ops = new GpuOps(webgpu);
 afterAll(() => webgpu.dispose());
 
-const values = (t: Tensor): number[] => Array.from(t.toFloat32Array());
-/** Fused vs unfused on this executor: what the scheduler's swap may change (the executor contract's bound). */
-const PAIR_TOL = { abs: 1e-6, rel: 1e-6 };
 /** Against float64: the float32 matmul's rounding (In terms), through gelu's slope (at most about 1.13). */
 const REF_TOL = { abs: 1e-5, rel: 1e-5 };
 
@@ -37,7 +34,7 @@ async function expectLinearGelu(
   const pre = await ops.dispatch("projection", {}, inputs, shape);
   const pair = await ops.run("gelu", { approximate }, [pre], shape);
   webgpu.release(pre);
-  const vsPair = compare(fused, values(pair), PAIR_TOL);
+  const vsPair = compare(fused, values(pair), FUSED_TOL);
   expect({ vs: "projection → gelu", ok: vsPair.ok, worst: vsPair.worst }).toMatchObject({ ok: true });
   const want = linear64(values(x), nIn, values(w), nOut, b && values(b)).map((v) => gelu64(v, approximate));
   const vsRef = compare(fused, want, REF_TOL);

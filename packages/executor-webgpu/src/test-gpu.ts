@@ -7,6 +7,12 @@ import { GpuTensor } from "./gpu-tensor.js";
 
 export type Input = AnyTensor | GpuTensor | undefined;
 
+/** A host tensor's values as plain numbers (for toEqual, and compare against a plain array). */
+export const values = (t: AnyTensor): number[] => Array.from(t.toFloat32Array());
+
+/** Fused vs unfused on this executor: what the scheduler's swap may change (the executor contract's bound). */
+export const FUSED_TOL = { abs: 1e-6, rel: 1e-6 };
+
 export class GpuOps {
   constructor(readonly ex: WebGpuExecutor) {}
 

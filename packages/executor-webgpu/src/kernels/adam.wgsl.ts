@@ -1,8 +1,9 @@
 // adam-moment and adam-step: Adam's (AdamW's) optimizer update as PyTorch's torch.optim.Adam writes it, elementwise
 // over same-shape float32 inputs read through their strides, one invocation per element, in float32.
 // - adam-moment: g = grad + weightDecay · param (the param term only with weightDecay > 0, as torch's
-//   `if weight_decay != 0`), out = beta · state + (1 − beta) · (square ? g² : g). beta and 1 − beta are taken in
-//   float64 on the host, then rounded to float32 once each.
+//   `if weight_decay != 0`), out = beta · state + (1 − beta) · (square ? g² : g): the running average
+//   gradient-average.wgsl.ts writes for sgd-momentum too. beta and 1 − beta are taken in float64 on the host, then
+//   rounded to float32 once each.
 // - adam-step: out = p − (lr / bc1) · m / (sqrt(v) / sqrt(bc2) + eps), p = param · (1 − lr · weightDecay) with
 //   `decoupled` (AdamW) else param, bc = 1 − beta^t. t is the one element of `step`, read in the shader: it is never
 //   read back. beta^t = exp(t · ln beta) with ln beta taken in float64 on the host (so beta's float32 rounding does not
@@ -15,6 +16,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
+import { gradientAverageProgram } from "./gradient-average.wgsl.js";
 import { programKernel } from "./output.js";
 import {
   LR_SCALE_WGSL,
@@ -24,7 +26,6 @@ import {
   lrScaleWgsl,
   packLrScale,
 } from "./scalar-inputs.wgsl.js";
-import { packWeightDecay, weightDecayWgsl } from "./weight-decay.wgsl.js";
 import { storageBindings } from "./shared.wgsl.js";
 import type { AdamMomentAttrs, AdamStepAttrs } from "@attngraph/graph";
 
@@ -33,43 +34,14 @@ const lnBeta = (b: number): number => (b > 0 ? Math.max(Math.log(b), -1e4) : -1e
 
 // ---- adam-moment ----
 
-/** Params: n, state view, grad view, param view (state's when absent), beta, 1 − beta, weightDecay, decay on, square. */
-function momentProgram(
-  state: GpuTensor,
-  grad: GpuTensor,
-  param: GpuTensor | undefined,
-  b: number,
-  square: boolean,
-  weightDecay: number,
-  out: GpuTensor,
-): ProgramInfo {
-  const p = elementwiseParams(out.size);
-  const sv = p.view(state);
-  const gv = p.view(grad);
-  const pv = p.view(param ?? state);
-  const bt = p.f32(b);
-  const omb = p.f32(1 - b);
-  const wd = packWeightDecay(p, weightDecay, param !== undefined && weightDecay > 0);
-  const sq = p.u32(square ? 1 : 0);
-  return elementwiseProgram({
-    name: "adam-moment",
-    params: p,
-    bindings: storageBindings(["S", "G", "W"]),
-    body: /* wgsl */ `  var gr = G[view_at(${gv}u, i)];
-  ${weightDecayWgsl(wd, "gr", `W[view_at(${pv}u, i)]`)}
-  let x = select(gr, gr * gr, pu(${sq}u) != 0u);
-  Y[i] = pf(${bt}u) * S[view_at(${sv}u, i)] + pf(${omb}u) * x;`,
-    // An absent param is bound to the state buffer and never read.
-    inputs: [state, grad, param ?? state],
-    output: out,
-  });
-}
-
 /** Inputs: state [...], grad [...], param [...] (optional; needed with weightDecay > 0); attrs { beta, square, weightDecay }. */
 export const adamMomentKernel: WebGpuKernel = programKernel<AdamMomentAttrs, [GpuTensor, GpuTensor, GpuTensor?]>(
   // param is present with weightDecay > 0: the declaration's rule.
-  ([state, grad, param], { beta: b, square, weightDecay }, out) =>
-    momentProgram(state, grad, param, b, square, weightDecay, out),
+  ([state, grad, param], { beta, square, weightDecay }, out) =>
+    gradientAverageProgram(
+      { name: "adam-moment", state, grad, param, weightDecay, keep: beta, take: 1 - beta, square },
+      out,
+    ),
 );
 
 // ---- adam-step ----

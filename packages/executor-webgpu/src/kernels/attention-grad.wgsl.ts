@@ -24,12 +24,13 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseProgram } from "./elementwise.wgsl.js";
 import { gatheredInputGrad } from "./attention-input-grad.js";
-import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
+import { bindMods, checkedMods, type FusedMods } from "./attention-mods.wgsl.js";
 import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
 import { writeOutput } from "./output.js";
-import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
+import { DROPOUT_WGSL } from "./dropout.wgsl.js";
 import { rowGrid, rowMain } from "./row-program.wgsl.js";
-import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
+import { MASK_WGSL } from "./mask.wgsl.js";
+import { type AttentionWords, packAttention } from "./attention-params.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
 
@@ -45,7 +46,7 @@ function dotQk(qBase: string, kBase: string): string {
       for (var c = 0u; c < nd; c++) { raw = fma(Q[${qBase} + c * qs3], K[${kBase} + c * ks3], raw); }`;
 }
 
-/** Params: q view, k view, pad view (or q again), hasPad, mask words, scale, rows. One workgroup per query row. */
+/** Params: the attention words (packAttention, no dropout), rows. One workgroup per query row. */
 function lseProgram(
   call: Call,
   gpu: KernelContext,
@@ -57,16 +58,9 @@ function lseProgram(
   out: GpuTensor,
 ): ProgramInfo {
   const [nb, nh, nl] = q.shape as [number, number, number, number];
-  const ns = k.shape[2]!;
   const rows = nb * nh * nl;
   const p = new Params();
-  const qv = p.view(q);
-  const kv = p.view(k);
-  const pv = p.view(pad ?? q);
-  const hasPad = p.u32(pad ? 1 : 0);
-  const m = packMask(p, a, nl, ns);
-  const sc = p.f32(a.scale);
-  const group = p.u32(k.shape[1] === 0 ? 1 : nh / k.shape[1]!);
+  const { qv, kv, pv, hasPad, m, sc, group } = packAttention(p, q, k, pad, a, undefined);
   const r = p.u32(rows);
   const mb = mods && bindMods(call, gpu, mods, p, 4); // Q K PAD Y
   return {
@@ -87,12 +81,9 @@ ${rowMain(
   let hasPad = pu(${hasPad}u) != 0u;
   let scale = pf(${sc}u);
   // The keys this row may see by position: [first, end).
-  let off = pi(${m + 2}u);
-  let win = i32(pu(${m + 1}u));
-  let hi = select(i32(ns) - 1, i32(i) + off, pu(${m}u) != 0u);
-  let lo = select(-1, i32(i) + off - win, win > 0);
-  let first = u32(max(0, lo + 1));
-  let end = u32(clamp(hi + 1, 0, i32(ns)));
+  let band = visible_keys(${m}u, i, ns);
+  let first = band.x;
+  let end = band.y;
   var mx = neg_inf();
   var sum = 0.0;
   var bad = false;
@@ -165,21 +156,27 @@ interface GradInputs {
   readonly pad: GpuTensor | undefined;
 }
 
-/** Packs the words every attention-grad program shares after its views; returns their positions. */
-function packCommon(
-  p: Params,
-  x: GradInputs,
-  a: AttentionGradAttrs,
-): { hasPad: number; m: number; sc: number; dropping: number; d: number; group: number } {
-  const [, nh, nl] = x.q.shape as [number, number, number, number];
-  const nkv = x.k.shape[1]!;
-  const hasPad = p.u32(x.pad ? 1 : 0);
-  const m = packMask(p, a, nl, x.k.shape[2]!);
-  const sc = p.f32(a.scale);
-  const dropping = p.u32(a.training && a.dropoutRate > 0 ? 1 : 0);
-  const d = packDropout(p, { rate: a.dropoutRate, seed: a.dropoutSeed, training: a.training });
-  const group = p.u32(nkv === 0 ? 1 : nh / nkv);
-  return { hasPad, m, sc, dropping, d, group };
+/** What the q, k and v programs are built from: the call, its inputs and attributes, its checked modifications. */
+interface GradCall {
+  readonly call: Call;
+  readonly gpu: KernelContext;
+  readonly x: GradInputs;
+  readonly a: AttentionGradAttrs;
+  readonly mods: FusedMods | undefined;
+}
+
+/** Where packCommon put each word: the attention words, then the views of v, grad and lse. */
+interface CommonWords extends AttentionWords {
+  readonly vv: number;
+  readonly gv: number;
+  readonly lv: number;
+}
+
+/** Packs the params every attention-grad program starts with (the forward's attention words, then its views). */
+function packCommon(p: Params, x: GradInputs, a: AttentionGradAttrs): CommonWords {
+  const dropout = { rate: a.dropoutRate, seed: a.dropoutSeed, training: a.training };
+  const w = packAttention(p, x.q, x.k, x.pad, a, dropout);
+  return { ...w, vv: p.view(x.v), gv: p.view(x.grad), lv: p.view(x.lse) };
 }
 
 /** WGSL: m_ij, the keep factor of weight index `idx` (1 without dropout). */
@@ -197,28 +194,16 @@ function dsModWgsl(w: string): string {
 }
 
 /**
- * wrt q. Params: q, k, v, out, grad, lse, pad (or q) views, common words, rows. One workgroup per query row; bindings
+ * wrt q. Params: the common words (packCommon), the out view, rows. One workgroup per query row; bindings
  * Q K V O G LSE PAD and Y (8 storage buffers, WebGPU's default limit per stage).
  */
-function dqProgram(
-  call: Call,
-  gpu: KernelContext,
-  x: GradInputs,
-  a: AttentionGradAttrs,
-  mods: FusedMods | undefined,
-  out: GpuTensor,
-): ProgramInfo {
+function dqProgram(g: GradCall, out: GpuTensor): ProgramInfo {
+  const { call, gpu, x, a, mods } = g;
   const [nb, nh, nl] = x.q.shape as [number, number, number, number];
   const rows = nb * nh * nl;
   const p = new Params();
-  const qv = p.view(x.q);
-  const kv = p.view(x.k);
-  const vv = p.view(x.v);
+  const { qv, kv, vv, gv, lv, pv, ...c } = packCommon(p, x, a);
   const ov = p.view(x.out);
-  const gv = p.view(x.grad);
-  const lv = p.view(x.lse);
-  const pv = p.view(x.pad ?? x.q);
-  const c = packCommon(p, x, a);
   const r = p.u32(rows);
   const mb = mods && bindMods(call, gpu, mods, p, 8);
   return {
@@ -252,12 +237,9 @@ ${rowMain(
   for (var dd = t; dd < nd; dd += ${WG}u) { Y[yo + dd] = 0.0; }
 
   // The keys this row may see by position: [first, end); none at all when the row saw no key (lse −∞).
-  let off = pi(${c.m + 2}u);
-  let win = i32(pu(${c.m + 1}u));
-  let hi = select(i32(ns) - 1, i32(i) + off, pu(${c.m}u) != 0u);
-  let lo = select(-1, i32(i) + off - win, win > 0);
-  let first = u32(max(0, lo + 1));
-  let end = select(u32(clamp(hi + 1, 0, i32(ns))), first, is_neg_inf(lse));
+  let band = visible_keys(${c.m}u, i, ns);
+  let first = band.x;
+  let end = select(band.y, first, is_neg_inf(lse));
   for (var s0 = first; s0 < end; s0 += ${WG}u) {
     let j = s0 + t;
     var ds = 0.0;
@@ -291,29 +273,15 @@ ${rowMain(
 }
 
 /**
- * wrt k or v. Params: q, k, v, grad, lse, pad (or q) views, common words, rows. One workgroup per key row (b, kh, j).
+ * wrt k or v. Params: the common words (packCommon), rows. One workgroup per key row (b, kh, j).
  * Bindings: Q K V G LSE PAD DELTA and Y for k; Q K G LSE PAD and Y for v (v needs neither V nor δ).
  */
-function dkvProgram(
-  call: Call,
-  gpu: KernelContext,
-  x: GradInputs,
-  a: AttentionGradAttrs,
-  mods: FusedMods | undefined,
-  wrt: "k" | "v",
-  delta: GpuTensor | undefined,
-  out: GpuTensor,
-): ProgramInfo {
+function dkvProgram(g: GradCall, wrt: "k" | "v", delta: GpuTensor | undefined, out: GpuTensor): ProgramInfo {
+  const { call, gpu, x, a, mods } = g;
   const [nb, nkv, ns] = x.k.shape as [number, number, number, number];
   const rows = nb * nkv * ns;
   const p = new Params();
-  const qv = p.view(x.q);
-  const kv = p.view(x.k);
-  const vv = p.view(x.v);
-  const gv = p.view(x.grad);
-  const lv = p.view(x.lse);
-  const pv = p.view(x.pad ?? x.q);
-  const c = packCommon(p, x, a);
+  const { qv, kv, vv, gv, lv, pv, ...c } = packCommon(p, x, a);
   const r = p.u32(rows);
   const isK = wrt === "k";
   const mb = mods && bindMods(call, gpu, mods, p, isK ? 8 : 6);
@@ -416,9 +384,7 @@ export const attentionLseKernel: WebGpuKernel = async (call, gpu) => {
   const k = input(call, 1);
   const pad = optionalInput(call, 2);
   const attrs = attrsOf<AttentionLseAttrs>(call);
-  if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
-  const mods = fusedMods(call, 3, false);
-  if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
+  const mods = await checkedMods(call, gpu, { q, k, pad }, attrs.scale, 3, false);
   return writeOutput(call, gpu, (out) => lseProgram(call, gpu, q, k, pad, attrs, mods, out));
 };
 
@@ -438,21 +404,19 @@ export const attentionGradKernel: WebGpuKernel = async (call, gpu) => {
   const pad = optionalInput(call, 6);
   const attrs = attrsOf<AttentionGradAttrs>(call);
   const wrt = attrs.wrt;
-  if (wrt !== "q" && wrt !== "k" && wrt !== "v")
-    return gatheredInputGrad(call, gpu, { q, k, v, out: o, grad, lse, pad }, attrs);
-  if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
-  // dv needs no derivative of the score modification.
-  const mods = fusedMods(call, 7, wrt !== "v");
-  if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
   const x: GradInputs = { q, k, v, out: o, grad, lse, pad };
+  if (wrt !== "q" && wrt !== "k" && wrt !== "v") return gatheredInputGrad(call, gpu, x, attrs);
+  // dv needs no derivative of the score modification.
+  const mods = await checkedMods(call, gpu, x, attrs.scale, 7, wrt !== "v");
+  const g: GradCall = { call, gpu, x, a: attrs, mods };
   // The declaration's rule made outShape the shape of q, k or v, whichever wrt names.
-  if (wrt === "q") return writeOutput(call, gpu, (out) => dqProgram(call, gpu, x, attrs, mods, out));
-  if (wrt === "v") return writeOutput(call, gpu, (out) => dkvProgram(call, gpu, x, attrs, mods, "v", undefined, out));
+  if (wrt === "q") return writeOutput(call, gpu, (out) => dqProgram(g, out));
+  if (wrt === "v") return writeOutput(call, gpu, (out) => dkvProgram(g, "v", undefined, out));
   if (call.outShape.includes(0)) return gpu.alloc(call.outShape);
   const delta = gpu.alloc(lse.shape); // δ per query row: [B, H, L], what dk reads
   try {
     if (delta.size > 0) await gpu.run(deltaProgram(grad, o, delta));
-    return await writeOutput(call, gpu, (out) => dkvProgram(call, gpu, x, attrs, mods, "k", delta, out));
+    return await writeOutput(call, gpu, (out) => dkvProgram(g, "k", delta, out));
   } finally {
     gpu.release(delta);
   }

@@ -27,6 +27,7 @@ import { attrsOf, optionalInput, type Call } from "./inputs.js";
 import { hostGathered } from "./expr-host.js";
 import { bindGathered, checkStorageLimit, exprWgsl } from "./expr.wgsl.js";
 import type { Params } from "./shared.wgsl.js";
+import { checkKeyPadding } from "./mask.wgsl.js";
 
 export interface FusedMods {
   readonly scoreMod: Expr | null;
@@ -177,4 +178,23 @@ export async function checkModReads(
       for (let h = 0; h < H; h++)
         for (let i = 0; i < L; i++) for (let j = 0; j < S; j++) f(withScore ? score(b, h, i, j) : 0, b, h, i, j);
   }
+}
+
+/**
+ * What each fused attention kernel (attention, attention-lse, attention-grad) checks on the values before it encodes
+ * anything, in this order: the key padding mask (checkKeyPadding), then the modifications' reads (checkModReads). Gives
+ * the call's modifications (fusedMods, gathered inputs from slot `first`; `grad`: with the score derivative).
+ */
+export async function checkedMods(
+  call: Call,
+  gpu: KernelContext,
+  x: { readonly q: GpuTensor; readonly k: GpuTensor; readonly pad: GpuTensor | undefined },
+  scale: number,
+  first: number,
+  grad: boolean,
+): Promise<FusedMods | undefined> {
+  if (x.pad !== undefined) await checkKeyPadding(call, gpu, x.pad);
+  const mods = fusedMods(call, first, grad);
+  if (mods) await checkModReads(call, gpu, mods, x.q, x.k, scale);
+  return mods;
 }

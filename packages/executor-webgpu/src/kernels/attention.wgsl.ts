@@ -13,13 +13,14 @@ import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { attrsOf, input, optionalInput, type Call } from "./inputs.js";
 import { writeOutput } from "./output.js";
-import { DROPOUT_WGSL, packDropout } from "./dropout.wgsl.js";
-import { MASK_WGSL, checkKeyPadding, packMask } from "./mask.wgsl.js";
-import { bindMods, checkModReads, fusedMods, type FusedMods } from "./attention-mods.wgsl.js";
+import { DROPOUT_WGSL } from "./dropout.wgsl.js";
+import { MASK_WGSL } from "./mask.wgsl.js";
+import { packAttention } from "./attention-params.js";
+import { bindMods, checkedMods, type FusedMods } from "./attention-mods.wgsl.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
 
-/** Params: q, k, v, pad views; hasPad; mask words; scale; dropping; dropout words; group (H / Hkv). */
+/** Params: the attention words (packAttention), then v's view. */
 function program(
   call: Call,
   gpu: KernelContext,
@@ -32,18 +33,10 @@ function program(
   out: GpuTensor,
 ): ProgramInfo {
   const [nb, nh, nl] = q.shape as [number, number, number, number];
-  const ns = k.shape[2]!;
   const p = new Params();
-  const qv = p.view(q);
-  const kv = p.view(k);
+  const dropout = { rate: a.dropoutRate, seed: a.dropoutSeed, training: a.training };
+  const { qv, kv, pv, hasPad, m, sc, dropping, d, group } = packAttention(p, q, k, pad, a, dropout);
   const vv = p.view(v);
-  const pv = p.view(pad ?? q);
-  const hasPad = p.u32(pad ? 1 : 0);
-  const m = packMask(p, a, nl, ns);
-  const sc = p.f32(a.scale);
-  const dropping = p.u32(a.training && a.dropoutRate > 0 ? 1 : 0);
-  const d = packDropout(p, { rate: a.dropoutRate, seed: a.dropoutSeed, training: a.training });
-  const group = p.u32(k.shape[1] === 0 ? 1 : nh / k.shape[1]!);
   // Q K V PAD Y, then the modifications' gathered inputs.
   const mb = mods && bindMods(call, gpu, mods, p, 5);
   return {
@@ -75,12 +68,9 @@ fn main(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_id) lid: vec
   let dropRow = ((b * nh + h) * nl + i) * ns; // index of weight [b, h, i, 0] in [B, H, L, S]
 
   // The keys this row may see by position: [first, end).
-  let off = pi(${m + 2}u);
-  let win = i32(pu(${m + 1}u));
-  let hi = select(i32(ns) - 1, i32(i) + off, pu(${m}u) != 0u);
-  let lo = select(-1, i32(i) + off - win, win > 0);
-  let first = u32(max(0, lo + 1));
-  let end = u32(clamp(hi + 1, 0, i32(ns)));
+  let band = visible_keys(${m}u, i, ns);
+  let first = band.x;
+  let end = band.y;
 
   for (var dd = t; dd < ndv; dd += ${WG}u) { Y[yo + dd] = 0.0; }
   var mRun = neg_inf();
@@ -153,8 +143,6 @@ export const attentionKernel: WebGpuKernel = async (call, gpu) => {
   const v = input(call, 2);
   const pad = optionalInput(call, 3);
   const attrs = attrsOf<AttentionAttrs>(call);
-  if (pad !== undefined) await checkKeyPadding(call, gpu, pad);
-  const mods = fusedMods(call, 4, false);
-  if (mods) await checkModReads(call, gpu, mods, q, k, attrs.scale);
+  const mods = await checkedMods(call, gpu, { q, k, pad }, attrs.scale, 4, false);
   return writeOutput(call, gpu, (out) => program(call, gpu, q, k, v, pad, attrs, mods, out));
 };

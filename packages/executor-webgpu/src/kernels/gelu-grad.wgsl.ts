@@ -8,11 +8,9 @@
 // A NaN x gives NaN (decided on its bits: a clamp may turn NaN into a bound), and a NaN grad propagates.
 import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
-import type { ProgramInfo } from "../program.js";
-import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
 import { programKernel } from "./output.js";
 import { ERF_WGSL } from "./erf.wgsl.js";
-import { storageBindings } from "./shared.wgsl.js";
+import { geluFormProgram } from "./gelu.wgsl.js";
 import type { GeluGradAttrs } from "@attngraph/graph";
 
 /** WGSL: `gelu_grad(x, tanh_form)`, gelu'(x) in the exact (erf) or tanh form (ERF_WGSL included). */
@@ -36,24 +34,8 @@ fn gelu_grad(x: f32, tanh_form: bool) -> f32 {
   return select(gelu_grad_exact(x), gelu_grad_tanh(x), tanh_form);
 }`;
 
-/** Params: n, grad view, x view, tanh (1) or exact (0). One invocation per element. */
-function program(grad: GpuTensor, x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
-  const p = elementwiseParams(out.size);
-  const gv = p.view(grad);
-  const xv = p.view(x);
-  const form = p.u32(tanh ? 1 : 0);
-  return elementwiseProgram({
-    name: "gelu-grad",
-    params: p,
-    helpers: GELU_GRAD_WGSL,
-    bindings: storageBindings(["G", "X"]),
-    body: /* wgsl */ `  Y[i] = G[view_at(${gv}u, i)] * gelu_grad(X[view_at(${xv}u, i)], pu(${form}u) != 0u);`,
-    inputs: [grad, x],
-    output: out,
-  });
-}
-
 /** Inputs: grad [...], x [...] (the forward input); attrs { approximate: "none" | "tanh" } → same shape. */
 export const geluGradKernel: WebGpuKernel = programKernel<GeluGradAttrs, [GpuTensor, GpuTensor]>(
-  ([grad, x], { approximate }, out) => program(grad, x, approximate === "tanh", out),
+  ([grad, x], { approximate }, out) =>
+    geluFormProgram("gelu-grad", GELU_GRAD_WGSL, "gelu_grad", x, approximate === "tanh", grad, out),
 );

@@ -25,23 +25,36 @@ fn gelu_tanh(x: f32) -> f32 {
 }
 fn gelu(x: f32, tanh_form: bool) -> f32 { return select(x * normal_cdf(x), gelu_tanh(x), tanh_form); }`;
 
-/** Params: n, x view, tanh (1) or exact (0). One invocation per element. */
-function program(x: GpuTensor, tanh: boolean, out: GpuTensor): ProgramInfo {
-  const p = elementwiseParams(x.size);
+/**
+ * The program of gelu and gelu-grad: `fn(x, tanh_form)` of each element of x (GELU_WGSL's gelu, GELU_GRAD_WGSL's
+ * gelu_grad, given as `helpers`), in the form `tanh` picks, times the element of `grad` when there is one (gelu-grad's
+ * chain rule). The form is a param, so one pipeline serves both. Params: n, x view, tanh (1) or exact (0), grad view.
+ */
+export function geluFormProgram(
+  name: string,
+  helpers: string,
+  fn: string,
+  x: GpuTensor,
+  tanh: boolean,
+  grad: GpuTensor | undefined,
+  out: GpuTensor,
+): ProgramInfo {
+  const p = elementwiseParams(out.size);
   const xv = p.view(x);
   const form = p.u32(tanh ? 1 : 0);
+  const times = grad ? `G[view_at(${p.view(grad)}u, i)] * ` : "";
   return elementwiseProgram({
-    name: "gelu",
+    name,
     params: p,
-    helpers: GELU_WGSL,
-    bindings: storageBindings(["X"]),
-    body: /* wgsl */ `  Y[i] = gelu(X[view_at(${xv}u, i)], pu(${form}u) != 0u);`,
-    inputs: [x],
+    helpers,
+    bindings: storageBindings(grad ? ["X", "G"] : ["X"]),
+    body: /* wgsl */ `  Y[i] = ${times}${fn}(X[view_at(${xv}u, i)], pu(${form}u) != 0u);`,
+    inputs: grad ? [x, grad] : [x],
     output: out,
   });
 }
 
 /** Input: x [...]; attrs { approximate: "none" | "tanh" } → same shape. */
 export const geluKernel: WebGpuKernel = programKernel<GeluAttrs, [GpuTensor]>(([x], { approximate }, out) =>
-  program(x, approximate === "tanh", out),
+  geluFormProgram("gelu", GELU_WGSL, "gelu", x, approximate === "tanh", undefined, out),
 );

@@ -24,7 +24,11 @@ import {
   windowOf,
 } from "@attngraph/graph";
 
-/** WGSL: whether query i sees key j by position; `m` is the word of (causal, window, off) in the params. */
+/**
+ * WGSL: whether query i sees key j by position (`visible_by_position`), and the keys [first, end) query i sees
+ * (`visible_keys`: the same band, clamped to [0, ns), for the fused kernels that walk only those keys); `m` is the word
+ * of (causal, window, off) in the params.
+ */
 export const MASK_WGSL = /* wgsl */ `
 fn visible_by_position(m: u32, i: u32, j: u32, ns: u32) -> bool {
   let off = pi(m + 2u);
@@ -32,6 +36,13 @@ fn visible_by_position(m: u32, i: u32, j: u32, ns: u32) -> bool {
   let win = i32(pu(m + 1u));
   let lo = select(-1, i32(i) + off - win, win > 0);
   return i32(j) > lo && i32(j) <= hi;
+}
+fn visible_keys(m: u32, i: u32, ns: u32) -> vec2u {
+  let off = pi(m + 2u);
+  let win = i32(pu(m + 1u));
+  let hi = select(i32(ns) - 1, i32(i) + off, pu(m) != 0u);
+  let lo = select(-1, i32(i) + off - win, win > 0);
+  return vec2u(u32(max(0, lo + 1)), u32(clamp(hi + 1, 0, i32(ns))));
 }`;
 
 /** Packs (causal, window or 0, off) for MASK_WGSL and returns the word position. */

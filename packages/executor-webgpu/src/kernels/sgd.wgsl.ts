@@ -3,8 +3,8 @@
 // - Both: d = grad + weightDecay · param (the param term only with weightDecay > 0, as torch's `if weight_decay != 0`,
 //   so an infinite param with no decay never turns into NaN).
 // - sgd-momentum: the new momentum buffer, d at the first step (t = 1: PyTorch clones d into the buffer, and the old
-//   buffer is not read) and momentum · buf + (1 − dampening) · d after. 1 − dampening is taken in float64 on the host,
-//   then rounded to float32 once.
+//   buffer is not read) and momentum · buf + (1 − dampening) · d after: the running average gradient-average.wgsl.ts
+//   writes for adam-moment too. 1 − dampening is taken in float64 on the host, then rounded to float32 once.
 // - sgd-step: param − lr · u, u = d with momentum 0 (a buf input, if any, is not read), the buffer (after this step's
 //   sgd-momentum) with momentum, d + momentum · buf with `nesterov`.
 // The step t of sgd-momentum is checked as adam-step's (adam.wgsl.ts): an integer >= 1, checked on the host copy the
@@ -14,54 +14,14 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
+import { gradientAverageProgram } from "./gradient-average.wgsl.js";
 import { programKernel } from "./output.js";
-import {
-  LR_SCALE_WGSL,
-  VALID_STEP_WGSL,
-  checkLrScale,
-  checkStep,
-  lrScaleWgsl,
-  packLrScale,
-} from "./scalar-inputs.wgsl.js";
+import { LR_SCALE_WGSL, checkLrScale, checkStep, lrScaleWgsl, packLrScale } from "./scalar-inputs.wgsl.js";
 import { packWeightDecay, weightDecayWgsl } from "./weight-decay.wgsl.js";
 import { storageBindings } from "./shared.wgsl.js";
 import type { SgdMomentumAttrs, SgdStepAttrs } from "@attngraph/graph";
 
 // ---- sgd-momentum ----
-
-/** Params: n, buf, grad, param (buf's when absent) and step views, momentum, 1 − dampening, weightDecay, decay on. */
-function momentumProgram(
-  buf: GpuTensor,
-  grad: GpuTensor,
-  param: GpuTensor | undefined,
-  step: GpuTensor,
-  a: SgdMomentumAttrs,
-  out: GpuTensor,
-): ProgramInfo {
-  const p = elementwiseParams(out.size);
-  const bv = p.view(buf);
-  const gv = p.view(grad);
-  const pv = p.view(param ?? buf);
-  const tv = p.view(step);
-  const mom = p.f32(a.momentum);
-  const omd = p.f32(1 - a.dampening);
-  const wd = packWeightDecay(p, a.weightDecay, param !== undefined && a.weightDecay > 0);
-  return elementwiseProgram({
-    name: "sgd-momentum",
-    params: p,
-    helpers: VALID_STEP_WGSL,
-    bindings: storageBindings(["B", "G", "W", "T"]),
-    body: /* wgsl */ `  let t = T[view_offset(${tv}u)];
-  if (!valid_step(t)) { Y[i] = nan(); return; }
-  var d = G[view_at(${gv}u, i)];
-  ${weightDecayWgsl(wd, "d", `W[view_at(${pv}u, i)]`)}
-  if (t == 1.0) { Y[i] = d; return; }
-  Y[i] = pf(${mom}u) * B[view_at(${bv}u, i)] + pf(${omd}u) * d;`,
-    // An absent param is bound to the buffer and never read.
-    inputs: [buf, grad, param ?? buf, step],
-    output: out,
-  });
-}
 
 /** Inputs: buf [...], grad [...], param [...] (optional; needed with weightDecay > 0), step [] or [1]; attrs { momentum, dampening, weightDecay }. */
 export const sgdMomentumKernel: WebGpuKernel = programKernel<
@@ -69,7 +29,21 @@ export const sgdMomentumKernel: WebGpuKernel = programKernel<
   [GpuTensor, GpuTensor, GpuTensor | undefined, GpuTensor]
 >(
   // param is present with weightDecay > 0: the declaration's rule.
-  ([buf, grad, param, step], attrs, out) => momentumProgram(buf, grad, param, step, attrs, out),
+  ([buf, grad, param, step], { momentum, dampening, weightDecay }, out) =>
+    gradientAverageProgram(
+      {
+        name: "sgd-momentum",
+        state: buf,
+        grad,
+        param,
+        weightDecay,
+        keep: momentum,
+        take: 1 - dampening,
+        square: false,
+        step,
+      },
+      out,
+    ),
   (call, [, , , step]) => checkStep(call, step),
 );
 
