@@ -7,7 +7,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { Tensor } from "@attngraph/tensor";
 import { createWebGpuExecutor } from "./index.js";
-import type { GpuTensor } from "./gpu-tensor.js";
 import { randomTensor } from "./test-helpers.js";
 import { LAYOUTS, OptimizerOps, QuadraticLoss, TOL, expectClose, stepInputErrors, values } from "./test-steps.js";
 

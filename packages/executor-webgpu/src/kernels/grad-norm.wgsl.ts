@@ -9,7 +9,7 @@ import type { WebGpuKernel } from "../executor.js";
 import type { GpuTensor } from "../gpu-tensor.js";
 import type { ProgramInfo } from "../program.js";
 import { elementwiseParams, elementwiseProgram } from "./elementwise.wgsl.js";
-import { attrsOf, input, optionalInput } from "./inputs.js";
+import { input, optionalInput } from "./inputs.js";
 import { programKernel, writeOutput } from "./output.js";
 import { PRELUDE, Params, WG, storageBindings } from "./shared.wgsl.js";
 import { REDUCE_WGSL } from "./reduce.wgsl.js";
