@@ -13,6 +13,7 @@ import { dropoutThreshold, fmix32, mixedBits } from "./dropout.js";
 import { lastVisibleKey, lastWindowedKey, maskOffset, windowOf } from "./mask.js";
 import { blockScores, blockTimesKeys, markNonFiniteKeys } from "./key-block-products.js";
 import { ensure64, microKernel, packPanels, roundUp } from "./matmul.js";
+import type { QueryBlock } from "./query-block.js";
 import type { StridedView } from "./strided.js";
 
 /** Query rows and keys per block, as in the forward: a 64×64 float64 block (32 KiB) and its panels stay in L1/L2. */
@@ -247,12 +248,13 @@ function* passSteps(p: Problem, s: AttentionGradScratch, keysPerStep: number): G
           // Keys any row of this block may see by position: [first, end). Blocks outside are fully masked: skipped.
           const first = Math.max(0, lastWindowedKey(i0, p.off, p.win) + 1);
           const end = Math.min(ns, lastVisibleKey(i0 + br - 1, p.off, p.causal, ns) + 1);
-          startRows(p, s, b, h, i0, br, end > first);
+          const qb: QueryBlock = { b, h, i0, br };
+          startRows(p, s, qb, end > first);
           const visit = mode === "lse" ? lseBlocks : gradBlocks;
           // Panels start at multiples of 4 keys, so the first block starts at `first` rounded down.
           for (let s0 = first & ~3; s0 < end; s0 += blockStep)
-            yield visit(p, s, b, h, i0, br, end, s0, Math.min(end, s0 + blockStep));
-          if (!perKv) finishRows(p, s, b, h, i0, br);
+            yield visit(p, s, qb, end, s0, Math.min(end, s0 + blockStep));
+          if (!perKv) finishRows(p, s, qb);
         }
       }
       if (perKv) {
@@ -295,19 +297,12 @@ function packKeys(p: Problem, s: AttentionGradScratch, b: number, g: number, s0:
 }
 
 /**
- * Starts query block [i0, i0 + br) of head h: the lse pass resets its running max and sum; the gradient passes read
+ * Starts query block `qb`: the lse pass resets its running max and sum; the gradient passes read
  * lse and δ_i = grad_i · out_i (float64) per row, and pack what the block's products read.
  */
-function startRows(
-  p: Problem,
-  s: AttentionGradScratch,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
-  anyKeys: boolean,
-): void {
+function startRows(p: Problem, s: AttentionGradScratch, qb: QueryBlock, anyKeys: boolean): void {
   const { mode, q, nd, ndv } = p;
+  const { b, h, i0, br } = qb;
   if (mode === "lse") {
     s.rowMax.fill(-Infinity, 0, br);
     s.rowSum.fill(0, 0, br);
@@ -372,25 +367,23 @@ function scoreBlock(p: Problem, s: AttentionGradScratch, brp: number, s0: number
 function lseBlocks(
   p: Problem,
   s: AttentionGradScratch,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
+  qb: QueryBlock,
   end: number,
   sFrom: number,
   sTo: number,
 ): number {
   const { ns, nd, off, causal, win, scale } = p;
+  const { i0, br } = qb;
   const { sBlock: sb, rowMax, rowSum, hidden: pad } = s;
   const brp = roundUp(br);
   let work = 0;
   for (let s0 = sFrom; s0 < sTo; s0 += BK) {
     const bc = Math.min(BK, end - s0);
-    const cls = blockClass(p.mods, b, h, i0, br, s0, bc);
+    const cls = blockClass(p.mods, qb, s0, bc);
     if (cls === BLOCK_NONE) continue; // hidden from every row by the mask modification: skipped
     work += br * bc * (nd + EXP_WORK);
     scoreBlock(p, s, brp, s0, roundUp(bc));
-    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, qb, s0, bc, cls === BLOCK_ALL);
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
       const c0 = Math.max(0, lastWindowedKey(i, off, win) + 1 - s0);
@@ -431,15 +424,13 @@ function lseBlocks(
 function gradBlocks(
   p: Problem,
   s: AttentionGradScratch,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
+  qb: QueryBlock,
   end: number,
   sFrom: number,
   sTo: number,
 ): number {
   const { mode, ns, nd, ndv, width, off, causal, win, scale, dropping, mixedSeed, threshold, keptScale } = p;
+  const { b, h, i0, br } = qb;
   const headRow = (b * p.nh + h) * p.nl; // row index of [b, h, 0] in [B, H, L, ·]
   const { sBlock: sb, dBlock: db, aPack: ap, tBlock: tb, acc, rowLse, rowDelta, hidden: pad } = s;
   const brp = roundUp(br);
@@ -450,12 +441,11 @@ function gradBlocks(
   for (let s0 = sFrom; s0 < sTo; s0 += BK) {
     const bc = Math.min(BK, end - s0);
     const bcp = roundUp(bc);
-    const cls = blockClass(p.mods, b, h, i0, br, s0, bc);
+    const cls = blockClass(p.mods, qb, s0, bc);
     if (cls === BLOCK_NONE) continue; // hidden from every row by the mask modification: no coefficient, skipped
     work += br * bc * pairWork(mode, nd, ndv);
     scoreBlock(p, s, brp, s0, bcp);
-    if (p.mods)
-      modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL, needDp ? s.dmBlock : undefined);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, qb, s0, bc, cls === BLOCK_ALL, needDp ? s.dmBlock : undefined);
     if (needDp) {
       const { gPack: gp, vPack: vp } = s;
       blockScores(ndv, gp, brp, vp, s0, bcp, db, BK);
@@ -537,8 +527,9 @@ function dqProduct(p: Problem, s: AttentionGradScratch, br: number, s0: number, 
 }
 
 /** Stores a finished query block: lse rows (−∞ for a row that saw no key) or dq rows. */
-function finishRows(p: Problem, s: AttentionGradScratch, b: number, h: number, i0: number, br: number): void {
+function finishRows(p: Problem, s: AttentionGradScratch, qb: QueryBlock): void {
   const { y, nd } = p;
+  const { b, h, i0, br } = qb;
   const headRow = (b * p.nh + h) * p.nl + i0;
   if (p.mode === "lse") {
     const { rowMax, rowSum } = s;
