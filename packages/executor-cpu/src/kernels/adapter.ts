@@ -22,6 +22,11 @@ export function requireInput(call: Call, slot: number, name: string): Tensor {
   return optionalInput(call, slot, name)!;
 }
 
+/** The inputs in slots 0, 1, … (declared as `names`, in slot order), all required by the op's declaration. */
+export function requireInputs<const N extends readonly string[]>(call: Call, ...names: N): { [I in keyof N]: Tensor } {
+  return names.map((name, slot) => requireInput(call, slot, name)) as { [I in keyof N]: Tensor };
+}
+
 /** The input in `slot`, or undefined when absent; something that is not a host float32 tensor is an "input" error. */
 export function optionalInput(call: Call, slot: number, name: string): Tensor | undefined {
   const v: unknown = call.inputs[slot];

@@ -14,7 +14,7 @@ import {
   type AttentionLseAttrs,
 } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result, attrsOf } from "./adapter.js";
+import { outData, requireInputs, result, attrsOf } from "./adapter.js";
 import {
   AttentionGradScratch,
   attentionGradSteps,
@@ -93,8 +93,7 @@ export function attentionGradImpl(
 
 /** Inputs: q [B, H, L, D], k [B, Hkv, S, D], optional keyPaddingMask [B, S] → [B, H, L]; attrs { causal, window, alignment, scale }. */
 export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
+  const [q, k] = requireInputs(call, "q", "k");
   const pad = keyPaddingInput(call, 2);
   const attrs = attrsOf<AttentionLseAttrs>(call);
   const mods = compiledMods(call, 3, false);
@@ -121,12 +120,7 @@ export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
  * attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training, wrt } (absent dropout = none).
  */
 export const attentionGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
-  const out = requireInput(call, 3, "out");
-  const grad = requireInput(call, 4, "grad");
-  const lse = requireInput(call, 5, "lse");
+  const [q, k, v, out, grad, lse] = requireInputs(call, "q", "k", "v", "out", "grad", "lse");
   const pad = keyPaddingInput(call, 6);
   const attrs = attrsOf<AttentionGradAttrs>(call);
   const inputs: AttentionGradInputs = { q, k, v, out, grad, lse, pad };
