@@ -126,6 +126,12 @@ export interface AttentionGradInputs {
   readonly pad: StridedView | undefined;
 }
 
+/** The inputs of attention-lse. */
+export type AttentionLseInputs = Pick<AttentionGradInputs, "q" | "k" | "pad">;
+
+/** What problemOf reads of either call's inputs. */
+type PassInputs = AttentionLseInputs & Partial<AttentionGradInputs>;
+
 /** Work of one (query, key) pair in multiply-adds: the score, dP when needed, the gradient product, the exp. */
 function pairWork(mode: Mode, nd: number, ndv: number): number {
   if (mode === "lse") return nd + EXP_WORK;
@@ -147,13 +153,12 @@ export function gradKeysPerChunk(mode: Mode, q: StridedView, ndv: number, chunkW
 
 function problemOf(
   mode: Mode,
-  q: StridedView,
-  k: StridedView,
-  g: Partial<AttentionGradInputs> & { readonly pad: StridedView | undefined },
+  g: PassInputs,
   attrs: AttentionLseAttrs & Partial<AttentionGradAttrs>,
   y: Float32Array,
   mods: CompiledMods | undefined,
 ): Problem {
+  const { q, k } = g;
   const [, nh, nl, nd] = q.shape as readonly number[] as [number, number, number, number];
   const ns = k.shape[2]!;
   const ndv = g.v?.shape[3] ?? 0;
@@ -189,37 +194,29 @@ function problemOf(
   };
 }
 
-/**
- * attention-lse as steps writing [B, H, L] row-major into `y`; each yields the work it did. `keysPerStep` bounds the
- * keys one step packs or visits (whole panels, whole key blocks); Infinity gives one step per packing and query block.
- */
-export function* attentionLseSteps(
-  q: StridedView,
-  k: StridedView,
-  pad: StridedView | undefined,
-  attrs: AttentionLseAttrs,
-  y: Float32Array,
-  scratch: AttentionGradScratch,
-  keysPerStep: number,
-  mods?: CompiledMods,
-): Generator<number, void, void> {
-  if (y.length === 0) return;
-  const p = problemOf("lse", q, k, { pad }, attrs, y, mods);
-  scratch.fit("lse", p.ns, p.nd, 0);
-  yield* passSteps(p, scratch, keysPerStep);
-}
+/** What one pass reads: an attention-lse call, or an attention-grad call with the input its gradient is of. */
+export type AttentionPass =
+  | { readonly mode: "lse"; readonly inputs: AttentionLseInputs; readonly attrs: AttentionLseAttrs }
+  | {
+      readonly mode: AttentionGradAttrs["wrt"];
+      readonly inputs: AttentionGradInputs;
+      readonly attrs: AttentionGradAttrs;
+    };
 
-/** attention-grad (attrs.wrt) as steps writing the gradient row-major into `y`; as `attentionLseSteps` otherwise. */
-export function* attentionGradSteps(
-  inputs: AttentionGradInputs,
-  attrs: AttentionGradAttrs,
+/**
+ * attention-lse (writing [B, H, L]) or attention-grad (attrs.wrt: the gradient) as steps writing row-major into `y`;
+ * each yields the work it did. `keysPerStep` bounds the keys one step packs or visits (whole panels, whole key blocks);
+ * Infinity gives one step per packing and query block.
+ */
+export function* attentionPassSteps(
+  pass: AttentionPass,
   y: Float32Array,
   scratch: AttentionGradScratch,
   keysPerStep: number,
   mods?: CompiledMods,
 ): Generator<number, void, void> {
   if (y.length === 0) return;
-  const p = problemOf(attrs.wrt, inputs.q, inputs.k, inputs, attrs, y, mods);
+  const p = problemOf(pass.mode, pass.inputs, pass.attrs, y, mods);
   scratch.fit(p.mode, p.ns, p.nd, p.ndv);
   yield* passSteps(p, scratch, keysPerStep);
 }
@@ -297,8 +294,8 @@ function packKeys(p: Problem, s: AttentionGradScratch, b: number, g: number, s0:
 }
 
 /**
- * Starts query block `qb`: the lse pass resets its running max and sum; the gradient passes read
- * lse and δ_i = grad_i · out_i (float64) per row, and pack what the block's products read.
+ * Starts query block `qb`: the lse pass resets its running max and sum; the gradient passes read lse and
+ * δ_i = grad_i · out_i (float64) per row, and pack what the block's products read.
  */
 function startRows(p: Problem, s: AttentionGradScratch, qb: QueryBlock, anyKeys: boolean): void {
   const { mode, q, nd, ndv } = p;
@@ -363,15 +360,21 @@ function scoreBlock(p: Problem, s: AttentionGradScratch, brp: number, s0: number
   blockScores(nd, qp, brp, kp, s0, bcp, sb, BK);
 }
 
-/** The lse pass over the key blocks starting in [sFrom, sTo): running max and sum per row, as the forward keeps them. */
-function lseBlocks(
+/**
+ * A pass over the key blocks starting in [sFrom, sTo) of query block `qb` (whole blocks of BK counted from the block's
+ * first visible key & ~3); `end` is the block's last visible key + 1. Returns the work done.
+ */
+type KeyBlocksPass = (
   p: Problem,
   s: AttentionGradScratch,
   qb: QueryBlock,
   end: number,
   sFrom: number,
   sTo: number,
-): number {
+) => number;
+
+/** The lse pass: running max and sum per row, as the forward keeps them. */
+const lseBlocks: KeyBlocksPass = (p, s, qb, end, sFrom, sTo) => {
   const { ns, nd, off, causal, win, scale } = p;
   const { i0, br } = qb;
   const { sBlock: sb, rowMax, rowSum, hidden: pad } = s;
@@ -413,22 +416,13 @@ function lseBlocks(
     }
   }
   return work;
-}
+};
 
 /**
- * The gradient passes over the key blocks starting in [sFrom, sTo) (whole blocks of BK counted from the block's first
- * visible key & ~3); `end` is the block's last visible key + 1. Per block: scores (and dP), the coefficients dS (or
- * m · P for wrt v) packed as the A operand, then the block's gradient product added to the float64 accumulator.
- * Returns the work done.
+ * The gradient passes. Per block: scores (and dP), the coefficients dS (or m · P for wrt v) packed as the A operand,
+ * then the block's gradient product added to the float64 accumulator.
  */
-function gradBlocks(
-  p: Problem,
-  s: AttentionGradScratch,
-  qb: QueryBlock,
-  end: number,
-  sFrom: number,
-  sTo: number,
-): number {
+const gradBlocks: KeyBlocksPass = (p, s, qb, end, sFrom, sTo) => {
   const { mode, ns, nd, ndv, width, off, causal, win, scale, dropping, mixedSeed, threshold, keptScale } = p;
   const { b, h, i0, br } = qb;
   const headRow = (b * p.nh + h) * p.nl; // row index of [b, h, 0] in [B, H, L, ·]
@@ -512,7 +506,7 @@ function gradBlocks(
     }
   }
   return work;
-}
+};
 
 /** wrt q: tb[r · Dp + d] = Σ_c dS[r, c] · k[s0 + c, d], added into the query block's dq rows. */
 function dqProduct(p: Problem, s: AttentionGradScratch, br: number, s0: number, bc: number): void {

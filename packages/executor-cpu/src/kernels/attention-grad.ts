@@ -17,9 +17,8 @@ import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { outData, requireInputs, result, attrsOf } from "./adapter.js";
 import {
   AttentionGradScratch,
-  attentionGradSteps,
   attentionGradWork,
-  attentionLseSteps,
+  attentionPassSteps,
   gradKeysPerChunk,
   sharedGradScratch,
   type AttentionGradInputs,
@@ -48,7 +47,8 @@ export function attentionLseImpl(
   mods?: CompiledMods,
 ): Float32Array {
   const y = out ?? new Float32Array(q.shape[0]! * q.shape[1]! * q.shape[2]!);
-  const steps = attentionLseSteps(q, k, keyPaddingMask, attrs, y, sharedGradScratch, Infinity, mods);
+  const pass = { mode: "lse", inputs: { q, k, pad: keyPaddingMask }, attrs } as const;
+  const steps = attentionPassSteps(pass, y, sharedGradScratch, Infinity, mods);
   while (!steps.next().done);
   return y;
 }
@@ -79,14 +79,8 @@ export function attentionGradImpl(
   mods?: CompiledMods,
 ): Float32Array {
   const y = into ?? new Float32Array(gradSize(q, k, v, attrs.wrt));
-  const steps = attentionGradSteps(
-    { q, k, v, out, grad, lse, pad: keyPaddingMask },
-    attrs,
-    y,
-    sharedGradScratch,
-    Infinity,
-    mods,
-  );
+  const inputs = { q, k, v, out, grad, lse, pad: keyPaddingMask };
+  const steps = attentionPassSteps({ mode: attrs.wrt, inputs, attrs }, y, sharedGradScratch, Infinity, mods);
   while (!steps.next().done);
   return y;
 }
@@ -102,16 +96,8 @@ export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
   if (signal === undefined) return result(call, attentionLseImpl(q, k, pad, attrs, outData(call, shape), mods), shape);
   // In chunks: its own scratch (another kernel may run while this one waits).
   const y = outData(call, shape) ?? new Float32Array(shape[0]! * shape[1]! * shape[2]!);
-  const steps = attentionLseSteps(
-    q,
-    k,
-    pad,
-    attrs,
-    y,
-    new AttentionGradScratch(),
-    gradKeysPerChunk("lse", q, 0, chunkWork),
-    mods,
-  );
+  const pass = { mode: "lse", inputs: { q, k, pad }, attrs } as const;
+  const steps = attentionPassSteps(pass, y, new AttentionGradScratch(), gradKeysPerChunk("lse", q, 0, chunkWork), mods);
   return afterwards(runSteps(steps, signal, chunkWork, call.node), () => result(call, y, shape));
 });
 
@@ -139,9 +125,9 @@ export const attentionGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   if (signal === undefined)
     return result(call, attentionGradImpl(q, k, v, out, grad, lse, pad, attrs, outData(call, shape), mods), shape);
   const y = outData(call, shape) ?? new Float32Array(gradSize(q, k, v, attrs.wrt));
-  const steps = attentionGradSteps(
-    inputs,
-    attrs,
+  const pass = { mode: attrs.wrt, inputs, attrs };
+  const steps = attentionPassSteps(
+    pass,
     y,
     new AttentionGradScratch(),
     gradKeysPerChunk(attrs.wrt, q, ndv, chunkWork),
