@@ -26,7 +26,8 @@ export { scoreImpl, scoreKernel } from "./kernels/score.js";
 export { alibiImpl, alibiKernel } from "./kernels/alibi.js";
 /** The paper's slopes (@attngraph/graph's; kept here for existing imports). */
 export { alibiSlopes } from "@attngraph/graph";
-export { maskImpl, maskKernel, findInvalidPadding } from "./kernels/mask.js";
+export { maskImpl, maskKernel } from "./kernels/mask.js";
+export { findInvalidPadding } from "./kernels/key-padding.js";
 export { softmaxImpl, softmaxKernel } from "./kernels/softmax.js";
 export { dropoutImpl, dropoutKernel, dropoutBits, dropoutKeep, dropoutThreshold, fmix32 } from "./kernels/dropout.js";
 export { weightedSumImpl, weightedSumKernel } from "./kernels/weighted-sum.js";

@@ -1,6 +1,7 @@
 import { ShapeError } from "./errors.js";
 import { checkShape, contiguousStrides, formatShape, sizeOf, type Shape } from "./shape.js";
 import { formatTensor } from "./format.js";
+import { isRowMajor } from "./strides.js";
 
 /** A nested array of numbers, as PyTorch's `tensor([[...]])` takes it. */
 export type NestedArray = number | readonly NestedArray[];
@@ -170,13 +171,7 @@ export class Tensor<D extends DType = "float32"> {
 
   /** True when the elements are dense and row-major from `offset` (size-1 dims may have any stride). */
   isContiguous(): boolean {
-    let expected = 1;
-    for (let i = this.shape.length - 1; i >= 0; i--) {
-      const d = this.shape[i]!;
-      if (d !== 1 && this.strides[i] !== expected) return false;
-      expected *= d;
-    }
-    return true;
+    return isRowMajor(this);
   }
 
   /** This tensor if it is contiguous, otherwise a dense row-major copy. */

@@ -4,7 +4,7 @@
 import { checkLrScaleValue, checkOptimizerStepValue, type AdamStepAttrs } from "@attngraph/graph";
 import { sizeOf } from "@attngraph/tensor";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { optionalInput, requireInput, attrsOf } from "./adapter.js";
+import { optionalInput, requireInputs, attrsOf } from "./adapter.js";
 import { writeRows } from "./row-kernel.js";
 import { planRows } from "./row-plan.js";
 import type { RowRange, StridedView } from "./strided.js";
@@ -48,10 +48,7 @@ export function adamStepImpl(
  * weightDecay, decoupled } → param's shape.
  */
 export const adamStepKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const param = requireInput(call, 0, "param");
-  const m = requireInput(call, 1, "m");
-  const v = requireInput(call, 2, "v");
-  const step = requireInput(call, 3, "step");
+  const [param, m, v, step] = requireInputs(call, "param", "m", "v", "step");
   const lrScale = optionalInput(call, 4, "lrScale");
   const attrs = attrsOf<AdamStepAttrs>(call);
   const t = checkOptimizerStepValue(call, step.data[step.offset] ?? NaN);

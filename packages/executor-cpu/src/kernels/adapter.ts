@@ -8,6 +8,7 @@ import {
   Tensor,
   describe,
   formatShape,
+  isRowMajor,
   sameShape,
   sizeOf,
   type Shape,
@@ -20,6 +21,11 @@ export type Call = KernelCall<Tensor>;
 /** The input in `slot` (declared as `name`), required by the op's declaration, so present. */
 export function requireInput(call: Call, slot: number, name: string): Tensor {
   return optionalInput(call, slot, name)!;
+}
+
+/** The inputs in slots 0, 1, … (declared as `names`, in slot order), all required by the op's declaration. */
+export function requireInputs<const N extends readonly string[]>(call: Call, ...names: N): { [I in keyof N]: Tensor } {
+  return names.map((name, slot) => requireInput(call, slot, name)) as { [I in keyof N]: Tensor };
 }
 
 /** The input in `slot`, or undefined when absent; something that is not a host float32 tensor is an "input" error. */
@@ -83,7 +89,7 @@ export function outData(call: Call, shape: Shape): Float32Array | undefined {
       formatShape(t.shape),
     );
   const size = sizeOf(shape);
-  if (!isDense(t.shape, t.strides) || !Number.isInteger(t.offset) || t.offset < 0 || t.offset + size > t.data.length) {
+  if (!isRowMajor(t) || !Number.isInteger(t.offset) || t.offset < 0 || t.offset + size > t.data.length) {
     const got = `strides ${formatShape(t.strides)}, offset ${t.offset} in a buffer of ${t.data.length}`;
     const expected = "contiguous strides within the buffer";
     throw new AttnGraphError(
@@ -107,14 +113,4 @@ export function result(call: Call, data: Float32Array, shape: Shape): Tensor {
 /** Wraps a view an Impl computed (reshape/transpose/slice) as a Tensor sharing the input's buffer. */
 export function toTensor(view: StridedView): Tensor {
   return view instanceof Tensor ? view : new Tensor(view.data, view.shape, view.strides, view.offset);
-}
-
-/** Row-major and dense (size-1 dims may have any stride), as `Tensor.isContiguous`. */
-function isDense(shape: Shape, strides: readonly number[]): boolean {
-  let expected = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    if (shape[i] !== 1 && strides[i] !== expected) return false;
-    expected *= shape[i]!;
-  }
-  return true;
 }

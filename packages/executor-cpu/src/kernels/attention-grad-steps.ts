@@ -13,6 +13,7 @@ import { dropoutThreshold, fmix32, mixedBits } from "./dropout.js";
 import { lastVisibleKey, lastWindowedKey, maskOffset, windowOf } from "./mask.js";
 import { blockScores, blockTimesKeys, markNonFiniteKeys } from "./key-block-products.js";
 import { ensure64, microKernel, packPanels, roundUp } from "./matmul.js";
+import type { QueryBlock } from "./query-block.js";
 import type { StridedView } from "./strided.js";
 
 /** Query rows and keys per block, as in the forward: a 64×64 float64 block (32 KiB) and its panels stay in L1/L2. */
@@ -125,6 +126,12 @@ export interface AttentionGradInputs {
   readonly pad: StridedView | undefined;
 }
 
+/** The inputs of attention-lse. */
+export type AttentionLseInputs = Pick<AttentionGradInputs, "q" | "k" | "pad">;
+
+/** What problemOf reads of either call's inputs. */
+type PassInputs = AttentionLseInputs & Partial<AttentionGradInputs>;
+
 /** Work of one (query, key) pair in multiply-adds: the score, dP when needed, the gradient product, the exp. */
 function pairWork(mode: Mode, nd: number, ndv: number): number {
   if (mode === "lse") return nd + EXP_WORK;
@@ -146,13 +153,12 @@ export function gradKeysPerChunk(mode: Mode, q: StridedView, ndv: number, chunkW
 
 function problemOf(
   mode: Mode,
-  q: StridedView,
-  k: StridedView,
-  g: Partial<AttentionGradInputs> & { readonly pad: StridedView | undefined },
+  g: PassInputs,
   attrs: AttentionLseAttrs & Partial<AttentionGradAttrs>,
   y: Float32Array,
   mods: CompiledMods | undefined,
 ): Problem {
+  const { q, k } = g;
   const [, nh, nl, nd] = q.shape as readonly number[] as [number, number, number, number];
   const ns = k.shape[2]!;
   const ndv = g.v?.shape[3] ?? 0;
@@ -188,37 +194,29 @@ function problemOf(
   };
 }
 
-/**
- * attention-lse as steps writing [B, H, L] row-major into `y`; each yields the work it did. `keysPerStep` bounds the
- * keys one step packs or visits (whole panels, whole key blocks); Infinity gives one step per packing and query block.
- */
-export function* attentionLseSteps(
-  q: StridedView,
-  k: StridedView,
-  pad: StridedView | undefined,
-  attrs: AttentionLseAttrs,
-  y: Float32Array,
-  scratch: AttentionGradScratch,
-  keysPerStep: number,
-  mods?: CompiledMods,
-): Generator<number, void, void> {
-  if (y.length === 0) return;
-  const p = problemOf("lse", q, k, { pad }, attrs, y, mods);
-  scratch.fit("lse", p.ns, p.nd, 0);
-  yield* passSteps(p, scratch, keysPerStep);
-}
+/** What one pass reads: an attention-lse call, or an attention-grad call with the input its gradient is of. */
+export type AttentionPass =
+  | { readonly mode: "lse"; readonly inputs: AttentionLseInputs; readonly attrs: AttentionLseAttrs }
+  | {
+      readonly mode: AttentionGradAttrs["wrt"];
+      readonly inputs: AttentionGradInputs;
+      readonly attrs: AttentionGradAttrs;
+    };
 
-/** attention-grad (attrs.wrt) as steps writing the gradient row-major into `y`; as `attentionLseSteps` otherwise. */
-export function* attentionGradSteps(
-  inputs: AttentionGradInputs,
-  attrs: AttentionGradAttrs,
+/**
+ * attention-lse (writing [B, H, L]) or attention-grad (attrs.wrt: the gradient) as steps writing row-major into `y`;
+ * each yields the work it did. `keysPerStep` bounds the keys one step packs or visits (whole panels, whole key blocks);
+ * Infinity gives one step per packing and query block.
+ */
+export function* attentionPassSteps(
+  pass: AttentionPass,
   y: Float32Array,
   scratch: AttentionGradScratch,
   keysPerStep: number,
   mods?: CompiledMods,
 ): Generator<number, void, void> {
   if (y.length === 0) return;
-  const p = problemOf(attrs.wrt, inputs.q, inputs.k, inputs, attrs, y, mods);
+  const p = problemOf(pass.mode, pass.inputs, pass.attrs, y, mods);
   scratch.fit(p.mode, p.ns, p.nd, p.ndv);
   yield* passSteps(p, scratch, keysPerStep);
 }
@@ -247,12 +245,13 @@ function* passSteps(p: Problem, s: AttentionGradScratch, keysPerStep: number): G
           // Keys any row of this block may see by position: [first, end). Blocks outside are fully masked: skipped.
           const first = Math.max(0, lastWindowedKey(i0, p.off, p.win) + 1);
           const end = Math.min(ns, lastVisibleKey(i0 + br - 1, p.off, p.causal, ns) + 1);
-          startRows(p, s, b, h, i0, br, end > first);
+          const qb: QueryBlock = { b, h, i0, br };
+          startRows(p, s, qb, end > first);
           const visit = mode === "lse" ? lseBlocks : gradBlocks;
           // Panels start at multiples of 4 keys, so the first block starts at `first` rounded down.
           for (let s0 = first & ~3; s0 < end; s0 += blockStep)
-            yield visit(p, s, b, h, i0, br, end, s0, Math.min(end, s0 + blockStep));
-          if (!perKv) finishRows(p, s, b, h, i0, br);
+            yield visit(p, s, qb, end, s0, Math.min(end, s0 + blockStep));
+          if (!perKv) finishRows(p, s, qb);
         }
       }
       if (perKv) {
@@ -295,19 +294,12 @@ function packKeys(p: Problem, s: AttentionGradScratch, b: number, g: number, s0:
 }
 
 /**
- * Starts query block [i0, i0 + br) of head h: the lse pass resets its running max and sum; the gradient passes read
- * lse and δ_i = grad_i · out_i (float64) per row, and pack what the block's products read.
+ * Starts query block `qb`: the lse pass resets its running max and sum; the gradient passes read lse and
+ * δ_i = grad_i · out_i (float64) per row, and pack what the block's products read.
  */
-function startRows(
-  p: Problem,
-  s: AttentionGradScratch,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
-  anyKeys: boolean,
-): void {
+function startRows(p: Problem, s: AttentionGradScratch, qb: QueryBlock, anyKeys: boolean): void {
   const { mode, q, nd, ndv } = p;
+  const { b, h, i0, br } = qb;
   if (mode === "lse") {
     s.rowMax.fill(-Infinity, 0, br);
     s.rowSum.fill(0, 0, br);
@@ -368,29 +360,33 @@ function scoreBlock(p: Problem, s: AttentionGradScratch, brp: number, s0: number
   blockScores(nd, qp, brp, kp, s0, bcp, sb, BK);
 }
 
-/** The lse pass over the key blocks starting in [sFrom, sTo): running max and sum per row, as the forward keeps them. */
-function lseBlocks(
+/**
+ * A pass over the key blocks starting in [sFrom, sTo) of query block `qb` (whole blocks of BK counted from the block's
+ * first visible key & ~3); `end` is the block's last visible key + 1. Returns the work done.
+ */
+type KeyBlocksPass = (
   p: Problem,
   s: AttentionGradScratch,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
+  qb: QueryBlock,
   end: number,
   sFrom: number,
   sTo: number,
-): number {
+) => number;
+
+/** The lse pass: running max and sum per row, as the forward keeps them. */
+const lseBlocks: KeyBlocksPass = (p, s, qb, end, sFrom, sTo) => {
   const { ns, nd, off, causal, win, scale } = p;
+  const { i0, br } = qb;
   const { sBlock: sb, rowMax, rowSum, hidden: pad } = s;
   const brp = roundUp(br);
   let work = 0;
   for (let s0 = sFrom; s0 < sTo; s0 += BK) {
     const bc = Math.min(BK, end - s0);
-    const cls = blockClass(p.mods, b, h, i0, br, s0, bc);
+    const cls = blockClass(p.mods, qb, s0, bc);
     if (cls === BLOCK_NONE) continue; // hidden from every row by the mask modification: skipped
     work += br * bc * (nd + EXP_WORK);
     scoreBlock(p, s, brp, s0, roundUp(bc));
-    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, qb, s0, bc, cls === BLOCK_ALL);
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
       const c0 = Math.max(0, lastWindowedKey(i, off, win) + 1 - s0);
@@ -420,26 +416,15 @@ function lseBlocks(
     }
   }
   return work;
-}
+};
 
 /**
- * The gradient passes over the key blocks starting in [sFrom, sTo) (whole blocks of BK counted from the block's first
- * visible key & ~3); `end` is the block's last visible key + 1. Per block: scores (and dP), the coefficients dS (or
- * m · P for wrt v) packed as the A operand, then the block's gradient product added to the float64 accumulator.
- * Returns the work done.
+ * The gradient passes. Per block: scores (and dP), the coefficients dS (or m · P for wrt v) packed as the A operand,
+ * then the block's gradient product added to the float64 accumulator.
  */
-function gradBlocks(
-  p: Problem,
-  s: AttentionGradScratch,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
-  end: number,
-  sFrom: number,
-  sTo: number,
-): number {
+const gradBlocks: KeyBlocksPass = (p, s, qb, end, sFrom, sTo) => {
   const { mode, ns, nd, ndv, width, off, causal, win, scale, dropping, mixedSeed, threshold, keptScale } = p;
+  const { b, h, i0, br } = qb;
   const headRow = (b * p.nh + h) * p.nl; // row index of [b, h, 0] in [B, H, L, ·]
   const { sBlock: sb, dBlock: db, aPack: ap, tBlock: tb, acc, rowLse, rowDelta, hidden: pad } = s;
   const brp = roundUp(br);
@@ -450,12 +435,11 @@ function gradBlocks(
   for (let s0 = sFrom; s0 < sTo; s0 += BK) {
     const bc = Math.min(BK, end - s0);
     const bcp = roundUp(bc);
-    const cls = blockClass(p.mods, b, h, i0, br, s0, bc);
+    const cls = blockClass(p.mods, qb, s0, bc);
     if (cls === BLOCK_NONE) continue; // hidden from every row by the mask modification: no coefficient, skipped
     work += br * bc * pairWork(mode, nd, ndv);
     scoreBlock(p, s, brp, s0, bcp);
-    if (p.mods)
-      modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL, needDp ? s.dmBlock : undefined);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, qb, s0, bc, cls === BLOCK_ALL, needDp ? s.dmBlock : undefined);
     if (needDp) {
       const { gPack: gp, vPack: vp } = s;
       blockScores(ndv, gp, brp, vp, s0, bcp, db, BK);
@@ -522,7 +506,7 @@ function gradBlocks(
     }
   }
   return work;
-}
+};
 
 /** wrt q: tb[r · Dp + d] = Σ_c dS[r, c] · k[s0 + c, d], added into the query block's dq rows. */
 function dqProduct(p: Problem, s: AttentionGradScratch, br: number, s0: number, bc: number): void {
@@ -537,8 +521,9 @@ function dqProduct(p: Problem, s: AttentionGradScratch, br: number, s0: number, 
 }
 
 /** Stores a finished query block: lse rows (−∞ for a row that saw no key) or dq rows. */
-function finishRows(p: Problem, s: AttentionGradScratch, b: number, h: number, i0: number, br: number): void {
+function finishRows(p: Problem, s: AttentionGradScratch, qb: QueryBlock): void {
   const { y, nd } = p;
+  const { b, h, i0, br } = qb;
   const headRow = (b * p.nh + h) * p.nl + i0;
   if (p.mode === "lse") {
     const { rowMax, rowSum } = s;

@@ -14,12 +14,11 @@ import {
   type AttentionLseAttrs,
 } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result, attrsOf } from "./adapter.js";
+import { outData, requireInputs, result, attrsOf } from "./adapter.js";
 import {
   AttentionGradScratch,
-  attentionGradSteps,
   attentionGradWork,
-  attentionLseSteps,
+  attentionPassSteps,
   gradKeysPerChunk,
   sharedGradScratch,
   type AttentionGradInputs,
@@ -48,7 +47,8 @@ export function attentionLseImpl(
   mods?: CompiledMods,
 ): Float32Array {
   const y = out ?? new Float32Array(q.shape[0]! * q.shape[1]! * q.shape[2]!);
-  const steps = attentionLseSteps(q, k, keyPaddingMask, attrs, y, sharedGradScratch, Infinity, mods);
+  const pass = { mode: "lse", inputs: { q, k, pad: keyPaddingMask }, attrs } as const;
+  const steps = attentionPassSteps(pass, y, sharedGradScratch, Infinity, mods);
   while (!steps.next().done);
   return y;
 }
@@ -79,22 +79,15 @@ export function attentionGradImpl(
   mods?: CompiledMods,
 ): Float32Array {
   const y = into ?? new Float32Array(gradSize(q, k, v, attrs.wrt));
-  const steps = attentionGradSteps(
-    { q, k, v, out, grad, lse, pad: keyPaddingMask },
-    attrs,
-    y,
-    sharedGradScratch,
-    Infinity,
-    mods,
-  );
+  const inputs = { q, k, v, out, grad, lse, pad: keyPaddingMask };
+  const steps = attentionPassSteps({ mode: attrs.wrt, inputs, attrs }, y, sharedGradScratch, Infinity, mods);
   while (!steps.next().done);
   return y;
 }
 
 /** Inputs: q [B, H, L, D], k [B, Hkv, S, D], optional keyPaddingMask [B, S] → [B, H, L]; attrs { causal, window, alignment, scale }. */
 export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
+  const [q, k] = requireInputs(call, "q", "k");
   const pad = keyPaddingInput(call, 2);
   const attrs = attrsOf<AttentionLseAttrs>(call);
   const mods = compiledMods(call, 3, false);
@@ -103,16 +96,8 @@ export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
   if (signal === undefined) return result(call, attentionLseImpl(q, k, pad, attrs, outData(call, shape), mods), shape);
   // In chunks: its own scratch (another kernel may run while this one waits).
   const y = outData(call, shape) ?? new Float32Array(shape[0]! * shape[1]! * shape[2]!);
-  const steps = attentionLseSteps(
-    q,
-    k,
-    pad,
-    attrs,
-    y,
-    new AttentionGradScratch(),
-    gradKeysPerChunk("lse", q, 0, chunkWork),
-    mods,
-  );
+  const pass = { mode: "lse", inputs: { q, k, pad }, attrs } as const;
+  const steps = attentionPassSteps(pass, y, new AttentionGradScratch(), gradKeysPerChunk("lse", q, 0, chunkWork), mods);
   return afterwards(runSteps(steps, signal, chunkWork, call.node), () => result(call, y, shape));
 });
 
@@ -121,12 +106,7 @@ export const attentionLseKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK
  * attrs { causal, window, alignment, scale, dropoutRate, dropoutSeed, training, wrt } (absent dropout = none).
  */
 export const attentionGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
-  const out = requireInput(call, 3, "out");
-  const grad = requireInput(call, 4, "grad");
-  const lse = requireInput(call, 5, "lse");
+  const [q, k, v, out, grad, lse] = requireInputs(call, "q", "k", "v", "out", "grad", "lse");
   const pad = keyPaddingInput(call, 6);
   const attrs = attrsOf<AttentionGradAttrs>(call);
   const inputs: AttentionGradInputs = { q, k, v, out, grad, lse, pad };
@@ -145,9 +125,9 @@ export const attentionGradKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUN
   if (signal === undefined)
     return result(call, attentionGradImpl(q, k, v, out, grad, lse, pad, attrs, outData(call, shape), mods), shape);
   const y = outData(call, shape) ?? new Float32Array(gradSize(q, k, v, attrs.wrt));
-  const steps = attentionGradSteps(
-    inputs,
-    attrs,
+  const pass = { mode: attrs.wrt, inputs, attrs };
+  const steps = attentionPassSteps(
+    pass,
     y,
     new AttentionGradScratch(),
     gradKeysPerChunk(attrs.wrt, q, ndv, chunkWork),

@@ -12,6 +12,7 @@ import {
 } from "@attngraph/graph";
 import type { Call } from "./adapter.js";
 import { gatheredOf } from "./gathered.js";
+import type { QueryBlock } from "./query-block.js";
 
 /** The call's modifications compiled against its gathered inputs (slots from `first`), or undefined without any. */
 export function compiledMods(call: Call, first: number, derivative: boolean): CompiledMods | undefined {
@@ -19,38 +20,28 @@ export function compiledMods(call: Call, first: number, derivative: boolean): Co
   return hasMods(attrs) ? compileMods(attrs, gatheredOf(call, first), call.node, derivative) : undefined;
 }
 
+/** The block's class under the mask modification: BLOCK_NONE blocks are skipped, BLOCK_ALL ones not masked per pair. */
+export function blockClass(m: CompiledMods | undefined, qb: QueryBlock, s0: number, bc: number): BlockClass {
+  return m?.blocks === undefined ? BLOCK_SOME : m.blocks.of(qb.b, qb.h, qb.i0, qb.i0 + qb.br, s0, s0 + bc);
+}
+
 /**
- * Rows [0, br) and keys [0, bc) of block `sb` (row stride `stride`), query rows from i0 and keys from s0 of batch b,
- * head h: raw → s' (s = scale · raw) or −∞. With `dm`, also ∂s'/∂s per element (1 without a score modification).
+ * Rows [0, br) and keys [0, bc) of block `sb` (row stride `stride`), the rows of query block `qb` and keys from s0:
+ * raw → s' (s = scale · raw) or −∞. With `dm`, also ∂s'/∂s per element (1 without a score modification).
  * `keepAll`: the block's class says the mask keeps every pair, so it is not evaluated.
  */
-
-/** The block's class under the mask modification: BLOCK_NONE blocks are skipped, BLOCK_ALL ones not masked per pair. */
-export function blockClass(
-  m: CompiledMods | undefined,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
-  s0: number,
-  bc: number,
-): BlockClass {
-  return m?.blocks === undefined ? BLOCK_SOME : m.blocks.of(b, h, i0, i0 + br, s0, s0 + bc);
-}
 export function modifyBlock(
   m: CompiledMods,
   scale: number,
   sb: Float64Array,
   stride: number,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
+  qb: QueryBlock,
   s0: number,
   bc: number,
   keepAll: boolean,
   dm?: Float64Array,
 ): void {
+  const { b, h, i0, br } = qb;
   const { score, dScore } = m;
   const keep = keepAll ? undefined : m.keep;
   for (let r = 0; r < br; r++) {

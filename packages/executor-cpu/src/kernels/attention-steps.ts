@@ -10,6 +10,7 @@ import { dropoutThreshold, fmix32, mixedBits } from "./dropout.js";
 import { lastVisibleKey, lastWindowedKey, maskOffset, windowOf } from "./mask.js";
 import { blockScores, blockTimesKeys, markNonFiniteKeys } from "./key-block-products.js";
 import { ensure64, packPanels, roundUp } from "./matmul.js";
+import type { QueryBlock } from "./query-block.js";
 import type { StridedView } from "./strided.js";
 
 /** Query rows and keys per block: a 64×64 float64 score block (32 KiB) and its panels stay in L1/L2. */
@@ -164,11 +165,12 @@ export function* attentionSteps(
           // Keys any row of this block may see by position: [first, end). Blocks outside are fully masked: skipped.
           const first = Math.max(0, lastWindowedKey(i0, p.off, p.win) + 1);
           const end = Math.min(ns, lastVisibleKey(i0 + br - 1, p.off, p.causal, ns) + 1);
-          startBlock(p, scratch, b, h, i0, br, end > first);
+          const qb: QueryBlock = { b, h, i0, br };
+          startBlock(p, scratch, qb, end > first);
           // Panels start at multiples of 4 keys, so the first block starts at `first` rounded down.
           for (let s = first & ~3; s < end; s += blockStep)
-            yield keyBlocks(p, scratch, b, h, i0, br, end, s, Math.min(end, s + blockStep));
-          finishBlock(p, scratch, b, h, i0, br);
+            yield keyBlocks(p, scratch, qb, end, s, Math.min(end, s + blockStep));
+          finishBlock(p, scratch, qb);
         }
       }
     }
@@ -202,17 +204,10 @@ function packKeys(p: Problem, s: AttentionScratch, b: number, g: number, s0: num
   if (markNonFiniteKeys(vp, ns, ndv, s0, s1, s.badValue)) s.anyBad = true;
 }
 
-/** Starts query block [i0, i0 + br) of head h: running max −∞, sums and output rows 0, the block's queries packed. */
-function startBlock(
-  p: Problem,
-  s: AttentionScratch,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
-  anyKeys: boolean,
-): void {
+/** Starts query block `qb`: running max −∞, sums and output rows 0, the block's queries packed. */
+function startBlock(p: Problem, s: AttentionScratch, qb: QueryBlock, anyKeys: boolean): void {
   const { q, nd, ndv } = p;
+  const { b, h, i0, br } = qb;
   s.rowMax.fill(-Infinity, 0, br);
   s.rowSum.fill(0, 0, br);
   s.acc.fill(0, 0, br * ndv);
@@ -226,18 +221,9 @@ function startBlock(
  * into the running max, sum and output rows of the current query block; `end` is the block's last visible key + 1.
  * Returns the work done.
  */
-function keyBlocks(
-  p: Problem,
-  s: AttentionScratch,
-  b: number,
-  h: number,
-  i0: number,
-  br: number,
-  end: number,
-  sFrom: number,
-  sTo: number,
-): number {
+function keyBlocks(p: Problem, s: AttentionScratch, qb: QueryBlock, end: number, sFrom: number, sTo: number): number {
   const { ns, nd, ndv, dvp, off, causal, win, scale, dropping, mixedSeed, threshold } = p;
+  const { b, h, i0, br } = qb;
   const headRow = (b * p.nh + h) * p.nl; // row index of [b, h, 0] in [B, H, L, ·]
   const {
     kPack: kp,
@@ -260,12 +246,12 @@ function keyBlocks(
     const bc = Math.min(BK, end - s0);
     const bcp = roundUp(bc);
     // A block the mask modification hides from every row of this query block adds nothing: skipped (block sparsity).
-    const cls = blockClass(p.mods, b, h, i0, br, s0, bc);
+    const cls = blockClass(p.mods, qb, s0, bc);
     if (cls === BLOCK_NONE) continue;
     work += br * bc * (nd + ndv + EXP_WORK);
     // Raw scores of the block: sb[r · BK + c] = q[i0 + r] · k[s0 + c].
     blockScores(nd, qp, brp, kp, s0, bcp, sb, BK);
-    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, b, h, i0, br, s0, bc, cls === BLOCK_ALL);
+    if (p.mods) modifyBlock(p.mods, p.modScale, sb, BK, qb, s0, bc, cls === BLOCK_ALL);
     for (let r = 0; r < br; r++) {
       const i = i0 + r;
       // This row's visible columns of the block by position: [c0, c1).
@@ -322,8 +308,9 @@ function keyBlocks(
 }
 
 /** Normalises the query block's rows into y (and undoes dropout's expected shrink); a row that saw no key gives zeros. */
-function finishBlock(p: Problem, s: AttentionScratch, b: number, h: number, i0: number, br: number): void {
+function finishBlock(p: Problem, s: AttentionScratch, qb: QueryBlock): void {
   const { y, ndv, keptScale } = p;
+  const { b, h, i0, br } = qb;
   const headRow = (b * p.nh + h) * p.nl;
   const { rowSum, acc: o } = s;
   for (let r = 0; r < br; r++) {

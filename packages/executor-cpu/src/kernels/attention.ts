@@ -9,7 +9,7 @@
 import { afterwards, chunkSignal, runSteps, type AttentionAttrs, type CompiledMods } from "@attngraph/graph";
 import { compiledMods } from "./attention-mods.js";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
-import { outData, requireInput, result, attrsOf } from "./adapter.js";
+import { outData, requireInputs, result, attrsOf } from "./adapter.js";
 import { AttentionScratch, attentionSteps, attentionWork, keysPerChunk, sharedScratch } from "./attention-steps.js";
 import { keyPaddingInput } from "./key-padding.js";
 import type { StridedView } from "./strided.js";
@@ -52,9 +52,7 @@ export function attentionImpl(
  * are the op's defaults, no dropout).
  */
 export const attentionKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
-  const q = requireInput(call, 0, "q");
-  const k = requireInput(call, 1, "k");
-  const v = requireInput(call, 2, "v");
+  const [q, k, v] = requireInputs(call, "q", "k", "v");
   const pad = keyPaddingInput(call, 3);
   const attrs = attrsOf<AttentionAttrs>(call);
   const [nb, nh, nl] = q.shape as [number, number, number, number];

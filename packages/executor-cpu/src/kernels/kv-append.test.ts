@@ -1,7 +1,8 @@
 // kv-append on cpu: two appends into one cache tensor (the second call passes the same tensor again, as a decode
 // session does) give views of the cache's own array holding the concatenation, positions past past + L untouched; x
 // may be any strided view; bad calls are typed errors naming the node and field.
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
+import { thrownError as failure } from "@attngraph/testkit/test-helpers";
 import { describe, expect, it } from "vitest";
 import { createCpuExecutor } from "../register-kernels.js";
 
@@ -17,15 +18,6 @@ const append = (cache: Tensor, x: Tensor, past: unknown) =>
     inputs: [cache, x],
     outShape: [B, H, (typeof past === "number" ? past : 0) + x.shape[2]!, D],
   }) as Tensor;
-const failure = (fn: () => unknown): AttnGraphError => {
-  try {
-    fn();
-  } catch (e) {
-    if (AttnGraphError.isInstance(e)) return e;
-    throw e;
-  }
-  throw new Error("expected a typed error");
-};
 
 describe("kv-append (cpu)", () => {
   it("appends in place and returns a view of the first past + L positions", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
+import { thrownError } from "@attngraph/testkit/test-helpers";
 import type { MaskAttrs } from "@attngraph/graph";
 import { createCpuExecutor } from "../register-kernels.js";
 
@@ -106,18 +107,12 @@ describe("mask kernel", () => {
   ])("rejects a padding value of %s with an input error naming the node", (value, got) => {
     const scores = ramp(1, 3);
     const before = scores.toArray();
-    try {
-      run(scores, { causal: true }, Tensor.from([0, value, 1], [1, 3]));
-      expect.unreachable();
-    } catch (e) {
-      expect(AttnGraphError.isInstance(e)).toBe(true);
-      const err = e as AttnGraphError;
-      expect(err.code).toBe("input");
-      expect(err.subject).toBe("masked.keyPaddingMask");
-      expect(err.expected).toBe("0 or 1");
-      expect(err.got).toBe(got);
-      expect(err.message).toContain("masked.keyPaddingMask");
-    }
+    const err = thrownError(() => run(scores, { causal: true }, Tensor.from([0, value, 1], [1, 3])));
+    expect(err.code).toBe("input");
+    expect(err.subject).toBe("masked.keyPaddingMask");
+    expect(err.expected).toBe("0 or 1");
+    expect(err.got).toBe(got);
+    expect(err.message).toContain("masked.keyPaddingMask");
     expect(scores.toArray()).toEqual(before);
   });
 

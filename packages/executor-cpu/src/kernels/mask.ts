@@ -4,7 +4,6 @@ import type { Tensor } from "@attngraph/tensor";
 import {
   afterwards,
   findNonBinary,
-  keyPaddingError,
   nonBinaryMaskError,
   overRows,
   userMaskStrides,
@@ -13,6 +12,7 @@ import {
 } from "@attngraph/graph";
 import { DEFAULT_CHUNK_WORK, chunkedKernel } from "../chunks.js";
 import { optionalInput, outData, requireInput, result, type Call, attrsOf } from "./adapter.js";
+import { keyPaddingInput } from "./key-padding.js";
 import type { RowRange, StridedView } from "./strided.js";
 // Shared by every executor (@attngraph/graph kernel-checks), re-exported under the names this package always used.
 import { maskOffset, windowOf } from "@attngraph/graph";
@@ -120,30 +120,6 @@ function applyUserTerms(y: Float32Array, o: number, ns: number, b: number, h: nu
   }
 }
 
-/** The row-major index of the first padding value that is not exactly 0 or 1 (NaN included), or -1 when all are. */
-export function findInvalidPadding(keyPaddingMask: StridedView): number {
-  const [nb, ns] = keyPaddingMask.shape as readonly number[] as [number, number];
-  const [ps0, ps1] = keyPaddingMask.strides as [number, number];
-  const pd = keyPaddingMask.data;
-  for (let b = 0; b < nb; b++) {
-    for (let j = 0, p = keyPaddingMask.offset + b * ps0; j < ns; j++, p += ps1) {
-      const v = pd[p]!;
-      if (v !== 0 && v !== 1) return b * ns + j;
-    }
-  }
-  return -1;
-}
-
-/**
- * Checks that every value of a key padding mask [B, S] (its shape is the op's shape rule's) is exactly 0 or 1, before
- * anything is written: a 2 or a NaN is a caller's bug, never silently "not padded". Used by mask and the attentions.
- */
-export function checkKeyPadding(call: Call, pad: Tensor): void {
-  const ns = pad.shape[1]!;
-  const bad = findInvalidPadding(pad);
-  if (bad >= 0) throw keyPaddingError(call, pad.toFloat32Array()[bad], Math.floor(bad / ns), bad % ns);
-}
-
 /**
  * The user mask and bias of a mask call (slots 2 and 3) with the scale, mask values checked to be exactly 0 or 1 (their
  * shapes are the op's shape rule's; userMaskStrides lays them over the scores). Undefined when the call has neither and
@@ -173,9 +149,8 @@ export function userTermsOf(call: Call, scores: Tensor, scale: number): UserTerm
  */
 export const maskKernel = chunkedKernel((call, chunkWork = DEFAULT_CHUNK_WORK) => {
   const scores = requireInput(call, 0, "scores");
-  const pad = optionalInput(call, 1, "keyPaddingMask");
+  const pad = keyPaddingInput(call, 1);
   const attrs = attrsOf<MaskAttrs>(call);
-  if (pad !== undefined) checkKeyPadding(call, pad);
   const user = userTermsOf(call, scores, attrs.scale);
   const [nb, nh, nl, ns] = scores.shape as [number, number, number, number];
   const y = outData(call, scores.shape) ?? new Float32Array(nb * nh * nl * ns);

@@ -1,8 +1,9 @@
 // position-embedding and its gradient on the CPU: rows offset..offset+T-1 copied exactly, T from the ids' last dim
 // (their values never read), a table read through any strides, and offsets past the table refused naming the node.
 import { describe, expect, it } from "vitest";
-import { AttnGraphError, Tensor } from "@attngraph/tensor";
+import { Tensor } from "@attngraph/tensor";
 import { mulberry32 } from "@attngraph/testkit";
+import { thrownError as thrown } from "@attngraph/testkit/test-helpers";
 import { dispatchCpu } from "../test-dispatch.js";
 
 const P = 8;
@@ -20,16 +21,6 @@ const backward = (grad: Tensor, rows: number, offset: unknown) =>
 
 /** Rows from..from+n-1 of the table, exactly. */
 const rows = (from: number, n: number) => Array.from(table.toFloat32Array().slice(from * E, (from + n) * E));
-
-function thrown(f: () => unknown): AttnGraphError {
-  try {
-    f();
-  } catch (e) {
-    expect(AttnGraphError.isInstance(e)).toBe(true);
-    return e as AttnGraphError;
-  }
-  throw new Error("expected an error");
-}
 
 describe("position-embedding kernel", () => {
   it("copies rows offset..offset+T-1, T the ids' last dim; the ids' values are never read", () => {

@@ -1,6 +1,7 @@
 // reshape: a view with a new shape where the layout allows one, else a copy (torch.reshape). The view-or-copy rule
 // lives in Tensor.reshape only, so every executor's host side agrees on when a copy happens.
-import { ShapeError, formatShape, sizeOf, type Shape } from "@attngraph/tensor";
+import type { Shape } from "@attngraph/tensor";
+import { checkReshapeSize } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
 import { requireInput, toTensor } from "./adapter.js";
 import type { StridedView } from "./strided.js";
@@ -16,13 +17,6 @@ export function reshapeImpl(x: StridedView, shape: Shape): StridedView {
  */
 export const reshapeKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
-  if (sizeOf(call.outShape) !== x.size || call.outShape.some((d) => !Number.isSafeInteger(d) || d < 0)) {
-    throw new ShapeError(
-      `${call.node}.shape`,
-      "element count must stay the same",
-      `a shape of ${x.size} elements`,
-      `${formatShape(call.outShape)} from ${formatShape(x.shape)}`,
-    );
-  }
+  checkReshapeSize(call, x);
   return toTensor(reshapeImpl(x, call.outShape));
 };

@@ -5,46 +5,51 @@ import type { Shape, Tensor } from "@attngraph/tensor";
 import { outData, result, type Call } from "./adapter.js";
 import { rowCount, rowLength, type RowRange } from "./strided.js";
 
-/** Rows [0, rows) in chunks, or none when a row is empty: a [1e9, 0] view must not plan a billion empty rows. */
-function overEveryRow(call: Call, chunkWork: number, shape: Shape, elementWork: number, run: (part: RowRange) => void) {
-  const n = rowLength(shape);
-  return overRows(call, chunkWork, n === 0 ? 0 : rowCount(shape), n * elementWork, (start, end) => run({ start, end }));
-}
-
 /**
- * Writes every row of an output of `shape` (row-major) with `write`, into the planned output or a new array.
- * @param elementWork the work of one output element, in multiply-adds of the matmul core (sizes the chunks)
+ * A row kernel's tail over an input of `shape`: `run` puts rows `part` into `into`, rows [0, rows) in chunks (none
+ * when a row is empty: a [1e9, 0] view must not plan a billion empty rows), then `done` makes the tensor.
+ * @param elementWork the work of one element, in multiply-adds of the matmul core (sizes the chunks)
  */
-export function writeRows(
+type RowTail<A> = (
   call: Call,
   chunkWork: number,
   shape: Shape,
   elementWork: number,
-  write: (y: Float32Array, part: RowRange) => unknown,
-): Tensor | Promise<Tensor> {
-  const y = outData(call, shape) ?? new Float32Array(rowCount(shape) * rowLength(shape));
-  const pending = overEveryRow(call, chunkWork, shape, elementWork, (part) => write(y, part));
-  return afterwards(pending, () => result(call, y, shape));
+  run: (into: A, part: RowRange) => unknown,
+) => Tensor | Promise<Tensor>;
+
+/** The RowTail whose rows go into what `open` gives for the call, and whose tensor its `done` makes. */
+function rowTail<A>(open: (call: Call, shape: Shape) => { readonly into: A; readonly done: () => Tensor }): RowTail<A> {
+  return (call, chunkWork, shape, elementWork, run) => {
+    const { into, done } = open(call, shape);
+    const n = rowLength(shape);
+    const pending = overRows(call, chunkWork, n === 0 ? 0 : rowCount(shape), n * elementWork, (start, end) =>
+      run(into, { start, end }),
+    );
+    return afterwards(pending, done);
+  };
 }
+
+/** Writes every row of an output of `shape` (row-major) with `write`, into the planned output or a new array. */
+export const writeRows: RowTail<Float32Array> = rowTail((call, shape) => {
+  const y = outData(call, shape) ?? new Float32Array(rowCount(shape) * rowLength(shape));
+  return { into: y, done: () => result(call, y, shape) };
+});
 
 /**
  * The sum over every row of an input of `shape` [..., E]: `add` adds rows `part` into a float64 [E], stored as float32
  * once at the end. Chunks run in row order, so the sums are those of one call, bit for bit.
  */
-export function sumRows(
-  call: Call,
-  chunkWork: number,
-  shape: Shape,
-  elementWork: number,
-  add: (acc: Float64Array, part: RowRange) => unknown,
-): Tensor | Promise<Tensor> {
+export const sumRows: RowTail<Float64Array> = rowTail((call, shape) => {
   const n = rowLength(shape);
   const to = [n];
   const y = outData(call, to) ?? new Float32Array(n);
   const acc = new Float64Array(n);
-  const pending = overEveryRow(call, chunkWork, shape, elementWork, (part) => add(acc, part));
-  return afterwards(pending, () => {
-    y.set(acc);
-    return result(call, y, to);
-  });
-}
+  return {
+    into: acc,
+    done: () => {
+      y.set(acc);
+      return result(call, y, to);
+    },
+  };
+});
