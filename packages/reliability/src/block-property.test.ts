@@ -45,7 +45,7 @@ const f64 = (t: Tensor) => Float64Array.from(t.toFloat32Array());
 const size = (s: readonly number[]) => s.reduce((a, d) => a * d, 1);
 
 /** Seeded ids below `v`; with `ignored`, about 30% of them are the ignore index −100 instead (cross-entropy targets). */
-function seededIds(seed: number, shape: number[], v: number, ignored = false): Tensor {
+function seededIds(seed: number, shape: number[], v: number, ignored = false): Tensor<"int32"> {
   const u = mulberry32(seed);
   return Tensor.int32(
     Array.from({ length: size(shape) }, () => (ignored && u() < 0.3 ? -100 : Math.floor(u() * v))),

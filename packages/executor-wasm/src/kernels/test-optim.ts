@@ -11,7 +11,7 @@ import type { WasmValue } from "../value.js";
 export const loopOn = (ex: WasmExecutor): LoopExecutor<WasmValue> => ({
   random,
   shape: [4, 7],
-  ...valuesOf(ex, (t) => uploadView(ex, t)),
+  ...valuesOf<WasmValue>(ex, (t) => uploadView(ex, t)),
 });
 
 /** Runs `loop` on `ex` and expects it to leave nothing allocated. */
