@@ -1,4 +1,4 @@
-// The rope geometries the contract runs rope on, forwards (position-checks.ts) and with `inverse` (backward-row-checks.ts):
+// The rope geometries the contract runs rope on, forwards (position-checks.ts) and with `inverse` (rope-inverse-checks.ts):
 // the whole head dim, a partial rotary dim with a position offset, and an odd head dim with another base.
 // Legend: H heads, L length, D head dim.
 import type { BoundRopeAttrs } from "./attrs.js";
