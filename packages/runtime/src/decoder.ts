@@ -3,174 +3,23 @@
 // tokens: the kv-append kernels write their keys and values at positions [P, P + T) of the preallocated caches and
 // the attention reads all P + T. The decoder owns the caches and the dims of DECODE_DIMS, bound on every run: P (the
 // cached positions), Q (positions a sliding window's full cache drops first), N (the absolute position, for RoPE).
-import { DECODE_DIMS, type OpGraph, type SymShape } from "@attngraph/graph";
-import { AttnGraphError, Tensor, type AnyTensor, type ErrorCode, type Shape } from "@attngraph/tensor";
+import type { OpGraph } from "@attngraph/graph";
+import { Tensor, type AnyTensor, type Shape } from "@attngraph/tensor";
 import type { BufferPlan } from "@attngraph/scheduler";
 import { checkInputs } from "./check-values.js";
 import { compile, type CompileOptions } from "./compile.js";
+import { CacheOverflowError, DecodeError } from "./decode-errors.js";
+import { decodeLayout, type DecodeLayout, type DimSource } from "./decode-layout.js";
 import { DEFAULT_MAX_ARENA_BYTES } from "./prepared.js";
 import type { RunOptions, Session } from "./session.js";
+
+export { CacheOverflowError, DecodeError } from "./decode-errors.js";
 
 export interface DecoderOptions extends CompileOptions {
   /** Positions each cache holds (M): past plus new tokens may never exceed it (a CacheOverflowError says so). */
   readonly maxLength: number;
   /** The batch of every call; the caches are [batch, Hkv, maxLength, D]. Default 1. */
   readonly batch?: number;
-}
-
-/** A decode graph or call the decoder cannot serve: named subject, what was expected and what came. */
-export class DecodeError extends AttnGraphError {
-  constructor(subject: string, what: string, expected: string, got: string, code: ErrorCode = "decode") {
-    super(code, `${subject}: ${what} (expected ${expected}, got ${got})`, { subject, expected, got });
-    this.name = "DecodeError";
-  }
-}
-
-/** More positions than the cache holds. `subject` names the cache; nothing ran, and the cache is as it was. */
-export class CacheOverflowError extends DecodeError {
-  constructor(cache: string, past: number, added: number, maxLength: number, ring = false) {
-    super(
-      cache,
-      ring
-        ? `${added} new position${added === 1 ? "" : "s"} after the ${past} a window keeps do not fit in the cache: step fewer tokens at once, or compile with a larger maxLength`
-        : `${added} new position${added === 1 ? "" : "s"} after ${past} do not fit in the cache: reset(), truncate(n), or compile with a larger maxLength`,
-      `past + new <= ${maxLength}`,
-      `${past} + ${added} = ${past + added}`,
-      "cache-overflow",
-    );
-    this.name = "CacheOverflowError";
-  }
-}
-
-/** Where a symbolic dim of the graph's inputs can be read from a call's inputs: input name and axis. */
-interface DimSource {
-  readonly input: string;
-  readonly axis: number;
-}
-
-interface DecodeLayout {
-  /** The dim name every kv-append's `past` uses (`P`). */
-  readonly pastDim: string;
-  /** The dim name of the kv-appends' `shift` (`Q`); undefined when fixed at 0 (no ring). */
-  readonly shiftDim: string | undefined;
-  /** The absolute-position dim (`N`) when a node names it (RoPE's offset), else undefined. */
-  readonly positionDim: string | undefined;
-  /**
-   * With a sliding window on every attention (every mask and fused attention node), the positions a full cache keeps
-   * (w − 1: all a later query can see); undefined when some attention sees the whole past (no ring possible).
-   */
-  readonly ringKeep: number | undefined;
-  /** Cache weights by name, with their declared shapes. */
-  readonly caches: ReadonlyMap<string, SymShape>;
-  /** The new tokens per call: a fixed count, or where to read it. */
-  readonly newTokens: number | DimSource;
-  /** Where the batch of a call is (the caches' dim 0), when it is symbolic. */
-  readonly batch: DimSource | undefined;
-}
-
-function sourceOf(graph: OpGraph, dim: string): DimSource | undefined {
-  for (const v of graph.inputs) {
-    const axis = v.shape.indexOf(dim);
-    if (axis >= 0) return { input: v.name, axis };
-  }
-  return undefined;
-}
-
-/** Reads the decode structure off the graph: its kv-append nodes, their caches and dims. */
-function decodeLayout(graph: OpGraph): DecodeLayout {
-  const appends = graph.nodes.filter((n) => n.kind === "kv-append");
-  if (appends.length === 0) {
-    throw new DecodeError(
-      "graph",
-      "no kv-append node: nothing to cache between calls",
-      "a decode graph (buildAttention(config, { decode: true }))",
-      "a graph without kv-append",
-    );
-  }
-  const caches = new Map<string, SymShape>();
-  let pastDim: string | undefined;
-  let newTokens: number | DimSource | undefined;
-  for (const n of appends) {
-    const cache = n.inputs["cache"]!;
-    if (graph.roleOf(cache) !== "weight")
-      throw new DecodeError(
-        `${n.name}.cache`,
-        "a kv-append's cache must be a weight the decoder allocates",
-        "a weight",
-        `a ${graph.roleOf(cache)}`,
-      );
-    const past = n.attrs["past"];
-    if (typeof past !== "string")
-      throw new DecodeError(
-        `${n.name}.past`,
-        "the past length must be a dim name the decoder binds",
-        "a dim name",
-        String(past),
-      );
-    if (pastDim !== undefined && past !== pastDim)
-      throw new DecodeError(`${n.name}.past`, "every kv-append must share one past-length dim", pastDim, past);
-    pastDim = past;
-    const shape = graph.shapeOf(cache);
-    if (typeof shape[1] !== "number" || typeof shape[3] !== "number")
-      throw new DecodeError(
-        cache,
-        "the cache's Hkv and D must be fixed",
-        "[B, Hkv, M, D] with numbers for Hkv and D",
-        `[${shape.join(", ")}]`,
-      );
-    caches.set(cache, shape);
-    const t = graph.shapeOf(n.inputs["x"]!)[2]!;
-    const source = typeof t === "number" ? t : sourceOf(graph, t);
-    if (source === undefined)
-      throw new DecodeError(
-        `${n.name}.x`,
-        `the new-token dim ${t} is carried by no graph input`,
-        "an input with that dim",
-        "none",
-      );
-    newTokens ??= source;
-  }
-  const shifts = new Set(appends.map((n) => n.attrs["shift"]));
-  const shift = shifts.size === 1 ? [...shifts][0] : undefined;
-  if (shift !== undefined && typeof shift !== "string" && shift !== 0)
-    throw new DecodeError(
-      `${appends[0]!.name}.shift`,
-      "a fixed shift has no meaning in a decode graph",
-      "0 or a dim name",
-      String(shift),
-    );
-  if (shifts.size > 1)
-    throw new DecodeError(
-      `${appends[0]!.name}.shift`,
-      "every kv-append must share one shift dim",
-      "one dim name",
-      [...shifts].join(", "),
-    );
-  const windows = graph.nodes
-    .filter((n) => n.kind === "mask" || n.kind === "attention")
-    .map((n) => (n.attrs["causal"] === true ? n.attrs["window"] : null));
-  const ringKeep =
-    typeof shift === "string" && windows.length > 0 && windows.every((w) => typeof w === "number")
-      ? Math.max(...(windows as number[])) - 1
-      : undefined;
-  const named = new Set<string>();
-  for (const n of graph.nodes) {
-    for (const [key, spec] of Object.entries(
-      graph.registry.get(n.kind, n.name).attrs as Record<string, { type: string }>,
-    )) {
-      if (spec.type === "dim" && typeof n.attrs[key] === "string") named.add(n.attrs[key] as string);
-    }
-  }
-  const b = caches.values().next().value![0]!;
-  return {
-    pastDim: pastDim!,
-    shiftDim: typeof shift === "string" ? shift : undefined,
-    positionDim: named.has(DECODE_DIMS.position) ? DECODE_DIMS.position : undefined,
-    ringKeep,
-    caches,
-    newTokens: newTokens!,
-    batch: typeof b === "string" ? sourceOf(graph, b) : undefined,
-  };
 }
 
 /**

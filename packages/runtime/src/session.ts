@@ -2,20 +2,13 @@ import { GraphValidationError, type OpGraph } from "@attngraph/graph";
 import { explain, lower, type BufferPlan, type LowerOptions, type Plan } from "@attngraph/scheduler";
 import { UnsupportedError, type AnyTensor, type Shape, type Tensor } from "@attngraph/tensor";
 import { Observable, Subject } from "rxjs";
-import { AbortError, SessionDisposedError, TapError } from "./errors.js";
+import { AbortError, SessionDisposedError } from "./errors.js";
 import type { SessionEvent, TapEvent } from "./events.js";
 import { checkObjectOption } from "./check-option.js";
 import { checkInputs, checkWeights } from "./check-values.js";
 import { acquireArenas, checkMemory, DEFAULT_MAX_ARENA_BYTES, PreparedCache, returnArenas } from "./prepared.js";
-import {
-  DEFAULT_TAP_POLICY,
-  TapRegistry,
-  withRunTap,
-  type RunTap,
-  type TapPolicy,
-  type TapSelector,
-  type Watcher,
-} from "./taps.js";
+import { DEFAULT_TAP_POLICY, TapRegistry, type TapPolicy, type TapSelector, type Watcher } from "./taps.js";
+import { matcherOf, withCheckedRunTap } from "./tap-selectors.js";
 import { WeightStore, type Resident } from "./weights.js";
 import type { Validation } from "./validate.js";
 import { dropoutStepOf, withDropoutStep } from "./dropout-steps.js";
@@ -139,7 +132,7 @@ export class Session {
    */
   tap(selector: TapSelector): Observable<TapEvent> {
     if (this.#disposed) throw new SessionDisposedError("tap()");
-    const matches = this.#matcher(selector);
+    const matches = matcherOf(selector, this.#nodeNames);
     const label =
       typeof selector === "function"
         ? `tap #${++this.#tapCount} (predicate)`
@@ -149,48 +142,6 @@ export class Session {
       if (this.#disposed) return subscriber.complete();
       return this.#taps.add(label, matches, subscriber);
     });
-  }
-
-  /** `watched` with the run's own tap added (its selector checked like tap()'s). */
-  #withRunTap(watched: Map<string, Watcher[]>, runTap: RunTap): Map<string, Watcher[]> {
-    if (typeof runTap !== "object" || runTap === null || typeof runTap.next !== "function") {
-      throw new GraphValidationError(
-        "run options.tap",
-        "invalid run tap",
-        "{ nodes: a node name, a list of names or a predicate, next: (event) => void }",
-        runTap === null ? "null" : typeof runTap,
-      );
-    }
-    const matches = this.#matcher(runTap.nodes);
-    const label = "run options.tap";
-    const guarded = (node: string): boolean => {
-      try {
-        return matches(node);
-      } catch (e) {
-        throw new TapError(label, node, e);
-      }
-    };
-    return withRunTap(watched, this.#nodeNames, label, guarded, runTap.next);
-  }
-
-  #matcher(selector: TapSelector): (node: string) => boolean {
-    if (typeof selector === "function") return selector;
-    const names = typeof selector === "string" ? [selector] : selector;
-    if (!Array.isArray(names) || names.some((n) => typeof n !== "string")) {
-      throw new GraphValidationError(
-        "tap",
-        "invalid selector",
-        "a node name, a list of node names or a predicate",
-        typeof selector,
-      );
-    }
-    for (const n of names) {
-      if (!this.#nodeNames.includes(n)) {
-        throw new GraphValidationError(`tap ${n}`, "no node of this name", `one of ${this.#nodeNames.join(", ")}`, n);
-      }
-    }
-    const set = new Set(names);
-    return (node) => set.has(node);
   }
 
   /**
@@ -302,7 +253,7 @@ export class Session {
       watched = snap.watched;
       if (snap.failed.length) throw snap.failed[0]!;
       const runTap = options?.tap;
-      if (runTap !== undefined) watched = this.#withRunTap(watched, runTap);
+      if (runTap !== undefined) watched = withCheckedRunTap(watched, runTap, this.#nodeNames);
       const plan = this.#planFor(watched, overrides, applying);
       const prepared = this.#prepared.get(plan, shapesOf(byName), this.#weightShapes, options?.dims);
       const dropoutStep = dropoutStepOf(options?.dropoutStep, this.#dropoutMasks, runId - 1);
