@@ -5,10 +5,10 @@
 // heads merged again, so they fuse like any other chain. The forms beyond that (masks by index, attention_bias, past
 // and present, rotary, packed q/k/v inputs) are refused by name.
 import type { Ref } from "@attngraph/graph";
-import { attrFloat, attrInt, attrInts } from "./host-ops.js";
+import { attrFloat, attrInt, attrInts } from "./node-args.js";
 import { formatShape, type HostTensor } from "./host-tensor.js";
 import type { LowerContext } from "./lower-context.js";
-import { asVector, transposed } from "./lower-ops.js";
+import { asVector, transposed } from "./lower-weights.js";
 import type { NodeIn } from "./read-model.js";
 
 export function lowerContribAttention(ctx: LowerContext, n: NodeIn): void {

@@ -9,7 +9,7 @@
 // exportOnnx or by torch.onnx.export, import as the same nodes (and fuse the same way).
 import { MAX_GATHERED, type Expr, type ExprOpName, type ExprType, type Ref } from "@attngraph/graph";
 import { broadcastShape } from "./broadcast-host.js";
-import { attrInt } from "./host-ops.js";
+import { attrInt } from "./node-args.js";
 import { formatShape, isFloat, type HostTensor } from "./host-tensor.js";
 import type { ExprVal, LowerContext, Val } from "./lower-context.js";
 import type { NodeIn } from "./read-model.js";

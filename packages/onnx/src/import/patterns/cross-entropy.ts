@@ -2,9 +2,9 @@
 // ReduceMax(logits), lse = Log(ReduceSum(Exp(logits − M))) + M, the target's logit GatherElements(logits, targets),
 // lse − picked per position (0 where the target is ignoreIndex), then the mean, the sum, or the mean over the counted
 // positions (ReduceSum / Max(count, 1)). → cross-entropy { ignoreIndex, reduction }. ONNX's own
-// SoftmaxCrossEntropyLoss (what torch.onnx.export writes for F.cross_entropy) is built in lower-ops.ts.
+// SoftmaxCrossEntropyLoss (what torch.onnx.export writes for F.cross_entropy) is built in lower-cross-entropy.ts.
 import type { GraphIndex } from "../graph-index.js";
-import { attrInt } from "../host-ops.js";
+import { attrInt } from "../node-args.js";
 import type { NodeIn } from "../read-model.js";
 import { feeding, onlyReader, reducesLastAxis, scalarProduct, splitStatic, type Group } from "./group.js";
 

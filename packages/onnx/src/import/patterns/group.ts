@@ -2,7 +2,7 @@
 // values are static, who reads what, see GraphIndex); the constants a pattern needs (GELU's 0.5, LayerNorm's
 // exponent 2) are checked when the group is built, and a group whose constants do not fit is built node by node.
 import type { GraphIndex } from "../graph-index.js";
-import { attrInt, attrInts } from "../host-ops.js";
+import { attrInt, attrInts } from "../node-args.js";
 import type { LowerContext } from "../lower-context.js";
 import type { NodeIn } from "../read-model.js";
 

@@ -2,7 +2,7 @@
 // d = x − ReduceMean(x); y = d / Sqrt(ReduceMean(d²) + eps) [· gamma] [+ beta], over the last axis.
 import type { GraphIndex } from "../graph-index.js";
 import type { NodeIn } from "../read-model.js";
-import { asVector } from "../lower-ops.js";
+import { asVector } from "../lower-weights.js";
 import { feeding, onlyReader, reducesLastAxis, near, scalarProduct, splitStatic, type Group } from "./group.js";
 
 export function matchLayerNorm(index: GraphIndex, div: NodeIn): Group | undefined {

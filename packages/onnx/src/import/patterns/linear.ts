@@ -2,7 +2,7 @@
 import type { GraphIndex } from "../graph-index.js";
 import type { NodeIn } from "../read-model.js";
 import { isFloat } from "../host-tensor.js";
-import { asVector, projectionWeight } from "../lower-ops.js";
+import { asVector, projectionWeight } from "../lower-weights.js";
 import { splitStatic, type Group } from "./group.js";
 
 export function matchLinear(index: GraphIndex, matmul: NodeIn): Group | undefined {

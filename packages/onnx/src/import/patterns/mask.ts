@@ -5,7 +5,8 @@
 // IsInf(u) (already −∞ stays −∞), a key padding mask Unsqueeze(Equal(pad [B, S], 1), [1, 2]) and a user mask
 // Equal(m, 0) (Unsqueeze(…, [1]) for a per-batch [B, L, S] one): attngraph's mask op with its inputs.
 import type { GraphIndex } from "../graph-index.js";
-import { HOST_OPS, attrInts } from "../host-ops.js";
+import { HOST_OPS } from "../host-ops.js";
+import { attrInts } from "../node-args.js";
 import { formatShape, type HostTensor } from "../host-tensor.js";
 import type { LowerContext } from "../lower-context.js";
 import type { NodeIn } from "../read-model.js";

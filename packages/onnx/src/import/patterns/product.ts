@@ -4,7 +4,8 @@
 // With kᵀ made by a Transpose the product is attngraph's `score` (the Transpose undone), otherwise `weighted-sum`.
 import type { Ref } from "@attngraph/graph";
 import type { GraphIndex } from "../graph-index.js";
-import { attrInts, reshapeTarget } from "../host-ops.js";
+import { reshapeTarget } from "../host-shape-ops.js";
+import { attrInts } from "../node-args.js";
 import type { LowerContext } from "../lower-context.js";
 import type { NodeIn } from "../read-model.js";
 import { feeding, type Group } from "./group.js";

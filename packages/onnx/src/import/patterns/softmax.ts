@@ -2,7 +2,7 @@
 // attngraph's own guard against rows of −∞: Where(IsInf(x), 0, Softmax(scale · x)) (a fully masked row gives zeros,
 // not ONNX Softmax's NaN), and for a scale <= 0 the −∞ entries kept −∞ through the scaling. → softmax { scale }.
 import type { GraphIndex } from "../graph-index.js";
-import { attrInt, normAxis } from "../host-ops.js";
+import { attrInt, normAxis } from "../node-args.js";
 import type { NodeIn } from "../read-model.js";
 import { feeding, scalarProduct, splitStatic, type Group } from "./group.js";
 
