@@ -7,15 +7,7 @@
 // session's key/value cache) is not, its contents died with the memory. Arenas re-allocate their block on their next
 // `view`; anything else from before the trap is an error when used, and is ignored when released. Long kernels called
 // with a signal work in chunks (chunks.ts); one waiting between chunks when a trap replaces the module gives up.
-import {
-  AttnGraphError,
-  Tensor,
-  UnsupportedError,
-  describe,
-  formatShape,
-  sameShape,
-  type AnyTensor,
-} from "@attngraph/tensor";
+import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, type AnyTensor } from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable, checkCall } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
@@ -33,6 +25,7 @@ import {
 import { DESCRIPTOR_BYTES, Instance } from "./instance.js";
 import { Workers } from "./threads/workers.js";
 import { WasmValue, type WasmBlock } from "./value.js";
+import { checkFloat32, checkOutput, checkUnreleased } from "./value-checks.js";
 
 export type { ChunkedWasmKernel, UnsignalledCall, WasmExecutorOptions, WasmKernel } from "./executor-options.js";
 
@@ -218,17 +211,7 @@ export class WasmExecutor implements Executor<WasmValue> {
    */
   download(value: WasmValue): Tensor {
     const v = this.#live(value, "download");
-    if (v.dtype !== "float32") {
-      const subject = "download";
-      const got = `an int32 value ${formatShape(v.shape)}`;
-      const what =
-        "download() gives float32 tensors (every op output is float32); use downloadAny() for an int32 value";
-      throw new AttnGraphError("input", describe(subject, what, "a float32 value", got), {
-        subject,
-        expected: "a float32 value",
-        got,
-      });
-    }
+    checkFloat32(v);
     const [lo, hi] = v.span();
     const base = v.block.ptr / 4;
     return new Tensor(this.#ctx.f32().slice(base + lo, base + hi + 1), v.shape, v.strides, v.offset - lo);
@@ -389,20 +372,7 @@ export class WasmExecutor implements Executor<WasmValue> {
 
   /** Checks that `v` may be read now, restoring an upload made before a trap. */
   #live(v: WasmValue, subject: string): WasmValue {
-    if (!(v instanceof WasmValue)) {
-      throw new AttnGraphError("input", describe(subject, "not a value of executor wasm", "a WasmValue", typeof v), {
-        subject,
-        expected: "a WasmValue",
-        got: typeof v,
-      });
-    }
-    if (v.released || v.block.freed) {
-      throw new AttnGraphError("input", describe(subject, "value was released", "a live value", "a released one"), {
-        subject,
-        expected: "a live value",
-        got: "a released one",
-      });
-    }
+    checkUnreleased(v, subject);
     const gen = this.#instance().gen;
     if (v.block.gen !== gen) {
       if (v.block.source === undefined && !v.block.arena) {
@@ -415,22 +385,4 @@ export class WasmExecutor implements Executor<WasmValue> {
     }
     return v;
   }
-}
-
-/** A kernel may return anything; a wrong shape caught here names the node instead of failing downstream. */
-function checkOutput(call: KernelCall<WasmValue>, out: unknown): WasmValue {
-  if (!(out instanceof WasmValue) || !sameShape(out.shape, call.outShape)) {
-    const expected = formatShape(call.outShape);
-    const got = out instanceof WasmValue ? formatShape(out.shape) : typeof out;
-    throw new AttnGraphError(
-      "kernel-output",
-      describe(call.node, `kernel for op ${call.kind} on executor ${EXECUTOR} returned the wrong shape`, expected, got),
-      {
-        subject: call.node,
-        expected,
-        got,
-      },
-    );
-  }
-  return out;
 }

@@ -31,12 +31,10 @@ import { expectGpuValues } from "./kernels/inputs.js";
 import { PARAM_WORDS } from "./kernels/shared.wgsl.js";
 import type { KernelContext, WebGpuExecutorOptions, WebGpuKernel, WebGpuStats } from "./kernel-context.js";
 import { deviceLost, disposedError, firstLine } from "./device-errors.js";
+import { constantBuffer } from "./constant-buffers.js";
 
 export type { KernelContext, WebGpuExecutorOptions, WebGpuKernel, WebGpuStats } from "./kernel-context.js";
 export { isDeviceLost } from "./device-errors.js";
-
-/** Constant buffers kept per device (least recently used evicted first). */
-const MAX_CONSTANTS = 256;
 
 const EXECUTOR = "webgpu";
 
@@ -231,27 +229,7 @@ export class WebGpuExecutor implements Executor<GpuTensor> {
         if (host && t.offset === 0 && sameShape(host.shape, t.shape) && t.isContiguous) return host;
         return this.#readback(s, t);
       },
-      constants: (key, make) => {
-        let b = s.constants.get(key);
-        if (b) {
-          // Most recently used last: the eviction below takes the oldest.
-          s.constants.delete(key);
-          s.constants.set(key, b);
-          return b;
-        }
-        const data = make();
-        b = s.device.createBuffer({ size: Math.max(16, data.byteLength), usage: STORAGE_USAGE, label: key });
-        s.device.queue.writeBuffer(b, 0, data);
-        s.constants.set(key, b);
-        // Bounded: a decode session's RoPE table changes with every position. Work already submitted that reads an
-        // evicted buffer still completes (destroy() waits for the queue).
-        if (s.constants.size > MAX_CONSTANTS) {
-          const [oldest, buffer] = s.constants.entries().next().value!;
-          s.constants.delete(oldest);
-          buffer.destroy();
-        }
-        return b;
-      },
+      constants: (key, make) => constantBuffer(s, key, make),
       release: (t) => this.release(t),
     };
     return ctx;

@@ -1,6 +1,5 @@
 export {
   Tensor,
-  viewStrides,
   INT32_MIN,
   INT32_MAX,
   type NestedArray,
@@ -8,6 +7,7 @@ export {
   type DataOf,
   type AnyTensor,
 } from "./tensor.js";
+export { viewStrides } from "./reshape.js";
 export { sizeOf, contiguousStrides, sameShape, formatShape, checkShape, type Shape } from "./shape.js";
 export { allclose, compare, type Tolerance, type Comparison, type Mismatch } from "./allclose.js";
 export { formatTensor } from "./format.js";
