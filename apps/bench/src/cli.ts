@@ -21,6 +21,7 @@ const DEFAULTS: Readonly<Record<ProblemKind, readonly BenchShape[]>> = {
   "train-copy": [COPY_SHAPE],
   decode: DEFAULT_DECODE_SHAPES,
   flex: DEFAULT_FLEX_SHAPES,
+  gpt2: [], // src/gpt2/run.ts has its own cases; --t picks lengths
 };
 
 export interface BenchOptions {
@@ -47,6 +48,10 @@ export interface BenchOptions {
   /** `--problem flex`: the variants and parts asked for (undefined: all). */
   readonly variants?: readonly FlexVariant[];
   readonly parts?: readonly FlexPart[];
+  /** `--problem gpt2`: the lengths of --t (undefined: the default cases), the phases, and tokens to generate. */
+  readonly lengths?: readonly number[];
+  readonly phases?: readonly ("prefill" | "decode")[];
+  readonly generate?: number;
 }
 
 /** A bad command line: main prints it with the usage and exits 2. */
@@ -67,6 +72,9 @@ against each other.
                      lr 1e-3) of the block on L = sum(output ⊙ gradOutput); train-copy: one step of the worked example's
                      copy-task model (vocab 10, E 32, 4 heads, T 8, batch 32; cross-entropy mean; shape fixed);
                      decode: the attention's one new token [b, 1, d] over a cache of T positions (T of --shape);
+                     gpt2: GPT-2 small (124M parameters, random weights in Hugging Face's layout) prompts of T
+                     tokens and one token after T cached, then a 16-token greedy generation; impls wasm, ort-web
+                     (cpu, ort-node when named);
                      flex: attention variants (causal, causal-builtin, alibi, user-mask, softcap, document, window
                      128) as a whole layer (d 768, 12 heads) and as the core from q, k, v [b, 12, T, 64]; impls cpu,
                      wasm, ort-web, ort-node (webgpu when named)
@@ -83,7 +91,11 @@ against each other.
                      with --problem block: 1,128,768,12  1,512,768,12; train-block: 1,512,768,12; decode (T = cache
                      length): 2,6,8,2  1,128,768,12  1,512,768,12  1,1024,768,12; ignored by train-copy, whose shape
                      is the worked example's 32,8,32,4)
-  --t T,...          flex only: sequence lengths (repeatable), each the shape 1,T,768,12 (default 1024)
+  --t T,...          flex only: sequence lengths (repeatable), each the shape 1,T,768,12 (default 1024); gpt2: the
+                     prompt lengths and cache lengths (default prefill 128, 512, 1024; decode 128, 512)
+  --phase a,b        gpt2 only: prefill, decode or both (default both)
+  --generate N       gpt2 only: tokens of the greedy generation after a prompt of 128, timed from nothing compiled
+                     (default 16; 0: none)
   --variant a,b      flex only: variants to run (default all)
   --part a,b         flex only: layer, core or both (default both)
   --threads N        threads for implementations that can use them (default 1)
@@ -124,6 +136,8 @@ export function parseCli(argv: readonly string[]): BenchOptions {
         t: { type: "string", multiple: true },
         variant: { type: "string" },
         part: { type: "string" },
+        phase: { type: "string" },
+        generate: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -142,8 +156,15 @@ export function parseCli(argv: readonly string[]): BenchOptions {
       `--problem "${v.problem}": expected ${PROBLEM_KINDS.slice(0, -1).join(", ")} or ${PROBLEM_KINDS.at(-1)}`,
     );
   if (problem !== "flex")
-    for (const f of ["t", "variant", "part"] as const)
+    for (const f of ["variant", "part"] as const)
       if (v[f] !== undefined) throw new UsageError(`--${f}: only with --problem flex`);
+  if (problem !== "flex" && problem !== "gpt2" && v.t !== undefined)
+    throw new UsageError("--t: only with --problem flex or gpt2");
+  if (problem !== "gpt2")
+    for (const f of ["phase", "generate"] as const)
+      if (v[f] !== undefined) throw new UsageError(`--${f}: only with --problem gpt2`);
+  if (problem === "gpt2" && v.shape !== undefined)
+    throw new UsageError("--shape: --problem gpt2 has GPT-2 small's sizes; --t picks the lengths");
   const listOf = <T extends string>(flag: string, text: string | undefined, known: readonly T[]): T[] | undefined => {
     if (text === undefined) return undefined;
     const items = [
@@ -161,6 +182,8 @@ export function parseCli(argv: readonly string[]): BenchOptions {
   };
   const variants = listOf("variant", v.variant, FLEX_VARIANTS);
   const parts = listOf("part", v.part, FLEX_PARTS);
+  const phases = listOf("phase", v.phase, ["prefill", "decode"] as const);
+  const generate = v.generate === undefined ? undefined : positiveInt("generate", v.generate, 0);
   let shapes: BenchShape[];
   try {
     const ts = v.t?.flatMap((x) => x.split(",")).map((x) => flexShape(x.trim()));
@@ -187,5 +210,8 @@ export function parseCli(argv: readonly string[]): BenchOptions {
     help: v.help ?? false,
     ...(variants ? { variants } : {}),
     ...(parts ? { parts } : {}),
+    ...(problem === "gpt2" && v.t !== undefined ? { lengths: shapes.map((s) => s.t) } : {}),
+    ...(phases ? { phases } : {}),
+    ...(generate === undefined ? {} : { generate }),
   };
 }

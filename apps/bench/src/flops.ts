@@ -106,6 +106,7 @@ export const FLOP_FORMULA: Readonly<Record<ProblemKind, string>> = {
   "train-copy": "3 · (24·b·T·d² + 2·b·T²·d + 2·b·T·d·V), V = 10",
   decode: "8·b·d² + 4·b·(T + 1)·d",
   flex: "not counted (the variants hide different keys; src/flex reports times only)",
+  gpt2: "not counted (src/gpt2 reports times and tokens per second)",
 };
 
 /** GFLOP/s for `flops` done in `ms` milliseconds. */

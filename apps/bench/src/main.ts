@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { parseCli, USAGE, UsageError } from "./cli.js";
 import { flexMain } from "./flex/main.js";
+import { gpt2Main } from "./gpt2/main.js";
 import { allImpls } from "./impls/index.js";
 import type { Impl } from "./impls/types.js";
 import { exitStatus, formatReport } from "./report.js";
@@ -34,6 +35,7 @@ export async function main(
       return 0;
     }
     if (options.problem === "flex") return await flexMain(options, io);
+    if (options.problem === "gpt2") return await gpt2Main(options, io);
     const known = impls.map((i) => i.name);
     const unknown = options.impls?.filter((n) => !known.includes(n)) ?? [];
     if (unknown.length)

@@ -54,9 +54,10 @@ export function makeProblem(shape: BenchShape, seed = 42): Problem {
  * Which computation a run benchmarks (`--problem`): the attention alone or a whole pre-norm transformer block (one
  * forward each), one training step (forward, backward and Adam) of the block (`train-block`) or of the worked
  * example's copy-task model (`train-copy`), or one decoding step of the attention over a KV cache (`decode`); `flex`,
- * attention variants as score and mask modifications, has its own problem, runner and report (src/flex/).
+ * attention variants as score and mask modifications, has its own problem, runner and report (src/flex/); so has
+ * `gpt2`, a whole GPT-2 small model's prompts, tokens and generation (src/gpt2/).
  */
-export type ProblemKind = "attention" | "block" | "train-block" | "train-copy" | "decode" | "flex";
+export type ProblemKind = "attention" | "block" | "train-block" | "train-copy" | "decode" | "flex" | "gpt2";
 export const PROBLEM_KINDS: readonly ProblemKind[] = [
   "attention",
   "block",
@@ -64,6 +65,7 @@ export const PROBLEM_KINDS: readonly ProblemKind[] = [
   "train-copy",
   "decode",
   "flex",
+  "gpt2",
 ];
 
 /** The training problems: one timed run is one optimizer step, and the check compares losses (see run.ts). */
@@ -311,6 +313,8 @@ export function makeBenchProblem(kind: ProblemKind, shape: BenchShape, seed = 42
       return makeDecodeProblem(shape, seed);
     case "flex":
       throw new Error("--problem flex has its own problem: makeFlexProblem (src/flex/problem.ts)");
+    case "gpt2":
+      throw new Error("--problem gpt2 has its own problem: makeGpt2Problem (src/gpt2/problem.ts)");
     default:
       return makeProblem(shape, seed);
   }

@@ -16,6 +16,7 @@ export const PROBLEM_TITLE = {
   decode:
     "one decoding step of causal multi-head attention with out_proj (bias): one new token over a KV cache of T positions, float32",
   flex: "attention variants as score and mask modifications (src/flex/report.ts prints this problem)",
+  gpt2: "GPT-2 small: prompts, single tokens and generation (src/gpt2/report.ts prints this problem)",
 } as const satisfies Record<ProblemKind, string>;
 
 /** Pads cells into columns: the first `leftCols` left-aligned, the rest right-aligned; a row of one cell spans. */

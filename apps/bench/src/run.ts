@@ -89,6 +89,7 @@ const FLOP_WORDS: Readonly<Record<ProblemKind, string>> = {
   "train-block": `causal: ${FLOP_FORMULA["train-block"]}: the block forward's matmuls, and two of each size in the backward (input and weight gradients); LayerNorm, GELU, softmax and Adam not counted`,
   "train-copy": `causal: ${FLOP_FORMULA["train-copy"]}: the copy model's forward matmuls (block and output Linear; the embedding is a lookup), and two of each size in the backward; LayerNorm, GELU, softmax, the loss and Adam not counted`,
   flex: FLOP_FORMULA.flex,
+  gpt2: FLOP_FORMULA.gpt2,
   decode: `one token: ${FLOP_FORMULA.decode} = 8·b·d² (Q, K, V, out projections of the new token) + 4·b·(T + 1)·d (its scores and weighted sum over T cached positions and itself)`,
 };
 

@@ -264,3 +264,31 @@ describe("dispose() while init() is pending (threads: 3)", () => {
 describe("dispose() while init() is pending (one thread)", () => {
   it.each(ONE_THREAD)("$when", disposedAt(1));
 });
+
+describe("upload of a transposed dense tensor", () => {
+  it("keeps its strides (one plain copy of the span) and reads back, and multiplies, as the dense copy does", async () => {
+    const ex = createWasmExecutor();
+    await ex.init();
+    const w = Tensor.from(
+      Array.from({ length: 12 }, (_, i) => i * 0.25 - 1),
+      [3, 4],
+    ).transpose(0, 1); // [4, 3] as a view: a checkpoint's Conv1D weight read as nn.Linear's
+    const kept = ex.upload(w);
+    const dense = ex.upload(w.clone());
+    expect(kept.strides).toEqual([1, 4]);
+    expect(ex.download(kept).toNested()).toEqual(w.toNested());
+    const x = ex.upload(Tensor.from([1, -2, 0.5], [1, 3]));
+    const project = async (weight: typeof kept) =>
+      ex.download(
+        (await ex.dispatch({
+          kind: "projection",
+          node: "p",
+          attrs: {},
+          inputs: [x, weight],
+          outShape: [1, 4],
+        })) as typeof kept,
+      );
+    expect((await project(kept)).toNested()).toEqual((await project(dense)).toNested());
+    ex.dispose();
+  });
+});

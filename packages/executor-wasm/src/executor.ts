@@ -7,7 +7,16 @@
 // session's key/value cache) is not, its contents died with the memory. Arenas re-allocate their block on their next
 // `view`; anything else from before the trap is an error when used, and is ignored when released. Long kernels called
 // with a signal work in chunks (chunks.ts); one waiting between chunks when a trap replaces the module gives up.
-import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, type AnyTensor } from "@attngraph/tensor";
+import {
+  AttnGraphError,
+  Tensor,
+  UnsupportedError,
+  describe,
+  formatShape,
+  isDensePermutation,
+  isRowMajor,
+  type AnyTensor,
+} from "@attngraph/tensor";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable, checkCall } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
@@ -190,7 +199,12 @@ export class WasmExecutor implements Executor<WasmValue> {
     if (this.#disposed) throw this.#disposedError();
   }
 
-  /** A dense copy of `tensor` in the module's memory; an int32 tensor (ids, targets) stays int32, 4 bytes an element. */
+  /**
+   * A copy of `tensor` in the module's memory; an int32 tensor (ids, targets) stays int32, 4 bytes an element. Dense
+   * row-major, except a transpose of a dense tensor (a permutation of a dense layout, e.g. a checkpoint's Conv1D
+   * weight [in, out] seen as [out, in]): that is copied as the one span it covers and keeps its strides, a plain copy
+   * instead of a reordering one, in the layout the matmul packs fastest from when it is the transposed operand.
+   */
   upload(tensor: AnyTensor): WasmValue {
     const block = this.#newBlock(
       tensor.size * 4,
@@ -201,7 +215,7 @@ export class WasmExecutor implements Executor<WasmValue> {
     block.refs = 1;
     this.#copyIn(tensor, block.ptr);
     this.stats.uploads++;
-    return new WasmValue(block, tensor.shape, undefined, 0, tensor.dtype);
+    return new WasmValue(block, tensor.shape, keepsStrides(tensor) ? tensor.strides : undefined, 0, tensor.dtype);
   }
 
   /**
@@ -338,7 +352,9 @@ export class WasmExecutor implements Executor<WasmValue> {
 
   /** Writes `tensor`'s elements row-major at byte address `ptr`, as the bits of its own dtype (never converted). */
   #copyIn(tensor: AnyTensor, ptr: number): void {
-    tensor.copyInto(tensor.dtype === "int32" ? this.#ctx.i32() : this.#ctx.f32(), ptr / 4);
+    const out = tensor.dtype === "int32" ? this.#ctx.i32() : this.#ctx.f32();
+    if (keepsStrides(tensor)) out.set(tensor.data.subarray(tensor.offset, tensor.offset + tensor.size), ptr / 4);
+    else tensor.copyInto(out, ptr / 4);
   }
 
   #newBlock(bytes: number, subject: Subject, source: AnyTensor | undefined, arena: boolean): WasmBlock {
@@ -385,4 +401,9 @@ export class WasmExecutor implements Executor<WasmValue> {
     }
     return v;
   }
+}
+
+/** An upload kept in its own strided layout (see upload): not row-major, but a permutation of a dense one. */
+function keepsStrides(t: AnyTensor): boolean {
+  return t.size > 0 && !isRowMajor(t) && isDensePermutation(t);
 }

@@ -43,7 +43,7 @@ export abstract class CausalLm<Config extends { readonly vocabSize: number }> ex
   }
 
   protected graphKey(options: LmGraphOptions): string {
-    return `${options.loss ? "loss" : ""}${options.decode ? "decode" : ""}`;
+    return `${options.loss ? "loss" : ""}${options.decode ? "decode" : ""}${options.lastPosition ? "last" : ""}`;
   }
 
   /**
@@ -96,8 +96,14 @@ export abstract class CausalLm<Config extends { readonly vocabSize: number }> ex
     return loss ? { logits: out["logits"]!, loss: out["loss"]! } : { logits: out["logits"]! };
   }
 
-  /** A KV-cache decoder of this model (maxLength: the model's context by default), loaded from the same weights. */
-  decoder(options: { readonly maxLength?: number; readonly batch?: number } = {}): Promise<Decoder> {
+  /**
+   * A KV-cache decoder of this model (maxLength: the model's context by default), loaded from the same weights. Its
+   * steps output logits [B, T, V] for every fed position, or with `logits: "last"` [B, 1, V] for the last one only
+   * (what generate() uses: a prompt's head then runs on one row instead of T).
+   */
+  decoder(
+    options: { readonly maxLength?: number; readonly batch?: number; readonly logits?: "all" | "last" } = {},
+  ): Promise<Decoder> {
     const { length, name } = this.#family.context;
     const maxLength = options.maxLength ?? length;
     if (!Number.isSafeInteger(maxLength) || maxLength < 1 || maxLength > length)
@@ -107,7 +113,14 @@ export abstract class CausalLm<Config extends { readonly vocabSize: number }> ex
         `an integer in 1..${length} (${name})`,
         String(options.maxLength),
       );
-    return compileDecoder(this.graph({ decode: true }), {
+    if (options.logits !== undefined && options.logits !== "all" && options.logits !== "last")
+      throw new ModelInputError(
+        "decoder logits",
+        "which positions' logits a step outputs",
+        '"all" or "last"',
+        String(options.logits),
+      );
+    return compileDecoder(this.graph({ decode: true, ...(options.logits === "last" ? { lastPosition: true } : {}) }), {
       ...compileOptionsOf(this.options, "a decoder"),
       weights: this.weights,
       maxLength,
@@ -137,7 +150,7 @@ export abstract class CausalLm<Config extends { readonly vocabSize: number }> ex
         : 1;
     let d = this.#decoders.get(batch);
     if (!d) {
-      d = this.decoder({ batch });
+      d = this.decoder({ batch, logits: "last" });
       this.#decoders.set(batch, d);
       d.catch(() => this.#decoders.delete(batch));
     }

@@ -156,17 +156,24 @@ async function decode(
   }
 }
 
-/** The logits of each row's last position, copied out of logits [B, T, V]. */
+/**
+ * The logits of each row's last position, copied out of logits [B, T, V], or [B, 1, V] from a graph that computes the
+ * last position's only (a causal LM's decoder with `logits: "last"`).
+ */
 function lastPositions(logits: Tensor | undefined, name: string, B: number, T: number): Float32Array[] {
-  if (logits === undefined || logits.shape.length !== 3 || logits.shape[0] !== B || logits.shape[1] !== T) {
+  const L = logits?.shape[1];
+  if (logits === undefined || logits.shape.length !== 3 || logits.shape[0] !== B || (L !== T && L !== 1)) {
     throw new GenerateError(
       `graph output ${name}`,
       "the step's logits do not have the fed shape",
-      `[${B}, ${T}, V]`,
+      `[${B}, ${T}, V] (or [${B}, 1, V]: the last position's)`,
       logits ? `[${logits.shape.join(", ")}]` : "no such output",
     );
   }
   const V = logits.shape[2]!;
-  const data = logits.toFloat32Array();
-  return Array.from({ length: B }, (_, b) => data.slice((b * T + T - 1) * V, (b * T + T) * V));
+  // Only the last position is read: a view of it copies B · V values, not B · T · V.
+  const s = logits.strides;
+  const last = new Tensor(logits.data, [B, V], [s[0]!, s[2]!], logits.offset + (L! - 1) * s[1]!);
+  const data = last.toFloat32Array();
+  return Array.from({ length: B }, (_, b) => data.slice(b * V, (b + 1) * V));
 }

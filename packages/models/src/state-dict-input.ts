@@ -51,9 +51,13 @@ export function tensorsOf(source: Checkpoint): Map<string, AnyTensor> {
   return out;
 }
 
-/** A 2-D tensor transposed into a new dense one: Conv1D's [in, out] to nn.Linear's [out, in], and back. */
+/**
+ * A 2-D tensor transposed, as a view of the same data: Conv1D's [in, out] read as nn.Linear's [out, in], and back. No
+ * copy here: an executor's upload makes the one dense copy it needs (GPT-2 small's projections are 340 MB; copying
+ * them on the host first cost a second pass over them and that much more memory for as long as the model lives).
+ */
 export function transposed(t: AnyTensor): Tensor {
-  return Tensor.from(t.transpose(0, 1).contiguous().data as Float32Array, [t.shape[1]!, t.shape[0]!]);
+  return t.transpose(0, 1) as Tensor;
 }
 
 /** Whether two tensors hold the same shape and values (a tied lm_head saved beside its embedding). */

@@ -286,6 +286,14 @@ describe.each(modes)("ops in onnxruntime match the cpu executor (contrib %s)", (
     await expectOrtMatchesCpu(g, {}, { x: randomTensor([3, 4, 6], 20) }, { contrib });
   });
 
+  it("slice from the end of a symbolic axis: the last position, and two entries before the last", async () => {
+    const b = new GraphBuilder();
+    const x = b.input("x", ["B", "T", 6]);
+    const last = b.add("slice", "last", { x }, { axis: 1, start: -1, size: 1 });
+    const inner = b.add("slice", "inner", { x }, { axis: -1, start: -3, size: 2 });
+    await expectOrtMatchesCpu(b.output(last, inner).build(), {}, { x: randomTensor([2, 5, 6], 22) }, { contrib });
+  });
+
   it("eval-mode and rate-0 dropout are the identity", async () => {
     const b = new GraphBuilder();
     const x = b.input("x", ["B", 4]);

@@ -124,9 +124,12 @@ export interface WeightLease {
 export class WeightStore {
   readonly #entries = new Map<string, WeightEntry>();
 
-  /** Copies every tensor (dense): the caller's arrays are theirs to change. */
+  /**
+   * Copies every tensor (snapshot: a memcpy of the span when the layout is dense in some axis order, so a checkpoint's
+   * transposed view is copied as it lies, not reordered): the caller's arrays are theirs to change.
+   */
   constructor(weights: ReadonlyMap<string, AnyTensor>) {
-    for (const [name, t] of weights) this.#entries.set(name, new WeightEntry({ tensor: t.clone() }));
+    for (const [name, t] of weights) this.#entries.set(name, new WeightEntry({ tensor: t.snapshot() }));
   }
 
   shapes(): Record<string, Shape> {
@@ -158,7 +161,7 @@ export class WeightStore {
 
   /** Replaces some weights (already checked by the caller); runs in flight keep the values they started with. */
   replace(weights: ReadonlyMap<string, AnyTensor>): void {
-    for (const [name, t] of weights) this.#swap(name, new WeightEntry({ tensor: t.clone() }));
+    for (const [name, t] of weights) this.#swap(name, new WeightEntry({ tensor: t.snapshot() }));
   }
 
   /** Makes values a run computed (and kept) the weights' new values, where they are: nothing is copied. */

@@ -22,4 +22,4 @@ export {
   type ErrorDetails,
 } from "./errors.js";
 export { mulberry32 } from "./prng.js";
-export { isRowMajor, leadingStride, type StridedLayout } from "./strides.js";
+export { isDensePermutation, isRowMajor, leadingStride, type StridedLayout } from "./strides.js";

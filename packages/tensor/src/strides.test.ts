@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isRowMajor, leadingStride } from "./strides.js";
+import { isDensePermutation, isRowMajor, leadingStride } from "./strides.js";
 
 describe("isRowMajor", () => {
   it.each([
@@ -22,5 +22,19 @@ describe("leadingStride", () => {
     { shape: [4], strides: [1], want: 0 }, // one row
   ])("$shape with strides $strides: $want", ({ shape, strides, want }) => {
     expect(leadingStride({ shape, strides })).toBe(want);
+  });
+});
+
+describe("isDensePermutation", () => {
+  it.each([
+    [[3, 4], [4, 1], true], // row-major
+    [[4, 3], [1, 4], true], // its transpose
+    [[2, 3, 4], [1, 8, 2], true], // a permutation of [3, 4, 2]
+    [[2, 1, 3], [1, 99, 2], true], // a size-1 dim's stride does not matter
+    [[3, 4], [8, 1], false], // every other row: a gap
+    [[3, 4], [4, 2], false], // overlapping / strided columns
+    [[3, 4], [0, 1], false], // broadcast
+  ])("shape %j strides %j: %s", (shape, strides, want) => {
+    expect(isDensePermutation({ shape, strides })).toBe(want);
   });
 });

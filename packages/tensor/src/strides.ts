@@ -36,3 +36,19 @@ export function leadingStride({ shape, strides }: StridedLayout): number | undef
   }
   return stride ?? 0;
 }
+
+/**
+ * Whether the view covers exactly its elements and nothing else from its offset, in some order of its axes: a
+ * permutation of a dense layout (a transpose of a contiguous tensor, e.g. Conv1D's [in, out] read as [out, in]). Such
+ * a view can be copied as the one span of memory it spans and keep its strides, instead of being reordered.
+ */
+export function isDensePermutation({ shape, strides }: StridedLayout): boolean {
+  const axes = shape.map((n, d) => ({ n, s: strides[d]! })).filter((a) => a.n !== 1);
+  axes.sort((a, b) => a.s - b.s);
+  let expected = 1;
+  for (const a of axes) {
+    if (a.s !== expected) return false;
+    expected *= a.n;
+  }
+  return true;
+}

@@ -1,7 +1,8 @@
+import { copyStrided } from "./copy-strided.js";
 import { ShapeError } from "./errors.js";
 import { checkShape, contiguousStrides, formatShape, sizeOf, type Shape } from "./shape.js";
 import { formatTensor } from "./format.js";
-import { isRowMajor } from "./strides.js";
+import { isDensePermutation, isRowMajor } from "./strides.js";
 import { inferDim, viewStrides } from "./reshape.js";
 
 /** A nested array of numbers, as PyTorch's `tensor([[...]])` takes it. */
@@ -189,6 +190,17 @@ export class Tensor<D extends DType = "float32"> {
     return new Tensor<D>(out, this.shape);
   }
 
+  /**
+   * A copy that shares nothing with this tensor, in this tensor's own layout when that layout is dense in some order
+   * of its axes (row-major, or a transpose of a dense tensor): then one plain copy of the span (a memcpy), where
+   * clone() would reorder a transpose element by element. Any other view is cloned dense row-major.
+   */
+  snapshot(): Tensor<D> {
+    if (this.size === 0 || isRowMajor(this) || !isDensePermutation(this)) return this.clone();
+    const data = this.data.slice(this.offset, this.offset + this.size) as DataOf<D>;
+    return new Tensor<D>(data, this.shape, this.strides);
+  }
+
   /** Writes the elements in row-major order into `out` starting at `at` (converted to `out`'s element type). */
   copyInto(out: Float32Array | Int32Array, at = 0): void {
     const n = this.size;
@@ -205,26 +217,7 @@ export class Tensor<D extends DType = "float32"> {
       out.set(this.data.subarray(this.offset, this.offset + n), at);
       return;
     }
-    const rank = this.rank;
-    const shape = this.shape;
-    const strides = this.strides;
-    const idx = new Array<number>(rank).fill(0);
-    const inner = rank - 1;
-    const innerLen = shape[inner]!;
-    const innerStride = strides[inner]!;
-    const src = this.data;
-    let base = this.offset;
-    for (let o = at; o < at + n; ) {
-      for (let k = 0, p = base; k < innerLen; k++, p += innerStride) out[o++] = src[p]!;
-      // advance the outer index like an odometer
-      for (let d = inner - 1; d >= 0; d--) {
-        idx[d]!++;
-        base += strides[d]!;
-        if (idx[d]! < shape[d]!) break;
-        base -= idx[d]! * strides[d]!;
-        idx[d] = 0;
-      }
-    }
+    copyStrided(this, out, at);
   }
 
   /**

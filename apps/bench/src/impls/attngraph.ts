@@ -46,7 +46,10 @@ export const attngraphExecutors: Readonly<Record<string, (options: SetupOptions)
  * Threads an executor actually uses, and why fewer than asked when it says (the CPU executor is single-threaded
  * TypeScript; webgpu has one host thread feeding the GPU; wasm runs what its pool started: `executor.threading`).
  */
-function executorThreads(executor: Executor, asked: number): { readonly threads: number; readonly note?: string } {
+export function executorThreads(
+  executor: Executor,
+  asked: number,
+): { readonly threads: number; readonly note?: string } {
   const threading = (executor as { threading?: { threads: number; reason?: string } }).threading;
   const threads = threading?.threads ?? 1;
   if (asked <= threads) return { threads };

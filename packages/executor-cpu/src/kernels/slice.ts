@@ -1,6 +1,6 @@
 // slice: `size` entries of one axis from `start` (torch.narrow), as a view. This is how a fused QKV projection is
 // split into queries, keys and values without copying.
-import type { SliceAttrs } from "@attngraph/graph";
+import { sliceStart, type SliceAttrs } from "@attngraph/graph";
 import type { CpuKernel } from "../executor.js";
 import { requireInput, toTensor, attrsOf } from "./adapter.js";
 import type { StridedView } from "./strided.js";
@@ -21,5 +21,6 @@ export function sliceImpl(x: StridedView, axis: number, start: number, size: num
 export const sliceKernel: CpuKernel = (call) => {
   const x = requireInput(call, 0, "x");
   const { axis, start, size } = attrsOf<SliceAttrs>(call);
-  return toTensor(sliceImpl(x, axis < 0 ? axis + x.rank : axis, start, size));
+  const a = axis < 0 ? axis + x.rank : axis;
+  return toTensor(sliceImpl(x, a, sliceStart(start, x.shape[a]!), size));
 };

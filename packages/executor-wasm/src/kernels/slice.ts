@@ -1,5 +1,5 @@
 // slice: `size` entries of one axis from `start` (torch.narrow), as a view; how a fused QKV projection is split.
-import type { SliceAttrs } from "@attngraph/graph";
+import { sliceStart, type SliceAttrs } from "@attngraph/graph";
 import type { WasmKernel } from "../executor.js";
 import { attrsOf, viewInput } from "./adapter.js";
 
@@ -9,5 +9,6 @@ export const sliceKernel: WasmKernel = (call, ctx) => {
   const { axis, start, size } = attrsOf<SliceAttrs>(call);
   const a = axis < 0 ? axis + x.rank : axis;
   // An empty slice keeps the base offset: start · stride may point past the block when start equals the dim.
-  return ctx.view(x, call.outShape, x.strides, size === 0 ? x.offset : x.offset + start * x.strides[a]!);
+  const first = sliceStart(start, x.shape[a]!);
+  return ctx.view(x, call.outShape, x.strides, size === 0 ? x.offset : x.offset + first * x.strides[a]!);
 };

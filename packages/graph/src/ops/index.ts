@@ -162,7 +162,7 @@ export { reshapeOp, type ReshapeAttrs } from "./reshape.js";
 export { ropeOp, type RopeAttrs } from "./rope.js";
 export { DECODE_DIMS, type KvAppendAttrs } from "./kv-append.js";
 export { scoreOp, type ScoreAttrs } from "./score.js";
-export { sliceOp, type SliceAttrs } from "./slice.js";
+export { sliceOp, sliceStart, type SliceAttrs } from "./slice.js";
 export { softmaxOp, type SoftmaxAttrs } from "./softmax.js";
 export { transposeOp, type TransposeAttrs } from "./transpose.js";
 export { weightedSumOp, type WeightedSumAttrs } from "./weighted-sum.js";

@@ -32,11 +32,23 @@ describe("slice", () => {
     );
     const past = validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: 20, size: 8 }));
     expect([past.subject, past.expected, past.got]).toEqual(["s.size", "start + size <= 24", "20 + 8"]);
-    expect(validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: -1, size: 8 })).subject).toBe(
-      "s.start",
-    );
     expect(validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: 0 })).message).toContain(
       "missing attribute",
     );
+  });
+
+  it("counts a negative start from the end, as torch.narrow: the last position of a symbolic axis", () => {
+    const b = qkv();
+    expect(b.shapeOf(b.add("slice", "last", { x: "qkv" }, { axis: 1, start: -1, size: 1 }))).toEqual(["B", 1, 24]);
+    expect(b.shapeOf(b.add("slice", "tail", { x: "qkv" }, { axis: 2, start: -8, size: 8 }))).toEqual(["B", "T", 8]);
+    expect(b.shapeOf(b.add("slice", "mid", { x: "qkv" }, { axis: 2, start: -16, size: 8 }))).toEqual(["B", "T", 8]);
+  });
+
+  it("rejects a slice from the end that runs past it, or starts before the axis", () => {
+    const b = qkv();
+    const past = validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: -1, size: 8 }));
+    expect([past.subject, past.expected, past.got]).toEqual(["s.size", "start + size <= 0", "-1 + 8"]);
+    const before = validationError(() => b.add("slice", "s", { x: "qkv" }, { axis: 2, start: -25, size: 1 }));
+    expect([before.subject, before.expected, before.got]).toEqual(["s.start", "start >= -24", "-25"]);
   });
 });

@@ -119,6 +119,15 @@ export function linearChecks(ctx: ContractContext): void {
       },
       "slice of a view",
     );
+    // A negative start counts from the end (torch.narrow): the last position of [B, L, E], what an LM's head reads.
+    expectExact(
+      await ctx.h.run("slice", attrs.slice(1, -1, 1), [x], [2, 1, 12]),
+      {
+        shape: [2, 1, 12],
+        data: Array.from({ length: 24 }, (_, i) => src[(Math.floor(i / 12) * 3 + 2) * 12 + (i % 12)]!),
+      },
+      "slice from the end",
+    );
   });
 }
 
