@@ -74,4 +74,27 @@ describe("measureInterleaved", () => {
     expect(a!.samplesMs).toEqual([1, 1, 1]);
     expect(b!.samplesMs).toEqual([2, 2, 2]); // the subscribe/unsubscribe time is not counted
   });
+
+  it("with prime, each timed run follows an untimed run of the same variant, which is not counted", async () => {
+    let t = 0;
+    const log: string[] = [];
+    // Each variant's first run of a pair is slow (its workers asleep), the second fast: only the second is timed.
+    const variant = (name: string) => {
+      let i = 0;
+      return {
+        run: async () => {
+          log.push(name);
+          t += i++ % 2 === 0 ? 10 : 1;
+        },
+      };
+    };
+    const [a, b] = await measureInterleaved(
+      [variant("a"), variant("b")],
+      { runs: 2, warmup: 0, budgetMs: 1e9, minRuns: 2, prime: true },
+      () => t,
+    );
+    expect(log).toEqual(["a", "a", "b", "b", "b", "b", "a", "a"]);
+    expect(a!.samplesMs).toEqual([1, 1]);
+    expect(b!.samplesMs).toEqual([1, 1]);
+  });
 });

@@ -15,6 +15,15 @@ export interface MeasureOptions {
   readonly budgetMs: number;
   /** Timed runs done whatever the budget. */
   readonly minRuns: number;
+  /**
+   * Interleaved rounds only: each timed run right after one untimed run of the same variant (default false; the bench
+   * sets it with threads). A threaded run that follows another variant's runs, or any idle time, starts with its
+   * workers asleep, and on the project's 2-core VM that run took 2.4× as long as one right after another (a 3.9 ms
+   * attention forward: 9.3–9.9 ms after 50 ms idle; a pool that stops waiting for a sleeping worker did not change it,
+   * nor did a host that blocks instead of polling: the time goes elsewhere, see the wasm executor's README). The
+   * untimed run wakes them, so each side is timed as it runs back to back, while the rounds still alternate.
+   */
+  readonly prime?: boolean;
 }
 
 export interface Measurement {
@@ -59,7 +68,7 @@ export async function measureInterleaved(
   options: MeasureOptions,
   now: () => number = () => performance.now(),
 ): Promise<Measurement[]> {
-  const { runs, warmup, budgetMs, minRuns, warmupMs = 500 } = options;
+  const { runs, warmup, budgetMs, minRuns, warmupMs = 500, prime = false } = options;
   const n = variants.length;
   const samples: number[][] = variants.map(() => []);
   const round = async (r: number, record: boolean) => {
@@ -68,6 +77,7 @@ export async function measureInterleaved(
       const v = variants[i]!;
       const undo = v.before?.();
       try {
+        if (prime && record && n > 1) await v.run();
         const t0 = now();
         await v.run();
         if (record) samples[i]!.push(now() - t0);

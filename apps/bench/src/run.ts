@@ -261,7 +261,8 @@ async function runShape(
             }
           },
         }));
-        const ms = await measureInterleaved(variants, mo);
+        // With threads, each timed run follows an untimed one of its own (MeasureOptions.prime): its workers awake.
+        const ms = await measureInterleaved(variants, { ...mo, prime: threads > 1 });
         if (broken.size === 0) {
           for (const [i, { impl, runner }] of timing.entries()) {
             try {

@@ -52,10 +52,43 @@ const { streamRead } = new WebAssembly.Instance(new WebAssembly.Module(streamWas
   env: { memory, abort() {} },
 }).exports;
 
+/**
+ * The module's matmuls take their numbers in a params block (MatmulParams, src/kernels/matmul-params.ts: the fields in
+ * order, 4 bytes each); one block below the heap, written before each call, its address the call's one argument.
+ */
+const MATMUL_FIELDS = [
+  "m",
+  "n",
+  "k",
+  "a",
+  "lda",
+  "b",
+  "brs",
+  "bcs",
+  "c",
+  "ldc",
+  "bias",
+  "biasStride",
+  "scratch",
+  "j0",
+  "j1",
+];
+let paramsAt = 0;
+function params(call) {
+  const i32 = new Int32Array(memory.buffer);
+  MATMUL_FIELDS.forEach((f, i) => (i32[paramsAt / 4 + i] = call[f] ?? 0));
+  return paramsAt;
+}
+const matmul = (m, n, k, a, lda, b, brs, bcs, c, ldc, scratch) =>
+  e.matmul(params({ m, n, k, a, lda, b, brs, bcs, c, ldc, scratch }));
+const matmulPacked = (m, n, k, a, lda, b, c, ldc, scratch) =>
+  e.matmulPacked(params({ m, n, k, a, lda, b, c, ldc, scratch }));
+
 /** Lays out A [m, k], W [n, k] (nn.Linear layout; B = Wᵀ), C, packed B and scratch from the heap base; fills A and W. */
 function layout(m, n, k) {
   const align = (x) => Math.ceil(x / 64) * 64;
-  const a = align(e.heapBase());
+  paramsAt = align(e.heapBase());
+  const a = align(paramsAt + 64);
   const w = align(a + m * k * 4);
   const c = align(w + n * k * 4);
   const packed = align(c + m * n * 4);
@@ -90,9 +123,9 @@ for (const t of [128, 512]) {
     const m = t;
     const p = layout(m, n, k);
     // B = Wᵀ: element [kk, j] at W + (j·k + kk)·4, row stride 1 and column stride k (what the projection passes).
-    const perCall = best(() => e.matmul(m, n, k, p.a, k, p.w, 1, k, p.c, n, 0, 0, p.scratch));
+    const perCall = best(() => matmul(m, n, k, p.a, k, p.w, 1, k, p.c, n, p.scratch));
     e.packMatmulB(p.w, 1, k, k, n, p.packed);
-    const packed = best(() => e.matmulPacked(m, n, k, p.a, k, p.packed, p.c, n, 0, 0, p.scratch));
+    const packed = best(() => matmulPacked(m, n, k, p.a, k, p.packed, p.c, n, p.scratch));
     rows.push({
       shape: `${name} T=${t}`,
       m,
@@ -109,7 +142,7 @@ for (const t of [128, 512]) {
 const [cm, cn, ck] = [10, 32, 256];
 const cp = layout(cm, cn, ck);
 e.packMatmulB(cp.w, 1, ck, ck, cn, cp.packed);
-const ceilingMs = best(() => e.matmulPacked(cm, cn, ck, cp.a, ck, cp.packed, cp.c, cn, 0, 0, cp.scratch), 2000);
+const ceilingMs = best(() => matmulPacked(cm, cn, ck, cp.a, ck, cp.packed, cp.c, cn, cp.scratch), 2000);
 const ceiling = gflops(cm, cn, ck, ceilingMs);
 
 // The matrix–vector path: packed 768 × 768 weights in turn, 1, 2 and 3 rows; GB/s counts each row's pass over its
@@ -142,7 +175,7 @@ const setRows = (set, label) => {
     const ms =
       best(
         () => {
-          for (const w of set) e.matmulPacked(m, vn, vk, vp.a, vk, w, vp.c, vn, 0, 0, vp.scratch);
+          for (const w of set) matmulPacked(m, vn, vk, vp.a, vk, w, vp.c, vn, vp.scratch);
         },
         Math.ceil(100 / set.length),
       ) / set.length;

@@ -195,7 +195,11 @@ export async function runGpt2Bench(
     for (const impl of impls) {
       const r = await setup(impl);
       if (r instanceof Error) rows.push(...cases.map((c) => notRun(impl, c, r)));
-      else ready.push(r);
+      else {
+        // Its cold run now, before the next one's setup: its first-run time and resident memory are its own.
+        await prepare(r, cases[0]!).catch(() => undefined); // a failure shows again on that case's row
+        ready.push(r);
+      }
     }
     try {
       for (const c of cases) {
@@ -221,7 +225,7 @@ export async function runGpt2Bench(
               }
             },
           })),
-          mo,
+          { ...mo, prime: options.threads > 1 }, // see MeasureOptions.prime
         );
         timing.forEach((r, i) => {
           if (broken.has(r.impl.name)) return rows.push(notRun(r.impl, c, broken.get(r.impl.name), r));
