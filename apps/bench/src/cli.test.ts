@@ -100,7 +100,7 @@ describe("parseCli", () => {
 
   it("rejects what it does not understand with a UsageError", () => {
     expect(() => parseCli(["--problem", "mlp"])).toThrow(
-      /--problem "mlp": expected attention, block, train-block, train-copy, decode or flex/,
+      /--problem "mlp": expected attention, block, train-block, train-copy, decode, flex or gpt2/,
     );
     for (const argv of [
       ["--shape", "1,128,768"],

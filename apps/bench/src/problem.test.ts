@@ -109,8 +109,10 @@ describe("the training problems", () => {
   it("makeBenchProblem builds each kind; train-copy ignores the shape it is given", () => {
     expect(PROBLEM_KINDS.filter(isTrainKind)).toEqual(["train-block", "train-copy"]);
     const shape = { b: 1, t: 4, d: 8, h: 2 };
-    for (const kind of PROBLEM_KINDS.filter((k) => k !== "flex")) expect(makeBenchProblem(kind, shape).kind).toBe(kind);
+    for (const kind of PROBLEM_KINDS.filter((k) => k !== "flex" && k !== "gpt2"))
+      expect(makeBenchProblem(kind, shape).kind).toBe(kind);
     expect(() => makeBenchProblem("flex", shape)).toThrow(/makeFlexProblem/); // its rows have a variant and a part: src/flex
+    expect(() => makeBenchProblem("gpt2", shape)).toThrow(/makeGpt2Problem/); // a whole model of its own: src/gpt2
     expect(makeBenchProblem("train-copy", shape).shape).toEqual(COPY_SHAPE);
     expect(makeBenchProblem("train-block", shape).shape).toEqual(shape);
   });

@@ -7,16 +7,8 @@
 // session's key/value cache) is not, its contents died with the memory. Arenas re-allocate their block on their next
 // `view`; anything else from before the trap is an error when used, and is ignored when released. Long kernels called
 // with a signal work in chunks (chunks.ts); one waiting between chunks when a trap replaces the module gives up.
-import {
-  AttnGraphError,
-  Tensor,
-  UnsupportedError,
-  describe,
-  formatShape,
-  isDensePermutation,
-  isRowMajor,
-  type AnyTensor,
-} from "@attngraph/tensor";
+import { AttnGraphError, Tensor, UnsupportedError, describe, formatShape, type AnyTensor } from "@attngraph/tensor";
+import { keepsStrides, writeUpload } from "./upload-layout.js";
 import type { Executor, KernelCall, Support } from "@attngraph/graph";
 import { KernelTable, checkCall } from "@attngraph/graph";
 import { WasmArena } from "./arena.js";
@@ -201,9 +193,7 @@ export class WasmExecutor implements Executor<WasmValue> {
 
   /**
    * A copy of `tensor` in the module's memory; an int32 tensor (ids, targets) stays int32, 4 bytes an element. Dense
-   * row-major, except a transpose of a dense tensor (a permutation of a dense layout, e.g. a checkpoint's Conv1D
-   * weight [in, out] seen as [out, in]): that is copied as the one span it covers and keeps its strides, a plain copy
-   * instead of a reordering one, in the layout the matmul packs fastest from when it is the transposed operand.
+   * row-major, or a transpose of a dense tensor as it lies (upload-layout.ts).
    */
   upload(tensor: AnyTensor): WasmValue {
     const block = this.#newBlock(
@@ -352,9 +342,7 @@ export class WasmExecutor implements Executor<WasmValue> {
 
   /** Writes `tensor`'s elements row-major at byte address `ptr`, as the bits of its own dtype (never converted). */
   #copyIn(tensor: AnyTensor, ptr: number): void {
-    const out = tensor.dtype === "int32" ? this.#ctx.i32() : this.#ctx.f32();
-    if (keepsStrides(tensor)) out.set(tensor.data.subarray(tensor.offset, tensor.offset + tensor.size), ptr / 4);
-    else tensor.copyInto(out, ptr / 4);
+    writeUpload(tensor, tensor.dtype === "int32" ? this.#ctx.i32() : this.#ctx.f32(), ptr / 4);
   }
 
   #newBlock(bytes: number, subject: Subject, source: AnyTensor | undefined, arena: boolean): WasmBlock {
@@ -401,9 +389,4 @@ export class WasmExecutor implements Executor<WasmValue> {
     }
     return v;
   }
-}
-
-/** An upload kept in its own strided layout (see upload): not row-major, but a permutation of a dense one. */
-function keepsStrides(t: AnyTensor): boolean {
-  return t.size > 0 && !isRowMajor(t) && isDensePermutation(t);
 }
