@@ -78,6 +78,28 @@ describe("wasm executor with threads: 2", () => {
     }
   });
 
+  // After an idle spell a worker is asleep in Atomics.wait and wakes late (up to milliseconds on a 2-core VM): the host
+  // runs a job alone, ends it without waiting, posts the next while the worker is still waking. Kernels back to back
+  // after pauses of 5 and 30 ms, every one split, every output the one-thread bits.
+  it("jobs posted right after idle pauses (the worker waking late) keep the one-thread bits", async () => {
+    const x = [random([128, 256], 31), random([96, 256], 32)];
+    const w = random([384, 256], 33);
+    const b = random([384], 34);
+    const [q, k, v] = [35, 36, 37].map((seed) => random([2, 4, 64, 32], seed));
+    const attrs = { causal: true, alignment: "bottom-right", scale: 1 / Math.sqrt(32) };
+    const run = (ex: typeof one) => [
+      ...x.map((xi) => bits(onWasm(ex, "projection", {}, [xi, w, b], [xi.shape[0]!, 384]))),
+      bits(onWasm(ex, "attention", attrs, [q!, k!, v!, undefined], [2, 4, 64, 32])),
+    ];
+    const want = run(one);
+    for (let i = 0; i < 12; i++) {
+      await new Promise((resolve) => setTimeout(resolve, i % 3 === 0 ? 30 : 5));
+      const before = two.stats.threaded;
+      expect(run(two)).toEqual(want);
+      expect(two.stats.threaded - before).toBe(3);
+    }
+  });
+
   it("splits every call it can with parallelWork 0 (what the conformance runner asks for)", async () => {
     const all = await wasmExecutor({ flavour: "simd", threads: 2, parallelWork: 0 });
     try {

@@ -1,35 +1,28 @@
 /// <reference lib="dom" preserve="true" />
 // The host side of the wasm executor's threads: `threads − 1` workers (worker-node.ts, worker-browser.ts, serve.ts), each with its own instance of the
-// threaded module over the executor's shared memory, and a control block in that memory (control.ts). `run` hands
-// a job's calls to every thread (each takes the next call until none is left, the host too) and returns when every
-// worker is done: a kernel stays synchronous.
+// threaded module over the executor's shared memory, and a control block in that memory (control.ts). `run` posts
+// a job's calls (each thread claims the next until none is left, the host too) and returns when every call is done,
+// without waiting for a worker that took none: a kernel stays synchronous.
 // Waiting: Atomics.wait where the thread may block (Node's main thread, workers), else polling (a browser page's main
 // thread may not block). Kernels split their work so that each call writes its own part of the output, in the same
 // order of operations as one call over the whole: threaded numbers equal single-threaded ones, bit for bit.
 import {
-  CALL_WORDS,
-  COUNT,
   FAILED,
-  NEXT,
-  PENDING,
+  MAX_CALLS,
   SEQ,
   STOP,
-  TABLE,
-  THREAD_CALLS,
-  SPIN_MS,
   controlWords,
   maxCalls,
-  pollWhile,
-  type ThreadCallName,
+  openJob,
+  takeCalls,
+  waitForCalls,
+  writeCalls,
+  type ThreadCall,
   type WorkerInit,
   type WorkerReply,
 } from "./control.js";
 
-/** One call of a module export with int32 arguments (at most CALL_WORDS − 1 of them). */
-export interface ThreadCall {
-  readonly name: ThreadCallName;
-  readonly args: readonly number[];
-}
+export type { ThreadCall } from "./control.js";
 
 interface WorkerHandle {
   terminate(): unknown;
@@ -150,6 +143,8 @@ export class ThreadPool {
     signal?: AbortSignal,
   ): Promise<ThreadPool> {
     signal?.throwIfAborted();
+    if (maxCalls(threads) > MAX_CALLS)
+      throw new RangeError(`thread pool: ${threads} threads, at most ${Math.floor(MAX_CALLS / maxCalls(1))}`);
     const ctl = new Int32Array(memory.buffer, control, controlWords(threads));
     ctl.fill(0);
     // Made first, so that every worker belongs to it from the moment it exists: stop() reaches them all.
@@ -198,34 +193,26 @@ export class ThreadPool {
 
   /**
    * Runs `calls` (at most `maxCalls`, writing disjoint memory, each with its own scratch) over every thread, the host
-   * included: each thread takes the next call until none is left. Returns when all are done. A call that throws here
-   * is rethrown after the workers finish; one that throws on a worker becomes a WebAssembly.RuntimeError naming the
-   * kernel (a trap: the executor re-instantiates the module).
+   * included: each thread claims the next call until none is left. Returns when all are done, whether or not every
+   * worker took part (one still asleep when the host has run every call itself is not waited for). A call that throws
+   * here is rethrown once the job's other calls are done; one that throws on a worker becomes a
+   * WebAssembly.RuntimeError naming the kernel (a trap: the executor re-instantiates the module).
    */
   run(calls: readonly ThreadCall[], here: (call: ThreadCall) => void): void {
     if (calls.length > this.maxCalls)
       throw new Error(`thread pool: ${calls.length} calls in one job, at most ${this.maxCalls}`);
     const ctl = this.#ctl;
-    calls.forEach((call, i) => {
-      const at = TABLE + CALL_WORDS * i;
-      ctl[at] = THREAD_CALLS.indexOf(call.name);
-      for (let w = 0; w < call.args.length; w++) ctl[at + 1 + w] = call.args[w]!;
-    });
-    Atomics.store(ctl, COUNT, calls.length);
-    Atomics.store(ctl, NEXT, 0);
-    Atomics.store(ctl, FAILED, 0);
-    Atomics.store(ctl, PENDING, this.threads - 1);
-    Atomics.add(ctl, SEQ, 1);
-    Atomics.notify(ctl, SEQ);
+    writeCalls(ctl, calls);
+    const seq = openJob(ctl, calls.length);
     let error: unknown;
-    for (let i = Atomics.add(ctl, NEXT, 1); i < calls.length; i = Atomics.add(ctl, NEXT, 1)) {
+    takeCalls(ctl, seq, (i) => {
       try {
         here(calls[i]!);
       } catch (e) {
         error ??= e;
       }
-    }
-    this.#wait();
+    });
+    this.#canBlock = waitForCalls(ctl, calls.length, this.#canBlock);
     if (error !== undefined) throw error;
     const failed = Atomics.load(ctl, FAILED);
     if (failed > 0) {
@@ -245,22 +232,5 @@ export class ThreadPool {
     Atomics.notify(this.#ctl, SEQ);
     this.lose("stopped");
     for (const w of this.#workers) void w.terminate();
-  }
-
-  #wait(): void {
-    const ctl = this.#ctl;
-    // Poll first: the workers' shares are usually done within microseconds of the host's.
-    pollWhile(() => Atomics.load(ctl, PENDING) !== 0, SPIN_MS);
-    for (;;) {
-      const pending = Atomics.load(ctl, PENDING);
-      if (pending === 0) return;
-      if (this.#canBlock) {
-        try {
-          Atomics.wait(ctl, PENDING, pending, 50);
-        } catch {
-          this.#canBlock = false;
-        }
-      }
-    }
   }
 }

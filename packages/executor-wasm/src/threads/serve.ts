@@ -1,17 +1,18 @@
 /// <reference lib="dom" preserve="true" />
 // A worker's life, shared by the Node and the browser entries (worker-node.ts, worker-browser.ts): instantiate the
 // threaded module over the shared memory (its own globals and per-thread areas: setThreadSlot), then loop: wait for
-// the job sequence number to change, take calls from the job's table until none is left, count the pending workers
-// down. It never allocates: the host owns the memory and every address.
+// the job sequence number to change, claim calls of that job until none is left (control.ts: takeCalls counts each
+// finished one in DONE; a late worker, the job over or the next one being written, claims nothing). It never
+// allocates: the host owns the memory and every address.
 import {
+  CALL_WORDS,
   FAILED,
-  PENDING,
   SEQ,
-  SPIN_MS,
   STOP,
+  TABLE,
   THREAD_CALLS,
   controlWords,
-  pollWhile,
+  nextJob,
   takeCalls,
   type WorkerInit,
   type WorkerReply,
@@ -34,24 +35,32 @@ export function startWorker(init: WorkerInit, post: (reply: WorkerReply) => void
   // posts the moment this reply lands is a change from this value (read after the reply, it could be missed).
   const seen = Atomics.load(ctl, SEQ);
   post({ ready: true });
-  serve(exports, ctl, seen);
+  serve(ctl, seen, (code, args) => exports[THREAD_CALLS[code]!]!(...args));
 }
 
-function serve(exports: Exports, ctl: Int32Array, first: number): void {
-  const run = (code: number, args: number[]) => exports[THREAD_CALLS[code]!]!(...args);
-  let seen = first;
-  for (;;) {
-    // Every job waits for every worker to check in: the next one should find this worker still polling.
-    let seq = seen;
-    pollWhile(() => (seq = Atomics.load(ctl, SEQ)) === seen, SPIN_MS);
-    if (seq === seen) {
-      Atomics.wait(ctl, SEQ, seen);
-      continue;
+/**
+ * Serves jobs after job `first` until the pool stops: waits for the next job, claims and runs its calls (callRunner)
+ * until none is left, and waits again.
+ */
+export function serve(ctl: Int32Array, first: number, run: (code: number, args: number[]) => void): void {
+  const runAt = callRunner(ctl, run);
+  for (let seq = nextJob(ctl, first); Atomics.load(ctl, STOP) === 0; seq = nextJob(ctl, seq))
+    takeCalls(ctl, seq, runAt);
+}
+
+/**
+ * Runs the table's call at an index this worker claimed, with `run`: its words are read only now, after the claim.
+ * A throw (a trap) is counted in FAILED, before takeCalls counts the call done, and the taking goes on.
+ */
+export function callRunner(ctl: Int32Array, run: (code: number, args: number[]) => void): (index: number) => void {
+  return (index) => {
+    const at = TABLE + CALL_WORDS * index;
+    const args: number[] = [];
+    for (let w = 1; w < CALL_WORDS; w++) args.push(ctl[at + w]!);
+    try {
+      run(ctl[at]!, args);
+    } catch {
+      Atomics.add(ctl, FAILED, 1);
     }
-    seen = seq;
-    if (Atomics.load(ctl, STOP) !== 0) return;
-    const failed = takeCalls(ctl, run);
-    if (failed > 0) Atomics.add(ctl, FAILED, failed);
-    if (Atomics.sub(ctl, PENDING, 1) === 1) Atomics.notify(ctl, PENDING);
-  }
+  };
 }
