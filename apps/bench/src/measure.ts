@@ -17,11 +17,11 @@ export interface MeasureOptions {
   readonly minRuns: number;
   /**
    * Interleaved rounds only: each timed run right after one untimed run of the same variant (default false; the bench
-   * sets it with threads). A threaded run that follows another variant's runs, or any idle time, starts with its
-   * workers asleep, and on the project's 2-core VM that run took 2.4× as long as one right after another (a 3.9 ms
-   * attention forward: 9.3–9.9 ms after 50 ms idle; a pool that stops waiting for a sleeping worker did not change it,
-   * nor did a host that blocks instead of polling: the time goes elsewhere, see the wasm executor's README). The
-   * untimed run wakes them, so each side is timed as it runs back to back, while the rounds still alternate.
+   * sets it with threads). On the project's 2-core VM a threaded run that follows another variant's, or any idle
+   * spell, is slow: its workers wake late and run slowly for a few milliseconds (a 3.9 ms attention forward took
+   * 8.5–9.9 ms after 50 ms idle), and onnxruntime-web's workers keep spinning after its own run (about 13 ms of CPU
+   * in the next 20 ms), taking a core from whatever runs next. The untimed run absorbs most of both, so each side is
+   * timed closer to how it runs back to back, while the rounds still alternate. Not all: see the bench README.
    */
   readonly prime?: boolean;
 }
