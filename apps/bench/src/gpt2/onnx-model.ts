@@ -1,6 +1,6 @@
 // The ONNX model of `--problem gpt2` for onnxruntime: GPT-2 with past key/values, as an exported Hugging Face decoder
-// runs it, in plain opset-17 ops (onnxruntime's optimizer fuses what it recognises: LayerNormalization is an op, the
-// tanh GELU written as Hugging Face's NewGELUActivation exports becomes FastGelu, MatMul + Add a Gemm-like MatMul).
+// runs it, in plain opset-17 ops (LayerNormalization is one; the tanh GELU is written as torch.onnx writes Hugging
+// Face's NewGELUActivation, so onnxruntime's optimizer may fuse it as it would in an exported model).
 // One model serves the prompt (past length 0) and every later token (past length P):
 //
 //   input_ids, position_ids [1, S] int32 → Gather(wte) + Gather(wpe) → x [1, S, E]
