@@ -67,3 +67,29 @@ export function worstPair(
   }
   return worst;
 }
+
+/** What the majority rule says of one output among a group's: its diff against the first, and whom it disagrees with. */
+export interface Agreement {
+  readonly reference: string;
+  readonly maxAbsDiff: number;
+  readonly relDiff: number;
+  readonly disagreesWith: string[];
+  readonly status: "ok" | "mismatch";
+}
+
+/**
+ * Output `name` against the others of its group (in order; the first is the reference): a mismatch when it disagrees
+ * (either way round) with more than half of the others. Undefined when it or the reference has no output.
+ */
+export function agreementOf(name: string, outputs: ReadonlyMap<string, Float32Array>): Agreement | undefined {
+  const out = outputs.get(name);
+  const [reference, refOut] = [...outputs][0] ?? [];
+  if (!out || !refOut || reference === undefined) return undefined;
+  const names = [...outputs.keys()];
+  const agree = (a: string, b: string) =>
+    diff(outputs.get(a)!, outputs.get(b)!).ok && diff(outputs.get(b)!, outputs.get(a)!).ok;
+  const d = diff(out, refOut);
+  const disagreesWith = names.filter((n) => n !== name && !agree(name, n));
+  const status = disagreesWith.length * 2 > names.length - 1 ? "mismatch" : "ok";
+  return { reference, maxAbsDiff: d.maxAbsDiff, relDiff: d.relDiff, disagreesWith, status };
+}

@@ -4,7 +4,7 @@
 // is an `unavailable` row saying so; the run goes on.
 import { cpus } from "node:os";
 import type { BenchOptions } from "../cli.js";
-import { diff, RELATIVE_TOLERANCE } from "../compare.js";
+import { agreementOf, RELATIVE_TOLERANCE } from "../compare.js";
 import { measure, type MeasureOptions } from "../measure.js";
 import { MIN_RUNS } from "../run.js";
 import { FlexMemoryError } from "./attngraph.js";
@@ -180,23 +180,8 @@ export async function runFlexBench(
 
 /** The outputs of one variant, part and shape against each other; max |Δ| against the first that produced one. */
 function checkGroup(group: readonly FlexRow[], outputs: ReadonlyMap<string, Float32Array>): FlexRow[] {
-  const names = [...outputs.keys()];
-  const agree = (a: string, b: string) =>
-    diff(outputs.get(a)!, outputs.get(b)!).ok && diff(outputs.get(b)!, outputs.get(a)!).ok;
-  const [reference, refOut] = [...outputs][0] ?? [];
   return group.map((r) => {
-    const out = outputs.get(r.impl);
-    if (!out || !refOut || reference === undefined) return r;
-    const d = diff(out, refOut);
-    const disagreesWith = names.filter((n) => n !== r.impl && !agree(r.impl, n));
-    const mismatch = disagreesWith.length * 2 > names.length - 1;
-    return {
-      ...r,
-      reference,
-      maxAbsDiff: d.maxAbsDiff,
-      relDiff: d.relDiff,
-      disagreesWith,
-      status: mismatch ? "mismatch" : "ok",
-    };
+    const a = agreementOf(r.impl, outputs);
+    return a ? { ...r, ...a } : r;
   });
 }

@@ -5,7 +5,7 @@
 // greedy generation from nothing compiled, a few times: the time to the first token and to the last.
 import { cpus } from "node:os";
 import type { BenchOptions } from "../cli.js";
-import { diff, RELATIVE_TOLERANCE } from "../compare.js";
+import { agreementOf, RELATIVE_TOLERANCE } from "../compare.js";
 import { measure, measureInterleaved, median, type Measurement, type MeasureOptions } from "../measure.js";
 import { MIN_RUNS } from "../run.js";
 import { GPT2_SMALL, gpt2Parameters, makeGpt2Problem, type Gpt2Problem, type Gpt2Sizes } from "./problem.js";
@@ -278,22 +278,8 @@ function planned(runner: Gpt2Runner, c: Gpt2Case): number | null {
 
 /** A row's logits against the case's others: max |Δ| against the first; a mismatch when it disagrees with most. */
 function checkRow(r: Gpt2Row, outputs: ReadonlyMap<string, Float32Array> | undefined): Gpt2Row {
-  const out = outputs?.get(r.impl);
-  const [reference, refOut] = outputs ? ([...outputs][0] ?? []) : [];
-  if (!out || !outputs || !refOut || reference === undefined) return r;
-  const names = [...outputs.keys()];
-  const agree = (a: string, b: string) =>
-    diff(outputs.get(a)!, outputs.get(b)!).ok && diff(outputs.get(b)!, outputs.get(a)!).ok;
-  const d = diff(out, refOut);
-  const disagreesWith = names.filter((n) => n !== r.impl && !agree(r.impl, n));
-  return {
-    ...r,
-    reference,
-    maxAbsDiff: d.maxAbsDiff,
-    relDiff: d.relDiff,
-    disagreesWith,
-    status: disagreesWith.length * 2 > names.length - 1 ? "mismatch" : "ok",
-  };
+  const a = outputs && agreementOf(r.impl, outputs);
+  return a ? { ...r, ...a } : r;
 }
 
 async function generationRow(
